@@ -1,0 +1,31 @@
+# Thin wrapper over CMake: the README's two commands.
+#   make demo   set up, build, run SimpleNet eager -> save -> compile -> run
+#   make test   set up, build, run every test (CUnit under ctest), then again
+#               under AddressSanitizer + UndefinedBehaviorSanitizer
+BUILD    ?= build
+BUILD_SAN ?= build-san
+JOBS     ?= $(shell nproc)
+
+.PHONY: setup build demo test test-fast clean
+
+setup:
+	@sh scripts/setup.sh
+
+build: setup
+	cmake -S . -B $(BUILD) -DDY_WERROR=ON >/dev/null
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	sh scripts/demo.sh $(BUILD)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	cmake -S . -B $(BUILD_SAN) -DDY_WERROR=ON -DDY_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	cmake --build $(BUILD_SAN) -j $(JOBS)
+	cd $(BUILD_SAN) && ctest --output-on-failure -j $(JOBS)
+
+test-fast: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+clean:
+	rm -rf $(BUILD) $(BUILD_SAN)

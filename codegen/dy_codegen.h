@@ -1,0 +1,93 @@
+/* dy_codegen.h - the C emitter.
+ *
+ * dy_codegen turns a verified, memory-planned Program into standalone C:
+ *
+ *   NAME.h   the API: NAME_run(), NAME_ARENA_BYTES, input/output shape
+ *            macros, status codes. Nothing else.
+ *   NAME.c   the kernels (one static function per op, commented with the op,
+ *            its shapes and its source line), the weights as const arrays,
+ *            and NAME_run() which calls the kernels in order on buffers laid
+ *            out in the caller's arena. No malloc, no globals written at run
+ *            time, no headers but <stdint.h>, <stddef.h> and <math.h>.
+ *   main.c   (optional) a command-line driver: --input NAME=FILE.npy,
+ *            --output-dir DIR, --bench N, .npy/.bin reading and writing.
+ *
+ * Contract with the memory plan (compiler/passes/memplan.c): every var that
+ * is neither persistable, a feed nor a fetch has mem_offset >= 0 (bytes into
+ * the arena, sized for max_batch), or alias_of >= 0 for a view that shares
+ * another var's storage. The arena size is the plan's result.
+ *
+ * Output is deterministic: the same Program and options give the same bytes.
+ * Depends on ir/ only.
+ */
+#ifndef DY_CODEGEN_H
+#define DY_CODEGEN_H
+
+#include "dy_ir.h"
+
+typedef struct {
+  const char *name;          /* C identifier used as symbol prefix ("model") */
+  int64_t max_batch;         /* bound for the dynamic dim (>= 1)            */
+  int64_t arena_bytes;       /* from the memory plan                        */
+  bool emit_main;            /* also produce main.c                         */
+  const char *command_line;  /* quoted in the header comment (may be NULL)  */
+  const char *source;        /* the input model's path (may be NULL)        */
+} dy_codegen_options;
+
+typedef struct {
+  char *header;              /* NAME.h text (malloc'd) */
+  char *source;              /* NAME.c text (malloc'd) */
+  char *main_c;              /* main.c text (malloc'd), or NULL */
+} dy_codegen_output;
+
+dy_status dy_codegen(const dy_program *p, const dy_codegen_options *opt,
+                     dy_codegen_output *out, dy_error *err);
+void dy_codegen_output_free(dy_codegen_output *out);
+
+/* --- for emitters (emit_*.c) -------------------------------------- */
+
+/* A growable text buffer. */
+typedef struct {
+  char *s;
+  size_t len, cap;
+  bool oom;
+} dy_buf;
+
+void dy_buf_printf(dy_buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void dy_buf_free(dy_buf *b);
+
+/* Emission context for one kernel. The emitter writes into `body` the C
+ * statements of a function whose parameters are the op's inputs then
+ * outputs, named in0, in1, ... out0, ..., typed const T *restrict / T
+ * *restrict; `batch` (int64_t) is in scope when the program has a dynamic
+ * dim. Shapes are given as C expressions through dy_emit_dim. */
+typedef struct {
+  const dy_program *p;
+  const dy_op *op;
+  dy_buf *body;
+  int indent;
+} dy_emit_ctx;
+
+/* A dim as a C expression: "7" or "batch". Returns a pointer into a
+ * per-context rotating buffer, valid for the next few calls. */
+const char *dy_emit_dim(dy_emit_ctx *ctx, const dy_type *t, int axis);
+/* Product of dims [from, to) of t as a C expression ("30", "batch*10"). */
+const char *dy_emit_extent(dy_emit_ctx *ctx, const dy_type *t, int from,
+                           int to);
+/* The type of input / output i of the op being emitted. */
+const dy_type *dy_emit_in_type(dy_emit_ctx *ctx, int i);
+const dy_type *dy_emit_out_type(dy_emit_ctx *ctx, int i);
+/* Append an indented line. */
+void dy_emit_line(dy_emit_ctx *ctx, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#define DY_OP(NAME, name, n_in, n_out, flags, attrs) \
+  dy_status dy_emit_##name(dy_emit_ctx *ctx, dy_error *err);
+#include "ops.def"
+#undef DY_OP
+
+typedef dy_status (*dy_emit_fn)(dy_emit_ctx *ctx, dy_error *err);
+extern const dy_emit_fn dy_emit_table[DY_OP_COUNT];
+
+#endif /* DY_CODEGEN_H */

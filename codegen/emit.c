@@ -1,0 +1,1335 @@
+/* emit.c - dy_codegen: a memory-planned Program to NAME.h, NAME.c, main.c.
+ *
+ * The generated NAME.c reads top to bottom like the Program:
+ *
+ *   header comment      dy2stc version, command line, model, sizes
+ *   weights             static const arrays, one per persistable var used
+ *   kernels             one static function per op, in op order, each under
+ *                       a comment naming the op, its source line and types;
+ *                       bodies come from the emitters (emit_ops.c)
+ *   NAME_run            argument checks, the arena layout as a comment, one
+ *                       call per kernel, copies for odd outputs
+ *   NAME_run_v          the same behind arrays of pointers
+ *   NAME_inputs/outputs descriptor tables
+ *
+ * Where a var lives ("storage"), decided once per var:
+ *   feed         the const input pointer argument of NAME_run
+ *   persistable  its w_<name> array
+ *   fetch        the output pointer argument (a fetch that is also a feed or
+ *                a weight is copied into it at the end of NAME_run)
+ *   alias_of     the storage of the var it aliases (followed to the end)
+ *   otherwise    (T *)(mem + mem_offset), mem being the caller's arena
+ * A view op (reshape, flatten) whose output aliases its input emits no
+ * kernel; one whose output is a fetch always copies into the output pointer,
+ * so a fetch never depends on how long the arena keeps its source.
+ *
+ * Kernels take `restrict` pointers, so an op's output must not share memory
+ * with its inputs: the plan is checked for that, and for offsets that fall
+ * outside the arena or are misaligned for the dtype.
+ *
+ * Nothing printed depends on pointers, time or hash order, so the same
+ * Program and options give the same bytes.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen_internal.h"
+#include "dy_codegen.h"
+
+/* ------------------------------------------------------------------ */
+/* Emission helpers declared in dy_codegen.h                           */
+/* ------------------------------------------------------------------ */
+
+/* The rotating buffer behind dy_emit_dim / dy_emit_extent. Thread-local so
+ * that two threads may generate code at once. */
+enum { RING = 16, RING_LEN = 128 };
+static _Thread_local char ring[RING][RING_LEN];
+static _Thread_local int ring_next;
+
+static char *ring_slot(void) {
+  char *s = ring[ring_next];
+  ring_next = (ring_next + 1) % RING;
+  return s;
+}
+
+const char *dy_emit_product(dy_emit_ctx *ctx, int64_t k, int p) {
+  (void)ctx;
+  char *s = ring_slot();
+  size_t n = 0;
+  s[0] = '\0';
+  if (k == 0 || p == 0) {
+    snprintf(s, RING_LEN, "%lld", (long long)(p == 0 ? k : 0));
+    return s;
+  }
+  for (int i = 0; i < p && n < RING_LEN; i++)
+    n += (size_t)snprintf(s + n, RING_LEN - n, "%sbatch", i ? "*" : "");
+  if (k != 1 && n < RING_LEN)
+    snprintf(s + n, RING_LEN - n, "*%lld", (long long)k);
+  return s;
+}
+
+const char *dy_emit_dim(dy_emit_ctx *ctx, const dy_type *t, int axis) {
+  int64_t d = t->shape[axis];
+  return d < 0 ? dy_emit_product(ctx, 1, 1) : dy_emit_product(ctx, d, 0);
+}
+
+const char *dy_emit_extent(dy_emit_ctx *ctx, const dy_type *t, int from,
+                           int to) {
+  int64_t k = 1;
+  int p = 0;
+  for (int i = from; i < to; i++) {
+    if (t->shape[i] < 0)
+      p++;
+    else
+      k *= t->shape[i];
+  }
+  return dy_emit_product(ctx, k, p);
+}
+
+const dy_type *dy_emit_in_type(dy_emit_ctx *ctx, int i) {
+  return &ctx->p->vars[ctx->op->inputs[i]]->type;
+}
+
+const dy_type *dy_emit_out_type(dy_emit_ctx *ctx, int i) {
+  return &ctx->p->vars[ctx->op->outputs[i]]->type;
+}
+
+void dy_emit_line(dy_emit_ctx *ctx, const char *fmt, ...) {
+  for (int i = 0; i < ctx->indent; i++)
+    dy_buf_puts(ctx->body, "  ");
+  va_list ap;
+  va_start(ap, fmt);
+  dy_buf_vprintf(ctx->body, fmt, ap);
+  va_end(ap);
+  dy_buf_putc(ctx->body, '\n');
+}
+
+void dy_codegen_output_free(dy_codegen_output *out) {
+  if (!out)
+    return;
+  free(out->header);
+  free(out->source);
+  free(out->main_c);
+  *out = (dy_codegen_output){0};
+}
+
+/* ------------------------------------------------------------------ */
+/* Names                                                               */
+/* ------------------------------------------------------------------ */
+
+static bool is_alpha(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+static bool is_alnum(char c) { return is_alpha(c) || (c >= '0' && c <= '9'); }
+
+static bool is_identifier(const char *s) {
+  if (!s || !is_alpha(*s))
+    return false;
+  for (; *s; s++)
+    if (!is_alnum(*s))
+      return false;
+  return true;
+}
+
+/* Keywords of C99/C11, and the identifiers NAME_run declares itself. */
+static const char *const reserved[] = {
+    "auto", "break", "case", "char", "const", "continue", "default", "do",
+    "double", "else", "enum", "extern", "float", "for", "goto", "if",
+    "inline", "int", "long", "register", "restrict", "return", "short",
+    "signed", "sizeof", "static", "struct", "switch", "typedef", "union",
+    "unsigned", "void", "volatile", "while", "asm", "typeof",
+    /* NAME_run's own names and the object-like macros of the three
+     * headers model.c includes */
+    "arena", "batch", "mem", "i", "NULL", "NAN", "INFINITY", "EOF",
+    "math_errhandling",
+};
+
+/* Upper-case prefixes of macros from <stdint.h>, <stddef.h> and <math.h>
+ * (INT8_MAX, SIZE_MAX, FP_NAN, HUGE_VALF, M_PI, ...). */
+static const char *const macro_prefixes[] = {
+    "INT", "UINT", "PTRDIFF_", "SIZE_", "SIG_ATOMIC_", "WCHAR_", "WINT_",
+    "FP_", "HUGE_VAL", "MATH_", "M_",
+};
+
+static bool has_prefix(const char *s, const char *pre) {
+  return strncmp(s, pre, strlen(pre)) == 0;
+}
+
+/* Could the identifier s, used as a parameter of NAME_run, clash with a
+ * keyword, a macro, a file-scope name of model.c or a local? */
+static bool risky_param(const char *s, const char *upper, const char *lower) {
+  for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++)
+    if (strcmp(s, reserved[i]) == 0)
+      return true;
+  if ((s[0] == '_' && (s[1] == '_' || (s[1] >= 'A' && s[1] <= 'Z'))) ||
+      has_prefix(s, "w_") ||
+      (s[0] == 'k' && s[1] >= '0' && s[1] <= '9'))
+    return true;
+  size_t nu = strlen(upper);
+  if ((strncmp(s, upper, nu) == 0 || strncmp(s, lower, nu) == 0) && s[nu] == '_')
+    return true;
+  bool all_upper = true;
+  for (const char *c = s; *c; c++)
+    if (*c >= 'a' && *c <= 'z')
+      all_upper = false;
+  if (all_upper)
+    for (size_t i = 0; i < sizeof macro_prefixes / sizeof *macro_prefixes; i++)
+      if (has_prefix(s, macro_prefixes[i]))
+        return true;
+  return false;
+}
+
+/* name as a C identifier: non-alnum -> '_', '_' first if it starts with a
+ * digit. Malloc'd, with room for a prefix of up to 2 chars and a suffix. */
+static char *sanitize(const char *name, const char *prefix) {
+  size_t n = strlen(name), np = strlen(prefix);
+  char *s = malloc(np + n + 2 + 24);
+  if (!s)
+    return NULL;
+  memcpy(s, prefix, np);
+  char *d = s + np;
+  if (!np && (n == 0 || (name[0] >= '0' && name[0] <= '9')))
+    *d++ = '_';
+  for (size_t i = 0; i < n; i++)
+    *d++ = is_alnum(name[i]) ? name[i] : '_';
+  *d = '\0';
+  return s;
+}
+
+/* Make s unique among taken[0..n): append _2, _3, ... */
+static void dedup(char *s, char *const *taken, int n) {
+  size_t len = strlen(s);
+  for (int k = 1;; k++) {
+    if (k > 1)
+      snprintf(s + len, 24, "_%d", k);
+    bool clash = false;
+    for (int i = 0; i < n && !clash; i++)
+      clash = taken[i] && strcmp(taken[i], s) == 0;
+    if (!clash)
+      return;
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* The generator                                                       */
+/* ------------------------------------------------------------------ */
+
+typedef enum { ST_NONE, ST_FEED, ST_WEIGHT, ST_FETCH, ST_ARENA } storage_kind;
+
+typedef struct {
+  storage_kind kind;
+  int root;          /* the var that owns the storage */
+} storage;
+
+typedef struct {
+  const dy_program *p;
+  const dy_codegen_options *opt;
+  const dy_block *b;
+  dy_error *err;
+  char *lower, *upper;   /* opt->name and its upper case */
+  char **param;          /* per var: NAME_run parameter (feeds, fetches) */
+  char **param_in;       /* per feed index: parameter name */
+  char **param_out;      /* per fetch index: parameter name */
+  char **weight;         /* per var: w_ array name if emitted */
+  bool *used;            /* per var: read or written by an op, or fetched */
+  int *def;              /* per var: index in b->ops of the op writing it */
+  storage *st;           /* per var, for used vars */
+  bool *kernel;          /* per op index: emits a kernel */
+  bool dynamic;          /* some used var has a -1 dim */
+  bool uses_arena;       /* some storage is ST_ARENA */
+  int64_t weight_bytes;
+} gen;
+
+static const char *ctype_of(dy_dtype t) {
+  switch (t) {
+  case DY_F32: return "float";
+  case DY_I64: return "int64_t";
+  case DY_BOOL: return "uint8_t";
+  default: return "void";
+  }
+}
+
+static bool type_dynamic(const dy_type *t) {
+  for (int i = 0; i < t->rank; i++)
+    if (t->shape[i] < 0)
+      return true;
+  return false;
+}
+
+/* Bytes of a var at max batch. */
+static int64_t var_bytes(const gen *g, const dy_var *v) {
+  return dy_type_numel_at(&v->type, g->opt->max_batch) *
+         (int64_t)dy_dtype_size(v->type.dtype);
+}
+
+/* Shape for a kernel name: "4x256", "Bx10" (B the batch), "scalar". */
+static void shape_tag(const dy_type *t, char *buf, size_t n) {
+  size_t k = 0;
+  buf[0] = '\0';
+  if (t->rank == 0) {
+    snprintf(buf, n, "scalar");
+    return;
+  }
+  for (int i = 0; i < t->rank && k < n; i++) {
+    if (t->shape[i] < 0)
+      k += (size_t)snprintf(buf + k, n - k, "%sB", i ? "x" : "");
+    else
+      k += (size_t)snprintf(buf + k, n - k, "%s%lld", i ? "x" : "",
+                            (long long)t->shape[i]);
+  }
+}
+
+static void kernel_name(const dy_program *p, const dy_op *op, char *buf,
+                        size_t n) {
+  char tag[160] = "scalar";
+  if (op->n_outputs > 0)
+    shape_tag(&p->vars[op->outputs[0]]->type, tag, sizeof tag);
+  snprintf(buf, n, "k%d_%s_%s", op->id, dy_op_name(op->kind), tag);
+}
+
+/* Decide where var v lives. */
+static dy_status resolve(gen *g, int v, storage *out) {
+  const dy_program *p = g->p;
+  int cur = v;
+  for (int steps = 0; steps <= p->n_vars; steps++) {
+    const dy_var *x = p->vars[cur];
+    if (x->feed_index >= 0) {
+      *out = (storage){ST_FEED, cur};
+    } else if (x->persistable) {
+      *out = (storage){ST_WEIGHT, cur};
+    } else if (x->fetch_index >= 0) {
+      *out = (storage){ST_FETCH, cur};
+    } else if (x->alias_of >= 0) {
+      if (x->alias_of >= p->n_vars)
+        return dy_error_set(g->err, DY_STATUS_INVALID_ARGUMENT,
+                            "var '%s': alias_of %d is not a var", x->name,
+                            x->alias_of);
+      if (p->vars[x->alias_of]->type.dtype != x->type.dtype)
+        return dy_error_set(g->err, DY_STATUS_INVALID_ARGUMENT,
+                            "var '%s' (%s) aliases '%s' of dtype %s", x->name,
+                            dy_dtype_name(x->type.dtype),
+                            p->vars[x->alias_of]->name,
+                            dy_dtype_name(p->vars[x->alias_of]->type.dtype));
+      cur = x->alias_of;
+      continue;
+    } else if (x->mem_offset >= 0) {
+      *out = (storage){ST_ARENA, cur};
+    } else {
+      return dy_error_set(g->err, DY_STATUS_INVALID_ARGUMENT,
+                          "var '%s' has no storage: the memory plan set "
+                          "neither mem_offset nor alias_of%s%s",
+                          p->vars[v]->name, cur != v ? " for its alias '" : "",
+                          cur != v ? p->vars[cur]->name : "");
+    }
+    if (out->kind == ST_ARENA) {
+      /* x is the root; the alias chain shares its bytes. */
+      int64_t need = var_bytes(g, p->vars[v]), have = var_bytes(g, x);
+      size_t align = dy_dtype_size(x->type.dtype);
+      if (need > have)
+        return dy_error_set(g->err, DY_STATUS_INVALID_ARGUMENT,
+                            "var '%s' needs %lld bytes but aliases '%s' of "
+                            "%lld bytes", p->vars[v]->name, (long long)need,
+                            x->name, (long long)have);
+      if (x->mem_offset + have > g->opt->arena_bytes)
+        return dy_error_set(g->err, DY_STATUS_INVALID_ARGUMENT,
+                            "var '%s' at arena offset %lld (%lld bytes) "
+                            "overruns the arena of %lld bytes",
+                            x->name, (long long)x->mem_offset, (long long)have,
+                            (long long)g->opt->arena_bytes);
+      if (align && x->mem_offset % (int64_t)align != 0)
+        return dy_error_set(g->err, DY_STATUS_INVALID_ARGUMENT,
+                            "var '%s' at arena offset %lld is not aligned "
+                            "for %s", x->name, (long long)x->mem_offset,
+                            dy_dtype_name(x->type.dtype));
+    }
+    return DY_OK;
+  }
+  return dy_error_set(g->err, DY_STATUS_INVALID_ARGUMENT,
+                      "var '%s': alias_of chain has a cycle", p->vars[v]->name);
+}
+
+/* C expression for var v's buffer: "x", "w_fc_w", "(float *)(mem + 64)". */
+static void buffer_expr(gen *g, int v, bool as_const, char *buf, size_t n) {
+  const storage *s = &g->st[v];
+  const dy_var *x = g->p->vars[v];
+  switch (s->kind) {
+  case ST_FEED:
+  case ST_FETCH:
+    snprintf(buf, n, "%s", g->param[s->root]);
+    break;
+  case ST_WEIGHT:
+    snprintf(buf, n, "%s", g->weight[s->root]);
+    break;
+  case ST_ARENA:
+    snprintf(buf, n, "(%s%s *)(mem + %lld)", as_const ? "const " : "",
+             ctype_of(x->type.dtype),
+             (long long)g->p->vars[s->root]->mem_offset);
+    break;
+  case ST_NONE:
+    snprintf(buf, n, "0");
+    break;
+  }
+}
+
+/* Do the storages of vars a and b share bytes? */
+static bool overlap(const gen *g, int a, int b) {
+  const storage *sa = &g->st[a], *sb = &g->st[b];
+  if (sa->root == sb->root)
+    return true;
+  if (sa->kind != ST_ARENA || sb->kind != ST_ARENA)
+    return false;
+  const dy_var *ra = g->p->vars[sa->root], *rb = g->p->vars[sb->root];
+  int64_t a0 = ra->mem_offset, a1 = a0 + var_bytes(g, ra);
+  int64_t b0 = rb->mem_offset, b1 = b0 + var_bytes(g, rb);
+  return a0 < b1 && b0 < a1 && a1 > a0 && b1 > b0;
+}
+
+/* Append a C call or declaration "head(arg, arg, ...)tail", wrapping the
+ * arguments at 80 columns under the open parenthesis. */
+static void put_wrapped(dy_buf *out, const char *indent, const char *head,
+                        char **args, int n, const char *tail) {
+  size_t col = strlen(indent) + strlen(head) + 1;
+  size_t open_col = col;
+  dy_buf_printf(out, "%s%s(", indent, head);
+  for (int i = 0; i < n; i++) {
+    size_t w = strlen(args[i]) + (i + 1 < n ? 1 : strlen(tail) + 1);
+    if (i > 0) {
+      if (col + 1 + w > 80) {
+        dy_buf_printf(out, "\n%*s", (int)open_col, "");
+        col = open_col;
+      } else {
+        dy_buf_putc(out, ' ');
+        col++;
+      }
+    }
+    dy_buf_puts(out, args[i]);
+    col += strlen(args[i]);
+    if (i + 1 < n) {
+      dy_buf_putc(out, ',');
+      col++;
+    }
+  }
+  dy_buf_printf(out, ")%s", tail);
+}
+
+static void free_args(char **args, int n) {
+  for (int i = 0; i < n; i++)
+    free(args[i]);
+}
+
+static char *xstrdup(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = malloc(n);
+  if (d)
+    memcpy(d, s, n);
+  return d;
+}
+
+static char *xprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *xprintf(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n < 0)
+    return NULL;
+  char *s = malloc((size_t)n + 1);
+  if (!s)
+    return NULL;
+  va_start(ap, fmt);
+  vsnprintf(s, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  return s;
+}
+
+static const char *basename_of(const char *path) {
+  const char *s = strrchr(path, '/');
+  return s ? s + 1 : path;
+}
+
+/* Does identifier id occur as a whole token in text? */
+static bool mentions(const char *text, const char *id) {
+  size_t n = strlen(id);
+  for (const char *s = strstr(text, id); s; s = strstr(s + 1, id))
+    if ((s == text || !is_alnum(s[-1])) && !is_alnum(s[n]))
+      return true;
+  return false;
+}
+
+/* ---- analysis ---- */
+
+static int cmp_int(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
+static dy_status analyse(gen *g) {
+  const dy_program *p = g->p;
+  const dy_block *b = g->b;
+  dy_error *err = g->err;
+  for (int i = 0; i < p->n_vars; i++)
+    g->def[i] = -1;
+  /* op ids name the kernels, so they must be unique */
+  int *ids = malloc(sizeof *ids * ((size_t)b->n_ops + 1));
+  if (!ids)
+    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  for (int oi = 0; oi < b->n_ops; oi++) {
+    ids[oi] = b->ops[oi]->id;
+    if (ids[oi] < 0) {
+      free(ids);
+      return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                          "op %d has a negative id", oi);
+    }
+  }
+  qsort(ids, (size_t)b->n_ops, sizeof *ids, cmp_int);
+  for (int oi = 1; oi < b->n_ops; oi++)
+    if (ids[oi] == ids[oi - 1]) {
+      int dup = ids[oi];
+      free(ids);
+      return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                          "two ops have id %d", dup);
+    }
+  free(ids);
+
+  for (int oi = 0; oi < b->n_ops; oi++) {
+    const dy_op *op = b->ops[oi];
+    if ((unsigned)op->kind >= DY_OP_COUNT)
+      return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                         "op %d has unknown kind %d", op->id, (int)op->kind);
+    const dy_op_info *info = dy_op_info_of(op->kind);
+    if ((info->n_in >= 0 && op->n_inputs != info->n_in) ||
+        (info->n_in < 0 && op->n_inputs < 1) || op->n_outputs != info->n_out)
+      return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                         "op %d (%s) has %d inputs and %d outputs, expected "
+                         "%d and %d", op->id, info->name, op->n_inputs,
+                         op->n_outputs, info->n_in, info->n_out);
+    for (int k = 0; k < op->n_inputs + op->n_outputs; k++) {
+      int v = k < op->n_inputs ? op->inputs[k] : op->outputs[k - op->n_inputs];
+      if (v < 0 || v >= p->n_vars)
+        return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                           "op %d (%s): operand %d is not a var", op->id,
+                           info->name, v);
+      const dy_type *t = &p->vars[v]->type;
+      if (t->rank < 0 || t->rank > DY_MAX_DIMS || (unsigned)t->dtype >= DY_DTYPE_COUNT)
+        return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                           "op %d (%s): var '%s' has a bad type", op->id,
+                           info->name, p->vars[v]->name);
+      g->used[v] = true;
+    }
+    for (int k = 0; k < op->n_outputs; k++) {
+      const dy_var *v = p->vars[op->outputs[k]];
+      if (v->feed_index >= 0 || v->persistable)
+        return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                           "op %d (%s) writes %s '%s'", op->id, info->name,
+                           v->feed_index >= 0 ? "the input" : "the weight",
+                           v->name);
+      if (g->def[v->id] >= 0)
+        return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                           "var '%s' is written by two ops", v->name);
+      g->def[v->id] = oi;
+    }
+  }
+  for (int i = 0; i < p->n_feeds; i++) {
+    if (p->feeds[i] < 0 || p->feeds[i] >= p->n_vars)
+      return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT, "feed %d is not a var", i);
+    const dy_var *v = p->vars[p->feeds[i]];
+    if (v->persistable)
+      return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                          "input '%s' is persistable", v->name);
+    g->used[v->id] = true;
+  }
+  for (int i = 0; i < p->n_fetches; i++) {
+    if (p->fetches[i] < 0 || p->fetches[i] >= p->n_vars)
+      return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT, "fetch %d is not a var", i);
+    const dy_var *v = p->vars[p->fetches[i]];
+    if (v->feed_index < 0 && !v->persistable && g->def[v->id] < 0)
+      return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                          "output '%s' is never computed", v->name);
+    g->used[v->id] = true;
+  }
+
+  for (int i = 0; i < p->n_vars; i++) {
+    const dy_var *v = p->vars[i];
+    if (!g->used[i])
+      continue;
+    if (v->type.rank < 0 || v->type.rank > DY_MAX_DIMS ||
+        (unsigned)v->type.dtype >= DY_DTYPE_COUNT)
+      return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                          "var '%s' has a bad type", v->name);
+    for (int d = 0; d < v->type.rank; d++)
+      if (v->type.shape[d] < -1)
+        return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                            "var '%s' has dim %lld", v->name,
+                            (long long)v->type.shape[d]);
+    if (type_dynamic(&v->type))
+      g->dynamic = true;
+    if (v->persistable) {
+      if (type_dynamic(&v->type) || !v->data)
+        return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                            "weight '%s' has %s", v->name,
+                            v->data ? "a dynamic shape" : "no data");
+    } else if (g->def[i] < 0 && v->feed_index < 0) {
+      return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                          "var '%s' is read but never written", v->name);
+    }
+    dy_status s = resolve(g, i, &g->st[i]);
+    if (s != DY_OK)
+      return s;
+    if (g->st[i].kind == ST_ARENA)
+      g->uses_arena = true;
+  }
+
+  /* Which ops emit a kernel; storage checks per op. */
+  for (int oi = 0; oi < b->n_ops; oi++) {
+    const dy_op *op = b->ops[oi];
+    g->kernel[oi] = true;
+    if (dy_op_has(op, DY_OPF_VIEW)) {
+      const dy_var *o = p->vars[op->outputs[0]];
+      if (o->alias_of >= 0 && o->fetch_index < 0) {
+        if (g->st[o->id].root != g->st[op->inputs[0]].root ||
+            g->st[o->id].kind != g->st[op->inputs[0]].kind)
+          return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                             "op %d (%s): output '%s' aliases '%s', which does "
+                             "not hold its input '%s'", op->id,
+                             dy_op_name(op->kind), o->name,
+                             p->vars[o->alias_of]->name,
+                             p->vars[op->inputs[0]]->name);
+        const dy_type *ti = &p->vars[op->inputs[0]]->type, *to = &o->type;
+        if (dy_type_numel_at(ti, 1) != dy_type_numel_at(to, 1) ||
+            dy_type_numel_at(ti, 2) != dy_type_numel_at(to, 2) ||
+            ti->dtype != to->dtype)
+          return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
+                             "op %d (%s): view output '%s' does not have the "
+                             "size of its input '%s'", op->id,
+                             dy_op_name(op->kind), o->name,
+                             p->vars[op->inputs[0]]->name);
+        g->kernel[oi] = false;
+        continue;
+      }
+    }
+    for (int k = 0; k < op->n_outputs; k++) {
+      int o = op->outputs[k];
+      if (p->vars[o]->alias_of >= 0 && p->vars[o]->fetch_index < 0)
+        return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                           "op %d (%s): output '%s' has alias_of set but %s "
+                           "is not a view", op->id, dy_op_name(op->kind),
+                           p->vars[o]->name, dy_op_name(op->kind));
+      for (int j = 0; j < op->n_inputs; j++)
+        if (overlap(g, o, op->inputs[j]))
+          return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                             "op %d (%s): output '%s' shares memory with "
+                             "input '%s' (kernels take restrict pointers)",
+                             op->id, dy_op_name(op->kind), p->vars[o]->name,
+                             p->vars[op->inputs[j]]->name);
+      for (int j = 0; j < k; j++)
+        if (overlap(g, o, op->outputs[j]))
+          return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                             "op %d (%s): outputs '%s' and '%s' share memory",
+                             op->id, dy_op_name(op->kind), p->vars[o]->name,
+                             p->vars[op->outputs[j]]->name);
+    }
+  }
+  return DY_OK;
+}
+
+static dy_status make_names(gen *g) {
+  const dy_program *p = g->p;
+  int n = p->n_feeds + p->n_fetches;
+  char **taken = calloc((size_t)n + 1, sizeof *taken);
+  if (!taken)
+    return dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  int nt = 0;
+  for (int i = 0; i < n; i++) {
+    bool in = i < p->n_feeds;
+    int v = in ? p->feeds[i] : p->fetches[i - p->n_feeds];
+    const char *name = p->vars[v]->name;
+    char *s = sanitize(name, "");
+    if (s && risky_param(s, g->upper, g->lower)) {
+      char *t = sanitize(name, "v_");
+      free(s);
+      s = t;
+    }
+    if (!s) {
+      free(taken);
+      return dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+    }
+    dedup(s, taken, nt);
+    taken[nt++] = s;
+    if (in) {
+      g->param_in[i] = s;
+      g->param[v] = s;
+    } else {
+      g->param_out[i - p->n_feeds] = s;
+      if (p->vars[v]->feed_index < 0)
+        g->param[v] = s;
+    }
+  }
+  free(taken);
+
+  /* weights: w_<name>, unique among themselves */
+  int nw = 0;
+  char **wt = calloc((size_t)p->n_vars + 1, sizeof *wt);
+  if (!wt)
+    return dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  for (int i = 0; i < p->n_vars; i++) {
+    if (!g->used[i] || g->st[i].kind != ST_WEIGHT || g->st[i].root != i)
+      continue;
+    char *s = sanitize(p->vars[i]->name, "w_");
+    if (!s) {
+      free(wt);
+      return dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+    }
+    dedup(s, wt, nw);
+    wt[nw++] = s;
+    g->weight[i] = s;
+  }
+  free(wt);
+  return DY_OK;
+}
+
+/* ---- text ---- */
+
+static void put_banner(gen *g, dy_buf *out, const char *what) {
+  const dy_codegen_options *opt = g->opt;
+  dy_buf_printf(out, "/* %s.%s - generated by dy2stc " DY_VERSION_STRING
+                ". Do not edit.\n", g->lower, what);
+  dy_buf_puts(out, " *\n * command: ");
+  dy_buf_put_comment(out, opt->command_line ? opt->command_line : "(not given)");
+  dy_buf_puts(out, "\n * model:   ");
+  dy_buf_put_comment(out, opt->source ? opt->source : "(not given)");
+  dy_buf_putc(out, '\n');
+}
+
+static void put_shape_list(dy_buf *out, const dy_type *t) {
+  dy_buf_putc(out, '{');
+  for (int d = 0; d < t->rank; d++)
+    dy_buf_printf(out, "%s%lld", d ? ", " : "", (long long)t->shape[d]);
+  if (t->rank == 0)
+    dy_buf_putc(out, '0');
+  dy_buf_putc(out, '}');
+}
+
+/* "float", "const int64_t" ... and the parameter list of NAME_run. */
+static int run_params(gen *g, char **args) {
+  const dy_program *p = g->p;
+  int n = 0;
+  args[n++] = xstrdup("void *arena");
+  args[n++] = xstrdup("int64_t batch");
+  for (int i = 0; i < p->n_feeds; i++)
+    args[n++] = xprintf("const %s *%s", ctype_of(p->vars[p->feeds[i]]->type.dtype),
+                        g->param_in[i]);
+  for (int i = 0; i < p->n_fetches; i++)
+    args[n++] = xprintf("%s *%s", ctype_of(p->vars[p->fetches[i]]->type.dtype),
+                        g->param_out[i]);
+  return n;
+}
+
+static bool args_ok(char **args, int n) {
+  for (int i = 0; i < n; i++)
+    if (!args[i])
+      return false;
+  return true;
+}
+
+/* "batch*10" as used in the header's NUMEL macros: "((int64_t)(batch) * 10)". */
+static void put_numel_macro(dy_buf *out, const dy_type *t) {
+  int64_t k = 1;
+  int pw = 0;
+  for (int d = 0; d < t->rank; d++) {
+    if (t->shape[d] < 0)
+      pw++;
+    else
+      k *= t->shape[d];
+  }
+  if (pw == 0) {
+    dy_buf_printf(out, "((int64_t)%lld)", (long long)k);
+    return;
+  }
+  dy_buf_puts(out, "((int64_t)(batch)");
+  for (int i = 1; i < pw; i++)
+    dy_buf_puts(out, " * (int64_t)(batch)");
+  if (k != 1)
+    dy_buf_printf(out, " * %lld", (long long)k);
+  dy_buf_putc(out, ')');
+}
+
+static void put_io_macros(gen *g, dy_buf *out, const char *kind, int i,
+                          const dy_var *v) {
+  const char *U = g->upper;
+  char ts[256];
+  dy_buf_printf(out, "/* %s %d: ", kind[0] == 'I' ? "input" : "output", i);
+  dy_buf_put_comment(out, v->name);
+  dy_buf_printf(out, "  %s */\n", dy_type_str(&v->type, ts, sizeof ts));
+  dy_buf_printf(out, "#define %s_%s_%d_NAME ", U, kind, i);
+  dy_buf_put_cstring(out, v->name);
+  dy_buf_printf(out, "\n#define %s_%s_%d_RANK %d\n", U, kind, i, v->type.rank);
+  dy_buf_printf(out, "#define %s_%s_%d_SHAPE ", U, kind, i);
+  put_shape_list(out, &v->type);
+  dy_buf_printf(out, "\n#define %s_%s_%d_DTYPE \"%s\"\n", U, kind, i,
+                dy_dtype_name(v->type.dtype));
+  dy_buf_printf(out, "#define %s_%s_%d_NUMEL(batch) ", U, kind, i);
+  put_numel_macro(out, &v->type);
+  dy_buf_puts(out, "\n");
+}
+
+static void emit_header(gen *g, dy_buf *out) {
+  const dy_program *p = g->p;
+  const char *L = g->lower, *U = g->upper;
+  put_banner(g, out, "h");
+  dy_buf_puts(out,
+              " *\n"
+              " * The API of the model: NAME_run() runs it on caller-provided "
+              "buffers; the\n"
+              " * macros give the arena size and each input's and output's "
+              "shape (-1 marks\n"
+              " * the batch, a run-time argument bounded by MAX_BATCH).\n"
+              " */\n");
+  dy_buf_printf(out, "#ifndef %s_H\n#define %s_H\n\n", U, U);
+  dy_buf_puts(out, "#include <stddef.h>\n#include <stdint.h>\n\n");
+  dy_buf_puts(out, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
+  dy_buf_printf(out, "#define %s_ARENA_BYTES %lld /* scratch bytes at max batch */\n",
+                U, (long long)g->opt->arena_bytes);
+  dy_buf_printf(out, "#define %s_ARENA_ALIGN 64\n", U);
+  dy_buf_printf(out, "#define %s_MAX_BATCH %lld\n", U, (long long)g->opt->max_batch);
+  dy_buf_printf(out, "#define %s_WEIGHT_BYTES %lld /* const data in %s.c */\n",
+                U, (long long)g->weight_bytes, L);
+  dy_buf_printf(out, "#define %s_NUM_INPUTS %d\n", U, p->n_feeds);
+  dy_buf_printf(out, "#define %s_NUM_OUTPUTS %d\n\n", U, p->n_fetches);
+  for (int i = 0; i < p->n_feeds; i++) {
+    put_io_macros(g, out, "INPUT", i, p->vars[p->feeds[i]]);
+    dy_buf_putc(out, '\n');
+  }
+  for (int i = 0; i < p->n_fetches; i++) {
+    put_io_macros(g, out, "OUTPUT", i, p->vars[p->fetches[i]]);
+    dy_buf_putc(out, '\n');
+  }
+  dy_buf_printf(out,
+                "typedef enum {\n"
+                "  %s_OK = 0,\n"
+                "  %s_ERR_BATCH = 1, /* batch < 1 or > %s_MAX_BATCH */\n"
+                "  %s_ERR_ARG = 2    /* a NULL buffer */\n"
+                "} %s_status;\n\n",
+                U, U, U, U, L);
+  dy_buf_printf(out,
+                "typedef struct {\n"
+                "  const char *name;\n"
+                "  int dtype; /* 0 f32, 1 i64, 2 bool */\n"
+                "  int rank;\n"
+                "  int64_t shape[8]; /* -1 marks the batch */\n"
+                "} %s_tensor_info;\n\n",
+                L);
+  dy_buf_printf(out, "extern const %s_tensor_info %s_inputs[];  /* %s_NUM_INPUTS */\n",
+                L, L, U);
+  dy_buf_printf(out, "extern const %s_tensor_info %s_outputs[]; /* %s_NUM_OUTPUTS */\n\n",
+                L, L, U);
+
+  dy_buf_printf(out,
+                "/* Runs the model.\n"
+                " *   arena  %s_ARENA_BYTES bytes aligned to %s_ARENA_ALIGN; "
+                "scratch only,\n"
+                " *          nothing is kept in it between calls\n"
+                " *   batch  ",
+                U, U);
+  if (g->dynamic)
+    dy_buf_printf(out, "1..%s_MAX_BATCH, the size of every -1 dim\n", U);
+  else
+    dy_buf_puts(out, "ignored (no dim is dynamic)\n");
+  dy_buf_puts(out, " * then one buffer per input (read) and per output "
+                   "(written), C order,\n * not overlapping:\n");
+  char ts[256];
+  for (int i = 0; i < p->n_feeds + p->n_fetches; i++) {
+    bool in = i < p->n_feeds;
+    int v = in ? p->feeds[i] : p->fetches[i - p->n_feeds];
+    dy_buf_printf(out, " *   %-12s %s %d  %s\n",
+                  in ? g->param_in[i] : g->param_out[i - p->n_feeds],
+                  in ? "input " : "output", in ? i : i - p->n_feeds,
+                  dy_type_str(&p->vars[v]->type, ts, sizeof ts));
+  }
+  dy_buf_printf(out, " * Returns %s_OK, %s_ERR_BATCH or %s_ERR_ARG. */\n", U, U, U);
+  char *args[2 + 2 * DY_MAX_FEEDS];
+  int n = run_params(g, args);
+  if (!args_ok(args, n))
+    out->oom = true;
+  else {
+    char *head = xprintf("int %s_run", L);
+    if (!head)
+      out->oom = true;
+    else
+      put_wrapped(out, "", head, args, n, ";\n\n");
+    free(head);
+  }
+  free_args(args, n);
+  dy_buf_printf(out,
+                "/* The same with inputs[i] / outputs[i] pointing at input / "
+                "output i. */\n"
+                "int %s_run_v(void *arena, int64_t batch, const void *const "
+                "*inputs,\n"
+                "%*svoid *const *outputs);\n\n",
+                L, (int)(strlen(L) + 11), "");
+  dy_buf_printf(out, "#ifdef __cplusplus\n}\n#endif\n\n#endif /* %s_H */\n", U);
+}
+
+static dy_status emit_weights(gen *g, dy_buf *out) {
+  const dy_program *p = g->p;
+  bool any = false;
+  for (int i = 0; i < p->n_vars; i++) {
+    if (!g->weight[i])
+      continue;
+    const dy_var *v = p->vars[i];
+    int64_t n = dy_type_numel(&v->type);
+    char ts[256];
+    if (!any)
+      dy_buf_puts(out, "/* ---- weights ---- */\n\n");
+    any = true;
+    dy_buf_puts(out, "/* ");
+    dy_buf_put_comment(out, v->name);
+    dy_buf_printf(out, "  %s */\n", dy_type_str(&v->type, ts, sizeof ts));
+    dy_buf_printf(out, "static const %s %s[%lld] = {", ctype_of(v->type.dtype),
+                  g->weight[i], (long long)(n > 0 ? n : 1));
+    if (n == 0)
+      dy_buf_puts(out, "0"); /* C has no empty arrays; never read */
+    for (int64_t j = 0; j < n; j++) {
+      char lit[64];
+      if (v->type.dtype == DY_F32) {
+        float x;
+        memcpy(&x, (const char *)v->data + 4 * j, 4);
+        if (!dy_float_literal(x, lit, sizeof lit))
+          return dy_error_set(g->err, DY_STATUS_UNSUPPORTED,
+                              "weight '%s' element %lld is %s; the generated C "
+                              "would not reproduce it", v->name, (long long)j,
+                              x != x ? "NaN" : "infinite");
+      } else if (v->type.dtype == DY_I64) {
+        int64_t x;
+        memcpy(&x, (const char *)v->data + 8 * j, 8);
+        dy_int64_literal(x, lit, sizeof lit);
+      } else {
+        snprintf(lit, sizeof lit, "%u", ((const unsigned char *)v->data)[j]);
+      }
+      dy_buf_printf(out, "%s%s", j % 8 == 0 ? "\n  " : " ", lit);
+      if (j + 1 < n)
+        dy_buf_putc(out, ',');
+    }
+    dy_buf_puts(out, n > 0 ? "\n};\n\n" : "};\n\n");
+  }
+  return DY_OK;
+}
+
+static const char *op_symbol(dy_op_kind k) {
+  switch (k) {
+  case DY_OP_ADD: return " + ";
+  case DY_OP_SUB: return " - ";
+  case DY_OP_MUL: return " * ";
+  case DY_OP_DIV: return " / ";
+  case DY_OP_MATMUL: return " @ ";
+  default: return ", ";
+  }
+}
+
+static dy_status emit_kernel(gen *g, const dy_op *op, dy_buf *out) {
+  const dy_program *p = g->p;
+  char ts[256];
+  /* comment: op id, name, location, types */
+  dy_buf_printf(out, "/* op %d: %s", op->id, dy_op_name(op->kind));
+  if (op->loc.file) {
+    char loc[300];
+    snprintf(loc, sizeof loc, "   %s:%d", basename_of(op->loc.file), op->loc.line);
+    dy_buf_put_comment(out, loc);
+  }
+  dy_buf_puts(out, "   ");
+  for (int i = 0; i < op->n_inputs; i++)
+    dy_buf_printf(out, "%s%s", i ? op_symbol(op->kind) : "",
+                  dy_type_str(&p->vars[op->inputs[i]]->type, ts, sizeof ts));
+  dy_buf_puts(out, op->n_inputs ? " -> " : "-> ");
+  for (int i = 0; i < op->n_outputs; i++)
+    dy_buf_printf(out, "%s%s", i ? ", " : "",
+                  dy_type_str(&p->vars[op->outputs[i]]->type, ts, sizeof ts));
+  if (dy_op_has(op, DY_OPF_VIEW))
+    dy_buf_puts(out, " (copy)");
+  dy_buf_puts(out, " */\n");
+
+  /* body */
+  dy_buf body = {0};
+  dy_emit_ctx ctx = {.p = p, .op = op, .body = &body, .indent = 1};
+  dy_status s = dy_emit_table[op->kind](&ctx, g->err);
+  if (s != DY_OK) {
+    dy_buf_free(&body);
+    if (g->err && g->err->op_id < 0)
+      g->err->op_id = op->id;
+    return s;
+  }
+  if (body.oom) {
+    dy_buf_free(&body);
+    return dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  }
+
+  /* signature */
+  char *args[2 * DY_MAX_FEEDS + 1];
+  char *names[2 * DY_MAX_FEEDS + 1];
+  int n = 0;
+  bool dyn = false;
+  for (int i = 0; i < op->n_inputs && n < 2 * DY_MAX_FEEDS; i++) {
+    const dy_type *t = &p->vars[op->inputs[i]]->type;
+    dyn |= type_dynamic(t);
+    names[n] = xprintf("in%d", i);
+    args[n++] = xprintf("const %s *restrict in%d", ctype_of(t->dtype), i);
+  }
+  for (int i = 0; i < op->n_outputs && n < 2 * DY_MAX_FEEDS; i++) {
+    const dy_type *t = &p->vars[op->outputs[i]]->type;
+    dyn |= type_dynamic(t);
+    names[n] = xprintf("out%d", i);
+    args[n++] = xprintf("%s *restrict out%d", ctype_of(t->dtype), i);
+  }
+  if (dyn) {
+    names[n] = xstrdup("batch");
+    args[n++] = xstrdup("int64_t batch");
+  }
+  char kname[256], head[300];
+  kernel_name(p, op, kname, sizeof kname);
+  snprintf(head, sizeof head, "static void %s", kname);
+  if (!args_ok(args, n) || !args_ok(names, n)) {
+    free_args(args, n);
+    free_args(names, n);
+    dy_buf_free(&body);
+    return dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  }
+  if (n == 0)
+    dy_buf_printf(out, "%s(void) {\n", head);
+  else
+    put_wrapped(out, "", head, args, n, " {\n");
+  /* a parameter the body does not read (an extent of 0, say) */
+  for (int i = 0; i < n; i++)
+    if (!mentions(body.s ? body.s : "", names[i]))
+      dy_buf_printf(out, "  (void)%s;\n", names[i]);
+  if (body.s)
+    dy_buf_puts(out, body.s);
+  dy_buf_puts(out, "}\n\n");
+  free_args(args, n);
+  free_args(names, n);
+  dy_buf_free(&body);
+  return DY_OK;
+}
+
+static void emit_call(gen *g, const dy_op *op, dy_buf *out) {
+  const dy_program *p = g->p;
+  char *args[2 * DY_MAX_FEEDS + 1];
+  int n = 0;
+  bool dyn = false;
+  char buf[300];
+  for (int i = 0; i < op->n_inputs; i++) {
+    buffer_expr(g, op->inputs[i], true, buf, sizeof buf);
+    dyn |= type_dynamic(&p->vars[op->inputs[i]]->type);
+    args[n++] = xstrdup(buf);
+  }
+  for (int i = 0; i < op->n_outputs; i++) {
+    buffer_expr(g, op->outputs[i], false, buf, sizeof buf);
+    dyn |= type_dynamic(&p->vars[op->outputs[i]]->type);
+    args[n++] = xstrdup(buf);
+  }
+  if (dyn)
+    args[n++] = xstrdup("batch");
+  kernel_name(p, op, buf, sizeof buf);
+  if (!args_ok(args, n))
+    out->oom = true;
+  else if (n == 0)
+    dy_buf_printf(out, "  %s();\n", buf);
+  else
+    put_wrapped(out, "  ", buf, args, n, ";\n");
+  free_args(args, n);
+}
+
+static void emit_run(gen *g, dy_buf *out) {
+  const dy_program *p = g->p;
+  const char *L = g->lower, *U = g->upper;
+  char *args[2 + 2 * DY_MAX_FEEDS];
+  int n = run_params(g, args);
+  char *head = xprintf("int %s_run", L);
+  if (!args_ok(args, n) || !head) {
+    out->oom = true;
+    free(head);
+    free_args(args, n);
+    return;
+  }
+  put_wrapped(out, "", head, args, n, " {\n");
+  free(head);
+  free_args(args, n);
+
+  /* argument checks */
+  const char *checks[1 + 2 * DY_MAX_FEEDS];
+  int nc = 0;
+  if (g->opt->arena_bytes > 0)
+    checks[nc++] = "arena";
+  for (int i = 0; i < p->n_feeds; i++)
+    checks[nc++] = g->param_in[i];
+  for (int i = 0; i < p->n_fetches; i++)
+    checks[nc++] = g->param_out[i];
+  size_t col = 6;
+  for (int i = 0; i < nc; i++) {
+    size_t w = strlen(checks[i]) + 1;
+    if (i == 0) {
+      dy_buf_puts(out, "  if (");
+    } else if (col + 4 + w > 78) {
+      dy_buf_puts(out, " ||\n      ");
+      col = 6;
+    } else {
+      dy_buf_puts(out, " || ");
+      col += 4;
+    }
+    dy_buf_printf(out, "!%s", checks[i]);
+    col += w;
+  }
+  if (nc)
+    dy_buf_printf(out, ")\n    return %s_ERR_ARG;\n", U);
+  if (g->dynamic)
+    dy_buf_printf(out, "  if (batch < 1 || batch > %s_MAX_BATCH)\n    return %s_ERR_BATCH;\n",
+                  U, U);
+  else
+    dy_buf_puts(out, "  (void)batch; /* no dynamic dim */\n");
+  if (g->opt->arena_bytes <= 0 && !g->uses_arena)
+    dy_buf_puts(out, "  (void)arena;\n");
+
+  if (g->uses_arena) {
+    dy_buf_puts(out, "  unsigned char *mem = (unsigned char *)arena;\n\n");
+    dy_buf_printf(out, "  /* arena layout (offset, bytes at batch = %lld):\n",
+                  (long long)g->opt->max_batch);
+    char ts[256];
+    for (int i = 0; i < p->n_vars; i++) {
+      const dy_var *v = p->vars[i];
+      if (!g->used[i] || g->st[i].kind != ST_ARENA)
+        continue;
+      dy_buf_puts(out, "   *   ");
+      if (g->st[i].root == i)
+        dy_buf_printf(out, "%8lld %8lld  ", (long long)v->mem_offset,
+                      (long long)var_bytes(g, v));
+      else
+        dy_buf_printf(out, "%8s %8s  ", "view of", "");
+      dy_buf_put_comment(out, v->name);
+      dy_buf_printf(out, " %s", dy_type_str(&v->type, ts, sizeof ts));
+      if (g->st[i].root != i) {
+        dy_buf_puts(out, " = ");
+        dy_buf_put_comment(out, p->vars[g->st[i].root]->name);
+      }
+      dy_buf_putc(out, '\n');
+    }
+    dy_buf_puts(out, "   */\n");
+  }
+  dy_buf_putc(out, '\n');
+
+  for (int oi = 0; oi < g->b->n_ops; oi++) {
+    const dy_op *op = g->b->ops[oi];
+    if (g->kernel[oi]) {
+      emit_call(g, op, out);
+    } else {
+      dy_buf_printf(out, "  /* op %d: %s ", op->id, dy_op_name(op->kind));
+      dy_buf_put_comment(out, p->vars[op->outputs[0]]->name);
+      dy_buf_puts(out, " is a view of ");
+      dy_buf_put_comment(out, p->vars[op->inputs[0]]->name);
+      dy_buf_puts(out, ", no code */\n");
+    }
+  }
+
+  /* outputs that no kernel writes: copy them from where they live */
+  for (int i = 0; i < p->n_fetches; i++) {
+    int v = p->fetches[i];
+    const dy_var *x = p->vars[v];
+    if (g->st[v].kind == ST_FETCH)
+      continue;
+    dy_emit_ctx ctx = {.p = p};
+    int64_t k = 1;
+    int pw = 0;
+    for (int d = 0; d < x->type.rank; d++) {
+      if (x->type.shape[d] < 0)
+        pw++;
+      else
+        k *= x->type.shape[d];
+    }
+    char src[300];
+    buffer_expr(g, v, true, src, sizeof src);
+    dy_buf_printf(out, "  /* output %d is %s %s */\n", i,
+                  g->st[v].kind == ST_FEED ? "input" : "weight", src);
+    dy_buf_printf(out, "  for (int64_t i = 0; i < %s; i++)\n    %s[i] = %s[i];\n",
+                  dy_emit_product(&ctx, k, pw), g->param_out[i], src);
+  }
+  dy_buf_printf(out, "  return %s_OK;\n}\n\n", U);
+
+  /* NAME_run_v */
+  dy_buf_printf(out,
+                "int %s_run_v(void *arena, int64_t batch, const void *const "
+                "*inputs,\n"
+                "%*svoid *const *outputs) {\n",
+                L, (int)(strlen(L) + 11), "");
+  if (p->n_feeds && p->n_fetches)
+    dy_buf_puts(out, "  if (!inputs || !outputs)\n");
+  else if (p->n_feeds)
+    dy_buf_puts(out, "  (void)outputs;\n  if (!inputs)\n");
+  else if (p->n_fetches)
+    dy_buf_puts(out, "  (void)inputs;\n  if (!outputs)\n");
+  else
+    dy_buf_puts(out, "  (void)inputs;\n  (void)outputs;\n");
+  if (p->n_feeds || p->n_fetches)
+    dy_buf_printf(out, "    return %s_ERR_ARG;\n", U);
+  char *cargs[2 + 2 * DY_MAX_FEEDS];
+  n = 0;
+  cargs[n++] = xstrdup("arena");
+  cargs[n++] = xstrdup("batch");
+  for (int i = 0; i < p->n_feeds; i++)
+    cargs[n++] = xprintf("(const %s *)inputs[%d]",
+                         ctype_of(p->vars[p->feeds[i]]->type.dtype), i);
+  for (int i = 0; i < p->n_fetches; i++)
+    cargs[n++] = xprintf("(%s *)outputs[%d]",
+                         ctype_of(p->vars[p->fetches[i]]->type.dtype), i);
+  head = xprintf("return %s_run", L);
+  if (!args_ok(cargs, n) || !head)
+    out->oom = true;
+  else
+    put_wrapped(out, "  ", head, cargs, n, ";\n}\n\n");
+  free(head);
+  free_args(cargs, n);
+}
+
+static void emit_tables(gen *g, dy_buf *out) {
+  const dy_program *p = g->p;
+  for (int t = 0; t < 2; t++) {
+    int n = t ? p->n_fetches : p->n_feeds;
+    const int *ids = t ? p->fetches : p->feeds;
+    dy_buf_printf(out, "const %s_tensor_info %s_%s[%d] = {\n", g->lower, g->lower,
+                  t ? "outputs" : "inputs", n > 0 ? n : 1);
+    for (int i = 0; i < n; i++) {
+      const dy_var *v = p->vars[ids[i]];
+      dy_buf_puts(out, "  {");
+      dy_buf_put_cstring(out, v->name);
+      dy_buf_printf(out, ", %d, %d, ", (int)v->type.dtype, v->type.rank);
+      put_shape_list(out, &v->type);
+      dy_buf_puts(out, "},\n");
+    }
+    if (n == 0)
+      dy_buf_puts(out, "  {NULL, 0, 0, {0}}, /* none; C has no empty arrays */\n");
+    dy_buf_puts(out, "};\n");
+  }
+}
+
+static dy_status emit_source(gen *g, dy_buf *out) {
+  put_banner(g, out, "c");
+  dy_buf_printf(out,
+                " * ops:     %d\n"
+                " * arena:   %lld bytes at max batch %lld\n"
+                " * weights: %lld bytes\n"
+                " */\n",
+                g->b->n_ops, (long long)g->opt->arena_bytes,
+                (long long)g->opt->max_batch, (long long)g->weight_bytes);
+  dy_buf_printf(out, "#include \"%s.h\"\n\n", g->lower);
+  dy_buf_puts(out, "#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n\n");
+  dy_status s = emit_weights(g, out);
+  if (s != DY_OK)
+    return s;
+  if (g->b->n_ops)
+    dy_buf_puts(out, "/* ---- kernels, in execution order ---- */\n\n");
+  for (int oi = 0; oi < g->b->n_ops; oi++) {
+    if (!g->kernel[oi])
+      continue;
+    if ((s = emit_kernel(g, g->b->ops[oi], out)) != DY_OK)
+      return s;
+  }
+  dy_buf_puts(out, "/* ---- entry points ---- */\n\n");
+  emit_run(g, out);
+  emit_tables(g, out);
+  return DY_OK;
+}
+
+static void gen_free(gen *g) {
+  if (g->param_in)
+    for (int i = 0; i < g->p->n_feeds; i++)
+      free(g->param_in[i]);
+  if (g->param_out)
+    for (int i = 0; i < g->p->n_fetches; i++)
+      free(g->param_out[i]);
+  if (g->weight)
+    for (int i = 0; i < g->p->n_vars; i++)
+      free(g->weight[i]);
+  free(g->param_in);
+  free(g->param_out);
+  free(g->param);
+  free(g->weight);
+  free(g->used);
+  free(g->def);
+  free(g->st);
+  free(g->kernel);
+  free(g->lower);
+  free(g->upper);
+}
+
+dy_status dy_codegen(const dy_program *p, const dy_codegen_options *opt,
+                     dy_codegen_output *out, dy_error *err) {
+  if (!p || !opt || !out)
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                        "dy_codegen: NULL argument");
+  *out = (dy_codegen_output){0};
+  if (!is_identifier(opt->name))
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                        "model name '%s' is not a C identifier",
+                        opt->name ? opt->name : "(null)");
+  if (opt->max_batch < 1)
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                        "max batch %lld is less than 1", (long long)opt->max_batch);
+  if (opt->arena_bytes < 0)
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                        "arena size %lld is negative", (long long)opt->arena_bytes);
+  if (p->n_blocks < 1)
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT, "program has no block");
+  for (int i = 1; i < p->n_blocks; i++)
+    if (p->blocks[i]->n_ops > 0)
+      return dy_error_set(err, DY_STATUS_UNSUPPORTED,
+                          "block %d: control flow (sub-blocks) is not supported "
+                          "by the C generator yet", i);
+
+  gen g = {.p = p, .opt = opt, .b = p->blocks[0], .err = err};
+  size_t nv = (size_t)p->n_vars + 1, no = (size_t)g.b->n_ops + 1;
+  g.lower = xstrdup(opt->name);
+  g.upper = xstrdup(opt->name);
+  g.param = calloc(nv, sizeof *g.param);
+  g.param_in = calloc((size_t)p->n_feeds + 1, sizeof *g.param_in);
+  g.param_out = calloc((size_t)p->n_fetches + 1, sizeof *g.param_out);
+  g.weight = calloc(nv, sizeof *g.weight);
+  g.used = calloc(nv, sizeof *g.used);
+  g.def = calloc(nv, sizeof *g.def);
+  g.st = calloc(nv, sizeof *g.st);
+  g.kernel = calloc(no, sizeof *g.kernel);
+  dy_status s = DY_OK;
+  if (!g.lower || !g.upper || !g.param || !g.param_in || !g.param_out ||
+      !g.weight || !g.used || !g.def || !g.st || !g.kernel) {
+    s = dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+    goto done;
+  }
+  for (char *c = g.upper; *c; c++)
+    if (*c >= 'a' && *c <= 'z')
+      *c = (char)(*c - 'a' + 'A');
+
+  if ((s = analyse(&g)) != DY_OK || (s = make_names(&g)) != DY_OK)
+    goto done;
+  for (int i = 0; i < p->n_vars; i++)
+    if (g.weight[i])
+      g.weight_bytes += var_bytes(&g, p->vars[i]);
+
+  dy_buf h = {0}, c = {0}, m = {0};
+  emit_header(&g, &h);
+  s = emit_source(&g, &c);
+  if (s == DY_OK && opt->emit_main)
+    s = dy_codegen_main_c(p, opt, &m, err);
+  if (s == DY_OK) {
+    bool want_main = opt->emit_main;
+    out->header = dy_buf_take(&h);
+    out->source = dy_buf_take(&c);
+    out->main_c = want_main ? dy_buf_take(&m) : NULL;
+    if (!out->header || !out->source || (want_main && !out->main_c)) {
+      dy_codegen_output_free(out);
+      s = dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+    }
+  }
+  dy_buf_free(&h);
+  dy_buf_free(&c);
+  dy_buf_free(&m);
+done:
+  gen_free(&g);
+  return s;
+}

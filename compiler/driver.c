@@ -1,0 +1,141 @@
+/* driver.c - writing sources and invoking the C compiler.
+ *
+ * dy_build_executable writes NAME.c, NAME.h and main.c into a private
+ * directory from mkdtemp, runs `$CC -std=c11 -O2 <cflags> -o OUT.tmp.<pid>
+ * main.c NAME.c -lm` beside the requested output, renames the result into
+ * place and removes the directory: the executable appears whole or not at
+ * all. The compiler's own diagnostics go to stderr as it prints them.
+ */
+#include <errno.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "dy_compiler.h"
+
+extern char **environ;
+
+void dy_safe_file_name(const char *name, char *buf, size_t n) {
+  size_t k = 0;
+  for (; name[k] && k + 1 < n; k++) {
+    char c = name[k];
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+              (c >= '0' && c <= '9') || c == '_' || c == '-' || (c == '.' && k > 0);
+    buf[k] = ok ? c : '_';
+  }
+  buf[k] = 0;
+  if (k == 0 && n > 1)
+    snprintf(buf, n, "_");
+}
+
+void dy_c_identifier(const char *s, char *buf, size_t n) {
+  size_t k = 0;
+  if (n < 2)
+    return;
+  if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_'))
+    buf[k++] = '_';
+  for (; *s && k + 1 < n; s++) {
+    char c = *s;
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+              (c >= '0' && c <= '9') || c == '_';
+    buf[k++] = ok ? c : '_';
+  }
+  buf[k] = 0;
+}
+
+dy_status dy_write_sources(const dy_codegen_output *out, const char *out_base,
+                           dy_error *err) {
+  char c_path[4096], h_path[4096];
+  snprintf(c_path, sizeof c_path, "%s.c", out_base);
+  snprintf(h_path, sizeof h_path, "%s.h", out_base);
+  dy_status s = dy_write_file_atomic(h_path, out->header, strlen(out->header), err);
+  if (!s)
+    s = dy_write_file_atomic(c_path, out->source, strlen(out->source), err);
+  return s;
+}
+
+dy_status dy_run_command(char *const argv[], dy_error *err) {
+  pid_t pid;
+  int rc = posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ);
+  if (rc != 0)
+    return dy_error_set(err, DY_STATUS_IO, "cannot run '%s': %s", argv[0],
+                        strerror(rc));
+  int status;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR)
+      return dy_error_set(err, DY_STATUS_IO, "waiting for '%s': %s", argv[0],
+                          strerror(errno));
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return dy_error_set(err, DY_STATUS_IO, "'%s' failed (%s %d)", argv[0],
+                        WIFEXITED(status) ? "exit status" : "signal",
+                        WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+  return DY_OK;
+}
+
+static void remove_dir(const char *dir, const char *const *files, int n) {
+  char path[4200];
+  for (int i = 0; i < n; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+    remove(path);
+  }
+  rmdir(dir);
+}
+
+dy_status dy_build_executable(const dy_codegen_output *out,
+                              const dy_compile_options *o, const char *exe_path,
+                              dy_error *err) {
+  if (!out->main_c)
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                        "no main.c was generated (emit_main is off)");
+  const char *tmpdir = getenv("TMPDIR");
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/dy2stc.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+  if (!mkdtemp(dir))
+    return dy_error_set(err, DY_STATUS_IO, "cannot create a temporary directory: %s",
+                        strerror(errno));
+  char hname[300], cname[300];
+  snprintf(hname, sizeof hname, "%s.h", o->name);
+  snprintf(cname, sizeof cname, "%s.c", o->name);
+  const char *files[] = {hname, cname, "main.c"};
+  const char *texts[] = {out->header, out->source, out->main_c};
+  char path[4400], model_c[4400], main_c[4400], tmp_exe[4200];
+  dy_status s = DY_OK;
+  for (int i = 0; i < 3 && !s; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+    s = dy_write_file_atomic(path, texts[i], strlen(texts[i]), err);
+  }
+  snprintf(model_c, sizeof model_c, "%s/%s", dir, cname);
+  snprintf(main_c, sizeof main_c, "%s/main.c", dir);
+  snprintf(tmp_exe, sizeof tmp_exe, "%s.tmp.%ld", exe_path, (long)getpid());
+
+  /* argv: cc -std=c11 -O2 [cflags...] -o tmp main.c model.c -lm */
+  const char *cc = o->cc ? o->cc : getenv("CC");
+  if (!cc || !*cc)
+    cc = "cc";
+  char *flags = strdup(o->cflags ? o->cflags : "");
+  char *argv[64];
+  int argc = 0;
+  argv[argc++] = (char *)cc;
+  argv[argc++] = "-std=c11";
+  argv[argc++] = "-O2";
+  for (char *t = flags ? strtok(flags, " \t") : NULL; t && argc < 52; t = strtok(NULL, " \t"))
+    argv[argc++] = t;
+  argv[argc++] = "-o";
+  argv[argc++] = tmp_exe;
+  argv[argc++] = main_c;
+  argv[argc++] = model_c;
+  argv[argc++] = "-lm";
+  argv[argc] = NULL;
+  if (!s && (s = dy_run_command(argv, err)))
+    dy_error_prefix(err, "building %s", exe_path);
+  if (!s && rename(tmp_exe, exe_path) != 0)
+    s = dy_error_set(err, DY_STATUS_IO, "%s: cannot write: %s", exe_path,
+                     strerror(errno));
+  if (s)
+    remove(tmp_exe);
+  free(flags);
+  remove_dir(dir, files, 3);
+  return s;
+}

@@ -1,0 +1,80 @@
+/* dy_compiler.h - passes, the compile pipeline and the build driver.
+ *
+ *   dy_program *p;  dy_model_load("net", &p, &err);
+ *   dy_compile_options o = dy_compile_options_default();
+ *   dy_codegen_output out;  dy_compile_report rep;
+ *   dy_compile_program(p, &o, &out, &rep, &err);   // verify, passes, plan, emit
+ *   dy_build_executable(&out, &o, "net", &err);     // $CC -> ./net
+ *
+ * compiler/ may use everything: ir, runtime (constant folding will run its
+ * kernels), codegen.
+ */
+#ifndef DY_COMPILER_H
+#define DY_COMPILER_H
+
+#include "dy_codegen.h"
+#include "dy_ir.h"
+#include "dy_runtime.h"
+
+/* ---- passes/memplan.c ---- */
+
+typedef struct {
+  int64_t arena_bytes;   /* the plan's arena size at max_batch            */
+  int64_t lower_bound;   /* max over the schedule of live intermediate bytes */
+  int64_t weight_bytes;  /* persistable data                              */
+  int n_planned;         /* vars given an offset                          */
+  int n_aliased;         /* view outputs sharing their input's storage    */
+} dy_memplan_result;
+
+/* Liveness-based placement of every intermediate in one arena (greedy,
+ * largest first, lowest offset that does not overlap a var live at the same
+ * time; 64-byte aligned). Sets mem_offset / alias_of on the vars. */
+dy_status dy_memplan(dy_program *p, int64_t max_batch, dy_memplan_result *r,
+                     dy_error *err);
+
+/* ---- passes/pipeline.c ---- */
+
+typedef struct {
+  const char *name;         /* symbol prefix / file stem ("model")       */
+  int64_t max_batch;        /* bound on the dynamic dim                   */
+  const char *cc;           /* C compiler (NULL: $CC or "cc")             */
+  const char *cflags;       /* extra flags, space separated (may be NULL) */
+  const char *command_line; /* quoted in the generated header            */
+  const char *source;       /* the model's path                           */
+  bool emit_main;           /* produce main.c (executables)               */
+} dy_compile_options;
+
+dy_compile_options dy_compile_options_default(void);
+
+typedef struct {
+  int ops_before, ops_after;
+  dy_memplan_result mem;
+} dy_compile_report;
+
+/* Verify, run the pass pipeline, plan memory and emit C. out is filled
+ * (free with dy_codegen_output_free). p is modified. */
+dy_status dy_compile_program(dy_program *p, const dy_compile_options *o,
+                             dy_codegen_output *out, dy_compile_report *rep,
+                             dy_error *err);
+
+/* ---- driver.c ---- */
+
+/* Write OUT.c and OUT.h (out_base without extension), each whole or not at
+ * all. */
+dy_status dy_write_sources(const dy_codegen_output *out, const char *out_base,
+                           dy_error *err);
+/* Build an executable at exe_path from model + main sources with the C
+ * compiler, in a private temporary directory; the file appears whole or
+ * not at all. */
+dy_status dy_build_executable(const dy_codegen_output *out,
+                              const dy_compile_options *o, const char *exe_path,
+                              dy_error *err);
+/* Run argv (argv[0] looked up in PATH); DY_OK iff it exits 0. */
+dy_status dy_run_command(char *const argv[], dy_error *err);
+/* Map an input/output name to a file name: every character outside
+ * [A-Za-z0-9._-] becomes '_', and a leading '.' too. */
+void dy_safe_file_name(const char *name, char *buf, size_t n);
+/* Turn a path stem into a C identifier (for --name defaults). */
+void dy_c_identifier(const char *s, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,648 @@
+/* main.c - the dy2stc command line.
+ *
+ *   dy2stc compile MODEL [-o OUT] [--emit exe|c] [--name NAME] [--max-batch N]
+ *                        [--cc CC] [--cflags FLAGS] [--report]
+ *   dy2stc run     MODEL --input NAME=FILE.npy ... [--output-dir DIR]
+ *   dy2stc show    MODEL [--dot]
+ *   dy2stc check   MODEL --input NAME=FILE.npy ... [--max-batch N] [--rtol R] [--atol A]
+ *   dy2stc compare A.npy B.npy [--rtol R] [--atol A] [--limit N]
+ *
+ * MODEL is NAME.dymodel (with NAME.dyparams beside it). Every subcommand
+ * has --help. Any error prints one line "dy2stc: <reason>" (with the
+ * model's source line when the error has one) and exits 1; usage errors
+ * exit 2. This file is the only place in dy2stc that decides to exit.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dy_compiler.h"
+
+static const char *prog = "dy2stc";
+
+static int fail(const dy_error *err) {
+  char line[1024];
+  dy_error_format(err, line, sizeof line);
+  fprintf(stderr, "%s: %s\n", prog, line);
+  return 1;
+}
+
+static int usage_error(const char *cmd, const char *fmt, const char *arg) {
+  fprintf(stderr, "%s %s: ", prog, cmd);
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, " (see '%s %s --help')\n", prog, cmd);
+  return 2;
+}
+
+/* Parse a positive integer option value. */
+static bool parse_i64(const char *s, int64_t *out) {
+  char *end;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (errno || !*s || *end || v < 1)
+    return false;
+  *out = v;
+  return true;
+}
+
+static bool parse_double(const char *s, double *out) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || !*s || *end || !(v >= 0))
+    return false;
+  *out = v;
+  return true;
+}
+
+static bool is_help(const char *a) {
+  return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
+}
+
+/* ---- shared: inputs given as NAME=FILE or positionally ---- */
+
+typedef struct {
+  int n;
+  const char *name[DY_MAX_FEEDS];   /* NULL when positional */
+  const char *file[DY_MAX_FEEDS];
+} input_args;
+
+static bool add_input(input_args *ia, const char *arg) {
+  if (ia->n >= DY_MAX_FEEDS)
+    return false;
+  const char *eq = strchr(arg, '=');
+  if (eq) {
+    char *name = strndup(arg, (size_t)(eq - arg));
+    ia->name[ia->n] = name;
+    ia->file[ia->n] = eq + 1;
+  } else {
+    ia->name[ia->n] = NULL;
+    ia->file[ia->n] = arg;
+  }
+  ia->n++;
+  return true;
+}
+
+static void free_inputs(input_args *ia) {
+  for (int i = 0; i < ia->n; i++)
+    free((char *)ia->name[i]);
+}
+
+/* Read one tensor per feed of p, in feed order. */
+static dy_status load_inputs(const dy_program *p, const input_args *ia,
+                             dy_tensor **t, dy_error *err) {
+  for (int i = 0; i < p->n_feeds; i++)
+    t[i] = NULL;
+  for (int k = 0; k < ia->n; k++) {
+    int slot = k;
+    if (ia->name[k]) {
+      slot = -1;
+      for (int i = 0; i < p->n_feeds; i++)
+        if (strcmp(p->vars[p->feeds[i]]->name, ia->name[k]) == 0)
+          slot = i;
+      if (slot < 0)
+        return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                            "the model has no input named '%s'", ia->name[k]);
+    } else if (k >= p->n_feeds) {
+      return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                          "the model takes %d inputs; '%s' is one too many",
+                          p->n_feeds, ia->file[k]);
+    }
+    if (t[slot])
+      return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                          "input '%s' is given twice", p->vars[p->feeds[slot]]->name);
+    dy_status s = dy_npy_read(ia->file[k], &t[slot], err);
+    if (s)
+      return s;
+  }
+  for (int i = 0; i < p->n_feeds; i++)
+    if (!t[i])
+      return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                          "missing input '%s' (--input %s=FILE.npy)",
+                          p->vars[p->feeds[i]]->name, p->vars[p->feeds[i]]->name);
+  return DY_OK;
+}
+
+static void output_path(const char *dir, const char *name, char *buf, size_t n) {
+  char safe[512];
+  dy_safe_file_name(name, safe, sizeof safe);
+  snprintf(buf, n, "%s/%s.npy", dir, safe);
+}
+
+static dy_status ensure_dir(const char *dir, dy_error *err) {
+  struct stat st;
+  if (stat(dir, &st) == 0)
+    return S_ISDIR(st.st_mode) ? DY_OK
+                               : dy_error_set(err, DY_STATUS_IO,
+                                              "%s: not a directory", dir);
+  if (mkdir(dir, 0777) != 0)
+    return dy_error_set(err, DY_STATUS_IO, "%s: cannot create: %s", dir,
+                        strerror(errno));
+  return DY_OK;
+}
+
+/* ---- compile ---- */
+
+static const char compile_help[] =
+    "usage: dy2stc compile MODEL.dymodel [options]\n"
+    "Verify and optimise the Program, emit C and build it.\n"
+    "  -o OUT            output executable (default: the model's name), or with\n"
+    "                    --emit c the stem of OUT.c and OUT.h\n"
+    "  --emit exe|c      build an executable (default) or write OUT.c/OUT.h only\n"
+    "  --name NAME       C symbol prefix (default: from OUT)\n"
+    "  --max-batch N     bound on the dynamic batch dim (default 64)\n"
+    "  --cc CC           C compiler (default: $CC, else cc)\n"
+    "  --cflags FLAGS    extra compiler flags\n"
+    "  --report          print ops, arena bytes, its lower bound, weight bytes\n";
+
+static void model_stem(const char *path, char *buf, size_t n) {
+  const char *base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  snprintf(buf, n, "%s", base);
+  char *dot = strrchr(buf, '.');
+  if (dot && (strcmp(dot, ".dymodel") == 0 || strcmp(dot, ".dyparams") == 0))
+    *dot = 0;
+}
+
+static void join_args(int argc, char **argv, char *buf, size_t n) {
+  size_t k = (size_t)snprintf(buf, n, "dy2stc");
+  for (int i = 1; i < argc && k < n; i++)
+    k += (size_t)snprintf(buf + k, n - k, " %s", argv[i]);
+}
+
+static int cmd_compile(int argc, char **argv) {
+  const char *model = NULL, *out = NULL, *emit = "exe", *name = NULL;
+  dy_compile_options o = dy_compile_options_default();
+  bool report = false;
+  for (int i = 2; i < argc; i++) {
+    const char *a = argv[i];
+    bool has = i + 1 < argc;
+    if (is_help(a)) {
+      fputs(compile_help, stdout);
+      return 0;
+    } else if (strcmp(a, "-o") == 0 && has) {
+      out = argv[++i];
+    } else if (strcmp(a, "--emit") == 0 && has) {
+      emit = argv[++i];
+      if (strcmp(emit, "exe") && strcmp(emit, "c"))
+        return usage_error("compile", "--emit takes exe or c, not '%s'", emit);
+    } else if (strcmp(a, "--name") == 0 && has) {
+      name = argv[++i];
+    } else if (strcmp(a, "--max-batch") == 0 && has) {
+      if (!parse_i64(argv[++i], &o.max_batch))
+        return usage_error("compile", "--max-batch needs a positive integer, not '%s'", argv[i]);
+    } else if (strcmp(a, "--cc") == 0 && has) {
+      o.cc = argv[++i];
+    } else if (strcmp(a, "--cflags") == 0 && has) {
+      o.cflags = argv[++i];
+    } else if (strcmp(a, "--report") == 0) {
+      report = true;
+    } else if (a[0] == '-') {
+      return usage_error("compile", "unknown or incomplete option '%s'", a);
+    } else if (!model) {
+      model = a;
+    } else {
+      return usage_error("compile", "unexpected argument '%s'", a);
+    }
+  }
+  if (!model)
+    return usage_error("compile", "%s", "no model given");
+  char stem[512], ident[512], cmdline[2048];
+  model_stem(model, stem, sizeof stem);
+  if (!out)
+    out = stem;
+  const char *ob = strrchr(out, '/');
+  dy_c_identifier(name ? name : (ob ? ob + 1 : out), ident, sizeof ident);
+  if (name && strcmp(ident, name) != 0)
+    return usage_error("compile", "--name '%s' is not a C identifier", name);
+  join_args(argc, argv, cmdline, sizeof cmdline);
+  o.name = ident;
+  o.command_line = cmdline;
+  o.source = model;
+  o.emit_main = strcmp(emit, "exe") == 0;
+
+  dy_error err = {0};
+  dy_program *p = NULL;
+  dy_codegen_output co = {0};
+  dy_compile_report rep;
+  dy_status s = dy_jit_load(model, &p, &err);
+  if (!s)
+    s = dy_compile_program(p, &o, &co, &rep, &err);
+  if (!s)
+    s = o.emit_main ? dy_build_executable(&co, &o, out, &err)
+                    : dy_write_sources(&co, out, &err);
+  if (!s && report) {
+    printf("ops: %d before passes, %d after\n", rep.ops_before, rep.ops_after);
+    printf("arena: %lld bytes at batch %lld (lower bound %lld)\n",
+           (long long)rep.mem.arena_bytes, (long long)o.max_batch,
+           (long long)rep.mem.lower_bound);
+    printf("weights: %lld bytes\n", (long long)rep.mem.weight_bytes);
+  }
+  dy_codegen_output_free(&co);
+  dy_program_free(p);
+  if (s)
+    return fail(&err);
+  if (o.emit_main)
+    printf("wrote %s\n", out);
+  else
+    printf("wrote %s.c %s.h\n", out, out);
+  return 0;
+}
+
+/* ---- run ---- */
+
+static const char run_help[] =
+    "usage: dy2stc run MODEL.dymodel --input NAME=FILE.npy ... [--output-dir DIR]\n"
+    "Run the Program on the static executor (no compilation).\n"
+    "  --input NAME=FILE  an input as .npy (or FILE alone, in input order)\n"
+    "  --output-dir DIR   where DIR/<output name>.npy go (default .); names\n"
+    "                     map to file names by turning characters outside\n"
+    "                     [A-Za-z0-9._-] into '_'\n";
+
+static int cmd_run(int argc, char **argv) {
+  const char *model = NULL, *dir = ".";
+  input_args ia = {0};
+  int rc = 0;
+  for (int i = 2; i < argc && !rc; i++) {
+    const char *a = argv[i];
+    bool has = i + 1 < argc;
+    if (is_help(a)) {
+      fputs(run_help, stdout);
+      free_inputs(&ia);
+      return 0;
+    } else if (strcmp(a, "--input") == 0 && has) {
+      if (!add_input(&ia, argv[++i]))
+        rc = usage_error("run", "too many inputs (%s)", argv[i]);
+    } else if (strcmp(a, "--output-dir") == 0 && has) {
+      dir = argv[++i];
+    } else if (a[0] == '-') {
+      rc = usage_error("run", "unknown or incomplete option '%s'", a);
+    } else if (!model) {
+      model = a;
+    } else if (!add_input(&ia, a)) {
+      rc = usage_error("run", "too many inputs (%s)", a);
+    }
+  }
+  if (!rc && !model)
+    rc = usage_error("run", "%s", "no model given");
+  if (rc) {
+    free_inputs(&ia);
+    return rc;
+  }
+  dy_error err = {0};
+  dy_program *p = NULL;
+  dy_tensor *in[DY_MAX_FEEDS] = {0}, *out[DY_MAX_FEEDS] = {0};
+  dy_status s = dy_jit_load(model, &p, &err);
+  if (!s)
+    s = load_inputs(p, &ia, in, &err);
+  if (!s)
+    s = dy_executor_run(p, in, p->n_feeds, out, p->n_fetches, &err);
+  if (!s)
+    s = ensure_dir(dir, &err);
+  for (int i = 0; !s && i < p->n_fetches; i++) {
+    char path[4096], ty[128];
+    output_path(dir, p->vars[p->fetches[i]]->name, path, sizeof path);
+    if (!(s = dy_npy_write(path, out[i], &err)))
+      printf("%s: %s -> %s\n", p->vars[p->fetches[i]]->name,
+             dy_type_str(&out[i]->type, ty, sizeof ty), path);
+  }
+  for (int i = 0; i < DY_MAX_FEEDS; i++) {
+    dy_tensor_free(in[i]);
+    dy_tensor_free(out[i]);
+  }
+  dy_program_free(p);
+  free_inputs(&ia);
+  return s ? fail(&err) : 0;
+}
+
+/* ---- show ---- */
+
+static const char show_help[] =
+    "usage: dy2stc show MODEL.dymodel [--dot]\n"
+    "Print the Program as text, or as Graphviz with --dot.\n";
+
+static int cmd_show(int argc, char **argv) {
+  const char *model = NULL;
+  bool dot = false;
+  for (int i = 2; i < argc; i++) {
+    if (is_help(argv[i])) {
+      fputs(show_help, stdout);
+      return 0;
+    } else if (strcmp(argv[i], "--dot") == 0) {
+      dot = true;
+    } else if (argv[i][0] == '-') {
+      return usage_error("show", "unknown option '%s'", argv[i]);
+    } else if (!model) {
+      model = argv[i];
+    } else {
+      return usage_error("show", "unexpected argument '%s'", argv[i]);
+    }
+  }
+  if (!model)
+    return usage_error("show", "%s", "no model given");
+  dy_error err = {0};
+  dy_program *p = NULL;
+  /* show a Program even when it does not verify: that is when one looks */
+  if (dy_model_load(model, &p, &err))
+    return fail(&err);
+  if (dot)
+    dy_program_print_dot(p, stdout);
+  else
+    dy_program_print(p, stdout);
+  dy_error verr = {0};
+  int rc = 0;
+  if (dy_verify(p, &verr)) {
+    dy_error_prefix(&verr, "%s does not verify", model);
+    rc = fail(&verr);
+  }
+  dy_program_free(p);
+  return rc;
+}
+
+/* ---- compare ---- */
+
+typedef struct {
+  double max_abs, max_rel;
+  int64_t worst;     /* index of the largest error beyond tolerance, or -1 */
+  int64_t n_bad;
+} diff_stats;
+
+static dy_status diff_tensors(const dy_tensor *a, const dy_tensor *b,
+                              double rtol, double atol, diff_stats *d,
+                              dy_error *err) {
+  char ta[128], tb[128];
+  if (!dy_type_equal(&a->type, &b->type))
+    return dy_error_set(err, DY_STATUS_SHAPE_MISMATCH, "shapes differ: %s vs %s",
+                        dy_type_str(&a->type, ta, sizeof ta),
+                        dy_type_str(&b->type, tb, sizeof tb));
+  *d = (diff_stats){.worst = -1};
+  double worst_excess = 0;
+  int64_t n = dy_tensor_numel(a);
+  for (int64_t i = 0; i < n; i++) {
+    double x, y;
+    if (a->type.dtype == DY_F32) {
+      x = ((const float *)a->data)[i];
+      y = ((const float *)b->data)[i];
+    } else if (a->type.dtype == DY_I64) {
+      x = (double)((const int64_t *)a->data)[i];
+      y = (double)((const int64_t *)b->data)[i];
+    } else {
+      x = ((const unsigned char *)a->data)[i];
+      y = ((const unsigned char *)b->data)[i];
+    }
+    double ad = fabs(x - y), rd = ad / (fabs(y) > 1e-30 ? fabs(y) : 1e-30);
+    if (isnan(x) != isnan(y))
+      ad = rd = INFINITY;
+    else if (isnan(x))
+      ad = rd = 0;
+    if (ad > d->max_abs)
+      d->max_abs = ad;
+    if (ad > 0 && rd > d->max_rel)
+      d->max_rel = rd;
+    double excess = ad - (atol + rtol * fabs(y));
+    if (excess > 0) {
+      d->n_bad++;
+      if (excess > worst_excess) {
+        worst_excess = excess;
+        d->worst = i;
+      }
+    }
+  }
+  return DY_OK;
+}
+
+static const char compare_help[] =
+    "usage: dy2stc compare A.npy B.npy [--rtol R] [--atol A] [--limit N]\n"
+    "Print two tensors side by side with their difference; exit 1 when any\n"
+    "element differs by more than atol + rtol*|B| (defaults 1e-5, 1e-6).\n";
+
+static int cmd_compare(int argc, char **argv) {
+  const char *fa = NULL, *fb = NULL;
+  double rtol = 1e-5, atol = 1e-6;
+  int64_t limit = 10;
+  for (int i = 2; i < argc; i++) {
+    const char *a = argv[i];
+    bool has = i + 1 < argc;
+    if (is_help(a)) {
+      fputs(compare_help, stdout);
+      return 0;
+    } else if (strcmp(a, "--rtol") == 0 && has) {
+      if (!parse_double(argv[++i], &rtol))
+        return usage_error("compare", "bad --rtol '%s'", argv[i]);
+    } else if (strcmp(a, "--atol") == 0 && has) {
+      if (!parse_double(argv[++i], &atol))
+        return usage_error("compare", "bad --atol '%s'", argv[i]);
+    } else if (strcmp(a, "--limit") == 0 && has) {
+      if (!parse_i64(argv[++i], &limit))
+        return usage_error("compare", "bad --limit '%s'", argv[i]);
+    } else if (a[0] == '-') {
+      return usage_error("compare", "unknown or incomplete option '%s'", a);
+    } else if (!fa) {
+      fa = a;
+    } else if (!fb) {
+      fb = a;
+    } else {
+      return usage_error("compare", "unexpected argument '%s'", a);
+    }
+  }
+  if (!fa || !fb)
+    return usage_error("compare", "%s", "needs two .npy files");
+  dy_error err = {0};
+  dy_tensor *a = NULL, *b = NULL;
+  diff_stats d;
+  dy_status s = dy_npy_read(fa, &a, &err);
+  if (!s)
+    s = dy_npy_read(fb, &b, &err);
+  if (!s)
+    s = diff_tensors(a, b, rtol, atol, &d, &err);
+  if (!s) {
+    char ty[128];
+    printf("%-6s %16s %16s %12s    (%s)\n", "index", fa, fb, "abs diff",
+           dy_type_str(&a->type, ty, sizeof ty));
+    int64_t n = dy_tensor_numel(a);
+    for (int64_t i = 0; i < n && i < limit; i++) {
+      double x = a->type.dtype == DY_F32 ? ((float *)a->data)[i] : 0;
+      double y = a->type.dtype == DY_F32 ? ((float *)b->data)[i] : 0;
+      printf("%-6lld %16.8g %16.8g %12.3g\n", (long long)i, x, y, fabs(x - y));
+    }
+    if (n > limit)
+      printf("... %lld more\n", (long long)(n - limit));
+    printf("max abs diff %.3g, max rel diff %.3g over %lld values: %s\n", d.max_abs,
+           d.max_rel, (long long)n, d.n_bad ? "MISMATCH" : "match");
+  }
+  dy_tensor_free(a);
+  dy_tensor_free(b);
+  if (s)
+    return fail(&err);
+  return d.n_bad ? 1 : 0;
+}
+
+/* ---- check: static executor vs compiled executable ---- */
+
+static const char check_help[] =
+    "usage: dy2stc check MODEL.dymodel --input NAME=FILE.npy ... [options]\n"
+    "Run the static executor and the compiled executable on the same inputs\n"
+    "and report the max abs / rel error of every output.\n"
+    "  --max-batch N   bound compiled in (default 64)\n"
+    "  --rtol R        relative tolerance (default 1e-5)\n"
+    "  --atol A        absolute tolerance (default 1e-6)\n"
+    "  --cc CC, --cflags FLAGS   as for compile\n";
+
+static int cmd_check(int argc, char **argv) {
+  const char *model = NULL;
+  input_args ia = {0};
+  dy_compile_options o = dy_compile_options_default();
+  double rtol = 1e-5, atol = 1e-6;
+  int rc = 0;
+  for (int i = 2; i < argc && !rc; i++) {
+    const char *a = argv[i];
+    bool has = i + 1 < argc;
+    if (is_help(a)) {
+      fputs(check_help, stdout);
+      free_inputs(&ia);
+      return 0;
+    } else if (strcmp(a, "--input") == 0 && has) {
+      if (!add_input(&ia, argv[++i]))
+        rc = usage_error("check", "too many inputs (%s)", argv[i]);
+    } else if (strcmp(a, "--max-batch") == 0 && has) {
+      if (!parse_i64(argv[++i], &o.max_batch))
+        rc = usage_error("check", "bad --max-batch '%s'", argv[i]);
+    } else if (strcmp(a, "--rtol") == 0 && has) {
+      if (!parse_double(argv[++i], &rtol))
+        rc = usage_error("check", "bad --rtol '%s'", argv[i]);
+    } else if (strcmp(a, "--atol") == 0 && has) {
+      if (!parse_double(argv[++i], &atol))
+        rc = usage_error("check", "bad --atol '%s'", argv[i]);
+    } else if (strcmp(a, "--cc") == 0 && has) {
+      o.cc = argv[++i];
+    } else if (strcmp(a, "--cflags") == 0 && has) {
+      o.cflags = argv[++i];
+    } else if (a[0] == '-') {
+      rc = usage_error("check", "unknown or incomplete option '%s'", a);
+    } else if (!model) {
+      model = a;
+    } else if (!add_input(&ia, a)) {
+      rc = usage_error("check", "too many inputs (%s)", a);
+    }
+  }
+  if (!rc && !model)
+    rc = usage_error("check", "%s", "no model given");
+  if (rc) {
+    free_inputs(&ia);
+    return rc;
+  }
+  dy_error err = {0};
+  dy_program *p = NULL;
+  dy_tensor *in[DY_MAX_FEEDS] = {0}, *ref[DY_MAX_FEEDS] = {0}, *got[DY_MAX_FEEDS] = {0};
+  dy_codegen_output co = {0};
+  char dir[4096] = "", exe[4200] = "";
+  const char *tmpdir = getenv("TMPDIR");
+  o.name = "model";
+  o.emit_main = true;
+  o.source = model;
+  bool mismatch = false;
+  dy_status s = dy_jit_load(model, &p, &err);
+  if (!s)
+    s = load_inputs(p, &ia, in, &err);
+  if (!s)
+    s = dy_executor_run(p, in, p->n_feeds, ref, p->n_fetches, &err);
+  if (!s)
+    s = dy_compile_program(p, &o, &co, NULL, &err);
+  if (!s) {
+    snprintf(dir, sizeof dir, "%s/dy2stc-check.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+    if (!mkdtemp(dir))
+      s = dy_error_set(&err, DY_STATUS_IO, "cannot create a temporary directory");
+    snprintf(exe, sizeof exe, "%s/model", dir);
+  }
+  if (!s)
+    s = dy_build_executable(&co, &o, exe, &err);
+  if (!s) {
+    /* argv: exe --input name=file ... --output-dir dir */
+    char *args[2 * DY_MAX_FEEDS + 4];
+    char spec[DY_MAX_FEEDS][4200];
+    int n = 0;
+    args[n++] = exe;
+    for (int i = 0; i < ia.n; i++) {
+      const char *nm = ia.name[i] ? ia.name[i] : p->vars[p->feeds[i]]->name;
+      snprintf(spec[i], sizeof spec[i], "%s=%s", nm, ia.file[i]);
+      args[n++] = "--input";
+      args[n++] = spec[i];
+    }
+    args[n++] = "--output-dir";
+    args[n++] = dir;
+    args[n] = NULL;
+    s = dy_run_command(args, &err);
+  }
+  for (int i = 0; !s && i < p->n_fetches; i++) {
+    char path[4400];
+    const char *name = p->vars[p->fetches[i]]->name;
+    output_path(dir, name, path, sizeof path);
+    diff_stats d;
+    if ((s = dy_npy_read(path, &got[i], &err)) ||
+        (s = diff_tensors(got[i], ref[i], rtol, atol, &d, &err))) {
+      dy_error_prefix(&err, "output '%s'", name);
+      break;
+    }
+    printf("%s: max abs err %.3g, max rel err %.3g: %s\n", name, d.max_abs,
+           d.max_rel, d.n_bad ? "MISMATCH" : "ok");
+    mismatch |= d.n_bad > 0;
+    remove(path);
+  }
+  if (exe[0])
+    remove(exe);
+  if (dir[0])
+    rmdir(dir);
+  for (int i = 0; i < DY_MAX_FEEDS; i++) {
+    dy_tensor_free(in[i]);
+    dy_tensor_free(ref[i]);
+    dy_tensor_free(got[i]);
+  }
+  dy_codegen_output_free(&co);
+  dy_program_free(p);
+  free_inputs(&ia);
+  if (s)
+    return fail(&err);
+  return mismatch ? 1 : 0;
+}
+
+/* ---- main ---- */
+
+static const char main_help[] =
+    "usage: dy2stc COMMAND [options]   (dy2stc COMMAND --help for each)\n"
+    "  compile   build a .dymodel into an executable, or C sources (--emit c)\n"
+    "  run       run a .dymodel on the static executor\n"
+    "  show      print a .dymodel as text or Graphviz\n"
+    "  check     compare the static executor with the compiled executable\n"
+    "  compare   compare two .npy files\n"
+    "  --version print the version\n";
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fputs(main_help, stderr);
+    return 2;
+  }
+  const char *cmd = argv[1];
+  if (is_help(cmd)) {
+    fputs(main_help, stdout);
+    return 0;
+  }
+  if (strcmp(cmd, "--version") == 0) {
+    printf("dy2stc %s (.dymodel format %d)\n", DY_VERSION_STRING, DY_DYMODEL_VERSION);
+    return 0;
+  }
+  if (strcmp(cmd, "compile") == 0)
+    return cmd_compile(argc, argv);
+  if (strcmp(cmd, "run") == 0)
+    return cmd_run(argc, argv);
+  if (strcmp(cmd, "show") == 0)
+    return cmd_show(argc, argv);
+  if (strcmp(cmd, "check") == 0)
+    return cmd_check(argc, argv);
+  if (strcmp(cmd, "compare") == 0)
+    return cmd_compare(argc, argv);
+  fprintf(stderr, "%s: unknown command '%s' (see '%s --help')\n", prog, cmd, prog);
+  return 2;
+}

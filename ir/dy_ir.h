@@ -1,0 +1,406 @@
+/* dy_ir.h - the intermediate representation of dy2stc.
+ *
+ * A Program is what PaddlePaddle calls a Program: a list of blocks (block 0
+ * is the global block; sub-blocks will hold cond/while bodies), each holding
+ * ops; and a program-wide table of vars. A var has a name, a dtype, a shape
+ * (-1 marks the dynamic dim, see below), and may be persistable (a parameter
+ * or constant that carries its data). Feeds and fetches name the program's
+ * inputs and outputs in order.
+ *
+ *   dy_program *p = dy_program_new();
+ *   int x = dy_program_add_var(p, "x", DY_F32, 2, (int64_t[]){-1, 10});
+ *   dy_program_add_feed(p, x);
+ *   ...
+ *   dy_op *op = dy_program_append_op(p, 0, DY_OP_RELU, loc);
+ *   dy_op_set_inputs(p, op, 1, (int[]){x});  dy_op_set_outputs(...);
+ *   dy_program_free(p);
+ *
+ * Dynamic dims. A dim of -1 is "the batch": a run-time size that every -1
+ * in the Program shares (Paddle's InputSpec None on dim 0). Shape inference
+ * keeps it symbolic; an op whose output dim would be some other function of
+ * the batch (2*batch, batch*batch) is rejected with a clear error. The code
+ * generator turns it into the run-time argument `batch`, bounded by
+ * --max-batch.
+ *
+ * Ownership. A dy_program owns everything reachable from it (blocks, vars,
+ * ops, attributes, names, parameter data) in one arena, released by
+ * dy_program_free. No IR node is freed alone. Pointers returned by the
+ * accessors are borrowed and valid until the program is freed.
+ *
+ * Errors. Fallible functions return dy_status and fill a caller-owned
+ * dy_error (message, op id, source location). Nothing here exits or aborts.
+ *
+ * Sections below name the file that defines them, as chibicc.h does.
+ */
+#ifndef DY_IR_H
+#define DY_IR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define DY_MAX_DIMS 8
+#define DY_VERSION_STRING "0.1.0"
+
+/* ------------------------------------------------------------------ */
+/* status.c: status codes and errors                                   */
+/* ------------------------------------------------------------------ */
+
+typedef enum {
+  DY_OK = 0,
+  DY_STATUS_INVALID_ARGUMENT,  /* bad attribute, axis out of range, ...     */
+  DY_STATUS_SHAPE_MISMATCH,    /* shapes do not agree                        */
+  DY_STATUS_DTYPE_MISMATCH,
+  DY_STATUS_UNSUPPORTED,       /* valid request we do not implement          */
+  DY_STATUS_INVALID_IR,        /* the verifier found a broken invariant      */
+  DY_STATUS_IO,                /* a file could not be read or written        */
+  DY_STATUS_FORMAT,            /* a file is malformed, truncated, corrupted  */
+  DY_STATUS_VERSION,           /* a file is from a newer, unknown version    */
+  DY_STATUS_OUT_OF_MEMORY,
+  DY_STATUS_SYMBOLIC,          /* a symbolic tensor's value was read         */
+  DY_STATUS_LIMIT,             /* a size bound (--max-batch, --max-ram)      */
+  DY_STATUS_INTERNAL,
+} dy_status;
+
+/* Where an op came from: the file:line of the eager call that recorded it.
+ * file is borrowed (a string literal from __FILE__ or program-owned). */
+typedef struct {
+  const char *file;
+  int line;
+} dy_srcloc;
+
+#define DY_HERE ((dy_srcloc){__FILE__, __LINE__})
+
+/* A caller-owned error report. Zero-initialise it (dy_error err = {0}). */
+typedef struct {
+  dy_status status;
+  int op_id;            /* id of the op at fault, or -1 */
+  dy_srcloc loc;        /* its source location, file NULL if unknown */
+  char file_buf[256];   /* loc.file points here once the error is set */
+  char msg[512];
+} dy_error;
+
+/* Fill err (if non-NULL) and return status. */
+dy_status dy_error_set(dy_error *err, dy_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Same, recording the op and its source location (op may be NULL). */
+struct dy_op;
+dy_status dy_error_at(dy_error *err, const struct dy_op *op, dy_status status,
+                      const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Prefix an existing message: "what: <old message>". */
+dy_status dy_error_prefix(dy_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* One line: "file:line: message" when a location is known, else message. */
+void dy_error_format(const dy_error *err, char *buf, size_t n);
+const char *dy_status_name(dy_status s);
+
+/* ------------------------------------------------------------------ */
+/* types.c: dtypes and shapes                                          */
+/* ------------------------------------------------------------------ */
+
+typedef enum {
+  DY_F32 = 0,
+  DY_I64 = 1,
+  DY_BOOL = 2,   /* one byte per element, 0 or 1 */
+  DY_DTYPE_COUNT
+} dy_dtype;
+
+const char *dy_dtype_name(dy_dtype t);       /* "f32", "i64", "bool" */
+size_t dy_dtype_size(dy_dtype t);            /* bytes per element    */
+bool dy_dtype_from_name(const char *s, dy_dtype *out);
+
+/* A value type: dtype and shape. shape[i] == -1 is the dynamic batch. */
+typedef struct {
+  dy_dtype dtype;
+  int rank;
+  int64_t shape[DY_MAX_DIMS];
+} dy_type;
+
+/* Number of elements, or -1 if any dim is dynamic. */
+int64_t dy_type_numel(const dy_type *t);
+/* Number of elements with every dynamic dim set to batch. */
+int64_t dy_type_numel_at(const dy_type *t, int64_t batch);
+bool dy_type_is_static(const dy_type *t);
+bool dy_type_equal(const dy_type *a, const dy_type *b);
+/* "f32[-1,10]" into buf; returns buf. */
+char *dy_type_str(const dy_type *t, char *buf, size_t n);
+
+/* ------------------------------------------------------------------ */
+/* ops.c: the op table (built from ops.def)                            */
+/* ------------------------------------------------------------------ */
+
+enum {
+  DY_OPF_ELEMENTWISE = 1 << 0,  /* output[i] depends on inputs[i] only   */
+  DY_OPF_UNARY       = 1 << 1,
+  DY_OPF_BINARY      = 1 << 2,  /* two inputs, numpy broadcasting        */
+  DY_OPF_COMMUTATIVE = 1 << 3,
+  DY_OPF_BLAS        = 1 << 4,  /* GEMM-shaped                           */
+  DY_OPF_VIEW        = 1 << 5,  /* output is the input's data reshaped   */
+  DY_OPF_CREATE      = 1 << 6,  /* no inputs; makes a tensor from attrs  */
+};
+
+typedef enum {
+#define DY_OP(NAME, name, n_in, n_out, flags, attrs) DY_OP_##NAME,
+#include "ops.def"
+#undef DY_OP
+  DY_OP_COUNT
+} dy_op_kind;
+
+typedef struct {
+  const char *name;
+  int n_in;            /* -1: variadic */
+  int n_out;
+  unsigned flags;
+  const char *attrs;   /* schema, see ops.def */
+} dy_op_info;
+
+/* k must be a valid kind (< DY_OP_COUNT). */
+const dy_op_info *dy_op_info_of(dy_op_kind k);
+const char *dy_op_name(dy_op_kind k);
+/* Look an op up by name; false if unknown. */
+bool dy_op_kind_from_name(const char *name, dy_op_kind *out);
+
+/* ------------------------------------------------------------------ */
+/* program.c: Program, Block, Var, Op, attributes                      */
+/* ------------------------------------------------------------------ */
+
+typedef enum {
+  DY_ATTR_INT = 0,
+  DY_ATTR_FLOAT = 1,
+  DY_ATTR_INTS = 2,
+  DY_ATTR_FLOATS = 3,
+  DY_ATTR_STRING = 4,
+} dy_attr_kind;
+
+typedef struct {
+  const char *name;
+  dy_attr_kind kind;
+  int64_t i;
+  double f;
+  int n;                /* length of ints / floats */
+  const int64_t *ints;
+  const float *floats;
+  const char *s;
+} dy_attr;
+
+/* Stack-friendly attribute literals, for eager calls and tests. */
+#define DY_ATTR_I(nm, v) ((dy_attr){.name = (nm), .kind = DY_ATTR_INT, .i = (v)})
+#define DY_ATTR_F(nm, v) ((dy_attr){.name = (nm), .kind = DY_ATTR_FLOAT, .f = (v)})
+#define DY_ATTR_IS(nm, arr, len) \
+  ((dy_attr){.name = (nm), .kind = DY_ATTR_INTS, .n = (len), .ints = (arr)})
+#define DY_ATTR_FS(nm, arr, len) \
+  ((dy_attr){.name = (nm), .kind = DY_ATTR_FLOATS, .n = (len), .floats = (arr)})
+#define DY_ATTR_S(nm, str) ((dy_attr){.name = (nm), .kind = DY_ATTR_STRING, .s = (str)})
+
+/* An op. Inside a Program, inputs/outputs are var ids; an eager call builds
+ * a dy_op on the stack (ids unused) so that inference and kernels read
+ * attributes the same way in both worlds. */
+typedef struct dy_op {
+  int id;               /* unique within the program, in creation order */
+  dy_op_kind kind;
+  int block;
+  int n_inputs, n_outputs;
+  int *inputs;          /* var ids */
+  int *outputs;         /* var ids */
+  int n_attrs;
+  dy_attr *attrs;
+  dy_srcloc loc;
+} dy_op;
+
+typedef struct {
+  int id;               /* index in dy_program.vars */
+  const char *name;
+  dy_type type;
+  bool persistable;     /* a parameter or constant: carries data */
+  void *data;           /* persistable only; dy_type_numel * dtype size bytes */
+  int block;            /* block that declares it */
+  int feed_index;       /* position among feeds, or -1 */
+  int fetch_index;      /* position among fetches, or -1 */
+  int64_t mem_offset;   /* arena offset set by the memory plan, -1 if none */
+  int alias_of;         /* var whose storage this one shares, or -1 */
+} dy_var;
+
+typedef struct {
+  int idx;
+  int parent;           /* -1 for the global block */
+  int n_ops, cap_ops;
+  dy_op **ops;          /* in execution order */
+} dy_block;
+
+typedef struct dy_arena dy_arena;
+
+#define DY_MAX_FEEDS 64
+
+typedef struct {
+  dy_arena *arena;
+  int n_vars, cap_vars;
+  dy_var **vars;
+  int n_blocks, cap_blocks;
+  dy_block **blocks;
+  int n_feeds, n_fetches;
+  int feeds[DY_MAX_FEEDS];     /* var ids, in input order */
+  int fetches[DY_MAX_FEEDS];   /* var ids, in output order */
+  int next_op_id;
+} dy_program;
+
+/* Returns a new empty program with block 0; caller frees with
+ * dy_program_free. NULL only when out of memory. */
+dy_program *dy_program_new(void);
+void dy_program_free(dy_program *p);
+
+/* Allocate from the program's arena (zeroed; never NULL unless OOM). */
+void *dy_program_alloc(dy_program *p, size_t n);
+char *dy_program_strdup(dy_program *p, const char *s);
+
+/* Adds a block under parent; returns its index, or -1 on OOM. */
+int dy_program_add_block(dy_program *p, int parent);
+/* Adds a var; returns its id, or -1 if the name exists or memory ran out.
+ * The name is copied. */
+int dy_program_add_var(dy_program *p, const char *name, const dy_type *type);
+/* Var lookup by name: id or -1. */
+int dy_program_find_var(const dy_program *p, const char *name);
+/* A name not yet used: "<stem>_<n>" with the smallest free n. Arena-owned. */
+const char *dy_program_fresh_name(dy_program *p, const char *stem);
+/* Copy nbytes of data into a persistable var (marks it persistable). */
+dy_status dy_program_set_data(dy_program *p, int var, const void *data,
+                              size_t nbytes, dy_error *err);
+dy_status dy_program_add_feed(dy_program *p, int var, dy_error *err);
+dy_status dy_program_add_fetch(dy_program *p, int var, dy_error *err);
+
+/* Appends an op to a block. Inputs, outputs and attributes are copied. */
+dy_op *dy_program_append_op(dy_program *p, int block, dy_op_kind kind,
+                            const int *inputs, int n_inputs,
+                            const int *outputs, int n_outputs,
+                            const dy_attr *attrs, int n_attrs, dy_srcloc loc);
+/* Remove op at index i of a block (passes). The op's memory stays in the
+ * arena. */
+void dy_block_remove_op(dy_block *b, int i);
+
+static inline dy_var *dy_program_var(const dy_program *p, int id) {
+  return p->vars[id];
+}
+static inline dy_block *dy_program_block(const dy_program *p, int i) {
+  return p->blocks[i];
+}
+static inline bool dy_op_has(const dy_op *op, unsigned flag) {
+  return (dy_op_info_of(op->kind)->flags & flag) != 0;
+}
+/* Total number of ops in all blocks. */
+int dy_program_count_ops(const dy_program *p);
+
+/* Attribute lookup. The getters return DY_OK, or fill err naming the op and
+ * attribute when it is missing or of the wrong kind. */
+const dy_attr *dy_op_find_attr(const dy_op *op, const char *name);
+dy_status dy_op_attr_int(const dy_op *op, const char *name, int64_t *out,
+                         dy_error *err);
+dy_status dy_op_attr_float(const dy_op *op, const char *name, double *out,
+                           dy_error *err);
+dy_status dy_op_attr_ints(const dy_op *op, const char *name,
+                          const int64_t **out, int *n, dy_error *err);
+/* Value or default when absent (no error). */
+int64_t dy_op_attr_int_or(const dy_op *op, const char *name, int64_t dflt);
+
+/* ------------------------------------------------------------------ */
+/* infer.c: shape and dtype inference, one function per op             */
+/* ------------------------------------------------------------------ */
+
+/* Infer the output types of op from its input types. Used by the tracer
+ * (to type what it records), by eager calls and the static executor (to
+ * size outputs; then all dims are concrete) and by the verifier. Errors name
+ * the op and its source line. */
+#define DY_OP(NAME, name, n_in, n_out, flags, attrs)                        \
+  dy_status dy_infer_##name(const dy_op *op, const dy_type *in, int n_in_, \
+                            dy_type *out, dy_error *err);
+#include "ops.def"
+#undef DY_OP
+
+typedef dy_status (*dy_infer_fn)(const dy_op *op, const dy_type *in, int n_in,
+                                 dy_type *out, dy_error *err);
+extern const dy_infer_fn dy_infer_table[DY_OP_COUNT];
+
+/* Dispatch through the table; also checks arity. */
+dy_status dy_infer(const dy_op *op, const dy_type *in, int n_in, dy_type *out,
+                   dy_error *err);
+
+/* Numpy broadcast of two shapes (-1 aware); used by the binary ops and by
+ * kernels. */
+dy_status dy_broadcast_shapes(const dy_op *op, const dy_type *a,
+                              const dy_type *b, dy_type *out, dy_error *err);
+/* Normalise axis (may be negative) against rank; error if out of range. */
+dy_status dy_normalize_axis(const dy_op *op, int64_t axis, int rank,
+                            int *out, dy_error *err);
+
+/* ------------------------------------------------------------------ */
+/* verify.c: the verifier (invariants numbered in verify.c)            */
+/* ------------------------------------------------------------------ */
+
+/* Checks every invariant; the first broken one is reported as
+ * "invariant N (name): detail". */
+dy_status dy_verify(const dy_program *p, dy_error *err);
+
+/* ------------------------------------------------------------------ */
+/* print.c: text and Graphviz                                          */
+/* ------------------------------------------------------------------ */
+
+void dy_program_print(const dy_program *p, FILE *out);
+void dy_program_print_dot(const dy_program *p, FILE *out);
+
+/* ------------------------------------------------------------------ */
+/* serialize.c: .dymodel (protobuf-c, schema ir/dymodel.proto)         */
+/* ------------------------------------------------------------------ */
+
+#define DY_DYMODEL_VERSION 1
+
+/* Writes the Program (structure only; persistable data goes to .dyparams)
+ * to path, whole or not at all (temp file + rename). */
+dy_status dy_dymodel_write(const dy_program *p, const char *path,
+                           dy_error *err);
+/* Reads a Program. *out is a new program; caller frees with
+ * dy_program_free. Persistable vars have no data until dy_dyparams_read.
+ * Structure is validated (names resolve, dtypes known) but the Program is
+ * not verified: call dy_verify before running it (dy_jit_load does). */
+dy_status dy_dymodel_read(const char *path, dy_program **out, dy_error *err);
+/* In-memory forms of the above (tests, embedding). *buf is malloc'd. */
+dy_status dy_dymodel_encode(const dy_program *p, uint8_t **buf, size_t *len,
+                            dy_error *err);
+dy_status dy_dymodel_decode(const uint8_t *buf, size_t len, dy_program **out,
+                            dy_error *err);
+
+/* ------------------------------------------------------------------ */
+/* params.c: .dyparams (layout documented in params.c)                 */
+/* ------------------------------------------------------------------ */
+
+#define DY_DYPARAMS_VERSION 1
+
+/* Writes every persistable var's data, whole or not at all. */
+dy_status dy_dyparams_write(const dy_program *p, const char *path,
+                            dy_error *err);
+/* Fills every persistable var of p from path. Each tensor's name, dtype,
+ * shape and CRC-32 must match; a missing or extra tensor is an error. */
+dy_status dy_dyparams_read(dy_program *p, const char *path, dy_error *err);
+dy_status dy_dyparams_encode(const dy_program *p, uint8_t **buf, size_t *len,
+                             dy_error *err);
+dy_status dy_dyparams_decode(dy_program *p, const uint8_t *buf, size_t len,
+                             dy_error *err);
+
+/* Loads path.dymodel + path.dyparams (path without extension, or with
+ * either extension). Caller frees *out with dy_program_free. */
+dy_status dy_model_load(const char *path, dy_program **out, dy_error *err);
+/* Writes path.dymodel + path.dyparams. */
+dy_status dy_model_save(const dy_program *p, const char *path, dy_error *err);
+
+/* ------------------------------------------------------------------ */
+/* util.c: small shared helpers                                        */
+/* ------------------------------------------------------------------ */
+
+uint32_t dy_crc32(uint32_t crc, const void *data, size_t n);
+/* Read a whole file; *buf is malloc'd (caller frees). */
+dy_status dy_read_file(const char *path, uint8_t **buf, size_t *len,
+                       dy_error *err);
+/* Write a whole file atomically: path.tmp.<pid>, then rename. */
+dy_status dy_write_file_atomic(const char *path, const void *buf, size_t len,
+                               dy_error *err);
+
+#endif /* DY_IR_H */

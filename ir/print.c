@@ -1,0 +1,128 @@
+/* print.c - the Program as text (dy_program_print) and as Graphviz.
+ *
+ * The text form, one declaration or op per line:
+ *
+ *   program {
+ *     var x : f32[-1,10] feed 0
+ *     var linear.weight : f32[10,3] persistable
+ *     var t_0 : f32[-1,3]
+ *     block 0 parent -1 {
+ *       t_0 = matmul(x, linear.weight) {transpose_x = 0, transpose_y = 0}  @simple_net.c:24
+ *     }
+ *     fetch 0 t_2
+ *   }
+ *
+ * Floats print with %.9g (exact for f32) and always carry a '.', 'e', "inf"
+ * or "nan", so they never read back as ints.
+ */
+#include <string.h>
+
+#include "dy_ir.h"
+
+static void print_float(double f, FILE *out) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%.9g", f);
+  if (!strpbrk(buf, ".eEn"))
+    strcat(buf, ".0");
+  fputs(buf, out);
+}
+
+static void print_attr(const dy_attr *a, FILE *out) {
+  fprintf(out, "%s = ", a->name);
+  switch (a->kind) {
+  case DY_ATTR_INT: fprintf(out, "%lld", (long long)a->i); break;
+  case DY_ATTR_FLOAT: print_float(a->f, out); break;
+  case DY_ATTR_INTS:
+    fputc('[', out);
+    for (int i = 0; i < a->n; i++)
+      fprintf(out, "%s%lld", i ? ", " : "", (long long)a->ints[i]);
+    fputc(']', out);
+    break;
+  case DY_ATTR_FLOATS:
+    fputc('[', out);
+    for (int i = 0; i < a->n; i++) {
+      if (i)
+        fputs(", ", out);
+      print_float(a->floats[i], out);
+    }
+    fputc(']', out);
+    break;
+  case DY_ATTR_STRING: fprintf(out, "\"%s\"", a->s ? a->s : ""); break;
+  }
+}
+
+static const char *base_name(const char *path) {
+  const char *s = strrchr(path, '/');
+  return s ? s + 1 : path;
+}
+
+void dy_program_print(const dy_program *p, FILE *out) {
+  char ty[128];
+  fprintf(out, "program {\n");
+  for (int i = 0; i < p->n_vars; i++) {
+    const dy_var *v = p->vars[i];
+    fprintf(out, "  var %s : %s", v->name, dy_type_str(&v->type, ty, sizeof ty));
+    if (v->feed_index >= 0)
+      fprintf(out, " feed %d", v->feed_index);
+    if (v->persistable)
+      fprintf(out, " persistable");
+    fputc('\n', out);
+  }
+  for (int b = 0; b < p->n_blocks; b++) {
+    const dy_block *blk = p->blocks[b];
+    fprintf(out, "  block %d parent %d {\n", blk->idx, blk->parent);
+    for (int k = 0; k < blk->n_ops; k++) {
+      const dy_op *op = blk->ops[k];
+      fprintf(out, "    ");
+      for (int i = 0; i < op->n_outputs; i++)
+        fprintf(out, "%s%s", i ? ", " : "", p->vars[op->outputs[i]]->name);
+      fprintf(out, " = %s(", dy_op_name(op->kind));
+      for (int i = 0; i < op->n_inputs; i++)
+        fprintf(out, "%s%s", i ? ", " : "", p->vars[op->inputs[i]]->name);
+      fputc(')', out);
+      if (op->n_attrs) {
+        fputs(" {", out);
+        for (int i = 0; i < op->n_attrs; i++) {
+          if (i)
+            fputs(", ", out);
+          print_attr(&op->attrs[i], out);
+        }
+        fputc('}', out);
+      }
+      if (op->loc.file)
+        fprintf(out, "  @%s:%d", base_name(op->loc.file), op->loc.line);
+      fputc('\n', out);
+    }
+    fprintf(out, "  }\n");
+  }
+  for (int i = 0; i < p->n_fetches; i++)
+    fprintf(out, "  fetch %d %s\n", i, p->vars[p->fetches[i]]->name);
+  fprintf(out, "}\n");
+}
+
+/* Graphviz: vars are ellipses (parameters grey, feeds/fetches bold), ops
+ * are boxes labelled with the op name and source line. */
+void dy_program_print_dot(const dy_program *p, FILE *out) {
+  char ty[128];
+  fprintf(out, "digraph program {\n  rankdir=TB;\n  node [fontname=\"Helvetica\"];\n");
+  for (int i = 0; i < p->n_vars; i++) {
+    const dy_var *v = p->vars[i];
+    fprintf(out, "  v%d [shape=ellipse, label=\"%s\\n%s\"%s%s];\n", i, v->name,
+            dy_type_str(&v->type, ty, sizeof ty),
+            v->persistable ? ", style=filled, fillcolor=lightgrey" : "",
+            v->feed_index >= 0 || v->fetch_index >= 0 ? ", penwidth=2" : "");
+  }
+  for (int b = 0; b < p->n_blocks; b++)
+    for (int k = 0; k < p->blocks[b]->n_ops; k++) {
+      const dy_op *op = p->blocks[b]->ops[k];
+      fprintf(out, "  op%d [shape=box, label=\"%s", op->id, dy_op_name(op->kind));
+      if (op->loc.file)
+        fprintf(out, "\\n%s:%d", base_name(op->loc.file), op->loc.line);
+      fprintf(out, "\"];\n");
+      for (int i = 0; i < op->n_inputs; i++)
+        fprintf(out, "  v%d -> op%d;\n", op->inputs[i], op->id);
+      for (int i = 0; i < op->n_outputs; i++)
+        fprintf(out, "  op%d -> v%d;\n", op->id, op->outputs[i]);
+    }
+  fprintf(out, "}\n");
+}

@@ -1,0 +1,321 @@
+/* program.c - building Programs: blocks, vars, ops, attributes.
+ *
+ * Everything a Program owns lives in its arena (a list of chunks, bump
+ * allocated, released together by dy_program_free), as QBE's alloc() /
+ * freeall() and ggml's context do. The var and block tables are arrays of
+ * pointers grown by copying into a bigger arena allocation; the old copy is
+ * left in the arena (tables are small next to parameter data).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dy_ir.h"
+
+struct dy_arena {
+  struct chunk *head;
+};
+
+struct chunk {
+  struct chunk *next;
+  size_t used, cap;
+  _Alignas(16) unsigned char data[];
+};
+
+enum { CHUNK_SIZE = 64 * 1024 };
+
+static void *arena_alloc(dy_arena *a, size_t n) {
+  n = (n + 15) & ~(size_t)15;
+  struct chunk *c = a->head;
+  if (!c || c->cap - c->used < n) {
+    size_t cap = n > CHUNK_SIZE ? n : CHUNK_SIZE;
+    c = malloc(sizeof *c + cap);
+    if (!c)
+      return NULL;
+    c->cap = cap;
+    c->used = 0;
+    /* A big allocation gets its own chunk behind the current one, so the
+     * current chunk's free space is not wasted. */
+    if (a->head && n > CHUNK_SIZE) {
+      c->next = a->head->next;
+      a->head->next = c;
+    } else {
+      c->next = a->head;
+      a->head = c;
+    }
+  }
+  void *p = c->data + c->used;
+  c->used += n;
+  memset(p, 0, n);
+  return p;
+}
+
+void *dy_program_alloc(dy_program *p, size_t n) {
+  return arena_alloc(p->arena, n ? n : 1);
+}
+
+char *dy_program_strdup(dy_program *p, const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = dy_program_alloc(p, n);
+  if (d)
+    memcpy(d, s, n);
+  return d;
+}
+
+/* Grow an arena-held pointer table to hold at least `need` entries. */
+static bool grow(dy_program *p, void ***tab, int *cap, int need) {
+  if (need <= *cap)
+    return true;
+  int ncap = *cap ? *cap * 2 : 16;
+  while (ncap < need)
+    ncap *= 2;
+  void **nt = dy_program_alloc(p, sizeof(void *) * (size_t)ncap);
+  if (!nt)
+    return false;
+  if (*cap)
+    memcpy(nt, *tab, sizeof(void *) * (size_t)*cap);
+  *tab = nt;
+  *cap = ncap;
+  return true;
+}
+
+int dy_program_add_block(dy_program *p, int parent) {
+  if (!grow(p, (void ***)&p->blocks, &p->cap_blocks, p->n_blocks + 1))
+    return -1;
+  dy_block *b = dy_program_alloc(p, sizeof *b);
+  if (!b)
+    return -1;
+  b->idx = p->n_blocks;
+  b->parent = parent;
+  p->blocks[p->n_blocks++] = b;
+  return b->idx;
+}
+
+dy_program *dy_program_new(void) {
+  dy_program *p = calloc(1, sizeof *p);
+  if (!p)
+    return NULL;
+  p->arena = calloc(1, sizeof *p->arena);
+  if (!p->arena || dy_program_add_block(p, -1) != 0) {
+    dy_program_free(p);
+    return NULL;
+  }
+  return p;
+}
+
+void dy_program_free(dy_program *p) {
+  if (!p)
+    return;
+  if (p->arena) {
+    for (struct chunk *c = p->arena->head, *next; c; c = next) {
+      next = c->next;
+      free(c);
+    }
+    free(p->arena);
+  }
+  free(p);
+}
+
+int dy_program_find_var(const dy_program *p, const char *name) {
+  for (int i = 0; i < p->n_vars; i++)
+    if (strcmp(p->vars[i]->name, name) == 0)
+      return i;
+  return -1;
+}
+
+int dy_program_add_var(dy_program *p, const char *name, const dy_type *type) {
+  if (dy_program_find_var(p, name) >= 0)
+    return -1;
+  if (!grow(p, (void ***)&p->vars, &p->cap_vars, p->n_vars + 1))
+    return -1;
+  dy_var *v = dy_program_alloc(p, sizeof *v);
+  if (!v || !(v->name = dy_program_strdup(p, name)))
+    return -1;
+  v->id = p->n_vars;
+  v->type = *type;
+  v->feed_index = v->fetch_index = -1;
+  v->mem_offset = -1;
+  v->alias_of = -1;
+  p->vars[p->n_vars++] = v;
+  return v->id;
+}
+
+const char *dy_program_fresh_name(dy_program *p, const char *stem) {
+  char buf[256];
+  for (int n = 0;; n++) {
+    snprintf(buf, sizeof buf, "%s_%d", stem, n);
+    if (dy_program_find_var(p, buf) < 0)
+      return dy_program_strdup(p, buf);
+  }
+}
+
+dy_status dy_program_set_data(dy_program *p, int var, const void *data,
+                              size_t nbytes, dy_error *err) {
+  dy_var *v = p->vars[var];
+  int64_t numel = dy_type_numel(&v->type);
+  if (numel < 0)
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                        "var '%s': a persistable var needs a static shape",
+                        v->name);
+  if ((size_t)numel * dy_dtype_size(v->type.dtype) != nbytes)
+    return dy_error_set(err, DY_STATUS_SHAPE_MISMATCH,
+                        "var '%s': %zu bytes of data for %lld elements",
+                        v->name, nbytes, (long long)numel);
+  v->data = dy_program_alloc(p, nbytes);
+  if (!v->data)
+    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "var '%s': out of memory",
+                        v->name);
+  memcpy(v->data, data, nbytes);
+  v->persistable = true;
+  return DY_OK;
+}
+
+dy_status dy_program_add_feed(dy_program *p, int var, dy_error *err) {
+  if (p->n_feeds >= DY_MAX_FEEDS)
+    return dy_error_set(err, DY_STATUS_LIMIT, "more than %d feeds", DY_MAX_FEEDS);
+  if (p->vars[var]->feed_index >= 0)
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                        "var '%s' is fed twice", p->vars[var]->name);
+  p->vars[var]->feed_index = p->n_feeds;
+  p->feeds[p->n_feeds++] = var;
+  return DY_OK;
+}
+
+dy_status dy_program_add_fetch(dy_program *p, int var, dy_error *err) {
+  if (p->n_fetches >= DY_MAX_FEEDS)
+    return dy_error_set(err, DY_STATUS_LIMIT, "more than %d fetches",
+                        DY_MAX_FEEDS);
+  if (p->vars[var]->fetch_index >= 0)
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                        "var '%s' is fetched twice", p->vars[var]->name);
+  p->vars[var]->fetch_index = p->n_fetches;
+  p->fetches[p->n_fetches++] = var;
+  return DY_OK;
+}
+
+static bool copy_attr(dy_program *p, dy_attr *dst, const dy_attr *src) {
+  *dst = *src;
+  if (!(dst->name = dy_program_strdup(p, src->name)))
+    return false;
+  if (src->kind == DY_ATTR_INTS && src->n) {
+    int64_t *v = dy_program_alloc(p, sizeof *v * (size_t)src->n);
+    if (!v)
+      return false;
+    memcpy(v, src->ints, sizeof *v * (size_t)src->n);
+    dst->ints = v;
+  }
+  if (src->kind == DY_ATTR_FLOATS && src->n) {
+    float *v = dy_program_alloc(p, sizeof *v * (size_t)src->n);
+    if (!v)
+      return false;
+    memcpy(v, src->floats, sizeof *v * (size_t)src->n);
+    dst->floats = v;
+  }
+  if (src->kind == DY_ATTR_STRING && !(dst->s = dy_program_strdup(p, src->s ? src->s : "")))
+    return false;
+  return true;
+}
+
+dy_op *dy_program_append_op(dy_program *p, int block, dy_op_kind kind,
+                            const int *inputs, int n_inputs,
+                            const int *outputs, int n_outputs,
+                            const dy_attr *attrs, int n_attrs, dy_srcloc loc) {
+  dy_block *b = p->blocks[block];
+  if (!grow(p, (void ***)&b->ops, &b->cap_ops, b->n_ops + 1))
+    return NULL;
+  dy_op *op = dy_program_alloc(p, sizeof *op);
+  if (!op)
+    return NULL;
+  op->id = p->next_op_id++;
+  op->kind = kind;
+  op->block = block;
+  op->n_inputs = n_inputs;
+  op->n_outputs = n_outputs;
+  op->inputs = dy_program_alloc(p, sizeof(int) * (size_t)(n_inputs + 1));
+  op->outputs = dy_program_alloc(p, sizeof(int) * (size_t)(n_outputs + 1));
+  op->attrs = dy_program_alloc(p, sizeof(dy_attr) * (size_t)(n_attrs + 1));
+  if (!op->inputs || !op->outputs || !op->attrs)
+    return NULL;
+  if (n_inputs)
+    memcpy(op->inputs, inputs, sizeof(int) * (size_t)n_inputs);
+  if (n_outputs)
+    memcpy(op->outputs, outputs, sizeof(int) * (size_t)n_outputs);
+  for (int i = 0; i < n_attrs; i++)
+    if (!copy_attr(p, &op->attrs[i], &attrs[i]))
+      return NULL;
+  op->n_attrs = n_attrs;
+  op->loc.line = loc.line;
+  op->loc.file = loc.file ? dy_program_strdup(p, loc.file) : NULL;
+  b->ops[b->n_ops++] = op;
+  return op;
+}
+
+void dy_block_remove_op(dy_block *b, int i) {
+  memmove(&b->ops[i], &b->ops[i + 1], sizeof(dy_op *) * (size_t)(b->n_ops - i - 1));
+  b->n_ops--;
+}
+
+int dy_program_count_ops(const dy_program *p) {
+  int n = 0;
+  for (int i = 0; i < p->n_blocks; i++)
+    n += p->blocks[i]->n_ops;
+  return n;
+}
+
+/* ---- attributes ---- */
+
+const dy_attr *dy_op_find_attr(const dy_op *op, const char *name) {
+  for (int i = 0; i < op->n_attrs; i++)
+    if (strcmp(op->attrs[i].name, name) == 0)
+      return &op->attrs[i];
+  return NULL;
+}
+
+static dy_status attr_of_kind(const dy_op *op, const char *name,
+                              dy_attr_kind kind, const dy_attr **out,
+                              dy_error *err) {
+  static const char *const kinds[] = {"int", "float", "ints", "floats", "string"};
+  const dy_attr *a = dy_op_find_attr(op, name);
+  if (!a)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "%s: missing attribute '%s'", dy_op_name(op->kind), name);
+  if (a->kind != kind)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "%s: attribute '%s' should be %s, is %s",
+                       dy_op_name(op->kind), name, kinds[kind], kinds[a->kind]);
+  *out = a;
+  return DY_OK;
+}
+
+dy_status dy_op_attr_int(const dy_op *op, const char *name, int64_t *out,
+                         dy_error *err) {
+  const dy_attr *a;
+  dy_status s = attr_of_kind(op, name, DY_ATTR_INT, &a, err);
+  if (s == DY_OK)
+    *out = a->i;
+  return s;
+}
+
+dy_status dy_op_attr_float(const dy_op *op, const char *name, double *out,
+                           dy_error *err) {
+  const dy_attr *a;
+  dy_status s = attr_of_kind(op, name, DY_ATTR_FLOAT, &a, err);
+  if (s == DY_OK)
+    *out = a->f;
+  return s;
+}
+
+dy_status dy_op_attr_ints(const dy_op *op, const char *name,
+                          const int64_t **out, int *n, dy_error *err) {
+  const dy_attr *a;
+  dy_status s = attr_of_kind(op, name, DY_ATTR_INTS, &a, err);
+  if (s == DY_OK) {
+    *out = a->ints;
+    *n = a->n;
+  }
+  return s;
+}
+
+int64_t dy_op_attr_int_or(const dy_op *op, const char *name, int64_t dflt) {
+  const dy_attr *a = dy_op_find_attr(op, name);
+  return a && a->kind == DY_ATTR_INT ? a->i : dflt;
+}

@@ -1,0 +1,28 @@
+/* dy_runtime_internal.h - runtime's private header: helpers shared by the
+ * runtime's own files, not part of the public API. */
+#ifndef DY_RUNTIME_INTERNAL_H
+#define DY_RUNTIME_INTERNAL_H
+
+#include "dy_runtime.h"
+
+/* tensor.c */
+dy_tensor *dy_tensor_view(dy_tensor *base, const dy_type *type);
+dy_tensor *dy_fail_with(const dy_error *err);
+/* A new tensor owned by the caller whatever scope is open (data zeroed, or
+ * none when with_data is false). NULL on OOM. */
+dy_tensor *dy_tensor_alloc(const dy_type *type, bool with_data);
+/* Hand a caller-owned tensor to the innermost scope (if any); returns it. */
+dy_tensor *dy_tensor_adopt(dy_tensor *t);
+
+/* trace.c: the active trace, if any (NULL when eager only). */
+typedef struct dy_trace_state dy_trace_state;
+dy_trace_state *dy_trace_active(void);
+/* Record op kind with inputs in and single output t (already computed or
+ * symbolic). Returns false (error recorded) on failure. */
+bool dy_trace_record(dy_trace_state *ts, dy_op_kind kind, dy_tensor *const *in,
+                     int n_in, const dy_attr *attrs, int n_attrs, dy_srcloc loc,
+                     dy_tensor *out);
+/* True if t is bound to a non-persistable var of the active trace. */
+bool dy_trace_depends_on_input(dy_trace_state *ts, const dy_tensor *t);
+
+#endif

@@ -1,0 +1,804 @@
+/* kernels.c - reference kernels, one per op in ir/ops.def.
+ *
+ * Every kernel has the signature
+ *
+ *   dy_status dy_kernel_NAME(const dy_op *op, dy_tensor *const *in, int n_in,
+ *                            dy_tensor *const *out, dy_error *err);
+ *
+ * and computes op on concrete inputs into outputs the caller has already
+ * allocated with the inferred types (no -1 dims at kernel time). Eager calls
+ * and the static executor both run them through dy_kernel_table, and
+ * constant folding uses them too, so they favour being obviously right over
+ * being fast; the generated C is where speed lives. Still, a kernel never
+ * trusts its caller: shapes and dtypes are checked against what the op
+ * means, and anything wrong or unsupported comes back as an error naming
+ * the op, never a crash.
+ *
+ * Semantics are numpy's / Paddle's:
+ *   - add/sub/mul/div broadcast numpy-style from either side, any rank up
+ *     to DY_MAX_DIMS, for f32 and i64. One strided iterator (bcast_plan)
+ *     serves all four: it aligns shapes on the right, gives a broadcast dim
+ *     stride 0, drops size-1 dims and merges runs of dims that are
+ *     contiguous in every operand, so [64,256] + [256] runs as 64 calls of
+ *     a 256-long inner loop. i64 add/sub/mul wrap on overflow; i64 div
+ *     truncates toward zero (C and Paddle) and a zero divisor is an error.
+ *   - relu/sigmoid/tanh on f32. relu is x > 0 ? x : 0 (NaN gives 0, as a
+ *     SIMD max(x, 0) does); sigmoid never evaluates exp of a large positive
+ *     number, so sigmoid(-100) is a tiny finite value, not NaN.
+ *   - matmul follows numpy.matmul: the last two dims are the matrix, the
+ *     leading dims broadcast; a 1-D x is [1,K] and a 1-D y is [K,1], the
+ *     added 1 dropped from the result; transpose_x/transpose_y swap the last
+ *     two dims of a >= 2-D operand (ignored for 1-D, as Paddle does). Each
+ *     matrix product is one cblas_sgemm.
+ *   - softmax over any axis (negative counts from the end), subtracting the
+ *     max first so large inputs do not overflow.
+ *   - reshape and flatten copy the data (the eager path aliases instead;
+ *     the executor calls these).
+ *   - transpose is a generic N-d permutation copy, any dtype.
+ *   - full fills its output with attr value converted to the output dtype.
+ */
+#include <cblas.h>
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dy_runtime.h"
+
+/* ------------------------------------------------------------------ */
+/* Checks shared by every kernel                                       */
+/* ------------------------------------------------------------------ */
+
+static const char *op_name(const dy_op *op) { return dy_op_name(op->kind); }
+
+/* t must be a concrete tensor whose buffer holds its type's bytes. */
+static dy_status check_tensor(const dy_op *op, const dy_tensor *t,
+                              const char *what, int i, dy_error *err) {
+  if (!t)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "%s: %s %d is NULL", op_name(op), what, i);
+  if ((unsigned)t->type.dtype >= DY_DTYPE_COUNT || t->type.rank < 0 ||
+      t->type.rank > DY_MAX_DIMS)
+    return dy_error_at(err, op, DY_STATUS_INTERNAL,
+                       "%s: %s %d has a corrupt type", op_name(op), what, i);
+  int64_t n = dy_type_numel(&t->type);
+  if (n < 0)
+    return dy_error_at(err, op, DY_STATUS_SYMBOLIC,
+                       "%s: %s %d has a dynamic dim at run time", op_name(op),
+                       what, i);
+  size_t need = (size_t)n * dy_dtype_size(t->type.dtype);
+  if (need > 0 && !t->data)
+    return dy_error_at(err, op, DY_STATUS_SYMBOLIC,
+                       "%s: %s %d is symbolic (has no data)", op_name(op),
+                       what, i);
+  if (t->nbytes < need)
+    return dy_error_at(err, op, DY_STATUS_INTERNAL,
+                       "%s: %s %d holds %zu bytes, its type needs %zu",
+                       op_name(op), what, i, t->nbytes, need);
+  return DY_OK;
+}
+
+/* Arity and the basic health of every input and the single output. */
+static dy_status check_io(const dy_op *op, dy_tensor *const *in, int n_in,
+                          int want_in, dy_tensor *const *out, dy_error *err) {
+  if (n_in != want_in || (want_in > 0 && !in) || !out)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "%s: expects %d input(s) and an output, got %d input(s)",
+                       op_name(op), want_in, n_in);
+  for (int i = 0; i < n_in; i++) {
+    dy_status s = check_tensor(op, in[i], "input", i, err);
+    if (s != DY_OK)
+      return s;
+  }
+  return check_tensor(op, out[0], "output", 0, err);
+}
+
+static dy_status unsupported_dtype(const dy_op *op, dy_dtype t,
+                                   dy_error *err) {
+  return dy_error_at(err, op, DY_STATUS_UNSUPPORTED,
+                     "%s: dtype %s is not supported", op_name(op),
+                     dy_dtype_name(t));
+}
+
+static dy_status shape_error(const dy_op *op, const char *what,
+                             const dy_type *got, const dy_type *want,
+                             dy_error *err) {
+  char g[128], w[128];
+  return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
+                     "%s: %s is %s, expected %s", op_name(op), what,
+                     dy_type_str(got, g, sizeof g),
+                     dy_type_str(want, w, sizeof w));
+}
+
+/* Contiguous (C order) element strides of a shape. */
+static void contiguous_strides(int rank, const int64_t *shape,
+                               int64_t *strides) {
+  int64_t s = 1;
+  for (int i = rank - 1; i >= 0; i--) {
+    strides[i] = s;
+    s *= shape[i];
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* Binary elementwise ops: the broadcast iterator                      */
+/* ------------------------------------------------------------------ */
+
+/* How to walk a contiguous output with two broadcast inputs. The output's
+ * strides are implied (contiguous); sa/sb are the inputs' element strides
+ * per output dim, 0 where the input is broadcast. */
+typedef struct {
+  int rank;                    /* >= 1 after collapsing */
+  int64_t shape[DY_MAX_DIMS];
+  int64_t sa[DY_MAX_DIMS];
+  int64_t sb[DY_MAX_DIMS];
+} bcast_plan;
+
+/* Build the plan for a op b -> out, checking out has the broadcast type. */
+static dy_status bcast_plan_make(const dy_op *op, const dy_type *a,
+                                 const dy_type *b, const dy_type *out,
+                                 bcast_plan *pl, dy_error *err) {
+  dy_type want = {.dtype = out->dtype};
+  want.rank = a->rank > b->rank ? a->rank : b->rank;
+  int64_t stra[DY_MAX_DIMS], strb[DY_MAX_DIMS];
+  contiguous_strides(a->rank, a->shape, stra);
+  contiguous_strides(b->rank, b->shape, strb);
+
+  /* Align on the right; a missing or size-1 dim broadcasts (stride 0). */
+  int64_t sa[DY_MAX_DIMS], sb[DY_MAX_DIMS];
+  for (int i = 0; i < want.rank; i++) {
+    int ia = i - (want.rank - a->rank), ib = i - (want.rank - b->rank);
+    int64_t da = ia >= 0 ? a->shape[ia] : 1;
+    int64_t db = ib >= 0 ? b->shape[ib] : 1;
+    if (da != db && da != 1 && db != 1) {
+      char ta[128], tb[128];
+      return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
+                         "%s: cannot broadcast %s with %s (dim %d: %lld vs %lld)",
+                         op_name(op), dy_type_str(a, ta, sizeof ta),
+                         dy_type_str(b, tb, sizeof tb), i, (long long)da,
+                         (long long)db);
+    }
+    want.shape[i] = da == 1 ? db : da;
+    sa[i] = da == 1 ? 0 : stra[ia];
+    sb[i] = db == 1 ? 0 : strb[ib];
+  }
+  if (!dy_type_equal(&want, out))
+    return shape_error(op, "output", out, &want, err);
+
+  /* Drop size-1 dims, then merge a dim into the previous one when the pair
+   * is contiguous in both inputs (the output is always contiguous). */
+  int r = 0;
+  for (int i = 0; i < want.rank; i++) {
+    int64_t n = want.shape[i];
+    if (n == 1)
+      continue;
+    if (r > 0 && pl->sa[r - 1] == sa[i] * n && pl->sb[r - 1] == sb[i] * n) {
+      pl->shape[r - 1] *= n;
+      pl->sa[r - 1] = sa[i];
+      pl->sb[r - 1] = sb[i];
+      continue;
+    }
+    pl->shape[r] = n;
+    pl->sa[r] = sa[i];
+    pl->sb[r] = sb[i];
+    r++;
+  }
+  if (r == 0) { /* every dim is 1: a single element */
+    pl->shape[0] = 1;
+    pl->sa[0] = pl->sb[0] = 0;
+    r = 1;
+  }
+  pl->rank = r;
+  return DY_OK;
+}
+
+/* An inner loop: o[i] = a[i*sa] OP b[i*sb] for i < n. Returns 0, or
+ * nonzero when an element is undefined (integer division by zero). */
+typedef int (*binary_loop)(const void *a, int64_t sa, const void *b,
+                           int64_t sb, void *o, int64_t n);
+
+/* Walk the plan, calling loop once per innermost row. es is the element
+ * size in bytes. Returns the first nonzero result of loop. */
+static int bcast_run(const bcast_plan *pl, binary_loop loop, size_t es,
+                     const char *a, const char *b, char *o) {
+  int inner = pl->rank - 1;
+  int64_t n = pl->shape[inner];
+  int64_t outer = 1;
+  for (int d = 0; d < inner; d++)
+    outer *= pl->shape[d];
+  int64_t idx[DY_MAX_DIMS] = {0};
+  int64_t oa = 0, ob = 0, oo = 0;
+  for (int64_t k = 0; k < outer; k++) {
+    int bad = loop(a + (size_t)oa * es, pl->sa[inner], b + (size_t)ob * es,
+                   pl->sb[inner], o + (size_t)oo * es, n);
+    if (bad)
+      return bad;
+    oo += n;
+    /* advance the odometer over the outer dims */
+    for (int d = inner - 1; d >= 0; d--) {
+      oa += pl->sa[d];
+      ob += pl->sb[d];
+      if (++idx[d] < pl->shape[d])
+        break;
+      oa -= pl->sa[d] * pl->shape[d];
+      ob -= pl->sb[d] * pl->shape[d];
+      idx[d] = 0;
+    }
+  }
+  return 0;
+}
+
+/* One inner loop per (op, dtype): EXPR combines x and y. The common stride
+ * patterns (both contiguous, one side a scalar) get their own loops so the
+ * compiler can vectorise them. */
+#define DEFINE_BINARY_LOOP(fname, T, EXPR)                                   \
+  static int fname(const void *pa, int64_t sa, const void *pb, int64_t sb,  \
+                   void *po, int64_t n) {                                   \
+    const T *a = pa, *b = pb;                                               \
+    T *o = po;                                                              \
+    if (sa == 1 && sb == 1) {                                               \
+      for (int64_t i = 0; i < n; i++) {                                     \
+        T x = a[i], y = b[i];                                               \
+        o[i] = (EXPR);                                                      \
+      }                                                                     \
+    } else if (sa == 1 && sb == 0) {                                        \
+      T y = b[0];                                                           \
+      for (int64_t i = 0; i < n; i++) {                                     \
+        T x = a[i];                                                         \
+        o[i] = (EXPR);                                                      \
+      }                                                                     \
+    } else if (sa == 0 && sb == 1) {                                        \
+      T x = a[0];                                                           \
+      for (int64_t i = 0; i < n; i++) {                                     \
+        T y = b[i];                                                         \
+        o[i] = (EXPR);                                                      \
+      }                                                                     \
+    } else {                                                                \
+      for (int64_t i = 0; i < n; i++) {                                     \
+        T x = a[i * sa], y = b[i * sb];                                     \
+        o[i] = (EXPR);                                                      \
+      }                                                                     \
+    }                                                                       \
+    return 0;                                                               \
+  }
+
+/* i64 arithmetic wraps (two's complement) instead of being undefined. */
+#define WRAP(expr) ((int64_t)(expr))
+DEFINE_BINARY_LOOP(add_f32, float, x + y)
+DEFINE_BINARY_LOOP(sub_f32, float, x - y)
+DEFINE_BINARY_LOOP(mul_f32, float, x * y)
+DEFINE_BINARY_LOOP(div_f32, float, x / y)
+DEFINE_BINARY_LOOP(add_i64, int64_t, WRAP((uint64_t)x + (uint64_t)y))
+DEFINE_BINARY_LOOP(sub_i64, int64_t, WRAP((uint64_t)x - (uint64_t)y))
+DEFINE_BINARY_LOOP(mul_i64, int64_t, WRAP((uint64_t)x * (uint64_t)y))
+
+/* Truncating integer division; a zero divisor fails the whole op, and
+ * INT64_MIN / -1 wraps to INT64_MIN. */
+static int div_i64(const void *pa, int64_t sa, const void *pb, int64_t sb,
+                   void *po, int64_t n) {
+  const int64_t *a = pa, *b = pb;
+  int64_t *o = po;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t x = a[i * sa], y = b[i * sb];
+    if (y == 0)
+      return 1;
+    o[i] = y == -1 ? WRAP(0 - (uint64_t)x) : x / y;
+  }
+  return 0;
+}
+
+static dy_status binary(const dy_op *op, dy_tensor *const *in, int n_in,
+                        dy_tensor *const *out, binary_loop f32,
+                        binary_loop i64, dy_error *err) {
+  dy_status s = check_io(op, in, n_in, 2, out, err);
+  if (s != DY_OK)
+    return s;
+  const dy_type *ta = &in[0]->type, *tb = &in[1]->type, *to = &out[0]->type;
+  if (ta->dtype != tb->dtype || ta->dtype != to->dtype)
+    return dy_error_at(err, op, DY_STATUS_DTYPE_MISMATCH,
+                       "%s: dtypes %s and %s -> %s do not agree", op_name(op),
+                       dy_dtype_name(ta->dtype), dy_dtype_name(tb->dtype),
+                       dy_dtype_name(to->dtype));
+  binary_loop loop = ta->dtype == DY_F32 ? f32 : ta->dtype == DY_I64 ? i64 : NULL;
+  if (!loop)
+    return unsupported_dtype(op, ta->dtype, err);
+  bcast_plan pl;
+  s = bcast_plan_make(op, ta, tb, to, &pl, err);
+  if (s != DY_OK)
+    return s;
+  if (dy_type_numel(to) == 0)
+    return DY_OK;
+  /* In place is fine only over an input that is not broadcast. */
+  for (int i = 0; i < 2; i++)
+    if (in[i]->data == out[0]->data && !dy_type_equal(&in[i]->type, to))
+      return dy_error_at(err, op, DY_STATUS_INTERNAL,
+                         "%s: output aliases broadcast input %d", op_name(op), i);
+  if (bcast_run(&pl, loop, dy_dtype_size(ta->dtype), in[0]->data,
+                in[1]->data, out[0]->data))
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "%s: integer division by zero", op_name(op));
+  return DY_OK;
+}
+
+dy_status dy_kernel_add(const dy_op *op, dy_tensor *const *in, int n_in,
+                        dy_tensor *const *out, dy_error *err) {
+  return binary(op, in, n_in, out, add_f32, add_i64, err);
+}
+
+dy_status dy_kernel_sub(const dy_op *op, dy_tensor *const *in, int n_in,
+                        dy_tensor *const *out, dy_error *err) {
+  return binary(op, in, n_in, out, sub_f32, sub_i64, err);
+}
+
+dy_status dy_kernel_mul(const dy_op *op, dy_tensor *const *in, int n_in,
+                        dy_tensor *const *out, dy_error *err) {
+  return binary(op, in, n_in, out, mul_f32, mul_i64, err);
+}
+
+dy_status dy_kernel_div(const dy_op *op, dy_tensor *const *in, int n_in,
+                        dy_tensor *const *out, dy_error *err) {
+  return binary(op, in, n_in, out, div_f32, div_i64, err);
+}
+
+/* ------------------------------------------------------------------ */
+/* Unary elementwise ops (f32)                                         */
+/* ------------------------------------------------------------------ */
+
+/* Checks shared by the unary ops: one f32 input, output of the same type. */
+static dy_status unary_check(const dy_op *op, dy_tensor *const *in, int n_in,
+                             dy_tensor *const *out, dy_error *err) {
+  dy_status s = check_io(op, in, n_in, 1, out, err);
+  if (s != DY_OK)
+    return s;
+  if (in[0]->type.dtype != DY_F32)
+    return unsupported_dtype(op, in[0]->type.dtype, err);
+  if (!dy_type_equal(&in[0]->type, &out[0]->type))
+    return shape_error(op, "output", &out[0]->type, &in[0]->type, err);
+  return DY_OK;
+}
+
+dy_status dy_kernel_relu(const dy_op *op, dy_tensor *const *in, int n_in,
+                         dy_tensor *const *out, dy_error *err) {
+  dy_status s = unary_check(op, in, n_in, out, err);
+  if (s != DY_OK)
+    return s;
+  const float *x = in[0]->data;
+  float *y = out[0]->data;
+  int64_t n = dy_tensor_numel(in[0]);
+  for (int64_t i = 0; i < n; i++)
+    y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+  return DY_OK;
+}
+
+/* 1 / (1 + e^-x), written so that exp only sees non-positive arguments. */
+static float sigmoid1(float x) {
+  if (x >= 0.0f)
+    return 1.0f / (1.0f + expf(-x));
+  float e = expf(x);
+  return e / (1.0f + e);
+}
+
+dy_status dy_kernel_sigmoid(const dy_op *op, dy_tensor *const *in, int n_in,
+                            dy_tensor *const *out, dy_error *err) {
+  dy_status s = unary_check(op, in, n_in, out, err);
+  if (s != DY_OK)
+    return s;
+  const float *x = in[0]->data;
+  float *y = out[0]->data;
+  int64_t n = dy_tensor_numel(in[0]);
+  for (int64_t i = 0; i < n; i++)
+    y[i] = sigmoid1(x[i]);
+  return DY_OK;
+}
+
+dy_status dy_kernel_tanh(const dy_op *op, dy_tensor *const *in, int n_in,
+                         dy_tensor *const *out, dy_error *err) {
+  dy_status s = unary_check(op, in, n_in, out, err);
+  if (s != DY_OK)
+    return s;
+  const float *x = in[0]->data;
+  float *y = out[0]->data;
+  int64_t n = dy_tensor_numel(in[0]);
+  for (int64_t i = 0; i < n; i++)
+    y[i] = tanhf(x[i]);
+  return DY_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* matmul                                                              */
+/* ------------------------------------------------------------------ */
+
+/* One operand as sgemm sees it: the matrix dims and how it is stored. */
+typedef struct {
+  int64_t rows, cols;  /* of the matrix as used (after any transpose) */
+  bool trans;          /* stored transposed */
+  int64_t ld;          /* row length in memory */
+  int64_t size;        /* elements per matrix */
+  int nbatch;          /* number of leading (batch) dims */
+} mm_operand;
+
+/* x: [..., M, K] (or [..., K, M] transposed; [K] is [1, K]).
+ * y: [..., K, N] (or [..., N, K] transposed; [K] is [K, 1]). */
+static void mm_operand_of(const dy_type *t, bool trans, bool is_y,
+                          mm_operand *m) {
+  if (t->rank == 1) {
+    int64_t k = t->shape[0];
+    m->rows = is_y ? k : 1;
+    m->cols = is_y ? 1 : k;
+    m->trans = false;
+    m->ld = is_y ? 1 : k;
+    m->size = k;
+    m->nbatch = 0;
+    return;
+  }
+  int64_t r0 = t->shape[t->rank - 2], r1 = t->shape[t->rank - 1];
+  m->rows = trans ? r1 : r0;
+  m->cols = trans ? r0 : r1;
+  m->trans = trans;
+  m->ld = r1;
+  m->size = r0 * r1;
+  m->nbatch = t->rank - 2;
+}
+
+static bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
+
+dy_status dy_kernel_matmul(const dy_op *op, dy_tensor *const *in, int n_in,
+                           dy_tensor *const *out, dy_error *err) {
+  dy_status s = check_io(op, in, n_in, 2, out, err);
+  if (s != DY_OK)
+    return s;
+  const dy_type *tx = &in[0]->type, *ty = &in[1]->type, *to = &out[0]->type;
+  if (tx->dtype != DY_F32 || ty->dtype != DY_F32 || to->dtype != DY_F32) {
+    dy_dtype bad = tx->dtype != DY_F32 ? tx->dtype
+                   : ty->dtype != DY_F32 ? ty->dtype : to->dtype;
+    return unsupported_dtype(op, bad, err);
+  }
+  if (tx->rank < 1 || ty->rank < 1)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "%s: operands must have rank >= 1 (got %d and %d)",
+                       op_name(op), tx->rank, ty->rank);
+  bool trans_x = dy_op_attr_int_or(op, "transpose_x", 0) != 0;
+  bool trans_y = dy_op_attr_int_or(op, "transpose_y", 0) != 0;
+  mm_operand x, y;
+  mm_operand_of(tx, trans_x, false, &x);
+  mm_operand_of(ty, trans_y, true, &y);
+  int64_t M = x.rows, K = x.cols, N = y.cols;
+  if (y.rows != K) {
+    char a[128], b[128];
+    return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
+                       "%s: inner dims %lld vs %lld (%s @ %s, transpose %d/%d)",
+                       op_name(op), (long long)K, (long long)y.rows,
+                       dy_type_str(tx, a, sizeof a), dy_type_str(ty, b, sizeof b),
+                       trans_x, trans_y);
+  }
+
+  /* Broadcast the batch dims (right-aligned), walking from the innermost
+   * so each operand's batch stride (in elements, 0 where broadcast) is its
+   * matrix size times the batch dims after it. */
+  int nb = x.nbatch > y.nbatch ? x.nbatch : y.nbatch;
+  int64_t bshape[DY_MAX_DIMS], bsx[DY_MAX_DIMS], bsy[DY_MAX_DIMS];
+  int64_t px = x.size, py = y.size;
+  for (int i = nb - 1; i >= 0; i--) {
+    int ix = i - (nb - x.nbatch), iy = i - (nb - y.nbatch);
+    int64_t dx = ix >= 0 ? tx->shape[ix] : 1;
+    int64_t dyy = iy >= 0 ? ty->shape[iy] : 1;
+    if (dx != dyy && dx != 1 && dyy != 1) {
+      char a[128], b[128];
+      return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
+                         "%s: batch dims do not broadcast (%s @ %s)",
+                         op_name(op), dy_type_str(tx, a, sizeof a),
+                         dy_type_str(ty, b, sizeof b));
+    }
+    bshape[i] = dx == 1 ? dyy : dx;
+    bsx[i] = dx == 1 ? 0 : px;
+    bsy[i] = dyy == 1 ? 0 : py;
+    px *= dx;
+    py *= dyy;
+  }
+
+  /* expected output: batch..., M unless x is 1-D, N unless y is 1-D */
+  dy_type want = {.dtype = DY_F32, .rank = nb};
+  for (int i = 0; i < nb; i++)
+    want.shape[i] = bshape[i];
+  if (tx->rank > 1)
+    want.shape[want.rank++] = M;
+  if (ty->rank > 1)
+    want.shape[want.rank++] = N;
+  if (!dy_type_equal(&want, to))
+    return shape_error(op, "output", to, &want, err);
+
+  float *o = out[0]->data;
+  const float *xd = in[0]->data, *yd = in[1]->data;
+  if (dy_type_numel(to) > 0 && ((void *)o == xd || (void *)o == yd))
+    return dy_error_at(err, op, DY_STATUS_INTERNAL,
+                       "%s: output aliases an input", op_name(op));
+  int64_t nbatch = 1;
+  for (int i = 0; i < nb; i++)
+    nbatch *= bshape[i];
+  if (dy_type_numel(to) == 0)
+    return DY_OK;
+  if (K == 0) { /* empty sum: zeros (and sgemm rejects lda = 0) */
+    memset(o, 0, sizeof(float) * (size_t)dy_type_numel(to));
+    return DY_OK;
+  }
+
+  /* y without batch dims and x not transposed: the batch folds into M,
+   * one sgemm for everything ([B*M, K] @ [K, N]). */
+  if (y.nbatch == 0 && !x.trans && nbatch > 1) {
+    M *= nbatch;
+    nbatch = 1;
+    nb = 0;
+  }
+  if (!fits_int(M) || !fits_int(N) || !fits_int(K) || !fits_int(x.ld) ||
+      !fits_int(y.ld))
+    return dy_error_at(err, op, DY_STATUS_UNSUPPORTED,
+                       "%s: matrix dims exceed the BLAS int range", op_name(op));
+  int lda = x.ld > 0 ? (int)x.ld : 1, ldb = y.ld > 0 ? (int)y.ld : 1;
+
+  int64_t idx[DY_MAX_DIMS] = {0};
+  int64_t ox = 0, oy = 0;
+  for (int64_t b = 0; b < nbatch; b++) {
+    cblas_sgemm(CblasRowMajor, x.trans ? CblasTrans : CblasNoTrans,
+                y.trans ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K,
+                1.0f, xd + ox, lda, yd + oy, ldb, 0.0f, o + b * M * N,
+                N > 0 ? (int)N : 1);
+    for (int d = nb - 1; d >= 0; d--) {
+      ox += bsx[d];
+      oy += bsy[d];
+      if (++idx[d] < bshape[d])
+        break;
+      ox -= bsx[d] * bshape[d];
+      oy -= bsy[d] * bshape[d];
+      idx[d] = 0;
+    }
+  }
+  return DY_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* softmax                                                             */
+/* ------------------------------------------------------------------ */
+
+dy_status dy_kernel_softmax(const dy_op *op, dy_tensor *const *in, int n_in,
+                            dy_tensor *const *out, dy_error *err) {
+  dy_status s = unary_check(op, in, n_in, out, err);
+  if (s != DY_OK)
+    return s;
+  const dy_type *t = &in[0]->type;
+  int64_t axis = dy_op_attr_int_or(op, "axis", -1);
+  int rank = t->rank > 0 ? t->rank : 1; /* a scalar is a 1-element vector */
+  if (axis < -rank || axis >= rank)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "%s: axis %lld out of range for rank %d", op_name(op),
+                       (long long)axis, t->rank);
+  if (axis < 0)
+    axis += rank;
+
+  /* [outer, n, inner] around the axis */
+  int64_t outer = 1, n = t->rank > 0 ? t->shape[axis] : 1, inner = 1;
+  for (int i = 0; i < axis; i++)
+    outer *= t->shape[i];
+  for (int i = (int)axis + 1; i < t->rank; i++)
+    inner *= t->shape[i];
+
+  const float *x = in[0]->data;
+  float *y = out[0]->data;
+  for (int64_t o = 0; o < outer; o++) {
+    for (int64_t j = 0; j < inner; j++) {
+      const float *xr = x + o * n * inner + j;
+      float *yr = y + o * n * inner + j;
+      float mx = -INFINITY;
+      for (int64_t i = 0; i < n; i++)
+        if (xr[i * inner] > mx)
+          mx = xr[i * inner];
+      float sum = 0.0f;
+      for (int64_t i = 0; i < n; i++) {
+        float e = expf(xr[i * inner] - mx);
+        yr[i * inner] = e;
+        sum += e;
+      }
+      float inv = 1.0f / sum;
+      for (int64_t i = 0; i < n; i++)
+        yr[i * inner] *= inv;
+    }
+  }
+  return DY_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* reshape, flatten: copy                                              */
+/* ------------------------------------------------------------------ */
+
+static dy_status copy_same_numel(const dy_op *op, dy_tensor *const *in,
+                                 int n_in, dy_tensor *const *out,
+                                 dy_error *err) {
+  dy_status s = check_io(op, in, n_in, 1, out, err);
+  if (s != DY_OK)
+    return s;
+  const dy_type *ti = &in[0]->type, *to = &out[0]->type;
+  if (ti->dtype != to->dtype)
+    return dy_error_at(err, op, DY_STATUS_DTYPE_MISMATCH,
+                       "%s: input is %s, output %s", op_name(op),
+                       dy_dtype_name(ti->dtype), dy_dtype_name(to->dtype));
+  if (dy_type_numel(ti) != dy_type_numel(to)) {
+    char a[128], b[128];
+    return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
+                       "%s: %s and %s differ in element count", op_name(op),
+                       dy_type_str(ti, a, sizeof a), dy_type_str(to, b, sizeof b));
+  }
+  size_t nbytes = (size_t)dy_type_numel(ti) * dy_dtype_size(ti->dtype);
+  if (nbytes && out[0]->data != in[0]->data)
+    memmove(out[0]->data, in[0]->data, nbytes);
+  return DY_OK;
+}
+
+dy_status dy_kernel_reshape(const dy_op *op, dy_tensor *const *in, int n_in,
+                            dy_tensor *const *out, dy_error *err) {
+  return copy_same_numel(op, in, n_in, out, err);
+}
+
+dy_status dy_kernel_flatten(const dy_op *op, dy_tensor *const *in, int n_in,
+                            dy_tensor *const *out, dy_error *err) {
+  return copy_same_numel(op, in, n_in, out, err);
+}
+
+/* ------------------------------------------------------------------ */
+/* transpose                                                           */
+/* ------------------------------------------------------------------ */
+
+/* o[i] = s[i * ss] for i < n, for elements of one size. */
+#define DEFINE_GATHER_LOOP(fname, T)                                    \
+  static void fname(const void *ps, int64_t ss, void *po, int64_t n) { \
+    const T *src = ps;                                                 \
+    T *o = po;                                                         \
+    if (ss == 1)                                                       \
+      memcpy(o, src, sizeof(T) * (size_t)n);                           \
+    else                                                               \
+      for (int64_t i = 0; i < n; i++)                                  \
+        o[i] = src[i * ss];                                            \
+  }
+DEFINE_GATHER_LOOP(gather_1, uint8_t)
+DEFINE_GATHER_LOOP(gather_4, uint32_t)
+DEFINE_GATHER_LOOP(gather_8, uint64_t)
+
+dy_status dy_kernel_transpose(const dy_op *op, dy_tensor *const *in, int n_in,
+                              dy_tensor *const *out, dy_error *err) {
+  dy_status s = check_io(op, in, n_in, 1, out, err);
+  if (s != DY_OK)
+    return s;
+  const dy_type *ti = &in[0]->type, *to = &out[0]->type;
+  const int64_t *perm;
+  int np;
+  s = dy_op_attr_ints(op, "perm", &perm, &np, err);
+  if (s != DY_OK)
+    return s;
+  if (np != ti->rank)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "%s: perm has %d entries for rank %d", op_name(op), np,
+                       ti->rank);
+  int p[DY_MAX_DIMS];
+  bool seen[DY_MAX_DIMS] = {false};
+  for (int i = 0; i < np; i++) {
+    int64_t a = perm[i] < 0 ? perm[i] + np : perm[i];
+    if (a < 0 || a >= np || seen[a])
+      return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                         "%s: perm is not a permutation of 0..%d (entry %d is %lld)",
+                         op_name(op), np - 1, i, (long long)perm[i]);
+    seen[a] = true;
+    p[i] = (int)a;
+  }
+  dy_type want = {.dtype = ti->dtype, .rank = ti->rank};
+  for (int i = 0; i < np; i++)
+    want.shape[i] = ti->shape[p[i]];
+  if (!dy_type_equal(&want, to))
+    return shape_error(op, "output", to, &want, err);
+  if (dy_type_numel(to) == 0)
+    return DY_OK;
+
+  /* Walk the output contiguously; the source stride of output dim i is the
+   * input's stride of dim p[i]. Size-1 dims go, and runs contiguous in the
+   * source merge, so an identity perm is one memcpy. */
+  int64_t istr[DY_MAX_DIMS], shape[DY_MAX_DIMS], ss[DY_MAX_DIMS];
+  contiguous_strides(ti->rank, ti->shape, istr);
+  int r = 0;
+  for (int i = 0; i < np; i++) {
+    int64_t n = want.shape[i], st = istr[p[i]];
+    if (n == 1)
+      continue;
+    if (r > 0 && ss[r - 1] == st * n) {
+      shape[r - 1] *= n;
+      ss[r - 1] = st;
+      continue;
+    }
+    shape[r] = n;
+    ss[r] = st;
+    r++;
+  }
+  if (r == 0) {
+    shape[0] = 1;
+    ss[0] = 1;
+    r = 1;
+  }
+
+  size_t es = dy_dtype_size(ti->dtype);
+  void (*gather)(const void *, int64_t, void *, int64_t) =
+      es == 1 ? gather_1 : es == 4 ? gather_4 : es == 8 ? gather_8 : NULL;
+  if (!gather)
+    return unsupported_dtype(op, ti->dtype, err);
+  const char *src = in[0]->data;
+  char *dst = out[0]->data;
+  if (src == dst)
+    return dy_error_at(err, op, DY_STATUS_INTERNAL,
+                       "%s: output aliases the input", op_name(op));
+  int inner = r - 1;
+  int64_t n = shape[inner], outer = 1, idx[DY_MAX_DIMS] = {0}, off = 0;
+  for (int d = 0; d < inner; d++)
+    outer *= shape[d];
+  for (int64_t k = 0; k < outer; k++) {
+    gather(src + (size_t)off * es, ss[inner], dst + (size_t)(k * n) * es, n);
+    for (int d = inner - 1; d >= 0; d--) {
+      off += ss[d];
+      if (++idx[d] < shape[d])
+        break;
+      off -= ss[d] * shape[d];
+      idx[d] = 0;
+    }
+  }
+  return DY_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* full                                                                */
+/* ------------------------------------------------------------------ */
+
+dy_status dy_kernel_full(const dy_op *op, dy_tensor *const *in, int n_in,
+                         dy_tensor *const *out, dy_error *err) {
+  dy_status s = check_io(op, in, n_in, 0, out, err);
+  if (s != DY_OK)
+    return s;
+  double v;
+  s = dy_op_attr_float(op, "value", &v, err);
+  if (s != DY_OK)
+    return s;
+  int64_t n = dy_tensor_numel(out[0]);
+  switch (out[0]->type.dtype) {
+  case DY_F32: {
+    /* out-of-range doubles become +-inf (numpy's float32(1e39)) rather
+     * than an undefined conversion */
+    float f = isfinite(v) && fabs(v) > FLT_MAX ? (v > 0 ? INFINITY : -INFINITY)
+                                               : (float)v;
+    float *o = out[0]->data;
+    for (int64_t i = 0; i < n; i++)
+      o[i] = f;
+    return DY_OK;
+  }
+  case DY_I64: {
+    if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0))
+      return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                         "%s: value %g does not fit in i64", op_name(op), v);
+    int64_t x = (int64_t)v;
+    int64_t *o = out[0]->data;
+    for (int64_t i = 0; i < n; i++)
+      o[i] = x;
+    return DY_OK;
+  }
+  case DY_BOOL:
+    if (n > 0)
+      memset(out[0]->data, v != 0.0 ? 1 : 0, (size_t)n);
+    return DY_OK;
+  default:
+    return unsupported_dtype(op, out[0]->type.dtype, err);
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* The table                                                           */
+/* ------------------------------------------------------------------ */
+
+const dy_kernel_fn dy_kernel_table[DY_OP_COUNT] = {
+#define DY_OP(NAME, name, n_in, n_out, flags, attrs) \
+  [DY_OP_##NAME] = dy_kernel_##name,
+#include "ops.def"
+#undef DY_OP
+};

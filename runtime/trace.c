@@ -1,0 +1,271 @@
+/* trace.c - the tracer and static mode.
+ *
+ * While a trace is active on this thread, dy_apply calls dy_trace_record
+ * after computing each op. Tensors are bound to Program vars through two
+ * fields (var, trace_id), so no lookup table is needed: a tensor is "known"
+ * to a trace when its trace_id equals the trace's id. A tensor the trace has
+ * never seen but that carries data (a layer's parameter, a constant made
+ * with dy_full or dy_rand outside the forward) becomes a persistable var
+ * holding a copy of that data, named after the parameter.
+ *
+ * Each op's output var is typed by running inference on the input *vars*'
+ * types, where the dynamic batch is -1; so dims marked -1 in the input
+ * specs stay dynamic, and an attribute that would bake in the traced batch
+ * (reshape to a literal size) is reported with its source line.
+ *
+ * Static mode is the same machinery with symbolic inputs (no data): ops
+ * infer and record but compute nothing.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dy_runtime_internal.h"
+
+struct dy_trace_state {
+  dy_program *p;
+  unsigned id;
+  bool symbolic;
+};
+
+static _Thread_local dy_trace_state *active;
+static _Thread_local unsigned trace_counter;
+
+dy_trace_state *dy_trace_active(void) { return active; }
+
+bool dy_in_static_mode(void) { return active && active->symbolic; }
+
+static unsigned new_trace_id(void) {
+  /* unique per thread; tensors are not shared across threads while tracing */
+  return ++trace_counter;
+}
+
+static bool bind(dy_trace_state *ts, dy_tensor *t, int var) {
+  t->var = var;
+  t->trace_id = ts->id;
+  return true;
+}
+
+/* The var of tensor t, creating a persistable one for unseen data. */
+static int var_of(dy_trace_state *ts, dy_tensor *t, dy_srcloc loc) {
+  if (t->trace_id == ts->id)
+    return t->var;
+  if (!t->data) {
+    dy_fail(DY_STATUS_INVALID_ARGUMENT, loc,
+            "a symbolic tensor from another trace was used");
+    return -1;
+  }
+  const char *name = t->name ? t->name : dy_program_fresh_name(ts->p, "const");
+  if (t->name && dy_program_find_var(ts->p, name) >= 0)
+    name = dy_program_fresh_name(ts->p, t->name);
+  int v = dy_program_add_var(ts->p, name, &t->type);
+  dy_error err = {0};
+  if (v < 0 || dy_program_set_data(ts->p, v, t->data, t->nbytes, &err) != DY_OK) {
+    dy_fail(DY_STATUS_OUT_OF_MEMORY, loc, "trace: cannot add constant '%s'", name);
+    return -1;
+  }
+  bind(ts, t, v);
+  return v;
+}
+
+bool dy_trace_record(dy_trace_state *ts, dy_op_kind kind, dy_tensor *const *in,
+                     int n_in, const dy_attr *attrs, int n_attrs, dy_srcloc loc,
+                     dy_tensor *out) {
+  int ids[16];
+  dy_type types[16];
+  for (int i = 0; i < n_in; i++) {
+    if ((ids[i] = var_of(ts, in[i], loc)) < 0)
+      return false;
+    types[i] = ts->p->vars[ids[i]]->type;
+  }
+  dy_op probe = {.id = ts->p->next_op_id, .kind = kind, .attrs = (dy_attr *)attrs,
+                 .n_attrs = n_attrs, .loc = loc};
+  dy_type out_t;
+  dy_error err = {0};
+  if (dy_infer(&probe, types, n_in, &out_t, &err) != DY_OK) {
+    dy_fail_with(&err);
+    return false;
+  }
+  /* the var's static dims must agree with what was computed */
+  for (int i = 0; i < out_t.rank; i++)
+    if (out_t.shape[i] >= 0 && out->type.shape[i] >= 0 &&
+        out_t.shape[i] != out->type.shape[i]) {
+      dy_fail(DY_STATUS_INTERNAL, loc, "%s: traced dim %d is %lld, Program says %lld",
+              dy_op_name(kind), i, (long long)out->type.shape[i],
+              (long long)out_t.shape[i]);
+      return false;
+    }
+  const char *name = dy_program_fresh_name(ts->p, dy_op_name(kind));
+  int v = name ? dy_program_add_var(ts->p, name, &out_t) : -1;
+  if (v < 0 || !dy_program_append_op(ts->p, 0, kind, ids, n_in, &v, 1, attrs,
+                                     n_attrs, loc)) {
+    dy_fail(DY_STATUS_OUT_OF_MEMORY, loc, "trace: out of memory");
+    return false;
+  }
+  return bind(ts, out, v);
+}
+
+bool dy_trace_depends_on_input(dy_trace_state *ts, const dy_tensor *t) {
+  return t->trace_id == ts->id && !ts->p->vars[t->var]->persistable;
+}
+
+/* Give every parameter of the tree its dotted path as name. */
+static void name_params(dy_layer *l) {
+  for (int i = 0; i < l->n_params; i++) {
+    char path[256];
+    const char *local = strrchr(l->params[i]->name, '.');
+    local = local ? local + 1 : l->params[i]->name;
+    dy_layer_param_path(l, local, path, sizeof path);
+    char *n = malloc(strlen(path) + 1);
+    if (n) {
+      strcpy(n, path);
+      free(l->params[i]->name);
+      l->params[i]->name = n;
+    }
+  }
+  for (int i = 0; i < l->n_children; i++)
+    name_params(l->children[i]);
+}
+
+static dy_status check_spec(const dy_input_spec *s, const dy_tensor *t, int i,
+                            dy_error *err) {
+  bool ok = s->rank == t->type.rank && s->dtype == t->type.dtype;
+  for (int d = 0; ok && d < s->rank; d++)
+    ok = s->shape[d] == -1 || s->shape[d] == t->type.shape[d];
+  if (!ok) {
+    char a[128];
+    return dy_error_set(err, DY_STATUS_SHAPE_MISMATCH,
+                        "input %d ('%s'): tensor %s does not match its spec", i,
+                        s->name ? s->name : "?", dy_type_str(&t->type, a, sizeof a));
+  }
+  return DY_OK;
+}
+
+/* Run forward under a trace. inputs are bound to new feed vars typed by
+ * specs (or by the inputs themselves). */
+static dy_status run_traced(dy_layer *layer, const dy_input_spec *specs,
+                            dy_tensor *const *inputs, int n, bool symbolic,
+                            dy_tensor **out, dy_program **prog, dy_error *err) {
+  if (active)
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                        "a trace is already active on this thread");
+  if (n < 1 || n > DY_MAX_FEEDS)
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT, "bad input count %d", n);
+  dy_trace_state ts = {.p = dy_program_new(), .id = new_trace_id(), .symbolic = symbolic};
+  if (!ts.p)
+    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "trace: out of memory");
+  dy_status s = DY_OK;
+  name_params(layer);
+  for (int i = 0; i < n && !s; i++) {
+    char nm[32];
+    snprintf(nm, sizeof nm, "x%d", i);
+    const char *name = specs && specs[i].name ? specs[i].name : nm;
+    dy_type t = inputs[i]->type;
+    if (specs) {
+      if ((s = check_spec(&specs[i], inputs[i], i, err)))
+        break;
+      memcpy(t.shape, specs[i].shape, sizeof(int64_t) * (size_t)t.rank);
+    }
+    int v = dy_program_add_var(ts.p, name, &t);
+    if (v < 0) {
+      s = dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                       "input name '%s' is used twice", name);
+      break;
+    }
+    if ((s = dy_program_add_feed(ts.p, v, err)))
+      break;
+    bind(&ts, inputs[i], v);
+  }
+  dy_tensor *y = NULL;
+  if (!s) {
+    dy_clear_error();
+    active = &ts;
+    dy_scope_begin();
+    y = dy_layer_call(layer, inputs, n);
+    if (y && !dy_last_error()) {
+      int v = var_of(&ts, y, (dy_srcloc){0});
+      dy_var *fv = v >= 0 ? ts.p->vars[v] : NULL;
+      /* the output is called "out", as Paddle's jit.save names it after
+       * the forward's return, unless it is an input or a parameter */
+      if (fv && !fv->persistable && fv->feed_index < 0 &&
+          dy_program_find_var(ts.p, "out") < 0)
+        fv->name = dy_program_strdup(ts.p, "out");
+      if (v >= 0)
+        s = dy_program_add_fetch(ts.p, v, err);
+    }
+    if (dy_last_error()) {
+      *err = *dy_last_error();
+      if (err->loc.file)
+        err->loc.file = err->file_buf;
+      s = err->status ? err->status : DY_STATUS_INTERNAL;
+      dy_clear_error();
+    } else if (!y) {
+      s = dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                       "the forward of '%s' returned NULL", layer->name);
+    }
+    if (!s && out)
+      *out = dy_keep(y);
+    dy_scope_end();
+    active = NULL;
+  }
+  for (int i = 0; i < n; i++)
+    inputs[i]->trace_id = 0;
+  if (!s && (s = dy_verify(ts.p, err)))
+    dy_error_prefix(err, "traced Program is invalid");
+  if (s) {
+    if (out && *out) {
+      dy_tensor_free(*out);
+      *out = NULL;
+    }
+    dy_program_free(ts.p);
+    return s;
+  }
+  if (prog)
+    *prog = ts.p;
+  else
+    dy_program_free(ts.p);
+  return DY_OK;
+}
+
+dy_status dy_trace(dy_layer *layer, const dy_input_spec *specs,
+                   dy_tensor *const *inputs, int n_inputs, dy_tensor **out,
+                   dy_program **prog, dy_error *err) {
+  if (out)
+    *out = NULL;
+  for (int i = 0; i < n_inputs; i++)
+    if (!inputs[i] || !inputs[i]->data)
+      return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                          "dy_trace: input %d has no data", i);
+  return run_traced(layer, specs, inputs, n_inputs, false, out, prog, err);
+}
+
+dy_status dy_program_from_layer(dy_layer *layer, const dy_input_spec *specs,
+                                int n_specs, dy_program **prog, dy_error *err) {
+  dy_tensor *in[DY_MAX_FEEDS];
+  if (n_specs < 1 || n_specs > DY_MAX_FEEDS)
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT, "bad spec count %d", n_specs);
+  for (int i = 0; i < n_specs; i++) {
+    dy_type t = {.dtype = specs[i].dtype, .rank = specs[i].rank};
+    if (t.rank < 0 || t.rank > DY_MAX_DIMS || (unsigned)t.dtype >= DY_DTYPE_COUNT)
+      return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                          "spec %d ('%s'): bad rank or dtype", i,
+                          specs[i].name ? specs[i].name : "?");
+    for (int d = 0; d < t.rank; d++) {
+      t.shape[d] = specs[i].shape[d];
+      if (t.shape[d] < -1)
+        return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                            "spec %d ('%s'): dim %d is %lld", i,
+                            specs[i].name ? specs[i].name : "?", d,
+                            (long long)t.shape[d]);
+    }
+    in[i] = dy_tensor_alloc(&t, false);
+    if (!in[i]) {
+      for (int k = 0; k < i; k++)
+        dy_tensor_free(in[k]);
+      return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+    }
+  }
+  dy_status s = run_traced(layer, specs, in, n_specs, true, NULL, prog, err);
+  for (int i = 0; i < n_specs; i++)
+    dy_tensor_free(in[i]);
+  return s;
+}

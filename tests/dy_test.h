@@ -1,0 +1,33 @@
+/* dy_test.h - helpers shared by the CUnit suites. */
+#ifndef DY_TEST_H
+#define DY_TEST_H
+
+#include <CUnit/CUnit.h>
+#include <math.h>
+#include <stdio.h>
+
+/* Assert a float within tol of an expected value, printing both. */
+#define DY_ASSERT_NEAR(actual, expected, tol)                                  \
+  do {                                                                         \
+    double a_ = (actual), e_ = (expected);                                     \
+    if (!(fabs(a_ - e_) <= (tol))) {                                           \
+      fprintf(stderr, "\n  %s:%d: %s = %.9g, expected %.9g (tol %g)\n",        \
+              __FILE__, __LINE__, #actual, a_, e_, (double)(tol));             \
+    }                                                                          \
+    CU_ASSERT(fabs(a_ - e_) <= (tol));                                         \
+  } while (0)
+
+/* Assert a dy_status is DY_OK, printing the error message otherwise. */
+#define DY_ASSERT_OK(expr, errp)                                               \
+  do {                                                                         \
+    dy_status s_ = (expr);                                                     \
+    if (s_ != DY_OK)                                                           \
+      fprintf(stderr, "\n  %s:%d: %s failed: %s\n", __FILE__, __LINE__, #expr, \
+              (errp)->msg);                                                    \
+    CU_ASSERT_EQUAL_FATAL(s_, DY_OK);                                          \
+  } while (0)
+
+#define DY_SUITE(name) CU_pSuite suite_ = CU_add_suite(name, NULL, NULL)
+#define DY_TEST(fn) CU_add_test(suite_, #fn, fn)
+
+#endif

@@ -1,0 +1,294 @@
+/* test_e2e.c - the whole path for every sample: eager run and jit_save
+ * (the sample binary), `dy2stc run` (static executor) and `dy2stc compile`
+ * (generated C built with $CC), at batch 1, 3 and 64, all three compared.
+ * Plus: the emitted C is strict C99, references no library but memcpy,
+ * memset and libm, is byte-identical across runs; a batch over --max-batch
+ * and malformed inputs are refused with one clear line.
+ *
+ * Tolerance: the compiled and executor outputs must satisfy
+ * max|got - eager| <= 1e-5 * max|eager| (relative to the output's scale:
+ * the compiled GEMM sums in another order than OpenBLAS).
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "dy_compiler.h"
+#include "dy_test.h"
+
+#define DY2STC DY2STC_PATH
+#define SAMPLES DY_BUILD_DIR "/../samples"
+#define WORK DY_BUILD_DIR "/e2e"
+
+/* Run a shell command; stdout+stderr go to WORK/last.log. Returns the exit
+ * status. */
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...) {
+  char cmd[8192], full[8400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(cmd, sizeof cmd, fmt, ap);
+  va_end(ap);
+  snprintf(full, sizeof full, "(%s) >%s/last.log 2>&1", cmd, WORK);
+  int rc = system(full);
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
+}
+
+static char *slurp(const char *path) {
+  uint8_t *buf;
+  size_t len;
+  dy_error err = {0};
+  if (dy_read_file(path, &buf, &len, &err))
+    return NULL;
+  char *s = realloc(buf, len + 1);
+  s[len] = 0;
+  return s;
+}
+
+static char *last_log(void) { return slurp(WORK "/last.log"); }
+
+static void show_log_on_failure(int rc, int want) {
+  if (rc != want) {
+    char *log = last_log();
+    fprintf(stderr, "\n  exit %d (wanted %d); output:\n%s\n", rc, want, log ? log : "");
+    free(log);
+  }
+}
+
+/* max|a-b| / max|b| */
+static double rel_err(const char *got_path, const char *ref_path) {
+  dy_tensor *a = NULL, *b = NULL;
+  dy_error err = {0};
+  if (dy_npy_read(got_path, &a, &err) || dy_npy_read(ref_path, &b, &err)) {
+    fprintf(stderr, "\n  %s\n", err.msg);
+    dy_tensor_free(a);
+    return INFINITY;
+  }
+  double r = INFINITY;
+  if (dy_type_equal(&a->type, &b->type)) {
+    double md = 0, mb = 0;
+    for (int64_t i = 0; i < dy_tensor_numel(a); i++) {
+      double d = fabs(dy_tensor_f32(a)[i] - dy_tensor_f32(b)[i]);
+      md = d > md ? d : md;
+      mb = fabs(dy_tensor_f32(b)[i]) > mb ? fabs(dy_tensor_f32(b)[i]) : mb;
+    }
+    r = md / (mb > 0 ? mb : 1);
+  }
+  dy_tensor_free(a);
+  dy_tensor_free(b);
+  return r;
+}
+
+static void setup_work(void) { mkdir(WORK, 0777); }
+
+/* eager = executor = compiled for one sample at several batches */
+static void three_ways(const char *sample, const char *inputs_fmt) {
+  setup_work();
+  int rc;
+  char dir[512];
+  snprintf(dir, sizeof dir, WORK "/%s", sample);
+  rc = sh("rm -rf %s && mkdir -p %s && %s/%s --batch 2 --out %s", dir, dir, SAMPLES,
+          sample, dir);
+  show_log_on_failure(rc, 0);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  rc = sh("%s compile %s/%s.dymodel -o %s/%s_bin --max-batch 64", DY2STC, dir, sample,
+          dir, sample);
+  show_log_on_failure(rc, 0);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  int batches[] = {1, 3, 64};
+  for (int k = 0; k < 3; k++) {
+    char bdir[600], inputs[1200];
+    snprintf(bdir, sizeof bdir, "%s/b%d", dir, batches[k]);
+    /* the sample re-runs eagerly at this batch; its model is the same
+     * (seeded), so the compiled binary from above applies */
+    rc = sh("mkdir -p %s && %s/%s --batch %d --out %s", bdir, SAMPLES, sample,
+            batches[k], bdir);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    CU_ASSERT_EQUAL(sh("cmp %s/%s.dyparams %s/%s.dyparams", dir, sample, bdir, sample), 0);
+    snprintf(inputs, sizeof inputs, inputs_fmt, bdir, bdir);
+    rc = sh("%s run %s/%s.dymodel %s --output-dir %s/exec", DY2STC, dir, sample, inputs, bdir);
+    show_log_on_failure(rc, 0);
+    CU_ASSERT_EQUAL(rc, 0);
+    rc = sh("%s/%s_bin %s --output-dir %s/compiled", dir, sample, inputs, bdir);
+    show_log_on_failure(rc, 0);
+    CU_ASSERT_EQUAL(rc, 0);
+    char got[700], ref[700];
+    snprintf(ref, sizeof ref, "%s/eager_out.npy", bdir);
+    snprintf(got, sizeof got, "%s/exec/out.npy", bdir);
+    double e1 = rel_err(got, ref);
+    snprintf(got, sizeof got, "%s/compiled/out.npy", bdir);
+    double e2 = rel_err(got, ref);
+    if (!(e1 <= 1e-5 && e2 <= 1e-5))
+      fprintf(stderr, "\n  %s batch %d: executor rel err %g, compiled %g\n", sample,
+              batches[k], e1, e2);
+    CU_ASSERT(e1 <= 1e-5);
+    CU_ASSERT(e2 <= 1e-5);
+  }
+}
+
+static void test_simple_net_three_ways(void) {
+  three_ways("simple_net", "--input x=%s/x.npy --input y=%s/y.npy");
+}
+
+static void test_mlp_three_ways(void) { three_ways("mlp", "--input x=%s/x.npy%.0s"); }
+
+static void test_simple_net_batch_5_and_bound(void) {
+  setup_work();
+  const char *d = WORK "/bound";
+  int rc = sh("rm -rf %s && mkdir -p %s && %s/simple_net --batch 5 --out %s", d, d,
+              SAMPLES, d);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  rc = sh("%s compile %s/simple_net.dymodel -o %s/sn4 --max-batch 4", DY2STC, d, d);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  rc = sh("%s/sn4 --input x=%s/x.npy --input y=%s/y.npy --output-dir %s/o", d, d, d, d);
+  CU_ASSERT_NOT_EQUAL(rc, 0);
+  char *log = last_log();
+  CU_ASSERT_PTR_NOT_NULL(log && strstr(log, "batch"));
+  CU_ASSERT_PTR_NOT_NULL(log && strstr(log, "4"));
+  CU_ASSERT(log && !strchr(strchr(log, '\n') ? strchr(log, '\n') + 1 : "", '\n'));
+  free(log);
+  /* within the bound: batch 5 at --max-batch 5 equals eager */
+  rc = sh("%s compile %s/simple_net.dymodel -o %s/sn5 --max-batch 5", DY2STC, d, d);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  rc = sh("%s/sn5 --input x=%s/x.npy --input y=%s/y.npy --output-dir %s/o", d, d, d, d);
+  show_log_on_failure(rc, 0);
+  CU_ASSERT_EQUAL(rc, 0);
+  CU_ASSERT(rel_err(WORK "/bound/o/out.npy", WORK "/bound/eager_out.npy") <= 1e-5);
+  /* dy2stc check agrees */
+  rc = sh("%s check %s/simple_net.dymodel --input x=%s/x.npy --input y=%s/y.npy", DY2STC,
+          d, d, d);
+  show_log_on_failure(rc, 0);
+  CU_ASSERT_EQUAL(rc, 0);
+}
+
+/* the emitted C: strict C99, no dependencies, deterministic */
+static void test_emitted_c_is_strict_and_standalone(void) {
+  setup_work();
+  const char *d = WORK "/emit";
+  const char *samples[] = {"simple_net", "mlp"};
+  for (int i = 0; i < 2; i++) {
+    const char *s = samples[i];
+    int rc = sh("rm -rf %s/%s && mkdir -p %s/%s && %s/%s --out %s/%s", d, s, d, s, SAMPLES,
+                s, d, s);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    rc = sh("cd %s/%s && %s compile %s.dymodel --emit c -o %s && "
+            "%s compile %s.dymodel --emit c -o again --name %s",
+            d, s, DY2STC, s, s, DY2STC, s, s);
+    show_log_on_failure(rc, 0);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    /* same input, same bytes (only the quoted command line differs) */
+    rc = sh("cd %s/%s && grep -v 'dy2stc compile' %s.c > a.txt && "
+            "grep -v 'dy2stc compile' again.c > b.txt && cmp a.txt b.txt", d, s, s);
+    CU_ASSERT_EQUAL(rc, 0);
+    const char *ccs[] = {"gcc", "clang"};
+    for (int c = 0; c < 2; c++) {
+      rc = sh("cd %s/%s && %s -std=c99 -Wall -Wextra -Werror -pedantic -O2 -c %s.c -o %s.o",
+              d, s, ccs[c], s, s);
+      show_log_on_failure(rc, 0);
+      CU_ASSERT_EQUAL(rc, 0);
+      /* undefined symbols: only memcpy, memset and libm */
+      rc = sh("cd %s/%s && nm -u %s.o | awk '{print $2}' | "
+              "grep -v -E '^(memcpy|memset|expf|tanhf|exp|tanh|logf|sqrtf|erff|powf|fabsf)$' "
+              "| tee undefined.txt | wc -l | grep -qx 0", d, s, s);
+      if (rc) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s/undefined.txt", d, s);
+        char *u = slurp(path);
+        fprintf(stderr, "\n  %s.o references: %s\n", s, u ? u : "?");
+        free(u);
+      }
+      CU_ASSERT_EQUAL(rc, 0);
+    }
+    /* the header alone is valid C too, with the arena size macro */
+    char hpath[600];
+    snprintf(hpath, sizeof hpath, "%s/%s/%s.h", d, s, s);
+    char *h = slurp(hpath);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    CU_ASSERT_PTR_NOT_NULL(strstr(h, "_ARENA_BYTES"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(h, "_MAX_BATCH"));
+    free(h);
+  }
+}
+
+/* bad input is one line and a non-zero exit, never a crash */
+static void expect_one_line_error(int rc, const char *needle) {
+  CU_ASSERT(rc == 1 || rc == 2);
+  char *log = last_log();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+  size_t lines = 0;
+  for (char *c = log; *c; c++)
+    lines += *c == '\n';
+  if (lines != 1 || !strstr(log, needle))
+    fprintf(stderr, "\n  expected one line with '%s', got:\n%s", needle, log);
+  CU_ASSERT_EQUAL(lines, 1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(log, needle));
+  free(log);
+}
+
+static void test_cli_errors(void) {
+  setup_work();
+  const char *d = WORK "/errors";
+  int rc = sh("rm -rf %s && mkdir -p %s && %s/simple_net --batch 2 --out %s", d, d, SAMPLES, d);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  expect_one_line_error(sh("%s compile %s/missing.dymodel -o %s/x", DY2STC, d, d), "missing");
+  sh("head -c 20 %s/simple_net.dymodel > %s/trunc.dymodel && cp %s/simple_net.dyparams "
+     "%s/trunc.dyparams", d, d, d, d);
+  expect_one_line_error(sh("%s compile %s/trunc.dymodel -o %s/x", DY2STC, d, d), "trunc");
+  sh("echo 'not a model' > %s/text.dymodel", d);
+  expect_one_line_error(sh("%s show %s/text.dymodel", DY2STC, d), "text");
+  expect_one_line_error(sh("%s run %s/simple_net.dymodel --input x=%s/y.npy --input y=%s/y.npy",
+                           DY2STC, d, d, d), "input 'x'");
+  expect_one_line_error(sh("%s run %s/simple_net.dymodel --input x=%s/x.npy", DY2STC, d, d),
+                        "missing input 'y'");
+  expect_one_line_error(sh("%s run %s/simple_net.dymodel --input z=%s/x.npy", DY2STC, d, d),
+                        "no input named 'z'");
+  expect_one_line_error(sh("%s compile %s/simple_net.dymodel --max-batch 0", DY2STC, d),
+                        "max-batch");
+  expect_one_line_error(sh("%s frobnicate", DY2STC), "unknown command");
+  /* the compiled executable's own errors */
+  rc = sh("%s compile %s/simple_net.dymodel -o %s/sn", DY2STC, d, d);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  expect_one_line_error(sh("%s/sn --input x=%s/y.npy --input y=%s/y.npy --output-dir %s", d, d,
+                           d, d), "x");
+  expect_one_line_error(sh("%s/sn --input x=%s/nope.npy --input y=%s/y.npy", d, d, d), "nope");
+  sh("head -c 30 %s/x.npy > %s/bad.npy", d, d);
+  expect_one_line_error(sh("%s/sn --input x=%s/bad.npy --input y=%s/y.npy", d, d, d), "bad.npy");
+  /* every subcommand has --help */
+  const char *cmds[] = {"compile", "run", "show", "check", "compare"};
+  for (int i = 0; i < 5; i++) {
+    rc = sh("%s %s --help | grep -q usage", DY2STC, cmds[i]);
+    CU_ASSERT_EQUAL(rc, 0);
+  }
+}
+
+static void test_show(void) {
+  setup_work();
+  const char *d = WORK "/show";
+  int rc = sh("rm -rf %s && mkdir -p %s && %s/simple_net --out %s", d, d, SAMPLES, d);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  rc = sh("%s show %s/simple_net.dymodel", DY2STC, d);
+  CU_ASSERT_EQUAL(rc, 0);
+  char *log = last_log();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+  CU_ASSERT_PTR_NOT_NULL(strstr(log, "var x : f32[-1,10] feed 0"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(log, "matmul(x, linear.weight)"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(log, "@simple_net.c:"));
+  free(log);
+  rc = sh("%s show --dot %s/simple_net.dymodel", DY2STC, d);
+  CU_ASSERT_EQUAL(rc, 0);
+  log = last_log();
+  CU_ASSERT_PTR_NOT_NULL(log && strstr(log, "digraph"));
+  free(log);
+}
+
+void dy_test_register(void) {
+  DY_SUITE("e2e");
+  DY_TEST(test_simple_net_three_ways);
+  DY_TEST(test_mlp_three_ways);
+  DY_TEST(test_simple_net_batch_5_and_bound);
+  DY_TEST(test_emitted_c_is_strict_and_standalone);
+  DY_TEST(test_cli_errors);
+  DY_TEST(test_show);
+}

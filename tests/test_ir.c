@@ -1,0 +1,298 @@
+/* test_ir.c - the op table, shape inference, the verifier and the printer.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dy_compiler.h"
+#include "dy_test.h"
+
+/* ---- the op table: every op has every part ---- */
+
+static void test_every_op_has_every_part(void) {
+  for (int k = 0; k < DY_OP_COUNT; k++) {
+    const dy_op_info *info = dy_op_info_of((dy_op_kind)k);
+    CU_ASSERT_PTR_NOT_NULL(info->name);
+    CU_ASSERT_PTR_NOT_NULL(dy_infer_table[k]);
+    CU_ASSERT_PTR_NOT_NULL(dy_kernel_table[k]);
+    CU_ASSERT_PTR_NOT_NULL(dy_emit_table[k]);
+    dy_op_kind back;
+    CU_ASSERT(dy_op_kind_from_name(info->name, &back) && back == (dy_op_kind)k);
+  }
+  dy_op_kind x;
+  CU_ASSERT_FALSE(dy_op_kind_from_name("no_such_op", &x));
+}
+
+/* ---- inference ---- */
+
+static dy_type T(int rank, const int64_t *shape) {
+  dy_type t = {.dtype = DY_F32, .rank = rank};
+  memcpy(t.shape, shape, sizeof(int64_t) * (size_t)rank);
+  return t;
+}
+
+static dy_status infer1(dy_op_kind kind, const dy_attr *attrs, int n_attrs,
+                        const dy_type *in, int n_in, dy_type *out, dy_error *err) {
+  dy_op op = {.id = 3, .kind = kind, .attrs = (dy_attr *)attrs, .n_attrs = n_attrs,
+              .loc = {"model.c", 42}};
+  return dy_infer(&op, in, n_in, out, err);
+}
+
+static bool shape_is(const dy_type *t, int rank, const int64_t *s) {
+  if (t->rank != rank)
+    return false;
+  for (int i = 0; i < rank; i++)
+    if (t->shape[i] != s[i])
+      return false;
+  return true;
+}
+
+static void test_infer_broadcast(void) {
+  dy_error err = {0};
+  dy_type out, in[2] = {T(2, DY_SHAPE(-1, 3)), T(1, DY_SHAPE(3))};
+  DY_ASSERT_OK(infer1(DY_OP_ADD, NULL, 0, in, 2, &out, &err), &err);
+  CU_ASSERT(shape_is(&out, 2, DY_SHAPE(-1, 3)));
+  in[0] = T(3, DY_SHAPE(2, 1, 5));
+  in[1] = T(2, DY_SHAPE(4, 1));
+  DY_ASSERT_OK(infer1(DY_OP_MUL, NULL, 0, in, 2, &out, &err), &err);
+  CU_ASSERT(shape_is(&out, 3, DY_SHAPE(2, 4, 5)));
+  in[0] = T(2, DY_SHAPE(2, 3));
+  in[1] = T(1, DY_SHAPE(4));
+  CU_ASSERT_EQUAL(infer1(DY_OP_SUB, NULL, 0, in, 2, &out, &err), DY_STATUS_SHAPE_MISMATCH);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "3 against 4"));
+  CU_ASSERT_EQUAL(err.loc.line, 42);
+  /* the batch against a static 7 is refused */
+  in[0] = T(2, DY_SHAPE(-1, 3));
+  in[1] = T(2, DY_SHAPE(7, 3));
+  CU_ASSERT_EQUAL(infer1(DY_OP_ADD, NULL, 0, in, 2, &out, &err), DY_STATUS_SHAPE_MISMATCH);
+  in[1].dtype = DY_I64;
+  CU_ASSERT_EQUAL(infer1(DY_OP_ADD, NULL, 0, in, 2, &out, &err), DY_STATUS_DTYPE_MISMATCH);
+}
+
+static void test_infer_matmul(void) {
+  dy_error err = {0};
+  dy_attr a[] = {DY_ATTR_I("transpose_x", 0), DY_ATTR_I("transpose_y", 0)};
+  dy_type out, in[2] = {T(2, DY_SHAPE(-1, 10)), T(2, DY_SHAPE(10, 3))};
+  DY_ASSERT_OK(infer1(DY_OP_MATMUL, a, 2, in, 2, &out, &err), &err);
+  CU_ASSERT(shape_is(&out, 2, DY_SHAPE(-1, 3)));
+  in[1] = T(2, DY_SHAPE(3, 10));
+  CU_ASSERT_EQUAL(infer1(DY_OP_MATMUL, a, 2, in, 2, &out, &err), DY_STATUS_SHAPE_MISMATCH);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "inner dims 10 vs 3"));
+  dy_attr ty[] = {DY_ATTR_I("transpose_x", 0), DY_ATTR_I("transpose_y", 1)};
+  DY_ASSERT_OK(infer1(DY_OP_MATMUL, ty, 2, in, 2, &out, &err), &err);
+  CU_ASSERT(shape_is(&out, 2, DY_SHAPE(-1, 3)));
+  /* batched with broadcasting, and 1-D operands */
+  in[0] = T(4, DY_SHAPE(2, 1, 5, 6));
+  in[1] = T(3, DY_SHAPE(3, 6, 7));
+  DY_ASSERT_OK(infer1(DY_OP_MATMUL, a, 2, in, 2, &out, &err), &err);
+  CU_ASSERT(shape_is(&out, 4, DY_SHAPE(2, 3, 5, 7)));
+  in[0] = T(1, DY_SHAPE(6));
+  DY_ASSERT_OK(infer1(DY_OP_MATMUL, a, 2, in, 2, &out, &err), &err);
+  CU_ASSERT(shape_is(&out, 2, DY_SHAPE(3, 7)));
+  /* a missing attribute is named */
+  CU_ASSERT_EQUAL(infer1(DY_OP_MATMUL, a, 1, in, 2, &out, &err), DY_STATUS_INVALID_ARGUMENT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "transpose_y"));
+}
+
+static void test_infer_reshape(void) {
+  dy_error err = {0};
+  dy_type out, in = T(3, DY_SHAPE(-1, 4, 4));
+  dy_attr a1[] = {DY_ATTR_IS("shape", DY_SHAPE(0, -1), 2)};
+  DY_ASSERT_OK(infer1(DY_OP_RESHAPE, a1, 1, &in, 1, &out, &err), &err);
+  CU_ASSERT(shape_is(&out, 2, DY_SHAPE(-1, 16)));
+  dy_attr a2[] = {DY_ATTR_IS("shape", DY_SHAPE(-1, 2, 8), 3)};
+  DY_ASSERT_OK(infer1(DY_OP_RESHAPE, a2, 1, &in, 1, &out, &err), &err);
+  CU_ASSERT(shape_is(&out, 3, DY_SHAPE(-1, 2, 8)));
+  /* a literal for the dynamic dim would bake in the traced batch */
+  dy_attr a3[] = {DY_ATTR_IS("shape", DY_SHAPE(3, 16), 2)};
+  CU_ASSERT_EQUAL(infer1(DY_OP_RESHAPE, a3, 1, &in, 1, &out, &err), DY_STATUS_SHAPE_MISMATCH);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "dynamic batch"));
+  /* -1 that would be 2*batch */
+  dy_attr a4[] = {DY_ATTR_IS("shape", DY_SHAPE(-1, 8), 2)};
+  CU_ASSERT_NOT_EQUAL(infer1(DY_OP_RESHAPE, a4, 1, &in, 1, &out, &err), DY_OK);
+  /* static: impossible sizes and two -1s */
+  dy_type st = T(2, DY_SHAPE(6, 5));
+  dy_attr a5[] = {DY_ATTR_IS("shape", DY_SHAPE(7, -1), 2)};
+  CU_ASSERT_EQUAL(infer1(DY_OP_RESHAPE, a5, 1, &st, 1, &out, &err), DY_STATUS_SHAPE_MISMATCH);
+  dy_attr a6[] = {DY_ATTR_IS("shape", DY_SHAPE(-1, -1), 2)};
+  CU_ASSERT_EQUAL(infer1(DY_OP_RESHAPE, a6, 1, &st, 1, &out, &err), DY_STATUS_INVALID_ARGUMENT);
+  dy_attr a7[] = {DY_ATTR_IS("shape", DY_SHAPE(3, -1, 5), 3)};
+  DY_ASSERT_OK(infer1(DY_OP_RESHAPE, a7, 1, &st, 1, &out, &err), &err);
+  CU_ASSERT(shape_is(&out, 3, DY_SHAPE(3, 2, 5)));
+}
+
+static void test_infer_flatten_transpose_softmax(void) {
+  dy_error err = {0};
+  dy_type out, in = T(4, DY_SHAPE(-1, 3, 4, 5));
+  dy_attr f[] = {DY_ATTR_I("start_axis", 1), DY_ATTR_I("stop_axis", -1)};
+  DY_ASSERT_OK(infer1(DY_OP_FLATTEN, f, 2, &in, 1, &out, &err), &err);
+  CU_ASSERT(shape_is(&out, 2, DY_SHAPE(-1, 60)));
+  dy_attr f0[] = {DY_ATTR_I("start_axis", 0), DY_ATTR_I("stop_axis", 1)};
+  CU_ASSERT_EQUAL(infer1(DY_OP_FLATTEN, f0, 2, &in, 1, &out, &err), DY_STATUS_UNSUPPORTED);
+  dy_attr t[] = {DY_ATTR_IS("perm", DY_SHAPE(0, 3, 1, 2), 4)};
+  DY_ASSERT_OK(infer1(DY_OP_TRANSPOSE, t, 1, &in, 1, &out, &err), &err);
+  CU_ASSERT(shape_is(&out, 4, DY_SHAPE(-1, 5, 3, 4)));
+  dy_attr tb[] = {DY_ATTR_IS("perm", DY_SHAPE(0, 1, 1, 2), 4)};
+  CU_ASSERT_EQUAL(infer1(DY_OP_TRANSPOSE, tb, 1, &in, 1, &out, &err), DY_STATUS_INVALID_ARGUMENT);
+  dy_attr s[] = {DY_ATTR_I("axis", 4)};
+  CU_ASSERT_EQUAL(infer1(DY_OP_SOFTMAX, s, 1, &in, 1, &out, &err), DY_STATUS_INVALID_ARGUMENT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "axis 4 out of range"));
+  dy_attr s2[] = {DY_ATTR_I("axis", -4)};
+  DY_ASSERT_OK(infer1(DY_OP_SOFTMAX, s2, 1, &in, 1, &out, &err), &err);
+}
+
+/* ---- the verifier ---- */
+
+/* x f32[-1,10] -> matmul(w) -> add(b) -> relu -> out; returns the program. */
+static dy_program *small_program(void) {
+  dy_program *p = dy_program_new();
+  dy_error err = {0};
+  int x = dy_program_add_var(p, "x", &(dy_type){DY_F32, 2, {-1, 10}});
+  int w = dy_program_add_var(p, "w", &(dy_type){DY_F32, 2, {10, 3}});
+  int b = dy_program_add_var(p, "b", &(dy_type){DY_F32, 1, {3}});
+  int h = dy_program_add_var(p, "h", &(dy_type){DY_F32, 2, {-1, 3}});
+  int g = dy_program_add_var(p, "g", &(dy_type){DY_F32, 2, {-1, 3}});
+  int o = dy_program_add_var(p, "out", &(dy_type){DY_F32, 2, {-1, 3}});
+  float wd[30] = {0}, bd[3] = {1, 2, 3};
+  dy_program_set_data(p, w, wd, sizeof wd, &err);
+  dy_program_set_data(p, b, bd, sizeof bd, &err);
+  dy_program_add_feed(p, x, &err);
+  dy_attr mm[] = {DY_ATTR_I("transpose_x", 0), DY_ATTR_I("transpose_y", 0)};
+  dy_program_append_op(p, 0, DY_OP_MATMUL, (int[]){x, w}, 2, &h, 1, mm, 2, (dy_srcloc){"m.c", 1});
+  dy_program_append_op(p, 0, DY_OP_ADD, (int[]){h, b}, 2, &g, 1, NULL, 0, (dy_srcloc){"m.c", 2});
+  dy_program_append_op(p, 0, DY_OP_RELU, &g, 1, &o, 1, NULL, 0, (dy_srcloc){"m.c", 3});
+  dy_program_add_fetch(p, o, &err);
+  return p;
+}
+
+static void expect_invariant(dy_program *p, int n) {
+  dy_error err = {0};
+  char want[32];
+  snprintf(want, sizeof want, "invariant %d ", n);
+  CU_ASSERT_EQUAL(dy_verify(p, &err), DY_STATUS_INVALID_IR);
+  if (!strstr(err.msg, want))
+    fprintf(stderr, "\n  expected '%s', got: %s\n", want, err.msg);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, want));
+  dy_program_free(p);
+}
+
+static void test_verifier(void) {
+  dy_error err = {0};
+  dy_program *p = small_program();
+  DY_ASSERT_OK(dy_verify(p, &err), &err);
+  dy_program_free(p);
+
+  p = small_program(); /* 1: duplicate names */
+  p->vars[4]->name = "h";
+  expect_invariant(p, 1);
+  p = small_program(); /* 2: arity */
+  p->blocks[0]->ops[2]->n_inputs = 2;
+  p->blocks[0]->ops[2]->inputs[1] = 0;
+  expect_invariant(p, 2);
+  p = small_program(); /* 3: operand id out of range */
+  p->blocks[0]->ops[1]->inputs[1] = 99;
+  expect_invariant(p, 3);
+  p = small_program(); /* 4: attribute of the wrong kind */
+  p->blocks[0]->ops[0]->attrs[1].kind = DY_ATTR_FLOAT;
+  expect_invariant(p, 4);
+  p = small_program(); /* 4: missing attribute */
+  p->blocks[0]->ops[0]->n_attrs = 1;
+  expect_invariant(p, 4);
+  p = small_program(); /* 5: two writers */
+  p->blocks[0]->ops[2]->outputs[0] = 4; /* relu writes g, which add wrote */
+  expect_invariant(p, 5);
+  p = small_program(); /* 6: use before def: swap add and relu */
+  {
+    dy_op *t = p->blocks[0]->ops[1];
+    p->blocks[0]->ops[1] = p->blocks[0]->ops[2];
+    p->blocks[0]->ops[2] = t;
+  }
+  expect_invariant(p, 6);
+  p = small_program(); /* 7: output type disagrees with inference */
+  p->vars[5]->type.shape[1] = 4;
+  expect_invariant(p, 7);
+  p = small_program(); /* 8: parameter without data */
+  p->vars[1]->data = NULL;
+  expect_invariant(p, 8);
+  p = small_program(); /* 9: no fetch */
+  p->n_fetches = 0;
+  p->vars[5]->fetch_index = -1;
+  expect_invariant(p, 9);
+}
+
+static void test_verifier_names_the_op_line(void) {
+  dy_program *p = small_program();
+  dy_error err = {0};
+  p->vars[5]->type.shape[1] = 4;
+  dy_verify(p, &err);
+  CU_ASSERT_EQUAL(err.loc.line, 3);
+  CU_ASSERT_STRING_EQUAL(err.loc.file, "m.c");
+  char line[1024];
+  dy_error_format(&err, line, sizeof line);
+  CU_ASSERT_PTR_NOT_NULL(strstr(line, "m.c:3: invariant 7 (types)"));
+  dy_program_free(p);
+}
+
+static void test_printer(void) {
+  dy_program *p = small_program();
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  dy_program_print(p, f);
+  fclose(f);
+  CU_ASSERT_PTR_NOT_NULL(strstr(buf, "var x : f32[-1,10] feed 0\n"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(buf, "var w : f32[10,3] persistable\n"));
+  CU_ASSERT_PTR_NOT_NULL(
+      strstr(buf, "    h = matmul(x, w) {transpose_x = 0, transpose_y = 0}  @m.c:1\n"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(buf, "    out = relu(g)  @m.c:3\n"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(buf, "  fetch 0 out\n"));
+  free(buf);
+  f = open_memstream(&buf, &len);
+  dy_program_print_dot(p, f);
+  fclose(f);
+  CU_ASSERT_PTR_NOT_NULL(strstr(buf, "digraph program"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(buf, "v0 -> op0;"));
+  free(buf);
+  dy_program_free(p);
+}
+
+static void test_crc32_and_types(void) {
+  CU_ASSERT_EQUAL(dy_crc32(0, "123456789", 9), 0xCBF43926u);
+  char buf[64];
+  CU_ASSERT_STRING_EQUAL(dy_type_str(&(dy_type){DY_I64, 3, {-1, 2, 3}}, buf, sizeof buf),
+                         "i64[-1,2,3]");
+  CU_ASSERT_EQUAL(dy_type_numel(&(dy_type){DY_F32, 2, {-1, 3}}), -1);
+  CU_ASSERT_EQUAL(dy_type_numel_at(&(dy_type){DY_F32, 2, {-1, 3}}, 5), 15);
+  CU_ASSERT_EQUAL(dy_type_numel(&(dy_type){DY_F32, 0, {0}}), 1);
+}
+
+static void test_memplan(void) {
+  /* x -> matmul -> h -> add -> g -> relu -> out: h and g are intermediates
+   * live at once only during add, so they need two slots */
+  dy_program *p = small_program();
+  dy_error err = {0};
+  dy_memplan_result r;
+  DY_ASSERT_OK(dy_memplan(p, 8, &r, &err), &err);
+  CU_ASSERT_EQUAL(r.n_planned, 2);
+  /* each is 8*3*4 = 96 bytes, 128 once aligned; both live at the add */
+  CU_ASSERT_EQUAL(r.arena_bytes, 256);
+  CU_ASSERT_EQUAL(r.lower_bound, 256);
+  CU_ASSERT(p->vars[3]->mem_offset >= 0 && p->vars[4]->mem_offset >= 0);
+  CU_ASSERT(p->vars[3]->mem_offset != p->vars[4]->mem_offset);
+  CU_ASSERT_EQUAL(p->vars[5]->mem_offset, -1); /* the fetch is the caller's */
+  CU_ASSERT_EQUAL(r.weight_bytes, 30 * 4 + 3 * 4);
+  dy_program_free(p);
+}
+
+void dy_test_register(void) {
+  DY_SUITE("ir");
+  DY_TEST(test_every_op_has_every_part);
+  DY_TEST(test_infer_broadcast);
+  DY_TEST(test_infer_matmul);
+  DY_TEST(test_infer_reshape);
+  DY_TEST(test_infer_flatten_transpose_softmax);
+  DY_TEST(test_verifier);
+  DY_TEST(test_verifier_names_the_op_line);
+  DY_TEST(test_printer);
+  DY_TEST(test_crc32_and_types);
+  DY_TEST(test_memplan);
+}
