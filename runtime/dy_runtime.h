@@ -15,7 +15,10 @@
  * scope is open it belongs to the caller, who frees it with dy_tensor_free.
  * dy_keep(t) takes one extra reference for the caller, so t outlives the
  * scope. Views (reshape, flatten) hold a reference to their base. Layer
- * parameters are owned by their layer.
+ * parameters are owned by their layer. Every layer call is itself a scope:
+ * dy_call1(net, x) frees the forward's intermediates when it returns and
+ * hands back only its output, so even without a scope of one's own a layer
+ * call leaks nothing (its result is then the caller's to free).
  *
  * Errors. Ops return NULL on error and record the first error in a
  * thread-local slot (dy_last_error); an op given a NULL input returns NULL

@@ -107,9 +107,13 @@ dy_tensor *dy_layer_call_at(dy_layer *l, dy_tensor *const *in, int n_in,
   if (is_runtime_file(loc.file))
     loc = call_depth ? call_sites[call_depth - 1] : (dy_srcloc){0};
   call_sites[call_depth++] = loc;
-  dy_tensor *out = l->vt->forward(l, in, n_in);
+  /* Each call is a scope: the forward's intermediates die when it returns,
+   * and its output goes to the caller like any op result. */
+  dy_scope_begin();
+  dy_tensor *out = dy_keep(l->vt->forward(l, in, n_in));
+  dy_scope_end();
   call_depth--;
-  return out;
+  return dy_tensor_adopt(out);
 }
 
 static void set_mode(dy_layer *l, bool training) {
