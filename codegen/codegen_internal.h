@@ -39,4 +39,50 @@ char *dy_buf_take(dy_buf *b);
 dy_status dy_codegen_main_c(const dy_program *p, const dy_codegen_options *opt,
                             dy_buf *out, dy_error *err);
 
+/* ---- emit_util.c: helpers for emitters ---- */
+
+/* A size B^p * k (B the batch). */
+typedef struct {
+  int64_t k;
+  int p;
+} dy_ext;
+
+dy_ext dy_ext_one(void);
+dy_ext dy_ext_dim(int64_t d);            /* -1 -> B */
+dy_ext dy_ext_mul(dy_ext a, dy_ext b);
+bool dy_ext_eq(dy_ext a, dy_ext b);
+bool dy_ext_is_one(dy_ext a);
+/* Product of t's dims [from, to). */
+dy_ext dy_ext_range(const dy_type *t, int from, int to);
+/* e as a C expression, copied into buf. */
+const char *dy_ext_str(dy_emit_ctx *ctx, dy_ext e, char *buf, size_t n);
+
+/* An index expression: terms "var * stride" joined by " + ". */
+typedef struct {
+  char s[1024];
+  size_t n;
+} dy_idxbuf;
+
+void dy_idx_cat(dy_idxbuf *b, const char *t);
+void dy_idx_add(dy_emit_ctx *ctx, dy_idxbuf *b, const char *var, dy_ext stride);
+const char *dy_idx_str(const dy_idxbuf *b);       /* "0" when empty */
+void dy_ptr_plus(dy_idxbuf *out, const char *base, const dy_idxbuf *idx);
+
+const char *dy_ctype(dy_dtype t);                 /* "float", "int64_t", ... */
+const char *dy_zero_of(dy_dtype t);               /* "0.0f" or "0"          */
+/* An error naming the op and its types: "codegen: add: what (...)". */
+dy_status dy_emit_type_error(dy_emit_ctx *ctx, dy_error *err, dy_status s,
+                             const char *what);
+extern char dy_loop_var[DY_MAX_DIMS][4];          /* "i0".."i7" */
+extern char dy_bvars[DY_MAX_DIMS][4];             /* "b0".."b7" */
+/* Open n nested loops over extents e with variables vars (indent rises). */
+void dy_emit_open_loops(dy_emit_ctx *ctx, int n, const dy_ext *e,
+                        char (*vars)[4]);
+/* The elementwise loop nest for an op of 1 to 3 inputs broadcasting
+ * numpy-style to out0: dims that broadcast alike are collapsed, then
+ * out0[..] = fmt(in0[..], in1[..], in2[..]). fmt has one %s per input
+ * ("%s + %s", "powf(%s, %s)", "%s ? %s : %s"). Dtype checks are the
+ * caller's. */
+dy_status dy_emit_broadcast(dy_emit_ctx *ctx, dy_error *err, const char *fmt);
+
 #endif /* DY_CODEGEN_INTERNAL_H */

@@ -27,209 +27,31 @@ const dy_emit_fn dy_emit_table[DY_OP_COUNT] = {
 
 #define OPNAME(ctx) dy_op_name((ctx)->op->kind)
 
-/* ---- sizes: B^p * k ---- */
-
-typedef struct {
-  int64_t k;
-  int p;
-} ext;
-
-static ext ext_one(void) { return (ext){1, 0}; }
-static ext ext_dim(int64_t d) { return d < 0 ? (ext){1, 1} : (ext){d, 0}; }
-static ext ext_mul(ext a, ext b) { return (ext){a.k * b.k, a.p + b.p}; }
-static bool ext_eq(ext a, ext b) {
-  return a.k == b.k && (a.p == b.p || a.k == 0);
-}
-static bool ext_is_one(ext a) { return a.k == 1 && a.p == 0; }
-
-static ext ext_range(const dy_type *t, int from, int to) {
-  ext e = ext_one();
-  for (int i = from; i < to; i++)
-    e = ext_mul(e, ext_dim(t->shape[i]));
-  return e;
-}
-
-/* Copy the expression of e into buf (the ring buffer is short-lived). */
-static const char *ext_str(dy_emit_ctx *ctx, ext e, char *buf, size_t n) {
-  snprintf(buf, n, "%s", dy_emit_product(ctx, e.k, e.p));
-  return buf;
-}
-
-/* An index expression: terms "var * stride" joined by " + ", built with
- * explicit lengths (an expression is at most 8 short terms). */
-typedef struct {
-  char s[1024];
-  size_t n;
-} idxbuf;
-
-static void idx_cat(idxbuf *b, const char *t) {
-  size_t m = strlen(t);
-  if (b->n + m >= sizeof b->s)
-    m = sizeof b->s - 1 - b->n;
-  memcpy(b->s + b->n, t, m);
-  b->n += m;
-  b->s[b->n] = '\0';
-}
-
-static void idx_add(dy_emit_ctx *ctx, idxbuf *b, const char *var, ext stride) {
-  if (b->n)
-    idx_cat(b, " + ");
-  idx_cat(b, var);
-  if (!ext_is_one(stride)) {
-    idx_cat(b, " * ");
-    idx_cat(b, dy_emit_product(ctx, stride.k, stride.p));
-  }
-}
-
-static const char *idx_str(const idxbuf *b) { return b->n ? b->s : "0"; }
-
-/* "in0 + idx" or "in0" */
-static void ptr_plus(idxbuf *out, const char *base, const idxbuf *idx) {
-  out->n = 0;
-  out->s[0] = '\0';
-  idx_cat(out, base);
-  if (idx->n) {
-    idx_cat(out, " + ");
-    idx_cat(out, idx->s);
-  }
-}
-
-static const char *ctype(dy_dtype t) {
-  switch (t) {
-  case DY_F32: return "float";
-  case DY_I64: return "int64_t";
-  case DY_BOOL: return "uint8_t";
-  default: return "void";
-  }
-}
-
-static const char *zero_of(dy_dtype t) { return t == DY_F32 ? "0.0f" : "0"; }
-
-static dy_status type_error(dy_emit_ctx *ctx, dy_error *err, dy_status s,
-                            const char *what) {
-  char a[160] = "", b[160] = "", o[160] = "";
-  if (ctx->op->n_inputs > 0)
-    dy_type_str(dy_emit_in_type(ctx, 0), a, sizeof a);
-  if (ctx->op->n_inputs > 1)
-    dy_type_str(dy_emit_in_type(ctx, 1), b, sizeof b);
-  if (ctx->op->n_outputs > 0)
-    dy_type_str(dy_emit_out_type(ctx, 0), o, sizeof o);
-  return dy_error_at(err, ctx->op, s, "codegen: %s: %s (%s%s%s -> %s)",
-                     OPNAME(ctx), what, a, b[0] ? ", " : "", b, o);
-}
-
-static char loop_var[DY_MAX_DIMS][4] = {"i0", "i1", "i2", "i3",
-                                        "i4", "i5", "i6", "i7"};
-static char bvars[DY_MAX_DIMS][4] = {"b0", "b1", "b2", "b3",
-                                     "b4", "b5", "b6", "b7"};
-
-/* Open n nested loops "for (int64_t <var[d]> = 0; var < ext[d]; ...)"; each
- * raises the indent. */
-static void open_loops(dy_emit_ctx *ctx, int n, const ext *e, char (*vars)[4]) {
-  char s[128];
-  for (int d = 0; d < n; d++) {
-    dy_emit_line(ctx, "for (int64_t %s = 0; %s < %s; %s++)", vars[d], vars[d],
-                 ext_str(ctx, e[d], s, sizeof s), vars[d]);
-    ctx->indent++;
-  }
-}
-
 /* ------------------------------------------------------------------ */
-/* Elementwise binary ops: numpy broadcasting                          */
+/* Elementwise binary ops: numpy broadcasting (dy_emit_broadcast)      */
 /* ------------------------------------------------------------------ */
 
-static dy_status emit_binary(dy_emit_ctx *ctx, dy_error *err, const char *sym) {
+static dy_status emit_arith(dy_emit_ctx *ctx, dy_error *err, const char *fmt) {
   const dy_type *a = dy_emit_in_type(ctx, 0), *b = dy_emit_in_type(ctx, 1);
   const dy_type *o = dy_emit_out_type(ctx, 0);
   if (a->dtype != b->dtype || a->dtype != o->dtype)
-    return type_error(ctx, err, DY_STATUS_DTYPE_MISMATCH, "dtypes differ");
+    return dy_emit_type_error(ctx, err, DY_STATUS_DTYPE_MISMATCH, "dtypes differ");
   if (o->dtype != DY_F32 && o->dtype != DY_I64)
-    return type_error(ctx, err, DY_STATUS_UNSUPPORTED, "needs f32 or i64");
-  int r = o->rank;
-  if (a->rank > r || b->rank > r)
-    return type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
-                      "an input has a higher rank than the output");
-
-  /* Groups of adjacent output dims whose inputs broadcast alike. */
-  const dy_type *in[2] = {a, b};
-  ext gext[DY_MAX_DIMS];
-  bool gbc[DY_MAX_DIMS][2];
-  int ng = 0;
-  for (int d = 0; d < r; d++) {
-    int64_t od = o->shape[d];
-    bool bc[2];
-    for (int x = 0; x < 2; x++) {
-      int xi = d - (r - in[x]->rank);
-      int64_t xd = xi >= 0 ? in[x]->shape[xi] : 1;
-      if (xd == od)
-        bc[x] = false;
-      else if (xd == 1)
-        bc[x] = true;
-      else
-        return type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
-                          "inputs do not broadcast to the output");
-    }
-    if (od == 1)
-      continue;
-    if (bc[0] && bc[1])
-      return type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
-                        "output dim larger than both inputs'");
-    if (ng > 0 && gbc[ng - 1][0] == bc[0] && gbc[ng - 1][1] == bc[1]) {
-      gext[ng - 1] = ext_mul(gext[ng - 1], ext_dim(od));
-    } else {
-      gext[ng] = ext_dim(od);
-      gbc[ng][0] = bc[0];
-      gbc[ng][1] = bc[1];
-      ng++;
-    }
-  }
-
-  if (ng == 0) {
-    dy_emit_line(ctx, "out0[0] = in0[0]%sin1[0];", sym);
-    return DY_OK;
-  }
-  if (ng == 1) {
-    char s[128];
-    dy_emit_line(ctx, "for (int64_t i = 0; i < %s; i++)",
-                 ext_str(ctx, gext[0], s, sizeof s));
-    dy_emit_line(ctx, "  out0[i] = in0[%s]%sin1[%s];", gbc[0][0] ? "0" : "i",
-                 sym, gbc[0][1] ? "0" : "i");
-    return DY_OK;
-  }
-  /* Strides: the product of the later groups' extents, skipping the groups
-   * an operand broadcasts over. Index terms go outer loop first. */
-  ext stride[DY_MAX_DIMS][3];
-  ext acc[3] = {ext_one(), ext_one(), ext_one()};
-  for (int gi = ng - 1; gi >= 0; gi--)
-    for (int x = 0; x < 3; x++) {
-      stride[gi][x] = acc[x];
-      if (x == 2 || !gbc[gi][x])
-        acc[x] = ext_mul(acc[x], gext[gi]);
-    }
-  idxbuf idx[3] = {{"", 0}, {"", 0}, {"", 0}};
-  for (int gi = 0; gi < ng; gi++)
-    for (int x = 0; x < 3; x++)
-      if (x == 2 || !gbc[gi][x])
-        idx_add(ctx, &idx[x], loop_var[gi], stride[gi][x]);
-  int base = ctx->indent;
-  open_loops(ctx, ng, gext, loop_var);
-  dy_emit_line(ctx, "out0[%s] = in0[%s]%sin1[%s];", idx_str(&idx[2]),
-               idx_str(&idx[0]), sym, idx_str(&idx[1]));
-  ctx->indent = base;
-  return DY_OK;
+    return dy_emit_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "needs f32 or i64");
+  return dy_emit_broadcast(ctx, err, fmt);
 }
 
 dy_status dy_emit_add(dy_emit_ctx *ctx, dy_error *err) {
-  return emit_binary(ctx, err, " + ");
+  return emit_arith(ctx, err, "%s + %s");
 }
 dy_status dy_emit_sub(dy_emit_ctx *ctx, dy_error *err) {
-  return emit_binary(ctx, err, " - ");
+  return emit_arith(ctx, err, "%s - %s");
 }
 dy_status dy_emit_mul(dy_emit_ctx *ctx, dy_error *err) {
-  return emit_binary(ctx, err, " * ");
+  return emit_arith(ctx, err, "%s * %s");
 }
 dy_status dy_emit_div(dy_emit_ctx *ctx, dy_error *err) {
-  return emit_binary(ctx, err, " / ");
+  return emit_arith(ctx, err, "%s / %s");
 }
 
 /* ------------------------------------------------------------------ */
@@ -242,14 +64,14 @@ static dy_status emit_unary(dy_emit_ctx *ctx, dy_error *err, bool int_ok,
                             bool twice) {
   const dy_type *a = dy_emit_in_type(ctx, 0), *o = dy_emit_out_type(ctx, 0);
   if (a->dtype != o->dtype || (a->dtype != DY_F32 && !(int_ok && a->dtype == DY_I64)))
-    return type_error(ctx, err, DY_STATUS_DTYPE_MISMATCH,
+    return dy_emit_type_error(ctx, err, DY_STATUS_DTYPE_MISMATCH,
                       int_ok ? "needs f32 or i64" : "needs f32");
-  if (!ext_eq(ext_range(a, 0, a->rank), ext_range(o, 0, o->rank)))
-    return type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
+  if (!dy_ext_eq(dy_ext_range(a, 0, a->rank), dy_ext_range(o, 0, o->rank)))
+    return dy_emit_type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
                       "input and output sizes differ");
   char s[128];
   dy_emit_line(ctx, "for (int64_t i = 0; i < %s; i++)",
-               ext_str(ctx, ext_range(o, 0, o->rank), s, sizeof s));
+               dy_ext_str(ctx, dy_ext_range(o, 0, o->rank), s, sizeof s));
   if (twice)
     dy_emit_line(ctx, "  out0[i] = %sin0[i]%sin0[i]%s;", pre, mid, post);
   else
@@ -283,10 +105,10 @@ dy_status dy_emit_matmul(dy_emit_ctx *ctx, dy_error *err) {
   bool ty = dy_op_attr_int_or(ctx->op, "transpose_y", 0) != 0;
   if (x->dtype != y->dtype || x->dtype != o->dtype ||
       (x->dtype != DY_F32 && x->dtype != DY_I64))
-    return type_error(ctx, err, DY_STATUS_DTYPE_MISMATCH,
+    return dy_emit_type_error(ctx, err, DY_STATUS_DTYPE_MISMATCH,
                       "needs f32 (or i64) operands of one dtype");
   if (x->rank < 1 || y->rank < 1)
-    return type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
+    return dy_emit_type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
                       "operands must have rank >= 1");
   /* x is [.., M, K] (1-D: [1, K]), y is [.., K, N] (1-D: [K, 1]); a
    * transposed operand has its last two dims swapped in memory. */
@@ -309,23 +131,23 @@ dy_status dy_emit_matmul(dy_emit_ctx *ctx, dy_error *err) {
     n = y->shape[yr - (ty ? 2 : 1)];
   }
   if (kx != ky)
-    return type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH, "inner dims differ");
+    return dy_emit_type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH, "inner dims differ");
   int xb = xr > 2 ? xr - 2 : 0, yb = yr > 2 ? yr - 2 : 0;
   int br = xb > yb ? xb : yb;
   int want_rank = br + (xr > 1) + (yr > 1);
   if (o->rank != want_rank ||
       (xr > 1 && o->shape[br] != m) ||
       (yr > 1 && o->shape[o->rank - 1] != n))
-    return type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
+    return dy_emit_type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
                       "output shape is not the matmul of the inputs");
 
-  ext M = ext_dim(m), K = ext_dim(kx), N = ext_dim(n);
-  ext xmat = ext_mul(M, K), ymat = ext_mul(K, N), omat = ext_mul(M, N);
+  dy_ext M = dy_ext_dim(m), K = dy_ext_dim(kx), N = dy_ext_dim(n);
+  dy_ext xmat = dy_ext_mul(M, K), ymat = dy_ext_mul(K, N), omat = dy_ext_mul(M, N);
 
   /* batch dims: groups that broadcast alike, as for the binary ops */
   const dy_type *in[2] = {x, y};
   int inb[2] = {xb, yb};
-  ext gext[DY_MAX_DIMS];
+  dy_ext gext[DY_MAX_DIMS];
   bool gbc[DY_MAX_DIMS][2];
   int ng = 0;
   for (int d = 0; d < br; d++) {
@@ -339,18 +161,18 @@ dy_status dy_emit_matmul(dy_emit_ctx *ctx, dy_error *err) {
       else if (qd == 1)
         bc[q] = true;
       else
-        return type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
+        return dy_emit_type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
                           "batch dims do not broadcast to the output");
     }
     if (od == 1)
       continue;
     if (bc[0] && bc[1])
-      return type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
+      return dy_emit_type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
                         "output batch dim larger than both inputs'");
     if (ng > 0 && gbc[ng - 1][0] == bc[0] && gbc[ng - 1][1] == bc[1]) {
-      gext[ng - 1] = ext_mul(gext[ng - 1], ext_dim(od));
+      gext[ng - 1] = dy_ext_mul(gext[ng - 1], dy_ext_dim(od));
     } else {
-      gext[ng] = ext_dim(od);
+      gext[ng] = dy_ext_dim(od);
       gbc[ng][0] = bc[0];
       gbc[ng][1] = bc[1];
       ng++;
@@ -364,61 +186,61 @@ dy_status dy_emit_matmul(dy_emit_ctx *ctx, dy_error *err) {
     fold = !gbc[gi][0] && gbc[gi][1];
   if (fold) {
     for (int gi = 0; gi < ng; gi++)
-      M = ext_mul(M, gext[gi]);
+      M = dy_ext_mul(M, gext[gi]);
     ng = 0;
   }
 
-  const char *T = ctype(o->dtype), *Z = zero_of(o->dtype);
+  const char *T = dy_ctype(o->dtype), *Z = dy_zero_of(o->dtype);
   char sM[128], sK[128], sN[128];
-  ext_str(ctx, M, sM, sizeof sM);
-  ext_str(ctx, K, sK, sizeof sK);
-  ext_str(ctx, N, sN, sizeof sN);
+  dy_ext_str(ctx, M, sM, sizeof sM);
+  dy_ext_str(ctx, K, sK, sizeof sK);
+  dy_ext_str(ctx, N, sN, sizeof sN);
   int base = ctx->indent;
-  idxbuf idx[3] = {{"", 0}, {"", 0}, {"", 0}}, ptr[3];
+  dy_idxbuf idx[3] = {{"", 0}, {"", 0}, {"", 0}}, ptr[3];
   if (ng > 0) {
-    ext stride[DY_MAX_DIMS][3];
-    ext acc[3] = {xmat, ymat, omat};
+    dy_ext stride[DY_MAX_DIMS][3];
+    dy_ext acc[3] = {xmat, ymat, omat};
     for (int gi = ng - 1; gi >= 0; gi--)
       for (int q = 0; q < 3; q++) {
         stride[gi][q] = acc[q];
         if (q == 2 || !gbc[gi][q])
-          acc[q] = ext_mul(acc[q], gext[gi]);
+          acc[q] = dy_ext_mul(acc[q], gext[gi]);
       }
     for (int gi = 0; gi < ng; gi++)
       for (int q = 0; q < 3; q++)
         if (q == 2 || !gbc[gi][q])
-          idx_add(ctx, &idx[q], bvars[gi], stride[gi][q]);
+          dy_idx_add(ctx, &idx[q], dy_bvars[gi], stride[gi][q]);
     for (int gi = 0; gi < ng; gi++) {
       char s[128];
-      dy_emit_line(ctx, "for (int64_t %s = 0; %s < %s; %s++) {", bvars[gi],
-                   bvars[gi], ext_str(ctx, gext[gi], s, sizeof s), bvars[gi]);
+      dy_emit_line(ctx, "for (int64_t %s = 0; %s < %s; %s++) {", dy_bvars[gi],
+                   dy_bvars[gi], dy_ext_str(ctx, gext[gi], s, sizeof s), dy_bvars[gi]);
       ctx->indent++;
     }
   }
-  ptr_plus(&ptr[0], "in0", &idx[0]);
-  ptr_plus(&ptr[1], "in1", &idx[1]);
-  ptr_plus(&ptr[2], "out0", &idx[2]);
+  dy_ptr_plus(&ptr[0], "in0", &idx[0]);
+  dy_ptr_plus(&ptr[1], "in1", &idx[1]);
+  dy_ptr_plus(&ptr[2], "out0", &idx[2]);
   dy_emit_line(ctx, "const %s *a = %s;", T, ptr[0].s);
   dy_emit_line(ctx, "const %s *b = %s;", T, ptr[1].s);
   dy_emit_line(ctx, "%s *c = %s;", T, ptr[2].s);
 
   /* c[i][j], a[i][k] and b[k][j] as indexes into the row-major buffers */
-  idxbuf ci = {"", 0}, ai = {"", 0}, bi = {"", 0};
-  idx_add(ctx, &ci, "i", N);
-  idx_add(ctx, &ci, "j", ext_one());
+  dy_idxbuf ci = {"", 0}, ai = {"", 0}, bi = {"", 0};
+  dy_idx_add(ctx, &ci, "i", N);
+  dy_idx_add(ctx, &ci, "j", dy_ext_one());
   if (tx) {
-    idx_add(ctx, &ai, "k", M);
-    idx_add(ctx, &ai, "i", ext_one());
+    dy_idx_add(ctx, &ai, "k", M);
+    dy_idx_add(ctx, &ai, "i", dy_ext_one());
   } else {
-    idx_add(ctx, &ai, "i", K);
-    idx_add(ctx, &ai, "k", ext_one());
+    dy_idx_add(ctx, &ai, "i", K);
+    dy_idx_add(ctx, &ai, "k", dy_ext_one());
   }
   if (ty) {
-    idx_add(ctx, &bi, "j", K);
-    idx_add(ctx, &bi, "k", ext_one());
+    dy_idx_add(ctx, &bi, "j", K);
+    dy_idx_add(ctx, &bi, "k", dy_ext_one());
   } else {
-    idx_add(ctx, &bi, "k", N);
-    idx_add(ctx, &bi, "j", ext_one());
+    dy_idx_add(ctx, &bi, "k", N);
+    dy_idx_add(ctx, &bi, "j", dy_ext_one());
   }
   const char *cij = ci.s, *aik = ai.s, *bkj = bi.s;
 
@@ -460,7 +282,7 @@ dy_status dy_emit_matmul(dy_emit_ctx *ctx, dy_error *err) {
 dy_status dy_emit_softmax(dy_emit_ctx *ctx, dy_error *err) {
   const dy_type *a = dy_emit_in_type(ctx, 0), *o = dy_emit_out_type(ctx, 0);
   if (a->dtype != DY_F32 || !dy_type_equal(a, o))
-    return type_error(ctx, err, DY_STATUS_DTYPE_MISMATCH,
+    return dy_emit_type_error(ctx, err, DY_STATUS_DTYPE_MISMATCH,
                       "needs f32 and an output of the input's type");
   int64_t axis;
   dy_status s = dy_op_attr_int(ctx->op, "axis", &axis, err);
@@ -472,16 +294,16 @@ dy_status dy_emit_softmax(dy_emit_ctx *ctx, dy_error *err) {
                        "codegen: softmax: axis %lld out of range for rank %d",
                        (long long)axis, r);
   int ax = (int)(axis < 0 ? axis + r : axis);
-  ext outer = ext_range(a, 0, ax), n = ext_dim(a->shape[ax]),
-      inner = ext_range(a, ax + 1, r);
+  dy_ext outer = dy_ext_range(a, 0, ax), n = dy_ext_dim(a->shape[ax]),
+      inner = dy_ext_range(a, ax + 1, r);
   if (n.k == 0)
     return DY_OK; /* no elements */
   char sO[128], sN[128], sI[128], sNI[128];
-  ext_str(ctx, outer, sO, sizeof sO);
-  ext_str(ctx, n, sN, sizeof sN);
-  ext_str(ctx, inner, sI, sizeof sI);
-  ext_str(ctx, ext_mul(n, inner), sNI, sizeof sNI);
-  bool in1 = ext_is_one(inner);
+  dy_ext_str(ctx, outer, sO, sizeof sO);
+  dy_ext_str(ctx, n, sN, sizeof sN);
+  dy_ext_str(ctx, inner, sI, sizeof sI);
+  dy_ext_str(ctx, dy_ext_mul(n, inner), sNI, sizeof sNI);
+  bool in1 = dy_ext_is_one(inner);
   char xk[160], yk[160];
   if (in1) {
     snprintf(xk, sizeof xk, "x[k]");
@@ -527,14 +349,14 @@ dy_status dy_emit_softmax(dy_emit_ctx *ctx, dy_error *err) {
 static dy_status emit_copy(dy_emit_ctx *ctx, dy_error *err) {
   const dy_type *a = dy_emit_in_type(ctx, 0), *o = dy_emit_out_type(ctx, 0);
   if (a->dtype != o->dtype)
-    return type_error(ctx, err, DY_STATUS_DTYPE_MISMATCH, "dtypes differ");
-  ext na = ext_range(a, 0, a->rank), no = ext_range(o, 0, o->rank);
-  if (!ext_eq(na, no))
-    return type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
+    return dy_emit_type_error(ctx, err, DY_STATUS_DTYPE_MISMATCH, "dtypes differ");
+  dy_ext na = dy_ext_range(a, 0, a->rank), no = dy_ext_range(o, 0, o->rank);
+  if (!dy_ext_eq(na, no))
+    return dy_emit_type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
                       "input and output sizes differ");
   char s[128];
   dy_emit_line(ctx, "for (int64_t i = 0; i < %s; i++)",
-               ext_str(ctx, no, s, sizeof s));
+               dy_ext_str(ctx, no, s, sizeof s));
   dy_emit_line(ctx, "  out0[i] = in0[i];");
   return DY_OK;
 }
@@ -560,35 +382,35 @@ dy_status dy_emit_transpose(dy_emit_ctx *ctx, dy_error *err) {
     return s;
   int r = a->rank;
   if (a->dtype != o->dtype || o->rank != r || np != r)
-    return type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
+    return dy_emit_type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
                       "perm, input and output do not agree");
   int pm[DY_MAX_DIMS];
   bool seen[DY_MAX_DIMS] = {false};
   for (int d = 0; d < r; d++) {
     int64_t q = perm[d] < 0 ? perm[d] + r : perm[d];
     if (q < 0 || q >= r || seen[q])
-      return type_error(ctx, err, DY_STATUS_INVALID_ARGUMENT,
+      return dy_emit_type_error(ctx, err, DY_STATUS_INVALID_ARGUMENT,
                         "perm is not a permutation");
     seen[q] = true;
     pm[d] = (int)q;
     if (o->shape[d] != a->shape[q])
-      return type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
+      return dy_emit_type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
                         "output shape is not the permuted input shape");
   }
   /* input strides */
-  ext istr[DY_MAX_DIMS];
+  dy_ext istr[DY_MAX_DIMS];
   for (int d = 0; d < r; d++)
-    istr[d] = ext_range(a, d + 1, r);
+    istr[d] = dy_ext_range(a, d + 1, r);
   /* loop groups over the output dims, dropping 1s and merging neighbours
    * that are also neighbours in the input */
-  ext gext[DY_MAX_DIMS], gstr[DY_MAX_DIMS];
+  dy_ext gext[DY_MAX_DIMS], gstr[DY_MAX_DIMS];
   int ng = 0;
   for (int d = 0; d < r; d++) {
     if (o->shape[d] == 1)
       continue;
-    ext e = ext_dim(o->shape[d]), st = istr[pm[d]];
-    if (ng > 0 && ext_eq(gstr[ng - 1], ext_mul(e, st))) {
-      gext[ng - 1] = ext_mul(gext[ng - 1], e);
+    dy_ext e = dy_ext_dim(o->shape[d]), st = istr[pm[d]];
+    if (ng > 0 && dy_ext_eq(gstr[ng - 1], dy_ext_mul(e, st))) {
+      gext[ng - 1] = dy_ext_mul(gext[ng - 1], e);
       gstr[ng - 1] = st;
     } else {
       gext[ng] = e;
@@ -600,27 +422,27 @@ dy_status dy_emit_transpose(dy_emit_ctx *ctx, dy_error *err) {
     dy_emit_line(ctx, "out0[0] = in0[0];");
     return DY_OK;
   }
-  if (ng == 1 && ext_is_one(gstr[0])) {
+  if (ng == 1 && dy_ext_is_one(gstr[0])) {
     char sz[128];
     dy_emit_line(ctx, "for (int64_t i = 0; i < %s; i++)",
-                 ext_str(ctx, gext[0], sz, sizeof sz));
+                 dy_ext_str(ctx, gext[0], sz, sizeof sz));
     dy_emit_line(ctx, "  out0[i] = in0[i];");
     return DY_OK;
   }
-  ext ostr[DY_MAX_DIMS];
-  ext acc = ext_one();
+  dy_ext ostr[DY_MAX_DIMS];
+  dy_ext acc = dy_ext_one();
   for (int gi = ng - 1; gi >= 0; gi--) {
     ostr[gi] = acc;
-    acc = ext_mul(acc, gext[gi]);
+    acc = dy_ext_mul(acc, gext[gi]);
   }
-  idxbuf oi = {"", 0}, ii = {"", 0};
+  dy_idxbuf oi = {"", 0}, ii = {"", 0};
   for (int gi = 0; gi < ng; gi++) {
-    idx_add(ctx, &oi, loop_var[gi], ostr[gi]);
-    idx_add(ctx, &ii, loop_var[gi], gstr[gi]);
+    dy_idx_add(ctx, &oi, dy_loop_var[gi], ostr[gi]);
+    dy_idx_add(ctx, &ii, dy_loop_var[gi], gstr[gi]);
   }
   int base = ctx->indent;
-  open_loops(ctx, ng, gext, loop_var);
-  dy_emit_line(ctx, "out0[%s] = in0[%s];", idx_str(&oi), idx_str(&ii));
+  dy_emit_open_loops(ctx, ng, gext, dy_loop_var);
+  dy_emit_line(ctx, "out0[%s] = in0[%s];", dy_idx_str(&oi), dy_idx_str(&ii));
   ctx->indent = base;
   return DY_OK;
 }
@@ -637,7 +459,7 @@ dy_status dy_emit_full(dy_emit_ctx *ctx, dy_error *err) {
     return s;
   int64_t dt = dy_op_attr_int_or(ctx->op, "dtype", o->dtype);
   if (dt != (int64_t)o->dtype)
-    return type_error(ctx, err, DY_STATUS_DTYPE_MISMATCH,
+    return dy_emit_type_error(ctx, err, DY_STATUS_DTYPE_MISMATCH,
                       "attribute dtype differs from the output's");
   char lit[64];
   switch (o->dtype) {
@@ -661,11 +483,11 @@ dy_status dy_emit_full(dy_emit_ctx *ctx, dy_error *err) {
     snprintf(lit, sizeof lit, "%d", v != 0);
     break;
   default:
-    return type_error(ctx, err, DY_STATUS_UNSUPPORTED, "unknown dtype");
+    return dy_emit_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "unknown dtype");
   }
   char sz[128];
   dy_emit_line(ctx, "for (int64_t i = 0; i < %s; i++)",
-               ext_str(ctx, ext_range(o, 0, o->rank), sz, sizeof sz));
+               dy_ext_str(ctx, dy_ext_range(o, 0, o->rank), sz, sizeof sz));
   dy_emit_line(ctx, "  out0[i] = %s;", lit);
   return DY_OK;
 }

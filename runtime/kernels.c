@@ -16,7 +16,7 @@
  *
  * Semantics are numpy's / Paddle's:
  *   - add/sub/mul/div broadcast numpy-style from either side, any rank up
- *     to DY_MAX_DIMS, for f32 and i64. One strided iterator (bcast_plan)
+ *     to DY_MAX_DIMS, for f32 and i64. One strided iterator (dy_bcast_plan)
  *     serves all four: it aligns shapes on the right, gives a broadcast dim
  *     stride 0, drops size-1 dims and merges runs of dims that are
  *     contiguous in every operand, so [64,256] + [256] runs as 64 calls of
@@ -44,16 +44,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dy_runtime.h"
+#include "kernels_internal.h"
 
 /* ------------------------------------------------------------------ */
 /* Checks shared by every kernel                                       */
 /* ------------------------------------------------------------------ */
 
-static const char *op_name(const dy_op *op) { return dy_op_name(op->kind); }
+#define op_name(op) dy_op_name((op)->kind)
 
 /* t must be a concrete tensor whose buffer holds its type's bytes. */
-static dy_status check_tensor(const dy_op *op, const dy_tensor *t,
+dy_status dy_kcheck_tensor(const dy_op *op, const dy_tensor *t,
                               const char *what, int i, dy_error *err) {
   if (!t)
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
@@ -80,28 +80,28 @@ static dy_status check_tensor(const dy_op *op, const dy_tensor *t,
 }
 
 /* Arity and the basic health of every input and the single output. */
-static dy_status check_io(const dy_op *op, dy_tensor *const *in, int n_in,
+dy_status dy_kcheck_io(const dy_op *op, dy_tensor *const *in, int n_in,
                           int want_in, dy_tensor *const *out, dy_error *err) {
   if (n_in != want_in || (want_in > 0 && !in) || !out)
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                        "%s: expects %d input(s) and an output, got %d input(s)",
                        op_name(op), want_in, n_in);
   for (int i = 0; i < n_in; i++) {
-    dy_status s = check_tensor(op, in[i], "input", i, err);
+    dy_status s = dy_kcheck_tensor(op, in[i], "input", i, err);
     if (s != DY_OK)
       return s;
   }
-  return check_tensor(op, out[0], "output", 0, err);
+  return dy_kcheck_tensor(op, out[0], "output", 0, err);
 }
 
-static dy_status unsupported_dtype(const dy_op *op, dy_dtype t,
+dy_status dy_kunsupported_dtype(const dy_op *op, dy_dtype t,
                                    dy_error *err) {
   return dy_error_at(err, op, DY_STATUS_UNSUPPORTED,
                      "%s: dtype %s is not supported", op_name(op),
                      dy_dtype_name(t));
 }
 
-static dy_status shape_error(const dy_op *op, const char *what,
+dy_status dy_kshape_error(const dy_op *op, const char *what,
                              const dy_type *got, const dy_type *want,
                              dy_error *err) {
   char g[128], w[128];
@@ -112,7 +112,7 @@ static dy_status shape_error(const dy_op *op, const char *what,
 }
 
 /* Contiguous (C order) element strides of a shape. */
-static void contiguous_strides(int rank, const int64_t *shape,
+void dy_contiguous_strides(int rank, const int64_t *shape,
                                int64_t *strides) {
   int64_t s = 1;
   for (int i = rank - 1; i >= 0; i--) {
@@ -125,25 +125,15 @@ static void contiguous_strides(int rank, const int64_t *shape,
 /* Binary elementwise ops: the broadcast iterator                      */
 /* ------------------------------------------------------------------ */
 
-/* How to walk a contiguous output with two broadcast inputs. The output's
- * strides are implied (contiguous); sa/sb are the inputs' element strides
- * per output dim, 0 where the input is broadcast. */
-typedef struct {
-  int rank;                    /* >= 1 after collapsing */
-  int64_t shape[DY_MAX_DIMS];
-  int64_t sa[DY_MAX_DIMS];
-  int64_t sb[DY_MAX_DIMS];
-} bcast_plan;
-
 /* Build the plan for a op b -> out, checking out has the broadcast type. */
-static dy_status bcast_plan_make(const dy_op *op, const dy_type *a,
+dy_status dy_bcast_plan_make(const dy_op *op, const dy_type *a,
                                  const dy_type *b, const dy_type *out,
-                                 bcast_plan *pl, dy_error *err) {
+                                 dy_bcast_plan *pl, dy_error *err) {
   dy_type want = {.dtype = out->dtype};
   want.rank = a->rank > b->rank ? a->rank : b->rank;
   int64_t stra[DY_MAX_DIMS], strb[DY_MAX_DIMS];
-  contiguous_strides(a->rank, a->shape, stra);
-  contiguous_strides(b->rank, b->shape, strb);
+  dy_contiguous_strides(a->rank, a->shape, stra);
+  dy_contiguous_strides(b->rank, b->shape, strb);
 
   /* Align on the right; a missing or size-1 dim broadcasts (stride 0). */
   int64_t sa[DY_MAX_DIMS], sb[DY_MAX_DIMS];
@@ -164,7 +154,7 @@ static dy_status bcast_plan_make(const dy_op *op, const dy_type *a,
     sb[i] = db == 1 ? 0 : strb[ib];
   }
   if (!dy_type_equal(&want, out))
-    return shape_error(op, "output", out, &want, err);
+    return dy_kshape_error(op, "output", out, &want, err);
 
   /* Drop size-1 dims, then merge a dim into the previous one when the pair
    * is contiguous in both inputs (the output is always contiguous). */
@@ -193,14 +183,9 @@ static dy_status bcast_plan_make(const dy_op *op, const dy_type *a,
   return DY_OK;
 }
 
-/* An inner loop: o[i] = a[i*sa] OP b[i*sb] for i < n. Returns 0, or
- * nonzero when an element is undefined (integer division by zero). */
-typedef int (*binary_loop)(const void *a, int64_t sa, const void *b,
-                           int64_t sb, void *o, int64_t n);
-
 /* Walk the plan, calling loop once per innermost row. es is the element
  * size in bytes. Returns the first nonzero result of loop. */
-static int bcast_run(const bcast_plan *pl, binary_loop loop, size_t es,
+int dy_bcast_run(const dy_bcast_plan *pl, dy_binary_loop loop, size_t es,
                      const char *a, const char *b, char *o) {
   int inner = pl->rank - 1;
   int64_t n = pl->shape[inner];
@@ -229,40 +214,6 @@ static int bcast_run(const bcast_plan *pl, binary_loop loop, size_t es,
   return 0;
 }
 
-/* One inner loop per (op, dtype): EXPR combines x and y. The common stride
- * patterns (both contiguous, one side a scalar) get their own loops so the
- * compiler can vectorise them. */
-#define DEFINE_BINARY_LOOP(fname, T, EXPR)                                   \
-  static int fname(const void *pa, int64_t sa, const void *pb, int64_t sb,  \
-                   void *po, int64_t n) {                                   \
-    const T *a = pa, *b = pb;                                               \
-    T *o = po;                                                              \
-    if (sa == 1 && sb == 1) {                                               \
-      for (int64_t i = 0; i < n; i++) {                                     \
-        T x = a[i], y = b[i];                                               \
-        o[i] = (EXPR);                                                      \
-      }                                                                     \
-    } else if (sa == 1 && sb == 0) {                                        \
-      T y = b[0];                                                           \
-      for (int64_t i = 0; i < n; i++) {                                     \
-        T x = a[i];                                                         \
-        o[i] = (EXPR);                                                      \
-      }                                                                     \
-    } else if (sa == 0 && sb == 1) {                                        \
-      T x = a[0];                                                           \
-      for (int64_t i = 0; i < n; i++) {                                     \
-        T y = b[i];                                                         \
-        o[i] = (EXPR);                                                      \
-      }                                                                     \
-    } else {                                                                \
-      for (int64_t i = 0; i < n; i++) {                                     \
-        T x = a[i * sa], y = b[i * sb];                                     \
-        o[i] = (EXPR);                                                      \
-      }                                                                     \
-    }                                                                       \
-    return 0;                                                               \
-  }
-
 /* i64 arithmetic wraps (two's complement) instead of being undefined. */
 #define WRAP(expr) ((int64_t)(expr))
 DEFINE_BINARY_LOOP(add_f32, float, x + y)
@@ -288,10 +239,10 @@ static int div_i64(const void *pa, int64_t sa, const void *pb, int64_t sb,
   return 0;
 }
 
-static dy_status binary(const dy_op *op, dy_tensor *const *in, int n_in,
-                        dy_tensor *const *out, binary_loop f32,
-                        binary_loop i64, dy_error *err) {
-  dy_status s = check_io(op, in, n_in, 2, out, err);
+dy_status dy_kbinary(const dy_op *op, dy_tensor *const *in, int n_in,
+                        dy_tensor *const *out, dy_binary_loop f32,
+                        dy_binary_loop i64, dy_error *err) {
+  dy_status s = dy_kcheck_io(op, in, n_in, 2, out, err);
   if (s != DY_OK)
     return s;
   const dy_type *ta = &in[0]->type, *tb = &in[1]->type, *to = &out[0]->type;
@@ -300,11 +251,11 @@ static dy_status binary(const dy_op *op, dy_tensor *const *in, int n_in,
                        "%s: dtypes %s and %s -> %s do not agree", op_name(op),
                        dy_dtype_name(ta->dtype), dy_dtype_name(tb->dtype),
                        dy_dtype_name(to->dtype));
-  binary_loop loop = ta->dtype == DY_F32 ? f32 : ta->dtype == DY_I64 ? i64 : NULL;
+  dy_binary_loop loop = ta->dtype == DY_F32 ? f32 : ta->dtype == DY_I64 ? i64 : NULL;
   if (!loop)
-    return unsupported_dtype(op, ta->dtype, err);
-  bcast_plan pl;
-  s = bcast_plan_make(op, ta, tb, to, &pl, err);
+    return dy_kunsupported_dtype(op, ta->dtype, err);
+  dy_bcast_plan pl;
+  s = dy_bcast_plan_make(op, ta, tb, to, &pl, err);
   if (s != DY_OK)
     return s;
   if (dy_type_numel(to) == 0)
@@ -314,7 +265,7 @@ static dy_status binary(const dy_op *op, dy_tensor *const *in, int n_in,
     if (in[i]->data == out[0]->data && !dy_type_equal(&in[i]->type, to))
       return dy_error_at(err, op, DY_STATUS_INTERNAL,
                          "%s: output aliases broadcast input %d", op_name(op), i);
-  if (bcast_run(&pl, loop, dy_dtype_size(ta->dtype), in[0]->data,
+  if (dy_bcast_run(&pl, loop, dy_dtype_size(ta->dtype), in[0]->data,
                 in[1]->data, out[0]->data))
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                        "%s: integer division by zero", op_name(op));
@@ -323,22 +274,22 @@ static dy_status binary(const dy_op *op, dy_tensor *const *in, int n_in,
 
 dy_status dy_kernel_add(const dy_op *op, dy_tensor *const *in, int n_in,
                         dy_tensor *const *out, dy_error *err) {
-  return binary(op, in, n_in, out, add_f32, add_i64, err);
+  return dy_kbinary(op, in, n_in, out, add_f32, add_i64, err);
 }
 
 dy_status dy_kernel_sub(const dy_op *op, dy_tensor *const *in, int n_in,
                         dy_tensor *const *out, dy_error *err) {
-  return binary(op, in, n_in, out, sub_f32, sub_i64, err);
+  return dy_kbinary(op, in, n_in, out, sub_f32, sub_i64, err);
 }
 
 dy_status dy_kernel_mul(const dy_op *op, dy_tensor *const *in, int n_in,
                         dy_tensor *const *out, dy_error *err) {
-  return binary(op, in, n_in, out, mul_f32, mul_i64, err);
+  return dy_kbinary(op, in, n_in, out, mul_f32, mul_i64, err);
 }
 
 dy_status dy_kernel_div(const dy_op *op, dy_tensor *const *in, int n_in,
                         dy_tensor *const *out, dy_error *err) {
-  return binary(op, in, n_in, out, div_f32, div_i64, err);
+  return dy_kbinary(op, in, n_in, out, div_f32, div_i64, err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -346,21 +297,21 @@ dy_status dy_kernel_div(const dy_op *op, dy_tensor *const *in, int n_in,
 /* ------------------------------------------------------------------ */
 
 /* Checks shared by the unary ops: one f32 input, output of the same type. */
-static dy_status unary_check(const dy_op *op, dy_tensor *const *in, int n_in,
+dy_status dy_kunary_check(const dy_op *op, dy_tensor *const *in, int n_in,
                              dy_tensor *const *out, dy_error *err) {
-  dy_status s = check_io(op, in, n_in, 1, out, err);
+  dy_status s = dy_kcheck_io(op, in, n_in, 1, out, err);
   if (s != DY_OK)
     return s;
   if (in[0]->type.dtype != DY_F32)
-    return unsupported_dtype(op, in[0]->type.dtype, err);
+    return dy_kunsupported_dtype(op, in[0]->type.dtype, err);
   if (!dy_type_equal(&in[0]->type, &out[0]->type))
-    return shape_error(op, "output", &out[0]->type, &in[0]->type, err);
+    return dy_kshape_error(op, "output", &out[0]->type, &in[0]->type, err);
   return DY_OK;
 }
 
 dy_status dy_kernel_relu(const dy_op *op, dy_tensor *const *in, int n_in,
                          dy_tensor *const *out, dy_error *err) {
-  dy_status s = unary_check(op, in, n_in, out, err);
+  dy_status s = dy_kunary_check(op, in, n_in, out, err);
   if (s != DY_OK)
     return s;
   const float *x = in[0]->data;
@@ -381,7 +332,7 @@ static float sigmoid1(float x) {
 
 dy_status dy_kernel_sigmoid(const dy_op *op, dy_tensor *const *in, int n_in,
                             dy_tensor *const *out, dy_error *err) {
-  dy_status s = unary_check(op, in, n_in, out, err);
+  dy_status s = dy_kunary_check(op, in, n_in, out, err);
   if (s != DY_OK)
     return s;
   const float *x = in[0]->data;
@@ -394,7 +345,7 @@ dy_status dy_kernel_sigmoid(const dy_op *op, dy_tensor *const *in, int n_in,
 
 dy_status dy_kernel_tanh(const dy_op *op, dy_tensor *const *in, int n_in,
                          dy_tensor *const *out, dy_error *err) {
-  dy_status s = unary_check(op, in, n_in, out, err);
+  dy_status s = dy_kunary_check(op, in, n_in, out, err);
   if (s != DY_OK)
     return s;
   const float *x = in[0]->data;
@@ -445,14 +396,14 @@ static bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
 
 dy_status dy_kernel_matmul(const dy_op *op, dy_tensor *const *in, int n_in,
                            dy_tensor *const *out, dy_error *err) {
-  dy_status s = check_io(op, in, n_in, 2, out, err);
+  dy_status s = dy_kcheck_io(op, in, n_in, 2, out, err);
   if (s != DY_OK)
     return s;
   const dy_type *tx = &in[0]->type, *ty = &in[1]->type, *to = &out[0]->type;
   if (tx->dtype != DY_F32 || ty->dtype != DY_F32 || to->dtype != DY_F32) {
     dy_dtype bad = tx->dtype != DY_F32 ? tx->dtype
                    : ty->dtype != DY_F32 ? ty->dtype : to->dtype;
-    return unsupported_dtype(op, bad, err);
+    return dy_kunsupported_dtype(op, bad, err);
   }
   if (tx->rank < 1 || ty->rank < 1)
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
@@ -506,7 +457,7 @@ dy_status dy_kernel_matmul(const dy_op *op, dy_tensor *const *in, int n_in,
   if (ty->rank > 1)
     want.shape[want.rank++] = N;
   if (!dy_type_equal(&want, to))
-    return shape_error(op, "output", to, &want, err);
+    return dy_kshape_error(op, "output", to, &want, err);
 
   float *o = out[0]->data;
   const float *xd = in[0]->data, *yd = in[1]->data;
@@ -562,7 +513,7 @@ dy_status dy_kernel_matmul(const dy_op *op, dy_tensor *const *in, int n_in,
 
 dy_status dy_kernel_softmax(const dy_op *op, dy_tensor *const *in, int n_in,
                             dy_tensor *const *out, dy_error *err) {
-  dy_status s = unary_check(op, in, n_in, out, err);
+  dy_status s = dy_kunary_check(op, in, n_in, out, err);
   if (s != DY_OK)
     return s;
   const dy_type *t = &in[0]->type;
@@ -613,7 +564,7 @@ dy_status dy_kernel_softmax(const dy_op *op, dy_tensor *const *in, int n_in,
 static dy_status copy_same_numel(const dy_op *op, dy_tensor *const *in,
                                  int n_in, dy_tensor *const *out,
                                  dy_error *err) {
-  dy_status s = check_io(op, in, n_in, 1, out, err);
+  dy_status s = dy_kcheck_io(op, in, n_in, 1, out, err);
   if (s != DY_OK)
     return s;
   const dy_type *ti = &in[0]->type, *to = &out[0]->type;
@@ -664,7 +615,7 @@ DEFINE_GATHER_LOOP(gather_8, uint64_t)
 
 dy_status dy_kernel_transpose(const dy_op *op, dy_tensor *const *in, int n_in,
                               dy_tensor *const *out, dy_error *err) {
-  dy_status s = check_io(op, in, n_in, 1, out, err);
+  dy_status s = dy_kcheck_io(op, in, n_in, 1, out, err);
   if (s != DY_OK)
     return s;
   const dy_type *ti = &in[0]->type, *to = &out[0]->type;
@@ -692,7 +643,7 @@ dy_status dy_kernel_transpose(const dy_op *op, dy_tensor *const *in, int n_in,
   for (int i = 0; i < np; i++)
     want.shape[i] = ti->shape[p[i]];
   if (!dy_type_equal(&want, to))
-    return shape_error(op, "output", to, &want, err);
+    return dy_kshape_error(op, "output", to, &want, err);
   if (dy_type_numel(to) == 0)
     return DY_OK;
 
@@ -700,7 +651,7 @@ dy_status dy_kernel_transpose(const dy_op *op, dy_tensor *const *in, int n_in,
    * input's stride of dim p[i]. Size-1 dims go, and runs contiguous in the
    * source merge, so an identity perm is one memcpy. */
   int64_t istr[DY_MAX_DIMS], shape[DY_MAX_DIMS], ss[DY_MAX_DIMS];
-  contiguous_strides(ti->rank, ti->shape, istr);
+  dy_contiguous_strides(ti->rank, ti->shape, istr);
   int r = 0;
   for (int i = 0; i < np; i++) {
     int64_t n = want.shape[i], st = istr[p[i]];
@@ -725,7 +676,7 @@ dy_status dy_kernel_transpose(const dy_op *op, dy_tensor *const *in, int n_in,
   void (*gather)(const void *, int64_t, void *, int64_t) =
       es == 1 ? gather_1 : es == 4 ? gather_4 : es == 8 ? gather_8 : NULL;
   if (!gather)
-    return unsupported_dtype(op, ti->dtype, err);
+    return dy_kunsupported_dtype(op, ti->dtype, err);
   const char *src = in[0]->data;
   char *dst = out[0]->data;
   if (src == dst)
@@ -754,7 +705,7 @@ dy_status dy_kernel_transpose(const dy_op *op, dy_tensor *const *in, int n_in,
 
 dy_status dy_kernel_full(const dy_op *op, dy_tensor *const *in, int n_in,
                          dy_tensor *const *out, dy_error *err) {
-  dy_status s = check_io(op, in, n_in, 0, out, err);
+  dy_status s = dy_kcheck_io(op, in, n_in, 0, out, err);
   if (s != DY_OK)
     return s;
   double v;
@@ -788,7 +739,7 @@ dy_status dy_kernel_full(const dy_op *op, dy_tensor *const *in, int n_in,
       memset(out[0]->data, v != 0.0 ? 1 : 0, (size_t)n);
     return DY_OK;
   default:
-    return unsupported_dtype(op, out[0]->type.dtype, err);
+    return dy_kunsupported_dtype(op, out[0]->type.dtype, err);
   }
 }
 

@@ -1,0 +1,222 @@
+/* emit_util.c - helpers shared by the emitters (emit_ops.c and the op
+ * families' emit_*.c): sizes as B^p * k, index expressions, C types, loop
+ * nests, and the n-ary broadcast loop every elementwise op uses. */
+#include <stdio.h>
+#include <string.h>
+
+#include "codegen_internal.h"
+
+#define OPNAME(ctx) dy_op_name((ctx)->op->kind)
+
+/* ---- sizes: B^p * k ---- */
+
+dy_ext dy_ext_one(void) { return (dy_ext){1, 0}; }
+dy_ext dy_ext_dim(int64_t d) { return d < 0 ? (dy_ext){1, 1} : (dy_ext){d, 0}; }
+dy_ext dy_ext_mul(dy_ext a, dy_ext b) { return (dy_ext){a.k * b.k, a.p + b.p}; }
+bool dy_ext_eq(dy_ext a, dy_ext b) {
+  return a.k == b.k && (a.p == b.p || a.k == 0);
+}
+bool dy_ext_is_one(dy_ext a) { return a.k == 1 && a.p == 0; }
+
+dy_ext dy_ext_range(const dy_type *t, int from, int to) {
+  dy_ext e = dy_ext_one();
+  for (int i = from; i < to; i++)
+    e = dy_ext_mul(e, dy_ext_dim(t->shape[i]));
+  return e;
+}
+
+/* Copy the expression of e into buf (the ring buffer is short-lived). */
+const char *dy_ext_str(dy_emit_ctx *ctx, dy_ext e, char *buf, size_t n) {
+  snprintf(buf, n, "%s", dy_emit_product(ctx, e.k, e.p));
+  return buf;
+}
+
+void dy_idx_cat(dy_idxbuf *b, const char *t) {
+  size_t m = strlen(t);
+  if (b->n + m >= sizeof b->s)
+    m = sizeof b->s - 1 - b->n;
+  memcpy(b->s + b->n, t, m);
+  b->n += m;
+  b->s[b->n] = '\0';
+}
+
+void dy_idx_add(dy_emit_ctx *ctx, dy_idxbuf *b, const char *var, dy_ext stride) {
+  if (b->n)
+    dy_idx_cat(b, " + ");
+  dy_idx_cat(b, var);
+  if (!dy_ext_is_one(stride)) {
+    dy_idx_cat(b, " * ");
+    dy_idx_cat(b, dy_emit_product(ctx, stride.k, stride.p));
+  }
+}
+
+const char *dy_idx_str(const dy_idxbuf *b) { return b->n ? b->s : "0"; }
+
+/* "in0 + idx" or "in0" */
+void dy_ptr_plus(dy_idxbuf *out, const char *base, const dy_idxbuf *idx) {
+  out->n = 0;
+  out->s[0] = '\0';
+  dy_idx_cat(out, base);
+  if (idx->n) {
+    dy_idx_cat(out, " + ");
+    dy_idx_cat(out, idx->s);
+  }
+}
+
+const char *dy_ctype(dy_dtype t) {
+  switch (t) {
+  case DY_F32: return "float";
+  case DY_I64: return "int64_t";
+  case DY_BOOL: return "uint8_t";
+  default: return "void";
+  }
+}
+
+const char *dy_zero_of(dy_dtype t) { return t == DY_F32 ? "0.0f" : "0"; }
+
+dy_status dy_emit_type_error(dy_emit_ctx *ctx, dy_error *err, dy_status s,
+                            const char *what) {
+  char a[160] = "", b[160] = "", o[160] = "";
+  if (ctx->op->n_inputs > 0)
+    dy_type_str(dy_emit_in_type(ctx, 0), a, sizeof a);
+  if (ctx->op->n_inputs > 1)
+    dy_type_str(dy_emit_in_type(ctx, 1), b, sizeof b);
+  if (ctx->op->n_outputs > 0)
+    dy_type_str(dy_emit_out_type(ctx, 0), o, sizeof o);
+  return dy_error_at(err, ctx->op, s, "codegen: %s: %s (%s%s%s -> %s)",
+                     OPNAME(ctx), what, a, b[0] ? ", " : "", b, o);
+}
+
+char dy_loop_var[DY_MAX_DIMS][4] = {"i0", "i1", "i2", "i3",
+                                        "i4", "i5", "i6", "i7"};
+char dy_bvars[DY_MAX_DIMS][4] = {"b0", "b1", "b2", "b3",
+                                     "b4", "b5", "b6", "b7"};
+
+/* Open n nested loops "for (int64_t <var[d]> = 0; var < dy_ext[d]; ...)"; each
+ * raises the indent. */
+void dy_emit_open_loops(dy_emit_ctx *ctx, int n, const dy_ext *e, char (*vars)[4]) {
+  char s[128];
+  for (int d = 0; d < n; d++) {
+    dy_emit_line(ctx, "for (int64_t %s = 0; %s < %s; %s++)", vars[d], vars[d],
+                 dy_ext_str(ctx, e[d], s, sizeof s), vars[d]);
+    ctx->indent++;
+  }
+}
+
+/* "<out> = <fmt with the inputs' element expressions>;" (fmt takes up to
+ * three %s, one per input in order). */
+static void emit_assign(dy_emit_ctx *ctx, const char *fmt, const char *out,
+                        char (*e)[4200]) {
+  char rhs[16384];
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+  snprintf(rhs, sizeof rhs, fmt, e[0], e[1], e[2]);
+#pragma GCC diagnostic pop
+  dy_emit_line(ctx, "%s = %s;", out, rhs);
+}
+
+/* ------------------------------------------------------------------ */
+/* Elementwise n-ary ops: numpy broadcasting                           */
+/* ------------------------------------------------------------------ */
+
+dy_status dy_emit_broadcast(dy_emit_ctx *ctx, dy_error *err, const char *fmt) {
+  enum { MAXN = 3 };
+  int n = ctx->op->n_inputs;
+  if (n < 1 || n > MAXN)
+    return dy_emit_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "1 to 3 inputs");
+  const dy_type *o = dy_emit_out_type(ctx, 0);
+  const dy_type *in[MAXN];
+  int r = o->rank;
+  for (int x = 0; x < n; x++) {
+    in[x] = dy_emit_in_type(ctx, x);
+    if (in[x]->rank > r)
+      return dy_emit_type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
+                                "an input has a higher rank than the output");
+  }
+
+  /* Groups of adjacent output dims whose inputs broadcast alike. */
+  dy_ext gext[DY_MAX_DIMS];
+  bool gbc[DY_MAX_DIMS][MAXN + 1];
+  int ng = 0;
+  for (int d = 0; d < r; d++) {
+    int64_t od = o->shape[d];
+    bool bc[MAXN] = {false};
+    int n_bc = 0;
+    for (int x = 0; x < n; x++) {
+      int xi = d - (r - in[x]->rank);
+      int64_t xd = xi >= 0 ? in[x]->shape[xi] : 1;
+      if (xd == od)
+        bc[x] = false;
+      else if (xd == 1)
+        bc[x] = true, n_bc++;
+      else
+        return dy_emit_type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
+                          "inputs do not broadcast to the output");
+    }
+    if (od == 1)
+      continue;
+    if (n_bc == n)
+      return dy_emit_type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
+                                "output dim larger than every input's");
+    bool same = ng > 0;
+    for (int x = 0; x < n && same; x++)
+      same = gbc[ng - 1][x] == bc[x];
+    if (same) {
+      gext[ng - 1] = dy_ext_mul(gext[ng - 1], dy_ext_dim(od));
+    } else {
+      gext[ng] = dy_ext_dim(od);
+      for (int x = 0; x < n; x++)
+        gbc[ng][x] = bc[x];
+      ng++;
+    }
+  }
+
+  char e[MAXN][4200];
+  if (ng == 0) {
+    for (int x = 0; x < MAXN; x++)
+      snprintf(e[x], sizeof e[x], "in%d[0]", x);
+    emit_assign(ctx, fmt, "out0[0]", e);
+    return DY_OK;
+  }
+  if (ng == 1) {
+    char s[128];
+    dy_emit_line(ctx, "for (int64_t i = 0; i < %s; i++)",
+                 dy_ext_str(ctx, gext[0], s, sizeof s));
+    ctx->indent++;
+    for (int x = 0; x < MAXN; x++)
+      snprintf(e[x], sizeof e[x], "in%d[%s]", x, x < n && gbc[0][x] ? "0" : "i");
+    emit_assign(ctx, fmt, "out0[i]", e);
+    ctx->indent--;
+    return DY_OK;
+  }
+  /* Strides: the product of the later groups' extents, skipping the groups
+   * an operand broadcasts over. Index terms go outer loop first. */
+  /* slot n is the output */
+  dy_ext stride[DY_MAX_DIMS][MAXN + 1];
+  dy_ext acc[MAXN + 1];
+  for (int x = 0; x <= n; x++)
+    acc[x] = dy_ext_one();
+  for (int gi = ng - 1; gi >= 0; gi--)
+    for (int x = 0; x <= n; x++) {
+      stride[gi][x] = acc[x];
+      if (x == n || !gbc[gi][x])
+        acc[x] = dy_ext_mul(acc[x], gext[gi]);
+    }
+  dy_idxbuf idx[MAXN + 1];
+  memset(idx, 0, sizeof idx);
+  for (int gi = 0; gi < ng; gi++)
+    for (int x = 0; x <= n; x++)
+      if (x == n || !gbc[gi][x])
+        dy_idx_add(ctx, &idx[x], dy_loop_var[gi], stride[gi][x]);
+  int base = ctx->indent;
+  dy_emit_open_loops(ctx, ng, gext, dy_loop_var);
+  char o_e[4200];
+  for (int x = 0; x < MAXN; x++)
+    snprintf(e[x], sizeof e[x], "in%d[%s]", x, x < n ? dy_idx_str(&idx[x]) : "0");
+  snprintf(o_e, sizeof o_e, "out0[%s]", dy_idx_str(&idx[n]));
+  emit_assign(ctx, fmt, o_e, e);
+  ctx->indent = base;
+  return DY_OK;
+}
+
+
