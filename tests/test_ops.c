@@ -1,0 +1,355 @@
+/* test_ops.c - runs every op case of op_table.h three ways.
+ *
+ * For each case: random (or given) inputs; the eager result from dy_apply
+ * (checked against hand-computed values where the case has them); a
+ * one-op Program (feeds typed with the declared -1 dims, constants as
+ * persistable vars) that must verify, run on the static executor and
+ * agree with eager; and the same Program memory-planned and emitted as C
+ * (symbol prefix c<i>). After all cases of a family, the emitted files
+ * are compiled with `$CC -std=c99 -Wall -Wextra -Werror -pedantic` and
+ * linked with a generated driver that reads each case's inputs from .bin
+ * files and writes its output; each output must agree with eager.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "dy_test.h"
+#include "op_table.h"
+
+#define SCRATCH DY_BUILD_DIR "/ops_scratch"
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...) {
+  char cmd[16384];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(cmd, sizeof cmd, fmt, ap);
+  va_end(ap);
+  int rc = system(cmd);
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
+}
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static uint64_t next_u64(void) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return rng;
+}
+static double uniform(void) { return (double)(next_u64() >> 11) / 9007199254740992.0; }
+
+static dy_type concrete(const dy_type *t, int64_t batch) {
+  dy_type c = *t;
+  for (int i = 0; i < c.rank; i++)
+    if (c.shape[i] < 0)
+      c.shape[i] = batch;
+  return c;
+}
+
+static dy_tensor *make_input(const dy_op_case *c, int i, int64_t batch) {
+  dy_type t = concrete(&c->in[i], batch);
+  dy_tensor *x = dy_tensor_new(t.dtype, t.rank, t.shape);
+  if (!x)
+    return NULL;
+  int64_t n = dy_tensor_numel(x);
+  if (c->data[i]) {
+    memcpy(x->data, c->data[i], x->nbytes);
+    return x;
+  }
+  double lo = c->lo, hi = c->hi;
+  for (int64_t k = 0; k < n; k++) {
+    switch (t.dtype) {
+    case DY_F32:
+      ((float *)x->data)[k] = lo == hi ? (float)(2 * uniform() - 1)
+                                       : (float)(lo + (hi - lo) * uniform());
+      break;
+    case DY_I64: {
+      double l = lo == hi ? 0 : lo, h = lo == hi ? 4 : hi;
+      ((int64_t *)x->data)[k] = (int64_t)(l + (double)(next_u64() % (uint64_t)(h - l)));
+      break;
+    }
+    default: ((uint8_t *)x->data)[k] = next_u64() & 1; break;
+    }
+  }
+  return x;
+}
+
+static double value_at(const dy_tensor *t, int64_t k) {
+  switch (t->type.dtype) {
+  case DY_F32: return ((const float *)t->data)[k];
+  case DY_I64: return (double)((const int64_t *)t->data)[k];
+  default: return ((const uint8_t *)t->data)[k];
+  }
+}
+
+/* Compare got with ref; prints the first few mismatches. */
+static bool agree(const char *what, const dy_op_case *c, const dy_tensor *got,
+                  const dy_tensor *ref) {
+  char a[128], b[128];
+  if (!dy_type_equal(&got->type, &ref->type)) {
+    fprintf(stderr, "\n  [%s] %s: type %s, eager %s\n", c->label, what,
+            dy_type_str(&got->type, a, sizeof a), dy_type_str(&ref->type, b, sizeof b));
+    return false;
+  }
+  double tol = c->tol > 0 ? c->tol : 1e-5;
+  int bad = 0;
+  for (int64_t k = 0; k < dy_tensor_numel(ref); k++) {
+    double x = value_at(got, k), y = value_at(ref, k);
+    bool ok = (isnan(x) && isnan(y)) || fabs(x - y) <= tol * (1 + fabs(y)) ||
+              (isinf(x) && x == y);
+    if (!ok && bad++ < 3)
+      fprintf(stderr, "\n  [%s] %s: element %lld is %.9g, eager %.9g", c->label, what,
+              (long long)k, x, y);
+  }
+  if (bad)
+    fprintf(stderr, "\n  [%s] %s: %d elements differ (tol %g)\n", c->label, what, bad, tol);
+  return bad == 0;
+}
+
+/* One-op Program for case c. */
+static dy_program *case_program(const dy_op_case *c, dy_tensor **in, dy_error *err) {
+  dy_program *p = dy_program_new();
+  int ids[8];
+  for (int i = 0; i < c->n_in; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "in%d", i);
+    ids[i] = dy_program_add_var(p, name, &c->in[i]);
+    if (c->consts >> i & 1)
+      dy_program_set_data(p, ids[i], in[i]->data, in[i]->nbytes, err);
+    else
+      dy_program_add_feed(p, ids[i], err);
+  }
+  dy_op probe = {.id = 0, .kind = c->kind, .attrs = (dy_attr *)c->attrs,
+                 .n_attrs = c->n_attrs, .loc = {c->label, 1}};
+  dy_type out_t;
+  if (dy_infer(&probe, c->in, c->n_in, &out_t, err)) {
+    dy_program_free(p);
+    return NULL;
+  }
+  int o = dy_program_add_var(p, "out", &out_t);
+  dy_program_append_op(p, 0, c->kind, ids, c->n_in, &o, 1, c->attrs, c->n_attrs,
+                       (dy_srcloc){"op_cases.c", 1});
+  dy_program_add_fetch(p, o, err);
+  return p;
+}
+
+static bool write_bin(const char *path, const dy_tensor *t) {
+  FILE *f = fopen(path, "wb");
+  if (!f)
+    return false;
+  bool ok = fwrite(t->data, 1, t->nbytes, f) == t->nbytes;
+  return fclose(f) == 0 && ok;
+}
+
+typedef struct {
+  int idx;                 /* case index, symbol prefix c<idx> */
+  int64_t batch;
+  int n_feeds;
+  dy_tensor *ref;          /* eager output */
+  const dy_op_case *c;
+} compiled_case;
+
+static void run_family(const char *family, const dy_op_case_list *list) {
+  if (list->n == 0) {
+    fprintf(stderr, "\n  family %s has no cases\n", family);
+    CU_FAIL("empty family");
+    return;
+  }
+  char dir[512];
+  snprintf(dir, sizeof dir, SCRATCH "/%s", family);
+  sh("rm -rf %s && mkdir -p %s", dir, dir);
+  compiled_case *cc = calloc((size_t)list->n, sizeof *cc);
+  int n_cc = 0;
+  dy_buf drv = {0}; /* the driver main()'s body, one block per case */
+  for (int i = 0; i < list->n; i++) {
+    const dy_op_case *c = &list->cases[i];
+    int64_t batch = c->batch ? c->batch : 2;
+    dy_tensor *in[8] = {0};
+    dy_scope_begin();
+    for (int k = 0; k < c->n_in; k++)
+      in[k] = make_input(c, k, batch);
+    dy_clear_error();
+    dy_tensor *ref = dy_apply(c->kind, in, c->n_in, c->attrs, c->n_attrs,
+                              (dy_srcloc){c->label, 0});
+    if (c->expect_error) {
+      const dy_error *e = dy_last_error();
+      bool ok = !ref && e && e->status == c->expect_error;
+      if (!ok)
+        fprintf(stderr, "\n  [%s] expected status %s, got %s%s%s\n", c->label,
+                dy_status_name(c->expect_error), ref ? "success" : dy_status_name(e->status),
+                e ? ": " : "", e ? e->msg : "");
+      CU_ASSERT(ok);
+      dy_clear_error();
+      dy_scope_end();
+      continue;
+    }
+    if (!ref) {
+      fprintf(stderr, "\n  [%s] eager failed: %s\n", c->label,
+              dy_last_error() ? dy_last_error()->msg : "?");
+      CU_FAIL("eager failed");
+      dy_clear_error();
+      dy_scope_end();
+      continue;
+    }
+    /* hand-computed values */
+    for (int k = 0; k < c->n_expect; k++) {
+      double v = value_at(ref, k);
+      if (!(fabs(v - c->expect[k]) <= 1e-5 * (1 + fabs(c->expect[k])))) {
+        fprintf(stderr, "\n  [%s] eager element %d is %.9g, by hand %.9g\n", c->label, k, v,
+                (double)c->expect[k]);
+        CU_FAIL("eager differs from hand-computed value");
+        break;
+      }
+    }
+    /* the static executor */
+    dy_error err = {0};
+    dy_program *p = case_program(c, in, &err);
+    if (!p || dy_verify(p, &err)) {
+      fprintf(stderr, "\n  [%s] Program: %s\n", c->label, err.msg);
+      CU_FAIL("program does not verify");
+      dy_program_free(p);
+      dy_scope_end();
+      continue;
+    }
+    dy_tensor *feeds[8], *out = NULL;
+    int nf = 0;
+    for (int k = 0; k < c->n_in; k++)
+      if (!(c->consts >> k & 1))
+        feeds[nf++] = in[k];
+    if (dy_executor_run(p, feeds, nf, &out, 1, &err)) {
+      fprintf(stderr, "\n  [%s] executor: %s\n", c->label, err.msg);
+      CU_FAIL("executor failed");
+    } else {
+      CU_ASSERT(agree("executor", c, out, ref));
+    }
+    dy_tensor_free(out);
+    /* the generated C */
+    char name[32], path[700];
+    snprintf(name, sizeof name, "c%d", i);
+    dy_memplan_result mr;
+    dy_codegen_output co = {0};
+    dy_codegen_options o = {.name = name, .max_batch = batch, .source = c->label};
+    if (dy_memplan(p, batch, &mr, &err) ||
+        (o.arena_bytes = mr.arena_bytes, dy_codegen(p, &o, &co, &err))) {
+      fprintf(stderr, "\n  [%s] codegen: %s\n", c->label, err.msg);
+      CU_FAIL("codegen failed");
+    } else {
+      snprintf(path, sizeof path, "%s/%s.c", dir, name);
+      dy_write_file_atomic(path, co.source, strlen(co.source), &err);
+      snprintf(path, sizeof path, "%s/%s.h", dir, name);
+      dy_write_file_atomic(path, co.header, strlen(co.header), &err);
+      for (int k = 0; k < nf; k++) {
+        snprintf(path, sizeof path, "%s/in_%d_%d.bin", dir, i, k);
+        write_bin(path, feeds[k]);
+      }
+      dy_buf_printf(&drv, "  { /* %d */\n    const void *in[%d]; void *out[1];\n", i, nf + 1);
+      for (int k = 0; k < nf; k++)
+        dy_buf_printf(&drv,
+                      "    snprintf(path, sizeof path, \"in_%d_%d.bin\"); in[%d] = load(path, %zu);\n",
+                      i, k, k, feeds[k]->nbytes);
+      dy_buf_printf(&drv,
+                    "    out[0] = malloc(%zu + 1); void *arena = malloc(C%d_ARENA_BYTES + 64);\n"
+                    "    rc = c%d_run_v(arena, %lld, in, out);\n"
+                    "    if (rc) { fprintf(stderr, \"case %d: status %%d\\n\", rc); return 1; }\n"
+                    "    save(\"out_%d.bin\", out[0], %zu);\n"
+                    "    free(arena); free(out[0]);\n",
+                    ref->nbytes, i, i, (long long)batch, i, i, ref->nbytes);
+      for (int k = 0; k < nf; k++)
+        dy_buf_printf(&drv, "    free((void *)in[%d]);\n", k);
+      dy_buf_printf(&drv, "  }\n");
+      cc[n_cc++] = (compiled_case){.idx = i, .batch = batch, .n_feeds = nf,
+                                   .ref = dy_keep(ref), .c = c};
+    }
+    dy_codegen_output_free(&co);
+    dy_program_free(p);
+    dy_scope_end();
+  }
+  dy_buf full = {0};
+  dy_buf_printf(&full, "#include <stdio.h>\n#include <stdlib.h>\n#include <stdint.h>\n");
+  for (int k = 0; k < n_cc; k++)
+    dy_buf_printf(&full, "#include \"c%d.h\"\n", cc[k].idx);
+  dy_buf_printf(&full,
+                "static void *load(const char *p, size_t n) {\n"
+                "  void *b = malloc(n ? n : 1); FILE *f = fopen(p, \"rb\");\n"
+                "  if (!f || fread(b, 1, n, f) != n) { fprintf(stderr, \"cannot read %%s\\n\", p); exit(1); }\n"
+                "  fclose(f); return b;\n}\n"
+                "static void save(const char *p, const void *b, size_t n) {\n"
+                "  FILE *f = fopen(p, \"wb\"); if (!f || fwrite(b, 1, n, f) != n) exit(1); fclose(f);\n}\n"
+                "int main(void) {\n  char path[256]; int rc;\n%s  return 0;\n}\n",
+                drv.s ? drv.s : "");
+  char path[700];
+  dy_error err = {0};
+  snprintf(path, sizeof path, "%s/driver.c", dir);
+  dy_write_file_atomic(path, full.s, full.len, &err);
+  dy_buf_free(&drv);
+  dy_buf_free(&full);
+
+  /* compile every model strictly, two at a time, then link and run */
+  const char *cc_env = getenv("CC");
+  const char *compiler = cc_env && *cc_env ? cc_env : "cc";
+  int rc = sh("cd %s && ls c*.c | xargs -P 2 -I{} sh -c '%s -std=c99 -Wall -Wextra -Werror "
+              "-pedantic -O1 -c {} || { echo \"FAILED: {}\"; exit 1; }' > build.log 2>&1",
+              dir, compiler);
+  if (rc) {
+    sh("cat %s/build.log | head -40 >&2", dir);
+    CU_FAIL("emitted C does not compile cleanly");
+  }
+  if (!rc)
+    rc = sh("cd %s && %s -std=c11 -O1 -w -c driver.c && %s -o driver *.o -lm >> build.log 2>&1 "
+            "&& ./driver >> run.log 2>&1", dir, compiler, compiler);
+  if (rc) {
+    sh("tail -20 %s/build.log %s/run.log >&2 2>/dev/null", dir, dir);
+    CU_FAIL("the compiled cases did not run");
+  }
+  for (int k = 0; k < n_cc; k++) {
+    if (!rc) {
+      snprintf(path, sizeof path, "%s/out_%d.bin", dir, cc[k].idx);
+      uint8_t *buf = NULL;
+      size_t len = 0;
+      if (dy_read_file(path, &buf, &len, &err) || len != cc[k].ref->nbytes) {
+        fprintf(stderr, "\n  [%s] compiled output missing or short\n", cc[k].c->label);
+        CU_FAIL("compiled output");
+      } else {
+        dy_tensor got = *cc[k].ref;
+        got.data = buf;
+        CU_ASSERT(agree("compiled", cc[k].c, &got, cc[k].ref));
+      }
+      free(buf);
+    }
+    dy_tensor_free(cc[k].ref);
+  }
+  free(cc);
+}
+
+static void test_ops_core(void) { run_family("core", &dy_op_cases_core); }
+static void test_ops_nn(void) { run_family("nn", &dy_op_cases_nn); }
+static void test_ops_math(void) { run_family("math", &dy_op_cases_math); }
+static void test_ops_shape(void) { run_family("shape", &dy_op_cases_shape); }
+
+/* every op kind has at least one case (so every emitter is compiled) */
+static void test_every_op_has_a_case(void) {
+  const dy_op_case_list *lists[] = {&dy_op_cases_core, &dy_op_cases_nn, &dy_op_cases_math,
+                                    &dy_op_cases_shape};
+  for (int k = 0; k < DY_OP_COUNT; k++) {
+    bool found = false;
+    for (int l = 0; l < 4 && !found; l++)
+      for (int i = 0; i < lists[l]->n && !found; i++)
+        found = lists[l]->cases[i].kind == (dy_op_kind)k && !lists[l]->cases[i].expect_error;
+    if (!found)
+      fprintf(stderr, "\n  op '%s' has no case in the op table\n", dy_op_name((dy_op_kind)k));
+    CU_ASSERT(found);
+  }
+}
+
+void dy_test_register(void) {
+  mkdir(SCRATCH, 0777);
+  DY_SUITE("ops");
+  DY_TEST(test_every_op_has_a_case);
+  DY_TEST(test_ops_core);
+  DY_TEST(test_ops_nn);
+  DY_TEST(test_ops_math);
+  DY_TEST(test_ops_shape);
+}
