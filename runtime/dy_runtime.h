@@ -90,6 +90,12 @@ void dy_clear_error(void);
 dy_tensor *dy_fail(dy_status s, dy_srcloc loc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Warnings (a model saved in train mode, ...) go to a handler; the default
+ * prints "dy2stc: warning: <msg>" on stderr. NULL restores the default. */
+typedef void (*dy_warning_fn)(const char *msg, void *user);
+void dy_set_warning_handler(dy_warning_fn fn, void *user);
+void dy_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Print a tensor (shape and up to `limit` values) for debugging. */
 void dy_tensor_print(const dy_tensor *t, const char *label, int limit,
                      FILE *out);
@@ -294,9 +300,21 @@ dy_layer *dy_to_static(dy_layer *layer);
 int dy_to_static_cache_size(const dy_layer *wrapper);
 
 /* Paddle's jit.save: build the Program from specs (static mode) and write
- * path.dymodel + path.dyparams. */
+ * path.dymodel + path.dyparams. The Program has the semantics of the mode
+ * the layers are in: a layer whose train and eval behaviour differ
+ * (dropout, batch_norm) that is still in train mode is saved as such, with
+ * a warning naming it (the seed's advice: call eval() before export). */
 dy_status dy_jit_save(dy_layer *layer, const dy_input_spec *specs,
                       int n_specs, const char *path, dy_error *err);
+
+typedef enum {
+  DY_SAVE_AS_IS = 0,   /* each layer's current mode (warns on train mode) */
+  DY_SAVE_EVAL = 1,    /* eval semantics; the layers' modes are restored */
+} dy_save_mode;
+
+dy_status dy_jit_save_ex(dy_layer *layer, const dy_input_spec *specs,
+                         int n_specs, const char *path, dy_save_mode mode,
+                         dy_error *err);
 /* Paddle's jit.load: read path.dymodel + path.dyparams and verify. */
 dy_status dy_jit_load(const char *path, dy_program **prog, dy_error *err);
 

@@ -98,14 +98,71 @@ int dy_to_static_cache_size(const dy_layer *wrapper) {
              : 0;
 }
 
-dy_status dy_jit_save(dy_layer *layer, const dy_input_spec *specs,
-                      int n_specs, const char *path, dy_error *err) {
+/* Warn about every mode-dependent layer still in train mode. */
+static void warn_train_mode(const dy_layer *l, const char *path) {
+  if (l->vt->mode_dependent && l->training) {
+    char where[256] = "";
+    const dy_layer *chain[64];
+    int k = 0;
+    for (const dy_layer *x = l; x && k < 64; x = x->parent)
+      chain[k++] = x;
+    size_t n = 0;
+    for (int i = k - 1; i >= 0 && n < sizeof where; i--)
+      n += (size_t)snprintf(where + n, sizeof where - n, "%s%s", i < k - 1 ? "." : "",
+                            chain[i]->name);
+    dy_warn("%s: layer '%s' (%s) is saved in train mode, and its train and eval "
+            "behaviour differ; call dy_layer_eval() first, or save with DY_SAVE_EVAL",
+            path, where, l->vt->type_name);
+  }
+  for (int i = 0; i < l->n_children; i++)
+    warn_train_mode(l->children[i], path);
+}
+
+/* Record / restore every layer's training flag (depth-first order). */
+static int save_modes(const dy_layer *l, bool *modes, int n, int cap) {
+  if (n < cap)
+    modes[n] = l->training;
+  n++;
+  for (int i = 0; i < l->n_children; i++)
+    n = save_modes(l->children[i], modes, n, cap);
+  return n;
+}
+
+static int restore_modes(dy_layer *l, const bool *modes, int n, int cap) {
+  if (n < cap)
+    l->training = modes[n];
+  n++;
+  for (int i = 0; i < l->n_children; i++)
+    n = restore_modes(l->children[i], modes, n, cap);
+  return n;
+}
+
+dy_status dy_jit_save_ex(dy_layer *layer, const dy_input_spec *specs,
+                         int n_specs, const char *path, dy_save_mode mode,
+                         dy_error *err) {
+  enum { MAX_LAYERS = 4096 };
+  static _Thread_local bool modes[MAX_LAYERS];
+  if (!layer)
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT, "dy_jit_save: NULL layer");
+  if (mode == DY_SAVE_EVAL) {
+    save_modes(layer, modes, 0, MAX_LAYERS);
+    dy_layer_eval(layer);
+  } else {
+    warn_train_mode(layer, path);
+  }
   dy_program *p = NULL;
   dy_status s = dy_program_from_layer(layer, specs, n_specs, &p, err);
+  if (mode == DY_SAVE_EVAL)
+    restore_modes(layer, modes, 0, MAX_LAYERS);
   if (!s)
     s = dy_model_save(p, path, err);
   dy_program_free(p);
   return s;
+}
+
+dy_status dy_jit_save(dy_layer *layer, const dy_input_spec *specs,
+                      int n_specs, const char *path, dy_error *err) {
+  return dy_jit_save_ex(layer, specs, n_specs, path, DY_SAVE_AS_IS, err);
 }
 
 dy_status dy_jit_load(const char *path, dy_program **prog, dy_error *err) {

@@ -208,3 +208,25 @@ void dy_tensor_print(const dy_tensor *t, const char *label, int limit,
   }
   fprintf(out, "%s\n", n > limit ? " ..." : "");
 }
+
+/* ---- warnings ---- */
+
+static dy_warning_fn warning_fn;
+static void *warning_user;
+
+void dy_set_warning_handler(dy_warning_fn fn, void *user) {
+  warning_fn = fn;
+  warning_user = user;
+}
+
+void dy_warn(const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (warning_fn)
+    warning_fn(msg, warning_user);
+  else
+    fprintf(stderr, "dy2stc: warning: %s\n", msg);
+}

@@ -342,6 +342,51 @@ static void test_executor_rejects_bad_inputs(void) {
   dy_layer_free(net);
 }
 
+/* ---- train/eval and jit_save ---- */
+
+static dy_tensor *moody_forward(dy_layer *self, dy_tensor *const *in, int n) {
+  (void)n;
+  return self->training ? dy_tanh(in[0]) : dy_relu(in[0]);
+}
+static const dy_layer_vtable moody_vt = {"Moody", moody_forward, NULL, true};
+
+static char warned[2048];
+static void catch_warning(const char *msg, void *user) {
+  (void)user;
+  snprintf(warned, sizeof warned, "%s", msg);
+}
+
+static void test_jit_save_warns_in_train_mode(void) {
+  dy_layer *seq = dy_sequential_new();
+  dy_sequential_append(seq, dy_linear_new(4, 4));
+  dy_sequential_append(seq, dy_layer_new(sizeof(dy_layer), &moody_vt, "moody"));
+  dy_input_spec spec = {.name = "x", .dtype = DY_F32, .rank = 2, .shape = {-1, 4}};
+  dy_error err = {0};
+  dy_set_warning_handler(catch_warning, NULL);
+  warned[0] = 0;
+  /* train mode, saved as is: a warning naming the layer, train semantics */
+  DY_ASSERT_OK(dy_jit_save(seq, &spec, 1, DY_BUILD_DIR "/rt_moody", &err), &err);
+  CU_ASSERT_PTR_NOT_NULL(strstr(warned, "'sequential.moody' (Moody)"));
+  dy_program *p = NULL;
+  DY_ASSERT_OK(dy_jit_load(DY_BUILD_DIR "/rt_moody", &p, &err), &err);
+  CU_ASSERT_EQUAL(p->blocks[0]->ops[p->blocks[0]->n_ops - 1]->kind, DY_OP_TANH);
+  dy_program_free(p);
+  /* asked for eval semantics: no warning, relu, and the modes come back */
+  warned[0] = 0;
+  DY_ASSERT_OK(dy_jit_save_ex(seq, &spec, 1, DY_BUILD_DIR "/rt_moody", DY_SAVE_EVAL, &err), &err);
+  CU_ASSERT_EQUAL(warned[0], 0);
+  DY_ASSERT_OK(dy_jit_load(DY_BUILD_DIR "/rt_moody", &p, &err), &err);
+  CU_ASSERT_EQUAL(p->blocks[0]->ops[p->blocks[0]->n_ops - 1]->kind, DY_OP_RELU);
+  dy_program_free(p);
+  CU_ASSERT_TRUE(seq->children[1]->training);
+  /* in eval mode: no warning */
+  dy_layer_eval(seq);
+  DY_ASSERT_OK(dy_jit_save(seq, &spec, 1, DY_BUILD_DIR "/rt_moody", &err), &err);
+  CU_ASSERT_EQUAL(warned[0], 0);
+  dy_set_warning_handler(NULL, NULL);
+  dy_layer_free(seq);
+}
+
 void dy_test_register(void) {
   DY_SUITE("runtime");
   DY_TEST(test_eager_nested_calls_by_hand);
@@ -356,4 +401,5 @@ void dy_test_register(void) {
   DY_TEST(test_to_static_caches_per_signature);
   DY_TEST(test_jit_save_load_run);
   DY_TEST(test_executor_rejects_bad_inputs);
+  DY_TEST(test_jit_save_warns_in_train_mode);
 }
