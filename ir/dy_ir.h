@@ -346,6 +346,16 @@ dy_status dy_verify(const dy_program *p, dy_error *err);
 
 void dy_program_print(const dy_program *p, FILE *out);
 void dy_program_print_dot(const dy_program *p, FILE *out);
+/* The printed form as a malloc'd string (caller frees); NULL on OOM. */
+char *dy_program_to_text(const dy_program *p);
+
+/* ------------------------------------------------------------------ */
+/* parse.c: the text form read back                                    */
+/* ------------------------------------------------------------------ */
+
+/* Parse text in dy_program_print's form. *out is new (caller frees with
+ * dy_program_free). Errors name the line. Not verified. */
+dy_status dy_program_parse(const char *text, dy_program **out, dy_error *err);
 
 /* ------------------------------------------------------------------ */
 /* serialize.c: .dymodel (protobuf-c, schema ir/dymodel.proto)         */

@@ -5,6 +5,7 @@
  *   program {
  *     var x : f32[-1,10] feed 0
  *     var linear.weight : f32[10,3] persistable
+ *     var scale : f32[2] persistable = [0.5, 2.0]
  *     var t_0 : f32[-1,3]
  *     block 0 parent -1 {
  *       t_0 = matmul(x, linear.weight) {transpose_x = 0, transpose_y = 0}  @simple_net.c:24
@@ -12,19 +13,49 @@
  *     fetch 0 t_2
  *   }
  *
- * Floats print with %.9g (exact for f32) and always carry a '.', 'e', "inf"
- * or "nan", so they never read back as ints.
+ * Floats print in the shortest form that reads back exactly and always
+ * carry a '.', 'e', "inf" or "nan", so they never read back as ints. The
+ * data of persistable vars of up to 16 elements is printed too. parse.c
+ * reads this form back (dy_program_parse).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "dy_ir.h"
 
+/* The shortest %g form that reads back as exactly f (so text round trips
+ * are exact), with a '.' added when it would read as an int. */
 static void print_float(double f, FILE *out) {
   char buf[64];
-  snprintf(buf, sizeof buf, "%.9g", f);
+  for (int prec = 9; prec <= 17; prec++) {
+    snprintf(buf, sizeof buf, "%.*g", prec, f);
+    if (strtod(buf, NULL) == f || f != f)
+      break;
+  }
   if (!strpbrk(buf, ".eEn"))
     strcat(buf, ".0");
   fputs(buf, out);
+}
+
+enum { PRINT_DATA_MAX = 16 };
+
+/* " = [v, v, ...]" for a small persistable var (the text form is for
+ * reading, and for pass tests that need constant values). */
+static void print_data(const dy_var *v, FILE *out) {
+  int64_t n = dy_type_numel(&v->type);
+  if (!v->data || n < 0 || n > PRINT_DATA_MAX)
+    return;
+  fputs(" = [", out);
+  for (int64_t i = 0; i < n; i++) {
+    if (i)
+      fputs(", ", out);
+    switch (v->type.dtype) {
+    case DY_F32: print_float(((const float *)v->data)[i], out); break;
+    case DY_I64: fprintf(out, "%lld", (long long)((const int64_t *)v->data)[i]); break;
+    default: fprintf(out, "%d", ((const unsigned char *)v->data)[i]); break;
+    }
+  }
+  fputc(']', out);
 }
 
 static void print_attr(const dy_attr *a, FILE *out) {
@@ -64,8 +95,10 @@ void dy_program_print(const dy_program *p, FILE *out) {
     fprintf(out, "  var %s : %s", v->name, dy_type_str(&v->type, ty, sizeof ty));
     if (v->feed_index >= 0)
       fprintf(out, " feed %d", v->feed_index);
-    if (v->persistable)
+    if (v->persistable) {
       fprintf(out, " persistable");
+      print_data(v, out);
+    }
     fputc('\n', out);
   }
   for (int b = 0; b < p->n_blocks; b++) {
@@ -125,4 +158,18 @@ void dy_program_print_dot(const dy_program *p, FILE *out) {
         fprintf(out, "  op%d -> v%d;\n", op->id, op->outputs[i]);
     }
   fprintf(out, "}\n");
+}
+
+char *dy_program_to_text(const dy_program *p) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f)
+    return NULL;
+  dy_program_print(p, f);
+  if (fclose(f) != 0) {
+    free(buf);
+    return NULL;
+  }
+  return buf;
 }

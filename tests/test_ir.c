@@ -283,6 +283,35 @@ static void test_memplan(void) {
   dy_program_free(p);
 }
 
+static void test_parse_round_trip(void) {
+  dy_program *p = small_program(), *q = NULL;
+  dy_error err = {0};
+  char *text = dy_program_to_text(p);
+  DY_ASSERT_OK(dy_program_parse(text, &q, &err), &err);
+  DY_ASSERT_OK(dy_verify(q, &err), &err);
+  char *again = dy_program_to_text(q);
+  CU_ASSERT_STRING_EQUAL(text, again);
+  /* small constants carry their values */
+  CU_ASSERT_PTR_NOT_NULL(strstr(text, "var b : f32[3] persistable = [1.0, 2.0, 3.0]"));
+  CU_ASSERT_EQUAL(((float *)q->vars[2]->data)[2], 3.0f);
+  free(text);
+  free(again);
+  dy_program_free(q);
+  dy_program_free(p);
+  /* errors name the line */
+  const char *bad = "program {\n  var x : f32[2] feed 0\n  block 0 parent -1 {\n"
+                    "    y = relu(x)\n  }\n}\n";
+  CU_ASSERT_EQUAL(dy_program_parse(bad, &q, &err), DY_STATUS_FORMAT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "line 4: unknown var 'y'"));
+  const char *attrs = "program {\n var x : f32[2,3] feed 0\n var y : f32[3,2]\n"
+                      " block 0 parent -1 {\n  y = transpose(x) {perm = [1, 0]} @a.c:7\n }\n"
+                      " fetch 0 y\n}\n";
+  DY_ASSERT_OK(dy_program_parse(attrs, &q, &err), &err);
+  DY_ASSERT_OK(dy_verify(q, &err), &err);
+  CU_ASSERT_EQUAL(q->blocks[0]->ops[0]->loc.line, 7);
+  dy_program_free(q);
+}
+
 void dy_test_register(void) {
   DY_SUITE("ir");
   DY_TEST(test_every_op_has_every_part);
@@ -295,4 +324,5 @@ void dy_test_register(void) {
   DY_TEST(test_printer);
   DY_TEST(test_crc32_and_types);
   DY_TEST(test_memplan);
+  DY_TEST(test_parse_round_trip);
 }

@@ -1,0 +1,392 @@
+/* parse.c - read the text form of print.c back into a Program.
+ *
+ * Used by pass tests (a before-Program and an expected-Program in one text
+ * file, TVM style) and by anyone who wants to write a Program by hand:
+ *
+ *   program {
+ *     var x : f32[-1,4] feed 0
+ *     var w : f32[2] persistable = [0.5, 2.0]
+ *     var y : f32[-1,4]
+ *     block 0 parent -1 {
+ *       y = relu(x)  @model.c:3
+ *     }
+ *     fetch 0 y
+ *   }
+ *
+ * A persistable var printed without data (more than 16 elements) is
+ * filled with zeros. Attribute kinds come from the op's schema in
+ * ops.def, so "[]" is read as the kind the op expects. The parser is a
+ * hand-written scanner over the whole text; errors name the line.
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dy_ir.h"
+
+typedef struct {
+  const char *s;   /* the whole text */
+  size_t pos;
+  int line;
+  dy_program *p;
+  dy_error *err;
+} parser;
+
+static dy_status fail(parser *ps, const char *fmt, const char *what) {
+  char msg[400];
+  snprintf(msg, sizeof msg, fmt, what);
+  return dy_error_set(ps->err, DY_STATUS_FORMAT, "line %d: %s", ps->line, msg);
+}
+
+/* Skip blanks and comments (# to end of line); newlines count lines. */
+static void skip_ws(parser *ps) {
+  for (;;) {
+    char c = ps->s[ps->pos];
+    if (c == '\n')
+      ps->line++;
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\n')
+      ps->pos++;
+    else if (c == '#')
+      while (ps->s[ps->pos] && ps->s[ps->pos] != '\n')
+        ps->pos++;
+    else
+      return;
+  }
+}
+
+static bool accept(parser *ps, const char *tok) {
+  skip_ws(ps);
+  size_t n = strlen(tok);
+  if (strncmp(ps->s + ps->pos, tok, n) != 0)
+    return false;
+  /* a keyword must not run into a name */
+  if (isalpha((unsigned char)tok[n - 1]) &&
+      (isalnum((unsigned char)ps->s[ps->pos + n]) || ps->s[ps->pos + n] == '_'))
+    return false;
+  ps->pos += n;
+  return true;
+}
+
+static dy_status expect(parser *ps, const char *tok) {
+  return accept(ps, tok) ? DY_OK : fail(ps, "expected '%s'", tok);
+}
+
+static bool is_name_char(char c) {
+  return c && !strchr(" \t\r\n,(){}[]=\"#@", c);
+}
+
+/* A name: anything up to a delimiter (var names may hold '.', ':', '/'). */
+static dy_status name(parser *ps, char *buf, size_t n) {
+  skip_ws(ps);
+  size_t k = 0;
+  while (is_name_char(ps->s[ps->pos]) && k + 1 < n)
+    buf[k++] = ps->s[ps->pos++];
+  buf[k] = 0;
+  return k ? DY_OK : fail(ps, "expected a name%s", "");
+}
+
+static dy_status integer(parser *ps, int64_t *out) {
+  skip_ws(ps);
+  char *end;
+  long long v = strtoll(ps->s + ps->pos, &end, 10);
+  if (end == ps->s + ps->pos)
+    return fail(ps, "expected an integer%s", "");
+  ps->pos = (size_t)(end - ps->s);
+  *out = v;
+  return DY_OK;
+}
+
+static dy_status number(parser *ps, double *out) {
+  skip_ws(ps);
+  char *end;
+  double v = strtod(ps->s + ps->pos, &end);
+  if (end == ps->s + ps->pos)
+    return fail(ps, "expected a number%s", "");
+  ps->pos = (size_t)(end - ps->s);
+  *out = v;
+  return DY_OK;
+}
+
+/* dtype[d,d,...] */
+static dy_status type(parser *ps, dy_type *t) {
+  char dt[16];
+  skip_ws(ps);
+  size_t k = 0;
+  while (isalnum((unsigned char)ps->s[ps->pos]) && k + 1 < sizeof dt)
+    dt[k++] = ps->s[ps->pos++];
+  dt[k] = 0;
+  if (!dy_dtype_from_name(dt, &t->dtype))
+    return fail(ps, "unknown dtype '%s'", dt);
+  dy_status s = expect(ps, "[");
+  t->rank = 0;
+  while (!s && !accept(ps, "]")) {
+    if (t->rank && (s = expect(ps, ",")))
+      break;
+    if (t->rank == DY_MAX_DIMS)
+      return fail(ps, "rank above %s", "8");
+    s = integer(ps, &t->shape[t->rank++]);
+  }
+  return s;
+}
+
+/* var NAME : TYPE [feed N] [persistable [= [v, ...]]] */
+static dy_status var_decl(parser *ps) {
+  char nm[256];
+  dy_type t;
+  dy_status s;
+  if ((s = name(ps, nm, sizeof nm)) || (s = expect(ps, ":")) || (s = type(ps, &t)))
+    return s;
+  int v = dy_program_add_var(ps->p, nm, &t);
+  if (v < 0)
+    return fail(ps, "var '%s' declared twice", nm);
+  if (accept(ps, "feed")) {
+    int64_t idx;
+    if ((s = integer(ps, &idx)))
+      return s;
+    if (idx != ps->p->n_feeds)
+      return fail(ps, "feeds must be declared in order (%s)", nm);
+    if ((s = dy_program_add_feed(ps->p, v, ps->err)))
+      return s;
+  }
+  if (accept(ps, "persistable")) {
+    int64_t n = dy_type_numel(&t);
+    if (n < 0)
+      return fail(ps, "persistable var '%s' has a dynamic dim", nm);
+    size_t es = dy_dtype_size(t.dtype), bytes = (size_t)n * es;
+    unsigned char *data = calloc(bytes ? bytes : 1, 1);
+    if (!data)
+      return dy_error_set(ps->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+    if (accept(ps, "=")) {
+      s = expect(ps, "[");
+      for (int64_t i = 0; !s && !accept(ps, "]"); i++) {
+        double x;
+        if (i >= n) {
+          s = fail(ps, "too many values for '%s'", nm);
+          break;
+        }
+        if ((i && (s = expect(ps, ","))) || (s = number(ps, &x)))
+          break;
+        if (t.dtype == DY_F32)
+          ((float *)data)[i] = (float)x;
+        else if (t.dtype == DY_I64)
+          ((int64_t *)data)[i] = (int64_t)x;
+        else
+          data[i] = x != 0;
+      }
+    }
+    if (!s)
+      s = dy_program_set_data(ps->p, v, data, bytes, ps->err);
+    free(data);
+  }
+  return s;
+}
+
+/* Look an attribute's kind up in the op's schema ("name:kind ..."). */
+static bool schema_kind(dy_op_kind kind, const char *attr, dy_attr_kind *out) {
+  const char *s = dy_op_info_of(kind)->attrs;
+  size_t n = strlen(attr);
+  while ((s = strstr(s, attr))) {
+    bool start = s == dy_op_info_of(kind)->attrs || s[-1] == ' ';
+    if (start && s[n] == ':') {
+      const char *k = s + n + 1;
+      size_t kl = strcspn(k, " ");
+      *out = kl == 1 && k[0] == 'i'   ? DY_ATTR_INT
+             : kl == 1 && k[0] == 'f' ? DY_ATTR_FLOAT
+             : kl == 2 && k[0] == 'i' ? DY_ATTR_INTS
+             : kl == 2 && k[0] == 'f' ? DY_ATTR_FLOATS
+                                      : DY_ATTR_STRING;
+      return true;
+    }
+    s += n;
+  }
+  return false;
+}
+
+/* One attribute value into a (arrays allocated in the program's arena). */
+static dy_status attr_value(parser *ps, dy_op_kind kind, dy_attr *a) {
+  dy_attr_kind k;
+  bool known = schema_kind(kind, a->name, &k);
+  skip_ws(ps);
+  char c = ps->s[ps->pos];
+  dy_status s = DY_OK;
+  if (c == '"') {
+    size_t start = ++ps->pos;
+    while (ps->s[ps->pos] && ps->s[ps->pos] != '"' && ps->s[ps->pos] != '\n')
+      ps->pos++;
+    if (ps->s[ps->pos] != '"')
+      return fail(ps, "unterminated string in '%s'", a->name);
+    char *str = dy_program_alloc(ps->p, ps->pos - start + 1);
+    memcpy(str, ps->s + start, ps->pos - start);
+    ps->pos++;
+    a->kind = DY_ATTR_STRING;
+    a->s = str;
+    return DY_OK;
+  }
+  if (accept(ps, "[")) {
+    double vals[256];
+    bool any_float = false;
+    int n = 0;
+    while (!s && !accept(ps, "]")) {
+      if (n && (s = expect(ps, ",")))
+        break;
+      if (n == 256)
+        return fail(ps, "too many values in '%s'", a->name);
+      skip_ws(ps);
+      size_t at = ps->pos;
+      if ((s = number(ps, &vals[n])))
+        break;
+      any_float |= strcspn(ps->s + at, ".eEni,]") < ps->pos - at;
+      n++;
+    }
+    if (s)
+      return s;
+    a->kind = known ? k : any_float ? DY_ATTR_FLOATS : DY_ATTR_INTS;
+    a->n = n;
+    if (a->kind == DY_ATTR_INTS) {
+      int64_t *v = dy_program_alloc(ps->p, sizeof *v * (size_t)(n + 1));
+      for (int i = 0; i < n; i++)
+        v[i] = (int64_t)vals[i];
+      a->ints = v;
+    } else {
+      float *v = dy_program_alloc(ps->p, sizeof *v * (size_t)(n + 1));
+      for (int i = 0; i < n; i++)
+        v[i] = (float)vals[i];
+      a->floats = v;
+    }
+    return DY_OK;
+  }
+  size_t at = ps->pos;
+  double v;
+  if ((s = number(ps, &v)))
+    return s;
+  bool looks_float = strcspn(ps->s + at, ".eEni") < ps->pos - at;
+  a->kind = known ? k : looks_float ? DY_ATTR_FLOAT : DY_ATTR_INT;
+  if (a->kind == DY_ATTR_FLOAT)
+    a->f = v;
+  else
+    a->i = (int64_t)v;
+  return DY_OK;
+}
+
+/* OUT[, OUT] = op(IN, ...) [{a = v, ...}] [@file:line] */
+static dy_status op_line(parser *ps, int block) {
+  int outs[8], ins[64], n_out = 0, n_in = 0;
+  dy_attr attrs[32];
+  int n_attrs = 0;
+  char nm[256];
+  dy_status s;
+  do {
+    if ((s = name(ps, nm, sizeof nm)))
+      return s;
+    int v = dy_program_find_var(ps->p, nm);
+    if (v < 0)
+      return fail(ps, "unknown var '%s'", nm);
+    if (n_out == 8)
+      return fail(ps, "too many outputs%s", "");
+    outs[n_out++] = v;
+  } while (accept(ps, ","));
+  if ((s = expect(ps, "=")) || (s = name(ps, nm, sizeof nm)))
+    return s;
+  dy_op_kind kind;
+  if (!dy_op_kind_from_name(nm, &kind))
+    return fail(ps, "unknown op '%s'", nm);
+  if ((s = expect(ps, "(")))
+    return s;
+  while (!accept(ps, ")")) {
+    if (n_in && (s = expect(ps, ",")))
+      return s;
+    if ((s = name(ps, nm, sizeof nm)))
+      return s;
+    int v = dy_program_find_var(ps->p, nm);
+    if (v < 0)
+      return fail(ps, "unknown var '%s'", nm);
+    if (n_in == 64)
+      return fail(ps, "too many inputs%s", "");
+    ins[n_in++] = v;
+  }
+  if (accept(ps, "{")) {
+    while (!accept(ps, "}")) {
+      if (n_attrs && (s = expect(ps, ",")))
+        return s;
+      if (n_attrs == 32)
+        return fail(ps, "too many attributes%s", "");
+      dy_attr *a = &attrs[n_attrs++];
+      memset(a, 0, sizeof *a);
+      if ((s = name(ps, nm, sizeof nm)) || (s = expect(ps, "=")))
+        return s;
+      a->name = dy_program_strdup(ps->p, nm);
+      if ((s = attr_value(ps, kind, a)))
+        return s;
+    }
+  }
+  dy_srcloc loc = {NULL, 0};
+  char file[256];
+  if (accept(ps, "@")) {
+    size_t k = 0;
+    while (ps->s[ps->pos] && ps->s[ps->pos] != ':' && !isspace((unsigned char)ps->s[ps->pos]) &&
+           k + 1 < sizeof file)
+      file[k++] = ps->s[ps->pos++];
+    file[k] = 0;
+    int64_t line;
+    if ((s = expect(ps, ":")) || (s = integer(ps, &line)))
+      return s;
+    loc.file = file;
+    loc.line = (int)line;
+  }
+  if (!dy_program_append_op(ps->p, block, kind, ins, n_in, outs, n_out, attrs,
+                            n_attrs, loc))
+    return dy_error_set(ps->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  return DY_OK;
+}
+
+static dy_status block_decl(parser *ps) {
+  int64_t idx, parent;
+  dy_status s;
+  if ((s = integer(ps, &idx)) || (s = expect(ps, "parent")) ||
+      (s = integer(ps, &parent)) || (s = expect(ps, "{")))
+    return s;
+  if (idx != ps->p->n_blocks - (idx == 0 ? 1 : 0) || (idx > 0 && parent < 0)) {
+    if (idx != 0 && dy_program_add_block(ps->p, (int)parent) != idx)
+      return fail(ps, "blocks must be declared in order%s", "");
+  }
+  while (!accept(ps, "}"))
+    if ((s = op_line(ps, (int)idx)))
+      return s;
+  return DY_OK;
+}
+
+dy_status dy_program_parse(const char *text, dy_program **out, dy_error *err) {
+  parser ps = {.s = text, .line = 1, .p = dy_program_new(), .err = err};
+  if (!ps.p)
+    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  dy_status s = expect(&ps, "program");
+  if (!s)
+    s = expect(&ps, "{");
+  while (!s && !accept(&ps, "}")) {
+    char nm[256];
+    if (accept(&ps, "var")) {
+      s = var_decl(&ps);
+    } else if (accept(&ps, "block")) {
+      s = block_decl(&ps);
+    } else if (accept(&ps, "fetch")) {
+      int64_t idx;
+      if (!(s = integer(&ps, &idx)) && !(s = name(&ps, nm, sizeof nm))) {
+        int v = dy_program_find_var(ps.p, nm);
+        if (v < 0)
+          s = fail(&ps, "unknown var '%s'", nm);
+        else if (idx != ps.p->n_fetches)
+          s = fail(&ps, "fetches must be declared in order (%s)", nm);
+        else
+          s = dy_program_add_fetch(ps.p, v, err);
+      }
+    } else {
+      s = fail(&ps, "expected var, block, fetch or '}'%s", "");
+    }
+  }
+  if (s) {
+    dy_program_free(ps.p);
+    return s;
+  }
+  *out = ps.p;
+  return DY_OK;
+}
