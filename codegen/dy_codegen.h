@@ -32,6 +32,8 @@ typedef struct {
   bool emit_main;            /* also produce main.c                         */
   const char *command_line;  /* quoted in the header comment (may be NULL)  */
   const char *source;        /* the input model's path (may be NULL)        */
+  int ops_before;            /* ops before the passes (0: not stated)       */
+  int64_t arena_lower_bound; /* the plan's lower bound (0: not stated)      */
 } dy_codegen_options;
 
 typedef struct {

@@ -1211,13 +1211,20 @@ static void emit_tables(gen *g, dy_buf *out) {
 
 static dy_status emit_source(gen *g, dy_buf *out) {
   put_banner(g, out, "c");
+  if (g->opt->ops_before > 0)
+    dy_buf_printf(out, " * ops:     %d (%d before passes)\n", g->b->n_ops,
+                  g->opt->ops_before);
+  else
+    dy_buf_printf(out, " * ops:     %d\n", g->b->n_ops);
+  dy_buf_printf(out, " * arena:   %lld bytes at max batch %lld", (long long)g->opt->arena_bytes,
+                (long long)g->opt->max_batch);
+  if (g->opt->arena_lower_bound > 0)
+    dy_buf_printf(out, " (lower bound %lld)", (long long)g->opt->arena_lower_bound);
   dy_buf_printf(out,
-                " * ops:     %d\n"
-                " * arena:   %lld bytes at max batch %lld\n"
+                "\n"
                 " * weights: %lld bytes\n"
                 " */\n",
-                g->b->n_ops, (long long)g->opt->arena_bytes,
-                (long long)g->opt->max_batch, (long long)g->weight_bytes);
+                (long long)g->weight_bytes);
   dy_buf_printf(out, "#include \"%s.h\"\n\n", g->lower);
   dy_buf_puts(out, "#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n\n");
   dy_status s = emit_weights(g, out);

@@ -32,7 +32,47 @@ typedef struct {
 dy_status dy_memplan(dy_program *p, int64_t max_batch, dy_memplan_result *r,
                      dy_error *err);
 
-/* ---- passes/pipeline.c ---- */
+/* ---- passes/pipeline.c: passes and the pass manager ---- */
+
+typedef struct {
+  int64_t max_batch;        /* for passes that weigh memory */
+} dy_pass_ctx;
+
+/* A pass is a name and a run function (one file each, passes/NAME.c). run
+ * sets *changed when it rewrote anything. */
+typedef struct {
+  const char *name;
+  const char *what;         /* one line for --help */
+  dy_status (*run)(dy_program *p, dy_pass_ctx *ctx, bool *changed,
+                   dy_error *err);
+} dy_pass;
+
+/* The optimising pipeline, in order (n_passes entries). */
+extern const dy_pass dy_passes[];
+extern const int dy_n_passes;
+const dy_pass *dy_pass_find(const char *name);
+
+typedef struct {
+  int opt_level;            /* 0: run no optimising pass                 */
+  int verify_each;          /* 1 on, 0 off, -1 default: on in debug builds
+                               (no NDEBUG) or with DY2STC_VERIFY_EACH=1   */
+  const char *print_before; /* a pass name or "all": print the Program   */
+  const char *print_after;
+  bool print_after_change;  /* print after a pass only if it changed it  */
+  const char *dump_dir;     /* write DIR/NNN_<pass>.ir after each pass   */
+  FILE *print_to;           /* where --print-* go (NULL: stderr)         */
+} dy_pass_options;
+
+/* Run the pipeline on p (verifying after each pass when enabled; a broken
+ * invariant reads "IR invalid after pass 'fuse': ..."). */
+dy_status dy_run_pipeline(dy_program *p, const dy_pass_options *o,
+                          int64_t max_batch, dy_error *err);
+
+/* The passes (passes/<name>.c). */
+dy_status dy_pass_simplify(dy_program *p, dy_pass_ctx *ctx, bool *changed, dy_error *err);
+dy_status dy_pass_fold(dy_program *p, dy_pass_ctx *ctx, bool *changed, dy_error *err);
+dy_status dy_pass_cse(dy_program *p, dy_pass_ctx *ctx, bool *changed, dy_error *err);
+dy_status dy_pass_dce(dy_program *p, dy_pass_ctx *ctx, bool *changed, dy_error *err);
 
 typedef struct {
   const char *name;         /* symbol prefix / file stem ("model")       */
@@ -42,6 +82,8 @@ typedef struct {
   const char *command_line; /* quoted in the generated header            */
   const char *source;       /* the model's path                           */
   bool emit_main;           /* produce main.c (executables)               */
+  dy_pass_options passes;   /* -O level, verify/print/dump options        */
+  int64_t max_ram;          /* fail when the arena exceeds it (0: no bound) */
 } dy_compile_options;
 
 dy_compile_options dy_compile_options_default(void);

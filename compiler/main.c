@@ -1,7 +1,9 @@
 /* main.c - the dy2stc command line.
  *
  *   dy2stc compile MODEL [-o OUT] [--emit exe|c] [--name NAME] [--max-batch N]
- *                        [--cc CC] [--cflags FLAGS] [--report]
+ *                        [--cc CC] [--cflags FLAGS] [--report] [--max-ram B]
+ *                        [-O0|-O1|-O2] [--verify-each] [--print-after=P|all]
+ *                        [--print-before=P] [--dump-dir DIR]
  *   dy2stc run     MODEL --input NAME=FILE.npy ... [--output-dir DIR]
  *   dy2stc show    MODEL [--dot]
  *   dy2stc check   MODEL --input NAME=FILE.npy ... [--max-batch N] [--rtol R] [--atol A]
@@ -156,7 +158,75 @@ static const char compile_help[] =
     "  --max-batch N     bound on the dynamic batch dim (default 64)\n"
     "  --cc CC           C compiler (default: $CC, else cc)\n"
     "  --cflags FLAGS    extra compiler flags\n"
-    "  --report          print ops, arena bytes, its lower bound, weight bytes\n";
+    "  --report          print ops, arena bytes, its lower bound, weight bytes\n"
+    "  --max-ram BYTES   fail when the arena would exceed BYTES\n"
+    "  -O0, -O1, -O2     optimisation level (default -O2; -O0 runs no pass)\n"
+    "  --verify-each     verify the Program after every pass (on in debug builds)\n"
+    "  --print-before=P, --print-after=P   print the Program around pass P (or all)\n"
+    "  --print-after-all, --print-after-change\n"
+    "  --dump-dir DIR    write DIR/NNN_<pass>.ir after every pass\n"
+    "passes, in pipeline order:\n";
+
+static void print_pass_list(FILE *f) {
+  for (int i = 0; i < dy_n_passes; i++)
+    fprintf(f, "  %-10s %s\n", dy_passes[i].name, dy_passes[i].what);
+}
+
+/* Parse the pass options shared by compile and check; returns 1 if arg i
+ * (and maybe i+1) was consumed, 0 if not a pass option, -1 on error. */
+static int pass_option(const char *cmd, int argc, char **argv, int *i,
+                       dy_pass_options *po) {
+  const char *a = argv[*i];
+  const char *val = NULL;
+  if (strcmp(a, "-O0") == 0 || strcmp(a, "-O1") == 0 || strcmp(a, "-O2") == 0) {
+    po->opt_level = a[2] - '0';
+    return 1;
+  }
+  if (strcmp(a, "--verify-each") == 0) {
+    po->verify_each = 1;
+    return 1;
+  }
+  if (strcmp(a, "--print-after-all") == 0) {
+    po->print_after = "all";
+    return 1;
+  }
+  if (strcmp(a, "--print-after-change") == 0) {
+    po->print_after_change = true;
+    if (!po->print_after)
+      po->print_after = "all";
+    return 1;
+  }
+  if (strcmp(a, "--dump-dir") == 0) {
+    if (*i + 1 >= argc)
+      return usage_error(cmd, "%s needs a directory", a), -1;
+    po->dump_dir = argv[++*i];
+    return 1;
+  }
+  const char **slot = NULL;
+  if (strncmp(a, "--print-before", 14) == 0) {
+    slot = &po->print_before;
+    val = a + 14;
+  } else if (strncmp(a, "--print-after", 13) == 0) {
+    slot = &po->print_after;
+    val = a + 13;
+  }
+  if (!slot)
+    return 0;
+  if (*val == '=') {
+    val++;
+  } else if (*val == 0 && *i + 1 < argc) {
+    val = argv[++*i];
+  } else {
+    return usage_error(cmd, "unknown option '%s'", a), -1;
+  }
+  if (strcmp(val, "all") != 0 && !dy_pass_find(val)) {
+    fprintf(stderr, "%s %s: unknown pass '%s'; the passes are:\n", prog, cmd, val);
+    print_pass_list(stderr);
+    return -1;
+  }
+  *slot = val;
+  return 1;
+}
 
 static void model_stem(const char *path, char *buf, size_t n) {
   const char *base = strrchr(path, '/');
@@ -180,9 +250,18 @@ static int cmd_compile(int argc, char **argv) {
   for (int i = 2; i < argc; i++) {
     const char *a = argv[i];
     bool has = i + 1 < argc;
+    int po = pass_option("compile", argc, argv, &i, &o.passes);
+    if (po < 0)
+      return 2;
+    if (po > 0)
+      continue;
     if (is_help(a)) {
       fputs(compile_help, stdout);
+      print_pass_list(stdout);
       return 0;
+    } else if (strcmp(a, "--max-ram") == 0 && has) {
+      if (!parse_i64(argv[++i], &o.max_ram))
+        return usage_error("compile", "--max-ram needs a positive byte count, not '%s'", argv[i]);
     } else if (strcmp(a, "-o") == 0 && has) {
       out = argv[++i];
     } else if (strcmp(a, "--emit") == 0 && has) {
@@ -236,9 +315,10 @@ static int cmd_compile(int argc, char **argv) {
                     : dy_write_sources(&co, out, &err);
   if (!s && report) {
     printf("ops: %d before passes, %d after\n", rep.ops_before, rep.ops_after);
-    printf("arena: %lld bytes at batch %lld (lower bound %lld)\n",
+    printf("arena: %lld bytes at batch %lld (lower bound %lld, ratio %.3f)\n",
            (long long)rep.mem.arena_bytes, (long long)o.max_batch,
-           (long long)rep.mem.lower_bound);
+           (long long)rep.mem.lower_bound,
+           rep.mem.lower_bound ? (double)rep.mem.arena_bytes / (double)rep.mem.lower_bound : 1.0);
     printf("weights: %lld bytes\n", (long long)rep.mem.weight_bytes);
   }
   dy_codegen_output_free(&co);
@@ -489,7 +569,7 @@ static const char check_help[] =
     "  --max-batch N   bound compiled in (default 64)\n"
     "  --rtol R        relative tolerance (default 1e-5)\n"
     "  --atol A        absolute tolerance (default 1e-6)\n"
-    "  --cc CC, --cflags FLAGS   as for compile\n";
+    "  --cc CC, --cflags FLAGS, -O0/-O1/-O2   as for compile\n";
 
 static int cmd_check(int argc, char **argv) {
   const char *model = NULL;
@@ -500,6 +580,13 @@ static int cmd_check(int argc, char **argv) {
   for (int i = 2; i < argc && !rc; i++) {
     const char *a = argv[i];
     bool has = i + 1 < argc;
+    int po = pass_option("check", argc, argv, &i, &o.passes);
+    if (po < 0) {
+      free_inputs(&ia);
+      return 2;
+    }
+    if (po > 0)
+      continue;
     if (is_help(a)) {
       fputs(check_help, stdout);
       free_inputs(&ia);

@@ -277,6 +277,26 @@ dy_op *dy_program_append_op(dy_program *p, int block, dy_op_kind kind,
 /* Remove op at index i of a block (passes). The op's memory stays in the
  * arena. */
 void dy_block_remove_op(dy_block *b, int i);
+/* Insert an op (made by dy_program_append_op, which put it last) at index
+ * i of its block instead. */
+void dy_block_move_last_to(dy_block *b, int i);
+
+/* ---- use/def queries and rewrites, for passes ---- */
+
+/* The op writing var (and its block and index there), or NULL. */
+dy_op *dy_program_def(const dy_program *p, int var, int *block, int *index);
+/* Number of op inputs reading var, plus one if it is fetched. */
+int dy_program_count_uses(const dy_program *p, int var);
+/* Make every op that reads `from` read `to` instead. */
+void dy_program_replace_uses(dy_program *p, int from, int to);
+/* Let `to` stand for `from` everywhere `from` is read, including as a
+ * fetch. A fetched `from` keeps its name (outputs are named): `to` takes
+ * it over, which needs `to` to be an op's output that is not itself a feed,
+ * persistable or fetched; otherwise nothing changes and false is returned. */
+bool dy_program_forward_var(dy_program *p, int from, int to);
+/* Drop vars that no op, feed or fetch refers to, and renumber the rest
+ * (ids stay in declaration order). */
+void dy_program_compact(dy_program *p);
 
 static inline dy_var *dy_program_var(const dy_program *p, int id) {
   return p->vars[id];

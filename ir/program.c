@@ -254,6 +254,112 @@ void dy_block_remove_op(dy_block *b, int i) {
   b->n_ops--;
 }
 
+void dy_block_move_last_to(dy_block *b, int i) {
+  dy_op *op = b->ops[b->n_ops - 1];
+  memmove(&b->ops[i + 1], &b->ops[i], sizeof(dy_op *) * (size_t)(b->n_ops - 1 - i));
+  b->ops[i] = op;
+}
+
+dy_op *dy_program_def(const dy_program *p, int var, int *block, int *index) {
+  for (int b = 0; b < p->n_blocks; b++)
+    for (int k = 0; k < p->blocks[b]->n_ops; k++) {
+      dy_op *op = p->blocks[b]->ops[k];
+      for (int i = 0; i < op->n_outputs; i++)
+        if (op->outputs[i] == var) {
+          if (block)
+            *block = b;
+          if (index)
+            *index = k;
+          return op;
+        }
+    }
+  return NULL;
+}
+
+int dy_program_count_uses(const dy_program *p, int var) {
+  int n = p->vars[var]->fetch_index >= 0;
+  for (int b = 0; b < p->n_blocks; b++)
+    for (int k = 0; k < p->blocks[b]->n_ops; k++) {
+      const dy_op *op = p->blocks[b]->ops[k];
+      for (int i = 0; i < op->n_inputs; i++)
+        n += op->inputs[i] == var;
+    }
+  return n;
+}
+
+void dy_program_replace_uses(dy_program *p, int from, int to) {
+  for (int b = 0; b < p->n_blocks; b++)
+    for (int k = 0; k < p->blocks[b]->n_ops; k++) {
+      dy_op *op = p->blocks[b]->ops[k];
+      for (int i = 0; i < op->n_inputs; i++)
+        if (op->inputs[i] == from)
+          op->inputs[i] = to;
+    }
+}
+
+bool dy_program_forward_var(dy_program *p, int from, int to) {
+  dy_var *f = p->vars[from], *t = p->vars[to];
+  if (f->fetch_index >= 0) {
+    if (t->feed_index >= 0 || t->persistable || t->fetch_index >= 0 ||
+        !dy_program_def(p, to, NULL, NULL))
+      return false;
+    /* swap names: the output keeps its name */
+    const char *name = f->name;
+    f->name = t->name;
+    t->name = name;
+    t->fetch_index = f->fetch_index;
+    p->fetches[f->fetch_index] = to;
+    f->fetch_index = -1;
+  }
+  dy_program_replace_uses(p, from, to);
+  return true;
+}
+
+void dy_program_compact(dy_program *p) {
+  int n = p->n_vars;
+  int *map = calloc((size_t)n + 1, sizeof *map);
+  if (!map)
+    return;  /* compaction is an optimisation; leave the program as is */
+  for (int i = 0; i < n; i++)
+    map[i] = p->vars[i]->feed_index >= 0 || p->vars[i]->fetch_index >= 0;
+  for (int b = 0; b < p->n_blocks; b++)
+    for (int k = 0; k < p->blocks[b]->n_ops; k++) {
+      const dy_op *op = p->blocks[b]->ops[k];
+      for (int i = 0; i < op->n_inputs; i++)
+        map[op->inputs[i]] = 1;
+      for (int i = 0; i < op->n_outputs; i++)
+        map[op->outputs[i]] = 1;
+    }
+  int m = 0;
+  for (int i = 0; i < n; i++) {
+    if (!map[i]) {
+      map[i] = -1;
+      continue;
+    }
+    map[i] = m;
+    p->vars[m] = p->vars[i];
+    p->vars[m]->id = m;
+    m++;
+  }
+  p->n_vars = m;
+  for (int i = 0; i < m; i++)
+    if (p->vars[i]->alias_of >= 0)
+      p->vars[i]->alias_of = map[p->vars[i]->alias_of];
+  for (int b = 0; b < p->n_blocks; b++)
+    for (int k = 0; k < p->blocks[b]->n_ops; k++) {
+      dy_op *op = p->blocks[b]->ops[k];
+      for (int i = 0; i < op->n_inputs; i++)
+        op->inputs[i] = map[op->inputs[i]];
+      for (int i = 0; i < op->n_outputs; i++)
+        op->outputs[i] = map[op->outputs[i]];
+    }
+  for (int i = 0; i < p->n_feeds; i++)
+    p->feeds[i] = map[p->feeds[i]];
+  for (int i = 0; i < p->n_fetches; i++)
+    p->fetches[i] = map[p->fetches[i]];
+  free(map);
+}
+
 int dy_program_count_ops(const dy_program *p) {
   int n = 0;
   for (int i = 0; i < p->n_blocks; i++)

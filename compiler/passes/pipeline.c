@@ -1,20 +1,118 @@
-/* pipeline.c - the compile pipeline.
+/* pipeline.c - the pass manager and the compile pipeline.
  *
- * The pass list is short and explicit, one line per pass, and the verifier
- * runs on entry and after every step:
- *
- *   verify      the Program as loaded
- *   memplan     arena offsets for every intermediate (passes/memplan.c)
- *   codegen     C text (codegen/)
- *
- * Optimising passes (fold, fuse, DCE) slot in before memplan.
+ * The optimising pipeline is this list, one pass per line, run in order
+ * and repeated while any pass still changes the Program (at most four
+ * rounds; a rewrite usually exposes the next one, as folding after
+ * simplification does):
  */
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "dy_compiler.h"
 
+const dy_pass dy_passes[] = {
+    /* identities away: x*1, x+0, view chains, transpose pairs, eval dropout */
+    {"simplify", "remove identities, merge view and transpose chains", dy_pass_simplify},
+    /* evaluate ops whose inputs are all constant, with the runtime's kernels */
+    {"fold", "evaluate ops whose inputs are all constant", dy_pass_fold},
+    /* one op per (kind, inputs, attributes) */
+    {"cse", "merge ops that compute the same value", dy_pass_cse},
+    /* drop ops whose results nobody reads, then unused vars */
+    {"dce", "remove ops whose outputs are never used", dy_pass_dce},
+};
+const int dy_n_passes = (int)(sizeof dy_passes / sizeof dy_passes[0]);
+
+enum { MAX_ROUNDS = 4 };
+
+const dy_pass *dy_pass_find(const char *name) {
+  for (int i = 0; i < dy_n_passes; i++)
+    if (strcmp(dy_passes[i].name, name) == 0)
+      return &dy_passes[i];
+  return NULL;
+}
+
+static bool selects(const char *sel, const char *name) {
+  return sel && (strcmp(sel, "all") == 0 || strcmp(sel, name) == 0);
+}
+
+static bool default_verify_each(void) {
+  const char *e = getenv("DY2STC_VERIFY_EACH");
+  if (e && *e)
+    return strcmp(e, "0") != 0;
+#ifdef NDEBUG
+  return false;
+#else
+  return true;
+#endif
+}
+
+static dy_status dump(const dy_pass_options *o, int seq, const char *name,
+                      const dy_program *p, dy_error *err) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%03d_%s.ir", o->dump_dir, seq, name);
+  char *text = dy_program_to_text(p);
+  if (!text)
+    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  dy_status s = dy_write_file_atomic(path, text, strlen(text), err);
+  free(text);
+  return s;
+}
+
+static void print_program(const dy_pass_options *o, const char *when,
+                          const char *name, const dy_program *p) {
+  FILE *f = o->print_to ? o->print_to : stderr;
+  fprintf(f, "// -----// IR %s %s //----- //\n", when, name);
+  dy_program_print(p, f);
+}
+
+dy_status dy_run_pipeline(dy_program *p, const dy_pass_options *o,
+                          int64_t max_batch, dy_error *err) {
+  dy_pass_options none = {.verify_each = -1};
+  if (!o)
+    o = &none;
+  bool verify = o->verify_each < 0 ? default_verify_each() : o->verify_each != 0;
+  dy_status s;
+  if ((s = dy_verify(p, err)))
+    return dy_error_prefix(err, "IR invalid on input");
+  if (o->dump_dir) {
+    if (mkdir(o->dump_dir, 0777) != 0 && errno != EEXIST)
+      return dy_error_set(err, DY_STATUS_IO, "%s: cannot create: %s", o->dump_dir,
+                          strerror(errno));
+    if ((s = dump(o, 0, "input", p, err)))
+      return s;
+  }
+  if (o->opt_level <= 0)
+    return DY_OK;
+  dy_pass_ctx ctx = {.max_batch = max_batch};
+  int seq = 1;
+  for (int round = 0; round < MAX_ROUNDS; round++) {
+    bool any = false;
+    for (int i = 0; i < dy_n_passes; i++) {
+      const dy_pass *pass = &dy_passes[i];
+      if (selects(o->print_before, pass->name))
+        print_program(o, "before", pass->name, p);
+      bool changed = false;
+      if ((s = pass->run(p, &ctx, &changed, err)))
+        return dy_error_prefix(err, "pass '%s'", pass->name);
+      if (verify && (s = dy_verify(p, err)))
+        return dy_error_prefix(err, "IR invalid after pass '%s'", pass->name);
+      if (selects(o->print_after, pass->name) && (changed || !o->print_after_change))
+        print_program(o, "after", pass->name, p);
+      if (o->dump_dir && (s = dump(o, seq++, pass->name, p, err)))
+        return s;
+      any |= changed;
+    }
+    if (!any)
+      break;
+  }
+  return DY_OK;
+}
+
 dy_compile_options dy_compile_options_default(void) {
-  return (dy_compile_options){.name = "model", .max_batch = 64};
+  return (dy_compile_options){.name = "model", .max_batch = 64,
+                              .passes = {.opt_level = 2, .verify_each = -1}};
 }
 
 dy_status dy_compile_program(dy_program *p, const dy_compile_options *o,
@@ -28,9 +126,9 @@ dy_status dy_compile_program(dy_program *p, const dy_compile_options *o,
     return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
                         "--max-batch must be at least 1, got %lld",
                         (long long)o->max_batch);
-  if ((s = dy_verify(p, err)))
-    return dy_error_prefix(err, "IR invalid on input");
   rep->ops_before = dy_program_count_ops(p);
+  if ((s = dy_run_pipeline(p, &o->passes, o->max_batch, err)))
+    return s;
   rep->ops_after = dy_program_count_ops(p);
   if ((s = dy_memplan(p, o->max_batch, &rep->mem, err)))
     return s;
@@ -41,6 +139,13 @@ dy_status dy_compile_program(dy_program *p, const dy_compile_options *o,
       .emit_main = o->emit_main,
       .command_line = o->command_line,
       .source = o->source,
+      .ops_before = rep->ops_before,
+      .arena_lower_bound = rep->mem.lower_bound,
   };
+  if (o->max_ram > 0 && rep->mem.arena_bytes > o->max_ram)
+    return dy_error_set(err, DY_STATUS_LIMIT,
+                        "the arena needs %lld bytes at batch %lld, over --max-ram %lld",
+                        (long long)rep->mem.arena_bytes, (long long)o->max_batch,
+                        (long long)o->max_ram);
   return dy_codegen(p, &cg, out, err);
 }

@@ -1,0 +1,73 @@
+/* cse.c - common-subexpression elimination.
+ *
+ * Requires: a verified Program (SSA). Two ops of the same kind reading the
+ * same vars with equal attributes compute the same value (ops are pure),
+ * so the later one's output is replaced by the earlier one's and the later
+ * op removed. A later output that is fetched keeps its name (see
+ * dy_program_forward_var); when that is impossible the op stays.
+ */
+#include <string.h>
+
+#include "dy_compiler.h"
+
+static bool same_attr(const dy_attr *a, const dy_attr *b) {
+  if (strcmp(a->name, b->name) != 0 || a->kind != b->kind)
+    return false;
+  switch (a->kind) {
+  case DY_ATTR_INT: return a->i == b->i;
+  case DY_ATTR_FLOAT: return memcmp(&a->f, &b->f, sizeof a->f) == 0;
+  case DY_ATTR_INTS:
+    return a->n == b->n && (!a->n || memcmp(a->ints, b->ints, sizeof *a->ints * (size_t)a->n) == 0);
+  case DY_ATTR_FLOATS:
+    return a->n == b->n &&
+           (!a->n || memcmp(a->floats, b->floats, sizeof *a->floats * (size_t)a->n) == 0);
+  case DY_ATTR_STRING: return strcmp(a->s, b->s) == 0;
+  }
+  return false;
+}
+
+/* Same kind, inputs and attributes (attributes in any order). */
+static bool same_op(const dy_op *a, const dy_op *b) {
+  if (a->kind != b->kind || a->n_inputs != b->n_inputs ||
+      a->n_outputs != b->n_outputs || a->n_attrs != b->n_attrs)
+    return false;
+  for (int i = 0; i < a->n_inputs; i++)
+    if (a->inputs[i] != b->inputs[i])
+      return false;
+  for (int i = 0; i < a->n_attrs; i++) {
+    const dy_attr *o = dy_op_find_attr(b, a->attrs[i].name);
+    if (!o || !same_attr(&a->attrs[i], o))
+      return false;
+  }
+  return true;
+}
+
+dy_status dy_pass_cse(dy_program *p, dy_pass_ctx *ctx, bool *changed,
+                      dy_error *err) {
+  (void)ctx;
+  (void)err;
+  dy_block *blk = p->blocks[0];
+  for (int k = 1; k < blk->n_ops; k++) {
+    const dy_op *op = blk->ops[k];
+    for (int j = 0; j < k; j++) {
+      const dy_op *first = blk->ops[j];
+      if (!same_op(first, op))
+        continue;
+      bool ok = true;
+      for (int i = 0; i < op->n_outputs && ok; i++)
+        ok = p->vars[op->outputs[i]]->fetch_index < 0 ||
+             p->vars[first->outputs[i]]->fetch_index < 0;
+      if (!ok)
+        break;
+      for (int i = 0; i < op->n_outputs; i++)
+        if (!dy_program_forward_var(p, op->outputs[i], first->outputs[i]))
+          ok = false;
+      if (!ok)
+        break;  /* the fetch could not move; the op stays */
+      dy_block_remove_op(blk, k--);
+      *changed = true;
+      break;
+    }
+  }
+  return DY_OK;
+}

@@ -1,0 +1,151 @@
+/* simplify.c - algebraic and structural simplification.
+ *
+ * Requires: a verified Program. Rewrites, each local to one op:
+ *
+ *   identity ops         x*1, x/1, x+0, 0+x, x-0 (a constant operand of
+ *                        all ones or zeros that does not widen the result),
+ *                        a view (reshape, flatten, squeeze, unsqueeze) to
+ *                        the same shape, transpose by the identity
+ *                        permutation, dropout in eval mode (or p = 0),
+ *                        scale by 1 plus 0, cast to the same dtype
+ *                        -> the op's output is replaced by its input
+ *   view of a view       reshape(reshape(x)) and any chain of views
+ *                        -> one reshape of x to the final shape
+ *   transpose pairs      transpose(transpose(x, p1), p2)
+ *                        -> transpose(x, p1[p2[i]]), or x if the identity
+ *
+ * An identity whose output is fetched keeps the output's name (see
+ * dy_program_forward_var); where that is impossible the op stays. Ops left
+ * without readers are DCE's to remove.
+ */
+#include <string.h>
+
+#include "dy_compiler.h"
+
+/* Is var a constant whose every element equals v? */
+static bool const_all(const dy_program *p, int var, float v) {
+  const dy_var *c = p->vars[var];
+  if (!c->persistable || c->type.dtype != DY_F32)
+    return false;
+  const float *d = c->data;
+  for (int64_t i = 0; i < dy_type_numel(&c->type); i++)
+    if (d[i] != v)
+      return false;
+  return true;
+}
+
+static bool op_is(const dy_op *op, const char *name) {
+  return strcmp(dy_op_name(op->kind), name) == 0;
+}
+
+/* If op computes its input `*which` unchanged, say which input. */
+static bool is_identity(const dy_program *p, const dy_op *op, int *which) {
+  const dy_type *out = &p->vars[op->outputs[0]]->type;
+  *which = 0;
+  if (op->n_inputs >= 1 && dy_op_has(op, DY_OPF_VIEW))
+    return dy_type_equal(&p->vars[op->inputs[0]]->type, out);
+  if (op->kind == DY_OP_TRANSPOSE) {
+    const dy_attr *perm = dy_op_find_attr(op, "perm");
+    for (int i = 0; perm && i < perm->n; i++)
+      if (perm->ints[i] != i)
+        return false;
+    return perm != NULL;
+  }
+  if (op_is(op, "dropout")) {
+    const dy_attr *t = dy_op_find_attr(op, "is_test"), *pr = dy_op_find_attr(op, "p");
+    return (t && t->i) || (pr && pr->f == 0);
+  }
+  if (op_is(op, "scale")) {
+    const dy_attr *s = dy_op_find_attr(op, "scale"), *b = dy_op_find_attr(op, "bias");
+    return s && b && s->f == 1 && b->f == 0;
+  }
+  if (op_is(op, "cast"))
+    return p->vars[op->inputs[0]]->type.dtype == out->dtype;
+  if (!dy_op_has(op, DY_OPF_BINARY) || op->n_inputs != 2)
+    return false;
+  /* x OP c where c is the neutral element and x already has the output's
+   * type (so c does not broadcast x any wider) */
+  for (int side = 0; side < 2; side++) {
+    int x = op->inputs[side], c = op->inputs[1 - side];
+    if (!dy_type_equal(&p->vars[x]->type, out))
+      continue;
+    bool rhs = side == 0; /* c is the right operand */
+    if ((op->kind == DY_OP_ADD && const_all(p, c, 0)) ||
+        (op->kind == DY_OP_MUL && const_all(p, c, 1)) ||
+        (rhs && op->kind == DY_OP_SUB && const_all(p, c, 0)) ||
+        (rhs && op->kind == DY_OP_DIV && const_all(p, c, 1))) {
+      *which = side;
+      return true;
+    }
+  }
+  return false;
+}
+
+/* Replace a chain view(view(x)) by reshape(x) to the final shape. */
+static bool merge_views(dy_program *p, dy_op *op) {
+  if (!dy_op_has(op, DY_OPF_VIEW))
+    return false;
+  const dy_op *inner = dy_program_def(p, op->inputs[0], NULL, NULL);
+  if (!inner || !dy_op_has(inner, DY_OPF_VIEW))
+    return false;
+  const dy_type *out = &p->vars[op->outputs[0]]->type;
+  int dyn = 0;
+  for (int i = 0; i < out->rank; i++)
+    dyn += out->shape[i] < 0;
+  if (dyn > 1)
+    return false; /* a reshape attribute can carry one -1 only */
+  int64_t *shape = dy_program_alloc(p, sizeof(int64_t) * (size_t)(out->rank + 1));
+  dy_attr *attrs = dy_program_alloc(p, sizeof(dy_attr));
+  if (!shape || !attrs)
+    return false;
+  memcpy(shape, out->shape, sizeof(int64_t) * (size_t)out->rank);
+  *attrs = (dy_attr){.name = "shape", .kind = DY_ATTR_INTS, .n = out->rank, .ints = shape};
+  op->kind = DY_OP_RESHAPE;
+  op->inputs[0] = inner->inputs[0];
+  op->attrs = attrs;
+  op->n_attrs = 1;
+  return true;
+}
+
+/* transpose(transpose(x, p1), p2) -> transpose(x, p1 o p2) */
+static bool merge_transposes(dy_program *p, dy_op *op) {
+  if (op->kind != DY_OP_TRANSPOSE)
+    return false;
+  const dy_op *inner = dy_program_def(p, op->inputs[0], NULL, NULL);
+  if (!inner || inner->kind != DY_OP_TRANSPOSE)
+    return false;
+  const dy_attr *p1 = dy_op_find_attr(inner, "perm"), *p2 = dy_op_find_attr(op, "perm");
+  if (!p1 || !p2 || p1->n != p2->n)
+    return false;
+  int64_t *perm = dy_program_alloc(p, sizeof(int64_t) * (size_t)(p2->n + 1));
+  dy_attr *attrs = dy_program_alloc(p, sizeof(dy_attr));
+  if (!perm || !attrs)
+    return false;
+  for (int i = 0; i < p2->n; i++)
+    perm[i] = p1->ints[p2->ints[i]];
+  *attrs = (dy_attr){.name = "perm", .kind = DY_ATTR_INTS, .n = p2->n, .ints = perm};
+  op->inputs[0] = inner->inputs[0];
+  op->attrs = attrs;
+  op->n_attrs = 1;
+  return true;
+}
+
+dy_status dy_pass_simplify(dy_program *p, dy_pass_ctx *ctx, bool *changed,
+                           dy_error *err) {
+  (void)ctx;
+  (void)err;
+  dy_block *blk = p->blocks[0];
+  for (int k = 0; k < blk->n_ops; k++) {
+    dy_op *op = blk->ops[k];
+    if (op->n_outputs != 1)
+      continue;
+    *changed |= merge_views(p, op) || merge_transposes(p, op);
+    int which;
+    if (is_identity(p, op, &which) &&
+        dy_program_forward_var(p, op->outputs[0], op->inputs[which])) {
+      dy_block_remove_op(blk, k--);
+      *changed = true;
+    }
+  }
+  return DY_OK;
+}
