@@ -84,5 +84,20 @@ void dy_emit_open_loops(dy_emit_ctx *ctx, int n, const dy_ext *e,
  * ("%s + %s", "powf(%s, %s)", "%s ? %s : %s"). Dtype checks are the
  * caller's. */
 dy_status dy_emit_broadcast(dy_emit_ctx *ctx, dy_error *err, const char *fmt);
+/* The same loop nest, with a body that binds the inputs' elements to
+ * v0, v1, v2 (f32) and stores expr, which may name each several times. */
+dy_status dy_emit_broadcast_let(dy_emit_ctx *ctx, dy_error *err, const char *expr);
+
+/* emit_ops.c: matmul with an optional epilogue c = act(c + in2[j]) (bias
+ * along the last dim). act is NULL/"" or a name dy_emit_act_expr knows. */
+dy_status dy_emit_matmul_epilogue(dy_emit_ctx *ctx, dy_error *err, bool bias,
+                                  const char *act, double alpha);
+
+/* emit_fused.c: the C expression of activation act ("", "relu", "relu6",
+ * "sigmoid", "tanh", "leaky_relu", "gelu", "silu") applied to expression x
+ * (which may appear several times: pass a variable). alpha is leaky_relu's
+ * slope. False if act is unknown. */
+bool dy_emit_act_expr(const char *act, double alpha, const char *x, char *buf,
+                      size_t n);
 
 #endif /* DY_CODEGEN_INTERNAL_H */

@@ -99,6 +99,13 @@ dy_status dy_emit_tanh(dy_emit_ctx *ctx, dy_error *err) {
 /* ------------------------------------------------------------------ */
 
 dy_status dy_emit_matmul(dy_emit_ctx *ctx, dy_error *err) {
+  return dy_emit_matmul_epilogue(ctx, err, false, NULL, 0);
+}
+
+/* The matmul kernel, optionally with c = act(c + in2[j]) applied to each
+ * row as soon as it is complete (while it is still in cache). */
+dy_status dy_emit_matmul_epilogue(dy_emit_ctx *ctx, dy_error *err, bool bias,
+                                  const char *act, double alpha) {
   const dy_type *x = dy_emit_in_type(ctx, 0), *y = dy_emit_in_type(ctx, 1);
   const dy_type *o = dy_emit_out_type(ctx, 0);
   bool tx = dy_op_attr_int_or(ctx->op, "transpose_x", 0) != 0;
@@ -244,6 +251,12 @@ dy_status dy_emit_matmul(dy_emit_ctx *ctx, dy_error *err) {
   }
   const char *cij = ci.s, *aik = ai.s, *bkj = bi.s;
 
+  bool epi = bias || (act && *act);
+  char fx[512];
+  if (epi && o->dtype != DY_F32)
+    return dy_emit_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "a fused epilogue needs f32");
+  if (epi && !dy_emit_act_expr(act, alpha, bias ? "(v + in2[j])" : "v", fx, sizeof fx))
+    return dy_emit_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "unknown activation");
   if (!ty) {
     /* i-k-j: the inner loop runs along rows of b and c, so it vectorises */
     dy_emit_line(ctx, "for (int64_t i = 0; i < %s; i++) {", sM);
@@ -254,6 +267,13 @@ dy_status dy_emit_matmul(dy_emit_ctx *ctx, dy_error *err) {
     dy_emit_line(ctx, "    for (int64_t j = 0; j < %s; j++)", sN);
     dy_emit_line(ctx, "      c[%s] += aik * b[%s];", cij, bkj);
     dy_emit_line(ctx, "  }");
+    if (epi) {
+      dy_emit_line(ctx, "  /* epilogue: bias and activation on the finished row */");
+      dy_emit_line(ctx, "  for (int64_t j = 0; j < %s; j++) {", sN);
+      dy_emit_line(ctx, "    const float v = c[%s];", cij);
+      dy_emit_line(ctx, "    c[%s] = %s;", cij, fx);
+      dy_emit_line(ctx, "  }");
+    }
     dy_emit_line(ctx, "}");
   } else {
     /* b transposed: rows of b are columns of the product, so take dot
@@ -264,7 +284,12 @@ dy_status dy_emit_matmul(dy_emit_ctx *ctx, dy_error *err) {
     dy_emit_line(ctx, "    %s acc = %s;", T, Z);
     dy_emit_line(ctx, "    for (int64_t k = 0; k < %s; k++)", sK);
     dy_emit_line(ctx, "      acc += a[%s] * b[%s];", aik, bkj);
-    dy_emit_line(ctx, "    c[%s] = acc;", cij);
+    if (epi) {
+      dy_emit_line(ctx, "    const float v = acc;");
+      dy_emit_line(ctx, "    c[%s] = %s;", cij, fx);
+    } else {
+      dy_emit_line(ctx, "    c[%s] = acc;", cij);
+    }
     dy_emit_line(ctx, "  }");
   }
   for (int gi = ng - 1; gi >= 0; gi--) {

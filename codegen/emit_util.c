@@ -106,7 +106,19 @@ void dy_emit_open_loops(dy_emit_ctx *ctx, int n, const dy_ext *e, char (*vars)[4
 /* "<out> = <fmt with the inputs' element expressions>;" (fmt takes up to
  * three %s, one per input in order). */
 static void emit_assign(dy_emit_ctx *ctx, const char *fmt, const char *out,
-                        char (*e)[4200]) {
+                        char (*e)[4200], bool let) {
+  if (let) {
+    /* { const float v0 = in0[..]; ...; out = fmt; } with fmt over v0..v2 */
+    dy_emit_line(ctx, "{");
+    for (int x = 0; x < ctx->op->n_inputs && x < 3; x++) {
+      char v[4] = {'v', (char)('0' + x), 0};
+      if (strstr(fmt, v))
+        dy_emit_line(ctx, "  const float %s = %s;", v, e[x]);
+    }
+    dy_emit_line(ctx, "  %s = %s;", out, fmt);
+    dy_emit_line(ctx, "}");
+    return;
+  }
   char rhs[16384];
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
@@ -119,7 +131,7 @@ static void emit_assign(dy_emit_ctx *ctx, const char *fmt, const char *out,
 /* Elementwise n-ary ops: numpy broadcasting                           */
 /* ------------------------------------------------------------------ */
 
-dy_status dy_emit_broadcast(dy_emit_ctx *ctx, dy_error *err, const char *fmt) {
+static dy_status broadcast(dy_emit_ctx *ctx, dy_error *err, const char *fmt, bool let) {
   enum { MAXN = 3 };
   int n = ctx->op->n_inputs;
   if (n < 1 || n > MAXN)
@@ -175,7 +187,7 @@ dy_status dy_emit_broadcast(dy_emit_ctx *ctx, dy_error *err, const char *fmt) {
   if (ng == 0) {
     for (int x = 0; x < MAXN; x++)
       snprintf(e[x], sizeof e[x], "in%d[0]", x);
-    emit_assign(ctx, fmt, "out0[0]", e);
+    emit_assign(ctx, fmt, "out0[0]", e, let);
     return DY_OK;
   }
   if (ng == 1) {
@@ -185,7 +197,7 @@ dy_status dy_emit_broadcast(dy_emit_ctx *ctx, dy_error *err, const char *fmt) {
     ctx->indent++;
     for (int x = 0; x < MAXN; x++)
       snprintf(e[x], sizeof e[x], "in%d[%s]", x, x < n && gbc[0][x] ? "0" : "i");
-    emit_assign(ctx, fmt, "out0[i]", e);
+    emit_assign(ctx, fmt, "out0[i]", e, let);
     ctx->indent--;
     return DY_OK;
   }
@@ -214,9 +226,17 @@ dy_status dy_emit_broadcast(dy_emit_ctx *ctx, dy_error *err, const char *fmt) {
   for (int x = 0; x < MAXN; x++)
     snprintf(e[x], sizeof e[x], "in%d[%s]", x, x < n ? dy_idx_str(&idx[x]) : "0");
   snprintf(o_e, sizeof o_e, "out0[%s]", dy_idx_str(&idx[n]));
-  emit_assign(ctx, fmt, o_e, e);
+  emit_assign(ctx, fmt, o_e, e, let);
   ctx->indent = base;
   return DY_OK;
 }
 
 
+
+dy_status dy_emit_broadcast(dy_emit_ctx *ctx, dy_error *err, const char *fmt) {
+  return broadcast(ctx, err, fmt, false);
+}
+
+dy_status dy_emit_broadcast_let(dy_emit_ctx *ctx, dy_error *err, const char *expr) {
+  return broadcast(ctx, err, expr, true);
+}

@@ -73,6 +73,9 @@ dy_status dy_pass_simplify(dy_program *p, dy_pass_ctx *ctx, bool *changed, dy_er
 dy_status dy_pass_fold(dy_program *p, dy_pass_ctx *ctx, bool *changed, dy_error *err);
 dy_status dy_pass_cse(dy_program *p, dy_pass_ctx *ctx, bool *changed, dy_error *err);
 dy_status dy_pass_dce(dy_program *p, dy_pass_ctx *ctx, bool *changed, dy_error *err);
+dy_status dy_pass_fuse_transpose(dy_program *p, dy_pass_ctx *ctx, bool *changed, dy_error *err);
+dy_status dy_pass_fuse_matmul(dy_program *p, dy_pass_ctx *ctx, bool *changed, dy_error *err);
+dy_status dy_pass_fuse_elementwise(dy_program *p, dy_pass_ctx *ctx, bool *changed, dy_error *err);
 
 typedef struct {
   const char *name;         /* symbol prefix / file stem ("model")       */

@@ -139,6 +139,8 @@ enum {
   DY_OPF_BLAS        = 1 << 4,  /* GEMM-shaped                           */
   DY_OPF_VIEW        = 1 << 5,  /* output is the input's data reshaped   */
   DY_OPF_CREATE      = 1 << 6,  /* no inputs; makes a tensor from attrs  */
+  DY_OPF_CAN_FAIL    = 1 << 7,  /* may fail on bad data (an index); C kernel returns int */
+  DY_OPF_FUSED       = 1 << 8,  /* made by a fusion pass, not by users   */
 };
 
 typedef enum {

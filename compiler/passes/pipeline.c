@@ -19,6 +19,13 @@ const dy_pass dy_passes[] = {
     {"fold", "evaluate ops whose inputs are all constant", dy_pass_fold},
     /* one op per (kind, inputs, attributes) */
     {"cse", "merge ops that compute the same value", dy_pass_cse},
+    /* a transpose of the last two dims feeding a matmul becomes its flag */
+    {"fuse-transpose", "fold transposes into matmul flags", dy_pass_fuse_transpose},
+    /* matmul + bias + activation: one kernel with an epilogue */
+    {"fuse-matmul", "fuse matmul, bias add and activation", dy_pass_fuse_matmul},
+    /* chains of elementwise ops: one loop */
+    {"fuse-elementwise", "fuse chains of elementwise ops into one loop",
+     dy_pass_fuse_elementwise},
     /* drop ops whose results nobody reads, then unused vars */
     {"dce", "remove ops whose outputs are never used", dy_pass_dce},
 };

@@ -1,0 +1,128 @@
+/* emit_fused.c - emitters of the fused ops (ops_fused.def): matmul with a
+ * bias-and-activation epilogue, and elementwise chains as one loop. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen_internal.h"
+
+bool dy_emit_act_expr(const char *act, double alpha, const char *x, char *buf,
+                      size_t n) {
+  if (!act || !*act)
+    snprintf(buf, n, "%s", x);
+  else if (strcmp(act, "relu") == 0)
+    snprintf(buf, n, "%s > 0.0f ? %s : 0.0f", x, x);
+  else if (strcmp(act, "relu6") == 0)
+    snprintf(buf, n, "%s > 0.0f ? (%s < 6.0f ? %s : 6.0f) : 0.0f", x, x, x);
+  else if (strcmp(act, "sigmoid") == 0)
+    snprintf(buf, n, "1.0f / (1.0f + expf(-%s))", x);
+  else if (strcmp(act, "tanh") == 0)
+    snprintf(buf, n, "tanhf(%s)", x);
+  else if (strcmp(act, "leaky_relu") == 0) {
+    char a[64];
+    if (!dy_float_literal((float)alpha, a, sizeof a))
+      return false;
+    snprintf(buf, n, "%s > 0.0f ? %s : %s * %s", x, x, a, x);
+  } else if (strcmp(act, "gelu") == 0)
+    snprintf(buf, n, "0.5f * %s * (1.0f + erff(%s * 0.707106781f))", x, x);
+  else if (strcmp(act, "silu") == 0)
+    snprintf(buf, n, "%s / (1.0f + expf(-%s))", x, x);
+  else
+    return false;
+  return true;
+}
+
+dy_status dy_emit_fused_matmul(dy_emit_ctx *ctx, dy_error *err) {
+  const dy_attr *act = dy_op_find_attr(ctx->op, "act");
+  const dy_attr *alpha = dy_op_find_attr(ctx->op, "alpha");
+  return dy_emit_matmul_epilogue(ctx, err, ctx->op->n_inputs == 3,
+                                 act && act->kind == DY_ATTR_STRING ? act->s : "",
+                                 alpha && alpha->kind == DY_ATTR_FLOAT ? alpha->f : 0);
+}
+
+/* The postfix expression as one C expression over v0, v1, v2. */
+static bool infix(const char *expr, char *out, size_t n) {
+  enum { MAX = 32, LEN = 2048, TLEN = 5 * LEN };
+  static const char *const un[][2] = {
+      {"relu", "(%s > 0.0f ? %s : 0.0f)"}, {"sigmoid", "(1.0f / (1.0f + expf(-%s)))"},
+      {"tanh", "tanhf(%s)"},               {"exp", "expf(%s)"},
+      {"neg", "(-%s)"},                    {"abs", "fabsf(%s)"},
+      {"sqrt", "sqrtf(%s)"}};
+  static const char *const bin[][2] = {{"add", "+"}, {"sub", "-"}, {"mul", "*"},
+                                       {"div", "/"}, {"max", "max"}, {"min", "min"}};
+  char (*st)[LEN] = malloc(sizeof(char[MAX][LEN]));
+  char *t = malloc(TLEN); /* a rewritten entry, before it is copied back */
+  if (!st || !t) {
+    free(st);
+    free(t);
+    return false;
+  }
+  int sp = 0;
+  bool ok = true;
+  for (const char *s = expr; *s && ok;) {
+    while (*s == ' ')
+      s++;
+    if (!*s)
+      break;
+    size_t len = strcspn(s, " ");
+    char tok[64];
+    snprintf(tok, sizeof tok, "%.*s", (int)len, s);
+    s += len;
+    if (sp == MAX) {
+      ok = false;
+    } else if (tok[0] == '$') {
+      snprintf(st[sp++], LEN, "v%c", tok[1]);
+    } else if (tok[0] == '#') {
+      ok = dy_float_literal(strtof(tok + 1, NULL), st[sp++], LEN);
+    } else {
+      bool done = false;
+      for (int i = 0; i < 7 && !done; i++)
+        if (strcmp(tok, un[i][0]) == 0 && sp >= 1) {
+          const char *a = st[sp - 1];
+          /* relu names its operand twice: fine, it is side-effect free */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+          snprintf(t, TLEN, un[i][1], a, a);
+#pragma GCC diagnostic pop
+          ok = strlen(t) < LEN;
+          if (ok)
+            memcpy(st[sp - 1], t, strlen(t) + 1);
+          done = true;
+        }
+      for (int i = 0; i < 6 && !done; i++)
+        if (strcmp(tok, bin[i][0]) == 0 && sp >= 2) {
+          const char *a = st[sp - 2], *b = st[sp - 1];
+          if (i < 4)
+            snprintf(t, TLEN, "(%s %s %s)", a, bin[i][1], b);
+          else
+            snprintf(t, TLEN, "(%s %s %s ? %s : %s)", a, i == 4 ? ">" : "<", b, a, b);
+          sp--;
+          ok = strlen(t) < LEN;
+          if (ok)
+            memcpy(st[sp - 1], t, strlen(t) + 1);
+          done = true;
+        }
+      ok = done;
+    }
+  }
+  ok = ok && sp == 1 && strlen(st[0]) < n;
+  if (ok)
+    snprintf(out, n, "%s", st[0]);
+  free(st);
+  free(t);
+  return ok;
+}
+
+dy_status dy_emit_fused_elementwise(dy_emit_ctx *ctx, dy_error *err) {
+  const dy_attr *e = dy_op_find_attr(ctx->op, "expr");
+  char body[4096], fmt[4400];
+  if (!e || e->kind != DY_ATTR_STRING || !infix(e->s, body, sizeof body))
+    return dy_emit_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "bad fused expression");
+  for (int i = 0; i < ctx->op->n_inputs; i++)
+    if (dy_emit_in_type(ctx, i)->dtype != DY_F32)
+      return dy_emit_type_error(ctx, err, DY_STATUS_DTYPE_MISMATCH, "needs f32");
+  dy_emit_line(ctx, "/* %s */", e->s);
+  /* v0..v2 name the inputs' elements; the broadcast loop binds them */
+  snprintf(fmt, sizeof fmt, "%s", body);
+  return dy_emit_broadcast_let(ctx, err, fmt);
+}

@@ -1,0 +1,325 @@
+/* fuse.c - fusion passes.
+ *
+ * Requires: a verified Program. Each rewrite replaces a group of ops whose
+ * intermediate results nobody else reads (one use, not fetched) by one op,
+ * so the intermediates never reach memory:
+ *
+ *   fuse-transpose    matmul(transpose(x, swap last two dims), w)
+ *                     -> matmul(x, w) with transpose_x flipped (same for w)
+ *   fuse-matmul       act(matmul(x, w) + b), b a constant with one value per
+ *                     output column, act optional (relu, relu6 = clip(0, 6),
+ *                     sigmoid, tanh, leaky_relu, gelu (erf), silu)
+ *                     -> fused_matmul(x, w, b) {act}
+ *   fuse-elementwise  a tree of f32 elementwise ops whose intermediates all
+ *                     have the result's shape, reading at most three
+ *                     tensors (scalar constants are inlined)
+ *                     -> fused_elementwise(...) {expr}, one loop
+ *
+ * The fused op takes the place of the group's last op, so every input is
+ * still defined before it. Ops left unread are DCE's to remove.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "dy_compiler.h"
+
+/* The one op reading var, if var has exactly one use and is not fetched. */
+static dy_op *sole_user(const dy_program *p, int var) {
+  if (p->vars[var]->fetch_index >= 0)
+    return NULL;
+  dy_op *user = NULL;
+  const dy_block *b = p->blocks[0];
+  for (int k = 0; k < b->n_ops; k++) {
+    dy_op *op = b->ops[k];
+    for (int i = 0; i < op->n_inputs; i++)
+      if (op->inputs[i] == var) {
+        if (user)
+          return NULL;
+        user = op;
+      }
+  }
+  return user;
+}
+
+static int index_of(const dy_block *b, const dy_op *op) {
+  for (int k = 0; k < b->n_ops; k++)
+    if (b->ops[k] == op)
+      return k;
+  return -1;
+}
+
+static bool op_named(const dy_op *op, const char *name) {
+  return strcmp(dy_op_name(op->kind), name) == 0;
+}
+
+static void remove_op(dy_block *b, const dy_op *op) {
+  int k = index_of(b, op);
+  if (k >= 0)
+    dy_block_remove_op(b, k);
+}
+
+/* ---- fuse-transpose ---- */
+
+/* Does transpose op t swap exactly the last two dims? */
+static bool swaps_last_two(const dy_op *t) {
+  const dy_attr *perm = dy_op_find_attr(t, "perm");
+  if (!perm || perm->n < 2)
+    return false;
+  int r = perm->n;
+  for (int i = 0; i < r - 2; i++)
+    if (perm->ints[i] != i)
+      return false;
+  return perm->ints[r - 2] == r - 1 && perm->ints[r - 1] == r - 2;
+}
+
+static dy_status set_int_attr(dy_program *p, dy_op *op, const char *name, int64_t v) {
+  for (int i = 0; i < op->n_attrs; i++)
+    if (strcmp(op->attrs[i].name, name) == 0) {
+      op->attrs[i].i = v;
+      return DY_OK;
+    }
+  (void)p;
+  return DY_STATUS_INTERNAL;
+}
+
+dy_status dy_pass_fuse_transpose(dy_program *p, dy_pass_ctx *ctx, bool *changed,
+                                 dy_error *err) {
+  (void)ctx;
+  dy_block *b = p->blocks[0];
+  for (int k = 0; k < b->n_ops; k++) {
+    dy_op *mm = b->ops[k];
+    if (mm->kind != DY_OP_MATMUL && mm->kind != DY_OP_FUSED_MATMUL)
+      continue;
+    for (int side = 0; side < 2; side++) {
+      const dy_op *t = dy_program_def(p, mm->inputs[side], NULL, NULL);
+      if (!t || t->kind != DY_OP_TRANSPOSE || !swaps_last_two(t) ||
+          p->vars[t->inputs[0]]->type.rank < 2)
+        continue;
+      const char *flag = side ? "transpose_y" : "transpose_x";
+      int64_t v = dy_op_attr_int_or(mm, flag, 0);
+      if (set_int_attr(p, mm, flag, !v))
+        return dy_error_at(err, mm, DY_STATUS_INTERNAL, "fuse-transpose: no '%s'", flag);
+      mm->inputs[side] = t->inputs[0];
+      *changed = true;
+    }
+  }
+  return DY_OK;
+}
+
+/* ---- fuse-matmul ---- */
+
+/* If op is an activation the matmul epilogue knows, its name and slope. */
+static bool epilogue_act(const dy_program *p, const dy_op *op, const char **act,
+                         double *alpha) {
+  *alpha = 0;
+  if (op->kind == DY_OP_RELU)
+    *act = "relu";
+  else if (op->kind == DY_OP_SIGMOID)
+    *act = "sigmoid";
+  else if (op->kind == DY_OP_TANH)
+    *act = "tanh";
+  else if (op_named(op, "silu"))
+    *act = "silu";
+  else if (op_named(op, "gelu") && dy_op_attr_int_or(op, "approximate", 0) == 0)
+    *act = "gelu";
+  else if (op_named(op, "leaky_relu")) {
+    const dy_attr *a = dy_op_find_attr(op, "alpha");
+    if (!a || a->kind != DY_ATTR_FLOAT)
+      return false;
+    *act = "leaky_relu";
+    *alpha = a->f;
+  } else if (op_named(op, "clip")) {
+    const dy_attr *lo = dy_op_find_attr(op, "min"), *hi = dy_op_find_attr(op, "max");
+    if (!lo || !hi || lo->f != 0 || hi->f != 6)
+      return false;
+    *act = "relu6";
+  } else {
+    return false;
+  }
+  (void)p;
+  return true;
+}
+
+/* Is var a constant with one value per column of a result of type out? */
+static bool is_column_bias(const dy_program *p, int var, const dy_type *out) {
+  const dy_var *b = p->vars[var];
+  if (!b->persistable || b->type.dtype != DY_F32 || out->rank < 1 || b->type.rank < 1 ||
+      b->type.rank > out->rank)
+    return false;
+  int64_t n = out->shape[out->rank - 1];
+  return n > 0 && b->type.shape[b->type.rank - 1] == n && dy_type_numel(&b->type) == n;
+}
+
+dy_status dy_pass_fuse_matmul(dy_program *p, dy_pass_ctx *ctx, bool *changed,
+                              dy_error *err) {
+  (void)ctx;
+  dy_block *b = p->blocks[0];
+  for (int k = 0; k < b->n_ops; k++) {
+    dy_op *mm = b->ops[k];
+    if (mm->kind != DY_OP_MATMUL || p->vars[mm->outputs[0]]->type.dtype != DY_F32)
+      continue;
+    const dy_type *mt = &p->vars[mm->outputs[0]]->type;
+    dy_op *last = mm, *add = NULL, *act_op = NULL;
+    int bias = -1;
+    dy_op *u = sole_user(p, mm->outputs[0]);
+    if (u && u->kind == DY_OP_ADD) {
+      int other = u->inputs[0] == mm->outputs[0] ? u->inputs[1] : u->inputs[0];
+      if (u->inputs[0] != u->inputs[1] && is_column_bias(p, other, mt) &&
+          dy_type_equal(&p->vars[u->outputs[0]]->type, mt)) {
+        add = u;
+        bias = other;
+        last = add;
+        u = sole_user(p, add->outputs[0]);
+      }
+    }
+    const char *act = "";
+    double alpha = 0;
+    if (u && u->n_inputs == 1 && epilogue_act(p, u, &act, &alpha)) {
+      act_op = u;
+      last = act_op;
+    }
+    if (last == mm)
+      continue;
+    /* rebuild `last` in place as the fused op; matmul and add go */
+    int ins[3] = {mm->inputs[0], mm->inputs[1], bias};
+    dy_attr attrs[4] = {DY_ATTR_I("transpose_x", dy_op_attr_int_or(mm, "transpose_x", 0)),
+                        DY_ATTR_I("transpose_y", dy_op_attr_int_or(mm, "transpose_y", 0)),
+                        DY_ATTR_S("act", act), DY_ATTR_F("alpha", alpha)};
+    int out = last->outputs[0];
+    int at = index_of(b, last);
+    dy_op *f = dy_program_append_op(p, 0, DY_OP_FUSED_MATMUL, ins, bias >= 0 ? 3 : 2,
+                                    &out, 1, attrs, 4, last->loc);
+    if (!f)
+      return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "fuse-matmul: out of memory");
+    dy_block_remove_op(b, at);
+    dy_block_move_last_to(b, at);
+    remove_op(b, mm);
+    if (add && add != last)
+      remove_op(b, add);
+    *changed = true;
+    k = -1; /* indices moved; start over (groups are few) */
+  }
+  return DY_OK;
+}
+
+/* ---- fuse-elementwise ---- */
+
+/* The postfix token of an op the fused kernel can compute, or NULL. */
+static const char *token_of(const dy_program *p, const dy_op *op) {
+  if (p->vars[op->outputs[0]]->type.dtype != DY_F32)
+    return NULL;
+  for (int i = 0; i < op->n_inputs; i++)
+    if (p->vars[op->inputs[i]]->type.dtype != DY_F32)
+      return NULL;
+  switch (op->kind) {
+  case DY_OP_ADD: return "add";
+  case DY_OP_SUB: return "sub";
+  case DY_OP_MUL: return "mul";
+  case DY_OP_DIV: return "div";
+  case DY_OP_RELU: return "relu";
+  case DY_OP_SIGMOID: return "sigmoid";
+  case DY_OP_TANH: return "tanh";
+  default: break;
+  }
+  static const char *const math[][2] = {{"exp", "exp"}, {"neg", "neg"}, {"abs", "abs"},
+                                        {"sqrt", "sqrt"}, {"maximum", "max"},
+                                        {"minimum", "min"}};
+  for (int i = 0; i < 6; i++)
+    if (op_named(op, math[i][0]))
+      return math[i][1];
+  return NULL;
+}
+
+typedef struct {
+  dy_op *ops[32];   /* members */
+  int n_ops;
+  int ext[3];       /* external inputs ($0..$2) */
+  int n_ext;
+  char expr[1024];
+} group;
+
+/* Can the producer of var join the group rooted at an op of type out? */
+static dy_op *joinable(const dy_program *p, int var, const dy_type *out) {
+  dy_op *d = dy_program_def(p, var, NULL, NULL);
+  if (!d || d->n_outputs != 1 || !token_of(p, d) || !sole_user(p, var) ||
+      !dy_type_equal(&p->vars[var]->type, out))
+    return NULL;
+  return d;
+}
+
+/* Append the postfix form of var (an input of the group at some op) to
+ * g->expr, pulling producers in while the external inputs fit in three. */
+static bool build(const dy_program *p, group *g, int var, const dy_type *out) {
+  char tok[64];
+  dy_op *d = joinable(p, var, out);
+  if (d && g->n_ops < 32) {
+    g->ops[g->n_ops++] = d;
+    for (int i = 0; i < d->n_inputs; i++)
+      if (!build(p, g, d->inputs[i], out))
+        return false;
+    snprintf(tok, sizeof tok, "%s ", token_of(p, d));
+  } else {
+    const dy_var *v = p->vars[var];
+    if (v->persistable && dy_type_numel(&v->type) == 1 && v->type.rank <= out->rank) {
+      snprintf(tok, sizeof tok, "#%.9g ", ((const float *)v->data)[0]);
+    } else {
+      int slot = -1;
+      for (int i = 0; i < g->n_ext; i++)
+        if (g->ext[i] == var)
+          slot = i;
+      if (slot < 0) {
+        if (g->n_ext == 3)
+          return false;
+        slot = g->n_ext;
+        g->ext[g->n_ext++] = var;
+      }
+      snprintf(tok, sizeof tok, "$%d ", slot);
+    }
+  }
+  size_t n = strlen(g->expr);
+  if (n + strlen(tok) >= sizeof g->expr)
+    return false;
+  strcat(g->expr, tok);
+  return true;
+}
+
+dy_status dy_pass_fuse_elementwise(dy_program *p, dy_pass_ctx *ctx, bool *changed,
+                                   dy_error *err) {
+  (void)ctx;
+  dy_block *b = p->blocks[0];
+  for (int k = b->n_ops - 1; k >= 0; k--) {
+    dy_op *root = b->ops[k];
+    if (root->n_outputs != 1 || !token_of(p, root))
+      continue;
+    /* a root is not itself absorbed by its user */
+    dy_op *u = sole_user(p, root->outputs[0]);
+    if (u && token_of(p, u) && dy_type_equal(&p->vars[u->outputs[0]]->type,
+                                             &p->vars[root->outputs[0]]->type))
+      continue;
+    const dy_type *out = &p->vars[root->outputs[0]]->type;
+    group g = {.n_ops = 1, .ops = {root}};
+    bool ok = true;
+    for (int i = 0; i < root->n_inputs && ok; i++)
+      ok = build(p, &g, root->inputs[i], out);
+    if (!ok || g.n_ops < 2 || g.n_ext == 0)
+      continue;
+    char tok[64];
+    snprintf(tok, sizeof tok, "%s", token_of(p, root));
+    if (strlen(g.expr) + strlen(tok) >= sizeof g.expr)
+      continue;
+    strcat(g.expr, tok);
+    dy_attr attr = DY_ATTR_S("expr", g.expr);
+    int o = root->outputs[0];
+    dy_op *f = dy_program_append_op(p, 0, DY_OP_FUSED_ELEMENTWISE, g.ext, g.n_ext, &o, 1,
+                                    &attr, 1, root->loc);
+    if (!f)
+      return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "fuse-elementwise: out of memory");
+    dy_block_remove_op(b, k);
+    dy_block_move_last_to(b, k);
+    for (int i = 1; i < g.n_ops; i++)
+      remove_op(b, g.ops[i]);
+    k = b->n_ops; /* start over from the end */
+    *changed = true;
+  }
+  return DY_OK;
+}

@@ -1,0 +1,192 @@
+/* kernels_fused.c - reference kernels of the fused ops (ops_fused.def).
+ *
+ * They exist so that a fused Program still runs on the static executor and
+ * so that tests can compare fused and unfused results; the formulas are
+ * the ones of the unfused kernels (kernels.c), applied in the same order.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels_internal.h"
+
+typedef enum { ACT_NONE, ACT_RELU, ACT_RELU6, ACT_SIGMOID, ACT_TANH, ACT_LEAKY, ACT_GELU, ACT_SILU } act_kind;
+
+static bool act_of(const char *s, act_kind *out) {
+  static const char *const names[] = {"", "relu", "relu6", "sigmoid", "tanh",
+                                      "leaky_relu", "gelu", "silu"};
+  for (int i = 0; i < (int)(sizeof names / sizeof *names); i++)
+    if (strcmp(s, names[i]) == 0) {
+      *out = (act_kind)i;
+      return true;
+    }
+  return false;
+}
+
+static float sigmoid1(float x) {
+  if (x >= 0.0f)
+    return 1.0f / (1.0f + expf(-x));
+  float e = expf(x);
+  return e / (1.0f + e);
+}
+
+static float act_apply(act_kind a, float alpha, float x) {
+  switch (a) {
+  case ACT_NONE: return x;
+  case ACT_RELU: return x > 0.0f ? x : 0.0f;
+  case ACT_RELU6: return x > 0.0f ? (x < 6.0f ? x : 6.0f) : 0.0f;
+  case ACT_SIGMOID: return sigmoid1(x);
+  case ACT_TANH: return tanhf(x);
+  case ACT_LEAKY: return x > 0.0f ? x : alpha * x;
+  case ACT_GELU: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+  case ACT_SILU: return x * sigmoid1(x);
+  }
+  return x;
+}
+
+dy_status dy_kernel_fused_matmul(const dy_op *op, dy_tensor *const *in, int n_in,
+                                 dy_tensor *const *out, dy_error *err) {
+  if (n_in < 2 || n_in > 3)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "fused_matmul: takes 2 or 3 inputs, got %d", n_in);
+  const dy_attr *a = dy_op_find_attr(op, "act");
+  act_kind act;
+  if (!a || a->kind != DY_ATTR_STRING || !act_of(a->s, &act))
+    return dy_error_at(err, op, DY_STATUS_UNSUPPORTED, "fused_matmul: unknown activation");
+  const dy_attr *al = dy_op_find_attr(op, "alpha");
+  float alpha = al && al->kind == DY_ATTR_FLOAT ? (float)al->f : 0.0f;
+  dy_status s = dy_kernel_matmul(op, in, 2, out, err);
+  if (s)
+    return s;
+  float *o = out[0]->data;
+  int64_t total = dy_tensor_numel(out[0]);
+  int64_t cols = out[0]->type.rank ? out[0]->type.shape[out[0]->type.rank - 1] : 1;
+  const float *b = n_in == 3 ? in[2]->data : NULL;
+  if (n_in == 3 && dy_tensor_numel(in[2]) != cols)
+    return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH, "fused_matmul: bias size");
+  for (int64_t i = 0; i < total; i++)
+    o[i] = act_apply(act, alpha, b ? o[i] + b[i % cols] : o[i]);
+  return DY_OK;
+}
+
+/* ---- fused_elementwise: a postfix program per element ---- */
+
+enum { MAX_CODE = 64 };
+
+typedef struct {
+  char kind;   /* 'i' input, 'c' constant, 'u' unary, 'b' binary */
+  int arg;     /* input index, or the op */
+  float value;
+} instr;
+
+static int parse_expr(const char *e, instr *code) {
+  static const char *const un[] = {"relu", "sigmoid", "tanh", "exp", "neg", "abs", "sqrt"};
+  static const char *const bin[] = {"add", "sub", "mul", "div", "max", "min"};
+  int n = 0;
+  for (const char *s = e; *s && n < MAX_CODE;) {
+    while (*s == ' ')
+      s++;
+    if (!*s)
+      break;
+    size_t len = strcspn(s, " ");
+    instr in = {0};
+    if (s[0] == '$') {
+      in.kind = 'i';
+      in.arg = s[1] - '0';
+    } else if (s[0] == '#') {
+      in.kind = 'c';
+      in.value = strtof(s + 1, NULL);
+    } else {
+      for (int i = 0; i < 7; i++)
+        if (strlen(un[i]) == len && strncmp(s, un[i], len) == 0)
+          in.kind = 'u', in.arg = i;
+      for (int i = 0; i < 6; i++)
+        if (strlen(bin[i]) == len && strncmp(s, bin[i], len) == 0)
+          in.kind = 'b', in.arg = i;
+      if (!in.kind)
+        return -1;
+    }
+    code[n++] = in;
+    s += len;
+  }
+  return n;
+}
+
+static float run_expr(const instr *code, int n, const float *x) {
+  float st[MAX_CODE];
+  int sp = 0;
+  for (int k = 0; k < n; k++) {
+    const instr *c = &code[k];
+    switch (c->kind) {
+    case 'i': st[sp++] = x[c->arg]; break;
+    case 'c': st[sp++] = c->value; break;
+    case 'u': {
+      float v = st[sp - 1];
+      switch (c->arg) {
+      case 0: v = v > 0.0f ? v : 0.0f; break;
+      case 1: v = sigmoid1(v); break;
+      case 2: v = tanhf(v); break;
+      case 3: v = expf(v); break;
+      case 4: v = -v; break;
+      case 5: v = fabsf(v); break;
+      default: v = sqrtf(v); break;
+      }
+      st[sp - 1] = v;
+      break;
+    }
+    default: {
+      float b = st[--sp], a = st[sp - 1], v;
+      switch (c->arg) {
+      case 0: v = a + b; break;
+      case 1: v = a - b; break;
+      case 2: v = a * b; break;
+      case 3: v = a / b; break;
+      case 4: v = a > b ? a : b; break;
+      default: v = a < b ? a : b; break;
+      }
+      st[sp - 1] = v;
+    }
+    }
+  }
+  return st[0];
+}
+
+dy_status dy_kernel_fused_elementwise(const dy_op *op, dy_tensor *const *in, int n_in,
+                                      dy_tensor *const *out, dy_error *err) {
+  const dy_attr *e = dy_op_find_attr(op, "expr");
+  instr code[MAX_CODE];
+  int n = e && e->kind == DY_ATTR_STRING ? parse_expr(e->s, code) : -1;
+  if (n <= 0 || n_in < 1 || n_in > 3)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT, "fused_elementwise: bad expression");
+  const dy_type *o = &out[0]->type;
+  /* per input, the element stride of each output dim (0 when broadcast) */
+  int64_t strides[3][DY_MAX_DIMS] = {{0}};
+  for (int i = 0; i < n_in; i++) {
+    const dy_type *t = &in[i]->type;
+    int64_t cs[DY_MAX_DIMS];
+    dy_contiguous_strides(t->rank, t->shape, cs);
+    for (int d = 0; d < o->rank; d++) {
+      int ti = d - (o->rank - t->rank);
+      strides[i][d] = ti >= 0 && t->shape[ti] != 1 ? cs[ti] : 0;
+    }
+  }
+  float *y = out[0]->data;
+  int64_t idx[DY_MAX_DIMS] = {0}, off[3] = {0};
+  int64_t total = dy_tensor_numel(out[0]);
+  for (int64_t k = 0; k < total; k++) {
+    float x[3] = {0};
+    for (int i = 0; i < n_in; i++)
+      x[i] = ((const float *)in[i]->data)[off[i]];
+    y[k] = run_expr(code, n, x);
+    for (int d = o->rank - 1; d >= 0; d--) {
+      for (int i = 0; i < n_in; i++)
+        off[i] += strides[i][d];
+      if (++idx[d] < o->shape[d])
+        break;
+      for (int i = 0; i < n_in; i++)
+        off[i] -= strides[i][d] * o->shape[d];
+      idx[d] = 0;
+    }
+  }
+  return DY_OK;
+}
