@@ -1,1 +1,200 @@
-/* placeholder: being written */
+/* ops_math.c - eager / tracing entry points of the math family, and the
+ * activation layers.
+ *
+ * Each dy_<op>_at is a thin wrapper over dy_apply (ops.c): it packs its
+ * arguments into the op's attributes, exactly as ops_math.def lists them
+ * (the verifier checks every recorded op against that schema), and
+ * dy_apply infers, allocates, computes (or only types, in static mode) and
+ * records. Semantics live in kernels_math.c.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dy_runtime_internal.h"
+
+#define IN1(x) ((dy_tensor *const[]){(x)})
+#define IN2(x, y) ((dy_tensor *const[]){(x), (y)})
+
+/* ---- activations ---- */
+
+dy_tensor *dy_gelu_at(dy_tensor *x, bool approximate, dy_srcloc loc) {
+  dy_attr a[] = {DY_ATTR_I("approximate", approximate)};
+  return dy_apply(DY_OP_GELU, IN1(x), 1, a, 1, loc);
+}
+
+dy_tensor *dy_silu_at(dy_tensor *x, dy_srcloc loc) {
+  return dy_apply(DY_OP_SILU, IN1(x), 1, NULL, 0, loc);
+}
+
+dy_tensor *dy_hard_swish_at(dy_tensor *x, dy_srcloc loc) {
+  return dy_apply(DY_OP_HARD_SWISH, IN1(x), 1, NULL, 0, loc);
+}
+
+dy_tensor *dy_hard_sigmoid_at(dy_tensor *x, float slope, float offset,
+                              dy_srcloc loc) {
+  dy_attr a[] = {DY_ATTR_F("slope", slope), DY_ATTR_F("offset", offset)};
+  return dy_apply(DY_OP_HARD_SIGMOID, IN1(x), 1, a, 2, loc);
+}
+
+dy_tensor *dy_leaky_relu_at(dy_tensor *x, float alpha, dy_srcloc loc) {
+  dy_attr a[] = {DY_ATTR_F("alpha", alpha)};
+  return dy_apply(DY_OP_LEAKY_RELU, IN1(x), 1, a, 1, loc);
+}
+
+dy_tensor *dy_elu_at(dy_tensor *x, float alpha, dy_srcloc loc) {
+  dy_attr a[] = {DY_ATTR_F("alpha", alpha)};
+  return dy_apply(DY_OP_ELU, IN1(x), 1, a, 1, loc);
+}
+
+dy_tensor *dy_clip_at(dy_tensor *x, float min, float max, dy_srcloc loc) {
+  dy_attr a[] = {DY_ATTR_F("min", min), DY_ATTR_F("max", max)};
+  return dy_apply(DY_OP_CLIP, IN1(x), 1, a, 2, loc);
+}
+
+dy_tensor *dy_relu6_at(dy_tensor *x, dy_srcloc loc) {
+  return dy_clip_at(x, 0.0f, 6.0f, loc);
+}
+
+dy_tensor *dy_softplus_at(dy_tensor *x, float beta, float threshold,
+                          dy_srcloc loc) {
+  dy_attr a[] = {DY_ATTR_F("beta", beta), DY_ATTR_F("threshold", threshold)};
+  return dy_apply(DY_OP_SOFTPLUS, IN1(x), 1, a, 2, loc);
+}
+
+/* ---- elementwise math ---- */
+
+#define UNARY(name, KIND)                                      \
+  dy_tensor *dy_##name##_at(dy_tensor *x, dy_srcloc loc) {     \
+    return dy_apply(DY_OP_##KIND, IN1(x), 1, NULL, 0, loc);   \
+  }
+UNARY(exp, EXP)
+UNARY(log, LOG)
+UNARY(sqrt, SQRT)
+UNARY(rsqrt, RSQRT)
+UNARY(abs, ABS)
+UNARY(neg, NEG)
+UNARY(erf, ERF)
+UNARY(reciprocal, RECIPROCAL)
+
+dy_tensor *dy_scale_at(dy_tensor *x, float scale, float bias,
+                       bool bias_after_scale, dy_srcloc loc) {
+  dy_attr a[] = {DY_ATTR_F("scale", scale), DY_ATTR_F("bias", bias),
+                 DY_ATTR_I("bias_after_scale", bias_after_scale)};
+  return dy_apply(DY_OP_SCALE, IN1(x), 1, a, 3, loc);
+}
+
+/* ---- binary ---- */
+
+#define BINARY(name, KIND)                                                \
+  dy_tensor *dy_##name##_at(dy_tensor *x, dy_tensor *y, dy_srcloc loc) {  \
+    return dy_apply(DY_OP_##KIND, IN2(x, y), 2, NULL, 0, loc);           \
+  }
+BINARY(pow, POW)
+BINARY(minimum, MINIMUM)
+BINARY(maximum, MAXIMUM)
+BINARY(equal, EQUAL)
+BINARY(greater, GREATER)
+BINARY(less, LESS)
+
+/* The constant is an intermediate of this call: its own scope frees it
+ * (in a trace it stays as a full op feeding the pow). */
+dy_tensor *dy_pow_scalar_at(dy_tensor *x, float y, dy_srcloc loc) {
+  if (!x)
+    return dy_fail(DY_STATUS_INVALID_ARGUMENT, loc, "pow: input 0 is NULL");
+  dy_scope_begin();
+  dy_tensor *c = dy_full_at(DY_F32, 0, NULL, y, loc);
+  dy_tensor *out = dy_keep(dy_pow_at(x, c, loc));
+  dy_scope_end();
+  return dy_tensor_adopt(out);
+}
+
+/* ---- where, cast ---- */
+
+dy_tensor *dy_where_at(dy_tensor *cond, dy_tensor *x, dy_tensor *y,
+                       dy_srcloc loc) {
+  return dy_apply(DY_OP_WHERE, (dy_tensor *const[]){cond, x, y}, 3, NULL, 0, loc);
+}
+
+dy_tensor *dy_cast_at(dy_tensor *x, dy_dtype dtype, dy_srcloc loc) {
+  dy_attr a[] = {DY_ATTR_I("dtype", dtype)};
+  return dy_apply(DY_OP_CAST, IN1(x), 1, a, 1, loc);
+}
+
+/* ------------------------------------------------------------------ */
+/* Activation layers                                                   */
+/* ------------------------------------------------------------------ */
+
+enum { ACT_MAX_ATTRS = 4, ACT_NAME_LEN = 32 };
+
+typedef struct {
+  dy_layer base;
+  dy_op_kind kind;
+  int n_attrs;
+  dy_attr attrs[ACT_MAX_ATTRS];       /* names point into names[] */
+  char names[ACT_MAX_ATTRS][ACT_NAME_LEN];
+} activation;
+
+static dy_tensor *activation_forward(dy_layer *self, dy_tensor *const *in, int n) {
+  activation *a = (activation *)self;
+  dy_srcloc at = dy_layer_caller();
+  if (!at.file)
+    at = DY_HERE;
+  if (n != 1)
+    return dy_fail(DY_STATUS_INVALID_ARGUMENT, at, "%s layer takes 1 input, got %d",
+                   dy_op_name(a->kind), n);
+  return dy_apply(a->kind, in, 1, a->attrs, a->n_attrs, at);
+}
+
+static const dy_layer_vtable activation_vt = {"Activation", activation_forward,
+                                              NULL, false};
+
+/* Record "activation layer: <why>" and return NULL. */
+#define fail_layer(status, ...) \
+  (dy_fail((status), DY_HERE, "activation layer: " __VA_ARGS__), (dy_layer *)NULL)
+
+dy_layer *dy_activation_layer_new(dy_op_kind kind, const dy_attr *attrs,
+                                  int n_attrs) {
+  if ((unsigned)kind >= DY_OP_COUNT ||
+      dy_op_info_of(kind)->n_in != 1 ||
+      !(dy_op_info_of(kind)->flags & DY_OPF_UNARY))
+    return fail_layer(DY_STATUS_INVALID_ARGUMENT, "'%s' is not a unary op",
+                      dy_op_name(kind));
+  if (n_attrs < 0 || n_attrs > ACT_MAX_ATTRS || (n_attrs > 0 && !attrs))
+    return fail_layer(DY_STATUS_INVALID_ARGUMENT, "%d attributes (at most %d)",
+                      n_attrs, ACT_MAX_ATTRS);
+  for (int i = 0; i < n_attrs; i++)
+    if ((attrs[i].kind != DY_ATTR_INT && attrs[i].kind != DY_ATTR_FLOAT) ||
+        !attrs[i].name || strlen(attrs[i].name) >= ACT_NAME_LEN)
+      return fail_layer(DY_STATUS_INVALID_ARGUMENT,
+                        "attribute %d must be a named int or float", i);
+  activation *a = (activation *)dy_layer_new(sizeof *a, &activation_vt,
+                                             dy_op_name(kind));
+  if (!a)
+    return fail_layer(DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  a->kind = kind;
+  a->n_attrs = n_attrs;
+  for (int i = 0; i < n_attrs; i++) {
+    snprintf(a->names[i], sizeof a->names[i], "%s", attrs[i].name);
+    a->attrs[i] = attrs[i];
+    a->attrs[i].name = a->names[i];
+  }
+  return &a->base;
+}
+
+dy_layer *dy_gelu_layer_new(bool approximate) {
+  dy_attr a[] = {DY_ATTR_I("approximate", approximate)};
+  return dy_activation_layer_new(DY_OP_GELU, a, 1);
+}
+
+dy_layer *dy_silu_layer_new(void) {
+  return dy_activation_layer_new(DY_OP_SILU, NULL, 0);
+}
+
+dy_layer *dy_hard_swish_layer_new(void) {
+  return dy_activation_layer_new(DY_OP_HARD_SWISH, NULL, 0);
+}
+
+dy_layer *dy_leaky_relu_layer_new(float alpha) {
+  dy_attr a[] = {DY_ATTR_F("alpha", alpha)};
+  return dy_activation_layer_new(DY_OP_LEAKY_RELU, a, 1);
+}
