@@ -13,7 +13,7 @@ bool dy_emit_act_expr(const char *act, double alpha, const char *x, char *buf,
   else if (strcmp(act, "relu") == 0)
     snprintf(buf, n, "%s > 0.0f ? %s : 0.0f", x, x);
   else if (strcmp(act, "relu6") == 0)
-    snprintf(buf, n, "%s > 0.0f ? (%s < 6.0f ? %s : 6.0f) : 0.0f", x, x, x);
+    snprintf(buf, n, "%s < 0.0f ? 0.0f : %s > 6.0f ? 6.0f : %s", x, x, x);
   else if (strcmp(act, "sigmoid") == 0)
     snprintf(buf, n, "1.0f / (1.0f + expf(-%s))", x);
   else if (strcmp(act, "tanh") == 0)
@@ -95,7 +95,8 @@ static bool infix(const char *expr, char *out, size_t n) {
           if (i < 4)
             snprintf(t, TLEN, "(%s %s %s)", a, bin[i][1], b);
           else
-            snprintf(t, TLEN, "(%s %s %s ? %s : %s)", a, i == 4 ? ">" : "<", b, a, b);
+            snprintf(t, TLEN, "(isnan(%s) || %s %s %s ? %s : %s)", a, a, i == 4 ? ">" : "<", b, a,
+                     b);
           sp--;
           ok = strlen(t) < LEN;
           if (ok)

@@ -482,7 +482,7 @@ static dy_status diff_tensors(const dy_tensor *a, const dy_tensor *b,
       d->max_abs = ad;
     if (ad > 0 && rd > d->max_rel)
       d->max_rel = rd;
-    double excess = ad - (atol + rtol * fabs(y));
+    double excess = isnan(x) != isnan(y) ? INFINITY : ad - (atol + rtol * fabs(y));
     if (excess > 0) {
       d->n_bad++;
       if (excess > worst_excess) {

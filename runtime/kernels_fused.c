@@ -34,12 +34,12 @@ static float act_apply(act_kind a, float alpha, float x) {
   switch (a) {
   case ACT_NONE: return x;
   case ACT_RELU: return x > 0.0f ? x : 0.0f;
-  case ACT_RELU6: return x > 0.0f ? (x < 6.0f ? x : 6.0f) : 0.0f;
+  case ACT_RELU6: return x < 0.0f ? 0.0f : x > 6.0f ? 6.0f : x; /* clip keeps NaN */
   case ACT_SIGMOID: return sigmoid1(x);
   case ACT_TANH: return tanhf(x);
   case ACT_LEAKY: return x > 0.0f ? x : alpha * x;
   case ACT_GELU: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
-  case ACT_SILU: return x * sigmoid1(x);
+  case ACT_SILU: return x / (1.0f + expf(-x)); /* as the math family's silu */
   }
   return x;
 }
@@ -141,8 +141,9 @@ static float run_expr(const instr *code, int n, const float *x) {
       case 1: v = a - b; break;
       case 2: v = a * b; break;
       case 3: v = a / b; break;
-      case 4: v = a > b ? a : b; break;
-      default: v = a < b ? a : b; break;
+      /* numpy: a NaN on either side wins, as the math family's maximum */
+      case 4: v = isnan(a) || a > b ? a : b; break;
+      default: v = isnan(a) || a < b ? a : b; break;
       }
       st[sp - 1] = v;
     }
