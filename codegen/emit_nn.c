@@ -1,1 +1,494 @@
-/* placeholder: being written */
+/* emit_nn.c - emitters of the nn family (ir/ops_nn.def): conv2d,
+ * conv2d_transpose, pool2d, batch_norm, layer_norm, group_norm, dropout.
+ *
+ * Plain loops with literal extents (only the batch is the run-time
+ * `batch`), written to be read and to be obviously right: a direct
+ * convolution, a scatter-add transposed convolution, window loops for
+ * pooling. Padding is handled by bounds checks on the input index, emitted
+ * only on the sides where the index can actually leave the input, so no
+ * load ever falls outside a buffer. Speed is a later pass's job (packed
+ * weights, SIMD helpers).
+ *
+ * Each emitter first re-runs inference on its input types and checks the
+ * output's type against it, so attributes are known to be well formed (the
+ * rules live in ir/infer_nn.c). Normalisation and dropout emit exactly the
+ * arithmetic of runtime/kernels_nn.c — statistics in double, the same
+ * operation order, dropout's counter hash with the threshold and scale as
+ * literals — so the generated C agrees with eager calls (bit for bit for
+ * dropout's mask).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "codegen_internal.h"
+
+#define L(...) dy_emit_line(ctx, __VA_ARGS__)
+/* A line that opens a block "{", and the line that closes it. */
+#define OPEN(...) (dy_emit_line(ctx, __VA_ARGS__), ctx->indent++)
+#define CLOSE() (ctx->indent--, dy_emit_line(ctx, "}"))
+
+typedef long long ll;
+
+/* Inference on the op's input types must give the output's type. */
+static dy_status check_types(dy_emit_ctx *ctx, dy_error *err) {
+  dy_type in[8], want;
+  int n = ctx->op->n_inputs;
+  if (n > 8 || ctx->op->n_outputs != 1)
+    return dy_emit_type_error(ctx, err, DY_STATUS_INVALID_ARGUMENT, "bad arity");
+  for (int i = 0; i < n; i++)
+    in[i] = *dy_emit_in_type(ctx, i);
+  dy_status s = dy_infer(ctx->op, in, n, &want, err);
+  if (s != DY_OK)
+    return dy_error_prefix(err, "codegen");
+  if (!dy_type_equal(&want, dy_emit_out_type(ctx, 0)))
+    return dy_emit_type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
+                              "output type is not what inference gives");
+  return DY_OK;
+}
+
+/* "v * m + a" for an index, simplified: "oy", "oy * 2 - 1", "i * 2". */
+static const char *affine(char *buf, size_t n, const char *v, ll m, ll a) {
+  int k = m == 1 ? snprintf(buf, n, "%s", v) : snprintf(buf, n, "%s * %lld", v, m);
+  if (a && k >= 0 && (size_t)k < n)
+    snprintf(buf + k, n - (size_t)k, " %c %lld", a < 0 ? '-' : '+', a < 0 ? -a : a);
+  return buf;
+}
+
+/* The sum of two affine terms "t1 + t2" where t2 may vanish. */
+static const char *sum2(char *buf, size_t n, const char *t1, const char *v, ll m) {
+  if (m == 0)
+    snprintf(buf, n, "%s", t1);
+  else if (m == 1)
+    snprintf(buf, n, "%s + %s", t1, v);
+  else
+    snprintf(buf, n, "%s + %s * %lld", t1, v, m);
+  return buf;
+}
+
+/* "if (v < 0 || v >= n) continue;" with only the halves that can happen. */
+static void emit_bounds(dy_emit_ctx *ctx, const char *v, bool lo, bool hi, ll n) {
+  if (lo && hi)
+    L("if (%s < 0 || %s >= %lld) continue;", v, v, n);
+  else if (lo)
+    L("if (%s < 0) continue;", v);
+  else if (hi)
+    L("if (%s >= %lld) continue;", v, n);
+}
+
+/* A float attribute as a literal of its float value. */
+static dy_status float_attr(dy_emit_ctx *ctx, const char *name, float *v,
+                            char *lit, size_t n, dy_error *err) {
+  double d;
+  dy_status s = dy_op_attr_float(ctx->op, name, &d, err);
+  if (s != DY_OK)
+    return s;
+  *v = (float)d;
+  if (!dy_float_literal(*v, lit, n))
+    return dy_emit_type_error(ctx, err, DY_STATUS_INVALID_ARGUMENT,
+                              "attribute is not finite");
+  return DY_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* conv2d, conv2d_transpose                                            */
+/* ------------------------------------------------------------------ */
+
+typedef struct {
+  ll c, h, w;            /* input [N, c, h, w]      */
+  ll o, oh, ow;          /* output [N, o, oh, ow]   */
+  ll kh, kw;
+  ll sh, sw, dh, dw;     /* strides, dilations      */
+  ll pt, pl;             /* top and left padding    */
+  ll groups;
+} conv_geom;
+
+static conv_geom conv_geom_of(dy_emit_ctx *ctx) {
+  const dy_type *x = dy_emit_in_type(ctx, 0), *w = dy_emit_in_type(ctx, 1);
+  const dy_type *y = dy_emit_out_type(ctx, 0);
+  const int64_t *st, *pad, *dil;
+  int n;
+  dy_op_attr_ints(ctx->op, "strides", &st, &n, NULL);
+  dy_op_attr_ints(ctx->op, "paddings", &pad, &n, NULL); /* [t,l,b,r] or [h,w] */
+  dy_op_attr_ints(ctx->op, "dilations", &dil, &n, NULL);
+  return (conv_geom){
+      .c = x->shape[1], .h = x->shape[2], .w = x->shape[3],
+      .o = y->shape[1], .oh = y->shape[2], .ow = y->shape[3],
+      .kh = w->shape[2], .kw = w->shape[3],
+      .sh = st[0], .sw = st[1], .dh = dil[0], .dw = dil[1],
+      .pt = pad[0], .pl = pad[1],
+      .groups = dy_op_attr_int_or(ctx->op, "groups", 1)};
+}
+
+dy_status dy_emit_conv2d(dy_emit_ctx *ctx, dy_error *err) {
+  dy_status s = check_types(ctx, err);
+  if (s != DY_OK)
+    return s;
+  conv_geom g = conv_geom_of(ctx);
+  ll cg = g.c / g.groups, og = g.o / g.groups;
+  char nb[64], t[128], iy[160], ix[160];
+  snprintf(nb, sizeof nb, "%s", dy_emit_dim(ctx, dy_emit_in_type(ctx, 0), 0));
+  /* iy = oy*sh - pt + i*dh stays inside [0, h) unless padding pushes it out */
+  bool lo_h = g.pt > 0, hi_h = (g.oh - 1) * g.sh - g.pt + (g.kh - 1) * g.dh >= g.h;
+  bool lo_w = g.pl > 0, hi_w = (g.ow - 1) * g.sw - g.pl + (g.kw - 1) * g.dw >= g.w;
+  sum2(iy, sizeof iy, affine(t, sizeof t, "oy", g.sh, -g.pt), "i", g.dh);
+  sum2(ix, sizeof ix, affine(t, sizeof t, "ox", g.sw, -g.pl), "j", g.dw);
+
+  L("/* y[n][oc][oy][ox] = sum over c < %lld, i < %lld, j < %lld of", cg, g.kh, g.kw);
+  if (g.groups == 1)
+    L(" *   x[n][c][%s][%s] * w[oc][c][i][j] */", iy, ix);
+  else
+    L(" *   x[n][(oc / %lld) * %lld + c][%s][%s] * w[oc][c][i][j] */", og, cg, iy, ix);
+  OPEN("for (int64_t n = 0; n < %s; n++) {", nb);
+  OPEN("for (int64_t oc = 0; oc < %lld; oc++) {", g.o);
+  if (g.groups == 1)
+    L("const float *x = in0 + n * %lld;", g.c * g.h * g.w);
+  else
+    L("const float *x = in0 + (n * %lld + (oc / %lld) * %lld) * %lld;", g.c, og, cg,
+      g.h * g.w);
+  L("const float *wk = in1 + oc * %lld;", cg * g.kh * g.kw);
+  L("float *y = out0 + (n * %lld + oc) * %lld;", g.o, g.oh * g.ow);
+  OPEN("for (int64_t oy = 0; oy < %lld; oy++) {", g.oh);
+  OPEN("for (int64_t ox = 0; ox < %lld; ox++) {", g.ow);
+  L("float acc = 0.0f;");
+  OPEN("for (int64_t c = 0; c < %lld; c++) {", cg);
+  OPEN("for (int64_t i = 0; i < %lld; i++) {", g.kh);
+  L("const int64_t iy = %s;", iy);
+  emit_bounds(ctx, "iy", lo_h, hi_h, g.h);
+  OPEN("for (int64_t j = 0; j < %lld; j++) {", g.kw);
+  L("const int64_t ix = %s;", ix);
+  emit_bounds(ctx, "ix", lo_w, hi_w, g.w);
+  L("acc += x[(c * %lld + iy) * %lld + ix] * wk[(c * %lld + i) * %lld + j];", g.h, g.w,
+    g.kh, g.kw);
+  CLOSE();
+  CLOSE();
+  CLOSE();
+  L("y[oy * %lld + ox] = acc;", g.ow);
+  CLOSE();
+  CLOSE();
+  CLOSE();
+  CLOSE();
+  return DY_OK;
+}
+
+dy_status dy_emit_conv2d_transpose(dy_emit_ctx *ctx, dy_error *err) {
+  dy_status s = check_types(ctx, err);
+  if (s != DY_OK)
+    return s;
+  conv_geom g = conv_geom_of(ctx);
+  ll cg = g.c / g.groups, og = g.o / g.groups;
+  char nb[64], size[128], t[128], oy[160], ox[160];
+  const dy_type *y = dy_emit_out_type(ctx, 0);
+  snprintf(nb, sizeof nb, "%s", dy_emit_dim(ctx, y, 0));
+  dy_ext_str(ctx, dy_ext_range(y, 0, 4), size, sizeof size);
+  /* input pixel (iy, ix) through tap (i, j) lands on (oy, ox) */
+  bool lo_h = g.pt > 0, hi_h = (g.h - 1) * g.sh - g.pt + (g.kh - 1) * g.dh >= g.oh;
+  bool lo_w = g.pl > 0, hi_w = (g.w - 1) * g.sw - g.pl + (g.kw - 1) * g.dw >= g.ow;
+  sum2(oy, sizeof oy, affine(t, sizeof t, "iy", g.sh, -g.pt), "i", g.dh);
+  sum2(ox, sizeof ox, affine(t, sizeof t, "ix", g.sw, -g.pl), "j", g.dw);
+
+  L("for (int64_t k = 0; k < %s; k++)", size);
+  L("  out0[k] = 0.0f;");
+  if (g.groups == 1)
+    L("/* y[n][oc][%s][%s] += x[n][ic][iy][ix] * w[ic][oc][i][j] */", oy, ox);
+  else
+    L("/* y[n][(ic / %lld) * %lld + oc][%s][%s] += x[n][ic][iy][ix] * w[ic][oc][i][j] */",
+      cg, og, oy, ox);
+  OPEN("for (int64_t n = 0; n < %s; n++) {", nb);
+  OPEN("for (int64_t ic = 0; ic < %lld; ic++) {", g.c);
+  L("const float *x = in0 + (n * %lld + ic) * %lld;", g.c, g.h * g.w);
+  L("const float *wc = in1 + ic * %lld;", og * g.kh * g.kw);
+  if (g.groups == 1)
+    L("float *y = out0 + n * %lld;", g.o * g.oh * g.ow);
+  else
+    L("float *y = out0 + (n * %lld + (ic / %lld) * %lld) * %lld;", g.o, cg, og,
+      g.oh * g.ow);
+  OPEN("for (int64_t iy = 0; iy < %lld; iy++) {", g.h);
+  OPEN("for (int64_t ix = 0; ix < %lld; ix++) {", g.w);
+  L("const float v = x[iy * %lld + ix];", g.w);
+  OPEN("for (int64_t oc = 0; oc < %lld; oc++) {", og);
+  OPEN("for (int64_t i = 0; i < %lld; i++) {", g.kh);
+  L("const int64_t oy = %s;", oy);
+  emit_bounds(ctx, "oy", lo_h, hi_h, g.oh);
+  OPEN("for (int64_t j = 0; j < %lld; j++) {", g.kw);
+  L("const int64_t ox = %s;", ox);
+  emit_bounds(ctx, "ox", lo_w, hi_w, g.ow);
+  L("y[(oc * %lld + oy) * %lld + ox] += v * wc[(oc * %lld + i) * %lld + j];", g.oh, g.ow,
+    g.kh, g.kw);
+  for (int k = 0; k < 7; k++)
+    CLOSE();
+  return DY_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* pool2d                                                              */
+/* ------------------------------------------------------------------ */
+
+typedef enum { POOL_WINDOWS, POOL_ADAPTIVE, POOL_GLOBAL } pool_mode;
+
+/* Emit the window [v0, v1) of output index o (named ov) along one axis of
+ * input size n and output size on, and, when size is set, its extent
+ * clipped to the padded input in vs (the divisor of avg with padding). The
+ * rules are pool_window's in runtime/kernels_nn.c. */
+static void emit_window(dy_emit_ctx *ctx, pool_mode mode, const char *v,
+                        const char *ov, ll n, ll on, ll k, ll st, ll lo, ll hi,
+                        bool size) {
+  char t[128];
+  if (mode == POOL_GLOBAL) {
+    L("const int64_t %s0 = 0, %s1 = %lld;", v, v, n);
+    return;
+  }
+  if (mode == POOL_ADAPTIVE) {
+    L("const int64_t %s0 = %s * %lld / %lld, %s1 = (%s * %lld + %lld) / %lld;", v, ov,
+      n, on, v, ov, n, n + on - 1, on);
+    return;
+  }
+  /* windows start at o*st - lo; the far edge may pass n (padding, or a
+   * ceil_mode window) */
+  bool clip_lo = lo > 0, clip_hi = (on - 1) * st - lo + k > n;
+  const char *q = clip_lo || clip_hi ? "" : "const ";
+  L("%sint64_t %s0 = %s, %s1 = %s0 + %lld;", q, v, affine(t, sizeof t, ov, st, -lo), v,
+    v, k);
+  if (size) {
+    if ((on - 1) * st - lo + k > n + hi)
+      L("const int64_t %ss = (%s1 < %lld ? %s1 : %lld) - %s0;", v, v, n + hi, v, n + hi, v);
+    else
+      L("const int64_t %ss = %lld;", v, k);
+  }
+  if (clip_lo)
+    L("if (%s0 < 0) %s0 = 0;", v, v);
+  if (clip_hi)
+    L("if (%s1 > %lld) %s1 = %lld;", v, n, v, n);
+}
+
+dy_status dy_emit_pool2d(dy_emit_ctx *ctx, dy_error *err) {
+  dy_status s = check_types(ctx, err);
+  if (s != DY_OK)
+    return s;
+  const dy_type *x = dy_emit_in_type(ctx, 0), *y = dy_emit_out_type(ctx, 0);
+  bool max = strcmp(dy_op_find_attr(ctx->op, "pooling_type")->s, "max") == 0;
+  bool exclusive = dy_op_attr_int_or(ctx->op, "exclusive", 1) != 0;
+  pool_mode mode = dy_op_attr_int_or(ctx->op, "global_pooling", 0) ? POOL_GLOBAL
+                   : dy_op_attr_int_or(ctx->op, "adaptive", 0)     ? POOL_ADAPTIVE
+                                                                   : POOL_WINDOWS;
+  ll k[2] = {0, 0}, st[2] = {1, 1}, lo[2] = {0, 0}, hi[2] = {0, 0};
+  const int64_t *v;
+  int n;
+  if (mode != POOL_GLOBAL && dy_op_attr_ints(ctx->op, "ksize", &v, &n, NULL) == DY_OK)
+    k[0] = v[0], k[1] = v[1];
+  if (mode == POOL_WINDOWS) {
+    dy_op_attr_ints(ctx->op, "strides", &v, &n, NULL);
+    st[0] = v[0], st[1] = v[1];
+    dy_op_attr_ints(ctx->op, "paddings", &v, &n, NULL);
+    for (int d = 0; d < 2; d++) {
+      lo[d] = v[d];
+      hi[d] = n == 4 ? v[d + 2] : v[d];
+    }
+  }
+  ll h = x->shape[2], w = x->shape[3], oh = y->shape[2], ow = y->shape[3];
+  bool padded_div = !max && !exclusive && mode == POOL_WINDOWS;
+  char planes[128];
+  dy_ext_str(ctx, dy_ext_range(x, 0, 2), planes, sizeof planes);
+
+  L("/* %s pooling%s */", max ? "max" : "avg",
+    max ? "" : padded_div ? ", dividing by the window clipped to the padded input"
+                          : ", dividing by the in-bounds elements");
+  OPEN("for (int64_t p = 0; p < %s; p++) {", planes);
+  L("const float *x = in0 + p * %lld;", h * w);
+  L("float *y = out0 + p * %lld;", oh * ow);
+  OPEN("for (int64_t oy = 0; oy < %lld; oy++) {", oh);
+  emit_window(ctx, mode, "h", "oy", h, oh, k[0], st[0], lo[0], hi[0], padded_div);
+  OPEN("for (int64_t ox = 0; ox < %lld; ox++) {", ow);
+  emit_window(ctx, mode, "w", "ox", w, ow, k[1], st[1], lo[1], hi[1], padded_div);
+  if (max) {
+    L("float acc = x[h0 * %lld + w0];", w);
+    L("for (int64_t iy = h0; iy < h1; iy++)");
+    OPEN("  for (int64_t ix = w0; ix < w1; ix++) {");
+    L("  const float v = x[iy * %lld + ix];", w);
+    L("  acc = v > acc ? v : acc;");
+    ctx->indent--;
+    L("  }");
+  } else {
+    L("float acc = 0.0f;");
+    L("for (int64_t iy = h0; iy < h1; iy++)");
+    L("  for (int64_t ix = w0; ix < w1; ix++)");
+    L("    acc += x[iy * %lld + ix];", w);
+    if (padded_div)
+      L("acc /= (float)(hs * ws);");
+    else
+      L("acc /= (float)((h1 - h0) * (w1 - w0));");
+  }
+  L("y[oy * %lld + ox] = acc;", ow);
+  CLOSE();
+  CLOSE();
+  CLOSE();
+  return DY_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* batch_norm, layer_norm, group_norm                                  */
+/* ------------------------------------------------------------------ */
+
+/* The statistics of kernels_nn.c's moments(): mean m and inv = 1/sqrt(var +
+ * eps) of the values `elem` (an expression in the loop variables) over
+ * the loops `loops` (one or two "for (...)" heads), count cnt. */
+static void emit_moments(dy_emit_ctx *ctx, int n_loops, const char *const *loops,
+                         const char *elem, const char *cnt, const char *eps) {
+  L("double sum = 0.0, sq = 0.0;");
+  for (int i = 0; i < n_loops; i++)
+    L("%*s%s", 2 * i, "", loops[i]);
+  L("%*ssum += %s;", 2 * n_loops, "", elem);
+  L("const double mu = sum / (double)(%s);", cnt);
+  for (int i = 0; i < n_loops; i++)
+    L("%*s%s%s", 2 * i, "", loops[i], i == n_loops - 1 ? " {" : "");
+  L("%*sconst double d = %s - mu;", 2 * n_loops, "", elem);
+  L("%*ssq += d * d;", 2 * n_loops, "");
+  L("%*s}", 2 * (n_loops - 1), "");
+  L("const float m = (float)mu;");
+  L("const float inv = 1.0f / sqrtf((float)(sq / (double)(%s)) + %s);", cnt, eps);
+}
+
+dy_status dy_emit_batch_norm(dy_emit_ctx *ctx, dy_error *err) {
+  dy_status s = check_types(ctx, err);
+  if (s != DY_OK)
+    return s;
+  float eps;
+  char eps_lit[64], nb[64], cnt[128], loop_n[160], loop_j[160], elem[200];
+  if ((s = float_attr(ctx, "epsilon", &eps, eps_lit, sizeof eps_lit, err)))
+    return s;
+  bool is_test = dy_op_attr_int_or(ctx->op, "is_test", 0) != 0;
+  const dy_type *x = dy_emit_in_type(ctx, 0);
+  dy_ext sp = dy_ext_range(x, 2, x->rank);
+  ll c = x->shape[1];
+  snprintf(nb, sizeof nb, "%s", dy_emit_dim(ctx, x, 0));
+  dy_ext_str(ctx, dy_ext_mul(dy_ext_dim(x->shape[0]), sp), cnt, sizeof cnt);
+  ll spk = sp.k;
+
+  if (is_test)
+    L("/* inference: the running mean in3 and variance in4 */");
+  else
+    L("/* training: this batch's mean and biased variance per channel */");
+  OPEN("for (int64_t c = 0; c < %lld; c++) {", c);
+  if (is_test) {
+    L("const float m = in3[c];");
+    L("const float inv = 1.0f / sqrtf(in4[c] + %s);", eps_lit);
+  } else {
+    snprintf(loop_n, sizeof loop_n, "for (int64_t n = 0; n < %s; n++)", nb);
+    snprintf(loop_j, sizeof loop_j, "for (int64_t j = 0; j < %lld; j++)", spk);
+    snprintf(elem, sizeof elem, "in0[(n * %lld + c) * %lld + j]", c, spk);
+    emit_moments(ctx, 2, (const char *const[]){loop_n, loop_j}, elem, cnt, eps_lit);
+  }
+  OPEN("for (int64_t n = 0; n < %s; n++) {", nb);
+  L("const float *x = in0 + (n * %lld + c) * %lld;", c, spk);
+  L("float *y = out0 + (n * %lld + c) * %lld;", c, spk);
+  L("for (int64_t j = 0; j < %lld; j++)", spk);
+  L("  y[j] = (x[j] - m) * inv * in1[c] + in2[c];");
+  CLOSE();
+  CLOSE();
+  return DY_OK;
+}
+
+dy_status dy_emit_layer_norm(dy_emit_ctx *ctx, dy_error *err) {
+  dy_status s = check_types(ctx, err);
+  if (s != DY_OK)
+    return s;
+  float eps;
+  char eps_lit[64], rows[128], cnt[64], loop[128];
+  if ((s = float_attr(ctx, "epsilon", &eps, eps_lit, sizeof eps_lit, err)))
+    return s;
+  const dy_type *x = dy_emit_in_type(ctx, 0);
+  int64_t axis = dy_op_attr_int_or(ctx->op, "begin_norm_axis", -1);
+  int ax = (int)(axis < 0 ? axis + x->rank : axis);
+  ll cols = dy_ext_range(x, ax, x->rank).k;
+  dy_ext_str(ctx, dy_ext_range(x, 0, ax), rows, sizeof rows);
+  snprintf(cnt, sizeof cnt, "%lld", cols);
+  snprintf(loop, sizeof loop, "for (int64_t j = 0; j < %lld; j++)", cols);
+
+  L("/* normalise each row of %lld over dims %d.. */", cols, ax);
+  OPEN("for (int64_t r = 0; r < %s; r++) {", rows);
+  L("const float *x = in0 + r * %lld;", cols);
+  L("float *y = out0 + r * %lld;", cols);
+  emit_moments(ctx, 1, (const char *const[]){loop}, "x[j]", cnt, eps_lit);
+  L("%s", loop);
+  L("  y[j] = (x[j] - m) * inv * in1[j] + in2[j];");
+  CLOSE();
+  return DY_OK;
+}
+
+dy_status dy_emit_group_norm(dy_emit_ctx *ctx, dy_error *err) {
+  dy_status s = check_types(ctx, err);
+  if (s != DY_OK)
+    return s;
+  float eps;
+  char eps_lit[64], groups_all[128], cnt[64], loop[128];
+  if ((s = float_attr(ctx, "epsilon", &eps, eps_lit, sizeof eps_lit, err)))
+    return s;
+  const dy_type *x = dy_emit_in_type(ctx, 0);
+  ll groups = dy_op_attr_int_or(ctx->op, "groups", 1);
+  ll cg = x->shape[1] / groups, sp = dy_ext_range(x, 2, x->rank).k, len = cg * sp;
+  dy_ext_str(ctx, dy_ext_mul(dy_ext_dim(x->shape[0]), dy_ext_dim(groups)), groups_all,
+             sizeof groups_all);
+  snprintf(cnt, sizeof cnt, "%lld", len);
+  snprintf(loop, sizeof loop, "for (int64_t j = 0; j < %lld; j++)", len);
+
+  L("/* each (image, group) of %lld channels is %lld contiguous values */", cg, len);
+  OPEN("for (int64_t ng = 0; ng < %s; ng++) {", groups_all);
+  L("const float *x = in0 + ng * %lld;", len);
+  L("float *y = out0 + ng * %lld;", len);
+  L("const int64_t c0 = (ng %% %lld) * %lld;", groups, cg);
+  emit_moments(ctx, 1, (const char *const[]){loop}, "x[j]", cnt, eps_lit);
+  L("for (int64_t c = 0; c < %lld; c++)", cg);
+  L("  for (int64_t j = 0; j < %lld; j++)", sp);
+  L("    y[c * %lld + j] = (x[c * %lld + j] - m) * inv * in1[c0 + c] + in2[c0 + c];", sp,
+    sp);
+  CLOSE();
+  return DY_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* dropout                                                             */
+/* ------------------------------------------------------------------ */
+
+dy_status dy_emit_dropout(dy_emit_ctx *ctx, dy_error *err) {
+  dy_status s = check_types(ctx, err);
+  if (s != DY_OK)
+    return s;
+  double pd;
+  dy_op_attr_float(ctx->op, "p", &pd, NULL);
+  float p = (float)pd;
+  bool is_test = dy_op_attr_int_or(ctx->op, "is_test", 0) != 0;
+  uint64_t seed = (uint64_t)dy_op_attr_int_or(ctx->op, "seed", 0);
+  const dy_type *x = dy_emit_in_type(ctx, 0);
+  char size[128];
+  dy_ext_str(ctx, dy_ext_range(x, 0, x->rank), size, sizeof size);
+  if (is_test || p == 0.0f) {
+    L("/* dropout %s: the identity */", is_test ? "at inference" : "with p = 0");
+    L("for (int64_t i = 0; i < %s; i++)", size);
+    L("  out0[i] = in0[i];");
+    return DY_OK;
+  }
+  if (p >= 1.0f) {
+    L("/* dropout with p = 1: everything is dropped */");
+    L("for (int64_t i = 0; i < %s; i++)", size);
+    L("  out0[i] = 0.0f;");
+    return DY_OK;
+  }
+  /* the same threshold and scale as the kernel, as literals */
+  unsigned long long threshold = (unsigned long long)ceil((double)p * 16777216.0);
+  char scale[64];
+  if (!dy_float_literal(1.0f / (1.0f - p), scale, sizeof scale))
+    return dy_emit_type_error(ctx, err, DY_STATUS_INVALID_ARGUMENT, "bad p");
+  L("/* dropout (upscale_in_train), p = %.9g: element i is kept, times 1/(1-p),", pd);
+  L(" * iff the top 24 bits of splitmix64's mix of seed ^ (i * golden) are");
+  L(" * >= p * 2^24 (runtime/kernels_nn.c documents the hash) */");
+  OPEN("for (int64_t i = 0; i < %s; i++) {", size);
+  L("uint64_t z = (0x%016llxull ^ ((uint64_t)i * 0x9E3779B97F4A7C15ull)) +",
+    (unsigned long long)seed);
+  L("             0x9E3779B97F4A7C15ull;");
+  L("z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;");
+  L("z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;");
+  L("z ^= z >> 31;");
+  L("out0[i] = (z >> 40) >= %lluu ? in0[i] * %s : 0.0f;", threshold, scale);
+  CLOSE();
+  return DY_OK;
+}

@@ -1,1 +1,514 @@
-/* placeholder: being written */
+/* kernels_nn.c - reference kernels of the nn family (ir/ops_nn.def):
+ * convolution, pooling, normalisation, dropout. NCHW throughout.
+ *
+ * Each kernel first re-runs inference (ir/infer_nn.c) on its concrete input
+ * types and checks the output's type against the result, so every rule on
+ * attributes and shapes lives in one place; it then reads the attributes
+ * knowing they are well formed.
+ *
+ *   conv2d            im2col + one cblas_sgemm per (image, group); a 1x1,
+ *                     stride-1, unpadded conv multiplies the input as it
+ *                     is; a depthwise conv (groups == channels) is a direct
+ *                     loop.
+ *   conv2d_transpose  per (image, group) col = W_g^T @ X_g by sgemm, then
+ *                     col2im scatter-adds col into the output.
+ *   pool2d            direct loops over the windows of pool_window().
+ *   batch_norm, layer_norm, group_norm
+ *                     statistics in double, two passes (mean, then the
+ *                     biased variance), then y = (x - mean) * inv * scale +
+ *                     bias in float with inv = 1 / sqrtf(var + eps). The
+ *                     generated C (codegen/emit_nn.c) uses the same order.
+ *   dropout           Paddle's "upscale_in_train" with the mask below.
+ *
+ * The dropout mask. Element i of x (its flat C-order index) is kept iff
+ *
+ *     (mix(seed ^ (i * 0x9E3779B97F4A7C15)) >> 40) >= T,  T = ceil(p * 2^24)
+ *
+ * i.e. a 24-bit uniform u / 2^24 >= p, where mix is splitmix64's output
+ * function in wrapping uint64_t arithmetic:
+ *
+ *     z = v + 0x9E3779B97F4A7C15
+ *     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+ *     z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+ *     mix(v) = z ^ (z >> 31)
+ *
+ * p is the attribute rounded to float (so p * 2^24 is exact in double),
+ * the seed the int attribute's 64 bits. A kept element becomes x * scale
+ * with scale = 1.0f / (1.0f - p) in float; the rest are 0, and p == 1 zeroes
+ * everything. codegen/emit_nn.c emits the same function with T and scale as
+ * literals, so eager calls, the static executor and the generated C make
+ * the same mask bit for bit.
+ */
+#include <cblas.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels_internal.h"
+
+#define op_name(op) dy_op_name((op)->kind)
+
+/* Arity, tensor health, the output's type as inference gives it, and no
+ * aliasing between the output and an input (kernels read while writing). */
+static dy_status check_nn(const dy_op *op, dy_tensor *const *in, int n_in,
+                          int want_in, dy_tensor *const *out, dy_error *err) {
+  dy_status s = dy_kcheck_io(op, in, n_in, want_in, out, err);
+  if (s != DY_OK)
+    return s;
+  dy_type types[8], want;
+  for (int i = 0; i < n_in; i++)
+    types[i] = in[i]->type;
+  if ((s = dy_infer(op, types, n_in, &want, err)) != DY_OK)
+    return s;
+  if (!dy_type_equal(&want, &out[0]->type))
+    return dy_kshape_error(op, "output", &out[0]->type, &want, err);
+  for (int i = 0; i < n_in; i++)
+    if (out[0]->nbytes > 0 && out[0]->data == in[i]->data)
+      return dy_error_at(err, op, DY_STATUS_INTERNAL, "%s: output aliases input %d",
+                         op_name(op), i);
+  return DY_OK;
+}
+
+static bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
+
+/* Product of dims [from, to) of a concrete type. */
+static int64_t dims_product(const dy_type *t, int from, int to) {
+  int64_t n = 1;
+  for (int i = from; i < to; i++)
+    n *= t->shape[i];
+  return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* conv2d, conv2d_transpose                                            */
+/* ------------------------------------------------------------------ */
+
+/* One convolution's geometry. The bottom and right paddings only shape the
+ * output size, which inference has already worked out. */
+typedef struct {
+  int64_t n, c, h, w;      /* input  [n, c, h, w]          */
+  int64_t o, oh, ow;       /* output [n, o, oh, ow]        */
+  int64_t kh, kw;          /* kernel                       */
+  int64_t sh, sw, dh, dw;  /* strides, dilations           */
+  int64_t pt, pl;          /* top and left padding         */
+  int64_t groups;
+} conv_geom;
+
+static conv_geom conv_geom_of(const dy_op *op, const dy_type *x,
+                              const dy_type *w, const dy_type *y) {
+  const int64_t *st, *pad, *dil;
+  int n;
+  dy_op_attr_ints(op, "strides", &st, &n, NULL);
+  dy_op_attr_ints(op, "paddings", &pad, &n, NULL); /* [t,l,b,r] or [h,w] */
+  dy_op_attr_ints(op, "dilations", &dil, &n, NULL);
+  return (conv_geom){
+      .n = x->shape[0], .c = x->shape[1], .h = x->shape[2], .w = x->shape[3],
+      .o = y->shape[1], .oh = y->shape[2], .ow = y->shape[3],
+      .kh = w->shape[2], .kw = w->shape[3],
+      .sh = st[0], .sw = st[1], .dh = dil[0], .dw = dil[1],
+      .pt = pad[0], .pl = pad[1],
+      .groups = dy_op_attr_int_or(op, "groups", 1)};
+}
+
+/* col[(c*kh + i)*kw + j][oy*ow + ox] = x[c][oy*sh - pt + i*dh][ox*sw - pl + j*dw],
+ * 0 where that falls in the padding; cg input channels. */
+static void im2col(const float *x, const conv_geom *g, int64_t cg, float *col) {
+  float *row = col;
+  for (int64_t c = 0; c < cg; c++)
+    for (int64_t i = 0; i < g->kh; i++)
+      for (int64_t j = 0; j < g->kw; j++)
+        for (int64_t oy = 0; oy < g->oh; oy++) {
+          int64_t iy = oy * g->sh - g->pt + i * g->dh;
+          bool row_in = iy >= 0 && iy < g->h;
+          for (int64_t ox = 0; ox < g->ow; ox++) {
+            int64_t ix = ox * g->sw - g->pl + j * g->dw;
+            *row++ = row_in && ix >= 0 && ix < g->w ? x[(c * g->h + iy) * g->w + ix]
+                                                    : 0.0f;
+          }
+        }
+}
+
+/* Depthwise: one input channel per group, og = o / groups outputs each. */
+static void conv_depthwise(const float *x, const float *w, float *y,
+                           const conv_geom *g) {
+  int64_t og = g->o / g->groups;
+  for (int64_t n = 0; n < g->n; n++)
+    for (int64_t oc = 0; oc < g->o; oc++) {
+      const float *xc = x + (n * g->c + oc / og) * g->h * g->w;
+      const float *wk = w + oc * g->kh * g->kw;
+      float *yc = y + (n * g->o + oc) * g->oh * g->ow;
+      for (int64_t oy = 0; oy < g->oh; oy++)
+        for (int64_t ox = 0; ox < g->ow; ox++) {
+          float acc = 0.0f;
+          for (int64_t i = 0; i < g->kh; i++) {
+            int64_t iy = oy * g->sh - g->pt + i * g->dh;
+            if (iy < 0 || iy >= g->h)
+              continue;
+            for (int64_t j = 0; j < g->kw; j++) {
+              int64_t ix = ox * g->sw - g->pl + j * g->dw;
+              if (ix >= 0 && ix < g->w)
+                acc += xc[iy * g->w + ix] * wk[i * g->kw + j];
+            }
+          }
+          yc[oy * g->ow + ox] = acc;
+        }
+    }
+}
+
+dy_status dy_kernel_conv2d(const dy_op *op, dy_tensor *const *in, int n_in,
+                           dy_tensor *const *out, dy_error *err) {
+  dy_status s = check_nn(op, in, n_in, 2, out, err);
+  if (s != DY_OK)
+    return s;
+  conv_geom g = conv_geom_of(op, &in[0]->type, &in[1]->type, &out[0]->type);
+  const float *x = in[0]->data, *w = in[1]->data;
+  float *y = out[0]->data;
+  if (dy_tensor_numel(out[0]) == 0)
+    return DY_OK;
+  int64_t cg = g.c / g.groups, og = g.o / g.groups;
+  if (g.groups > 1 && cg == 1) {
+    conv_depthwise(x, w, y, &g);
+    return DY_OK;
+  }
+  /* per (image, group): y_g [og, oh*ow] = w_g [og, k] @ col [k, oh*ow] */
+  int64_t k = cg * g.kh * g.kw, plane = g.oh * g.ow;
+  if (!fits_int(og) || !fits_int(k) || !fits_int(plane))
+    return dy_error_at(err, op, DY_STATUS_UNSUPPORTED,
+                       "conv2d: matrix dims exceed the BLAS int range");
+  /* a 1x1 stride-1 conv without padding reads the input as col */
+  bool as_is = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 &&
+               g.pl == 0 && g.oh == g.h && g.ow == g.w;
+  float *col = as_is ? NULL : malloc(sizeof(float) * (size_t)(k * plane));
+  if (!as_is && !col)
+    return dy_error_at(err, op, DY_STATUS_OUT_OF_MEMORY,
+                       "conv2d: out of memory for a %lld x %lld im2col buffer",
+                       (long long)k, (long long)plane);
+  for (int64_t n = 0; n < g.n; n++)
+    for (int64_t gi = 0; gi < g.groups; gi++) {
+      const float *xg = x + (n * g.c + gi * cg) * g.h * g.w;
+      if (!as_is)
+        im2col(xg, &g, cg, col);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)og, (int)plane,
+                  (int)k, 1.0f, w + gi * og * k, (int)k, as_is ? xg : col,
+                  (int)plane, 0.0f, y + (n * g.o + gi * og) * plane, (int)plane);
+    }
+  free(col);
+  return DY_OK;
+}
+
+dy_status dy_kernel_conv2d_transpose(const dy_op *op, dy_tensor *const *in,
+                                     int n_in, dy_tensor *const *out,
+                                     dy_error *err) {
+  dy_status s = check_nn(op, in, n_in, 2, out, err);
+  if (s != DY_OK)
+    return s;
+  conv_geom g = conv_geom_of(op, &in[0]->type, &in[1]->type, &out[0]->type);
+  const float *x = in[0]->data, *w = in[1]->data;
+  float *y = out[0]->data;
+  memset(y, 0, out[0]->nbytes);
+  if (dy_tensor_numel(out[0]) == 0 || dy_tensor_numel(in[0]) == 0)
+    return DY_OK;
+  /* per (image, group): col [og*kh*kw, h*w] = w_g^T @ x_g, with w_g the
+   * [cg, og*kh*kw] slice of the filter and x_g [cg, h*w] */
+  int64_t cg = g.c / g.groups, og = g.o / g.groups;
+  int64_t m = og * g.kh * g.kw, hw = g.h * g.w;
+  if (!fits_int(m) || !fits_int(hw) || !fits_int(cg))
+    return dy_error_at(err, op, DY_STATUS_UNSUPPORTED,
+                       "conv2d_transpose: matrix dims exceed the BLAS int range");
+  float *col = malloc(sizeof(float) * (size_t)(m * hw));
+  if (!col)
+    return dy_error_at(err, op, DY_STATUS_OUT_OF_MEMORY,
+                       "conv2d_transpose: out of memory for a %lld x %lld buffer",
+                       (long long)m, (long long)hw);
+  for (int64_t n = 0; n < g.n; n++)
+    for (int64_t gi = 0; gi < g.groups; gi++) {
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)m, (int)hw, (int)cg,
+                  1.0f, w + gi * cg * m, (int)m, x + (n * g.c + gi * cg) * hw, (int)hw,
+                  0.0f, col, (int)hw);
+      /* col2im: input pixel (iy, ix) through kernel tap (i, j) lands on
+       * output (iy*sh - pt + i*dh, ix*sw - pl + j*dw) */
+      float *yg = y + (n * g.o + gi * og) * g.oh * g.ow;
+      const float *row = col;
+      for (int64_t oc = 0; oc < og; oc++)
+        for (int64_t i = 0; i < g.kh; i++)
+          for (int64_t j = 0; j < g.kw; j++, row += hw)
+            for (int64_t iy = 0; iy < g.h; iy++) {
+              int64_t oy = iy * g.sh - g.pt + i * g.dh;
+              if (oy < 0 || oy >= g.oh)
+                continue;
+              for (int64_t ix = 0; ix < g.w; ix++) {
+                int64_t ox = ix * g.sw - g.pl + j * g.dw;
+                if (ox >= 0 && ox < g.ow)
+                  yg[(oc * g.oh + oy) * g.ow + ox] += row[iy * g.w + ix];
+              }
+            }
+    }
+  free(col);
+  return DY_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* pool2d                                                              */
+/* ------------------------------------------------------------------ */
+
+typedef enum { POOL_WINDOWS, POOL_ADAPTIVE, POOL_GLOBAL } pool_mode;
+
+typedef struct {
+  pool_mode mode;
+  bool max;          /* else avg                                        */
+  bool exclusive;    /* avg: divide by the in-bounds count              */
+  int64_t k[2], s[2], lo[2], hi[2];  /* windows mode: kernel, stride, padding */
+} pool_attrs;
+
+static pool_attrs pool_attrs_of(const dy_op *op) {
+  pool_attrs a = {.mode = POOL_WINDOWS};
+  const dy_attr *t = dy_op_find_attr(op, "pooling_type");
+  a.max = strcmp(t->s, "max") == 0;
+  a.exclusive = dy_op_attr_int_or(op, "exclusive", 1) != 0;
+  if (dy_op_attr_int_or(op, "global_pooling", 0)) {
+    a.mode = POOL_GLOBAL;
+    return a;
+  }
+  const int64_t *v;
+  int n;
+  dy_op_attr_ints(op, "ksize", &v, &n, NULL);
+  a.k[0] = v[0];
+  a.k[1] = v[1];
+  if (dy_op_attr_int_or(op, "adaptive", 0)) {
+    a.mode = POOL_ADAPTIVE;
+    return a;
+  }
+  dy_op_attr_ints(op, "strides", &v, &n, NULL);
+  a.s[0] = v[0];
+  a.s[1] = v[1];
+  dy_op_attr_ints(op, "paddings", &v, &n, NULL);
+  for (int d = 0; d < 2; d++) {
+    a.lo[d] = v[d];
+    a.hi[d] = n == 4 ? v[d + 2] : v[d];
+  }
+  return a;
+}
+
+/* The window of output index o along axis d (input size n, output size
+ * out_n): the in-bounds range [*lo, *hi), and in *size the window's extent
+ * clipped to the padded input (the divisor of avg with padding counted;
+ * a ceil_mode window past the far padding is cut there, as in ONNX). */
+static void pool_window(const pool_attrs *a, int d, int64_t o, int64_t n,
+                        int64_t out_n, int64_t *lo, int64_t *hi, int64_t *size) {
+  if (a->mode == POOL_GLOBAL) {
+    *lo = 0;
+    *hi = *size = n;
+    return;
+  }
+  if (a->mode == POOL_ADAPTIVE) { /* [floor(o*n/out_n), ceil((o+1)*n/out_n)) */
+    *lo = o * n / out_n;
+    *hi = ((o + 1) * n + out_n - 1) / out_n;
+    *size = *hi - *lo;
+    return;
+  }
+  int64_t start = o * a->s[d] - a->lo[d], end = start + a->k[d];
+  if (end > n + a->hi[d])
+    end = n + a->hi[d];
+  *size = end - start;
+  *lo = start > 0 ? start : 0;
+  *hi = end < n ? end : n;
+}
+
+dy_status dy_kernel_pool2d(const dy_op *op, dy_tensor *const *in, int n_in,
+                           dy_tensor *const *out, dy_error *err) {
+  dy_status s = check_nn(op, in, n_in, 1, out, err);
+  if (s != DY_OK)
+    return s;
+  pool_attrs a = pool_attrs_of(op);
+  const dy_type *tx = &in[0]->type, *ty = &out[0]->type;
+  int64_t planes = tx->shape[0] * tx->shape[1];
+  int64_t h = tx->shape[2], w = tx->shape[3], oh = ty->shape[2], ow = ty->shape[3];
+  const float *x = in[0]->data;
+  float *y = out[0]->data;
+  for (int64_t p = 0; p < planes; p++) {
+    const float *xp = x + p * h * w;
+    float *yp = y + p * oh * ow;
+    for (int64_t oy = 0; oy < oh; oy++) {
+      int64_t h0, h1, hs;
+      pool_window(&a, 0, oy, h, oh, &h0, &h1, &hs);
+      for (int64_t ox = 0; ox < ow; ox++) {
+        int64_t w0, w1, ws;
+        pool_window(&a, 1, ox, w, ow, &w0, &w1, &ws);
+        float acc;
+        if (a.max) {
+          acc = xp[h0 * w + w0];
+          for (int64_t iy = h0; iy < h1; iy++)
+            for (int64_t ix = w0; ix < w1; ix++) {
+              float v = xp[iy * w + ix];
+              acc = v > acc ? v : acc;
+            }
+        } else {
+          acc = 0.0f;
+          for (int64_t iy = h0; iy < h1; iy++)
+            for (int64_t ix = w0; ix < w1; ix++)
+              acc += xp[iy * w + ix];
+          acc /= (float)(a.exclusive ? (h1 - h0) * (w1 - w0) : hs * ws);
+        }
+        yp[oy * ow + ox] = acc;
+      }
+    }
+  }
+  return DY_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* batch_norm, layer_norm, group_norm                                  */
+/* ------------------------------------------------------------------ */
+
+/* Mean and 1/sqrt(biased variance + eps) of the n values x[i*stride + j]
+ * for i < rows, j < n / rows (rows runs of a strided layout). */
+static void moments(const float *x, int64_t rows, int64_t len, int64_t stride,
+                    float eps, float *mean, float *inv) {
+  double sum = 0.0, sq = 0.0, cnt = (double)(rows * len);
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t j = 0; j < len; j++)
+      sum += x[r * stride + j];
+  double mu = sum / cnt;
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t j = 0; j < len; j++) {
+      double d = x[r * stride + j] - mu;
+      sq += d * d;
+    }
+  *mean = (float)mu;
+  *inv = 1.0f / sqrtf((float)(sq / cnt) + eps);
+}
+
+dy_status dy_kernel_batch_norm(const dy_op *op, dy_tensor *const *in, int n_in,
+                               dy_tensor *const *out, dy_error *err) {
+  dy_status s = check_nn(op, in, n_in, 5, out, err);
+  if (s != DY_OK)
+    return s;
+  double eps;
+  dy_op_attr_float(op, "epsilon", &eps, NULL);
+  bool is_test = dy_op_attr_int_or(op, "is_test", 0) != 0;
+  const dy_type *t = &in[0]->type;
+  int64_t n = t->shape[0], c = t->shape[1], sp = dims_product(t, 2, t->rank);
+  const float *x = in[0]->data, *scale = in[1]->data, *bias = in[2]->data;
+  const float *rmean = in[3]->data, *rvar = in[4]->data;
+  float *y = out[0]->data;
+  if (n * sp == 0)
+    return DY_OK;
+  for (int64_t ch = 0; ch < c; ch++) {
+    float m, inv;
+    if (is_test) {
+      m = rmean[ch];
+      inv = 1.0f / sqrtf(rvar[ch] + (float)eps);
+    } else { /* this batch's statistics over n and the spatial dims */
+      moments(x + ch * sp, n, sp, c * sp, (float)eps, &m, &inv);
+    }
+    for (int64_t i = 0; i < n; i++) {
+      const float *xr = x + (i * c + ch) * sp;
+      float *yr = y + (i * c + ch) * sp;
+      for (int64_t j = 0; j < sp; j++)
+        yr[j] = (xr[j] - m) * inv * scale[ch] + bias[ch];
+    }
+  }
+  return DY_OK;
+}
+
+dy_status dy_kernel_layer_norm(const dy_op *op, dy_tensor *const *in, int n_in,
+                               dy_tensor *const *out, dy_error *err) {
+  dy_status s = check_nn(op, in, n_in, 3, out, err);
+  if (s != DY_OK)
+    return s;
+  double eps;
+  dy_op_attr_float(op, "epsilon", &eps, NULL);
+  const dy_type *t = &in[0]->type;
+  int64_t axis = dy_op_attr_int_or(op, "begin_norm_axis", -1);
+  int ax = (int)(axis < 0 ? axis + t->rank : axis);
+  int64_t rows = dims_product(t, 0, ax), cols = dims_product(t, ax, t->rank);
+  const float *x = in[0]->data, *scale = in[1]->data, *bias = in[2]->data;
+  float *y = out[0]->data;
+  if (cols == 0)
+    return DY_OK;
+  for (int64_t r = 0; r < rows; r++) {
+    const float *xr = x + r * cols;
+    float *yr = y + r * cols;
+    float m, inv;
+    moments(xr, 1, cols, cols, (float)eps, &m, &inv);
+    for (int64_t j = 0; j < cols; j++)
+      yr[j] = (xr[j] - m) * inv * scale[j] + bias[j];
+  }
+  return DY_OK;
+}
+
+dy_status dy_kernel_group_norm(const dy_op *op, dy_tensor *const *in, int n_in,
+                               dy_tensor *const *out, dy_error *err) {
+  dy_status s = check_nn(op, in, n_in, 3, out, err);
+  if (s != DY_OK)
+    return s;
+  double eps;
+  dy_op_attr_float(op, "epsilon", &eps, NULL);
+  const dy_type *t = &in[0]->type;
+  int64_t groups = dy_op_attr_int_or(op, "groups", 1);
+  int64_t n = t->shape[0], c = t->shape[1], sp = dims_product(t, 2, t->rank);
+  int64_t cg = c / groups, len = cg * sp;
+  const float *x = in[0]->data, *scale = in[1]->data, *bias = in[2]->data;
+  float *y = out[0]->data;
+  if (len == 0)
+    return DY_OK;
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t gi = 0; gi < groups; gi++) {
+      /* a group's channels are contiguous: cg * sp values */
+      const float *xg = x + (i * c + gi * cg) * sp;
+      float *yg = y + (i * c + gi * cg) * sp;
+      float m, inv;
+      moments(xg, 1, len, len, (float)eps, &m, &inv);
+      for (int64_t cc = 0; cc < cg; cc++) {
+        int64_t ch = gi * cg + cc;
+        for (int64_t j = 0; j < sp; j++)
+          yg[cc * sp + j] = (xg[cc * sp + j] - m) * inv * scale[ch] + bias[ch];
+      }
+    }
+  return DY_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* dropout                                                             */
+/* ------------------------------------------------------------------ */
+
+#define GOLDEN 0x9E3779B97F4A7C15ull
+
+/* splitmix64's output function (see the file comment). */
+static uint64_t mix64(uint64_t v) {
+  uint64_t z = v + GOLDEN;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+dy_status dy_kernel_dropout(const dy_op *op, dy_tensor *const *in, int n_in,
+                            dy_tensor *const *out, dy_error *err) {
+  dy_status s = check_nn(op, in, n_in, 1, out, err);
+  if (s != DY_OK)
+    return s;
+  double pd;
+  dy_op_attr_float(op, "p", &pd, NULL);
+  float p = (float)pd;
+  bool is_test = dy_op_attr_int_or(op, "is_test", 0) != 0;
+  uint64_t seed = (uint64_t)dy_op_attr_int_or(op, "seed", 0);
+  int64_t n = dy_tensor_numel(in[0]);
+  const float *x = in[0]->data;
+  float *y = out[0]->data;
+  if (is_test || p == 0.0f) { /* identity */
+    if (n)
+      memcpy(y, x, sizeof(float) * (size_t)n);
+    return DY_OK;
+  }
+  if (p >= 1.0f) {
+    memset(y, 0, sizeof(float) * (size_t)n);
+    return DY_OK;
+  }
+  uint64_t threshold = (uint64_t)ceil((double)p * 16777216.0);
+  float scale = 1.0f / (1.0f - p);
+  for (int64_t i = 0; i < n; i++)
+    y[i] = mix64(seed ^ ((uint64_t)i * GOLDEN)) >> 40 >= threshold ? x[i] * scale
+                                                                    : 0.0f;
+  return DY_OK;
+}

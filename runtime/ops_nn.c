@@ -1,1 +1,119 @@
-/* placeholder: being written */
+/* ops_nn.c - eager entry points of the nn family (dy_nn.h).
+ *
+ * Each is a thin wrapper over dy_apply: it turns the caller's settings into
+ * the op's attributes (ops_nn.def), filling in defaults for zero fields, and
+ * leaves all checking to inference (ir/infer_nn.c), so an eager call, a
+ * trace and a loaded Program reject the same things with the same words.
+ */
+#include "dy_runtime_internal.h"
+
+static int64_t or_one(int64_t v) { return v ? v : 1; }
+
+static dy_tensor *conv_impl(dy_op_kind kind, dy_tensor *x, dy_tensor *w,
+                            const int64_t stride[2], const int64_t padding[4],
+                            const int64_t dilation[2], int64_t groups,
+                            const int64_t *output_padding, dy_srcloc loc) {
+  int64_t st[2] = {or_one(stride[0]), or_one(stride[1])};
+  int64_t dil[2] = {or_one(dilation[0]), or_one(dilation[1])};
+  dy_attr attrs[5] = {DY_ATTR_IS("strides", st, 2), DY_ATTR_IS("paddings", padding, 4),
+                      DY_ATTR_IS("dilations", dil, 2), DY_ATTR_I("groups", or_one(groups))};
+  int n = 4;
+  if (output_padding)
+    attrs[n++] = DY_ATTR_IS("output_padding", output_padding, 2);
+  return dy_apply(kind, (dy_tensor *const[]){x, w}, 2, attrs, n, loc);
+}
+
+dy_tensor *dy_conv2d_at(dy_tensor *x, dy_tensor *w, dy_conv2d_params p,
+                        dy_srcloc loc) {
+  return conv_impl(DY_OP_CONV2D, x, w, p.stride, p.padding, p.dilation, p.groups,
+                   NULL, loc);
+}
+
+dy_tensor *dy_conv2d_transpose_at(dy_tensor *x, dy_tensor *w,
+                                  dy_conv2d_transpose_params p, dy_srcloc loc) {
+  return conv_impl(DY_OP_CONV2D_TRANSPOSE, x, w, p.stride, p.padding, p.dilation,
+                   p.groups, p.output_padding, loc);
+}
+
+/* pool2d with every attribute spelled out. */
+static dy_tensor *pool_impl(dy_tensor *x, const char *type, const int64_t k[2],
+                            const int64_t st[2], const int64_t pad[4],
+                            bool ceil_mode, bool exclusive, bool global,
+                            bool adaptive, dy_srcloc loc) {
+  dy_attr attrs[] = {DY_ATTR_S("pooling_type", type),   DY_ATTR_IS("ksize", k, 2),
+                     DY_ATTR_IS("strides", st, 2),      DY_ATTR_IS("paddings", pad, 4),
+                     DY_ATTR_I("ceil_mode", ceil_mode), DY_ATTR_I("exclusive", exclusive),
+                     DY_ATTR_I("global_pooling", global), DY_ATTR_I("adaptive", adaptive)};
+  return dy_apply(DY_OP_POOL2D, (dy_tensor *const[]){x}, 1, attrs, 8, loc);
+}
+
+static dy_tensor *window_pool(dy_tensor *x, const char *type, dy_pool2d_params p,
+                              dy_srcloc loc) {
+  int64_t st[2] = {p.stride[0] ? p.stride[0] : p.kernel[0],
+                   p.stride[1] ? p.stride[1] : p.kernel[1]};
+  return pool_impl(x, type, p.kernel, st, p.padding, p.ceil_mode, !p.count_include_pad,
+                   false, false, loc);
+}
+
+dy_tensor *dy_max_pool2d_at(dy_tensor *x, dy_pool2d_params p, dy_srcloc loc) {
+  return window_pool(x, "max", p, loc);
+}
+
+dy_tensor *dy_avg_pool2d_at(dy_tensor *x, dy_pool2d_params p, dy_srcloc loc) {
+  return window_pool(x, "avg", p, loc);
+}
+
+static const int64_t ones2[2] = {1, 1}, zeros4[4] = {0, 0, 0, 0};
+
+dy_tensor *dy_adaptive_avg_pool2d_at(dy_tensor *x, int64_t out_h, int64_t out_w,
+                                     dy_srcloc loc) {
+  return pool_impl(x, "avg", (const int64_t[]){out_h, out_w}, ones2, zeros4, false,
+                   true, false, true, loc);
+}
+
+dy_tensor *dy_adaptive_max_pool2d_at(dy_tensor *x, int64_t out_h, int64_t out_w,
+                                     dy_srcloc loc) {
+  return pool_impl(x, "max", (const int64_t[]){out_h, out_w}, ones2, zeros4, false,
+                   true, false, true, loc);
+}
+
+dy_tensor *dy_global_avg_pool2d_at(dy_tensor *x, dy_srcloc loc) {
+  return pool_impl(x, "avg", ones2, ones2, zeros4, false, true, true, false, loc);
+}
+
+dy_tensor *dy_global_max_pool2d_at(dy_tensor *x, dy_srcloc loc) {
+  return pool_impl(x, "max", ones2, ones2, zeros4, false, true, true, false, loc);
+}
+
+dy_tensor *dy_batch_norm_at(dy_tensor *x, dy_tensor *scale, dy_tensor *bias,
+                            dy_tensor *mean, dy_tensor *var, double eps,
+                            double momentum, bool training, dy_srcloc loc) {
+  dy_attr attrs[] = {DY_ATTR_F("epsilon", eps), DY_ATTR_F("momentum", momentum),
+                     DY_ATTR_I("is_test", !training)};
+  return dy_apply(DY_OP_BATCH_NORM, (dy_tensor *const[]){x, scale, bias, mean, var},
+                  5, attrs, 3, loc);
+}
+
+dy_tensor *dy_layer_norm_at(dy_tensor *x, dy_tensor *scale, dy_tensor *bias,
+                            int begin_norm_axis, double eps, dy_srcloc loc) {
+  dy_attr attrs[] = {DY_ATTR_I("begin_norm_axis", begin_norm_axis),
+                     DY_ATTR_F("epsilon", eps)};
+  return dy_apply(DY_OP_LAYER_NORM, (dy_tensor *const[]){x, scale, bias}, 3, attrs, 2,
+                  loc);
+}
+
+dy_tensor *dy_group_norm_at(dy_tensor *x, dy_tensor *scale, dy_tensor *bias,
+                            int64_t groups, double eps, dy_srcloc loc) {
+  dy_attr attrs[] = {DY_ATTR_I("groups", groups), DY_ATTR_F("epsilon", eps)};
+  return dy_apply(DY_OP_GROUP_NORM, (dy_tensor *const[]){x, scale, bias}, 3, attrs, 2,
+                  loc);
+}
+
+dy_tensor *dy_dropout_at(dy_tensor *x, double p, bool training, dy_srcloc loc) {
+  /* the seed is drawn only when it matters, so eval calls leave the
+   * generator's sequence alone */
+  uint64_t seed = training && x ? dy_rand_u64() : 0;
+  dy_attr attrs[] = {DY_ATTR_F("p", p), DY_ATTR_I("is_test", !training),
+                     DY_ATTR_I("seed", (int64_t)seed)};
+  return dy_apply(DY_OP_DROPOUT, (dy_tensor *const[]){x}, 1, attrs, 3, loc);
+}
