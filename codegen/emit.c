@@ -23,6 +23,11 @@
  * kernel; one whose output is a fetch always copies into the output pointer,
  * so a fetch never depends on how long the arena keeps its source.
  *
+ * Kernels that can fail (ops flagged DY_OPF_CAN_FAIL, such as gather on an
+ * index out of range) return int: 0, or nonzero to stop NAME_run, which
+ * then returns NAME_ERR_INDEX (outputs undefined). Their emitters may write
+ * `return 1;`; the final `return 0;` is added here.
+ *
  * Kernels take `restrict` pointers, so an op's output must not share memory
  * with its inputs: the plan is checked for that, and for offsets that fall
  * outside the arena or are misaligned for the dtype.
@@ -809,9 +814,10 @@ static void emit_header(gen *g, dy_buf *out) {
                 "typedef enum {\n"
                 "  %s_OK = 0,\n"
                 "  %s_ERR_BATCH = 1, /* batch < 1 or > %s_MAX_BATCH */\n"
-                "  %s_ERR_ARG = 2    /* a NULL buffer */\n"
+                "  %s_ERR_ARG = 2,   /* a NULL buffer */\n"
+                "  %s_ERR_INDEX = 3  /* an index input out of range (gather) */\n"
                 "} %s_status;\n\n",
-                U, U, U, U, L);
+                U, U, U, U, U, L);
   dy_buf_printf(out,
                 "typedef struct {\n"
                 "  const char *name;\n"
@@ -847,7 +853,8 @@ static void emit_header(gen *g, dy_buf *out) {
                   in ? "input " : "output", in ? i : i - p->n_feeds,
                   dy_type_str(&p->vars[v]->type, ts, sizeof ts));
   }
-  dy_buf_printf(out, " * Returns %s_OK, %s_ERR_BATCH or %s_ERR_ARG. */\n", U, U, U);
+  dy_buf_printf(out, " * Returns %s_OK, %s_ERR_BATCH, %s_ERR_ARG or %s_ERR_INDEX (outputs\n"
+                   " * then undefined). */\n", U, U, U, U);
   char *args[2 + 2 * DY_MAX_FEEDS];
   int n = run_params(g, args);
   if (!args_ok(args, n))
@@ -987,7 +994,8 @@ static dy_status emit_kernel(gen *g, const dy_op *op, dy_buf *out) {
   }
   char kname[256], head[300];
   kernel_name(p, op, kname, sizeof kname);
-  snprintf(head, sizeof head, "static void %s", kname);
+  bool can_fail = dy_op_has(op, DY_OPF_CAN_FAIL);
+  snprintf(head, sizeof head, "static %s %s", can_fail ? "int" : "void", kname);
   if (!args_ok(args, n) || !args_ok(names, n)) {
     free_args(args, n);
     free_args(names, n);
@@ -1004,6 +1012,8 @@ static dy_status emit_kernel(gen *g, const dy_op *op, dy_buf *out) {
       dy_buf_printf(out, "  (void)%s;\n", names[i]);
   if (body.s)
     dy_buf_puts(out, body.s);
+  if (can_fail)
+    dy_buf_puts(out, "  return 0;\n");
   dy_buf_puts(out, "}\n\n");
   free_args(args, n);
   free_args(names, n);
@@ -1030,12 +1040,20 @@ static void emit_call(gen *g, const dy_op *op, dy_buf *out) {
   if (dyn)
     args[n++] = xstrdup("batch");
   kernel_name(p, op, buf, sizeof buf);
+  /* a kernel that can fail stops the run */
+  char head[320], tail[160];
+  bool can_fail = dy_op_has(op, DY_OPF_CAN_FAIL);
+  snprintf(head, sizeof head, "%s%s", can_fail ? "if (" : "", buf);
+  if (can_fail)
+    snprintf(tail, sizeof tail, ")\n    return %s_ERR_INDEX;\n", g->upper);
+  else
+    snprintf(tail, sizeof tail, ";\n");
   if (!args_ok(args, n))
     out->oom = true;
   else if (n == 0)
-    dy_buf_printf(out, "  %s();\n", buf);
+    dy_buf_printf(out, "  %s()%s", head, tail);
   else
-    put_wrapped(out, "  ", buf, args, n, ";\n");
+    put_wrapped(out, "  ", head, args, n, tail);
   free_args(args, n);
 }
 

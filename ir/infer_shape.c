@@ -1,1 +1,575 @@
-/* placeholder: being written */
+/* infer_shape.c - shape and dtype inference for the shape op family
+ * (ops_shape.def): concat, slice, squeeze, unsqueeze, expand, tile, pad,
+ * gather, the reductions, argmax and log_softmax.
+ *
+ * Semantics follow ONNX (and Paddle where ONNX is silent); each function's
+ * comment states the rules. The dynamic dim (-1, the batch B) follows
+ * infer.c: an output dim may be -1 only when it is exactly B. So an op that
+ * would give k*B or B+k along the batch axis (concat along it, a partial
+ * slice of it, tiling or padding it) is DY_STATUS_UNSUPPORTED, and a static
+ * dim that would have to equal B is a shape error. Reducing over the batch
+ * is fine: the result dim is 1 (keepdim) or gone.
+ *
+ * Attributes are all required by the verifier (ops.def schema), but a list
+ * may be empty where the op gives it a meaning (slice axes/steps, squeeze
+ * and reduce axes).
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "dy_ir.h"
+
+#define OPNAME(op) dy_op_name((op)->kind)
+
+/* ------------------------------------------------------------------ */
+/* Helpers                                                             */
+/* ------------------------------------------------------------------ */
+
+static dy_status need_dtypes(const dy_op *op, const dy_type *t, unsigned mask,
+                             const char *what, dy_error *err) {
+  if ((mask >> t->dtype) & 1u)
+    return DY_OK;
+  return dy_error_at(err, op, DY_STATUS_DTYPE_MISMATCH, "%s: needs %s, got %s",
+                     OPNAME(op), what, dy_dtype_name(t->dtype));
+}
+
+#define F32_ONLY (1u << DY_F32)
+#define F32_I64 (1u << DY_F32 | 1u << DY_I64)
+
+/* Normalise a list of axes against rank into mask (bit per axis); a
+ * repeated axis is an error. */
+static dy_status axes_mask(const dy_op *op, const int64_t *axes, int n,
+                           int rank, unsigned *mask, dy_error *err) {
+  *mask = 0;
+  for (int i = 0; i < n; i++) {
+    int ax;
+    dy_status s = dy_normalize_axis(op, axes[i], rank, &ax, err);
+    if (s)
+      return s;
+    if (*mask >> ax & 1u)
+      return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                         "%s: axis %lld repeats axis %d", OPNAME(op),
+                         (long long)axes[i], ax);
+    *mask |= 1u << ax;
+  }
+  return DY_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* concat                                                              */
+/* ------------------------------------------------------------------ */
+
+/* concat(x0, x1, ...; axis): every input has the same dtype and rank and
+ * the same dims except along axis, where they add up. Along the batch axis
+ * that sum would be k*B: rejected, unless there is one input. */
+dy_status dy_infer_concat(const dy_op *op, const dy_type *in, int n,
+                          dy_type *out, dy_error *err) {
+  int64_t axis;
+  int ax;
+  dy_status s = dy_op_attr_int(op, "axis", &axis, err);
+  if (s)
+    return s;
+  int r = in[0].rank;
+  if (r == 0)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "concat: inputs must have rank >= 1 (input 0 is a scalar)");
+  if ((s = dy_normalize_axis(op, axis, r, &ax, err)))
+    return s;
+  *out = in[0];
+  int64_t sum = 0;
+  int n_dyn = 0;
+  for (int i = 0; i < n; i++) {
+    char a[128], b[128];
+    if (in[i].dtype != in[0].dtype)
+      return dy_error_at(err, op, DY_STATUS_DTYPE_MISMATCH,
+                         "concat: input %d is %s, input 0 is %s", i,
+                         dy_dtype_name(in[i].dtype), dy_dtype_name(in[0].dtype));
+    if (in[i].rank != r)
+      return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
+                         "concat: input %d %s has rank %d, input 0 %s has %d", i,
+                         dy_type_str(&in[i], a, sizeof a), in[i].rank,
+                         dy_type_str(&in[0], b, sizeof b), r);
+    for (int d = 0; d < r; d++)
+      if (d != ax && in[i].shape[d] != in[0].shape[d])
+        return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
+                           "concat: input %d %s differs from input 0 %s in dim "
+                           "%d (only axis %d may differ)", i,
+                           dy_type_str(&in[i], a, sizeof a),
+                           dy_type_str(&in[0], b, sizeof b), d, ax);
+    if (in[i].shape[ax] < 0)
+      n_dyn++;
+    else
+      sum += in[i].shape[ax];
+  }
+  if (n_dyn > 0 && n > 1)
+    return dy_error_at(err, op, DY_STATUS_UNSUPPORTED,
+                       "concat: concatenating %d inputs along axis %d, the "
+                       "dynamic batch dim, would give a multiple of the batch",
+                       n, ax);
+  out->shape[ax] = n_dyn ? -1 : sum;
+  return DY_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* slice                                                               */
+/* ------------------------------------------------------------------ */
+
+/* ONNX Slice on one axis of size dim: negative start/end count from the
+ * end, then both are clamped ([0, dim] for step > 0, [0, dim-1] and
+ * [-1, dim-1] for step < 0). Gives the first index and the length. */
+static void slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step,
+                       int64_t *first, int64_t *len) {
+  *first = 0;
+  *len = 0;
+  if (dim <= 0)
+    return;
+  if (start < 0)
+    start += dim;
+  if (end < 0)
+    end += dim;
+  if (step > 0) {
+    start = start < 0 ? 0 : start > dim ? dim : start;
+    end = end < 0 ? 0 : end > dim ? dim : end;
+    if (end > start)
+      *len = (end - start - 1) / step + 1;
+  } else {
+    int64_t st = step == INT64_MIN ? INT64_MAX : -step;
+    start = start < 0 ? 0 : start > dim - 1 ? dim - 1 : start;
+    end = end < -1 ? -1 : end > dim - 1 ? dim - 1 : end;
+    if (start > end)
+      *len = (start - end - 1) / st + 1;
+  }
+  if (*len > 0)
+    *first = start;
+}
+
+/* slice(x; starts, ends, axes, steps): ONNX Slice. axes empty means
+ * 0..n-1, steps empty means all 1; a step of 0 is an error, an axis may
+ * not repeat. On the batch axis only the whole range is allowed (start 0,
+ * end >= INT32_MAX, step 1): anything else would fix the batch. */
+dy_status dy_infer_slice(const dy_op *op, const dy_type *in, int n_,
+                         dy_type *out, dy_error *err) {
+  const int64_t *starts, *ends, *axes, *steps;
+  int ns, ne, na, nst;
+  dy_status s;
+  if ((s = dy_op_attr_ints(op, "starts", &starts, &ns, err)) ||
+      (s = dy_op_attr_ints(op, "ends", &ends, &ne, err)) ||
+      (s = dy_op_attr_ints(op, "axes", &axes, &na, err)) ||
+      (s = dy_op_attr_ints(op, "steps", &steps, &nst, err)))
+    return s;
+  int r = in[0].rank;
+  if (ne != ns || (na != 0 && na != ns) || (nst != 0 && nst != ns))
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "slice: starts, ends, axes and steps have %d, %d, %d and "
+                       "%d entries (axes and steps may be empty)", ns, ne, na, nst);
+  if (ns > r)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "slice: %d axes for an input of rank %d", ns, r);
+  *out = in[0];
+  unsigned seen = 0;
+  for (int i = 0; i < ns; i++) {
+    int ax;
+    if ((s = dy_normalize_axis(op, na ? axes[i] : i, r, &ax, err)))
+      return s;
+    if (r == 0)
+      return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                         "slice: a scalar has no axis to slice");
+    if (seen >> ax & 1u)
+      return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                         "slice: axis %d is sliced twice", ax);
+    seen |= 1u << ax;
+    int64_t step = nst ? steps[i] : 1;
+    if (step == 0)
+      return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                         "slice: step 0 on axis %d", ax);
+    int64_t dim = in[0].shape[ax];
+    if (dim < 0) {
+      if (starts[i] != 0 || ends[i] < INT32_MAX || step != 1)
+        return dy_error_at(err, op, DY_STATUS_UNSUPPORTED,
+                           "slice: axis %d is the dynamic batch dim; only its "
+                           "whole range (start 0, end >= INT32_MAX, step 1) can "
+                           "be taken, not [%lld:%lld:%lld]", ax,
+                           (long long)starts[i], (long long)ends[i], (long long)step);
+      continue;
+    }
+    int64_t first, len;
+    slice_axis(dim, starts[i], ends[i], step, &first, &len);
+    out->shape[ax] = len;
+  }
+  return DY_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* squeeze, unsqueeze (views)                                          */
+/* ------------------------------------------------------------------ */
+
+/* squeeze(x; axes): removes the named dims, each of which must be 1; with
+ * no axes, every dim of size 1. The batch dim is never known to be 1, so
+ * naming it is unsupported, and so is an empty axes list on an input that
+ * has it: whether a batch of 1 is squeezed would depend on the run. */
+dy_status dy_infer_squeeze(const dy_op *op, const dy_type *in, int n_,
+                           dy_type *out, dy_error *err) {
+  const int64_t *axes;
+  int na;
+  unsigned mask = 0;
+  dy_status s = dy_op_attr_ints(op, "axes", &axes, &na, err);
+  if (s)
+    return s;
+  const dy_type *x = &in[0];
+  char a[128];
+  if (na == 0) {
+    for (int d = 0; d < x->rank; d++) {
+      if (x->shape[d] < 0)
+        return dy_error_at(err, op, DY_STATUS_UNSUPPORTED,
+                           "squeeze: no axes given for %s, which has the dynamic "
+                           "batch dim (squeezed or not depending on the batch); "
+                           "name the axes to squeeze",
+                           dy_type_str(x, a, sizeof a));
+      if (x->shape[d] == 1)
+        mask |= 1u << d;
+    }
+  } else {
+    if (x->rank == 0)
+      return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                         "squeeze: a scalar has no axis to squeeze");
+    if ((s = axes_mask(op, axes, na, x->rank, &mask, err)))
+      return s;
+    for (int d = 0; d < x->rank; d++) {
+      if (!(mask >> d & 1u))
+        continue;
+      if (x->shape[d] < 0)
+        return dy_error_at(err, op, DY_STATUS_UNSUPPORTED,
+                           "squeeze: axis %d of %s is the dynamic batch dim, "
+                           "which is not known to be 1", d,
+                           dy_type_str(x, a, sizeof a));
+      if (x->shape[d] != 1)
+        return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
+                           "squeeze: axis %d of %s has size %lld, not 1", d,
+                           dy_type_str(x, a, sizeof a), (long long)x->shape[d]);
+    }
+  }
+  out->dtype = x->dtype;
+  out->rank = 0;
+  for (int d = 0; d < x->rank; d++)
+    if (!(mask >> d & 1u))
+      out->shape[out->rank++] = x->shape[d];
+  return DY_OK;
+}
+
+/* unsqueeze(x; axes): ONNX-13. The output has rank r + len(axes); each
+ * axis (negative counts from the end of the output) becomes a dim of 1,
+ * the input's dims fill the rest in order. */
+dy_status dy_infer_unsqueeze(const dy_op *op, const dy_type *in, int n_,
+                             dy_type *out, dy_error *err) {
+  const int64_t *axes;
+  int na;
+  unsigned mask;
+  dy_status s = dy_op_attr_ints(op, "axes", &axes, &na, err);
+  if (s)
+    return s;
+  if (na == 0)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "unsqueeze: axes is empty");
+  int r = in[0].rank + na;
+  if (r > DY_MAX_DIMS)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "unsqueeze: output rank %d exceeds %d", r, DY_MAX_DIMS);
+  if ((s = axes_mask(op, axes, na, r, &mask, err)))
+    return s;
+  out->dtype = in[0].dtype;
+  out->rank = r;
+  for (int d = 0, k = 0; d < r; d++)
+    out->shape[d] = mask >> d & 1u ? 1 : in[0].shape[k++];
+  return DY_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* expand, tile                                                        */
+/* ------------------------------------------------------------------ */
+
+/* expand(x; shape): broadcast x and shape against each other (ONNX
+ * Expand; a 1 on either side takes the other's size), aligned on the
+ * right; a -1 in shape keeps x's dim there (Paddle). Expanding the batch
+ * dim to a literal size would fix the batch: a shape error. */
+dy_status dy_infer_expand(const dy_op *op, const dy_type *in, int n_,
+                          dy_type *out, dy_error *err) {
+  const int64_t *shape;
+  int m;
+  dy_status s = dy_op_attr_ints(op, "shape", &shape, &m, err);
+  if (s)
+    return s;
+  const dy_type *x = &in[0];
+  int r = x->rank > m ? x->rank : m;
+  if (r > DY_MAX_DIMS)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "expand: target rank %d exceeds %d", m, DY_MAX_DIMS);
+  out->dtype = x->dtype;
+  out->rank = r;
+  char a[128];
+  for (int d = 0; d < r; d++) {
+    int xi = d - (r - x->rank), si = d - (r - m);
+    int64_t xd = xi >= 0 ? x->shape[xi] : 1, sd = si >= 0 ? shape[si] : 1;
+    if (sd == -1) {
+      if (xi < 0)
+        return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                           "expand: shape[%d] is -1 (keep) where %s has no dim",
+                           si, dy_type_str(x, a, sizeof a));
+      out->shape[d] = xd;
+    } else if (sd < 0) {
+      return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                         "expand: shape[%d] is %lld", si, (long long)sd);
+    } else if (xd == sd || sd == 1) {
+      out->shape[d] = xd;
+    } else if (xd == 1) {
+      out->shape[d] = sd;
+    } else {
+      return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
+                         "expand: cannot expand %s to shape[%d] = %lld (dim %d "
+                         "is %s)", dy_type_str(x, a, sizeof a), si, (long long)sd,
+                         xi, xd < 0 ? "the dynamic batch" : "neither 1 nor equal");
+    }
+  }
+  return DY_OK;
+}
+
+/* tile(x; repeat_times): Paddle's tile. The shorter of x's shape and
+ * repeat_times is padded with leading 1s; each dim is multiplied by its
+ * repeat (>= 1). A repeat on the batch dim must be 1. */
+dy_status dy_infer_tile(const dy_op *op, const dy_type *in, int n_,
+                        dy_type *out, dy_error *err) {
+  const int64_t *reps;
+  int m;
+  dy_status s = dy_op_attr_ints(op, "repeat_times", &reps, &m, err);
+  if (s)
+    return s;
+  const dy_type *x = &in[0];
+  int r = x->rank > m ? x->rank : m;
+  if (r > DY_MAX_DIMS)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "tile: %d repeats exceed rank %d", m, DY_MAX_DIMS);
+  out->dtype = x->dtype;
+  out->rank = r;
+  for (int d = 0; d < r; d++) {
+    int xi = d - (r - x->rank), ri = d - (r - m);
+    int64_t xd = xi >= 0 ? x->shape[xi] : 1, rep = ri >= 0 ? reps[ri] : 1;
+    if (rep < 1)
+      return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                         "tile: repeat_times[%d] is %lld, must be >= 1", ri,
+                         (long long)rep);
+    if (xd < 0 && rep != 1)
+      return dy_error_at(err, op, DY_STATUS_UNSUPPORTED,
+                         "tile: repeating the dynamic batch dim %lld times "
+                         "would give a multiple of the batch", (long long)rep);
+    if (xd > 0 && rep > INT64_MAX / xd)
+      return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                         "tile: dim %d overflows", d);
+    out->shape[d] = xd < 0 ? -1 : xd * rep;
+  }
+  return DY_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* pad                                                                 */
+/* ------------------------------------------------------------------ */
+
+/* pad(x; paddings, mode, value): ONNX Pad. paddings is
+ * [begin_0 .. begin_{r-1}, end_0 .. end_{r-1}]; mode "constant" fills with
+ * value, "reflect" mirrors without repeating the edge (numpy "reflect"),
+ * "edge" repeats it. A negative pad crops, as if applied first; reflect
+ * needs every pad < the (cropped) dim and edge a non-empty one. The batch
+ * dim cannot be padded. */
+dy_status dy_infer_pad(const dy_op *op, const dy_type *in, int n_,
+                       dy_type *out, dy_error *err) {
+  const int64_t *pads;
+  int np;
+  double value;
+  dy_status s;
+  if ((s = dy_op_attr_ints(op, "paddings", &pads, &np, err)) ||
+      (s = dy_op_attr_float(op, "value", &value, err)))
+    return s;
+  const dy_attr *ma = dy_op_find_attr(op, "mode");
+  if (!ma || ma->kind != DY_ATTR_STRING || !ma->s)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "pad: missing string attribute 'mode'");
+  bool reflect = strcmp(ma->s, "reflect") == 0, edge = strcmp(ma->s, "edge") == 0;
+  if (!reflect && !edge && strcmp(ma->s, "constant") != 0)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "pad: mode '%.40s' is not constant, reflect or edge", ma->s);
+  const dy_type *x = &in[0];
+  int r = x->rank;
+  if (np != 2 * r)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "pad: %d paddings for rank %d (needs 2 per dim: all "
+                       "begins, then all ends)", np, r);
+  if (x->dtype == DY_I64 && !(value >= -9223372036854775808.0 && value < 9223372036854775808.0))
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "pad: value %g does not fit in i64", value);
+  *out = *x;
+  for (int d = 0; d < r; d++) {
+    int64_t b = pads[d], e = pads[r + d], dim = x->shape[d];
+    if (dim < 0) {
+      if (b != 0 || e != 0)
+        return dy_error_at(err, op, DY_STATUS_UNSUPPORTED,
+                           "pad: dim %d is the dynamic batch dim; padding it "
+                           "(%lld, %lld) would fix the batch", d, (long long)b,
+                           (long long)e);
+      continue;
+    }
+    if (b < -dim || e < -dim || dim + b + e < 0)
+      return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                         "pad: paddings (%lld, %lld) crop dim %d of size %lld "
+                         "below 0", (long long)b, (long long)e, d, (long long)dim);
+    int64_t kept = dim + (b < 0 ? b : 0) + (e < 0 ? e : 0);
+    if (reflect && (b >= kept || e >= kept) && (b > 0 || e > 0))
+      return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                         "pad: reflect padding (%lld, %lld) of dim %d needs each "
+                         "pad < %lld, the dim's size", (long long)b, (long long)e,
+                         d, (long long)kept);
+    if (edge && kept == 0 && (b > 0 || e > 0))
+      return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                         "pad: edge padding of the empty dim %d", d);
+    out->shape[d] = dim + b + e;
+  }
+  return DY_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* gather                                                              */
+/* ------------------------------------------------------------------ */
+
+/* gather(x, index; axis): ONNX Gather. index is i64 of any rank; the
+ * output is x.shape[:axis] + index.shape + x.shape[axis+1:]. Negative
+ * indices count from the end; an index out of range is a run-time error
+ * (the kernels check every index). */
+dy_status dy_infer_gather(const dy_op *op, const dy_type *in, int n_,
+                          dy_type *out, dy_error *err) {
+  int64_t axis;
+  int ax;
+  dy_status s = dy_op_attr_int(op, "axis", &axis, err);
+  if (s)
+    return s;
+  const dy_type *x = &in[0], *idx = &in[1];
+  if (x->rank == 0)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "gather: x must have rank >= 1");
+  if ((s = dy_normalize_axis(op, axis, x->rank, &ax, err)))
+    return s;
+  if (idx->dtype != DY_I64)
+    return dy_error_at(err, op, DY_STATUS_DTYPE_MISMATCH,
+                       "gather: index must be i64, got %s", dy_dtype_name(idx->dtype));
+  int r = x->rank - 1 + idx->rank;
+  if (r > DY_MAX_DIMS)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "gather: output rank %d exceeds %d", r, DY_MAX_DIMS);
+  out->dtype = x->dtype;
+  out->rank = 0;
+  for (int d = 0; d < ax; d++)
+    out->shape[out->rank++] = x->shape[d];
+  for (int d = 0; d < idx->rank; d++)
+    out->shape[out->rank++] = idx->shape[d];
+  for (int d = ax + 1; d < x->rank; d++)
+    out->shape[out->rank++] = x->shape[d];
+  return DY_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* reductions                                                          */
+/* ------------------------------------------------------------------ */
+
+/* reduce_*(x; axes, keepdim): axes empty means all; each reduced dim
+ * becomes 1 (keepdim) or goes. Reducing over the batch is fine. max and
+ * min of an empty set are errors; mean of one is NaN (0/0, as numpy). */
+static dy_status reduce(const dy_op *op, const dy_type *in, dy_type *out,
+                        unsigned dtypes, const char *what, bool empty_ok,
+                        dy_error *err) {
+  const int64_t *axes;
+  int na;
+  int64_t keep;
+  unsigned mask;
+  dy_status s;
+  if ((s = dy_op_attr_ints(op, "axes", &axes, &na, err)) ||
+      (s = dy_op_attr_int(op, "keepdim", &keep, err)) ||
+      (s = need_dtypes(op, &in[0], dtypes, what, err)))
+    return s;
+  const dy_type *x = &in[0];
+  if (na == 0)
+    mask = x->rank ? (1u << x->rank) - 1 : 0;
+  else if ((s = axes_mask(op, axes, na, x->rank, &mask, err)))
+    return s;
+  out->dtype = x->dtype;
+  out->rank = 0;
+  for (int d = 0; d < x->rank; d++) {
+    if (!(mask >> d & 1u))
+      out->shape[out->rank++] = x->shape[d];
+    else if (x->shape[d] == 0 && !empty_ok)
+      return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                         "%s: axis %d is empty; the result is undefined",
+                         OPNAME(op), d);
+    else if (keep)
+      out->shape[out->rank++] = 1;
+  }
+  return DY_OK;
+}
+
+dy_status dy_infer_reduce_sum(const dy_op *op, const dy_type *in, int n,
+                              dy_type *out, dy_error *err) {
+  return reduce(op, in, out, F32_I64, "f32 or i64", true, err);
+}
+dy_status dy_infer_reduce_mean(const dy_op *op, const dy_type *in, int n,
+                               dy_type *out, dy_error *err) {
+  return reduce(op, in, out, F32_ONLY, "f32", true, err);
+}
+dy_status dy_infer_reduce_max(const dy_op *op, const dy_type *in, int n,
+                              dy_type *out, dy_error *err) {
+  return reduce(op, in, out, F32_I64, "f32 or i64", false, err);
+}
+dy_status dy_infer_reduce_min(const dy_op *op, const dy_type *in, int n,
+                              dy_type *out, dy_error *err) {
+  return reduce(op, in, out, F32_I64, "f32 or i64", false, err);
+}
+
+/* argmax(x; axis, keepdim) -> i64: the index of the first maximum along
+ * axis (a NaN counts as larger than anything, so the first NaN wins, as
+ * numpy). A scalar gives 0. */
+dy_status dy_infer_argmax(const dy_op *op, const dy_type *in, int n,
+                          dy_type *out, dy_error *err) {
+  int64_t axis, keep;
+  int ax;
+  dy_status s;
+  if ((s = dy_op_attr_int(op, "axis", &axis, err)) ||
+      (s = dy_op_attr_int(op, "keepdim", &keep, err)) ||
+      (s = need_dtypes(op, &in[0], F32_I64, "f32 or i64", err)) ||
+      (s = dy_normalize_axis(op, axis, in[0].rank, &ax, err)))
+    return s;
+  const dy_type *x = &in[0];
+  out->dtype = DY_I64;
+  out->rank = 0;
+  for (int d = 0; d < x->rank; d++) {
+    if (d != ax)
+      out->shape[out->rank++] = x->shape[d];
+    else if (x->shape[d] == 0)
+      return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                         "argmax: axis %d is empty", d);
+    else if (keep)
+      out->shape[out->rank++] = 1;
+  }
+  return DY_OK;
+}
+
+/* log_softmax(x; axis) = x - max - log(sum(exp(x - max))) along axis. */
+dy_status dy_infer_log_softmax(const dy_op *op, const dy_type *in, int n,
+                               dy_type *out, dy_error *err) {
+  int64_t axis;
+  int ax;
+  dy_status s;
+  if ((s = dy_op_attr_int(op, "axis", &axis, err)) ||
+      (s = need_dtypes(op, &in[0], F32_ONLY, "f32", err)))
+    return s;
+  if (in[0].rank == 0)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "log_softmax: needs rank >= 1");
+  if ((s = dy_normalize_axis(op, axis, in[0].rank, &ax, err)))
+    return s;
+  *out = in[0];
+  return DY_OK;
+}

@@ -252,6 +252,10 @@ dy_layer *dy_linear_new(int64_t in_features, int64_t out_features);
 /* Sequential: calls its children in order. */
 dy_layer *dy_sequential_new(void);
 dy_layer *dy_sequential_append(dy_layer *seq, dy_layer *child);
+/* Multi-head self-attention (layers_attention.c): Paddle's
+ * nn.MultiHeadAttention with query = key = value, built from matmul,
+ * scale, softmax, reshape and transpose; input [batch, seq, embed_dim]. */
+dy_layer *dy_multihead_attention_new(int64_t embed_dim, int64_t num_heads);
 /* ReLU, Sigmoid and Tanh as layers, for Sequential. */
 dy_layer *dy_relu_layer_new(void);
 dy_layer *dy_sigmoid_layer_new(void);

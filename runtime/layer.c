@@ -91,7 +91,8 @@ dy_srcloc dy_layer_caller(void) {
 static bool is_runtime_file(const char *file) {
   const char *base = file ? strrchr(file, '/') : NULL;
   base = base ? base + 1 : file;
-  return base && (strcmp(base, "layers.c") == 0 || strcmp(base, "trace.c") == 0);
+  /* layers.c, layers_nn.c, layers_attention.c, ...: built-in layers */
+  return base && (strncmp(base, "layers", 6) == 0 || strcmp(base, "trace.c") == 0);
 }
 
 dy_tensor *dy_layer_call_at(dy_layer *l, dy_tensor *const *in, int n_in,

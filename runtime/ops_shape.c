@@ -1,1 +1,243 @@
-/* placeholder: being written */
+/* ops_shape.c - the eager / tracing entry points of the shape op family.
+ *
+ * Each op is a thin wrapper over dy_apply (ops.c): it packs its arguments
+ * into the op's attributes (the schema of ir/ops_shape.def) and lets the
+ * one driver infer, allocate (a zero-copy view for squeeze/unsqueeze), run
+ * the kernel and record. dy_split and dy_stack are not ops: they are made
+ * of slices, and of unsqueezes plus a concat, so a traced Program holds
+ * only those.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dy_runtime_internal.h"
+
+static dy_tensor *apply1(dy_op_kind kind, dy_tensor *x, const dy_attr *attrs,
+                         int n_attrs, dy_srcloc loc) {
+  return dy_apply(kind, (dy_tensor *const[]){x}, 1, attrs, n_attrs, loc);
+}
+
+/* A list argument: n >= 0 entries, and a pointer unless empty. */
+static bool list_ok(const char *op, const char *what, int n, const void *p,
+                    dy_srcloc loc) {
+  if (n < 0 || (n > 0 && !p)) {
+    dy_fail(DY_STATUS_INVALID_ARGUMENT, loc, "%s: %s has %d entries%s", op,
+            what, n, n > 0 ? " but is NULL" : "");
+    return false;
+  }
+  return true;
+}
+
+/* ---- movement ---- */
+
+dy_tensor *dy_concat_at(dy_tensor *const *xs, int n, int axis, dy_srcloc loc) {
+  if (n < 1 || !xs)
+    return dy_fail(DY_STATUS_INVALID_ARGUMENT, loc, "concat: needs at least one input");
+  dy_attr attrs[] = {DY_ATTR_I("axis", axis)};
+  return dy_apply(DY_OP_CONCAT, xs, n, attrs, 1, loc);
+}
+
+dy_tensor *dy_slice_at(dy_tensor *x, int n, const int64_t *axes,
+                       const int64_t *starts, const int64_t *ends,
+                       const int64_t *steps, dy_srcloc loc) {
+  if (!list_ok("slice", "starts", n, starts, loc) ||
+      !list_ok("slice", "ends", n, ends, loc))
+    return NULL;
+  dy_attr attrs[] = {DY_ATTR_IS("starts", starts, n), DY_ATTR_IS("ends", ends, n),
+                     DY_ATTR_IS("axes", axes, axes ? n : 0),
+                     DY_ATTR_IS("steps", steps, steps ? n : 0)};
+  return apply1(DY_OP_SLICE, x, attrs, 4, loc);
+}
+
+dy_tensor *dy_squeeze_at(dy_tensor *x, int n_axes, const int64_t *axes,
+                         dy_srcloc loc) {
+  if (!list_ok("squeeze", "axes", n_axes, axes, loc))
+    return NULL;
+  dy_attr attrs[] = {DY_ATTR_IS("axes", axes, n_axes)};
+  return apply1(DY_OP_SQUEEZE, x, attrs, 1, loc);
+}
+
+dy_tensor *dy_unsqueeze_at(dy_tensor *x, int n_axes, const int64_t *axes,
+                           dy_srcloc loc) {
+  if (!list_ok("unsqueeze", "axes", n_axes, axes, loc))
+    return NULL;
+  dy_attr attrs[] = {DY_ATTR_IS("axes", axes, n_axes)};
+  return apply1(DY_OP_UNSQUEEZE, x, attrs, 1, loc);
+}
+
+dy_tensor *dy_expand_at(dy_tensor *x, int rank, const int64_t *shape,
+                        dy_srcloc loc) {
+  if (!list_ok("expand", "shape", rank, shape, loc))
+    return NULL;
+  dy_attr attrs[] = {DY_ATTR_IS("shape", shape, rank)};
+  return apply1(DY_OP_EXPAND, x, attrs, 1, loc);
+}
+
+dy_tensor *dy_tile_at(dy_tensor *x, int n, const int64_t *repeat_times,
+                      dy_srcloc loc) {
+  if (!list_ok("tile", "repeat_times", n, repeat_times, loc))
+    return NULL;
+  dy_attr attrs[] = {DY_ATTR_IS("repeat_times", repeat_times, n)};
+  return apply1(DY_OP_TILE, x, attrs, 1, loc);
+}
+
+dy_tensor *dy_pad_at(dy_tensor *x, int n, const int64_t *paddings,
+                     const char *mode, double value, dy_srcloc loc) {
+  if (!list_ok("pad", "paddings", n, paddings, loc))
+    return NULL;
+  dy_attr attrs[] = {DY_ATTR_IS("paddings", paddings, n),
+                     DY_ATTR_S("mode", mode ? mode : "constant"),
+                     DY_ATTR_F("value", value)};
+  return apply1(DY_OP_PAD, x, attrs, 3, loc);
+}
+
+/* ---- split and stack: composites ---- */
+
+bool dy_split_at(dy_tensor *x, int n, const int64_t *sizes, int axis,
+                 dy_tensor **out, dy_srcloc loc) {
+  if (!out || n < 1 || n > 4096) {
+    dy_fail(DY_STATUS_INVALID_ARGUMENT, loc, "split: bad part count %d", n);
+    return false;
+  }
+  for (int i = 0; i < n; i++)
+    out[i] = NULL;
+  if (!x) {
+    dy_fail(DY_STATUS_INVALID_ARGUMENT, loc, "split: input is NULL");
+    return false;
+  }
+  int r = x->type.rank;
+  if (r == 0 || axis < -r || axis >= r) {
+    dy_fail(DY_STATUS_INVALID_ARGUMENT, loc, "split: axis %d out of range for rank %d",
+            axis, r);
+    return false;
+  }
+  int64_t ax = axis < 0 ? axis + r : axis, dim = x->type.shape[ax];
+  if (dim < 0 && n > 1) {
+    dy_fail(DY_STATUS_UNSUPPORTED, loc,
+            "split: axis %lld is the dynamic batch dim; splitting it in %d parts "
+            "would fix the batch", (long long)ax, n);
+    return false;
+  }
+  /* the part sizes */
+  int64_t *len = calloc((size_t)n, sizeof *len);
+  if (!len) {
+    dy_fail(DY_STATUS_OUT_OF_MEMORY, loc, "split: out of memory");
+    return false;
+  }
+  int64_t known = 0;
+  int infer_at = -1;
+  bool ok = true;
+  if (dim < 0) { /* one part (checked above): the whole batch */
+    len[0] = -1;
+    ok = !sizes || sizes[0] == -1;
+  }
+  for (int i = 0; i < n && ok && dim >= 0; i++) {
+    if (!sizes) {
+      len[i] = dim / n;
+    } else if (sizes[i] == -1 && infer_at < 0) {
+      infer_at = i;
+    } else if (sizes[i] < 0 || sizes[i] > dim - known) {
+      ok = false;
+    } else {
+      len[i] = sizes[i];
+      known += sizes[i];
+    }
+  }
+  if (ok && dim >= 0) {
+    if (!sizes)
+      ok = dim % n == 0;
+    else if (infer_at >= 0 && known <= dim)
+      len[infer_at] = dim - known;
+    else
+      ok = infer_at < 0 && known == dim;
+  }
+  if (!ok) {
+    free(len);
+    dy_fail(DY_STATUS_SHAPE_MISMATCH, loc,
+            "split: cannot split dim %lld of size %lld into %d %s", (long long)ax,
+            (long long)dim, n, sizes ? "parts of the given sizes" : "equal parts");
+    return false;
+  }
+  /* The slices are made in a scope of their own, so on failure nothing is
+   * left behind; the parts then go to the caller's scope like op results. */
+  dy_scope_begin();
+  int64_t start = 0;
+  for (int i = 0; i < n && ok; i++) {
+    int64_t end = len[i] < 0 ? INT64_MAX : start + len[i];
+    out[i] = dy_keep(dy_slice_at(x, 1, &ax, &start, &end, NULL, loc));
+    ok = out[i] != NULL;
+    start = end;
+  }
+  dy_scope_end();
+  free(len);
+  for (int i = 0; i < n; i++) {
+    if (!ok) {
+      dy_tensor_free(out[i]);
+      out[i] = NULL;
+    } else {
+      out[i] = dy_tensor_adopt(out[i]);
+    }
+  }
+  return ok;
+}
+
+dy_tensor *dy_stack_at(dy_tensor *const *xs, int n, int axis, dy_srcloc loc) {
+  enum { MAX = 16 };
+  if (n < 1 || n > MAX || !xs)
+    return dy_fail(DY_STATUS_INVALID_ARGUMENT, loc, "stack: takes 1 to %d tensors, got %d",
+                   MAX, n);
+  /* intermediates die in this scope; only the result is kept */
+  dy_scope_begin();
+  dy_tensor *u[MAX];
+  int64_t a = axis;
+  for (int i = 0; i < n; i++)
+    u[i] = dy_unsqueeze_at(xs[i], 1, &a, loc);
+  dy_tensor *y = dy_keep(dy_concat_at(u, n, axis, loc));
+  dy_scope_end();
+  return dy_tensor_adopt(y);
+}
+
+/* ---- indexing ---- */
+
+dy_tensor *dy_gather_at(dy_tensor *x, dy_tensor *index, int axis,
+                        dy_srcloc loc) {
+  dy_attr attrs[] = {DY_ATTR_I("axis", axis)};
+  return dy_apply(DY_OP_GATHER, (dy_tensor *const[]){x, index}, 2, attrs, 1, loc);
+}
+
+/* ---- reductions ---- */
+
+static dy_tensor *reduce(dy_op_kind kind, dy_tensor *x, int n_axes,
+                         const int64_t *axes, bool keepdim, dy_srcloc loc) {
+  if (!list_ok(dy_op_name(kind), "axes", n_axes, axes, loc))
+    return NULL;
+  dy_attr attrs[] = {DY_ATTR_IS("axes", axes, n_axes), DY_ATTR_I("keepdim", keepdim)};
+  return apply1(kind, x, attrs, 2, loc);
+}
+
+dy_tensor *dy_reduce_sum_at(dy_tensor *x, int n_axes, const int64_t *axes,
+                            bool keepdim, dy_srcloc loc) {
+  return reduce(DY_OP_REDUCE_SUM, x, n_axes, axes, keepdim, loc);
+}
+dy_tensor *dy_reduce_mean_at(dy_tensor *x, int n_axes, const int64_t *axes,
+                             bool keepdim, dy_srcloc loc) {
+  return reduce(DY_OP_REDUCE_MEAN, x, n_axes, axes, keepdim, loc);
+}
+dy_tensor *dy_reduce_max_at(dy_tensor *x, int n_axes, const int64_t *axes,
+                            bool keepdim, dy_srcloc loc) {
+  return reduce(DY_OP_REDUCE_MAX, x, n_axes, axes, keepdim, loc);
+}
+dy_tensor *dy_reduce_min_at(dy_tensor *x, int n_axes, const int64_t *axes,
+                            bool keepdim, dy_srcloc loc) {
+  return reduce(DY_OP_REDUCE_MIN, x, n_axes, axes, keepdim, loc);
+}
+
+dy_tensor *dy_argmax_at(dy_tensor *x, int axis, bool keepdim, dy_srcloc loc) {
+  dy_attr attrs[] = {DY_ATTR_I("axis", axis), DY_ATTR_I("keepdim", keepdim)};
+  return apply1(DY_OP_ARGMAX, x, attrs, 2, loc);
+}
+
+dy_tensor *dy_log_softmax_at(dy_tensor *x, int axis, dy_srcloc loc) {
+  dy_attr attrs[] = {DY_ATTR_I("axis", axis)};
+  return apply1(DY_OP_LOG_SOFTMAX, x, attrs, 1, loc);
+}
