@@ -96,14 +96,27 @@ static dy_status integer(parser *ps, int64_t *out) {
   return DY_OK;
 }
 
-static dy_status number(parser *ps, double *out) {
+
+/* A number token, as an exact int64 when it has no '.', 'e', "inf" or
+ * "nan" (INT64_MAX would not survive a trip through double), else as a
+ * double. */
+static dy_status scalar(parser *ps, int64_t *i, double *d, bool *is_float) {
   skip_ws(ps);
+  const char *at = ps->s + ps->pos;
   char *end;
-  double v = strtod(ps->s + ps->pos, &end);
-  if (end == ps->s + ps->pos)
+  double v = strtod(at, &end);
+  if (end == at)
     return fail(ps, "expected a number%s", "");
+  *is_float = strcspn(at, ".eEnNiI") < (size_t)(end - at);
+  if (!*is_float) {
+    char *iend;
+    *i = strtoll(at, &iend, 10);
+    end = iend;
+  } else {
+    *i = (int64_t)v;
+  }
+  *d = *is_float ? v : (double)*i;
   ps->pos = (size_t)(end - ps->s);
-  *out = v;
   return DY_OK;
 }
 
@@ -160,16 +173,18 @@ static dy_status var_decl(parser *ps) {
       s = expect(ps, "[");
       for (int64_t i = 0; !s && !accept(ps, "]"); i++) {
         double x;
+        int64_t xi;
+        bool fl;
         if (i >= n) {
           s = fail(ps, "too many values for '%s'", nm);
           break;
         }
-        if ((i && (s = expect(ps, ","))) || (s = number(ps, &x)))
+        if ((i && (s = expect(ps, ","))) || (s = scalar(ps, &xi, &x, &fl)))
           break;
         if (t.dtype == DY_F32)
           ((float *)data)[i] = (float)x;
         else if (t.dtype == DY_I64)
-          ((int64_t *)data)[i] = (int64_t)x;
+          ((int64_t *)data)[i] = xi;
         else
           data[i] = x != 0;
       }
@@ -224,6 +239,7 @@ static dy_status attr_value(parser *ps, dy_op_kind kind, dy_attr *a) {
   }
   if (accept(ps, "[")) {
     double vals[256];
+    int64_t ivals[256];
     bool any_float = false;
     int n = 0;
     while (!s && !accept(ps, "]")) {
@@ -231,11 +247,10 @@ static dy_status attr_value(parser *ps, dy_op_kind kind, dy_attr *a) {
         break;
       if (n == 256)
         return fail(ps, "too many values in '%s'", a->name);
-      skip_ws(ps);
-      size_t at = ps->pos;
-      if ((s = number(ps, &vals[n])))
+      bool fl;
+      if ((s = scalar(ps, &ivals[n], &vals[n], &fl)))
         break;
-      any_float |= strcspn(ps->s + at, ".eEni,]") < ps->pos - at;
+      any_float |= fl;
       n++;
     }
     if (s)
@@ -245,7 +260,7 @@ static dy_status attr_value(parser *ps, dy_op_kind kind, dy_attr *a) {
     if (a->kind == DY_ATTR_INTS) {
       int64_t *v = dy_program_alloc(ps->p, sizeof *v * (size_t)(n + 1));
       for (int i = 0; i < n; i++)
-        v[i] = (int64_t)vals[i];
+        v[i] = ivals[i];
       a->ints = v;
     } else {
       float *v = dy_program_alloc(ps->p, sizeof *v * (size_t)(n + 1));
@@ -255,16 +270,16 @@ static dy_status attr_value(parser *ps, dy_op_kind kind, dy_attr *a) {
     }
     return DY_OK;
   }
-  size_t at = ps->pos;
   double v;
-  if ((s = number(ps, &v)))
+  int64_t iv;
+  bool looks_float;
+  if ((s = scalar(ps, &iv, &v, &looks_float)))
     return s;
-  bool looks_float = strcspn(ps->s + at, ".eEni") < ps->pos - at;
   a->kind = known ? k : looks_float ? DY_ATTR_FLOAT : DY_ATTR_INT;
   if (a->kind == DY_ATTR_FLOAT)
     a->f = v;
   else
-    a->i = (int64_t)v;
+    a->i = iv;
   return DY_OK;
 }
 

@@ -173,8 +173,8 @@ static void test_pipeline_dump_and_print(void) {
   free(printed);
   char *d0 = slurp(DY_BUILD_DIR "/passes_dump/000_input.ir");
   char *d1 = slurp(DY_BUILD_DIR "/passes_dump/001_simplify.ir");
-  CU_ASSERT_PTR_NOT_NULL(d0 && strstr(d0, "mul(x, one)"));
-  CU_ASSERT_PTR_NOT_NULL(d1 && !strstr(d1, "mul(x, one)"));
+  CU_ASSERT(d0 && strstr(d0, "mul(x, one)"));
+  CU_ASSERT(d1 && !strstr(d1, "mul(x, one)"));
   free(d0);
   free(d1);
   CU_ASSERT_EQUAL(dy_program_count_ops(p), 1);
