@@ -256,6 +256,8 @@ dy_layer *dy_sequential_append(dy_layer *seq, dy_layer *child);
  * nn.MultiHeadAttention with query = key = value, built from matmul,
  * scale, softmax, reshape and transpose; input [batch, seq, embed_dim]. */
 dy_layer *dy_multihead_attention_new(int64_t embed_dim, int64_t num_heads);
+/* Flatten(start_axis, stop_axis) as a layer (Paddle's default 1, -1). */
+dy_layer *dy_flatten_layer_new(int start_axis, int stop_axis);
 /* ReLU, Sigmoid and Tanh as layers, for Sequential. */
 dy_layer *dy_relu_layer_new(void);
 dy_layer *dy_sigmoid_layer_new(void);

@@ -104,3 +104,28 @@ dy_layer *dy_sequential_append(dy_layer *seq, dy_layer *child) {
 ACTIVATION_LAYER(relu, ReLU)
 ACTIVATION_LAYER(sigmoid, Sigmoid)
 ACTIVATION_LAYER(tanh, Tanh)
+
+/* ---- Flatten ---- */
+
+typedef struct {
+  dy_layer base;
+  int start, stop;
+} flatten_layer;
+
+static dy_tensor *flatten_forward(dy_layer *self, dy_tensor *const *in, int n) {
+  flatten_layer *f = (flatten_layer *)self;
+  if (n != 1)
+    return dy_fail(DY_STATUS_INVALID_ARGUMENT, (dy_srcloc){0}, "Flatten takes 1 input, got %d", n);
+  return dy_flatten_at(in[0], f->start, f->stop, dy_caller_or_here(DY_HERE));
+}
+
+static const dy_layer_vtable flatten_vt = {"Flatten", flatten_forward, NULL, false};
+
+dy_layer *dy_flatten_layer_new(int start_axis, int stop_axis) {
+  flatten_layer *f = (flatten_layer *)dy_layer_new(sizeof *f, &flatten_vt, "flatten");
+  if (f) {
+    f->start = start_axis;
+    f->stop = stop_axis;
+  }
+  return &f->base;
+}

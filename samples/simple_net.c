@@ -14,11 +14,7 @@
  *   ./simple_net_bin --input x=DIR/x.npy --input y=DIR/y.npy --output-dir OUT
  *   dy2stc compare OUT/add_0.npy DIR/eager_out.npy
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "dy_runtime.h"
+#include "sample.h"
 
 typedef struct {
   dy_layer base;
@@ -40,30 +36,12 @@ static dy_layer *simple_net_new(void) {
   return &net->base;
 }
 
-static int die(const char *what, const dy_error *err) {
-  char line[1024];
-  dy_error_format(err, line, sizeof line);
-  fprintf(stderr, "simple_net: %s: %s\n", what, line);
-  return 1;
-}
-
 int main(int argc, char **argv) {
   long batch = 2;
   const char *dir = ".";
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--batch") == 0 && i + 1 < argc)
-      batch = strtol(argv[++i], NULL, 10);
-    else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc)
-      dir = argv[++i];
-    else {
-      fprintf(stderr, "usage: simple_net [--batch N] [--out DIR]\n");
-      return 2;
-    }
-  }
-  if (batch < 1) {
-    fprintf(stderr, "simple_net: --batch must be at least 1\n");
-    return 2;
-  }
+  int rc = sample_args("simple_net", argc, argv, &batch, &dir);
+  if (rc)
+    return rc;
   dy_seed(2024);
   dy_layer *net = simple_net_new();
   dy_layer_eval(net);
@@ -74,14 +52,14 @@ int main(int argc, char **argv) {
   dy_tensor *y = dy_rand(1, DY_SHAPE(3));
   dy_tensor *out = dy_call2(net, x, y);
   if (!out)
-    return die("eager run", dy_last_error());
+    return sample_die("simple_net", "eager run", dy_last_error());
   dy_tensor_print(out, "eager out", 12, stdout);
 
   /* to_static: the same call, built once into a Program and interpreted */
   dy_layer *static_net = dy_to_static(net);
   dy_tensor *out2 = dy_call2(static_net, x, y);
   if (!out2)
-    return die("to_static run", dy_last_error());
+    return sample_die("simple_net", "to_static run", dy_last_error());
   dy_tensor_print(out2, "to_static out", 12, stdout);
 
   /* jit.save with InputSpec: x is [None, 10], y is [3] */
@@ -89,23 +67,10 @@ int main(int argc, char **argv) {
       {.name = "x", .dtype = DY_F32, .rank = 2, .shape = {-1, 10}},
       {.name = "y", .dtype = DY_F32, .rank = 1, .shape = {3}},
   };
-  char path[4096], file[4200];
-  snprintf(path, sizeof path, "%s/simple_net", dir);
-  dy_error err = {0};
-  if (dy_jit_save(net, specs, 2, path, &err))
-    return die("jit_save", &err);
-  printf("saved %s.dymodel and %s.dyparams\n", path, path);
-
-  const char *names[] = {"x", "y", "eager_out"};
-  dy_tensor *tensors[] = {x, y, out};
-  for (int i = 0; i < 3; i++) {
-    snprintf(file, sizeof file, "%s/%s.npy", dir, names[i]);
-    if (dy_npy_write(file, tensors[i], &err))
-      return die("writing inputs", &err);
-    printf("wrote %s\n", file);
-  }
+  rc = sample_save("simple_net", net, specs, 2, dir, 3,
+                   (const char *[]){"x", "y", "eager_out"}, (dy_tensor *[]){x, y, out});
   dy_scope_end();
   dy_layer_free(static_net);
   dy_layer_free(net);
-  return 0;
+  return rc;
 }
