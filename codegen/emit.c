@@ -242,6 +242,7 @@ typedef struct {
   int *def;              /* per var: index in b->ops of the op writing it */
   storage *st;           /* per var, for used vars */
   bool *kernel;          /* per op index: emits a kernel */
+  bool *in_place;        /* per op index: writes over an input (no restrict) */
   bool dynamic;          /* some used var has a -1 dim */
   bool uses_arena;       /* some storage is ST_ARENA */
   int64_t weight_bytes;
@@ -621,13 +622,25 @@ static dy_status analyse(gen *g) {
                            "op %d (%s): output '%s' has alias_of set but %s "
                            "is not a view", op->id, dy_op_name(op->kind),
                            p->vars[o]->name, dy_op_name(op->kind));
-      for (int j = 0; j < op->n_inputs; j++)
-        if (overlap(g, o, op->inputs[j]))
-          return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
-                             "op %d (%s): output '%s' shares memory with "
-                             "input '%s' (kernels take restrict pointers)",
-                             op->id, dy_op_name(op->kind), p->vars[o]->name,
-                             p->vars[op->inputs[j]]->name);
+      for (int j = 0; j < op->n_inputs; j++) {
+        if (!overlap(g, o, op->inputs[j]))
+          continue;
+        /* in place: an elementwise op may write over an input of exactly
+         * its output's type at exactly its address; its kernel then takes
+         * plain pointers instead of restrict ones */
+        const dy_var *vi = p->vars[op->inputs[j]], *vo = p->vars[o];
+        if (dy_op_has(op, DY_OPF_ELEMENTWISE) && g->st[o].kind == ST_ARENA &&
+            g->st[op->inputs[j]].kind == ST_ARENA && dy_type_equal(&vi->type, &vo->type) &&
+            vi->alias_of < 0 && vo->alias_of < 0 && vi->mem_offset == vo->mem_offset) {
+          g->in_place[oi] = true;
+          continue;
+        }
+        return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                           "op %d (%s): output '%s' shares memory with "
+                           "input '%s' (kernels take restrict pointers)",
+                           op->id, dy_op_name(op->kind), p->vars[o]->name,
+                           p->vars[op->inputs[j]]->name);
+      }
       for (int j = 0; j < k; j++)
         if (overlap(g, o, op->outputs[j]))
           return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
@@ -934,7 +947,7 @@ static const char *op_symbol(dy_op_kind k) {
   }
 }
 
-static dy_status emit_kernel(gen *g, const dy_op *op, dy_buf *out) {
+static dy_status emit_kernel(gen *g, const dy_op *op, bool in_place, dy_buf *out) {
   const dy_program *p = g->p;
   char ts[256];
   /* comment: op id, name, location, types */
@@ -954,6 +967,8 @@ static dy_status emit_kernel(gen *g, const dy_op *op, dy_buf *out) {
                   dy_type_str(&p->vars[op->outputs[i]]->type, ts, sizeof ts));
   if (dy_op_has(op, DY_OPF_VIEW))
     dy_buf_puts(out, " (copy)");
+  if (in_place)
+    dy_buf_puts(out, " (in place)");
   dy_buf_puts(out, " */\n");
 
   /* body */
@@ -980,13 +995,13 @@ static dy_status emit_kernel(gen *g, const dy_op *op, dy_buf *out) {
     const dy_type *t = &p->vars[op->inputs[i]]->type;
     dyn |= type_dynamic(t);
     names[n] = xprintf("in%d", i);
-    args[n++] = xprintf("const %s *restrict in%d", ctype_of(t->dtype), i);
+    args[n++] = xprintf("const %s *%sin%d", ctype_of(t->dtype), in_place ? "" : "restrict ", i);
   }
   for (int i = 0; i < op->n_outputs && n < 2 * DY_MAX_FEEDS; i++) {
     const dy_type *t = &p->vars[op->outputs[i]]->type;
     dyn |= type_dynamic(t);
     names[n] = xprintf("out%d", i);
-    args[n++] = xprintf("%s *restrict out%d", ctype_of(t->dtype), i);
+    args[n++] = xprintf("%s *%sout%d", ctype_of(t->dtype), in_place ? "" : "restrict ", i);
   }
   if (dyn) {
     names[n] = xstrdup("batch");
@@ -1253,7 +1268,7 @@ static dy_status emit_source(gen *g, dy_buf *out) {
   for (int oi = 0; oi < g->b->n_ops; oi++) {
     if (!g->kernel[oi])
       continue;
-    if ((s = emit_kernel(g, g->b->ops[oi], out)) != DY_OK)
+    if ((s = emit_kernel(g, g->b->ops[oi], g->in_place[oi], out)) != DY_OK)
       return s;
   }
   dy_buf_puts(out, "/* ---- entry points ---- */\n\n");
@@ -1280,6 +1295,7 @@ static void gen_free(gen *g) {
   free(g->def);
   free(g->st);
   free(g->kernel);
+  free(g->in_place);
   free(g->lower);
   free(g->upper);
 }
@@ -1320,9 +1336,10 @@ dy_status dy_codegen(const dy_program *p, const dy_codegen_options *opt,
   g.def = calloc(nv, sizeof *g.def);
   g.st = calloc(nv, sizeof *g.st);
   g.kernel = calloc(no, sizeof *g.kernel);
+  g.in_place = calloc(no, sizeof *g.in_place);
   dy_status s = DY_OK;
   if (!g.lower || !g.upper || !g.param || !g.param_in || !g.param_out ||
-      !g.weight || !g.used || !g.def || !g.st || !g.kernel) {
+      !g.weight || !g.used || !g.def || !g.st || !g.kernel || !g.in_place) {
     s = dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
     goto done;
   }

@@ -40,6 +40,35 @@ dy_status dy_emit_fused_matmul(dy_emit_ctx *ctx, dy_error *err) {
                                  alpha && alpha->kind == DY_ATTR_FLOAT ? alpha->f : 0);
 }
 
+/* conv2d's loops, then bias and activation over each output channel. */
+dy_status dy_emit_fused_conv2d(dy_emit_ctx *ctx, dy_error *err) {
+  dy_status s = dy_emit_conv2d(ctx, err);
+  if (s)
+    return s;
+  const dy_attr *act = dy_op_find_attr(ctx->op, "act");
+  const dy_attr *alpha = dy_op_find_attr(ctx->op, "alpha");
+  bool bias = ctx->op->n_inputs == 3;
+  char fx[512];
+  if (!dy_emit_act_expr(act && act->kind == DY_ATTR_STRING ? act->s : "",
+                        alpha && alpha->kind == DY_ATTR_FLOAT ? alpha->f : 0,
+                        bias ? "(v + in2[c])" : "v", fx, sizeof fx))
+    return dy_emit_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "unknown activation");
+  const dy_type *o = dy_emit_out_type(ctx, 0);
+  char sn[64];
+  snprintf(sn, sizeof sn, "%s", dy_emit_dim(ctx, o, 0));
+  dy_emit_line(ctx, "/* epilogue: bias and activation per output channel */");
+  dy_emit_line(ctx, "for (int64_t n = 0; n < %s; n++)", sn);
+  dy_emit_line(ctx, "  for (int64_t c = 0; c < %lld; c++)", (long long)o->shape[1]);
+  dy_emit_line(ctx, "    for (int64_t j = 0; j < %lld; j++) {",
+               (long long)(o->shape[2] * o->shape[3]));
+  dy_emit_line(ctx, "      float *p = &out0[(n * %lld + c) * %lld + j];", (long long)o->shape[1],
+               (long long)(o->shape[2] * o->shape[3]));
+  dy_emit_line(ctx, "      const float v = *p;");
+  dy_emit_line(ctx, "      *p = %s;", fx);
+  dy_emit_line(ctx, "    }");
+  return DY_OK;
+}
+
 /* The postfix expression as one C expression over v0, v1, v2. */
 static bool infix(const char *expr, char *out, size_t n) {
   enum { MAX = 32, LEN = 2048, TLEN = 5 * LEN };

@@ -24,6 +24,7 @@ typedef struct {
   int64_t weight_bytes;  /* persistable data                              */
   int n_planned;         /* vars given an offset                          */
   int n_aliased;         /* view outputs sharing their input's storage    */
+  int n_in_place;        /* elementwise outputs written over their input  */
 } dy_memplan_result;
 
 /* Liveness-based placement of every intermediate in one arena (greedy,
@@ -75,6 +76,8 @@ dy_status dy_pass_cse(dy_program *p, dy_pass_ctx *ctx, bool *changed, dy_error *
 dy_status dy_pass_dce(dy_program *p, dy_pass_ctx *ctx, bool *changed, dy_error *err);
 dy_status dy_pass_fuse_transpose(dy_program *p, dy_pass_ctx *ctx, bool *changed, dy_error *err);
 dy_status dy_pass_fuse_matmul(dy_program *p, dy_pass_ctx *ctx, bool *changed, dy_error *err);
+dy_status dy_pass_fuse_conv(dy_program *p, dy_pass_ctx *ctx, bool *changed, dy_error *err);
+dy_status dy_pass_fuse_bn(dy_program *p, dy_pass_ctx *ctx, bool *changed, dy_error *err);
 dy_status dy_pass_fuse_elementwise(dy_program *p, dy_pass_ctx *ctx, bool *changed, dy_error *err);
 
 typedef struct {

@@ -84,3 +84,32 @@ dy_status dy_infer_fused_elementwise(const dy_op *op, const dy_type *in, int n,
   }
   return DY_OK;
 }
+
+/* act(conv2d(x, w) + b): conv2d's rule, then one bias value per channel. */
+dy_status dy_infer_fused_conv2d(const dy_op *op, const dy_type *in, int n,
+                                dy_type *out, dy_error *err) {
+  if (n < 2 || n > 3)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "fused_conv2d: takes 2 or 3 inputs, got %d", n);
+  dy_status s = dy_infer_conv2d(op, in, 2, out, err);
+  if (s)
+    return s;
+  const dy_attr *act = dy_op_find_attr(op, "act");
+  if (!act || act->kind != DY_ATTR_STRING)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT, "fused_conv2d: missing 'act'");
+  if (n == 3) {
+    const dy_type *b = &in[2];
+    int64_t o = out->shape[1];
+    bool ok = b->dtype == DY_F32 && dy_type_numel(b) == o && b->rank >= 1 && b->rank <= 4;
+    /* [O], [O,1,1] or [1,O,1,1]: O sits at dim rank-3 unless rank is 1 */
+    if (ok && b->rank > 1)
+      ok = b->rank >= 3 && b->shape[b->rank - 3] == o;
+    if (!ok) {
+      char t[128];
+      return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
+                         "fused_conv2d: bias %s is not one value per channel (%lld)",
+                         dy_type_str(b, t, sizeof t), (long long)o);
+    }
+  }
+  return DY_OK;
+}

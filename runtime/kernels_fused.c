@@ -69,6 +69,33 @@ dy_status dy_kernel_fused_matmul(const dy_op *op, dy_tensor *const *in, int n_in
   return DY_OK;
 }
 
+dy_status dy_kernel_fused_conv2d(const dy_op *op, dy_tensor *const *in, int n_in,
+                                 dy_tensor *const *out, dy_error *err) {
+  if (n_in < 2 || n_in > 3)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "fused_conv2d: takes 2 or 3 inputs, got %d", n_in);
+  const dy_attr *a = dy_op_find_attr(op, "act");
+  act_kind act;
+  if (!a || a->kind != DY_ATTR_STRING || !act_of(a->s, &act))
+    return dy_error_at(err, op, DY_STATUS_UNSUPPORTED, "fused_conv2d: unknown activation");
+  const dy_attr *al = dy_op_find_attr(op, "alpha");
+  float alpha = al && al->kind == DY_ATTR_FLOAT ? (float)al->f : 0.0f;
+  dy_status s = dy_kernel_conv2d(op, in, 2, out, err);
+  if (s)
+    return s;
+  const dy_type *t = &out[0]->type;
+  int64_t n = t->shape[0], c = t->shape[1], hw = t->shape[2] * t->shape[3];
+  const float *b = n_in == 3 ? in[2]->data : NULL;
+  float *y = out[0]->data;
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t k = 0; k < c; k++)
+      for (int64_t j = 0; j < hw; j++) {
+        float *v = &y[(i * c + k) * hw + j];
+        *v = act_apply(act, alpha, b ? *v + b[k] : *v);
+      }
+  return DY_OK;
+}
+
 /* ---- fused_elementwise: a postfix program per element ---- */
 
 enum { MAX_CODE = 64 };

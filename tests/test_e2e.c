@@ -240,6 +240,38 @@ static void test_emitted_c_is_strict_and_standalone(void) {
   }
 }
 
+/* The pass pipeline and the memory plan on every sample: fewer ops after
+ * the passes, and an arena within 1.10x of its lower bound. The figures
+ * go to stderr for the record. */
+static void test_passes_and_memory_plan(void) {
+  setup_work();
+  const char *samples[] = {"mlp", "lenet5", "cnn", "transformer"};
+  for (int i = 0; i < 4; i++) {
+    const char *s = samples[i];
+    char dir[600];
+    snprintf(dir, sizeof dir, WORK "/plan_%s", s);
+    int rc = sh("rm -rf %s && mkdir -p %s && %s/%s --batch 1 --out %s && "
+                "%s compile %s/%s.dymodel -o %s/bin --report --verify-each --max-batch 8",
+                dir, dir, SAMPLES, s, dir, DY2STC, dir, s, dir);
+    show_log_on_failure(rc, 0);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    char *log = last_log();
+    int before = 0, after = 0;
+    long long arena = 0, batch = 0, bound = 0;
+    const char *o = log ? strstr(log, "ops: ") : NULL;
+    const char *a = log ? strstr(log, "arena: ") : NULL;
+    CU_ASSERT_FATAL(o && a && sscanf(o, "ops: %d before passes, %d after", &before, &after) == 2 &&
+                    sscanf(a, "arena: %lld bytes at batch %lld (lower bound %lld", &arena,
+                           &batch, &bound) == 3);
+    fprintf(stderr, "\n  %-12s ops %3d -> %3d, arena %lld bytes at batch 8, lower bound %lld (%.3fx)",
+            s, before, after, arena, bound, bound ? (double)arena / (double)bound : 0.0);
+    CU_ASSERT(after < before);
+    CU_ASSERT(bound > 0 && arena * 100 <= bound * 110);
+    free(log);
+  }
+  fprintf(stderr, "\n");
+}
+
 /* bad input is one line and a non-zero exit, never a crash */
 static void expect_one_line_error(int rc, const char *needle) {
   CU_ASSERT(rc == 1 || rc == 2);
@@ -319,6 +351,7 @@ void dy_test_register(void) {
   DY_TEST(test_cnn_three_ways);
   DY_TEST(test_transformer_three_ways);
   DY_TEST(test_simple_net_batch_5_and_bound);
+  DY_TEST(test_passes_and_memory_plan);
   DY_TEST(test_emitted_c_is_strict_and_standalone);
   DY_TEST(test_cli_errors);
   DY_TEST(test_show);

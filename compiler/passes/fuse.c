@@ -10,6 +10,8 @@
  *                     output column, act optional (relu, relu6 = clip(0, 6),
  *                     sigmoid, tanh, leaky_relu, gelu (erf), silu)
  *                     -> fused_matmul(x, w, b) {act}
+ *   fuse-conv         act(conv2d(x, w) + b), b one value per channel
+ *                     -> fused_conv2d(x, w, b) {conv attributes, act}
  *   fuse-elementwise  a tree of f32 elementwise ops whose intermediates all
  *                     have the result's shape, reading at most three
  *                     tensors (scalar constants are inlined)
@@ -150,13 +152,29 @@ static bool is_column_bias(const dy_program *p, int var, const dy_type *out) {
   return n > 0 && b->type.shape[b->type.rank - 1] == n && dy_type_numel(&b->type) == n;
 }
 
-dy_status dy_pass_fuse_matmul(dy_program *p, dy_pass_ctx *ctx, bool *changed,
-                              dy_error *err) {
-  (void)ctx;
+/* Is var a constant with one value per channel (dim 1) of a 4-D result:
+ * [O], [O,1,1] or [1,O,1,1]? [O] only broadcasts right when H = W = 1, so
+ * it must come shaped for the add to have been legal; accept what
+ * broadcasts along dim 1. */
+static bool is_channel_bias(const dy_program *p, int var, const dy_type *out) {
+  const dy_var *b = p->vars[var];
+  if (!b->persistable || b->type.dtype != DY_F32 || out->rank != 4)
+    return false;
+  int64_t o = out->shape[1];
+  const dy_type *t = &b->type;
+  if (dy_type_numel(t) != o)
+    return false;
+  return (t->rank == 3 && t->shape[0] == o) || (t->rank == 4 && t->shape[1] == o);
+}
+
+/* act(base(x, w) + b) -> fused(x, w, b) {base's attributes, act, alpha},
+ * base being matmul (bias per column) or conv2d (bias per channel). */
+static dy_status fuse_bias_act(dy_program *p, dy_op_kind base, dy_op_kind fused,
+                               bool *changed, dy_error *err) {
   dy_block *b = p->blocks[0];
   for (int k = 0; k < b->n_ops; k++) {
     dy_op *mm = b->ops[k];
-    if (mm->kind != DY_OP_MATMUL || p->vars[mm->outputs[0]]->type.dtype != DY_F32)
+    if (mm->kind != base || p->vars[mm->outputs[0]]->type.dtype != DY_F32)
       continue;
     const dy_type *mt = &p->vars[mm->outputs[0]]->type;
     dy_op *last = mm, *add = NULL, *act_op = NULL;
@@ -164,7 +182,9 @@ dy_status dy_pass_fuse_matmul(dy_program *p, dy_pass_ctx *ctx, bool *changed,
     dy_op *u = sole_user(p, mm->outputs[0]);
     if (u && u->kind == DY_OP_ADD) {
       int other = u->inputs[0] == mm->outputs[0] ? u->inputs[1] : u->inputs[0];
-      if (u->inputs[0] != u->inputs[1] && is_column_bias(p, other, mt) &&
+      bool ok = base == DY_OP_MATMUL ? is_column_bias(p, other, mt)
+                                     : is_channel_bias(p, other, mt);
+      if (u->inputs[0] != u->inputs[1] && ok &&
           dy_type_equal(&p->vars[u->outputs[0]]->type, mt)) {
         add = u;
         bias = other;
@@ -180,17 +200,21 @@ dy_status dy_pass_fuse_matmul(dy_program *p, dy_pass_ctx *ctx, bool *changed,
     }
     if (last == mm)
       continue;
-    /* rebuild `last` in place as the fused op; matmul and add go */
+    /* the fused op replaces `last`: base's attributes plus act and alpha;
+     * the base op and the add go */
     int ins[3] = {mm->inputs[0], mm->inputs[1], bias};
-    dy_attr attrs[4] = {DY_ATTR_I("transpose_x", dy_op_attr_int_or(mm, "transpose_x", 0)),
-                        DY_ATTR_I("transpose_y", dy_op_attr_int_or(mm, "transpose_y", 0)),
-                        DY_ATTR_S("act", act), DY_ATTR_F("alpha", alpha)};
+    dy_attr attrs[16];
+    int na = 0;
+    for (int i = 0; i < mm->n_attrs && na < 14; i++)
+      attrs[na++] = mm->attrs[i];
+    attrs[na++] = DY_ATTR_S("act", act);
+    attrs[na++] = DY_ATTR_F("alpha", alpha);
     int out = last->outputs[0];
     int at = index_of(b, last);
-    dy_op *f = dy_program_append_op(p, 0, DY_OP_FUSED_MATMUL, ins, bias >= 0 ? 3 : 2,
-                                    &out, 1, attrs, 4, last->loc);
+    dy_op *f = dy_program_append_op(p, 0, fused, ins, bias >= 0 ? 3 : 2, &out, 1, attrs,
+                                    na, last->loc);
     if (!f)
-      return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "fuse-matmul: out of memory");
+      return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "fusion: out of memory");
     dy_block_remove_op(b, at);
     dy_block_move_last_to(b, at);
     remove_op(b, mm);
@@ -200,6 +224,18 @@ dy_status dy_pass_fuse_matmul(dy_program *p, dy_pass_ctx *ctx, bool *changed,
     k = -1; /* indices moved; start over (groups are few) */
   }
   return DY_OK;
+}
+
+dy_status dy_pass_fuse_matmul(dy_program *p, dy_pass_ctx *ctx, bool *changed,
+                              dy_error *err) {
+  (void)ctx;
+  return fuse_bias_act(p, DY_OP_MATMUL, DY_OP_FUSED_MATMUL, changed, err);
+}
+
+dy_status dy_pass_fuse_conv(dy_program *p, dy_pass_ctx *ctx, bool *changed,
+                            dy_error *err) {
+  (void)ctx;
+  return fuse_bias_act(p, DY_OP_CONV2D, DY_OP_FUSED_CONV2D, changed, err);
 }
 
 /* ---- fuse-elementwise ---- */

@@ -3,15 +3,19 @@
  * Requires: a verified Program (SSA, defs before uses).
  * Gives every intermediate var (not persistable, feed or fetch) a byte
  * offset in one arena, sized for max_batch, such that two vars live at the
- * same time never overlap. A view op's output (reshape, flatten) shares its
- * input's storage (alias_of) unless it is fetched.
+ * same time never overlap:
  *
- * Liveness is an interval of op indices [def, last use]; an alias extends
- * its root's interval. Placement is the classic greedy: vars by size,
- * largest first, each at the lowest 64-aligned offset that overlaps no
- * already placed var whose interval intersects its own. The lower bound
- * reported beside it is the largest sum of live bytes at any op, which no
- * plan can beat.
+ *   views      a view op's output (reshape, flatten, squeeze, unsqueeze)
+ *              shares its input's storage (alias_of) unless it is fetched
+ *   in place   an elementwise op whose input of the output's exact type
+ *              dies at that op writes its output over it (same offset; the
+ *              kernel then takes non-restrict pointers)
+ *   the rest   liveness intervals [def, last use] of the storage groups
+ *              are placed greedily, largest first, at the lowest 64-aligned
+ *              offset that overlaps no group live at the same time
+ *
+ * The lower bound reported beside the arena is the largest sum of live
+ * group bytes at any op: no placement of these groups can do better.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +25,7 @@
 enum { ALIGN = 64 };
 
 typedef struct {
-  int var;
+  int var;         /* the group's root var */
   int64_t size;
   int start, end;  /* op indices, inclusive */
 } interval;
@@ -37,6 +41,13 @@ static int by_size_desc(const void *a, const void *b) {
 
 static bool in_arena(const dy_var *v) {
   return !v->persistable && v->feed_index < 0 && v->fetch_index < 0;
+}
+
+/* Move every var of group `from` into group `to`. */
+static void merge(int *root, int n, int from, int to) {
+  for (int i = 0; i < n; i++)
+    if (root[i] == from)
+      root[i] = to;
 }
 
 dy_status dy_memplan(dy_program *p, int64_t max_batch, dy_memplan_result *r,
@@ -60,30 +71,65 @@ dy_status dy_memplan(dy_program *p, int64_t max_batch, dy_memplan_result *r,
     if (v->persistable)
       r->weight_bytes += dy_type_numel(&v->type) * (int64_t)dy_dtype_size(v->type.dtype);
   }
-  /* aliases: a view's output shares its input's storage */
+  /* views share their input's group */
   for (int k = 0; k < blk->n_ops; k++) {
     const dy_op *op = blk->ops[k];
     dy_var *out = p->vars[op->outputs[0]];
     if (dy_op_has(op, DY_OPF_VIEW) && in_arena(out)) {
       out->alias_of = op->inputs[0];
-      root[out->id] = root[op->inputs[0]];
+      merge(root, nv, out->id, root[op->inputs[0]]);
       r->n_aliased++;
     }
   }
-  /* liveness intervals, accumulated on the storage root */
+  /* liveness of each var on its own: [def, last use] */
+  int *def = malloc(sizeof(int) * (size_t)(nv + 1)), *last = malloc(sizeof(int) * (size_t)(nv + 1));
+  if (!def || !last) {
+    free(root);
+    free(iv);
+    free(def);
+    free(last);
+    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "memplan: out of memory");
+  }
+  for (int i = 0; i < nv; i++)
+    def[i] = last[i] = -1;
   for (int k = 0; k < blk->n_ops; k++) {
     const dy_op *op = blk->ops[k];
-    for (int i = 0; i < op->n_outputs; i++) {
-      interval *x = &iv[root[op->outputs[i]]];
-      if (x->start < 0)
-        x->start = k;
-      if (x->end < k)
-        x->end = k;
-    }
-    for (int i = 0; i < op->n_inputs; i++) {
-      interval *x = &iv[root[op->inputs[i]]];
-      if (x->end < k)
-        x->end = k;
+    for (int i = 0; i < op->n_outputs; i++)
+      def[op->outputs[i]] = last[op->outputs[i]] = k;
+    for (int i = 0; i < op->n_inputs; i++)
+      last[op->inputs[i]] = k;
+  }
+  /* a group's interval: the union of its members' */
+  for (int i = 0; i < nv; i++) {
+    interval *x = &iv[root[i]];
+    if (def[i] < 0)
+      continue;
+    if (x->start < 0 || def[i] < x->start)
+      x->start = def[i];
+    if (last[i] > x->end)
+      x->end = last[i];
+  }
+  /* in place: the output joins the group of an input that dies here */
+  for (int k = 0; k < blk->n_ops; k++) {
+    const dy_op *op = blk->ops[k];
+    if (!dy_op_has(op, DY_OPF_ELEMENTWISE) || op->n_outputs != 1)
+      continue;
+    dy_var *o = p->vars[op->outputs[0]];
+    if (!in_arena(o) || o->alias_of >= 0 || root[o->id] != o->id)
+      continue;
+    for (int j = 0; j < op->n_inputs; j++) {
+      const dy_var *in = p->vars[op->inputs[j]];
+      int g = root[in->id];
+      if (!in_arena(in) || in->alias_of >= 0 || !in_arena(p->vars[g]) ||
+          iv[g].end != k || !dy_type_equal(&in->type, &o->type) ||
+          dy_type_numel_at(&p->vars[g]->type, max_batch) * (int64_t)dy_dtype_size(p->vars[g]->type.dtype) <
+              dy_type_numel_at(&o->type, max_batch) * (int64_t)dy_dtype_size(o->type.dtype))
+        continue;
+      iv[g].end = iv[o->id].end > iv[g].end ? iv[o->id].end : iv[g].end;
+      iv[o->id].start = -1;
+      merge(root, nv, o->id, g);
+      r->n_in_place++;
+      break;
     }
   }
   int n = 0;
@@ -128,7 +174,15 @@ dy_status dy_memplan(dy_program *p, int64_t max_batch, dy_memplan_result *r,
       r->arena_bytes = best + iv[i].size;
     r->n_planned++;
   }
+  /* in-place members take their group's offset (views keep alias_of) */
+  for (int i = 0; i < nv; i++) {
+    dy_var *v = p->vars[i];
+    if (root[i] != i && in_arena(v) && v->alias_of < 0)
+      v->mem_offset = p->vars[root[i]]->mem_offset;
+  }
   free(root);
   free(iv);
+  free(def);
+  free(last);
   return DY_OK;
 }

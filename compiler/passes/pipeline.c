@@ -19,10 +19,15 @@ const dy_pass dy_passes[] = {
     {"fold", "evaluate ops whose inputs are all constant", dy_pass_fold},
     /* one op per (kind, inputs, attributes) */
     {"cse", "merge ops that compute the same value", dy_pass_cse},
+    /* inference batch norms folded into the conv / linear weights before */
+    {"fuse-bn", "fold batch norms into the preceding conv or matmul weights",
+     dy_pass_fuse_bn},
     /* a transpose of the last two dims feeding a matmul becomes its flag */
     {"fuse-transpose", "fold transposes into matmul flags", dy_pass_fuse_transpose},
     /* matmul + bias + activation: one kernel with an epilogue */
     {"fuse-matmul", "fuse matmul, bias add and activation", dy_pass_fuse_matmul},
+    /* conv2d + bias + activation: one kernel with an epilogue */
+    {"fuse-conv", "fuse conv2d, bias add and activation", dy_pass_fuse_conv},
     /* chains of elementwise ops: one loop */
     {"fuse-elementwise", "fuse chains of elementwise ops into one loop",
      dy_pass_fuse_elementwise},
