@@ -9,7 +9,8 @@
  *   dy2stc check   MODEL --input NAME=FILE.npy ... [--max-batch N] [--rtol R] [--atol A]
  *   dy2stc compare A.npy B.npy [--rtol R] [--atol A] [--limit N]
  *
- * MODEL is NAME.dymodel (with NAME.dyparams beside it). Every subcommand
+ * MODEL is NAME.dymodel (with NAME.dyparams beside it) or an ONNX model
+ * (NAME.onnx; see compiler/frontends/load.c). Every subcommand
  * has --help. Any error prints one line "dy2stc: <reason>" (with the
  * model's source line when the error has one) and exits 1; usage errors
  * exit 2. This file is the only place in dy2stc that decides to exit.
@@ -233,7 +234,8 @@ static void model_stem(const char *path, char *buf, size_t n) {
   base = base ? base + 1 : path;
   snprintf(buf, n, "%s", base);
   char *dot = strrchr(buf, '.');
-  if (dot && (strcmp(dot, ".dymodel") == 0 || strcmp(dot, ".dyparams") == 0))
+  if (dot && (strcmp(dot, ".dymodel") == 0 || strcmp(dot, ".dyparams") == 0 ||
+              strcmp(dot, ".onnx") == 0))
     *dot = 0;
 }
 
@@ -307,7 +309,7 @@ static int cmd_compile(int argc, char **argv) {
   dy_program *p = NULL;
   dy_codegen_output co = {0};
   dy_compile_report rep;
-  dy_status s = dy_jit_load(model, &p, &err);
+  dy_status s = dy_model_load_any(model, &p, &err);
   if (!s)
     s = dy_compile_program(p, &o, &co, &rep, &err);
   if (!s)
@@ -375,7 +377,7 @@ static int cmd_run(int argc, char **argv) {
   dy_error err = {0};
   dy_program *p = NULL;
   dy_tensor *in[DY_MAX_FEEDS] = {0}, *out[DY_MAX_FEEDS] = {0};
-  dy_status s = dy_jit_load(model, &p, &err);
+  dy_status s = dy_model_load_any(model, &p, &err);
   if (!s)
     s = load_inputs(p, &ia, in, &err);
   if (!s)
@@ -426,7 +428,7 @@ static int cmd_show(int argc, char **argv) {
   dy_error err = {0};
   dy_program *p = NULL;
   /* show a Program even when it does not verify: that is when one looks */
-  if (dy_model_load(model, &p, &err))
+  if (dy_model_load_any(model, &p, &err))
     return fail(&err);
   if (dot)
     dy_program_print_dot(p, stdout);
@@ -631,7 +633,7 @@ static int cmd_check(int argc, char **argv) {
   o.emit_main = true;
   o.source = model;
   bool mismatch = false;
-  dy_status s = dy_jit_load(model, &p, &err);
+  dy_status s = dy_model_load_any(model, &p, &err);
   if (!s)
     s = load_inputs(p, &ia, in, &err);
   if (!s)
@@ -704,7 +706,8 @@ static const char main_help[] =
     "  show      print a .dymodel as text or Graphviz\n"
     "  check     compare the static executor with the compiled executable\n"
     "  compare   compare two .npy files\n"
-    "  --version print the version\n";
+    "  --version print the version\n"
+    "MODEL is NAME.dymodel (with NAME.dyparams) or an ONNX model, NAME.onnx\n";
 
 int main(int argc, char **argv) {
   if (argc < 2) {

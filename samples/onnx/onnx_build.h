@@ -134,11 +134,13 @@ static inline Onnx__TensorProto *ob_tensor(ob_model *m, const char *name, int el
   t->data_type = elem;
   t->n_dims = (size_t)rank;
   t->dims = ob_alloc(m, sizeof(int64_t) * (size_t)(rank ? rank : 1));
-  memcpy(t->dims, dims, sizeof(int64_t) * (size_t)rank);
+  if (rank)
+    memcpy(t->dims, dims, sizeof(int64_t) * (size_t)rank);
   t->has_raw_data = 1;
   t->raw_data.len = n;
   t->raw_data.data = ob_alloc(m, n);
-  memcpy(t->raw_data.data, data, n);
+  if (n)
+    memcpy(t->raw_data.data, data, n);
   return t;
 }
 

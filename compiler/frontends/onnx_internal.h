@@ -1,0 +1,169 @@
+/* onnx_internal.h - private header of the ONNX frontend (onnx.c, the
+ * onnx_*.c op mappers). Not part of the public API.
+ *
+ * The importer walks the graph's nodes in order, keeping one `ox_value` per
+ * ONNX tensor name. A value is either
+ *   - a constant: its data is known at import time (an initializer, a
+ *     Constant node, or any op whose inputs are all constants, computed with
+ *     the runtime's reference kernels), held host-side in `cval` and only
+ *     turned into a persistable var when a run-time op reads it;
+ *   - a shape value: a constant 1-D (or 0-D) i64 whose entries may be
+ *     OX_BATCH, the dynamic batch size (what Shape gives for an input with a
+ *     dim_param). Shape arithmetic (Gather, Unsqueeze, Concat, Slice, ...)
+ *     carries OX_BATCH along; Reshape and Expand turn it back into 0/-1;
+ *     anything else reading it is an error naming the node;
+ *   - a run-time value: a var of the Program.
+ * Mappers build ops through ox_op(), which folds when every input is a
+ * constant and otherwise appends to the Program, so a shape subgraph of a
+ * static model disappears at import time.
+ */
+#ifndef DY_ONNX_INTERNAL_H
+#define DY_ONNX_INTERNAL_H
+
+#include <stdlib.h>
+
+#include "dy_compiler.h"
+#include "onnx.pb-c.h"
+
+/* The dynamic batch size inside a shape value. */
+#define OX_BATCH INT64_MIN
+
+/* Constant data: type and host bytes (malloc'd, owned by the value). */
+typedef struct {
+  dy_type type;
+  void *data;
+} ox_const;
+
+typedef struct ox_value {
+  const char *name;      /* the ONNX name (or a temp), ctx-owned            */
+  dy_type type;          /* -1 dims: the batch                              */
+  int var;               /* Program var, -1 until materialised              */
+  ox_const *c;           /* constant data, or NULL                          */
+  bool sym;              /* c is a shape value holding OX_BATCH entries     */
+  int graph_input;       /* index among graph inputs for a feed, else -1    */
+  int node;              /* index of the node that made it, -1 for inputs  */
+} ox_value;
+
+typedef struct ox_ctx {
+  dy_program *p;
+  dy_error *err;
+  const dy_onnx_options *opts;
+  dy_onnx_info *info;
+  const char *path;         /* the model's path (for errors, external data) */
+  char *dir;                /* its directory                                */
+  int64_t opset;            /* default domain's version                     */
+  /* the value table: ONNX name -> value (open hashing) */
+  ox_value **slots;
+  size_t n_slots, n_vals;
+  ox_value **all;           /* every value made, for cleanup                */
+  size_t n_all, cap_all;
+  /* the node being imported */
+  const Onnx__NodeProto *node;
+  int node_index;
+  dy_srcloc loc;
+  int tmp_counter;
+} ox_ctx;
+
+/* ---- onnx.c: values, constants, the op builder, errors ---- */
+
+/* Error naming the current node: "node 3 'conv1' (Conv): <msg>". Returns
+ * status. */
+dy_status ox_fail(ox_ctx *c, dy_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The node's i-th input value, or NULL when absent (optional input left
+ * empty or i out of range). */
+ox_value *ox_in(ox_ctx *c, int i);
+int ox_n_in(ox_ctx *c);
+int ox_n_out(ox_ctx *c);
+/* True when output i is requested (present and non-empty). */
+bool ox_out_wanted(ox_ctx *c, int i);
+/* Bind the node's output i to v. */
+dy_status ox_set_out(ox_ctx *c, int i, ox_value *v);
+
+/* Attributes of the current node. */
+const Onnx__AttributeProto *ox_attr(ox_ctx *c, const char *name);
+int64_t ox_attr_i(ox_ctx *c, const char *name, int64_t dflt);
+float ox_attr_f(ox_ctx *c, const char *name, float dflt);
+/* ints: *n = -1 when absent. Borrowed from the model. */
+const int64_t *ox_attr_ints(ox_ctx *c, const char *name, int *n);
+const float *ox_attr_floats(ox_ctx *c, const char *name, int *n);
+/* String attribute into buf ("" default). */
+const char *ox_attr_s(ox_ctx *c, const char *name, const char *dflt,
+                      char *buf, size_t n);
+/* Reject any attribute not in the space-separated list. */
+dy_status ox_check_attrs(ox_ctx *c, const char *known);
+
+/* Constants. */
+ox_value *ox_new_const(ox_ctx *c, dy_dtype dt, int rank, const int64_t *shape,
+                       const void *data);
+ox_value *ox_const_f32(ox_ctx *c, float v);             /* scalar, rank 0 */
+ox_value *ox_const_i64(ox_ctx *c, int64_t v);
+ox_value *ox_const_bool(ox_ctx *c, bool v);
+ox_value *ox_const_i64s(ox_ctx *c, int n, const int64_t *v); /* 1-D */
+/* A constant input's i64 values (converted from bool); the value must be a
+ * constant (else an error naming the input and why: `what`). OX_BATCH
+ * entries are allowed only with allow_sym. *vals points into the value. */
+dy_status ox_get_ints(ox_ctx *c, ox_value *v, const char *what, bool allow_sym,
+                      const int64_t **vals, int64_t *n);
+dy_status ox_get_floats(ox_ctx *c, ox_value *v, const char *what,
+                        const float **vals, int64_t *n);
+bool ox_is_const(const ox_value *v);
+
+/* Build one op: folded at once when every input is a non-symbolic constant,
+ * else appended to the Program. `op` is the op's name in the op table
+ * (looked up at run time, so an op a build lacks is a clean
+ * DY_STATUS_UNSUPPORTED). Returns the output value, NULL on error. */
+ox_value *ox_op(ox_ctx *c, const char *op, ox_value *const *in, int n_in,
+                const dy_attr *attrs, int n_attrs);
+/* The same for an op with several outputs (out gets n_out values). */
+dy_status ox_op_n(ox_ctx *c, const char *op, ox_value *const *in, int n_in,
+                  const dy_attr *attrs, int n_attrs, ox_value **out, int n_out);
+/* True when this build's op table has the op with exactly this schema. */
+bool ox_have_op(const char *op, const char *schema);
+
+/* Shorthands over ox_op. */
+ox_value *ox_unary(ox_ctx *c, const char *op, ox_value *x);
+ox_value *ox_binary(ox_ctx *c, const char *op, ox_value *a, ox_value *b);
+ox_value *ox_scale(ox_ctx *c, ox_value *x, float scale, float bias);
+ox_value *ox_cast(ox_ctx *c, ox_value *x, dy_dtype to);
+ox_value *ox_reshape(ox_ctx *c, ox_value *x, int rank, const int64_t *shape);
+ox_value *ox_transpose(ox_ctx *c, ox_value *x, int rank, const int64_t *perm);
+ox_value *ox_unsqueeze(ox_ctx *c, ox_value *x, int n, const int64_t *axes);
+ox_value *ox_squeeze(ox_ctx *c, ox_value *x, int n, const int64_t *axes);
+ox_value *ox_reduce(ox_ctx *c, const char *op, ox_value *x, int n,
+                    const int64_t *axes, bool keepdim);
+ox_value *ox_slice(ox_ctx *c, ox_value *x, int n, const int64_t *starts,
+                   const int64_t *ends, const int64_t *axes,
+                   const int64_t *steps);
+ox_value *ox_where(ox_ctx *c, ox_value *cond, ox_value *a, ox_value *b);
+ox_value *ox_not(ox_ctx *c, ox_value *x);
+ox_value *ox_concat(ox_ctx *c, ox_value *const *in, int n, int64_t axis);
+ox_value *ox_pad(ox_ctx *c, ox_value *x, const int64_t *pads, const char *mode,
+                 float value);
+
+/* Convert a TensorProto into a new constant (caller frees k->data and k);
+ * `what` names it in errors, dir resolves external data. */
+dy_status ox_tensor_convert(const Onnx__TensorProto *t, const char *what,
+                            const char *dir, ox_const **out, dy_error *err);
+/* Concatenate any number of values (in chunks the executor accepts). */
+ox_value *ox_concat_many(ox_ctx *c, ox_value *const *in, int n, int64_t axis);
+/* An i64 constant [1,..,n,..,1] (rank r, n at axis) holding 0..n-1. */
+ox_value *ox_iota(ox_ctx *c, int64_t n, int r, int axis);
+
+/* Normalise axis against rank, or fail naming the node. */
+dy_status ox_axis(ox_ctx *c, int64_t axis, int rank, int *out);
+
+/* ---- onnx_ops.c, onnx_nn.c: the mappers ---- */
+
+typedef dy_status (*ox_map_fn)(ox_ctx *c);
+typedef struct {
+  const char *op_type;
+  ox_map_fn map;
+} ox_mapper;
+
+/* Look the ONNX op type up; NULL if unknown. */
+ox_map_fn ox_find_mapper(const char *op_type);
+ox_map_fn ox_find_mapper_nn(const char *op_type);
+
+#endif
