@@ -330,14 +330,18 @@ static void test_ops_core(void) { run_family("core", &dy_op_cases_core); }
 static void test_ops_nn(void) { run_family("nn", &dy_op_cases_nn); }
 static void test_ops_math(void) { run_family("math", &dy_op_cases_math); }
 static void test_ops_shape(void) { run_family("shape", &dy_op_cases_shape); }
+static void test_ops_extra(void) {
+  if (dy_op_cases_extra.n) /* the family may be empty */
+    run_family("extra", &dy_op_cases_extra);
+}
 
 /* every op kind has at least one case (so every emitter is compiled) */
 static void test_every_op_has_a_case(void) {
   const dy_op_case_list *lists[] = {&dy_op_cases_core, &dy_op_cases_nn, &dy_op_cases_math,
-                                    &dy_op_cases_shape};
+                                    &dy_op_cases_shape, &dy_op_cases_extra};
   for (int k = 0; k < DY_OP_COUNT; k++) {
     bool found = false;
-    for (int l = 0; l < 4 && !found; l++)
+    for (int l = 0; l < 5 && !found; l++)
       for (int i = 0; i < lists[l]->n && !found; i++)
         found = lists[l]->cases[i].kind == (dy_op_kind)k && !lists[l]->cases[i].expect_error;
     if (!found)
@@ -354,4 +358,5 @@ void dy_test_register(void) {
   DY_TEST(test_ops_nn);
   DY_TEST(test_ops_math);
   DY_TEST(test_ops_shape);
+  DY_TEST(test_ops_extra);
 }
