@@ -1,7 +1,9 @@
 # Thin wrapper over CMake: the README's two commands.
 #   make demo   set up, build, run SimpleNet eager -> save -> compile -> run
-#   make test   set up, build, run every test (CUnit under ctest), then again
-#               under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make test   set up, build with gcc and run every test (CUnit under ctest),
+#               then build with clang under AddressSanitizer +
+#               UndefinedBehaviorSanitizer and run them all again (so the
+#               code is warning-free under both compilers, -Werror)
 BUILD    ?= build
 BUILD_SAN ?= build-san
 JOBS     ?= $(shell nproc)
@@ -20,7 +22,7 @@ demo: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
-	cmake -S . -B $(BUILD_SAN) -DDY_WERROR=ON -DDY_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	CC=clang cmake -S . -B $(BUILD_SAN) -DDY_WERROR=ON -DDY_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
 	cmake --build $(BUILD_SAN) -j $(JOBS)
 	cd $(BUILD_SAN) && ctest --output-on-failure -j $(JOBS)
 

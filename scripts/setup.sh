@@ -2,7 +2,7 @@
 # Install the Debian packages dy2stc needs to build and test, if any is
 # missing. Safe to run again: does nothing when all are present.
 set -e
-PKGS="cmake make gcc clang pkg-config libprotobuf-c-dev protobuf-c-compiler \
+PKGS="cmake make gcc clang libclang-rt-14-dev pkg-config libprotobuf-c-dev protobuf-c-compiler \
 libopenblas-dev libcunit1-dev libonnx-dev libonnx-testdata"
 missing=""
 for p in $PKGS; do
