@@ -198,32 +198,6 @@ static void emit_walk(dy_emit_ctx *ctx, const wdim *w, int r) {
   ctx->indent = base;
 }
 
-/* ONNX Slice on one axis (as ir/infer_shape.c): first index and length. */
-static void slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step,
-                       int64_t *first, int64_t *len) {
-  *first = 0;
-  *len = 0;
-  if (dim <= 0)
-    return;
-  if (start < 0)
-    start += dim;
-  if (end < 0)
-    end += dim;
-  if (step > 0) {
-    start = start < 0 ? 0 : start > dim ? dim : start;
-    end = end < 0 ? 0 : end > dim ? dim : end;
-    if (end > start)
-      *len = (end - start - 1) / step + 1;
-  } else {
-    int64_t st = step == INT64_MIN ? INT64_MAX : -step;
-    start = start < 0 ? 0 : start > dim - 1 ? dim - 1 : start;
-    end = end < -1 ? -1 : end > dim - 1 ? dim - 1 : end;
-    if (start > end)
-      *len = (start - end - 1) / st + 1;
-  }
-  if (*len > 0)
-    *first = start;
-}
 
 dy_status dy_emit_slice(dy_emit_ctx *ctx, dy_error *err) {
   dy_status s = check_types(ctx, err);
@@ -252,7 +226,7 @@ dy_status dy_emit_slice(dy_emit_ctx *ctx, dy_error *err) {
       continue; /* the batch: its whole range */
     int64_t len;
     w[ax].step = nst ? steps[i] : 1;
-    slice_axis(a->shape[ax], starts[i], ends[i], w[ax].step, &w[ax].start, &len);
+    dy_slice_axis(a->shape[ax], starts[i], ends[i], w[ax].step, &w[ax].start, &len);
   }
   emit_walk(ctx, w, r);
   return DY_OK;

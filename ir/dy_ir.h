@@ -287,6 +287,9 @@ void dy_block_move_last_to(dy_block *b, int i);
 
 /* The op writing var (and its block and index there), or NULL. */
 dy_op *dy_program_def(const dy_program *p, int var, int *block, int *index);
+/* The one op reading var when var has exactly one reader and is not
+ * fetched (a fusion candidate), else NULL. */
+dy_op *dy_program_sole_user(const dy_program *p, int var);
 /* Number of op inputs reading var, plus one if it is fetched. */
 int dy_program_count_uses(const dy_program *p, int var);
 /* Make every op that reads `from` read `to` instead. */
@@ -350,6 +353,12 @@ dy_status dy_infer(const dy_op *op, const dy_type *in, int n_in, dy_type *out,
  * kernels. */
 dy_status dy_broadcast_shapes(const dy_op *op, const dy_type *a,
                               const dy_type *b, dy_type *out, dy_error *err);
+/* ONNX Slice on one axis of size dim (infer_shape.c): negative start/end
+ * count from the end, both are clamped, and the result is the first index
+ * and the number of elements. Shared by slice's inference, kernel and
+ * emitter so the three agree. */
+void dy_slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step,
+                   int64_t *first, int64_t *len);
 /* Normalise axis (may be negative) against rank; error if out of range. */
 dy_status dy_normalize_axis(const dy_op *op, int64_t axis, int rank,
                             int *out, dy_error *err);

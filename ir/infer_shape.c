@@ -117,7 +117,7 @@ dy_status dy_infer_concat(const dy_op *op, const dy_type *in, int n,
 /* ONNX Slice on one axis of size dim: negative start/end count from the
  * end, then both are clamped ([0, dim] for step > 0, [0, dim-1] and
  * [-1, dim-1] for step < 0). Gives the first index and the length. */
-static void slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step,
+void dy_slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step,
                        int64_t *first, int64_t *len) {
   *first = 0;
   *len = 0;
@@ -193,7 +193,7 @@ dy_status dy_infer_slice(const dy_op *op, const dy_type *in, int n_,
       continue;
     }
     int64_t first, len;
-    slice_axis(dim, starts[i], ends[i], step, &first, &len);
+    dy_slice_axis(dim, starts[i], ends[i], step, &first, &len);
     out->shape[ax] = len;
   }
   return DY_OK;

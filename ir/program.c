@@ -276,6 +276,23 @@ dy_op *dy_program_def(const dy_program *p, int var, int *block, int *index) {
   return NULL;
 }
 
+dy_op *dy_program_sole_user(const dy_program *p, int var) {
+  if (p->vars[var]->fetch_index >= 0)
+    return NULL;
+  dy_op *user = NULL;
+  for (int b = 0; b < p->n_blocks; b++)
+    for (int k = 0; k < p->blocks[b]->n_ops; k++) {
+      dy_op *op = p->blocks[b]->ops[k];
+      for (int i = 0; i < op->n_inputs; i++)
+        if (op->inputs[i] == var) {
+          if (user)
+            return NULL;
+          user = op;
+        }
+    }
+  return user;
+}
+
 int dy_program_count_uses(const dy_program *p, int var) {
   int n = p->vars[var]->fetch_index >= 0;
   for (int b = 0; b < p->n_blocks; b++)

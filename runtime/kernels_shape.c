@@ -138,32 +138,6 @@ dy_status dy_kernel_concat(const dy_op *op, dy_tensor *const *in, int n_in,
 /* slice                                                               */
 /* ------------------------------------------------------------------ */
 
-/* ONNX Slice on one axis (as ir/infer_shape.c): first index and length. */
-static void slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step,
-                       int64_t *first, int64_t *len) {
-  *first = 0;
-  *len = 0;
-  if (dim <= 0)
-    return;
-  if (start < 0)
-    start += dim;
-  if (end < 0)
-    end += dim;
-  if (step > 0) {
-    start = start < 0 ? 0 : start > dim ? dim : start;
-    end = end < 0 ? 0 : end > dim ? dim : end;
-    if (end > start)
-      *len = (end - start - 1) / step + 1;
-  } else {
-    int64_t st = step == INT64_MIN ? INT64_MAX : -step;
-    start = start < 0 ? 0 : start > dim - 1 ? dim - 1 : start;
-    end = end < -1 ? -1 : end > dim - 1 ? dim - 1 : end;
-    if (start > end)
-      *len = (start - end - 1) / st + 1;
-  }
-  if (*len > 0)
-    *first = start;
-}
 
 dy_status dy_kernel_slice(const dy_op *op, dy_tensor *const *in, int n_in,
                           dy_tensor *const *out, dy_error *err) {
@@ -186,7 +160,7 @@ dy_status dy_kernel_slice(const dy_op *op, dy_tensor *const *in, int n_in,
     int ax = (int)(a < 0 ? a + ti->rank : a);
     int64_t len;
     w.step[ax] = nst ? steps[i] : 1;
-    slice_axis(ti->shape[ax], starts[i], ends[i], w.step[ax], &w.start[ax], &len);
+    dy_slice_axis(ti->shape[ax], starts[i], ends[i], w.step[ax], &w.start[ax], &len);
   }
   walk_copy(&w, dy_dtype_size(ti->dtype), in[0]->data, out[0]->data);
   return DY_OK;

@@ -25,23 +25,6 @@
 
 #include "dy_compiler.h"
 
-/* The one op reading var, if var has exactly one use and is not fetched. */
-static dy_op *sole_user(const dy_program *p, int var) {
-  if (p->vars[var]->fetch_index >= 0)
-    return NULL;
-  dy_op *user = NULL;
-  const dy_block *b = p->blocks[0];
-  for (int k = 0; k < b->n_ops; k++) {
-    dy_op *op = b->ops[k];
-    for (int i = 0; i < op->n_inputs; i++)
-      if (op->inputs[i] == var) {
-        if (user)
-          return NULL;
-        user = op;
-      }
-  }
-  return user;
-}
 
 static int index_of(const dy_block *b, const dy_op *op) {
   for (int k = 0; k < b->n_ops; k++)
@@ -179,7 +162,7 @@ static dy_status fuse_bias_act(dy_program *p, dy_op_kind base, dy_op_kind fused,
     const dy_type *mt = &p->vars[mm->outputs[0]]->type;
     dy_op *last = mm, *add = NULL, *act_op = NULL;
     int bias = -1;
-    dy_op *u = sole_user(p, mm->outputs[0]);
+    dy_op *u = dy_program_sole_user(p, mm->outputs[0]);
     if (u && u->kind == DY_OP_ADD) {
       int other = u->inputs[0] == mm->outputs[0] ? u->inputs[1] : u->inputs[0];
       bool ok = base == DY_OP_MATMUL ? is_column_bias(p, other, mt)
@@ -189,7 +172,7 @@ static dy_status fuse_bias_act(dy_program *p, dy_op_kind base, dy_op_kind fused,
         add = u;
         bias = other;
         last = add;
-        u = sole_user(p, add->outputs[0]);
+        u = dy_program_sole_user(p, add->outputs[0]);
       }
     }
     const char *act = "";
@@ -277,7 +260,7 @@ typedef struct {
 /* Can the producer of var join the group rooted at an op of type out? */
 static dy_op *joinable(const dy_program *p, int var, const dy_type *out) {
   dy_op *d = dy_program_def(p, var, NULL, NULL);
-  if (!d || d->n_outputs != 1 || !token_of(p, d) || !sole_user(p, var) ||
+  if (!d || d->n_outputs != 1 || !token_of(p, d) || !dy_program_sole_user(p, var) ||
       !dy_type_equal(&p->vars[var]->type, out))
     return NULL;
   return d;
@@ -328,7 +311,7 @@ dy_status dy_pass_fuse_elementwise(dy_program *p, dy_pass_ctx *ctx, bool *change
     if (root->n_outputs != 1 || !token_of(p, root))
       continue;
     /* a root is not itself absorbed by its user */
-    dy_op *u = sole_user(p, root->outputs[0]);
+    dy_op *u = dy_program_sole_user(p, root->outputs[0]);
     if (u && token_of(p, u) && dy_type_equal(&p->vars[u->outputs[0]]->type,
                                              &p->vars[root->outputs[0]]->type))
       continue;

@@ -21,20 +21,6 @@
 
 #include "dy_compiler.h"
 
-static dy_op *only_user(const dy_program *p, int var) {
-  if (p->vars[var]->fetch_index >= 0)
-    return NULL;
-  dy_op *user = NULL;
-  const dy_block *b = p->blocks[0];
-  for (int k = 0; k < b->n_ops; k++)
-    for (int i = 0; i < b->ops[k]->n_inputs; i++)
-      if (b->ops[k]->inputs[i] == var) {
-        if (user)
-          return NULL;
-        user = b->ops[k];
-      }
-  return user;
-}
 
 static const float *const_f32(const dy_program *p, int var, int64_t n) {
   const dy_var *v = p->vars[var];
@@ -71,7 +57,7 @@ static dy_status fold_one(dy_program *p, dy_op *bn, bool *done, dy_error *err) {
   /* walk back: [add b0 <-] conv2d / matmul */
   dy_op *add = NULL, *base = dy_program_def(p, bn->inputs[0], NULL, NULL);
   int b0 = -1;
-  if (base && base->kind == DY_OP_ADD && only_user(p, base->outputs[0]) == bn) {
+  if (base && base->kind == DY_OP_ADD && dy_program_sole_user(p, base->outputs[0]) == bn) {
     add = base;
     for (int side = 0; side < 2 && b0 < 0; side++) {
       dy_op *d = dy_program_def(p, add->inputs[side], NULL, NULL);
@@ -84,7 +70,7 @@ static dy_status fold_one(dy_program *p, dy_op *bn, bool *done, dy_error *err) {
     if (b0 < 0)
       return DY_OK;
   }
-  if (!base || only_user(p, base->outputs[0]) != (add ? add : bn))
+  if (!base || dy_program_sole_user(p, base->outputs[0]) != (add ? add : bn))
     return DY_OK;
   bool conv = base->kind == DY_OP_CONV2D;
   if (!conv && (base->kind != DY_OP_MATMUL || xt->rank != 2))
