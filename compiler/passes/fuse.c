@@ -25,7 +25,6 @@
 
 #include "dy_compiler.h"
 
-
 static int index_of(const dy_block *b, const dy_op *op) {
   for (int k = 0; k < b->n_ops; k++)
     if (b->ops[k] == op)

@@ -21,7 +21,6 @@
 
 #include "dy_compiler.h"
 
-
 static const float *const_f32(const dy_program *p, int var, int64_t n) {
   const dy_var *v = p->vars[var];
   return v->persistable && v->type.dtype == DY_F32 && dy_type_numel(&v->type) == n
