@@ -342,6 +342,40 @@ static void test_executor_rejects_bad_inputs(void) {
   dy_layer_free(net);
 }
 
+/* Bad programs are rejected at trace time with the op's source line. */
+static int bad_line;
+static int bad_which;
+static dy_tensor *bad_forward(dy_layer *self, dy_tensor *const *in, int n) {
+  (void)self;
+  (void)n;
+  if (bad_which == 0) {
+    bad_line = __LINE__ + 1;
+    return dy_reshape(in[0], 2, DY_SHAPE(0, 7)); /* 10 elements per row */
+  }
+  bad_line = __LINE__ + 1;
+  return dy_softmax(in[0], 2); /* rank 2: axis out of range */
+}
+static const dy_layer_vtable bad_vt = {"Bad", bad_forward, NULL, false};
+
+static void test_bad_ops_rejected_at_trace_time(void) {
+  dy_layer *l = dy_layer_new(sizeof(dy_layer), &bad_vt, "bad");
+  dy_input_spec spec = {.name = "x", .dtype = DY_F32, .rank = 2, .shape = {-1, 10}};
+  dy_tensor *x = dy_rand(2, DY_SHAPE(3, 10));
+  for (bad_which = 0; bad_which < 2; bad_which++) {
+    dy_program *p = NULL;
+    dy_error err = {0};
+    CU_ASSERT_NOT_EQUAL(dy_trace(l, &spec, &x, 1, NULL, &p, &err), DY_OK);
+    CU_ASSERT_PTR_NULL(p);
+    CU_ASSERT_EQUAL(err.loc.line, bad_line);
+    CU_ASSERT(err.loc.file && strstr(err.loc.file, "test_runtime.c"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, bad_which ? "axis 2 out of range" : "reshape"));
+    CU_ASSERT_NOT_EQUAL(dy_program_from_layer(l, &spec, 1, &p, &err), DY_OK);
+    CU_ASSERT_EQUAL(err.loc.line, bad_line);
+  }
+  dy_tensor_free(x);
+  dy_layer_free(l);
+}
+
 /* ---- train/eval and jit_save ---- */
 
 static dy_tensor *moody_forward(dy_layer *self, dy_tensor *const *in, int n) {
@@ -402,4 +436,5 @@ void dy_test_register(void) {
   DY_TEST(test_jit_save_load_run);
   DY_TEST(test_executor_rejects_bad_inputs);
   DY_TEST(test_jit_save_warns_in_train_mode);
+  DY_TEST(test_bad_ops_rejected_at_trace_time);
 }
