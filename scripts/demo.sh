@@ -17,6 +17,7 @@ echo "== 3. compile to a standalone executable"
 echo
 echo "== 4. run the executable"
 "$OUT/simple_net_bin" --input x="$OUT/x.npy" --input y="$OUT/y.npy" --output-dir "$OUT/compiled"
+echo "wrote $(ls "$OUT"/compiled/*.npy)"
 echo
 echo "== 5. compiled vs eager"
 "$BUILD/compiler/dy2stc" compare "$OUT/compiled/out.npy" "$OUT/eager_out.npy" --limit 15
