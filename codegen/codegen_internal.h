@@ -81,7 +81,7 @@ void dy_emit_open_loops(dy_emit_ctx *ctx, int n, const dy_ext *e,
 /* The elementwise loop nest for an op of 1 to 3 inputs broadcasting
  * numpy-style to out0: dims that broadcast alike are collapsed, then
  * out0[..] = fmt(in0[..], in1[..], in2[..]). fmt has one %s per input
- * ("%s + %s", "powf(%s, %s)", "%s ? %s : %s"). Dtype checks are the
+ * ("%s + %s", "dy_powf(%s, %s)", "%s ? %s : %s"). Dtype checks are the
  * caller's. */
 dy_status dy_emit_broadcast(dy_emit_ctx *ctx, dy_error *err, const char *fmt);
 /* The same loop nest, with a body that binds the inputs' elements to
@@ -93,11 +93,105 @@ dy_status dy_emit_broadcast_let(dy_emit_ctx *ctx, dy_error *err, const char *exp
 dy_status dy_emit_matmul_epilogue(dy_emit_ctx *ctx, dy_error *err, bool bias,
                                   const char *act, double alpha);
 
+/* emit_nn.c: conv2d with an optional epilogue act(conv + in2[channel]); act
+ * as for dy_emit_act_expr. The scratch its GEMM form needs. */
+dy_status dy_emit_conv2d_epilogue(dy_emit_ctx *ctx, dy_error *err, bool bias, const char *act,
+                                  double alpha);
+int64_t dy_emit_conv_scratch(const dy_program *p, const dy_op *op);
+
 /* emit_fused.c: the C expression of activation act ("", "relu", "relu6",
  * "sigmoid", "tanh", "leaky_relu", "gelu", "silu") applied to expression x
  * (which may appear several times: pass a variable). alpha is leaky_relu's
  * slope. False if act is unknown. */
 bool dy_emit_act_expr(const char *act, double alpha, const char *x, char *buf,
                       size_t n);
+
+/* emit_mathlib.c: the math functions of the generated C (no libm):
+ * dy_expf, dy_logf, dy_log1pf, dy_expm1f, dy_sqrtf, dy_tanhf, dy_sigmoidf,
+ * dy_erff, dy_powf, dy_fabsf, dy_copysignf, dy_fminf, dy_fmaxf, dy_truncf,
+ * dy_floorf, dy_ceilf, dy_roundf, dy_isnanf (int), dy_select(c, a, b), and
+ * the macros DY_INFINITY and DY_NAN. Emitters write these names in kernel
+ * text; dy_mathlib_emit appends to out the definitions of every one that
+ * code names (as a whole identifier) and of those they call, in
+ * dependency order, or nothing when it names none. Errors: see the file. */
+void dy_mathlib_emit(dy_buf *out, const char *code);
+/* The table's names, 0 <= i < dy_mathlib_count() (for tests). */
+int dy_mathlib_count(void);
+const char *dy_mathlib_name(int i);
+
+/* ---- emit_simd.c: the SIMD helpers (dy_vf, dy_f16) every vector kernel
+ * uses; written once per file, before the kernels, when one uses them ---- */
+void dy_emit_simd_prelude(dy_buf *out);
+
+/* What the kernels of a file use (dy_emit_ctx.uses), so the file carries
+ * only the helpers it needs. */
+enum {
+  DY_USES_SIMD = 1,      /* the helpers of emit_simd.c */
+  DY_USES_GEMM = 2,      /* the micro-kernels of emit_gemm.c */
+  DY_USES_THREADS = 4,   /* dy_parallel (emit_gemm.c; --threads) */
+};
+
+/* ---- emit_gemm.c: the GEMM micro-kernel, weight packing, loop nest ---- */
+
+/* How a constant operand reaches its kernel: as is, or packed at compile
+ * time into the layout the micro-kernel reads. */
+typedef enum {
+  DY_PACK_NONE,
+  DY_PACK_B16,   /* matmul's B [.., K, N] (or [.., N, K] with trans): per
+                  * matrix, ceil(N/16) panels of K x 16, zero-padded */
+  DY_PACK_A6,    /* conv's weight [O, C/g, kh, kw]: per group, ceil(O/g/6)
+                  * micro-panels of (C/g*kh*kw) x 6, zero-padded */
+} dy_pack_kind;
+
+typedef struct {
+  dy_pack_kind kind;
+  int64_t mats;          /* matrices (B16) or groups (A6), one after another */
+  int64_t rows, cols;    /* per matrix: K x N (B16), or O/g x C/g*kh*kw (A6) */
+  bool trans;            /* B16 from a [N, K] weight (transpose_y) */
+} dy_pack;
+
+/* How input i of op is passed (the kernel and NAME_run agree through this). */
+dy_pack dy_gemm_pack_of(const dy_program *p, const dy_op *op, int i);
+int64_t dy_pack_numel(const dy_pack *k);
+/* The packed copy of src (rows x cols per matrix, f32) into dst. */
+void dy_gemm_pack_data(const dy_pack *k, const float *src, float *dst);
+const char *dy_pack_suffix(const dy_pack *k);          /* "_p16", "_p6" */
+void dy_pack_describe(const dy_pack *k, char *buf, size_t n);
+/* The flag constants, dy_gemm_out, dy_gemm_ukr1..6 and dy_gemm_tile. */
+void dy_emit_gemm_prelude(dy_buf *out);
+/* <pthread.h> and dy_parallel(n, fn, arg), which runs fn over [0, n) in
+ * `threads` slices (only in files of kernels compiled with --threads). */
+void dy_emit_thread_prelude(dy_buf *out, int threads);
+/* Kernels split work over threads when the work (multiply-adds) of one
+ * call reaches this; smaller calls stay on the caller's thread. */
+#define DY_THREAD_MIN_WORK (1 << 20)
+/* Arena scratch of a matmul whose B is packed at run time (0 if none). */
+int64_t dy_gemm_matmul_scratch(const dy_program *p, const dy_op *op);
+/* Panels of a run-time B of depth k and n columns packed at a time. */
+int64_t dy_gemm_runtime_panels(int64_t k, int64_t n);
+/* The DY_GEMM_* flag of activation act ("" for none, NULL if unknown), and
+ * the epilogue flags of the last block of k ("DY_GEMM_BIAS_COL |
+ * DY_GEMM_RELU", "0"); bias_flag may be NULL. */
+const char *dy_gemm_act_flag(const char *act);
+void dy_gemm_epilogue_flags(char *buf, size_t n, const char *bias_flag, const char *act);
+
+/* One GEMM, C = act(A B + bias): C expressions for the operands, literal
+ * n and k. A(i, kk) = a[i*rsa + kk*csa], B in panels at b (panel p at
+ * b + p*k*16), C(i, j) = c[i*ldc + j], bias[j] (NULL: none). */
+typedef struct {
+  const char *m;
+  int64_t n, k;
+  const char *a, *rsa, *csa;
+  const char *b;
+  const char *c, *ldc;
+  const char *bias;
+  const char *act;
+  double alpha;
+} dy_gemm_call;
+dy_status dy_emit_gemm_loops(dy_emit_ctx *ctx, dy_error *err, const dy_gemm_call *g);
+/* Code packing columns [j0, j0+w) of a run-time B (k x n row-major, or
+ * n x k when trans) into panels at dst. */
+void dy_emit_gemm_pack_b(dy_emit_ctx *ctx, const char *src, const char *dst, int64_t k,
+                         int64_t n, bool trans, const char *j0, int64_t w);
 
 #endif /* DY_CODEGEN_INTERNAL_H */

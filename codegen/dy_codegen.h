@@ -2,13 +2,17 @@
  *
  * dy_codegen turns a verified, memory-planned Program into standalone C:
  *
- *   NAME.h   the API: NAME_run(), NAME_ARENA_BYTES, input/output shape
+ *   NAME.h   the API: NAME_run(), NAME_ARENA_BYTES (= NAME_RAM_BYTES),
+ *            NAME_WEIGHT_BYTES (= NAME_FLASH_BYTES), input/output shape
  *            macros, status codes. Nothing else.
  *   NAME.c   the kernels (one static function per op, commented with the op,
  *            its shapes and its source line), the weights as const arrays,
  *            and NAME_run() which calls the kernels in order on buffers laid
  *            out in the caller's arena. No malloc, no globals written at run
- *            time, no headers but <stdint.h>, <stddef.h> and <math.h>.
+ *            time, no headers but <stdint.h> and <stddef.h>, no libm: the
+ *            math functions it calls are its own (emit_mathlib.c). Builds
+ *            with -ffreestanding -nostdlib; links against nothing but
+ *            memcpy/memset, which the compiler may call for copies.
  *   main.c   (optional) a command-line driver: --input NAME=FILE.npy,
  *            --output-dir DIR, --bench N, .npy/.bin reading and writing.
  *
@@ -34,16 +38,32 @@ typedef struct {
   const char *source;        /* the input model's path (may be NULL)        */
   int ops_before;            /* ops before the passes (0: not stated)       */
   int64_t arena_lower_bound; /* the plan's lower bound (0: not stated)      */
+  /* Arena offset of each op's kernel scratch (dy_codegen_scratch_bytes),
+   * one per op of block 0 in schedule order, -1 for none: from
+   * dy_memplan_scratch. NULL: the scratch goes after arena_bytes (the
+   * arena macro grows by the largest). */
+  const int64_t *scratch_offsets;
+  int threads;               /* > 1: GEMM and conv kernels split their work
+                                over this many pthreads (NAME.c then
+                                includes <pthread.h>; link with -pthread) */
 } dy_codegen_options;
 
 typedef struct {
   char *header;              /* NAME.h text (malloc'd) */
   char *source;              /* NAME.c text (malloc'd) */
   char *main_c;              /* main.c text (malloc'd), or NULL */
+  int64_t weight_bytes;      /* NAME_WEIGHT_BYTES: the const arrays' bytes */
+  int64_t arena_bytes;       /* NAME_ARENA_BYTES (the plan's, or more)     */
 } dy_codegen_output;
 
 dy_status dy_codegen(const dy_program *p, const dy_codegen_options *opt,
                      dy_codegen_output *out, dy_error *err);
+/* Bytes of arena scratch the kernel of op needs while it runs (im2col
+ * panels, a run-time GEMM operand packed for the micro-kernel), at
+ * max_batch and with `threads` threads (each has its own; 0 or 1: one);
+ * 0 for none. The memory plan reserves them for that op only. */
+int64_t dy_codegen_scratch_bytes(const dy_program *p, const dy_op *op, int64_t max_batch,
+                                 int threads);
 void dy_codegen_output_free(dy_codegen_output *out);
 
 /* --- for emitters (emit_*.c) -------------------------------------- */
@@ -69,6 +89,14 @@ typedef struct {
   const dy_op *op;
   dy_buf *body;
   int indent;
+  unsigned *uses;            /* DY_USES_* bits (codegen_internal.h) the
+                                kernel sets for the helpers it calls */
+  bool scratch;              /* a `float *restrict scratch` parameter of
+                                dy_codegen_scratch_bytes bytes is in scope */
+  int threads;               /* dy_codegen_options.threads */
+  dy_buf *before;            /* text put in front of the kernel (the worker
+                                function of a threaded kernel) */
+  int n_parts;               /* worker functions written so far */
 } dy_emit_ctx;
 
 /* A dim as a C expression: "7" or "batch". Returns a pointer into a

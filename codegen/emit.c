@@ -3,6 +3,9 @@
  * The generated NAME.c reads top to bottom like the Program:
  *
  *   header comment      dy2stc version, command line, model, sizes
+ *   includes            NAME.h, <stddef.h>, <stdint.h>: nothing else
+ *   math                the dy_expf, dy_tanhf, ... the kernels call, as
+ *                       static inline functions (emit_mathlib.c; no libm)
  *   weights             static const arrays, one per persistable var used
  *   kernels             one static function per op, in op order, each under
  *                       a comment naming the op, its source line and types;
@@ -145,17 +148,18 @@ static const char *const reserved[] = {
     "inline", "int", "long", "register", "restrict", "return", "short",
     "signed", "sizeof", "static", "struct", "switch", "typedef", "union",
     "unsigned", "void", "volatile", "while", "asm", "typeof",
-    /* NAME_run's own names and the object-like macros of the three
-     * headers model.c includes */
+    /* NAME_run's own names and the object-like macros of the headers
+     * model.c includes (and of <math.h>, which it once did) */
     "arena", "batch", "mem", "i", "NULL", "NAN", "INFINITY", "EOF",
     "math_errhandling",
 };
 
-/* Upper-case prefixes of macros from <stdint.h>, <stddef.h> and <math.h>
- * (INT8_MAX, SIZE_MAX, FP_NAN, HUGE_VALF, M_PI, ...). */
+/* Upper-case prefixes of macros from <stdint.h>, <stddef.h>, <math.h>
+ * (INT8_MAX, SIZE_MAX, FP_NAN, HUGE_VALF, M_PI, ...) and of the math
+ * prelude (DY_INFINITY, DY_NAN: emit_mathlib.c). */
 static const char *const macro_prefixes[] = {
     "INT", "UINT", "PTRDIFF_", "SIZE_", "SIG_ATOMIC_", "WCHAR_", "WINT_",
-    "FP_", "HUGE_VAL", "MATH_", "M_",
+    "FP_", "HUGE_VAL", "MATH_", "M_", "DY_",
 };
 
 static bool has_prefix(const char *s, const char *pre) {
@@ -228,6 +232,13 @@ typedef struct {
   int root;          /* the var that owns the storage */
 } storage;
 
+/* A constant operand packed at compile time for one or more kernels. */
+typedef struct {
+  int var;               /* the weight */
+  dy_pack pack;
+  char *name;            /* its array: w_<name>_p16, w_<name>_p6 */
+} packed_weight;
+
 typedef struct {
   const dy_program *p;
   const dy_codegen_options *opt;
@@ -246,6 +257,13 @@ typedef struct {
   bool dynamic;          /* some used var has a -1 dim */
   bool uses_arena;       /* some storage is ST_ARENA */
   int64_t weight_bytes;
+  packed_weight *packs;  /* n_packs of them, in order of first use */
+  int n_packs;
+  bool *unpacked_use;    /* per var: read as is by some kernel or copied out */
+  int64_t *scratch;      /* per op index: scratch bytes (0: none) */
+  int64_t *scratch_off;  /* per op index: its arena offset */
+  int64_t arena_bytes;   /* NAME_ARENA_BYTES: the plan's, plus appended scratch */
+  unsigned uses;         /* DY_USES_* of all kernels */
 } gen;
 
 static const char *ctype_of(dy_dtype t) {
@@ -707,6 +725,100 @@ static dy_status make_names(gen *g) {
   return DY_OK;
 }
 
+/* Which constant operands are packed for their kernels (emit_gemm.c
+ * decides), which weights are still read as they are, and where each
+ * kernel's scratch lives. */
+static packed_weight *find_pack(const gen *g, int var, const dy_pack *k) {
+  for (int i = 0; i < g->n_packs; i++) {
+    const dy_pack *q = &g->packs[i].pack;
+    if (g->packs[i].var == var && q->kind == k->kind && q->trans == k->trans &&
+        q->mats == k->mats && q->rows == k->rows && q->cols == k->cols)
+      return &g->packs[i];
+  }
+  return NULL;
+}
+
+static dy_status plan_packs_and_scratch(gen *g) {
+  const dy_program *p = g->p;
+  const dy_block *b = g->b;
+  dy_error *err = g->err;
+  /* packed operands; every other read of a weight is "as is" */
+  for (int oi = 0; oi < b->n_ops; oi++) {
+    const dy_op *op = b->ops[oi];
+    for (int i = 0; i < op->n_inputs; i++) {
+      int v = op->inputs[i];
+      dy_pack k = g->kernel[oi] ? dy_gemm_pack_of(p, op, i) : (dy_pack){.kind = DY_PACK_NONE};
+      if (k.kind == DY_PACK_NONE) {
+        g->unpacked_use[g->st[v].root] = true;
+        continue;
+      }
+      if (find_pack(g, v, &k))
+        continue;
+      packed_weight *np = realloc(g->packs, sizeof *np * (size_t)(g->n_packs + 1));
+      if (!np)
+        return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+      g->packs = np;
+      np[g->n_packs++] = (packed_weight){.var = v, .pack = k};
+    }
+  }
+  for (int i = 0; i < p->n_fetches; i++)
+    g->unpacked_use[g->st[p->fetches[i]].root] = true;
+  /* weights no kernel reads as they are: only their packed copies remain */
+  for (int i = 0; i < p->n_vars; i++)
+    if (g->weight[i] && !g->unpacked_use[i]) {
+      free(g->weight[i]);
+      g->weight[i] = NULL;
+    }
+  /* names w_<name><suffix>, unique among all weight arrays */
+  int n = 0;
+  char **taken = calloc((size_t)(p->n_vars + g->n_packs) + 1, sizeof *taken);
+  if (!taken)
+    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  for (int i = 0; i < p->n_vars; i++)
+    if (g->weight[i])
+      taken[n++] = g->weight[i];
+  for (int i = 0; i < g->n_packs; i++) {
+    const char *suffix = dy_pack_suffix(&g->packs[i].pack);
+    char *s = sanitize(p->vars[g->packs[i].var]->name, "w_");
+    if (!s) {
+      free(taken);
+      return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+    }
+    strcat(s, suffix); /* sanitize leaves room for 24 more */
+    dedup(s, taken, n);
+    taken[n++] = g->packs[i].name = s;
+  }
+  free(taken);
+
+  /* scratch: where the plan put it, or after the plan's arena */
+  g->arena_bytes = g->opt->arena_bytes;
+  int64_t base = (g->opt->arena_bytes + 63) / 64 * 64, most = 0;
+  for (int oi = 0; oi < b->n_ops; oi++) {
+    const dy_op *op = b->ops[oi];
+    g->scratch[oi] =
+        g->kernel[oi] ? dy_codegen_scratch_bytes(p, op, g->opt->max_batch, g->opt->threads) : 0;
+    if (g->scratch[oi] <= 0)
+      continue;
+    g->uses_arena = true;
+    if (!g->opt->scratch_offsets) {
+      g->scratch_off[oi] = base;
+      most = g->scratch[oi] > most ? g->scratch[oi] : most;
+      continue;
+    }
+    int64_t off = g->opt->scratch_offsets[oi];
+    if (off < 0 || off % 64 != 0 || off + g->scratch[oi] > g->opt->arena_bytes)
+      return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                         "op %d (%s): its %lld bytes of scratch at arena offset %lld "
+                         "do not fit the arena of %lld bytes (or are not 64-aligned)",
+                         op->id, dy_op_name(op->kind), (long long)g->scratch[oi],
+                         (long long)off, (long long)g->opt->arena_bytes);
+    g->scratch_off[oi] = off;
+  }
+  if (most > 0)
+    g->arena_bytes = base + most;
+  return DY_OK;
+}
+
 /* ---- text ---- */
 
 static void put_banner(gen *g, dy_buf *out, const char *what) {
@@ -808,11 +920,18 @@ static void emit_header(gen *g, dy_buf *out) {
   dy_buf_puts(out, "#include <stddef.h>\n#include <stdint.h>\n\n");
   dy_buf_puts(out, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
   dy_buf_printf(out, "#define %s_ARENA_BYTES %lld /* scratch bytes at max batch */\n",
-                U, (long long)g->opt->arena_bytes);
+                U, (long long)g->arena_bytes);
   dy_buf_printf(out, "#define %s_ARENA_ALIGN 64\n", U);
   dy_buf_printf(out, "#define %s_MAX_BATCH %lld\n", U, (long long)g->opt->max_batch);
   dy_buf_printf(out, "#define %s_WEIGHT_BYTES %lld /* const data in %s.c */\n",
                 U, (long long)g->weight_bytes, L);
+  dy_buf_printf(out,
+                "/* for a firmware budget: RAM is the arena the caller provides (the\n"
+                " * kernels' stack use is small and fixed), flash the weights (code and\n"
+                " * the small tables below come on top: see arm-none-eabi-size) */\n"
+                "#define %s_RAM_BYTES %s_ARENA_BYTES\n"
+                "#define %s_FLASH_BYTES %s_WEIGHT_BYTES\n",
+                U, U, U, U);
   dy_buf_printf(out, "#define %s_NUM_INPUTS %d\n", U, p->n_feeds);
   dy_buf_printf(out, "#define %s_NUM_OUTPUTS %d\n\n", U, p->n_fetches);
   for (int i = 0; i < p->n_feeds; i++) {
@@ -933,6 +1052,41 @@ static dy_status emit_weights(gen *g, dy_buf *out) {
     }
     dy_buf_puts(out, n > 0 ? "\n};\n\n" : "};\n\n");
   }
+  /* packed copies, in the layout of the GEMM micro-kernel (emit_gemm.c) */
+  for (int k = 0; k < g->n_packs; k++) {
+    const packed_weight *pw = &g->packs[k];
+    const dy_var *v = p->vars[pw->var];
+    int64_t n = dy_pack_numel(&pw->pack);
+    float *d = malloc(sizeof *d * (size_t)(n > 0 ? n : 1));
+    if (!d)
+      return dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+    dy_gemm_pack_data(&pw->pack, v->data, d);
+    char ts[256], how[256];
+    if (!any)
+      dy_buf_puts(out, "/* ---- weights ---- */\n\n");
+    any = true;
+    dy_pack_describe(&pw->pack, how, sizeof how);
+    dy_buf_puts(out, "/* ");
+    dy_buf_put_comment(out, v->name);
+    dy_buf_printf(out, "  %s packed for the GEMM micro-kernel:\n * %s */\n",
+                  dy_type_str(&v->type, ts, sizeof ts), how);
+    dy_buf_printf(out, "static const float %s[%lld] = {", pw->name, (long long)n);
+    for (int64_t j = 0; j < n; j++) {
+      char lit[64];
+      if (!dy_float_literal(d[j], lit, sizeof lit)) {
+        bool nan = d[j] != d[j];
+        free(d);
+        return dy_error_set(g->err, DY_STATUS_UNSUPPORTED,
+                            "weight '%s' holds %s; the generated C would not reproduce it",
+                            v->name, nan ? "NaN" : "an infinity");
+      }
+      dy_buf_printf(out, "%s%s", j % 8 == 0 ? "\n  " : " ", lit);
+      if (j + 1 < n)
+        dy_buf_putc(out, ',');
+    }
+    dy_buf_puts(out, "\n};\n\n");
+    free(d);
+  }
   return DY_OK;
 }
 
@@ -947,9 +1101,14 @@ static const char *op_symbol(dy_op_kind k) {
   }
 }
 
-static dy_status emit_kernel(gen *g, const dy_op *op, bool in_place, dy_buf *out) {
+static dy_status emit_kernel(gen *g, int oi, dy_buf *final_out) {
   const dy_program *p = g->p;
+  const dy_op *op = g->b->ops[oi];
+  bool in_place = g->in_place[oi];
   char ts[256];
+  /* the comment is written aside: a threaded kernel's worker function
+   * (ctx.before) goes in front of it */
+  dy_buf cmt = {0}, *out = &cmt;
   /* comment: op id, name, location, types */
   dy_buf_printf(out, "/* op %d: %s", op->id, dy_op_name(op->kind));
   if (op->loc.file) {
@@ -972,23 +1131,32 @@ static dy_status emit_kernel(gen *g, const dy_op *op, bool in_place, dy_buf *out
   dy_buf_puts(out, " */\n");
 
   /* body */
-  dy_buf body = {0};
-  dy_emit_ctx ctx = {.p = p, .op = op, .body = &body, .indent = 1};
+  dy_buf body = {0}, before = {0};
+  dy_emit_ctx ctx = {.p = p, .op = op, .body = &body, .indent = 1, .uses = &g->uses,
+                     .scratch = g->scratch[oi] > 0, .threads = g->opt->threads,
+                     .before = &before};
   dy_status s = dy_emit_table[op->kind](&ctx, g->err);
+  if (s == DY_OK && (body.oom || before.oom || cmt.oom))
+    s = dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
   if (s != DY_OK) {
     dy_buf_free(&body);
+    dy_buf_free(&before);
+    dy_buf_free(&cmt);
     if (g->err && g->err->op_id < 0)
       g->err->op_id = op->id;
     return s;
   }
-  if (body.oom) {
-    dy_buf_free(&body);
-    return dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
-  }
+  out = final_out;
+  if (before.s)
+    dy_buf_puts(out, before.s);
+  if (cmt.s)
+    dy_buf_puts(out, cmt.s);
+  dy_buf_free(&before);
+  dy_buf_free(&cmt);
 
   /* signature */
-  char *args[2 * DY_MAX_FEEDS + 1];
-  char *names[2 * DY_MAX_FEEDS + 1];
+  char *args[2 * DY_MAX_FEEDS + 2];
+  char *names[2 * DY_MAX_FEEDS + 2];
   int n = 0;
   bool dyn = false;
   for (int i = 0; i < op->n_inputs && n < 2 * DY_MAX_FEEDS; i++) {
@@ -1002,6 +1170,10 @@ static dy_status emit_kernel(gen *g, const dy_op *op, bool in_place, dy_buf *out
     dyn |= type_dynamic(t);
     names[n] = xprintf("out%d", i);
     args[n++] = xprintf("%s *%sout%d", ctype_of(t->dtype), in_place ? "" : "restrict ", i);
+  }
+  if (g->scratch[oi] > 0) {
+    names[n] = xstrdup("scratch");
+    args[n++] = xstrdup("float *restrict scratch");
   }
   if (dyn) {
     names[n] = xstrdup("batch");
@@ -1036,14 +1208,20 @@ static dy_status emit_kernel(gen *g, const dy_op *op, bool in_place, dy_buf *out
   return DY_OK;
 }
 
-static void emit_call(gen *g, const dy_op *op, dy_buf *out) {
+static void emit_call(gen *g, int oi, dy_buf *out) {
   const dy_program *p = g->p;
-  char *args[2 * DY_MAX_FEEDS + 1];
+  const dy_op *op = g->b->ops[oi];
+  char *args[2 * DY_MAX_FEEDS + 2];
   int n = 0;
   bool dyn = false;
   char buf[300];
   for (int i = 0; i < op->n_inputs; i++) {
-    buffer_expr(g, op->inputs[i], true, buf, sizeof buf);
+    dy_pack k = dy_gemm_pack_of(p, op, i);
+    const packed_weight *pw = k.kind != DY_PACK_NONE ? find_pack(g, op->inputs[i], &k) : NULL;
+    if (pw)
+      snprintf(buf, sizeof buf, "%s", pw->name);
+    else
+      buffer_expr(g, op->inputs[i], true, buf, sizeof buf);
     dyn |= type_dynamic(&p->vars[op->inputs[i]]->type);
     args[n++] = xstrdup(buf);
   }
@@ -1052,6 +1230,8 @@ static void emit_call(gen *g, const dy_op *op, dy_buf *out) {
     dyn |= type_dynamic(&p->vars[op->outputs[i]]->type);
     args[n++] = xstrdup(buf);
   }
+  if (g->scratch[oi] > 0)
+    args[n++] = xprintf("(float *)(mem + %lld)", (long long)g->scratch_off[oi]);
   if (dyn)
     args[n++] = xstrdup("batch");
   kernel_name(p, op, buf, sizeof buf);
@@ -1091,7 +1271,7 @@ static void emit_run(gen *g, dy_buf *out) {
   /* argument checks */
   const char *checks[1 + 2 * DY_MAX_FEEDS];
   int nc = 0;
-  if (g->opt->arena_bytes > 0)
+  if (g->arena_bytes > 0)
     checks[nc++] = "arena";
   for (int i = 0; i < p->n_feeds; i++)
     checks[nc++] = g->param_in[i];
@@ -1119,7 +1299,7 @@ static void emit_run(gen *g, dy_buf *out) {
                   U, U);
   else
     dy_buf_puts(out, "  (void)batch; /* no dynamic dim */\n");
-  if (g->opt->arena_bytes <= 0 && !g->uses_arena)
+  if (g->arena_bytes <= 0 && !g->uses_arena)
     dy_buf_puts(out, "  (void)arena;\n");
 
   if (g->uses_arena) {
@@ -1145,6 +1325,11 @@ static void emit_run(gen *g, dy_buf *out) {
       }
       dy_buf_putc(out, '\n');
     }
+    for (int oi = 0; oi < g->b->n_ops; oi++)
+      if (g->scratch[oi] > 0)
+        dy_buf_printf(out, "   *   %8lld %8lld  scratch of op %d (%s), during that op only\n",
+                      (long long)g->scratch_off[oi], (long long)g->scratch[oi],
+                      g->b->ops[oi]->id, dy_op_name(g->b->ops[oi]->kind));
     dy_buf_puts(out, "   */\n");
   }
   dy_buf_putc(out, '\n');
@@ -1152,7 +1337,7 @@ static void emit_run(gen *g, dy_buf *out) {
   for (int oi = 0; oi < g->b->n_ops; oi++) {
     const dy_op *op = g->b->ops[oi];
     if (g->kernel[oi]) {
-      emit_call(g, op, out);
+      emit_call(g, oi, out);
     } else {
       dy_buf_printf(out, "  /* op %d: %s ", op->id, dy_op_name(op->kind));
       dy_buf_put_comment(out, p->vars[op->outputs[0]]->name);
@@ -1242,6 +1427,37 @@ static void emit_tables(gen *g, dy_buf *out) {
   }
 }
 
+/* NAME.c after its includes: weights, kernels, entry points, tables. */
+static dy_status emit_source_rest(gen *g, dy_buf *out) {
+  dy_status s = emit_weights(g, out);
+  if (s != DY_OK)
+    return s;
+  /* the kernels first, to learn which helpers they use */
+  dy_buf kernels = {0};
+  for (int oi = 0; oi < g->b->n_ops && s == DY_OK; oi++)
+    if (g->kernel[oi])
+      s = emit_kernel(g, oi, &kernels);
+  if (s != DY_OK || kernels.oom) {
+    dy_buf_free(&kernels);
+    return s != DY_OK ? s : dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  }
+  if (g->uses & (DY_USES_SIMD | DY_USES_GEMM))
+    dy_emit_simd_prelude(out);
+  if (g->uses & DY_USES_GEMM)
+    dy_emit_gemm_prelude(out);
+  if (g->uses & DY_USES_THREADS)
+    dy_emit_thread_prelude(out, g->opt->threads);
+  if (g->b->n_ops)
+    dy_buf_puts(out, "/* ---- kernels, in execution order ---- */\n\n");
+  if (kernels.s)
+    dy_buf_puts(out, kernels.s);
+  dy_buf_free(&kernels);
+  dy_buf_puts(out, "/* ---- entry points ---- */\n\n");
+  emit_run(g, out);
+  emit_tables(g, out);
+  return DY_OK;
+}
+
 static dy_status emit_source(gen *g, dy_buf *out) {
   put_banner(g, out, "c");
   if (g->opt->ops_before > 0)
@@ -1249,7 +1465,7 @@ static dy_status emit_source(gen *g, dy_buf *out) {
                   g->opt->ops_before);
   else
     dy_buf_printf(out, " * ops:     %d\n", g->b->n_ops);
-  dy_buf_printf(out, " * arena:   %lld bytes at max batch %lld", (long long)g->opt->arena_bytes,
+  dy_buf_printf(out, " * arena:   %lld bytes at max batch %lld", (long long)g->arena_bytes,
                 (long long)g->opt->max_batch);
   if (g->opt->arena_lower_bound > 0)
     dy_buf_printf(out, " (lower bound %lld)", (long long)g->opt->arena_lower_bound);
@@ -1259,22 +1475,20 @@ static dy_status emit_source(gen *g, dy_buf *out) {
                 " */\n",
                 (long long)g->weight_bytes);
   dy_buf_printf(out, "#include \"%s.h\"\n\n", g->lower);
-  dy_buf_puts(out, "#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n\n");
-  dy_status s = emit_weights(g, out);
-  if (s != DY_OK)
-    return s;
-  if (g->b->n_ops)
-    dy_buf_puts(out, "/* ---- kernels, in execution order ---- */\n\n");
-  for (int oi = 0; oi < g->b->n_ops; oi++) {
-    if (!g->kernel[oi])
-      continue;
-    if ((s = emit_kernel(g, g->b->ops[oi], g->in_place[oi], out)) != DY_OK)
-      return s;
+  dy_buf_puts(out, "#include <stddef.h>\n#include <stdint.h>\n\n");
+  /* The rest is written aside first: the math functions it names
+   * (emit_mathlib.c) go in front of it. */
+  dy_buf rest = {0};
+  dy_status s = emit_source_rest(g, &rest);
+  if (s == DY_OK && rest.oom)
+    s = dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  if (s == DY_OK) {
+    dy_mathlib_emit(out, rest.s);
+    if (rest.s)
+      dy_buf_putn(out, rest.s, rest.len);
   }
-  dy_buf_puts(out, "/* ---- entry points ---- */\n\n");
-  emit_run(g, out);
-  emit_tables(g, out);
-  return DY_OK;
+  dy_buf_free(&rest);
+  return s;
 }
 
 static void gen_free(gen *g) {
@@ -1296,6 +1510,12 @@ static void gen_free(gen *g) {
   free(g->st);
   free(g->kernel);
   free(g->in_place);
+  for (int i = 0; i < g->n_packs; i++)
+    free(g->packs[i].name);
+  free(g->packs);
+  free(g->unpacked_use);
+  free(g->scratch);
+  free(g->scratch_off);
   free(g->lower);
   free(g->upper);
 }
@@ -1337,9 +1557,13 @@ dy_status dy_codegen(const dy_program *p, const dy_codegen_options *opt,
   g.st = calloc(nv, sizeof *g.st);
   g.kernel = calloc(no, sizeof *g.kernel);
   g.in_place = calloc(no, sizeof *g.in_place);
+  g.unpacked_use = calloc(nv, sizeof *g.unpacked_use);
+  g.scratch = calloc(no, sizeof *g.scratch);
+  g.scratch_off = calloc(no, sizeof *g.scratch_off);
   dy_status s = DY_OK;
   if (!g.lower || !g.upper || !g.param || !g.param_in || !g.param_out ||
-      !g.weight || !g.used || !g.def || !g.st || !g.kernel || !g.in_place) {
+      !g.weight || !g.used || !g.def || !g.st || !g.kernel || !g.in_place ||
+      !g.unpacked_use || !g.scratch || !g.scratch_off) {
     s = dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
     goto done;
   }
@@ -1347,11 +1571,14 @@ dy_status dy_codegen(const dy_program *p, const dy_codegen_options *opt,
     if (*c >= 'a' && *c <= 'z')
       *c = (char)(*c - 'a' + 'A');
 
-  if ((s = analyse(&g)) != DY_OK || (s = make_names(&g)) != DY_OK)
+  if ((s = analyse(&g)) != DY_OK || (s = make_names(&g)) != DY_OK ||
+      (s = plan_packs_and_scratch(&g)) != DY_OK)
     goto done;
   for (int i = 0; i < p->n_vars; i++)
     if (g.weight[i])
       g.weight_bytes += var_bytes(&g, p->vars[i]);
+  for (int i = 0; i < g.n_packs; i++)
+    g.weight_bytes += dy_pack_numel(&g.packs[i].pack) * 4;
 
   dy_buf h = {0}, c = {0}, m = {0};
   emit_header(&g, &h);
@@ -1363,6 +1590,8 @@ dy_status dy_codegen(const dy_program *p, const dy_codegen_options *opt,
     out->header = dy_buf_take(&h);
     out->source = dy_buf_take(&c);
     out->main_c = want_main ? dy_buf_take(&m) : NULL;
+    out->weight_bytes = g.weight_bytes;
+    out->arena_bytes = g.arena_bytes;
     if (!out->header || !out->source || (want_main && !out->main_c)) {
       dy_codegen_output_free(out);
       s = dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");

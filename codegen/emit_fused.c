@@ -15,18 +15,18 @@ bool dy_emit_act_expr(const char *act, double alpha, const char *x, char *buf,
   else if (strcmp(act, "relu6") == 0)
     snprintf(buf, n, "%s < 0.0f ? 0.0f : %s > 6.0f ? 6.0f : %s", x, x, x);
   else if (strcmp(act, "sigmoid") == 0)
-    snprintf(buf, n, "1.0f / (1.0f + expf(-%s))", x);
+    snprintf(buf, n, "1.0f / (1.0f + dy_expf(-%s))", x);
   else if (strcmp(act, "tanh") == 0)
-    snprintf(buf, n, "tanhf(%s)", x);
+    snprintf(buf, n, "dy_tanhf(%s)", x);
   else if (strcmp(act, "leaky_relu") == 0) {
     char a[64];
     if (!dy_float_literal((float)alpha, a, sizeof a))
       return false;
     snprintf(buf, n, "%s > 0.0f ? %s : %s * %s", x, x, a, x);
   } else if (strcmp(act, "gelu") == 0)
-    snprintf(buf, n, "0.5f * %s * (1.0f + erff(%s * 0.707106781f))", x, x);
+    snprintf(buf, n, "0.5f * %s * (1.0f + dy_erff(%s * 0.707106781f))", x, x);
   else if (strcmp(act, "silu") == 0)
-    snprintf(buf, n, "%s / (1.0f + expf(-%s))", x, x);
+    snprintf(buf, n, "%s / (1.0f + dy_expf(-%s))", x, x);
   else
     return false;
   return true;
@@ -40,43 +40,24 @@ dy_status dy_emit_fused_matmul(dy_emit_ctx *ctx, dy_error *err) {
                                  alpha && alpha->kind == DY_ATTR_FLOAT ? alpha->f : 0);
 }
 
-/* conv2d's loops, then bias and activation over each output channel. */
+/* conv2d with bias and activation (emit_nn.c applies them in registers
+ * on the GEMM path). */
 dy_status dy_emit_fused_conv2d(dy_emit_ctx *ctx, dy_error *err) {
-  dy_status s = dy_emit_conv2d(ctx, err);
-  if (s)
-    return s;
   const dy_attr *act = dy_op_find_attr(ctx->op, "act");
   const dy_attr *alpha = dy_op_find_attr(ctx->op, "alpha");
-  bool bias = ctx->op->n_inputs == 3;
-  char fx[512];
-  if (!dy_emit_act_expr(act && act->kind == DY_ATTR_STRING ? act->s : "",
-                        alpha && alpha->kind == DY_ATTR_FLOAT ? alpha->f : 0,
-                        bias ? "(v + in2[c])" : "v", fx, sizeof fx))
-    return dy_emit_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "unknown activation");
-  const dy_type *o = dy_emit_out_type(ctx, 0);
-  char sn[64];
-  snprintf(sn, sizeof sn, "%s", dy_emit_dim(ctx, o, 0));
-  dy_emit_line(ctx, "/* epilogue: bias and activation per output channel */");
-  dy_emit_line(ctx, "for (int64_t n = 0; n < %s; n++)", sn);
-  dy_emit_line(ctx, "  for (int64_t c = 0; c < %lld; c++)", (long long)o->shape[1]);
-  dy_emit_line(ctx, "    for (int64_t j = 0; j < %lld; j++) {",
-               (long long)(o->shape[2] * o->shape[3]));
-  dy_emit_line(ctx, "      float *p = &out0[(n * %lld + c) * %lld + j];", (long long)o->shape[1],
-               (long long)(o->shape[2] * o->shape[3]));
-  dy_emit_line(ctx, "      const float v = *p;");
-  dy_emit_line(ctx, "      *p = %s;", fx);
-  dy_emit_line(ctx, "    }");
-  return DY_OK;
+  return dy_emit_conv2d_epilogue(ctx, err, ctx->op->n_inputs == 3,
+                                 act && act->kind == DY_ATTR_STRING ? act->s : "",
+                                 alpha && alpha->kind == DY_ATTR_FLOAT ? alpha->f : 0);
 }
 
 /* The postfix expression as one C expression over v0, v1, v2. */
 static bool infix(const char *expr, char *out, size_t n) {
   enum { MAX = 32, LEN = 2048, TLEN = 5 * LEN };
   static const char *const un[][2] = {
-      {"relu", "(%s > 0.0f ? %s : 0.0f)"}, {"sigmoid", "(1.0f / (1.0f + expf(-%s)))"},
-      {"tanh", "tanhf(%s)"},               {"exp", "expf(%s)"},
-      {"neg", "(-%s)"},                    {"abs", "fabsf(%s)"},
-      {"sqrt", "sqrtf(%s)"}};
+      {"relu", "(%s > 0.0f ? %s : 0.0f)"}, {"sigmoid", "(1.0f / (1.0f + dy_expf(-%s)))"},
+      {"tanh", "dy_tanhf(%s)"},            {"exp", "dy_expf(%s)"},
+      {"neg", "(-%s)"},                    {"abs", "dy_fabsf(%s)"},
+      {"sqrt", "dy_sqrtf(%s)"}};
   static const char *const bin[][2] = {{"add", "+"}, {"sub", "-"}, {"mul", "*"},
                                        {"div", "/"}, {"max", "max"}, {"min", "min"}};
   char (*st)[LEN] = malloc(sizeof(char[MAX][LEN]));
@@ -124,7 +105,7 @@ static bool infix(const char *expr, char *out, size_t n) {
           if (i < 4)
             snprintf(t, TLEN, "(%s %s %s)", a, bin[i][1], b);
           else
-            snprintf(t, TLEN, "(isnan(%s) || %s %s %s ? %s : %s)", a, a, i == 4 ? ">" : "<", b, a,
+            snprintf(t, TLEN, "(dy_isnanf(%s) || %s %s %s ? %s : %s)", a, a, i == 4 ? ">" : "<", b, a,
                      b);
           sp--;
           ok = strlen(t) < LEN;

@@ -603,7 +603,7 @@ static const char *const main_template[] = {
     "    }\n",
     "    qsort(t, (size_t)bench, sizeof *t, cmp_double);\n",
     "    double med = bench % 2 ? t[bench / 2] : (t[bench / 2 - 1] + t[bench / 2]) / 2;\n",
-    "    printf(\"median %.3f ms\\nmin %.3f ms\\n\", med, t[0]);\n",
+    "    printf(\"median %.4g ms\\nmin %.4g ms\\n\", med, t[0]);\n",
     "    free(t);\n",
     "  }\n",
     "  for (int i = 0; i < @U@_NUM_OUTPUTS; i++)\n",

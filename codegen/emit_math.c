@@ -10,14 +10,16 @@
  *   }
  *
  * The expression strings are the formulas of runtime/kernels_math.c,
- * word for word (same libm calls, f32 constants and order of operations),
- * so the generated C agrees with the eager kernels; change one, change the
- * other. Semantics are documented there.
+ * word for word (same f32 constants and order of operations; where the
+ * kernel calls libm's expf, erff, ..., the generated C calls dy_expf,
+ * dy_erff, ... of emit_mathlib.c), so the generated C agrees with the
+ * eager kernels; change one, change the other. Semantics are documented
+ * there.
  *
  * Binary and ternary ops go through dy_emit_broadcast. minimum and maximum
  * name each operand twice, which a format string with one %s per input
  * cannot: on f32 they use dy_emit_broadcast_let, which binds the elements
- * to v0, v1 (`isnan(v0) || v0 > v1 ? v0 : v1`, NaN propagating); that
+ * to v0, v1 (`dy_isnanf(v0) || v0 > v1 ? v0 : v1`, NaN propagating); that
  * helper binds f32 only, so on i64 the kernel defines a function-like macro
  * for its body and undefines it after:
  *
@@ -25,8 +27,9 @@
  *     ... out0[i] = DY_MAXIMUM(in0[i], in1[0]); ...
  *   #undef DY_MAXIMUM
  *
- * Generated code uses <math.h> (expf, erff, isnan, ...) and <stdint.h>
- * (INT64_MAX), both of which every NAME.c includes.
+ * Generated code uses emit_mathlib.c's functions (dy_expf, dy_erff,
+ * dy_isnanf, DY_INFINITY, ...; no libm) and <stdint.h> (INT64_MAX), which
+ * every NAME.c includes.
  */
 #include <float.h>
 #include <math.h>
@@ -53,7 +56,7 @@ static dy_status param_literal(dy_emit_ctx *ctx, const char *name, char *buf,
     return s;
   float v = d > FLT_MAX ? INFINITY : d < -FLT_MAX ? -INFINITY : (float)d;
   if (!dy_float_literal(v, buf, n))
-    snprintf(buf, n, "%s", isnan(v) ? "NAN" : v > 0 ? "INFINITY" : "-INFINITY");
+    snprintf(buf, n, "%s", isnan(v) ? "DY_NAN" : v > 0 ? "DY_INFINITY" : "-DY_INFINITY");
   return DY_OK;
 }
 
@@ -128,22 +131,22 @@ dy_status dy_emit_gelu(dy_emit_ctx *ctx, dy_error *err) {
     return s;
   if (approximate)
     return emit_unary(ctx, err, NULL,
-                      "0.5f * x * (1.0f + tanhf(0.797884561f * (x + 0.044715f * x * x * x)))",
+                      "0.5f * x * (1.0f + dy_tanhf(0.797884561f * (x + 0.044715f * x * x * x)))",
                       NULL);
-  return emit_unary(ctx, err, NULL, "0.5f * x * (1.0f + erff(x * 0.707106781f))", NULL);
+  return emit_unary(ctx, err, NULL, "0.5f * x * (1.0f + dy_erff(x * 0.707106781f))", NULL);
 }
 
 dy_status dy_emit_silu(dy_emit_ctx *ctx, dy_error *err) {
-  return emit_unary(ctx, err, NULL, "x / (1.0f + expf(-x))", NULL);
+  return emit_unary(ctx, err, NULL, "x / (1.0f + dy_expf(-x))", NULL);
 }
 
 dy_status dy_emit_hard_swish(dy_emit_ctx *ctx, dy_error *err) {
-  return emit_unary(ctx, err, NULL, "x * fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) / 6.0f", NULL);
+  return emit_unary(ctx, err, NULL, "x * dy_fminf(dy_fmaxf(x + 3.0f, 0.0f), 6.0f) / 6.0f", NULL);
 }
 
 dy_status dy_emit_hard_sigmoid(dy_emit_ctx *ctx, dy_error *err) {
   return emit_unary(ctx, err, PARAMS("slope", "offset"),
-                    "isnan(x) ? x : fmaxf(0.0f, fminf(1.0f, slope * x + offset))", NULL);
+                    "dy_isnanf(x) ? x : dy_fmaxf(0.0f, dy_fminf(1.0f, slope * x + offset))", NULL);
 }
 
 dy_status dy_emit_leaky_relu(dy_emit_ctx *ctx, dy_error *err) {
@@ -151,7 +154,7 @@ dy_status dy_emit_leaky_relu(dy_emit_ctx *ctx, dy_error *err) {
 }
 
 dy_status dy_emit_elu(dy_emit_ctx *ctx, dy_error *err) {
-  return emit_unary(ctx, err, PARAMS("alpha"), "x > 0.0f ? x : alpha * expm1f(x)", NULL);
+  return emit_unary(ctx, err, PARAMS("alpha"), "x > 0.0f ? x : alpha * dy_expm1f(x)", NULL);
 }
 
 dy_status dy_emit_clip(dy_emit_ctx *ctx, dy_error *err) {
@@ -160,7 +163,7 @@ dy_status dy_emit_clip(dy_emit_ctx *ctx, dy_error *err) {
 
 dy_status dy_emit_softplus(dy_emit_ctx *ctx, dy_error *err) {
   return emit_unary(ctx, err, PARAMS("beta", "threshold"),
-                    "beta * x > threshold ? x : log1pf(expf(beta * x)) / beta", NULL);
+                    "beta * x > threshold ? x : dy_log1pf(dy_expf(beta * x)) / beta", NULL);
 }
 
 /* ------------------------------------------------------------------ */
@@ -168,19 +171,19 @@ dy_status dy_emit_softplus(dy_emit_ctx *ctx, dy_error *err) {
 /* ------------------------------------------------------------------ */
 
 dy_status dy_emit_exp(dy_emit_ctx *ctx, dy_error *err) {
-  return emit_unary(ctx, err, NULL, "expf(x)", NULL);
+  return emit_unary(ctx, err, NULL, "dy_expf(x)", NULL);
 }
 dy_status dy_emit_log(dy_emit_ctx *ctx, dy_error *err) {
-  return emit_unary(ctx, err, NULL, "logf(x)", NULL);
+  return emit_unary(ctx, err, NULL, "dy_logf(x)", NULL);
 }
 dy_status dy_emit_sqrt(dy_emit_ctx *ctx, dy_error *err) {
-  return emit_unary(ctx, err, NULL, "sqrtf(x)", NULL);
+  return emit_unary(ctx, err, NULL, "dy_sqrtf(x)", NULL);
 }
 dy_status dy_emit_rsqrt(dy_emit_ctx *ctx, dy_error *err) {
-  return emit_unary(ctx, err, NULL, "1.0f / sqrtf(x)", NULL);
+  return emit_unary(ctx, err, NULL, "1.0f / dy_sqrtf(x)", NULL);
 }
 dy_status dy_emit_erf(dy_emit_ctx *ctx, dy_error *err) {
-  return emit_unary(ctx, err, NULL, "erff(x)", NULL);
+  return emit_unary(ctx, err, NULL, "dy_erff(x)", NULL);
 }
 dy_status dy_emit_reciprocal(dy_emit_ctx *ctx, dy_error *err) {
   return emit_unary(ctx, err, NULL, "1.0f / x", NULL);
@@ -188,7 +191,7 @@ dy_status dy_emit_reciprocal(dy_emit_ctx *ctx, dy_error *err) {
 
 /* i64: two's complement wrap, so abs/neg of INT64_MIN is INT64_MIN. */
 dy_status dy_emit_abs(dy_emit_ctx *ctx, dy_error *err) {
-  return emit_unary(ctx, err, NULL, "fabsf(x)",
+  return emit_unary(ctx, err, NULL, "dy_fabsf(x)",
                     "x < 0 ? (int64_t)(0u - (uint64_t)x) : x");
 }
 dy_status dy_emit_neg(dy_emit_ctx *ctx, dy_error *err) {
@@ -210,7 +213,7 @@ dy_status dy_emit_scale(dy_emit_ctx *ctx, dy_error *err) {
 
 dy_status dy_emit_pow(dy_emit_ctx *ctx, dy_error *err) {
   dy_status s = check_operands(ctx, err, 0, M_F32, -1);
-  return s ? s : dy_emit_broadcast(ctx, err, "powf(%s, %s)");
+  return s ? s : dy_emit_broadcast(ctx, err, "dy_powf(%s, %s)");
 }
 
 /* minimum / maximum: f32 expression over v0, v1 (dy_emit_broadcast_let);
@@ -231,12 +234,12 @@ static dy_status emit_minmax(dy_emit_ctx *ctx, dy_error *err, const char *f32,
 }
 
 dy_status dy_emit_minimum(dy_emit_ctx *ctx, dy_error *err) {
-  return emit_minmax(ctx, err, "isnan(v0) || v0 < v1 ? v0 : v1", "DY_MINIMUM",
+  return emit_minmax(ctx, err, "dy_isnanf(v0) || v0 < v1 ? v0 : v1", "DY_MINIMUM",
                      "(x) < (y) ? (x) : (y)");
 }
 
 dy_status dy_emit_maximum(dy_emit_ctx *ctx, dy_error *err) {
-  return emit_minmax(ctx, err, "isnan(v0) || v0 > v1 ? v0 : v1", "DY_MAXIMUM",
+  return emit_minmax(ctx, err, "dy_isnanf(v0) || v0 > v1 ? v0 : v1", "DY_MAXIMUM",
                      "(x) > (y) ? (x) : (y)");
 }
 
@@ -280,7 +283,7 @@ dy_status dy_emit_cast(dy_emit_ctx *ctx, dy_error *err) {
     return dy_emit_type_error(ctx, err, DY_STATUS_INVALID_ARGUMENT, "unknown dtype");
   static const char *const expr[DY_DTYPE_COUNT][DY_DTYPE_COUNT] = {
       [DY_F32][DY_F32] = "x",
-      [DY_F32][DY_I64] = "isnan(x) ? 0 : x >= 9223372036854775808.0f ? INT64_MAX : "
+      [DY_F32][DY_I64] = "dy_isnanf(x) ? 0 : x >= 9223372036854775808.0f ? INT64_MAX : "
                          "x < -9223372036854775808.0f ? INT64_MIN : (int64_t)x",
       [DY_F32][DY_BOOL] = "(uint8_t)(x != 0.0f)",
       [DY_I64][DY_F32] = "(float)x",

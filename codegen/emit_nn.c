@@ -120,11 +120,10 @@ static conv_geom conv_geom_of(dy_emit_ctx *ctx) {
       .groups = dy_op_attr_int_or(ctx->op, "groups", 1)};
 }
 
-dy_status dy_emit_conv2d(dy_emit_ctx *ctx, dy_error *err) {
-  dy_status s = check_types(ctx, err);
-  if (s != DY_OK)
-    return s;
-  conv_geom g = conv_geom_of(ctx);
+/* The direct convolution: plain loops, any operands (a weight computed at
+ * run time too). */
+static dy_status emit_conv_direct(dy_emit_ctx *ctx, const conv_geom *gp) {
+  conv_geom g = *gp;
   ll cg = g.c / g.groups, og = g.o / g.groups;
   char nb[64], t[128], iy[160], ix[160];
   snprintf(nb, sizeof nb, "%s", dy_emit_dim(ctx, dy_emit_in_type(ctx, 0), 0));
@@ -169,6 +168,315 @@ dy_status dy_emit_conv2d(dy_emit_ctx *ctx, dy_error *err) {
   CLOSE();
   CLOSE();
   return DY_OK;
+}
+
+/* bias and activation over each output channel, after a kernel that
+ * wrote the plain convolution */
+static dy_status emit_conv_epilogue_loop(dy_emit_ctx *ctx, dy_error *err, bool bias,
+                                         const char *act, double alpha) {
+  char fx[512];
+  if (!dy_emit_act_expr(act, alpha, bias ? "(v + in2[c])" : "v", fx, sizeof fx))
+    return dy_emit_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "unknown activation");
+  const dy_type *o = dy_emit_out_type(ctx, 0);
+  char sn[64];
+  snprintf(sn, sizeof sn, "%s", dy_emit_dim(ctx, o, 0));
+  L("/* epilogue: bias and activation per output channel */");
+  L("for (int64_t n = 0; n < %s; n++)", sn);
+  L("  for (int64_t c = 0; c < %lld; c++)", (ll)o->shape[1]);
+  L("    for (int64_t j = 0; j < %lld; j++) {", (ll)(o->shape[2] * o->shape[3]));
+  L("      float *p = &out0[(n * %lld + c) * %lld + j];", (ll)o->shape[1],
+    (ll)(o->shape[2] * o->shape[3]));
+  L("      const float v = *p;");
+  L("      *p = %s;", fx);
+  L("    }");
+  return DY_OK;
+}
+
+/* The 16-pixel im2col panel for pixels [p0, p0 + nr) of the channels from
+ * c0 on: scratch[r * 16 + j] = x[c0 + c][iy][ix], 0 in the padding, for r
+ * = (c * kh + i) * kw + j'. A run of pixels along one output row is one
+ * copy per (c, i, j'): with vector loads where stride 1 makes it
+ * contiguous and it lies inside the row, element by element elsewhere. */
+static void emit_im2col_panel(dy_emit_ctx *ctx, const conv_geom *g, ll cg, const char *c0) {
+  ll ow = g->ow;
+  bool lo_h = g->pt > 0, hi_h = (g->oh - 1) * g->sh - g->pt + (g->kh - 1) * g->dh >= g->h;
+  bool lo_w = g->pl > 0, hi_w = (g->ow - 1) * g->sw - g->pl + (g->kw - 1) * g->dw >= g->w;
+  char t[128], e[160];
+  L("/* im2col: scratch[r * 16 + j] for pixel p0 + j, r = (c * %lld + i) * %lld + j' */",
+    g->kh, g->kw);
+  L("int64_t j = 0;");
+  OPEN("while (j < nr) { /* a run of pixels along one output row */");
+  L("const int64_t oy = (p0 + j) / %lld, ox = (p0 + j) %% %lld;", ow, ow);
+  L("const int64_t len = %lld - ox < nr - j ? %lld - ox : nr - j;", ow, ow);
+  OPEN("for (int64_t c = 0; c < %lld; c++) {", cg);
+  OPEN("for (int64_t i = 0; i < %lld; i++) {", g->kh);
+  sum2(e, sizeof e, affine(t, sizeof t, "oy", g->sh, -g->pt), "i", g->dh);
+  L("const int64_t iy = %s;", e);
+  L("float *d = scratch + (c * %lld + i) * %lld + j;", g->kh, g->kw * 16);
+  if (lo_h || hi_h) {
+    if (lo_h && hi_h)
+      OPEN("if (iy < 0 || iy >= %lld) {", g->h);
+    else if (lo_h)
+      OPEN("if (iy < 0) {");
+    else
+      OPEN("if (iy >= %lld) {", g->h);
+    L("for (int64_t k = 0; k < %lld; k++)", g->kw);
+    L("  for (int64_t t = 0; t < len; t++)");
+    L("    d[k * 16 + t] = 0.0f;");
+    L("continue;");
+    CLOSE();
+  }
+  L("const float *row = x + (%s%sc) * %lld + iy * %lld;", c0 ? c0 : "", c0 ? " + " : "",
+    g->h * g->w, g->w);
+  OPEN("for (int64_t k = 0; k < %lld; k++, d += 16) {", g->kw);
+  sum2(e, sizeof e, affine(t, sizeof t, "ox", g->sw, -g->pl), "k", g->dw);
+  L("const int64_t ix0 = %s;", e);
+  const char *inside = lo_w && hi_w ? "ix >= 0 && ix < " : lo_w ? "ix >= 0" : hi_w ? "ix < " : "";
+  char cond[96];
+  snprintf(cond, sizeof cond, "%s", inside);
+  if (hi_w)
+    snprintf(cond + strlen(cond), sizeof cond - strlen(cond), "%lld", g->w);
+  if (g->sw == 1 && (lo_w || hi_w)) {
+    if (lo_w && hi_w)
+      L("if (ix0 >= 0 && ix0 + len <= %lld)", g->w);
+    else if (lo_w)
+      L("if (ix0 >= 0)");
+    else
+      L("if (ix0 + len <= %lld)", g->w);
+    L("  dy_copy(d, row + ix0, len);");
+    OPEN("else {");
+  }
+  if (g->sw == 1 && !lo_w && !hi_w) {
+    L("dy_copy(d, row + ix0, len);");
+  } else {
+    OPEN("for (int64_t t = 0; t < len; t++) {");
+    if (g->sw == 1)
+      L("const int64_t ix = ix0 + t;");
+    else
+      L("const int64_t ix = ix0 + t * %lld;", g->sw);
+    if (lo_w || hi_w)
+      L("d[t] = %s ? row[ix] : 0.0f;", cond);
+    else
+      L("d[t] = row[ix];");
+    CLOSE();
+  }
+  if (g->sw == 1 && (lo_w || hi_w))
+    CLOSE();
+  CLOSE();
+  CLOSE();
+  CLOSE();
+  L("j += len;");
+  CLOSE();
+}
+
+/* Scratch of the GEMM convolution: one im2col panel, r x 16 floats. */
+int64_t dy_emit_conv_scratch(const dy_program *p, const dy_op *op) {
+  dy_pack k = dy_gemm_pack_of(p, op, 1);
+  return k.kind == DY_PACK_A6 ? k.cols * 16 * 4 : 0;
+}
+
+/* conv2d as GEMM on the micro-kernel: per image and 16-pixel panel, the
+ * panel of im2col(x) is gathered into the scratch, then each 6 output
+ * channels' packed weight (in1) times it gives a 6 x 16 tile of y, bias
+ * and activation applied in registers. */
+static dy_status emit_conv_gemm(dy_emit_ctx *ctx, dy_error *err, const conv_geom *g,
+                                const dy_pack *pk, bool bias, const char *act, double alpha) {
+  ll groups = g->groups, cg = g->c / groups, og = g->o / groups, r = pk->cols;
+  ll p = g->oh * g->ow, nq = (og + 5) / 6, nkb = (r + 511) / 512, kc = (r + nkb - 1) / nkb;
+  char alit[64] = "0.0f", epi[160];
+  if (!dy_gemm_act_flag(act))
+    return dy_emit_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "unknown activation");
+  if (act && strcmp(act, "leaky_relu") == 0 && !dy_float_literal((float)alpha, alit, sizeof alit))
+    return dy_emit_type_error(ctx, err, DY_STATUS_INVALID_ARGUMENT, "alpha is not finite");
+  dy_gemm_epilogue_flags(epi, sizeof epi, bias ? "DY_GEMM_BIAS_ROW" : NULL, act);
+  *ctx->uses |= DY_USES_SIMD | DY_USES_GEMM;
+  char nb[64];
+  snprintf(nb, sizeof nb, "%s", dy_emit_dim(ctx, dy_emit_in_type(ctx, 0), 0));
+
+  L("/* as GEMM: y[n] (%lld x %lld pixels) = w (%lld x %lld, in1 packed: %lld micro-panel%s",
+    g->o, p, g->o, r, groups * nq, groups * nq == 1 ? "" : "s");
+  L(" * of %lld x 6) times im2col(x[n]) (%lld x %lld), gathered 16 pixels at a time */", r, r,
+    p);
+  ll panels = (p + 15) / 16;
+  char fn[64];
+  if (ctx->threads > 1) {
+    /* the panels [lo, hi) of one image, one thread's share, each thread
+     * gathering into its own r x 16 slice of the scratch */
+    snprintf(fn, sizeof fn, "k%d_part%d", ctx->op->id, ctx->n_parts++);
+    dy_buf_printf(ctx->before,
+                  "/* op %d: the 16-pixel panels [lo, hi) of one image, one thread's share */\n"
+                  "typedef struct {\n"
+                  "  const float *x, *in1, *in2;\n"
+                  "  float *y, *scratch;\n"
+                  "} %s_args;\n\n"
+                  "static void %s(void *arg, int64_t lo, int64_t hi, int t) {\n"
+                  "  const %s_args *g_ = (const %s_args *)arg;\n"
+                  "  const float *x = g_->x, *in1 = g_->in1%s;\n"
+                  "  float *y = g_->y, *scratch = g_->scratch + (int64_t)t * %lld;\n",
+                  ctx->op->id, fn, fn, fn, fn, bias ? ", *in2 = g_->in2" : "", r * 16);
+    *ctx->uses |= DY_USES_THREADS;
+  }
+  dy_emit_ctx sub = *ctx;
+  if (ctx->threads > 1) {
+    sub.body = ctx->before;
+    sub.indent = 1;
+  }
+  dy_emit_ctx *outer = ctx;
+  ctx = &sub;
+  if (outer->threads <= 1) {
+    OPEN("for (int64_t n = 0; n < %s; n++) {", nb);
+    L("const float *x = in0 + n * %lld;", g->c * g->h * g->w);
+    L("float *y = out0 + n * %lld;", g->o * p);
+    OPEN("for (int64_t p0 = 0; p0 < %lld; p0 += 16) {", p);
+  } else {
+    OPEN("for (int64_t p0 = lo * 16; p0 < hi * 16; p0 += 16) {");
+  }
+  if (p % 16 == 0)
+    L("const int nr = 16;");
+  else
+    L("const int nr = %lld - p0 < 16 ? (int)(%lld - p0) : 16;", p, p);
+  char c0[64];
+  snprintf(c0, sizeof c0, "g * %lld", cg);
+  if (groups > 1)
+    OPEN("for (int64_t g = 0; g < %lld; g++) {", groups);
+  emit_im2col_panel(ctx, g, cg, groups > 1 ? c0 : NULL);
+  if (p % 16 != 0) {
+    L("/* the last panel's columns past nr: computed, never stored */");
+    L("for (int64_t r = 0; r < %lld; r++)", r);
+    L("  for (int j = nr; j < 16; j++)");
+    L("    scratch[r * 16 + j] = 0.0f;");
+  }
+  if (nkb > 1) {
+    OPEN("for (int64_t k0 = 0; k0 < %lld; k0 += %lld) {", r, kc);
+    L("const int64_t kc = %lld - k0 < %lld ? %lld - k0 : %lld;", r, kc, r, kc);
+    L("const int flags = (k0 > 0 ? DY_GEMM_ADD_C : 0) | (k0 + kc == %lld ? %s : 0);", r, epi);
+  } else {
+    L("const int64_t k0 = 0, kc = %lld;", r);
+    L("const int flags = %s;", epi);
+  }
+  OPEN("for (int64_t o = 0; o < %lld; o += 6) {", og);
+  if (groups > 1) {
+    L("const int64_t oc = g * %lld + o;", og);
+    L("dy_gemm_tile(%lld - o, kc, in1 + g * %lld + o * %lld + k0 * 6, 1, 6,", og, nq * 6 * r, r);
+    L("             scratch + k0 * 16,");
+  } else {
+    L("const int64_t oc = o;");
+    L("dy_gemm_tile(%lld - o, kc, in1 + o * %lld + k0 * 6, 1, 6, scratch + k0 * 16,", og, r);
+  }
+  L("             y + oc * %lld + p0, %lld, nr, flags, %s, %s);", p, p,
+    bias ? "in2 + oc" : "0", alit);
+  CLOSE();
+  if (nkb > 1)
+    CLOSE();
+  else
+    L("(void)k0;");
+  if (groups > 1)
+    CLOSE();
+  CLOSE();
+  ctx = outer;
+  if (ctx->threads <= 1) {
+    ctx->indent = sub.indent;
+    CLOSE();
+    return DY_OK;
+  }
+  dy_buf_puts(ctx->before, "}\n\n");
+  /* the kernel: each image's panels over the threads */
+  OPEN("for (int64_t n = 0; n < %s; n++) {", nb);
+  L("%s_args args;", fn);
+  L("args.x = in0 + n * %lld, args.y = out0 + n * %lld;", g->c * g->h * g->w, g->o * p);
+  L("args.in1 = in1, args.in2 = %s, args.scratch = scratch;", bias ? "in2" : "0");
+  if (g->o * r * p >= DY_THREAD_MIN_WORK)
+    L("dy_parallel(%lld, %s, &args);", panels, fn);
+  else
+    L("%s(&args, 0, %lld, 0); /* too little work for threads */", fn, panels);
+  CLOSE();
+  return DY_OK;
+}
+
+/* Depthwise (one input and one output channel per group): per channel
+ * and output row, y += w[i][j] * x[iy][ix] one tap at a time along the
+ * row, vectorised where the stride is 1; the valid columns of each tap are
+ * worked out here, so the inner loops have no bounds checks. */
+static dy_status emit_conv_depthwise(dy_emit_ctx *ctx, dy_error *err, const conv_geom *g,
+                                     bool bias, const char *act, double alpha) {
+  char fx[512];
+  if (!dy_emit_act_expr(act, alpha, "v", fx, sizeof fx))
+    return dy_emit_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "unknown activation");
+  *ctx->uses |= DY_USES_SIMD;
+  char planes[128];
+  dy_ext_str(ctx, dy_ext_range(dy_emit_in_type(ctx, 0), 0, 2), planes, sizeof planes);
+  bool lo_h = g->pt > 0, hi_h = (g->oh - 1) * g->sh - g->pt + (g->kh - 1) * g->dh >= g->h;
+  char t[128], e[160];
+  L("/* depthwise: y[c][oy][ox] = %sw[c][i][j] * x[c][iy][ix] */", bias ? "in2[c] + sum of " : "sum of ");
+  OPEN("for (int64_t pl = 0; pl < %s; pl++) {", planes);
+  L("const int64_t c = pl %% %lld;", g->c);
+  L("const float *x = in0 + pl * %lld;", g->h * g->w);
+  L("const float *w = in1 + c * %lld;", g->kh * g->kw);
+  OPEN("for (int64_t oy = 0; oy < %lld; oy++) {", g->oh);
+  L("float *y = out0 + pl * %lld + oy * %lld;", g->oh * g->ow, g->ow);
+  L("for (int64_t ox = 0; ox < %lld; ox++)", g->ow);
+  L("  y[ox] = %s;", bias ? "in2[c]" : "0.0f");
+  OPEN("for (int64_t i = 0; i < %lld; i++) {", g->kh);
+  sum2(e, sizeof e, affine(t, sizeof t, "oy", g->sh, -g->pt), "i", g->dh);
+  L("const int64_t iy = %s;", e);
+  emit_bounds(ctx, "iy", lo_h, hi_h, g->h);
+  L("const float *row = x + iy * %lld;", g->w);
+  for (ll j = 0; j < g->kw; j++) {
+    /* columns ox with 0 <= ox*sw - pl + j*dw < w */
+    ll off = j * g->dw - g->pl, lo = 0, hi = g->ow;
+    while (lo < g->ow && lo * g->sw + off < 0)
+      lo++;
+    while (hi > lo && (hi - 1) * g->sw + off >= g->w)
+      hi--;
+    if (lo >= hi)
+      continue;
+    OPEN("{ /* tap j = %lld: columns %lld..%lld */", j, lo, hi - 1);
+    L("const float wv = w[i * %lld + %lld];", g->kw, j);
+    L("int64_t ox = %lld;", lo);
+    if (g->sw == 1) {
+      L("for (; ox + DY_VW <= %lld; ox += DY_VW)", hi);
+      L("  dy_vstore(y + ox, dy_vfma(dy_vset(wv), dy_vload(row + ox%s), dy_vload(y + ox)));",
+        off ? (snprintf(t, sizeof t, " %c %lld", off < 0 ? '-' : '+', off < 0 ? -off : off), t) : "");
+    }
+    L("for (; ox < %lld; ox++)", hi);
+    sum2(e, sizeof e, affine(t, sizeof t, "ox", g->sw, off), "", 0);
+    L("  y[ox] += wv * row[%s];", e);
+    CLOSE();
+  }
+  CLOSE();
+  if (act && *act) {
+    L("for (int64_t ox = 0; ox < %lld; ox++) {", g->ow);
+    L("  const float v = y[ox];");
+    L("  y[ox] = %s;", fx);
+    L("}");
+  }
+  CLOSE();
+  CLOSE();
+  return DY_OK;
+}
+
+/* conv2d, and fused_conv2d's act(conv2d(x, w) + b): on the GEMM when the
+ * weight is constant, a direct depthwise kernel, or plain loops. */
+dy_status dy_emit_conv2d_epilogue(dy_emit_ctx *ctx, dy_error *err, bool bias, const char *act,
+                                  double alpha) {
+  dy_status s = check_types(ctx, err);
+  if (s != DY_OK)
+    return s;
+  conv_geom g = conv_geom_of(ctx);
+  dy_pack pk = dy_gemm_pack_of(ctx->p, ctx->op, 1);
+  if (pk.kind == DY_PACK_A6 && ctx->scratch)
+    return emit_conv_gemm(ctx, err, &g, &pk, bias, act, alpha);
+  if (g.groups == g.c && g.groups == g.o && dy_emit_in_type(ctx, 0)->dtype == DY_F32)
+    return emit_conv_depthwise(ctx, err, &g, bias, act, alpha);
+  if ((s = emit_conv_direct(ctx, &g)) != DY_OK)
+    return s;
+  if (bias || (act && *act))
+    return emit_conv_epilogue_loop(ctx, err, bias, act, alpha);
+  return DY_OK;
+}
+
+dy_status dy_emit_conv2d(dy_emit_ctx *ctx, dy_error *err) {
+  return dy_emit_conv2d_epilogue(ctx, err, false, "", 0);
 }
 
 dy_status dy_emit_conv2d_transpose(dy_emit_ctx *ctx, dy_error *err) {
@@ -290,6 +598,87 @@ dy_status dy_emit_pool2d(dy_emit_ctx *ctx, dy_error *err) {
   char planes[128];
   dy_ext_str(ctx, dy_ext_range(x, 0, 2), planes, sizeof planes);
 
+  /* average over whole planes (global, or adaptive to 1 x 1): a vector sum */
+  if (!max && (mode == POOL_GLOBAL || (mode == POOL_ADAPTIVE && oh == 1 && ow == 1))) {
+    *ctx->uses |= DY_USES_SIMD;
+    L("/* avg pooling over each whole plane of %lld: a sum in vector lanes */", h * w);
+    OPEN("for (int64_t p = 0; p < %s; p++) {", planes);
+    L("const float *x = in0 + p * %lld;", h * w);
+    L("dy_vf acc = dy_vset(0.0f);");
+    L("int64_t i = 0;");
+    L("for (; i + DY_VW <= %lld; i += DY_VW)", h * w);
+    L("  acc = dy_vadd(acc, dy_vload(x + i));");
+    L("float s = dy_vsum(acc);");
+    L("for (; i < %lld; i++)", h * w);
+    L("  s += x[i];");
+    L("out0[p] = s / %lld.0f;", h * w);
+    CLOSE();
+    return DY_OK;
+  }
+  /* windows inside the input (no padding, no ceil-mode overhang) at stride
+   * 1, or 2 wide at stride 2 (the even and odd columns of a row apart):
+   * DY_VW outputs of a row at a time, then the rest one by one below */
+  bool fast = mode == POOL_WINDOWS && lo[0] == 0 && lo[1] == 0 &&
+              (oh - 1) * st[0] + k[0] <= h && (ow - 1) * st[1] + k[1] <= w &&
+              k[0] * k[1] <= 16 && (st[1] == 1 || (st[1] == 2 && k[1] == 2));
+  if (fast) {
+    *ctx->uses |= DY_USES_SIMD;
+    L("/* %s pooling %lldx%lld, stride %lldx%lld: DY_VW outputs at a time, then one by one */",
+      max ? "max" : "avg", k[0], k[1], st[0], st[1]);
+    OPEN("for (int64_t p = 0; p < %s; p++) {", planes);
+    L("const float *x = in0 + p * %lld;", h * w);
+    L("float *y = out0 + p * %lld;", oh * ow);
+    OPEN("for (int64_t oy = 0; oy < %lld; oy++) {", oh);
+    L("int64_t ox = 0;");
+    OPEN("for (; ox + DY_VW <= %lld; ox += DY_VW) {", ow);
+    L("dy_vf acc, v%s;", st[1] == 2 ? ", e, o" : "");
+    bool first = true;
+    for (ll ky = 0; ky < k[0]; ky++) {
+      char row[160];
+      snprintf(row, sizeof row, "x + (oy * %lld + %lld) * %lld", st[0], ky, w);
+      if (st[1] == 2)
+        L("dy_vdeint(dy_vload(%s + 2 * ox), dy_vload(%s + 2 * ox + DY_VW), &e, &o);", row, row);
+      for (ll kx = 0; kx < k[1]; kx++) {
+        if (st[1] == 2)
+          L("v = %s;", kx == 0 ? "e" : "o");
+        else
+          L("v = dy_vload(%s + ox + %lld);", row, kx);
+        if (first)
+          L("acc = v;");
+        else if (max)
+          L("acc = dy_vselect_lt(acc, v, v, acc);");
+        else
+          L("acc = dy_vadd(acc, v);");
+        first = false;
+      }
+    }
+    if (max)
+      L("dy_vstore(y + oy * %lld + ox, acc);", ow);
+    else
+      L("dy_vstore(y + oy * %lld + ox, dy_vdiv(acc, dy_vset(%lld.0f)));", ow, k[0] * k[1]);
+    CLOSE();
+    OPEN("for (; ox < %lld; ox++) {", ow);
+    L("const int64_t h0 = oy * %lld, w0 = ox * %lld;", st[0], st[1]);
+    if (max)
+      L("float acc = x[h0 * %lld + w0];", w);
+    else
+      L("float acc = 0.0f;");
+    L("for (int64_t iy = h0; iy < h0 + %lld; iy++)", k[0]);
+    L("  for (int64_t ix = w0; ix < w0 + %lld; ix++)", k[1]);
+    if (max)
+      L("    acc = x[iy * %lld + ix] > acc ? x[iy * %lld + ix] : acc;", w, w);
+    else
+      L("    acc += x[iy * %lld + ix];", w);
+    if (max)
+      L("y[oy * %lld + ox] = acc;", ow);
+    else
+      L("y[oy * %lld + ox] = acc / %lld.0f;", ow, k[0] * k[1]);
+    CLOSE();
+    CLOSE();
+    CLOSE();
+    return DY_OK;
+  }
+
   L("/* %s pooling%s */", max ? "max" : "avg",
     max ? "" : padded_div ? ", dividing by the window clipped to the padded input"
                           : ", dividing by the in-bounds elements");
@@ -345,7 +734,7 @@ static void emit_moments(dy_emit_ctx *ctx, int n_loops, const char *const *loops
   L("%*ssq += d * d;", 2 * n_loops, "");
   L("%*s}", 2 * (n_loops - 1), "");
   L("const float m = (float)mu;");
-  L("const float inv = 1.0f / sqrtf((float)(sq / (double)(%s)) + %s);", cnt, eps);
+  L("const float inv = 1.0f / dy_sqrtf((float)(sq / (double)(%s)) + %s);", cnt, eps);
 }
 
 dy_status dy_emit_batch_norm(dy_emit_ctx *ctx, dy_error *err) {
@@ -371,7 +760,7 @@ dy_status dy_emit_batch_norm(dy_emit_ctx *ctx, dy_error *err) {
   OPEN("for (int64_t c = 0; c < %lld; c++) {", c);
   if (is_test) {
     L("const float m = in3[c];");
-    L("const float inv = 1.0f / sqrtf(in4[c] + %s);", eps_lit);
+    L("const float inv = 1.0f / dy_sqrtf(in4[c] + %s);", eps_lit);
   } else {
     snprintf(loop_n, sizeof loop_n, "for (int64_t n = 0; n < %s; n++)", nb);
     snprintf(loop_j, sizeof loop_j, "for (int64_t j = 0; j < %lld; j++)", spk);
@@ -404,12 +793,36 @@ dy_status dy_emit_layer_norm(dy_emit_ctx *ctx, dy_error *err) {
   snprintf(cnt, sizeof cnt, "%lld", cols);
   snprintf(loop, sizeof loop, "for (int64_t j = 0; j < %lld; j++)", cols);
 
-  L("/* normalise each row of %lld over dims %d.. */", cols, ax);
+  (void)loop;
+  *ctx->uses |= DY_USES_SIMD;
+  L("/* normalise each row of %lld over dims %d.. in one sweep for the moments", cols, ax);
+  L(" * (sums of x - x[0] and of its square, in vector lanes: shifting by a");
+  L(" * sample keeps the variance exact when the mean is large) and one for y */");
   OPEN("for (int64_t r = 0; r < %s; r++) {", rows);
   L("const float *x = in0 + r * %lld;", cols);
   L("float *y = out0 + r * %lld;", cols);
-  emit_moments(ctx, 1, (const char *const[]){loop}, "x[j]", cnt, eps_lit);
-  L("%s", loop);
+  L("const float x0 = x[0];");
+  L("dy_vf s1 = dy_vset(0.0f), s2 = s1;");
+  L("int64_t j = 0;");
+  OPEN("for (; j + DY_VW <= %lld; j += DY_VW) {", cols);
+  L("const dy_vf d = dy_vsub(dy_vload(x + j), dy_vset(x0));");
+  L("s1 = dy_vadd(s1, d);");
+  L("s2 = dy_vfma(d, d, s2);");
+  CLOSE();
+  L("float t1 = dy_vsum(s1), t2 = dy_vsum(s2);");
+  OPEN("for (; j < %lld; j++) {", cols);
+  L("const float d = x[j] - x0;");
+  L("t1 += d;");
+  L("t2 += d * d;");
+  CLOSE();
+  L("const float m = x0 + t1 / %s.0f;", cnt);
+  L("const float var = (t2 - t1 * t1 / %s.0f) / %s.0f;", cnt, cnt);
+  L("const float inv = 1.0f / dy_sqrtf((var > 0.0f ? var : 0.0f) + %s);", eps_lit);
+  L("const dy_vf vm = dy_vset(m), vi = dy_vset(inv);");
+  L("for (j = 0; j + DY_VW <= %lld; j += DY_VW)", cols);
+  L("  dy_vstore(y + j, dy_vfma(dy_vmul(dy_vsub(dy_vload(x + j), vm), vi), dy_vload(in1 + j),");
+  L("                           dy_vload(in2 + j)));");
+  L("for (; j < %lld; j++)", cols);
   L("  y[j] = (x[j] - m) * inv * in1[j] + in2[j];");
   CLOSE();
   return DY_OK;

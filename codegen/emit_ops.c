@@ -79,19 +79,43 @@ static dy_status emit_unary(dy_emit_ctx *ctx, dy_error *err, bool int_ok,
   return DY_OK;
 }
 
+/* f32 activations in vector lanes (emit_simd.c): relu as a loop over
+ * dy_vrelu with the scalar form for the tail, the others through dy_act. */
+static dy_status emit_unary_vector(dy_emit_ctx *ctx, dy_error *err, const char *act) {
+  const dy_type *a = dy_emit_in_type(ctx, 0), *o = dy_emit_out_type(ctx, 0);
+  if (a->dtype != DY_F32 || o->dtype != DY_F32)
+    return dy_emit_type_error(ctx, err, DY_STATUS_DTYPE_MISMATCH, "needs f32");
+  if (!dy_ext_eq(dy_ext_range(a, 0, a->rank), dy_ext_range(o, 0, o->rank)))
+    return dy_emit_type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
+                              "input and output sizes differ");
+  char n[128];
+  dy_ext_str(ctx, dy_ext_range(o, 0, o->rank), n, sizeof n);
+  *ctx->uses |= DY_USES_SIMD;
+  if (strcmp(act, "relu") != 0) {
+    dy_emit_line(ctx, "dy_act(out0, in0, %s, DY_ACT_%s);", n, act);
+    return DY_OK;
+  }
+  dy_emit_line(ctx, "int64_t i = 0;");
+  dy_emit_line(ctx, "for (; i + DY_VW <= %s; i += DY_VW)", n);
+  dy_emit_line(ctx, "  dy_vstore(out0 + i, dy_vrelu(dy_vload(in0 + i)));");
+  dy_emit_line(ctx, "for (; i < %s; i++)", n);
+  dy_emit_line(ctx, "  out0[i] = in0[i] > 0.0f ? in0[i] : 0.0f;");
+  return DY_OK;
+}
+
 dy_status dy_emit_relu(dy_emit_ctx *ctx, dy_error *err) {
   const dy_type *a = dy_emit_in_type(ctx, 0);
   if (a->dtype == DY_I64)
     return emit_unary(ctx, err, true, "", " > 0 ? ", " : 0", true);
-  return emit_unary(ctx, err, false, "", " > 0.0f ? ", " : 0.0f", true);
+  return emit_unary_vector(ctx, err, "relu");
 }
 
 dy_status dy_emit_sigmoid(dy_emit_ctx *ctx, dy_error *err) {
-  return emit_unary(ctx, err, false, "1.0f / (1.0f + expf(-", "", "))", false);
+  return emit_unary_vector(ctx, err, "SIGMOID");
 }
 
 dy_status dy_emit_tanh(dy_emit_ctx *ctx, dy_error *err) {
-  return emit_unary(ctx, err, false, "tanhf(", "", ")", false);
+  return emit_unary_vector(ctx, err, "TANH");
 }
 
 /* ------------------------------------------------------------------ */
@@ -100,6 +124,63 @@ dy_status dy_emit_tanh(dy_emit_ctx *ctx, dy_error *err) {
 
 dy_status dy_emit_matmul(dy_emit_ctx *ctx, dy_error *err) {
   return dy_emit_matmul_epilogue(ctx, err, false, NULL, 0);
+}
+
+/* One f32 matrix product c = act(a b + in2) on the GEMM micro-kernel
+ * (emit_gemm.c): b is the packed constant in1 (pk), or is packed here into
+ * the scratch, a block of columns at a time. x is [.., M, K] (transposed:
+ * [.., K, M]), the output [.., M, N]. */
+static dy_status emit_matmul_gemm(dy_emit_ctx *ctx, dy_error *err, const dy_pack *pk,
+                                  bool tx, bool ty, bool y_vector, dy_ext M, int64_t k,
+                                  int64_t n, bool bias, const char *act, double alpha) {
+  char sM[128], sK[32], sN[32], one[] = "1";
+  dy_ext_str(ctx, M, sM, sizeof sM);
+  snprintf(sK, sizeof sK, "%lld", (long long)k);
+  snprintf(sN, sizeof sN, "%lld", (long long)n);
+  dy_gemm_call g = {.m = sM, .n = n, .k = k, .a = "a", .rsa = tx ? one : sK,
+                    .csa = tx ? sM : one, .b = "b", .c = "c", .ldc = sN,
+                    .bias = bias ? "in2" : NULL, .act = act, .alpha = alpha};
+  if (pk->kind == DY_PACK_B16) {
+    dy_emit_line(ctx, "/* b: packed at compile time, %lld panel%s of %lld x 16 */",
+                 (long long)((n + 15) / 16), n > 16 ? "s" : "", (long long)k);
+    return dy_emit_gemm_loops(ctx, err, &g);
+  }
+  if (!ctx->scratch)
+    return dy_emit_type_error(ctx, err, DY_STATUS_INVALID_ARGUMENT,
+                              "no scratch for packing the run-time operand");
+  /* run-time b: blocks of cb columns at a time, packed into the scratch */
+  int64_t cb = dy_gemm_runtime_panels(k, n) * 16;
+  bool trans = ty && !y_vector;
+  char j0[64], cexpr[80], bexpr[80];
+  g.b = "scratch";
+  g.c = cexpr;
+  if (bias)
+    g.bias = bexpr;
+  int64_t full = n / cb, rest = n % cb;
+  for (int part = 0; part < 2; part++) {
+    int64_t w = part == 0 ? (n <= cb ? n : cb) : rest;
+    if (part == 1 && (n <= cb || rest == 0))
+      break;
+    if (part == 0 && n > cb && full > 1) {
+      dy_emit_line(ctx, "for (int64_t j0 = 0; j0 < %lld; j0 += %lld) {",
+                   (long long)(full * cb), (long long)cb);
+      snprintf(j0, sizeof j0, "j0");
+    } else {
+      dy_emit_line(ctx, "{");
+      snprintf(j0, sizeof j0, "%lld", (long long)(part == 0 ? 0 : full * cb));
+    }
+    ctx->indent++;
+    snprintf(cexpr, sizeof cexpr, "c + %s", j0);
+    snprintf(bexpr, sizeof bexpr, "in2 + %s", j0);
+    g.n = w;
+    dy_emit_gemm_pack_b(ctx, "b", "scratch", k, n, trans, j0, w);
+    dy_status s = dy_emit_gemm_loops(ctx, err, &g);
+    if (s != DY_OK)
+      return s;
+    ctx->indent--;
+    dy_emit_line(ctx, "}");
+  }
+  return DY_OK;
 }
 
 /* The matmul kernel, optionally with c = act(c + in2[j]) applied to each
@@ -150,6 +231,11 @@ dy_status dy_emit_matmul_epilogue(dy_emit_ctx *ctx, dy_error *err, bool bias,
 
   dy_ext M = dy_ext_dim(m), K = dy_ext_dim(kx), N = dy_ext_dim(n);
   dy_ext xmat = dy_ext_mul(M, K), ymat = dy_ext_mul(K, N), omat = dy_ext_mul(M, N);
+  /* f32 runs on the GEMM micro-kernel; a constant y arrives packed */
+  bool gemm = o->dtype == DY_F32 && kx >= 0 && n >= 0;
+  dy_pack pk = dy_gemm_pack_of(ctx->p, ctx->op, 1);
+  if (pk.kind == DY_PACK_B16)
+    ymat = dy_ext_dim(pk.rows * ((pk.cols + 15) / 16) * 16);
 
   /* batch dims: groups that broadcast alike, as for the binary ops */
   const dy_type *in[2] = {x, y};
@@ -230,6 +316,15 @@ dy_status dy_emit_matmul_epilogue(dy_emit_ctx *ctx, dy_error *err, bool bias,
   dy_emit_line(ctx, "const %s *a = %s;", T, ptr[0].s);
   dy_emit_line(ctx, "const %s *b = %s;", T, ptr[1].s);
   dy_emit_line(ctx, "%s *c = %s;", T, ptr[2].s);
+  if (gemm) {
+    dy_status s = emit_matmul_gemm(ctx, err, &pk, tx, ty, yr == 1, M, kx, n, bias, act, alpha);
+    for (int gi = ng - 1; gi >= 0 && s == DY_OK; gi--) {
+      ctx->indent--;
+      dy_emit_line(ctx, "}");
+    }
+    ctx->indent = base;
+    return s;
+  }
 
   /* c[i][j], a[i][k] and b[k][j] as indexes into the row-major buffers */
   dy_idxbuf ci = {"", 0}, ai = {"", 0}, bi = {"", 0};
@@ -329,41 +424,77 @@ dy_status dy_emit_softmax(dy_emit_ctx *ctx, dy_error *err) {
   dy_ext_str(ctx, inner, sI, sizeof sI);
   dy_ext_str(ctx, dy_ext_mul(n, inner), sNI, sizeof sNI);
   bool in1 = dy_ext_is_one(inner);
-  char xk[160], yk[160];
-  if (in1) {
-    snprintf(xk, sizeof xk, "x[k]");
-    snprintf(yk, sizeof yk, "y[k]");
-  } else {
-    snprintf(xk, sizeof xk, "x[k * %s]", sI);
-    snprintf(yk, sizeof yk, "y[k * %s]", sI);
-  }
   int base = ctx->indent;
-  dy_emit_line(ctx, "for (int64_t o = 0; o < %s; o++) {", sO);
-  ctx->indent++;
-  if (!in1) {
-    dy_emit_line(ctx, "for (int64_t j = 0; j < %s; j++) {", sI);
-    ctx->indent++;
-    dy_emit_line(ctx, "const float *x = in0 + o * %s + j;", sNI);
-    dy_emit_line(ctx, "float *y = out0 + o * %s + j;", sNI);
-  } else {
-    dy_emit_line(ctx, "const float *x = in0 + o * %s;", sN);
-    dy_emit_line(ctx, "float *y = out0 + o * %s;", sN);
+  *ctx->uses |= DY_USES_SIMD;
+#define L(...) dy_emit_line(ctx, __VA_ARGS__)
+  if (in1) {
+    /* a contiguous row: vector max, then e = exp(x - max) stored and summed
+     * in vector lanes, then y = e / sum; the row stays in L1 throughout */
+    L("/* per row: max, exp(x - max) and its sum, then scale (vector lanes) */");
+    L("for (int64_t o = 0; o < %s; o++) {", sO);
+    L("  const float *x = in0 + o * %s;", sN);
+    L("  float *y = out0 + o * %s;", sN);
+    L("  dy_vf vm = dy_vset(x[0]), vs = dy_vset(0.0f);");
+    L("  int64_t k = 0;");
+    L("  for (; k + DY_VW <= %s; k += DY_VW)", sN);
+    L("    vm = dy_vmax(vm, dy_vload(x + k));");
+    L("  float mx = dy_vhmax(vm), sum;");
+    L("  for (; k < %s; k++)", sN);
+    L("    mx = x[k] > mx ? x[k] : mx;");
+    L("  vm = dy_vset(mx);");
+    L("  for (k = 0; k + DY_VW <= %s; k += DY_VW) {", sN);
+    L("    const dy_vf e = dy_vexp(dy_vsub(dy_vload(x + k), vm));");
+    L("    dy_vstore(y + k, e);");
+    L("    vs = dy_vadd(vs, e);");
+    L("  }");
+    L("  sum = dy_vsum(vs);");
+    L("  for (; k < %s; k++) {", sN);
+    L("    y[k] = dy_expf(x[k] - mx);");
+    L("    sum += y[k];");
+    L("  }");
+    L("  vs = dy_vset(1.0f / sum);");
+    L("  for (k = 0; k + DY_VW <= %s; k += DY_VW)", sN);
+    L("    dy_vstore(y + k, dy_vmul(dy_vload(y + k), vs));");
+    L("  for (; k < %s; k++)", sN);
+    L("    y[k] /= sum;");
+    L("}");
+    return DY_OK;
   }
-  dy_emit_line(ctx, "float mx = x[0];");
-  dy_emit_line(ctx, "for (int64_t k = 1; k < %s; k++)", sN);
-  dy_emit_line(ctx, "  if (%s > mx)", xk);
-  dy_emit_line(ctx, "    mx = %s;", xk);
-  dy_emit_line(ctx, "float sum = 0.0f;");
-  dy_emit_line(ctx, "for (int64_t k = 0; k < %s; k++) {", sN);
-  dy_emit_line(ctx, "  %s = expf(%s - mx);", yk, xk);
-  dy_emit_line(ctx, "  sum += %s;", yk);
-  dy_emit_line(ctx, "}");
-  dy_emit_line(ctx, "for (int64_t k = 0; k < %s; k++)", sN);
-  dy_emit_line(ctx, "  %s /= sum;", yk);
-  while (ctx->indent > base) {
-    ctx->indent--;
-    dy_emit_line(ctx, "}");
-  }
+  /* along a strided axis: DY_VW neighbouring columns j at a time */
+  L("/* softmax along a strided axis: DY_VW columns at a time, then the rest */");
+  L("for (int64_t o = 0; o < %s; o++) {", sO);
+  L("  int64_t j = 0;");
+  L("  for (; j + DY_VW <= %s; j += DY_VW) {", sI);
+  L("    const float *x = in0 + o * %s + j;", sNI);
+  L("    float *y = out0 + o * %s + j;", sNI);
+  L("    dy_vf vm = dy_vload(x), vs = dy_vset(0.0f);");
+  L("    for (int64_t k = 1; k < %s; k++)", sN);
+  L("      vm = dy_vmax(vm, dy_vload(x + k * %s));", sI);
+  L("    for (int64_t k = 0; k < %s; k++) {", sN);
+  L("      const dy_vf e = dy_vexp(dy_vsub(dy_vload(x + k * %s), vm));", sI);
+  L("      dy_vstore(y + k * %s, e);", sI);
+  L("      vs = dy_vadd(vs, e);");
+  L("    }");
+  L("    vs = dy_vdiv(dy_vset(1.0f), vs);");
+  L("    for (int64_t k = 0; k < %s; k++)", sN);
+  L("      dy_vstore(y + k * %s, dy_vmul(dy_vload(y + k * %s), vs));", sI, sI);
+  L("  }");
+  L("  for (; j < %s; j++) {", sI);
+  L("    const float *x = in0 + o * %s + j;", sNI);
+  L("    float *y = out0 + o * %s + j;", sNI);
+  L("    float mx = x[0], sum = 0.0f;");
+  L("    for (int64_t k = 1; k < %s; k++)", sN);
+  L("      mx = x[k * %s] > mx ? x[k * %s] : mx;", sI, sI);
+  L("    for (int64_t k = 0; k < %s; k++) {", sN);
+  L("      y[k * %s] = dy_expf(x[k * %s] - mx);", sI, sI);
+  L("      sum += y[k * %s];", sI);
+  L("    }");
+  L("    for (int64_t k = 0; k < %s; k++)", sN);
+  L("      y[k * %s] /= sum;", sI);
+  L("  }");
+  L("}");
+#undef L
+  ctx->indent = base;
   return DY_OK;
 }
 
@@ -491,9 +622,9 @@ dy_status dy_emit_full(dy_emit_ctx *ctx, dy_error *err) {
   case DY_F32: {
     float f = (float)v;
     if (isnan(f))
-      snprintf(lit, sizeof lit, "NAN");
+      snprintf(lit, sizeof lit, "DY_NAN");
     else if (isinf(f))
-      snprintf(lit, sizeof lit, "%sINFINITY", f < 0 ? "-" : "");
+      snprintf(lit, sizeof lit, "%sDY_INFINITY", f < 0 ? "-" : "");
     else
       dy_float_literal(f, lit, sizeof lit);
     break;

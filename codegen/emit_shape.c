@@ -101,9 +101,9 @@ static void value_literal(dy_dtype t, double v, char *buf, size_t n) {
     /* beyond the float range: infinity, as the eager kernel */
     float f = isfinite(v) && fabs(v) > FLT_MAX ? (v > 0 ? INFINITY : -INFINITY) : (float)v;
     if (isnan(f))
-      snprintf(buf, n, "NAN");
+      snprintf(buf, n, "DY_NAN");
     else if (isinf(f))
-      snprintf(buf, n, "%sINFINITY", f < 0 ? "-" : "");
+      snprintf(buf, n, "%sDY_INFINITY", f < 0 ? "-" : "");
     else
       dy_float_literal(f, buf, n);
   }
@@ -575,8 +575,8 @@ static dy_status emit_reduce(dy_emit_ctx *ctx, dy_error *err, reduce_kind rk) {
       dy_idx_add(ctx, &oi, dy_loop_var[k], ostr[k]);
   }
   bool f32 = o->dtype == DY_F32;
-  const char *init = rk == R_MAX ? (f32 ? "-INFINITY" : "INT64_MIN")
-                     : rk == R_MIN ? (f32 ? "INFINITY" : "INT64_MAX")
+  const char *init = rk == R_MAX ? (f32 ? "-DY_INFINITY" : "INT64_MIN")
+                     : rk == R_MIN ? (f32 ? "DY_INFINITY" : "INT64_MAX")
                                    : (f32 ? "0.0f" : "0");
   const char *T = dy_ctype(o->dtype), *O = dy_idx_str(&oi), *I = dy_idx_str(&ii);
   char sz[128], sc[128];
@@ -754,8 +754,8 @@ dy_status dy_emit_log_softmax(dy_emit_ctx *ctx, dy_error *err) {
   dy_emit_line(ctx, "    mx = %s;", v.xk);
   dy_emit_line(ctx, "float sum = 0.0f;");
   dy_emit_line(ctx, "for (int64_t k = 0; k < %s; k++)", v.sn);
-  dy_emit_line(ctx, "  sum += expf(%s - mx);", v.xk);
-  dy_emit_line(ctx, "const float lse = logf(sum);");
+  dy_emit_line(ctx, "  sum += dy_expf(%s - mx);", v.xk);
+  dy_emit_line(ctx, "const float lse = dy_logf(sum);");
   dy_emit_line(ctx, "for (int64_t k = 0; k < %s; k++)", v.sn);
   dy_emit_line(ctx, "  %s = %s - mx - lse;", yk, v.xk);
   close_to(ctx, base);

@@ -131,6 +131,65 @@ static void emit_assign(dy_emit_ctx *ctx, const char *fmt, const char *out,
 /* Elementwise n-ary ops: numpy broadcasting                           */
 /* ------------------------------------------------------------------ */
 
+/* A binary f32 op over groups gext (gbc: which input broadcasts over which
+ * group): loops over the outer groups, and over the innermost, where the
+ * output and every input that does not broadcast are contiguous, DY_VW
+ * elements at a time with vop (dy_vadd, ...), then the tail one by one. */
+static dy_status broadcast_vector(dy_emit_ctx *ctx, const char *vop, const char *fmt, int ng,
+                                  const dy_ext *gext, bool (*gbc)[4]) {
+  enum { N = 2 };
+  dy_ext stride[DY_MAX_DIMS][N + 1], acc[N + 1];
+  for (int x = 0; x <= N; x++)
+    acc[x] = dy_ext_one();
+  for (int gi = ng - 1; gi >= 0; gi--)
+    for (int x = 0; x <= N; x++) {
+      stride[gi][x] = acc[x];
+      if (x == N || !gbc[gi][x])
+        acc[x] = dy_ext_mul(acc[x], gext[gi]);
+    }
+  /* base pointers: the outer groups' index terms */
+  dy_idxbuf idx[N + 1];
+  memset(idx, 0, sizeof idx);
+  for (int gi = 0; gi < ng - 1; gi++)
+    for (int x = 0; x <= N; x++)
+      if (x == N || !gbc[gi][x])
+        dy_idx_add(ctx, &idx[x], dy_loop_var[gi], stride[gi][x]);
+  int base = ctx->indent;
+  *ctx->uses |= DY_USES_SIMD;
+  dy_emit_open_loops(ctx, ng - 1, gext, dy_loop_var);
+  dy_emit_line(ctx, "{");
+  ctx->indent++;
+  dy_idxbuf ptr;
+  for (int x = 0; x <= N; x++) {
+    char name[8];
+    snprintf(name, sizeof name, x == N ? "out0" : "in%d", x);
+    dy_ptr_plus(&ptr, name, &idx[x]);
+    dy_emit_line(ctx, "%s *%c = %s;", x == N ? "float" : "const float", x == N ? 'y' : 'a' + x,
+                 ptr.s);
+  }
+  char ext[128], ld[N][64], el[N][32];
+  dy_ext_str(ctx, gext[ng - 1], ext, sizeof ext);
+  for (int x = 0; x < N; x++) {
+    bool bc = gbc[ng - 1][x];
+    snprintf(ld[x], sizeof ld[x], bc ? "dy_vset(%c[0])" : "dy_vload(%c + i)", 'a' + x);
+    snprintf(el[x], sizeof el[x], bc ? "%c[0]" : "%c[i]", 'a' + x);
+  }
+  dy_emit_line(ctx, "int64_t i = 0;");
+  dy_emit_line(ctx, "for (; i + DY_VW <= %s; i += DY_VW)", ext);
+  dy_emit_line(ctx, "  dy_vstore(y + i, %s(%s, %s));", vop, ld[0], ld[1]);
+  dy_emit_line(ctx, "for (; i < %s; i++)", ext);
+  char rhs[128];
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+  snprintf(rhs, sizeof rhs, fmt, el[0], el[1]);
+#pragma GCC diagnostic pop
+  dy_emit_line(ctx, "  y[i] = %s;", rhs);
+  ctx->indent--;
+  dy_emit_line(ctx, "}");
+  ctx->indent = base;
+  return DY_OK;
+}
+
 static dy_status broadcast(dy_emit_ctx *ctx, dy_error *err, const char *fmt, bool let) {
   enum { MAXN = 3 };
   int n = ctx->op->n_inputs;
@@ -182,6 +241,20 @@ static dy_status broadcast(dy_emit_ctx *ctx, dy_error *err, const char *fmt, boo
       ng++;
     }
   }
+
+  /* f32 + - * /: the innermost group in vector lanes (an operand that
+   * broadcasts over it is one value in every lane), the rest one by one */
+  const char *vop = NULL;
+  static const char *const vops[][2] = {
+      {"%s + %s", "dy_vadd"}, {"%s - %s", "dy_vsub"}, {"%s * %s", "dy_vmul"}, {"%s / %s", "dy_vdiv"}};
+  bool all_f32 = o->dtype == DY_F32;
+  for (int x = 0; x < n; x++)
+    all_f32 = all_f32 && in[x]->dtype == DY_F32;
+  for (size_t v = 0; v < sizeof vops / sizeof *vops && !let && n == 2 && all_f32 && ng > 0; v++)
+    if (strcmp(fmt, vops[v][0]) == 0 && (gext[ng - 1].p > 0 || gext[ng - 1].k >= 16))
+      vop = vops[v][1];
+  if (vop)
+    return broadcast_vector(ctx, vop, fmt, ng, gext, gbc);
 
   char e[MAXN][4200];
   if (ng == 0) {

@@ -1,12 +1,26 @@
 /* driver.c - writing sources and invoking the C compiler.
  *
  * dy_build_executable writes NAME.c, NAME.h and main.c into a private
- * directory from mkdtemp, runs `$CC -std=c11 -O2 <cflags> -o OUT.tmp.<pid>
- * main.c NAME.c -lm` beside the requested output, renames the result into
- * place and removes the directory: the executable appears whole or not at
- * all. The compiler's own diagnostics go to stderr as it prints them.
+ * directory from mkdtemp, runs `$CC -std=c11 -O2 <target flags> <cflags>
+ * -o OUT.tmp.<pid> main.c NAME.c -lm` beside the requested output, renames
+ * the result into place and removes the directory: the executable appears
+ * whole or not at all. The compiler's own diagnostics go to stderr as it
+ * prints them.
+ *
+ * --target picks the instruction set, and with it the SIMD path of the
+ * generated code (codegen/emit_simd.c reads the compiler's macros):
+ *
+ *   native      -march=native: whatever this machine has (the default)
+ *   generic     no -march: the compiler's baseline (SSE2 on x86-64)
+ *   x86-64-v2   -march=x86-64-v2 (SSE4.2: the SSE2 path)
+ *   x86-64-v3   -march=x86-64-v3 (AVX2 + FMA)
+ *   x86-64-v4   -march=x86-64-v4 (AVX-512)
+ *   aarch64     -march=armv8-a (NEON); on another host the compiler is
+ *               aarch64-linux-gnu-gcc, linking -static, and the executable
+ *               runs under qemu-aarch64
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,8 +71,17 @@ dy_status dy_write_sources(const dy_codegen_output *out, const char *out_base,
 }
 
 dy_status dy_run_command(char *const argv[], dy_error *err) {
+  return dy_run_command_to(argv, NULL, err);
+}
+
+dy_status dy_run_command_to(char *const argv[], const char *stdout_path, dy_error *err) {
   pid_t pid;
-  int rc = posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  if (stdout_path)
+    posix_spawn_file_actions_addopen(&fa, 1, stdout_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
   if (rc != 0)
     return dy_error_set(err, DY_STATUS_IO, "cannot run '%s': %s", argv[0],
                         strerror(rc));
@@ -72,6 +95,45 @@ dy_status dy_run_command(char *const argv[], dy_error *err) {
                         WIFEXITED(status) ? "exit status" : "signal",
                         WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
   return DY_OK;
+}
+
+const char dy_target_names[] = "native|generic|x86-64-v2|x86-64-v3|x86-64-v4|aarch64";
+
+dy_status dy_target_flags(const char *target, const char **flags, const char **cc_default,
+                          const char **runner, dy_error *err) {
+  static const struct {
+    const char *name, *flags;
+  } targets[] = {
+      {"native", "-march=native"},       {"generic", ""},
+      {"x86-64-v2", "-march=x86-64-v2"}, {"x86-64-v3", "-march=x86-64-v3"},
+      {"x86-64-v4", "-march=x86-64-v4"}, {"aarch64", "-march=armv8-a"},
+  };
+#if defined(__aarch64__)
+  const bool cross_arm = false;
+#else
+  const bool cross_arm = true;
+#endif
+  if (!target)
+    target = "native";
+  if (cc_default)
+    *cc_default = NULL;
+  if (runner)
+    *runner = NULL;
+  for (size_t i = 0; i < sizeof targets / sizeof *targets; i++) {
+    if (strcmp(target, targets[i].name) != 0)
+      continue;
+    *flags = targets[i].flags;
+    if (strcmp(target, "aarch64") == 0 && cross_arm) {
+      *flags = "-march=armv8-a -static";
+      if (cc_default)
+        *cc_default = "aarch64-linux-gnu-gcc";
+      if (runner)
+        *runner = "qemu-aarch64";
+    }
+    return DY_OK;
+  }
+  return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT, "unknown target '%s' (one of %s)",
+                      target, dy_target_names);
 }
 
 static void remove_dir(const char *dir, const char *const *files, int n) {
@@ -110,11 +172,18 @@ dy_status dy_build_executable(const dy_codegen_output *out,
   snprintf(main_c, sizeof main_c, "%s/main.c", dir);
   snprintf(tmp_exe, sizeof tmp_exe, "%s.tmp.%ld", exe_path, (long)getpid());
 
-  /* argv: cc -std=c11 -O2 [cflags...] -o tmp main.c model.c -lm */
-  const char *cc = o->cc ? o->cc : getenv("CC");
+  /* argv: cc -std=c11 -O2 [target flags...] [cflags...] -o tmp main.c
+   * model.c -lm */
+  const char *tflags = "", *tcc = NULL;
+  if (!s)
+    s = dy_target_flags(o->target, &tflags, &tcc, NULL, err);
+  const char *cc = o->cc ? o->cc : tcc ? tcc : getenv("CC");
   if (!cc || !*cc)
     cc = "cc";
-  char *flags = strdup(o->cflags ? o->cflags : "");
+  const char *tpf = o->threads > 1 ? " -pthread" : "";
+  char *flags = malloc(strlen(tflags) + strlen(tpf) + strlen(o->cflags ? o->cflags : "") + 2);
+  if (flags)
+    sprintf(flags, "%s%s %s", tflags, tpf, o->cflags ? o->cflags : "");
   char *argv[64];
   int argc = 0;
   argv[argc++] = (char *)cc;

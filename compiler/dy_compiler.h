@@ -25,6 +25,7 @@ typedef struct {
   int n_planned;         /* vars given an offset                          */
   int n_aliased;         /* view outputs sharing their input's storage    */
   int n_in_place;        /* elementwise outputs written over their input  */
+  int n_scratch;         /* ops given kernel scratch (dy_memplan_scratch)  */
 } dy_memplan_result;
 
 /* Liveness-based placement of every intermediate in one arena (greedy,
@@ -32,6 +33,13 @@ typedef struct {
  * time; 64-byte aligned). Sets mem_offset / alias_of on the vars. */
 dy_status dy_memplan(dy_program *p, int64_t max_batch, dy_memplan_result *r,
                      dy_error *err);
+/* The same, also placing the scratch each op's kernel needs
+ * (dy_codegen_scratch_bytes, for kernels split over `threads` threads),
+ * live during that op only: scratch_offsets
+ * (caller-owned, one per op of block 0) gets its offset or -1. Pass it to
+ * dy_codegen as dy_codegen_options.scratch_offsets. */
+dy_status dy_memplan_scratch(dy_program *p, int64_t max_batch, int threads,
+                             int64_t *scratch_offsets, dy_memplan_result *r, dy_error *err);
 
 /* ---- passes/pipeline.c: passes and the pass manager ---- */
 
@@ -85,11 +93,18 @@ typedef struct {
   int64_t max_batch;        /* bound on the dynamic dim                   */
   const char *cc;           /* C compiler (NULL: $CC or "cc")             */
   const char *cflags;       /* extra flags, space separated (may be NULL) */
+  const char *target;       /* instruction set: "native" (NULL), "generic",
+                               "x86-64-v2".."x86-64-v4", "aarch64"; see
+                               dy_target_flags */
+  int threads;              /* split GEMM/conv kernels over this many
+                               pthreads (0 or 1: single-threaded code) */
   const char *command_line; /* quoted in the generated header            */
   const char *source;       /* the model's path                           */
   bool emit_main;           /* produce main.c (executables)               */
   dy_pass_options passes;   /* -O level, verify/print/dump options        */
   int64_t max_ram;          /* fail when the arena exceeds it (0: no bound) */
+  int64_t max_flash;        /* fail when the weights (NAME_WEIGHT_BYTES)
+                               exceed it (0: no bound) */
 } dy_compile_options;
 
 dy_compile_options dy_compile_options_default(void);
@@ -117,13 +132,30 @@ dy_status dy_write_sources(const dy_codegen_output *out, const char *out_base,
 dy_status dy_build_executable(const dy_codegen_output *out,
                               const dy_compile_options *o, const char *exe_path,
                               dy_error *err);
+/* The C compiler flags of a --target (the SIMD path the generated code
+ * takes follows from them), and the compiler to use when none is given
+ * (a cross compiler for aarch64 on another host). *cc_default and
+ * *runner (qemu-aarch64 when the executable cannot run here, else NULL)
+ * may be NULL. DY_STATUS_INVALID_ARGUMENT for an unknown target. */
+dy_status dy_target_flags(const char *target, const char **flags, const char **cc_default,
+                          const char **runner, dy_error *err);
+extern const char dy_target_names[];  /* "native|generic|...", for --help */
 /* Run argv (argv[0] looked up in PATH); DY_OK iff it exits 0. */
 dy_status dy_run_command(char *const argv[], dy_error *err);
+/* The same with its standard output written to stdout_path (NULL: ours). */
+dy_status dy_run_command_to(char *const argv[], const char *stdout_path, dy_error *err);
 /* Map an input/output name to a file name: every character outside
  * [A-Za-z0-9._-] becomes '_', and a leading '.' too. */
 void dy_safe_file_name(const char *name, char *buf, size_t n);
 /* Turn a path stem into a C identifier (for --name defaults). */
 void dy_c_identifier(const char *s, char *buf, size_t n);
+
+/* ---- flops.c ---- */
+
+/* Floating-point operations of op, and of the whole Program, at a batch
+ * (the rules are at the top of flops.c); for `dy2stc bench`. */
+int64_t dy_op_flops(const dy_program *p, const dy_op *op, int64_t batch);
+int64_t dy_program_flops(const dy_program *p, int64_t batch);
 
 /* ---- frontends/onnx.c, frontends/load.c: the ONNX frontend ---------- */
 /* (section owned by the ONNX frontend; see compiler/frontends/onnx.c)     */
@@ -141,7 +173,9 @@ typedef struct {
 typedef struct {
   int64_t opset;                     /* the default domain's opset      */
   int needs_const_input;             /* on failure: index of a graph input
-                                        that had to be a constant, or -1 */
+                                        that had to be a constant (or that
+                                        a value which had to be depends on),
+                                        or -1 */
   char needs_const_name[256];
 } dy_onnx_info;
 

@@ -2,12 +2,15 @@
  *
  *   dy2stc compile MODEL [-o OUT] [--emit exe|c] [--name NAME] [--max-batch N]
  *                        [--cc CC] [--cflags FLAGS] [--report] [--max-ram B]
+ *                        [--max-flash B] [--target T] [--threads N]
  *                        [-O0|-O1|-O2] [--verify-each] [--print-after=P|all]
  *                        [--print-before=P] [--dump-dir DIR]
  *   dy2stc run     MODEL --input NAME=FILE.npy ... [--output-dir DIR]
  *   dy2stc show    MODEL [--dot]
  *   dy2stc check   MODEL --input NAME=FILE.npy ... [--max-batch N] [--rtol R] [--atol A]
  *   dy2stc compare A.npy B.npy [--rtol R] [--atol A] [--limit N]
+ *   dy2stc bench   MODEL [--batch N] [--runs N] [--threads N] [--per-op]
+ *                  (bench.c)
  *
  * MODEL is NAME.dymodel (with NAME.dyparams beside it) or an ONNX model
  * (NAME.onnx; see compiler/frontends/load.c). Every subcommand
@@ -25,6 +28,9 @@
 #include "dy_compiler.h"
 
 static const char *prog = "dy2stc";
+
+/* bench.c: `dy2stc bench` (returns the exit status). */
+int dy_cli_bench(int argc, char **argv);
 
 static int fail(const dy_error *err) {
   char line[1024];
@@ -159,8 +165,14 @@ static const char compile_help[] =
     "  --max-batch N     bound on the dynamic batch dim (default 64)\n"
     "  --cc CC           C compiler (default: $CC, else cc)\n"
     "  --cflags FLAGS    extra compiler flags\n"
+    "  --target T        instruction set, and so the SIMD path of the kernels:\n"
+    "                    native (default: this machine), generic, x86-64-v2,\n"
+    "                    x86-64-v3 (AVX2+FMA), x86-64-v4 (AVX-512), aarch64\n"
+    "  --threads N       split the GEMM and convolution kernels over N threads\n"
+    "                    (pthreads; default 1: no thread code at all)\n"
     "  --report          print ops, arena bytes, its lower bound, weight bytes\n"
     "  --max-ram BYTES   fail when the arena would exceed BYTES\n"
+    "  --max-flash BYTES fail when the weights would exceed BYTES\n"
     "  -O0, -O1, -O2     optimisation level (default -O2; -O0 runs no pass)\n"
     "  --verify-each     verify the Program after every pass (on in debug builds)\n"
     "  --print-before=P, --print-after=P   print the Program around pass P (or all)\n"
@@ -264,6 +276,9 @@ static int cmd_compile(int argc, char **argv) {
     } else if (strcmp(a, "--max-ram") == 0 && has) {
       if (!parse_i64(argv[++i], &o.max_ram))
         return usage_error("compile", "--max-ram needs a positive byte count, not '%s'", argv[i]);
+    } else if (strcmp(a, "--max-flash") == 0 && has) {
+      if (!parse_i64(argv[++i], &o.max_flash))
+        return usage_error("compile", "--max-flash needs a positive byte count, not '%s'", argv[i]);
     } else if (strcmp(a, "-o") == 0 && has) {
       out = argv[++i];
     } else if (strcmp(a, "--emit") == 0 && has) {
@@ -279,6 +294,17 @@ static int cmd_compile(int argc, char **argv) {
       o.cc = argv[++i];
     } else if (strcmp(a, "--cflags") == 0 && has) {
       o.cflags = argv[++i];
+    } else if (strcmp(a, "--target") == 0 && has) {
+      o.target = argv[++i];
+      const char *f;
+      if (dy_target_flags(o.target, &f, NULL, NULL, NULL))
+        return usage_error("compile", "--target takes native, generic, x86-64-v2, x86-64-v3, "
+                                      "x86-64-v4 or aarch64, not '%s'", o.target);
+    } else if (strcmp(a, "--threads") == 0 && has) {
+      int64_t t;
+      if (!parse_i64(argv[++i], &t) || t > 64)
+        return usage_error("compile", "--threads needs a count from 1 to 64, not '%s'", argv[i]);
+      o.threads = (int)t;
     } else if (strcmp(a, "--report") == 0) {
       report = true;
     } else if (a[0] == '-') {
@@ -571,7 +597,8 @@ static const char check_help[] =
     "  --max-batch N   bound compiled in (default 64)\n"
     "  --rtol R        relative tolerance (default 1e-5)\n"
     "  --atol A        absolute tolerance (default 1e-6)\n"
-    "  --cc CC, --cflags FLAGS, -O0/-O1/-O2   as for compile\n";
+    "  --cc CC, --cflags FLAGS, --target T, --threads N, -O0/-O1/-O2   as for compile\n"
+    "                  (--target aarch64 runs the executable under qemu-aarch64)\n";
 
 static int cmd_check(int argc, char **argv) {
   const char *model = NULL;
@@ -609,6 +636,17 @@ static int cmd_check(int argc, char **argv) {
       o.cc = argv[++i];
     } else if (strcmp(a, "--cflags") == 0 && has) {
       o.cflags = argv[++i];
+    } else if (strcmp(a, "--target") == 0 && has) {
+      o.target = argv[++i];
+      const char *f;
+      if (dy_target_flags(o.target, &f, NULL, NULL, NULL))
+        rc = usage_error("check", "unknown --target '%s'", o.target);
+    } else if (strcmp(a, "--threads") == 0 && has) {
+      int64_t t;
+      if (!parse_i64(argv[++i], &t) || t > 64)
+        rc = usage_error("check", "bad --threads '%s'", argv[i]);
+      else
+        o.threads = (int)t;
     } else if (a[0] == '-') {
       rc = usage_error("check", "unknown or incomplete option '%s'", a);
     } else if (!model) {
@@ -649,10 +687,14 @@ static int cmd_check(int argc, char **argv) {
   if (!s)
     s = dy_build_executable(&co, &o, exe, &err);
   if (!s) {
-    /* argv: exe --input name=file ... --output-dir dir */
-    char *args[2 * DY_MAX_FEEDS + 4];
+    /* argv: [runner] exe --input name=file ... --output-dir dir */
+    char *args[2 * DY_MAX_FEEDS + 5];
     char spec[DY_MAX_FEEDS][4200];
     int n = 0;
+    const char *tf, *runner = NULL;
+    dy_target_flags(o.target, &tf, NULL, &runner, NULL);
+    if (runner)
+      args[n++] = (char *)runner;
     args[n++] = exe;
     for (int i = 0; i < ia.n; i++) {
       const char *nm = ia.name[i] ? ia.name[i] : p->vars[p->feeds[i]]->name;
@@ -706,6 +748,7 @@ static const char main_help[] =
     "  show      print a .dymodel as text or Graphviz\n"
     "  check     compare the static executor with the compiled executable\n"
     "  compare   compare two .npy files\n"
+    "  bench     compile a model and time it (median, min, GFLOP/s)\n"
     "  --version print the version\n"
     "MODEL is NAME.dymodel (with NAME.dyparams) or an ONNX model, NAME.onnx\n";
 
@@ -733,6 +776,8 @@ int main(int argc, char **argv) {
     return cmd_check(argc, argv);
   if (strcmp(cmd, "compare") == 0)
     return cmd_compare(argc, argv);
+  if (strcmp(cmd, "bench") == 0)
+    return dy_cli_bench(argc, argv);
   fprintf(stderr, "%s: unknown command '%s' (see '%s --help')\n", prog, cmd, prog);
   return 2;
 }

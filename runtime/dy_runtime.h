@@ -348,6 +348,7 @@ dy_status dy_npy_write(const char *path, const dy_tensor *t, dy_error *err);
 /* The op families' entry points and layers. */
 #include "dy_nn.h"
 #include "dy_math.h"
+#include "dy_extra.h"
 #include "dy_shape.h"
 
 #endif /* DY_RUNTIME_H */

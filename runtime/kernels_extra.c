@@ -1,1 +1,755 @@
-/* placeholder: being written */
+/* kernels_extra.c - reference kernels of the extra family
+ * (ir/ops_extra.def). Shape and attribute rules are ir/infer_extra.c's;
+ * every kernel re-runs inference on its inputs first, so what follows may
+ * trust the attributes.
+ *
+ * Each formula here is written in exactly the words codegen/emit_extra.c
+ * prints into the generated C (same libm calls, same order of operations,
+ * the same iteration order for scatters, where the order decides which
+ * write wins), so eager and compiled results agree. Change one, change the
+ * other.
+ *
+ *   sin .. atan      libm's sinf, cosf, tanf, asinf, acosf, atanf (the
+ *                    generated C has no libm: its own polynomials, a few
+ *                    ulp away; see emit_extra.c)
+ *   mod              fmod 1: fmodf / C's %; fmod 0: the same, then the
+ *                    divisor added when the signs differ (Python %). i64:
+ *                    a remainder by 0 or -1 is 0 (no trap, no overflow).
+ *   reduce_prod      products in the input's C order; i64 wraps
+ *   cumsum           running sums along the axis in float / wrapping i64
+ *   gather_elements, gather_nd, scatter_elements, scatter_nd
+ *                    every index is checked before anything is written; an
+ *                    index out of [-n, n) is DY_STATUS_INVALID_ARGUMENT.
+ *                    Scatters walk the updates in C order.
+ *   top_k            k passes of a selection: pass j picks the best element
+ *                    that ranks after pass j-1's pick, in the order
+ *                    (value, then lower index first), NaN above any number
+ *   det              LU with partial pivoting in double
+ */
+#include <math.h>
+#include <string.h>
+
+#include "kernels_internal.h"
+
+#define op_name(op) dy_op_name((op)->kind)
+
+/* Arity, tensor health, and the output's type against inference; the
+ * output may not alias an input. */
+static dy_status kcheck(const dy_op *op, dy_tensor *const *in, int n_in, int want_in,
+                        dy_tensor *const *out, dy_error *err) {
+  dy_status s = dy_kcheck_io(op, in, n_in, want_in, out, err);
+  if (s != DY_OK)
+    return s;
+  dy_type t[4], want;
+  for (int i = 0; i < n_in; i++)
+    t[i] = in[i]->type;
+  if ((s = dy_infer(op, t, n_in, &want, err)) != DY_OK)
+    return s;
+  if (!dy_type_equal(&want, &out[0]->type))
+    return dy_kshape_error(op, "output", &out[0]->type, &want, err);
+  if (dy_type_numel(&want) > 0)
+    for (int i = 0; i < n_in; i++)
+      if (in[i]->data == out[0]->data)
+        return dy_error_at(err, op, DY_STATUS_INTERNAL, "%s: output aliases input %d",
+                           op_name(op), i);
+  return DY_OK;
+}
+
+/* [outer, n, inner] around axis of t. */
+static void around_axis(const dy_type *t, int ax, int64_t *outer, int64_t *n,
+                        int64_t *inner) {
+  *outer = *inner = 1;
+  for (int d = 0; d < ax; d++)
+    *outer *= t->shape[d];
+  *n = t->shape[ax];
+  for (int d = ax + 1; d < t->rank; d++)
+    *inner *= t->shape[d];
+}
+
+static int norm_axis(int64_t axis, int rank) {
+  return (int)(axis < 0 ? axis + rank : axis);
+}
+
+/* ------------------------------------------------------------------ */
+/* trigonometry                                                        */
+/* ------------------------------------------------------------------ */
+
+static dy_status map_f32(const dy_op *op, dy_tensor *const *in, int n_in,
+                         dy_tensor *const *out, float (*f)(float), dy_error *err) {
+  dy_status s = dy_kunary_check(op, in, n_in, out, err);
+  if (s != DY_OK)
+    return s;
+  const float *x = in[0]->data;
+  float *y = out[0]->data;
+  int64_t n = dy_tensor_numel(in[0]);
+  for (int64_t i = 0; i < n; i++)
+    y[i] = f(x[i]);
+  return DY_OK;
+}
+
+#define TRIG(name)                                                              \
+  dy_status dy_kernel_##name(const dy_op *op, dy_tensor *const *in, int n_in,   \
+                             dy_tensor *const *out, dy_error *err) {            \
+    return map_f32(op, in, n_in, out, name##f, err);                            \
+  }
+TRIG(sin)
+TRIG(cos)
+TRIG(tan)
+TRIG(asin)
+TRIG(acos)
+TRIG(atan)
+
+/* ------------------------------------------------------------------ */
+/* mod                                                                 */
+/* ------------------------------------------------------------------ */
+
+/* Keep each EXPR identical to its string in codegen/emit_extra.c. */
+DEFINE_BINARY_LOOP(fmod_f32, float, fmodf(x, y))
+DEFINE_BINARY_LOOP(pymod_f32, float,
+                   fmodf(x, y) != 0.0f && (fmodf(x, y) < 0.0f) != (y < 0.0f)
+                       ? fmodf(x, y) + y
+                       : fmodf(x, y))
+DEFINE_BINARY_LOOP(fmod_i64, int64_t, y == 0 || y == -1 ? 0 : x % y)
+DEFINE_BINARY_LOOP(pymod_i64, int64_t,
+                   y == 0 || y == -1 ? 0
+                   : x % y != 0 && (x % y < 0) != (y < 0) ? x % y + y
+                                                          : x % y)
+
+dy_status dy_kernel_mod(const dy_op *op, dy_tensor *const *in, int n_in,
+                        dy_tensor *const *out, dy_error *err) {
+  dy_type t[2] = {in && n_in == 2 && in[0] ? in[0]->type : (dy_type){0},
+                  in && n_in == 2 && in[1] ? in[1]->type : (dy_type){0}};
+  dy_type want;
+  dy_status s = dy_infer(op, t, 2, &want, err);
+  if (s != DY_OK)
+    return s;
+  bool c = dy_op_attr_int_or(op, "fmod", 1) != 0;
+  return dy_kbinary(op, in, n_in, out, c ? fmod_f32 : pymod_f32, c ? fmod_i64 : pymod_i64,
+                    err);
+}
+
+/* ------------------------------------------------------------------ */
+/* reduce_prod, cumsum                                                 */
+/* ------------------------------------------------------------------ */
+
+dy_status dy_kernel_reduce_prod(const dy_op *op, dy_tensor *const *in, int n_in,
+                                dy_tensor *const *out, dy_error *err) {
+  dy_status s = kcheck(op, in, n_in, 1, out, err);
+  if (s != DY_OK)
+    return s;
+  const dy_type *ti = &in[0]->type;
+  const int64_t *axes;
+  int na;
+  dy_op_attr_ints(op, "axes", &axes, &na, NULL);
+  unsigned mask = na ? 0 : ~0u;
+  for (int i = 0; i < na; i++)
+    mask |= 1u << norm_axis(axes[i], ti->rank);
+  /* the output stride of each input dim: 0 where reduced */
+  int64_t ostr[DY_MAX_DIMS], acc = 1;
+  for (int d = ti->rank - 1; d >= 0; d--) {
+    ostr[d] = mask >> d & 1u ? 0 : acc;
+    acc *= mask >> d & 1u ? 1 : ti->shape[d];
+  }
+  int64_t n = dy_tensor_numel(in[0]), no = dy_tensor_numel(out[0]);
+  int64_t c[DY_MAX_DIMS] = {0}, o = 0;
+  bool f32 = ti->dtype == DY_F32;
+  float *yf = out[0]->data;
+  int64_t *yi = out[0]->data;
+  for (int64_t i = 0; i < no; i++) {
+    if (f32)
+      yf[i] = 1.0f;
+    else
+      yi[i] = 1;
+  }
+  for (int64_t k = 0; k < n; k++) {
+    if (f32)
+      yf[o] *= ((const float *)in[0]->data)[k];
+    else
+      yi[o] = (int64_t)((uint64_t)yi[o] * (uint64_t)((const int64_t *)in[0]->data)[k]);
+    for (int d = ti->rank - 1; d >= 0; d--) {
+      o += ostr[d];
+      if (++c[d] < ti->shape[d])
+        break;
+      o -= ostr[d] * ti->shape[d];
+      c[d] = 0;
+    }
+  }
+  return DY_OK;
+}
+
+dy_status dy_kernel_cumsum(const dy_op *op, dy_tensor *const *in, int n_in,
+                           dy_tensor *const *out, dy_error *err) {
+  dy_status s = kcheck(op, in, n_in, 1, out, err);
+  if (s != DY_OK)
+    return s;
+  const dy_type *t = &in[0]->type;
+  int64_t outer, n, inner;
+  around_axis(t, norm_axis(dy_op_attr_int_or(op, "axis", 0), t->rank), &outer, &n, &inner);
+  bool ex = dy_op_attr_int_or(op, "exclusive", 0), rev = dy_op_attr_int_or(op, "reverse", 0);
+  bool f32 = t->dtype == DY_F32;
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t j = 0; j < inner; j++) {
+      float af = 0.0f;
+      int64_t ai = 0;
+      for (int64_t q = 0; q < n; q++) {
+        int64_t k = rev ? n - 1 - q : q, at = (o * n + k) * inner + j;
+        if (f32) {
+          const float v = ((const float *)in[0]->data)[at];
+          if (ex) {
+            ((float *)out[0]->data)[at] = af;
+            af += v;
+          } else {
+            af += v;
+            ((float *)out[0]->data)[at] = af;
+          }
+        } else {
+          const int64_t v = ((const int64_t *)in[0]->data)[at];
+          if (ex) {
+            ((int64_t *)out[0]->data)[at] = ai;
+            ai = (int64_t)((uint64_t)ai + (uint64_t)v);
+          } else {
+            ai = (int64_t)((uint64_t)ai + (uint64_t)v);
+            ((int64_t *)out[0]->data)[at] = ai;
+          }
+        }
+      }
+    }
+  return DY_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* gather_elements, scatter_elements                                   */
+/* ------------------------------------------------------------------ */
+
+/* Check every index of idx against n; report the first bad one. */
+static dy_status check_indices(const dy_op *op, const int64_t *idx, int64_t count,
+                               int64_t n, int64_t every, const int64_t *dims,
+                               dy_error *err) {
+  for (int64_t j = 0; j < count; j++) {
+    int64_t lim = dims ? dims[j % every] : n;
+    if (idx[j] < -lim || idx[j] >= lim)
+      return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                         "%s: index %lld (element %lld of the index) is out of range "
+                         "for an extent of %lld", op_name(op), (long long)idx[j],
+                         (long long)j, (long long)lim);
+  }
+  return DY_OK;
+}
+
+/* The data offset of each index element: walk idx in C order keeping the
+ * offset of its position in x (the axis term comes from the index). */
+typedef struct {
+  int rank, ax;
+  int64_t ishape[DY_MAX_DIMS], xstr[DY_MAX_DIMS];
+  int64_t c[DY_MAX_DIMS], base; /* position in idx; x offset without the axis */
+} elem_walk;
+
+static void elem_walk_init(elem_walk *w, const dy_type *x, const dy_type *idx, int ax) {
+  memset(w, 0, sizeof *w);
+  w->rank = x->rank;
+  w->ax = ax;
+  dy_contiguous_strides(x->rank, x->shape, w->xstr);
+  for (int d = 0; d < x->rank; d++)
+    w->ishape[d] = idx->shape[d];
+}
+
+static void elem_walk_next(elem_walk *w) {
+  for (int d = w->rank - 1; d >= 0; d--) {
+    if (d != w->ax)
+      w->base += w->xstr[d];
+    if (++w->c[d] < w->ishape[d])
+      return;
+    if (d != w->ax)
+      w->base -= w->xstr[d] * w->ishape[d];
+    w->c[d] = 0;
+  }
+}
+
+dy_status dy_kernel_gather_elements(const dy_op *op, dy_tensor *const *in, int n_in,
+                                    dy_tensor *const *out, dy_error *err) {
+  dy_status s = kcheck(op, in, n_in, 2, out, err);
+  if (s != DY_OK)
+    return s;
+  const dy_type *x = &in[0]->type, *ti = &in[1]->type;
+  int ax = norm_axis(dy_op_attr_int_or(op, "axis", 0), x->rank);
+  int64_t dim = x->shape[ax], n = dy_type_numel(ti);
+  const int64_t *idx = in[1]->data;
+  if ((s = check_indices(op, idx, n, dim, 1, NULL, err)))
+    return s;
+  elem_walk w;
+  elem_walk_init(&w, x, ti, ax);
+  size_t es = dy_dtype_size(x->dtype);
+  for (int64_t j = 0; j < n; j++, elem_walk_next(&w)) {
+    int64_t k = idx[j] < 0 ? idx[j] + dim : idx[j];
+    memcpy((char *)out[0]->data + (size_t)j * es,
+           (const char *)in[0]->data + (size_t)(w.base + k * w.xstr[ax]) * es, es);
+  }
+  return DY_OK;
+}
+
+typedef enum { RED_NONE, RED_ADD, RED_MUL, RED_MAX, RED_MIN } red_kind;
+
+static red_kind reduction_of(const dy_op *op) {
+  const dy_attr *a = dy_op_find_attr(op, "reduction");
+  const char *r = a && a->s ? a->s : "none";
+  return strcmp(r, "add") == 0   ? RED_ADD
+         : strcmp(r, "mul") == 0 ? RED_MUL
+         : strcmp(r, "max") == 0 ? RED_MAX
+         : strcmp(r, "min") == 0 ? RED_MIN
+                                 : RED_NONE;
+}
+
+/* dst[0] = combine(dst[0], src[0]) for one element of dtype t. The
+ * expressions are emit_extra.c's COMBINE strings. */
+static void combine(red_kind r, dy_dtype t, void *dst, const void *src) {
+  if (t == DY_F32) {
+    float *d = dst, v = *(const float *)src;
+    switch (r) {
+    case RED_NONE: *d = v; break;
+    case RED_ADD: *d = *d + v; break;
+    case RED_MUL: *d = *d * v; break;
+    case RED_MAX: *d = v > *d || v != v ? v : *d; break;
+    case RED_MIN: *d = v < *d || v != v ? v : *d; break;
+    }
+  } else if (t == DY_I64) {
+    int64_t *d = dst, v = *(const int64_t *)src;
+    switch (r) {
+    case RED_NONE: *d = v; break;
+    case RED_ADD: *d = (int64_t)((uint64_t)*d + (uint64_t)v); break;
+    case RED_MUL: *d = (int64_t)((uint64_t)*d * (uint64_t)v); break;
+    case RED_MAX: *d = v > *d ? v : *d; break;
+    case RED_MIN: *d = v < *d ? v : *d; break;
+    }
+  } else {
+    uint8_t *d = dst, v = *(const uint8_t *)src;
+    switch (r) {
+    case RED_NONE: *d = v; break;
+    case RED_ADD: case RED_MAX: *d = *d || v; break;
+    case RED_MUL: case RED_MIN: *d = *d && v; break;
+    }
+  }
+}
+
+dy_status dy_kernel_scatter_elements(const dy_op *op, dy_tensor *const *in, int n_in,
+                                     dy_tensor *const *out, dy_error *err) {
+  dy_status s = kcheck(op, in, n_in, 3, out, err);
+  if (s != DY_OK)
+    return s;
+  const dy_type *x = &in[0]->type, *ti = &in[1]->type;
+  int ax = norm_axis(dy_op_attr_int_or(op, "axis", 0), x->rank);
+  int64_t dim = x->shape[ax], n = dy_type_numel(ti);
+  const int64_t *idx = in[1]->data;
+  if ((s = check_indices(op, idx, n, dim, 1, NULL, err)))
+    return s;
+  size_t es = dy_dtype_size(x->dtype);
+  memcpy(out[0]->data, in[0]->data, (size_t)dy_type_numel(x) * es);
+  red_kind r = reduction_of(op);
+  elem_walk w;
+  elem_walk_init(&w, x, ti, ax);
+  for (int64_t j = 0; j < n; j++, elem_walk_next(&w)) {
+    int64_t k = idx[j] < 0 ? idx[j] + dim : idx[j];
+    combine(r, x->dtype, (char *)out[0]->data + (size_t)(w.base + k * w.xstr[ax]) * es,
+            (const char *)in[2]->data + (size_t)j * es);
+  }
+  return DY_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* gather_nd, scatter_nd                                               */
+/* ------------------------------------------------------------------ */
+
+/* The geometry of tuple indexing: batch count nb, tuples per batch m, k
+ * entries per tuple, slice size sl; x's batch stride and the stride of
+ * each tuple entry; the extent each entry indexes. */
+typedef struct {
+  int64_t nb, m, k, sl, xbatch;
+  int64_t tstr[DY_MAX_DIMS], tdim[DY_MAX_DIMS];
+} nd_geom;
+
+static void nd_geom_of(const dy_type *x, const dy_type *idx, int b, nd_geom *g) {
+  int q = idx->rank;
+  g->k = idx->shape[q - 1];
+  g->nb = g->m = g->sl = g->xbatch = 1;
+  for (int d = 0; d < b; d++)
+    g->nb *= idx->shape[d];
+  for (int d = b; d < q - 1; d++)
+    g->m *= idx->shape[d];
+  for (int d = b + (int)g->k; d < x->rank; d++)
+    g->sl *= x->shape[d];
+  for (int d = b; d < x->rank; d++)
+    g->xbatch *= x->shape[d];
+  int64_t st = g->sl;
+  for (int j = (int)g->k - 1; j >= 0; j--) {
+    g->tstr[j] = st;
+    g->tdim[j] = x->shape[b + j];
+    st *= x->shape[b + j];
+  }
+}
+
+/* The x offset of tuple t (k entries, negatives counted from the end). */
+static int64_t nd_offset(const nd_geom *g, const int64_t *t) {
+  int64_t off = 0;
+  for (int j = 0; j < g->k; j++)
+    off += (t[j] < 0 ? t[j] + g->tdim[j] : t[j]) * g->tstr[j];
+  return off;
+}
+
+dy_status dy_kernel_gather_nd(const dy_op *op, dy_tensor *const *in, int n_in,
+                              dy_tensor *const *out, dy_error *err) {
+  dy_status s = kcheck(op, in, n_in, 2, out, err);
+  if (s != DY_OK)
+    return s;
+  const dy_type *x = &in[0]->type;
+  nd_geom g;
+  nd_geom_of(x, &in[1]->type, (int)dy_op_attr_int_or(op, "batch_dims", 0), &g);
+  const int64_t *idx = in[1]->data;
+  if ((s = check_indices(op, idx, g.nb * g.m * g.k, 0, g.k, g.tdim, err)))
+    return s;
+  size_t es = dy_dtype_size(x->dtype), row = (size_t)g.sl * es;
+  for (int64_t bi = 0; bi < g.nb; bi++)
+    for (int64_t mi = 0; mi < g.m; mi++) {
+      int64_t t = bi * g.m + mi;
+      memcpy((char *)out[0]->data + (size_t)t * row,
+             (const char *)in[0]->data +
+                 (size_t)(bi * g.xbatch + nd_offset(&g, idx + t * g.k)) * es,
+             row);
+    }
+  return DY_OK;
+}
+
+dy_status dy_kernel_scatter_nd(const dy_op *op, dy_tensor *const *in, int n_in,
+                               dy_tensor *const *out, dy_error *err) {
+  dy_status s = kcheck(op, in, n_in, 3, out, err);
+  if (s != DY_OK)
+    return s;
+  const dy_type *x = &in[0]->type;
+  nd_geom g;
+  nd_geom_of(x, &in[1]->type, 0, &g);
+  const int64_t *idx = in[1]->data;
+  if ((s = check_indices(op, idx, g.m * g.k, 0, g.k, g.tdim, err)))
+    return s;
+  size_t es = dy_dtype_size(x->dtype);
+  memcpy(out[0]->data, in[0]->data, (size_t)dy_type_numel(x) * es);
+  red_kind r = reduction_of(op);
+  for (int64_t mi = 0; mi < g.m; mi++) {
+    int64_t off = nd_offset(&g, idx + mi * g.k);
+    for (int64_t i = 0; i < g.sl; i++)
+      combine(r, x->dtype, (char *)out[0]->data + (size_t)(off + i) * es,
+              (const char *)in[2]->data + (size_t)(mi * g.sl + i) * es);
+  }
+  return DY_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* top_k                                                               */
+/* ------------------------------------------------------------------ */
+
+/* Does (a, ia) rank before (b, ib)? Values first (NaN above any number),
+ * then the lower index. The words of emit_extra.c's DY_TOPK_BEFORE. */
+#define BEFORE_LARGEST(a, ia, b, ib)                                         \
+  ((a) != (a) || (b) != (b) ? ((a) != (a) && (b) != (b) ? (ia) < (ib) : (a) != (a)) \
+   : (a) != (b)             ? (a) > (b)                                      \
+                            : (ia) < (ib))
+#define BEFORE_SMALLEST(a, ia, b, ib)                                        \
+  ((a) != (a) || (b) != (b) ? ((a) != (a) && (b) != (b) ? (ia) < (ib) : (b) != (b)) \
+   : (a) != (b)             ? (a) < (b)                                      \
+                            : (ia) < (ib))
+
+/* i64: no NaN. */
+#define BEFORE_LARGEST_I(a, ia, b, ib) ((a) != (b) ? (a) > (b) : (ia) < (ib))
+#define BEFORE_SMALLEST_I(a, ia, b, ib) ((a) != (b) ? (a) < (b) : (ia) < (ib))
+
+/* One row x[i * inner], i < n: the k best indices into y[q * inner]. */
+#define TOPK_ROW(T, BEFORE)                                                  \
+  do {                                                                       \
+    const T *x = (const T *)in[0]->data + o * n * inner + j;                 \
+    int64_t prev = -1;                                                       \
+    for (int64_t q = 0; q < k; q++) {                                        \
+      int64_t best = -1;                                                     \
+      for (int64_t i = 0; i < n; i++) {                                      \
+        if (prev >= 0 && !BEFORE(x[prev * inner], prev, x[i * inner], i))    \
+          continue;                                                          \
+        if (best < 0 || BEFORE(x[i * inner], i, x[best * inner], best))      \
+          best = i;                                                          \
+      }                                                                      \
+      y[(o * k + q) * inner + j] = best;                                     \
+      prev = best;                                                           \
+    }                                                                        \
+  } while (0)
+
+dy_status dy_kernel_top_k(const dy_op *op, dy_tensor *const *in, int n_in,
+                          dy_tensor *const *out, dy_error *err) {
+  dy_status s = kcheck(op, in, n_in, 1, out, err);
+  if (s != DY_OK)
+    return s;
+  const dy_type *t = &in[0]->type;
+  int64_t outer, n, inner, k = dy_op_attr_int_or(op, "k", 1);
+  around_axis(t, norm_axis(dy_op_attr_int_or(op, "axis", -1), t->rank), &outer, &n, &inner);
+  bool largest = dy_op_attr_int_or(op, "largest", 1) != 0, f32 = t->dtype == DY_F32;
+  int64_t *y = out[0]->data;
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t j = 0; j < inner; j++) {
+      if (f32 && largest)
+        TOPK_ROW(float, BEFORE_LARGEST);
+      else if (f32)
+        TOPK_ROW(float, BEFORE_SMALLEST);
+      else if (largest)
+        TOPK_ROW(int64_t, BEFORE_LARGEST_I);
+      else
+        TOPK_ROW(int64_t, BEFORE_SMALLEST_I);
+    }
+  return DY_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* det                                                                 */
+/* ------------------------------------------------------------------ */
+
+dy_status dy_kernel_det(const dy_op *op, dy_tensor *const *in, int n_in,
+                        dy_tensor *const *out, dy_error *err) {
+  dy_status s = kcheck(op, in, n_in, 1, out, err);
+  if (s != DY_OK)
+    return s;
+  const dy_type *t = &in[0]->type;
+  int64_t n = t->shape[t->rank - 1], count = dy_tensor_numel(out[0]);
+  double a[64 * 64];
+  for (int64_t m = 0; m < count; m++) {
+    const float *x = (const float *)in[0]->data + m * n * n;
+    for (int64_t i = 0; i < n * n; i++)
+      a[i] = x[i];
+    double det = 1.0;
+    for (int64_t c = 0; c < n; c++) {
+      int64_t p = c;
+      for (int64_t r = c + 1; r < n; r++)
+        if ((a[r * n + c] < 0.0 ? -a[r * n + c] : a[r * n + c]) >
+            (a[p * n + c] < 0.0 ? -a[p * n + c] : a[p * n + c]))
+          p = r;
+      if (a[p * n + c] == 0.0) {
+        det = 0.0;
+        break;
+      }
+      if (p != c) {
+        for (int64_t j = 0; j < n; j++) {
+          double v = a[c * n + j];
+          a[c * n + j] = a[p * n + j];
+          a[p * n + j] = v;
+        }
+        det = -det;
+      }
+      det *= a[c * n + c];
+      for (int64_t r = c + 1; r < n; r++) {
+        double f = a[r * n + c] / a[c * n + c];
+        for (int64_t j = c + 1; j < n; j++)
+          a[r * n + j] -= f * a[c * n + j];
+      }
+    }
+    ((float *)out[0]->data)[m] = (float)det;
+  }
+  return DY_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* grid_sample                                                         */
+/* ------------------------------------------------------------------ */
+
+/* The formulas of emit_extra.c's grid_sample, function by function. */
+enum { GS_ZEROS, GS_BORDER, GS_REFLECTION };
+
+/* A coordinate safe to convert to int64_t: within +-1e7, NaN to -1e7. */
+static float gs_safe(float v) { return v > -1e7f ? (v < 1e7f ? v : 1e7f) : -1e7f; }
+
+/* Normalised g in [-1, 1] to a pixel coordinate along an extent of n. */
+static float gs_unnormalize(float g, int64_t n, bool ac) {
+  return ac ? (g + 1.0f) * 0.5f * (float)(n - 1) : ((g + 1.0f) * (float)n - 1.0f) * 0.5f;
+}
+
+/* v reflected into [lo2 / 2, hi2 / 2] (PyTorch's reflect_coordinates). */
+static float gs_reflect(float v, float lo2, float hi2) {
+  if (lo2 == hi2)
+    return 0.0f;
+  const float mn = lo2 * 0.5f, span = (hi2 - lo2) * 0.5f;
+  const float a = v - mn < 0.0f ? mn - v : v - mn;
+  const float flips = floorf(a / span);
+  const float extra = a - flips * span;
+  return flips - 2.0f * floorf(flips * 0.5f) == 0.0f ? extra + mn : span - extra + mn;
+}
+
+/* The padding mode's transform of a coordinate along an extent of n. */
+static float gs_pad(float v, int64_t n, int pad, bool ac) {
+  if (pad == GS_REFLECTION)
+    v = ac ? gs_reflect(v, 0.0f, (float)(2 * (n - 1))) : gs_reflect(v, -1.0f, (float)(2 * n - 1));
+  if (pad != GS_ZEROS)
+    v = v < 0.0f ? 0.0f : v > (float)(n - 1) ? (float)(n - 1) : v;
+  return gs_safe(v);
+}
+
+/* x[yy][xx] of an h x w plane, 0 outside. */
+static float gs_at(const float *x, int64_t h, int64_t w, int64_t yy, int64_t xx) {
+  return xx >= 0 && xx < w && yy >= 0 && yy < h ? x[yy * w + xx] : 0.0f;
+}
+
+/* Cubic convolution weights (A = -0.75) of the taps at t + 1, t, 1 - t,
+ * 2 - t. */
+static void gs_cubic(float t, float w[4]) {
+  const float A = -0.75f;
+  float d[4] = {t + 1.0f, t, 1.0f - t, 2.0f - t};
+  for (int i = 0; i < 4; i++)
+    w[i] = i == 0 || i == 3 ? ((A * d[i] - 5.0f * A) * d[i] + 8.0f * A) * d[i] - 4.0f * A
+                            : ((A + 2.0f) * d[i] - (A + 3.0f)) * d[i] * d[i] + 1.0f;
+}
+
+static float gs_round_even(float v) {
+  float r = floorf(v + 0.5f);
+  return r - v == 0.5f ? 2.0f * floorf(r * 0.5f) : r;
+}
+
+dy_status dy_kernel_grid_sample(const dy_op *op, dy_tensor *const *in, int n_in,
+                                dy_tensor *const *out, dy_error *err) {
+  dy_status s = kcheck(op, in, n_in, 2, out, err);
+  if (s != DY_OK)
+    return s;
+  const dy_attr *ma = dy_op_find_attr(op, "mode"), *pa = dy_op_find_attr(op, "padding_mode");
+  int mode = strcmp(ma->s, "nearest") == 0 ? 1 : strcmp(ma->s, "bicubic") == 0 ? 2 : 0;
+  int pad = strcmp(pa->s, "border") == 0       ? GS_BORDER
+            : strcmp(pa->s, "reflection") == 0 ? GS_REFLECTION
+                                               : GS_ZEROS;
+  bool ac = dy_op_attr_int_or(op, "align_corners", 0) != 0;
+  const int64_t *xs = in[0]->type.shape, *gsh = in[1]->type.shape;
+  int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3], P = gsh[1] * gsh[2];
+  const float *grid = in[1]->data, *xd = in[0]->data;
+  float *y = out[0]->data;
+  for (int64_t b = 0; b < N; b++)
+    for (int64_t p = 0; p < P; p++) {
+      const float gx = grid[(b * P + p) * 2], gy = grid[(b * P + p) * 2 + 1];
+      float ix = gs_unnormalize(gx, W, ac), iy = gs_unnormalize(gy, H, ac);
+      if (mode == 2) {
+        ix = gs_safe(ix);
+        iy = gs_safe(iy);
+      } else {
+        ix = gs_pad(ix, W, pad, ac);
+        iy = gs_pad(iy, H, pad, ac);
+      }
+      for (int64_t ch = 0; ch < C; ch++) {
+        const float *x = xd + (b * C + ch) * H * W;
+        float v;
+        if (mode == 0) {
+          const float fx = floorf(ix), fy = floorf(iy);
+          const int64_t x0 = (int64_t)fx, y0 = (int64_t)fy;
+          const float tx = ix - fx, ty = iy - fy;
+          v = gs_at(x, H, W, y0, x0) * (1.0f - tx) * (1.0f - ty) +
+              gs_at(x, H, W, y0, x0 + 1) * tx * (1.0f - ty) +
+              gs_at(x, H, W, y0 + 1, x0) * (1.0f - tx) * ty +
+              gs_at(x, H, W, y0 + 1, x0 + 1) * tx * ty;
+        } else if (mode == 1) {
+          v = gs_at(x, H, W, (int64_t)gs_round_even(iy), (int64_t)gs_round_even(ix));
+        } else {
+          const float fx = floorf(ix), fy = floorf(iy);
+          float wx[4], wy[4];
+          gs_cubic(ix - fx, wx);
+          gs_cubic(iy - fy, wy);
+          v = 0.0f;
+          for (int j = 0; j < 4; j++) {
+            const int64_t yy = (int64_t)gs_pad(fy - 1.0f + (float)j, H, pad, ac);
+            float row = 0.0f;
+            for (int i = 0; i < 4; i++)
+              row += wx[i] * gs_at(x, H, W, yy, (int64_t)gs_pad(fx - 1.0f + (float)i, W, pad, ac));
+            v += wy[j] * row;
+          }
+        }
+        y[(b * C + ch) * P + p] = v;
+      }
+    }
+  return DY_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* roi_align                                                           */
+/* ------------------------------------------------------------------ */
+
+/* onnxruntime's RoiAlign, in float, as emit_extra.c writes it. */
+dy_status dy_kernel_roi_align(const dy_op *op, dy_tensor *const *in, int n_in,
+                              dy_tensor *const *out, dy_error *err) {
+  dy_status s = kcheck(op, in, n_in, 3, out, err);
+  if (s != DY_OK)
+    return s;
+  const int64_t *xs = in[0]->type.shape;
+  int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3], R = in[1]->type.shape[0];
+  int64_t oh = dy_op_attr_int_or(op, "output_height", 1), ow = dy_op_attr_int_or(op, "output_width", 1);
+  int64_t sr = dy_op_attr_int_or(op, "sampling_ratio", 0);
+  bool half = dy_op_attr_int_or(op, "half_pixel", 1) != 0;
+  bool avg = strcmp(dy_op_find_attr(op, "mode")->s, "avg") == 0;
+  double sd;
+  dy_op_attr_float(op, "spatial_scale", &sd, NULL);
+  const float scale = (float)sd;
+  const float *rois = in[1]->data, *xd = in[0]->data;
+  const int64_t *bi = in[2]->data;
+  for (int64_t r = 0; r < R; r++)
+    if (bi[r] < 0 || bi[r] >= N)
+      return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                         "roi_align: batch index %lld (roi %lld) is out of range for %lld "
+                         "images", (long long)bi[r], (long long)r, (long long)N);
+  float *y = out[0]->data;
+  const float off = half ? 0.5f : 0.0f;
+  for (int64_t r = 0; r < R; r++) {
+    const float *q = rois + r * 4;
+    const float sw = q[0] * scale - off, sh = q[1] * scale - off;
+    float rw = q[2] * scale - off - sw, rh = q[3] * scale - off - sh;
+    if (!half) {
+      rw = rw > 1.0f ? rw : 1.0f;
+      rh = rh > 1.0f ? rh : 1.0f;
+    }
+    const float bh = rh / (float)oh, bw = rw / (float)ow;
+    const int64_t gh = sr > 0 ? sr : (int64_t)ceilf(rh / (float)oh);
+    const int64_t gw = sr > 0 ? sr : (int64_t)ceilf(rw / (float)ow);
+    const float count = (float)(gh * gw > 1 ? gh * gw : 1);
+    for (int64_t ch = 0; ch < C; ch++) {
+      const float *x = xd + (bi[r] * C + ch) * H * W;
+      for (int64_t ph = 0; ph < oh; ph++)
+        for (int64_t pw = 0; pw < ow; pw++) {
+          float acc = 0.0f;
+          bool first = true;
+          for (int64_t iy = 0; iy < gh; iy++) {
+            const float yy0 = sh + (float)ph * bh + ((float)iy + 0.5f) * bh / (float)gh;
+            for (int64_t ix = 0; ix < gw; ix++) {
+              const float xx0 = sw + (float)pw * bw + ((float)ix + 0.5f) * bw / (float)gw;
+              float t = 0.0f;
+              if (!(yy0 < -1.0f || yy0 > (float)H || xx0 < -1.0f || xx0 > (float)W)) {
+                float yy = yy0 <= 0.0f ? 0.0f : yy0, xx = xx0 <= 0.0f ? 0.0f : xx0;
+                int64_t yl = (int64_t)yy, xl = (int64_t)xx, yh, xh;
+                if (yl >= H - 1) {
+                  yh = yl = H - 1;
+                  yy = (float)yl;
+                } else {
+                  yh = yl + 1;
+                }
+                if (xl >= W - 1) {
+                  xh = xl = W - 1;
+                  xx = (float)xl;
+                } else {
+                  xh = xl + 1;
+                }
+                const float ly = yy - (float)yl, lx = xx - (float)xl;
+                const float hy = 1.0f - ly, hx = 1.0f - lx;
+                const float v1 = hy * hx * x[yl * W + xl], v2 = hy * lx * x[yl * W + xh];
+                const float v3 = ly * hx * x[yh * W + xl], v4 = ly * lx * x[yh * W + xh];
+                if (avg) {
+                  t = v1 + v2 + v3 + v4;
+                } else {
+                  t = v1 > v2 ? v1 : v2;
+                  t = t > v3 ? t : v3;
+                  t = t > v4 ? t : v4;
+                }
+              }
+              if (avg)
+                acc += t;
+              else if (first || t > acc)
+                acc = t;
+              first = false;
+            }
+          }
+          y[((r * C + ch) * oh + ph) * ow + pw] = avg ? acc / count : acc;
+        }
+    }
+  }
+  return DY_OK;
+}

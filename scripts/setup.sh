@@ -1,9 +1,14 @@
 #!/bin/sh
 # Install the Debian packages dy2stc needs to build and test, if any is
 # missing. Safe to run again: does nothing when all are present.
+# The cross tools are for the firmware tests (tests/test_firmware.c,
+# samples/firmware): arm-none-eabi-gcc and newlib for Cortex-M, QEMU's
+# mps2 boards to run it; aarch64-linux-gnu-gcc and qemu-aarch64 for ARM64.
 set -e
 PKGS="cmake make gcc clang libclang-rt-14-dev pkg-config libprotobuf-c-dev protobuf-c-compiler \
-libopenblas-dev libcunit1-dev libonnx-dev libonnx-testdata"
+libopenblas-dev libcunit1-dev libonnx-dev libonnx-testdata \
+gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm \
+gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

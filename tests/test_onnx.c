@@ -156,11 +156,11 @@ static void test_unsupported_op_names_node(void) {
   ob_model *m = ob_new(13);
   ob_input(m, "x", OB_F32, 1, (int64_t[]){4}, NULL);
   ob_node(m, "Relu", "ok", 1, (const char *[]){"x"}, 1, (const char *[]){"h"});
-  ob_node(m, "Sin", "my_sine", 1, (const char *[]){"h"}, 1, (const char *[]){"y"});
-  ob_output(m, "y", OB_F32);
+  ob_node(m, "NonZero", "my_nonzero", 1, (const char *[]){"h"}, 1, (const char *[]){"y"});
+  ob_output(m, "y", OB_I64);
   CU_ASSERT_EQUAL(ob_save(m, path), 0);
   ob_free(m);
-  expect_error(path, DY_STATUS_UNSUPPORTED, "node 1 'my_sine' (Sin)", "not supported");
+  expect_error(path, DY_STATUS_UNSUPPORTED, "node 1 'my_nonzero' (NonZero)", "not supported");
 }
 
 static void test_unsupported_dtype_and_dims(void) {
@@ -303,6 +303,440 @@ static void test_bind_shape_input(void) {
   dy_program_free(p);
 }
 
+/* ---- the mappings added for the conformance work ---- */
+
+/* Count the ops of kind k in block 0. */
+static int count_kind(const dy_program *p, dy_op_kind k) {
+  int n = 0;
+  for (int i = 0; i < p->blocks[0]->n_ops; i++)
+    n += p->blocks[0]->ops[i]->kind == k;
+  return n;
+}
+
+/* Load path and run it on the executor with n_in inputs; *out gets the
+ * first output (caller frees). */
+static void load_and_run(const char *path, dy_tensor **in, int n_in, dy_tensor **out,
+                         dy_program **keep) {
+  dy_program *p = NULL;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_onnx_load(path, &p, &err), &err);
+  dy_tensor *outs[4] = {0};
+  DY_ASSERT_OK(dy_executor_run(p, in, n_in, outs, p->n_fetches, &err), &err);
+  *out = outs[0];
+  for (int i = 1; i < p->n_fetches; i++)
+    dy_tensor_free(outs[i]);
+  if (keep)
+    *keep = p;
+  else
+    dy_program_free(p);
+}
+
+/* Conv -> ConvTranspose -> MaxPool (ceil, pads) -> AveragePool (pads
+ * counted), written 2-D (mapped onto conv2d, conv2d_transpose, pool2d) and
+ * 3-D with a depth of 1 (the composites: im2col slices, zero-upsampling,
+ * window maxima and sums). Both must compute the same numbers. */
+static void write_conv_chain(const char *path, bool three_d) {
+  ob_model *m = ob_new(13);
+  int r = three_d ? 5 : 4;
+  int64_t xd[5] = {1, 2, 1, 5, 6}, wd[5] = {3, 2, 1, 3, 3}, td[5] = {3, 2, 1, 2, 3};
+  if (!three_d) {
+    int64_t x2[4] = {1, 2, 5, 6}, w2[4] = {3, 2, 3, 3}, t2[4] = {3, 2, 2, 3};
+    memcpy(xd, x2, sizeof x2), memcpy(wd, w2, sizeof w2), memcpy(td, t2, sizeof t2);
+  }
+  float w[54], t[36], b[3] = {0.5f, -0.25f, 0.125f};
+  for (int i = 0; i < 54; i++)
+    w[i] = (float)((i * 7) % 11 - 5) / 8.0f;
+  for (int i = 0; i < 36; i++)
+    t[i] = (float)((i * 5) % 9 - 4) / 6.0f;
+  ob_input(m, "x", OB_F32, r, xd, NULL);
+  ob_init_f32(m, "w", r, wd, w);
+  ob_init_f32(m, "b", 1, (int64_t[]){3}, b);
+  ob_init_f32(m, "t", r, td, t);
+  /* the 3-D attributes: depth stride 1, no depth pads, depth kernel 1 */
+  Onnx__NodeProto *n = ob_node(m, "Conv", "conv", 3, (const char *[]){"x", "w", "b"}, 1,
+                               (const char *[]){"c"});
+  if (three_d) {
+    ob_attr_ints(m, n, "pads", 6, (int64_t[]){0, 1, 0, 0, 1, 2});
+    ob_attr_ints(m, n, "strides", 3, (int64_t[]){1, 2, 1});
+  } else {
+    ob_attr_ints(m, n, "pads", 4, (int64_t[]){1, 0, 1, 2});
+    ob_attr_ints(m, n, "strides", 2, (int64_t[]){2, 1});
+  }
+  n = ob_node(m, "ConvTranspose", "deconv", 2, (const char *[]){"c", "t"}, 1,
+              (const char *[]){"d"});
+  ob_attr_ints(m, n, "strides", r - 2, three_d ? (int64_t[]){1, 2, 2} : (int64_t[]){2, 2});
+  ob_attr_ints(m, n, "output_padding", r - 2, three_d ? (int64_t[]){0, 1, 0} : (int64_t[]){1, 0});
+  n = ob_node(m, "MaxPool", "maxpool", 1, (const char *[]){"d"}, 1, (const char *[]){"e"});
+  ob_attr_ints(m, n, "kernel_shape", r - 2, three_d ? (int64_t[]){1, 2, 2} : (int64_t[]){2, 2});
+  ob_attr_ints(m, n, "strides", r - 2, three_d ? (int64_t[]){1, 2, 2} : (int64_t[]){2, 2});
+  ob_attr_ints(m, n, "pads", 2 * (r - 2),
+               three_d ? (int64_t[]){0, 1, 1, 0, 0, 0} : (int64_t[]){1, 1, 0, 0});
+  ob_attr_i(m, n, "ceil_mode", 1);
+  n = ob_node(m, "AveragePool", "avgpool", 1, (const char *[]){"e"}, 1, (const char *[]){"y"});
+  ob_attr_ints(m, n, "kernel_shape", r - 2, three_d ? (int64_t[]){1, 3, 2} : (int64_t[]){3, 2});
+  ob_attr_ints(m, n, "pads", 2 * (r - 2),
+               three_d ? (int64_t[]){0, 1, 1, 0, 1, 1} : (int64_t[]){1, 1, 1, 1});
+  ob_attr_i(m, n, "count_include_pad", 1);
+  ob_output(m, "y", OB_F32);
+  CU_ASSERT_EQUAL(ob_save(m, path), 0);
+  ob_free(m);
+}
+
+static void test_native_and_composite_agree(void) {
+  char p2[4096], p3[4096];
+  tmp_path(p2, sizeof p2, "chain2d.onnx");
+  tmp_path(p3, sizeof p3, "chain3d.onnx");
+  write_conv_chain(p2, false);
+  write_conv_chain(p3, true);
+  float xv[60];
+  for (int i = 0; i < 60; i++)
+    xv[i] = (float)((i * 13) % 17 - 8) / 4.0f;
+  dy_tensor *x2 = dy_tensor_from_data(DY_F32, 4, (int64_t[]){1, 2, 5, 6}, xv);
+  dy_tensor *x3 = dy_tensor_from_data(DY_F32, 5, (int64_t[]){1, 2, 1, 5, 6}, xv);
+  dy_tensor *y2 = NULL, *y3 = NULL;
+  dy_program *q2 = NULL, *q3 = NULL;
+  load_and_run(p2, &x2, 1, &y2, &q2);
+  load_and_run(p3, &x3, 1, &y3, &q3);
+  /* 2-D: one native op each; 3-D: none of them */
+  CU_ASSERT_EQUAL(count_kind(q2, DY_OP_CONV2D), 1);
+  CU_ASSERT_EQUAL(count_kind(q2, DY_OP_CONV2D_TRANSPOSE), 1);
+  CU_ASSERT_EQUAL(count_kind(q2, DY_OP_POOL2D), 2);
+  CU_ASSERT_EQUAL(count_kind(q3, DY_OP_CONV2D) + count_kind(q3, DY_OP_CONV2D_TRANSPOSE) +
+                      count_kind(q3, DY_OP_POOL2D), 0);
+  CU_ASSERT_EQUAL_FATAL(dy_tensor_numel(y2), dy_tensor_numel(y3));
+  CU_ASSERT(dy_tensor_numel(y2) > 20);
+  for (int64_t i = 0; i < dy_tensor_numel(y2); i++)
+    DY_ASSERT_NEAR(dy_tensor_f32(y2)[i], dy_tensor_f32(y3)[i], 1e-4);
+  dy_tensor_free(x2), dy_tensor_free(x3), dy_tensor_free(y2), dy_tensor_free(y3);
+  dy_program_free(q2);
+  dy_program_free(q3);
+}
+
+/* Trilu's k given at run time: no binding needed. */
+static void test_trilu_run_time_k(void) {
+  char path[4096];
+  tmp_path(path, sizeof path, "trilu.onnx");
+  ob_model *m = ob_new(14);
+  ob_input(m, "x", OB_F32, 2, (int64_t[]){3, 4}, NULL);
+  ob_input(m, "k", OB_I64, 0, NULL, NULL);
+  ob_node(m, "Trilu", "tri", 2, (const char *[]){"x", "k"}, 1, (const char *[]){"y"});
+  ob_output(m, "y", OB_F32);
+  CU_ASSERT_EQUAL(ob_save(m, path), 0);
+  ob_free(m);
+  float xv[12];
+  for (int i = 0; i < 12; i++)
+    xv[i] = (float)(i + 1);
+  for (int64_t k = -1; k <= 1; k += 2) {
+    dy_tensor *in[2] = {dy_tensor_from_data(DY_F32, 2, (int64_t[]){3, 4}, xv),
+                        dy_tensor_from_data(DY_I64, 0, NULL, &k)};
+    dy_tensor *y = NULL;
+    load_and_run(path, in, 2, &y, NULL);
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 4; j++)
+        DY_ASSERT_NEAR(dy_tensor_f32(y)[i * 4 + j], j - i >= k ? xv[i * 4 + j] : 0.0f, 0);
+    dy_tensor_free(in[0]), dy_tensor_free(in[1]), dy_tensor_free(y);
+  }
+}
+
+/* An LSTM over a dynamic batch: the zero initial state broadcasts, and
+ * each sequence of a batch of 3 comes out as it does alone. */
+static void test_lstm_dynamic_batch(void) {
+  char path[4096];
+  tmp_path(path, sizeof path, "lstm.onnx");
+  ob_model *m = ob_new(14);
+  float w[16 * 3], r[16 * 4], b[32];
+  for (int i = 0; i < 48; i++)
+    w[i] = (float)((i * 7) % 13 - 6) / 10.0f;
+  for (int i = 0; i < 64; i++)
+    r[i] = (float)((i * 5) % 11 - 5) / 10.0f;
+  for (int i = 0; i < 32; i++)
+    b[i] = (float)(i % 5 - 2) / 10.0f;
+  ob_input(m, "X", OB_F32, 3, (int64_t[]){4, -1, 3}, "N");
+  ob_init_f32(m, "W", 3, (int64_t[]){1, 16, 3}, w);
+  ob_init_f32(m, "R", 3, (int64_t[]){1, 16, 4}, r);
+  ob_init_f32(m, "B", 2, (int64_t[]){1, 32}, b);
+  Onnx__NodeProto *n = ob_node(m, "LSTM", "lstm", 4, (const char *[]){"X", "W", "R", "B"}, 3,
+                               (const char *[]){"Y", "Y_h", "Y_c"});
+  ob_attr_i(m, n, "hidden_size", 4);
+  ob_output(m, "Y", OB_F32);
+  ob_output(m, "Y_h", OB_F32);
+  ob_output(m, "Y_c", OB_F32);
+  CU_ASSERT_EQUAL(ob_save(m, path), 0);
+  ob_free(m);
+  dy_program *p = NULL;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_onnx_load(path, &p, &err), &err);
+  CU_ASSERT_EQUAL(p->vars[p->fetches[0]]->type.shape[2], -1); /* Y [4, 1, N, 4] */
+  float xv[4 * 3 * 3];
+  for (int i = 0; i < 36; i++)
+    xv[i] = (float)((i * 11) % 7 - 3) / 3.0f;
+  dy_tensor *x = dy_tensor_from_data(DY_F32, 3, (int64_t[]){4, 3, 3}, xv), *all[3];
+  DY_ASSERT_OK(dy_executor_run(p, &x, 1, all, 3, &err), &err);
+  for (int s = 0; s < 3; s++) {
+    float one[12];
+    for (int t = 0; t < 4; t++)
+      for (int i = 0; i < 3; i++)
+        one[t * 3 + i] = xv[(t * 3 + s) * 3 + i];
+    dy_tensor *x1 = dy_tensor_from_data(DY_F32, 3, (int64_t[]){4, 1, 3}, one), *alone[3];
+    DY_ASSERT_OK(dy_executor_run(p, &x1, 1, alone, 3, &err), &err);
+    for (int t = 0; t < 4; t++)
+      for (int h = 0; h < 4; h++)
+        DY_ASSERT_NEAR(dy_tensor_f32(all[0])[(t * 3 + s) * 4 + h],
+                       dy_tensor_f32(alone[0])[t * 4 + h], 1e-6);
+    for (int h = 0; h < 4; h++)
+      DY_ASSERT_NEAR(dy_tensor_f32(all[2])[s * 4 + h], dy_tensor_f32(alone[2])[h], 1e-6);
+    dy_tensor_free(x1);
+    for (int k = 0; k < 3; k++)
+      dy_tensor_free(alone[k]);
+  }
+  dy_tensor_free(x);
+  for (int k = 0; k < 3; k++)
+    dy_tensor_free(all[k]);
+  dy_program_free(p);
+}
+
+/* Control flow becomes straight-line ops: a Loop of 3 iterations (a
+ * constant trip count) accumulating x * i, and an If on a run-time
+ * condition choosing between x * 2 and x + 1 (a where). */
+static void test_loop_and_if(void) {
+  char path[4096];
+  tmp_path(path, sizeof path, "control.onnx");
+  ob_model *m = ob_new(13);
+  ob_input(m, "x", OB_F32, 1, (int64_t[]){3}, NULL);
+  ob_input(m, "c", OB_BOOL, 0, NULL, NULL);
+  ob_init_i64(m, "trips", 0, NULL, (int64_t[]){3});
+  float zero[3] = {0, 0, 0}, two = 2, one = 1;
+  ob_init_f32(m, "acc0", 1, (int64_t[]){3}, zero);
+  ob_init_f32(m, "two", 0, NULL, &two);
+  ob_init_f32(m, "one", 0, NULL, &one);
+  ob_init_i64(m, "yes", 0, NULL, (int64_t[]){1});
+  Onnx__NodeProto *n = ob_node(m, "Cast", "cond", 1, (const char *[]){"yes"}, 1,
+                               (const char *[]){"go"});
+  ob_attr_i(m, n, "to", OB_BOOL);
+  /* body(i, cond, acc) -> (cond, acc + x * float(i), acc) */
+  ob_graph *body = ob_graph_new(m, "body");
+  ob_graph_input(m, body, "i", OB_I64, 0, NULL);
+  ob_graph_input(m, body, "cin", OB_BOOL, 0, NULL);
+  ob_graph_input(m, body, "a", OB_F32, 1, (int64_t[]){3});
+  n = ob_graph_node(m, body, "Cast", "fi", 1, (const char *[]){"i"}, 1, (const char *[]){"f"});
+  ob_attr_i(m, n, "to", OB_F32);
+  ob_graph_node(m, body, "Mul", "xi", 2, (const char *[]){"x", "f"}, 1, (const char *[]){"xf"});
+  ob_graph_node(m, body, "Add", "acc", 2, (const char *[]){"a", "xf"}, 1, (const char *[]){"a2"});
+  ob_graph_node(m, body, "Identity", "cout", 1, (const char *[]){"cin"}, 1,
+                (const char *[]){"c2"});
+  ob_graph_node(m, body, "Identity", "scan", 1, (const char *[]){"a2"}, 1,
+                (const char *[]){"s"});
+  ob_graph_output(m, body, "c2", OB_BOOL);
+  ob_graph_output(m, body, "a2", OB_F32);
+  ob_graph_output(m, body, "s", OB_F32);
+  n = ob_node(m, "Loop", "loop", 3, (const char *[]){"trips", "go", "acc0"}, 2,
+              (const char *[]){"sum", "partial"});
+  ob_attr_graph(m, n, "body", body);
+  ob_graph *tb = ob_graph_new(m, "then"), *eb = ob_graph_new(m, "else");
+  ob_graph_node(m, tb, "Mul", "dbl", 2, (const char *[]){"sum", "two"}, 1,
+                (const char *[]){"t"});
+  ob_graph_output(m, tb, "t", OB_F32);
+  ob_graph_node(m, eb, "Add", "inc", 2, (const char *[]){"sum", "one"}, 1,
+                (const char *[]){"e"});
+  ob_graph_output(m, eb, "e", OB_F32);
+  n = ob_node(m, "If", "if", 1, (const char *[]){"c"}, 1, (const char *[]){"y"});
+  ob_attr_graph(m, n, "then_branch", tb);
+  ob_attr_graph(m, n, "else_branch", eb);
+  ob_output(m, "y", OB_F32);
+  ob_output(m, "partial", OB_F32);
+  CU_ASSERT_EQUAL(ob_save(m, path), 0);
+  ob_free(m);
+  dy_program *p = NULL;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_onnx_load(path, &p, &err), &err);
+  CU_ASSERT_EQUAL(count_kind(p, DY_OP_WHERE), 1);
+  float xv[3] = {1, -2, 0.5f};
+  for (int cv = 0; cv <= 1; cv++) {
+    unsigned char cb = (unsigned char)cv;
+    dy_tensor *in[2] = {dy_tensor_from_data(DY_F32, 1, (int64_t[]){3}, xv),
+                        dy_tensor_from_data(DY_BOOL, 0, NULL, &cb)};
+    dy_tensor *out[2] = {0};
+    DY_ASSERT_OK(dy_executor_run(p, in, 2, out, 2, &err), &err);
+    for (int i = 0; i < 3; i++) {
+      float sum = xv[i] * 3; /* 0 + 1 + 2 */
+      DY_ASSERT_NEAR(dy_tensor_f32(out[0])[i], cv ? sum * 2 : sum + 1, 1e-6);
+      /* partial sums [3, 3]: after iterations 0, 1, 2 */
+      DY_ASSERT_NEAR(dy_tensor_f32(out[1])[0 * 3 + i], 0, 1e-6);
+      DY_ASSERT_NEAR(dy_tensor_f32(out[1])[1 * 3 + i], xv[i], 1e-6);
+      DY_ASSERT_NEAR(dy_tensor_f32(out[1])[2 * 3 + i], sum, 1e-6);
+    }
+    dy_tensor_free(in[0]), dy_tensor_free(in[1]), dy_tensor_free(out[0]), dy_tensor_free(out[1]);
+  }
+  dy_program_free(p);
+}
+
+/* TopK: values through gather_elements of top_k's indices. */
+static void test_top_k(void) {
+  char path[4096];
+  tmp_path(path, sizeof path, "topk.onnx");
+  ob_model *m = ob_new(11);
+  ob_input(m, "x", OB_F32, 2, (int64_t[]){2, 5}, NULL);
+  ob_init_i64(m, "k", 1, (int64_t[]){1}, (int64_t[]){2});
+  Onnx__NodeProto *n = ob_node(m, "TopK", "top", 2, (const char *[]){"x", "k"}, 2,
+                               (const char *[]){"v", "i"});
+  ob_attr_i(m, n, "largest", 0);
+  ob_output(m, "v", OB_F32);
+  ob_output(m, "i", OB_I64);
+  CU_ASSERT_EQUAL(ob_save(m, path), 0);
+  ob_free(m);
+  dy_program *p = NULL;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_onnx_load(path, &p, &err), &err);
+  float xv[10] = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3};
+  dy_tensor *x = dy_tensor_from_data(DY_F32, 2, (int64_t[]){2, 5}, xv), *out[2];
+  DY_ASSERT_OK(dy_executor_run(p, &x, 1, out, 2, &err), &err);
+  /* the two smallest of each row, ties to the lower index */
+  const float v[4] = {1, 1, 2, 3};
+  const int64_t ix[4] = {1, 3, 1, 4};
+  for (int k = 0; k < 4; k++) {
+    DY_ASSERT_NEAR(dy_tensor_f32(out[0])[k], v[k], 0);
+    CU_ASSERT_EQUAL(((int64_t *)out[1]->data)[k], ix[k]);
+  }
+  dy_tensor_free(x), dy_tensor_free(out[0]), dy_tensor_free(out[1]);
+  dy_program_free(p);
+}
+
+/* Einsum by the definition, for the test: every assignment of the letters
+ * adds the product of the operands' elements to the output element.
+ * Terms are plain letters (no ellipsis), the output explicit. */
+static void einsum_ref(const char *const terms[], int n, const dy_tensor *const *in, const char *out,
+                       const int64_t *ext /* per letter a..z */, float *y, int64_t ny) {
+  char letters[27] = "";
+  int nl = 0;
+  for (int i = 0; i < n; i++)
+    for (const char *p = terms[i]; *p; p++)
+      if (!strchr(letters, *p))
+        letters[nl++] = *p, letters[nl] = 0;
+  for (int64_t i = 0; i < ny; i++)
+    y[i] = 0;
+  int64_t idx[26] = {0}, total = 1;
+  for (int k = 0; k < nl; k++)
+    total *= ext[letters[k] - 'a'];
+  for (int64_t it = 0; it < total; it++) {
+    int64_t rem = it;
+    for (int k = nl - 1; k >= 0; k--) {
+      idx[letters[k] - 'a'] = rem % ext[letters[k] - 'a'];
+      rem /= ext[letters[k] - 'a'];
+    }
+    float prod = 1;
+    for (int i = 0; i < n; i++) {
+      int64_t off = 0;
+      for (const char *p = terms[i]; *p; p++)
+        off = off * ext[*p - 'a'] + idx[*p - 'a'];
+      prod *= dy_tensor_f32(in[i])[off];
+    }
+    int64_t o = 0;
+    for (const char *p = out; *p; p++)
+      o = o * ext[*p - 'a'] + idx[*p - 'a'];
+    y[o] += prod;
+  }
+}
+
+/* Einsum: matmul-shaped, attention-shaped, sums, transposes, a diagonal,
+ * three operands and the implicit output, against the definition. */
+static void test_einsum(void) {
+  static const struct {
+    const char *eq, *terms[3], *out;
+  } cases[] = {
+      {"bij, bjk -> bik", {"bij", "bjk"}, "bik"},
+      {"bhid,bhjd->bhij", {"bhid", "bhjd"}, "bhij"},
+      {"ij->ji", {"ij"}, "ji"},
+      {"ij->i", {"ij"}, "i"},
+      {"i,i", {"i", "i"}, ""},
+      {"ij,jk", {"ij", "jk"}, "ik"},
+      {"ij,jk,kl->li", {"ij", "jk", "kl"}, "li"},
+      {"bii->bi", {"bii"}, "bi"},
+      {"ab,cb->ac", {"ab", "cb"}, "ac"},
+  };
+  int64_t ext[26];
+  for (int i = 0; i < 26; i++)
+    ext[i] = 2 + i % 3;
+  ext['d' - 'a'] = 3;
+  for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++) {
+    char path[4096];
+    tmp_path(path, sizeof path, "einsum.onnx");
+    ob_model *m = ob_new(12);
+    int n = cases[ci].terms[2] ? 3 : cases[ci].terms[1] ? 2 : 1;
+    const char *names[3] = {"a", "b", "c"};
+    dy_tensor *in[3];
+    for (int i = 0; i < n; i++) {
+      int64_t dims[8];
+      int r = (int)strlen(cases[ci].terms[i]);
+      for (int k = 0; k < r; k++)
+        dims[k] = ext[cases[ci].terms[i][k] - 'a'];
+      ob_input(m, names[i], OB_F32, r, dims, NULL);
+      in[i] = dy_tensor_new(DY_F32, r, dims);
+      for (int64_t k = 0; k < dy_tensor_numel(in[i]); k++)
+        dy_tensor_f32(in[i])[k] = (float)((k * 7 + i * 3) % 11 - 5) / 4.0f;
+    }
+    Onnx__NodeProto *nd = ob_node(m, "Einsum", "es", n, names, 1, (const char *[]){"y"});
+    ob_attr_s(m, nd, "equation", cases[ci].eq);
+    ob_output(m, "y", OB_F32);
+    CU_ASSERT_EQUAL(ob_save(m, path), 0);
+    ob_free(m);
+    dy_tensor *y = NULL;
+    load_and_run(path, in, n, &y, NULL);
+    int64_t ny = 1;
+    for (const char *p = cases[ci].out; *p; p++)
+      ny *= ext[*p - 'a'];
+    float want[256];
+    einsum_ref(cases[ci].terms, n, (const dy_tensor *const *)in, cases[ci].out, ext, want, ny);
+    CU_ASSERT_EQUAL(dy_tensor_numel(y), ny);
+    CU_ASSERT_EQUAL(y->type.rank, (int)strlen(cases[ci].out));
+    for (int64_t k = 0; k < ny && k < dy_tensor_numel(y); k++)
+      DY_ASSERT_NEAR(dy_tensor_f32(y)[k], want[k], 1e-4);
+    for (int i = 0; i < n; i++)
+      dy_tensor_free(in[i]);
+    dy_tensor_free(y);
+  }
+}
+
+/* Narrower integer constants (int32 indices, int8 values, as converters
+ * write them) widen exactly to int64; graph inputs of those dtypes stay
+ * unsupported. */
+static void test_narrow_int_constants(void) {
+  char path[4096];
+  tmp_path(path, sizeof path, "int32_const.onnx");
+  ob_model *m = ob_new(13);
+  ob_input(m, "x", OB_F32, 1, (int64_t[]){5}, NULL);
+  int32_t idx[3] = {4, -5, 2};
+  m->inits[m->graph.n_initializer++] =
+      ob_tensor(m, "idx", OB_I32, 1, (int64_t[]){3}, idx, sizeof idx);
+  int8_t add[3] = {-128, 127, -1};
+  m->inits[m->graph.n_initializer++] = ob_tensor(m, "add", 3 /* int8 */, 1, (int64_t[]){3}, add,
+                                                 sizeof add);
+  Onnx__NodeProto *n = ob_node(m, "Gather", "g", 2, (const char *[]){"x", "idx"}, 1,
+                               (const char *[]){"y"});
+  ob_attr_i(m, n, "axis", 0);
+  n = ob_node(m, "Cast", "c", 1, (const char *[]){"add"}, 1, (const char *[]){"a"});
+  ob_attr_i(m, n, "to", OB_F32);
+  ob_node(m, "Add", "plus", 2, (const char *[]){"y", "a"}, 1, (const char *[]){"z"});
+  ob_output(m, "z", OB_F32);
+  CU_ASSERT_EQUAL(ob_save(m, path), 0);
+  ob_free(m);
+  float xv[5] = {10, 20, 30, 40, 50};
+  dy_tensor *x = dy_tensor_from_data(DY_F32, 1, (int64_t[]){5}, xv), *z = NULL;
+  load_and_run(path, &x, 1, &z, NULL);
+  const float want[3] = {50 - 128, 10 + 127, 30 - 1};
+  for (int i = 0; i < 3; i++)
+    DY_ASSERT_NEAR(dy_tensor_f32(z)[i], want[i], 0);
+  dy_tensor_free(x), dy_tensor_free(z);
+  /* an int32 graph input is still refused, naming it */
+  tmp_path(path, sizeof path, "int32_input.onnx");
+  m = ob_new(13);
+  ob_input(m, "i", OB_I32, 1, (int64_t[]){3}, NULL);
+  ob_node(m, "Identity", "id", 1, (const char *[]){"i"}, 1, (const char *[]){"o"});
+  ob_output(m, "o", OB_I32);
+  CU_ASSERT_EQUAL(ob_save(m, path), 0);
+  ob_free(m);
+  expect_error(path, DY_STATUS_UNSUPPORTED, "graph input 'i'", "int32");
+}
+
 void dy_test_register(void) {
   DY_SUITE("onnx");
   DY_TEST(test_matmul_add_relu);
@@ -314,4 +748,11 @@ void dy_test_register(void) {
   DY_TEST(test_sample_cnn);
   DY_TEST(test_load_any_by_content);
   DY_TEST(test_bind_shape_input);
+  DY_TEST(test_native_and_composite_agree);
+  DY_TEST(test_trilu_run_time_k);
+  DY_TEST(test_lstm_dynamic_batch);
+  DY_TEST(test_loop_and_if);
+  DY_TEST(test_top_k);
+  DY_TEST(test_einsum);
+  DY_TEST(test_narrow_int_constants);
 }

@@ -5,14 +5,17 @@
  * (1..18) picks per-version attribute defaults. Initializers become
  * constants, graph inputs that are not initializers become feeds (a
  * dim_param, or a dim with no value, is the dynamic batch: -1). The nodes
- * are then imported in order, each by its mapper (onnx_ops.c, onnx_nn.c),
- * which builds ops through ox_op(): an op whose inputs are all constants is
- * computed at once with the runtime's reference kernels (so a Shape ->
+ * are then imported in order, each by its mapper (onnx_ops.c, onnx_math.c,
+ * onnx_shape.c, onnx_nn.c, onnx_image.c, onnx_seq.c, onnx_control.c), which
+ * builds ops through ox_op() (onnx_op.c): an op whose inputs are all
+ * constants is computed at once with the runtime's reference kernels (so a Shape ->
  * Gather -> Unsqueeze -> Concat -> Reshape chain on static shapes folds
  * away, and its result becomes Reshape's attribute), anything else is
  * appended to the Program. Constants become persistable vars only when a
  * run-time op reads them. The graph's outputs become fetches under their
- * ONNX names. The result is verified.
+ * ONNX names. The result is verified. Sub-graphs (If branches, Loop and
+ * Scan bodies) are imported inline by ox_import_subgraph, their names
+ * scoped to one import, which is how onnx_control.c unrolls them.
  *
  * The dynamic batch inside shape arithmetic: Shape of a tensor whose dim is
  * the batch gives a "shape value" whose entry is OX_BATCH (see
@@ -79,7 +82,7 @@ static ox_value *lookup(ox_ctx *c, const char *name) {
     if (!s[i].name)
       return NULL;
     if (strcmp(s[i].name, name) == 0)
-      return s[i].v;
+      return s[i].v; /* NULL: unbound when a sub-graph's scope closed */
   }
 }
 
@@ -115,6 +118,23 @@ static bool bind(ox_ctx *c, const char *name, ox_value *v) {
   return true;
 }
 
+/* bind, remembering the name in the innermost open scope (a sub-graph
+ * being imported), so that closing the scope unbinds it again. */
+static bool bind_scoped(ox_ctx *c, const char *name, ox_value *v) {
+  if (c->scope_depth > 0) {
+    if (c->n_scoped == c->cap_scoped) {
+      size_t n = c->cap_scoped ? c->cap_scoped * 2 : 64;
+      const char **a = realloc(c->scoped, n * sizeof *a);
+      if (!a)
+        return false;
+      c->scoped = a;
+      c->cap_scoped = n;
+    }
+    c->scoped[c->n_scoped++] = dy_program_strdup(c->p, name);
+  }
+  return bind(c, name, v);
+}
+
 static void free_const(ox_const *k) {
   if (k) {
     free(k->data);
@@ -122,7 +142,7 @@ static void free_const(ox_const *k) {
   }
 }
 
-static ox_value *new_value(ox_ctx *c, const char *name, const dy_type *t) {
+ox_value *ox_new_value(ox_ctx *c, const char *name, const dy_type *t) {
   if (c->n_all == c->cap_all) {
     size_t n = c->cap_all ? c->cap_all * 2 : 256;
     ox_value **a = realloc(c->all, n * sizeof *a);
@@ -138,7 +158,7 @@ static ox_value *new_value(ox_ctx *c, const char *name, const dy_type *t) {
   v->type = *t;
   v->var = -1;
   v->graph_input = -1;
-  v->node = c->node ? c->node_index : -1;
+  v->node = c->node ? c->node_serial : -1;
   c->all[c->n_all++] = v;
   return v;
 }
@@ -150,17 +170,18 @@ static void free_values(ox_ctx *c) {
   }
   free(c->all);
   free(c->slots);
+  free(c->scoped);
 }
 
 bool ox_is_const(const ox_value *v) { return v && v->c && !v->sym; }
 
-static size_t type_bytes(const dy_type *t) {
+size_t ox_type_bytes(const dy_type *t) {
   int64_t n = dy_type_numel(t);
   return n > 0 ? (size_t)n * dy_dtype_size(t->dtype) : 0;
 }
 
 /* Mark v symbolic if any of its i64 entries is OX_BATCH. */
-static void update_sym(ox_value *v) {
+void ox_update_sym(ox_value *v) {
   v->sym = false;
   if (!v->c || v->type.dtype != DY_I64)
     return;
@@ -176,9 +197,9 @@ ox_value *ox_new_const(ox_ctx *c, dy_dtype dt, int rank, const int64_t *shape,
   dy_type t = {.dtype = dt, .rank = rank};
   for (int i = 0; i < rank; i++)
     t.shape[i] = shape[i];
-  ox_value *v = new_value(c, NULL, &t);
+  ox_value *v = ox_new_value(c, NULL, &t);
   ox_const *k = calloc(1, sizeof *k);
-  size_t nb = type_bytes(&t);
+  size_t nb = ox_type_bytes(&t);
   if (!v || !k || !(k->data = malloc(nb ? nb : 1))) {
     free(k);
     ox_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
@@ -190,7 +211,7 @@ ox_value *ox_new_const(ox_ctx *c, dy_dtype dt, int rank, const int64_t *shape,
   else
     memset(k->data, 0, nb);
   v->c = k;
-  update_sym(v);
+  ox_update_sym(v);
   return v;
 }
 
@@ -288,6 +309,45 @@ static dy_status read_external(const char *what, const char *dir,
   return s;
 }
 
+/* A tensor of a narrower integer type (width bytes) as int64 into dst (n
+ * elements): raw or external little-endian data, or int32_data (uint32's
+ * in uint64_data). */
+static dy_status widen_ints(const Onnx__TensorProto *t, const char *what, const char *dir,
+                            int64_t n, int width, bool is_signed, bool external, int64_t *dst,
+                            dy_error *err) {
+  size_t nb = (size_t)n * (size_t)width;
+  if (external || t->has_raw_data) {
+    uint8_t *raw = malloc(nb ? nb : 1);
+    if (!raw)
+      return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "%s: out of memory", what);
+    dy_status s = DY_OK;
+    if (external)
+      s = read_external(what, dir, t, raw, nb, err);
+    else if (t->raw_data.len != nb)
+      s = dy_error_set(err, DY_STATUS_FORMAT, "%s: raw_data has %zu bytes for %lld "
+                       "elements of %d", what, t->raw_data.len, (long long)n, width);
+    else if (nb)
+      memcpy(raw, t->raw_data.data, nb);
+    for (int64_t i = 0; !s && i < n; i++) {
+      uint64_t u = 0;
+      for (int b = width - 1; b >= 0; b--)
+        u = u << 8 | raw[(size_t)i * (size_t)width + (size_t)b];
+      /* sign-extend from width bytes */
+      uint64_t sign = (uint64_t)1 << (8 * width - 1);
+      dst[i] = is_signed && (u & sign) ? (int64_t)u - (int64_t)(sign << 1) : (int64_t)u;
+    }
+    free(raw);
+    return s;
+  }
+  bool u32 = width == 4 && !is_signed;
+  if ((u32 ? t->n_uint64_data : t->n_int32_data) != (size_t)n)
+    return dy_error_set(err, DY_STATUS_FORMAT, "%s: %zu values for %lld elements", what,
+                        u32 ? t->n_uint64_data : t->n_int32_data, (long long)n);
+  for (int64_t i = 0; i < n; i++)
+    dst[i] = u32 ? (int64_t)(uint32_t)t->uint64_data[i] : (int64_t)t->int32_data[i];
+  return DY_OK;
+}
+
 /* Convert a TensorProto into a new constant. `what` names it in errors;
  * dir resolves external data (NULL: the current directory). */
 dy_status ox_tensor_convert(const Onnx__TensorProto *t, const char *what,
@@ -295,10 +355,23 @@ dy_status ox_tensor_convert(const Onnx__TensorProto *t, const char *what,
   *out = NULL;
   dy_dtype dt;
   int odt = t->has_data_type ? t->data_type : 0;
-  if (!map_dtype(odt, &dt))
-    return dy_error_set(err, DY_STATUS_UNSUPPORTED,
-                        "%s: dtype %s is not supported (dy2stc has float32, int64 "
-                        "and bool)", what, onnx_dtype_name(odt));
+  int width = 0; /* a narrower integer, widened to int64 (exactly) */
+  bool is_signed = false;
+  if (!map_dtype(odt, &dt)) {
+    switch (odt) {
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT8: width = 1, is_signed = true; break;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT8: width = 1; break;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT16: width = 2, is_signed = true; break;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT16: width = 2; break;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: width = 4, is_signed = true; break;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT32: width = 4; break;
+    default:
+      return dy_error_set(err, DY_STATUS_UNSUPPORTED,
+                          "%s: dtype %s is not supported (dy2stc has float32, int64 "
+                          "and bool)", what, onnx_dtype_name(odt));
+    }
+    dt = DY_I64;
+  }
   if (t->segment)
     return dy_error_set(err, DY_STATUS_UNSUPPORTED, "%s: segmented tensors are not supported", what);
   if (t->n_dims > DY_MAX_DIMS)
@@ -323,7 +396,9 @@ dy_status ox_tensor_convert(const Onnx__TensorProto *t, const char *what,
   dy_status s = DY_OK;
   bool external = t->has_data_location &&
                   t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
-  if (external) {
+  if (width) {
+    s = widen_ints(t, what, dir, n, width, is_signed, external, k->data, err);
+  } else if (external) {
     s = read_external(what, dir, t, k->data, nb, err);
   } else if (t->has_raw_data) {
     if (t->raw_data.len != nb)
@@ -419,7 +494,7 @@ dy_status ox_set_out(ox_ctx *c, int i, ox_value *v) {
     return ox_fail(c, DY_STATUS_FORMAT, "output '%s' is already defined (the graph is not SSA)",
                    name);
   /* a run-time value this node made gets the ONNX name */
-  if (v->var >= 0 && v->node == c->node_index && v->graph_input < 0 &&
+  if (v->var >= 0 && v->node == c->node_serial && v->graph_input < 0 &&
       !c->p->vars[v->var]->persistable && dy_program_find_var(c->p, name) < 0) {
     const char *nm = dy_program_strdup(c->p, name);
     if (!nm)
@@ -427,7 +502,7 @@ dy_status ox_set_out(ox_ctx *c, int i, ox_value *v) {
     c->p->vars[v->var]->name = nm;
     v->node = -2; /* named now: never renamed again */
   }
-  if (!bind(c, name, v))
+  if (!bind_scoped(c, name, v))
     return ox_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
   return DY_OK;
 }
@@ -519,8 +594,60 @@ dy_status ox_axis(ox_ctx *c, int64_t axis, int rank, int *out) {
   return DY_OK;
 }
 
-/* Record that graph input v must be known at compile time. */
+dy_status ox_set_or_fail(ox_ctx *c, int i, ox_value *v) {
+  if (!v)
+    return c->err->status ? c->err->status : DY_STATUS_INTERNAL;
+  return ox_set_out(c, i, v);
+}
+
+dy_status ox_need_in(ox_ctx *c, int i, ox_value **v) {
+  *v = ox_in(c, i);
+  if (!*v)
+    return ox_fail(c, DY_STATUS_FORMAT, "input %d is missing", i);
+  return DY_OK;
+}
+
+ox_value *ox_zero_like(ox_ctx *c, dy_dtype dt) {
+  if (dt == DY_F32)
+    return ox_const_f32(c, 0.0f);
+  if (dt == DY_I64)
+    return ox_const_i64(c, 0);
+  return ox_const_bool(c, false);
+}
+
+dy_status ox_need_f32(ox_ctx *c, const ox_value *v) {
+  if (v->type.dtype != DY_F32)
+    return ox_fail(c, DY_STATUS_UNSUPPORTED, "needs float32, got %s",
+                   dy_dtype_name(v->type.dtype));
+  return DY_OK;
+}
+
+/* The graph input (its value) that run-time var `var` depends on, or
+ * NULL: a depth-first walk up the ops writing it. */
+static ox_value *feeding_input(ox_ctx *c, int var, int depth) {
+  if (var < 0 || depth > 64)
+    return NULL;
+  if (c->p->vars[var]->feed_index >= 0) {
+    for (size_t i = 0; i < c->n_all; i++)
+      if (c->all[i]->var == var && c->all[i]->graph_input >= 0)
+        return c->all[i];
+    return NULL;
+  }
+  const dy_op *op = dy_program_def(c->p, var, NULL, NULL);
+  for (int i = 0; op && i < op->n_inputs; i++) {
+    ox_value *g = feeding_input(c, op->inputs[i], depth + 1);
+    if (g)
+      return g;
+  }
+  return NULL;
+}
+
+/* Record that graph input v (or, for a value computed at run time, a
+ * graph input it depends on) must be known at compile time: a caller may
+ * bind it and load again (dy_onnx_info). */
 static void needs_const(ox_ctx *c, ox_value *v) {
+  if (v && v->graph_input < 0 && v->var >= 0)
+    v = feeding_input(c, v->var, 0);
   if (c->info && v && v->graph_input >= 0 && c->info->needs_const_input < 0) {
     c->info->needs_const_input = v->graph_input;
     snprintf(c->info->needs_const_name, sizeof c->info->needs_const_name, "%s", v->name);
@@ -560,329 +687,6 @@ dy_status ox_get_floats(ox_ctx *c, ox_value *v, const char *what,
   *vals = v->c->data;
   *n = dy_type_numel(&v->type);
   return DY_OK;
-}
-
-/* ------------------------------------------------------------------ */
-/* the op builder                                                      */
-/* ------------------------------------------------------------------ */
-
-/* Compare attrs with an op's schema ("name:kind ..."): same names, kinds. */
-static bool schema_matches(const char *schema, const dy_attr *attrs, int n,
-                           char *why, size_t wn) {
-  int count = 0;
-  for (const char *s = schema; *s;) {
-    while (*s == ' ')
-      s++;
-    if (!*s)
-      break;
-    const char *colon = strchr(s, ':');
-    if (!colon)
-      break;
-    const char *e = colon + 1;
-    while (*e && *e != ' ')
-      e++;
-    size_t nl = (size_t)(colon - s), kl = (size_t)(e - colon - 1);
-    dy_attr_kind kind = kl == 1 && colon[1] == 'i'   ? DY_ATTR_INT
-                        : kl == 1 && colon[1] == 'f' ? DY_ATTR_FLOAT
-                        : kl == 1 && colon[1] == 's' ? DY_ATTR_STRING
-                        : kl == 2 && colon[2] == 's' && colon[1] == 'i' ? DY_ATTR_INTS
-                                                                        : DY_ATTR_FLOATS;
-    bool found = false;
-    for (int i = 0; i < n; i++)
-      if (strlen(attrs[i].name) == nl && strncmp(attrs[i].name, s, nl) == 0) {
-        found = attrs[i].kind == kind;
-        break;
-      }
-    if (!found) {
-      snprintf(why, wn, "attribute '%.*s' missing or of another kind", (int)nl, s);
-      return false;
-    }
-    count++;
-    s = e;
-  }
-  if (count != n) {
-    snprintf(why, wn, "%d attributes given, the schema has %d", n, count);
-    return false;
-  }
-  return true;
-}
-
-bool ox_have_op(const char *op, const char *schema) {
-  dy_op_kind k;
-  if (!dy_op_kind_from_name(op, &k))
-    return false;
-  return strcmp(dy_op_info_of(k)->attrs, schema) == 0;
-}
-
-/* Ops that only move data: they may fold on shape values (OX_BATCH entries
- * travel with the data). */
-static bool moves_data(const char *op) {
-  static const char *const ok[] = {"gather", "concat", "slice", "squeeze", "unsqueeze",
-                                   "reshape", "flatten", "transpose", "expand", "tile"};
-  for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
-    if (strcmp(op, ok[i]) == 0)
-      return true;
-  return false;
-}
-
-/* Make constant v a persistable var (once). */
-static dy_status materialize(ox_ctx *c, ox_value *v) {
-  if (v->var >= 0)
-    return DY_OK;
-  if (!v->c)
-    return ox_fail(c, DY_STATUS_INTERNAL, "value '%s' has neither a var nor data", v->name);
-  if (v->sym)
-    return ox_fail(c, DY_STATUS_UNSUPPORTED,
-                   "'%s' depends on the dynamic batch size and cannot be a tensor",
-                   v->name);
-  const char *nm = v->name && *v->name && dy_program_find_var(c->p, v->name) < 0
-                       ? v->name
-                       : dy_program_fresh_name(c->p, "const");
-  int id = nm ? dy_program_add_var(c->p, nm, &v->type) : -1;
-  if (id < 0)
-    return ox_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
-  dy_status s = dy_program_set_data(c->p, id, v->c->data, type_bytes(&v->type), c->err);
-  if (s)
-    return s;
-  v->var = id;
-  return DY_OK;
-}
-
-dy_status ox_op_n(ox_ctx *c, const char *opname, ox_value *const *in, int n_in,
-                  const dy_attr *attrs, int n_attrs, ox_value **out, int n_out) {
-  dy_op_kind k;
-  char why[160];
-  for (int i = 0; i < n_out; i++)
-    out[i] = NULL;
-  if (!dy_op_kind_from_name(opname, &k))
-    return ox_fail(c, DY_STATUS_UNSUPPORTED,
-                   "needs the op '%s', which this build's op table does not have", opname);
-  const dy_op_info *info = dy_op_info_of(k);
-  if (!schema_matches(info->attrs, attrs, n_attrs, why, sizeof why))
-    return ox_fail(c, DY_STATUS_INTERNAL, "%s: the mapping does not fit the op's schema "
-                   "\"%s\": %s", opname, info->attrs, why);
-  if (n_in > 16 || n_out > 8)
-    return ox_fail(c, DY_STATUS_UNSUPPORTED, "%s: too many operands", opname);
-  bool all_const = true, any_sym = false;
-  dy_type in_t[16], out_t[8];
-  for (int i = 0; i < n_in; i++) {
-    if (!in[i])
-      return ox_fail(c, DY_STATUS_INTERNAL, "%s: missing input %d", opname, i);
-    all_const &= in[i]->c != NULL;
-    any_sym |= in[i]->sym;
-    in_t[i] = in[i]->type;
-  }
-  dy_op op = {.id = -1, .kind = k, .n_inputs = n_in, .n_outputs = n_out,
-              .n_attrs = n_attrs, .attrs = (dy_attr *)attrs, .loc = c->loc};
-  if (any_sym && !(all_const && moves_data(opname) &&
-                   !(strcmp(opname, "gather") == 0 && in[1]->sym)))
-    return ox_fail(c, DY_STATUS_UNSUPPORTED,
-                   "%s would compute with the dynamic batch size (a shape value of "
-                   "an input with a dim_param)", opname);
-  dy_error e = {0};
-  dy_status s = dy_infer(&op, in_t, n_in, out_t, &e);
-  if (s) {
-    if (s == DY_STATUS_DTYPE_MISMATCH)
-      s = DY_STATUS_UNSUPPORTED;
-    return ox_fail(c, s, "%s", e.msg);
-  }
-  if (all_const) {
-    /* fold now with the reference kernel */
-    dy_tensor ti[16], to[8];
-    dy_tensor *pi[16], *po[8];
-    for (int i = 0; i < n_in; i++) {
-      ti[i] = (dy_tensor){.type = in[i]->type, .data = in[i]->c->data,
-                          .nbytes = type_bytes(&in[i]->type), .refcount = 1,
-                          .borrowed = true, .var = -1};
-      pi[i] = &ti[i];
-    }
-    for (int i = 0; i < n_out; i++) {
-      out[i] = ox_new_const(c, out_t[i].dtype, out_t[i].rank, out_t[i].shape, NULL);
-      if (!out[i])
-        return c->err ? c->err->status : DY_STATUS_OUT_OF_MEMORY;
-      to[i] = (dy_tensor){.type = out_t[i], .data = out[i]->c->data,
-                          .nbytes = type_bytes(&out_t[i]), .refcount = 1,
-                          .borrowed = true, .var = -1};
-      po[i] = &to[i];
-    }
-    s = dy_kernel_table[k](&op, pi, n_in, po, &e);
-    if (s)
-      return ox_fail(c, s, "folding %s: %s", opname, e.msg);
-    for (int i = 0; i < n_out; i++) {
-      update_sym(out[i]);
-      if (!any_sym)
-        out[i]->sym = false;
-    }
-    return DY_OK;
-  }
-  int ids_in[16], ids_out[8];
-  for (int i = 0; i < n_in; i++) {
-    if ((s = materialize(c, in[i])))
-      return s;
-    ids_in[i] = in[i]->var;
-  }
-  char stem[200];
-  const char *base = c->node && c->node->n_output && c->node->output[0][0]
-                         ? c->node->output[0] : opname;
-  snprintf(stem, sizeof stem, "%.150s/%s", base, opname);
-  for (int i = 0; i < n_out; i++) {
-    const char *nm = dy_program_fresh_name(c->p, stem);
-    int id = nm ? dy_program_add_var(c->p, nm, &out_t[i]) : -1;
-    out[i] = new_value(c, nm, &out_t[i]);
-    if (id < 0 || !out[i])
-      return ox_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
-    out[i]->var = id;
-    ids_out[i] = id;
-  }
-  if (!dy_program_append_op(c->p, 0, k, ids_in, n_in, ids_out, n_out, attrs, n_attrs,
-                            c->loc))
-    return ox_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
-  return DY_OK;
-}
-
-ox_value *ox_op(ox_ctx *c, const char *opname, ox_value *const *in, int n_in,
-                const dy_attr *attrs, int n_attrs) {
-  ox_value *o;
-  return ox_op_n(c, opname, in, n_in, attrs, n_attrs, &o, 1) ? NULL : o;
-}
-
-/* The shorthands propagate a NULL input (an earlier error) as NULL. */
-#define NEED(...)                                                     \
-  do {                                                                \
-    ox_value *const need_[] = {__VA_ARGS__};                          \
-    for (size_t i_ = 0; i_ < sizeof need_ / sizeof *need_; i_++)      \
-      if (!need_[i_])                                                 \
-        return NULL;                                                  \
-  } while (0)
-
-ox_value *ox_unary(ox_ctx *c, const char *op, ox_value *x) {
-  NEED(x);
-  return ox_op(c, op, &x, 1, NULL, 0);
-}
-
-ox_value *ox_binary(ox_ctx *c, const char *op, ox_value *a, ox_value *b) {
-  NEED(a, b);
-  ox_value *in[2] = {a, b};
-  return ox_op(c, op, in, 2, NULL, 0);
-}
-
-ox_value *ox_scale(ox_ctx *c, ox_value *x, float scale, float bias) {
-  NEED(x);
-  dy_attr a[] = {DY_ATTR_F("scale", scale), DY_ATTR_F("bias", bias),
-                 DY_ATTR_I("bias_after_scale", 1)};
-  return ox_op(c, "scale", &x, 1, a, 3);
-}
-
-ox_value *ox_cast(ox_ctx *c, ox_value *x, dy_dtype to) {
-  NEED(x);
-  if (x->type.dtype == to)
-    return x;
-  dy_attr a[] = {DY_ATTR_I("dtype", to)};
-  return ox_op(c, "cast", &x, 1, a, 1);
-}
-
-ox_value *ox_reshape(ox_ctx *c, ox_value *x, int rank, const int64_t *shape) {
-  NEED(x);
-  dy_attr a[] = {DY_ATTR_IS("shape", shape, rank)};
-  return ox_op(c, "reshape", &x, 1, a, 1);
-}
-
-ox_value *ox_transpose(ox_ctx *c, ox_value *x, int rank, const int64_t *perm) {
-  NEED(x);
-  bool id = true;
-  for (int i = 0; i < rank; i++)
-    id &= perm[i] == i;
-  if (id)
-    return x;
-  dy_attr a[] = {DY_ATTR_IS("perm", perm, rank)};
-  return ox_op(c, "transpose", &x, 1, a, 1);
-}
-
-ox_value *ox_unsqueeze(ox_ctx *c, ox_value *x, int n, const int64_t *axes) {
-  NEED(x);
-  if (n == 0)
-    return x;
-  dy_attr a[] = {DY_ATTR_IS("axes", axes, n)};
-  return ox_op(c, "unsqueeze", &x, 1, a, 1);
-}
-
-ox_value *ox_squeeze(ox_ctx *c, ox_value *x, int n, const int64_t *axes) {
-  NEED(x);
-  dy_attr a[] = {DY_ATTR_IS("axes", axes, n)};
-  return ox_op(c, "squeeze", &x, 1, a, 1);
-}
-
-ox_value *ox_reduce(ox_ctx *c, const char *op, ox_value *x, int n,
-                    const int64_t *axes, bool keepdim) {
-  NEED(x);
-  dy_attr a[] = {DY_ATTR_IS("axes", axes, n), DY_ATTR_I("keepdim", keepdim)};
-  return ox_op(c, op, &x, 1, a, 2);
-}
-
-ox_value *ox_slice(ox_ctx *c, ox_value *x, int n, const int64_t *starts,
-                   const int64_t *ends, const int64_t *axes,
-                   const int64_t *steps) {
-  NEED(x);
-  int64_t ones[DY_MAX_DIMS];
-  for (int i = 0; i < n && i < DY_MAX_DIMS; i++)
-    ones[i] = 1;
-  dy_attr a[] = {DY_ATTR_IS("starts", starts, n), DY_ATTR_IS("ends", ends, n),
-                 DY_ATTR_IS("axes", axes, n), DY_ATTR_IS("steps", steps ? steps : ones, n)};
-  return ox_op(c, "slice", &x, 1, a, 4);
-}
-
-ox_value *ox_where(ox_ctx *c, ox_value *cond, ox_value *a, ox_value *b) {
-  NEED(cond, a, b);
-  ox_value *in[3] = {cond, a, b};
-  return ox_op(c, "where", in, 3, NULL, 0);
-}
-
-ox_value *ox_not(ox_ctx *c, ox_value *x) {
-  NEED(x);
-  return ox_binary(c, "equal", x, ox_const_bool(c, false));
-}
-
-ox_value *ox_concat(ox_ctx *c, ox_value *const *in, int n, int64_t axis) {
-  for (int i = 0; i < n; i++)
-    NEED(in[i]);
-  if (n == 1)
-    return in[0];
-  dy_attr a[] = {DY_ATTR_I("axis", axis)};
-  return ox_op(c, "concat", in, n, a, 1);
-}
-
-ox_value *ox_concat_many(ox_ctx *c, ox_value *const *in, int n, int64_t axis) {
-  if (n <= 16)
-    return ox_concat(c, in, n, axis);
-  ox_value *part[16];
-  int k = 0;
-  for (int i = 0; i < n; i += 16)
-    part[k++] = ox_concat(c, in + i, n - i < 16 ? n - i : 16, axis);
-  return ox_concat_many(c, part, k, axis);
-}
-
-ox_value *ox_iota(ox_ctx *c, int64_t n, int r, int axis) {
-  int64_t shape[DY_MAX_DIMS];
-  for (int i = 0; i < r; i++)
-    shape[i] = i == axis ? n : 1;
-  ox_value *v = ox_new_const(c, DY_I64, r, shape, NULL);
-  if (v)
-    for (int64_t i = 0; i < n; i++)
-      ((int64_t *)v->c->data)[i] = i;
-  return v;
-}
-
-ox_value *ox_pad(ox_ctx *c, ox_value *x, const int64_t *pads, const char *mode,
-                 float value) {
-  NEED(x);
-  bool zero = true;
-  for (int i = 0; i < 2 * x->type.rank; i++)
-    zero &= pads[i] == 0;
-  if (zero)
-    return x;
-  dy_attr a[] = {DY_ATTR_IS("paddings", pads, 2 * x->type.rank), DY_ATTR_S("mode", mode),
-                 DY_ATTR_F("value", value)};
-  return ox_op(c, "pad", &x, 1, a, 3);
 }
 
 /* ------------------------------------------------------------------ */
@@ -970,9 +774,16 @@ static dy_status check_output(ox_ctx *c, const Onnx__ValueInfoProto *vi,
   return DY_OK;
 }
 
-static ox_map_fn find_mapper(const char *op_type) {
-  ox_map_fn f = ox_find_mapper(op_type);
-  return f ? f : ox_find_mapper_nn(op_type);
+ox_map_fn ox_find_mapper(const char *op_type) {
+  static const ox_mapper *const tables[] = {ox_mappers_ops, ox_mappers_math,
+                                            ox_mappers_shape, ox_mappers_nn,
+                                            ox_mappers_image, ox_mappers_seq,
+                                            ox_mappers_control};
+  for (size_t t = 0; t < sizeof tables / sizeof *tables; t++)
+    for (const ox_mapper *m = tables[t]; m->op_type; m++)
+      if (strcmp(m->op_type, op_type) == 0)
+        return m->map;
+  return NULL;
 }
 
 static dy_status import_node(ox_ctx *c) {
@@ -986,7 +797,7 @@ static dy_status import_node(ox_ctx *c) {
       return ox_fail(c, DY_STATUS_FORMAT,
                      "input '%s' is not defined before use (not an initializer, graph "
                      "input or earlier node output)", n->input[i]);
-  ox_map_fn f = find_mapper(n->op_type);
+  ox_map_fn f = ox_find_mapper(n->op_type);
   if (!f)
     return ox_fail(c, DY_STATUS_UNSUPPORTED, "op type %s is not supported", n->op_type);
   dy_status s = f(c);
@@ -999,6 +810,74 @@ static dy_status import_node(ox_ctx *c) {
   return DY_OK;
 }
 
+dy_status ox_import_subgraph(ox_ctx *c, const Onnx__GraphProto *g, const char *what,
+                             ox_value *const *in, int n_in, ox_value **out, int n_out) {
+  dy_status s = DY_OK;
+  if ((int)g->n_input != n_in || (int)g->n_output != n_out)
+    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT,
+                   "%s has %zu inputs and %zu outputs, the node gives %d and takes %d", what,
+                   g->n_input, g->n_output, n_in, n_out);
+  if (g->n_sparse_initializer || c->scope_depth >= 8)
+    return ox_fail(c, DY_STATUS_UNSUPPORTED, "%s: sparse initializers or sub-graphs nested "
+                   "deeper than 8", what);
+  /* the outer node, restored afterwards */
+  const Onnx__NodeProto *node = c->node;
+  int index = c->node_index;
+  dy_srcloc loc = c->loc;
+  size_t mark = c->n_scoped;
+  c->scope_depth++;
+  for (size_t i = 0; !s && i < g->n_initializer; i++) {
+    ox_const *k;
+    char w[300];
+    snprintf(w, sizeof w, "%s: %s: initializer '%s'", c->path, what,
+             g->initializer[i]->name ? g->initializer[i]->name : "");
+    if ((s = ox_tensor_convert(g->initializer[i], w, c->dir, &k, c->err)))
+      break;
+    ox_value *v = ox_new_value(c, g->initializer[i]->name, &k->type);
+    if (!v) {
+      free_const(k);
+      s = ox_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+      break;
+    }
+    v->c = k;
+    ox_update_sym(v);
+    if (!g->initializer[i]->name || !bind_scoped(c, g->initializer[i]->name, v))
+      s = ox_fail(c, DY_STATUS_FORMAT, "%s: an initializer without a name", what);
+  }
+  for (int i = 0; !s && i < n_in; i++)
+    if (!g->input[i]->name || !bind_scoped(c, g->input[i]->name, in[i]))
+      s = ox_fail(c, DY_STATUS_FORMAT, "%s: input %d has no name", what, i);
+  for (size_t i = 0; !s && i < g->n_node; i++) {
+    c->node = g->node[i];
+    c->node_index = (int)i;
+    c->node_serial++;
+    if ((s = import_node(c)))
+      dy_error_prefix(c->err, "in %s of node %d (%s)", what, index,
+                      node->op_type ? node->op_type : "?");
+  }
+  c->node = node;
+  c->node_index = index;
+  c->loc = loc;
+  for (int i = 0; !s && i < n_out; i++) {
+    const char *nm = g->output[i]->name ? g->output[i]->name : "";
+    out[i] = lookup(c, nm);
+    if (!out[i])
+      s = ox_fail(c, DY_STATUS_FORMAT, "%s: output '%s' is never computed", what, nm);
+  }
+  /* close the scope: unbind what it bound */
+  slot *sl = slots_of(c);
+  for (size_t k = mark; k < c->n_scoped; k++)
+    for (size_t i = hash_str(c->scoped[k]) & (c->n_slots - 1); sl[i].name;
+         i = (i + 1) & (c->n_slots - 1))
+      if (strcmp(sl[i].name, c->scoped[k]) == 0) {
+        sl[i].v = NULL;
+        break;
+      }
+  c->n_scoped = mark;
+  c->scope_depth--;
+  return s;
+}
+
 /* Fetch value v under the ONNX output name. */
 static dy_status add_output(ox_ctx *c, const char *name, ox_value *v) {
   dy_program *p = c->p;
@@ -1009,11 +888,11 @@ static dy_status add_output(ox_ctx *c, const char *name, ox_value *v) {
   if (v->var < 0 && dy_program_find_var(p, name) < 0) {
     /* a constant output: a persistable var under the output's name */
     v->name = dy_program_strdup(p, name);
-    if ((s = materialize(c, v)))
+    if ((s = ox_materialize(c, v)))
       return s;
     return dy_program_add_fetch(p, v->var, c->err);
   }
-  if ((s = materialize(c, v)))
+  if ((s = ox_materialize(c, v)))
     return s;
   dy_var *var = p->vars[v->var];
   if (strcmp(var->name, name) == 0 && var->fetch_index < 0)
@@ -1062,7 +941,7 @@ static dy_status import_graph(ox_ctx *c, const Onnx__ModelProto *m) {
     ox_const *k;
     if ((s = ox_tensor_convert(t, what, c->dir, &k, c->err)))
       return s;
-    ox_value *v = new_value(c, t->name, &k->type);
+    ox_value *v = ox_new_value(c, t->name, &k->type);
     if (!v) {
       free_const(k);
       return ox_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
@@ -1102,7 +981,7 @@ static dy_status import_graph(ox_ctx *c, const Onnx__ModelProto *m) {
         return ox_fail(c, DY_STATUS_UNSUPPORTED, "more than %d graph inputs", DY_MAX_FEEDS);
       if ((s = dy_program_add_feed(c->p, id, c->err)))
         return s;
-      v = new_value(c, vi->name, &t);
+      v = ox_new_value(c, vi->name, &t);
       if (!v)
         return ox_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
       v->var = id;
@@ -1116,6 +995,7 @@ static dy_status import_graph(ox_ctx *c, const Onnx__ModelProto *m) {
   for (size_t i = 0; i < g->n_node; i++) {
     c->node = g->node[i];
     c->node_index = (int)i;
+    c->node_serial++;
     c->loc = (dy_srcloc){c->path, (int)i + 1};
     if ((s = import_node(c)))
       return s;

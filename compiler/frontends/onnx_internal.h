@@ -61,10 +61,15 @@ typedef struct ox_ctx {
   const Onnx__NodeProto *node;
   int node_index;
   dy_srcloc loc;
+  int node_serial;          /* counts imported nodes, sub-graphs' included  */
   int tmp_counter;
+  /* sub-graph scopes: the names bound inside the open ones */
+  int scope_depth;
+  const char **scoped;
+  size_t n_scoped, cap_scoped;
 } ox_ctx;
 
-/* ---- onnx.c: values, constants, the op builder, errors ---- */
+/* ---- onnx.c: values, constants, errors; onnx_op.c: the op builder ---- */
 
 /* Error naming the current node: "node 3 'conv1' (Conv): <msg>". Returns
  * status. */
@@ -94,6 +99,13 @@ const char *ox_attr_s(ox_ctx *c, const char *name, const char *dflt,
 /* Reject any attribute not in the space-separated list. */
 dy_status ox_check_attrs(ox_ctx *c, const char *known);
 
+/* A new value named name (NULL: "") of type t, owned by the context. */
+ox_value *ox_new_value(ox_ctx *c, const char *name, const dy_type *t);
+/* Bytes of data of a static type. */
+size_t ox_type_bytes(const dy_type *t);
+/* Mark v symbolic if any of its i64 entries is OX_BATCH. */
+void ox_update_sym(ox_value *v);
+
 /* Constants. */
 ox_value *ox_new_const(ox_ctx *c, dy_dtype dt, int rank, const int64_t *shape,
                        const void *data);
@@ -121,6 +133,9 @@ dy_status ox_op_n(ox_ctx *c, const char *op, ox_value *const *in, int n_in,
                   const dy_attr *attrs, int n_attrs, ox_value **out, int n_out);
 /* True when this build's op table has the op with exactly this schema. */
 bool ox_have_op(const char *op, const char *schema);
+
+/* Make constant v a persistable var of the Program (once). */
+dy_status ox_materialize(ox_ctx *c, ox_value *v);
 
 /* Shorthands over ox_op. */
 ox_value *ox_unary(ox_ctx *c, const char *op, ox_value *x);
@@ -151,19 +166,58 @@ ox_value *ox_concat_many(ox_ctx *c, ox_value *const *in, int n, int64_t axis);
 /* An i64 constant [1,..,n,..,1] (rank r, n at axis) holding 0..n-1. */
 ox_value *ox_iota(ox_ctx *c, int64_t n, int r, int axis);
 
+/* Import sub-graph g (an If branch, a Loop or Scan body) inline: bind its
+ * n_in inputs to in, import its nodes (names of the enclosing graphs stay
+ * visible) and return its n_out outputs in out. The names it binds are
+ * unbound again afterwards, so a body can be imported once per unrolled
+ * iteration. `what` names it in errors ("the body"). */
+dy_status ox_import_subgraph(ox_ctx *c, const Onnx__GraphProto *g, const char *what,
+                             ox_value *const *in, int n_in, ox_value **out, int n_out);
+
 /* Normalise axis against rank, or fail naming the node. */
 dy_status ox_axis(ox_ctx *c, int64_t axis, int rank, int *out);
 
-/* ---- onnx_ops.c, onnx_nn.c: the mappers ---- */
+/* ---- the mappers (onnx_ops.c, onnx_math.c, onnx_shape.c, onnx_nn.c, ...) ---- */
 
+/* A mapper imports the current node: it reads inputs (ox_in, ox_need_in)
+ * and attributes, builds ops (ox_op and the shorthands above) and binds the
+ * node's outputs (ox_set_out, or OUT for a value that may be NULL after an
+ * error). */
 typedef dy_status (*ox_map_fn)(ox_ctx *c);
 typedef struct {
   const char *op_type;
   ox_map_fn map;
 } ox_mapper;
 
-/* Look the ONNX op type up; NULL if unknown. */
+/* Each mapper file's table, ended by {NULL, NULL}. */
+extern const ox_mapper ox_mappers_ops[];    /* onnx_ops.c   */
+extern const ox_mapper ox_mappers_math[];   /* onnx_math.c  */
+extern const ox_mapper ox_mappers_shape[];  /* onnx_shape.c */
+extern const ox_mapper ox_mappers_nn[];     /* onnx_nn.c    */
+extern const ox_mapper ox_mappers_image[];  /* onnx_image.c */
+extern const ox_mapper ox_mappers_seq[];    /* onnx_seq.c   */
+extern const ox_mapper ox_mappers_control[]; /* onnx_control.c */
+
+/* Look the ONNX op type up in every table; NULL if unknown. */
 ox_map_fn ox_find_mapper(const char *op_type);
-ox_map_fn ox_find_mapper_nn(const char *op_type);
+
+/* Return the status of x when it is not DY_OK. */
+#define TRY(x)          \
+  do {                  \
+    dy_status s_ = (x); \
+    if (s_)             \
+      return s_;        \
+  } while (0)
+/* Bind output i to v, a built value or NULL (the error already recorded),
+ * and return. */
+#define OUT(i, v) return ox_set_or_fail(c, (i), (v))
+
+dy_status ox_set_or_fail(ox_ctx *c, int i, ox_value *v);
+/* The node's input i, which must be present. */
+dy_status ox_need_in(ox_ctx *c, int i, ox_value **v);
+/* A scalar 0 of dtype dt (false for bool). */
+ox_value *ox_zero_like(ox_ctx *c, dy_dtype dt);
+/* v's dtype must be f32 (else an unsupported-dtype error naming the node). */
+dy_status ox_need_f32(ox_ctx *c, const ox_value *v);
 
 #endif

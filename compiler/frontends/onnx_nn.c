@@ -1,20 +1,29 @@
-/* onnx_nn.c - ONNX's neural-network ops onto the op table: convolution,
- * pooling, normalisation, losses, resizing, depth/space rearrangement.
+/* onnx_nn.c - ONNX's convolution, pooling and normalisation onto the op
+ * table.
  *
- * These are composed from the primitive ops, with N spatial dims (1-D, 2-D
- * and 3-D alike):
- *   Conv          im2col by strided slices of the padded input (one per
- *                 kernel offset), then one matmul per group
- *   MaxPool       maximum over the same strided slices (padding -FLT_MAX)
- *   AveragePool   sum over the slices divided by a constant count tensor
- *                 (computed here, so count_include_pad and ceil_mode are
- *                 exact at the borders)
- *   BatchNorm     x * a + b with a = scale / sqrt(var + eps), b = B - mean a
- *                 (constants fold to two per-channel vectors)
- *   Resize        per axis, a gather of constant source indices (nearest),
- *                 or of 2 / 4 neighbours with constant weights (linear /
- *                 cubic), the coordinate transform evaluated here
- *   NLL / SCE     a one-hot select along the class axis
+ * 1-D and 2-D windows map onto the nn family's native ops (a 1-D operand
+ * is unsqueezed to [N, C, 1, L] and back), which the passes then fuse
+ * (conv + bias + batch norm + activation -> one fused_conv2d):
+ *   Conv           conv2d, the bias an add
+ *   ConvTranspose  conv2d_transpose (output_shape / SAME pads resolved here
+ *                  as the ONNX reference does)
+ *   MaxPool, AveragePool   pool2d, when it computes the same thing
+ *   BatchNormalization     batch_norm (inference)
+ * Everything else is composed from the primitive ops, with N spatial dims:
+ *   Conv           im2col by strided slices of the padded input (one per
+ *                  kernel offset), then one matmul per group
+ *   ConvTranspose  that convolution of the zero-upsampled, padded input
+ *                  with the flipped, transposed kernel
+ *   MaxPool        maximum over the same strided slices (padding -FLT_MAX);
+ *                  its Indices output an argmax over the stacked slices
+ *   AveragePool    sum over the slices divided by a constant count tensor
+ *                  (computed here, so count_include_pad and ceil_mode are
+ *                  exact at the borders)
+ *   MaxUnpool      a scatter into the flattened output
+ *   BatchNorm      x * a + b with a = scale / sqrt(var + eps), b = B - mean a
+ *                  (constants fold to two per-channel vectors); training
+ *                  mode from the batch's statistics
+ *   Instance/Layer/MeanVariance normalisation, LRN
  * Attribute lists with defaults are quoted above each mapper.
  */
 #include <float.h>
@@ -22,34 +31,6 @@
 #include <string.h>
 
 #include "onnx_internal.h"
-
-#define TRY(x)          \
-  do {                  \
-    dy_status s_ = (x); \
-    if (s_)             \
-      return s_;        \
-  } while (0)
-#define OUT(i, v) return set_or_fail(c, (i), (v))
-
-static dy_status set_or_fail(ox_ctx *c, int i, ox_value *v) {
-  if (!v)
-    return c->err->status ? c->err->status : DY_STATUS_INTERNAL;
-  return ox_set_out(c, i, v);
-}
-
-static dy_status need_in(ox_ctx *c, int i, ox_value **v) {
-  *v = ox_in(c, i);
-  if (!*v)
-    return ox_fail(c, DY_STATUS_FORMAT, "input %d is missing", i);
-  return DY_OK;
-}
-
-static dy_status need_f32(ox_ctx *c, ox_value *v) {
-  if (v->type.dtype != DY_F32)
-    return ox_fail(c, DY_STATUS_UNSUPPORTED, "needs float32, got %s",
-                   dy_dtype_name(v->type.dtype));
-  return DY_OK;
-}
 
 /* v (rank 1, length C) reshaped to [C, 1, ..., 1] for broadcasting against
  * [N, C, spatial...] of rank r. */
@@ -182,47 +163,36 @@ static ox_value *pad_spatial(ox_ctx *c, ox_value *x, const window *w, float valu
 #define MAX_KERNEL 512
 
 /* ------------------------------------------------------------------ */
-/* Conv                                                                */
+/* Conv, ConvTranspose                                                 */
 /* ------------------------------------------------------------------ */
 
-/* Conv(X, W, B) attributes: auto_pad ("NOTSET"), dilations (1s), group
- * (1), kernel_shape (from W), pads (0s), strides (1s). */
-static dy_status map_conv(ox_ctx *c) {
-  ox_value *x, *wt, *b = ox_in(c, 2);
-  TRY(ox_check_attrs(c, "auto_pad dilations group kernel_shape pads strides"));
-  TRY(need_in(c, 0, &x));
-  TRY(need_in(c, 1, &wt));
-  TRY(need_f32(c, x));
+/* The composite convolution of x by wt (no bias) over the window w: im2col
+ * by strided slices of the padded input, one matmul per group. */
+static ox_value *conv_composite(ox_ctx *c, ox_value *x, ox_value *wt, const window *w,
+                                int64_t g) {
+  if (!x || !wt)
+    return NULL;
   int r = x->type.rank;
-  if (wt->type.rank != r || !dy_type_is_static(&wt->type))
-    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "W must have the input's rank");
-  window w;
-  TRY(window_setup(c, &x->type, wt->type.shape + 2, false, &w));
-  int64_t g = ox_attr_i(c, "group", 1), C = x->type.shape[1], M = wt->type.shape[0];
-  if (g < 1 || C < 0 || C % g || M % g || wt->type.shape[1] != C / g)
-    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "channels %lld, group %lld and W %lld x %lld "
-                   "do not agree", (long long)C, (long long)g, (long long)M,
-                   (long long)wt->type.shape[1]);
-  for (int i = 0; i < w.n; i++)
-    if (wt->type.shape[2 + i] != w.k[i])
-      return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "kernel_shape disagrees with W");
+  int64_t C = x->type.shape[1], M = wt->type.shape[0];
   ox_value *sl[MAX_KERNEL];
-  ox_value *xp = pad_spatial(c, x, &w, 0.0f);
-  int kk = xp ? window_slices(c, xp, &w, sl, MAX_KERNEL) : 0;
+  ox_value *xp = pad_spatial(c, x, w, 0.0f);
+  int kk = xp ? window_slices(c, xp, w, sl, MAX_KERNEL) : 0;
   if (!kk)
-    return c->err->status;
+    return NULL;
   /* cols [N, C*kk, P]: stack the slices after the channel axis */
   int64_t P = 1;
-  for (int i = 0; i < w.n; i++)
-    P *= w.out[i];
+  for (int i = 0; i < w->n; i++)
+    P *= w->out[i];
   for (int t = 0; t < kk; t++)
     sl[t] = ox_unsqueeze(c, sl[t], 1, (int64_t[]){2});
   ox_value *cols = ox_concat_many(c, sl, kk, 2);
   cols = ox_reshape(c, cols, 3, (int64_t[]){0, C * kk, P});
   ox_value *wm = ox_reshape(c, wt, 2, (int64_t[]){M, C / g * kk});
   ox_value *parts[64];
-  if (g > 64)
-    return ox_fail(c, DY_STATUS_UNSUPPORTED, "more than 64 groups");
+  if (g > 64) {
+    ox_fail(c, DY_STATUS_UNSUPPORTED, "more than 64 groups");
+    return NULL;
+  }
   for (int64_t gi = 0; gi < g; gi++) {
     ox_value *cg = cols, *wg = wm;
     if (g > 1) {
@@ -237,9 +207,216 @@ static dy_status map_conv(ox_ctx *c) {
   }
   ox_value *y = ox_concat_many(c, parts, (int)g, 1);
   int64_t shape[DY_MAX_DIMS] = {0, M};
+  for (int i = 0; i < w->n; i++)
+    shape[2 + i] = w->out[i];
+  return ox_reshape(c, y, r, shape);
+}
+
+/* A 1-D operand [N, C, L] as the 2-D [N, C, 1, L] of the native ops. */
+static ox_value *as_2d(ox_ctx *c, ox_value *v) {
+  return ox_unsqueeze(c, v, 1, (int64_t[]){2});
+}
+
+/* The native 2-D attribute pairs of window w (1-D: the height is 1). */
+static void pairs_2d(const window *w, int64_t k[2], int64_t s[2], int64_t d[2],
+                     int64_t pads[4]) {
+  int o = w->n == 1 ? 1 : 0; /* 1-D: the one dim is the width */
+  k[0] = s[0] = d[0] = 1;
+  pads[0] = pads[2] = 0;
+  for (int i = 0; i < w->n; i++) {
+    k[o + i] = w->k[i];
+    s[o + i] = w->s[i];
+    d[o + i] = w->d[i];
+    pads[o + i] = w->pb[i];
+    pads[2 + o + i] = w->pe[i];
+  }
+}
+
+/* Conv(X, W, B) attributes: auto_pad ("NOTSET"), dilations (1s), group
+ * (1), kernel_shape (from W), pads (0s), strides (1s). 1-D and 2-D map
+ * onto conv2d (the bias an add the fusion pass folds in); 3-D and wider
+ * are the composite. */
+static dy_status map_conv(ox_ctx *c) {
+  ox_value *x, *wt, *b = ox_in(c, 2);
+  TRY(ox_check_attrs(c, "auto_pad dilations group kernel_shape pads strides"));
+  TRY(ox_need_in(c, 0, &x));
+  TRY(ox_need_in(c, 1, &wt));
+  TRY(ox_need_f32(c, x));
+  int r = x->type.rank;
+  if (wt->type.rank != r || !dy_type_is_static(&wt->type))
+    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "W must have the input's rank");
+  window w;
+  TRY(window_setup(c, &x->type, wt->type.shape + 2, false, &w));
+  int64_t g = ox_attr_i(c, "group", 1), C = x->type.shape[1], M = wt->type.shape[0];
+  if (g < 1 || C < 0 || C % g || M % g || wt->type.shape[1] != C / g)
+    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "channels %lld, group %lld and W %lld x %lld "
+                   "do not agree", (long long)C, (long long)g, (long long)M,
+                   (long long)wt->type.shape[1]);
   for (int i = 0; i < w.n; i++)
-    shape[2 + i] = w.out[i];
-  y = ox_reshape(c, y, r, shape);
+    if (wt->type.shape[2 + i] != w.k[i])
+      return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "kernel_shape disagrees with W");
+  ox_value *y;
+  if (w.n <= 2) {
+    int64_t k[2], s[2], d[2], pads[4];
+    pairs_2d(&w, k, s, d, pads);
+    ox_value *in[2] = {w.n == 1 ? as_2d(c, x) : x, w.n == 1 ? as_2d(c, wt) : wt};
+    dy_attr a[] = {DY_ATTR_IS("strides", s, 2), DY_ATTR_IS("paddings", pads, 4),
+                   DY_ATTR_IS("dilations", d, 2), DY_ATTR_I("groups", g)};
+    y = in[0] && in[1] ? ox_op(c, "conv2d", in, 2, a, 4) : NULL;
+    if (b)
+      y = ox_binary(c, "add", y, per_channel(c, b, 4));
+    if (w.n == 1)
+      y = ox_squeeze(c, y, 1, (int64_t[]){2});
+  } else {
+    y = conv_composite(c, x, wt, &w, g);
+    if (b)
+      y = ox_binary(c, "add", y, per_channel(c, b, r));
+  }
+  OUT(0, y);
+}
+
+/* Python's floor division, for the ConvTranspose pad split. */
+static int64_t floor_div(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+/* ConvTranspose(X, W, B) attributes: auto_pad ("NOTSET"), dilations,
+ * group (1), kernel_shape (from W), output_padding (0s), output_shape,
+ * pads (0s), strides (1s). W is [C, M/group, k...]. output_shape or
+ * SAME auto_pad fix the pads as the ONNX reference does (a negative end
+ * pad grows the output: output_padding). 1-D and 2-D map onto
+ * conv2d_transpose; wider ones are a convolution of the zero-upsampled,
+ * padded input with the flipped, transposed kernel. */
+static dy_status map_conv_transpose(ox_ctx *c) {
+  ox_value *x, *wt, *b = ox_in(c, 2);
+  TRY(ox_check_attrs(c, "auto_pad dilations group kernel_shape output_padding "
+                        "output_shape pads strides"));
+  TRY(ox_need_in(c, 0, &x));
+  TRY(ox_need_in(c, 1, &wt));
+  TRY(ox_need_f32(c, x));
+  int r = x->type.rank, n = r - 2;
+  if (n < 1 || n > DY_MAX_DIMS - 3 || wt->type.rank != r || !dy_type_is_static(&wt->type))
+    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "X and W must be [N, C, spatial...] alike");
+  int64_t g = ox_attr_i(c, "group", 1), C = x->type.shape[1], M = wt->type.shape[1] * g;
+  if (g < 1 || C < 0 || C % g || wt->type.shape[0] != C)
+    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "channels %lld, group %lld and W do not "
+                   "agree", (long long)C, (long long)g);
+  int nk, ns, nd, np, nop, nos;
+  const int64_t *ks = ox_attr_ints(c, "kernel_shape", &nk);
+  const int64_t *st = ox_attr_ints(c, "strides", &ns);
+  const int64_t *dl = ox_attr_ints(c, "dilations", &nd);
+  const int64_t *pd = ox_attr_ints(c, "pads", &np);
+  const int64_t *op = ox_attr_ints(c, "output_padding", &nop);
+  const int64_t *os = ox_attr_ints(c, "output_shape", &nos);
+  if ((ks && nk != n) || (st && ns != n) || (dl && nd != n) || (pd && np != 2 * n) ||
+      (op && nop != n) || (os && nos != n))
+    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "attribute lengths do not match %d "
+                   "spatial dims", n);
+  char autopad[32];
+  ox_attr_s(c, "auto_pad", "NOTSET", autopad, sizeof autopad);
+  bool same = strcmp(autopad, "SAME_UPPER") == 0 || strcmp(autopad, "SAME_LOWER") == 0;
+  if (!same && strcmp(autopad, "NOTSET") && strcmp(autopad, "VALID"))
+    return ox_fail(c, DY_STATUS_UNSUPPORTED, "auto_pad '%s'", autopad);
+  int64_t k[DY_MAX_DIMS], s[DY_MAX_DIMS], d[DY_MAX_DIMS], pb[DY_MAX_DIMS], pe[DY_MAX_DIMS];
+  int64_t opad[DY_MAX_DIMS], in[DY_MAX_DIMS];
+  for (int i = 0; i < n; i++) {
+    in[i] = x->type.shape[2 + i];
+    k[i] = wt->type.shape[2 + i];
+    s[i] = st ? st[i] : 1;
+    d[i] = dl ? dl[i] : 1;
+    opad[i] = op ? op[i] : 0;
+    pb[i] = pd && strcmp(autopad, "VALID") ? pd[i] : 0;
+    pe[i] = pd && strcmp(autopad, "VALID") ? pd[n + i] : 0;
+    if (in[i] < 1 || (ks && ks[i] != k[i]) || s[i] < 1 || d[i] < 1 || opad[i] < 0)
+      return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "bad extent, kernel, stride, dilation "
+                     "or output_padding");
+    if (os || same) {
+      int64_t out = os ? os[i] : in[i] * s[i];
+      int64_t total = s[i] * (in[i] - 1) + opad[i] + (k[i] - 1) * d[i] + 1 - out;
+      bool upper = strcmp(autopad, "SAME_UPPER") == 0;
+      pb[i] = upper ? floor_div(total, 2) : total - floor_div(total, 2);
+      pe[i] = upper ? total - floor_div(total, 2) : floor_div(total, 2);
+    }
+    if (pe[i] < 0) { /* the output extends past the last tap: zeros */
+      opad[i] -= pe[i];
+      pe[i] = 0;
+    }
+    if (pb[i] < 0)
+      return ox_fail(c, DY_STATUS_UNSUPPORTED, "a negative begin pad");
+  }
+  ox_value *y;
+  if (n <= 2) {
+    int64_t s2[2] = {1, 1}, d2[2] = {1, 1}, p4[4] = {0, 0, 0, 0}, o2[2] = {0, 0};
+    int o = n == 1 ? 1 : 0;
+    for (int i = 0; i < n; i++) {
+      s2[o + i] = s[i];
+      d2[o + i] = d[i];
+      p4[o + i] = pb[i];
+      p4[2 + o + i] = pe[i];
+      o2[o + i] = opad[i];
+    }
+    ox_value *in2[2] = {n == 1 ? as_2d(c, x) : x, n == 1 ? as_2d(c, wt) : wt};
+    dy_attr a[] = {DY_ATTR_IS("strides", s2, 2), DY_ATTR_IS("paddings", p4, 4),
+                   DY_ATTR_IS("dilations", d2, 2), DY_ATTR_I("groups", g),
+                   DY_ATTR_IS("output_padding", o2, 2)};
+    y = in2[0] && in2[1] ? ox_op(c, "conv2d_transpose", in2, 2, a, 5) : NULL;
+    if (b)
+      y = ox_binary(c, "add", y, per_channel(c, b, 4));
+    if (n == 1)
+      y = ox_squeeze(c, y, 1, (int64_t[]){2});
+    OUT(0, y);
+  }
+  /* zero-upsample each spatial axis by its stride */
+  ox_value *v = x;
+  for (int i = 0; i < n && v; i++) {
+    if (s[i] == 1)
+      continue;
+    int ax = 2 + i, vr = v->type.rank;
+    int64_t pads[2 * DY_MAX_DIMS] = {0}, shape[DY_MAX_DIMS];
+    /* [.., in, ..] -> [.., in, 1, ..] -> [.., in, s, ..] -> [.., in * s, ..] */
+    v = ox_unsqueeze(c, v, 1, (int64_t[]){ax + 1});
+    pads[(vr + 1) + ax + 1] = s[i] - 1;
+    v = ox_pad(c, v, pads, "constant", 0.0f);
+    for (int j = 0; j < vr && v; j++)
+      shape[j] = j == 0 ? 0 : j < ax ? v->type.shape[j] : j == ax ? in[i] * s[i]
+                                                       : v->type.shape[j + 1];
+    v = ox_reshape(c, v, vr, shape);
+    int64_t z = 0, e = (in[i] - 1) * s[i] + 1, a64 = ax;
+    v = ox_slice(c, v, 1, &z, &e, &a64, NULL);
+  }
+  /* the kernel: [C, M/g, k...] -> [M, C/g, k...], flipped */
+  int64_t sh[DY_MAX_DIMS + 1], perm[DY_MAX_DIMS + 1];
+  sh[0] = g, sh[1] = C / g, sh[2] = M / g;
+  perm[0] = 0, perm[1] = 2, perm[2] = 1;
+  for (int i = 0; i < n; i++) {
+    sh[3 + i] = k[i];
+    perm[3 + i] = 3 + i;
+  }
+  ox_value *wk = ox_transpose(c, ox_reshape(c, wt, r + 1, sh), r + 1, perm);
+  int64_t sh2[DY_MAX_DIMS] = {M, C / g};
+  for (int i = 0; i < n; i++)
+    sh2[2 + i] = k[i];
+  wk = ox_reshape(c, wk, r, sh2);
+  int64_t fs[DY_MAX_DIMS], fe[DY_MAX_DIMS], fa[DY_MAX_DIMS], fp[DY_MAX_DIMS];
+  for (int i = 0; i < n; i++) {
+    fs[i] = -1, fe[i] = INT64_MIN, fa[i] = 2 + i, fp[i] = -1;
+  }
+  wk = ox_slice(c, wk, n, fs, fe, fa, fp);
+  /* a stride-1 convolution with pads (k-1)d - pb before, (k-1)d - pe + opad after */
+  window w = {.n = n};
+  for (int i = 0; i < n; i++) {
+    w.in[i] = (in[i] - 1) * s[i] + 1;
+    w.k[i] = k[i];
+    w.s[i] = 1;
+    w.d[i] = d[i];
+    w.pb[i] = (k[i] - 1) * d[i] - pb[i];
+    w.pe[i] = w.pe_decl[i] = (k[i] - 1) * d[i] - pe[i] + opad[i];
+    if (w.pb[i] < 0 || w.pe[i] < 0)
+      return ox_fail(c, DY_STATUS_UNSUPPORTED, "pads larger than the dilated kernel");
+    w.out[i] = w.in[i] + w.pb[i] + w.pe[i] - (k[i] - 1) * d[i];
+  }
+  y = conv_composite(c, v, wk, &w, g);
   if (b)
     y = ox_binary(c, "add", y, per_channel(c, b, r));
   OUT(0, y);
@@ -249,20 +426,110 @@ static dy_status map_conv(ox_ctx *c) {
 /* pooling                                                             */
 /* ------------------------------------------------------------------ */
 
-/* MaxPool(X) attributes: auto_pad, ceil_mode (0), dilations, kernel_shape,
- * pads, storage_order (0), strides. The Indices output is not supported.
+/* MaxPool's Indices: the flat index (C order over N, C and the spatial
+ * dims; storage_order 1 makes the spatial part column-major) of each
+ * window's first maximum. The windows are stacked on a new last axis,
+ * argmax picks the kernel offset t, and constant tables turn (output
+ * position, t) into the input position. */
+static ox_value *pool_indices(ox_ctx *c, ox_value *x, ox_value **sl, int kk,
+                              const window *w, bool col_major) {
+  int r = x->type.rank;
+  if (x->type.shape[0] < 0 || r + 1 > DY_MAX_DIMS) {
+    ox_fail(c, DY_STATUS_UNSUPPORTED, "the Indices output needs a static batch");
+    return NULL;
+  }
+  ox_value *st[MAX_KERNEL];
+  for (int t = 0; t < kk; t++)
+    st[t] = ox_unsqueeze(c, sl[t], 1, (int64_t[]){r});
+  ox_value *stack = ox_concat_many(c, st, kk, r);
+  dy_attr a[] = {DY_ATTR_I("axis", r), DY_ATTR_I("keepdim", 0)};
+  ox_value *t = stack ? ox_op(c, "argmax", &stack, 1, a, 2) : NULL;
+  /* position of (output p, offset t) along spatial axis i: p*s - pb + ki*d;
+   * one table per axis [K] (ki of t) and the output coordinate as iota */
+  int64_t K = kk, strides[DY_MAX_DIMS], acc = 1;
+  for (int i = w->n - 1; i >= 0; i--) {
+    strides[i] = acc;
+    acc *= w->in[i];
+  }
+  if (col_major) {
+    acc = 1;
+    for (int i = 0; i < w->n; i++) {
+      strides[i] = acc;
+      acc *= w->in[i];
+    }
+  }
+  ox_value *idx = NULL;
+  for (int i = 0; i < w->n; i++) {
+    ox_value *tab = ox_new_const(c, DY_I64, 1, &K, NULL);
+    if (!tab)
+      return NULL;
+    for (int64_t q = 0; q < K; q++) {
+      int64_t rem = q, ki = 0;
+      for (int j = w->n - 1; j >= 0; j--) {
+        if (j == i)
+          ki = rem % w->k[j];
+        rem /= w->k[j];
+      }
+      ((int64_t *)tab->c->data)[q] = ki * w->d[i];
+    }
+    dy_attr g[] = {DY_ATTR_I("axis", 0)};
+    ox_value *gin[2] = {tab, t};
+    ox_value *off = t ? ox_op(c, "gather", gin, 2, g, 1) : NULL;
+    ox_value *o = ox_iota(c, w->out[i], r, 2 + i);
+    ox_value *pos = ox_binary(c, "add", off, ox_binary(c, "sub", ox_binary(c, "mul", o,
+                              ox_const_i64(c, w->s[i])), ox_const_i64(c, w->pb[i])));
+    pos = ox_binary(c, "mul", pos, ox_const_i64(c, strides[i]));
+    idx = idx ? ox_binary(c, "add", idx, pos) : pos;
+  }
+  /* plus (n * C + c) * plane */
+  int64_t NC = x->type.shape[0] * x->type.shape[1];
+  int64_t shape[DY_MAX_DIMS];
+  for (int i = 0; i < r; i++)
+    shape[i] = i < 2 ? x->type.shape[i] : 1;
+  ox_value *base = ox_new_const(c, DY_I64, r, shape, NULL);
+  if (!base)
+    return NULL;
+  for (int64_t q = 0; q < NC; q++)
+    ((int64_t *)base->c->data)[q] = q * acc;
+  return ox_binary(c, "add", idx, base);
+}
+
+/* MaxPool(X) -> Y, Indices; attributes: auto_pad, ceil_mode (0),
+ * dilations, kernel_shape, pads, storage_order (0), strides.
  * AveragePool(X): auto_pad, ceil_mode (0), count_include_pad (0),
- * kernel_shape, pads, strides. */
+ * kernel_shape, pads, strides. 1-D and 2-D windows map onto pool2d when it
+ * computes the same thing (no dilations, pads below the kernel, no
+ * Indices); otherwise the composite: a maximum (or a sum divided by a
+ * constant count tensor, so count_include_pad and ceil_mode are exact at
+ * the borders) over the strided slices of the padded input. */
 static dy_status pool(ox_ctx *c, bool max) {
   ox_value *x;
   TRY(ox_check_attrs(c, max ? "auto_pad ceil_mode dilations kernel_shape pads storage_order strides"
                             : "auto_pad ceil_mode count_include_pad kernel_shape pads strides"));
-  TRY(need_in(c, 0, &x));
-  TRY(need_f32(c, x));
-  if (ox_out_wanted(c, 1))
-    return ox_fail(c, DY_STATUS_UNSUPPORTED, "the Indices output is not supported");
+  TRY(ox_need_in(c, 0, &x));
+  TRY(ox_need_f32(c, x));
+  bool want_idx = max && ox_out_wanted(c, 1);
+  bool ceil_mode = ox_attr_i(c, "ceil_mode", 0) != 0;
+  bool include_pad = ox_attr_i(c, "count_include_pad", 0) != 0;
   window w;
-  TRY(window_setup(c, &x->type, NULL, ox_attr_i(c, "ceil_mode", 0) != 0, &w));
+  TRY(window_setup(c, &x->type, NULL, ceil_mode, &w));
+  bool native = w.n <= 2 && !want_idx;
+  for (int i = 0; i < w.n; i++)
+    native &= w.d[i] == 1 && w.pb[i] < w.k[i] && w.pe_decl[i] < w.k[i];
+  if (native) {
+    int64_t k[2], s[2], d[2], pads[4];
+    window decl = w;
+    for (int i = 0; i < w.n; i++)
+      decl.pe[i] = w.pe_decl[i];
+    pairs_2d(&decl, k, s, d, pads);
+    ox_value *v = w.n == 1 ? as_2d(c, x) : x;
+    dy_attr a[] = {DY_ATTR_S("pooling_type", max ? "max" : "avg"), DY_ATTR_IS("ksize", k, 2),
+                   DY_ATTR_IS("strides", s, 2), DY_ATTR_IS("paddings", pads, 4),
+                   DY_ATTR_I("ceil_mode", ceil_mode), DY_ATTR_I("exclusive", !include_pad),
+                   DY_ATTR_I("global_pooling", 0), DY_ATTR_I("adaptive", 0)};
+    ox_value *y = v ? ox_op(c, "pool2d", &v, 1, a, 8) : NULL;
+    OUT(0, w.n == 1 ? ox_squeeze(c, y, 1, (int64_t[]){2}) : y);
+  }
   ox_value *sl[MAX_KERNEL];
   ox_value *xp = pad_spatial(c, x, &w, max ? -FLT_MAX : 0.0f);
   int kk = xp ? window_slices(c, xp, &w, sl, MAX_KERNEL) : 0;
@@ -277,7 +544,6 @@ static dy_status pool(ox_ctx *c, bool max) {
   }
   if (!max) {
     /* divide by the number of counted elements of each window */
-    bool include_pad = ox_attr_i(c, "count_include_pad", 0) != 0;
     int64_t shape[DY_MAX_DIMS] = {1, 1}, P = 1;
     for (int i = 0; i < w.n; i++)
       P *= shape[2 + i] = w.out[i];
@@ -302,16 +568,68 @@ static dy_status pool(ox_ctx *c, bool max) {
     }
     acc = ox_binary(c, "mul", acc, cnt);
   }
-  OUT(0, acc);
+  TRY(ox_set_or_fail(c, 0, acc));
+  if (want_idx)
+    OUT(1, pool_indices(c, x, sl, kk, &w, ox_attr_i(c, "storage_order", 0) != 0));
+  return DY_OK;
 }
 static dy_status map_max_pool(ox_ctx *c) { return pool(c, true); }
 static dy_status map_average_pool(ox_ctx *c) { return pool(c, false); }
+
+/* MaxUnpool(X, I, output_shape) attributes: kernel_shape, pads (0s),
+ * strides (1s). Each X value goes to the flat position I holds in a zero
+ * tensor of the default shape ((in - 1) * stride + kernel - pads): a
+ * scatter into the flattened tensor. A larger output_shape (a constant)
+ * pads that at the end of each dim, as the ONNX reference places it. */
+static dy_status map_max_unpool(ox_ctx *c) {
+  ox_value *x, *ix, *osv = ox_in(c, 2);
+  TRY(ox_check_attrs(c, "kernel_shape pads strides"));
+  TRY(ox_need_in(c, 0, &x));
+  TRY(ox_need_in(c, 1, &ix));
+  int r = x->type.rank, n = r - 2, nk, ns, np;
+  const int64_t *ks = ox_attr_ints(c, "kernel_shape", &nk);
+  const int64_t *st = ox_attr_ints(c, "strides", &ns);
+  const int64_t *pd = ox_attr_ints(c, "pads", &np);
+  if (n < 1 || !ks || nk != n || (st && ns != n) || (pd && np != 2 * n) ||
+      !dy_type_is_static(&x->type) || ix->type.dtype != DY_I64 || ix->type.rank != r)
+    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "needs static X, int64 I of its rank and "
+                   "a kernel_shape per spatial dim");
+  int64_t shape[DY_MAX_DIMS], pads[2 * DY_MAX_DIMS] = {0};
+  shape[0] = x->type.shape[0];
+  shape[1] = x->type.shape[1];
+  for (int i = 0; i < n; i++)
+    shape[2 + i] = (x->type.shape[2 + i] - 1) * (st ? st[i] : 1) + ks[i] -
+                   (pd ? pd[i] + pd[n + i] : 0);
+  if (osv) {
+    const int64_t *o;
+    int64_t no;
+    TRY(ox_get_ints(c, osv, "MaxUnpool's output_shape", false, &o, &no));
+    if (no != r)
+      return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "output_shape has %lld entries",
+                     (long long)no);
+    for (int i = 0; i < r; i++) {
+      if (o[i] < shape[i])
+        return ox_fail(c, DY_STATUS_UNSUPPORTED, "an output_shape below the default");
+      pads[r + i] = o[i] - shape[i];
+    }
+  }
+  int64_t total = 1, nx = dy_type_numel(&x->type);
+  for (int i = 0; i < r; i++)
+    total *= shape[i];
+  if (total < 1 || total > (INT64_C(1) << 28))
+    return ox_fail(c, DY_STATUS_UNSUPPORTED, "an output of %lld elements", (long long)total);
+  ox_value *zeros = ox_new_const(c, DY_F32, 1, &total, NULL);
+  ox_value *in[3] = {zeros, ox_reshape(c, ix, 1, &nx), ox_reshape(c, x, 1, &nx)};
+  dy_attr a[] = {DY_ATTR_I("axis", 0), DY_ATTR_S("reduction", "none")};
+  ox_value *y = zeros && in[1] && in[2] ? ox_op(c, "scatter_elements", in, 3, a, 2) : NULL;
+  OUT(0, ox_pad(c, ox_reshape(c, y, r, shape), pads, "constant", 0.0f));
+}
 
 /* GlobalAveragePool(X), GlobalMaxPool(X): reduce the spatial dims. */
 static dy_status global_pool(ox_ctx *c, const char *op) {
   ox_value *x;
   TRY(ox_check_attrs(c, ""));
-  TRY(need_in(c, 0, &x));
+  TRY(ox_need_in(c, 0, &x));
   int64_t axes[DY_MAX_DIMS];
   int n = 0;
   for (int i = 2; i < x->type.rank; i++)
@@ -327,27 +645,68 @@ static dy_status map_global_max_pool(ox_ctx *c) { return global_pool(c, "reduce_
 /* normalisation                                                       */
 /* ------------------------------------------------------------------ */
 
-/* BatchNormalization(X, scale, B, input_mean, input_var) attributes:
- * epsilon (1e-5), momentum (0.9), training_mode (0, opset 14), spatial
- * (1, before 9). Inference only: the running statistics. */
+/* BatchNormalization(X, scale, B, input_mean, input_var) -> Y,
+ * running_mean, running_var; attributes: epsilon (1e-5), momentum (0.9),
+ * training_mode (0, opset 14), spatial (1, before 9). Inference maps onto
+ * batch_norm (which the fuse-bn pass folds into a preceding conv);
+ * training mode normalises with the batch's statistics (population
+ * variance) and updates the running ones: r * momentum + batch * (1 -
+ * momentum). */
 static dy_status map_batch_norm(ox_ctx *c) {
   ox_value *x, *scale, *b, *mean, *var;
   TRY(ox_check_attrs(c, "epsilon momentum training_mode spatial"));
-  if (ox_attr_i(c, "training_mode", 0) || ox_attr_i(c, "spatial", 1) != 1)
-    return ox_fail(c, DY_STATUS_UNSUPPORTED, "training mode (or spatial=0) is not supported");
-  for (int i = 1; i < ox_n_out(c); i++)
+  if (ox_attr_i(c, "spatial", 1) != 1)
+    return ox_fail(c, DY_STATUS_UNSUPPORTED, "spatial=0 is not supported");
+  bool training = ox_attr_i(c, "training_mode", 0) != 0;
+  for (int i = 1; i < ox_n_out(c) && !training; i++)
     if (ox_out_wanted(c, i))
-      return ox_fail(c, DY_STATUS_UNSUPPORTED, "the training outputs are not supported");
-  TRY(need_in(c, 0, &x));
-  TRY(need_in(c, 1, &scale));
-  TRY(need_in(c, 2, &b));
-  TRY(need_in(c, 3, &mean));
-  TRY(need_in(c, 4, &var));
-  TRY(need_f32(c, x));
+      return ox_fail(c, DY_STATUS_UNSUPPORTED, "the running statistics outputs outside "
+                     "training mode");
+  TRY(ox_need_in(c, 0, &x));
+  TRY(ox_need_in(c, 1, &scale));
+  TRY(ox_need_in(c, 2, &b));
+  TRY(ox_need_in(c, 3, &mean));
+  TRY(ox_need_in(c, 4, &var));
+  TRY(ox_need_f32(c, x));
   int r = x->type.rank;
   if (r < 2)
     return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "rank %d < 2", r);
-  float eps = ox_attr_f(c, "epsilon", 1e-5f);
+  float eps = ox_attr_f(c, "epsilon", 1e-5f), mom = ox_attr_f(c, "momentum", 0.9f);
+  if (training) {
+    int64_t axes[DY_MAX_DIMS];
+    int n = 0;
+    for (int i = 0; i < r; i++)
+      if (i != 1)
+        axes[n++] = i;
+    ox_value *bm = ox_reduce(c, "reduce_mean", x, n, axes, true);
+    ox_value *dv = ox_binary(c, "sub", x, bm);
+    ox_value *bv = ox_reduce(c, "reduce_mean", ox_binary(c, "mul", dv, dv), n, axes, true);
+    ox_value *y = ox_binary(c, "mul", dv, ox_unary(c, "rsqrt", ox_scale(c, bv, 1.0f, eps)));
+    y = ox_binary(c, "add", ox_binary(c, "mul", y, per_channel(c, scale, r)),
+                  per_channel(c, b, r));
+    TRY(ox_set_or_fail(c, 0, y));
+    int64_t C = x->type.shape[1];
+    if (ox_out_wanted(c, 1))
+      TRY(ox_set_or_fail(c, 1, ox_binary(c, "add", ox_scale(c, mean, mom, 0.0f),
+                                         ox_scale(c, ox_reshape(c, bm, 1, &C), 1.0f - mom, 0.0f))));
+    if (ox_out_wanted(c, 2))
+      TRY(ox_set_or_fail(c, 2, ox_binary(c, "add", ox_scale(c, var, mom, 0.0f),
+                                         ox_scale(c, ox_reshape(c, bv, 1, &C), 1.0f - mom, 0.0f))));
+    return DY_OK;
+  }
+  int64_t C = x->type.shape[1];
+  bool native = C > 0;
+  ox_value *p[4] = {scale, b, mean, var};
+  for (int i = 0; i < 4; i++)
+    native &= p[i]->type.dtype == DY_F32 && p[i]->type.rank == 1 && p[i]->type.shape[0] == C;
+  for (int i = 2; i < r; i++)
+    native &= x->type.shape[i] >= 0;
+  if (native) {
+    ox_value *in[5] = {x, scale, b, mean, var};
+    dy_attr a[] = {DY_ATTR_F("epsilon", eps), DY_ATTR_F("momentum", mom),
+                   DY_ATTR_I("is_test", 1)};
+    OUT(0, ox_op(c, "batch_norm", in, 5, a, 3));
+  }
   /* a = scale / sqrt(var + eps), shift = B - mean * a (fold for constants) */
   ox_value *a = ox_binary(c, "mul", scale, ox_unary(c, "rsqrt", ox_scale(c, var, 1.0f, eps)));
   ox_value *shift = ox_binary(c, "sub", b, ox_binary(c, "mul", mean, a));
@@ -373,10 +732,10 @@ static ox_value *normalize(ox_ctx *c, ox_value *x, int n, const int64_t *axes,
 static dy_status map_instance_norm(ox_ctx *c) {
   ox_value *x, *scale, *b;
   TRY(ox_check_attrs(c, "epsilon"));
-  TRY(need_in(c, 0, &x));
-  TRY(need_in(c, 1, &scale));
-  TRY(need_in(c, 2, &b));
-  TRY(need_f32(c, x));
+  TRY(ox_need_in(c, 0, &x));
+  TRY(ox_need_in(c, 1, &scale));
+  TRY(ox_need_in(c, 2, &b));
+  TRY(ox_need_f32(c, x));
   int r = x->type.rank;
   int64_t axes[DY_MAX_DIMS];
   int n = 0;
@@ -392,9 +751,9 @@ static dy_status map_instance_norm(ox_ctx *c) {
 static dy_status map_layer_norm(ox_ctx *c) {
   ox_value *x, *scale, *b = ox_in(c, 2);
   TRY(ox_check_attrs(c, "axis epsilon stash_type"));
-  TRY(need_in(c, 0, &x));
-  TRY(need_in(c, 1, &scale));
-  TRY(need_f32(c, x));
+  TRY(ox_need_in(c, 0, &x));
+  TRY(ox_need_in(c, 1, &scale));
+  TRY(ox_need_f32(c, x));
   if (ox_attr_i(c, "stash_type", 1) != 1)
     return ox_fail(c, DY_STATUS_UNSUPPORTED, "stash_type %lld",
                    (long long)ox_attr_i(c, "stash_type", 1));
@@ -409,11 +768,11 @@ static dy_status map_layer_norm(ox_ctx *c) {
   y = ox_binary(c, "mul", y, scale);
   if (b)
     y = ox_binary(c, "add", y, b);
-  TRY(set_or_fail(c, 0, y));
+  TRY(ox_set_or_fail(c, 0, y));
   if (ox_out_wanted(c, 1))
-    TRY(set_or_fail(c, 1, mean));
+    TRY(ox_set_or_fail(c, 1, mean));
   if (ox_out_wanted(c, 2))
-    TRY(set_or_fail(c, 2, inv));
+    TRY(ox_set_or_fail(c, 2, inv));
   return DY_OK;
 }
 
@@ -421,8 +780,8 @@ static dy_status map_layer_norm(ox_ctx *c) {
 static dy_status map_mvn(ox_ctx *c) {
   ox_value *x;
   TRY(ox_check_attrs(c, "axes"));
-  TRY(need_in(c, 0, &x));
-  TRY(need_f32(c, x));
+  TRY(ox_need_in(c, 0, &x));
+  TRY(ox_need_f32(c, x));
   int n;
   const int64_t *a = ox_attr_ints(c, "axes", &n);
   int64_t axes[DY_MAX_DIMS] = {0, 2, 3};
@@ -441,8 +800,8 @@ static dy_status map_mvn(ox_ctx *c) {
 static dy_status map_lrn(ox_ctx *c) {
   ox_value *x;
   TRY(ox_check_attrs(c, "alpha beta bias size"));
-  TRY(need_in(c, 0, &x));
-  TRY(need_f32(c, x));
+  TRY(ox_need_in(c, 0, &x));
+  TRY(ox_need_f32(c, x));
   int64_t size = ox_attr_i(c, "size", 0), C = x->type.shape[1];
   int r = x->type.rank;
   if (size < 1 || r < 3 || C < 0)
@@ -465,334 +824,13 @@ static dy_status map_lrn(ox_ctx *c) {
 }
 
 /* ------------------------------------------------------------------ */
-/* losses                                                              */
-/* ------------------------------------------------------------------ */
-
-/* The NLL loss of log-probabilities lp [N, C, d...] at targets t [N, d...]
- * with optional class weights w [C], ignore_index and reduction. */
-static ox_value *nll(ox_ctx *c, ox_value *lp, ox_value *t, ox_value *w, bool has_ii,
-                     int64_t ii, const char *reduction) {
-  if (!lp || !t)
-    return NULL;
-  int r = lp->type.rank;
-  int64_t C = lp->type.shape[1];
-  ox_value *oh = ox_binary(c, "equal", ox_unsqueeze(c, t, 1, (int64_t[]){1}),
-                           ox_iota(c, C, r, 1));
-  ox_value *picked = ox_reduce(c, "reduce_sum", ox_where(c, oh, lp, ox_const_f32(c, 0)), 1,
-                               (int64_t[]){1}, false);
-  ox_value *wt = NULL;
-  if (w) {
-    int64_t shape[DY_MAX_DIMS];
-    for (int i = 0; i < r; i++)
-      shape[i] = i == 1 ? C : 1;
-    wt = ox_reduce(c, "reduce_sum",
-                   ox_where(c, oh, ox_reshape(c, w, r, shape), ox_const_f32(c, 0)), 1,
-                   (int64_t[]){1}, false);
-  }
-  if (has_ii) {
-    ox_value *keep = ox_not(c, ox_binary(c, "equal", t, ox_const_i64(c, ii)));
-    wt = wt ? ox_where(c, keep, wt, ox_const_f32(c, 0)) : ox_cast(c, keep, DY_F32);
-  }
-  ox_value *loss = ox_unary(c, "neg", wt ? ox_binary(c, "mul", picked, wt) : picked);
-  if (strcmp(reduction, "none") == 0)
-    return loss;
-  ox_value *sum = ox_reduce(c, "reduce_sum", loss, 0, NULL, false);
-  if (strcmp(reduction, "sum") == 0)
-    return sum;
-  if (wt)
-    return ox_binary(c, "div", sum, ox_reduce(c, "reduce_sum", wt, 0, NULL, false));
-  return ox_reduce(c, "reduce_mean", loss, 0, NULL, false);
-}
-
-static dy_status loss_common(ox_ctx *c, bool softmax) {
-  ox_value *x, *t, *w = ox_in(c, 2);
-  TRY(ox_check_attrs(c, "ignore_index reduction"));
-  TRY(need_in(c, 0, &x));
-  TRY(need_in(c, 1, &t));
-  TRY(need_f32(c, x));
-  if (t->type.dtype != DY_I64)
-    return ox_fail(c, DY_STATUS_UNSUPPORTED, "targets must be int64");
-  if (x->type.rank < 2 || x->type.shape[1] < 0)
-    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "input must be [N, C, ...]");
-  char red[16];
-  ox_attr_s(c, "reduction", "mean", red, sizeof red);
-  if (strcmp(red, "none") && strcmp(red, "sum") && strcmp(red, "mean"))
-    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "reduction '%s'", red);
-  bool has_ii = ox_attr(c, "ignore_index") != NULL;
-  int64_t ii = ox_attr_i(c, "ignore_index", 0);
-  ox_value *lp = x;
-  if (softmax) {
-    dy_attr a[] = {DY_ATTR_I("axis", 1)};
-    lp = ox_op(c, "log_softmax", &x, 1, a, 1);
-  }
-  TRY(set_or_fail(c, 0, nll(c, lp, t, w, has_ii, ii, red)));
-  if (softmax && ox_out_wanted(c, 1))
-    TRY(set_or_fail(c, 1, lp));
-  return DY_OK;
-}
-
-/* NegativeLogLikelihoodLoss(input, target, weight) attributes:
- * ignore_index (none), reduction ("mean"). */
-static dy_status map_nll_loss(ox_ctx *c) { return loss_common(c, false); }
-/* SoftmaxCrossEntropyLoss(scores, labels, weights) -> output, log_prob;
- * attributes: ignore_index, reduction ("mean"). */
-static dy_status map_sce_loss(ox_ctx *c) { return loss_common(c, true); }
-
-/* ------------------------------------------------------------------ */
-/* DepthToSpace, SpaceToDepth                                          */
-/* ------------------------------------------------------------------ */
-
-/* DepthToSpace(input) attributes: blocksize, mode ("DCR"). */
-static dy_status map_depth_to_space(ox_ctx *c) {
-  ox_value *x;
-  TRY(ox_check_attrs(c, "blocksize mode"));
-  TRY(need_in(c, 0, &x));
-  char mode[8];
-  ox_attr_s(c, "mode", "DCR", mode, sizeof mode);
-  int64_t b = ox_attr_i(c, "blocksize", 0);
-  const int64_t *s = x->type.shape;
-  if (x->type.rank != 4 || b < 1 || s[1] < 0 || s[1] % (b * b))
-    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "needs [N, C, H, W] with C divisible by "
-                   "blocksize^2");
-  int64_t C = s[1] / (b * b);
-  bool dcr = strcmp(mode, "DCR") == 0;
-  if (!dcr && strcmp(mode, "CRD"))
-    return ox_fail(c, DY_STATUS_UNSUPPORTED, "mode '%s'", mode);
-  ox_value *v = dcr ? ox_reshape(c, x, 6, (int64_t[]){0, b, b, C, s[2], s[3]})
-                    : ox_reshape(c, x, 6, (int64_t[]){0, C, b, b, s[2], s[3]});
-  v = dcr ? ox_transpose(c, v, 6, (int64_t[]){0, 3, 4, 1, 5, 2})
-          : ox_transpose(c, v, 6, (int64_t[]){0, 1, 4, 2, 5, 3});
-  OUT(0, ox_reshape(c, v, 4, (int64_t[]){0, C, s[2] * b, s[3] * b}));
-}
-
-/* SpaceToDepth(input) attributes: blocksize. */
-static dy_status map_space_to_depth(ox_ctx *c) {
-  ox_value *x;
-  TRY(ox_check_attrs(c, "blocksize"));
-  TRY(need_in(c, 0, &x));
-  int64_t b = ox_attr_i(c, "blocksize", 0);
-  const int64_t *s = x->type.shape;
-  if (x->type.rank != 4 || b < 1 || s[2] < 0 || s[3] < 0 || s[2] % b || s[3] % b)
-    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "needs [N, C, H, W] with H, W divisible by "
-                   "blocksize");
-  ox_value *v = ox_reshape(c, x, 6, (int64_t[]){0, s[1], s[2] / b, b, s[3] / b, b});
-  v = ox_transpose(c, v, 6, (int64_t[]){0, 3, 5, 1, 2, 4});
-  OUT(0, ox_reshape(c, v, 4, (int64_t[]){0, s[1] * b * b, s[2] / b, s[3] / b}));
-}
-
-/* ------------------------------------------------------------------ */
-/* Resize, Upsample                                                    */
-/* ------------------------------------------------------------------ */
-
-typedef struct {
-  char coord[32], mode[16], nearest[32];
-  float cubic_a;
-  bool exclude_outside;
-} resize_opts;
-
-/* The source coordinate of output index o along an axis. The output
- * length is in * scale unrounded, as the ONNX reference computes it. */
-static double src_coord(const resize_opts *ro, int64_t o, int64_t in, double scale) {
-  const char *m = ro->coord;
-  double out = (double)in * scale;
-  if (strcmp(m, "align_corners") == 0)
-    return out == 1 ? 0.0 : (double)o * (double)(in - 1) / (out - 1);
-  if (strcmp(m, "asymmetric") == 0)
-    return (double)o / scale;
-  if (strcmp(m, "tf_half_pixel_for_nn") == 0)
-    return ((double)o + 0.5) / scale;
-  if (strcmp(m, "pytorch_half_pixel") == 0)
-    return out > 1 ? ((double)o + 0.5) / scale - 0.5 : 0.0;
-  return ((double)o + 0.5) / scale - 0.5; /* half_pixel */
-}
-
-static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
-  return v < lo ? lo : v > hi ? hi : v;
-}
-
-static int64_t nearest_index(const resize_opts *ro, double x) {
-  const char *m = ro->nearest;
-  double f = floor(x);
-  if (strcmp(m, "floor") == 0)
-    return (int64_t)f;
-  if (strcmp(m, "ceil") == 0)
-    return (int64_t)ceil(x);
-  if (x - f == 0.5)
-    return (int64_t)(strcmp(m, "round_prefer_ceil") == 0 ? f + 1 : f);
-  return (int64_t)floor(x + 0.5);
-}
-
-/* Cubic convolution weights for the 4 neighbours floor(x)-1 .. floor(x)+2. */
-static void cubic_weights(double t, double a, double w[4]) {
-  double x[4] = {t + 1, t, 1 - t, 2 - t};
-  for (int i = 0; i < 4; i++) {
-    double d = x[i];
-    w[i] = d <= 1 ? ((a + 2) * d - (a + 3)) * d * d + 1
-                  : ((a * d - 5 * a) * d + 8 * a) * d - 4 * a;
-  }
-}
-
-/* Resample v along axis from `in` to `out` elements. */
-static ox_value *resize_axis(ox_ctx *c, ox_value *v, int axis, int64_t in, int64_t out,
-                             double scale, const resize_opts *ro) {
-  if (!v)
-    return NULL;
-  int r = v->type.rank;
-  bool nearest = strcmp(ro->mode, "nearest") == 0;
-  int taps = nearest ? 1 : strcmp(ro->mode, "linear") == 0 ? 2 : 4;
-  ox_value *idx[4], *wt[4];
-  int64_t wshape[DY_MAX_DIMS];
-  for (int i = 0; i < r; i++)
-    wshape[i] = i == axis ? out : 1;
-  for (int k = 0; k < taps; k++) {
-    idx[k] = ox_new_const(c, DY_I64, 1, &out, NULL);
-    wt[k] = ox_new_const(c, DY_F32, r, wshape, NULL);
-    if (!idx[k] || !wt[k])
-      return NULL;
-  }
-  for (int64_t o = 0; o < out; o++) {
-    double x = src_coord(ro, o, in, scale);
-    if (nearest) {
-      ((int64_t *)idx[0]->c->data)[o] = clamp64(nearest_index(ro, x), 0, in - 1);
-      ((float *)wt[0]->c->data)[o] = 1;
-      continue;
-    }
-    if (taps == 2) {
-      if (x < 0)
-        x = 0;
-      if (x > (double)(in - 1))
-        x = (double)(in - 1);
-    }
-    double f = floor(x), t = x - f, w[4];
-    if (taps == 2) {
-      w[0] = 1 - t;
-      w[1] = t;
-    } else {
-      cubic_weights(t, ro->cubic_a, w);
-    }
-    double sum = 0;
-    for (int k = 0; k < taps; k++) {
-      int64_t j = (int64_t)f + k - (taps == 4 ? 1 : 0);
-      if (ro->exclude_outside && (j < 0 || j >= in))
-        w[k] = 0;
-      sum += w[k];
-      ((int64_t *)idx[k]->c->data)[o] = clamp64(j, 0, in - 1);
-    }
-    for (int k = 0; k < taps; k++)
-      ((float *)wt[k]->c->data)[o] = (float)(ro->exclude_outside && sum != 0 ? w[k] / sum : w[k]);
-  }
-  ox_value *acc = NULL;
-  for (int k = 0; k < taps; k++) {
-    dy_attr a[] = {DY_ATTR_I("axis", axis)};
-    ox_value *in2[2] = {v, idx[k]};
-    ox_value *g = ox_op(c, "gather", in2, 2, a, 1);
-    if (!nearest)
-      g = ox_binary(c, "mul", g, wt[k]);
-    acc = acc ? ox_binary(c, "add", acc, g) : g;
-  }
-  return acc;
-}
-
-static dy_status resize_common(ox_ctx *c, ox_value *x, const float *scales,
-                               const int64_t *sizes, const resize_opts *ro) {
-  int r = x->type.rank;
-  if (strcmp(ro->mode, "nearest") && strcmp(ro->mode, "linear") && strcmp(ro->mode, "cubic"))
-    return ox_fail(c, DY_STATUS_UNSUPPORTED, "mode '%s'", ro->mode);
-  if (strcmp(ro->coord, "tf_crop_and_resize") == 0)
-    return ox_fail(c, DY_STATUS_UNSUPPORTED, "coordinate_transformation_mode tf_crop_and_resize");
-  if (strcmp(ro->mode, "nearest") && x->type.dtype != DY_F32)
-    return ox_fail(c, DY_STATUS_UNSUPPORTED, "linear/cubic resize of a non-float tensor");
-  ox_value *v = x;
-  for (int i = 0; i < r; i++) {
-    int64_t in = x->type.shape[i];
-    int64_t out = sizes ? sizes[i] : (int64_t)floor((double)in * scales[i]);
-    double scale = sizes ? (double)out / (double)in : scales[i];
-    if (in < 0) {
-      if (out != in && !(scales && scales[i] == 1.0f))
-        return ox_fail(c, DY_STATUS_UNSUPPORTED, "resizing the dynamic batch dim");
-      continue;
-    }
-    if (out < 1)
-      return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "output extent %lld", (long long)out);
-    if (out == in && scale == 1.0)
-      continue;
-    v = resize_axis(c, v, i, in, out, scale, ro);
-  }
-  if (v == x) {
-    int64_t zeros[DY_MAX_DIMS] = {0};
-    v = ox_reshape(c, x, r, zeros);
-  }
-  OUT(0, v);
-}
-
-/* Resize(X, roi, scales, sizes) attributes: coordinate_transformation_mode
- * ("half_pixel"; opset 10: asymmetric), cubic_coeff_a (-0.75),
- * exclude_outside (0), extrapolation_value (0), mode ("nearest"),
- * nearest_mode ("round_prefer_floor"). Opset 10: Resize(X, scales). */
-static dy_status map_resize(ox_ctx *c) {
-  ox_value *x;
-  TRY(ox_check_attrs(c, "coordinate_transformation_mode cubic_coeff_a exclude_outside "
-                        "extrapolation_value mode nearest_mode"));
-  TRY(need_in(c, 0, &x));
-  resize_opts ro;
-  ox_attr_s(c, "coordinate_transformation_mode", c->opset < 11 ? "asymmetric" : "half_pixel",
-            ro.coord, sizeof ro.coord);
-  ox_attr_s(c, "mode", "nearest", ro.mode, sizeof ro.mode);
-  ox_attr_s(c, "nearest_mode", c->opset < 11 ? "floor" : "round_prefer_floor", ro.nearest,
-            sizeof ro.nearest);
-  if (c->opset < 11)
-    snprintf(ro.nearest, sizeof ro.nearest, "floor");
-  ro.cubic_a = ox_attr_f(c, "cubic_coeff_a", -0.75f);
-  ro.exclude_outside = ox_attr_i(c, "exclude_outside", 0) != 0;
-  int r = x->type.rank;
-  ox_value *sv = ox_in(c, c->opset < 11 ? 1 : 2), *zv = c->opset < 11 ? NULL : ox_in(c, 3);
-  const float *scales = NULL;
-  const int64_t *sizes = NULL;
-  int64_t n = 0;
-  if (sv && dy_type_numel(&sv->type) > 0) {
-    TRY(ox_get_floats(c, sv, "Resize's scales", &scales, &n));
-  } else if (zv) {
-    TRY(ox_get_ints(c, zv, "Resize's sizes", false, &sizes, &n));
-  } else {
-    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "neither scales nor sizes");
-  }
-  if (n != r)
-    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "%lld scales/sizes for rank %d",
-                   (long long)n, r);
-  return resize_common(c, x, scales, sizes, &ro);
-}
-
-/* Upsample(X, scales) (opset 7..9; scales an attribute before 9)
- * attributes: mode ("nearest"). Coordinates are "asymmetric", nearest
- * rounds down. */
-static dy_status map_upsample(ox_ctx *c) {
-  ox_value *x;
-  TRY(ox_check_attrs(c, c->opset < 9 ? "mode scales" : "mode"));
-  TRY(need_in(c, 0, &x));
-  resize_opts ro = {.coord = "asymmetric", .nearest = "floor"};
-  ox_attr_s(c, "mode", "nearest", ro.mode, sizeof ro.mode);
-  const float *scales;
-  int64_t n;
-  if (c->opset < 9) {
-    int k;
-    scales = ox_attr_floats(c, "scales", &k);
-    n = k;
-  } else {
-    ox_value *sv;
-    TRY(need_in(c, 1, &sv));
-    TRY(ox_get_floats(c, sv, "Upsample's scales", &scales, &n));
-  }
-  if (!scales || n != x->type.rank)
-    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "scales must have one entry per dim");
-  return resize_common(c, x, scales, NULL, &ro);
-}
-
-/* ------------------------------------------------------------------ */
 /* the table                                                           */
 /* ------------------------------------------------------------------ */
 
-static const ox_mapper mappers[] = {
+const ox_mapper ox_mappers_nn[] = {
     {"Conv", map_conv},
+    {"ConvTranspose", map_conv_transpose},
+    {"MaxUnpool", map_max_unpool},
     {"MaxPool", map_max_pool},
     {"AveragePool", map_average_pool},
     {"GlobalAveragePool", map_global_average_pool},
@@ -802,17 +840,5 @@ static const ox_mapper mappers[] = {
     {"LayerNormalization", map_layer_norm},
     {"MeanVarianceNormalization", map_mvn},
     {"LRN", map_lrn},
-    {"NegativeLogLikelihoodLoss", map_nll_loss},
-    {"SoftmaxCrossEntropyLoss", map_sce_loss},
-    {"DepthToSpace", map_depth_to_space},
-    {"SpaceToDepth", map_space_to_depth},
-    {"Resize", map_resize},
-    {"Upsample", map_upsample},
+    {NULL, NULL},
 };
-
-ox_map_fn ox_find_mapper_nn(const char *op_type) {
-  for (size_t i = 0; i < sizeof mappers / sizeof *mappers; i++)
-    if (strcmp(mappers[i].op_type, op_type) == 0)
-      return mappers[i].map;
-  return NULL;
-}

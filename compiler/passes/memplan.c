@@ -13,6 +13,9 @@
  *   the rest   liveness intervals [def, last use] of the storage groups
  *              are placed greedily, largest first, at the lowest 64-aligned
  *              offset that overlaps no group live at the same time
+ *   scratch    (dy_memplan_scratch) the bytes an op's kernel asks for
+ *              (dy_codegen_scratch_bytes: im2col panels, a packed GEMM
+ *              operand) are one more interval, live during that op only
  *
  * The lower bound reported beside the arena is the largest sum of live
  * group bytes at any op: no placement of these groups can do better.
@@ -25,9 +28,10 @@
 enum { ALIGN = 64 };
 
 typedef struct {
-  int var;         /* the group's root var */
+  int var;         /* the group's root var, or -1 - k for op k's scratch */
   int64_t size;
   int start, end;  /* op indices, inclusive */
+  int64_t off;     /* the placement */
 } interval;
 
 static int64_t align_up(int64_t n) { return (n + ALIGN - 1) / ALIGN * ALIGN; }
@@ -52,11 +56,16 @@ static void merge(int *root, int n, int from, int to) {
 
 dy_status dy_memplan(dy_program *p, int64_t max_batch, dy_memplan_result *r,
                      dy_error *err) {
+  return dy_memplan_scratch(p, max_batch, 1, NULL, r, err);
+}
+
+dy_status dy_memplan_scratch(dy_program *p, int64_t max_batch, int threads,
+                             int64_t *scratch_offsets, dy_memplan_result *r, dy_error *err) {
   memset(r, 0, sizeof *r);
   const dy_block *blk = p->blocks[0];
   int nv = p->n_vars;
   int *root = malloc(sizeof(int) * (size_t)(nv + 1));
-  interval *iv = calloc((size_t)nv + 1, sizeof *iv);
+  interval *iv = calloc((size_t)nv + (size_t)blk->n_ops + 1, sizeof *iv);
   if (!root || !iv) {
     free(root);
     free(iv);
@@ -141,6 +150,13 @@ dy_status dy_memplan(dy_program *p, int64_t max_batch, dy_memplan_result *r,
                           (int64_t)dy_dtype_size(v->type.dtype));
     iv[n++] = iv[i];
   }
+  /* kernel scratch: live during its op only */
+  for (int k = 0; scratch_offsets && k < blk->n_ops; k++) {
+    int64_t bytes = dy_codegen_scratch_bytes(p, blk->ops[k], max_batch, threads);
+    scratch_offsets[k] = -1;
+    if (bytes > 0)
+      iv[n++] = (interval){.var = -1 - k, .size = align_up(bytes), .start = k, .end = k};
+  }
   /* lower bound: the most bytes live at any one op */
   for (int k = 0; k < blk->n_ops; k++) {
     int64_t live = 0;
@@ -156,23 +172,29 @@ dy_status dy_memplan(dy_program *p, int64_t max_batch, dy_memplan_result *r,
      * 0 and the end of each such interval */
     int64_t best = -1;
     for (int c = -1; c < i; c++) {
-      int64_t off = c < 0 ? 0 : p->vars[iv[c].var]->mem_offset + iv[c].size;
+      int64_t off = c < 0 ? 0 : iv[c].off + iv[c].size;
       if (c >= 0 && (iv[c].end < iv[i].start || iv[i].end < iv[c].start))
         continue;
       bool clear = true;
       for (int j = 0; j < i && clear; j++) {
         if (iv[j].end < iv[i].start || iv[i].end < iv[j].start)
           continue;
-        int64_t o = p->vars[iv[j].var]->mem_offset;
+        int64_t o = iv[j].off;
         clear = off + iv[i].size <= o || o + iv[j].size <= off;
       }
       if (clear && (best < 0 || off < best))
         best = off;
     }
-    p->vars[iv[i].var]->mem_offset = best;
+    iv[i].off = best;
+    if (iv[i].var >= 0) {
+      p->vars[iv[i].var]->mem_offset = best;
+      r->n_planned++;
+    } else {
+      scratch_offsets[-1 - iv[i].var] = best;
+      r->n_scratch++;
+    }
     if (best + iv[i].size > r->arena_bytes)
       r->arena_bytes = best + iv[i].size;
-    r->n_planned++;
   }
   /* in-place members take their group's offset (views keep alias_of) */
   for (int i = 0; i < nv; i++) {

@@ -142,8 +142,14 @@ dy_status dy_compile_program(dy_program *p, const dy_compile_options *o,
   if ((s = dy_run_pipeline(p, &o->passes, o->max_batch, err)))
     return s;
   rep->ops_after = dy_program_count_ops(p);
-  if ((s = dy_memplan(p, o->max_batch, &rep->mem, err)))
+  /* the plan also places each kernel's scratch (one offset per op) */
+  int64_t *scratch = malloc(sizeof *scratch * ((size_t)p->blocks[0]->n_ops + 1));
+  if (!scratch)
+    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  if ((s = dy_memplan_scratch(p, o->max_batch, o->threads, scratch, &rep->mem, err))) {
+    free(scratch);
     return s;
+  }
   dy_codegen_options cg = {
       .name = o->name,
       .max_batch = o->max_batch,
@@ -153,11 +159,35 @@ dy_status dy_compile_program(dy_program *p, const dy_compile_options *o,
       .source = o->source,
       .ops_before = rep->ops_before,
       .arena_lower_bound = rep->mem.lower_bound,
+      .scratch_offsets = scratch,
+      .threads = o->threads,
   };
-  if (o->max_ram > 0 && rep->mem.arena_bytes > o->max_ram)
+  if (o->max_ram > 0 && rep->mem.arena_bytes > o->max_ram) {
+    free(scratch);
     return dy_error_set(err, DY_STATUS_LIMIT,
                         "the arena needs %lld bytes at batch %lld, over --max-ram %lld",
                         (long long)rep->mem.arena_bytes, (long long)o->max_batch,
                         (long long)o->max_ram);
-  return dy_codegen(p, &cg, out, err);
+  }
+  s = dy_codegen(p, &cg, out, err);
+  free(scratch);
+  if (s)
+    return s;
+  /* the header's figures: RAM is the arena (the plan's, or more when
+   * kernels add scratch), flash the const weight arrays (code and the
+   * small I/O tables come on top; only the target's size tool knows) */
+  int64_t ram = out->arena_bytes, flash = out->weight_bytes;
+  if (o->max_ram > 0 && ram > o->max_ram) {
+    dy_codegen_output_free(out);
+    return dy_error_set(err, DY_STATUS_LIMIT,
+                        "the arena needs %lld bytes at batch %lld, over --max-ram %lld",
+                        (long long)ram, (long long)o->max_batch, (long long)o->max_ram);
+  }
+  if (o->max_flash > 0 && flash > o->max_flash) {
+    dy_codegen_output_free(out);
+    return dy_error_set(err, DY_STATUS_LIMIT,
+                        "the weights need %lld bytes of flash, over --max-flash %lld",
+                        (long long)flash, (long long)o->max_flash);
+  }
+  return DY_OK;
 }

@@ -8,6 +8,14 @@
  *   ob_save(m, "model.onnx");
  *   ob_free(m);
  *
+ * Sub-graphs (If branches, Loop and Scan bodies) are built the same way:
+ *
+ *   ob_graph *body = ob_graph_new(m, "body");
+ *   ob_graph_input(m, body, "i", OB_I64, 0, NULL);
+ *   ob_graph_node(m, body, "Add", "add", 2, (const char *[]){"a", "x"}, 1, ...);
+ *   ob_graph_output(m, body, "a_out", OB_F32);
+ *   ob_attr_graph(m, loop_node, "body", body);
+ *
  * Used by the sample's generator (make_cnn.c) and tests/test_onnx.c.
  * Everything is allocated in one list freed by ob_free. Header-only.
  */
@@ -163,8 +171,10 @@ static inline void ob_init_i64(ob_model *m, const char *name, int rank, const in
       ob_tensor(m, name, OB_I64, rank, dims, data, sizeof(int64_t) * (size_t)ob_numel(rank, dims));
 }
 
-static inline Onnx__NodeProto *ob_node(ob_model *m, const char *op, const char *name, int n_in,
-                                const char *const *in, int n_out, const char *const *out) {
+/* A node (not yet in a graph). */
+static inline Onnx__NodeProto *ob_make_node(ob_model *m, const char *op, const char *name,
+                                            int n_in, const char *const *in, int n_out,
+                                            const char *const *out) {
   Onnx__NodeProto *n = ob_alloc(m, sizeof *n);
   onnx__node_proto__init(n);
   n->op_type = ob_str(m, op);
@@ -178,7 +188,48 @@ static inline Onnx__NodeProto *ob_node(ob_model *m, const char *op, const char *
   for (int i = 0; i < n_out; i++)
     n->output[i] = ob_str(m, out[i]);
   n->attribute = ob_alloc(m, sizeof(Onnx__AttributeProto *) * 16);
+  return n;
+}
+
+static inline Onnx__NodeProto *ob_node(ob_model *m, const char *op, const char *name, int n_in,
+                                const char *const *in, int n_out, const char *const *out) {
+  Onnx__NodeProto *n = ob_make_node(m, op, name, n_in, in, n_out, out);
   m->nodes[m->graph.n_node++] = n;
+  return n;
+}
+
+/* A sub-graph: its own inputs, nodes and outputs (up to 64 nodes). */
+typedef struct {
+  Onnx__GraphProto g;
+  Onnx__NodeProto *nodes[64];
+  Onnx__ValueInfoProto *inputs[16], *outputs[16];
+} ob_graph;
+
+static inline ob_graph *ob_graph_new(ob_model *m, const char *name) {
+  ob_graph *g = ob_alloc(m, sizeof *g);
+  onnx__graph_proto__init(&g->g);
+  g->g.name = ob_str(m, name);
+  g->g.node = g->nodes;
+  g->g.input = g->inputs;
+  g->g.output = g->outputs;
+  return g;
+}
+
+/* rank < 0: no shape. */
+static inline void ob_graph_input(ob_model *m, ob_graph *g, const char *name, int elem, int rank,
+                                  const int64_t *dims) {
+  g->inputs[g->g.n_input++] = ob_value_info(m, name, elem, rank, dims, NULL);
+}
+
+static inline void ob_graph_output(ob_model *m, ob_graph *g, const char *name, int elem) {
+  g->outputs[g->g.n_output++] = ob_value_info(m, name, elem, -1, NULL, NULL);
+}
+
+static inline Onnx__NodeProto *ob_graph_node(ob_model *m, ob_graph *g, const char *op,
+                                             const char *name, int n_in, const char *const *in,
+                                             int n_out, const char *const *out) {
+  Onnx__NodeProto *n = ob_make_node(m, op, name, n_in, in, n_out, out);
+  g->nodes[g->g.n_node++] = n;
   return n;
 }
 
@@ -211,6 +262,18 @@ static inline void ob_attr_ints(ob_model *m, Onnx__NodeProto *n, const char *nam
   a->n_ints = (size_t)k;
   a->ints = ob_alloc(m, sizeof(int64_t) * (size_t)(k ? k : 1));
   memcpy(a->ints, v, sizeof(int64_t) * (size_t)k);
+}
+
+static inline void ob_attr_s(ob_model *m, Onnx__NodeProto *n, const char *name, const char *v) {
+  Onnx__AttributeProto *a = ob_attr(m, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
+  a->has_s = 1;
+  a->s.len = strlen(v);
+  a->s.data = (uint8_t *)ob_str(m, v);
+}
+
+static inline void ob_attr_graph(ob_model *m, Onnx__NodeProto *n, const char *name, ob_graph *g) {
+  Onnx__AttributeProto *a = ob_attr(m, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH);
+  a->g = &g->g;
 }
 
 /* A Constant node's tensor value (i64 data). */

@@ -1,0 +1,548 @@
+/* emit_gemm.c - the GEMM micro-kernel, weight packing and the blocked loop
+ * nest that matmul, linear (fused_matmul) and convolution share.
+ *
+ * C[m x n] = A[m x k] * B[k x n] is computed as in BLIS/GotoBLAS, with B
+ * in *panels* of 16 columns: panel p holds B[0..k)[16p..16p+16) row after
+ * row, 16 floats per k, zero-padded past n. A micro-kernel keeps a tile of
+ * up to 6 rows x 16 columns of C in registers (12 AVX2 vectors), and for
+ * each k broadcasts one A value per row and multiplies it into one row of
+ * the panel:
+ *
+ *   for k < kc:  b = panel[k][0..16);  c[i][0..16) += a[i][k] * b  (i < 6)
+ *
+ * then adds C itself (a later block of k), the bias and the activation
+ * while the tile is still in registers, and stores it (the first nr <= 16
+ * columns). A is read in place through two strides, A(i, k) = a[i*rsa +
+ * k*csa], so a row-major, a transposed or a packed A all work.
+ *
+ *   constant B (matmul, linear)  packed at compile time (DY_PACK_B16) into
+ *                                a static const array the kernel reads
+ *   run-time B (attention)       packed by the kernel into arena scratch
+ *   convolution                  the weight is A, packed at compile time
+ *                                into micro-panels of 6 rows (DY_PACK_A6:
+ *                                a[k*6 + i]); each 16-pixel panel of the
+ *                                im2col matrix is gathered into scratch
+ *
+ * Loop nest around the micro-kernel (per matrix; shapes are literals, only
+ * the rows m may be the run-time batch): blocks of k of at most 512 (a
+ * panel's block stays in L1), blocks of 96 rows (A's block stays in L2),
+ * the panels, then tiles of 6 rows; the last tile takes 1..5 rows, the
+ * last panel 1..16 columns. The 1- and 2-row kernels unroll k into 4 and 2
+ * sets of accumulators, so a GEMV (batch 1) is not bound by FMA latency.
+ *
+ * The micro-kernels are written once per file (dy_emit_gemm_prelude) over
+ * the dy_f16 helpers of emit_simd.c, so the same text uses AVX-512, AVX2,
+ * SSE2, NEON or plain C.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "codegen_internal.h"
+
+enum {
+  MR = 6,      /* rows of the register tile                         */
+  NR = 16,     /* columns: the panel width                          */
+  KC = 512,    /* the longest block of k                            */
+  MC = 96,     /* rows per block of A                               */
+  MIN_PACK = 256,          /* pack constant B of at least this many floats */
+  SCRATCH_B = 256 * 1024,  /* run-time packed B: at most this many bytes   */
+};
+
+#define L(...) dy_emit_line(ctx, __VA_ARGS__)
+#define OPEN(...) (dy_emit_line(ctx, __VA_ARGS__), ctx->indent++)
+#define CLOSE() (ctx->indent--, dy_emit_line(ctx, "}"))
+
+typedef long long ll;
+
+/* ------------------------------------------------------------------ */
+/* The micro-kernels, once per file                                    */
+/* ------------------------------------------------------------------ */
+
+static const char *const gemm_head[] = {
+    "/* ---- GEMM micro-kernels (codegen/emit_gemm.c) ----\n",
+    " * dy_gemm_tile(mr, kc, a, rsa, csa, b, c, ldc, nr, flags, bias, alpha):\n",
+    " *   c[i][j] (+)= sum over k < kc of a[i*rsa + k*csa] * b[k*16 + j]\n",
+    " * for i < mr (1..6) and j < nr (1..16), b being a panel of 16 columns,\n",
+    " * then in registers: DY_GEMM_ADD_C adds what c holds, DY_GEMM_BIAS_COL\n",
+    " * adds bias[j], DY_GEMM_BIAS_ROW bias[i], then relu, relu6 or leaky_relu\n",
+    " * (slope alpha), or DY_GEMM_ACT(DY_ACT_*) on the stored row (still in L1). */\n",
+    "#define DY_GEMM_ADD_C 1\n",
+    "#define DY_GEMM_BIAS_COL 2\n",
+    "#define DY_GEMM_BIAS_ROW 4\n",
+    "#define DY_GEMM_RELU 8\n",
+    "#define DY_GEMM_RELU6 16\n",
+    "#define DY_GEMM_LEAKY 32\n",
+    "#define DY_GEMM_ACT(a) ((a) << 6)\n",
+    "\n",
+    "/* Row i of a tile: the epilogue, then store its first nr floats at c. */\n",
+    "DY_HELPER void dy_gemm_out(float *c, dy_f16 x, int nr, int flags,\n",
+    "                           const float *bias, int i, float alpha) {\n",
+    "  if (flags & DY_GEMM_ADD_C)\n",
+    "    x = dy_f16_add(x, dy_f16_loadn(c, nr));\n",
+    "  if (flags & DY_GEMM_BIAS_COL)\n",
+    "    x = dy_f16_add(x, dy_f16_loadn(bias, nr));\n",
+    "  if (flags & DY_GEMM_BIAS_ROW)\n",
+    "    x = dy_f16_add(x, dy_f16_set(bias[i]));\n",
+    "  if (flags & DY_GEMM_RELU)\n",
+    "    x = dy_f16_relu(x);\n",
+    "  if (flags & DY_GEMM_RELU6)\n",
+    "    x = dy_f16_relu6(x);\n",
+    "  if (flags & DY_GEMM_LEAKY)\n",
+    "    x = dy_f16_leaky(x, alpha);\n",
+    "  dy_f16_storen(c, x, nr);\n",
+    "  if (flags >> 6)\n",
+    "    dy_act(c, c, nr, flags >> 6);\n",
+    "}\n",
+    "\n",
+};
+
+/* One micro-kernel of mr rows, k unrolled u times (u sets of accumulators,
+ * summed at the end). */
+static void put_ukr(dy_buf *o, int mr, int u) {
+  dy_buf_printf(o,
+                "static void dy_gemm_ukr%d(int kc, const float *restrict a, int64_t rsa,\n"
+                "                         int64_t csa, const float *restrict b, float *restrict c,\n"
+                "                         int64_t ldc, int nr, int flags,\n"
+                "                         const float *restrict bias, float alpha) {\n",
+                mr);
+  for (int i = 0; i < mr; i++) {
+    if (i == 0)
+      dy_buf_puts(o, "  const float *a0 = a");
+    else
+      dy_buf_printf(o, ", *a%d = a + %d * rsa", i, i);
+  }
+  dy_buf_puts(o, ";\n");
+  for (int s = 0; s < u; s++) {
+    dy_buf_puts(o, "  dy_f16 ");
+    for (int i = 0; i < mr; i++) {
+      if (s == 0 && i == 0)
+        dy_buf_puts(o, "c0 = dy_f16_set(0.0f)");
+      else if (s == 0)
+        dy_buf_printf(o, ", c%d = c0", i);
+      else
+        dy_buf_printf(o, "%sc%d_%d = c0", i ? ", " : "", i, s);
+    }
+    dy_buf_puts(o, ";\n");
+  }
+  dy_buf_puts(o, "  int k = 0;\n");
+  if (mr == 1)
+    dy_buf_puts(o, "  (void)rsa;\n  (void)ldc;\n");
+  if (u > 1) {
+    dy_buf_printf(o, "  for (; k + %d <= kc; k += %d, b += %d) {\n", u, u, 16 * u);
+    for (int s = 0; s < u; s++)
+      dy_buf_printf(o, "    const dy_f16 b%d = dy_f16_load(b%s);\n", s,
+                    s == 0 ? "" : s == 1 ? " + 16" : s == 2 ? " + 32" : " + 48");
+    for (int s = 0; s < u; s++)
+      for (int i = 0; i < mr; i++) {
+        char acc[16];
+        snprintf(acc, sizeof acc, s ? "c%d_%d" : "c%d", i, s);
+        if (s == 0)
+          dy_buf_printf(o, "    %s = dy_f16_fma(%s, a%d[k * csa], b0);\n", acc, acc, i);
+        else
+          dy_buf_printf(o, "    %s = dy_f16_fma(%s, a%d[(k + %d) * csa], b%d);\n", acc, acc, i,
+                        s, s);
+      }
+    dy_buf_puts(o, "  }\n");
+  }
+  dy_buf_puts(o, "  for (; k < kc; k++, b += 16) {\n");
+  dy_buf_puts(o, "    const dy_f16 b0 = dy_f16_load(b);\n");
+  for (int i = 0; i < mr; i++)
+    dy_buf_printf(o, "    c%d = dy_f16_fma(c%d, a%d[k * csa], b0);\n", i, i, i);
+  dy_buf_puts(o, "  }\n");
+  for (int s = 1; s < u; s++)
+    for (int i = 0; i < mr; i++)
+      dy_buf_printf(o, "  c%d = dy_f16_add(c%d, c%d_%d);\n", i, i, i, s);
+  for (int i = 0; i < mr; i++) {
+    char row[32];
+    if (i < 2)
+      snprintf(row, sizeof row, "%s", i == 0 ? "c" : "c + ldc");
+    else
+      snprintf(row, sizeof row, "c + %d * ldc", i);
+    dy_buf_printf(o, "  dy_gemm_out(%s, c%d, nr, flags, bias, %d, alpha);\n", row, i, i);
+  }
+  dy_buf_puts(o, "}\n\n");
+}
+
+void dy_emit_gemm_prelude(dy_buf *out) {
+  for (size_t i = 0; i < sizeof gemm_head / sizeof *gemm_head; i++)
+    dy_buf_puts(out, gemm_head[i]);
+  for (int mr = 1; mr <= MR; mr++)
+    put_ukr(out, mr, mr == 1 ? 4 : mr == 2 ? 2 : 1);
+  dy_buf_puts(out,
+              "/* The micro-kernel for mr rows (more than 6: the first 6). */\n"
+              "DY_HELPER void dy_gemm_tile(int64_t mr, int64_t kc, const float *a,\n"
+              "                            int64_t rsa, int64_t csa, const float *b,\n"
+              "                            float *c, int64_t ldc, int nr, int flags,\n"
+              "                            const float *bias, float alpha) {\n"
+              "  switch (mr) {\n");
+  for (int mr = 1; mr < MR; mr++)
+    dy_buf_printf(out,
+                  "  case %d:\n"
+                  "    dy_gemm_ukr%d((int)kc, a, rsa, csa, b, c, ldc, nr, flags, bias, alpha);\n"
+                  "    break;\n",
+                  mr, mr);
+  dy_buf_printf(out,
+                "  default:\n"
+                "    dy_gemm_ukr%d((int)kc, a, rsa, csa, b, c, ldc, nr, flags, bias, alpha);\n"
+                "  }\n"
+                "}\n\n",
+                MR);
+}
+
+/* ------------------------------------------------------------------ */
+/* Packing constant operands at compile time                           */
+/* ------------------------------------------------------------------ */
+
+/* matmul's B: K, N, matrices, transposed; false if not a 2-D+ f32 weight. */
+static bool matmul_b_geom(const dy_program *p, const dy_op *op, int64_t *k, int64_t *n,
+                          int64_t *mats, bool *trans) {
+  if (op->n_inputs < 2)
+    return false;
+  const dy_type *x = &p->vars[op->inputs[0]]->type, *y = &p->vars[op->inputs[1]]->type;
+  if (x->dtype != DY_F32 || y->dtype != DY_F32 || y->rank < 2 || x->rank < 1)
+    return false;
+  *trans = dy_op_attr_int_or(op, "transpose_y", 0) != 0;
+  int r = y->rank;
+  *k = y->shape[r - (*trans ? 1 : 2)];
+  *n = y->shape[r - (*trans ? 2 : 1)];
+  *mats = 1;
+  for (int d = 0; d < r - 2; d++)
+    *mats *= y->shape[d];
+  return *k > 0 && *n > 0; /* mats < 0 with a batch dim: not a weight */
+}
+
+dy_pack dy_gemm_pack_of(const dy_program *p, const dy_op *op, int i) {
+  dy_pack none = {.kind = DY_PACK_NONE};
+  if (i != 1 || op->n_inputs < 2)
+    return none;
+  const dy_var *w = p->vars[op->inputs[1]];
+  if (!w->persistable || !w->data || w->type.dtype != DY_F32)
+    return none;
+  if (op->kind == DY_OP_MATMUL || op->kind == DY_OP_FUSED_MATMUL) {
+    int64_t k, n, mats;
+    bool trans;
+    if (!matmul_b_geom(p, op, &k, &n, &mats, &trans) || mats < 1 || k * n < MIN_PACK || n < 4)
+      return none;
+    return (dy_pack){.kind = DY_PACK_B16, .mats = mats, .rows = k, .cols = n, .trans = trans};
+  }
+  if (op->kind == DY_OP_CONV2D || op->kind == DY_OP_FUSED_CONV2D) {
+    const dy_type *x = &p->vars[op->inputs[0]]->type, *wt = &w->type;
+    int64_t groups = dy_op_attr_int_or(op, "groups", 1);
+    if (x->dtype != DY_F32 || x->rank != 4 || wt->rank != 4 || groups < 1 ||
+        wt->shape[0] % groups != 0)
+      return none;
+    int64_t og = wt->shape[0] / groups, cg = wt->shape[1];
+    if (cg == 1 && og == 1)
+      return none; /* depthwise: a direct kernel */
+    return (dy_pack){.kind = DY_PACK_A6, .mats = groups, .rows = og,
+                     .cols = cg * wt->shape[2] * wt->shape[3]};
+  }
+  return none;
+}
+
+int64_t dy_pack_numel(const dy_pack *k) {
+  switch (k->kind) {
+  case DY_PACK_B16: return k->mats * ((k->cols + NR - 1) / NR) * NR * k->rows;
+  case DY_PACK_A6: return k->mats * ((k->rows + MR - 1) / MR) * MR * k->cols;
+  default: return 0;
+  }
+}
+
+void dy_gemm_pack_data(const dy_pack *k, const float *src, float *dst) {
+  int64_t r = k->rows, c = k->cols;
+  if (k->kind == DY_PACK_B16) {
+    /* B16: per matrix, panel p, row kk, column j: B[kk][16p + j] */
+    int64_t np = (c + NR - 1) / NR;
+    for (int64_t m = 0; m < k->mats; m++, src += r * c)
+      for (int64_t pn = 0; pn < np; pn++)
+        for (int64_t kk = 0; kk < r; kk++)
+          for (int64_t j = 0; j < NR; j++) {
+            int64_t col = pn * NR + j;
+            *dst++ = col >= c ? 0.0f : k->trans ? src[col * r + kk] : src[kk * c + col];
+          }
+  } else if (k->kind == DY_PACK_A6) {
+    /* A6: per matrix, micro-panel q, column kk, row i: A[6q + i][kk] */
+    int64_t nq = (r + MR - 1) / MR;
+    for (int64_t m = 0; m < k->mats; m++, src += r * c)
+      for (int64_t q = 0; q < nq; q++)
+        for (int64_t kk = 0; kk < c; kk++)
+          for (int64_t i = 0; i < MR; i++) {
+            int64_t row = q * MR + i;
+            *dst++ = row >= r ? 0.0f : src[row * c + kk];
+          }
+  }
+}
+
+const char *dy_pack_suffix(const dy_pack *k) {
+  switch (k->kind) {
+  case DY_PACK_B16: return k->trans ? "_p16t" : "_p16";
+  case DY_PACK_A6: return "_p6";
+  default: return "";
+  }
+}
+
+void dy_pack_describe(const dy_pack *k, char *buf, size_t n) {
+  int64_t np = (k->cols + NR - 1) / NR, nq = (k->rows + MR - 1) / MR;
+  if (k->kind == DY_PACK_B16)
+    snprintf(buf, n, "%s%lld panel%s of %lld x 16 (k x columns%s), zero-padded",
+             k->mats > 1 ? "per matrix, " : "", (ll)np, np == 1 ? "" : "s", (ll)k->rows,
+             k->trans ? ", from the transposed weight" : "");
+  else
+    snprintf(buf, n, "%s%lld micro-panel%s of %lld x 6 (k x output channels), zero-padded",
+             k->mats > 1 ? "per group, " : "", (ll)nq, nq == 1 ? "" : "s", (ll)k->cols);
+}
+
+/* ------------------------------------------------------------------ */
+/* Scratch                                                             */
+/* ------------------------------------------------------------------ */
+
+/* Panels of run-time B packed at once, for depth k and n columns. */
+static int64_t runtime_panels(int64_t k, int64_t n) {
+  int64_t np = (n + NR - 1) / NR, per = SCRATCH_B / (k * NR * 4);
+  if (per < 1)
+    per = 1;
+  return np < per ? np : per;
+}
+
+int64_t dy_gemm_matmul_scratch(const dy_program *p, const dy_op *op) {
+  int64_t k, n, mats;
+  bool trans;
+  if (!matmul_b_geom(p, op, &k, &n, &mats, &trans) &&
+      !(op->n_inputs >= 2 && p->vars[op->inputs[1]]->type.dtype == DY_F32 &&
+        p->vars[op->inputs[1]]->type.rank == 1)) /* 1-D B: k x 1 */
+    return 0;
+  if (dy_gemm_pack_of(p, op, 1).kind != DY_PACK_NONE)
+    return 0;
+  if (p->vars[op->inputs[1]]->type.rank == 1) {
+    k = p->vars[op->inputs[1]]->type.shape[0];
+    n = 1;
+  }
+  if (k <= 0)
+    return 0;
+  return runtime_panels(k, n) * NR * k * 4;
+}
+
+/* ------------------------------------------------------------------ */
+/* The loop nest                                                       */
+/* ------------------------------------------------------------------ */
+
+/* The epilogue flag of each activation (dy_emit_act_expr's names). */
+static const struct {
+  const char *act, *flag;
+} act_flags[] = {
+    {"relu", "DY_GEMM_RELU"},
+    {"relu6", "DY_GEMM_RELU6"},
+    {"leaky_relu", "DY_GEMM_LEAKY"},
+    {"sigmoid", "DY_GEMM_ACT(DY_ACT_SIGMOID)"},
+    {"tanh", "DY_GEMM_ACT(DY_ACT_TANH)"},
+    {"gelu", "DY_GEMM_ACT(DY_ACT_GELU)"},
+    {"silu", "DY_GEMM_ACT(DY_ACT_SILU)"},
+};
+
+const char *dy_gemm_act_flag(const char *act) {
+  if (!act || !*act)
+    return "";
+  for (size_t i = 0; i < sizeof act_flags / sizeof *act_flags; i++)
+    if (strcmp(act, act_flags[i].act) == 0)
+      return act_flags[i].flag;
+  return NULL;
+}
+
+/* "DY_GEMM_BIAS_COL | DY_GEMM_RELU" for the last block of k. */
+void dy_gemm_epilogue_flags(char *buf, size_t n, const char *bias_flag, const char *act) {
+  const char *a = dy_gemm_act_flag(act);
+  if (!a)
+    a = "";
+  if (bias_flag && *a)
+    snprintf(buf, n, "%s | %s", bias_flag, a);
+  else if (bias_flag)
+    snprintf(buf, n, "%s", bias_flag);
+  else if (*a)
+    snprintf(buf, n, "%s", a);
+  else
+    snprintf(buf, n, "0");
+}
+
+/* The loop nest of one GEMM over the panels [jp_lo, jp_hi). */
+static void emit_nest(dy_emit_ctx *ctx, const dy_gemm_call *g, const char *epi,
+                      const char *alpha, const char *jp_lo, const char *jp_hi) {
+  ll n = g->n, k = g->k, np = (n + NR - 1) / NR, tail = n - (np - 1) * NR;
+  ll nkb = (k + KC - 1) / KC, kc = (k + nkb - 1) / nkb;
+  OPEN("{");
+  L("const int64_t m = %s;", g->m);
+  if (nkb > 1) {
+    OPEN("for (int64_t k0 = 0; k0 < %lld; k0 += %lld) {", k, kc);
+    L("const int64_t kc = %lld - k0 < %lld ? %lld - k0 : %lld;", k, kc, k, kc);
+    L("const int flags = (k0 > 0 ? DY_GEMM_ADD_C : 0) | (k0 + kc == %lld ? %s : 0);", k, epi);
+  } else {
+    L("const int64_t k0 = 0, kc = %lld;", k);
+    L("const int flags = %s;", epi);
+  }
+  OPEN("for (int64_t i0 = 0; i0 < m; i0 += %d) {", MC);
+  L("const int64_t i1 = m - i0 < %d ? m : i0 + %d;", MC, MC);
+  OPEN("for (int64_t jp = %s; jp < %s; jp++) {", jp_lo, jp_hi);
+  if (tail == NR)
+    L("const int nr = 16;");
+  else if (np == 1)
+    L("const int nr = %lld;", tail);
+  else
+    L("const int nr = jp < %lld ? 16 : %lld;", np - 1, tail);
+  L("const float *bp = %s + jp * %lld + k0 * 16;", g->b, k * NR);
+  OPEN("for (int64_t i = i0; i < i1; i += 6) {");
+  L("dy_gemm_tile(i1 - i, kc, %s + i * %s + k0 * %s, %s, %s, bp,", g->a, g->rsa, g->csa,
+    g->rsa, g->csa);
+  if (g->bias)
+    L("             %s + i * %s + jp * 16, %s, nr, flags, %s + jp * 16, %s);", g->c, g->ldc,
+      g->ldc, g->bias, alpha);
+  else
+    L("             %s + i * %s + jp * 16, %s, nr, flags, 0, %s);", g->c, g->ldc, g->ldc,
+      alpha);
+  CLOSE();
+  CLOSE();
+  CLOSE();
+  if (nkb > 1)
+    CLOSE();
+  else
+    L("(void)k0;");
+  CLOSE();
+}
+
+dy_status dy_emit_gemm_loops(dy_emit_ctx *ctx, dy_error *err, const dy_gemm_call *g) {
+  char alpha[64] = "0.0f", epi[128], np[32];
+  if (!dy_gemm_act_flag(g->act))
+    return dy_emit_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "unknown activation");
+  if (g->act && strcmp(g->act, "leaky_relu") == 0 &&
+      !dy_float_literal((float)g->alpha, alpha, sizeof alpha))
+    return dy_emit_type_error(ctx, err, DY_STATUS_INVALID_ARGUMENT, "alpha is not finite");
+  dy_gemm_epilogue_flags(epi, sizeof epi, g->bias ? "DY_GEMM_BIAS_COL" : NULL, g->act);
+  snprintf(np, sizeof np, "%lld", (ll)((g->n + NR - 1) / NR));
+  *ctx->uses |= DY_USES_SIMD | DY_USES_GEMM;
+  if (ctx->threads <= 1) {
+    emit_nest(ctx, g, epi, alpha, "0", np);
+    return DY_OK;
+  }
+
+  /* threaded: a worker function over a range of panels, before the
+   * kernel; the kernel hands each thread its share (dy_parallel) */
+  char fn[64];
+  snprintf(fn, sizeof fn, "k%d_part%d", ctx->op->id, ctx->n_parts++);
+  dy_buf *w = ctx->before;
+  dy_buf_printf(w,
+                "/* op %d: the panels [lo, hi) of a GEMM, one thread's share */\n"
+                "typedef struct {\n"
+                "  const float *a, *b, *bias;\n"
+                "  float *c;\n"
+                "  int64_t m, rsa, csa;\n"
+                "} %s_args;\n\n"
+                "static void %s(void *arg, int64_t lo, int64_t hi, int t) {\n"
+                "  const %s_args *g_ = (const %s_args *)arg;\n"
+                "  const float *A = g_->a, *B = g_->b%s;\n"
+                "  float *C = g_->c;\n"
+                "  const int64_t rsa = g_->rsa, csa = g_->csa;\n"
+                "  (void)t;\n",
+                ctx->op->id, fn, fn, fn, fn, g->bias ? ", *BIAS = g_->bias" : "");
+  dy_emit_ctx sub = *ctx;
+  sub.body = w;
+  sub.indent = 1;
+  dy_gemm_call wg = *g;
+  wg.a = "A", wg.b = "B", wg.c = "C", wg.bias = g->bias ? "BIAS" : NULL;
+  wg.m = "g_->m", wg.rsa = "rsa", wg.csa = "csa";
+  emit_nest(&sub, &wg, epi, alpha, "lo", "hi");
+  dy_buf_puts(w, "}\n\n");
+  *ctx->uses |= DY_USES_THREADS;
+  OPEN("{");
+  L("%s_args args;", fn);
+  L("args.a = %s, args.b = %s, args.bias = %s, args.c = %s;", g->a, g->b,
+    g->bias ? g->bias : "0", g->c);
+  L("args.m = %s, args.rsa = %s, args.csa = %s;", g->m, g->rsa, g->csa);
+  L("if (args.m * %lld >= DY_THREAD_MIN_WORK) /* worth the threads */", (ll)(g->n * g->k));
+  L("  dy_parallel(%s, %s, &args);", np, fn);
+  L("else");
+  L("  %s(&args, 0, %s, 0);", fn, np);
+  CLOSE();
+  return DY_OK;
+}
+
+void dy_emit_thread_prelude(dy_buf *out, int threads) {
+  dy_buf_printf(out,
+                "/* ---- threads (dy2stc --threads %d) ----\n"
+                " * dy_parallel(n, fn, arg) runs fn(arg, lo, hi, t) over [0, n) in\n"
+                " * DY_THREADS slices t, slice 0 on the calling thread, the others on\n"
+                " * threads made for the call and joined before it returns (a thread\n"
+                " * that cannot be made runs its slice on the caller). Nothing is kept\n"
+                " * between calls. */\n"
+                "#include <pthread.h>\n"
+                "#define DY_THREADS %d\n"
+                "#define DY_THREAD_MIN_WORK %d /* multiply-adds below which a kernel stays on one thread */\n"
+                "typedef void (*dy_part_fn)(void *arg, int64_t lo, int64_t hi, int t);\n"
+                "typedef struct {\n"
+                "  dy_part_fn fn;\n"
+                "  void *arg;\n"
+                "  int64_t lo, hi;\n"
+                "  int t;\n"
+                "} dy_part;\n\n"
+                "static void *dy_part_main(void *p) {\n"
+                "  const dy_part *q = (const dy_part *)p;\n"
+                "  q->fn(q->arg, q->lo, q->hi, q->t);\n"
+                "  return NULL;\n"
+                "}\n\n"
+                "static void dy_parallel(int64_t n, dy_part_fn fn, void *arg) {\n"
+                "  pthread_t th[DY_THREADS];\n"
+                "  dy_part part[DY_THREADS];\n"
+                "  int made[DY_THREADS], t;\n"
+                "  for (t = 0; t < DY_THREADS; t++) {\n"
+                "    part[t].fn = fn, part[t].arg = arg, part[t].t = t;\n"
+                "    part[t].lo = n * t / DY_THREADS, part[t].hi = n * (t + 1) / DY_THREADS;\n"
+                "    made[t] = t > 0 && part[t].lo < part[t].hi &&\n"
+                "              pthread_create(&th[t], NULL, dy_part_main, &part[t]) == 0;\n"
+                "  }\n"
+                "  fn(arg, part[0].lo, part[0].hi, 0);\n"
+                "  for (t = 1; t < DY_THREADS; t++) {\n"
+                "    if (made[t])\n"
+                "      pthread_join(th[t], NULL);\n"
+                "    else if (part[t].lo < part[t].hi)\n"
+                "      fn(arg, part[t].lo, part[t].hi, t);\n"
+                "  }\n"
+                "}\n\n",
+                threads, threads, (int)DY_THREAD_MIN_WORK);
+}
+
+/* Pack columns [j0, j0 + w) of a run-time B (row-major k x n, or n x k when
+ * trans) into zero-padded panels at dst. */
+void dy_emit_gemm_pack_b(dy_emit_ctx *ctx, const char *src, const char *dst, int64_t k,
+                         int64_t n, bool trans, const char *j0, int64_t w) {
+  ll np = (w + NR - 1) / NR;
+  L("/* B's columns [%s, +%lld) into %lld panel%s of %lld x 16 */", j0, (ll)w, np,
+    np == 1 ? "" : "s", (ll)k);
+  OPEN("for (int64_t jp = 0; jp < %lld; jp++) {", np);
+  L("const int64_t jb = %s + jp * 16;", j0);
+  L("const int64_t nj = %lld - jb < 16 ? %lld - jb : 16;", (ll)n, (ll)n);
+  L("float *d = %s + jp * %lld;", dst, (ll)(k * NR));
+  OPEN("for (int64_t kk = 0; kk < %lld; kk++) {", (ll)k);
+  if (trans) {
+    L("int64_t j = 0;");
+    L("for (; j < nj; j++) d[kk * 16 + j] = %s[(jb + j) * %lld + kk];", src, (ll)k);
+    L("for (; j < 16; j++) d[kk * 16 + j] = 0.0f;");
+  } else {
+    L("dy_f16_store(d + kk * 16, dy_f16_loadn(%s + kk * %lld + jb, (int)nj));", src, (ll)n);
+  }
+  CLOSE();
+  CLOSE();
+}
+
+int64_t dy_gemm_runtime_panels(int64_t k, int64_t n) { return runtime_panels(k, n); }
+
+int64_t dy_codegen_scratch_bytes(const dy_program *p, const dy_op *op, int64_t max_batch,
+                                 int threads) {
+  (void)max_batch; /* every kernel's scratch serves one matrix or image at a time */
+  switch (op->kind) {
+  case DY_OP_MATMUL:
+  case DY_OP_FUSED_MATMUL:
+    return dy_gemm_matmul_scratch(p, op); /* packed once, then read by all */
+  case DY_OP_CONV2D:
+  case DY_OP_FUSED_CONV2D:
+    return dy_emit_conv_scratch(p, op) * (threads > 1 ? threads : 1);
+  default:
+    return 0;
+  }
+}

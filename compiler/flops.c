@@ -1,0 +1,107 @@
+/* flops.c - floating-point operations of a Program, for `dy2stc bench`.
+ *
+ * Counted per op from its types at a given batch (a multiply-add is 2):
+ *
+ *   matmul, fused_matmul      2*M*N*K per matrix (+ M*N for a bias)
+ *   conv2d, fused_conv2d      2*N*O*Ho*Wo*(C/g)*kh*kw (+ N*O*Ho*Wo, bias)
+ *   conv2d_transpose          2*N*C*H*W*(O/g)*kh*kw
+ *   pool2d                    one per input element read: output * window
+ *                             (global and adaptive: the input's size)
+ *   batch_norm                2 per element, layer_norm / group_norm 7
+ *                             (sum, square, scale, shift), softmax 4
+ *   elementwise ops           1 per output element; fused_elementwise one
+ *                             per operator of its expression
+ *   the rest (copies, shapes, gathers)   0
+ *
+ * An activation fused into matmul or conv counts 1 per output element. The
+ * count is what the model asks for, not what a kernel happens to execute
+ * (zero padding of a panel or of the im2col matrix is not counted), so
+ * GFLOP/s compare across implementations.
+ */
+#include <string.h>
+
+#include "dy_compiler.h"
+
+static int64_t numel_at(const dy_program *p, int v, int64_t batch) {
+  return dy_type_numel_at(&p->vars[v]->type, batch);
+}
+
+/* Operators in a fused_elementwise postfix expression. */
+static int64_t expr_ops(const char *e) {
+  int64_t n = 0;
+  for (const char *s = e; s && *s;) {
+    while (*s == ' ')
+      s++;
+    if (!*s)
+      break;
+    if (*s != '$' && *s != '#')
+      n++;
+    while (*s && *s != ' ')
+      s++;
+  }
+  return n;
+}
+
+static bool has_act(const dy_op *op) {
+  const dy_attr *a = dy_op_find_attr(op, "act");
+  return a && a->kind == DY_ATTR_STRING && a->s && a->s[0];
+}
+
+int64_t dy_op_flops(const dy_program *p, const dy_op *op, int64_t batch) {
+  if (op->n_outputs < 1)
+    return 0;
+  int64_t out = numel_at(p, op->outputs[0], batch);
+  switch (op->kind) {
+  case DY_OP_MATMUL:
+  case DY_OP_FUSED_MATMUL: {
+    const dy_type *x = &p->vars[op->inputs[0]]->type;
+    bool tx = dy_op_attr_int_or(op, "transpose_x", 0) != 0;
+    int64_t k = x->rank == 1 ? x->shape[0] : x->shape[x->rank - (tx ? 2 : 1)];
+    if (k < 0)
+      k = batch;
+    int64_t f = 2 * out * k;
+    if (op->n_inputs > 2)
+      f += out;
+    return f + (has_act(op) ? out : 0);
+  }
+  case DY_OP_CONV2D:
+  case DY_OP_FUSED_CONV2D: {
+    const dy_type *w = &p->vars[op->inputs[1]]->type;
+    int64_t f = 2 * out * w->shape[1] * w->shape[2] * w->shape[3];
+    if (op->n_inputs > 2)
+      f += out;
+    return f + (has_act(op) ? out : 0);
+  }
+  case DY_OP_CONV2D_TRANSPOSE: {
+    const dy_type *w = &p->vars[op->inputs[1]]->type;
+    return 2 * numel_at(p, op->inputs[0], batch) * w->shape[1] * w->shape[2] * w->shape[3];
+  }
+  case DY_OP_POOL2D: {
+    if (dy_op_attr_int_or(op, "global_pooling", 0) || dy_op_attr_int_or(op, "adaptive", 0))
+      return numel_at(p, op->inputs[0], batch);
+    const int64_t *k;
+    int n;
+    if (dy_op_attr_ints(op, "ksize", &k, &n, NULL) == DY_OK && n == 2)
+      return out * k[0] * k[1];
+    return out;
+  }
+  case DY_OP_BATCH_NORM: return 2 * out;
+  case DY_OP_LAYER_NORM:
+  case DY_OP_GROUP_NORM: return 7 * out;
+  case DY_OP_SOFTMAX: return 4 * out;
+  case DY_OP_FUSED_ELEMENTWISE: {
+    const dy_attr *e = dy_op_find_attr(op, "expr");
+    return out * (e && e->kind == DY_ATTR_STRING ? expr_ops(e->s) : 1);
+  }
+  default:
+    return dy_op_has(op, DY_OPF_ELEMENTWISE) ? out : 0;
+  }
+}
+
+int64_t dy_program_flops(const dy_program *p, int64_t batch) {
+  int64_t f = 0;
+  for (int b = 0; b < p->n_blocks; b++)
+    for (int i = 0; i < p->blocks[b]->n_ops; i++)
+      f += dy_op_flops(p, p->blocks[b]->ops[i], batch);
+  return f;
+}

@@ -1,0 +1,582 @@
+/* onnx_math.c - ONNX's elementwise ops onto the op table: arithmetic
+ * (with the dynamic batch carried through shape arithmetic), Min/Max/Sum/
+ * Mean, comparisons and logic, Where, unary math, trigonometry,
+ * activations, rounding, IsNaN/IsInf, Cast, Mod.
+ *
+ * Ops the op table lacks are composed from primitives: Selu is a scaled
+ * elu, Sinh is (e^x - e^-x) / 2, GreaterOrEqual is greater or equal, Floor
+ * goes through an i64 cast. Conventions as in onnx_ops.c.
+ */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "onnx_internal.h"
+
+/* ------------------------------------------------------------------ */
+/* elementwise binary ops                                              */
+/* ------------------------------------------------------------------ */
+
+/* Arithmetic on shape values (rank <= 1, i64): OX_BATCH survives x*1,
+ * x/1, x+0, x-0; anything else would compute with the batch size. */
+static dy_status sym_arith(ox_ctx *c, const char *op, ox_value *a, ox_value *b,
+                           ox_value **out) {
+  if (!a->c || !b->c || a->type.dtype != DY_I64 || b->type.dtype != DY_I64 ||
+      a->type.rank > 1 || b->type.rank > 1)
+    return ox_fail(c, DY_STATUS_UNSUPPORTED,
+                   "%s computes with the dynamic batch size (a shape value)", op);
+  int64_t na = dy_type_numel(&a->type), nb = dy_type_numel(&b->type);
+  int64_t n = na > nb ? na : nb;
+  if ((na != n && na != 1) || (nb != n && nb != 1))
+    return ox_fail(c, DY_STATUS_SHAPE_MISMATCH, "cannot broadcast %lld against %lld",
+                   (long long)na, (long long)nb);
+  int rank = a->type.rank > b->type.rank ? a->type.rank : b->type.rank;
+  ox_value *o = ox_new_const(c, DY_I64, rank, &n, NULL);
+  if (!o)
+    return c->err->status;
+  const int64_t *x = a->c->data, *y = b->c->data;
+  int64_t *z = o->c->data;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t p = x[na == 1 ? 0 : i], q = y[nb == 1 ? 0 : i];
+    bool bp = p == OX_BATCH, bq = q == OX_BATCH;
+    if (strcmp(op, "mul") == 0 && (bp || bq) && (bp ? q : p) == 1)
+      z[i] = OX_BATCH;
+    else if ((strcmp(op, "div") == 0 && bp && q == 1) ||
+             ((strcmp(op, "add") == 0 || strcmp(op, "sub") == 0) && bp && q == 0) ||
+             (strcmp(op, "add") == 0 && bq && p == 0))
+      z[i] = OX_BATCH;
+    else if (bp || bq)
+      return ox_fail(c, DY_STATUS_UNSUPPORTED,
+                     "%s computes with the dynamic batch size (a shape value)", op);
+    else if (strcmp(op, "mul") == 0)
+      z[i] = p * q;
+    else if (strcmp(op, "add") == 0)
+      z[i] = p + q;
+    else if (strcmp(op, "sub") == 0)
+      z[i] = p - q;
+    else if (q != 0)
+      z[i] = p / q;
+    else
+      return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "division by zero");
+  }
+  *out = o;
+  return DY_OK;
+}
+
+/* Add, Sub, Mul, Div: numpy broadcasting (opset >= 7; earlier versions'
+ * broadcast/axis attributes are not supported). */
+static dy_status binary_op(ox_ctx *c, const char *op) {
+  ox_value *a, *b;
+  TRY(ox_check_attrs(c, ""));
+  TRY(ox_need_in(c, 0, &a));
+  TRY(ox_need_in(c, 1, &b));
+  if (a->sym || b->sym) {
+    ox_value *o = NULL;
+    TRY(sym_arith(c, op, a, b, &o));
+    return ox_set_out(c, 0, o);
+  }
+  OUT(0, ox_binary(c, op, a, b));
+}
+static dy_status map_add(ox_ctx *c) { return binary_op(c, "add"); }
+static dy_status map_sub(ox_ctx *c) { return binary_op(c, "sub"); }
+static dy_status map_mul(ox_ctx *c) { return binary_op(c, "mul"); }
+static dy_status map_div(ox_ctx *c) { return binary_op(c, "div"); }
+
+/* Pow(X, Y): an integer exponent is cast to float (exact for |Y| < 2^24);
+ * integer bases are not supported. */
+static dy_status map_pow(ox_ctx *c) {
+  ox_value *a, *b;
+  TRY(ox_check_attrs(c, ""));
+  TRY(ox_need_in(c, 0, &a));
+  TRY(ox_need_in(c, 1, &b));
+  if (a->type.dtype != DY_F32)
+    return ox_fail(c, DY_STATUS_UNSUPPORTED, "an integer base is not supported");
+  OUT(0, ox_binary(c, "pow", a, ox_cast(c, b, DY_F32)));
+}
+
+/* Mod(A, B) attributes: fmod (0). fmod 0 is the integer remainder with
+ * the divisor's sign (Python %), fmod 1 the dividend's (C fmod); ONNX
+ * requires fmod 1 for floats, and so does this mapping. */
+static dy_status map_mod(ox_ctx *c) {
+  ox_value *a, *b;
+  TRY(ox_check_attrs(c, "fmod"));
+  TRY(ox_need_in(c, 0, &a));
+  TRY(ox_need_in(c, 1, &b));
+  int64_t f = ox_attr_i(c, "fmod", 0);
+  if (f != 0 && f != 1)
+    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "fmod %lld", (long long)f);
+  if (a->type.dtype == DY_F32 && f == 0)
+    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "floating-point Mod needs fmod=1");
+  ox_value *in[2] = {a, b};
+  dy_attr at[] = {DY_ATTR_I("fmod", f)};
+  OUT(0, ox_op(c, "mod", in, 2, at, 1));
+}
+
+/* Min, Max, Sum, Mean: variadic, broadcasting. */
+static dy_status variadic(ox_ctx *c, const char *op, bool mean) {
+  TRY(ox_check_attrs(c, ""));
+  int n = ox_n_in(c);
+  ox_value *acc;
+  TRY(ox_need_in(c, 0, &acc));
+  for (int i = 1; i < n; i++) {
+    ox_value *x;
+    TRY(ox_need_in(c, i, &x));
+    acc = ox_binary(c, op, acc, x);
+  }
+  if (n == 1 && acc) {
+    /* a copy, so the output is a value of its own */
+    int64_t zeros[DY_MAX_DIMS] = {0};
+    acc = ox_reshape(c, acc, acc->type.rank, zeros);
+  }
+  if (mean && acc) {
+    if (acc->type.dtype != DY_F32)
+      return ox_fail(c, DY_STATUS_UNSUPPORTED, "Mean of integers");
+    acc = ox_scale(c, acc, 1.0f / (float)n, 0.0f);
+  }
+  OUT(0, acc);
+}
+static dy_status map_min(ox_ctx *c) { return variadic(c, "minimum", false); }
+static dy_status map_max(ox_ctx *c) { return variadic(c, "maximum", false); }
+static dy_status map_sum(ox_ctx *c) { return variadic(c, "add", false); }
+static dy_status map_mean(ox_ctx *c) { return variadic(c, "add", true); }
+
+/* Comparisons -> bool. */
+static dy_status compare(ox_ctx *c, const char *op, const char *or_op) {
+  ox_value *a, *b;
+  TRY(ox_check_attrs(c, ""));
+  TRY(ox_need_in(c, 0, &a));
+  TRY(ox_need_in(c, 1, &b));
+  ox_value *r = ox_binary(c, op, a, b);
+  if (or_op) {
+    ox_value *e = ox_binary(c, or_op, a, b);
+    r = ox_where(c, r, ox_const_bool(c, true), e);
+  }
+  OUT(0, r);
+}
+static dy_status map_equal(ox_ctx *c) { return compare(c, "equal", NULL); }
+static dy_status map_greater(ox_ctx *c) { return compare(c, "greater", NULL); }
+static dy_status map_less(ox_ctx *c) { return compare(c, "less", NULL); }
+static dy_status map_greater_equal(ox_ctx *c) { return compare(c, "greater", "equal"); }
+static dy_status map_less_equal(ox_ctx *c) { return compare(c, "less", "equal"); }
+
+/* And, Or, Xor (bool, broadcasting), Not: through where and equal. */
+static dy_status logic(ox_ctx *c, int kind) {
+  ox_value *a, *b = NULL;
+  TRY(ox_check_attrs(c, ""));
+  TRY(ox_need_in(c, 0, &a));
+  if (kind != 3)
+    TRY(ox_need_in(c, 1, &b));
+  if (a->type.dtype != DY_BOOL || (b && b->type.dtype != DY_BOOL))
+    return ox_fail(c, DY_STATUS_UNSUPPORTED, "needs bool operands");
+  ox_value *r;
+  if (kind == 0) /* and */
+    r = ox_where(c, a, b, ox_const_bool(c, false));
+  else if (kind == 1) /* or */
+    r = ox_where(c, a, ox_const_bool(c, true), b);
+  else if (kind == 2) /* xor */
+    r = ox_not(c, ox_binary(c, "equal", a, b));
+  else
+    r = ox_not(c, a);
+  OUT(0, r);
+}
+static dy_status map_and(ox_ctx *c) { return logic(c, 0); }
+static dy_status map_or(ox_ctx *c) { return logic(c, 1); }
+static dy_status map_xor(ox_ctx *c) { return logic(c, 2); }
+static dy_status map_not(ox_ctx *c) { return logic(c, 3); }
+
+/* Where(condition, X, Y). */
+static dy_status map_where(ox_ctx *c) {
+  ox_value *a, *b, *d;
+  TRY(ox_check_attrs(c, ""));
+  TRY(ox_need_in(c, 0, &a));
+  TRY(ox_need_in(c, 1, &b));
+  TRY(ox_need_in(c, 2, &d));
+  OUT(0, ox_where(c, a, b, d));
+}
+
+/* ------------------------------------------------------------------ */
+/* unary math and activations                                          */
+/* ------------------------------------------------------------------ */
+
+static dy_status unary_op(ox_ctx *c, const char *op) {
+  ox_value *x;
+  TRY(ox_check_attrs(c, ""));
+  TRY(ox_need_in(c, 0, &x));
+  OUT(0, ox_unary(c, op, x));
+}
+static dy_status map_relu(ox_ctx *c) { return unary_op(c, "relu"); }
+static dy_status map_sigmoid(ox_ctx *c) { return unary_op(c, "sigmoid"); }
+static dy_status map_tanh(ox_ctx *c) { return unary_op(c, "tanh"); }
+static dy_status map_exp(ox_ctx *c) { return unary_op(c, "exp"); }
+static dy_status map_log(ox_ctx *c) { return unary_op(c, "log"); }
+static dy_status map_sqrt(ox_ctx *c) { return unary_op(c, "sqrt"); }
+static dy_status map_abs(ox_ctx *c) { return unary_op(c, "abs"); }
+static dy_status map_neg(ox_ctx *c) { return unary_op(c, "neg"); }
+static dy_status map_erf(ox_ctx *c) { return unary_op(c, "erf"); }
+static dy_status map_reciprocal(ox_ctx *c) { return unary_op(c, "reciprocal"); }
+static dy_status map_hard_swish(ox_ctx *c) { return unary_op(c, "hard_swish"); }
+/* Sin, Cos, Tan, Asin, Acos, Atan: float32 (the extra family's ops). */
+static dy_status map_sin(ox_ctx *c) { return unary_op(c, "sin"); }
+static dy_status map_cos(ox_ctx *c) { return unary_op(c, "cos"); }
+static dy_status map_tan(ox_ctx *c) { return unary_op(c, "tan"); }
+static dy_status map_asin(ox_ctx *c) { return unary_op(c, "asin"); }
+static dy_status map_acos(ox_ctx *c) { return unary_op(c, "acos"); }
+static dy_status map_atan(ox_ctx *c) { return unary_op(c, "atan"); }
+
+/* An f32 input 0, for the composites below. */
+static dy_status f32_in(ox_ctx *c, const char *attrs, ox_value **x) {
+  TRY(ox_check_attrs(c, attrs));
+  TRY(ox_need_in(c, 0, x));
+  if ((*x)->type.dtype != DY_F32)
+    return ox_fail(c, DY_STATUS_UNSUPPORTED, "needs float32, got %s",
+                   dy_dtype_name((*x)->type.dtype));
+  return DY_OK;
+}
+
+static ox_value *attr_op1(ox_ctx *c, const char *op, ox_value *x, const char *an,
+                          float av) {
+  if (!x)
+    return NULL;
+  dy_attr a[] = {DY_ATTR_F(an, av)};
+  return ox_op(c, op, &x, 1, a, 1);
+}
+
+/* Softplus: log(exp(x) + 1). */
+static dy_status map_softplus(ox_ctx *c) {
+  ox_value *x;
+  TRY(f32_in(c, "", &x));
+  dy_attr a[] = {DY_ATTR_F("beta", 1.0), DY_ATTR_F("threshold", 20.0)};
+  OUT(0, ox_op(c, "softplus", &x, 1, a, 2));
+}
+
+/* Softsign: x / (1 + |x|). */
+static dy_status map_softsign(ox_ctx *c) {
+  ox_value *x;
+  TRY(f32_in(c, "", &x));
+  OUT(0, ox_binary(c, "div", x, ox_scale(c, ox_unary(c, "abs", x), 1.0f, 1.0f)));
+}
+
+/* LeakyRelu attributes: alpha (0.01). */
+static dy_status map_leaky_relu(ox_ctx *c) {
+  ox_value *x;
+  TRY(f32_in(c, "alpha", &x));
+  OUT(0, attr_op1(c, "leaky_relu", x, "alpha", ox_attr_f(c, "alpha", 0.01f)));
+}
+
+/* Elu attributes: alpha (1.0). */
+static dy_status map_elu(ox_ctx *c) {
+  ox_value *x;
+  TRY(f32_in(c, "alpha", &x));
+  OUT(0, attr_op1(c, "elu", x, "alpha", ox_attr_f(c, "alpha", 1.0f)));
+}
+
+/* Selu attributes: alpha (1.67326...), gamma (1.0507...):
+ * gamma * elu(x, alpha). */
+static dy_status map_selu(ox_ctx *c) {
+  ox_value *x;
+  TRY(f32_in(c, "alpha gamma", &x));
+  float alpha = ox_attr_f(c, "alpha", 1.67326319217681884765625f);
+  float gamma = ox_attr_f(c, "gamma", 1.05070102214813232421875f);
+  OUT(0, ox_scale(c, attr_op1(c, "elu", x, "alpha", alpha), gamma, 0.0f));
+}
+
+/* Celu attributes: alpha (1.0): alpha * elu(x / alpha, 1). */
+static dy_status map_celu(ox_ctx *c) {
+  ox_value *x;
+  TRY(f32_in(c, "alpha", &x));
+  float alpha = ox_attr_f(c, "alpha", 1.0f);
+  if (alpha == 0)
+    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "alpha is 0");
+  ox_value *e = attr_op1(c, "elu", ox_scale(c, x, 1.0f / alpha, 0.0f), "alpha", 1.0f);
+  OUT(0, ox_scale(c, e, alpha, 0.0f));
+}
+
+/* HardSigmoid attributes: alpha (0.2), beta (0.5). */
+static dy_status map_hard_sigmoid(ox_ctx *c) {
+  ox_value *x;
+  TRY(f32_in(c, "alpha beta", &x));
+  dy_attr a[] = {DY_ATTR_F("slope", ox_attr_f(c, "alpha", 0.2f)),
+                 DY_ATTR_F("offset", ox_attr_f(c, "beta", 0.5f))};
+  OUT(0, ox_op(c, "hard_sigmoid", &x, 1, a, 2));
+}
+
+/* ThresholdedRelu attributes: alpha (1.0): x > alpha ? x : 0. */
+static dy_status map_thresholded_relu(ox_ctx *c) {
+  ox_value *x;
+  TRY(f32_in(c, "alpha", &x));
+  ox_value *m = ox_binary(c, "greater", x, ox_const_f32(c, ox_attr_f(c, "alpha", 1.0f)));
+  OUT(0, ox_where(c, m, x, ox_const_f32(c, 0)));
+}
+
+/* Shrink attributes: bias (0), lambd (0.5). */
+static dy_status map_shrink(ox_ctx *c) {
+  ox_value *x;
+  TRY(f32_in(c, "bias lambd", &x));
+  float bias = ox_attr_f(c, "bias", 0.0f), l = ox_attr_f(c, "lambd", 0.5f);
+  ox_value *lo = ox_binary(c, "less", x, ox_const_f32(c, -l));
+  ox_value *hi = ox_binary(c, "greater", x, ox_const_f32(c, l));
+  ox_value *r = ox_where(c, hi, ox_scale(c, x, 1.0f, -bias), ox_const_f32(c, 0));
+  OUT(0, ox_where(c, lo, ox_scale(c, x, 1.0f, bias), r));
+}
+
+/* PRelu(X, slope): x < 0 ? slope * x : x (slope broadcasts to X). */
+static dy_status map_prelu(ox_ctx *c) {
+  ox_value *x, *slope;
+  TRY(f32_in(c, "", &x));
+  TRY(ox_need_in(c, 1, &slope));
+  ox_value *m = ox_binary(c, "less", x, ox_const_f32(c, 0));
+  OUT(0, ox_where(c, m, ox_binary(c, "mul", x, slope), x));
+}
+
+/* Clip(input, min, max); opset 6..10: attributes min, max (-/+ FLT_MAX).
+ * Constant bounds -> clip; run-time bounds -> maximum / minimum. */
+static dy_status map_clip(ox_ctx *c) {
+  ox_value *x;
+  TRY(ox_check_attrs(c, c->opset < 11 ? "min max" : ""));
+  TRY(ox_need_in(c, 0, &x));
+  ox_value *lo = NULL, *hi = NULL;
+  if (c->opset < 11) {
+    if (ox_attr(c, "min"))
+      lo = ox_const_f32(c, ox_attr_f(c, "min", -FLT_MAX));
+    if (ox_attr(c, "max"))
+      hi = ox_const_f32(c, ox_attr_f(c, "max", FLT_MAX));
+  } else {
+    lo = ox_in(c, 1);
+    hi = ox_in(c, 2);
+  }
+  bool const_bounds = (!lo || ox_is_const(lo)) && (!hi || ox_is_const(hi)) &&
+                      x->type.dtype == DY_F32;
+  if (const_bounds && (!lo || lo->type.dtype == DY_F32) && (!hi || hi->type.dtype == DY_F32)) {
+    float l = lo ? ((float *)lo->c->data)[0] : -INFINITY;
+    float h = hi ? ((float *)hi->c->data)[0] : INFINITY;
+    if ((!lo || dy_type_numel(&lo->type) == 1) && (!hi || dy_type_numel(&hi->type) == 1) &&
+        l <= h) {
+      dy_attr a[] = {DY_ATTR_F("min", l), DY_ATTR_F("max", h)};
+      OUT(0, ox_op(c, "clip", &x, 1, a, 2));
+    }
+  }
+  ox_value *r = x;
+  if (lo)
+    r = ox_binary(c, "maximum", r, lo);
+  if (hi)
+    r = ox_binary(c, "minimum", r, hi);
+  if (r == x) {
+    int64_t zeros[DY_MAX_DIMS] = {0};
+    r = ox_reshape(c, x, x->type.rank, zeros);
+  }
+  OUT(0, r);
+}
+
+/* Sinh, Cosh, Asinh, Acosh, Atanh through exp and log. */
+static dy_status map_sinh(ox_ctx *c) {
+  ox_value *x;
+  TRY(f32_in(c, "", &x));
+  ox_value *e = ox_unary(c, "exp", x), *f = ox_unary(c, "exp", ox_unary(c, "neg", x));
+  OUT(0, ox_scale(c, ox_binary(c, "sub", e, f), 0.5f, 0.0f));
+}
+static dy_status map_cosh(ox_ctx *c) {
+  ox_value *x;
+  TRY(f32_in(c, "", &x));
+  ox_value *e = ox_unary(c, "exp", x), *f = ox_unary(c, "exp", ox_unary(c, "neg", x));
+  OUT(0, ox_scale(c, ox_binary(c, "add", e, f), 0.5f, 0.0f));
+}
+/* asinh x = sign(x) log(|x| + sqrt(x^2 + 1)) (odd, so no cancellation) */
+static dy_status map_asinh(ox_ctx *c) {
+  ox_value *x;
+  TRY(f32_in(c, "", &x));
+  ox_value *a = ox_unary(c, "abs", x);
+  ox_value *r = ox_unary(c, "sqrt", ox_scale(c, ox_binary(c, "mul", x, x), 1.0f, 1.0f));
+  ox_value *l = ox_unary(c, "log", ox_binary(c, "add", a, r));
+  ox_value *neg = ox_binary(c, "less", x, ox_const_f32(c, 0));
+  OUT(0, ox_where(c, neg, ox_unary(c, "neg", l), l));
+}
+static dy_status map_acosh(ox_ctx *c) {
+  ox_value *x;
+  TRY(f32_in(c, "", &x));
+  ox_value *r = ox_unary(c, "sqrt", ox_scale(c, ox_binary(c, "mul", x, x), 1.0f, -1.0f));
+  OUT(0, ox_unary(c, "log", ox_binary(c, "add", x, r)));
+}
+static dy_status map_atanh(ox_ctx *c) {
+  ox_value *x;
+  TRY(f32_in(c, "", &x));
+  ox_value *q = ox_binary(c, "div", ox_scale(c, x, 1.0f, 1.0f), ox_scale(c, x, -1.0f, 1.0f));
+  OUT(0, ox_scale(c, ox_unary(c, "log", q), 0.5f, 0.0f));
+}
+
+/* Sign: (x > 0) - (x < 0), in x's dtype. */
+static dy_status map_sign(ox_ctx *c) {
+  ox_value *x;
+  TRY(ox_check_attrs(c, ""));
+  TRY(ox_need_in(c, 0, &x));
+  if (x->type.dtype == DY_BOOL)
+    return ox_fail(c, DY_STATUS_UNSUPPORTED, "Sign of bool");
+  ox_value *z = ox_zero_like(c, x->type.dtype);
+  ox_value *p = ox_cast(c, ox_binary(c, "greater", x, z), x->type.dtype);
+  ox_value *n = ox_cast(c, ox_binary(c, "less", x, z), x->type.dtype);
+  OUT(0, ox_binary(c, "sub", p, n));
+}
+
+/* Floor, Ceil, Round: through an i64 cast (which truncates) for |x| <
+ * 2^23; larger floats, infinities and NaN are integral already. Round is
+ * half to even. */
+static ox_value *floor_of(ox_ctx *c, ox_value *x, int mode) {
+  ox_value *small = ox_binary(c, "less", ox_unary(c, "abs", x), ox_const_f32(c, 8388608.0f));
+  ox_value *xs = ox_where(c, small, x, ox_const_f32(c, 0));
+  ox_value *t = ox_cast(c, ox_cast(c, xs, DY_I64), DY_F32);
+  ox_value *r;
+  if (mode == 0) /* floor: t - (t > x) */
+    r = ox_binary(c, "sub", t, ox_cast(c, ox_binary(c, "greater", t, xs), DY_F32));
+  else /* ceil: t + (t < x) */
+    r = ox_binary(c, "add", t, ox_cast(c, ox_binary(c, "less", t, xs), DY_F32));
+  return ox_where(c, small, r, x);
+}
+static dy_status map_floor(ox_ctx *c) {
+  ox_value *x;
+  TRY(f32_in(c, "", &x));
+  OUT(0, floor_of(c, x, 0));
+}
+static dy_status map_ceil(ox_ctx *c) {
+  ox_value *x;
+  TRY(f32_in(c, "", &x));
+  OUT(0, floor_of(c, x, 1));
+}
+static dy_status map_round(ox_ctx *c) {
+  ox_value *x;
+  TRY(f32_in(c, "", &x));
+  /* r = floor(x + 0.5); at an exact half (r - x == 0.5) an odd r steps
+   * back: odd means r - 2 floor(r / 2) == 1 */
+  ox_value *r = floor_of(c, ox_scale(c, x, 1.0f, 0.5f), 0);
+  ox_value *half = ox_binary(c, "equal", ox_binary(c, "sub", r, x), ox_const_f32(c, 0.5f));
+  ox_value *h = floor_of(c, ox_scale(c, r, 0.5f, 0.0f), 0);
+  ox_value *odd = ox_binary(c, "equal", ox_binary(c, "sub", r, ox_scale(c, h, 2.0f, 0.0f)),
+                            ox_const_f32(c, 1.0f));
+  ox_value *back = ox_where(c, half, odd, ox_const_bool(c, false));
+  OUT(0, ox_where(c, back, ox_scale(c, r, 1.0f, -1.0f), r));
+}
+
+/* IsNaN: x != x. IsInf attributes: detect_negative (1), detect_positive (1). */
+static dy_status map_isnan(ox_ctx *c) {
+  ox_value *x;
+  TRY(f32_in(c, "", &x));
+  OUT(0, ox_not(c, ox_binary(c, "equal", x, x)));
+}
+static dy_status map_isinf(ox_ctx *c) {
+  ox_value *x;
+  TRY(f32_in(c, "detect_negative detect_positive", &x));
+  bool neg = ox_attr_i(c, "detect_negative", 1), pos = ox_attr_i(c, "detect_positive", 1);
+  ox_value *r;
+  /* beyond FLT_MAX only an infinity lies (a NaN compares false) */
+  if (neg && pos)
+    r = ox_binary(c, "greater", ox_unary(c, "abs", x), ox_const_f32(c, FLT_MAX));
+  else if (pos)
+    r = ox_binary(c, "greater", x, ox_const_f32(c, FLT_MAX));
+  else if (neg)
+    r = ox_binary(c, "less", x, ox_const_f32(c, -FLT_MAX));
+  else
+    r = ox_binary(c, "less", x, x); /* all false */
+  OUT(0, r);
+}
+
+/* Cast attributes: to (an elem type); saturate (19) unsupported. */
+static dy_status map_cast(ox_ctx *c) {
+  ox_value *x;
+  TRY(ox_check_attrs(c, "to"));
+  TRY(ox_need_in(c, 0, &x));
+  dy_dtype to;
+  int64_t t = ox_attr_i(c, "to", 0);
+  if (!dy_onnx_dtype((int)t, &to))
+    return ox_fail(c, DY_STATUS_UNSUPPORTED, "cast to ONNX dtype %lld (dy2stc has float32, "
+                   "int64 and bool)", (long long)t);
+  if (x->sym && to == DY_I64)
+    return ox_set_out(c, 0, x);
+  ox_value *r = ox_cast(c, x, to);
+  if (r == x) {
+    int64_t zeros[DY_MAX_DIMS] = {0};
+    r = ox_reshape(c, x, x->type.rank, zeros);
+  }
+  OUT(0, r);
+}
+
+/* CastLike(input, target_type). */
+static dy_status map_cast_like(ox_ctx *c) {
+  ox_value *x, *t;
+  TRY(ox_check_attrs(c, ""));
+  TRY(ox_need_in(c, 0, &x));
+  TRY(ox_need_in(c, 1, &t));
+  ox_value *r = ox_cast(c, x, t->type.dtype);
+  if (r == x) {
+    int64_t zeros[DY_MAX_DIMS] = {0};
+    r = ox_reshape(c, x, x->type.rank, zeros);
+  }
+  OUT(0, r);
+}
+
+
+/* ------------------------------------------------------------------ */
+/* the table                                                           */
+/* ------------------------------------------------------------------ */
+
+const ox_mapper ox_mappers_math[] = {
+    {"Add", map_add},
+    {"Sub", map_sub},
+    {"Mul", map_mul},
+    {"Div", map_div},
+    {"Pow", map_pow},
+    {"Min", map_min},
+    {"Max", map_max},
+    {"Sum", map_sum},
+    {"Mean", map_mean},
+    {"Equal", map_equal},
+    {"Greater", map_greater},
+    {"Less", map_less},
+    {"GreaterOrEqual", map_greater_equal},
+    {"LessOrEqual", map_less_equal},
+    {"And", map_and},
+    {"Or", map_or},
+    {"Xor", map_xor},
+    {"Not", map_not},
+    {"Where", map_where},
+    {"Relu", map_relu},
+    {"Sigmoid", map_sigmoid},
+    {"Tanh", map_tanh},
+    {"Exp", map_exp},
+    {"Log", map_log},
+    {"Sqrt", map_sqrt},
+    {"Abs", map_abs},
+    {"Neg", map_neg},
+    {"Erf", map_erf},
+    {"Reciprocal", map_reciprocal},
+    {"HardSwish", map_hard_swish},
+    {"Sin", map_sin},
+    {"Cos", map_cos},
+    {"Tan", map_tan},
+    {"Asin", map_asin},
+    {"Acos", map_acos},
+    {"Atan", map_atan},
+    {"Mod", map_mod},
+    {"Softplus", map_softplus},
+    {"Softsign", map_softsign},
+    {"LeakyRelu", map_leaky_relu},
+    {"Elu", map_elu},
+    {"Selu", map_selu},
+    {"Celu", map_celu},
+    {"HardSigmoid", map_hard_sigmoid},
+    {"ThresholdedRelu", map_thresholded_relu},
+    {"Shrink", map_shrink},
+    {"PRelu", map_prelu},
+    {"Clip", map_clip},
+    {"Sinh", map_sinh},
+    {"Cosh", map_cosh},
+    {"Asinh", map_asinh},
+    {"Acosh", map_acosh},
+    {"Atanh", map_atanh},
+    {"Sign", map_sign},
+    {"Floor", map_floor},
+    {"Ceil", map_ceil},
+    {"Round", map_round},
+    {"IsNaN", map_isnan},
+    {"IsInf", map_isinf},
+    {"Cast", map_cast},
+    {"CastLike", map_cast_like},
+    {NULL, NULL},
+};

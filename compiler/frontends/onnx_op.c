@@ -1,0 +1,339 @@
+/* onnx_op.c - the ONNX frontend's op builder: ox_op and its shorthands.
+ *
+ * ox_op looks the op up in this build's op table by name (so an op a build
+ * lacks is a clean DY_STATUS_UNSUPPORTED), checks the mapper's attributes
+ * against the op's schema, and runs shape inference on the input types.
+ * When every input is a constant the op is computed at once with the
+ * runtime's reference kernel and the result is a new constant (this is how
+ * shape subgraphs fold away at import time); otherwise the constant inputs
+ * become persistable vars and the op is appended to the Program. Values
+ * holding the dynamic batch (OX_BATCH) may only flow through the ops that
+ * move data.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx_internal.h"
+
+/* ------------------------------------------------------------------ */
+/* the op builder                                                      */
+/* ------------------------------------------------------------------ */
+
+/* Compare attrs with an op's schema ("name:kind ..."): same names, kinds. */
+static bool schema_matches(const char *schema, const dy_attr *attrs, int n,
+                           char *why, size_t wn) {
+  int count = 0;
+  for (const char *s = schema; *s;) {
+    while (*s == ' ')
+      s++;
+    if (!*s)
+      break;
+    const char *colon = strchr(s, ':');
+    if (!colon)
+      break;
+    const char *e = colon + 1;
+    while (*e && *e != ' ')
+      e++;
+    size_t nl = (size_t)(colon - s), kl = (size_t)(e - colon - 1);
+    dy_attr_kind kind = kl == 1 && colon[1] == 'i'   ? DY_ATTR_INT
+                        : kl == 1 && colon[1] == 'f' ? DY_ATTR_FLOAT
+                        : kl == 1 && colon[1] == 's' ? DY_ATTR_STRING
+                        : kl == 2 && colon[2] == 's' && colon[1] == 'i' ? DY_ATTR_INTS
+                                                                        : DY_ATTR_FLOATS;
+    bool found = false;
+    for (int i = 0; i < n; i++)
+      if (strlen(attrs[i].name) == nl && strncmp(attrs[i].name, s, nl) == 0) {
+        found = attrs[i].kind == kind;
+        break;
+      }
+    if (!found) {
+      snprintf(why, wn, "attribute '%.*s' missing or of another kind", (int)nl, s);
+      return false;
+    }
+    count++;
+    s = e;
+  }
+  if (count != n) {
+    snprintf(why, wn, "%d attributes given, the schema has %d", n, count);
+    return false;
+  }
+  return true;
+}
+
+bool ox_have_op(const char *op, const char *schema) {
+  dy_op_kind k;
+  if (!dy_op_kind_from_name(op, &k))
+    return false;
+  return strcmp(dy_op_info_of(k)->attrs, schema) == 0;
+}
+
+/* Ops that only move data: they may fold on shape values (OX_BATCH entries
+ * travel with the data). */
+static bool moves_data(const char *op) {
+  static const char *const ok[] = {"gather", "concat", "slice", "squeeze", "unsqueeze",
+                                   "reshape", "flatten", "transpose", "expand", "tile"};
+  for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
+    if (strcmp(op, ok[i]) == 0)
+      return true;
+  return false;
+}
+
+/* Make constant v a persistable var (once). */
+dy_status ox_materialize(ox_ctx *c, ox_value *v) {
+  if (v->var >= 0)
+    return DY_OK;
+  if (!v->c)
+    return ox_fail(c, DY_STATUS_INTERNAL, "value '%s' has neither a var nor data", v->name);
+  if (v->sym)
+    return ox_fail(c, DY_STATUS_UNSUPPORTED,
+                   "'%s' depends on the dynamic batch size and cannot be a tensor",
+                   v->name);
+  const char *nm = v->name && *v->name && dy_program_find_var(c->p, v->name) < 0
+                       ? v->name
+                       : dy_program_fresh_name(c->p, "const");
+  int id = nm ? dy_program_add_var(c->p, nm, &v->type) : -1;
+  if (id < 0)
+    return ox_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  dy_status s = dy_program_set_data(c->p, id, v->c->data, ox_type_bytes(&v->type), c->err);
+  if (s)
+    return s;
+  v->var = id;
+  return DY_OK;
+}
+
+dy_status ox_op_n(ox_ctx *c, const char *opname, ox_value *const *in, int n_in,
+                  const dy_attr *attrs, int n_attrs, ox_value **out, int n_out) {
+  dy_op_kind k;
+  char why[160];
+  for (int i = 0; i < n_out; i++)
+    out[i] = NULL;
+  if (!dy_op_kind_from_name(opname, &k))
+    return ox_fail(c, DY_STATUS_UNSUPPORTED,
+                   "needs the op '%s', which this build's op table does not have", opname);
+  const dy_op_info *info = dy_op_info_of(k);
+  if (!schema_matches(info->attrs, attrs, n_attrs, why, sizeof why))
+    return ox_fail(c, DY_STATUS_INTERNAL, "%s: the mapping does not fit the op's schema "
+                   "\"%s\": %s", opname, info->attrs, why);
+  if (n_in > 16 || n_out > 8)
+    return ox_fail(c, DY_STATUS_UNSUPPORTED, "%s: too many operands", opname);
+  bool all_const = true, any_sym = false;
+  dy_type in_t[16], out_t[8];
+  for (int i = 0; i < n_in; i++) {
+    if (!in[i])
+      return ox_fail(c, DY_STATUS_INTERNAL, "%s: missing input %d", opname, i);
+    all_const &= in[i]->c != NULL;
+    any_sym |= in[i]->sym;
+    in_t[i] = in[i]->type;
+  }
+  dy_op op = {.id = -1, .kind = k, .n_inputs = n_in, .n_outputs = n_out,
+              .n_attrs = n_attrs, .attrs = (dy_attr *)attrs, .loc = c->loc};
+  if (any_sym && !(all_const && moves_data(opname) &&
+                   !(strcmp(opname, "gather") == 0 && in[1]->sym)))
+    return ox_fail(c, DY_STATUS_UNSUPPORTED,
+                   "%s would compute with the dynamic batch size (a shape value of "
+                   "an input with a dim_param)", opname);
+  dy_error e = {0};
+  dy_status s = dy_infer(&op, in_t, n_in, out_t, &e);
+  if (s) {
+    if (s == DY_STATUS_DTYPE_MISMATCH)
+      s = DY_STATUS_UNSUPPORTED;
+    return ox_fail(c, s, "%s", e.msg);
+  }
+  if (all_const) {
+    /* fold now with the reference kernel */
+    dy_tensor ti[16], to[8];
+    dy_tensor *pi[16], *po[8];
+    for (int i = 0; i < n_in; i++) {
+      ti[i] = (dy_tensor){.type = in[i]->type, .data = in[i]->c->data,
+                          .nbytes = ox_type_bytes(&in[i]->type), .refcount = 1,
+                          .borrowed = true, .var = -1};
+      pi[i] = &ti[i];
+    }
+    for (int i = 0; i < n_out; i++) {
+      out[i] = ox_new_const(c, out_t[i].dtype, out_t[i].rank, out_t[i].shape, NULL);
+      if (!out[i])
+        return c->err ? c->err->status : DY_STATUS_OUT_OF_MEMORY;
+      to[i] = (dy_tensor){.type = out_t[i], .data = out[i]->c->data,
+                          .nbytes = ox_type_bytes(&out_t[i]), .refcount = 1,
+                          .borrowed = true, .var = -1};
+      po[i] = &to[i];
+    }
+    s = dy_kernel_table[k](&op, pi, n_in, po, &e);
+    if (s)
+      return ox_fail(c, s, "folding %s: %s", opname, e.msg);
+    for (int i = 0; i < n_out; i++) {
+      ox_update_sym(out[i]);
+      if (!any_sym)
+        out[i]->sym = false;
+    }
+    return DY_OK;
+  }
+  int ids_in[16], ids_out[8];
+  for (int i = 0; i < n_in; i++) {
+    if ((s = ox_materialize(c, in[i])))
+      return s;
+    ids_in[i] = in[i]->var;
+  }
+  char stem[200];
+  const char *base = c->node && c->node->n_output && c->node->output[0][0]
+                         ? c->node->output[0] : opname;
+  snprintf(stem, sizeof stem, "%.150s/%s", base, opname);
+  for (int i = 0; i < n_out; i++) {
+    const char *nm = dy_program_fresh_name(c->p, stem);
+    int id = nm ? dy_program_add_var(c->p, nm, &out_t[i]) : -1;
+    out[i] = ox_new_value(c, nm, &out_t[i]);
+    if (id < 0 || !out[i])
+      return ox_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+    out[i]->var = id;
+    ids_out[i] = id;
+  }
+  if (!dy_program_append_op(c->p, 0, k, ids_in, n_in, ids_out, n_out, attrs, n_attrs,
+                            c->loc))
+    return ox_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  return DY_OK;
+}
+
+ox_value *ox_op(ox_ctx *c, const char *opname, ox_value *const *in, int n_in,
+                const dy_attr *attrs, int n_attrs) {
+  ox_value *o;
+  return ox_op_n(c, opname, in, n_in, attrs, n_attrs, &o, 1) ? NULL : o;
+}
+
+/* The shorthands propagate a NULL input (an earlier error) as NULL. */
+#define NEED(...)                                                     \
+  do {                                                                \
+    ox_value *const need_[] = {__VA_ARGS__};                          \
+    for (size_t i_ = 0; i_ < sizeof need_ / sizeof *need_; i_++)      \
+      if (!need_[i_])                                                 \
+        return NULL;                                                  \
+  } while (0)
+
+ox_value *ox_unary(ox_ctx *c, const char *op, ox_value *x) {
+  NEED(x);
+  return ox_op(c, op, &x, 1, NULL, 0);
+}
+
+ox_value *ox_binary(ox_ctx *c, const char *op, ox_value *a, ox_value *b) {
+  NEED(a, b);
+  ox_value *in[2] = {a, b};
+  return ox_op(c, op, in, 2, NULL, 0);
+}
+
+ox_value *ox_scale(ox_ctx *c, ox_value *x, float scale, float bias) {
+  NEED(x);
+  dy_attr a[] = {DY_ATTR_F("scale", scale), DY_ATTR_F("bias", bias),
+                 DY_ATTR_I("bias_after_scale", 1)};
+  return ox_op(c, "scale", &x, 1, a, 3);
+}
+
+ox_value *ox_cast(ox_ctx *c, ox_value *x, dy_dtype to) {
+  NEED(x);
+  if (x->type.dtype == to)
+    return x;
+  dy_attr a[] = {DY_ATTR_I("dtype", to)};
+  return ox_op(c, "cast", &x, 1, a, 1);
+}
+
+ox_value *ox_reshape(ox_ctx *c, ox_value *x, int rank, const int64_t *shape) {
+  NEED(x);
+  dy_attr a[] = {DY_ATTR_IS("shape", shape, rank)};
+  return ox_op(c, "reshape", &x, 1, a, 1);
+}
+
+ox_value *ox_transpose(ox_ctx *c, ox_value *x, int rank, const int64_t *perm) {
+  NEED(x);
+  bool id = true;
+  for (int i = 0; i < rank; i++)
+    id &= perm[i] == i;
+  if (id)
+    return x;
+  dy_attr a[] = {DY_ATTR_IS("perm", perm, rank)};
+  return ox_op(c, "transpose", &x, 1, a, 1);
+}
+
+ox_value *ox_unsqueeze(ox_ctx *c, ox_value *x, int n, const int64_t *axes) {
+  NEED(x);
+  if (n == 0)
+    return x;
+  dy_attr a[] = {DY_ATTR_IS("axes", axes, n)};
+  return ox_op(c, "unsqueeze", &x, 1, a, 1);
+}
+
+ox_value *ox_squeeze(ox_ctx *c, ox_value *x, int n, const int64_t *axes) {
+  NEED(x);
+  dy_attr a[] = {DY_ATTR_IS("axes", axes, n)};
+  return ox_op(c, "squeeze", &x, 1, a, 1);
+}
+
+ox_value *ox_reduce(ox_ctx *c, const char *op, ox_value *x, int n,
+                    const int64_t *axes, bool keepdim) {
+  NEED(x);
+  dy_attr a[] = {DY_ATTR_IS("axes", axes, n), DY_ATTR_I("keepdim", keepdim)};
+  return ox_op(c, op, &x, 1, a, 2);
+}
+
+ox_value *ox_slice(ox_ctx *c, ox_value *x, int n, const int64_t *starts,
+                   const int64_t *ends, const int64_t *axes,
+                   const int64_t *steps) {
+  NEED(x);
+  int64_t ones[DY_MAX_DIMS];
+  for (int i = 0; i < n && i < DY_MAX_DIMS; i++)
+    ones[i] = 1;
+  dy_attr a[] = {DY_ATTR_IS("starts", starts, n), DY_ATTR_IS("ends", ends, n),
+                 DY_ATTR_IS("axes", axes, n), DY_ATTR_IS("steps", steps ? steps : ones, n)};
+  return ox_op(c, "slice", &x, 1, a, 4);
+}
+
+ox_value *ox_where(ox_ctx *c, ox_value *cond, ox_value *a, ox_value *b) {
+  NEED(cond, a, b);
+  ox_value *in[3] = {cond, a, b};
+  return ox_op(c, "where", in, 3, NULL, 0);
+}
+
+ox_value *ox_not(ox_ctx *c, ox_value *x) {
+  NEED(x);
+  return ox_binary(c, "equal", x, ox_const_bool(c, false));
+}
+
+ox_value *ox_concat(ox_ctx *c, ox_value *const *in, int n, int64_t axis) {
+  for (int i = 0; i < n; i++)
+    NEED(in[i]);
+  if (n == 1)
+    return in[0];
+  dy_attr a[] = {DY_ATTR_I("axis", axis)};
+  return ox_op(c, "concat", in, n, a, 1);
+}
+
+ox_value *ox_concat_many(ox_ctx *c, ox_value *const *in, int n, int64_t axis) {
+  if (n <= 16)
+    return ox_concat(c, in, n, axis);
+  ox_value *part[16];
+  int k = 0;
+  for (int i = 0; i < n; i += 16)
+    part[k++] = ox_concat(c, in + i, n - i < 16 ? n - i : 16, axis);
+  return ox_concat_many(c, part, k, axis);
+}
+
+ox_value *ox_iota(ox_ctx *c, int64_t n, int r, int axis) {
+  int64_t shape[DY_MAX_DIMS];
+  for (int i = 0; i < r; i++)
+    shape[i] = i == axis ? n : 1;
+  ox_value *v = ox_new_const(c, DY_I64, r, shape, NULL);
+  if (v)
+    for (int64_t i = 0; i < n; i++)
+      ((int64_t *)v->c->data)[i] = i;
+  return v;
+}
+
+ox_value *ox_pad(ox_ctx *c, ox_value *x, const int64_t *pads, const char *mode,
+                 float value) {
+  NEED(x);
+  bool zero = true;
+  for (int i = 0; i < 2 * x->type.rank; i++)
+    zero &= pads[i] == 0;
+  if (zero)
+    return x;
+  dy_attr a[] = {DY_ATTR_IS("paddings", pads, 2 * x->type.rank), DY_ATTR_S("mode", mode),
+                 DY_ATTR_F("value", value)};
+  return ox_op(c, "pad", &x, 1, a, 3);
+}

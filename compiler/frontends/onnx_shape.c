@@ -1,0 +1,806 @@
+/* onnx_shape.c - ONNX's data movement, indexing and reductions onto the
+ * op table: Reshape, Flatten, Transpose, Squeeze, Unsqueeze, Concat, Split,
+ * Slice, Expand, Tile, Pad, Gather, GatherElements, Trilu, the Reduce*
+ * family, ArgMax and ArgMin.
+ *
+ * Shapes are static (only the batch is a run-time size), so operands that
+ * decide a shape (Reshape's shape, Slice's starts, a reduction's axes) must
+ * be constants: ox_get_ints names the operand when one is a run-time value.
+ * A shape value holding the dynamic batch (OX_BATCH, see onnx_internal.h)
+ * may flow through the movement ops. Conventions as in onnx_ops.c.
+ */
+#include <limits.h>
+#include <string.h>
+
+#include "onnx_internal.h"
+
+/* ------------------------------------------------------------------ */
+/* shapes and data movement                                            */
+/* ------------------------------------------------------------------ */
+
+/* Reshape(data, shape) attributes: allowzero (0, opset 14). opset < 5:
+ * shape attribute. A shape value's OX_BATCH becomes 0 where the input's
+ * batch dim sits at the same position, else -1 (and an explicit -1 is then
+ * resolved from the static dims, the batch cancelling out). */
+static dy_status map_reshape(ox_ctx *c) {
+  ox_value *x, *sv;
+  TRY(ox_check_attrs(c, "allowzero"));
+  TRY(ox_need_in(c, 0, &x));
+  TRY(ox_need_in(c, 1, &sv));
+  const int64_t *shape;
+  int64_t n;
+  TRY(ox_get_ints(c, sv, "Reshape's shape", true, &shape, &n));
+  if (n > DY_MAX_DIMS)
+    return ox_fail(c, DY_STATUS_UNSUPPORTED, "target rank %lld", (long long)n);
+  bool allowzero = ox_attr_i(c, "allowzero", 0) != 0;
+  int64_t t[DY_MAX_DIMS];
+  int n_batch = 0, infer_at = -1;
+  for (int i = 0; i < n; i++) {
+    t[i] = shape[i];
+    if (t[i] == 0 && allowzero)
+      return ox_fail(c, DY_STATUS_UNSUPPORTED, "allowzero with a 0 in the shape (an empty tensor)");
+    if (t[i] == 0 && i < x->type.rank && x->type.shape[i] >= 0)
+      t[i] = x->type.shape[i]; /* copy a static dim now */
+    if (t[i] == -1)
+      infer_at = i;
+    if (t[i] == OX_BATCH)
+      n_batch++;
+  }
+  if (n_batch) {
+    int in_dyn = 0;
+    int64_t in_static = 1;
+    for (int i = 0; i < x->type.rank; i++) {
+      if (x->type.shape[i] < 0)
+        in_dyn++;
+      else
+        in_static *= x->type.shape[i];
+    }
+    if (n_batch > 1 || in_dyn != 1)
+      return ox_fail(c, DY_STATUS_UNSUPPORTED,
+                     "the target shape uses the dynamic batch size in a way dy2stc "
+                     "cannot express");
+    for (int i = 0; i < n; i++) {
+      if (t[i] != OX_BATCH)
+        continue;
+      if (i < x->type.rank && x->type.shape[i] < 0) {
+        t[i] = 0; /* copy the input's batch dim */
+      } else {
+        if (infer_at >= 0) {
+          /* resolve the explicit -1 statically: the batch cancels */
+          int64_t known = 1;
+          for (int j = 0; j < n; j++)
+            if (j != i && j != infer_at)
+              known *= t[j];
+          if (known <= 0 || in_static % known)
+            return ox_fail(c, DY_STATUS_SHAPE_MISMATCH, "cannot resolve the target shape");
+          t[infer_at] = in_static / known;
+        }
+        t[i] = -1;
+      }
+    }
+  }
+  OUT(0, ox_reshape(c, x, (int)n, t));
+}
+
+/* Flatten attributes: axis (1): [prod(d[:axis]), prod(d[axis:])]. */
+static dy_status map_flatten(ox_ctx *c) {
+  ox_value *x;
+  TRY(ox_check_attrs(c, "axis"));
+  TRY(ox_need_in(c, 0, &x));
+  int r = x->type.rank, axis;
+  int64_t a = ox_attr_i(c, "axis", 1);
+  if (a == r) {
+    axis = r;
+  } else {
+    TRY(ox_axis(c, a, r, &axis));
+  }
+  int64_t head = 1, tail = 1;
+  bool head_dyn = false, tail_dyn = false;
+  for (int i = 0; i < r; i++) {
+    int64_t d = x->type.shape[i];
+    if (d < 0)
+      *(i < axis ? &head_dyn : &tail_dyn) = true;
+    else
+      *(i < axis ? &head : &tail) *= d;
+  }
+  int64_t t[2] = {head, tail};
+  if (head_dyn && head == 1)
+    t[0] = -1;
+  else if (tail_dyn && tail == 1)
+    t[1] = -1;
+  else if (head_dyn || tail_dyn)
+    return ox_fail(c, DY_STATUS_UNSUPPORTED,
+                   "flattening merges the dynamic batch dim with other dims");
+  OUT(0, ox_reshape(c, x, 2, t));
+}
+
+/* Transpose attributes: perm (reversed dims). */
+static dy_status map_transpose(ox_ctx *c) {
+  ox_value *x;
+  TRY(ox_check_attrs(c, "perm"));
+  TRY(ox_need_in(c, 0, &x));
+  int n;
+  const int64_t *perm = ox_attr_ints(c, "perm", &n);
+  int64_t p[DY_MAX_DIMS];
+  int r = x->type.rank;
+  if (n >= 0 && n != r)
+    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "perm has %d entries for rank %d", n, r);
+  for (int i = 0; i < r; i++)
+    p[i] = perm ? perm[i] : r - 1 - i;
+  ox_value *o = ox_transpose(c, x, r, p);
+  if (o == x) {
+    int64_t zeros[DY_MAX_DIMS] = {0};
+    o = ox_reshape(c, x, r, zeros);
+  }
+  OUT(0, o);
+}
+
+/* Axes from an attribute (before `since`) or from input 1. *n = -1: none. */
+static dy_status axes_operand(ox_ctx *c, int since, int input, int64_t *axes,
+                              int *n) {
+  *n = -1;
+  if (c->opset < since) {
+    int k;
+    const int64_t *a = ox_attr_ints(c, "axes", &k);
+    if (k > DY_MAX_DIMS)
+      return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "%d axes", k);
+    for (int i = 0; i < k; i++)
+      axes[i] = a[i];
+    *n = k;
+    return DY_OK;
+  }
+  ox_value *v = ox_in(c, input);
+  if (!v)
+    return DY_OK;
+  const int64_t *a;
+  int64_t k;
+  TRY(ox_get_ints(c, v, "axes", false, &a, &k));
+  if (k > DY_MAX_DIMS)
+    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "%lld axes", (long long)k);
+  for (int i = 0; i < k; i++)
+    axes[i] = a[i];
+  *n = (int)k;
+  return DY_OK;
+}
+
+/* Squeeze(data, axes) (axes attribute before opset 13). */
+static dy_status map_squeeze(ox_ctx *c) {
+  ox_value *x;
+  TRY(ox_check_attrs(c, c->opset < 13 ? "axes" : ""));
+  TRY(ox_need_in(c, 0, &x));
+  int64_t axes[DY_MAX_DIMS];
+  int n;
+  TRY(axes_operand(c, 13, 1, axes, &n));
+  OUT(0, ox_squeeze(c, x, n < 0 ? 0 : n, axes));
+}
+
+/* Unsqueeze(data, axes) (axes attribute before opset 13). */
+static dy_status map_unsqueeze(ox_ctx *c) {
+  ox_value *x;
+  TRY(ox_check_attrs(c, c->opset < 13 ? "axes" : ""));
+  TRY(ox_need_in(c, 0, &x));
+  int64_t axes[DY_MAX_DIMS];
+  int n;
+  TRY(axes_operand(c, 13, 1, axes, &n));
+  if (n <= 0)
+    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "Unsqueeze needs axes");
+  OUT(0, ox_unsqueeze(c, x, n, axes));
+}
+
+/* Concat attributes: axis (required). */
+static dy_status map_concat(ox_ctx *c) {
+  TRY(ox_check_attrs(c, "axis"));
+  int n = ox_n_in(c);
+  if (n > 16)
+    return ox_fail(c, DY_STATUS_UNSUPPORTED, "more than 16 inputs");
+  ox_value *in[16];
+  int k = 0;
+  for (int i = 0; i < n; i++) {
+    TRY(ox_need_in(c, i, &in[k]));
+    if (dy_type_numel(&in[k]->type) != 0 || n == 1)
+      k++; /* empty inputs add nothing */
+  }
+  if (!ox_attr(c, "axis"))
+    return ox_fail(c, DY_STATUS_FORMAT, "Concat needs an axis");
+  if (k == 0)
+    return ox_fail(c, DY_STATUS_UNSUPPORTED, "every input is empty");
+  ox_value *o = ox_concat(c, in, k, ox_attr_i(c, "axis", 0));
+  if (o == in[0] && k == 1) {
+    int64_t zeros[DY_MAX_DIMS] = {0};
+    o = ox_reshape(c, o, o->type.rank, zeros);
+  }
+  OUT(0, o);
+}
+
+/* Split(input, split) attributes: axis (0), split (before 13),
+ * num_outputs (18). Each output is a slice. */
+static dy_status map_split(ox_ctx *c) {
+  ox_value *x;
+  TRY(ox_check_attrs(c, c->opset < 13 ? "axis split" : "axis num_outputs"));
+  TRY(ox_need_in(c, 0, &x));
+  int axis, n_out = ox_n_out(c);
+  TRY(ox_axis(c, ox_attr_i(c, "axis", 0), x->type.rank, &axis));
+  int64_t dim = x->type.shape[axis];
+  if (dim < 0)
+    return ox_fail(c, DY_STATUS_UNSUPPORTED, "splitting the dynamic batch dim");
+  int64_t sizes[64];
+  if (n_out > 64)
+    return ox_fail(c, DY_STATUS_UNSUPPORTED, "more than 64 outputs");
+  const int64_t *sp = NULL;
+  int64_t ns = -1;
+  if (c->opset < 13) {
+    int k;
+    sp = ox_attr_ints(c, "split", &k);
+    ns = k;
+  } else if (ox_in(c, 1)) {
+    TRY(ox_get_ints(c, ox_in(c, 1), "Split's split", false, &sp, &ns));
+  }
+  if (sp && ns >= 0) {
+    if (ns != n_out)
+      return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "split has %lld entries for %d outputs",
+                     (long long)ns, n_out);
+    int64_t sum = 0;
+    for (int i = 0; i < n_out; i++)
+      sum += sizes[i] = sp[i];
+    if (sum != dim)
+      return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "split sums to %lld, the axis is %lld",
+                     (long long)sum, (long long)dim);
+  } else {
+    int64_t parts = ox_attr_i(c, "num_outputs", n_out);
+    if (parts != n_out || n_out < 1)
+      return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "num_outputs %lld for %d outputs",
+                     (long long)parts, n_out);
+    int64_t each = (dim + n_out - 1) / n_out;
+    if (c->opset < 18 && dim % n_out)
+      return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "%lld does not split in %d equal parts",
+                     (long long)dim, n_out);
+    for (int i = 0; i < n_out; i++) {
+      int64_t left = dim - each * i;
+      sizes[i] = left < each ? (left > 0 ? left : 0) : each;
+    }
+  }
+  int64_t start = 0, ax = axis;
+  for (int i = 0; i < n_out; i++) {
+    int64_t end = start + sizes[i];
+    if (sizes[i] == 0)
+      return ox_fail(c, DY_STATUS_UNSUPPORTED, "an empty split (output %d)", i);
+    TRY(ox_set_or_fail(c, i, ox_slice(c, x, 1, &start, &end, &ax, NULL)));
+    start = end;
+  }
+  return DY_OK;
+}
+
+/* Slice(data, starts, ends, axes, steps); before opset 10 starts, ends,
+ * axes are attributes. An OX_BATCH end means "to the end". */
+static dy_status map_slice(ox_ctx *c) {
+  ox_value *x;
+  TRY(ox_check_attrs(c, c->opset < 10 ? "starts ends axes" : ""));
+  TRY(ox_need_in(c, 0, &x));
+  int64_t st[DY_MAX_DIMS], en[DY_MAX_DIMS], ax[DY_MAX_DIMS], sp[DY_MAX_DIMS];
+  int64_t n = 0;
+  const int64_t *p[4] = {0};
+  int64_t len[4] = {-1, -1, -1, -1};
+  if (c->opset < 10) {
+    for (int k = 0; k < 3; k++) {
+      int m;
+      p[k] = ox_attr_ints(c, k == 0 ? "starts" : k == 1 ? "ends" : "axes", &m);
+      len[k] = m;
+    }
+  } else {
+    static const char *const what[] = {"Slice's starts", "Slice's ends", "Slice's axes",
+                                       "Slice's steps"};
+    for (int k = 0; k < 4; k++)
+      if (ox_in(c, k + 1))
+        TRY(ox_get_ints(c, ox_in(c, k + 1), what[k], k == 1, &p[k], &len[k]));
+  }
+  if (!p[0] || !p[1] || len[0] != len[1])
+    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "starts and ends must be given, of one length");
+  n = len[0];
+  if (n > DY_MAX_DIMS || (p[2] && len[2] != n) || (p[3] && len[3] != n))
+    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "bad starts/ends/axes/steps lengths");
+  for (int i = 0; i < n; i++) {
+    st[i] = p[0][i];
+    en[i] = p[1][i] == OX_BATCH ? INT64_MAX : p[1][i];
+    ax[i] = p[2] ? p[2][i] : i;
+    sp[i] = p[3] ? p[3][i] : 1;
+  }
+  OUT(0, ox_slice(c, x, (int)n, st, en, ax, sp));
+}
+
+/* Expand(input, shape): bidirectional broadcast. An OX_BATCH entry keeps
+ * the input's batch dim (-1). */
+static dy_status map_expand(ox_ctx *c) {
+  ox_value *x, *sv;
+  TRY(ox_check_attrs(c, ""));
+  TRY(ox_need_in(c, 0, &x));
+  TRY(ox_need_in(c, 1, &sv));
+  const int64_t *shape;
+  int64_t n;
+  TRY(ox_get_ints(c, sv, "Expand's shape", true, &shape, &n));
+  if (n > DY_MAX_DIMS)
+    return ox_fail(c, DY_STATUS_UNSUPPORTED, "rank %lld", (long long)n);
+  int64_t t[DY_MAX_DIMS];
+  for (int i = 0; i < n; i++) {
+    t[i] = shape[i];
+    if (t[i] == OX_BATCH) {
+      int j = i - (int)(n - x->type.rank);
+      if (j < 0 || x->type.shape[j] >= 0)
+        return ox_fail(c, DY_STATUS_UNSUPPORTED,
+                       "expanding a static dim to the dynamic batch size");
+      t[i] = -1;
+    }
+  }
+  dy_attr a[] = {DY_ATTR_IS("shape", t, (int)n)};
+  OUT(0, ox_op(c, "expand", &x, 1, a, 1));
+}
+
+/* Tile(input, repeats). */
+static dy_status map_tile(ox_ctx *c) {
+  ox_value *x, *rv;
+  TRY(ox_check_attrs(c, ""));
+  TRY(ox_need_in(c, 0, &x));
+  TRY(ox_need_in(c, 1, &rv));
+  const int64_t *r;
+  int64_t n;
+  TRY(ox_get_ints(c, rv, "Tile's repeats", false, &r, &n));
+  if (n != x->type.rank)
+    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "repeats has %lld entries for rank %d",
+                   (long long)n, x->type.rank);
+  dy_attr a[] = {DY_ATTR_IS("repeat_times", r, (int)n)};
+  OUT(0, ox_op(c, "tile", &x, 1, a, 1));
+}
+
+/* Pad(data, pads, constant_value, axes) attributes: mode ("constant").
+ * Before opset 11: attributes pads, value (0). axes input from 18. */
+static dy_status map_pad(ox_ctx *c) {
+  ox_value *x;
+  TRY(ox_check_attrs(c, c->opset < 11 ? "mode pads value" : "mode"));
+  TRY(ox_need_in(c, 0, &x));
+  char mode[32];
+  ox_attr_s(c, "mode", "constant", mode, sizeof mode);
+  if (strcmp(mode, "constant") && strcmp(mode, "reflect") && strcmp(mode, "edge"))
+    return ox_fail(c, DY_STATUS_UNSUPPORTED, "mode '%s'", mode);
+  int r = x->type.rank;
+  const int64_t *pads;
+  int64_t np;
+  float value = 0;
+  int64_t axes[DY_MAX_DIMS];
+  int n_axes = r;
+  for (int i = 0; i < r; i++)
+    axes[i] = i;
+  if (c->opset < 11) {
+    int k;
+    pads = ox_attr_ints(c, "pads", &k);
+    np = k;
+    value = ox_attr_f(c, "value", 0.0f);
+  } else {
+    ox_value *pv, *cv = ox_in(c, 2);
+    TRY(ox_need_in(c, 1, &pv));
+    TRY(ox_get_ints(c, pv, "Pad's pads", false, &pads, &np));
+    if (cv) {
+      if (!cv->c) {
+        ox_get_ints(c, cv, "Pad's constant_value", false, &pads, &np);
+        return c->err->status;
+      }
+      if (dy_type_numel(&cv->type) != 1)
+        return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "constant_value must be a scalar");
+      value = cv->type.dtype == DY_F32 ? ((float *)cv->c->data)[0]
+              : cv->type.dtype == DY_I64 ? (float)((int64_t *)cv->c->data)[0]
+                                         : ((unsigned char *)cv->c->data)[0];
+    }
+    if (ox_in(c, 3)) {
+      const int64_t *a;
+      int64_t na;
+      TRY(ox_get_ints(c, ox_in(c, 3), "Pad's axes", false, &a, &na));
+      if (na > r)
+        return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "too many axes");
+      n_axes = (int)na;
+      for (int i = 0; i < n_axes; i++) {
+        int ax;
+        TRY(ox_axis(c, a[i], r, &ax));
+        axes[i] = ax;
+      }
+    }
+  }
+  if (!pads || np != 2 * n_axes)
+    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "pads has %lld entries for %d axes",
+                   (long long)np, n_axes);
+  int64_t full[2 * DY_MAX_DIMS] = {0};
+  for (int i = 0; i < n_axes; i++) {
+    full[axes[i]] = pads[i];
+    full[r + axes[i]] = pads[n_axes + i];
+  }
+  ox_value *o = ox_pad(c, x, full, mode, value);
+  if (o == x) {
+    int64_t zeros[DY_MAX_DIMS] = {0};
+    o = ox_reshape(c, x, r, zeros);
+  }
+  OUT(0, o);
+}
+
+/* Gather(data, indices) attributes: axis (0). */
+static dy_status map_gather(ox_ctx *c) {
+  ox_value *x, *idx;
+  TRY(ox_check_attrs(c, "axis"));
+  TRY(ox_need_in(c, 0, &x));
+  TRY(ox_need_in(c, 1, &idx));
+  dy_attr a[] = {DY_ATTR_I("axis", ox_attr_i(c, "axis", 0))};
+  ox_value *in[2] = {x, idx};
+  OUT(0, ox_op(c, "gather", in, 2, a, 1));
+}
+
+/* GatherElements(data, indices) attributes: axis (0). */
+static dy_status map_gather_elements(ox_ctx *c) {
+  ox_value *x, *idx;
+  TRY(ox_check_attrs(c, "axis"));
+  TRY(ox_need_in(c, 0, &x));
+  TRY(ox_need_in(c, 1, &idx));
+  ox_value *in[2] = {x, idx};
+  dy_attr a[] = {DY_ATTR_I("axis", ox_attr_i(c, "axis", 0))};
+  OUT(0, ox_op(c, "gather_elements", in, 2, a, 1));
+}
+
+/* Trilu(input, k) attributes: upper (1). Element (i, j) of each matrix is
+ * kept where j - i >= k (upper) or j - i <= k (lower); the j - i table is
+ * a constant, k may be a run-time scalar (then the mask is computed, else
+ * it folds to a constant). */
+static dy_status map_trilu(ox_ctx *c) {
+  ox_value *x, *k = ox_in(c, 1);
+  TRY(ox_check_attrs(c, "upper"));
+  TRY(ox_need_in(c, 0, &x));
+  if (k && (k->type.dtype != DY_I64 || dy_type_numel(&k->type) != 1 || k->type.rank > 1))
+    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "k must be an int64 scalar");
+  int r = x->type.rank;
+  if (r < 2)
+    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "rank %d < 2", r);
+  int64_t rows = x->type.shape[r - 2], cols = x->type.shape[r - 1];
+  if (rows < 0 || cols < 0)
+    return ox_fail(c, DY_STATUS_UNSUPPORTED, "a dynamic matrix dim");
+  bool upper = ox_attr_i(c, "upper", 1) != 0;
+  int64_t shape[2] = {rows, cols};
+  ox_value *d = ox_new_const(c, DY_I64, 2, shape, NULL);
+  if (!d)
+    return c->err->status;
+  for (int64_t i = 0; i < rows; i++)
+    for (int64_t j = 0; j < cols; j++)
+      ((int64_t *)d->c->data)[i * cols + j] = j - i;
+  if (!k)
+    k = ox_const_i64(c, 0);
+  else if (k->type.rank == 1)
+    k = ox_reshape(c, k, 0, NULL);
+  /* the elements to zero: j - i < k (upper) or j - i > k (lower) */
+  ox_value *drop = ox_binary(c, upper ? "less" : "greater", d, k);
+  OUT(0, ox_where(c, drop, ox_zero_like(c, x->type.dtype), x));
+}
+
+/* OneHot(indices, depth, values) attributes: axis (-1). depth must be a
+ * constant (it is the new axis' extent); indices (any number type, cast to
+ * int64, negatives counting from the end) and values [off, on] may be
+ * run-time. An index outside [-depth, depth) gives an all-off row. */
+static dy_status map_one_hot(ox_ctx *c) {
+  ox_value *idx, *dv, *vals;
+  TRY(ox_check_attrs(c, "axis"));
+  TRY(ox_need_in(c, 0, &idx));
+  TRY(ox_need_in(c, 1, &dv));
+  TRY(ox_need_in(c, 2, &vals));
+  if (!ox_is_const(dv))
+    return ox_get_ints(c, dv, "OneHot's depth", false, NULL, NULL);
+  if (dy_type_numel(&dv->type) != 1)
+    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "depth must be a scalar");
+  double dd = dv->type.dtype == DY_F32 ? ((float *)dv->c->data)[0]
+              : dv->type.dtype == DY_I64 ? (double)((int64_t *)dv->c->data)[0] : -1;
+  int64_t depth = (int64_t)dd;
+  if (depth < 1 || depth > (1 << 24))
+    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "depth %g", dd);
+  if (dy_type_numel(&vals->type) != 2 || vals->type.rank != 1)
+    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "values must be [off, on]");
+  int r = idx->type.rank, axis;
+  TRY(ox_axis(c, ox_attr_i(c, "axis", -1), r + 1, &axis));
+  if (r + 1 > DY_MAX_DIMS)
+    return ox_fail(c, DY_STATUS_UNSUPPORTED, "rank %d", r + 1);
+  ox_value *i = ox_cast(c, idx, DY_I64);
+  ox_value *neg = ox_binary(c, "less", i, ox_const_i64(c, 0));
+  i = ox_where(c, neg, ox_binary(c, "add", i, ox_const_i64(c, depth)), i);
+  ox_value *hot = ox_binary(c, "equal", ox_unsqueeze(c, i, 1, (int64_t[]){axis}),
+                            ox_iota(c, depth, r + 1, axis));
+  int64_t z = 0, o = 1, e = 2, ax0 = 0;
+  ox_value *off = ox_slice(c, vals, 1, &z, &o, &ax0, NULL);
+  ox_value *on = ox_slice(c, vals, 1, &o, &e, &ax0, NULL);
+  OUT(0, ox_where(c, hot, on, off));
+}
+
+/* GatherND(data, indices) attributes: batch_dims (0). */
+static dy_status map_gather_nd(ox_ctx *c) {
+  ox_value *x, *idx;
+  TRY(ox_check_attrs(c, "batch_dims"));
+  TRY(ox_need_in(c, 0, &x));
+  TRY(ox_need_in(c, 1, &idx));
+  ox_value *in[2] = {x, idx};
+  dy_attr a[] = {DY_ATTR_I("batch_dims", ox_attr_i(c, "batch_dims", 0))};
+  OUT(0, ox_op(c, "gather_nd", in, 2, a, 1));
+}
+
+/* ScatterElements(data, indices, updates) attributes: axis (0), reduction
+ * ("none"; add, mul from opset 16, max, min from 18). Scatter (opset 9, 10)
+ * is the same without reduction. */
+static dy_status map_scatter_elements(ox_ctx *c) {
+  ox_value *x, *idx, *upd;
+  TRY(ox_check_attrs(c, "axis reduction"));
+  TRY(ox_need_in(c, 0, &x));
+  TRY(ox_need_in(c, 1, &idx));
+  TRY(ox_need_in(c, 2, &upd));
+  char red[16];
+  ox_attr_s(c, "reduction", "none", red, sizeof red);
+  ox_value *in[3] = {x, idx, upd};
+  dy_attr a[] = {DY_ATTR_I("axis", ox_attr_i(c, "axis", 0)), DY_ATTR_S("reduction", red)};
+  OUT(0, ox_op(c, "scatter_elements", in, 3, a, 2));
+}
+
+/* ScatterND(data, indices, updates) attributes: reduction ("none"). */
+static dy_status map_scatter_nd(ox_ctx *c) {
+  ox_value *x, *idx, *upd;
+  TRY(ox_check_attrs(c, "reduction"));
+  TRY(ox_need_in(c, 0, &x));
+  TRY(ox_need_in(c, 1, &idx));
+  TRY(ox_need_in(c, 2, &upd));
+  char red[16];
+  ox_attr_s(c, "reduction", "none", red, sizeof red);
+  ox_value *in[3] = {x, idx, upd};
+  dy_attr a[] = {DY_ATTR_S("reduction", red)};
+  OUT(0, ox_op(c, "scatter_nd", in, 3, a, 1));
+}
+
+/* ReverseSequence(input, sequence_lens) attributes: batch_axis (1),
+ * time_axis (0). Element t < len[b] of sequence b comes from len[b] - 1 - t,
+ * the rest stay: the source indices are computed (lens may be run-time)
+ * and gathered along the time axis. */
+static dy_status map_reverse_sequence(ox_ctx *c) {
+  ox_value *x, *lens;
+  TRY(ox_check_attrs(c, "batch_axis time_axis"));
+  TRY(ox_need_in(c, 0, &x));
+  TRY(ox_need_in(c, 1, &lens));
+  int r = x->type.rank, ba, ta;
+  if (r < 2)
+    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "rank %d < 2", r);
+  TRY(ox_axis(c, ox_attr_i(c, "batch_axis", 1), r, &ba));
+  TRY(ox_axis(c, ox_attr_i(c, "time_axis", 0), r, &ta));
+  int64_t T = x->type.shape[ta];
+  if (ba == ta || T < 0 || lens->type.rank != 1 || lens->type.dtype != DY_I64)
+    return ox_fail(c, DY_STATUS_UNSUPPORTED, "needs distinct axes, a static time axis and "
+                   "int64 lengths [batch]");
+  int64_t lshape[DY_MAX_DIMS];
+  for (int i = 0; i < r; i++)
+    lshape[i] = i == ba ? x->type.shape[ba] : 1;
+  ox_value *len = ox_reshape(c, lens, r, lshape);
+  ox_value *t = ox_iota(c, T, r, ta);
+  ox_value *rev = ox_binary(c, "sub", ox_binary(c, "sub", len, ox_const_i64(c, 1)), t);
+  ox_value *idx = ox_where(c, ox_binary(c, "less", t, len), rev, t);
+  dy_attr a[] = {DY_ATTR_IS("shape", x->type.shape, r)};
+  idx = idx ? ox_op(c, "expand", &idx, 1, a, 1) : NULL;
+  ox_value *in[2] = {x, idx};
+  dy_attr g[] = {DY_ATTR_I("axis", ta)};
+  OUT(0, idx ? ox_op(c, "gather_elements", in, 2, g, 1) : NULL);
+}
+
+/* Compress(input, condition) attributes: axis (none: the flattened input).
+ * The output's length is the number of true conditions, so condition must
+ * be a constant; it becomes a gather of the selected indices. */
+static dy_status map_compress(ox_ctx *c) {
+  ox_value *x, *cv;
+  TRY(ox_check_attrs(c, "axis"));
+  TRY(ox_need_in(c, 0, &x));
+  TRY(ox_need_in(c, 1, &cv));
+  if (!ox_is_const(cv))
+    return ox_get_ints(c, cv, "Compress's condition", false, NULL, NULL);
+  if (cv->type.dtype != DY_BOOL || cv->type.rank != 1)
+    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "condition must be a 1-D bool");
+  int axis = 0;
+  ox_value *v = x;
+  if (ox_attr(c, "axis")) {
+    TRY(ox_axis(c, ox_attr_i(c, "axis", 0), x->type.rank, &axis));
+  } else {
+    int64_t n = dy_type_numel(&x->type);
+    if (n < 0)
+      return ox_fail(c, DY_STATUS_UNSUPPORTED, "flattening a dynamic tensor");
+    v = ox_reshape(c, x, 1, &n);
+  }
+  int64_t dim = v ? v->type.shape[axis] : 0, n = dy_type_numel(&cv->type), k = 0;
+  const unsigned char *cond = cv->c->data;
+  for (int64_t i = 0; i < n && i < dim; i++)
+    k += cond[i] != 0;
+  if (k == 0)
+    return ox_fail(c, DY_STATUS_UNSUPPORTED, "an empty result");
+  ox_value *sel = ox_new_const(c, DY_I64, 1, &k, NULL);
+  if (!sel)
+    return c->err->status;
+  k = 0;
+  for (int64_t i = 0; i < n && i < dim; i++)
+    if (cond[i])
+      ((int64_t *)sel->c->data)[k++] = i;
+  ox_value *in[2] = {v, sel};
+  dy_attr a[] = {DY_ATTR_I("axis", axis)};
+  OUT(0, v ? ox_op(c, "gather", in, 2, a, 1) : NULL);
+}
+
+/* ------------------------------------------------------------------ */
+/* reductions, arg max/min                                             */
+/* ------------------------------------------------------------------ */
+
+/* Reduce*(data, axes) attributes: keepdims (1), axes (attribute before
+ * opset 13 for ReduceSum, 18 for the others), noop_with_empty_axes (0). */
+static dy_status reduce_common(ox_ctx *c, ox_value **x, int64_t *axes, int *n,
+                               bool *keep, bool *noop) {
+  bool sum = strcmp(c->node->op_type, "ReduceSum") == 0;
+  int since = sum ? 13 : 18;
+  TRY(ox_check_attrs(c, c->opset < since ? "keepdims axes" : "keepdims noop_with_empty_axes"));
+  TRY(ox_need_in(c, 0, x));
+  TRY(axes_operand(c, since, 1, axes, n));
+  *keep = ox_attr_i(c, "keepdims", 1) != 0;
+  *noop = *n <= 0 && ox_attr_i(c, "noop_with_empty_axes", 0) != 0;
+  if (*n < 0)
+    *n = 0;
+  return DY_OK;
+}
+
+static dy_status map_reduce(ox_ctx *c) {
+  ox_value *x;
+  int64_t axes[DY_MAX_DIMS];
+  int n;
+  bool keep, noop;
+  TRY(reduce_common(c, &x, axes, &n, &keep, &noop));
+  const char *t = c->node->op_type + 6; /* after "Reduce" */
+  if (noop) {
+    int64_t zeros[DY_MAX_DIMS] = {0};
+    OUT(0, ox_reshape(c, x, x->type.rank, zeros));
+  }
+  ox_value *r;
+  if (strcmp(t, "Sum") == 0)
+    r = ox_reduce(c, "reduce_sum", x, n, axes, keep);
+  else if (strcmp(t, "Mean") == 0)
+    r = ox_reduce(c, "reduce_mean", x, n, axes, keep);
+  else if (strcmp(t, "Max") == 0)
+    r = ox_reduce(c, "reduce_max", x, n, axes, keep);
+  else if (strcmp(t, "Min") == 0)
+    r = ox_reduce(c, "reduce_min", x, n, axes, keep);
+  else if (strcmp(t, "Prod") == 0)
+    r = ox_reduce(c, "reduce_prod", x, n, axes, keep);
+  else if (strcmp(t, "L1") == 0)
+    r = ox_reduce(c, "reduce_sum", ox_unary(c, "abs", x), n, axes, keep);
+  else if (strcmp(t, "L2") == 0)
+    r = ox_unary(c, "sqrt", ox_reduce(c, "reduce_sum", ox_binary(c, "mul", x, x), n, axes, keep));
+  else if (strcmp(t, "SumSquare") == 0)
+    r = ox_reduce(c, "reduce_sum", ox_binary(c, "mul", x, x), n, axes, keep);
+  else if (strcmp(t, "LogSum") == 0)
+    r = ox_unary(c, "log", ox_reduce(c, "reduce_sum", x, n, axes, keep));
+  else if (strcmp(t, "LogSumExp") == 0) {
+    /* m + log(sum(exp(x - m))) with m the max, kept for broadcasting */
+    ox_value *m = ox_reduce(c, "reduce_max", x, n, axes, true);
+    ox_value *s = ox_reduce(c, "reduce_sum", ox_unary(c, "exp", ox_binary(c, "sub", x, m)),
+                            n, axes, keep);
+    if (!keep)
+      m = ox_reduce(c, "reduce_max", x, n, axes, false);
+    r = ox_binary(c, "add", ox_unary(c, "log", s), m);
+  } else
+    return ox_fail(c, DY_STATUS_UNSUPPORTED, "op type %s is not supported", c->node->op_type);
+  OUT(0, r);
+}
+
+/* ArgMax / ArgMin attributes: axis (0), keepdims (1), select_last_index
+ * (0). ArgMin is argmax of -x; the last index is found on the reversed
+ * axis. */
+static dy_status arg_common(ox_ctx *c, bool min) {
+  ox_value *x;
+  TRY(ox_check_attrs(c, "axis keepdims select_last_index"));
+  TRY(ox_need_in(c, 0, &x));
+  int axis;
+  TRY(ox_axis(c, ox_attr_i(c, "axis", 0), x->type.rank, &axis));
+  bool keep = ox_attr_i(c, "keepdims", 1) != 0, last = ox_attr_i(c, "select_last_index", 0);
+  int64_t dim = x->type.shape[axis];
+  if (last && dim < 0)
+    return ox_fail(c, DY_STATUS_UNSUPPORTED, "select_last_index along the batch dim");
+  ox_value *v = min ? ox_unary(c, "neg", x) : x;
+  if (last) {
+    int64_t st = -1, en = INT64_MIN, ax = axis, sp = -1;
+    v = ox_slice(c, v, 1, &st, &en, &ax, &sp);
+  }
+  dy_attr a[] = {DY_ATTR_I("axis", axis), DY_ATTR_I("keepdim", keep)};
+  ox_value *r = v ? ox_op(c, "argmax", &v, 1, a, 2) : NULL;
+  if (last && r) /* index on the reversed axis -> dim - 1 - i */
+    r = ox_binary(c, "sub", ox_const_i64(c, dim - 1), r);
+  OUT(0, r);
+}
+static dy_status map_argmax(ox_ctx *c) { return arg_common(c, false); }
+static dy_status map_argmin(ox_ctx *c) { return arg_common(c, true); }
+
+/* CumSum(x, axis) attributes: exclusive (0), reverse (0). axis must be a
+ * constant. */
+static dy_status map_cumsum(ox_ctx *c) {
+  ox_value *x, *av;
+  TRY(ox_check_attrs(c, "exclusive reverse"));
+  TRY(ox_need_in(c, 0, &x));
+  TRY(ox_need_in(c, 1, &av));
+  const int64_t *a;
+  int64_t n;
+  TRY(ox_get_ints(c, av, "CumSum's axis", false, &a, &n));
+  if (n != 1)
+    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "axis must be a scalar");
+  dy_attr at[] = {DY_ATTR_I("axis", a[0]),
+                  DY_ATTR_I("exclusive", ox_attr_i(c, "exclusive", 0) != 0),
+                  DY_ATTR_I("reverse", ox_attr_i(c, "reverse", 0) != 0)};
+  OUT(0, ox_op(c, "cumsum", &x, 1, at, 3));
+}
+
+/* TopK(X, K) -> Values, Indices; attributes: axis (-1), largest (1),
+ * sorted (1); before opset 10 k is an attribute. K must be a constant (it
+ * is the output's extent). The indices come from top_k (best first, ties
+ * to the lower index, which also satisfies sorted=0), the values from a
+ * gather_elements of them. */
+static dy_status map_top_k(ox_ctx *c) {
+  ox_value *x;
+  TRY(ox_check_attrs(c, c->opset < 10 ? "axis k" : "axis largest sorted"));
+  TRY(ox_need_in(c, 0, &x));
+  int64_t k = ox_attr_i(c, "k", -1);
+  if (c->opset >= 10) {
+    ox_value *kv;
+    const int64_t *kp;
+    int64_t n;
+    TRY(ox_need_in(c, 1, &kv));
+    TRY(ox_get_ints(c, kv, "TopK's K", false, &kp, &n));
+    if (n != 1)
+      return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "K must have one element");
+    k = kp[0];
+  }
+  int axis;
+  TRY(ox_axis(c, ox_attr_i(c, "axis", -1), x->type.rank, &axis));
+  dy_attr a[] = {DY_ATTR_I("k", k), DY_ATTR_I("axis", axis),
+                 DY_ATTR_I("largest", ox_attr_i(c, "largest", 1) != 0)};
+  ox_value *idx = ox_op(c, "top_k", &x, 1, a, 3);
+  ox_value *in[2] = {x, idx};
+  dy_attr g[] = {DY_ATTR_I("axis", axis)};
+  TRY(ox_set_or_fail(c, 0, idx ? ox_op(c, "gather_elements", in, 2, g, 1) : NULL));
+  return ox_set_out(c, 1, idx);
+}
+
+
+/* ------------------------------------------------------------------ */
+/* the table                                                           */
+/* ------------------------------------------------------------------ */
+
+const ox_mapper ox_mappers_shape[] = {
+    {"Reshape", map_reshape},
+    {"Flatten", map_flatten},
+    {"Transpose", map_transpose},
+    {"Squeeze", map_squeeze},
+    {"Unsqueeze", map_unsqueeze},
+    {"Concat", map_concat},
+    {"Split", map_split},
+    {"Slice", map_slice},
+    {"Expand", map_expand},
+    {"Tile", map_tile},
+    {"Pad", map_pad},
+    {"Gather", map_gather},
+    {"GatherElements", map_gather_elements},
+    {"Trilu", map_trilu},
+    {"ReduceSum", map_reduce},
+    {"ReduceMean", map_reduce},
+    {"ReduceMax", map_reduce},
+    {"ReduceMin", map_reduce},
+    {"ReduceSumSquare", map_reduce},
+    {"ReduceLogSum", map_reduce},
+    {"ReduceLogSumExp", map_reduce},
+    {"ReduceL1", map_reduce},
+    {"ReduceL2", map_reduce},
+    {"ReduceProd", map_reduce},
+    {"CumSum", map_cumsum},
+    {"TopK", map_top_k},
+    {"OneHot", map_one_hot},
+    {"GatherND", map_gather_nd},
+    {"ScatterElements", map_scatter_elements},
+    {"Scatter", map_scatter_elements},
+    {"ScatterND", map_scatter_nd},
+    {"ReverseSequence", map_reverse_sequence},
+    {"Compress", map_compress},
+    {"ArgMax", map_argmax},
+    {"ArgMin", map_argmin},
+    {NULL, NULL},
+};

@@ -1,0 +1,579 @@
+/* test_firmware.c - the generated .c/.h pair as firmware uses it (issue 7).
+ *
+ *   - for every sample, `dy2stc compile --emit c --name S`: S.c includes
+ *     only S.h, <stddef.h> and <stdint.h> (and a SIMD header inside the
+ *     #if that selects its path), builds with -ffreestanding
+ *     -nostdlib, defines no writable data (all state is in the caller's
+ *     arena) and no global symbol without the S_ prefix; S.h states RAM,
+ *     flash and the I/O shapes as macros; the same S.c builds for a
+ *     Cortex-M4F, a Cortex-M0 (soft float) and AArch64
+ *   - --max-ram and --max-flash fail the compile with one line naming
+ *     both numbers, and pass at exactly the plan's figures
+ *   - three models (two of them the same MLP under two names) link into
+ *     one program without libm, share one arena, and each gives its own
+ *     eager outputs
+ *   - samples/firmware: LeNet-5 for a Cortex-M4F runs under
+ *     qemu-system-arm -M mps2-an386 (semihosting), and its Cortex-M0 build
+ *     on the Cortex-M3 of mps2-an385; both print the outputs of the
+ *     host-compiled executable on the same input (bit patterns compared;
+ *     within 1e-5 of the output's scale required, as the host's SIMD
+ *     kernels may sum in another order). The arm-none-eabi-size figures
+ *     go to stderr.
+ *   - the emitted .c of LeNet-5 and of the transformer, built for AArch64
+ *     (static; the NEON path) with a small driver, runs under
+ *     qemu-aarch64 and agrees with the same sources built for the host.
+ *
+ * Cross tools missing: those parts are skipped with a printed reason
+ * (scripts/setup.sh installs them).
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "dy_compiler.h"
+#include "dy_test.h"
+
+#define DY2STC DY2STC_PATH
+#define SAMPLES DY_BUILD_DIR "/../samples"
+#define FIRMWARE DY_SOURCE_DIR "/samples/firmware"
+#define WORK DY_BUILD_DIR "/firmware"
+
+#define QEMU_ARM "timeout 300 qemu-system-arm -nographic -semihosting-config enable=on,target=native"
+#define M4_FLAGS "-mcpu=cortex-m4 -mthumb -mfpu=fpv4-sp-d16 -mfloat-abi=hard"
+#define M0_FLAGS "-mcpu=cortex-m0 -mthumb -mfloat-abi=soft"
+
+static const char *const samples[] = {"simple_net", "mlp", "lenet5", "cnn", "transformer"};
+enum { N_SAMPLES = 5 };
+
+/* Run a shell command with stdout+stderr in WORK/last.log; exit status. */
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...) {
+  char cmd[8192], full[8400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(cmd, sizeof cmd, fmt, ap);
+  va_end(ap);
+  snprintf(full, sizeof full, "(%s) >%s/last.log 2>&1", cmd, WORK);
+  int rc = system(full);
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
+}
+
+static char *slurp(const char *path) {
+  uint8_t *buf;
+  size_t len;
+  dy_error err = {0};
+  if (dy_read_file(path, &buf, &len, &err))
+    return NULL;
+  char *s = realloc(buf, len + 1);
+  s[len] = 0;
+  return s;
+}
+
+static char *last_log(void) { return slurp(WORK "/last.log"); }
+
+static void show_log_on_failure(int rc, const char *what) {
+  if (rc != 0) {
+    char *log = last_log();
+    fprintf(stderr, "\n  %s: exit %d; output:\n%s\n", what, rc, log ? log : "");
+    free(log);
+  }
+}
+
+static bool have(const char *tool) { return sh("command -v %s", tool) == 0; }
+
+static bool have_arm(void) {
+  if (have("arm-none-eabi-gcc") && have("qemu-system-arm") &&
+      sh("test -f \"$(arm-none-eabi-gcc " M4_FLAGS " -print-file-name=librdimon.a)\"") == 0)
+    return true;
+  fprintf(stderr, "\n  SKIPPED: needs arm-none-eabi-gcc, newlib's librdimon and "
+                  "qemu-system-arm (scripts/setup.sh installs gcc-arm-none-eabi, "
+                  "libnewlib-arm-none-eabi, qemu-system-arm)\n");
+  return false;
+}
+
+static bool have_aarch64(void) {
+  if (have("aarch64-linux-gnu-gcc") && have("qemu-aarch64"))
+    return true;
+  fprintf(stderr, "\n  SKIPPED: needs aarch64-linux-gnu-gcc and qemu-aarch64 "
+                  "(scripts/setup.sh installs gcc-aarch64-linux-gnu, qemu-user)\n");
+  return false;
+}
+
+static void setup_work(void) { mkdir(WORK, 0777); }
+
+/* Save sample s (batch 2) into WORK/<dir> and emit S.c/S.h there under
+ * name; 0 on success. */
+static int emit_sample(const char *s, const char *dir, const char *name, const char *extra) {
+  int rc = sh("mkdir -p %s/%s && cd %s/%s && %s/%s --batch 2 --out . && "
+              "%s compile %s.dymodel --emit c --name %s -o %s --max-batch 4 %s",
+              WORK, dir, WORK, dir, SAMPLES, s, DY2STC, s, name, name, extra);
+  show_log_on_failure(rc, s);
+  return rc;
+}
+
+/* ---- the pair: freestanding, prefixed, reentrant, everywhere ---- */
+
+static void test_freestanding_prefixed_reentrant(void) {
+  setup_work();
+  bool arm = have("arm-none-eabi-gcc"), a64 = have("aarch64-linux-gnu-gcc");
+  if (!arm || !a64)
+    fprintf(stderr, "\n  (cross builds skipped: %s%s missing; scripts/setup.sh installs them)",
+            arm ? "" : "arm-none-eabi-gcc ", a64 ? "" : "aarch64-linux-gnu-gcc");
+  for (int i = 0; i < N_SAMPLES; i++) {
+    const char *s = samples[i];
+    char dir[64], name[64], upper[64];
+    snprintf(dir, sizeof dir, "pair_%s", s);
+    snprintf(name, sizeof name, "fw_%s", s);
+    for (size_t k = 0; k <= strlen(name); k++)
+      upper[k] = (char)(name[k] >= 'a' && name[k] <= 'z' ? name[k] - 32 : name[k]);
+    CU_ASSERT_EQUAL_FATAL(sh("rm -rf %s/%s", WORK, dir), 0);
+    CU_ASSERT_EQUAL_FATAL(emit_sample(s, dir, name, ""), 0);
+
+    /* only NAME.c and NAME.h are written */
+    int rc = sh("cd %s/%s && ls %s.* | tr '\\n' ' ' | grep -qx '%s.c %s.h '", WORK, dir, name,
+                name, name);
+    CU_ASSERT_EQUAL(rc, 0);
+    /* includes: NAME.h, <stddef.h>, <stdint.h>, and a SIMD header only
+     * inside the #if that selects its path */
+    rc = sh("cd %s/%s && awk '/^#if/ { d++ } /^#endif/ { d-- } /^#include/ { "
+            "if (d == 0) print; else if ($2 !~ /^<(immintrin|emmintrin|xmmintrin|arm_neon)[.]h>$/) "
+            "print \"nested \" $0 }' %s.c | tr '\\n' ' ' | "
+            "grep -qx '#include \"%s.h\" #include <stddef.h> #include <stdint.h> '",
+            WORK, dir, name, name);
+    show_log_on_failure(rc, "includes");
+    CU_ASSERT_EQUAL(rc, 0);
+    /* freestanding, host: no libc, no libm */
+    rc = sh("cd %s/%s && gcc -std=c11 -ffreestanding -nostdlib -fno-pic -O2 -Wall -Wextra "
+            "-Werror -c %s.c -o %s.o",
+            WORK, dir, name, name);
+    show_log_on_failure(rc, "freestanding build");
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    /* every global symbol, defined or not, is NAME_... or memcpy/memset */
+    rc = sh("cd %s/%s && nm -g %s.o | awk '{print $NF}' | grep -v -E '^(%s_|memcpy$|memset$)' "
+            "| tee foreign.txt | wc -l | grep -qx 0",
+            WORK, dir, name, name);
+    if (rc) {
+      char path[600];
+      snprintf(path, sizeof path, "%s/%s/foreign.txt", WORK, dir);
+      char *u = slurp(path);
+      fprintf(stderr, "\n  %s.o: symbols without the prefix: %s\n", name, u ? u : "?");
+      free(u);
+    }
+    CU_ASSERT_EQUAL(rc, 0);
+    /* reentrant: no writable data or bss (nm types b d c g s) */
+    rc = sh("cd %s/%s && nm %s.o | awk '$2 ~ /^[bBdDcCgGsS]$/' | tee writable.txt | "
+            "wc -l | grep -qx 0",
+            WORK, dir, name);
+    show_log_on_failure(rc, "writable data");
+    CU_ASSERT_EQUAL(rc, 0);
+    /* the header states RAM, flash and the shapes */
+    char hpath[600];
+    snprintf(hpath, sizeof hpath, "%s/%s/%s.h", WORK, dir, name);
+    char *h = slurp(hpath);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    const char *macros[] = {"_RAM_BYTES ", "_FLASH_BYTES ", "_ARENA_BYTES ", "_WEIGHT_BYTES ",
+                            "_INPUT_0_SHAPE ", "_OUTPUT_0_SHAPE ", "_INPUT_0_NUMEL(batch) "};
+    for (int m = 0; m < 7; m++) {
+      char want[128];
+      snprintf(want, sizeof want, "#define %s%s", upper, macros[m]);
+      if (!strstr(h, want))
+        fprintf(stderr, "\n  %s.h lacks %s\n", name, want);
+      CU_ASSERT_PTR_NOT_NULL(strstr(h, want));
+    }
+    free(h);
+    /* the same .c for a Cortex-M4F, a Cortex-M0 and AArch64 */
+    if (arm) {
+      rc = sh("cd %s/%s && arm-none-eabi-gcc " M4_FLAGS " -std=c11 -ffreestanding -O2 -Wall "
+              "-Wextra -Werror -c %s.c -o %s-m4.o && "
+              "arm-none-eabi-gcc " M0_FLAGS " -std=c11 -ffreestanding -O2 -Wall -Wextra "
+              "-Werror -c %s.c -o %s-m0.o",
+              WORK, dir, name, name, name, name);
+      show_log_on_failure(rc, "Cortex-M builds");
+      CU_ASSERT_EQUAL(rc, 0);
+      /* on the M4F: the model's own symbols, memcpy/memset, and libgcc's
+       * __aeabi_ helpers (double precision and 64-bit division have no
+       * hardware there) */
+      rc = sh("cd %s/%s && arm-none-eabi-nm -g %s-m4.o | awk '{print $NF}' | "
+              "grep -v -E '^(%s_|memcpy$|memset$|__aeabi_)' | wc -l | grep -qx 0",
+              WORK, dir, name, name);
+      CU_ASSERT_EQUAL(rc, 0);
+    }
+    if (a64) {
+      rc = sh("cd %s/%s && aarch64-linux-gnu-gcc -std=c11 -ffreestanding -O2 -Wall -Wextra "
+              "-Werror -c %s.c -o %s-a64.o && aarch64-linux-gnu-nm -u %s-a64.o | "
+              "awk '{print $2}' | grep -v -E '^(memcpy|memset)$' | wc -l | grep -qx 0",
+              WORK, dir, name, name, name);
+      show_log_on_failure(rc, "AArch64 build");
+      CU_ASSERT_EQUAL(rc, 0);
+    }
+  }
+}
+
+/* ---- budgets ---- */
+
+static void expect_limit_error(int rc, const char *a, const char *b) {
+  CU_ASSERT_EQUAL(rc, 1);
+  char *log = last_log();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+  int lines = 0;
+  for (char *c = log; *c; c++)
+    lines += *c == '\n';
+  bool ok = lines == 1 && strstr(log, a) && strstr(log, b);
+  if (!ok)
+    fprintf(stderr, "\n  expected one line naming %s and %s, got:\n%s", a, b, log);
+  CU_ASSERT(ok);
+  free(log);
+}
+
+static long long header_macro(const char *h, const char *name) {
+  const char *s = strstr(h, name);
+  return s ? strtoll(s + strlen(name), NULL, 10) : -1;
+}
+
+static void test_max_ram_and_max_flash(void) {
+  setup_work();
+  CU_ASSERT_EQUAL_FATAL(emit_sample("lenet5", "budget", "lenet5", "--max-batch 1"), 0);
+  char *h = slurp(WORK "/budget/lenet5.h");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+  long long ram = header_macro(h, "#define LENET5_ARENA_BYTES ");
+  long long flash = header_macro(h, "#define LENET5_WEIGHT_BYTES ");
+  free(h);
+  CU_ASSERT(ram > 0 && flash > 0);
+  char a[64], b[64];
+  /* at exactly the figures: fine */
+  int rc = sh("cd %s/budget && %s compile lenet5.dymodel --emit c -o ok --max-batch 1 "
+              "--max-ram %lld --max-flash %lld",
+              WORK, DY2STC, ram, flash);
+  show_log_on_failure(rc, "at the budget");
+  CU_ASSERT_EQUAL(rc, 0);
+  /* one byte less: one line with both numbers, nothing written */
+  rc = sh("cd %s/budget && %s compile lenet5.dymodel --emit c -o over_flash --max-batch 1 "
+          "--max-flash %lld",
+          WORK, DY2STC, flash - 1);
+  snprintf(a, sizeof a, "%lld", flash);
+  snprintf(b, sizeof b, "--max-flash %lld", flash - 1);
+  expect_limit_error(rc, a, b);
+  CU_ASSERT_NOT_EQUAL(sh("test -e %s/budget/over_flash.c", WORK), 0);
+  rc = sh("cd %s/budget && %s compile lenet5.dymodel --emit c -o over_ram --max-batch 1 "
+          "--max-ram %lld",
+          WORK, DY2STC, ram - 1);
+  snprintf(a, sizeof a, "%lld", ram);
+  snprintf(b, sizeof b, "--max-ram %lld", ram - 1);
+  expect_limit_error(rc, a, b);
+  /* a bad value is a usage error */
+  rc = sh("%s compile %s/budget/lenet5.dymodel --emit c -o x --max-flash 0", DY2STC, WORK);
+  CU_ASSERT_EQUAL(rc, 2);
+}
+
+/* ---- several models in one image ---- */
+
+/* Raw f32 data of an .npy into path; false on failure. */
+static bool npy_to_bin(const char *npy, const char *bin) {
+  dy_tensor *t = NULL;
+  dy_error err = {0};
+  if (dy_npy_read(npy, &t, &err)) {
+    fprintf(stderr, "\n  %s\n", err.msg);
+    return false;
+  }
+  FILE *f = fopen(bin, "wb");
+  bool ok = f && fwrite(t->data, 1, t->nbytes, f) == t->nbytes;
+  if (f)
+    fclose(f);
+  dy_tensor_free(t);
+  return ok;
+}
+
+/* max|got - ref| / max|ref| of raw f32 file got against an .npy. */
+static double bin_vs_npy(const char *bin, const char *npy) {
+  dy_tensor *t = NULL;
+  dy_error err = {0};
+  if (dy_npy_read(npy, &t, &err))
+    return INFINITY;
+  char *raw = NULL;
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  double r = INFINITY;
+  if (!dy_read_file(bin, &buf, &len, &err) && len == t->nbytes) {
+    raw = (char *)buf;
+    double md = 0, mr = 0;
+    for (int64_t i = 0; i < dy_tensor_numel(t); i++) {
+      float g;
+      memcpy(&g, raw + 4 * i, 4);
+      double y = dy_tensor_f32(t)[i];
+      md = fmax(md, fabs(g - y));
+      mr = fmax(mr, fabs(y));
+    }
+    r = md / (mr > 0 ? mr : 1);
+  }
+  free(buf);
+  dy_tensor_free(t);
+  return r;
+}
+
+static const char multi_main[] =
+    "/* three models in one program, one shared arena (they run in turn) */\n"
+    "#include <stdio.h>\n"
+    "#include <stdlib.h>\n"
+    "#include \"mlp.h\"\n"
+    "#include \"mlp_twin.h\"\n"
+    "#include \"transformer.h\"\n"
+    "#define MAX(a, b) ((a) > (b) ? (a) : (b))\n"
+    "#define ARENA MAX(MAX(MLP_RAM_BYTES, MLP_TWIN_RAM_BYTES), TRANSFORMER_RAM_BYTES)\n"
+    "static unsigned char arena[ARENA + 1] __attribute__((aligned(64)));\n"
+    "static float *load(const char *path, long n) {\n"
+    "  float *p = malloc(sizeof(float) * (size_t)n);\n"
+    "  FILE *f = fopen(path, \"rb\");\n"
+    "  if (!p || !f || fread(p, sizeof(float), (size_t)n, f) != (size_t)n) exit(3);\n"
+    "  fclose(f);\n"
+    "  return p;\n"
+    "}\n"
+    "static void save(const char *path, const float *p, long n) {\n"
+    "  FILE *f = fopen(path, \"wb\");\n"
+    "  if (!f || fwrite(p, sizeof(float), (size_t)n, f) != (size_t)n) exit(4);\n"
+    "  fclose(f);\n"
+    "}\n"
+    "#define RUN(name, NAME, in, out)                                          \\\n"
+    "  do {                                                                    \\\n"
+    "    float *x = load(in, (long)NAME##_INPUT_0_NUMEL(2));                   \\\n"
+    "    float *y = malloc(sizeof(float) * (size_t)NAME##_OUTPUT_0_NUMEL(2));  \\\n"
+    "    if (!y || name##_run(arena, 2, x, y) != NAME##_OK) return 1;          \\\n"
+    "    save(out, y, (long)NAME##_OUTPUT_0_NUMEL(2));                         \\\n"
+    "    free(x);                                                              \\\n"
+    "    free(y);                                                              \\\n"
+    "  } while (0)\n"
+    "int main(void) {\n"
+    "  RUN(mlp, MLP, \"mlp/x.bin\", \"mlp.out.bin\");\n"
+    "  RUN(transformer, TRANSFORMER, \"transformer/x.bin\", \"transformer.out.bin\");\n"
+    "  RUN(mlp_twin, MLP_TWIN, \"mlp/x.bin\", \"mlp_twin.out.bin\");\n"
+    "  return 0;\n"
+    "}\n";
+
+static void test_models_link_into_one_program(void) {
+  setup_work();
+  CU_ASSERT_EQUAL_FATAL(emit_sample("mlp", "multi/mlp", "mlp", ""), 0);
+  CU_ASSERT_EQUAL_FATAL(emit_sample("mlp", "multi/mlp", "mlp_twin", ""), 0);
+  CU_ASSERT_EQUAL_FATAL(emit_sample("transformer", "multi/transformer", "transformer", ""), 0);
+  CU_ASSERT_FATAL(npy_to_bin(WORK "/multi/mlp/x.npy", WORK "/multi/mlp/x.bin"));
+  CU_ASSERT_FATAL(npy_to_bin(WORK "/multi/transformer/x.npy", WORK "/multi/transformer/x.bin"));
+  FILE *f = fopen(WORK "/multi/main.c", "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  fputs(multi_main, f);
+  fclose(f);
+  /* no -lm: the models need no library but memcpy/memset */
+  int rc = sh("cd %s/multi && cc -std=c11 -O2 -Wall -Wextra -Werror -fno-common "
+              "-Imlp -Itransformer main.c mlp/mlp.c mlp/mlp_twin.c transformer/transformer.c "
+              "-o multi && ./multi",
+              WORK);
+  show_log_on_failure(rc, "three models in one program");
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  double e1 = bin_vs_npy(WORK "/multi/mlp.out.bin", WORK "/multi/mlp/eager_out.npy");
+  double e2 = bin_vs_npy(WORK "/multi/transformer.out.bin",
+                         WORK "/multi/transformer/eager_out.npy");
+  double e3 = bin_vs_npy(WORK "/multi/mlp_twin.out.bin", WORK "/multi/mlp/eager_out.npy");
+  fprintf(stderr, "\n  one program: mlp %.2g, transformer %.2g, mlp_twin %.2g (vs eager)", e1,
+          e2, e3);
+  CU_ASSERT(e1 <= 1e-5);
+  CU_ASSERT(e2 <= 1e-4);
+  CU_ASSERT(e3 <= 1e-5);
+}
+
+/* ---- on the targets ---- */
+
+/* Outputs printed by samples/firmware/app.c ("out[i] = v 0xBITS") into
+ * bits[]; returns how many, or -1 unless the run said status 0 and done. */
+static int parse_firmware_output(const char *log, uint32_t *bits, int max) {
+  if (!log || !strstr(log, "lenet5: status 0") || !strstr(log, "\ndone"))
+    return -1;
+  int n = 0;
+  for (const char *s = strstr(log, "out["); s && n < max; s = strstr(s + 1, "out[")) {
+    int i;
+    double v;
+    unsigned long u;
+    if (sscanf(s, "out[%d] = %lf 0x%lx", &i, &v, &u) != 3 || i != n)
+      return -1;
+    bits[n++] = (uint32_t)u;
+  }
+  return n;
+}
+
+/* Compare outputs (bit patterns) with the host's .npy: the largest
+ * difference relative to the output's scale; *identical if every bit
+ * agrees. */
+static double compare_bits(const uint32_t *bits, int n, const char *npy, bool *identical) {
+  dy_tensor *t = NULL;
+  dy_error err = {0};
+  *identical = false;
+  if (dy_npy_read(npy, &t, &err) || dy_tensor_numel(t) != n) {
+    dy_tensor_free(t);
+    return INFINITY;
+  }
+  double md = 0, mr = 0;
+  bool same = true;
+  for (int i = 0; i < n; i++) {
+    float g;
+    memcpy(&g, &bits[i], 4);
+    float h = dy_tensor_f32(t)[i];
+    same &= memcmp(&g, &h, 4) == 0;
+    md = fmax(md, fabs((double)g - h));
+    mr = fmax(mr, fabs((double)h));
+  }
+  dy_tensor_free(t);
+  *identical = same;
+  return md / (mr > 0 ? mr : 1);
+}
+
+/* The host executable's output for WORK/fw/x.npy at WORK/fw/host/out.npy. */
+static int host_reference(void) {
+  int rc = sh("cd %s/fw && %s compile lenet5.dymodel -o host_lenet5 --max-batch 1 && "
+              "./host_lenet5 --input x=x.npy --output-dir host",
+              WORK, DY2STC);
+  show_log_on_failure(rc, "host executable");
+  return rc;
+}
+
+static void run_on_board(const char *board, const char *elf, const char *what) {
+  int rc = sh(QEMU_ARM " -M %s -kernel %s/fw/%s", board, WORK, elf);
+  char *log = last_log();
+  fprintf(stderr, "\n  %s under qemu-system-arm -M %s:\n%s", what, board, log ? log : "");
+  CU_ASSERT_EQUAL(rc, 0);
+  uint32_t bits[16];
+  int n = parse_firmware_output(log, bits, 16);
+  free(log);
+  CU_ASSERT_EQUAL_FATAL(n, 10);
+  bool identical;
+  double d = compare_bits(bits, n, WORK "/fw/host/out.npy", &identical);
+  fprintf(stderr, "  vs the host executable: max difference %.3g of the output's scale%s\n", d,
+          identical ? " (bit-identical)" : "");
+  CU_ASSERT(d <= 1e-5);
+}
+
+static void test_lenet5_on_cortex_m4_under_qemu(void) {
+  setup_work();
+  if (!have_arm())
+    return;
+  int rc = sh("rm -rf %s/fw && sh %s/build.sh %s %s/lenet5 %s/fw m4 m0", WORK, FIRMWARE, DY2STC,
+              SAMPLES, WORK);
+  char *log = last_log();
+  if (rc)
+    fprintf(stderr, "\n  build.sh failed (%d):\n%s", rc, log ? log : "");
+  else
+    fprintf(stderr, "\n  arm-none-eabi-size (model object, whole program):\n%s",
+            log ? strstr(log, "   text") : "");
+  free(log);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  CU_ASSERT_EQUAL_FATAL(host_reference(), 0);
+  run_on_board("mps2-an386", "app-m4.elf", "Cortex-M4F (hard float)");
+}
+
+static void test_lenet5_cortex_m0_build_under_qemu(void) {
+  setup_work();
+  if (!have_arm())
+    return;
+  if (sh("test -f %s/fw/app-m0.elf && test -f %s/fw/host/out.npy", WORK, WORK) != 0) {
+    int rc = sh("rm -rf %s/fw && sh %s/build.sh %s %s/lenet5 %s/fw m0", WORK, FIRMWARE, DY2STC,
+                SAMPLES, WORK);
+    show_log_on_failure(rc, "build.sh m0");
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    CU_ASSERT_EQUAL_FATAL(host_reference(), 0);
+  }
+  /* ARMv6-M code with soft float; the Cortex-M3 of AN385 runs it */
+  run_on_board("mps2-an385", "app-m0.elf", "Cortex-M0 build (soft float)");
+}
+
+/* A driver for one model NAME: input 0 from x.bin, output 0 to out.bin,
+ * batch 2 (printf arguments: name, NAME x4, name, NAME). */
+static const char one_main[] =
+    "#include <stdio.h>\n"
+    "#include <stdlib.h>\n"
+    "#include \"%s.h\"\n"
+    "static unsigned char arena[%s_RAM_BYTES + 1] __attribute__((aligned(64)));\n"
+    "int main(void) {\n"
+    "  long nx = (long)%s_INPUT_0_NUMEL(2), ny = (long)%s_OUTPUT_0_NUMEL(2);\n"
+    "  float *x = malloc(sizeof(float) * (size_t)nx), *y = malloc(sizeof(float) * (size_t)ny);\n"
+    "  FILE *f = fopen(\"x.bin\", \"rb\");\n"
+    "  if (!x || !y || !f || fread(x, sizeof(float), (size_t)nx, f) != (size_t)nx) return 3;\n"
+    "  fclose(f);\n"
+    "  if (%s_run(arena, 2, x, y) != %s_OK) return 1;\n"
+    "  f = fopen(\"out.bin\", \"wb\");\n"
+    "  if (!f || fwrite(y, sizeof(float), (size_t)ny, f) != (size_t)ny) return 4;\n"
+    "  fclose(f);\n"
+    "  return 0;\n"
+    "}\n";
+
+/* The emitted .c of LeNet-5 and of the transformer (math functions),
+ * built for AArch64 (static; NEON where the code has a NEON path) and for
+ * the host (the compiler's baseline) with the same driver: the AArch64
+ * run under qemu-aarch64 must agree with the host's and with eager. */
+static void test_aarch64_under_qemu(void) {
+  setup_work();
+  if (!have_aarch64())
+    return;
+  const char *models[] = {"lenet5", "transformer"};
+  for (int i = 0; i < 2; i++) {
+    const char *s = models[i];
+    char dir[64], upper[64], path[600];
+    snprintf(dir, sizeof dir, "a64_%s", s);
+    for (size_t k = 0; k <= strlen(s); k++)
+      upper[k] = (char)(s[k] >= 'a' && s[k] <= 'z' ? s[k] - 32 : s[k]);
+    CU_ASSERT_EQUAL_FATAL(sh("rm -rf %s/%s", WORK, dir), 0);
+    CU_ASSERT_EQUAL_FATAL(emit_sample(s, dir, s, ""), 0);
+    snprintf(path, sizeof path, "%s/%s/main.c", WORK, dir);
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fprintf(f, one_main, s, upper, upper, upper, s, upper);
+    fclose(f);
+    char x_npy[600], x_bin[600];
+    snprintf(x_npy, sizeof x_npy, "%s/%s/x.npy", WORK, dir);
+    snprintf(x_bin, sizeof x_bin, "%s/%s/x.bin", WORK, dir);
+    CU_ASSERT_FATAL(npy_to_bin(x_npy, x_bin));
+    int rc = sh("cd %s/%s && "
+                "aarch64-linux-gnu-gcc -std=c11 -O2 -Wall -Wextra -Werror -static main.c %s.c "
+                "-o a64 && qemu-aarch64 -L /usr/aarch64-linux-gnu ./a64 && mv out.bin a64.bin && "
+                "cc -std=c11 -O2 -Wall -Wextra -Werror main.c %s.c -o host && ./host && "
+                "mv out.bin host.bin",
+                WORK, dir, s, s);
+    show_log_on_failure(rc, s);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    char a[600], h[600];
+    snprintf(a, sizeof a, "%s/%s/a64.bin", WORK, dir);
+    snprintf(h, sizeof h, "%s/%s/host.bin", WORK, dir);
+    uint8_t *ab = NULL, *hb = NULL;
+    size_t an = 0, hn = 0;
+    dy_error err = {0};
+    CU_ASSERT_FATAL(!dy_read_file(a, &ab, &an, &err) && !dy_read_file(h, &hb, &hn, &err));
+    bool identical = an == hn && memcmp(ab, hb, an) == 0;
+    double d = INFINITY, scale = 0;
+    if (an == hn) {
+      d = 0;
+      for (size_t k = 0; k + 4 <= an; k += 4) {
+        float g, r;
+        memcpy(&g, ab + k, 4);
+        memcpy(&r, hb + k, 4);
+        d = fmax(d, fabs((double)g - r));
+        scale = fmax(scale, fabs((double)r));
+      }
+      d /= scale > 0 ? scale : 1;
+    }
+    free(ab);
+    free(hb);
+    char eager[600];
+    snprintf(eager, sizeof eager, "%s/%s/eager_out.npy", WORK, dir);
+    double e = bin_vs_npy(a, eager);
+    fprintf(stderr, "\n  %s on AArch64 (qemu-aarch64) vs the host: %.3g of the scale%s; "
+                    "vs eager %.3g", s, d, identical ? " (bit-identical)" : "", e);
+    CU_ASSERT(d <= 1e-5);
+    CU_ASSERT(e <= 1e-4);
+  }
+}
+
+void dy_test_register(void) {
+  DY_SUITE("firmware");
+  DY_TEST(test_freestanding_prefixed_reentrant);
+  DY_TEST(test_max_ram_and_max_flash);
+  DY_TEST(test_models_link_into_one_program);
+  DY_TEST(test_lenet5_on_cortex_m4_under_qemu);
+  DY_TEST(test_lenet5_cortex_m0_build_under_qemu);
+  DY_TEST(test_aarch64_under_qemu);
+}

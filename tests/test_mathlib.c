@@ -1,0 +1,252 @@
+/* test_mathlib.c - the math functions of the generated C (emit_mathlib.c).
+ *
+ *   - dy_mathlib_emit writes what kernel text names and what that needs,
+ *     dependencies first, and nothing for text that names none
+ *   - all of them together are clean C99 under gcc and clang with strict
+ *     warnings, freestanding, and build for Cortex-M0/M4 when the cross
+ *     compiler is there
+ *   - accuracy against libm (tests/mathlib_sweep.c: every 1021st float of
+ *     each range plus edges and special values, the bounds stated in
+ *     emit_mathlib.c), built with gcc and clang on the host and, when
+ *     aarch64-linux-gnu-gcc and qemu-aarch64 are there, for AArch64 with
+ *     FMA contraction on (-ffp-contract=fast), run under qemu
+ *   - a loop over each function vectorises (gcc -O3, the host's SIMD):
+ *     every loop of the test file is reported vectorised
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "codegen_internal.h"
+#include "dy_compiler.h"
+#include "dy_test.h"
+
+#define WORK DY_BUILD_DIR "/mathlib"
+#define SWEEP DY_SOURCE_DIR "/tests/mathlib_sweep.c"
+
+/* Run a shell command with stdout+stderr in WORK/last.log; exit status. */
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...) {
+  char cmd[8192], full[8400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(cmd, sizeof cmd, fmt, ap);
+  va_end(ap);
+  snprintf(full, sizeof full, "(%s) >%s/last.log 2>&1", cmd, WORK);
+  int rc = system(full);
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
+}
+
+static char *slurp(const char *path) {
+  uint8_t *buf;
+  size_t len;
+  dy_error err = {0};
+  if (dy_read_file(path, &buf, &len, &err))
+    return NULL;
+  char *s = realloc(buf, len + 1);
+  s[len] = 0;
+  return s;
+}
+
+static void show_log(const char *why) {
+  char *log = slurp(WORK "/last.log");
+  fprintf(stderr, "\n  %s:\n%s\n", why, log ? log : "(no output)");
+  free(log);
+}
+
+static bool have(const char *tool) { return sh("command -v %s", tool) == 0; }
+
+/* dy_mathlib_emit for code, as a string (caller frees). */
+static char *emit_for(const char *code) {
+  dy_buf b = {0};
+  dy_mathlib_emit(&b, code);
+  char *s = dy_buf_take(&b);
+  return s ? s : strdup("");
+}
+
+/* Where "name(" or "#define name" is defined in text, or NULL. */
+static const char *definition(const char *text, const char *name) {
+  char pat[128];
+  snprintf(pat, sizeof pat, " %s(", name);
+  const char *s = strstr(text, pat);
+  if (!s) {
+    snprintf(pat, sizeof pat, "#define %s ", name);
+    s = strstr(text, pat);
+  }
+  return s;
+}
+
+/* WORK/mathlib.h: every function, as a NAME.c would hold them. */
+static void write_all(void) {
+  mkdir(WORK, 0777);
+  dy_buf names = {0};
+  for (int i = 0; i < dy_mathlib_count(); i++)
+    dy_buf_printf(&names, "%s\n", dy_mathlib_name(i));
+  char *text = emit_for(names.s);
+  dy_buf_free(&names);
+  FILE *f = fopen(WORK "/mathlib.h", "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  fputs("#include <stdint.h>\n\n", f);
+  fputs(text, f);
+  fclose(f);
+  free(text);
+}
+
+static void test_emits_what_is_named(void) {
+  char *t = emit_for("  out0[i] = 1.0f / (1.0f + dy_expf(-x));\n");
+  CU_ASSERT_PTR_NOT_NULL(definition(t, "dy_expf"));
+  CU_ASSERT_PTR_NOT_NULL(definition(t, "dy_select"));   /* what dy_expf uses */
+  CU_ASSERT_PTR_NOT_NULL(definition(t, "DY_INFINITY"));
+  CU_ASSERT_PTR_NULL(definition(t, "dy_logf"));         /* nothing else */
+  CU_ASSERT_PTR_NULL(definition(t, "dy_powf"));
+  CU_ASSERT(definition(t, "dy_asuint") < definition(t, "dy_select"));
+  CU_ASSERT(definition(t, "dy_select") < definition(t, "dy_expf"));
+  free(t);
+  /* names only as whole identifiers */
+  t = emit_for("w_dy_expf[3] + my_dy_logf + dy_expf2 + expf(x)");
+  CU_ASSERT_STRING_EQUAL(t, "");
+  free(t);
+  t = emit_for(NULL);
+  CU_ASSERT_STRING_EQUAL(t, "");
+  free(t);
+  /* a chain: powf -> floorf -> truncf -> select; every definition
+   * precedes its first use */
+  t = emit_for("y = dy_powf(a, b);");
+  for (int i = 0; i < dy_mathlib_count(); i++) {
+    const char *name = dy_mathlib_name(i);
+    const char *def = definition(t, name);
+    if (def && strstr(t, name) < def)
+      fprintf(stderr, "\n  %s is used before its definition\n", name);
+    CU_ASSERT(!def || strstr(t, name) >= def);
+  }
+  CU_ASSERT_PTR_NOT_NULL(definition(t, "dy_truncf"));
+  CU_ASSERT_PTR_NULL(definition(t, "dy_erff"));
+  free(t);
+}
+
+static void test_clean_c_everywhere(void) {
+  write_all();
+  FILE *f = fopen(WORK "/all.c", "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  /* what the functions are called from: kernels of a freestanding NAME.c */
+  fputs("#include \"mathlib.h\"\n"
+        "float all(const float *x, int n);\n"
+        "float all(const float *x, int n) {\n"
+        "  float s = DY_NAN * 0.0f + DY_INFINITY * 0.0f;\n"
+        "  for (int i = 0; i < n; i++)\n"
+        "    s += dy_expf(x[i]) + dy_logf(x[i]) + dy_log1pf(x[i]) + dy_expm1f(x[i]) +\n"
+        "         dy_sqrtf(x[i]) + dy_tanhf(x[i]) + dy_sigmoidf(x[i]) + dy_erff(x[i]) +\n"
+        "         dy_powf(x[i], s) + dy_fabsf(x[i]) + dy_copysignf(s, x[i]) +\n"
+        "         dy_fminf(s, x[i]) + dy_fmaxf(s, x[i]) + dy_floorf(x[i]) +\n"
+        "         dy_ceilf(x[i]) + dy_roundf(x[i]) + (float)dy_isnanf(x[i]);\n"
+        "  return s;\n"
+        "}\n",
+        f);
+  fclose(f);
+  const char *strict = "-std=c99 -pedantic -Wall -Wextra -Werror -Wshadow -Wconversion "
+                       "-Wdouble-promotion -Wstrict-prototypes -ffreestanding -O2";
+  const char *ccs[] = {"gcc", "clang"};
+  for (int i = 0; i < 2; i++) {
+    int rc = sh("cd %s && %s %s -c all.c -o all_%s.o && nm -u all_%s.o | wc -l | grep -qx 0",
+                WORK, ccs[i], strict, ccs[i], ccs[i]);
+    if (rc)
+      show_log(ccs[i]);
+    CU_ASSERT_EQUAL(rc, 0);
+  }
+  if (!have("arm-none-eabi-gcc")) {
+    fprintf(stderr, "\n  SKIPPED Cortex-M builds: no arm-none-eabi-gcc (scripts/setup.sh "
+                    "installs gcc-arm-none-eabi)\n");
+    return;
+  }
+  const char *arm[] = {"-mcpu=cortex-m4 -mthumb -mfpu=fpv4-sp-d16 -mfloat-abi=hard",
+                       "-mcpu=cortex-m0 -mthumb -mfloat-abi=soft"};
+  for (int i = 0; i < 2; i++) {
+    int rc = sh("cd %s && arm-none-eabi-gcc %s %s -c all.c -o all_arm%d.o", WORK, arm[i],
+                strict, i);
+    if (rc)
+      show_log(arm[i]);
+    CU_ASSERT_EQUAL(rc, 0);
+  }
+  /* the M4F has single-precision hardware: no float helper calls at all */
+  int rc = sh("cd %s && arm-none-eabi-nm -u all_arm0.o | wc -l | grep -qx 0", WORK);
+  if (rc)
+    show_log("Cortex-M4F object calls a helper");
+  CU_ASSERT_EQUAL(rc, 0);
+}
+
+/* Build the sweep with cc and flags, run it (through runner, may be ""),
+ * print its table, and require every bound held. */
+static void sweep_with(const char *cc, const char *flags, const char *runner, int stride) {
+  write_all();
+  int rc = sh("cd %s && %s -std=c11 -O2 -Wall -Wextra -Werror %s -I. %s -o sweep_bin -lm",
+              WORK, cc, flags, SWEEP);
+  if (rc)
+    show_log("building the sweep");
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  rc = sh("cd %s && %s ./sweep_bin %d", WORK, runner, stride);
+  char *log = slurp(WORK "/last.log");
+  fprintf(stderr, "\n  %s %s%s:\n%s", cc, flags, *runner ? " (under qemu)" : "",
+          log ? log : "(no output)");
+  free(log);
+  CU_ASSERT_EQUAL(rc, 0);
+}
+
+static void test_accuracy_gcc(void) { sweep_with("gcc", "", "", 1021); }
+
+static void test_accuracy_clang(void) { sweep_with("clang", "", "", 1021); }
+
+static void test_accuracy_aarch64_fma(void) {
+  if (!have("aarch64-linux-gnu-gcc") || !have("qemu-aarch64")) {
+    fprintf(stderr, "\n  SKIPPED: no aarch64-linux-gnu-gcc or qemu-aarch64 (scripts/setup.sh "
+                    "installs gcc-aarch64-linux-gnu and qemu-user)\n");
+    return;
+  }
+  /* gnu11 and -ffp-contract=fast: the compiler fuses a*b+c into FMAs,
+   * which the hi+lo arithmetic of dy_powf must survive */
+  sweep_with("aarch64-linux-gnu-gcc", "-static -std=gnu11 -ffp-contract=fast",
+             "qemu-aarch64 -L /usr/aarch64-linux-gnu", 16381);
+}
+
+static void test_loops_vectorise(void) {
+  write_all();
+  FILE *f = fopen(WORK "/vec.c", "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  fputs("#include \"mathlib.h\"\n", f);
+  const char *fns[] = {"dy_expf",  "dy_logf",    "dy_log1pf", "dy_expm1f", "dy_sqrtf",
+                       "dy_tanhf", "dy_sigmoidf", "dy_erff",  "dy_floorf", "dy_roundf",
+                       "dy_fabsf"};
+  int n = (int)(sizeof fns / sizeof *fns);
+  for (int i = 0; i < n; i++)
+    fprintf(f,
+            "void v_%s(const float *restrict x, float *restrict y, long n);\n"
+            "void v_%s(const float *restrict x, float *restrict y, long n) {\n"
+            "  for (long i = 0; i < n; i++)\n    y[i] = %s(x[i]);\n}\n",
+            fns[i], fns[i], fns[i]);
+  fputs("void v_pow(const float *restrict x, const float *restrict z, float *restrict y, long n);\n"
+        "void v_pow(const float *restrict x, const float *restrict z, float *restrict y, long n) {\n"
+        "  for (long i = 0; i < n; i++)\n    y[i] = dy_powf(x[i], z[i]);\n}\n",
+        f);
+  fclose(f);
+  int rc = sh("cd %s && gcc -std=c11 -O3 -c vec.c -o vec.o -fopt-info-vec-optimized 2>&1 | "
+              "grep 'loop vectorized' | cut -d: -f2 | sort -u | wc -l > vec.count",
+              WORK);
+  char *count = slurp(WORK "/vec.count");
+  int got = count ? atoi(count) : -1;
+  free(count);
+  if (got != n + 1)
+    fprintf(stderr, "\n  %d of %d loops vectorised (gcc -O3)\n", got, n + 1);
+  CU_ASSERT_EQUAL(rc, 0);
+  CU_ASSERT_EQUAL(got, n + 1);
+}
+
+void dy_test_register(void) {
+  DY_SUITE("mathlib");
+  DY_TEST(test_emits_what_is_named);
+  DY_TEST(test_clean_c_everywhere);
+  DY_TEST(test_accuracy_gcc);
+  DY_TEST(test_accuracy_clang);
+  DY_TEST(test_accuracy_aarch64_fma);
+  DY_TEST(test_loops_vectorise);
+}
