@@ -3,7 +3,7 @@
  *
  * How it works. The model is unpacked whole; the default domain's opset
  * (1..18) picks per-version attribute defaults. Initializers become
- * constants, graph inputs that are not initializers become feeds (a
+ * constants (onnx_tensor.c), graph inputs that are not initializers become feeds (a
  * dim_param, or a dim with no value, is the dynamic batch: -1). The nodes
  * are then imported in order, each by its mapper (onnx_ops.c, onnx_math.c,
  * onnx_shape.c, onnx_nn.c, onnx_image.c, onnx_seq.c, onnx_control.c), which
@@ -135,7 +135,7 @@ static bool bind_scoped(ox_ctx *c, const char *name, ox_value *v) {
   return bind(c, name, v);
 }
 
-static void free_const(ox_const *k) {
+void ox_free_const(ox_const *k) {
   if (k) {
     free(k->data);
     free(k);
@@ -165,7 +165,7 @@ ox_value *ox_new_value(ox_ctx *c, const char *name, const dy_type *t) {
 
 static void free_values(ox_ctx *c) {
   for (size_t i = 0; i < c->n_all; i++) {
-    free_const(c->all[i]->c);
+    ox_free_const(c->all[i]->c);
     free(c->all[i]);
   }
   free(c->all);
@@ -224,249 +224,6 @@ ox_value *ox_const_bool(ox_ctx *c, bool x) {
 ox_value *ox_const_i64s(ox_ctx *c, int n, const int64_t *x) {
   int64_t shape[1] = {n};
   return ox_new_const(c, DY_I64, 1, shape, x);
-}
-
-/* ------------------------------------------------------------------ */
-/* tensors: TensorProto -> constant                                    */
-/* ------------------------------------------------------------------ */
-
-static const char *onnx_dtype_name(int t) {
-  static const char *names[] = {"undefined", "float", "uint8", "int8", "uint16",
-                                "int16", "int32", "int64", "string", "bool",
-                                "float16", "double", "uint32", "uint64",
-                                "complex64", "complex128", "bfloat16"};
-  return t >= 0 && t < (int)(sizeof names / sizeof *names) ? names[t] : "unknown";
-}
-
-/* ONNX elem type -> our dtype; false for the ones we do not have. */
-static bool map_dtype(int t, dy_dtype *out) {
-  switch (t) {
-  case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: *out = DY_F32; return true;
-  case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: *out = DY_I64; return true;
-  case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL: *out = DY_BOOL; return true;
-  default: return false;
-  }
-}
-
-bool dy_onnx_dtype(int onnx_type, dy_dtype *out) { return map_dtype(onnx_type, out); }
-
-/* Read `len` bytes at `offset` of file dir/location, refusing paths that
- * leave dir and ranges outside the file. */
-static dy_status read_external(const char *what, const char *dir,
-                               const Onnx__TensorProto *t, void *dst, size_t want,
-                               dy_error *err) {
-  const char *loc = NULL;
-  int64_t offset = 0, length = -1;
-  for (size_t i = 0; i < t->n_external_data; i++) {
-    const Onnx__StringStringEntryProto *e = t->external_data[i];
-    if (!e->key || !e->value)
-      continue;
-    char *end;
-    if (strcmp(e->key, "location") == 0) {
-      loc = e->value;
-    } else if (strcmp(e->key, "offset") == 0) {
-      errno = 0;
-      offset = strtoll(e->value, &end, 10);
-      if (errno || *end || offset < 0)
-        return dy_error_set(err, DY_STATUS_FORMAT, "%s: bad external data offset '%s'",
-                            what, e->value);
-    } else if (strcmp(e->key, "length") == 0) {
-      errno = 0;
-      length = strtoll(e->value, &end, 10);
-      if (errno || *end || length < 0)
-        return dy_error_set(err, DY_STATUS_FORMAT, "%s: bad external data length '%s'",
-                            what, e->value);
-    }
-  }
-  if (!loc || !*loc)
-    return dy_error_set(err, DY_STATUS_FORMAT, "%s: external data without a location", what);
-  if (loc[0] == '/' || strstr(loc, ".."))
-    return dy_error_set(err, DY_STATUS_FORMAT,
-                        "%s: external data location '%s' must be a relative path "
-                        "inside the model's directory", what, loc);
-  if (length >= 0 && (size_t)length != want)
-    return dy_error_set(err, DY_STATUS_FORMAT,
-                        "%s: external data length %lld, the tensor needs %zu bytes",
-                        what, (long long)length, want);
-  char path[4096];
-  snprintf(path, sizeof path, "%s/%s", dir ? dir : ".", loc);
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return dy_error_set(err, DY_STATUS_IO, "%s: cannot open external data %s: %s",
-                        what, path, strerror(errno));
-  dy_status s = DY_OK;
-  long size = -1;
-  if (fseek(f, 0, SEEK_END) == 0)
-    size = ftell(f);
-  if (size < 0 || (uint64_t)offset > (uint64_t)size ||
-      (uint64_t)size - (uint64_t)offset < want)
-    s = dy_error_set(err, DY_STATUS_FORMAT,
-                     "%s: external data %s holds %ld bytes, the tensor needs %zu "
-                     "at offset %lld", what, path, size, want, (long long)offset);
-  else if (fseek(f, (long)offset, SEEK_SET) != 0 || fread(dst, 1, want, f) != want)
-    s = dy_error_set(err, DY_STATUS_IO, "%s: reading %s failed", what, path);
-  fclose(f);
-  return s;
-}
-
-/* A tensor of a narrower integer type (width bytes) as int64 into dst (n
- * elements): raw or external little-endian data, or int32_data (uint32's
- * in uint64_data). */
-static dy_status widen_ints(const Onnx__TensorProto *t, const char *what, const char *dir,
-                            int64_t n, int width, bool is_signed, bool external, int64_t *dst,
-                            dy_error *err) {
-  size_t nb = (size_t)n * (size_t)width;
-  if (external || t->has_raw_data) {
-    uint8_t *raw = malloc(nb ? nb : 1);
-    if (!raw)
-      return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "%s: out of memory", what);
-    dy_status s = DY_OK;
-    if (external)
-      s = read_external(what, dir, t, raw, nb, err);
-    else if (t->raw_data.len != nb)
-      s = dy_error_set(err, DY_STATUS_FORMAT, "%s: raw_data has %zu bytes for %lld "
-                       "elements of %d", what, t->raw_data.len, (long long)n, width);
-    else if (nb)
-      memcpy(raw, t->raw_data.data, nb);
-    for (int64_t i = 0; !s && i < n; i++) {
-      uint64_t u = 0;
-      for (int b = width - 1; b >= 0; b--)
-        u = u << 8 | raw[(size_t)i * (size_t)width + (size_t)b];
-      /* sign-extend from width bytes */
-      uint64_t sign = (uint64_t)1 << (8 * width - 1);
-      dst[i] = is_signed && (u & sign) ? (int64_t)u - (int64_t)(sign << 1) : (int64_t)u;
-    }
-    free(raw);
-    return s;
-  }
-  bool u32 = width == 4 && !is_signed;
-  if ((u32 ? t->n_uint64_data : t->n_int32_data) != (size_t)n)
-    return dy_error_set(err, DY_STATUS_FORMAT, "%s: %zu values for %lld elements", what,
-                        u32 ? t->n_uint64_data : t->n_int32_data, (long long)n);
-  for (int64_t i = 0; i < n; i++)
-    dst[i] = u32 ? (int64_t)(uint32_t)t->uint64_data[i] : (int64_t)t->int32_data[i];
-  return DY_OK;
-}
-
-/* Convert a TensorProto into a new constant. `what` names it in errors;
- * dir resolves external data (NULL: the current directory). */
-dy_status ox_tensor_convert(const Onnx__TensorProto *t, const char *what,
-                            const char *dir, ox_const **out, dy_error *err) {
-  *out = NULL;
-  dy_dtype dt;
-  int odt = t->has_data_type ? t->data_type : 0;
-  int width = 0; /* a narrower integer, widened to int64 (exactly) */
-  bool is_signed = false;
-  if (!map_dtype(odt, &dt)) {
-    switch (odt) {
-    case ONNX__TENSOR_PROTO__DATA_TYPE__INT8: width = 1, is_signed = true; break;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT8: width = 1; break;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__INT16: width = 2, is_signed = true; break;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT16: width = 2; break;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: width = 4, is_signed = true; break;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT32: width = 4; break;
-    default:
-      return dy_error_set(err, DY_STATUS_UNSUPPORTED,
-                          "%s: dtype %s is not supported (dy2stc has float32, int64 "
-                          "and bool)", what, onnx_dtype_name(odt));
-    }
-    dt = DY_I64;
-  }
-  if (t->segment)
-    return dy_error_set(err, DY_STATUS_UNSUPPORTED, "%s: segmented tensors are not supported", what);
-  if (t->n_dims > DY_MAX_DIMS)
-    return dy_error_set(err, DY_STATUS_UNSUPPORTED, "%s: rank %zu exceeds %d", what,
-                        t->n_dims, DY_MAX_DIMS);
-  dy_type ty = {.dtype = dt, .rank = (int)t->n_dims};
-  int64_t n = 1;
-  for (size_t i = 0; i < t->n_dims; i++) {
-    if (t->dims[i] < 0 || (t->dims[i] > 0 && n > (INT64_C(1) << 40) / t->dims[i]))
-      return dy_error_set(err, DY_STATUS_FORMAT, "%s: bad dim %lld", what,
-                          (long long)t->dims[i]);
-    ty.shape[i] = t->dims[i];
-    n *= t->dims[i];
-  }
-  size_t esz = dy_dtype_size(dt), nb = (size_t)n * esz;
-  ox_const *k = calloc(1, sizeof *k);
-  if (!k || !(k->data = calloc(nb ? nb : 1, 1))) {
-    free(k);
-    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "%s: out of memory", what);
-  }
-  k->type = ty;
-  dy_status s = DY_OK;
-  bool external = t->has_data_location &&
-                  t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
-  if (width) {
-    s = widen_ints(t, what, dir, n, width, is_signed, external, k->data, err);
-  } else if (external) {
-    s = read_external(what, dir, t, k->data, nb, err);
-  } else if (t->has_raw_data) {
-    if (t->raw_data.len != nb)
-      s = dy_error_set(err, DY_STATUS_FORMAT, "%s: raw_data has %zu bytes, %s[%lld] needs %zu",
-                       what, t->raw_data.len, onnx_dtype_name(odt), (long long)n, nb);
-    else if (nb)
-      memcpy(k->data, t->raw_data.data, nb);
-    if (!s && dt == DY_BOOL)
-      for (size_t i = 0; i < nb; i++)
-        ((unsigned char *)k->data)[i] = ((unsigned char *)k->data)[i] != 0;
-  } else if (dt == DY_F32) {
-    if (t->n_float_data != (size_t)n)
-      s = dy_error_set(err, DY_STATUS_FORMAT, "%s: %zu floats for %lld elements", what,
-                       t->n_float_data, (long long)n);
-    else if (nb)
-      memcpy(k->data, t->float_data, nb);
-  } else if (dt == DY_I64) {
-    if (t->n_int64_data != (size_t)n)
-      s = dy_error_set(err, DY_STATUS_FORMAT, "%s: %zu int64s for %lld elements", what,
-                       t->n_int64_data, (long long)n);
-    else if (nb)
-      memcpy(k->data, t->int64_data, nb);
-  } else {
-    if (t->n_int32_data != (size_t)n)
-      s = dy_error_set(err, DY_STATUS_FORMAT, "%s: %zu bools for %lld elements", what,
-                       t->n_int32_data, (long long)n);
-    for (int64_t i = 0; !s && i < n; i++)
-      ((unsigned char *)k->data)[i] = t->int32_data[i] != 0;
-  }
-  if (s) {
-    free_const(k);
-    return s;
-  }
-  *out = k;
-  return DY_OK;
-}
-
-dy_status dy_onnx_tensor_read(const char *path, dy_tensor **out, char *name,
-                              size_t name_n, dy_error *err) {
-  *out = NULL;
-  uint8_t *buf;
-  size_t len;
-  dy_status s = dy_read_file(path, &buf, &len, err);
-  if (s)
-    return s;
-  Onnx__TensorProto *t = onnx__tensor_proto__unpack(NULL, len, buf);
-  free(buf);
-  if (!t)
-    return dy_error_set(err, DY_STATUS_FORMAT, "%s: not a TensorProto (or truncated)", path);
-  if (name && name_n)
-    snprintf(name, name_n, "%s", t->name ? t->name : "");
-  char dir[4096];
-  snprintf(dir, sizeof dir, "%s", path);
-  char *slash = strrchr(dir, '/');
-  if (slash)
-    *slash = 0;
-  else
-    snprintf(dir, sizeof dir, ".");
-  ox_const *k;
-  s = ox_tensor_convert(t, path, dir, &k, err);
-  onnx__tensor_proto__free_unpacked(t, NULL);
-  if (s)
-    return s;
-  *out = dy_tensor_from_data(k->type.dtype, k->type.rank, k->type.shape, k->data);
-  free_const(k);
-  if (!*out)
-    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "%s: out of memory", path);
-  return DY_OK;
 }
 
 /* ------------------------------------------------------------------ */
@@ -705,10 +462,10 @@ static dy_status input_type(ox_ctx *c, const Onnx__ValueInfoProto *vi,
                    "are not supported)", nm);
   const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
   int et = tt->has_elem_type ? tt->elem_type : 0;
-  if (!map_dtype(et, &t->dtype))
+  if (!dy_onnx_dtype(et, &t->dtype))
     return ox_fail(c, DY_STATUS_UNSUPPORTED,
                    "graph input '%s' has dtype %s (dy2stc has float32, int64 and bool)",
-                   nm, onnx_dtype_name(et));
+                   nm, ox_dtype_name(et));
   if (!tt->shape)
     return ox_fail(c, DY_STATUS_UNSUPPORTED, "graph input '%s' has no shape", nm);
   if (tt->shape->n_dim > DY_MAX_DIMS)
@@ -750,13 +507,13 @@ static dy_status check_output(ox_ctx *c, const Onnx__ValueInfoProto *vi,
     return DY_OK;
   const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
   dy_dtype dt;
-  if (tt->has_elem_type && tt->elem_type && !map_dtype(tt->elem_type, &dt))
+  if (tt->has_elem_type && tt->elem_type && !dy_onnx_dtype(tt->elem_type, &dt))
     return ox_fail(c, DY_STATUS_UNSUPPORTED,
                    "graph output '%s' has dtype %s (dy2stc has float32, int64 and bool)",
-                   vi->name, onnx_dtype_name(tt->elem_type));
+                   vi->name, ox_dtype_name(tt->elem_type));
   if (tt->has_elem_type && tt->elem_type && dt != v->type.dtype)
     return ox_fail(c, DY_STATUS_INTERNAL, "graph output '%s' is declared %s, computed %s",
-                   vi->name, onnx_dtype_name(tt->elem_type), dy_dtype_name(v->type.dtype));
+                   vi->name, ox_dtype_name(tt->elem_type), dy_dtype_name(v->type.dtype));
   if (tt->shape) {
     char a[128];
     bool ok = (int)tt->shape->n_dim == v->type.rank;
@@ -835,7 +592,7 @@ dy_status ox_import_subgraph(ox_ctx *c, const Onnx__GraphProto *g, const char *w
       break;
     ox_value *v = ox_new_value(c, g->initializer[i]->name, &k->type);
     if (!v) {
-      free_const(k);
+      ox_free_const(k);
       s = ox_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
       break;
     }
@@ -943,7 +700,7 @@ static dy_status import_graph(ox_ctx *c, const Onnx__ModelProto *m) {
       return s;
     ox_value *v = ox_new_value(c, t->name, &k->type);
     if (!v) {
-      free_const(k);
+      ox_free_const(k);
       return ox_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
     }
     v->c = k;

@@ -157,6 +157,10 @@ ox_value *ox_concat(ox_ctx *c, ox_value *const *in, int n, int64_t axis);
 ox_value *ox_pad(ox_ctx *c, ox_value *x, const int64_t *pads, const char *mode,
                  float value);
 
+/* onnx_tensor.c: an ONNX elem type's name ("float", "int32", ...). */
+const char *ox_dtype_name(int onnx_type);
+/* Free a constant and its data. */
+void ox_free_const(ox_const *k);
 /* Convert a TensorProto into a new constant (caller frees k->data and k);
  * `what` names it in errors, dir resolves external data. */
 dy_status ox_tensor_convert(const Onnx__TensorProto *t, const char *what,
