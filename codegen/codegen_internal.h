@@ -97,7 +97,7 @@ dy_status dy_emit_matmul_epilogue(dy_emit_ctx *ctx, dy_error *err, bool bias,
  * as for dy_emit_act_expr. The scratch its GEMM form needs. */
 dy_status dy_emit_conv2d_epilogue(dy_emit_ctx *ctx, dy_error *err, bool bias, const char *act,
                                   double alpha);
-int64_t dy_emit_conv_scratch(const dy_program *p, const dy_op *op);
+int64_t dy_emit_conv_scratch(const dy_program *p, const dy_op *op, int threads);
 
 /* emit_fused.c: the C expression of activation act ("", "relu", "relu6",
  * "sigmoid", "tanh", "leaky_relu", "gelu", "silu") applied to expression x
@@ -164,7 +164,7 @@ void dy_emit_gemm_prelude(dy_buf *out);
 void dy_emit_thread_prelude(dy_buf *out, int threads);
 /* Kernels split work over threads when the work (multiply-adds) of one
  * call reaches this; smaller calls stay on the caller's thread. */
-#define DY_THREAD_MIN_WORK (1 << 20)
+#define DY_THREAD_MIN_WORK (1 << 22)
 /* Arena scratch of a matmul whose B is packed at run time (0 if none). */
 int64_t dy_gemm_matmul_scratch(const dy_program *p, const dy_op *op);
 /* Panels of a run-time B of depth k and n columns packed at a time. */

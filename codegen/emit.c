@@ -6,10 +6,21 @@
  *   includes            NAME.h, <stddef.h>, <stdint.h>: nothing else
  *   math                the dy_expf, dy_tanhf, ... the kernels call, as
  *                       static inline functions (emit_mathlib.c; no libm)
- *   weights             static const arrays, one per persistable var used
+ *   weights             static const arrays, one per persistable var read
+ *                       as it is, and the packed copies GEMM and conv
+ *                       kernels read instead (w_<name>_p16, _p6; the
+ *                       layouts are emit_gemm.c's): a weight only read
+ *                       packed is emitted only packed
+ *   SIMD helpers        when a kernel uses them: emit_simd.c's dy_vf /
+ *                       dy_f16 helpers, emit_gemm.c's micro-kernels, and
+ *                       with --threads, dy_parallel
  *   kernels             one static function per op, in op order, each under
  *                       a comment naming the op, its source line and types;
- *                       bodies come from the emitters (emit_ops.c)
+ *                       bodies come from the emitters (emit_ops.c); a kernel
+ *                       that needs scratch (dy_codegen_scratch_bytes) takes
+ *                       `float *restrict scratch`, placed by the plan
+ *                       (dy_codegen_options.scratch_offsets) or, without
+ *                       one, after the plan's arena
  *   NAME_run            argument checks, the arena layout as a comment, one
  *                       call per kernel, copies for odd outputs
  *   NAME_run_v          the same behind arrays of pointers

@@ -32,7 +32,17 @@
  *
  * The micro-kernels are written once per file (dy_emit_gemm_prelude) over
  * the dy_f16 helpers of emit_simd.c, so the same text uses AVX-512, AVX2,
- * SSE2, NEON or plain C.
+ * SSE2, NEON or plain C. relu, relu6 and leaky_relu are applied in the
+ * registers; sigmoid, tanh, gelu and silu on the stored tile, still in L1,
+ * by the vector math of emit_simd.c.
+ *
+ * With --threads N (dy_codegen_options.threads > 1) a GEMM's panels, or a
+ * convolution's 16-pixel panels of each image, are split over N pthreads
+ * (dy_parallel, dy_emit_thread_prelude): the loop nest goes into a worker
+ * function written in front of the kernel, over a range of panels, and
+ * each thread gathers im2col panels into its own slice of the scratch. A
+ * call with less than DY_THREAD_MIN_WORK multiply-adds stays on one thread.
+ * Without --threads no thread code is written at all.
  */
 #include <stdio.h>
 #include <string.h>
@@ -90,8 +100,6 @@ static const char *const gemm_head[] = {
     "  if (flags & DY_GEMM_LEAKY)\n",
     "    x = dy_f16_leaky(x, alpha);\n",
     "  dy_f16_storen(c, x, nr);\n",
-    "  if (flags >> 6)\n",
-    "    dy_act(c, c, nr, flags >> 6);\n",
     "}\n",
     "\n",
 };
@@ -160,6 +168,8 @@ static void put_ukr(dy_buf *o, int mr, int u) {
       snprintf(row, sizeof row, "c + %d * ldc", i);
     dy_buf_printf(o, "  dy_gemm_out(%s, c%d, nr, flags, bias, %d, alpha);\n", row, i, i);
   }
+  dy_buf_printf(o, "  if (flags >> 6) /* sigmoid, tanh, gelu, silu: on the stored tile */\n"
+                   "    dy_act_tile(c, ldc, %d, nr, flags >> 6);\n", mr);
   dy_buf_puts(o, "}\n\n");
 }
 
@@ -541,7 +551,7 @@ int64_t dy_codegen_scratch_bytes(const dy_program *p, const dy_op *op, int64_t m
     return dy_gemm_matmul_scratch(p, op); /* packed once, then read by all */
   case DY_OP_CONV2D:
   case DY_OP_FUSED_CONV2D:
-    return dy_emit_conv_scratch(p, op) * (threads > 1 ? threads : 1);
+    return dy_emit_conv_scratch(p, op, threads);
   default:
     return 0;
   }

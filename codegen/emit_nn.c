@@ -1,21 +1,37 @@
 /* emit_nn.c - emitters of the nn family (ir/ops_nn.def): conv2d,
  * conv2d_transpose, pool2d, batch_norm, layer_norm, group_norm, dropout.
  *
- * Plain loops with literal extents (only the batch is the run-time
- * `batch`), written to be read and to be obviously right: a direct
- * convolution, a scatter-add transposed convolution, window loops for
- * pooling. Padding is handled by bounds checks on the input index, emitted
- * only on the sides where the index can actually leave the input, so no
- * load ever falls outside a buffer. Speed is a later pass's job (packed
- * weights, SIMD helpers).
+ * Loops with literal extents (only the batch is the run-time `batch`):
+ *
+ *   conv2d        with a constant weight: GEMM on the micro-kernel of
+ *                 emit_gemm.c. The weight is packed at compile time into
+ *                 micro-panels of 6 output channels; per image, each panel
+ *                 of 16 output pixels of im2col(x) is gathered into the
+ *                 scratch (runs along an output row are vector copies; a
+ *                 padded convolution first copies the image into a
+ *                 zero-padded buffer there, so the gather never checks
+ *                 bounds), and each 6 x 16 tile of y comes out of registers
+ *                 with bias and activation applied. Depthwise: a direct
+ *                 kernel, one tap at a time along each output row in vector
+ *                 lanes. A weight computed at run time: plain loops.
+ *   pool2d        windows inside the input at stride 1, or 2 wide at stride
+ *                 2: DY_VW outputs at a time (dy_vdeint splits even and odd
+ *                 columns); whole-plane averages: a vector sum; otherwise
+ *                 window loops with bounds checks
+ *   layer_norm    per row one vector sweep for the moments (sums of x - x[0]
+ *                 and its square) and one for y
+ *   the rest      plain loops (transposed convolution as a scatter-add)
+ *
+ * Bounds checks on an input index are emitted only on the sides where the
+ * index can actually leave the input, so no load falls outside a buffer.
  *
  * Each emitter first re-runs inference on its input types and checks the
  * output's type against it, so attributes are known to be well formed (the
- * rules live in ir/infer_nn.c). Normalisation and dropout emit exactly the
- * arithmetic of runtime/kernels_nn.c — statistics in double, the same
- * operation order, dropout's counter hash with the threshold and scale as
- * literals — so the generated C agrees with eager calls (bit for bit for
- * dropout's mask).
+ * rules live in ir/infer_nn.c). batch_norm, group_norm and dropout emit
+ * exactly the arithmetic of runtime/kernels_nn.c — statistics in double,
+ * the same operation order, dropout's counter hash with the threshold and
+ * scale as literals — so the generated C agrees with eager calls (bit for
+ * bit for dropout's mask); the vector kernels agree within rounding.
  */
 #include <math.h>
 #include <stdio.h>
@@ -103,21 +119,35 @@ typedef struct {
   ll groups;
 } conv_geom;
 
-static conv_geom conv_geom_of(dy_emit_ctx *ctx) {
-  const dy_type *x = dy_emit_in_type(ctx, 0), *w = dy_emit_in_type(ctx, 1);
-  const dy_type *y = dy_emit_out_type(ctx, 0);
+static conv_geom conv_geom_from(const dy_program *p, const dy_op *op) {
+  const dy_type *x = &p->vars[op->inputs[0]]->type, *w = &p->vars[op->inputs[1]]->type;
+  const dy_type *y = &p->vars[op->outputs[0]]->type;
   const int64_t *st, *pad, *dil;
   int n;
-  dy_op_attr_ints(ctx->op, "strides", &st, &n, NULL);
-  dy_op_attr_ints(ctx->op, "paddings", &pad, &n, NULL); /* [t,l,b,r] or [h,w] */
-  dy_op_attr_ints(ctx->op, "dilations", &dil, &n, NULL);
+  dy_op_attr_ints(op, "strides", &st, &n, NULL);
+  dy_op_attr_ints(op, "paddings", &pad, &n, NULL); /* [t,l,b,r] or [h,w] */
+  dy_op_attr_ints(op, "dilations", &dil, &n, NULL);
   return (conv_geom){
       .c = x->shape[1], .h = x->shape[2], .w = x->shape[3],
       .o = y->shape[1], .oh = y->shape[2], .ow = y->shape[3],
       .kh = w->shape[2], .kw = w->shape[3],
       .sh = st[0], .sw = st[1], .dh = dil[0], .dw = dil[1],
       .pt = pad[0], .pl = pad[1],
-      .groups = dy_op_attr_int_or(ctx->op, "groups", 1)};
+      .groups = dy_op_attr_int_or(op, "groups", 1)};
+}
+
+static conv_geom conv_geom_of(dy_emit_ctx *ctx) { return conv_geom_from(ctx->p, ctx->op); }
+
+/* The input as the windows see it, padding included: hp x wp. False when
+ * no window leaves the input (no padding needed). */
+static bool conv_padded(const conv_geom *g, ll *hp, ll *wp) {
+  ll pb = (g->oh - 1) * g->sh + (g->kh - 1) * g->dh + 1 - g->h - g->pt;
+  ll pr = (g->ow - 1) * g->sw + (g->kw - 1) * g->dw + 1 - g->w - g->pl;
+  pb = pb > 0 ? pb : 0;
+  pr = pr > 0 ? pr : 0;
+  *hp = g->h + g->pt + pb;
+  *wp = g->w + g->pl + pr;
+  return g->pt > 0 || g->pl > 0 || pb > 0 || pr > 0;
 }
 
 /* The direct convolution: plain loops, any operands (a weight computed at
@@ -226,8 +256,10 @@ static void emit_im2col_panel(dy_emit_ctx *ctx, const conv_geom *g, ll cg, const
     L("continue;");
     CLOSE();
   }
-  L("const float *row = x + (%s%sc) * %lld + iy * %lld;", c0 ? c0 : "", c0 ? " + " : "",
-    g->h * g->w, g->w);
+  if (c0)
+    L("const float *row = x + (%s + c) * %lld + iy * %lld;", c0, g->h * g->w, g->w);
+  else
+    L("const float *row = x + c * %lld + iy * %lld;", g->h * g->w, g->w);
   OPEN("for (int64_t k = 0; k < %lld; k++, d += 16) {", g->kw);
   sum2(e, sizeof e, affine(t, sizeof t, "ox", g->sw, -g->pl), "k", g->dw);
   L("const int64_t ix0 = %s;", e);
@@ -236,18 +268,25 @@ static void emit_im2col_panel(dy_emit_ctx *ctx, const conv_geom *g, ll cg, const
   snprintf(cond, sizeof cond, "%s", inside);
   if (hi_w)
     snprintf(cond + strlen(cond), sizeof cond - strlen(cond), "%lld", g->w);
-  if (g->sw == 1 && (lo_w || hi_w)) {
-    if (lo_w && hi_w)
-      L("if (ix0 >= 0 && ix0 + len <= %lld)", g->w);
-    else if (lo_w)
-      L("if (ix0 >= 0)");
-    else
-      L("if (ix0 + len <= %lld)", g->w);
-    L("  dy_copy(d, row + ix0, len);");
-    OPEN("else {");
-  }
-  if (g->sw == 1 && !lo_w && !hi_w) {
-    L("dy_copy(d, row + ix0, len);");
+  if (g->sw == 1) {
+    /* contiguous: the columns inside the row [t0, t1), zeros around them */
+    if (lo_w || hi_w) {
+      L("const int64_t t0 = ix0 < 0 ? (-ix0 < len ? -ix0 : len) : 0;");
+      L("const int64_t t1 = %lld - ix0 < len ? (%lld - ix0 > t0 ? %lld - ix0 : t0) : len;", g->w,
+        g->w, g->w);
+    } else {
+      L("const int64_t t0 = 0, t1 = len;");
+    }
+    L("if (t1 - t0 == 16)");
+    L("  dy_f16_store(d, dy_f16_load(row + ix0));");
+    L("else");
+    L("  dy_copy(d + t0, row + ix0 + t0, t1 - t0);");
+    if (lo_w || hi_w) {
+      L("for (int64_t t = 0; t < t0; t++)");
+      L("  d[t] = 0.0f;");
+      L("for (int64_t t = t1; t < len; t++)");
+      L("  d[t] = 0.0f;");
+    }
   } else {
     OPEN("for (int64_t t = 0; t < len; t++) {");
     if (g->sw == 1)
@@ -260,8 +299,6 @@ static void emit_im2col_panel(dy_emit_ctx *ctx, const conv_geom *g, ll cg, const
       L("d[t] = row[ix];");
     CLOSE();
   }
-  if (g->sw == 1 && (lo_w || hi_w))
-    CLOSE();
   CLOSE();
   CLOSE();
   CLOSE();
@@ -269,10 +306,29 @@ static void emit_im2col_panel(dy_emit_ctx *ctx, const conv_geom *g, ll cg, const
   CLOSE();
 }
 
-/* Scratch of the GEMM convolution: one im2col panel, r x 16 floats. */
-int64_t dy_emit_conv_scratch(const dy_program *p, const dy_op *op) {
+/* Scratch of the GEMM convolution: an im2col panel of r x 16 floats per
+ * thread, then, when the convolution pads, the zero-padded image. */
+int64_t dy_emit_conv_scratch(const dy_program *p, const dy_op *op, int threads) {
   dy_pack k = dy_gemm_pack_of(p, op, 1);
-  return k.kind == DY_PACK_A6 ? k.cols * 16 * 4 : 0;
+  if (k.kind != DY_PACK_A6)
+    return 0;
+  conv_geom g = conv_geom_from(p, op);
+  ll hp, wp, padded = conv_padded(&g, &hp, &wp) ? g.c * hp * wp : 0;
+  return (k.cols * 16 * (threads > 1 ? threads : 1) + padded) * 4;
+}
+
+/* Image n of in0 into xp = scratch + at: hp x wp planes, zero around the
+ * input placed at (pt, pl). */
+static void emit_pad_image(dy_emit_ctx *ctx, const conv_geom *g, ll hp, ll wp, ll at) {
+  L("/* the image, zero-padded to %lld x %lld */", hp, wp);
+  L("float *xp = scratch + %lld;", at);
+  L("for (int64_t q = 0; q < %lld; q++)", g->c * hp * wp);
+  L("  xp[q] = 0.0f;");
+  L("for (int64_t c = 0; c < %lld; c++)", g->c);
+  L("  for (int64_t iy = 0; iy < %lld; iy++)", g->h);
+  L("    dy_copy(xp + (c * %lld + iy + %lld) * %lld + %lld, in0 + ((n * %lld + c) * %lld + iy) * %lld,",
+    hp, g->pt, wp, g->pl, g->c, g->h, g->w);
+  L("            %lld);", g->w);
 }
 
 /* conv2d as GEMM on the micro-kernel: per image and 16-pixel panel, the
@@ -297,7 +353,13 @@ static dy_status emit_conv_gemm(dy_emit_ctx *ctx, dy_error *err, const conv_geom
     g->o, p, g->o, r, groups * nq, groups * nq == 1 ? "" : "s");
   L(" * of %lld x 6) times im2col(x[n]) (%lld x %lld), gathered 16 pixels at a time */", r, r,
     p);
-  ll panels = (p + 15) / 16;
+  ll panels = (p + 15) / 16, hp, wp, threads = ctx->threads > 1 ? ctx->threads : 1;
+  /* with padding, the im2col reads a zero-padded copy of the image (after
+   * the panels in the scratch), so it never checks bounds */
+  bool padded = conv_padded(g, &hp, &wp);
+  conv_geom gi = *g;
+  if (padded)
+    gi.h = hp, gi.w = wp, gi.pt = 0, gi.pl = 0;
   char fn[64];
   if (ctx->threads > 1) {
     /* the panels [lo, hi) of one image, one thread's share, each thread
@@ -325,7 +387,12 @@ static dy_status emit_conv_gemm(dy_emit_ctx *ctx, dy_error *err, const conv_geom
   ctx = &sub;
   if (outer->threads <= 1) {
     OPEN("for (int64_t n = 0; n < %s; n++) {", nb);
-    L("const float *x = in0 + n * %lld;", g->c * g->h * g->w);
+    if (padded) {
+      emit_pad_image(ctx, g, hp, wp, threads * r * 16);
+      L("const float *x = xp;");
+    } else {
+      L("const float *x = in0 + n * %lld;", g->c * g->h * g->w);
+    }
     L("float *y = out0 + n * %lld;", g->o * p);
     OPEN("for (int64_t p0 = 0; p0 < %lld; p0 += 16) {", p);
   } else {
@@ -339,7 +406,7 @@ static dy_status emit_conv_gemm(dy_emit_ctx *ctx, dy_error *err, const conv_geom
   snprintf(c0, sizeof c0, "g * %lld", cg);
   if (groups > 1)
     OPEN("for (int64_t g = 0; g < %lld; g++) {", groups);
-  emit_im2col_panel(ctx, g, cg, groups > 1 ? c0 : NULL);
+  emit_im2col_panel(ctx, &gi, cg, groups > 1 ? c0 : NULL);
   if (p % 16 != 0) {
     L("/* the last panel's columns past nr: computed, never stored */");
     L("for (int64_t r = 0; r < %lld; r++)", r);
@@ -383,12 +450,18 @@ static dy_status emit_conv_gemm(dy_emit_ctx *ctx, dy_error *err, const conv_geom
   /* the kernel: each image's panels over the threads */
   OPEN("for (int64_t n = 0; n < %s; n++) {", nb);
   L("%s_args args;", fn);
-  L("args.x = in0 + n * %lld, args.y = out0 + n * %lld;", g->c * g->h * g->w, g->o * p);
+  if (padded) {
+    emit_pad_image(ctx, g, hp, wp, threads * r * 16);
+    L("args.x = xp, args.y = out0 + n * %lld;", g->o * p);
+  } else {
+    L("args.x = in0 + n * %lld, args.y = out0 + n * %lld;", g->c * g->h * g->w, g->o * p);
+  }
   L("args.in1 = in1, args.in2 = %s, args.scratch = scratch;", bias ? "in2" : "0");
-  if (g->o * r * p >= DY_THREAD_MIN_WORK)
-    L("dy_parallel(%lld, %s, &args);", panels, fn);
-  else
-    L("%s(&args, 0, %lld, 0); /* too little work for threads */", fn, panels);
+  L("if (%lld >= DY_THREAD_MIN_WORK) /* multiply-adds per image: worth the threads? */",
+    g->o * r * p);
+  L("  dy_parallel(%lld, %s, &args);", panels, fn);
+  L("else");
+  L("  %s(&args, 0, %lld, 0);", fn, panels);
   CLOSE();
   return DY_OK;
 }

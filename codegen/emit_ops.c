@@ -98,7 +98,7 @@ static dy_status emit_unary_vector(dy_emit_ctx *ctx, dy_error *err, const char *
   dy_emit_line(ctx, "int64_t i = 0;");
   dy_emit_line(ctx, "for (; i + DY_VW <= %s; i += DY_VW)", n);
   dy_emit_line(ctx, "  dy_vstore(out0 + i, dy_vrelu(dy_vload(in0 + i)));");
-  dy_emit_line(ctx, "for (; i < %s; i++)", n);
+  dy_emit_line(ctx, "for (int t = (int)(%s - i); t > 0; t--, i++)", n);
   dy_emit_line(ctx, "  out0[i] = in0[i] > 0.0f ? in0[i] : 0.0f;");
   return DY_OK;
 }

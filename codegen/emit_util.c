@@ -177,7 +177,9 @@ static dy_status broadcast_vector(dy_emit_ctx *ctx, const char *vop, const char 
   dy_emit_line(ctx, "int64_t i = 0;");
   dy_emit_line(ctx, "for (; i + DY_VW <= %s; i += DY_VW)", ext);
   dy_emit_line(ctx, "  dy_vstore(y + i, %s(%s, %s));", vop, ld[0], ld[1]);
-  dy_emit_line(ctx, "for (; i < %s; i++)", ext);
+  /* the tail counted in int: fewer than DY_VW (a 64-bit count there makes
+   * gcc imagine 2^62 iterations and warn) */
+  dy_emit_line(ctx, "for (int t = (int)(%s - i); t > 0; t--, i++)", ext);
   char rhs[128];
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"

@@ -3,7 +3,8 @@
 # missing. Safe to run again: does nothing when all are present.
 # The cross tools are for the firmware tests (tests/test_firmware.c,
 # samples/firmware): arm-none-eabi-gcc and newlib for Cortex-M, QEMU's
-# mps2 boards to run it; aarch64-linux-gnu-gcc and qemu-aarch64 for ARM64.
+# mps2 boards to run it; aarch64-linux-gnu-gcc and qemu-aarch64 for ARM64
+# (and for the NEON path of the generated code, tests/test_simd.c).
 set -e
 PKGS="cmake make gcc clang libclang-rt-14-dev pkg-config libprotobuf-c-dev protobuf-c-compiler \
 libopenblas-dev libcunit1-dev libonnx-dev libonnx-testdata \

@@ -20,7 +20,9 @@
  * not, and the vector math's few ulp), and the plain-C outputs must equal
  * the eager kernels' (the static executor).
  *
- * Also: an object built without --threads references no pthread symbol.
+ * Also: the cases emitted with --threads 2 give the same results, and an
+ * object built without --threads references no pthread symbol (nor
+ * anything else but memcpy and memset).
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -32,6 +34,7 @@
 #include "dy_test.h"
 
 #define SCRATCH DY_BUILD_DIR "/simd_scratch"
+#define THREADED SCRATCH "/threads" /* the same cases emitted with --threads 2 */
 #define STRICT "-std=c99 -Wall -Wextra -Werror -pedantic -O2"
 
 static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -251,29 +254,32 @@ static bool emit_group(int g) {
     em[i].ref = malloc(sizeof(float) * (size_t)em[i].out_numel);
     memcpy(em[i].ref, outs[em[i].out_slot]->data, sizeof(float) * (size_t)em[i].out_numel);
   }
-  /* plan with the kernels' scratch, emit */
-  int64_t scratch[GROUP];
-  dy_memplan_result mr;
-  dy_codegen_output co = {0};
+  /* plan with the kernels' scratch, emit: one thread, and two */
   char name[32], path[600];
   snprintf(name, sizeof name, "g%d", g);
-  dy_codegen_options o = {.name = name, .max_batch = BATCH, .source = "test_simd.c",
-                          .scratch_offsets = scratch};
-  ok = ok && dy_memplan_scratch(p, BATCH, 1, scratch, &mr, &err) == DY_OK &&
-       (o.arena_bytes = mr.arena_bytes, dy_codegen(p, &o, &co, &err) == DY_OK);
-  if (ok) {
-    snprintf(path, sizeof path, SCRATCH "/g%d.c", g);
-    ok = write_bin(path, co.source, strlen(co.source));
-    snprintf(path, sizeof path, SCRATCH "/g%d.h", g);
-    ok = ok && write_bin(path, co.header, strlen(co.header));
-  }
-  for (int k = 0; k < nf && ok; k++) {
-    snprintf(path, sizeof path, SCRATCH "/in_%d_%d.bin", g, k);
-    ok = write_bin(path, feeds[k]->data, (size_t)feeds[k]->nbytes);
+  for (int threads = 1; threads <= 2 && ok; threads++) {
+    const char *dir = threads == 1 ? SCRATCH : THREADED;
+    int64_t scratch[GROUP];
+    dy_memplan_result mr;
+    dy_codegen_output co = {0};
+    dy_codegen_options o = {.name = name, .max_batch = BATCH, .source = "test_simd.c",
+                            .scratch_offsets = scratch, .threads = threads};
+    ok = dy_memplan_scratch(p, BATCH, threads, scratch, &mr, &err) == DY_OK &&
+         (o.arena_bytes = mr.arena_bytes, dy_codegen(p, &o, &co, &err) == DY_OK);
+    if (ok) {
+      snprintf(path, sizeof path, "%s/g%d.c", dir, g);
+      ok = write_bin(path, co.source, strlen(co.source));
+      snprintf(path, sizeof path, "%s/g%d.h", dir, g);
+      ok = ok && write_bin(path, co.header, strlen(co.header));
+    }
+    for (int k = 0; k < nf && ok; k++) {
+      snprintf(path, sizeof path, "%s/in_%d_%d.bin", dir, g, k);
+      ok = write_bin(path, feeds[k]->data, (size_t)feeds[k]->nbytes);
+    }
+    dy_codegen_output_free(&co);
   }
   if (!ok)
     fprintf(stderr, "\n  group %d: %s\n", g, err.msg);
-  dy_codegen_output_free(&co);
   for (int k = 0; k < nf; k++)
     dy_tensor_free(feeds[k]);
   for (int k = 0; k < nout; k++)
@@ -287,8 +293,8 @@ static bool emit_group(int g) {
 /* driver.c: runs every group on its inputs and writes each case's output;
  * argv[1] the directory, argv[2] the path's tag for the file names. C99,
  * nothing beyond libc. */
-static bool write_driver(void) {
-  FILE *f = fopen(SCRATCH "/driver.c", "w");
+static bool write_driver(const char *path) {
+  FILE *f = fopen(path, "w");
   if (!f)
     return false;
   fprintf(f, "#include <stdio.h>\n#include <stdlib.h>\n#include <stdint.h>\n");
@@ -340,9 +346,9 @@ static bool write_driver(void) {
   return true;
 }
 
-static float *read_out(int i, const char *tag) {
+static float *read_out_in(const char *dir, int i, const char *tag) {
   char path[600];
-  snprintf(path, sizeof path, SCRATCH "/out_%d_%s.bin", i, tag);
+  snprintf(path, sizeof path, "%s/out_%d_%s.bin", dir, i, tag);
   FILE *f = fopen(path, "rb");
   if (!f)
     return NULL;
@@ -355,6 +361,8 @@ static float *read_out(int i, const char *tag) {
   fclose(f);
   return y;
 }
+
+static float *read_out(int i, const char *tag) { return read_out_in(SCRATCH, i, tag); }
 
 /* got within the case's tolerance of want (NaN matching NaN)? */
 static bool close_enough(int i, const char *what, const float *got, const float *want) {
@@ -389,11 +397,11 @@ static void setup(void) {
   if (done)
     return;
   done = true;
-  sh("rm -rf " SCRATCH " && mkdir -p " SCRATCH);
+  sh("rm -rf " SCRATCH " && mkdir -p " THREADED);
   emitted_all = true;
   for (int g = 0; g < N_GROUPS; g++)
     emitted_all &= emit_group(g);
-  emitted_all &= write_driver();
+  emitted_all &= write_driver(SCRATCH "/driver.c") && write_driver(THREADED "/driver.c");
 }
 
 /* Build every case and the driver with cc + flags into exe SCRATCH/<tag>;
@@ -500,6 +508,29 @@ static void test_neon_under_qemu(void) {
   CU_ASSERT_EQUAL(compare_path("neon"), 0);
 }
 
+/* --threads 2: the GEMM and conv kernels split over two threads give the
+ * plain-C path's results, and the object references pthread_create */
+static void test_threads(void) {
+  setup();
+  int rc = sh("cd " THREADED " && gcc " STRICT " -march=native -pthread -I. -o threads "
+              "driver.c g*.c 2> cc.log && ./threads . threads");
+  if (rc)
+    sh("head -30 " THREADED "/cc.log >&2");
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  int bad = 0;
+  for (int i = 0; i < N_CASES; i++) {
+    float *a = read_out_in(THREADED, i, "threads"), *b = read_out(i, "scalar");
+    if (!a || !b || !close_enough(i, "threads", a, b))
+      bad++;
+    free(a);
+    free(b);
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT_EQUAL(sh("cd " THREADED " && gcc " STRICT " -c g0.c -o g0.o && "
+                     "nm -u g0.o | grep -q pthread_create"),
+                  0);
+}
+
 /* one-thread objects reference no pthread symbol, and only memcpy and
  * memset from the C library */
 static void test_single_thread_object(void) {
@@ -521,5 +552,6 @@ void dy_test_register(void) {
   DY_TEST(test_avx512_path);
   DY_TEST(test_clang_native);
   DY_TEST(test_neon_under_qemu);
+  DY_TEST(test_threads);
   DY_TEST(test_single_thread_object);
 }
