@@ -10,6 +10,8 @@
  *     emit_mathlib.c), built with gcc and clang on the host and, when
  *     aarch64-linux-gnu-gcc and qemu-aarch64 are there, for AArch64 with
  *     FMA contraction on (-ffp-contract=fast), run under qemu
+ *   - the vector math of the SIMD helpers (emit_simd.c) against libm the
+ *     same way, on the SSE2, AVX2 (AVX-512) and NEON paths
  *   - a loop over each function vectorises (gcc -O3, the host's SIMD):
  *     every loop of the test file is reported vectorised
  */
@@ -92,6 +94,14 @@ static void write_all(void) {
   fputs(text, f);
   fclose(f);
   free(text);
+  /* vmath.h: the same and the SIMD helpers, for the vector sweep */
+  dy_buf pre = {0};
+  dy_emit_simd_prelude(&pre);
+  f = fopen(WORK "/vmath.h", "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  fprintf(f, "#include \"mathlib.h\"\n\n%s", pre.s);
+  fclose(f);
+  dy_buf_free(&pre);
 }
 
 static void test_emits_what_is_named(void) {
@@ -197,16 +207,50 @@ static void test_accuracy_gcc(void) { sweep_with("gcc", "", "", 1021); }
 
 static void test_accuracy_clang(void) { sweep_with("clang", "", "", 1021); }
 
+/* The AArch64 cross compiler and qemu-aarch64 are there (else says so). */
+static bool have_aarch64(void) {
+  if (have("aarch64-linux-gnu-gcc") && have("qemu-aarch64"))
+    return true;
+  fprintf(stderr, "\n  SKIPPED AArch64: no aarch64-linux-gnu-gcc or qemu-aarch64 (scripts/setup.sh "
+                  "installs gcc-aarch64-linux-gnu and qemu-user)\n");
+  return false;
+}
+
 static void test_accuracy_aarch64_fma(void) {
-  if (!have("aarch64-linux-gnu-gcc") || !have("qemu-aarch64")) {
-    fprintf(stderr, "\n  SKIPPED: no aarch64-linux-gnu-gcc or qemu-aarch64 (scripts/setup.sh "
-                    "installs gcc-aarch64-linux-gnu and qemu-user)\n");
+  if (!have_aarch64())
     return;
-  }
   /* gnu11 and -ffp-contract=fast: the compiler fuses a*b+c into FMAs,
    * which the hi+lo arithmetic of dy_powf must survive */
   sweep_with("aarch64-linux-gnu-gcc", "-static -std=gnu11 -ffp-contract=fast",
              "qemu-aarch64 -L /usr/aarch64-linux-gnu", 16381);
+}
+
+/* The vector math of the kernels (emit_simd.c) on each SIMD path this
+ * machine can run: SSE2, AVX2+FMA and AVX-512 when the CPU has them, and
+ * NEON under qemu-aarch64. A path the CPU lacks is still built. */
+static void test_vector_accuracy(void) {
+  __builtin_cpu_init();
+  const struct {
+    const char *flags;
+    bool run;
+  } x86[] = {{"-mno-avx", true},
+             {"-mavx2 -mfma", __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")},
+             {"-mavx512f -mfma", __builtin_cpu_supports("avx512f")}};
+  for (int i = 0; i < 3; i++) {
+    char flags[96];
+    snprintf(flags, sizeof flags, "-DDY_SWEEP_VECTOR %s", x86[i].flags);
+    if (x86[i].run) {
+      sweep_with("gcc", flags, "", 1021);
+      continue;
+    }
+    int rc = sh("cd %s && gcc -std=c11 -O2 -Wall -Wextra -Werror %s -I. %s -o vsweep_bin -lm",
+                WORK, flags, SWEEP);
+    fprintf(stderr, "\n  gcc %s: built, not run (this CPU lacks it)\n", flags);
+    CU_ASSERT_EQUAL(rc, 0);
+  }
+  if (have_aarch64())
+    sweep_with("aarch64-linux-gnu-gcc", "-static -DDY_SWEEP_VECTOR",
+               "qemu-aarch64 -L /usr/aarch64-linux-gnu", 16381);
 }
 
 static void test_loops_vectorise(void) {
@@ -248,5 +292,6 @@ void dy_test_register(void) {
   DY_TEST(test_accuracy_gcc);
   DY_TEST(test_accuracy_clang);
   DY_TEST(test_accuracy_aarch64_fma);
+  DY_TEST(test_vector_accuracy);
   DY_TEST(test_loops_vectorise);
 }
