@@ -443,7 +443,7 @@ dy_status dy_emit_softmax(dy_emit_ctx *ctx, dy_error *err) {
     L("    mx = x[k] > mx ? x[k] : mx;");
     L("  vm = dy_vset(mx);");
     L("  for (k = 0; k + DY_VW <= %s; k += DY_VW) {", sN);
-    L("    const dy_vf e = dy_vexp(dy_vsub(dy_vload(x + k), vm));");
+    L("    const dy_vf e = dy_vexp_neg(dy_vsub(dy_vload(x + k), vm));");
     L("    dy_vstore(y + k, e);");
     L("    vs = dy_vadd(vs, e);");
     L("  }");
@@ -471,7 +471,7 @@ dy_status dy_emit_softmax(dy_emit_ctx *ctx, dy_error *err) {
   L("    for (int64_t k = 1; k < %s; k++)", sN);
   L("      vm = dy_vmax(vm, dy_vload(x + k * %s));", sI);
   L("    for (int64_t k = 0; k < %s; k++) {", sN);
-  L("      const dy_vf e = dy_vexp(dy_vsub(dy_vload(x + k * %s), vm));", sI);
+  L("      const dy_vf e = dy_vexp_neg(dy_vsub(dy_vload(x + k * %s), vm));", sI);
   L("      dy_vstore(y + k * %s, e);", sI);
   L("      vs = dy_vadd(vs, e);");
   L("    }");
