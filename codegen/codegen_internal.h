@@ -164,7 +164,7 @@ void dy_emit_gemm_prelude(dy_buf *out);
 void dy_emit_thread_prelude(dy_buf *out, int threads);
 /* Kernels split work over threads when the work (multiply-adds) of one
  * call reaches this; smaller calls stay on the caller's thread. */
-#define DY_THREAD_MIN_WORK (1 << 22)
+#define DY_THREAD_MIN_WORK (1 << 23)
 /* Arena scratch of a matmul whose B is packed at run time (0 if none). */
 int64_t dy_gemm_matmul_scratch(const dy_program *p, const dy_op *op);
 /* Panels of a run-time B of depth k and n columns packed at a time. */

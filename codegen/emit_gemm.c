@@ -37,12 +37,15 @@
  * by the vector math of emit_simd.c.
  *
  * With --threads N (dy_codegen_options.threads > 1) a GEMM's panels, or a
- * convolution's 16-pixel panels of each image, are split over N pthreads
- * (dy_parallel, dy_emit_thread_prelude): the loop nest goes into a worker
- * function written in front of the kernel, over a range of panels, and
- * each thread gathers im2col panels into its own slice of the scratch. A
- * call with less than DY_THREAD_MIN_WORK multiply-adds stays on one thread.
- * Without --threads no thread code is written at all.
+ * convolution's (image, 16-pixel panel) pairs of the whole batch, are split
+ * over N pthreads in one dy_parallel call per kernel (dy_emit_thread_prelude):
+ * the loop nest goes into a worker function written in front of the
+ * kernel, over a range of items, and each thread gathers im2col panels
+ * (and pads images) in its own slice of the scratch. Threads are made per
+ * call (the generated code keeps no state between calls), and starting one
+ * costs ~70 us on the 2-core VM the benchmarks ran on, so a call with less
+ * than DY_THREAD_MIN_WORK multiply-adds stays on one thread. Without
+ * --threads no thread code is written at all.
  */
 #include <stdio.h>
 #include <string.h>
@@ -480,10 +483,12 @@ void dy_emit_thread_prelude(dy_buf *out, int threads) {
                 " * DY_THREADS slices t, slice 0 on the calling thread, the others on\n"
                 " * threads made for the call and joined before it returns (a thread\n"
                 " * that cannot be made runs its slice on the caller). Nothing is kept\n"
-                " * between calls. */\n"
+                " * between calls. -DDY_THREAD_MIN_WORK=N changes the threshold. */\n"
                 "#include <pthread.h>\n"
                 "#define DY_THREADS %d\n"
-                "#define DY_THREAD_MIN_WORK %d /* multiply-adds below which a kernel stays on one thread */\n"
+                "#ifndef DY_THREAD_MIN_WORK /* multiply-adds below which a kernel stays on one thread */\n"
+                "#define DY_THREAD_MIN_WORK %d\n"
+                "#endif\n"
                 "typedef void (*dy_part_fn)(void *arg, int64_t lo, int64_t hi, int t);\n"
                 "typedef struct {\n"
                 "  dy_part_fn fn;\n"

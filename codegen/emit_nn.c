@@ -306,15 +306,15 @@ static void emit_im2col_panel(dy_emit_ctx *ctx, const conv_geom *g, ll cg, const
   CLOSE();
 }
 
-/* Scratch of the GEMM convolution: an im2col panel of r x 16 floats per
- * thread, then, when the convolution pads, the zero-padded image. */
+/* Scratch of the GEMM convolution, per thread: an im2col panel of r x 16
+ * floats, then, when the convolution pads, the zero-padded image. */
 int64_t dy_emit_conv_scratch(const dy_program *p, const dy_op *op, int threads) {
   dy_pack k = dy_gemm_pack_of(p, op, 1);
   if (k.kind != DY_PACK_A6)
     return 0;
   conv_geom g = conv_geom_from(p, op);
   ll hp, wp, padded = conv_padded(&g, &hp, &wp) ? g.c * hp * wp : 0;
-  return (k.cols * 16 * (threads > 1 ? threads : 1) + padded) * 4;
+  return (k.cols * 16 + padded) * (threads > 1 ? threads : 1) * 4;
 }
 
 /* Image n of in0 into xp = scratch + at: hp x wp planes, zero around the
@@ -353,7 +353,7 @@ static dy_status emit_conv_gemm(dy_emit_ctx *ctx, dy_error *err, const conv_geom
     g->o, p, g->o, r, groups * nq, groups * nq == 1 ? "" : "s");
   L(" * of %lld x 6) times im2col(x[n]) (%lld x %lld), gathered 16 pixels at a time */", r, r,
     p);
-  ll panels = (p + 15) / 16, hp, wp, threads = ctx->threads > 1 ? ctx->threads : 1;
+  ll panels = (p + 15) / 16, hp, wp;
   /* with padding, the im2col reads a zero-padded copy of the image (after
    * the panels in the scratch), so it never checks bounds */
   bool padded = conv_padded(g, &hp, &wp);
@@ -361,21 +361,24 @@ static dy_status emit_conv_gemm(dy_emit_ctx *ctx, dy_error *err, const conv_geom
   if (padded)
     gi.h = hp, gi.w = wp, gi.pt = 0, gi.pl = 0;
   char fn[64];
+  ll slice = r * 16 + (padded ? g->c * hp * wp : 0); /* one thread's scratch */
   if (ctx->threads > 1) {
-    /* the panels [lo, hi) of one image, one thread's share, each thread
-     * gathering into its own r x 16 slice of the scratch */
+    /* items [lo, hi) of batch x panels, one thread's share: each thread
+     * gathers into its own slice of the scratch and, with padding, pads
+     * each image it reaches into the same slice */
     snprintf(fn, sizeof fn, "k%d_part%d", ctx->op->id, ctx->n_parts++);
     dy_buf_printf(ctx->before,
-                  "/* op %d: the 16-pixel panels [lo, hi) of one image, one thread's share */\n"
+                  "/* op %d: items [lo, hi) of (image, 16-pixel panel), one thread's share */\n"
                   "typedef struct {\n"
-                  "  const float *x, *in1, *in2;\n"
-                  "  float *y, *scratch;\n"
+                  "  const float *in0, *in1, *in2;\n"
+                  "  float *out0, *scratch;\n"
                   "} %s_args;\n\n"
                   "static void %s(void *arg, int64_t lo, int64_t hi, int t) {\n"
                   "  const %s_args *g_ = (const %s_args *)arg;\n"
-                  "  const float *x = g_->x, *in1 = g_->in1%s;\n"
-                  "  float *y = g_->y, *scratch = g_->scratch + (int64_t)t * %lld;\n",
-                  ctx->op->id, fn, fn, fn, fn, bias ? ", *in2 = g_->in2" : "", r * 16);
+                  "  const float *in0 = g_->in0, *in1 = g_->in1%s, *x = in0;\n"
+                  "  float *y = g_->out0, *scratch = g_->scratch + (int64_t)t * %lld;\n"
+                  "  int64_t cur = -1;\n",
+                  ctx->op->id, fn, fn, fn, fn, bias ? ", *in2 = g_->in2" : "", slice);
     *ctx->uses |= DY_USES_THREADS;
   }
   dy_emit_ctx sub = *ctx;
@@ -388,7 +391,7 @@ static dy_status emit_conv_gemm(dy_emit_ctx *ctx, dy_error *err, const conv_geom
   if (outer->threads <= 1) {
     OPEN("for (int64_t n = 0; n < %s; n++) {", nb);
     if (padded) {
-      emit_pad_image(ctx, g, hp, wp, threads * r * 16);
+      emit_pad_image(ctx, g, hp, wp, r * 16);
       L("const float *x = xp;");
     } else {
       L("const float *x = in0 + n * %lld;", g->c * g->h * g->w);
@@ -396,7 +399,18 @@ static dy_status emit_conv_gemm(dy_emit_ctx *ctx, dy_error *err, const conv_geom
     L("float *y = out0 + n * %lld;", g->o * p);
     OPEN("for (int64_t p0 = 0; p0 < %lld; p0 += 16) {", p);
   } else {
-    OPEN("for (int64_t p0 = lo * 16; p0 < hi * 16; p0 += 16) {");
+    OPEN("for (int64_t it = lo; it < hi; it++) {");
+    L("const int64_t n = it / %lld, p0 = it %% %lld * 16;", panels, panels);
+    OPEN("if (n != cur) { /* a new image */");
+    L("cur = n;");
+    if (padded) {
+      emit_pad_image(ctx, g, hp, wp, r * 16);
+      L("x = xp;");
+    } else {
+      L("x = in0 + n * %lld;", g->c * g->h * g->w);
+    }
+    L("y = g_->out0 + n * %lld;", g->o * p);
+    CLOSE();
   }
   if (p % 16 == 0)
     L("const int nr = 16;");
@@ -447,22 +461,15 @@ static dy_status emit_conv_gemm(dy_emit_ctx *ctx, dy_error *err, const conv_geom
     return DY_OK;
   }
   dy_buf_puts(ctx->before, "}\n\n");
-  /* the kernel: each image's panels over the threads */
-  OPEN("for (int64_t n = 0; n < %s; n++) {", nb);
+  /* the kernel: all images' panels over the threads, in one call */
   L("%s_args args;", fn);
-  if (padded) {
-    emit_pad_image(ctx, g, hp, wp, threads * r * 16);
-    L("args.x = xp, args.y = out0 + n * %lld;", g->o * p);
-  } else {
-    L("args.x = in0 + n * %lld, args.y = out0 + n * %lld;", g->c * g->h * g->w, g->o * p);
-  }
-  L("args.in1 = in1, args.in2 = %s, args.scratch = scratch;", bias ? "in2" : "0");
-  L("if (%lld >= DY_THREAD_MIN_WORK) /* multiply-adds per image: worth the threads? */",
+  L("args.in0 = in0, args.in1 = in1, args.in2 = %s;", bias ? "in2" : "0");
+  L("args.out0 = out0, args.scratch = scratch;");
+  L("if (%s * %lld >= DY_THREAD_MIN_WORK) /* multiply-adds: worth the threads? */", nb,
     g->o * r * p);
-  L("  dy_parallel(%lld, %s, &args);", panels, fn);
+  L("  dy_parallel(%s * %lld, %s, &args);", nb, panels, fn);
   L("else");
-  L("  %s(&args, 0, %lld, 0);", fn, panels);
-  CLOSE();
+  L("  %s(&args, 0, %s * %lld, 0);", fn, nb, panels);
   return DY_OK;
 }
 

@@ -512,8 +512,10 @@ static void test_neon_under_qemu(void) {
  * plain-C path's results, and the object references pthread_create */
 static void test_threads(void) {
   setup();
-  int rc = sh("cd " THREADED " && gcc " STRICT " -march=native -pthread -I. -o threads "
-              "driver.c g*.c 2> cc.log && ./threads . threads");
+  /* every call splits, however small (else these cases would stay on one
+   * thread) */
+  int rc = sh("cd " THREADED " && gcc " STRICT " -march=native -pthread -DDY_THREAD_MIN_WORK=1 "
+              "-I. -o threads driver.c g*.c 2> cc.log && ./threads . threads");
   if (rc)
     sh("head -30 " THREADED "/cc.log >&2");
   CU_ASSERT_EQUAL_FATAL(rc, 0);
