@@ -388,30 +388,28 @@ static dy_status emit_conv_gemm(dy_emit_ctx *ctx, dy_error *err, const conv_geom
   }
   dy_emit_ctx *outer = ctx;
   ctx = &sub;
-  if (outer->threads <= 1) {
+  /* one thread: loops over images and panels; threads: over the items of
+   * the share, x and y set when the image changes */
+  bool one = outer->threads <= 1;
+  if (one) {
     OPEN("for (int64_t n = 0; n < %s; n++) {", nb);
-    if (padded) {
-      emit_pad_image(ctx, g, hp, wp, r * 16);
-      L("const float *x = xp;");
-    } else {
-      L("const float *x = in0 + n * %lld;", g->c * g->h * g->w);
-    }
-    L("float *y = out0 + n * %lld;", g->o * p);
-    OPEN("for (int64_t p0 = 0; p0 < %lld; p0 += 16) {", p);
   } else {
     OPEN("for (int64_t it = lo; it < hi; it++) {");
     L("const int64_t n = it / %lld, p0 = it %% %lld * 16;", panels, panels);
     OPEN("if (n != cur) { /* a new image */");
     L("cur = n;");
-    if (padded) {
-      emit_pad_image(ctx, g, hp, wp, r * 16);
-      L("x = xp;");
-    } else {
-      L("x = in0 + n * %lld;", g->c * g->h * g->w);
-    }
-    L("y = g_->out0 + n * %lld;", g->o * p);
-    CLOSE();
   }
+  if (padded)
+    emit_pad_image(ctx, g, hp, wp, r * 16);
+  if (padded)
+    L("%sx = xp;", one ? "const float *" : "");
+  else
+    L("%sx = in0 + n * %lld;", one ? "const float *" : "", g->c * g->h * g->w);
+  L("%sy = %s + n * %lld;", one ? "float *" : "", one ? "out0" : "g_->out0", g->o * p);
+  if (one)
+    OPEN("for (int64_t p0 = 0; p0 < %lld; p0 += 16) {", p);
+  else
+    CLOSE();
   if (p % 16 == 0)
     L("const int nr = 16;");
   else
