@@ -14,7 +14,8 @@
 #      OpenBLAS as the environment sets it, and with OPENBLAS_CORETYPE and
 #      OPENBLAS_L2_SIZE both unset; the summary compares with the faster
 #   3. every sample: the eager runtime (bench/eager.c) and the compiled
-#      code (dy2stc bench), batch 1, and GFLOP/s against the peak
+#      code (dy2stc bench), batch 1, and GFLOP/s against the peak; the
+#      ONNX sample (samples/onnx/cnn.onnx) compiled only
 #   4. the CNN's convolutions alone (dy2stc bench --per-op)
 #   5. the MLP at batch 64 vs a chain of OpenBLAS sgemm (bench/mlp_blas.c)
 set -e
@@ -67,6 +68,10 @@ for s in simple_net mlp lenet5 cnn transformer; do
   echo "$s eager_ms $e compiled_ms $c gflops $g" | tee -a samples.txt
 done
 
+# the ONNX sample (it has no eager source): the compiled code alone
+"$DY2STC" bench "$ROOT/samples/onnx/cnn.onnx" --batch 1 --runs "$RUNS" > onnx_cnn.txt
+echo "onnx_cnn compiled_ms $(awk '/^median/{print $2}' onnx_cnn.txt) gflops $(awk '/^GFLOP/{print $2}' onnx_cnn.txt)" | tee onnx.txt
+
 # ---- 4. the CNN's convolutions alone ----
 "$DY2STC" bench cnn/cnn.dymodel --batch 1 --runs "$RUNS" --per-op | tee cnn_per_op.txt
 
@@ -96,6 +101,7 @@ echo
 echo "| sample (batch 1) | eager ms | compiled ms | speed-up | compiled GFLOP/s | % of peak |"
 echo "|---|---|---|---|---|---|"
 awk -v peak="$PEAK" '{ printf "| %s | %.4g | %.4g | %.1fx | %.1f | %.0f%% |\n", $1, $3, $5, $3 / $5, $7, 100 * $7 / peak }' samples.txt
+awk -v peak="$PEAK" '{ printf "| %s (.onnx) | - | %.4g | - | %.1f | %.0f%% |\n", $1, $3, $5, 100 * $5 / peak }' onnx.txt
 echo
 awk -v peak="$PEAK" '/^  fused_conv2d|^  conv2d/ { printf "CNN convolutions alone (batch 1): %s ms, %s GFLOP/s = %.0f%% of peak\n", $3, $5, 100 * $5 / peak }' cnn_per_op.txt
 awk '{ printf "MLP batch 64: dy2stc %s ms, OpenBLAS sgemm chain %s ms, ratio %s\n", $5, $11, $16 }' mlp_blas.txt
