@@ -418,26 +418,24 @@ static dy_status map_pad(ox_ctx *c) {
   OUT(0, o);
 }
 
-/* Gather(data, indices) attributes: axis (0). */
-static dy_status map_gather(ox_ctx *c) {
+/* An op of (data, indices) with one integer attribute attr (default 0),
+ * mapped to dy2stc's op of the same attribute. */
+static dy_status map_indexed(ox_ctx *c, const char *attr, const char *op) {
   ox_value *x, *idx;
-  TRY(ox_check_attrs(c, "axis"));
+  TRY(ox_check_attrs(c, attr));
   TRY(ox_need_in(c, 0, &x));
   TRY(ox_need_in(c, 1, &idx));
-  dy_attr a[] = {DY_ATTR_I("axis", ox_attr_i(c, "axis", 0))};
+  dy_attr a[] = {DY_ATTR_I(attr, ox_attr_i(c, attr, 0))};
   ox_value *in[2] = {x, idx};
-  OUT(0, ox_op(c, "gather", in, 2, a, 1));
+  OUT(0, ox_op(c, op, in, 2, a, 1));
 }
+
+/* Gather(data, indices) attributes: axis (0). */
+static dy_status map_gather(ox_ctx *c) { return map_indexed(c, "axis", "gather"); }
 
 /* GatherElements(data, indices) attributes: axis (0). */
 static dy_status map_gather_elements(ox_ctx *c) {
-  ox_value *x, *idx;
-  TRY(ox_check_attrs(c, "axis"));
-  TRY(ox_need_in(c, 0, &x));
-  TRY(ox_need_in(c, 1, &idx));
-  ox_value *in[2] = {x, idx};
-  dy_attr a[] = {DY_ATTR_I("axis", ox_attr_i(c, "axis", 0))};
-  OUT(0, ox_op(c, "gather_elements", in, 2, a, 1));
+  return map_indexed(c, "axis", "gather_elements");
 }
 
 /* Trilu(input, k) attributes: upper (1). Element (i, j) of each matrix is
@@ -510,15 +508,7 @@ static dy_status map_one_hot(ox_ctx *c) {
 }
 
 /* GatherND(data, indices) attributes: batch_dims (0). */
-static dy_status map_gather_nd(ox_ctx *c) {
-  ox_value *x, *idx;
-  TRY(ox_check_attrs(c, "batch_dims"));
-  TRY(ox_need_in(c, 0, &x));
-  TRY(ox_need_in(c, 1, &idx));
-  ox_value *in[2] = {x, idx};
-  dy_attr a[] = {DY_ATTR_I("batch_dims", ox_attr_i(c, "batch_dims", 0))};
-  OUT(0, ox_op(c, "gather_nd", in, 2, a, 1));
-}
+static dy_status map_gather_nd(ox_ctx *c) { return map_indexed(c, "batch_dims", "gather_nd"); }
 
 /* ScatterElements(data, indices, updates) attributes: axis (0), reduction
  * ("none"; add, mul from opset 16, max, min from 18). Scatter (opset 9, 10)
