@@ -49,36 +49,33 @@ dy_tensor *dy_slice_at(dy_tensor *x, int n, const int64_t *axes,
   return apply1(DY_OP_SLICE, x, attrs, 4, loc);
 }
 
+/* An op of x with one int-list attribute, checked first. */
+static dy_tensor *apply_list(dy_op_kind k, const char *fn, const char *attr, dy_tensor *x,
+                             int n, const int64_t *list, dy_srcloc loc) {
+  if (!list_ok(fn, attr, n, list, loc))
+    return NULL;
+  dy_attr attrs[] = {DY_ATTR_IS(attr, list, n)};
+  return apply1(k, x, attrs, 1, loc);
+}
+
 dy_tensor *dy_squeeze_at(dy_tensor *x, int n_axes, const int64_t *axes,
                          dy_srcloc loc) {
-  if (!list_ok("squeeze", "axes", n_axes, axes, loc))
-    return NULL;
-  dy_attr attrs[] = {DY_ATTR_IS("axes", axes, n_axes)};
-  return apply1(DY_OP_SQUEEZE, x, attrs, 1, loc);
+  return apply_list(DY_OP_SQUEEZE, "squeeze", "axes", x, n_axes, axes, loc);
 }
 
 dy_tensor *dy_unsqueeze_at(dy_tensor *x, int n_axes, const int64_t *axes,
                            dy_srcloc loc) {
-  if (!list_ok("unsqueeze", "axes", n_axes, axes, loc))
-    return NULL;
-  dy_attr attrs[] = {DY_ATTR_IS("axes", axes, n_axes)};
-  return apply1(DY_OP_UNSQUEEZE, x, attrs, 1, loc);
+  return apply_list(DY_OP_UNSQUEEZE, "unsqueeze", "axes", x, n_axes, axes, loc);
 }
 
 dy_tensor *dy_expand_at(dy_tensor *x, int rank, const int64_t *shape,
                         dy_srcloc loc) {
-  if (!list_ok("expand", "shape", rank, shape, loc))
-    return NULL;
-  dy_attr attrs[] = {DY_ATTR_IS("shape", shape, rank)};
-  return apply1(DY_OP_EXPAND, x, attrs, 1, loc);
+  return apply_list(DY_OP_EXPAND, "expand", "shape", x, rank, shape, loc);
 }
 
 dy_tensor *dy_tile_at(dy_tensor *x, int n, const int64_t *repeat_times,
                       dy_srcloc loc) {
-  if (!list_ok("tile", "repeat_times", n, repeat_times, loc))
-    return NULL;
-  dy_attr attrs[] = {DY_ATTR_IS("repeat_times", repeat_times, n)};
-  return apply1(DY_OP_TILE, x, attrs, 1, loc);
+  return apply_list(DY_OP_TILE, "tile", "repeat_times", x, n, repeat_times, loc);
 }
 
 dy_tensor *dy_pad_at(dy_tensor *x, int n, const int64_t *paddings,
