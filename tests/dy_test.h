@@ -4,6 +4,7 @@
 
 #include <CUnit/CUnit.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 /* Assert a float within tol of an expected value, printing both. */
@@ -26,6 +27,17 @@
               (errp)->msg);                                                    \
     CU_ASSERT_EQUAL_FATAL(s_, DY_OK);                                          \
   } while (0)
+
+/* test_util.c. Run a shell command made like printf; with log set, its
+ * stdout and stderr go to that file. Its exit status, 128 if it did not
+ * exit. */
+int dy_test_sh(const char *log, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A file's bytes with a NUL after them (caller frees), NULL if unreadable. */
+char *dy_test_slurp(const char *path);
+/* tool is on the PATH. */
+bool dy_test_have(const char *tool);
+/* aarch64-linux-gnu-gcc and qemu-aarch64 are there; else says SKIPPED. */
+bool dy_test_have_aarch64(void);
 
 #define DY_SUITE(name) CU_pSuite suite_ = CU_add_suite(name, NULL, NULL)
 #define DY_TEST(fn) CU_add_test(suite_, #fn, fn)

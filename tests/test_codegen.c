@@ -132,19 +132,7 @@ static char *read_text(const char *path) {
   return s;
 }
 
-/* Run a shell command; its exit status, or -1. */
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...) {
-  char cmd[8192];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(cmd, sizeof cmd, fmt, ap);
-  va_end(ap);
-  int rc = system(cmd);
-  if (rc == -1 || !WIFEXITED(rc))
-    return -1;
-  return WEXITSTATUS(rc);
-}
+#define sh(...) dy_test_sh(NULL, __VA_ARGS__)
 
 static void show_file(const char *path) {
   char *s = read_text(path);

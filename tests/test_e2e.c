@@ -25,32 +25,10 @@
 #define SAMPLES DY_BUILD_DIR "/../samples"
 #define WORK DY_BUILD_DIR "/e2e"
 
-/* Run a shell command; stdout+stderr go to WORK/last.log. Returns the exit
- * status. */
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...) {
-  char cmd[8192], full[8400];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(cmd, sizeof cmd, fmt, ap);
-  va_end(ap);
-  snprintf(full, sizeof full, "(%s) >%s/last.log 2>&1", cmd, WORK);
-  int rc = system(full);
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
-}
+/* a shell command; stdout and stderr in WORK/last.log */
+#define sh(...) dy_test_sh(WORK "/last.log", __VA_ARGS__)
 
-static char *slurp(const char *path) {
-  uint8_t *buf;
-  size_t len;
-  dy_error err = {0};
-  if (dy_read_file(path, &buf, &len, &err))
-    return NULL;
-  char *s = realloc(buf, len + 1);
-  s[len] = 0;
-  return s;
-}
-
-static char *last_log(void) { return slurp(WORK "/last.log"); }
+static char *last_log(void) { return dy_test_slurp(WORK "/last.log"); }
 
 static void show_log_on_failure(int rc, int want) {
   if (rc != want) {
@@ -226,7 +204,7 @@ static void test_emitted_c_is_strict_and_standalone(void) {
       if (rc) {
         char path[600];
         snprintf(path, sizeof path, "%s/%s/undefined.txt", d, s);
-        char *u = slurp(path);
+        char *u = dy_test_slurp(path);
         fprintf(stderr, "\n  %s.o references: %s\n", s, u ? u : "?");
         free(u);
       }
@@ -235,7 +213,7 @@ static void test_emitted_c_is_strict_and_standalone(void) {
     /* the header alone is valid C too, with the arena size macro */
     char hpath[600];
     snprintf(hpath, sizeof hpath, "%s/%s/%s.h", d, s, s);
-    char *h = slurp(hpath);
+    char *h = dy_test_slurp(hpath);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
     CU_ASSERT_PTR_NOT_NULL(strstr(h, "_ARENA_BYTES"));
     CU_ASSERT_PTR_NOT_NULL(strstr(h, "_MAX_BATCH"));

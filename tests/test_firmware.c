@@ -47,31 +47,10 @@
 static const char *const samples[] = {"simple_net", "mlp", "lenet5", "cnn", "transformer"};
 enum { N_SAMPLES = 5 };
 
-/* Run a shell command with stdout+stderr in WORK/last.log; exit status. */
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...) {
-  char cmd[8192], full[8400];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(cmd, sizeof cmd, fmt, ap);
-  va_end(ap);
-  snprintf(full, sizeof full, "(%s) >%s/last.log 2>&1", cmd, WORK);
-  int rc = system(full);
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
-}
+/* a shell command; stdout and stderr in WORK/last.log */
+#define sh(...) dy_test_sh(WORK "/last.log", __VA_ARGS__)
 
-static char *slurp(const char *path) {
-  uint8_t *buf;
-  size_t len;
-  dy_error err = {0};
-  if (dy_read_file(path, &buf, &len, &err))
-    return NULL;
-  char *s = realloc(buf, len + 1);
-  s[len] = 0;
-  return s;
-}
-
-static char *last_log(void) { return slurp(WORK "/last.log"); }
+static char *last_log(void) { return dy_test_slurp(WORK "/last.log"); }
 
 static void show_log_on_failure(int rc, const char *what) {
   if (rc != 0) {
@@ -81,23 +60,13 @@ static void show_log_on_failure(int rc, const char *what) {
   }
 }
 
-static bool have(const char *tool) { return sh("command -v %s", tool) == 0; }
-
 static bool have_arm(void) {
-  if (have("arm-none-eabi-gcc") && have("qemu-system-arm") &&
+  if (dy_test_have("arm-none-eabi-gcc") && dy_test_have("qemu-system-arm") &&
       sh("test -f \"$(arm-none-eabi-gcc " M4_FLAGS " -print-file-name=librdimon.a)\"") == 0)
     return true;
   fprintf(stderr, "\n  SKIPPED: needs arm-none-eabi-gcc, newlib's librdimon and "
                   "qemu-system-arm (scripts/setup.sh installs gcc-arm-none-eabi, "
                   "libnewlib-arm-none-eabi, qemu-system-arm)\n");
-  return false;
-}
-
-static bool have_aarch64(void) {
-  if (have("aarch64-linux-gnu-gcc") && have("qemu-aarch64"))
-    return true;
-  fprintf(stderr, "\n  SKIPPED: needs aarch64-linux-gnu-gcc and qemu-aarch64 "
-                  "(scripts/setup.sh installs gcc-aarch64-linux-gnu, qemu-user)\n");
   return false;
 }
 
@@ -117,7 +86,7 @@ static int emit_sample(const char *s, const char *dir, const char *name, const c
 
 static void test_freestanding_prefixed_reentrant(void) {
   setup_work();
-  bool arm = have("arm-none-eabi-gcc"), a64 = have("aarch64-linux-gnu-gcc");
+  bool arm = dy_test_have("arm-none-eabi-gcc"), a64 = dy_test_have("aarch64-linux-gnu-gcc");
   if (!arm || !a64)
     fprintf(stderr, "\n  (cross builds skipped: %s%s missing; scripts/setup.sh installs them)",
             arm ? "" : "arm-none-eabi-gcc ", a64 ? "" : "aarch64-linux-gnu-gcc");
@@ -157,7 +126,7 @@ static void test_freestanding_prefixed_reentrant(void) {
     if (rc) {
       char path[600];
       snprintf(path, sizeof path, "%s/%s/foreign.txt", WORK, dir);
-      char *u = slurp(path);
+      char *u = dy_test_slurp(path);
       fprintf(stderr, "\n  %s.o: symbols without the prefix: %s\n", name, u ? u : "?");
       free(u);
     }
@@ -171,7 +140,7 @@ static void test_freestanding_prefixed_reentrant(void) {
     /* the header states RAM, flash and the shapes */
     char hpath[600];
     snprintf(hpath, sizeof hpath, "%s/%s/%s.h", WORK, dir, name);
-    char *h = slurp(hpath);
+    char *h = dy_test_slurp(hpath);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
     const char *macros[] = {"_RAM_BYTES ", "_FLASH_BYTES ", "_ARENA_BYTES ", "_WEIGHT_BYTES ",
                             "_INPUT_0_SHAPE ", "_OUTPUT_0_SHAPE ", "_INPUT_0_NUMEL(batch) "};
@@ -235,7 +204,7 @@ static long long header_macro(const char *h, const char *name) {
 static void test_max_ram_and_max_flash(void) {
   setup_work();
   CU_ASSERT_EQUAL_FATAL(emit_sample("lenet5", "budget", "lenet5", "--max-batch 1"), 0);
-  char *h = slurp(WORK "/budget/lenet5.h");
+  char *h = dy_test_slurp(WORK "/budget/lenet5.h");
   CU_ASSERT_PTR_NOT_NULL_FATAL(h);
   long long ram = header_macro(h, "#define LENET5_ARENA_BYTES ");
   long long flash = header_macro(h, "#define LENET5_WEIGHT_BYTES ");
@@ -508,7 +477,7 @@ static const char one_main[] =
  * run under qemu-aarch64 must agree with the host's and with eager. */
 static void test_aarch64_under_qemu(void) {
   setup_work();
-  if (!have_aarch64())
+  if (!dy_test_have_aarch64())
     return;
   const char *models[] = {"lenet5", "transformer"};
   for (int i = 0; i < 2; i++) {

@@ -28,37 +28,14 @@
 #define WORK DY_BUILD_DIR "/mathlib"
 #define SWEEP DY_SOURCE_DIR "/tests/mathlib_sweep.c"
 
-/* Run a shell command with stdout+stderr in WORK/last.log; exit status. */
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...) {
-  char cmd[8192], full[8400];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(cmd, sizeof cmd, fmt, ap);
-  va_end(ap);
-  snprintf(full, sizeof full, "(%s) >%s/last.log 2>&1", cmd, WORK);
-  int rc = system(full);
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
-}
-
-static char *slurp(const char *path) {
-  uint8_t *buf;
-  size_t len;
-  dy_error err = {0};
-  if (dy_read_file(path, &buf, &len, &err))
-    return NULL;
-  char *s = realloc(buf, len + 1);
-  s[len] = 0;
-  return s;
-}
+/* a shell command; stdout and stderr in WORK/last.log */
+#define sh(...) dy_test_sh(WORK "/last.log", __VA_ARGS__)
 
 static void show_log(const char *why) {
-  char *log = slurp(WORK "/last.log");
+  char *log = dy_test_slurp(WORK "/last.log");
   fprintf(stderr, "\n  %s:\n%s\n", why, log ? log : "(no output)");
   free(log);
 }
-
-static bool have(const char *tool) { return sh("command -v %s", tool) == 0; }
 
 /* dy_mathlib_emit for code, as a string (caller frees). */
 static char *emit_for(const char *code) {
@@ -165,7 +142,7 @@ static void test_clean_c_everywhere(void) {
       show_log(ccs[i]);
     CU_ASSERT_EQUAL(rc, 0);
   }
-  if (!have("arm-none-eabi-gcc")) {
+  if (!dy_test_have("arm-none-eabi-gcc")) {
     fprintf(stderr, "\n  SKIPPED Cortex-M builds: no arm-none-eabi-gcc (scripts/setup.sh "
                     "installs gcc-arm-none-eabi)\n");
     return;
@@ -196,7 +173,7 @@ static void sweep_with(const char *cc, const char *flags, const char *runner, in
     show_log("building the sweep");
   CU_ASSERT_EQUAL_FATAL(rc, 0);
   rc = sh("cd %s && %s ./sweep_bin %d", WORK, runner, stride);
-  char *log = slurp(WORK "/last.log");
+  char *log = dy_test_slurp(WORK "/last.log");
   fprintf(stderr, "\n  %s %s%s:\n%s", cc, flags, *runner ? " (under qemu)" : "",
           log ? log : "(no output)");
   free(log);
@@ -207,17 +184,8 @@ static void test_accuracy_gcc(void) { sweep_with("gcc", "", "", 1021); }
 
 static void test_accuracy_clang(void) { sweep_with("clang", "", "", 1021); }
 
-/* The AArch64 cross compiler and qemu-aarch64 are there (else says so). */
-static bool have_aarch64(void) {
-  if (have("aarch64-linux-gnu-gcc") && have("qemu-aarch64"))
-    return true;
-  fprintf(stderr, "\n  SKIPPED AArch64: no aarch64-linux-gnu-gcc or qemu-aarch64 (scripts/setup.sh "
-                  "installs gcc-aarch64-linux-gnu and qemu-user)\n");
-  return false;
-}
-
 static void test_accuracy_aarch64_fma(void) {
-  if (!have_aarch64())
+  if (!dy_test_have_aarch64())
     return;
   /* gnu11 and -ffp-contract=fast: the compiler fuses a*b+c into FMAs,
    * which the hi+lo arithmetic of dy_powf must survive */
@@ -248,7 +216,7 @@ static void test_vector_accuracy(void) {
     fprintf(stderr, "\n  gcc %s: built, not run (this CPU lacks it)\n", flags);
     CU_ASSERT_EQUAL(rc, 0);
   }
-  if (have_aarch64())
+  if (dy_test_have_aarch64())
     sweep_with("aarch64-linux-gnu-gcc", "-static -DDY_SWEEP_VECTOR",
                "qemu-aarch64 -L /usr/aarch64-linux-gnu", 16381);
 }
@@ -276,7 +244,7 @@ static void test_loops_vectorise(void) {
   int rc = sh("cd %s && gcc -std=c11 -O3 -c vec.c -o vec.o -fopt-info-vec-optimized 2>&1 | "
               "grep 'loop vectorized' | cut -d: -f2 | sort -u | wc -l > vec.count",
               WORK);
-  char *count = slurp(WORK "/vec.count");
+  char *count = dy_test_slurp(WORK "/vec.count");
   int got = count ? atoi(count) : -1;
   free(count);
   if (got != n + 1)

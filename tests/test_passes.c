@@ -23,17 +23,6 @@
 
 #define CASES DY_SOURCE_DIR "/tests/passes"
 
-static char *slurp(const char *path) {
-  uint8_t *buf;
-  size_t len;
-  dy_error err = {0};
-  if (dy_read_file(path, &buf, &len, &err))
-    return NULL;
-  char *s = realloc(buf, len + 1);
-  s[len] = 0;
-  return s;
-}
-
 /* The value of "# key: value" in text, into buf ("" if absent). */
 static void header(const char *text, const char *key, char *buf, size_t n) {
   char pat[64];
@@ -63,7 +52,7 @@ static char *canonical(const char *text, dy_error *err) {
 }
 
 static bool run_case(const char *path) {
-  char *text = slurp(path);
+  char *text = dy_test_slurp(path);
   if (!text)
     return false;
   char pass1[64], pass2[64];
@@ -171,8 +160,8 @@ static void test_pipeline_dump_and_print(void) {
   CU_ASSERT_PTR_NOT_NULL(strstr(printed, "// -----// IR after simplify //----- //"));
   CU_ASSERT_PTR_NOT_NULL(strstr(printed, "b = relu(x)"));
   free(printed);
-  char *d0 = slurp(DY_BUILD_DIR "/passes_dump/000_input.ir");
-  char *d1 = slurp(DY_BUILD_DIR "/passes_dump/001_simplify.ir");
+  char *d0 = dy_test_slurp(DY_BUILD_DIR "/passes_dump/000_input.ir");
+  char *d1 = dy_test_slurp(DY_BUILD_DIR "/passes_dump/001_simplify.ir");
   CU_ASSERT(d0 && strstr(d0, "mul(x, one)"));
   CU_ASSERT(d1 && !strstr(d1, "mul(x, one)"));
   free(d0);

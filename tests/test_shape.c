@@ -24,16 +24,7 @@
 
 #define SCRATCH DY_BUILD_DIR "/shape_scratch"
 
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...) {
-  char cmd[8192];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(cmd, sizeof cmd, fmt, ap);
-  va_end(ap);
-  int rc = system(cmd);
-  return rc == -1 || !WIFEXITED(rc) ? -1 : WEXITSTATUS(rc);
-}
+#define sh(...) dy_test_sh(NULL, __VA_ARGS__)
 
 static const char *cc(void) {
   const char *c = getenv("CC");

@@ -37,18 +37,7 @@
 #define THREADED SCRATCH "/threads" /* the same cases emitted with --threads 2 */
 #define STRICT "-std=c99 -Wall -Wextra -Werror -pedantic -O2"
 
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...) {
-  char cmd[16384];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(cmd, sizeof cmd, fmt, ap);
-  va_end(ap);
-  int rc = system(cmd);
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
-}
-
-static bool have(const char *tool) { return sh("command -v %s > /dev/null 2>&1", tool) == 0; }
+#define sh(...) dy_test_sh(NULL, __VA_ARGS__)
 
 /* ------------------------------------------------------------------ */
 /* The cases                                                           */
@@ -484,7 +473,7 @@ static void test_avx512_path(void) {
 
 static void test_clang_native(void) {
   setup();
-  if (!have("clang")) {
+  if (!dy_test_have("clang")) {
     fprintf(stderr, "\n  skipped: no clang\n");
     return;
   }
@@ -494,11 +483,8 @@ static void test_clang_native(void) {
 
 static void test_neon_under_qemu(void) {
   setup();
-  if (!have("aarch64-linux-gnu-gcc") || !have("qemu-aarch64")) {
-    fprintf(stderr, "\n  skipped: the NEON path needs aarch64-linux-gnu-gcc and qemu-aarch64 "
-                    "(Debian gcc-aarch64-linux-gnu, qemu-user; scripts/setup.sh installs them)\n");
+  if (!dy_test_have_aarch64())
     return;
-  }
   CU_ASSERT_FATAL(build_and_run("neon", "aarch64-linux-gnu-gcc", "-static", "qemu-aarch64", true));
   /* it really took the NEON path */
   CU_ASSERT_EQUAL(sh("cd " SCRATCH " && printf '#include <stdint.h>\\n#include \"g0.c\"\\n"

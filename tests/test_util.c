@@ -1,0 +1,46 @@
+/* test_util.c - what the suites that run commands share (dy_test.h). */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include "dy_compiler.h"
+#include "dy_test.h"
+
+int dy_test_sh(const char *log, const char *fmt, ...) {
+  char cmd[16384], full[16640];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(cmd, sizeof cmd, fmt, ap);
+  va_end(ap);
+  if (log)
+    snprintf(full, sizeof full, "(%s) >%s 2>&1", cmd, log);
+  int rc = system(log ? full : cmd);
+  return rc != -1 && WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
+}
+
+char *dy_test_slurp(const char *path) {
+  uint8_t *buf;
+  size_t len;
+  dy_error err = {0};
+  if (dy_read_file(path, &buf, &len, &err))
+    return NULL;
+  char *s = realloc(buf, len + 1);
+  if (!s) {
+    free(buf);
+    return NULL;
+  }
+  s[len] = 0;
+  return s;
+}
+
+bool dy_test_have(const char *tool) {
+  return dy_test_sh(NULL, "command -v %s > /dev/null 2>&1", tool) == 0;
+}
+
+bool dy_test_have_aarch64(void) {
+  if (dy_test_have("aarch64-linux-gnu-gcc") && dy_test_have("qemu-aarch64"))
+    return true;
+  fprintf(stderr, "\n  SKIPPED: needs aarch64-linux-gnu-gcc and qemu-aarch64 "
+                  "(scripts/setup.sh installs gcc-aarch64-linux-gnu, qemu-user)\n");
+  return false;
+}
