@@ -28,8 +28,8 @@ bool dy_float_literal(float v, char *buf, size_t n);
 void dy_int64_literal(int64_t v, char *buf, size_t n);
 
 /* emit.c: a product B^p * k (B the batch) as a C expression: "30",
- * "batch", "batch*10". Rotating buffer as dy_emit_dim. */
-const char *dy_emit_product(dy_emit_ctx *ctx, int64_t k, int p);
+ * "batch", "batch*10". Rotating buffer as dy_cg_dim. */
+const char *dy_cg_product(dy_cg_ctx *ctx, int64_t k, int p);
 
 /* Hand the text over (caller frees); NULL if the buffer ran out of memory,
  * in which case the buffer is freed. Leaves b empty. */
@@ -55,7 +55,7 @@ bool dy_ext_is_one(dy_ext a);
 /* Product of t's dims [from, to). */
 dy_ext dy_ext_range(const dy_type *t, int from, int to);
 /* e as a C expression, copied into buf. */
-const char *dy_ext_str(dy_emit_ctx *ctx, dy_ext e, char *buf, size_t n);
+const char *dy_ext_str(dy_cg_ctx *ctx, dy_ext e, char *buf, size_t n);
 
 /* An index expression: terms "var * stride" joined by " + ". */
 typedef struct {
@@ -64,46 +64,46 @@ typedef struct {
 } dy_idxbuf;
 
 void dy_idx_cat(dy_idxbuf *b, const char *t);
-void dy_idx_add(dy_emit_ctx *ctx, dy_idxbuf *b, const char *var, dy_ext stride);
+void dy_idx_add(dy_cg_ctx *ctx, dy_idxbuf *b, const char *var, dy_ext stride);
 const char *dy_idx_str(const dy_idxbuf *b);       /* "0" when empty */
 void dy_ptr_plus(dy_idxbuf *out, const char *base, const dy_idxbuf *idx);
 
 const char *dy_ctype(dy_dtype t);                 /* "float", "int64_t", ... */
 const char *dy_zero_of(dy_dtype t);               /* "0.0f" or "0"          */
 /* An error naming the op and its types: "codegen: add: what (...)". */
-dy_status dy_emit_type_error(dy_emit_ctx *ctx, dy_error *err, dy_status s,
+dy_status dy_cg_type_error(dy_cg_ctx *ctx, dy_error *err, dy_status s,
                              const char *what);
 extern char dy_loop_var[DY_MAX_DIMS][4];          /* "i0".."i7" */
 extern char dy_bvars[DY_MAX_DIMS][4];             /* "b0".."b7" */
 /* Open n nested loops over extents e with variables vars (indent rises). */
-void dy_emit_open_loops(dy_emit_ctx *ctx, int n, const dy_ext *e,
+void dy_cg_open_loops(dy_cg_ctx *ctx, int n, const dy_ext *e,
                         char (*vars)[4]);
 /* The elementwise loop nest for an op of 1 to 3 inputs broadcasting
  * numpy-style to out0: dims that broadcast alike are collapsed, then
  * out0[..] = fmt(in0[..], in1[..], in2[..]). fmt has one %s per input
  * ("%s + %s", "dy_powf(%s, %s)", "%s ? %s : %s"). Dtype checks are the
  * caller's. */
-dy_status dy_emit_broadcast(dy_emit_ctx *ctx, dy_error *err, const char *fmt);
+dy_status dy_cg_broadcast(dy_cg_ctx *ctx, dy_error *err, const char *fmt);
 /* The same loop nest, with a body that binds the inputs' elements to
  * v0, v1, v2 (f32) and stores expr, which may name each several times. */
-dy_status dy_emit_broadcast_let(dy_emit_ctx *ctx, dy_error *err, const char *expr);
+dy_status dy_cg_broadcast_let(dy_cg_ctx *ctx, dy_error *err, const char *expr);
 
 /* emit_ops.c: matmul with an optional epilogue c = act(c + in2[j]) (bias
- * along the last dim). act is NULL/"" or a name dy_emit_act_expr knows. */
-dy_status dy_emit_matmul_epilogue(dy_emit_ctx *ctx, dy_error *err, bool bias,
+ * along the last dim). act is NULL/"" or a name dy_cg_act_expr knows. */
+dy_status dy_cg_matmul_epilogue(dy_cg_ctx *ctx, dy_error *err, bool bias,
                                   const char *act, double alpha);
 
 /* emit_nn.c: conv2d with an optional epilogue act(conv + in2[channel]); act
- * as for dy_emit_act_expr. The scratch its GEMM form needs. */
-dy_status dy_emit_conv2d_epilogue(dy_emit_ctx *ctx, dy_error *err, bool bias, const char *act,
+ * as for dy_cg_act_expr. The scratch its GEMM form needs. */
+dy_status dy_cg_conv2d_epilogue(dy_cg_ctx *ctx, dy_error *err, bool bias, const char *act,
                                   double alpha);
-int64_t dy_emit_conv_scratch(const dy_program *p, const dy_op *op, int threads);
+int64_t dy_cg_conv_scratch(const dy_program *p, const dy_op *op, int threads);
 
 /* emit_fused.c: the C expression of activation act ("", "relu", "relu6",
  * "sigmoid", "tanh", "leaky_relu", "gelu", "silu") applied to expression x
  * (which may appear several times: pass a variable). alpha is leaky_relu's
  * slope. False if act is unknown. */
-bool dy_emit_act_expr(const char *act, double alpha, const char *x, char *buf,
+bool dy_cg_act_expr(const char *act, double alpha, const char *x, char *buf,
                       size_t n);
 
 /* emit_mathlib.c: the math functions of the generated C (no libm):
@@ -121,9 +121,9 @@ const char *dy_mathlib_name(int i);
 
 /* ---- emit_simd.c: the SIMD helpers (dy_vf, dy_f16) every vector kernel
  * uses; written once per file, before the kernels, when one uses them ---- */
-void dy_emit_simd_prelude(dy_buf *out);
+void dy_cg_simd_prelude(dy_buf *out);
 
-/* What the kernels of a file use (dy_emit_ctx.uses), so the file carries
+/* What the kernels of a file use (dy_cg_ctx.uses), so the file carries
  * only the helpers it needs. */
 enum {
   DY_USES_SIMD = 1,      /* the helpers of emit_simd.c */
@@ -158,10 +158,10 @@ void dy_gemm_pack_data(const dy_pack *k, const float *src, float *dst);
 const char *dy_pack_suffix(const dy_pack *k);          /* "_p16", "_p6" */
 void dy_pack_describe(const dy_pack *k, char *buf, size_t n);
 /* The flag constants, dy_gemm_out, dy_gemm_ukr1..6 and dy_gemm_tile. */
-void dy_emit_gemm_prelude(dy_buf *out);
+void dy_cg_gemm_prelude(dy_buf *out);
 /* <pthread.h> and dy_parallel(n, fn, arg), which runs fn over [0, n) in
  * `threads` slices (only in files of kernels compiled with --threads). */
-void dy_emit_thread_prelude(dy_buf *out, int threads);
+void dy_cg_thread_prelude(dy_buf *out, int threads);
 /* Kernels split work over threads when the work (multiply-adds) of one
  * call reaches this; smaller calls stay on the caller's thread. */
 #define DY_THREAD_MIN_WORK (1 << 23)
@@ -188,10 +188,10 @@ typedef struct {
   const char *act;
   double alpha;
 } dy_gemm_call;
-dy_status dy_emit_gemm_loops(dy_emit_ctx *ctx, dy_error *err, const dy_gemm_call *g);
+dy_status dy_cg_gemm_loops(dy_cg_ctx *ctx, dy_error *err, const dy_gemm_call *g);
 /* Code packing columns [j0, j0+w) of a run-time B (k x n row-major, or
  * n x k when trans) into panels at dst. */
-void dy_emit_gemm_pack_b(dy_emit_ctx *ctx, const char *src, const char *dst, int64_t k,
+void dy_cg_gemm_pack_b(dy_cg_ctx *ctx, const char *src, const char *dst, int64_t k,
                          int64_t n, bool trans, const char *j0, int64_t w);
 
 #endif /* DY_CODEGEN_INTERNAL_H */

@@ -83,7 +83,7 @@ void dy_buf_free(dy_buf *b);
  * statements of a function whose parameters are the op's inputs then
  * outputs, named in0, in1, ... out0, ..., typed const T *restrict / T
  * *restrict; `batch` (int64_t) is in scope when the program has a dynamic
- * dim. Shapes are given as C expressions through dy_emit_dim. */
+ * dim. Shapes are given as C expressions through dy_cg_dim. */
 typedef struct {
   const dy_program *p;
   const dy_op *op;
@@ -97,27 +97,27 @@ typedef struct {
   dy_buf *before;            /* text put in front of the kernel (the worker
                                 function of a threaded kernel) */
   int n_parts;               /* worker functions written so far */
-} dy_emit_ctx;
+} dy_cg_ctx;
 
 /* A dim as a C expression: "7" or "batch". Returns a pointer into a
  * per-context rotating buffer, valid for the next few calls. */
-const char *dy_emit_dim(dy_emit_ctx *ctx, const dy_type *t, int axis);
+const char *dy_cg_dim(dy_cg_ctx *ctx, const dy_type *t, int axis);
 /* Product of dims [from, to) of t as a C expression ("30", "batch*10"). */
-const char *dy_emit_extent(dy_emit_ctx *ctx, const dy_type *t, int from,
+const char *dy_cg_extent(dy_cg_ctx *ctx, const dy_type *t, int from,
                            int to);
 /* The type of input / output i of the op being emitted. */
-const dy_type *dy_emit_in_type(dy_emit_ctx *ctx, int i);
-const dy_type *dy_emit_out_type(dy_emit_ctx *ctx, int i);
+const dy_type *dy_cg_in_type(dy_cg_ctx *ctx, int i);
+const dy_type *dy_cg_out_type(dy_cg_ctx *ctx, int i);
 /* Append an indented line. */
-void dy_emit_line(dy_emit_ctx *ctx, const char *fmt, ...)
+void dy_cg_line(dy_cg_ctx *ctx, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 #define DY_OP(NAME, name, n_in, n_out, flags, attrs) \
-  dy_status dy_emit_##name(dy_emit_ctx *ctx, dy_error *err);
+  dy_status dy_emit_##name(dy_cg_ctx *ctx, dy_error *err);
 #include "ops.def"
 #undef DY_OP
 
-typedef dy_status (*dy_emit_fn)(dy_emit_ctx *ctx, dy_error *err);
-extern const dy_emit_fn dy_emit_table[DY_OP_COUNT];
+typedef dy_status (*dy_cg_fn)(dy_cg_ctx *ctx, dy_error *err);
+extern const dy_cg_fn dy_cg_table[DY_OP_COUNT];
 
 #endif /* DY_CODEGEN_H */

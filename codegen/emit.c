@@ -61,7 +61,7 @@
 /* Emission helpers declared in dy_codegen.h                           */
 /* ------------------------------------------------------------------ */
 
-/* The rotating buffer behind dy_emit_dim / dy_emit_extent. Thread-local so
+/* The rotating buffer behind dy_cg_dim / dy_cg_extent. Thread-local so
  * that two threads may generate code at once. */
 enum { RING = 16, RING_LEN = 128 };
 static _Thread_local char ring[RING][RING_LEN];
@@ -73,7 +73,7 @@ static char *ring_slot(void) {
   return s;
 }
 
-const char *dy_emit_product(dy_emit_ctx *ctx, int64_t k, int p) {
+const char *dy_cg_product(dy_cg_ctx *ctx, int64_t k, int p) {
   (void)ctx;
   char *s = ring_slot();
   size_t n = 0;
@@ -89,12 +89,12 @@ const char *dy_emit_product(dy_emit_ctx *ctx, int64_t k, int p) {
   return s;
 }
 
-const char *dy_emit_dim(dy_emit_ctx *ctx, const dy_type *t, int axis) {
+const char *dy_cg_dim(dy_cg_ctx *ctx, const dy_type *t, int axis) {
   int64_t d = t->shape[axis];
-  return d < 0 ? dy_emit_product(ctx, 1, 1) : dy_emit_product(ctx, d, 0);
+  return d < 0 ? dy_cg_product(ctx, 1, 1) : dy_cg_product(ctx, d, 0);
 }
 
-const char *dy_emit_extent(dy_emit_ctx *ctx, const dy_type *t, int from,
+const char *dy_cg_extent(dy_cg_ctx *ctx, const dy_type *t, int from,
                            int to) {
   int64_t k = 1;
   int p = 0;
@@ -104,18 +104,18 @@ const char *dy_emit_extent(dy_emit_ctx *ctx, const dy_type *t, int from,
     else
       k *= t->shape[i];
   }
-  return dy_emit_product(ctx, k, p);
+  return dy_cg_product(ctx, k, p);
 }
 
-const dy_type *dy_emit_in_type(dy_emit_ctx *ctx, int i) {
+const dy_type *dy_cg_in_type(dy_cg_ctx *ctx, int i) {
   return &ctx->p->vars[ctx->op->inputs[i]]->type;
 }
 
-const dy_type *dy_emit_out_type(dy_emit_ctx *ctx, int i) {
+const dy_type *dy_cg_out_type(dy_cg_ctx *ctx, int i) {
   return &ctx->p->vars[ctx->op->outputs[i]]->type;
 }
 
-void dy_emit_line(dy_emit_ctx *ctx, const char *fmt, ...) {
+void dy_cg_line(dy_cg_ctx *ctx, const char *fmt, ...) {
   for (int i = 0; i < ctx->indent; i++)
     dy_buf_puts(ctx->body, "  ");
   va_list ap;
@@ -1143,10 +1143,10 @@ static dy_status emit_kernel(gen *g, int oi, dy_buf *final_out) {
 
   /* body */
   dy_buf body = {0}, before = {0};
-  dy_emit_ctx ctx = {.p = p, .op = op, .body = &body, .indent = 1, .uses = &g->uses,
+  dy_cg_ctx ctx = {.p = p, .op = op, .body = &body, .indent = 1, .uses = &g->uses,
                      .scratch = g->scratch[oi] > 0, .threads = g->opt->threads,
                      .before = &before};
-  dy_status s = dy_emit_table[op->kind](&ctx, g->err);
+  dy_status s = dy_cg_table[op->kind](&ctx, g->err);
   if (s == DY_OK && (body.oom || before.oom || cmt.oom))
     s = dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
   if (s != DY_OK) {
@@ -1364,7 +1364,7 @@ static void emit_run(gen *g, dy_buf *out) {
     const dy_var *x = p->vars[v];
     if (g->st[v].kind == ST_FETCH)
       continue;
-    dy_emit_ctx ctx = {.p = p};
+    dy_cg_ctx ctx = {.p = p};
     int64_t k = 1;
     int pw = 0;
     for (int d = 0; d < x->type.rank; d++) {
@@ -1378,7 +1378,7 @@ static void emit_run(gen *g, dy_buf *out) {
     dy_buf_printf(out, "  /* output %d is %s %s */\n", i,
                   g->st[v].kind == ST_FEED ? "input" : "weight", src);
     dy_buf_printf(out, "  for (int64_t i = 0; i < %s; i++)\n    %s[i] = %s[i];\n",
-                  dy_emit_product(&ctx, k, pw), g->param_out[i], src);
+                  dy_cg_product(&ctx, k, pw), g->param_out[i], src);
   }
   dy_buf_printf(out, "  return %s_OK;\n}\n\n", U);
 
@@ -1453,11 +1453,11 @@ static dy_status emit_source_rest(gen *g, dy_buf *out) {
     return s != DY_OK ? s : dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
   }
   if (g->uses & (DY_USES_SIMD | DY_USES_GEMM))
-    dy_emit_simd_prelude(out);
+    dy_cg_simd_prelude(out);
   if (g->uses & DY_USES_GEMM)
-    dy_emit_gemm_prelude(out);
+    dy_cg_gemm_prelude(out);
   if (g->uses & DY_USES_THREADS)
-    dy_emit_thread_prelude(out, g->opt->threads);
+    dy_cg_thread_prelude(out, g->opt->threads);
   if (g->b->n_ops)
     dy_buf_puts(out, "/* ---- kernels, in execution order ---- */\n\n");
   if (kernels.s)

@@ -28,21 +28,21 @@
 
 #include "codegen_internal.h"
 
-#define L(...) dy_emit_line(ctx, __VA_ARGS__)
+#define L(...) dy_cg_line(ctx, __VA_ARGS__)
 
 /* The output type must be what inference gives for the input types. */
-static dy_status check_types(dy_emit_ctx *ctx, dy_error *err) {
+static dy_status check_types(dy_cg_ctx *ctx, dy_error *err) {
   dy_type in[4], want;
   int n = ctx->op->n_inputs;
   if (n > 4 || ctx->op->n_outputs != 1)
-    return dy_emit_type_error(ctx, err, DY_STATUS_INVALID_ARGUMENT, "bad arity");
+    return dy_cg_type_error(ctx, err, DY_STATUS_INVALID_ARGUMENT, "bad arity");
   for (int i = 0; i < n; i++)
-    in[i] = *dy_emit_in_type(ctx, i);
+    in[i] = *dy_cg_in_type(ctx, i);
   dy_status s = dy_infer(ctx->op, in, n, &want, err);
   if (s != DY_OK)
     return dy_error_prefix(err, "codegen");
-  if (!dy_type_equal(&want, dy_emit_out_type(ctx, 0)))
-    return dy_emit_type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
+  if (!dy_type_equal(&want, dy_cg_out_type(ctx, 0)))
+    return dy_cg_type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
                               "output type is not what inference gives");
   return DY_OK;
 }
@@ -54,7 +54,7 @@ static int norm_axis(int64_t axis, int rank) {
 }
 
 /* An extent as a C expression in a caller buffer. */
-static const char *ext(dy_emit_ctx *ctx, dy_ext e, char *buf, size_t n) {
+static const char *ext(dy_cg_ctx *ctx, dy_ext e, char *buf, size_t n) {
   return dy_ext_str(ctx, e, buf, n);
 }
 
@@ -114,12 +114,12 @@ static const char *const atan_body[] = {
     "const float y = x < 0.0f ? -w : w;",
     NULL};
 
-static dy_status emit_map_f32(dy_emit_ctx *ctx, dy_error *err, const char *what,
+static dy_status emit_map_f32(dy_cg_ctx *ctx, dy_error *err, const char *what,
                               const char *const *head, const char *const *body) {
   dy_status s = check_types(ctx, err);
   if (s != DY_OK)
     return s;
-  const dy_type *o = dy_emit_out_type(ctx, 0);
+  const dy_type *o = dy_cg_out_type(ctx, 0);
   char sz[128];
   L("/* %s (no libm; see codegen/emit_extra.c) */", what);
   L("for (int64_t i = 0; i < %s; i++) {", ext(ctx, dy_ext_range(o, 0, o->rank), sz, sizeof sz));
@@ -133,22 +133,22 @@ static dy_status emit_map_f32(dy_emit_ctx *ctx, dy_error *err, const char *what,
   return DY_OK;
 }
 
-dy_status dy_emit_sin(dy_emit_ctx *ctx, dy_error *err) {
+dy_status dy_emit_sin(dy_cg_ctx *ctx, dy_error *err) {
   return emit_map_f32(ctx, err, "sin x, x = n pi/2 + r", reduce_pio2, sin_tail);
 }
-dy_status dy_emit_cos(dy_emit_ctx *ctx, dy_error *err) {
+dy_status dy_emit_cos(dy_cg_ctx *ctx, dy_error *err) {
   return emit_map_f32(ctx, err, "cos x, x = n pi/2 + r", reduce_pio2, cos_tail);
 }
-dy_status dy_emit_tan(dy_emit_ctx *ctx, dy_error *err) {
+dy_status dy_emit_tan(dy_cg_ctx *ctx, dy_error *err) {
   return emit_map_f32(ctx, err, "tan x, x = n pi/2 + r", reduce_pio2, tan_tail);
 }
-dy_status dy_emit_asin(dy_emit_ctx *ctx, dy_error *err) {
+dy_status dy_emit_asin(dy_cg_ctx *ctx, dy_error *err) {
   return emit_map_f32(ctx, err, "asin x", NULL, asin_body);
 }
-dy_status dy_emit_acos(dy_emit_ctx *ctx, dy_error *err) {
+dy_status dy_emit_acos(dy_cg_ctx *ctx, dy_error *err) {
   return emit_map_f32(ctx, err, "acos x", NULL, acos_body);
 }
-dy_status dy_emit_atan(dy_emit_ctx *ctx, dy_error *err) {
+dy_status dy_emit_atan(dy_cg_ctx *ctx, dy_error *err) {
   return emit_map_f32(ctx, err, "atan x", NULL, atan_body);
 }
 
@@ -159,9 +159,9 @@ dy_status dy_emit_atan(dy_emit_ctx *ctx, dy_error *err) {
 /* Loops over the output [.., n] with the index expressions of out0, in0
  * and in1 (each input broadcast numpy-style); opens them and returns the
  * base indent. */
-static int open_bcast2(dy_emit_ctx *ctx, dy_idxbuf *oi, dy_idxbuf *ai, dy_idxbuf *bi) {
-  const dy_type *o = dy_emit_out_type(ctx, 0);
-  const dy_type *in[2] = {dy_emit_in_type(ctx, 0), dy_emit_in_type(ctx, 1)};
+static int open_bcast2(dy_cg_ctx *ctx, dy_idxbuf *oi, dy_idxbuf *ai, dy_idxbuf *bi) {
+  const dy_type *o = dy_cg_out_type(ctx, 0);
+  const dy_type *in[2] = {dy_cg_in_type(ctx, 0), dy_cg_in_type(ctx, 1)};
   dy_idxbuf *ix[2] = {ai, bi};
   int r = o->rank;
   dy_ext e[DY_MAX_DIMS], os = dy_ext_one(), is[2] = {dy_ext_one(), dy_ext_one()};
@@ -185,21 +185,21 @@ static int open_bcast2(dy_emit_ctx *ctx, dy_idxbuf *oi, dy_idxbuf *ai, dy_idxbuf
         dy_idx_add(ctx, ix[k], dy_loop_var[d], istr[k][d]);
   }
   int base = ctx->indent;
-  dy_emit_open_loops(ctx, r, e, dy_loop_var);
+  dy_cg_open_loops(ctx, r, e, dy_loop_var);
   return base;
 }
 
 /* kernels_extra.c's loops: C's fmod (exact here by subtracting y scaled by
  * powers of two: each step is exact, Sterbenz), then for fmod 0 the
  * divisor added when the signs differ; i64 by 0 or -1 gives 0. */
-dy_status dy_emit_mod(dy_emit_ctx *ctx, dy_error *err) {
+dy_status dy_emit_mod(dy_cg_ctx *ctx, dy_error *err) {
   dy_status s = check_types(ctx, err);
   if (s != DY_OK)
     return s;
-  if (is_empty(dy_emit_out_type(ctx, 0)))
+  if (is_empty(dy_cg_out_type(ctx, 0)))
     return DY_OK;
   bool c = dy_op_attr_int_or(ctx->op, "fmod", 1) != 0;
-  bool f32 = dy_emit_in_type(ctx, 0)->dtype == DY_F32;
+  bool f32 = dy_cg_in_type(ctx, 0)->dtype == DY_F32;
   const char *T = f32 ? "float" : "int64_t";
   L("/* %s remainder, %s */", f32 ? "float" : "int64", c ? "the dividend's sign (C fmod)"
                                                      : "the divisor's sign (Python %)");
@@ -243,11 +243,11 @@ dy_status dy_emit_mod(dy_emit_ctx *ctx, dy_error *err) {
 /* reduce_prod, cumsum                                                 */
 /* ------------------------------------------------------------------ */
 
-dy_status dy_emit_reduce_prod(dy_emit_ctx *ctx, dy_error *err) {
+dy_status dy_emit_reduce_prod(dy_cg_ctx *ctx, dy_error *err) {
   dy_status s = check_types(ctx, err);
   if (s != DY_OK)
     return s;
-  const dy_type *a = dy_emit_in_type(ctx, 0), *o = dy_emit_out_type(ctx, 0);
+  const dy_type *a = dy_cg_in_type(ctx, 0), *o = dy_cg_out_type(ctx, 0);
   if (is_empty(o))
     return DY_OK;
   const int64_t *axes;
@@ -283,7 +283,7 @@ dy_status dy_emit_reduce_prod(dy_emit_ctx *ctx, dy_error *err) {
       dy_idx_add(ctx, &oi, dy_loop_var[d], ostr[d]);
   }
   int base = ctx->indent;
-  dy_emit_open_loops(ctx, r, e, dy_loop_var);
+  dy_cg_open_loops(ctx, r, e, dy_loop_var);
   const char *O = dy_idx_str(&oi), *I = dy_idx_str(&ii);
   if (f32)
     L("out0[%s] *= in0[%s];", O, I);
@@ -299,7 +299,7 @@ typedef struct {
   char so[128], sn[128], si[128];
 } around;
 
-static void around_axis(dy_emit_ctx *ctx, const dy_type *t, int ax, around *v) {
+static void around_axis(dy_cg_ctx *ctx, const dy_type *t, int ax, around *v) {
   v->outer = dy_ext_range(t, 0, ax);
   v->n = dy_ext_dim(t->shape[ax]);
   v->inner = dy_ext_range(t, ax + 1, t->rank);
@@ -308,11 +308,11 @@ static void around_axis(dy_emit_ctx *ctx, const dy_type *t, int ax, around *v) {
   ext(ctx, v->inner, v->si, sizeof v->si);
 }
 
-dy_status dy_emit_cumsum(dy_emit_ctx *ctx, dy_error *err) {
+dy_status dy_emit_cumsum(dy_cg_ctx *ctx, dy_error *err) {
   dy_status s = check_types(ctx, err);
   if (s != DY_OK)
     return s;
-  const dy_type *t = dy_emit_in_type(ctx, 0);
+  const dy_type *t = dy_cg_in_type(ctx, 0);
   if (is_empty(t))
     return DY_OK;
   around v;
@@ -349,7 +349,7 @@ dy_status dy_emit_cumsum(dy_emit_ctx *ctx, dy_error *err) {
 /* ------------------------------------------------------------------ */
 
 /* "if (in<i>[j] < -n || in<i>[j] >= n) return 1;" over count indices. */
-static void check_all(dy_emit_ctx *ctx, const char *count, const char *n) {
+static void check_all(dy_cg_ctx *ctx, const char *count, const char *n) {
   L("/* every index first: an out-of-range one fails the model */");
   L("for (int64_t j = 0; j < %s; j++)", count);
   L("  if (in1[j] < -%s || in1[j] >= %s)", n, n);
@@ -373,11 +373,11 @@ static const char *combine_expr(const char *red, dy_dtype t) {
   return add || max ? "*d = *d || v;" : "*d = *d && v;";
 }
 
-static dy_status emit_elements(dy_emit_ctx *ctx, dy_error *err, bool scatter) {
+static dy_status emit_elements(dy_cg_ctx *ctx, dy_error *err, bool scatter) {
   dy_status s = check_types(ctx, err);
   if (s != DY_OK)
     return s;
-  const dy_type *x = dy_emit_in_type(ctx, 0), *idx = dy_emit_in_type(ctx, 1);
+  const dy_type *x = dy_cg_in_type(ctx, 0), *idx = dy_cg_in_type(ctx, 1);
   int r = x->rank, ax = norm_axis(dy_op_attr_int_or(ctx->op, "axis", 0), r);
   char sn[128], sd[128], sx[128];
   ext(ctx, dy_ext_range(idx, 0, r), sn, sizeof sn);
@@ -401,7 +401,7 @@ static dy_status emit_elements(dy_emit_ctx *ctx, dy_error *err, bool scatter) {
     dy_idx_add(ctx, &xi, d == ax ? "k" : dy_loop_var[d], xstr[d]);
   L("int64_t j = 0;");
   int base = ctx->indent;
-  dy_emit_open_loops(ctx, r, e, dy_loop_var);
+  dy_cg_open_loops(ctx, r, e, dy_loop_var);
   L("{");
   L("  const int64_t k = in1[j] < 0 ? in1[j] + %s : in1[j];", sd);
   if (scatter) {
@@ -418,10 +418,10 @@ static dy_status emit_elements(dy_emit_ctx *ctx, dy_error *err, bool scatter) {
   return DY_OK;
 }
 
-dy_status dy_emit_gather_elements(dy_emit_ctx *ctx, dy_error *err) {
+dy_status dy_emit_gather_elements(dy_cg_ctx *ctx, dy_error *err) {
   return emit_elements(ctx, err, false);
 }
-dy_status dy_emit_scatter_elements(dy_emit_ctx *ctx, dy_error *err) {
+dy_status dy_emit_scatter_elements(dy_cg_ctx *ctx, dy_error *err) {
   return emit_elements(ctx, err, true);
 }
 
@@ -429,11 +429,11 @@ dy_status dy_emit_scatter_elements(dy_emit_ctx *ctx, dy_error *err) {
 /* gather_nd, scatter_nd                                               */
 /* ------------------------------------------------------------------ */
 
-static dy_status emit_nd(dy_emit_ctx *ctx, dy_error *err, bool scatter) {
+static dy_status emit_nd(dy_cg_ctx *ctx, dy_error *err, bool scatter) {
   dy_status s = check_types(ctx, err);
   if (s != DY_OK)
     return s;
-  const dy_type *x = dy_emit_in_type(ctx, 0), *idx = dy_emit_in_type(ctx, 1);
+  const dy_type *x = dy_cg_in_type(ctx, 0), *idx = dy_cg_in_type(ctx, 1);
   int b = scatter ? 0 : (int)dy_op_attr_int_or(ctx->op, "batch_dims", 0);
   int q = idx->rank, k = (int)idx->shape[q - 1];
   dy_ext nb = dy_ext_range(idx, 0, b), m = dy_ext_range(idx, b, q - 1);
@@ -487,10 +487,10 @@ static dy_status emit_nd(dy_emit_ctx *ctx, dy_error *err, bool scatter) {
   return DY_OK;
 }
 
-dy_status dy_emit_gather_nd(dy_emit_ctx *ctx, dy_error *err) {
+dy_status dy_emit_gather_nd(dy_cg_ctx *ctx, dy_error *err) {
   return emit_nd(ctx, err, false);
 }
-dy_status dy_emit_scatter_nd(dy_emit_ctx *ctx, dy_error *err) {
+dy_status dy_emit_scatter_nd(dy_cg_ctx *ctx, dy_error *err) {
   return emit_nd(ctx, err, true);
 }
 
@@ -498,11 +498,11 @@ dy_status dy_emit_scatter_nd(dy_emit_ctx *ctx, dy_error *err) {
 /* top_k                                                               */
 /* ------------------------------------------------------------------ */
 
-dy_status dy_emit_top_k(dy_emit_ctx *ctx, dy_error *err) {
+dy_status dy_emit_top_k(dy_cg_ctx *ctx, dy_error *err) {
   dy_status s = check_types(ctx, err);
   if (s != DY_OK)
     return s;
-  const dy_type *t = dy_emit_in_type(ctx, 0);
+  const dy_type *t = dy_cg_in_type(ctx, 0);
   if (is_empty(t))
     return DY_OK;
   around v;
@@ -545,11 +545,11 @@ dy_status dy_emit_top_k(dy_emit_ctx *ctx, dy_error *err) {
 /* det                                                                 */
 /* ------------------------------------------------------------------ */
 
-dy_status dy_emit_det(dy_emit_ctx *ctx, dy_error *err) {
+dy_status dy_emit_det(dy_cg_ctx *ctx, dy_error *err) {
   dy_status s = check_types(ctx, err);
   if (s != DY_OK)
     return s;
-  const dy_type *t = dy_emit_in_type(ctx, 0), *o = dy_emit_out_type(ctx, 0);
+  const dy_type *t = dy_cg_in_type(ctx, 0), *o = dy_cg_out_type(ctx, 0);
   if (is_empty(o))
     return DY_OK;
   long long n = (long long)t->shape[t->rank - 1];
@@ -598,7 +598,7 @@ dy_status dy_emit_det(dy_emit_ctx *ctx, dy_error *err) {
 /* Statements setting float `dst` to coordinate `src` transformed by the
  * padding mode along an extent of n (kernels_extra.c's gs_pad; zeros and
  * no transform only make it safe to convert). */
-static void gs_pad_lines(dy_emit_ctx *ctx, const char *dst, const char *src, long long n,
+static void gs_pad_lines(dy_cg_ctx *ctx, const char *dst, const char *src, long long n,
                          const char *pad, bool ac) {
   if (strcmp(pad, "reflection") == 0) {
     /* reflect into [lo2 / 2, hi2 / 2] */
@@ -626,18 +626,18 @@ static void gs_pad_lines(dy_emit_ctx *ctx, const char *dst, const char *src, lon
   L("%s = %s > -1e7f ? (%s < 1e7f ? %s : 1e7f) : -1e7f;", dst, dst, dst, dst);
 }
 
-dy_status dy_emit_grid_sample(dy_emit_ctx *ctx, dy_error *err) {
+dy_status dy_emit_grid_sample(dy_cg_ctx *ctx, dy_error *err) {
   dy_status s = check_types(ctx, err);
   if (s != DY_OK)
     return s;
-  const dy_type *x = dy_emit_in_type(ctx, 0), *g = dy_emit_in_type(ctx, 1);
+  const dy_type *x = dy_cg_in_type(ctx, 0), *g = dy_cg_in_type(ctx, 1);
   const char *mode = dy_op_find_attr(ctx->op, "mode")->s;
   const char *pad = dy_op_find_attr(ctx->op, "padding_mode")->s;
   bool ac = dy_op_attr_int_or(ctx->op, "align_corners", 0) != 0;
   long long C = x->shape[1], H = x->shape[2], W = x->shape[3], P = g->shape[1] * g->shape[2];
   bool cubic = strcmp(mode, "bicubic") == 0, nearest = strcmp(mode, "nearest") == 0;
   char nb[64];
-  snprintf(nb, sizeof nb, "%s", dy_emit_dim(ctx, x, 0));
+  snprintf(nb, sizeof nb, "%s", dy_cg_dim(ctx, x, 0));
   L("/* grid_sample %s, %s padding, align_corners %d: x[n][c] read at the grid's", mode, pad,
     ac);
   L(" * points, out-of-range taps 0 (kernels_extra.c has the same formulas) */");
@@ -718,11 +718,11 @@ dy_status dy_emit_grid_sample(dy_emit_ctx *ctx, dy_error *err) {
 /* roi_align                                                           */
 /* ------------------------------------------------------------------ */
 
-dy_status dy_emit_roi_align(dy_emit_ctx *ctx, dy_error *err) {
+dy_status dy_emit_roi_align(dy_cg_ctx *ctx, dy_error *err) {
   dy_status s = check_types(ctx, err);
   if (s != DY_OK)
     return s;
-  const dy_type *x = dy_emit_in_type(ctx, 0), *ro = dy_emit_in_type(ctx, 1);
+  const dy_type *x = dy_cg_in_type(ctx, 0), *ro = dy_cg_in_type(ctx, 1);
   long long C = x->shape[1], H = x->shape[2], W = x->shape[3];
   long long oh = dy_op_attr_int_or(ctx->op, "output_height", 1);
   long long ow = dy_op_attr_int_or(ctx->op, "output_width", 1);
@@ -733,9 +733,9 @@ dy_status dy_emit_roi_align(dy_emit_ctx *ctx, dy_error *err) {
   dy_op_attr_float(ctx->op, "spatial_scale", &sd, NULL);
   char scale[64], nr[64], nn[64];
   if (!dy_float_literal((float)sd, scale, sizeof scale))
-    return dy_emit_type_error(ctx, err, DY_STATUS_INVALID_ARGUMENT, "spatial_scale");
-  snprintf(nr, sizeof nr, "%s", dy_emit_dim(ctx, ro, 0));
-  snprintf(nn, sizeof nn, "%s", dy_emit_dim(ctx, x, 0));
+    return dy_cg_type_error(ctx, err, DY_STATUS_INVALID_ARGUMENT, "spatial_scale");
+  snprintf(nr, sizeof nr, "%s", dy_cg_dim(ctx, ro, 0));
+  snprintf(nn, sizeof nn, "%s", dy_cg_dim(ctx, x, 0));
   L("/* roi_align (%s, onnxruntime's sampling): every batch index first */", avg ? "avg" : "max");
   L("for (int64_t r = 0; r < %s; r++)", nr);
   L("  if (in2[r] < 0 || in2[r] >= %s)", nn);

@@ -6,7 +6,7 @@
 
 #include "codegen_internal.h"
 
-bool dy_emit_act_expr(const char *act, double alpha, const char *x, char *buf,
+bool dy_cg_act_expr(const char *act, double alpha, const char *x, char *buf,
                       size_t n) {
   if (!act || !*act)
     snprintf(buf, n, "%s", x);
@@ -32,20 +32,20 @@ bool dy_emit_act_expr(const char *act, double alpha, const char *x, char *buf,
   return true;
 }
 
-dy_status dy_emit_fused_matmul(dy_emit_ctx *ctx, dy_error *err) {
+dy_status dy_emit_fused_matmul(dy_cg_ctx *ctx, dy_error *err) {
   const dy_attr *act = dy_op_find_attr(ctx->op, "act");
   const dy_attr *alpha = dy_op_find_attr(ctx->op, "alpha");
-  return dy_emit_matmul_epilogue(ctx, err, ctx->op->n_inputs == 3,
+  return dy_cg_matmul_epilogue(ctx, err, ctx->op->n_inputs == 3,
                                  act && act->kind == DY_ATTR_STRING ? act->s : "",
                                  alpha && alpha->kind == DY_ATTR_FLOAT ? alpha->f : 0);
 }
 
 /* conv2d with bias and activation (emit_nn.c applies them in registers
  * on the GEMM path). */
-dy_status dy_emit_fused_conv2d(dy_emit_ctx *ctx, dy_error *err) {
+dy_status dy_emit_fused_conv2d(dy_cg_ctx *ctx, dy_error *err) {
   const dy_attr *act = dy_op_find_attr(ctx->op, "act");
   const dy_attr *alpha = dy_op_find_attr(ctx->op, "alpha");
-  return dy_emit_conv2d_epilogue(ctx, err, ctx->op->n_inputs == 3,
+  return dy_cg_conv2d_epilogue(ctx, err, ctx->op->n_inputs == 3,
                                  act && act->kind == DY_ATTR_STRING ? act->s : "",
                                  alpha && alpha->kind == DY_ATTR_FLOAT ? alpha->f : 0);
 }
@@ -124,16 +124,16 @@ static bool infix(const char *expr, char *out, size_t n) {
   return ok;
 }
 
-dy_status dy_emit_fused_elementwise(dy_emit_ctx *ctx, dy_error *err) {
+dy_status dy_emit_fused_elementwise(dy_cg_ctx *ctx, dy_error *err) {
   const dy_attr *e = dy_op_find_attr(ctx->op, "expr");
   char body[4096], fmt[4400];
   if (!e || e->kind != DY_ATTR_STRING || !infix(e->s, body, sizeof body))
-    return dy_emit_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "bad fused expression");
+    return dy_cg_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "bad fused expression");
   for (int i = 0; i < ctx->op->n_inputs; i++)
-    if (dy_emit_in_type(ctx, i)->dtype != DY_F32)
-      return dy_emit_type_error(ctx, err, DY_STATUS_DTYPE_MISMATCH, "needs f32");
-  dy_emit_line(ctx, "/* %s */", e->s);
+    if (dy_cg_in_type(ctx, i)->dtype != DY_F32)
+      return dy_cg_type_error(ctx, err, DY_STATUS_DTYPE_MISMATCH, "needs f32");
+  dy_cg_line(ctx, "/* %s */", e->s);
   /* v0..v2 name the inputs' elements; the broadcast loop binds them */
   snprintf(fmt, sizeof fmt, "%s", body);
-  return dy_emit_broadcast_let(ctx, err, fmt);
+  return dy_cg_broadcast_let(ctx, err, fmt);
 }

@@ -30,7 +30,7 @@
  * last panel 1..16 columns. The 1- and 2-row kernels unroll k into 4 and 2
  * sets of accumulators, so a GEMV (batch 1) is not bound by FMA latency.
  *
- * The micro-kernels are written once per file (dy_emit_gemm_prelude) over
+ * The micro-kernels are written once per file (dy_cg_gemm_prelude) over
  * the dy_f16 helpers of emit_simd.c, so the same text uses AVX-512, AVX2,
  * SSE2, NEON or plain C. relu, relu6 and leaky_relu are applied in the
  * registers; sigmoid, tanh, gelu and silu on the stored tile, still in L1,
@@ -38,7 +38,7 @@
  *
  * With --threads N (dy_codegen_options.threads > 1) a GEMM's panels, or a
  * convolution's (image, 16-pixel panel) pairs of the whole batch, are split
- * over N pthreads in one dy_parallel call per kernel (dy_emit_thread_prelude):
+ * over N pthreads in one dy_parallel call per kernel (dy_cg_thread_prelude):
  * the loop nest goes into a worker function written in front of the
  * kernel, over a range of items, and each thread gathers im2col panels
  * (and pads images) in its own slice of the scratch. Threads are made per
@@ -61,9 +61,9 @@ enum {
   SCRATCH_B = 256 * 1024,  /* run-time packed B: at most this many bytes   */
 };
 
-#define L(...) dy_emit_line(ctx, __VA_ARGS__)
-#define OPEN(...) (dy_emit_line(ctx, __VA_ARGS__), ctx->indent++)
-#define CLOSE() (ctx->indent--, dy_emit_line(ctx, "}"))
+#define L(...) dy_cg_line(ctx, __VA_ARGS__)
+#define OPEN(...) (dy_cg_line(ctx, __VA_ARGS__), ctx->indent++)
+#define CLOSE() (ctx->indent--, dy_cg_line(ctx, "}"))
 
 typedef long long ll;
 
@@ -176,7 +176,7 @@ static void put_ukr(dy_buf *o, int mr, int u) {
   dy_buf_puts(o, "}\n\n");
 }
 
-void dy_emit_gemm_prelude(dy_buf *out) {
+void dy_cg_gemm_prelude(dy_buf *out) {
   for (size_t i = 0; i < sizeof gemm_head / sizeof *gemm_head; i++)
     dy_buf_puts(out, gemm_head[i]);
   for (int mr = 1; mr <= MR; mr++)
@@ -339,7 +339,7 @@ int64_t dy_gemm_matmul_scratch(const dy_program *p, const dy_op *op) {
 /* The loop nest                                                       */
 /* ------------------------------------------------------------------ */
 
-/* The epilogue flag of each activation (dy_emit_act_expr's names). */
+/* The epilogue flag of each activation (dy_cg_act_expr's names). */
 static const struct {
   const char *act, *flag;
 } act_flags[] = {
@@ -377,7 +377,7 @@ void dy_gemm_epilogue_flags(char *buf, size_t n, const char *bias_flag, const ch
 }
 
 /* The loop nest of one GEMM over the panels [jp_lo, jp_hi). */
-static void emit_nest(dy_emit_ctx *ctx, const dy_gemm_call *g, const char *epi,
+static void emit_nest(dy_cg_ctx *ctx, const dy_gemm_call *g, const char *epi,
                       const char *alpha, const char *jp_lo, const char *jp_hi) {
   ll n = g->n, k = g->k, np = (n + NR - 1) / NR, tail = n - (np - 1) * NR;
   ll nkb = (k + KC - 1) / KC, kc = (k + nkb - 1) / nkb;
@@ -420,13 +420,13 @@ static void emit_nest(dy_emit_ctx *ctx, const dy_gemm_call *g, const char *epi,
   CLOSE();
 }
 
-dy_status dy_emit_gemm_loops(dy_emit_ctx *ctx, dy_error *err, const dy_gemm_call *g) {
+dy_status dy_cg_gemm_loops(dy_cg_ctx *ctx, dy_error *err, const dy_gemm_call *g) {
   char alpha[64] = "0.0f", epi[128], np[32];
   if (!dy_gemm_act_flag(g->act))
-    return dy_emit_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "unknown activation");
+    return dy_cg_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "unknown activation");
   if (g->act && strcmp(g->act, "leaky_relu") == 0 &&
       !dy_float_literal((float)g->alpha, alpha, sizeof alpha))
-    return dy_emit_type_error(ctx, err, DY_STATUS_INVALID_ARGUMENT, "alpha is not finite");
+    return dy_cg_type_error(ctx, err, DY_STATUS_INVALID_ARGUMENT, "alpha is not finite");
   dy_gemm_epilogue_flags(epi, sizeof epi, g->bias ? "DY_GEMM_BIAS_COL" : NULL, g->act);
   snprintf(np, sizeof np, "%lld", (ll)((g->n + NR - 1) / NR));
   *ctx->uses |= DY_USES_SIMD | DY_USES_GEMM;
@@ -454,7 +454,7 @@ dy_status dy_emit_gemm_loops(dy_emit_ctx *ctx, dy_error *err, const dy_gemm_call
                 "  const int64_t rsa = g_->rsa, csa = g_->csa;\n"
                 "  (void)t;\n",
                 ctx->op->id, fn, fn, fn, fn, g->bias ? ", *BIAS = g_->bias" : "");
-  dy_emit_ctx sub = *ctx;
+  dy_cg_ctx sub = *ctx;
   sub.body = w;
   sub.indent = 1;
   dy_gemm_call wg = *g;
@@ -476,7 +476,7 @@ dy_status dy_emit_gemm_loops(dy_emit_ctx *ctx, dy_error *err, const dy_gemm_call
   return DY_OK;
 }
 
-void dy_emit_thread_prelude(dy_buf *out, int threads) {
+void dy_cg_thread_prelude(dy_buf *out, int threads) {
   dy_buf_printf(out,
                 "/* ---- threads (dy2stc --threads %d) ----\n"
                 " * dy_parallel(n, fn, arg) runs fn(arg, lo, hi, t) over [0, n) in\n"
@@ -524,7 +524,7 @@ void dy_emit_thread_prelude(dy_buf *out, int threads) {
 
 /* Pack columns [j0, j0 + w) of a run-time B (row-major k x n, or n x k when
  * trans) into zero-padded panels at dst. */
-void dy_emit_gemm_pack_b(dy_emit_ctx *ctx, const char *src, const char *dst, int64_t k,
+void dy_cg_gemm_pack_b(dy_cg_ctx *ctx, const char *src, const char *dst, int64_t k,
                          int64_t n, bool trans, const char *j0, int64_t w) {
   ll np = (w + NR - 1) / NR;
   L("/* B's columns [%s, +%lld) into %lld panel%s of %lld x 16 */", j0, (ll)w, np,
@@ -556,7 +556,7 @@ int64_t dy_codegen_scratch_bytes(const dy_program *p, const dy_op *op, int64_t m
     return dy_gemm_matmul_scratch(p, op); /* packed once, then read by all */
   case DY_OP_CONV2D:
   case DY_OP_FUSED_CONV2D:
-    return dy_emit_conv_scratch(p, op, threads);
+    return dy_cg_conv_scratch(p, op, threads);
   default:
     return 0;
   }

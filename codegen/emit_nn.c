@@ -39,26 +39,26 @@
 
 #include "codegen_internal.h"
 
-#define L(...) dy_emit_line(ctx, __VA_ARGS__)
+#define L(...) dy_cg_line(ctx, __VA_ARGS__)
 /* A line that opens a block "{", and the line that closes it. */
-#define OPEN(...) (dy_emit_line(ctx, __VA_ARGS__), ctx->indent++)
-#define CLOSE() (ctx->indent--, dy_emit_line(ctx, "}"))
+#define OPEN(...) (dy_cg_line(ctx, __VA_ARGS__), ctx->indent++)
+#define CLOSE() (ctx->indent--, dy_cg_line(ctx, "}"))
 
 typedef long long ll;
 
 /* Inference on the op's input types must give the output's type. */
-static dy_status check_types(dy_emit_ctx *ctx, dy_error *err) {
+static dy_status check_types(dy_cg_ctx *ctx, dy_error *err) {
   dy_type in[8], want;
   int n = ctx->op->n_inputs;
   if (n > 8 || ctx->op->n_outputs != 1)
-    return dy_emit_type_error(ctx, err, DY_STATUS_INVALID_ARGUMENT, "bad arity");
+    return dy_cg_type_error(ctx, err, DY_STATUS_INVALID_ARGUMENT, "bad arity");
   for (int i = 0; i < n; i++)
-    in[i] = *dy_emit_in_type(ctx, i);
+    in[i] = *dy_cg_in_type(ctx, i);
   dy_status s = dy_infer(ctx->op, in, n, &want, err);
   if (s != DY_OK)
     return dy_error_prefix(err, "codegen");
-  if (!dy_type_equal(&want, dy_emit_out_type(ctx, 0)))
-    return dy_emit_type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
+  if (!dy_type_equal(&want, dy_cg_out_type(ctx, 0)))
+    return dy_cg_type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
                               "output type is not what inference gives");
   return DY_OK;
 }
@@ -83,7 +83,7 @@ static const char *sum2(char *buf, size_t n, const char *t1, const char *v, ll m
 }
 
 /* "if (v < 0 || v >= n) continue;" with only the halves that can happen. */
-static void emit_bounds(dy_emit_ctx *ctx, const char *v, bool lo, bool hi, ll n) {
+static void emit_bounds(dy_cg_ctx *ctx, const char *v, bool lo, bool hi, ll n) {
   if (lo && hi)
     L("if (%s < 0 || %s >= %lld) continue;", v, v, n);
   else if (lo)
@@ -93,7 +93,7 @@ static void emit_bounds(dy_emit_ctx *ctx, const char *v, bool lo, bool hi, ll n)
 }
 
 /* A float attribute as a literal of its float value. */
-static dy_status float_attr(dy_emit_ctx *ctx, const char *name, float *v,
+static dy_status float_attr(dy_cg_ctx *ctx, const char *name, float *v,
                             char *lit, size_t n, dy_error *err) {
   double d;
   dy_status s = dy_op_attr_float(ctx->op, name, &d, err);
@@ -101,7 +101,7 @@ static dy_status float_attr(dy_emit_ctx *ctx, const char *name, float *v,
     return s;
   *v = (float)d;
   if (!dy_float_literal(*v, lit, n))
-    return dy_emit_type_error(ctx, err, DY_STATUS_INVALID_ARGUMENT,
+    return dy_cg_type_error(ctx, err, DY_STATUS_INVALID_ARGUMENT,
                               "attribute is not finite");
   return DY_OK;
 }
@@ -136,7 +136,7 @@ static conv_geom conv_geom_from(const dy_program *p, const dy_op *op) {
       .groups = dy_op_attr_int_or(op, "groups", 1)};
 }
 
-static conv_geom conv_geom_of(dy_emit_ctx *ctx) { return conv_geom_from(ctx->p, ctx->op); }
+static conv_geom conv_geom_of(dy_cg_ctx *ctx) { return conv_geom_from(ctx->p, ctx->op); }
 
 /* The input as the windows see it, padding included: hp x wp. False when
  * no window leaves the input (no padding needed). */
@@ -152,11 +152,11 @@ static bool conv_padded(const conv_geom *g, ll *hp, ll *wp) {
 
 /* The direct convolution: plain loops, any operands (a weight computed at
  * run time too). */
-static dy_status emit_conv_direct(dy_emit_ctx *ctx, const conv_geom *gp) {
+static dy_status emit_conv_direct(dy_cg_ctx *ctx, const conv_geom *gp) {
   conv_geom g = *gp;
   ll cg = g.c / g.groups, og = g.o / g.groups;
   char nb[64], t[128], iy[160], ix[160];
-  snprintf(nb, sizeof nb, "%s", dy_emit_dim(ctx, dy_emit_in_type(ctx, 0), 0));
+  snprintf(nb, sizeof nb, "%s", dy_cg_dim(ctx, dy_cg_in_type(ctx, 0), 0));
   /* iy = oy*sh - pt + i*dh stays inside [0, h) unless padding pushes it out */
   bool lo_h = g.pt > 0, hi_h = (g.oh - 1) * g.sh - g.pt + (g.kh - 1) * g.dh >= g.h;
   bool lo_w = g.pl > 0, hi_w = (g.ow - 1) * g.sw - g.pl + (g.kw - 1) * g.dw >= g.w;
@@ -202,14 +202,14 @@ static dy_status emit_conv_direct(dy_emit_ctx *ctx, const conv_geom *gp) {
 
 /* bias and activation over each output channel, after a kernel that
  * wrote the plain convolution */
-static dy_status emit_conv_epilogue_loop(dy_emit_ctx *ctx, dy_error *err, bool bias,
+static dy_status emit_conv_epilogue_loop(dy_cg_ctx *ctx, dy_error *err, bool bias,
                                          const char *act, double alpha) {
   char fx[512];
-  if (!dy_emit_act_expr(act, alpha, bias ? "(v + in2[c])" : "v", fx, sizeof fx))
-    return dy_emit_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "unknown activation");
-  const dy_type *o = dy_emit_out_type(ctx, 0);
+  if (!dy_cg_act_expr(act, alpha, bias ? "(v + in2[c])" : "v", fx, sizeof fx))
+    return dy_cg_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "unknown activation");
+  const dy_type *o = dy_cg_out_type(ctx, 0);
   char sn[64];
-  snprintf(sn, sizeof sn, "%s", dy_emit_dim(ctx, o, 0));
+  snprintf(sn, sizeof sn, "%s", dy_cg_dim(ctx, o, 0));
   L("/* epilogue: bias and activation per output channel */");
   L("for (int64_t n = 0; n < %s; n++)", sn);
   L("  for (int64_t c = 0; c < %lld; c++)", (ll)o->shape[1]);
@@ -227,7 +227,7 @@ static dy_status emit_conv_epilogue_loop(dy_emit_ctx *ctx, dy_error *err, bool b
  * = (c * kh + i) * kw + j'. A run of pixels along one output row is one
  * copy per (c, i, j'): with vector loads where stride 1 makes it
  * contiguous and it lies inside the row, element by element elsewhere. */
-static void emit_im2col_panel(dy_emit_ctx *ctx, const conv_geom *g, ll cg, const char *c0) {
+static void emit_im2col_panel(dy_cg_ctx *ctx, const conv_geom *g, ll cg, const char *c0) {
   ll ow = g->ow;
   bool lo_h = g->pt > 0, hi_h = (g->oh - 1) * g->sh - g->pt + (g->kh - 1) * g->dh >= g->h;
   bool lo_w = g->pl > 0, hi_w = (g->ow - 1) * g->sw - g->pl + (g->kw - 1) * g->dw >= g->w;
@@ -308,7 +308,7 @@ static void emit_im2col_panel(dy_emit_ctx *ctx, const conv_geom *g, ll cg, const
 
 /* Scratch of the GEMM convolution, per thread: an im2col panel of r x 16
  * floats, then, when the convolution pads, the zero-padded image. */
-int64_t dy_emit_conv_scratch(const dy_program *p, const dy_op *op, int threads) {
+int64_t dy_cg_conv_scratch(const dy_program *p, const dy_op *op, int threads) {
   dy_pack k = dy_gemm_pack_of(p, op, 1);
   if (k.kind != DY_PACK_A6)
     return 0;
@@ -319,7 +319,7 @@ int64_t dy_emit_conv_scratch(const dy_program *p, const dy_op *op, int threads) 
 
 /* Image n of in0 into xp = scratch + at: hp x wp planes, zero around the
  * input placed at (pt, pl). */
-static void emit_pad_image(dy_emit_ctx *ctx, const conv_geom *g, ll hp, ll wp, ll at) {
+static void emit_pad_image(dy_cg_ctx *ctx, const conv_geom *g, ll hp, ll wp, ll at) {
   L("/* the image, zero-padded to %lld x %lld */", hp, wp);
   L("float *xp = scratch + %lld;", at);
   L("for (int64_t q = 0; q < %lld; q++)", g->c * hp * wp);
@@ -335,19 +335,19 @@ static void emit_pad_image(dy_emit_ctx *ctx, const conv_geom *g, ll hp, ll wp, l
  * panel of im2col(x) is gathered into the scratch, then each 6 output
  * channels' packed weight (in1) times it gives a 6 x 16 tile of y, bias
  * and activation applied in registers. */
-static dy_status emit_conv_gemm(dy_emit_ctx *ctx, dy_error *err, const conv_geom *g,
+static dy_status emit_conv_gemm(dy_cg_ctx *ctx, dy_error *err, const conv_geom *g,
                                 const dy_pack *pk, bool bias, const char *act, double alpha) {
   ll groups = g->groups, cg = g->c / groups, og = g->o / groups, r = pk->cols;
   ll p = g->oh * g->ow, nq = (og + 5) / 6, nkb = (r + 511) / 512, kc = (r + nkb - 1) / nkb;
   char alit[64] = "0.0f", epi[160];
   if (!dy_gemm_act_flag(act))
-    return dy_emit_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "unknown activation");
+    return dy_cg_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "unknown activation");
   if (act && strcmp(act, "leaky_relu") == 0 && !dy_float_literal((float)alpha, alit, sizeof alit))
-    return dy_emit_type_error(ctx, err, DY_STATUS_INVALID_ARGUMENT, "alpha is not finite");
+    return dy_cg_type_error(ctx, err, DY_STATUS_INVALID_ARGUMENT, "alpha is not finite");
   dy_gemm_epilogue_flags(epi, sizeof epi, bias ? "DY_GEMM_BIAS_ROW" : NULL, act);
   *ctx->uses |= DY_USES_SIMD | DY_USES_GEMM;
   char nb[64];
-  snprintf(nb, sizeof nb, "%s", dy_emit_dim(ctx, dy_emit_in_type(ctx, 0), 0));
+  snprintf(nb, sizeof nb, "%s", dy_cg_dim(ctx, dy_cg_in_type(ctx, 0), 0));
 
   L("/* as GEMM: y[n] (%lld x %lld pixels) = w (%lld x %lld, in1 packed: %lld micro-panel%s",
     g->o, p, g->o, r, groups * nq, groups * nq == 1 ? "" : "s");
@@ -381,12 +381,12 @@ static dy_status emit_conv_gemm(dy_emit_ctx *ctx, dy_error *err, const conv_geom
                   ctx->op->id, fn, fn, fn, fn, bias ? ", *in2 = g_->in2" : "", slice);
     *ctx->uses |= DY_USES_THREADS;
   }
-  dy_emit_ctx sub = *ctx;
+  dy_cg_ctx sub = *ctx;
   if (ctx->threads > 1) {
     sub.body = ctx->before;
     sub.indent = 1;
   }
-  dy_emit_ctx *outer = ctx;
+  dy_cg_ctx *outer = ctx;
   ctx = &sub;
   /* one thread: loops over images and panels; threads: over the items of
    * the share, x and y set when the image changes */
@@ -475,14 +475,14 @@ static dy_status emit_conv_gemm(dy_emit_ctx *ctx, dy_error *err, const conv_geom
  * and output row, y += w[i][j] * x[iy][ix] one tap at a time along the
  * row, vectorised where the stride is 1; the valid columns of each tap are
  * worked out here, so the inner loops have no bounds checks. */
-static dy_status emit_conv_depthwise(dy_emit_ctx *ctx, dy_error *err, const conv_geom *g,
+static dy_status emit_conv_depthwise(dy_cg_ctx *ctx, dy_error *err, const conv_geom *g,
                                      bool bias, const char *act, double alpha) {
   char fx[512];
-  if (!dy_emit_act_expr(act, alpha, "v", fx, sizeof fx))
-    return dy_emit_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "unknown activation");
+  if (!dy_cg_act_expr(act, alpha, "v", fx, sizeof fx))
+    return dy_cg_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "unknown activation");
   *ctx->uses |= DY_USES_SIMD;
   char planes[128];
-  dy_ext_str(ctx, dy_ext_range(dy_emit_in_type(ctx, 0), 0, 2), planes, sizeof planes);
+  dy_ext_str(ctx, dy_ext_range(dy_cg_in_type(ctx, 0), 0, 2), planes, sizeof planes);
   bool lo_h = g->pt > 0, hi_h = (g->oh - 1) * g->sh - g->pt + (g->kh - 1) * g->dh >= g->h;
   char t[128], e[160];
   L("/* depthwise: y[c][oy][ox] = %sw[c][i][j] * x[c][iy][ix] */", bias ? "in2[c] + sum of " : "sum of ");
@@ -535,7 +535,7 @@ static dy_status emit_conv_depthwise(dy_emit_ctx *ctx, dy_error *err, const conv
 
 /* conv2d, and fused_conv2d's act(conv2d(x, w) + b): on the GEMM when the
  * weight is constant, a direct depthwise kernel, or plain loops. */
-dy_status dy_emit_conv2d_epilogue(dy_emit_ctx *ctx, dy_error *err, bool bias, const char *act,
+dy_status dy_cg_conv2d_epilogue(dy_cg_ctx *ctx, dy_error *err, bool bias, const char *act,
                                   double alpha) {
   dy_status s = check_types(ctx, err);
   if (s != DY_OK)
@@ -544,7 +544,7 @@ dy_status dy_emit_conv2d_epilogue(dy_emit_ctx *ctx, dy_error *err, bool bias, co
   dy_pack pk = dy_gemm_pack_of(ctx->p, ctx->op, 1);
   if (pk.kind == DY_PACK_A6 && ctx->scratch)
     return emit_conv_gemm(ctx, err, &g, &pk, bias, act, alpha);
-  if (g.groups == g.c && g.groups == g.o && dy_emit_in_type(ctx, 0)->dtype == DY_F32)
+  if (g.groups == g.c && g.groups == g.o && dy_cg_in_type(ctx, 0)->dtype == DY_F32)
     return emit_conv_depthwise(ctx, err, &g, bias, act, alpha);
   if ((s = emit_conv_direct(ctx, &g)) != DY_OK)
     return s;
@@ -553,19 +553,19 @@ dy_status dy_emit_conv2d_epilogue(dy_emit_ctx *ctx, dy_error *err, bool bias, co
   return DY_OK;
 }
 
-dy_status dy_emit_conv2d(dy_emit_ctx *ctx, dy_error *err) {
-  return dy_emit_conv2d_epilogue(ctx, err, false, "", 0);
+dy_status dy_emit_conv2d(dy_cg_ctx *ctx, dy_error *err) {
+  return dy_cg_conv2d_epilogue(ctx, err, false, "", 0);
 }
 
-dy_status dy_emit_conv2d_transpose(dy_emit_ctx *ctx, dy_error *err) {
+dy_status dy_emit_conv2d_transpose(dy_cg_ctx *ctx, dy_error *err) {
   dy_status s = check_types(ctx, err);
   if (s != DY_OK)
     return s;
   conv_geom g = conv_geom_of(ctx);
   ll cg = g.c / g.groups, og = g.o / g.groups;
   char nb[64], size[128], t[128], oy[160], ox[160];
-  const dy_type *y = dy_emit_out_type(ctx, 0);
-  snprintf(nb, sizeof nb, "%s", dy_emit_dim(ctx, y, 0));
+  const dy_type *y = dy_cg_out_type(ctx, 0);
+  snprintf(nb, sizeof nb, "%s", dy_cg_dim(ctx, y, 0));
   dy_ext_str(ctx, dy_ext_range(y, 0, 4), size, sizeof size);
   /* input pixel (iy, ix) through tap (i, j) lands on (oy, ox) */
   bool lo_h = g.pt > 0, hi_h = (g.h - 1) * g.sh - g.pt + (g.kh - 1) * g.dh >= g.oh;
@@ -616,7 +616,7 @@ typedef enum { POOL_WINDOWS, POOL_ADAPTIVE, POOL_GLOBAL } pool_mode;
  * input size n and output size on, and, when size is set, its extent
  * clipped to the padded input in vs (the divisor of avg with padding). The
  * rules are pool_window's in runtime/kernels_nn.c. */
-static void emit_window(dy_emit_ctx *ctx, pool_mode mode, const char *v,
+static void emit_window(dy_cg_ctx *ctx, pool_mode mode, const char *v,
                         const char *ov, ll n, ll on, ll k, ll st, ll lo, ll hi,
                         bool size) {
   char t[128];
@@ -647,11 +647,11 @@ static void emit_window(dy_emit_ctx *ctx, pool_mode mode, const char *v,
     L("if (%s1 > %lld) %s1 = %lld;", v, n, v, n);
 }
 
-dy_status dy_emit_pool2d(dy_emit_ctx *ctx, dy_error *err) {
+dy_status dy_emit_pool2d(dy_cg_ctx *ctx, dy_error *err) {
   dy_status s = check_types(ctx, err);
   if (s != DY_OK)
     return s;
-  const dy_type *x = dy_emit_in_type(ctx, 0), *y = dy_emit_out_type(ctx, 0);
+  const dy_type *x = dy_cg_in_type(ctx, 0), *y = dy_cg_out_type(ctx, 0);
   bool max = strcmp(dy_op_find_attr(ctx->op, "pooling_type")->s, "max") == 0;
   bool exclusive = dy_op_attr_int_or(ctx->op, "exclusive", 1) != 0;
   pool_mode mode = dy_op_attr_int_or(ctx->op, "global_pooling", 0) ? POOL_GLOBAL
@@ -799,7 +799,7 @@ dy_status dy_emit_pool2d(dy_emit_ctx *ctx, dy_error *err) {
 /* The statistics of kernels_nn.c's moments(): mean m and inv = 1/sqrt(var +
  * eps) of the values `elem` (an expression in the loop variables) over
  * the loops `loops` (one or two "for (...)" heads), count cnt. */
-static void emit_moments(dy_emit_ctx *ctx, int n_loops, const char *const *loops,
+static void emit_moments(dy_cg_ctx *ctx, int n_loops, const char *const *loops,
                          const char *elem, const char *cnt, const char *eps) {
   L("double sum = 0.0, sq = 0.0;");
   for (int i = 0; i < n_loops; i++)
@@ -815,7 +815,7 @@ static void emit_moments(dy_emit_ctx *ctx, int n_loops, const char *const *loops
   L("const float inv = 1.0f / dy_sqrtf((float)(sq / (double)(%s)) + %s);", cnt, eps);
 }
 
-dy_status dy_emit_batch_norm(dy_emit_ctx *ctx, dy_error *err) {
+dy_status dy_emit_batch_norm(dy_cg_ctx *ctx, dy_error *err) {
   dy_status s = check_types(ctx, err);
   if (s != DY_OK)
     return s;
@@ -824,10 +824,10 @@ dy_status dy_emit_batch_norm(dy_emit_ctx *ctx, dy_error *err) {
   if ((s = float_attr(ctx, "epsilon", &eps, eps_lit, sizeof eps_lit, err)))
     return s;
   bool is_test = dy_op_attr_int_or(ctx->op, "is_test", 0) != 0;
-  const dy_type *x = dy_emit_in_type(ctx, 0);
+  const dy_type *x = dy_cg_in_type(ctx, 0);
   dy_ext sp = dy_ext_range(x, 2, x->rank);
   ll c = x->shape[1];
-  snprintf(nb, sizeof nb, "%s", dy_emit_dim(ctx, x, 0));
+  snprintf(nb, sizeof nb, "%s", dy_cg_dim(ctx, x, 0));
   dy_ext_str(ctx, dy_ext_mul(dy_ext_dim(x->shape[0]), sp), cnt, sizeof cnt);
   ll spk = sp.k;
 
@@ -855,7 +855,7 @@ dy_status dy_emit_batch_norm(dy_emit_ctx *ctx, dy_error *err) {
   return DY_OK;
 }
 
-dy_status dy_emit_layer_norm(dy_emit_ctx *ctx, dy_error *err) {
+dy_status dy_emit_layer_norm(dy_cg_ctx *ctx, dy_error *err) {
   dy_status s = check_types(ctx, err);
   if (s != DY_OK)
     return s;
@@ -863,7 +863,7 @@ dy_status dy_emit_layer_norm(dy_emit_ctx *ctx, dy_error *err) {
   char eps_lit[64], rows[128], cnt[64], loop[128];
   if ((s = float_attr(ctx, "epsilon", &eps, eps_lit, sizeof eps_lit, err)))
     return s;
-  const dy_type *x = dy_emit_in_type(ctx, 0);
+  const dy_type *x = dy_cg_in_type(ctx, 0);
   int64_t axis = dy_op_attr_int_or(ctx->op, "begin_norm_axis", -1);
   int ax = (int)(axis < 0 ? axis + x->rank : axis);
   ll cols = dy_ext_range(x, ax, x->rank).k;
@@ -906,7 +906,7 @@ dy_status dy_emit_layer_norm(dy_emit_ctx *ctx, dy_error *err) {
   return DY_OK;
 }
 
-dy_status dy_emit_group_norm(dy_emit_ctx *ctx, dy_error *err) {
+dy_status dy_emit_group_norm(dy_cg_ctx *ctx, dy_error *err) {
   dy_status s = check_types(ctx, err);
   if (s != DY_OK)
     return s;
@@ -914,7 +914,7 @@ dy_status dy_emit_group_norm(dy_emit_ctx *ctx, dy_error *err) {
   char eps_lit[64], groups_all[128], cnt[64], loop[128];
   if ((s = float_attr(ctx, "epsilon", &eps, eps_lit, sizeof eps_lit, err)))
     return s;
-  const dy_type *x = dy_emit_in_type(ctx, 0);
+  const dy_type *x = dy_cg_in_type(ctx, 0);
   ll groups = dy_op_attr_int_or(ctx->op, "groups", 1);
   ll cg = x->shape[1] / groups, sp = dy_ext_range(x, 2, x->rank).k, len = cg * sp;
   dy_ext_str(ctx, dy_ext_mul(dy_ext_dim(x->shape[0]), dy_ext_dim(groups)), groups_all,
@@ -940,7 +940,7 @@ dy_status dy_emit_group_norm(dy_emit_ctx *ctx, dy_error *err) {
 /* dropout                                                             */
 /* ------------------------------------------------------------------ */
 
-dy_status dy_emit_dropout(dy_emit_ctx *ctx, dy_error *err) {
+dy_status dy_emit_dropout(dy_cg_ctx *ctx, dy_error *err) {
   dy_status s = check_types(ctx, err);
   if (s != DY_OK)
     return s;
@@ -949,7 +949,7 @@ dy_status dy_emit_dropout(dy_emit_ctx *ctx, dy_error *err) {
   float p = (float)pd;
   bool is_test = dy_op_attr_int_or(ctx->op, "is_test", 0) != 0;
   uint64_t seed = (uint64_t)dy_op_attr_int_or(ctx->op, "seed", 0);
-  const dy_type *x = dy_emit_in_type(ctx, 0);
+  const dy_type *x = dy_cg_in_type(ctx, 0);
   char size[128];
   dy_ext_str(ctx, dy_ext_range(x, 0, x->rank), size, sizeof size);
   if (is_test || p == 0.0f) {
@@ -968,7 +968,7 @@ dy_status dy_emit_dropout(dy_emit_ctx *ctx, dy_error *err) {
   unsigned long long threshold = (unsigned long long)ceil((double)p * 16777216.0);
   char scale[64];
   if (!dy_float_literal(1.0f / (1.0f - p), scale, sizeof scale))
-    return dy_emit_type_error(ctx, err, DY_STATUS_INVALID_ARGUMENT, "bad p");
+    return dy_cg_type_error(ctx, err, DY_STATUS_INVALID_ARGUMENT, "bad p");
   L("/* dropout (upscale_in_train), p = %.9g: element i is kept, times 1/(1-p),", pd);
   L(" * iff the top 24 bits of splitmix64's mix of seed ^ (i * golden) are");
   L(" * >= p * 2^24 (runtime/kernels_nn.c documents the hash) */");

@@ -3,7 +3,7 @@
  * Each writes the body of one kernel (parameters in0.., out0.., and
  * `int64_t batch` when a type has the dynamic dim) as plain nested loops
  * with literal extents and strides; only the batch is a run-time value,
- * through dy_ext / dy_emit_product ("batch*7"). Every emitter first checks
+ * through dy_ext / dy_cg_product ("batch*7"). Every emitter first checks
  * the op's types against inference (the rules of ir/infer_shape.c) and
  * fails rather than print wrong code. An empty output gives an empty body.
  *
@@ -35,19 +35,19 @@
 /* ------------------------------------------------------------------ */
 
 /* The output type must be what inference gives for the input types. */
-static dy_status check_types(dy_emit_ctx *ctx, dy_error *err) {
+static dy_status check_types(dy_cg_ctx *ctx, dy_error *err) {
   enum { MAX_IN = 64 };
   int n = ctx->op->n_inputs;
   dy_type in[MAX_IN], want;
   if (n > MAX_IN || ctx->op->n_outputs != 1)
-    return dy_emit_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "too many operands");
+    return dy_cg_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "too many operands");
   for (int i = 0; i < n; i++)
-    in[i] = *dy_emit_in_type(ctx, i);
+    in[i] = *dy_cg_in_type(ctx, i);
   dy_status s = dy_infer(ctx->op, in, n, &want, err);
   if (s != DY_OK)
     return s;
-  if (!dy_type_equal(&want, dy_emit_out_type(ctx, 0)))
-    return dy_emit_type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
+  if (!dy_type_equal(&want, dy_cg_out_type(ctx, 0)))
+    return dy_cg_type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
                               "output type is not what inference gives");
   return DY_OK;
 }
@@ -60,7 +60,7 @@ static dy_ext ext_scale(dy_ext e, int64_t c) { return (dy_ext){e.k * c, e.p}; }
 
 /* Append "var * c*stride" to an index expression, c a signed coefficient
  * (var NULL: the constant c*stride). Zero terms vanish. */
-static void idx_term(dy_emit_ctx *ctx, dy_idxbuf *b, const char *var, int64_t c,
+static void idx_term(dy_cg_ctx *ctx, dy_idxbuf *b, const char *var, int64_t c,
                      dy_ext stride) {
   int64_t k = c * stride.k;
   if (k == 0)
@@ -68,13 +68,13 @@ static void idx_term(dy_emit_ctx *ctx, dy_idxbuf *b, const char *var, int64_t c,
   int64_t mag = k < 0 ? -k : k;
   dy_idx_cat(b, b->n ? (k < 0 ? " - " : " + ") : (k < 0 ? "-" : ""));
   if (!var) {
-    dy_idx_cat(b, dy_emit_product(ctx, mag, stride.p));
+    dy_idx_cat(b, dy_cg_product(ctx, mag, stride.p));
     return;
   }
   dy_idx_cat(b, var);
   if (mag != 1 || stride.p > 0) {
     dy_idx_cat(b, " * ");
-    dy_idx_cat(b, dy_emit_product(ctx, mag, stride.p));
+    dy_idx_cat(b, dy_cg_product(ctx, mag, stride.p));
   }
 }
 
@@ -110,10 +110,10 @@ static void value_literal(dy_dtype t, double v, char *buf, size_t n) {
 }
 
 /* Close the blocks opened since indent `base`. */
-static void close_to(dy_emit_ctx *ctx, int base) {
+static void close_to(dy_cg_ctx *ctx, int base) {
   while (ctx->indent > base) {
     ctx->indent--;
-    dy_emit_line(ctx, "}");
+    dy_cg_line(ctx, "}");
   }
 }
 
@@ -134,7 +134,7 @@ static bool w_plain(const wdim *w) {
 }
 
 /* out0[..] = in0[..] over the output dims w[0..r). */
-static void emit_walk(dy_emit_ctx *ctx, const wdim *w, int r) {
+static void emit_walk(dy_cg_ctx *ctx, const wdim *w, int r) {
   wdim g[DY_MAX_DIMS];
   int ng = 0;
   int64_t cst = 0;           /* the static part of the constant offset */
@@ -193,17 +193,17 @@ static void emit_walk(dy_emit_ctx *ctx, const wdim *w, int r) {
   idx_join(&full, &dyn_cst);
   idx_join(&full, &ii);
   int base = ctx->indent;
-  dy_emit_open_loops(ctx, ng, gext, dy_loop_var);
-  dy_emit_line(ctx, "out0[%s] = in0[%s];", dy_idx_str(&oi), dy_idx_str(&full));
+  dy_cg_open_loops(ctx, ng, gext, dy_loop_var);
+  dy_cg_line(ctx, "out0[%s] = in0[%s];", dy_idx_str(&oi), dy_idx_str(&full));
   ctx->indent = base;
 }
 
 
-dy_status dy_emit_slice(dy_emit_ctx *ctx, dy_error *err) {
+dy_status dy_emit_slice(dy_cg_ctx *ctx, dy_error *err) {
   dy_status s = check_types(ctx, err);
   if (s != DY_OK)
     return s;
-  const dy_type *a = dy_emit_in_type(ctx, 0), *o = dy_emit_out_type(ctx, 0);
+  const dy_type *a = dy_cg_in_type(ctx, 0), *o = dy_cg_out_type(ctx, 0);
   if (is_empty(o))
     return DY_OK;
   const int64_t *starts, *ends, *axes, *steps;
@@ -234,11 +234,11 @@ dy_status dy_emit_slice(dy_emit_ctx *ctx, dy_error *err) {
 
 /* x aligned on the right of the output: dims x lacks or has as 1 are
  * broadcast; tile reads i % dim where it repeats. */
-static dy_status emit_expand_or_tile(dy_emit_ctx *ctx, dy_error *err, bool tile) {
+static dy_status emit_expand_or_tile(dy_cg_ctx *ctx, dy_error *err, bool tile) {
   dy_status s = check_types(ctx, err);
   if (s != DY_OK)
     return s;
-  const dy_type *a = dy_emit_in_type(ctx, 0), *o = dy_emit_out_type(ctx, 0);
+  const dy_type *a = dy_cg_in_type(ctx, 0), *o = dy_cg_out_type(ctx, 0);
   if (is_empty(o))
     return DY_OK;
   int r = o->rank;
@@ -258,11 +258,11 @@ static dy_status emit_expand_or_tile(dy_emit_ctx *ctx, dy_error *err, bool tile)
   return DY_OK;
 }
 
-dy_status dy_emit_expand(dy_emit_ctx *ctx, dy_error *err) {
+dy_status dy_emit_expand(dy_cg_ctx *ctx, dy_error *err) {
   return emit_expand_or_tile(ctx, err, false);
 }
 
-dy_status dy_emit_tile(dy_emit_ctx *ctx, dy_error *err) {
+dy_status dy_emit_tile(dy_cg_ctx *ctx, dy_error *err) {
   return emit_expand_or_tile(ctx, err, true);
 }
 
@@ -270,25 +270,25 @@ dy_status dy_emit_tile(dy_emit_ctx *ctx, dy_error *err) {
 /* squeeze, unsqueeze: views; a copy when not aliased                  */
 /* ------------------------------------------------------------------ */
 
-static dy_status emit_copy(dy_emit_ctx *ctx, dy_error *err) {
+static dy_status emit_copy(dy_cg_ctx *ctx, dy_error *err) {
   dy_status s = check_types(ctx, err);
   if (s != DY_OK)
     return s;
-  const dy_type *o = dy_emit_out_type(ctx, 0);
+  const dy_type *o = dy_cg_out_type(ctx, 0);
   dy_ext n = dy_ext_range(o, 0, o->rank);
   char sz[128];
   if (n.k == 0)
     return DY_OK;
-  dy_emit_line(ctx, "for (int64_t i = 0; i < %s; i++)", dy_ext_str(ctx, n, sz, sizeof sz));
-  dy_emit_line(ctx, "  out0[i] = in0[i];");
+  dy_cg_line(ctx, "for (int64_t i = 0; i < %s; i++)", dy_ext_str(ctx, n, sz, sizeof sz));
+  dy_cg_line(ctx, "  out0[i] = in0[i];");
   return DY_OK;
 }
 
-dy_status dy_emit_squeeze(dy_emit_ctx *ctx, dy_error *err) {
+dy_status dy_emit_squeeze(dy_cg_ctx *ctx, dy_error *err) {
   return emit_copy(ctx, err);
 }
 
-dy_status dy_emit_unsqueeze(dy_emit_ctx *ctx, dy_error *err) {
+dy_status dy_emit_unsqueeze(dy_cg_ctx *ctx, dy_error *err) {
   return emit_copy(ctx, err);
 }
 
@@ -296,11 +296,11 @@ dy_status dy_emit_unsqueeze(dy_emit_ctx *ctx, dy_error *err) {
 /* concat                                                              */
 /* ------------------------------------------------------------------ */
 
-dy_status dy_emit_concat(dy_emit_ctx *ctx, dy_error *err) {
+dy_status dy_emit_concat(dy_cg_ctx *ctx, dy_error *err) {
   dy_status s = check_types(ctx, err);
   if (s != DY_OK)
     return s;
-  const dy_type *o = dy_emit_out_type(ctx, 0);
+  const dy_type *o = dy_cg_out_type(ctx, 0);
   if (is_empty(o))
     return DY_OK;
   int64_t axis = dy_op_attr_int_or(ctx->op, "axis", 0);
@@ -313,12 +313,12 @@ dy_status dy_emit_concat(dy_emit_ctx *ctx, dy_error *err) {
   char so[128], sr[128], sk[128];
   int base = ctx->indent;
   if (loop_o) {
-    dy_emit_line(ctx, "for (int64_t o = 0; o < %s; o++) {", dy_ext_str(ctx, outer, so, sizeof so));
+    dy_cg_line(ctx, "for (int64_t o = 0; o < %s; o++) {", dy_ext_str(ctx, outer, so, sizeof so));
     ctx->indent++;
   }
   int64_t before = 0; /* static dims of the inputs so far along the axis */
   for (int k = 0; k < ctx->op->n_inputs; k++) {
-    const dy_type *t = dy_emit_in_type(ctx, k);
+    const dy_type *t = dy_cg_in_type(ctx, k);
     dy_ext row = dy_ext_mul(dy_ext_dim(t->shape[ax]), inner);
     dy_ext off = ext_scale(inner, before);
     before += t->shape[ax] > 0 ? t->shape[ax] : 0;
@@ -332,13 +332,13 @@ dy_status dy_emit_concat(dy_emit_ctx *ctx, dy_error *err) {
     idx_term(ctx, &oi, NULL, 1, off);
     snprintf(sk, sizeof sk, "in%d", k);
     if (dy_ext_is_one(row)) {
-      dy_emit_line(ctx, "out0[%s] = %s[%s];", dy_idx_str(&oi), sk, dy_idx_str(&ii));
+      dy_cg_line(ctx, "out0[%s] = %s[%s];", dy_idx_str(&oi), sk, dy_idx_str(&ii));
       continue;
     }
     dy_idx_add(ctx, &oi, "i", dy_ext_one());
     dy_idx_add(ctx, &ii, "i", dy_ext_one());
-    dy_emit_line(ctx, "for (int64_t i = 0; i < %s; i++)", dy_ext_str(ctx, row, sr, sizeof sr));
-    dy_emit_line(ctx, "  out0[%s] = %s[%s];", oi.s, sk, ii.s);
+    dy_cg_line(ctx, "for (int64_t i = 0; i < %s; i++)", dy_ext_str(ctx, row, sr, sizeof sr));
+    dy_cg_line(ctx, "  out0[%s] = %s[%s];", oi.s, sk, ii.s);
   }
   close_to(ctx, base);
   return DY_OK;
@@ -348,11 +348,11 @@ dy_status dy_emit_concat(dy_emit_ctx *ctx, dy_error *err) {
 /* pad                                                                 */
 /* ------------------------------------------------------------------ */
 
-dy_status dy_emit_pad(dy_emit_ctx *ctx, dy_error *err) {
+dy_status dy_emit_pad(dy_cg_ctx *ctx, dy_error *err) {
   dy_status s = check_types(ctx, err);
   if (s != DY_OK)
     return s;
-  const dy_type *a = dy_emit_in_type(ctx, 0), *o = dy_emit_out_type(ctx, 0);
+  const dy_type *a = dy_cg_in_type(ctx, 0), *o = dy_cg_out_type(ctx, 0);
   if (is_empty(o))
     return DY_OK;
   const int64_t *pads;
@@ -402,7 +402,7 @@ dy_status dy_emit_pad(dy_emit_ctx *ctx, dy_error *err) {
     dy_idx_add(ctx, &oi, i, os[k]);
     if (!g[k].padded) {
       dy_idx_add(ctx, &ii, i, g[k].istr);
-      dy_emit_line(ctx, "for (int64_t %s = 0; %s < %s; %s++)", i, i,
+      dy_cg_line(ctx, "for (int64_t %s = 0; %s < %s; %s++)", i, i,
                    dy_ext_str(ctx, g[k].n, sz, sizeof sz), i);
       ctx->indent++;
       continue;
@@ -410,31 +410,31 @@ dy_status dy_emit_pad(dy_emit_ctx *ctx, dy_error *err) {
     /* j = i - begin, then brought back into [0, dim) by the mode */
     int64_t b = g[k].begin, dim = g[k].dim;
     dy_idx_add(ctx, &ii, jv[k], g[k].istr);
-    dy_emit_line(ctx, "for (int64_t %s = 0; %s < %lld; %s++) {", i, i,
+    dy_cg_line(ctx, "for (int64_t %s = 0; %s < %lld; %s++) {", i, i,
                  (long long)g[k].n.k, i);
     ctx->indent++;
     if (b == 0)
-      dy_emit_line(ctx, "%sint64_t %s = %s;", m == 0 ? "const " : "", jv[k], i);
+      dy_cg_line(ctx, "%sint64_t %s = %s;", m == 0 ? "const " : "", jv[k], i);
     else
-      dy_emit_line(ctx, "%sint64_t %s = %s %s %lld;", m == 0 ? "const " : "", jv[k], i,
+      dy_cg_line(ctx, "%sint64_t %s = %s %s %lld;", m == 0 ? "const " : "", jv[k], i,
                    b > 0 ? "-" : "+", (long long)(b > 0 ? b : -b));
     if (m == 1) { /* reflect: mirror without repeating the edge */
       if (b > 0) {
-        dy_emit_line(ctx, "if (%s < 0)", jv[k]);
-        dy_emit_line(ctx, "  %s = -%s;", jv[k], jv[k]);
+        dy_cg_line(ctx, "if (%s < 0)", jv[k]);
+        dy_cg_line(ctx, "  %s = -%s;", jv[k], jv[k]);
       }
       if (g[k].end > 0) {
-        dy_emit_line(ctx, "if (%s >= %lld)", jv[k], (long long)dim);
-        dy_emit_line(ctx, "  %s = %lld - %s;", jv[k], (long long)(2 * (dim - 1)), jv[k]);
+        dy_cg_line(ctx, "if (%s >= %lld)", jv[k], (long long)dim);
+        dy_cg_line(ctx, "  %s = %lld - %s;", jv[k], (long long)(2 * (dim - 1)), jv[k]);
       }
     } else if (m == 2) { /* edge: clamp */
       if (b > 0) {
-        dy_emit_line(ctx, "if (%s < 0)", jv[k]);
-        dy_emit_line(ctx, "  %s = 0;", jv[k]);
+        dy_cg_line(ctx, "if (%s < 0)", jv[k]);
+        dy_cg_line(ctx, "  %s = 0;", jv[k]);
       }
       if (g[k].end > 0) {
-        dy_emit_line(ctx, "if (%s >= %lld)", jv[k], (long long)dim);
-        dy_emit_line(ctx, "  %s = %lld;", jv[k], (long long)(dim - 1));
+        dy_cg_line(ctx, "if (%s >= %lld)", jv[k], (long long)dim);
+        dy_cg_line(ctx, "  %s = %lld;", jv[k], (long long)(dim - 1));
       }
     } else {
       size_t c = strlen(cond);
@@ -446,15 +446,15 @@ dy_status dy_emit_pad(dy_emit_ctx *ctx, dy_error *err) {
     }
   }
   if (cond[0])
-    dy_emit_line(ctx, "out0[%s] = %s ? in0[%s] : %s;", dy_idx_str(&oi), cond,
+    dy_cg_line(ctx, "out0[%s] = %s ? in0[%s] : %s;", dy_idx_str(&oi), cond,
                  dy_idx_str(&ii), vlit);
   else
-    dy_emit_line(ctx, "out0[%s] = in0[%s];", dy_idx_str(&oi), dy_idx_str(&ii));
+    dy_cg_line(ctx, "out0[%s] = in0[%s];", dy_idx_str(&oi), dy_idx_str(&ii));
   /* close the braces of the padded loops (the others have none) */
   for (int k = ng - 1; k >= 0; k--) {
     ctx->indent--;
     if (g[k].padded)
-      dy_emit_line(ctx, "}");
+      dy_cg_line(ctx, "}");
   }
   ctx->indent = base;
   return DY_OK;
@@ -464,15 +464,15 @@ dy_status dy_emit_pad(dy_emit_ctx *ctx, dy_error *err) {
 /* gather: a kernel that can fail                                     */
 /* ------------------------------------------------------------------ */
 
-dy_status dy_emit_gather(dy_emit_ctx *ctx, dy_error *err) {
+dy_status dy_emit_gather(dy_cg_ctx *ctx, dy_error *err) {
   dy_status s = check_types(ctx, err);
   if (s != DY_OK)
     return s;
   if (!dy_op_has(ctx->op, DY_OPF_CAN_FAIL))
-    return dy_emit_type_error(ctx, err, DY_STATUS_INTERNAL,
+    return dy_cg_type_error(ctx, err, DY_STATUS_INTERNAL,
                               "gather must be a kernel that can fail");
-  const dy_type *x = dy_emit_in_type(ctx, 0), *idx = dy_emit_in_type(ctx, 1);
-  const dy_type *o = dy_emit_out_type(ctx, 0);
+  const dy_type *x = dy_cg_in_type(ctx, 0), *idx = dy_cg_in_type(ctx, 1);
+  const dy_type *o = dy_cg_out_type(ctx, 0);
   if (is_empty(o))
     return DY_OK;
   int64_t axis = dy_op_attr_int_or(ctx->op, "axis", 0);
@@ -486,10 +486,10 @@ dy_status dy_emit_gather(dy_emit_ctx *ctx, dy_error *err) {
   dy_ext_str(ctx, inner, si, sizeof si);
   bool loop_o = !dy_ext_is_one(outer), loop_i = !dy_ext_is_one(inner);
 
-  dy_emit_line(ctx, "/* every index first: an out-of-range one fails the model */");
-  dy_emit_line(ctx, "for (int64_t j = 0; j < %s; j++)", sn);
-  dy_emit_line(ctx, "  if (in1[j] < -%s || in1[j] >= %s)", sd, sd);
-  dy_emit_line(ctx, "    return 1;");
+  dy_cg_line(ctx, "/* every index first: an out-of-range one fails the model */");
+  dy_cg_line(ctx, "for (int64_t j = 0; j < %s; j++)", sn);
+  dy_cg_line(ctx, "  if (in1[j] < -%s || in1[j] >= %s)", sd, sd);
+  dy_cg_line(ctx, "    return 1;");
   /* out0[o][j][i] = in0[o][k][i], k = in1[j] (+ dim if negative) */
   dy_idxbuf oi = {"", 0}, ii = {"", 0};
   if (loop_o) {
@@ -504,17 +504,17 @@ dy_status dy_emit_gather(dy_emit_ctx *ctx, dy_error *err) {
   }
   int base = ctx->indent;
   if (loop_o) {
-    dy_emit_line(ctx, "for (int64_t o = 0; o < %s; o++)", so);
+    dy_cg_line(ctx, "for (int64_t o = 0; o < %s; o++)", so);
     ctx->indent++;
   }
-  dy_emit_line(ctx, "for (int64_t j = 0; j < %s; j++) {", sn);
+  dy_cg_line(ctx, "for (int64_t j = 0; j < %s; j++) {", sn);
   ctx->indent++;
-  dy_emit_line(ctx, "const int64_t k = in1[j] < 0 ? in1[j] + %s : in1[j];", sd);
+  dy_cg_line(ctx, "const int64_t k = in1[j] < 0 ? in1[j] + %s : in1[j];", sd);
   if (loop_i)
-    dy_emit_line(ctx, "for (int64_t i = 0; i < %s; i++)", si);
-  dy_emit_line(ctx, "%sout0[%s] = in0[%s];", loop_i ? "  " : "", oi.s, ii.s);
+    dy_cg_line(ctx, "for (int64_t i = 0; i < %s; i++)", si);
+  dy_cg_line(ctx, "%sout0[%s] = in0[%s];", loop_i ? "  " : "", oi.s, ii.s);
   ctx->indent--;
-  dy_emit_line(ctx, "}");
+  dy_cg_line(ctx, "}");
   ctx->indent = base;
   return DY_OK;
 }
@@ -525,11 +525,11 @@ dy_status dy_emit_gather(dy_emit_ctx *ctx, dy_error *err) {
 
 typedef enum { R_SUM, R_MEAN, R_MAX, R_MIN } reduce_kind;
 
-static dy_status emit_reduce(dy_emit_ctx *ctx, dy_error *err, reduce_kind rk) {
+static dy_status emit_reduce(dy_cg_ctx *ctx, dy_error *err, reduce_kind rk) {
   dy_status s = check_types(ctx, err);
   if (s != DY_OK)
     return s;
-  const dy_type *a = dy_emit_in_type(ctx, 0), *o = dy_emit_out_type(ctx, 0);
+  const dy_type *a = dy_cg_in_type(ctx, 0), *o = dy_cg_out_type(ctx, 0);
   if (is_empty(o))
     return DY_OK;
   const int64_t *axes;
@@ -582,10 +582,10 @@ static dy_status emit_reduce(dy_emit_ctx *ctx, dy_error *err, reduce_kind rk) {
   char sz[128], sc[128];
   dy_ext no = dy_ext_range(o, 0, o->rank);
   if (dy_ext_is_one(no)) {
-    dy_emit_line(ctx, "out0[0] = %s;", init);
+    dy_cg_line(ctx, "out0[0] = %s;", init);
   } else {
-    dy_emit_line(ctx, "for (int64_t i = 0; i < %s; i++)", dy_ext_str(ctx, no, sz, sizeof sz));
-    dy_emit_line(ctx, "  out0[i] = %s;", init);
+    dy_cg_line(ctx, "for (int64_t i = 0; i < %s; i++)", dy_ext_str(ctx, no, sz, sizeof sz));
+    dy_cg_line(ctx, "  out0[i] = %s;", init);
   }
   /* accumulate, in the input's C order (an empty input adds nothing: a
    * sum of 0, a mean of 0/0) */
@@ -593,7 +593,7 @@ static dy_status emit_reduce(dy_emit_ctx *ctx, dy_error *err, reduce_kind rk) {
   bool block = rk == R_MAX || rk == R_MIN; /* the innermost loop has a body */
   for (int k = 0; k < ng && !is_empty(a); k++) {
     const char *i = dy_loop_var[k];
-    dy_emit_line(ctx, "for (int64_t %s = 0; %s < %s; %s++)%s", i, i,
+    dy_cg_line(ctx, "for (int64_t %s = 0; %s < %s; %s++)%s", i, i,
                  dy_ext_str(ctx, gext[k], sz, sizeof sz), i,
                  block && k == ng - 1 ? " {" : "");
     ctx->indent++;
@@ -602,19 +602,19 @@ static dy_status emit_reduce(dy_emit_ctx *ctx, dy_error *err, reduce_kind rk) {
     /* no loop */
   } else if (rk == R_SUM || rk == R_MEAN) {
     if (f32)
-      dy_emit_line(ctx, "out0[%s] += in0[%s];", O, I);
+      dy_cg_line(ctx, "out0[%s] += in0[%s];", O, I);
     else /* wraps, as the eager kernel does, instead of overflowing */
-      dy_emit_line(ctx, "out0[%s] = (int64_t)((uint64_t)out0[%s] + (uint64_t)in0[%s]);",
+      dy_cg_line(ctx, "out0[%s] = (int64_t)((uint64_t)out0[%s] + (uint64_t)in0[%s]);",
                    O, O, I);
   } else {
     /* f32: NaN propagates, as numpy's max */
-    dy_emit_line(ctx, "const %s v = in0[%s];", T, I);
-    dy_emit_line(ctx, "if (v %s out0[%s]%s)", rk == R_MAX ? ">" : "<", O,
+    dy_cg_line(ctx, "const %s v = in0[%s];", T, I);
+    dy_cg_line(ctx, "if (v %s out0[%s]%s)", rk == R_MAX ? ">" : "<", O,
                  f32 ? " || v != v" : "");
-    dy_emit_line(ctx, "  out0[%s] = v;", O);
+    dy_cg_line(ctx, "  out0[%s] = v;", O);
     if (ng > 0) {
       ctx->indent = base + ng - 1;
-      dy_emit_line(ctx, "}");
+      dy_cg_line(ctx, "}");
     }
   }
   ctx->indent = base;
@@ -624,25 +624,25 @@ static dy_status emit_reduce(dy_emit_ctx *ctx, dy_error *err, reduce_kind rk) {
     dy_ext_str(ctx, count, sc, sizeof sc);
     snprintf(cnt, sizeof cnt, count.p ? "(float)(%s)" : "(float)%s", sc);
     if (dy_ext_is_one(no)) {
-      dy_emit_line(ctx, "out0[0] /= %s;", cnt);
+      dy_cg_line(ctx, "out0[0] /= %s;", cnt);
     } else {
-      dy_emit_line(ctx, "for (int64_t i = 0; i < %s; i++)", dy_ext_str(ctx, no, sz, sizeof sz));
-      dy_emit_line(ctx, "  out0[i] /= %s;", cnt);
+      dy_cg_line(ctx, "for (int64_t i = 0; i < %s; i++)", dy_ext_str(ctx, no, sz, sizeof sz));
+      dy_cg_line(ctx, "  out0[i] /= %s;", cnt);
     }
   }
   return DY_OK;
 }
 
-dy_status dy_emit_reduce_sum(dy_emit_ctx *ctx, dy_error *err) {
+dy_status dy_emit_reduce_sum(dy_cg_ctx *ctx, dy_error *err) {
   return emit_reduce(ctx, err, R_SUM);
 }
-dy_status dy_emit_reduce_mean(dy_emit_ctx *ctx, dy_error *err) {
+dy_status dy_emit_reduce_mean(dy_cg_ctx *ctx, dy_error *err) {
   return emit_reduce(ctx, err, R_MEAN);
 }
-dy_status dy_emit_reduce_max(dy_emit_ctx *ctx, dy_error *err) {
+dy_status dy_emit_reduce_max(dy_cg_ctx *ctx, dy_error *err) {
   return emit_reduce(ctx, err, R_MAX);
 }
-dy_status dy_emit_reduce_min(dy_emit_ctx *ctx, dy_error *err) {
+dy_status dy_emit_reduce_min(dy_cg_ctx *ctx, dy_error *err) {
   return emit_reduce(ctx, err, R_MIN);
 }
 
@@ -657,7 +657,7 @@ typedef struct {
   bool inner1, outer1;
 } axis_view;
 
-static void around_axis(dy_emit_ctx *ctx, const dy_type *t, int64_t axis,
+static void around_axis(dy_cg_ctx *ctx, const dy_type *t, int64_t axis,
                         axis_view *v) {
   int r = t->rank, ax = r ? (int)(axis < 0 ? axis + r : axis) : 0;
   v->outer = dy_ext_range(t, 0, ax);
@@ -676,15 +676,15 @@ static void around_axis(dy_emit_ctx *ctx, const dy_type *t, int64_t axis,
 
 /* Open "for o" (unless outer is 1) and "for j" (unless inner is 1) and point x
  * (and y) at the row; returns the base indent to close to. */
-static int open_rows(dy_emit_ctx *ctx, const axis_view *v, const char *T,
+static int open_rows(dy_cg_ctx *ctx, const axis_view *v, const char *T,
                      bool with_y) {
   int base = ctx->indent;
   if (!v->outer1) {
-    dy_emit_line(ctx, "for (int64_t o = 0; o < %s; o++) {", v->so);
+    dy_cg_line(ctx, "for (int64_t o = 0; o < %s; o++) {", v->so);
     ctx->indent++;
   }
   if (!v->inner1) {
-    dy_emit_line(ctx, "for (int64_t j = 0; j < %s; j++) {", v->si);
+    dy_cg_line(ctx, "for (int64_t j = 0; j < %s; j++) {", v->si);
     ctx->indent++;
   }
   /* the row starts at o * n * inner (+ j) */
@@ -694,53 +694,53 @@ static int open_rows(dy_emit_ctx *ctx, const axis_view *v, const char *T,
   if (!v->inner1)
     dy_idx_add(ctx, &row, "j", dy_ext_one());
   if (row.n) {
-    dy_emit_line(ctx, "const %s *x = in0 + %s;", T, row.s);
+    dy_cg_line(ctx, "const %s *x = in0 + %s;", T, row.s);
     if (with_y)
-      dy_emit_line(ctx, "%s *y = out0 + %s;", T, row.s);
+      dy_cg_line(ctx, "%s *y = out0 + %s;", T, row.s);
   } else {
-    dy_emit_line(ctx, "const %s *x = in0;", T);
+    dy_cg_line(ctx, "const %s *x = in0;", T);
     if (with_y)
-      dy_emit_line(ctx, "%s *y = out0;", T);
+      dy_cg_line(ctx, "%s *y = out0;", T);
   }
   return base;
 }
 
-dy_status dy_emit_argmax(dy_emit_ctx *ctx, dy_error *err) {
+dy_status dy_emit_argmax(dy_cg_ctx *ctx, dy_error *err) {
   dy_status s = check_types(ctx, err);
   if (s != DY_OK)
     return s;
-  const dy_type *a = dy_emit_in_type(ctx, 0);
+  const dy_type *a = dy_cg_in_type(ctx, 0);
   axis_view v;
   around_axis(ctx, a, dy_op_attr_int_or(ctx->op, "axis", 0), &v);
   const char *T = dy_ctype(a->dtype);
   int base = open_rows(ctx, &v, T, false);
-  dy_emit_line(ctx, "int64_t best = 0;");
-  dy_emit_line(ctx, "%s m = x[0];", T);
-  dy_emit_line(ctx, "for (int64_t k = 1; k < %s; k++) {", v.sn);
-  dy_emit_line(ctx, "  const %s e = %s;", T, v.xk);
+  dy_cg_line(ctx, "int64_t best = 0;");
+  dy_cg_line(ctx, "%s m = x[0];", T);
+  dy_cg_line(ctx, "for (int64_t k = 1; k < %s; k++) {", v.sn);
+  dy_cg_line(ctx, "  const %s e = %s;", T, v.xk);
   if (a->dtype == DY_F32) /* the first NaN wins, as numpy */
-    dy_emit_line(ctx, "  if (e > m || (e != e && m == m)) {");
+    dy_cg_line(ctx, "  if (e > m || (e != e && m == m)) {");
   else
-    dy_emit_line(ctx, "  if (e > m) {");
-  dy_emit_line(ctx, "    m = e;");
-  dy_emit_line(ctx, "    best = k;");
-  dy_emit_line(ctx, "  }");
-  dy_emit_line(ctx, "}");
+    dy_cg_line(ctx, "  if (e > m) {");
+  dy_cg_line(ctx, "    m = e;");
+  dy_cg_line(ctx, "    best = k;");
+  dy_cg_line(ctx, "  }");
+  dy_cg_line(ctx, "}");
   dy_idxbuf oi = {"", 0};
   if (!v.outer1)
     dy_idx_add(ctx, &oi, "o", v.inner);
   if (!v.inner1)
     dy_idx_add(ctx, &oi, "j", dy_ext_one());
-  dy_emit_line(ctx, "out0[%s] = best;", dy_idx_str(&oi));
+  dy_cg_line(ctx, "out0[%s] = best;", dy_idx_str(&oi));
   close_to(ctx, base);
   return DY_OK;
 }
 
-dy_status dy_emit_log_softmax(dy_emit_ctx *ctx, dy_error *err) {
+dy_status dy_emit_log_softmax(dy_cg_ctx *ctx, dy_error *err) {
   dy_status s = check_types(ctx, err);
   if (s != DY_OK)
     return s;
-  const dy_type *a = dy_emit_in_type(ctx, 0);
+  const dy_type *a = dy_cg_in_type(ctx, 0);
   if (is_empty(a))
     return DY_OK;
   axis_view v;
@@ -748,16 +748,16 @@ dy_status dy_emit_log_softmax(dy_emit_ctx *ctx, dy_error *err) {
   char yk[200];
   snprintf(yk, sizeof yk, "y%s", v.xk + 1);
   int base = open_rows(ctx, &v, "float", true);
-  dy_emit_line(ctx, "float mx = x[0];");
-  dy_emit_line(ctx, "for (int64_t k = 1; k < %s; k++)", v.sn);
-  dy_emit_line(ctx, "  if (%s > mx)", v.xk);
-  dy_emit_line(ctx, "    mx = %s;", v.xk);
-  dy_emit_line(ctx, "float sum = 0.0f;");
-  dy_emit_line(ctx, "for (int64_t k = 0; k < %s; k++)", v.sn);
-  dy_emit_line(ctx, "  sum += dy_expf(%s - mx);", v.xk);
-  dy_emit_line(ctx, "const float lse = dy_logf(sum);");
-  dy_emit_line(ctx, "for (int64_t k = 0; k < %s; k++)", v.sn);
-  dy_emit_line(ctx, "  %s = %s - mx - lse;", yk, v.xk);
+  dy_cg_line(ctx, "float mx = x[0];");
+  dy_cg_line(ctx, "for (int64_t k = 1; k < %s; k++)", v.sn);
+  dy_cg_line(ctx, "  if (%s > mx)", v.xk);
+  dy_cg_line(ctx, "    mx = %s;", v.xk);
+  dy_cg_line(ctx, "float sum = 0.0f;");
+  dy_cg_line(ctx, "for (int64_t k = 0; k < %s; k++)", v.sn);
+  dy_cg_line(ctx, "  sum += dy_expf(%s - mx);", v.xk);
+  dy_cg_line(ctx, "const float lse = dy_logf(sum);");
+  dy_cg_line(ctx, "for (int64_t k = 0; k < %s; k++)", v.sn);
+  dy_cg_line(ctx, "  %s = %s - mx - lse;", yk, v.xk);
   close_to(ctx, base);
   return DY_OK;
 }

@@ -293,7 +293,7 @@ static const char *const simd_prelude[] = {
     "#define DY_ACT_TANH 2\n",
     "#define DY_ACT_GELU 3\n",
     "#define DY_ACT_SILU 4\n",
-    "/* one value: emit_mathlib.c's forms (the formulas of dy_emit_act_expr) */\n",
+    "/* one value: emit_mathlib.c's forms (the formulas of dy_cg_act_expr) */\n",
     "DY_HELPER float dy_sact(float x, int act) {\n",
     "  switch (act) {\n",
     "  case DY_ACT_SIGMOID: return 1.0f / (1.0f + dy_expf(-x));\n",
@@ -549,7 +549,7 @@ static const char *const simd_prelude[] = {
     "}\n",
 };
 
-void dy_emit_simd_prelude(dy_buf *out) {
+void dy_cg_simd_prelude(dy_buf *out) {
   for (size_t i = 0; i < sizeof simd_prelude / sizeof *simd_prelude; i++)
     dy_buf_puts(out, simd_prelude[i]);
   dy_buf_putc(out, '\n');

@@ -26,8 +26,8 @@ dy_ext dy_ext_range(const dy_type *t, int from, int to) {
 }
 
 /* Copy the expression of e into buf (the ring buffer is short-lived). */
-const char *dy_ext_str(dy_emit_ctx *ctx, dy_ext e, char *buf, size_t n) {
-  snprintf(buf, n, "%s", dy_emit_product(ctx, e.k, e.p));
+const char *dy_ext_str(dy_cg_ctx *ctx, dy_ext e, char *buf, size_t n) {
+  snprintf(buf, n, "%s", dy_cg_product(ctx, e.k, e.p));
   return buf;
 }
 
@@ -40,13 +40,13 @@ void dy_idx_cat(dy_idxbuf *b, const char *t) {
   b->s[b->n] = '\0';
 }
 
-void dy_idx_add(dy_emit_ctx *ctx, dy_idxbuf *b, const char *var, dy_ext stride) {
+void dy_idx_add(dy_cg_ctx *ctx, dy_idxbuf *b, const char *var, dy_ext stride) {
   if (b->n)
     dy_idx_cat(b, " + ");
   dy_idx_cat(b, var);
   if (!dy_ext_is_one(stride)) {
     dy_idx_cat(b, " * ");
-    dy_idx_cat(b, dy_emit_product(ctx, stride.k, stride.p));
+    dy_idx_cat(b, dy_cg_product(ctx, stride.k, stride.p));
   }
 }
 
@@ -74,15 +74,15 @@ const char *dy_ctype(dy_dtype t) {
 
 const char *dy_zero_of(dy_dtype t) { return t == DY_F32 ? "0.0f" : "0"; }
 
-dy_status dy_emit_type_error(dy_emit_ctx *ctx, dy_error *err, dy_status s,
+dy_status dy_cg_type_error(dy_cg_ctx *ctx, dy_error *err, dy_status s,
                             const char *what) {
   char a[160] = "", b[160] = "", o[160] = "";
   if (ctx->op->n_inputs > 0)
-    dy_type_str(dy_emit_in_type(ctx, 0), a, sizeof a);
+    dy_type_str(dy_cg_in_type(ctx, 0), a, sizeof a);
   if (ctx->op->n_inputs > 1)
-    dy_type_str(dy_emit_in_type(ctx, 1), b, sizeof b);
+    dy_type_str(dy_cg_in_type(ctx, 1), b, sizeof b);
   if (ctx->op->n_outputs > 0)
-    dy_type_str(dy_emit_out_type(ctx, 0), o, sizeof o);
+    dy_type_str(dy_cg_out_type(ctx, 0), o, sizeof o);
   return dy_error_at(err, ctx->op, s, "codegen: %s: %s (%s%s%s -> %s)",
                      OPNAME(ctx), what, a, b[0] ? ", " : "", b, o);
 }
@@ -94,10 +94,10 @@ char dy_bvars[DY_MAX_DIMS][4] = {"b0", "b1", "b2", "b3",
 
 /* Open n nested loops "for (int64_t <var[d]> = 0; var < dy_ext[d]; ...)"; each
  * raises the indent. */
-void dy_emit_open_loops(dy_emit_ctx *ctx, int n, const dy_ext *e, char (*vars)[4]) {
+void dy_cg_open_loops(dy_cg_ctx *ctx, int n, const dy_ext *e, char (*vars)[4]) {
   char s[128];
   for (int d = 0; d < n; d++) {
-    dy_emit_line(ctx, "for (int64_t %s = 0; %s < %s; %s++)", vars[d], vars[d],
+    dy_cg_line(ctx, "for (int64_t %s = 0; %s < %s; %s++)", vars[d], vars[d],
                  dy_ext_str(ctx, e[d], s, sizeof s), vars[d]);
     ctx->indent++;
   }
@@ -105,18 +105,18 @@ void dy_emit_open_loops(dy_emit_ctx *ctx, int n, const dy_ext *e, char (*vars)[4
 
 /* "<out> = <fmt with the inputs' element expressions>;" (fmt takes up to
  * three %s, one per input in order). */
-static void emit_assign(dy_emit_ctx *ctx, const char *fmt, const char *out,
+static void emit_assign(dy_cg_ctx *ctx, const char *fmt, const char *out,
                         char (*e)[4200], bool let) {
   if (let) {
     /* { const float v0 = in0[..]; ...; out = fmt; } with fmt over v0..v2 */
-    dy_emit_line(ctx, "{");
+    dy_cg_line(ctx, "{");
     for (int x = 0; x < ctx->op->n_inputs && x < 3; x++) {
       char v[4] = {'v', (char)('0' + x), 0};
       if (strstr(fmt, v))
-        dy_emit_line(ctx, "  const float %s = %s;", v, e[x]);
+        dy_cg_line(ctx, "  const float %s = %s;", v, e[x]);
     }
-    dy_emit_line(ctx, "  %s = %s;", out, fmt);
-    dy_emit_line(ctx, "}");
+    dy_cg_line(ctx, "  %s = %s;", out, fmt);
+    dy_cg_line(ctx, "}");
     return;
   }
   char rhs[16384];
@@ -124,7 +124,7 @@ static void emit_assign(dy_emit_ctx *ctx, const char *fmt, const char *out,
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
   snprintf(rhs, sizeof rhs, fmt, e[0], e[1], e[2]);
 #pragma GCC diagnostic pop
-  dy_emit_line(ctx, "%s = %s;", out, rhs);
+  dy_cg_line(ctx, "%s = %s;", out, rhs);
 }
 
 /* ------------------------------------------------------------------ */
@@ -135,7 +135,7 @@ static void emit_assign(dy_emit_ctx *ctx, const char *fmt, const char *out,
  * group): loops over the outer groups, and over the innermost, where the
  * output and every input that does not broadcast are contiguous, DY_VW
  * elements at a time with vop (dy_vadd, ...), then the tail one by one. */
-static dy_status broadcast_vector(dy_emit_ctx *ctx, const char *vop, const char *fmt, int ng,
+static dy_status broadcast_vector(dy_cg_ctx *ctx, const char *vop, const char *fmt, int ng,
                                   const dy_ext *gext, bool (*gbc)[4]) {
   enum { N = 2 };
   dy_ext stride[DY_MAX_DIMS][N + 1], acc[N + 1];
@@ -156,15 +156,15 @@ static dy_status broadcast_vector(dy_emit_ctx *ctx, const char *vop, const char 
         dy_idx_add(ctx, &idx[x], dy_loop_var[gi], stride[gi][x]);
   int base = ctx->indent;
   *ctx->uses |= DY_USES_SIMD;
-  dy_emit_open_loops(ctx, ng - 1, gext, dy_loop_var);
-  dy_emit_line(ctx, "{");
+  dy_cg_open_loops(ctx, ng - 1, gext, dy_loop_var);
+  dy_cg_line(ctx, "{");
   ctx->indent++;
   dy_idxbuf ptr;
   for (int x = 0; x <= N; x++) {
     char name[8];
     snprintf(name, sizeof name, x == N ? "out0" : "in%d", x);
     dy_ptr_plus(&ptr, name, &idx[x]);
-    dy_emit_line(ctx, "%s *%c = %s;", x == N ? "float" : "const float", x == N ? 'y' : 'a' + x,
+    dy_cg_line(ctx, "%s *%c = %s;", x == N ? "float" : "const float", x == N ? 'y' : 'a' + x,
                  ptr.s);
   }
   char ext[128], ld[N][64], el[N][32];
@@ -174,36 +174,36 @@ static dy_status broadcast_vector(dy_emit_ctx *ctx, const char *vop, const char 
     snprintf(ld[x], sizeof ld[x], bc ? "dy_vset(%c[0])" : "dy_vload(%c + i)", 'a' + x);
     snprintf(el[x], sizeof el[x], bc ? "%c[0]" : "%c[i]", 'a' + x);
   }
-  dy_emit_line(ctx, "int64_t i = 0;");
-  dy_emit_line(ctx, "for (; i + DY_VW <= %s; i += DY_VW)", ext);
-  dy_emit_line(ctx, "  dy_vstore(y + i, %s(%s, %s));", vop, ld[0], ld[1]);
+  dy_cg_line(ctx, "int64_t i = 0;");
+  dy_cg_line(ctx, "for (; i + DY_VW <= %s; i += DY_VW)", ext);
+  dy_cg_line(ctx, "  dy_vstore(y + i, %s(%s, %s));", vop, ld[0], ld[1]);
   /* the tail counted in int: fewer than DY_VW (a 64-bit count there makes
    * gcc imagine 2^62 iterations and warn) */
-  dy_emit_line(ctx, "for (int t = (int)(%s - i); t > 0; t--, i++)", ext);
+  dy_cg_line(ctx, "for (int t = (int)(%s - i); t > 0; t--, i++)", ext);
   char rhs[128];
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
   snprintf(rhs, sizeof rhs, fmt, el[0], el[1]);
 #pragma GCC diagnostic pop
-  dy_emit_line(ctx, "  y[i] = %s;", rhs);
+  dy_cg_line(ctx, "  y[i] = %s;", rhs);
   ctx->indent--;
-  dy_emit_line(ctx, "}");
+  dy_cg_line(ctx, "}");
   ctx->indent = base;
   return DY_OK;
 }
 
-static dy_status broadcast(dy_emit_ctx *ctx, dy_error *err, const char *fmt, bool let) {
+static dy_status broadcast(dy_cg_ctx *ctx, dy_error *err, const char *fmt, bool let) {
   enum { MAXN = 3 };
   int n = ctx->op->n_inputs;
   if (n < 1 || n > MAXN)
-    return dy_emit_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "1 to 3 inputs");
-  const dy_type *o = dy_emit_out_type(ctx, 0);
+    return dy_cg_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "1 to 3 inputs");
+  const dy_type *o = dy_cg_out_type(ctx, 0);
   const dy_type *in[MAXN];
   int r = o->rank;
   for (int x = 0; x < n; x++) {
-    in[x] = dy_emit_in_type(ctx, x);
+    in[x] = dy_cg_in_type(ctx, x);
     if (in[x]->rank > r)
-      return dy_emit_type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
+      return dy_cg_type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
                                 "an input has a higher rank than the output");
   }
 
@@ -223,13 +223,13 @@ static dy_status broadcast(dy_emit_ctx *ctx, dy_error *err, const char *fmt, boo
       else if (xd == 1)
         bc[x] = true, n_bc++;
       else
-        return dy_emit_type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
+        return dy_cg_type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
                           "inputs do not broadcast to the output");
     }
     if (od == 1)
       continue;
     if (n_bc == n)
-      return dy_emit_type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
+      return dy_cg_type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
                                 "output dim larger than every input's");
     bool same = ng > 0;
     for (int x = 0; x < n && same; x++)
@@ -267,7 +267,7 @@ static dy_status broadcast(dy_emit_ctx *ctx, dy_error *err, const char *fmt, boo
   }
   if (ng == 1) {
     char s[128];
-    dy_emit_line(ctx, "for (int64_t i = 0; i < %s; i++)",
+    dy_cg_line(ctx, "for (int64_t i = 0; i < %s; i++)",
                  dy_ext_str(ctx, gext[0], s, sizeof s));
     ctx->indent++;
     for (int x = 0; x < MAXN; x++)
@@ -296,7 +296,7 @@ static dy_status broadcast(dy_emit_ctx *ctx, dy_error *err, const char *fmt, boo
       if (x == n || !gbc[gi][x])
         dy_idx_add(ctx, &idx[x], dy_loop_var[gi], stride[gi][x]);
   int base = ctx->indent;
-  dy_emit_open_loops(ctx, ng, gext, dy_loop_var);
+  dy_cg_open_loops(ctx, ng, gext, dy_loop_var);
   char o_e[4200];
   for (int x = 0; x < MAXN; x++)
     snprintf(e[x], sizeof e[x], "in%d[%s]", x, x < n ? dy_idx_str(&idx[x]) : "0");
@@ -308,10 +308,10 @@ static dy_status broadcast(dy_emit_ctx *ctx, dy_error *err, const char *fmt, boo
 
 
 
-dy_status dy_emit_broadcast(dy_emit_ctx *ctx, dy_error *err, const char *fmt) {
+dy_status dy_cg_broadcast(dy_cg_ctx *ctx, dy_error *err, const char *fmt) {
   return broadcast(ctx, err, fmt, false);
 }
 
-dy_status dy_emit_broadcast_let(dy_emit_ctx *ctx, dy_error *err, const char *expr) {
+dy_status dy_cg_broadcast_let(dy_cg_ctx *ctx, dy_error *err, const char *expr) {
   return broadcast(ctx, err, expr, true);
 }

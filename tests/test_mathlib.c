@@ -73,7 +73,7 @@ static void write_all(void) {
   free(text);
   /* vmath.h: the same and the SIMD helpers, for the vector sweep */
   dy_buf pre = {0};
-  dy_emit_simd_prelude(&pre);
+  dy_cg_simd_prelude(&pre);
   f = fopen(WORK "/vmath.h", "w");
   CU_ASSERT_PTR_NOT_NULL_FATAL(f);
   fprintf(f, "#include \"mathlib.h\"\n\n%s", pre.s);
