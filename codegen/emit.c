@@ -1122,7 +1122,17 @@ static dy_status emit_kernel(gen *g, int oi, dy_buf *final_out) {
   dy_buf cmt = {0}, *out = &cmt;
   /* comment: op id, name, location, types */
   dy_buf_printf(out, "/* op %d: %s", op->id, dy_op_name(op->kind));
-  if (op->loc.file) {
+  if (op->n_srcs) {
+    /* a fused op: every op it was made from */
+    char loc[300];
+    for (int i = 0; i < op->n_srcs; i++) {
+      const dy_op_src *src = &op->srcs[i];
+      snprintf(loc, sizeof loc, "%s%s:%d %s", i ? ", " : "   ",
+               src->loc.file ? basename_of(src->loc.file) : "?", src->loc.line,
+               dy_op_name(src->kind));
+      dy_buf_put_comment(out, loc);
+    }
+  } else if (op->loc.file) {
     char loc[300];
     snprintf(loc, sizeof loc, "   %s:%d", basename_of(op->loc.file), op->loc.line);
     dy_buf_put_comment(out, loc);

@@ -196,6 +196,12 @@ typedef struct {
   ((dy_attr){.name = (nm), .kind = DY_ATTR_FLOATS, .n = (len), .floats = (arr)})
 #define DY_ATTR_S(nm, str) ((dy_attr){.name = (nm), .kind = DY_ATTR_STRING, .s = (str)})
 
+/* One op a fused (or merged) op was made from: its kind and location. */
+typedef struct {
+  dy_op_kind kind;
+  dy_srcloc loc;
+} dy_op_src;
+
 /* An op. Inside a Program, inputs/outputs are var ids; an eager call builds
  * a dy_op on the stack (ids unused) so that inference and kernels read
  * attributes the same way in both worlds. */
@@ -209,6 +215,11 @@ typedef struct dy_op {
   int n_attrs;
   dy_attr *attrs;
   dy_srcloc loc;
+  /* An op made from others (fusion, CSE) lists every op it stands for, in
+   * program order; loc stays the one a message names. n_srcs is 0 for an op
+   * made from nothing else (its sources are just itself). */
+  int n_srcs;
+  dy_op_src *srcs;      /* arena-owned */
 } dy_op;
 
 typedef struct {
@@ -276,6 +287,11 @@ dy_op *dy_program_append_op(dy_program *p, int block, dy_op_kind kind,
                             const int *inputs, int n_inputs,
                             const int *outputs, int n_outputs,
                             const dy_attr *attrs, int n_attrs, dy_srcloc loc);
+/* Record that op `to` stands for the ops in `from` (a fusion, or CSE
+ * merging equal ops): to->srcs becomes their sources (each one's srcs, or
+ * its own kind and loc), in op-id order, without repeats. `to` may be one
+ * of `from`; from's ops may be removed afterwards. false only on OOM. */
+bool dy_op_set_srcs(dy_program *p, dy_op *to, const dy_op *const *from, int n);
 /* Remove op at index i of a block (passes). The op's memory stays in the
  * arena. */
 void dy_block_remove_op(dy_block *b, int i);

@@ -283,7 +283,56 @@ static dy_status attr_value(parser *ps, dy_op_kind kind, dy_attr *a) {
   return DY_OK;
 }
 
-/* OUT[, OUT] = op(IN, ...) [{a = v, ...}] [@file:line] */
+/* file:line ('?' for no file); loc.file points into buf. */
+static dy_status srcloc(parser *ps, char *buf, size_t n, dy_srcloc *loc) {
+  size_t k = 0;
+  skip_ws(ps);
+  while (ps->s[ps->pos] && ps->s[ps->pos] != ':' && !isspace((unsigned char)ps->s[ps->pos]) &&
+         k + 1 < n)
+    buf[k++] = ps->s[ps->pos++];
+  buf[k] = 0;
+  int64_t line;
+  dy_status s;
+  if ((s = expect(ps, ":")) || (s = integer(ps, &line)))
+    return s;
+  if (line < 0 || line > INT32_MAX)
+    return fail(ps, "bad source line in '%s'", buf);
+  loc->file = strcmp(buf, "?") == 0 ? NULL : buf;
+  loc->line = (int)line;
+  return DY_OK;
+}
+
+/* A fused op's sources, after its "[": "file:line kind, ...]". */
+static dy_status op_srcs(parser *ps, dy_op *op) {
+  dy_op_src srcs[64];
+  int n = 0;
+  dy_status s;
+  while (!accept(ps, "]")) {
+    char file[256], nm[64];
+    dy_srcloc loc;
+    if ((n && (s = expect(ps, ","))) || (s = srcloc(ps, file, sizeof file, &loc)) ||
+        (s = name(ps, nm, sizeof nm)))
+      return s;
+    if (n == 64)
+      return fail(ps, "too many source locations%s", "");
+    if (!dy_op_kind_from_name(nm, &srcs[n].kind))
+      return fail(ps, "unknown op '%s' in source locations", nm);
+    srcs[n].loc.line = loc.line;
+    srcs[n].loc.file = loc.file ? dy_program_strdup(ps->p, loc.file) : NULL;
+    if (loc.file && !srcs[n].loc.file)
+      return dy_error_set(ps->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+    n++;
+  }
+  op->srcs = n ? dy_program_alloc(ps->p, sizeof *srcs * (size_t)n) : NULL;
+  if (n && !op->srcs)
+    return dy_error_set(ps->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  if (n)
+    memcpy(op->srcs, srcs, sizeof *srcs * (size_t)n);
+  op->n_srcs = n;
+  return DY_OK;
+}
+
+/* OUT[, OUT] = op(IN, ...) [{a = v, ...}] [@file:line] [[file:line op, ...]] */
 static dy_status op_line(parser *ps, int block) {
   int outs[8], ins[64], n_out = 0, n_in = 0;
   dy_attr attrs[32];
@@ -336,22 +385,13 @@ static dy_status op_line(parser *ps, int block) {
   }
   dy_srcloc loc = {NULL, 0};
   char file[256];
-  if (accept(ps, "@")) {
-    size_t k = 0;
-    while (ps->s[ps->pos] && ps->s[ps->pos] != ':' && !isspace((unsigned char)ps->s[ps->pos]) &&
-           k + 1 < sizeof file)
-      file[k++] = ps->s[ps->pos++];
-    file[k] = 0;
-    int64_t line;
-    if ((s = expect(ps, ":")) || (s = integer(ps, &line)))
-      return s;
-    loc.file = file;
-    loc.line = (int)line;
-  }
-  if (!dy_program_append_op(ps->p, block, kind, ins, n_in, outs, n_out, attrs,
-                            n_attrs, loc))
+  if (accept(ps, "@") && (s = srcloc(ps, file, sizeof file, &loc)))
+    return s;
+  dy_op *op = dy_program_append_op(ps->p, block, kind, ins, n_in, outs, n_out,
+                                   attrs, n_attrs, loc);
+  if (!op)
     return dy_error_set(ps->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
-  return DY_OK;
+  return accept(ps, "[") ? op_srcs(ps, op) : DY_OK;
 }
 
 static dy_status block_decl(parser *ps) {

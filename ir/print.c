@@ -124,6 +124,12 @@ void dy_program_print(const dy_program *p, FILE *out) {
       }
       if (op->loc.file)
         fprintf(out, "  @%s:%d", base_name(op->loc.file), op->loc.line);
+      /* a fused op's sources: "[a.c:3 conv2d, a.c:4 relu]" ('?' no file) */
+      for (int i = 0; i < op->n_srcs; i++)
+        fprintf(out, "%s%s:%d %s%s", i ? ", " : op->loc.file ? " [" : "  [",
+                op->srcs[i].loc.file ? base_name(op->srcs[i].loc.file) : "?",
+                op->srcs[i].loc.line, dy_op_name(op->srcs[i].kind),
+                i + 1 == op->n_srcs ? "]" : "");
       fputc('\n', out);
     }
     fprintf(out, "  }\n");
@@ -149,7 +155,12 @@ void dy_program_print_dot(const dy_program *p, FILE *out) {
     for (int k = 0; k < p->blocks[b]->n_ops; k++) {
       const dy_op *op = p->blocks[b]->ops[k];
       fprintf(out, "  op%d [shape=box, label=\"%s", op->id, dy_op_name(op->kind));
-      if (op->loc.file)
+      if (op->n_srcs)
+        for (int i = 0; i < op->n_srcs; i++)
+          fprintf(out, "\\n%s:%d %s",
+                  op->srcs[i].loc.file ? base_name(op->srcs[i].loc.file) : "?",
+                  op->srcs[i].loc.line, dy_op_name(op->srcs[i].kind));
+      else if (op->loc.file)
         fprintf(out, "\\n%s:%d", base_name(op->loc.file), op->loc.line);
       fprintf(out, "\"];\n");
       for (int i = 0; i < op->n_inputs; i++)

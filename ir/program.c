@@ -249,6 +249,48 @@ dy_op *dy_program_append_op(dy_program *p, int block, dy_op_kind kind,
   return op;
 }
 
+static bool same_src(const dy_op_src *a, const dy_op_src *b) {
+  return a->kind == b->kind && a->loc.line == b->loc.line &&
+         (a->loc.file == b->loc.file ||
+          (a->loc.file && b->loc.file && strcmp(a->loc.file, b->loc.file) == 0));
+}
+
+bool dy_op_set_srcs(dy_program *p, dy_op *to, const dy_op *const *from, int n) {
+  /* the ops in id (creation = program) order; n is small */
+  const dy_op *ops[64];
+  int m = 0;
+  for (int i = 0; i < n && m < 64; i++) {
+    int k = m++;
+    for (; k > 0 && ops[k - 1]->id > from[i]->id; k--)
+      ops[k] = ops[k - 1];
+    ops[k] = from[i];
+  }
+  int total = 0;
+  for (int i = 0; i < m; i++)
+    total += ops[i]->n_srcs ? ops[i]->n_srcs : 1;
+  dy_op_src *list = dy_program_alloc(p, sizeof *list * (size_t)(total + 1));
+  if (!list)
+    return false;
+  int k = 0;
+  for (int i = 0; i < m; i++) {
+    const dy_op *o = ops[i];
+    for (int j = 0; j < (o->n_srcs ? o->n_srcs : 1); j++) {
+      dy_op_src s = o->n_srcs ? o->srcs[j] : (dy_op_src){o->kind, o->loc};
+      bool seen = false;
+      for (int q = 0; q < k && !seen; q++)
+        seen = same_src(&list[q], &s);
+      if (!seen)
+        list[k++] = s;  /* file strings are arena-owned already */
+    }
+  }
+  /* one source that is the op itself says nothing more than loc */
+  if (k == 1 && same_src(&list[0], &(dy_op_src){to->kind, to->loc}))
+    k = 0;
+  to->n_srcs = k;
+  to->srcs = k ? list : NULL;
+  return true;
+}
+
 void dy_block_remove_op(dy_block *b, int i) {
   memmove(&b->ops[i], &b->ops[i + 1], sizeof(dy_op *) * (size_t)(b->n_ops - i - 1));
   b->n_ops--;

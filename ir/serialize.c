@@ -149,6 +149,23 @@ static dy_status encode_op(const dy_program *p, dy_program *tmp,
     m->file = (char *)op->loc.file;
   m->has_line = 1;
   m->line = op->loc.line;
+  /* a fused op's sources */
+  Dy__Source *srcs;
+  if (!NEW_ARRAY(tmp, srcs, op->n_srcs) || !NEW_ARRAY(tmp, m->sources, op->n_srcs))
+    return oom(err);
+  for (int i = 0; i < op->n_srcs; i++) {
+    const dy_op_src *src = &op->srcs[i];
+    if ((unsigned)src->kind >= DY_OP_COUNT)
+      return dy_error_at(err, op, DY_STATUS_INVALID_IR,
+                         "op %d: source %d has unknown kind %d", op->id, i,
+                         (int)src->kind);
+    dy__source__init(&srcs[i]);
+    srcs[i].type = (char *)dy_op_name(src->kind);
+    srcs[i].file = (char *)src->loc.file;
+    srcs[i].has_line = 1;
+    srcs[i].line = src->loc.line;
+    m->sources[m->n_sources++] = &srcs[i];
+  }
   return DY_OK;
 }
 
@@ -522,10 +539,39 @@ static dy_status decode_op(const Dy__Op *m, int b, dy_program *p,
   }
   if (s != DY_OK)
     return s;
-  if (!dy_program_append_op(p, b, at.kind, inputs, (int)m->n_inputs, outputs,
-                            (int)m->n_outputs, attrs, (int)m->n_attrs,
-                            at.loc))
+  /* a fused op's sources (files before they existed have none) */
+  dy_op_src *srcs;
+  if (m->n_sources > INT_MAX || !NEW_ARRAY(tmp, srcs, m->n_sources))
+    return m->n_sources > INT_MAX
+               ? dy_error_at(err, &at, DY_STATUS_FORMAT, "op %d (%s): too many "
+                             "sources", at.id, dy_op_name(at.kind))
+               : oom(err);
+  for (size_t k = 0; k < m->n_sources; k++) {
+    const Dy__Source *src = m->sources[k];
+    if (!src->type || !dy_op_kind_from_name(src->type, &srcs[k].kind))
+      return dy_error_at(err, &at, DY_STATUS_UNSUPPORTED,
+                         "op %d (%s): source %zu has unknown op type '%s'",
+                         at.id, dy_op_name(at.kind), k, show(src->type, name));
+    if (src->has_line && src->line < 0)
+      return dy_error_at(err, &at, DY_STATUS_FORMAT,
+                         "op %d (%s): source %zu has a negative line", at.id,
+                         dy_op_name(at.kind), k);
+    srcs[k].loc = (dy_srcloc){src->file, src->has_line ? src->line : 0};
+  }
+  dy_op *op = dy_program_append_op(p, b, at.kind, inputs, (int)m->n_inputs,
+                                   outputs, (int)m->n_outputs, attrs,
+                                   (int)m->n_attrs, at.loc);
+  if (!op || !NEW_ARRAY(p, op->srcs, m->n_sources))
     return oom(err);
+  for (size_t k = 0; k < m->n_sources; k++) {
+    op->srcs[k] = srcs[k];
+    if (srcs[k].loc.file &&
+        !(op->srcs[k].loc.file = dy_program_strdup(p, srcs[k].loc.file)))
+      return oom(err);
+  }
+  op->n_srcs = (int)m->n_sources;
+  if (!op->n_srcs)
+    op->srcs = NULL;
   return DY_OK;
 }
 

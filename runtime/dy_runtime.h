@@ -27,7 +27,17 @@
  *
  * Source locations. Every op is a macro over a function taking a
  * dy_srcloc, so the op records the file:line of the user's call:
- * dy_add(a, b) is dy_add_at(a, b, DY_HERE).
+ * dy_add(a, b) is dy_add_at(a, b, DY_HERE). The library itself never uses
+ * these macros: its internal calls pass no location ((dy_srcloc){0}) and
+ * inherit the user's, so no op ever points into the library. An op
+ * computed inside a built-in layer records the layer's user location:
+ *   - the user's call of the layer (dy_call1(net, x) at main.c:40);
+ *   - a layer called by the library (a Sequential's child, the root of
+ *     dy_trace): the line where the user added it to its parent
+ *     (dy_sequential_append at net.c:12), so each LeNet op points at its
+ *     own layer's line, as PyTorch and Paddle users expect; a layer
+ *     never added records its caller's location, or the line of the
+ *     dy_trace / dy_program_from_layer / dy_jit_save call for a root.
  *
  * Tracing and static mode. dy_trace runs a layer eagerly and records each op
  * into a Program as it executes; dy_program_from_layer calls the same
@@ -213,6 +223,7 @@ struct dy_layer {
   dy_layer *children[32];
   int n_params;
   dy_tensor *params[16];     /* owned; each has its full name set on add */
+  dy_srcloc loc;             /* where the user added it to its parent */
 };
 
 /* Allocate a zeroed layer struct of `size` bytes (>= sizeof(dy_layer),
@@ -222,20 +233,24 @@ dy_layer *dy_layer_new(size_t size, const dy_layer_vtable *vt,
                        const char *name);
 void dy_layer_free(dy_layer *l);
 /* Attach child (ownership passes to parent); renames on a clash. Returns
- * child, or NULL if full. */
-dy_layer *dy_layer_add_child(dy_layer *parent, dy_layer *child);
+ * child, or NULL if full. loc (the user's line; empty from the library) is
+ * where the ops of the child's library-made calls point. */
+dy_layer *dy_layer_add_child_at(dy_layer *parent, dy_layer *child, dy_srcloc loc);
+#define dy_layer_add_child(...) dy_layer_add_child_at(__VA_ARGS__, DY_HERE)
 /* Register a parameter (ownership passes to the layer); returns it. */
 dy_tensor *dy_layer_add_param(dy_layer *l, const char *name, dy_tensor *t);
 /* Call the layer's forward (records like any op while tracing). loc is the
- * call site: ops inside built-in layers record it as their source line, so
- * a Program points at the user's `dy_call1(linear, x)`, not at layers.c. */
+ * user's call site: ops inside built-in layers record it as their source
+ * line, so a Program points at the user's `dy_call1(linear, x)`, not at
+ * layers.c. An empty loc (a call from the library) means: the line where
+ * the layer was added (l->loc), else the enclosing call's location. */
 dy_tensor *dy_layer_call_at(dy_layer *l, dy_tensor *const *in, int n_in,
                             dy_srcloc loc);
 #define dy_layer_call(l, in, n) dy_layer_call_at((l), (in), (n), DY_HERE)
 #define dy_call1(l, x) dy_layer_call_at((l), (dy_tensor *const[]){(x)}, 1, DY_HERE)
 #define dy_call2(l, x, y) \
   dy_layer_call_at((l), (dy_tensor *const[]){(x), (y)}, 2, DY_HERE)
-/* The call site of the innermost layer call in progress (for layers'
+/* The user location of the innermost layer call in progress (for layers'
  * forwards to pass to the _at ops), or an empty location. */
 dy_srcloc dy_layer_caller(void);
 /* Set train/eval mode on l and every descendant. */
@@ -251,7 +266,8 @@ void dy_layer_param_path(const dy_layer *l, const char *param, char *buf,
 dy_layer *dy_linear_new(int64_t in_features, int64_t out_features);
 /* Sequential: calls its children in order. */
 dy_layer *dy_sequential_new(void);
-dy_layer *dy_sequential_append(dy_layer *seq, dy_layer *child);
+dy_layer *dy_sequential_append_at(dy_layer *seq, dy_layer *child, dy_srcloc loc);
+#define dy_sequential_append(...) dy_sequential_append_at(__VA_ARGS__, DY_HERE)
 /* Multi-head self-attention (layers_attention.c): Paddle's
  * nn.MultiHeadAttention with query = key = value, built from matmul,
  * scale, softmax, reshape and transpose; input [batch, seq, embed_dim]. */
@@ -281,14 +297,17 @@ typedef struct {
  * then the feeds are "x0", "x1", ... with the inputs' static shapes).
  * *out gets the eager output (caller frees), *prog the Program (caller
  * frees with dy_program_free). Either may be NULL if unwanted. */
-dy_status dy_trace(dy_layer *layer, const dy_input_spec *specs,
-                   dy_tensor *const *inputs, int n_inputs, dy_tensor **out,
-                   dy_program **prog, dy_error *err);
+dy_status dy_trace_at(dy_layer *layer, const dy_input_spec *specs,
+                      dy_tensor *const *inputs, int n_inputs, dy_tensor **out,
+                      dy_program **prog, dy_error *err, dy_srcloc loc);
+#define dy_trace(...) dy_trace_at(__VA_ARGS__, DY_HERE)
 
 /* Static mode: call layer's forward with symbolic tensors built from specs
  * and record its ops without computing. *prog is new (caller frees). */
-dy_status dy_program_from_layer(dy_layer *layer, const dy_input_spec *specs,
-                                int n_specs, dy_program **prog, dy_error *err);
+dy_status dy_program_from_layer_at(dy_layer *layer, const dy_input_spec *specs,
+                                   int n_specs, dy_program **prog, dy_error *err,
+                                   dy_srcloc loc);
+#define dy_program_from_layer(...) dy_program_from_layer_at(__VA_ARGS__, DY_HERE)
 
 /* True while a static-mode (symbolic) build is running on this thread. */
 bool dy_in_static_mode(void);
@@ -310,17 +329,20 @@ int dy_to_static_cache_size(const dy_layer *wrapper);
  * the layers are in: a layer whose train and eval behaviour differ
  * (dropout, batch_norm) that is still in train mode is saved as such, with
  * a warning naming it (the seed's advice: call eval() before export). */
-dy_status dy_jit_save(dy_layer *layer, const dy_input_spec *specs,
-                      int n_specs, const char *path, dy_error *err);
+dy_status dy_jit_save_at(dy_layer *layer, const dy_input_spec *specs,
+                         int n_specs, const char *path, dy_error *err,
+                         dy_srcloc loc);
+#define dy_jit_save(...) dy_jit_save_at(__VA_ARGS__, DY_HERE)
 
 typedef enum {
   DY_SAVE_AS_IS = 0,   /* each layer's current mode (warns on train mode) */
   DY_SAVE_EVAL = 1,    /* eval semantics; the layers' modes are restored */
 } dy_save_mode;
 
-dy_status dy_jit_save_ex(dy_layer *layer, const dy_input_spec *specs,
-                         int n_specs, const char *path, dy_save_mode mode,
-                         dy_error *err);
+dy_status dy_jit_save_ex_at(dy_layer *layer, const dy_input_spec *specs,
+                            int n_specs, const char *path, dy_save_mode mode,
+                            dy_error *err, dy_srcloc loc);
+#define dy_jit_save_ex(...) dy_jit_save_ex_at(__VA_ARGS__, DY_HERE)
 /* Paddle's jit.load: read path.dymodel + path.dyparams and verify. */
 dy_status dy_jit_load(const char *path, dy_program **prog, dy_error *err);
 

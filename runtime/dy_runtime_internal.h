@@ -5,6 +5,11 @@
 
 #include "dy_runtime.h"
 
+/* The location a library-internal call passes: none, so the user's
+ * location in effect is inherited (see "Source locations" in dy_runtime.h).
+ * Library code never uses the DY_HERE macros of the public API. */
+#define DY_INHERIT ((dy_srcloc){NULL, 0})
+
 /* tensor.c */
 dy_tensor *dy_tensor_view(dy_tensor *base, const dy_type *type);
 dy_tensor *dy_fail_with(const dy_error *err);

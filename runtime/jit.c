@@ -59,7 +59,7 @@ static dy_tensor *to_static_forward(dy_layer *self, dy_tensor *const *in, int n)
       memcpy(specs[i].shape, in[i]->type.shape, sizeof specs[i].shape);
       sig->in[i] = in[i]->type;
     }
-    if (dy_program_from_layer(w->inner, specs, n, &sig->prog, &err) != DY_OK)
+    if (dy_program_from_layer_at(w->inner, specs, n, &sig->prog, &err, DY_INHERIT) != DY_OK)
       return dy_fail_with(&err);
     sig->n = n;
     sig->training = training;
@@ -137,9 +137,9 @@ static int restore_modes(dy_layer *l, const bool *modes, int n, int cap) {
   return n;
 }
 
-dy_status dy_jit_save_ex(dy_layer *layer, const dy_input_spec *specs,
-                         int n_specs, const char *path, dy_save_mode mode,
-                         dy_error *err) {
+dy_status dy_jit_save_ex_at(dy_layer *layer, const dy_input_spec *specs,
+                            int n_specs, const char *path, dy_save_mode mode,
+                            dy_error *err, dy_srcloc loc) {
   enum { MAX_LAYERS = 4096 };
   static _Thread_local bool modes[MAX_LAYERS];
   if (!layer)
@@ -151,7 +151,7 @@ dy_status dy_jit_save_ex(dy_layer *layer, const dy_input_spec *specs,
     warn_train_mode(layer, path);
   }
   dy_program *p = NULL;
-  dy_status s = dy_program_from_layer(layer, specs, n_specs, &p, err);
+  dy_status s = dy_program_from_layer_at(layer, specs, n_specs, &p, err, loc);
   if (mode == DY_SAVE_EVAL)
     restore_modes(layer, modes, 0, MAX_LAYERS);
   if (!s)
@@ -160,9 +160,10 @@ dy_status dy_jit_save_ex(dy_layer *layer, const dy_input_spec *specs,
   return s;
 }
 
-dy_status dy_jit_save(dy_layer *layer, const dy_input_spec *specs,
-                      int n_specs, const char *path, dy_error *err) {
-  return dy_jit_save_ex(layer, specs, n_specs, path, DY_SAVE_AS_IS, err);
+dy_status dy_jit_save_at(dy_layer *layer, const dy_input_spec *specs,
+                         int n_specs, const char *path, dy_error *err,
+                         dy_srcloc loc) {
+  return dy_jit_save_ex_at(layer, specs, n_specs, path, DY_SAVE_AS_IS, err, loc);
 }
 
 dy_status dy_jit_load(const char *path, dy_program **prog, dy_error *err) {

@@ -42,7 +42,7 @@ static bool sibling_named(const dy_layer *parent, const char *name) {
   return false;
 }
 
-dy_layer *dy_layer_add_child(dy_layer *parent, dy_layer *child) {
+dy_layer *dy_layer_add_child_at(dy_layer *parent, dy_layer *child, dy_srcloc loc) {
   if (!parent || !child)
     return NULL;
   if (parent->n_children >= (int)(sizeof parent->children / sizeof parent->children[0])) {
@@ -58,6 +58,7 @@ dy_layer *dy_layer_add_child(dy_layer *parent, dy_layer *child) {
       snprintf(child->name, sizeof child->name, "%.50s_%d", stem, n);
   }
   child->parent = parent;
+  child->loc = loc;
   parent->children[parent->n_children++] = child;
   return child;
 }
@@ -78,8 +79,9 @@ dy_tensor *dy_layer_add_param(dy_layer *l, const char *name, dy_tensor *t) {
   return t;
 }
 
-/* Call sites of the layer calls in progress on this thread. A call from
- * inside a built-in layer (runtime/layers.c) inherits its caller's site. */
+/* User locations of the layer calls in progress on this thread: the user's
+ * call site, or for a call made by the library (DY_INHERIT) the line where
+ * the user added the layer, else the enclosing call's location. */
 enum { MAX_CALL_DEPTH = 64 };
 static _Thread_local dy_srcloc call_sites[MAX_CALL_DEPTH];
 static _Thread_local int call_depth;
@@ -88,15 +90,10 @@ dy_srcloc dy_layer_caller(void) {
   return call_depth ? call_sites[call_depth - 1] : (dy_srcloc){0};
 }
 
-static bool is_runtime_file(const char *file) {
-  const char *base = file ? strrchr(file, '/') : NULL;
-  base = base ? base + 1 : file;
-  /* layers.c, layers_nn.c, layers_attention.c, ...: built-in layers */
-  return base && (strncmp(base, "layers", 6) == 0 || strcmp(base, "trace.c") == 0);
-}
-
 dy_tensor *dy_layer_call_at(dy_layer *l, dy_tensor *const *in, int n_in,
                             dy_srcloc loc) {
+  if (!loc.file)
+    loc = l && l->loc.file ? l->loc : dy_layer_caller();
   if (!l)
     return dy_fail(DY_STATUS_INVALID_ARGUMENT, loc, "call of a NULL layer");
   for (int i = 0; i < n_in; i++)
@@ -105,8 +102,6 @@ dy_tensor *dy_layer_call_at(dy_layer *l, dy_tensor *const *in, int n_in,
   if (call_depth == MAX_CALL_DEPTH)
     return dy_fail(DY_STATUS_LIMIT, loc, "layers nested more than %d deep",
                    MAX_CALL_DEPTH);
-  if (is_runtime_file(loc.file))
-    loc = call_depth ? call_sites[call_depth - 1] : (dy_srcloc){0};
   call_sites[call_depth++] = loc;
   /* Each call is a scope: the forward's intermediates die when it returns,
    * and its output goes to the caller like any op result. */

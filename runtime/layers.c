@@ -4,13 +4,6 @@
 
 #include "dy_runtime_internal.h"
 
-/* Ops inside a built-in layer record the user's call of the layer; when
- * the layer is the root of a trace there is none, and they record here. */
-static dy_srcloc dy_caller_or_here(dy_srcloc here) {
-  dy_srcloc c = dy_layer_caller();
-  return c.file ? c : here;
-}
-
 /* ---- Linear: y = x @ W + b, W [in, out] ---- */
 
 typedef struct {
@@ -24,7 +17,7 @@ static dy_tensor *linear_forward(dy_layer *self, dy_tensor *const *in, int n) {
   if (n != 1)
     return dy_fail(DY_STATUS_INVALID_ARGUMENT, (dy_srcloc){0},
                    "Linear '%s' takes 1 input, got %d", self->name, n);
-  dy_srcloc at = dy_caller_or_here(DY_HERE);
+  dy_srcloc at = dy_layer_caller();
   return dy_add_at(dy_matmul_at(in[0], l->weight, false, false, at), l->bias, at);
 }
 
@@ -70,9 +63,9 @@ dy_layer *dy_linear_new(int64_t in_features, int64_t out_features) {
 static dy_tensor *sequential_forward(dy_layer *self, dy_tensor *const *in, int n) {
   if (self->n_children == 0)
     return n == 1 ? in[0] : NULL;
-  dy_tensor *x = dy_layer_call(self->children[0], in, n);
+  dy_tensor *x = dy_layer_call_at(self->children[0], in, n, DY_INHERIT);
   for (int i = 1; i < self->n_children && x; i++)
-    x = dy_layer_call(self->children[i], (dy_tensor *const[]){x}, 1);
+    x = dy_layer_call_at(self->children[i], (dy_tensor *const[]){x}, 1, DY_INHERIT);
   return x;
 }
 
@@ -82,8 +75,8 @@ dy_layer *dy_sequential_new(void) {
   return dy_layer_new(sizeof(dy_layer), &sequential_vt, "sequential");
 }
 
-dy_layer *dy_sequential_append(dy_layer *seq, dy_layer *child) {
-  return dy_layer_add_child(seq, child);
+dy_layer *dy_sequential_append_at(dy_layer *seq, dy_layer *child, dy_srcloc loc) {
+  return dy_layer_add_child_at(seq, child, loc);
 }
 
 /* ---- activations as layers ---- */
@@ -94,7 +87,7 @@ dy_layer *dy_sequential_append(dy_layer *seq, dy_layer *child) {
     if (n != 1)                                                              \
       return dy_fail(DY_STATUS_INVALID_ARGUMENT, (dy_srcloc){0},             \
                      #Name " takes 1 input, got %d", n);                     \
-    return dy_##fn##_at(in[0], dy_caller_or_here(DY_HERE));                  \
+    return dy_##fn##_at(in[0], dy_layer_caller());                  \
   }                                                                          \
   static const dy_layer_vtable fn##_vt = {#Name, fn##_forward, NULL, false}; \
   dy_layer *dy_##fn##_layer_new(void) {                                      \
@@ -116,7 +109,7 @@ static dy_tensor *flatten_forward(dy_layer *self, dy_tensor *const *in, int n) {
   flatten_layer *f = (flatten_layer *)self;
   if (n != 1)
     return dy_fail(DY_STATUS_INVALID_ARGUMENT, (dy_srcloc){0}, "Flatten takes 1 input, got %d", n);
-  return dy_flatten_at(in[0], f->start, f->stop, dy_caller_or_here(DY_HERE));
+  return dy_flatten_at(in[0], f->start, f->stop, dy_layer_caller());
 }
 
 static const dy_layer_vtable flatten_vt = {"Flatten", flatten_forward, NULL, false};

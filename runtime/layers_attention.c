@@ -34,8 +34,6 @@ static dy_tensor *split_heads(const mha *m, dy_tensor *x, dy_srcloc at) {
 static dy_tensor *mha_forward(dy_layer *self, dy_tensor *const *in, int n) {
   mha *m = (mha *)self;
   dy_srcloc at = dy_layer_caller();
-  if (!at.file)
-    at = DY_HERE;
   if (n != 1)
     return dy_fail(DY_STATUS_INVALID_ARGUMENT, at,
                    "MultiHeadAttention '%s' takes 1 input (self-attention), got %d",
@@ -80,7 +78,7 @@ dy_layer *dy_multihead_attention_new(int64_t embed_dim, int64_t num_heads) {
     lin[i] = dy_linear_new(embed_dim, embed_dim);
     if (lin[i])
       snprintf(lin[i]->name, sizeof lin[i]->name, "%s", names[i]);
-    if (!dy_layer_add_child(&m->base, lin[i])) {
+    if (!dy_layer_add_child_at(&m->base, lin[i], DY_INHERIT)) {
       dy_layer_free(&m->base);
       return NULL;
     }

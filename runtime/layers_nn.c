@@ -11,15 +11,8 @@
 
 #include "dy_runtime_internal.h"
 
-/* Ops inside a built-in layer record the user's call of the layer; when
- * the layer is the root of a trace there is none, and they record here. */
-static dy_srcloc caller_or(dy_srcloc here) {
-  dy_srcloc c = dy_layer_caller();
-  return c.file ? c : here;
-}
-
 static dy_tensor *one_input(dy_layer *self, int n) {
-  return dy_fail(DY_STATUS_INVALID_ARGUMENT, caller_or((dy_srcloc){0}),
+  return dy_fail(DY_STATUS_INVALID_ARGUMENT, dy_layer_caller(),
                  "%s '%s' takes 1 input, got %d", self->vt->type_name, self->name, n);
 }
 
@@ -73,7 +66,7 @@ static dy_tensor *conv_forward(dy_layer *self, dy_tensor *const *in, int n) {
   conv_layer *l = (conv_layer *)self;
   if (n != 1)
     return one_input(self, n);
-  dy_srcloc at = caller_or(DY_HERE);
+  dy_srcloc at = dy_layer_caller();
   dy_tensor *y;
   if (l->transpose) {
     y = dy_conv2d_transpose_at(in[0], l->weight, l->p, at);
@@ -184,7 +177,7 @@ static dy_tensor *batch_norm_forward(dy_layer *self, dy_tensor *const *in, int n
     return one_input(self, n);
   dy_tensor *y = dy_batch_norm_at(in[0], l->weight, l->bias, l->mean, l->variance,
                                   l->epsilon, l->momentum, self->training,
-                                  caller_or(DY_HERE));
+                                  dy_layer_caller());
   /* the op has checked x against the parameters; a symbolic x (static
    * mode) has no statistics to take */
   if (y && self->training && in[0]->data)
@@ -231,7 +224,7 @@ static dy_tensor *layer_norm_forward(dy_layer *self, dy_tensor *const *in, int n
   if (n != 1)
     return one_input(self, n);
   return dy_layer_norm_at(in[0], l->weight, l->bias, -(int)l->arg, l->epsilon,
-                          caller_or(DY_HERE));
+                          dy_layer_caller());
 }
 
 static dy_tensor *group_norm_forward(dy_layer *self, dy_tensor *const *in, int n) {
@@ -239,7 +232,7 @@ static dy_tensor *group_norm_forward(dy_layer *self, dy_tensor *const *in, int n
   if (n != 1)
     return one_input(self, n);
   return dy_group_norm_at(in[0], l->weight, l->bias, l->arg, l->epsilon,
-                          caller_or(DY_HERE));
+                          dy_layer_caller());
 }
 
 static const dy_layer_vtable layer_norm_vt = {"LayerNorm", layer_norm_forward, NULL, false};
@@ -300,7 +293,7 @@ static dy_tensor *dropout_forward(dy_layer *self, dy_tensor *const *in, int n) {
   if (n != 1)
     return one_input(self, n);
   return dy_dropout_at(in[0], ((dropout_layer *)self)->p, self->training,
-                       caller_or(DY_HERE));
+                       dy_layer_caller());
 }
 
 static const dy_layer_vtable dropout_vt = {"Dropout", dropout_forward, NULL, true};
@@ -329,13 +322,13 @@ typedef struct {
 static dy_tensor *max_pool_forward(dy_layer *self, dy_tensor *const *in, int n) {
   if (n != 1)
     return one_input(self, n);
-  return dy_max_pool2d_at(in[0], ((pool_layer *)self)->p, caller_or(DY_HERE));
+  return dy_max_pool2d_at(in[0], ((pool_layer *)self)->p, dy_layer_caller());
 }
 
 static dy_tensor *avg_pool_forward(dy_layer *self, dy_tensor *const *in, int n) {
   if (n != 1)
     return one_input(self, n);
-  return dy_avg_pool2d_at(in[0], ((pool_layer *)self)->p, caller_or(DY_HERE));
+  return dy_avg_pool2d_at(in[0], ((pool_layer *)self)->p, dy_layer_caller());
 }
 
 static dy_tensor *adaptive_avg_pool_forward(dy_layer *self, dy_tensor *const *in,
@@ -343,7 +336,7 @@ static dy_tensor *adaptive_avg_pool_forward(dy_layer *self, dy_tensor *const *in
   pool_layer *l = (pool_layer *)self;
   if (n != 1)
     return one_input(self, n);
-  return dy_adaptive_avg_pool2d_at(in[0], l->out[0], l->out[1], caller_or(DY_HERE));
+  return dy_adaptive_avg_pool2d_at(in[0], l->out[0], l->out[1], dy_layer_caller());
 }
 
 static const dy_layer_vtable max_pool_vt = {"MaxPool2D", max_pool_forward, NULL, false};

@@ -10,13 +10,6 @@
 
 #include "dy_runtime_internal.h"
 
-/* Ops inside a built-in layer record the user's call of the layer (as
- * layers.c does); as the root of a trace there is none: here, then. */
-static dy_srcloc caller_or_here(dy_srcloc here) {
-  dy_srcloc c = dy_layer_caller();
-  return c.file ? c : here;
-}
-
 typedef struct {
   dy_layer base;
   dy_tensor *weight;   /* [num_embeddings, embedding_dim] */
@@ -27,7 +20,7 @@ static dy_tensor *embedding_forward(dy_layer *self, dy_tensor *const *in, int n)
   if (n != 1)
     return dy_fail(DY_STATUS_INVALID_ARGUMENT, dy_layer_caller(),
                    "Embedding '%s' takes 1 input (the ids), got %d", self->name, n);
-  return dy_gather_at(e->weight, in[0], 0, caller_or_here(DY_HERE));
+  return dy_gather_at(e->weight, in[0], 0, dy_layer_caller());
 }
 
 static const dy_layer_vtable embedding_vt = {"Embedding", embedding_forward, NULL, false};

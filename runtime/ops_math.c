@@ -137,8 +137,6 @@ typedef struct {
 static dy_tensor *activation_forward(dy_layer *self, dy_tensor *const *in, int n) {
   activation *a = (activation *)self;
   dy_srcloc at = dy_layer_caller();
-  if (!at.file)
-    at = DY_HERE;
   if (n != 1)
     return dy_fail(DY_STATUS_INVALID_ARGUMENT, at, "%s layer takes 1 input, got %d",
                    dy_op_name(a->kind), n);
@@ -150,7 +148,7 @@ static const dy_layer_vtable activation_vt = {"Activation", activation_forward,
 
 /* Record "activation layer: <why>" and return NULL. */
 #define fail_layer(status, ...) \
-  (dy_fail((status), DY_HERE, "activation layer: " __VA_ARGS__), (dy_layer *)NULL)
+  (dy_fail((status), DY_INHERIT, "activation layer: " __VA_ARGS__), (dy_layer *)NULL)
 
 dy_layer *dy_activation_layer_new(dy_op_kind kind, const dy_attr *attrs,
                                   int n_attrs) {

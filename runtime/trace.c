@@ -141,10 +141,12 @@ static dy_status check_spec(const dy_input_spec *s, const dy_tensor *t, int i,
 }
 
 /* Run forward under a trace. inputs are bound to new feed vars typed by
- * specs (or by the inputs themselves). */
+ * specs (or by the inputs themselves). loc is the user's call of the trace:
+ * the root layer's location unless it was added somewhere (layer->loc). */
 static dy_status run_traced(dy_layer *layer, const dy_input_spec *specs,
                             dy_tensor *const *inputs, int n, bool symbolic,
-                            dy_tensor **out, dy_program **prog, dy_error *err) {
+                            dy_tensor **out, dy_program **prog, dy_error *err,
+                            dy_srcloc loc) {
   if (active)
     return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
                         "a trace is already active on this thread");
@@ -180,7 +182,9 @@ static dy_status run_traced(dy_layer *layer, const dy_input_spec *specs,
     dy_clear_error();
     active = &ts;
     dy_scope_begin();
-    y = dy_layer_call(layer, inputs, n);
+    if (layer->loc.file)
+      loc = DY_INHERIT;
+    y = dy_layer_call_at(layer, inputs, n, loc);
     if (y && !dy_last_error()) {
       int v = var_of(&ts, y, (dy_srcloc){0});
       dy_var *fv = v >= 0 ? ts.p->vars[v] : NULL;
@@ -226,20 +230,21 @@ static dy_status run_traced(dy_layer *layer, const dy_input_spec *specs,
   return DY_OK;
 }
 
-dy_status dy_trace(dy_layer *layer, const dy_input_spec *specs,
-                   dy_tensor *const *inputs, int n_inputs, dy_tensor **out,
-                   dy_program **prog, dy_error *err) {
+dy_status dy_trace_at(dy_layer *layer, const dy_input_spec *specs,
+                      dy_tensor *const *inputs, int n_inputs, dy_tensor **out,
+                      dy_program **prog, dy_error *err, dy_srcloc loc) {
   if (out)
     *out = NULL;
   for (int i = 0; i < n_inputs; i++)
     if (!inputs[i] || !inputs[i]->data)
       return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
                           "dy_trace: input %d has no data", i);
-  return run_traced(layer, specs, inputs, n_inputs, false, out, prog, err);
+  return run_traced(layer, specs, inputs, n_inputs, false, out, prog, err, loc);
 }
 
-dy_status dy_program_from_layer(dy_layer *layer, const dy_input_spec *specs,
-                                int n_specs, dy_program **prog, dy_error *err) {
+dy_status dy_program_from_layer_at(dy_layer *layer, const dy_input_spec *specs,
+                                   int n_specs, dy_program **prog, dy_error *err,
+                                   dy_srcloc loc) {
   dy_tensor *in[DY_MAX_FEEDS];
   if (n_specs < 1 || n_specs > DY_MAX_FEEDS)
     return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT, "bad spec count %d", n_specs);
@@ -264,7 +269,7 @@ dy_status dy_program_from_layer(dy_layer *layer, const dy_input_spec *specs,
       return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
     }
   }
-  dy_status s = run_traced(layer, specs, in, n_specs, true, NULL, prog, err);
+  dy_status s = run_traced(layer, specs, in, n_specs, true, NULL, prog, err, loc);
   for (int i = 0; i < n_specs; i++)
     dy_tensor_free(in[i]);
   return s;

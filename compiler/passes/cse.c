@@ -45,7 +45,6 @@ static bool same_op(const dy_op *a, const dy_op *b) {
 dy_status dy_pass_cse(dy_program *p, dy_pass_ctx *ctx, bool *changed,
                       dy_error *err) {
   (void)ctx;
-  (void)err;
   dy_block *blk = p->blocks[0];
   for (int k = 1; k < blk->n_ops; k++) {
     const dy_op *op = blk->ops[k];
@@ -64,6 +63,10 @@ dy_status dy_pass_cse(dy_program *p, dy_pass_ctx *ctx, bool *changed,
           ok = false;
       if (!ok)
         break;  /* the fetch could not move; the op stays */
+      /* the op that stays computes for both source lines */
+      dy_op *kept = blk->ops[j];
+      if (!dy_op_set_srcs(p, kept, (const dy_op *const[]){kept, op}, 2))
+        return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "cse: out of memory");
       dy_block_remove_op(blk, k--);
       *changed = true;
       break;

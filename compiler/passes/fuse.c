@@ -195,7 +195,8 @@ static dy_status fuse_bias_act(dy_program *p, dy_op_kind base, dy_op_kind fused,
     int at = index_of(b, last);
     dy_op *f = dy_program_append_op(p, 0, fused, ins, bias >= 0 ? 3 : 2, &out, 1, attrs,
                                     na, last->loc);
-    if (!f)
+    const dy_op *srcs[3] = {mm, add ? add : act_op, act_op};
+    if (!f || !dy_op_set_srcs(p, f, srcs, 1 + !!add + !!act_op))
       return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "fusion: out of memory");
     dy_block_remove_op(b, at);
     dy_block_move_last_to(b, at);
@@ -330,7 +331,7 @@ dy_status dy_pass_fuse_elementwise(dy_program *p, dy_pass_ctx *ctx, bool *change
     int o = root->outputs[0];
     dy_op *f = dy_program_append_op(p, 0, DY_OP_FUSED_ELEMENTWISE, g.ext, g.n_ext, &o, 1,
                                     &attr, 1, root->loc);
-    if (!f)
+    if (!f || !dy_op_set_srcs(p, f, (const dy_op *const *)g.ops, g.n_ops))
       return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "fuse-elementwise: out of memory");
     dy_block_remove_op(b, k);
     dy_block_move_last_to(b, k);

@@ -116,6 +116,7 @@ static dy_status fold_one(dy_program *p, dy_op *bn, bool *done, dy_error *err) {
     goto out;
   }
   base->inputs[1] = nwv;
+  const dy_op bn0 = *bn;  /* its kind and location, for the sources */
   /* the batch norm becomes add(base or add's result, b'), in its place */
   int y = add ? add->outputs[0] : base->outputs[0];
   if (add) {
@@ -133,6 +134,10 @@ static dy_status fold_one(dy_program *p, dy_op *bn, bool *done, dy_error *err) {
     bn->n_inputs = 2;
     bn->n_attrs = 0;
   }
+  /* the add that stays lists the batch norm among its sources */
+  if (!dy_op_set_srcs(p, add ? add : bn, (const dy_op *const[]){add ? add : &bn0, &bn0},
+                      add ? 2 : 1))
+    st = dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "fuse-bn: out of memory");
   *done = true;
 out:
   free(s);
