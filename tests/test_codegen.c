@@ -485,6 +485,44 @@ static void to_double(const float *f, double *d, int64_t n) {
 
 static double got[MAXV], want[MAXV];
 
+/* A fused op's kernel comment lists every op it was made from, in order,
+ * with its file (basename, '?' when unknown) and line. */
+static void test_fused_comment_lists_sources(void) {
+  dy_program *p = dy_program_new();
+  int x = feed(p, "x", DY_F32, 2, DIMS(2, 3));
+  int w = weight(p, "w", DY_F32, 2, DIMS(2, 3), (const float[]){1, -2, 3, -4, 5, -6});
+  int y = var(p, "y", DY_F32, 2, DIMS(2, 3));
+  dy_attr expr = DY_ATTR_S("expr", "$0 $1 mul #1 add relu");
+  op(p, DY_OP_FUSED_ELEMENTWISE, IDS(x, w), 2, y, &expr, 1);
+  fetch(p, y);
+  dy_op *f = p->blocks[0]->ops[0];
+  f->srcs = dy_program_alloc(p, 3 * sizeof(dy_op_src));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f->srcs);
+  f->srcs[0] = (dy_op_src){DY_OP_MUL, {"models/cnn.c", 41}};
+  f->srcs[1] = (dy_op_src){DY_OP_ADD, {NULL, 0}};
+  f->srcs[2] = (dy_op_src){DY_OP_RELU, {"models/cnn.c", 43}};
+  f->n_srcs = 3;
+  dy_codegen_output out = {0};
+  dy_error err = {0};
+  dy_codegen_options opt = {.name = "m", .max_batch = 1, .arena_bytes = 0};
+  DY_ASSERT_OK(dy_codegen(p, &opt, &out, &err), &err);
+  const char *want = "/* op 0: fused_elementwise   cnn.c:41 mul, ?:0 add, cnn.c:43 relu   f32[2,3]";
+  CU_ASSERT_PTR_NOT_NULL(strstr(out.source, want));
+  if (!strstr(out.source, want)) {
+    const char *c = strstr(out.source, "/* op 0:");
+    fprintf(stderr, "\n  comment: %.160s\n", c ? c : "(none)");
+  }
+  /* the primary location alone is not printed beside the list */
+  CU_ASSERT_PTR_NULL(strstr(out.source, "net.c:"));
+  dy_codegen_output_free(&out);
+  /* and it still computes relu(x * w + 1) */
+  float xs[6] = {1, 2, 3, 4, 5, 6};
+  int n = run_program(p, "fused_comment", "m", 1, 1, (const void *[]){xs}, got, MAXV);
+  double e[6] = {2, 0, 10, 0, 26, 0};
+  check_close(got, n, e, 6);
+  dy_program_free(p);
+}
+
 static void test_add_same_shape(void) {
   dy_program *p = dy_program_new();
   int x = feed(p, "x", DY_F32, 2, DIMS(2, 3));
@@ -1563,6 +1601,7 @@ static void test_corners(void) {
 void dy_test_register(void) {
   DY_SUITE("codegen");
   DY_TEST(test_add_same_shape);
+  DY_TEST(test_fused_comment_lists_sources);
   DY_TEST(test_broadcast_f32);
   DY_TEST(test_broadcast_i64);
   DY_TEST(test_unary);

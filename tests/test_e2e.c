@@ -253,6 +253,144 @@ static void test_passes_and_memory_plan(void) {
   fprintf(stderr, "\n");
 }
 
+/* ---- source lines: LeNet-5 (a Sequential) points at lenet5.c ---- */
+
+static const char *base_of(const char *path) {
+  const char *s = path ? strrchr(path, '/') : NULL;
+  return s ? s + 1 : path ? path : "";
+}
+
+/* The text of line n (1-based) of src, into buf. */
+static const char *line_of(const char *src, int n, char *buf, size_t cap) {
+  buf[0] = 0;
+  for (int k = 1; src && *src && k < n; k++) {
+    src = strchr(src, '\n');
+    src = src ? src + 1 : NULL;
+  }
+  if (src && n >= 1) {
+    size_t len = strcspn(src, "\n");
+    snprintf(buf, cap, "%.*s", (int)(len < cap ? len : cap - 1), src);
+  }
+  return buf;
+}
+
+/* An op of kind k comes from the layer appended on its line. */
+static bool line_fits(dy_op_kind k, const char *text) {
+  if (!strstr(text, "dy_sequential_append("))
+    return false;
+  switch (k) {
+  case DY_OP_CONV2D: return strstr(text, "conv2d_layer_new") != NULL;
+  case DY_OP_MATMUL: return strstr(text, "linear_new") != NULL;
+  case DY_OP_ADD:
+    return strstr(text, "conv2d_layer_new") || strstr(text, "linear_new");
+  case DY_OP_RELU: return strstr(text, "relu_layer_new") != NULL;
+  case DY_OP_FLATTEN: return strstr(text, "flatten_layer_new") != NULL;
+  default: return strstr(text, "max_pool2d_layer_new") != NULL;
+  }
+}
+
+static void check_src(const char *src, dy_op_kind k, dy_srcloc loc) {
+  char text[512];
+  bool ok = strcmp(base_of(loc.file), "lenet5.c") == 0 &&
+            line_fits(k, line_of(src, loc.line, text, sizeof text));
+  if (!ok)
+    fprintf(stderr, "\n  %s at %s:%d: \"%s\"\n", dy_op_name(k), loc.file ? loc.file : "?",
+            loc.line, text);
+  CU_ASSERT(ok);
+}
+
+static void same_srcs(const dy_program *a, const dy_program *b) {
+  CU_ASSERT_EQUAL_FATAL(a->blocks[0]->n_ops, b->blocks[0]->n_ops);
+  for (int k = 0; k < a->blocks[0]->n_ops; k++) {
+    const dy_op *x = a->blocks[0]->ops[k], *y = b->blocks[0]->ops[k];
+    CU_ASSERT_EQUAL_FATAL(x->n_srcs, y->n_srcs);
+    for (int i = 0; i < x->n_srcs; i++) {
+      CU_ASSERT_EQUAL(x->srcs[i].kind, y->srcs[i].kind);
+      CU_ASSERT_EQUAL(x->srcs[i].loc.line, y->srcs[i].loc.line);
+      CU_ASSERT_STRING_EQUAL(base_of(x->srcs[i].loc.file), base_of(y->srcs[i].loc.file));
+    }
+  }
+}
+
+static void test_lenet5_source_lines(void) {
+  setup_work();
+  const char *d = WORK "/srclines";
+  int rc = sh("rm -rf %s && mkdir -p %s && %s/lenet5 --batch 2 --out %s", d, d, SAMPLES, d);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  char *src = dy_test_slurp(DY_SOURCE_DIR "/samples/lenet5.c");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(src);
+  dy_program *p = NULL, *q = NULL;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_model_load(WORK "/srclines/lenet5", &p, &err), &err);
+  /* traced: every op at the line of its own layer in lenet5.c */
+  const dy_block *b = p->blocks[0];
+  CU_ASSERT(b->n_ops >= 15);
+  int conv_lines[2] = {0, 0}, n_conv = 0;
+  for (int k = 0; k < b->n_ops; k++) {
+    check_src(src, b->ops[k]->kind, b->ops[k]->loc);
+    if (b->ops[k]->kind == DY_OP_CONV2D && n_conv < 2)
+      conv_lines[n_conv++] = b->ops[k]->loc.line;
+  }
+  CU_ASSERT_EQUAL(n_conv, 2);
+  CU_ASSERT(conv_lines[0] > 0 && conv_lines[1] > conv_lines[0]);
+
+  /* after the passes: each fused op lists all its sources, in order */
+  dy_pass_options o = {.opt_level = 2, .verify_each = 1};
+  DY_ASSERT_OK(dy_run_pipeline(p, &o, 4, &err), &err);
+  int fused = 0;
+  for (int k = 0; k < b->n_ops; k++) {
+    const dy_op *op = b->ops[k];
+    if (op->kind != DY_OP_FUSED_CONV2D && op->kind != DY_OP_FUSED_MATMUL) {
+      if (op->n_srcs == 0)
+        check_src(src, op->kind, op->loc);
+      continue;
+    }
+    fused++;
+    CU_ASSERT_FATAL(op->n_srcs >= 2);
+    CU_ASSERT_EQUAL(op->srcs[0].kind,
+                    op->kind == DY_OP_FUSED_CONV2D ? DY_OP_CONV2D : DY_OP_MATMUL);
+    CU_ASSERT_EQUAL(op->srcs[1].kind, DY_OP_ADD);
+    for (int i = 0; i < op->n_srcs; i++) {
+      check_src(src, op->srcs[i].kind, op->srcs[i].loc);
+      if (i)
+        CU_ASSERT(op->srcs[i].loc.line >= op->srcs[i - 1].loc.line);
+    }
+  }
+  CU_ASSERT_EQUAL(fused, 5); /* 2 conv + bias + relu, 3 linear (+ relu) */
+
+  /* they survive .dymodel and the text form */
+  DY_ASSERT_OK(dy_model_save(p, WORK "/srclines/opt", &err), &err);
+  DY_ASSERT_OK(dy_model_load(WORK "/srclines/opt", &q, &err), &err);
+  same_srcs(p, q);
+  dy_program_free(q);
+  char *text = dy_program_to_text(p);
+  DY_ASSERT_OK(dy_program_parse(text, &q, &err), &err);
+  same_srcs(p, q);
+  dy_program_free(q);
+  free(text);
+  dy_program_free(p);
+
+  /* the generated C's kernel comment lists them; nothing names the runtime */
+  rc = sh("cd %s && %s compile lenet5.dymodel --emit c -o lenet5", d, DY2STC);
+  show_log_on_failure(rc, 0);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  char *c = dy_test_slurp(WORK "/srclines/lenet5.c");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  char want[256];
+  for (int i = 0; i < 2; i++) {
+    snprintf(want, sizeof want, ": fused_conv2d   lenet5.c:%d conv2d, lenet5.c:%d add, "
+             "lenet5.c:%d relu   f32[", conv_lines[i], conv_lines[i], conv_lines[i] + 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(c, want));
+    if (!strstr(c, want))
+      fprintf(stderr, "\n  no comment \"%s\"\n", want);
+  }
+  CU_ASSERT_PTR_NULL(strstr(c, "layers.c"));
+  CU_ASSERT_PTR_NULL(strstr(c, "layers_nn.c"));
+  CU_ASSERT_PTR_NULL(strstr(c, "trace.c"));
+  free(c);
+  free(src);
+}
+
 /* bad input is one line and a non-zero exit, never a crash */
 static void expect_one_line_error(int rc, const char *needle) {
   CU_ASSERT(rc == 1 || rc == 2);
@@ -329,6 +467,7 @@ void dy_test_register(void) {
   DY_TEST(test_simple_net_three_ways);
   DY_TEST(test_mlp_three_ways);
   DY_TEST(test_lenet5_three_ways);
+  DY_TEST(test_lenet5_source_lines);
   DY_TEST(test_cnn_three_ways);
   DY_TEST(test_transformer_three_ways);
   DY_TEST(test_simple_net_batch_5_and_bound);

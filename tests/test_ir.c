@@ -314,6 +314,89 @@ static void test_parse_round_trip(void) {
   dy_program_free(q);
 }
 
+/* An op made from others lists each one's kind and line: dy_op_set_srcs
+ * orders them by op id, flattens nested lists, drops repeats; the text
+ * form prints and parses them back, and the single-location form still
+ * reads as before. */
+static void test_op_sources(void) {
+  dy_program *p = small_program(), *q = NULL;
+  dy_error err = {0};
+  dy_op **ops = p->blocks[0]->ops;
+  /* matmul (m.c:1) + add (m.c:2) stand behind relu (m.c:3), listed last
+   * first on purpose: the list comes out in program order */
+  CU_ASSERT_FATAL(dy_op_set_srcs(p, ops[2], (const dy_op *const[]){ops[2], ops[1], ops[0]}, 3));
+  CU_ASSERT_EQUAL_FATAL(ops[2]->n_srcs, 3);
+  CU_ASSERT_EQUAL(ops[2]->srcs[0].kind, DY_OP_MATMUL);
+  CU_ASSERT_EQUAL(ops[2]->srcs[0].loc.line, 1);
+  CU_ASSERT_STRING_EQUAL(ops[2]->srcs[0].loc.file, "m.c");
+  CU_ASSERT_EQUAL(ops[2]->srcs[1].kind, DY_OP_ADD);
+  CU_ASSERT_EQUAL(ops[2]->srcs[1].loc.line, 2);
+  CU_ASSERT_EQUAL(ops[2]->srcs[2].kind, DY_OP_RELU);
+  CU_ASSERT_EQUAL(ops[2]->srcs[2].loc.line, 3);
+  CU_ASSERT_EQUAL(ops[2]->loc.line, 3); /* the message line is unchanged */
+  /* an op standing for itself alone lists nothing more */
+  CU_ASSERT_FATAL(dy_op_set_srcs(p, ops[1], (const dy_op *const[]){ops[1], ops[1]}, 2));
+  CU_ASSERT_EQUAL(ops[1]->n_srcs, 0);
+  /* nested: a list already made is taken whole, without repeats */
+  CU_ASSERT_FATAL(dy_op_set_srcs(p, ops[1], (const dy_op *const[]){ops[2], ops[0]}, 2));
+  CU_ASSERT_EQUAL(ops[1]->n_srcs, 3);
+  CU_ASSERT_FATAL(dy_op_set_srcs(p, ops[1], (const dy_op *const[]){ops[0]}, 1));
+  CU_ASSERT_EQUAL_FATAL(ops[1]->n_srcs, 1); /* another kind: kept */
+  CU_ASSERT_EQUAL(ops[1]->srcs[0].kind, DY_OP_MATMUL);
+  ops[1]->n_srcs = 0;
+
+  char *text = dy_program_to_text(p);
+  CU_ASSERT_PTR_NOT_NULL(strstr(text, "    out = relu(g)  @m.c:3 [m.c:1 matmul, m.c:2 add, m.c:3 relu]\n"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(text, "    g = add(h, b)  @m.c:2\n"));
+  DY_ASSERT_OK(dy_program_parse(text, &q, &err), &err);
+  DY_ASSERT_OK(dy_verify(q, &err), &err);
+  const dy_op *r = q->blocks[0]->ops[2];
+  CU_ASSERT_EQUAL_FATAL(r->n_srcs, 3);
+  CU_ASSERT_EQUAL(r->srcs[0].kind, DY_OP_MATMUL);
+  CU_ASSERT_STRING_EQUAL(r->srcs[1].loc.file, "m.c");
+  CU_ASSERT_EQUAL(r->srcs[1].loc.line, 2);
+  CU_ASSERT_EQUAL(q->blocks[0]->ops[1]->n_srcs, 0);
+  char *again = dy_program_to_text(q);
+  CU_ASSERT_STRING_EQUAL(text, again);
+  free(text);
+  free(again);
+  dy_program_free(q);
+  /* the Graphviz label lists them too */
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  dy_program_print_dot(p, f);
+  fclose(f);
+  CU_ASSERT_PTR_NOT_NULL(strstr(buf, "label=\"relu\\nm.c:1 matmul\\nm.c:2 add\\nm.c:3 relu\""));
+  free(buf);
+  dy_program_free(p);
+
+  /* by hand: no primary location, an unknown file ('?'), and errors */
+  const char *src = "program {\n var x : f32[2] feed 0\n var y : f32[2]\n"
+                    " block 0 parent -1 {\n  y = relu(x) [?:0 sigmoid, b.c:9 relu]\n }\n"
+                    " fetch 0 y\n}\n";
+  DY_ASSERT_OK(dy_program_parse(src, &q, &err), &err);
+  r = q->blocks[0]->ops[0];
+  CU_ASSERT_PTR_NULL(r->loc.file);
+  CU_ASSERT_EQUAL_FATAL(r->n_srcs, 2);
+  CU_ASSERT_PTR_NULL(r->srcs[0].loc.file);
+  CU_ASSERT_EQUAL(r->srcs[0].kind, DY_OP_SIGMOID);
+  CU_ASSERT_STRING_EQUAL(r->srcs[1].loc.file, "b.c");
+  CU_ASSERT_EQUAL(r->srcs[1].loc.line, 9);
+  text = dy_program_to_text(q);
+  CU_ASSERT_PTR_NOT_NULL(strstr(text, "  y = relu(x)  [?:0 sigmoid, b.c:9 relu]\n"));
+  free(text);
+  dy_program_free(q);
+  const char *bad = "program {\n var x : f32[2] feed 0\n var y : f32[2]\n"
+                    " block 0 parent -1 {\n  y = relu(x) @a.c:1 [a.c:1 frobnicate]\n }\n}\n";
+  CU_ASSERT_EQUAL(dy_program_parse(bad, &q, &err), DY_STATUS_FORMAT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "line 5: unknown op 'frobnicate'"));
+  bad = "program {\n var x : f32[2] feed 0\n var y : f32[2]\n"
+        " block 0 parent -1 {\n  y = relu(x) @a.c:1 [a.c relu]\n }\n}\n";
+  CU_ASSERT_EQUAL(dy_program_parse(bad, &q, &err), DY_STATUS_FORMAT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "line 5: expected ':'"));
+}
+
 void dy_test_register(void) {
   DY_SUITE("ir");
   DY_TEST(test_every_op_has_every_part);
@@ -327,4 +410,5 @@ void dy_test_register(void) {
   DY_TEST(test_crc32_and_types);
   DY_TEST(test_memplan);
   DY_TEST(test_parse_round_trip);
+  DY_TEST(test_op_sources);
 }

@@ -390,6 +390,100 @@ static void catch_warning(const char *msg, void *user) {
   snprintf(warned, sizeof warned, "%s", msg);
 }
 
+/* Every recorded op points at a line of this file, never into the runtime:
+ * a Sequential's child at the line where it was appended (a nested
+ * Sequential's children at theirs), a traced root layer at the trace call,
+ * and an error inside a child at the child's line. */
+static void check_all_here(const dy_program *p) {
+  for (int k = 0; k < p->blocks[0]->n_ops; k++) {
+    const dy_op *op = p->blocks[0]->ops[k];
+    CU_ASSERT(op->loc.file && strstr(op->loc.file, "test_runtime.c"));
+    if (!op->loc.file || !strstr(op->loc.file, "test_runtime.c"))
+      fprintf(stderr, "\n  op %d (%s) at %s:%d\n", op->id, dy_op_name(op->kind),
+              op->loc.file ? op->loc.file : "?", op->loc.line);
+  }
+}
+
+static void test_source_lines_are_the_users(void) {
+  dy_seed(3);
+  dy_layer *seq = dy_sequential_new(), *inner = dy_sequential_new();
+  int line[4];
+  line[0] = __LINE__ + 1;
+  dy_sequential_append(seq, dy_linear_new(4, 8));
+  line[1] = __LINE__ + 1;
+  dy_sequential_append(seq, dy_relu_layer_new());
+  line[2] = __LINE__ + 1;
+  dy_sequential_append(inner, dy_linear_new(8, 2));
+  line[3] = __LINE__ + 1;
+  dy_sequential_append(inner, dy_tanh_layer_new());
+  dy_sequential_append(seq, inner);
+  dy_input_spec spec = {.name = "x", .dtype = DY_F32, .rank = 2, .shape = {-1, 4}};
+  /* matmul, add | relu | matmul, add | tanh */
+  const int want_kind[] = {DY_OP_MATMUL, DY_OP_ADD, DY_OP_RELU, DY_OP_MATMUL, DY_OP_ADD,
+                           DY_OP_TANH};
+  const int want_line[] = {line[0], line[0], line[1], line[2], line[2], line[3]};
+  dy_error err = {0};
+  dy_program *p = NULL, *q = NULL;
+  DY_ASSERT_OK(dy_program_from_layer(seq, &spec, 1, &p, &err), &err);
+  dy_tensor *x = dy_rand(2, DY_SHAPE(3, 4));
+  DY_ASSERT_OK(dy_trace(seq, &spec, &x, 1, NULL, &q, &err), &err);
+  const dy_program *both[2] = {p, q};
+  for (int w = 0; w < 2; w++) {
+    CU_ASSERT_EQUAL_FATAL(both[w]->blocks[0]->n_ops, 6);
+    check_all_here(both[w]);
+    for (int k = 0; k < 6; k++) {
+      CU_ASSERT_EQUAL(both[w]->blocks[0]->ops[k]->kind, want_kind[k]);
+      CU_ASSERT_EQUAL(both[w]->blocks[0]->ops[k]->loc.line, want_line[k]);
+    }
+  }
+  dy_program_free(p);
+  dy_program_free(q);
+
+  /* eagerly called by the user: still each child's line (no trace) */
+  dy_clear_error();
+  dy_tensor *y = dy_call1(seq, x);
+  CU_ASSERT_PTR_NOT_NULL(y);
+  dy_tensor_free(y);
+
+  /* a root built-in layer: the line of the trace call */
+  dy_layer *lin = dy_linear_new(4, 2);
+  int root_line = __LINE__ + 1;
+  DY_ASSERT_OK(dy_program_from_layer(lin, &spec, 1, &p, &err), &err);
+  CU_ASSERT_EQUAL_FATAL(p->blocks[0]->n_ops, 2);
+  check_all_here(p);
+  CU_ASSERT_EQUAL(p->blocks[0]->ops[0]->loc.line, root_line);
+  CU_ASSERT_EQUAL(p->blocks[0]->ops[1]->loc.line, root_line);
+  dy_program_free(p);
+  root_line = __LINE__ + 1;
+  DY_ASSERT_OK(dy_trace(lin, &spec, &x, 1, NULL, &p, &err), &err);
+  CU_ASSERT_EQUAL(p->blocks[0]->ops[0]->loc.line, root_line);
+  dy_program_free(p);
+  root_line = __LINE__ + 1;
+  DY_ASSERT_OK(dy_jit_save(lin, &spec, 1, "runtime_srclines", &err), &err);
+  DY_ASSERT_OK(dy_jit_load("runtime_srclines", &p, &err), &err);
+  CU_ASSERT_EQUAL(p->blocks[0]->ops[0]->loc.line, root_line);
+  CU_ASSERT(p->blocks[0]->ops[0]->loc.file &&
+            strstr(p->blocks[0]->ops[0]->loc.file, "test_runtime.c"));
+  dy_program_free(p);
+  remove("runtime_srclines.dymodel");
+  remove("runtime_srclines.dyparams");
+  dy_layer_free(lin);
+
+  /* an error inside a child names the child's line */
+  dy_layer *bad = dy_sequential_new();
+  dy_sequential_append(bad, dy_relu_layer_new());
+  int bad_line = __LINE__ + 1;
+  dy_sequential_append(bad, dy_linear_new(5, 2));
+  err = (dy_error){0};
+  CU_ASSERT_EQUAL(dy_program_from_layer(bad, &spec, 1, &p, &err), DY_STATUS_SHAPE_MISMATCH);
+  CU_ASSERT_EQUAL(err.loc.line, bad_line);
+  CU_ASSERT(err.loc.file && strstr(err.loc.file, "test_runtime.c"));
+  dy_layer_free(bad);
+  dy_tensor_free(x);
+  dy_layer_free(seq);
+  dy_clear_error();
+}
+
 static void test_jit_save_warns_in_train_mode(void) {
   dy_layer *seq = dy_sequential_new();
   dy_sequential_append(seq, dy_linear_new(4, 4));
@@ -436,5 +530,6 @@ void dy_test_register(void) {
   DY_TEST(test_jit_save_load_run);
   DY_TEST(test_executor_rejects_bad_inputs);
   DY_TEST(test_jit_save_warns_in_train_mode);
+  DY_TEST(test_source_lines_are_the_users);
   DY_TEST(test_bad_ops_rejected_at_trace_time);
 }

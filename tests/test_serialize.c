@@ -185,6 +185,15 @@ static dy_program *make_program(void) {
   p->vars[sub]->block = blk;
   op(p, blk, DY_OP_RELU, (int[]){c}, 1, sub, NULL, 0,
      (dy_srcloc){"model.c", 20});
+  /* as if fused: the relu stands for the four ops before it, and the
+   * softmax for itself and an op of unknown location */
+  dy_op **ops = p->blocks[0]->ops;
+  CU_ASSERT_FATAL(dy_op_set_srcs(p, ops[3], (const dy_op *const *)ops, 4));
+  ops[5]->srcs = dy_program_alloc(p, 2 * sizeof(dy_op_src));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(ops[5]->srcs);
+  ops[5]->srcs[0] = (dy_op_src){DY_OP_SIGMOID, {NULL, 0}};
+  ops[5]->srcs[1] = (dy_op_src){DY_OP_SOFTMAX, ops[5]->loc};
+  ops[5]->n_srcs = 2;
 
   DY_ASSERT_OK(dy_program_add_feed(p, x, &err), &err);
   DY_ASSERT_OK(dy_program_add_feed(p, y, &err), &err);
@@ -266,6 +275,15 @@ static void assert_same_program(const dy_program *a, const dy_program *b,
       CU_ASSERT_EQUAL(oa->loc.file == NULL, ob->loc.file == NULL);
       if (oa->loc.file && ob->loc.file)
         CU_ASSERT_STRING_EQUAL(oa->loc.file, ob->loc.file);
+      CU_ASSERT_EQUAL_FATAL(oa->n_srcs, ob->n_srcs);
+      for (int k = 0; k < oa->n_srcs; k++) {
+        const dy_op_src *sa = &oa->srcs[k], *sb = &ob->srcs[k];
+        CU_ASSERT_EQUAL(sa->kind, sb->kind);
+        CU_ASSERT_EQUAL(sa->loc.line, sb->loc.line);
+        CU_ASSERT_EQUAL(sa->loc.file == NULL, sb->loc.file == NULL);
+        if (sa->loc.file && sb->loc.file)
+          CU_ASSERT_STRING_EQUAL(sa->loc.file, sb->loc.file);
+      }
     }
   }
   CU_ASSERT_EQUAL_FATAL(a->n_feeds, b->n_feeds);
@@ -331,6 +349,19 @@ static void test_roundtrip_memory(void) {
   CU_ASSERT_EQUAL(dy_op_find_attr(sm, "big")->i, INT64_MIN);
   CU_ASSERT_EQUAL(dy_op_find_attr(sm, "eps")->f, 0.1);
   CU_ASSERT_PTR_NULL(q->blocks[0]->ops[6]->loc.file);
+  /* a fused op's sources */
+  const dy_op *relu = q->blocks[0]->ops[3];
+  CU_ASSERT_EQUAL_FATAL(relu->n_srcs, 4);
+  CU_ASSERT_EQUAL(relu->srcs[0].kind, DY_OP_MATMUL);
+  CU_ASSERT_STRING_EQUAL(relu->srcs[0].loc.file, "model.c");
+  CU_ASSERT_EQUAL(relu->srcs[0].loc.line, 10);
+  CU_ASSERT_EQUAL(relu->srcs[2].kind, DY_OP_ADD);
+  CU_ASSERT_EQUAL(relu->srcs[2].loc.line, 12);
+  CU_ASSERT_EQUAL(relu->srcs[3].kind, DY_OP_RELU);
+  CU_ASSERT_EQUAL_FATAL(sm->n_srcs, 2);
+  CU_ASSERT_PTR_NULL(sm->srcs[0].loc.file);
+  CU_ASSERT_EQUAL(sm->srcs[0].kind, DY_OP_SIGMOID);
+  CU_ASSERT_EQUAL(q->blocks[0]->ops[0]->n_srcs, 0);
   CU_ASSERT_EQUAL(q->blocks[1]->parent, 0);
   const dy_var *steps = q->vars[dy_program_find_var(q, "steps")];
   CU_ASSERT_EQUAL(((const int64_t *)steps->data)[1], INT64_MAX);
@@ -751,6 +782,20 @@ static void test_unsaveable_program(void) {
   dy_program_free(p);
 }
 
+/* A source of an unknown kind cannot be saved. */
+static void test_unsaveable_source(void) {
+  dy_program *p = make_program();
+  p->blocks[0]->ops[3]->srcs[1].kind = DY_OP_COUNT;
+  dy_error err = {0};
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  CU_ASSERT_EQUAL(dy_dymodel_encode(p, &buf, &len, &err), DY_STATUS_INVALID_IR);
+  ASSERT_MSG_HAS(err, "source 1 has unknown kind");
+  CU_ASSERT_EQUAL(err.loc.line, 13);
+  free(buf);
+  dy_program_free(p);
+}
+
 static void test_missing_file(void) {
   dy_error err = {0};
   dy_program *q = (dy_program *)&err;
@@ -897,6 +942,9 @@ static void test_compat_v1(void) {
   CU_ASSERT_STRING_EQUAL(mm->loc.file, "compat.c");
   CU_ASSERT_EQUAL(mm->loc.line, 10);
   CU_ASSERT_EQUAL(q->blocks[0]->ops[6]->kind, DY_OP_MUL);
+  /* written before ops had a list of sources: none */
+  for (int k = 0; k < q->blocks[0]->n_ops; k++)
+    CU_ASSERT_EQUAL(q->blocks[0]->ops[k]->n_srcs, 0);
   /* It is a valid model, and must stay one. */
   DY_ASSERT_OK(dy_verify(q, &err), &err);
   dy_program_free(q);
@@ -946,6 +994,7 @@ void dy_test_register(void) {
   DY_TEST(test_bad_references);
   DY_TEST(test_params_mismatch);
   DY_TEST(test_unsaveable_program);
+  DY_TEST(test_unsaveable_source);
   DY_TEST(test_missing_file);
   DY_TEST(test_not_a_model);
   DY_TEST(test_compat_v1);
