@@ -290,7 +290,8 @@ dy_op *dy_program_append_op(dy_program *p, int block, dy_op_kind kind,
 /* Record that op `to` stands for the ops in `from` (a fusion, or CSE
  * merging equal ops): to->srcs becomes their sources (each one's srcs, or
  * its own kind and loc), in op-id order, without repeats. `to` may be one
- * of `from`; from's ops may be removed afterwards. false only on OOM. */
+ * of `from` (at most 64 ops); from's ops may be removed afterwards. false
+ * only on OOM. */
 bool dy_op_set_srcs(dy_program *p, dy_op *to, const dy_op *const *from, int n);
 /* Remove op at index i of a block (passes). The op's memory stays in the
  * arena. */

@@ -297,6 +297,9 @@ typedef struct {
  * then the feeds are "x0", "x1", ... with the inputs' static shapes).
  * *out gets the eager output (caller frees), *prog the Program (caller
  * frees with dy_program_free). Either may be NULL if unwanted. */
+/* (dy_trace, dy_program_from_layer, dy_jit_save and dy_jit_save_ex are
+ * variadic macros over their _at functions, so that compound-literal
+ * arguments pass through whole.) */
 dy_status dy_trace_at(dy_layer *layer, const dy_input_spec *specs,
                       dy_tensor *const *inputs, int n_inputs, dy_tensor **out,
                       dy_program **prog, dy_error *err, dy_srcloc loc);

@@ -419,8 +419,8 @@ static void test_source_lines_are_the_users(void) {
   dy_sequential_append(seq, inner);
   dy_input_spec spec = {.name = "x", .dtype = DY_F32, .rank = 2, .shape = {-1, 4}};
   /* matmul, add | relu | matmul, add | tanh */
-  const dy_op_kind want_kind[] = {DY_OP_MATMUL, DY_OP_ADD, DY_OP_RELU, DY_OP_MATMUL, DY_OP_ADD,
-                           DY_OP_TANH};
+  const dy_op_kind want_kind[] = {DY_OP_MATMUL, DY_OP_ADD, DY_OP_RELU,
+                                  DY_OP_MATMUL, DY_OP_ADD, DY_OP_TANH};
   const int want_line[] = {line[0], line[0], line[1], line[2], line[2], line[3]};
   dy_error err = {0};
   dy_program *p = NULL, *q = NULL;
