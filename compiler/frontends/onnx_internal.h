@@ -22,7 +22,7 @@
 
 #include <stdlib.h>
 
-#include "dy_compiler.h"
+#include "dy_frontends.h"
 #include "onnx.pb-c.h"
 
 /* The dynamic batch size inside a shape value. */
