@@ -290,9 +290,6 @@ dy_status dy_trace(dy_layer *layer, const dy_input_spec *specs,
 dy_status dy_program_from_layer(dy_layer *layer, const dy_input_spec *specs,
                                 int n_specs, dy_program **prog, dy_error *err);
 
-/* True while a static-mode (symbolic) build is running on this thread. */
-bool dy_in_static_mode(void);
-
 /* ------------------------------------------------------------------ */
 /* jit.c: to_static, jit_save, jit_load                                */
 /* ------------------------------------------------------------------ */
