@@ -320,16 +320,15 @@ static int64_t runtime_panels(int64_t k, int64_t n) {
 int64_t dy_gemm_matmul_scratch(const dy_program *p, const dy_op *op) {
   int64_t k, n, mats;
   bool trans;
-  if (!matmul_b_geom(p, op, &k, &n, &mats, &trans) &&
-      !(op->n_inputs >= 2 && p->vars[op->inputs[1]]->type.dtype == DY_F32 &&
-        p->vars[op->inputs[1]]->type.rank == 1)) /* 1-D B: k x 1 */
-    return 0;
-  if (dy_gemm_pack_of(p, op, 1).kind != DY_PACK_NONE)
-    return 0;
-  if (p->vars[op->inputs[1]]->type.rank == 1) {
+  if (op->n_inputs >= 2 && p->vars[op->inputs[1]]->type.dtype == DY_F32 &&
+      p->vars[op->inputs[1]]->type.rank == 1) { /* 1-D B: k x 1 */
     k = p->vars[op->inputs[1]]->type.shape[0];
     n = 1;
+  } else if (!matmul_b_geom(p, op, &k, &n, &mats, &trans)) {
+    return 0;
   }
+  if (dy_gemm_pack_of(p, op, 1).kind != DY_PACK_NONE)
+    return 0;
   if (k <= 0)
     return 0;
   return runtime_panels(k, n) * NR * k * 4;

@@ -32,7 +32,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "dy_compiler.h"
+#include "dy_driver.h"
 
 extern char **environ;
 

@@ -20,7 +20,7 @@
  */
 #include <string.h>
 
-#include "dy_compiler.h"
+#include "dy_driver.h"
 
 static int64_t numel_at(const dy_program *p, int v, int64_t batch) {
   return dy_type_numel_at(&p->vars[v]->type, batch);

@@ -307,8 +307,6 @@ dy_op *dy_program_def(const dy_program *p, int var, int *block, int *index);
 /* The one op reading var when var has exactly one reader and is not
  * fetched (a fusion candidate), else NULL. */
 dy_op *dy_program_sole_user(const dy_program *p, int var);
-/* Number of op inputs reading var, plus one if it is fetched. */
-int dy_program_count_uses(const dy_program *p, int var);
 /* Make every op that reads `from` read `to` instead. */
 void dy_program_replace_uses(dy_program *p, int from, int to);
 /* Let `to` stand for `from` everywhere `from` is read, including as a
@@ -320,12 +318,6 @@ bool dy_program_forward_var(dy_program *p, int from, int to);
  * (ids stay in declaration order). */
 void dy_program_compact(dy_program *p);
 
-static inline dy_var *dy_program_var(const dy_program *p, int id) {
-  return p->vars[id];
-}
-static inline dy_block *dy_program_block(const dy_program *p, int i) {
-  return p->blocks[i];
-}
 static inline bool dy_op_has(const dy_op *op, unsigned flag) {
   return (dy_op_info_of(op->kind)->flags & flag) != 0;
 }
@@ -376,7 +368,8 @@ dy_status dy_broadcast_shapes(const dy_op *op, const dy_type *a,
  * emitter so the three agree. */
 void dy_slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step,
                    int64_t *first, int64_t *len);
-/* Normalise axis (may be negative) against rank; error if out of range. */
+/* Normalise axis (may be negative) against rank; error if out of range
+ * (*out is then 0). */
 dy_status dy_normalize_axis(const dy_op *op, int64_t axis, int rank,
                             int *out, dy_error *err);
 
@@ -411,16 +404,13 @@ dy_status dy_program_parse(const char *text, dy_program **out, dy_error *err);
 
 #define DY_DYMODEL_VERSION 1
 
-/* Writes the Program (structure only; persistable data goes to .dyparams)
- * to path, whole or not at all (temp file + rename). */
-dy_status dy_dymodel_write(const dy_program *p, const char *path,
-                           dy_error *err);
 /* Reads a Program. *out is a new program; caller frees with
  * dy_program_free. Persistable vars have no data until dy_dyparams_read.
  * Structure is validated (names resolve, dtypes known) but the Program is
  * not verified: call dy_verify before running it (dy_jit_load does). */
 dy_status dy_dymodel_read(const char *path, dy_program **out, dy_error *err);
-/* In-memory forms of the above (tests, embedding). *buf is malloc'd. */
+/* In-memory forms (tests, embedding; dy_model_save writes a Program's
+ * .dymodel + .dyparams pair, whole or not at all). *buf is malloc'd. */
 dy_status dy_dymodel_encode(const dy_program *p, uint8_t **buf, size_t *len,
                             dy_error *err);
 dy_status dy_dymodel_decode(const uint8_t *buf, size_t len, dy_program **out,
@@ -432,9 +422,6 @@ dy_status dy_dymodel_decode(const uint8_t *buf, size_t len, dy_program **out,
 
 #define DY_DYPARAMS_VERSION 1
 
-/* Writes every persistable var's data, whole or not at all. */
-dy_status dy_dyparams_write(const dy_program *p, const char *path,
-                            dy_error *err);
 /* Fills every persistable var of p from path. Each tensor's name, dtype,
  * shape and CRC-32 must match; a missing or extra tensor is an error. */
 dy_status dy_dyparams_read(dy_program *p, const char *path, dy_error *err);

@@ -38,6 +38,7 @@ dy_status dy_infer(const dy_op *op, const dy_type *in, int n_in, dy_type *out,
 
 dy_status dy_normalize_axis(const dy_op *op, int64_t axis, int rank, int *out,
                             dy_error *err) {
+  *out = 0; /* defined on the error path too */
   if (axis < -rank || axis >= (rank ? rank : 1))
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                        "%s: axis %lld out of range for rank %d", OPNAME(op),

@@ -241,6 +241,7 @@ dy_status dy_infer_scatter_elements(const dy_op *op, const dy_type *in, int n,
  * and its first b dims equal x's. */
 static dy_status nd_shapes(const dy_op *op, const dy_type *x, const dy_type *idx,
                            int64_t b, int *k, dy_error *err) {
+  *k = 0; /* defined on the error paths too */
   dy_status s = need_dtype(op, idx, "the index", M_I64, err);
   if (s)
     return s;

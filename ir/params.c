@@ -159,18 +159,6 @@ dy_status dy_dyparams_encode(const dy_program *p, uint8_t **buf, size_t *len,
   return DY_OK;
 }
 
-dy_status dy_dyparams_write(const dy_program *p, const char *path,
-                            dy_error *err) {
-  uint8_t *buf;
-  size_t len;
-  dy_status s = dy_dyparams_encode(p, &buf, &len, err);
-  if (s != DY_OK)
-    return with_path(err, s, path);
-  s = dy_write_file_atomic(path, buf, len, err); /* message names path */
-  free(buf);
-  return s;
-}
-
 /* ------------------------------------------------------------------ */
 /* Decoding                                                            */
 /* ------------------------------------------------------------------ */

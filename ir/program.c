@@ -335,17 +335,6 @@ dy_op *dy_program_sole_user(const dy_program *p, int var) {
   return user;
 }
 
-int dy_program_count_uses(const dy_program *p, int var) {
-  int n = p->vars[var]->fetch_index >= 0;
-  for (int b = 0; b < p->n_blocks; b++)
-    for (int k = 0; k < p->blocks[b]->n_ops; k++) {
-      const dy_op *op = p->blocks[b]->ops[k];
-      for (int i = 0; i < op->n_inputs; i++)
-        n += op->inputs[i] == var;
-    }
-  return n;
-}
-
 void dy_program_replace_uses(dy_program *p, int from, int to) {
   for (int b = 0; b < p->n_blocks; b++)
     for (int k = 0; k < p->blocks[b]->n_ops; k++) {

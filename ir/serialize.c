@@ -259,18 +259,6 @@ dy_status dy_dymodel_encode(const dy_program *p, uint8_t **buf, size_t *len,
   return s;
 }
 
-dy_status dy_dymodel_write(const dy_program *p, const char *path,
-                           dy_error *err) {
-  uint8_t *buf;
-  size_t len;
-  dy_status s = dy_dymodel_encode(p, &buf, &len, err);
-  if (s != DY_OK)
-    return with_path(err, s, path);
-  s = dy_write_file_atomic(path, buf, len, err); /* message names path */
-  free(buf);
-  return s;
-}
-
 /* ------------------------------------------------------------------ */
 /* Decoding                                                            */
 /* ------------------------------------------------------------------ */

@@ -312,9 +312,6 @@ dy_status dy_program_from_layer_at(dy_layer *layer, const dy_input_spec *specs,
                                    dy_srcloc loc);
 #define dy_program_from_layer(...) dy_program_from_layer_at(__VA_ARGS__, DY_HERE)
 
-/* True while a static-mode (symbolic) build is running on this thread. */
-bool dy_in_static_mode(void);
-
 /* ------------------------------------------------------------------ */
 /* jit.c: to_static, jit_save, jit_load                                */
 /* ------------------------------------------------------------------ */

@@ -32,8 +32,6 @@ static _Thread_local unsigned trace_counter;
 
 dy_trace_state *dy_trace_active(void) { return active; }
 
-bool dy_in_static_mode(void) { return active && active->symbolic; }
-
 static unsigned new_trace_id(void) {
   /* unique per thread; tensors are not shared across threads while tracing */
   return ++trace_counter;

@@ -410,7 +410,7 @@ static int64_t ref_matmul(const double *x, const int64_t *xs, int xr, bool tx,
   } else {
     n = ys[yr - (ty ? 2 : 1)];
   }
-  int64_t bs[8], c[8];
+  int64_t bs[8] = {0}, c[8] = {0}; /* br may be 0 */
   int br;
   bcast_shape(xs, xb, ys, yb, bs, &br);
   int64_t nb = numel(bs, br), idx = 0;

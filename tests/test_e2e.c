@@ -336,7 +336,7 @@ static void test_lenet5_source_lines(void) {
 
   /* after the passes: each fused op lists all its sources, in order */
   dy_pass_options o = {.opt_level = 2, .verify_each = 1};
-  DY_ASSERT_OK(dy_run_pipeline(p, &o, 4, &err), &err);
+  DY_ASSERT_OK(dy_run_pipeline(p, &o, &err), &err);
   int fused = 0;
   for (int k = 0; k < b->n_ops; k++) {
     const dy_op *op = b->ops[k];

@@ -696,6 +696,25 @@ static void test_einsum(void) {
   }
 }
 
+/* A pairwise product whose rank would pass DY_MAX_DIMS (abcde x fghij,
+ * both still needed by the later operands) is a clean error naming the
+ * node, not an overrun of the intermediate's shape. */
+static void test_einsum_rank_bound(void) {
+  char path[4096];
+  tmp_path(path, sizeof path, "einsum_rank.onnx");
+  ob_model *m = ob_new(12);
+  const char *names[4] = {"a", "b", "c", "d"};
+  int64_t dims[5] = {1, 2, 1, 2, 1};
+  for (int i = 0; i < 4; i++)
+    ob_input(m, names[i], OB_F32, 5, dims, NULL);
+  Onnx__NodeProto *nd = ob_node(m, "Einsum", "wide", 4, names, 1, (const char *[]){"y"});
+  ob_attr_s(m, nd, "equation", "abcde,fghij,abcde,fghij->");
+  ob_output(m, "y", OB_F32);
+  CU_ASSERT_EQUAL(ob_save(m, path), 0);
+  ob_free(m);
+  expect_error(path, DY_STATUS_UNSUPPORTED, "'wide' (Einsum)", "rank 10");
+}
+
 /* Narrower integer constants (int32 indices, int8 values, as converters
  * write them) widen exactly to int64; graph inputs of those dtypes stay
  * unsupported. */
@@ -754,5 +773,6 @@ void dy_test_register(void) {
   DY_TEST(test_loop_and_if);
   DY_TEST(test_top_k);
   DY_TEST(test_einsum);
+  DY_TEST(test_einsum_rank_bound);
   DY_TEST(test_narrow_int_constants);
 }

@@ -73,8 +73,7 @@ static bool run_case(const char *path) {
   for (int i = 0; i < 2 && ok && names[i][0]; i++) {
     const dy_pass *pass = dy_pass_find(names[i]);
     bool changed = false;
-    dy_pass_ctx ctx = {.max_batch = 8};
-    ok = pass && pass->run(p, &ctx, &changed, &err) == DY_OK && dy_verify(p, &err) == DY_OK;
+    ok = pass && pass->run(p, &changed, &err) == DY_OK && dy_verify(p, &err) == DY_OK;
     if (!pass)
       snprintf(err.msg, sizeof err.msg, "unknown pass '%s'", names[i]);
   }
@@ -117,8 +116,7 @@ static void test_pass_goldens(void) {
 
 /* A pass that breaks an invariant is caught by the verifier, which names
  * the pass. */
-static dy_status bad_pass(dy_program *p, dy_pass_ctx *ctx, bool *changed, dy_error *err) {
-  (void)ctx;
+static dy_status bad_pass(dy_program *p, bool *changed, dy_error *err) {
   (void)err;
   /* plant a use before definition: swap the first two ops */
   dy_block *b = p->blocks[0];
@@ -136,8 +134,7 @@ static void test_verifier_catches_a_bad_pass(void) {
   dy_error err = {0};
   DY_ASSERT_OK(dy_program_parse(text, &p, &err), &err);
   bool changed = false;
-  dy_pass_ctx ctx = {0};
-  bad_pass(p, &ctx, &changed, &err);
+  bad_pass(p, &changed, &err);
   CU_ASSERT_EQUAL(dy_verify(p, &err), DY_STATUS_INVALID_IR);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "invariant 6 (def-use)"));
   dy_program_free(p);
@@ -155,7 +152,7 @@ static void test_pipeline_dump_and_print(void) {
   FILE *f = open_memstream(&printed, &len);
   dy_pass_options o = {.opt_level = 2, .verify_each = 1, .print_after = "simplify",
                        .dump_dir = DY_BUILD_DIR "/passes_dump", .print_to = f};
-  DY_ASSERT_OK(dy_run_pipeline(p, &o, 4, &err), &err);
+  DY_ASSERT_OK(dy_run_pipeline(p, &o, &err), &err);
   fclose(f);
   CU_ASSERT_PTR_NOT_NULL(strstr(printed, "// -----// IR after simplify //----- //"));
   CU_ASSERT_PTR_NOT_NULL(strstr(printed, "b = relu(x)"));
@@ -171,7 +168,7 @@ static void test_pipeline_dump_and_print(void) {
   /* -O0 runs nothing */
   DY_ASSERT_OK(dy_program_parse(text, &p, &err), &err);
   dy_pass_options o0 = {.opt_level = 0, .verify_each = 1};
-  DY_ASSERT_OK(dy_run_pipeline(p, &o0, 4, &err), &err);
+  DY_ASSERT_OK(dy_run_pipeline(p, &o0, &err), &err);
   CU_ASSERT_EQUAL(dy_program_count_ops(p), 2);
   dy_program_free(p);
 }

@@ -60,13 +60,6 @@ static bool schema_matches(const char *schema, const dy_attr *attrs, int n,
   return true;
 }
 
-bool ox_have_op(const char *op, const char *schema) {
-  dy_op_kind k;
-  if (!dy_op_kind_from_name(op, &k))
-    return false;
-  return strcmp(dy_op_info_of(k)->attrs, schema) == 0;
-}
-
 /* Ops that only move data: they may fold on shape values (OX_BATCH entries
  * travel with the data). */
 static bool moves_data(const char *op) {

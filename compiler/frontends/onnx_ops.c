@@ -396,6 +396,19 @@ typedef struct {
   char l[DY_MAX_DIMS + 1];
 } es_term;
 
+/* A set of subscript letters: at most 52 letters and DY_MAX_DIMS ellipsis
+ * digits, each once. */
+enum { ES_SET = 64 };
+
+/* Add to set the letters of s it lacks. */
+static void es_union(char *set, const char *s) {
+  size_t n = strlen(set);
+  for (; *s; s++)
+    if (!strchr(set, *s) && n + 1 < ES_SET)
+      set[n++] = *s;
+  set[n] = 0;
+}
+
 /* Sum v over its dims whose letters are not in keep; the rest keep their
  * order. */
 static dy_status es_reduce(ox_ctx *c, es_term *t, const char *keep) {
@@ -479,6 +492,9 @@ static dy_status es_pair(ox_ctx *c, es_term *a, es_term *b, const char *keep, es
   for (int i = 0; b->l[i]; i++)
     if (!strchr(a->l, b->l[i]))
       bk[nk++] = b->l[i];
+  if (nb + na + nk > DY_MAX_DIMS)
+    return ox_fail(c, DY_STATUS_UNSUPPORTED, "a pairwise product has rank %d, over %d",
+                   nb + na + nk, DY_MAX_DIMS);
   /* the shared letters must have one extent */
   for (int i = 0; a->l[i]; i++) {
     const char *q = strchr(b->l, a->l[i]);
@@ -517,7 +533,10 @@ static dy_status es_pair(ox_ctx *c, es_term *a, es_term *b, const char *keep, es
   out->v = ox_reshape(c, z, r, shape);
   if (!out->v)
     return c->err->status;
-  snprintf(out->l, sizeof out->l, "%s%s%s", batch, ak, bk);
+  memcpy(out->l, batch, (size_t)nb); /* nb + na + nk <= DY_MAX_DIMS (checked above) */
+  memcpy(out->l + nb, ak, (size_t)na);
+  memcpy(out->l + nb + na, bk, (size_t)nk);
+  out->l[nb + na + nk] = 0;
   return DY_OK;
 }
 
@@ -620,20 +639,22 @@ static dy_status map_einsum(ox_ctx *c) {
    * right */
   es_term acc = t[0];
   for (int i = 0; i < n; i++) {
-    char need[64] = "";
-    snprintf(need, sizeof need, "%s", outl);
+    char need[ES_SET] = "";
+    es_union(need, outl);
     for (int j = i + 1; j < n; j++)
-      strncat(need, t[j].l, sizeof need - strlen(need) - 1);
+      es_union(need, t[j].l);
     if (i == 0) {
       TRY(es_reduce(c, &acc, need));
       continue;
     }
     es_term b = t[i];
-    char need_b[64];
-    snprintf(need_b, sizeof need_b, "%s%s", need, acc.l);
+    char need_b[ES_SET];
+    strcpy(need_b, need);
+    es_union(need_b, acc.l);
     TRY(es_reduce(c, &b, need_b));
-    char keep_a[64];
-    snprintf(keep_a, sizeof keep_a, "%s%s", need, b.l);
+    char keep_a[ES_SET];
+    strcpy(keep_a, need);
+    es_union(keep_a, b.l);
     TRY(es_reduce(c, &acc, keep_a));
     TRY(es_pair(c, &acc, &b, need, &acc));
   }

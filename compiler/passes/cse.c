@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "dy_compiler.h"
+#include "dy_passes.h"
 
 static bool same_attr(const dy_attr *a, const dy_attr *b) {
   if (strcmp(a->name, b->name) != 0 || a->kind != b->kind)
@@ -42,9 +42,8 @@ static bool same_op(const dy_op *a, const dy_op *b) {
   return true;
 }
 
-dy_status dy_pass_cse(dy_program *p, dy_pass_ctx *ctx, bool *changed,
+dy_status dy_pass_cse(dy_program *p, bool *changed,
                       dy_error *err) {
-  (void)ctx;
   dy_block *blk = p->blocks[0];
   for (int k = 1; k < blk->n_ops; k++) {
     const dy_op *op = blk->ops[k];

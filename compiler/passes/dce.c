@@ -7,11 +7,10 @@
  */
 #include <stdlib.h>
 
-#include "dy_compiler.h"
+#include "dy_passes.h"
 
-dy_status dy_pass_dce(dy_program *p, dy_pass_ctx *ctx, bool *changed,
+dy_status dy_pass_dce(dy_program *p, bool *changed,
                       dy_error *err) {
-  (void)ctx;
   int *uses = calloc((size_t)p->n_vars + 1, sizeof *uses);
   if (!uses)
     return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "dce: out of memory");

@@ -11,7 +11,7 @@
  */
 #include <string.h>
 
-#include "dy_compiler.h"
+#include "dy_passes.h"
 
 enum { FOLD_SLACK = 4096 };
 
@@ -59,9 +59,8 @@ static dy_status evaluate(dy_program *p, const dy_op *op, dy_error *err) {
   return s;
 }
 
-dy_status dy_pass_fold(dy_program *p, dy_pass_ctx *ctx, bool *changed,
+dy_status dy_pass_fold(dy_program *p, bool *changed,
                        dy_error *err) {
-  (void)ctx;
   dy_block *blk = p->blocks[0];
   for (int k = 0; k < blk->n_ops; k++) {
     const dy_op *op = blk->ops[k];

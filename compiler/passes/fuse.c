@@ -23,7 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dy_compiler.h"
+#include "dy_passes.h"
 
 static int index_of(const dy_block *b, const dy_op *op) {
   for (int k = 0; k < b->n_ops; k++)
@@ -66,9 +66,8 @@ static dy_status set_int_attr(dy_program *p, dy_op *op, const char *name, int64_
   return DY_STATUS_INTERNAL;
 }
 
-dy_status dy_pass_fuse_transpose(dy_program *p, dy_pass_ctx *ctx, bool *changed,
+dy_status dy_pass_fuse_transpose(dy_program *p, bool *changed,
                                  dy_error *err) {
-  (void)ctx;
   dy_block *b = p->blocks[0];
   for (int k = 0; k < b->n_ops; k++) {
     dy_op *mm = b->ops[k];
@@ -209,15 +208,13 @@ static dy_status fuse_bias_act(dy_program *p, dy_op_kind base, dy_op_kind fused,
   return DY_OK;
 }
 
-dy_status dy_pass_fuse_matmul(dy_program *p, dy_pass_ctx *ctx, bool *changed,
+dy_status dy_pass_fuse_matmul(dy_program *p, bool *changed,
                               dy_error *err) {
-  (void)ctx;
   return fuse_bias_act(p, DY_OP_MATMUL, DY_OP_FUSED_MATMUL, changed, err);
 }
 
-dy_status dy_pass_fuse_conv(dy_program *p, dy_pass_ctx *ctx, bool *changed,
+dy_status dy_pass_fuse_conv(dy_program *p, bool *changed,
                             dy_error *err) {
-  (void)ctx;
   return fuse_bias_act(p, DY_OP_CONV2D, DY_OP_FUSED_CONV2D, changed, err);
 }
 
@@ -302,9 +299,8 @@ static bool build(const dy_program *p, group *g, int var, const dy_type *out) {
   return true;
 }
 
-dy_status dy_pass_fuse_elementwise(dy_program *p, dy_pass_ctx *ctx, bool *changed,
+dy_status dy_pass_fuse_elementwise(dy_program *p, bool *changed,
                                    dy_error *err) {
-  (void)ctx;
   dy_block *b = p->blocks[0];
   for (int k = b->n_ops - 1; k >= 0; k--) {
     dy_op *root = b->ops[k];

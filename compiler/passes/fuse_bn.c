@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dy_compiler.h"
+#include "dy_passes.h"
 
 static const float *const_f32(const dy_program *p, int var, int64_t n) {
   const dy_var *v = p->vars[var];
@@ -146,8 +146,7 @@ out:
   return st;
 }
 
-dy_status dy_pass_fuse_bn(dy_program *p, dy_pass_ctx *ctx, bool *changed, dy_error *err) {
-  (void)ctx;
+dy_status dy_pass_fuse_bn(dy_program *p, bool *changed, dy_error *err) {
   dy_block *b = p->blocks[0];
   for (int k = 0; k < b->n_ops; k++) {
     if (b->ops[k]->kind != DY_OP_BATCH_NORM)

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dy_compiler.h"
+#include "dy_passes.h"
 
 enum { ALIGN = 64 };
 

@@ -1,4 +1,4 @@
-/* pipeline.c - the pass manager and the compile pipeline.
+/* pipeline.c - the pass manager (the compile pipeline is ../compile.c).
  *
  * The optimising pipeline is this list, one pass per line, run in order
  * and repeated while any pass still changes the Program (at most four
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "dy_compiler.h"
+#include "dy_passes.h"
 
 const dy_pass dy_passes[] = {
     /* identities away: x*1, x+0, view chains, transpose pairs, eval dropout */
@@ -79,8 +79,7 @@ static void print_program(const dy_pass_options *o, const char *when,
   dy_program_print(p, f);
 }
 
-dy_status dy_run_pipeline(dy_program *p, const dy_pass_options *o,
-                          int64_t max_batch, dy_error *err) {
+dy_status dy_run_pipeline(dy_program *p, const dy_pass_options *o, dy_error *err) {
   dy_pass_options none = {.verify_each = -1};
   if (!o)
     o = &none;
@@ -97,7 +96,6 @@ dy_status dy_run_pipeline(dy_program *p, const dy_pass_options *o,
   }
   if (o->opt_level <= 0)
     return DY_OK;
-  dy_pass_ctx ctx = {.max_batch = max_batch};
   int seq = 1;
   for (int round = 0; round < MAX_ROUNDS; round++) {
     bool any = false;
@@ -106,7 +104,7 @@ dy_status dy_run_pipeline(dy_program *p, const dy_pass_options *o,
       if (selects(o->print_before, pass->name))
         print_program(o, "before", pass->name, p);
       bool changed = false;
-      if ((s = pass->run(p, &ctx, &changed, err)))
+      if ((s = pass->run(p, &changed, err)))
         return dy_error_prefix(err, "pass '%s'", pass->name);
       if (verify && (s = dy_verify(p, err)))
         return dy_error_prefix(err, "IR invalid after pass '%s'", pass->name);
@@ -118,76 +116,6 @@ dy_status dy_run_pipeline(dy_program *p, const dy_pass_options *o,
     }
     if (!any)
       break;
-  }
-  return DY_OK;
-}
-
-dy_compile_options dy_compile_options_default(void) {
-  return (dy_compile_options){.name = "model", .max_batch = 64,
-                              .passes = {.opt_level = 2, .verify_each = -1}};
-}
-
-dy_status dy_compile_program(dy_program *p, const dy_compile_options *o,
-                             dy_codegen_output *out, dy_compile_report *rep,
-                             dy_error *err) {
-  dy_status s;
-  dy_compile_report local;
-  if (!rep)
-    rep = &local;
-  if (o->max_batch < 1)
-    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
-                        "--max-batch must be at least 1, got %lld",
-                        (long long)o->max_batch);
-  rep->ops_before = dy_program_count_ops(p);
-  if ((s = dy_run_pipeline(p, &o->passes, o->max_batch, err)))
-    return s;
-  rep->ops_after = dy_program_count_ops(p);
-  /* the plan also places each kernel's scratch (one offset per op) */
-  int64_t *scratch = malloc(sizeof *scratch * ((size_t)p->blocks[0]->n_ops + 1));
-  if (!scratch)
-    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
-  if ((s = dy_memplan_scratch(p, o->max_batch, o->threads, scratch, &rep->mem, err))) {
-    free(scratch);
-    return s;
-  }
-  dy_codegen_options cg = {
-      .name = o->name,
-      .max_batch = o->max_batch,
-      .arena_bytes = rep->mem.arena_bytes,
-      .emit_main = o->emit_main,
-      .command_line = o->command_line,
-      .source = o->source,
-      .ops_before = rep->ops_before,
-      .arena_lower_bound = rep->mem.lower_bound,
-      .scratch_offsets = scratch,
-      .threads = o->threads,
-  };
-  if (o->max_ram > 0 && rep->mem.arena_bytes > o->max_ram) {
-    free(scratch);
-    return dy_error_set(err, DY_STATUS_LIMIT,
-                        "the arena needs %lld bytes at batch %lld, over --max-ram %lld",
-                        (long long)rep->mem.arena_bytes, (long long)o->max_batch,
-                        (long long)o->max_ram);
-  }
-  s = dy_codegen(p, &cg, out, err);
-  free(scratch);
-  if (s)
-    return s;
-  /* the header's figures: RAM is the arena (the plan's, or more when
-   * kernels add scratch), flash the const weight arrays (code and the
-   * small I/O tables come on top; only the target's size tool knows) */
-  int64_t ram = out->arena_bytes, flash = out->weight_bytes;
-  if (o->max_ram > 0 && ram > o->max_ram) {
-    dy_codegen_output_free(out);
-    return dy_error_set(err, DY_STATUS_LIMIT,
-                        "the arena needs %lld bytes at batch %lld, over --max-ram %lld",
-                        (long long)ram, (long long)o->max_batch, (long long)o->max_ram);
-  }
-  if (o->max_flash > 0 && flash > o->max_flash) {
-    dy_codegen_output_free(out);
-    return dy_error_set(err, DY_STATUS_LIMIT,
-                        "the weights need %lld bytes of flash, over --max-flash %lld",
-                        (long long)flash, (long long)o->max_flash);
   }
   return DY_OK;
 }

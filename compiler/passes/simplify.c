@@ -20,7 +20,7 @@
  */
 #include <string.h>
 
-#include "dy_compiler.h"
+#include "dy_passes.h"
 
 /* Is var a constant whose every element equals v? */
 static bool const_all(const dy_program *p, int var, float v) {
@@ -130,9 +130,8 @@ static bool merge_transposes(dy_program *p, dy_op *op) {
   return true;
 }
 
-dy_status dy_pass_simplify(dy_program *p, dy_pass_ctx *ctx, bool *changed,
+dy_status dy_pass_simplify(dy_program *p, bool *changed,
                            dy_error *err) {
-  (void)ctx;
   (void)err;
   dy_block *blk = p->blocks[0];
   for (int k = 0; k < blk->n_ops; k++) {

@@ -48,6 +48,7 @@
 
 #include <fcntl.h>
 
+#include "dy_compiler.h"
 #include "onnx_internal.h"
 
 /* The driver's main(): driver ID BATCH NIN IN... NOUT (SIZE OUT)... */

@@ -1,0 +1,90 @@
+/* dy_driver.h - the compile pipeline, the build driver and the FLOP count
+ * (compiler/compile.c, driver.c, flops.c; library dy_driver). The dy2stc
+ * CLI (main.c, bench.c) is built on it and on the frontends.
+ *
+ *   dy_program *p;  dy_model_load_any("net.onnx", &p, &err);  // dy_frontends.h
+ *   dy_compile_options o = dy_compile_options_default();
+ *   dy_codegen_output out;  dy_compile_report rep;
+ *   dy_compile_program(p, &o, &out, &rep, &err);   // verify, passes, plan, emit
+ *   dy_build_executable(&out, &o, "net", &err);     // $CC -> ./net
+ *
+ * The driver uses ir, runtime, codegen and the passes; it does not read
+ * models (that is the frontends' job), so it does not link them.
+ */
+#ifndef DY_DRIVER_H
+#define DY_DRIVER_H
+
+#include "dy_passes.h"
+
+/* ---- compile.c ---- */
+
+typedef struct {
+  const char *name;         /* symbol prefix / file stem ("model")       */
+  int64_t max_batch;        /* bound on the dynamic dim                   */
+  const char *cc;           /* C compiler (NULL: $CC or "cc")             */
+  const char *cflags;       /* extra flags, space separated (may be NULL) */
+  const char *target;       /* instruction set: "native" (NULL), "generic",
+                               "x86-64-v2".."x86-64-v4", "aarch64"; see
+                               dy_target_flags */
+  int threads;              /* split GEMM/conv kernels over this many
+                               pthreads (0 or 1: single-threaded code) */
+  const char *command_line; /* quoted in the generated header            */
+  const char *source;       /* the model's path                           */
+  bool emit_main;           /* produce main.c (executables)               */
+  dy_pass_options passes;   /* -O level, verify/print/dump options        */
+  int64_t max_ram;          /* fail when the arena exceeds it (0: no bound) */
+  int64_t max_flash;        /* fail when the weights (NAME_WEIGHT_BYTES)
+                               exceed it (0: no bound) */
+} dy_compile_options;
+
+dy_compile_options dy_compile_options_default(void);
+
+typedef struct {
+  int ops_before, ops_after;
+  dy_memplan_result mem;
+} dy_compile_report;
+
+/* Verify, run the pass pipeline, plan memory and emit C. out is filled
+ * (free with dy_codegen_output_free). p is modified. */
+dy_status dy_compile_program(dy_program *p, const dy_compile_options *o,
+                             dy_codegen_output *out, dy_compile_report *rep,
+                             dy_error *err);
+
+/* ---- driver.c ---- */
+
+/* Write OUT.c and OUT.h (out_base without extension), each whole or not at
+ * all. */
+dy_status dy_write_sources(const dy_codegen_output *out, const char *out_base,
+                           dy_error *err);
+/* Build an executable at exe_path from model + main sources with the C
+ * compiler, in a private temporary directory; the file appears whole or
+ * not at all. */
+dy_status dy_build_executable(const dy_codegen_output *out,
+                              const dy_compile_options *o, const char *exe_path,
+                              dy_error *err);
+/* The C compiler flags of a --target (the SIMD path the generated code
+ * takes follows from them), and the compiler to use when none is given
+ * (a cross compiler for aarch64 on another host). *cc_default and
+ * *runner (qemu-aarch64 when the executable cannot run here, else NULL)
+ * may be NULL. DY_STATUS_INVALID_ARGUMENT for an unknown target. */
+dy_status dy_target_flags(const char *target, const char **flags, const char **cc_default,
+                          const char **runner, dy_error *err);
+extern const char dy_target_names[];  /* "native|generic|...", for --help */
+/* Run argv (argv[0] looked up in PATH); DY_OK iff it exits 0. */
+dy_status dy_run_command(char *const argv[], dy_error *err);
+/* The same with its standard output written to stdout_path (NULL: ours). */
+dy_status dy_run_command_to(char *const argv[], const char *stdout_path, dy_error *err);
+/* Map an input/output name to a file name: every character outside
+ * [A-Za-z0-9._-] becomes '_', and a leading '.' too. */
+void dy_safe_file_name(const char *name, char *buf, size_t n);
+/* Turn a path stem into a C identifier (for --name defaults). */
+void dy_c_identifier(const char *s, char *buf, size_t n);
+
+/* ---- flops.c ---- */
+
+/* Floating-point operations of op, and of the whole Program, at a batch
+ * (the rules are at the top of flops.c); for `dy2stc bench`. */
+int64_t dy_op_flops(const dy_program *p, const dy_op *op, int64_t batch);
+int64_t dy_program_flops(const dy_program *p, int64_t batch);
+
+#endif

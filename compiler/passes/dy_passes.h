@@ -1,0 +1,88 @@
+/* dy_passes.h - the optimising passes, the pass manager and the memory
+ * plan (compiler/passes/, library dy_passes).
+ *
+ *   dy_pass_options o = {.opt_level = 2, .verify_each = -1};
+ *   dy_run_pipeline(p, &o, &err);                  // simplify .. dce, verified
+ *   dy_memplan(p, max_batch, &plan, &err);         // arena offsets on the vars
+ *
+ * Passes may use ir, runtime (fold runs the runtime's kernels) and codegen
+ * (the plan asks the emitter how much scratch each kernel needs); never a
+ * frontend or the driver: their headers are not on this library's include
+ * path, so such an #include fails the build.
+ */
+#ifndef DY_PASSES_H
+#define DY_PASSES_H
+
+#include <stdio.h>
+
+#include "dy_codegen.h"
+#include "dy_ir.h"
+#include "dy_runtime.h"
+
+/* ---- passes/memplan.c ---- */
+
+typedef struct {
+  int64_t arena_bytes;   /* the plan's arena size at max_batch            */
+  int64_t lower_bound;   /* max over the schedule of live intermediate bytes */
+  int64_t weight_bytes;  /* persistable data                              */
+  int n_planned;         /* vars given an offset                          */
+  int n_aliased;         /* view outputs sharing their input's storage    */
+  int n_in_place;        /* elementwise outputs written over their input  */
+  int n_scratch;         /* ops given kernel scratch (dy_memplan_scratch)  */
+} dy_memplan_result;
+
+/* Liveness-based placement of every intermediate in one arena (greedy,
+ * largest first, lowest offset that does not overlap a var live at the same
+ * time; 64-byte aligned). Sets mem_offset / alias_of on the vars. */
+dy_status dy_memplan(dy_program *p, int64_t max_batch, dy_memplan_result *r,
+                     dy_error *err);
+/* The same, also placing the scratch each op's kernel needs
+ * (dy_codegen_scratch_bytes, for kernels split over `threads` threads),
+ * live during that op only: scratch_offsets
+ * (caller-owned, one per op of block 0) gets its offset or -1. Pass it to
+ * dy_codegen as dy_codegen_options.scratch_offsets. */
+dy_status dy_memplan_scratch(dy_program *p, int64_t max_batch, int threads,
+                             int64_t *scratch_offsets, dy_memplan_result *r, dy_error *err);
+
+/* ---- passes/pipeline.c: passes and the pass manager ---- */
+
+/* A pass is a name and a run function (one file each, passes/NAME.c). run
+ * sets *changed when it rewrote anything. */
+typedef struct {
+  const char *name;
+  const char *what;         /* one line for --help */
+  dy_status (*run)(dy_program *p, bool *changed, dy_error *err);
+} dy_pass;
+
+/* The optimising pipeline, in order (n_passes entries). */
+extern const dy_pass dy_passes[];
+extern const int dy_n_passes;
+const dy_pass *dy_pass_find(const char *name);
+
+typedef struct {
+  int opt_level;            /* 0: run no optimising pass                 */
+  int verify_each;          /* 1 on, 0 off, -1 default: on in debug builds
+                               (no NDEBUG) or with DY2STC_VERIFY_EACH=1   */
+  const char *print_before; /* a pass name or "all": print the Program   */
+  const char *print_after;
+  bool print_after_change;  /* print after a pass only if it changed it  */
+  const char *dump_dir;     /* write DIR/NNN_<pass>.ir after each pass   */
+  FILE *print_to;           /* where --print-* go (NULL: stderr)         */
+} dy_pass_options;
+
+/* Run the pipeline on p (verifying after each pass when enabled; a broken
+ * invariant reads "IR invalid after pass 'fuse': ..."). */
+dy_status dy_run_pipeline(dy_program *p, const dy_pass_options *o, dy_error *err);
+
+/* The passes (passes/<name>.c). */
+dy_status dy_pass_simplify(dy_program *p, bool *changed, dy_error *err);
+dy_status dy_pass_fold(dy_program *p, bool *changed, dy_error *err);
+dy_status dy_pass_cse(dy_program *p, bool *changed, dy_error *err);
+dy_status dy_pass_dce(dy_program *p, bool *changed, dy_error *err);
+dy_status dy_pass_fuse_transpose(dy_program *p, bool *changed, dy_error *err);
+dy_status dy_pass_fuse_matmul(dy_program *p, bool *changed, dy_error *err);
+dy_status dy_pass_fuse_conv(dy_program *p, bool *changed, dy_error *err);
+dy_status dy_pass_fuse_bn(dy_program *p, bool *changed, dy_error *err);
+dy_status dy_pass_fuse_elementwise(dy_program *p, bool *changed, dy_error *err);
+
+#endif

@@ -1,0 +1,4 @@
+/* Must NOT compile: dy_passes may not use the driver (see the top
+ * CMakeLists.txt). ctest builds this against dy_passes's include path and
+ * passes when the compiler cannot find dy_driver.h. */
+#include "dy_driver.h"
