@@ -88,9 +88,15 @@ static void test_infer_matmul(void) {
   in[0] = T(1, DY_SHAPE(6));
   DY_ASSERT_OK(infer1(DY_OP_MATMUL, a, 2, in, 2, &out, &err), &err);
   CU_ASSERT(shape_is(&out, 2, DY_SHAPE(3, 7)));
-  /* a missing attribute is named */
-  CU_ASSERT_EQUAL(infer1(DY_OP_MATMUL, a, 1, in, 2, &out, &err), DY_STATUS_INVALID_ARGUMENT);
-  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "transpose_y"));
+  /* a missing attribute takes the op table's default (transpose_y 0)... */
+  DY_ASSERT_OK(infer1(DY_OP_MATMUL, a, 1, in, 2, &out, &err), &err);
+  CU_ASSERT(shape_is(&out, 2, DY_SHAPE(3, 7)));
+  in[1] = T(3, DY_SHAPE(3, 7, 6)); /* ...so [6] x [3,7,6] does not fit */
+  CU_ASSERT_EQUAL(infer1(DY_OP_MATMUL, a, 1, in, 2, &out, &err), DY_STATUS_SHAPE_MISMATCH);
+  /* ...and a missing required one is named */
+  in[0] = T(2, DY_SHAPE(4, 6));
+  CU_ASSERT_EQUAL(infer1(DY_OP_RESHAPE, NULL, 0, in, 1, &out, &err), DY_STATUS_INVALID_ARGUMENT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "reshape: missing attribute 'shape'"));
 }
 
 static void test_infer_reshape(void) {

@@ -131,8 +131,6 @@ ox_value *ox_op(ox_ctx *c, const char *op, ox_value *const *in, int n_in,
 /* The same for an op with several outputs (out gets n_out values). */
 dy_status ox_op_n(ox_ctx *c, const char *op, ox_value *const *in, int n_in,
                   const dy_attr *attrs, int n_attrs, ox_value **out, int n_out);
-/* True when this build's op table has the op with exactly this schema. */
-bool ox_have_op(const char *op, const char *schema);
 
 /* Make constant v a persistable var of the Program (once). */
 dy_status ox_materialize(ox_ctx *c, ox_value *v);
