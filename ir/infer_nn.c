@@ -22,7 +22,8 @@
  * kernels and the generated loops are specialised for them. Every check on
  * attributes lives here; the kernels (runtime/kernels_nn.c) and emitters
  * (codegen/emit_nn.c) call dy_infer first and then read the attributes
- * knowing they are well formed.
+ * (dy_<op>_attrs_get) knowing they are well formed, and take their
+ * geometry from the end of this file (dy_conv2d_geom, dy_pool2d_geom).
  */
 #include <stdint.h>
 #include <string.h>

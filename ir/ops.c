@@ -13,10 +13,10 @@
 #define DFLT_I(d) .kind = DY_ATTR_INT, .i = (d)
 #define DFLT_F(d) .kind = DY_ATTR_FLOAT, .f = (d)
 #define DFLT_S(d) .kind = DY_ATTR_STRING, .s = (d)
-#define DFLT_IS(d)                                               \
+#define DFLT_IS(d)                                                      \
   .kind = DY_ATTR_INTS, .ints = (const int64_t[]){0, DY_UNPAREN d} + 1, \
   .n = (int)(sizeof((const int64_t[]){0, DY_UNPAREN d}) / sizeof(int64_t)) - 1
-#define DFLT_FS(d)                                              \
+#define DFLT_FS(d)                                                        \
   .kind = DY_ATTR_FLOATS, .floats = (const float[]){0, DY_UNPAREN d} + 1, \
   .n = (int)(sizeof((const float[]){0, DY_UNPAREN d}) / sizeof(float)) - 1
 #define KIND_I DY_ATTR_INT
@@ -37,8 +37,8 @@
 #undef DY_OP
 
 static const dy_op_info op_table[DY_OP_COUNT] = {
-#define DY_OP(NAME, op_, n_in, n_out, flags, attrs)                        \
-  [DY_OP_##NAME] = {#op_, n_in, n_out, flags, schema_##op_ + 1,           \
+#define DY_OP(NAME, op_, n_in, n_out, flags, attrs)             \
+  [DY_OP_##NAME] = {#op_, n_in, n_out, flags, schema_##op_ + 1, \
                     (int)(sizeof schema_##op_ / sizeof schema_##op_[0]) - 1},
 #include "ops.def"
 #undef DY_OP
@@ -102,27 +102,27 @@ static const dy_attr *pick(const dy_op *op, dy_op_kind k, int i, unsigned *given
 #define SET_S(nm) out->nm = a_->s;
 #define SET_IS(nm) out->nm = a_->ints, out->n_##nm = a_->n;
 #define SET_FS(nm) out->nm = a_->floats, out->n_##nm = a_->n;
-#define DY_A(nm, K, d)                                          \
-  {                                                             \
+#define DY_A(nm, K, d)                                            \
+  {                                                               \
     const dy_attr *a_ = pick(op, k_, i_++, &out->given, &s, err); \
-    SET_##K(nm)                                                 \
+    SET_##K(nm)                                                   \
   }
 #define DY_R(nm, K) DY_A(nm, K, 0)
-#define DY_OP(NAME, op_, n_in, n_out, flags, attrs)                             \
-  dy_status dy_##op_##_attrs_of(const dy_op *op, dy_##op_##_attrs *out,       \
-                                 dy_error *err) {                               \
-    const dy_op_kind k_ = DY_OP_##NAME;                                         \
-    dy_status s = DY_OK;                                                        \
-    int i_ = 0;                                                                 \
-    memset(out, 0, sizeof *out);                                                \
-    (void)k_, (void)i_, (void)err;                                              \
-    attrs return s;                                                             \
-  }                                                                             \
-  dy_##op_##_attrs dy_##op_##_attrs_get(const dy_op *op) {                    \
+#define DY_OP(NAME, op_, n_in, n_out, flags, attrs)                            \
+  dy_status dy_##op_##_attrs_of(const dy_op *op, dy_##op_##_attrs *out,        \
+                                 dy_error *err) {                              \
+    const dy_op_kind k_ = DY_OP_##NAME;                                        \
+    dy_status s = DY_OK;                                                       \
+    int i_ = 0;                                                                \
+    memset(out, 0, sizeof *out);                                               \
+    (void)k_, (void)i_, (void)err;                                             \
+    attrs return s;                                                            \
+  }                                                                            \
+  dy_##op_##_attrs dy_##op_##_attrs_get(const dy_op *op) {                     \
     dy_##op_##_attrs a;                                                        \
     dy_##op_##_attrs_of(op, &a, NULL);                                         \
-    return a;                                                                   \
-  }                                                                             \
+    return a;                                                                  \
+  }                                                                            \
   static dy_status attrs_of_##op_(const dy_op *op, void *out, dy_error *err) { \
     return dy_##op_##_attrs_of(op, out, err);                                  \
   }
