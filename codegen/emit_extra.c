@@ -198,7 +198,7 @@ dy_status dy_emit_mod(dy_cg_ctx *ctx, dy_error *err) {
     return s;
   if (is_empty(dy_cg_out_type(ctx, 0)))
     return DY_OK;
-  bool c = dy_op_attr_int_or(ctx->op, "fmod", 1) != 0;
+  bool c = dy_mod_attrs_get(ctx->op).fmod != 0;
   bool f32 = dy_cg_in_type(ctx, 0)->dtype == DY_F32;
   const char *T = f32 ? "float" : "int64_t";
   L("/* %s remainder, %s */", f32 ? "float" : "int64", c ? "the dividend's sign (C fmod)"
@@ -250,9 +250,9 @@ dy_status dy_emit_reduce_prod(dy_cg_ctx *ctx, dy_error *err) {
   const dy_type *a = dy_cg_in_type(ctx, 0), *o = dy_cg_out_type(ctx, 0);
   if (is_empty(o))
     return DY_OK;
-  const int64_t *axes;
-  int na;
-  dy_op_attr_ints(ctx->op, "axes", &axes, &na, NULL);
+  dy_reduce_prod_attrs ra = dy_reduce_prod_attrs_get(ctx->op);
+  const int64_t *axes = ra.axes;
+  int na = ra.n_axes;
   int r = a->rank;
   unsigned mask = na ? 0 : ~0u;
   for (int i = 0; i < na; i++)
@@ -316,9 +316,10 @@ dy_status dy_emit_cumsum(dy_cg_ctx *ctx, dy_error *err) {
   if (is_empty(t))
     return DY_OK;
   around v;
-  around_axis(ctx, t, norm_axis(dy_op_attr_int_or(ctx->op, "axis", 0), t->rank), &v);
-  bool ex = dy_op_attr_int_or(ctx->op, "exclusive", 0);
-  bool rev = dy_op_attr_int_or(ctx->op, "reverse", 0);
+  dy_cumsum_attrs ca = dy_cumsum_attrs_get(ctx->op);
+  around_axis(ctx, t, norm_axis(ca.axis, t->rank), &v);
+  bool ex = ca.exclusive;
+  bool rev = ca.reverse;
   bool f32 = t->dtype == DY_F32;
   const char *T = dy_ctype(t->dtype);
   const char *add = f32 ? "acc += v;" : "acc = (int64_t)((uint64_t)acc + (uint64_t)v);";
@@ -378,7 +379,7 @@ static dy_status emit_elements(dy_cg_ctx *ctx, dy_error *err, bool scatter) {
   if (s != DY_OK)
     return s;
   const dy_type *x = dy_cg_in_type(ctx, 0), *idx = dy_cg_in_type(ctx, 1);
-  int r = x->rank, ax = norm_axis(dy_op_attr_int_or(ctx->op, "axis", 0), r);
+  int r = x->rank, ax = norm_axis(dy_gather_elements_attrs_get(ctx->op).axis, r); /* scatter_elements too */
   char sn[128], sd[128], sx[128];
   ext(ctx, dy_ext_range(idx, 0, r), sn, sizeof sn);
   ext(ctx, dy_ext_dim(x->shape[ax]), sd, sizeof sd);
@@ -405,10 +406,10 @@ static dy_status emit_elements(dy_cg_ctx *ctx, dy_error *err, bool scatter) {
   L("{");
   L("  const int64_t k = in1[j] < 0 ? in1[j] + %s : in1[j];", sd);
   if (scatter) {
-    const dy_attr *red = dy_op_find_attr(ctx->op, "reduction");
+    const char *red = dy_scatter_elements_attrs_get(ctx->op).reduction;
     L("  %s *d = &out0[%s];", dy_ctype(x->dtype), dy_idx_str(&xi));
     L("  const %s v = in2[j];", dy_ctype(x->dtype));
-    L("  %s", combine_expr(red && red->s ? red->s : "none", x->dtype));
+    L("  %s", combine_expr(red, x->dtype));
   } else {
     L("  out0[j] = in0[%s];", dy_idx_str(&xi));
   }
@@ -434,7 +435,7 @@ static dy_status emit_nd(dy_cg_ctx *ctx, dy_error *err, bool scatter) {
   if (s != DY_OK)
     return s;
   const dy_type *x = dy_cg_in_type(ctx, 0), *idx = dy_cg_in_type(ctx, 1);
-  int b = scatter ? 0 : (int)dy_op_attr_int_or(ctx->op, "batch_dims", 0);
+  int b = scatter ? 0 : (int)dy_gather_nd_attrs_get(ctx->op).batch_dims;
   int q = idx->rank, k = (int)idx->shape[q - 1];
   dy_ext nb = dy_ext_range(idx, 0, b), m = dy_ext_range(idx, b, q - 1);
   dy_ext sl = dy_ext_range(x, b + k, x->rank), xb = dy_ext_range(x, b, x->rank);
@@ -475,10 +476,10 @@ static dy_status emit_nd(dy_cg_ctx *ctx, dy_error *err, bool scatter) {
     L("    off += (tp[%d] < 0 ? tp[%d] + %s : tp[%d]) * %s;", j, j, dims[j], j, strs[j]);
   L("    for (int64_t i = 0; i < %s; i++) {", ssl);
   if (scatter) {
-    const dy_attr *red = dy_op_find_attr(ctx->op, "reduction");
+    const char *red = dy_scatter_nd_attrs_get(ctx->op).reduction;
     L("      %s *d = &out0[off + i];", dy_ctype(x->dtype));
     L("      const %s v = in2[t * %s + i];", dy_ctype(x->dtype), ssl);
-    L("      %s", combine_expr(red && red->s ? red->s : "none", x->dtype));
+    L("      %s", combine_expr(red, x->dtype));
   } else {
     L("      out0[t * %s + i] = in0[off + i];", ssl);
   }
@@ -506,9 +507,10 @@ dy_status dy_emit_top_k(dy_cg_ctx *ctx, dy_error *err) {
   if (is_empty(t))
     return DY_OK;
   around v;
-  around_axis(ctx, t, norm_axis(dy_op_attr_int_or(ctx->op, "axis", -1), t->rank), &v);
-  long long k = (long long)dy_op_attr_int_or(ctx->op, "k", 1);
-  bool largest = dy_op_attr_int_or(ctx->op, "largest", 1) != 0;
+  dy_top_k_attrs ta = dy_top_k_attrs_get(ctx->op);
+  around_axis(ctx, t, norm_axis(ta.axis, t->rank), &v);
+  long long k = (long long)ta.k;
+  bool largest = ta.largest != 0;
   const char *before;
   if (t->dtype == DY_F32)
     before = largest ? "(a) != (a) || (b) != (b) ? ((a) != (a) && (b) != (b) ? (ia) < (ib) "
@@ -631,9 +633,10 @@ dy_status dy_emit_grid_sample(dy_cg_ctx *ctx, dy_error *err) {
   if (s != DY_OK)
     return s;
   const dy_type *x = dy_cg_in_type(ctx, 0), *g = dy_cg_in_type(ctx, 1);
-  const char *mode = dy_op_find_attr(ctx->op, "mode")->s;
-  const char *pad = dy_op_find_attr(ctx->op, "padding_mode")->s;
-  bool ac = dy_op_attr_int_or(ctx->op, "align_corners", 0) != 0;
+  dy_grid_sample_attrs ga = dy_grid_sample_attrs_get(ctx->op);
+  const char *mode = ga.mode;
+  const char *pad = ga.padding_mode;
+  bool ac = ga.align_corners != 0;
   long long C = x->shape[1], H = x->shape[2], W = x->shape[3], P = g->shape[1] * g->shape[2];
   bool cubic = strcmp(mode, "bicubic") == 0, nearest = strcmp(mode, "nearest") == 0;
   char nb[64];
@@ -724,13 +727,13 @@ dy_status dy_emit_roi_align(dy_cg_ctx *ctx, dy_error *err) {
     return s;
   const dy_type *x = dy_cg_in_type(ctx, 0), *ro = dy_cg_in_type(ctx, 1);
   long long C = x->shape[1], H = x->shape[2], W = x->shape[3];
-  long long oh = dy_op_attr_int_or(ctx->op, "output_height", 1);
-  long long ow = dy_op_attr_int_or(ctx->op, "output_width", 1);
-  long long sr = dy_op_attr_int_or(ctx->op, "sampling_ratio", 0);
-  bool half = dy_op_attr_int_or(ctx->op, "half_pixel", 1) != 0;
-  bool avg = strcmp(dy_op_find_attr(ctx->op, "mode")->s, "avg") == 0;
-  double sd;
-  dy_op_attr_float(ctx->op, "spatial_scale", &sd, NULL);
+  dy_roi_align_attrs ra = dy_roi_align_attrs_get(ctx->op);
+  long long oh = ra.output_height;
+  long long ow = ra.output_width;
+  long long sr = ra.sampling_ratio;
+  bool half = ra.half_pixel != 0;
+  bool avg = strcmp(ra.mode, "avg") == 0;
+  double sd = ra.spatial_scale;
   char scale[64], nr[64], nn[64];
   if (!dy_float_literal((float)sd, scale, sizeof scale))
     return dy_cg_type_error(ctx, err, DY_STATUS_INVALID_ARGUMENT, "spatial_scale");

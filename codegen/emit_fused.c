@@ -33,21 +33,15 @@ bool dy_cg_act_expr(const char *act, double alpha, const char *x, char *buf,
 }
 
 dy_status dy_emit_fused_matmul(dy_cg_ctx *ctx, dy_error *err) {
-  const dy_attr *act = dy_op_find_attr(ctx->op, "act");
-  const dy_attr *alpha = dy_op_find_attr(ctx->op, "alpha");
-  return dy_cg_matmul_epilogue(ctx, err, ctx->op->n_inputs == 3,
-                                 act && act->kind == DY_ATTR_STRING ? act->s : "",
-                                 alpha && alpha->kind == DY_ATTR_FLOAT ? alpha->f : 0);
+  dy_fused_matmul_attrs a = dy_fused_matmul_attrs_get(ctx->op);
+  return dy_cg_matmul_epilogue(ctx, err, ctx->op->n_inputs == 3, a.act, a.alpha);
 }
 
 /* conv2d with bias and activation (emit_nn.c applies them in registers
  * on the GEMM path). */
 dy_status dy_emit_fused_conv2d(dy_cg_ctx *ctx, dy_error *err) {
-  const dy_attr *act = dy_op_find_attr(ctx->op, "act");
-  const dy_attr *alpha = dy_op_find_attr(ctx->op, "alpha");
-  return dy_cg_conv2d_epilogue(ctx, err, ctx->op->n_inputs == 3,
-                                 act && act->kind == DY_ATTR_STRING ? act->s : "",
-                                 alpha && alpha->kind == DY_ATTR_FLOAT ? alpha->f : 0);
+  dy_fused_conv2d_attrs a = dy_fused_conv2d_attrs_get(ctx->op);
+  return dy_cg_conv2d_epilogue(ctx, err, ctx->op->n_inputs == 3, a.act, a.alpha);
 }
 
 /* The postfix expression as one C expression over v0, v1, v2. */
@@ -125,14 +119,14 @@ static bool infix(const char *expr, char *out, size_t n) {
 }
 
 dy_status dy_emit_fused_elementwise(dy_cg_ctx *ctx, dy_error *err) {
-  const dy_attr *e = dy_op_find_attr(ctx->op, "expr");
+  const char *e = dy_fused_elementwise_attrs_get(ctx->op).expr;
   char body[4096], fmt[4400];
-  if (!e || e->kind != DY_ATTR_STRING || !infix(e->s, body, sizeof body))
+  if (!e || !infix(e, body, sizeof body))
     return dy_cg_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "bad fused expression");
   for (int i = 0; i < ctx->op->n_inputs; i++)
     if (dy_cg_in_type(ctx, i)->dtype != DY_F32)
       return dy_cg_type_error(ctx, err, DY_STATUS_DTYPE_MISMATCH, "needs f32");
-  dy_cg_line(ctx, "/* %s */", e->s);
+  dy_cg_line(ctx, "/* %s */", e);
   /* v0..v2 name the inputs' elements; the broadcast loop binds them */
   snprintf(fmt, sizeof fmt, "%s", body);
   return dy_cg_broadcast_let(ctx, err, fmt);

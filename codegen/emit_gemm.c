@@ -214,7 +214,7 @@ static bool matmul_b_geom(const dy_program *p, const dy_op *op, int64_t *k, int6
   const dy_type *x = &p->vars[op->inputs[0]]->type, *y = &p->vars[op->inputs[1]]->type;
   if (x->dtype != DY_F32 || y->dtype != DY_F32 || y->rank < 2 || x->rank < 1)
     return false;
-  *trans = dy_op_attr_int_or(op, "transpose_y", 0) != 0;
+  *trans = dy_matmul_attrs_get(op).transpose_y != 0; /* fused_matmul too */
   int r = y->rank;
   *k = y->shape[r - (*trans ? 1 : 2)];
   *n = y->shape[r - (*trans ? 2 : 1)];
@@ -240,7 +240,7 @@ dy_pack dy_gemm_pack_of(const dy_program *p, const dy_op *op, int i) {
   }
   if (op->kind == DY_OP_CONV2D || op->kind == DY_OP_FUSED_CONV2D) {
     const dy_type *x = &p->vars[op->inputs[0]]->type, *wt = &w->type;
-    int64_t groups = dy_op_attr_int_or(op, "groups", 1);
+    int64_t groups = dy_conv2d_attrs_get(op).groups; /* fused_conv2d too */
     if (x->dtype != DY_F32 || x->rank != 4 || wt->rank != 4 || groups < 1 ||
         wt->shape[0] % groups != 0)
       return none;

@@ -125,11 +125,11 @@ static dy_status check_operands(dy_cg_ctx *ctx, dy_error *err, int first,
 /* ------------------------------------------------------------------ */
 
 dy_status dy_emit_gelu(dy_cg_ctx *ctx, dy_error *err) {
-  int64_t approximate;
-  dy_status s = dy_op_attr_int(ctx->op, "approximate", &approximate, err);
+  dy_gelu_attrs a;
+  dy_status s = dy_gelu_attrs_of(ctx->op, &a, err);
   if (s != DY_OK)
     return s;
-  if (approximate)
+  if (a.approximate)
     return emit_unary(ctx, err, NULL,
                       "0.5f * x * (1.0f + dy_tanhf(0.797884561f * (x + 0.044715f * x * x * x)))",
                       NULL);
@@ -199,12 +199,12 @@ dy_status dy_emit_neg(dy_cg_ctx *ctx, dy_error *err) {
 }
 
 dy_status dy_emit_scale(dy_cg_ctx *ctx, dy_error *err) {
-  int64_t after;
-  dy_status s = dy_op_attr_int(ctx->op, "bias_after_scale", &after, err);
+  dy_scale_attrs a;
+  dy_status s = dy_scale_attrs_of(ctx->op, &a, err);
   if (s != DY_OK)
     return s;
   return emit_unary(ctx, err, PARAMS("scale", "bias"),
-                    after ? "scale * x + bias" : "scale * (x + bias)", NULL);
+                    a.bias_after_scale ? "scale * x + bias" : "scale * (x + bias)", NULL);
 }
 
 /* ------------------------------------------------------------------ */
@@ -274,10 +274,11 @@ dy_status dy_emit_where(dy_cg_ctx *ctx, dy_error *err) {
  * output's dtype (f32 -> i64 truncates; NaN -> 0; saturates outside the
  * i64 range). */
 dy_status dy_emit_cast(dy_cg_ctx *ctx, dy_error *err) {
-  int64_t dt;
-  dy_status s = dy_op_attr_int(ctx->op, "dtype", &dt, err);
+  dy_cast_attrs a;
+  dy_status s = dy_cast_attrs_of(ctx->op, &a, err);
   if (s != DY_OK)
     return s;
+  int64_t dt = a.dtype;
   dy_dtype from = dy_cg_in_type(ctx, 0)->dtype;
   if (dt < 0 || dt >= DY_DTYPE_COUNT || (unsigned)from >= DY_DTYPE_COUNT)
     return dy_cg_type_error(ctx, err, DY_STATUS_INVALID_ARGUMENT, "unknown dtype");

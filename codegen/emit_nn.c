@@ -92,13 +92,9 @@ static void emit_bounds(dy_cg_ctx *ctx, const char *v, bool lo, bool hi, ll n) {
     L("if (%s >= %lld) continue;", v, n);
 }
 
-/* A float attribute as a literal of its float value. */
-static dy_status float_attr(dy_cg_ctx *ctx, const char *name, float *v,
+/* A float attribute's value d as a literal of its float value. */
+static dy_status float_attr(dy_cg_ctx *ctx, double d, float *v,
                             char *lit, size_t n, dy_error *err) {
-  double d;
-  dy_status s = dy_op_attr_float(ctx->op, name, &d, err);
-  if (s != DY_OK)
-    return s;
   *v = (float)d;
   if (!dy_float_literal(*v, lit, n))
     return dy_cg_type_error(ctx, err, DY_STATUS_INVALID_ARGUMENT,
@@ -122,18 +118,15 @@ typedef struct {
 static conv_geom conv_geom_from(const dy_program *p, const dy_op *op) {
   const dy_type *x = &p->vars[op->inputs[0]]->type, *w = &p->vars[op->inputs[1]]->type;
   const dy_type *y = &p->vars[op->outputs[0]]->type;
-  const int64_t *st, *pad, *dil;
-  int n;
-  dy_op_attr_ints(op, "strides", &st, &n, NULL);
-  dy_op_attr_ints(op, "paddings", &pad, &n, NULL); /* [t,l,b,r] or [h,w] */
-  dy_op_attr_ints(op, "dilations", &dil, &n, NULL);
+  dy_conv2d_attrs a = dy_conv2d_attrs_get(op); /* conv2d's view of the three */
+  dy_conv_geom g = dy_conv2d_geom(x, w, &a);
   return (conv_geom){
       .c = x->shape[1], .h = x->shape[2], .w = x->shape[3],
       .o = y->shape[1], .oh = y->shape[2], .ow = y->shape[3],
       .kh = w->shape[2], .kw = w->shape[3],
-      .sh = st[0], .sw = st[1], .dh = dil[0], .dw = dil[1],
-      .pt = pad[0], .pl = pad[1],
-      .groups = dy_op_attr_int_or(op, "groups", 1)};
+      .sh = g.sh, .sw = g.sw, .dh = g.dh, .dw = g.dw,
+      .pt = g.pt, .pl = g.pl,
+      .groups = g.groups};
 }
 
 static conv_geom conv_geom_of(dy_cg_ctx *ctx) { return conv_geom_from(ctx->p, ctx->op); }
@@ -652,25 +645,15 @@ dy_status dy_emit_pool2d(dy_cg_ctx *ctx, dy_error *err) {
   if (s != DY_OK)
     return s;
   const dy_type *x = dy_cg_in_type(ctx, 0), *y = dy_cg_out_type(ctx, 0);
-  bool max = strcmp(dy_op_find_attr(ctx->op, "pooling_type")->s, "max") == 0;
-  bool exclusive = dy_op_attr_int_or(ctx->op, "exclusive", 1) != 0;
-  pool_mode mode = dy_op_attr_int_or(ctx->op, "global_pooling", 0) ? POOL_GLOBAL
-                   : dy_op_attr_int_or(ctx->op, "adaptive", 0)     ? POOL_ADAPTIVE
-                                                                   : POOL_WINDOWS;
-  ll k[2] = {0, 0}, st[2] = {1, 1}, lo[2] = {0, 0}, hi[2] = {0, 0};
-  const int64_t *v;
-  int n;
-  if (mode != POOL_GLOBAL && dy_op_attr_ints(ctx->op, "ksize", &v, &n, NULL) == DY_OK)
-    k[0] = v[0], k[1] = v[1];
-  if (mode == POOL_WINDOWS) {
-    dy_op_attr_ints(ctx->op, "strides", &v, &n, NULL);
-    st[0] = v[0], st[1] = v[1];
-    dy_op_attr_ints(ctx->op, "paddings", &v, &n, NULL);
-    for (int d = 0; d < 2; d++) {
-      lo[d] = v[d];
-      hi[d] = n == 4 ? v[d + 2] : v[d];
-    }
-  }
+  dy_pool2d_attrs pa = dy_pool2d_attrs_get(ctx->op);
+  dy_pool_geom pg = dy_pool2d_geom(x, &pa);
+  bool max = pg.max;
+  bool exclusive = pg.exclusive;
+  pool_mode mode = pg.mode == DY_POOL_GLOBAL     ? POOL_GLOBAL
+                   : pg.mode == DY_POOL_ADAPTIVE ? POOL_ADAPTIVE
+                                                 : POOL_WINDOWS;
+  ll k[2] = {pg.k[0], pg.k[1]}, st[2] = {pg.s[0], pg.s[1]};
+  ll lo[2] = {pg.lo[0], pg.lo[1]}, hi[2] = {pg.hi[0], pg.hi[1]};
   ll h = x->shape[2], w = x->shape[3], oh = y->shape[2], ow = y->shape[3];
   bool padded_div = !max && !exclusive && mode == POOL_WINDOWS;
   char planes[128];
@@ -821,9 +804,10 @@ dy_status dy_emit_batch_norm(dy_cg_ctx *ctx, dy_error *err) {
     return s;
   float eps;
   char eps_lit[64], nb[64], cnt[128], loop_n[160], loop_j[160], elem[200];
-  if ((s = float_attr(ctx, "epsilon", &eps, eps_lit, sizeof eps_lit, err)))
+  dy_batch_norm_attrs a = dy_batch_norm_attrs_get(ctx->op);
+  if ((s = float_attr(ctx, a.epsilon, &eps, eps_lit, sizeof eps_lit, err)))
     return s;
-  bool is_test = dy_op_attr_int_or(ctx->op, "is_test", 0) != 0;
+  bool is_test = a.is_test != 0;
   const dy_type *x = dy_cg_in_type(ctx, 0);
   dy_ext sp = dy_ext_range(x, 2, x->rank);
   ll c = x->shape[1];
@@ -861,10 +845,11 @@ dy_status dy_emit_layer_norm(dy_cg_ctx *ctx, dy_error *err) {
     return s;
   float eps;
   char eps_lit[64], rows[128], cnt[64], loop[128];
-  if ((s = float_attr(ctx, "epsilon", &eps, eps_lit, sizeof eps_lit, err)))
+  dy_layer_norm_attrs a = dy_layer_norm_attrs_get(ctx->op);
+  if ((s = float_attr(ctx, a.epsilon, &eps, eps_lit, sizeof eps_lit, err)))
     return s;
   const dy_type *x = dy_cg_in_type(ctx, 0);
-  int64_t axis = dy_op_attr_int_or(ctx->op, "begin_norm_axis", -1);
+  int64_t axis = a.begin_norm_axis;
   int ax = (int)(axis < 0 ? axis + x->rank : axis);
   ll cols = dy_ext_range(x, ax, x->rank).k;
   dy_ext_str(ctx, dy_ext_range(x, 0, ax), rows, sizeof rows);
@@ -912,10 +897,11 @@ dy_status dy_emit_group_norm(dy_cg_ctx *ctx, dy_error *err) {
     return s;
   float eps;
   char eps_lit[64], groups_all[128], cnt[64], loop[128];
-  if ((s = float_attr(ctx, "epsilon", &eps, eps_lit, sizeof eps_lit, err)))
+  dy_group_norm_attrs a = dy_group_norm_attrs_get(ctx->op);
+  if ((s = float_attr(ctx, a.epsilon, &eps, eps_lit, sizeof eps_lit, err)))
     return s;
   const dy_type *x = dy_cg_in_type(ctx, 0);
-  ll groups = dy_op_attr_int_or(ctx->op, "groups", 1);
+  ll groups = a.groups;
   ll cg = x->shape[1] / groups, sp = dy_ext_range(x, 2, x->rank).k, len = cg * sp;
   dy_ext_str(ctx, dy_ext_mul(dy_ext_dim(x->shape[0]), dy_ext_dim(groups)), groups_all,
              sizeof groups_all);
@@ -944,11 +930,11 @@ dy_status dy_emit_dropout(dy_cg_ctx *ctx, dy_error *err) {
   dy_status s = check_types(ctx, err);
   if (s != DY_OK)
     return s;
-  double pd;
-  dy_op_attr_float(ctx->op, "p", &pd, NULL);
+  dy_dropout_attrs a = dy_dropout_attrs_get(ctx->op);
+  double pd = a.p;
   float p = (float)pd;
-  bool is_test = dy_op_attr_int_or(ctx->op, "is_test", 0) != 0;
-  uint64_t seed = (uint64_t)dy_op_attr_int_or(ctx->op, "seed", 0);
+  bool is_test = a.is_test != 0;
+  uint64_t seed = (uint64_t)a.seed;
   const dy_type *x = dy_cg_in_type(ctx, 0);
   char size[128];
   dy_ext_str(ctx, dy_ext_range(x, 0, x->rank), size, sizeof size);

@@ -189,8 +189,9 @@ dy_status dy_cg_matmul_epilogue(dy_cg_ctx *ctx, dy_error *err, bool bias,
                                   const char *act, double alpha) {
   const dy_type *x = dy_cg_in_type(ctx, 0), *y = dy_cg_in_type(ctx, 1);
   const dy_type *o = dy_cg_out_type(ctx, 0);
-  bool tx = dy_op_attr_int_or(ctx->op, "transpose_x", 0) != 0;
-  bool ty = dy_op_attr_int_or(ctx->op, "transpose_y", 0) != 0;
+  dy_matmul_attrs ma = dy_matmul_attrs_get(ctx->op); /* fused_matmul too */
+  bool tx = ma.transpose_x != 0;
+  bool ty = ma.transpose_y != 0;
   if (x->dtype != y->dtype || x->dtype != o->dtype ||
       (x->dtype != DY_F32 && x->dtype != DY_I64))
     return dy_cg_type_error(ctx, err, DY_STATUS_DTYPE_MISMATCH,
@@ -404,10 +405,11 @@ dy_status dy_emit_softmax(dy_cg_ctx *ctx, dy_error *err) {
   if (a->dtype != DY_F32 || !dy_type_equal(a, o))
     return dy_cg_type_error(ctx, err, DY_STATUS_DTYPE_MISMATCH,
                       "needs f32 and an output of the input's type");
-  int64_t axis;
-  dy_status s = dy_op_attr_int(ctx->op, "axis", &axis, err);
+  dy_softmax_attrs sa;
+  dy_status s = dy_softmax_attrs_of(ctx->op, &sa, err);
   if (s != DY_OK)
     return s;
+  int64_t axis = sa.axis;
   int r = a->rank;
   if (r == 0 || axis < -r || axis >= r)
     return dy_error_at(err, ctx->op, DY_STATUS_INVALID_ARGUMENT,
@@ -531,11 +533,12 @@ dy_status dy_emit_flatten(dy_cg_ctx *ctx, dy_error *err) {
 
 dy_status dy_emit_transpose(dy_cg_ctx *ctx, dy_error *err) {
   const dy_type *a = dy_cg_in_type(ctx, 0), *o = dy_cg_out_type(ctx, 0);
-  const int64_t *perm;
-  int np;
-  dy_status s = dy_op_attr_ints(ctx->op, "perm", &perm, &np, err);
+  dy_transpose_attrs ta;
+  dy_status s = dy_transpose_attrs_of(ctx->op, &ta, err);
   if (s != DY_OK)
     return s;
+  const int64_t *perm = ta.perm;
+  int np = ta.n_perm;
   int r = a->rank;
   if (a->dtype != o->dtype || o->rank != r || np != r)
     return dy_cg_type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
@@ -609,11 +612,12 @@ dy_status dy_emit_transpose(dy_cg_ctx *ctx, dy_error *err) {
 
 dy_status dy_emit_full(dy_cg_ctx *ctx, dy_error *err) {
   const dy_type *o = dy_cg_out_type(ctx, 0);
-  double v;
-  dy_status s = dy_op_attr_float(ctx->op, "value", &v, err);
+  dy_full_attrs fa;
+  dy_status s = dy_full_attrs_of(ctx->op, &fa, err);
   if (s != DY_OK)
     return s;
-  int64_t dt = dy_op_attr_int_or(ctx->op, "dtype", o->dtype);
+  double v = fa.value;
+  int64_t dt = fa.dtype;
   if (dt != (int64_t)o->dtype)
     return dy_cg_type_error(ctx, err, DY_STATUS_DTYPE_MISMATCH,
                       "attribute dtype differs from the output's");

@@ -206,13 +206,11 @@ dy_status dy_emit_slice(dy_cg_ctx *ctx, dy_error *err) {
   const dy_type *a = dy_cg_in_type(ctx, 0), *o = dy_cg_out_type(ctx, 0);
   if (is_empty(o))
     return DY_OK;
-  const int64_t *starts, *ends, *axes, *steps;
-  int ns, ne, na, nst;
-  if ((s = dy_op_attr_ints(ctx->op, "starts", &starts, &ns, err)) ||
-      (s = dy_op_attr_ints(ctx->op, "ends", &ends, &ne, err)) ||
-      (s = dy_op_attr_ints(ctx->op, "axes", &axes, &na, err)) ||
-      (s = dy_op_attr_ints(ctx->op, "steps", &steps, &nst, err)))
+  dy_slice_attrs sa;
+  if ((s = dy_slice_attrs_of(ctx->op, &sa, err)))
     return s;
+  const int64_t *starts = sa.starts, *ends = sa.ends, *axes = sa.axes, *steps = sa.steps;
+  int ns = sa.n_starts, na = sa.n_axes, nst = sa.n_steps;
   int r = a->rank;
   wdim w[DY_MAX_DIMS];
   for (int d = 0; d < r; d++)
@@ -303,7 +301,7 @@ dy_status dy_emit_concat(dy_cg_ctx *ctx, dy_error *err) {
   const dy_type *o = dy_cg_out_type(ctx, 0);
   if (is_empty(o))
     return DY_OK;
-  int64_t axis = dy_op_attr_int_or(ctx->op, "axis", 0);
+  int64_t axis = dy_concat_attrs_get(ctx->op).axis;
   int r = o->rank, ax = (int)(axis < 0 ? axis + r : axis);
   /* rows of the output: [outer, dim * inner]; input k fills dim_k * inner
    * of each, after the rows of the inputs before it */
@@ -355,13 +353,12 @@ dy_status dy_emit_pad(dy_cg_ctx *ctx, dy_error *err) {
   const dy_type *a = dy_cg_in_type(ctx, 0), *o = dy_cg_out_type(ctx, 0);
   if (is_empty(o))
     return DY_OK;
-  const int64_t *pads;
-  int np;
-  double value;
-  if ((s = dy_op_attr_ints(ctx->op, "paddings", &pads, &np, err)) ||
-      (s = dy_op_attr_float(ctx->op, "value", &value, err)))
+  dy_pad_attrs pa;
+  if ((s = dy_pad_attrs_of(ctx->op, &pa, err)))
     return s;
-  const char *mode = dy_op_find_attr(ctx->op, "mode")->s; /* checked */
+  const int64_t *pads = pa.paddings;
+  double value = pa.value;
+  const char *mode = pa.mode; /* checked */
   int m = strcmp(mode, "reflect") == 0 ? 1 : strcmp(mode, "edge") == 0 ? 2 : 0;
   int r = a->rank;
 
@@ -475,7 +472,7 @@ dy_status dy_emit_gather(dy_cg_ctx *ctx, dy_error *err) {
   const dy_type *o = dy_cg_out_type(ctx, 0);
   if (is_empty(o))
     return DY_OK;
-  int64_t axis = dy_op_attr_int_or(ctx->op, "axis", 0);
+  int64_t axis = dy_gather_attrs_get(ctx->op).axis;
   int ax = (int)(axis < 0 ? axis + x->rank : axis);
   dy_ext outer = dy_ext_range(x, 0, ax), inner = dy_ext_range(x, ax + 1, x->rank);
   dy_ext dim = dy_ext_dim(x->shape[ax]), n = dy_ext_range(idx, 0, idx->rank);
@@ -532,10 +529,11 @@ static dy_status emit_reduce(dy_cg_ctx *ctx, dy_error *err, reduce_kind rk) {
   const dy_type *a = dy_cg_in_type(ctx, 0), *o = dy_cg_out_type(ctx, 0);
   if (is_empty(o))
     return DY_OK;
-  const int64_t *axes;
-  int na;
-  if ((s = dy_op_attr_ints(ctx->op, "axes", &axes, &na, err)))
+  dy_reduce_sum_attrs ra; /* the four reductions share reduce_sum's schema */
+  if ((s = dy_reduce_sum_attrs_of(ctx->op, &ra, err)))
     return s;
+  const int64_t *axes = ra.axes;
+  int na = ra.n_axes;
   int r = a->rank;
   unsigned mask = na ? 0 : ~0u;
   for (int i = 0; i < na; i++)
@@ -711,7 +709,7 @@ dy_status dy_emit_argmax(dy_cg_ctx *ctx, dy_error *err) {
     return s;
   const dy_type *a = dy_cg_in_type(ctx, 0);
   axis_view v;
-  around_axis(ctx, a, dy_op_attr_int_or(ctx->op, "axis", 0), &v);
+  around_axis(ctx, a, dy_argmax_attrs_get(ctx->op).axis, &v);
   const char *T = dy_ctype(a->dtype);
   int base = open_rows(ctx, &v, T, false);
   dy_cg_line(ctx, "int64_t best = 0;");
@@ -744,7 +742,7 @@ dy_status dy_emit_log_softmax(dy_cg_ctx *ctx, dy_error *err) {
   if (is_empty(a))
     return DY_OK;
   axis_view v;
-  around_axis(ctx, a, dy_op_attr_int_or(ctx->op, "axis", -1), &v);
+  around_axis(ctx, a, dy_log_softmax_attrs_get(ctx->op).axis, &v);
   char yk[200];
   snprintf(yk, sizeof yk, "y%s", v.xk + 1);
   int base = open_rows(ctx, &v, "float", true);

@@ -43,8 +43,10 @@ static int64_t expr_ops(const char *e) {
 }
 
 static bool has_act(const dy_op *op) {
-  const dy_attr *a = dy_op_find_attr(op, "act");
-  return a && a->kind == DY_ATTR_STRING && a->s && a->s[0];
+  const char *act = op->kind == DY_OP_FUSED_MATMUL   ? dy_fused_matmul_attrs_get(op).act
+                    : op->kind == DY_OP_FUSED_CONV2D ? dy_fused_conv2d_attrs_get(op).act
+                                                     : NULL;
+  return act && act[0];
 }
 
 int64_t dy_op_flops(const dy_program *p, const dy_op *op, int64_t batch) {
@@ -55,7 +57,7 @@ int64_t dy_op_flops(const dy_program *p, const dy_op *op, int64_t batch) {
   case DY_OP_MATMUL:
   case DY_OP_FUSED_MATMUL: {
     const dy_type *x = &p->vars[op->inputs[0]]->type;
-    bool tx = dy_op_attr_int_or(op, "transpose_x", 0) != 0;
+    bool tx = dy_matmul_attrs_get(op).transpose_x != 0; /* fused_matmul too */
     int64_t k = x->rank == 1 ? x->shape[0] : x->shape[x->rank - (tx ? 2 : 1)];
     if (k < 0)
       k = batch;
@@ -77,12 +79,11 @@ int64_t dy_op_flops(const dy_program *p, const dy_op *op, int64_t batch) {
     return 2 * numel_at(p, op->inputs[0], batch) * w->shape[1] * w->shape[2] * w->shape[3];
   }
   case DY_OP_POOL2D: {
-    if (dy_op_attr_int_or(op, "global_pooling", 0) || dy_op_attr_int_or(op, "adaptive", 0))
+    dy_pool2d_attrs a = dy_pool2d_attrs_get(op);
+    if (a.global_pooling || a.adaptive)
       return numel_at(p, op->inputs[0], batch);
-    const int64_t *k;
-    int n;
-    if (dy_op_attr_ints(op, "ksize", &k, &n, NULL) == DY_OK && n == 2)
-      return out * k[0] * k[1];
+    if (a.n_ksize == 2)
+      return out * a.ksize[0] * a.ksize[1];
     return out;
   }
   case DY_OP_BATCH_NORM: return 2 * out;
@@ -90,8 +91,8 @@ int64_t dy_op_flops(const dy_program *p, const dy_op *op, int64_t batch) {
   case DY_OP_GROUP_NORM: return 7 * out;
   case DY_OP_SOFTMAX: return 4 * out;
   case DY_OP_FUSED_ELEMENTWISE: {
-    const dy_attr *e = dy_op_find_attr(op, "expr");
-    return out * (e && e->kind == DY_ATTR_STRING ? expr_ops(e->s) : 1);
+    const char *e = dy_fused_elementwise_attrs_get(op).expr;
+    return out * (e ? expr_ops(e) : 1);
   }
   default:
     return dy_op_has(op, DY_OPF_ELEMENTWISE) ? out : 0;

@@ -150,12 +150,15 @@ typedef enum {
   DY_OP_COUNT
 } dy_op_kind;
 
+struct dy_attr_schema;
+
 typedef struct {
   const char *name;
   int n_in;            /* -1: variadic */
   int n_out;
   unsigned flags;
-  const char *attrs;   /* schema, see ops.def */
+  const struct dy_attr_schema *attrs;  /* the attribute schema, see below */
+  int n_attrs;
 } dy_op_info;
 
 /* k must be a valid kind (< DY_OP_COUNT). */
@@ -324,17 +327,134 @@ static inline bool dy_op_has(const dy_op *op, unsigned flag) {
 /* Total number of ops in all blocks. */
 int dy_program_count_ops(const dy_program *p);
 
-/* Attribute lookup. The getters return DY_OK, or fill err naming the op and
- * attribute when it is missing or of the wrong kind. */
+/* Generic attribute lookup by name, for code that walks attributes (the
+ * printer, the serializer, CSE) or names them at run time (the emitters'
+ * float parameters); everything else reads the typed accessors below.
+ * dy_op_find_attr gives the op's own attribute or NULL. dy_op_attr_float
+ * falls back on the op table's default and fills err naming the op and
+ * attribute when it is missing (and required) or not a float. */
 const dy_attr *dy_op_find_attr(const dy_op *op, const char *name);
-dy_status dy_op_attr_int(const dy_op *op, const char *name, int64_t *out,
-                         dy_error *err);
 dy_status dy_op_attr_float(const dy_op *op, const char *name, double *out,
                            dy_error *err);
-dy_status dy_op_attr_ints(const dy_op *op, const char *name,
-                          const int64_t **out, int *n, dy_error *err);
-/* Value or default when absent (no error). */
-int64_t dy_op_attr_int_or(const dy_op *op, const char *name, int64_t dflt);
+
+/* ------------------------------------------------------------------ */
+/* ops.c: typed attributes, from the op table                          */
+/* ------------------------------------------------------------------ */
+
+/* Each op's attribute list in ops.def (DY_A(name, kind, default) and
+ * DY_R(name, kind) entries) generates three things, so a schema, its
+ * defaults and its C types are written once:
+ *
+ *  - the schema, pre-parsed: dy_op_info_of(k)->attrs[0 .. n_attrs), read by
+ *    the verifier (invariant 4), the text parser and the ONNX frontend;
+ *  - a typed struct per op, dy_<name>_attrs: for each attribute in schema
+ *    order a field of its name, int64_t (i), double (f), const char * (s),
+ *    or for lists a pointer and a count `n_<name>` (is: const int64_t *,
+ *    fs: const float *); plus `given`, bit i set when the op carries schema
+ *    attribute i (else the default was used). Ops without attributes get
+ *    a struct holding only `given`;
+ *  - two accessors per op:
+ *
+ *      dy_status dy_conv2d_attrs_of(const dy_op *op, dy_conv2d_attrs *out,
+ *                                   dy_error *err);
+ *      dy_conv2d_attrs dy_conv2d_attrs_get(const dy_op *op);
+ *
+ * The checked form (_of) fills every field: an absent attribute takes the
+ * table's default; an absent required one (DY_R), or one of the wrong kind,
+ * is an error naming op and attribute (the field is then zero or the
+ * default). Inference uses it, so every op that passed dy_infer (which
+ * the verifier, eager calls, the tracer and the executor all run) has
+ * well-kinded attributes. The returning form (_get) is for code that only
+ * sees such ops (kernels, emitters, passes on verified programs): it cannot
+ * fail there, and where it would it gives the defaults. Arrays are
+ * borrowed from the op (or the table's static defaults).
+ *
+ * An accessor reads by name with its own op's schema, so it also reads an
+ * op that extends that schema: dy_conv2d_attrs_of works on fused_conv2d and
+ * conv2d_transpose ops (their first four attributes are conv2d's). */
+typedef struct dy_attr_schema {
+  const char *name;
+  dy_attr_kind kind;
+  bool required;       /* DY_R: no default                              */
+  dy_attr dflt;        /* DY_A: the default (name, kind and value)      */
+} dy_attr_schema;
+
+/* The schema entry of attribute name of op kind k, or NULL. */
+const dy_attr_schema *dy_attr_schema_find(dy_op_kind k, const char *name);
+/* "int", "float", "ints", "floats", "string". */
+const char *dy_attr_kind_name(dy_attr_kind kind);
+
+#define DY_ATTR_FIELD_I(nm) int64_t nm;
+#define DY_ATTR_FIELD_F(nm) double nm;
+#define DY_ATTR_FIELD_S(nm) const char *nm;
+#define DY_ATTR_FIELD_IS(nm) const int64_t *nm; int n_##nm;
+#define DY_ATTR_FIELD_FS(nm) const float *nm; int n_##nm;
+#define DY_A(nm, kind, dflt) DY_ATTR_FIELD_##kind(nm)
+#define DY_R(nm, kind) DY_ATTR_FIELD_##kind(nm)
+#define DY_OP(NAME, name, n_in, n_out, flags, attrs)                         \
+  typedef struct {                                                          \
+    unsigned given;                                                         \
+    attrs                                                                   \
+  } dy_##name##_attrs;                                                      \
+  dy_status dy_##name##_attrs_of(const dy_op *op, dy_##name##_attrs *out,  \
+                                 dy_error *err);                            \
+  dy_##name##_attrs dy_##name##_attrs_get(const dy_op *op);
+#include "ops.def"
+#undef DY_OP
+#undef DY_A
+#undef DY_R
+
+/* The checked accessor of every op kind, type-erased (out points to the
+ * kind's dy_<name>_attrs), with the struct's size: for generic code and
+ * tests that walk the table. */
+typedef dy_status (*dy_attrs_fn)(const dy_op *op, void *out, dy_error *err);
+extern const dy_attrs_fn dy_attrs_table[DY_OP_COUNT];
+extern const size_t dy_attrs_size[DY_OP_COUNT];
+
+/* ---- geometry shared by inference, kernels and emitters (infer_nn.c) ---- */
+
+/* paddings [top, left, bottom, right], or [h, w] for both sides (or none:
+ * zero), as [top, left, bottom, right]. */
+void dy_pads4(const int64_t *v, int n, int64_t out[4]);
+
+/* One convolution, NCHW. Assumes the op passed inference (attributes of
+ * the right lengths); the output size is computed here, and inference
+ * checks it. */
+typedef struct {
+  int64_t n, c, h, w;          /* input  [n, c, h, w]                  */
+  int64_t o, oh, ow;           /* output [n, o, oh, ow]                */
+  int64_t kh, kw;              /* kernel                               */
+  int64_t sh, sw, dh, dw;      /* strides, dilations                   */
+  int64_t pt, pl, pb, pr;      /* paddings: top, left, bottom, right   */
+  int64_t oph, opw;            /* transpose: output_padding            */
+  int64_t groups;
+} dy_conv_geom;
+
+/* conv2d (and fused_conv2d through the conv2d view of its attributes):
+ * x [N,C,H,W], w [O, C/groups, kh, kw];
+ * oh = (h + pt + pb - (dh*(kh-1) + 1)) / sh + 1. */
+dy_conv_geom dy_conv2d_geom(const dy_type *x, const dy_type *w,
+                            const dy_conv2d_attrs *a);
+/* conv2d_transpose: x [N,C,H,W], w [C, O/groups, kh, kw];
+ * oh = (h-1)*sh - pt - pb + dh*(kh-1) + oph + 1. */
+dy_conv_geom dy_conv2d_transpose_geom(const dy_type *x, const dy_type *w,
+                                      const dy_conv2d_transpose_attrs *a);
+
+typedef enum { DY_POOL_WINDOWS, DY_POOL_ADAPTIVE, DY_POOL_GLOBAL } dy_pool_mode;
+
+/* One pooling, NCHW. Windows mode: kernel k, stride s, padding lo (top,
+ * left) and hi (bottom, right); adaptive reads ksize as the output size;
+ * global pools the whole plane. oh/ow is the output size (ceil_mode: a
+ * last window must start inside the input or its near padding). */
+typedef struct {
+  dy_pool_mode mode;
+  bool max;                    /* else avg                             */
+  bool exclusive;              /* avg: divide by the in-bounds count   */
+  int64_t h, w, oh, ow;
+  int64_t k[2], s[2], lo[2], hi[2];
+} dy_pool_geom;
+
+dy_pool_geom dy_pool2d_geom(const dy_type *x, const dy_pool2d_attrs *a);
 
 /* ------------------------------------------------------------------ */
 /* infer.c: shape and dtype inference, one function per op             */

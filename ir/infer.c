@@ -127,11 +127,11 @@ dy_status dy_infer_tanh(const dy_op *op, const dy_type *in, int n, dy_type *out,
  * last two dims of a 2-D-or-more operand first. */
 dy_status dy_infer_matmul(const dy_op *op, const dy_type *in, int n,
                           dy_type *out, dy_error *err) {
-  int64_t tx = 0, ty = 0;
-  dy_status s;
-  if ((s = dy_op_attr_int(op, "transpose_x", &tx, err)) ||
-      (s = dy_op_attr_int(op, "transpose_y", &ty, err)))
+  dy_matmul_attrs a;
+  dy_status s = dy_matmul_attrs_of(op, &a, err);
+  if (s)
     return s;
+  int64_t tx = a.transpose_x, ty = a.transpose_y;
   const dy_type *x = &in[0], *y = &in[1];
   if (x->dtype != DY_F32 || y->dtype != DY_F32)
     return dy_error_at(err, op, DY_STATUS_DTYPE_MISMATCH, "matmul: needs f32 inputs");
@@ -178,11 +178,11 @@ dy_status dy_infer_matmul(const dy_op *op, const dy_type *in, int n,
 
 dy_status dy_infer_softmax(const dy_op *op, const dy_type *in, int n,
                            dy_type *out, dy_error *err) {
-  int64_t axis;
+  dy_softmax_attrs a;
   int ax;
   dy_status s;
-  if ((s = dy_op_attr_int(op, "axis", &axis, err)) ||
-      (s = dy_normalize_axis(op, axis, in[0].rank, &ax, err)) ||
+  if ((s = dy_softmax_attrs_of(op, &a, err)) ||
+      (s = dy_normalize_axis(op, a.axis, in[0].rank, &ax, err)) ||
       (s = unary_float(op, in, out, err)))
     return s;
   if (in[0].rank == 0)
@@ -216,11 +216,12 @@ static void shape_str(const int64_t *s, int n, char *buf, size_t cap) {
  * traced batch size into the Program, which the tracer reports. */
 dy_status dy_infer_reshape(const dy_op *op, const dy_type *in, int n,
                            dy_type *out, dy_error *err) {
-  const int64_t *shape;
-  int rank;
-  dy_status s = dy_op_attr_ints(op, "shape", &shape, &rank, err);
+  dy_reshape_attrs a;
+  dy_status s = dy_reshape_attrs_of(op, &a, err);
   if (s)
     return s;
+  const int64_t *shape = a.shape;
+  int rank = a.n_shape;
   char ss[256], ts[128];
   shape_str(shape, rank, ss, sizeof ss);
   dy_type_str(&in[0], ts, sizeof ts);
@@ -283,13 +284,13 @@ dy_status dy_infer_reshape(const dy_op *op, const dy_type *in, int n,
  * [start, stop] into one. */
 dy_status dy_infer_flatten(const dy_op *op, const dy_type *in, int n,
                            dy_type *out, dy_error *err) {
-  int64_t a, b;
+  dy_flatten_attrs fa;
   int start, stop;
-  dy_status s;
   int r = in[0].rank;
-  if ((s = dy_op_attr_int(op, "start_axis", &a, err)) ||
-      (s = dy_op_attr_int(op, "stop_axis", &b, err)))
+  dy_status s = dy_flatten_attrs_of(op, &fa, err);
+  if (s)
     return s;
+  int64_t a = fa.start_axis, b = fa.stop_axis;
   if (r == 0) {
     *out = in[0];
     out->rank = 1;
@@ -326,18 +327,19 @@ dy_status dy_infer_flatten(const dy_op *op, const dy_type *in, int n,
 
 dy_status dy_infer_transpose(const dy_op *op, const dy_type *in, int n,
                              dy_type *out, dy_error *err) {
-  const int64_t *perm;
-  int np;
-  dy_status s = dy_op_attr_ints(op, "perm", &perm, &np, err);
+  dy_transpose_attrs a;
+  dy_status s = dy_transpose_attrs_of(op, &a, err);
   if (s)
     return s;
+  const int64_t *perm = a.perm;
+  int np = a.n_perm;
   if (np != in[0].rank)
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                        "transpose: perm has %d entries for rank %d", np, in[0].rank);
   bool seen[DY_MAX_DIMS] = {0};
   *out = in[0];
   for (int i = 0; i < np; i++) {
-    int ax;
+    int ax = 0;
     if ((s = dy_normalize_axis(op, perm[i], np, &ax, err)))
       return s;
     if (seen[ax])
@@ -351,15 +353,13 @@ dy_status dy_infer_transpose(const dy_op *op, const dy_type *in, int n,
 
 dy_status dy_infer_full(const dy_op *op, const dy_type *in, int n,
                         dy_type *out, dy_error *err) {
-  const int64_t *shape;
-  int rank;
-  int64_t dtype;
-  double v;
-  dy_status s;
-  if ((s = dy_op_attr_ints(op, "shape", &shape, &rank, err)) ||
-      (s = dy_op_attr_int(op, "dtype", &dtype, err)) ||
-      (s = dy_op_attr_float(op, "value", &v, err)))
+  dy_full_attrs a;
+  dy_status s = dy_full_attrs_of(op, &a, err);
+  if (s)
     return s;
+  const int64_t *shape = a.shape;
+  int rank = a.n_shape;
+  int64_t dtype = a.dtype;
   if (rank > DY_MAX_DIMS || dtype < 0 || dtype >= DY_DTYPE_COUNT)
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                        "full: bad rank %d or dtype %lld", rank, (long long)dtype);

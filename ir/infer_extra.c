@@ -42,31 +42,24 @@ static dy_status need_dtype(const dy_op *op, const dy_type *t, const char *what,
                      mask == M_F32 ? "f32" : mask == M_I64 ? "i64" : "f32 or i64");
 }
 
-static dy_status need_flag(const dy_op *op, const char *name, int64_t *v,
+static dy_status need_flag(const dy_op *op, const char *name, int64_t v,
                            dy_error *err) {
-  dy_status s = dy_op_attr_int(op, name, v, err);
-  if (s)
-    return s;
-  if (*v != 0 && *v != 1)
+  if (v != 0 && v != 1)
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                        "%s: attribute %s is %lld, must be 0 or 1", OPNAME(op), name,
-                       (long long)*v);
+                       (long long)v);
   return DY_OK;
 }
 
 /* A string attribute among a NULL-terminated list of choices. */
-static dy_status need_choice(const dy_op *op, const char *name,
+static dy_status need_choice(const dy_op *op, const char *name, const char *v,
                              const char *const *choices, dy_error *err) {
-  const dy_attr *a = dy_op_find_attr(op, name);
-  if (!a || a->kind != DY_ATTR_STRING || !a->s)
-    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
-                       "%s: string attribute %s is missing", OPNAME(op), name);
-  for (int i = 0; choices[i]; i++)
-    if (strcmp(a->s, choices[i]) == 0)
+  for (int i = 0; v && choices[i]; i++)
+    if (strcmp(v, choices[i]) == 0)
       return DY_OK;
   return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                      "%s: %s \"%s\" is not one of the supported values", OPNAME(op),
-                     name, a->s);
+                     name, v ? v : "");
 }
 
 static const char *const reductions[] = {"none", "add", "mul", "max", "min", NULL};
@@ -104,9 +97,9 @@ UNARY_F32(atan)
  * i64 remainder by 0 is 0 (the kernels define it rather than trap). */
 dy_status dy_infer_mod(const dy_op *op, const dy_type *in, int n, dy_type *out,
                        dy_error *err) {
-  int64_t f;
+  dy_mod_attrs a;
   dy_status s;
-  if ((s = need_flag(op, "fmod", &f, err)) ||
+  if ((s = dy_mod_attrs_of(op, &a, err)) || (s = need_flag(op, "fmod", a.fmod, err)) ||
       (s = need_dtype(op, &in[0], "input 0", M_F32 | M_I64, err)))
     return s;
   if (in[0].dtype != in[1].dtype)
@@ -124,15 +117,15 @@ dy_status dy_infer_mod(const dy_op *op, const dy_type *in, int n, dy_type *out,
  * empty axis is 1. i64 wraps. */
 dy_status dy_infer_reduce_prod(const dy_op *op, const dy_type *in, int n,
                                dy_type *out, dy_error *err) {
-  const int64_t *axes;
-  int na;
-  int64_t keep;
+  dy_reduce_prod_attrs a;
   dy_status s;
-  if ((s = dy_op_attr_ints(op, "axes", &axes, &na, err)) ||
-      (s = need_flag(op, "keepdim", &keep, err)) ||
+  if ((s = dy_reduce_prod_attrs_of(op, &a, err)) ||
+      (s = need_flag(op, "keepdim", a.keepdim, err)) ||
       (s = need_dtype(op, &in[0], "input", M_F32 | M_I64, err)))
     return s;
   const dy_type *x = &in[0];
+  const int64_t *axes = a.axes;
+  int na = a.n_axes;
   unsigned mask = na ? 0 : (x->rank ? (1u << x->rank) - 1 : 0);
   for (int i = 0; i < na; i++) {
     int ax;
@@ -148,7 +141,7 @@ dy_status dy_infer_reduce_prod(const dy_op *op, const dy_type *in, int n,
   for (int d = 0; d < x->rank; d++)
     if (!(mask >> d & 1u))
       out->shape[out->rank++] = x->shape[d];
-    else if (keep)
+    else if (a.keepdim)
       out->shape[out->rank++] = 1;
   return DY_OK;
 }
@@ -158,17 +151,17 @@ dy_status dy_infer_reduce_prod(const dy_op *op, const dy_type *in, int n,
  * reverse sums from the end. i64 wraps. */
 dy_status dy_infer_cumsum(const dy_op *op, const dy_type *in, int n, dy_type *out,
                           dy_error *err) {
-  int64_t axis, ex, rev;
+  dy_cumsum_attrs a;
   int ax;
   dy_status s;
-  if ((s = dy_op_attr_int(op, "axis", &axis, err)) ||
-      (s = need_flag(op, "exclusive", &ex, err)) ||
-      (s = need_flag(op, "reverse", &rev, err)) ||
+  if ((s = dy_cumsum_attrs_of(op, &a, err)) ||
+      (s = need_flag(op, "exclusive", a.exclusive, err)) ||
+      (s = need_flag(op, "reverse", a.reverse, err)) ||
       (s = need_dtype(op, &in[0], "input", M_F32 | M_I64, err)))
     return s;
   if (in[0].rank == 0)
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT, "cumsum: x must have rank >= 1");
-  if ((s = dy_normalize_axis(op, axis, in[0].rank, &ax, err)))
+  if ((s = dy_normalize_axis(op, a.axis, in[0].rank, &ax, err)))
     return s;
   *out = in[0];
   return DY_OK;
@@ -180,12 +173,9 @@ dy_status dy_infer_cumsum(const dy_op *op, const dy_type *in, int n, dy_type *ou
 
 /* Element indexing: idx is i64 of x's rank; along every dim but axis its
  * extent is at most x's (equal when either is the batch). */
-static dy_status elements_shapes(const dy_op *op, const dy_type *x, const dy_type *idx,
-                                 int *ax, dy_error *err) {
-  int64_t axis;
+static dy_status elements_shapes(const dy_op *op, int64_t axis, const dy_type *x,
+                                 const dy_type *idx, int *ax, dy_error *err) {
   dy_status s;
-  if ((s = dy_op_attr_int(op, "axis", &axis, err)))
-    return s;
   if (x->rank == 0)
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT, "%s: x must have rank >= 1",
                        OPNAME(op));
@@ -209,8 +199,10 @@ static dy_status elements_shapes(const dy_op *op, const dy_type *x, const dy_typ
 dy_status dy_infer_gather_elements(const dy_op *op, const dy_type *in, int n,
                                    dy_type *out, dy_error *err) {
   int ax;
-  dy_status s = elements_shapes(op, &in[0], &in[1], &ax, err);
-  if (s)
+  dy_gather_elements_attrs a;
+  dy_status s;
+  if ((s = dy_gather_elements_attrs_of(op, &a, err)) ||
+      (s = elements_shapes(op, a.axis, &in[0], &in[1], &ax, err)))
     return s;
   *out = in[1];
   out->dtype = in[0].dtype;
@@ -224,9 +216,11 @@ dy_status dy_infer_gather_elements(const dy_op *op, const dy_type *in, int n,
 dy_status dy_infer_scatter_elements(const dy_op *op, const dy_type *in, int n,
                                     dy_type *out, dy_error *err) {
   int ax;
+  dy_scatter_elements_attrs a;
   dy_status s;
-  if ((s = need_choice(op, "reduction", reductions, err)) ||
-      (s = elements_shapes(op, &in[0], &in[1], &ax, err)))
+  if ((s = dy_scatter_elements_attrs_of(op, &a, err)) ||
+      (s = need_choice(op, "reduction", a.reduction, reductions, err)) ||
+      (s = elements_shapes(op, a.axis, &in[0], &in[1], &ax, err)))
     return s;
   dy_type want = in[1];
   want.dtype = in[0].dtype;
@@ -265,11 +259,13 @@ static dy_status nd_shapes(const dy_op *op, const dy_type *x, const dy_type *idx
  * idx.shape[:-1] + x.shape[b + k:]. */
 dy_status dy_infer_gather_nd(const dy_op *op, const dy_type *in, int n, dy_type *out,
                              dy_error *err) {
-  int64_t b;
+  dy_gather_nd_attrs a;
   int k;
   dy_status s;
-  if ((s = dy_op_attr_int(op, "batch_dims", &b, err)) ||
-      (s = nd_shapes(op, &in[0], &in[1], b, &k, err)))
+  if ((s = dy_gather_nd_attrs_of(op, &a, err)))
+    return s;
+  int64_t b = a.batch_dims;
+  if ((s = nd_shapes(op, &in[0], &in[1], b, &k, err)))
     return s;
   const dy_type *x = &in[0], *idx = &in[1];
   int r = idx->rank - 1 + x->rank - (int)b - k;
@@ -291,8 +287,10 @@ dy_status dy_infer_gather_nd(const dy_op *op, const dy_type *in, int n, dy_type 
 dy_status dy_infer_scatter_nd(const dy_op *op, const dy_type *in, int n, dy_type *out,
                               dy_error *err) {
   int k;
+  dy_scatter_nd_attrs a;
   dy_status s;
-  if ((s = need_choice(op, "reduction", reductions, err)) ||
+  if ((s = dy_scatter_nd_attrs_of(op, &a, err)) ||
+      (s = need_choice(op, "reduction", a.reduction, reductions, err)) ||
       (s = nd_shapes(op, &in[0], &in[1], 0, &k, err)))
     return s;
   const dy_type *x = &in[0], *idx = &in[1];
@@ -321,19 +319,18 @@ dy_status dy_infer_scatter_nd(const dy_op *op, const dy_type *in, int n, dy_type
  * 1 <= k <= its extent. The values are a gather_elements away. */
 dy_status dy_infer_top_k(const dy_op *op, const dy_type *in, int n, dy_type *out,
                          dy_error *err) {
-  int64_t k, axis, largest;
+  dy_top_k_attrs a;
   int ax;
   dy_status s;
-  if ((s = dy_op_attr_int(op, "k", &k, err)) ||
-      (s = dy_op_attr_int(op, "axis", &axis, err)) ||
-      (s = need_flag(op, "largest", &largest, err)) ||
+  if ((s = dy_top_k_attrs_of(op, &a, err)) ||
+      (s = need_flag(op, "largest", a.largest, err)) ||
       (s = need_dtype(op, &in[0], "input", M_F32 | M_I64, err)))
     return s;
   if (in[0].rank == 0)
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT, "top_k: x must have rank >= 1");
-  if ((s = dy_normalize_axis(op, axis, in[0].rank, &ax, err)))
+  if ((s = dy_normalize_axis(op, a.axis, in[0].rank, &ax, err)))
     return s;
-  int64_t dim = in[0].shape[ax];
+  int64_t k = a.k, dim = in[0].shape[ax];
   if (dim < 0)
     return dy_error_at(err, op, DY_STATUS_UNSUPPORTED,
                        "top_k: the axis is the dynamic batch; it must be static");
@@ -380,11 +377,12 @@ dy_status dy_infer_grid_sample(const dy_op *op, const dy_type *in, int n, dy_typ
                                dy_error *err) {
   static const char *const modes[] = {"bilinear", "nearest", "bicubic", NULL};
   static const char *const pads[] = {"zeros", "border", "reflection", NULL};
-  int64_t ac;
+  dy_grid_sample_attrs a;
   dy_status s;
-  if ((s = need_choice(op, "mode", modes, err)) ||
-      (s = need_choice(op, "padding_mode", pads, err)) ||
-      (s = need_flag(op, "align_corners", &ac, err)) ||
+  if ((s = dy_grid_sample_attrs_of(op, &a, err)) ||
+      (s = need_choice(op, "mode", a.mode, modes, err)) ||
+      (s = need_choice(op, "padding_mode", a.padding_mode, pads, err)) ||
+      (s = need_flag(op, "align_corners", a.align_corners, err)) ||
       (s = need_dtype(op, &in[0], "x", M_F32, err)) ||
       (s = need_dtype(op, &in[1], "the grid", M_F32, err)))
     return s;
@@ -410,19 +408,17 @@ dy_status dy_infer_grid_sample(const dy_op *op, const dy_type *in, int n, dy_typ
 dy_status dy_infer_roi_align(const dy_op *op, const dy_type *in, int n, dy_type *out,
                              dy_error *err) {
   static const char *const modes[] = {"avg", "max", NULL};
-  int64_t oh, ow, sr, hp;
-  double scale;
+  dy_roi_align_attrs a;
   dy_status s;
-  if ((s = need_choice(op, "mode", modes, err)) ||
-      (s = dy_op_attr_int(op, "output_height", &oh, err)) ||
-      (s = dy_op_attr_int(op, "output_width", &ow, err)) ||
-      (s = dy_op_attr_int(op, "sampling_ratio", &sr, err)) ||
-      (s = dy_op_attr_float(op, "spatial_scale", &scale, err)) ||
-      (s = need_flag(op, "half_pixel", &hp, err)) ||
+  if ((s = dy_roi_align_attrs_of(op, &a, err)) ||
+      (s = need_choice(op, "mode", a.mode, modes, err)) ||
+      (s = need_flag(op, "half_pixel", a.half_pixel, err)) ||
       (s = need_dtype(op, &in[0], "x", M_F32, err)) ||
       (s = need_dtype(op, &in[1], "the rois", M_F32, err)) ||
       (s = need_dtype(op, &in[2], "the batch index", M_I64, err)))
     return s;
+  int64_t oh = a.output_height, ow = a.output_width, sr = a.sampling_ratio;
+  double scale = a.spatial_scale;
   if (oh < 1 || ow < 1 || oh > (1 << 20) || ow > (1 << 20) || sr < 0 || sr > (1 << 20) ||
       !(scale > 0 && scale < 1e30))
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,

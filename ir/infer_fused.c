@@ -13,9 +13,9 @@ dy_status dy_infer_fused_matmul(const dy_op *op, const dy_type *in, int n,
   dy_status s = dy_infer_matmul(op, in, 2, out, err);
   if (s)
     return s;
-  const dy_attr *act = dy_op_find_attr(op, "act");
-  if (!act || act->kind != DY_ATTR_STRING)
-    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT, "fused_matmul: missing 'act'");
+  dy_fused_matmul_attrs a;
+  if ((s = dy_fused_matmul_attrs_of(op, &a, err)))
+    return s;
   if (n == 3) {
     const dy_type *b = &in[2];
     int64_t last = out->rank ? out->shape[out->rank - 1] : 1;
@@ -41,12 +41,12 @@ dy_status dy_infer_fused_elementwise(const dy_op *op, const dy_type *in, int n,
   if (n < 1 || n > 3)
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                        "fused_elementwise: takes 1 to 3 inputs, got %d", n);
-  const dy_attr *e = dy_op_find_attr(op, "expr");
-  if (!e || e->kind != DY_ATTR_STRING)
-    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
-                       "fused_elementwise: missing 'expr'");
+  dy_fused_elementwise_attrs a;
+  dy_status st = dy_fused_elementwise_attrs_of(op, &a, err);
+  if (st)
+    return st;
   int depth = 0;
-  for (const char *s = e->s; *s;) {
+  for (const char *s = a.expr; *s;) {
     while (*s == ' ')
       s++;
     if (!*s)
@@ -66,12 +66,12 @@ dy_status dy_infer_fused_elementwise(const dy_op *op, const dy_type *in, int n,
     }
     if (!ok)
       return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
-                         "fused_elementwise: bad token '%.*s' in \"%s\"", (int)len, s, e->s);
+                         "fused_elementwise: bad token '%.*s' in \"%s\"", (int)len, s, a.expr);
     s += len;
   }
   if (depth != 1)
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
-                       "fused_elementwise: \"%s\" leaves %d values", e->s, depth);
+                       "fused_elementwise: \"%s\" leaves %d values", a.expr, depth);
   *out = in[0];
   for (int i = 0; i < n; i++) {
     if (in[i].dtype != DY_F32)
@@ -94,9 +94,9 @@ dy_status dy_infer_fused_conv2d(const dy_op *op, const dy_type *in, int n,
   dy_status s = dy_infer_conv2d(op, in, 2, out, err);
   if (s)
     return s;
-  const dy_attr *act = dy_op_find_attr(op, "act");
-  if (!act || act->kind != DY_ATTR_STRING)
-    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT, "fused_conv2d: missing 'act'");
+  dy_fused_conv2d_attrs a;
+  if ((s = dy_fused_conv2d_attrs_of(op, &a, err)))
+    return s;
   if (n == 3) {
     const dy_type *b = &in[2];
     int64_t o = out->shape[1];

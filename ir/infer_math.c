@@ -64,12 +64,8 @@ static dy_status same_dtype(const dy_op *op, const dy_type *in, int a, int b,
 
 /* A float attribute that is a number representable in f32 (+-inf too when
  * inf_ok). */
-static dy_status attr_f32(const dy_op *op, const char *name, bool inf_ok,
-                          double *out, dy_error *err) {
-  dy_status s = dy_op_attr_float(op, name, out, err);
-  if (s != DY_OK)
-    return s;
-  double v = *out;
+static dy_status attr_f32(const dy_op *op, const char *name, bool inf_ok, double v,
+                          dy_error *err) {
   if (isnan(v) || (!inf_ok && isinf(v)) || (isfinite(v) && fabs(v) > FLT_MAX))
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                        "%s: attribute %s = %g is not %s", OPNAME(op), name, v,
@@ -78,11 +74,8 @@ static dy_status attr_f32(const dy_op *op, const char *name, bool inf_ok,
 }
 
 /* An int attribute that is 0 or 1. */
-static dy_status attr_flag(const dy_op *op, const char *name, dy_error *err) {
-  int64_t v;
-  dy_status s = dy_op_attr_int(op, name, &v, err);
-  if (s != DY_OK)
-    return s;
+static dy_status attr_flag(const dy_op *op, const char *name, int64_t v,
+                           dy_error *err) {
   if (v != 0 && v != 1)
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                        "%s: attribute %s is %lld, must be 0 or 1", OPNAME(op),
@@ -127,7 +120,10 @@ static dy_status compare(const dy_op *op, const dy_type *in, dy_type *out,
 
 dy_status dy_infer_gelu(const dy_op *op, const dy_type *in, int n,
                         dy_type *out, dy_error *err) {
-  dy_status s = attr_flag(op, "approximate", err);
+  dy_gelu_attrs a;
+  dy_status s;
+  if ((s = dy_gelu_attrs_of(op, &a, err)) || (s = attr_flag(op, "approximate", a.approximate, err)))
+    return s;
   return s ? s : same_as_input(op, in, M_F32, out, err);
 }
 
@@ -136,36 +132,42 @@ UNARY_F32(hard_swish)
 
 dy_status dy_infer_hard_sigmoid(const dy_op *op, const dy_type *in, int n,
                                 dy_type *out, dy_error *err) {
-  double v;
+  dy_hard_sigmoid_attrs a;
   dy_status s;
-  if ((s = attr_f32(op, "slope", false, &v, err)) ||
-      (s = attr_f32(op, "offset", false, &v, err)))
+  if ((s = dy_hard_sigmoid_attrs_of(op, &a, err)) ||
+      (s = attr_f32(op, "slope", false, a.slope, err)) ||
+      (s = attr_f32(op, "offset", false, a.offset, err)))
     return s;
   return same_as_input(op, in, M_F32, out, err);
 }
 
 dy_status dy_infer_leaky_relu(const dy_op *op, const dy_type *in, int n,
                               dy_type *out, dy_error *err) {
-  double v;
-  dy_status s = attr_f32(op, "alpha", false, &v, err);
-  return s ? s : same_as_input(op, in, M_F32, out, err);
+  dy_leaky_relu_attrs a;
+  dy_status s;
+  if ((s = dy_leaky_relu_attrs_of(op, &a, err)) || (s = attr_f32(op, "alpha", false, a.alpha, err)))
+    return s;
+  return same_as_input(op, in, M_F32, out, err);
 }
 
 dy_status dy_infer_elu(const dy_op *op, const dy_type *in, int n, dy_type *out,
                        dy_error *err) {
-  double v;
-  dy_status s = attr_f32(op, "alpha", false, &v, err);
-  return s ? s : same_as_input(op, in, M_F32, out, err);
+  dy_elu_attrs a;
+  dy_status s;
+  if ((s = dy_elu_attrs_of(op, &a, err)) || (s = attr_f32(op, "alpha", false, a.alpha, err)))
+    return s;
+  return same_as_input(op, in, M_F32, out, err);
 }
 
 /* clip: min <= max (Paddle enforces it); either may be infinite. */
 dy_status dy_infer_clip(const dy_op *op, const dy_type *in, int n,
                         dy_type *out, dy_error *err) {
-  double lo, hi;
+  dy_clip_attrs a;
   dy_status s;
-  if ((s = attr_f32(op, "min", true, &lo, err)) ||
-      (s = attr_f32(op, "max", true, &hi, err)))
+  if ((s = dy_clip_attrs_of(op, &a, err)) || (s = attr_f32(op, "min", true, a.min, err)) ||
+      (s = attr_f32(op, "max", true, a.max, err)))
     return s;
+  double lo = a.min, hi = a.max;
   if (lo > hi)
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                        "clip: min %g is greater than max %g", lo, hi);
@@ -175,12 +177,13 @@ dy_status dy_infer_clip(const dy_op *op, const dy_type *in, int n,
 /* softplus divides by beta. */
 dy_status dy_infer_softplus(const dy_op *op, const dy_type *in, int n,
                             dy_type *out, dy_error *err) {
-  double beta, th;
+  dy_softplus_attrs a;
   dy_status s;
-  if ((s = attr_f32(op, "beta", false, &beta, err)) ||
-      (s = attr_f32(op, "threshold", false, &th, err)))
+  if ((s = dy_softplus_attrs_of(op, &a, err)) ||
+      (s = attr_f32(op, "beta", false, a.beta, err)) ||
+      (s = attr_f32(op, "threshold", false, a.threshold, err)))
     return s;
-  if ((float)beta == 0.0f)
+  if ((float)a.beta == 0.0f)
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                        "softplus: beta must not be 0");
   return same_as_input(op, in, M_F32, out, err);
@@ -207,11 +210,11 @@ dy_status dy_infer_neg(const dy_op *op, const dy_type *in, int n, dy_type *out,
 
 dy_status dy_infer_scale(const dy_op *op, const dy_type *in, int n,
                          dy_type *out, dy_error *err) {
-  double v;
+  dy_scale_attrs a;
   dy_status s;
-  if ((s = attr_f32(op, "scale", false, &v, err)) ||
-      (s = attr_f32(op, "bias", false, &v, err)) ||
-      (s = attr_flag(op, "bias_after_scale", err)))
+  if ((s = dy_scale_attrs_of(op, &a, err)) || (s = attr_f32(op, "scale", false, a.scale, err)) ||
+      (s = attr_f32(op, "bias", false, a.bias, err)) ||
+      (s = attr_flag(op, "bias_after_scale", a.bias_after_scale, err)))
     return s;
   return same_as_input(op, in, M_F32, out, err);
 }
@@ -266,10 +269,11 @@ dy_status dy_infer_where(const dy_op *op, const dy_type *in, int n,
 
 dy_status dy_infer_cast(const dy_op *op, const dy_type *in, int n,
                         dy_type *out, dy_error *err) {
-  int64_t dt;
-  dy_status s = dy_op_attr_int(op, "dtype", &dt, err);
+  dy_cast_attrs a;
+  dy_status s = dy_cast_attrs_of(op, &a, err);
   if (s != DY_OK)
     return s;
+  int64_t dt = a.dtype;
   if (dt < 0 || dt >= DY_DTYPE_COUNT)
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                        "cast: unknown dtype %lld", (long long)dt);

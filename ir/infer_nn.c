@@ -22,7 +22,8 @@
  * kernels and the generated loops are specialised for them. Every check on
  * attributes lives here; the kernels (runtime/kernels_nn.c) and emitters
  * (codegen/emit_nn.c) call dy_infer first and then read the attributes
- * knowing they are well formed.
+ * (dy_<op>_attrs_get) knowing they are well formed, and take their
+ * geometry from the end of this file (dy_conv2d_geom, dy_pool2d_geom).
  */
 #include <stdint.h>
 #include <string.h>
@@ -78,52 +79,36 @@ static dy_status need_static(const dy_op *op, const dy_type *t, int from,
 }
 
 /* An ints attribute of exactly two values, each >= min. */
-static dy_status get_pair(const dy_op *op, const char *name, int64_t min,
-                          int64_t out[2], dy_error *err) {
-  const int64_t *v;
-  int n;
-  dy_status s = dy_op_attr_ints(op, name, &v, &n, err);
-  if (s)
-    return s;
+static dy_status check_pair(const dy_op *op, const char *name, const int64_t *v, int n,
+                            int64_t min, dy_error *err) {
   if (n != 2)
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                        "%s: %s needs 2 values [h, w], got %d", OPNAME(op), name, n);
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < 2; i++)
     if (v[i] < min || v[i] > NN_MAX)
       return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                          "%s: %s[%d] is %lld, must be in [%lld, %lld]", OPNAME(op), name,
                          i, (long long)v[i], (long long)min, (long long)NN_MAX);
-    out[i] = v[i];
-  }
   return DY_OK;
 }
 
 /* paddings: [top, left, bottom, right], or [h, w] for both sides. */
-static dy_status get_pads(const dy_op *op, int64_t pad[4], dy_error *err) {
-  const int64_t *v;
-  int n;
-  dy_status s = dy_op_attr_ints(op, "paddings", &v, &n, err);
-  if (s)
-    return s;
+static dy_status check_pads(const dy_op *op, const int64_t *v, int n, dy_error *err) {
   if (n != 2 && n != 4)
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                        "%s: paddings needs 4 values [top, left, bottom, right] "
                        "(or 2: [h, w]), got %d", OPNAME(op), n);
-  for (int i = 0; i < 4; i++) {
-    pad[i] = n == 4 ? v[i] : v[i % 2];
+  int64_t pad[4];
+  dy_pads4(v, n, pad);
+  for (int i = 0; i < 4; i++)
     if (pad[i] < 0 || pad[i] > NN_MAX)
       return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                          "%s: padding %lld is negative or too large", OPNAME(op),
                          (long long)pad[i]);
-  }
   return DY_OK;
 }
 
-static dy_status get_eps(const dy_op *op, dy_error *err) {
-  double eps;
-  dy_status s = dy_op_attr_float(op, "epsilon", &eps, err);
-  if (s)
-    return s;
+static dy_status check_eps(const dy_op *op, double eps, dy_error *err) {
   if (!(eps >= 0 && eps <= 1e30)) /* finite as a float too */
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                        "%s: epsilon %g must be >= 0 and finite", OPNAME(op), eps);
@@ -145,17 +130,18 @@ static dy_status need_vector(const dy_op *op, const dy_type *t, const char *what
 /* conv2d, conv2d_transpose                                            */
 /* ------------------------------------------------------------------ */
 
-/* The attributes both convolutions share, checked. */
-static dy_status conv_attrs(const dy_op *op, int64_t st[2], int64_t pad[4],
-                            int64_t dil[2], int64_t *groups, dy_error *err) {
+/* The attributes both convolutions share (conv2d's, which fused_conv2d
+ * and conv2d_transpose extend), read and checked. */
+static dy_status conv_attrs(const dy_op *op, dy_conv2d_attrs *a, dy_error *err) {
   dy_status s;
-  if ((s = get_pair(op, "strides", 1, st, err)) || (s = get_pads(op, pad, err)) ||
-      (s = get_pair(op, "dilations", 1, dil, err)) ||
-      (s = dy_op_attr_int(op, "groups", groups, err)))
+  if ((s = dy_conv2d_attrs_of(op, a, err)) ||
+      (s = check_pair(op, "strides", a->strides, a->n_strides, 1, err)) ||
+      (s = check_pads(op, a->paddings, a->n_paddings, err)) ||
+      (s = check_pair(op, "dilations", a->dilations, a->n_dilations, 1, err)))
     return s;
-  if (*groups < 1 || *groups > NN_MAX)
+  if (a->groups < 1 || a->groups > NN_MAX)
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
-                       "%s: groups is %lld, must be >= 1", OPNAME(op), (long long)*groups);
+                       "%s: groups is %lld, must be >= 1", OPNAME(op), (long long)a->groups);
   return DY_OK;
 }
 
@@ -178,12 +164,12 @@ static dy_status conv_types(const dy_op *op, const dy_type *in, dy_error *err) {
 
 dy_status dy_infer_conv2d(const dy_op *op, const dy_type *in, int n,
                           dy_type *out, dy_error *err) {
-  int64_t st[2], pad[4], dil[2], g;
+  dy_conv2d_attrs a;
   dy_status s;
-  if ((s = conv_types(op, in, err)) || (s = conv_attrs(op, st, pad, dil, &g, err)))
+  if ((s = conv_types(op, in, err)) || (s = conv_attrs(op, &a, err)))
     return s;
   const dy_type *x = &in[0], *w = &in[1];
-  int64_t c = x->shape[1], o = w->shape[0];
+  int64_t c = x->shape[1], o = w->shape[0], g = a.groups;
   if (c % g != 0)
     return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
                        "conv2d: input channels %lld do not divide by groups %lld",
@@ -193,77 +179,79 @@ dy_status dy_infer_conv2d(const dy_op *op, const dy_type *in, int n,
                        "conv2d: output channels %lld (filter dim 0) do not divide "
                        "by groups %lld", (long long)o, (long long)g);
   if (w->shape[1] != c / g) {
-    char a[128], b[128];
+    char ta[128], tb[128];
     return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
                        "conv2d: filter %s has %lld input channels per group; input "
-                       "%s with groups %lld needs %lld", dy_type_str(w, a, sizeof a),
-                       (long long)w->shape[1], dy_type_str(x, b, sizeof b),
+                       "%s with groups %lld needs %lld", dy_type_str(w, ta, sizeof ta),
+                       (long long)w->shape[1], dy_type_str(x, tb, sizeof tb),
                        (long long)g, (long long)(c / g));
   }
-  *out = *x;
-  out->shape[1] = o;
+  dy_conv_geom cg = dy_conv2d_geom(x, w, &a);
   for (int d = 0; d < 2; d++) {
-    int64_t padded = x->shape[2 + d] + pad[d] + pad[d + 2];
-    int64_t span = dil[d] * (w->shape[2 + d] - 1) + 1;  /* the dilated kernel */
+    int64_t padded = d ? cg.w + cg.pl + cg.pr : cg.h + cg.pt + cg.pb;
+    int64_t span = d ? cg.dw * (cg.kw - 1) + 1 : cg.dh * (cg.kh - 1) + 1; /* dilated kernel */
     if (span > padded)
       return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
                          "conv2d: the %s kernel spans %lld, more than the padded "
                          "input's %lld", d ? "width" : "height", (long long)span,
                          (long long)padded);
-    out->shape[2 + d] = (padded - span) / st[d] + 1;
   }
+  *out = *x;
+  out->shape[1] = cg.o;
+  out->shape[2] = cg.oh;
+  out->shape[3] = cg.ow;
   return DY_OK;
 }
 
 dy_status dy_infer_conv2d_transpose(const dy_op *op, const dy_type *in, int n,
                                     dy_type *out, dy_error *err) {
-  int64_t st[2], pad[4], dil[2], g, opad[2] = {0, 0};
+  dy_conv2d_attrs ca;
+  dy_conv2d_transpose_attrs a;
   dy_status s;
-  if ((s = conv_types(op, in, err)) || (s = conv_attrs(op, st, pad, dil, &g, err)))
+  if ((s = conv_types(op, in, err)) || (s = conv_attrs(op, &ca, err)) ||
+      (s = dy_conv2d_transpose_attrs_of(op, &a, err)))
     return s;
-  const int64_t *v;
-  int nv;
-  if ((s = dy_op_attr_ints(op, "output_padding", &v, &nv, err)))
-    return s;
-  if (nv == 2)
-    s = get_pair(op, "output_padding", 0, opad, err);
-  else if (nv != 0)
+  if (a.n_output_padding == 2)
+    s = check_pair(op, "output_padding", a.output_padding, 2, 0, err);
+  else if (a.n_output_padding != 0)
     s = dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                     "conv2d_transpose: output_padding needs 2 values [h, w] (or "
-                    "none), got %d", nv);
+                    "none), got %d", a.n_output_padding);
   if (s)
     return s;
   const dy_type *x = &in[0], *w = &in[1];
-  int64_t c = x->shape[1];
+  int64_t c = x->shape[1], g = a.groups;
   if (c % g != 0)
     return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
                        "conv2d_transpose: input channels %lld do not divide by "
                        "groups %lld", (long long)c, (long long)g);
   if (w->shape[0] != c) {
-    char a[128], b[128];
+    char ta[128], tb[128];
     return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
                        "conv2d_transpose: filter %s must have the input's %lld "
-                       "channels in dim 0 (input %s)", dy_type_str(w, a, sizeof a),
-                       (long long)c, dy_type_str(x, b, sizeof b));
+                       "channels in dim 0 (input %s)", dy_type_str(w, ta, sizeof ta),
+                       (long long)c, dy_type_str(x, tb, sizeof tb));
   }
-  *out = *x;
-  out->shape[1] = w->shape[1] * g;
+  dy_conv_geom cg = dy_conv2d_transpose_geom(x, w, &a);
   for (int d = 0; d < 2; d++) {
+    int64_t opad = d ? cg.opw : cg.oph, st = d ? cg.sw : cg.sh, dil = d ? cg.dw : cg.dh;
+    int64_t o = d ? cg.ow : cg.oh;
     /* output_padding picks one of the sizes a strided conv2d maps back to
      * H; it must be smaller than the stride or the dilation (PyTorch) */
-    if (opad[d] >= st[d] && opad[d] >= dil[d])
+    if (opad >= st && opad >= dil)
       return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                          "conv2d_transpose: output_padding %lld must be smaller "
                          "than the stride %lld or the dilation %lld",
-                         (long long)opad[d], (long long)st[d], (long long)dil[d]);
-    int64_t o = (x->shape[2 + d] - 1) * st[d] - pad[d] - pad[d + 2] +
-                dil[d] * (w->shape[2 + d] - 1) + opad[d] + 1;
+                         (long long)opad, (long long)st, (long long)dil);
     if (x->shape[2 + d] < 1 || o < 1)
       return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
                          "conv2d_transpose: the output %s would be %lld",
                          d ? "width" : "height", (long long)o);
-    out->shape[2 + d] = o;
   }
+  *out = *x;
+  out->shape[1] = cg.o;
+  out->shape[2] = cg.oh;
+  out->shape[3] = cg.ow;
   return DY_OK;
 }
 
@@ -273,67 +261,54 @@ dy_status dy_infer_conv2d_transpose(const dy_op *op, const dy_type *in, int n,
 
 dy_status dy_infer_pool2d(const dy_op *op, const dy_type *in, int n,
                           dy_type *out, dy_error *err) {
+  dy_pool2d_attrs a;
   dy_status s;
   if ((s = need_f32(op, in, 1, err)) || (s = need_rank(op, &in[0], "input", 4, 4, err)) ||
-      (s = need_static(op, &in[0], 1, "input", err)))
+      (s = need_static(op, &in[0], 1, "input", err)) || (s = dy_pool2d_attrs_of(op, &a, err)))
     return s;
-  const dy_attr *type = dy_op_find_attr(op, "pooling_type");
-  if (!type || type->kind != DY_ATTR_STRING || !type->s ||
-      (strcmp(type->s, "max") != 0 && strcmp(type->s, "avg") != 0))
+  if (strcmp(a.pooling_type, "max") != 0 && strcmp(a.pooling_type, "avg") != 0)
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                        "pool2d: pooling_type must be the string \"max\" or \"avg\"");
-  int64_t k[2], st[2], pad[4], ceil_mode, exclusive, global, adaptive;
-  if ((s = dy_op_attr_int(op, "ceil_mode", &ceil_mode, err)) ||
-      (s = dy_op_attr_int(op, "exclusive", &exclusive, err)) ||
-      (s = dy_op_attr_int(op, "global_pooling", &global, err)) ||
-      (s = dy_op_attr_int(op, "adaptive", &adaptive, err)))
-    return s;
   const dy_type *x = &in[0];
   *out = *x;
-  if (global) { /* the whole plane; ksize, strides and paddings are unused */
+  if (a.global_pooling) { /* the whole plane; ksize, strides and paddings are unused */
     out->shape[2] = out->shape[3] = 1;
     if (x->shape[2] < 1 || x->shape[3] < 1)
       return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
                          "pool2d: global pooling of an empty plane");
     return DY_OK;
   }
-  if ((s = get_pair(op, "ksize", 1, k, err)))
+  if ((s = check_pair(op, "ksize", a.ksize, a.n_ksize, 1, err)))
     return s;
-  if (adaptive) { /* ksize is the output size */
+  if (a.adaptive) { /* ksize is the output size */
     if (x->shape[2] < 1 || x->shape[3] < 1)
       return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
                          "pool2d: adaptive pooling of an empty plane");
-    out->shape[2] = k[0];
-    out->shape[3] = k[1];
+    out->shape[2] = a.ksize[0];
+    out->shape[3] = a.ksize[1];
     return DY_OK;
   }
-  if ((s = get_pair(op, "strides", 1, st, err)) || (s = get_pads(op, pad, err)))
+  if ((s = check_pair(op, "strides", a.strides, a.n_strides, 1, err)) ||
+      (s = check_pads(op, a.paddings, a.n_paddings, err)))
     return s;
+  dy_pool_geom g = dy_pool2d_geom(x, &a);
   for (int d = 0; d < 2; d++) {
-    int64_t size = x->shape[2 + d], lo = pad[d], hi = pad[d + 2];
+    int64_t size = x->shape[2 + d], lo = g.lo[d], hi = g.hi[d], k = g.k[d];
     /* a window always holds at least one input element (max needs one) */
-    if (lo >= k[d] || hi >= k[d])
+    if (lo >= k || hi >= k)
       return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                          "pool2d: padding %lld is not smaller than the %s window %lld",
                          (long long)(lo > hi ? lo : hi), d ? "width" : "height",
-                         (long long)k[d]);
+                         (long long)k);
     int64_t padded = size + lo + hi;
-    if (size < 1 || k[d] > padded)
+    if (size < 1 || k > padded)
       return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
                          "pool2d: the %s window %lld is larger than the padded "
-                         "input's %lld", d ? "width" : "height", (long long)k[d],
+                         "input's %lld", d ? "width" : "height", (long long)k,
                          (long long)padded);
-    int64_t o;
-    if (ceil_mode) {
-      o = (padded - k[d] + st[d] - 1) / st[d] + 1;
-      /* the last window must start inside the input or its left padding */
-      if ((o - 1) * st[d] >= size + lo)
-        o--;
-    } else {
-      o = (padded - k[d]) / st[d] + 1;
-    }
-    out->shape[2 + d] = o;
   }
+  out->shape[2] = g.oh;
+  out->shape[3] = g.ow;
   return DY_OK;
 }
 
@@ -345,12 +320,10 @@ dy_status dy_infer_batch_norm(const dy_op *op, const dy_type *in, int n,
                               dy_type *out, dy_error *err) {
   static const char *const what[] = {"x", "scale", "bias", "mean", "variance"};
   dy_status s;
-  double momentum;
-  int64_t is_test;
+  dy_batch_norm_attrs a;
   if ((s = need_f32(op, in, 5, err)) || (s = need_rank(op, &in[0], "input", 2, DY_MAX_DIMS, err)) ||
-      (s = need_static(op, &in[0], 1, "input", err)) || (s = get_eps(op, err)) ||
-      (s = dy_op_attr_float(op, "momentum", &momentum, err)) ||
-      (s = dy_op_attr_int(op, "is_test", &is_test, err)))
+      (s = need_static(op, &in[0], 1, "input", err)) || (s = dy_batch_norm_attrs_of(op, &a, err)) ||
+      (s = check_eps(op, a.epsilon, err)))
     return s;
   for (int i = 1; i < 5; i++)
     if ((s = need_vector(op, &in[i], what[i], in[0].shape[1], err)))
@@ -362,12 +335,12 @@ dy_status dy_infer_batch_norm(const dy_op *op, const dy_type *in, int n,
 dy_status dy_infer_layer_norm(const dy_op *op, const dy_type *in, int n,
                               dy_type *out, dy_error *err) {
   dy_status s;
-  int64_t axis;
+  dy_layer_norm_attrs a;
   int ax;
   const dy_type *x = &in[0];
   if ((s = need_f32(op, in, 3, err)) || (s = need_rank(op, x, "input", 1, DY_MAX_DIMS, err)) ||
-      (s = get_eps(op, err)) || (s = dy_op_attr_int(op, "begin_norm_axis", &axis, err)) ||
-      (s = dy_normalize_axis(op, axis, x->rank, &ax, err)) ||
+      (s = dy_layer_norm_attrs_of(op, &a, err)) || (s = check_eps(op, a.epsilon, err)) ||
+      (s = dy_normalize_axis(op, a.begin_norm_axis, x->rank, &ax, err)) ||
       (s = need_static(op, x, ax, "input (normalised dims)", err)))
     return s;
   int64_t cols = 1;
@@ -398,12 +371,12 @@ dy_status dy_infer_layer_norm(const dy_op *op, const dy_type *in, int n,
 dy_status dy_infer_group_norm(const dy_op *op, const dy_type *in, int n,
                               dy_type *out, dy_error *err) {
   dy_status s;
-  int64_t g;
+  dy_group_norm_attrs a;
   if ((s = need_f32(op, in, 3, err)) || (s = need_rank(op, &in[0], "input", 2, DY_MAX_DIMS, err)) ||
-      (s = need_static(op, &in[0], 1, "input", err)) || (s = get_eps(op, err)) ||
-      (s = dy_op_attr_int(op, "groups", &g, err)))
+      (s = need_static(op, &in[0], 1, "input", err)) || (s = dy_group_norm_attrs_of(op, &a, err)) ||
+      (s = check_eps(op, a.epsilon, err)))
     return s;
-  int64_t c = in[0].shape[1];
+  int64_t c = in[0].shape[1], g = a.groups;
   if (g < 1 || g > NN_MAX)
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                        "group_norm: groups is %lld, must be >= 1", (long long)g);
@@ -425,15 +398,102 @@ dy_status dy_infer_group_norm(const dy_op *op, const dy_type *in, int n,
 dy_status dy_infer_dropout(const dy_op *op, const dy_type *in, int n,
                            dy_type *out, dy_error *err) {
   dy_status s;
-  double p;
-  int64_t is_test, seed;
-  if ((s = need_f32(op, in, 1, err)) || (s = dy_op_attr_float(op, "p", &p, err)) ||
-      (s = dy_op_attr_int(op, "is_test", &is_test, err)) ||
-      (s = dy_op_attr_int(op, "seed", &seed, err)))
+  dy_dropout_attrs a;
+  if ((s = need_f32(op, in, 1, err)) || (s = dy_dropout_attrs_of(op, &a, err)))
     return s;
+  double p = a.p;
   if (!(p >= 0 && p <= 1))
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                        "dropout: p is %g, must be in [0, 1]", p);
   *out = in[0];
   return DY_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* geometry, shared with the kernels and the emitters                  */
+/* ------------------------------------------------------------------ */
+
+void dy_pads4(const int64_t *v, int n, int64_t out[4]) {
+  for (int i = 0; i < 4; i++)
+    out[i] = n == 4 ? v[i] : n == 2 ? v[i % 2] : 0;
+}
+
+/* Entry i of a [h, w] pair, or dflt when the list is not a pair (an op
+ * that inference rejects; the geometry stays defined). */
+static int64_t pair_at(const int64_t *v, int n, int i, int64_t dflt) {
+  return n == 2 && v[i] >= 1 ? v[i] : dflt;
+}
+
+/* The fields conv2d and conv2d_transpose share. */
+static dy_conv_geom conv_geom(const dy_type *x, const dy_type *w, const int64_t *st,
+                              int n_st, const int64_t *pad, int n_pad,
+                              const int64_t *dil, int n_dil, int64_t groups) {
+  int64_t p[4];
+  dy_pads4(pad, n_pad, p);
+  return (dy_conv_geom){
+      .n = x->shape[0], .c = x->shape[1], .h = x->shape[2], .w = x->shape[3],
+      .kh = w->shape[2], .kw = w->shape[3],
+      .sh = pair_at(st, n_st, 0, 1), .sw = pair_at(st, n_st, 1, 1),
+      .dh = pair_at(dil, n_dil, 0, 1), .dw = pair_at(dil, n_dil, 1, 1),
+      .pt = p[0], .pl = p[1], .pb = p[2], .pr = p[3],
+      .groups = groups >= 1 ? groups : 1};
+}
+
+dy_conv_geom dy_conv2d_geom(const dy_type *x, const dy_type *w,
+                            const dy_conv2d_attrs *a) {
+  dy_conv_geom g = conv_geom(x, w, a->strides, a->n_strides, a->paddings, a->n_paddings,
+                             a->dilations, a->n_dilations, a->groups);
+  g.o = w->shape[0];
+  g.oh = (g.h + g.pt + g.pb - (g.dh * (g.kh - 1) + 1)) / g.sh + 1;
+  g.ow = (g.w + g.pl + g.pr - (g.dw * (g.kw - 1) + 1)) / g.sw + 1;
+  return g;
+}
+
+dy_conv_geom dy_conv2d_transpose_geom(const dy_type *x, const dy_type *w,
+                                      const dy_conv2d_transpose_attrs *a) {
+  dy_conv_geom g = conv_geom(x, w, a->strides, a->n_strides, a->paddings, a->n_paddings,
+                             a->dilations, a->n_dilations, a->groups);
+  g.oph = a->n_output_padding == 2 ? a->output_padding[0] : 0;
+  g.opw = a->n_output_padding == 2 ? a->output_padding[1] : 0;
+  g.o = w->shape[1] * g.groups;
+  g.oh = (g.h - 1) * g.sh - g.pt - g.pb + g.dh * (g.kh - 1) + g.oph + 1;
+  g.ow = (g.w - 1) * g.sw - g.pl - g.pr + g.dw * (g.kw - 1) + g.opw + 1;
+  return g;
+}
+
+dy_pool_geom dy_pool2d_geom(const dy_type *x, const dy_pool2d_attrs *a) {
+  dy_pool_geom g = {.mode = a->global_pooling ? DY_POOL_GLOBAL
+                            : a->adaptive     ? DY_POOL_ADAPTIVE
+                                              : DY_POOL_WINDOWS,
+                    .max = a->pooling_type && strcmp(a->pooling_type, "max") == 0,
+                    .exclusive = a->exclusive != 0,
+                    .h = x->shape[2], .w = x->shape[3],
+                    .oh = 1, .ow = 1, .s = {1, 1}};
+  if (g.mode == DY_POOL_GLOBAL)
+    return g;
+  g.k[0] = pair_at(a->ksize, a->n_ksize, 0, 1);
+  g.k[1] = pair_at(a->ksize, a->n_ksize, 1, 1);
+  if (g.mode == DY_POOL_ADAPTIVE) { /* ksize is the output size */
+    g.oh = g.k[0];
+    g.ow = g.k[1];
+    return g;
+  }
+  int64_t p[4];
+  dy_pads4(a->paddings, a->n_paddings, p);
+  for (int d = 0; d < 2; d++) {
+    g.s[d] = pair_at(a->strides, a->n_strides, d, 1);
+    g.lo[d] = p[d];
+    g.hi[d] = p[d + 2];
+    int64_t size = d ? g.w : g.h, padded = size + g.lo[d] + g.hi[d], o;
+    if (a->ceil_mode) {
+      o = (padded - g.k[d] + g.s[d] - 1) / g.s[d] + 1;
+      /* the last window must start inside the input or its left padding */
+      if ((o - 1) * g.s[d] >= size + g.lo[d])
+        o--;
+    } else {
+      o = (padded - g.k[d]) / g.s[d] + 1;
+    }
+    *(d ? &g.ow : &g.oh) = o;
+  }
+  return g;
 }

@@ -64,11 +64,12 @@ static dy_status axes_mask(const dy_op *op, const int64_t *axes, int n,
  * that sum would be k*B: rejected, unless there is one input. */
 dy_status dy_infer_concat(const dy_op *op, const dy_type *in, int n,
                           dy_type *out, dy_error *err) {
-  int64_t axis;
+  dy_concat_attrs a;
   int ax;
-  dy_status s = dy_op_attr_int(op, "axis", &axis, err);
+  dy_status s = dy_concat_attrs_of(op, &a, err);
   if (s)
     return s;
+  int64_t axis = a.axis;
   int r = in[0].rank;
   if (r == 0)
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
@@ -149,14 +150,12 @@ void dy_slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step,
  * end >= INT32_MAX, step 1): anything else would fix the batch. */
 dy_status dy_infer_slice(const dy_op *op, const dy_type *in, int n_,
                          dy_type *out, dy_error *err) {
-  const int64_t *starts, *ends, *axes, *steps;
-  int ns, ne, na, nst;
-  dy_status s;
-  if ((s = dy_op_attr_ints(op, "starts", &starts, &ns, err)) ||
-      (s = dy_op_attr_ints(op, "ends", &ends, &ne, err)) ||
-      (s = dy_op_attr_ints(op, "axes", &axes, &na, err)) ||
-      (s = dy_op_attr_ints(op, "steps", &steps, &nst, err)))
+  dy_slice_attrs a;
+  dy_status s = dy_slice_attrs_of(op, &a, err);
+  if (s)
     return s;
+  const int64_t *starts = a.starts, *ends = a.ends, *axes = a.axes, *steps = a.steps;
+  int ns = a.n_starts, ne = a.n_ends, na = a.n_axes, nst = a.n_steps;
   int r = in[0].rank;
   if (ne != ns || (na != 0 && na != ns) || (nst != 0 && nst != ns))
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
@@ -209,12 +208,13 @@ dy_status dy_infer_slice(const dy_op *op, const dy_type *in, int n_,
  * has it: whether a batch of 1 is squeezed would depend on the run. */
 dy_status dy_infer_squeeze(const dy_op *op, const dy_type *in, int n_,
                            dy_type *out, dy_error *err) {
-  const int64_t *axes;
-  int na;
+  dy_squeeze_attrs at;
   unsigned mask = 0;
-  dy_status s = dy_op_attr_ints(op, "axes", &axes, &na, err);
+  dy_status s = dy_squeeze_attrs_of(op, &at, err);
   if (s)
     return s;
+  const int64_t *axes = at.axes;
+  int na = at.n_axes;
   const dy_type *x = &in[0];
   char a[128];
   if (na == 0) {
@@ -261,12 +261,13 @@ dy_status dy_infer_squeeze(const dy_op *op, const dy_type *in, int n_,
  * the input's dims fill the rest in order. */
 dy_status dy_infer_unsqueeze(const dy_op *op, const dy_type *in, int n_,
                              dy_type *out, dy_error *err) {
-  const int64_t *axes;
-  int na;
+  dy_unsqueeze_attrs a;
   unsigned mask;
-  dy_status s = dy_op_attr_ints(op, "axes", &axes, &na, err);
+  dy_status s = dy_unsqueeze_attrs_of(op, &a, err);
   if (s)
     return s;
+  const int64_t *axes = a.axes;
+  int na = a.n_axes;
   if (na == 0)
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                        "unsqueeze: axes is empty");
@@ -293,11 +294,12 @@ dy_status dy_infer_unsqueeze(const dy_op *op, const dy_type *in, int n_,
  * dim to a literal size would fix the batch: a shape error. */
 dy_status dy_infer_expand(const dy_op *op, const dy_type *in, int n_,
                           dy_type *out, dy_error *err) {
-  const int64_t *shape;
-  int m;
-  dy_status s = dy_op_attr_ints(op, "shape", &shape, &m, err);
+  dy_expand_attrs at;
+  dy_status s = dy_expand_attrs_of(op, &at, err);
   if (s)
     return s;
+  const int64_t *shape = at.shape;
+  int m = at.n_shape;
   const dy_type *x = &in[0];
   int r = x->rank > m ? x->rank : m;
   if (r > DY_MAX_DIMS)
@@ -337,11 +339,12 @@ dy_status dy_infer_expand(const dy_op *op, const dy_type *in, int n_,
  * repeat (>= 1). A repeat on the batch dim must be 1. */
 dy_status dy_infer_tile(const dy_op *op, const dy_type *in, int n_,
                         dy_type *out, dy_error *err) {
-  const int64_t *reps;
-  int m;
-  dy_status s = dy_op_attr_ints(op, "repeat_times", &reps, &m, err);
+  dy_tile_attrs a;
+  dy_status s = dy_tile_attrs_of(op, &a, err);
   if (s)
     return s;
+  const int64_t *reps = a.repeat_times;
+  int m = a.n_repeat_times;
   const dy_type *x = &in[0];
   int r = x->rank > m ? x->rank : m;
   if (r > DY_MAX_DIMS)
@@ -380,30 +383,25 @@ dy_status dy_infer_tile(const dy_op *op, const dy_type *in, int n_,
  * dim cannot be padded. */
 dy_status dy_infer_pad(const dy_op *op, const dy_type *in, int n_,
                        dy_type *out, dy_error *err) {
-  const int64_t *pads;
-  int np;
-  double value;
-  dy_status s;
-  if ((s = dy_op_attr_ints(op, "paddings", &pads, &np, err)) ||
-      (s = dy_op_attr_float(op, "value", &value, err)))
+  dy_pad_attrs a;
+  dy_status s = dy_pad_attrs_of(op, &a, err);
+  if (s)
     return s;
-  const dy_attr *ma = dy_op_find_attr(op, "mode");
-  if (!ma || ma->kind != DY_ATTR_STRING || !ma->s)
+  const int64_t *pads = a.paddings;
+  int np = a.n_paddings;
+  bool reflect = strcmp(a.mode, "reflect") == 0, edge = strcmp(a.mode, "edge") == 0;
+  if (!reflect && !edge && strcmp(a.mode, "constant") != 0)
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
-                       "pad: missing string attribute 'mode'");
-  bool reflect = strcmp(ma->s, "reflect") == 0, edge = strcmp(ma->s, "edge") == 0;
-  if (!reflect && !edge && strcmp(ma->s, "constant") != 0)
-    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
-                       "pad: mode '%.40s' is not constant, reflect or edge", ma->s);
+                       "pad: mode '%.40s' is not constant, reflect or edge", a.mode);
   const dy_type *x = &in[0];
   int r = x->rank;
   if (np != 2 * r)
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                        "pad: %d paddings for rank %d (needs 2 per dim: all "
                        "begins, then all ends)", np, r);
-  if (x->dtype == DY_I64 && !(value >= -9223372036854775808.0 && value < 9223372036854775808.0))
+  if (x->dtype == DY_I64 && !(a.value >= -9223372036854775808.0 && a.value < 9223372036854775808.0))
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
-                       "pad: value %g does not fit in i64", value);
+                       "pad: value %g does not fit in i64", a.value);
   *out = *x;
   for (int d = 0; d < r; d++) {
     int64_t b = pads[d], e = pads[r + d], dim = x->shape[d];
@@ -443,11 +441,12 @@ dy_status dy_infer_pad(const dy_op *op, const dy_type *in, int n_,
  * (the kernels check every index). */
 dy_status dy_infer_gather(const dy_op *op, const dy_type *in, int n_,
                           dy_type *out, dy_error *err) {
-  int64_t axis;
+  dy_gather_attrs a;
   int ax;
-  dy_status s = dy_op_attr_int(op, "axis", &axis, err);
+  dy_status s = dy_gather_attrs_of(op, &a, err);
   if (s)
     return s;
+  int64_t axis = a.axis;
   const dy_type *x = &in[0], *idx = &in[1];
   if (x->rank == 0)
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
@@ -482,15 +481,16 @@ dy_status dy_infer_gather(const dy_op *op, const dy_type *in, int n_,
 static dy_status reduce(const dy_op *op, const dy_type *in, dy_type *out,
                         unsigned dtypes, const char *what, bool empty_ok,
                         dy_error *err) {
-  const int64_t *axes;
-  int na;
-  int64_t keep;
+  /* the four reductions share reduce_sum's schema (axes, keepdim) */
+  dy_reduce_sum_attrs a;
   unsigned mask;
   dy_status s;
-  if ((s = dy_op_attr_ints(op, "axes", &axes, &na, err)) ||
-      (s = dy_op_attr_int(op, "keepdim", &keep, err)) ||
+  if ((s = dy_reduce_sum_attrs_of(op, &a, err)) ||
       (s = need_dtypes(op, &in[0], dtypes, what, err)))
     return s;
+  const int64_t *axes = a.axes;
+  int na = a.n_axes;
+  int64_t keep = a.keepdim;
   const dy_type *x = &in[0];
   if (na == 0)
     mask = x->rank ? (1u << x->rank) - 1 : 0;
@@ -533,14 +533,14 @@ dy_status dy_infer_reduce_min(const dy_op *op, const dy_type *in, int n,
  * numpy). A scalar gives 0. */
 dy_status dy_infer_argmax(const dy_op *op, const dy_type *in, int n,
                           dy_type *out, dy_error *err) {
-  int64_t axis, keep;
+  dy_argmax_attrs a;
   int ax;
   dy_status s;
-  if ((s = dy_op_attr_int(op, "axis", &axis, err)) ||
-      (s = dy_op_attr_int(op, "keepdim", &keep, err)) ||
+  if ((s = dy_argmax_attrs_of(op, &a, err)) ||
       (s = need_dtypes(op, &in[0], F32_I64, "f32 or i64", err)) ||
-      (s = dy_normalize_axis(op, axis, in[0].rank, &ax, err)))
+      (s = dy_normalize_axis(op, a.axis, in[0].rank, &ax, err)))
     return s;
+  int64_t keep = a.keepdim;
   const dy_type *x = &in[0];
   out->dtype = DY_I64;
   out->rank = 0;
@@ -559,12 +559,13 @@ dy_status dy_infer_argmax(const dy_op *op, const dy_type *in, int n,
 /* log_softmax(x; axis) = x - max - log(sum(exp(x - max))) along axis. */
 dy_status dy_infer_log_softmax(const dy_op *op, const dy_type *in, int n,
                                dy_type *out, dy_error *err) {
-  int64_t axis;
+  dy_log_softmax_attrs a;
   int ax;
   dy_status s;
-  if ((s = dy_op_attr_int(op, "axis", &axis, err)) ||
+  if ((s = dy_log_softmax_attrs_of(op, &a, err)) ||
       (s = need_dtypes(op, &in[0], F32_ONLY, "f32", err)))
     return s;
+  int64_t axis = a.axis;
   if (in[0].rank == 0)
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                        "log_softmax: needs rank >= 1");

@@ -196,35 +196,28 @@ static dy_status var_decl(parser *ps) {
   return s;
 }
 
-/* Look an attribute's kind up in the op's schema ("name:kind ..."). */
-static bool schema_kind(dy_op_kind kind, const char *attr, dy_attr_kind *out) {
-  const char *s = dy_op_info_of(kind)->attrs;
-  size_t n = strlen(attr);
-  while ((s = strstr(s, attr))) {
-    bool start = s == dy_op_info_of(kind)->attrs || s[-1] == ' ';
-    if (start && s[n] == ':') {
-      const char *k = s + n + 1;
-      size_t kl = strcspn(k, " ");
-      *out = kl == 1 && k[0] == 'i'   ? DY_ATTR_INT
-             : kl == 1 && k[0] == 'f' ? DY_ATTR_FLOAT
-             : kl == 2 && k[0] == 'i' ? DY_ATTR_INTS
-             : kl == 2 && k[0] == 'f' ? DY_ATTR_FLOATS
-                                      : DY_ATTR_STRING;
-      return true;
-    }
-    s += n;
-  }
-  return false;
+/* A value of form `got` where op kind's schema says `want`. */
+static dy_status wrong_kind(parser *ps, dy_op_kind kind, const dy_attr *a,
+                            const char *got, dy_attr_kind want) {
+  char msg[300];
+  snprintf(msg, sizeof msg, "%s: attribute '%s' is %s, should be %s", dy_op_name(kind),
+           a->name, got, dy_attr_kind_name(want));
+  return fail(ps, "%s", msg);
 }
 
 /* One attribute value into a (arrays allocated in the program's arena). */
 static dy_status attr_value(parser *ps, dy_op_kind kind, dy_attr *a) {
-  dy_attr_kind k;
-  bool known = schema_kind(kind, a->name, &k);
+  /* the schema (ops.def) gives a known attribute's kind; an unknown one
+   * is read as it looks, and the verifier rejects it (invariant 4) */
+  const dy_attr_schema *e = dy_attr_schema_find(kind, a->name);
+  bool known = e != NULL;
+  dy_attr_kind k = known ? e->kind : DY_ATTR_INT;
   skip_ws(ps);
   char c = ps->s[ps->pos];
   dy_status s = DY_OK;
   if (c == '"') {
+    if (known && k != DY_ATTR_STRING)
+      return wrong_kind(ps, kind, a, "a string", k);
     size_t start = ++ps->pos;
     while (ps->s[ps->pos] && ps->s[ps->pos] != '"' && ps->s[ps->pos] != '\n')
       ps->pos++;
@@ -238,6 +231,8 @@ static dy_status attr_value(parser *ps, dy_op_kind kind, dy_attr *a) {
     return DY_OK;
   }
   if (accept(ps, "[")) {
+    if (known && k != DY_ATTR_INTS && k != DY_ATTR_FLOATS)
+      return wrong_kind(ps, kind, a, "a list", k);
     double vals[256];
     int64_t ivals[256];
     bool any_float = false;
@@ -255,6 +250,8 @@ static dy_status attr_value(parser *ps, dy_op_kind kind, dy_attr *a) {
     }
     if (s)
       return s;
+    if (known && k == DY_ATTR_INTS && any_float)
+      return wrong_kind(ps, kind, a, "a list of floats", k);
     a->kind = known ? k : any_float ? DY_ATTR_FLOATS : DY_ATTR_INTS;
     a->n = n;
     if (a->kind == DY_ATTR_INTS) {
@@ -275,6 +272,10 @@ static dy_status attr_value(parser *ps, dy_op_kind kind, dy_attr *a) {
   bool looks_float;
   if ((s = scalar(ps, &iv, &v, &looks_float)))
     return s;
+  if (known && (k == DY_ATTR_INTS || k == DY_ATTR_FLOATS || k == DY_ATTR_STRING))
+    return wrong_kind(ps, kind, a, "a scalar", k);
+  if (known && k == DY_ATTR_INT && looks_float)
+    return wrong_kind(ps, kind, a, "a float", k);
   a->kind = known ? k : looks_float ? DY_ATTR_FLOAT : DY_ATTR_INT;
   if (a->kind == DY_ATTR_FLOAT)
     a->f = v;

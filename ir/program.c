@@ -424,52 +424,19 @@ const dy_attr *dy_op_find_attr(const dy_op *op, const char *name) {
   return NULL;
 }
 
-static dy_status attr_of_kind(const dy_op *op, const char *name,
-                              dy_attr_kind kind, const dy_attr **out,
-                              dy_error *err) {
-  static const char *const kinds[] = {"int", "float", "ints", "floats", "string"};
+dy_status dy_op_attr_float(const dy_op *op, const char *name, double *out,
+                           dy_error *err) {
   const dy_attr *a = dy_op_find_attr(op, name);
+  const dy_attr_schema *e = dy_attr_schema_find(op->kind, name);
+  if (!a && e && !e->required)
+    a = &e->dflt; /* the table's default */
   if (!a)
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                        "%s: missing attribute '%s'", dy_op_name(op->kind), name);
-  if (a->kind != kind)
+  if (a->kind != DY_ATTR_FLOAT)
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
-                       "%s: attribute '%s' should be %s, is %s",
-                       dy_op_name(op->kind), name, kinds[kind], kinds[a->kind]);
-  *out = a;
+                       "%s: attribute '%s' is %s, should be float", dy_op_name(op->kind),
+                       name, dy_attr_kind_name(a->kind));
+  *out = a->f;
   return DY_OK;
-}
-
-dy_status dy_op_attr_int(const dy_op *op, const char *name, int64_t *out,
-                         dy_error *err) {
-  const dy_attr *a;
-  dy_status s = attr_of_kind(op, name, DY_ATTR_INT, &a, err);
-  if (s == DY_OK)
-    *out = a->i;
-  return s;
-}
-
-dy_status dy_op_attr_float(const dy_op *op, const char *name, double *out,
-                           dy_error *err) {
-  const dy_attr *a;
-  dy_status s = attr_of_kind(op, name, DY_ATTR_FLOAT, &a, err);
-  if (s == DY_OK)
-    *out = a->f;
-  return s;
-}
-
-dy_status dy_op_attr_ints(const dy_op *op, const char *name,
-                          const int64_t **out, int *n, dy_error *err) {
-  const dy_attr *a;
-  dy_status s = attr_of_kind(op, name, DY_ATTR_INTS, &a, err);
-  if (s == DY_OK) {
-    *out = a->ints;
-    *n = a->n;
-  }
-  return s;
-}
-
-int64_t dy_op_attr_int_or(const dy_op *op, const char *name, int64_t dflt) {
-  const dy_attr *a = dy_op_find_attr(op, name);
-  return a && a->kind == DY_ATTR_INT ? a->i : dflt;
 }

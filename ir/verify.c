@@ -91,63 +91,33 @@ static dy_status check_operands(const dy_program *p, dy_error *err) {
   return DY_OK;
 }
 
-/* Parse the next "name:kind" entry of a schema string. */
-static const char *next_schema(const char *s, char *name, size_t nn,
-                               dy_attr_kind *kind) {
-  while (*s == ' ')
-    s++;
-  if (!*s)
-    return NULL;
-  size_t k = 0;
-  while (*s && *s != ':' && k + 1 < nn)
-    name[k++] = *s++;
-  name[k] = 0;
-  if (*s == ':')
-    s++;
-  const char *t = s;
-  while (*s && *s != ' ')
-    s++;
-  size_t tl = (size_t)(s - t);
-  *kind = tl == 1 && t[0] == 'i'   ? DY_ATTR_INT
-          : tl == 1 && t[0] == 'f' ? DY_ATTR_FLOAT
-          : tl == 2 && t[0] == 'i' ? DY_ATTR_INTS
-          : tl == 2 && t[0] == 'f' ? DY_ATTR_FLOATS
-                                   : DY_ATTR_STRING;
-  return s;
-}
-
+/* The schema is dy_op_info_of(kind)->attrs (from ops.def): every entry
+ * present with its kind, nothing else. Defaults are for eager and
+ * frontend-built ops; a Program spells every attribute out. */
 static dy_status check_attributes(const dy_program *p, dy_error *err) {
-  static const char *const kinds[] = {"int", "float", "ints", "floats", "string"};
-  char d[256], name[64];
+  char d[256];
   FOR_EACH_OP(p, op) {
-    const char *s = dy_op_info_of(op->kind)->attrs;
-    int n_schema = 0;
-    dy_attr_kind kind;
-    while ((s = next_schema(s, name, sizeof name, &kind))) {
-      n_schema++;
-      const dy_attr *a = dy_op_find_attr(op, name);
+    const dy_op_info *info = dy_op_info_of(op->kind);
+    for (int i = 0; i < info->n_attrs; i++) {
+      const dy_attr_schema *e = &info->attrs[i];
+      const dy_attr *a = dy_op_find_attr(op, e->name);
       if (!a) {
-        snprintf(d, sizeof d, "missing attribute '%s'", name);
+        snprintf(d, sizeof d, "missing attribute '%s'", e->name);
         return broken(err, op, 4, "attributes", d);
       }
-      if (a->kind != kind) {
-        snprintf(d, sizeof d, "attribute '%s' is %s, should be %s", name,
-                 kinds[a->kind], kinds[kind]);
+      if (a->kind != e->kind) {
+        snprintf(d, sizeof d, "attribute '%s' is %s, should be %s", e->name,
+                 dy_attr_kind_name(a->kind), dy_attr_kind_name(e->kind));
         return broken(err, op, 4, "attributes", d);
       }
     }
-    if (op->n_attrs != n_schema) {
+    if (op->n_attrs != info->n_attrs) {
       /* find the one not in the schema */
-      for (int i = 0; i < op->n_attrs; i++) {
-        bool known = false;
-        s = dy_op_info_of(op->kind)->attrs;
-        while ((s = next_schema(s, name, sizeof name, &kind)))
-          known |= strcmp(name, op->attrs[i].name) == 0;
-        if (!known) {
+      for (int i = 0; i < op->n_attrs; i++)
+        if (!dy_attr_schema_find(op->kind, op->attrs[i].name)) {
           snprintf(d, sizeof d, "unknown attribute '%s'", op->attrs[i].name);
           return broken(err, op, 4, "attributes", d);
         }
-      }
       snprintf(d, sizeof d, "an attribute is repeated");
       return broken(err, op, 4, "attributes", d);
     }

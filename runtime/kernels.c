@@ -409,8 +409,9 @@ dy_status dy_kernel_matmul(const dy_op *op, dy_tensor *const *in, int n_in,
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                        "%s: operands must have rank >= 1 (got %d and %d)",
                        op_name(op), tx->rank, ty->rank);
-  bool trans_x = dy_op_attr_int_or(op, "transpose_x", 0) != 0;
-  bool trans_y = dy_op_attr_int_or(op, "transpose_y", 0) != 0;
+  dy_matmul_attrs a = dy_matmul_attrs_get(op); /* fused_matmul too */
+  bool trans_x = a.transpose_x != 0;
+  bool trans_y = a.transpose_y != 0;
   mm_operand x, y;
   mm_operand_of(tx, trans_x, false, &x);
   mm_operand_of(ty, trans_y, true, &y);
@@ -517,7 +518,7 @@ dy_status dy_kernel_softmax(const dy_op *op, dy_tensor *const *in, int n_in,
   if (s != DY_OK)
     return s;
   const dy_type *t = &in[0]->type;
-  int64_t axis = dy_op_attr_int_or(op, "axis", -1);
+  int64_t axis = dy_softmax_attrs_get(op).axis;
   int rank = t->rank > 0 ? t->rank : 1; /* a scalar is a 1-element vector */
   if (axis < -rank || axis >= rank)
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
@@ -619,11 +620,11 @@ dy_status dy_kernel_transpose(const dy_op *op, dy_tensor *const *in, int n_in,
   if (s != DY_OK)
     return s;
   const dy_type *ti = &in[0]->type, *to = &out[0]->type;
-  const int64_t *perm;
-  int np;
-  s = dy_op_attr_ints(op, "perm", &perm, &np, err);
-  if (s != DY_OK)
+  dy_transpose_attrs a;
+  if ((s = dy_transpose_attrs_of(op, &a, err)) != DY_OK)
     return s;
+  const int64_t *perm = a.perm;
+  int np = a.n_perm;
   if (np != ti->rank)
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                        "%s: perm has %d entries for rank %d", op_name(op), np,
@@ -708,10 +709,10 @@ dy_status dy_kernel_full(const dy_op *op, dy_tensor *const *in, int n_in,
   dy_status s = dy_kcheck_io(op, in, n_in, 0, out, err);
   if (s != DY_OK)
     return s;
-  double v;
-  s = dy_op_attr_float(op, "value", &v, err);
-  if (s != DY_OK)
+  dy_full_attrs a;
+  if ((s = dy_full_attrs_of(op, &a, err)) != DY_OK)
     return s;
+  double v = a.value;
   int64_t n = dy_tensor_numel(out[0]);
   switch (out[0]->type.dtype) {
   case DY_F32: {

@@ -123,7 +123,7 @@ dy_status dy_kernel_mod(const dy_op *op, dy_tensor *const *in, int n_in,
   dy_status s = dy_infer(op, t, 2, &want, err);
   if (s != DY_OK)
     return s;
-  bool c = dy_op_attr_int_or(op, "fmod", 1) != 0;
+  bool c = dy_mod_attrs_get(op).fmod != 0;
   return dy_kbinary(op, in, n_in, out, c ? fmod_f32 : pymod_f32, c ? fmod_i64 : pymod_i64,
                     err);
 }
@@ -138,9 +138,9 @@ dy_status dy_kernel_reduce_prod(const dy_op *op, dy_tensor *const *in, int n_in,
   if (s != DY_OK)
     return s;
   const dy_type *ti = &in[0]->type;
-  const int64_t *axes;
-  int na;
-  dy_op_attr_ints(op, "axes", &axes, &na, NULL);
+  dy_reduce_prod_attrs a = dy_reduce_prod_attrs_get(op);
+  const int64_t *axes = a.axes;
+  int na = a.n_axes;
   unsigned mask = na ? 0 : ~0u;
   for (int i = 0; i < na; i++)
     mask |= 1u << norm_axis(axes[i], ti->rank);
@@ -184,8 +184,9 @@ dy_status dy_kernel_cumsum(const dy_op *op, dy_tensor *const *in, int n_in,
     return s;
   const dy_type *t = &in[0]->type;
   int64_t outer, n, inner;
-  around_axis(t, norm_axis(dy_op_attr_int_or(op, "axis", 0), t->rank), &outer, &n, &inner);
-  bool ex = dy_op_attr_int_or(op, "exclusive", 0), rev = dy_op_attr_int_or(op, "reverse", 0);
+  dy_cumsum_attrs a = dy_cumsum_attrs_get(op);
+  around_axis(t, norm_axis(a.axis, t->rank), &outer, &n, &inner);
+  bool ex = a.exclusive, rev = a.reverse;
   bool f32 = t->dtype == DY_F32;
   for (int64_t o = 0; o < outer; o++)
     for (int64_t j = 0; j < inner; j++) {
@@ -271,7 +272,7 @@ dy_status dy_kernel_gather_elements(const dy_op *op, dy_tensor *const *in, int n
   if (s != DY_OK)
     return s;
   const dy_type *x = &in[0]->type, *ti = &in[1]->type;
-  int ax = norm_axis(dy_op_attr_int_or(op, "axis", 0), x->rank);
+  int ax = norm_axis(dy_gather_elements_attrs_get(op).axis, x->rank);
   int64_t dim = x->shape[ax], n = dy_type_numel(ti);
   const int64_t *idx = in[1]->data;
   if ((s = check_indices(op, idx, n, dim, 1, NULL, err)))
@@ -290,8 +291,8 @@ dy_status dy_kernel_gather_elements(const dy_op *op, dy_tensor *const *in, int n
 typedef enum { RED_NONE, RED_ADD, RED_MUL, RED_MAX, RED_MIN } red_kind;
 
 static red_kind reduction_of(const dy_op *op) {
-  const dy_attr *a = dy_op_find_attr(op, "reduction");
-  const char *r = a && a->s ? a->s : "none";
+  /* scatter_elements and scatter_nd: read through scatter_nd's schema */
+  const char *r = dy_scatter_nd_attrs_get(op).reduction;
   return strcmp(r, "add") == 0   ? RED_ADD
          : strcmp(r, "mul") == 0 ? RED_MUL
          : strcmp(r, "max") == 0 ? RED_MAX
@@ -336,7 +337,7 @@ dy_status dy_kernel_scatter_elements(const dy_op *op, dy_tensor *const *in, int 
   if (s != DY_OK)
     return s;
   const dy_type *x = &in[0]->type, *ti = &in[1]->type;
-  int ax = norm_axis(dy_op_attr_int_or(op, "axis", 0), x->rank);
+  int ax = norm_axis(dy_scatter_elements_attrs_get(op).axis, x->rank);
   int64_t dim = x->shape[ax], n = dy_type_numel(ti);
   const int64_t *idx = in[1]->data;
   if ((s = check_indices(op, idx, n, dim, 1, NULL, err)))
@@ -401,7 +402,7 @@ dy_status dy_kernel_gather_nd(const dy_op *op, dy_tensor *const *in, int n_in,
     return s;
   const dy_type *x = &in[0]->type;
   nd_geom g;
-  nd_geom_of(x, &in[1]->type, (int)dy_op_attr_int_or(op, "batch_dims", 0), &g);
+  nd_geom_of(x, &in[1]->type, (int)dy_gather_nd_attrs_get(op).batch_dims, &g);
   const int64_t *idx = in[1]->data;
   if ((s = check_indices(op, idx, g.nb * g.m * g.k, 0, g.k, g.tdim, err)))
     return s;
@@ -483,9 +484,10 @@ dy_status dy_kernel_top_k(const dy_op *op, dy_tensor *const *in, int n_in,
   if (s != DY_OK)
     return s;
   const dy_type *t = &in[0]->type;
-  int64_t outer, n, inner, k = dy_op_attr_int_or(op, "k", 1);
-  around_axis(t, norm_axis(dy_op_attr_int_or(op, "axis", -1), t->rank), &outer, &n, &inner);
-  bool largest = dy_op_attr_int_or(op, "largest", 1) != 0, f32 = t->dtype == DY_F32;
+  dy_top_k_attrs a = dy_top_k_attrs_get(op);
+  int64_t outer, n, inner, k = a.k;
+  around_axis(t, norm_axis(a.axis, t->rank), &outer, &n, &inner);
+  bool largest = a.largest != 0, f32 = t->dtype == DY_F32;
   int64_t *y = out[0]->data;
   for (int64_t o = 0; o < outer; o++)
     for (int64_t j = 0; j < inner; j++) {
@@ -608,12 +610,12 @@ dy_status dy_kernel_grid_sample(const dy_op *op, dy_tensor *const *in, int n_in,
   dy_status s = kcheck(op, in, n_in, 2, out, err);
   if (s != DY_OK)
     return s;
-  const dy_attr *ma = dy_op_find_attr(op, "mode"), *pa = dy_op_find_attr(op, "padding_mode");
-  int mode = strcmp(ma->s, "nearest") == 0 ? 1 : strcmp(ma->s, "bicubic") == 0 ? 2 : 0;
-  int pad = strcmp(pa->s, "border") == 0       ? GS_BORDER
-            : strcmp(pa->s, "reflection") == 0 ? GS_REFLECTION
-                                               : GS_ZEROS;
-  bool ac = dy_op_attr_int_or(op, "align_corners", 0) != 0;
+  dy_grid_sample_attrs a = dy_grid_sample_attrs_get(op);
+  int mode = strcmp(a.mode, "nearest") == 0 ? 1 : strcmp(a.mode, "bicubic") == 0 ? 2 : 0;
+  int pad = strcmp(a.padding_mode, "border") == 0       ? GS_BORDER
+            : strcmp(a.padding_mode, "reflection") == 0 ? GS_REFLECTION
+                                                        : GS_ZEROS;
+  bool ac = a.align_corners != 0;
   const int64_t *xs = in[0]->type.shape, *gsh = in[1]->type.shape;
   int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3], P = gsh[1] * gsh[2];
   const float *grid = in[1]->data, *xd = in[0]->data;
@@ -674,13 +676,11 @@ dy_status dy_kernel_roi_align(const dy_op *op, dy_tensor *const *in, int n_in,
     return s;
   const int64_t *xs = in[0]->type.shape;
   int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3], R = in[1]->type.shape[0];
-  int64_t oh = dy_op_attr_int_or(op, "output_height", 1), ow = dy_op_attr_int_or(op, "output_width", 1);
-  int64_t sr = dy_op_attr_int_or(op, "sampling_ratio", 0);
-  bool half = dy_op_attr_int_or(op, "half_pixel", 1) != 0;
-  bool avg = strcmp(dy_op_find_attr(op, "mode")->s, "avg") == 0;
-  double sd;
-  dy_op_attr_float(op, "spatial_scale", &sd, NULL);
-  const float scale = (float)sd;
+  dy_roi_align_attrs a = dy_roi_align_attrs_get(op);
+  int64_t oh = a.output_height, ow = a.output_width, sr = a.sampling_ratio;
+  bool half = a.half_pixel != 0;
+  bool avg = strcmp(a.mode, "avg") == 0;
+  const float scale = (float)a.spatial_scale;
   const float *rois = in[1]->data, *xd = in[0]->data;
   const int64_t *bi = in[2]->data;
   for (int64_t r = 0; r < R; r++)

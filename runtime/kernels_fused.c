@@ -49,14 +49,15 @@ dy_status dy_kernel_fused_matmul(const dy_op *op, dy_tensor *const *in, int n_in
   if (n_in < 2 || n_in > 3)
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                        "fused_matmul: takes 2 or 3 inputs, got %d", n_in);
-  const dy_attr *a = dy_op_find_attr(op, "act");
+  dy_fused_matmul_attrs a;
   act_kind act;
-  if (!a || a->kind != DY_ATTR_STRING || !act_of(a->s, &act))
-    return dy_error_at(err, op, DY_STATUS_UNSUPPORTED, "fused_matmul: unknown activation");
-  const dy_attr *al = dy_op_find_attr(op, "alpha");
-  float alpha = al && al->kind == DY_ATTR_FLOAT ? (float)al->f : 0.0f;
-  dy_status s = dy_kernel_matmul(op, in, 2, out, err);
+  dy_status s = dy_fused_matmul_attrs_of(op, &a, err);
   if (s)
+    return s;
+  if (!act_of(a.act, &act))
+    return dy_error_at(err, op, DY_STATUS_UNSUPPORTED, "fused_matmul: unknown activation");
+  float alpha = (float)a.alpha;
+  if ((s = dy_kernel_matmul(op, in, 2, out, err)))
     return s;
   float *o = out[0]->data;
   int64_t total = dy_tensor_numel(out[0]);
@@ -74,14 +75,15 @@ dy_status dy_kernel_fused_conv2d(const dy_op *op, dy_tensor *const *in, int n_in
   if (n_in < 2 || n_in > 3)
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                        "fused_conv2d: takes 2 or 3 inputs, got %d", n_in);
-  const dy_attr *a = dy_op_find_attr(op, "act");
+  dy_fused_conv2d_attrs a;
   act_kind act;
-  if (!a || a->kind != DY_ATTR_STRING || !act_of(a->s, &act))
-    return dy_error_at(err, op, DY_STATUS_UNSUPPORTED, "fused_conv2d: unknown activation");
-  const dy_attr *al = dy_op_find_attr(op, "alpha");
-  float alpha = al && al->kind == DY_ATTR_FLOAT ? (float)al->f : 0.0f;
-  dy_status s = dy_kernel_conv2d(op, in, 2, out, err);
+  dy_status s = dy_fused_conv2d_attrs_of(op, &a, err);
   if (s)
+    return s;
+  if (!act_of(a.act, &act))
+    return dy_error_at(err, op, DY_STATUS_UNSUPPORTED, "fused_conv2d: unknown activation");
+  float alpha = (float)a.alpha;
+  if ((s = dy_kernel_conv2d(op, in, 2, out, err)))
     return s;
   const dy_type *t = &out[0]->type;
   int64_t n = t->shape[0], c = t->shape[1], hw = t->shape[2] * t->shape[3];
@@ -181,9 +183,10 @@ static float run_expr(const instr *code, int n, const float *x) {
 
 dy_status dy_kernel_fused_elementwise(const dy_op *op, dy_tensor *const *in, int n_in,
                                       dy_tensor *const *out, dy_error *err) {
-  const dy_attr *e = dy_op_find_attr(op, "expr");
+  dy_fused_elementwise_attrs a;
   instr code[MAX_CODE];
-  int n = e && e->kind == DY_ATTR_STRING ? parse_expr(e->s, code) : -1;
+  int n = dy_fused_elementwise_attrs_of(op, &a, NULL) == DY_OK && a.expr
+              ? parse_expr(a.expr, code) : -1;
   if (n <= 0 || n_in < 1 || n_in > 3)
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT, "fused_elementwise: bad expression");
   const dy_type *o = &out[0]->type;

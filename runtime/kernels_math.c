@@ -61,20 +61,6 @@ static float to_f32(double v) {
   return (float)v;
 }
 
-/* Read up to two float attributes (NULL: none) into p. */
-static dy_status read_params(const dy_op *op, const char *a, const char *b,
-                             float *p, dy_error *err) {
-  const char *names[2] = {a, b};
-  for (int i = 0; i < 2 && names[i]; i++) {
-    double v;
-    dy_status s = dy_op_attr_float(op, names[i], &v, err);
-    if (s != DY_OK)
-      return s;
-    p[i] = to_f32(v);
-  }
-  return DY_OK;
-}
-
 /* ------------------------------------------------------------------ */
 /* Unary ops: one map over a per-element function                      */
 /* ------------------------------------------------------------------ */
@@ -170,49 +156,56 @@ static int64_t abs_i64(int64_t x) { return x < 0 ? (int64_t)(0u - (uint64_t)x) :
 static int64_t neg_i64(int64_t x) { return (int64_t)(0u - (uint64_t)x); }
 
 /* dy_kernel_NAME for a unary op with float attributes a, b (or NULL). */
-#define UNARY_KERNEL(name, f, g, a, b)                                         \
+#define UNARY_KERNEL(name, f, g)                                               \
   dy_status dy_kernel_##name(const dy_op *op, dy_tensor *const *in, int n_in, \
                              dy_tensor *const *out, dy_error *err) {          \
     float p[2] = {0.0f, 0.0f};                                                \
-    dy_status s = read_params(op, a, b, p, err);                              \
-    return s ? s : map_unary(op, in, n_in, out, f, p, g, err);                \
+    return map_unary(op, in, n_in, out, f, p, g, err);                        \
+  }
+/* An f32 op with up to two float attributes p0, p1 of its dy_<name>_attrs a. */
+#define UNARY_KERNEL_P(name, f, p0, p1)                                        \
+  dy_status dy_kernel_##name(const dy_op *op, dy_tensor *const *in, int n_in, \
+                             dy_tensor *const *out, dy_error *err) {          \
+    dy_##name##_attrs a;                                                      \
+    dy_status s = dy_##name##_attrs_of(op, &a, err);                          \
+    float p[2] = {to_f32(p0), to_f32(p1)};                                    \
+    return s ? s : map_unary(op, in, n_in, out, f, p, NULL, err);             \
   }
 
-UNARY_KERNEL(silu, silu1, NULL, NULL, NULL)
-UNARY_KERNEL(hard_swish, hard_swish1, NULL, NULL, NULL)
-UNARY_KERNEL(hard_sigmoid, hard_sigmoid1, NULL, "slope", "offset")
-UNARY_KERNEL(leaky_relu, leaky_relu1, NULL, "alpha", NULL)
-UNARY_KERNEL(elu, elu1, NULL, "alpha", NULL)
-UNARY_KERNEL(clip, clip1, NULL, "min", "max")
-UNARY_KERNEL(softplus, softplus1, NULL, "beta", "threshold")
-UNARY_KERNEL(exp, exp1, NULL, NULL, NULL)
-UNARY_KERNEL(log, log1, NULL, NULL, NULL)
-UNARY_KERNEL(sqrt, sqrt1, NULL, NULL, NULL)
-UNARY_KERNEL(rsqrt, rsqrt1, NULL, NULL, NULL)
-UNARY_KERNEL(abs, abs1, abs_i64, NULL, NULL)
-UNARY_KERNEL(neg, neg1, neg_i64, NULL, NULL)
-UNARY_KERNEL(erf, erf1, NULL, NULL, NULL)
-UNARY_KERNEL(reciprocal, reciprocal1, NULL, NULL, NULL)
+UNARY_KERNEL(silu, silu1, NULL)
+UNARY_KERNEL(hard_swish, hard_swish1, NULL)
+UNARY_KERNEL_P(hard_sigmoid, hard_sigmoid1, a.slope, a.offset)
+UNARY_KERNEL_P(leaky_relu, leaky_relu1, a.alpha, 0.0)
+UNARY_KERNEL_P(elu, elu1, a.alpha, 0.0)
+UNARY_KERNEL_P(clip, clip1, a.min, a.max)
+UNARY_KERNEL_P(softplus, softplus1, a.beta, a.threshold)
+UNARY_KERNEL(exp, exp1, NULL)
+UNARY_KERNEL(log, log1, NULL)
+UNARY_KERNEL(sqrt, sqrt1, NULL)
+UNARY_KERNEL(rsqrt, rsqrt1, NULL)
+UNARY_KERNEL(abs, abs1, abs_i64)
+UNARY_KERNEL(neg, neg1, neg_i64)
+UNARY_KERNEL(erf, erf1, NULL)
+UNARY_KERNEL(reciprocal, reciprocal1, NULL)
 
 dy_status dy_kernel_gelu(const dy_op *op, dy_tensor *const *in, int n_in,
                          dy_tensor *const *out, dy_error *err) {
-  int64_t approximate;
-  dy_status s = dy_op_attr_int(op, "approximate", &approximate, err);
+  dy_gelu_attrs a;
+  dy_status s = dy_gelu_attrs_of(op, &a, err);
   if (s != DY_OK)
     return s;
-  return map_unary(op, in, n_in, out, approximate ? gelu_tanh1 : gelu_erf1,
+  return map_unary(op, in, n_in, out, a.approximate ? gelu_tanh1 : gelu_erf1,
                    NULL, NULL, err);
 }
 
 dy_status dy_kernel_scale(const dy_op *op, dy_tensor *const *in, int n_in,
                           dy_tensor *const *out, dy_error *err) {
-  float p[2];
-  int64_t after;
-  dy_status s;
-  if ((s = read_params(op, "scale", "bias", p, err)) ||
-      (s = dy_op_attr_int(op, "bias_after_scale", &after, err)))
+  dy_scale_attrs a;
+  dy_status s = dy_scale_attrs_of(op, &a, err);
+  if (s)
     return s;
-  return map_unary(op, in, n_in, out, after ? scale_after1 : scale_before1, p,
+  float p[2] = {to_f32(a.scale), to_f32(a.bias)};
+  return map_unary(op, in, n_in, out, a.bias_after_scale ? scale_after1 : scale_before1, p,
                    NULL, err);
 }
 
@@ -499,9 +492,10 @@ dy_status dy_kernel_cast(const dy_op *op, dy_tensor *const *in, int n_in,
   dy_status s = dy_kcheck_io(op, in, n_in, 1, out, err);
   if (s != DY_OK)
     return s;
-  int64_t dt;
-  if ((s = dy_op_attr_int(op, "dtype", &dt, err)))
+  dy_cast_attrs a;
+  if ((s = dy_cast_attrs_of(op, &a, err)))
     return s;
+  int64_t dt = a.dtype;
   const dy_type *ti = &in[0]->type, *to = &out[0]->type;
   dy_type want = *ti;
   want.dtype = (dy_dtype)dt;

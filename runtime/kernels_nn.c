@@ -84,31 +84,17 @@ static int64_t dims_product(const dy_type *t, int from, int to) {
 /* conv2d, conv2d_transpose                                            */
 /* ------------------------------------------------------------------ */
 
-/* One convolution's geometry. The bottom and right paddings only shape the
- * output size, which inference has already worked out. */
-typedef struct {
-  int64_t n, c, h, w;      /* input  [n, c, h, w]          */
-  int64_t o, oh, ow;       /* output [n, o, oh, ow]        */
-  int64_t kh, kw;          /* kernel                       */
-  int64_t sh, sw, dh, dw;  /* strides, dilations           */
-  int64_t pt, pl;          /* top and left padding         */
-  int64_t groups;
-} conv_geom;
+/* One convolution's geometry: ir/'s (dy_conv2d_geom), which inference has
+ * checked. The bottom and right paddings only shape the output size. */
+typedef dy_conv_geom conv_geom;
 
-static conv_geom conv_geom_of(const dy_op *op, const dy_type *x,
-                              const dy_type *w, const dy_type *y) {
-  const int64_t *st, *pad, *dil;
-  int n;
-  dy_op_attr_ints(op, "strides", &st, &n, NULL);
-  dy_op_attr_ints(op, "paddings", &pad, &n, NULL); /* [t,l,b,r] or [h,w] */
-  dy_op_attr_ints(op, "dilations", &dil, &n, NULL);
-  return (conv_geom){
-      .n = x->shape[0], .c = x->shape[1], .h = x->shape[2], .w = x->shape[3],
-      .o = y->shape[1], .oh = y->shape[2], .ow = y->shape[3],
-      .kh = w->shape[2], .kw = w->shape[3],
-      .sh = st[0], .sw = st[1], .dh = dil[0], .dw = dil[1],
-      .pt = pad[0], .pl = pad[1],
-      .groups = dy_op_attr_int_or(op, "groups", 1)};
+static conv_geom conv_geom_of(const dy_op *op, const dy_type *x, const dy_type *w) {
+  if (op->kind == DY_OP_CONV2D_TRANSPOSE) {
+    dy_conv2d_transpose_attrs a = dy_conv2d_transpose_attrs_get(op);
+    return dy_conv2d_transpose_geom(x, w, &a);
+  }
+  dy_conv2d_attrs a = dy_conv2d_attrs_get(op); /* conv2d, fused_conv2d */
+  return dy_conv2d_geom(x, w, &a);
 }
 
 /* col[(c*kh + i)*kw + j][oy*ow + ox] = x[c][oy*sh - pt + i*dh][ox*sw - pl + j*dw],
@@ -161,7 +147,7 @@ dy_status dy_kernel_conv2d(const dy_op *op, dy_tensor *const *in, int n_in,
   dy_status s = check_nn(op, in, n_in, 2, out, err);
   if (s != DY_OK)
     return s;
-  conv_geom g = conv_geom_of(op, &in[0]->type, &in[1]->type, &out[0]->type);
+  conv_geom g = conv_geom_of(op, &in[0]->type, &in[1]->type);
   const float *x = in[0]->data, *w = in[1]->data;
   float *y = out[0]->data;
   if (dy_tensor_numel(out[0]) == 0)
@@ -203,7 +189,7 @@ dy_status dy_kernel_conv2d_transpose(const dy_op *op, dy_tensor *const *in,
   dy_status s = check_nn(op, in, n_in, 2, out, err);
   if (s != DY_OK)
     return s;
-  conv_geom g = conv_geom_of(op, &in[0]->type, &in[1]->type, &out[0]->type);
+  conv_geom g = conv_geom_of(op, &in[0]->type, &in[1]->type);
   const float *x = in[0]->data, *w = in[1]->data;
   float *y = out[0]->data;
   memset(y, 0, out[0]->nbytes);
@@ -252,56 +238,18 @@ dy_status dy_kernel_conv2d_transpose(const dy_op *op, dy_tensor *const *in,
 /* pool2d                                                              */
 /* ------------------------------------------------------------------ */
 
-typedef enum { POOL_WINDOWS, POOL_ADAPTIVE, POOL_GLOBAL } pool_mode;
-
-typedef struct {
-  pool_mode mode;
-  bool max;          /* else avg                                        */
-  bool exclusive;    /* avg: divide by the in-bounds count              */
-  int64_t k[2], s[2], lo[2], hi[2];  /* windows mode: kernel, stride, padding */
-} pool_attrs;
-
-static pool_attrs pool_attrs_of(const dy_op *op) {
-  pool_attrs a = {.mode = POOL_WINDOWS};
-  const dy_attr *t = dy_op_find_attr(op, "pooling_type");
-  a.max = strcmp(t->s, "max") == 0;
-  a.exclusive = dy_op_attr_int_or(op, "exclusive", 1) != 0;
-  if (dy_op_attr_int_or(op, "global_pooling", 0)) {
-    a.mode = POOL_GLOBAL;
-    return a;
-  }
-  const int64_t *v;
-  int n;
-  dy_op_attr_ints(op, "ksize", &v, &n, NULL);
-  a.k[0] = v[0];
-  a.k[1] = v[1];
-  if (dy_op_attr_int_or(op, "adaptive", 0)) {
-    a.mode = POOL_ADAPTIVE;
-    return a;
-  }
-  dy_op_attr_ints(op, "strides", &v, &n, NULL);
-  a.s[0] = v[0];
-  a.s[1] = v[1];
-  dy_op_attr_ints(op, "paddings", &v, &n, NULL);
-  for (int d = 0; d < 2; d++) {
-    a.lo[d] = v[d];
-    a.hi[d] = n == 4 ? v[d + 2] : v[d];
-  }
-  return a;
-}
-
 /* The window of output index o along axis d (input size n, output size
  * out_n): the in-bounds range [*lo, *hi), and in *size the window's extent
  * clipped to the padded input (the divisor of avg with padding counted;
  * a ceil_mode window past the far padding is cut there, as in ONNX). */
-static void pool_window(const pool_attrs *a, int d, int64_t o, int64_t n,
+static void pool_window(const dy_pool_geom *a, int d, int64_t o, int64_t n,
                         int64_t out_n, int64_t *lo, int64_t *hi, int64_t *size) {
-  if (a->mode == POOL_GLOBAL) {
+  if (a->mode == DY_POOL_GLOBAL) {
     *lo = 0;
     *hi = *size = n;
     return;
   }
-  if (a->mode == POOL_ADAPTIVE) { /* [floor(o*n/out_n), ceil((o+1)*n/out_n)) */
+  if (a->mode == DY_POOL_ADAPTIVE) { /* [floor(o*n/out_n), ceil((o+1)*n/out_n)) */
     *lo = o * n / out_n;
     *hi = ((o + 1) * n + out_n - 1) / out_n;
     *size = *hi - *lo;
@@ -320,8 +268,9 @@ dy_status dy_kernel_pool2d(const dy_op *op, dy_tensor *const *in, int n_in,
   dy_status s = check_nn(op, in, n_in, 1, out, err);
   if (s != DY_OK)
     return s;
-  pool_attrs a = pool_attrs_of(op);
   const dy_type *tx = &in[0]->type, *ty = &out[0]->type;
+  dy_pool2d_attrs pa = dy_pool2d_attrs_get(op);
+  dy_pool_geom a = dy_pool2d_geom(tx, &pa);
   int64_t planes = tx->shape[0] * tx->shape[1];
   int64_t h = tx->shape[2], w = tx->shape[3], oh = ty->shape[2], ow = ty->shape[3];
   const float *x = in[0]->data;
@@ -384,9 +333,9 @@ dy_status dy_kernel_batch_norm(const dy_op *op, dy_tensor *const *in, int n_in,
   dy_status s = check_nn(op, in, n_in, 5, out, err);
   if (s != DY_OK)
     return s;
-  double eps;
-  dy_op_attr_float(op, "epsilon", &eps, NULL);
-  bool is_test = dy_op_attr_int_or(op, "is_test", 0) != 0;
+  dy_batch_norm_attrs a = dy_batch_norm_attrs_get(op);
+  double eps = a.epsilon;
+  bool is_test = a.is_test != 0;
   const dy_type *t = &in[0]->type;
   int64_t n = t->shape[0], c = t->shape[1], sp = dims_product(t, 2, t->rank);
   const float *x = in[0]->data, *scale = in[1]->data, *bias = in[2]->data;
@@ -417,10 +366,10 @@ dy_status dy_kernel_layer_norm(const dy_op *op, dy_tensor *const *in, int n_in,
   dy_status s = check_nn(op, in, n_in, 3, out, err);
   if (s != DY_OK)
     return s;
-  double eps;
-  dy_op_attr_float(op, "epsilon", &eps, NULL);
+  dy_layer_norm_attrs a = dy_layer_norm_attrs_get(op);
+  double eps = a.epsilon;
   const dy_type *t = &in[0]->type;
-  int64_t axis = dy_op_attr_int_or(op, "begin_norm_axis", -1);
+  int64_t axis = a.begin_norm_axis;
   int ax = (int)(axis < 0 ? axis + t->rank : axis);
   int64_t rows = dims_product(t, 0, ax), cols = dims_product(t, ax, t->rank);
   const float *x = in[0]->data, *scale = in[1]->data, *bias = in[2]->data;
@@ -443,10 +392,10 @@ dy_status dy_kernel_group_norm(const dy_op *op, dy_tensor *const *in, int n_in,
   dy_status s = check_nn(op, in, n_in, 3, out, err);
   if (s != DY_OK)
     return s;
-  double eps;
-  dy_op_attr_float(op, "epsilon", &eps, NULL);
+  dy_group_norm_attrs a = dy_group_norm_attrs_get(op);
+  double eps = a.epsilon;
   const dy_type *t = &in[0]->type;
-  int64_t groups = dy_op_attr_int_or(op, "groups", 1);
+  int64_t groups = a.groups;
   int64_t n = t->shape[0], c = t->shape[1], sp = dims_product(t, 2, t->rank);
   int64_t cg = c / groups, len = cg * sp;
   const float *x = in[0]->data, *scale = in[1]->data, *bias = in[2]->data;
@@ -488,11 +437,10 @@ dy_status dy_kernel_dropout(const dy_op *op, dy_tensor *const *in, int n_in,
   dy_status s = check_nn(op, in, n_in, 1, out, err);
   if (s != DY_OK)
     return s;
-  double pd;
-  dy_op_attr_float(op, "p", &pd, NULL);
-  float p = (float)pd;
-  bool is_test = dy_op_attr_int_or(op, "is_test", 0) != 0;
-  uint64_t seed = (uint64_t)dy_op_attr_int_or(op, "seed", 0);
+  dy_dropout_attrs a = dy_dropout_attrs_get(op);
+  float p = (float)a.p;
+  bool is_test = a.is_test != 0;
+  uint64_t seed = (uint64_t)a.seed;
   int64_t n = dy_tensor_numel(in[0]);
   const float *x = in[0]->data;
   float *y = out[0]->data;

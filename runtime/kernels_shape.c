@@ -111,7 +111,7 @@ dy_status dy_kernel_concat(const dy_op *op, dy_tensor *const *in, int n_in,
   if (s != DY_OK)
     return s;
   const dy_type *to = &out[0]->type;
-  int ax = (int)dy_op_attr_int_or(op, "axis", 0);
+  int ax = (int)dy_concat_attrs_get(op).axis;
   if (ax < 0)
     ax += to->rank;
   /* [outer, dim, inner] around the axis: each input's rows of dim_k * inner
@@ -144,13 +144,11 @@ dy_status dy_kernel_slice(const dy_op *op, dy_tensor *const *in, int n_in,
   dy_status s = kcheck(op, in, n_in, 1, out, false, err);
   if (s != DY_OK)
     return s;
-  const int64_t *starts, *ends, *axes, *steps;
-  int ns, ne, na, nst;
-  if ((s = dy_op_attr_ints(op, "starts", &starts, &ns, err)) ||
-      (s = dy_op_attr_ints(op, "ends", &ends, &ne, err)) ||
-      (s = dy_op_attr_ints(op, "axes", &axes, &na, err)) ||
-      (s = dy_op_attr_ints(op, "steps", &steps, &nst, err)))
+  dy_slice_attrs a;
+  if ((s = dy_slice_attrs_of(op, &a, err)))
     return s;
+  const int64_t *starts = a.starts, *ends = a.ends, *axes = a.axes, *steps = a.steps;
+  int ns = a.n_starts, na = a.n_axes, nst = a.n_steps;
   const dy_type *ti = &in[0]->type;
   walk w;
   walk_init(&w, &out[0]->type);
@@ -239,13 +237,12 @@ dy_status dy_kernel_pad(const dy_op *op, dy_tensor *const *in, int n_in,
   dy_status s = kcheck(op, in, n_in, 1, out, false, err);
   if (s != DY_OK)
     return s;
-  const int64_t *pads;
-  int np;
-  double value;
-  if ((s = dy_op_attr_ints(op, "paddings", &pads, &np, err)) ||
-      (s = dy_op_attr_float(op, "value", &value, err)))
+  dy_pad_attrs a;
+  if ((s = dy_pad_attrs_of(op, &a, err)))
     return s;
-  const char *mode = dy_op_find_attr(op, "mode")->s; /* checked by kcheck */
+  const int64_t *pads = a.paddings;
+  double value = a.value;
+  const char *mode = a.mode; /* checked by kcheck */
   int m = strcmp(mode, "reflect") == 0 ? 1 : strcmp(mode, "edge") == 0 ? 2 : 0;
   const dy_type *ti = &in[0]->type, *to = &out[0]->type;
   size_t es = dy_dtype_size(ti->dtype);
@@ -302,7 +299,7 @@ dy_status dy_kernel_gather(const dy_op *op, dy_tensor *const *in, int n_in,
   if (s != DY_OK)
     return s;
   const dy_type *tx = &in[0]->type;
-  int64_t axis = dy_op_attr_int_or(op, "axis", 0);
+  int64_t axis = dy_gather_attrs_get(op).axis;
   int ax = (int)(axis < 0 ? axis + tx->rank : axis);
   int64_t outer = 1, inner = 1, dim = tx->shape[ax];
   for (int d = 0; d < ax; d++)
@@ -341,10 +338,12 @@ static dy_status reduce(const dy_op *op, dy_tensor *const *in, int n_in,
   if (s != DY_OK)
     return s;
   const dy_type *ti = &in[0]->type;
-  const int64_t *axes;
-  int na;
-  if ((s = dy_op_attr_ints(op, "axes", &axes, &na, err)))
+  /* the four reductions: read through reduce_sum's schema (axes, keepdim) */
+  dy_reduce_sum_attrs a;
+  if ((s = dy_reduce_sum_attrs_of(op, &a, err)))
     return s;
+  const int64_t *axes = a.axes;
+  int na = a.n_axes;
   /* the output stride of each input dim: 0 where reduced; the output holds
    * the kept dims in order, C-contiguous */
   unsigned mask = na ? 0 : ~0u;
@@ -445,7 +444,7 @@ dy_status dy_kernel_argmax(const dy_op *op, dy_tensor *const *in, int n_in,
   if (s != DY_OK)
     return s;
   int64_t outer, n, inner;
-  around_axis(&in[0]->type, dy_op_attr_int_or(op, "axis", 0), &outer, &n, &inner);
+  around_axis(&in[0]->type, dy_argmax_attrs_get(op).axis, &outer, &n, &inner);
   int64_t *y = out[0]->data;
   bool f32 = in[0]->type.dtype == DY_F32;
   if (n == 0) /* rejected by inference; nothing to scan */
@@ -483,7 +482,7 @@ dy_status dy_kernel_log_softmax(const dy_op *op, dy_tensor *const *in, int n_in,
   if (s != DY_OK)
     return s;
   int64_t outer, n, inner;
-  around_axis(&in[0]->type, dy_op_attr_int_or(op, "axis", -1), &outer, &n, &inner);
+  around_axis(&in[0]->type, dy_log_softmax_attrs_get(op).axis, &outer, &n, &inner);
   const float *x = in[0]->data;
   float *y = out[0]->data;
   if (n == 0) /* no elements */

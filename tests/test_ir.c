@@ -88,9 +88,15 @@ static void test_infer_matmul(void) {
   in[0] = T(1, DY_SHAPE(6));
   DY_ASSERT_OK(infer1(DY_OP_MATMUL, a, 2, in, 2, &out, &err), &err);
   CU_ASSERT(shape_is(&out, 2, DY_SHAPE(3, 7)));
-  /* a missing attribute is named */
-  CU_ASSERT_EQUAL(infer1(DY_OP_MATMUL, a, 1, in, 2, &out, &err), DY_STATUS_INVALID_ARGUMENT);
-  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "transpose_y"));
+  /* a missing attribute takes the op table's default (transpose_y 0)... */
+  DY_ASSERT_OK(infer1(DY_OP_MATMUL, a, 1, in, 2, &out, &err), &err);
+  CU_ASSERT(shape_is(&out, 2, DY_SHAPE(3, 7)));
+  in[1] = T(3, DY_SHAPE(3, 7, 6)); /* ...so [6] x [3,7,6] does not fit */
+  CU_ASSERT_EQUAL(infer1(DY_OP_MATMUL, a, 1, in, 2, &out, &err), DY_STATUS_SHAPE_MISMATCH);
+  /* ...and a missing required one is named */
+  in[0] = T(2, DY_SHAPE(4, 6));
+  CU_ASSERT_EQUAL(infer1(DY_OP_RESHAPE, NULL, 0, in, 1, &out, &err), DY_STATUS_INVALID_ARGUMENT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "reshape: missing attribute 'shape'"));
 }
 
 static void test_infer_reshape(void) {
@@ -397,6 +403,240 @@ static void test_op_sources(void) {
   CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "line 5: expected ':'"));
 }
 
+/* ---- typed attributes from the op table ---- */
+
+/* An op of kind k carrying attrs (the stack form eager calls use). */
+static dy_op op_with(dy_op_kind k, const dy_attr *attrs, int n) {
+  return (dy_op){.id = 5, .kind = k, .attrs = (dy_attr *)attrs, .n_attrs = n,
+                 .loc = {"attrs.c", 9}};
+}
+
+static void test_attr_defaults(void) {
+  dy_error err = {0};
+  /* conv2d without attributes: every field is the table's default */
+  dy_op op = op_with(DY_OP_CONV2D, NULL, 0);
+  dy_conv2d_attrs c;
+  DY_ASSERT_OK(dy_conv2d_attrs_of(&op, &c, &err), &err);
+  CU_ASSERT_EQUAL(c.given, 0u);
+  CU_ASSERT_EQUAL_FATAL(c.n_strides, 2);
+  CU_ASSERT(c.strides[0] == 1 && c.strides[1] == 1);
+  CU_ASSERT_EQUAL_FATAL(c.n_paddings, 2);
+  CU_ASSERT(c.paddings[0] == 0 && c.paddings[1] == 0);
+  CU_ASSERT(c.n_dilations == 2 && c.dilations[0] == 1 && c.dilations[1] == 1);
+  CU_ASSERT_EQUAL(c.groups, 1);
+  /* a given attribute wins and is marked given; the rest stay defaults */
+  dy_attr g2[] = {DY_ATTR_I("groups", 2), DY_ATTR_IS("strides", DY_SHAPE(2, 3), 2)};
+  op = op_with(DY_OP_CONV2D, g2, 2);
+  DY_ASSERT_OK(dy_conv2d_attrs_of(&op, &c, &err), &err);
+  CU_ASSERT_EQUAL(c.groups, 2);
+  CU_ASSERT(c.strides[0] == 2 && c.strides[1] == 3);
+  CU_ASSERT_EQUAL(c.given, (1u << 0) | (1u << 3)); /* strides, groups: schema order */
+  CU_ASSERT_EQUAL(c.dilations[1], 1);
+  /* pool2d: exclusive defaults to 1, float defaults too (batch_norm) */
+  dy_attr pt[] = {DY_ATTR_S("pooling_type", "avg")};
+  op = op_with(DY_OP_POOL2D, pt, 1);
+  dy_pool2d_attrs pa = dy_pool2d_attrs_get(&op);
+  CU_ASSERT_STRING_EQUAL(pa.pooling_type, "avg");
+  CU_ASSERT_EQUAL(pa.exclusive, 1);
+  CU_ASSERT_EQUAL(pa.global_pooling, 0);
+  op = op_with(DY_OP_BATCH_NORM, NULL, 0);
+  CU_ASSERT_DOUBLE_EQUAL(dy_batch_norm_attrs_get(&op).epsilon, 1e-5, 1e-12);
+  CU_ASSERT_STRING_EQUAL(dy_attr_schema_find(DY_OP_SCATTER_ND, "reduction")->dflt.s, "none");
+  /* inference applies the defaults: a 3x3 conv, stride 1, no padding */
+  dy_type out, in[2] = {T(4, DY_SHAPE(1, 3, 8, 8)), T(4, DY_SHAPE(4, 3, 3, 3))};
+  DY_ASSERT_OK(infer1(DY_OP_CONV2D, NULL, 0, in, 2, &out, &err), &err);
+  CU_ASSERT(shape_is(&out, 4, DY_SHAPE(1, 4, 6, 6)));
+  /* the generic float getter falls back on the same default */
+  double eps = 0;
+  op = op_with(DY_OP_LAYER_NORM, NULL, 0);
+  DY_ASSERT_OK(dy_op_attr_float(&op, "epsilon", &eps, &err), &err);
+  CU_ASSERT_DOUBLE_EQUAL(eps, 1e-5, 1e-12);
+  /* a required attribute has no default: named when absent */
+  op = op_with(DY_OP_POOL2D, NULL, 0);
+  CU_ASSERT_EQUAL(dy_pool2d_attrs_of(&op, &pa, &err), DY_STATUS_INVALID_ARGUMENT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "pool2d: missing attribute 'pooling_type'"));
+  CU_ASSERT_EQUAL(err.loc.line, 9);
+}
+
+/* A value of kind k that is not the schema's kind. */
+static dy_attr other_kind(const char *name, dy_attr_kind k) {
+  return k == DY_ATTR_STRING ? DY_ATTR_I(name, 1) : DY_ATTR_S(name, "x");
+}
+
+/* Every op's typed accessor agrees with its schema: it exists, reads the
+ * whole schema (every attribute given -> every bit of `given`), fills
+ * defaults for the rest, and rejects each attribute of the wrong kind
+ * naming op and attribute. */
+static void test_every_op_has_a_typed_accessor(void) {
+  _Alignas(16) unsigned char buf[512];
+  int with_attrs = 0;
+  for (int k = 0; k < DY_OP_COUNT; k++) {
+    const dy_op_info *info = dy_op_info_of((dy_op_kind)k);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dy_attrs_table[k]);
+    CU_ASSERT_FATAL(dy_attrs_size[k] <= sizeof buf);
+    CU_ASSERT_FATAL(info->n_attrs <= 16);
+    if (info->n_attrs == 0) {
+      CU_ASSERT_EQUAL(dy_attrs_size[k], sizeof(unsigned));
+      continue;
+    }
+    with_attrs++;
+    CU_ASSERT(dy_attrs_size[k] > sizeof(unsigned));
+    dy_attr all[16], req[16];
+    int n_req = 0;
+    unsigned req_bits = 0;
+    for (int i = 0; i < info->n_attrs; i++) {
+      const dy_attr_schema *e = &info->attrs[i];
+      CU_ASSERT_PTR_EQUAL(dy_attr_schema_find((dy_op_kind)k, e->name), e);
+      CU_ASSERT_EQUAL(e->dflt.kind, e->kind);
+      all[i] = e->dflt;
+      if (e->required) {
+        req[n_req++] = e->dflt;
+        req_bits |= 1u << i;
+      }
+    }
+    dy_error err = {0};
+    unsigned given;
+    dy_op op = op_with((dy_op_kind)k, all, info->n_attrs);
+    DY_ASSERT_OK(dy_attrs_table[k](&op, buf, &err), &err);
+    memcpy(&given, buf, sizeof given);
+    CU_ASSERT_EQUAL(given, (1u << info->n_attrs) - 1);
+    op = op_with((dy_op_kind)k, req, n_req);
+    DY_ASSERT_OK(dy_attrs_table[k](&op, buf, &err), &err);
+    memcpy(&given, buf, sizeof given);
+    CU_ASSERT_EQUAL(given, req_bits);
+    for (int i = 0; i < info->n_attrs; i++) {
+      dy_attr bad[16];
+      memcpy(bad, all, sizeof(dy_attr) * (size_t)info->n_attrs);
+      bad[i] = other_kind(info->attrs[i].name, info->attrs[i].kind);
+      op = op_with((dy_op_kind)k, bad, info->n_attrs);
+      CU_ASSERT_EQUAL(dy_attrs_table[k](&op, buf, &err), DY_STATUS_INVALID_ARGUMENT);
+      char want[128];
+      snprintf(want, sizeof want, "%s: attribute '%s' is ", info->name, info->attrs[i].name);
+      if (!strstr(err.msg, want))
+        fprintf(stderr, "\n  expected '%s', got: %s\n", want, err.msg);
+      CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, want));
+    }
+  }
+  CU_ASSERT(with_attrs >= 40);
+}
+
+static void test_attr_wrong_kind_rejected(void) {
+  /* the verifier names op and attribute */
+  dy_program *p = small_program();
+  dy_error err = {0};
+  p->blocks[0]->ops[0]->attrs[1].kind = DY_ATTR_FLOAT;
+  CU_ASSERT_EQUAL(dy_verify(p, &err), DY_STATUS_INVALID_IR);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "invariant 4 (attributes): op 0 (matmul): attribute "
+                                        "'transpose_y' is float, should be int"));
+  dy_program_free(p);
+  /* and so does the parser, for each form of value */
+  static const char *const bad[][2] = {
+      {"y = transpose(x) {perm = 1}", "transpose: attribute 'perm' is a scalar, should be ints"},
+      {"y = transpose(x) {perm = \"a\"}", "transpose: attribute 'perm' is a string, should be ints"},
+      {"y = transpose(x) {perm = [1.5, 0]}", "transpose: attribute 'perm' is a list of floats"},
+      {"y = softmax(x) {axis = 1.5}", "softmax: attribute 'axis' is a float, should be int"},
+      {"y = softmax(x) {axis = [1]}", "softmax: attribute 'axis' is a list, should be int"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char text[512];
+    snprintf(text, sizeof text,
+             "program {\n var x : f32[2,3] feed 0\n var y : f32[3,2]\n block 0 parent -1 {\n"
+             "  %s\n }\n fetch 0 y\n}\n", bad[i][0]);
+    dy_program *q = NULL;
+    CU_ASSERT_EQUAL(dy_program_parse(text, &q, &err), DY_STATUS_FORMAT);
+    if (!strstr(err.msg, bad[i][1]))
+      fprintf(stderr, "\n  expected '%s', got: %s\n", bad[i][1], err.msg);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "line 5: "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, bad[i][1]));
+    dy_program_free(q);
+  }
+}
+
+static void test_conv_pool_geometry(void) {
+  dy_error err = {0};
+  dy_type out;
+  /* conv2d, asymmetric [t,l,b,r] padding, per-axis stride and dilation:
+   * oh = (7 + 1 + 2 - (2*(3-1) + 1)) / 2 + 1 = 3,
+   * ow = (9 + 0 + 1 - (1*(2-1) + 1)) / 3 + 1 = 3 */
+  dy_attr ca[] = {DY_ATTR_IS("strides", DY_SHAPE(2, 3), 2),
+                  DY_ATTR_IS("paddings", DY_SHAPE(1, 0, 2, 1), 4),
+                  DY_ATTR_IS("dilations", DY_SHAPE(2, 1), 2), DY_ATTR_I("groups", 1)};
+  dy_type in[2] = {T(4, DY_SHAPE(1, 1, 7, 9)), T(4, DY_SHAPE(5, 1, 3, 2))};
+  dy_op op = op_with(DY_OP_CONV2D, ca, 4);
+  dy_conv2d_attrs a = dy_conv2d_attrs_get(&op);
+  dy_conv_geom g = dy_conv2d_geom(&in[0], &in[1], &a);
+  CU_ASSERT(g.pt == 1 && g.pl == 0 && g.pb == 2 && g.pr == 1);
+  CU_ASSERT(g.sh == 2 && g.sw == 3 && g.dh == 2 && g.dw == 1);
+  CU_ASSERT(g.o == 5 && g.oh == 3 && g.ow == 3 && g.kh == 3 && g.kw == 2);
+  DY_ASSERT_OK(infer1(DY_OP_CONV2D, ca, 4, in, 2, &out, &err), &err);
+  CU_ASSERT(shape_is(&out, 4, DY_SHAPE(1, 5, 3, 3)));
+  /* [h, w] padding is both sides: oh = 5 + 2 - 3 + 1, ow = 5 + 4 - 3 + 1 */
+  ca[0] = DY_ATTR_IS("strides", DY_SHAPE(1, 1), 2);
+  ca[1] = DY_ATTR_IS("paddings", DY_SHAPE(1, 2), 2);
+  ca[2] = DY_ATTR_IS("dilations", DY_SHAPE(1, 1), 2);
+  in[0] = T(4, DY_SHAPE(1, 1, 5, 5));
+  in[1] = T(4, DY_SHAPE(2, 1, 3, 3));
+  a = dy_conv2d_attrs_get(&op);
+  g = dy_conv2d_geom(&in[0], &in[1], &a);
+  CU_ASSERT(g.pt == 1 && g.pb == 1 && g.pl == 2 && g.pr == 2);
+  CU_ASSERT(g.oh == 5 && g.ow == 7);
+  DY_ASSERT_OK(infer1(DY_OP_CONV2D, ca, 4, in, 2, &out, &err), &err);
+  CU_ASSERT(shape_is(&out, 4, DY_SHAPE(1, 2, 5, 7)));
+  int64_t p4[4];
+  dy_pads4(DY_SHAPE(3, 4), 2, p4);
+  CU_ASSERT(p4[0] == 3 && p4[1] == 4 && p4[2] == 3 && p4[3] == 4);
+  dy_pads4(NULL, 0, p4);
+  CU_ASSERT(p4[0] == 0 && p4[3] == 0);
+
+  /* conv2d_transpose: oh = (3-1)*2 - 1 - 0 + 1*(3-1) + 1 + 1 = 7,
+   * ow = (4-1)*2 - 0 - 1 + 2*(3-1) + 0 + 1 = 10; o = 3 per group */
+  dy_attr ta[] = {DY_ATTR_IS("strides", DY_SHAPE(2, 2), 2),
+                  DY_ATTR_IS("paddings", DY_SHAPE(1, 0, 0, 1), 4),
+                  DY_ATTR_IS("dilations", DY_SHAPE(1, 2), 2), DY_ATTR_I("groups", 1),
+                  DY_ATTR_IS("output_padding", DY_SHAPE(1, 0), 2)};
+  in[0] = T(4, DY_SHAPE(1, 2, 3, 4));
+  in[1] = T(4, DY_SHAPE(2, 3, 3, 3));
+  op = op_with(DY_OP_CONV2D_TRANSPOSE, ta, 5);
+  dy_conv2d_transpose_attrs tt = dy_conv2d_transpose_attrs_get(&op);
+  g = dy_conv2d_transpose_geom(&in[0], &in[1], &tt);
+  CU_ASSERT(g.o == 3 && g.oh == 7 && g.ow == 10 && g.oph == 1 && g.opw == 0);
+  DY_ASSERT_OK(infer1(DY_OP_CONV2D_TRANSPOSE, ta, 5, in, 2, &out, &err), &err);
+  CU_ASSERT(shape_is(&out, 4, DY_SHAPE(1, 3, 7, 10)));
+
+  /* pool2d, ceil_mode: H 8 padded to 10, windows of 3 at stride 2 ->
+   * ceil((10-3)/2)+1 = 5; W 8 padded to 9 (right 1), windows of 2 at
+   * stride 3 -> ceil((9-2)/3)+1 = 4, but the 4th would start at 9, past
+   * the input and its left padding, so 3 */
+  dy_attr pa[] = {DY_ATTR_S("pooling_type", "max"), DY_ATTR_IS("ksize", DY_SHAPE(3, 2), 2),
+                  DY_ATTR_IS("strides", DY_SHAPE(2, 3), 2),
+                  DY_ATTR_IS("paddings", DY_SHAPE(1, 0, 1, 1), 4), DY_ATTR_I("ceil_mode", 1),
+                  DY_ATTR_I("exclusive", 0), DY_ATTR_I("global_pooling", 0),
+                  DY_ATTR_I("adaptive", 0)};
+  in[0] = T(4, DY_SHAPE(2, 3, 8, 8));
+  op = op_with(DY_OP_POOL2D, pa, 8);
+  dy_pool2d_attrs pl = dy_pool2d_attrs_get(&op);
+  dy_pool_geom pg = dy_pool2d_geom(&in[0], &pl);
+  CU_ASSERT(pg.mode == DY_POOL_WINDOWS && pg.max && !pg.exclusive);
+  CU_ASSERT(pg.lo[0] == 1 && pg.lo[1] == 0 && pg.hi[0] == 1 && pg.hi[1] == 1);
+  CU_ASSERT(pg.oh == 5 && pg.ow == 3);
+  DY_ASSERT_OK(infer1(DY_OP_POOL2D, pa, 8, in, 1, &out, &err), &err);
+  CU_ASSERT(shape_is(&out, 4, DY_SHAPE(2, 3, 5, 3)));
+  pa[4] = DY_ATTR_I("ceil_mode", 0); /* floor: (10-3)/2+1 = 4, (9-2)/3+1 = 3 */
+  pl = dy_pool2d_attrs_get(&op);
+  pg = dy_pool2d_geom(&in[0], &pl);
+  CU_ASSERT(pg.oh == 4 && pg.ow == 3);
+  DY_ASSERT_OK(infer1(DY_OP_POOL2D, pa, 8, in, 1, &out, &err), &err);
+  CU_ASSERT(shape_is(&out, 4, DY_SHAPE(2, 3, 4, 3)));
+  pa[7] = DY_ATTR_I("adaptive", 1); /* ksize is the output size */
+  pl = dy_pool2d_attrs_get(&op);
+  pg = dy_pool2d_geom(&in[0], &pl);
+  CU_ASSERT(pg.mode == DY_POOL_ADAPTIVE && pg.oh == 3 && pg.ow == 2);
+  pa[6] = DY_ATTR_I("global_pooling", 1);
+  pl = dy_pool2d_attrs_get(&op);
+  pg = dy_pool2d_geom(&in[0], &pl);
+  CU_ASSERT(pg.mode == DY_POOL_GLOBAL && pg.oh == 1 && pg.ow == 1);
+}
+
 void dy_test_register(void) {
   DY_SUITE("ir");
   DY_TEST(test_every_op_has_every_part);
@@ -411,4 +651,8 @@ void dy_test_register(void) {
   DY_TEST(test_memplan);
   DY_TEST(test_parse_round_trip);
   DY_TEST(test_op_sources);
+  DY_TEST(test_attr_defaults);
+  DY_TEST(test_every_op_has_a_typed_accessor);
+  DY_TEST(test_attr_wrong_kind_rejected);
+  DY_TEST(test_conv_pool_geometry);
 }

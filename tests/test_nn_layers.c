@@ -119,7 +119,8 @@ static void test_batch_norm_static_mode_keeps_running_stats(void) {
   /* the op is in training mode and the statistics are Program parameters */
   const dy_op *op = p->blocks[0]->ops[0];
   CU_ASSERT_EQUAL(op->kind, DY_OP_BATCH_NORM);
-  CU_ASSERT_EQUAL(dy_op_attr_int_or(op, "is_test", -1), 0);
+  CU_ASSERT_PTR_NOT_NULL(dy_op_find_attr(op, "is_test")); /* carried, not defaulted */
+  CU_ASSERT_EQUAL(dy_batch_norm_attrs_get(op).is_test, 0);
   CU_ASSERT(dy_program_find_var(p, "_mean") >= 0);
   dy_program_free(p);
   dy_layer_free(bn);

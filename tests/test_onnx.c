@@ -105,10 +105,10 @@ static void test_shape_subgraph_dynamic_batch(void) {
   CU_ASSERT_EQUAL_FATAL(dy_program_count_ops(p), 1);
   const dy_op *op = p->blocks[0]->ops[0];
   CU_ASSERT_EQUAL(op->kind, DY_OP_RESHAPE);
-  const int64_t *shape;
-  int n;
-  DY_ASSERT_OK(dy_op_attr_ints(op, "shape", &shape, &n, &err), &err);
-  CU_ASSERT_EQUAL_FATAL(n, 2);
+  dy_reshape_attrs ra;
+  DY_ASSERT_OK(dy_reshape_attrs_of(op, &ra, &err), &err);
+  const int64_t *shape = ra.shape;
+  CU_ASSERT_EQUAL_FATAL(ra.n_shape, 2);
   CU_ASSERT_EQUAL(shape[0], 0);
   CU_ASSERT(shape[1] == 12 || shape[1] == -1);
   const dy_var *out = p->vars[p->fetches[0]];

@@ -938,7 +938,8 @@ static void test_compat_v1(void) {
   CU_ASSERT_EQUAL(((const float *)w->data)[7], -4.0f);
   const dy_op *mm = q->blocks[0]->ops[0];
   CU_ASSERT_EQUAL(mm->kind, DY_OP_MATMUL);
-  CU_ASSERT_EQUAL(dy_op_attr_int_or(mm, "transpose_y", 1), 0);
+  CU_ASSERT_PTR_NOT_NULL(dy_op_find_attr(mm, "transpose_y")); /* carried, not defaulted */
+  CU_ASSERT_EQUAL(dy_matmul_attrs_get(mm).transpose_y, 0);
   CU_ASSERT_STRING_EQUAL(mm->loc.file, "compat.c");
   CU_ASSERT_EQUAL(mm->loc.line, 10);
   CU_ASSERT_EQUAL(q->blocks[0]->ops[6]->kind, DY_OP_MUL);

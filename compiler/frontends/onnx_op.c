@@ -19,43 +19,34 @@
 /* the op builder                                                      */
 /* ------------------------------------------------------------------ */
 
-/* Compare attrs with an op's schema ("name:kind ..."): same names, kinds. */
-static bool schema_matches(const char *schema, const dy_attr *attrs, int n,
+/* The op's full attribute list from the mapper's: each schema entry
+ * (ops.def) given with its kind, or absent and then the table's default;
+ * nothing outside the schema. A mapper may so leave out every attribute
+ * whose ONNX default is the table's. */
+static bool complete_attrs(dy_op_kind k, const dy_attr *attrs, int n, dy_attr *full,
                            char *why, size_t wn) {
-  int count = 0;
-  for (const char *s = schema; *s;) {
-    while (*s == ' ')
-      s++;
-    if (!*s)
-      break;
-    const char *colon = strchr(s, ':');
-    if (!colon)
-      break;
-    const char *e = colon + 1;
-    while (*e && *e != ' ')
-      e++;
-    size_t nl = (size_t)(colon - s), kl = (size_t)(e - colon - 1);
-    dy_attr_kind kind = kl == 1 && colon[1] == 'i'   ? DY_ATTR_INT
-                        : kl == 1 && colon[1] == 'f' ? DY_ATTR_FLOAT
-                        : kl == 1 && colon[1] == 's' ? DY_ATTR_STRING
-                        : kl == 2 && colon[2] == 's' && colon[1] == 'i' ? DY_ATTR_INTS
-                                                                        : DY_ATTR_FLOATS;
-    bool found = false;
-    for (int i = 0; i < n; i++)
-      if (strlen(attrs[i].name) == nl && strncmp(attrs[i].name, s, nl) == 0) {
-        found = attrs[i].kind == kind;
-        break;
-      }
-    if (!found) {
-      snprintf(why, wn, "attribute '%.*s' missing or of another kind", (int)nl, s);
+  const dy_op_info *info = dy_op_info_of(k);
+  for (int i = 0; i < n; i++)
+    if (!dy_attr_schema_find(k, attrs[i].name)) {
+      snprintf(why, wn, "attribute '%s' is not in the schema", attrs[i].name);
       return false;
     }
-    count++;
-    s = e;
-  }
-  if (count != n) {
-    snprintf(why, wn, "%d attributes given, the schema has %d", n, count);
-    return false;
+  for (int j = 0; j < info->n_attrs; j++) {
+    const dy_attr_schema *e = &info->attrs[j];
+    const dy_attr *a = NULL;
+    for (int i = 0; i < n && !a; i++)
+      if (strcmp(attrs[i].name, e->name) == 0)
+        a = &attrs[i];
+    if (a && a->kind != e->kind) {
+      snprintf(why, wn, "attribute '%s' is %s, should be %s", e->name,
+               dy_attr_kind_name(a->kind), dy_attr_kind_name(e->kind));
+      return false;
+    }
+    if (!a && e->required) {
+      snprintf(why, wn, "missing attribute '%s'", e->name);
+      return false;
+    }
+    full[j] = a ? *a : e->dflt;
   }
   return true;
 }
@@ -103,10 +94,12 @@ dy_status ox_op_n(ox_ctx *c, const char *opname, ox_value *const *in, int n_in,
   if (!dy_op_kind_from_name(opname, &k))
     return ox_fail(c, DY_STATUS_UNSUPPORTED,
                    "needs the op '%s', which this build's op table does not have", opname);
-  const dy_op_info *info = dy_op_info_of(k);
-  if (!schema_matches(info->attrs, attrs, n_attrs, why, sizeof why))
-    return ox_fail(c, DY_STATUS_INTERNAL, "%s: the mapping does not fit the op's schema "
-                   "\"%s\": %s", opname, info->attrs, why);
+  dy_attr full[16];
+  if (dy_op_info_of(k)->n_attrs > 16 || !complete_attrs(k, attrs, n_attrs, full, why, sizeof why))
+    return ox_fail(c, DY_STATUS_INTERNAL, "%s: the mapping does not fit the op's schema: %s",
+                   opname, why);
+  attrs = full;
+  n_attrs = dy_op_info_of(k)->n_attrs;
   if (n_in > 16 || n_out > 8)
     return ox_fail(c, DY_STATUS_UNSUPPORTED, "%s: too many operands", opname);
   bool all_const = true, any_sym = false;

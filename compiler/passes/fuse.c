@@ -46,14 +46,14 @@ static void remove_op(dy_block *b, const dy_op *op) {
 
 /* Does transpose op t swap exactly the last two dims? */
 static bool swaps_last_two(const dy_op *t) {
-  const dy_attr *perm = dy_op_find_attr(t, "perm");
-  if (!perm || perm->n < 2)
+  dy_transpose_attrs a = dy_transpose_attrs_get(t);
+  if (a.n_perm < 2)
     return false;
-  int r = perm->n;
+  int r = a.n_perm;
   for (int i = 0; i < r - 2; i++)
-    if (perm->ints[i] != i)
+    if (a.perm[i] != i)
       return false;
-  return perm->ints[r - 2] == r - 1 && perm->ints[r - 1] == r - 2;
+  return a.perm[r - 2] == r - 1 && a.perm[r - 1] == r - 2;
 }
 
 static dy_status set_int_attr(dy_program *p, dy_op *op, const char *name, int64_t v) {
@@ -79,7 +79,8 @@ dy_status dy_pass_fuse_transpose(dy_program *p, bool *changed,
           p->vars[t->inputs[0]]->type.rank < 2)
         continue;
       const char *flag = side ? "transpose_y" : "transpose_x";
-      int64_t v = dy_op_attr_int_or(mm, flag, 0);
+      dy_matmul_attrs ma = dy_matmul_attrs_get(mm); /* fused_matmul too */
+      int64_t v = side ? ma.transpose_y : ma.transpose_x;
       if (set_int_attr(p, mm, flag, !v))
         return dy_error_at(err, mm, DY_STATUS_INTERNAL, "fuse-transpose: no '%s'", flag);
       mm->inputs[side] = t->inputs[0];
@@ -103,17 +104,14 @@ static bool epilogue_act(const dy_program *p, const dy_op *op, const char **act,
     *act = "tanh";
   else if (op_named(op, "silu"))
     *act = "silu";
-  else if (op_named(op, "gelu") && dy_op_attr_int_or(op, "approximate", 0) == 0)
+  else if (op_named(op, "gelu") && dy_gelu_attrs_get(op).approximate == 0)
     *act = "gelu";
   else if (op_named(op, "leaky_relu")) {
-    const dy_attr *a = dy_op_find_attr(op, "alpha");
-    if (!a || a->kind != DY_ATTR_FLOAT)
-      return false;
     *act = "leaky_relu";
-    *alpha = a->f;
+    *alpha = dy_leaky_relu_attrs_get(op).alpha;
   } else if (op_named(op, "clip")) {
-    const dy_attr *lo = dy_op_find_attr(op, "min"), *hi = dy_op_find_attr(op, "max");
-    if (!lo || !hi || lo->f != 0 || hi->f != 6)
+    dy_clip_attrs c = dy_clip_attrs_get(op);
+    if (c.min != 0 || c.max != 6)
       return false;
     *act = "relu6";
   } else {

@@ -42,7 +42,8 @@ static int new_const(dy_program *p, const char *stem, const dy_type *t, const vo
 /* Try to fold the batch norm `bn` into what produces its input. */
 static dy_status fold_one(dy_program *p, dy_op *bn, bool *done, dy_error *err) {
   *done = false;
-  if (dy_op_attr_int_or(bn, "is_test", 0) != 1)
+  dy_batch_norm_attrs bna = dy_batch_norm_attrs_get(bn);
+  if (bna.is_test != 1)
     return DY_OK;
   const dy_type *xt = &p->vars[bn->inputs[0]]->type;
   if (xt->rank < 2 || xt->shape[1] < 1)
@@ -50,8 +51,7 @@ static dy_status fold_one(dy_program *p, dy_op *bn, bool *done, dy_error *err) {
   int64_t c = xt->shape[1];
   const float *gamma = const_f32(p, bn->inputs[1], c), *beta = const_f32(p, bn->inputs[2], c);
   const float *mean = const_f32(p, bn->inputs[3], c), *var = const_f32(p, bn->inputs[4], c);
-  const dy_attr *eps_a = dy_op_find_attr(bn, "epsilon");
-  if (!gamma || !beta || !mean || !var || !eps_a)
+  if (!gamma || !beta || !mean || !var)
     return DY_OK;
   /* walk back: [add b0 <-] conv2d / matmul */
   dy_op *add = NULL, *base = dy_program_def(p, bn->inputs[0], NULL, NULL);
@@ -78,7 +78,7 @@ static dy_status fold_one(dy_program *p, dy_op *bn, bool *done, dy_error *err) {
   const dy_var *wv = p->vars[w];
   if (!wv->persistable || wv->type.dtype != DY_F32 || wv->type.rank < 2)
     return DY_OK;
-  bool ty = !conv && dy_op_attr_int_or(base, "transpose_y", 0);
+  bool ty = !conv && dy_matmul_attrs_get(base).transpose_y; /* fused_matmul too */
   int64_t wn = dy_type_numel(&wv->type);
   /* conv: w [O, ...], channel = row; matmul: w [K, C] (column c) or [C, K] */
   if (conv ? wv->type.shape[0] != c
@@ -95,7 +95,7 @@ static dy_status fold_one(dy_program *p, dy_op *bn, bool *done, dy_error *err) {
   }
   const float *w0 = wv->data, *bias0 = b0 >= 0 ? p->vars[b0]->data : NULL;
   for (int64_t i = 0; i < c; i++) {
-    s[i] = gamma[i] / sqrtf(var[i] + (float)eps_a->f);
+    s[i] = gamma[i] / sqrtf(var[i] + (float)bna.epsilon);
     nb[i] = ((bias0 ? bias0[i] : 0.0f) - mean[i]) * s[i] + beta[i];
   }
   int64_t per_row = wn / wv->type.shape[0];

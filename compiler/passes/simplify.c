@@ -45,19 +45,19 @@ static bool is_identity(const dy_program *p, const dy_op *op, int *which) {
   if (op->n_inputs >= 1 && dy_op_has(op, DY_OPF_VIEW))
     return dy_type_equal(&p->vars[op->inputs[0]]->type, out);
   if (op->kind == DY_OP_TRANSPOSE) {
-    const dy_attr *perm = dy_op_find_attr(op, "perm");
-    for (int i = 0; perm && i < perm->n; i++)
-      if (perm->ints[i] != i)
+    dy_transpose_attrs a = dy_transpose_attrs_get(op);
+    for (int i = 0; i < a.n_perm; i++)
+      if (a.perm[i] != i)
         return false;
-    return perm != NULL;
+    return true;
   }
   if (op_is(op, "dropout")) {
-    const dy_attr *t = dy_op_find_attr(op, "is_test"), *pr = dy_op_find_attr(op, "p");
-    return (t && t->i) || (pr && pr->f == 0);
+    dy_dropout_attrs a = dy_dropout_attrs_get(op);
+    return a.is_test || a.p == 0;
   }
   if (op_is(op, "scale")) {
-    const dy_attr *s = dy_op_find_attr(op, "scale"), *b = dy_op_find_attr(op, "bias");
-    return s && b && s->f == 1 && b->f == 0;
+    dy_scale_attrs a = dy_scale_attrs_get(op);
+    return a.scale == 1 && a.bias == 0;
   }
   if (op_is(op, "cast"))
     return p->vars[op->inputs[0]]->type.dtype == out->dtype;
@@ -114,16 +114,16 @@ static bool merge_transposes(dy_program *p, dy_op *op) {
   const dy_op *inner = dy_program_def(p, op->inputs[0], NULL, NULL);
   if (!inner || inner->kind != DY_OP_TRANSPOSE)
     return false;
-  const dy_attr *p1 = dy_op_find_attr(inner, "perm"), *p2 = dy_op_find_attr(op, "perm");
-  if (!p1 || !p2 || p1->n != p2->n)
+  dy_transpose_attrs p1 = dy_transpose_attrs_get(inner), p2 = dy_transpose_attrs_get(op);
+  if (p1.n_perm != p2.n_perm)
     return false;
-  int64_t *perm = dy_program_alloc(p, sizeof(int64_t) * (size_t)(p2->n + 1));
+  int64_t *perm = dy_program_alloc(p, sizeof(int64_t) * (size_t)(p2.n_perm + 1));
   dy_attr *attrs = dy_program_alloc(p, sizeof(dy_attr));
   if (!perm || !attrs)
     return false;
-  for (int i = 0; i < p2->n; i++)
-    perm[i] = p1->ints[p2->ints[i]];
-  *attrs = (dy_attr){.name = "perm", .kind = DY_ATTR_INTS, .n = p2->n, .ints = perm};
+  for (int i = 0; i < p2.n_perm; i++)
+    perm[i] = p1.perm[p2.perm[i]];
+  *attrs = (dy_attr){.name = "perm", .kind = DY_ATTR_INTS, .n = p2.n_perm, .ints = perm};
   op->inputs[0] = inner->inputs[0];
   op->attrs = attrs;
   op->n_attrs = 1;
