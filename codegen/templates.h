@@ -2,7 +2,7 @@
  *
  * The text that every generated file carries the same (up to a name or a
  * number) lives in real C files under codegen/rt/, which compile and lint
- * on their own (tests/test_codegen.c builds each one with -Werror, on the
+ * on their own (tests/test_templates.c builds each one with -Werror, on the
  * scalar and the SIMD paths):
  *
  *   rt/dy_main.c     main.c, the command-line driver    dy_tpl_main

@@ -8,7 +8,7 @@
  * begin" and "template end" lines is turned into C strings at build time
  * by rt/embed.cmake and emitted as it is. No placeholders.
  *
- * On its own (tests/test_codegen.c) it needs what NAME.c has in front of
+ * On its own (tests/test_templates.c) it needs what NAME.c has in front of
  * it: <stdint.h> and the SIMD helpers of dy_simd.h.
  */
 #ifndef DY_RT_GEMM_H

@@ -14,7 +14,7 @@
  *                   macros (DY_MODEL_NUM_INPUTS, DY_MODEL_OK, ...)
  *   DY_TPL_VERSION  with the version of dy2stc
  *
- * On its own (tests/test_codegen.c: -std=c11 -pedantic, for _Noreturn) it
+ * On its own (tests/test_templates.c: -std=c11 -pedantic, for _Noreturn) it
  * compiles against rt/check/dy_model.h, a stand-in for a model's header.
  */
 /* dy2stc: template begin */

@@ -11,8 +11,8 @@
  * it (compiling this file on its own checks that), and its name must be
  * what it defines. No placeholders.
  *
- * On its own (tests/test_codegen.c compiles it, hosted and freestanding)
- * it needs only <stdint.h>, which NAME.c includes before it.
+ * On its own (tests/test_templates.c compiles it, hosted and
+ * freestanding) it needs only <stdint.h>, which NAME.c includes before it.
  */
 #ifndef DY_RT_MATHLIB_H
 #define DY_RT_MATHLIB_H
@@ -287,4 +287,14 @@ static inline float dy_powf(float x, float y) {
 }
 
 /* dy2stc: template end */
+/* Compiled as a file of its own: a use of each, or clang warns of unused
+ * static inline functions (NAME.c holds only those its kernels use). */
+float dy_mathlib_check(float x, float y);
+float dy_mathlib_check(float x, float y) {
+  return dy_expf(x) + dy_logf(x) + dy_log1pf(x) + dy_expm1f(x) + dy_sqrtf(x) +
+         dy_tanhf(x) + dy_sigmoidf(x) + dy_erff(x) + dy_powf(x, y) + dy_fabsf(x) +
+         dy_copysignf(x, y) + dy_fminf(x, y) + dy_fmaxf(x, y) + dy_floorf(x) +
+         dy_ceilf(x) + dy_roundf(x) + (float)dy_isnanf(x) + DY_NAN * 0.0f +
+         DY_INFINITY * 0.0f;
+}
 #endif /* DY_RT_MATHLIB_H */

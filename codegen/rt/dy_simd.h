@@ -6,7 +6,7 @@
  * begin" and "template end" lines is turned into C strings at build time
  * by rt/embed.cmake and emitted as it is. No placeholders.
  *
- * On its own (tests/test_codegen.c compiles it on every path the compiler
+ * On its own (tests/test_templates.c compiles it on every path the compiler
  * can target: plain C, SSE2, AVX2, AVX-512) it needs what NAME.c has in
  * front of it: <stdint.h> and the math functions (dy_expf, dy_tanhf,
  * dy_erff) of dy_mathlib.h.

@@ -11,7 +11,7 @@
  *                    (codegen_internal.h)
  *
  * which the stand-ins below define so that the file compiles on its own
- * (tests/test_codegen.c), with <stdint.h> and <stddef.h>, which NAME.c
+ * (tests/test_templates.c), with <stdint.h> and <stddef.h>, which NAME.c
  * includes before it.
  */
 #ifndef DY_RT_THREAD_H
