@@ -11,10 +11,7 @@
  *     between the markers, section markers left out
  *   - placeholders: main.c and the thread helper carry none once emitted,
  *     and dy_tpl_put replaces them as documented
- *   - the math library: every function, emitted alone with what it
- *     names, compiles (-Werror, freestanding: a missing dependency fails),
- *     each definition comes before its first use, and each section defines
- *     the name it carries
+ *   (the math library's sections, one per function: tests/test_mathlib.c)
  * Scratch files go under DY_BUILD_DIR/templates.
  */
 #include <stdlib.h>
@@ -236,82 +233,10 @@ static void test_placeholders(void) {
   dy_buf_free(&b);
 }
 
-/* Where name is defined in text ("name(" after a space, or "#define name "). */
-static const char *definition(const char *text, const char *name) {
-  char pat[128];
-  snprintf(pat, sizeof pat, " %s(", name);
-  const char *s = strstr(text, pat);
-  if (!s) {
-    snprintf(pat, sizeof pat, "#define %s ", name);
-    s = strstr(text, pat);
-  }
-  return s;
-}
-
-static void test_mathlib_each_alone(void) {
-  mkdir(WORK, 0777);
-  dy_buf files = {0};
-  for (int i = 0; i < dy_mathlib_count(); i++) {
-    const char *name = dy_mathlib_name(i);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(name);
-    /* the section carries the name of what it defines */
-    const dy_tpl_section *s = &dy_tpl_mathlib_sections[i];
-    dy_buf sec = {0};
-    dy_tpl_put(&sec, dy_tpl_mathlib, s[0].line, s[1].line, NULL, 0);
-    if (!sec.s || !definition(sec.s, name))
-      fprintf(stderr, "\n  section %s does not define %s\n", name, name);
-    CU_ASSERT(sec.s && definition(sec.s, name));
-    dy_buf_free(&sec);
-
-    dy_buf b = {0};
-    dy_mathlib_emit(&b, name);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(b.s);
-    /* every name it holds is defined before its first use */
-    for (int j = 0; j < dy_mathlib_count(); j++) {
-      const char *other = dy_mathlib_name(j);
-      const char *def = definition(b.s, other);
-      if (def && strstr(b.s, other) < def)
-        fprintf(stderr, "\n  %s alone: %s is used before its definition\n", name, other);
-      CU_ASSERT(!def || strstr(b.s, other) >= def);
-    }
-    /* alone_NAME.h, as NAME.c would hold it (a header: clang would warn
-     * of static inline functions a .c file does not call) */
-    char path[512];
-    snprintf(path, sizeof path, WORK "/alone_%s.h", name);
-    FILE *f = fopen(path, "w");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fprintf(f, "#include <stdint.h>\n\n%s", b.s);
-    fclose(f);
-    snprintf(path, sizeof path, WORK "/alone_%s.c", name);
-    f = fopen(path, "w");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fprintf(f, "#include \"alone_%s.h\"\n", name);
-    /* a use, so that a macro's body is compiled too */
-    if (strncmp(name, "DY_", 3) == 0)
-      fprintf(f, "float use_%s(void);\nfloat use_%s(void) { return %s; }\n", name, name, name);
-    else
-      fprintf(f, "typedef int nonempty_;\n"); /* ISO C: no empty file */
-    fclose(f);
-    dy_buf_printf(&files, " alone_%s.c", name);
-    dy_buf_free(&b);
-  }
-  const char *ccs[2];
-  int n_cc = compilers(ccs);
-  for (int c = 0; c < n_cc; c++) {
-    int rc = sh("cd %s && %s -std=c99 -pedantic -Wall -Wextra -Werror -ffreestanding -c%s",
-                WORK, ccs[c], files.s);
-    if (rc)
-      show_log(ccs[c]);
-    CU_ASSERT_EQUAL(rc, 0);
-  }
-  dy_buf_free(&files);
-}
-
 void dy_test_register(void) {
   DY_SUITE("templates");
   DY_TEST(test_strings_are_the_files);
   DY_TEST(test_placeholders);
-  DY_TEST(test_mathlib_each_alone);
   DY_TEST(test_each_compiles_alone);
   DY_TEST(test_main_links_and_runs);
 }

@@ -69,17 +69,23 @@ static void usage(FILE *f) {
           prog);
 }
 
+static void say(const char *fmt, va_list ap) PRINTF_LIKE(1, 0);
 static _Noreturn void usage_error(const char *fmt, ...) PRINTF_LIKE(1, 2);
 static _Noreturn void fail(const char *fmt, ...) PRINTF_LIKE(1, 2);
+
+/* One line on stderr: "PROG: message". */
+static void say(const char *fmt, va_list ap) {
+  fprintf(stderr, "%s: ", prog);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+}
 
 /* A bad command line: exit 2. */
 static void usage_error(const char *fmt, ...) {
   va_list ap;
-  fprintf(stderr, "%s: ", prog);
   va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
+  say(fmt, ap);
   va_end(ap);
-  fputc('\n', stderr);
   usage(stderr);
   exit(2);
 }
@@ -87,11 +93,9 @@ static void usage_error(const char *fmt, ...) {
 /* Anything else that goes wrong: one line, exit 1. */
 static void fail(const char *fmt, ...) {
   va_list ap;
-  fprintf(stderr, "%s: ", prog);
   va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
+  say(fmt, ap);
   va_end(ap);
-  fputc('\n', stderr);
   exit(1);
 }
 
