@@ -187,8 +187,13 @@ static void test_strings_are_the_files(void) {
     free(got);
     free(want);
   }
-  /* the math library has one section per function, the others none */
-  CU_ASSERT_EQUAL(dy_mathlib_count(), 23);
+  /* the math library has one section per function (all of them: none
+   * beyond what emit_mathlib.c can hold), the others none */
+  int n_math = 0;
+  while (dy_tpl_mathlib_sections[n_math].name)
+    n_math++;
+  CU_ASSERT(n_math >= 23);
+  CU_ASSERT_EQUAL(dy_mathlib_count(), n_math);
   CU_ASSERT_PTR_NULL(dy_tpl_simd_sections[0].name);
   CU_ASSERT_PTR_NULL(dy_tpl_main_sections[0].name);
 }
