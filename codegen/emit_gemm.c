@@ -51,6 +51,7 @@
 #include <string.h>
 
 #include "codegen_internal.h"
+#include "templates.h"
 
 enum {
   MR = 6,      /* rows of the register tile                         */
@@ -71,41 +72,8 @@ typedef long long ll;
 /* The micro-kernels, once per file                                    */
 /* ------------------------------------------------------------------ */
 
-static const char *const gemm_head[] = {
-    "/* ---- GEMM micro-kernels (codegen/emit_gemm.c) ----\n",
-    " * dy_gemm_tile(mr, kc, a, rsa, csa, b, c, ldc, nr, flags, bias, alpha):\n",
-    " *   c[i][j] (+)= sum over k < kc of a[i*rsa + k*csa] * b[k*16 + j]\n",
-    " * for i < mr (1..6) and j < nr (1..16), b being a panel of 16 columns,\n",
-    " * then in registers: DY_GEMM_ADD_C adds what c holds, DY_GEMM_BIAS_COL\n",
-    " * adds bias[j], DY_GEMM_BIAS_ROW bias[i], then relu, relu6 or leaky_relu\n",
-    " * (slope alpha), or DY_GEMM_ACT(DY_ACT_*) on the stored row (still in L1). */\n",
-    "#define DY_GEMM_ADD_C 1\n",
-    "#define DY_GEMM_BIAS_COL 2\n",
-    "#define DY_GEMM_BIAS_ROW 4\n",
-    "#define DY_GEMM_RELU 8\n",
-    "#define DY_GEMM_RELU6 16\n",
-    "#define DY_GEMM_LEAKY 32\n",
-    "#define DY_GEMM_ACT(a) ((a) << 6)\n",
-    "\n",
-    "/* Row i of a tile: the epilogue, then store its first nr floats at c. */\n",
-    "DY_HELPER void dy_gemm_out(float *c, dy_f16 x, int nr, int flags,\n",
-    "                           const float *bias, int i, float alpha) {\n",
-    "  if (flags & DY_GEMM_ADD_C)\n",
-    "    x = dy_f16_add(x, dy_f16_loadn(c, nr));\n",
-    "  if (flags & DY_GEMM_BIAS_COL)\n",
-    "    x = dy_f16_add(x, dy_f16_loadn(bias, nr));\n",
-    "  if (flags & DY_GEMM_BIAS_ROW)\n",
-    "    x = dy_f16_add(x, dy_f16_set(bias[i]));\n",
-    "  if (flags & DY_GEMM_RELU)\n",
-    "    x = dy_f16_relu(x);\n",
-    "  if (flags & DY_GEMM_RELU6)\n",
-    "    x = dy_f16_relu6(x);\n",
-    "  if (flags & DY_GEMM_LEAKY)\n",
-    "    x = dy_f16_leaky(x, alpha);\n",
-    "  dy_f16_storen(c, x, nr);\n",
-    "}\n",
-    "\n",
-};
+/* The flags and dy_gemm_out come from the template rt/dy_gemm.h; the
+ * micro-kernels are unrolled here. */
 
 /* One micro-kernel of mr rows, k unrolled u times (u sets of accumulators,
  * summed at the end). */
@@ -177,8 +145,7 @@ static void put_ukr(dy_buf *o, int mr, int u) {
 }
 
 void dy_cg_gemm_prelude(dy_buf *out) {
-  for (size_t i = 0; i < sizeof gemm_head / sizeof *gemm_head; i++)
-    dy_buf_puts(out, gemm_head[i]);
+  dy_tpl_put(out, dy_tpl_gemm, 0, -1, NULL, 0);
   for (int mr = 1; mr <= MR; mr++)
     put_ukr(out, mr, mr == 1 ? 4 : mr == 2 ? 2 : 1);
   dy_buf_puts(out,
@@ -475,50 +442,13 @@ dy_status dy_cg_gemm_loops(dy_cg_ctx *ctx, dy_error *err, const dy_gemm_call *g)
   return DY_OK;
 }
 
+/* The template rt/dy_thread.h, for `threads` threads. */
 void dy_cg_thread_prelude(dy_buf *out, int threads) {
-  dy_buf_printf(out,
-                "/* ---- threads (dy2stc --threads %d) ----\n"
-                " * dy_parallel(n, fn, arg) runs fn(arg, lo, hi, t) over [0, n) in\n"
-                " * DY_THREADS slices t, slice 0 on the calling thread, the others on\n"
-                " * threads made for the call and joined before it returns (a thread\n"
-                " * that cannot be made runs its slice on the caller). Nothing is kept\n"
-                " * between calls. -DDY_THREAD_MIN_WORK=N changes the threshold. */\n"
-                "#include <pthread.h>\n"
-                "#define DY_THREADS %d\n"
-                "#ifndef DY_THREAD_MIN_WORK /* multiply-adds below which a kernel stays on one thread */\n"
-                "#define DY_THREAD_MIN_WORK %d\n"
-                "#endif\n"
-                "typedef void (*dy_part_fn)(void *arg, int64_t lo, int64_t hi, int t);\n"
-                "typedef struct {\n"
-                "  dy_part_fn fn;\n"
-                "  void *arg;\n"
-                "  int64_t lo, hi;\n"
-                "  int t;\n"
-                "} dy_part;\n\n"
-                "static void *dy_part_main(void *p) {\n"
-                "  const dy_part *q = (const dy_part *)p;\n"
-                "  q->fn(q->arg, q->lo, q->hi, q->t);\n"
-                "  return NULL;\n"
-                "}\n\n"
-                "static void dy_parallel(int64_t n, dy_part_fn fn, void *arg) {\n"
-                "  pthread_t th[DY_THREADS];\n"
-                "  dy_part part[DY_THREADS];\n"
-                "  int made[DY_THREADS], t;\n"
-                "  for (t = 0; t < DY_THREADS; t++) {\n"
-                "    part[t].fn = fn, part[t].arg = arg, part[t].t = t;\n"
-                "    part[t].lo = n * t / DY_THREADS, part[t].hi = n * (t + 1) / DY_THREADS;\n"
-                "    made[t] = t > 0 && part[t].lo < part[t].hi &&\n"
-                "              pthread_create(&th[t], NULL, dy_part_main, &part[t]) == 0;\n"
-                "  }\n"
-                "  fn(arg, part[0].lo, part[0].hi, 0);\n"
-                "  for (t = 1; t < DY_THREADS; t++) {\n"
-                "    if (made[t])\n"
-                "      pthread_join(th[t], NULL);\n"
-                "    else if (part[t].lo < part[t].hi)\n"
-                "      fn(arg, part[t].lo, part[t].hi, t);\n"
-                "  }\n"
-                "}\n\n",
-                threads, threads, (int)DY_THREAD_MIN_WORK);
+  char n[16], min_work[16];
+  snprintf(n, sizeof n, "%d", threads);
+  snprintf(min_work, sizeof min_work, "%d", (int)DY_THREAD_MIN_WORK);
+  const dy_tpl_sub subs[] = {{"DY_TPL_THREADS", n}, {"DY_TPL_MIN_WORK", min_work}};
+  dy_tpl_put(out, dy_tpl_thread, 0, -1, subs, 2);
 }
 
 /* Pack columns [j0, j0 + w) of a run-time B (row-major k x n, or n x k when

@@ -1,7 +1,8 @@
 /* test_mathlib.c - the math functions of the generated C (emit_mathlib.c).
  *
  *   - dy_mathlib_emit writes what kernel text names and what that needs,
- *     dependencies first, and nothing for text that names none
+ *     dependencies first, and nothing for text that names none; every
+ *     function emitted alone compiles (a missing dependency fails)
  *   - all of them together are clean C99 under gcc and clang with strict
  *     warnings, freestanding, and build for Cortex-M0/M4 when the cross
  *     compiler is there
@@ -24,6 +25,7 @@
 #include "codegen_internal.h"
 #include "dy_compiler.h"
 #include "dy_test.h"
+#include "templates.h"
 
 #define WORK DY_BUILD_DIR "/mathlib"
 #define SWEEP DY_SOURCE_DIR "/tests/mathlib_sweep.c"
@@ -111,6 +113,69 @@ static void test_emits_what_is_named(void) {
   CU_ASSERT_PTR_NOT_NULL(definition(t, "dy_truncf"));
   CU_ASSERT_PTR_NULL(definition(t, "dy_erff"));
   free(t);
+}
+
+/* Every function emitted alone, with what its text names (the template
+ * codegen/rt/dy_mathlib.h, one section per function): it compiles
+ * freestanding with -Werror under gcc and clang, so a dependency missing
+ * from the library fails; each definition comes before its first use; and
+ * each section defines the name it carries. */
+static void test_mathlib_each_alone(void) {
+  mkdir(WORK, 0777);
+  dy_buf files = {0};
+  for (int i = 0; i < dy_mathlib_count(); i++) {
+    const char *name = dy_mathlib_name(i);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(name);
+    /* the section carries the name of what it defines */
+    const dy_tpl_section *s = &dy_tpl_mathlib_sections[i];
+    dy_buf sec = {0};
+    dy_tpl_put(&sec, dy_tpl_mathlib, s[0].line, s[1].line, NULL, 0);
+    if (!sec.s || !definition(sec.s, name))
+      fprintf(stderr, "\n  section %s does not define %s\n", name, name);
+    CU_ASSERT(sec.s && definition(sec.s, name));
+    dy_buf_free(&sec);
+
+    dy_buf b = {0};
+    dy_mathlib_emit(&b, name);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b.s);
+    /* every name it holds is defined before its first use */
+    for (int j = 0; j < dy_mathlib_count(); j++) {
+      const char *other = dy_mathlib_name(j);
+      const char *def = definition(b.s, other);
+      if (def && strstr(b.s, other) < def)
+        fprintf(stderr, "\n  %s alone: %s is used before its definition\n", name, other);
+      CU_ASSERT(!def || strstr(b.s, other) >= def);
+    }
+    /* alone_NAME.h, as NAME.c would hold it (a header: clang would warn
+     * of static inline functions a .c file does not call) */
+    char path[512];
+    snprintf(path, sizeof path, WORK "/alone_%s.h", name);
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fprintf(f, "#include <stdint.h>\n\n%s", b.s);
+    fclose(f);
+    snprintf(path, sizeof path, WORK "/alone_%s.c", name);
+    f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fprintf(f, "#include \"alone_%s.h\"\n", name);
+    /* a use, so that a macro's body is compiled too */
+    if (strncmp(name, "DY_", 3) == 0)
+      fprintf(f, "float use_%s(void);\nfloat use_%s(void) { return %s; }\n", name, name, name);
+    else
+      fprintf(f, "typedef int nonempty_;\n"); /* ISO C: no empty file */
+    fclose(f);
+    dy_buf_printf(&files, " alone_%s.c", name);
+    dy_buf_free(&b);
+  }
+  const char *ccs[] = {"gcc", "clang"};
+  for (int c = 0; c < 2; c++) {
+    int rc = sh("cd %s && %s -std=c99 -pedantic -Wall -Wextra -Werror -ffreestanding -c%s",
+                WORK, ccs[c], files.s);
+    if (rc)
+      show_log(ccs[c]);
+    CU_ASSERT_EQUAL(rc, 0);
+  }
+  dy_buf_free(&files);
 }
 
 static void test_clean_c_everywhere(void) {
@@ -256,6 +321,7 @@ static void test_loops_vectorise(void) {
 void dy_test_register(void) {
   DY_SUITE("mathlib");
   DY_TEST(test_emits_what_is_named);
+  DY_TEST(test_mathlib_each_alone);
   DY_TEST(test_clean_c_everywhere);
   DY_TEST(test_accuracy_gcc);
   DY_TEST(test_accuracy_clang);

@@ -1,0 +1,54 @@
+/* dy_gemm.h - template: the head of the GEMM micro-kernels (emitted by
+ * dy_cg_gemm_prelude in codegen/emit_gemm.c, which documents them): the
+ * epilogue flags and dy_gemm_out, a tile row's epilogue. The micro-kernels
+ * dy_gemm_ukr1..6 and dy_gemm_tile that follow it in NAME.c are written
+ * by emit_gemm.c itself (they are unrolled per row count).
+ *
+ * Template mechanism (codegen/templates.h): the text between the "template
+ * begin" and "template end" lines is turned into C strings at build time
+ * by rt/embed.cmake and emitted as it is. No placeholders.
+ *
+ * On its own (tests/test_templates.c) it needs what NAME.c has in front of
+ * it: <stdint.h> and the SIMD helpers of dy_simd.h.
+ */
+#ifndef DY_RT_GEMM_H
+#define DY_RT_GEMM_H
+#include <stdint.h>
+
+#include "dy_simd.h"
+/* dy2stc: template begin */
+/* ---- GEMM micro-kernels (codegen/emit_gemm.c) ----
+ * dy_gemm_tile(mr, kc, a, rsa, csa, b, c, ldc, nr, flags, bias, alpha):
+ *   c[i][j] (+)= sum over k < kc of a[i*rsa + k*csa] * b[k*16 + j]
+ * for i < mr (1..6) and j < nr (1..16), b being a panel of 16 columns,
+ * then in registers: DY_GEMM_ADD_C adds what c holds, DY_GEMM_BIAS_COL
+ * adds bias[j], DY_GEMM_BIAS_ROW bias[i], then relu, relu6 or leaky_relu
+ * (slope alpha), or DY_GEMM_ACT(DY_ACT_*) on the stored row (still in L1). */
+#define DY_GEMM_ADD_C 1
+#define DY_GEMM_BIAS_COL 2
+#define DY_GEMM_BIAS_ROW 4
+#define DY_GEMM_RELU 8
+#define DY_GEMM_RELU6 16
+#define DY_GEMM_LEAKY 32
+#define DY_GEMM_ACT(a) ((a) << 6)
+
+/* Row i of a tile: the epilogue, then store its first nr floats at c. */
+DY_HELPER void dy_gemm_out(float *c, dy_f16 x, int nr, int flags,
+                           const float *bias, int i, float alpha) {
+  if (flags & DY_GEMM_ADD_C)
+    x = dy_f16_add(x, dy_f16_loadn(c, nr));
+  if (flags & DY_GEMM_BIAS_COL)
+    x = dy_f16_add(x, dy_f16_loadn(bias, nr));
+  if (flags & DY_GEMM_BIAS_ROW)
+    x = dy_f16_add(x, dy_f16_set(bias[i]));
+  if (flags & DY_GEMM_RELU)
+    x = dy_f16_relu(x);
+  if (flags & DY_GEMM_RELU6)
+    x = dy_f16_relu6(x);
+  if (flags & DY_GEMM_LEAKY)
+    x = dy_f16_leaky(x, alpha);
+  dy_f16_storen(c, x, nr);
+}
+
+/* dy2stc: template end */
+#endif /* DY_RT_GEMM_H */
