@@ -1112,6 +1112,36 @@ static const char *op_symbol(dy_op_kind k) {
   }
 }
 
+/* The one type check of a kernel, done here so that no emitter re-runs
+ * inference: the op's output types must be what inference gives for its
+ * input types (so attributes are well formed and shapes agree by the rules
+ * of ir/infer*.c). Emitters then check only what they add (the dtypes
+ * their kernels are written for). */
+static dy_status check_kernel_types(gen *g, const dy_op *op) {
+  const dy_program *p = g->p;
+  enum { MAX_IN = DY_MAX_FEEDS, MAX_OUT = 8 };
+  dy_type in[MAX_IN], want[MAX_OUT];
+  if (op->n_inputs > MAX_IN || op->n_outputs > MAX_OUT)
+    return dy_error_at(g->err, op, DY_STATUS_UNSUPPORTED,
+                       "codegen: %s: %d inputs and %d outputs are too many",
+                       dy_op_name(op->kind), op->n_inputs, op->n_outputs);
+  for (int i = 0; i < op->n_inputs; i++)
+    in[i] = p->vars[op->inputs[i]]->type;
+  dy_status s = dy_infer(op, in, op->n_inputs, want, g->err);
+  if (s != DY_OK)
+    return dy_error_prefix(g->err, "codegen");
+  for (int i = 0; i < op->n_outputs; i++)
+    if (!dy_type_equal(&want[i], &p->vars[op->outputs[i]]->type)) {
+      char a[160], b[160];
+      return dy_error_at(g->err, op, DY_STATUS_SHAPE_MISMATCH,
+                         "codegen: %s: output %d is %s, not %s as inference gives",
+                         dy_op_name(op->kind), i,
+                         dy_type_str(&p->vars[op->outputs[i]]->type, a, sizeof a),
+                         dy_type_str(&want[i], b, sizeof b));
+    }
+  return DY_OK;
+}
+
 static dy_status emit_kernel(gen *g, int oi, dy_buf *final_out) {
   const dy_program *p = g->p;
   const dy_op *op = g->b->ops[oi];
@@ -1146,7 +1176,9 @@ static dy_status emit_kernel(gen *g, int oi, dy_buf *final_out) {
   dy_cg_ctx ctx = {.p = p, .op = op, .body = &body, .indent = 1, .uses = &g->uses,
                      .scratch = g->scratch[oi] > 0, .threads = g->opt->threads,
                      .before = &before};
-  dy_status s = dy_cg_table[op->kind](&ctx, g->err);
+  dy_status s = check_kernel_types(g, op);
+  if (s == DY_OK)
+    s = dy_cg_table[op->kind](&ctx, g->err);
   if (s == DY_OK && (body.oom || before.oom || cmt.oom))
     s = dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
   if (s != DY_OK) {

@@ -25,9 +25,9 @@
  * Bounds checks on an input index are emitted only on the sides where the
  * index can actually leave the input, so no load falls outside a buffer.
  *
- * Each emitter first re-runs inference on its input types and checks the
- * output's type against it, so attributes are known to be well formed (the
- * rules live in ir/infer_nn.c). batch_norm, group_norm and dropout emit
+ * The driver (emit.c) has checked the op's types against inference before
+ * an emitter runs, so attributes are known to be well formed (the rules
+ * live in ir/infer_nn.c). batch_norm, group_norm and dropout emit
  * exactly the arithmetic of runtime/kernels_nn.c — statistics in double,
  * the same operation order, dropout's counter hash with the threshold and
  * scale as literals — so the generated C agrees with eager calls (bit for
@@ -45,23 +45,6 @@
 #define CLOSE() (ctx->indent--, dy_cg_line(ctx, "}"))
 
 typedef long long ll;
-
-/* Inference on the op's input types must give the output's type. */
-static dy_status check_types(dy_cg_ctx *ctx, dy_error *err) {
-  dy_type in[8], want;
-  int n = ctx->op->n_inputs;
-  if (n > 8 || ctx->op->n_outputs != 1)
-    return dy_cg_type_error(ctx, err, DY_STATUS_INVALID_ARGUMENT, "bad arity");
-  for (int i = 0; i < n; i++)
-    in[i] = *dy_cg_in_type(ctx, i);
-  dy_status s = dy_infer(ctx->op, in, n, &want, err);
-  if (s != DY_OK)
-    return dy_error_prefix(err, "codegen");
-  if (!dy_type_equal(&want, dy_cg_out_type(ctx, 0)))
-    return dy_cg_type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
-                              "output type is not what inference gives");
-  return DY_OK;
-}
 
 /* "v * m + a" for an index, simplified: "oy", "oy * 2 - 1", "i * 2". */
 static const char *affine(char *buf, size_t n, const char *v, ll m, ll a) {
@@ -537,9 +520,7 @@ static dy_status emit_conv_depthwise(dy_cg_ctx *ctx, dy_error *err, const conv_g
  * weight is constant, a direct depthwise kernel, or plain loops. */
 dy_status dy_cg_conv2d_epilogue(dy_cg_ctx *ctx, dy_error *err, bool bias, const char *act,
                                   double alpha) {
-  dy_status s = check_types(ctx, err);
-  if (s != DY_OK)
-    return s;
+  dy_status s = DY_OK;
   conv_geom g = conv_geom_of(ctx);
   dy_pack pk = dy_gemm_pack_of(ctx->p, ctx->op, 1);
   if (pk.kind == DY_PACK_A6 && ctx->scratch)
@@ -558,9 +539,6 @@ dy_status dy_emit_conv2d(dy_cg_ctx *ctx, dy_error *err) {
 }
 
 dy_status dy_emit_conv2d_transpose(dy_cg_ctx *ctx, dy_error *err) {
-  dy_status s = check_types(ctx, err);
-  if (s != DY_OK)
-    return s;
   conv_geom g = conv_geom_of(ctx);
   ll cg = g.c / g.groups, og = g.o / g.groups;
   char nb[64], size[128], t[128], oy[160], ox[160];
@@ -648,9 +626,6 @@ static void emit_window(dy_cg_ctx *ctx, pool_mode mode, const char *v,
 }
 
 dy_status dy_emit_pool2d(dy_cg_ctx *ctx, dy_error *err) {
-  dy_status s = check_types(ctx, err);
-  if (s != DY_OK)
-    return s;
   const dy_type *x = dy_cg_in_type(ctx, 0), *y = dy_cg_out_type(ctx, 0);
   bool max = strcmp(dy_op_find_attr(ctx->op, "pooling_type")->s, "max") == 0;
   bool exclusive = dy_op_attr_int_or(ctx->op, "exclusive", 1) != 0;
@@ -816,9 +791,7 @@ static void emit_moments(dy_cg_ctx *ctx, int n_loops, const char *const *loops,
 }
 
 dy_status dy_emit_batch_norm(dy_cg_ctx *ctx, dy_error *err) {
-  dy_status s = check_types(ctx, err);
-  if (s != DY_OK)
-    return s;
+  dy_status s = DY_OK;
   float eps;
   char eps_lit[64], nb[64], cnt[128], loop_n[160], loop_j[160], elem[200];
   if ((s = float_attr(ctx, "epsilon", &eps, eps_lit, sizeof eps_lit, err)))
@@ -856,9 +829,7 @@ dy_status dy_emit_batch_norm(dy_cg_ctx *ctx, dy_error *err) {
 }
 
 dy_status dy_emit_layer_norm(dy_cg_ctx *ctx, dy_error *err) {
-  dy_status s = check_types(ctx, err);
-  if (s != DY_OK)
-    return s;
+  dy_status s = DY_OK;
   float eps;
   char eps_lit[64], rows[128], cnt[64], loop[128];
   if ((s = float_attr(ctx, "epsilon", &eps, eps_lit, sizeof eps_lit, err)))
@@ -907,9 +878,7 @@ dy_status dy_emit_layer_norm(dy_cg_ctx *ctx, dy_error *err) {
 }
 
 dy_status dy_emit_group_norm(dy_cg_ctx *ctx, dy_error *err) {
-  dy_status s = check_types(ctx, err);
-  if (s != DY_OK)
-    return s;
+  dy_status s = DY_OK;
   float eps;
   char eps_lit[64], groups_all[128], cnt[64], loop[128];
   if ((s = float_attr(ctx, "epsilon", &eps, eps_lit, sizeof eps_lit, err)))
@@ -941,9 +910,6 @@ dy_status dy_emit_group_norm(dy_cg_ctx *ctx, dy_error *err) {
 /* ------------------------------------------------------------------ */
 
 dy_status dy_emit_dropout(dy_cg_ctx *ctx, dy_error *err) {
-  dy_status s = check_types(ctx, err);
-  if (s != DY_OK)
-    return s;
   double pd;
   dy_op_attr_float(ctx->op, "p", &pd, NULL);
   float p = (float)pd;

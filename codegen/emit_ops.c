@@ -8,9 +8,10 @@
  * first so the loop nests stay shallow. Sizes are handled as B^p * k (B the
  * batch), printed by dy_cg_product ("30", "batch", "batch*10").
  *
- * The emitters check the types they are given against the op's semantics
- * (the same rules as ir/infer.c) and fail with an error naming the op
- * rather than print wrong code.
+ * The driver (emit.c) checks every kernel's output types against inference
+ * (ir/infer*.c) once, before its emitter runs; emitters check only the
+ * dtypes they are written for, and fail with an error naming the op rather
+ * than print wrong code.
  */
 #include <math.h>
 #include <stdio.h>
