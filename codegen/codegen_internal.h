@@ -88,6 +88,13 @@ dy_status dy_cg_broadcast(dy_cg_ctx *ctx, dy_error *err, const char *fmt);
  * v0, v1, v2 (f32) and stores expr, which may name each several times. */
 dy_status dy_cg_broadcast_let(dy_cg_ctx *ctx, dy_error *err, const char *expr);
 
+/* "v * m + a" for an index, simplified: "oy", "oy * 2 - 1", "i * 2". */
+const char *dy_cg_affine(char *buf, size_t n, const char *v, long long m, long long a);
+/* The sum of two affine terms "t1 + t2" where t2 may vanish. */
+const char *dy_cg_sum2(char *buf, size_t n, const char *t1, const char *v, long long m);
+/* "if (v < 0 || v >= n) continue;" with only the halves that can happen. */
+void dy_cg_bounds(dy_cg_ctx *ctx, const char *v, bool lo, bool hi, long long n);
+
 /* emit_ops.c: matmul with an optional epilogue c = act(c + in2[j]) (bias
  * along the last dim). act is NULL/"" or a name dy_cg_act_expr knows. */
 dy_status dy_cg_matmul_epilogue(dy_cg_ctx *ctx, dy_error *err, bool bias,
@@ -98,6 +105,16 @@ dy_status dy_cg_matmul_epilogue(dy_cg_ctx *ctx, dy_error *err, bool bias,
 dy_status dy_cg_conv2d_epilogue(dy_cg_ctx *ctx, dy_error *err, bool bias, const char *act,
                                   double alpha);
 int64_t dy_cg_conv_scratch(const dy_program *p, const dy_op *op, int threads);
+/* The geometry of a conv2d / conv2d_transpose op. */
+typedef struct {
+  long long c, h, w;            /* input [N, c, h, w]      */
+  long long o, oh, ow;          /* output [N, o, oh, ow]   */
+  long long kh, kw;
+  long long sh, sw, dh, dw;     /* strides, dilations      */
+  long long pt, pl;             /* top and left padding    */
+  long long groups;
+} dy_cg_conv_geom;
+dy_cg_conv_geom dy_cg_conv_geom_of(const dy_program *p, const dy_op *op);
 
 /* emit_fused.c: the C expression of activation act ("", "relu", "relu6",
  * "sigmoid", "tanh", "leaky_relu", "gelu", "silu") applied to expression x

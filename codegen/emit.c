@@ -57,72 +57,25 @@
 #include "codegen_internal.h"
 #include "dy_codegen.h"
 
-/* ------------------------------------------------------------------ */
-/* Emission helpers declared in dy_codegen.h                           */
-/* ------------------------------------------------------------------ */
+const dy_cg_fn dy_cg_table[DY_OP_COUNT] = {
+#define DY_OP(NAME, name, n_in, n_out, flags, attrs) [DY_OP_##NAME] = dy_emit_##name,
+#include "ops.def"
+#undef DY_OP
+};
 
-/* The rotating buffer behind dy_cg_dim / dy_cg_extent. Thread-local so
- * that two threads may generate code at once. */
-enum { RING = 16, RING_LEN = 128 };
-static _Thread_local char ring[RING][RING_LEN];
-static _Thread_local int ring_next;
-
-static char *ring_slot(void) {
-  char *s = ring[ring_next];
-  ring_next = (ring_next + 1) % RING;
-  return s;
-}
-
-const char *dy_cg_product(dy_cg_ctx *ctx, int64_t k, int p) {
-  (void)ctx;
-  char *s = ring_slot();
-  size_t n = 0;
-  s[0] = '\0';
-  if (k == 0 || p == 0) {
-    snprintf(s, RING_LEN, "%lld", (long long)(p == 0 ? k : 0));
-    return s;
+int64_t dy_codegen_scratch_bytes(const dy_program *p, const dy_op *op, int64_t max_batch,
+                                 int threads) {
+  (void)max_batch; /* every kernel's scratch serves one matrix or image at a time */
+  switch (op->kind) {
+  case DY_OP_MATMUL:
+  case DY_OP_FUSED_MATMUL:
+    return dy_gemm_matmul_scratch(p, op); /* packed once, then read by all */
+  case DY_OP_CONV2D:
+  case DY_OP_FUSED_CONV2D:
+    return dy_cg_conv_scratch(p, op, threads);
+  default:
+    return 0;
   }
-  for (int i = 0; i < p && n < RING_LEN; i++)
-    n += (size_t)snprintf(s + n, RING_LEN - n, "%sbatch", i ? "*" : "");
-  if (k != 1 && n < RING_LEN)
-    snprintf(s + n, RING_LEN - n, "*%lld", (long long)k);
-  return s;
-}
-
-const char *dy_cg_dim(dy_cg_ctx *ctx, const dy_type *t, int axis) {
-  int64_t d = t->shape[axis];
-  return d < 0 ? dy_cg_product(ctx, 1, 1) : dy_cg_product(ctx, d, 0);
-}
-
-const char *dy_cg_extent(dy_cg_ctx *ctx, const dy_type *t, int from,
-                           int to) {
-  int64_t k = 1;
-  int p = 0;
-  for (int i = from; i < to; i++) {
-    if (t->shape[i] < 0)
-      p++;
-    else
-      k *= t->shape[i];
-  }
-  return dy_cg_product(ctx, k, p);
-}
-
-const dy_type *dy_cg_in_type(dy_cg_ctx *ctx, int i) {
-  return &ctx->p->vars[ctx->op->inputs[i]]->type;
-}
-
-const dy_type *dy_cg_out_type(dy_cg_ctx *ctx, int i) {
-  return &ctx->p->vars[ctx->op->outputs[i]]->type;
-}
-
-void dy_cg_line(dy_cg_ctx *ctx, const char *fmt, ...) {
-  for (int i = 0; i < ctx->indent; i++)
-    dy_buf_puts(ctx->body, "  ");
-  va_list ap;
-  va_start(ap, fmt);
-  dy_buf_vprintf(ctx->body, fmt, ap);
-  va_end(ap);
-  dy_buf_putc(ctx->body, '\n');
 }
 
 void dy_codegen_output_free(dy_codegen_output *out) {

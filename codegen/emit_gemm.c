@@ -546,18 +546,3 @@ void dy_cg_gemm_pack_b(dy_cg_ctx *ctx, const char *src, const char *dst, int64_t
 }
 
 int64_t dy_gemm_runtime_panels(int64_t k, int64_t n) { return runtime_panels(k, n); }
-
-int64_t dy_codegen_scratch_bytes(const dy_program *p, const dy_op *op, int64_t max_batch,
-                                 int threads) {
-  (void)max_batch; /* every kernel's scratch serves one matrix or image at a time */
-  switch (op->kind) {
-  case DY_OP_MATMUL:
-  case DY_OP_FUSED_MATMUL:
-    return dy_gemm_matmul_scratch(p, op); /* packed once, then read by all */
-  case DY_OP_CONV2D:
-  case DY_OP_FUSED_CONV2D:
-    return dy_cg_conv_scratch(p, op, threads);
-  default:
-    return 0;
-  }
-}
