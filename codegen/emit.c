@@ -48,6 +48,10 @@
  *
  * Nothing printed depends on pointers, time or hash order, so the same
  * Program and options give the same bytes.
+ *
+ * This file is floor 3 of codegen/ (README.md): it calls the family
+ * emitters (floor 2) through dy_cg_table and the kernel builders and
+ * helpers below them; nothing below calls it.
  */
 #include <stdarg.h>
 #include <stdio.h>

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "codegen_internal.h"
+#include "floor1_kernels.h"
 
 bool dy_cg_act_expr(const char *act, double alpha, const char *x, char *buf,
                       size_t n) {

@@ -26,7 +26,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "codegen_internal.h"
+#include "floor1_kernels.h"
 
 #define L(...) dy_cg_line(ctx, __VA_ARGS__)
 

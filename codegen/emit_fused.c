@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codegen_internal.h"
+#include "floor1_kernels.h"
 
 dy_status dy_emit_fused_matmul(dy_cg_ctx *ctx, dy_error *err) {
   const dy_attr *act = dy_op_find_attr(ctx->op, "act");

@@ -50,7 +50,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "codegen_internal.h"
+#include "floor1_kernels.h"
 
 enum {
   MR = 6,      /* rows of the register tile                         */

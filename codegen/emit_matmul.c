@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "codegen_internal.h"
+#include "floor1_kernels.h"
 
 /* One f32 matrix product c = act(a b + in2) on the GEMM micro-kernel
  * (emit_gemm.c): b is the packed constant in1 (pk), or is packed here into

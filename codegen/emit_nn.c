@@ -37,7 +37,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "codegen_internal.h"
+#include "floor1_kernels.h"
 
 #define L(...) dy_cg_line(ctx, __VA_ARGS__)
 /* A line that opens a block "{", and the line that closes it. */

@@ -17,8 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "codegen_internal.h"
-#include "dy_codegen.h"
+#include "floor1_kernels.h"
 
 #define OPNAME(ctx) dy_op_name((ctx)->op->kind)
 

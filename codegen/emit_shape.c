@@ -29,7 +29,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "codegen_internal.h"
+#include "floor1_kernels.h"
 
 /* ------------------------------------------------------------------ */
 /* Helpers                                                             */

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "codegen_internal.h"
+#include "floor0_util.h"
 
 /* ------------------------------------------------------------------ */
 /* Emission helpers declared in dy_codegen.h                           */
