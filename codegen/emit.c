@@ -217,6 +217,8 @@ typedef struct {
   char **param_in;       /* per feed index: parameter name */
   char **param_out;      /* per fetch index: parameter name */
   char **weight;         /* per var: w_ array name if emitted */
+  char **off;            /* per arena root var: NAME_OFF_<name>, its offset */
+  char **scratch_name;   /* per op index with scratch: NAME_OFF_scratch_k<id> */
   bool *used;            /* per var: read or written by an op, or fetched */
   int *def;              /* per var: index in b->ops of the op writing it */
   storage *st;           /* per var, for used vars */
@@ -355,9 +357,8 @@ static void buffer_expr(gen *g, int v, bool as_const, char *buf, size_t n) {
     snprintf(buf, n, "%s", g->weight[s->root]);
     break;
   case ST_ARENA:
-    snprintf(buf, n, "(%s%s *)(mem + %lld)", as_const ? "const " : "",
-             ctype_of(x->type.dtype),
-             (long long)g->p->vars[s->root]->mem_offset);
+    snprintf(buf, n, "(%s%s *)(mem + %s)", as_const ? "const " : "",
+             ctype_of(x->type.dtype), g->off[s->root]);
     break;
   case ST_NONE:
     snprintf(buf, n, "0");
@@ -785,6 +786,46 @@ static dy_status plan_packs_and_scratch(gen *g) {
   if (most > 0)
     g->arena_bytes = base + most;
   return DY_OK;
+}
+
+/* The names of the arena offsets NAME_run passes (#defined before it):
+ * NAME_OFF_<var> per buffer that owns arena bytes, NAME_OFF_scratch_k<id>
+ * per kernel scratch; unique, in var then op order. */
+static dy_status make_offset_names(gen *g) {
+  const dy_program *p = g->p;
+  int n = 0;
+  char **taken = calloc((size_t)p->n_vars + (size_t)g->b->n_ops + 1, sizeof *taken);
+  if (!taken)
+    return dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  char prefix[300];
+  snprintf(prefix, sizeof prefix, "%s_OFF_", g->upper);
+  for (int i = 0; i < p->n_vars; i++) {
+    if (!g->used[i] || g->st[i].kind != ST_ARENA || g->st[i].root != i)
+      continue;
+    char *s = sanitize(p->vars[i]->name, prefix);
+    if (!s)
+      break;
+    dedup(s, taken, n);
+    taken[n++] = g->off[i] = s;
+  }
+  for (int oi = 0; oi < g->b->n_ops; oi++) {
+    if (g->scratch[oi] <= 0)
+      continue;
+    char id[64];
+    snprintf(id, sizeof id, "scratch_k%d", g->b->ops[oi]->id);
+    char *s = sanitize(id, prefix);
+    if (!s)
+      break;
+    dedup(s, taken, n);
+    taken[n++] = g->scratch_name[oi] = s;
+  }
+  bool oom = false;
+  for (int i = 0; i < p->n_vars; i++)
+    oom |= g->used[i] && g->st[i].kind == ST_ARENA && g->st[i].root == i && !g->off[i];
+  for (int oi = 0; oi < g->b->n_ops; oi++)
+    oom |= g->scratch[oi] > 0 && !g->scratch_name[oi];
+  free(taken);
+  return oom ? dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory") : DY_OK;
 }
 
 /* ---- text ---- */
@@ -1231,7 +1272,7 @@ static void emit_call(gen *g, int oi, dy_buf *out) {
     args[n++] = xstrdup(buf);
   }
   if (g->scratch[oi] > 0)
-    args[n++] = xprintf("(float *)(mem + %lld)", (long long)g->scratch_off[oi]);
+    args[n++] = xprintf("(float *)(mem + %s)", g->scratch_name[oi]);
   if (dyn)
     args[n++] = xstrdup("batch");
   kernel_name(p, op, buf, sizeof buf);
@@ -1252,6 +1293,49 @@ static void emit_call(gen *g, int oi, dy_buf *out) {
   free_args(args, n);
 }
 
+/* The arena layout before NAME_run: one #define per buffer the calls pass
+ * (NAME_OFF_<var>, its byte offset) with its size at max batch and type,
+ * the views that share a buffer, and each kernel's scratch. */
+static void emit_layout(gen *g, dy_buf *out) {
+  const dy_program *p = g->p;
+  if (!g->uses_arena)
+    return;
+  int w = 0;
+  for (int i = 0; i < p->n_vars; i++)
+    if (g->off[i] && (int)strlen(g->off[i]) > w)
+      w = (int)strlen(g->off[i]);
+  for (int oi = 0; oi < g->b->n_ops; oi++)
+    if (g->scratch_name[oi] && (int)strlen(g->scratch_name[oi]) > w)
+      w = (int)strlen(g->scratch_name[oi]);
+  dy_buf_printf(out, "/* arena layout: byte offset of each buffer (bytes at batch = %lld) */\n",
+                (long long)g->opt->max_batch);
+  char ts[256];
+  for (int i = 0; i < p->n_vars; i++) {
+    const dy_var *v = p->vars[i];
+    if (!g->used[i] || g->st[i].kind != ST_ARENA)
+      continue;
+    if (g->st[i].root == i) {
+      dy_buf_printf(out, "#define %-*s %8lld /* %8lld  ", w, g->off[i],
+                    (long long)v->mem_offset, (long long)var_bytes(g, v));
+      dy_buf_put_comment(out, v->name);
+      dy_buf_printf(out, " %s */\n", dy_type_str(&v->type, ts, sizeof ts));
+    } else {
+      dy_buf_puts(out, "/* ");
+      dy_buf_put_comment(out, v->name);
+      dy_buf_printf(out, " %s is a view of ", dy_type_str(&v->type, ts, sizeof ts));
+      dy_buf_put_comment(out, p->vars[g->st[i].root]->name);
+      dy_buf_puts(out, " */\n");
+    }
+  }
+  for (int oi = 0; oi < g->b->n_ops; oi++)
+    if (g->scratch[oi] > 0)
+      dy_buf_printf(out, "#define %-*s %8lld /* %8lld  scratch of op %d (%s), during that op only */\n",
+                    w, g->scratch_name[oi], (long long)g->scratch_off[oi],
+                    (long long)g->scratch[oi], g->b->ops[oi]->id,
+                    dy_op_name(g->b->ops[oi]->kind));
+  dy_buf_putc(out, '\n');
+}
+
 static void emit_run(gen *g, dy_buf *out) {
   const dy_program *p = g->p;
   const char *L = g->lower, *U = g->upper;
@@ -1264,6 +1348,7 @@ static void emit_run(gen *g, dy_buf *out) {
     free_args(args, n);
     return;
   }
+  emit_layout(g, out);
   put_wrapped(out, "", head, args, n, " {\n");
   free(head);
   free_args(args, n);
@@ -1302,36 +1387,8 @@ static void emit_run(gen *g, dy_buf *out) {
   if (g->arena_bytes <= 0 && !g->uses_arena)
     dy_buf_puts(out, "  (void)arena;\n");
 
-  if (g->uses_arena) {
-    dy_buf_puts(out, "  unsigned char *mem = (unsigned char *)arena;\n\n");
-    dy_buf_printf(out, "  /* arena layout (offset, bytes at batch = %lld):\n",
-                  (long long)g->opt->max_batch);
-    char ts[256];
-    for (int i = 0; i < p->n_vars; i++) {
-      const dy_var *v = p->vars[i];
-      if (!g->used[i] || g->st[i].kind != ST_ARENA)
-        continue;
-      dy_buf_puts(out, "   *   ");
-      if (g->st[i].root == i)
-        dy_buf_printf(out, "%8lld %8lld  ", (long long)v->mem_offset,
-                      (long long)var_bytes(g, v));
-      else
-        dy_buf_printf(out, "%8s %8s  ", "view of", "");
-      dy_buf_put_comment(out, v->name);
-      dy_buf_printf(out, " %s", dy_type_str(&v->type, ts, sizeof ts));
-      if (g->st[i].root != i) {
-        dy_buf_puts(out, " = ");
-        dy_buf_put_comment(out, p->vars[g->st[i].root]->name);
-      }
-      dy_buf_putc(out, '\n');
-    }
-    for (int oi = 0; oi < g->b->n_ops; oi++)
-      if (g->scratch[oi] > 0)
-        dy_buf_printf(out, "   *   %8lld %8lld  scratch of op %d (%s), during that op only\n",
-                      (long long)g->scratch_off[oi], (long long)g->scratch[oi],
-                      g->b->ops[oi]->id, dy_op_name(g->b->ops[oi]->kind));
-    dy_buf_puts(out, "   */\n");
-  }
+  if (g->uses_arena)
+    dy_buf_puts(out, "  unsigned char *mem = (unsigned char *)arena;\n");
   dy_buf_putc(out, '\n');
 
   for (int oi = 0; oi < g->b->n_ops; oi++) {
@@ -1505,6 +1562,14 @@ static void gen_free(gen *g) {
   free(g->param_out);
   free(g->param);
   free(g->weight);
+  if (g->off)
+    for (int i = 0; i < g->p->n_vars; i++)
+      free(g->off[i]);
+  if (g->scratch_name)
+    for (int oi = 0; oi < g->b->n_ops; oi++)
+      free(g->scratch_name[oi]);
+  free(g->off);
+  free(g->scratch_name);
   free(g->used);
   free(g->def);
   free(g->st);
@@ -1552,6 +1617,8 @@ dy_status dy_codegen(const dy_program *p, const dy_codegen_options *opt,
   g.param_in = calloc((size_t)p->n_feeds + 1, sizeof *g.param_in);
   g.param_out = calloc((size_t)p->n_fetches + 1, sizeof *g.param_out);
   g.weight = calloc(nv, sizeof *g.weight);
+  g.off = calloc(nv, sizeof *g.off);
+  g.scratch_name = calloc(no, sizeof *g.scratch_name);
   g.used = calloc(nv, sizeof *g.used);
   g.def = calloc(nv, sizeof *g.def);
   g.st = calloc(nv, sizeof *g.st);
@@ -1562,7 +1629,7 @@ dy_status dy_codegen(const dy_program *p, const dy_codegen_options *opt,
   g.scratch_off = calloc(no, sizeof *g.scratch_off);
   dy_status s = DY_OK;
   if (!g.lower || !g.upper || !g.param || !g.param_in || !g.param_out ||
-      !g.weight || !g.used || !g.def || !g.st || !g.kernel || !g.in_place ||
+      !g.weight || !g.off || !g.scratch_name || !g.used || !g.def || !g.st || !g.kernel || !g.in_place ||
       !g.unpacked_use || !g.scratch || !g.scratch_off) {
     s = dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
     goto done;
@@ -1572,7 +1639,7 @@ dy_status dy_codegen(const dy_program *p, const dy_codegen_options *opt,
       *c = (char)(*c - 'a' + 'A');
 
   if ((s = analyse(&g)) != DY_OK || (s = make_names(&g)) != DY_OK ||
-      (s = plan_packs_and_scratch(&g)) != DY_OK)
+      (s = plan_packs_and_scratch(&g)) != DY_OK || (s = make_offset_names(&g)) != DY_OK)
     goto done;
   for (int i = 0; i < p->n_vars; i++)
     if (g.weight[i])

@@ -1060,6 +1060,20 @@ static void test_deterministic(void) {
                                     "const float *x, float *probs_out_0);"));
   free(hs);
   CU_ASSERT_PTR_NOT_NULL(strstr(a.source, "static const float w_fc1_weight[32] = {"));
+  /* calls name the arena buffers they pass: NET_OFF_<var>, #defined once */
+  const char *def_hb = strstr(a.source, "#define NET_OFF_hb ");
+  const char *def_lo = strstr(a.source, "#define NET_OFF_logits ");
+  long long off_hb = -1, off_lo = -1;
+  CU_ASSERT_PTR_NOT_NULL_FATAL(def_hb);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(def_lo);
+  CU_ASSERT_EQUAL(sscanf(def_hb + 19, "%lld", &off_hb), 1);
+  CU_ASSERT_EQUAL(sscanf(def_lo + 23, "%lld", &off_lo), 1);
+  CU_ASSERT_EQUAL(off_hb, 256);
+  CU_ASSERT_EQUAL(off_lo, 768);
+  CU_ASSERT_PTR_NOT_NULL(strstr(a.source, "(const float *)(mem + NET_OFF_hb)"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(a.source, "(float *)(mem + NET_OFF_hr)"));
+  for (const char *m = strstr(a.source, "mem + "); m; m = strstr(m + 1, "mem + "))
+    CU_ASSERT_FALSE(m[6] >= '0' && m[6] <= '9');
   dy_codegen_output_free(&a);
   dy_codegen_output_free(&b);
   dy_program_free(p);
