@@ -325,25 +325,25 @@ static dy_status emit_conv_gemm(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_
     L("const int64_t kc = %lld - k0 < %lld ? %lld - k0 : %lld;", r, kc, r, kc);
     L("const int flags = (k0 > 0 ? DY_GEMM_ADD_C : 0) | (k0 + kc == %lld ? %s : 0);", r, epi);
   } else {
-    L("const int64_t k0 = 0, kc = %lld;", r);
+    L("const int64_t kc = %lld;", r);
     L("const int flags = %s;", epi);
   }
+  /* the depth offset of the block: no term when there is one block */
+  const char *k0a = nkb > 1 ? " + k0 * 6" : "", *k0b = nkb > 1 ? " + k0 * 16" : "";
   OPEN("for (int64_t o = 0; o < %lld; o += 6) {", og);
   if (groups > 1) {
     L("const int64_t oc = g * %lld + o;", og);
-    L("dy_gemm_tile(%lld - o, kc, in1 + g * %lld + o * %lld + k0 * 6, 1, 6,", og, nq * 6 * r, r);
-    L("             scratch + k0 * 16,");
+    L("dy_gemm_tile(%lld - o, kc, in1 + g * %lld + o * %lld%s, 1, 6,", og, nq * 6 * r, r, k0a);
+    L("             scratch%s,", k0b);
   } else {
     L("const int64_t oc = o;");
-    L("dy_gemm_tile(%lld - o, kc, in1 + o * %lld + k0 * 6, 1, 6, scratch + k0 * 16,", og, r);
+    L("dy_gemm_tile(%lld - o, kc, in1 + o * %lld%s, 1, 6, scratch%s,", og, r, k0a, k0b);
   }
   L("             y + oc * %lld + p0, %lld, nr, flags, %s, %s);", p, p,
     bias ? "in2 + oc" : "0", alit);
   CLOSE();
   if (nkb > 1)
     CLOSE();
-  else
-    L("(void)k0;");
   if (groups > 1)
     CLOSE();
   CLOSE();
