@@ -30,4 +30,16 @@ const char *dy_mathlib_name(int i);
  * uses; written once per file, before the kernels, when one uses them ---- */
 void dy_cg_simd_prelude(dy_buf *out);
 
+/* ---- emit_tidy.c: text passes over a kernel (the driver's) ---- */
+
+/* Does identifier id occur as a whole token in text[0, len)? */
+bool dy_cg_mentions_n(const char *text, size_t len, const char *id);
+/* text with every loop of one trip turned into its body with the index
+ * fixed (kept when the body has continue or break). Malloc'd; NULL if out
+ * of memory. */
+char *dy_cg_tidy_loops(const char *text);
+/* text with each whole identifier from[k] replaced by to[k]. Malloc'd;
+ * NULL if out of memory. */
+char *dy_cg_rename(const char *text, const char *const *from, const char *const *to, int n);
+
 #endif /* DY_CODEGEN_INTERNAL_H */

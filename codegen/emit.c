@@ -1140,6 +1140,20 @@ static dy_status check_kernel_types(gen *g, const dy_op *op) {
   return DY_OK;
 }
 
+/* b's text becomes t (taken; NULL: out of memory). */
+static dy_status replace_text(dy_buf *b, char *t) {
+  if (!t)
+    return DY_STATUS_OUT_OF_MEMORY;
+  dy_buf_free(b);
+  size_t n = strlen(t);
+  *b = (dy_buf){.s = t, .len = n, .cap = n + 1};
+  if (n == 0) {
+    free(t);
+    *b = (dy_buf){0};
+  }
+  return DY_OK;
+}
+
 static dy_status emit_kernel(gen *g, int oi, dy_buf *final_out) {
   const dy_program *p = g->p;
   const dy_op *op = g->b->ops[oi];
@@ -1186,6 +1200,16 @@ static dy_status emit_kernel(gen *g, int oi, dy_buf *final_out) {
     if (g->err && g->err->op_id < 0)
       g->err->op_id = op->id;
     return s;
+  }
+  /* the kernel as a reader should see it: no loop of one trip */
+  s = replace_text(&body, dy_cg_tidy_loops(body.s));
+  if (s == DY_OK)
+    s = replace_text(&before, dy_cg_tidy_loops(before.s));
+  if (s != DY_OK) {
+    dy_buf_free(&body);
+    dy_buf_free(&before);
+    dy_buf_free(&cmt);
+    return dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
   }
   out = final_out;
   if (before.s)

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "codegen_internal.h"
 #include "dy_codegen.h"
 #include "dy_ir.h"
 #include "dy_test.h"
@@ -1035,6 +1036,55 @@ static void test_batch_bounds(void) {
   }
 }
 
+/* The driver's pass over kernel text: a loop of one trip becomes its body
+ * with the index fixed, unless a continue or break in it would then leave
+ * an outer loop. */
+static void test_tidy_loops(void) {
+  const char *in =
+      "  for (int64_t jp = 0; jp < 1; jp++) {\n"
+      "    y[jp] = x[jp];\n"
+      "  }\n"
+      "  for (int64_t c = 0; c < 1; c++)\n"
+      "    for (int64_t i = 0; i < 4; i++)\n"
+      "      y[i] = 0.0f;\n"
+      "  for (int64_t p0 = 16; p0 < 30; p0 += 16) {\n"
+      "    for (int64_t j = 0; j < 3; j++) {\n"
+      "      if (j == 1) continue;\n"
+      "      y[p0 + j] = 1.0f;\n"
+      "    }\n"
+      "  }\n"
+      "  for (int64_t k = 0; k < 1; k++) {\n"
+      "    if (x[k] < 0.0f) continue;\n"
+      "    y[k] = x[k];\n"
+      "  }\n"
+      "  for (int64_t i = 0; i < 2; i++)\n"
+      "    y[i] = 2.0f;\n";
+  const char *want =
+      "  {\n"
+      "    const int64_t jp = 0;\n"
+      "    y[jp] = x[jp];\n"
+      "  }\n"
+      "  for (int64_t i = 0; i < 4; i++)\n"
+      "    y[i] = 0.0f;\n"
+      "  {\n"
+      "    const int64_t p0 = 16;\n"
+      "    for (int64_t j = 0; j < 3; j++) {\n"
+      "      if (j == 1) continue;\n"
+      "      y[p0 + j] = 1.0f;\n"
+      "    }\n"
+      "  }\n"
+      "  for (int64_t k = 0; k < 1; k++) {\n"
+      "    if (x[k] < 0.0f) continue;\n"
+      "    y[k] = x[k];\n"
+      "  }\n"
+      "  for (int64_t i = 0; i < 2; i++)\n"
+      "    y[i] = 2.0f;\n";
+  char *got = dy_cg_tidy_loops(in);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+  CU_ASSERT_STRING_EQUAL(got, want);
+  free(got);
+}
+
 static void test_deterministic(void) {
   dy_program *p = mlp();
   int64_t arena = plan(p, 8);
@@ -1601,6 +1651,7 @@ void dy_test_register(void) {
   DY_TEST(test_io_copies);
   DY_TEST(test_batch_bounds);
   DY_TEST(test_deterministic);
+  DY_TEST(test_tidy_loops);
   DY_TEST(test_nm_symbols);
   DY_TEST(test_main_driver);
   DY_TEST(test_nan_weight);
