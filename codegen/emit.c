@@ -1140,6 +1140,102 @@ static dy_status check_kernel_types(gen *g, const dy_op *op) {
   return DY_OK;
 }
 
+/* The name of input i (or of the output, out) of op's kernel by its role:
+ * x for the data, w and bias for a weight and bias, a and b for the operands
+ * of a binary op, and so on; NULL for the generic in<i>. */
+static const char *operand_role(const dy_op *op, bool out, int i, char *buf, size_t n) {
+  static const char *const bn[] = {"x", "scale", "bias", "mean", "variance"};
+  if (out)
+    return "y";
+  switch (op->kind) {
+  case DY_OP_MATMUL:
+  case DY_OP_FUSED_MATMUL:
+  case DY_OP_CONV2D:
+  case DY_OP_CONV2D_TRANSPOSE:
+  case DY_OP_FUSED_CONV2D:
+    return i < 3 ? (const char *[]){"x", "w", "bias"}[i] : NULL;
+  case DY_OP_WHERE:
+    return (const char *[]){"cond", "a", "b"}[i];
+  case DY_OP_BATCH_NORM:
+  case DY_OP_LAYER_NORM:
+  case DY_OP_GROUP_NORM:
+    return bn[i];
+  case DY_OP_GATHER:
+  case DY_OP_GATHER_ELEMENTS:
+  case DY_OP_GATHER_ND:
+  case DY_OP_SCATTER_ELEMENTS:
+  case DY_OP_SCATTER_ND:
+    return (const char *[]){"x", "index", "updates"}[i];
+  case DY_OP_GRID_SAMPLE:
+    return (const char *[]){"x", "grid"}[i];
+  case DY_OP_ROI_ALIGN:
+    return (const char *[]){"x", "rois", "batch_index"}[i];
+  case DY_OP_CONCAT:
+  case DY_OP_FUSED_ELEMENTWISE:
+    snprintf(buf, n, "x%d", i);
+    return buf;
+  default:
+    break;
+  }
+  if (op->n_inputs == 1)
+    return "x";
+  if (op->n_inputs == 2 && dy_op_has(op, DY_OPF_ELEMENTWISE))
+    return i == 0 ? "a" : "b";
+  return NULL;
+}
+
+/* a b c into d (n bytes), cut to fit. */
+static void join(char *d, size_t n, const char *a, const char *b, const char *c) {
+  size_t k = 0;
+  for (const char *p[] = {a, b, c}, **q = p; q < p + 3; q++)
+    for (const char *t = *q; *t && k + 1 < n; t++)
+      d[k++] = *t;
+  d[k] = '\0';
+}
+
+/* The parameter names of op's kernel: inputs then outputs, by role
+ * (operand_role) where that name is free in the kernel's code (which
+ * names the parameters in0.., out0..), else the role with _in / _out,
+ * else in<i> / out<i>. */
+static void param_names(const dy_op *op, const char *code, char (*name)[32]) {
+  int n = op->n_inputs + op->n_outputs;
+  for (int k = 0; k < n; k++) {
+    bool out = k >= op->n_inputs;
+    int i = out ? k - op->n_inputs : k;
+    char buf[32], cand[2][32];
+    const char *role = operand_role(op, out, i, buf, sizeof buf);
+    snprintf(name[k], 32, "%s%d", out ? "out" : "in", i);
+    if (!role)
+      continue;
+    join(cand[0], 32, role, "", "");
+    join(cand[1], 32, role, "_", out ? "out" : "in");
+    for (int c = 0; c < 2; c++) {
+      bool taken = dy_cg_mentions_n(code, strlen(code), cand[c]) ||
+                   strcmp(cand[c], "batch") == 0 || strcmp(cand[c], "scratch") == 0;
+      for (int j = 0; j < k && !taken; j++)
+        taken = strcmp(name[j], cand[c]) == 0;
+      if (!taken) {
+        join(name[k], 32, cand[c], "", "");
+        break;
+      }
+    }
+  }
+}
+
+/* Text with its comments blanked (the names a comment uses are free). */
+static char *code_only(const char *a, const char *b) {
+  char *t = xprintf("%s\n%s", a ? a : "", b ? b : "");
+  if (!t)
+    return NULL;
+  for (char *c = t; (c = strstr(c, "/*")) != NULL;) {
+    char *e = strstr(c + 2, "*/");
+    char *end = e ? e + 2 : c + strlen(c);
+    memset(c, ' ', (size_t)(end - c));
+    c = end;
+  }
+  return t;
+}
+
 /* b's text becomes t (taken; NULL: out of memory). */
 static dy_status replace_text(dy_buf *b, char *t) {
   if (!t)
@@ -1205,6 +1301,29 @@ static dy_status emit_kernel(gen *g, int oi, dy_buf *final_out) {
   s = replace_text(&body, dy_cg_tidy_loops(body.s));
   if (s == DY_OK)
     s = replace_text(&before, dy_cg_tidy_loops(before.s));
+  /* parameters named by their role: x, w, b, y, ... (emitters write in0,
+   * out0, ...) */
+  enum { MAXP = 2 * DY_MAX_FEEDS + 2 };
+  char pname[MAXP][32];
+  const char *from[MAXP], *to[MAXP];
+  char generic[MAXP][16];
+  int np = op->n_inputs + op->n_outputs < MAXP ? op->n_inputs + op->n_outputs : MAXP;
+  char *code = s == DY_OK ? code_only(body.s, before.s) : NULL;
+  if (s == DY_OK && !code)
+    s = DY_STATUS_OUT_OF_MEMORY;
+  if (s == DY_OK) {
+    param_names(op, code, pname);
+    for (int k = 0; k < np; k++) {
+      bool o = k >= op->n_inputs;
+      snprintf(generic[k], sizeof generic[k], "%s%d", o ? "out" : "in", o ? k - op->n_inputs : k);
+      from[k] = generic[k];
+      to[k] = pname[k];
+    }
+    s = replace_text(&body, dy_cg_rename(body.s, from, to, np));
+    if (s == DY_OK && before.s)
+      s = replace_text(&before, dy_cg_rename(before.s, from, to, np));
+  }
+  free(code);
   if (s != DY_OK) {
     dy_buf_free(&body);
     dy_buf_free(&before);
@@ -1227,14 +1346,17 @@ static dy_status emit_kernel(gen *g, int oi, dy_buf *final_out) {
   for (int i = 0; i < op->n_inputs && n < 2 * DY_MAX_FEEDS; i++) {
     const dy_type *t = &p->vars[op->inputs[i]]->type;
     dyn |= type_dynamic(t);
-    names[n] = xprintf("in%d", i);
-    args[n++] = xprintf("const %s *%sin%d", ctype_of(t->dtype), in_place ? "" : "restrict ", i);
+    names[n] = xstrdup(pname[n]);
+    args[n] = xprintf("const %s *%s%s", ctype_of(t->dtype), in_place ? "" : "restrict ",
+                      pname[n]);
+    n++;
   }
   for (int i = 0; i < op->n_outputs && n < 2 * DY_MAX_FEEDS; i++) {
     const dy_type *t = &p->vars[op->outputs[i]]->type;
     dyn |= type_dynamic(t);
-    names[n] = xprintf("out%d", i);
-    args[n++] = xprintf("%s *%sout%d", ctype_of(t->dtype), in_place ? "" : "restrict ", i);
+    names[n] = xstrdup(pname[n]);
+    args[n] = xprintf("%s *%s%s", ctype_of(t->dtype), in_place ? "" : "restrict ", pname[n]);
+    n++;
   }
   if (g->scratch[oi] > 0) {
     names[n] = xstrdup("scratch");
@@ -1258,10 +1380,15 @@ static dy_status emit_kernel(gen *g, int oi, dy_buf *final_out) {
     dy_buf_printf(out, "%s(void) {\n", head);
   else
     put_wrapped(out, "", head, args, n, " {\n");
-  /* a parameter the body does not read (an extent of 0, say) */
-  for (int i = 0; i < n; i++)
-    if (!mentions(body.s ? body.s : "", names[i]))
+  /* a parameter the body does not read (an extent of 0, say; a comment
+   * naming it is no read) */
+  char *read = code_only(body.s, NULL);
+  if (!read)
+    out->oom = true;
+  for (int i = 0; i < n && read; i++)
+    if (!mentions(read, names[i]))
       dy_buf_printf(out, "  (void)%s;\n", names[i]);
+  free(read);
   if (body.s)
     dy_buf_puts(out, body.s);
   if (can_fail)

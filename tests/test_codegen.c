@@ -503,7 +503,10 @@ static void test_add_same_shape(void) {
   dy_error err = {0};
   dy_codegen_options opt = {.name = "m", .max_batch = 1, .arena_bytes = 0};
   DY_ASSERT_OK(dy_codegen(p, &opt, &out, &err), &err);
-  CU_ASSERT_PTR_NOT_NULL(strstr(out.source, "out0[i] = in0[i] + in1[i];"));
+  /* parameters named by role: a + b -> y */
+  CU_ASSERT_PTR_NOT_NULL(strstr(out.source, "y[i] = a[i] + b[i];"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out.source, "(const float *restrict a, const float *restrict b,"));
+  CU_ASSERT_PTR_NULL(strstr(out.source, "in0"));
   CU_ASSERT_PTR_NOT_NULL(strstr(out.source, "/* op 0: add   net.c:10   f32[2,3] + f32[2,3] -> f32[2,3] */"));
   CU_ASSERT_PTR_NOT_NULL(strstr(out.source, "static void k0_add_2x3("));
   CU_ASSERT_PTR_NULL(strstr(out.source, "batch)"));
