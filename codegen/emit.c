@@ -444,11 +444,7 @@ static const char *basename_of(const char *path) {
 
 /* Does identifier id occur as a whole token in text? */
 static bool mentions(const char *text, const char *id) {
-  size_t n = strlen(id);
-  for (const char *s = strstr(text, id); s; s = strstr(s + 1, id))
-    if ((s == text || !is_alnum(s[-1])) && !is_alnum(s[n]))
-      return true;
-  return false;
+  return dy_cg_mentions_n(text, strlen(text), id);
 }
 
 /* ---- analysis ---- */
