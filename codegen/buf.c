@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "dy_codegen.h"
-#include "codegen_internal.h"
+#include "floor0_util.h"
 
 /* Make room for n more bytes plus the terminating NUL. */
 static bool reserve(dy_buf *b, size_t n) {

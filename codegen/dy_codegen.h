@@ -83,7 +83,9 @@ void dy_buf_free(dy_buf *b);
  * statements of a function whose parameters are the op's inputs then
  * outputs, named in0, in1, ... out0, ..., typed const T *restrict / T
  * *restrict; `batch` (int64_t) is in scope when the program has a dynamic
- * dim. Shapes are given as C expressions through dy_cg_dim. */
+ * dim. Shapes are given as C expressions through dy_cg_dim. The driver
+ * then renames the parameters by their role (x, w, bias, y, ...: emit.c)
+ * and turns loops of one trip into their bodies (emit_tidy.c). */
 typedef struct {
   const dy_program *p;
   const dy_op *op;

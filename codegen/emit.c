@@ -48,6 +48,10 @@
  *
  * Nothing printed depends on pointers, time or hash order, so the same
  * Program and options give the same bytes.
+ *
+ * This file is floor 3 of codegen/ (README.md): it calls the family
+ * emitters (floor 2) through dy_cg_table and the kernel builders and
+ * helpers below them; nothing below calls it.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -57,72 +61,25 @@
 #include "codegen_internal.h"
 #include "dy_codegen.h"
 
-/* ------------------------------------------------------------------ */
-/* Emission helpers declared in dy_codegen.h                           */
-/* ------------------------------------------------------------------ */
+const dy_cg_fn dy_cg_table[DY_OP_COUNT] = {
+#define DY_OP(NAME, name, n_in, n_out, flags, attrs) [DY_OP_##NAME] = dy_emit_##name,
+#include "ops.def"
+#undef DY_OP
+};
 
-/* The rotating buffer behind dy_cg_dim / dy_cg_extent. Thread-local so
- * that two threads may generate code at once. */
-enum { RING = 16, RING_LEN = 128 };
-static _Thread_local char ring[RING][RING_LEN];
-static _Thread_local int ring_next;
-
-static char *ring_slot(void) {
-  char *s = ring[ring_next];
-  ring_next = (ring_next + 1) % RING;
-  return s;
-}
-
-const char *dy_cg_product(dy_cg_ctx *ctx, int64_t k, int p) {
-  (void)ctx;
-  char *s = ring_slot();
-  size_t n = 0;
-  s[0] = '\0';
-  if (k == 0 || p == 0) {
-    snprintf(s, RING_LEN, "%lld", (long long)(p == 0 ? k : 0));
-    return s;
+int64_t dy_codegen_scratch_bytes(const dy_program *p, const dy_op *op, int64_t max_batch,
+                                 int threads) {
+  (void)max_batch; /* every kernel's scratch serves one matrix or image at a time */
+  switch (op->kind) {
+  case DY_OP_MATMUL:
+  case DY_OP_FUSED_MATMUL:
+    return dy_gemm_matmul_scratch(p, op); /* packed once, then read by all */
+  case DY_OP_CONV2D:
+  case DY_OP_FUSED_CONV2D:
+    return dy_cg_conv_scratch(p, op, threads);
+  default:
+    return 0;
   }
-  for (int i = 0; i < p && n < RING_LEN; i++)
-    n += (size_t)snprintf(s + n, RING_LEN - n, "%sbatch", i ? "*" : "");
-  if (k != 1 && n < RING_LEN)
-    snprintf(s + n, RING_LEN - n, "*%lld", (long long)k);
-  return s;
-}
-
-const char *dy_cg_dim(dy_cg_ctx *ctx, const dy_type *t, int axis) {
-  int64_t d = t->shape[axis];
-  return d < 0 ? dy_cg_product(ctx, 1, 1) : dy_cg_product(ctx, d, 0);
-}
-
-const char *dy_cg_extent(dy_cg_ctx *ctx, const dy_type *t, int from,
-                           int to) {
-  int64_t k = 1;
-  int p = 0;
-  for (int i = from; i < to; i++) {
-    if (t->shape[i] < 0)
-      p++;
-    else
-      k *= t->shape[i];
-  }
-  return dy_cg_product(ctx, k, p);
-}
-
-const dy_type *dy_cg_in_type(dy_cg_ctx *ctx, int i) {
-  return &ctx->p->vars[ctx->op->inputs[i]]->type;
-}
-
-const dy_type *dy_cg_out_type(dy_cg_ctx *ctx, int i) {
-  return &ctx->p->vars[ctx->op->outputs[i]]->type;
-}
-
-void dy_cg_line(dy_cg_ctx *ctx, const char *fmt, ...) {
-  for (int i = 0; i < ctx->indent; i++)
-    dy_buf_puts(ctx->body, "  ");
-  va_list ap;
-  va_start(ap, fmt);
-  dy_buf_vprintf(ctx->body, fmt, ap);
-  va_end(ap);
-  dy_buf_putc(ctx->body, '\n');
 }
 
 void dy_codegen_output_free(dy_codegen_output *out) {
@@ -260,6 +217,8 @@ typedef struct {
   char **param_in;       /* per feed index: parameter name */
   char **param_out;      /* per fetch index: parameter name */
   char **weight;         /* per var: w_ array name if emitted */
+  char **off;            /* per arena root var: NAME_OFF_<name>, its offset */
+  char **scratch_name;   /* per op index with scratch: NAME_OFF_scratch_k<id> */
   bool *used;            /* per var: read or written by an op, or fetched */
   int *def;              /* per var: index in b->ops of the op writing it */
   storage *st;           /* per var, for used vars */
@@ -398,9 +357,8 @@ static void buffer_expr(gen *g, int v, bool as_const, char *buf, size_t n) {
     snprintf(buf, n, "%s", g->weight[s->root]);
     break;
   case ST_ARENA:
-    snprintf(buf, n, "(%s%s *)(mem + %lld)", as_const ? "const " : "",
-             ctype_of(x->type.dtype),
-             (long long)g->p->vars[s->root]->mem_offset);
+    snprintf(buf, n, "(%s%s *)(mem + %s)", as_const ? "const " : "",
+             ctype_of(x->type.dtype), g->off[s->root]);
     break;
   case ST_NONE:
     snprintf(buf, n, "0");
@@ -486,11 +444,7 @@ static const char *basename_of(const char *path) {
 
 /* Does identifier id occur as a whole token in text? */
 static bool mentions(const char *text, const char *id) {
-  size_t n = strlen(id);
-  for (const char *s = strstr(text, id); s; s = strstr(s + 1, id))
-    if ((s == text || !is_alnum(s[-1])) && !is_alnum(s[n]))
-      return true;
-  return false;
+  return dy_cg_mentions_n(text, strlen(text), id);
 }
 
 /* ---- analysis ---- */
@@ -830,6 +784,46 @@ static dy_status plan_packs_and_scratch(gen *g) {
   return DY_OK;
 }
 
+/* The names of the arena offsets NAME_run passes (#defined before it):
+ * NAME_OFF_<var> per buffer that owns arena bytes, NAME_OFF_scratch_k<id>
+ * per kernel scratch; unique, in var then op order. */
+static dy_status make_offset_names(gen *g) {
+  const dy_program *p = g->p;
+  int n = 0;
+  char **taken = calloc((size_t)p->n_vars + (size_t)g->b->n_ops + 1, sizeof *taken);
+  if (!taken)
+    return dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  char prefix[300];
+  snprintf(prefix, sizeof prefix, "%s_OFF_", g->upper);
+  for (int i = 0; i < p->n_vars; i++) {
+    if (!g->used[i] || g->st[i].kind != ST_ARENA || g->st[i].root != i)
+      continue;
+    char *s = sanitize(p->vars[i]->name, prefix);
+    if (!s)
+      break;
+    dedup(s, taken, n);
+    taken[n++] = g->off[i] = s;
+  }
+  for (int oi = 0; oi < g->b->n_ops; oi++) {
+    if (g->scratch[oi] <= 0)
+      continue;
+    char id[64];
+    snprintf(id, sizeof id, "scratch_k%d", g->b->ops[oi]->id);
+    char *s = sanitize(id, prefix);
+    if (!s)
+      break;
+    dedup(s, taken, n);
+    taken[n++] = g->scratch_name[oi] = s;
+  }
+  bool oom = false;
+  for (int i = 0; i < p->n_vars; i++)
+    oom |= g->used[i] && g->st[i].kind == ST_ARENA && g->st[i].root == i && !g->off[i];
+  for (int oi = 0; oi < g->b->n_ops; oi++)
+    oom |= g->scratch[oi] > 0 && !g->scratch_name[oi];
+  free(taken);
+  return oom ? dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory") : DY_OK;
+}
+
 /* ---- text ---- */
 
 static void put_banner(gen *g, dy_buf *out, const char *what) {
@@ -1112,6 +1106,146 @@ static const char *op_symbol(dy_op_kind k) {
   }
 }
 
+/* The one type check of a kernel, done here so that no emitter re-runs
+ * inference: the op's output types must be what inference gives for its
+ * input types (so attributes are well formed and shapes agree by the rules
+ * of ir/infer*.c). Emitters then check only what they add (the dtypes
+ * their kernels are written for). */
+static dy_status check_kernel_types(gen *g, const dy_op *op) {
+  const dy_program *p = g->p;
+  enum { MAX_IN = DY_MAX_FEEDS, MAX_OUT = 8 };
+  dy_type in[MAX_IN], want[MAX_OUT];
+  if (op->n_inputs > MAX_IN || op->n_outputs > MAX_OUT)
+    return dy_error_at(g->err, op, DY_STATUS_UNSUPPORTED,
+                       "codegen: %s: %d inputs and %d outputs are too many",
+                       dy_op_name(op->kind), op->n_inputs, op->n_outputs);
+  for (int i = 0; i < op->n_inputs; i++)
+    in[i] = p->vars[op->inputs[i]]->type;
+  dy_status s = dy_infer(op, in, op->n_inputs, want, g->err);
+  if (s != DY_OK)
+    return dy_error_prefix(g->err, "codegen");
+  for (int i = 0; i < op->n_outputs; i++)
+    if (!dy_type_equal(&want[i], &p->vars[op->outputs[i]]->type)) {
+      char a[160], b[160];
+      return dy_error_at(g->err, op, DY_STATUS_SHAPE_MISMATCH,
+                         "codegen: %s: output %d is %s, not %s as inference gives",
+                         dy_op_name(op->kind), i,
+                         dy_type_str(&p->vars[op->outputs[i]]->type, a, sizeof a),
+                         dy_type_str(&want[i], b, sizeof b));
+    }
+  return DY_OK;
+}
+
+/* The name of input i (or of the output, out) of op's kernel by its role:
+ * x for the data, w and bias for a weight and bias, a and b for the operands
+ * of a binary op, and so on; NULL for the generic in<i>. */
+static const char *operand_role(const dy_op *op, bool out, int i, char *buf, size_t n) {
+  static const char *const bn[] = {"x", "scale", "bias", "mean", "variance"};
+  if (out)
+    return "y";
+  switch (op->kind) {
+  case DY_OP_MATMUL:
+  case DY_OP_FUSED_MATMUL:
+  case DY_OP_CONV2D:
+  case DY_OP_CONV2D_TRANSPOSE:
+  case DY_OP_FUSED_CONV2D:
+    return i < 3 ? (const char *[]){"x", "w", "bias"}[i] : NULL;
+  case DY_OP_WHERE:
+    return (const char *[]){"cond", "a", "b"}[i];
+  case DY_OP_BATCH_NORM:
+  case DY_OP_LAYER_NORM:
+  case DY_OP_GROUP_NORM:
+    return bn[i];
+  case DY_OP_GATHER:
+  case DY_OP_GATHER_ELEMENTS:
+  case DY_OP_GATHER_ND:
+  case DY_OP_SCATTER_ELEMENTS:
+  case DY_OP_SCATTER_ND:
+    return (const char *[]){"x", "index", "updates"}[i];
+  case DY_OP_GRID_SAMPLE:
+    return (const char *[]){"x", "grid"}[i];
+  case DY_OP_ROI_ALIGN:
+    return (const char *[]){"x", "rois", "batch_index"}[i];
+  case DY_OP_CONCAT:
+  case DY_OP_FUSED_ELEMENTWISE:
+    snprintf(buf, n, "x%d", i);
+    return buf;
+  default:
+    break;
+  }
+  if (op->n_inputs == 1)
+    return "x";
+  if (op->n_inputs == 2 && dy_op_has(op, DY_OPF_ELEMENTWISE))
+    return i == 0 ? "a" : "b";
+  return NULL;
+}
+
+/* a b c into d (n bytes), cut to fit. */
+static void join(char *d, size_t n, const char *a, const char *b, const char *c) {
+  size_t k = 0;
+  for (const char *p[] = {a, b, c}, **q = p; q < p + 3; q++)
+    for (const char *t = *q; *t && k + 1 < n; t++)
+      d[k++] = *t;
+  d[k] = '\0';
+}
+
+/* The parameter names of op's kernel: inputs then outputs, by role
+ * (operand_role) where that name is free in the kernel's code (which
+ * names the parameters in0.., out0..), else the role with _in / _out,
+ * else in<i> / out<i>. */
+static void param_names(const dy_op *op, const char *code, char (*name)[32]) {
+  int n = op->n_inputs + op->n_outputs;
+  for (int k = 0; k < n; k++) {
+    bool out = k >= op->n_inputs;
+    int i = out ? k - op->n_inputs : k;
+    char buf[32], cand[2][32];
+    const char *role = operand_role(op, out, i, buf, sizeof buf);
+    snprintf(name[k], 32, "%s%d", out ? "out" : "in", i);
+    if (!role)
+      continue;
+    join(cand[0], 32, role, "", "");
+    join(cand[1], 32, role, "_", out ? "out" : "in");
+    for (int c = 0; c < 2; c++) {
+      bool taken = dy_cg_mentions_n(code, strlen(code), cand[c]) ||
+                   strcmp(cand[c], "batch") == 0 || strcmp(cand[c], "scratch") == 0;
+      for (int j = 0; j < k && !taken; j++)
+        taken = strcmp(name[j], cand[c]) == 0;
+      if (!taken) {
+        join(name[k], 32, cand[c], "", "");
+        break;
+      }
+    }
+  }
+}
+
+/* Text with its comments blanked (the names a comment uses are free). */
+static char *code_only(const char *a, const char *b) {
+  char *t = xprintf("%s\n%s", a ? a : "", b ? b : "");
+  if (!t)
+    return NULL;
+  for (char *c = t; (c = strstr(c, "/*")) != NULL;) {
+    char *e = strstr(c + 2, "*/");
+    char *end = e ? e + 2 : c + strlen(c);
+    memset(c, ' ', (size_t)(end - c));
+    c = end;
+  }
+  return t;
+}
+
+/* b's text becomes t (taken; NULL: out of memory). */
+static dy_status replace_text(dy_buf *b, char *t) {
+  if (!t)
+    return DY_STATUS_OUT_OF_MEMORY;
+  dy_buf_free(b);
+  size_t n = strlen(t);
+  *b = (dy_buf){.s = t, .len = n, .cap = n + 1};
+  if (n == 0) {
+    free(t);
+    *b = (dy_buf){0};
+  }
+  return DY_OK;
+}
+
 static dy_status emit_kernel(gen *g, int oi, dy_buf *final_out) {
   const dy_program *p = g->p;
   const dy_op *op = g->b->ops[oi];
@@ -1156,7 +1290,9 @@ static dy_status emit_kernel(gen *g, int oi, dy_buf *final_out) {
   dy_cg_ctx ctx = {.p = p, .op = op, .body = &body, .indent = 1, .uses = &g->uses,
                      .scratch = g->scratch[oi] > 0, .threads = g->opt->threads,
                      .before = &before};
-  dy_status s = dy_cg_table[op->kind](&ctx, g->err);
+  dy_status s = check_kernel_types(g, op);
+  if (s == DY_OK)
+    s = dy_cg_table[op->kind](&ctx, g->err);
   if (s == DY_OK && (body.oom || before.oom || cmt.oom))
     s = dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
   if (s != DY_OK) {
@@ -1166,6 +1302,39 @@ static dy_status emit_kernel(gen *g, int oi, dy_buf *final_out) {
     if (g->err && g->err->op_id < 0)
       g->err->op_id = op->id;
     return s;
+  }
+  /* the kernel as a reader should see it: no loop of one trip */
+  s = replace_text(&body, dy_cg_tidy_loops(body.s));
+  if (s == DY_OK)
+    s = replace_text(&before, dy_cg_tidy_loops(before.s));
+  /* parameters named by their role: x, w, b, y, ... (emitters write in0,
+   * out0, ...) */
+  enum { MAXP = 2 * DY_MAX_FEEDS + 2 };
+  char pname[MAXP][32];
+  const char *from[MAXP], *to[MAXP];
+  char generic[MAXP][16];
+  int np = op->n_inputs + op->n_outputs < MAXP ? op->n_inputs + op->n_outputs : MAXP;
+  char *code = s == DY_OK ? code_only(body.s, before.s) : NULL;
+  if (s == DY_OK && !code)
+    s = DY_STATUS_OUT_OF_MEMORY;
+  if (s == DY_OK) {
+    param_names(op, code, pname);
+    for (int k = 0; k < np; k++) {
+      bool o = k >= op->n_inputs;
+      snprintf(generic[k], sizeof generic[k], "%s%d", o ? "out" : "in", o ? k - op->n_inputs : k);
+      from[k] = generic[k];
+      to[k] = pname[k];
+    }
+    s = replace_text(&body, dy_cg_rename(body.s, from, to, np));
+    if (s == DY_OK && before.s)
+      s = replace_text(&before, dy_cg_rename(before.s, from, to, np));
+  }
+  free(code);
+  if (s != DY_OK) {
+    dy_buf_free(&body);
+    dy_buf_free(&before);
+    dy_buf_free(&cmt);
+    return dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
   }
   out = final_out;
   if (before.s)
@@ -1183,14 +1352,17 @@ static dy_status emit_kernel(gen *g, int oi, dy_buf *final_out) {
   for (int i = 0; i < op->n_inputs && n < 2 * DY_MAX_FEEDS; i++) {
     const dy_type *t = &p->vars[op->inputs[i]]->type;
     dyn |= type_dynamic(t);
-    names[n] = xprintf("in%d", i);
-    args[n++] = xprintf("const %s *%sin%d", ctype_of(t->dtype), in_place ? "" : "restrict ", i);
+    names[n] = xstrdup(pname[n]);
+    args[n] = xprintf("const %s *%s%s", ctype_of(t->dtype), in_place ? "" : "restrict ",
+                      pname[n]);
+    n++;
   }
   for (int i = 0; i < op->n_outputs && n < 2 * DY_MAX_FEEDS; i++) {
     const dy_type *t = &p->vars[op->outputs[i]]->type;
     dyn |= type_dynamic(t);
-    names[n] = xprintf("out%d", i);
-    args[n++] = xprintf("%s *%sout%d", ctype_of(t->dtype), in_place ? "" : "restrict ", i);
+    names[n] = xstrdup(pname[n]);
+    args[n] = xprintf("%s *%s%s", ctype_of(t->dtype), in_place ? "" : "restrict ", pname[n]);
+    n++;
   }
   if (g->scratch[oi] > 0) {
     names[n] = xstrdup("scratch");
@@ -1214,10 +1386,15 @@ static dy_status emit_kernel(gen *g, int oi, dy_buf *final_out) {
     dy_buf_printf(out, "%s(void) {\n", head);
   else
     put_wrapped(out, "", head, args, n, " {\n");
-  /* a parameter the body does not read (an extent of 0, say) */
-  for (int i = 0; i < n; i++)
-    if (!mentions(body.s ? body.s : "", names[i]))
+  /* a parameter the body does not read (an extent of 0, say; a comment
+   * naming it is no read) */
+  char *read = code_only(body.s, NULL);
+  if (!read)
+    out->oom = true;
+  for (int i = 0; i < n && read; i++)
+    if (!mentions(read, names[i]))
       dy_buf_printf(out, "  (void)%s;\n", names[i]);
+  free(read);
   if (body.s)
     dy_buf_puts(out, body.s);
   if (can_fail)
@@ -1252,7 +1429,7 @@ static void emit_call(gen *g, int oi, dy_buf *out) {
     args[n++] = xstrdup(buf);
   }
   if (g->scratch[oi] > 0)
-    args[n++] = xprintf("(float *)(mem + %lld)", (long long)g->scratch_off[oi]);
+    args[n++] = xprintf("(float *)(mem + %s)", g->scratch_name[oi]);
   if (dyn)
     args[n++] = xstrdup("batch");
   kernel_name(p, op, buf, sizeof buf);
@@ -1273,6 +1450,49 @@ static void emit_call(gen *g, int oi, dy_buf *out) {
   free_args(args, n);
 }
 
+/* The arena layout before NAME_run: one #define per buffer the calls pass
+ * (NAME_OFF_<var>, its byte offset) with its size at max batch and type,
+ * the views that share a buffer, and each kernel's scratch. */
+static void emit_layout(gen *g, dy_buf *out) {
+  const dy_program *p = g->p;
+  if (!g->uses_arena)
+    return;
+  int w = 0;
+  for (int i = 0; i < p->n_vars; i++)
+    if (g->off[i] && (int)strlen(g->off[i]) > w)
+      w = (int)strlen(g->off[i]);
+  for (int oi = 0; oi < g->b->n_ops; oi++)
+    if (g->scratch_name[oi] && (int)strlen(g->scratch_name[oi]) > w)
+      w = (int)strlen(g->scratch_name[oi]);
+  dy_buf_printf(out, "/* arena layout: byte offset of each buffer (bytes at batch = %lld) */\n",
+                (long long)g->opt->max_batch);
+  char ts[256];
+  for (int i = 0; i < p->n_vars; i++) {
+    const dy_var *v = p->vars[i];
+    if (!g->used[i] || g->st[i].kind != ST_ARENA)
+      continue;
+    if (g->st[i].root == i) {
+      dy_buf_printf(out, "#define %-*s %8lld /* %8lld  ", w, g->off[i],
+                    (long long)v->mem_offset, (long long)var_bytes(g, v));
+      dy_buf_put_comment(out, v->name);
+      dy_buf_printf(out, " %s */\n", dy_type_str(&v->type, ts, sizeof ts));
+    } else {
+      dy_buf_puts(out, "/* ");
+      dy_buf_put_comment(out, v->name);
+      dy_buf_printf(out, " %s is a view of ", dy_type_str(&v->type, ts, sizeof ts));
+      dy_buf_put_comment(out, p->vars[g->st[i].root]->name);
+      dy_buf_puts(out, " */\n");
+    }
+  }
+  for (int oi = 0; oi < g->b->n_ops; oi++)
+    if (g->scratch[oi] > 0)
+      dy_buf_printf(out, "#define %-*s %8lld /* %8lld  scratch of op %d (%s), during that op only */\n",
+                    w, g->scratch_name[oi], (long long)g->scratch_off[oi],
+                    (long long)g->scratch[oi], g->b->ops[oi]->id,
+                    dy_op_name(g->b->ops[oi]->kind));
+  dy_buf_putc(out, '\n');
+}
+
 static void emit_run(gen *g, dy_buf *out) {
   const dy_program *p = g->p;
   const char *L = g->lower, *U = g->upper;
@@ -1285,6 +1505,7 @@ static void emit_run(gen *g, dy_buf *out) {
     free_args(args, n);
     return;
   }
+  emit_layout(g, out);
   put_wrapped(out, "", head, args, n, " {\n");
   free(head);
   free_args(args, n);
@@ -1323,36 +1544,8 @@ static void emit_run(gen *g, dy_buf *out) {
   if (g->arena_bytes <= 0 && !g->uses_arena)
     dy_buf_puts(out, "  (void)arena;\n");
 
-  if (g->uses_arena) {
-    dy_buf_puts(out, "  unsigned char *mem = (unsigned char *)arena;\n\n");
-    dy_buf_printf(out, "  /* arena layout (offset, bytes at batch = %lld):\n",
-                  (long long)g->opt->max_batch);
-    char ts[256];
-    for (int i = 0; i < p->n_vars; i++) {
-      const dy_var *v = p->vars[i];
-      if (!g->used[i] || g->st[i].kind != ST_ARENA)
-        continue;
-      dy_buf_puts(out, "   *   ");
-      if (g->st[i].root == i)
-        dy_buf_printf(out, "%8lld %8lld  ", (long long)v->mem_offset,
-                      (long long)var_bytes(g, v));
-      else
-        dy_buf_printf(out, "%8s %8s  ", "view of", "");
-      dy_buf_put_comment(out, v->name);
-      dy_buf_printf(out, " %s", dy_type_str(&v->type, ts, sizeof ts));
-      if (g->st[i].root != i) {
-        dy_buf_puts(out, " = ");
-        dy_buf_put_comment(out, p->vars[g->st[i].root]->name);
-      }
-      dy_buf_putc(out, '\n');
-    }
-    for (int oi = 0; oi < g->b->n_ops; oi++)
-      if (g->scratch[oi] > 0)
-        dy_buf_printf(out, "   *   %8lld %8lld  scratch of op %d (%s), during that op only\n",
-                      (long long)g->scratch_off[oi], (long long)g->scratch[oi],
-                      g->b->ops[oi]->id, dy_op_name(g->b->ops[oi]->kind));
-    dy_buf_puts(out, "   */\n");
-  }
+  if (g->uses_arena)
+    dy_buf_puts(out, "  unsigned char *mem = (unsigned char *)arena;\n");
   dy_buf_putc(out, '\n');
 
   for (int oi = 0; oi < g->b->n_ops; oi++) {
@@ -1526,6 +1719,14 @@ static void gen_free(gen *g) {
   free(g->param_out);
   free(g->param);
   free(g->weight);
+  if (g->off)
+    for (int i = 0; i < g->p->n_vars; i++)
+      free(g->off[i]);
+  if (g->scratch_name)
+    for (int oi = 0; oi < g->b->n_ops; oi++)
+      free(g->scratch_name[oi]);
+  free(g->off);
+  free(g->scratch_name);
   free(g->used);
   free(g->def);
   free(g->st);
@@ -1573,6 +1774,8 @@ dy_status dy_codegen(const dy_program *p, const dy_codegen_options *opt,
   g.param_in = calloc((size_t)p->n_feeds + 1, sizeof *g.param_in);
   g.param_out = calloc((size_t)p->n_fetches + 1, sizeof *g.param_out);
   g.weight = calloc(nv, sizeof *g.weight);
+  g.off = calloc(nv, sizeof *g.off);
+  g.scratch_name = calloc(no, sizeof *g.scratch_name);
   g.used = calloc(nv, sizeof *g.used);
   g.def = calloc(nv, sizeof *g.def);
   g.st = calloc(nv, sizeof *g.st);
@@ -1583,7 +1786,7 @@ dy_status dy_codegen(const dy_program *p, const dy_codegen_options *opt,
   g.scratch_off = calloc(no, sizeof *g.scratch_off);
   dy_status s = DY_OK;
   if (!g.lower || !g.upper || !g.param || !g.param_in || !g.param_out ||
-      !g.weight || !g.used || !g.def || !g.st || !g.kernel || !g.in_place ||
+      !g.weight || !g.off || !g.scratch_name || !g.used || !g.def || !g.st || !g.kernel || !g.in_place ||
       !g.unpacked_use || !g.scratch || !g.scratch_off) {
     s = dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
     goto done;
@@ -1593,7 +1796,7 @@ dy_status dy_codegen(const dy_program *p, const dy_codegen_options *opt,
       *c = (char)(*c - 'a' + 'A');
 
   if ((s = analyse(&g)) != DY_OK || (s = make_names(&g)) != DY_OK ||
-      (s = plan_packs_and_scratch(&g)) != DY_OK)
+      (s = plan_packs_and_scratch(&g)) != DY_OK || (s = make_offset_names(&g)) != DY_OK)
     goto done;
   for (int i = 0; i < p->n_vars; i++)
     if (g.weight[i])

@@ -26,26 +26,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "codegen_internal.h"
+#include "floor1_kernels.h"
 
 #define L(...) dy_cg_line(ctx, __VA_ARGS__)
-
-/* The output type must be what inference gives for the input types. */
-static dy_status check_types(dy_cg_ctx *ctx, dy_error *err) {
-  dy_type in[4], want;
-  int n = ctx->op->n_inputs;
-  if (n > 4 || ctx->op->n_outputs != 1)
-    return dy_cg_type_error(ctx, err, DY_STATUS_INVALID_ARGUMENT, "bad arity");
-  for (int i = 0; i < n; i++)
-    in[i] = *dy_cg_in_type(ctx, i);
-  dy_status s = dy_infer(ctx->op, in, n, &want, err);
-  if (s != DY_OK)
-    return dy_error_prefix(err, "codegen");
-  if (!dy_type_equal(&want, dy_cg_out_type(ctx, 0)))
-    return dy_cg_type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
-                              "output type is not what inference gives");
-  return DY_OK;
-}
 
 static bool is_empty(const dy_type *t) { return dy_ext_range(t, 0, t->rank).k == 0; }
 
@@ -116,9 +99,6 @@ static const char *const atan_body[] = {
 
 static dy_status emit_map_f32(dy_cg_ctx *ctx, dy_error *err, const char *what,
                               const char *const *head, const char *const *body) {
-  dy_status s = check_types(ctx, err);
-  if (s != DY_OK)
-    return s;
   const dy_type *o = dy_cg_out_type(ctx, 0);
   char sz[128];
   L("/* %s (no libm; see codegen/emit_extra.c) */", what);
@@ -193,9 +173,6 @@ static int open_bcast2(dy_cg_ctx *ctx, dy_idxbuf *oi, dy_idxbuf *ai, dy_idxbuf *
  * powers of two: each step is exact, Sterbenz), then for fmod 0 the
  * divisor added when the signs differ; i64 by 0 or -1 gives 0. */
 dy_status dy_emit_mod(dy_cg_ctx *ctx, dy_error *err) {
-  dy_status s = check_types(ctx, err);
-  if (s != DY_OK)
-    return s;
   if (is_empty(dy_cg_out_type(ctx, 0)))
     return DY_OK;
   bool c = dy_mod_attrs_get(ctx->op).fmod != 0;
@@ -244,9 +221,6 @@ dy_status dy_emit_mod(dy_cg_ctx *ctx, dy_error *err) {
 /* ------------------------------------------------------------------ */
 
 dy_status dy_emit_reduce_prod(dy_cg_ctx *ctx, dy_error *err) {
-  dy_status s = check_types(ctx, err);
-  if (s != DY_OK)
-    return s;
   const dy_type *a = dy_cg_in_type(ctx, 0), *o = dy_cg_out_type(ctx, 0);
   if (is_empty(o))
     return DY_OK;
@@ -309,9 +283,6 @@ static void around_axis(dy_cg_ctx *ctx, const dy_type *t, int ax, around *v) {
 }
 
 dy_status dy_emit_cumsum(dy_cg_ctx *ctx, dy_error *err) {
-  dy_status s = check_types(ctx, err);
-  if (s != DY_OK)
-    return s;
   const dy_type *t = dy_cg_in_type(ctx, 0);
   if (is_empty(t))
     return DY_OK;
@@ -375,9 +346,6 @@ static const char *combine_expr(const char *red, dy_dtype t) {
 }
 
 static dy_status emit_elements(dy_cg_ctx *ctx, dy_error *err, bool scatter) {
-  dy_status s = check_types(ctx, err);
-  if (s != DY_OK)
-    return s;
   const dy_type *x = dy_cg_in_type(ctx, 0), *idx = dy_cg_in_type(ctx, 1);
   int r = x->rank, ax = norm_axis(dy_gather_elements_attrs_get(ctx->op).axis, r); /* scatter_elements too */
   char sn[128], sd[128], sx[128];
@@ -431,9 +399,6 @@ dy_status dy_emit_scatter_elements(dy_cg_ctx *ctx, dy_error *err) {
 /* ------------------------------------------------------------------ */
 
 static dy_status emit_nd(dy_cg_ctx *ctx, dy_error *err, bool scatter) {
-  dy_status s = check_types(ctx, err);
-  if (s != DY_OK)
-    return s;
   const dy_type *x = dy_cg_in_type(ctx, 0), *idx = dy_cg_in_type(ctx, 1);
   int b = scatter ? 0 : (int)dy_gather_nd_attrs_get(ctx->op).batch_dims;
   int q = idx->rank, k = (int)idx->shape[q - 1];
@@ -500,9 +465,6 @@ dy_status dy_emit_scatter_nd(dy_cg_ctx *ctx, dy_error *err) {
 /* ------------------------------------------------------------------ */
 
 dy_status dy_emit_top_k(dy_cg_ctx *ctx, dy_error *err) {
-  dy_status s = check_types(ctx, err);
-  if (s != DY_OK)
-    return s;
   const dy_type *t = dy_cg_in_type(ctx, 0);
   if (is_empty(t))
     return DY_OK;
@@ -548,9 +510,6 @@ dy_status dy_emit_top_k(dy_cg_ctx *ctx, dy_error *err) {
 /* ------------------------------------------------------------------ */
 
 dy_status dy_emit_det(dy_cg_ctx *ctx, dy_error *err) {
-  dy_status s = check_types(ctx, err);
-  if (s != DY_OK)
-    return s;
   const dy_type *t = dy_cg_in_type(ctx, 0), *o = dy_cg_out_type(ctx, 0);
   if (is_empty(o))
     return DY_OK;
@@ -629,9 +588,6 @@ static void gs_pad_lines(dy_cg_ctx *ctx, const char *dst, const char *src, long 
 }
 
 dy_status dy_emit_grid_sample(dy_cg_ctx *ctx, dy_error *err) {
-  dy_status s = check_types(ctx, err);
-  if (s != DY_OK)
-    return s;
   const dy_type *x = dy_cg_in_type(ctx, 0), *g = dy_cg_in_type(ctx, 1);
   dy_grid_sample_attrs ga = dy_grid_sample_attrs_get(ctx->op);
   const char *mode = ga.mode;
@@ -722,9 +678,6 @@ dy_status dy_emit_grid_sample(dy_cg_ctx *ctx, dy_error *err) {
 /* ------------------------------------------------------------------ */
 
 dy_status dy_emit_roi_align(dy_cg_ctx *ctx, dy_error *err) {
-  dy_status s = check_types(ctx, err);
-  if (s != DY_OK)
-    return s;
   const dy_type *x = dy_cg_in_type(ctx, 0), *ro = dy_cg_in_type(ctx, 1);
   long long C = x->shape[1], H = x->shape[2], W = x->shape[3];
   dy_roi_align_attrs ra = dy_roi_align_attrs_get(ctx->op);

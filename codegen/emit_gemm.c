@@ -50,7 +50,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "codegen_internal.h"
+#include "floor1_kernels.h"
 #include "templates.h"
 
 enum {
@@ -354,9 +354,14 @@ static void emit_nest(dy_cg_ctx *ctx, const dy_gemm_call *g, const char *epi,
     L("const int64_t kc = %lld - k0 < %lld ? %lld - k0 : %lld;", k, kc, k, kc);
     L("const int flags = (k0 > 0 ? DY_GEMM_ADD_C : 0) | (k0 + kc == %lld ? %s : 0);", k, epi);
   } else {
-    L("const int64_t k0 = 0, kc = %lld;", k);
+    L("const int64_t kc = %lld;", k);
     L("const int flags = %s;", epi);
   }
+  /* the depth offset of the block: no term when there is one block */
+  const char *k0b = nkb > 1 ? " + k0 * 16" : "";
+  char k0a[96] = "";
+  if (nkb > 1)
+    snprintf(k0a, sizeof k0a, " + k0 * %s", g->csa);
   OPEN("for (int64_t i0 = 0; i0 < m; i0 += %d) {", MC);
   L("const int64_t i1 = m - i0 < %d ? m : i0 + %d;", MC, MC);
   OPEN("for (int64_t jp = %s; jp < %s; jp++) {", jp_lo, jp_hi);
@@ -366,10 +371,9 @@ static void emit_nest(dy_cg_ctx *ctx, const dy_gemm_call *g, const char *epi,
     L("const int nr = %lld;", tail);
   else
     L("const int nr = jp < %lld ? 16 : %lld;", np - 1, tail);
-  L("const float *bp = %s + jp * %lld + k0 * 16;", g->b, k * NR);
+  L("const float *bp = %s + jp * %lld%s;", g->b, k * NR, k0b);
   OPEN("for (int64_t i = i0; i < i1; i += 6) {");
-  L("dy_gemm_tile(i1 - i, kc, %s + i * %s + k0 * %s, %s, %s, bp,", g->a, g->rsa, g->csa,
-    g->rsa, g->csa);
+  L("dy_gemm_tile(i1 - i, kc, %s + i * %s%s, %s, %s, bp,", g->a, g->rsa, k0a, g->rsa, g->csa);
   if (g->bias)
     L("             %s + i * %s + jp * 16, %s, nr, flags, %s + jp * 16, %s);", g->c, g->ldc,
       g->ldc, g->bias, alpha);
@@ -381,8 +385,6 @@ static void emit_nest(dy_cg_ctx *ctx, const dy_gemm_call *g, const char *epi,
   CLOSE();
   if (nkb > 1)
     CLOSE();
-  else
-    L("(void)k0;");
   CLOSE();
 }
 
@@ -475,18 +477,3 @@ void dy_cg_gemm_pack_b(dy_cg_ctx *ctx, const char *src, const char *dst, int64_t
 }
 
 int64_t dy_gemm_runtime_panels(int64_t k, int64_t n) { return runtime_panels(k, n); }
-
-int64_t dy_codegen_scratch_bytes(const dy_program *p, const dy_op *op, int64_t max_batch,
-                                 int threads) {
-  (void)max_batch; /* every kernel's scratch serves one matrix or image at a time */
-  switch (op->kind) {
-  case DY_OP_MATMUL:
-  case DY_OP_FUSED_MATMUL:
-    return dy_gemm_matmul_scratch(p, op); /* packed once, then read by all */
-  case DY_OP_CONV2D:
-  case DY_OP_FUSED_CONV2D:
-    return dy_cg_conv_scratch(p, op, threads);
-  default:
-    return 0;
-  }
-}

@@ -36,7 +36,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "codegen_internal.h"
+#include "floor1_kernels.h"
 
 #define M_F32 (1u << DY_F32)
 #define M_I64 (1u << DY_I64)

@@ -3,9 +3,10 @@
  * Each writes the body of one kernel (parameters in0.., out0.., and
  * `int64_t batch` when a type has the dynamic dim) as plain nested loops
  * with literal extents and strides; only the batch is a run-time value,
- * through dy_ext / dy_cg_product ("batch*7"). Every emitter first checks
- * the op's types against inference (the rules of ir/infer_shape.c) and
- * fails rather than print wrong code. An empty output gives an empty body.
+ * through dy_ext / dy_cg_product ("batch*7"). The driver (emit.c) has
+ * checked the op's types against inference (the rules of
+ * ir/infer_shape.c) before an emitter runs. An empty output gives an empty
+ * body.
  *
  *   slice, expand, tile   one "walk": loop over the output, read the input
  *                         at start + step * i (0 on broadcast dims, i % n
@@ -28,29 +29,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "codegen_internal.h"
+#include "floor1_kernels.h"
 
 /* ------------------------------------------------------------------ */
 /* Helpers                                                             */
 /* ------------------------------------------------------------------ */
-
-/* The output type must be what inference gives for the input types. */
-static dy_status check_types(dy_cg_ctx *ctx, dy_error *err) {
-  enum { MAX_IN = 64 };
-  int n = ctx->op->n_inputs;
-  dy_type in[MAX_IN], want;
-  if (n > MAX_IN || ctx->op->n_outputs != 1)
-    return dy_cg_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "too many operands");
-  for (int i = 0; i < n; i++)
-    in[i] = *dy_cg_in_type(ctx, i);
-  dy_status s = dy_infer(ctx->op, in, n, &want, err);
-  if (s != DY_OK)
-    return s;
-  if (!dy_type_equal(&want, dy_cg_out_type(ctx, 0)))
-    return dy_cg_type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
-                              "output type is not what inference gives");
-  return DY_OK;
-}
 
 static bool is_empty(const dy_type *t) {
   return dy_ext_range(t, 0, t->rank).k == 0;
@@ -200,9 +183,7 @@ static void emit_walk(dy_cg_ctx *ctx, const wdim *w, int r) {
 
 
 dy_status dy_emit_slice(dy_cg_ctx *ctx, dy_error *err) {
-  dy_status s = check_types(ctx, err);
-  if (s != DY_OK)
-    return s;
+  dy_status s = DY_OK;
   const dy_type *a = dy_cg_in_type(ctx, 0), *o = dy_cg_out_type(ctx, 0);
   if (is_empty(o))
     return DY_OK;
@@ -233,9 +214,6 @@ dy_status dy_emit_slice(dy_cg_ctx *ctx, dy_error *err) {
 /* x aligned on the right of the output: dims x lacks or has as 1 are
  * broadcast; tile reads i % dim where it repeats. */
 static dy_status emit_expand_or_tile(dy_cg_ctx *ctx, dy_error *err, bool tile) {
-  dy_status s = check_types(ctx, err);
-  if (s != DY_OK)
-    return s;
   const dy_type *a = dy_cg_in_type(ctx, 0), *o = dy_cg_out_type(ctx, 0);
   if (is_empty(o))
     return DY_OK;
@@ -269,9 +247,6 @@ dy_status dy_emit_tile(dy_cg_ctx *ctx, dy_error *err) {
 /* ------------------------------------------------------------------ */
 
 static dy_status emit_copy(dy_cg_ctx *ctx, dy_error *err) {
-  dy_status s = check_types(ctx, err);
-  if (s != DY_OK)
-    return s;
   const dy_type *o = dy_cg_out_type(ctx, 0);
   dy_ext n = dy_ext_range(o, 0, o->rank);
   char sz[128];
@@ -295,9 +270,6 @@ dy_status dy_emit_unsqueeze(dy_cg_ctx *ctx, dy_error *err) {
 /* ------------------------------------------------------------------ */
 
 dy_status dy_emit_concat(dy_cg_ctx *ctx, dy_error *err) {
-  dy_status s = check_types(ctx, err);
-  if (s != DY_OK)
-    return s;
   const dy_type *o = dy_cg_out_type(ctx, 0);
   if (is_empty(o))
     return DY_OK;
@@ -347,9 +319,7 @@ dy_status dy_emit_concat(dy_cg_ctx *ctx, dy_error *err) {
 /* ------------------------------------------------------------------ */
 
 dy_status dy_emit_pad(dy_cg_ctx *ctx, dy_error *err) {
-  dy_status s = check_types(ctx, err);
-  if (s != DY_OK)
-    return s;
+  dy_status s = DY_OK;
   const dy_type *a = dy_cg_in_type(ctx, 0), *o = dy_cg_out_type(ctx, 0);
   if (is_empty(o))
     return DY_OK;
@@ -462,9 +432,6 @@ dy_status dy_emit_pad(dy_cg_ctx *ctx, dy_error *err) {
 /* ------------------------------------------------------------------ */
 
 dy_status dy_emit_gather(dy_cg_ctx *ctx, dy_error *err) {
-  dy_status s = check_types(ctx, err);
-  if (s != DY_OK)
-    return s;
   if (!dy_op_has(ctx->op, DY_OPF_CAN_FAIL))
     return dy_cg_type_error(ctx, err, DY_STATUS_INTERNAL,
                               "gather must be a kernel that can fail");
@@ -523,9 +490,7 @@ dy_status dy_emit_gather(dy_cg_ctx *ctx, dy_error *err) {
 typedef enum { R_SUM, R_MEAN, R_MAX, R_MIN } reduce_kind;
 
 static dy_status emit_reduce(dy_cg_ctx *ctx, dy_error *err, reduce_kind rk) {
-  dy_status s = check_types(ctx, err);
-  if (s != DY_OK)
-    return s;
+  dy_status s = DY_OK;
   const dy_type *a = dy_cg_in_type(ctx, 0), *o = dy_cg_out_type(ctx, 0);
   if (is_empty(o))
     return DY_OK;
@@ -704,9 +669,6 @@ static int open_rows(dy_cg_ctx *ctx, const axis_view *v, const char *T,
 }
 
 dy_status dy_emit_argmax(dy_cg_ctx *ctx, dy_error *err) {
-  dy_status s = check_types(ctx, err);
-  if (s != DY_OK)
-    return s;
   const dy_type *a = dy_cg_in_type(ctx, 0);
   axis_view v;
   around_axis(ctx, a, dy_argmax_attrs_get(ctx->op).axis, &v);
@@ -735,9 +697,6 @@ dy_status dy_emit_argmax(dy_cg_ctx *ctx, dy_error *err) {
 }
 
 dy_status dy_emit_log_softmax(dy_cg_ctx *ctx, dy_error *err) {
-  dy_status s = check_types(ctx, err);
-  if (s != DY_OK)
-    return s;
   const dy_type *a = dy_cg_in_type(ctx, 0);
   if (is_empty(a))
     return DY_OK;

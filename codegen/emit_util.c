@@ -1,12 +1,84 @@
 /* emit_util.c - helpers shared by the emitters (emit_ops.c and the op
  * families' emit_*.c): sizes as B^p * k, index expressions, C types, loop
  * nests, and the n-ary broadcast loop every elementwise op uses. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "codegen_internal.h"
+#include "floor0_util.h"
+
+/* ------------------------------------------------------------------ */
+/* Emission helpers declared in dy_codegen.h                           */
+/* ------------------------------------------------------------------ */
+
+/* The rotating buffer behind dy_cg_dim / dy_cg_extent. Thread-local so
+ * that two threads may generate code at once. */
+enum { RING = 16, RING_LEN = 128 };
+static _Thread_local char ring[RING][RING_LEN];
+static _Thread_local int ring_next;
+
+static char *ring_slot(void) {
+  char *s = ring[ring_next];
+  ring_next = (ring_next + 1) % RING;
+  return s;
+}
+
+const char *dy_cg_product(dy_cg_ctx *ctx, int64_t k, int p) {
+  (void)ctx;
+  char *s = ring_slot();
+  size_t n = 0;
+  s[0] = '\0';
+  if (k == 0 || p == 0) {
+    snprintf(s, RING_LEN, "%lld", (long long)(p == 0 ? k : 0));
+    return s;
+  }
+  for (int i = 0; i < p && n < RING_LEN; i++)
+    n += (size_t)snprintf(s + n, RING_LEN - n, "%sbatch", i ? "*" : "");
+  if (k != 1 && n < RING_LEN)
+    snprintf(s + n, RING_LEN - n, "*%lld", (long long)k);
+  return s;
+}
+
+const char *dy_cg_dim(dy_cg_ctx *ctx, const dy_type *t, int axis) {
+  int64_t d = t->shape[axis];
+  return d < 0 ? dy_cg_product(ctx, 1, 1) : dy_cg_product(ctx, d, 0);
+}
+
+const char *dy_cg_extent(dy_cg_ctx *ctx, const dy_type *t, int from,
+                           int to) {
+  int64_t k = 1;
+  int p = 0;
+  for (int i = from; i < to; i++) {
+    if (t->shape[i] < 0)
+      p++;
+    else
+      k *= t->shape[i];
+  }
+  return dy_cg_product(ctx, k, p);
+}
+
+const dy_type *dy_cg_in_type(dy_cg_ctx *ctx, int i) {
+  return &ctx->p->vars[ctx->op->inputs[i]]->type;
+}
+
+const dy_type *dy_cg_out_type(dy_cg_ctx *ctx, int i) {
+  return &ctx->p->vars[ctx->op->outputs[i]]->type;
+}
+
+void dy_cg_line(dy_cg_ctx *ctx, const char *fmt, ...) {
+  for (int i = 0; i < ctx->indent; i++)
+    dy_buf_puts(ctx->body, "  ");
+  va_list ap;
+  va_start(ap, fmt);
+  dy_buf_vprintf(ctx->body, fmt, ap);
+  va_end(ap);
+  dy_buf_putc(ctx->body, '\n');
+}
 
 #define OPNAME(ctx) dy_op_name((ctx)->op->kind)
+#define L(...) dy_cg_line(ctx, __VA_ARGS__)
+
+typedef long long ll;
 
 /* ---- sizes: B^p * k ---- */
 
@@ -314,4 +386,33 @@ dy_status dy_cg_broadcast(dy_cg_ctx *ctx, dy_error *err, const char *fmt) {
 
 dy_status dy_cg_broadcast_let(dy_cg_ctx *ctx, dy_error *err, const char *expr) {
   return broadcast(ctx, err, expr, true);
+}
+
+/* "v * m + a" for an index, simplified: "oy", "oy * 2 - 1", "i * 2". */
+const char *dy_cg_affine(char *buf, size_t n, const char *v, ll m, ll a) {
+  int k = m == 1 ? snprintf(buf, n, "%s", v) : snprintf(buf, n, "%s * %lld", v, m);
+  if (a && k >= 0 && (size_t)k < n)
+    snprintf(buf + k, n - (size_t)k, " %c %lld", a < 0 ? '-' : '+', a < 0 ? -a : a);
+  return buf;
+}
+
+/* The sum of two affine terms "t1 + t2" where t2 may vanish. */
+const char *dy_cg_sum2(char *buf, size_t n, const char *t1, const char *v, ll m) {
+  if (m == 0)
+    snprintf(buf, n, "%s", t1);
+  else if (m == 1)
+    snprintf(buf, n, "%s + %s", t1, v);
+  else
+    snprintf(buf, n, "%s + %s * %lld", t1, v, m);
+  return buf;
+}
+
+/* "if (v < 0 || v >= n) continue;" with only the halves that can happen. */
+void dy_cg_bounds(dy_cg_ctx *ctx, const char *v, bool lo, bool hi, ll n) {
+  if (lo && hi)
+    L("if (%s < 0 || %s >= %lld) continue;", v, v, n);
+  else if (lo)
+    L("if (%s < 0) continue;", v);
+  else if (hi)
+    L("if (%s >= %lld) continue;", v, n);
 }

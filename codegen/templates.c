@@ -1,7 +1,7 @@
 /* templates.c - pasting a template of codegen/rt/ (see templates.h). */
 #include <string.h>
 
-#include "codegen_internal.h"
+#include "floor0_util.h"
 #include "templates.h"
 
 /* The placeholder of subs that starts at s, or NULL. */

@@ -1,0 +1,444 @@
+/* emit_conv.c - floor 1: the conv2d kernel builder, shared by conv2d
+ * (emit_nn.c) and fused_conv2d (emit_fused.c): on the GEMM micro-kernel
+ * when the weight is constant (im2col panels in the scratch), a direct
+ * depthwise kernel, or plain loops; bias and activation as an epilogue.
+ * Also the geometry of a convolution (dy_cg_conv_geom) and the scratch the
+ * GEMM form needs. */
+#include <stdio.h>
+#include <string.h>
+
+#include "floor1_kernels.h"
+
+#define L(...) dy_cg_line(ctx, __VA_ARGS__)
+/* A line that opens a block "{", and the line that closes it. */
+#define OPEN(...) (dy_cg_line(ctx, __VA_ARGS__), ctx->indent++)
+#define CLOSE() (ctx->indent--, dy_cg_line(ctx, "}"))
+
+typedef long long ll;
+
+dy_cg_conv_geom dy_cg_conv_geom_of(const dy_program *p, const dy_op *op) {
+  const dy_type *x = &p->vars[op->inputs[0]]->type, *w = &p->vars[op->inputs[1]]->type;
+  const dy_type *y = &p->vars[op->outputs[0]]->type;
+  dy_conv2d_attrs a = dy_conv2d_attrs_get(op); /* conv2d's view of the three */
+  dy_conv_geom g = dy_conv2d_geom(x, w, &a);
+  return (dy_cg_conv_geom){
+      .c = x->shape[1], .h = x->shape[2], .w = x->shape[3],
+      .o = y->shape[1], .oh = y->shape[2], .ow = y->shape[3],
+      .kh = w->shape[2], .kw = w->shape[3],
+      .sh = g.sh, .sw = g.sw, .dh = g.dh, .dw = g.dw,
+      .pt = g.pt, .pl = g.pl,
+      .groups = g.groups};
+}
+
+/* The input as the windows see it, padding included: hp x wp. False when
+ * no window leaves the input (no padding needed). */
+static bool conv_padded(const dy_cg_conv_geom *g, ll *hp, ll *wp) {
+  ll pb = (g->oh - 1) * g->sh + (g->kh - 1) * g->dh + 1 - g->h - g->pt;
+  ll pr = (g->ow - 1) * g->sw + (g->kw - 1) * g->dw + 1 - g->w - g->pl;
+  pb = pb > 0 ? pb : 0;
+  pr = pr > 0 ? pr : 0;
+  *hp = g->h + g->pt + pb;
+  *wp = g->w + g->pl + pr;
+  return g->pt > 0 || g->pl > 0 || pb > 0 || pr > 0;
+}
+
+/* The direct convolution: plain loops, any operands (a weight computed at
+ * run time too). */
+static dy_status emit_conv_direct(dy_cg_ctx *ctx, const dy_cg_conv_geom *gp) {
+  dy_cg_conv_geom g = *gp;
+  ll cg = g.c / g.groups, og = g.o / g.groups;
+  char nb[64], t[128], iy[160], ix[160];
+  snprintf(nb, sizeof nb, "%s", dy_cg_dim(ctx, dy_cg_in_type(ctx, 0), 0));
+  /* iy = oy*sh - pt + i*dh stays inside [0, h) unless padding pushes it out */
+  bool lo_h = g.pt > 0, hi_h = (g.oh - 1) * g.sh - g.pt + (g.kh - 1) * g.dh >= g.h;
+  bool lo_w = g.pl > 0, hi_w = (g.ow - 1) * g.sw - g.pl + (g.kw - 1) * g.dw >= g.w;
+  dy_cg_sum2(iy, sizeof iy, dy_cg_affine(t, sizeof t, "oy", g.sh, -g.pt), "i", g.dh);
+  dy_cg_sum2(ix, sizeof ix, dy_cg_affine(t, sizeof t, "ox", g.sw, -g.pl), "j", g.dw);
+
+  L("/* y[n][oc][oy][ox] = sum over c < %lld, i < %lld, j < %lld of", cg, g.kh, g.kw);
+  if (g.groups == 1)
+    L(" *   x[n][c][%s][%s] * w[oc][c][i][j] */", iy, ix);
+  else
+    L(" *   x[n][(oc / %lld) * %lld + c][%s][%s] * w[oc][c][i][j] */", og, cg, iy, ix);
+  OPEN("for (int64_t n = 0; n < %s; n++) {", nb);
+  OPEN("for (int64_t oc = 0; oc < %lld; oc++) {", g.o);
+  if (g.groups == 1)
+    L("const float *x = in0 + n * %lld;", g.c * g.h * g.w);
+  else
+    L("const float *x = in0 + (n * %lld + (oc / %lld) * %lld) * %lld;", g.c, og, cg,
+      g.h * g.w);
+  L("const float *wk = in1 + oc * %lld;", cg * g.kh * g.kw);
+  L("float *y = out0 + (n * %lld + oc) * %lld;", g.o, g.oh * g.ow);
+  OPEN("for (int64_t oy = 0; oy < %lld; oy++) {", g.oh);
+  OPEN("for (int64_t ox = 0; ox < %lld; ox++) {", g.ow);
+  L("float acc = 0.0f;");
+  OPEN("for (int64_t c = 0; c < %lld; c++) {", cg);
+  OPEN("for (int64_t i = 0; i < %lld; i++) {", g.kh);
+  L("const int64_t iy = %s;", iy);
+  dy_cg_bounds(ctx, "iy", lo_h, hi_h, g.h);
+  OPEN("for (int64_t j = 0; j < %lld; j++) {", g.kw);
+  L("const int64_t ix = %s;", ix);
+  dy_cg_bounds(ctx, "ix", lo_w, hi_w, g.w);
+  L("acc += x[(c * %lld + iy) * %lld + ix] * wk[(c * %lld + i) * %lld + j];", g.h, g.w,
+    g.kh, g.kw);
+  CLOSE();
+  CLOSE();
+  CLOSE();
+  L("y[oy * %lld + ox] = acc;", g.ow);
+  CLOSE();
+  CLOSE();
+  CLOSE();
+  CLOSE();
+  return DY_OK;
+}
+
+/* bias and activation over each output channel, after a kernel that
+ * wrote the plain convolution */
+static dy_status emit_conv_epilogue_loop(dy_cg_ctx *ctx, dy_error *err, bool bias,
+                                         const char *act, double alpha) {
+  char fx[512];
+  if (!dy_cg_act_expr(act, alpha, bias ? "(v + in2[c])" : "v", fx, sizeof fx))
+    return dy_cg_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "unknown activation");
+  const dy_type *o = dy_cg_out_type(ctx, 0);
+  char sn[64];
+  snprintf(sn, sizeof sn, "%s", dy_cg_dim(ctx, o, 0));
+  L("/* epilogue: bias and activation per output channel */");
+  L("for (int64_t n = 0; n < %s; n++)", sn);
+  L("  for (int64_t c = 0; c < %lld; c++)", (ll)o->shape[1]);
+  L("    for (int64_t j = 0; j < %lld; j++) {", (ll)(o->shape[2] * o->shape[3]));
+  L("      float *p = &out0[(n * %lld + c) * %lld + j];", (ll)o->shape[1],
+    (ll)(o->shape[2] * o->shape[3]));
+  L("      const float v = *p;");
+  L("      *p = %s;", fx);
+  L("    }");
+  return DY_OK;
+}
+
+/* The 16-pixel im2col panel for pixels [p0, p0 + nr) of the channels from
+ * c0 on: scratch[r * 16 + j] = x[c0 + c][iy][ix], 0 in the padding, for r
+ * = (c * kh + i) * kw + j'. A run of pixels along one output row is one
+ * copy per (c, i, j'): with vector loads where stride 1 makes it
+ * contiguous and it lies inside the row, element by element elsewhere. */
+static void emit_im2col_panel(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, ll cg, const char *c0) {
+  ll ow = g->ow;
+  bool lo_h = g->pt > 0, hi_h = (g->oh - 1) * g->sh - g->pt + (g->kh - 1) * g->dh >= g->h;
+  bool lo_w = g->pl > 0, hi_w = (g->ow - 1) * g->sw - g->pl + (g->kw - 1) * g->dw >= g->w;
+  char t[128], e[160];
+  L("/* im2col: scratch[r * 16 + j] for pixel p0 + j, r = (c * %lld + i) * %lld + j' */",
+    g->kh, g->kw);
+  L("int64_t j = 0;");
+  OPEN("while (j < nr) { /* a run of pixels along one output row */");
+  L("const int64_t oy = (p0 + j) / %lld, ox = (p0 + j) %% %lld;", ow, ow);
+  L("const int64_t len = %lld - ox < nr - j ? %lld - ox : nr - j;", ow, ow);
+  OPEN("for (int64_t c = 0; c < %lld; c++) {", cg);
+  OPEN("for (int64_t i = 0; i < %lld; i++) {", g->kh);
+  dy_cg_sum2(e, sizeof e, dy_cg_affine(t, sizeof t, "oy", g->sh, -g->pt), "i", g->dh);
+  L("const int64_t iy = %s;", e);
+  L("float *d = scratch + (c * %lld + i) * %lld + j;", g->kh, g->kw * 16);
+  if (lo_h || hi_h) {
+    if (lo_h && hi_h)
+      OPEN("if (iy < 0 || iy >= %lld) {", g->h);
+    else if (lo_h)
+      OPEN("if (iy < 0) {");
+    else
+      OPEN("if (iy >= %lld) {", g->h);
+    L("for (int64_t k = 0; k < %lld; k++)", g->kw);
+    L("  for (int64_t t = 0; t < len; t++)");
+    L("    d[k * 16 + t] = 0.0f;");
+    L("continue;");
+    CLOSE();
+  }
+  if (c0)
+    L("const float *row = x + (%s + c) * %lld + iy * %lld;", c0, g->h * g->w, g->w);
+  else
+    L("const float *row = x + c * %lld + iy * %lld;", g->h * g->w, g->w);
+  OPEN("for (int64_t k = 0; k < %lld; k++, d += 16) {", g->kw);
+  dy_cg_sum2(e, sizeof e, dy_cg_affine(t, sizeof t, "ox", g->sw, -g->pl), "k", g->dw);
+  L("const int64_t ix0 = %s;", e);
+  const char *inside = lo_w && hi_w ? "ix >= 0 && ix < " : lo_w ? "ix >= 0" : hi_w ? "ix < " : "";
+  char cond[96];
+  snprintf(cond, sizeof cond, "%s", inside);
+  if (hi_w)
+    snprintf(cond + strlen(cond), sizeof cond - strlen(cond), "%lld", g->w);
+  if (g->sw == 1) {
+    /* contiguous: the columns inside the row [t0, t1), zeros around them */
+    if (lo_w || hi_w) {
+      L("const int64_t t0 = ix0 < 0 ? (-ix0 < len ? -ix0 : len) : 0;");
+      L("const int64_t t1 = %lld - ix0 < len ? (%lld - ix0 > t0 ? %lld - ix0 : t0) : len;", g->w,
+        g->w, g->w);
+    } else {
+      L("const int64_t t0 = 0, t1 = len;");
+    }
+    L("if (t1 - t0 == 16)");
+    L("  dy_f16_store(d, dy_f16_load(row + ix0));");
+    L("else");
+    L("  dy_copy(d + t0, row + ix0 + t0, t1 - t0);");
+    if (lo_w || hi_w) {
+      L("for (int64_t t = 0; t < t0; t++)");
+      L("  d[t] = 0.0f;");
+      L("for (int64_t t = t1; t < len; t++)");
+      L("  d[t] = 0.0f;");
+    }
+  } else {
+    OPEN("for (int64_t t = 0; t < len; t++) {");
+    if (g->sw == 1)
+      L("const int64_t ix = ix0 + t;");
+    else
+      L("const int64_t ix = ix0 + t * %lld;", g->sw);
+    if (lo_w || hi_w)
+      L("d[t] = %s ? row[ix] : 0.0f;", cond);
+    else
+      L("d[t] = row[ix];");
+    CLOSE();
+  }
+  CLOSE();
+  CLOSE();
+  CLOSE();
+  L("j += len;");
+  CLOSE();
+}
+
+/* Scratch of the GEMM convolution, per thread: an im2col panel of r x 16
+ * floats, then, when the convolution pads, the zero-padded image. */
+int64_t dy_cg_conv_scratch(const dy_program *p, const dy_op *op, int threads) {
+  dy_pack k = dy_gemm_pack_of(p, op, 1);
+  if (k.kind != DY_PACK_A6)
+    return 0;
+  dy_cg_conv_geom g = dy_cg_conv_geom_of(p, op);
+  ll hp, wp, padded = conv_padded(&g, &hp, &wp) ? g.c * hp * wp : 0;
+  return (k.cols * 16 + padded) * (threads > 1 ? threads : 1) * 4;
+}
+
+/* Image n of in0 into xp = scratch + at: hp x wp planes, zero around the
+ * input placed at (pt, pl). */
+static void emit_pad_image(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, ll hp, ll wp, ll at) {
+  L("/* the image, zero-padded to %lld x %lld */", hp, wp);
+  L("float *xp = scratch + %lld;", at);
+  L("for (int64_t q = 0; q < %lld; q++)", g->c * hp * wp);
+  L("  xp[q] = 0.0f;");
+  L("for (int64_t c = 0; c < %lld; c++)", g->c);
+  L("  for (int64_t iy = 0; iy < %lld; iy++)", g->h);
+  L("    dy_copy(xp + (c * %lld + iy + %lld) * %lld + %lld, in0 + ((n * %lld + c) * %lld + iy) * %lld,",
+    hp, g->pt, wp, g->pl, g->c, g->h, g->w);
+  L("            %lld);", g->w);
+}
+
+/* conv2d as GEMM on the micro-kernel: per image and 16-pixel panel, the
+ * panel of im2col(x) is gathered into the scratch, then each 6 output
+ * channels' packed weight (in1) times it gives a 6 x 16 tile of y, bias
+ * and activation applied in registers. */
+static dy_status emit_conv_gemm(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_geom *g,
+                                const dy_pack *pk, bool bias, const char *act, double alpha) {
+  ll groups = g->groups, cg = g->c / groups, og = g->o / groups, r = pk->cols;
+  ll p = g->oh * g->ow, nq = (og + 5) / 6, nkb = (r + 511) / 512, kc = (r + nkb - 1) / nkb;
+  char alit[64] = "0.0f", epi[160];
+  if (!dy_gemm_act_flag(act))
+    return dy_cg_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "unknown activation");
+  if (act && strcmp(act, "leaky_relu") == 0 && !dy_float_literal((float)alpha, alit, sizeof alit))
+    return dy_cg_type_error(ctx, err, DY_STATUS_INVALID_ARGUMENT, "alpha is not finite");
+  dy_gemm_epilogue_flags(epi, sizeof epi, bias ? "DY_GEMM_BIAS_ROW" : NULL, act);
+  *ctx->uses |= DY_USES_SIMD | DY_USES_GEMM;
+  char nb[64];
+  snprintf(nb, sizeof nb, "%s", dy_cg_dim(ctx, dy_cg_in_type(ctx, 0), 0));
+
+  L("/* as GEMM: y[n] (%lld x %lld pixels) = w (%lld x %lld, in1 packed: %lld micro-panel%s",
+    g->o, p, g->o, r, groups * nq, groups * nq == 1 ? "" : "s");
+  L(" * of %lld x 6) times im2col(x[n]) (%lld x %lld), gathered 16 pixels at a time */", r, r,
+    p);
+  ll panels = (p + 15) / 16, hp, wp;
+  /* with padding, the im2col reads a zero-padded copy of the image (after
+   * the panels in the scratch), so it never checks bounds */
+  bool padded = conv_padded(g, &hp, &wp);
+  dy_cg_conv_geom gi = *g;
+  if (padded)
+    gi.h = hp, gi.w = wp, gi.pt = 0, gi.pl = 0;
+  char fn[64];
+  ll slice = r * 16 + (padded ? g->c * hp * wp : 0); /* one thread's scratch */
+  if (ctx->threads > 1) {
+    /* items [lo, hi) of batch x panels, one thread's share: each thread
+     * gathers into its own slice of the scratch and, with padding, pads
+     * each image it reaches into the same slice */
+    snprintf(fn, sizeof fn, "k%d_part%d", ctx->op->id, ctx->n_parts++);
+    dy_buf_printf(ctx->before,
+                  "/* op %d: items [lo, hi) of (image, 16-pixel panel), one thread's share */\n"
+                  "typedef struct {\n"
+                  "  const float *in0, *in1, *in2;\n"
+                  "  float *out0, *scratch;\n"
+                  "} %s_args;\n\n"
+                  "static void %s(void *arg, int64_t lo, int64_t hi, int t) {\n"
+                  "  const %s_args *g_ = (const %s_args *)arg;\n"
+                  "  const float *in0 = g_->in0, *in1 = g_->in1%s, *x = in0;\n"
+                  "  float *y = g_->out0, *scratch = g_->scratch + (int64_t)t * %lld;\n"
+                  "  int64_t cur = -1;\n",
+                  ctx->op->id, fn, fn, fn, fn, bias ? ", *in2 = g_->in2" : "", slice);
+    *ctx->uses |= DY_USES_THREADS;
+  }
+  dy_cg_ctx sub = *ctx;
+  if (ctx->threads > 1) {
+    sub.body = ctx->before;
+    sub.indent = 1;
+  }
+  dy_cg_ctx *outer = ctx;
+  ctx = &sub;
+  /* one thread: loops over images and panels; threads: over the items of
+   * the share, x and y set when the image changes */
+  bool one = outer->threads <= 1;
+  if (one) {
+    OPEN("for (int64_t n = 0; n < %s; n++) {", nb);
+  } else {
+    OPEN("for (int64_t it = lo; it < hi; it++) {");
+    L("const int64_t n = it / %lld, p0 = it %% %lld * 16;", panels, panels);
+    OPEN("if (n != cur) { /* a new image */");
+    L("cur = n;");
+  }
+  if (padded)
+    emit_pad_image(ctx, g, hp, wp, r * 16);
+  if (padded)
+    L("%sx = xp;", one ? "const float *" : "");
+  else
+    L("%sx = in0 + n * %lld;", one ? "const float *" : "", g->c * g->h * g->w);
+  L("%sy = %s + n * %lld;", one ? "float *" : "", one ? "out0" : "g_->out0", g->o * p);
+  if (one)
+    OPEN("for (int64_t p0 = 0; p0 < %lld; p0 += 16) {", p);
+  else
+    CLOSE();
+  if (p % 16 == 0)
+    L("const int nr = 16;");
+  else
+    L("const int nr = %lld - p0 < 16 ? (int)(%lld - p0) : 16;", p, p);
+  char c0[64];
+  snprintf(c0, sizeof c0, "g * %lld", cg);
+  if (groups > 1)
+    OPEN("for (int64_t g = 0; g < %lld; g++) {", groups);
+  emit_im2col_panel(ctx, &gi, cg, groups > 1 ? c0 : NULL);
+  if (p % 16 != 0) {
+    L("/* the last panel's columns past nr: computed, never stored */");
+    L("for (int64_t r = 0; r < %lld; r++)", r);
+    L("  for (int j = nr; j < 16; j++)");
+    L("    scratch[r * 16 + j] = 0.0f;");
+  }
+  if (nkb > 1) {
+    OPEN("for (int64_t k0 = 0; k0 < %lld; k0 += %lld) {", r, kc);
+    L("const int64_t kc = %lld - k0 < %lld ? %lld - k0 : %lld;", r, kc, r, kc);
+    L("const int flags = (k0 > 0 ? DY_GEMM_ADD_C : 0) | (k0 + kc == %lld ? %s : 0);", r, epi);
+  } else {
+    L("const int64_t kc = %lld;", r);
+    L("const int flags = %s;", epi);
+  }
+  /* the depth offset of the block: no term when there is one block */
+  const char *k0a = nkb > 1 ? " + k0 * 6" : "", *k0b = nkb > 1 ? " + k0 * 16" : "";
+  OPEN("for (int64_t o = 0; o < %lld; o += 6) {", og);
+  if (groups > 1) {
+    L("const int64_t oc = g * %lld + o;", og);
+    L("dy_gemm_tile(%lld - o, kc, in1 + g * %lld + o * %lld%s, 1, 6,", og, nq * 6 * r, r, k0a);
+    L("             scratch%s,", k0b);
+  } else {
+    L("const int64_t oc = o;");
+    L("dy_gemm_tile(%lld - o, kc, in1 + o * %lld%s, 1, 6, scratch%s,", og, r, k0a, k0b);
+  }
+  L("             y + oc * %lld + p0, %lld, nr, flags, %s, %s);", p, p,
+    bias ? "in2 + oc" : "0", alit);
+  CLOSE();
+  if (nkb > 1)
+    CLOSE();
+  if (groups > 1)
+    CLOSE();
+  CLOSE();
+  ctx = outer;
+  if (ctx->threads <= 1) {
+    ctx->indent = sub.indent;
+    CLOSE();
+    return DY_OK;
+  }
+  dy_buf_puts(ctx->before, "}\n\n");
+  /* the kernel: all images' panels over the threads, in one call */
+  L("%s_args args;", fn);
+  L("args.in0 = in0, args.in1 = in1, args.in2 = %s;", bias ? "in2" : "0");
+  L("args.out0 = out0, args.scratch = scratch;");
+  L("if (%s * %lld >= DY_THREAD_MIN_WORK) /* multiply-adds: worth the threads? */", nb,
+    g->o * r * p);
+  L("  dy_parallel(%s * %lld, %s, &args);", nb, panels, fn);
+  L("else");
+  L("  %s(&args, 0, %s * %lld, 0);", fn, nb, panels);
+  return DY_OK;
+}
+
+/* Depthwise (one input and one output channel per group): per channel
+ * and output row, y += w[i][j] * x[iy][ix] one tap at a time along the
+ * row, vectorised where the stride is 1; the valid columns of each tap are
+ * worked out here, so the inner loops have no bounds checks. */
+static dy_status emit_conv_depthwise(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_geom *g,
+                                     bool bias, const char *act, double alpha) {
+  char fx[512];
+  if (!dy_cg_act_expr(act, alpha, "v", fx, sizeof fx))
+    return dy_cg_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "unknown activation");
+  *ctx->uses |= DY_USES_SIMD;
+  char planes[128];
+  dy_ext_str(ctx, dy_ext_range(dy_cg_in_type(ctx, 0), 0, 2), planes, sizeof planes);
+  bool lo_h = g->pt > 0, hi_h = (g->oh - 1) * g->sh - g->pt + (g->kh - 1) * g->dh >= g->h;
+  char t[128], e[160];
+  L("/* depthwise: y[c][oy][ox] = %sw[c][i][j] * x[c][iy][ix] */", bias ? "in2[c] + sum of " : "sum of ");
+  OPEN("for (int64_t pl = 0; pl < %s; pl++) {", planes);
+  L("const int64_t c = pl %% %lld;", g->c);
+  L("const float *x = in0 + pl * %lld;", g->h * g->w);
+  L("const float *w = in1 + c * %lld;", g->kh * g->kw);
+  OPEN("for (int64_t oy = 0; oy < %lld; oy++) {", g->oh);
+  L("float *y = out0 + pl * %lld + oy * %lld;", g->oh * g->ow, g->ow);
+  L("for (int64_t ox = 0; ox < %lld; ox++)", g->ow);
+  L("  y[ox] = %s;", bias ? "in2[c]" : "0.0f");
+  OPEN("for (int64_t i = 0; i < %lld; i++) {", g->kh);
+  dy_cg_sum2(e, sizeof e, dy_cg_affine(t, sizeof t, "oy", g->sh, -g->pt), "i", g->dh);
+  L("const int64_t iy = %s;", e);
+  dy_cg_bounds(ctx, "iy", lo_h, hi_h, g->h);
+  L("const float *row = x + iy * %lld;", g->w);
+  for (ll j = 0; j < g->kw; j++) {
+    /* columns ox with 0 <= ox*sw - pl + j*dw < w */
+    ll off = j * g->dw - g->pl, lo = 0, hi = g->ow;
+    while (lo < g->ow && lo * g->sw + off < 0)
+      lo++;
+    while (hi > lo && (hi - 1) * g->sw + off >= g->w)
+      hi--;
+    if (lo >= hi)
+      continue;
+    OPEN("{ /* tap j = %lld: columns %lld..%lld */", j, lo, hi - 1);
+    L("const float wv = w[i * %lld + %lld];", g->kw, j);
+    L("int64_t ox = %lld;", lo);
+    if (g->sw == 1) {
+      L("for (; ox + DY_VW <= %lld; ox += DY_VW)", hi);
+      L("  dy_vstore(y + ox, dy_vfma(dy_vset(wv), dy_vload(row + ox%s), dy_vload(y + ox)));",
+        off ? (snprintf(t, sizeof t, " %c %lld", off < 0 ? '-' : '+', off < 0 ? -off : off), t) : "");
+    }
+    L("for (; ox < %lld; ox++)", hi);
+    dy_cg_sum2(e, sizeof e, dy_cg_affine(t, sizeof t, "ox", g->sw, off), "", 0);
+    L("  y[ox] += wv * row[%s];", e);
+    CLOSE();
+  }
+  CLOSE();
+  if (act && *act) {
+    L("for (int64_t ox = 0; ox < %lld; ox++) {", g->ow);
+    L("  const float v = y[ox];");
+    L("  y[ox] = %s;", fx);
+    L("}");
+  }
+  CLOSE();
+  CLOSE();
+  return DY_OK;
+}
+
+/* conv2d, and fused_conv2d's act(conv2d(x, w) + b): on the GEMM when the
+ * weight is constant, a direct depthwise kernel, or plain loops. */
+dy_status dy_cg_conv2d_epilogue(dy_cg_ctx *ctx, dy_error *err, bool bias, const char *act,
+                                  double alpha) {
+  dy_status s = DY_OK;
+  dy_cg_conv_geom g = dy_cg_conv_geom_of(ctx->p, ctx->op);
+  dy_pack pk = dy_gemm_pack_of(ctx->p, ctx->op, 1);
+  if (pk.kind == DY_PACK_A6 && ctx->scratch)
+    return emit_conv_gemm(ctx, err, &g, &pk, bias, act, alpha);
+  if (g.groups == g.c && g.groups == g.o && dy_cg_in_type(ctx, 0)->dtype == DY_F32)
+    return emit_conv_depthwise(ctx, err, &g, bias, act, alpha);
+  if ((s = emit_conv_direct(ctx, &g)) != DY_OK)
+    return s;
+  if (bias || (act && *act))
+    return emit_conv_epilogue_loop(ctx, err, bias, act, alpha);
+  return DY_OK;
+}

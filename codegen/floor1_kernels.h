@@ -1,0 +1,106 @@
+/* floor1_kernels.h - codegen floor 1: kernel builders shared by several
+ * emitters (emit_act.c, emit_gemm.c, emit_matmul.c, emit_conv.c): the
+ * activation expression, the GEMM micro-kernel's loop nest and packing,
+ * and the matmul and conv kernels that plain and fused ops both emit.
+ * Floor 2 (the family emitters) includes this header and nothing above
+ * it; see codegen/README.md. */
+#ifndef DY_CODEGEN_FLOOR1_KERNELS_H
+#define DY_CODEGEN_FLOOR1_KERNELS_H
+
+#include "floor0_util.h"
+
+/* emit_act.c: the C expression of activation act ("", "relu", "relu6",
+ * "sigmoid", "tanh", "leaky_relu", "gelu", "silu") applied to expression x
+ * (which may appear several times: pass a variable). alpha is leaky_relu's
+ * slope. False if act is unknown. */
+bool dy_cg_act_expr(const char *act, double alpha, const char *x, char *buf,
+                      size_t n);
+
+/* ---- emit_gemm.c: the GEMM micro-kernel, weight packing, loop nest ---- */
+
+/* How a constant operand reaches its kernel: as is, or packed at compile
+ * time into the layout the micro-kernel reads. */
+typedef enum {
+  DY_PACK_NONE,
+  DY_PACK_B16,   /* matmul's B [.., K, N] (or [.., N, K] with trans): per
+                  * matrix, ceil(N/16) panels of K x 16, zero-padded */
+  DY_PACK_A6,    /* conv's weight [O, C/g, kh, kw]: per group, ceil(O/g/6)
+                  * micro-panels of (C/g*kh*kw) x 6, zero-padded */
+} dy_pack_kind;
+
+typedef struct {
+  dy_pack_kind kind;
+  int64_t mats;          /* matrices (B16) or groups (A6), one after another */
+  int64_t rows, cols;    /* per matrix: K x N (B16), or O/g x C/g*kh*kw (A6) */
+  bool trans;            /* B16 from a [N, K] weight (transpose_y) */
+} dy_pack;
+
+/* How input i of op is passed (the kernel and NAME_run agree through this). */
+dy_pack dy_gemm_pack_of(const dy_program *p, const dy_op *op, int i);
+int64_t dy_pack_numel(const dy_pack *k);
+/* The packed copy of src (rows x cols per matrix, f32) into dst. */
+void dy_gemm_pack_data(const dy_pack *k, const float *src, float *dst);
+const char *dy_pack_suffix(const dy_pack *k);          /* "_p16", "_p6" */
+void dy_pack_describe(const dy_pack *k, char *buf, size_t n);
+
+/* The preludes NAME.c carries when its kernels use them (the driver
+ * writes them, after the kernels: dy_cg_ctx.uses). */
+/* The flag constants, dy_gemm_out, dy_gemm_ukr1..6 and dy_gemm_tile. */
+void dy_cg_gemm_prelude(dy_buf *out);
+/* <pthread.h> and dy_parallel(n, fn, arg), which runs fn over [0, n) in
+ * `threads` slices (only in files of kernels compiled with --threads). */
+void dy_cg_thread_prelude(dy_buf *out, int threads);
+/* Kernels split work over threads when the work (multiply-adds) of one
+ * call reaches this; smaller calls stay on the caller's thread. */
+#define DY_THREAD_MIN_WORK (1 << 23)
+/* Arena scratch of a matmul whose B is packed at run time (0 if none). */
+int64_t dy_gemm_matmul_scratch(const dy_program *p, const dy_op *op);
+/* Panels of a run-time B of depth k and n columns packed at a time. */
+int64_t dy_gemm_runtime_panels(int64_t k, int64_t n);
+/* The DY_GEMM_* flag of activation act ("" for none, NULL if unknown), and
+ * the epilogue flags of the last block of k ("DY_GEMM_BIAS_COL |
+ * DY_GEMM_RELU", "0"); bias_flag may be NULL. */
+const char *dy_gemm_act_flag(const char *act);
+void dy_gemm_epilogue_flags(char *buf, size_t n, const char *bias_flag, const char *act);
+
+/* One GEMM, C = act(A B + bias): C expressions for the operands, literal
+ * n and k. A(i, kk) = a[i*rsa + kk*csa], B in panels at b (panel p at
+ * b + p*k*16), C(i, j) = c[i*ldc + j], bias[j] (NULL: none). */
+typedef struct {
+  const char *m;
+  int64_t n, k;
+  const char *a, *rsa, *csa;
+  const char *b;
+  const char *c, *ldc;
+  const char *bias;
+  const char *act;
+  double alpha;
+} dy_gemm_call;
+dy_status dy_cg_gemm_loops(dy_cg_ctx *ctx, dy_error *err, const dy_gemm_call *g);
+/* Code packing columns [j0, j0+w) of a run-time B (k x n row-major, or
+ * n x k when trans) into panels at dst. */
+void dy_cg_gemm_pack_b(dy_cg_ctx *ctx, const char *src, const char *dst, int64_t k,
+                         int64_t n, bool trans, const char *j0, int64_t w);
+
+/* emit_matmul.c: matmul (matmul, fused_matmul) with an optional epilogue c = act(c + in2[j]) (bias
+ * along the last dim). act is NULL/"" or a name dy_cg_act_expr knows. */
+dy_status dy_cg_matmul_epilogue(dy_cg_ctx *ctx, dy_error *err, bool bias,
+                                  const char *act, double alpha);
+
+/* emit_conv.c: conv2d (conv2d, fused_conv2d) with an optional epilogue act(conv + in2[channel]); act
+ * as for dy_cg_act_expr. The scratch its GEMM form needs. */
+dy_status dy_cg_conv2d_epilogue(dy_cg_ctx *ctx, dy_error *err, bool bias, const char *act,
+                                  double alpha);
+int64_t dy_cg_conv_scratch(const dy_program *p, const dy_op *op, int threads);
+/* The geometry of a conv2d / conv2d_transpose op. */
+typedef struct {
+  long long c, h, w;            /* input [N, c, h, w]      */
+  long long o, oh, ow;          /* output [N, o, oh, ow]   */
+  long long kh, kw;
+  long long sh, sw, dh, dw;     /* strides, dilations      */
+  long long pt, pl;             /* top and left padding    */
+  long long groups;
+} dy_cg_conv_geom;
+dy_cg_conv_geom dy_cg_conv_geom_of(const dy_program *p, const dy_op *op);
+
+#endif /* DY_CODEGEN_FLOOR1_KERNELS_H */
