@@ -1,11 +1,14 @@
 # Thin wrapper over CMake: the README's two commands.
 #   make demo   set up, build, run SimpleNet eager -> save -> compile -> run
 #   make test   set up, build with gcc and run every test (CUnit under ctest),
-#               then build with clang under AddressSanitizer +
-#               UndefinedBehaviorSanitizer and run them all again (so the
-#               code is warning-free under both compilers, -Werror)
+#               build once more as gcc Release (-O3, whose flow analysis
+#               warns where -O2 does not), then build with clang under
+#               AddressSanitizer + UndefinedBehaviorSanitizer and run every
+#               test again (so the code is warning-free under both
+#               compilers, -Werror)
 BUILD    ?= build
 BUILD_SAN ?= build-san
+BUILD_REL ?= build-rel
 JOBS     ?= $(shell nproc)
 
 .PHONY: setup build demo test test-fast clean
@@ -22,6 +25,8 @@ demo: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	cmake -S . -B $(BUILD_REL) -DDY_WERROR=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
+	cmake --build $(BUILD_REL) -j $(JOBS)
 	CC=clang cmake -S . -B $(BUILD_SAN) -DDY_WERROR=ON -DDY_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
 	cmake --build $(BUILD_SAN) -j $(JOBS)
 	cd $(BUILD_SAN) && ctest --output-on-failure -j $(JOBS)
@@ -30,4 +35,4 @@ test-fast: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 clean:
-	rm -rf $(BUILD) $(BUILD_SAN)
+	rm -rf $(BUILD) $(BUILD_SAN) $(BUILD_REL)
