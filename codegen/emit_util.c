@@ -46,15 +46,8 @@ const char *dy_cg_dim(dy_cg_ctx *ctx, const dy_type *t, int axis) {
 
 const char *dy_cg_extent(dy_cg_ctx *ctx, const dy_type *t, int from,
                            int to) {
-  int64_t k = 1;
-  int p = 0;
-  for (int i = from; i < to; i++) {
-    if (t->shape[i] < 0)
-      p++;
-    else
-      k *= t->shape[i];
-  }
-  return dy_cg_product(ctx, k, p);
+  dy_ext e = dy_ext_range(t, from, to);
+  return dy_cg_product(ctx, e.k, e.p);
 }
 
 const dy_type *dy_cg_in_type(dy_cg_ctx *ctx, int i) {
@@ -203,29 +196,41 @@ static void emit_assign(dy_cg_ctx *ctx, const char *fmt, const char *out,
 /* Elementwise n-ary ops: numpy broadcasting                           */
 /* ------------------------------------------------------------------ */
 
+/* the n-ary broadcast takes 1 to MAXN inputs (slot n of its tables: the output) */
+enum { MAXN = 3 };
+
+/* The index of operand x (0..n-1; slot n is the output) over the loop
+ * variables of the first n_loops groups, into idx[0..n]. A group's stride is
+ * the product of the later groups' extents, skipping the groups the operand
+ * broadcasts over (gbc[group][x]); the terms go outer loop first. */
+static void group_index(dy_cg_ctx *ctx, int n, int ng, int n_loops, const dy_ext *gext,
+                        bool (*gbc)[MAXN + 1], dy_idxbuf *idx) {
+  dy_ext stride[DY_MAX_DIMS][MAXN + 1], acc[MAXN + 1];
+  for (int x = 0; x <= n; x++)
+    acc[x] = dy_ext_one();
+  for (int gi = ng - 1; gi >= 0; gi--)
+    for (int x = 0; x <= n; x++) {
+      stride[gi][x] = acc[x];
+      if (x == n || !gbc[gi][x])
+        acc[x] = dy_ext_mul(acc[x], gext[gi]);
+    }
+  memset(idx, 0, (size_t)(n + 1) * sizeof *idx);
+  for (int gi = 0; gi < n_loops; gi++)
+    for (int x = 0; x <= n; x++)
+      if (x == n || !gbc[gi][x])
+        dy_idx_add(ctx, &idx[x], dy_loop_var[gi], stride[gi][x]);
+}
+
 /* A binary f32 op over groups gext (gbc: which input broadcasts over which
  * group): loops over the outer groups, and over the innermost, where the
  * output and every input that does not broadcast are contiguous, DY_VW
  * elements at a time with vop (dy_vadd, ...), then the tail one by one. */
 static dy_status broadcast_vector(dy_cg_ctx *ctx, const char *vop, const char *fmt, int ng,
-                                  const dy_ext *gext, bool (*gbc)[4]) {
+                                  const dy_ext *gext, bool (*gbc)[MAXN + 1]) {
   enum { N = 2 };
-  dy_ext stride[DY_MAX_DIMS][N + 1], acc[N + 1];
-  for (int x = 0; x <= N; x++)
-    acc[x] = dy_ext_one();
-  for (int gi = ng - 1; gi >= 0; gi--)
-    for (int x = 0; x <= N; x++) {
-      stride[gi][x] = acc[x];
-      if (x == N || !gbc[gi][x])
-        acc[x] = dy_ext_mul(acc[x], gext[gi]);
-    }
   /* base pointers: the outer groups' index terms */
   dy_idxbuf idx[N + 1];
-  memset(idx, 0, sizeof idx);
-  for (int gi = 0; gi < ng - 1; gi++)
-    for (int x = 0; x <= N; x++)
-      if (x == N || !gbc[gi][x])
-        dy_idx_add(ctx, &idx[x], dy_loop_var[gi], stride[gi][x]);
+  group_index(ctx, N, ng, ng - 1, gext, gbc, idx);
   int base = ctx->indent;
   *ctx->uses |= DY_USES_SIMD;
   dy_cg_open_loops(ctx, ng - 1, gext, dy_loop_var);
@@ -265,7 +270,6 @@ static dy_status broadcast_vector(dy_cg_ctx *ctx, const char *vop, const char *f
 }
 
 static dy_status broadcast(dy_cg_ctx *ctx, dy_error *err, const char *fmt, bool let) {
-  enum { MAXN = 3 };
   int n = ctx->op->n_inputs;
   if (n < 1 || n > MAXN)
     return dy_cg_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "1 to 3 inputs");
@@ -348,25 +352,9 @@ static dy_status broadcast(dy_cg_ctx *ctx, dy_error *err, const char *fmt, bool 
     ctx->indent--;
     return DY_OK;
   }
-  /* Strides: the product of the later groups' extents, skipping the groups
-   * an operand broadcasts over. Index terms go outer loop first. */
   /* slot n is the output */
-  dy_ext stride[DY_MAX_DIMS][MAXN + 1];
-  dy_ext acc[MAXN + 1];
-  for (int x = 0; x <= n; x++)
-    acc[x] = dy_ext_one();
-  for (int gi = ng - 1; gi >= 0; gi--)
-    for (int x = 0; x <= n; x++) {
-      stride[gi][x] = acc[x];
-      if (x == n || !gbc[gi][x])
-        acc[x] = dy_ext_mul(acc[x], gext[gi]);
-    }
   dy_idxbuf idx[MAXN + 1];
-  memset(idx, 0, sizeof idx);
-  for (int gi = 0; gi < ng; gi++)
-    for (int x = 0; x <= n; x++)
-      if (x == n || !gbc[gi][x])
-        dy_idx_add(ctx, &idx[x], dy_loop_var[gi], stride[gi][x]);
+  group_index(ctx, n, ng, ng, gext, gbc, idx);
   int base = ctx->indent;
   dy_cg_open_loops(ctx, ng, gext, dy_loop_var);
   char o_e[4200];
@@ -386,6 +374,22 @@ dy_status dy_cg_broadcast(dy_cg_ctx *ctx, dy_error *err, const char *fmt) {
 
 dy_status dy_cg_broadcast_let(dy_cg_ctx *ctx, dy_error *err, const char *expr) {
   return broadcast(ctx, err, expr, true);
+}
+
+dy_status dy_cg_flat_copy(dy_cg_ctx *ctx, dy_error *err) {
+  const dy_type *a = dy_cg_in_type(ctx, 0), *o = dy_cg_out_type(ctx, 0);
+  if (a->dtype != o->dtype)
+    return dy_cg_type_error(ctx, err, DY_STATUS_DTYPE_MISMATCH, "dtypes differ");
+  dy_ext n = dy_ext_range(o, 0, o->rank);
+  if (!dy_ext_eq(dy_ext_range(a, 0, a->rank), n))
+    return dy_cg_type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
+                            "input and output sizes differ");
+  if (n.k == 0)
+    return DY_OK;
+  char sz[128];
+  L("for (int64_t i = 0; i < %s; i++)", dy_ext_str(ctx, n, sz, sizeof sz));
+  L("  out0[i] = in0[i];");
+  return DY_OK;
 }
 
 /* "v * m + a" for an index, simplified: "oy", "oy * 2 - 1", "i * 2". */
