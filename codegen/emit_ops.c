@@ -228,27 +228,12 @@ dy_status dy_emit_softmax(dy_cg_ctx *ctx, dy_error *err) {
 /* reshape / flatten: the data does not move; a copy when not aliased  */
 /* ------------------------------------------------------------------ */
 
-static dy_status emit_copy(dy_cg_ctx *ctx, dy_error *err) {
-  const dy_type *a = dy_cg_in_type(ctx, 0), *o = dy_cg_out_type(ctx, 0);
-  if (a->dtype != o->dtype)
-    return dy_cg_type_error(ctx, err, DY_STATUS_DTYPE_MISMATCH, "dtypes differ");
-  dy_ext na = dy_ext_range(a, 0, a->rank), no = dy_ext_range(o, 0, o->rank);
-  if (!dy_ext_eq(na, no))
-    return dy_cg_type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
-                      "input and output sizes differ");
-  char s[128];
-  dy_cg_line(ctx, "for (int64_t i = 0; i < %s; i++)",
-               dy_ext_str(ctx, no, s, sizeof s));
-  dy_cg_line(ctx, "  out0[i] = in0[i];");
-  return DY_OK;
-}
-
 dy_status dy_emit_reshape(dy_cg_ctx *ctx, dy_error *err) {
-  return emit_copy(ctx, err);
+  return dy_cg_flat_copy(ctx, err);
 }
 
 dy_status dy_emit_flatten(dy_cg_ctx *ctx, dy_error *err) {
-  return emit_copy(ctx, err);
+  return dy_cg_flat_copy(ctx, err);
 }
 
 /* ------------------------------------------------------------------ */

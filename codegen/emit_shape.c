@@ -246,23 +246,12 @@ dy_status dy_emit_tile(dy_cg_ctx *ctx, dy_error *err) {
 /* squeeze, unsqueeze: views; a copy when not aliased                  */
 /* ------------------------------------------------------------------ */
 
-static dy_status emit_copy(dy_cg_ctx *ctx, dy_error *err) {
-  const dy_type *o = dy_cg_out_type(ctx, 0);
-  dy_ext n = dy_ext_range(o, 0, o->rank);
-  char sz[128];
-  if (n.k == 0)
-    return DY_OK;
-  dy_cg_line(ctx, "for (int64_t i = 0; i < %s; i++)", dy_ext_str(ctx, n, sz, sizeof sz));
-  dy_cg_line(ctx, "  out0[i] = in0[i];");
-  return DY_OK;
-}
-
 dy_status dy_emit_squeeze(dy_cg_ctx *ctx, dy_error *err) {
-  return emit_copy(ctx, err);
+  return dy_cg_flat_copy(ctx, err);
 }
 
 dy_status dy_emit_unsqueeze(dy_cg_ctx *ctx, dy_error *err) {
-  return emit_copy(ctx, err);
+  return dy_cg_flat_copy(ctx, err);
 }
 
 /* ------------------------------------------------------------------ */

@@ -85,6 +85,10 @@ dy_status dy_cg_broadcast(dy_cg_ctx *ctx, dy_error *err, const char *fmt);
 /* The same loop nest, with a body that binds the inputs' elements to
  * v0, v1, v2 (f32) and stores expr, which may name each several times. */
 dy_status dy_cg_broadcast_let(dy_cg_ctx *ctx, dy_error *err, const char *expr);
+/* out0 as a flat copy of in0 (a view op whose output is not aliased to
+ * its input): one loop over the elements, none when out0 is empty. Fails
+ * if the dtypes or the sizes differ. */
+dy_status dy_cg_flat_copy(dy_cg_ctx *ctx, dy_error *err);
 
 /* "v * m + a" for an index, simplified: "oy", "oy * 2 - 1", "i * 2". */
 const char *dy_cg_affine(char *buf, size_t n, const char *v, long long m, long long a);
