@@ -870,14 +870,9 @@ static bool args_ok(char **args, int n) {
 
 /* "batch*10" as used in the header's NUMEL macros: "((int64_t)(batch) * 10)". */
 static void put_numel_macro(dy_buf *out, const dy_type *t) {
-  int64_t k = 1;
-  int pw = 0;
-  for (int d = 0; d < t->rank; d++) {
-    if (t->shape[d] < 0)
-      pw++;
-    else
-      k *= t->shape[d];
-  }
+  dy_ext n = dy_ext_range(t, 0, t->rank);
+  int64_t k = n.k;
+  int pw = n.p;
   if (pw == 0) {
     dy_buf_printf(out, "((int64_t)%lld)", (long long)k);
     return;
@@ -1568,20 +1563,12 @@ static void emit_run(gen *g, dy_buf *out) {
     if (g->st[v].kind == ST_FETCH)
       continue;
     dy_cg_ctx ctx = {.p = p};
-    int64_t k = 1;
-    int pw = 0;
-    for (int d = 0; d < x->type.rank; d++) {
-      if (x->type.shape[d] < 0)
-        pw++;
-      else
-        k *= x->type.shape[d];
-    }
     char src[300];
     buffer_expr(g, v, true, src, sizeof src);
     dy_buf_printf(out, "  /* output %d is %s %s */\n", i,
                   g->st[v].kind == ST_FEED ? "input" : "weight", src);
     dy_buf_printf(out, "  for (int64_t i = 0; i < %s; i++)\n    %s[i] = %s[i];\n",
-                  dy_cg_product(&ctx, k, pw), g->param_out[i], src);
+                  dy_cg_extent(&ctx, &x->type, 0, x->type.rank), g->param_out[i], src);
   }
   dy_buf_printf(out, "  return %s_OK;\n}\n\n", U);
 
