@@ -348,7 +348,7 @@ dy_status dy_emit_batch_norm(dy_cg_ctx *ctx, dy_error *err) {
 dy_status dy_emit_layer_norm(dy_cg_ctx *ctx, dy_error *err) {
   dy_status s = DY_OK;
   float eps;
-  char eps_lit[64], rows[128], cnt[64], loop[128];
+  char eps_lit[64], rows[128], cnt[64];
   dy_layer_norm_attrs a = dy_layer_norm_attrs_get(ctx->op);
   if ((s = float_attr(ctx, a.epsilon, &eps, eps_lit, sizeof eps_lit, err)))
     return s;
@@ -358,9 +358,7 @@ dy_status dy_emit_layer_norm(dy_cg_ctx *ctx, dy_error *err) {
   ll cols = dy_ext_range(x, ax, x->rank).k;
   dy_ext_str(ctx, dy_ext_range(x, 0, ax), rows, sizeof rows);
   snprintf(cnt, sizeof cnt, "%lld", cols);
-  snprintf(loop, sizeof loop, "for (int64_t j = 0; j < %lld; j++)", cols);
 
-  (void)loop;
   *ctx->uses |= DY_USES_SIMD;
   L("/* normalise each row of %lld over dims %d.. in one sweep for the moments", cols, ax);
   L(" * (sums of x - x[0] and of its square, in vector lanes: shifting by a");
