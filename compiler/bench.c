@@ -19,12 +19,12 @@
  * is built and timed the same way, printed one line per op with a sum per
  * op kind. This file only returns exit statuses; main.c exits.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "dy_compiler.h"
 
 static const char bench_help[] =
@@ -37,30 +37,6 @@ static const char bench_help[] =
     "  --target T      as for compile (default native)\n"
     "  --cc CC, --cflags FLAGS   as for compile\n"
     "  --per-op        also time each op alone, with a sum per op kind\n";
-
-static int usage(const char *fmt, const char *arg) {
-  fprintf(stderr, "dy2stc bench: ");
-  fprintf(stderr, fmt, arg);
-  fprintf(stderr, " (see 'dy2stc bench --help')\n");
-  return 2;
-}
-
-static int fail(const dy_error *err) {
-  char line[1024];
-  dy_error_format(err, line, sizeof line);
-  fprintf(stderr, "dy2stc: %s\n", line);
-  return 1;
-}
-
-static bool positive(const char *s, int64_t *out) {
-  char *end;
-  errno = 0;
-  long long v = strtoll(s, &end, 10);
-  if (errno || !*s || *end || v < 1)
-    return false;
-  *out = v;
-  return true;
-}
 
 typedef struct {
   double median, min;   /* ms */
@@ -225,19 +201,19 @@ int dy_cli_bench(int argc, char **argv) {
       fputs(bench_help, stdout);
       return 0;
     } else if (strcmp(a, "--batch") == 0 && has) {
-      if (!positive(argv[++i], &batch))
-        return usage("--batch needs a positive integer, not '%s'", argv[i]);
+      if (!dy_cli_positive(argv[++i], &batch))
+        return dy_cli_usage("bench", "--batch needs a positive integer, not '%s'", argv[i]);
     } else if (strcmp(a, "--runs") == 0 && has) {
-      if (!positive(argv[++i], &runs))
-        return usage("--runs needs a positive integer, not '%s'", argv[i]);
+      if (!dy_cli_positive(argv[++i], &runs))
+        return dy_cli_usage("bench", "--runs needs a positive integer, not '%s'", argv[i]);
     } else if (strcmp(a, "--threads") == 0 && has) {
-      if (!positive(argv[++i], &threads) || threads > 64)
-        return usage("--threads needs a count from 1 to 64, not '%s'", argv[i]);
+      if (!dy_cli_positive(argv[++i], &threads) || threads > 64)
+        return dy_cli_usage("bench", "--threads needs a count from 1 to 64, not '%s'", argv[i]);
     } else if (strcmp(a, "--target") == 0 && has) {
       const char *f;
       o.target = argv[++i];
       if (dy_target_flags(o.target, &f, NULL, NULL, NULL))
-        return usage("unknown --target '%s'", o.target);
+        return dy_cli_usage("bench", "unknown --target '%s'", o.target);
     } else if (strcmp(a, "--cc") == 0 && has) {
       o.cc = argv[++i];
     } else if (strcmp(a, "--cflags") == 0 && has) {
@@ -245,15 +221,15 @@ int dy_cli_bench(int argc, char **argv) {
     } else if (strcmp(a, "--per-op") == 0) {
       per_op = true;
     } else if (a[0] == '-') {
-      return usage("unknown or incomplete option '%s'", a);
+      return dy_cli_usage("bench", "unknown or incomplete option '%s'", a);
     } else if (!model) {
       model = a;
     } else {
-      return usage("unexpected argument '%s'", a);
+      return dy_cli_usage("bench", "unexpected argument '%s'", a);
     }
   }
   if (!model)
-    return usage("%s", "no model given");
+    return dy_cli_usage("bench", "%s", "no model given");
   o.threads = (int)threads;
   o.source = model;
 
@@ -265,7 +241,7 @@ int dy_cli_bench(int argc, char **argv) {
   if (!mkdtemp(dir)) {
     err = (dy_error){0};
     dy_error_set(&err, DY_STATUS_IO, "cannot create a temporary directory");
-    return fail(&err);
+    return dy_cli_fail(&err);
   }
   timing t = {0};
   int64_t flops = 0;
@@ -327,5 +303,5 @@ int dy_cli_bench(int argc, char **argv) {
   }
   dy_program_free(p);
   rmdir(dir);
-  return s ? fail(&err) : 0;
+  return s ? dy_cli_fail(&err) : 0;
 }

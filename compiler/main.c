@@ -25,21 +25,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "dy_compiler.h"
 
 static const char *prog = "dy2stc";
 
-/* bench.c: `dy2stc bench` (returns the exit status). */
-int dy_cli_bench(int argc, char **argv);
-
-static int fail(const dy_error *err) {
+/* Print the error as one line; exit status 1. */
+int dy_cli_fail(const dy_error *err) {
   char line[1024];
   dy_error_format(err, line, sizeof line);
   fprintf(stderr, "%s: %s\n", prog, line);
   return 1;
 }
 
-static int usage_error(const char *cmd, const char *fmt, const char *arg) {
+/* Print a usage error of subcommand cmd; exit status 2. */
+int dy_cli_usage(const char *cmd, const char *fmt, const char *arg) {
   fprintf(stderr, "%s %s: ", prog, cmd);
   fprintf(stderr, fmt, arg);
   fprintf(stderr, " (see '%s %s --help')\n", prog, cmd);
@@ -47,7 +47,7 @@ static int usage_error(const char *cmd, const char *fmt, const char *arg) {
 }
 
 /* Parse a positive integer option value. */
-static bool parse_i64(const char *s, int64_t *out) {
+bool dy_cli_positive(const char *s, int64_t *out) {
   char *end;
   errno = 0;
   long long v = strtoll(s, &end, 10);
@@ -211,7 +211,7 @@ static int pass_option(const char *cmd, int argc, char **argv, int *i,
   }
   if (strcmp(a, "--dump-dir") == 0) {
     if (*i + 1 >= argc)
-      return usage_error(cmd, "%s needs a directory", a), -1;
+      return dy_cli_usage(cmd, "%s needs a directory", a), -1;
     po->dump_dir = argv[++*i];
     return 1;
   }
@@ -230,7 +230,7 @@ static int pass_option(const char *cmd, int argc, char **argv, int *i,
   } else if (*val == 0 && *i + 1 < argc) {
     val = argv[++*i];
   } else {
-    return usage_error(cmd, "unknown option '%s'", a), -1;
+    return dy_cli_usage(cmd, "unknown option '%s'", a), -1;
   }
   if (strcmp(val, "all") != 0 && !dy_pass_find(val)) {
     fprintf(stderr, "%s %s: unknown pass '%s'; the passes are:\n", prog, cmd, val);
@@ -238,6 +238,29 @@ static int pass_option(const char *cmd, int argc, char **argv, int *i,
     return -1;
   }
   *slot = val;
+  return 1;
+}
+
+/* Parse the C compiler options shared by compile and check (--cc,
+ * --cflags, --target); returns as pass_option does. */
+static int cc_option(const char *cmd, int argc, char **argv, int *i,
+                     dy_compile_options *o) {
+  const char *a = argv[*i];
+  if (*i + 1 >= argc)
+    return 0;
+  if (strcmp(a, "--cc") == 0) {
+    o->cc = argv[++*i];
+  } else if (strcmp(a, "--cflags") == 0) {
+    o->cflags = argv[++*i];
+  } else if (strcmp(a, "--target") == 0) {
+    o->target = argv[++*i];
+    const char *f;
+    if (dy_target_flags(o->target, &f, NULL, NULL, NULL))
+      return dy_cli_usage(cmd, "--target takes native, generic, x86-64-v2, x86-64-v3, "
+                              "x86-64-v4 or aarch64, not '%s'", o->target), -1;
+  } else {
+    return 0;
+  }
   return 1;
 }
 
@@ -265,6 +288,8 @@ static int cmd_compile(int argc, char **argv) {
     const char *a = argv[i];
     bool has = i + 1 < argc;
     int po = pass_option("compile", argc, argv, &i, &o.passes);
+    if (po == 0)
+      po = cc_option("compile", argc, argv, &i, &o);
     if (po < 0)
       return 2;
     if (po > 0)
@@ -274,49 +299,39 @@ static int cmd_compile(int argc, char **argv) {
       print_pass_list(stdout);
       return 0;
     } else if (strcmp(a, "--max-ram") == 0 && has) {
-      if (!parse_i64(argv[++i], &o.max_ram))
-        return usage_error("compile", "--max-ram needs a positive byte count, not '%s'", argv[i]);
+      if (!dy_cli_positive(argv[++i], &o.max_ram))
+        return dy_cli_usage("compile", "--max-ram needs a positive byte count, not '%s'", argv[i]);
     } else if (strcmp(a, "--max-flash") == 0 && has) {
-      if (!parse_i64(argv[++i], &o.max_flash))
-        return usage_error("compile", "--max-flash needs a positive byte count, not '%s'", argv[i]);
+      if (!dy_cli_positive(argv[++i], &o.max_flash))
+        return dy_cli_usage("compile", "--max-flash needs a positive byte count, not '%s'", argv[i]);
     } else if (strcmp(a, "-o") == 0 && has) {
       out = argv[++i];
     } else if (strcmp(a, "--emit") == 0 && has) {
       emit = argv[++i];
       if (strcmp(emit, "exe") && strcmp(emit, "c"))
-        return usage_error("compile", "--emit takes exe or c, not '%s'", emit);
+        return dy_cli_usage("compile", "--emit takes exe or c, not '%s'", emit);
     } else if (strcmp(a, "--name") == 0 && has) {
       name = argv[++i];
     } else if (strcmp(a, "--max-batch") == 0 && has) {
-      if (!parse_i64(argv[++i], &o.max_batch))
-        return usage_error("compile", "--max-batch needs a positive integer, not '%s'", argv[i]);
-    } else if (strcmp(a, "--cc") == 0 && has) {
-      o.cc = argv[++i];
-    } else if (strcmp(a, "--cflags") == 0 && has) {
-      o.cflags = argv[++i];
-    } else if (strcmp(a, "--target") == 0 && has) {
-      o.target = argv[++i];
-      const char *f;
-      if (dy_target_flags(o.target, &f, NULL, NULL, NULL))
-        return usage_error("compile", "--target takes native, generic, x86-64-v2, x86-64-v3, "
-                                      "x86-64-v4 or aarch64, not '%s'", o.target);
+      if (!dy_cli_positive(argv[++i], &o.max_batch))
+        return dy_cli_usage("compile", "--max-batch needs a positive integer, not '%s'", argv[i]);
     } else if (strcmp(a, "--threads") == 0 && has) {
       int64_t t;
-      if (!parse_i64(argv[++i], &t) || t > 64)
-        return usage_error("compile", "--threads needs a count from 1 to 64, not '%s'", argv[i]);
+      if (!dy_cli_positive(argv[++i], &t) || t > 64)
+        return dy_cli_usage("compile", "--threads needs a count from 1 to 64, not '%s'", argv[i]);
       o.threads = (int)t;
     } else if (strcmp(a, "--report") == 0) {
       report = true;
     } else if (a[0] == '-') {
-      return usage_error("compile", "unknown or incomplete option '%s'", a);
+      return dy_cli_usage("compile", "unknown or incomplete option '%s'", a);
     } else if (!model) {
       model = a;
     } else {
-      return usage_error("compile", "unexpected argument '%s'", a);
+      return dy_cli_usage("compile", "unexpected argument '%s'", a);
     }
   }
   if (!model)
-    return usage_error("compile", "%s", "no model given");
+    return dy_cli_usage("compile", "%s", "no model given");
   char stem[512], ident[512], cmdline[2048];
   model_stem(model, stem, sizeof stem);
   if (!out)
@@ -324,7 +339,7 @@ static int cmd_compile(int argc, char **argv) {
   const char *ob = strrchr(out, '/');
   dy_c_identifier(name ? name : (ob ? ob + 1 : out), ident, sizeof ident);
   if (name && strcmp(ident, name) != 0)
-    return usage_error("compile", "--name '%s' is not a C identifier", name);
+    return dy_cli_usage("compile", "--name '%s' is not a C identifier", name);
   join_args(argc, argv, cmdline, sizeof cmdline);
   o.name = ident;
   o.command_line = cmdline;
@@ -352,7 +367,7 @@ static int cmd_compile(int argc, char **argv) {
   dy_codegen_output_free(&co);
   dy_program_free(p);
   if (s)
-    return fail(&err);
+    return dy_cli_fail(&err);
   if (o.emit_main)
     printf("wrote %s\n", out);
   else
@@ -361,6 +376,29 @@ static int cmd_compile(int argc, char **argv) {
 }
 
 /* ---- run ---- */
+
+/* Any other argument of run and check: an unknown option, else the model,
+ * then the inputs in order. Returns 0 or a usage error's exit status. */
+static int model_or_input(const char *cmd, const char *a, const char **model,
+                          input_args *ia) {
+  if (a[0] == '-')
+    return dy_cli_usage(cmd, "unknown or incomplete option '%s'", a);
+  if (!*model)
+    *model = a;
+  else if (!add_input(ia, a))
+    return dy_cli_usage(cmd, "too many inputs (%s)", a);
+  return 0;
+}
+
+/* After the arguments of run and check: a usage error when no model was
+ * given, and the inputs freed on any error. Returns the status (0: go on). */
+static int args_end(const char *cmd, int rc, const char *model, input_args *ia) {
+  if (!rc && !model)
+    rc = dy_cli_usage(cmd, "%s", "no model given");
+  if (rc)
+    free_inputs(ia);
+  return rc;
+}
 
 static const char run_help[] =
     "usage: dy2stc run MODEL.dymodel --input NAME=FILE.npy ... [--output-dir DIR]\n"
@@ -383,23 +421,15 @@ static int cmd_run(int argc, char **argv) {
       return 0;
     } else if (strcmp(a, "--input") == 0 && has) {
       if (!add_input(&ia, argv[++i]))
-        rc = usage_error("run", "too many inputs (%s)", argv[i]);
+        rc = dy_cli_usage("run", "too many inputs (%s)", argv[i]);
     } else if (strcmp(a, "--output-dir") == 0 && has) {
       dir = argv[++i];
-    } else if (a[0] == '-') {
-      rc = usage_error("run", "unknown or incomplete option '%s'", a);
-    } else if (!model) {
-      model = a;
-    } else if (!add_input(&ia, a)) {
-      rc = usage_error("run", "too many inputs (%s)", a);
+    } else {
+      rc = model_or_input("run", a, &model, &ia);
     }
   }
-  if (!rc && !model)
-    rc = usage_error("run", "%s", "no model given");
-  if (rc) {
-    free_inputs(&ia);
+  if ((rc = args_end("run", rc, model, &ia)))
     return rc;
-  }
   dy_error err = {0};
   dy_program *p = NULL;
   dy_tensor *in[DY_MAX_FEEDS] = {0}, *out[DY_MAX_FEEDS] = {0};
@@ -423,7 +453,7 @@ static int cmd_run(int argc, char **argv) {
   }
   dy_program_free(p);
   free_inputs(&ia);
-  return s ? fail(&err) : 0;
+  return s ? dy_cli_fail(&err) : 0;
 }
 
 /* ---- show ---- */
@@ -442,20 +472,20 @@ static int cmd_show(int argc, char **argv) {
     } else if (strcmp(argv[i], "--dot") == 0) {
       dot = true;
     } else if (argv[i][0] == '-') {
-      return usage_error("show", "unknown option '%s'", argv[i]);
+      return dy_cli_usage("show", "unknown option '%s'", argv[i]);
     } else if (!model) {
       model = argv[i];
     } else {
-      return usage_error("show", "unexpected argument '%s'", argv[i]);
+      return dy_cli_usage("show", "unexpected argument '%s'", argv[i]);
     }
   }
   if (!model)
-    return usage_error("show", "%s", "no model given");
+    return dy_cli_usage("show", "%s", "no model given");
   dy_error err = {0};
   dy_program *p = NULL;
   /* show a Program even when it does not verify: that is when one looks */
   if (dy_model_load_any(model, &p, &err))
-    return fail(&err);
+    return dy_cli_fail(&err);
   if (dot)
     dy_program_print_dot(p, stdout);
   else
@@ -464,7 +494,7 @@ static int cmd_show(int argc, char **argv) {
   int rc = 0;
   if (dy_verify(p, &verr)) {
     dy_error_prefix(&verr, "%s does not verify", model);
-    rc = fail(&verr);
+    rc = dy_cli_fail(&verr);
   }
   dy_program_free(p);
   return rc;
@@ -539,25 +569,25 @@ static int cmd_compare(int argc, char **argv) {
       return 0;
     } else if (strcmp(a, "--rtol") == 0 && has) {
       if (!parse_double(argv[++i], &rtol))
-        return usage_error("compare", "bad --rtol '%s'", argv[i]);
+        return dy_cli_usage("compare", "bad --rtol '%s'", argv[i]);
     } else if (strcmp(a, "--atol") == 0 && has) {
       if (!parse_double(argv[++i], &atol))
-        return usage_error("compare", "bad --atol '%s'", argv[i]);
+        return dy_cli_usage("compare", "bad --atol '%s'", argv[i]);
     } else if (strcmp(a, "--limit") == 0 && has) {
-      if (!parse_i64(argv[++i], &limit))
-        return usage_error("compare", "bad --limit '%s'", argv[i]);
+      if (!dy_cli_positive(argv[++i], &limit))
+        return dy_cli_usage("compare", "bad --limit '%s'", argv[i]);
     } else if (a[0] == '-') {
-      return usage_error("compare", "unknown or incomplete option '%s'", a);
+      return dy_cli_usage("compare", "unknown or incomplete option '%s'", a);
     } else if (!fa) {
       fa = a;
     } else if (!fb) {
       fb = a;
     } else {
-      return usage_error("compare", "unexpected argument '%s'", a);
+      return dy_cli_usage("compare", "unexpected argument '%s'", a);
     }
   }
   if (!fa || !fb)
-    return usage_error("compare", "%s", "needs two .npy files");
+    return dy_cli_usage("compare", "%s", "needs two .npy files");
   dy_error err = {0};
   dy_tensor *a = NULL, *b = NULL;
   diff_stats d;
@@ -584,7 +614,7 @@ static int cmd_compare(int argc, char **argv) {
   dy_tensor_free(a);
   dy_tensor_free(b);
   if (s)
-    return fail(&err);
+    return dy_cli_fail(&err);
   return d.n_bad ? 1 : 0;
 }
 
@@ -610,6 +640,8 @@ static int cmd_check(int argc, char **argv) {
     const char *a = argv[i];
     bool has = i + 1 < argc;
     int po = pass_option("check", argc, argv, &i, &o.passes);
+    if (po == 0)
+      po = cc_option("check", argc, argv, &i, &o);
     if (po < 0) {
       free_inputs(&ia);
       return 2;
@@ -622,45 +654,28 @@ static int cmd_check(int argc, char **argv) {
       return 0;
     } else if (strcmp(a, "--input") == 0 && has) {
       if (!add_input(&ia, argv[++i]))
-        rc = usage_error("check", "too many inputs (%s)", argv[i]);
+        rc = dy_cli_usage("check", "too many inputs (%s)", argv[i]);
     } else if (strcmp(a, "--max-batch") == 0 && has) {
-      if (!parse_i64(argv[++i], &o.max_batch))
-        rc = usage_error("check", "bad --max-batch '%s'", argv[i]);
+      if (!dy_cli_positive(argv[++i], &o.max_batch))
+        rc = dy_cli_usage("check", "bad --max-batch '%s'", argv[i]);
     } else if (strcmp(a, "--rtol") == 0 && has) {
       if (!parse_double(argv[++i], &rtol))
-        rc = usage_error("check", "bad --rtol '%s'", argv[i]);
+        rc = dy_cli_usage("check", "bad --rtol '%s'", argv[i]);
     } else if (strcmp(a, "--atol") == 0 && has) {
       if (!parse_double(argv[++i], &atol))
-        rc = usage_error("check", "bad --atol '%s'", argv[i]);
-    } else if (strcmp(a, "--cc") == 0 && has) {
-      o.cc = argv[++i];
-    } else if (strcmp(a, "--cflags") == 0 && has) {
-      o.cflags = argv[++i];
-    } else if (strcmp(a, "--target") == 0 && has) {
-      o.target = argv[++i];
-      const char *f;
-      if (dy_target_flags(o.target, &f, NULL, NULL, NULL))
-        rc = usage_error("check", "unknown --target '%s'", o.target);
+        rc = dy_cli_usage("check", "bad --atol '%s'", argv[i]);
     } else if (strcmp(a, "--threads") == 0 && has) {
       int64_t t;
-      if (!parse_i64(argv[++i], &t) || t > 64)
-        rc = usage_error("check", "bad --threads '%s'", argv[i]);
+      if (!dy_cli_positive(argv[++i], &t) || t > 64)
+        rc = dy_cli_usage("check", "bad --threads '%s'", argv[i]);
       else
         o.threads = (int)t;
-    } else if (a[0] == '-') {
-      rc = usage_error("check", "unknown or incomplete option '%s'", a);
-    } else if (!model) {
-      model = a;
-    } else if (!add_input(&ia, a)) {
-      rc = usage_error("check", "too many inputs (%s)", a);
+    } else {
+      rc = model_or_input("check", a, &model, &ia);
     }
   }
-  if (!rc && !model)
-    rc = usage_error("check", "%s", "no model given");
-  if (rc) {
-    free_inputs(&ia);
+  if ((rc = args_end("check", rc, model, &ia)))
     return rc;
-  }
   dy_error err = {0};
   dy_program *p = NULL;
   dy_tensor *in[DY_MAX_FEEDS] = {0}, *ref[DY_MAX_FEEDS] = {0}, *got[DY_MAX_FEEDS] = {0};
@@ -735,7 +750,7 @@ static int cmd_check(int argc, char **argv) {
   dy_program_free(p);
   free_inputs(&ia);
   if (s)
-    return fail(&err);
+    return dy_cli_fail(&err);
   return mismatch ? 1 : 0;
 }
 

@@ -162,6 +162,15 @@ static dy_status conv_types(const dy_op *op, const dy_type *in, dy_error *err) {
   return DY_OK;
 }
 
+/* A convolution's output type: x's, with the geometry's output channels
+ * and spatial dims. */
+static void conv_out_type(const dy_type *x, const dy_conv_geom *cg, dy_type *out) {
+  *out = *x;
+  out->shape[1] = cg->o;
+  out->shape[2] = cg->oh;
+  out->shape[3] = cg->ow;
+}
+
 dy_status dy_infer_conv2d(const dy_op *op, const dy_type *in, int n,
                           dy_type *out, dy_error *err) {
   dy_conv2d_attrs a;
@@ -196,10 +205,7 @@ dy_status dy_infer_conv2d(const dy_op *op, const dy_type *in, int n,
                          "input's %lld", d ? "width" : "height", (long long)span,
                          (long long)padded);
   }
-  *out = *x;
-  out->shape[1] = cg.o;
-  out->shape[2] = cg.oh;
-  out->shape[3] = cg.ow;
+  conv_out_type(x, &cg, out);
   return DY_OK;
 }
 
@@ -248,10 +254,7 @@ dy_status dy_infer_conv2d_transpose(const dy_op *op, const dy_type *in, int n,
                          "conv2d_transpose: the output %s would be %lld",
                          d ? "width" : "height", (long long)o);
   }
-  *out = *x;
-  out->shape[1] = cg.o;
-  out->shape[2] = cg.oh;
-  out->shape[3] = cg.ow;
+  conv_out_type(x, &cg, out);
   return DY_OK;
 }
 

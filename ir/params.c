@@ -501,10 +501,9 @@ dy_status dy_model_load(const char *path, dy_program **out, dy_error *err) {
     s = dy_dyparams_read(p, params, err);
   free(model);
   free(params);
-  if (s != DY_OK) {
+  if (s == DY_OK)
+    *out = p;
+  else
     dy_program_free(p);
-    return s;
-  }
-  *out = p;
-  return DY_OK;
+  return s;
 }

@@ -633,12 +633,11 @@ dy_status dy_dymodel_decode(const uint8_t *buf, size_t len, dy_program **out,
   dy_status s = p && tmp ? decode_program(m, buf, len, p, tmp, err) : oom(err);
   dy__program__free_unpacked(m, NULL);
   dy_program_free(tmp);
-  if (s != DY_OK) {
+  if (s == DY_OK)
+    *out = p;
+  else
     dy_program_free(p);
-    return s;
-  }
-  *out = p;
-  return DY_OK;
+  return s;
 }
 
 dy_status dy_dymodel_read(const char *path, dy_program **out, dy_error *err) {

@@ -39,29 +39,32 @@ static void set_loc(dy_error *err, dy_srcloc loc) {
   err->loc.line = loc.line;
 }
 
-dy_status dy_error_set(dy_error *err, dy_status status, const char *fmt, ...) {
+/* Fill err (if any) with status, the op's id and source line (none when op
+ * is NULL) and the formatted message; returns status. */
+static dy_status error_setv(dy_error *err, const dy_op *op, dy_status status,
+                            const char *fmt, va_list ap) {
   if (!err)
     return status;
   err->status = status;
-  err->op_id = -1;
-  set_loc(err, (dy_srcloc){NULL, 0});
+  err->op_id = op ? op->id : -1;
+  set_loc(err, op ? op->loc : (dy_srcloc){NULL, 0});
+  vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+  return status;
+}
+
+dy_status dy_error_set(dy_error *err, dy_status status, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+  error_setv(err, NULL, status, fmt, ap);
   va_end(ap);
   return status;
 }
 
 dy_status dy_error_at(dy_error *err, const dy_op *op, dy_status status,
                       const char *fmt, ...) {
-  if (!err)
-    return status;
-  err->status = status;
-  err->op_id = op ? op->id : -1;
-  set_loc(err, op ? op->loc : (dy_srcloc){NULL, 0});
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+  error_setv(err, op, status, fmt, ap);
   va_end(ap);
   return status;
 }

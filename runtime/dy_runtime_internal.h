@@ -19,6 +19,12 @@ dy_tensor *dy_tensor_alloc(const dy_type *type, bool with_data);
 /* Hand a caller-owned tensor to the innermost scope (if any); returns it. */
 dy_tensor *dy_tensor_adopt(dy_tensor *t);
 
+/* layers.c: layer-owned f32 parameters (not held by any open scope),
+ * zero-filled or drawn from U(-bound, bound) by the seeded generator.
+ * NULL (error recorded) on OOM. */
+dy_tensor *dy_param_new(int rank, const int64_t *shape);
+dy_tensor *dy_param_uniform(int rank, const int64_t *shape, float bound);
+
 /* trace.c: the active trace, if any (NULL when eager only). */
 typedef struct dy_trace_state dy_trace_state;
 dy_trace_state *dy_trace_active(void);

@@ -94,6 +94,33 @@ dy_status dy_kcheck_io(const dy_op *op, dy_tensor *const *in, int n_in,
   return dy_kcheck_tensor(op, out[0], "output", 0, err);
 }
 
+/* Checks out[0] against inference on the inputs' types; unless alias_ok,
+ * also that out[0] shares no memory with a (non-empty) input. The caller
+ * has run dy_kcheck_io. */
+dy_status dy_kcheck_inferred(const dy_op *op, dy_tensor *const *in, int n_in,
+                             dy_tensor *const *out, bool alias_ok,
+                             dy_error *err) {
+  enum { MAX_IN = 16 };
+  if (n_in > MAX_IN)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "%s: takes at most %d inputs, got %d", op_name(op),
+                       MAX_IN, n_in);
+  dy_type t[MAX_IN], want;
+  for (int i = 0; i < n_in; i++)
+    t[i] = in[i]->type;
+  dy_status s = dy_infer(op, t, n_in, &want, err);
+  if (s != DY_OK)
+    return s;
+  if (!dy_type_equal(&want, &out[0]->type))
+    return dy_kshape_error(op, "output", &out[0]->type, &want, err);
+  if (!alias_ok && dy_type_numel(&want) > 0)
+    for (int i = 0; i < n_in; i++)
+      if (in[i]->data == out[0]->data)
+        return dy_error_at(err, op, DY_STATUS_INTERNAL,
+                           "%s: output aliases input %d", op_name(op), i);
+  return DY_OK;
+}
+
 dy_status dy_kunsupported_dtype(const dy_op *op, dy_dtype t,
                                    dy_error *err) {
   return dy_error_at(err, op, DY_STATUS_UNSUPPORTED,
@@ -118,6 +145,19 @@ void dy_contiguous_strides(int rank, const int64_t *shape,
   for (int i = rank - 1; i >= 0; i--) {
     strides[i] = s;
     s *= shape[i];
+  }
+}
+
+/* Steps the C-order index idx[0..rank) over shape by one, keeping *off
+ * (the sum of idx[d] * stride[d]) in step. */
+void dy_odometer_next(int rank, const int64_t *shape, const int64_t *stride,
+                      int64_t *idx, int64_t *off) {
+  for (int d = rank - 1; d >= 0; d--) {
+    *off += stride[d];
+    if (++idx[d] < shape[d])
+      return;
+    *off -= stride[d] * shape[d];
+    idx[d] = 0;
   }
 }
 
@@ -309,8 +349,9 @@ dy_status dy_kunary_check(const dy_op *op, dy_tensor *const *in, int n_in,
   return DY_OK;
 }
 
-dy_status dy_kernel_relu(const dy_op *op, dy_tensor *const *in, int n_in,
-                         dy_tensor *const *out, dy_error *err) {
+/* Checks a unary f32 op and writes y[i] = f(x[i]) for every element. */
+dy_status dy_kmap_f32(const dy_op *op, dy_tensor *const *in, int n_in,
+                      dy_tensor *const *out, float (*f)(float), dy_error *err) {
   dy_status s = dy_kunary_check(op, in, n_in, out, err);
   if (s != DY_OK)
     return s;
@@ -318,8 +359,15 @@ dy_status dy_kernel_relu(const dy_op *op, dy_tensor *const *in, int n_in,
   float *y = out[0]->data;
   int64_t n = dy_tensor_numel(in[0]);
   for (int64_t i = 0; i < n; i++)
-    y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+    y[i] = f(x[i]);
   return DY_OK;
+}
+
+static float relu1(float x) { return x > 0.0f ? x : 0.0f; }
+
+dy_status dy_kernel_relu(const dy_op *op, dy_tensor *const *in, int n_in,
+                         dy_tensor *const *out, dy_error *err) {
+  return dy_kmap_f32(op, in, n_in, out, relu1, err);
 }
 
 /* 1 / (1 + e^-x), written so that exp only sees non-positive arguments. */
@@ -332,28 +380,12 @@ static float sigmoid1(float x) {
 
 dy_status dy_kernel_sigmoid(const dy_op *op, dy_tensor *const *in, int n_in,
                             dy_tensor *const *out, dy_error *err) {
-  dy_status s = dy_kunary_check(op, in, n_in, out, err);
-  if (s != DY_OK)
-    return s;
-  const float *x = in[0]->data;
-  float *y = out[0]->data;
-  int64_t n = dy_tensor_numel(in[0]);
-  for (int64_t i = 0; i < n; i++)
-    y[i] = sigmoid1(x[i]);
-  return DY_OK;
+  return dy_kmap_f32(op, in, n_in, out, sigmoid1, err);
 }
 
 dy_status dy_kernel_tanh(const dy_op *op, dy_tensor *const *in, int n_in,
                          dy_tensor *const *out, dy_error *err) {
-  dy_status s = dy_kunary_check(op, in, n_in, out, err);
-  if (s != DY_OK)
-    return s;
-  const float *x = in[0]->data;
-  float *y = out[0]->data;
-  int64_t n = dy_tensor_numel(in[0]);
-  for (int64_t i = 0; i < n; i++)
-    y[i] = tanhf(x[i]);
-  return DY_OK;
+  return dy_kmap_f32(op, in, n_in, out, tanhf, err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -689,13 +721,7 @@ dy_status dy_kernel_transpose(const dy_op *op, dy_tensor *const *in, int n_in,
     outer *= shape[d];
   for (int64_t k = 0; k < outer; k++) {
     gather(src + (size_t)off * es, ss[inner], dst + (size_t)(k * n) * es, n);
-    for (int d = inner - 1; d >= 0; d--) {
-      off += ss[d];
-      if (++idx[d] < shape[d])
-        break;
-      off -= ss[d] * shape[d];
-      idx[d] = 0;
-    }
+    dy_odometer_next(inner, shape, ss, idx, &off);
   }
   return DY_OK;
 }

@@ -40,19 +40,7 @@ static dy_status kcheck(const dy_op *op, dy_tensor *const *in, int n_in, int wan
   dy_status s = dy_kcheck_io(op, in, n_in, want_in, out, err);
   if (s != DY_OK)
     return s;
-  dy_type t[4], want;
-  for (int i = 0; i < n_in; i++)
-    t[i] = in[i]->type;
-  if ((s = dy_infer(op, t, n_in, &want, err)) != DY_OK)
-    return s;
-  if (!dy_type_equal(&want, &out[0]->type))
-    return dy_kshape_error(op, "output", &out[0]->type, &want, err);
-  if (dy_type_numel(&want) > 0)
-    for (int i = 0; i < n_in; i++)
-      if (in[i]->data == out[0]->data)
-        return dy_error_at(err, op, DY_STATUS_INTERNAL, "%s: output aliases input %d",
-                           op_name(op), i);
-  return DY_OK;
+  return dy_kcheck_inferred(op, in, n_in, out, false, err);
 }
 
 /* [outer, n, inner] around axis of t. */
@@ -74,23 +62,10 @@ static int norm_axis(int64_t axis, int rank) {
 /* trigonometry                                                        */
 /* ------------------------------------------------------------------ */
 
-static dy_status map_f32(const dy_op *op, dy_tensor *const *in, int n_in,
-                         dy_tensor *const *out, float (*f)(float), dy_error *err) {
-  dy_status s = dy_kunary_check(op, in, n_in, out, err);
-  if (s != DY_OK)
-    return s;
-  const float *x = in[0]->data;
-  float *y = out[0]->data;
-  int64_t n = dy_tensor_numel(in[0]);
-  for (int64_t i = 0; i < n; i++)
-    y[i] = f(x[i]);
-  return DY_OK;
-}
-
 #define TRIG(name)                                                              \
   dy_status dy_kernel_##name(const dy_op *op, dy_tensor *const *in, int n_in,   \
                              dy_tensor *const *out, dy_error *err) {            \
-    return map_f32(op, in, n_in, out, name##f, err);                            \
+    return dy_kmap_f32(op, in, n_in, out, name##f, err);                            \
   }
 TRIG(sin)
 TRIG(cos)
@@ -139,17 +114,8 @@ dy_status dy_kernel_reduce_prod(const dy_op *op, dy_tensor *const *in, int n_in,
     return s;
   const dy_type *ti = &in[0]->type;
   dy_reduce_prod_attrs a = dy_reduce_prod_attrs_get(op);
-  const int64_t *axes = a.axes;
-  int na = a.n_axes;
-  unsigned mask = na ? 0 : ~0u;
-  for (int i = 0; i < na; i++)
-    mask |= 1u << norm_axis(axes[i], ti->rank);
-  /* the output stride of each input dim: 0 where reduced */
-  int64_t ostr[DY_MAX_DIMS], acc = 1;
-  for (int d = ti->rank - 1; d >= 0; d--) {
-    ostr[d] = mask >> d & 1u ? 0 : acc;
-    acc *= mask >> d & 1u ? 1 : ti->shape[d];
-  }
+  int64_t ostr[DY_MAX_DIMS];
+  dy_reduce_strides(ti, a.axes, a.n_axes, ostr);
   int64_t n = dy_tensor_numel(in[0]), no = dy_tensor_numel(out[0]);
   int64_t c[DY_MAX_DIMS] = {0}, o = 0;
   bool f32 = ti->dtype == DY_F32;
@@ -166,13 +132,7 @@ dy_status dy_kernel_reduce_prod(const dy_op *op, dy_tensor *const *in, int n_in,
       yf[o] *= ((const float *)in[0]->data)[k];
     else
       yi[o] = (int64_t)((uint64_t)yi[o] * (uint64_t)((const int64_t *)in[0]->data)[k]);
-    for (int d = ti->rank - 1; d >= 0; d--) {
-      o += ostr[d];
-      if (++c[d] < ti->shape[d])
-        break;
-      o -= ostr[d] * ti->shape[d];
-      c[d] = 0;
-    }
+    dy_odometer_next(ti->rank, ti->shape, ostr, c, &o);
   }
   return DY_OK;
 }

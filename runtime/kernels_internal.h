@@ -22,6 +22,26 @@ dy_status dy_kshape_error(const dy_op *op, const char *what,
                           dy_error *err);
 /* Contiguous (C order) element strides of a shape. */
 void dy_contiguous_strides(int rank, const int64_t *shape, int64_t *strides);
+/* Steps the C-order index idx[0..rank) over shape by one, keeping *off
+ * (the sum of idx[d] * stride[d]) in step. */
+void dy_odometer_next(int rank, const int64_t *shape, const int64_t *stride,
+                      int64_t *idx, int64_t *off);
+/* Checks a unary f32 op and writes y[i] = f(x[i]) for every element. */
+dy_status dy_kmap_f32(const dy_op *op, dy_tensor *const *in, int n_in,
+                      dy_tensor *const *out, float (*f)(float), dy_error *err);
+/* Checks out[0] against inference on the inputs' types; unless alias_ok,
+ * also that out[0] shares no memory with a (non-empty) input. */
+dy_status dy_kcheck_inferred(const dy_op *op, dy_tensor *const *in, int n_in,
+                             dy_tensor *const *out, bool alias_ok,
+                             dy_error *err);
+
+/* ---- reductions (kernels_shape.c) ---- */
+
+/* The output offset stride of each dim of t under a reduction over axes
+ * (every axis when na is 0): 0 on a reduced dim, else the C-order stride
+ * of the output made of the kept dims. */
+void dy_reduce_strides(const dy_type *t, const int64_t *axes, int na,
+                       int64_t *ostr);
 
 /* ---- the broadcast iterator (kernels.c) ---- */
 

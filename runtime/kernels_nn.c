@@ -97,6 +97,15 @@ static conv_geom conv_geom_of(const dy_op *op, const dy_type *x, const dy_type *
   return dy_conv2d_geom(x, w, &a);
 }
 
+/* Checks a convolution's tensors (x, w) and reads its geometry into *g. */
+static dy_status conv_check(const dy_op *op, dy_tensor *const *in, int n_in,
+                            dy_tensor *const *out, conv_geom *g, dy_error *err) {
+  dy_status s = check_nn(op, in, n_in, 2, out, err);
+  if (s == DY_OK)
+    *g = conv_geom_of(op, &in[0]->type, &in[1]->type);
+  return s;
+}
+
 /* col[(c*kh + i)*kw + j][oy*ow + ox] = x[c][oy*sh - pt + i*dh][ox*sw - pl + j*dw],
  * 0 where that falls in the padding; cg input channels. */
 static void im2col(const float *x, const conv_geom *g, int64_t cg, float *col) {
@@ -144,10 +153,10 @@ static void conv_depthwise(const float *x, const float *w, float *y,
 
 dy_status dy_kernel_conv2d(const dy_op *op, dy_tensor *const *in, int n_in,
                            dy_tensor *const *out, dy_error *err) {
-  dy_status s = check_nn(op, in, n_in, 2, out, err);
+  conv_geom g;
+  dy_status s = conv_check(op, in, n_in, out, &g, err);
   if (s != DY_OK)
     return s;
-  conv_geom g = conv_geom_of(op, &in[0]->type, &in[1]->type);
   const float *x = in[0]->data, *w = in[1]->data;
   float *y = out[0]->data;
   if (dy_tensor_numel(out[0]) == 0)
@@ -186,13 +195,14 @@ dy_status dy_kernel_conv2d(const dy_op *op, dy_tensor *const *in, int n_in,
 dy_status dy_kernel_conv2d_transpose(const dy_op *op, dy_tensor *const *in,
                                      int n_in, dy_tensor *const *out,
                                      dy_error *err) {
-  dy_status s = check_nn(op, in, n_in, 2, out, err);
+  conv_geom g;
+  dy_status s = conv_check(op, in, n_in, out, &g, err);
   if (s != DY_OK)
     return s;
-  conv_geom g = conv_geom_of(op, &in[0]->type, &in[1]->type);
-  const float *x = in[0]->data, *w = in[1]->data;
+  /* the taps scatter-add into y, which starts from zeros */
   float *y = out[0]->data;
   memset(y, 0, out[0]->nbytes);
+  const float *x = in[0]->data, *w = in[1]->data;
   if (dy_tensor_numel(out[0]) == 0 || dy_tensor_numel(in[0]) == 0)
     return DY_OK;
   /* per (image, group): col [og*kh*kw, h*w] = w_g^T @ x_g, with w_g the

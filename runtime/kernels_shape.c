@@ -48,19 +48,7 @@ static dy_status kcheck(const dy_op *op, dy_tensor *const *in, int n_in,
   dy_status s = dy_kcheck_io(op, in, n_in, want_in, out, err);
   if (s != DY_OK)
     return s;
-  dy_type t[MAX_IN], want;
-  for (int i = 0; i < n_in; i++)
-    t[i] = in[i]->type;
-  if ((s = dy_infer(op, t, n_in, &want, err)) != DY_OK)
-    return s;
-  if (!dy_type_equal(&want, &out[0]->type))
-    return dy_kshape_error(op, "output", &out[0]->type, &want, err);
-  if (!alias_ok && dy_type_numel(&want) > 0)
-    for (int i = 0; i < n_in; i++)
-      if (in[i]->data == out[0]->data)
-        return dy_error_at(err, op, DY_STATUS_INTERNAL,
-                           "%s: output aliases input %d", op_name(op), i);
-  return DY_OK;
+  return dy_kcheck_inferred(op, in, n_in, out, alias_ok, err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -330,6 +318,21 @@ dy_status dy_kernel_gather(const dy_op *op, dy_tensor *const *in, int n_in,
 /* reductions                                                          */
 /* ------------------------------------------------------------------ */
 
+/* The output offset stride of each dim of t under a reduction over axes
+ * (every axis when na is 0): 0 on a reduced dim, else the C-order stride
+ * of the output made of the kept dims. */
+void dy_reduce_strides(const dy_type *t, const int64_t *axes, int na,
+                       int64_t *ostr) {
+  unsigned mask = na ? 0 : ~0u;
+  for (int i = 0; i < na; i++)
+    mask |= 1u << (axes[i] < 0 ? axes[i] + t->rank : axes[i]);
+  int64_t acc = 1;
+  for (int d = t->rank - 1; d >= 0; d--) {
+    ostr[d] = mask >> d & 1u ? 0 : acc;
+    acc *= mask >> d & 1u ? 1 : t->shape[d];
+  }
+}
+
 typedef enum { R_SUM, R_MEAN, R_MAX, R_MIN } reduce_kind;
 
 static dy_status reduce(const dy_op *op, dy_tensor *const *in, int n_in,
@@ -342,18 +345,8 @@ static dy_status reduce(const dy_op *op, dy_tensor *const *in, int n_in,
   dy_reduce_sum_attrs a;
   if ((s = dy_reduce_sum_attrs_of(op, &a, err)))
     return s;
-  const int64_t *axes = a.axes;
-  int na = a.n_axes;
-  /* the output stride of each input dim: 0 where reduced; the output holds
-   * the kept dims in order, C-contiguous */
-  unsigned mask = na ? 0 : ~0u;
-  for (int i = 0; i < na; i++)
-    mask |= 1u << (axes[i] < 0 ? axes[i] + ti->rank : axes[i]);
-  int64_t ostr[DY_MAX_DIMS], acc = 1;
-  for (int d = ti->rank - 1; d >= 0; d--) {
-    ostr[d] = mask >> d & 1u ? 0 : acc;
-    acc *= mask >> d & 1u ? 1 : ti->shape[d];
-  }
+  int64_t ostr[DY_MAX_DIMS];
+  dy_reduce_strides(ti, a.axes, a.n_axes, ostr);
   int64_t n = dy_tensor_numel(in[0]), no = dy_tensor_numel(out[0]);
   int64_t c[DY_MAX_DIMS] = {0}, o = 0;
   if (ti->dtype == DY_F32) {
@@ -370,13 +363,7 @@ static dy_status reduce(const dy_op *op, dy_tensor *const *in, int n_in,
       case R_MAX: if (v > y[o] || v != v) y[o] = v; break;
       case R_MIN: if (v < y[o] || v != v) y[o] = v; break;
       }
-      for (int d = ti->rank - 1; d >= 0; d--) {
-        o += ostr[d];
-        if (++c[d] < ti->shape[d])
-          break;
-        o -= ostr[d] * ti->shape[d];
-        c[d] = 0;
-      }
+      dy_odometer_next(ti->rank, ti->shape, ostr, c, &o);
     }
     if (rk == R_MEAN && no > 0) {
       float count = (float)(n / no);
@@ -398,13 +385,7 @@ static dy_status reduce(const dy_op *op, dy_tensor *const *in, int n_in,
       y[o] = (int64_t)((uint64_t)y[o] + (uint64_t)v);
     else if (rk == R_MAX ? v > y[o] : v < y[o])
       y[o] = v;
-    for (int d = ti->rank - 1; d >= 0; d--) {
-      o += ostr[d];
-      if (++c[d] < ti->shape[d])
-        break;
-      o -= ostr[d] * ti->shape[d];
-      c[d] = 0;
-    }
+    dy_odometer_next(ti->rank, ti->shape, ostr, c, &o);
   }
   return DY_OK;
 }

@@ -23,17 +23,23 @@ static dy_tensor *linear_forward(dy_layer *self, dy_tensor *const *in, int n) {
 
 static const dy_layer_vtable linear_vt = {"Linear", linear_forward, NULL, false};
 
-/* A parameter tensor owned by its layer, not by any open scope. */
-static dy_tensor *param_uniform(int rank, const int64_t *shape, float bound) {
+/* A layer-owned f32 parameter (not held by any open scope), zero-filled. */
+dy_tensor *dy_param_new(int rank, const int64_t *shape) {
   dy_type t = {.dtype = DY_F32, .rank = rank};
   for (int i = 0; i < rank; i++)
     t.shape[i] = shape[i];
   dy_tensor *p = dy_tensor_alloc(&t, true);
   if (!p)
     return dy_fail(DY_STATUS_OUT_OF_MEMORY, (dy_srcloc){0}, "parameter: out of memory");
-  float *d = p->data;
-  for (int64_t i = 0; i < dy_tensor_numel(p); i++)
-    d[i] = (2.0f * dy_rand_uniform() - 1.0f) * bound;
+  return p;
+}
+
+/* A layer-owned f32 parameter drawn from U(-bound, bound) by the seeded
+ * generator. */
+dy_tensor *dy_param_uniform(int rank, const int64_t *shape, float bound) {
+  dy_tensor *p = dy_param_new(rank, shape);
+  for (int64_t i = 0; p && i < dy_tensor_numel(p); i++)
+    dy_tensor_f32(p)[i] = (2.0f * dy_rand_uniform() - 1.0f) * bound;
   return p;
 }
 
@@ -49,8 +55,8 @@ dy_layer *dy_linear_new(int64_t in_features, int64_t out_features) {
     return NULL;
   float bound = 1.0f / sqrtf((float)in_features);
   l->weight = dy_layer_add_param(&l->base, "weight",
-                                 param_uniform(2, DY_SHAPE(in_features, out_features), bound));
-  l->bias = dy_layer_add_param(&l->base, "bias", param_uniform(1, DY_SHAPE(out_features), bound));
+                                 dy_param_uniform(2, DY_SHAPE(in_features, out_features), bound));
+  l->bias = dy_layer_add_param(&l->base, "bias", dy_param_uniform(1, DY_SHAPE(out_features), bound));
   if (!l->weight || !l->bias) {
     dy_layer_free(&l->base);
     return NULL;

@@ -16,29 +16,11 @@ static dy_tensor *one_input(dy_layer *self, int n) {
                  "%s '%s' takes 1 input, got %d", self->vt->type_name, self->name, n);
 }
 
-/* A layer-owned f32 parameter (not held by any open scope), zero-filled. */
-static dy_tensor *param_new(int rank, const int64_t *shape) {
-  dy_type t = {.dtype = DY_F32, .rank = rank};
-  for (int i = 0; i < rank; i++)
-    t.shape[i] = shape[i];
-  dy_tensor *p = dy_tensor_alloc(&t, true);
-  if (!p)
-    return dy_fail(DY_STATUS_OUT_OF_MEMORY, (dy_srcloc){0}, "parameter: out of memory");
-  return p;
-}
-
+/* A layer-owned f32 parameter with every element v. */
 static dy_tensor *param_fill(int rank, const int64_t *shape, float v) {
-  dy_tensor *p = param_new(rank, shape);
+  dy_tensor *p = dy_param_new(rank, shape);
   for (int64_t i = 0; p && i < dy_tensor_numel(p); i++)
     dy_tensor_f32(p)[i] = v;
-  return p;
-}
-
-/* U(-bound, bound) from the seeded generator. */
-static dy_tensor *param_uniform(int rank, const int64_t *shape, float bound) {
-  dy_tensor *p = param_new(rank, shape);
-  for (int64_t i = 0; p && i < dy_tensor_numel(p); i++)
-    dy_tensor_f32(p)[i] = (2.0f * dy_rand_uniform() - 1.0f) * bound;
   return p;
 }
 
@@ -107,10 +89,10 @@ static dy_layer *conv_new(bool transpose, int64_t cin, int64_t cout, int64_t kh,
   int64_t fan_in = (transpose ? cout : cin) / groups * kh * kw;
   float bound = 1.0f / sqrtf((float)fan_in);
   int64_t wshape[4] = {transpose ? cin : cout, (transpose ? cout : cin) / groups, kh, kw};
-  l->weight = dy_layer_add_param(&l->base, "weight", param_uniform(4, wshape, bound));
+  l->weight = dy_layer_add_param(&l->base, "weight", dy_param_uniform(4, wshape, bound));
   if (bias)
     l->bias = dy_layer_add_param(&l->base, "bias",
-                                 param_uniform(3, DY_SHAPE(cout, 1, 1), bound));
+                                 dy_param_uniform(3, DY_SHAPE(cout, 1, 1), bound));
   if (!l->weight || (bias && !l->bias)) {
     dy_layer_free(&l->base);
     return NULL;

@@ -114,6 +114,15 @@ static dy_status map_flatten(ox_ctx *c) {
   OUT(0, ox_reshape(c, x, 2, t));
 }
 
+/* o, or when the op folded away to its input x (of rank r), a no-op
+ * reshape of x, so that the node's output is a value of its own. */
+static ox_value *own_value(ox_ctx *c, ox_value *x, int r, ox_value *o) {
+  if (o != x)
+    return o;
+  int64_t zeros[DY_MAX_DIMS] = {0}; /* 0: keep the input's dim */
+  return ox_reshape(c, x, r, zeros);
+}
+
 /* Transpose attributes: perm (reversed dims). */
 static dy_status map_transpose(ox_ctx *c) {
   ox_value *x;
@@ -127,12 +136,7 @@ static dy_status map_transpose(ox_ctx *c) {
     return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "perm has %d entries for rank %d", n, r);
   for (int i = 0; i < r; i++)
     p[i] = perm ? perm[i] : r - 1 - i;
-  ox_value *o = ox_transpose(c, x, r, p);
-  if (o == x) {
-    int64_t zeros[DY_MAX_DIMS] = {0};
-    o = ox_reshape(c, x, r, zeros);
-  }
-  OUT(0, o);
+  OUT(0, own_value(c, x, r, ox_transpose(c, x, r, p)));
 }
 
 /* Axes from an attribute (before `since`) or from input 1. *n = -1: none. */
@@ -163,25 +167,29 @@ static dy_status axes_operand(ox_ctx *c, int since, int input, int64_t *axes,
   return DY_OK;
 }
 
+/* The operands of Squeeze and Unsqueeze: data, and axes (an attribute
+ * before opset 13, else input 1; *n = -1: none). */
+static dy_status squeeze_operands(ox_ctx *c, ox_value **x, int64_t *axes, int *n) {
+  TRY(ox_check_attrs(c, c->opset < 13 ? "axes" : ""));
+  TRY(ox_need_in(c, 0, x));
+  return axes_operand(c, 13, 1, axes, n);
+}
+
 /* Squeeze(data, axes) (axes attribute before opset 13). */
 static dy_status map_squeeze(ox_ctx *c) {
   ox_value *x;
-  TRY(ox_check_attrs(c, c->opset < 13 ? "axes" : ""));
-  TRY(ox_need_in(c, 0, &x));
   int64_t axes[DY_MAX_DIMS];
   int n;
-  TRY(axes_operand(c, 13, 1, axes, &n));
+  TRY(squeeze_operands(c, &x, axes, &n));
   OUT(0, ox_squeeze(c, x, n < 0 ? 0 : n, axes));
 }
 
 /* Unsqueeze(data, axes) (axes attribute before opset 13). */
 static dy_status map_unsqueeze(ox_ctx *c) {
   ox_value *x;
-  TRY(ox_check_attrs(c, c->opset < 13 ? "axes" : ""));
-  TRY(ox_need_in(c, 0, &x));
   int64_t axes[DY_MAX_DIMS];
   int n;
-  TRY(axes_operand(c, 13, 1, axes, &n));
+  TRY(squeeze_operands(c, &x, axes, &n));
   if (n <= 0)
     return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "Unsqueeze needs axes");
   OUT(0, ox_unsqueeze(c, x, n, axes));
@@ -410,12 +418,7 @@ static dy_status map_pad(ox_ctx *c) {
     full[axes[i]] = pads[i];
     full[r + axes[i]] = pads[n_axes + i];
   }
-  ox_value *o = ox_pad(c, x, full, mode, value);
-  if (o == x) {
-    int64_t zeros[DY_MAX_DIMS] = {0};
-    o = ox_reshape(c, x, r, zeros);
-  }
-  OUT(0, o);
+  OUT(0, own_value(c, x, r, ox_pad(c, x, full, mode, value)));
 }
 
 /* An op of (data, indices) with one integer attribute attr (default 0),
@@ -512,33 +515,29 @@ static dy_status map_gather_nd(ox_ctx *c) { return map_indexed(c, "batch_dims", 
 
 /* ScatterElements(data, indices, updates) attributes: axis (0), reduction
  * ("none"; add, mul from opset 16, max, min from 18). Scatter (opset 9, 10)
- * is the same without reduction. */
-static dy_status map_scatter_elements(ox_ctx *c) {
+ * is the same without reduction. ScatterND: reduction only. */
+static dy_status map_scatter(ox_ctx *c, const char *op, bool with_axis) {
   ox_value *x, *idx, *upd;
-  TRY(ox_check_attrs(c, "axis reduction"));
+  TRY(ox_check_attrs(c, with_axis ? "axis reduction" : "reduction"));
   TRY(ox_need_in(c, 0, &x));
   TRY(ox_need_in(c, 1, &idx));
   TRY(ox_need_in(c, 2, &upd));
   char red[16];
   ox_attr_s(c, "reduction", "none", red, sizeof red);
   ox_value *in[3] = {x, idx, upd};
-  dy_attr a[] = {DY_ATTR_I("axis", ox_attr_i(c, "axis", 0)), DY_ATTR_S("reduction", red)};
-  OUT(0, ox_op(c, "scatter_elements", in, 3, a, 2));
+  dy_attr a[2];
+  int na = 0;
+  if (with_axis)
+    a[na++] = DY_ATTR_I("axis", ox_attr_i(c, "axis", 0));
+  a[na++] = DY_ATTR_S("reduction", red);
+  OUT(0, ox_op(c, op, in, 3, a, na));
 }
 
-/* ScatterND(data, indices, updates) attributes: reduction ("none"). */
-static dy_status map_scatter_nd(ox_ctx *c) {
-  ox_value *x, *idx, *upd;
-  TRY(ox_check_attrs(c, "reduction"));
-  TRY(ox_need_in(c, 0, &x));
-  TRY(ox_need_in(c, 1, &idx));
-  TRY(ox_need_in(c, 2, &upd));
-  char red[16];
-  ox_attr_s(c, "reduction", "none", red, sizeof red);
-  ox_value *in[3] = {x, idx, upd};
-  dy_attr a[] = {DY_ATTR_S("reduction", red)};
-  OUT(0, ox_op(c, "scatter_nd", in, 3, a, 1));
+static dy_status map_scatter_elements(ox_ctx *c) {
+  return map_scatter(c, "scatter_elements", true);
 }
+
+static dy_status map_scatter_nd(ox_ctx *c) { return map_scatter(c, "scatter_nd", false); }
 
 /* ReverseSequence(input, sequence_lens) attributes: batch_axis (1),
  * time_axis (0). Element t < len[b] of sequence b comes from len[b] - 1 - t,
