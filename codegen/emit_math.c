@@ -144,6 +144,10 @@ dy_status dy_emit_hard_swish(dy_cg_ctx *ctx, dy_error *err) {
   return emit_unary(ctx, err, NULL, "x * dy_fminf(dy_fmaxf(x + 3.0f, 0.0f), 6.0f) / 6.0f", NULL);
 }
 
+dy_status dy_emit_softsign(dy_cg_ctx *ctx, dy_error *err) {
+  return emit_unary(ctx, err, NULL, "x / (1.0f + dy_fabsf(x))", NULL);
+}
+
 dy_status dy_emit_hard_sigmoid(dy_cg_ctx *ctx, dy_error *err) {
   return emit_unary(ctx, err, PARAMS("slope", "offset"),
                     "dy_isnanf(x) ? x : dy_fmaxf(0.0f, dy_fminf(1.0f, slope * x + offset))", NULL);

@@ -85,28 +85,64 @@ dy_status dy_broadcast_shapes(const dy_op *op, const dy_type *a,
   return DY_OK;
 }
 
-static dy_status need_dtype(const dy_op *op, const dy_type *t, unsigned mask) {
-  (void)op;
-  return (mask >> t->dtype) & 1u ? DY_OK : DY_STATUS_DTYPE_MISMATCH;
+/* ---- the plain elementwise ops: DY_UNARY / DY_BINARY lines of the table ---- */
+
+#define EW_F32 (1u << DY_F32)
+#define EW_NUM (1u << DY_F32 | 1u << DY_I64)
+#define EW_CMP (1u << DY_F32 | 1u << DY_I64 | 1u << DY_BOOL)
+
+static const char *ew_mask_str(unsigned mask) {
+  return mask == EW_F32 ? "f32" : mask == EW_NUM ? "f32 or i64" : "f32, i64 or bool";
 }
 
-static dy_status binary(const dy_op *op, const dy_type *in, dy_type *out,
-                        dy_error *err) {
+/* Input i's dtype must be in mask. */
+static dy_status ew_need(const dy_op *op, const dy_type *in, int i, unsigned mask,
+                         dy_error *err) {
+  if ((mask >> in[i].dtype) & 1u)
+    return DY_OK;
+  return dy_error_at(err, op, DY_STATUS_DTYPE_MISMATCH, "%s: input %d is %s, needs %s",
+                     OPNAME(op), i, dy_dtype_name(in[i].dtype), ew_mask_str(mask));
+}
+
+/* rule F32 or NUM: the input's type, its dtype in mask. */
+static dy_status ew_unary(const dy_op *op, const dy_type *in, unsigned mask, dy_type *out,
+                          dy_error *err) {
+  dy_status s = ew_need(op, in, 0, mask, err);
+  if (s != DY_OK)
+    return s;
+  *out = in[0];
+  return DY_OK;
+}
+
+/* rule F32, NUM or CMP: both inputs of one dtype in mask, shapes broadcast;
+ * CMP gives bool. */
+static dy_status ew_binary(const dy_op *op, const dy_type *in, unsigned mask, dy_type *out,
+                           dy_error *err) {
+  dy_status s;
   if (in[0].dtype != in[1].dtype)
-    return dy_error_at(err, op, DY_STATUS_DTYPE_MISMATCH,
-                       "%s: dtypes %s and %s differ", OPNAME(op),
-                       dy_dtype_name(in[0].dtype), dy_dtype_name(in[1].dtype));
-  if (need_dtype(op, &in[0], 1u << DY_F32 | 1u << DY_I64) != DY_OK)
-    return dy_error_at(err, op, DY_STATUS_DTYPE_MISMATCH,
-                       "%s: dtype %s is not supported", OPNAME(op),
-                       dy_dtype_name(in[0].dtype));
-  return dy_broadcast_shapes(op, &in[0], &in[1], out, err);
+    return dy_error_at(err, op, DY_STATUS_DTYPE_MISMATCH, "%s: dtypes %s and %s differ",
+                       OPNAME(op), dy_dtype_name(in[0].dtype), dy_dtype_name(in[1].dtype));
+  if ((s = ew_need(op, in, 0, mask, err)) ||
+      (s = dy_broadcast_shapes(op, &in[0], &in[1], out, err)))
+    return s;
+  if (mask == EW_CMP)
+    out->dtype = DY_BOOL;
+  return DY_OK;
 }
 
-dy_status dy_infer_add(const dy_op *op, const dy_type *in, int n, dy_type *out, dy_error *err) { return binary(op, in, out, err); }
-dy_status dy_infer_sub(const dy_op *op, const dy_type *in, int n, dy_type *out, dy_error *err) { return binary(op, in, out, err); }
-dy_status dy_infer_mul(const dy_op *op, const dy_type *in, int n, dy_type *out, dy_error *err) { return binary(op, in, out, err); }
-dy_status dy_infer_div(const dy_op *op, const dy_type *in, int n, dy_type *out, dy_error *err) { return binary(op, in, out, err); }
+#define DY_OP(NAME, name, n_in, n_out, flags, attrs)
+#define DY_UNARY(NAME, name, rule, doc)                                          \
+  dy_status dy_infer_##name(const dy_op *op, const dy_type *in, int n_in_,      \
+                            dy_type *out, dy_error *err) {                      \
+    return ew_unary(op, in, EW_##rule, out, err);                               \
+  }
+#define DY_BINARY(NAME, name, rule, flags, doc)                                  \
+  dy_status dy_infer_##name(const dy_op *op, const dy_type *in, int n_in_,      \
+                            dy_type *out, dy_error *err) {                      \
+    return ew_binary(op, in, EW_##rule, out, err);                              \
+  }
+#include "ops.def"
+#undef DY_OP
 
 static dy_status unary_float(const dy_op *op, const dy_type *in, dy_type *out,
                              dy_error *err) {
@@ -117,10 +153,6 @@ static dy_status unary_float(const dy_op *op, const dy_type *in, dy_type *out,
   *out = in[0];
   return DY_OK;
 }
-
-dy_status dy_infer_relu(const dy_op *op, const dy_type *in, int n, dy_type *out, dy_error *err) { return unary_float(op, in, out, err); }
-dy_status dy_infer_sigmoid(const dy_op *op, const dy_type *in, int n, dy_type *out, dy_error *err) { return unary_float(op, in, out, err); }
-dy_status dy_infer_tanh(const dy_op *op, const dy_type *in, int n, dy_type *out, dy_error *err) { return unary_float(op, in, out, err); }
 
 /* matmul: numpy semantics. 1-D x is [1,K] (the 1 dropped from the result),
  * 1-D y is [K,1] (likewise); leading dims broadcast. transpose_x/_y swap the

@@ -4,7 +4,8 @@
  * only where it is exactly B, and an extent a kernel must know (top_k's
  * axis, det's matrix, the k of an index tuple) must be static.
  *
- *   sin cos tan asin acos atan   f32 -> f32, elementwise
+ *   sin cos tan asin acos atan   f32 -> f32, elementwise (DY_UNARY lines:
+ *                                inferred in ir/infer.c from their rule)
  *   mod(a, b; fmod)              f32 or i64 (both alike), broadcasting
  *   reduce_prod(x; axes, keepdim)  as reduce_sum; the product of nothing is 1
  *   cumsum(x; axis, exclusive, reverse)  f32 or i64, x's type
@@ -74,22 +75,6 @@ static dy_status shape_error(const dy_op *op, const char *what, const dy_type *a
 /* ------------------------------------------------------------------ */
 /* elementwise                                                         */
 /* ------------------------------------------------------------------ */
-
-#define UNARY_F32(name)                                                      \
-  dy_status dy_infer_##name(const dy_op *op, const dy_type *in, int n,      \
-                            dy_type *out, dy_error *err) {                  \
-    dy_status s = need_dtype(op, &in[0], "input", M_F32, err);              \
-    if (s)                                                                  \
-      return s;                                                             \
-    *out = in[0];                                                           \
-    return DY_OK;                                                           \
-  }
-UNARY_F32(sin)
-UNARY_F32(cos)
-UNARY_F32(tan)
-UNARY_F32(asin)
-UNARY_F32(acos)
-UNARY_F32(atan)
 
 /* mod(a, b; fmod): the remainder of a / b, broadcasting; f32 or i64, both
  * alike. fmod 1: a - trunc(a / b) b, the dividend's sign (C fmod, ONNX

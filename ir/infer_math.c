@@ -1,15 +1,15 @@
 /* infer_math.c - shape and dtype inference for the math family
  * (ops_math.def): activations, elementwise math, comparisons, where, cast.
  *
- * Every op here is elementwise, so the output shape is the input's (unary)
- * or the numpy broadcast of the inputs (pow, minimum, maximum, the
- * comparisons, where), with -1 (the batch) handled by dy_broadcast_shapes.
- * The dtype rules:
+ * The plain elementwise ops (the DY_UNARY / DY_BINARY lines of
+ * ops_math.def: silu, hard_swish, exp/log/..., abs, neg, pow, minimum,
+ * maximum, equal, greater, less) are inferred in ir/infer.c from their
+ * line's dtype rule. This file has the rest: the ops with attributes, where
+ * and cast. Every op is elementwise, so the output shape is the input's, or
+ * the numpy broadcast of the inputs for where, with -1 (the batch) handled
+ * by dy_broadcast_shapes. The dtype rules:
  *
- *   activations, exp/log/..., scale, pow     f32 -> f32
- *   abs, neg, minimum, maximum               f32 or i64 -> the same
- *   equal, greater, less                     f32, i64 or bool (both alike)
- *                                            -> bool
+ *   activations with attributes, scale       f32 -> f32
  *   where(cond, x, y)                        cond bool; x, y alike -> x's
  *   cast                                     any -> attr dtype
  *
@@ -94,29 +94,7 @@ static dy_status same_as_input(const dy_op *op, const dy_type *in,
   return DY_OK;
 }
 
-static dy_status binary(const dy_op *op, const dy_type *in, unsigned mask,
-                        dy_type *out, dy_error *err) {
-  dy_status s;
-  if ((s = same_dtype(op, in, 0, 1, err)) ||
-      (s = need_dtype(op, in, 0, mask, err)))
-    return s;
-  return dy_broadcast_shapes(op, &in[0], &in[1], out, err);
-}
-
-static dy_status compare(const dy_op *op, const dy_type *in, dy_type *out,
-                         dy_error *err) {
-  dy_status s = binary(op, in, M_F32 | M_I64 | M_BOOL, out, err);
-  out->dtype = DY_BOOL;
-  return s;
-}
-
 /* ---- activations ---- */
-
-#define UNARY_F32(name)                                                     \
-  dy_status dy_infer_##name(const dy_op *op, const dy_type *in, int n,     \
-                            dy_type *out, dy_error *err) {                 \
-    return same_as_input(op, in, M_F32, out, err);                         \
-  }
 
 dy_status dy_infer_gelu(const dy_op *op, const dy_type *in, int n,
                         dy_type *out, dy_error *err) {
@@ -126,9 +104,6 @@ dy_status dy_infer_gelu(const dy_op *op, const dy_type *in, int n,
     return s;
   return s ? s : same_as_input(op, in, M_F32, out, err);
 }
-
-UNARY_F32(silu)
-UNARY_F32(hard_swish)
 
 dy_status dy_infer_hard_sigmoid(const dy_op *op, const dy_type *in, int n,
                                 dy_type *out, dy_error *err) {
@@ -191,23 +166,6 @@ dy_status dy_infer_softplus(const dy_op *op, const dy_type *in, int n,
 
 /* ---- elementwise math ---- */
 
-UNARY_F32(exp)
-UNARY_F32(log)
-UNARY_F32(sqrt)
-UNARY_F32(rsqrt)
-UNARY_F32(erf)
-UNARY_F32(reciprocal)
-
-dy_status dy_infer_abs(const dy_op *op, const dy_type *in, int n, dy_type *out,
-                       dy_error *err) {
-  return same_as_input(op, in, M_F32 | M_I64, out, err);
-}
-
-dy_status dy_infer_neg(const dy_op *op, const dy_type *in, int n, dy_type *out,
-                       dy_error *err) {
-  return same_as_input(op, in, M_F32 | M_I64, out, err);
-}
-
 dy_status dy_infer_scale(const dy_op *op, const dy_type *in, int n,
                          dy_type *out, dy_error *err) {
   dy_scale_attrs a;
@@ -219,37 +177,7 @@ dy_status dy_infer_scale(const dy_op *op, const dy_type *in, int n,
   return same_as_input(op, in, M_F32, out, err);
 }
 
-dy_status dy_infer_pow(const dy_op *op, const dy_type *in, int n, dy_type *out,
-                       dy_error *err) {
-  return binary(op, in, M_F32, out, err);
-}
-
-dy_status dy_infer_minimum(const dy_op *op, const dy_type *in, int n,
-                           dy_type *out, dy_error *err) {
-  return binary(op, in, M_F32 | M_I64, out, err);
-}
-
-dy_status dy_infer_maximum(const dy_op *op, const dy_type *in, int n,
-                           dy_type *out, dy_error *err) {
-  return binary(op, in, M_F32 | M_I64, out, err);
-}
-
-/* ---- comparisons, where, cast ---- */
-
-dy_status dy_infer_equal(const dy_op *op, const dy_type *in, int n,
-                         dy_type *out, dy_error *err) {
-  return compare(op, in, out, err);
-}
-
-dy_status dy_infer_greater(const dy_op *op, const dy_type *in, int n,
-                           dy_type *out, dy_error *err) {
-  return compare(op, in, out, err);
-}
-
-dy_status dy_infer_less(const dy_op *op, const dy_type *in, int n,
-                        dy_type *out, dy_error *err) {
-  return compare(op, in, out, err);
-}
+/* ---- where, cast ---- */
 
 /* where(cond, x, y): cond is bool, x and y share a dtype, all three
  * broadcast together. */

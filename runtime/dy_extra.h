@@ -17,21 +17,12 @@
 
 #include "dy_runtime.h"
 
-/* ---- trigonometry (f32) ---- */
-
-dy_tensor *dy_sin_at(dy_tensor *x, dy_srcloc loc);
-dy_tensor *dy_cos_at(dy_tensor *x, dy_srcloc loc);
-dy_tensor *dy_tan_at(dy_tensor *x, dy_srcloc loc);
-dy_tensor *dy_asin_at(dy_tensor *x, dy_srcloc loc);
-dy_tensor *dy_acos_at(dy_tensor *x, dy_srcloc loc);
-dy_tensor *dy_atan_at(dy_tensor *x, dy_srcloc loc);
-
-#define dy_sin(x) dy_sin_at((x), DY_HERE)
-#define dy_cos(x) dy_cos_at((x), DY_HERE)
-#define dy_tan(x) dy_tan_at((x), DY_HERE)
-#define dy_asin(x) dy_asin_at((x), DY_HERE)
-#define dy_acos(x) dy_acos_at((x), DY_HERE)
-#define dy_atan(x) dy_atan_at((x), DY_HERE)
+/* ---- trigonometry (f32) ----
+ *
+ * dy_sin dy_cos dy_tan dy_asin dy_acos dy_atan (x), in radians: declared
+ * in dy_runtime.h (macros in the generated dy_ew_api.h) from the DY_UNARY
+ * lines of ir/ops_extra.def.
+ */
 
 /* ---- remainder, product, running sum (f32 or i64) ---- */
 

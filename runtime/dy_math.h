@@ -22,12 +22,29 @@
 
 #include "dy_runtime.h"
 
-/* ---- activations (f32) ---- */
+/* ---- the plain elementwise ops ----
+ *
+ * Declared in dy_runtime.h (macros in the generated dy_ew_api.h) from the
+ * DY_UNARY / DY_BINARY lines of ir/ops_math.def, whose last column says
+ * what each computes:
+ *
+ *   dy_silu(x) dy_hard_swish(x)                             f32
+ *   dy_exp dy_log dy_sqrt dy_rsqrt dy_erf dy_reciprocal (x)  f32
+ *   dy_abs dy_neg (x)                                       f32 or i64
+ *   dy_pow(x, y)                                            f32
+ *   dy_minimum dy_maximum (x, y)   f32 or i64; NaN propagates as in numpy
+ *                                  (not C's fminf/fmaxf)
+ *   dy_equal dy_greater dy_less (x, y)   f32, i64 or bool (both alike),
+ *                                        DY_BOOL result
+ *
+ * Binary ones broadcast numpy-style. The .def is the truth: a new line
+ * there adds its function and macro without an edit here.
+ */
+
+/* ---- activations with attributes (f32) ---- */
 
 /* approximate: false = exact erf form, true = tanh form. */
 dy_tensor *dy_gelu_at(dy_tensor *x, bool approximate, dy_srcloc loc);
-dy_tensor *dy_silu_at(dy_tensor *x, dy_srcloc loc);        /* x * sigmoid(x) */
-dy_tensor *dy_hard_swish_at(dy_tensor *x, dy_srcloc loc);  /* x relu6(x+3)/6 */
 /* max(0, min(1, slope * x + offset)) */
 dy_tensor *dy_hard_sigmoid_at(dy_tensor *x, float slope, float offset,
                               dy_srcloc loc);
@@ -42,8 +59,6 @@ dy_tensor *dy_softplus_at(dy_tensor *x, float beta, float threshold,
                           dy_srcloc loc);
 
 #define dy_gelu(x, approximate) dy_gelu_at((x), (approximate), DY_HERE)
-#define dy_silu(x) dy_silu_at((x), DY_HERE)
-#define dy_hard_swish(x) dy_hard_swish_at((x), DY_HERE)
 #define dy_hard_sigmoid(x, slope, offset) \
   dy_hard_sigmoid_at((x), (slope), (offset), DY_HERE)
 #define dy_leaky_relu(x, alpha) dy_leaky_relu_at((x), (alpha), DY_HERE)
@@ -53,52 +68,24 @@ dy_tensor *dy_softplus_at(dy_tensor *x, float beta, float threshold,
 #define dy_softplus(x, beta, threshold) \
   dy_softplus_at((x), (beta), (threshold), DY_HERE)
 
-/* ---- elementwise math ---- */
+/* ---- scale ---- */
 
-dy_tensor *dy_exp_at(dy_tensor *x, dy_srcloc loc);
-dy_tensor *dy_log_at(dy_tensor *x, dy_srcloc loc);
-dy_tensor *dy_sqrt_at(dy_tensor *x, dy_srcloc loc);
-dy_tensor *dy_rsqrt_at(dy_tensor *x, dy_srcloc loc);       /* 1 / sqrt(x) */
-dy_tensor *dy_abs_at(dy_tensor *x, dy_srcloc loc);         /* f32 or i64 */
-dy_tensor *dy_neg_at(dy_tensor *x, dy_srcloc loc);         /* f32 or i64 */
-dy_tensor *dy_erf_at(dy_tensor *x, dy_srcloc loc);
-dy_tensor *dy_reciprocal_at(dy_tensor *x, dy_srcloc loc);  /* 1 / x */
 /* Paddle's scale: bias_after_scale ? scale * x + bias : scale * (x + bias) */
 dy_tensor *dy_scale_at(dy_tensor *x, float scale, float bias,
                        bool bias_after_scale, dy_srcloc loc);
 
-#define dy_exp(x) dy_exp_at((x), DY_HERE)
-#define dy_log(x) dy_log_at((x), DY_HERE)
-#define dy_sqrt(x) dy_sqrt_at((x), DY_HERE)
-#define dy_rsqrt(x) dy_rsqrt_at((x), DY_HERE)
-#define dy_abs(x) dy_abs_at((x), DY_HERE)
-#define dy_neg(x) dy_neg_at((x), DY_HERE)
-#define dy_erf(x) dy_erf_at((x), DY_HERE)
-#define dy_reciprocal(x) dy_reciprocal_at((x), DY_HERE)
 /* scale * x + bias (Paddle's default bias_after_scale=True) */
 #define dy_scale(x, scale, bias) dy_scale_at((x), (scale), (bias), true, DY_HERE)
 
-/* ---- binary, numpy broadcasting ---- */
+/* ---- pow with a number ---- */
 
-dy_tensor *dy_pow_at(dy_tensor *x, dy_tensor *y, dy_srcloc loc);      /* f32 */
 /* x ** y for a number y (Paddle's pow(x, 2.0)): y becomes a rank-0
  * constant (a full op in a Program). */
 dy_tensor *dy_pow_scalar_at(dy_tensor *x, float y, dy_srcloc loc);
-/* f32 or i64; NaN propagates as in numpy (not C's fminf/fmaxf). */
-dy_tensor *dy_minimum_at(dy_tensor *x, dy_tensor *y, dy_srcloc loc);
-dy_tensor *dy_maximum_at(dy_tensor *x, dy_tensor *y, dy_srcloc loc);
-
-#define dy_pow(x, y) dy_pow_at((x), (y), DY_HERE)
 #define dy_pow_scalar(x, y) dy_pow_scalar_at((x), (y), DY_HERE)
-#define dy_minimum(x, y) dy_minimum_at((x), (y), DY_HERE)
-#define dy_maximum(x, y) dy_maximum_at((x), (y), DY_HERE)
 
-/* ---- comparisons (-> bool), where, cast ---- */
+/* ---- where, cast ---- */
 
-/* x and y of one dtype (f32, i64 or bool), broadcasting; DY_BOOL result. */
-dy_tensor *dy_equal_at(dy_tensor *x, dy_tensor *y, dy_srcloc loc);
-dy_tensor *dy_greater_at(dy_tensor *x, dy_tensor *y, dy_srcloc loc);  /* x > y */
-dy_tensor *dy_less_at(dy_tensor *x, dy_tensor *y, dy_srcloc loc);     /* x < y */
 /* cond ? x : y elementwise; cond is bool, x and y of one dtype; all three
  * broadcast together. */
 dy_tensor *dy_where_at(dy_tensor *cond, dy_tensor *x, dy_tensor *y,
@@ -107,9 +94,6 @@ dy_tensor *dy_where_at(dy_tensor *cond, dy_tensor *x, dy_tensor *y,
  * saturates beyond the i64 range; -> bool is x != 0. */
 dy_tensor *dy_cast_at(dy_tensor *x, dy_dtype dtype, dy_srcloc loc);
 
-#define dy_equal(x, y) dy_equal_at((x), (y), DY_HERE)
-#define dy_greater(x, y) dy_greater_at((x), (y), DY_HERE)
-#define dy_less(x, y) dy_less_at((x), (y), DY_HERE)
 #define dy_where(cond, x, y) dy_where_at((cond), (x), (y), DY_HERE)
 #define dy_cast(x, dtype) dy_cast_at((x), (dtype), DY_HERE)
 

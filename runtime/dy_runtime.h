@@ -146,13 +146,27 @@ extern const dy_kernel_fn dy_kernel_table[DY_OP_COUNT];
 dy_tensor *dy_apply(dy_op_kind kind, dy_tensor *const *in, int n_in,
                     const dy_attr *attrs, int n_attrs, dy_srcloc loc);
 
-dy_tensor *dy_add_at(dy_tensor *a, dy_tensor *b, dy_srcloc loc);
-dy_tensor *dy_sub_at(dy_tensor *a, dy_tensor *b, dy_srcloc loc);
-dy_tensor *dy_mul_at(dy_tensor *a, dy_tensor *b, dy_srcloc loc);
-dy_tensor *dy_div_at(dy_tensor *a, dy_tensor *b, dy_srcloc loc);
-dy_tensor *dy_relu_at(dy_tensor *x, dy_srcloc loc);
-dy_tensor *dy_sigmoid_at(dy_tensor *x, dy_srcloc loc);
-dy_tensor *dy_tanh_at(dy_tensor *x, dy_srcloc loc);
+/* The plain elementwise ops of every family - the DY_UNARY and DY_BINARY
+ * lines of ir/ops*.def (core: add sub mul div relu sigmoid tanh; math:
+ * exp, log, pow, minimum, equal, ...; extra: sin, cos, ...). Each line is
+ *
+ *   dy_tensor *dy_<name>_at(dy_tensor *x, dy_srcloc loc);               unary
+ *   dy_tensor *dy_<name>_at(dy_tensor *a, dy_tensor *b, dy_srcloc loc);  binary
+ *
+ * with the macro dy_<name>(x) / dy_<name>(a, b) (dy_ew_api.h, generated
+ * from the same lines, where each macro carries the line's doc column: what
+ * the op computes and its dtypes). E.g. DY_UNARY(EXP, exp, F32, "e^x") is
+ * dy_exp(x); DY_BINARY(ADD, add, NUM, ...) is dy_add(a, b). Binary ops
+ * broadcast numpy-style, both inputs of one dtype. */
+#define DY_OP(NAME, name, n_in, n_out, flags, attrs)
+#define DY_UNARY(NAME, name, rule, doc) \
+  dy_tensor *dy_##name##_at(dy_tensor *x, dy_srcloc loc);
+#define DY_BINARY(NAME, name, rule, flags, doc) \
+  dy_tensor *dy_##name##_at(dy_tensor *a, dy_tensor *b, dy_srcloc loc);
+#include "ops.def"
+#undef DY_OP
+#include "dy_ew_api.h"
+
 dy_tensor *dy_matmul_at(dy_tensor *x, dy_tensor *y, bool transpose_x,
                         bool transpose_y, dy_srcloc loc);
 dy_tensor *dy_softmax_at(dy_tensor *x, int axis, dy_srcloc loc);
@@ -165,13 +179,6 @@ dy_tensor *dy_transpose_at(dy_tensor *x, int rank, const int64_t *perm,
 dy_tensor *dy_full_at(dy_dtype dtype, int rank, const int64_t *shape,
                       double value, dy_srcloc loc);
 
-#define dy_add(a, b) dy_add_at((a), (b), DY_HERE)
-#define dy_sub(a, b) dy_sub_at((a), (b), DY_HERE)
-#define dy_mul(a, b) dy_mul_at((a), (b), DY_HERE)
-#define dy_div(a, b) dy_div_at((a), (b), DY_HERE)
-#define dy_relu(x) dy_relu_at((x), DY_HERE)
-#define dy_sigmoid(x) dy_sigmoid_at((x), DY_HERE)
-#define dy_tanh(x) dy_tanh_at((x), DY_HERE)
 #define dy_matmul(x, y, tx, ty) dy_matmul_at((x), (y), (tx), (ty), DY_HERE)
 #define dy_softmax(x, axis) dy_softmax_at((x), (axis), DY_HERE)
 /* dy_reshape(x, 2, DY_SHAPE(0, -1)) */

@@ -134,6 +134,7 @@ static float softplus1(float x, const float *p) {
   const float beta = p[0], threshold = p[1];
   return beta * x > threshold ? x : log1pf(expf(beta * x)) / beta;
 }
+static float softsign1(float x, const float *p) { (void)p; return x / (1.0f + fabsf(x)); }
 static float exp1(float x, const float *p) { (void)p; return expf(x); }
 static float log1(float x, const float *p) { (void)p; return logf(x); }
 static float sqrt1(float x, const float *p) { (void)p; return sqrtf(x); }
@@ -174,6 +175,7 @@ static int64_t neg_i64(int64_t x) { return (int64_t)(0u - (uint64_t)x); }
 
 UNARY_KERNEL(silu, silu1, NULL)
 UNARY_KERNEL(hard_swish, hard_swish1, NULL)
+UNARY_KERNEL(softsign, softsign1, NULL)
 UNARY_KERNEL_P(hard_sigmoid, hard_sigmoid1, a.slope, a.offset)
 UNARY_KERNEL_P(leaky_relu, leaky_relu1, a.alpha, 0.0)
 UNARY_KERNEL_P(elu, elu1, a.alpha, 0.0)

@@ -11,17 +11,6 @@
 #define IN2(x, y) ((dy_tensor *const[]){(x), (y)})
 #define IN3(x, y, z) ((dy_tensor *const[]){(x), (y), (z)})
 
-#define UNARY(name, KIND)                                      \
-  dy_tensor *dy_##name##_at(dy_tensor *x, dy_srcloc loc) {     \
-    return dy_apply(DY_OP_##KIND, IN1(x), 1, NULL, 0, loc);   \
-  }
-UNARY(sin, SIN)
-UNARY(cos, COS)
-UNARY(tan, TAN)
-UNARY(asin, ASIN)
-UNARY(acos, ACOS)
-UNARY(atan, ATAN)
-
 dy_tensor *dy_mod_at(dy_tensor *x, dy_tensor *y, bool c_fmod, dy_srcloc loc) {
   dy_attr a[] = {DY_ATTR_I("fmod", c_fmod)};
   return dy_apply(DY_OP_MOD, IN2(x, y), 2, a, 1, loc);

@@ -13,21 +13,12 @@
 #include "dy_runtime_internal.h"
 
 #define IN1(x) ((dy_tensor *const[]){(x)})
-#define IN2(x, y) ((dy_tensor *const[]){(x), (y)})
 
 /* ---- activations ---- */
 
 dy_tensor *dy_gelu_at(dy_tensor *x, bool approximate, dy_srcloc loc) {
   dy_attr a[] = {DY_ATTR_I("approximate", approximate)};
   return dy_apply(DY_OP_GELU, IN1(x), 1, a, 1, loc);
-}
-
-dy_tensor *dy_silu_at(dy_tensor *x, dy_srcloc loc) {
-  return dy_apply(DY_OP_SILU, IN1(x), 1, NULL, 0, loc);
-}
-
-dy_tensor *dy_hard_swish_at(dy_tensor *x, dy_srcloc loc) {
-  return dy_apply(DY_OP_HARD_SWISH, IN1(x), 1, NULL, 0, loc);
 }
 
 dy_tensor *dy_hard_sigmoid_at(dy_tensor *x, float slope, float offset,
@@ -63,19 +54,6 @@ dy_tensor *dy_softplus_at(dy_tensor *x, float beta, float threshold,
 
 /* ---- elementwise math ---- */
 
-#define UNARY(name, KIND)                                      \
-  dy_tensor *dy_##name##_at(dy_tensor *x, dy_srcloc loc) {     \
-    return dy_apply(DY_OP_##KIND, IN1(x), 1, NULL, 0, loc);   \
-  }
-UNARY(exp, EXP)
-UNARY(log, LOG)
-UNARY(sqrt, SQRT)
-UNARY(rsqrt, RSQRT)
-UNARY(abs, ABS)
-UNARY(neg, NEG)
-UNARY(erf, ERF)
-UNARY(reciprocal, RECIPROCAL)
-
 dy_tensor *dy_scale_at(dy_tensor *x, float scale, float bias,
                        bool bias_after_scale, dy_srcloc loc) {
   dy_attr a[] = {DY_ATTR_F("scale", scale), DY_ATTR_F("bias", bias),
@@ -83,18 +61,7 @@ dy_tensor *dy_scale_at(dy_tensor *x, float scale, float bias,
   return dy_apply(DY_OP_SCALE, IN1(x), 1, a, 3, loc);
 }
 
-/* ---- binary ---- */
-
-#define BINARY(name, KIND)                                                \
-  dy_tensor *dy_##name##_at(dy_tensor *x, dy_tensor *y, dy_srcloc loc) {  \
-    return dy_apply(DY_OP_##KIND, IN2(x, y), 2, NULL, 0, loc);           \
-  }
-BINARY(pow, POW)
-BINARY(minimum, MINIMUM)
-BINARY(maximum, MAXIMUM)
-BINARY(equal, EQUAL)
-BINARY(greater, GREATER)
-BINARY(less, LESS)
+/* ---- pow with a number ---- */
 
 /* The constant is an intermediate of this call: its own scope frees it
  * (in a trace it stays as a full op feeding the pow). */

@@ -39,6 +39,8 @@ static const float silu_x[] = {-2, 0, 1, 5};
 static const float silu_y[] = {-0.238405839f, 0, 0.731058598f, 4.96653557f};
 static const float hswish_x[] = {-4, -3, -1, 0, 1, 3, 4};
 static const float hswish_y[] = {0, 0, -0.333333343f, 0, 0.666666687f, 3, 4};
+static const float softsign_x[] = {-3, -1, 0, 0.5f, 4, 1e30f};
+static const float softsign_y[] = {-0.75f, -0.5f, 0, 0.333333343f, 0.8f, 1};
 static const float hsig_x[] = {-4, -3, 0, 1.5f, 3, 4, NAN};
 static const float hsig_paddle_y[] = {0, 0, 0.5f, 0.75f, 1, 1};   /* slope 1/6 */
 static const float hsig_onnx_x[] = {-4, -2.5f, 0, 1, 2.5f, 4};
@@ -159,6 +161,13 @@ static const dy_op_case cases[] = {
      .data = {hswish_x}, EXPECT(hswish_y)},
     {.label = "hard_swish [13,1] [-6,6]", .kind = DY_OP_HARD_SWISH, .n_in = 1,
      .in = {F32(2, 13, 1)}, .lo = -6, .hi = 6},
+    {.label = "softsign by hand", .kind = DY_OP_SOFTSIGN, .n_in = 1, .in = {F32(1, 6)},
+     .data = {softsign_x}, EXPECT(softsign_y)},
+    {.label = "softsign [B,7] [-100,100]", .kind = DY_OP_SOFTSIGN, .n_in = 1,
+     .in = {F32(2, -1, 7)}, .lo = -100, .hi = 100},
+    {.label = "softsign [] rank 0", .kind = DY_OP_SOFTSIGN, .n_in = 1, .in = {F32(0, 0)}},
+    {.label = "softsign of i64 rejected", .kind = DY_OP_SOFTSIGN, .n_in = 1, .in = {I64(1, 7)},
+     .expect_error = DY_STATUS_DTYPE_MISMATCH},
     {.label = "hard_sigmoid Paddle 1/6, 0.5 by hand (+NaN)", .kind = DY_OP_HARD_SIGMOID, .n_in = 1,
      .in = {F32(1, 7)}, ATTR2("slope", 1.0 / 6.0, "offset", 0.5), .data = {hsig_x},
      EXPECT(hsig_paddle_y)},

@@ -250,11 +250,7 @@ static dy_status map_softplus(ox_ctx *c) {
 }
 
 /* Softsign: x / (1 + |x|). */
-static dy_status map_softsign(ox_ctx *c) {
-  ox_value *x;
-  TRY(f32_in(c, "", &x));
-  OUT(0, ox_binary(c, "div", x, ox_scale(c, ox_unary(c, "abs", x), 1.0f, 1.0f)));
-}
+static dy_status map_softsign(ox_ctx *c) { return unary_op(c, "softsign"); }
 
 /* LeakyRelu attributes: alpha (0.01). */
 static dy_status map_leaky_relu(ox_ctx *c) {
