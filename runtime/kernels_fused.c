@@ -1,8 +1,10 @@
 /* kernels_fused.c - reference kernels of the fused ops (ops_fused.def).
  *
  * They exist so that a fused Program still runs on the static executor and
- * so that tests can compare fused and unfused results; the formulas are
- * the ones of the unfused kernels (kernels.c), applied in the same order.
+ * so that tests can compare fused and unfused results. The activations'
+ * and elementwise tokens' formulas are ir/acts.def's, compiled with
+ * kernels_scalar.h's libm names (the same functions as the unfused
+ * kernels), applied in the same order.
  */
 #include <stdlib.h>
 #include <string.h>
