@@ -426,9 +426,45 @@ static void test_unknown_act_rejected(void) {
   CU_ASSERT(dy_act_find("") == DY_ACTIVATION_NONE && dy_act_find(NULL) == DY_ACTIVATION_NONE);
 }
 
+/* An op whose WHEN does not hold stays: gelu with approximate = 1 (the
+ * tanh form) and clip(0, 5) are not fused activations; the bias still is. */
+static void test_when_not_met_stays(void) {
+  static const int64_t xs[] = {BATCH, 5}, ws[] = {5, 4}, bs[] = {4};
+  const struct {
+    dy_op_kind kind;
+    dy_attr attr[2];
+    int n;
+  } ops[] = {{DY_OP_GELU, {DY_ATTR_I("approximate", 1)}, 1},
+             {DY_OP_CLIP, {DY_ATTR_F("min", 0.0), DY_ATTR_F("max", 5.0)}, 2}};
+  for (int i = 0; i < 2; i++) {
+    dy_scope_begin();
+    dy_error err = {0};
+    dy_tensor *w = random_tensor(2, ws, -1, 1), *b = random_tensor(1, bs, -1, 1);
+    dy_program *p = dy_program_new();
+    dy_type xt = {DY_F32, 2, {-1, xs[1]}};
+    int xv = dy_program_add_var(p, "x", &xt);
+    dy_program_add_feed(p, xv, &err);
+    int ins[2] = {xv, add_const(p, "w", w, &err)};
+    int v = add_op(p, DY_OP_MATMUL, ins, 2, NULL, 0, &err);
+    int bias[2] = {v, add_const(p, "b", b, &err)};
+    v = add_op(p, DY_OP_ADD, bias, 2, NULL, 0, &err);
+    v = add_op(p, ops[i].kind, &v, 1, ops[i].attr, ops[i].n, &err);
+    DY_ASSERT_OK(dy_program_add_fetch(p, v, &err), &err);
+    const char *pass[2] = {"fuse-matmul", "dce"};
+    CU_ASSERT_FATAL(run_passes(p, pass, 2, &err));
+    const dy_block *blk = p->blocks[0];
+    CU_ASSERT(blk->n_ops == 2 && blk->ops[0]->kind == DY_OP_FUSED_MATMUL &&
+              strcmp(dy_fused_matmul_attrs_get(blk->ops[0]).act, "") == 0 &&
+              blk->ops[1]->kind == ops[i].kind);
+    dy_program_free(p);
+    dy_scope_end();
+  }
+}
+
 void dy_test_register(void) {
   DY_SUITE("acts");
   DY_TEST(test_templates_know_every_vector_form);
   DY_TEST(test_unknown_act_rejected);
+  DY_TEST(test_when_not_met_stays);
   DY_TEST(test_every_act_fuses_and_agrees);
 }
