@@ -234,7 +234,7 @@ static dy_status emit_conv_gemm(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_
   char alit[64] = "0.0f", epi[160];
   if (!dy_gemm_act_flag(act))
     return dy_cg_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "unknown activation");
-  if (act && strcmp(act, "leaky_relu") == 0 && !dy_float_literal((float)alpha, alit, sizeof alit))
+  if (dy_cg_act_uses_alpha(act) && !dy_float_literal((float)alpha, alit, sizeof alit))
     return dy_cg_type_error(ctx, err, DY_STATUS_INVALID_ARGUMENT, "alpha is not finite");
   dy_gemm_epilogue_flags(epi, sizeof epi, bias ? "DY_GEMM_BIAS_ROW" : NULL, act);
   *ctx->uses |= DY_USES_SIMD | DY_USES_GEMM;
@@ -432,6 +432,12 @@ dy_status dy_cg_conv2d_epilogue(dy_cg_ctx *ctx, dy_error *err, bool bias, const 
   dy_status s = DY_OK;
   dy_cg_conv_geom g = dy_cg_conv_geom_of(ctx->p, ctx->op);
   dy_pack pk = dy_gemm_pack_of(ctx->p, ctx->op, 1);
+  if (pk.kind == DY_PACK_A6 && ctx->scratch && dy_cg_act_scalar_only(act)) {
+    /* no vector form: the GEMM adds the bias, a loop applies act */
+    if ((s = emit_conv_gemm(ctx, err, &g, &pk, bias, "", 0)) != DY_OK)
+      return s;
+    return emit_conv_epilogue_loop(ctx, err, false, act, alpha);
+  }
   if (pk.kind == DY_PACK_A6 && ctx->scratch)
     return emit_conv_gemm(ctx, err, &g, &pk, bias, act, alpha);
   if (g.groups == g.c && g.groups == g.o && dy_cg_in_type(ctx, 0)->dtype == DY_F32)

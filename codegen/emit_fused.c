@@ -21,13 +21,6 @@ dy_status dy_emit_fused_conv2d(dy_cg_ctx *ctx, dy_error *err) {
 /* The postfix expression as one C expression over v0, v1, v2. */
 static bool infix(const char *expr, char *out, size_t n) {
   enum { MAX = 32, LEN = 2048, TLEN = 5 * LEN };
-  static const char *const un[][2] = {
-      {"relu", "(%s > 0.0f ? %s : 0.0f)"}, {"sigmoid", "(1.0f / (1.0f + dy_expf(-%s)))"},
-      {"tanh", "dy_tanhf(%s)"},            {"exp", "dy_expf(%s)"},
-      {"neg", "(-%s)"},                    {"abs", "dy_fabsf(%s)"},
-      {"sqrt", "dy_sqrtf(%s)"}};
-  static const char *const bin[][2] = {{"add", "+"}, {"sub", "-"}, {"mul", "*"},
-                                       {"div", "/"}, {"max", "max"}, {"min", "min"}};
   char (*st)[LEN] = malloc(sizeof(char[MAX][LEN]));
   char *t = malloc(TLEN); /* a rewritten entry, before it is copied back */
   if (!st || !t) {
@@ -53,35 +46,17 @@ static bool infix(const char *expr, char *out, size_t n) {
     } else if (tok[0] == '#') {
       ok = dy_float_literal(strtof(tok + 1, NULL), st[sp++], LEN);
     } else {
-      bool done = false;
-      for (int i = 0; i < 7 && !done; i++)
-        if (strcmp(tok, un[i][0]) == 0 && sp >= 1) {
-          const char *a = st[sp - 1];
-          /* relu names its operand twice: fine, it is side-effect free */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-          snprintf(t, TLEN, un[i][1], a, a);
-#pragma GCC diagnostic pop
-          ok = strlen(t) < LEN;
-          if (ok)
-            memcpy(st[sp - 1], t, strlen(t) + 1);
-          done = true;
-        }
-      for (int i = 0; i < 6 && !done; i++)
-        if (strcmp(tok, bin[i][0]) == 0 && sp >= 2) {
-          const char *a = st[sp - 2], *b = st[sp - 1];
-          if (i < 4)
-            snprintf(t, TLEN, "(%s %s %s)", a, bin[i][1], b);
-          else
-            snprintf(t, TLEN, "(dy_isnanf(%s) || %s %s %s ? %s : %s)", a, a, i == 4 ? ">" : "<", b, a,
-                     b);
-          sp--;
-          ok = strlen(t) < LEN;
-          if (ok)
-            memcpy(st[sp - 1], t, strlen(t) + 1);
-          done = true;
-        }
-      ok = done;
+      /* a token of acts.def: its formula over the top one or two entries */
+      int k = dy_ew_token_find(tok, strlen(tok));
+      int arity = k >= 0 ? dy_ew_token_arity((dy_ew_token)k) : 0;
+      ok = arity > 0 && sp >= arity &&
+           dy_cg_ew_expr(tok, st[sp - arity], arity == 2 ? st[sp - 1] : NULL, t, TLEN);
+      if (ok) {
+        sp -= arity - 1;
+        ok = strlen(t) < LEN;
+        if (ok)
+          memcpy(st[sp - 1], t, strlen(t) + 1);
+      }
     }
   }
   ok = ok && sp == 1 && strlen(st[0]) < n;

@@ -305,26 +305,22 @@ int64_t dy_gemm_matmul_scratch(const dy_program *p, const dy_op *op) {
 /* The loop nest                                                       */
 /* ------------------------------------------------------------------ */
 
-/* The epilogue flag of each activation (dy_cg_act_expr's names). */
-static const struct {
-  const char *act, *flag;
-} act_flags[] = {
-    {"relu", "DY_GEMM_RELU"},
-    {"relu6", "DY_GEMM_RELU6"},
-    {"leaky_relu", "DY_GEMM_LEAKY"},
-    {"sigmoid", "DY_GEMM_ACT(DY_ACT_SIGMOID)"},
-    {"tanh", "DY_GEMM_ACT(DY_ACT_TANH)"},
-    {"gelu", "DY_GEMM_ACT(DY_ACT_GELU)"},
-    {"silu", "DY_GEMM_ACT(DY_ACT_SILU)"},
+/* The epilogue flag of each activation (acts.def's VEC and AT): in
+ * registers, on the stored tile, or none (the callers apply the formula
+ * after the GEMM). */
+#define FLAG_REG(VEC) "DY_GEMM_" #VEC
+#define FLAG_TILE(VEC) "DY_GEMM_ACT(DY_ACT_" #VEC ")"
+#define FLAG_NONE(VEC) ""
+static const char *const act_flags[DY_ACTIVATION_COUNT] = {
+    "",
+#define DY_ACT(NAME, name, FROM, WHEN, ALPHA, EXPR, VEC, AT) FLAG_##AT(VEC),
+#include "acts.def"
+#undef DY_ACT
 };
 
 const char *dy_gemm_act_flag(const char *act) {
-  if (!act || !*act)
-    return "";
-  for (size_t i = 0; i < sizeof act_flags / sizeof *act_flags; i++)
-    if (strcmp(act, act_flags[i].act) == 0)
-      return act_flags[i].flag;
-  return NULL;
+  int a = dy_act_find(act);
+  return a < 0 ? NULL : act_flags[a];
 }
 
 /* "DY_GEMM_BIAS_COL | DY_GEMM_RELU" for the last block of k. */
@@ -392,7 +388,7 @@ dy_status dy_cg_gemm_loops(dy_cg_ctx *ctx, dy_error *err, const dy_gemm_call *g)
   char alpha[64] = "0.0f", epi[128], np[32];
   if (!dy_gemm_act_flag(g->act))
     return dy_cg_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "unknown activation");
-  if (g->act && strcmp(g->act, "leaky_relu") == 0 &&
+  if (dy_cg_act_uses_alpha(g->act) && !dy_cg_act_scalar_only(g->act) &&
       !dy_float_literal((float)g->alpha, alpha, sizeof alpha))
     return dy_cg_type_error(ctx, err, DY_STATUS_INVALID_ARGUMENT, "alpha is not finite");
   dy_gemm_epilogue_flags(epi, sizeof epi, g->bias ? "DY_GEMM_BIAS_COL" : NULL, g->act);

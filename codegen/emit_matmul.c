@@ -199,12 +199,28 @@ dy_status dy_cg_matmul_epilogue(dy_cg_ctx *ctx, dy_error *err, bool bias,
   dy_cg_line(ctx, "const %s *b = %s;", T, ptr[1].s);
   dy_cg_line(ctx, "%s *c = %s;", T, ptr[2].s);
   if (gemm) {
-    dy_status s = emit_matmul_gemm(ctx, err, &pk, tx, ty, yr == 1, M, kx, n, bias, act, alpha);
+    /* an act without a vector form: the GEMM adds the bias, a loop over
+     * the whole output applies act */
+    bool after = dy_cg_act_scalar_only(act);
+    char fx[512];
+    if (after && !dy_cg_act_expr(act, alpha, "v", fx, sizeof fx))
+      return dy_cg_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "unknown activation");
+    dy_status s = emit_matmul_gemm(ctx, err, &pk, tx, ty, yr == 1, M, kx, n, bias,
+                                   after ? "" : act, alpha);
     for (int gi = ng - 1; gi >= 0 && s == DY_OK; gi--) {
       ctx->indent--;
       dy_cg_line(ctx, "}");
     }
     ctx->indent = base;
+    if (s == DY_OK && after) {
+      char total[128];
+      dy_ext_str(ctx, dy_ext_range(o, 0, o->rank), total, sizeof total);
+      dy_cg_line(ctx, "/* epilogue: the activation on the finished output */");
+      dy_cg_line(ctx, "for (int64_t i = 0; i < %s; i++) {", total);
+      dy_cg_line(ctx, "  const float v = out0[i];");
+      dy_cg_line(ctx, "  out0[i] = %s;", fx);
+      dy_cg_line(ctx, "}");
+    }
     return s;
   }
 

@@ -9,12 +9,24 @@
 
 #include "floor0_util.h"
 
-/* emit_act.c: the C expression of activation act ("", "relu", "relu6",
- * "sigmoid", "tanh", "leaky_relu", "gelu", "silu") applied to expression x
- * (which may appear several times: pass a variable). alpha is leaky_relu's
- * slope. False if act is unknown. */
+/* emit_act.c: the C expression of activation act ("" or a name of
+ * ir/acts.def) applied to expression x (which may appear several times:
+ * pass a variable). alpha is the act's parameter (leaky_relu's slope).
+ * False if act is unknown or alpha is needed and not finite. */
 bool dy_cg_act_expr(const char *act, double alpha, const char *x, char *buf,
                       size_t n);
+/* Does act's formula read alpha? Has act no vector form (acts.def's AT
+ * NONE: the GEMM kernels apply its formula in a loop afterwards)? */
+bool dy_cg_act_uses_alpha(const char *act);
+bool dy_cg_act_scalar_only(const char *act);
+/* fused_elementwise token's C expression over x (and y), parenthesised
+ * unless it is a name or a call; false if the token is unknown. */
+bool dy_cg_ew_expr(const char *token, const char *x, const char *y, char *buf, size_t n);
+/* Formula expr (acts.def's EXPR text) with the names x, y and alpha
+ * replaced by the given expressions (parenthesised unless primary);
+ * false if one is used but NULL or buf is too small. */
+bool dy_cg_formula(const char *expr, const char *x, const char *y, const char *alpha,
+                   char *buf, size_t n);
 
 /* ---- emit_gemm.c: the GEMM micro-kernel, weight packing, loop nest ---- */
 
@@ -57,7 +69,8 @@ void dy_cg_thread_prelude(dy_buf *out, int threads);
 int64_t dy_gemm_matmul_scratch(const dy_program *p, const dy_op *op);
 /* Panels of a run-time B of depth k and n columns packed at a time. */
 int64_t dy_gemm_runtime_panels(int64_t k, int64_t n);
-/* The DY_GEMM_* flag of activation act ("" for none, NULL if unknown), and
+/* The DY_GEMM_* flag of activation act ("" for none or an act without a
+ * vector form, NULL if unknown; acts.def's VEC and AT), and
  * the epilogue flags of the last block of k ("DY_GEMM_BIAS_COL |
  * DY_GEMM_RELU", "0"); bias_flag may be NULL. */
 const char *dy_gemm_act_flag(const char *act);

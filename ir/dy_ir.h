@@ -411,6 +411,31 @@ typedef dy_status (*dy_attrs_fn)(const dy_op *op, void *out, dy_error *err);
 extern const dy_attrs_fn dy_attrs_table[DY_OP_COUNT];
 extern const size_t dy_attrs_size[DY_OP_COUNT];
 
+/* ---- the fused ops' activations and elementwise tokens (acts.def;
+ * infer_fused.c) ---- */
+typedef enum {
+  DY_ACTIVATION_NONE, /* act "" */
+#define DY_ACT(NAME, name, FROM, WHEN, ALPHA, EXPR, VEC, AT) DY_ACTIVATION_##NAME,
+#include "acts.def"
+#undef DY_ACT
+  DY_ACTIVATION_COUNT
+} dy_activation;
+/* The activation named s (NULL and "" are DY_ACTIVATION_NONE), or -1. */
+int dy_act_find(const char *s);
+/* Its name ("" for none). */
+const char *dy_act_name(dy_activation a);
+
+typedef enum {
+#define DY_EW(NAME, token, FROM, ARITY, EXPR) DY_EWTOK_##NAME,
+#include "acts.def"
+#undef DY_EW
+  DY_EWTOK_COUNT
+} dy_ew_token;
+/* The token of fused_elementwise spelled s[0..len), or -1; its arity. */
+int dy_ew_token_find(const char *s, size_t len);
+int dy_ew_token_arity(dy_ew_token t);
+const char *dy_ew_token_name(dy_ew_token t);
+
 /* ---- geometry shared by inference, kernels and emitters (infer_nn.c) ---- */
 
 /* paddings [top, left, bottom, right], or [h, w] for both sides (or none:

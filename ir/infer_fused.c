@@ -3,6 +3,60 @@
 
 #include "dy_ir.h"
 
+/* ---- the tables of acts.def ---- */
+
+static const char *const act_names[DY_ACTIVATION_COUNT] = {
+    "",
+#define DY_ACT(NAME, name, FROM, WHEN, ALPHA, EXPR, VEC, AT) #name,
+#include "acts.def"
+#undef DY_ACT
+};
+
+int dy_act_find(const char *s) {
+  if (!s)
+    return DY_ACTIVATION_NONE;
+  for (int i = 0; i < DY_ACTIVATION_COUNT; i++)
+    if (strcmp(s, act_names[i]) == 0)
+      return i;
+  return -1;
+}
+
+const char *dy_act_name(dy_activation a) {
+  return (unsigned)a < DY_ACTIVATION_COUNT ? act_names[a] : NULL;
+}
+
+static const struct {
+  const char *name;
+  int arity;
+} ew_tokens[DY_EWTOK_COUNT] = {
+#define DY_EW(NAME, token, FROM, ARITY, EXPR) {#token, ARITY},
+#include "acts.def"
+#undef DY_EW
+};
+
+int dy_ew_token_find(const char *s, size_t len) {
+  for (int i = 0; i < DY_EWTOK_COUNT; i++)
+    if (strlen(ew_tokens[i].name) == len && strncmp(s, ew_tokens[i].name, len) == 0)
+      return i;
+  return -1;
+}
+
+int dy_ew_token_arity(dy_ew_token t) {
+  return (unsigned)t < DY_EWTOK_COUNT ? ew_tokens[t].arity : 0;
+}
+
+const char *dy_ew_token_name(dy_ew_token t) {
+  return (unsigned)t < DY_EWTOK_COUNT ? ew_tokens[t].name : NULL;
+}
+
+/* The act attribute names an activation of acts.def. */
+static dy_status check_act(const dy_op *op, const char *act, dy_error *err) {
+  if (dy_act_find(act) < 0)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT, "%s: unknown activation '%s'",
+                       dy_op_name(op->kind), act);
+  return DY_OK;
+}
+
 /* act(matmul(x, w) + b): matmul's rule, then b must broadcast along the
  * last dim without widening the result. */
 dy_status dy_infer_fused_matmul(const dy_op *op, const dy_type *in, int n,
@@ -14,7 +68,7 @@ dy_status dy_infer_fused_matmul(const dy_op *op, const dy_type *in, int n,
   if (s)
     return s;
   dy_fused_matmul_attrs a;
-  if ((s = dy_fused_matmul_attrs_of(op, &a, err)))
+  if ((s = dy_fused_matmul_attrs_of(op, &a, err)) || (s = check_act(op, a.act, err)))
     return s;
   if (n == 3) {
     const dy_type *b = &in[2];
@@ -36,8 +90,6 @@ dy_status dy_infer_fused_matmul(const dy_op *op, const dy_type *in, int n,
  * broadcast of the inputs. */
 dy_status dy_infer_fused_elementwise(const dy_op *op, const dy_type *in, int n,
                                      dy_type *out, dy_error *err) {
-  static const char *const unary[] = {"relu", "sigmoid", "tanh", "exp", "neg", "abs", "sqrt"};
-  static const char *const binary[] = {"add", "sub", "mul", "div", "max", "min"};
   if (n < 1 || n > 3)
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                        "fused_elementwise: takes 1 to 3 inputs, got %d", n);
@@ -58,11 +110,11 @@ dy_status dy_infer_fused_elementwise(const dy_op *op, const dy_type *in, int n,
     } else if (s[0] == '#' && len > 1) {
       depth++, ok = true;
     } else {
-      for (size_t i = 0; i < sizeof unary / sizeof *unary && !ok; i++)
-        ok = strlen(unary[i]) == len && strncmp(s, unary[i], len) == 0 && depth >= 1;
-      for (size_t i = 0; i < sizeof binary / sizeof *binary && !ok; i++)
-        if (strlen(binary[i]) == len && strncmp(s, binary[i], len) == 0 && depth >= 2)
-          ok = true, depth--;
+      int t = dy_ew_token_find(s, len);
+      int arity = t >= 0 ? dy_ew_token_arity((dy_ew_token)t) : 0;
+      ok = arity > 0 && depth >= arity;
+      if (ok)
+        depth -= arity - 1;
     }
     if (!ok)
       return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
@@ -95,7 +147,7 @@ dy_status dy_infer_fused_conv2d(const dy_op *op, const dy_type *in, int n,
   if (s)
     return s;
   dy_fused_conv2d_attrs a;
-  if ((s = dy_fused_conv2d_attrs_of(op, &a, err)))
+  if ((s = dy_fused_conv2d_attrs_of(op, &a, err)) || (s = check_act(op, a.act, err)))
     return s;
   if (n == 3) {
     const dy_type *b = &in[2];

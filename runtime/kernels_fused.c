@@ -1,47 +1,28 @@
 /* kernels_fused.c - reference kernels of the fused ops (ops_fused.def).
  *
  * They exist so that a fused Program still runs on the static executor and
- * so that tests can compare fused and unfused results; the formulas are
- * the ones of the unfused kernels (kernels.c), applied in the same order.
+ * so that tests can compare fused and unfused results. The activations'
+ * and elementwise tokens' formulas are ir/acts.def's, compiled with
+ * kernels_scalar.h's libm names (the same functions as the unfused
+ * kernels), applied in the same order.
  */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kernels_internal.h"
+#include "kernels_scalar.h"
 
-typedef enum { ACT_NONE, ACT_RELU, ACT_RELU6, ACT_SIGMOID, ACT_TANH, ACT_LEAKY, ACT_GELU, ACT_SILU } act_kind;
-
-static bool act_of(const char *s, act_kind *out) {
-  static const char *const names[] = {"", "relu", "relu6", "sigmoid", "tanh",
-                                      "leaky_relu", "gelu", "silu"};
-  for (int i = 0; i < (int)(sizeof names / sizeof *names); i++)
-    if (strcmp(s, names[i]) == 0) {
-      *out = (act_kind)i;
-      return true;
-    }
-  return false;
-}
-
-static float sigmoid1(float x) {
-  if (x >= 0.0f)
-    return 1.0f / (1.0f + expf(-x));
-  float e = expf(x);
-  return e / (1.0f + e);
-}
-
-static float act_apply(act_kind a, float alpha, float x) {
+/* act(x) by acts.def's formula; alpha is the act's parameter. */
+static float act_apply(dy_activation a, float alpha, float x) {
+  (void)alpha;
   switch (a) {
-  case ACT_NONE: return x;
-  case ACT_RELU: return x > 0.0f ? x : 0.0f;
-  case ACT_RELU6: return x < 0.0f ? 0.0f : x > 6.0f ? 6.0f : x; /* clip keeps NaN */
-  case ACT_SIGMOID: return sigmoid1(x);
-  case ACT_TANH: return tanhf(x);
-  case ACT_LEAKY: return x > 0.0f ? x : alpha * x;
-  case ACT_GELU: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
-  case ACT_SILU: return x / (1.0f + expf(-x)); /* as the math family's silu */
+  case DY_ACTIVATION_NONE: return x;
+#define DY_ACT(NAME, name, FROM, WHEN, ALPHA, EXPR, VEC, AT) \
+  case DY_ACTIVATION_##NAME: return EXPR;
+#include "acts.def"
+#undef DY_ACT
+  default: return x;
   }
-  return x;
 }
 
 dy_status dy_kernel_fused_matmul(const dy_op *op, dy_tensor *const *in, int n_in,
@@ -50,11 +31,11 @@ dy_status dy_kernel_fused_matmul(const dy_op *op, dy_tensor *const *in, int n_in
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                        "fused_matmul: takes 2 or 3 inputs, got %d", n_in);
   dy_fused_matmul_attrs a;
-  act_kind act;
   dy_status s = dy_fused_matmul_attrs_of(op, &a, err);
   if (s)
     return s;
-  if (!act_of(a.act, &act))
+  int act = dy_act_find(a.act);
+  if (act < 0)
     return dy_error_at(err, op, DY_STATUS_UNSUPPORTED, "fused_matmul: unknown activation");
   float alpha = (float)a.alpha;
   if ((s = dy_kernel_matmul(op, in, 2, out, err)))
@@ -66,7 +47,7 @@ dy_status dy_kernel_fused_matmul(const dy_op *op, dy_tensor *const *in, int n_in
   if (n_in == 3 && dy_tensor_numel(in[2]) != cols)
     return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH, "fused_matmul: bias size");
   for (int64_t i = 0; i < total; i++)
-    o[i] = act_apply(act, alpha, b ? o[i] + b[i % cols] : o[i]);
+    o[i] = act_apply((dy_activation)act, alpha, b ? o[i] + b[i % cols] : o[i]);
   return DY_OK;
 }
 
@@ -76,11 +57,11 @@ dy_status dy_kernel_fused_conv2d(const dy_op *op, dy_tensor *const *in, int n_in
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                        "fused_conv2d: takes 2 or 3 inputs, got %d", n_in);
   dy_fused_conv2d_attrs a;
-  act_kind act;
   dy_status s = dy_fused_conv2d_attrs_of(op, &a, err);
   if (s)
     return s;
-  if (!act_of(a.act, &act))
+  int act = dy_act_find(a.act);
+  if (act < 0)
     return dy_error_at(err, op, DY_STATUS_UNSUPPORTED, "fused_conv2d: unknown activation");
   float alpha = (float)a.alpha;
   if ((s = dy_kernel_conv2d(op, in, 2, out, err)))
@@ -93,7 +74,7 @@ dy_status dy_kernel_fused_conv2d(const dy_op *op, dy_tensor *const *in, int n_in
     for (int64_t k = 0; k < c; k++)
       for (int64_t j = 0; j < hw; j++) {
         float *v = &y[(i * c + k) * hw + j];
-        *v = act_apply(act, alpha, b ? *v + b[k] : *v);
+        *v = act_apply((dy_activation)act, alpha, b ? *v + b[k] : *v);
       }
   return DY_OK;
 }
@@ -109,8 +90,6 @@ typedef struct {
 } instr;
 
 static int parse_expr(const char *e, instr *code) {
-  static const char *const un[] = {"relu", "sigmoid", "tanh", "exp", "neg", "abs", "sqrt"};
-  static const char *const bin[] = {"add", "sub", "mul", "div", "max", "min"};
   int n = 0;
   for (const char *s = e; *s && n < MAX_CODE;) {
     while (*s == ' ')
@@ -126,19 +105,27 @@ static int parse_expr(const char *e, instr *code) {
       in.kind = 'c';
       in.value = strtof(s + 1, NULL);
     } else {
-      for (int i = 0; i < 7; i++)
-        if (strlen(un[i]) == len && strncmp(s, un[i], len) == 0)
-          in.kind = 'u', in.arg = i;
-      for (int i = 0; i < 6; i++)
-        if (strlen(bin[i]) == len && strncmp(s, bin[i], len) == 0)
-          in.kind = 'b', in.arg = i;
-      if (!in.kind)
+      in.arg = dy_ew_token_find(s, len);
+      if (in.arg < 0)
         return -1;
+      in.kind = dy_ew_token_arity((dy_ew_token)in.arg) == 1 ? 'u' : 'b';
     }
     code[n++] = in;
     s += len;
   }
   return n;
+}
+
+/* token t of acts.def on x (and y) */
+static float ew_apply(int t, float x, float y) {
+  (void)y;
+  switch (t) {
+#define DY_EW(NAME, token, FROM, ARITY, EXPR) \
+  case DY_EWTOK_##NAME: return EXPR;
+#include "acts.def"
+#undef DY_EW
+  default: return x;
+  }
 }
 
 static float run_expr(const instr *code, int n, const float *x) {
@@ -149,32 +136,10 @@ static float run_expr(const instr *code, int n, const float *x) {
     switch (c->kind) {
     case 'i': st[sp++] = x[c->arg]; break;
     case 'c': st[sp++] = c->value; break;
-    case 'u': {
-      float v = st[sp - 1];
-      switch (c->arg) {
-      case 0: v = v > 0.0f ? v : 0.0f; break;
-      case 1: v = sigmoid1(v); break;
-      case 2: v = tanhf(v); break;
-      case 3: v = expf(v); break;
-      case 4: v = -v; break;
-      case 5: v = fabsf(v); break;
-      default: v = sqrtf(v); break;
-      }
-      st[sp - 1] = v;
-      break;
-    }
+    case 'u': st[sp - 1] = ew_apply(c->arg, st[sp - 1], 0.0f); break;
     default: {
-      float b = st[--sp], a = st[sp - 1], v;
-      switch (c->arg) {
-      case 0: v = a + b; break;
-      case 1: v = a - b; break;
-      case 2: v = a * b; break;
-      case 3: v = a / b; break;
-      /* numpy: a NaN on either side wins, as the math family's maximum */
-      case 4: v = isnan(a) || a > b ? a : b; break;
-      default: v = isnan(a) || a < b ? a : b; break;
-      }
-      st[sp - 1] = v;
+      float b = st[--sp];
+      st[sp - 1] = ew_apply(c->arg, st[sp - 1], b);
     }
     }
   }

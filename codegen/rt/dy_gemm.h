@@ -23,7 +23,8 @@
  * for i < mr (1..6) and j < nr (1..16), b being a panel of 16 columns,
  * then in registers: DY_GEMM_ADD_C adds what c holds, DY_GEMM_BIAS_COL
  * adds bias[j], DY_GEMM_BIAS_ROW bias[i], then relu, relu6 or leaky_relu
- * (slope alpha), or DY_GEMM_ACT(DY_ACT_*) on the stored row (still in L1). */
+ * (slope alpha), or DY_GEMM_ACT(DY_ACT_*) on the stored row (still in L1).
+ * (ir/acts.def's VEC and AT name these per activation.) */
 #define DY_GEMM_ADD_C 1
 #define DY_GEMM_BIAS_COL 2
 #define DY_GEMM_BIAS_ROW 4

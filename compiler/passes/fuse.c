@@ -7,14 +7,15 @@
  *   fuse-transpose    matmul(transpose(x, swap last two dims), w)
  *                     -> matmul(x, w) with transpose_x flipped (same for w)
  *   fuse-matmul       act(matmul(x, w) + b), b a constant with one value per
- *                     output column, act optional (relu, relu6 = clip(0, 6),
- *                     sigmoid, tanh, leaky_relu, gelu (erf), silu)
+ *                     output column, act optional (an activation of
+ *                     ir/acts.def: relu, relu6 = clip(0, 6), ...)
  *                     -> fused_matmul(x, w, b) {act}
  *   fuse-conv         act(conv2d(x, w) + b), b one value per channel
  *                     -> fused_conv2d(x, w, b) {conv attributes, act}
- *   fuse-elementwise  a tree of f32 elementwise ops whose intermediates all
- *                     have the result's shape, reading at most three
- *                     tensors (scalar constants are inlined)
+ *   fuse-elementwise  a tree of f32 elementwise ops (the tokens of
+ *                     ir/acts.def) whose intermediates all have the
+ *                     result's shape, reading at most three tensors
+ *                     (scalar constants are inlined)
  *                     -> fused_elementwise(...) {expr}, one loop
  *
  * The fused op takes the place of the group's last op, so every input is
@@ -30,10 +31,6 @@ static int index_of(const dy_block *b, const dy_op *op) {
     if (b->ops[k] == op)
       return k;
   return -1;
-}
-
-static bool op_named(const dy_op *op, const char *name) {
-  return strcmp(dy_op_name(op->kind), name) == 0;
 }
 
 static void remove_op(dy_block *b, const dy_op *op) {
@@ -92,33 +89,21 @@ dy_status dy_pass_fuse_transpose(dy_program *p, bool *changed,
 
 /* ---- fuse-matmul ---- */
 
-/* If op is an activation the matmul epilogue knows, its name and slope. */
+/* If op is an activation of acts.def (fused from its kind when WHEN
+ * holds), its name and parameter. */
 static bool epilogue_act(const dy_program *p, const dy_op *op, const char **act,
                          double *alpha) {
-  *alpha = 0;
-  if (op->kind == DY_OP_RELU)
-    *act = "relu";
-  else if (op->kind == DY_OP_SIGMOID)
-    *act = "sigmoid";
-  else if (op->kind == DY_OP_TANH)
-    *act = "tanh";
-  else if (op_named(op, "silu"))
-    *act = "silu";
-  else if (op_named(op, "gelu") && dy_gelu_attrs_get(op).approximate == 0)
-    *act = "gelu";
-  else if (op_named(op, "leaky_relu")) {
-    *act = "leaky_relu";
-    *alpha = dy_leaky_relu_attrs_get(op).alpha;
-  } else if (op_named(op, "clip")) {
-    dy_clip_attrs c = dy_clip_attrs_get(op);
-    if (c.min != 0 || c.max != 6)
-      return false;
-    *act = "relu6";
-  } else {
-    return false;
-  }
   (void)p;
-  return true;
+#define DY_ACT(NAME, name, FROM, WHEN, ALPHA, EXPR, VEC, AT) \
+  if (op->kind == DY_OP_##FROM && (WHEN)) {                  \
+    *act = #name;                                            \
+    *alpha = (double)(ALPHA);                                \
+    return true;                                             \
+  }
+#include "acts.def"
+#undef DY_ACT
+  *alpha = 0;
+  return false;
 }
 
 /* Is var a constant with one value per column of a result of type out? */
@@ -226,22 +211,12 @@ static const char *token_of(const dy_program *p, const dy_op *op) {
     if (p->vars[op->inputs[i]]->type.dtype != DY_F32)
       return NULL;
   switch (op->kind) {
-  case DY_OP_ADD: return "add";
-  case DY_OP_SUB: return "sub";
-  case DY_OP_MUL: return "mul";
-  case DY_OP_DIV: return "div";
-  case DY_OP_RELU: return "relu";
-  case DY_OP_SIGMOID: return "sigmoid";
-  case DY_OP_TANH: return "tanh";
-  default: break;
+#define DY_EW(NAME, token, FROM, ARITY, EXPR) \
+  case DY_OP_##FROM: return #token;
+#include "acts.def"
+#undef DY_EW
+  default: return NULL;
   }
-  static const char *const math[][2] = {{"exp", "exp"}, {"neg", "neg"}, {"abs", "abs"},
-                                        {"sqrt", "sqrt"}, {"maximum", "max"},
-                                        {"minimum", "min"}};
-  for (int i = 0; i < 6; i++)
-    if (op_named(op, math[i][0]))
-      return math[i][1];
-  return NULL;
 }
 
 typedef struct {
