@@ -1,0 +1,208 @@
+/* test_golden.c - the emitted C of every sample, held against a golden copy.
+ *
+ * tinygrad's "process replay" idea: a change to a pass, an emitter or a
+ * template shows up as a diff of the generated code, reviewed with the
+ * change. Each sample (and the ONNX sample) is saved, compiled with
+ * `--emit c`, and its NAME.c and NAME.h are compared with
+ * tests/golden/NAME.c.txt and NAME.h.txt. Weight arrays are large and
+ * say nothing a reader checks by eye, so their numbers are replaced by
+ * one line with their count and CRC-32 (any change of a value still
+ * changes the golden). The command line quoted in the banner is
+ * replaced as well, since the test's paths are its own.
+ *
+ * After a deliberate change, rewrite the goldens and review the diff:
+ *   DY_UPDATE_GOLDENS=1 build/tests/test_golden && git diff tests/golden
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dy_compiler.h"
+#include "dy_test.h"
+
+#define DY2STC DY2STC_PATH
+#define SAMPLES DY_BUILD_DIR "/../samples"
+#define WORK DY_BUILD_DIR "/golden"
+#define GOLDEN DY_SOURCE_DIR "/tests/golden"
+
+typedef struct {
+  char *s;
+  size_t n, cap;
+} text;
+
+static bool text_put(text *t, const char *s, size_t n) {
+  if (t->n + n + 1 > t->cap) {
+    size_t cap = (t->cap ? t->cap * 2 : 4096) + n;
+    char *p = realloc(t->s, cap);
+    if (!p)
+      return false;
+    t->s = p;
+    t->cap = cap;
+  }
+  memcpy(t->s + t->n, s, n);
+  t->n += n;
+  t->s[t->n] = 0;
+  return true;
+}
+
+/* A weight array opens with "static const <type> w_<name>[N] = {" (or
+ * "const", for exported tables, never weights) and closes with "};". */
+static bool opens_weights(const char *line, size_t n) {
+  const char *brace = memchr(line, '{', n);
+  return n > 15 && strncmp(line, "static const ", 13) == 0 && brace &&
+         brace == line + n - 1 && memchr(line, '=', n) != NULL && strstr(line, " w_") &&
+         (size_t)(strstr(line, " w_") - line) < n;
+}
+
+/* The generated text with each weight array's numbers folded into one
+ * line and the quoted command line elided. NULL on OOM. */
+static char *normalise(const char *src) {
+  text t = {0};
+  const char *p = src;
+  bool ok = true;
+  while (*p && ok) {
+    const char *nl = strchr(p, '\n');
+    size_t n = nl ? (size_t)(nl - p) : strlen(p);
+    if (n >= 12 && strncmp(p, " * command: ", 12) == 0) {
+      ok = text_put(&t, " * command: (elided by test_golden)\n", 36);
+    } else if (opens_weights(p, n)) {
+      ok = text_put(&t, p, n) && text_put(&t, "\n", 1);
+      /* the body runs to a line that is exactly "};" */
+      const char *q = nl ? nl + 1 : p + n;
+      uint32_t crc = 0;
+      long values = 0;
+      bool any = false;
+      while (*q && strncmp(q, "};", 2) != 0) {
+        const char *e = strchr(q, '\n');
+        size_t m = e ? (size_t)(e - q) : strlen(q);
+        crc = dy_crc32(crc, q, m);
+        for (size_t i = 0; i < m; i++) {
+          values += q[i] == ',';
+          any = any || (q[i] != ' ' && q[i] != ',');
+        }
+        q = e ? e + 1 : q + m;
+      }
+      char line[96];
+      int len = snprintf(line, sizeof line, "  /* %ld values, text crc32 %08x */\n",
+                         values + (any ? 1 : 0), (unsigned)crc);
+      ok = text_put(&t, line, (size_t)len);
+      const char *e = strchr(q, '\n');
+      n = e ? (size_t)(e - p) : strlen(p);
+      if (*q)
+        ok = ok && text_put(&t, "};\n", 3);
+      nl = e;
+    } else {
+      ok = text_put(&t, p, n) && text_put(&t, "\n", 1);
+    }
+    p = nl ? nl + 1 : p + n;
+  }
+  if (!ok) {
+    free(t.s);
+    return NULL;
+  }
+  return t.s ? t.s : calloc(1, 1);
+}
+
+static bool write_text(const char *path, const char *s) {
+  dy_error err = {0};
+  if (dy_write_file_atomic(path, s, strlen(s), &err)) {
+    fprintf(stderr, "\n  %s\n", err.msg);
+    return false;
+  }
+  return true;
+}
+
+/* Compare (or, with DY_UPDATE_GOLDENS set, rewrite) one generated file. */
+static void check_file(const char *dir, const char *file) {
+  char path[700], gpath[700], npath[760];
+  snprintf(path, sizeof path, "%s/%s", dir, file);
+  snprintf(gpath, sizeof gpath, "%s/%s.txt", GOLDEN, file);
+  snprintf(npath, sizeof npath, "%s/%s.norm.txt", dir, file);
+  char *got = dy_test_slurp(path);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+  char *norm = normalise(got);
+  free(got);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(norm);
+  CU_ASSERT_FATAL(write_text(npath, norm));
+  if (getenv("DY_UPDATE_GOLDENS")) {
+    CU_ASSERT(write_text(gpath, norm));
+    fprintf(stderr, "\n  wrote %s\n", gpath);
+    free(norm);
+    return;
+  }
+  char *want = dy_test_slurp(gpath);
+  if (!want)
+    fprintf(stderr, "\n  no golden %s (DY_UPDATE_GOLDENS=1 writes it)\n", gpath);
+  bool same = want && strcmp(want, norm) == 0;
+  if (want && !same) {
+    fprintf(stderr, "\n  %s differs from its golden; the first lines of the diff:\n", file);
+    dy_test_sh(NULL, "diff -u '%s' '%s' | head -60 >&2", gpath, npath);
+    fprintf(stderr, "  if the change is deliberate: DY_UPDATE_GOLDENS=1 %s/test_golden\n",
+            DY_BUILD_DIR);
+  }
+  CU_ASSERT(same);
+  free(want);
+  free(norm);
+}
+
+/* Save sample s and emit it as s.c/s.h in WORK/s. */
+static void emit_sample(const char *s, const char *model_cmd, const char *model) {
+  char dir[600];
+  snprintf(dir, sizeof dir, "%s/%s", WORK, s);
+  int rc = dy_test_sh(NULL, "rm -rf '%s' && mkdir -p '%s'", dir, dir);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  if (model_cmd) {
+    rc = dy_test_sh(WORK "/sample.log", "cd '%s' && %s", dir, model_cmd);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+  }
+  rc = dy_test_sh(WORK "/compile.log", "cd '%s' && %s compile %s --emit c --name %s -o %s",
+                  dir, DY2STC, model, s, s);
+  if (rc) {
+    char *log = dy_test_slurp(WORK "/compile.log");
+    fprintf(stderr, "\n  %s\n", log ? log : "");
+    free(log);
+  }
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  char file[128];
+  snprintf(file, sizeof file, "%s.c", s);
+  check_file(dir, file);
+  snprintf(file, sizeof file, "%s.h", s);
+  check_file(dir, file);
+}
+
+static void test_samples_match_goldens(void) {
+  CU_ASSERT_EQUAL_FATAL(dy_test_sh(NULL, "mkdir -p '%s'", WORK), 0);
+  const char *samples[] = {"simple_net", "mlp", "lenet5", "cnn", "transformer"};
+  for (int i = 0; i < 5; i++) {
+    char cmd[700], model[160];
+    snprintf(cmd, sizeof cmd, "%s/%s --out .", SAMPLES, samples[i]);
+    snprintf(model, sizeof model, "%s.dymodel", samples[i]);
+    emit_sample(samples[i], cmd, model);
+  }
+  emit_sample("onnx_cnn", "cp " DY_SOURCE_DIR "/samples/onnx/cnn.onnx .", "cnn.onnx");
+}
+
+/* The normaliser itself: weights fold to a count and a CRC that changes
+ * with any value, and everything else passes through. */
+static void test_normalise(void) {
+  const char *a = "x\nstatic const float w_a[3] = {\n  1.0f, 2.0f,\n  3.0f\n};\ny\n";
+  const char *b = "x\nstatic const float w_a[3] = {\n  1.0f, 2.5f,\n  3.0f\n};\ny\n";
+  char *na = normalise(a), *nb = normalise(b);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(na);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(nb);
+  CU_ASSERT_PTR_NOT_NULL(strstr(na, "/* 3 values, text crc32 "));
+  CU_ASSERT_PTR_NULL(strstr(na, "2.0f"));
+  CU_ASSERT(strncmp(na, "x\nstatic const float w_a[3] = {\n", 32) == 0);
+  CU_ASSERT(strcmp(na + strlen(na) - 5, "};\ny\n") == 0);
+  CU_ASSERT(strcmp(na, nb) != 0);
+  free(na);
+  free(nb);
+  char *c = normalise("static int f(void) {\n  return 1;\n}\n");
+  CU_ASSERT_STRING_EQUAL(c, "static int f(void) {\n  return 1;\n}\n");
+  free(c);
+}
+
+void dy_test_register(void) {
+  DY_SUITE("golden");
+  DY_TEST(test_normalise);
+  DY_TEST(test_samples_match_goldens);
+}
