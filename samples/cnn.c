@@ -13,8 +13,10 @@
 #include "sample.h"
 
 static void block(dy_layer *s, int64_t cin, int64_t cout) {
-  dy_sequential_append(s, dy_conv2d_layer_new(cin, cout, 3, 3,
-                                              (dy_conv2d_params){.padding = {1, 1, 1, 1}}, true));
+  /* one line per append: __LINE__ inside a macro call that spans lines is
+   * its first line under gcc and its last under clang */
+  dy_conv2d_params same = {.padding = {1, 1, 1, 1}};
+  dy_sequential_append(s, dy_conv2d_layer_new(cin, cout, 3, 3, same, true));
   dy_sequential_append(s, dy_batch_norm2d_new(cout, 0.9, 1e-5));
   dy_sequential_append(s, dy_relu_layer_new());
   dy_sequential_append(s, dy_max_pool2d_layer_new((dy_pool2d_params){.kernel = {2, 2}}));
