@@ -238,6 +238,11 @@ dy_status dy_emit_expand(dy_cg_ctx *ctx, dy_error *err) {
   return emit_expand_or_tile(ctx, err, false);
 }
 
+/* like (in1) gives the output's shape only */
+dy_status dy_emit_expand_as(dy_cg_ctx *ctx, dy_error *err) {
+  return emit_expand_or_tile(ctx, err, false);
+}
+
 dy_status dy_emit_tile(dy_cg_ctx *ctx, dy_error *err) {
   return emit_expand_or_tile(ctx, err, true);
 }

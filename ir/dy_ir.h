@@ -141,6 +141,12 @@ enum {
   DY_OPF_CREATE      = 1 << 6,  /* no inputs; makes a tensor from attrs  */
   DY_OPF_CAN_FAIL    = 1 << 7,  /* may fail on bad data (an index); C kernel returns int */
   DY_OPF_FUSED       = 1 << 8,  /* made by a fusion pass, not by users   */
+  DY_OPF_NODIFF      = 1 << 9,  /* no gradient (integer/bool results,
+                                   comparisons, creation): dy_grad.h     */
+  DY_OPF_INPLACE     = 1 << 10, /* updates state in place: its outputs are
+                                   its first n_out inputs, persistable vars
+                                   (optimizer steps, running statistics);
+                                   an op with effects, never removed     */
 };
 
 typedef enum {
@@ -230,6 +236,8 @@ typedef struct {
   const char *name;
   dy_type type;
   bool persistable;     /* a parameter or constant: carries data */
+  bool trainable;       /* a parameter training updates (persistable f32;
+                           dy_program_append_backward differentiates it) */
   void *data;           /* persistable only; dy_type_numel * dtype size bytes */
   int block;            /* block that declares it */
   int feed_index;       /* position among feeds, or -1 */
@@ -592,5 +600,8 @@ dy_status dy_read_file(const char *path, uint8_t **buf, size_t *len,
 /* Write a whole file atomically: path.tmp.<pid>, then rename. */
 dy_status dy_write_file_atomic(const char *path, const void *buf, size_t len,
                                dy_error *err);
+
+/* Gradient rules and Program autodiff. */
+#include "dy_grad.h"
 
 #endif /* DY_IR_H */

@@ -185,7 +185,9 @@ dy_status dy_infer_matmul(const dy_op *op, const dy_type *in, int n,
     ky = y->shape[y->rank - (ty ? 1 : 2)];
     nn = y->shape[y->rank - (ty ? 2 : 1)];
   }
-  if (kx != ky || kx < 0) {
+  /* the inner dim may be the batch on both sides: a weight gradient,
+   * x^T @ dy, sums over the batch */
+  if (kx != ky) {
     char a[128], b[128];
     return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
                        "matmul: inner dims %lld vs %lld (%s @ %s%s%s)",

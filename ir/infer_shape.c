@@ -334,6 +334,32 @@ dy_status dy_infer_expand(const dy_op *op, const dy_type *in, int n_,
   return DY_OK;
 }
 
+/* expand_as(x, like): broadcast x to like's shape (Paddle's expand_as;
+ * like is read for its shape only). x aligns on the right; each of its dims
+ * is 1 or like's (the batch only against the batch or 1). The gradient of a
+ * broadcast or a reduction uses it, so the dynamic batch expands without
+ * being a literal. */
+dy_status dy_infer_expand_as(const dy_op *op, const dy_type *in, int n_,
+                             dy_type *out, dy_error *err) {
+  (void)n_;
+  const dy_type *x = &in[0], *like = &in[1];
+  char a[128], b[128];
+  if (x->rank > like->rank)
+    return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
+                       "expand_as: %s has more dims than %s",
+                       dy_type_str(x, a, sizeof a), dy_type_str(like, b, sizeof b));
+  *out = *like;
+  out->dtype = x->dtype;
+  for (int d = 0; d < x->rank; d++) {
+    int64_t xd = x->shape[d], ld = like->shape[d + like->rank - x->rank];
+    if (xd != 1 && xd != ld)
+      return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
+                         "expand_as: cannot expand %s to %s (dim %d)",
+                         dy_type_str(x, a, sizeof a), dy_type_str(like, b, sizeof b), d);
+  }
+  return DY_OK;
+}
+
 /* tile(x; repeat_times): Paddle's tile. The shorter of x's shape and
  * repeat_times is padded with leading 1s; each dim is multiplied by its
  * repeat (>= 1). A repeat on the batch dim must be 1. */

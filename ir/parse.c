@@ -142,7 +142,7 @@ static dy_status type(parser *ps, dy_type *t) {
   return s;
 }
 
-/* var NAME : TYPE [feed N] [persistable [= [v, ...]]] */
+/* var NAME : TYPE [feed N] [persistable [trainable] [= [v, ...]]] */
 static dy_status var_decl(parser *ps) {
   char nm[256];
   dy_type t;
@@ -162,6 +162,7 @@ static dy_status var_decl(parser *ps) {
       return s;
   }
   if (accept(ps, "persistable")) {
+    ps->p->vars[v]->trainable = accept(ps, "trainable") && t.dtype == DY_F32;
     int64_t n = dy_type_numel(&t);
     if (n < 0)
       return fail(ps, "persistable var '%s' has a dynamic dim", nm);

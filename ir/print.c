@@ -4,7 +4,7 @@
  *
  *   program {
  *     var x : f32[-1,10] feed 0
- *     var linear.weight : f32[10,3] persistable
+ *     var linear.weight : f32[10,3] persistable trainable
  *     var scale : f32[2] persistable = [0.5, 2.0]
  *     var t_0 : f32[-1,3]
  *     block 0 parent -1 {
@@ -96,7 +96,7 @@ void dy_program_print(const dy_program *p, FILE *out) {
     if (v->feed_index >= 0)
       fprintf(out, " feed %d", v->feed_index);
     if (v->persistable) {
-      fprintf(out, " persistable");
+      fprintf(out, v->trainable ? " persistable trainable" : " persistable");
       print_data(v, out);
     }
     fputc('\n', out);

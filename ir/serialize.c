@@ -217,6 +217,8 @@ static dy_status encode_program(const dy_program *p, dy_program *tmp,
     mv->persistable = v->persistable;
     mv->has_block = 1;
     mv->block = v->block;
+    mv->has_trainable = v->trainable;
+    mv->trainable = v->trainable;
     m->vars[m->n_vars++] = mv;
   }
 
@@ -417,6 +419,8 @@ static dy_status decode_var(const Dy__Var *v, size_t i, dy_program *p,
   if (id < 0)
     return oom(err);
   p->vars[id]->persistable = persistable;
+  p->vars[id]->trainable = persistable && v->has_trainable && v->trainable &&
+                           t.dtype == DY_F32;
   p->vars[id]->block = block;
   ix->slots[slot] = id;
   return DY_OK;

@@ -67,6 +67,10 @@ typedef struct dy_tensor {
   /* tracer bookkeeping */
   int var;                /* var id in the trace whose id is trace_id       */
   unsigned trace_id;
+  /* autograd */
+  bool requires_grad;     /* a leaf whose gradient is wanted (a layer's f32
+                             parameter; traced as a trainable var)         */
+  struct dy_tensor *grad; /* its accumulated gradient (owned), or NULL      */
 } dy_tensor;
 
 /* Returns a new zero-filled tensor. Owned as described above. */

@@ -53,6 +53,8 @@ dy_tensor *dy_unsqueeze_at(dy_tensor *x, int n_axes, const int64_t *axes,
  * size; -1 in shape keeps x's dim, as Paddle). */
 dy_tensor *dy_expand_at(dy_tensor *x, int rank, const int64_t *shape,
                         dy_srcloc loc);
+/* Broadcast x to like's shape (Paddle's expand_as). */
+dy_tensor *dy_expand_as_at(dy_tensor *x, dy_tensor *like, dy_srcloc loc);
 /* Repeat x repeat_times[d] times along each dim (Paddle's tile; the
  * shorter of the two lists is padded with leading 1s). */
 dy_tensor *dy_tile_at(dy_tensor *x, int n, const int64_t *repeat_times,
@@ -102,6 +104,7 @@ dy_tensor *dy_log_softmax_at(dy_tensor *x, int axis, dy_srcloc loc);
 #define dy_squeeze(x, n, axes) dy_squeeze_at((x), (n), (axes), DY_HERE)
 #define dy_unsqueeze(x, n, axes) dy_unsqueeze_at((x), (n), (axes), DY_HERE)
 #define dy_expand(x, rank, shape) dy_expand_at((x), (rank), (shape), DY_HERE)
+#define dy_expand_as(x, like) dy_expand_as_at((x), (like), DY_HERE)
 #define dy_tile(x, n, reps) dy_tile_at((x), (n), (reps), DY_HERE)
 #define dy_pad(x, n, paddings, mode, value) \
   dy_pad_at((x), (n), (paddings), (mode), (value), DY_HERE)

@@ -186,7 +186,9 @@ dy_status dy_kernel_unsqueeze(const dy_op *op, dy_tensor *const *in, int n_in,
 static dy_status expand_or_tile(const dy_op *op, dy_tensor *const *in,
                                 int n_in, dy_tensor *const *out, bool tile,
                                 dy_error *err) {
-  dy_status s = kcheck(op, in, n_in, 1, out, false, err);
+  /* expand_as reads its second input for its shape only */
+  dy_status s = kcheck(op, in, n_in, op->kind == DY_OP_EXPAND_AS ? 2 : 1, out,
+                       false, err);
   if (s != DY_OK)
     return s;
   const dy_type *ti = &in[0]->type, *to = &out[0]->type;
@@ -208,6 +210,11 @@ static dy_status expand_or_tile(const dy_op *op, dy_tensor *const *in,
 
 dy_status dy_kernel_expand(const dy_op *op, dy_tensor *const *in, int n_in,
                            dy_tensor *const *out, dy_error *err) {
+  return expand_or_tile(op, in, n_in, out, false, err);
+}
+
+dy_status dy_kernel_expand_as(const dy_op *op, dy_tensor *const *in, int n_in,
+                              dy_tensor *const *out, dy_error *err) {
   return expand_or_tile(op, in, n_in, out, false, err);
 }
 

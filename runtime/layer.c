@@ -75,6 +75,9 @@ dy_tensor *dy_layer_add_param(dy_layer *l, const char *name, dy_tensor *t) {
   t->name = malloc(strlen(name) + 1);
   if (t->name)
     strcpy(t->name, name);
+  /* a parameter is trainable; a buffer (batch norm's running statistics)
+   * clears the flag after adding itself */
+  t->requires_grad = t->type.dtype == DY_F32;
   l->params[l->n_params++] = t;
   return t;
 }

@@ -189,6 +189,7 @@ dy_layer *dy_batch_norm2d_new(int64_t num_features, double momentum,
     dy_layer_free(&l->base);
     return NULL;
   }
+  l->mean->requires_grad = l->variance->requires_grad = false; /* buffers */
   return &l->base;
 }
 

@@ -73,6 +73,10 @@ dy_tensor *dy_expand_at(dy_tensor *x, int rank, const int64_t *shape,
   return apply_list(DY_OP_EXPAND, "expand", "shape", x, rank, shape, loc);
 }
 
+dy_tensor *dy_expand_as_at(dy_tensor *x, dy_tensor *like, dy_srcloc loc) {
+  return dy_apply(DY_OP_EXPAND_AS, (dy_tensor *const[]){x, like}, 2, NULL, 0, loc);
+}
+
 dy_tensor *dy_tile_at(dy_tensor *x, int n, const int64_t *repeat_times,
                       dy_srcloc loc) {
   return apply_list(DY_OP_TILE, "tile", "repeat_times", x, n, repeat_times, loc);

@@ -141,6 +141,7 @@ void dy_tensor_free(dy_tensor *t) {
     dy_tensor_free(t->base);
   else if (!t->borrowed)
     free(t->data);
+  dy_tensor_free(t->grad);
   free(t->name);
   free(t);
 }

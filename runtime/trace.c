@@ -61,6 +61,7 @@ static int var_of(dy_trace_state *ts, dy_tensor *t, dy_srcloc loc) {
     dy_fail(DY_STATUS_OUT_OF_MEMORY, loc, "trace: cannot add constant '%s'", name);
     return -1;
   }
+  ts->p->vars[v]->trainable = t->requires_grad && t->type.dtype == DY_F32;
   bind(ts, t, v);
   return v;
 }

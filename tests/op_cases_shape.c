@@ -185,6 +185,16 @@ static const dy_op_case cases[] = {
      .expect_error = DY_STATUS_INVALID_ARGUMENT},
 
     /* ---- expand, tile ---- */
+    {.label = "expand_as [2,1] like [2,3] by hand", .kind = DY_OP_EXPAND_AS, .n_in = 2,
+     .in = {F32(2, 2, 1), F32(2, 2, 3)}, .data = {exp_x}, .expect = exp_expect, .n_expect = 6},
+    {.label = "expand_as [1,7] like [B,5,7]", .kind = DY_OP_EXPAND_AS, .n_in = 2,
+     .in = {F32(2, 1, 7), F32(3, -1, 5, 7)}},
+    {.label = "expand_as scalar like [B,3]", .kind = DY_OP_EXPAND_AS, .n_in = 2,
+     .in = {SCALAR_F32, F32(2, -1, 3)}},
+    {.label = "expand_as [B,1] like [B,4]", .kind = DY_OP_EXPAND_AS, .n_in = 2,
+     .in = {F32(2, -1, 1), F32(2, -1, 4)}},
+    {.label = "expand_as [3] like [2,4] is rejected", .kind = DY_OP_EXPAND_AS, .n_in = 2,
+     .in = {F32(1, 3), F32(2, 2, 4)}, .expect_error = DY_STATUS_SHAPE_MISMATCH},
     {.label = "expand [2,1] to [2,3] by hand", .kind = DY_OP_EXPAND, .n_in = 1, .in = {F32(2, 2, 1)},
      .n_attrs = 1, .attrs = {IS("shape", 2, 2, 3)}, .data = {exp_x}, .expect = exp_expect,
      .n_expect = 6},

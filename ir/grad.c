@@ -1,0 +1,444 @@
+/* grad.c - the gradient table, the helpers rules are written with, and
+ * Program autodiff (dy_program_gradients, dy_program_append_backward).
+ *
+ * The rules themselves live beside each family's inference, in
+ * grad_<family>.c; see dy_grad.h for the contract. Program autodiff is
+ * Paddle's append_backward: walk block 0 backwards from the loss, call the
+ * rule of every op whose output has a gradient and one of whose inputs
+ * depends on a var we differentiate against, and sum the contributions
+ * of a var used several times.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dy_ir.h"
+
+/* ---- the table ---- */
+
+/* A NODIFF op's entry is NULL; the conditional is folded at compile time,
+ * so such an op needs no rule, and any other op without one is a link
+ * error. */
+const dy_grad_fn dy_grad_table[DY_OP_COUNT] = {
+#define DY_OP(NAME, name, n_in, n_out, flags, attrs) \
+  [DY_OP_##NAME] = ((flags) & DY_OPF_NODIFF) ? (dy_grad_fn)0 : dy_grad_##name,
+#include "ops.def"
+#undef DY_OP
+};
+
+bool dy_grad_input_is_differentiable(dy_op_kind k, int i, dy_dtype t) {
+  (void)i;
+  return t == DY_F32 && dy_grad_table[k] != NULL;
+}
+
+dy_status dy_grad_op(dy_gb *b, const dy_op *op, const int *x, const int *y,
+                     const int *dy, const bool *need, int *dx) {
+  const dy_op *saved = b->fwd;
+  b->fwd = op;
+  for (int i = 0; i < op->n_inputs; i++)
+    dx[i] = -1;
+  dy_status s;
+  if (!dy_grad_table[op->kind])
+    s = dy_error_at(b->err, op, DY_STATUS_UNSUPPORTED,
+                    "%s has no gradient (its result is not differentiable), "
+                    "but the loss depends on it through a differentiable input",
+                    dy_op_name(op->kind));
+  else if ((s = dy_grad_table[op->kind](b, op, x, y, dy, need, dx)) == DY_OK)
+    s = b->err->status;
+  if (s && !b->err->status)
+    s = dy_error_at(b->err, op, s, "%s: gradient failed", dy_op_name(op->kind));
+  b->fwd = saved;
+  return s;
+}
+
+/* ---- helpers for rules ---- */
+
+int dy_gb_fail(dy_gb *b, dy_status s, const char *fmt, ...) {
+  if (b->err->status)
+    return -1;
+  char msg[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  dy_error_at(b->err, b->fwd, s, "gradient of %s: %s",
+              b->fwd ? dy_op_name(b->fwd->kind) : "?", msg);
+  return -1;
+}
+
+int dy_gb_op(dy_gb *b, dy_op_kind kind, const int *in, int n_in,
+             const dy_attr *attrs, int n_attrs) {
+  if (b->err->status)
+    return -1;
+  for (int i = 0; i < n_in; i++)
+    if (in[i] < 0)
+      return dy_gb_fail(b, DY_STATUS_INTERNAL, "%s: operand %d has no value",
+                        dy_op_name(kind), i);
+  return b->emit(b, kind, in, n_in, attrs, n_attrs);
+}
+
+int dy_gb_op1(dy_gb *b, dy_op_kind kind, int x, const dy_attr *attrs,
+              int n_attrs) {
+  return dy_gb_op(b, kind, &x, 1, attrs, n_attrs);
+}
+
+static int op2(dy_gb *b, dy_op_kind k, int x, int y) {
+  return dy_gb_op(b, k, (const int[]){x, y}, 2, NULL, 0);
+}
+
+int dy_gb_add(dy_gb *b, int x, int y) { return op2(b, DY_OP_ADD, x, y); }
+int dy_gb_sub(dy_gb *b, int x, int y) { return op2(b, DY_OP_SUB, x, y); }
+int dy_gb_mul(dy_gb *b, int x, int y) { return op2(b, DY_OP_MUL, x, y); }
+int dy_gb_div(dy_gb *b, int x, int y) { return op2(b, DY_OP_DIV, x, y); }
+int dy_gb_neg(dy_gb *b, int x) { return dy_gb_op1(b, DY_OP_NEG, x, NULL, 0); }
+
+int dy_gb_scale(dy_gb *b, int x, double s, double t) {
+  dy_attr a[] = {DY_ATTR_F("scale", s), DY_ATTR_F("bias", t),
+                 DY_ATTR_I("bias_after_scale", 1)};
+  return dy_gb_op1(b, DY_OP_SCALE, x, a, 3);
+}
+
+int dy_gb_const(dy_gb *b, double v) {
+  if (b->err->status)
+    return -1;
+  return b->constant(b, DY_F32, v);
+}
+
+int dy_gb_cast(dy_gb *b, int x, dy_dtype to) {
+  dy_attr a = DY_ATTR_I("dtype", to);
+  return dy_gb_op1(b, DY_OP_CAST, x, &a, 1);
+}
+
+int dy_gb_mask(dy_gb *b, int dy, int mask) {
+  return dy_gb_mul(b, dy, dy_gb_cast(b, mask, DY_F32));
+}
+
+int dy_gb_sum_to(dy_gb *b, int g, int like) {
+  if (g < 0 || like < 0 || b->err->status)
+    return -1;
+  dy_type tg = b->type(b, g), tl = b->type(b, like);
+  if (tg.rank < tl.rank)
+    return dy_gb_fail(b, DY_STATUS_INTERNAL, "sum_to: rank %d below %d",
+                      tg.rank, tl.rank);
+  int64_t axes[DY_MAX_DIMS];
+  int na = 0, lead = tg.rank - tl.rank;
+  bool keep_all = true;  /* every summed dim is kept as a 1 of like */
+  for (int d = 0; d < tg.rank; d++) {
+    if (d < lead) {
+      axes[na++] = d;
+      keep_all = false;
+    } else if (tl.shape[d - lead] == 1 && tg.shape[d] != 1) {
+      axes[na++] = d;
+    } else if (tl.shape[d - lead] != tg.shape[d]) {
+      char a[128], c[128];
+      return dy_gb_fail(b, DY_STATUS_SHAPE_MISMATCH,
+                        "sum_to: %s does not broadcast to %s",
+                        dy_type_str(&tl, a, sizeof a), dy_type_str(&tg, c, sizeof c));
+    }
+  }
+  if (na == 0)
+    return g;
+  int r = dy_gb_reduce_sum(b, g, axes, na, true);
+  return keep_all ? r : dy_gb_reshape_as(b, r, like);
+}
+
+int dy_gb_expand_as(dy_gb *b, int x, int like) {
+  if (x < 0 || like < 0 || b->err->status)
+    return -1;
+  dy_type tx = b->type(b, x), tl = b->type(b, like);
+  if (dy_type_equal(&tx, &tl))
+    return x;
+  return op2(b, DY_OP_EXPAND_AS, x, like);
+}
+
+int dy_gb_reshape_as(dy_gb *b, int g, int like) {
+  if (g < 0 || like < 0 || b->err->status)
+    return -1;
+  dy_type tg = b->type(b, g), tl = b->type(b, like);
+  if (tg.rank == tl.rank && memcmp(tg.shape, tl.shape, sizeof(int64_t) * (size_t)tg.rank) == 0)
+    return g;
+  int64_t shape[DY_MAX_DIMS];
+  int dyn = 0;
+  for (int d = 0; d < tl.rank; d++) {
+    shape[d] = tl.shape[d];
+    dyn += shape[d] < 0;
+  }
+  if (dyn > 1) {
+    /* several batch dims: copy those g has at the same place (reshape's 0) */
+    for (int d = 0; d < tl.rank; d++)
+      if (shape[d] < 0 && d < tg.rank && tg.shape[d] < 0) {
+        shape[d] = 0;
+        dyn--;
+      }
+    if (dyn > 1) {
+      char a[128];
+      return dy_gb_fail(b, DY_STATUS_UNSUPPORTED,
+                        "cannot reshape a gradient back to %s (more than one "
+                        "dynamic dim moves)", dy_type_str(&tl, a, sizeof a));
+    }
+  }
+  dy_attr a = DY_ATTR_IS("shape", shape, tl.rank);
+  return dy_gb_op1(b, DY_OP_RESHAPE, g, &a, 1);
+}
+
+int dy_gb_reduce_sum(dy_gb *b, int x, const int64_t *axes, int n_axes,
+                     bool keepdim) {
+  dy_attr a[] = {DY_ATTR_IS("axes", axes, n_axes), DY_ATTR_I("keepdim", keepdim)};
+  return dy_gb_op1(b, DY_OP_REDUCE_SUM, x, a, 2);
+}
+
+int dy_gb_transpose(dy_gb *b, int x, const int64_t *perm, int rank) {
+  dy_attr a = DY_ATTR_IS("perm", perm, rank);
+  return dy_gb_op1(b, DY_OP_TRANSPOSE, x, &a, 1);
+}
+
+int dy_gb_matmul(dy_gb *b, int x, int y, bool tx, bool ty) {
+  dy_attr a[] = {DY_ATTR_I("transpose_x", tx), DY_ATTR_I("transpose_y", ty)};
+  return dy_gb_op(b, DY_OP_MATMUL, (const int[]){x, y}, 2, a, 2);
+}
+
+/* ------------------------------------------------------------------ */
+/* the Program builder                                                 */
+/* ------------------------------------------------------------------ */
+
+typedef struct {
+  dy_program *p;
+  int block;
+  int next;            /* counter for fresh names */
+} prog_gb;
+
+static const char *fresh(prog_gb *s, const char *stem) {
+  char buf[300];
+  for (;;) {
+    snprintf(buf, sizeof buf, "%s%d", stem, s->next++);
+    if (dy_program_find_var(s->p, buf) < 0)
+      return dy_program_strdup(s->p, buf);
+  }
+}
+
+static dy_type prog_type(dy_gb *b, int v) {
+  prog_gb *s = b->user;
+  return s->p->vars[v]->type;
+}
+
+static int prog_emit(dy_gb *b, dy_op_kind kind, const int *in, int n_in,
+                     const dy_attr *attrs, int n_attrs) {
+  prog_gb *s = b->user;
+  dy_program *p = s->p;
+  dy_type tin[16], tout[8];
+  if (n_in > 16)
+    return dy_gb_fail(b, DY_STATUS_UNSUPPORTED, "%s: too many inputs", dy_op_name(kind));
+  for (int i = 0; i < n_in; i++)
+    tin[i] = p->vars[in[i]]->type;
+  dy_srcloc loc = b->fwd ? b->fwd->loc : (dy_srcloc){0};
+  dy_op probe = {.id = -1, .kind = kind, .attrs = (dy_attr *)attrs,
+                 .n_attrs = n_attrs, .loc = loc};
+  dy_error e = {0};
+  if (dy_infer(&probe, tin, n_in, tout, &e)) {
+    char msg[600];
+    dy_error_format(&e, msg, sizeof msg);
+    return dy_gb_fail(b, e.status, "%s", msg);
+  }
+  const char *name = fresh(s, "grad@");
+  int v = name ? dy_program_add_var(p, name, &tout[0]) : -1;
+  if (v < 0)
+    return dy_gb_fail(b, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  dy_op *op = dy_program_append_op(p, s->block, kind, in, n_in, &v, 1, attrs,
+                                   n_attrs, loc);
+  if (!op)
+    return dy_gb_fail(b, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  return v;
+}
+
+static int prog_constant(dy_gb *b, dy_dtype dtype, double value) {
+  prog_gb *s = b->user;
+  dy_type t = {.dtype = dtype, .rank = 0};
+  const char *name = fresh(s, "grad@const");
+  int v = name ? dy_program_add_var(s->p, name, &t) : -1;
+  if (v < 0)
+    return dy_gb_fail(b, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  union { float f; int64_t i; uint8_t b; } d;
+  size_t n = dy_dtype_size(dtype);
+  if (dtype == DY_F32)
+    d.f = (float)value;
+  else if (dtype == DY_I64)
+    d.i = (int64_t)value;
+  else
+    d.b = value != 0;
+  dy_error e = {0};
+  if (dy_program_set_data(s->p, v, &d, n, &e))
+    return dy_gb_fail(b, e.status, "%s", e.msg);
+  return v;
+}
+
+/* ------------------------------------------------------------------ */
+/* Program autodiff                                                    */
+/* ------------------------------------------------------------------ */
+
+/* Name the gradient of var w "<w>@GRAD" (or a fresh variant): rename g
+ * when it is a temporary of ours, else copy it into a new var. */
+static int name_grad(dy_gb *b, prog_gb *s, int w, int g) {
+  dy_program *p = s->p;
+  char stem[300];
+  snprintf(stem, sizeof stem, "%s@GRAD", p->vars[w]->name);
+  const char *nm = dy_program_find_var(p, stem) < 0 ? dy_program_strdup(p, stem)
+                                                    : fresh(s, stem);
+  if (!nm)
+    return dy_gb_fail(b, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  dy_var *gv = p->vars[g];
+  if (!gv->persistable && gv->feed_index < 0 && strncmp(gv->name, "grad@", 5) == 0) {
+    gv->name = nm;
+    return g;
+  }
+  int c = dy_gb_scale(b, g, 1.0, 0.0);
+  if (c >= 0)
+    p->vars[c]->name = nm;
+  return c;
+}
+
+dy_status dy_program_gradients(dy_program *p, int loss, const int *wrt,
+                               int n_wrt, int *grads, dy_error *err) {
+  for (int i = 0; i < n_wrt; i++)
+    grads[i] = -1;
+  if (loss < 0 || loss >= p->n_vars)
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT, "gradients: no loss var");
+  const dy_var *lv = p->vars[loss];
+  char ty[128];
+  if (lv->type.dtype != DY_F32 || dy_type_numel(&lv->type) != 1)
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                        "the loss '%s' is %s: it must be an f32 scalar (one "
+                        "element; reduce it with mean or sum)", lv->name,
+                        dy_type_str(&lv->type, ty, sizeof ty));
+  int nv = p->n_vars;
+  bool *dep = calloc((size_t)nv, sizeof *dep);
+  int *g = malloc(sizeof(int) * (size_t)nv);
+  if (!dep || !g) {
+    free(dep);
+    free(g);
+    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  }
+  for (int i = 0; i < nv; i++)
+    g[i] = -1;
+  for (int i = 0; i < n_wrt; i++)
+    if (wrt[i] >= 0 && wrt[i] < nv && p->vars[wrt[i]]->type.dtype == DY_F32)
+      dep[wrt[i]] = true;
+
+  /* forward: which vars depend on a var we differentiate against */
+  dy_block *blk = p->blocks[0];
+  int n_fwd = blk->n_ops;
+  for (int k = 0; k < n_fwd; k++) {
+    const dy_op *op = blk->ops[k];
+    if (dy_op_has(op, DY_OPF_INPLACE))
+      continue;
+    bool any = false;
+    for (int i = 0; i < op->n_inputs; i++)
+      any |= dep[op->inputs[i]];
+    for (int j = 0; j < op->n_outputs && any; j++)
+      if (p->vars[op->outputs[j]]->type.dtype == DY_F32)
+        dep[op->outputs[j]] = true;
+  }
+
+  prog_gb st = {.p = p, .block = 0};
+  dy_gb b = {.emit = prog_emit, .constant = prog_constant, .type = prog_type,
+             .err = err, .user = &st};
+  dy_status s = DY_OK;
+  if (!dep[loss])
+    goto done;  /* nothing depends: every gradient is -1 */
+  /* the seed: d loss / d loss = 1, of the loss's type */
+  {
+    int one = prog_constant(&b, DY_F32, 1.0);
+    g[loss] = dy_gb_reshape_as(&b, one, loss);
+    if ((s = err->status))
+      goto done;
+  }
+
+  for (int k = n_fwd - 1; k >= 0 && !s; k--) {
+    const dy_op *op = blk->ops[k];
+    if (dy_op_has(op, DY_OPF_INPLACE) || op->n_outputs > 8 || op->n_inputs > 16)
+      continue;
+    int dy[8];
+    bool has = false;
+    for (int j = 0; j < op->n_outputs; j++) {
+      dy[j] = g[op->outputs[j]];
+      has |= dy[j] >= 0;
+    }
+    bool need[16], any = false;
+    for (int i = 0; i < op->n_inputs; i++) {
+      need[i] = dep[op->inputs[i]] &&
+                dy_grad_input_is_differentiable(op->kind, i,
+                                                p->vars[op->inputs[i]]->type.dtype);
+      any |= need[i];
+    }
+    if (!has)
+      continue;
+    if (!any) {
+      /* a NODIFF op on the path: the loss depends on its input only
+       * through a non-differentiable result */
+      bool dep_in = false;
+      for (int i = 0; i < op->n_inputs; i++)
+        dep_in |= dep[op->inputs[i]];
+      if (dep_in && !dy_grad_table[op->kind]) {
+        s = dy_error_at(err, op, DY_STATUS_UNSUPPORTED,
+                        "cannot differentiate through %s: it has no gradient",
+                        dy_op_name(op->kind));
+      }
+      continue;
+    }
+    int dx[16];
+    if ((s = dy_grad_op(&b, op, op->inputs, op->outputs, dy, need, dx)))
+      break;
+    for (int i = 0; i < op->n_inputs; i++) {
+      int v = op->inputs[i];
+      if (!need[i] || dx[i] < 0)
+        continue;
+      b.fwd = op;
+      g[v] = g[v] < 0 ? dx[i] : dy_gb_add(&b, g[v], dx[i]);
+      b.fwd = NULL;
+      if ((s = err->status))
+        break;
+    }
+  }
+  for (int i = 0; i < n_wrt && !s; i++)
+    if (wrt[i] >= 0 && wrt[i] < nv && g[wrt[i]] >= 0) {
+      grads[i] = name_grad(&b, &st, wrt[i], g[wrt[i]]);
+      s = err->status;
+    }
+done:
+  free(dep);
+  free(g);
+  if (s)
+    for (int i = 0; i < n_wrt; i++)
+      grads[i] = -1;
+  return s;
+}
+
+dy_status dy_program_append_backward(dy_program *p, int loss, int **params,
+                                     int **grads, int *n_params,
+                                     dy_error *err) {
+  *params = *grads = NULL;
+  *n_params = 0;
+  int n = 0;
+  for (int i = 0; i < p->n_vars; i++)
+    n += p->vars[i]->trainable;
+  int *w = malloc(sizeof(int) * (size_t)(n ? n : 1));
+  int *gr = malloc(sizeof(int) * (size_t)(n ? n : 1));
+  if (!w || !gr) {
+    free(w);
+    free(gr);
+    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  }
+  n = 0;
+  for (int i = 0; i < p->n_vars; i++)
+    if (p->vars[i]->trainable)
+      w[n++] = i;
+  dy_status s = dy_program_gradients(p, loss, w, n, gr, err);
+  if (s) {
+    free(w);
+    free(gr);
+    return s;
+  }
+  *params = w;
+  *grads = gr;
+  *n_params = n;
+  return DY_OK;
+}

@@ -1,0 +1,27 @@
+/* grad_math.c - gradient rules of the math family (ops_math.def); the
+ * contract is in dy_grad.h. */
+#include "grad_internal.h"
+
+DY_GRAD_TODO(gelu)
+DY_GRAD_TODO(silu)
+DY_GRAD_TODO(hard_swish)
+DY_GRAD_TODO(softsign)
+DY_GRAD_TODO(hard_sigmoid)
+DY_GRAD_TODO(leaky_relu)
+DY_GRAD_TODO(elu)
+DY_GRAD_TODO(clip)
+DY_GRAD_TODO(softplus)
+DY_GRAD_TODO(exp)
+DY_GRAD_TODO(log)
+DY_GRAD_TODO(sqrt)
+DY_GRAD_TODO(rsqrt)
+DY_GRAD_TODO(abs)
+DY_GRAD_TODO(neg)
+DY_GRAD_TODO(erf)
+DY_GRAD_TODO(reciprocal)
+DY_GRAD_TODO(scale)
+DY_GRAD_TODO(pow)
+DY_GRAD_TODO(minimum)
+DY_GRAD_TODO(maximum)
+DY_GRAD_TODO(where)
+DY_GRAD_TODO(cast)
