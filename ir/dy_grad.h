@@ -112,7 +112,7 @@ int dy_gb_neg(dy_gb *b, int x);
 int dy_gb_scale(dy_gb *b, int x, double s, double t);
 /* A rank-0 f32 constant. */
 int dy_gb_const(dy_gb *b, double v);
-/* A boolean mask as 0.0 / 1.0 f32. */
+/* x cast to dtype to (a boolean mask becomes 0.0 / 1.0). */
 int dy_gb_cast(dy_gb *b, int x, dy_dtype to);
 /* Sum g down to like's type (numpy broadcasting undone): leading dims g
  * has beyond like's rank and dims where like is 1 (g not) are summed. */
@@ -127,6 +127,19 @@ int dy_gb_transpose(dy_gb *b, int x, const int64_t *perm, int rank);
 int dy_gb_matmul(dy_gb *b, int x, int y, bool tx, bool ty);
 /* dy * mask where mask is a boolean value: dy where mask, else 0. */
 int dy_gb_mask(dy_gb *b, int dy, int mask);
+
+/* The Program builder: emitting appends an op to block `block` of p,
+ * its output a new var typed by inference and named <stem><n>; a
+ * constant is a new persistable var. st holds its state (keep it alive
+ * as long as b). */
+typedef struct {
+  dy_program *p;
+  int block;
+  int next;            /* counter for fresh names */
+  const char *stem;    /* "grad@" for gradients */
+} dy_gb_program_state;
+void dy_gb_program(dy_gb *b, dy_gb_program_state *st, dy_program *p, int block,
+                   const char *stem, dy_error *err);
 
 /* ------------------------------------------------------------------ */
 /* Program autodiff (ir/grad.c)                                        */

@@ -601,7 +601,8 @@ dy_status dy_read_file(const char *path, uint8_t **buf, size_t *len,
 dy_status dy_write_file_atomic(const char *path, const void *buf, size_t len,
                                dy_error *err);
 
-/* Gradient rules and Program autodiff. */
+/* Gradient rules and Program autodiff; losses, optimizers, training. */
 #include "dy_grad.h"
+#include "dy_train.h"
 
 #endif /* DY_IR_H */

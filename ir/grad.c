@@ -201,11 +201,7 @@ int dy_gb_matmul(dy_gb *b, int x, int y, bool tx, bool ty) {
 /* the Program builder                                                 */
 /* ------------------------------------------------------------------ */
 
-typedef struct {
-  dy_program *p;
-  int block;
-  int next;            /* counter for fresh names */
-} prog_gb;
+typedef dy_gb_program_state prog_gb;
 
 static const char *fresh(prog_gb *s, const char *stem) {
   char buf[300];
@@ -239,7 +235,7 @@ static int prog_emit(dy_gb *b, dy_op_kind kind, const int *in, int n_in,
     dy_error_format(&e, msg, sizeof msg);
     return dy_gb_fail(b, e.status, "%s", msg);
   }
-  const char *name = fresh(s, "grad@");
+  const char *name = fresh(s, s->stem);
   int v = name ? dy_program_add_var(p, name, &tout[0]) : -1;
   if (v < 0)
     return dy_gb_fail(b, DY_STATUS_OUT_OF_MEMORY, "out of memory");
@@ -253,7 +249,9 @@ static int prog_emit(dy_gb *b, dy_op_kind kind, const int *in, int n_in,
 static int prog_constant(dy_gb *b, dy_dtype dtype, double value) {
   prog_gb *s = b->user;
   dy_type t = {.dtype = dtype, .rank = 0};
-  const char *name = fresh(s, "grad@const");
+  char stem[64];
+  snprintf(stem, sizeof stem, "%sconst", s->stem);
+  const char *name = fresh(s, stem);
   int v = name ? dy_program_add_var(s->p, name, &t) : -1;
   if (v < 0)
     return dy_gb_fail(b, DY_STATUS_OUT_OF_MEMORY, "out of memory");
@@ -271,6 +269,13 @@ static int prog_constant(dy_gb *b, dy_dtype dtype, double value) {
   return v;
 }
 
+void dy_gb_program(dy_gb *b, dy_gb_program_state *st, dy_program *p, int block,
+                   const char *stem, dy_error *err) {
+  *st = (dy_gb_program_state){.p = p, .block = block, .stem = stem};
+  *b = (dy_gb){.emit = prog_emit, .constant = prog_constant, .type = prog_type,
+               .err = err, .user = st};
+}
+
 /* ------------------------------------------------------------------ */
 /* Program autodiff                                                    */
 /* ------------------------------------------------------------------ */
@@ -286,7 +291,8 @@ static int name_grad(dy_gb *b, prog_gb *s, int w, int g) {
   if (!nm)
     return dy_gb_fail(b, DY_STATUS_OUT_OF_MEMORY, "out of memory");
   dy_var *gv = p->vars[g];
-  if (!gv->persistable && gv->feed_index < 0 && strncmp(gv->name, "grad@", 5) == 0) {
+  if (!gv->persistable && gv->feed_index < 0 &&
+      strncmp(gv->name, s->stem, strlen(s->stem)) == 0) {
     gv->name = nm;
     return g;
   }
@@ -338,9 +344,9 @@ dy_status dy_program_gradients(dy_program *p, int loss, const int *wrt,
         dep[op->outputs[j]] = true;
   }
 
-  prog_gb st = {.p = p, .block = 0};
-  dy_gb b = {.emit = prog_emit, .constant = prog_constant, .type = prog_type,
-             .err = err, .user = &st};
+  prog_gb st;
+  dy_gb b;
+  dy_gb_program(&b, &st, p, 0, "grad@", err);
   dy_status s = DY_OK;
   if (!dep[loss])
     goto done;  /* nothing depends: every gradient is -1 */
