@@ -36,4 +36,22 @@ bool dy_trace_record(dy_trace_state *ts, dy_op_kind kind, dy_tensor *const *in,
 /* True if t is bound to a non-persistable var of the active trace. */
 bool dy_trace_depends_on_input(dy_trace_state *ts, const dy_tensor *t);
 
+/* gb_eager.c: the eager builder of dy_grad.h. Emitting runs the op at
+ * once through dy_apply (so an active trace records it); values are
+ * tensors the builder holds one reference to. dy_gb_eager opens a scope
+ * that dy_gb_eager_free closes (then drops the builder's references):
+ * keep a result with dy_keep(dy_gb_eager_tensor(b, v)) before freeing.
+ * loc is the location emitted ops record when b->fwd is NULL. */
+typedef struct {
+  dy_tensor **vals;
+  int n, cap;
+  dy_srcloc loc;
+} dy_gb_eager_state;
+void dy_gb_eager(dy_gb *b, dy_gb_eager_state *st, dy_srcloc loc, dy_error *err);
+/* Add an existing tensor as a value (one more reference). */
+int dy_gb_eager_value(dy_gb *b, dy_tensor *t);
+/* The tensor of value v (borrowed), NULL if none. */
+dy_tensor *dy_gb_eager_tensor(dy_gb *b, int v);
+void dy_gb_eager_free(dy_gb *b);
+
 #endif
