@@ -191,11 +191,17 @@ static dy_status build_driver(const dy_cfront_options *o, const dy_cf_paths *pat
   char **argv = malloc(sizeof *argv * (size_t)max);
   if (!argv)
     return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
-  /* cc -iquote CWD -I... -o EXE driver.c USER-FLAGS runtime.a ir.a LIBS */
+  /* cc -iquote CWD -fmacro-prefix-map=CWD/= -I... -o EXE driver.c
+   * USER-FLAGS runtime.a ir.a LIBS: the user's file is found from the
+   * current directory and its __FILE__ (the ops' source lines) reads as
+   * the path was given, not as the directory it was found in */
+  char prefix_map[4200];
+  snprintf(prefix_map, sizeof prefix_map, "-fmacro-prefix-map=%s/=", cwd);
   int n = 0;
   argv[n++] = (char *)cc;
   argv[n++] = "-iquote";
   argv[n++] = cwd;
+  argv[n++] = prefix_map;
   for (int i = 0; i < paths->n_inc; i++) {
     argv[n++] = "-I";
     argv[n++] = (char *)paths->inc[i];
