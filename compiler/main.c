@@ -823,6 +823,14 @@ int main(int argc, char **argv) {
   }
   if (strcmp(cmd, "--version") == 0) {
     printf("dy2stc %s (.dymodel format %d)\n", DY_VERSION_STRING, DY_DYMODEL_VERSION);
+    /* where `compile NET.c` finds the headers and libraries */
+    dy_cf_paths paths;
+    dy_error err = {0};
+    if (dy_cfront_find_paths(&paths, &err))
+      printf("headers: none found (%s)\n", err.msg);
+    else
+      printf("headers: %s (%s)\n", paths.inc[paths.installed ? 0 : 1],
+             paths.installed ? "installed" : "build tree");
     return 0;
   }
   if (strcmp(cmd, "compile") == 0)
