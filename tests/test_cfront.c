@@ -6,7 +6,9 @@
  *     1e-5, with the seeded init (seed 0 and --seed 5) and with the weights
  *     of another seed given by --params (which the seeded executable does
  *     not match, so the weights really come from the file); --emit c
- *     writes net.c/.h;
+ *     writes net.c/.h; samples/static/gate.c (two inputs, a forward with the
+ *     layer's own signature) matches its eager run too; flags after `--`
+ *     reach both the parse and the driver's build;
  *   - source errors come back as file:line:col: error:, the line and a
  *     caret, exit 1: a syntax error, a missing include, a malformed input
  *     spec, a second DY_TO_STATIC function, a forward whose tensor count
@@ -177,6 +179,18 @@ static int sample_line(const char *s) {
   return line;
 }
 
+static void test_compile_two_inputs(void) {
+  int rc = sh("mkdir -p %s/gate && cd %s/gate && %s/../samples/static_gate && "
+              "%s compile %s/samples/static/gate.c -o gate && "
+              "./gate --input x=x.npy --input c=c.npy --output-dir got",
+              WORK, WORK, DY_BUILD_DIR, DY2STC, DY_SOURCE_DIR);
+  show_log_on_failure(rc, 0);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  double e = rel_err(WORK "/gate/got/out.npy", WORK "/gate/eager_out.npy");
+  fprintf(stderr, " [gate: rel err %.2g]", e);
+  CU_ASSERT(e <= 1e-5);
+}
+
 /* WORK/name: the sample with the first `from` replaced by `to`; returns
  * the 1-based line of the replacement (0 when from is not there). */
 static int write_variant(const char *name, const char *from, const char *to) {
@@ -249,6 +263,22 @@ static void test_source_errors(void) {
   expect_error("e_count.c",
                (const char *[]){"error: 'net_forward' takes 1 tensor but DY_TO_STATIC gives 2 "
                                 "input specs\n"}, 1);
+}
+
+static void test_cflags(void) {
+  /* a file that needs -D from the command line: without it clang's #error */
+  int line = write_variant("needs_flag.c", "#include <stdio.h>",
+                           "#ifndef NET_FLAG\n#error compile with -DNET_FLAG\n#endif\n"
+                           "#include <stdio.h>");
+  char a[256];
+  snprintf(a, sizeof a, "needs_flag.c:%d:2: error: compile with -DNET_FLAG\n"
+                        "#error compile with -DNET_FLAG\n ^\n", line + 1);
+  expect_error("needs_flag.c", (const char *[]){a}, 1);
+  /* with it (and a linker flag, which only the build sees) it compiles */
+  int rc = sh("cd %s && %s compile needs_flag.c -o flagged -- -DNET_FLAG -lm", WORK, DY2STC);
+  show_log_on_failure(rc, 0);
+  CU_ASSERT_EQUAL(rc, 0);
+  CU_ASSERT(run_against(WORK "/flagged", WORK "/s0") <= 1e-5);
 }
 
 static void test_one_line_errors(void) {
@@ -373,7 +403,9 @@ void dy_test_register(void) {
   mkdir(WORK, 0777);
   DY_SUITE("cfront");
   DY_TEST(test_compile_sample);
+  DY_TEST(test_compile_two_inputs);
   DY_TEST(test_source_errors);
+  DY_TEST(test_cflags);
   DY_TEST(test_one_line_errors);
   DY_TEST(test_install);
 }
