@@ -22,7 +22,9 @@
  * dy2stc was built with) against the runtime and IR libraries, run, and
  * the Program it saved is read back; with --params, the weights come from
  * that file instead of the seeded init (dy_dyparams_read checks every
- * name, dtype and shape). The directory is removed afterwards.
+ * name, dtype and shape). The directory is removed afterwards. (A
+ * sanitizer build of dy2stc builds the driver with its own compiler and
+ * -fsanitize flags, whatever $CC says.)
  *
  * The headers and libraries are found relative to the executable
  * (/proc/self/exe): <prefix>/bin/dy2stc uses <prefix>/include/dy2stc and
@@ -184,7 +186,9 @@ static int split_into(char *list, char **argv, int argc, int max) {
 static dy_status build_driver(const dy_cfront_options *o, const dy_cf_paths *paths,
                               const char *cwd, const char *src, const char *exe,
                               dy_error *err) {
-  const char *cc = getenv("CC");
+  /* $CC, else the compiler that built the runtime; always that one when
+   * the runtime has sanitizers, whose runtime libraries must match */
+  const char *cc = DY_CF_SANITIZE ? NULL : getenv("CC");
   if (!cc || !*cc)
     cc = DY_CF_CC;
   char link[] = DY_CF_LINK_FLAGS;
