@@ -216,9 +216,12 @@ static dy_status build_driver(const dy_cfront_options *o, const dy_cf_paths *pat
   argv[n++] = (char *)paths->ir_lib;
   n = split_into(link, argv, n, max - 1);
   argv[n] = NULL;
-  dy_status s = dy_run_command(argv, err);
+  dy_error run_err = {0};
+  dy_status s = dy_run_command(argv, &run_err);
   if (s)
-    dy_error_prefix(err, "building the tracing driver of %s", o->file);
+    s = dy_error_set(err, s, "building the tracing driver of %s: %s (the compiler's messages "
+                     "are above; sources or libraries the file needs go after --)",
+                     o->file, run_err.msg);
   free(argv);
   return s;
 }
@@ -234,8 +237,9 @@ static bool read_message(const char *path, char *buf, size_t n) {
   return k > 0;
 }
 
-static dy_status run_driver(const dy_cfront_options *o, const char *exe, const char *stem,
-                            const char *msg_path, dy_error *err) {
+static dy_status run_driver(const dy_cfront_options *o, const dy_cf_model *m,
+                            const char *exe, const char *stem, const char *msg_path,
+                            dy_error *err) {
   char *argv[] = {(char *)exe, (char *)stem, (char *)msg_path, NULL};
   dy_error run_err = {0};
   if (!dy_run_command(argv, &run_err))
@@ -243,8 +247,10 @@ static dy_status run_driver(const dy_cfront_options *o, const char *exe, const c
   char msg[1024];
   if (read_message(msg_path, msg, sizeof msg))
     return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT, "%s: %s", o->file, msg);
-  return dy_error_set(err, DY_STATUS_INTERNAL, "%s: the tracing driver failed: %s", o->file,
-                      run_err.msg);
+  /* no message: it crashed or exited on its own; say how, not where */
+  const char *how = strstr(run_err.msg, "' failed (");
+  return dy_error_set(err, DY_STATUS_INTERNAL, "%s: running %s() and tracing %s() failed %s",
+                      o->file, m->model_fn, m->forward_fn, how ? how + 9 : run_err.msg);
 }
 
 /* The saved Program, with the weights of --params if given, verified. */
@@ -314,7 +320,7 @@ dy_status dy_cfront_load(const dy_cfront_options *o, dy_program **p, bool *shown
   if (!s)
     s = build_driver(o, &paths, cwd, src, exe, err);
   if (!s)
-    s = run_driver(o, exe, stem, msg, err);
+    s = run_driver(o, &m, exe, stem, msg, err);
   if (!s)
     s = read_program(o, stem, p, err);
 

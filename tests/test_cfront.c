@@ -13,7 +13,8 @@
  *     caret, exit 1: a syntax error, a missing include, a malformed input
  *     spec, a second DY_TO_STATIC function, a forward whose tensor count
  *     differs from the specs; a missing DY_MODEL / DY_TO_STATIC, a shape
- *     error while tracing and an unreadable --params are one line each;
+ *     error while tracing, model code that exits while traced and an
+ *     unreadable --params are one line each;
  *     nothing is left in the temporary directory;
  *   - `cmake --install` to a temporary prefix: the headers, libraries, CMake
  *     package and pkg-config file are there; a user project builds against
@@ -299,6 +300,13 @@ static void test_one_line_errors(void) {
   snprintf(a, sizeof a, "dy2stc: e_shape.c: tracing net_forward: e_shape.c:%d: matmul: inner "
                         "dims 8 vs 16", line + 3);
   expect_error("e_shape.c", (const char *[]){a}, 1);
+  CU_ASSERT_EQUAL(log_lines(), 1);
+
+  /* a model whose code exits while being traced: said so, in one line */
+  write_variant("e_exit.c", "  net *n = (net *)self;\n", "  net *n = (net *)self;\n  exit(3);\n");
+  expect_error("e_exit.c",
+               (const char *[]){"dy2stc: e_exit.c: running make_net() and tracing net_forward() "
+                                "failed (exit status 3)\n"}, 1);
   CU_ASSERT_EQUAL(log_lines(), 1);
 
   /* --params that cannot be read; --params on a .dymodel is a usage error */
