@@ -13,9 +13,10 @@
  *   $ dy2stc compile net.c -o net        # trace, compile, build ./net
  *
  * DY_MODEL marks the model's constructor, `dy_layer *NAME(void)`: dy2stc
- * calls it (after dy_seed(0), or with the weights of --params P.dyparams
- * loaded by name afterwards) to get the layer whose parameters the Program
- * holds.
+ * calls it after dy_seed(0) (or --seed N) to get the layer whose
+ * parameters the Program holds; with --params P.dyparams (a file
+ * dy_jit_save of the same model wrote) the weights are then P's, matched
+ * by parameter name, dtype and shape.
  *
  * DY_TO_STATIC(SPEC, ...) marks the forward function to capture, and gives
  * one input spec per input, in order: "NAME: DTYPE[DIMS]" with DTYPE f32,
