@@ -24,6 +24,9 @@
  *                     matrix, kept on the stack (n <= 64)
  *   inverse           Gauss-Jordan with partial pivoting on double copies
  *                     of the matrix and the identity, on the stack
+ *   grid_sample_grad, roi_align_grad
+ *                     the forward's emitter with a flag: the output zeroed,
+ *                     then dy added to the taps the forward reads
  */
 #include <stdio.h>
 #include <string.h>
