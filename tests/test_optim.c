@@ -399,9 +399,48 @@ static void test_program_optimizer_state(void) {
   CU_ASSERT_EQUAL(dy_program_append_optimizer(p, &spec, params, grads, 1, &err),
                   DY_STATUS_INVALID_ARGUMENT);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "p0@moment1"));
+  /* a training Program round-trips through .dymodel + .dyparams */
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  dy_program *q = NULL;
+  DY_ASSERT_OK(dy_dymodel_encode(p, &buf, &len, &err), &err);
+  DY_ASSERT_OK(dy_dymodel_decode(buf, len, &q, &err), &err);
+  free(buf);
+  DY_ASSERT_OK(dy_dyparams_encode(p, &buf, &len, &err), &err);
+  DY_ASSERT_OK(dy_dyparams_decode(q, buf, len, &err), &err);
+  free(buf);
+  DY_ASSERT_OK(dy_verify(q, &err), &err);
+  CU_ASSERT(dy_program_is_training(q));
+  char *a = dy_program_to_text(p), *b = dy_program_to_text(q);
+  CU_ASSERT_STRING_EQUAL(a, b);
+  free(a);
+  free(b);
+  dy_program_free(q);
   dy_program_free(p);
   dy_optimizer_free(o);
   dy_layer_free(m);
+}
+
+/* A gradient var of another shape than its parameter: the update op's
+ * inference names the op and both types. */
+static void test_program_optimizer_bad_grad(void) {
+  dy_program *p = dy_program_new();
+  dy_type tw = {.dtype = DY_F32, .rank = 2, .shape = {3, 4}};
+  dy_type tg = {.dtype = DY_F32, .rank = 2, .shape = {4, 3}};
+  dy_error err = {0};
+  int w = dy_program_add_var(p, "fc.w", &tw);
+  float zero[12] = {0};
+  dy_program_set_data(p, w, zero, sizeof zero, &err);
+  int g = dy_program_add_var(p, "fc.w@GRAD", &tg);
+  dy_program_add_feed(p, g, &err);
+  dy_optimizer_spec spec = {.kind = DY_OPT_SGD, .lr = 0.1, .momentum = 0.9};
+  CU_ASSERT_EQUAL(dy_program_append_optimizer(p, &spec, &w, &g, 1, &err),
+                  DY_STATUS_SHAPE_MISMATCH);
+  bool clear = strstr(err.msg, "momentum: grad f32[4,3] does not match param f32[3,4]") != NULL;
+  if (!clear)
+    fprintf(stderr, "\n  message: %s\n", err.msg);
+  CU_ASSERT(clear);
+  dy_program_free(p);
 }
 
 /* A bad spec or a gradient of the wrong shape is a clear error. */
@@ -706,6 +745,7 @@ void dy_test_register(void) {
   DY_TEST(test_lr_schedules);
   DY_TEST(test_eager_equals_program);
   DY_TEST(test_program_optimizer_state);
+  DY_TEST(test_program_optimizer_bad_grad);
   DY_TEST(test_optimizer_errors);
   DY_TEST(test_batch_norm_running_statistics);
   DY_TEST(test_verifier_in_place);
