@@ -399,6 +399,19 @@ static void test_program_optimizer_state(void) {
   CU_ASSERT_EQUAL(dy_program_append_optimizer(p, &spec, params, grads, 1, &err),
                   DY_STATUS_INVALID_ARGUMENT);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "p0@moment1"));
+  /* the memory plan places the clipping's intermediates, never the
+   * parameters or the state the updates write */
+  dy_memplan_result mr;
+  DY_ASSERT_OK(dy_memplan(p, 1, &mr, &err), &err);
+  CU_ASSERT(mr.n_planned > 0);
+  int planned = 0;
+  for (int i = 0; i < p->n_vars; i++) {
+    const dy_var *v = p->vars[i];
+    if (v->persistable || v->feed_index >= 0)
+      CU_ASSERT_EQUAL(v->mem_offset, -1);
+    planned += v->mem_offset >= 0;
+  }
+  CU_ASSERT(planned > 0);
   /* a training Program round-trips through .dymodel + .dyparams */
   uint8_t *buf = NULL;
   size_t len = 0;
