@@ -372,6 +372,30 @@ static void test_eager_equals_program(void) {
                                             .clip_norm = 1.0});
 }
 
+/* A copy of p through .dymodel + .dyparams (NULL on failure, printed). */
+static dy_program *copy_program(const dy_program *p) {
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  dy_program *q = NULL;
+  dy_error err = {0};
+  dy_status s = dy_dymodel_encode(p, &buf, &len, &err);
+  if (!s)
+    s = dy_dymodel_decode(buf, len, &q, &err);
+  free(buf);
+  buf = NULL;
+  if (!s)
+    s = dy_dyparams_encode(p, &buf, &len, &err);
+  if (!s)
+    s = dy_dyparams_decode(q, buf, len, &err);
+  free(buf);
+  if (s) {
+    fprintf(stderr, "\n  copy_program: %s\n", err.msg);
+    dy_program_free(q);
+    return NULL;
+  }
+  return q;
+}
+
 /* The Program's optimizer ops and state: names, flags, initial values. */
 static void test_program_optimizer_state(void) {
   dy_error err = {0};
@@ -413,15 +437,8 @@ static void test_program_optimizer_state(void) {
   }
   CU_ASSERT(planned > 0);
   /* a training Program round-trips through .dymodel + .dyparams */
-  uint8_t *buf = NULL;
-  size_t len = 0;
-  dy_program *q = NULL;
-  DY_ASSERT_OK(dy_dymodel_encode(p, &buf, &len, &err), &err);
-  DY_ASSERT_OK(dy_dymodel_decode(buf, len, &q, &err), &err);
-  free(buf);
-  DY_ASSERT_OK(dy_dyparams_encode(p, &buf, &len, &err), &err);
-  DY_ASSERT_OK(dy_dyparams_decode(q, buf, len, &err), &err);
-  free(buf);
+  dy_program *q = copy_program(p);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(q);
   DY_ASSERT_OK(dy_verify(q, &err), &err);
   CU_ASSERT(dy_program_is_training(q));
   char *a = dy_program_to_text(p), *b = dy_program_to_text(q);
@@ -493,15 +510,8 @@ static void test_training_program_through_the_pipeline(void) {
     fprintf(stderr, "\n  regression Program: %s\n", err.msg);
   CU_ASSERT_PTR_NOT_NULL_FATAL(p);
   /* an optimised copy (through .dymodel + .dyparams) */
-  uint8_t *buf = NULL;
-  size_t len = 0;
-  dy_program *q = NULL;
-  DY_ASSERT_OK(dy_dymodel_encode(p, &buf, &len, &err), &err);
-  DY_ASSERT_OK(dy_dymodel_decode(buf, len, &q, &err), &err);
-  free(buf);
-  DY_ASSERT_OK(dy_dyparams_encode(p, &buf, &len, &err), &err);
-  DY_ASSERT_OK(dy_dyparams_decode(q, buf, len, &err), &err);
-  free(buf);
+  dy_program *q = copy_program(p);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(q);
   dy_pass_options po = {.opt_level = 2, .verify_each = 1};
   DY_ASSERT_OK(dy_run_pipeline(q, &po, &err), &err);
   int n_adam = 0;
