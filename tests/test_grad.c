@@ -11,7 +11,9 @@
  * The ways the analytic gradient is computed:
  *   - program: a Program op(x) -> L, dy_program_gradients, the static
  *     executor;
- * (more ways are added beside it: the eager tape, the compiled C).
+ *   - eager: the inputs require grad, op and L run eagerly (dy_apply) onto
+ *     the autograd tape, dy_backward fills each input's .grad;
+ * (more ways are added beside them: the compiled C).
  *
  * A differentiable op with no case, or whose rule is missing or fails, is
  * a failure naming it.
@@ -122,6 +124,35 @@ typedef struct {
   bool has_case[DY_OP_COUNT];
 } tally;
 
+/* The eager way: g[i] gets d L / d in[i] from the tape (NULL: zero) for
+ * every f32 input. False (printed) when backward fails. */
+static bool eager_grads(const dy_op_case *c, dy_tensor **in, dy_tensor *w,
+                        dy_tensor **g) {
+  for (int i = 0; i < c->n_in; i++)
+    in[i]->requires_grad = in[i]->type.dtype == DY_F32;
+  dy_error err = {0};
+  dy_scope_begin();
+  dy_srcloc loc = {"op_cases.c", 1};
+  dy_tensor *out = dy_apply(c->kind, in, c->n_in, c->attrs, c->n_attrs, loc);
+  dy_attr ra[] = {DY_ATTR_IS("axes", NULL, 0), DY_ATTR_I("keepdim", 0)};
+  dy_tensor *l = dy_apply(DY_OP_REDUCE_SUM, (dy_tensor *const[]){dy_mul(out, w)}, 1,
+                          ra, 2, loc);
+  dy_status s = l ? dy_backward(l, &err) : DY_STATUS_INTERNAL;
+  if (s) {
+    const dy_error *e = l ? &err : dy_last_error();
+    fprintf(stderr, "\n  [%s] eager backward: %s\n", c->label, e ? e->msg : "?");
+    dy_clear_error();
+    dy_tape_clear();
+  }
+  dy_scope_end();
+  for (int i = 0; i < c->n_in; i++) {
+    in[i]->requires_grad = false;
+    g[i] = in[i]->grad;
+    in[i]->grad = NULL;
+  }
+  return s == DY_OK;
+}
+
 /* One case: the program way. */
 static void check_case(const dy_op_case *c, tally *t) {
   if (c->expect_error || !dy_grad_table[c->kind])
@@ -193,6 +224,9 @@ static void check_case(const dy_op_case *c, tally *t) {
     fprintf(stderr, "\n  [%s] running the gradient program: %s\n", c->label, err.msg);
     t->failed++;
   } else {
+    dy_tensor *eg[8] = {0};
+    if (!eager_grads(c, in, w, eg))
+      t->failed++;
     double tol = c->tol > 1e-3 ? c->tol * 10 : 1e-2;
     int f = 1;  /* fetch index of the next gradient */
     for (int k = 0; k < n_wrt; k++) {
@@ -214,11 +248,17 @@ static void check_case(const dy_op_case *c, tally *t) {
         x[e] = x0;
         double fd = (lp - lm) / (hp + hm);
         double an = g ? ((const float *)g->data)[e] : 0.0;
+        double ea = eg[i] ? ((const float *)eg[i]->data)[e] : 0.0;
         t->checked++;
         if (!(fabs(fd - an) <= tol * (1 + fabs(fd)))) {
           if (bad++ < 3)
             fprintf(stderr, "\n  [%s] d/d in%d [%lld]: rule %.7g, finite difference %.7g",
                     c->label, i, (long long)e, an, fd);
+        }
+        if (!(fabs(fd - ea) <= tol * (1 + fabs(fd)))) {
+          if (bad++ < 3)
+            fprintf(stderr, "\n  [%s] d/d in%d [%lld]: eager tape %.7g, finite difference %.7g",
+                    c->label, i, (long long)e, ea, fd);
         }
       }
       if (bad) {
@@ -227,6 +267,8 @@ static void check_case(const dy_op_case *c, tally *t) {
         t->failed++;
       }
     }
+    for (int i = 0; i < c->n_in; i++)
+      dy_tensor_free(eg[i]);
   }
   for (int i = 0; i < n_out; i++)
     dy_tensor_free(out[i]);
