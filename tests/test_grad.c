@@ -116,6 +116,18 @@ static dy_program *loss_program(const dy_op_case *c, int *ids, int *loss,
   return p;
 }
 
+/* L at the given inputs (fetch 0 of p). NAN on error. */
+static double eval_loss(const dy_program *p, dy_tensor **in, int n_in, int n_out) {
+  dy_tensor *out[16] = {0};
+  dy_error err = {0};
+  if (dy_executor_run(p, in, n_in, out, n_out, &err))
+    return NAN;
+  double v = ((float *)out[0]->data)[0];
+  for (int i = 0; i < n_out; i++)
+    dy_tensor_free(out[i]);
+  return v;
+}
+
 /* The op's output at the given inputs (fetch 1 of p), or NULL. */
 static dy_tensor *eval_out(const dy_program *p, dy_tensor **in, int n_in, int n_out) {
   dy_tensor *out[16] = {0};
