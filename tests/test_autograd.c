@@ -489,7 +489,18 @@ static void check_loss_grad(const char *what, dy_tensor *pred, dy_tensor *label,
 static void test_loss_gradients(void) {
   dy_seed(29);
   dy_scope_begin();
-  dy_loss_spec mean = {0}, soft = {.soft_labels = true}, sum = {.reduction = DY_REDUCTION_SUM};
+  int64_t lab[4] = {0, 3, 4, 1}, lab_ig[4] = {2, -1, 4, -1}, lab3[4] = {2, 0, 1, 1};
+  dy_tensor *y = dy_tensor_from_data(DY_I64, 1, DY_SHAPE(4), lab);
+  dy_tensor *yi = dy_tensor_from_data(DY_I64, 1, DY_SHAPE(4), lab_ig);
+  dy_tensor *y3 = dy_tensor_from_data(DY_I64, 2, DY_SHAPE(2, 2), lab3);
+  dy_loss_spec mean = {0}, soft = {.soft_labels = true}, sum = {.reduction = DY_REDUCTION_SUM},
+               ig = {.has_ignore_index = true, .ignore_index = -1};
+  check_loss_grad("cross_entropy", randn(2, DY_SHAPE(4, 5)), y, DY_LOSS_CROSS_ENTROPY, &mean);
+  check_loss_grad("cross_entropy ignore_index", randn(2, DY_SHAPE(4, 5)), yi,
+                  DY_LOSS_CROSS_ENTROPY, &ig);
+  check_loss_grad("cross_entropy sum", randn(2, DY_SHAPE(4, 5)), y, DY_LOSS_CROSS_ENTROPY, &sum);
+  check_loss_grad("cross_entropy [N,C,d]", randn(3, DY_SHAPE(2, 3, 2)), y3,
+                  DY_LOSS_CROSS_ENTROPY, &mean);
   dy_tensor *p = dy_softmax(randn(2, DY_SHAPE(4, 5)), -1);
   check_loss_grad("cross_entropy soft", randn(2, DY_SHAPE(4, 5)), p, DY_LOSS_CROSS_ENTROPY,
                   &soft);
