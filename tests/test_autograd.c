@@ -523,6 +523,18 @@ static void test_errors(void) {
   dy_tensor *a = randn(2, DY_SHAPE(3, 4)), *b = randn(2, DY_SHAPE(3, 4));
   CU_ASSERT_EQUAL(dy_backward(dy_mse_loss(a, b), &err), DY_STATUS_INVALID_ARGUMENT);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "no parameter on its path"));
+  /* a rule that refuses (tile's gradient needs rank 10 here): the error
+   * names the op and the line of the forward call; nothing is added */
+  dy_tensor *t5 = randn(5, DY_SHAPE(2, 2, 2, 2, 2));
+  t5->requires_grad = true;
+  int tile_line = __LINE__ + 1;
+  dy_tensor *tiled = dy_tile(t5, 5, DY_SHAPE(2, 2, 2, 2, 2));
+  CU_ASSERT_EQUAL(dy_backward(dy_reduce_sum(tiled, 0, NULL, false), &err),
+                  DY_STATUS_UNSUPPORTED);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "tile"));
+  CU_ASSERT_EQUAL(err.loc.line, tile_line);
+  CU_ASSERT_PTR_NULL(t5->grad);
+  dy_tape_clear();
   /* NULL loss (an earlier failure) */
   CU_ASSERT_EQUAL(dy_backward(NULL, &err), DY_STATUS_INVALID_ARGUMENT);
 
