@@ -9,7 +9,8 @@
  *     static mode leaving the tape alone;
  *   - every loss's value against a double reference (ignore_index, soft
  *     labels, sum included), eager and in a Program, and its gradient
- *     against finite differences;
+ *     eager, in a Program and by finite differences; a loss traced with a
+ *     dynamic batch, run (value and parameter gradients) at another;
  *   - the errors: non-scalar loss, no parameter on the path, labels of the
  *     wrong dtype or shape, a label out of range at run time.
  */
@@ -418,6 +419,57 @@ static void test_program_loss(void) {
   dy_scope_end();
 }
 
+/* A loss inside a traced forward lands in the Program: with a dynamic
+ * batch, the Program run at another batch equals the eager loss there. */
+static void test_traced_loss(void) {
+  dy_seed(37);
+  with_loss *m = (with_loss *)wrap(mlp(), DY_LOSS_CROSS_ENTROPY);
+  m->spec.has_ignore_index = true;
+  m->spec.ignore_index = 2;
+  dy_tensor *x = randn(2, DY_SHAPE(4, 4)), *x6 = randn(2, DY_SHAPE(6, 4));
+  int64_t lab[4] = {0, 2, 1, 1}, lab6[6] = {2, 1, 0, 2, 0, 1};
+  dy_tensor *y = dy_tensor_from_data(DY_I64, 1, DY_SHAPE(4), lab);
+  dy_tensor *y6 = dy_tensor_from_data(DY_I64, 1, DY_SHAPE(6), lab6);
+  dy_input_spec specs[2] = {{.name = "x", .dtype = DY_F32, .rank = 2, .shape = {-1, 4}},
+                            {.name = "label", .dtype = DY_I64, .rank = 1, .shape = {-1}}};
+  dy_program *p = NULL;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_trace(&m->base, specs, (dy_tensor *const[]){x, y}, 2, NULL, &p, &err), &err);
+  dy_tape_clear();
+  int *pv, *gv, n;
+  DY_ASSERT_OK(dy_program_append_backward(p, p->fetches[0], &pv, &gv, &n, &err), &err);
+  for (int k = 0; k < n; k++)
+    DY_ASSERT_OK(dy_program_add_fetch(p, gv[k], &err), &err);
+  DY_ASSERT_OK(dy_verify(p, &err), &err);
+  dy_tensor *outs[16] = {0};
+  DY_ASSERT_OK(dy_executor_run(p, (dy_tensor *const[]){x6, y6}, 2, outs, 1 + n, &err), &err);
+  DY_ASSERT_NEAR(item(outs[0]), loss_value(&m->base, x6, y6), 1e-6);
+  /* and the gradients equal eager backward's at that batch */
+  dy_tensor *loss = dy_call2(&m->base, x6, y6);
+  DY_ASSERT_OK(dy_backward(loss, &err), &err);
+  dy_tensor *ps[16];
+  int np = params_of(&m->base, ps, 0, 16);
+  CU_ASSERT_EQUAL_FATAL(np, n);
+  for (int i = 0; i < np; i++) {
+    int k = 0;
+    while (k < n && pv[k] != ps[i]->var)
+      k++;
+    CU_ASSERT_FATAL(k < n);
+    CU_ASSERT(max_rel(ps[i]->grad->data, outs[1 + k]->data, dy_tensor_numel(ps[i])) <= 1e-5);
+  }
+  for (int k = 0; k < 1 + n; k++)
+    dy_tensor_free(outs[k]);
+  free(pv);
+  free(gv);
+  dy_tensor_free(loss);
+  dy_program_free(p);
+  dy_tensor_free(x);
+  dy_tensor_free(x6);
+  dy_tensor_free(y);
+  dy_tensor_free(y6);
+  dy_layer_free(&m->base);
+}
+
 /* ---- losses: gradients against finite differences ---- */
 
 /* d loss / d pred of the Program way: a feed for pred, the loss appended,
@@ -607,6 +659,7 @@ void dy_test_register(void) {
   DY_TEST(test_tape_bounded);
   DY_TEST(test_loss_values);
   DY_TEST(test_program_loss);
+  DY_TEST(test_traced_loss);
   DY_TEST(test_errors);
   DY_TEST(test_loss_gradients);
 }
