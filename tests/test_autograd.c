@@ -463,6 +463,14 @@ static void test_traced_loss(void) {
   free(gv);
   dy_tensor_free(loss);
   dy_program_free(p);
+  /* static mode (symbolic inputs) builds the same loss, records no tape */
+  DY_ASSERT_OK(dy_program_from_layer(&m->base, specs, 2, &p, &err), &err);
+  CU_ASSERT_EQUAL(dy_tape_size(), 0);
+  dy_tensor *o6 = NULL;
+  DY_ASSERT_OK(dy_executor_run(p, (dy_tensor *const[]){x6, y6}, 2, &o6, 1, &err), &err);
+  DY_ASSERT_NEAR(item(o6), loss_value(&m->base, x6, y6), 1e-6);
+  dy_tensor_free(o6);
+  dy_program_free(p);
   dy_tensor_free(x);
   dy_tensor_free(x6);
   dy_tensor_free(y);
