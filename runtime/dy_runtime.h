@@ -384,10 +384,12 @@ dy_status dy_npy_read(const char *path, dy_tensor **out, dy_error *err);
 dy_status dy_npy_write(const char *path, const dy_tensor *t, dy_error *err);
 
 /* The op families' entry points and layers. */
-#include "dy_autograd.h"
 #include "dy_nn.h"
 #include "dy_math.h"
 #include "dy_extra.h"
 #include "dy_shape.h"
+
+/* Eager autograd and the losses. */
+#include "dy_autograd.h"
 
 #endif /* DY_RUNTIME_H */
