@@ -71,6 +71,11 @@ typedef struct dy_tensor {
   bool requires_grad;     /* a leaf whose gradient is wanted (a layer's f32
                              parameter; traced as a trainable var)         */
   struct dy_tensor *grad; /* its accumulated gradient (owned), or NULL      */
+  /* eager autograd's tape (runtime/autograd.c, dy_autograd.h) */
+  struct dy_tape_node *grad_fn; /* the recorded op that made it, or NULL  */
+  int tape_refs;          /* how many of refcount the tape holds            */
+  unsigned ag_pass;       /* scratch of one dy_backward / tape pruning pass */
+  int ag_val, ag_aux;     /* (valid while ag_pass is that pass's number)    */
 } dy_tensor;
 
 /* Returns a new zero-filled tensor. Owned as described above. */
@@ -392,5 +397,8 @@ dy_status dy_npy_write(const char *path, const dy_tensor *t, dy_error *err);
 #include "dy_shape.h"
 /* DY_MODEL / DY_TO_STATIC, the markers of `dy2stc compile net.c`. */
 #include "dy_static.h"
+
+/* Eager autograd and the losses. */
+#include "dy_autograd.h"
 
 #endif /* DY_RUNTIME_H */
