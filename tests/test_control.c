@@ -236,29 +236,29 @@ static void expect_broken(const char *text, const char *from, const char *to,
 static void test_verifier_invariants(void) {
   /* 10 (blocks): an index out of range, a block owned twice, an ownerless
    * block, a wrong parent, a parent that is not lower, params on a branch */
-  expect_broken(cond_text, "else_block = 2", "else_block = 7", "invariant 10 (blocks)");
-  expect_broken(cond_text, "else_block = 2", "else_block = 1", "invariant 10 (blocks)");
-  expect_broken(loop_text, "body_block = 2", "body_block = 1", "invariant 10 (blocks)");
-  expect_broken(cond_text, "block 2 parent 0", "block 2 parent 1", "invariant 10 (blocks)");
+  expect_broken(cond_text, "else_block = 2", "else_block = 7", "invariant 11 (blocks)");
+  expect_broken(cond_text, "else_block = 2", "else_block = 1", "invariant 11 (blocks)");
+  expect_broken(loop_text, "body_block = 2", "body_block = 1", "invariant 11 (blocks)");
+  expect_broken(cond_text, "block 2 parent 0", "block 2 parent 1", "invariant 11 (blocks)");
   expect_broken(cond_text, "block 1 parent 0 ()", "block 1 parent 0 (e_0)",
-                "invariant 10 (blocks)");
+                "invariant 11 (blocks)");
   /* a block no op owns */
   expect_broken(cond_text, "  fetch 0 out\n", "  block 3 parent 0 () {\n    yield x\n  }\n  fetch 0 out\n",
                 "block 3 has no owning op");
   /* 11 (scope): a capture not listed; a closed branch's var read after it;
    * a result not defined */
-  expect_broken(cond_text, "cond(p, x)", "cond(p, zero)", "invariant 11 (scope)");
+  expect_broken(cond_text, "cond(p, x)", "cond(p, zero)", "invariant 12 (scope)");
   expect_broken(cond_text, "fetch 0 out", "fetch 0 t_0", "invariant 9 (io)");
-  expect_broken(loop_text, "    yield i_2, acc_2", "    yield i_2, acc_0", "invariant 11 (scope)");
-  expect_broken(loop_text, "c_0 = less(i_0, n)", "c_0 = less(i_1, n)", "invariant 11 (scope)");
+  expect_broken(loop_text, "    yield i_2, acc_2", "    yield i_2, acc_0", "invariant 12 (scope)");
+  expect_broken(loop_text, "c_0 = less(i_0, n)", "c_0 = less(i_1, n)", "invariant 12 (scope)");
   /* 12 (block-types): branches disagree; a carried value changes type;
    * the condition is not one bool */
   char *t = replaced(cond_text, "cond(p, x)", "cond(p, x, s)");
-  expect_broken(t, "    yield t_0", "    yield s", "invariant 12 (block-types)");
+  expect_broken(t, "    yield t_0", "    yield s", "invariant 13 (block-types)");
   free(t);
-  expect_broken(loop_text, "    yield i_2, acc_2", "    yield acc_2, i_2", "invariant 12 (block-types)");
-  expect_broken(loop_text, "    yield c_0", "    yield i_0", "invariant 12 (block-types)");
-  expect_broken(loop_text, "n_carried = 2", "n_carried = 1", "invariant 12 (block-types)");
+  expect_broken(loop_text, "    yield i_2, acc_2", "    yield acc_2, i_2", "invariant 13 (block-types)");
+  expect_broken(loop_text, "    yield c_0", "    yield i_0", "invariant 13 (block-types)");
+  expect_broken(loop_text, "n_carried = 2", "n_carried = 1", "invariant 13 (block-types)");
   /* 5 (ssa): a param written by an op */
   expect_broken(loop_text, "i_2 = add(i_1, one)", "i_0 = add(i_1, one)", "invariant 5 (ssa)");
 }
