@@ -9,7 +9,7 @@
  * values) and results (vars it yields: a branch's outputs, a loop's next
  * values or its condition). It reads vars of enclosing blocks only through
  * its owner's inputs (captures). The verifier checks all of this
- * (invariants 10-12 of verify.c).
+ * (invariants 11-13 of verify.c).
  */
 #include <stdlib.h>
 #include <string.h>

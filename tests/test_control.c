@@ -4,7 +4,7 @@
  * Hand-written Programs with a while loop and a cond run on the static
  * executor for inputs that take every branch and loop counts 0, 1 and
  * many; the text form and .dymodel round trip them (and a version-1 file
- * still reads); each verifier invariant for blocks (10-12) is broken once
+ * still reads); each verifier invariant for blocks (11-13) is broken once
  * by an edit of the text and reported by number. The eager API is run
  * against the executor on the Programs that tracing it records, and its
  * errors (a non-bool predicate, a branch-local tensor escaping, branches of
@@ -234,7 +234,7 @@ static void expect_broken(const char *text, const char *from, const char *to,
 }
 
 static void test_verifier_invariants(void) {
-  /* 10 (blocks): an index out of range, a block owned twice, an ownerless
+  /* 11 (blocks): an index out of range, a block owned twice, an ownerless
    * block, a wrong parent, a parent that is not lower, params on a branch */
   expect_broken(cond_text, "else_block = 2", "else_block = 7", "invariant 11 (blocks)");
   expect_broken(cond_text, "else_block = 2", "else_block = 1", "invariant 11 (blocks)");
@@ -242,16 +242,25 @@ static void test_verifier_invariants(void) {
   expect_broken(cond_text, "block 2 parent 0", "block 2 parent 1", "invariant 11 (blocks)");
   expect_broken(cond_text, "block 1 parent 0 ()", "block 1 parent 0 (e_0)",
                 "invariant 11 (blocks)");
+  /* a cycle: a parent that is not a lower block (the parser and the
+   * .dymodel reader refuse it too, so it is made by hand) */
+  dy_program *cyc = parse_ok(cond_text);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(cyc);
+  cyc->blocks[1]->parent = 2;
+  dy_error err = {0};
+  CU_ASSERT_EQUAL(dy_verify(cyc, &err), DY_STATUS_INVALID_IR);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "invariant 11 (blocks): block 1 has parent 2"));
+  dy_program_free(cyc);
   /* a block no op owns */
   expect_broken(cond_text, "  fetch 0 out\n", "  block 3 parent 0 () {\n    yield x\n  }\n  fetch 0 out\n",
                 "block 3 has no owning op");
-  /* 11 (scope): a capture not listed; a closed branch's var read after it;
+  /* 12 (scope): a capture not listed; a closed branch's var read after it;
    * a result not defined */
   expect_broken(cond_text, "cond(p, x)", "cond(p, zero)", "invariant 12 (scope)");
   expect_broken(cond_text, "fetch 0 out", "fetch 0 t_0", "invariant 9 (io)");
   expect_broken(loop_text, "    yield i_2, acc_2", "    yield i_2, acc_0", "invariant 12 (scope)");
   expect_broken(loop_text, "c_0 = less(i_0, n)", "c_0 = less(i_1, n)", "invariant 12 (scope)");
-  /* 12 (block-types): branches disagree; a carried value changes type;
+  /* 13 (block-types): branches disagree; a carried value changes type;
    * the condition is not one bool */
   char *t = replaced(cond_text, "cond(p, x)", "cond(p, x, s)");
   expect_broken(t, "    yield t_0", "    yield s", "invariant 13 (block-types)");
