@@ -115,7 +115,7 @@ def emits(toks, lo, hi):
     return False
 
 
-def check(path):
+def check(path, shown):
     with open(path, encoding="utf-8") as f:
         toks = tokens(f.read())
     found = []
@@ -131,7 +131,7 @@ def check(path):
         if n >= 2:
             what = toks[i - 1][1] + "(...)" if call else "{...}"
             found.append("%s:%d: %d arguments of %s emit ops (order unspecified)"
-                         % (path, line, n, what))
+                         % (shown, line, n, what))
     return found
 
 
@@ -141,7 +141,7 @@ def main(argv):
                                glob.glob(os.path.join(root, "runtime", "*.c")))
     found = []
     for path in files:
-        found += check(path)
+        found += check(path, os.path.relpath(path, root) if os.path.isabs(path) else path)
     for line in found:
         print(line)
     return 1 if found else 0

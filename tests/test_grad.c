@@ -31,6 +31,12 @@
  *
  * A differentiable op with no case, or whose rule is missing or fails, is
  * a failure naming it.
+ *
+ * The text of every case's gradient Program, and of a training step with
+ * each loss and with each optimizer, is compared with the golden
+ * tests/golden/grad_programs.txt, so that a rule whose ops' order depends
+ * on the compiler (two emitting arguments of one call) fails under gcc or
+ * under clang.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -239,54 +245,73 @@ static bool eager_grads(const dy_op_case *c, dy_tensor **in, dy_tensor *w,
 }
 
 /* One case: the program way. */
-static void check_case(const dy_op_case *c, tally *t) {
+/* Does case c have a gradient to check: a good case of a differentiable
+ * op with an f32 input and an f32 result? */
+static bool has_gradient(const dy_op_case *c) {
   if (c->expect_error || c->no_grad || !dy_grad_table[c->kind])
-    return;
+    return false;
   bool any_f32 = false;
   for (int i = 0; i < c->n_in; i++)
     any_f32 |= c->in[i].dtype == DY_F32;
-  dy_op probe0 = {.id = 0, .kind = c->kind, .attrs = (dy_attr *)c->attrs,
-                  .n_attrs = c->n_attrs};
-  dy_type tout0;
-  dy_error err0 = {0};
-  if (!any_f32 || dy_infer(&probe0, c->in, c->n_in, &tout0, &err0) ||
-      tout0.dtype != DY_F32)
-    return; /* an f32 result is what has a gradient */
-  t->cases++;
+  dy_op probe = {.id = 0, .kind = c->kind, .attrs = (dy_attr *)c->attrs,
+                 .n_attrs = c->n_attrs};
+  dy_type tout;
+  dy_error err = {0};
+  return any_f32 && !dy_infer(&probe, c->in, c->n_in, &tout, &err) && tout.dtype == DY_F32;
+}
+
+/* The gradient Program of case c: loss_program, then the gradients of L
+ * with respect to every differentiable input which[k] (grads[k], -1 when
+ * L does not depend on it), each fetched after L and out (the fetches 2,
+ * 3, ...), verified. NULL on failure, with a one-line message on stderr
+ * naming the case. */
+static dy_program *gradient_program(const dy_op_case *c, int *which, int *n_wrt,
+                                    int *grads) {
   dy_error err = {0};
   int ids[8], loss;
   dy_program *p = loss_program(c, ids, &loss, &err);
   if (!p) {
     fprintf(stderr, "\n  [%s] cannot build: %s\n", c->label, err.msg);
-    t->failed++;
-    return;
+    return NULL;
   }
-  int wrt[8], n_wrt = 0, which[8];
+  int wrt[8];
+  *n_wrt = 0;
   for (int i = 0; i < c->n_in; i++)
     if (dy_grad_input_is_differentiable(c->kind, i, c->in[i].dtype)) {
-      which[n_wrt] = i;
-      wrt[n_wrt++] = ids[i];
+      which[*n_wrt] = i;
+      wrt[(*n_wrt)++] = ids[i];
     }
-  int grads[8];
-  dy_status s = dy_program_gradients(p, loss, wrt, n_wrt, grads, &err);
-  if (s) {
+  if (dy_program_gradients(p, loss, wrt, *n_wrt, grads, &err)) {
     char m[700];
     dy_error_format(&err, m, sizeof m);
     fprintf(stderr, "\n  [%s] %s: %s\n", c->label, dy_op_name(c->kind), m);
-    t->failed++;
     dy_program_free(p);
-    return;
+    return NULL;
   }
-  for (int k = 0; k < n_wrt; k++)
+  for (int k = 0; k < *n_wrt; k++)
     if (grads[k] >= 0)
       dy_program_add_fetch(p, grads[k], &err);
-  if ((s = dy_verify(p, &err))) {
+  if (dy_verify(p, &err)) {
     fprintf(stderr, "\n  [%s] gradient program invalid: %s\n", c->label, err.msg);
-    t->failed++;
     dy_program_free(p);
+    return NULL;
+  }
+  return p;
+}
+
+static void check_case(const dy_op_case *c, tally *t) {
+  if (!has_gradient(c))
+    return;
+  t->cases++;
+  int n_wrt, which[8], grads[8];
+  dy_program *p = gradient_program(c, which, &n_wrt, grads);
+  if (!p) {
+    t->failed++;
     return;
   }
   t->has_case[c->kind] = true;
+  dy_error err = {0};
+  dy_status s;
 
   int64_t batch = c->batch ? c->batch : 2;
   dy_tensor *in[9] = {0};
@@ -866,6 +891,181 @@ static void test_fused_ops_gradients(void) {
   dy_program_free(q);
 }
 
+/* ------------------------------------------------------------------ */
+
+/* The gradient Programs' text is the same whichever compiler built
+ * dy2stc: a rule that emits ops from two arguments of one call (whose
+ * order C leaves unspecified) numbers vars one way under gcc and another
+ * under clang. The text of every op case's gradient Program, of a
+ * training step with each loss and of one with each optimizer (clipping
+ * on) goes into one file compared with tests/golden/grad_programs.txt;
+ * `make test` runs this under gcc and under clang. The golden is
+ * rewritten with DY_UPDATE_GOLDENS=1 (review `git diff tests/golden`). */
+#define GRAD_GOLDEN DY_SOURCE_DIR "/tests/golden/grad_programs.txt"
+#define GRAD_GOT DY_BUILD_DIR "/grad_programs.txt"
+
+typedef struct {
+  char *s;
+  size_t n, cap;
+  bool oom;
+} textbuf;
+
+static void text_add(textbuf *t, const char *s) {
+  size_t k = strlen(s);
+  if (t->n + k + 1 > t->cap) {
+    size_t cap = 2 * (t->n + k + 1);
+    char *g = realloc(t->s, cap);
+    if (!g) {
+      t->oom = true;
+      return;
+    }
+    t->s = g;
+    t->cap = cap;
+  }
+  memcpy(t->s + t->n, s, k + 1);
+  t->n += k;
+}
+
+/* "# title" then p's text (an error's message in its place when p is NULL) */
+static void text_add_program(textbuf *t, const char *title, const dy_program *p,
+                             const dy_error *err) {
+  text_add(t, "# ");
+  text_add(t, title);
+  text_add(t, "\n");
+  char *txt = p ? dy_program_to_text(p) : NULL;
+  text_add(t, txt ? txt : "error: ");
+  if (!txt)
+    text_add(t, err && err->status ? err->msg : "cannot print");
+  text_add(t, "\n");
+  free(txt);
+}
+
+/* A linear layer pred = x w + b, then the loss, its backward ops and the
+ * optimizer's: the whole training step. NULL with err set on failure. */
+static dy_program *training_program(const dy_loss_spec *loss, const dy_optimizer_spec *opt,
+                                    dy_error *err) {
+  static const char *model =
+      "program {\n"
+      "  var x : f32[-1,3] feed 0\n"
+      "  var w : f32[3,4] persistable trainable\n"
+      "  var b : f32[4] persistable trainable\n"
+      "  var z : f32[-1,4]\n"
+      "  var pred : f32[-1,4]\n"
+      "  block 0 parent -1 {\n"
+      "    z = matmul(x, w) {transpose_x = 0, transpose_y = 0}  @step.c:1\n"
+      "    pred = add(z, b)  @step.c:2\n"
+      "  }\n"
+      "  fetch 0 pred\n"
+      "}\n";
+  dy_program *p;
+  if (dy_program_parse(model, &p, err))
+    return NULL;
+  int label, l, *params = NULL, *grads = NULL, n = 0;
+  if (dy_program_append_loss(p, dy_program_find_var(p, "pred"), "label", loss, &label, &l,
+                             err) ||
+      dy_program_append_backward(p, l, &params, &grads, &n, err) ||
+      dy_program_append_optimizer(p, opt, params, grads, n, err) || dy_verify(p, err)) {
+    dy_program_free(p);
+    p = NULL;
+  }
+  free(params);
+  free(grads);
+  return p;
+}
+
+static void test_gradient_programs_golden(void) {
+  textbuf t = {0};
+  int nl, n_cases = 0, n_failed = 0;
+  const dy_op_case_list *const *lists = families(&nl);
+  for (int l = 0; l < nl; l++)
+    for (int i = 0; i < lists[l]->n; i++) {
+      const dy_op_case *c = &lists[l]->cases[i];
+      if (!has_gradient(c))
+        continue;
+      int n_wrt, which[8], grads[8];
+      dy_program *p = gradient_program(c, which, &n_wrt, grads);
+      char title[200];
+      snprintf(title, sizeof title, "case %s (%s)", c->label, dy_op_name(c->kind));
+      text_add_program(&t, title, p, NULL);
+      n_cases++;
+      n_failed += !p;
+      dy_program_free(p);
+    }
+  CU_ASSERT_EQUAL(n_failed, 0);
+
+  const dy_optimizer_spec sgd = {.kind = DY_OPT_SGD, .lr = 0.1};
+  const struct {
+    const char *what;
+    dy_loss_spec spec;
+  } losses[] = {
+      {"cross_entropy", {.kind = DY_LOSS_CROSS_ENTROPY}},
+      {"cross_entropy soft labels", {.kind = DY_LOSS_CROSS_ENTROPY, .soft_labels = true}},
+      {"cross_entropy ignore_index 1, sum",
+       {.kind = DY_LOSS_CROSS_ENTROPY, .reduction = DY_REDUCTION_SUM,
+        .has_ignore_index = true, .ignore_index = 1}},
+      {"mse", {.kind = DY_LOSS_MSE}},
+      {"l1 sum", {.kind = DY_LOSS_L1, .reduction = DY_REDUCTION_SUM}},
+      {"bce_with_logits", {.kind = DY_LOSS_BCE_WITH_LOGITS}},
+  };
+  const dy_loss_spec mse = {.kind = DY_LOSS_MSE};
+  const struct {
+    const char *what;
+    dy_optimizer_spec spec;
+  } opts[] = {
+      {"sgd, clip_norm 1", {.kind = DY_OPT_SGD, .lr = 0.1, .clip_norm = 1.0}},
+      {"sgd momentum nesterov weight_decay, clip_norm 1",
+       {.kind = DY_OPT_SGD, .lr = 0.1, .momentum = 0.9, .nesterov = true,
+        .weight_decay = 1e-4, .clip_norm = 1.0}},
+      {"adam weight_decay, clip_norm 0.5",
+       {.kind = DY_OPT_ADAM, .lr = 0.01, .weight_decay = 1e-4, .clip_norm = 0.5}},
+      {"adamw, clip_norm 0.5",
+       {.kind = DY_OPT_ADAMW, .lr = 0.01, .weight_decay = 0.01, .clip_norm = 0.5}},
+  };
+  int n_steps = (int)(sizeof losses / sizeof *losses + sizeof opts / sizeof *opts);
+  for (int k = 0; k < n_steps; k++) {
+    int nlo = (int)(sizeof losses / sizeof *losses);
+    bool is_loss = k < nlo;
+    const char *what = is_loss ? losses[k].what : opts[k - nlo].what;
+    dy_error err = {0};
+    dy_program *p = training_program(is_loss ? &losses[k].spec : &mse,
+                                     is_loss ? &sgd : &opts[k - nlo].spec, &err);
+    if (!p)
+      fprintf(stderr, "\n  training step (%s): %s\n", what, err.msg);
+    CU_ASSERT_PTR_NOT_NULL(p);
+    char title[200];
+    snprintf(title, sizeof title, "training step: %s loss, %s", is_loss ? what : "mse",
+             is_loss ? "sgd" : what);
+    text_add_program(&t, title, p, &err);
+    dy_program_free(p);
+  }
+  CU_ASSERT_FALSE_FATAL(t.oom);
+  fprintf(stderr, "\n  %d gradient Programs and %d training steps printed\n", n_cases,
+          n_steps);
+
+  dy_error err = {0};
+  CU_ASSERT_FATAL(dy_write_file_atomic(GRAD_GOT, t.s, t.n, &err) == DY_OK);
+  if (getenv("DY_UPDATE_GOLDENS")) {
+    DY_ASSERT_OK(dy_write_file_atomic(GRAD_GOLDEN, t.s, t.n, &err), &err);
+    fprintf(stderr, "\n  wrote %s\n", GRAD_GOLDEN);
+    free(t.s);
+    return;
+  }
+  char *want = dy_test_slurp(GRAD_GOLDEN);
+  if (!want)
+    fprintf(stderr, "\n  no golden %s (DY_UPDATE_GOLDENS=1 writes it)\n", GRAD_GOLDEN);
+  bool same = want && strcmp(want, t.s) == 0;
+  if (want && !same) {
+    fprintf(stderr, "\n  the gradient Programs differ from their golden; the diff's start:\n");
+    dy_test_sh(NULL, "diff -u '%s' '%s' | head -60 >&2", GRAD_GOLDEN, GRAD_GOT);
+    fprintf(stderr, "  (a rule emitting from two arguments of one call? "
+                    "scripts/check_emit_order.py)\n  if the change is deliberate: "
+                    "DY_UPDATE_GOLDENS=1 %s/test_grad\n", DY_BUILD_DIR);
+  }
+  CU_ASSERT(same);
+  free(want);
+  free(t.s);
+}
+
 void dy_test_register(void) {
   DY_SUITE("grad");
   DY_TEST(test_gradient_errors);
@@ -874,4 +1074,5 @@ void dy_test_register(void) {
   DY_TEST(test_append_backward);
   DY_TEST(test_shape_gradients_by_hand);
   DY_TEST(test_fused_ops_gradients);
+  DY_TEST(test_gradient_programs_golden);
 }
