@@ -13,7 +13,9 @@ the builder `b` or `&b` (the rule files' local helpers, dy_loss_build, ...)
 or of the builder's own emit and constant members; `b->type(b, v)` only
 reads. A call or brace list with two or more emitting arguments
 is reported (a brace pair holding a top-level ';' is a block, not a
-list). Comments and string literals are skipped.
+list), and so are two operands of one expression that both emit with no
+sequence point between them (f(b) + g(b); not x ? f(b) : g(b), nor
+f(b), g(b)). Comments and string literals are skipped.
 
 Usage: scripts/check_emit_order.py [FILE...]   (default: ir/*.c ir/*.h
 runtime/*.c). Exit status 1 when something is reported."""
@@ -115,11 +117,51 @@ def emits(toks, lo, hi):
     return False
 
 
+SEQUENCED = {",", ";", "?", ":", "&&", "||", "{", "}"}
+CONTROL = {"if", "while", "for", "switch", "sizeof"}
+
+
+def operand_pairs(toks, lo, hi):
+    """lines where two operands of one expression in toks[lo:hi] (its top
+    level, outside nested brackets) both emit ops with no sequence point
+    (, ; ? : && ||) between them: f(b) + g(b)"""
+    lines, seen, j = [], False, lo
+    while j < hi:
+        t = toks[j][1]
+        if t == "{":  # a block or a list: checked on its own
+            seen = False
+            j = match(toks, j) + 1
+            continue
+        if t in SEQUENCED or (t in ("&", "|") and j + 1 < hi and toks[j + 1][1] == t):
+            seen = False
+            j += 2 if t in ("&", "|") else 1
+            continue
+        if t in "([":
+            end = match(toks, j)
+            head = toks[j - 1] if j > lo else ("", "", 0)
+            if head[1] in CONTROL:
+                seen = False  # a condition is sequenced before what follows
+            elif emits(toks, j - 1 if head[0] == "id" else j, end + 1):
+                if seen:
+                    lines.append(toks[j][2])
+                seen = True
+            j = end + 1
+            continue
+        j += 1
+    return lines
+
+
 def check(path, shown):
     with open(path, encoding="utf-8") as f:
         toks = tokens(f.read())
-    found = []
+    found = ["%s:%d: two operands emit ops (order unspecified)" % (shown, line)
+             for line in operand_pairs(toks, 0, len(toks))]
     for i, (kind, text, line) in enumerate(toks):
+        if text in "([{":
+            end = match(toks, i)
+            for lo, hi in split_args(toks, i + 1, end):
+                found += ["%s:%d: two operands emit ops (order unspecified)" % (shown, ln)
+                          for ln in operand_pairs(toks, lo, hi)]
         call = text == "(" and i > 0 and toks[i - 1][0] == "id"
         if not (call or text == "{"):
             continue
@@ -141,7 +183,8 @@ def main(argv):
                                glob.glob(os.path.join(root, "runtime", "*.c")))
     found = []
     for path in files:
-        found += check(path, os.path.relpath(path, root) if os.path.isabs(path) else path)
+        rel = os.path.relpath(os.path.abspath(path), root)
+        found += check(path, path if rel.startswith("..") else rel)
     for line in found:
         print(line)
     return 1 if found else 0
