@@ -71,8 +71,8 @@ DY_GRAD(hard_swish) {
   if (!need[0])
     return DY_OK;
   int below3 = dy_gb_cmp_const(b, DY_OP_LESS, x[0], 3.0);
-  int slope = dy_gb_scale(b, x[0], 1.0 / 3.0, 0.5);
-  int inside = dy_gb_where(b, below3, slope, dy_gb_const(b, 1.0));
+  int ramp = dy_gb_scale(b, x[0], 1.0 / 3.0, 0.5);
+  int inside = dy_gb_where(b, below3, ramp, dy_gb_const(b, 1.0));
   int above_m3 = dy_gb_cmp_const(b, DY_OP_GREATER, x[0], -3.0);
   int d = dy_gb_where(b, above_m3, inside, dy_gb_const(b, 0.0));
   return dy_gb_chain(b, need, dy, d, dx);

@@ -186,8 +186,8 @@ DY_GRAD(batch_norm) {
     if (need[3])
       dx[3] = dy_gb_neg(b, dy_gb_mul(b, sum_dy, dy_gb_mul(b, x[1], inv)));
     if (need[4]) { /* d inv / d var = -inv^3 / 2 */
-      int half_s2x = dy_gb_scale(b, dy_gb_mul(b, s2, x[1]), -0.5, 0.0);
-      dx[4] = dy_gb_mul(b, half_s2x, dy_gb_mul(b, inv, dy_gb_mul(b, inv, inv)));
+      int minus_half_s2x = dy_gb_scale(b, dy_gb_mul(b, s2, x[1]), -0.5, 0.0);
+      dx[4] = dy_gb_mul(b, minus_half_s2x, dy_gb_mul(b, inv, dy_gb_mul(b, inv, inv)));
     }
     return dy_gb_status(b);
   }
