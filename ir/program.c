@@ -415,6 +415,23 @@ int dy_program_count_ops(const dy_program *p) {
   return n;
 }
 
+bool dy_program_writes_in_place(const dy_program *p, int v) {
+  const dy_block *b = p->blocks[0];
+  for (int k = 0; k < b->n_ops; k++) {
+    const dy_op *op = b->ops[k];
+    if (!dy_op_has(op, DY_OPF_INPLACE))
+      continue;
+    for (int i = 0; i < op->n_outputs; i++)
+      if (op->outputs[i] == v)
+        return true;
+  }
+  return false;
+}
+
+bool dy_program_var_is_const(const dy_program *p, int v) {
+  return p->vars[v]->persistable && !dy_program_writes_in_place(p, v);
+}
+
 /* ---- attributes ---- */
 
 const dy_attr *dy_op_find_attr(const dy_op *op, const char *name) {

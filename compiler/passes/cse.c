@@ -47,6 +47,8 @@ dy_status dy_pass_cse(dy_program *p, bool *changed,
   dy_block *blk = p->blocks[0];
   for (int k = 1; k < blk->n_ops; k++) {
     const dy_op *op = blk->ops[k];
+    if (dy_op_has(op, DY_OPF_INPLACE))
+      continue; /* an update is an effect: two of them are two */
     for (int j = 0; j < k; j++) {
       const dy_op *first = blk->ops[j];
       if (!same_op(first, op))

@@ -1,7 +1,8 @@
 /* fold.c - constant folding.
  *
  * Requires: a verified Program. An op whose inputs are all persistable
- * (constants and parameters) — or that has no inputs, like full — is
+ * (constants and parameters; not the state a training Program updates in
+ * place, dy_program_var_is_const) — or that has no inputs, like full — is
  * evaluated now with the runtime's reference kernels, and its output
  * becomes a persistable var holding the result. Its shape must be static.
  *
@@ -17,9 +18,11 @@ enum { FOLD_SLACK = 4096 };
 
 static bool foldable(const dy_program *p, const dy_op *op, int64_t *in_bytes) {
   *in_bytes = 0;
+  if (dy_op_has(op, DY_OPF_INPLACE))
+    return false; /* an update of state, not a value */
   for (int i = 0; i < op->n_inputs; i++) {
     const dy_var *v = p->vars[op->inputs[i]];
-    if (!v->persistable)
+    if (!dy_program_var_is_const(p, v->id))
       return false;
     *in_bytes += dy_type_numel(&v->type) * (int64_t)dy_dtype_size(v->type.dtype);
   }

@@ -23,7 +23,8 @@
 
 static const float *const_f32(const dy_program *p, int var, int64_t n) {
   const dy_var *v = p->vars[var];
-  return v->persistable && v->type.dtype == DY_F32 && dy_type_numel(&v->type) == n
+  return dy_program_var_is_const(p, var) && v->type.dtype == DY_F32 &&
+                 dy_type_numel(&v->type) == n
              ? (const float *)v->data
              : NULL;
 }
@@ -76,7 +77,7 @@ static dy_status fold_one(dy_program *p, dy_op *bn, bool *done, dy_error *err) {
     return DY_OK;
   int w = base->inputs[1];
   const dy_var *wv = p->vars[w];
-  if (!wv->persistable || wv->type.dtype != DY_F32 || wv->type.rank < 2)
+  if (!dy_program_var_is_const(p, w) || wv->type.dtype != DY_F32 || wv->type.rank < 2)
     return DY_OK;
   bool ty = !conv && dy_matmul_attrs_get(base).transpose_y; /* fused_matmul too */
   int64_t wn = dy_type_numel(&wv->type);
