@@ -2024,7 +2024,7 @@ dy_status dy_codegen(const dy_program *p, const dy_codegen_options *opt,
     if (*c >= 'a' && *c <= 'z')
       *c = (char)(*c - 'a' + 'A');
   for (int i = 0; i < p->n_vars; i++)
-    g.state[i] = p->vars[i]->persistable && dy_program_writes_in_place(p, i);
+    g.state[i] = p->vars[i]->persistable && dy_program_in_place_writer(p, i) != NULL;
 
   if ((s = analyse(&g)) != DY_OK || (s = make_names(&g)) != DY_OK ||
       (s = plan_packs_and_scratch(&g)) != DY_OK || (s = make_offset_names(&g)) != DY_OK)

@@ -334,14 +334,13 @@ static inline bool dy_op_has(const dy_op *op, unsigned flag) {
 }
 /* Total number of ops in all blocks. */
 int dy_program_count_ops(const dy_program *p);
-/* Does an op of block 0 write var v in place (a DY_OPF_INPLACE op lists it
- * among its outputs: a parameter or optimizer state of a training
- * Program)? Such a var is "state": persistable, but its value changes
- * from step to step. */
-bool dy_program_writes_in_place(const dy_program *p, int v);
-/* A persistable var whose data is its value for good: not state. Passes
- * fold, inline and pack only these. */
-bool dy_program_var_is_const(const dy_program *p, int v);
+/* A training Program: one with an in-place op (DY_OPF_INPLACE: optimizer
+ * updates, running statistics). Its persistable vars change from run to
+ * run, so passes must not treat its parameters as constants. */
+bool dy_program_is_training(const dy_program *p);
+/* The in-place op that updates var, or NULL (a var updated in
+ * place is state, not a constant, in a training Program). */
+const dy_op *dy_program_in_place_writer(const dy_program *p, int var);
 
 /* Generic attribute lookup by name, for code that walks attributes (the
  * printer, the serializer, CSE) or names them at run time (the emitters'

@@ -249,7 +249,7 @@ static bool build(const dy_program *p, group *g, int var, const dy_type *out) {
     snprintf(tok, sizeof tok, "%s ", token_of(p, d));
   } else {
     const dy_var *v = p->vars[var];
-    if (dy_program_var_is_const(p, var) && dy_type_numel(&v->type) == 1 &&
+    if (dy_pass_var_is_constant(p, var, dy_program_is_training(p)) && dy_type_numel(&v->type) == 1 &&
         v->type.rank <= out->rank) {
       snprintf(tok, sizeof tok, "#%.9g ", ((const float *)v->data)[0]);
     } else {

@@ -25,7 +25,7 @@
 /* Is var a constant whose every element equals v? */
 static bool const_all(const dy_program *p, int var, float v) {
   const dy_var *c = p->vars[var];
-  if (!dy_program_var_is_const(p, var) || c->type.dtype != DY_F32)
+  if (!dy_pass_var_is_constant(p, var, dy_program_is_training(p)) || c->type.dtype != DY_F32)
     return false;
   const float *d = c->data;
   for (int64_t i = 0; i < dy_type_numel(&c->type); i++)
