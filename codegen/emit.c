@@ -1786,8 +1786,10 @@ static void emit_run(gen *g, dy_buf *out) {
                   : g->st[v].kind == ST_STATE ? "state"
                                               : "weight",
                   src);
-    dy_buf_printf(out, "  for (int64_t i = 0; i < %s; i++)\n    %s[i] = %s[i];\n",
-                  dy_cg_extent(&ctx, &x->type, 0, x->type.rank), g->param_out[i], src);
+    bool cast = g->st[v].kind == ST_STATE; /* a cast expression: parenthesised */
+    dy_buf_printf(out, "  for (int64_t i = 0; i < %s; i++)\n    %s[i] = %s%s%s[i];\n",
+                  dy_cg_extent(&ctx, &x->type, 0, x->type.rank), g->param_out[i],
+                  cast ? "(" : "", src, cast ? ")" : "");
   }
   dy_buf_printf(out, "  return %s_OK;\n}\n\n", U);
 
