@@ -121,6 +121,9 @@ int dy_gb_sum_to(dy_gb *b, int g, int like);
 int dy_gb_expand_as(dy_gb *b, int x, int like);
 /* Reshape g to like's shape (a -1 dim of like, at most one, is inferred). */
 int dy_gb_reshape_as(dy_gb *b, int g, int like);
+/* Reshape g to dims (rank of them); a -1 is the batch: copied where g has
+ * it at the same place, else inferred (at most one such). */
+int dy_gb_reshape(dy_gb *b, int g, const int64_t *dims, int rank);
 int dy_gb_reduce_sum(dy_gb *b, int x, const int64_t *axes, int n_axes,
                      bool keepdim);
 int dy_gb_transpose(dy_gb *b, int x, const int64_t *perm, int rank);
