@@ -383,5 +383,6 @@ dy_status dy_npy_write(const char *path, const dy_tensor *t, dy_error *err);
 #include "dy_math.h"
 #include "dy_extra.h"
 #include "dy_shape.h"
+#include "dy_train_api.h"
 
 #endif /* DY_RUNTIME_H */
