@@ -50,7 +50,9 @@ typedef struct dy_gb dy_gb;
 struct dy_gb {
   /* Emit kind(in[0..n_in); attrs) and return its output value, or -1
    * with the error recorded (dy_gb_fail). The op's source location is
-   * b->fwd's: a gradient op points at the forward call it differentiates. */
+   * b->fwd's: a gradient op points at the forward call it differentiates.
+   * An in-place op (DY_OPF_INPLACE, an optimizer update) updates its first
+   * n_out inputs and returns in[0]. */
   int (*emit)(dy_gb *b, dy_op_kind kind, const int *in, int n_in,
               const dy_attr *attrs, int n_attrs);
   /* A rank-0 constant of dtype holding v. */

@@ -16,6 +16,15 @@
  *                   exactly numel * dtype-size bytes; other vars carry none
  *   9 (io)          feeds and fetches are valid, distinct, non-persistable
  *                   for feeds, defined for fetches; there is >= 1 fetch
+ *  10 (in-place)    an in-place op (DY_OPF_INPLACE: optimizer updates,
+ *                   running statistics) writes its first n_out inputs:
+ *                   outputs[i] == inputs[i], each a persistable var (rule
+ *                   5's exemption: these are the only writes of persistable
+ *                   vars); and the write is the var's last use in its
+ *                   block: no later op reads or writes it, so every read
+ *                   sees the value from before the step, and passes may
+ *                   reorder ops freely above it. A fetch of the var gives
+ *                   the updated value.
  *
  * Each rule has one check function. Block structure is flat for now
  * (block 0); sub-blocks will add a rule when cond/while arrive.
@@ -130,6 +139,8 @@ static dy_status check_ssa(const dy_program *p, int *writer, dy_error *err) {
   for (int i = 0; i < p->n_vars; i++)
     writer[i] = -1;
   FOR_EACH_OP(p, op) {
+    if (dy_op_has(op, DY_OPF_INPLACE))
+      continue; /* its writes are rule 10's */
     for (int i = 0; i < op->n_outputs; i++) {
       const dy_var *v = p->vars[op->outputs[i]];
       if (writer[v->id] >= 0) {
@@ -249,6 +260,47 @@ static dy_status check_io(const dy_program *p, const int *writer, dy_error *err)
   return DY_OK;
 }
 
+static dy_status check_in_place(const dy_program *p, dy_error *err) {
+  char d[512];
+  for (int b = 0; b < p->n_blocks; b++) {
+    const dy_block *blk = p->blocks[b];
+    for (int k = 0; k < blk->n_ops; k++) {
+      const dy_op *op = blk->ops[k];
+      if (!dy_op_has(op, DY_OPF_INPLACE))
+        continue;
+      for (int i = 0; i < op->n_outputs; i++) {
+        const dy_var *v = p->vars[op->outputs[i]];
+        if (i >= op->n_inputs || op->inputs[i] != op->outputs[i]) {
+          snprintf(d, sizeof d, "output %d '%s' is not input %d (an in-place op "
+                   "writes the vars it reads)", i, v->name, i);
+          return broken(err, op, 10, "in-place", d);
+        }
+        if (!v->persistable || v->feed_index >= 0) {
+          snprintf(d, sizeof d, "writes '%s' in place, which is not a persistable "
+                   "var (only state is updated in place)", v->name);
+          return broken(err, op, 10, "in-place", d);
+        }
+        /* the in-place write is the var's last use in the block */
+        for (int j = k + 1; j < blk->n_ops; j++) {
+          const dy_op *later = blk->ops[j];
+          for (int t = 0; t < later->n_inputs + later->n_outputs; t++) {
+            bool reads = t < later->n_inputs;
+            int u = reads ? later->inputs[t] : later->outputs[t - later->n_inputs];
+            if (u != v->id)
+              continue;
+            snprintf(d, sizeof d, "op %d (%s) %s '%s' after op %d updated it in "
+                     "place (the update must be its last use)", later->id,
+                     dy_op_name(later->kind), reads ? "reads" : "writes", v->name,
+                     op->id);
+            return broken(err, op, 10, "in-place", d);
+          }
+        }
+      }
+    }
+  }
+  return DY_OK;
+}
+
 dy_status dy_verify(const dy_program *p, dy_error *err) {
   dy_status s;
   if ((s = check_names(p, err)) || (s = check_op_kind(p, err)) ||
@@ -259,7 +311,8 @@ dy_status dy_verify(const dy_program *p, dy_error *err) {
     return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "verify: out of memory");
   if (!(s = check_ssa(p, writer, err)) && !(s = check_def_use(p, err)) &&
       !(s = check_types(p, err)) && !(s = check_params(p, err)))
-    s = check_io(p, writer, err);
+    if (!(s = check_io(p, writer, err)))
+      s = check_in_place(p, err);
   free(writer);
   return s;
 }

@@ -363,7 +363,10 @@ dy_status dy_jit_load(const char *path, dy_program **prog, dy_error *err);
 
 /* Interpret p on inputs (one per feed, in order; checked against the feed
  * types, every -1 dim taking one common batch size). outputs[i] receives a
- * new tensor per fetch (caller frees each). */
+ * new tensor per fetch (caller frees each). On a training Program (one
+ * with DY_OPF_INPLACE ops: optimizer updates, running statistics) a run
+ * UPDATES p's persistable vars in place (their data), though p is const:
+ * each run is one step. */
 dy_status dy_executor_run(const dy_program *p, dy_tensor *const *inputs,
                           int n_inputs, dy_tensor **outputs, int n_outputs,
                           dy_error *err);

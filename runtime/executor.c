@@ -7,6 +7,12 @@
  * peak memory follows liveness. Every -1 dim of the feeds must take one
  * common batch size; each op's concrete output type is checked against its
  * var's type with that batch filled in.
+ *
+ * A training Program (dy_program_is_training: it has in-place ops, the
+ * optimizer's updates and batch norm's running statistics) changes its
+ * own state: an in-place op's kernel writes straight into the Program's
+ * persistable data (parameters, optimizer state), so each run is one
+ * training step and the next run sees the updated values.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +126,13 @@ dy_status dy_executor_run(const dy_program *p, dy_tensor *const *inputs,
     }
     if (s || (s = dy_infer(op, in_t, op->n_inputs, out_t, err)))
       break;
+    if (dy_op_has(op, DY_OPF_INPLACE)) {
+      /* the update writes the state tensors themselves: the borrowed
+       * views of the Program's persistable data (the verifier has checked
+       * outputs[i] == inputs[i], persistable) */
+      s = dy_kernel_table[op->kind](op, in, op->n_inputs, in, err);
+      continue;
+    }
     for (int i = 0; i < op->n_outputs && !s; i++) {
       const dy_var *v = p->vars[op->outputs[i]];
       if (!type_matches(&v->type, &out_t[i], batch)) {

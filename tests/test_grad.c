@@ -282,8 +282,8 @@ static void check_case(const dy_op_case *c, tally *t) {
 static const dy_op_case_list *const *families(int *n) {
   static const dy_op_case_list *lists[] = {&dy_op_cases_core, &dy_op_cases_nn,
                                            &dy_op_cases_math, &dy_op_cases_shape,
-                                           &dy_op_cases_extra};
-  *n = 5;
+                                           &dy_op_cases_extra, &dy_op_cases_train};
+  *n = 6;
   return lists;
 }
 
