@@ -61,8 +61,10 @@ int dy_gb_fail(dy_gb *b, dy_status s, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  dy_error_at(b->err, b->fwd, s, "gradient of %s: %s",
-              b->fwd ? dy_op_name(b->fwd->kind) : "?", msg);
+  if (b->fwd)
+    dy_error_at(b->err, b->fwd, s, "gradient of %s: %s", dy_op_name(b->fwd->kind), msg);
+  else  /* not inside a rule: a loss or an optimizer being built */
+    dy_error_set(b->err, s, "%s", msg);
   return -1;
 }
 
