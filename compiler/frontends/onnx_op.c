@@ -62,7 +62,7 @@ static bool moves_data(const char *op) {
   return false;
 }
 
-/* Make constant v a persistable var (once). */
+/* Make constant v a persistable var (once); an initializer's is trainable. */
 dy_status ox_materialize(ox_ctx *c, ox_value *v) {
   if (v->var >= 0)
     return DY_OK;
@@ -81,6 +81,9 @@ dy_status ox_materialize(ox_ctx *c, ox_value *v) {
   dy_status s = dy_program_set_data(c->p, id, v->c->data, ox_type_bytes(&v->type), c->err);
   if (s)
     return s;
+  /* an f32 initializer (no node made it) is a weight: trainable, unless
+   * it turns out to be batch norm's running statistics (ox_op_n) */
+  c->p->vars[id]->trainable = v->node < 0 && v->graph_input < 0 && v->type.dtype == DY_F32;
   v->var = id;
   return DY_OK;
 }
@@ -160,6 +163,9 @@ dy_status ox_op_n(ox_ctx *c, const char *opname, ox_value *const *in, int n_in,
       return s;
     ids_in[i] = in[i]->var;
   }
+  if (k == DY_OP_BATCH_NORM) /* the running mean and variance are buffers */
+    for (int i = 3; i < n_in; i++)
+      c->p->vars[ids_in[i]]->trainable = false;
   char stem[200];
   const char *base = c->node && c->node->n_output && c->node->output[0][0]
                          ? c->node->output[0] : opname;
