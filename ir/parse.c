@@ -75,11 +75,13 @@ static bool is_name_char(char c) {
   return c && !strchr(" \t\r\n,(){}[]=\"#@", c);
 }
 
-/* A name: anything up to a delimiter (var names may hold '.', ':', '/'). */
+/* A name: anything up to a delimiter (var names may hold '.', ':', '/',
+ * and '@' after their first character: "fc.w@GRAD", "fc.w@moment1"; a
+ * location "@file:line" starts with it). */
 static dy_status name(parser *ps, char *buf, size_t n) {
   skip_ws(ps);
   size_t k = 0;
-  while (is_name_char(ps->s[ps->pos]) && k + 1 < n)
+  while ((is_name_char(ps->s[ps->pos]) || (k > 0 && ps->s[ps->pos] == '@')) && k + 1 < n)
     buf[k++] = ps->s[ps->pos++];
   buf[k] = 0;
   return k ? DY_OK : fail(ps, "expected a name%s", "");

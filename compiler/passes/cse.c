@@ -3,7 +3,7 @@
  * Requires: a verified Program (SSA). Two ops of the same kind reading the
  * same vars with equal attributes compute the same value (ops are pure),
  * so the later one's output is replaced by the earlier one's and the later
- * op removed. A later output that is fetched keeps its name (see
+ * op removed. In-place ops (updates of state) have effects: never merged. A later output that is fetched keeps its name (see
  * dy_program_forward_var); when that is impossible the op stays.
  */
 #include <string.h>
@@ -47,6 +47,8 @@ dy_status dy_pass_cse(dy_program *p, bool *changed,
   dy_block *blk = p->blocks[0];
   for (int k = 1; k < blk->n_ops; k++) {
     const dy_op *op = blk->ops[k];
+    if (dy_op_has(op, DY_OPF_INPLACE))
+      continue;
     for (int j = 0; j < k; j++) {
       const dy_op *first = blk->ops[j];
       if (!same_op(first, op))

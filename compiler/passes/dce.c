@@ -1,7 +1,9 @@
 /* dce.c - dead-code elimination.
  *
- * Requires: a verified Program. Ops have no side effects, so an op none of
- * whose outputs is read by another op or fetched is dead. Walking each
+ * Requires: a verified Program. Ops have no side effects, except in-place
+ * ops (DY_OPF_INPLACE: an optimizer's update, running statistics), which
+ * are always live; any other op none of whose outputs is read by another
+ * op or fetched is dead. Walking each
  * block backwards removes whole dead chains in one sweep; then vars that
  * nothing refers to any more (their parameters included) are dropped.
  */
@@ -27,7 +29,7 @@ dy_status dy_pass_dce(dy_program *p, bool *changed,
     dy_block *blk = p->blocks[b];
     for (int k = blk->n_ops - 1; k >= 0; k--) {
       const dy_op *op = blk->ops[k];
-      bool live = false;
+      bool live = dy_op_has(op, DY_OPF_INPLACE);
       for (int i = 0; i < op->n_outputs; i++)
         live |= uses[op->outputs[i]] > 0;
       if (live)
