@@ -334,8 +334,298 @@ static void test_gradient_errors(void) {
   dy_program_free(p);
 }
 
+/* ------------------------------------------------------------------ */
+/* Program autodiff as a whole                                          */
+/* ------------------------------------------------------------------ */
+
+/* A two-layer MLP: x (a feed) is used three times (matmul, x*x), h1 twice
+ * (tanh's input and a factor), so the gradients sum contributions; c is a
+ * persistable that is not trainable, `unused` a trainable the loss does
+ * not read and y a feed it does not read. */
+static const char *mlp_text =
+    "program {\n"
+    "  var x : f32[-1,3] feed 0\n"
+    "  var y : f32[-1,2] feed 1\n"
+    "  var w1 : f32[3,4] persistable trainable\n"
+    "  var b1 : f32[4] persistable trainable\n"
+    "  var c : f32[4] persistable\n"
+    "  var w2 : f32[4,2] persistable trainable\n"
+    "  var unused : f32[2] persistable trainable\n"
+    "  var h : f32[-1,4]\n"
+    "  var h1 : f32[-1,4]\n"
+    "  var hc : f32[-1,4]\n"
+    "  var t : f32[-1,4]\n"
+    "  var u : f32[-1,4]\n"
+    "  var z : f32[-1,2]\n"
+    "  var m : f32[]\n"
+    "  var q : f32[-1,3]\n"
+    "  var v : f32[]\n"
+    "  var L : f32[]\n"
+    "  block 0 parent -1 {\n"
+    "    h = matmul(x, w1) {transpose_x = 0, transpose_y = 0}  @mlp.c:1\n"
+    "    h1 = add(h, b1)  @mlp.c:2\n"
+    "    hc = mul(h1, c)  @mlp.c:3\n"
+    "    t = tanh(hc)  @mlp.c:4\n"
+    "    u = mul(t, h1)  @mlp.c:5\n"
+    "    z = matmul(u, w2) {transpose_x = 0, transpose_y = 0}  @mlp.c:6\n"
+    "    m = reduce_mean(z) {axes = [], keepdim = 0}  @mlp.c:7\n"
+    "    q = mul(x, x)  @mlp.c:8\n"
+    "    v = reduce_sum(q) {axes = [], keepdim = 0}  @mlp.c:9\n"
+    "    L = add(m, v)  @mlp.c:10\n"
+    "  }\n"
+    "  fetch 0 L\n"
+    "}\n";
+
+/* The MLP with random parameters, and random feeds for a batch of 3. */
+static dy_program *mlp_program(dy_tensor **feeds) {
+  dy_program *p;
+  dy_error err = {0};
+  if (dy_program_parse(mlp_text, &p, &err)) {
+    fprintf(stderr, "\n  mlp: %s\n", err.msg);
+    return NULL;
+  }
+  for (int v = 0; v < p->n_vars; v++) {
+    dy_var *var = p->vars[v];
+    if (!var->persistable)
+      continue;
+    float *d = var->data;
+    for (int64_t k = 0; k < dy_type_numel(&var->type); k++)
+      d[k] = (float)(2 * uniform() - 1);
+  }
+  int64_t xs[2] = {3, 3}, ys[2] = {3, 2};
+  feeds[0] = dy_tensor_new(DY_F32, 2, xs);
+  feeds[1] = dy_tensor_new(DY_F32, 2, ys);
+  for (int i = 0; i < 2; i++)
+    for (int64_t k = 0; k < dy_tensor_numel(feeds[i]); k++)
+      ((float *)feeds[i]->data)[k] = (float)(2 * uniform() - 1);
+  return p;
+}
+
+/* Compare the gradient g (a fetched tensor) of the loss (fetch 0 of p)
+ * with respect to the n floats at x (a feed's data or a parameter's)
+ * with central finite differences; returns the number that differ. */
+static int fd_mismatches(const dy_program *p, dy_tensor **feeds, int n_feeds,
+                         float *x, int64_t n, const dy_tensor *g, const char *what) {
+  int bad = 0;
+  CU_ASSERT_EQUAL_FATAL(dy_tensor_numel(g), n);
+  for (int64_t e = 0; e < n; e++) {
+    float x0 = x[e];
+    double h = 1e-3 * (fabs(x0) > 1 ? fabs(x0) : 1);
+    x[e] = (float)(x0 + h);
+    double hp = (double)x[e] - x0, lp = eval_loss(p, feeds, n_feeds, p->n_fetches);
+    x[e] = (float)(x0 - h);
+    double hm = x0 - (double)x[e], lm = eval_loss(p, feeds, n_feeds, p->n_fetches);
+    x[e] = x0;
+    double fd = (lp - lm) / (hp + hm), an = ((const float *)g->data)[e];
+    if (!(fabs(fd - an) <= 1e-2 * (1 + fabs(fd))) && bad++ < 3)
+      fprintf(stderr, "\n  d/d %s[%lld]: program %.7g, finite difference %.7g", what,
+              (long long)e, an, fd);
+  }
+  return bad;
+}
+
+/* d L / d (x, w1, b1) of the MLP, by dy_program_gradients and the static
+ * executor, against finite differences; y is not read: -1. */
+static void test_program_mlp_gradients(void) {
+  dy_tensor *feeds[2];
+  dy_program *p = mlp_program(feeds);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  dy_error err = {0};
+  const char *names[] = {"x", "w1", "b1", "y"};
+  int wrt[4], grads[4];
+  for (int i = 0; i < 4; i++)
+    wrt[i] = dy_program_find_var(p, names[i]);
+  int loss = dy_program_find_var(p, "L");
+  int n_fwd = p->blocks[0]->n_ops;
+  DY_ASSERT_OK(dy_program_gradients(p, loss, wrt, 4, grads, &err), &err);
+  CU_ASSERT(p->blocks[0]->n_ops > n_fwd);
+  CU_ASSERT_EQUAL(grads[3], -1); /* the loss does not read y */
+  for (int i = 0; i < 3; i++) {
+    CU_ASSERT_FATAL(grads[i] >= 0);
+    char want[32];
+    snprintf(want, sizeof want, "%s@GRAD", names[i]);
+    CU_ASSERT_STRING_EQUAL(p->vars[grads[i]]->name, want);
+    CU_ASSERT(dy_type_equal(&p->vars[grads[i]]->type, &p->vars[wrt[i]]->type));
+    DY_ASSERT_OK(dy_program_add_fetch(p, grads[i], &err), &err);
+  }
+  /* the contributions of a var used several times are summed by add ops:
+   * x's gradient is one (from matmul and both factors of x*x) */
+  int adds = 0;
+  for (int k = n_fwd; k < p->blocks[0]->n_ops; k++)
+    adds += p->blocks[0]->ops[k]->kind == DY_OP_ADD;
+  CU_ASSERT(adds >= 2);
+  DY_ASSERT_OK(dy_verify(p, &err), &err);
+
+  dy_tensor *out[4] = {0};
+  DY_ASSERT_OK(dy_executor_run(p, feeds, 2, out, 4, &err), &err);
+  float *param[3] = {feeds[0]->data, p->vars[wrt[1]]->data, p->vars[wrt[2]]->data};
+  int64_t n[3] = {dy_tensor_numel(feeds[0]), 12, 4};
+  for (int i = 0; i < 3; i++) {
+    int bad = fd_mismatches(p, feeds, 2, param[i], n[i], out[1 + i], names[i]);
+    if (bad)
+      fprintf(stderr, "\n  %d elements of d L / d %s differ\n", bad, names[i]);
+    CU_ASSERT_EQUAL(bad, 0);
+  }
+  for (int i = 0; i < 4; i++)
+    dy_tensor_free(out[i]);
+  for (int i = 0; i < 2; i++)
+    dy_tensor_free(feeds[i]);
+  dy_program_free(p);
+}
+
+/* dy_program_append_backward: every trainable var in var order (not the
+ * persistable c, which is not trainable), its gradient "<var>@GRAD" or
+ * -1 for `unused`; the result verifies, its values match finite
+ * differences, and its text form reads back to the same text. */
+static void test_append_backward(void) {
+  dy_tensor *feeds[2];
+  dy_program *p = mlp_program(feeds);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  dy_error err = {0};
+  int *params, *grads, n;
+  DY_ASSERT_OK(dy_program_append_backward(p, dy_program_find_var(p, "L"), &params,
+                                          &grads, &n, &err), &err);
+  const char *want[] = {"w1", "b1", "w2", "unused"};
+  CU_ASSERT_EQUAL_FATAL(n, 4);
+  for (int i = 0; i < 4; i++) {
+    CU_ASSERT_STRING_EQUAL(p->vars[params[i]]->name, want[i]);
+    if (i == 3) {
+      CU_ASSERT_EQUAL(grads[i], -1);
+      continue;
+    }
+    CU_ASSERT_FATAL(grads[i] >= 0);
+    char nm[32];
+    snprintf(nm, sizeof nm, "%s@GRAD", want[i]);
+    CU_ASSERT_STRING_EQUAL(p->vars[grads[i]]->name, nm);
+    CU_ASSERT_FALSE(p->vars[grads[i]]->persistable);
+    DY_ASSERT_OK(dy_program_add_fetch(p, grads[i], &err), &err);
+  }
+  DY_ASSERT_OK(dy_verify(p, &err), &err);
+
+  dy_tensor *out[4] = {0};
+  DY_ASSERT_OK(dy_executor_run(p, feeds, 2, out, 4, &err), &err);
+  for (int i = 0; i < 3; i++) {
+    dy_var *v = p->vars[params[i]];
+    int bad = fd_mismatches(p, feeds, 2, v->data, dy_type_numel(&v->type), out[1 + i],
+                            want[i]);
+    if (bad)
+      fprintf(stderr, "\n  %d elements of d L / d %s differ\n", bad, want[i]);
+    CU_ASSERT_EQUAL(bad, 0);
+  }
+
+  /* print -> parse -> print gives the same text, and the parsed Program
+   * verifies and computes the same gradients */
+  char *t1 = NULL, *t2 = NULL;
+  size_t l1 = 0, l2 = 0;
+  FILE *f = open_memstream(&t1, &l1);
+  dy_program_print(p, f);
+  fclose(f);
+  dy_program *q = NULL;
+  DY_ASSERT_OK(dy_program_parse(t1, &q, &err), &err);
+  DY_ASSERT_OK(dy_verify(q, &err), &err);
+  f = open_memstream(&t2, &l2);
+  dy_program_print(q, f);
+  fclose(f);
+  CU_ASSERT_STRING_EQUAL(t1, t2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(t1, "w1@GRAD"));
+  dy_tensor *out2[4] = {0};
+  /* small parameters print their data; w1 (12 floats) and the rest do:
+   * the parsed Program computes the same values */
+  DY_ASSERT_OK(dy_executor_run(q, feeds, 2, out2, 4, &err), &err);
+  for (int i = 0; i < 4; i++) {
+    const float *a = out[i]->data, *b = out2[i]->data;
+    for (int64_t k = 0; k < dy_tensor_numel(out[i]); k++)
+      DY_ASSERT_NEAR(b[k], a[k], 1e-6 * (1 + fabs(a[k])));
+  }
+  for (int i = 0; i < 4; i++) {
+    dy_tensor_free(out[i]);
+    dy_tensor_free(out2[i]);
+  }
+  free(t1);
+  free(t2);
+  free(params);
+  free(grads);
+  for (int i = 0; i < 2; i++)
+    dy_tensor_free(feeds[i]);
+  dy_program_free(q);
+  dy_program_free(p);
+}
+
+/* d sum(op(x) * w) / dx of the one-op Program "out = OP" over the
+ * declarations vars (feeds x and w, out, ow, L), at the given data, by the
+ * program way; fills g (n_x floats). */
+static void grad_by_hand(const char *vars, const char *op_text, const float *xd,
+                         int64_t n_x, int n_w, const float *wd, float *g) {
+  char text[1024];
+  snprintf(text, sizeof text,
+           "program {\n%s"
+           "  block 0 parent -1 {\n"
+           "    out = %s  @h.c:1\n"
+           "    ow = mul(out, w)  @h.c:2\n"
+           "    L = reduce_sum(ow) {axes = [], keepdim = 0}  @h.c:3\n"
+           "  }\n"
+           "  fetch 0 L\n"
+           "}\n",
+           vars, op_text);
+  dy_program *p;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_program_parse(text, &p, &err), &err);
+  int x = dy_program_find_var(p, "x"), gx;
+  DY_ASSERT_OK(dy_program_gradients(p, dy_program_find_var(p, "L"), &x, 1, &gx, &err), &err);
+  CU_ASSERT_FATAL(gx >= 0);
+  DY_ASSERT_OK(dy_program_add_fetch(p, gx, &err), &err);
+  DY_ASSERT_OK(dy_verify(p, &err), &err);
+  dy_tensor *in[2] = {dy_tensor_new(DY_F32, p->vars[x]->type.rank, p->vars[x]->type.shape),
+                      NULL};
+  const dy_var *wv = p->vars[dy_program_find_var(p, "w")];
+  in[1] = dy_tensor_new(DY_F32, wv->type.rank, wv->type.shape);
+  CU_ASSERT_EQUAL_FATAL(dy_tensor_numel(in[0]), n_x);
+  CU_ASSERT_EQUAL_FATAL(dy_tensor_numel(in[1]), n_w);
+  memcpy(in[0]->data, xd, sizeof(float) * (size_t)n_x);
+  memcpy(in[1]->data, wd, sizeof(float) * (size_t)n_w);
+  dy_tensor *out[2] = {0};
+  DY_ASSERT_OK(dy_executor_run(p, in, 2, out, 2, &err), &err);
+  memcpy(g, out[1]->data, sizeof(float) * (size_t)n_x);
+  for (int i = 0; i < 2; i++) {
+    dy_tensor_free(out[i]);
+    dy_tensor_free(in[i]);
+  }
+  dy_program_free(p);
+}
+
+/* What finite differences cannot check: at a tie, reduce_max / reduce_min
+ * split the gradient evenly among the equal elements (PyTorch's amax);
+ * a row gathered twice receives both gradients. */
+static void test_shape_gradients_by_hand(void) {
+  const char *vars = "  var x : f32[2,3] feed 0\n  var w : f32[2] feed 1\n"
+                     "  var out : f32[2]\n  var ow : f32[2]\n  var L : f32[]\n";
+  const float x[] = {1, 3, 3, 5, 5, 5}, w[] = {2, 3};
+  float g[6];
+  grad_by_hand(vars, "reduce_max(x) {axes = [1], keepdim = 0}", x, 6, 2, w, g);
+  const float gmax[] = {0, 1, 1, 1, 1, 1};
+  for (int i = 0; i < 6; i++)
+    DY_ASSERT_NEAR(g[i], gmax[i], 1e-6);
+  grad_by_hand(vars, "reduce_min(x) {axes = [-1], keepdim = 0}", x, 6, 2, w, g);
+  const float gmin[] = {2, 0, 0, 1, 1, 1};
+  for (int i = 0; i < 6; i++)
+    DY_ASSERT_NEAR(g[i], gmin[i], 1e-6);
+
+  /* gather rows {2, 0, -1} of a [3,2]: row 2 twice (2 and -1) */
+  const char *gvars = "  var x : f32[3,2] feed 0\n  var w : f32[3,2] feed 1\n"
+                      "  var i : i64[3] persistable = [2, 0, -1]\n"
+                      "  var out : f32[3,2]\n  var ow : f32[3,2]\n  var L : f32[]\n";
+  const float gx[] = {1, 2, 3, 4, 5, 6}, gw[] = {1, 2, 3, 4, 5, 6};
+  grad_by_hand(gvars, "gather(x, i) {axis = 0}", gx, 6, 6, gw, g);
+  const float ggather[] = {3, 4, 0, 0, 6, 8};
+  for (int i = 0; i < 6; i++)
+    DY_ASSERT_NEAR(g[i], ggather[i], 1e-6);
+}
+
 void dy_test_register(void) {
   DY_SUITE("grad");
   DY_TEST(test_gradient_errors);
   DY_TEST(test_rules_against_finite_differences);
+  DY_TEST(test_program_mlp_gradients);
+  DY_TEST(test_append_backward);
+  DY_TEST(test_shape_gradients_by_hand);
 }
