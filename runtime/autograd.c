@@ -7,10 +7,11 @@
  *     ran, so a record's inputs were made by earlier records (or are
  *     leaves); a record holds one reference to each input and to its
  *     output, counted in dy_tensor.tape_refs;
- *   - dy_backward walks the array from the loss's record down to 0,
- *     visiting only records the loss reaches, and keeps per tensor the
- *     builder value of its gradient so far (ag_val, valid for the pass
- *     numbered ag_pass);
+ *   - dy_backward walks the array from the loss's record down to 0, once
+ *     to mark the records the loss reaches (its graph), once more running
+ *     the rule of each marked record whose output received a gradient; it
+ *     keeps per tensor the builder value of its gradient so far (ag_val,
+ *     valid for the pass numbered ag_pass);
  *   - pruning walks it the same way from the newest record, keeping a
  *     record when its output is held outside the tape or read by a kept
  *     record.
@@ -286,8 +287,6 @@ static dy_status step(bwd *w, tape_node *nd) {
   for (int i = 0; i < n && !s; i++) {
     if (!need[i] || dx[i] < 0)
       continue;
-    if (nd->in[i]->grad_fn)
-      nd->in[i]->grad_fn->visit = true;
     w->b.fwd = op;
     accumulate(w, nd->in[i], dx[i]);
     w->b.fwd = NULL;
@@ -346,25 +345,38 @@ dy_status dy_backward_seed(dy_tensor *t, dy_tensor *seed, dy_error *err) {
   dy_no_grad_begin();
   touch(&w, t);
   t->ag_val = dy_gb_eager_value(&w.b, seed);
+  /* the loss's graph: the records it reaches (visit) and whether a leaf
+   * is among their inputs */
   int start = t->grad_fn->pos;
   for (int i = 0; i <= start; i++)
     tape.nodes[i]->visit = false;
   t->grad_fn->visit = true;
+  bool leaf = false;
+  for (int i = start; i >= 0; i--) {
+    tape_node *nd = tape.nodes[i];
+    for (int k = 0; k < nd->op.n_inputs && nd->visit; k++) {
+      if (nd->in[k]->grad_fn)
+        nd->in[k]->grad_fn->visit = true;
+      leaf |= is_leaf(nd->in[k]);
+    }
+  }
   dy_status s = DY_OK;
+  if (!leaf)
+    s = dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                     "the loss does not require grad: no parameter on its path "
+                     "(its graph was freed by an earlier dy_backward?)");
+  /* newest first, every record whose output received a gradient */
   for (int i = start; i >= 0 && !s; i--) {
     tape_node *nd = tape.nodes[i];
     if (nd->visit && nd->out->ag_pass == w.pass && nd->out->ag_val >= 0)
       s = step(&w, nd);
   }
   dy_no_grad_end();
-  if (!s && w.n_leaves == 0)
-    s = dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
-                     "the loss does not require grad: no parameter on its path");
   for (int i = 0; i < w.n_leaves && !s; i++)
     s = add_into_grad(w.leaves[i], dy_gb_eager_tensor(&w.b, w.leaves[i]->ag_val), err);
   dy_gb_eager_free(&w.b);
   free(w.leaves);
-  /* free the graph backward walked (the loss's record and all it reached) */
+  /* free the loss's graph (PyTorch's default, retain_graph=False) */
   for (int i = start + 1; i < tape.n; i++)
     tape.nodes[i]->visit = false;
   if (!s)

@@ -19,7 +19,9 @@
  * The ways the analytic gradient is computed:
  *   - program: a Program op(x) -> L, dy_program_gradients, the static
  *     executor;
- * (more ways are added beside it: the eager tape, the compiled C).
+ *   - eager: the inputs require grad, op and L run eagerly (dy_apply) onto
+ *     the autograd tape, dy_backward fills each input's .grad;
+ * (more ways are added beside them: the compiled C).
  *
  * A differentiable op with no case, or whose rule is missing or fails, is
  * a failure naming it.
@@ -151,6 +153,35 @@ typedef struct {
   bool has_case[DY_OP_COUNT];
 } tally;
 
+/* The eager way: g[i] gets d L / d in[i] from the tape (NULL: zero) for
+ * every f32 input. False (printed) when backward fails. */
+static bool eager_grads(const dy_op_case *c, dy_tensor **in, dy_tensor *w,
+                        dy_tensor **g) {
+  for (int i = 0; i < c->n_in; i++)
+    in[i]->requires_grad = in[i]->type.dtype == DY_F32;
+  dy_error err = {0};
+  dy_scope_begin();
+  dy_srcloc loc = {"op_cases.c", 1};
+  dy_tensor *out = dy_apply(c->kind, in, c->n_in, c->attrs, c->n_attrs, loc);
+  dy_attr ra[] = {DY_ATTR_IS("axes", NULL, 0), DY_ATTR_I("keepdim", 0)};
+  dy_tensor *l = dy_apply(DY_OP_REDUCE_SUM, (dy_tensor *const[]){dy_mul(out, w)}, 1,
+                          ra, 2, loc);
+  dy_status s = l ? dy_backward(l, &err) : DY_STATUS_INTERNAL;
+  if (s) {
+    const dy_error *e = l ? &err : dy_last_error();
+    fprintf(stderr, "\n  [%s] eager backward: %s\n", c->label, e ? e->msg : "?");
+    dy_clear_error();
+    dy_tape_clear();
+  }
+  dy_scope_end();
+  for (int i = 0; i < c->n_in; i++) {
+    in[i]->requires_grad = false;
+    g[i] = in[i]->grad;
+    in[i]->grad = NULL;
+  }
+  return s == DY_OK;
+}
+
 /* One case: the program way. */
 static void check_case(const dy_op_case *c, tally *t) {
   if (c->expect_error || !dy_grad_table[c->kind])
@@ -222,6 +253,9 @@ static void check_case(const dy_op_case *c, tally *t) {
     fprintf(stderr, "\n  [%s] running the gradient program: %s\n", c->label, err.msg);
     t->failed++;
   } else {
+    dy_tensor *eg[8] = {0};
+    if (!eager_grads(c, in, w, eg))
+      t->failed++;
     double tol = c->tol > 1e-3 ? c->tol * 10 : 1e-2;
     int f = 2;  /* fetch index of the next gradient (0: L, 1: out) */
     dy_tensor *o0 = eval_out(p, in, n_feed, n_out);
@@ -247,22 +281,29 @@ static void check_case(const dy_op_case *c, tally *t) {
         dy_tensor_free(plus);
         dy_tensor_free(om);
         double an = g ? ((const float *)g->data)[e] : 0.0;
+        double ea = eg[i] ? ((const float *)eg[i]->data)[e] : 0.0;
         t->checked++;
         if (!isfinite(fd)) {
           t->uncheckable++;  /* NaN input or the edge of the domain */
           continue;
         }
-        if (fabs(fd - an) <= tol * (1 + fabs(fd)))
-          continue;
-        /* a kink (relu at 0, clip at a bound): the rule takes one side's
-         * derivative, which the central difference averages */
-        if (fabs(dp - an) <= tol * (1 + fabs(dp)) || fabs(dm - an) <= tol * (1 + fabs(dm))) {
-          t->one_sided++;
-          continue;
+        /* each way: the rule through the Program, the rule on the tape */
+        const double got[2] = {an, ea};
+        const char *way[2] = {"rule", "eager tape"};
+        for (int v = 0; v < 2; v++) {
+          if (fabs(fd - got[v]) <= tol * (1 + fabs(fd)))
+            continue;
+          /* a kink (relu at 0, clip at a bound): the rule takes one side's
+           * derivative, which the central difference averages */
+          if (fabs(dp - got[v]) <= tol * (1 + fabs(dp)) ||
+              fabs(dm - got[v]) <= tol * (1 + fabs(dm))) {
+            t->one_sided += v == 0;
+            continue;
+          }
+          if (bad++ < 3)
+            fprintf(stderr, "\n  [%s] d/d in%d [%lld]: %s %.7g, finite difference %.7g",
+                    c->label, i, (long long)e, way[v], got[v], fd);
         }
-        if (bad++ < 3)
-          fprintf(stderr, "\n  [%s] d/d in%d [%lld]: rule %.7g, finite difference %.7g",
-                  c->label, i, (long long)e, an, fd);
       }
       if (bad) {
         fprintf(stderr, "\n  [%s] %s: %d elements of in%d's gradient differ (tol %g)\n",
@@ -270,6 +311,8 @@ static void check_case(const dy_op_case *c, tally *t) {
         t->failed++;
       }
     }
+    for (int i = 0; i < c->n_in; i++)
+      dy_tensor_free(eg[i]);
     dy_tensor_free(o0);
   }
   for (int i = 0; i < n_out; i++)
