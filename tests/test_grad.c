@@ -128,6 +128,18 @@ static dy_tensor *eval_out(const dy_program *p, dy_tensor **in, int n_in, int n_
   return out[1];
 }
 
+/* L at the given inputs (the first fetch of p). NAN on error. */
+static double eval_loss(const dy_program *p, dy_tensor **in, int n_in, int n_out) {
+  dy_tensor *out[16] = {0};
+  dy_error err = {0};
+  if (dy_executor_run(p, in, n_in, out, n_out, &err))
+    return NAN;
+  double v = ((float *)out[0]->data)[0];
+  for (int i = 0; i < n_out; i++)
+    dy_tensor_free(out[i]);
+  return v;
+}
+
 /* L(a) - L(b) = sum((a - b) * w), in double, element by element: an
  * element that did not move cancels exactly, so the difference is not lost
  * in the rounding of a large sum; so does a NaN that is NaN at the centre
