@@ -83,15 +83,14 @@ dy_status dy_program_train_step(dy_program *p, dy_tensor *const *inputs, int n,
   if (s)
     return s;
   float r = (float)lr;
+  dy_scope_begin(); /* owns rate */
   dy_tensor *rate = dy_tensor_from_data(DY_F32, 0, NULL, &r);
-  if (!rate)
-    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
-  dy_tensor *feeds[DY_MAX_FEEDS];
+  dy_tensor *feeds[DY_MAX_FEEDS], *out = NULL;
   for (int i = 0, k = 0; i < p->n_feeds; i++)
     feeds[i] = i == ls ? labels : i == rs ? rate : inputs[k++];
-  dy_tensor *out = NULL;
-  s = dy_executor_run(p, feeds, p->n_feeds, &out, 1, err);
-  dy_tensor_free(rate);
+  s = rate ? dy_executor_run(p, feeds, p->n_feeds, &out, 1, err)
+           : dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  dy_scope_end();
   if (!s && loss)
     *loss = *dy_tensor_f32(out);
   dy_tensor_free(out);
