@@ -172,7 +172,8 @@ int dy_loss_build(dy_gb *b, int pred, int label, const dy_loss_spec *spec) {
   default: { /* bce_with_logits */
     int relu = dy_gb_op1(b, DY_OP_RELU, pred, NULL, 0);
     int nabs = dy_gb_neg(b, dy_gb_op1(b, DY_OP_ABS, pred, NULL, 0));
-    int sp = dy_gb_op1(b, DY_OP_SOFTPLUS, nabs, NULL, 0);
+    dy_attr spa[] = {DY_ATTR_F("beta", 1.0), DY_ATTR_F("threshold", 20.0)};
+    int sp = dy_gb_op1(b, DY_OP_SOFTPLUS, nabs, spa, 2);
     l = dy_gb_add(b, dy_gb_sub(b, relu, dy_gb_mul(b, pred, label)), sp);
     break;
   }

@@ -70,6 +70,7 @@ dy_tensor *dy_apply(dy_op_kind kind, dy_tensor *const *in, int n_in,
   dy_trace_state *ts = dy_trace_active();
   if (ts && !dy_trace_record(ts, kind, in, n_in, attrs, n_attrs, loc, out))
     return NULL;
+  /* eager autograd: an op a gradient may flow through goes on the tape */
   if (dy_tape_wants(in, n_in, out) &&
       !dy_tape_record(kind, in, n_in, attrs, n_attrs, loc, out))
     return NULL;

@@ -404,17 +404,49 @@ static void test_program_loss(void) {
 
 /* ---- losses: gradients against finite differences ---- */
 
-/* d loss / d pred for pred requiring grad, against central differences. */
+/* d loss / d pred of the Program way: a feed for pred, the loss appended,
+ * dy_program_gradients, the executor. NULL (printed) on failure. */
+static dy_tensor *program_loss_grad(dy_tensor *pred, dy_tensor *label,
+                                    const dy_loss_spec *spec) {
+  dy_program *p = dy_program_new();
+  dy_error err = {0};
+  dy_type t = pred->type;
+  t.shape[0] = -1;
+  int pv = dy_program_add_var(p, "pred", &t), lv, loss, g;
+  dy_program_add_feed(p, pv, &err);
+  dy_tensor *out[2] = {0};
+  if (dy_program_append_loss(p, pv, "label", spec, &lv, &loss, &err) ||
+      dy_program_add_fetch(p, loss, &err) ||
+      dy_program_gradients(p, loss, &pv, 1, &g, &err) || g < 0 ||
+      dy_program_add_fetch(p, g, &err) || dy_verify(p, &err) ||
+      dy_executor_run(p, (dy_tensor *const[]){pred, label}, 2, out, 2, &err)) {
+    fprintf(stderr, "\n  %s loss, Program way: %s\n", dy_loss_name(spec->kind), err.msg);
+    dy_program_free(p);
+    return NULL;
+  }
+  dy_tensor_free(out[0]);
+  dy_program_free(p);
+  return out[1];
+}
+
+/* d loss / d pred (pred requiring grad) from dy_backward, against central
+ * differences and against the Program way. */
 static void check_loss_grad(const char *what, dy_tensor *pred, dy_tensor *label,
-                            const dy_loss_spec *spec) {
+                            dy_loss_kind kind, const dy_loss_spec *spec0) {
+  dy_loss_spec spec = *spec0;
+  spec.kind = kind;
   dy_error err = {0};
   pred->requires_grad = true;
   dy_scope_begin();
-  dy_status s = dy_backward(dy_loss(pred, label, spec), &err);
+  dy_status s = dy_backward(dy_loss(pred, label, &spec), &err);
   dy_scope_end();
   if (s)
     fprintf(stderr, "\n  %s: %s\n", what, err.msg);
   CU_ASSERT_EQUAL_FATAL(s, DY_OK);
+  dy_tensor *pg = program_loss_grad(pred, label, &spec);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(pg);
+  CU_ASSERT(max_rel(pg->data, pred->grad->data, dy_tensor_numel(pred)) <= 1e-6);
+  dy_tensor_free(pg);
   float *v = pred->data;
   int bad = 0;
   dy_no_grad_begin();
@@ -422,9 +454,9 @@ static void check_loss_grad(const char *what, dy_tensor *pred, dy_tensor *label,
     float v0 = v[e];
     dy_scope_begin();
     v[e] = v0 + 1e-2f;
-    double lp = item(dy_loss(pred, label, spec));
+    double lp = item(dy_loss(pred, label, &spec));
     v[e] = v0 - 1e-2f;
-    double lm = item(dy_loss(pred, label, spec));
+    double lm = item(dy_loss(pred, label, &spec));
     dy_scope_end();
     v[e] = v0;
     double fd = (lp - lm) / 2e-2, g = ((float *)pred->grad->data)[e];
@@ -441,9 +473,16 @@ static void check_loss_grad(const char *what, dy_tensor *pred, dy_tensor *label,
 static void test_loss_gradients(void) {
   dy_seed(29);
   dy_scope_begin();
+  dy_loss_spec mean = {0}, soft = {.soft_labels = true}, sum = {.reduction = DY_REDUCTION_SUM};
+  dy_tensor *p = dy_softmax(randn(2, DY_SHAPE(4, 5)), -1);
+  check_loss_grad("cross_entropy soft", randn(2, DY_SHAPE(4, 5)), p, DY_LOSS_CROSS_ENTROPY,
+                  &soft);
   dy_tensor *z = dy_rand(2, DY_SHAPE(3, 4));
-  dy_loss_spec mse = {.kind = DY_LOSS_MSE};
-  check_loss_grad("mse", randn(2, DY_SHAPE(3, 4)), z, &mse);
+  check_loss_grad("mse", randn(2, DY_SHAPE(3, 4)), z, DY_LOSS_MSE, &mean);
+  check_loss_grad("mse sum", randn(2, DY_SHAPE(3, 4)), z, DY_LOSS_MSE, &sum);
+  check_loss_grad("l1", randn(2, DY_SHAPE(3, 4)), z, DY_LOSS_L1, &mean);
+  check_loss_grad("bce_with_logits", randn(2, DY_SHAPE(3, 4)), z, DY_LOSS_BCE_WITH_LOGITS,
+                  &mean);
   dy_scope_end();
 }
 
