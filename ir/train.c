@@ -126,6 +126,20 @@ dy_status dy_program_set_train_semantics(dy_program *p, int *n_changed,
     if (s)
       return s;
     n++;
+    if (op->kind != DY_OP_BATCH_NORM)
+      continue;
+    /* running_mean, running_var = batch_norm_stats(running_mean,
+     * running_var, x), right after the batch norm that reads them */
+    double momentum;
+    if ((s = dy_op_attr_float(op, "momentum", &momentum, err)))
+      return s;
+    dy_attr a = DY_ATTR_F("momentum", momentum);
+    const int in[3] = {op->inputs[3], op->inputs[4], op->inputs[0]};
+    dy_op *st = dy_program_append_op(p, 0, DY_OP_BATCH_NORM_STATS, in, 3, in, 2, &a, 1,
+                                     op->loc);
+    if (!st)
+      return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+    dy_block_move_last_to(b, ++i);
   }
   if (n_changed)
     *n_changed = n;

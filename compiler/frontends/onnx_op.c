@@ -62,7 +62,17 @@ static bool moves_data(const char *op) {
   return false;
 }
 
-/* Make constant v a persistable var (once); an initializer's is trainable. */
+/* Ops whose output holds each element of their first input once. */
+static bool rearranges(const char *op) {
+  static const char *const ok[] = {"reshape", "flatten", "squeeze", "unsqueeze",
+                                   "transpose"};
+  for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
+    if (strcmp(op, ok[i]) == 0)
+      return true;
+  return false;
+}
+
+/* Make constant v a persistable var (once); a weight's is trainable. */
 dy_status ox_materialize(ox_ctx *c, ox_value *v) {
   if (v->var >= 0)
     return DY_OK;
@@ -81,9 +91,9 @@ dy_status ox_materialize(ox_ctx *c, ox_value *v) {
   dy_status s = dy_program_set_data(c->p, id, v->c->data, ox_type_bytes(&v->type), c->err);
   if (s)
     return s;
-  /* an f32 initializer (no node made it) is a weight: trainable, unless
-   * it turns out to be batch norm's running statistics (ox_op_n) */
-  c->p->vars[id]->trainable = v->node < 0 && v->graph_input < 0 && v->type.dtype == DY_F32;
+  /* a weight is trainable, unless it turns out to be batch norm's running
+   * statistics (ox_op_n) */
+  c->p->vars[id]->trainable = v->weight;
   v->var = id;
   return DY_OK;
 }
@@ -154,6 +164,9 @@ dy_status ox_op_n(ox_ctx *c, const char *opname, ox_value *const *in, int n_in,
       ox_update_sym(out[i]);
       if (!any_sym)
         out[i]->sym = false;
+      /* a weight reshaped or transposed (a conv bias to [C, 1, 1]) is still
+       * one, element for element */
+      out[i]->weight = in[0]->weight && rearranges(opname);
     }
     return DY_OK;
   }
