@@ -386,11 +386,12 @@ dy_status dy_npy_read(const char *path, dy_tensor **out, dy_error *err);
 /* Writes whole or not at all. */
 dy_status dy_npy_write(const char *path, const dy_tensor *t, dy_error *err);
 
-/* The op families' entry points and layers. */
+/* The op families' entry points and layers; autograd; the eager optimizers. */
 #include "dy_autograd.h"
 #include "dy_nn.h"
 #include "dy_math.h"
 #include "dy_extra.h"
+#include "dy_optim.h"
 #include "dy_shape.h"
 #include "dy_train_api.h"
 

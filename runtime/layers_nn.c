@@ -133,13 +133,13 @@ static dy_tensor *batch_norm_forward(dy_layer *self, dy_tensor *const *in, int n
                                   l->epsilon, l->momentum, self->training,
                                   dy_layer_caller());
   /* train mode: running = momentum * running + (1 - momentum) * the
-   * batch's mean and biased variance, by the in-place batch_norm_stats op
-   * after the op has checked x against the parameters (eagerly it updates
-   * the buffers now; traced, the training Program updates its vars) */
+   * batch's mean and biased variance, as the in-place op batch_norm_stats
+   * (ops_train.def), so that a traced or to_static forward records the
+   * update into the Program (on a symbolic x it only records) */
   if (y && self->training) {
-    dy_attr a = DY_ATTR_F("momentum", l->momentum);
+    dy_attr a[] = {DY_ATTR_F("momentum", l->momentum)};
     if (!dy_apply(DY_OP_BATCH_NORM_STATS, (dy_tensor *const[]){l->mean, l->variance, in[0]},
-                  3, &a, 1, dy_layer_caller()))
+                  3, a, 1, dy_layer_caller()))
       return NULL;
   }
   return y;
