@@ -1,5 +1,6 @@
 /* emit_nn.c - emitters of the nn family (ir/ops_nn.def): conv2d,
- * conv2d_transpose, pool2d, batch_norm, layer_norm, group_norm, dropout.
+ * conv2d_transpose, pool2d, batch_norm, layer_norm, group_norm, dropout,
+ * and the gradient ops conv2d_grad_filter, pool2d_grad.
  *
  * Loops with literal extents (only the batch is the run-time `batch`):
  *
@@ -20,7 +21,9 @@
  *                 window loops with bounds checks
  *   layer_norm    per row one vector sweep for the moments (sums of x - x[0]
  *                 and its square) and one for y
- *   the rest      plain loops (transposed convolution as a scatter-add)
+ *   the rest      plain loops (transposed convolution as a scatter-add;
+ *                 conv2d_grad_filter a dot product per filter tap;
+ *                 pool2d_grad the forward's windows routing dy back)
  *
  * Bounds checks on an input index are emitted only on the sides where the
  * index can actually leave the input, so no load falls outside a buffer.
@@ -106,6 +109,58 @@ dy_status dy_emit_conv2d_transpose(dy_cg_ctx *ctx, dy_error *err) {
   L("y[(oc * %lld + oy) * %lld + ox] += v * wc[(oc * %lld + i) * %lld + j];", g.oh, g.ow,
     g.kh, g.kw);
   for (int k = 0; k < 7; k++)
+    CLOSE();
+  return DY_OK;
+}
+
+/* conv2d_grad_filter(x, dy): per filter tap, a dot product of dy's plane
+ * with the input it saw, summed over the (run-time) batch. */
+dy_status dy_emit_conv2d_grad_filter(dy_cg_ctx *ctx, dy_error *err) {
+  (void)err;
+  const dy_type *x = dy_cg_in_type(ctx, 0), *dy = dy_cg_in_type(ctx, 1);
+  dy_conv2d_grad_filter_attrs a = dy_conv2d_grad_filter_attrs_get(ctx->op);
+  dy_conv_geom g = dy_conv2d_grad_filter_geom(x, dy, &a);
+  ll cg = g.c / g.groups, og = g.o / g.groups, k = cg * g.kh * g.kw;
+  char nb[64], t[128], iy[160], ix[160];
+  snprintf(nb, sizeof nb, "%s", dy_cg_dim(ctx, x, 0));
+  bool lo_h = g.pt > 0, hi_h = (g.oh - 1) * g.sh - g.pt + (g.kh - 1) * g.dh >= g.h;
+  bool lo_w = g.pl > 0, hi_w = (g.ow - 1) * g.sw - g.pl + (g.kw - 1) * g.dw >= g.w;
+  dy_cg_sum2(iy, sizeof iy, dy_cg_affine(t, sizeof t, "oy", g.sh, -g.pt), "i", g.dh);
+  dy_cg_sum2(ix, sizeof ix, dy_cg_affine(t, sizeof t, "ox", g.sw, -g.pl), "j", g.dw);
+
+  L("for (int64_t k = 0; k < %lld; k++)", (ll)g.o * k);
+  L("  out0[k] = 0.0f;");
+  L("/* dw[oc][c][i][j] += sum over oy < %lld, ox < %lld of dy[n][oc][oy][ox] *", (ll)g.oh,
+    (ll)g.ow);
+  if (g.groups == 1)
+    L(" *   x[n][c][%s][%s] */", iy, ix);
+  else
+    L(" *   x[n][(oc / %lld) * %lld + c][%s][%s] */", og, cg, iy, ix);
+  OPEN("for (int64_t n = 0; n < %s; n++) {", nb);
+  OPEN("for (int64_t oc = 0; oc < %lld; oc++) {", (ll)g.o);
+  L("const float *dy = in1 + (n * %lld + oc) * %lld;", (ll)g.o, (ll)(g.oh * g.ow));
+  if (g.groups == 1)
+    L("const float *x = in0 + n * %lld;", (ll)(g.c * g.h * g.w));
+  else
+    L("const float *x = in0 + (n * %lld + (oc / %lld) * %lld) * %lld;", (ll)g.c, og, cg,
+      (ll)(g.h * g.w));
+  L("float *dw = out0 + oc * %lld;", k);
+  OPEN("for (int64_t c = 0; c < %lld; c++) {", cg);
+  OPEN("for (int64_t i = 0; i < %lld; i++) {", (ll)g.kh);
+  OPEN("for (int64_t j = 0; j < %lld; j++) {", (ll)g.kw);
+  L("float acc = 0.0f;");
+  OPEN("for (int64_t oy = 0; oy < %lld; oy++) {", (ll)g.oh);
+  L("const int64_t iy = %s;", iy);
+  dy_cg_bounds(ctx, "iy", lo_h, hi_h, g.h);
+  OPEN("for (int64_t ox = 0; ox < %lld; ox++) {", (ll)g.ow);
+  L("const int64_t ix = %s;", ix);
+  dy_cg_bounds(ctx, "ix", lo_w, hi_w, g.w);
+  L("acc += dy[oy * %lld + ox] * x[(c * %lld + iy) * %lld + ix];", (ll)g.ow, (ll)g.h,
+    (ll)g.w);
+  CLOSE();
+  CLOSE();
+  L("dw[(c * %lld + i) * %lld + j] += acc;", (ll)g.kh, (ll)g.kw);
+  for (int d = 0; d < 5; d++)
     CLOSE();
   return DY_OK;
 }
@@ -277,6 +332,59 @@ dy_status dy_emit_pool2d(dy_cg_ctx *ctx, dy_error *err) {
       L("acc /= (float)((h1 - h0) * (w1 - w0));");
   }
   L("y[oy * %lld + ox] = acc;", ow);
+  CLOSE();
+  CLOSE();
+  CLOSE();
+  return DY_OK;
+}
+
+/* pool2d_grad(x, y, dy): the forward's windows (emit_window), each
+ * output's gradient routed back as runtime/kernels_nn.c does. */
+dy_status dy_emit_pool2d_grad(dy_cg_ctx *ctx, dy_error *err) {
+  (void)err;
+  const dy_type *x = dy_cg_in_type(ctx, 0), *y = dy_cg_in_type(ctx, 1);
+  dy_pool2d_attrs pa = dy_pool2d_attrs_get(ctx->op);
+  dy_pool_geom pg = dy_pool2d_geom(x, &pa);
+  pool_mode mode = pg.mode == DY_POOL_GLOBAL     ? POOL_GLOBAL
+                   : pg.mode == DY_POOL_ADAPTIVE ? POOL_ADAPTIVE
+                                                 : POOL_WINDOWS;
+  ll h = x->shape[2], w = x->shape[3], oh = y->shape[2], ow = y->shape[3];
+  bool padded_div = !pg.max && !pg.exclusive && mode == POOL_WINDOWS;
+  char planes[128];
+  dy_ext_str(ctx, dy_ext_range(x, 0, 2), planes, sizeof planes);
+
+  L("for (int64_t k = 0; k < %s * %lld; k++)", planes, h * w);
+  L("  out0[k] = 0.0f;");
+  if (pg.max)
+    L("/* max pooling's gradient: to the first maximum of each window */");
+  else
+    L("/* avg pooling's gradient: spread over the window, divided by %s */",
+      padded_div ? "its extent clipped to the padded input" : "its in-bounds elements");
+  OPEN("for (int64_t p = 0; p < %s; p++) {", planes);
+  if (pg.max)
+    L("const float *x = in0 + p * %lld;", h * w);
+  L("const float *dy = in2 + p * %lld;", oh * ow);
+  L("float *dx = out0 + p * %lld;", h * w);
+  OPEN("for (int64_t oy = 0; oy < %lld; oy++) {", oh);
+  emit_window(ctx, mode, "h", "oy", h, oh, pg.k[0], pg.s[0], pg.lo[0], pg.hi[0], padded_div);
+  OPEN("for (int64_t ox = 0; ox < %lld; ox++) {", ow);
+  emit_window(ctx, mode, "w", "ox", w, ow, pg.k[1], pg.s[1], pg.lo[1], pg.hi[1], padded_div);
+  if (pg.max) {
+    L("int64_t at = h0 * %lld + w0;", w);
+    L("for (int64_t iy = h0; iy < h1; iy++)");
+    L("  for (int64_t ix = w0; ix < w1; ix++)");
+    L("    if (x[iy * %lld + ix] > x[at])", w);
+    L("      at = iy * %lld + ix;", w);
+    L("dx[at] += dy[oy * %lld + ox];", ow);
+  } else {
+    if (padded_div)
+      L("const float g = dy[oy * %lld + ox] / (float)(hs * ws);", ow);
+    else
+      L("const float g = dy[oy * %lld + ox] / (float)((h1 - h0) * (w1 - w0));", ow);
+    L("for (int64_t iy = h0; iy < h1; iy++)");
+    L("  for (int64_t ix = w0; ix < w1; ix++)");
+    L("    dx[iy * %lld + ix] += g;", w);
+  }
   CLOSE();
   CLOSE();
   CLOSE();

@@ -11,6 +11,8 @@
  *   dy2stc compare A.npy B.npy [--rtol R] [--atol A] [--limit N]
  *   dy2stc bench   MODEL [--batch N] [--runs N] [--threads N] [--per-op]
  *                  (bench.c)
+ *   dy2stc train   MODEL --input NAME=FILE.npy ... --labels FILE.npy --loss L
+ *                  --optimizer O -o OUT [...]   (train.c)
  *
  * MODEL is NAME.dymodel (with NAME.dyparams beside it) or an ONNX model
  * (NAME.onnx; see compiler/frontends/load.c). Every subcommand
@@ -57,7 +59,7 @@ bool dy_cli_positive(const char *s, int64_t *out) {
   return true;
 }
 
-static bool parse_double(const char *s, double *out) {
+bool dy_cli_double(const char *s, double *out) {
   char *end;
   errno = 0;
   double v = strtod(s, &end);
@@ -67,19 +69,13 @@ static bool parse_double(const char *s, double *out) {
   return true;
 }
 
-static bool is_help(const char *a) {
+bool dy_cli_is_help(const char *a) {
   return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
 }
 
 /* ---- shared: inputs given as NAME=FILE or positionally ---- */
 
-typedef struct {
-  int n;
-  const char *name[DY_MAX_FEEDS];   /* NULL when positional */
-  const char *file[DY_MAX_FEEDS];
-} input_args;
-
-static bool add_input(input_args *ia, const char *arg) {
+bool dy_cli_add_input(dy_cli_inputs *ia, const char *arg) {
   if (ia->n >= DY_MAX_FEEDS)
     return false;
   const char *eq = strchr(arg, '=');
@@ -95,13 +91,12 @@ static bool add_input(input_args *ia, const char *arg) {
   return true;
 }
 
-static void free_inputs(input_args *ia) {
+void dy_cli_free_inputs(dy_cli_inputs *ia) {
   for (int i = 0; i < ia->n; i++)
     free((char *)ia->name[i]);
 }
 
-/* Read one tensor per feed of p, in feed order. */
-static dy_status load_inputs(const dy_program *p, const input_args *ia,
+dy_status dy_cli_load_inputs(const dy_program *p, const dy_cli_inputs *ia,
                              dy_tensor **t, dy_error *err) {
   for (int i = 0; i < p->n_feeds; i++)
     t[i] = NULL;
@@ -294,7 +289,7 @@ static int cmd_compile(int argc, char **argv) {
       return 2;
     if (po > 0)
       continue;
-    if (is_help(a)) {
+    if (dy_cli_is_help(a)) {
       fputs(compile_help, stdout);
       print_pass_list(stdout);
       return 0;
@@ -379,24 +374,24 @@ static int cmd_compile(int argc, char **argv) {
 
 /* Any other argument of run and check: an unknown option, else the model,
  * then the inputs in order. Returns 0 or a usage error's exit status. */
-static int model_or_input(const char *cmd, const char *a, const char **model,
-                          input_args *ia) {
+int dy_cli_model_or_input(const char *cmd, const char *a, const char **model,
+                          dy_cli_inputs *ia) {
   if (a[0] == '-')
     return dy_cli_usage(cmd, "unknown or incomplete option '%s'", a);
   if (!*model)
     *model = a;
-  else if (!add_input(ia, a))
+  else if (!dy_cli_add_input(ia, a))
     return dy_cli_usage(cmd, "too many inputs (%s)", a);
   return 0;
 }
 
 /* After the arguments of run and check: a usage error when no model was
  * given, and the inputs freed on any error. Returns the status (0: go on). */
-static int args_end(const char *cmd, int rc, const char *model, input_args *ia) {
+int dy_cli_args_end(const char *cmd, int rc, const char *model, dy_cli_inputs *ia) {
   if (!rc && !model)
     rc = dy_cli_usage(cmd, "%s", "no model given");
   if (rc)
-    free_inputs(ia);
+    dy_cli_free_inputs(ia);
   return rc;
 }
 
@@ -410,32 +405,32 @@ static const char run_help[] =
 
 static int cmd_run(int argc, char **argv) {
   const char *model = NULL, *dir = ".";
-  input_args ia = {0};
+  dy_cli_inputs ia = {0};
   int rc = 0;
   for (int i = 2; i < argc && !rc; i++) {
     const char *a = argv[i];
     bool has = i + 1 < argc;
-    if (is_help(a)) {
+    if (dy_cli_is_help(a)) {
       fputs(run_help, stdout);
-      free_inputs(&ia);
+      dy_cli_free_inputs(&ia);
       return 0;
     } else if (strcmp(a, "--input") == 0 && has) {
-      if (!add_input(&ia, argv[++i]))
+      if (!dy_cli_add_input(&ia, argv[++i]))
         rc = dy_cli_usage("run", "too many inputs (%s)", argv[i]);
     } else if (strcmp(a, "--output-dir") == 0 && has) {
       dir = argv[++i];
     } else {
-      rc = model_or_input("run", a, &model, &ia);
+      rc = dy_cli_model_or_input("run", a, &model, &ia);
     }
   }
-  if ((rc = args_end("run", rc, model, &ia)))
+  if ((rc = dy_cli_args_end("run", rc, model, &ia)))
     return rc;
   dy_error err = {0};
   dy_program *p = NULL;
   dy_tensor *in[DY_MAX_FEEDS] = {0}, *out[DY_MAX_FEEDS] = {0};
   dy_status s = dy_model_load_any(model, &p, &err);
   if (!s)
-    s = load_inputs(p, &ia, in, &err);
+    s = dy_cli_load_inputs(p, &ia, in, &err);
   if (!s)
     s = dy_executor_run(p, in, p->n_feeds, out, p->n_fetches, &err);
   if (!s)
@@ -452,7 +447,7 @@ static int cmd_run(int argc, char **argv) {
     dy_tensor_free(out[i]);
   }
   dy_program_free(p);
-  free_inputs(&ia);
+  dy_cli_free_inputs(&ia);
   return s ? dy_cli_fail(&err) : 0;
 }
 
@@ -466,7 +461,7 @@ static int cmd_show(int argc, char **argv) {
   const char *model = NULL;
   bool dot = false;
   for (int i = 2; i < argc; i++) {
-    if (is_help(argv[i])) {
+    if (dy_cli_is_help(argv[i])) {
       fputs(show_help, stdout);
       return 0;
     } else if (strcmp(argv[i], "--dot") == 0) {
@@ -564,14 +559,14 @@ static int cmd_compare(int argc, char **argv) {
   for (int i = 2; i < argc; i++) {
     const char *a = argv[i];
     bool has = i + 1 < argc;
-    if (is_help(a)) {
+    if (dy_cli_is_help(a)) {
       fputs(compare_help, stdout);
       return 0;
     } else if (strcmp(a, "--rtol") == 0 && has) {
-      if (!parse_double(argv[++i], &rtol))
+      if (!dy_cli_double(argv[++i], &rtol))
         return dy_cli_usage("compare", "bad --rtol '%s'", argv[i]);
     } else if (strcmp(a, "--atol") == 0 && has) {
-      if (!parse_double(argv[++i], &atol))
+      if (!dy_cli_double(argv[++i], &atol))
         return dy_cli_usage("compare", "bad --atol '%s'", argv[i]);
     } else if (strcmp(a, "--limit") == 0 && has) {
       if (!dy_cli_positive(argv[++i], &limit))
@@ -632,7 +627,7 @@ static const char check_help[] =
 
 static int cmd_check(int argc, char **argv) {
   const char *model = NULL;
-  input_args ia = {0};
+  dy_cli_inputs ia = {0};
   dy_compile_options o = dy_compile_options_default();
   double rtol = 1e-5, atol = 1e-6;
   int rc = 0;
@@ -643,26 +638,26 @@ static int cmd_check(int argc, char **argv) {
     if (po == 0)
       po = cc_option("check", argc, argv, &i, &o);
     if (po < 0) {
-      free_inputs(&ia);
+      dy_cli_free_inputs(&ia);
       return 2;
     }
     if (po > 0)
       continue;
-    if (is_help(a)) {
+    if (dy_cli_is_help(a)) {
       fputs(check_help, stdout);
-      free_inputs(&ia);
+      dy_cli_free_inputs(&ia);
       return 0;
     } else if (strcmp(a, "--input") == 0 && has) {
-      if (!add_input(&ia, argv[++i]))
+      if (!dy_cli_add_input(&ia, argv[++i]))
         rc = dy_cli_usage("check", "too many inputs (%s)", argv[i]);
     } else if (strcmp(a, "--max-batch") == 0 && has) {
       if (!dy_cli_positive(argv[++i], &o.max_batch))
         rc = dy_cli_usage("check", "bad --max-batch '%s'", argv[i]);
     } else if (strcmp(a, "--rtol") == 0 && has) {
-      if (!parse_double(argv[++i], &rtol))
+      if (!dy_cli_double(argv[++i], &rtol))
         rc = dy_cli_usage("check", "bad --rtol '%s'", argv[i]);
     } else if (strcmp(a, "--atol") == 0 && has) {
-      if (!parse_double(argv[++i], &atol))
+      if (!dy_cli_double(argv[++i], &atol))
         rc = dy_cli_usage("check", "bad --atol '%s'", argv[i]);
     } else if (strcmp(a, "--threads") == 0 && has) {
       int64_t t;
@@ -671,10 +666,10 @@ static int cmd_check(int argc, char **argv) {
       else
         o.threads = (int)t;
     } else {
-      rc = model_or_input("check", a, &model, &ia);
+      rc = dy_cli_model_or_input("check", a, &model, &ia);
     }
   }
-  if ((rc = args_end("check", rc, model, &ia)))
+  if ((rc = dy_cli_args_end("check", rc, model, &ia)))
     return rc;
   dy_error err = {0};
   dy_program *p = NULL;
@@ -688,7 +683,7 @@ static int cmd_check(int argc, char **argv) {
   bool mismatch = false;
   dy_status s = dy_model_load_any(model, &p, &err);
   if (!s)
-    s = load_inputs(p, &ia, in, &err);
+    s = dy_cli_load_inputs(p, &ia, in, &err);
   if (!s)
     s = dy_executor_run(p, in, p->n_feeds, ref, p->n_fetches, &err);
   if (!s)
@@ -748,7 +743,7 @@ static int cmd_check(int argc, char **argv) {
   }
   dy_codegen_output_free(&co);
   dy_program_free(p);
-  free_inputs(&ia);
+  dy_cli_free_inputs(&ia);
   if (s)
     return dy_cli_fail(&err);
   return mismatch ? 1 : 0;
@@ -764,6 +759,7 @@ static const char main_help[] =
     "  check     compare the static executor with the compiled executable\n"
     "  compare   compare two .npy files\n"
     "  bench     compile a model and time it (median, min, GFLOP/s)\n"
+    "  train     train a model on .npy data; writes the trained model\n"
     "  --version print the version\n"
     "MODEL is NAME.dymodel (with NAME.dyparams) or an ONNX model, NAME.onnx\n";
 
@@ -773,7 +769,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   const char *cmd = argv[1];
-  if (is_help(cmd)) {
+  if (dy_cli_is_help(cmd)) {
     fputs(main_help, stdout);
     return 0;
   }
@@ -793,6 +789,8 @@ int main(int argc, char **argv) {
     return cmd_compare(argc, argv);
   if (strcmp(cmd, "bench") == 0)
     return dy_cli_bench(argc, argv);
+  if (strcmp(cmd, "train") == 0)
+    return dy_cli_train(argc, argv);
   fprintf(stderr, "%s: unknown command '%s' (see '%s --help')\n", prog, cmd, prog);
   return 2;
 }

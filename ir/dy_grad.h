@@ -96,7 +96,8 @@ bool dy_grad_input_is_differentiable(dy_op_kind k, int i, dy_dtype t);
 /* or the op fails (the first error stays in b->err).                  */
 /* ------------------------------------------------------------------ */
 
-/* Record an error at the forward op (first one wins); returns -1. */
+/* Record an error at the forward op (first one wins): "gradient of <op>:
+ * <msg>", or just msg outside a rule (b->fwd NULL); returns -1. */
 int dy_gb_fail(dy_gb *b, dy_status s, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static inline dy_status dy_gb_status(const dy_gb *b) { return b->err->status; }
@@ -123,6 +124,9 @@ int dy_gb_sum_to(dy_gb *b, int g, int like);
 int dy_gb_expand_as(dy_gb *b, int x, int like);
 /* Reshape g to like's shape (a -1 dim of like, at most one, is inferred). */
 int dy_gb_reshape_as(dy_gb *b, int g, int like);
+/* Reshape g to dims (rank of them); a -1 is the batch: copied where g has
+ * it at the same place, else inferred (at most one such). */
+int dy_gb_reshape(dy_gb *b, int g, const int64_t *dims, int rank);
 int dy_gb_reduce_sum(dy_gb *b, int x, const int64_t *axes, int n_axes,
                      bool keepdim);
 int dy_gb_transpose(dy_gb *b, int x, const int64_t *perm, int rank);

@@ -480,6 +480,11 @@ dy_conv_geom dy_conv2d_geom(const dy_type *x, const dy_type *w,
 dy_conv_geom dy_conv2d_transpose_geom(const dy_type *x, const dy_type *w,
                                       const dy_conv2d_transpose_attrs *a);
 
+/* conv2d_grad_filter: x [N,C,H,W] and dy [N,O,oh,ow] (oh, ow: dy's
+ * plane), kh, kw from ksize; o = O. */
+dy_conv_geom dy_conv2d_grad_filter_geom(const dy_type *x, const dy_type *dy,
+                                        const dy_conv2d_grad_filter_attrs *a);
+
 typedef enum { DY_POOL_WINDOWS, DY_POOL_ADAPTIVE, DY_POOL_GLOBAL } dy_pool_mode;
 
 /* One pooling, NCHW. Windows mode: kernel k, stride s, padding lo (top,

@@ -5,7 +5,8 @@
  *
  *   loss.c    dy_loss_build, dy_program_append_loss
  *   optim.c   dy_optimizer_build, dy_program_append_optimizer, dy_lr_at
- *   train.c   dy_program_make_training (the whole step)
+ *   train.c   dy_program_make_training (the whole step), train semantics,
+ *             dropout reseeding
  *
  * A training Program is an inference Program plus: a label feed, the
  * loss (fetched), the gradient ops (dy_program_append_backward), and the
@@ -83,8 +84,44 @@ typedef struct {
   double min_lr;
 } dy_lr_schedule;
 
-/* The learning rate at step (0-based) of a run with base rate lr. */
+/* The learning rate at step (0-based) of a run with base rate lr
+ * (formulas in optim.c: constant; step: lr * gamma^floor(step /
+ * step_size), PyTorch's StepLR; cosine: linear warm-up lr * step /
+ * warmup_steps, then PyTorch's CosineAnnealingLR down to min_lr at
+ * total_steps, and min_lr after). A NULL schedule is constant. */
 double dy_lr_at(const dy_lr_schedule *s, double lr, int64_t step);
+
+/* The optimizer's state per parameter, in the order dy_optimizer_build
+ * takes it: sgd none (with momentum > 0: "velocity"); adam, adamw
+ * "moment1", "moment2", "beta1_pow", "beta2_pow". A state is shaped like
+ * its parameter, except the beta pows ([1]); it starts at
+ * dy_optimizer_state_init (0, and 1 for the beta pows). */
+#define DY_OPT_MAX_STATE 4
+int dy_optimizer_state_count(const dy_optimizer_spec *opt);
+const char *dy_optimizer_state_name(const dy_optimizer_spec *opt, int i);
+double dy_optimizer_state_init(const dy_optimizer_spec *opt, int i);
+/* State i of a parameter of type param. */
+dy_type dy_optimizer_state_type(const dy_optimizer_spec *opt, int i,
+                                const dy_type *param);
+/* Check a spec (kind known, rates and betas in range, clip_norm >= 0):
+ * an error naming the field. */
+dy_status dy_optimizer_check(const dy_optimizer_spec *opt, dy_error *err);
+
+/* The update, written once for every path: through b (the Program
+ * builder, or the eager one, which runs it at once), clip the gradients
+ * by their global norm when opt->clip_norm > 0,
+ *
+ *   norm = sqrt(sum_i reduce_sum(g_i * g_i)),
+ *   g_i  = g_i * (clip_norm / max(norm, clip_norm))
+ *
+ * (PyTorch's clip_grad_norm_ without its 1e-6), then emit one in-place
+ * update op per parameter: sgd / momentum / adam / adamw with the spec's
+ * attributes. params[i], grads[i] (< 0: no gradient, the parameter is
+ * left alone and takes no part in the norm), state[i][0 ..
+ * dy_optimizer_state_count) and lr (a rank-0 f32) are values of b.
+ * Returns 0, or -1 with the error in b->err. */
+int dy_optimizer_build(dy_gb *b, const dy_optimizer_spec *opt, const int *params,
+                       const int *grads, int n, const int *const *state, int lr);
 
 /* Append the update ops for params[i] with gradient grads[i] (grads[i] <
  * 0: no gradient, the parameter is left alone) to block 0: gradient
@@ -105,5 +142,22 @@ dy_status dy_program_append_optimizer(dy_program *p, const dy_optimizer_spec *op
  * gradient, a label that cannot match. */
 dy_status dy_program_make_training(dy_program *p, int output, const dy_loss_spec *loss,
                                    const dy_optimizer_spec *opt, dy_error *err);
+
+/* Train semantics for an inference Program (dy2stc train on a saved
+ * model): every dropout and batch_norm op of block 0 with is_test set is
+ * switched to training (batch statistics, random masks), and each such
+ * batch_norm gets the batch_norm_stats op that updates its running
+ * statistics in place. *n_changed (may be NULL) counts the ops switched. */
+dy_status dy_program_set_train_semantics(dy_program *p, int *n_changed,
+                                         dy_error *err);
+
+/* Fresh dropout masks for the next step: walking block 0 in op order, the
+ * first training-mode dropout op with a given seed attribute draws a new
+ * seed from next(), and every later one with the same old seed (the ops
+ * its gradient emitted) takes the same new seed. make_training gives the
+ * forward's dropouts distinct seeds, so the draws happen once per forward
+ * dropout, in forward order, as an eager forward draws them. */
+dy_status dy_program_reseed_dropout(dy_program *p, uint64_t (*next)(void),
+                                    dy_error *err);
 
 #endif /* DY_TRAIN_H */

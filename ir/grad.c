@@ -61,8 +61,10 @@ int dy_gb_fail(dy_gb *b, dy_status s, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  dy_error_at(b->err, b->fwd, s, "gradient of %s: %s",
-              b->fwd ? dy_op_name(b->fwd->kind) : "?", msg);
+  if (b->fwd)
+    dy_error_at(b->err, b->fwd, s, "gradient of %s: %s", dy_op_name(b->fwd->kind), msg);
+  else  /* not inside a rule: a loss or an optimizer being built */
+    dy_error_set(b->err, s, "%s", msg);
   return -1;
 }
 
@@ -138,8 +140,17 @@ int dy_gb_sum_to(dy_gb *b, int g, int like) {
   }
   if (na == 0)
     return g;
-  int r = dy_gb_reduce_sum(b, g, axes, na, true);
-  return keep_all ? r : dy_gb_reshape_as(b, r, like);
+  if (keep_all)
+    return dy_gb_reduce_sum(b, g, axes, na, true);
+  /* the broadcast dims stay as like's 1s, the leading ones go: the result
+   * has like's type without a reshape (which could not place several
+   * batch dims that move) */
+  int lead_n = 0;
+  while (lead_n < na && axes[lead_n] < lead)
+    lead_n++;
+  if (na > lead_n)
+    g = dy_gb_reduce_sum(b, g, axes + lead_n, na - lead_n, true);
+  return dy_gb_reduce_sum(b, g, axes, lead_n, false);
 }
 
 int dy_gb_expand_as(dy_gb *b, int x, int like) {
@@ -154,30 +165,39 @@ int dy_gb_expand_as(dy_gb *b, int x, int like) {
 int dy_gb_reshape_as(dy_gb *b, int g, int like) {
   if (g < 0 || like < 0 || b->err->status)
     return -1;
-  dy_type tg = b->type(b, g), tl = b->type(b, like);
-  if (tg.rank == tl.rank && memcmp(tg.shape, tl.shape, sizeof(int64_t) * (size_t)tg.rank) == 0)
+  dy_type tl = b->type(b, like);
+  return dy_gb_reshape(b, g, tl.shape, tl.rank);
+}
+
+int dy_gb_reshape(dy_gb *b, int g, const int64_t *dims, int rank) {
+  if (g < 0 || b->err->status)
+    return -1;
+  dy_type tg = b->type(b, g);
+  if (tg.rank == rank && memcmp(tg.shape, dims, sizeof(int64_t) * (size_t)rank) == 0)
     return g;
   int64_t shape[DY_MAX_DIMS];
   int dyn = 0;
-  for (int d = 0; d < tl.rank; d++) {
-    shape[d] = tl.shape[d];
+  for (int d = 0; d < rank; d++) {
+    shape[d] = dims[d];
     dyn += shape[d] < 0;
   }
   if (dyn > 1) {
     /* several batch dims: copy those g has at the same place (reshape's 0) */
-    for (int d = 0; d < tl.rank; d++)
+    for (int d = 0; d < rank; d++)
       if (shape[d] < 0 && d < tg.rank && tg.shape[d] < 0) {
         shape[d] = 0;
         dyn--;
       }
     if (dyn > 1) {
+      dy_type tl = {.dtype = tg.dtype, .rank = rank};
+      memcpy(tl.shape, dims, sizeof(int64_t) * (size_t)rank);
       char a[128];
       return dy_gb_fail(b, DY_STATUS_UNSUPPORTED,
-                        "cannot reshape a gradient back to %s (more than one "
+                        "cannot reshape a gradient to %s (more than one "
                         "dynamic dim moves)", dy_type_str(&tl, a, sizeof a));
     }
   }
-  dy_attr a = DY_ATTR_IS("shape", shape, tl.rank);
+  dy_attr a = DY_ATTR_IS("shape", shape, rank);
   return dy_gb_op1(b, DY_OP_RESHAPE, g, &a, 1);
 }
 

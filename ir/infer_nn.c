@@ -15,6 +15,9 @@
  *   layer_norm        over dims [begin_norm_axis, rank)
  *   group_norm        x [N,C,...], groups dividing C, scale/bias [C]
  *   dropout           any f32 tensor, p in [0, 1]
+ *   conv2d_grad_filter, pool2d_grad
+ *                     the gradient ops of conv2d / conv2d_transpose and
+ *                     pool2d (ir/grad_nn.c emits them)
  *
  * Paddings are [top, left, bottom, right] (ONNX's begin/end order); two
  * values [h, w] are accepted as symmetric padding. Only the batch dim N may
@@ -413,6 +416,82 @@ dy_status dy_infer_dropout(const dy_op *op, const dy_type *in, int n,
 }
 
 /* ------------------------------------------------------------------ */
+/* gradient ops: conv2d_grad_filter, pool2d_grad                       */
+/* ------------------------------------------------------------------ */
+
+/* The two values of a type's dim d agree: equal, or both the batch. */
+static dy_status same_dim(const dy_op *op, const dy_type *a, const dy_type *b, int d,
+                          const char *what, dy_error *err) {
+  if (a->shape[d] == b->shape[d])
+    return DY_OK;
+  char ta[128], tb[128];
+  return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH, "%s: %s differ: %s and %s",
+                     OPNAME(op), what, dy_type_str(a, ta, sizeof ta),
+                     dy_type_str(b, tb, sizeof tb));
+}
+
+/* conv2d_grad_filter(x, dy): x [N,C,H,W] as conv2d's input, dy [N,O,Ho,Wo]
+ * the gradient of its output -> dw [O, C/groups, kh, kw], kh, kw = ksize.
+ * dy's plane may be smaller than conv2d's output (conv2d_transpose's filter
+ * gradient reads its input as dy): taps past dy contribute nothing. */
+dy_status dy_infer_conv2d_grad_filter(const dy_op *op, const dy_type *in, int n,
+                                      dy_type *out, dy_error *err) {
+  dy_conv2d_attrs ca;
+  dy_conv2d_grad_filter_attrs a;
+  dy_status s;
+  const dy_type *x = &in[0], *g = &in[1];
+  if ((s = need_f32(op, in, 2, err)) || (s = need_rank(op, x, "input", 4, 4, err)) ||
+      (s = need_rank(op, g, "output gradient", 4, 4, err)) ||
+      (s = need_static(op, x, 1, "input", err)) ||
+      (s = need_static(op, g, 1, "output gradient", err)) ||
+      (s = same_dim(op, x, g, 0, "the batches of the input and the output gradient", err)) ||
+      (s = conv_attrs(op, &ca, err)) || (s = dy_conv2d_grad_filter_attrs_of(op, &a, err)) ||
+      (s = check_pair(op, "ksize", a.ksize, a.n_ksize, 1, err)))
+    return s;
+  int64_t c = x->shape[1], o = g->shape[1], gr = ca.groups;
+  if (c % gr != 0 || o % gr != 0)
+    return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
+                       "conv2d_grad_filter: channels %lld (input) and %lld (output "
+                       "gradient) must both divide by groups %lld", (long long)c,
+                       (long long)o, (long long)gr);
+  dy_conv_geom cg = dy_conv2d_grad_filter_geom(x, g, &a);
+  for (int d = 0; d < 2; d++) {
+    int64_t padded = d ? cg.w + cg.pl + cg.pr : cg.h + cg.pt + cg.pb;
+    int64_t span = d ? cg.dw * (cg.kw - 1) + 1 : cg.dh * (cg.kh - 1) + 1;
+    int64_t st = d ? cg.sw : cg.sh, og = d ? cg.ow : cg.oh;
+    if (span > padded || og < 1 || og > (padded - span) / st + 1)
+      return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
+                         "conv2d_grad_filter: an output gradient %s of %lld does not "
+                         "fit a %lld kernel over the padded input's %lld",
+                         d ? "width" : "height", (long long)og, (long long)span,
+                         (long long)padded);
+  }
+  *out = (dy_type){.dtype = DY_F32, .rank = 4, .shape = {o, c / gr, cg.kh, cg.kw}};
+  return DY_OK;
+}
+
+/* pool2d_grad(x, y, dy): x and y = pool2d(x) with the same attributes, dy
+ * of y's type -> dx of x's type. */
+dy_status dy_infer_pool2d_grad(const dy_op *op, const dy_type *in, int n,
+                               dy_type *out, dy_error *err) {
+  dy_type want;
+  dy_status s;
+  if ((s = need_f32(op, in, 3, err)) || (s = dy_infer_pool2d(op, in, 1, &want, err)))
+    return s;
+  for (int i = 1; i < 3; i++)
+    if (!dy_type_equal(&in[i], &want)) {
+      char ta[128], tb[128];
+      return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
+                         "pool2d_grad: %s is %s, the pooling of the input gives %s",
+                         i == 1 ? "the output" : "the output gradient",
+                         dy_type_str(&in[i], ta, sizeof ta),
+                         dy_type_str(&want, tb, sizeof tb));
+    }
+  *out = in[0];
+  return DY_OK;
+}
+
+/* ------------------------------------------------------------------ */
 /* geometry, shared with the kernels and the emitters                  */
 /* ------------------------------------------------------------------ */
 
@@ -461,6 +540,19 @@ dy_conv_geom dy_conv2d_transpose_geom(const dy_type *x, const dy_type *w,
   g.o = w->shape[1] * g.groups;
   g.oh = (g.h - 1) * g.sh - g.pt - g.pb + g.dh * (g.kh - 1) + g.oph + 1;
   g.ow = (g.w - 1) * g.sw - g.pl - g.pr + g.dw * (g.kw - 1) + g.opw + 1;
+  return g;
+}
+
+dy_conv_geom dy_conv2d_grad_filter_geom(const dy_type *x, const dy_type *dy,
+                                        const dy_conv2d_grad_filter_attrs *a) {
+  dy_type w = {.dtype = DY_F32, .rank = 4,
+               .shape = {dy->shape[1], 1, pair_at(a->ksize, a->n_ksize, 0, 1),
+                         pair_at(a->ksize, a->n_ksize, 1, 1)}};
+  dy_conv_geom g = conv_geom(x, &w, a->strides, a->n_strides, a->paddings, a->n_paddings,
+                             a->dilations, a->n_dilations, a->groups);
+  g.o = dy->shape[1];
+  g.oh = dy->shape[2];
+  g.ow = dy->shape[3];
   return g;
 }
 

@@ -71,6 +71,11 @@ typedef struct dy_tensor {
   bool requires_grad;     /* a leaf whose gradient is wanted (a layer's f32
                              parameter; traced as a trainable var)         */
   struct dy_tensor *grad; /* its accumulated gradient (owned), or NULL      */
+  /* eager autograd's tape (runtime/autograd.c, dy_autograd.h) */
+  struct dy_tape_node *grad_fn; /* the recorded op that made it, or NULL  */
+  int tape_refs;          /* how many of refcount the tape holds            */
+  unsigned ag_pass;       /* scratch of one dy_backward / tape pruning pass */
+  int ag_val, ag_aux;     /* (valid while ag_pass is that pass's number)    */
 } dy_tensor;
 
 /* Returns a new zero-filled tensor. Owned as described above. */
@@ -381,10 +386,13 @@ dy_status dy_npy_read(const char *path, dy_tensor **out, dy_error *err);
 /* Writes whole or not at all. */
 dy_status dy_npy_write(const char *path, const dy_tensor *t, dy_error *err);
 
-/* The op families' entry points and layers. */
+/* The op families' entry points and layers; autograd; the eager optimizers. */
+#include "dy_autograd.h"
 #include "dy_nn.h"
 #include "dy_math.h"
 #include "dy_extra.h"
+#include "dy_optim.h"
 #include "dy_shape.h"
+#include "dy_train_api.h"
 
 #endif /* DY_RUNTIME_H */

@@ -56,4 +56,12 @@ int dy_gb_eager_value(dy_gb *b, dy_tensor *t);
 dy_tensor *dy_gb_eager_tensor(dy_gb *b, int v);
 void dy_gb_eager_free(dy_gb *b);
 
+/* autograd.c: the tape. dy_apply records an op whose result t it wants
+ * (grad mode on, a concrete f32 result, an input requiring grad or made by
+ * a recorded op, no input written in place); false (error recorded) on
+ * failure. */
+bool dy_tape_wants(dy_tensor *const *in, int n_in, const dy_tensor *out);
+bool dy_tape_record(dy_op_kind kind, dy_tensor *const *in, int n_in,
+                    const dy_attr *attrs, int n_attrs, dy_srcloc loc, dy_tensor *out);
+
 #endif

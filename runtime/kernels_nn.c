@@ -19,6 +19,10 @@
  *                     bias in float with inv = 1 / sqrtf(var + eps). The
  *                     generated C (codegen/emit_nn.c) uses the same order.
  *   dropout           Paddle's "upscale_in_train" with the mask below.
+ *   conv2d_grad_filter
+ *                     per (image, group) dw_g += dy_g @ im2col(x_g)^T by
+ *                     sgemm.
+ *   pool2d_grad       the forward's window walk, dy routed back.
  *
  * The dropout mask. Element i of x (its flat C-order index) is kept iff
  *
@@ -93,11 +97,15 @@ static conv_geom conv_geom_of(const dy_op *op, const dy_type *x, const dy_type *
     dy_conv2d_transpose_attrs a = dy_conv2d_transpose_attrs_get(op);
     return dy_conv2d_transpose_geom(x, w, &a);
   }
+  if (op->kind == DY_OP_CONV2D_GRAD_FILTER) { /* w is the output gradient */
+    dy_conv2d_grad_filter_attrs a = dy_conv2d_grad_filter_attrs_get(op);
+    return dy_conv2d_grad_filter_geom(x, w, &a);
+  }
   dy_conv2d_attrs a = dy_conv2d_attrs_get(op); /* conv2d, fused_conv2d */
   return dy_conv2d_geom(x, w, &a);
 }
 
-/* Checks a convolution's tensors (x, w) and reads its geometry into *g. */
+/* Checks a convolution's tensors (x, w; conv2d_grad_filter: x, dy) and reads its geometry into *g. */
 static dy_status conv_check(const dy_op *op, dy_tensor *const *in, int n_in,
                             dy_tensor *const *out, conv_geom *g, dy_error *err) {
   dy_status s = check_nn(op, in, n_in, 2, out, err);
@@ -244,6 +252,41 @@ dy_status dy_kernel_conv2d_transpose(const dy_op *op, dy_tensor *const *in,
   return DY_OK;
 }
 
+/* conv2d_grad_filter(x, dy): per (image, group), with col = im2col(x_g)
+ * [cg*kh*kw, oh*ow] over dy's plane, dw_g [og, cg*kh*kw] += dy_g @ col^T. */
+dy_status dy_kernel_conv2d_grad_filter(const dy_op *op, dy_tensor *const *in,
+                                       int n_in, dy_tensor *const *out,
+                                       dy_error *err) {
+  conv_geom g;
+  dy_status s = conv_check(op, in, n_in, out, &g, err);
+  if (s != DY_OK)
+    return s;
+  float *dw = out[0]->data;
+  memset(dw, 0, out[0]->nbytes);
+  const float *x = in[0]->data, *dy = in[1]->data;
+  if (dy_tensor_numel(out[0]) == 0 || dy_tensor_numel(in[1]) == 0)
+    return DY_OK;
+  int64_t cg = g.c / g.groups, og = g.o / g.groups;
+  int64_t k = cg * g.kh * g.kw, plane = g.oh * g.ow;
+  if (!fits_int(og) || !fits_int(k) || !fits_int(plane))
+    return dy_error_at(err, op, DY_STATUS_UNSUPPORTED,
+                       "conv2d_grad_filter: matrix dims exceed the BLAS int range");
+  float *col = malloc(sizeof(float) * (size_t)(k * plane));
+  if (!col)
+    return dy_error_at(err, op, DY_STATUS_OUT_OF_MEMORY,
+                       "conv2d_grad_filter: out of memory for a %lld x %lld im2col "
+                       "buffer", (long long)k, (long long)plane);
+  for (int64_t n = 0; n < g.n; n++)
+    for (int64_t gi = 0; gi < g.groups; gi++) {
+      im2col(x + (n * g.c + gi * cg) * g.h * g.w, &g, cg, col);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)og, (int)k, (int)plane,
+                  1.0f, dy + (n * g.o + gi * og) * plane, (int)plane, col, (int)plane,
+                  1.0f, dw + gi * og * k, (int)k);
+    }
+  free(col);
+  return DY_OK;
+}
+
 /* ------------------------------------------------------------------ */
 /* pool2d                                                              */
 /* ------------------------------------------------------------------ */
@@ -310,6 +353,51 @@ dy_status dy_kernel_pool2d(const dy_op *op, dy_tensor *const *in, int n_in,
           acc /= (float)(a.exclusive ? (h1 - h0) * (w1 - w0) : hs * ws);
         }
         yp[oy * ow + ox] = acc;
+      }
+    }
+  }
+  return DY_OK;
+}
+
+/* pool2d_grad(x, y, dy): each window's dy goes back to its input
+ * elements: max to the first maximum (the forward walk's), avg to every
+ * element divided by the forward divisor. Overlapping windows add up. */
+dy_status dy_kernel_pool2d_grad(const dy_op *op, dy_tensor *const *in, int n_in,
+                                dy_tensor *const *out, dy_error *err) {
+  dy_status s = check_nn(op, in, n_in, 3, out, err);
+  if (s != DY_OK)
+    return s;
+  const dy_type *tx = &in[0]->type, *ty = &in[1]->type;
+  dy_pool2d_attrs pa = dy_pool2d_attrs_get(op);
+  dy_pool_geom a = dy_pool2d_geom(tx, &pa);
+  int64_t planes = tx->shape[0] * tx->shape[1];
+  int64_t h = tx->shape[2], w = tx->shape[3], oh = ty->shape[2], ow = ty->shape[3];
+  const float *x = in[0]->data, *dy = in[2]->data;
+  float *dx = out[0]->data;
+  memset(dx, 0, out[0]->nbytes);
+  for (int64_t p = 0; p < planes; p++) {
+    const float *xp = x + p * h * w, *gp = dy + p * oh * ow;
+    float *dp = dx + p * h * w;
+    for (int64_t oy = 0; oy < oh; oy++) {
+      int64_t h0, h1, hs;
+      pool_window(&a, 0, oy, h, oh, &h0, &h1, &hs);
+      for (int64_t ox = 0; ox < ow; ox++) {
+        int64_t w0, w1, ws;
+        pool_window(&a, 1, ox, w, ow, &w0, &w1, &ws);
+        float g = gp[oy * ow + ox];
+        if (a.max) {
+          int64_t at = h0 * w + w0;
+          for (int64_t iy = h0; iy < h1; iy++)
+            for (int64_t ix = w0; ix < w1; ix++)
+              if (xp[iy * w + ix] > xp[at])
+                at = iy * w + ix;
+          dp[at] += g;
+        } else {
+          g /= (float)(a.exclusive ? (h1 - h0) * (w1 - w0) : hs * ws);
+          for (int64_t iy = h0; iy < h1; iy++)
+            for (int64_t ix = w0; ix < w1; ix++)
+              dp[iy * w + ix] += g;
+        }
       }
     }
   }

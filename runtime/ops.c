@@ -4,10 +4,12 @@
  * the one driver: it propagates a NULL input (an earlier error), infers the
  * output type with ir/'s dy_infer_<name>, allocates the output, runs
  * dy_kernel_<name> (or, for view ops, shares the input's data; for a
- * symbolic input, computes nothing), and records the op into the active
- * trace. An in-place op (DY_OPF_INPLACE) allocates nothing: its kernel
- * updates its first inputs and it returns the first of them. Errors go to the thread-local slot (dy_last_error) with the source
- * line of the user's call.
+ * symbolic input, computes nothing), records the op into the active
+ * trace and, when a gradient may flow through it, onto the autograd tape
+ * (autograd.c). An in-place op (DY_OPF_INPLACE) allocates nothing: its
+ * kernel updates its first inputs and it returns the first of them. Errors
+ * go to the thread-local slot (dy_last_error) with the source line of the
+ * user's call.
  */
 #include <math.h>
 #include <string.h>
@@ -67,6 +69,10 @@ dy_tensor *dy_apply(dy_op_kind kind, dy_tensor *const *in, int n_in,
 
   dy_trace_state *ts = dy_trace_active();
   if (ts && !dy_trace_record(ts, kind, in, n_in, attrs, n_attrs, loc, out))
+    return NULL;
+  /* eager autograd: an op a gradient may flow through goes on the tape */
+  if (dy_tape_wants(in, n_in, out) &&
+      !dy_tape_record(kind, in, n_in, attrs, n_attrs, loc, out))
     return NULL;
   return out;
 }

@@ -52,6 +52,9 @@ static const float p_x[] = {1, 2, 3, 4, 5, 6};                    /* [2,3] */
 static const float prod_rows[] = {6, 120};
 static const float prod_cols[] = {4, 10, 18};
 static const float prod_all[] = {720};
+/* zeros: one in a row (its gradient is the others' product), two, none */
+static const float p0_x[] = {0, 2, 3, 0, 0, 5, 1, 2, 4};          /* [3,3] */
+static const float prod0_rows[] = {0, 0, 8};
 
 static const float cs_x[] = {1, 2, 3, 4, 5, 6};                   /* [2,3] */
 static const float cs_y[] = {1, 3, 6, 4, 9, 15};                  /* axis 1 */
@@ -69,6 +72,10 @@ static const float se_upd[] = {1.1f, 2.1f, 3.5f};
 static const float se_none_y[] = {1, 3.5f, 3, 2.1f, 5};           /* the last write wins */
 static const float se_add_y[] = {1, 6.6f, 3, 6.1f, 5};
 static const float se_max_y[] = {1, 3.5f, 3, 4, 5};
+static const float se_upd0[] = {0, 2, 3};                         /* a zero update */
+static const float se_mul0_y[] = {1, 0, 3, 8, 5};
+static const float se_upd_min[] = {1.5f, 4, 0.5f};                /* a tie with x at 3 */
+static const float se_min_y[] = {1, 0.5f, 3, 4, 5};
 
 static const float gn_x[] = {0, 1, 2, 3, 4, 5, 6, 7};             /* [2,2,2] */
 static const int64_t gn_idx[] = {0, 1, 1, 0};                     /* [2,1,2] */
@@ -173,9 +180,11 @@ static const dy_op_case cases[] = {
     {.label = "mod i64 [3,1] % [4] weight", .kind = DY_OP_MOD, .n_in = 2,
      .in = {I64(2, 3, 1), I64(1, 4)}, .consts = 2, FMOD(1), .lo = -20, .hi = 20},
     {.label = "mod fmod f32 large quotients, zero, infinities (exact)", .kind = DY_OP_MOD,
-     .n_in = 2, .in = {F32(1, 8), F32(1, 8)}, FMOD(1), .data = {mod_big_a, mod_big_b}},
+     .n_in = 2, .in = {F32(1, 8), F32(1, 8)}, FMOD(1), .data = {mod_big_a, mod_big_b},
+     .no_grad = true},
     {.label = "mod python f32 large quotients, zero, infinities", .kind = DY_OP_MOD, .n_in = 2,
-     .in = {F32(1, 8), F32(1, 8)}, FMOD(0), .data = {mod_big_a, mod_big_b}},
+     .in = {F32(1, 8), F32(1, 8)}, FMOD(0), .data = {mod_big_a, mod_big_b},
+     .no_grad = true},
     {.label = "mod f32 % i64 rejected", .kind = DY_OP_MOD, .n_in = 2,
      .in = {F32(1, 3), I64(1, 3)}, FMOD(1), .expect_error = DY_STATUS_DTYPE_MISMATCH},
     {.label = "mod fmod 2 rejected", .kind = DY_OP_MOD, .n_in = 2, .in = {F32(1, 3), F32(1, 3)},
@@ -188,6 +197,8 @@ static const dy_op_case cases[] = {
      .in = {F32(2, 2, 3)}, PROD(AXES(1, 0), 1), .data = {p_x}, EXPECT(prod_cols)},
     {.label = "reduce_prod all by hand", .kind = DY_OP_REDUCE_PROD, .n_in = 1,
      .in = {F32(2, 2, 3)}, PROD(NO_AXES, 0), .data = {p_x}, EXPECT(prod_all)},
+    {.label = "reduce_prod rows with one, two and no zeros by hand", .kind = DY_OP_REDUCE_PROD,
+     .n_in = 1, .in = {F32(2, 3, 3)}, PROD(AXES(1, 1), 0), .data = {p0_x}, EXPECT(prod0_rows)},
     {.label = "reduce_prod [B,3,5] axes -1,1", .kind = DY_OP_REDUCE_PROD, .n_in = 1,
      .in = {F32(3, -1, 3, 5)}, PROD(AXES(2, -1, 1), 1), .lo = 0.5f, .hi = 1.5f},
     {.label = "reduce_prod [B,4] over the batch", .kind = DY_OP_REDUCE_PROD, .n_in = 1,
@@ -246,6 +257,12 @@ static const dy_op_case cases[] = {
     {.label = "scatter_elements max by hand", .kind = DY_OP_SCATTER_ELEMENTS, .n_in = 3,
      .in = {F32(2, 1, 5), I64(2, 1, 3), F32(2, 1, 3)}, SCAT(1, "max"),
      .data = {se_x, se_idx, se_upd}, EXPECT(se_max_y)},
+    {.label = "scatter_elements mul with a zero update by hand", .kind = DY_OP_SCATTER_ELEMENTS,
+     .n_in = 3, .in = {F32(2, 1, 5), I64(2, 1, 3), F32(2, 1, 3)}, SCAT(1, "mul"),
+     .data = {se_x, se_idx, se_upd0}, EXPECT(se_mul0_y)},
+    {.label = "scatter_elements min with a tie by hand", .kind = DY_OP_SCATTER_ELEMENTS,
+     .n_in = 3, .in = {F32(2, 1, 5), I64(2, 1, 3), F32(2, 1, 3)}, SCAT(1, "min"),
+     .data = {se_x, se_idx, se_upd_min}, EXPECT(se_min_y)},
     {.label = "scatter_elements [B,6,3] axis 1 mul", .kind = DY_OP_SCATTER_ELEMENTS, .n_in = 3,
      .in = {F32(3, -1, 6, 3), I64(3, -1, 4, 2), F32(3, -1, 4, 2)}, SCAT(1, "mul"),
      .lo = -6, .hi = 6},

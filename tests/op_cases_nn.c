@@ -1,6 +1,6 @@
 /* op_cases_nn.c - op table cases for the nn family (ir/ops_nn.def):
  * conv2d, conv2d_transpose, pool2d, batch_norm, layer_norm, group_norm,
- * dropout.
+ * dropout, and the gradient ops conv2d_grad_filter and pool2d_grad.
  *
  * Shapes are chosen to break naive code: odd sizes (7, 13), size-1 dims,
  * non-square kernels (3x1, 1x5), strides larger than the kernel, padding of
@@ -28,7 +28,14 @@
             DY_ATTR_IS("paddings", DY_SHAPE(pt, pl, pb, pr), 4),                \
             DY_ATTR_IS("dilations", DY_SHAPE(dh, dw), 2), DY_ATTR_I("groups", g), \
             DY_ATTR_IS("output_padding", DY_SHAPE(oph, opw), 2)}
-/* pool2d: type, ksize, strides, paddings, ceil_mode, exclusive,
+/* conv2d_grad_filter: conv2d's attributes and the filter's ksize */
+#define GF(sh, sw, pt, pl, pb, pr, dh, dw, g, kh, kw)                           \
+  .n_attrs = 5,                                                                 \
+  .attrs = {DY_ATTR_IS("strides", DY_SHAPE(sh, sw), 2),                         \
+            DY_ATTR_IS("paddings", DY_SHAPE(pt, pl, pb, pr), 4),                \
+            DY_ATTR_IS("dilations", DY_SHAPE(dh, dw), 2), DY_ATTR_I("groups", g), \
+            DY_ATTR_IS("ksize", DY_SHAPE(kh, kw), 2)}
+/* pool2d (and pool2d_grad): type, ksize, strides, paddings, ceil_mode, exclusive,
  * global_pooling, adaptive */
 #define POOL(type, kh, kw, sh, sw, pt, pl, pb, pr, ceil, excl, global, adaptive) \
   .n_attrs = 8,                                                                  \
@@ -70,10 +77,11 @@ static const float x2ch[] = {1, 2, 3, 4, 5, 6, 7, 8};
 static const float w_dw[] = {2, -1};
 static const float conv_dw_expect[] = {2, 4, 6, 8, -5, -6, -7, -8};
 /* groups 2 with 2 channels per group and a 1x1 kernel: y0 = x0 + x1,
- * y1 = x0 - x1 (group 0), y2 = 2*x2, y3 = x3 - x2 (group 1) */
-static const float x4ch[] = {1, 2, 10, 20, 100, 200, 1000, 2000};
+ * y1 = x0 - x1 (group 0), y2 = 2*x2, y3 = x3 - x2 (group 1); small values
+ * (test_grad's finite differences read the loss as a float) */
+static const float x4ch[] = {1, 2, 3, 5, -2, 4, 6, -1};
 static const float w_g2[] = {1, 1, 1, -1, 2, 0, -1, 1};
-static const float conv_g2_expect[] = {11, 22, -9, -18, 200, 400, 900, 1800};
+static const float conv_g2_expect[] = {4, 7, -2, -3, -4, 8, 8, -5};
 
 /* transposed: each input pixel stamps the kernel scaled by itself */
 static const float convt_s2_expect[] = {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4};
@@ -82,6 +90,13 @@ static const float convt_s1_expect[] = {1, 3, 2, 4, 10, 6, 3, 7, 4};
  * padding [1,1,0,0] cuts the top row and left column, output_padding
  * [1,1] adds an untouched bottom row and right column */
 static const float convt_pad_expect[] = {4, 6, 8, 0, 6, 4, 8, 0, 12, 12, 16, 0, 0, 0, 0, 0};
+
+/* conv2d_grad_filter: dw[i][j] = sum of dy[oy][ox] * x[oy + i][ox + j];
+ * with dy = 1,2,3,4 over 1..9: 1*1 + 2*2 + 3*4 + 4*5 = 37, ... With pads
+ * [1,0,0,1] and dy all ones, tap (0, 0) sees rows 0-1, all columns: 21. */
+static const float gf_expect[] = {37, 47, 67, 77};
+static const float ones9[] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+static const float gf_pad_expect[] = {21, 16, 45, 33};
 
 static const float x4x4[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
 static const float max2_expect[] = {6, 8, 14, 16};
@@ -108,6 +123,15 @@ static const float adaptive_avg_expect[] = {3.5f, 5.5f, 9.5f, 11.5f, 15.5f, 17.5
 static const float adaptive_max_expect[] = {6, 8, 14, 16, 18, 20};
 static const float global_avg_expect[] = {10.5f};
 static const float global_max_expect[] = {20};
+
+/* pool2d_grad over x4x4 2x2 stride 2 with dy 1,2,3,4: max sends each to
+ * its window's maximum (6, 8, 14, 16), avg spreads dy / 4; over a window
+ * of ties max picks the first */
+static const float max2_grad_expect[] = {0, 0, 0, 0, 0, 1, 0, 2, 0, 0, 0, 0, 0, 3, 0, 4};
+static const float avg2_grad_expect[] = {0.25f, 0.25f, 0.5f, 0.5f, 0.25f, 0.25f, 0.5f, 0.5f,
+                                         0.75f, 0.75f, 1,    1,    0.75f, 0.75f, 1,    1};
+static const float five[] = {5};
+static const float max_tie_grad_expect[] = {5, 0, 0, 0};
 
 /* batch_norm, is_test: (x - mean) / sqrt(var + 0) * scale + bias */
 static const float bn_x[] = {1, 2, 3, 4};
@@ -224,6 +248,47 @@ static const dy_op_case cases[] = {
      .n_in = 2, .in = {F32(4, 1, 3, 4, 4), F32(4, 3, 2, 3, 3)},
      CONVT(1, 1, 0, 0, 0, 0, 1, 1, 2, 0, 0), .expect_error = DY_STATUS_SHAPE_MISMATCH},
 
+    {.label = "conv2d groups 2 stride [2,3] dilation [2,1] pads [1,0,2,1] (leftovers)",
+     .kind = DY_OP_CONV2D, .n_in = 2, .in = {F32(4, 1, 4, 9, 8), F32(4, 6, 2, 3, 2)},
+     CONV(2, 3, 1, 0, 2, 1, 2, 1, 2)},
+    {.label = "conv2d depthwise [B,3,8,7] stride 2 dilation 2 pads [2,1,0,2]",
+     .kind = DY_OP_CONV2D, .n_in = 2, .in = {F32(4, -1, 3, 8, 7), F32(4, 3, 1, 2, 3)},
+     CONV(2, 2, 2, 1, 0, 2, 2, 2, 3)},
+    {.label = "conv2d_transpose output_padding 1 = stride, below dilation 2",
+     .kind = DY_OP_CONV2D_TRANSPOSE, .n_in = 2, .in = {F32(4, 1, 2, 4, 4), F32(4, 2, 2, 3, 3)},
+     CONVT(1, 1, 0, 1, 1, 0, 2, 2, 1, 1, 0)},
+    {.label = "conv2d_transpose groups 3 [B,6,3,4] stride 2 pads [1,0,0,2] output_padding [1,0]",
+     .kind = DY_OP_CONV2D_TRANSPOSE, .n_in = 2, .in = {F32(4, -1, 6, 3, 4), F32(4, 6, 2, 3, 3)},
+     CONVT(2, 2, 1, 0, 0, 2, 1, 1, 3, 1, 0)},
+
+    /* ---------------- conv2d_grad_filter ---------------- */
+    {.label = "conv2d_grad_filter 2x2 over 1..9 by hand", .kind = DY_OP_CONV2D_GRAD_FILTER,
+     .n_in = 2, .in = {F32(4, 1, 1, 3, 3), F32(4, 1, 1, 2, 2)}, GF(1, 1, 0, 0, 0, 0, 1, 1, 1, 2, 2),
+     .data = {x3x3, w1234}, BY_HAND(gf_expect)},
+    {.label = "conv2d_grad_filter pads [1,0,0,1] by hand", .kind = DY_OP_CONV2D_GRAD_FILTER,
+     .n_in = 2, .in = {F32(4, 1, 1, 3, 3), F32(4, 1, 1, 3, 3)}, GF(1, 1, 1, 0, 0, 1, 1, 1, 1, 2, 2),
+     .data = {x3x3, ones9}, BY_HAND(gf_pad_expect)},
+    {.label = "conv2d_grad_filter [B,4,7,6] groups 2 stride 2 pads [1,0,2,1]",
+     .kind = DY_OP_CONV2D_GRAD_FILTER, .n_in = 2, .in = {F32(4, -1, 4, 7, 6), F32(4, -1, 6, 4, 3)},
+     GF(2, 2, 1, 0, 2, 1, 1, 1, 2, 3, 3), .batch = 3},
+    {.label = "conv2d_grad_filter depthwise [B,3,8,7] dilation 2", .kind = DY_OP_CONV2D_GRAD_FILTER,
+     .n_in = 2, .in = {F32(4, -1, 3, 8, 7), F32(4, -1, 3, 4, 3)}, GF(2, 2, 2, 1, 0, 2, 2, 2, 3, 2, 3)},
+    {.label = "conv2d_grad_filter 1x5 kernel, dy plane smaller than the output",
+     .kind = DY_OP_CONV2D_GRAD_FILTER, .n_in = 2, .in = {F32(4, 2, 3, 5, 9), F32(4, 2, 2, 4, 3)},
+     GF(1, 2, 0, 2, 0, 2, 1, 1, 1, 1, 5)},
+    {.label = "conv2d_grad_filter dy plane larger than the output rejected",
+     .kind = DY_OP_CONV2D_GRAD_FILTER, .n_in = 2, .in = {F32(4, 1, 1, 3, 3), F32(4, 1, 1, 3, 3)},
+     GF(1, 1, 0, 0, 0, 0, 1, 1, 1, 2, 2), .expect_error = DY_STATUS_SHAPE_MISMATCH},
+    {.label = "conv2d_grad_filter batches 2 and 3 rejected", .kind = DY_OP_CONV2D_GRAD_FILTER,
+     .n_in = 2, .in = {F32(4, 2, 1, 3, 3), F32(4, 3, 1, 2, 2)}, GF(1, 1, 0, 0, 0, 0, 1, 1, 1, 2, 2),
+     .expect_error = DY_STATUS_SHAPE_MISMATCH},
+    {.label = "conv2d_grad_filter channels 3 groups 2 rejected", .kind = DY_OP_CONV2D_GRAD_FILTER,
+     .n_in = 2, .in = {F32(4, 1, 3, 3, 3), F32(4, 1, 2, 2, 2)}, GF(1, 1, 0, 0, 0, 0, 1, 1, 2, 2, 2),
+     .expect_error = DY_STATUS_SHAPE_MISMATCH},
+    {.label = "conv2d_grad_filter ksize 0 rejected", .kind = DY_OP_CONV2D_GRAD_FILTER,
+     .n_in = 2, .in = {F32(4, 1, 1, 3, 3), F32(4, 1, 1, 2, 2)}, GF(1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 2),
+     .expect_error = DY_STATUS_INVALID_ARGUMENT},
+
     /* ---------------- pool2d ---------------- */
     {.label = "max pool 2x2 stride 2 by hand", .kind = DY_OP_POOL2D, .n_in = 1,
      .in = {F32(4, 1, 1, 4, 4)}, MAXPOOL(2, 2, 2, 2, 0, 0, 0, 0, 0), .data = {x4x4},
@@ -295,6 +360,43 @@ static const dy_op_case cases[] = {
      .in = {F32(3, 1, 6, 6)}, MAXPOOL(2, 2, 2, 2, 0, 0, 0, 0, 0),
      .expect_error = DY_STATUS_SHAPE_MISMATCH},
 
+    /* ---------------- pool2d_grad (x, y, dy) ---------------- */
+    {.label = "pool2d_grad max 2x2 stride 2 by hand", .kind = DY_OP_POOL2D_GRAD, .n_in = 3,
+     .in = {F32(4, 1, 1, 4, 4), F32(4, 1, 1, 2, 2), F32(4, 1, 1, 2, 2)},
+     MAXPOOL(2, 2, 2, 2, 0, 0, 0, 0, 0), .data = {x4x4, max2_expect, w1234},
+     BY_HAND(max2_grad_expect)},
+    {.label = "pool2d_grad avg 2x2 stride 2 by hand", .kind = DY_OP_POOL2D_GRAD, .n_in = 3,
+     .in = {F32(4, 1, 1, 4, 4), F32(4, 1, 1, 2, 2), F32(4, 1, 1, 2, 2)},
+     AVGPOOL(2, 2, 2, 2, 0, 0, 0, 0, 0, 1), .data = {x4x4, avg2_expect, w1234},
+     BY_HAND(avg2_grad_expect)},
+    {.label = "pool2d_grad max over ties goes to the first, by hand", .kind = DY_OP_POOL2D_GRAD,
+     .n_in = 3, .in = {F32(4, 1, 1, 2, 2), F32(4, 1, 1, 1, 1), F32(4, 1, 1, 1, 1)},
+     MAXPOOL(2, 2, 2, 2, 0, 0, 0, 0, 0), .data = {ones4, ones4, five},
+     BY_HAND(max_tie_grad_expect)},
+    {.label = "pool2d_grad max 3x3 s2 pad 1 ceil [B,3,13,13]", .kind = DY_OP_POOL2D_GRAD,
+     .n_in = 3, .in = {F32(4, -1, 3, 13, 13), F32(4, -1, 3, 7, 7), F32(4, -1, 3, 7, 7)},
+     MAXPOOL(3, 3, 2, 2, 1, 1, 1, 1, 1)},
+    {.label = "pool2d_grad avg 3x3 s2 pads [1,0,1,1] ceil counting padding",
+     .kind = DY_OP_POOL2D_GRAD, .n_in = 3,
+     .in = {F32(4, 2, 2, 7, 8), F32(4, 2, 2, 4, 4), F32(4, 2, 2, 4, 4)},
+     AVGPOOL(3, 3, 2, 2, 1, 0, 1, 1, 1, 0)},
+    {.label = "pool2d_grad avg 3x3 s2 pads [1,0,1,1] ceil exclusive", .kind = DY_OP_POOL2D_GRAD,
+     .n_in = 3, .in = {F32(4, 2, 2, 7, 8), F32(4, 2, 2, 4, 4), F32(4, 2, 2, 4, 4)},
+     AVGPOOL(3, 3, 2, 2, 1, 0, 1, 1, 1, 1)},
+    {.label = "pool2d_grad adaptive avg [B,3,7,5] -> 3x2", .kind = DY_OP_POOL2D_GRAD, .n_in = 3,
+     .in = {F32(4, -1, 3, 7, 5), F32(4, -1, 3, 3, 2), F32(4, -1, 3, 3, 2)},
+     ADAPTIVE("avg", 3, 2)},
+    {.label = "pool2d_grad adaptive max 13x13 -> 3x3", .kind = DY_OP_POOL2D_GRAD, .n_in = 3,
+     .in = {F32(4, 2, 2, 13, 13), F32(4, 2, 2, 3, 3), F32(4, 2, 2, 3, 3)},
+     ADAPTIVE("max", 3, 3)},
+    {.label = "pool2d_grad global avg [B,5,1,13]", .kind = DY_OP_POOL2D_GRAD, .n_in = 3,
+     .in = {F32(4, -1, 5, 1, 13), F32(4, -1, 5, 1, 1), F32(4, -1, 5, 1, 1)}, GLOBAL("avg")},
+    {.label = "pool2d_grad global max [B,4,7,7]", .kind = DY_OP_POOL2D_GRAD, .n_in = 3,
+     .in = {F32(4, -1, 4, 7, 7), F32(4, -1, 4, 1, 1), F32(4, -1, 4, 1, 1)}, GLOBAL("max")},
+    {.label = "pool2d_grad dy of the wrong shape rejected", .kind = DY_OP_POOL2D_GRAD, .n_in = 3,
+     .in = {F32(4, 1, 1, 4, 4), F32(4, 1, 1, 2, 2), F32(4, 1, 1, 2, 3)},
+     MAXPOOL(2, 2, 2, 2, 0, 0, 0, 0, 0), .expect_error = DY_STATUS_SHAPE_MISMATCH},
+
     /* ---------------- batch_norm ---------------- */
     {.label = "batch_norm inference by hand", .kind = DY_OP_BATCH_NORM, .n_in = 5,
      .in = {F32(4, 1, 2, 1, 2), F32(1, 2), F32(1, 2), F32(1, 2), F32(1, 2)}, BN(0.0, 1),
@@ -337,8 +439,11 @@ static const dy_op_case cases[] = {
      .in = {F32(3, -1, 3, 5), F32(1, 15), F32(1, 15)}, .consts = 6, LN(1, 1e-5)},
     {.label = "layer_norm [B,3,5] over axes -2.., [3,5] scale", .kind = DY_OP_LAYER_NORM,
      .n_in = 3, .in = {F32(3, -1, 3, 5), F32(2, 3, 5), F32(2, 3, 5)}, LN(-2, 1e-5)},
+    /* a mean 30 standard deviations away from 0 (the naive variance loses
+     * digits); not more, as test_grad's finite-difference step grows with
+     * |x| and must stay well below the spread */
     {.label = "layer_norm static [4,6] over everything", .kind = DY_OP_LAYER_NORM, .n_in = 3,
-     .in = {F32(2, 4, 6), F32(1, 24), F32(1, 24)}, LN(0, 1e-5), .lo = 100, .hi = 101},
+     .in = {F32(2, 4, 6), F32(1, 24), F32(1, 24)}, LN(0, 1e-5), .lo = 10, .hi = 11},
     {.label = "layer_norm row of 1 (output is the bias)", .kind = DY_OP_LAYER_NORM, .n_in = 3,
      .in = {F32(2, 5, 1), F32(1, 1), F32(1, 1)}, LN(1, 1e-5)},
     {.label = "layer_norm scale of the wrong size rejected", .kind = DY_OP_LAYER_NORM,
