@@ -44,6 +44,8 @@ typedef struct {
   int64_t lr_step_size;      /* > 0: the rate is multiplied by lr_gamma every
                                 lr_step_size steps; 0: constant              */
   double lr_gamma;
+  int64_t lr_warmup;         /* >= 0: cosine decay to 0 over the run after a
+                                linear warm-up of lr_warmup steps (dy_lr_at) */
 } dy_codegen_trainer;
 
 typedef struct {
@@ -73,6 +75,7 @@ typedef struct {
   char *main_c;              /* main.c text (malloc'd), or NULL */
   int64_t weight_bytes;      /* NAME_WEIGHT_BYTES: the const arrays' bytes */
   int64_t arena_bytes;       /* NAME_ARENA_BYTES (the plan's, or more)     */
+  int64_t state_bytes;       /* NAME_STATE_BYTES (0: no state)             */
 } dy_codegen_output;
 
 dy_status dy_codegen(const dy_program *p, const dy_codegen_options *opt,

@@ -2049,6 +2049,7 @@ dy_status dy_codegen(const dy_program *p, const dy_codegen_options *opt,
     out->main_c = want_main ? dy_buf_take(&m) : NULL;
     out->weight_bytes = g.weight_bytes;
     out->arena_bytes = g.arena_bytes;
+    out->state_bytes = g.state_bytes;
     if (!out->header || !out->source || (want_main && !out->main_c)) {
       dy_codegen_output_free(out);
       s = dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");

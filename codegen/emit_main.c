@@ -42,7 +42,7 @@ dy_status dy_codegen_main_c(const dy_program *p, const dy_codegen_options *opt,
   }
   /* the trainer: its documentation, dy_main.c's common section, its code */
   const dy_codegen_trainer *t = opt->trainer;
-  char lr[64], gamma[64], batch[32], step[32];
+  char lr[64], gamma[64], batch[32], step[32], warm[32];
   if (!(t->lr >= 0 && t->lr <= 1e30) || !(t->lr_gamma > 0 && t->lr_gamma <= 1e30))
     return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
                         "trainer: learning rate %g or schedule factor %g out of range", t->lr,
@@ -55,6 +55,7 @@ dy_status dy_codegen_main_c(const dy_program *p, const dy_codegen_options *opt,
                         (long long)t->batch, (long long)opt->max_batch);
   snprintf(batch, sizeof batch, "%lld", (long long)t->batch);
   snprintf(step, sizeof step, "%lld", (long long)(t->lr_step_size > 0 ? t->lr_step_size : 0));
+  snprintf(warm, sizeof warm, "%lld", (long long)(t->lr_warmup >= 0 ? t->lr_warmup : -1));
   const dy_tpl_sub subs[] = {
       {"dy_train_main", "main"},
       {"dy_train_usage", "usage"},
@@ -64,6 +65,7 @@ dy_status dy_codegen_main_c(const dy_program *p, const dy_codegen_options *opt,
       {"DY_TPL_VERSION", DY_VERSION_STRING},
       {"DY_TPL_LR_STEP", step},
       {"DY_TPL_LR_GAMMA", gamma},
+      {"DY_TPL_LR_WARMUP", warm},
       {"DY_TPL_LR", lr},
       {"DY_TPL_BATCH", batch},
   };

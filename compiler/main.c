@@ -5,10 +5,12 @@
  *                        [--max-flash B] [--target T] [--threads N]
  *                        [-O0|-O1|-O2] [--verify-each] [--print-after=P|all]
  *                        [--print-before=P] [--dump-dir DIR]
+ *                        [--train --loss L --optimizer O [--lr R] ...]
  *   dy2stc run     MODEL --input NAME=FILE.npy ... [--output-dir DIR]
  *   dy2stc show    MODEL [--dot]
  *   dy2stc check   MODEL --input NAME=FILE.npy ... [--max-batch N] [--rtol R] [--atol A]
  *   dy2stc compare A.npy B.npy [--rtol R] [--atol A] [--limit N]
+ *   dy2stc params  MODEL --from DIR -o OUT   (a compiled trainer's tensors)
  *   dy2stc bench   MODEL [--batch N] [--runs N] [--threads N] [--per-op]
  *                  (bench.c)
  *   dy2stc train   MODEL --input NAME=FILE.npy ... --labels FILE.npy --loss L
@@ -173,6 +175,13 @@ static const char compile_help[] =
     "  --print-before=P, --print-after=P   print the Program around pass P (or all)\n"
     "  --print-after-all, --print-after-change\n"
     "  --dump-dir DIR    write DIR/NNN_<pass>.ir after every pass\n"
+    "  --train           compile one training step instead (the Program of\n"
+    "                    dy2stc train: loss, backward, optimizer; parameters and\n"
+    "                    optimizer state in the caller's RAM): NAME_train_step;\n"
+    "                    with --emit exe the trainer (OUT --help). Its options,\n"
+    "                    as dy2stc train's (--batch is also the max batch;\n"
+    "                    cross_entropy takes class indices):\n"
+    "%s"
     "passes, in pipeline order:\n";
 
 static void print_pass_list(FILE *f) {
@@ -278,21 +287,26 @@ static void join_args(int argc, char **argv, char *buf, size_t n) {
 static int cmd_compile(int argc, char **argv) {
   const char *model = NULL, *out = NULL, *emit = "exe", *name = NULL;
   dy_compile_options o = dy_compile_options_default();
-  bool report = false;
+  bool report = false, train = false, max_batch_given = false;
+  dy_cli_train_spec ts = {0};
   for (int i = 2; i < argc; i++) {
     const char *a = argv[i];
     bool has = i + 1 < argc;
     int po = pass_option("compile", argc, argv, &i, &o.passes);
     if (po == 0)
       po = cc_option("compile", argc, argv, &i, &o);
+    if (po == 0)
+      po = dy_cli_train_option("compile", argc, argv, &i, &ts);
     if (po < 0)
       return 2;
     if (po > 0)
       continue;
     if (dy_cli_is_help(a)) {
-      fputs(compile_help, stdout);
+      printf(compile_help, dy_cli_train_help);
       print_pass_list(stdout);
       return 0;
+    } else if (strcmp(a, "--train") == 0) {
+      train = true;
     } else if (strcmp(a, "--max-ram") == 0 && has) {
       if (!dy_cli_positive(argv[++i], &o.max_ram))
         return dy_cli_usage("compile", "--max-ram needs a positive byte count, not '%s'", argv[i]);
@@ -310,6 +324,7 @@ static int cmd_compile(int argc, char **argv) {
     } else if (strcmp(a, "--max-batch") == 0 && has) {
       if (!dy_cli_positive(argv[++i], &o.max_batch))
         return dy_cli_usage("compile", "--max-batch needs a positive integer, not '%s'", argv[i]);
+      max_batch_given = true;
     } else if (strcmp(a, "--threads") == 0 && has) {
       int64_t t;
       if (!dy_cli_positive(argv[++i], &t) || t > 64)
@@ -327,6 +342,27 @@ static int cmd_compile(int argc, char **argv) {
   }
   if (!model)
     return dy_cli_usage("compile", "%s", "no model given");
+  if (!train && (ts.has_loss || ts.has_opt || ts.has_lr || ts.batch || ts.output))
+    return dy_cli_usage("compile", "%s", "training options need --train");
+  dy_codegen_trainer trainer = {0};
+  if (train) {
+    int rc = dy_cli_train_finish("compile", &ts);
+    if (rc)
+      return rc;
+    if (!max_batch_given)
+      o.max_batch = ts.batch;
+    else if (ts.batch > o.max_batch)
+      return dy_cli_usage("compile", "%s", "--batch is above --max-batch");
+    trainer = (dy_codegen_trainer){.lr = ts.opt.lr, .batch = ts.batch, .lr_gamma = 1,
+                                   .lr_warmup = -1};
+    if (ts.sched.kind == DY_LR_STEP) {
+      trainer.lr_step_size = ts.sched.step_size;
+      trainer.lr_gamma = ts.sched.gamma;
+    }
+    if (ts.sched.kind == DY_LR_COSINE)
+      trainer.lr_warmup = ts.sched.warmup_steps;
+    o.trainer = &trainer;
+  }
   char stem[512], ident[512], cmdline[2048];
   model_stem(model, stem, sizeof stem);
   if (!out)
@@ -346,6 +382,8 @@ static int cmd_compile(int argc, char **argv) {
   dy_codegen_output co = {0};
   dy_compile_report rep;
   dy_status s = dy_model_load_any(model, &p, &err);
+  if (!s && train)
+    s = dy_cli_make_training(p, &ts, false, &err);
   if (!s)
     s = dy_compile_program(p, &o, &co, &rep, &err);
   if (!s)
@@ -358,6 +396,10 @@ static int cmd_compile(int argc, char **argv) {
            (long long)rep.mem.lower_bound,
            rep.mem.lower_bound ? (double)rep.mem.arena_bytes / (double)rep.mem.lower_bound : 1.0);
     printf("weights: %lld bytes\n", (long long)rep.mem.weight_bytes);
+    if (rep.state_bytes)
+      printf("state: %lld bytes (parameters and optimizer state, in RAM; with the arena "
+             "%lld bytes)\n", (long long)rep.state_bytes,
+             (long long)(rep.state_bytes + rep.mem.arena_bytes));
   }
   dy_codegen_output_free(&co);
   dy_program_free(p);
@@ -749,6 +791,82 @@ static int cmd_check(int argc, char **argv) {
   return mismatch ? 1 : 0;
 }
 
+/* ---- params ---- */
+
+static const char params_help[] =
+    "usage: dy2stc params MODEL --from DIR -o OUT\n"
+    "Write MODEL with the persistable vars found in DIR as OUT.dymodel +\n"
+    "OUT.dyparams: var NAME takes DIR/<NAME>.npy (characters outside\n"
+    "[A-Za-z0-9._-] become '_') when that file exists; its dtype and shape must\n"
+    "be the var's. This is how a compiled trainer's output (dy2stc compile\n"
+    "--train --emit exe; it writes its state as DIR/<name>.npy) becomes a model.\n";
+
+static int cmd_params(int argc, char **argv) {
+  const char *model = NULL, *dir = NULL, *out = NULL;
+  for (int i = 2; i < argc; i++) {
+    const char *a = argv[i];
+    bool has = i + 1 < argc;
+    if (dy_cli_is_help(a)) {
+      fputs(params_help, stdout);
+      return 0;
+    } else if (strcmp(a, "--from") == 0 && has) {
+      dir = argv[++i];
+    } else if (strcmp(a, "-o") == 0 && has) {
+      out = argv[++i];
+    } else if (a[0] == '-') {
+      return dy_cli_usage("params", "unknown or incomplete option '%s'", a);
+    } else if (!model) {
+      model = a;
+    } else {
+      return dy_cli_usage("params", "unexpected argument '%s'", a);
+    }
+  }
+  if (!model || !dir || !out)
+    return dy_cli_usage("params", "%s", "MODEL, --from DIR and -o OUT are required");
+  dy_error err = {0};
+  dy_program *p = NULL;
+  dy_status s = dy_model_load_any(model, &p, &err);
+  int n = 0;
+  for (int i = 0; !s && i < p->n_vars; i++) {
+    dy_var *v = p->vars[i];
+    if (!v->persistable)
+      continue;
+    char base[512], path[4096];
+    dy_safe_file_name(v->name, base, sizeof base);
+    snprintf(path, sizeof path, "%s/%s.npy", dir, base);
+    struct stat st;
+    if (stat(path, &st) != 0)
+      continue;
+    dy_tensor *t = NULL;
+    if ((s = dy_npy_read(path, &t, &err)))
+      break;
+    char want[128], got[128];
+    if (!dy_type_equal(&t->type, &v->type))
+      s = dy_error_set(&err, DY_STATUS_SHAPE_MISMATCH, "%s is %s, but var '%s' is %s", path,
+                       dy_type_str(&t->type, got, sizeof got), v->name,
+                       dy_type_str(&v->type, want, sizeof want));
+    else
+      s = dy_program_set_data(p, i, t->data, t->nbytes, &err);
+    dy_tensor_free(t);
+    n++;
+  }
+  if (!s && n == 0)
+    s = dy_error_set(&err, DY_STATUS_INVALID_ARGUMENT,
+                     "%s holds no <var>.npy of a persistable var of %s", dir, model);
+  char stem[4096];
+  snprintf(stem, sizeof stem, "%s", out);
+  size_t len = strlen(stem);
+  if (len > 8 && strcmp(stem + len - 8, ".dymodel") == 0)
+    stem[len - 8] = '\0';
+  if (!s)
+    s = dy_model_save(p, stem, &err);
+  dy_program_free(p);
+  if (s)
+    return dy_cli_fail(&err);
+  printf("wrote %s.dymodel and %s.dyparams (%d tensors from %s)\n", stem, stem, n, dir);
+  return 0;
+}
+
 /* ---- main ---- */
 
 static const char main_help[] =
@@ -760,6 +878,7 @@ static const char main_help[] =
     "  compare   compare two .npy files\n"
     "  bench     compile a model and time it (median, min, GFLOP/s)\n"
     "  train     train a model on .npy data; writes the trained model\n"
+    "  params    put tensors (.npy, a compiled trainer's output) into a model\n"
     "  --version print the version\n"
     "MODEL is NAME.dymodel (with NAME.dyparams) or an ONNX model, NAME.onnx\n";
 
@@ -791,6 +910,8 @@ int main(int argc, char **argv) {
     return dy_cli_bench(argc, argv);
   if (strcmp(cmd, "train") == 0)
     return dy_cli_train(argc, argv);
+  if (strcmp(cmd, "params") == 0)
+    return cmd_params(argc, argv);
   fprintf(stderr, "%s: unknown command '%s' (see '%s --help')\n", prog, cmd, prog);
   return 2;
 }

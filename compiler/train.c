@@ -59,6 +59,13 @@ static const char train_help[] =
     "the inference model with the trained parameters.\n"
     "  --input NAME=FILE   an input's samples (.npy, first dim = samples)\n"
     "  --labels FILE       the labels (.npy, same number of samples)\n"
+    "%s"
+    "  --epochs E          passes over the data (default 1)\n"
+    "  --shuffle SEED      shuffle each epoch from SEED (default 0)\n"
+    "  --no-shuffle        keep the file order\n"
+    "  -o OUT              write OUT.dymodel + OUT.dyparams\n";
+
+const char dy_cli_train_help[] =
     "  --loss L            cross_entropy | mse | l1 | bce_with_logits\n"
     "  --optimizer O       sgd | adam | adamw\n"
     "  --lr R              base learning rate (default 0.01 for sgd, 0.001 else)\n"
@@ -68,20 +75,14 @@ static const char train_help[] =
     "  --clip-norm C       clip gradients by global L2 norm C\n"
     "  --lr-schedule S     constant | step:SIZE:GAMMA | cosine:WARMUP (default constant)\n"
     "  --batch B           samples per step (default 32; the last batch may be short)\n"
-    "  --epochs E          passes over the data (default 1)\n"
-    "  --shuffle SEED      shuffle each epoch from SEED (default 0)\n"
-    "  --no-shuffle        keep the file order\n"
-    "  --output NAME       the model output to train (default: the only one)\n"
-    "  -o OUT              write OUT.dymodel + OUT.dyparams\n";
+    "  --output NAME       the model output to train (default: the only one)\n";
 
 typedef struct {
-  const char *model, *labels, *out, *output;
+  const char *model, *labels, *out;
   dy_cli_inputs ia;
-  dy_loss_spec loss;
-  dy_optimizer_spec opt;
-  dy_lr_schedule sched;
-  bool has_lr, has_wd, shuffle;
-  int64_t batch, epochs;
+  dy_cli_train_spec t;     /* the options compile --train shares */
+  bool shuffle;
+  int64_t epochs;
   uint64_t seed;
 } train_args;
 
@@ -112,19 +113,91 @@ static bool parse_schedule(const char *s, dy_lr_schedule *out) {
   return false;
 }
 
+int dy_cli_train_option(const char *cmd, int argc, char **argv, int *i,
+                        dy_cli_train_spec *t) {
+  const char *s = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
+  if (strcmp(s, "--nesterov") == 0) {
+    t->opt.nesterov = true;
+    return 1;
+  }
+  static const char *const with_value[] = {"--loss", "--optimizer", "--lr", "--momentum",
+                                           "--weight-decay", "--clip-norm", "--lr-schedule",
+                                           "--batch", "--output"};
+  bool known = false;
+  for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
+    known |= strcmp(s, with_value[k]) == 0;
+  if (!known)
+    return 0;
+  if (!v)
+    return dy_cli_usage(cmd, "%s needs a value", s), -1;
+  ++*i;
+  if (strcmp(s, "--output") == 0) {
+    t->output = v;
+  } else if (strcmp(s, "--loss") == 0) {
+    if (!dy_loss_from_name(v, &t->loss.kind))
+      return dy_cli_usage(cmd, "unknown loss '%s' (cross_entropy, mse, l1, "
+                          "bce_with_logits)", v), -1;
+    t->has_loss = true;
+  } else if (strcmp(s, "--optimizer") == 0) {
+    if (!dy_opt_from_name(v, &t->opt.kind))
+      return dy_cli_usage(cmd, "unknown optimizer '%s' (sgd, adam, adamw)", v), -1;
+    t->has_opt = true;
+  } else if (strcmp(s, "--lr") == 0) {
+    if (!dy_cli_double(v, &t->opt.lr) || !(t->opt.lr > 0))
+      return dy_cli_usage(cmd, "--lr needs a positive number, not '%s'", v), -1;
+    t->has_lr = true;
+  } else if (strcmp(s, "--momentum") == 0) {
+    if (!dy_cli_double(v, &t->opt.momentum) || !(t->opt.momentum < 1))
+      return dy_cli_usage(cmd, "--momentum needs a number in [0, 1), not '%s'", v), -1;
+  } else if (strcmp(s, "--weight-decay") == 0) {
+    if (!dy_cli_double(v, &t->opt.weight_decay))
+      return dy_cli_usage(cmd, "--weight-decay needs a number >= 0, not '%s'", v), -1;
+    t->has_wd = true;
+  } else if (strcmp(s, "--clip-norm") == 0) {
+    if (!dy_cli_double(v, &t->opt.clip_norm))
+      return dy_cli_usage(cmd, "--clip-norm needs a number >= 0, not '%s'", v), -1;
+  } else if (strcmp(s, "--lr-schedule") == 0) {
+    if (!parse_schedule(v, &t->sched))
+      return dy_cli_usage(cmd, "bad --lr-schedule '%s' (constant, "
+                          "step:SIZE:GAMMA, cosine:WARMUP)", v), -1;
+  } else { /* --batch */
+    if (!dy_cli_positive(v, &t->batch))
+      return dy_cli_usage(cmd, "--batch needs a positive integer, not '%s'", v), -1;
+  }
+  return 1;
+}
+
+int dy_cli_train_finish(const char *cmd, dy_cli_train_spec *t) {
+  if (!t->has_loss)
+    return dy_cli_usage(cmd, "%s", "no --loss given");
+  if (!t->has_opt)
+    return dy_cli_usage(cmd, "%s", "no --optimizer given");
+  if (t->opt.nesterov && !(t->opt.kind == DY_OPT_SGD && t->opt.momentum > 0))
+    return dy_cli_usage(cmd, "%s", "--nesterov needs --optimizer sgd and --momentum > 0");
+  if (t->opt.momentum > 0 && t->opt.kind != DY_OPT_SGD)
+    return dy_cli_usage(cmd, "%s", "--momentum is for --optimizer sgd");
+  if (!t->has_lr)
+    t->opt.lr = t->opt.kind == DY_OPT_SGD ? 0.01 : 0.001;
+  if (!t->has_wd && t->opt.kind == DY_OPT_ADAMW)
+    t->opt.weight_decay = 0.01;
+  if (t->batch < 1)
+    t->batch = 32;
+  return 0;
+}
+
 /* Parse the arguments; returns 0 or the exit status of a usage error. */
 static int parse_args(int argc, char **argv, train_args *a) {
-  bool has_loss = false, has_opt = false;
   for (int i = 2; i < argc; i++) {
     const char *s = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (dy_cli_is_help(s)) {
-      fputs(train_help, stdout);
+      printf(train_help, dy_cli_train_help);
       return -1;
     }
-    if (strcmp(s, "--nesterov") == 0) {
-      a->opt.nesterov = true;
+    int to = dy_cli_train_option("train", argc, argv, &i, &a->t);
+    if (to < 0)
+      return 2;
+    if (to > 0)
       continue;
-    }
     if (strcmp(s, "--no-shuffle") == 0) {
       a->shuffle = false;
       continue;
@@ -145,38 +218,6 @@ static int parse_args(int argc, char **argv, train_args *a) {
       a->labels = v;
     } else if (strcmp(s, "-o") == 0) {
       a->out = v;
-    } else if (strcmp(s, "--output") == 0) {
-      a->output = v;
-    } else if (strcmp(s, "--loss") == 0) {
-      if (!dy_loss_from_name(v, &a->loss.kind))
-        return dy_cli_usage("train", "unknown loss '%s' (cross_entropy, mse, l1, "
-                            "bce_with_logits)", v);
-      has_loss = true;
-    } else if (strcmp(s, "--optimizer") == 0) {
-      if (!dy_opt_from_name(v, &a->opt.kind))
-        return dy_cli_usage("train", "unknown optimizer '%s' (sgd, adam, adamw)", v);
-      has_opt = true;
-    } else if (strcmp(s, "--lr") == 0) {
-      if (!dy_cli_double(v, &a->opt.lr) || !(a->opt.lr > 0))
-        return dy_cli_usage("train", "--lr needs a positive number, not '%s'", v);
-      a->has_lr = true;
-    } else if (strcmp(s, "--momentum") == 0) {
-      if (!dy_cli_double(v, &a->opt.momentum) || !(a->opt.momentum < 1))
-        return dy_cli_usage("train", "--momentum needs a number in [0, 1), not '%s'", v);
-    } else if (strcmp(s, "--weight-decay") == 0) {
-      if (!dy_cli_double(v, &a->opt.weight_decay))
-        return dy_cli_usage("train", "--weight-decay needs a number >= 0, not '%s'", v);
-      a->has_wd = true;
-    } else if (strcmp(s, "--clip-norm") == 0) {
-      if (!dy_cli_double(v, &a->opt.clip_norm))
-        return dy_cli_usage("train", "--clip-norm needs a number >= 0, not '%s'", v);
-    } else if (strcmp(s, "--lr-schedule") == 0) {
-      if (!parse_schedule(v, &a->sched))
-        return dy_cli_usage("train", "bad --lr-schedule '%s' (constant, "
-                            "step:SIZE:GAMMA, cosine:WARMUP)", v);
-    } else if (strcmp(s, "--batch") == 0) {
-      if (!dy_cli_positive(v, &a->batch))
-        return dy_cli_usage("train", "--batch needs a positive integer, not '%s'", v);
     } else if (strcmp(s, "--epochs") == 0) {
       if (!dy_cli_positive(v, &a->epochs))
         return dy_cli_usage("train", "--epochs needs a positive integer, not '%s'", v);
@@ -197,20 +238,11 @@ static int parse_args(int argc, char **argv, train_args *a) {
     return dy_cli_usage("train", "%s", "no --input given");
   if (!a->labels)
     return dy_cli_usage("train", "%s", "no --labels given");
-  if (!has_loss)
-    return dy_cli_usage("train", "%s", "no --loss given");
-  if (!has_opt)
-    return dy_cli_usage("train", "%s", "no --optimizer given");
+  int rc = dy_cli_train_finish("train", &a->t);
+  if (rc)
+    return rc;
   if (!a->out)
     return dy_cli_usage("train", "%s", "no -o OUT given");
-  if (a->opt.nesterov && !(a->opt.kind == DY_OPT_SGD && a->opt.momentum > 0))
-    return dy_cli_usage("train", "%s", "--nesterov needs --optimizer sgd and --momentum > 0");
-  if (a->opt.momentum > 0 && a->opt.kind != DY_OPT_SGD)
-    return dy_cli_usage("train", "%s", "--momentum is for --optimizer sgd");
-  if (!a->has_lr)
-    a->opt.lr = a->opt.kind == DY_OPT_SGD ? 0.01 : 0.001;
-  if (!a->has_wd && a->opt.kind == DY_OPT_ADAMW)
-    a->opt.weight_decay = 0.01;
   return 0;
 }
 
@@ -264,10 +296,10 @@ static dy_status check_data(const dy_program *t, dy_tensor *const *in, int n_in,
     return dy_error_set(err, DY_STATUS_SHAPE_MISMATCH,
                         "labels %s: %s does not fit %s of output %s: want %s",
                         a->labels, dy_type_str(&labels->type, ty, sizeof ty),
-                        dy_loss_name(a->loss.kind),
+                        dy_loss_name(a->t.loss.kind),
                         dy_type_str(pred, (char[128]){0}, 128),
                         dy_type_str(&lf->type, want, sizeof want));
-  if (a->loss.kind == DY_LOSS_CROSS_ENTROPY && labels->type.dtype == DY_I64) {
+  if (a->t.loss.kind == DY_LOSS_CROSS_ENTROPY && labels->type.dtype == DY_I64) {
     int64_t c = pred->shape[1];
     const int64_t *y = labels->data;
     for (int64_t i = 0; i < dy_tensor_numel(labels); i++)
@@ -300,8 +332,8 @@ static void progress(int64_t k, int64_t total) {
 /* Steps 3 and 4 of the header: the epochs over (in, labels). */
 static dy_status run_epochs(dy_program *t, dy_tensor *const *in, int n_in,
                             dy_tensor *labels, const train_args *a, dy_error *err) {
-  int64_t n = labels->type.shape[0], steps = (n + a->batch - 1) / a->batch;
-  dy_lr_schedule sched = a->sched;
+  int64_t n = labels->type.shape[0], steps = (n + a->t.batch - 1) / a->t.batch;
+  dy_lr_schedule sched = a->t.sched;
   if (sched.kind == DY_LR_COSINE)
     sched.total_steps = a->epochs * steps;
   int64_t *order = malloc(sizeof *order * (size_t)n);
@@ -319,7 +351,7 @@ static dy_status run_epochs(dy_program *t, dy_tensor *const *in, int n_in,
       for (int64_t i = 0; i < n; i++)
         order[i] = i;
     for (int64_t k = 0; k < steps && !s; k++, step++) {
-      int64_t begin = k * a->batch, count = n - begin < a->batch ? n - begin : a->batch;
+      int64_t begin = k * a->t.batch, count = n - begin < a->t.batch ? n - begin : a->t.batch;
       dy_scope_begin();
       dy_tensor *x[DY_MAX_FEEDS];
       for (int i = 0; i < n_in; i++)
@@ -331,7 +363,7 @@ static dy_status run_epochs(dy_program *t, dy_tensor *const *in, int n_in,
         s = err->status;
         dy_clear_error();
       } else {
-        s = dy_program_train_step(t, x, n_in, y, dy_lr_at(&sched, a->opt.lr, step), &loss,
+        s = dy_program_train_step(t, x, n_in, y, dy_lr_at(&sched, a->t.opt.lr, step), &loss,
                                   err);
       }
       dy_scope_end();
@@ -364,8 +396,26 @@ static void copy_trained(dy_program *p, const dy_program *t) {
   }
 }
 
+dy_status dy_cli_make_training(dy_program *t, dy_cli_train_spec *ts, bool soft_labels,
+                               dy_error *err) {
+  int out;
+  dy_status s = pick_output(t, ts->output, &out, err);
+  if (s)
+    return s;
+  dy_type pred = t->vars[out]->type;
+  if (ts->loss.kind == DY_LOSS_CROSS_ENTROPY)
+    ts->loss.soft_labels = soft_labels;
+  if (ts->loss.kind == DY_LOSS_CROSS_ENTROPY && pred.rank < 2)
+    return dy_error_set(err, DY_STATUS_SHAPE_MISMATCH,
+                        "cross_entropy needs logits [N, C, ...]; output '%s' is %s",
+                        t->vars[out]->name, dy_type_str(&pred, (char[128]){0}, 128));
+  if ((s = dy_program_set_train_semantics(t, NULL, err)))
+    return s;
+  return dy_program_make_training(t, out, &ts->loss, &ts->opt, err);
+}
+
 int dy_cli_train(int argc, char **argv) {
-  train_args a = {.batch = 32, .epochs = 1, .shuffle = true};
+  train_args a = {.epochs = 1, .shuffle = true};
   int rc = parse_args(argc, argv, &a);
   if (rc) {
     dy_cli_free_inputs(&a.ia);
@@ -383,18 +433,10 @@ int dy_cli_train(int argc, char **argv) {
     s = dy_cli_load_inputs(p, &a.ia, in, &err);
   if (!s && (s = dy_npy_read(a.labels, &labels, &err)))
     dy_error_prefix(&err, "labels");
-  if (!s && (s = pick_output(t, a.output, &out, &err)) == DY_OK)
+  if (!s && (s = pick_output(t, a.t.output, &out, &err)) == DY_OK)
     pred = t->vars[out]->type;
-  if (!s && a.loss.kind == DY_LOSS_CROSS_ENTROPY)
-    a.loss.soft_labels = labels->type.dtype == DY_F32;
-  if (!s && a.loss.kind == DY_LOSS_CROSS_ENTROPY && pred.rank < 2)
-    s = dy_error_set(&err, DY_STATUS_SHAPE_MISMATCH,
-                     "cross_entropy needs logits [N, C, ...]; output '%s' is %s",
-                     t->vars[out]->name, dy_type_str(&pred, (char[128]){0}, 128));
   if (!s)
-    s = dy_program_set_train_semantics(t, NULL, &err);
-  if (!s)
-    s = dy_program_make_training(t, out, &a.loss, &a.opt, &err);
+    s = dy_cli_make_training(t, &a.t, labels->type.dtype == DY_F32, &err);
   if (!s)
     s = check_data(t, in, p->n_feeds, labels, &a, &pred, &err);
   if (!s)

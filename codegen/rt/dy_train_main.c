@@ -16,6 +16,7 @@
  *   DY_TPL_BATCH     the default batch (--batch; at most the max batch)
  *   DY_TPL_LR_STEP   the step schedule's step size (0: a constant rate)
  *   DY_TPL_LR_GAMMA  its factor
+ *   DY_TPL_LR_WARMUP the cosine schedule's warm-up steps (-1: no cosine)
  *
  * On its own (tests/test_templates.c) it compiles after rt/dy_main.c, whose
  * common section it uses, against the stand-in rt/check/dy_model.h.
@@ -45,8 +46,9 @@
  *      --no-shuffle) by: for i = N-1 down to 1, j = rand_u64() % (i + 1),
  *      swap order[i] and order[j]. Step k trains on the samples
  *      order[k*B .. min((k+1)*B, N)) (the last batch may be short) with
- *      the rate R * GAMMA^floor(step / SIZE) (the step schedule; R for a
- *      constant one). The epoch's loss is the mean of its S step losses,
+ *      the rate of dy_lr_at: R * GAMMA^floor(step / SIZE) for a step
+ *      schedule, a linear warm-up then a cosine decay to 0 at step E*S for
+ *      a cosine one, R for a constant one. The epoch's loss is the mean of its S step losses,
  *      printed as "epoch e loss L time T s".
  *   4. Every state tensor is written to DIR/<name>.npy (characters outside
  *      [A-Za-z0-9._-] become '_'); `dy2stc params MODEL --from DIR -o OUT`
@@ -173,9 +175,19 @@ static const char *file_name_of(const char *name, char *buf, size_t n) {
   return k ? buf : "_";
 }
 
-/* The rate of step (from 0): the step schedule, or constant. */
-static double rate_at(double lr, int64_t step) {
-  int64_t size = DY_TPL_LR_STEP;
+/* The rate of step (from 0) of total: dy_lr_at's step or cosine
+ * schedule (cosine: min_lr 0), or constant. */
+static double rate_at(double lr, int64_t step, int64_t total) {
+  int64_t size = DY_TPL_LR_STEP, w = DY_TPL_LR_WARMUP;
+  if (w >= 0) {
+    if (step < w)
+      return lr * (double)step / (double)w;
+    if (step >= total || total <= w)
+      return step >= total ? 0.0 : lr;
+    const double pi = 3.14159265358979323846;
+    double progress = (double)(step - w) / (double)(total - w);
+    return lr * (1.0 + cos(pi * progress)) / 2.0;
+  }
   return size > 0 ? lr * pow(DY_TPL_LR_GAMMA, (double)(step / size)) : lr;
 }
 
@@ -322,7 +334,7 @@ int dy_train_main(int argc, char **argv) {
                  sm[f].row);
         ins[f] = bat[f];
       }
-      rate = (float)rate_at(lr, step);
+      rate = (float)rate_at(lr, step, epochs * steps);
       ins[lr_feed] = &rate;
       int rc = dy_model_step_v(state, arena, b, ins, outs);
       if (rc == DY_MODEL_ERR_INDEX)

@@ -49,5 +49,6 @@ int dy_model_step_v(void *state, void *arena, int64_t batch, const void *const *
 #define DY_TPL_BATCH 32
 #define DY_TPL_LR_STEP 0
 #define DY_TPL_LR_GAMMA 1.0
+#define DY_TPL_LR_WARMUP -1
 
 #endif /* DY_MODEL_H */
