@@ -383,10 +383,151 @@ static void test_mlp_adam(void) { train_equiv("mlp_adam", mlp_text, OPT_ADAM, 6,
 static void test_mlp_momentum(void) { train_equiv("mlp_momentum", mlp_text, OPT_MOMENTUM, 6, 3); }
 static void test_mlp_adamw(void) { train_equiv("mlp_adamw", mlp_text, OPT_ADAMW, 6, 3); }
 
+/* ---- end to end: dy2stc train against the compiled trainer ---- */
+
+/* The inference MLP (x [B,6] -> logits [B,3]) as text. */
+static char *classifier_text(void) {
+  rng = 7;
+  dy_buf b = {0};
+  dy_buf_printf(&b, "program {\n  var x : f32[-1,6] feed 0\n");
+  var_line(&b, "fc1.weight", "6,16", 96, 0.5, "trainable");
+  var_line(&b, "fc1.bias", "16", 16, 0.1, "trainable");
+  var_line(&b, "fc2.weight", "16,3", 48, 0.5, "trainable");
+  var_line(&b, "fc2.bias", "3", 3, 0.1, "trainable");
+  dy_buf_printf(&b,
+                "  var h : f32[-1,16]\n  var hb : f32[-1,16]\n  var a : f32[-1,16]\n"
+                "  var o : f32[-1,3]\n  var logits : f32[-1,3]\n"
+                "  block 0 parent -1 {\n"
+                "    h = matmul(x, fc1.weight) {transpose_x = 0, transpose_y = 0}  @mlp.c:1\n"
+                "    hb = add(h, fc1.bias)  @mlp.c:1\n"
+                "    a = relu(hb)  @mlp.c:2\n"
+                "    o = matmul(a, fc2.weight) {transpose_x = 0, transpose_y = 0}  @mlp.c:3\n"
+                "    logits = add(o, fc2.bias)  @mlp.c:3\n"
+                "  }\n  fetch 0 logits\n}\n");
+  return b.s;
+}
+
+/* The numbers after "loss " on each "epoch" line of a file; their count. */
+static int epoch_losses(const char *path, double *loss, int cap) {
+  char *text = dy_test_slurp(path);
+  int n = 0;
+  for (char *s = text; s && (s = strstr(s, "epoch ")) && n < cap; s++) {
+    char *l = strstr(s, " loss ");
+    if (l)
+      loss[n++] = strtod(l + 6, NULL);
+    s = l ? l : s;
+  }
+  free(text);
+  return n;
+}
+
+static void test_trainer_matches_dy2stc_train(void) {
+  const char *dir = WORK "/e2e";
+  sh("rm -rf %s && mkdir -p %s", dir, dir);
+  dy_error err = {0};
+  char *text = classifier_text();
+  dy_program *p = NULL;
+  DY_ASSERT_OK(dy_program_parse(text, &p, &err), &err);
+  free(text);
+  char path[700];
+  snprintf(path, sizeof path, "%s/mlp", dir);
+  DY_ASSERT_OK(dy_model_save(p, path, &err), &err);
+  dy_program_free(p);
+  /* 45 samples: 6 features, a class from their signs */
+  enum { N = 45 };
+  float x[N * 6];
+  int64_t y[N];
+  rng = 99;
+  for (int i = 0; i < N; i++) {
+    for (int k = 0; k < 6; k++)
+      x[i * 6 + k] = frand();
+    y[i] = x[i * 6] > 0 ? (x[i * 6 + 1] > 0 ? 2 : 1) : 0;
+  }
+  dy_tensor *tx = dy_tensor_from_data(DY_F32, 2, (int64_t[]){N, 6}, x);
+  dy_tensor *ty = dy_tensor_from_data(DY_I64, 1, (int64_t[]){N}, y);
+  snprintf(path, sizeof path, "%s/x.npy", dir);
+  DY_ASSERT_OK(dy_npy_write(path, tx, &err), &err);
+  snprintf(path, sizeof path, "%s/y.npy", dir);
+  DY_ASSERT_OK(dy_npy_write(path, ty, &err), &err);
+  dy_tensor_free(tx);
+  dy_tensor_free(ty);
+  const char *opts = "--loss cross_entropy --optimizer adam --lr 0.01 --batch 8";
+  int rc = dy_test_sh(WORK "/e2e/train.log",
+                      "cd %s && %s train mlp.dymodel --input x=x.npy --labels y.npy %s "
+                      "--epochs 4 --shuffle 5 -o trained",
+                      dir, DY2STC_PATH, opts);
+  if (rc)
+    sh("cat %s/train.log >&2", dir);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  rc = dy_test_sh(WORK "/e2e/compile.log",
+                  "cd %s && %s compile mlp.dymodel --train %s --report -o trainer", dir,
+                  DY2STC_PATH, opts);
+  if (rc)
+    sh("cat %s/compile.log >&2", dir);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  /* the report names the arena, its lower bound and the state */
+  snprintf(path, sizeof path, "%s/compile.log", dir);
+  char *log = dy_test_slurp(path);
+  CU_ASSERT_PTR_NOT_NULL(log && strstr(log, "lower bound"));
+  CU_ASSERT_PTR_NOT_NULL(log && strstr(log, "state: "));
+  CU_ASSERT(log && !strstr(log, "warning")); /* the trainer's main.c builds cleanly */
+  free(log);
+  rc = dy_test_sh(WORK "/e2e/run.log",
+                  "cd %s && ./trainer --input x=x.npy --labels y.npy --epochs 4 --shuffle 5 "
+                  "-o state",
+                  dir);
+  if (rc)
+    sh("cat %s/run.log >&2", dir);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  double want[8], got[8];
+  snprintf(path, sizeof path, "%s/train.log", dir);
+  int nw = epoch_losses(path, want, 8);
+  snprintf(path, sizeof path, "%s/run.log", dir);
+  int ng = epoch_losses(path, got, 8);
+  CU_ASSERT_EQUAL(nw, 4);
+  CU_ASSERT_EQUAL(ng, 4);
+  for (int e = 0; e < nw && e < ng; e++) {
+    if (fabs(got[e] - want[e]) > 2e-4 + 1e-3 * fabs(want[e]))
+      fprintf(stderr, "\n  epoch %d: trainer loss %.4f, dy2stc train %.4f", e + 1, got[e],
+              want[e]);
+    CU_ASSERT(fabs(got[e] - want[e]) <= 2e-4 + 1e-3 * fabs(want[e]));
+  }
+  CU_ASSERT(ng == 4 && got[3] < got[0]); /* it learns */
+  /* the trained parameters into the model, against dy2stc train's */
+  rc = dy_test_sh(WORK "/e2e/params.log",
+                  "cd %s && %s params mlp.dymodel --from state -o merged", dir, DY2STC_PATH);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  dy_program *a = NULL, *b = NULL;
+  snprintf(path, sizeof path, "%s/trained.dymodel", dir);
+  DY_ASSERT_OK(dy_model_load(path, &a, &err), &err);
+  snprintf(path, sizeof path, "%s/merged.dymodel", dir);
+  DY_ASSERT_OK(dy_model_load(path, &b, &err), &err);
+  int compared = 0;
+  for (int i = 0; i < a->n_vars; i++) {
+    const dy_var *va = a->vars[i];
+    if (!va->persistable || va->type.dtype != DY_F32)
+      continue;
+    int j = dy_program_find_var(b, va->name);
+    CU_ASSERT_FATAL(j >= 0);
+    const float *fa = va->data, *fb = b->vars[j]->data;
+    int bad = 0;
+    for (int64_t k = 0; k < dy_type_numel(&va->type); k++)
+      bad += !close_rel(fb[k], fa[k], 1e-3);
+    if (bad)
+      fprintf(stderr, "\n  %s: %d elements differ", va->name, bad);
+    CU_ASSERT_EQUAL(bad, 0);
+    compared++;
+  }
+  CU_ASSERT_EQUAL(compared, 4);
+  dy_program_free(a);
+  dy_program_free(b);
+}
+
 void dy_test_register(void) {
   DY_SUITE("train_codegen");
   DY_TEST(test_mlp_sgd);
   DY_TEST(test_mlp_adam);
   DY_TEST(test_mlp_momentum);
   DY_TEST(test_mlp_adamw);
+  DY_TEST(test_trainer_matches_dy2stc_train);
 }
