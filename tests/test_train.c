@@ -120,7 +120,7 @@ static dy_layer *train_layer(const train_case *c, bool static_, const dy_optimiz
   dy_loss_spec loss = {.kind = c->loss};
   dy_error err = {0};
   dy_static_trainer *st = static_ ? dy_to_static_train(net, &loss, opt) : NULL;
-  dy_optimizer *eo = static_ ? NULL : dy_optimizer_new(net, opt);
+  dy_optimizer *eo = static_ ? NULL : dy_optimizer_new(opt, net);
   CU_ASSERT_FATAL(st || eo);
   int64_t n = n_samples(c), order[64];
   dy_seed(SEED);
@@ -140,7 +140,7 @@ static dy_layer *train_layer(const train_case *c, bool static_, const dy_optimiz
         CU_ASSERT_PTR_NOT_NULL_FATAL(lt);
         l = *dy_tensor_f32(lt);
         DY_ASSERT_OK(dy_backward(lt, &err), &err);
-        DY_ASSERT_OK(dy_optimizer_step(eo, opt->lr, &err), &err);
+        DY_ASSERT_OK(dy_optimizer_step(eo, &err), &err);
         dy_clear_grad(net);
       }
       dy_scope_end();

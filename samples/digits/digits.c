@@ -20,9 +20,11 @@
  * Training (both paths alike): cross entropy, Adam lr 0.01, batch 32,
  * dy_seed(SEED) then per epoch dy_train_shuffle (the order dy2stc train
  * uses), EPOCHS epochs. Written to DIR: NAME_untrained (the initial model,
- * eval), NAME_eager and NAME_static (trained, eval), and
- * NAME_static_losses.txt (one mean loss per epoch) so that the ctest can
- * run `dy2stc train` on NAME_untrained with the same settings and compare.
+ * eval), NAME_eager and NAME_static (trained, eval),
+ * NAME_static_losses.txt (one mean loss per epoch) and NAME_train_args.txt
+ * (the `dy2stc train` options of the same run), so that the ctest
+ * (check_digits.sh) can train NAME_untrained with `dy2stc train` and
+ * compare.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +33,7 @@
 
 #include "dy_runtime.h"
 
-enum { N_ALL = 1797, N_PIX = 64, N_CLASSES = 10, BATCH = 32, SEED = 1 };
+enum { N_ALL = 1797, N_PIX = 64, N_CLASSES = 10, BATCH = 32, SEED = 1, INIT_SEED = 7 };
 
 static const char *default_data = "/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz";
 
@@ -207,7 +209,7 @@ typedef enum { EAGER, STATIC } path_kind;
  * e's mean loss. Returns the model (trained) or NULL. */
 static dy_layer *train(const model_def *def, path_kind how, const dy_tensor *xall,
                        const dy_tensor *yall, double *losses, double *secs) {
-  dy_seed(7);
+  dy_seed(INIT_SEED);
   dy_layer *net = def->make();
   if (!net || dy_last_error())
     return NULL;
@@ -215,28 +217,31 @@ static dy_layer *train(const model_def *def, path_kind how, const dy_tensor *xal
   dy_optimizer_spec opt = {.kind = DY_OPT_ADAM, .lr = def->lr};
   dy_error err = {0};
   dy_static_trainer *st = how == STATIC ? dy_to_static_train(net, &loss, &opt) : NULL;
-  dy_optimizer *eo = how == EAGER ? dy_optimizer_new(net, &opt) : NULL;
+  dy_optimizer *eo = how == EAGER ? dy_optimizer_new(&opt, net) : NULL;
   int64_t n = yall->type.shape[0], steps = (n + BATCH - 1) / BATCH;
   int64_t *order = malloc(sizeof *order * (size_t)n);
   dy_status s = (st || eo) && order ? DY_OK : DY_STATUS_OUT_OF_MEMORY;
+  /* the rate decays along a cosine from lr to 0 over the run */
+  dy_lr_schedule sched = {.kind = DY_LR_COSINE, .total_steps = def->epochs * steps};
   dy_seed(SEED);
   *secs = 0;
-  for (int e = 0; e < def->epochs && !s; e++) {
+  for (int e = 0, step = 0; e < def->epochs && !s; e++) {
     double t0 = now_s(), sum = 0;
     dy_train_shuffle(order, n);
-    for (int64_t k = 0; k < steps && !s; k++) {
+    for (int64_t k = 0; k < steps && !s; k++, step++) {
       int64_t begin = k * BATCH, count = n - begin < BATCH ? n - begin : BATCH;
-      double l = 0;
+      double l = 0, lr = dy_lr_at(&sched, def->lr, step);
       dy_scope_begin();
       dy_tensor *x = dy_train_batch(xall, order, begin, count);
       dy_tensor *y = dy_train_batch(yall, order, begin, count);
       if (how == STATIC) {
-        s = dy_static_train_step(st, &x, 1, y, def->lr, &l, &err);
+        s = dy_static_train_step(st, &x, 1, y, lr, &l, &err);
       } else {
         dy_tensor *lt = dy_cross_entropy(dy_call1(net, x), y, &loss);
         s = lt ? dy_backward(lt, &err) : DY_STATUS_INVALID_ARGUMENT;
+        dy_optimizer_set_lr(eo, lr);
         if (!s)
-          s = dy_optimizer_step(eo, def->lr, &err);
+          s = dy_optimizer_step(eo, &err);
         dy_clear_grad(net);
         l = lt ? *dy_tensor_f32(lt) : 0;
       }
@@ -279,7 +284,7 @@ static int run_model(const model_def *def, const split *tr, const split *te,
   bool img = strcmp(def->input, "img") == 0;
   const dy_tensor *xtr = img ? tr->img : tr->x;
   dy_tensor *xte = img ? te->img : te->x;
-  dy_seed(7);
+  dy_seed(INIT_SEED);
   dy_layer *init = def->make();
   if (!init || save(init, def, dir, "untrained"))
     return die(def->name, dy_last_error());
@@ -291,8 +296,17 @@ static int run_model(const model_def *def, const split *tr, const split *te,
     return 1;
   }
   char path[4096];
-  snprintf(path, sizeof path, "%s/%s_static_losses.txt", dir, def->name);
+  snprintf(path, sizeof path, "%s/%s_train_args.txt", dir, def->name);
   FILE *f = fopen(path, "w");
+  if (f) {
+    fprintf(f, "--input %s=%s/train_%s.npy --labels %s/train_y.npy --loss cross_entropy "
+               "--optimizer adam --lr %g --lr-schedule cosine:0 --batch %d --epochs %d "
+               "--shuffle %d\n",
+            def->spec.name, dir, def->input, dir, def->lr, BATCH, def->epochs, SEED);
+    fclose(f);
+  }
+  snprintf(path, sizeof path, "%s/%s_static_losses.txt", dir, def->name);
+  f = fopen(path, "w");
   double maxd = 0;
   for (int e = 0; e < def->epochs; e++) {
     double d = le[e] - ls[e];
@@ -351,8 +365,8 @@ int main(int argc, char **argv) {
          (long long)te.y->type.shape[0]);
   int rc = write_split(dir, "train", &tr) || write_split(dir, "test", &te);
   const model_def defs[] = {
-      {"mlp", mlp_new, 10, 0.01, "x", {.name = "x", .dtype = DY_F32, .rank = 2, .shape = {-1, N_PIX}}},
-      {"cnn", cnn_new, 10, 0.01, "img",
+      {"mlp", mlp_new, 15, 0.01, "x", {.name = "x", .dtype = DY_F32, .rank = 2, .shape = {-1, N_PIX}}},
+      {"cnn", cnn_new, 15, 0.01, "img",
        {.name = "img", .dtype = DY_F32, .rank = 4, .shape = {-1, 1, 8, 8}}},
   };
   for (int i = 0; i < 2 && !rc; i++)
