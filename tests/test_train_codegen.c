@@ -12,7 +12,8 @@
  * times on the same batches (of varying size: the batch is dynamic) and
  * rates, then writes the losses and every state tensor
  * (NAME_state_tensor). Losses and final state must agree to ~1e-4
- * relative. Also: the state lives in RAM (no const parameter in NAME.c),
+ * relative, for an MLP (sgd, momentum, adam, adamw) and a small CNN (sgd,
+ * adam). Also: the state lives in RAM (no const parameter in NAME.c),
  * the arena meets the plan's lower bound within a stated factor, and
  * NAME_train_step reports a label out of range as NAME_ERR_INDEX.
  */
@@ -144,6 +145,43 @@ static char *mlp_text(uint64_t seed) {
                 "    d = sub(ob, label)  @mlp.c:4\n"
                 "    sq = mul(d, d)  @mlp.c:4\n"
                 "    loss = reduce_mean(sq) {axes = [], keepdim = 0}  @mlp.c:4\n"
+                "  }\n"
+                "  fetch 0 loss\n}\n");
+  return b.s;
+}
+
+/* A small CNN: x [B,1,6,6] -> conv 3x3 (4 channels, padding 1) + bias ->
+ * relu -> max pool 2x2 -> flatten [B,36] -> linear 3, mse against label. */
+static char *cnn_text(uint64_t seed) {
+  rng = seed;
+  dy_buf b = {0};
+  dy_buf_printf(&b, "program {\n"
+                    "  var x : f32[-1,1,6,6] feed 0\n"
+                    "  var label : f32[-1,3] feed 1\n"
+                    "  var learning_rate : f32[] feed 2\n");
+  var_line(&b, "conv.weight", "4,1,3,3", 36, 0.5, "trainable");
+  var_line(&b, "conv.bias", "4,1,1", 4, 0.1, "trainable");
+  var_line(&b, "fc.weight", "36,3", 108, 0.3, "trainable");
+  var_line(&b, "fc.bias", "3", 3, 0.1, "trainable");
+  dy_buf_printf(&b,
+                "  var c : f32[-1,4,6,6]\n  var cb : f32[-1,4,6,6]\n  var r : f32[-1,4,6,6]\n"
+                "  var pl : f32[-1,4,3,3]\n  var fl : f32[-1,36]\n"
+                "  var o : f32[-1,3]\n  var ob : f32[-1,3]\n  var d : f32[-1,3]\n"
+                "  var sq : f32[-1,3]\n  var loss : f32[]\n"
+                "  block 0 parent -1 {\n"
+                "    c = conv2d(x, conv.weight) {strides = [1, 1], paddings = [1, 1, 1, 1], "
+                "dilations = [1, 1], groups = 1}  @cnn.c:1\n"
+                "    cb = add(c, conv.bias)  @cnn.c:1\n"
+                "    r = relu(cb)  @cnn.c:2\n"
+                "    pl = pool2d(r) {pooling_type = \"max\", ksize = [2, 2], strides = [2, 2], "
+                "paddings = [0, 0], ceil_mode = 0, exclusive = 1, global_pooling = 0, "
+                "adaptive = 0}  @cnn.c:3\n"
+                "    fl = flatten(pl) {start_axis = 1, stop_axis = -1}  @cnn.c:4\n"
+                "    o = matmul(fl, fc.weight) {transpose_x = 0, transpose_y = 0}  @cnn.c:5\n"
+                "    ob = add(o, fc.bias)  @cnn.c:5\n"
+                "    d = sub(ob, label)  @cnn.c:6\n"
+                "    sq = mul(d, d)  @cnn.c:6\n"
+                "    loss = reduce_mean(sq) {axes = [], keepdim = 0}  @cnn.c:6\n"
                 "  }\n"
                 "  fetch 0 loss\n}\n");
   return b.s;
@@ -382,6 +420,8 @@ static void test_mlp_sgd(void) { train_equiv("mlp_sgd", mlp_text, OPT_SGD, 6, 3)
 static void test_mlp_adam(void) { train_equiv("mlp_adam", mlp_text, OPT_ADAM, 6, 3); }
 static void test_mlp_momentum(void) { train_equiv("mlp_momentum", mlp_text, OPT_MOMENTUM, 6, 3); }
 static void test_mlp_adamw(void) { train_equiv("mlp_adamw", mlp_text, OPT_ADAMW, 6, 3); }
+static void test_cnn_sgd(void) { train_equiv("cnn_sgd", cnn_text, OPT_SGD, 36, 3); }
+static void test_cnn_adam(void) { train_equiv("cnn_adam", cnn_text, OPT_ADAM, 36, 3); }
 
 /* ---- end to end: dy2stc train against the compiled trainer ---- */
 
@@ -529,5 +569,7 @@ void dy_test_register(void) {
   DY_TEST(test_mlp_adam);
   DY_TEST(test_mlp_momentum);
   DY_TEST(test_mlp_adamw);
+  DY_TEST(test_cnn_sgd);
+  DY_TEST(test_cnn_adam);
   DY_TEST(test_trainer_matches_dy2stc_train);
 }
