@@ -24,11 +24,17 @@
  *   NAME_run            argument checks, the arena layout as a comment, one
  *                       call per kernel, copies for odd outputs
  *   NAME_run_v          the same behind arrays of pointers
+ *   NAME_state_init ... with state: its initial values into the caller's
+ *                       block, NAME_state_tensor, NAME_train_step
  *   NAME_inputs/outputs descriptor tables
  *
  * Where a var lives ("storage"), decided once per var:
  *   feed         the const input pointer argument of NAME_run
  *   persistable  its w_<name> array
+ *   state        a persistable var an in-place op (DY_OPF_INPLACE: an
+ *                optimizer's update) writes: (T *)(st + NAME_SOFF_<name>),
+ *                st being the caller's state block; w_<name> then holds
+ *                only its initial value, which NAME_state_init copies
  *   fetch        the output pointer argument (a fetch that is also a feed or
  *                a weight is copied into it at the end of NAME_run)
  *   alias_of     the storage of the var it aliases (followed to the end)

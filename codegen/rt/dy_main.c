@@ -14,6 +14,10 @@
  *                   macros (DY_MODEL_NUM_INPUTS, DY_MODEL_OK, ...)
  *   DY_TPL_VERSION  with the version of dy2stc
  *
+ * Two sections: "common" (errors, .npy reading and writing, options; the
+ * compiled trainer, rt/dy_train_main.c, pastes it too, and defines the
+ * usage() it declares) and "run", this driver's own.
+ *
  * On its own (tests/test_templates.c: -std=c11 -pedantic, for _Noreturn) it
  * compiles against rt/check/dy_model.h, a stand-in for a model's header.
  */
