@@ -120,33 +120,40 @@ static dy_program *training_program(const char *text, opt_kind opt) {
   return p;
 }
 
-/* The MLP: x [B,6] -> linear 16 -> relu -> linear 3, mse against label. */
-static char *mlp_text(uint64_t seed) {
+/* The MLP's parameters (seeded) and forward, x [B,6] -> linear 16 ->
+ * relu -> linear 3 = ob; the text's var lines, then (ops) its op lines. */
+static void mlp_vars(dy_buf *b, uint64_t seed) {
   rng = seed;
+  var_line(b, "fc1.weight", "6,16", 96, 0.5, "trainable");
+  var_line(b, "fc1.bias", "16", 16, 0.1, "trainable");
+  var_line(b, "fc2.weight", "16,3", 48, 0.5, "trainable");
+  var_line(b, "fc2.bias", "3", 3, 0.1, "trainable");
+  dy_buf_printf(b, "  var h : f32[-1,16]\n  var hb : f32[-1,16]\n  var a : f32[-1,16]\n"
+                   "  var o : f32[-1,3]\n  var ob : f32[-1,3]\n");
+}
+static const char mlp_ops[] =
+    "  block 0 parent -1 {\n"
+    "    h = matmul(x, fc1.weight) {transpose_x = 0, transpose_y = 0}  @mlp.c:1\n"
+    "    hb = add(h, fc1.bias)  @mlp.c:1\n"
+    "    a = relu(hb)  @mlp.c:2\n"
+    "    o = matmul(a, fc2.weight) {transpose_x = 0, transpose_y = 0}  @mlp.c:3\n"
+    "    ob = add(o, fc2.bias)  @mlp.c:3\n";
+
+/* The MLP's training text: mse of ob against label. */
+static char *mlp_text(uint64_t seed) {
   dy_buf b = {0};
   dy_buf_printf(&b, "program {\n"
                     "  var x : f32[-1,6] feed 0\n"
                     "  var label : f32[-1,3] feed 1\n"
                     "  var learning_rate : f32[] feed 2\n");
-  var_line(&b, "fc1.weight", "6,16", 96, 0.5, "trainable");
-  var_line(&b, "fc1.bias", "16", 16, 0.1, "trainable");
-  var_line(&b, "fc2.weight", "16,3", 48, 0.5, "trainable");
-  var_line(&b, "fc2.bias", "3", 3, 0.1, "trainable");
-  dy_buf_printf(&b,
-                "  var h : f32[-1,16]\n  var hb : f32[-1,16]\n  var a : f32[-1,16]\n"
-                "  var o : f32[-1,3]\n  var ob : f32[-1,3]\n  var d : f32[-1,3]\n"
-                "  var sq : f32[-1,3]\n  var loss : f32[]\n"
-                "  block 0 parent -1 {\n"
-                "    h = matmul(x, fc1.weight) {transpose_x = 0, transpose_y = 0}  @mlp.c:1\n"
-                "    hb = add(h, fc1.bias)  @mlp.c:1\n"
-                "    a = relu(hb)  @mlp.c:2\n"
-                "    o = matmul(a, fc2.weight) {transpose_x = 0, transpose_y = 0}  @mlp.c:3\n"
-                "    ob = add(o, fc2.bias)  @mlp.c:3\n"
-                "    d = sub(ob, label)  @mlp.c:4\n"
-                "    sq = mul(d, d)  @mlp.c:4\n"
-                "    loss = reduce_mean(sq) {axes = [], keepdim = 0}  @mlp.c:4\n"
-                "  }\n"
-                "  fetch 0 loss\n}\n");
+  mlp_vars(&b, seed);
+  dy_buf_printf(&b, "  var d : f32[-1,3]\n  var sq : f32[-1,3]\n  var loss : f32[]\n%s"
+                    "    d = sub(ob, label)  @mlp.c:4\n"
+                    "    sq = mul(d, d)  @mlp.c:4\n"
+                    "    loss = reduce_mean(sq) {axes = [], keepdim = 0}  @mlp.c:4\n"
+                    "  }\n"
+                    "  fetch 0 loss\n}\n",
+                mlp_ops);
   return b.s;
 }
 
@@ -425,25 +432,12 @@ static void test_cnn_adam(void) { train_equiv("cnn_adam", cnn_text, OPT_ADAM, 36
 
 /* ---- end to end: dy2stc train against the compiled trainer ---- */
 
-/* The inference MLP (x [B,6] -> logits [B,3]) as text. */
+/* The inference MLP (x [B,6] -> logits ob [B,3]) as text. */
 static char *classifier_text(void) {
-  rng = 7;
   dy_buf b = {0};
   dy_buf_printf(&b, "program {\n  var x : f32[-1,6] feed 0\n");
-  var_line(&b, "fc1.weight", "6,16", 96, 0.5, "trainable");
-  var_line(&b, "fc1.bias", "16", 16, 0.1, "trainable");
-  var_line(&b, "fc2.weight", "16,3", 48, 0.5, "trainable");
-  var_line(&b, "fc2.bias", "3", 3, 0.1, "trainable");
-  dy_buf_printf(&b,
-                "  var h : f32[-1,16]\n  var hb : f32[-1,16]\n  var a : f32[-1,16]\n"
-                "  var o : f32[-1,3]\n  var logits : f32[-1,3]\n"
-                "  block 0 parent -1 {\n"
-                "    h = matmul(x, fc1.weight) {transpose_x = 0, transpose_y = 0}  @mlp.c:1\n"
-                "    hb = add(h, fc1.bias)  @mlp.c:1\n"
-                "    a = relu(hb)  @mlp.c:2\n"
-                "    o = matmul(a, fc2.weight) {transpose_x = 0, transpose_y = 0}  @mlp.c:3\n"
-                "    logits = add(o, fc2.bias)  @mlp.c:3\n"
-                "  }\n  fetch 0 logits\n}\n");
+  mlp_vars(&b, 7);
+  dy_buf_printf(&b, "%s  }\n  fetch 0 ob\n}\n", mlp_ops);
   return b.s;
 }
 
