@@ -42,7 +42,10 @@ CC=${ARM_CC:-arm-none-eabi-gcc}
 mkdir -p "$OUT"
 
 # an .npy v1 file's shape and the offset of its data
-npy_shape() { head -c 128 "$1" | tr -d '\000' | sed -n "s/.*'shape': (\([0-9, ]*\)).*/\1/p"; }
+npy_shape() {
+  head -c 128 "$1" | LC_ALL=C tr -cd "[:print:]" |
+    LC_ALL=C sed -n "s/.*'shape': (\([0-9, ]*\)).*/\1/p"
+}
 npy_data() { echo $((10 + $(od -An -tu2 -j8 -N2 "$1" | tr -d ' '))); }
 grep -q "'descr': '<f4'" "$X" || { echo "build_train.sh: $X is not f32" >&2; exit 1; }
 grep -q "'descr': '<i8'" "$Y" || { echo "build_train.sh: $Y is not i64 labels" >&2; exit 1; }
