@@ -390,9 +390,12 @@ static bool overlap(const gen *g, int a, int b) {
   if (sa->kind != ST_ARENA || sb->kind != ST_ARENA)
     return false; /* distinct state vars never share bytes */
   const dy_var *ra = g->p->vars[sa->root], *rb = g->p->vars[sb->root];
-  int64_t a0 = ra->mem_offset, a1 = a0 + var_bytes(g, ra);
-  int64_t b0 = rb->mem_offset, b1 = b0 + var_bytes(g, rb);
-  return a0 < b1 && b0 < a1 && a1 > a0 && b1 > b0;
+  /* an empty buffer counts as one byte: two at one address are the same
+   * pointer to the compiler (restrict), whatever they hold */
+  int64_t na = var_bytes(g, ra), nb = var_bytes(g, rb);
+  int64_t a0 = ra->mem_offset, a1 = a0 + (na > 0 ? na : 1);
+  int64_t b0 = rb->mem_offset, b1 = b0 + (nb > 0 ? nb : 1);
+  return a0 < b1 && b0 < a1;
 }
 
 /* Append a C call or declaration "head(arg, arg, ...)tail", wrapping the

@@ -39,6 +39,11 @@ bool dy_test_have(const char *tool);
 /* aarch64-linux-gnu-gcc and qemu-aarch64 are there; else says SKIPPED. */
 bool dy_test_have_aarch64(void);
 
+/* The head of a generated driver that runs emitted models on .bin files:
+ * the includes, load(path, bytes) (malloc'd; exits on a short file) and
+ * save(path, data, bytes) (test_ops, test_grad). */
+extern const char dy_test_driver_io[];
+
 #define DY_SUITE(name) CU_pSuite suite_ = CU_add_suite(name, NULL, NULL)
 #define DY_TEST(fn) CU_add_test(suite_, #fn, fn)
 

@@ -465,18 +465,10 @@ static void cg_add(const dy_op_case *c, dy_program *p, dy_tensor **in, int n_fee
 /* Compile every emitted case, run the driver, compare with the executor. */
 static void cg_run_and_compare(void) {
   dy_buf full = {0};
-  dy_buf_printf(&full, "#include <stdio.h>\n#include <stdlib.h>\n#include <stdint.h>\n");
+  dy_buf_printf(&full, "%s", dy_test_driver_io);
   for (int k = 0; k < cg.n; k++)
     dy_buf_printf(&full, "#include \"g%d.h\"\n", k);
-  dy_buf_printf(&full,
-                "static void *load(const char *p, size_t n) {\n"
-                "  void *b = malloc(n ? n : 1); FILE *f = fopen(p, \"rb\");\n"
-                "  if (!f || fread(b, 1, n, f) != n) { fprintf(stderr, \"cannot read %%s\\n\", p); exit(1); }\n"
-                "  fclose(f); return b;\n}\n"
-                "static void save(const char *p, const void *b, size_t n) {\n"
-                "  FILE *f = fopen(p, \"wb\"); if (!f || fwrite(b, 1, n, f) != n) exit(1); fclose(f);\n}\n"
-                "int main(void) {\n%s  return 0;\n}\n",
-                cg.drv.s ? cg.drv.s : "");
+  dy_buf_printf(&full, "int main(void) {\n%s  return 0;\n}\n", cg.drv.s ? cg.drv.s : "");
   dy_error err = {0};
   dy_write_file_atomic(CG_DIR "/driver.c", full.s, full.len, &err);
   dy_buf_free(&full);

@@ -338,17 +338,10 @@ static void run_family(const char *family, const dy_op_case_list *list) {
     dy_scope_end();
   }
   dy_buf full = {0};
-  dy_buf_printf(&full, "#include <stdio.h>\n#include <stdlib.h>\n#include <stdint.h>\n");
+  dy_buf_printf(&full, "%s", dy_test_driver_io);
   for (int k = 0; k < n_cc; k++)
     dy_buf_printf(&full, "#include \"c%d.h\"\n", cc[k].idx);
-  dy_buf_printf(&full,
-                "static void *load(const char *p, size_t n) {\n"
-                "  void *b = malloc(n ? n : 1); FILE *f = fopen(p, \"rb\");\n"
-                "  if (!f || fread(b, 1, n, f) != n) { fprintf(stderr, \"cannot read %%s\\n\", p); exit(1); }\n"
-                "  fclose(f); return b;\n}\n"
-                "static void save(const char *p, const void *b, size_t n) {\n"
-                "  FILE *f = fopen(p, \"wb\"); if (!f || fwrite(b, 1, n, f) != n) exit(1); fclose(f);\n}\n"
-                "int main(void) {\n  char path[256]; int rc;\n%s  return 0;\n}\n",
+  dy_buf_printf(&full, "int main(void) {\n  char path[256]; int rc;\n%s  return 0;\n}\n",
                 drv.s ? drv.s : "");
   char path[700];
   dy_error err = {0};

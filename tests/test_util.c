@@ -44,3 +44,12 @@ bool dy_test_have_aarch64(void) {
                   "(scripts/setup.sh installs gcc-aarch64-linux-gnu, qemu-user)\n");
   return false;
 }
+
+const char dy_test_driver_io[] =
+    "#include <stdio.h>\n#include <stdlib.h>\n#include <stdint.h>\n"
+    "static void *load(const char *p, size_t n) {\n"
+    "  void *b = malloc(n ? n : 1); FILE *f = fopen(p, \"rb\");\n"
+    "  if (!f || fread(b, 1, n, f) != n) { fprintf(stderr, \"cannot read %s\\n\", p); exit(1); }\n"
+    "  fclose(f); return b;\n}\n"
+    "static void save(const char *p, const void *b, size_t n) {\n"
+    "  FILE *f = fopen(p, \"wb\"); if (!f || fwrite(b, 1, n, f) != n) exit(1); fclose(f);\n}\n";
