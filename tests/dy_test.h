@@ -5,6 +5,7 @@
 #include <CUnit/CUnit.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* Assert a float within tol of an expected value, printing both. */
@@ -43,6 +44,12 @@ bool dy_test_have_aarch64(void);
  * the includes, load(path, bytes) (malloc'd; exits on a short file) and
  * save(path, data, bytes) (test_ops, test_grad). */
 extern const char dy_test_driver_io[];
+
+/* Write samples as dir/x.npy (f32 [n, row]) and their class labels as
+ * dir/y.npy (i64 [n]); false on error (test_train_codegen,
+ * test_firmware). */
+bool dy_test_write_samples(const char *dir, const float *x, int64_t n, int64_t row,
+                           const int64_t *y);
 
 #define DY_SUITE(name) CU_pSuite suite_ = CU_add_suite(name, NULL, NULL)
 #define DY_TEST(fn) CU_add_test(suite_, #fn, fn)

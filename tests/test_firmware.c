@@ -595,14 +595,7 @@ static void test_training_steps_on_cortex_m4_under_qemu(void) {
       x[i * 8 + k] = (float)cos(0.9 * i + 0.3 * k);
     y[i] = i % 4;
   }
-  dy_tensor *tx = dy_tensor_from_data(DY_F32, 2, (int64_t[]){B, 8}, x);
-  dy_tensor *ty = dy_tensor_from_data(DY_I64, 1, (int64_t[]){B}, y);
-  snprintf(path, sizeof path, "%s/x.npy", dir);
-  DY_ASSERT_OK(dy_npy_write(path, tx, &err), &err);
-  snprintf(path, sizeof path, "%s/y.npy", dir);
-  DY_ASSERT_OK(dy_npy_write(path, ty, &err), &err);
-  dy_tensor_free(tx);
-  dy_tensor_free(ty);
+  CU_ASSERT_FATAL(dy_test_write_samples(dir, x, B, 8, y));
   int rc = sh("cd %s && sh %s/build_train.sh %s net.dymodel x.npy y.npy . m4 host", dir,
               FIRMWARE, DY2STC);
   show_log_on_failure(rc, "build_train.sh");

@@ -477,14 +477,7 @@ static void test_trainer_matches_dy2stc_train(void) {
       x[i * 6 + k] = frand();
     y[i] = x[i * 6] > 0 ? (x[i * 6 + 1] > 0 ? 2 : 1) : 0;
   }
-  dy_tensor *tx = dy_tensor_from_data(DY_F32, 2, (int64_t[]){N, 6}, x);
-  dy_tensor *ty = dy_tensor_from_data(DY_I64, 1, (int64_t[]){N}, y);
-  snprintf(path, sizeof path, "%s/x.npy", dir);
-  DY_ASSERT_OK(dy_npy_write(path, tx, &err), &err);
-  snprintf(path, sizeof path, "%s/y.npy", dir);
-  DY_ASSERT_OK(dy_npy_write(path, ty, &err), &err);
-  dy_tensor_free(tx);
-  dy_tensor_free(ty);
+  CU_ASSERT_FATAL(dy_test_write_samples(dir, x, N, 6, y));
   const char *opts = "--loss cross_entropy --optimizer adam --lr 0.01 --batch 8";
   int rc = dy_test_sh(WORK "/e2e/train.log",
                       "cd %s && %s train mlp.dymodel --input x=x.npy --labels y.npy %s "
