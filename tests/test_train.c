@@ -80,7 +80,8 @@ static const train_case cases[] = {
 
 static int64_t n_samples(const train_case *c) { return STEPS_PER_EPOCH * c->batch - 1; }
 
-/* Seeded data for c: inputs N(0,1); labels: classes for cross entropy,
+/* Seeded data for c (the caller frees x and y; no scope is open here):
+ * inputs N(0,1); labels: classes for cross entropy,
  * N(0,1) targets shaped like the output for mse, 0/1 for bce. */
 static void make_data(const train_case *c, const dy_type *out, dy_tensor **x, dy_tensor **y) {
   int64_t n = n_samples(c);
@@ -88,15 +89,15 @@ static void make_data(const train_case *c, const dy_type *out, dy_tensor **x, dy
   dy_type t = {.dtype = DY_F32, .rank = c->spec.rank};
   memcpy(t.shape, c->spec.shape, sizeof t.shape);
   t.shape[0] = n;
-  *x = dy_keep(dy_randn(t.rank, t.shape));
+  *x = dy_randn(t.rank, t.shape);
   if (c->loss == DY_LOSS_CROSS_ENTROPY) {
-    *y = dy_keep(dy_tensor_new(DY_I64, 1, DY_SHAPE(n)));
+    *y = dy_tensor_new(DY_I64, 1, DY_SHAPE(n));
     for (int64_t i = 0; i < n; i++)
       ((int64_t *)(*y)->data)[i] = (int64_t)(dy_rand_u64() % (uint64_t)out->shape[1]);
   } else {
     dy_type o = *out;
     o.shape[0] = n;
-    *y = dy_keep(dy_randn(o.rank, o.shape));
+    *y = dy_randn(o.rank, o.shape);
     if (c->loss == DY_LOSS_BCE_WITH_LOGITS)
       for (int64_t i = 0; i < dy_tensor_numel(*y); i++)
         dy_tensor_f32(*y)[i] = dy_tensor_f32(*y)[i] > 0 ? 1.0f : 0.0f;
