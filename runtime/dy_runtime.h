@@ -151,7 +151,10 @@ extern const dy_kernel_fn dy_kernel_table[DY_OP_COUNT];
 
 /* The one driver behind every op: propagate NULL inputs, infer, allocate,
  * run the kernel (unless symbolic), record into the active trace. Returns
- * the op's single output. */
+ * the op's single output. An in-place op (DY_OPF_INPLACE: an optimizer
+ * update, batch_norm_stats) allocates nothing: its kernel updates its
+ * first n_out inputs and it returns in[0] (one more reference, owned like
+ * any op result). */
 dy_tensor *dy_apply(dy_op_kind kind, dy_tensor *const *in, int n_in,
                     const dy_attr *attrs, int n_attrs, dy_srcloc loc);
 

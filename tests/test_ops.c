@@ -16,9 +16,10 @@
  * the original data, the op writing them, and fetches the first; after
  * the executor's run every updated state var of the Program must agree
  * with the eagerly updated tensor. The compiled way is skipped for them:
- * the inference code generator keeps persistable vars in flash (const),
- * and the training code generator, which keeps the state in RAM, runs
- * these emitters in its own tests.
+ * the inference code generator keeps persistable vars in flash (const)
+ * and rejects an op writing one; the training code generator keeps the
+ * state in RAM, and tests/test_optim.c compiles these emitters' kernels
+ * strictly and runs them in place against eager over the same cases.
  */
 #include <stdarg.h>
 #include <stdlib.h>

@@ -399,9 +399,61 @@ static void test_program_optimizer_state(void) {
   CU_ASSERT_EQUAL(dy_program_append_optimizer(p, &spec, params, grads, 1, &err),
                   DY_STATUS_INVALID_ARGUMENT);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "p0@moment1"));
+  /* the memory plan places the clipping's intermediates, never the
+   * parameters or the state the updates write */
+  dy_memplan_result mr;
+  DY_ASSERT_OK(dy_memplan(p, 1, &mr, &err), &err);
+  CU_ASSERT(mr.n_planned > 0);
+  int planned = 0;
+  for (int i = 0; i < p->n_vars; i++) {
+    const dy_var *v = p->vars[i];
+    if (v->persistable || v->feed_index >= 0)
+      CU_ASSERT_EQUAL(v->mem_offset, -1);
+    planned += v->mem_offset >= 0;
+  }
+  CU_ASSERT(planned > 0);
+  /* a training Program round-trips through .dymodel + .dyparams */
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  dy_program *q = NULL;
+  DY_ASSERT_OK(dy_dymodel_encode(p, &buf, &len, &err), &err);
+  DY_ASSERT_OK(dy_dymodel_decode(buf, len, &q, &err), &err);
+  free(buf);
+  DY_ASSERT_OK(dy_dyparams_encode(p, &buf, &len, &err), &err);
+  DY_ASSERT_OK(dy_dyparams_decode(q, buf, len, &err), &err);
+  free(buf);
+  DY_ASSERT_OK(dy_verify(q, &err), &err);
+  CU_ASSERT(dy_program_is_training(q));
+  char *a = dy_program_to_text(p), *b = dy_program_to_text(q);
+  CU_ASSERT_STRING_EQUAL(a, b);
+  free(a);
+  free(b);
+  dy_program_free(q);
   dy_program_free(p);
   dy_optimizer_free(o);
   dy_layer_free(m);
+}
+
+/* A gradient var of another shape than its parameter: the update op's
+ * inference names the op and both types. */
+static void test_program_optimizer_bad_grad(void) {
+  dy_program *p = dy_program_new();
+  dy_type tw = {.dtype = DY_F32, .rank = 2, .shape = {3, 4}};
+  dy_type tg = {.dtype = DY_F32, .rank = 2, .shape = {4, 3}};
+  dy_error err = {0};
+  int w = dy_program_add_var(p, "fc.w", &tw);
+  float zero[12] = {0};
+  dy_program_set_data(p, w, zero, sizeof zero, &err);
+  int g = dy_program_add_var(p, "fc.w@GRAD", &tg);
+  dy_program_add_feed(p, g, &err);
+  dy_optimizer_spec spec = {.kind = DY_OPT_SGD, .lr = 0.1, .momentum = 0.9};
+  CU_ASSERT_EQUAL(dy_program_append_optimizer(p, &spec, &w, &g, 1, &err),
+                  DY_STATUS_SHAPE_MISMATCH);
+  bool clear = strstr(err.msg, "momentum: grad f32[4,3] does not match param f32[3,4]") != NULL;
+  if (!clear)
+    fprintf(stderr, "\n  message: %s\n", err.msg);
+  CU_ASSERT(clear);
+  dy_program_free(p);
 }
 
 /* A bad spec or a gradient of the wrong shape is a clear error. */
@@ -572,6 +624,131 @@ static void test_verifier_in_place(void) {
   expect_invalid("    w = relu(g)  @m.c:2\n", "invariant 5 (ssa)");
 }
 
+/* ------------------------------------------------------------------ */
+/* the emitted kernels                                                 */
+/* ------------------------------------------------------------------ */
+
+/* The inference code generator keeps weights in flash, so test_ops cannot
+ * run in-place ops compiled; here each emitter's kernel body (the op
+ * cases of op_cases_train.c) is wrapped in a function with in<i> and
+ * out<i> the SAME buffers, as the training code generator passes them,
+ * compiled with -std=c99 -Wall -Wextra -Werror -pedantic against the
+ * generated code's math library, run, and compared with the eager
+ * kernel's update of every state (dy_sqrtf is within 0.75 ulp of sqrtf,
+ * hence a tolerance rather than bits). */
+#include "op_table.h"
+
+#define SCRATCH DY_BUILD_DIR "/optim_scratch"
+
+static void print_floats(FILE *f, const char *name, const dy_tensor *t) {
+  fprintf(f, "static float %s[%lld] = {", name, (long long)(dy_tensor_numel(t) + 1));
+  for (int64_t i = 0; i < dy_tensor_numel(t); i++)
+    fprintf(f, "%s%a", i ? ", " : "", (double)((const float *)t->data)[i]);
+  fprintf(f, "%s0};\n", dy_tensor_numel(t) ? ", " : "");
+}
+
+static void test_emitted_updates(void) {
+  dy_test_sh(NULL, "rm -rf %s && mkdir -p %s", SCRATCH, SCRATCH);
+  int checked = 0;
+  for (int ci = 0; ci < dy_op_cases_train.n; ci++) {
+    const dy_op_case *c = &dy_op_cases_train.cases[ci];
+    if (c->expect_error)
+      continue;
+    int n_out = dy_op_info_of(c->kind)->n_out;
+    int64_t batch = c->batch ? c->batch : 2;
+    /* inputs: given, else uniform in [lo, hi) (or [-1, 1)) */
+    dy_tensor *in[8], *ref[8];
+    dy_program *p = dy_program_new();
+    int ids[8];
+    for (int i = 0; i < c->n_in; i++) {
+      dy_type t = c->in[i];
+      for (int d = 0; d < t.rank; d++)
+        t.shape[d] = t.shape[d] < 0 ? batch : t.shape[d];
+      in[i] = zeros(&t);
+      for (int64_t k = 0; k < dy_tensor_numel(in[i]); k++)
+        ((float *)in[i]->data)[k] =
+            c->data[i] ? ((const float *)c->data[i])[k]
+                       : (c->lo == c->hi ? urand()
+                                         : c->lo + (c->hi - c->lo) * (urand() + 1) / 2);
+      ref[i] = dy_tensor_from_data(DY_F32, t.rank, t.shape, in[i]->data);
+      char name[8];
+      snprintf(name, sizeof name, "in%d", i);
+      ids[i] = dy_program_add_var(p, name, &c->in[i]);
+    }
+    /* the eager update (of the copies) */
+    dy_tensor *r = dy_apply(c->kind, ref, c->n_in, c->attrs, c->n_attrs, (dy_srcloc){0});
+    CU_ASSERT_PTR_NOT_NULL(r);
+    dy_tensor_free(r);
+    /* the emitted body */
+    dy_op *op = dy_program_append_op(p, 0, c->kind, ids, c->n_in, ids, n_out, c->attrs,
+                                     c->n_attrs, (dy_srcloc){0});
+    dy_buf body = {0};
+    unsigned uses = 0;
+    dy_cg_ctx ctx = {.p = p, .op = op, .body = &body, .uses = &uses, .indent = 1};
+    dy_error err = {0};
+    DY_ASSERT_OK(dy_cg_table[c->kind](&ctx, &err), &err);
+    char path[600];
+    snprintf(path, sizeof path, SCRATCH "/case%d.c", ci);
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fprintf(f, "#include <stdint.h>\n#include <stdio.h>\n#include \"%s/codegen/rt/dy_mathlib.h\"\n",
+            DY_SOURCE_DIR);
+    for (int i = 0; i < c->n_in; i++) {
+      char name[8];
+      snprintf(name, sizeof name, "d%d", i);
+      print_floats(f, name, in[i]);
+    }
+    fprintf(f, "static void kernel(int64_t batch");
+    for (int i = 0; i < c->n_in; i++)
+      fprintf(f, ", const float *in%d", i);
+    for (int i = 0; i < n_out; i++)
+      fprintf(f, ", float *out%d", i);
+    fprintf(f, ") {\n  (void)batch;\n%s}\nint main(void) {\n  kernel(%lld", body.s,
+            (long long)batch);
+    for (int i = 0; i < c->n_in; i++)
+      fprintf(f, ", d%d", i);
+    for (int i = 0; i < n_out; i++)
+      fprintf(f, ", d%d", i); /* in place: out<i> is in<i>'s buffer */
+    fprintf(f, ");\n");
+    for (int i = 0; i < n_out; i++)
+      fprintf(f, "  for (int k = 0; k < %lld; k++)\n    printf(\"%%a\\n\", (double)d%d[k]);\n",
+              (long long)dy_tensor_numel(in[i]), i);
+    fprintf(f, "  return 0;\n}\n");
+    fclose(f);
+    dy_buf_free(&body);
+    const char *cc_env = getenv("CC");
+    int rc = dy_test_sh(NULL, "cd %s && %s -std=c99 -Wall -Wextra -Werror -pedantic -O2 "
+                        "-o case%d case%d.c > case%d.log 2>&1 && ./case%d > case%d.out",
+                        SCRATCH, cc_env && *cc_env ? cc_env : "cc", ci, ci, ci, ci, ci);
+    if (rc)
+      dy_test_sh(NULL, "head -20 %s/case%d.log >&2", SCRATCH, ci);
+    CU_ASSERT_EQUAL(rc, 0);
+    snprintf(path, sizeof path, SCRATCH "/case%d.out", ci);
+    FILE *o = rc ? NULL : fopen(path, "r");
+    for (int i = 0; o && i < n_out; i++)
+      for (int64_t k = 0; k < dy_tensor_numel(ref[i]); k++) {
+        double got = NAN, want = ((float *)ref[i]->data)[k];
+        if (fscanf(o, "%la", &got) != 1 || !(fabs(got - want) <= 1e-6 * (1 + fabs(want)))) {
+          fprintf(stderr, "\n  [%s] emitted state %d element %lld is %.9g, eager %.9g\n",
+                  c->label, i, (long long)k, got, want);
+          CU_FAIL("emitted update differs");
+          i = n_out;
+          break;
+        }
+      }
+    if (o) {
+      fclose(o);
+      checked++;
+    }
+    for (int i = 0; i < c->n_in; i++) {
+      dy_tensor_free(in[i]);
+      dy_tensor_free(ref[i]);
+    }
+    dy_program_free(p);
+  }
+  CU_ASSERT(checked >= 10);
+}
+
 void dy_test_register(void) {
   DY_SUITE("optim");
   DY_TEST(test_sgd_and_momentum);
@@ -581,7 +758,9 @@ void dy_test_register(void) {
   DY_TEST(test_lr_schedules);
   DY_TEST(test_eager_equals_program);
   DY_TEST(test_program_optimizer_state);
+  DY_TEST(test_program_optimizer_bad_grad);
   DY_TEST(test_optimizer_errors);
   DY_TEST(test_batch_norm_running_statistics);
   DY_TEST(test_verifier_in_place);
+  DY_TEST(test_emitted_updates);
 }
