@@ -22,6 +22,8 @@
  *   top_k             k selection passes per row, ranked by DY_TOPK_BEFORE
  *   det               LU with partial pivoting on a double copy of each
  *                     matrix, kept on the stack (n <= 64)
+ *   inverse           Gauss-Jordan with partial pivoting on double copies
+ *                     of the matrix and the identity, on the stack
  */
 #include <stdio.h>
 #include <string.h>
@@ -548,6 +550,62 @@ dy_status dy_emit_det(dy_cg_ctx *ctx, dy_error *err) {
   L("    }");
   L("  }");
   L("  out0[m] = (float)det;");
+  L("}");
+  return DY_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* inverse                                                             */
+/* ------------------------------------------------------------------ */
+
+dy_status dy_emit_inverse(dy_cg_ctx *ctx, dy_error *err) {
+  (void)err;
+  const dy_type *o = dy_cg_out_type(ctx, 0);
+  if (is_empty(o))
+    return DY_OK;
+  long long n = (long long)o->shape[o->rank - 1];
+  char sc[128];
+  L("/* Gauss-Jordan with partial pivoting, in double */");
+  L("for (int64_t m = 0; m < %s; m++) {",
+    ext(ctx, dy_ext_range(o, 0, o->rank - 2), sc, sizeof sc));
+  L("  const float *x = in0 + m * %lld;", n * n);
+  L("  float *y = out0 + m * %lld;", n * n);
+  L("  double a[%lld], v[%lld];", n * n, n * n);
+  L("  for (int64_t i = 0; i < %lld; i++) {", n * n);
+  L("    a[i] = x[i];");
+  L("    v[i] = i / %lld == i %% %lld ? 1.0 : 0.0;", n, n);
+  L("  }");
+  L("  for (int64_t c = 0; c < %lld; c++) {", n);
+  L("    int64_t p = c;");
+  L("    for (int64_t r = c + 1; r < %lld; r++)", n);
+  L("      if ((a[r * %lld + c] < 0.0 ? -a[r * %lld + c] : a[r * %lld + c]) >", n, n, n);
+  L("          (a[p * %lld + c] < 0.0 ? -a[p * %lld + c] : a[p * %lld + c]))", n, n, n);
+  L("        p = r;");
+  L("    for (int64_t j = 0; j < %lld; j++) {", n);
+  L("      double w = a[c * %lld + j];", n);
+  L("      a[c * %lld + j] = a[p * %lld + j];", n, n);
+  L("      a[p * %lld + j] = w;", n);
+  L("      w = v[c * %lld + j];", n);
+  L("      v[c * %lld + j] = v[p * %lld + j];", n, n);
+  L("      v[p * %lld + j] = w;", n);
+  L("    }");
+  L("    double d = a[c * %lld + c];", n);
+  L("    for (int64_t j = 0; j < %lld; j++) {", n);
+  L("      a[c * %lld + j] /= d;", n);
+  L("      v[c * %lld + j] /= d;", n);
+  L("    }");
+  L("    for (int64_t r = 0; r < %lld; r++) {", n);
+  L("      double f = a[r * %lld + c];", n);
+  L("      if (r == c || f == 0.0)");
+  L("        continue;");
+  L("      for (int64_t j = 0; j < %lld; j++) {", n);
+  L("        a[r * %lld + j] -= f * a[c * %lld + j];", n, n);
+  L("        v[r * %lld + j] -= f * v[c * %lld + j];", n, n);
+  L("      }");
+  L("    }");
+  L("  }");
+  L("  for (int64_t i = 0; i < %lld; i++)", n * n);
+  L("    y[i] = (float)v[i];");
   L("}");
   return DY_OK;
 }

@@ -21,6 +21,9 @@
  *     max, min  dy goes to whatever equals the result (x and / or
  *           updates), split evenly on ties (PyTorch's scatter_reduce)
  *   top_k         no gradient (i64 indices: DY_OPF_NODIFF)
+ *   det           det(A) inv(A)^T (the inverse op; inf / NaN at a
+ *                 singular A)
+ *   inverse       -Y^T dY Y^T
  */
 #include <string.h>
 
@@ -309,6 +312,41 @@ DY_GRAD(scatter_nd) {
   return scatter_rule(b, op, x, y, dy, need, dx, dy_scatter_nd_attrs_get(op).reduction);
 }
 
-DY_GRAD_TODO(det)
+/* ---- det, inverse ---- */
+
+/* The trailing two dims of v swapped. */
+static int transpose_last2(dy_gb *b, int v) {
+  int r = b->type(b, v).rank;
+  int64_t perm[DY_MAX_DIMS];
+  for (int d = 0; d < r; d++)
+    perm[d] = d;
+  perm[r - 2] = r - 1;
+  perm[r - 1] = r - 2;
+  return dy_gb_transpose(b, v, perm, r);
+}
+
+/* d det(A) / dA = det(A) inv(A)^T (Jacobi's formula); at a singular A the
+ * inverse is inf / NaN, and so is this gradient */
+DY_GRAD(det) {
+  (void)op;
+  if (!need[0])
+    return DY_OK;
+  int64_t r = b->type(b, y[0]).rank, ax[2] = {r, r + 1};
+  int g = dy_gb_op1(b, DY_OP_UNSQUEEZE, dy_gb_mul(b, dy[0], y[0]),
+                    (dy_attr[]){DY_ATTR_IS("axes", ax, 2)}, 1);
+  dx[0] = dy_gb_mul(b, g, transpose_last2(b, unary(b, DY_OP_INVERSE, x[0])));
+  return dy_gb_status(b);
+}
+
+/* Y = inv(A): dA = -Y^T dY Y^T */
+DY_GRAD(inverse) {
+  (void)op;
+  (void)x;
+  if (need[0])
+    dx[0] = dy_gb_neg(b, dy_gb_matmul(b, dy_gb_matmul(b, y[0], dy[0], true, false), y[0],
+                                      false, true));
+  return dy_gb_status(b);
+}
+
 DY_GRAD_TODO(grid_sample)
 DY_GRAD_TODO(roi_align)

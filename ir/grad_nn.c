@@ -64,9 +64,10 @@ DY_GRAD(conv2d) {
 /* y = conv2d_transpose(x, w). dx = conv2d(dy, w): conv2d maps dy's
  * (h-1)*sh + oph + ... rows back onto h + floor(oph / sh) rows, so an
  * output_padding of a stride or more (allowed below the dilation) is taken
- * off the bottom padding. dw[ic][oc] pairs x's channel ic with dy's
- * channel oc exactly as conv2d_grad_filter pairs its output gradient's
- * channel with its input's, so dw = conv2d_grad_filter(dy, x). */
+ * off the bottom padding, and what the padding cannot absorb is sliced
+ * off. dw[ic][oc] pairs x's channel ic with dy's channel oc exactly as
+ * conv2d_grad_filter pairs its output gradient's channel with its input's,
+ * so dw = conv2d_grad_filter(dy, x). */
 DY_GRAD(conv2d_transpose) {
   (void)y;
   dy_conv2d_transpose_attrs a = dy_conv2d_transpose_attrs_get(op);
@@ -75,16 +76,17 @@ DY_GRAD(conv2d_transpose) {
   const int64_t st[2] = {g.sh, g.sw}, dil[2] = {g.dh, g.dw};
   const int64_t pads[4] = {g.pt, g.pl, g.pb, g.pr};
   if (need[0]) {
-    const int64_t p2[4] = {g.pt, g.pl, g.pb - g.oph / g.sh * g.sh,
-                           g.pr - g.opw / g.sw * g.sw};
-    if (p2[2] < 0 || p2[3] < 0)
-      dx[0] = dy_gb_fail(b, DY_STATUS_UNSUPPORTED,
-                         "output_padding [%lld, %lld] of a stride or more beyond the "
-                         "padding [%lld, %lld] has no conv2d gradient",
-                         (long long)g.oph, (long long)g.opw, (long long)g.pb,
-                         (long long)g.pr);
-    else
-      dx[0] = conv_op(b, DY_OP_CONV2D, dy[0], x[1], st, p2, dil, g.groups, NULL, NULL);
+    int64_t pb = g.pb - g.oph / g.sh * g.sh, pr = g.pr - g.opw / g.sw * g.sw;
+    const int64_t p2[4] = {g.pt, g.pl, pb > 0 ? pb : 0, pr > 0 ? pr : 0};
+    int d = conv_op(b, DY_OP_CONV2D, dy[0], x[1], st, p2, dil, g.groups, NULL, NULL);
+    if (pb < 0 || pr < 0) { /* the rows and columns past x's */
+      const int64_t axes[2] = {2, 3}, starts[2] = {0, 0}, ends[2] = {g.h, g.w},
+                    steps[2] = {1, 1};
+      dy_attr sa[] = {DY_ATTR_IS("starts", starts, 2), DY_ATTR_IS("ends", ends, 2),
+                      DY_ATTR_IS("axes", axes, 2), DY_ATTR_IS("steps", steps, 2)};
+      d = dy_gb_op1(b, DY_OP_SLICE, d, sa, 4);
+    }
+    dx[0] = d;
   }
   if (need[1]) {
     const int64_t ks[2] = {g.kh, g.kw};

@@ -65,7 +65,8 @@ static bool copy_attrs(tape_node *nd, const dy_attr *attrs, int n, dy_srcloc loc
     else if (attrs[i].kind == DY_ATTR_STRING && attrs[i].s)
       bytes += strlen(attrs[i].s) + 1;
   }
-  /* attrs first (aligned by malloc), then int64 lists, then the rest */
+  /* attrs first (aligned by malloc), then the int64 lists, the float
+   * lists, the strings: each part stays aligned for its type */
   char *blk = malloc(bytes ? bytes : 1);
   if (!blk)
     return false;
@@ -83,6 +84,8 @@ static bool copy_attrs(tape_node *nd, const dy_attr *attrs, int n, dy_srcloc loc
       a[i].floats = memcpy(p, attrs[i].floats, sizeof(float) * (size_t)attrs[i].n);
       p += sizeof(float) * (size_t)attrs[i].n;
     }
+  }
+  for (int i = 0; i < n; i++) {
     a[i].name = strcpy(p, attrs[i].name);
     p += strlen(p) + 1;
     if (attrs[i].kind == DY_ATTR_STRING && attrs[i].s) {

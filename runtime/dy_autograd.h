@@ -30,7 +30,9 @@
  * 4096), the records no gradient can reach any more — whose output
  * nobody but the tape holds, and that no live record reads — are released.
  * So an eval forward run without dy_no_grad costs memory only as long as
- * its outputs are held. dy_tape_clear drops every record at once.
+ * its outputs are held. dy_tape_clear drops every record at once. The
+ * tape and grad mode are per thread (like scopes): a thread that recorded
+ * calls dy_tape_clear before it ends.
  */
 #ifndef DY_AUTOGRAD_H
 #define DY_AUTOGRAD_H

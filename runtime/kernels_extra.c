@@ -25,6 +25,11 @@
  *                    that ranks after pass j-1's pick, in the order
  *                    (value, then lower index first), NaN above any number
  *   det              LU with partial pivoting in double
+ *   inverse          Gauss-Jordan with partial pivoting in double: for
+ *                    each column the largest pivot (the first on ties)
+ *                    swapped up, its row divided by it, the column
+ *                    eliminated from every other row (a zero pivot: the
+ *                    division makes inf / NaN)
  */
 #include <math.h>
 #include <string.h>
@@ -506,6 +511,60 @@ dy_status dy_kernel_det(const dy_op *op, dy_tensor *const *in, int n_in,
       }
     }
     ((float *)out[0]->data)[m] = (float)det;
+  }
+  return DY_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* inverse                                                             */
+/* ------------------------------------------------------------------ */
+
+dy_status dy_kernel_inverse(const dy_op *op, dy_tensor *const *in, int n_in,
+                            dy_tensor *const *out, dy_error *err) {
+  dy_status s = kcheck(op, in, n_in, 1, out, err);
+  if (s != DY_OK)
+    return s;
+  const dy_type *t = &in[0]->type;
+  int64_t n = t->shape[t->rank - 1], count = dy_tensor_numel(out[0]) / (n * n);
+  double a[64 * 64], v[64 * 64];
+  for (int64_t m = 0; m < count; m++) {
+    const float *x = (const float *)in[0]->data + m * n * n;
+    for (int64_t i = 0; i < n * n; i++) {
+      a[i] = x[i];
+      v[i] = i / n == i % n ? 1.0 : 0.0;
+    }
+    for (int64_t c = 0; c < n; c++) {
+      int64_t p = c;
+      for (int64_t r = c + 1; r < n; r++)
+        if ((a[r * n + c] < 0.0 ? -a[r * n + c] : a[r * n + c]) >
+            (a[p * n + c] < 0.0 ? -a[p * n + c] : a[p * n + c]))
+          p = r;
+      for (int64_t j = 0; j < n; j++) {
+        double w = a[c * n + j];
+        a[c * n + j] = a[p * n + j];
+        a[p * n + j] = w;
+        w = v[c * n + j];
+        v[c * n + j] = v[p * n + j];
+        v[p * n + j] = w;
+      }
+      double d = a[c * n + c];
+      for (int64_t j = 0; j < n; j++) {
+        a[c * n + j] /= d;
+        v[c * n + j] /= d;
+      }
+      for (int64_t r = 0; r < n; r++) {
+        double f = a[r * n + c];
+        if (r == c || f == 0.0)
+          continue;
+        for (int64_t j = 0; j < n; j++) {
+          a[r * n + j] -= f * a[c * n + j];
+          v[r * n + j] -= f * v[c * n + j];
+        }
+      }
+    }
+    float *y = (float *)out[0]->data + m * n * n;
+    for (int64_t i = 0; i < n * n; i++)
+      y[i] = (float)v[i];
   }
   return DY_OK;
 }

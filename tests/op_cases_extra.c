@@ -101,6 +101,10 @@ static const float det3_x[] = {2, -1, 0, -1, 2, -1, 0, -1, 2};    /* [3,3] */
 static const float det3_y[] = {4};
 static const float det_sing_x[] = {1, 2, 2, 4};
 static const float det_sing_y[] = {0};
+static const float inv2_x[] = {4, 7, 2, 6, 2, 0, 0, 0.5f};         /* [2,2,2] */
+static const float inv2_y[] = {0.6f, -0.7f, -0.2f, 0.4f, 0.5f, 0, 0, 2};
+static const float inv3_x[] = {0, 1, 2, 1, 0, 3, 4, -3, 8};       /* [3,3], pivots */
+static const float inv3_y[] = {-4.5f, 7, -1.5f, -2, 4, -1, 1.5f, -2, 0.5f};
 
 /* ONNX's GridSample node tests: X 0..5 as [1,1,3,2], one grid */
 static const float gs_x[] = {0, 1, 2, 3, 4, 5};
@@ -338,12 +342,27 @@ static const dy_op_case cases[] = {
     {.label = "det [3,3] by hand (pivoting)", .kind = DY_OP_DET, .n_in = 1, .in = {F32(2, 3, 3)},
      .data = {det3_x}, EXPECT(det3_y), .tol = 1e-5},
     {.label = "det singular by hand", .kind = DY_OP_DET, .n_in = 1, .in = {F32(2, 2, 2)},
-     .data = {det_sing_x}, EXPECT(det_sing_y)},
+     .data = {det_sing_x}, EXPECT(det_sing_y),
+     .no_grad = true /* its gradient goes through the inverse: NaN here */},
     {.label = "det [B,5,5]", .kind = DY_OP_DET, .n_in = 1, .in = {F32(3, -1, 5, 5)},
      .tol = 1e-4},
     {.label = "det [1,1]", .kind = DY_OP_DET, .n_in = 1, .in = {F32(2, 1, 1)}},
     {.label = "det not square rejected", .kind = DY_OP_DET, .n_in = 1, .in = {F32(2, 2, 3)},
      .expect_error = DY_STATUS_SHAPE_MISMATCH},
+
+    /* ---- inverse ---- */
+    {.label = "inverse [2,2,2] by hand", .kind = DY_OP_INVERSE, .n_in = 1,
+     .in = {F32(3, 2, 2, 2)}, .data = {inv2_x}, EXPECT(inv2_y)},
+    {.label = "inverse [3,3] by hand (a zero first pivot)", .kind = DY_OP_INVERSE, .n_in = 1,
+     .in = {F32(2, 3, 3)}, .data = {inv3_x}, EXPECT(inv3_y)},
+    {.label = "inverse [B,4,4]", .kind = DY_OP_INVERSE, .n_in = 1, .in = {F32(3, -1, 4, 4)},
+     .tol = 1e-4},
+    {.label = "inverse [1,1]", .kind = DY_OP_INVERSE, .n_in = 1, .in = {F32(2, 1, 1)},
+     .lo = 0.5f, .hi = 2},
+    {.label = "inverse not square rejected", .kind = DY_OP_INVERSE, .n_in = 1,
+     .in = {F32(3, 2, 3, 2)}, .expect_error = DY_STATUS_SHAPE_MISMATCH},
+    {.label = "inverse of i64 rejected", .kind = DY_OP_INVERSE, .n_in = 1, .in = {I64(2, 2, 2)},
+     .expect_error = DY_STATUS_DTYPE_MISMATCH},
 
     /* ---- grid_sample (ONNX's node tests, their 4-digit values) ---- */
     {.label = "grid_sample bilinear zeros by hand", .kind = DY_OP_GRID_SAMPLE, .n_in = 2,

@@ -9,7 +9,8 @@
  *     static mode leaving the tape alone;
  *   - every loss's value against a double reference (ignore_index, soft
  *     labels, sum included), eager and in a Program, and its gradient
- *     against finite differences;
+ *     eager, in a Program and by finite differences; a loss traced with a
+ *     dynamic batch, run (value and parameter gradients) at another;
  *   - the errors: non-scalar loss, no parameter on the path, labels of the
  *     wrong dtype or shape, a label out of range at run time.
  */
@@ -269,6 +270,22 @@ static void test_tape_bounded(void) {
     peak = dy_tape_size() > peak ? dy_tape_size() : peak;
   }
   CU_ASSERT(peak <= 4096);
+  /* a view's base is released with the view */
+  dy_tape_clear();
+  dy_tensor *w = randn(2, DY_SHAPE(2, 3));
+  w->requires_grad = true;
+  peak = 0;
+  for (int i = 0; i < 3000; i++) {
+    dy_scope_begin();
+    dy_reshape(dy_mul(w, w), 1, DY_SHAPE(6));
+    dy_scope_end();
+    peak = dy_tape_size() > peak ? dy_tape_size() : peak;
+  }
+  CU_ASSERT(peak <= 4096);
+  /* pruned once, at record 4097: everything went, the mul records too
+   * (kept, they would be 2048 more) */
+  CU_ASSERT(dy_tape_size() < 2048);
+  dy_tensor_free(w);
   dy_tensor *kept = dy_call1(net, x);
   int n = dy_tape_size();
   CU_ASSERT(n >= 5);
@@ -402,6 +419,65 @@ static void test_program_loss(void) {
   dy_scope_end();
 }
 
+/* A loss inside a traced forward lands in the Program: with a dynamic
+ * batch, the Program run at another batch equals the eager loss there. */
+static void test_traced_loss(void) {
+  dy_seed(37);
+  with_loss *m = (with_loss *)wrap(mlp(), DY_LOSS_CROSS_ENTROPY);
+  m->spec.has_ignore_index = true;
+  m->spec.ignore_index = 2;
+  dy_tensor *x = randn(2, DY_SHAPE(4, 4)), *x6 = randn(2, DY_SHAPE(6, 4));
+  int64_t lab[4] = {0, 2, 1, 1}, lab6[6] = {2, 1, 0, 2, 0, 1};
+  dy_tensor *y = dy_tensor_from_data(DY_I64, 1, DY_SHAPE(4), lab);
+  dy_tensor *y6 = dy_tensor_from_data(DY_I64, 1, DY_SHAPE(6), lab6);
+  dy_input_spec specs[2] = {{.name = "x", .dtype = DY_F32, .rank = 2, .shape = {-1, 4}},
+                            {.name = "label", .dtype = DY_I64, .rank = 1, .shape = {-1}}};
+  dy_program *p = NULL;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_trace(&m->base, specs, (dy_tensor *const[]){x, y}, 2, NULL, &p, &err), &err);
+  dy_tape_clear();
+  int *pv, *gv, n;
+  DY_ASSERT_OK(dy_program_append_backward(p, p->fetches[0], &pv, &gv, &n, &err), &err);
+  for (int k = 0; k < n; k++)
+    DY_ASSERT_OK(dy_program_add_fetch(p, gv[k], &err), &err);
+  DY_ASSERT_OK(dy_verify(p, &err), &err);
+  dy_tensor *outs[16] = {0};
+  DY_ASSERT_OK(dy_executor_run(p, (dy_tensor *const[]){x6, y6}, 2, outs, 1 + n, &err), &err);
+  DY_ASSERT_NEAR(item(outs[0]), loss_value(&m->base, x6, y6), 1e-6);
+  /* and the gradients equal eager backward's at that batch */
+  dy_tensor *loss = dy_call2(&m->base, x6, y6);
+  DY_ASSERT_OK(dy_backward(loss, &err), &err);
+  dy_tensor *ps[16];
+  int np = params_of(&m->base, ps, 0, 16);
+  CU_ASSERT_EQUAL_FATAL(np, n);
+  for (int i = 0; i < np; i++) {
+    int k = 0;
+    while (k < n && pv[k] != ps[i]->var)
+      k++;
+    CU_ASSERT_FATAL(k < n);
+    CU_ASSERT(max_rel(ps[i]->grad->data, outs[1 + k]->data, dy_tensor_numel(ps[i])) <= 1e-5);
+  }
+  for (int k = 0; k < 1 + n; k++)
+    dy_tensor_free(outs[k]);
+  free(pv);
+  free(gv);
+  dy_tensor_free(loss);
+  dy_program_free(p);
+  /* static mode (symbolic inputs) builds the same loss, records no tape */
+  DY_ASSERT_OK(dy_program_from_layer(&m->base, specs, 2, &p, &err), &err);
+  CU_ASSERT_EQUAL(dy_tape_size(), 0);
+  dy_tensor *o6 = NULL;
+  DY_ASSERT_OK(dy_executor_run(p, (dy_tensor *const[]){x6, y6}, 2, &o6, 1, &err), &err);
+  DY_ASSERT_NEAR(item(o6), loss_value(&m->base, x6, y6), 1e-6);
+  dy_tensor_free(o6);
+  dy_program_free(p);
+  dy_tensor_free(x);
+  dy_tensor_free(x6);
+  dy_tensor_free(y);
+  dy_tensor_free(y6);
+  dy_layer_free(&m->base);
+}
+
 /* ---- losses: gradients against finite differences ---- */
 
 /* d loss / d pred of the Program way: a feed for pred, the loss appended,
@@ -473,7 +549,18 @@ static void check_loss_grad(const char *what, dy_tensor *pred, dy_tensor *label,
 static void test_loss_gradients(void) {
   dy_seed(29);
   dy_scope_begin();
-  dy_loss_spec mean = {0}, soft = {.soft_labels = true}, sum = {.reduction = DY_REDUCTION_SUM};
+  int64_t lab[4] = {0, 3, 4, 1}, lab_ig[4] = {2, -1, 4, -1}, lab3[4] = {2, 0, 1, 1};
+  dy_tensor *y = dy_tensor_from_data(DY_I64, 1, DY_SHAPE(4), lab);
+  dy_tensor *yi = dy_tensor_from_data(DY_I64, 1, DY_SHAPE(4), lab_ig);
+  dy_tensor *y3 = dy_tensor_from_data(DY_I64, 2, DY_SHAPE(2, 2), lab3);
+  dy_loss_spec mean = {0}, soft = {.soft_labels = true}, sum = {.reduction = DY_REDUCTION_SUM},
+               ig = {.has_ignore_index = true, .ignore_index = -1};
+  check_loss_grad("cross_entropy", randn(2, DY_SHAPE(4, 5)), y, DY_LOSS_CROSS_ENTROPY, &mean);
+  check_loss_grad("cross_entropy ignore_index", randn(2, DY_SHAPE(4, 5)), yi,
+                  DY_LOSS_CROSS_ENTROPY, &ig);
+  check_loss_grad("cross_entropy sum", randn(2, DY_SHAPE(4, 5)), y, DY_LOSS_CROSS_ENTROPY, &sum);
+  check_loss_grad("cross_entropy [N,C,d]", randn(3, DY_SHAPE(2, 3, 2)), y3,
+                  DY_LOSS_CROSS_ENTROPY, &mean);
   dy_tensor *p = dy_softmax(randn(2, DY_SHAPE(4, 5)), -1);
   check_loss_grad("cross_entropy soft", randn(2, DY_SHAPE(4, 5)), p, DY_LOSS_CROSS_ENTROPY,
                   &soft);
@@ -496,6 +583,18 @@ static void test_errors(void) {
   dy_tensor *a = randn(2, DY_SHAPE(3, 4)), *b = randn(2, DY_SHAPE(3, 4));
   CU_ASSERT_EQUAL(dy_backward(dy_mse_loss(a, b), &err), DY_STATUS_INVALID_ARGUMENT);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "no parameter on its path"));
+  /* a rule that refuses (tile's gradient needs rank 10 here): the error
+   * names the op and the line of the forward call; nothing is added */
+  dy_tensor *t5 = randn(5, DY_SHAPE(2, 2, 2, 2, 2));
+  t5->requires_grad = true;
+  int tile_line = __LINE__ + 1;
+  dy_tensor *tiled = dy_tile(t5, 5, DY_SHAPE(2, 2, 2, 2, 2));
+  CU_ASSERT_EQUAL(dy_backward(dy_reduce_sum(tiled, 0, NULL, false), &err),
+                  DY_STATUS_UNSUPPORTED);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "tile"));
+  CU_ASSERT_EQUAL(err.loc.line, tile_line);
+  CU_ASSERT_PTR_NULL(t5->grad);
+  dy_tape_clear();
   /* NULL loss (an earlier failure) */
   CU_ASSERT_EQUAL(dy_backward(NULL, &err), DY_STATUS_INVALID_ARGUMENT);
 
@@ -568,6 +667,7 @@ void dy_test_register(void) {
   DY_TEST(test_tape_bounded);
   DY_TEST(test_loss_values);
   DY_TEST(test_program_loss);
+  DY_TEST(test_traced_loss);
   DY_TEST(test_errors);
   DY_TEST(test_loss_gradients);
 }
