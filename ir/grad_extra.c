@@ -24,6 +24,11 @@
  *   det           det(A) inv(A)^T (the inverse op; inf / NaN at a
  *                 singular A)
  *   inverse       -Y^T dY Y^T
+ *   grid_sample, roi_align   the feature map's gradient only (the grid and
+ *                 the rois are coordinates: dy_grad_input_is_differentiable
+ *                 says no), by grid_sample_grad / roi_align_grad: dy added
+ *                 to the taps each output read, times their weights (max
+ *                 roi_align: to the one weighted tap that won)
  */
 #include <string.h>
 
@@ -348,5 +353,32 @@ DY_GRAD(inverse) {
   return dy_gb_status(b);
 }
 
-DY_GRAD_TODO(grid_sample)
-DY_GRAD_TODO(roi_align)
+/* ---- grid_sample, roi_align: the feature map's gradient ---- */
+
+/* Only x gets one (dy_grad_input_is_differentiable: the grid and the rois
+ * are coordinates): dy added back to the taps each output read, times
+ * their weights, by the *_grad op (the forward's attributes). */
+DY_GRAD(grid_sample) {
+  (void)y;
+  if (!need[0])
+    return DY_OK;
+  dy_grid_sample_attrs a = dy_grid_sample_attrs_get(op);
+  dy_attr at[] = {DY_ATTR_S("mode", a.mode), DY_ATTR_S("padding_mode", a.padding_mode),
+                  DY_ATTR_I("align_corners", a.align_corners)};
+  dx[0] = dy_gb_op(b, DY_OP_GRID_SAMPLE_GRAD, (const int[]){dy[0], x[1], x[0]}, 3, at, 3);
+  return dy_gb_status(b);
+}
+
+DY_GRAD(roi_align) {
+  (void)y;
+  if (!need[0])
+    return DY_OK;
+  dy_roi_align_attrs a = dy_roi_align_attrs_get(op);
+  dy_attr at[] = {DY_ATTR_S("mode", a.mode), DY_ATTR_I("output_height", a.output_height),
+                  DY_ATTR_I("output_width", a.output_width),
+                  DY_ATTR_I("sampling_ratio", a.sampling_ratio),
+                  DY_ATTR_F("spatial_scale", a.spatial_scale),
+                  DY_ATTR_I("half_pixel", a.half_pixel)};
+  dx[0] = dy_gb_op(b, DY_OP_ROI_ALIGN_GRAD, (const int[]){dy[0], x[1], x[2], x[0]}, 4, at, 6);
+  return dy_gb_status(b);
+}
