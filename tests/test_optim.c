@@ -372,6 +372,30 @@ static void test_eager_equals_program(void) {
                                             .clip_norm = 1.0});
 }
 
+/* A copy of p through .dymodel + .dyparams (NULL on failure, printed). */
+static dy_program *copy_program(const dy_program *p) {
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  dy_program *q = NULL;
+  dy_error err = {0};
+  dy_status s = dy_dymodel_encode(p, &buf, &len, &err);
+  if (!s)
+    s = dy_dymodel_decode(buf, len, &q, &err);
+  free(buf);
+  buf = NULL;
+  if (!s)
+    s = dy_dyparams_encode(p, &buf, &len, &err);
+  if (!s)
+    s = dy_dyparams_decode(q, buf, len, &err);
+  free(buf);
+  if (s) {
+    fprintf(stderr, "\n  copy_program: %s\n", err.msg);
+    dy_program_free(q);
+    return NULL;
+  }
+  return q;
+}
+
 /* The Program's optimizer ops and state: names, flags, initial values. */
 static void test_program_optimizer_state(void) {
   dy_error err = {0};
@@ -413,15 +437,8 @@ static void test_program_optimizer_state(void) {
   }
   CU_ASSERT(planned > 0);
   /* a training Program round-trips through .dymodel + .dyparams */
-  uint8_t *buf = NULL;
-  size_t len = 0;
-  dy_program *q = NULL;
-  DY_ASSERT_OK(dy_dymodel_encode(p, &buf, &len, &err), &err);
-  DY_ASSERT_OK(dy_dymodel_decode(buf, len, &q, &err), &err);
-  free(buf);
-  DY_ASSERT_OK(dy_dyparams_encode(p, &buf, &len, &err), &err);
-  DY_ASSERT_OK(dy_dyparams_decode(q, buf, len, &err), &err);
-  free(buf);
+  dy_program *q = copy_program(p);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(q);
   DY_ASSERT_OK(dy_verify(q, &err), &err);
   CU_ASSERT(dy_program_is_training(q));
   char *a = dy_program_to_text(p), *b = dy_program_to_text(q);
@@ -432,6 +449,115 @@ static void test_program_optimizer_state(void) {
   dy_program_free(p);
   dy_optimizer_free(o);
   dy_layer_free(m);
+}
+
+/* ------------------------------------------------------------------ */
+/* a whole training Program, optimised and not                         */
+/* ------------------------------------------------------------------ */
+
+/* The -O2 pipeline must not change what a training Program computes: run
+ * optimised and unoptimised side by side for 25 steps (this caught
+ * simplify dropping x + b for a bias that starts at zero). */
+/* Linear regression pred = x @ w + b with an mse loss, its backward
+ * (dy_program_append_backward) and Adam with clipping appended. */
+static dy_program *regression_program(dy_error *err) {
+  dy_program *p = dy_program_new();
+  dy_type tx = {.dtype = DY_F32, .rank = 2, .shape = {-1, 3}};
+  dy_type ty = {.dtype = DY_F32, .rank = 2, .shape = {-1, 1}};
+  dy_type tw = {.dtype = DY_F32, .rank = 2, .shape = {3, 1}};
+  dy_type tb = {.dtype = DY_F32, .rank = 1, .shape = {1}};
+  dy_type ts = {.dtype = DY_F32, .rank = 0};
+  int x = dy_program_add_var(p, "x", &tx), y = dy_program_add_var(p, "y", &ty);
+  dy_program_add_feed(p, x, err);
+  dy_program_add_feed(p, y, err);
+  int w = dy_program_add_var(p, "fc.w", &tw), b = dy_program_add_var(p, "fc.b", &tb);
+  float w0[3] = {0.1f, -0.2f, 0.05f}, b0[1] = {0};
+  dy_program_set_data(p, w, w0, sizeof w0, err);
+  dy_program_set_data(p, b, b0, sizeof b0, err);
+  p->vars[w]->trainable = p->vars[b]->trainable = true;
+  int h = dy_program_add_var(p, "h", &ty), pred = dy_program_add_var(p, "pred", &ty);
+  int d = dy_program_add_var(p, "d", &ty), sq = dy_program_add_var(p, "sq", &ty);
+  int loss = dy_program_add_var(p, "loss", &ts);
+  dy_srcloc loc = {"model.c", 1};
+  dy_attr mm[] = {DY_ATTR_I("transpose_x", 0), DY_ATTR_I("transpose_y", 0)};
+  dy_attr rm[] = {DY_ATTR_IS("axes", NULL, 0), DY_ATTR_I("keepdim", 0)};
+  dy_program_append_op(p, 0, DY_OP_MATMUL, (int[]){x, w}, 2, &h, 1, mm, 2, loc);
+  dy_program_append_op(p, 0, DY_OP_ADD, (int[]){h, b}, 2, &pred, 1, NULL, 0, loc);
+  dy_program_append_op(p, 0, DY_OP_SUB, (int[]){pred, y}, 2, &d, 1, NULL, 0, loc);
+  dy_program_append_op(p, 0, DY_OP_MUL, (int[]){d, d}, 2, &sq, 1, NULL, 0, loc);
+  dy_program_append_op(p, 0, DY_OP_REDUCE_MEAN, &sq, 1, &loss, 1, rm, 2, loc);
+  dy_program_add_fetch(p, loss, err);
+  int *params = NULL, *grads = NULL, n = 0;
+  dy_optimizer_spec spec = {.kind = DY_OPT_ADAM, .lr = 0.05, .clip_norm = 5.0};
+  dy_status s = dy_program_append_backward(p, loss, &params, &grads, &n, err);
+  if (!s)
+    s = dy_program_append_optimizer(p, &spec, params, grads, n, err);
+  if (!s)
+    s = dy_verify(p, err);
+  free(params);
+  free(grads);
+  if (s) {
+    dy_program_free(p);
+    return NULL;
+  }
+  return p;
+}
+
+static void test_training_program_through_the_pipeline(void) {
+  dy_error err = {0};
+  dy_program *p = regression_program(&err);
+  if (!p)
+    fprintf(stderr, "\n  regression Program: %s\n", err.msg);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  /* an optimised copy (through .dymodel + .dyparams) */
+  dy_program *q = copy_program(p);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(q);
+  dy_pass_options po = {.opt_level = 2, .verify_each = 1};
+  DY_ASSERT_OK(dy_run_pipeline(q, &po, &err), &err);
+  int n_adam = 0;
+  for (int k = 0; k < q->blocks[0]->n_ops; k++)
+    n_adam += q->blocks[0]->ops[k]->kind == DY_OP_ADAM;
+  CU_ASSERT_EQUAL(n_adam, 2);
+  int qw = dy_program_find_var(q, "fc.w");
+  CU_ASSERT_FATAL(qw >= 0);
+  CU_ASSERT(q->vars[qw]->trainable && q->vars[qw]->persistable);
+
+  /* y = x . [1, -2, 0.5] + 0.3 over 25 steps of 8 samples */
+  dy_tensor *x = dy_tensor_new(DY_F32, 2, DY_SHAPE(8, 3));
+  dy_tensor *y = dy_tensor_new(DY_F32, 2, DY_SHAPE(8, 1));
+  dy_tensor *lr = dy_tensor_new(DY_F32, 0, NULL);
+  double first = 0, last = 0;
+  bool same = true;
+  for (int step = 0; step < 25; step++) {
+    fill(x);
+    for (int i = 0; i < 8; i++) {
+      const float *xi = (const float *)x->data + 3 * i;
+      ((float *)y->data)[i] = xi[0] - 2 * xi[1] + 0.5f * xi[2] + 0.3f;
+    }
+    ((float *)lr->data)[0] = (float)dy_lr_at(NULL, 0.05, step);
+    dy_tensor *feeds[] = {x, y, lr}, *l1 = NULL, *l2 = NULL;
+    DY_ASSERT_OK(dy_executor_run(p, feeds, 3, &l1, 1, &err), &err);
+    DY_ASSERT_OK(dy_executor_run(q, feeds, 3, &l2, 1, &err), &err);
+    double a = ((float *)l1->data)[0], b = ((float *)l2->data)[0];
+    same &= fabs(a - b) <= 1e-5 * (1 + fabs(a));
+    if (step == 0)
+      first = a;
+    last = a;
+    dy_tensor_free(l1);
+    dy_tensor_free(l2);
+  }
+  CU_ASSERT(same);
+  if (!(last < 0.25 * first))
+    fprintf(stderr, "\n  loss %g -> %g\n", first, last);
+  CU_ASSERT(last < 0.25 * first);
+  const float *pw = p->vars[dy_program_find_var(p, "fc.w")]->data, *ow = q->vars[qw]->data;
+  for (int i = 0; i < 3; i++)
+    DY_ASSERT_NEAR(ow[i], pw[i], 1e-5);
+  dy_tensor_free(x);
+  dy_tensor_free(y);
+  dy_tensor_free(lr);
+  dy_program_free(q);
+  dy_program_free(p);
 }
 
 /* A gradient var of another shape than its parameter: the update op's
@@ -759,6 +885,7 @@ void dy_test_register(void) {
   DY_TEST(test_eager_equals_program);
   DY_TEST(test_program_optimizer_state);
   DY_TEST(test_program_optimizer_bad_grad);
+  DY_TEST(test_training_program_through_the_pipeline);
   DY_TEST(test_optimizer_errors);
   DY_TEST(test_batch_norm_running_statistics);
   DY_TEST(test_verifier_in_place);
