@@ -350,10 +350,11 @@ dy_status dy_emit_pool2d_grad(dy_cg_ctx *ctx, dy_error *err) {
                                                  : POOL_WINDOWS;
   ll h = x->shape[2], w = x->shape[3], oh = y->shape[2], ow = y->shape[3];
   bool padded_div = !pg.max && !pg.exclusive && mode == POOL_WINDOWS;
-  char planes[128];
+  char planes[128], size[128];
   dy_ext_str(ctx, dy_ext_range(x, 0, 2), planes, sizeof planes);
+  dy_ext_str(ctx, dy_ext_range(x, 0, 4), size, sizeof size);
 
-  L("for (int64_t k = 0; k < %s * %lld; k++)", planes, h * w);
+  L("for (int64_t k = 0; k < %s; k++)", size);
   L("  out0[k] = 0.0f;");
   if (pg.max)
     L("/* max pooling's gradient: to the first maximum of each window */");

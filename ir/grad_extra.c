@@ -24,6 +24,11 @@
  *   det           det(A) inv(A)^T (the inverse op; inf / NaN at a
  *                 singular A)
  *   inverse       -Y^T dY Y^T
+ *   grid_sample, roi_align   the feature map's gradient only (the grid and
+ *                 the rois are coordinates: dy_grad_input_is_differentiable
+ *                 says no), by grid_sample_grad / roi_align_grad: dy added
+ *                 to the taps each output read, times their weights (max
+ *                 roi_align: to the one weighted tap that won)
  */
 #include <string.h>
 
@@ -31,27 +36,12 @@
 
 /* ---- small emitters ---- */
 
-static int unary(dy_gb *b, dy_op_kind kind, int x) { return dy_gb_op1(b, kind, x, NULL, 0); }
-
-static int op2(dy_gb *b, dy_op_kind kind, int x, int y) {
-  return dy_gb_op(b, kind, (const int[]){x, y}, 2, NULL, 0);
-}
-
-static int where3(dy_gb *b, int c, int t, int f) {
-  return dy_gb_op(b, DY_OP_WHERE, (const int[]){c, t, f}, 3, NULL, 0);
-}
-
 static int const_i64(dy_gb *b, int64_t v) {
   return dy_gb_status(b) ? -1 : b->constant(b, DY_I64, (double)v);
 }
 
 /* v == 0 as a bool value */
-static int is_zero(dy_gb *b, int v) { return op2(b, DY_OP_EQUAL, v, dy_gb_const(b, 0.0)); }
-
-/* [v == c] as 0.0 / 1.0 */
-static int ind_eq(dy_gb *b, int v, double c) {
-  return dy_gb_cast(b, op2(b, DY_OP_EQUAL, v, dy_gb_const(b, c)), DY_F32);
-}
+static int is_zero(dy_gb *b, int v) { return dy_gb_cmp_const(b, DY_OP_EQUAL, v, 0.0); }
 
 /* The product of a group's other elements at each element v, from the
  * group's product of its non-zero elements p and its count of zeros z
@@ -59,65 +49,59 @@ static int ind_eq(dy_gb *b, int v, double c) {
  * else 0. */
 static int prod_of_others(dy_gb *b, int v, int p, int z) {
   int zero = is_zero(b, v);
-  int nz = where3(b, zero, dy_gb_const(b, 1.0), v);
-  return where3(b, zero, dy_gb_mul(b, p, ind_eq(b, z, 1.0)),
-                dy_gb_mul(b, dy_gb_div(b, p, nz), ind_eq(b, z, 0.0)));
+  int nz = dy_gb_where(b, zero, dy_gb_const(b, 1.0), v);
+  return dy_gb_where(b, zero, dy_gb_mul(b, p, dy_gb_ind_const(b, DY_OP_EQUAL, z, 1.0)),
+                     dy_gb_mul(b, dy_gb_div(b, p, nz), dy_gb_ind_const(b, DY_OP_EQUAL, z, 0.0)));
 }
 
 /* ---- trigonometry ---- */
 
-static dy_status chain(dy_gb *b, const bool *need, const int *dy, int d, int *dx) {
-  if (need[0])
-    dx[0] = dy_gb_mul(b, dy[0], d);
-  return dy_gb_status(b);
-}
-
 DY_GRAD(sin) {
   (void)op;
   (void)y;
-  return chain(b, need, dy, need[0] ? unary(b, DY_OP_COS, x[0]) : -1, dx);
+  return dy_gb_chain(b, need, dy, need[0] ? dy_gb_unary(b, DY_OP_COS, x[0]) : -1, dx);
 }
 
 DY_GRAD(cos) {
   (void)op;
   (void)y;
-  return chain(b, need, dy, need[0] ? dy_gb_neg(b, unary(b, DY_OP_SIN, x[0])) : -1, dx);
+  return dy_gb_chain(b, need, dy, need[0] ? dy_gb_neg(b, dy_gb_unary(b, DY_OP_SIN, x[0])) : -1, dx);
 }
 
 /* tan: 1 + y^2 */
 DY_GRAD(tan) {
   (void)op;
   (void)x;
-  return chain(b, need, dy, need[0] ? dy_gb_scale(b, dy_gb_mul(b, y[0], y[0]), 1.0, 1.0) : -1,
-               dx);
+  return dy_gb_chain(b, need, dy, need[0] ? dy_gb_scale(b, dy_gb_mul(b, y[0], y[0]), 1.0, 1.0) : -1,
+                     dx);
 }
 
 /* 1 / sqrt(1 - x^2) */
 static int asin_d(dy_gb *b, int x) {
-  return unary(b, DY_OP_RSQRT, dy_gb_scale(b, dy_gb_mul(b, x, x), -1.0, 1.0));
+  return dy_gb_unary(b, DY_OP_RSQRT, dy_gb_scale(b, dy_gb_mul(b, x, x), -1.0, 1.0));
 }
 
 DY_GRAD(asin) {
   (void)op;
   (void)y;
-  return chain(b, need, dy, need[0] ? asin_d(b, x[0]) : -1, dx);
+  return dy_gb_chain(b, need, dy, need[0] ? asin_d(b, x[0]) : -1, dx);
 }
 
 DY_GRAD(acos) {
   (void)op;
   (void)y;
-  return chain(b, need, dy, need[0] ? dy_gb_neg(b, asin_d(b, x[0])) : -1, dx);
+  return dy_gb_chain(b, need, dy, need[0] ? dy_gb_neg(b, asin_d(b, x[0])) : -1, dx);
 }
 
 /* atan: 1 / (1 + x^2) */
 DY_GRAD(atan) {
   (void)op;
   (void)y;
-  return chain(b, need, dy,
-               need[0] ? unary(b, DY_OP_RECIPROCAL,
-                               dy_gb_scale(b, dy_gb_mul(b, x[0], x[0]), 1.0, 1.0))
-                       : -1,
-               dx);
+  return dy_gb_chain(
+      b, need, dy,
+      need[0] ? dy_gb_unary(b, DY_OP_RECIPROCAL, dy_gb_scale(b, dy_gb_mul(b, x[0], x[0]), 1.0, 1.0))
+              : -1,
+      dx);
 }
 
 /* ---- mod ---- */
@@ -142,7 +126,7 @@ DY_GRAD(mod) {
 static int keep_reduced(dy_gb *b, int g, int x, const int64_t *axes, int na, bool keepdim) {
   int rank = b->type(b, x).rank;
   if (keepdim || na == 0 || na == rank || g < 0)
-    return g;  /* kept, or a scalar: broadcasts as it is */
+    return g; /* kept, or a scalar: broadcasts as it is */
   bool on[DY_MAX_DIMS] = {0};
   for (int i = 0; i < na; i++)
     on[axes[i] < 0 ? axes[i] + rank : axes[i]] = true;
@@ -162,7 +146,7 @@ DY_GRAD(reduce_prod) {
   dy_reduce_prod_attrs a = dy_reduce_prod_attrs_get(op);
   dy_attr keep[] = {DY_ATTR_IS("axes", a.axes, a.n_axes), DY_ATTR_I("keepdim", 1)};
   int zero = is_zero(b, x[0]);
-  int nz = where3(b, zero, dy_gb_const(b, 1.0), x[0]);
+  int nz = dy_gb_where(b, zero, dy_gb_const(b, 1.0), x[0]);
   int p = dy_gb_op1(b, DY_OP_REDUCE_PROD, nz, keep, 2);
   int z = dy_gb_op1(b, DY_OP_REDUCE_SUM, dy_gb_cast(b, zero, DY_F32), keep, 2);
   int g = keep_reduced(b, dy[0], x[0], a.axes, a.n_axes, a.keepdim != 0);
@@ -261,8 +245,8 @@ DY_GRAD(gather_nd) {
 }
 
 /* scatter_elements / scatter_nd (x, idx, upd): see the header */
-static dy_status scatter_rule(dy_gb *b, const dy_op *op, const int *x, const int *y,
-                              const int *dy, const bool *need, int *dx, const char *red) {
+static dy_status scatter_rule(dy_gb *b, const dy_op *op, const int *x, const int *y, const int *dy,
+                              const bool *need, int *dx, const char *red) {
   int xs = x[0], idx = x[1], upd = x[2], g = dy[0];
   if (!strcmp(red, "add")) {
     if (need[0])
@@ -275,8 +259,8 @@ static dy_status scatter_rule(dy_gb *b, const dy_op *op, const int *x, const int
     if (need[2]) {
       int lab = labels(b, upd);
       int won = scatter(b, op, dy_gb_expand_as(b, const_i64(b, -1), xs), idx, lab, "none");
-      dx[2] = where3(b, op2(b, DY_OP_EQUAL, gather(b, op, won, idx), lab), gather(b, op, g, idx),
-                     dy_gb_const(b, 0.0));
+      dx[2] = dy_gb_where(b, dy_gb_binary(b, DY_OP_EQUAL, gather(b, op, won, idx), lab),
+                          gather(b, op, g, idx), dy_gb_const(b, 0.0));
     }
   } else if (!strcmp(red, "mul")) {
     if (need[0])
@@ -284,16 +268,16 @@ static dy_status scatter_rule(dy_gb *b, const dy_op *op, const int *x, const int
     if (need[2]) {
       int zero = is_zero(b, upd);
       int z = scatter(b, op, zeros_like(b, xs), idx, dy_gb_cast(b, zero, DY_F32), "add");
-      int p = scatter(b, op, xs, idx, where3(b, zero, dy_gb_const(b, 1.0), upd), "mul");
+      int p = scatter(b, op, xs, idx, dy_gb_where(b, zero, dy_gb_const(b, 1.0), upd), "mul");
       int others = prod_of_others(b, upd, gather(b, op, p, idx), gather(b, op, z, idx));
       dx[2] = dy_gb_mul(b, gather(b, op, g, idx), others);
     }
   } else if (!strcmp(red, "max") || !strcmp(red, "min")) {
-    int sel_x = dy_gb_cast(b, op2(b, DY_OP_EQUAL, xs, y[0]), DY_F32);
-    int sel_u = dy_gb_cast(b, op2(b, DY_OP_EQUAL, upd, gather(b, op, y[0], idx)), DY_F32);
+    int sel_x = dy_gb_cast(b, dy_gb_binary(b, DY_OP_EQUAL, xs, y[0]), DY_F32);
+    int sel_u = dy_gb_cast(b, dy_gb_binary(b, DY_OP_EQUAL, upd, gather(b, op, y[0], idx)), DY_F32);
     int cnt = dy_gb_add(b, sel_x, scatter(b, op, zeros_like(b, xs), idx, sel_u, "add"));
     /* a NaN result equals nothing: count 1 there, and nothing gets it */
-    int share = dy_gb_div(b, g, op2(b, DY_OP_MAXIMUM, cnt, dy_gb_const(b, 1.0)));
+    int share = dy_gb_div(b, g, dy_gb_binary(b, DY_OP_MAXIMUM, cnt, dy_gb_const(b, 1.0)));
     if (need[0])
       dx[0] = dy_gb_mul(b, share, sel_x);
     if (need[2])
@@ -334,7 +318,7 @@ DY_GRAD(det) {
   int64_t r = b->type(b, y[0]).rank, ax[2] = {r, r + 1};
   int g = dy_gb_op1(b, DY_OP_UNSQUEEZE, dy_gb_mul(b, dy[0], y[0]),
                     (dy_attr[]){DY_ATTR_IS("axes", ax, 2)}, 1);
-  dx[0] = dy_gb_mul(b, g, transpose_last2(b, unary(b, DY_OP_INVERSE, x[0])));
+  dx[0] = dy_gb_mul(b, g, transpose_last2(b, dy_gb_unary(b, DY_OP_INVERSE, x[0])));
   return dy_gb_status(b);
 }
 
@@ -343,10 +327,38 @@ DY_GRAD(inverse) {
   (void)op;
   (void)x;
   if (need[0])
-    dx[0] = dy_gb_neg(b, dy_gb_matmul(b, dy_gb_matmul(b, y[0], dy[0], true, false), y[0],
-                                      false, true));
+    dx[0] =
+        dy_gb_neg(b, dy_gb_matmul(b, dy_gb_matmul(b, y[0], dy[0], true, false), y[0], false, true));
   return dy_gb_status(b);
 }
 
-DY_GRAD_TODO(grid_sample)
-DY_GRAD_TODO(roi_align)
+/* ---- grid_sample, roi_align: the feature map's gradient ---- */
+
+/* Only x gets one (dy_grad_input_is_differentiable: the grid and the rois
+ * are coordinates): dy added back to the taps each output read, times
+ * their weights, by the *_grad op (the forward's attributes). */
+DY_GRAD(grid_sample) {
+  (void)y;
+  if (!need[0])
+    return DY_OK;
+  dy_grid_sample_attrs a = dy_grid_sample_attrs_get(op);
+  dy_attr at[] = {DY_ATTR_S("mode", a.mode), DY_ATTR_S("padding_mode", a.padding_mode),
+                  DY_ATTR_I("align_corners", a.align_corners)};
+  dx[0] = dy_gb_op(b, DY_OP_GRID_SAMPLE_GRAD, (const int[]){dy[0], x[1], x[0]}, 3, at, 3);
+  return dy_gb_status(b);
+}
+
+DY_GRAD(roi_align) {
+  (void)y;
+  if (!need[0])
+    return DY_OK;
+  dy_roi_align_attrs a = dy_roi_align_attrs_get(op);
+  dy_attr at[] = {DY_ATTR_S("mode", a.mode),
+                  DY_ATTR_I("output_height", a.output_height),
+                  DY_ATTR_I("output_width", a.output_width),
+                  DY_ATTR_I("sampling_ratio", a.sampling_ratio),
+                  DY_ATTR_F("spatial_scale", a.spatial_scale),
+                  DY_ATTR_I("half_pixel", a.half_pixel)};
+  dx[0] = dy_gb_op(b, DY_OP_ROI_ALIGN_GRAD, (const int[]){dy[0], x[1], x[2], x[0]}, 4, at, 6);
+  return dy_gb_status(b);
+}

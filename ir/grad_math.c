@@ -22,31 +22,6 @@
 #define SQRT1_2 0.70710678118654752440    /* 1 / sqrt(2) */
 #define TWO_SQRTPI 1.12837916709551257390 /* 2 / sqrt(pi) */
 
-/* ---- small emitters ---- */
-
-/* x <kind> c for a comparison kind and an f32 constant c: a bool value */
-static int cmp_c(dy_gb *b, dy_op_kind kind, int x, double c) {
-  return dy_gb_op(b, kind, (const int[]){x, dy_gb_const(b, c)}, 2, NULL, 0);
-}
-
-/* the same comparison as 0.0 / 1.0 */
-static int ind_c(dy_gb *b, dy_op_kind kind, int x, double c) {
-  return dy_gb_cast(b, cmp_c(b, kind, x, c), DY_F32);
-}
-
-static int where3(dy_gb *b, int c, int t, int f) {
-  return dy_gb_op(b, DY_OP_WHERE, (const int[]){c, t, f}, 3, NULL, 0);
-}
-
-static int unary(dy_gb *b, dy_op_kind kind, int x) { return dy_gb_op1(b, kind, x, NULL, 0); }
-
-/* dx[0] = dy * d where input 0 is asked for (a unary elementwise rule) */
-static dy_status chain(dy_gb *b, const bool *need, const int *dy, int d, int *dx) {
-  if (need[0])
-    dx[0] = dy_gb_mul(b, dy[0], d);
-  return dy_gb_status(b);
-}
-
 /* ---- activations ---- */
 
 /* gelu, erf form: Phi(x) + x phi(x); tanh form:
@@ -60,19 +35,19 @@ DY_GRAD(gelu) {
   if (dy_gelu_attrs_get(op).approximate) {
     const double k = 0.797884561, c = 0.044715;
     int inner = dy_gb_mul(b, x[0], dy_gb_scale(b, xx, c, 1.0));
-    int t = unary(b, DY_OP_TANH, dy_gb_scale(b, inner, k, 0.0));
+    int t = dy_gb_unary(b, DY_OP_TANH, dy_gb_scale(b, inner, k, 0.0));
     int sech2 = dy_gb_scale(b, dy_gb_mul(b, t, t), -1.0, 1.0);
     int dinner = dy_gb_scale(b, xx, 3.0 * c * k, k);
     d = dy_gb_add(b, dy_gb_scale(b, t, 0.5, 0.5),
                   dy_gb_mul(b, dy_gb_scale(b, x[0], 0.5, 0.0), dy_gb_mul(b, sech2, dinner)));
   } else {
-    int cdf = dy_gb_scale(b, unary(b, DY_OP_ERF, dy_gb_scale(b, x[0], SQRT1_2, 0.0)), 0.5,
-                          0.5);
-    int pdf = dy_gb_scale(b, unary(b, DY_OP_EXP, dy_gb_scale(b, xx, -0.5, 0.0)),
+    int cdf =
+        dy_gb_scale(b, dy_gb_unary(b, DY_OP_ERF, dy_gb_scale(b, x[0], SQRT1_2, 0.0)), 0.5, 0.5);
+    int pdf = dy_gb_scale(b, dy_gb_unary(b, DY_OP_EXP, dy_gb_scale(b, xx, -0.5, 0.0)),
                           0.5 * TWO_SQRTPI * SQRT1_2, 0.0);
     d = dy_gb_add(b, cdf, dy_gb_mul(b, x[0], pdf));
   }
-  return chain(b, need, dy, d, dx);
+  return dy_gb_chain(b, need, dy, d, dx);
 }
 
 /* silu = x s(x): s (1 + x (1 - s)) */
@@ -81,10 +56,10 @@ DY_GRAD(silu) {
   (void)y;
   if (!need[0])
     return DY_OK;
-  int s = unary(b, DY_OP_SIGMOID, x[0]);
-  int d = dy_gb_mul(b, s, dy_gb_scale(b, dy_gb_mul(b, x[0], dy_gb_scale(b, s, -1.0, 1.0)),
-                                      1.0, 1.0));
-  return chain(b, need, dy, d, dx);
+  int s = dy_gb_unary(b, DY_OP_SIGMOID, x[0]);
+  int d =
+      dy_gb_mul(b, s, dy_gb_scale(b, dy_gb_mul(b, x[0], dy_gb_scale(b, s, -1.0, 1.0)), 1.0, 1.0));
+  return dy_gb_chain(b, need, dy, d, dx);
 }
 
 /* hard_swish = x min(max(x + 3, 0), 6) / 6: 0 for x <= -3, (2x + 3) / 6
@@ -94,10 +69,11 @@ DY_GRAD(hard_swish) {
   (void)y;
   if (!need[0])
     return DY_OK;
-  int inside = where3(b, cmp_c(b, DY_OP_LESS, x[0], 3.0),
-                      dy_gb_scale(b, x[0], 1.0 / 3.0, 0.5), dy_gb_const(b, 1.0));
-  int d = where3(b, cmp_c(b, DY_OP_GREATER, x[0], -3.0), inside, dy_gb_const(b, 0.0));
-  return chain(b, need, dy, d, dx);
+  int inside = dy_gb_where(b, dy_gb_cmp_const(b, DY_OP_LESS, x[0], 3.0),
+                           dy_gb_scale(b, x[0], 1.0 / 3.0, 0.5), dy_gb_const(b, 1.0));
+  int d =
+      dy_gb_where(b, dy_gb_cmp_const(b, DY_OP_GREATER, x[0], -3.0), inside, dy_gb_const(b, 0.0));
+  return dy_gb_chain(b, need, dy, d, dx);
 }
 
 /* softsign = x / (1 + |x|): 1 / (1 + |x|)^2 */
@@ -106,8 +82,8 @@ DY_GRAD(softsign) {
   (void)y;
   if (!need[0])
     return DY_OK;
-  int den = dy_gb_scale(b, unary(b, DY_OP_ABS, x[0]), 1.0, 1.0);
-  return chain(b, need, dy, unary(b, DY_OP_RECIPROCAL, dy_gb_mul(b, den, den)), dx);
+  int den = dy_gb_scale(b, dy_gb_unary(b, DY_OP_ABS, x[0]), 1.0, 1.0);
+  return dy_gb_chain(b, need, dy, dy_gb_unary(b, DY_OP_RECIPROCAL, dy_gb_mul(b, den, den)), dx);
 }
 
 /* hard_sigmoid: slope where the output is strictly inside (0, 1) */
@@ -116,8 +92,9 @@ DY_GRAD(hard_sigmoid) {
   if (!need[0])
     return DY_OK;
   double slope = dy_hard_sigmoid_attrs_get(op).slope;
-  int in = dy_gb_mul(b, ind_c(b, DY_OP_GREATER, y[0], 0.0), ind_c(b, DY_OP_LESS, y[0], 1.0));
-  return chain(b, need, dy, dy_gb_scale(b, in, slope, 0.0), dx);
+  int in = dy_gb_mul(b, dy_gb_ind_const(b, DY_OP_GREATER, y[0], 0.0),
+                     dy_gb_ind_const(b, DY_OP_LESS, y[0], 1.0));
+  return dy_gb_chain(b, need, dy, dy_gb_scale(b, in, slope, 0.0), dx);
 }
 
 /* leaky_relu: 1 for x > 0, else alpha */
@@ -126,8 +103,9 @@ DY_GRAD(leaky_relu) {
   if (!need[0])
     return DY_OK;
   double alpha = dy_leaky_relu_attrs_get(op).alpha;
-  return chain(b, need, dy,
-               dy_gb_scale(b, ind_c(b, DY_OP_GREATER, x[0], 0.0), 1.0 - alpha, alpha), dx);
+  return dy_gb_chain(
+      b, need, dy, dy_gb_scale(b, dy_gb_ind_const(b, DY_OP_GREATER, x[0], 0.0), 1.0 - alpha, alpha),
+      dx);
 }
 
 /* elu: 1 for x > 0, else alpha e^x = out + alpha */
@@ -135,9 +113,9 @@ DY_GRAD(elu) {
   if (!need[0])
     return DY_OK;
   double alpha = dy_elu_attrs_get(op).alpha;
-  int d = where3(b, cmp_c(b, DY_OP_GREATER, x[0], 0.0), dy_gb_const(b, 1.0),
-                 dy_gb_scale(b, y[0], 1.0, alpha));
-  return chain(b, need, dy, d, dx);
+  int d = dy_gb_where(b, dy_gb_cmp_const(b, DY_OP_GREATER, x[0], 0.0), dy_gb_const(b, 1.0),
+                      dy_gb_scale(b, y[0], 1.0, alpha));
+  return dy_gb_chain(b, need, dy, d, dx);
 }
 
 /* clip: the gradient passes strictly inside (min, max) */
@@ -146,8 +124,9 @@ DY_GRAD(clip) {
   if (!need[0])
     return DY_OK;
   dy_clip_attrs a = dy_clip_attrs_get(op);
-  int in = dy_gb_mul(b, ind_c(b, DY_OP_GREATER, x[0], a.min), ind_c(b, DY_OP_LESS, x[0], a.max));
-  return chain(b, need, dy, in, dx);
+  int in = dy_gb_mul(b, dy_gb_ind_const(b, DY_OP_GREATER, x[0], a.min),
+                     dy_gb_ind_const(b, DY_OP_LESS, x[0], a.max));
+  return dy_gb_chain(b, need, dy, in, dx);
 }
 
 /* softplus: 1 where beta x > threshold (the kernel returns x), else
@@ -158,9 +137,9 @@ DY_GRAD(softplus) {
     return DY_OK;
   dy_softplus_attrs a = dy_softplus_attrs_get(op);
   int bx = dy_gb_scale(b, x[0], a.beta, 0.0);
-  int d = where3(b, cmp_c(b, DY_OP_GREATER, bx, a.threshold), dy_gb_const(b, 1.0),
-                 unary(b, DY_OP_SIGMOID, bx));
-  return chain(b, need, dy, d, dx);
+  int d = dy_gb_where(b, dy_gb_cmp_const(b, DY_OP_GREATER, bx, a.threshold), dy_gb_const(b, 1.0),
+                      dy_gb_unary(b, DY_OP_SIGMOID, bx));
+  return dy_gb_chain(b, need, dy, d, dx);
 }
 
 /* ---- elementwise math ---- */
@@ -168,7 +147,7 @@ DY_GRAD(softplus) {
 DY_GRAD(exp) {
   (void)op;
   (void)x;
-  return chain(b, need, dy, y[0], dx);
+  return dy_gb_chain(b, need, dy, y[0], dx);
 }
 
 DY_GRAD(log) {
@@ -195,7 +174,7 @@ DY_GRAD(rsqrt) {
   if (!need[0])
     return DY_OK;
   int y3 = dy_gb_mul(b, dy_gb_mul(b, y[0], y[0]), y[0]);
-  return chain(b, need, dy, dy_gb_scale(b, y3, -0.5, 0.0), dx);
+  return dy_gb_chain(b, need, dy, dy_gb_scale(b, y3, -0.5, 0.0), dx);
 }
 
 /* abs: sign(x), 0 at 0 */
@@ -204,8 +183,9 @@ DY_GRAD(abs) {
   (void)y;
   if (!need[0])
     return DY_OK;
-  int sign = dy_gb_sub(b, ind_c(b, DY_OP_GREATER, x[0], 0.0), ind_c(b, DY_OP_LESS, x[0], 0.0));
-  return chain(b, need, dy, sign, dx);
+  int sign = dy_gb_sub(b, dy_gb_ind_const(b, DY_OP_GREATER, x[0], 0.0),
+                       dy_gb_ind_const(b, DY_OP_LESS, x[0], 0.0));
+  return dy_gb_chain(b, need, dy, sign, dx);
 }
 
 DY_GRAD(neg) {
@@ -223,8 +203,8 @@ DY_GRAD(erf) {
   (void)y;
   if (!need[0])
     return DY_OK;
-  int e = unary(b, DY_OP_EXP, dy_gb_scale(b, dy_gb_mul(b, x[0], x[0]), -1.0, 0.0));
-  return chain(b, need, dy, dy_gb_scale(b, e, TWO_SQRTPI, 0.0), dx);
+  int e = dy_gb_unary(b, DY_OP_EXP, dy_gb_scale(b, dy_gb_mul(b, x[0], x[0]), -1.0, 0.0));
+  return dy_gb_chain(b, need, dy, dy_gb_scale(b, e, TWO_SQRTPI, 0.0), dx);
 }
 
 /* reciprocal: -y^2 */
@@ -233,7 +213,7 @@ DY_GRAD(reciprocal) {
   (void)x;
   if (!need[0])
     return DY_OK;
-  return chain(b, need, dy, dy_gb_scale(b, dy_gb_mul(b, y[0], y[0]), -1.0, 0.0), dx);
+  return dy_gb_chain(b, need, dy, dy_gb_scale(b, dy_gb_mul(b, y[0], y[0]), -1.0, 0.0), dx);
 }
 
 /* scale: x s + t or (x + t) s, either way d = s */
@@ -255,13 +235,13 @@ DY_GRAD(pow) {
   int xb = x[0], e = x[1], zero = dy_gb_const(b, 0.0);
   if (need[0]) {
     int pw = dy_gb_op(b, DY_OP_POW, (const int[]){xb, dy_gb_scale(b, e, 1.0, -1.0)}, 2, NULL, 0);
-    int d = where3(b, cmp_c(b, DY_OP_EQUAL, e, 0.0), zero, dy_gb_mul(b, e, pw));
+    int d = dy_gb_where(b, dy_gb_cmp_const(b, DY_OP_EQUAL, e, 0.0), zero, dy_gb_mul(b, e, pw));
     dx[0] = dy_gb_sum_to(b, dy_gb_mul(b, dy[0], d), xb);
   }
   if (need[1]) {
-    int ylog = dy_gb_mul(b, y[0], unary(b, DY_OP_LOG, xb));
-    int at0 = where3(b, cmp_c(b, DY_OP_LESS, e, 0.0), ylog, zero);
-    int d = where3(b, cmp_c(b, DY_OP_EQUAL, xb, 0.0), at0, ylog);
+    int ylog = dy_gb_mul(b, y[0], dy_gb_unary(b, DY_OP_LOG, xb));
+    int at0 = dy_gb_where(b, dy_gb_cmp_const(b, DY_OP_LESS, e, 0.0), ylog, zero);
+    int d = dy_gb_where(b, dy_gb_cmp_const(b, DY_OP_EQUAL, xb, 0.0), at0, ylog);
     dx[1] = dy_gb_sum_to(b, dy_gb_mul(b, dy[0], d), e);
   }
   return dy_gb_status(b);
@@ -269,17 +249,17 @@ DY_GRAD(pow) {
 
 /* minimum and maximum: input i gets dy where it is the result, half of it
  * where both are: dy * ([x_i == out] - 0.5 [x_0 == x_1]) */
-static dy_status select_rule(dy_gb *b, const int *x, const int *y, const int *dy,
-                             const bool *need, int *dx) {
+static dy_status select_rule(dy_gb *b, const int *x, const int *y, const int *dy, const bool *need,
+                             int *dx) {
   int half = -1;
   for (int i = 0; i < 2; i++) {
     if (!need[i])
       continue;
     if (half < 0)
-      half = dy_gb_scale(b, dy_gb_cast(b, dy_gb_op(b, DY_OP_EQUAL, x, 2, NULL, 0), DY_F32),
-                         0.5, 0.0);
-    int mine = dy_gb_cast(b, dy_gb_op(b, DY_OP_EQUAL, (const int[]){x[i], y[0]}, 2, NULL, 0),
-                          DY_F32);
+      half =
+          dy_gb_scale(b, dy_gb_cast(b, dy_gb_op(b, DY_OP_EQUAL, x, 2, NULL, 0), DY_F32), 0.5, 0.0);
+    int mine =
+        dy_gb_cast(b, dy_gb_op(b, DY_OP_EQUAL, (const int[]){x[i], y[0]}, 2, NULL, 0), DY_F32);
     dx[i] = dy_gb_sum_to(b, dy_gb_mul(b, dy[0], dy_gb_sub(b, mine, half)), x[i]);
   }
   return dy_gb_status(b);
@@ -304,9 +284,9 @@ DY_GRAD(where) {
   (void)y;
   int zero = dy_gb_const(b, 0.0);
   if (need[1])
-    dx[1] = dy_gb_sum_to(b, where3(b, x[0], dy[0], zero), x[1]);
+    dx[1] = dy_gb_sum_to(b, dy_gb_where(b, x[0], dy[0], zero), x[1]);
   if (need[2])
-    dx[2] = dy_gb_sum_to(b, where3(b, x[0], zero, dy[0]), x[2]);
+    dx[2] = dy_gb_sum_to(b, dy_gb_where(b, x[0], zero, dy[0]), x[2]);
   return dy_gb_status(b);
 }
 

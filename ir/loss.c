@@ -26,6 +26,10 @@
  * then the mean (over every element) or the sum. pred and label have the
  * same type for mse, l1 and bce (no broadcasting: a shape mismatch is
  * usually a bug, so it is an error naming both types).
+ *
+ * dy_program_append_loss names the loss var "loss" when that name is free
+ * (its temporaries are "loss@<n>"). Ops are emitted one per statement, so
+ * the Program is the same whichever compiler built this file.
  */
 #include <string.h>
 
@@ -142,9 +146,13 @@ static int cross_entropy(dy_gb *b, int x, int label, const dy_loss_spec *spec) {
   int lsm = dy_gb_op1(b, DY_OP_LOG_SOFTMAX, x, &ax, 1);
   int keep;
   int l = nll_hard(b, lsm, label, spec, &keep);
-  if (keep >= 0 && spec->reduction == DY_REDUCTION_MEAN)
-    return dy_gb_div(b, reduce_all(b, DY_OP_REDUCE_SUM, l),
-                     reduce_all(b, DY_OP_REDUCE_SUM, keep));
+  if (keep >= 0 && spec->reduction == DY_REDUCTION_MEAN) {
+    /* one statement per op: the order of a call's arguments is the
+     * compiler's, and the Program's op order must not be */
+    int total = reduce_all(b, DY_OP_REDUCE_SUM, l);
+    int kept = reduce_all(b, DY_OP_REDUCE_SUM, keep);
+    return dy_gb_div(b, total, kept);
+  }
   return reduce(b, l, spec->reduction);
 }
 

@@ -60,28 +60,28 @@ static bool is_training_dropout(const dy_op *op) {
   return op->kind == DY_OP_DROPOUT && int_attr(op, "is_test", 0) == 0;
 }
 
-/* Give the training-mode dropout ops of block 0 distinct seeds (a loaded
- * model's dropouts may all carry seed 0): the k-th keeps its seed unless an
- * earlier one has it, then takes one no other has. */
+/* The training-mode dropout ops of block 0 one after the other: start
+ * with *i = -1; NULL after the last. */
+static dy_op *next_training_dropout(const dy_program *p, int *i) {
+  const dy_block *b = p->blocks[0];
+  while (++*i < b->n_ops)
+    if (is_training_dropout(b->ops[*i]))
+      return b->ops[*i];
+  return NULL;
+}
+
+/* Give the training-mode dropout ops distinct seeds, 0, 1, 2, ... in op
+ * order (a traced or loaded model's dropouts may all carry seed 0). */
 static dy_status distinct_dropout_seeds(dy_program *p, dy_error *err) {
-  dy_block *b = p->blocks[0];
-  for (int i = 0; i < b->n_ops; i++) {
-    dy_op *op = b->ops[i];
-    if (!is_training_dropout(op))
-      continue;
-    int64_t s = int_attr(op, "seed", 0);
-    for (bool clash = true; clash;) {
-      clash = false;
-      for (int j = 0; j < i && !clash; j++)
-        clash = is_training_dropout(b->ops[j]) && int_attr(b->ops[j], "seed", 0) == s;
-      if (clash)
-        s++;
-    }
-    dy_status st = set_int_attr(p, op, "seed", s, err);
-    if (st)
-      return st;
+  dy_status s = DY_OK;
+  int k = 0;
+  for (int i = -1; !s;) {
+    dy_op *op = next_training_dropout(p, &i);
+    if (!op)
+      break;
+    s = set_int_attr(p, op, "seed", k++, err);
   }
-  return DY_OK;
+  return s;
 }
 
 dy_status dy_program_reseed_dropout(dy_program *p, uint64_t (*next)(void),
@@ -89,11 +89,11 @@ dy_status dy_program_reseed_dropout(dy_program *p, uint64_t (*next)(void),
   enum { MAX_DROPOUTS = 256 };
   int64_t old[MAX_DROPOUTS], new_[MAX_DROPOUTS];
   int n = 0;
-  dy_block *b = p->blocks[0];
-  for (int i = 0; i < b->n_ops; i++) {
-    dy_op *op = b->ops[i];
-    if (!is_training_dropout(op))
-      continue;
+  dy_status st = DY_OK;
+  for (int i = -1; !st;) {
+    dy_op *op = next_training_dropout(p, &i);
+    if (!op)
+      break;
     int64_t s = int_attr(op, "seed", 0);
     int k = 0;
     while (k < n && old[k] != s)
@@ -105,11 +105,9 @@ dy_status dy_program_reseed_dropout(dy_program *p, uint64_t (*next)(void),
       old[n] = s;
       new_[n++] = (int64_t)next();
     }
-    dy_status st = set_int_attr(p, op, "seed", new_[k], err);
-    if (st)
-      return st;
+    st = set_int_attr(p, op, "seed", new_[k], err);
   }
-  return DY_OK;
+  return st;
 }
 
 dy_status dy_program_set_train_semantics(dy_program *p, int *n_changed,

@@ -389,13 +389,19 @@ dy_status dy_npy_read(const char *path, dy_tensor **out, dy_error *err);
 /* Writes whole or not at all. */
 dy_status dy_npy_write(const char *path, const dy_tensor *t, dy_error *err);
 
-/* The op families' entry points and layers; autograd; the eager optimizers. */
-#include "dy_autograd.h"
+/* The op families' entry points and layers; the eager optimizers. */
 #include "dy_nn.h"
 #include "dy_math.h"
 #include "dy_extra.h"
 #include "dy_optim.h"
 #include "dy_shape.h"
+/* to_static training, a training Program's step, the data order. */
 #include "dy_train_api.h"
+
+/* DY_MODEL / DY_TO_STATIC, the markers of `dy2stc compile net.c`. */
+#include "dy_static.h"
+
+/* Eager autograd and the losses. */
+#include "dy_autograd.h"
 
 #endif /* DY_RUNTIME_H */

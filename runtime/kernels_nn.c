@@ -105,7 +105,8 @@ static conv_geom conv_geom_of(const dy_op *op, const dy_type *x, const dy_type *
   return dy_conv2d_geom(x, w, &a);
 }
 
-/* Checks a convolution's tensors (x, w; conv2d_grad_filter: x, dy) and reads its geometry into *g. */
+/* Checks a convolution's tensors (x, w; conv2d_grad_filter's x, dy) and
+ * reads its geometry into *g. */
 static dy_status conv_check(const dy_op *op, dy_tensor *const *in, int n_in,
                             dy_tensor *const *out, conv_geom *g, dy_error *err) {
   dy_status s = check_nn(op, in, n_in, 2, out, err);

@@ -8,7 +8,7 @@
 # python3-sklearn ships the digits data set (sklearn/datasets/data/digits.csv.gz)
 # that samples/digits trains on.
 set -e
-PKGS="cmake make gcc clang libclang-rt-14-dev pkg-config libprotobuf-c-dev protobuf-c-compiler \
+PKGS="cmake make gcc clang libclang-rt-14-dev libclang-14-dev pkg-config libprotobuf-c-dev protobuf-c-compiler \
 libopenblas-dev libcunit1-dev libonnx-dev libonnx-testdata \
 gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm \
 gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user \

@@ -129,6 +129,11 @@ static const int64_t ra_bad[] = {0, 1};
 /* output_half_pixel, 1x1 bins, sampling 1: one sample at the bin centre
  * (x, y) = (0.75, 0.75) + 1.5 (i, j) -> 4 y + x for roi 0; roi 1 is 1 x 1
  * at (1, 1): samples at 1.25 and 1.75 */
+/* grid_sample_grad: one point at the centre of a 2 x 2 plane, bilinear
+ * with align_corners: a quarter of dy to each pixel */
+static const float gsg_dy[] = {4};
+static const float gsg_grid[] = {0, 0};
+static const float gsg_y[] = {1, 1, 1, 1};
 static const float ra_y[] = {3.75f, 5.25f, 9.75f, 11.25f, 6.25f, 6.75f, 8.25f, 8.75f};
 
 #define GS(m, p, ac)                                                          \
@@ -412,6 +417,37 @@ static const dy_op_case cases[] = {
     {.label = "roi_align batch index out of range refused", .kind = DY_OP_ROI_ALIGN, .n_in = 3,
      .in = {F32(4, 1, 1, 4, 4), F32(2, 2, 4), I64(1, 2)}, RA("avg", 2, 2, 1, 1.0, 0),
      .data = {ra_x, ra_rois, ra_bad}, .expect_error = DY_STATUS_INVALID_ARGUMENT},
+
+    /* ---- grid_sample_grad(dy, grid, x), roi_align_grad(dy, rois, bi, x) ---- */
+    {.label = "grid_sample_grad bilinear align_corners by hand", .kind = DY_OP_GRID_SAMPLE_GRAD,
+     .n_in = 3, .in = {F32(4, 1, 1, 1, 1), F32(4, 1, 1, 1, 2), F32(4, 1, 1, 2, 2)},
+     GS("bilinear", "zeros", 1), .data = {gsg_dy, gsg_grid}, EXPECT(gsg_y)},
+    {.label = "grid_sample_grad [B,3,5,7] bicubic reflection align_corners",
+     .kind = DY_OP_GRID_SAMPLE_GRAD, .n_in = 3,
+     .in = {F32(4, -1, 3, 4, 6), F32(4, -1, 4, 6, 2), F32(4, -1, 3, 5, 7)},
+     GS("bicubic", "reflection", 1), .lo = -1.5f, .hi = 1.5f, .tol = 1e-4},
+    {.label = "grid_sample_grad [2,2,4,4] nearest border", .kind = DY_OP_GRID_SAMPLE_GRAD,
+     .n_in = 3, .in = {F32(4, 2, 2, 3, 3), F32(4, 2, 3, 3, 2), F32(4, 2, 2, 4, 4)},
+     GS("nearest", "border", 0), .lo = -1.3f, .hi = 1.3f},
+    {.label = "grid_sample_grad [1,2,6,5] bilinear zeros", .kind = DY_OP_GRID_SAMPLE_GRAD,
+     .n_in = 3, .in = {F32(4, 1, 2, 5, 2), F32(4, 1, 5, 2, 2), F32(4, 1, 2, 6, 5)},
+     GS("bilinear", "zeros", 0), .lo = -1.2f, .hi = 1.2f, .tol = 1e-4},
+    {.label = "grid_sample_grad dy of another shape rejected", .kind = DY_OP_GRID_SAMPLE_GRAD,
+     .n_in = 3, .in = {F32(4, 1, 1, 2, 2), F32(4, 1, 1, 1, 2), F32(4, 1, 1, 2, 2)},
+     GS("bilinear", "zeros", 1), .expect_error = DY_STATUS_SHAPE_MISMATCH},
+    {.label = "roi_align_grad avg on the ramp's rois", .kind = DY_OP_ROI_ALIGN_GRAD, .n_in = 4,
+     .in = {F32(4, 2, 1, 2, 2), F32(2, 2, 4), I64(1, 2), F32(4, 1, 1, 4, 4)},
+     RA("avg", 2, 2, 1, 1.0, 0), .data = {NULL, ra_rois, ra_b, ra_x}},
+    {.label = "roi_align_grad [2,3,9,8] avg adaptive half_pixel", .kind = DY_OP_ROI_ALIGN_GRAD,
+     .n_in = 4, .in = {F32(4, 5, 3, 3, 2), F32(2, 5, 4), I64(1, 5), F32(4, 2, 3, 9, 8)},
+     RA("avg", 3, 2, 0, 1.0, 1), .lo = 0, .hi = 2, .tol = 1e-4},
+    {.label = "roi_align_grad [1,2,8,8] max sampling 2 scale 0.5", .kind = DY_OP_ROI_ALIGN_GRAD,
+     .n_in = 4, .in = {F32(4, 4, 2, 2, 3), F32(2, 4, 4), I64(1, 4), F32(4, 1, 2, 8, 8)},
+     RA("max", 2, 3, 2, 0.5, 0), .lo = 0, .hi = 1},
+    {.label = "roi_align_grad batch index out of range refused", .kind = DY_OP_ROI_ALIGN_GRAD,
+     .n_in = 4, .in = {F32(4, 2, 1, 2, 2), F32(2, 2, 4), I64(1, 2), F32(4, 1, 1, 4, 4)},
+     RA("avg", 2, 2, 1, 1.0, 0), .data = {NULL, ra_rois, ra_bad, ra_x},
+     .expect_error = DY_STATUS_INVALID_ARGUMENT},
 };
 
 const dy_op_case_list dy_op_cases_extra = DY_CASE_LIST(cases);

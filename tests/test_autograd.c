@@ -252,6 +252,16 @@ static void test_seed(void) {
   /* the graph was freed: a second backward says so */
   CU_ASSERT_EQUAL(dy_backward(sum, &err), DY_STATUS_INVALID_ARGUMENT);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "freed"));
+  /* a tensor used twice by one op and again by another: contributions sum
+   * (d/dw sum(w * w + w) = 2w + 1); backward on a leaf itself adds the seed */
+  float wv[3] = {0.5f, -2.0f, 3.0f};
+  dy_tensor *w = tensor(1, DY_SHAPE(3), wv);
+  w->requires_grad = true;
+  DY_ASSERT_OK(dy_backward_seed(dy_add(dy_mul(w, w), w), dy_ones(1, DY_SHAPE(3)), &err), &err);
+  for (int i = 0; i < 3; i++)
+    DY_ASSERT_NEAR(((float *)w->grad->data)[i], 2 * wv[i] + 1, 1e-6);
+  DY_ASSERT_OK(dy_backward_seed(w, dy_ones(1, DY_SHAPE(3)), &err), &err);
+  DY_ASSERT_NEAR(((float *)w->grad->data)[1], 2 * wv[1] + 2, 1e-6);
   dy_scope_end();
   dy_tensor_free(x);
   dy_tensor_free(s);
@@ -462,6 +472,14 @@ static void test_traced_loss(void) {
   free(pv);
   free(gv);
   dy_tensor_free(loss);
+  dy_program_free(p);
+  /* static mode (symbolic inputs) builds the same loss, records no tape */
+  DY_ASSERT_OK(dy_program_from_layer(&m->base, specs, 2, &p, &err), &err);
+  CU_ASSERT_EQUAL(dy_tape_size(), 0);
+  dy_tensor *o6 = NULL;
+  DY_ASSERT_OK(dy_executor_run(p, (dy_tensor *const[]){x6, y6}, 2, &o6, 1, &err), &err);
+  DY_ASSERT_NEAR(item(o6), loss_value(&m->base, x6, y6), 1e-6);
+  dy_tensor_free(o6);
   dy_program_free(p);
   dy_tensor_free(x);
   dy_tensor_free(x6);

@@ -4,8 +4,9 @@
  * every case of a differentiable op (not a bad-input case), random inputs
  * in the case's range and a random cotangent w of the output's shape; the
  * scalar L = sum(op(x) * w); the analytic gradient of L with respect to
- * every f32 input, from the op's rule, against (L(x + e) - L(x - e)) / 2e
- * per element (up to MAX_PROBE elements per input, spread over the tensor).
+ * every differentiable input (dy_grad_input_is_differentiable), from the
+ * op's rule, against (L(x + e) - L(x - e)) / 2e per element (up to
+ * MAX_PROBE elements per input, spread over the tensor).
  * L(x + e) - L(x - e) is summed in double element by element from the two
  * outputs, so elements that did not move cancel exactly.
  *
@@ -272,7 +273,7 @@ static void check_case(const dy_op_case *c, tally *t) {
   }
   int wrt[8], n_wrt = 0, which[8];
   for (int i = 0; i < c->n_in; i++)
-    if (c->in[i].dtype == DY_F32) {
+    if (dy_grad_input_is_differentiable(c->kind, i, c->in[i].dtype)) {
       which[n_wrt] = i;
       wrt[n_wrt++] = ids[i];
     }
@@ -337,7 +338,7 @@ static void check_case(const dy_op_case *c, tally *t) {
         double an = g ? ((const float *)g->data)[e] : 0.0;
         double ea = eg[i] ? ((const float *)eg[i]->data)[e] : 0.0;
         t->checked++;
-        if (!isfinite(d.c) || (!isfinite(an) && has_nonfinite(o0))) {
+        if (!isfinite(d.c) || (!isfinite(an) && o0 && has_nonfinite(o0))) {
           t->uncheckable++;  /* NaN input or output, the edge of the domain */
           continue;
         }

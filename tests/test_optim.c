@@ -372,6 +372,30 @@ static void test_eager_equals_program(void) {
                                             .clip_norm = 1.0});
 }
 
+/* A copy of p through .dymodel + .dyparams (NULL on failure, printed). */
+static dy_program *copy_program(const dy_program *p) {
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  dy_program *q = NULL;
+  dy_error err = {0};
+  dy_status s = dy_dymodel_encode(p, &buf, &len, &err);
+  if (!s)
+    s = dy_dymodel_decode(buf, len, &q, &err);
+  free(buf);
+  buf = NULL;
+  if (!s)
+    s = dy_dyparams_encode(p, &buf, &len, &err);
+  if (!s)
+    s = dy_dyparams_decode(q, buf, len, &err);
+  free(buf);
+  if (s) {
+    fprintf(stderr, "\n  copy_program: %s\n", err.msg);
+    dy_program_free(q);
+    return NULL;
+  }
+  return q;
+}
+
 /* The Program's optimizer ops and state: names, flags, initial values. */
 static void test_program_optimizer_state(void) {
   dy_error err = {0};
@@ -399,9 +423,163 @@ static void test_program_optimizer_state(void) {
   CU_ASSERT_EQUAL(dy_program_append_optimizer(p, &spec, params, grads, 1, &err),
                   DY_STATUS_INVALID_ARGUMENT);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "p0@moment1"));
+  /* the memory plan places the clipping's intermediates, never the
+   * parameters or the state the updates write */
+  dy_memplan_result mr;
+  DY_ASSERT_OK(dy_memplan(p, 1, &mr, &err), &err);
+  CU_ASSERT(mr.n_planned > 0);
+  int planned = 0;
+  for (int i = 0; i < p->n_vars; i++) {
+    const dy_var *v = p->vars[i];
+    if (v->persistable || v->feed_index >= 0)
+      CU_ASSERT_EQUAL(v->mem_offset, -1);
+    planned += v->mem_offset >= 0;
+  }
+  CU_ASSERT(planned > 0);
+  /* a training Program round-trips through .dymodel + .dyparams */
+  dy_program *q = copy_program(p);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(q);
+  DY_ASSERT_OK(dy_verify(q, &err), &err);
+  CU_ASSERT(dy_program_is_training(q));
+  char *a = dy_program_to_text(p), *b = dy_program_to_text(q);
+  CU_ASSERT_STRING_EQUAL(a, b);
+  free(a);
+  free(b);
+  dy_program_free(q);
   dy_program_free(p);
   dy_optimizer_free(o);
   dy_layer_free(m);
+}
+
+/* ------------------------------------------------------------------ */
+/* a whole training Program, optimised and not                         */
+/* ------------------------------------------------------------------ */
+
+/* The -O2 pipeline must not change what a training Program computes: run
+ * optimised and unoptimised side by side for 25 steps (this caught
+ * simplify dropping x + b for a bias that starts at zero). */
+/* Linear regression pred = x @ w + b with an mse loss, its backward
+ * (dy_program_append_backward) and Adam with clipping appended. */
+static dy_program *regression_program(dy_error *err) {
+  dy_program *p = dy_program_new();
+  dy_type tx = {.dtype = DY_F32, .rank = 2, .shape = {-1, 3}};
+  dy_type ty = {.dtype = DY_F32, .rank = 2, .shape = {-1, 1}};
+  dy_type tw = {.dtype = DY_F32, .rank = 2, .shape = {3, 1}};
+  dy_type tb = {.dtype = DY_F32, .rank = 1, .shape = {1}};
+  dy_type ts = {.dtype = DY_F32, .rank = 0};
+  int x = dy_program_add_var(p, "x", &tx), y = dy_program_add_var(p, "y", &ty);
+  dy_program_add_feed(p, x, err);
+  dy_program_add_feed(p, y, err);
+  int w = dy_program_add_var(p, "fc.w", &tw), b = dy_program_add_var(p, "fc.b", &tb);
+  float w0[3] = {0.1f, -0.2f, 0.05f}, b0[1] = {0};
+  dy_program_set_data(p, w, w0, sizeof w0, err);
+  dy_program_set_data(p, b, b0, sizeof b0, err);
+  p->vars[w]->trainable = p->vars[b]->trainable = true;
+  int h = dy_program_add_var(p, "h", &ty), pred = dy_program_add_var(p, "pred", &ty);
+  int d = dy_program_add_var(p, "d", &ty), sq = dy_program_add_var(p, "sq", &ty);
+  int loss = dy_program_add_var(p, "loss", &ts);
+  dy_srcloc loc = {"model.c", 1};
+  dy_attr mm[] = {DY_ATTR_I("transpose_x", 0), DY_ATTR_I("transpose_y", 0)};
+  dy_attr rm[] = {DY_ATTR_IS("axes", NULL, 0), DY_ATTR_I("keepdim", 0)};
+  dy_program_append_op(p, 0, DY_OP_MATMUL, (int[]){x, w}, 2, &h, 1, mm, 2, loc);
+  dy_program_append_op(p, 0, DY_OP_ADD, (int[]){h, b}, 2, &pred, 1, NULL, 0, loc);
+  dy_program_append_op(p, 0, DY_OP_SUB, (int[]){pred, y}, 2, &d, 1, NULL, 0, loc);
+  dy_program_append_op(p, 0, DY_OP_MUL, (int[]){d, d}, 2, &sq, 1, NULL, 0, loc);
+  dy_program_append_op(p, 0, DY_OP_REDUCE_MEAN, &sq, 1, &loss, 1, rm, 2, loc);
+  dy_program_add_fetch(p, loss, err);
+  int *params = NULL, *grads = NULL, n = 0;
+  dy_optimizer_spec spec = {.kind = DY_OPT_ADAM, .lr = 0.05, .clip_norm = 5.0};
+  dy_status s = dy_program_append_backward(p, loss, &params, &grads, &n, err);
+  if (!s)
+    s = dy_program_append_optimizer(p, &spec, params, grads, n, err);
+  if (!s)
+    s = dy_verify(p, err);
+  free(params);
+  free(grads);
+  if (s) {
+    dy_program_free(p);
+    return NULL;
+  }
+  return p;
+}
+
+static void test_training_program_through_the_pipeline(void) {
+  dy_error err = {0};
+  dy_program *p = regression_program(&err);
+  if (!p)
+    fprintf(stderr, "\n  regression Program: %s\n", err.msg);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  /* an optimised copy (through .dymodel + .dyparams) */
+  dy_program *q = copy_program(p);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(q);
+  dy_pass_options po = {.opt_level = 2, .verify_each = 1};
+  DY_ASSERT_OK(dy_run_pipeline(q, &po, &err), &err);
+  int n_adam = 0;
+  for (int k = 0; k < q->blocks[0]->n_ops; k++)
+    n_adam += q->blocks[0]->ops[k]->kind == DY_OP_ADAM;
+  CU_ASSERT_EQUAL(n_adam, 2);
+  int qw = dy_program_find_var(q, "fc.w");
+  CU_ASSERT_FATAL(qw >= 0);
+  CU_ASSERT(q->vars[qw]->trainable && q->vars[qw]->persistable);
+
+  /* y = x . [1, -2, 0.5] + 0.3 over 25 steps of 8 samples */
+  dy_tensor *x = dy_tensor_new(DY_F32, 2, DY_SHAPE(8, 3));
+  dy_tensor *y = dy_tensor_new(DY_F32, 2, DY_SHAPE(8, 1));
+  dy_tensor *lr = dy_tensor_new(DY_F32, 0, NULL);
+  double first = 0, last = 0;
+  bool same = true;
+  for (int step = 0; step < 25; step++) {
+    fill(x);
+    for (int i = 0; i < 8; i++) {
+      const float *xi = (const float *)x->data + 3 * i;
+      ((float *)y->data)[i] = xi[0] - 2 * xi[1] + 0.5f * xi[2] + 0.3f;
+    }
+    ((float *)lr->data)[0] = (float)dy_lr_at(NULL, 0.05, step);
+    dy_tensor *feeds[] = {x, y, lr}, *l1 = NULL, *l2 = NULL;
+    DY_ASSERT_OK(dy_executor_run(p, feeds, 3, &l1, 1, &err), &err);
+    DY_ASSERT_OK(dy_executor_run(q, feeds, 3, &l2, 1, &err), &err);
+    double a = ((float *)l1->data)[0], b = ((float *)l2->data)[0];
+    same &= fabs(a - b) <= 1e-5 * (1 + fabs(a));
+    if (step == 0)
+      first = a;
+    last = a;
+    dy_tensor_free(l1);
+    dy_tensor_free(l2);
+  }
+  CU_ASSERT(same);
+  if (!(last < 0.25 * first))
+    fprintf(stderr, "\n  loss %g -> %g\n", first, last);
+  CU_ASSERT(last < 0.25 * first);
+  const float *pw = p->vars[dy_program_find_var(p, "fc.w")]->data, *ow = q->vars[qw]->data;
+  for (int i = 0; i < 3; i++)
+    DY_ASSERT_NEAR(ow[i], pw[i], 1e-5);
+  dy_tensor_free(x);
+  dy_tensor_free(y);
+  dy_tensor_free(lr);
+  dy_program_free(q);
+  dy_program_free(p);
+}
+
+/* A gradient var of another shape than its parameter: the update op's
+ * inference names the op and both types. */
+static void test_program_optimizer_bad_grad(void) {
+  dy_program *p = dy_program_new();
+  dy_type tw = {.dtype = DY_F32, .rank = 2, .shape = {3, 4}};
+  dy_type tg = {.dtype = DY_F32, .rank = 2, .shape = {4, 3}};
+  dy_error err = {0};
+  int w = dy_program_add_var(p, "fc.w", &tw);
+  float zero[12] = {0};
+  dy_program_set_data(p, w, zero, sizeof zero, &err);
+  int g = dy_program_add_var(p, "fc.w@GRAD", &tg);
+  dy_program_add_feed(p, g, &err);
+  dy_optimizer_spec spec = {.kind = DY_OPT_SGD, .lr = 0.1, .momentum = 0.9};
+  CU_ASSERT_EQUAL(dy_program_append_optimizer(p, &spec, &w, &g, 1, &err),
+                  DY_STATUS_SHAPE_MISMATCH);
+  bool clear = strstr(err.msg, "momentum: grad f32[4,3] does not match param f32[3,4]") != NULL;
+  if (!clear)
+    fprintf(stderr, "\n  message: %s\n", err.msg);
+  CU_ASSERT(clear);
+  dy_program_free(p);
 }
 
 /* A bad spec or a gradient of the wrong shape is a clear error. */
@@ -572,6 +750,131 @@ static void test_verifier_in_place(void) {
   expect_invalid("    w = relu(g)  @m.c:2\n", "invariant 5 (ssa)");
 }
 
+/* ------------------------------------------------------------------ */
+/* the emitted kernels                                                 */
+/* ------------------------------------------------------------------ */
+
+/* The inference code generator keeps weights in flash, so test_ops cannot
+ * run in-place ops compiled; here each emitter's kernel body (the op
+ * cases of op_cases_train.c) is wrapped in a function with in<i> and
+ * out<i> the SAME buffers, as the training code generator passes them,
+ * compiled with -std=c99 -Wall -Wextra -Werror -pedantic against the
+ * generated code's math library, run, and compared with the eager
+ * kernel's update of every state (dy_sqrtf is within 0.75 ulp of sqrtf,
+ * hence a tolerance rather than bits). */
+#include "op_table.h"
+
+#define SCRATCH DY_BUILD_DIR "/optim_scratch"
+
+static void print_floats(FILE *f, const char *name, const dy_tensor *t) {
+  fprintf(f, "static float %s[%lld] = {", name, (long long)(dy_tensor_numel(t) + 1));
+  for (int64_t i = 0; i < dy_tensor_numel(t); i++)
+    fprintf(f, "%s%a", i ? ", " : "", (double)((const float *)t->data)[i]);
+  fprintf(f, "%s0};\n", dy_tensor_numel(t) ? ", " : "");
+}
+
+static void test_emitted_updates(void) {
+  dy_test_sh(NULL, "rm -rf %s && mkdir -p %s", SCRATCH, SCRATCH);
+  int checked = 0;
+  for (int ci = 0; ci < dy_op_cases_train.n; ci++) {
+    const dy_op_case *c = &dy_op_cases_train.cases[ci];
+    if (c->expect_error)
+      continue;
+    int n_out = dy_op_info_of(c->kind)->n_out;
+    int64_t batch = c->batch ? c->batch : 2;
+    /* inputs: given, else uniform in [lo, hi) (or [-1, 1)) */
+    dy_tensor *in[8], *ref[8];
+    dy_program *p = dy_program_new();
+    int ids[8];
+    for (int i = 0; i < c->n_in; i++) {
+      dy_type t = c->in[i];
+      for (int d = 0; d < t.rank; d++)
+        t.shape[d] = t.shape[d] < 0 ? batch : t.shape[d];
+      in[i] = zeros(&t);
+      for (int64_t k = 0; k < dy_tensor_numel(in[i]); k++)
+        ((float *)in[i]->data)[k] =
+            c->data[i] ? ((const float *)c->data[i])[k]
+                       : (c->lo == c->hi ? urand()
+                                         : c->lo + (c->hi - c->lo) * (urand() + 1) / 2);
+      ref[i] = dy_tensor_from_data(DY_F32, t.rank, t.shape, in[i]->data);
+      char name[8];
+      snprintf(name, sizeof name, "in%d", i);
+      ids[i] = dy_program_add_var(p, name, &c->in[i]);
+    }
+    /* the eager update (of the copies) */
+    dy_tensor *r = dy_apply(c->kind, ref, c->n_in, c->attrs, c->n_attrs, (dy_srcloc){0});
+    CU_ASSERT_PTR_NOT_NULL(r);
+    dy_tensor_free(r);
+    /* the emitted body */
+    dy_op *op = dy_program_append_op(p, 0, c->kind, ids, c->n_in, ids, n_out, c->attrs,
+                                     c->n_attrs, (dy_srcloc){0});
+    dy_buf body = {0};
+    unsigned uses = 0;
+    dy_cg_ctx ctx = {.p = p, .op = op, .body = &body, .uses = &uses, .indent = 1};
+    dy_error err = {0};
+    DY_ASSERT_OK(dy_cg_table[c->kind](&ctx, &err), &err);
+    char path[600];
+    snprintf(path, sizeof path, SCRATCH "/case%d.c", ci);
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fprintf(f, "#include <stdint.h>\n#include <stdio.h>\n#include \"%s/codegen/rt/dy_mathlib.h\"\n",
+            DY_SOURCE_DIR);
+    for (int i = 0; i < c->n_in; i++) {
+      char name[8];
+      snprintf(name, sizeof name, "d%d", i);
+      print_floats(f, name, in[i]);
+    }
+    fprintf(f, "static void kernel(int64_t batch");
+    for (int i = 0; i < c->n_in; i++)
+      fprintf(f, ", const float *in%d", i);
+    for (int i = 0; i < n_out; i++)
+      fprintf(f, ", float *out%d", i);
+    fprintf(f, ") {\n  (void)batch;\n%s}\nint main(void) {\n  kernel(%lld", body.s,
+            (long long)batch);
+    for (int i = 0; i < c->n_in; i++)
+      fprintf(f, ", d%d", i);
+    for (int i = 0; i < n_out; i++)
+      fprintf(f, ", d%d", i); /* in place: out<i> is in<i>'s buffer */
+    fprintf(f, ");\n");
+    for (int i = 0; i < n_out; i++)
+      fprintf(f, "  for (int k = 0; k < %lld; k++)\n    printf(\"%%a\\n\", (double)d%d[k]);\n",
+              (long long)dy_tensor_numel(in[i]), i);
+    fprintf(f, "  return 0;\n}\n");
+    fclose(f);
+    dy_buf_free(&body);
+    const char *cc_env = getenv("CC");
+    int rc = dy_test_sh(NULL, "cd %s && %s -std=c99 -Wall -Wextra -Werror -pedantic -O2 "
+                        "-o case%d case%d.c > case%d.log 2>&1 && ./case%d > case%d.out",
+                        SCRATCH, cc_env && *cc_env ? cc_env : "cc", ci, ci, ci, ci, ci);
+    if (rc)
+      dy_test_sh(NULL, "head -20 %s/case%d.log >&2", SCRATCH, ci);
+    CU_ASSERT_EQUAL(rc, 0);
+    snprintf(path, sizeof path, SCRATCH "/case%d.out", ci);
+    FILE *o = rc ? NULL : fopen(path, "r");
+    for (int i = 0; o && i < n_out; i++)
+      for (int64_t k = 0; k < dy_tensor_numel(ref[i]); k++) {
+        double got = NAN, want = ((float *)ref[i]->data)[k];
+        if (fscanf(o, "%la", &got) != 1 || !(fabs(got - want) <= 1e-6 * (1 + fabs(want)))) {
+          fprintf(stderr, "\n  [%s] emitted state %d element %lld is %.9g, eager %.9g\n",
+                  c->label, i, (long long)k, got, want);
+          CU_FAIL("emitted update differs");
+          i = n_out;
+          break;
+        }
+      }
+    if (o) {
+      fclose(o);
+      checked++;
+    }
+    for (int i = 0; i < c->n_in; i++) {
+      dy_tensor_free(in[i]);
+      dy_tensor_free(ref[i]);
+    }
+    dy_program_free(p);
+  }
+  CU_ASSERT(checked >= 10);
+}
+
 void dy_test_register(void) {
   DY_SUITE("optim");
   DY_TEST(test_sgd_and_momentum);
@@ -581,7 +884,10 @@ void dy_test_register(void) {
   DY_TEST(test_lr_schedules);
   DY_TEST(test_eager_equals_program);
   DY_TEST(test_program_optimizer_state);
+  DY_TEST(test_program_optimizer_bad_grad);
+  DY_TEST(test_training_program_through_the_pipeline);
   DY_TEST(test_optimizer_errors);
   DY_TEST(test_batch_norm_running_statistics);
   DY_TEST(test_verifier_in_place);
+  DY_TEST(test_emitted_updates);
 }

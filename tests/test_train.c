@@ -2,7 +2,9 @@
  * dy_optimizer_step), to_static (dy_static_train_step) and `dy2stc train`
  * on the model saved untrained. Each runs 20 steps (4 epochs of 5 batches,
  * the last one short) over the same seeded data order (dy_train_shuffle)
- * with SGD with momentum and with Adam, and the parameters (and batch
+ * with SGD with momentum and with Adam (and, on the MLP, Nesterov with L2
+ * decay and a step schedule, AdamW with clipping and a cosine schedule),
+ * and the parameters (and batch
  * norm's running statistics) after the last step must agree within 1e-4
  * of each tensor's scale, and the epoch losses likewise. Models: the MLP,
  * LeNet-5 and the transformer of samples/ (their own constructors, included
@@ -80,7 +82,8 @@ static const train_case cases[] = {
 
 static int64_t n_samples(const train_case *c) { return STEPS_PER_EPOCH * c->batch - 1; }
 
-/* Seeded data for c: inputs N(0,1); labels: classes for cross entropy,
+/* Seeded data for c (the caller frees x and y; no scope is open here):
+ * inputs N(0,1); labels: classes for cross entropy,
  * N(0,1) targets shaped like the output for mse, 0/1 for bce. */
 static void make_data(const train_case *c, const dy_type *out, dy_tensor **x, dy_tensor **y) {
   int64_t n = n_samples(c);
@@ -88,15 +91,15 @@ static void make_data(const train_case *c, const dy_type *out, dy_tensor **x, dy
   dy_type t = {.dtype = DY_F32, .rank = c->spec.rank};
   memcpy(t.shape, c->spec.shape, sizeof t.shape);
   t.shape[0] = n;
-  *x = dy_keep(dy_randn(t.rank, t.shape));
+  *x = dy_randn(t.rank, t.shape);
   if (c->loss == DY_LOSS_CROSS_ENTROPY) {
-    *y = dy_keep(dy_tensor_new(DY_I64, 1, DY_SHAPE(n)));
+    *y = dy_tensor_new(DY_I64, 1, DY_SHAPE(n));
     for (int64_t i = 0; i < n; i++)
       ((int64_t *)(*y)->data)[i] = (int64_t)(dy_rand_u64() % (uint64_t)out->shape[1]);
   } else {
     dy_type o = *out;
     o.shape[0] = n;
-    *y = dy_keep(dy_randn(o.rank, o.shape));
+    *y = dy_randn(o.rank, o.shape);
     if (c->loss == DY_LOSS_BCE_WITH_LOGITS)
       for (int64_t i = 0; i < dy_tensor_numel(*y); i++)
         dy_tensor_f32(*y)[i] = dy_tensor_f32(*y)[i] > 0 ? 1.0f : 0.0f;
@@ -115,7 +118,8 @@ static dy_layer *fresh(const train_case *c) {
 /* Train a fresh model eagerly (static_ false) or through to_static; the
  * epochs' mean losses in losses[]. */
 static dy_layer *train_layer(const train_case *c, bool static_, const dy_optimizer_spec *opt,
-                             dy_tensor *x, dy_tensor *y, double *losses) {
+                             const dy_lr_schedule *sched, dy_tensor *x, dy_tensor *y,
+                             double *losses) {
   dy_layer *net = fresh(c);
   dy_loss_spec loss = {.kind = c->loss};
   dy_error err = {0};
@@ -124,22 +128,23 @@ static dy_layer *train_layer(const train_case *c, bool static_, const dy_optimiz
   CU_ASSERT_FATAL(st || eo);
   int64_t n = n_samples(c), order[64];
   dy_seed(SEED);
-  for (int e = 0; e < EPOCHS; e++) {
+  for (int e = 0, step = 0; e < EPOCHS; e++) {
     dy_train_shuffle(order, n);
     losses[e] = 0;
-    for (int k = 0; k < STEPS_PER_EPOCH; k++) {
+    for (int k = 0; k < STEPS_PER_EPOCH; k++, step++) {
       int64_t begin = k * c->batch, count = n - begin < c->batch ? n - begin : c->batch;
-      double l = -1;
+      double l = -1, lr = dy_lr_at(sched, opt->lr, step);
       dy_scope_begin();
       dy_tensor *xb = dy_train_batch(x, order, begin, count);
       dy_tensor *yb = dy_train_batch(y, order, begin, count);
       if (static_) {
-        DY_ASSERT_OK(dy_static_train_step(st, &xb, 1, yb, opt->lr, &l, &err), &err);
+        DY_ASSERT_OK(dy_static_train_step(st, &xb, 1, yb, lr, &l, &err), &err);
       } else {
         dy_tensor *lt = dy_loss(dy_call1(net, xb), yb, &loss);
         CU_ASSERT_PTR_NOT_NULL_FATAL(lt);
         l = *dy_tensor_f32(lt);
         DY_ASSERT_OK(dy_backward(lt, &err), &err);
+        dy_optimizer_set_lr(eo, lr);
         DY_ASSERT_OK(dy_optimizer_step(eo, &err), &err);
         dy_clear_grad(net);
       }
@@ -240,7 +245,8 @@ static dy_program *train_cli(const train_case *c, const char *opt_args, dy_tenso
   return p;
 }
 
-static void three_ways(const train_case *c, const dy_optimizer_spec *opt, const char *opt_args) {
+static void three_ways_sched(const train_case *c, const dy_optimizer_spec *opt,
+                             const dy_lr_schedule *sched, const char *opt_args) {
   dy_layer *probe = fresh(c);
   dy_program *pp = NULL;
   dy_error err = {0};
@@ -251,8 +257,8 @@ static void three_ways(const train_case *c, const dy_optimizer_spec *opt, const 
   dy_tensor *x, *y;
   make_data(c, &out, &x, &y);
   double le[EPOCHS], ls[EPOCHS], lc[EPOCHS];
-  dy_layer *eager = train_layer(c, false, opt, x, y, le);
-  dy_layer *stat = train_layer(c, true, opt, x, y, ls);
+  dy_layer *eager = train_layer(c, false, opt, sched, x, y, le);
+  dy_layer *stat = train_layer(c, true, opt, sched, x, y, ls);
   dy_program *cli = train_cli(c, opt_args, x, y, lc);
   char what[128];
   snprintf(what, sizeof what, "%s %s: to_static vs eager", c->name, dy_opt_name(opt->kind));
@@ -273,6 +279,10 @@ static void three_ways(const train_case *c, const dy_optimizer_spec *opt, const 
   dy_tensor_free(y);
 }
 
+static void three_ways(const train_case *c, const dy_optimizer_spec *opt, const char *opt_args) {
+  three_ways_sched(c, opt, NULL, opt_args);
+}
+
 static const dy_optimizer_spec sgd = {.kind = DY_OPT_SGD, .lr = 0.01, .momentum = 0.9};
 static const dy_optimizer_spec adam = {.kind = DY_OPT_ADAM, .lr = 0.001};
 #define SGD_ARGS "--optimizer sgd --lr 0.01 --momentum 0.9"
@@ -281,6 +291,21 @@ static const dy_optimizer_spec adam = {.kind = DY_OPT_ADAM, .lr = 0.001};
 static void test_mlp(void) {
   three_ways(&cases[0], &sgd, SGD_ARGS);
   three_ways(&cases[0], &adam, ADAM_ARGS);
+  /* the other options: Nesterov, AdamW's decoupled decay, L2 decay, clipping
+   * by the global norm, the step and cosine schedules */
+  const dy_optimizer_spec nesterov = {.kind = DY_OPT_SGD, .lr = 0.01, .momentum = 0.9,
+                                      .nesterov = true, .weight_decay = 1e-3};
+  const dy_optimizer_spec adamw = {.kind = DY_OPT_ADAMW, .lr = 0.002, .weight_decay = 0.05,
+                                   .clip_norm = 0.5};
+  const dy_lr_schedule step = {.kind = DY_LR_STEP, .step_size = 6, .gamma = 0.5};
+  const dy_lr_schedule cosine = {.kind = DY_LR_COSINE, .warmup_steps = 3,
+                                 .total_steps = EPOCHS * STEPS_PER_EPOCH};
+  three_ways_sched(&cases[0], &nesterov, &step,
+                   "--optimizer sgd --lr 0.01 --momentum 0.9 --nesterov --weight-decay 0.001 "
+                   "--lr-schedule step:6:0.5");
+  three_ways_sched(&cases[0], &adamw, &cosine,
+                   "--optimizer adamw --lr 0.002 --weight-decay 0.05 --clip-norm 0.5 "
+                   "--lr-schedule cosine:3");
 }
 
 static void test_lenet5(void) {

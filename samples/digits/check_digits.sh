@@ -5,8 +5,9 @@
 #      `dy2stc train` options of the same run) and NAME_static_losses.txt;
 #   2. `dy2stc train` trains NAME_untrained with those options;
 #   3. its epoch losses must equal the to_static ones (within 1e-3 + 1e-3
-#      relative: the CLI prints four decimals), and every path's test
-#      accuracy must reach the bar: MLP 95%, CNN 97%.
+#      relative: the CLI prints four decimals), and the test accuracy of
+#      every path (eager, to_static, the to_static model as saved and
+#      reloaded, dy2stc train's model) must reach the bar: MLP 95%, CNN 97%.
 set -eu
 DIGITS=$1 DY2STC=$2 W=$3
 rm -rf "$W" && mkdir -p "$W"
@@ -32,14 +33,20 @@ for m in mlp cnn; do
     paste "$W/${m}_cli_losses.txt" "$W/${m}_static_losses.txt"
     fail=1
   fi
-  "$DIGITS" --eval "$W/${m}_cli" --out "$W" | tee -a "$W/cli_eval.log"
+  # the saved models (dy_jit_save_ex after training, and the CLI's) on
+  # the static executor
+  for k in static cli; do
+    "$DIGITS" --eval "$W/${m}_$k" --out "$W" | tee -a "$W/cli_eval.log"
+  done
 done
 cat "$W/digits.log" "$W/cli_eval.log" > "$W/all.log"
 accuracy "mlp eager:" 95
 accuracy "mlp to_static:" 95
+accuracy "mlp_static:" 95
 accuracy "mlp_cli:" 95
 accuracy "cnn eager:" 97
 accuracy "cnn to_static:" 97
+accuracy "cnn_static:" 97
 accuracy "cnn_cli:" 97
 [ $fail = 0 ] && echo "digits: all checks passed"
 exit $fail

@@ -104,8 +104,8 @@ static void make_split(const float *pix, const int64_t *labels, bool test, split
   int64_t n = 0;
   for (int i = 0; i < N_ALL; i++)
     n += (i % 5 == 4) == test;
-  s->x = dy_keep(dy_tensor_new(DY_F32, 2, DY_SHAPE(n, N_PIX)));
-  s->y = dy_keep(dy_tensor_new(DY_I64, 1, DY_SHAPE(n)));
+  s->x = dy_tensor_new(DY_F32, 2, DY_SHAPE(n, N_PIX));
+  s->y = dy_tensor_new(DY_I64, 1, DY_SHAPE(n));
   float *x = s->x->data;
   int64_t *y = s->y->data, k = 0;
   for (int i = 0; i < N_ALL; i++)
@@ -113,7 +113,7 @@ static void make_split(const float *pix, const int64_t *labels, bool test, split
       memcpy(x + k * N_PIX, pix + i * N_PIX, sizeof(float) * N_PIX);
       y[k++] = labels[i];
     }
-  s->img = dy_keep(dy_reshape(s->x, 4, DY_SHAPE(n, 1, 8, 8)));
+  s->img = dy_reshape(s->x, 4, DY_SHAPE(n, 1, 8, 8));
 }
 
 static int write_split(const char *dir, const char *tag, const split *s) {
