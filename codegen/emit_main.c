@@ -21,7 +21,6 @@
 
 dy_status dy_codegen_main_c(const dy_program *p, const dy_codegen_options *opt,
                             dy_buf *out, dy_error *err) {
-  (void)p;
   char upper[256];
   size_t n = strlen(opt->name);
   if (n >= sizeof upper)
@@ -31,6 +30,12 @@ dy_status dy_codegen_main_c(const dy_program *p, const dy_codegen_options *opt,
     char c = opt->name[i];
     upper[i] = c >= 'a' && c <= 'z' ? (char)(c - 'a' + 'A') : c;
   }
+  if (!opt->trainer && p && dy_program_is_training(p))
+    return dy_error_set(err, DY_STATUS_UNSUPPORTED,
+                        "the Program updates state in place (a training step: an "
+                        "optimizer or batch_norm_stats op), which the inference main.c "
+                        "cannot drive; emit C (--emit c) or compile the inference model "
+                        "with --train for a trainer");
   if (!opt->trainer) {
     const dy_tpl_sub subs[] = {
         {"dy_model", opt->name},

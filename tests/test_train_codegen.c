@@ -14,8 +14,11 @@
  * (NAME_state_tensor). Losses and final state must agree to ~1e-4
  * relative, for an MLP (sgd, momentum, adam, adamw) and a small CNN (sgd,
  * adam). Also: the state lives in RAM (no const parameter in NAME.c),
- * the arena meets the plan's lower bound within a stated factor, and
- * NAME_train_step reports a label out of range as NAME_ERR_INDEX.
+ * the arena meets the plan's lower bound within a stated factor; the
+ * compiled trainer (--emit exe) prints dy2stc train's epoch losses and
+ * ends with its parameters, and a label out of range stops it
+ * (NAME_ERR_INDEX) with a message; the inference main.c refuses a
+ * Program with state.
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -520,6 +523,20 @@ static void test_trainer_matches_dy2stc_train(void) {
     CU_ASSERT(fabs(got[e] - want[e]) <= 2e-4 + 1e-3 * fabs(want[e]));
   }
   CU_ASSERT(ng == 4 && got[3] < got[0]); /* it learns */
+  /* a label out of range stops the compiled step (NAME_ERR_INDEX), never a
+   * read out of bounds: the trainer says so and fails */
+  y[N - 1] = 7;
+  snprintf(path, sizeof path, "%s/bad", dir);
+  sh("mkdir -p %s", path);
+  CU_ASSERT_FATAL(dy_test_write_samples(path, x, N, 6, y));
+  rc = dy_test_sh(WORK "/e2e/bad.log",
+                  "cd %s && ./trainer --input x=bad/x.npy --labels bad/y.npy --epochs 1 "
+                  "--no-shuffle -o bad/state",
+                  dir);
+  CU_ASSERT_EQUAL(rc, 1);
+  log = dy_test_slurp(WORK "/e2e/bad.log");
+  CU_ASSERT(log && strstr(log, "label is out of range"));
+  free(log);
   /* the trained parameters into the model, against dy2stc train's */
   rc = dy_test_sh(WORK "/e2e/params.log",
                   "cd %s && %s params mlp.dymodel --from state -o merged", dir, DY2STC_PATH);
@@ -550,6 +567,24 @@ static void test_trainer_matches_dy2stc_train(void) {
   dy_program_free(b);
 }
 
+/* The inference main.c cannot drive a Program with state: a clear error
+ * that points at --train, not C that does not compile. */
+static void test_inference_main_refuses_state(void) {
+  char *text = mlp_text(3);
+  dy_program *p = training_program(text, OPT_SGD);
+  free(text);
+  dy_compile_options o = dy_compile_options_default();
+  o.name = "refuse";
+  o.max_batch = 4;
+  o.emit_main = true;
+  dy_codegen_output co = {0};
+  dy_error err = {0};
+  CU_ASSERT_EQUAL(dy_compile_program(p, &o, &co, NULL, &err), DY_STATUS_UNSUPPORTED);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "--train"));
+  dy_codegen_output_free(&co);
+  dy_program_free(p);
+}
+
 void dy_test_register(void) {
   DY_SUITE("train_codegen");
   DY_TEST(test_mlp_sgd);
@@ -559,4 +594,5 @@ void dy_test_register(void) {
   DY_TEST(test_cnn_sgd);
   DY_TEST(test_cnn_adam);
   DY_TEST(test_trainer_matches_dy2stc_train);
+  DY_TEST(test_inference_main_refuses_state);
 }
