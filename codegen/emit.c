@@ -30,7 +30,8 @@
  *
  * Where a var lives ("storage"), decided once per var:
  *   feed         the const input pointer argument of NAME_run
- *   persistable  its w_<name> array
+ *   persistable  its w_<name> array (one holding an infinity or a NaN: a
+ *                union of its bit patterns, read as w_<name>.f)
  *   state        a persistable var an in-place op (DY_OPF_INPLACE: an
  *                optimizer's update) writes: (T *)(st + NAME_SOFF_<name>),
  *                st being the caller's state block; w_<name> then holds
@@ -234,6 +235,9 @@ typedef struct {
   storage *st;           /* per var, for used vars */
   bool *kernel;          /* per op index: emits a kernel */
   bool *in_place;        /* per op index: writes over an input (no restrict) */
+  bool *bits;            /* per var: an f32 weight with an infinity or NaN,
+                            emitted as a union of its bit patterns (.u) read
+                            as floats (.f) */
   bool *state;           /* per var: persistable and written in place by an
                             op (DY_OPF_INPLACE): lives in the caller's state */
   bool dynamic;          /* some used var has a -1 dim */
@@ -366,7 +370,7 @@ static void buffer_expr(gen *g, int v, bool as_const, char *buf, size_t n) {
     snprintf(buf, n, "%s", g->param[s->root]);
     break;
   case ST_WEIGHT:
-    snprintf(buf, n, "%s", g->weight[s->root]);
+    snprintf(buf, n, "%s%s", g->weight[s->root], g->bits[s->root] ? ".f" : "");
     break;
   case ST_STATE:
     snprintf(buf, n, "(%s%s *)(st + %s)", as_const ? "const " : "",
@@ -1049,9 +1053,9 @@ static void emit_state_defs(gen *g, dy_buf *out) {
     if (!g->soff[i])
       continue;
     const dy_var *v = p->vars[i];
-    dy_buf_printf(out, "  for (int64_t i = 0; i < %lld; i++)\n    ((%s *)(st + %s))[i] = %s[i];\n",
+    dy_buf_printf(out, "  for (int64_t i = 0; i < %lld; i++)\n    ((%s *)(st + %s))[i] = %s%s[i];\n",
                   (long long)dy_type_numel(&v->type), ctype_of(v->type.dtype), g->soff[i],
-                  g->weight[i]);
+                  g->weight[i], g->bits[i] ? ".f" : "");
   }
   dy_buf_printf(out, "  return %s_OK;\n}\n\n", U);
   dy_buf_printf(out, "void *%s_state_tensor(void *state, int i) {\n", L);
@@ -1244,20 +1248,27 @@ static dy_status emit_weights(gen *g, dy_buf *out) {
     dy_buf_put_comment(out, v->name);
     dy_buf_printf(out, "  %s%s */\n", dy_type_str(&v->type, ts, sizeof ts),
                   g->state[i] ? ", the initial value of its state" : "");
-    dy_buf_printf(out, "static const %s %s[%lld] = {", ctype_of(v->type.dtype),
-                  g->weight[i], (long long)(n > 0 ? n : 1));
+    if (g->bits[i]) /* an infinity or a NaN has no literal without libm */
+      dy_buf_printf(out, "static const union {\n  uint32_t u[%lld];\n  float f[%lld];\n} %s = {{",
+                    (long long)n, (long long)n, g->weight[i]);
+    else
+      dy_buf_printf(out, "static const %s %s[%lld] = {", ctype_of(v->type.dtype),
+                    g->weight[i], (long long)(n > 0 ? n : 1));
     if (n == 0)
       dy_buf_puts(out, "0"); /* C has no empty arrays; never read */
     for (int64_t j = 0; j < n; j++) {
       char lit[64];
-      if (v->type.dtype == DY_F32) {
+      if (g->bits[i]) {
+        uint32_t u;
+        memcpy(&u, (const char *)v->data + 4 * j, 4);
+        snprintf(lit, sizeof lit, "0x%08lxu", (unsigned long)u);
+      } else if (v->type.dtype == DY_F32) {
         float x;
         memcpy(&x, (const char *)v->data + 4 * j, 4);
         if (!dy_float_literal(x, lit, sizeof lit))
-          return dy_error_set(g->err, DY_STATUS_UNSUPPORTED,
-                              "weight '%s' element %lld is %s; the generated C "
-                              "would not reproduce it", v->name, (long long)j,
-                              x != x ? "NaN" : "infinite");
+          return dy_error_set(g->err, DY_STATUS_INTERNAL,
+                              "weight '%s' element %lld has no literal", v->name,
+                              (long long)j);
       } else if (v->type.dtype == DY_I64) {
         int64_t x;
         memcpy(&x, (const char *)v->data + 8 * j, 8);
@@ -1269,7 +1280,7 @@ static dy_status emit_weights(gen *g, dy_buf *out) {
       if (j + 1 < n)
         dy_buf_putc(out, ',');
     }
-    dy_buf_puts(out, n > 0 ? "\n};\n\n" : "};\n\n");
+    dy_buf_puts(out, g->bits[i] ? "\n}};\n\n" : n > 0 ? "\n};\n\n" : "};\n\n");
   }
   /* packed copies, in the layout of the GEMM micro-kernel (emit_gemm.c) */
   for (int k = 0; k < g->n_packs; k++) {
@@ -1962,6 +1973,7 @@ static void gen_free(gen *g) {
   free(g->soff);
   free(g->state_off);
   free(g->state);
+  free(g->bits);
   free(g->off);
   free(g->scratch_name);
   free(g->used);
@@ -2015,6 +2027,7 @@ dy_status dy_codegen(const dy_program *p, const dy_codegen_options *opt,
   g.soff = calloc(nv, sizeof *g.soff);
   g.state_off = calloc(nv, sizeof *g.state_off);
   g.state = calloc(nv, sizeof *g.state);
+  g.bits = calloc(nv, sizeof *g.bits);
   g.scratch_name = calloc(no, sizeof *g.scratch_name);
   g.used = calloc(nv, sizeof *g.used);
   g.def = calloc(nv, sizeof *g.def);
@@ -2027,15 +2040,23 @@ dy_status dy_codegen(const dy_program *p, const dy_codegen_options *opt,
   dy_status s = DY_OK;
   if (!g.lower || !g.upper || !g.param || !g.param_in || !g.param_out ||
       !g.weight || !g.off || !g.scratch_name || !g.used || !g.def || !g.st || !g.kernel || !g.in_place ||
-      !g.unpacked_use || !g.scratch || !g.scratch_off || !g.soff || !g.state_off || !g.state) {
+      !g.unpacked_use || !g.scratch || !g.scratch_off || !g.soff || !g.state_off || !g.state || !g.bits) {
     s = dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
     goto done;
   }
   for (char *c = g.upper; *c; c++)
     if (*c >= 'a' && *c <= 'z')
       *c = (char)(*c - 'a' + 'A');
-  for (int i = 0; i < p->n_vars; i++)
-    g.state[i] = p->vars[i]->persistable && dy_program_in_place_writer(p, i) != NULL;
+  for (int i = 0; i < p->n_vars; i++) {
+    const dy_var *v = p->vars[i];
+    g.state[i] = v->persistable && dy_program_in_place_writer(p, i) != NULL;
+    for (int64_t j = 0; v->persistable && v->data && v->type.dtype == DY_F32 &&
+                        j < dy_type_numel(&v->type) && !g.bits[i]; j++) {
+      float x;
+      memcpy(&x, (const char *)v->data + 4 * j, 4);
+      g.bits[i] = !(x - x == 0.0f); /* an infinity or a NaN */
+    }
+  }
 
   if ((s = analyse(&g)) != DY_OK || (s = make_names(&g)) != DY_OK ||
       (s = plan_packs_and_scratch(&g)) != DY_OK || (s = make_offset_names(&g)) != DY_OK)
