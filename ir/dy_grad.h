@@ -97,8 +97,8 @@ bool dy_grad_input_is_differentiable(dy_op_kind k, int i, dy_dtype t);
 /* or the op fails (the first error stays in b->err).                  */
 /* ------------------------------------------------------------------ */
 
-/* Record an error at the forward op (first one wins): "gradient of <op>:
- * <msg>", or just msg outside a rule (b->fwd NULL); returns -1. */
+/* Record an error at the forward op (first one wins; with no forward op,
+ * as when an optimizer emits, the message alone); returns -1. */
 int dy_gb_fail(dy_gb *b, dy_status s, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static inline dy_status dy_gb_status(const dy_gb *b) { return b->err->status; }

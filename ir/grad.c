@@ -66,7 +66,7 @@ int dy_gb_fail(dy_gb *b, dy_status s, const char *fmt, ...) {
   va_end(ap);
   if (b->fwd)
     dy_error_at(b->err, b->fwd, s, "gradient of %s: %s", dy_op_name(b->fwd->kind), msg);
-  else  /* not inside a rule: a loss or an optimizer being built */
+  else /* ops emitted for no forward op: an optimizer's update, a loss */
     dy_error_set(b->err, s, "%s", msg);
   return -1;
 }
