@@ -14,7 +14,15 @@
  *            with -ffreestanding -nostdlib; links against nothing but
  *            memcpy/memset, which the compiler may call for copies.
  *   main.c   (optional) a command-line driver: --input NAME=FILE.npy,
- *            --output-dir DIR, --bench N, .npy/.bin reading and writing.
+ *            --output-dir DIR, --bench N, .npy/.bin reading and writing;
+ *            or, for a training step, the trainer (rt/dy_train_main.c).
+ *
+ * A Program with ops that update persistable vars in place (DY_OPF_INPLACE:
+ * a training step) keeps those vars, its "state", in the caller's RAM:
+ * NAME_run then takes `void *state` first (NAME_STATE_BYTES, set up by
+ * NAME_state_init from const initial values), and NAME.h declares
+ * NAME_state (a table), NAME_state_tensor and, for a dy_train.h training
+ * Program, NAME_train_step (the learning rate by value).
  *
  * Contract with the memory plan (compiler/passes/memplan.c): every var that
  * is neither persistable, a feed nor a fetch has mem_offset >= 0 (bytes into
@@ -29,11 +37,24 @@
 
 #include "dy_ir.h"
 
+/* The defaults of a compiled trainer's main.c (rt/dy_train_main.c). */
+typedef struct {
+  double lr;                 /* the base learning rate (--lr overrides it)   */
+  int64_t batch;             /* samples per step (--batch; <= max_batch)     */
+  int64_t lr_step_size;      /* > 0: the rate is multiplied by lr_gamma every
+                                lr_step_size steps; 0: constant              */
+  double lr_gamma;
+  int64_t lr_warmup;         /* >= 0: cosine decay to 0 over the run after a
+                                linear warm-up of lr_warmup steps (dy_lr_at) */
+} dy_codegen_trainer;
+
 typedef struct {
   const char *name;          /* C identifier used as symbol prefix ("model") */
   int64_t max_batch;         /* bound for the dynamic dim (>= 1)            */
   int64_t arena_bytes;       /* from the memory plan                        */
   bool emit_main;            /* also produce main.c                         */
+  const dy_codegen_trainer *trainer; /* non-NULL: main.c is a trainer (the
+                                Program is a training step, dy_train.h)     */
   const char *command_line;  /* quoted in the header comment (may be NULL)  */
   const char *source;        /* the input model's path (may be NULL)        */
   int ops_before;            /* ops before the passes (0: not stated)       */
@@ -54,6 +75,7 @@ typedef struct {
   char *main_c;              /* main.c text (malloc'd), or NULL */
   int64_t weight_bytes;      /* NAME_WEIGHT_BYTES: the const arrays' bytes */
   int64_t arena_bytes;       /* NAME_ARENA_BYTES (the plan's, or more)     */
+  int64_t state_bytes;       /* NAME_STATE_BYTES (0: no state)             */
 } dy_codegen_output;
 
 dy_status dy_codegen(const dy_program *p, const dy_codegen_options *opt,

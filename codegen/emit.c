@@ -24,11 +24,18 @@
  *   NAME_run            argument checks, the arena layout as a comment, one
  *                       call per kernel, copies for odd outputs
  *   NAME_run_v          the same behind arrays of pointers
+ *   NAME_state_init ... with state: its initial values into the caller's
+ *                       block, NAME_state_tensor, NAME_train_step
  *   NAME_inputs/outputs descriptor tables
  *
  * Where a var lives ("storage"), decided once per var:
  *   feed         the const input pointer argument of NAME_run
- *   persistable  its w_<name> array
+ *   persistable  its w_<name> array (one holding an infinity or a NaN: a
+ *                union of its bit patterns, read as w_<name>.f)
+ *   state        a persistable var an in-place op (DY_OPF_INPLACE: an
+ *                optimizer's update) writes: (T *)(st + NAME_SOFF_<name>),
+ *                st being the caller's state block; w_<name> then holds
+ *                only its initial value, which NAME_state_init copies
  *   fetch        the output pointer argument (a fetch that is also a feed or
  *                a weight is copied into it at the end of NAME_run)
  *   alias_of     the storage of the var it aliases (followed to the end)
@@ -118,7 +125,7 @@ static const char *const reserved[] = {
     "unsigned", "void", "volatile", "while", "asm", "typeof",
     /* NAME_run's own names and the object-like macros of the headers
      * model.c includes (and of <math.h>, which it once did) */
-    "arena", "batch", "mem", "i", "NULL", "NAN", "INFINITY", "EOF",
+    "arena", "batch", "mem", "i", "state", "st", "learning_rate_value", "NULL", "NAN", "INFINITY", "EOF",
     "math_errhandling",
 };
 
@@ -193,7 +200,7 @@ static void dedup(char *s, char *const *taken, int n) {
 /* The generator                                                       */
 /* ------------------------------------------------------------------ */
 
-typedef enum { ST_NONE, ST_FEED, ST_WEIGHT, ST_FETCH, ST_ARENA } storage_kind;
+typedef enum { ST_NONE, ST_FEED, ST_WEIGHT, ST_FETCH, ST_ARENA, ST_STATE } storage_kind;
 
 typedef struct {
   storage_kind kind;
@@ -216,7 +223,11 @@ typedef struct {
   char **param;          /* per var: NAME_run parameter (feeds, fetches) */
   char **param_in;       /* per feed index: parameter name */
   char **param_out;      /* per fetch index: parameter name */
-  char **weight;         /* per var: w_ array name if emitted */
+  char **weight;         /* per var: w_ array name if emitted (for state:
+                            its initial value) */
+  char **soff;           /* per state var: NAME_STATE_<name>, its offset */
+  int64_t *state_off;    /* per state var: byte offset in the state */
+  int64_t state_bytes;   /* NAME_STATE_BYTES; 0: no state */
   char **off;            /* per arena root var: NAME_OFF_<name>, its offset */
   char **scratch_name;   /* per op index with scratch: NAME_OFF_scratch_k<id> */
   bool *used;            /* per var: read or written by an op, or fetched */
@@ -224,6 +235,11 @@ typedef struct {
   storage *st;           /* per var, for used vars */
   bool *kernel;          /* per op index: emits a kernel */
   bool *in_place;        /* per op index: writes over an input (no restrict) */
+  bool *bits;            /* per var: an f32 weight with an infinity or NaN,
+                            emitted as a union of its bit patterns (.u) read
+                            as floats (.f) */
+  bool *state;           /* per var: persistable and written in place by an
+                            op (DY_OPF_INPLACE): lives in the caller's state */
   bool dynamic;          /* some used var has a -1 dim */
   bool uses_arena;       /* some storage is ST_ARENA */
   int64_t weight_bytes;
@@ -292,7 +308,7 @@ static dy_status resolve(gen *g, int v, storage *out) {
     if (x->feed_index >= 0) {
       *out = (storage){ST_FEED, cur};
     } else if (x->persistable) {
-      *out = (storage){ST_WEIGHT, cur};
+      *out = (storage){g->state[cur] ? ST_STATE : ST_WEIGHT, cur};
     } else if (x->fetch_index >= 0) {
       *out = (storage){ST_FETCH, cur};
     } else if (x->alias_of >= 0) {
@@ -354,7 +370,11 @@ static void buffer_expr(gen *g, int v, bool as_const, char *buf, size_t n) {
     snprintf(buf, n, "%s", g->param[s->root]);
     break;
   case ST_WEIGHT:
-    snprintf(buf, n, "%s", g->weight[s->root]);
+    snprintf(buf, n, "%s%s", g->weight[s->root], g->bits[s->root] ? ".f" : "");
+    break;
+  case ST_STATE:
+    snprintf(buf, n, "(%s%s *)(st + %s)", as_const ? "const " : "",
+             ctype_of(x->type.dtype), g->soff[s->root]);
     break;
   case ST_ARENA:
     snprintf(buf, n, "(%s%s *)(mem + %s)", as_const ? "const " : "",
@@ -372,11 +392,14 @@ static bool overlap(const gen *g, int a, int b) {
   if (sa->root == sb->root)
     return true;
   if (sa->kind != ST_ARENA || sb->kind != ST_ARENA)
-    return false;
+    return false; /* distinct state vars never share bytes */
   const dy_var *ra = g->p->vars[sa->root], *rb = g->p->vars[sb->root];
-  int64_t a0 = ra->mem_offset, a1 = a0 + var_bytes(g, ra);
-  int64_t b0 = rb->mem_offset, b1 = b0 + var_bytes(g, rb);
-  return a0 < b1 && b0 < a1 && a1 > a0 && b1 > b0;
+  /* an empty buffer counts as one byte: two at one address are the same
+   * pointer to the compiler (restrict), whatever they hold */
+  int64_t na = var_bytes(g, ra), nb = var_bytes(g, rb);
+  int64_t a0 = ra->mem_offset, a1 = a0 + (na > 0 ? na : 1);
+  int64_t b0 = rb->mem_offset, b1 = b0 + (nb > 0 ? nb : 1);
+  return a0 < b1 && b0 < a1;
 }
 
 /* Append a C call or declaration "head(arg, arg, ...)tail", wrapping the
@@ -507,8 +530,17 @@ static dy_status analyse(gen *g) {
                            info->name, p->vars[v]->name);
       g->used[v] = true;
     }
+    bool inplace = dy_op_has(op, DY_OPF_INPLACE);
     for (int k = 0; k < op->n_outputs; k++) {
       const dy_var *v = p->vars[op->outputs[k]];
+      if (inplace) {
+        /* an update of state: output k is input k, a persistable var */
+        if (op->outputs[k] != op->inputs[k] || !v->persistable)
+          return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                             "op %d (%s): in-place output %d '%s' is not its input %d, "
+                             "a persistable var", op->id, info->name, k, v->name, k);
+        continue;
+      }
       if (v->feed_index >= 0 || v->persistable)
         return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                            "op %d (%s) writes %s '%s'", op->id, info->name,
@@ -598,6 +630,18 @@ static dy_status analyse(gen *g) {
         continue;
       }
     }
+    if (dy_op_has(op, DY_OPF_INPLACE)) {
+      /* its outputs are its first inputs (checked above); any other
+       * input must not be state it writes */
+      g->in_place[oi] = true;
+      for (int k = 0; k < op->n_outputs; k++)
+        for (int j = op->n_outputs; j < op->n_inputs; j++)
+          if (overlap(g, op->outputs[k], op->inputs[j]))
+            return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                               "op %d (%s): in-place output '%s' is also its input %d",
+                               op->id, dy_op_name(op->kind), p->vars[op->outputs[k]]->name, j);
+      continue;
+    }
     for (int k = 0; k < op->n_outputs; k++) {
       int o = op->outputs[k];
       if (p->vars[o]->alias_of >= 0 && p->vars[o]->fetch_index < 0)
@@ -675,7 +719,8 @@ static dy_status make_names(gen *g) {
   if (!wt)
     return dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
   for (int i = 0; i < p->n_vars; i++) {
-    if (!g->used[i] || g->st[i].kind != ST_WEIGHT || g->st[i].root != i)
+    if (!g->used[i] || (g->st[i].kind != ST_WEIGHT && g->st[i].kind != ST_STATE) ||
+        g->st[i].root != i)
       continue;
     char *s = sanitize(p->vars[i]->name, "w_");
     if (!s) {
@@ -730,7 +775,7 @@ static dy_status plan_packs_and_scratch(gen *g) {
     g->unpacked_use[g->st[p->fetches[i]].root] = true;
   /* weights no kernel reads as they are: only their packed copies remain */
   for (int i = 0; i < p->n_vars; i++)
-    if (g->weight[i] && !g->unpacked_use[i]) {
+    if (g->weight[i] && !g->unpacked_use[i] && !g->state[i]) {
       free(g->weight[i]);
       g->weight[i] = NULL;
     }
@@ -790,7 +835,7 @@ static dy_status plan_packs_and_scratch(gen *g) {
 static dy_status make_offset_names(gen *g) {
   const dy_program *p = g->p;
   int n = 0;
-  char **taken = calloc((size_t)p->n_vars + (size_t)g->b->n_ops + 1, sizeof *taken);
+  char **taken = calloc(2 * (size_t)p->n_vars + (size_t)g->b->n_ops + 1, sizeof *taken);
   if (!taken)
     return dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
   char prefix[300];
@@ -815,9 +860,24 @@ static dy_status make_offset_names(gen *g) {
     dedup(s, taken, n);
     taken[n++] = g->scratch_name[oi] = s;
   }
+  /* the state: NAME_SOFF_<var>, 64-aligned, in var order */
+  snprintf(prefix, sizeof prefix, "%s_SOFF_", g->upper);
+  int ns = n;
+  for (int i = 0; i < p->n_vars; i++) {
+    if (!g->used[i] || g->st[i].kind != ST_STATE || g->st[i].root != i)
+      continue;
+    char *s = sanitize(p->vars[i]->name, prefix);
+    if (!s)
+      break;
+    dedup(s, taken + ns, n - ns);
+    taken[n++] = g->soff[i] = s;
+    g->state_off[i] = g->state_bytes;
+    g->state_bytes += (var_bytes(g, p->vars[i]) + 63) / 64 * 64;
+  }
   bool oom = false;
   for (int i = 0; i < p->n_vars; i++)
-    oom |= g->used[i] && g->st[i].kind == ST_ARENA && g->st[i].root == i && !g->off[i];
+    oom |= g->used[i] && g->st[i].root == i &&
+           ((g->st[i].kind == ST_ARENA && !g->off[i]) || (g->st[i].kind == ST_STATE && !g->soff[i]));
   for (int oi = 0; oi < g->b->n_ops; oi++)
     oom |= g->scratch[oi] > 0 && !g->scratch_name[oi];
   free(taken);
@@ -850,6 +910,8 @@ static void put_shape_list(dy_buf *out, const dy_type *t) {
 static int run_params(gen *g, char **args) {
   const dy_program *p = g->p;
   int n = 0;
+  if (g->state_bytes > 0)
+    args[n++] = xstrdup("void *state");
   args[n++] = xstrdup("void *arena");
   args[n++] = xstrdup("int64_t batch");
   for (int i = 0; i < p->n_feeds; i++)
@@ -904,6 +966,153 @@ static void put_io_macros(gen *g, dy_buf *out, const char *kind, int i,
   dy_buf_puts(out, "\n");
 }
 
+/* ---- state (a training Program: parameters and optimizer state) ---- */
+
+/* The feed index of a training Program's rank-0 f32 "learning_rate",
+ * when its only fetch is a rank-0 f32 loss (dy_train.h); else -1. Such a
+ * Program also gets NAME_train_step, the rate passed by value. */
+static int train_lr_feed(const gen *g) {
+  const dy_program *p = g->p;
+  if (g->state_bytes <= 0 || p->n_fetches != 1)
+    return -1;
+  const dy_var *loss = p->vars[p->fetches[0]];
+  if (loss->type.rank != 0 || loss->type.dtype != DY_F32)
+    return -1;
+  for (int i = 0; i < p->n_feeds; i++) {
+    const dy_var *v = p->vars[p->feeds[i]];
+    if (strcmp(v->name, "learning_rate") == 0 && v->type.rank == 0 && v->type.dtype == DY_F32)
+      return i;
+  }
+  return -1;
+}
+
+/* The parameters of NAME_train_step: NAME_run's, the rate by value. */
+static int train_step_params(gen *g, char **args, int lr) {
+  int n = run_params(g, args);
+  int k = 3 + lr; /* state, arena, batch, then the feeds */
+  free(args[k]);
+  args[k] = xprintf("float %s", g->param_in[lr]);
+  return n;
+}
+
+static int num_state(const gen *g) {
+  int n = 0;
+  for (int i = 0; i < g->p->n_vars; i++)
+    n += g->soff[i] != NULL;
+  return n;
+}
+
+static void emit_state_decls(gen *g, dy_buf *out) {
+  const char *L = g->lower, *U = g->upper;
+  dy_buf_printf(out,
+                "/* The state: every var the Program updates in place (parameters,\n"
+                " * optimizer moments, running statistics), %s_NUM_STATE tensors in\n"
+                " * %s_STATE_BYTES bytes of the caller's RAM, aligned to %s_STATE_ALIGN;\n"
+                " * kept between calls. %s_state[i] describes tensor i. */\n"
+                "extern const %s_tensor_info %s_state[]; /* %s_NUM_STATE */\n\n",
+                U, U, U, L, L, L, U);
+  dy_buf_printf(out,
+                "/* Copies the initial values (const data in %s.c) into state.\n"
+                " * Returns %s_OK or %s_ERR_ARG (NULL). */\n"
+                "int %s_state_init(void *state);\n\n",
+                L, U, U, L);
+  dy_buf_printf(out,
+                "/* State tensor i (0..%s_NUM_STATE-1) inside state, C order; NULL for\n"
+                " * another i. Its dtype is %s_state[i].dtype (0: float). */\n"
+                "void *%s_state_tensor(void *state, int i);\n\n",
+                U, L, L);
+  int lr = train_lr_feed(g);
+  if (lr < 0)
+    return;
+  dy_buf_printf(out,
+                "/* One training step: forward, loss, backward and the optimizer's\n"
+                " * update of the state, as %s_run with the learning rate passed by\n"
+                " * value; *%s gets the loss before the update. Returns %s_OK,\n"
+                " * %s_ERR_BATCH, %s_ERR_ARG or %s_ERR_INDEX (a label out of range:\n"
+                " * the state is then partly updated or not at all). */\n",
+                L, g->param_out[0], U, U, U, U);
+  char *args[3 + 2 * DY_MAX_FEEDS];
+  int n = train_step_params(g, args, lr);
+  char *head = xprintf("int %s_train_step", L);
+  if (!args_ok(args, n) || !head)
+    out->oom = true;
+  else
+    put_wrapped(out, "", head, args, n, ";\n\n");
+  free(head);
+  free_args(args, n);
+}
+
+/* state_init, the state table's accessor and NAME_train_step. */
+static void emit_state_defs(gen *g, dy_buf *out) {
+  const dy_program *p = g->p;
+  const char *L = g->lower, *U = g->upper;
+  dy_buf_printf(out, "int %s_state_init(void *state) {\n", L);
+  dy_buf_printf(out, "  unsigned char *st = (unsigned char *)state;\n"
+                     "  if (!state)\n    return %s_ERR_ARG;\n", U);
+  for (int i = 0; i < p->n_vars; i++) {
+    if (!g->soff[i])
+      continue;
+    const dy_var *v = p->vars[i];
+    dy_buf_printf(out, "  for (int64_t i = 0; i < %lld; i++)\n    ((%s *)(st + %s))[i] = %s%s[i];\n",
+                  (long long)dy_type_numel(&v->type), ctype_of(v->type.dtype), g->soff[i],
+                  g->weight[i], g->bits[i] ? ".f" : "");
+  }
+  dy_buf_printf(out, "  return %s_OK;\n}\n\n", U);
+  dy_buf_printf(out, "void *%s_state_tensor(void *state, int i) {\n", L);
+  dy_buf_printf(out, "  static const int64_t offset[%s_NUM_STATE] = {", U);
+  int k = 0;
+  for (int i = 0; i < p->n_vars; i++)
+    if (g->soff[i])
+      dy_buf_printf(out, "%s%s", k++ ? ", " : "", g->soff[i]);
+  dy_buf_printf(out, "};\n"
+                     "  if (!state || i < 0 || i >= %s_NUM_STATE)\n    return NULL;\n"
+                     "  return (unsigned char *)state + offset[i];\n}\n\n", U);
+  int lr = train_lr_feed(g);
+  if (lr < 0)
+    return;
+  char *args[3 + 2 * DY_MAX_FEEDS], *cargs[3 + 2 * DY_MAX_FEEDS];
+  int n = train_step_params(g, args, lr), nc = 0;
+  cargs[nc++] = xstrdup("state");
+  cargs[nc++] = xstrdup("arena");
+  cargs[nc++] = xstrdup("batch");
+  for (int i = 0; i < p->n_feeds; i++)
+    cargs[nc++] = i == lr ? xprintf("&%s", g->param_in[i]) : xstrdup(g->param_in[i]);
+  for (int i = 0; i < p->n_fetches; i++)
+    cargs[nc++] = xstrdup(g->param_out[i]);
+  char *head = xprintf("int %s_train_step", L), *call = xprintf("return %s_run", L);
+  if (!args_ok(args, n) || !args_ok(cargs, nc) || !head || !call) {
+    out->oom = true;
+  } else {
+    put_wrapped(out, "", head, args, n, " {\n");
+    put_wrapped(out, "  ", call, cargs, nc, ";\n}\n\n");
+  }
+  free(head);
+  free(call);
+  free_args(args, n);
+  free_args(cargs, nc);
+}
+
+/* The state layout before NAME_run: NAME_SOFF_<var>, bytes into state. */
+static void emit_state_layout(gen *g, dy_buf *out) {
+  const dy_program *p = g->p;
+  int w = 0;
+  for (int i = 0; i < p->n_vars; i++)
+    if (g->soff[i] && (int)strlen(g->soff[i]) > w)
+      w = (int)strlen(g->soff[i]);
+  dy_buf_printf(out, "/* state layout: byte offset of each tensor (%lld bytes in all) */\n",
+                (long long)g->state_bytes);
+  char ts[256];
+  for (int i = 0; i < p->n_vars; i++) {
+    if (!g->soff[i])
+      continue;
+    dy_buf_printf(out, "#define %-*s %8lld /* %8lld  ", w, g->soff[i],
+                  (long long)g->state_off[i], (long long)var_bytes(g, p->vars[i]));
+    dy_buf_put_comment(out, p->vars[i]->name);
+    dy_buf_printf(out, " %s */\n", dy_type_str(&p->vars[i]->type, ts, sizeof ts));
+  }
+  dy_buf_putc(out, '\n');
+}
+
 static void emit_header(gen *g, dy_buf *out) {
   const dy_program *p = g->p;
   const char *L = g->lower, *U = g->upper;
@@ -932,6 +1141,12 @@ static void emit_header(gen *g, dy_buf *out) {
                 "#define %s_RAM_BYTES %s_ARENA_BYTES\n"
                 "#define %s_FLASH_BYTES %s_WEIGHT_BYTES\n",
                 U, U, U, U);
+  if (g->state_bytes > 0)
+    dy_buf_printf(out,
+                  "#define %s_STATE_BYTES %lld /* parameters and optimizer state, kept */\n"
+                  "#define %s_STATE_ALIGN 64\n"
+                  "#define %s_NUM_STATE %d\n",
+                  U, (long long)g->state_bytes, U, U, num_state(g));
   dy_buf_printf(out, "#define %s_NUM_INPUTS %d\n", U, p->n_feeds);
   dy_buf_printf(out, "#define %s_NUM_OUTPUTS %d\n\n", U, p->n_fetches);
   for (int i = 0; i < p->n_feeds; i++) {
@@ -963,8 +1178,13 @@ static void emit_header(gen *g, dy_buf *out) {
   dy_buf_printf(out, "extern const %s_tensor_info %s_outputs[]; /* %s_NUM_OUTPUTS */\n\n",
                 L, L, U);
 
+  dy_buf_printf(out, "/* Runs the model.\n");
+  if (g->state_bytes > 0)
+    dy_buf_printf(out,
+                  " *   state  %s_STATE_BYTES bytes aligned to %s_STATE_ALIGN, set up by\n"
+                  " *          %s_state_init; read and updated in place\n",
+                  U, U, L);
   dy_buf_printf(out,
-                "/* Runs the model.\n"
                 " *   arena  %s_ARENA_BYTES bytes aligned to %s_ARENA_ALIGN; "
                 "scratch only,\n"
                 " *          nothing is kept in it between calls\n"
@@ -987,7 +1207,7 @@ static void emit_header(gen *g, dy_buf *out) {
   }
   dy_buf_printf(out, " * Returns %s_OK, %s_ERR_BATCH, %s_ERR_ARG or %s_ERR_INDEX (outputs\n"
                    " * then undefined). */\n", U, U, U, U);
-  char *args[2 + 2 * DY_MAX_FEEDS];
+  char *args[3 + 2 * DY_MAX_FEEDS];
   int n = run_params(g, args);
   if (!args_ok(args, n))
     out->oom = true;
@@ -1003,10 +1223,12 @@ static void emit_header(gen *g, dy_buf *out) {
   dy_buf_printf(out,
                 "/* The same with inputs[i] / outputs[i] pointing at input / "
                 "output i. */\n"
-                "int %s_run_v(void *arena, int64_t batch, const void *const "
+                "int %s_run_v(%svoid *arena, int64_t batch, const void *const "
                 "*inputs,\n"
                 "%*svoid *const *outputs);\n\n",
-                L, (int)(strlen(L) + 11), "");
+                L, g->state_bytes > 0 ? "void *state, " : "", (int)(strlen(L) + 11), "");
+  if (g->state_bytes > 0)
+    emit_state_decls(g, out);
   dy_buf_printf(out, "#ifdef __cplusplus\n}\n#endif\n\n#endif /* %s_H */\n", U);
 }
 
@@ -1024,21 +1246,29 @@ static dy_status emit_weights(gen *g, dy_buf *out) {
     any = true;
     dy_buf_puts(out, "/* ");
     dy_buf_put_comment(out, v->name);
-    dy_buf_printf(out, "  %s */\n", dy_type_str(&v->type, ts, sizeof ts));
-    dy_buf_printf(out, "static const %s %s[%lld] = {", ctype_of(v->type.dtype),
-                  g->weight[i], (long long)(n > 0 ? n : 1));
+    dy_buf_printf(out, "  %s%s */\n", dy_type_str(&v->type, ts, sizeof ts),
+                  g->state[i] ? ", the initial value of its state" : "");
+    if (g->bits[i]) /* an infinity or a NaN has no literal without libm */
+      dy_buf_printf(out, "static const union {\n  uint32_t u[%lld];\n  float f[%lld];\n} %s = {{",
+                    (long long)n, (long long)n, g->weight[i]);
+    else
+      dy_buf_printf(out, "static const %s %s[%lld] = {", ctype_of(v->type.dtype),
+                    g->weight[i], (long long)(n > 0 ? n : 1));
     if (n == 0)
       dy_buf_puts(out, "0"); /* C has no empty arrays; never read */
     for (int64_t j = 0; j < n; j++) {
       char lit[64];
-      if (v->type.dtype == DY_F32) {
+      if (g->bits[i]) {
+        uint32_t u;
+        memcpy(&u, (const char *)v->data + 4 * j, 4);
+        snprintf(lit, sizeof lit, "0x%08lxu", (unsigned long)u);
+      } else if (v->type.dtype == DY_F32) {
         float x;
         memcpy(&x, (const char *)v->data + 4 * j, 4);
         if (!dy_float_literal(x, lit, sizeof lit))
-          return dy_error_set(g->err, DY_STATUS_UNSUPPORTED,
-                              "weight '%s' element %lld is %s; the generated C "
-                              "would not reproduce it", v->name, (long long)j,
-                              x != x ? "NaN" : "infinite");
+          return dy_error_set(g->err, DY_STATUS_INTERNAL,
+                              "weight '%s' element %lld has no literal", v->name,
+                              (long long)j);
       } else if (v->type.dtype == DY_I64) {
         int64_t x;
         memcpy(&x, (const char *)v->data + 8 * j, 8);
@@ -1050,7 +1280,7 @@ static dy_status emit_weights(gen *g, dy_buf *out) {
       if (j + 1 < n)
         dy_buf_putc(out, ',');
     }
-    dy_buf_puts(out, n > 0 ? "\n};\n\n" : "};\n\n");
+    dy_buf_puts(out, g->bits[i] ? "\n}};\n\n" : n > 0 ? "\n};\n\n" : "};\n\n");
   }
   /* packed copies, in the layout of the GEMM micro-kernel (emit_gemm.c) */
   for (int k = 0; k < g->n_packs; k++) {
@@ -1491,7 +1721,7 @@ static void emit_layout(gen *g, dy_buf *out) {
 static void emit_run(gen *g, dy_buf *out) {
   const dy_program *p = g->p;
   const char *L = g->lower, *U = g->upper;
-  char *args[2 + 2 * DY_MAX_FEEDS];
+  char *args[3 + 2 * DY_MAX_FEEDS];
   int n = run_params(g, args);
   char *head = xprintf("int %s_run", L);
   if (!args_ok(args, n) || !head) {
@@ -1500,14 +1730,18 @@ static void emit_run(gen *g, dy_buf *out) {
     free_args(args, n);
     return;
   }
+  if (g->state_bytes > 0)
+    emit_state_layout(g, out);
   emit_layout(g, out);
   put_wrapped(out, "", head, args, n, " {\n");
   free(head);
   free_args(args, n);
 
   /* argument checks */
-  const char *checks[1 + 2 * DY_MAX_FEEDS];
+  const char *checks[2 + 2 * DY_MAX_FEEDS];
   int nc = 0;
+  if (g->state_bytes > 0)
+    checks[nc++] = "state";
   if (g->arena_bytes > 0)
     checks[nc++] = "arena";
   for (int i = 0; i < p->n_feeds; i++)
@@ -1541,6 +1775,8 @@ static void emit_run(gen *g, dy_buf *out) {
 
   if (g->uses_arena)
     dy_buf_puts(out, "  unsigned char *mem = (unsigned char *)arena;\n");
+  if (g->state_bytes > 0)
+    dy_buf_puts(out, "  unsigned char *st = (unsigned char *)state;\n");
   dy_buf_putc(out, '\n');
 
   for (int oi = 0; oi < g->b->n_ops; oi++) {
@@ -1566,18 +1802,23 @@ static void emit_run(gen *g, dy_buf *out) {
     char src[300];
     buffer_expr(g, v, true, src, sizeof src);
     dy_buf_printf(out, "  /* output %d is %s %s */\n", i,
-                  g->st[v].kind == ST_FEED ? "input" : "weight", src);
-    dy_buf_printf(out, "  for (int64_t i = 0; i < %s; i++)\n    %s[i] = %s[i];\n",
-                  dy_cg_extent(&ctx, &x->type, 0, x->type.rank), g->param_out[i], src);
+                  g->st[v].kind == ST_FEED    ? "input"
+                  : g->st[v].kind == ST_STATE ? "state"
+                                              : "weight",
+                  src);
+    bool cast = g->st[v].kind == ST_STATE; /* a cast expression: parenthesised */
+    dy_buf_printf(out, "  for (int64_t i = 0; i < %s; i++)\n    %s[i] = %s%s%s[i];\n",
+                  dy_cg_extent(&ctx, &x->type, 0, x->type.rank), g->param_out[i],
+                  cast ? "(" : "", src, cast ? ")" : "");
   }
   dy_buf_printf(out, "  return %s_OK;\n}\n\n", U);
 
   /* NAME_run_v */
   dy_buf_printf(out,
-                "int %s_run_v(void *arena, int64_t batch, const void *const "
+                "int %s_run_v(%svoid *arena, int64_t batch, const void *const "
                 "*inputs,\n"
                 "%*svoid *const *outputs) {\n",
-                L, (int)(strlen(L) + 11), "");
+                L, g->state_bytes > 0 ? "void *state, " : "", (int)(strlen(L) + 11), "");
   if (p->n_feeds && p->n_fetches)
     dy_buf_puts(out, "  if (!inputs || !outputs)\n");
   else if (p->n_feeds)
@@ -1588,8 +1829,10 @@ static void emit_run(gen *g, dy_buf *out) {
     dy_buf_puts(out, "  (void)inputs;\n  (void)outputs;\n");
   if (p->n_feeds || p->n_fetches)
     dy_buf_printf(out, "    return %s_ERR_ARG;\n", U);
-  char *cargs[2 + 2 * DY_MAX_FEEDS];
+  char *cargs[3 + 2 * DY_MAX_FEEDS];
   n = 0;
+  if (g->state_bytes > 0)
+    cargs[n++] = xstrdup("state");
   cargs[n++] = xstrdup("arena");
   cargs[n++] = xstrdup("batch");
   for (int i = 0; i < p->n_feeds; i++)
@@ -1607,21 +1850,31 @@ static void emit_run(gen *g, dy_buf *out) {
   free_args(cargs, n);
 }
 
+static void put_info(dy_buf *out, const dy_var *v) {
+  dy_buf_puts(out, "  {");
+  dy_buf_put_cstring(out, v->name);
+  dy_buf_printf(out, ", %d, %d, ", (int)v->type.dtype, v->type.rank);
+  put_shape_list(out, &v->type);
+  dy_buf_puts(out, "},\n");
+}
+
 static void emit_tables(gen *g, dy_buf *out) {
   const dy_program *p = g->p;
+  if (g->state_bytes > 0) {
+    dy_buf_printf(out, "const %s_tensor_info %s_state[%s_NUM_STATE] = {\n", g->lower, g->lower,
+                  g->upper);
+    for (int i = 0; i < p->n_vars; i++)
+      if (g->soff[i])
+        put_info(out, p->vars[i]);
+    dy_buf_puts(out, "};\n");
+  }
   for (int t = 0; t < 2; t++) {
     int n = t ? p->n_fetches : p->n_feeds;
     const int *ids = t ? p->fetches : p->feeds;
     dy_buf_printf(out, "const %s_tensor_info %s_%s[%d] = {\n", g->lower, g->lower,
                   t ? "outputs" : "inputs", n > 0 ? n : 1);
-    for (int i = 0; i < n; i++) {
-      const dy_var *v = p->vars[ids[i]];
-      dy_buf_puts(out, "  {");
-      dy_buf_put_cstring(out, v->name);
-      dy_buf_printf(out, ", %d, %d, ", (int)v->type.dtype, v->type.rank);
-      put_shape_list(out, &v->type);
-      dy_buf_puts(out, "},\n");
-    }
+    for (int i = 0; i < n; i++)
+      put_info(out, p->vars[ids[i]]);
     if (n == 0)
       dy_buf_puts(out, "  {NULL, 0, 0, {0}}, /* none; C has no empty arrays */\n");
     dy_buf_puts(out, "};\n");
@@ -1655,6 +1908,8 @@ static dy_status emit_source_rest(gen *g, dy_buf *out) {
   dy_buf_free(&kernels);
   dy_buf_puts(out, "/* ---- entry points ---- */\n\n");
   emit_run(g, out);
+  if (g->state_bytes > 0)
+    emit_state_defs(g, out);
   emit_tables(g, out);
   return DY_OK;
 }
@@ -1712,6 +1967,13 @@ static void gen_free(gen *g) {
   if (g->scratch_name)
     for (int oi = 0; oi < g->b->n_ops; oi++)
       free(g->scratch_name[oi]);
+  if (g->soff)
+    for (int i = 0; i < g->p->n_vars; i++)
+      free(g->soff[i]);
+  free(g->soff);
+  free(g->state_off);
+  free(g->state);
+  free(g->bits);
   free(g->off);
   free(g->scratch_name);
   free(g->used);
@@ -1762,6 +2024,10 @@ dy_status dy_codegen(const dy_program *p, const dy_codegen_options *opt,
   g.param_out = calloc((size_t)p->n_fetches + 1, sizeof *g.param_out);
   g.weight = calloc(nv, sizeof *g.weight);
   g.off = calloc(nv, sizeof *g.off);
+  g.soff = calloc(nv, sizeof *g.soff);
+  g.state_off = calloc(nv, sizeof *g.state_off);
+  g.state = calloc(nv, sizeof *g.state);
+  g.bits = calloc(nv, sizeof *g.bits);
   g.scratch_name = calloc(no, sizeof *g.scratch_name);
   g.used = calloc(nv, sizeof *g.used);
   g.def = calloc(nv, sizeof *g.def);
@@ -1774,13 +2040,23 @@ dy_status dy_codegen(const dy_program *p, const dy_codegen_options *opt,
   dy_status s = DY_OK;
   if (!g.lower || !g.upper || !g.param || !g.param_in || !g.param_out ||
       !g.weight || !g.off || !g.scratch_name || !g.used || !g.def || !g.st || !g.kernel || !g.in_place ||
-      !g.unpacked_use || !g.scratch || !g.scratch_off) {
+      !g.unpacked_use || !g.scratch || !g.scratch_off || !g.soff || !g.state_off || !g.state || !g.bits) {
     s = dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
     goto done;
   }
   for (char *c = g.upper; *c; c++)
     if (*c >= 'a' && *c <= 'z')
       *c = (char)(*c - 'a' + 'A');
+  for (int i = 0; i < p->n_vars; i++) {
+    const dy_var *v = p->vars[i];
+    g.state[i] = v->persistable && dy_program_in_place_writer(p, i) != NULL;
+    for (int64_t j = 0; v->persistable && v->data && v->type.dtype == DY_F32 &&
+                        j < dy_type_numel(&v->type) && !g.bits[i]; j++) {
+      float x;
+      memcpy(&x, (const char *)v->data + 4 * j, 4);
+      g.bits[i] = !(x - x == 0.0f); /* an infinity or a NaN */
+    }
+  }
 
   if ((s = analyse(&g)) != DY_OK || (s = make_names(&g)) != DY_OK ||
       (s = plan_packs_and_scratch(&g)) != DY_OK || (s = make_offset_names(&g)) != DY_OK)
@@ -1803,6 +2079,7 @@ dy_status dy_codegen(const dy_program *p, const dy_codegen_options *opt,
     out->main_c = want_main ? dy_buf_take(&m) : NULL;
     out->weight_bytes = g.weight_bytes;
     out->arena_bytes = g.arena_bytes;
+    out->state_bytes = g.state_bytes;
     if (!out->header || !out->source || (want_main && !out->main_c)) {
       dy_codegen_output_free(out);
       s = dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");

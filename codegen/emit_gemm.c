@@ -196,8 +196,9 @@ dy_pack dy_gemm_pack_of(const dy_program *p, const dy_op *op, int i) {
   if (i != 1 || op->n_inputs < 2)
     return none;
   const dy_var *w = p->vars[op->inputs[1]];
-  if (!w->persistable || !w->data || w->type.dtype != DY_F32)
-    return none;
+  if (!w->persistable || dy_program_in_place_writer(p, w->id) || !w->data ||
+      w->type.dtype != DY_F32)
+    return none; /* state (a parameter training updates) is read as it is */
   if (op->kind == DY_OP_MATMUL || op->kind == DY_OP_FUSED_MATMUL) {
     int64_t k, n, mats;
     bool trans;

@@ -30,3 +30,11 @@ void dy_tpl_put(dy_buf *out, const char *const *lines, int from, int to,
     dy_buf_puts(out, run);
   }
 }
+
+int dy_tpl_section_line(const dy_tpl_section *sections, const char *name) {
+  int i = 0;
+  for (; sections[i].name; i++)
+    if (name && strcmp(sections[i].name, name) == 0)
+      return sections[i].line;
+  return name ? -1 : sections[i].line;
+}

@@ -6,6 +6,7 @@
  * scalar and the SIMD paths):
  *
  *   rt/dy_main.c     main.c, the command-line driver    dy_tpl_main
+ *   rt/dy_train_main.c  main.c of a compiled trainer    dy_tpl_train_main
  *   rt/dy_mathlib.h  the libm-free math functions       dy_tpl_mathlib
  *   rt/dy_simd.h     the SIMD helpers (dy_vf, dy_f16)   dy_tpl_simd
  *   rt/dy_gemm.h     the GEMM epilogue flags, dy_gemm_out  dy_tpl_gemm
@@ -39,6 +40,8 @@ typedef struct {
 /* Lines (each ending in '\n', then NULL) and sections of each template. */
 extern const char *const dy_tpl_main[];
 extern const dy_tpl_section dy_tpl_main_sections[];
+extern const char *const dy_tpl_train_main[];
+extern const dy_tpl_section dy_tpl_train_main_sections[];
 extern const char *const dy_tpl_mathlib[];
 extern const dy_tpl_section dy_tpl_mathlib_sections[];
 extern const char *const dy_tpl_simd[];
@@ -47,6 +50,10 @@ extern const char *const dy_tpl_gemm[];
 extern const dy_tpl_section dy_tpl_gemm_sections[];
 extern const char *const dy_tpl_thread[];
 extern const dy_tpl_section dy_tpl_thread_sections[];
+
+/* The first line of section name of a template (its line count for
+ * NULL: the end), or -1 when it has none of that name. */
+int dy_tpl_section_line(const dy_tpl_section *sections, const char *name);
 
 /* A placeholder and what replaces it. */
 typedef struct {

@@ -39,6 +39,7 @@ dy_status dy_compile_program(dy_program *p, const dy_compile_options *o,
       .max_batch = o->max_batch,
       .arena_bytes = rep->mem.arena_bytes,
       .emit_main = o->emit_main,
+      .trainer = o->trainer,
       .command_line = o->command_line,
       .source = o->source,
       .ops_before = rep->ops_before,
@@ -58,11 +59,20 @@ dy_status dy_compile_program(dy_program *p, const dy_compile_options *o,
   if (s)
     return s;
   /* the header's figures: RAM is the arena (the plan's, or more when
-   * kernels add scratch), flash the const weight arrays (code and the
-   * small I/O tables come on top; only the target's size tool knows) */
-  int64_t ram = out->arena_bytes, flash = out->weight_bytes;
+   * kernels add scratch) plus a training step's state, flash the const
+   * weight arrays (code and the small I/O tables come on top; only the
+   * target's size tool knows) */
+  int64_t ram = out->arena_bytes + out->state_bytes, flash = out->weight_bytes;
+  rep->state_bytes = out->state_bytes;
   if (o->max_ram > 0 && ram > o->max_ram) {
+    int64_t arena = out->arena_bytes, state = out->state_bytes;
     dy_codegen_output_free(out);
+    if (state)
+      return dy_error_set(err, DY_STATUS_LIMIT,
+                          "the arena (%lld bytes at batch %lld) and the state (%lld bytes) "
+                          "need %lld bytes, over --max-ram %lld",
+                          (long long)arena, (long long)o->max_batch, (long long)state,
+                          (long long)ram, (long long)o->max_ram);
     return dy_error_set(err, DY_STATUS_LIMIT,
                         "the arena needs %lld bytes at batch %lld, over --max-ram %lld",
                         (long long)ram, (long long)o->max_batch, (long long)o->max_ram);

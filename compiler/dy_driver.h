@@ -31,6 +31,8 @@ typedef struct {
   const char *command_line; /* quoted in the generated header            */
   const char *source;       /* the model's path                           */
   bool emit_main;           /* produce main.c (executables)               */
+  const dy_codegen_trainer *trainer; /* a training step's main.c is the
+                               trainer with these defaults (emit_main)   */
   dy_pass_options passes;   /* -O level, verify/print/dump options        */
   int64_t max_ram;          /* fail when the arena exceeds it (0: no bound) */
   int64_t max_flash;        /* fail when the weights (NAME_WEIGHT_BYTES)
@@ -42,6 +44,7 @@ dy_compile_options dy_compile_options_default(void);
 typedef struct {
   int ops_before, ops_after;
   dy_memplan_result mem;
+  int64_t state_bytes;      /* a training step's state in RAM (0: none) */
 } dy_compile_report;
 
 /* Verify, run the pass pipeline, plan memory and emit C. out is filled

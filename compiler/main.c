@@ -5,13 +5,17 @@
  *                        [--max-flash B] [--target T] [--threads N]
  *                        [-O0|-O1|-O2] [--verify-each] [--print-after=P|all]
  *                        [--print-before=P] [--dump-dir DIR]
+ *                        [--train --loss L --optimizer O [--lr R] ...]
  *                        [--params P.dyparams] [--seed N] [-- CFLAGS...]
  *   dy2stc run     MODEL --input NAME=FILE.npy ... [--output-dir DIR]
  *   dy2stc show    MODEL [--dot]
  *   dy2stc check   MODEL --input NAME=FILE.npy ... [--max-batch N] [--rtol R] [--atol A]
  *   dy2stc compare A.npy B.npy [--rtol R] [--atol A] [--limit N]
+ *   dy2stc params  MODEL --from DIR -o OUT   (a compiled trainer's tensors)
  *   dy2stc bench   MODEL [--batch N] [--runs N] [--threads N] [--per-op]
  *                  (bench.c)
+ *   dy2stc train   MODEL --input NAME=FILE.npy ... --labels FILE.npy --loss L
+ *                  --optimizer O -o OUT [...]   (train.c)
  *
  * MODEL is NAME.dymodel (with NAME.dyparams beside it) or an ONNX model
  * (NAME.onnx; see compiler/frontends/load.c); compile also takes a C model
@@ -61,7 +65,7 @@ bool dy_cli_positive(const char *s, int64_t *out) {
   return true;
 }
 
-static bool parse_double(const char *s, double *out) {
+bool dy_cli_double(const char *s, double *out) {
   char *end;
   errno = 0;
   double v = strtod(s, &end);
@@ -71,19 +75,13 @@ static bool parse_double(const char *s, double *out) {
   return true;
 }
 
-static bool is_help(const char *a) {
+bool dy_cli_is_help(const char *a) {
   return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
 }
 
 /* ---- shared: inputs given as NAME=FILE or positionally ---- */
 
-typedef struct {
-  int n;
-  const char *name[DY_MAX_FEEDS];   /* NULL when positional */
-  const char *file[DY_MAX_FEEDS];
-} input_args;
-
-static bool add_input(input_args *ia, const char *arg) {
+bool dy_cli_add_input(dy_cli_inputs *ia, const char *arg) {
   if (ia->n >= DY_MAX_FEEDS)
     return false;
   const char *eq = strchr(arg, '=');
@@ -99,13 +97,12 @@ static bool add_input(input_args *ia, const char *arg) {
   return true;
 }
 
-static void free_inputs(input_args *ia) {
+void dy_cli_free_inputs(dy_cli_inputs *ia) {
   for (int i = 0; i < ia->n; i++)
     free((char *)ia->name[i]);
 }
 
-/* Read one tensor per feed of p, in feed order. */
-static dy_status load_inputs(const dy_program *p, const input_args *ia,
+dy_status dy_cli_load_inputs(const dy_program *p, const dy_cli_inputs *ia,
                              dy_tensor **t, dy_error *err) {
   for (int i = 0; i < p->n_feeds; i++)
     t[i] = NULL;
@@ -189,6 +186,13 @@ static const char compile_help[] =
     "  --print-before=P, --print-after=P   print the Program around pass P (or all)\n"
     "  --print-after-all, --print-after-change\n"
     "  --dump-dir DIR    write DIR/NNN_<pass>.ir after every pass\n"
+    "  --train           compile one training step instead (the Program of\n"
+    "                    dy2stc train: loss, backward, optimizer; parameters and\n"
+    "                    optimizer state in the caller's RAM): NAME_train_step;\n"
+    "                    with --emit exe the trainer (OUT --help). Its options,\n"
+    "                    as dy2stc train's (--batch is also the max batch;\n"
+    "                    cross_entropy takes class indices):\n"
+    "%s"
     "passes, in pipeline order:\n";
 
 static void print_pass_list(FILE *f) {
@@ -294,8 +298,9 @@ static void join_args(int argc, char **argv, char *buf, size_t n) {
 static int cmd_compile(int argc, char **argv) {
   const char *model = NULL, *out = NULL, *emit = "exe", *name = NULL;
   dy_compile_options o = dy_compile_options_default();
+  bool report = false, train = false, max_batch_given = false, c_only = false;
+  dy_cli_train_spec ts = {0};
   dy_cfront_options cf = {0};
-  bool report = false, c_only = false;
   for (int i = 2; i < argc; i++) {
     const char *a = argv[i];
     bool has = i + 1 < argc;
@@ -309,14 +314,18 @@ static int cmd_compile(int argc, char **argv) {
     int po = pass_option("compile", argc, argv, &i, &o.passes);
     if (po == 0)
       po = cc_option("compile", argc, argv, &i, &o);
+    if (po == 0)
+      po = dy_cli_train_option("compile", argc, argv, &i, &ts);
     if (po < 0)
       return 2;
     if (po > 0)
       continue;
-    if (is_help(a)) {
-      fputs(compile_help, stdout);
+    if (dy_cli_is_help(a)) {
+      printf(compile_help, dy_cli_train_help);
       print_pass_list(stdout);
       return 0;
+    } else if (strcmp(a, "--train") == 0) {
+      train = true;
     } else if (strcmp(a, "--max-ram") == 0 && has) {
       if (!dy_cli_positive(argv[++i], &o.max_ram))
         return dy_cli_usage("compile", "--max-ram needs a positive byte count, not '%s'", argv[i]);
@@ -334,6 +343,7 @@ static int cmd_compile(int argc, char **argv) {
     } else if (strcmp(a, "--max-batch") == 0 && has) {
       if (!dy_cli_positive(argv[++i], &o.max_batch))
         return dy_cli_usage("compile", "--max-batch needs a positive integer, not '%s'", argv[i]);
+      max_batch_given = true;
     } else if (strcmp(a, "--threads") == 0 && has) {
       int64_t t;
       if (!dy_cli_positive(argv[++i], &t) || t > 64)
@@ -361,6 +371,27 @@ static int cmd_compile(int argc, char **argv) {
   }
   if (!model)
     return dy_cli_usage("compile", "%s", "no model given");
+  if (!train && (ts.has_loss || ts.has_opt || ts.has_lr || ts.batch || ts.output))
+    return dy_cli_usage("compile", "%s", "training options need --train");
+  dy_codegen_trainer trainer = {0};
+  if (train) {
+    int rc = dy_cli_train_finish("compile", &ts);
+    if (rc)
+      return rc;
+    if (!max_batch_given)
+      o.max_batch = ts.batch;
+    else if (ts.batch > o.max_batch)
+      return dy_cli_usage("compile", "%s", "--batch is above --max-batch");
+    trainer = (dy_codegen_trainer){.lr = ts.opt.lr, .batch = ts.batch, .lr_gamma = 1,
+                                   .lr_warmup = -1};
+    if (ts.sched.kind == DY_LR_STEP) {
+      trainer.lr_step_size = ts.sched.step_size;
+      trainer.lr_gamma = ts.sched.gamma;
+    }
+    if (ts.sched.kind == DY_LR_COSINE)
+      trainer.lr_warmup = ts.sched.warmup_steps;
+    o.trainer = &trainer;
+  }
   size_t mlen = strlen(model);
   bool c_model = mlen > 2 && strcmp(model + mlen - 2, ".c") == 0;
   if (c_only && !c_model)
@@ -394,6 +425,8 @@ static int cmd_compile(int argc, char **argv) {
   } else {
     s = dy_model_load_any(model, &p, &err);
   }
+  if (!s && train)
+    s = dy_cli_make_training(p, &ts, false, &err);
   if (!s)
     s = dy_compile_program(p, &o, &co, &rep, &err);
   if (!s)
@@ -406,6 +439,10 @@ static int cmd_compile(int argc, char **argv) {
            (long long)rep.mem.lower_bound,
            rep.mem.lower_bound ? (double)rep.mem.arena_bytes / (double)rep.mem.lower_bound : 1.0);
     printf("weights: %lld bytes\n", (long long)rep.mem.weight_bytes);
+    if (rep.state_bytes)
+      printf("state: %lld bytes (parameters and optimizer state, in RAM; with the arena "
+             "%lld bytes)\n", (long long)rep.state_bytes,
+             (long long)(rep.state_bytes + rep.mem.arena_bytes));
   }
   dy_codegen_output_free(&co);
   dy_program_free(p);
@@ -422,24 +459,24 @@ static int cmd_compile(int argc, char **argv) {
 
 /* Any other argument of run and check: an unknown option, else the model,
  * then the inputs in order. Returns 0 or a usage error's exit status. */
-static int model_or_input(const char *cmd, const char *a, const char **model,
-                          input_args *ia) {
+int dy_cli_model_or_input(const char *cmd, const char *a, const char **model,
+                          dy_cli_inputs *ia) {
   if (a[0] == '-')
     return dy_cli_usage(cmd, "unknown or incomplete option '%s'", a);
   if (!*model)
     *model = a;
-  else if (!add_input(ia, a))
+  else if (!dy_cli_add_input(ia, a))
     return dy_cli_usage(cmd, "too many inputs (%s)", a);
   return 0;
 }
 
 /* After the arguments of run and check: a usage error when no model was
  * given, and the inputs freed on any error. Returns the status (0: go on). */
-static int args_end(const char *cmd, int rc, const char *model, input_args *ia) {
+int dy_cli_args_end(const char *cmd, int rc, const char *model, dy_cli_inputs *ia) {
   if (!rc && !model)
     rc = dy_cli_usage(cmd, "%s", "no model given");
   if (rc)
-    free_inputs(ia);
+    dy_cli_free_inputs(ia);
   return rc;
 }
 
@@ -453,32 +490,32 @@ static const char run_help[] =
 
 static int cmd_run(int argc, char **argv) {
   const char *model = NULL, *dir = ".";
-  input_args ia = {0};
+  dy_cli_inputs ia = {0};
   int rc = 0;
   for (int i = 2; i < argc && !rc; i++) {
     const char *a = argv[i];
     bool has = i + 1 < argc;
-    if (is_help(a)) {
+    if (dy_cli_is_help(a)) {
       fputs(run_help, stdout);
-      free_inputs(&ia);
+      dy_cli_free_inputs(&ia);
       return 0;
     } else if (strcmp(a, "--input") == 0 && has) {
-      if (!add_input(&ia, argv[++i]))
+      if (!dy_cli_add_input(&ia, argv[++i]))
         rc = dy_cli_usage("run", "too many inputs (%s)", argv[i]);
     } else if (strcmp(a, "--output-dir") == 0 && has) {
       dir = argv[++i];
     } else {
-      rc = model_or_input("run", a, &model, &ia);
+      rc = dy_cli_model_or_input("run", a, &model, &ia);
     }
   }
-  if ((rc = args_end("run", rc, model, &ia)))
+  if ((rc = dy_cli_args_end("run", rc, model, &ia)))
     return rc;
   dy_error err = {0};
   dy_program *p = NULL;
   dy_tensor *in[DY_MAX_FEEDS] = {0}, *out[DY_MAX_FEEDS] = {0};
   dy_status s = dy_model_load_any(model, &p, &err);
   if (!s)
-    s = load_inputs(p, &ia, in, &err);
+    s = dy_cli_load_inputs(p, &ia, in, &err);
   if (!s)
     s = dy_executor_run(p, in, p->n_feeds, out, p->n_fetches, &err);
   if (!s)
@@ -495,7 +532,7 @@ static int cmd_run(int argc, char **argv) {
     dy_tensor_free(out[i]);
   }
   dy_program_free(p);
-  free_inputs(&ia);
+  dy_cli_free_inputs(&ia);
   return s ? dy_cli_fail(&err) : 0;
 }
 
@@ -509,7 +546,7 @@ static int cmd_show(int argc, char **argv) {
   const char *model = NULL;
   bool dot = false;
   for (int i = 2; i < argc; i++) {
-    if (is_help(argv[i])) {
+    if (dy_cli_is_help(argv[i])) {
       fputs(show_help, stdout);
       return 0;
     } else if (strcmp(argv[i], "--dot") == 0) {
@@ -607,14 +644,14 @@ static int cmd_compare(int argc, char **argv) {
   for (int i = 2; i < argc; i++) {
     const char *a = argv[i];
     bool has = i + 1 < argc;
-    if (is_help(a)) {
+    if (dy_cli_is_help(a)) {
       fputs(compare_help, stdout);
       return 0;
     } else if (strcmp(a, "--rtol") == 0 && has) {
-      if (!parse_double(argv[++i], &rtol))
+      if (!dy_cli_double(argv[++i], &rtol))
         return dy_cli_usage("compare", "bad --rtol '%s'", argv[i]);
     } else if (strcmp(a, "--atol") == 0 && has) {
-      if (!parse_double(argv[++i], &atol))
+      if (!dy_cli_double(argv[++i], &atol))
         return dy_cli_usage("compare", "bad --atol '%s'", argv[i]);
     } else if (strcmp(a, "--limit") == 0 && has) {
       if (!dy_cli_positive(argv[++i], &limit))
@@ -675,7 +712,7 @@ static const char check_help[] =
 
 static int cmd_check(int argc, char **argv) {
   const char *model = NULL;
-  input_args ia = {0};
+  dy_cli_inputs ia = {0};
   dy_compile_options o = dy_compile_options_default();
   double rtol = 1e-5, atol = 1e-6;
   int rc = 0;
@@ -686,26 +723,26 @@ static int cmd_check(int argc, char **argv) {
     if (po == 0)
       po = cc_option("check", argc, argv, &i, &o);
     if (po < 0) {
-      free_inputs(&ia);
+      dy_cli_free_inputs(&ia);
       return 2;
     }
     if (po > 0)
       continue;
-    if (is_help(a)) {
+    if (dy_cli_is_help(a)) {
       fputs(check_help, stdout);
-      free_inputs(&ia);
+      dy_cli_free_inputs(&ia);
       return 0;
     } else if (strcmp(a, "--input") == 0 && has) {
-      if (!add_input(&ia, argv[++i]))
+      if (!dy_cli_add_input(&ia, argv[++i]))
         rc = dy_cli_usage("check", "too many inputs (%s)", argv[i]);
     } else if (strcmp(a, "--max-batch") == 0 && has) {
       if (!dy_cli_positive(argv[++i], &o.max_batch))
         rc = dy_cli_usage("check", "bad --max-batch '%s'", argv[i]);
     } else if (strcmp(a, "--rtol") == 0 && has) {
-      if (!parse_double(argv[++i], &rtol))
+      if (!dy_cli_double(argv[++i], &rtol))
         rc = dy_cli_usage("check", "bad --rtol '%s'", argv[i]);
     } else if (strcmp(a, "--atol") == 0 && has) {
-      if (!parse_double(argv[++i], &atol))
+      if (!dy_cli_double(argv[++i], &atol))
         rc = dy_cli_usage("check", "bad --atol '%s'", argv[i]);
     } else if (strcmp(a, "--threads") == 0 && has) {
       int64_t t;
@@ -714,10 +751,10 @@ static int cmd_check(int argc, char **argv) {
       else
         o.threads = (int)t;
     } else {
-      rc = model_or_input("check", a, &model, &ia);
+      rc = dy_cli_model_or_input("check", a, &model, &ia);
     }
   }
-  if ((rc = args_end("check", rc, model, &ia)))
+  if ((rc = dy_cli_args_end("check", rc, model, &ia)))
     return rc;
   dy_error err = {0};
   dy_program *p = NULL;
@@ -731,7 +768,7 @@ static int cmd_check(int argc, char **argv) {
   bool mismatch = false;
   dy_status s = dy_model_load_any(model, &p, &err);
   if (!s)
-    s = load_inputs(p, &ia, in, &err);
+    s = dy_cli_load_inputs(p, &ia, in, &err);
   if (!s)
     s = dy_executor_run(p, in, p->n_feeds, ref, p->n_fetches, &err);
   if (!s)
@@ -791,10 +828,86 @@ static int cmd_check(int argc, char **argv) {
   }
   dy_codegen_output_free(&co);
   dy_program_free(p);
-  free_inputs(&ia);
+  dy_cli_free_inputs(&ia);
   if (s)
     return dy_cli_fail(&err);
   return mismatch ? 1 : 0;
+}
+
+/* ---- params ---- */
+
+static const char params_help[] =
+    "usage: dy2stc params MODEL --from DIR -o OUT\n"
+    "Write MODEL with the persistable vars found in DIR as OUT.dymodel +\n"
+    "OUT.dyparams: var NAME takes DIR/<NAME>.npy (characters outside\n"
+    "[A-Za-z0-9._-] become '_') when that file exists; its dtype and shape must\n"
+    "be the var's. This is how a compiled trainer's output (dy2stc compile\n"
+    "--train --emit exe; it writes its state as DIR/<name>.npy) becomes a model.\n";
+
+static int cmd_params(int argc, char **argv) {
+  const char *model = NULL, *dir = NULL, *out = NULL;
+  for (int i = 2; i < argc; i++) {
+    const char *a = argv[i];
+    bool has = i + 1 < argc;
+    if (dy_cli_is_help(a)) {
+      fputs(params_help, stdout);
+      return 0;
+    } else if (strcmp(a, "--from") == 0 && has) {
+      dir = argv[++i];
+    } else if (strcmp(a, "-o") == 0 && has) {
+      out = argv[++i];
+    } else if (a[0] == '-') {
+      return dy_cli_usage("params", "unknown or incomplete option '%s'", a);
+    } else if (!model) {
+      model = a;
+    } else {
+      return dy_cli_usage("params", "unexpected argument '%s'", a);
+    }
+  }
+  if (!model || !dir || !out)
+    return dy_cli_usage("params", "%s", "MODEL, --from DIR and -o OUT are required");
+  dy_error err = {0};
+  dy_program *p = NULL;
+  dy_status s = dy_model_load_any(model, &p, &err);
+  int n = 0;
+  for (int i = 0; !s && i < p->n_vars; i++) {
+    dy_var *v = p->vars[i];
+    if (!v->persistable)
+      continue;
+    char base[512], path[4096];
+    dy_safe_file_name(v->name, base, sizeof base);
+    snprintf(path, sizeof path, "%s/%s.npy", dir, base);
+    struct stat st;
+    if (stat(path, &st) != 0)
+      continue;
+    dy_tensor *t = NULL;
+    if ((s = dy_npy_read(path, &t, &err)))
+      break;
+    char want[128], got[128];
+    if (!dy_type_equal(&t->type, &v->type))
+      s = dy_error_set(&err, DY_STATUS_SHAPE_MISMATCH, "%s is %s, but var '%s' is %s", path,
+                       dy_type_str(&t->type, got, sizeof got), v->name,
+                       dy_type_str(&v->type, want, sizeof want));
+    else
+      s = dy_program_set_data(p, i, t->data, t->nbytes, &err);
+    dy_tensor_free(t);
+    n++;
+  }
+  if (!s && n == 0)
+    s = dy_error_set(&err, DY_STATUS_INVALID_ARGUMENT,
+                     "%s holds no <var>.npy of a persistable var of %s", dir, model);
+  char stem[4096];
+  snprintf(stem, sizeof stem, "%s", out);
+  size_t len = strlen(stem);
+  if (len > 8 && strcmp(stem + len - 8, ".dymodel") == 0)
+    stem[len - 8] = '\0';
+  if (!s)
+    s = dy_model_save(p, stem, &err);
+  dy_program_free(p);
+  if (s)
+    return dy_cli_fail(&err);
+  printf("wrote %s.dymodel and %s.dyparams (%d tensors from %s)\n", stem, stem, n, dir);
+  return 0;
 }
 
 /* ---- main ---- */
@@ -808,6 +921,8 @@ static const char main_help[] =
     "  check     compare the static executor with the compiled executable\n"
     "  compare   compare two .npy files\n"
     "  bench     compile a model and time it (median, min, GFLOP/s)\n"
+    "  train     train a model on .npy data; writes the trained model\n"
+    "  params    put tensors (.npy, a compiled trainer's output) into a model\n"
     "  --version print the version\n"
     "MODEL is NAME.dymodel (with NAME.dyparams) or an ONNX model, NAME.onnx\n";
 
@@ -817,7 +932,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   const char *cmd = argv[1];
-  if (is_help(cmd)) {
+  if (dy_cli_is_help(cmd)) {
     fputs(main_help, stdout);
     return 0;
   }
@@ -845,6 +960,10 @@ int main(int argc, char **argv) {
     return cmd_compare(argc, argv);
   if (strcmp(cmd, "bench") == 0)
     return dy_cli_bench(argc, argv);
+  if (strcmp(cmd, "train") == 0)
+    return dy_cli_train(argc, argv);
+  if (strcmp(cmd, "params") == 0)
+    return cmd_params(argc, argv);
   fprintf(stderr, "%s: unknown command '%s' (see '%s --help')\n", prog, cmd, prog);
   return 2;
 }

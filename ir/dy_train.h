@@ -5,7 +5,8 @@
  *
  *   loss.c    dy_loss_build, dy_program_append_loss
  *   optim.c   dy_optimizer_build, dy_program_append_optimizer, dy_lr_at
- *   train.c   dy_program_make_training (the whole step)
+ *   train.c   dy_program_make_training (the whole step), train semantics,
+ *             dropout reseeding
  *
  * A training Program is an inference Program plus: a label feed, the
  * loss (fetched), the gradient ops (dy_program_append_backward), and the
@@ -141,5 +142,22 @@ dy_status dy_program_append_optimizer(dy_program *p, const dy_optimizer_spec *op
  * gradient, a label that cannot match. */
 dy_status dy_program_make_training(dy_program *p, int output, const dy_loss_spec *loss,
                                    const dy_optimizer_spec *opt, dy_error *err);
+
+/* Train semantics for an inference Program (dy2stc train on a saved
+ * model): every dropout and batch_norm op of block 0 with is_test set is
+ * switched to training (batch statistics, random masks), and each such
+ * batch_norm gets the batch_norm_stats op that updates its running
+ * statistics in place. *n_changed (may be NULL) counts the ops switched. */
+dy_status dy_program_set_train_semantics(dy_program *p, int *n_changed,
+                                         dy_error *err);
+
+/* Fresh dropout masks for the next step: walking block 0 in op order, the
+ * first training-mode dropout op with a given seed attribute draws a new
+ * seed from next(), and every later one with the same old seed (the ops
+ * its gradient emitted) takes the same new seed. make_training gives the
+ * forward's dropouts distinct seeds, so the draws happen once per forward
+ * dropout, in forward order, as an eager forward draws them. */
+dy_status dy_program_reseed_dropout(dy_program *p, uint64_t (*next)(void),
+                                    dy_error *err);
 
 #endif /* DY_TRAIN_H */

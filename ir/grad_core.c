@@ -61,8 +61,10 @@ DY_GRAD(relu) {
 DY_GRAD(sigmoid) {
   (void)op;
   (void)x;
-  if (need[0])
-    dx[0] = dy_gb_mul(b, dy_gb_mul(b, dy[0], y[0]), dy_gb_scale(b, y[0], -1.0, 1.0));
+  if (need[0]) {
+    int dyy = dy_gb_mul(b, dy[0], y[0]);
+    dx[0] = dy_gb_mul(b, dyy, dy_gb_scale(b, y[0], -1.0, 1.0));
+  }
   return dy_gb_status(b);
 }
 

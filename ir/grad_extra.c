@@ -50,8 +50,10 @@ static int is_zero(dy_gb *b, int v) { return dy_gb_cmp_const(b, DY_OP_EQUAL, v, 
 static int prod_of_others(dy_gb *b, int v, int p, int z) {
   int zero = is_zero(b, v);
   int nz = dy_gb_where(b, zero, dy_gb_const(b, 1.0), v);
-  return dy_gb_where(b, zero, dy_gb_mul(b, p, dy_gb_ind_const(b, DY_OP_EQUAL, z, 1.0)),
-                     dy_gb_mul(b, dy_gb_div(b, p, nz), dy_gb_ind_const(b, DY_OP_EQUAL, z, 0.0)));
+  int at_zero = dy_gb_mul(b, p, dy_gb_ind_const(b, DY_OP_EQUAL, z, 1.0));
+  int p_nz = dy_gb_div(b, p, nz);
+  int elsewhere = dy_gb_mul(b, p_nz, dy_gb_ind_const(b, DY_OP_EQUAL, z, 0.0));
+  return dy_gb_where(b, zero, at_zero, elsewhere);
 }
 
 /* ---- trigonometry ---- */
@@ -230,7 +232,8 @@ DY_GRAD(gather_nd) {
   if (nb > 0) {
     int parts[DY_MAX_DIMS + 1];
     /* ones of idx[..., :1]'s shape */
-    int col = dy_gb_expand_as(b, const_i64(b, 1), dy_gb_reduce_sum(b, idx, &last, 1, true));
+    int one = const_i64(b, 1);
+    int col = dy_gb_expand_as(b, one, dy_gb_reduce_sum(b, idx, &last, 1, true));
     for (int64_t d = 0; d < nb; d++) {
       dy_attr cs[] = {DY_ATTR_I("axis", d), DY_ATTR_I("exclusive", 1), DY_ATTR_I("reverse", 0)};
       parts[d] = dy_gb_op1(b, DY_OP_CUMSUM, col, cs, 3);
@@ -259,17 +262,20 @@ static dy_status scatter_rule(dy_gb *b, const dy_op *op, const int *x, const int
     if (need[2]) {
       int lab = labels(b, upd);
       int won = scatter(b, op, dy_gb_expand_as(b, const_i64(b, -1), xs), idx, lab, "none");
-      dx[2] = dy_gb_where(b, dy_gb_binary(b, DY_OP_EQUAL, gather(b, op, won, idx), lab),
-                          gather(b, op, g, idx), dy_gb_const(b, 0.0));
+      int kept = dy_gb_binary(b, DY_OP_EQUAL, gather(b, op, won, idx), lab);
+      int g_at = gather(b, op, g, idx);
+      dx[2] = dy_gb_where(b, kept, g_at, dy_gb_const(b, 0.0));
     }
   } else if (!strcmp(red, "mul")) {
     if (need[0])
       dx[0] = scatter(b, op, g, idx, upd, "mul");
     if (need[2]) {
       int zero = is_zero(b, upd);
-      int z = scatter(b, op, zeros_like(b, xs), idx, dy_gb_cast(b, zero, DY_F32), "add");
+      int zeros = zeros_like(b, xs);
+      int z = scatter(b, op, zeros, idx, dy_gb_cast(b, zero, DY_F32), "add");
       int p = scatter(b, op, xs, idx, dy_gb_where(b, zero, dy_gb_const(b, 1.0), upd), "mul");
-      int others = prod_of_others(b, upd, gather(b, op, p, idx), gather(b, op, z, idx));
+      int p_at = gather(b, op, p, idx);
+      int others = prod_of_others(b, upd, p_at, gather(b, op, z, idx));
       dx[2] = dy_gb_mul(b, gather(b, op, g, idx), others);
     }
   } else if (!strcmp(red, "max") || !strcmp(red, "min")) {

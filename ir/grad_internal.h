@@ -2,7 +2,11 @@
  *
  * DY_GRAD_TODO(name) stands for a rule not written yet: asking for it is an
  * UNSUPPORTED error naming the op. It exists only while the rules are being
- * written: tests/test_grad.c fails on it, and no TODO may remain. */
+ * written: tests/test_grad.c fails on it, and no TODO may remain.
+ *
+ * At most one argument of a call emits ops (C leaves the order of
+ * arguments unspecified, and gcc and clang differ): name the others in
+ * locals first. scripts/check_emit_order.py checks it. */
 #ifndef DY_GRAD_INTERNAL_H
 #define DY_GRAD_INTERNAL_H
 

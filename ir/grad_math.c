@@ -38,8 +38,9 @@ DY_GRAD(gelu) {
     int t = dy_gb_unary(b, DY_OP_TANH, dy_gb_scale(b, inner, k, 0.0));
     int sech2 = dy_gb_scale(b, dy_gb_mul(b, t, t), -1.0, 1.0);
     int dinner = dy_gb_scale(b, xx, 3.0 * c * k, k);
-    d = dy_gb_add(b, dy_gb_scale(b, t, 0.5, 0.5),
-                  dy_gb_mul(b, dy_gb_scale(b, x[0], 0.5, 0.0), dy_gb_mul(b, sech2, dinner)));
+    int half_1pt = dy_gb_scale(b, t, 0.5, 0.5);
+    int half_x = dy_gb_scale(b, x[0], 0.5, 0.0);
+    d = dy_gb_add(b, half_1pt, dy_gb_mul(b, half_x, dy_gb_mul(b, sech2, dinner)));
   } else {
     int cdf =
         dy_gb_scale(b, dy_gb_unary(b, DY_OP_ERF, dy_gb_scale(b, x[0], SQRT1_2, 0.0)), 0.5, 0.5);
@@ -69,10 +70,11 @@ DY_GRAD(hard_swish) {
   (void)y;
   if (!need[0])
     return DY_OK;
-  int inside = dy_gb_where(b, dy_gb_cmp_const(b, DY_OP_LESS, x[0], 3.0),
-                           dy_gb_scale(b, x[0], 1.0 / 3.0, 0.5), dy_gb_const(b, 1.0));
-  int d =
-      dy_gb_where(b, dy_gb_cmp_const(b, DY_OP_GREATER, x[0], -3.0), inside, dy_gb_const(b, 0.0));
+  int below3 = dy_gb_cmp_const(b, DY_OP_LESS, x[0], 3.0);
+  int ramp = dy_gb_scale(b, x[0], 1.0 / 3.0, 0.5);
+  int inside = dy_gb_where(b, below3, ramp, dy_gb_const(b, 1.0));
+  int above_m3 = dy_gb_cmp_const(b, DY_OP_GREATER, x[0], -3.0);
+  int d = dy_gb_where(b, above_m3, inside, dy_gb_const(b, 0.0));
   return dy_gb_chain(b, need, dy, d, dx);
 }
 
@@ -92,8 +94,8 @@ DY_GRAD(hard_sigmoid) {
   if (!need[0])
     return DY_OK;
   double slope = dy_hard_sigmoid_attrs_get(op).slope;
-  int in = dy_gb_mul(b, dy_gb_ind_const(b, DY_OP_GREATER, y[0], 0.0),
-                     dy_gb_ind_const(b, DY_OP_LESS, y[0], 1.0));
+  int above0 = dy_gb_ind_const(b, DY_OP_GREATER, y[0], 0.0);
+  int in = dy_gb_mul(b, above0, dy_gb_ind_const(b, DY_OP_LESS, y[0], 1.0));
   return dy_gb_chain(b, need, dy, dy_gb_scale(b, in, slope, 0.0), dx);
 }
 
@@ -113,8 +115,9 @@ DY_GRAD(elu) {
   if (!need[0])
     return DY_OK;
   double alpha = dy_elu_attrs_get(op).alpha;
-  int d = dy_gb_where(b, dy_gb_cmp_const(b, DY_OP_GREATER, x[0], 0.0), dy_gb_const(b, 1.0),
-                      dy_gb_scale(b, y[0], 1.0, alpha));
+  int pos = dy_gb_cmp_const(b, DY_OP_GREATER, x[0], 0.0);
+  int one = dy_gb_const(b, 1.0);
+  int d = dy_gb_where(b, pos, one, dy_gb_scale(b, y[0], 1.0, alpha));
   return dy_gb_chain(b, need, dy, d, dx);
 }
 
@@ -124,8 +127,8 @@ DY_GRAD(clip) {
   if (!need[0])
     return DY_OK;
   dy_clip_attrs a = dy_clip_attrs_get(op);
-  int in = dy_gb_mul(b, dy_gb_ind_const(b, DY_OP_GREATER, x[0], a.min),
-                     dy_gb_ind_const(b, DY_OP_LESS, x[0], a.max));
+  int above_min = dy_gb_ind_const(b, DY_OP_GREATER, x[0], a.min);
+  int in = dy_gb_mul(b, above_min, dy_gb_ind_const(b, DY_OP_LESS, x[0], a.max));
   return dy_gb_chain(b, need, dy, in, dx);
 }
 
@@ -137,8 +140,9 @@ DY_GRAD(softplus) {
     return DY_OK;
   dy_softplus_attrs a = dy_softplus_attrs_get(op);
   int bx = dy_gb_scale(b, x[0], a.beta, 0.0);
-  int d = dy_gb_where(b, dy_gb_cmp_const(b, DY_OP_GREATER, bx, a.threshold), dy_gb_const(b, 1.0),
-                      dy_gb_unary(b, DY_OP_SIGMOID, bx));
+  int linear = dy_gb_cmp_const(b, DY_OP_GREATER, bx, a.threshold);
+  int one = dy_gb_const(b, 1.0);
+  int d = dy_gb_where(b, linear, one, dy_gb_unary(b, DY_OP_SIGMOID, bx));
   return dy_gb_chain(b, need, dy, d, dx);
 }
 
@@ -183,8 +187,8 @@ DY_GRAD(abs) {
   (void)y;
   if (!need[0])
     return DY_OK;
-  int sign = dy_gb_sub(b, dy_gb_ind_const(b, DY_OP_GREATER, x[0], 0.0),
-                       dy_gb_ind_const(b, DY_OP_LESS, x[0], 0.0));
+  int pos = dy_gb_ind_const(b, DY_OP_GREATER, x[0], 0.0);
+  int sign = dy_gb_sub(b, pos, dy_gb_ind_const(b, DY_OP_LESS, x[0], 0.0));
   return dy_gb_chain(b, need, dy, sign, dx);
 }
 
@@ -235,7 +239,8 @@ DY_GRAD(pow) {
   int xb = x[0], e = x[1], zero = dy_gb_const(b, 0.0);
   if (need[0]) {
     int pw = dy_gb_op(b, DY_OP_POW, (const int[]){xb, dy_gb_scale(b, e, 1.0, -1.0)}, 2, NULL, 0);
-    int d = dy_gb_where(b, dy_gb_cmp_const(b, DY_OP_EQUAL, e, 0.0), zero, dy_gb_mul(b, e, pw));
+    int e0 = dy_gb_cmp_const(b, DY_OP_EQUAL, e, 0.0);
+    int d = dy_gb_where(b, e0, zero, dy_gb_mul(b, e, pw));
     dx[0] = dy_gb_sum_to(b, dy_gb_mul(b, dy[0], d), xb);
   }
   if (need[1]) {

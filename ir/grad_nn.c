@@ -141,8 +141,9 @@ static void normalize(dy_gb *b, int v, const int64_t *axes, int n, double eps, i
 /* The gradient through xhat = (x - mean) * inv with g = dL/dxhat:
  * inv * (g - mean(g) - xhat * mean(g * xhat)). */
 static int normalize_dx(dy_gb *b, int g, int xhat, int inv, const int64_t *axes, int n) {
-  int t = dy_gb_sub(b, dy_gb_sub(b, g, mean_keep(b, g, axes, n)),
-                    dy_gb_mul(b, xhat, mean_keep(b, dy_gb_mul(b, g, xhat), axes, n)));
+  int centered = dy_gb_sub(b, g, mean_keep(b, g, axes, n));
+  int proj = dy_gb_mul(b, xhat, mean_keep(b, dy_gb_mul(b, g, xhat), axes, n));
+  int t = dy_gb_sub(b, centered, proj);
   return dy_gb_mul(b, inv, t);
 }
 
@@ -184,9 +185,10 @@ DY_GRAD(batch_norm) {
       dx[1] = dy_gb_mul(b, s2, inv);
     if (need[3])
       dx[3] = dy_gb_neg(b, dy_gb_mul(b, sum_dy, dy_gb_mul(b, x[1], inv)));
-    if (need[4]) /* d inv / d var = -inv^3 / 2 */
-      dx[4] = dy_gb_mul(b, dy_gb_scale(b, dy_gb_mul(b, s2, x[1]), -0.5, 0.0),
-                        dy_gb_mul(b, inv, dy_gb_mul(b, inv, inv)));
+    if (need[4]) { /* d inv / d var = -inv^3 / 2 */
+      int minus_half_s2x = dy_gb_scale(b, dy_gb_mul(b, s2, x[1]), -0.5, 0.0);
+      dx[4] = dy_gb_mul(b, minus_half_s2x, dy_gb_mul(b, inv, dy_gb_mul(b, inv, inv)));
+    }
     return dy_gb_status(b);
   }
   int xhat, inv;

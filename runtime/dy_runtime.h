@@ -396,6 +396,9 @@ dy_status dy_npy_write(const char *path, const dy_tensor *t, dy_error *err);
 #include "dy_optim.h"
 #include "dy_shape.h"
 #include "dy_control.h"  /* dy_cond, dy_while */
+/* to_static training, a training Program's step, the data order. */
+#include "dy_train_api.h"
+
 /* DY_MODEL / DY_TO_STATIC, the markers of `dy2stc compile net.c`. */
 #include "dy_static.h"
 

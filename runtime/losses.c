@@ -16,7 +16,8 @@ dy_tensor *dy_loss_at(dy_tensor *pred, dy_tensor *label, const dy_loss_spec *spe
   dy_gb b;
   dy_gb_eager_state st;
   dy_gb_eager(&b, &st, loc, &err);
-  int v = dy_loss_build(&b, dy_gb_eager_value(&b, pred), dy_gb_eager_value(&b, label), spec);
+  int vp = dy_gb_eager_value(&b, pred);
+  int v = dy_loss_build(&b, vp, dy_gb_eager_value(&b, label), spec);
   dy_tensor *out = dy_keep(dy_gb_eager_tensor(&b, v));
   dy_gb_eager_free(&b);
   if (!out) {

@@ -4,10 +4,12 @@
  * the one driver: it propagates a NULL input (an earlier error), infers the
  * output type with ir/'s dy_infer_<name>, allocates the output, runs
  * dy_kernel_<name> (or, for view ops, shares the input's data; for a
- * symbolic input, computes nothing), and records the op into the active
- * trace. An in-place op (DY_OPF_INPLACE) allocates nothing: its kernel
- * updates its first inputs and it returns the first of them. Errors go to the thread-local slot (dy_last_error) with the source
- * line of the user's call.
+ * symbolic input, computes nothing), records the op into the active
+ * trace and, when a gradient may flow through it, onto the autograd tape
+ * (autograd.c). An in-place op (DY_OPF_INPLACE) allocates nothing: its
+ * kernel updates its first inputs and it returns the first of them. Errors
+ * go to the thread-local slot (dy_last_error) with the source line of the
+ * user's call.
  */
 #include <math.h>
 #include <string.h>

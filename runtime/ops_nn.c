@@ -111,8 +111,10 @@ dy_tensor *dy_group_norm_at(dy_tensor *x, dy_tensor *scale, dy_tensor *bias,
 
 dy_tensor *dy_dropout_at(dy_tensor *x, double p, bool training, dy_srcloc loc) {
   /* the seed is drawn only when it matters, so eval calls leave the
-   * generator's sequence alone */
-  uint64_t seed = training && x ? dy_rand_u64() : 0;
+   * generator's sequence alone; a symbolic x (static mode) draws none
+   * either: a training Program's dropouts are reseeded before every run
+   * (dy_program_reseed_dropout), in the order an eager forward draws */
+  uint64_t seed = training && x && x->data ? dy_rand_u64() : 0;
   dy_attr attrs[] = {DY_ATTR_F("p", p), DY_ATTR_I("is_test", !training),
                      DY_ATTR_I("seed", (int64_t)seed)};
   return dy_apply(DY_OP_DROPOUT, (dy_tensor *const[]){x}, 1, attrs, 3, loc);

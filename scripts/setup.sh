@@ -5,11 +5,14 @@
 # samples/firmware): arm-none-eabi-gcc and newlib for Cortex-M, QEMU's
 # mps2 boards to run it; aarch64-linux-gnu-gcc and qemu-aarch64 for ARM64
 # (and for the NEON path of the generated code, tests/test_simd.c).
+# python3-sklearn ships the digits data set (sklearn/datasets/data/digits.csv.gz)
+# that samples/digits trains on.
 set -e
 PKGS="cmake make gcc clang libclang-rt-14-dev libclang-14-dev pkg-config libprotobuf-c-dev protobuf-c-compiler \
 libopenblas-dev libcunit1-dev libonnx-dev libonnx-testdata \
 gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm \
-gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
+gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user \
+python3-sklearn"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -5,6 +5,7 @@
 #include <CUnit/CUnit.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* Assert a float within tol of an expected value, printing both. */
@@ -38,6 +39,17 @@ char *dy_test_slurp(const char *path);
 bool dy_test_have(const char *tool);
 /* aarch64-linux-gnu-gcc and qemu-aarch64 are there; else says SKIPPED. */
 bool dy_test_have_aarch64(void);
+
+/* The head of a generated driver that runs emitted models on .bin files:
+ * the includes, load(path, bytes) (malloc'd; exits on a short file) and
+ * save(path, data, bytes) (test_ops, test_grad). */
+extern const char dy_test_driver_io[];
+
+/* Write samples as dir/x.npy (f32 [n, row]) and their class labels as
+ * dir/y.npy (i64 [n]); false on error (test_train_codegen,
+ * test_firmware). */
+bool dy_test_write_samples(const char *dir, const float *x, int64_t n, int64_t row,
+                           const int64_t *y);
 
 #define DY_SUITE(name) CU_pSuite suite_ = CU_add_suite(name, NULL, NULL)
 #define DY_TEST(fn) CU_add_test(suite_, #fn, fn)

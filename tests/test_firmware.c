@@ -537,6 +537,95 @@ static void test_aarch64_under_qemu(void) {
   }
 }
 
+/* ---- a training step on the Cortex-M4 ---- */
+
+/* The losses "step K loss V 0xBITS" a training program printed; count. */
+static int parse_losses(const char *log, uint32_t *bits, int cap) {
+  int n = 0;
+  for (const char *s = log; s && (s = strstr(s, "step ")) && n < cap; s++) {
+    int k;
+    double v;
+    unsigned long u;
+    if (sscanf(s, "step %d loss %lf 0x%lx", &k, &v, &u) != 3 || k != n)
+      return -1;
+    bits[n++] = (uint32_t)u;
+  }
+  return n;
+}
+
+/* A small classifier (8 -> linear 16 -> relu -> linear 4) trained by
+ * samples/firmware/build_train.sh: five SGD steps under qemu-system-arm
+ * give the losses of the same program built for the host, and they fall. */
+static void test_training_steps_on_cortex_m4_under_qemu(void) {
+  setup_work();
+  if (!have_arm())
+    return;
+  const char *dir = WORK "/fwtrain";
+  sh("rm -rf %s && mkdir -p %s", dir, dir);
+  dy_buf b = {0};
+  dy_buf_printf(&b, "program {\n  var x : f32[-1,8] feed 0\n");
+  const char *vars[4][2] = {{"fc1.weight", "8,16"}, {"fc1.bias", "16"},
+                            {"fc2.weight", "16,4"}, {"fc2.bias", "4"}};
+  const int numel[4] = {128, 16, 64, 4};
+  for (int v = 0; v < 4; v++) {
+    dy_buf_printf(&b, "  var %s : f32[%s] persistable trainable = [", vars[v][0], vars[v][1]);
+    for (int i = 0; i < numel[v]; i++)
+      dy_buf_printf(&b, "%s%.6f", i ? ", " : "", 0.4 * sin(1.7 * i + v));
+    dy_buf_printf(&b, "]\n");
+  }
+  dy_buf_printf(&b, "  var h : f32[-1,16]\n  var hb : f32[-1,16]\n  var a : f32[-1,16]\n"
+                    "  var o : f32[-1,4]\n  var logits : f32[-1,4]\n  block 0 parent -1 {\n"
+                    "    h = matmul(x, fc1.weight) {transpose_x = 0, transpose_y = 0}  @net.c:1\n"
+                    "    hb = add(h, fc1.bias)  @net.c:1\n    a = relu(hb)  @net.c:2\n"
+                    "    o = matmul(a, fc2.weight) {transpose_x = 0, transpose_y = 0}  @net.c:3\n"
+                    "    logits = add(o, fc2.bias)  @net.c:3\n  }\n  fetch 0 logits\n}\n");
+  dy_program *p = NULL;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_program_parse(b.s, &p, &err), &err);
+  dy_buf_free(&b);
+  char path[600];
+  snprintf(path, sizeof path, "%s/net", dir);
+  DY_ASSERT_OK(dy_model_save(p, path, &err), &err);
+  dy_program_free(p);
+  enum { B = 12 };
+  float x[B * 8];
+  int64_t y[B];
+  for (int i = 0; i < B; i++) {
+    for (int k = 0; k < 8; k++)
+      x[i * 8 + k] = (float)cos(0.9 * i + 0.3 * k);
+    y[i] = i % 4;
+  }
+  CU_ASSERT_FATAL(dy_test_write_samples(dir, x, B, 8, y));
+  int rc = sh("cd %s && sh %s/build_train.sh %s net.dymodel x.npy y.npy . m4 host", dir,
+              FIRMWARE, DY2STC);
+  show_log_on_failure(rc, "build_train.sh");
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  rc = sh("%s/train-host", dir);
+  char *host = last_log();
+  CU_ASSERT_EQUAL(rc, 0);
+  rc = sh(QEMU_ARM " -M mps2-an386 -kernel %s/train-m4.elf", dir);
+  char *board = last_log();
+  fprintf(stderr, "\n  training steps under qemu-system-arm -M mps2-an386:\n%s",
+          board ? board : "");
+  CU_ASSERT_EQUAL(rc, 0);
+  uint32_t hb[8], mb[8];
+  int nh = parse_losses(host, hb, 8), nm = parse_losses(board, mb, 8);
+  free(host);
+  free(board);
+  CU_ASSERT_EQUAL_FATAL(nh, 5);
+  CU_ASSERT_EQUAL_FATAL(nm, 5);
+  for (int i = 0; i < 5; i++) {
+    float h, m;
+    memcpy(&h, &hb[i], 4);
+    memcpy(&m, &mb[i], 4);
+    CU_ASSERT(fabs((double)h - m) <= 1e-5 * fabs((double)h));
+  }
+  float first, last;
+  memcpy(&first, &mb[0], 4);
+  memcpy(&last, &mb[4], 4);
+  CU_ASSERT(last < first);
+}
+
 void dy_test_register(void) {
   DY_SUITE("firmware");
   DY_TEST(test_freestanding_prefixed_reentrant);
@@ -545,4 +634,5 @@ void dy_test_register(void) {
   DY_TEST(test_lenet5_on_cortex_m4_under_qemu);
   DY_TEST(test_lenet5_cortex_m0_build_under_qemu);
   DY_TEST(test_aarch64_under_qemu);
+  DY_TEST(test_training_steps_on_cortex_m4_under_qemu);
 }

@@ -27,15 +27,27 @@
  *     executor;
  *   - eager: the inputs require grad, op and L run eagerly (dy_apply) onto
  *     the autograd tape, dy_backward fills each input's .grad;
- * (more ways are added beside them: the compiled C).
+ *   - compiled: the same gradient Program, memory-planned and emitted as C
+ *     (symbol prefix g<k>, no passes: the rule's ops as they are), every
+ *     case's file compiled with -std=c99 -Wall -Wextra -Werror -pedantic at
+ *     -O0 (two at a time) and linked with one generated driver that runs
+ *     each on the case's inputs and writes its gradients; each must agree
+ *     with the executor's (the program way).
  *
  * A differentiable op with no case, or whose rule is missing or fails, is
  * a failure naming it.
+ *
+ * The text of every case's gradient Program, and of a training step with
+ * each loss and with each optimizer, is compared with the golden
+ * tests/golden/grad_programs.txt, so that a rule whose ops' order depends
+ * on the compiler (two emitting arguments of one call) fails under gcc or
+ * under clang.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "dy_test.h"
+#include "dy_compiler.h"
 #include "dy_passes.h"
 #include "op_table.h"
 
@@ -238,55 +250,78 @@ static bool eager_grads(const dy_op_case *c, dy_tensor **in, dy_tensor *w,
   return s == DY_OK;
 }
 
-/* One case: the program way. */
-static void check_case(const dy_op_case *c, tally *t) {
+/* The compiled way (below): emit the case's gradient Program. */
+static void cg_add(const dy_op_case *c, dy_program *p, dy_tensor **in, int n_feed,
+                   dy_tensor **out, int n_out, int64_t batch);
+
+/* One case: the program way (the compiled way is queued by cg_add). */
+/* Does case c have a gradient to check: a good case of a differentiable
+ * op with an f32 input and an f32 result? */
+static bool has_gradient(const dy_op_case *c) {
   if (c->expect_error || c->no_grad || !dy_grad_table[c->kind])
-    return;
+    return false;
   bool any_f32 = false;
   for (int i = 0; i < c->n_in; i++)
     any_f32 |= c->in[i].dtype == DY_F32;
-  dy_op probe0 = {.id = 0, .kind = c->kind, .attrs = (dy_attr *)c->attrs,
-                  .n_attrs = c->n_attrs};
-  dy_type tout0;
-  dy_error err0 = {0};
-  if (!any_f32 || dy_infer(&probe0, c->in, c->n_in, &tout0, &err0) ||
-      tout0.dtype != DY_F32)
-    return; /* an f32 result is what has a gradient */
-  t->cases++;
+  dy_op probe = {.id = 0, .kind = c->kind, .attrs = (dy_attr *)c->attrs,
+                 .n_attrs = c->n_attrs};
+  dy_type tout;
+  dy_error err = {0};
+  return any_f32 && !dy_infer(&probe, c->in, c->n_in, &tout, &err) && tout.dtype == DY_F32;
+}
+
+/* The gradient Program of case c: loss_program, then the gradients of L
+ * with respect to every differentiable input which[k] (grads[k], -1 when
+ * L does not depend on it), each fetched after L and out (the fetches 2,
+ * 3, ...), verified. NULL on failure, with a one-line message on stderr
+ * naming the case. */
+static dy_program *gradient_program(const dy_op_case *c, int *which, int *n_wrt,
+                                    int *grads) {
   dy_error err = {0};
   int ids[8], loss;
   dy_program *p = loss_program(c, ids, &loss, &err);
   if (!p) {
     fprintf(stderr, "\n  [%s] cannot build: %s\n", c->label, err.msg);
-    t->failed++;
-    return;
+    return NULL;
   }
-  int wrt[8], n_wrt = 0, which[8];
+  int wrt[8];
+  *n_wrt = 0;
   for (int i = 0; i < c->n_in; i++)
     if (dy_grad_input_is_differentiable(c->kind, i, c->in[i].dtype)) {
-      which[n_wrt] = i;
-      wrt[n_wrt++] = ids[i];
+      which[*n_wrt] = i;
+      wrt[(*n_wrt)++] = ids[i];
     }
-  int grads[8];
-  dy_status s = dy_program_gradients(p, loss, wrt, n_wrt, grads, &err);
-  if (s) {
+  if (dy_program_gradients(p, loss, wrt, *n_wrt, grads, &err)) {
     char m[700];
     dy_error_format(&err, m, sizeof m);
     fprintf(stderr, "\n  [%s] %s: %s\n", c->label, dy_op_name(c->kind), m);
-    t->failed++;
     dy_program_free(p);
-    return;
+    return NULL;
   }
-  for (int k = 0; k < n_wrt; k++)
+  for (int k = 0; k < *n_wrt; k++)
     if (grads[k] >= 0)
       dy_program_add_fetch(p, grads[k], &err);
-  if ((s = dy_verify(p, &err))) {
+  if (dy_verify(p, &err)) {
     fprintf(stderr, "\n  [%s] gradient program invalid: %s\n", c->label, err.msg);
-    t->failed++;
     dy_program_free(p);
+    return NULL;
+  }
+  return p;
+}
+
+static void check_case(const dy_op_case *c, tally *t) {
+  if (!has_gradient(c))
+    return;
+  t->cases++;
+  int n_wrt, which[8], grads[8];
+  dy_program *p = gradient_program(c, which, &n_wrt, grads);
+  if (!p) {
+    t->failed++;
     return;
   }
   t->has_case[c->kind] = true;
+  dy_error err = {0};
+  dy_status s;
 
   int64_t batch = c->batch ? c->batch : 2;
   dy_tensor *in[9] = {0};
@@ -336,7 +371,7 @@ static void check_case(const dy_op_case *c, tally *t) {
          * (the counts are the first's) */
         const double got[2] = {an, ea};
         const char *way[2] = {"rule", "eager tape"};
-        diffs d2;
+        diffs d2 = {0};
         bool have_d2 = false;
         for (int v = 0; v < 2; v++) {
           if (near(got[v], d.c, tol))
@@ -370,6 +405,7 @@ static void check_case(const dy_op_case *c, tally *t) {
     for (int i = 0; i < c->n_in; i++)
       dy_tensor_free(eg[i]);
     dy_tensor_free(o0);
+    cg_add(c, p, in, n_feed, out, n_out, batch);
   }
   for (int i = 0; i < n_out; i++)
     dy_tensor_free(out[i]);
@@ -378,11 +414,151 @@ static void check_case(const dy_op_case *c, tally *t) {
   dy_program_free(p);
 }
 
+/* ---- the compiled way ---- */
+
+#define CG_DIR DY_BUILD_DIR "/grad_compiled"
+enum { CG_MAX = 2048 };
+
+typedef struct {
+  const dy_op_case *c;
+  int n_grads;
+  dy_tensor *ref[8];      /* the executor's gradients */
+} cg_case;
+
+static struct {
+  dy_buf drv;             /* the driver main()'s body */
+  cg_case cases[CG_MAX];
+  int n;
+} cg;
+
+static bool write_bin(const char *path, const dy_tensor *t) {
+  dy_error err = {0};
+  return dy_write_file_atomic(path, t->data, t->nbytes, &err) == DY_OK;
+}
+
+/* Emit case c's gradient Program p (feeds in[0..n_feed), fetches L, out,
+ * then the gradients out[2..n_out)) as g<k>.c/.h with its inputs, and the
+ * driver's block that runs it. */
+static void cg_add(const dy_op_case *c, dy_program *p, dy_tensor **in, int n_feed,
+                   dy_tensor **out, int n_out, int64_t batch) {
+  if (cg.n >= CG_MAX || n_out > 10)
+    return;
+  int k = cg.n;
+  char name[16], path[600];
+  snprintf(name, sizeof name, "g%d", k);
+  dy_error err = {0};
+  dy_memplan_result mr;
+  dy_codegen_output co = {0};
+  dy_codegen_options o = {.name = name, .max_batch = batch, .source = c->label};
+  if (dy_memplan(p, batch, &mr, &err) ||
+      (o.arena_bytes = mr.arena_bytes, dy_codegen(p, &o, &co, &err))) {
+    fprintf(stderr, "\n  [%s] codegen of the gradient Program: %s\n", c->label, err.msg);
+    CU_FAIL("gradient codegen failed");
+    return;
+  }
+  snprintf(path, sizeof path, CG_DIR "/%s.c", name);
+  dy_write_file_atomic(path, co.source, strlen(co.source), &err);
+  snprintf(path, sizeof path, CG_DIR "/%s.h", name);
+  dy_write_file_atomic(path, co.header, strlen(co.header), &err);
+  dy_codegen_output_free(&co);
+  dy_buf_printf(&cg.drv, "  { /* %d */\n    const void *in[%d]; void *out[%d];\n", k, n_feed,
+                n_out);
+  for (int i = 0; i < n_feed; i++) {
+    snprintf(path, sizeof path, CG_DIR "/in_%d_%d.bin", k, i);
+    write_bin(path, in[i]);
+    dy_buf_printf(&cg.drv, "    in[%d] = load(\"in_%d_%d.bin\", %zu);\n", i, k, i,
+                  in[i]->nbytes);
+  }
+  for (int i = 0; i < n_out; i++)
+    dy_buf_printf(&cg.drv, "    out[%d] = malloc(%zu + 1);\n", i, out[i]->nbytes);
+  dy_buf_printf(&cg.drv,
+                "    void *arena = malloc(G%d_ARENA_BYTES + 64);\n"
+                "    if (g%d_run_v(arena, %lld, in, out)) { fprintf(stderr, \"case %d\\n\"); "
+                "return 1; }\n",
+                k, k, (long long)batch, k);
+  cg.cases[k] = (cg_case){.c = c, .n_grads = n_out - 2};
+  for (int i = 2; i < n_out; i++) {
+    dy_buf_printf(&cg.drv, "    save(\"grad_%d_%d.bin\", out[%d], %zu);\n", k, i - 2, i,
+                  out[i]->nbytes);
+    cg.cases[k].ref[i - 2] = dy_keep(out[i]);
+  }
+  dy_buf_printf(&cg.drv, "    free(arena);\n    for (int i = 0; i < %d; i++) free(out[i]);\n"
+                         "    for (int i = 0; i < %d; i++) free((void *)in[i]);\n  }\n",
+                n_out, n_feed);
+  cg.n++;
+}
+
+/* Compile every emitted case, run the driver, compare with the executor. */
+static void cg_run_and_compare(void) {
+  dy_buf full = {0};
+  dy_buf_printf(&full, "%s", dy_test_driver_io);
+  for (int k = 0; k < cg.n; k++)
+    dy_buf_printf(&full, "#include \"g%d.h\"\n", k);
+  dy_buf_printf(&full, "int main(void) {\n%s  return 0;\n}\n", cg.drv.s ? cg.drv.s : "");
+  dy_error err = {0};
+  dy_write_file_atomic(CG_DIR "/driver.c", full.s, full.len, &err);
+  dy_buf_free(&full);
+  dy_buf_free(&cg.drv);
+  const char *cc_env = getenv("CC");
+  const char *compiler = cc_env && *cc_env ? cc_env : "cc";
+  int rc = dy_test_sh(NULL, "cd " CG_DIR " && ls g*.c | xargs -P 2 -I{} sh -c '%s -std=c99 -Wall "
+                            "-Wextra -Werror -pedantic -O0 -c {} || { echo \"FAILED: {}\"; "
+                            "exit 1; }' > build.log 2>&1",
+                      compiler);
+  if (rc) {
+    dy_test_sh(NULL, "head -40 " CG_DIR "/build.log >&2");
+    CU_FAIL("emitted gradient C does not compile cleanly");
+  }
+  if (!rc)
+    rc = dy_test_sh(NULL, "cd " CG_DIR " && %s -std=c11 -O0 -w -c driver.c && %s -o driver *.o "
+                          "-lm >> build.log 2>&1 && ./driver > run.log 2>&1",
+                    compiler, compiler);
+  if (rc) {
+    dy_test_sh(NULL, "tail -20 " CG_DIR "/build.log " CG_DIR "/run.log >&2");
+    CU_FAIL("the compiled gradient Programs did not run");
+  }
+  int checked = 0, bad_cases = 0;
+  for (int k = 0; k < cg.n; k++) {
+    cg_case *cc = &cg.cases[k];
+    for (int j = 0; j < cc->n_grads; j++) {
+      if (!rc) {
+        char path[600];
+        snprintf(path, sizeof path, CG_DIR "/grad_%d_%d.bin", k, j);
+        uint8_t *buf = NULL;
+        size_t len = 0;
+        const dy_tensor *ref = cc->ref[j];
+        int bad = 0;
+        if (dy_read_file(path, &buf, &len, &err) || len != ref->nbytes) {
+          bad = 1;
+        } else {
+          const float *got = (const float *)buf, *want = ref->data;
+          for (int64_t e = 0; e < dy_tensor_numel(ref); e++) {
+            double g = got[e], w = want[e];
+            bool ok = (isnan(g) && isnan(w)) || (isinf(g) && g == w) ||
+                      fabs(g - w) <= 1e-4 * (1 + fabs(w));
+            if (!ok && bad++ < 2)
+              fprintf(stderr, "\n  [%s] compiled gradient %d [%lld]: %.7g, executor %.7g",
+                      cc->c->label, j, (long long)e, g, w);
+          }
+        }
+        free(buf);
+        checked++;
+        bad_cases += bad > 0;
+      }
+      dy_tensor_free(cc->ref[j]);
+    }
+  }
+  fprintf(stderr, "\n  compiled: %d gradient Programs, %d gradients compared, %d differ\n",
+          cg.n, checked, bad_cases);
+  CU_ASSERT_EQUAL(bad_cases, 0);
+  cg.n = 0;
+}
+
 static const dy_op_case_list *const *families(int *n) {
   static const dy_op_case_list *lists[] = {&dy_op_cases_core, &dy_op_cases_nn,
                                            &dy_op_cases_math, &dy_op_cases_shape,
-                                           &dy_op_cases_extra, &dy_op_cases_train};
-  *n = 6;
+                                           &dy_op_cases_extra};
+  *n = 5;
   return lists;
 }
 
@@ -390,9 +566,11 @@ static void test_rules_against_finite_differences(void) {
   tally t = {0};
   int nl;
   const dy_op_case_list *const *lists = families(&nl);
+  dy_test_sh(NULL, "rm -rf " CG_DIR " && mkdir -p " CG_DIR);
   for (int l = 0; l < nl; l++)
     for (int i = 0; i < lists[l]->n; i++)
       check_case(&lists[l]->cases[i], &t);
+  cg_run_and_compare();
   fprintf(stderr,
           "\n  %d cases, %d elements checked (%d at a kink matched one side, %d "
           "matched at a smaller step, %d without a finite difference), "
@@ -866,6 +1044,181 @@ static void test_fused_ops_gradients(void) {
   dy_program_free(q);
 }
 
+/* ------------------------------------------------------------------ */
+
+/* The gradient Programs' text is the same whichever compiler built
+ * dy2stc: a rule that emits ops from two arguments of one call (whose
+ * order C leaves unspecified) numbers vars one way under gcc and another
+ * under clang. The text of every op case's gradient Program, of a
+ * training step with each loss and of one with each optimizer (clipping
+ * on) goes into one file compared with tests/golden/grad_programs.txt;
+ * `make test` runs this under gcc and under clang. The golden is
+ * rewritten with DY_UPDATE_GOLDENS=1 (review `git diff tests/golden`). */
+#define GRAD_GOLDEN DY_SOURCE_DIR "/tests/golden/grad_programs.txt"
+#define GRAD_GOT DY_BUILD_DIR "/grad_programs.txt"
+
+typedef struct {
+  char *s;
+  size_t n, cap;
+  bool oom;
+} textbuf;
+
+static void text_add(textbuf *t, const char *s) {
+  size_t k = strlen(s);
+  if (t->n + k + 1 > t->cap) {
+    size_t cap = 2 * (t->n + k + 1);
+    char *g = realloc(t->s, cap);
+    if (!g) {
+      t->oom = true;
+      return;
+    }
+    t->s = g;
+    t->cap = cap;
+  }
+  memcpy(t->s + t->n, s, k + 1);
+  t->n += k;
+}
+
+/* "# title" then p's text (an error's message in its place when p is NULL) */
+static void text_add_program(textbuf *t, const char *title, const dy_program *p,
+                             const dy_error *err) {
+  text_add(t, "# ");
+  text_add(t, title);
+  text_add(t, "\n");
+  char *txt = p ? dy_program_to_text(p) : NULL;
+  text_add(t, txt ? txt : "error: ");
+  if (!txt)
+    text_add(t, err && err->status ? err->msg : "cannot print");
+  text_add(t, "\n");
+  free(txt);
+}
+
+/* A linear layer pred = x w + b, then the loss, its backward ops and the
+ * optimizer's: the whole training step. NULL with err set on failure. */
+static dy_program *training_program(const dy_loss_spec *loss, const dy_optimizer_spec *opt,
+                                    dy_error *err) {
+  static const char *model =
+      "program {\n"
+      "  var x : f32[-1,3] feed 0\n"
+      "  var w : f32[3,4] persistable trainable\n"
+      "  var b : f32[4] persistable trainable\n"
+      "  var z : f32[-1,4]\n"
+      "  var pred : f32[-1,4]\n"
+      "  block 0 parent -1 {\n"
+      "    z = matmul(x, w) {transpose_x = 0, transpose_y = 0}  @step.c:1\n"
+      "    pred = add(z, b)  @step.c:2\n"
+      "  }\n"
+      "  fetch 0 pred\n"
+      "}\n";
+  dy_program *p;
+  if (dy_program_parse(model, &p, err))
+    return NULL;
+  int label, l, *params = NULL, *grads = NULL, n = 0;
+  if (dy_program_append_loss(p, dy_program_find_var(p, "pred"), "label", loss, &label, &l,
+                             err) ||
+      dy_program_append_backward(p, l, &params, &grads, &n, err) ||
+      dy_program_append_optimizer(p, opt, params, grads, n, err) || dy_verify(p, err)) {
+    dy_program_free(p);
+    p = NULL;
+  }
+  free(params);
+  free(grads);
+  return p;
+}
+
+static void test_gradient_programs_golden(void) {
+  textbuf t = {0};
+  int nl, n_cases = 0, n_failed = 0;
+  const dy_op_case_list *const *lists = families(&nl);
+  for (int l = 0; l < nl; l++)
+    for (int i = 0; i < lists[l]->n; i++) {
+      const dy_op_case *c = &lists[l]->cases[i];
+      if (!has_gradient(c))
+        continue;
+      int n_wrt, which[8], grads[8];
+      dy_program *p = gradient_program(c, which, &n_wrt, grads);
+      char title[200];
+      snprintf(title, sizeof title, "case %s (%s)", c->label, dy_op_name(c->kind));
+      text_add_program(&t, title, p, NULL);
+      n_cases++;
+      n_failed += !p;
+      dy_program_free(p);
+    }
+  CU_ASSERT_EQUAL(n_failed, 0);
+
+  const dy_optimizer_spec sgd = {.kind = DY_OPT_SGD, .lr = 0.1};
+  const struct {
+    const char *what;
+    dy_loss_spec spec;
+  } losses[] = {
+      {"cross_entropy", {.kind = DY_LOSS_CROSS_ENTROPY}},
+      {"cross_entropy soft labels", {.kind = DY_LOSS_CROSS_ENTROPY, .soft_labels = true}},
+      {"cross_entropy ignore_index 1, sum",
+       {.kind = DY_LOSS_CROSS_ENTROPY, .reduction = DY_REDUCTION_SUM,
+        .has_ignore_index = true, .ignore_index = 1}},
+      {"mse", {.kind = DY_LOSS_MSE}},
+      {"l1 sum", {.kind = DY_LOSS_L1, .reduction = DY_REDUCTION_SUM}},
+      {"bce_with_logits", {.kind = DY_LOSS_BCE_WITH_LOGITS}},
+  };
+  const dy_loss_spec mse = {.kind = DY_LOSS_MSE};
+  const struct {
+    const char *what;
+    dy_optimizer_spec spec;
+  } opts[] = {
+      {"sgd, clip_norm 1", {.kind = DY_OPT_SGD, .lr = 0.1, .clip_norm = 1.0}},
+      {"sgd momentum nesterov weight_decay, clip_norm 1",
+       {.kind = DY_OPT_SGD, .lr = 0.1, .momentum = 0.9, .nesterov = true,
+        .weight_decay = 1e-4, .clip_norm = 1.0}},
+      {"adam weight_decay, clip_norm 0.5",
+       {.kind = DY_OPT_ADAM, .lr = 0.01, .weight_decay = 1e-4, .clip_norm = 0.5}},
+      {"adamw, clip_norm 0.5",
+       {.kind = DY_OPT_ADAMW, .lr = 0.01, .weight_decay = 0.01, .clip_norm = 0.5}},
+  };
+  int n_steps = (int)(sizeof losses / sizeof *losses + sizeof opts / sizeof *opts);
+  for (int k = 0; k < n_steps; k++) {
+    int nlo = (int)(sizeof losses / sizeof *losses);
+    bool is_loss = k < nlo;
+    const char *what = is_loss ? losses[k].what : opts[k - nlo].what;
+    dy_error err = {0};
+    dy_program *p = training_program(is_loss ? &losses[k].spec : &mse,
+                                     is_loss ? &sgd : &opts[k - nlo].spec, &err);
+    if (!p)
+      fprintf(stderr, "\n  training step (%s): %s\n", what, err.msg);
+    CU_ASSERT_PTR_NOT_NULL(p);
+    char title[200];
+    snprintf(title, sizeof title, "training step: %s loss, %s", is_loss ? what : "mse",
+             is_loss ? "sgd" : what);
+    text_add_program(&t, title, p, &err);
+    dy_program_free(p);
+  }
+  CU_ASSERT_FALSE_FATAL(t.oom);
+  fprintf(stderr, "\n  %d gradient Programs and %d training steps printed\n", n_cases,
+          n_steps);
+
+  dy_error err = {0};
+  CU_ASSERT_FATAL(dy_write_file_atomic(GRAD_GOT, t.s, t.n, &err) == DY_OK);
+  if (getenv("DY_UPDATE_GOLDENS")) {
+    DY_ASSERT_OK(dy_write_file_atomic(GRAD_GOLDEN, t.s, t.n, &err), &err);
+    fprintf(stderr, "\n  wrote %s\n", GRAD_GOLDEN);
+    free(t.s);
+    return;
+  }
+  char *want = dy_test_slurp(GRAD_GOLDEN);
+  if (!want)
+    fprintf(stderr, "\n  no golden %s (DY_UPDATE_GOLDENS=1 writes it)\n", GRAD_GOLDEN);
+  bool same = want && strcmp(want, t.s) == 0;
+  if (want && !same) {
+    fprintf(stderr, "\n  the gradient Programs differ from their golden; the diff's start:\n");
+    dy_test_sh(NULL, "diff -u '%s' '%s' | head -60 >&2", GRAD_GOLDEN, GRAD_GOT);
+    fprintf(stderr, "  (a rule emitting from two arguments of one call? "
+                    "scripts/check_emit_order.py)\n  if the change is deliberate: "
+                    "DY_UPDATE_GOLDENS=1 %s/test_grad\n", DY_BUILD_DIR);
+  }
+  CU_ASSERT(same);
+  free(want);
+  free(t.s);
+}
+
 void dy_test_register(void) {
   DY_SUITE("grad");
   DY_TEST(test_gradient_errors);
@@ -874,4 +1227,5 @@ void dy_test_register(void) {
   DY_TEST(test_append_backward);
   DY_TEST(test_shape_gradients_by_hand);
   DY_TEST(test_fused_ops_gradients);
+  DY_TEST(test_gradient_programs_golden);
 }

@@ -15,11 +15,10 @@
  * one-op Program holds those inputs as persistable vars (the state) with
  * the original data, the op writing them, and fetches the first; after
  * the executor's run every updated state var of the Program must agree
- * with the eagerly updated tensor. The compiled way is skipped for them:
- * the inference code generator keeps persistable vars in flash (const)
- * and rejects an op writing one; the training code generator keeps the
- * state in RAM, and tests/test_optim.c compiles these emitters' kernels
- * strictly and runs them in place against eager over the same cases.
+ * with the eagerly updated tensor. Compiled, the state lives in the
+ * caller's RAM (NAME_STATE_BYTES, NAME_state_init, NAME_run_v taking the
+ * state first): the driver runs the step once and writes the fetch and
+ * every state tensor, each of which must agree with eager.
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -186,6 +185,8 @@ typedef struct {
   int n_feeds;
   dy_tensor *ref;          /* eager output */
   const dy_op_case *c;
+  int n_state;             /* an in-place op's updated inputs ... */
+  dy_tensor *state[8];     /* ... as eager left them */
 } compiled_case;
 
 static void run_family(const char *family, const dy_op_case_list *list) {
@@ -274,10 +275,9 @@ static void run_family(const char *family, const dy_op_case_list *list) {
         CU_ASSERT(state_agrees(c, p, state));
     }
     dy_tensor_free(out);
-    if (in_place(c)) { /* the compiled way: see the header */
+    if (in_place(c)) { /* the executor updated the state: start again */
       dy_program_free(p);
-      dy_scope_end();
-      continue;
+      p = case_program(c, in, &err);
     }
     /* the generated C */
     char name[32], path[700];
@@ -303,35 +303,45 @@ static void run_family(const char *family, const dy_op_case_list *list) {
         dy_buf_printf(&drv,
                       "    snprintf(path, sizeof path, \"in_%d_%d.bin\"); in[%d] = load(path, %zu);\n",
                       i, k, k, feeds[k]->nbytes);
+      int n_state = in_place(c) ? dy_op_info_of(c->kind)->n_out : 0;
+      if (n_state)
+        dy_buf_printf(&drv,
+                      "    void *state = aligned_alloc(64, (C%d_STATE_BYTES + 63) / 64 * 64);\n"
+                      "    if (c%d_state_init(state)) return 1;\n",
+                      i, i);
       dy_buf_printf(&drv,
                     "    out[0] = malloc(%zu + 1); void *arena = malloc(C%d_ARENA_BYTES + 64);\n"
-                    "    rc = c%d_run_v(arena, %lld, in, out);\n"
+                    "    rc = c%d_run_v(%sarena, %lld, in, out);\n"
                     "    if (rc) { fprintf(stderr, \"case %d: status %%d\\n\", rc); return 1; }\n"
                     "    save(\"out_%d.bin\", out[0], %zu);\n"
                     "    free(arena); free(out[0]);\n",
-                    ref->nbytes, i, i, (long long)batch, i, i, ref->nbytes);
+                    ref->nbytes, i, i, n_state ? "state, " : "", (long long)batch, i, i,
+                    ref->nbytes);
+      for (int k = 0; k < n_state; k++)
+        dy_buf_printf(&drv,
+                      "    if (C%d_NUM_STATE != %d) return 1;\n"
+                      "    save(\"state_%d_%d.bin\", c%d_state_tensor(state, %d), %zu);\n",
+                      i, n_state, i, k, i, k, state[k]->nbytes);
+      if (n_state)
+        dy_buf_printf(&drv, "    free(state);\n");
       for (int k = 0; k < nf; k++)
         dy_buf_printf(&drv, "    free((void *)in[%d]);\n", k);
       dy_buf_printf(&drv, "  }\n");
-      cc[n_cc++] = (compiled_case){.idx = i, .batch = batch, .n_feeds = nf,
-                                   .ref = dy_keep(ref), .c = c};
+      cc[n_cc] = (compiled_case){.idx = i, .batch = batch, .n_feeds = nf,
+                                 .ref = dy_keep(ref), .c = c, .n_state = n_state};
+      for (int k = 0; k < n_state; k++)
+        cc[n_cc].state[k] = dy_keep(state[k]);
+      n_cc++;
     }
     dy_codegen_output_free(&co);
     dy_program_free(p);
     dy_scope_end();
   }
   dy_buf full = {0};
-  dy_buf_printf(&full, "#include <stdio.h>\n#include <stdlib.h>\n#include <stdint.h>\n");
+  dy_buf_printf(&full, "%s", dy_test_driver_io);
   for (int k = 0; k < n_cc; k++)
     dy_buf_printf(&full, "#include \"c%d.h\"\n", cc[k].idx);
-  dy_buf_printf(&full,
-                "static void *load(const char *p, size_t n) {\n"
-                "  void *b = malloc(n ? n : 1); FILE *f = fopen(p, \"rb\");\n"
-                "  if (!f || fread(b, 1, n, f) != n) { fprintf(stderr, \"cannot read %%s\\n\", p); exit(1); }\n"
-                "  fclose(f); return b;\n}\n"
-                "static void save(const char *p, const void *b, size_t n) {\n"
-                "  FILE *f = fopen(p, \"wb\"); if (!f || fwrite(b, 1, n, f) != n) exit(1); fclose(f);\n}\n"
-                "int main(void) {\n  char path[256]; int rc;\n%s  return 0;\n}\n",
+  dy_buf_printf(&full, "int main(void) {\n  char path[256]; int rc;\n%s  return 0;\n}\n",
                 drv.s ? drv.s : "");
   char path[700];
   dy_error err = {0};
@@ -340,10 +350,6 @@ static void run_family(const char *family, const dy_op_case_list *list) {
   dy_buf_free(&drv);
   dy_buf_free(&full);
 
-  if (n_cc == 0) { /* a family of in-place ops only: nothing compiled */
-    free(cc);
-    return;
-  }
   /* compile every model strictly, two at a time, then link and run */
   const char *cc_env = getenv("CC");
   const char *compiler = cc_env && *cc_env ? cc_env : "cc";
@@ -375,7 +381,23 @@ static void run_family(const char *family, const dy_op_case_list *list) {
         CU_ASSERT(agree("compiled", cc[k].c, &got, cc[k].ref));
       }
       free(buf);
+      /* an in-place op's updated state, read back through NAME_state_tensor */
+      for (int j = 0; j < cc[k].n_state; j++) {
+        snprintf(path, sizeof path, "%s/state_%d_%d.bin", dir, cc[k].idx, j);
+        buf = NULL;
+        if (dy_read_file(path, &buf, &len, &err) || len != cc[k].state[j]->nbytes) {
+          fprintf(stderr, "\n  [%s] compiled state %d missing or short\n", cc[k].c->label, j);
+          CU_FAIL("compiled state");
+        } else {
+          dy_tensor got = *cc[k].state[j];
+          got.data = buf;
+          CU_ASSERT(agree("compiled state", cc[k].c, &got, cc[k].state[j]));
+        }
+        free(buf);
+      }
     }
+    for (int j = 0; j < cc[k].n_state; j++)
+      dy_tensor_free(cc[k].state[j]);
     dy_tensor_free(cc[k].ref);
   }
   free(cc);

@@ -44,6 +44,7 @@ static const struct {
     {"dy_gemm.h", dy_tpl_gemm, dy_tpl_gemm_sections, true},
     {"dy_thread.h", dy_tpl_thread, dy_tpl_thread_sections, false},
     {"dy_main.c", dy_tpl_main, dy_tpl_main_sections, false},
+    {"dy_train_main.c", dy_tpl_train_main, dy_tpl_train_main_sections, false},
 };
 enum { N_TEMPLATES = sizeof templates / sizeof *templates };
 
@@ -70,7 +71,7 @@ static void test_each_compiles_alone(void) {
   };
   for (int c = 0; c < n_cc; c++)
     for (int t = 0; t < N_TEMPLATES; t++) {
-      bool is_main = strcmp(templates[t].file, "dy_main.c") == 0;
+      bool is_main = strstr(templates[t].file, "main.c") != NULL;
       for (size_t p = 0; p < sizeof paths / sizeof *paths; p++)
         for (int fs = 0; fs <= (int)templates[t].freestanding; fs++) {
           int rc = sh("%s -x c %s -Wall -Wextra -Werror -pedantic -O2 %s %s -I%s/check "
@@ -188,14 +189,20 @@ static void test_strings_are_the_files(void) {
     free(want);
   }
   /* the math library has one section per function (all of them: none
-   * beyond what emit_mathlib.c can hold), the others none */
+   * beyond what emit_mathlib.c can hold); main.c the common part and the
+   * inference driver, the trainer its code (emit_main.c pastes them); the
+   * others none */
   int n_math = 0;
   while (dy_tpl_mathlib_sections[n_math].name)
     n_math++;
   CU_ASSERT(n_math >= 23);
   CU_ASSERT_EQUAL(dy_mathlib_count(), n_math);
   CU_ASSERT_PTR_NULL(dy_tpl_simd_sections[0].name);
-  CU_ASSERT_PTR_NULL(dy_tpl_main_sections[0].name);
+  CU_ASSERT(dy_tpl_section_line(dy_tpl_main_sections, "common") > 0);
+  CU_ASSERT(dy_tpl_section_line(dy_tpl_main_sections, "run") >
+            dy_tpl_section_line(dy_tpl_main_sections, "common"));
+  CU_ASSERT(dy_tpl_section_line(dy_tpl_train_main_sections, "code") > 0);
+  CU_ASSERT_PTR_NULL(dy_tpl_gemm_sections[0].name);
 }
 
 static void test_placeholders(void) {

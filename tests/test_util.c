@@ -44,3 +44,27 @@ bool dy_test_have_aarch64(void) {
                   "(scripts/setup.sh installs gcc-aarch64-linux-gnu, qemu-user)\n");
   return false;
 }
+
+const char dy_test_driver_io[] =
+    "#include <stdio.h>\n#include <stdlib.h>\n#include <stdint.h>\n"
+    "static void *load(const char *p, size_t n) {\n"
+    "  void *b = malloc(n ? n : 1); FILE *f = fopen(p, \"rb\");\n"
+    "  if (!f || fread(b, 1, n, f) != n) { fprintf(stderr, \"cannot read %s\\n\", p); exit(1); }\n"
+    "  fclose(f); return b;\n}\n"
+    "static void save(const char *p, const void *b, size_t n) {\n"
+    "  FILE *f = fopen(p, \"wb\"); if (!f || fwrite(b, 1, n, f) != n) exit(1); fclose(f);\n}\n";
+
+bool dy_test_write_samples(const char *dir, const float *x, int64_t n, int64_t row,
+                           const int64_t *y) {
+  dy_error err = {0};
+  char path[1024];
+  dy_tensor *tx = dy_tensor_from_data(DY_F32, 2, (int64_t[]){n, row}, x);
+  dy_tensor *ty = dy_tensor_from_data(DY_I64, 1, (int64_t[]){n}, y);
+  snprintf(path, sizeof path, "%s/x.npy", dir);
+  bool ok = tx && ty && dy_npy_write(path, tx, &err) == DY_OK;
+  snprintf(path, sizeof path, "%s/y.npy", dir);
+  ok = ok && dy_npy_write(path, ty, &err) == DY_OK;
+  dy_tensor_free(tx);
+  dy_tensor_free(ty);
+  return ok;
+}

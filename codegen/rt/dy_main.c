@@ -14,6 +14,10 @@
  *                   macros (DY_MODEL_NUM_INPUTS, DY_MODEL_OK, ...)
  *   DY_TPL_VERSION  with the version of dy2stc
  *
+ * Two sections: "common" (errors, .npy reading and writing, options; the
+ * compiled trainer, rt/dy_train_main.c, pastes it too, and defines the
+ * usage() it declares) and "run", this driver's own.
+ *
  * On its own (tests/test_templates.c: -std=c11 -pedantic, for _Noreturn) it
  * compiles against rt/check/dy_model.h, a stand-in for a model's header.
  */
@@ -39,6 +43,7 @@
  * and minimum time. Exit status: 0 success, 1 bad input or failure (one
  * line on stderr: "PROG: input 'x': ..."), 2 bad command line.
  */
+/* dy2stc: section common */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, mkdir */
 #include <errno.h>
 #include <stdarg.h>
@@ -62,12 +67,7 @@
 
 static const char *prog = "dy_model";
 
-static void usage(FILE *f) {
-  fprintf(f,
-          "usage: %s [--input NAME=FILE]... [FILE]... [--output-dir DIR] "
-          "[--bench N] [--help]\n",
-          prog);
-}
+static void usage(FILE *f); /* the program's own, at its main */
 
 static void say(const char *fmt, va_list ap) PRINTF_LIKE(1, 0);
 static _Noreturn void usage_error(const char *fmt, ...) PRINTF_LIKE(1, 2);
@@ -254,6 +254,94 @@ static void parse_npy(const char *what, const char *path,
   *data_off = hoff + hlen;
 }
 
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* "--opt VALUE" or "--opt=VALUE": the value, advancing *i; NULL if argv[*i]
+ * is not this option. */
+static const char *option(int argc, char **argv, int *i, const char *opt) {
+  size_t n = strlen(opt);
+  if (strncmp(argv[*i], opt, n) != 0)
+    return NULL;
+  if (argv[*i][n] == '=')
+    return argv[*i] + n + 1;
+  if (argv[*i][n] != '\0')
+    return NULL;
+  if (*i + 1 >= argc)
+    usage_error("%s needs a value", opt);
+  return argv[++*i];
+}
+
+/* Write a tensor as DIR-less path (.npy format 1.0), whole or not at all
+ * (written to <path>.tmp, then renamed); what names it in an error. */
+static void write_npy_file(const char *what, const char *path, int dtype, int rank,
+                           const int64_t *shape, const void *data) {
+  size_t numel = 1, es = elem_size[dtype];
+  for (int d = 0; d < rank; d++)
+    numel *= (size_t)shape[d];
+  char header[512];
+  int n = snprintf(header, sizeof header,
+                   "{'descr': '%s', 'fortran_order': False, 'shape': (",
+                   npy_descr[dtype]);
+  for (int d = 0; d < rank; d++)
+    n += snprintf(header + n, sizeof header - (size_t)n, "%lld%s",
+                  (long long)shape[d], rank == 1 ? "," : d + 1 < rank ? ", " : "");
+  n += snprintf(header + n, sizeof header - (size_t)n, "), }");
+  /* pad with spaces so that magic + header ends on 64 bytes, then '\n' */
+  while ((10 + n + 1) % 64 != 0)
+    header[n++] = ' ';
+  header[n++] = '\n';
+  unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
+                           (unsigned char)(n & 0xff), (unsigned char)(n >> 8)};
+
+  char *tmp = malloc(strlen(path) + 8);
+  if (!tmp)
+    fail("out of memory");
+  sprintf(tmp, "%s.tmp", path);
+  size_t bytes = numel * es;
+  unsigned char *le = malloc(bytes > 0 ? bytes : 1);
+  if (!le)
+    fail("out of memory");
+  memcpy(le, data, bytes);
+  swap_to_host(le, bytes, es); /* host -> little-endian: the same swap */
+  FILE *f = fopen(tmp, "wb");
+  if (!f)
+    fail("%s: %s: %s", what, tmp, strerror(errno));
+  int bad = fwrite(pre, 1, 10, f) != 10;
+  bad |= fwrite(header, 1, (size_t)n, f) != (size_t)n;
+  bad |= bytes > 0 && fwrite(le, 1, bytes, f) != bytes;
+  bad |= fclose(f) != 0;
+  if (bad || rename(tmp, path) != 0) {
+    int e = errno;
+    remove(tmp);
+    fail("%s: cannot write %s: %s", what, path, strerror(e));
+  }
+  free(le);
+  free(tmp);
+}
+
+/* A directory to write into: made when missing. */
+static void make_dir(const char *dir) {
+  struct stat st;
+  if (stat(dir, &st) != 0) {
+    if (errno != ENOENT || mkdir(dir, 0777) != 0)
+      fail("output directory %s: %s", dir, strerror(errno));
+  } else if (!S_ISDIR(st.st_mode)) {
+    fail("output directory %s: not a directory", dir);
+  }
+}
+
+/* dy2stc: section run */
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: %s [--input NAME=FILE]... [FILE]... [--output-dir DIR] "
+          "[--bench N] [--help]\n",
+          prog);
+}
+
 typedef struct {
   const char *path;   /* NULL until given */
   unsigned char *data;
@@ -401,58 +489,13 @@ static char *output_file_name(int i, const char *dir) {
 static void write_npy(int i, const char *dir, const void *data, int64_t batch) {
   const dy_model_tensor_info *t = &dy_model_outputs[i];
   int64_t shape[8];
-  size_t numel = 1, es = elem_size[t->dtype];
-  for (int d = 0; d < t->rank; d++) {
-    shape[d] = t->shape[d] < 0 ? batch : t->shape[d];
-    numel *= (size_t)shape[d];
-  }
-  char header[512];
-  int n = snprintf(header, sizeof header,
-                   "{'descr': '%s', 'fortran_order': False, 'shape': (",
-                   npy_descr[t->dtype]);
   for (int d = 0; d < t->rank; d++)
-    n += snprintf(header + n, sizeof header - (size_t)n, "%lld%s",
-                  (long long)shape[d], t->rank == 1 ? "," : d + 1 < t->rank ? ", " : "");
-  n += snprintf(header + n, sizeof header - (size_t)n, "), }");
-  /* pad with spaces so that magic + header ends on 64 bytes, then '\n' */
-  while ((10 + n + 1) % 64 != 0)
-    header[n++] = ' ';
-  header[n++] = '\n';
-  unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
-                           (unsigned char)(n & 0xff), (unsigned char)(n >> 8)};
-
+    shape[d] = t->shape[d] < 0 ? batch : t->shape[d];
   char *path = output_file_name(i, dir);
-  char *tmp = malloc(strlen(path) + 8);
-  if (!tmp)
-    fail("out of memory");
-  sprintf(tmp, "%s.tmp", path);
-  size_t bytes = numel * es;
-  unsigned char *le = malloc(bytes > 0 ? bytes : 1);
-  if (!le)
-    fail("out of memory");
-  memcpy(le, data, bytes);
-  swap_to_host(le, bytes, es); /* host -> little-endian: the same swap */
-  FILE *f = fopen(tmp, "wb");
-  if (!f)
-    fail("output '%s': %s: %s", t->name, tmp, strerror(errno));
-  int bad = fwrite(pre, 1, 10, f) != 10;
-  bad |= fwrite(header, 1, (size_t)n, f) != (size_t)n;
-  bad |= bytes > 0 && fwrite(le, 1, bytes, f) != bytes;
-  bad |= fclose(f) != 0;
-  if (bad || rename(tmp, path) != 0) {
-    int e = errno;
-    remove(tmp);
-    fail("output '%s': cannot write %s: %s", t->name, path, strerror(e));
-  }
-  free(le);
-  free(tmp);
+  char what[512];
+  snprintf(what, sizeof what, "output '%s'", t->name);
+  write_npy_file(what, path, t->dtype, t->rank, shape, data);
   free(path);
-}
-
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -477,21 +520,6 @@ static void help(void) {
          "  --output-dir DIR  where to write the outputs (default .)\n"
          "  --bench N         time N runs after one warm-up; print median and min\n",
          (long long)DY_MODEL_MAX_BATCH);
-}
-
-/* "--opt VALUE" or "--opt=VALUE": the value, advancing *i; NULL if argv[*i]
- * is not this option. */
-static const char *option(int argc, char **argv, int *i, const char *opt) {
-  size_t n = strlen(opt);
-  if (strncmp(argv[*i], opt, n) != 0)
-    return NULL;
-  if (argv[*i][n] == '=')
-    return argv[*i] + n + 1;
-  if (argv[*i][n] != '\0')
-    return NULL;
-  if (*i + 1 >= argc)
-    usage_error("%s needs a value", opt);
-  return argv[++*i];
 }
 
 static void set_input(input_file *in, int i, const char *path) {
@@ -564,13 +592,7 @@ int main(int argc, char **argv) {
   if (batch < 0)
     batch = 1;
 
-  struct stat st;
-  if (stat(dir, &st) != 0) {
-    if (errno != ENOENT || mkdir(dir, 0777) != 0)
-      fail("output directory %s: %s", dir, strerror(errno));
-  } else if (!S_ISDIR(st.st_mode)) {
-    fail("output directory %s: not a directory", dir);
-  }
+  make_dir(dir);
 
   unsigned char *raw = malloc((size_t)DY_MODEL_ARENA_BYTES + DY_MODEL_ARENA_ALIGN);
   if (!raw)

@@ -704,6 +704,7 @@ static dy_status import_graph(ox_ctx *c, const Onnx__ModelProto *m) {
       return ox_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
     }
     v->c = k;
+    v->weight = k->type.dtype == DY_F32;
     if (!t->name || !bind(c, t->name, v))
       return ox_fail(c, DY_STATUS_FORMAT, "an initializer has no name");
   }

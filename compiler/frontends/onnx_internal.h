@@ -40,6 +40,8 @@ typedef struct ox_value {
   int var;               /* Program var, -1 until materialised              */
   ox_const *c;           /* constant data, or NULL                          */
   bool sym;              /* c is a shape value holding OX_BATCH entries     */
+  bool weight;           /* c is an f32 initializer's data, maybe reshaped
+                            or transposed: a trainable var once materialised */
   int graph_input;       /* index among graph inputs for a feed, else -1    */
   int node;              /* index of the node that made it, -1 for inputs  */
 } ox_value;

@@ -62,7 +62,17 @@ static bool moves_data(const char *op) {
   return false;
 }
 
-/* Make constant v a persistable var (once). */
+/* Ops whose output holds each element of their first input once. */
+static bool rearranges(const char *op) {
+  static const char *const ok[] = {"reshape", "flatten", "squeeze", "unsqueeze",
+                                   "transpose"};
+  for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
+    if (strcmp(op, ok[i]) == 0)
+      return true;
+  return false;
+}
+
+/* Make constant v a persistable var (once); a weight's is trainable. */
 dy_status ox_materialize(ox_ctx *c, ox_value *v) {
   if (v->var >= 0)
     return DY_OK;
@@ -81,6 +91,9 @@ dy_status ox_materialize(ox_ctx *c, ox_value *v) {
   dy_status s = dy_program_set_data(c->p, id, v->c->data, ox_type_bytes(&v->type), c->err);
   if (s)
     return s;
+  /* a weight is trainable, unless it turns out to be batch norm's running
+   * statistics (ox_op_n) */
+  c->p->vars[id]->trainable = v->weight;
   v->var = id;
   return DY_OK;
 }
@@ -151,6 +164,9 @@ dy_status ox_op_n(ox_ctx *c, const char *opname, ox_value *const *in, int n_in,
       ox_update_sym(out[i]);
       if (!any_sym)
         out[i]->sym = false;
+      /* a weight reshaped or transposed (a conv bias to [C, 1, 1]) is still
+       * one, element for element */
+      out[i]->weight = in[0]->weight && rearranges(opname);
     }
     return DY_OK;
   }
@@ -160,6 +176,9 @@ dy_status ox_op_n(ox_ctx *c, const char *opname, ox_value *const *in, int n_in,
       return s;
     ids_in[i] = in[i]->var;
   }
+  if (k == DY_OP_BATCH_NORM) /* the running mean and variance are buffers */
+    for (int i = 3; i < n_in; i++)
+      c->p->vars[ids_in[i]]->trainable = false;
   char stem[200];
   const char *base = c->node && c->node->n_output && c->node->output[0][0]
                          ? c->node->output[0] : opname;

@@ -148,8 +148,11 @@ dy_status dy_memplan_scratch(dy_program *p, int64_t max_batch, int threads,
     dy_var *v = p->vars[i];
     if (root[i] != i || !in_arena(v) || iv[i].start < 0)
       continue;
-    iv[i].size = align_up(dy_type_numel_at(&v->type, max_batch) *
-                          (int64_t)dy_dtype_size(v->type.dtype));
+    /* an empty tensor still gets its own (64) bytes: at the offset of
+     * another buffer it would make the kernels' restrict pointers equal,
+     * which compilers reject (-Wrestrict) even with nothing to access */
+    int64_t bytes = dy_type_numel_at(&v->type, max_batch) * (int64_t)dy_dtype_size(v->type.dtype);
+    iv[i].size = align_up(bytes > 0 ? bytes : 1);
     iv[n++] = iv[i];
   }
   /* kernel scratch: live during its op only */

@@ -34,4 +34,21 @@ extern const dy_model_tensor_info dy_model_outputs[];
 int dy_model_run_v(void *arena, int64_t batch, const void *const *inputs,
                    void *const *outputs);
 
+/* What rt/dy_train_main.c uses of a training step's header (the emitter
+ * turns its dy_model_step_v into NAME_run_v, which then takes the state
+ * first), and the values of its DY_TPL_* placeholders. */
+#define DY_MODEL_STATE_BYTES 256
+#define DY_MODEL_STATE_ALIGN 64
+#define DY_MODEL_NUM_STATE 1
+extern const dy_model_tensor_info dy_model_state[];
+int dy_model_state_init(void *state);
+void *dy_model_state_tensor(void *state, int i);
+int dy_model_step_v(void *state, void *arena, int64_t batch, const void *const *inputs,
+                    void *const *outputs);
+#define DY_TPL_LR 0.01
+#define DY_TPL_BATCH 32
+#define DY_TPL_LR_STEP 0
+#define DY_TPL_LR_GAMMA 1.0
+#define DY_TPL_LR_WARMUP -1
+
 #endif /* DY_MODEL_H */
