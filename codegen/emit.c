@@ -1609,7 +1609,7 @@ static void emit_cond(gen *g, const dy_op *op, int depth, const char *ind, dy_bu
     const dy_block *blk = g->p->blocks[b];
     if (br)
       dy_buf_printf(out, "%s} else {\n", ind);
-    char in2[64];
+    char in2[80];
     snprintf(in2, sizeof in2, "%s  ", ind);
     put_block_comment(g, b, in2, br ? "else" : "then", out);
     emit_block(g, b, depth + 1, out);
@@ -1628,7 +1628,7 @@ static void emit_while(gen *g, const dy_op *op, int depth, const char *ind, dy_b
   int n = (int)a.n_carried;
   if (n > op->n_outputs)
     n = op->n_outputs;
-  char what[128], bound[128], in2[64], in3[64], cres[300];
+  char what[128], bound[128], in2[80], in3[80], cres[300];
   snprintf(what, sizeof what, "%d carried value%s", n, n == 1 ? "" : "s");
   if (a.max_iterations > 0)
     snprintf(bound, sizeof bound, "%lld", (long long)a.max_iterations);
