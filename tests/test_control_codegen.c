@@ -19,6 +19,7 @@
 
 #include "dy_compiler.h"
 #include "dy_test.h"
+#include "../samples/onnx/onnx_build.h"
 
 #define DY2STC DY2STC_PATH
 #define WORK DY_BUILD_DIR "/control_codegen"
@@ -152,11 +153,10 @@ static void show_log(void) {
   free(log);
 }
 
-/* Compile the Program of text as dir/NAME.c + NAME.h (opt_level: the pass pipeline's -O). */
-static bool emit_c(const char *text, const char *dir, const char *name, int opt_level,
-                   int64_t max_iterations, dy_compile_report *rep) {
-  dy_program *p = parse_ok(text);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+/* Compile p (taken) as dir/NAME.c + NAME.h (opt_level: the pass
+ * pipeline's -O). */
+static bool emit_c_program(dy_program *p, const char *dir, const char *name, int opt_level,
+                           int64_t max_iterations, dy_compile_report *rep) {
   dy_compile_options o = dy_compile_options_default();
   o.name = name;
   o.max_batch = 4;
@@ -179,11 +179,28 @@ static bool emit_c(const char *text, const char *dir, const char *name, int opt_
   return s == DY_OK;
 }
 
-/* Build dir/NAME.c with a driver that runs batch 2 on x and prints the
- * status, then every output element; run it; parse into rc and got.
- * Returns the number of values read, -1 on a build failure. */
-static int run_c(const char *dir, const char *name, const float *x, int n_out, int *rc,
-                 float *got, int cap) {
+static bool emit_c(const char *text, const char *dir, const char *name, int opt_level,
+                   int64_t max_iterations, dy_compile_report *rep) {
+  dy_program *p = parse_ok(text);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  return emit_c_program(p, dir, name, opt_level, max_iterations, rep);
+}
+
+/* "static const float x[6] = {...};" for the driver. */
+static void decl_f32(char *buf, size_t n, const char *name, const float *x, int k) {
+  size_t at = (size_t)snprintf(buf, n, "static const float %s[%d] = {", name, k);
+  for (int i = 0; i < k && at < n; i++)
+    at += (size_t)snprintf(buf + at, n - at, "%s%.9g", i ? ", " : "", (double)x[i]);
+  if (at < n)
+    snprintf(buf + at, n - at, "};\n");
+}
+
+/* Build dir/NAME.c with a driver that declares the inputs (decls), calls
+ * NAME_run(arena, batch, args, outputs...) and prints the status, then
+ * every output element; run it; parse into rc and got. Returns the number
+ * of values read, -1 on a build failure. */
+static int run_c(const char *dir, const char *name, int batch, const char *decls,
+                 const char *args, int n_out, int *rc, float *got, int cap) {
   char path[600];
   snprintf(path, sizeof path, "%s/drv.c", dir);
   FILE *f = fopen(path, "w");
@@ -194,20 +211,16 @@ static int run_c(const char *dir, const char *name, const float *x, int n_out, i
     up[k] = (char)(name[k] >= 'a' && name[k] <= 'z' ? name[k] - 'a' + 'A' : name[k]);
   up[k] = '\0';
   fprintf(f, "#include <stdio.h>\n#include \"%s.h\"\n", name);
-  fprintf(f, "static _Alignas(64) unsigned char arena[%s_ARENA_BYTES + 1];\n", up);
-  fprintf(f, "static const float x[6] = {");
-  for (int i = 0; i < 6; i++)
-    fprintf(f, "%s%.9g", i ? ", " : "", (double)x[i]);
-  fprintf(f, "};\n");
+  fprintf(f, "static _Alignas(64) unsigned char arena[%s_ARENA_BYTES + 1];\n%s", up, decls);
   for (int i = 0; i < n_out; i++)
-    fprintf(f, "static float y%d[%s_OUTPUT_%d_NUMEL(2)];\n", i, up, i);
-  fprintf(f, "int main(void) {\n  int rc = %s_run(arena, 2, x", name);
+    fprintf(f, "static float y%d[%s_OUTPUT_%d_NUMEL(%d)];\n", i, up, i, batch);
+  fprintf(f, "int main(void) {\n  int rc = %s_run(arena, %d, %s", name, batch, args);
   for (int i = 0; i < n_out; i++)
     fprintf(f, ", y%d", i);
   fprintf(f, ");\n  printf(\"%%d\\n\", rc);\n");
   for (int i = 0; i < n_out; i++)
-    fprintf(f, "  for (long i = 0; i < (long)%s_OUTPUT_%d_NUMEL(2); i++)\n"
-               "    printf(\"%%.9g\\n\", (double)y%d[i]);\n", up, i, i);
+    fprintf(f, "  for (long i = 0; i < (long)%s_OUTPUT_%d_NUMEL(%d); i++)\n"
+               "    printf(\"%%.9g\\n\", (double)y%d[i]);\n", up, i, batch, i);
   fprintf(f, "  return 0;\n}\n");
   fclose(f);
   int b = sh("cd %s && cc -std=c99 -Wall -Wextra -Werror -pedantic -O1 -c %s.c && "
@@ -227,6 +240,14 @@ static int run_c(const char *dir, const char *name, const float *x, int n_out, i
     n++;
   fclose(f);
   return n;
+}
+
+/* run_c on batch 2 of one input x of f32[2,3]. */
+static int run_c_x(const char *dir, const char *name, const float *x, int n_out, int *rc,
+                   float *got, int cap) {
+  char decls[512];
+  decl_f32(decls, sizeof decls, "x", x, 6);
+  return run_c(dir, name, 2, decls, "x", n_out, rc, got, cap);
 }
 
 /* The static executor on batch 2 of x: status and outputs, flattened. */
@@ -263,7 +284,7 @@ static void agree(const char *text, const char *tag, const float *x) {
     snprintf(name, sizeof name, "%s", tag);
     dy_compile_report rep;
     CU_ASSERT_FATAL(emit_c(text, dir, name, o, 0, &rep));
-    int rc = -1, ng = run_c(dir, name, x, p->n_fetches, &rc, got, 32);
+    int rc = -1, ng = run_c_x(dir, name, x, p->n_fetches, &rc, got, 32);
     CU_ASSERT_EQUAL(rc, 0);
     CU_ASSERT_EQUAL(ng, nw);
     for (int i = 0; i < ng && i < nw; i++)
@@ -340,7 +361,7 @@ static void test_runaway_loop(void) {
   int rc = -1;
   dy_compile_report rep;
   CU_ASSERT_FATAL(emit_c(t, WORK "/runaway", "runaway", MAX_O, 50, &rep));
-  run_c(WORK "/runaway", "runaway", x_many, 2, &rc, got, 16);
+  run_c_x(WORK "/runaway", "runaway", x_many, 2, &rc, got, 16);
   CU_ASSERT_EQUAL(rc, 4); /* RUNAWAY_ERR_LOOP */
   dy_program_free(p);
   free(t);
@@ -358,7 +379,7 @@ static void test_runaway_loop(void) {
     CU_ASSERT_EQUAL(s, bound == 7 ? DY_OK : DY_STATUS_LIMIT);
     CU_ASSERT_FATAL(emit_c(t, WORK "/bounded", "bounded", MAX_O, 0, &rep));
     rc = -1;
-    run_c(WORK "/bounded", "bounded", x_many, 2, &rc, got, 16);
+    run_c_x(WORK "/bounded", "bounded", x_many, 2, &rc, got, 16);
     CU_ASSERT_EQUAL(rc, bound == 7 ? 0 : 4);
     dy_program_free(p);
     free(t);
@@ -450,6 +471,131 @@ static void test_cli_report_and_firmware(void) {
   dy_program_free(p);
 }
 
+/* An ONNX model with run-time control flow: Loop(M, go0, x) halves x while
+ * max |x| > 1 (the body's condition, data-dependent) and i < M (a graph
+ * input); If(c) then 2 * x' else x' - 1. The importer makes a while and a
+ * cond (no unrolling, no where); executor and compiled C agree with the
+ * closed form for trip counts 0, 1 and many, cut short by M or not. */
+static void write_onnx_loop_if(const char *path) {
+  ob_model *m = ob_new(13);
+  ob_input(m, "x", OB_F32, 1, (int64_t[]){4}, NULL);
+  ob_input(m, "M", OB_I64, 0, NULL, NULL);
+  ob_input(m, "c", OB_BOOL, 0, NULL, NULL);
+  float one = 1, half = 0.5f;
+  ob_init_f32(m, "one", 0, NULL, &one);
+  ob_init_f32(m, "half", 0, NULL, &half);
+  ob_node(m, "Abs", "abs0", 1, (const char *[]){"x"}, 1, (const char *[]){"ax"});
+  Onnx__NodeProto *n = ob_node(m, "ReduceMax", "max0", 1, (const char *[]){"ax"}, 1,
+                               (const char *[]){"mx"});
+  ob_attr_i(m, n, "keepdims", 0);
+  ob_node(m, "Greater", "go0", 2, (const char *[]){"mx", "one"}, 1, (const char *[]){"go"});
+  ob_graph *body = ob_graph_new(m, "body");
+  ob_graph_input(m, body, "i", OB_I64, 0, NULL);
+  ob_graph_input(m, body, "cin", OB_BOOL, 0, NULL);
+  ob_graph_input(m, body, "a", OB_F32, 1, (int64_t[]){4});
+  ob_graph_node(m, body, "Mul", "halve", 2, (const char *[]){"a", "half"}, 1,
+                (const char *[]){"a2"});
+  ob_graph_node(m, body, "Abs", "abs1", 1, (const char *[]){"a2"}, 1, (const char *[]){"aa"});
+  n = ob_graph_node(m, body, "ReduceMax", "max1", 1, (const char *[]){"aa"}, 1,
+                    (const char *[]){"m2"});
+  ob_attr_i(m, n, "keepdims", 0);
+  ob_graph_node(m, body, "Greater", "more", 2, (const char *[]){"m2", "one"}, 1,
+                (const char *[]){"c2"});
+  ob_graph_output(m, body, "c2", OB_BOOL);
+  ob_graph_output(m, body, "a2", OB_F32);
+  n = ob_node(m, "Loop", "loop", 3, (const char *[]){"M", "go", "x"}, 1,
+              (const char *[]){"xf"});
+  ob_attr_graph(m, n, "body", body);
+  ob_graph *tb = ob_graph_new(m, "then"), *eb = ob_graph_new(m, "else");
+  ob_graph_node(m, tb, "Add", "dbl", 2, (const char *[]){"xf", "xf"}, 1,
+                (const char *[]){"t"});
+  ob_graph_output(m, tb, "t", OB_F32);
+  ob_graph_node(m, eb, "Sub", "dec", 2, (const char *[]){"xf", "one"}, 1,
+                (const char *[]){"e"});
+  ob_graph_output(m, eb, "e", OB_F32);
+  n = ob_node(m, "If", "if", 1, (const char *[]){"c"}, 1, (const char *[]){"y"});
+  ob_attr_graph(m, n, "then_branch", tb);
+  ob_attr_graph(m, n, "else_branch", eb);
+  ob_output(m, "y", OB_F32);
+  CU_ASSERT_EQUAL(ob_save(m, path), 0);
+  ob_free(m);
+}
+
+static int count_kind(const dy_program *p, dy_op_kind k) {
+  int n = 0;
+  for (int b = 0; b < p->n_blocks; b++)
+    for (int i = 0; i < p->blocks[b]->n_ops; i++)
+      n += p->blocks[b]->ops[i]->kind == k;
+  return n;
+}
+
+static void test_onnx_run_time_loop_and_if(void) {
+  mkdir(WORK, 0777);
+  const char *path = WORK "/loop_if.onnx";
+  write_onnx_loop_if(path);
+  dy_program *p = NULL;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_onnx_load(path, &p, &err), &err);
+  CU_ASSERT_EQUAL(count_kind(p, DY_OP_WHILE), 1);
+  CU_ASSERT_EQUAL(count_kind(p, DY_OP_COND), 1);
+  /* the If is not a where over both branches (the loop's condition block
+   * has one: cond && i < M) */
+  for (int i = 0; i < p->blocks[0]->n_ops; i++)
+    CU_ASSERT_NOT_EQUAL(p->blocks[0]->ops[i]->kind, DY_OP_WHERE);
+  static const float xs[2][4] = {{100, -3, 0.25f, 7}, {0.5f, -1, 0.25f, 0}};
+  static const int64_t ms[3] = {10, 3, 0};
+  int k = 0;
+  for (int xi = 0; xi < 2; xi++)
+    for (int mi = 0; mi < 3; mi++)
+      for (int ci = 0; ci <= 1; ci++, k++) {
+        /* the closed form */
+        float want[4], maxa = 0;
+        memcpy(want, xs[xi], sizeof want);
+        for (int i = 0; i < 4; i++)
+          maxa = fabsf(want[i]) > maxa ? fabsf(want[i]) : maxa;
+        for (int64_t t = 0; t < ms[mi] && maxa > 1; t++) {
+          maxa = 0;
+          for (int i = 0; i < 4; i++) {
+            want[i] *= 0.5f;
+            maxa = fabsf(want[i]) > maxa ? fabsf(want[i]) : maxa;
+          }
+        }
+        for (int i = 0; i < 4; i++)
+          want[i] = ci ? want[i] * 2 : want[i] - 1;
+        /* the executor */
+        unsigned char cb = (unsigned char)ci;
+        dy_tensor *in[3] = {dy_tensor_from_data(DY_F32, 1, (int64_t[]){4}, xs[xi]),
+                            dy_tensor_from_data(DY_I64, 0, NULL, &ms[mi]),
+                            dy_tensor_from_data(DY_BOOL, 0, NULL, &cb)};
+        dy_tensor *out[1] = {0};
+        DY_ASSERT_OK(dy_executor_run(p, in, 3, out, 1, &err), &err);
+        for (int i = 0; i < 4; i++)
+          DY_ASSERT_NEAR(dy_tensor_f32(out[0])[i], want[i], 1e-6);
+        dy_tensor_free(out[0]);
+        for (int i = 0; i < 3; i++)
+          dy_tensor_free(in[i]);
+        /* the compiled C (three of the twelve cases, each a fresh build) */
+        if (k % 4 != 0)
+          continue;
+        dy_program *q = NULL;
+        DY_ASSERT_OK(dy_onnx_load(path, &q, &err), &err);
+        char dir[300], decls[600];
+        snprintf(dir, sizeof dir, WORK "/onnx_%d", k);
+        CU_ASSERT_FATAL(emit_c_program(q, dir, "loopif", MAX_O, 0, NULL));
+        decl_f32(decls, sizeof decls, "x", xs[xi], 4);
+        snprintf(decls + strlen(decls), sizeof decls - strlen(decls),
+                 "static const int64_t M[1] = {%lld};\n"
+                 "static const unsigned char c[1] = {%d};\n", (long long)ms[mi], ci);
+        float got[8];
+        int rc = -1;
+        CU_ASSERT_EQUAL(run_c(dir, "loopif", 1, decls, "x, M, c", 1, &rc, got, 8), 4);
+        CU_ASSERT_EQUAL(rc, 0);
+        for (int i = 0; i < 4; i++)
+          DY_ASSERT_NEAR(got[i], want[i], 1e-6);
+      }
+  dy_program_free(p);
+}
+
 void dy_test_register(void) {
   DY_SUITE("control_codegen");
   DY_TEST(test_while_counts_0_1_many);
@@ -458,4 +604,5 @@ void dy_test_register(void) {
   DY_TEST(test_runaway_loop);
   DY_TEST(test_memory_plan);
   DY_TEST(test_cli_report_and_firmware);
+  DY_TEST(test_onnx_run_time_loop_and_if);
 }
