@@ -5,6 +5,7 @@
  *                        [--max-flash B] [--target T] [--threads N]
  *                        [-O0|-O1|-O2] [--verify-each] [--print-after=P|all]
  *                        [--print-before=P] [--dump-dir DIR]
+ *                        [--params P.dyparams] [--seed N] [-- CFLAGS...]
  *   dy2stc run     MODEL --input NAME=FILE.npy ... [--output-dir DIR]
  *   dy2stc show    MODEL [--dot]
  *   dy2stc check   MODEL --input NAME=FILE.npy ... [--max-batch N] [--rtol R] [--atol A]
@@ -13,7 +14,9 @@
  *                  (bench.c)
  *
  * MODEL is NAME.dymodel (with NAME.dyparams beside it) or an ONNX model
- * (NAME.onnx; see compiler/frontends/load.c). Every subcommand
+ * (NAME.onnx; see compiler/frontends/load.c); compile also takes a C model
+ * file, NAME.c, with the markers of runtime/dy_static.h (cfront.c,
+ * cfront_driver.c trace it first). Every subcommand
  * has --help. Any error prints one line "dy2stc: <reason>" (with the
  * model's source line when the error has one) and exits 1; usage errors
  * exit 2. This file is the only place in dy2stc that decides to exit.
@@ -25,6 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cfront.h"
 #include "cli.h"
 #include "dy_compiler.h"
 
@@ -157,7 +161,14 @@ static dy_status ensure_dir(const char *dir, dy_error *err) {
 
 static const char compile_help[] =
     "usage: dy2stc compile MODEL.dymodel [options]\n"
-    "Verify and optimise the Program, emit C and build it.\n"
+    "       dy2stc compile NET.c [--params P.dyparams] [--seed N] [options] [-- CFLAGS...]\n"
+    "Verify and optimise the Program, emit C and build it. A C model file\n"
+    "(markers DY_MODEL and DY_TO_STATIC, see dy_static.h) is read with libclang,\n"
+    "traced by a generated driver built with $CC and CFLAGS, then compiled.\n"
+    "  --params P        (NET.c) the weights, by parameter name (default: the\n"
+    "                    constructor's init after dy_seed(N))\n"
+    "  --seed N          (NET.c) the seed before the constructor (default 0)\n"
+    "  -- CFLAGS...      (NET.c) flags for parsing and building the model file\n"
     "  -o OUT            output executable (default: the model's name), or with\n"
     "                    --emit c the stem of OUT.c and OUT.h\n"
     "  --emit exe|c      build an executable (default) or write OUT.c/OUT.h only\n"
@@ -272,7 +283,7 @@ static void model_stem(const char *path, char *buf, size_t n) {
   snprintf(buf, n, "%s", base);
   char *dot = strrchr(buf, '.');
   if (dot && (strcmp(dot, ".dymodel") == 0 || strcmp(dot, ".dyparams") == 0 ||
-              strcmp(dot, ".onnx") == 0))
+              strcmp(dot, ".onnx") == 0 || strcmp(dot, ".c") == 0))
     *dot = 0;
 }
 
@@ -285,10 +296,18 @@ static void join_args(int argc, char **argv, char *buf, size_t n) {
 static int cmd_compile(int argc, char **argv) {
   const char *model = NULL, *out = NULL, *emit = "exe", *name = NULL;
   dy_compile_options o = dy_compile_options_default();
-  bool report = false;
+  dy_cfront_options cf = {0};
+  bool report = false, c_only = false;
   for (int i = 2; i < argc; i++) {
     const char *a = argv[i];
     bool has = i + 1 < argc;
+    if (strcmp(a, "--") == 0) {   /* the rest: CFLAGS of a C model */
+      cf.cflags = argv + i + 1;
+      cf.n_cflags = argc - i - 1;
+      argc = i;
+      c_only = true;
+      break;
+    }
     int po = pass_option("compile", argc, argv, &i, &o.passes);
     if (po == 0)
       po = cc_option("compile", argc, argv, &i, &o);
@@ -328,6 +347,16 @@ static int cmd_compile(int argc, char **argv) {
       o.threads = (int)t;
     } else if (strcmp(a, "--report") == 0) {
       report = true;
+    } else if (strcmp(a, "--params") == 0 && has) {
+      cf.params = argv[++i];
+      c_only = true;
+    } else if (strcmp(a, "--seed") == 0 && has) {
+      char *end;
+      errno = 0;
+      cf.seed = strtoull(argv[++i], &end, 10);
+      if (errno || !*argv[i] || *end || argv[i][0] == '-')
+        return dy_cli_usage("compile", "--seed needs a non-negative integer, not '%s'", argv[i]);
+      c_only = true;
     } else if (a[0] == '-') {
       return dy_cli_usage("compile", "unknown or incomplete option '%s'", a);
     } else if (!model) {
@@ -338,6 +367,11 @@ static int cmd_compile(int argc, char **argv) {
   }
   if (!model)
     return dy_cli_usage("compile", "%s", "no model given");
+  size_t mlen = strlen(model);
+  bool c_model = mlen > 2 && strcmp(model + mlen - 2, ".c") == 0;
+  if (c_only && !c_model)
+    return dy_cli_usage("compile", "--params, --seed and -- CFLAGS are for a C model "
+                        "file (NET.c), not '%s'", model);
   char stem[512], ident[512], cmdline[2048];
   model_stem(model, stem, sizeof stem);
   if (!out)
@@ -356,7 +390,16 @@ static int cmd_compile(int argc, char **argv) {
   dy_program *p = NULL;
   dy_codegen_output co = {0};
   dy_compile_report rep;
-  dy_status s = dy_model_load_any(model, &p, &err);
+  dy_status s;
+  if (c_model) {
+    bool shown;
+    cf.file = model;
+    s = dy_cfront_load(&cf, &p, &shown, &err);
+    if (s && shown)   /* the file:line:col and caret block said it all */
+      return 1;
+  } else {
+    s = dy_model_load_any(model, &p, &err);
+  }
   if (!s)
     s = dy_compile_program(p, &o, &co, &rep, &err);
   if (!s)
@@ -764,7 +807,8 @@ static int cmd_check(int argc, char **argv) {
 
 static const char main_help[] =
     "usage: dy2stc COMMAND [options]   (dy2stc COMMAND --help for each)\n"
-    "  compile   build a .dymodel into an executable, or C sources (--emit c)\n"
+    "  compile   build a .dymodel, .onnx or C model file (NET.c) into an\n"
+    "            executable, or C sources (--emit c)\n"
     "  run       run a .dymodel on the static executor\n"
     "  show      print a .dymodel as text or Graphviz\n"
     "  check     compare the static executor with the compiled executable\n"
@@ -785,6 +829,14 @@ int main(int argc, char **argv) {
   }
   if (strcmp(cmd, "--version") == 0) {
     printf("dy2stc %s (.dymodel format %d)\n", DY_VERSION_STRING, DY_DYMODEL_VERSION);
+    /* where `compile NET.c` finds the headers and libraries */
+    dy_cf_paths paths;
+    dy_error err = {0};
+    if (dy_cfront_find_paths(&paths, &err))
+      printf("headers: none found (%s)\n", err.msg);
+    else
+      printf("headers: %s (%s)\n", paths.inc[paths.installed ? 0 : 1],
+             paths.installed ? "installed" : "build tree");
     return 0;
   }
   if (strcmp(cmd, "compile") == 0)

@@ -221,10 +221,13 @@ int dy_gb_matmul(dy_gb *b, int x, int y, bool tx, bool ty) {
 
 typedef dy_gb_program_state prog_gb;
 
+/* NULL when the name would not fit (a stem of hundreds of characters) */
 static const char *fresh(prog_gb *s, const char *stem) {
-  char buf[300];
+  char buf[400];
   for (;;) {
-    snprintf(buf, sizeof buf, "%s%d", stem, s->next++);
+    int n = snprintf(buf, sizeof buf, "%s%d", stem, s->next++);
+    if (n < 0 || (size_t)n >= sizeof buf)
+      return NULL;
     if (dy_program_find_var(s->p, buf) < 0)
       return dy_program_strdup(s->p, buf);
   }
@@ -267,12 +270,12 @@ static int prog_emit(dy_gb *b, dy_op_kind kind, const int *in, int n_in,
 static int prog_constant(dy_gb *b, dy_dtype dtype, double value) {
   prog_gb *s = b->user;
   dy_type t = {.dtype = dtype, .rank = 0};
-  char stem[64];
-  snprintf(stem, sizeof stem, "%sconst", s->stem);
-  const char *name = fresh(s, stem);
+  char stem[128];
+  int len = snprintf(stem, sizeof stem, "%sconst", s->stem);
+  const char *name = len > 0 && (size_t)len < sizeof stem ? fresh(s, stem) : NULL;
   int v = name ? dy_program_add_var(s->p, name, &t) : -1;
   if (v < 0)
-    return dy_gb_fail(b, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+    return dy_gb_fail(b, DY_STATUS_OUT_OF_MEMORY, "cannot add a constant var");
   union { float f; int64_t i; uint8_t b; } d;
   size_t n = dy_dtype_size(dtype);
   if (dtype == DY_F32)
@@ -303,7 +306,10 @@ void dy_gb_program(dy_gb *b, dy_gb_program_state *st, dy_program *p, int block,
 static int name_grad(dy_gb *b, prog_gb *s, int w, int g) {
   dy_program *p = s->p;
   char stem[300];
-  snprintf(stem, sizeof stem, "%s@GRAD", p->vars[w]->name);
+  int len = snprintf(stem, sizeof stem, "%s@GRAD", p->vars[w]->name);
+  if (len < 0 || (size_t)len >= sizeof stem)
+    return dy_gb_fail(b, DY_STATUS_LIMIT, "var name '%.40s...' is too long",
+                      p->vars[w]->name);
   const char *nm = dy_program_find_var(p, stem) < 0 ? dy_program_strdup(p, stem)
                                                     : fresh(s, stem);
   if (!nm)

@@ -6,7 +6,7 @@
 # mps2 boards to run it; aarch64-linux-gnu-gcc and qemu-aarch64 for ARM64
 # (and for the NEON path of the generated code, tests/test_simd.c).
 set -e
-PKGS="cmake make gcc clang libclang-rt-14-dev pkg-config libprotobuf-c-dev protobuf-c-compiler \
+PKGS="cmake make gcc clang libclang-rt-14-dev libclang-14-dev pkg-config libprotobuf-c-dev protobuf-c-compiler \
 libopenblas-dev libcunit1-dev libonnx-dev libonnx-testdata \
 gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm \
 gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"

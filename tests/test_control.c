@@ -263,6 +263,234 @@ static void test_verifier_invariants(void) {
   expect_broken(loop_text, "i_2 = add(i_1, one)", "i_0 = add(i_1, one)", "invariant 5 (ssa)");
 }
 
+
+/* ------------------------------------------------------------------ */
+/* The eager API                                                       */
+/* ------------------------------------------------------------------ */
+
+/* y = sum(x) < 0 ? -x : 2 relu(x); then y doubles while max|y| < limit:
+ * both branches and 0, 1 or many trips depending on the data */
+typedef struct {
+  dy_layer base;
+  dy_tensor *zero, *limit;
+} ctl_net;
+
+static bool br_neg(void *ctx, dy_tensor **out) {
+  out[0] = dy_neg((dy_tensor *)ctx);
+  return out[0] != NULL;
+}
+static bool br_pos(void *ctx, dy_tensor **out) {
+  out[0] = dy_scale(dy_relu((dy_tensor *)ctx), 2.0f, 0.0f);
+  return out[0] != NULL;
+}
+static dy_tensor *loop_more(void *ctx, dy_tensor *const *c) {
+  return dy_less(dy_reduce_max(dy_abs(c[0]), 0, NULL, false), ((ctl_net *)ctx)->limit);
+}
+static bool loop_step(void *ctx, dy_tensor *const *c, dy_tensor **next) {
+  (void)ctx;
+  next[0] = dy_scale(c[0], 2.0f, 0.0f);
+  next[1] = dy_scale(c[1], 1.0f, 1.0f);
+  return next[0] && next[1];
+}
+
+static dy_tensor *ctl_forward(dy_layer *self, dy_tensor *const *in, int n_in) {
+  (void)n_in;
+  ctl_net *n = (ctl_net *)self;
+  dy_tensor *x = in[0], *y = NULL;
+  dy_tensor *pred = dy_less(dy_reduce_sum(x, 0, NULL, false), n->zero);
+  if (!dy_cond(pred, br_neg, br_pos, x, 1, &y))
+    return NULL;
+  dy_tensor *c[2] = {y, n->zero};  /* the value and the trip count */
+  if (!dy_while(loop_more, loop_step, n, 2, c))
+    return NULL;
+  /* out = y * 1000 + trips: both checked at once */
+  return dy_add(dy_scale(c[0], 1000.0f, 0.0f), c[1]);
+}
+
+static const dy_layer_vtable ctl_vt = {"CtlNet", ctl_forward, NULL, false};
+
+static ctl_net *ctl_new(void) {
+  ctl_net *n = (ctl_net *)dy_layer_new(sizeof(ctl_net), &ctl_vt, "ctl");
+  int64_t one = 1;
+  float z = 0, lim = 10;
+  n->zero = dy_tensor_from_data(DY_F32, 1, &one, &z);
+  n->limit = dy_tensor_from_data(DY_F32, 1, &one, &lim);
+  return n;
+}
+
+static void ctl_free(ctl_net *n) {
+  dy_tensor_free(n->zero);
+  dy_tensor_free(n->limit);
+  dy_layer_free(&n->base);
+}
+
+/* rows of 4: then branch with 1 trip; else with 0 trips; else with 8 */
+static const float ctl_inputs[3][4] = {
+    {-6, 1, -2, 0}, {20, -1, 3, 4}, {0.01f, 0.02f, -0.01f, 0}};
+static const int ctl_trips[3] = {1, 0, 8};
+
+static void assert_same(const dy_tensor *a, const dy_tensor *b) {
+  CU_ASSERT_FATAL(a && b);
+  CU_ASSERT_FATAL(dy_type_equal(&a->type, &b->type));
+  for (int64_t i = 0; i < dy_type_numel(&a->type); i++)
+    DY_ASSERT_NEAR(((const float *)a->data)[i], ((const float *)b->data)[i], 1e-4);
+}
+
+static void test_eager_matches_every_static_path(void) {
+  ctl_net *n = ctl_new();
+  dy_input_spec spec = {"x", DY_F32, 2, {-1, 4}};
+  dy_program *sp = NULL, *loaded = NULL;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_program_from_layer(&n->base, &spec, 1, &sp, &err), &err);
+  CU_ASSERT_EQUAL(dy_program_count_ops(sp) > 4, true);
+  DY_ASSERT_OK(dy_jit_save(&n->base, &spec, 1, DY_BUILD_DIR "/control_ctl", &err), &err);
+  DY_ASSERT_OK(dy_jit_load(DY_BUILD_DIR "/control_ctl", &loaded, &err), &err);
+  /* the text form of the traced Program round trips */
+  char *text = dy_program_to_text(sp);
+  dy_program *back = NULL;
+  DY_ASSERT_OK(dy_program_parse(text, &back, &err), &err);
+  char *text2 = dy_program_to_text(back);
+  CU_ASSERT_STRING_EQUAL(text, text2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(text, "= cond("));
+  CU_ASSERT_PTR_NOT_NULL(strstr(text, "= while("));
+  free(text);
+  free(text2);
+  dy_program_free(back);
+  dy_layer *st = dy_to_static(&n->base);
+  int64_t shape[2] = {1, 4};
+  for (int k = 0; k < 3; k++) {
+    dy_tensor *x = f32(2, shape, ctl_inputs[k]);
+    dy_tensor *eager = dy_call1(&n->base, x);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(eager);
+    const float *e = eager->data;
+    dy_tensor *out = NULL, *out2 = NULL, *traced_out = NULL;
+    DY_ASSERT_OK(dy_executor_run(sp, &x, 1, &out, 1, &err), &err);
+    assert_same(eager, out);
+    DY_ASSERT_OK(dy_executor_run(loaded, &x, 1, &out2, 1, &err), &err);
+    assert_same(eager, out2);
+    dy_tensor *ts_out = dy_call1(st, x);
+    assert_same(eager, ts_out);
+    /* a concrete trace records the same control flow */
+    dy_program *tp = NULL;
+    DY_ASSERT_OK(dy_trace(&n->base, &spec, &x, 1, &traced_out, &tp, &err), &err);
+    assert_same(eager, traced_out);
+    for (int j = 0; j < 3; j++) {  /* its Program runs every input right */
+      dy_tensor *xj = f32(2, shape, ctl_inputs[j]), *oj = NULL;
+      dy_tensor *ej = dy_call1(&n->base, xj);
+      DY_ASSERT_OK(dy_executor_run(tp, &xj, 1, &oj, 1, &err), &err);
+      assert_same(ej, oj);
+      dy_tensor_free(xj);
+      dy_tensor_free(ej);
+      dy_tensor_free(oj);
+    }
+    dy_program_free(tp);
+    /* the trip count: out = 1000 y + trips, y from the branch doubled */
+    float y = ctl_inputs[k][0];
+    float sum = ctl_inputs[k][0] + ctl_inputs[k][1] + ctl_inputs[k][2] + ctl_inputs[k][3];
+    y = sum < 0 ? -y : (y > 0 ? 2 * y : 0);
+    DY_ASSERT_NEAR(e[0], 1000.0f * y * (float)(1 << ctl_trips[k]) + (float)ctl_trips[k],
+                   1e-2);
+    dy_tensor_free(x);
+    dy_tensor_free(eager);
+    dy_tensor_free(out);
+    dy_tensor_free(out2);
+    dy_tensor_free(ts_out);
+    dy_tensor_free(traced_out);
+  }
+  /* a batch of all three rows: the loop runs for the batch as a whole */
+  float all[12];
+  memcpy(all, ctl_inputs, sizeof all);
+  int64_t shape3[2] = {3, 4};
+  dy_tensor *x3 = f32(2, shape3, all), *o3 = NULL;
+  dy_tensor *e3 = dy_call1(&n->base, x3);
+  DY_ASSERT_OK(dy_executor_run(sp, &x3, 1, &o3, 1, &err), &err);
+  assert_same(e3, o3);
+  dy_tensor_free(x3);
+  dy_tensor_free(e3);
+  dy_tensor_free(o3);
+  dy_layer_free(st);
+  dy_program_free(sp);
+  dy_program_free(loaded);
+  ctl_free(n);
+}
+
+static bool br_f32(void *ctx, dy_tensor **out) {
+  out[0] = dy_reduce_sum((dy_tensor *)ctx, 1, (int64_t[]){1}, true);
+  return out[0] != NULL;
+}
+static dy_tensor *escaped;
+static bool br_leak(void *ctx, dy_tensor **out) {
+  /* kept: without it the branch's scope would free it */
+  escaped = dy_keep(dy_relu((dy_tensor *)ctx));
+  out[0] = dy_neg(escaped);
+  return out[0] != NULL;
+}
+
+typedef struct {
+  dy_layer base;
+  int mode;  /* 0: branches of different types; 1: a tensor escapes */
+} bad_net;
+
+static dy_tensor *bad_forward(dy_layer *self, dy_tensor *const *in, int n_in) {
+  (void)n_in;
+  dy_tensor *x = in[0], *y = NULL;
+  dy_tensor *pred = dy_less(dy_reduce_sum(x, 0, NULL, true),
+                            dy_reduce_max(x, 0, NULL, true));
+  pred = dy_reshape(pred, 1, (int64_t[]){1});
+  if (((bad_net *)self)->mode == 0)
+    return dy_cond(pred, br_neg, br_f32, x, 1, &y) ? y : NULL;
+  if (!dy_cond(pred, br_leak, br_neg, x, 1, &y))
+    return NULL;
+  return dy_add(y, escaped);  /* escaped was made inside the then branch */
+}
+
+static const dy_layer_vtable bad_vt = {"BadNet", bad_forward, NULL, false};
+
+static void test_eager_errors(void) {
+  int64_t shape[2] = {2, 4};
+  float xs[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  dy_tensor *x = f32(2, shape, xs), *out[1];
+  /* a predicate that is not a bool, or has more than one element */
+  dy_clear_error();
+  CU_ASSERT_FALSE(dy_cond(x, br_neg, br_pos, x, 1, out));
+  CU_ASSERT_PTR_NULL(out[0]);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(dy_last_error());
+  CU_ASSERT_PTR_NOT_NULL(strstr(dy_last_error()->msg, "must be a bool tensor of one element"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(dy_last_error()->loc.file, "test_control.c"));
+  dy_clear_error();
+  dy_tensor *b2 = dy_less(x, x);
+  CU_ASSERT_FALSE(dy_cond(b2, br_neg, br_pos, x, 1, out));
+  CU_ASSERT_PTR_NOT_NULL(strstr(dy_last_error()->msg, "got bool[2,4]"));
+  dy_clear_error();
+  /* eagerly, branches of different types run fine (one runs) ... */
+  dy_tensor *t = dy_full(DY_BOOL, 1, (int64_t[]){1}, 1.0);
+  CU_ASSERT_TRUE(dy_cond(t, br_neg, br_f32, x, 1, out));
+  dy_tensor_free(out[0]);
+  /* ... but recording them is an error naming both types */
+  bad_net *bn = (bad_net *)dy_layer_new(sizeof(bad_net), &bad_vt, "bad");
+  dy_input_spec spec = {"x", DY_F32, 2, {-1, 4}};
+  dy_program *p = NULL;
+  dy_error err = {0};
+  CU_ASSERT_EQUAL(dy_program_from_layer(&bn->base, &spec, 1, &p, &err),
+                  DY_STATUS_DTYPE_MISMATCH);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "result 0 is f32[-1,4] in the then branch and "
+                                         "f32[-1,1] in the else branch"));
+  CU_ASSERT_PTR_NULL(p);
+  /* a tensor made inside a branch, used outside it */
+  bn->mode = 1;
+  CU_ASSERT_EQUAL(dy_program_from_layer(&bn->base, &spec, 1, &p, &err),
+                  DY_STATUS_INVALID_ARGUMENT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "was made inside a dy_cond branch"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "return it from the branch"));
+  CU_ASSERT_PTR_NULL(p);
+  dy_tensor_free(escaped);
+  dy_layer_free(&bn->base);
+  dy_tensor_free(t);
+  dy_tensor_free(b2);
+  dy_tensor_free(x);
+  dy_clear_error();
+}
+
 void dy_test_register(void) {
   DY_SUITE("control");
   DY_TEST(test_while_on_executor);
@@ -271,4 +499,6 @@ void dy_test_register(void) {
   DY_TEST(test_text_and_dymodel_round_trip);
   DY_TEST(test_version_1_file_reads);
   DY_TEST(test_verifier_invariants);
+  DY_TEST(test_eager_matches_every_static_path);
+  DY_TEST(test_eager_errors);
 }
