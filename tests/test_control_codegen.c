@@ -115,6 +115,43 @@ static const char *nested_text =
     "  fetch 0 out\n"
     "}\n";
 
+/* (a, b) <- (b, a + b) five times from (x, x): the body yields a param in
+ * another slot, so that param keeps its own copy (memplan's hazard). */
+static const char *fib_text =
+    "program {\n"
+    "  var x : f32[-1,3] feed 0\n"
+    "  var zero : f32[1] persistable = [0.0]\n"
+    "  var one : f32[1] persistable = [1.0]\n"
+    "  var five : f32[1] persistable = [5.0]\n"
+    "  var a_c : f32[-1,3]\n"
+    "  var b_c : f32[-1,3]\n"
+    "  var i_c : f32[1]\n"
+    "  var go : bool[1]\n"
+    "  var a_b : f32[-1,3]\n"
+    "  var b_b : f32[-1,3]\n"
+    "  var i_b : f32[1]\n"
+    "  var s_b : f32[-1,3]\n"
+    "  var i_n : f32[1]\n"
+    "  var a_out : f32[-1,3]\n"
+    "  var b_out : f32[-1,3]\n"
+    "  var i_out : f32[1]\n"
+    "  block 0 parent -1 {\n"
+    "    a_out, b_out, i_out = while(x, x, zero, five, one) {n_carried = 3, cond_block = 1, "
+    "body_block = 2, max_iterations = 0}  @fib.c:3\n"
+    "  }\n"
+    "  block 1 parent 0 (a_c, b_c, i_c) {\n"
+    "    go = less(i_c, five)  @fib.c:4\n"
+    "    yield go\n"
+    "  }\n"
+    "  block 2 parent 0 (a_b, b_b, i_b) {\n"
+    "    s_b = add(a_b, b_b)  @fib.c:5\n"
+    "    i_n = add(i_b, one)  @fib.c:6\n"
+    "    yield b_b, s_b, i_n\n"
+    "  }\n"
+    "  fetch 0 a_out\n"
+    "  fetch 1 b_out\n"
+    "}\n";
+
 /* Inputs (batch 2, f32[2,3]) and what they exercise. */
 static const float x_small[6] = {0.5f, -1, 0.25f, 1, 0, -0.75f};      /* 0 trips */
 static const float x_one[6] = {1.5f, -1, 0.25f, 1, 0, -0.75f};        /* 1 trip */
@@ -306,6 +343,19 @@ static void test_while_counts_0_1_many(void) {
   CU_ASSERT_EQUAL(n, 7);
   DY_ASSERT_NEAR(want[0], 100.0 / 128, 0);
   DY_ASSERT_NEAR(want[6], 7, 0);
+  dy_program_free(p);
+}
+
+static void test_carried_values_swap(void) {
+  agree(fib_text, "fib", x_many);
+  dy_program *p = parse_ok(fib_text);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  float want[16];
+  int n = 0;
+  CU_ASSERT_EQUAL(run_executor(p, x_many, want, 16, &n), DY_OK);
+  CU_ASSERT_EQUAL(n, 12);
+  DY_ASSERT_NEAR(want[0], 8 * x_many[0], 0);
+  DY_ASSERT_NEAR(want[6], 13 * x_many[0], 0);
   dy_program_free(p);
 }
 
@@ -599,6 +649,7 @@ static void test_onnx_run_time_loop_and_if(void) {
 void dy_test_register(void) {
   DY_SUITE("control_codegen");
   DY_TEST(test_while_counts_0_1_many);
+  DY_TEST(test_carried_values_swap);
   DY_TEST(test_cond_every_branch_with_nested_while);
   DY_TEST(test_generated_text);
   DY_TEST(test_runaway_loop);
