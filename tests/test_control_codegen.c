@@ -29,6 +29,9 @@
 #define STR_(x) #x
 #define STR(x) STR_(x)
 #define MAX_OS STR(MAX_O)
+/* the generated code runs under AddressSanitizer and UBSan: an arena
+ * access out of bounds or a misaligned one stops the driver */
+#define SAN "-fsanitize=address,undefined -fno-sanitize-recover=all"
 #define M4_FLAGS "-mcpu=cortex-m4 -mthumb -mfpu=fpv4-sp-d16 -mfloat-abi=hard"
 
 /* Halve x until max |x| <= 1, counting the trips: 0, 1 or many by input. */
@@ -260,9 +263,9 @@ static int run_c(const char *dir, const char *name, int batch, const char *decls
                "    printf(\"%%.9g\\n\", (double)y%d[i]);\n", up, i, batch, i);
   fprintf(f, "  return 0;\n}\n");
   fclose(f);
-  int b = sh("cd %s && cc -std=c99 -Wall -Wextra -Werror -pedantic -O1 -c %s.c && "
-             "cc -std=c11 -Wall -Wextra -Werror -O1 drv.c %s.o -o drv && ./drv > out.txt",
-             dir, name, name);
+  int b = sh("cd %s && cc -std=c99 -Wall -Wextra -Werror -pedantic -O1 %s -c %s.c && "
+             "cc -std=c11 -Wall -Wextra -Werror -O1 drv.c %s.o -o drv %s && ./drv > out.txt",
+             dir, SAN, name, name, SAN);
   if (b != 0) {
     show_log();
     return -1;
