@@ -33,6 +33,9 @@
  * access out of bounds or a misaligned one stops the driver */
 #define SAN "-fsanitize=address,undefined -fno-sanitize-recover=all"
 #define M4_FLAGS "-mcpu=cortex-m4 -mthumb -mfpu=fpv4-sp-d16 -mfloat-abi=hard"
+#define ARM_CC "arm-none-eabi-gcc " M4_FLAGS
+#define FIRMWARE DY_SOURCE_DIR "/samples/firmware"
+#define QEMU_ARM "timeout 300 qemu-system-arm -nographic -semihosting-config enable=on,target=native"
 
 /* Halve x until max |x| <= 1, counting the trips: 0, 1 or many by input. */
 static const char *halve_text =
@@ -239,8 +242,8 @@ static void decl_f32(char *buf, size_t n, const char *name, const float *x, int 
  * NAME_run(arena, batch, args, outputs...) and prints the status, then
  * every output element; run it; parse into rc and got. Returns the number
  * of values read, -1 on a build failure. */
-static int run_c(const char *dir, const char *name, int batch, const char *decls,
-                 const char *args, int n_out, int *rc, float *got, int cap) {
+static int run_c_on(const char *dir, const char *name, int batch, const char *decls,
+                    const char *args, int n_out, int *rc, float *got, int cap, bool m4) {
   char path[600];
   snprintf(path, sizeof path, "%s/drv.c", dir);
   FILE *f = fopen(path, "w");
@@ -263,9 +266,16 @@ static int run_c(const char *dir, const char *name, int batch, const char *decls
                "    printf(\"%%.9g\\n\", (double)y%d[i]);\n", up, i, batch, i);
   fprintf(f, "  return 0;\n}\n");
   fclose(f);
-  int b = sh("cd %s && cc -std=c99 -Wall -Wextra -Werror -pedantic -O1 %s -c %s.c && "
-             "cc -std=c11 -Wall -Wextra -Werror -O1 drv.c %s.o -o drv %s && ./drv > out.txt",
-             dir, SAN, name, name, SAN);
+  int b = m4 ? sh("cd %s && " ARM_CC " -std=c99 -O2 -Wall -Wextra -Werror -pedantic "
+                  "-ffreestanding -c %s.c -o %s-m4.o && " ARM_CC " -std=c11 -O2 -c drv.c -o "
+                  "drv-m4.o && " ARM_CC " -std=c11 -O2 -c " FIRMWARE "/startup.c -o startup-m4.o"
+                  " && " ARM_CC " --specs=rdimon.specs -nostartfiles -T " FIRMWARE "/mps2.ld "
+                  "-Wl,--gc-sections startup-m4.o drv-m4.o %s-m4.o -o drv-m4.elf && " QEMU_ARM
+                  " -M mps2-an386 -kernel drv-m4.elf > out.txt",
+                  dir, name, name, name)
+             : sh("cd %s && cc -std=c99 -Wall -Wextra -Werror -pedantic -O1 %s -c %s.c && "
+                  "cc -std=c11 -Wall -Wextra -Werror -O1 drv.c %s.o -o drv %s && ./drv > out.txt",
+                  dir, SAN, name, name, SAN);
   if (b != 0) {
     show_log();
     return -1;
@@ -280,6 +290,11 @@ static int run_c(const char *dir, const char *name, int batch, const char *decls
     n++;
   fclose(f);
   return n;
+}
+
+static int run_c(const char *dir, const char *name, int batch, const char *decls,
+                 const char *args, int n_out, int *rc, float *got, int cap) {
+  return run_c_on(dir, name, batch, decls, args, n_out, rc, got, cap, false);
 }
 
 /* run_c on batch 2 of one input x of f32[2,3]. */
@@ -487,9 +502,9 @@ static void test_memory_plan(void) {
   dy_program_free(p);
 }
 
-/* dy2stc compile --report states the arena and its lower bound; the
- * --emit c sources build freestanding for the Cortex-M4. */
-static void test_cli_report_and_firmware(void) {
+/* dy2stc compile --report states the arena and its lower bound, and
+ * --max-iterations sets NAME_MAX_ITERATIONS. */
+static void test_cli_report(void) {
   dy_program *p = parse_ok(nested_text);
   CU_ASSERT_PTR_NOT_NULL_FATAL(p);
   dy_error err = {0};
@@ -512,16 +527,36 @@ static void test_cli_report_and_firmware(void) {
   free(h);
   /* a bad bound is a usage error */
   CU_ASSERT_EQUAL(sh(DY2STC " compile " WORK "/cli/nest.dymodel --emit c --max-iterations 0"), 2);
-  if (dy_test_have("arm-none-eabi-gcc")) {
-    rc = sh("cd " WORK "/cli && arm-none-eabi-gcc " M4_FLAGS " -std=c99 -ffreestanding -O2 "
-            "-Wall -Wextra -Werror -pedantic -c nest.c -o nest-m4.o");
-    if (rc)
-      show_log();
-    CU_ASSERT_EQUAL(rc, 0);
-  } else {
-    fprintf(stderr, "\n  SKIPPED (Cortex-M4 build): no arm-none-eabi-gcc\n");
-  }
   dy_program_free(p);
+}
+
+/* The --emit c sources of the nested program, built freestanding for the
+ * Cortex-M4 with the firmware sample's startup code, run under
+ * qemu-system-arm -M mps2-an386 on both branches and 0 and many trips. */
+static void test_cortex_m4_under_qemu(void) {
+  if (!dy_test_have("arm-none-eabi-gcc") || !dy_test_have("qemu-system-arm") ||
+      sh("test -f \"$(" ARM_CC " -print-file-name=librdimon.a)\"") != 0) {
+    fprintf(stderr, "\n  SKIPPED: needs arm-none-eabi-gcc, newlib's librdimon and "
+                    "qemu-system-arm\n");
+    return;
+  }
+  const float *xs[3] = {x_neg_many, x_neg_small, x_pos};
+  for (int k = 0; k < 3; k++) {
+    dy_program *p = parse_ok(nested_text);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    float want[8], got[8];
+    int nw = 0, rc = -1;
+    CU_ASSERT_EQUAL(run_executor(p, xs[k], want, 8, &nw), DY_OK);
+    char dir[300], decls[512];
+    snprintf(dir, sizeof dir, WORK "/m4_%d", k);
+    CU_ASSERT_FATAL(emit_c_program(p, dir, "nest", MAX_O, 0, NULL));
+    decl_f32(decls, sizeof decls, "x", xs[k], 6);
+    int ng = run_c_on(dir, "nest", 2, decls, "x", 1, &rc, got, 8, true);
+    CU_ASSERT_EQUAL(rc, 0);
+    CU_ASSERT_EQUAL(ng, nw);
+    for (int i = 0; i < ng && i < nw; i++)
+      DY_ASSERT_NEAR(got[i], want[i], 1e-6 * (1 + fabs(want[i])));
+  }
 }
 
 /* An ONNX model with run-time control flow: Loop(M, go0, x) halves x while
@@ -657,6 +692,7 @@ void dy_test_register(void) {
   DY_TEST(test_generated_text);
   DY_TEST(test_runaway_loop);
   DY_TEST(test_memory_plan);
-  DY_TEST(test_cli_report_and_firmware);
+  DY_TEST(test_cli_report);
+  DY_TEST(test_cortex_m4_under_qemu);
   DY_TEST(test_onnx_run_time_loop_and_if);
 }
