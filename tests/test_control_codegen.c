@@ -24,11 +24,6 @@
 #define DY2STC DY2STC_PATH
 #define WORK DY_BUILD_DIR "/control_codegen"
 #define sh(...) dy_test_sh(WORK "/last.log", __VA_ARGS__)
-/* the pass pipeline is not block-aware yet (dce drops ops of sub-blocks) */
-#define MAX_O 0
-#define STR_(x) #x
-#define STR(x) STR_(x)
-#define MAX_OS STR(MAX_O)
 /* the generated code runs under AddressSanitizer and UBSan: an arena
  * access out of bounds or a misaligned one stops the driver */
 #define SAN "-fsanitize=address,undefined -fno-sanitize-recover=all"
@@ -333,7 +328,7 @@ static void agree(const char *text, const char *tag, const float *x) {
   int nw = 0;
   dy_status s = run_executor(p, x, want, 32, &nw);
   CU_ASSERT_EQUAL(s, DY_OK);
-  for (int o = 0; o <= MAX_O; o += 2) {
+  for (int o = 0; o <= 2; o += 2) { /* -O0 and the full pipeline */
     char dir[300], name[64];
     snprintf(dir, sizeof dir, WORK "/%s_O%d", tag, o);
     snprintf(name, sizeof name, "%s", tag);
@@ -428,7 +423,7 @@ static void test_runaway_loop(void) {
   float got[16];
   int rc = -1;
   dy_compile_report rep;
-  CU_ASSERT_FATAL(emit_c(t, WORK "/runaway", "runaway", MAX_O, 50, &rep));
+  CU_ASSERT_FATAL(emit_c(t, WORK "/runaway", "runaway", 2, 50, &rep));
   run_c_x(WORK "/runaway", "runaway", x_many, 2, &rc, got, 16);
   CU_ASSERT_EQUAL(rc, 4); /* RUNAWAY_ERR_LOOP */
   dy_program_free(p);
@@ -445,7 +440,7 @@ static void test_runaway_loop(void) {
     int n = 0;
     dy_status s = run_executor(p, x_many, want, 16, &n);
     CU_ASSERT_EQUAL(s, bound == 7 ? DY_OK : DY_STATUS_LIMIT);
-    CU_ASSERT_FATAL(emit_c(t, WORK "/bounded", "bounded", MAX_O, 0, &rep));
+    CU_ASSERT_FATAL(emit_c(t, WORK "/bounded", "bounded", 2, 0, &rep));
     rc = -1;
     run_c_x(WORK "/bounded", "bounded", x_many, 2, &rc, got, 16);
     CU_ASSERT_EQUAL(rc, bound == 7 ? 0 : 4);
@@ -512,7 +507,7 @@ static void test_cli_report(void) {
   mkdir(WORK "/cli", 0777);
   DY_ASSERT_OK(dy_model_save(p, WORK "/cli/nest", &err), &err);
   int rc = sh("cd " WORK "/cli && " DY2STC " compile nest.dymodel --emit c -o nest "
-              "--max-iterations 1000 --report -O" MAX_OS);
+              "--max-iterations 1000 --report");
   if (rc)
     show_log();
   CU_ASSERT_EQUAL(rc, 0);
@@ -549,7 +544,7 @@ static void test_cortex_m4_under_qemu(void) {
     CU_ASSERT_EQUAL(run_executor(p, xs[k], want, 8, &nw), DY_OK);
     char dir[300], decls[512];
     snprintf(dir, sizeof dir, WORK "/m4_%d", k);
-    CU_ASSERT_FATAL(emit_c_program(p, dir, "nest", MAX_O, 0, NULL));
+    CU_ASSERT_FATAL(emit_c_program(p, dir, "nest", 2, 0, NULL));
     decl_f32(decls, sizeof decls, "x", xs[k], 6);
     int ng = run_c_on(dir, "nest", 2, decls, "x", 1, &rc, got, 8, true);
     CU_ASSERT_EQUAL(rc, 0);
@@ -669,7 +664,7 @@ static void test_onnx_run_time_loop_and_if(void) {
         DY_ASSERT_OK(dy_onnx_load(path, &q, &err), &err);
         char dir[300], decls[600];
         snprintf(dir, sizeof dir, WORK "/onnx_%d", k);
-        CU_ASSERT_FATAL(emit_c_program(q, dir, "loopif", MAX_O, 0, NULL));
+        CU_ASSERT_FATAL(emit_c_program(q, dir, "loopif", 2, 0, NULL));
         decl_f32(decls, sizeof decls, "x", xs[xi], 4);
         snprintf(decls + strlen(decls), sizeof decls - strlen(decls),
                  "static const int64_t M[1] = {%lld};\n"
