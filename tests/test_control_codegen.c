@@ -267,8 +267,8 @@ static int run_c_on(const char *dir, const char *name, int batch, const char *de
    * arm-none-eabi-gcc -O2 clones the GEMM micro-kernel (codegen/rt/
    * dy_gemm.h) by constant propagation and then warns that its k loop would
    * overrun a 32-bit address space after 2^30 trips (gone with
-   * -fno-ipa-cp; the same kernels outside control flow do it too: not a
-   * matter of if/while) */
+   * -fno-ipa-cp; the clones come from the conv/matmul kernels' constant
+   * arguments to dy_gemm_tile, not from the if/while in NAME_run) */
   int b = m4 ? sh("cd %s && " ARM_CC " -std=c99 -O2 -Wall -Wextra -Werror -pedantic "
                   "-Wno-aggressive-loop-optimizations "
                   "-ffreestanding -c %s.c -o %s-m4.o && " ARM_CC " -std=c11 -O2 -c drv.c -o "
