@@ -1,7 +1,8 @@
 /* dy_ir.h - the intermediate representation of dy2stc.
  *
  * A Program is what PaddlePaddle calls a Program: a list of blocks (block 0
- * is the global block; sub-blocks will hold cond/while bodies), each holding
+ * is the global block; sub-blocks hold cond branches and while bodies, see
+ * blocks.c below), each holding
  * ops; and a program-wide table of vars. A var has a name, a dtype, a shape
  * (-1 marks the dynamic dim, see below), and may be persistable (a parameter
  * or constant that carries its data). Feeds and fetches name the program's
@@ -248,9 +249,14 @@ typedef struct {
 
 typedef struct {
   int idx;
-  int parent;           /* -1 for the global block */
+  int parent;           /* -1 for the global block, else a lower index */
   int n_ops, cap_ops;
   dy_op **ops;          /* in execution order */
+  /* A sub-block's signature (MLIR block arguments / yield; block 0 has
+   * neither): params are vars declared in the block and bound on entry
+   * (a while's carried values), results the vars it yields. */
+  int n_params, n_results;
+  int *params, *results; /* var ids, arena-owned */
 } dy_block;
 
 typedef struct dy_arena dy_arena;
@@ -325,8 +331,10 @@ void dy_program_replace_uses(dy_program *p, int from, int to);
  * it over, which needs `to` to be an op's output that is not itself a feed,
  * persistable or fetched; otherwise nothing changes and false is returned. */
 bool dy_program_forward_var(dy_program *p, int from, int to);
-/* Drop vars that no op, feed or fetch refers to, and renumber the rest
- * (ids stay in declaration order). */
+/* Drop vars that no op, feed, fetch or block signature refers to, and
+ * renumber the rest (ids stay in declaration order); drop sub-blocks no op
+ * owns any more (their ops with them) and renumber the rest, rewriting the
+ * control ops' block attributes. */
 void dy_program_compact(dy_program *p);
 
 static inline bool dy_op_has(const dy_op *op, unsigned flag) {
@@ -532,6 +540,44 @@ dy_status dy_normalize_axis(const dy_op *op, int64_t axis, int rank,
                             int *out, dy_error *err);
 
 /* ------------------------------------------------------------------ */
+/* blocks.c: sub-blocks and the control-flow ops (ops_control.def)      */
+/* ------------------------------------------------------------------ */
+
+/* A cond op's outputs are its branches' results; a while op's are its
+ * carried values after the last trip. A sub-block reads outer vars only
+ * through the owning op's inputs (its captures). */
+
+/* The trip bound of a while whose max_iterations attribute is 0 (the
+ * static executor and eager dy_while stop with an error beyond it). */
+#define DY_WHILE_MAX_ITERATIONS 1000000
+
+/* Set a block's params / results (copied into the arena). false on OOM. */
+bool dy_block_set_params(dy_program *p, int block, const int *vars, int n);
+bool dy_block_set_results(dy_program *p, int block, const int *vars, int n);
+/* The sub-blocks an op owns, in attribute order (cond: then, else; while:
+ * cond, body) into out[2]; returns how many (0 for other ops). */
+int dy_op_sub_blocks(const dy_op *op, int out[2]);
+/* The op owning block b (b > 0), or NULL; its block and index. */
+dy_op *dy_block_owner(const dy_program *p, int b, int *block, int *index);
+/* True if block b is a or lies inside a. */
+bool dy_block_within(const dy_program *p, int b, int a);
+/* The vars read inside block b (by its ops or as results, nested blocks
+ * included) that are defined outside it, in first-use order, without
+ * repeats: the captures its owner must list. Writes up to cap ids; returns
+ * the count (which may exceed cap), or -1 on OOM. */
+int dy_block_captures(const dy_program *p, int b, int *out, int cap);
+/* Inference inside a Program: dy_infer for ordinary ops; for cond and while
+ * the output types their blocks give (cond: the then branch's results, each
+ * equal to the else branch's; while: the carried types). */
+dy_status dy_infer_in(const dy_program *p, const dy_op *op, const dy_type *in,
+                      int n_in, dy_type *out, dy_error *err);
+/* Move every op of block b (which must have no params) to block dst,
+ * starting at index at, in order; vars and sub-blocks declared in b move
+ * with them. b is left empty and ownerless: dy_program_compact drops it.
+ * Used to inline a branch. false on OOM. */
+bool dy_block_splice(dy_program *p, int b, int dst, int at);
+
+/* ------------------------------------------------------------------ */
 /* verify.c: the verifier (invariants numbered in verify.c)            */
 /* ------------------------------------------------------------------ */
 
@@ -560,7 +606,7 @@ dy_status dy_program_parse(const char *text, dy_program **out, dy_error *err);
 /* serialize.c: .dymodel (protobuf-c, schema ir/dymodel.proto)         */
 /* ------------------------------------------------------------------ */
 
-#define DY_DYMODEL_VERSION 1
+#define DY_DYMODEL_VERSION 2  /* 2: blocks' params and results */
 
 /* Reads a Program. *out is a new program; caller frees with
  * dy_program_free. Persistable vars have no data until dy_dyparams_read.

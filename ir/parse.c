@@ -13,6 +13,9 @@
  *     fetch 0 y
  *   }
  *
+ * Sub-blocks carry their params and results ("block 1 parent 0 (i) {
+ * ... yield c }", see print.c).
+ *
  * A persistable var printed without data (more than 16 elements) is
  * filled with zeros. Attribute kinds come from the op's schema in
  * ops.def, so "[]" is read as the kind the op expects. The parser is a
@@ -337,21 +340,43 @@ static dy_status op_srcs(parser *ps, dy_op *op) {
 }
 
 /* OUT[, OUT] = op(IN, ...) [{a = v, ...}] [@file:line] [[file:line op, ...]] */
+/* One var name (after a ',' when it is not the first), appended to ids. */
+static dy_status list_item(parser *ps, int *ids, int cap, int *n) {
+  char nm[256];
+  dy_status s;
+  if ((*n && (s = expect(ps, ","))) || (s = name(ps, nm, sizeof nm)))
+    return s;
+  int v = dy_program_find_var(ps->p, nm);
+  if (v < 0)
+    return fail(ps, "unknown var '%s'", nm);
+  if (*n == cap)
+    return fail(ps, "too many names in a list%s", "");
+  ids[(*n)++] = v;
+  return DY_OK;
+}
+
+/* A list of var names up to `close` (the opening token already read). */
+static dy_status name_list(parser *ps, const char *close, int *ids, int cap,
+                           int *n) {
+  dy_status s;
+  *n = 0;
+  while (!accept(ps, close))
+    if ((s = list_item(ps, ids, cap, n)))
+      return s;
+  return DY_OK;
+}
+
 static dy_status op_line(parser *ps, int block) {
-  int outs[8], ins[64], n_out = 0, n_in = 0;
+  int outs[64], ins[64], n_out = 0, n_in = 0;
   dy_attr attrs[32];
   int n_attrs = 0;
   char nm[256];
   dy_status s;
   do {
-    if ((s = name(ps, nm, sizeof nm)))
+    int n = 0;
+    if ((s = list_item(ps, outs + n_out, 64 - n_out, &n)))
       return s;
-    int v = dy_program_find_var(ps->p, nm);
-    if (v < 0)
-      return fail(ps, "unknown var '%s'", nm);
-    if (n_out == 8)
-      return fail(ps, "too many outputs%s", "");
-    outs[n_out++] = v;
+    n_out += n;
   } while (accept(ps, ","));
   if ((s = expect(ps, "=")) || (s = name(ps, nm, sizeof nm)))
     return s;
@@ -360,18 +385,8 @@ static dy_status op_line(parser *ps, int block) {
     return fail(ps, "unknown op '%s'", nm);
   if ((s = expect(ps, "(")))
     return s;
-  while (!accept(ps, ")")) {
-    if (n_in && (s = expect(ps, ",")))
-      return s;
-    if ((s = name(ps, nm, sizeof nm)))
-      return s;
-    int v = dy_program_find_var(ps->p, nm);
-    if (v < 0)
-      return fail(ps, "unknown var '%s'", nm);
-    if (n_in == 64)
-      return fail(ps, "too many inputs%s", "");
-    ins[n_in++] = v;
-  }
+  if ((s = name_list(ps, ")", ins, 64, &n_in)))
+    return s;
   if (accept(ps, "{")) {
     while (!accept(ps, "}")) {
       if (n_attrs && (s = expect(ps, ",")))
@@ -398,19 +413,67 @@ static dy_status op_line(parser *ps, int block) {
   return accept(ps, "[") ? op_srcs(ps, op) : DY_OK;
 }
 
+/* The keyword kw as a whole word (not the start of a name like yield_0). */
+static bool keyword(parser *ps, const char *kw) {
+  skip_ws(ps);
+  size_t n = strlen(kw);
+  if (strncmp(ps->s + ps->pos, kw, n) != 0 || is_name_char(ps->s[ps->pos + n]))
+    return false;
+  ps->pos += n;
+  return true;
+}
+
+/* "block N parent P [(params)] { ops [yield results] }" (print.c). */
 static dy_status block_decl(parser *ps) {
   int64_t idx, parent;
   dy_status s;
   if ((s = integer(ps, &idx)) || (s = expect(ps, "parent")) ||
-      (s = integer(ps, &parent)) || (s = expect(ps, "{")))
+      (s = integer(ps, &parent)))
     return s;
-  if (idx != ps->p->n_blocks - (idx == 0 ? 1 : 0) || (idx > 0 && parent < 0)) {
-    if (idx != 0 && dy_program_add_block(ps->p, (int)parent) != idx)
-      return fail(ps, "blocks must be declared in order%s", "");
+  /* block 0 exists already; sub-blocks come in order, under a lower block */
+  if (idx == 0 ? ps->p->n_blocks != 1 || parent != -1
+               : idx != ps->p->n_blocks || parent < 0 || parent >= idx ||
+                     dy_program_add_block(ps->p, (int)parent) != idx)
+    return fail(ps, "blocks must be declared in order, each under a lower "
+                "block%s", "");
+  int ids[256], n;
+  if (accept(ps, "(")) {
+    if ((s = name_list(ps, ")", ids, 256, &n)))
+      return s;
+    if (idx == 0 && n)
+      return fail(ps, "block 0 takes no params%s", "");
+    if (!dy_block_set_params(ps->p, (int)idx, ids, n))
+      return dy_error_set(ps->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
   }
-  while (!accept(ps, "}"))
+  if ((s = expect(ps, "{")))
+    return s;
+  while (!accept(ps, "}")) {
+    if (keyword(ps, "yield")) {
+      /* the results run to the end of the line */
+      n = 0;
+      for (;;) {
+        size_t save = ps->pos;
+        int line = ps->line;
+        skip_ws(ps);
+        if (ps->line != line || ps->s[ps->pos] == '}') {
+          ps->pos = save, ps->line = line;
+          break;
+        }
+        ps->pos = save;
+        if ((s = list_item(ps, ids, 256, &n)))
+          return s;
+      }
+      if (idx == 0)
+        return fail(ps, "block 0 yields nothing%s", "");
+      if (!dy_block_set_results(ps->p, (int)idx, ids, n))
+        return dy_error_set(ps->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+      if ((s = expect(ps, "}")))
+        return s;
+      break;
+    }
     if ((s = op_line(ps, (int)idx)))
       return s;
+  }
   return DY_OK;
 }
 

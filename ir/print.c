@@ -13,6 +13,14 @@
  *     fetch 0 t_2
  *   }
  *
+ * A sub-block (a cond branch, a while's condition or body; blocks.c) lists
+ * its params after the parent and ends with the values it yields:
+ *
+ *     block 1 parent 0 (i_0, acc_0) {
+ *       c_0 = less_than(i_0, n)
+ *       yield c_0
+ *     }
+ *
  * Floats print in the shortest form that reads back exactly and always
  * carry a '.', 'e', "inf" or "nan", so they never read back as ints. The
  * data of persistable vars of up to 16 elements is printed too. parse.c
@@ -103,7 +111,14 @@ void dy_program_print(const dy_program *p, FILE *out) {
   }
   for (int b = 0; b < p->n_blocks; b++) {
     const dy_block *blk = p->blocks[b];
-    fprintf(out, "  block %d parent %d {\n", blk->idx, blk->parent);
+    fprintf(out, "  block %d parent %d", blk->idx, blk->parent);
+    if (b > 0) {
+      fputs(" (", out);
+      for (int i = 0; i < blk->n_params; i++)
+        fprintf(out, "%s%s", i ? ", " : "", p->vars[blk->params[i]]->name);
+      fputc(')', out);
+    }
+    fputs(" {\n", out);
     for (int k = 0; k < blk->n_ops; k++) {
       const dy_op *op = blk->ops[k];
       fprintf(out, "    ");
@@ -132,6 +147,12 @@ void dy_program_print(const dy_program *p, FILE *out) {
                 i + 1 == op->n_srcs ? "]" : "");
       fputc('\n', out);
     }
+    if (b > 0) {
+      fputs("    yield", out);
+      for (int i = 0; i < blk->n_results; i++)
+        fprintf(out, "%s%s", i ? ", " : " ", p->vars[blk->results[i]]->name);
+      fputc('\n', out);
+    }
     fprintf(out, "  }\n");
   }
   for (int i = 0; i < p->n_fetches; i++)
@@ -140,7 +161,50 @@ void dy_program_print(const dy_program *p, FILE *out) {
 }
 
 /* Graphviz: vars are ellipses (parameters grey, feeds/fetches bold), ops
- * are boxes labelled with the op name and source line. */
+ * are boxes labelled with the op name and source line. Each sub-block is a
+ * cluster (nested in its parent's) holding its ops, with a dashed edge
+ * from the owning op; its results have dotted edges to the block's label. */
+static void dot_op(const dy_program *p, const dy_op *op, FILE *out) {
+  fprintf(out, "  op%d [shape=box, label=\"%s", op->id, dy_op_name(op->kind));
+  if (op->n_srcs)
+    for (int i = 0; i < op->n_srcs; i++)
+      fprintf(out, "\\n%s:%d %s",
+              op->srcs[i].loc.file ? base_name(op->srcs[i].loc.file) : "?",
+              op->srcs[i].loc.line, dy_op_name(op->srcs[i].kind));
+  else if (op->loc.file)
+    fprintf(out, "\\n%s:%d", base_name(op->loc.file), op->loc.line);
+  fprintf(out, "\"];\n");
+  for (int i = 0; i < op->n_inputs; i++)
+    fprintf(out, "  v%d -> op%d;\n", op->inputs[i], op->id);
+  for (int i = 0; i < op->n_outputs; i++)
+    fprintf(out, "  op%d -> v%d;\n", op->id, op->outputs[i]);
+  (void)p;
+}
+
+static void dot_block(const dy_program *p, int b, int depth, FILE *out) {
+  const dy_block *blk = p->blocks[b];
+  if (depth > p->n_blocks)
+    return;
+  if (b > 0)
+    fprintf(out, "  subgraph cluster_b%d {\n  label=\"block %d\";\n"
+            "  b%d [shape=point];\n", b, b, b);
+  for (int k = 0; k < blk->n_ops; k++) {
+    const dy_op *op = blk->ops[k];
+    dot_op(p, op, out);
+    int sub[2], n = dy_op_sub_blocks(op, sub);
+    for (int j = 0; j < n; j++)
+      if (sub[j] > 0 && sub[j] < p->n_blocks && p->blocks[sub[j]]->parent == b)
+        dot_block(p, sub[j], depth + 1, out);
+  }
+  if (b > 0) {
+    for (int i = 0; i < blk->n_params; i++)
+      fprintf(out, "  b%d -> v%d [style=dashed];\n", b, blk->params[i]);
+    for (int i = 0; i < blk->n_results; i++)
+      fprintf(out, "  v%d -> b%d [style=dotted];\n", blk->results[i], b);
+    fprintf(out, "  }\n");
+  }
+}
+
 void dy_program_print_dot(const dy_program *p, FILE *out) {
   char ty[128];
   fprintf(out, "digraph program {\n  rankdir=TB;\n  node [fontname=\"Helvetica\"];\n");
@@ -151,23 +215,12 @@ void dy_program_print_dot(const dy_program *p, FILE *out) {
             v->persistable ? ", style=filled, fillcolor=lightgrey" : "",
             v->feed_index >= 0 || v->fetch_index >= 0 ? ", penwidth=2" : "");
   }
-  for (int b = 0; b < p->n_blocks; b++)
-    for (int k = 0; k < p->blocks[b]->n_ops; k++) {
-      const dy_op *op = p->blocks[b]->ops[k];
-      fprintf(out, "  op%d [shape=box, label=\"%s", op->id, dy_op_name(op->kind));
-      if (op->n_srcs)
-        for (int i = 0; i < op->n_srcs; i++)
-          fprintf(out, "\\n%s:%d %s",
-                  op->srcs[i].loc.file ? base_name(op->srcs[i].loc.file) : "?",
-                  op->srcs[i].loc.line, dy_op_name(op->srcs[i].kind));
-      else if (op->loc.file)
-        fprintf(out, "\\n%s:%d", base_name(op->loc.file), op->loc.line);
-      fprintf(out, "\"];\n");
-      for (int i = 0; i < op->n_inputs; i++)
-        fprintf(out, "  v%d -> op%d;\n", op->inputs[i], op->id);
-      for (int i = 0; i < op->n_outputs; i++)
-        fprintf(out, "  op%d -> v%d;\n", op->id, op->outputs[i]);
-    }
+  dot_block(p, 0, 0, out);
+  for (int b = 1; b < p->n_blocks; b++) {
+    dy_op *owner = dy_block_owner(p, b, NULL, NULL);
+    if (owner)
+      fprintf(out, "  op%d -> b%d [style=dashed];\n", owner->id, b);
+  }
   fprintf(out, "}\n");
 }
 

@@ -343,6 +343,10 @@ void dy_program_replace_uses(dy_program *p, int from, int to) {
         if (op->inputs[i] == from)
           op->inputs[i] = to;
     }
+  for (int b = 0; b < p->n_blocks; b++)  /* a sub-block may yield it */
+    for (int i = 0; i < p->blocks[b]->n_results; i++)
+      if (p->blocks[b]->results[i] == from)
+        p->blocks[b]->results[i] = to;
 }
 
 bool dy_program_forward_var(dy_program *p, int from, int to) {
@@ -363,7 +367,60 @@ bool dy_program_forward_var(dy_program *p, int from, int to) {
   return true;
 }
 
+/* Drop sub-blocks no op owns (a spliced branch, a removed loop's blocks,
+ * and what they held) and renumber the rest in order, rewriting the
+ * owners' block attributes and the parents. */
+static void compact_blocks(dy_program *p) {
+  int nb = p->n_blocks;
+  int *map = calloc((size_t)nb, sizeof *map);
+  if (!map)
+    return;
+  /* a block is kept when its parent is kept and an op there owns it; a
+   * parent has a lower index, so one pass in order decides */
+  map[0] = 0;
+  for (int b = 1; b < nb; b++) {
+    int parent = p->blocks[b]->parent, ob = -1;
+    map[b] = -1;
+    if (parent >= 0 && parent < b && map[parent] >= 0 &&
+        dy_block_owner(p, b, &ob, NULL) && ob == parent)
+      map[b] = 0;
+  }
+  int m = 0;
+  for (int b = 0; b < nb; b++)
+    if (map[b] >= 0) {
+      map[b] = m;
+      p->blocks[m] = p->blocks[b];
+      p->blocks[m]->idx = m;
+      m++;
+    }
+  for (int b = 0; b < m; b++) {
+    dy_block *blk = p->blocks[b];
+    if (blk->parent >= 0)
+      blk->parent = map[blk->parent];
+    for (int k = 0; k < blk->n_ops; k++) {
+      dy_op *op = blk->ops[k];
+      op->block = b;
+      int sub[2];
+      if (!dy_op_sub_blocks(op, sub))
+        continue;
+      for (int i = 0; i < op->n_attrs; i++) {
+        dy_attr *a = &op->attrs[i];
+        if (a->kind == DY_ATTR_INT && a->i > 0 && a->i < nb &&
+            (a->i == sub[0] || a->i == sub[1]) && strstr(a->name, "_block"))
+          a->i = map[a->i];
+      }
+    }
+  }
+  p->n_blocks = m;
+  for (int i = 0; i < p->n_vars; i++) {
+    int vb = p->vars[i]->block;
+    p->vars[i]->block = vb >= 0 && vb < nb && map[vb] >= 0 ? map[vb] : 0;
+  }
+  free(map);
+}
+
 void dy_program_compact(dy_program *p) {
+  compact_blocks(p);
   int n = p->n_vars;
   int *map = calloc((size_t)n + 1, sizeof *map);
   if (!map)
@@ -378,6 +435,13 @@ void dy_program_compact(dy_program *p) {
       for (int i = 0; i < op->n_outputs; i++)
         map[op->outputs[i]] = 1;
     }
+  for (int b = 0; b < p->n_blocks; b++) {
+    const dy_block *blk = p->blocks[b];
+    for (int i = 0; i < blk->n_params; i++)
+      map[blk->params[i]] = 1;
+    for (int i = 0; i < blk->n_results; i++)
+      map[blk->results[i]] = 1;
+  }
   int m = 0;
   for (int i = 0; i < n; i++) {
     if (!map[i]) {
@@ -401,6 +465,13 @@ void dy_program_compact(dy_program *p) {
       for (int i = 0; i < op->n_outputs; i++)
         op->outputs[i] = map[op->outputs[i]];
     }
+  for (int b = 0; b < p->n_blocks; b++) {
+    dy_block *blk = p->blocks[b];
+    for (int i = 0; i < blk->n_params; i++)
+      blk->params[i] = map[blk->params[i]];
+    for (int i = 0; i < blk->n_results; i++)
+      blk->results[i] = map[blk->results[i]];
+  }
   for (int i = 0; i < p->n_feeds; i++)
     p->feeds[i] = map[p->feeds[i]];
   for (int i = 0; i < p->n_fetches; i++)

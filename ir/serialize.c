@@ -20,6 +20,7 @@
  *     persistable var has a static shape
  *   - ops: type is an op this build knows, every input/output names a var,
  *     attribute names non-empty and unique per op, attribute kinds known
+ *   - blocks' params and results (version 2) name vars
  *   - feeds and fetches name vars, each at most once
  * An unknown op type, dtype or attribute kind may come from a newer release
  * that added it: DY_STATUS_UNSUPPORTED. Everything else: DY_STATUS_FORMAT.
@@ -197,6 +198,13 @@ static dy_status encode_program(const dy_program *p, dy_program *tmp,
         return s;
       mb->ops[mb->n_ops++] = &ops[i];
     }
+    if (!NEW_ARRAY(tmp, mb->params, blk->n_params) ||
+        !NEW_ARRAY(tmp, mb->results, blk->n_results))
+      return oom(err);
+    for (int i = 0; i < blk->n_params; i++)
+      mb->params[mb->n_params++] = (char *)p->vars[blk->params[i]]->name;
+    for (int i = 0; i < blk->n_results; i++)
+      mb->results[mb->n_results++] = (char *)p->vars[blk->results[i]]->name;
     m->blocks[m->n_blocks++] = mb;
   }
 
@@ -591,6 +599,33 @@ static dy_status decode_io(char *const *names, size_t n, bool feed,
   return DY_OK;
 }
 
+/* A block's params and results (version 2; a version-1 block has none). */
+static dy_status decode_signature(const Dy__Block *m, int b, dy_program *p,
+                                  const name_index *ix, dy_program *tmp,
+                                  dy_error *err) {
+  char name[SHOWN_MAX + 4];
+  for (int k = 0; k < 2; k++) {
+    char *const *names = k ? m->results : m->params;
+    size_t n = k ? m->n_results : m->n_params;
+    if (!n)
+      continue;
+    if (n > INT_MAX / 4)
+      return dy_error_set(err, DY_STATUS_FORMAT, "block %d: too many %s", b,
+                          k ? "results" : "params");
+    int *ids = dy_program_alloc(tmp, sizeof(int) * n);
+    if (!ids)
+      return oom(err);
+    for (size_t i = 0; i < n; i++)
+      if ((ids[i] = index_find(ix, names[i])) < 0)
+        return dy_error_set(err, DY_STATUS_FORMAT,
+                            "block %d: %s %zu names unknown var '%s'", b,
+                            k ? "result" : "param", i, show(names[i], name));
+    if (!(k ? dy_block_set_results : dy_block_set_params)(p, b, ids, (int)n))
+      return oom(err);
+  }
+  return DY_OK;
+}
+
 static dy_status decode_program(const Dy__Program *m, const uint8_t *buf,
                                 size_t len, dy_program *p, dy_program *tmp,
                                 dy_error *err) {
@@ -612,6 +647,8 @@ static dy_status decode_program(const Dy__Program *m, const uint8_t *buf,
   for (size_t b = 0; s == DY_OK && b < m->n_blocks; b++)
     for (size_t i = 0; s == DY_OK && i < m->blocks[b]->n_ops; i++)
       s = decode_op(m->blocks[b]->ops[i], (int)b, p, &ix, tmp, err);
+  for (size_t b = 0; s == DY_OK && b < m->n_blocks; b++)
+    s = decode_signature(m->blocks[b], (int)b, p, &ix, tmp, err);
   if (s == DY_OK)
     s = decode_io(m->feeds, m->n_feeds, true, p, &ix, err);
   if (s == DY_OK)

@@ -15,10 +15,27 @@
  *   8 (params)      persistable vars have a static shape and carry data of
  *                   exactly numel * dtype-size bytes; other vars carry none
  *   9 (io)          feeds and fetches are valid, distinct, non-persistable
- *                   for feeds, defined for fetches; there is >= 1 fetch
+ *                   for feeds, defined in block 0 for fetches; there is >= 1
+ *                   fetch
+ *  10 (blocks)      the block tree: each sub-block's parent is a lower
+ *                   index (no cycles); each is owned by exactly one control
+ *                   op (cond, while), through valid, distinct block
+ *                   attributes, and lies in that op's block; every op sits
+ *                   in the block it records; params and results are
+ *                   existing vars, params non-persistable, no feed, declared
+ *                   by one block only; block 0 and cond branches have none
+ *  11 (scope)       a block reads (as op inputs or results) only vars
+ *                   visible from its parent chain at that point, and every
+ *                   var from outside a sub-block is among its owner's inputs
+ *                   (a capture); a var of a closed sub-block is not visible
+ *                   after it
+ *  12 (block-types) cond: both branches yield one value per output, of the
+ *                   output's type; while: n_carried outputs, the condition
+ *                   yields one bool element, both blocks take the carried
+ *                   values and the body yields them again, types kept
  *
- * Each rule has one check function. Block structure is flat for now
- * (block 0); sub-blocks will add a rule when cond/while arrive.
+ * Each rule has one check function. They run in the order 1-4, 10, 5, 6
+ * with 11, 7 with 12, 8, 9: the walks after 10 rely on the block tree.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -66,7 +83,8 @@ static dy_status check_op_kind(const dy_program *p, dy_error *err) {
     }
     const dy_op_info *info = dy_op_info_of(op->kind);
     if ((info->n_in >= 0 && op->n_inputs != info->n_in) ||
-        (info->n_in < 0 && op->n_inputs < 1) || op->n_outputs != info->n_out) {
+        (info->n_in < 0 && op->n_inputs < 1) ||
+        (info->n_out >= 0 ? op->n_outputs != info->n_out : op->n_outputs < 1)) {
       snprintf(d, sizeof d, "has %d inputs and %d outputs, expected %d and %d",
                op->n_inputs, op->n_outputs, info->n_in, info->n_out);
       return broken(err, op, 2, "op-kind", d);
@@ -145,43 +163,225 @@ static dy_status check_ssa(const dy_program *p, int *writer, dy_error *err) {
       writer[v->id] = op->id;
     }
   }
+  /* a sub-block's params are written on entry to it */
+  for (int b = 1; b < p->n_blocks; b++)
+    for (int i = 0; i < p->blocks[b]->n_params; i++) {
+      const dy_var *v = p->vars[p->blocks[b]->params[i]];
+      if (writer[v->id] != -1) {
+        snprintf(d, sizeof d, "param '%s' of block %d is also written by %s", v->name,
+                 b, writer[v->id] >= 0 ? "an op" : "another block's entry");
+        return broken(err, NULL, 5, "ssa", d);
+      }
+      writer[v->id] = -2;
+    }
+  return DY_OK;
+}
+
+/* Invariants 6 and 11 in one walk over the block tree: `defined` holds
+ * what is visible at the current point, `home` the block declaring it. On
+ * leaving a sub-block its vars go out of scope again. */
+typedef struct {
+  const dy_program *p;
+  bool *defined;
+  int *home;
+  int *decl;        /* the block declaring each var, -1 for none */
+  dy_error *err;
+} scope_walk;
+
+static bool is_input_of(const dy_op *op, int v) {
+  for (int i = 0; i < op->n_inputs; i++)
+    if (op->inputs[i] == v)
+      return true;
+  return false;
+}
+
+/* v read in block b (owner: b's owning op, NULL in block 0) by op (NULL:
+ * as a result). */
+static dy_status check_read(scope_walk *w, int b, const dy_op *owner,
+                            const dy_op *op, int v) {
+  char d[384];
+  const char *name = w->p->vars[v]->name;
+  if (!w->defined[v]) {
+    if (op)
+      snprintf(d, sizeof d, "reads var '%s' before any op defines it", name);
+    else
+      snprintf(d, sizeof d, "block %d yields var '%s' before any op defines it", b, name);
+    int at = w->decl[v];
+    if (at < 0 || dy_block_within(w->p, b, at))
+      return broken(w->err, op, op ? 6 : 11, op ? "def-use" : "scope", d);
+    snprintf(d, sizeof d, "%s var '%s' of block %d, which is not visible in block %d",
+             op ? "reads" : "yields", name, at, b);
+    return broken(w->err, op, 11, "scope", d);
+  }
+  if (owner && !dy_block_within(w->p, w->home[v], b) && !is_input_of(owner, v)) {
+    snprintf(d, sizeof d, "block %d reads '%s' from outside it, but op %d (%s) does "
+             "not list it among its inputs (captures)", b, name, owner->id,
+             dy_op_name(owner->kind));
+    return broken(w->err, op, 11, "scope", d);
+  }
+  return DY_OK;
+}
+
+static dy_status walk_block(scope_walk *w, int b, const dy_op *owner) {
+  const dy_block *blk = w->p->blocks[b];
+  dy_status s;
+  for (int i = 0; i < blk->n_params; i++) {
+    w->defined[blk->params[i]] = true;
+    w->home[blk->params[i]] = b;
+  }
+  for (int k = 0; k < blk->n_ops; k++) {
+    const dy_op *op = blk->ops[k];
+    for (int i = 0; i < op->n_inputs; i++)
+      if ((s = check_read(w, b, owner, op, op->inputs[i])))
+        return s;
+    int sub[2], n = dy_op_sub_blocks(op, sub);
+    for (int j = 0; j < n; j++) {
+      if ((s = walk_block(w, sub[j], op)))
+        return s;
+      /* its vars go out of scope */
+      for (int v = 0; v < w->p->n_vars; v++)
+        if (w->defined[v] && w->home[v] > 0 && dy_block_within(w->p, w->home[v], sub[j]))
+          w->defined[v] = false;
+    }
+    for (int i = 0; i < op->n_outputs; i++) {
+      w->defined[op->outputs[i]] = true;
+      w->home[op->outputs[i]] = b;
+    }
+  }
+  for (int i = 0; i < blk->n_results; i++)
+    if ((s = check_read(w, b, owner, NULL, blk->results[i])))
+      return s;
   return DY_OK;
 }
 
 static dy_status check_def_use(const dy_program *p, dy_error *err) {
-  char d[256];
   bool *defined = calloc((size_t)p->n_vars + 1, 1);
-  if (!defined)
+  int *home = malloc(sizeof(int) * ((size_t)p->n_vars + 1));
+  if (!defined || !home) {
+    free(defined);
+    free(home);
     return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "verify: out of memory");
-  for (int i = 0; i < p->n_vars; i++)
-    defined[i] = p->vars[i]->persistable || p->vars[i]->feed_index >= 0;
-  dy_status s = DY_OK;
-  FOR_EACH_OP(p, op) {
-    for (int i = 0; i < op->n_inputs && !s; i++)
-      if (!defined[op->inputs[i]]) {
-        snprintf(d, sizeof d, "reads var '%s' before any op defines it",
-                 p->vars[op->inputs[i]]->name);
-        s = broken(err, op, 6, "def-use", d);
-      }
-    for (int i = 0; i < op->n_outputs; i++)
-      defined[op->outputs[i]] = true;
-    if (s)
-      break;
   }
+  int *decl = malloc(sizeof(int) * ((size_t)p->n_vars + 1));
+  if (!decl) {
+    free(defined);
+    free(home);
+    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "verify: out of memory");
+  }
+  for (int i = 0; i < p->n_vars; i++) {
+    defined[i] = p->vars[i]->persistable || p->vars[i]->feed_index >= 0;
+    home[i] = decl[i] = defined[i] ? 0 : -1;
+  }
+  for (int b = 0; b < p->n_blocks; b++) {
+    const dy_block *blk = p->blocks[b];
+    for (int i = 0; i < blk->n_params; i++)
+      decl[blk->params[i]] = b;
+    for (int k = 0; k < blk->n_ops; k++)
+      for (int i = 0; i < blk->ops[k]->n_outputs; i++)
+        decl[blk->ops[k]->outputs[i]] = b;
+  }
+  scope_walk w = {p, defined, home, decl, err};
+  dy_status s = walk_block(&w, 0, NULL);
   free(defined);
+  free(home);
+  free(decl);
+  return s;
+}
+
+/* Invariant 10: the block tree (see the header). */
+static dy_status check_blocks(const dy_program *p, dy_error *err) {
+  char d[256];
+  int nb = p->n_blocks;
+  int *owner = malloc(sizeof(int) * ((size_t)nb + 1));
+  int *decl = calloc((size_t)p->n_vars + 1, sizeof(int));
+  if (!owner || !decl) {
+    free(owner);
+    free(decl);
+    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "verify: out of memory");
+  }
+  dy_status s = DY_OK;
+  for (int b = 0; b < nb; b++)
+    owner[b] = -1;
+  if (nb < 1 || p->blocks[0]->parent != -1)
+    s = broken(err, NULL, 10, "blocks", "block 0 must exist and have parent -1");
+  for (int b = 1; b < nb && !s; b++)
+    if (p->blocks[b]->parent < 0 || p->blocks[b]->parent >= b) {
+      snprintf(d, sizeof d, "block %d has parent %d (a sub-block's parent has a "
+               "lower index, so the tree has no cycles)", b, p->blocks[b]->parent);
+      s = broken(err, NULL, 10, "blocks", d);
+    }
+  for (int b = 0; b < nb && !s; b++)
+    for (int k = 0; k < p->blocks[b]->n_ops && !s; k++) {
+      const dy_op *op = p->blocks[b]->ops[k];
+      int sub[2], n = dy_op_sub_blocks(op, sub);
+      if (op->block != b) {
+        snprintf(d, sizeof d, "sits in block %d but records block %d", b, op->block);
+        s = broken(err, op, 10, "blocks", d);
+      }
+      for (int j = 0; j < n && !s; j++) {
+        int sb = sub[j];
+        if (sb <= 0 || sb >= nb || (j == 1 && sb == sub[0])) {
+          snprintf(d, sizeof d, "names block %d, not a distinct sub-block of the "
+                   "Program's %d blocks", sb, nb);
+          s = broken(err, op, 10, "blocks", d);
+        } else if (owner[sb] >= 0) {
+          snprintf(d, sizeof d, "block %d is owned by op %d and op %d", sb, owner[sb],
+                   op->id);
+          s = broken(err, op, 10, "blocks", d);
+        } else if (p->blocks[sb]->parent != b) {
+          snprintf(d, sizeof d, "its sub-block %d has parent %d, not the op's block %d",
+                   sb, p->blocks[sb]->parent, b);
+          s = broken(err, op, 10, "blocks", d);
+        } else if (op->kind == DY_OP_COND && p->blocks[sb]->n_params) {
+          snprintf(d, sizeof d, "branch block %d has params (a branch reads outer "
+                   "values as captures)", sb);
+          s = broken(err, op, 10, "blocks", d);
+        }
+        if (!s)
+          owner[sb] = op->id;
+      }
+    }
+  for (int b = 0; b < nb && !s; b++) {
+    const dy_block *blk = p->blocks[b];
+    if (b > 0 && owner[b] < 0) {
+      snprintf(d, sizeof d, "block %d has no owning op", b);
+      s = broken(err, NULL, 10, "blocks", d);
+    } else if (b == 0 && (blk->n_params || blk->n_results)) {
+      s = broken(err, NULL, 10, "blocks", "block 0 has params or results");
+    }
+    for (int i = 0; i < blk->n_params + blk->n_results && !s; i++) {
+      bool param = i < blk->n_params;
+      int v = param ? blk->params[i] : blk->results[i - blk->n_params];
+      if (v < 0 || v >= p->n_vars) {
+        snprintf(d, sizeof d, "block %d: %s %d is var id %d of %d", b,
+                 param ? "param" : "result", param ? i : i - blk->n_params, v, p->n_vars);
+        s = broken(err, NULL, 10, "blocks", d);
+      } else if (param && (p->vars[v]->persistable || p->vars[v]->feed_index >= 0 ||
+                           decl[v])) {
+        snprintf(d, sizeof d, "block %d: param '%s' is %s", b, p->vars[v]->name,
+                 decl[v] ? "a param of another block too" : "a feed or persistable");
+        s = broken(err, NULL, 10, "blocks", d);
+      } else if (param) {
+        decl[v] = 1;
+      }
+    }
+  }
+  free(owner);
+  free(decl);
   return s;
 }
 
 static dy_status check_types(const dy_program *p, dy_error *err) {
   FOR_EACH_OP(p, op) {
-    dy_type in[16], out[8];
-    if (op->n_inputs > 16 || op->n_outputs > 8)
+    dy_type in[64], out[64];
+    bool control = dy_op_sub_blocks(op, (int[2]){0}) > 0;
+    if (op->n_inputs > 64 || op->n_outputs > 64)
       return broken(err, op, 7, "types", "too many operands");
     for (int i = 0; i < op->n_inputs; i++)
       in[i] = p->vars[op->inputs[i]]->type;
     dy_error e = {0};
-    if (dy_infer(op, in, op->n_inputs, out, &e) != DY_OK)
-      return broken(err, op, 7, "types", e.msg);
+    if (dy_infer_in(p, op, in, op->n_inputs, out, &e) != DY_OK)
+      return broken(err, op, control ? 12 : 7, control ? "block-types" : "types", e.msg);
     for (int i = 0; i < op->n_outputs; i++) {
       const dy_var *v = p->vars[op->outputs[i]];
       if (!dy_type_equal(&v->type, &out[i])) {
@@ -245,6 +445,12 @@ static dy_status check_io(const dy_program *p, const int *writer, dy_error *err)
       snprintf(d, sizeof d, "fetch '%s' is never computed", var->name);
       return broken(err, NULL, 9, "io", d);
     }
+    int home = 0;
+    if (!feed && dy_program_def(p, v, &home, NULL) && home != 0) {
+      snprintf(d, sizeof d, "fetch '%s' is computed inside block %d, not in block 0",
+               var->name, home);
+      return broken(err, NULL, 9, "io", d);
+    }
   }
   return DY_OK;
 }
@@ -252,7 +458,8 @@ static dy_status check_io(const dy_program *p, const int *writer, dy_error *err)
 dy_status dy_verify(const dy_program *p, dy_error *err) {
   dy_status s;
   if ((s = check_names(p, err)) || (s = check_op_kind(p, err)) ||
-      (s = check_operands(p, err)) || (s = check_attributes(p, err)))
+      (s = check_operands(p, err)) || (s = check_attributes(p, err)) ||
+      (s = check_blocks(p, err)))
     return s;
   int *writer = malloc(sizeof(int) * ((size_t)p->n_vars + 1));
   if (!writer)

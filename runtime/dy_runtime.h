@@ -394,6 +394,7 @@ dy_status dy_npy_write(const char *path, const dy_tensor *t, dy_error *err);
 #include "dy_math.h"
 #include "dy_extra.h"
 #include "dy_shape.h"
+#include "dy_control.h"  /* dy_cond, dy_while */
 /* DY_MODEL / DY_TO_STATIC, the markers of `dy2stc compile net.c`. */
 #include "dy_static.h"
 

@@ -35,6 +35,47 @@ bool dy_trace_record(dy_trace_state *ts, dy_op_kind kind, dy_tensor *const *in,
                      dy_tensor *out);
 /* True if t is bound to a non-persistable var of the active trace. */
 bool dy_trace_depends_on_input(dy_trace_state *ts, const dy_tensor *t);
+/* Hooks for dy_cond / dy_while (control.c). Where ops are recorded: the
+ * block, and whether every op is forced symbolic there (a branch or loop
+ * traced for the Program only). */
+typedef struct {
+  int block;
+  bool symbolic;
+} dy_trace_pos;
+dy_program *dy_trace_program(dy_trace_state *ts);
+/* t's var (a persistable one for unseen data); -1 (error recorded) when t
+ * belongs to a block not visible from the current one. */
+int dy_trace_var(dy_trace_state *ts, dy_tensor *t, dy_srcloc loc);
+void dy_trace_bind(dy_trace_state *ts, dy_tensor *t, int var);
+/* Move recording to `to`; returns where it was. */
+dy_trace_pos dy_trace_move(dy_trace_state *ts, dy_trace_pos to);
+dy_trace_pos dy_trace_where(const dy_trace_state *ts);
+/* Stop recording on this thread (to compute eagerly) and start again. */
+dy_trace_state *dy_trace_suspend(void);
+void dy_trace_resume(dy_trace_state *ts);
+/* In a forced-symbolic block, a traced tensor's var type (-1 dims: the
+ * batch) into *out; false otherwise. dy_apply infers from it there. */
+bool dy_trace_var_type(const dy_trace_state *ts, const dy_tensor *t, dy_type *out);
+
+/* executor.c / executor_block.c: the static executor's state, shared by
+ * the block runner (executor.c) and the control ops (executor_block.c). */
+typedef struct {
+  const dy_program *p;
+  dy_tensor **val;       /* the value of each var, or NULL */
+  int64_t batch;
+  int *home;             /* the block declaring each var (0: feeds, params) */
+  int **last_use;        /* per block, computed on first run (executor.c) */
+} dy_exec;
+/* Allocate / release home and last_use (dy_exec_init: false on OOM). */
+bool dy_exec_init(dy_exec *ex);
+void dy_exec_fini(dy_exec *ex);
+/* Run block b; for a sub-block, results[i] receives a reference to each
+ * value it yields (caller frees) and the block's own values are released. */
+dy_status dy_exec_block(dy_exec *ex, int b, dy_tensor **results, dy_error *err);
+/* Run a cond or while op (its sub-blocks through dy_exec_block). */
+dy_status dy_exec_control(dy_exec *ex, const dy_op *op, dy_error *err);
+/* var's declared type (-1 dims = batch) matches the concrete t. */
+bool dy_exec_type_matches(const dy_type *var, const dy_type *t, int64_t batch);
 
 /* gb_eager.c: the eager builder of dy_grad.h. Emitting runs the op at
  * once through dy_apply (so an active trace records it); values are

@@ -7,13 +7,19 @@
  * peak memory follows liveness. Every -1 dim of the feeds must take one
  * common batch size; each op's concrete output type is checked against its
  * var's type with that batch filled in.
+ *
+ * Blocks: dy_exec_block runs the ops of one block; a cond or while op is
+ * handed to runtime/executor_block.c, which runs its sub-blocks through
+ * dy_exec_block again. A var is released by the block that declares it (at
+ * its last use there, or when the block ends), never by a sub-block that
+ * only captures it.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "dy_runtime_internal.h"
 
-static bool type_matches(const dy_type *var, const dy_type *t, int64_t batch) {
+bool dy_exec_type_matches(const dy_type *var, const dy_type *t, int64_t batch) {
   if (var->dtype != t->dtype || var->rank != t->rank)
     return false;
   for (int i = 0; i < t->rank; i++)
@@ -57,6 +63,107 @@ static dy_status bind_batch(const dy_program *p, dy_tensor *const *inputs,
   return DY_OK;
 }
 
+/* The index of the last op of block b reading each var (results and, in
+ * block 0, fetches: n_ops, they live on); -1 where b does not read it. */
+static const int *last_uses(dy_exec *ex, int b) {
+  if (ex->last_use[b])
+    return ex->last_use[b];
+  const dy_program *p = ex->p;
+  const dy_block *blk = p->blocks[b];
+  int *lu = malloc(sizeof(int) * ((size_t)p->n_vars + 1));
+  if (!lu)
+    return NULL;
+  for (int i = 0; i < p->n_vars; i++)
+    lu[i] = b == 0 && p->vars[i]->fetch_index >= 0 ? blk->n_ops : -1;
+  for (int k = 0; k < blk->n_ops; k++)
+    for (int i = 0; i < blk->ops[k]->n_inputs; i++)
+      if (lu[blk->ops[k]->inputs[i]] < k)
+        lu[blk->ops[k]->inputs[i]] = k;
+  for (int i = 0; i < blk->n_results; i++)
+    lu[blk->results[i]] = blk->n_ops;
+  return ex->last_use[b] = lu;
+}
+
+/* One op that is not a control op: infer, allocate, run the kernel. */
+static dy_status run_op(dy_exec *ex, const dy_op *op, dy_error *err) {
+  const dy_program *p = ex->p;
+  dy_tensor **val = ex->val;
+  dy_status s = DY_OK;
+  dy_tensor *in[16], *out[8] = {0};
+  dy_type in_t[16], out_t[8];
+  if (op->n_inputs > 16 || op->n_outputs > 8)
+    return dy_error_at(err, op, DY_STATUS_UNSUPPORTED, "too many operands");
+  for (int i = 0; i < op->n_inputs; i++) {
+    in[i] = val[op->inputs[i]];
+    if (!in[i])
+      return dy_error_at(err, op, DY_STATUS_INVALID_IR, "%s: input '%s' has no value",
+                         dy_op_name(op->kind), p->vars[op->inputs[i]]->name);
+    in_t[i] = in[i]->type;
+  }
+  if ((s = dy_infer(op, in_t, op->n_inputs, out_t, err)))
+    return s;
+  for (int i = 0; i < op->n_outputs && !s; i++) {
+    const dy_var *v = p->vars[op->outputs[i]];
+    if (!dy_exec_type_matches(&v->type, &out_t[i], ex->batch)) {
+      char a[128], b[128];
+      s = dy_error_at(err, op, DY_STATUS_INVALID_IR,
+                      "%s: computes %s for '%s' declared %s at batch %lld",
+                      dy_op_name(op->kind), dy_type_str(&out_t[i], a, sizeof a),
+                      v->name, dy_type_str(&v->type, b, sizeof b), (long long)ex->batch);
+    } else if (!(out[i] = dy_tensor_alloc(&out_t[i], true))) {
+      s = dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "executor: out of memory");
+    }
+  }
+  if (!s)
+    s = dy_kernel_table[op->kind](op, in, op->n_inputs, out, err);
+  for (int i = 0; i < op->n_outputs; i++) {
+    if (s)
+      dy_tensor_free(out[i]);
+    else
+      val[op->outputs[i]] = out[i];
+  }
+  return s;
+}
+
+dy_status dy_exec_block(dy_exec *ex, int b, dy_tensor **results, dy_error *err) {
+  const dy_program *p = ex->p;
+  const dy_block *blk = p->blocks[b];
+  dy_tensor **val = ex->val;
+  const int *last_use = last_uses(ex, b);
+  if (!last_use)
+    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "executor: out of memory");
+  dy_status s = DY_OK;
+  for (int k = 0; k < blk->n_ops && !s; k++) {
+    const dy_op *op = blk->ops[k];
+    s = dy_op_sub_blocks(op, (int[2]){0}) ? dy_exec_control(ex, op, err)
+                                          : run_op(ex, op, err);
+    /* release what is dead after this op (and declared in this block) */
+    for (int i = 0; i < op->n_inputs && !s; i++) {
+      int v = op->inputs[i];
+      if (last_use[v] == k && !p->vars[v]->persistable && val[v] &&
+          (b == 0 || ex->home[v] == b)) {
+        dy_tensor_free(val[v]);
+        val[v] = NULL;
+      }
+    }
+  }
+  if (b == 0)
+    return s;
+  for (int i = 0; i < blk->n_results && !s; i++) {
+    results[i] = dy_keep(val[blk->results[i]]);
+    if (!results[i])
+      s = dy_error_set(err, DY_STATUS_INVALID_IR, "block %d: result '%s' has no value",
+                       b, p->vars[blk->results[i]]->name);
+  }
+  /* the block's own vars end with it */
+  for (int i = 0; i < p->n_vars; i++)
+    if (ex->home[i] == b && val[i]) {
+      dy_tensor_free(val[i]);
+      val[i] = NULL;
+    }
+  return s;
+}
+
 dy_status dy_executor_run(const dy_program *p, dy_tensor *const *inputs,
                           int n_inputs, dy_tensor **outputs, int n_outputs,
                           dy_error *err) {
@@ -70,22 +177,12 @@ dy_status dy_executor_run(const dy_program *p, dy_tensor *const *inputs,
   if (s)
     return s;
 
-  const dy_block *blk = p->blocks[0];
   dy_tensor **val = calloc((size_t)p->n_vars + 1, sizeof *val);
-  int *last_use = malloc(sizeof(int) * ((size_t)p->n_vars + 1));
-  if (!val || !last_use) {
+  dy_exec ex = {.p = p, .val = val, .batch = batch};
+  if (!val || !dy_exec_init(&ex)) {
     free(val);
-    free(last_use);
     return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "executor: out of memory");
   }
-  /* liveness: the index of the last op reading each var; fetches live on */
-  for (int i = 0; i < p->n_vars; i++)
-    last_use[i] = p->vars[i]->fetch_index >= 0 ? blk->n_ops : -1;
-  for (int k = 0; k < blk->n_ops; k++)
-    for (int i = 0; i < blk->ops[k]->n_inputs; i++)
-      if (last_use[blk->ops[k]->inputs[i]] < k)
-        last_use[blk->ops[k]->inputs[i]] = k;
-
   for (int i = 0; i < p->n_feeds; i++)
     val[p->feeds[i]] = dy_keep(inputs[i]);
   for (int i = 0; i < p->n_vars && !s; i++) {
@@ -100,55 +197,8 @@ dy_status dy_executor_run(const dy_program *p, dy_tensor *const *inputs,
       val[i]->borrowed = true;
     }
   }
-
-  for (int k = 0; k < blk->n_ops && !s; k++) {
-    const dy_op *op = blk->ops[k];
-    dy_tensor *in[16], *out[8] = {0};
-    dy_type in_t[16], out_t[8];
-    if (op->n_inputs > 16 || op->n_outputs > 8) {
-      s = dy_error_at(err, op, DY_STATUS_UNSUPPORTED, "too many operands");
-      break;
-    }
-    for (int i = 0; i < op->n_inputs; i++) {
-      in[i] = val[op->inputs[i]];
-      if (!in[i]) {
-        s = dy_error_at(err, op, DY_STATUS_INVALID_IR, "%s: input '%s' has no value",
-                        dy_op_name(op->kind), p->vars[op->inputs[i]]->name);
-        break;
-      }
-      in_t[i] = in[i]->type;
-    }
-    if (s || (s = dy_infer(op, in_t, op->n_inputs, out_t, err)))
-      break;
-    for (int i = 0; i < op->n_outputs && !s; i++) {
-      const dy_var *v = p->vars[op->outputs[i]];
-      if (!type_matches(&v->type, &out_t[i], batch)) {
-        char a[128], b[128];
-        s = dy_error_at(err, op, DY_STATUS_INVALID_IR,
-                        "%s: computes %s for '%s' declared %s at batch %lld",
-                        dy_op_name(op->kind), dy_type_str(&out_t[i], a, sizeof a),
-                        v->name, dy_type_str(&v->type, b, sizeof b), (long long)batch);
-      } else if (!(out[i] = dy_tensor_alloc(&out_t[i], true))) {
-        s = dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "executor: out of memory");
-      }
-    }
-    if (!s)
-      s = dy_kernel_table[op->kind](op, in, op->n_inputs, out, err);
-    for (int i = 0; i < op->n_outputs; i++) {
-      if (s)
-        dy_tensor_free(out[i]);
-      else
-        val[op->outputs[i]] = out[i];
-    }
-    /* release what is dead after this op */
-    for (int i = 0; i < op->n_inputs && !s; i++) {
-      int v = op->inputs[i];
-      if (last_use[v] == k && !p->vars[v]->persistable && val[v]) {
-        dy_tensor_free(val[v]);
-        val[v] = NULL;
-      }
-    }
-  }
+  if (!s)
+    s = dy_exec_block(&ex, 0, NULL, err);
 
   for (int i = 0; i < n_outputs; i++)
     outputs[i] = NULL;
@@ -176,6 +226,6 @@ dy_status dy_executor_run(const dy_program *p, dy_tensor *const *inputs,
   for (int i = 0; i < p->n_vars; i++)
     dy_tensor_free(val[i]);
   free(val);
-  free(last_use);
+  dy_exec_fini(&ex);
   return s;
 }

@@ -19,12 +19,16 @@ dy_tensor *dy_apply(dy_op_kind kind, dy_tensor *const *in, int n_in,
   const char *name = dy_op_name(kind);
   if (n_in > MAX_IN)
     return dy_fail(DY_STATUS_INVALID_ARGUMENT, loc, "%s: too many inputs", name);
-  bool symbolic = false;
+  /* inside a branch or loop traced for the Program only, all is symbolic
+   * (runtime/control.c) and typed by the vars (-1: the batch) */
+  dy_trace_state *ts = dy_trace_active();
+  bool symbolic = ts && dy_trace_where(ts).symbolic;
   dy_type in_t[MAX_IN];
   for (int i = 0; i < n_in; i++) {
     if (!in[i])  /* an inner call failed; its error is kept (first wins) */
       return dy_fail(DY_STATUS_INVALID_ARGUMENT, loc, "%s: input %d is NULL", name, i);
-    in_t[i] = in[i]->type;
+    if (!dy_trace_var_type(ts, in[i], &in_t[i]))
+      in_t[i] = in[i]->type;
     symbolic |= in[i]->data == NULL;
   }
   dy_op op = {.id = -1, .kind = kind, .attrs = (dy_attr *)attrs,
@@ -47,7 +51,6 @@ dy_tensor *dy_apply(dy_op_kind kind, dy_tensor *const *in, int n_in,
       dy_kernel_table[kind](&op, in, n_in, &out, &err) != DY_OK)
     return dy_fail_with(&err);
 
-  dy_trace_state *ts = dy_trace_active();
   if (ts && !dy_trace_record(ts, kind, in, n_in, attrs, n_attrs, loc, out))
     return NULL;
   return out;

@@ -15,6 +15,13 @@
  *
  * Static mode is the same machinery with symbolic inputs (no data): ops
  * infer and record but compute nothing.
+ *
+ * Blocks (runtime/control.c): ops are recorded into the current block,
+ * which dy_cond / dy_while move into a sub-block while they trace a branch
+ * or a loop's condition and body, with every op forced symbolic there (the
+ * path not taken computes nothing). A tensor bound to a var of a block
+ * that is not on the current block's parent chain (made inside a branch or
+ * a body and not returned) is an error where it is used.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +32,7 @@ struct dy_trace_state {
   dy_program *p;
   unsigned id;
   bool symbolic;
+  dy_trace_pos pos;     /* where ops are recorded (control.c moves it) */
 };
 
 static _Thread_local dy_trace_state *active;
@@ -45,8 +53,21 @@ static bool bind(dy_trace_state *ts, dy_tensor *t, int var) {
 
 /* The var of tensor t, creating a persistable one for unseen data. */
 static int var_of(dy_trace_state *ts, dy_tensor *t, dy_srcloc loc) {
-  if (t->trace_id == ts->id)
+  if (t->trace_id == ts->id) {
+    const dy_var *v = ts->p->vars[t->var];
+    if (!dy_block_within(ts->p, ts->pos.block, v->block)) {
+      dy_fail(DY_STATUS_INVALID_ARGUMENT, loc,
+              "tensor '%s' was made inside a %s (block %d) and is used outside "
+              "it: return it from the branch or body instead", v->name,
+              dy_block_owner(ts->p, v->block, NULL, NULL) &&
+                      dy_block_owner(ts->p, v->block, NULL, NULL)->kind == DY_OP_WHILE
+                  ? "dy_while loop"
+                  : "dy_cond branch",
+              v->block);
+      return -1;
+    }
     return t->var;
+  }
   if (!t->data) {
     dy_fail(DY_STATUS_INVALID_ARGUMENT, loc,
             "a symbolic tensor from another trace was used");
@@ -95,12 +116,39 @@ bool dy_trace_record(dy_trace_state *ts, dy_op_kind kind, dy_tensor *const *in,
     }
   const char *name = dy_program_fresh_name(ts->p, dy_op_name(kind));
   int v = name ? dy_program_add_var(ts->p, name, &out_t) : -1;
-  if (v < 0 || !dy_program_append_op(ts->p, 0, kind, ids, n_in, &v, 1, attrs,
-                                     n_attrs, loc)) {
+  if (v < 0 || !dy_program_append_op(ts->p, ts->pos.block, kind, ids, n_in, &v,
+                                     1, attrs, n_attrs, loc)) {
     dy_fail(DY_STATUS_OUT_OF_MEMORY, loc, "trace: out of memory");
     return false;
   }
+  ts->p->vars[v]->block = ts->pos.block;
   return bind(ts, out, v);
+}
+
+/* ---- the hooks of control.c ---- */
+
+dy_program *dy_trace_program(dy_trace_state *ts) { return ts->p; }
+int dy_trace_var(dy_trace_state *ts, dy_tensor *t, dy_srcloc loc) {
+  return var_of(ts, t, loc);
+}
+void dy_trace_bind(dy_trace_state *ts, dy_tensor *t, int var) { bind(ts, t, var); }
+dy_trace_pos dy_trace_move(dy_trace_state *ts, dy_trace_pos to) {
+  dy_trace_pos was = ts->pos;
+  ts->pos = to;
+  return was;
+}
+dy_trace_pos dy_trace_where(const dy_trace_state *ts) { return ts->pos; }
+dy_trace_state *dy_trace_suspend(void) {
+  dy_trace_state *ts = active;
+  active = NULL;
+  return ts;
+}
+void dy_trace_resume(dy_trace_state *ts) { active = ts; }
+bool dy_trace_var_type(const dy_trace_state *ts, const dy_tensor *t, dy_type *out) {
+  if (!ts || !ts->pos.symbolic || t->trace_id != ts->id)
+    return false;
+  *out = ts->p->vars[t->var]->type;
+  return true;
 }
 
 bool dy_trace_depends_on_input(dy_trace_state *ts, const dy_tensor *t) {
