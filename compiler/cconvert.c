@@ -1180,6 +1180,8 @@ static char *strip_lines(char *src) {
         if (q < r + n && *q != '\n') {
           memmove(w, "  ", 2);
           w += 2;
+        } else {
+          q = r + n;   /* only the padding: the line goes */
         }
       }
       memmove(w, q, (size_t)(r + n - q));
