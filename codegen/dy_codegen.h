@@ -39,14 +39,23 @@ typedef struct {
   int ops_before;            /* ops before the passes (0: not stated)       */
   int64_t arena_lower_bound; /* the plan's lower bound (0: not stated)      */
   /* Arena offset of each op's kernel scratch (dy_codegen_scratch_bytes),
-   * one per op of block 0 in schedule order, -1 for none: from
+   * one per op of every block by slot (dy_codegen_op_slot), -1 for none:
+   * from
    * dy_memplan_scratch. NULL: the scratch goes after arena_bytes (the
    * arena macro grows by the largest). */
   const int64_t *scratch_offsets;
   int threads;               /* > 1: GEMM and conv kernels split their work
                                 over this many pthreads (NAME.c then
                                 includes <pthread.h>; link with -pthread) */
+  int64_t max_iterations;    /* NAME_MAX_ITERATIONS: trips a while may run
+                                before NAME_run returns NAME_ERR_LOOP, for
+                                loops whose max_iterations attribute is 0
+                                (0 here: DY_WHILE_MAX_ITERATIONS) */
 } dy_codegen_options;
+
+/* Ops are numbered block-major for per-op arrays such as scratch_offsets:
+ * block 0's ops, then block 1's, ... The slot of op `index` of block b. */
+int dy_codegen_op_slot(const dy_program *p, int b, int index);
 
 typedef struct {
   char *header;              /* NAME.h text (malloc'd) */

@@ -210,7 +210,12 @@ typedef struct {
 typedef struct {
   const dy_program *p;
   const dy_codegen_options *opt;
-  const dy_block *b;
+  /* every op of every block in execution order: a control op, then its
+   * blocks' ops (depth first); per-op arrays below are indexed so (oi) */
+  const dy_op **ops;
+  int n_ops;
+  int *slot;             /* per oi: dy_codegen_op_slot (scratch_offsets) */
+  int *oi_of_slot;       /* per slot: its oi */
   dy_error *err;
   char *lower, *upper;   /* opt->name and its upper case */
   char **param;          /* per var: NAME_run parameter (feeds, fetches) */
@@ -220,12 +225,15 @@ typedef struct {
   char **off;            /* per arena root var: NAME_OFF_<name>, its offset */
   char **scratch_name;   /* per op index with scratch: NAME_OFF_scratch_k<id> */
   bool *used;            /* per var: read or written by an op, or fetched */
-  int *def;              /* per var: index in b->ops of the op writing it */
+  int *def;              /* per var: oi of the op writing it (a block
+                          * param: its control op's) */
   storage *st;           /* per var, for used vars */
   bool *kernel;          /* per op index: emits a kernel */
   bool *in_place;        /* per op index: writes over an input (no restrict) */
   bool dynamic;          /* some used var has a -1 dim */
   bool uses_arena;       /* some storage is ST_ARENA */
+  bool has_loop;         /* some op is a while: NAME_ERR_LOOP, NAME_MAX_ITERATIONS */
+  int64_t max_iterations; /* NAME_MAX_ITERATIONS */
   int64_t weight_bytes;
   packed_weight *packs;  /* n_packs of them, in order of first use */
   int n_packs;
@@ -449,6 +457,50 @@ static bool mentions(const char *text, const char *id) {
 
 /* ---- analysis ---- */
 
+/* cond and while: ops with sub-blocks, written as C if / while. */
+static bool is_control(const dy_op *op) {
+  int sub[2];
+  return dy_op_sub_blocks(op, sub) > 0;
+}
+
+/* g->ops in execution order: block b's ops, each control op followed by its
+ * blocks' ops. Every op of the Program must be reached once. */
+static dy_status order_ops(gen *g, int b, int depth) {
+  const dy_program *p = g->p;
+  if (depth > p->n_blocks)
+    return dy_error_set(g->err, DY_STATUS_INVALID_ARGUMENT,
+                        "block %d: the block tree has a cycle", b);
+  const dy_block *blk = p->blocks[b];
+  for (int k = 0; k < blk->n_ops; k++) {
+    const dy_op *op = blk->ops[k];
+    int slot = dy_codegen_op_slot(p, b, k);
+    if (g->oi_of_slot[slot] >= 0)
+      return dy_error_at(g->err, op, DY_STATUS_INVALID_ARGUMENT,
+                         "op %d: its block %d is owned by two ops", op->id, b);
+    g->oi_of_slot[slot] = g->n_ops;
+    g->slot[g->n_ops] = slot;
+    g->ops[g->n_ops++] = op;
+    int sub[2], n_sub = dy_op_sub_blocks(op, sub);
+    for (int j = 0; j < n_sub; j++) {
+      if (sub[j] <= 0 || sub[j] >= p->n_blocks || p->blocks[sub[j]]->parent != b)
+        return dy_error_at(g->err, op, DY_STATUS_INVALID_ARGUMENT,
+                           "op %d (%s): block %d is not a sub-block of block %d",
+                           op->id, dy_op_name(op->kind), sub[j], b);
+      dy_status s = order_ops(g, sub[j], depth + 1);
+      if (s != DY_OK)
+        return s;
+    }
+  }
+  return DY_OK;
+}
+
+int dy_codegen_op_slot(const dy_program *p, int b, int index) {
+  int slot = index;
+  for (int i = 0; i < b && i < p->n_blocks; i++)
+    slot += p->blocks[i]->n_ops;
+  return slot;
+}
+
 static int cmp_int(const void *a, const void *b) {
   int x = *(const int *)a, y = *(const int *)b;
   return (x > y) - (x < y);
@@ -456,24 +508,23 @@ static int cmp_int(const void *a, const void *b) {
 
 static dy_status analyse(gen *g) {
   const dy_program *p = g->p;
-  const dy_block *b = g->b;
   dy_error *err = g->err;
   for (int i = 0; i < p->n_vars; i++)
     g->def[i] = -1;
   /* op ids name the kernels, so they must be unique */
-  int *ids = malloc(sizeof *ids * ((size_t)b->n_ops + 1));
+  int *ids = malloc(sizeof *ids * ((size_t)g->n_ops + 1));
   if (!ids)
     return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
-  for (int oi = 0; oi < b->n_ops; oi++) {
-    ids[oi] = b->ops[oi]->id;
+  for (int oi = 0; oi < g->n_ops; oi++) {
+    ids[oi] = g->ops[oi]->id;
     if (ids[oi] < 0) {
       free(ids);
       return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
                           "op %d has a negative id", oi);
     }
   }
-  qsort(ids, (size_t)b->n_ops, sizeof *ids, cmp_int);
-  for (int oi = 1; oi < b->n_ops; oi++)
+  qsort(ids, (size_t)g->n_ops, sizeof *ids, cmp_int);
+  for (int oi = 1; oi < g->n_ops; oi++)
     if (ids[oi] == ids[oi - 1]) {
       int dup = ids[oi];
       free(ids);
@@ -482,14 +533,16 @@ static dy_status analyse(gen *g) {
     }
   free(ids);
 
-  for (int oi = 0; oi < b->n_ops; oi++) {
-    const dy_op *op = b->ops[oi];
+  for (int oi = 0; oi < g->n_ops; oi++) {
+    const dy_op *op = g->ops[oi];
     if ((unsigned)op->kind >= DY_OP_COUNT)
       return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                          "op %d has unknown kind %d", op->id, (int)op->kind);
     const dy_op_info *info = dy_op_info_of(op->kind);
     if ((info->n_in >= 0 && op->n_inputs != info->n_in) ||
-        (info->n_in < 0 && op->n_inputs < 1) || op->n_outputs != info->n_out)
+        (info->n_in < 0 && op->n_inputs < 1) ||
+        (info->n_out >= 0 && op->n_outputs != info->n_out) ||
+        (info->n_out < 0 && op->n_outputs < 1))
       return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                          "op %d (%s) has %d inputs and %d outputs, expected "
                          "%d and %d", op->id, info->name, op->n_inputs,
@@ -518,6 +571,27 @@ static dy_status analyse(gen *g) {
         return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                            "var '%s' is written by two ops", v->name);
       g->def[v->id] = oi;
+    }
+    /* a control op's blocks: their params are written by the op (copies
+     * in), their results read by it (copies out) */
+    int sub[2], n_sub = dy_op_sub_blocks(op, sub);
+    for (int j = 0; j < n_sub; j++) {
+      const dy_block *sb = p->blocks[sub[j]];
+      for (int i = 0; i < sb->n_params + sb->n_results; i++) {
+        bool param = i < sb->n_params;
+        int v = param ? sb->params[i] : sb->results[i - sb->n_params];
+        if (v < 0 || v >= p->n_vars)
+          return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                             "op %d (%s): block %d's %s %d is not a var", op->id,
+                             info->name, sub[j], param ? "param" : "result", v);
+        g->used[v] = true;
+        if (!param)
+          continue;
+        if (g->def[v] >= 0 && g->def[v] != oi)
+          return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                             "var '%s' is written by two ops", p->vars[v]->name);
+        g->def[v] = oi;
+      }
     }
   }
   for (int i = 0; i < p->n_feeds; i++) {
@@ -571,9 +645,20 @@ static dy_status analyse(gen *g) {
   }
 
   /* Which ops emit a kernel; storage checks per op. */
-  for (int oi = 0; oi < b->n_ops; oi++) {
-    const dy_op *op = b->ops[oi];
+  for (int oi = 0; oi < g->n_ops; oi++) {
+    const dy_op *op = g->ops[oi];
     g->kernel[oi] = true;
+    g->has_loop |= op->kind == DY_OP_WHILE;
+    if (is_control(op)) {
+      /* no kernel: C if / while around its blocks' kernels (emit_block) */
+      g->kernel[oi] = false;
+      for (int k = 0; k < op->n_outputs; k++)
+        if (p->vars[op->outputs[k]]->alias_of >= 0 && p->vars[op->outputs[k]]->fetch_index < 0)
+          return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                             "op %d (%s): output '%s' has alias_of set", op->id,
+                             dy_op_name(op->kind), p->vars[op->outputs[k]]->name);
+      continue;
+    }
     if (dy_op_has(op, DY_OPF_VIEW)) {
       const dy_var *o = p->vars[op->outputs[0]];
       if (o->alias_of >= 0 && o->fetch_index < 0) {
@@ -705,11 +790,10 @@ static packed_weight *find_pack(const gen *g, int var, const dy_pack *k) {
 
 static dy_status plan_packs_and_scratch(gen *g) {
   const dy_program *p = g->p;
-  const dy_block *b = g->b;
   dy_error *err = g->err;
   /* packed operands; every other read of a weight is "as is" */
-  for (int oi = 0; oi < b->n_ops; oi++) {
-    const dy_op *op = b->ops[oi];
+  for (int oi = 0; oi < g->n_ops; oi++) {
+    const dy_op *op = g->ops[oi];
     for (int i = 0; i < op->n_inputs; i++) {
       int v = op->inputs[i];
       dy_pack k = g->kernel[oi] ? dy_gemm_pack_of(p, op, i) : (dy_pack){.kind = DY_PACK_NONE};
@@ -728,6 +812,13 @@ static dy_status plan_packs_and_scratch(gen *g) {
   }
   for (int i = 0; i < p->n_fetches; i++)
     g->unpacked_use[g->st[p->fetches[i]].root] = true;
+  /* blocks' results are copied out as they are */
+  for (int oi = 0; oi < g->n_ops; oi++) {
+    int sub[2], n_sub = dy_op_sub_blocks(g->ops[oi], sub);
+    for (int j = 0; j < n_sub; j++)
+      for (int i = 0; i < p->blocks[sub[j]]->n_results; i++)
+        g->unpacked_use[g->st[p->blocks[sub[j]]->results[i]].root] = true;
+  }
   /* weights no kernel reads as they are: only their packed copies remain */
   for (int i = 0; i < p->n_vars; i++)
     if (g->weight[i] && !g->unpacked_use[i]) {
@@ -758,8 +849,8 @@ static dy_status plan_packs_and_scratch(gen *g) {
   /* scratch: where the plan put it, or after the plan's arena */
   g->arena_bytes = g->opt->arena_bytes;
   int64_t base = (g->opt->arena_bytes + 63) / 64 * 64, most = 0;
-  for (int oi = 0; oi < b->n_ops; oi++) {
-    const dy_op *op = b->ops[oi];
+  for (int oi = 0; oi < g->n_ops; oi++) {
+    const dy_op *op = g->ops[oi];
     g->scratch[oi] =
         g->kernel[oi] ? dy_codegen_scratch_bytes(p, op, g->opt->max_batch, g->opt->threads) : 0;
     if (g->scratch[oi] <= 0)
@@ -770,7 +861,7 @@ static dy_status plan_packs_and_scratch(gen *g) {
       most = g->scratch[oi] > most ? g->scratch[oi] : most;
       continue;
     }
-    int64_t off = g->opt->scratch_offsets[oi];
+    int64_t off = g->opt->scratch_offsets[g->slot[oi]];
     if (off < 0 || off % 64 != 0 || off + g->scratch[oi] > g->opt->arena_bytes)
       return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                          "op %d (%s): its %lld bytes of scratch at arena offset %lld "
@@ -790,7 +881,7 @@ static dy_status plan_packs_and_scratch(gen *g) {
 static dy_status make_offset_names(gen *g) {
   const dy_program *p = g->p;
   int n = 0;
-  char **taken = calloc((size_t)p->n_vars + (size_t)g->b->n_ops + 1, sizeof *taken);
+  char **taken = calloc((size_t)p->n_vars + (size_t)g->n_ops + 1, sizeof *taken);
   if (!taken)
     return dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
   char prefix[300];
@@ -804,11 +895,11 @@ static dy_status make_offset_names(gen *g) {
     dedup(s, taken, n);
     taken[n++] = g->off[i] = s;
   }
-  for (int oi = 0; oi < g->b->n_ops; oi++) {
+  for (int oi = 0; oi < g->n_ops; oi++) {
     if (g->scratch[oi] <= 0)
       continue;
     char id[64];
-    snprintf(id, sizeof id, "scratch_k%d", g->b->ops[oi]->id);
+    snprintf(id, sizeof id, "scratch_k%d", g->ops[oi]->id);
     char *s = sanitize(id, prefix);
     if (!s)
       break;
@@ -818,7 +909,7 @@ static dy_status make_offset_names(gen *g) {
   bool oom = false;
   for (int i = 0; i < p->n_vars; i++)
     oom |= g->used[i] && g->st[i].kind == ST_ARENA && g->st[i].root == i && !g->off[i];
-  for (int oi = 0; oi < g->b->n_ops; oi++)
+  for (int oi = 0; oi < g->n_ops; oi++)
     oom |= g->scratch[oi] > 0 && !g->scratch_name[oi];
   free(taken);
   return oom ? dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory") : DY_OK;
@@ -923,6 +1014,9 @@ static void emit_header(gen *g, dy_buf *out) {
                 U, (long long)g->arena_bytes);
   dy_buf_printf(out, "#define %s_ARENA_ALIGN 64\n", U);
   dy_buf_printf(out, "#define %s_MAX_BATCH %lld\n", U, (long long)g->opt->max_batch);
+  if (g->has_loop)
+    dy_buf_printf(out, "#define %s_MAX_ITERATIONS %lld /* trips of a while loop "
+                  "(--max-iterations) */\n", U, (long long)g->max_iterations);
   dy_buf_printf(out, "#define %s_WEIGHT_BYTES %lld /* const data in %s.c */\n",
                 U, (long long)g->weight_bytes, L);
   dy_buf_printf(out,
@@ -947,9 +1041,13 @@ static void emit_header(gen *g, dy_buf *out) {
                 "  %s_OK = 0,\n"
                 "  %s_ERR_BATCH = 1, /* batch < 1 or > %s_MAX_BATCH */\n"
                 "  %s_ERR_ARG = 2,   /* a NULL buffer */\n"
-                "  %s_ERR_INDEX = 3  /* an index input out of range (gather) */\n"
-                "} %s_status;\n\n",
-                U, U, U, U, U, L);
+                "  %s_ERR_INDEX = 3%s /* an index input out of range (gather) */\n",
+                U, U, U, U, U, g->has_loop ? "," : " ");
+  if (g->has_loop)
+    dy_buf_printf(out, "  %s_ERR_LOOP = 4   /* a while loop would run more than its bound "
+                  "of trips\n                     (%s_MAX_ITERATIONS unless the loop has "
+                  "its own) */\n", U, U);
+  dy_buf_printf(out, "} %s_status;\n\n", L);
   dy_buf_printf(out,
                 "typedef struct {\n"
                 "  const char *name;\n"
@@ -985,8 +1083,12 @@ static void emit_header(gen *g, dy_buf *out) {
                   in ? "input " : "output", in ? i : i - p->n_feeds,
                   dy_type_str(&p->vars[v]->type, ts, sizeof ts));
   }
-  dy_buf_printf(out, " * Returns %s_OK, %s_ERR_BATCH, %s_ERR_ARG or %s_ERR_INDEX (outputs\n"
-                   " * then undefined). */\n", U, U, U, U);
+  if (g->has_loop)
+    dy_buf_printf(out, " * Returns %s_OK, %s_ERR_BATCH, %s_ERR_ARG, %s_ERR_INDEX or %s_ERR_LOOP\n"
+                  " * (outputs then undefined). */\n", U, U, U, U, U);
+  else
+    dy_buf_printf(out, " * Returns %s_OK, %s_ERR_BATCH, %s_ERR_ARG or %s_ERR_INDEX (outputs\n"
+                  " * then undefined). */\n", U, U, U, U);
   char *args[2 + 2 * DY_MAX_FEEDS];
   int n = run_params(g, args);
   if (!args_ok(args, n))
@@ -1243,7 +1345,7 @@ static dy_status replace_text(dy_buf *b, char *t) {
 
 static dy_status emit_kernel(gen *g, int oi, dy_buf *final_out) {
   const dy_program *p = g->p;
-  const dy_op *op = g->b->ops[oi];
+  const dy_op *op = g->ops[oi];
   bool in_place = g->in_place[oi];
   char ts[256];
   /* the comment is written aside: a threaded kernel's worker function
@@ -1401,9 +1503,9 @@ static dy_status emit_kernel(gen *g, int oi, dy_buf *final_out) {
   return DY_OK;
 }
 
-static void emit_call(gen *g, int oi, dy_buf *out) {
+static void emit_call(gen *g, int oi, const char *indent, dy_buf *out) {
   const dy_program *p = g->p;
-  const dy_op *op = g->b->ops[oi];
+  const dy_op *op = g->ops[oi];
   char *args[2 * DY_MAX_FEEDS + 2];
   int n = 0;
   bool dyn = false;
@@ -1433,16 +1535,152 @@ static void emit_call(gen *g, int oi, dy_buf *out) {
   bool can_fail = dy_op_has(op, DY_OPF_CAN_FAIL);
   snprintf(head, sizeof head, "%s%s", can_fail ? "if (" : "", buf);
   if (can_fail)
-    snprintf(tail, sizeof tail, ")\n    return %s_ERR_INDEX;\n", g->upper);
+    snprintf(tail, sizeof tail, ")\n%s  return %s_ERR_INDEX;\n", indent, g->upper);
   else
     snprintf(tail, sizeof tail, ";\n");
   if (!args_ok(args, n))
     out->oom = true;
   else if (n == 0)
-    dy_buf_printf(out, "  %s()%s", head, tail);
+    dy_buf_printf(out, "%s%s()%s", indent, head, tail);
   else
-    put_wrapped(out, "  ", head, args, n, tail);
+    put_wrapped(out, indent, head, args, n, tail);
   free_args(args, n);
+}
+
+/* ---- control flow: C if / while around the blocks' kernels ---- */
+
+/* dst = src, element by element (nothing when both are the same bytes). */
+static void emit_copy(gen *g, int dst, int src, const char *indent, dy_buf *out) {
+  if (g->st[dst].root == g->st[src].root && g->st[dst].kind == g->st[src].kind)
+    return;
+  const dy_type *t = &g->p->vars[dst]->type;
+  dy_cg_ctx ctx = {.p = g->p};
+  char d[300], s[300];
+  buffer_expr(g, dst, false, d, sizeof d);
+  buffer_expr(g, src, true, s, sizeof s);
+  dy_buf_printf(out, "%s/* ", indent);
+  dy_buf_put_comment(out, g->p->vars[dst]->name);
+  dy_buf_puts(out, " = ");
+  dy_buf_put_comment(out, g->p->vars[src]->name);
+  dy_buf_puts(out, " */\n");
+  if (dy_type_numel_at(t, 1) == 1 && !type_dynamic(t))
+    dy_buf_printf(out, "%s(%s)[0] = (%s)[0];\n", indent, d, s);
+  else
+    dy_buf_printf(out, "%sfor (int64_t i = 0; i < %s; i++)\n%s  (%s)[i] = (%s)[i];\n", indent,
+                  dy_cg_extent(&ctx, t, 0, t->rank), indent, d, s);
+}
+
+/* Copy n values: dst[i] = src[i]. */
+static void emit_copies(gen *g, const int *dst, const int *src, int n, const char *indent,
+                        dy_buf *out) {
+  for (int i = 0; i < n; i++)
+    emit_copy(g, dst[i], src[i], indent, out);
+}
+
+static void emit_block(gen *g, int b, int depth, dy_buf *out);
+
+/* The op's comment line in NAME_run: "op 7: while   f.c:12". */
+static void put_op_comment(gen *g, const dy_op *op, const char *indent, const char *what,
+                           dy_buf *out) {
+  dy_buf_printf(out, "%s/* op %d: %s", indent, op->id, dy_op_name(op->kind));
+  if (op->loc.file) {
+    char loc[300];
+    snprintf(loc, sizeof loc, "   %s:%d", basename_of(op->loc.file), op->loc.line);
+    dy_buf_put_comment(out, loc);
+  }
+  dy_buf_printf(out, "%s%s */\n", what[0] ? "   " : "", what);
+  (void)g;
+}
+
+static void put_block_comment(gen *g, int b, const char *indent, const char *what, dy_buf *out) {
+  dy_buf_printf(out, "%s/* %s (block %d) */\n", indent, what, b);
+  (void)g;
+}
+
+/* cond: if (pred) { then block; outputs = its results } else { ... } */
+static void emit_cond(gen *g, const dy_op *op, int depth, const char *ind, dy_buf *out) {
+  dy_cond_attrs a = dy_cond_attrs_get(op);
+  char pred[300];
+  buffer_expr(g, op->inputs[0], true, pred, sizeof pred);
+  put_op_comment(g, op, ind, "", out);
+  dy_buf_printf(out, "%sif ((%s)[0]) {\n", ind, pred);
+  for (int br = 0; br < 2; br++) {
+    int b = (int)(br ? a.else_block : a.then_block);
+    const dy_block *blk = g->p->blocks[b];
+    if (br)
+      dy_buf_printf(out, "%s} else {\n", ind);
+    char in2[80];
+    snprintf(in2, sizeof in2, "%s  ", ind);
+    put_block_comment(g, b, in2, br ? "else" : "then", out);
+    emit_block(g, b, depth + 1, out);
+    emit_copies(g, op->outputs, blk->results,
+                blk->n_results < op->n_outputs ? blk->n_results : op->n_outputs, in2, out);
+  }
+  dy_buf_printf(out, "%s}\n", ind);
+}
+
+/* while: the outputs hold the carried values; each trip copies them into
+ * the condition block's params, runs it, stops on false, counts the trip
+ * against the bound, runs the body and copies its results back. */
+static void emit_while(gen *g, const dy_op *op, int depth, const char *ind, dy_buf *out) {
+  dy_while_attrs a = dy_while_attrs_get(op);
+  const dy_block *cb = g->p->blocks[a.cond_block], *bb = g->p->blocks[a.body_block];
+  int n = (int)a.n_carried;
+  if (n > op->n_outputs)
+    n = op->n_outputs;
+  char what[128], bound[128], in2[80], in3[80], cres[300];
+  snprintf(what, sizeof what, "%d carried value%s", n, n == 1 ? "" : "s");
+  if (a.max_iterations > 0)
+    snprintf(bound, sizeof bound, "%lld", (long long)a.max_iterations);
+  else
+    snprintf(bound, sizeof bound, "%s_MAX_ITERATIONS", g->upper);
+  snprintf(in2, sizeof in2, "%s  ", ind);
+  snprintf(in3, sizeof in3, "%s    ", ind);
+  put_op_comment(g, op, ind, what, out);
+  emit_copies(g, op->outputs, op->inputs, n, ind, out);
+  dy_buf_printf(out, "%s{\n%sint64_t k%d_trips = 0;\n%sfor (;;) {\n", ind, in2, op->id, in2);
+  put_block_comment(g, (int)a.cond_block, in3, "condition", out);
+  emit_copies(g, cb->params, op->outputs, cb->n_params < n ? cb->n_params : n, in3, out);
+  emit_block(g, (int)a.cond_block, depth + 2, out);
+  if (cb->n_results > 0)
+    buffer_expr(g, cb->results[0], true, cres, sizeof cres);
+  else
+    snprintf(cres, sizeof cres, "0");
+  dy_buf_printf(out, "%sif (!(%s)[0])\n%s  break;\n", in3, cres, in3);
+  dy_buf_printf(out, "%sif (++k%d_trips > %s)\n%s  return %s_ERR_LOOP;\n", in3, op->id,
+                bound, in3, g->upper);
+  put_block_comment(g, (int)a.body_block, in3, "body", out);
+  emit_copies(g, bb->params, op->outputs, bb->n_params < n ? bb->n_params : n, in3, out);
+  emit_block(g, (int)a.body_block, depth + 2, out);
+  emit_copies(g, op->outputs, bb->results, bb->n_results < n ? bb->n_results : n, in3, out);
+  dy_buf_printf(out, "%s}\n%s}\n", in2, ind);
+}
+
+/* The calls of block b's ops at nesting depth (indent 2 + 2 * depth). */
+static void emit_block(gen *g, int b, int depth, dy_buf *out) {
+  const dy_program *p = g->p;
+  const dy_block *blk = p->blocks[b];
+  char ind[64];
+  int w = 2 + 2 * depth < (int)sizeof ind - 1 ? 2 + 2 * depth : (int)sizeof ind - 1;
+  memset(ind, ' ', (size_t)w);
+  ind[w] = '\0';
+  for (int k = 0; k < blk->n_ops; k++) {
+    int oi = g->oi_of_slot[dy_codegen_op_slot(p, b, k)];
+    const dy_op *op = g->ops[oi];
+    if (op->kind == DY_OP_COND) {
+      emit_cond(g, op, depth, ind, out);
+    } else if (op->kind == DY_OP_WHILE) {
+      emit_while(g, op, depth, ind, out);
+    } else if (g->kernel[oi]) {
+      emit_call(g, oi, ind, out);
+    } else {
+      dy_buf_printf(out, "%s/* op %d: %s ", ind, op->id, dy_op_name(op->kind));
+      dy_buf_put_comment(out, p->vars[op->outputs[0]]->name);
+      dy_buf_puts(out, " is a view of ");
+      dy_buf_put_comment(out, p->vars[op->inputs[0]]->name);
+      dy_buf_puts(out, ", no code */\n");
+    }
+  }
 }
 
 /* The arena layout before NAME_run: one #define per buffer the calls pass
@@ -1456,7 +1694,7 @@ static void emit_layout(gen *g, dy_buf *out) {
   for (int i = 0; i < p->n_vars; i++)
     if (g->off[i] && (int)strlen(g->off[i]) > w)
       w = (int)strlen(g->off[i]);
-  for (int oi = 0; oi < g->b->n_ops; oi++)
+  for (int oi = 0; oi < g->n_ops; oi++)
     if (g->scratch_name[oi] && (int)strlen(g->scratch_name[oi]) > w)
       w = (int)strlen(g->scratch_name[oi]);
   dy_buf_printf(out, "/* arena layout: byte offset of each buffer (bytes at batch = %lld) */\n",
@@ -1479,12 +1717,12 @@ static void emit_layout(gen *g, dy_buf *out) {
       dy_buf_puts(out, " */\n");
     }
   }
-  for (int oi = 0; oi < g->b->n_ops; oi++)
+  for (int oi = 0; oi < g->n_ops; oi++)
     if (g->scratch[oi] > 0)
       dy_buf_printf(out, "#define %-*s %8lld /* %8lld  scratch of op %d (%s), during that op only */\n",
                     w, g->scratch_name[oi], (long long)g->scratch_off[oi],
-                    (long long)g->scratch[oi], g->b->ops[oi]->id,
-                    dy_op_name(g->b->ops[oi]->kind));
+                    (long long)g->scratch[oi], g->ops[oi]->id,
+                    dy_op_name(g->ops[oi]->kind));
   dy_buf_putc(out, '\n');
 }
 
@@ -1543,19 +1781,7 @@ static void emit_run(gen *g, dy_buf *out) {
     dy_buf_puts(out, "  unsigned char *mem = (unsigned char *)arena;\n");
   dy_buf_putc(out, '\n');
 
-  for (int oi = 0; oi < g->b->n_ops; oi++) {
-    const dy_op *op = g->b->ops[oi];
-    if (g->kernel[oi]) {
-      emit_call(g, oi, out);
-    } else {
-      dy_buf_printf(out, "  /* op %d: %s ", op->id, dy_op_name(op->kind));
-      dy_buf_put_comment(out, p->vars[op->outputs[0]]->name);
-      dy_buf_puts(out, " is a view of ");
-      dy_buf_put_comment(out, p->vars[op->inputs[0]]->name);
-      dy_buf_puts(out, ", no code */\n");
-    }
-  }
-
+  emit_block(g, 0, 0, out);
   /* outputs that no kernel writes: copy them from where they live */
   for (int i = 0; i < p->n_fetches; i++) {
     int v = p->fetches[i];
@@ -1635,7 +1861,7 @@ static dy_status emit_source_rest(gen *g, dy_buf *out) {
     return s;
   /* the kernels first, to learn which helpers they use */
   dy_buf kernels = {0};
-  for (int oi = 0; oi < g->b->n_ops && s == DY_OK; oi++)
+  for (int oi = 0; oi < g->n_ops && s == DY_OK; oi++)
     if (g->kernel[oi])
       s = emit_kernel(g, oi, &kernels);
   if (s != DY_OK || kernels.oom) {
@@ -1648,7 +1874,7 @@ static dy_status emit_source_rest(gen *g, dy_buf *out) {
     dy_cg_gemm_prelude(out);
   if (g->uses & DY_USES_THREADS)
     dy_cg_thread_prelude(out, g->opt->threads);
-  if (g->b->n_ops)
+  if (g->n_ops)
     dy_buf_puts(out, "/* ---- kernels, in execution order ---- */\n\n");
   if (kernels.s)
     dy_buf_puts(out, kernels.s);
@@ -1662,10 +1888,10 @@ static dy_status emit_source_rest(gen *g, dy_buf *out) {
 static dy_status emit_source(gen *g, dy_buf *out) {
   put_banner(g, out, "c");
   if (g->opt->ops_before > 0)
-    dy_buf_printf(out, " * ops:     %d (%d before passes)\n", g->b->n_ops,
+    dy_buf_printf(out, " * ops:     %d (%d before passes)\n", g->n_ops,
                   g->opt->ops_before);
   else
-    dy_buf_printf(out, " * ops:     %d\n", g->b->n_ops);
+    dy_buf_printf(out, " * ops:     %d\n", g->n_ops);
   dy_buf_printf(out, " * arena:   %lld bytes at max batch %lld", (long long)g->arena_bytes,
                 (long long)g->opt->max_batch);
   if (g->opt->arena_lower_bound > 0)
@@ -1710,7 +1936,7 @@ static void gen_free(gen *g) {
     for (int i = 0; i < g->p->n_vars; i++)
       free(g->off[i]);
   if (g->scratch_name)
-    for (int oi = 0; oi < g->b->n_ops; oi++)
+    for (int oi = 0; oi < g->n_ops; oi++)
       free(g->scratch_name[oi]);
   free(g->off);
   free(g->scratch_name);
@@ -1727,6 +1953,9 @@ static void gen_free(gen *g) {
   free(g->scratch_off);
   free(g->lower);
   free(g->upper);
+  free(g->ops);
+  free(g->slot);
+  free(g->oi_of_slot);
 }
 
 dy_status dy_codegen(const dy_program *p, const dy_codegen_options *opt,
@@ -1745,16 +1974,19 @@ dy_status dy_codegen(const dy_program *p, const dy_codegen_options *opt,
   if (opt->arena_bytes < 0)
     return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
                         "arena size %lld is negative", (long long)opt->arena_bytes);
+  if (opt->max_iterations < 0)
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                        "max iterations %lld is negative", (long long)opt->max_iterations);
   if (p->n_blocks < 1)
     return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT, "program has no block");
-  for (int i = 1; i < p->n_blocks; i++)
-    if (p->blocks[i]->n_ops > 0)
-      return dy_error_set(err, DY_STATUS_UNSUPPORTED,
-                          "block %d: control flow (sub-blocks) is not supported "
-                          "by the C generator yet", i);
-
-  gen g = {.p = p, .opt = opt, .b = p->blocks[0], .err = err};
-  size_t nv = (size_t)p->n_vars + 1, no = (size_t)g.b->n_ops + 1;
+  gen g = {.p = p, .opt = opt, .err = err,
+           .max_iterations = opt->max_iterations > 0 ? opt->max_iterations
+                                                     : DY_WHILE_MAX_ITERATIONS};
+  int total = dy_program_count_ops(p);
+  size_t nv = (size_t)p->n_vars + 1, no = (size_t)total + 1;
+  g.ops = calloc(no, sizeof *g.ops);
+  g.slot = calloc(no, sizeof *g.slot);
+  g.oi_of_slot = calloc(no, sizeof *g.oi_of_slot);
   g.lower = xstrdup(opt->name);
   g.upper = xstrdup(opt->name);
   g.param = calloc(nv, sizeof *g.param);
@@ -1772,7 +2004,7 @@ dy_status dy_codegen(const dy_program *p, const dy_codegen_options *opt,
   g.scratch = calloc(no, sizeof *g.scratch);
   g.scratch_off = calloc(no, sizeof *g.scratch_off);
   dy_status s = DY_OK;
-  if (!g.lower || !g.upper || !g.param || !g.param_in || !g.param_out ||
+  if (!g.ops || !g.slot || !g.oi_of_slot || !g.lower || !g.upper || !g.param || !g.param_in || !g.param_out ||
       !g.weight || !g.off || !g.scratch_name || !g.used || !g.def || !g.st || !g.kernel || !g.in_place ||
       !g.unpacked_use || !g.scratch || !g.scratch_off) {
     s = dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
@@ -1781,6 +2013,16 @@ dy_status dy_codegen(const dy_program *p, const dy_codegen_options *opt,
   for (char *c = g.upper; *c; c++)
     if (*c >= 'a' && *c <= 'z')
       *c = (char)(*c - 'a' + 'A');
+  for (int i = 0; i < total; i++)
+    g.oi_of_slot[i] = -1;
+  if ((s = order_ops(&g, 0, 0)) != DY_OK)
+    goto done;
+  if (g.n_ops != total) {
+    s = dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                     "%d of the Program's %d ops are in blocks no control op owns",
+                     total - g.n_ops, total);
+    goto done;
+  }
 
   if ((s = analyse(&g)) != DY_OK || (s = make_names(&g)) != DY_OK ||
       (s = plan_packs_and_scratch(&g)) != DY_OK || (s = make_offset_names(&g)) != DY_OK)

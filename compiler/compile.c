@@ -22,12 +22,16 @@ dy_status dy_compile_program(dy_program *p, const dy_compile_options *o,
     return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
                         "--max-batch must be at least 1, got %lld",
                         (long long)o->max_batch);
+  if (o->max_iterations < 0)
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                        "--max-iterations must be positive, got %lld",
+                        (long long)o->max_iterations);
   rep->ops_before = dy_program_count_ops(p);
   if ((s = dy_run_pipeline(p, &o->passes, err)))
     return s;
   rep->ops_after = dy_program_count_ops(p);
   /* the plan also places each kernel's scratch (one offset per op) */
-  int64_t *scratch = malloc(sizeof *scratch * ((size_t)p->blocks[0]->n_ops + 1));
+  int64_t *scratch = malloc(sizeof *scratch * ((size_t)dy_program_count_ops(p) + 1));
   if (!scratch)
     return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
   if ((s = dy_memplan_scratch(p, o->max_batch, o->threads, scratch, &rep->mem, err))) {
@@ -45,6 +49,7 @@ dy_status dy_compile_program(dy_program *p, const dy_compile_options *o,
       .arena_lower_bound = rep->mem.lower_bound,
       .scratch_offsets = scratch,
       .threads = o->threads,
+      .max_iterations = o->max_iterations,
   };
   if (o->max_ram > 0 && rep->mem.arena_bytes > o->max_ram) {
     free(scratch);

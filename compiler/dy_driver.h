@@ -35,6 +35,10 @@ typedef struct {
   int64_t max_ram;          /* fail when the arena exceeds it (0: no bound) */
   int64_t max_flash;        /* fail when the weights (NAME_WEIGHT_BYTES)
                                exceed it (0: no bound) */
+  int64_t max_iterations;   /* --max-iterations: NAME_MAX_ITERATIONS, the
+                               trips a while op without its own bound may
+                               run before NAME_run returns NAME_ERR_LOOP
+                               (0: DY_WHILE_MAX_ITERATIONS, 1000000) */
 } dy_compile_options;
 
 dy_compile_options dy_compile_options_default(void);

@@ -175,6 +175,8 @@ static const char compile_help[] =
     "  --emit exe|c      build an executable (default) or write OUT.c/OUT.h only\n"
     "  --name NAME       C symbol prefix (default: from OUT)\n"
     "  --max-batch N     bound on the dynamic batch dim (default 64)\n"
+    "  --max-iterations N  trips a while loop may run before NAME_run returns\n"
+    "                    NAME_ERR_LOOP (default 1000000; a loop's own bound wins)\n"
     "  --cc CC           C compiler (default: $CC, else cc)\n"
     "  --cflags FLAGS    extra compiler flags\n"
     "  --target T        instruction set, and so the SIMD path of the kernels:\n"
@@ -335,6 +337,10 @@ static int cmd_compile(int argc, char **argv) {
     } else if (strcmp(a, "--max-batch") == 0 && has) {
       if (!dy_cli_positive(argv[++i], &o.max_batch))
         return dy_cli_usage("compile", "--max-batch needs a positive integer, not '%s'", argv[i]);
+    } else if (strcmp(a, "--max-iterations") == 0 && has) {
+      if (!dy_cli_positive(argv[++i], &o.max_iterations))
+        return dy_cli_usage("compile", "--max-iterations needs a positive integer, not '%s'",
+                            argv[i]);
     } else if (strcmp(a, "--threads") == 0 && has) {
       int64_t t;
       if (!dy_cli_positive(argv[++i], &t) || t > 64)

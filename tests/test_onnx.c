@@ -495,9 +495,10 @@ static void test_lstm_dynamic_batch(void) {
   dy_program_free(p);
 }
 
-/* Control flow becomes straight-line ops: a Loop of 3 iterations (a
- * constant trip count) accumulating x * i, and an If on a run-time
- * condition choosing between x * 2 and x + 1 (a where). */
+/* A Loop of 3 iterations (a constant trip count) accumulating x * i
+ * becomes straight-line ops; an If on a run-time condition choosing
+ * between x * 2 and x + 1 becomes a cond op (tests/test_control_codegen.c
+ * has the run-time Loop). */
 static void test_loop_and_if(void) {
   char path[4096];
   tmp_path(path, sizeof path, "control.onnx");
@@ -549,7 +550,9 @@ static void test_loop_and_if(void) {
   dy_program *p = NULL;
   dy_error err = {0};
   DY_ASSERT_OK(dy_onnx_load(path, &p, &err), &err);
-  CU_ASSERT_EQUAL(count_kind(p, DY_OP_WHERE), 1);
+  CU_ASSERT_EQUAL(count_kind(p, DY_OP_COND), 1);
+  CU_ASSERT_EQUAL(count_kind(p, DY_OP_WHERE), 0);
+  CU_ASSERT_EQUAL(count_kind(p, DY_OP_WHILE), 0);
   float xv[3] = {1, -2, 0.5f};
   for (int cv = 0; cv <= 1; cv++) {
     unsigned char cb = (unsigned char)cv;

@@ -1,18 +1,25 @@
-/* onnx_control.c - ONNX's control flow, for the cases a static-shape
- * compiler can express without control flow in the Program:
+/* onnx_control.c - ONNX's control flow:
  *
- *   If    both branches are imported (ONNX ops have no side effects) and
- *         each output is where(cond, then, else); a constant cond picks
- *         one branch. The branches' outputs must have one type.
+ *   If    a constant cond picks one branch (imported inline); a run-time
+ *         cond becomes a `cond` op: each branch is imported into its own
+ *         sub-block, yielding the branch's outputs (which must have one
+ *         type), and the outer values the branches read become the op's
+ *         captures (dy_block_captures).
  *   Scan  unrolled: the body is imported once per step of the (static)
  *         scan axis, the state threaded through, the scan outputs
  *         concatenated. Opset 8's batch dimension is unrolled too.
- *   Loop  unrolled, when the trip count is a constant and the condition
- *         stays a constant (true, until the body makes it false): the body
- *         is imported once per iteration with iter_num a constant.
+ *   Loop  unrolled when the trip count M is a constant (at most MAX_STEPS)
+ *         and cond a constant, and the condition stays a constant (true,
+ *         until the body makes it false): the body is imported once per
+ *         iteration with iter_num a constant. Otherwise, when the loop has
+ *         no scan outputs (their length would be a run-time value), a
+ *         `while` op carries (iter_num, cond, v...): its condition block
+ *         computes `cond && iter_num < M` (M, when given, a capture), its
+ *         body block is the ONNX body plus iter_num + 1.
  *
- * Each sub-graph is imported inline by ox_import_subgraph (onnx.c), names
- * of the enclosing graph visible, its own names scoped to one import.
+ * Each sub-graph is imported by ox_import_subgraph (onnx.c), names of the
+ * enclosing graph visible, its own names scoped to one import; ops go to
+ * the block in ctx->block.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +51,96 @@ static ox_value *stack(ox_ctx *c, ox_value **v, int n, int axis) {
 }
 
 /* ------------------------------------------------------------------ */
+/* Sub-blocks                                                          */
+/* ------------------------------------------------------------------ */
+
+/* A new sub-block of the current block with n params of the given types
+ * (new vars, bound to new values in vals). c->block becomes it; *saved
+ * gets the block to return to (close_block). */
+static dy_status open_block(ox_ctx *c, const dy_type *types, int n, ox_value **vals,
+                            int *block, int *saved) {
+  int b = dy_program_add_block(c->p, c->block), ids[2 * MAX_VALS + 2];
+  if (b < 0 || n > 2 * MAX_VALS + 2)
+    return ox_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  for (int i = 0; i < n; i++) {
+    const char *nm = dy_program_fresh_name(c->p, "param");
+    ids[i] = nm ? dy_program_add_var(c->p, nm, &types[i]) : -1;
+    vals[i] = ids[i] >= 0 ? ox_new_value(c, nm, &types[i]) : NULL;
+    if (!vals[i])
+      return ox_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+    vals[i]->var = ids[i];
+  }
+  if (n && !dy_block_set_params(c->p, b, ids, n))
+    return ox_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  *saved = c->block;
+  *block = c->block = b;
+  return DY_OK;
+}
+
+/* Block b (the current one) yields res (constants become weights); back to
+ * block saved. */
+static dy_status close_block(ox_ctx *c, int b, ox_value **res, int n, int saved) {
+  int ids[2 * MAX_VALS + 2];
+  dy_status s = DY_OK;
+  for (int i = 0; i < n && !s; i++)
+    if (!(s = ox_materialize(c, res[i])))
+      ids[i] = res[i]->var;
+  c->block = saved;
+  if (!s && n && !dy_block_set_results(c->p, b, ids, n))
+    s = ox_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  return s;
+}
+
+/* Append a control op: inputs first[0..n_first) then the captures of its
+ * blocks (each outer var once); outputs new vars of the given types, bound
+ * to the node's outputs from out_from on. */
+static dy_status append_control(ox_ctx *c, dy_op_kind kind, const int *blocks, int n_blocks,
+                                ox_value **first, int n_first, const dy_type *out_t,
+                                int n_out, int out_from, const dy_attr *attrs, int n_attrs) {
+  int cap = c->p->n_vars + n_first + 1, n_in = 0;
+  int *in = malloc(sizeof *in * (size_t)cap), *caps = malloc(sizeof *caps * (size_t)cap);
+  int outs[2 * MAX_VALS + 2];
+  dy_status s = !in || !caps ? ox_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory") : DY_OK;
+  for (int i = 0; i < n_first && !s; i++)
+    if (!(s = ox_materialize(c, first[i])))
+      in[n_in++] = first[i]->var;
+  for (int j = 0; j < n_blocks && !s; j++) {
+    int k = dy_block_captures(c->p, blocks[j], caps, cap);
+    if (k < 0 || k > cap)
+      s = ox_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+    for (int i = 0; i < k && !s; i++) {
+      bool seen = false;
+      for (int q = n_first; q < n_in && !seen; q++)
+        seen = in[q] == caps[i];
+      if (!seen && n_in < cap)
+        in[n_in++] = caps[i];
+    }
+  }
+  char stem[200];
+  const char *base = c->node && c->node->n_output && c->node->output[0][0]
+                         ? c->node->output[0] : dy_op_name(kind);
+  snprintf(stem, sizeof stem, "%.150s/%s", base, dy_op_name(kind));
+  ox_value *vals[2 * MAX_VALS + 2];
+  for (int i = 0; i < n_out && !s; i++) {
+    const char *nm = dy_program_fresh_name(c->p, stem);
+    outs[i] = nm ? dy_program_add_var(c->p, nm, &out_t[i]) : -1;
+    vals[i] = outs[i] >= 0 ? ox_new_value(c, nm, &out_t[i]) : NULL;
+    if (!vals[i])
+      s = ox_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+    else
+      vals[i]->var = outs[i];
+  }
+  if (!s && !dy_program_append_op(c->p, c->block, kind, in, n_in, outs, n_out, attrs, n_attrs,
+                                  c->loc))
+    s = ox_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  for (int i = out_from; i < n_out && !s; i++)
+    s = ox_set_out(c, i - out_from, vals[i]);
+  free(in);
+  free(caps);
+  return s;
+}
+
+/* ------------------------------------------------------------------ */
 /* If                                                                  */
 /* ------------------------------------------------------------------ */
 
@@ -66,9 +163,21 @@ static dy_status map_if(ox_ctx *c) {
       TRY(ox_set_out(c, i, tv[i]));
     return DY_OK;
   }
-  TRY(ox_import_subgraph(c, tg, "then_branch", NULL, 0, tv, n));
-  TRY(ox_import_subgraph(c, eg, "else_branch", NULL, 0, ev, n));
-  ox_value *cs = cond->type.rank ? ox_reshape(c, cond, 0, NULL) : cond;
+  /* a run-time condition: a cond op over two sub-blocks */
+  int blocks[2], saved;
+  TRY(open_block(c, NULL, 0, NULL, &blocks[0], &saved));
+  dy_status s = ox_import_subgraph(c, tg, "then_branch", NULL, 0, tv, n);
+  if (!s)
+    s = close_block(c, blocks[0], tv, n, saved);
+  c->block = saved;
+  TRY(s);
+  TRY(open_block(c, NULL, 0, NULL, &blocks[1], &saved));
+  s = ox_import_subgraph(c, eg, "else_branch", NULL, 0, ev, n);
+  if (!s)
+    s = close_block(c, blocks[1], ev, n, saved);
+  c->block = saved;
+  TRY(s);
+  dy_type types[MAX_VALS];
   for (int i = 0; i < n; i++) {
     if (!dy_type_equal(&tv[i]->type, &ev[i]->type)) {
       char a[128], b[128];
@@ -77,9 +186,10 @@ static dy_status map_if(ox_ctx *c) {
                      "condition needs one type", i, dy_type_str(&tv[i]->type, a, sizeof a),
                      dy_type_str(&ev[i]->type, b, sizeof b));
     }
-    TRY(ox_set_or_fail(c, i, ox_where(c, cs, tv[i], ev[i])));
+    types[i] = tv[i]->type;
   }
-  return DY_OK;
+  dy_attr attrs[] = {DY_ATTR_I("then_block", blocks[0]), DY_ATTR_I("else_block", blocks[1])};
+  return append_control(c, DY_OP_COND, blocks, 2, &cond, 1, types, n, 0, attrs, 2);
 }
 
 /* ------------------------------------------------------------------ */
@@ -262,11 +372,68 @@ static dy_status unroll(ox_ctx *c, const Onnx__GraphProto *body, int64_t trips, 
   return DY_OK;
 }
 
-/* Loop(M, cond, v_initial...) attributes: body. The trip count M must be
- * a constant (or absent: then the condition must turn false within
- * MAX_STEPS iterations), cond and every iteration's condition constants.
- * Outputs: the final loop-carried values, then each scan output stacked
- * along a new axis 0. */
+/* A Loop with a run-time trip count or condition as a while op (no scan
+ * outputs). The carried values are (iter_num, cond, v...). */
+static dy_status loop_as_while(ox_ctx *c, const Onnx__GraphProto *body, ox_value *mv,
+                               ox_value *cv, int n_v, ox_value **v0) {
+  int n = 2 + n_v, blocks[2], saved;
+  ox_value *first[MAX_VALS + 2], *par[MAX_VALS + 2], *res[MAX_VALS + 2];
+  dy_type types[MAX_VALS + 2];
+  if (mv && (mv->type.dtype != DY_I64 || dy_type_numel(&mv->type) != 1))
+    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "M must be an int64 scalar");
+  first[0] = ox_const_i64(c, 0);
+  first[1] = cv ? cv : ox_const_bool(c, true);
+  if (!first[0] || !first[1])
+    return c->err->status;
+  if (first[1]->type.dtype != DY_BOOL || dy_type_numel(&first[1]->type) != 1)
+    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "cond must be a one-element bool");
+  for (int i = 0; i < n_v; i++)
+    first[2 + i] = v0[i];
+  for (int i = 0; i < n; i++)
+    types[i] = first[i]->type;
+  /* condition: cond && iter_num < M */
+  TRY(open_block(c, types, n, par, &blocks[0], &saved));
+  ox_value *go = par[1];
+  if (mv)
+    go = ox_where(c, par[1], ox_binary(c, "less", par[0], mv), ox_const_bool(c, false));
+  dy_status s = go ? close_block(c, blocks[0], &go, 1, saved) : c->err->status;
+  c->block = saved;
+  TRY(s);
+  /* body: the ONNX body, then iter_num + 1 */
+  TRY(open_block(c, types, n, par, &blocks[1], &saved));
+  s = ox_import_subgraph(c, body, "the body", par, n, res + 1, 1 + n_v);
+  if (!s) {
+    res[0] = ox_binary(c, "add", par[0], ox_const_i64(c, 1));
+    if (res[1] && !dy_type_equal(&res[1]->type, &types[1]) &&
+        dy_type_numel(&res[1]->type) == 1)
+      res[1] = ox_reshape(c, res[1], types[1].rank, types[1].shape);
+    for (int i = 0; i < n && !s; i++) {
+      if (!res[i])
+        s = c->err->status;
+      else if (!dy_type_equal(&res[i]->type, &types[i])) {
+        char a[128], b[128];
+        s = ox_fail(c, DY_STATUS_UNSUPPORTED,
+                    "%s %d is %s before the loop and %s after the body; a run-time "
+                    "loop needs one type", i < 2 ? "the condition" : "loop-carried value",
+                    i - 2, dy_type_str(&types[i], a, sizeof a),
+                    dy_type_str(&res[i]->type, b, sizeof b));
+      }
+    }
+  }
+  if (!s)
+    s = close_block(c, blocks[1], res, n, saved);
+  c->block = saved;
+  TRY(s);
+  dy_attr attrs[] = {DY_ATTR_I("n_carried", n), DY_ATTR_I("cond_block", blocks[0]),
+                     DY_ATTR_I("body_block", blocks[1]), DY_ATTR_I("max_iterations", 0)};
+  return append_control(c, DY_OP_WHILE, blocks, 2, first, n, types, n, 2, attrs, 4);
+}
+
+/* Loop(M, cond, v_initial...) attributes: body. Unrolled when M is a
+ * constant of at most MAX_STEPS trips and cond a constant (every
+ * iteration's condition must then be one); otherwise a while op, when
+ * there are no scan outputs. Outputs: the final loop-carried values, then
+ * each scan output stacked along a new axis 0. */
 static dy_status map_loop(ox_ctx *c) {
   TRY(ox_check_attrs(c, "body"));
   const Onnx__GraphProto *body = graph_attr(c, "body");
@@ -274,6 +441,18 @@ static dy_status map_loop(ox_ctx *c) {
   int n_carried = ox_n_in(c) - 2, n_scan = ox_n_out(c) - n_carried;
   if (!body || n_carried < 0 || n_scan < 0 || n_carried > MAX_VALS || n_scan > MAX_VALS)
     return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "needs a body and matching inputs/outputs");
+  ox_value *carried[MAX_VALS];
+  for (int i = 0; i < n_carried; i++)
+    TRY(ox_need_in(c, 2 + i, &carried[i]));
+  bool unrolls = mv && ox_is_const(mv) && !mv->sym && (!cv || ox_is_const(cv));
+  if (unrolls) {
+    const int64_t *m;
+    int64_t nm;
+    TRY(ox_get_ints(c, mv, "Loop's trip count M", false, &m, &nm));
+    unrolls = nm == 1 && m[0] <= MAX_STEPS;
+  }
+  if (!unrolls && n_scan == 0)
+    return loop_as_while(c, body, mv, cv, n_carried, carried);
   int64_t trips = MAX_STEPS + 1;
   if (mv) {
     const int64_t *m;
@@ -289,9 +468,6 @@ static dy_status map_loop(ox_ctx *c) {
       return ox_get_ints(c, cv, "Loop's condition", false, NULL, NULL);
     go = ((unsigned char *)cv->c->data)[0] != 0;
   }
-  ox_value *carried[MAX_VALS];
-  for (int i = 0; i < n_carried; i++)
-    TRY(ox_need_in(c, 2 + i, &carried[i]));
   ox_value **steps = calloc((size_t)n_scan * MAX_STEPS + 1, sizeof *steps);
   if (!steps)
     return ox_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");

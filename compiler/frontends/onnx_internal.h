@@ -63,6 +63,9 @@ typedef struct ox_ctx {
   dy_srcloc loc;
   int node_serial;          /* counts imported nodes, sub-graphs' included  */
   int tmp_counter;
+  int block;                /* the Program block ops are appended to: 0, or
+                               a cond branch / while block being imported
+                               (onnx_control.c)                           */
   /* sub-graph scopes: the names bound inside the open ones */
   int scope_depth;
   const char **scoped;

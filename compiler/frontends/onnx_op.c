@@ -173,7 +173,7 @@ dy_status ox_op_n(ox_ctx *c, const char *opname, ox_value *const *in, int n_in,
     out[i]->var = id;
     ids_out[i] = id;
   }
-  if (!dy_program_append_op(c->p, 0, k, ids_in, n_in, ids_out, n_out, attrs, n_attrs,
+  if (!dy_program_append_op(c->p, c->block, k, ids_in, n_in, ids_out, n_out, attrs, n_attrs,
                             c->loc))
     return ox_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
   return DY_OK;

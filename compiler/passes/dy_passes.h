@@ -39,7 +39,8 @@ dy_status dy_memplan(dy_program *p, int64_t max_batch, dy_memplan_result *r,
 /* The same, also placing the scratch each op's kernel needs
  * (dy_codegen_scratch_bytes, for kernels split over `threads` threads),
  * live during that op only: scratch_offsets
- * (caller-owned, one per op of block 0) gets its offset or -1. Pass it to
+ * (caller-owned, one per op of every block, dy_program_count_ops of
+ * them, by dy_codegen_op_slot) gets its offset or -1. Pass it to
  * dy_codegen as dy_codegen_options.scratch_offsets. */
 dy_status dy_memplan_scratch(dy_program *p, int64_t max_batch, int threads,
                              int64_t *scratch_offsets, dy_memplan_result *r, dy_error *err);

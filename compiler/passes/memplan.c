@@ -17,8 +17,28 @@
  *              (dy_codegen_scratch_bytes: im2col panels, a packed GEMM
  *              operand) are one more interval, live during that op only
  *
+ * Sub-blocks (cond branches, while condition and body) are placed on one
+ * schedule of positions, walked depth first: a plain op is one position; a
+ * control op opens a position (its outputs are defined there), then for
+ * each of its blocks an entry position (the block's params are defined
+ * there: the generated code copies the values in), the block's ops and an
+ * exit position (its results are read there: copied out), and closes with
+ * a position where its inputs are read (captures stay live while any of its
+ * blocks runs). So:
+ *   - the two branches of a cond follow each other on the schedule and
+ *     share arena space: no var of one is live during the other;
+ *   - a loop body's temporaries live within the body's positions, so the
+ *     next iteration reuses the same bytes (only the carried values, the
+ *     while's outputs, and its captures live across iterations: they span
+ *     the whole op);
+ *   - the condition block's vars die before the body starts, and the body's
+ *     before the condition runs again, so they may share bytes too.
+ * A program without sub-blocks gets the schedule it always had (one
+ * position per op of block 0). Ops are numbered block-major
+ * (dy_codegen_op_slot) for the scratch offsets.
+ *
  * The lower bound reported beside the arena is the largest sum of live
- * group bytes at any op: no placement of these groups can do better.
+ * group bytes at any position: no placement of these groups can do better.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +74,53 @@ static void merge(int *root, int n, int from, int to) {
       root[i] = to;
 }
 
+/* The schedule (see the top of the file): per op slot its first and last
+ * position; per var the position defining it and its last read. */
+typedef struct {
+  const dy_program *p;
+  int *start, *end;  /* per op slot */
+  int *def, *last;   /* per var, -1: none */
+  int t;             /* positions used */
+} schedule;
+
+static void touch_def(schedule *s, int v, int t) {
+  s->def[v] = t;
+  if (s->last[v] < t)
+    s->last[v] = t;
+}
+
+static void walk(schedule *s, int b, int depth) {
+  const dy_program *p = s->p;
+  const dy_block *blk = p->blocks[b];
+  if (depth > p->n_blocks) /* a cycle: the verifier refuses those */
+    return;
+  for (int k = 0; k < blk->n_ops; k++) {
+    const dy_op *op = blk->ops[k];
+    int slot = dy_codegen_op_slot(p, b, k), sub[2];
+    int n_sub = dy_op_sub_blocks(op, sub);
+    s->start[slot] = s->t;
+    for (int i = 0; i < op->n_outputs; i++)
+      touch_def(s, op->outputs[i], s->t);
+    if (n_sub > 0)
+      s->t++;
+    for (int j = 0; j < n_sub; j++) {
+      if (sub[j] <= 0 || sub[j] >= p->n_blocks)
+        continue;
+      const dy_block *sb = p->blocks[sub[j]];
+      for (int i = 0; i < sb->n_params; i++)
+        touch_def(s, sb->params[i], s->t);
+      s->t++;
+      walk(s, sub[j], depth + 1);
+      for (int i = 0; i < sb->n_results; i++)
+        s->last[sb->results[i]] = s->t;
+      s->t++;
+    }
+    for (int i = 0; i < op->n_inputs; i++)
+      s->last[op->inputs[i]] = s->t;
+    s->end[slot] = s->t++;
+  }
+}
+
 dy_status dy_memplan(dy_program *p, int64_t max_batch, dy_memplan_result *r,
                      dy_error *err) {
   return dy_memplan_scratch(p, max_batch, 1, NULL, r, err);
@@ -62,15 +129,29 @@ dy_status dy_memplan(dy_program *p, int64_t max_batch, dy_memplan_result *r,
 dy_status dy_memplan_scratch(dy_program *p, int64_t max_batch, int threads,
                              int64_t *scratch_offsets, dy_memplan_result *r, dy_error *err) {
   memset(r, 0, sizeof *r);
-  const dy_block *blk = p->blocks[0];
-  int nv = p->n_vars;
+  int nv = p->n_vars, n_ops = dy_program_count_ops(p);
   int *root = malloc(sizeof(int) * (size_t)(nv + 1));
-  interval *iv = calloc((size_t)nv + (size_t)blk->n_ops + 1, sizeof *iv);
-  if (!root || !iv) {
+  interval *iv = calloc((size_t)nv + (size_t)n_ops + 1, sizeof *iv);
+  schedule sc = {.p = p,
+                 .start = malloc(sizeof(int) * (size_t)(n_ops + 1)),
+                 .end = malloc(sizeof(int) * (size_t)(n_ops + 1)),
+                 .def = malloc(sizeof(int) * (size_t)(nv + 1)),
+                 .last = malloc(sizeof(int) * (size_t)(nv + 1))};
+  /* every op of every block, by slot */
+  const dy_op **ops = malloc(sizeof *ops * (size_t)(n_ops + 1));
+  if (!root || !iv || !sc.start || !sc.end || !sc.def || !sc.last || !ops) {
     free(root);
     free(iv);
+    free(sc.start);
+    free(sc.end);
+    free(sc.def);
+    free(sc.last);
+    free(ops);
     return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "memplan: out of memory");
   }
+  for (int b = 0, slot = 0; b < p->n_blocks; b++)
+    for (int k = 0; k < p->blocks[b]->n_ops; k++)
+      ops[slot++] = p->blocks[b]->ops[k];
   for (int i = 0; i < nv; i++) {
     dy_var *v = p->vars[i];
     v->mem_offset = -1;
@@ -81,33 +162,22 @@ dy_status dy_memplan_scratch(dy_program *p, int64_t max_batch, int threads,
       r->weight_bytes += dy_type_numel(&v->type) * (int64_t)dy_dtype_size(v->type.dtype);
   }
   /* views share their input's group */
-  for (int k = 0; k < blk->n_ops; k++) {
-    const dy_op *op = blk->ops[k];
+  for (int k = 0; k < n_ops; k++) {
+    const dy_op *op = ops[k];
+    if (!dy_op_has(op, DY_OPF_VIEW) || op->n_outputs < 1)
+      continue;
     dy_var *out = p->vars[op->outputs[0]];
-    if (dy_op_has(op, DY_OPF_VIEW) && in_arena(out)) {
+    if (in_arena(out)) {
       out->alias_of = op->inputs[0];
       merge(root, nv, out->id, root[op->inputs[0]]);
       r->n_aliased++;
     }
   }
-  /* liveness of each var on its own: [def, last use] */
-  int *def = malloc(sizeof(int) * (size_t)(nv + 1)), *last = malloc(sizeof(int) * (size_t)(nv + 1));
-  if (!def || !last) {
-    free(root);
-    free(iv);
-    free(def);
-    free(last);
-    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "memplan: out of memory");
-  }
+  /* liveness of each var on its own: [def, last use] on the schedule */
   for (int i = 0; i < nv; i++)
-    def[i] = last[i] = -1;
-  for (int k = 0; k < blk->n_ops; k++) {
-    const dy_op *op = blk->ops[k];
-    for (int i = 0; i < op->n_outputs; i++)
-      def[op->outputs[i]] = last[op->outputs[i]] = k;
-    for (int i = 0; i < op->n_inputs; i++)
-      last[op->inputs[i]] = k;
-  }
+    sc.def[i] = sc.last[i] = -1;
+  walk(&sc, 0, 0);
+  int *def = sc.def, *last = sc.last;
   /* a group's interval: the union of its members' */
   for (int i = 0; i < nv; i++) {
     interval *x = &iv[root[i]];
@@ -119,8 +189,9 @@ dy_status dy_memplan_scratch(dy_program *p, int64_t max_batch, int threads,
       x->end = last[i];
   }
   /* in place: the output joins the group of an input that dies here */
-  for (int k = 0; k < blk->n_ops; k++) {
-    const dy_op *op = blk->ops[k];
+  for (int k = 0; k < n_ops; k++) {
+    const dy_op *op = ops[k];
+    int at = sc.end[k];
     if (!dy_op_has(op, DY_OPF_ELEMENTWISE) || op->n_outputs != 1)
       continue;
     dy_var *o = p->vars[op->outputs[0]];
@@ -130,7 +201,7 @@ dy_status dy_memplan_scratch(dy_program *p, int64_t max_batch, int threads,
       const dy_var *in = p->vars[op->inputs[j]];
       int g = root[in->id];
       if (!in_arena(in) || in->alias_of >= 0 || !in_arena(p->vars[g]) ||
-          iv[g].end != k || !dy_type_equal(&in->type, &o->type) ||
+          iv[g].end != at || !dy_type_equal(&in->type, &o->type) ||
           dy_type_numel_at(&p->vars[g]->type, max_batch) * (int64_t)dy_dtype_size(p->vars[g]->type.dtype) <
               dy_type_numel_at(&o->type, max_batch) * (int64_t)dy_dtype_size(o->type.dtype))
         continue;
@@ -151,14 +222,15 @@ dy_status dy_memplan_scratch(dy_program *p, int64_t max_batch, int threads,
     iv[n++] = iv[i];
   }
   /* kernel scratch: live during its op only */
-  for (int k = 0; scratch_offsets && k < blk->n_ops; k++) {
-    int64_t bytes = dy_codegen_scratch_bytes(p, blk->ops[k], max_batch, threads);
+  for (int k = 0; scratch_offsets && k < n_ops; k++) {
+    int64_t bytes = dy_codegen_scratch_bytes(p, ops[k], max_batch, threads);
     scratch_offsets[k] = -1;
     if (bytes > 0)
-      iv[n++] = (interval){.var = -1 - k, .size = align_up(bytes), .start = k, .end = k};
+      iv[n++] = (interval){.var = -1 - k, .size = align_up(bytes), .start = sc.start[k],
+                           .end = sc.end[k]};
   }
-  /* lower bound: the most bytes live at any one op */
-  for (int k = 0; k < blk->n_ops; k++) {
+  /* lower bound: the most bytes live at any one position */
+  for (int k = 0; k < sc.t; k++) {
     int64_t live = 0;
     for (int i = 0; i < n; i++)
       if (iv[i].start <= k && k <= iv[i].end)
@@ -204,7 +276,10 @@ dy_status dy_memplan_scratch(dy_program *p, int64_t max_batch, int threads,
   }
   free(root);
   free(iv);
+  free(sc.start);
+  free(sc.end);
   free(def);
   free(last);
+  free(ops);
   return DY_OK;
 }
