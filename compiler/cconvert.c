@@ -141,14 +141,32 @@ static bool in_main_file(CXSourceLocation l) {
   return clang_Location_isFromMainFile(l) != 0;
 }
 
-/* Where offset `off` of the current text is in the user's file. */
+/* Where offset `off` of the current text is in the user's file: read off
+ * the text and its #line directives (libclang's location for an offset
+ * inside a macro's argument would be the macro's). */
 static void user_pos(const pass *p, unsigned off, char *file, size_t n, unsigned *line,
                      unsigned *col) {
-  CXSourceLocation l = clang_getLocationForOffset(p->tu, p->cxfile, off);
-  CXString f;
-  clang_getPresumedLocation(l, &f, line, col);
-  snprintf(file, n, "%s", clang_getCString(f));
-  clang_disposeString(f);
+  snprintf(file, n, "%s", p->file);
+  unsigned ln = 1, bol = 0;
+  for (unsigned i = 0; i < off && i < p->len; i++) {
+    if (p->src[i] != '\n')
+      continue;
+    ln++;
+    bol = i + 1;
+    unsigned long directive;
+    int used = 0;
+    if (sscanf(p->src + bol, "#line %lu \"%n", &directive, &used) == 1 && used > 0) {
+      /* the line after it is line `directive` of the file it names */
+      const char *q = p->src + bol + used;
+      size_t k = 0;
+      while (q[k] && q[k] != '"' && q[k] != '\n')
+        k++;
+      snprintf(file, n, "%.*s", (int)k, q);
+      ln = (unsigned)directive - 1;
+    }
+  }
+  *line = ln;
+  *col = off - bol + 1;
 }
 
 /* A refusal at offset off: printed with its caret, *shown set. */
@@ -305,6 +323,20 @@ static bool is_outer_decl(const scan *s, CXCursor decl) {
   return off >= s->fb && off < s->fe && !(off >= s->sb && off < s->se);
 }
 
+/* The token of a reference to `name` at offset off: for one in a macro's
+ * argument (dy_add(y, x)) libclang gives the macro's name; the first token
+ * spelled `name` within the macro's parentheses is taken instead. */
+static unsigned ref_token(const pass *p, unsigned off, const char *name) {
+  unsigned i = tok_at(p, off);
+  if (tok_is(p, i, name) || !tok_is(p, i + 1, "("))
+    return i;
+  unsigned close = matching(p, i + 1);
+  for (unsigned k = i + 2; k < close; k++)
+    if (tok_is(p, k, name))
+      return k;
+  return i;
+}
+
 static const char *const assign_ops[] = {"=",  "+=", "-=",  "*=",  "/=", "%=", "&=",
                                          "|=", "^=", "<<=", ">>=", "++", "--"};
 
@@ -320,8 +352,10 @@ static void note_ref(scan *s, CXCursor ref, CXCursor parent) {
   if (!is_outer_decl(s, decl))
     return;
   const pass *p = s->p;
-  unsigned off = offset_of(clang_getCursorLocation(ref));
-  unsigned i = tok_at(p, off);
+  CXString rs = clang_getCursorSpelling(ref);
+  unsigned i = ref_token(p, offset_of(clang_getCursorLocation(ref)), clang_getCString(rs));
+  clang_disposeString(rs);
+  unsigned off = i < p->n_toks ? p->tok_off[i] : 0;
   int v = 0;
   while (v < s->n_vars && !clang_equalCursors(s->vars[v].decl, decl))
     v++;
@@ -747,6 +781,7 @@ typedef struct {
   text out;
   CXCursor fn;
   unsigned fb, fe;
+  text pred;               /* the predicate's expression */
 } job;
 
 static void collect_children(CXCursor c, CXCursor *kids, int *n, int max);
@@ -821,7 +856,9 @@ static dy_status convert_if(job *j, CXCursor stmt, unsigned cb, unsigned ce, int
   const pass *p = j->p;
   scan s;
   scan_stmt(&s, p, j->fb, j->fe, stmt);
-  dy_status st = check_common(p, &s, "if");
+  dy_status st = predicate(p, cb, ce, &j->pred);
+  if (!st)
+    st = check_common(p, &s, "if");
   if (st)
     return st;
   for (int i = 0; i < s.n_rets; i++)
@@ -845,11 +882,6 @@ static dy_status convert_if(job *j, CXCursor stmt, unsigned cb, unsigned ce, int
   const char *fail;
   if ((st = failure_value(p, j->fn, s.sb, &fail)))
     return st;
-  text pred = {0};
-  if ((st = predicate(p, cb, ce, &pred))) {
-    free(pred.s);
-    return st;
-  }
   int out_vars[MAX_VARS], n_out = 0;
   for (int i = 0; i < s.n_vars; i++)
     if (s.vars[i].tensor && s.vars[i].assigned)
@@ -878,7 +910,7 @@ static dy_status convert_if(job *j, CXCursor stmt, unsigned cb, unsigned ce, int
   putf(&call, "  dy_tensor *dy_cv_%d_out[%d];\n", id, n_out ? n_out : 1);
   if (j->st.lines)
     put_line_at(&call, p, &j->st, s.sb, false);
-  putf(&call, "  if (!dy_cond(%s, dy_cv_%d_then, dy_cv_%d_else, ", pred.s, id, id);
+  putf(&call, "  if (!dy_cond(%s, dy_cv_%d_then, dy_cv_%d_else, ", j->pred.s, id, id);
   if (s.n_vars)
     putf(&call, "&dy_cv_%d_ctx", id);
   else
@@ -888,8 +920,7 @@ static dy_status convert_if(job *j, CXCursor stmt, unsigned cb, unsigned ce, int
     putf(&call, "  %s = dy_cv_%d_out[%d];\n", s.vars[out_vars[i]].name, id, i);
   put(&call, "}");
   splice(j, insertion_point(p, j->fn), &outl, s.sb, s.se, &call);
-  bool oom = pred.oom || outl.oom || call.oom;
-  free(pred.s);
+  bool oom = j->pred.oom || outl.oom || call.oom;
   free(outl.s);
   free(call.s);
   return oom ? dy_error_set(p->err, DY_STATUS_OUT_OF_MEMORY, "out of memory") : DY_OK;
@@ -901,7 +932,9 @@ static dy_status convert_while(job *j, CXCursor stmt, unsigned cb, unsigned ce, 
   const pass *p = j->p;
   scan s;
   scan_stmt(&s, p, j->fb, j->fe, stmt);
-  dy_status st = check_common(p, &s, "loop");
+  dy_status st = predicate(p, cb, ce, &j->pred);
+  if (!st)
+    st = check_common(p, &s, "loop");
   if (st)
     return st;
   for (int i = 0; i < s.n_rets; i++)
@@ -924,11 +957,6 @@ static dy_status convert_while(job *j, CXCursor stmt, unsigned cb, unsigned ce, 
   const char *fail;
   if ((st = failure_value(p, j->fn, s.sb, &fail)))
     return st;
-  text pred = {0};
-  if ((st = predicate(p, cb, ce, &pred))) {
-    free(pred.s);
-    return st;
-  }
   int slot[MAX_VARS], carried[MAX_VARS], n_carried = 0;
   for (int i = 0; i < s.n_vars; i++) {
     slot[i] = -1;
@@ -937,11 +965,9 @@ static dy_status convert_while(job *j, CXCursor stmt, unsigned cb, unsigned ce, 
       carried[n_carried++] = i;
     }
   }
-  if (!n_carried) {
-    free(pred.s);
+  if (!n_carried)
     return refuse(p, s.sb, "this tensor-dependent loop assigns no dy_tensor * variable of the "
                   "function: its condition could never change");
-  }
   CXCursor kids[2];
   int n_kids;
   collect_children(stmt, kids, &n_kids, 2);
@@ -959,7 +985,7 @@ static dy_status convert_while(job *j, CXCursor stmt, unsigned cb, unsigned ce, 
   put_prologue(&outl, id, &s, slot);
   if (j->st.lines)
     put_line_at(&outl, p, &j->st, p->tok_off[cb], false);
-  putf(&outl, "  return %s;\n}\n", pred.s);
+  putf(&outl, "  return %s;\n}\n", j->pred.s);
   putf(&outl, "static bool dy_cv_%d_body(void *dy_cv_ctx, dy_tensor *const *dy_cv_in,\n"
               "                          dy_tensor **dy_cv_out) {\n", id);
   put_prologue(&outl, id, &s, slot);
@@ -991,8 +1017,7 @@ static dy_status convert_while(job *j, CXCursor stmt, unsigned cb, unsigned ce, 
     putf(&call, "  %s = dy_cv_%d_carried[%d];\n", s.vars[carried[i]].name, id, i);
   put(&call, "}");
   splice(j, insertion_point(p, j->fn), &outl, s.sb, s.se, &call);
-  bool oom = pred.oom || outl.oom || call.oom;
-  free(pred.s);
+  bool oom = j->pred.oom || outl.oom || call.oom;
   free(outl.s);
   free(call.s);
   return oom ? dy_error_set(p->err, DY_STATUS_OUT_OF_MEMORY, "out of memory") : DY_OK;
@@ -1148,6 +1173,7 @@ static dy_status one_pass(CXIndex index, const char *file, const char *const *ar
       }
       if (!s && j.out.oom)
         s = dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+      free(j.pred.s);
       if (s)
         free(j.out.s);
       else
