@@ -267,8 +267,15 @@ static void put_line_at(text *t, const pass *p, const style *st, unsigned off, b
   }
   put(t, "\"");
   (void)st;
-  if (pad)
-    putf(t, " /* column %u */", col);
+  if (pad) {
+    /* the indentation of the line it was on, for strip_lines */
+    unsigned bol = off, ind = 0;
+    while (bol > 0 && p->src[bol - 1] != '\n')
+      bol--;
+    while (bol + ind < off && (p->src[bol + ind] == ' ' || p->src[bol + ind] == '\t'))
+      ind++;
+    putf(t, " /* column %u, indent %u */", col, ind);
+  }
   put(t, "\n");
   for (unsigned i = 1; pad && i < col; i++)
     put(t, " ");
@@ -785,6 +792,9 @@ typedef struct {
 } job;
 
 static void collect_children(CXCursor c, CXCursor *kids, int *n, int max);
+static dy_status rewrite_early_return(job *j, CXCursor stmt, const scan *s, int id,
+                                      bool *done);
+static dy_status rewrite_break(job *j, CXCursor stmt, const scan *s, int id, bool *done);
 
 static enum CXChildVisitResult kid_visit(CXCursor c, CXCursor parent, CXClientData data) {
   (void)parent;
@@ -862,10 +872,14 @@ static dy_status convert_if(job *j, CXCursor stmt, unsigned cb, unsigned ce, int
   if (st)
     return st;
   for (int i = 0; i < s.n_rets; i++)
-    if (!s.rets[i].error_path)
+    if (!s.rets[i].error_path) {
+      bool done;
+      if ((st = rewrite_early_return(j, stmt, &s, id, &done)) || done)
+        return st;
       return refuse(p, s.rets[i].off, "a return of a value inside a tensor-dependent if is "
                     "converted only as the last statement of a branch of an if at the top "
-                    "level of the function");
+                    "level of the function, the function ending with a return");
+    }
   /* a C variable assigned inside and read after: its value would depend
    * on the branch the trace did not take */
   for (int i = 0; i < s.n_vars; i++) {
@@ -926,6 +940,272 @@ static dy_status convert_if(job *j, CXCursor stmt, unsigned cb, unsigned ce, int
   return oom ? dy_error_set(p->err, DY_STATUS_OUT_OF_MEMORY, "out of memory") : DY_OK;
 }
 
+
+/* ---- early return and break/continue: rewritten into plain ifs first ---- */
+
+/* A branch's last statement: itself, or a compound's last child. */
+static CXCursor last_stmt(CXCursor branch) {
+  if (clang_getCursorKind(branch) != CXCursor_CompoundStmt)
+    return branch;
+  CXCursor kids[512];
+  int n;
+  collect_children(branch, kids, &n, 512);
+  return n ? kids[n - 1] : clang_getNullCursor();
+}
+
+static bool is_value_return(const scan *s, unsigned off) {
+  for (int i = 0; i < s->n_rets; i++)
+    if (s->rets[i].off == off)
+      return !s->rets[i].error_path;
+  return false;
+}
+
+/* Is stmt a direct child of compound? */
+static bool child_of(const pass *p, CXCursor compound, CXCursor stmt) {
+  CXCursor kids[1024];
+  int n;
+  collect_children(compound, kids, &n, 1024);
+  unsigned b, e, kb, ke;
+  stmt_range(p, stmt, &b, &e);
+  for (int i = 0; i < n; i++) {
+    stmt_range(p, kids[i], &kb, &ke);
+    if (kb == b && ke == e)
+      return true;
+  }
+  return false;
+}
+
+/* `return E;` at [r.off, r.end) as `NAME = E;`. */
+static void put_assign_return(text *t, const pass *p, const ret *r, const char *name) {
+  unsigned i = tok_at(p, r->off);
+  unsigned semi = tok_at(p, r->end) - 1;
+  putf(t, "%s = ", name);
+  put_src(t, p, tok_end(p, i), p->tok_off[semi]);
+  put(t, ";");
+}
+
+static const ret *find_ret(const scan *s, unsigned off) {
+  for (int i = 0; i < s->n_rets; i++)
+    if (s->rets[i].off == off)
+      return &s->rets[i];
+  return NULL;
+}
+
+/* if (C) { A; return E; } REST; return F;   (at the top of the function)
+ *   -> dy_tensor *dy_cv_K_ret = NULL;
+ *      if (C) { A; dy_cv_K_ret = E; } else { REST; dy_cv_K_ret = F; }
+ *      return dy_cv_K_ret;
+ * (or the mirror image when the else branch returns); the if is converted
+ * by the next pass. *done false: not this shape (the caller refuses). */
+static dy_status rewrite_early_return(job *j, CXCursor stmt, const scan *s, int id,
+                                      bool *done) {
+  const pass *p = j->p;
+  *done = false;
+  CXCursor fkids[64], body = clang_getNullCursor();
+  int nf;
+  collect_children(j->fn, fkids, &nf, 64);
+  for (int i = 0; i < nf; i++)
+    if (clang_getCursorKind(fkids[i]) == CXCursor_CompoundStmt)
+      body = fkids[i];
+  CXType rt = clang_getCanonicalType(clang_getResultType(clang_getCursorType(j->fn)));
+  CXString rts = clang_getTypeSpelling(rt);
+  bool tensor_fn = strcmp(clang_getCString(rts), "struct dy_tensor *") == 0;
+  clang_disposeString(rts);
+  if (clang_Cursor_isNull(body) || !tensor_fn || !child_of(p, body, stmt))
+    return DY_OK;
+  CXCursor kids[3];
+  int n_kids;
+  collect_children(stmt, kids, &n_kids, 3);
+  CXCursor then_last = last_stmt(kids[1]);
+  CXCursor else_last = n_kids > 2 ? last_stmt(kids[2]) : clang_getNullCursor();
+  unsigned tl = offset_of(clang_getCursorLocation(then_last));
+  unsigned el = clang_Cursor_isNull(else_last) ? ~0u
+                                                : offset_of(clang_getCursorLocation(else_last));
+  bool then_ret = clang_getCursorKind(then_last) == CXCursor_ReturnStmt && is_value_return(s, tl);
+  bool else_ret = el != ~0u && clang_getCursorKind(else_last) == CXCursor_ReturnStmt &&
+                  is_value_return(s, el);
+  if (then_ret == else_ret)   /* neither, or both (then nothing follows) */
+    return DY_OK;
+  for (int i = 0; i < s->n_rets; i++)
+    if (!s->rets[i].error_path && s->rets[i].off != (then_ret ? tl : el))
+      return DY_OK;
+  /* the rest of the function: it must end with its own return of a value */
+  CXCursor bkids[1024];
+  int nb;
+  collect_children(body, bkids, &nb, 1024);
+  if (nb == 0 || clang_getCursorKind(bkids[nb - 1]) != CXCursor_ReturnStmt)
+    return DY_OK;
+  unsigned bb, be, tb, te, eb = 0, ee = 0;
+  stmt_range(p, body, &bb, &be);
+  stmt_range(p, kids[1], &tb, &te);
+  if (n_kids > 2)
+    stmt_range(p, kids[2], &eb, &ee);
+  unsigned close = be - 1;    /* the body's `}` */
+  scan rest;
+  memset(&rest, 0, sizeof rest);
+  /* the returns of the rest: only its last statement returns a value */
+  scan_stmt(&rest, p, j->fb, j->fe, body);
+  unsigned final_off = offset_of(clang_getCursorLocation(bkids[nb - 1]));
+  const ret *final_ret = find_ret(&rest, final_off);
+  for (int i = 0; i < rest.n_rets; i++)
+    if (!rest.rets[i].error_path && rest.rets[i].off >= s->se && rest.rets[i].off != final_off)
+      return DY_OK;
+  if (!final_ret || final_ret->error_path)
+    return DY_OK;
+  const ret *branch_ret = find_ret(s, then_ret ? tl : el);
+  char name[64];
+  snprintf(name, sizeof name, "dy_cv_%d_ret", id);
+  bool l = j->st.lines;
+  text *o = &j->out;
+  put_src(o, p, 0, s->sb);
+  putf(o, "dy_tensor *%s = NULL;\n", name);
+  if (l)
+    put_line_at(o, p, &j->st, s->sb, true);
+  /* the branch that continues gets the rest */
+  unsigned cont_b = then_ret ? eb : tb, cont_e = then_ret ? ee : te;
+  unsigned at = s->sb;
+  /* text up to the returning branch's return (or the continuing branch) */
+  if (then_ret) {
+    put_src(o, p, at, branch_ret->off);
+    put_assign_return(o, p, branch_ret, name);
+    put_src(o, p, branch_ret->end, te);
+    at = te;
+    if (n_kids > 2) {
+      put_src(o, p, at, eb);
+      put(o, "{\n");
+      if (l)
+        put_line_at(o, p, &j->st, eb, true);
+      put_src(o, p, eb, ee);
+      put(o, "\n");
+      at = ee;
+    } else {
+      put(o, " else {\n");
+    }
+  } else {
+    put_src(o, p, at, tb);
+    put(o, "{\n");
+    if (l)
+      put_line_at(o, p, &j->st, tb, true);
+    put_src(o, p, tb, te);
+    put(o, "\n");
+  }
+  if (l)
+    put_line_at(o, p, &j->st, s->se, true);
+  put_src(o, p, s->se, final_ret->off);
+  put_assign_return(o, p, final_ret, name);
+  put_src(o, p, final_ret->end, close);
+  put(o, "\n}");
+  if (!then_ret) {
+    /* then `else { ...; return E; }` */
+    if (l)
+      put_line_at(o, p, &j->st, te, true);
+    put_src(o, p, te, branch_ret->off);
+    put_assign_return(o, p, branch_ret, name);
+    put_src(o, p, branch_ret->end, ee);
+  }
+  (void)cont_b;
+  (void)cont_e;
+  putf(o, "\n  return %s;\n", name);
+  if (l)
+    put_line_at(o, p, &j->st, close, true);
+  put_src(o, p, close, (unsigned)p->len);
+  *done = true;
+  return DY_OK;
+}
+
+/* while (P) { A; if (Q) { B; break; } C }
+ *   -> dy_tensor *dy_cv_K_brk = dy_full(DY_BOOL, 0, NULL, 0);
+ *      while (dy_bool(dy_less(dy_cv_K_brk, P'))) {     (!brk && P on bools)
+ *        A; if (Q) { B; dy_cv_K_brk = dy_full(DY_BOOL, 0, NULL, 1); } else { C }
+ *      }
+ * continue: the same without the flag. The break's if must be a tensor
+ * if directly in the body (it is converted by a later pass). */
+static dy_status rewrite_break(job *j, CXCursor stmt, const scan *s, int id, bool *done) {
+  const pass *p = j->p;
+  *done = false;
+  CXCursor kids[2];
+  int n_kids;
+  collect_children(stmt, kids, &n_kids, 2);
+  CXCursor body = kids[n_kids - 1];
+  if (clang_getCursorKind(body) != CXCursor_CompoundStmt || s->n_brk != 0)
+    return DY_OK;
+  CXCursor bkids[1024];
+  int nb;
+  collect_children(body, bkids, &nb, 1024);
+  for (int k = 0; k < nb; k++) {
+    if (clang_getCursorKind(bkids[k]) != CXCursor_IfStmt)
+      continue;
+    unsigned cb, ce;
+    if (!cond_tokens(p, bkids[k], &cb, &ce) || cb >= ce ||
+        !names_tensor_read(p, p->tok_off[cb], p->tok_off[ce]))
+      continue;
+    CXCursor ik[3];
+    int ni;
+    collect_children(bkids[k], ik, &ni, 3);
+    CXCursor last = last_stmt(ik[1]);
+    enum CXCursorKind lk = clang_getCursorKind(last);
+    if (lk != CXCursor_BreakStmt && lk != CXCursor_ContinueStmt)
+      continue;
+    /* every break/continue of the loop must be this one */
+    unsigned loff = offset_of(clang_getCursorLocation(last));
+    if (s->nested_brk != loff)
+      return DY_OK;
+    scan again = *s;
+    (void)again;
+    bool is_break = lk == CXCursor_BreakStmt;
+    unsigned lb, le, ib, ie, bb, be, tb, te;
+    stmt_range(p, last, &lb, &le);
+    stmt_range(p, bkids[k], &ib, &ie);
+    stmt_range(p, body, &bb, &be);
+    stmt_range(p, ik[1], &tb, &te);
+    char flag[64];
+    snprintf(flag, sizeof flag, "dy_cv_%d_brk", id);
+    bool l = j->st.lines;
+    text *o = &j->out;
+    put_src(o, p, 0, s->sb);
+    unsigned wcb, wce;
+    cond_tokens(p, stmt, &wcb, &wce);
+    if (is_break) {
+      putf(o, "dy_tensor *%s = dy_full(DY_BOOL, 0, NULL, 0);\n", flag);
+      if (l)
+        put_line_at(o, p, &j->st, s->sb, true);
+      put_src(o, p, s->sb, p->tok_off[wcb]);
+      putf(o, "dy_bool(dy_less(%s, ", flag);
+      put(o, j->pred.s);
+      put(o, "))");
+      put_src(o, p, p->tok_off[wce], ib);
+    } else {
+      put_src(o, p, s->sb, ib);
+    }
+    put_src(o, p, ib, lb);
+    if (is_break)
+      putf(o, "%s = dy_full(DY_BOOL, 0, NULL, 1);", flag);
+    put_src(o, p, le, te);
+    if (ni > 2) {
+      /* if (Q) {..} else E C  ->  else { E C } */
+      unsigned eb, ee;
+      stmt_range(p, ik[2], &eb, &ee);
+      put_src(o, p, te, eb);
+      put(o, "{\n");
+      if (l)
+        put_line_at(o, p, &j->st, eb, true);
+      put_src(o, p, eb, ee);
+    } else {
+      put(o, " else {");
+    }
+    if (l)
+      put_line_at(o, p, &j->st, ie, true);
+    put_src(o, p, ie, be - 1);
+    put(o, "\n}\n");
+    if (l)
+      put_line_at(o, p, &j->st, be - 1, true);
+    put_src(o, p, be - 1, (unsigned)p->len);
+    *done = true;
+    return DY_OK;
+  }
+  return DY_OK;
+}
+
 /* ---- while (and for, rewritten to a while first) ---- */
 
 static dy_status convert_while(job *j, CXCursor stmt, unsigned cb, unsigned ce, int id) {
@@ -941,11 +1221,18 @@ static dy_status convert_while(job *j, CXCursor stmt, unsigned cb, unsigned ce, 
     if (!s.rets[i].error_path)
       return refuse(p, s.rets[i].off, "a return of a value inside a tensor-dependent loop "
                     "cannot be converted (break out of the loop and return after it)");
+  if (s.nested_brk != ~0u) {
+    bool done;
+    if ((st = rewrite_break(j, stmt, &s, id, &done)) || done)
+      return st;
+  }
   if (s.nested_brk != ~0u)
     return refuse(p, s.nested_brk, "a break or continue of a tensor-dependent loop is "
                   "converted only directly in its body or in a tensor-dependent if of it");
   if (s.n_brk)
-    return refuse(p, s.brk[0], "%s in a tensor-dependent loop is not converted yet",
+    return refuse(p, s.brk[0], "a %s directly in the body of a tensor-dependent loop cannot "
+                  "be converted: put it in a tensor-dependent if (if (dy_bool(t)) %s;)",
+                  s.brk_is_continue[0] ? "continue" : "break",
                   s.brk_is_continue[0] ? "continue" : "break");
   for (int i = 0; i < s.n_vars; i++) {
     const var *v = &s.vars[i];
@@ -1193,19 +1480,22 @@ static char *strip_lines(char *src) {
   char *w = src;
   const char *r = src;
   bool realign = false;
+  int indent = 0;
   while (*r) {
     const char *eol = strchr(r, '\n');
     size_t n = eol ? (size_t)(eol - r + 1) : strlen(r);
     if (strncmp(r, "#line ", 6) == 0) {
-      realign = strstr(r, "/* column ") && strstr(r, "/* column ") < r + n;
+      const char *c = strstr(r, ", indent ");
+      realign = c && c < r + n;
+      indent = realign ? atoi(c + 9) : 0;
     } else {
       const char *q = r;
       if (realign) {
         while (q < r + n && (*q == ' ' || *q == '\t'))
           q++;
         if (q < r + n && *q != '\n') {
-          memmove(w, "  ", 2);
-          w += 2;
+          for (int k = 0; k < indent && w < q; k++)
+            *w++ = ' ';
         } else {
           q = r + n;   /* only the padding: the line goes */
         }

@@ -40,7 +40,7 @@ static bool dy_cv_1_body(void *dy_cv_ctx, dy_tensor *const *dy_cv_in,
   (void)one;
   (void)dy_cv_c;
   {
-  acc = dy_add(acc, dy_mul(x, i));
+    acc = dy_add(acc, dy_mul(x, i));
   i = dy_add(i, one);
 }
   dy_cv_out[0] = i;

@@ -12,7 +12,7 @@ static bool dy_cv_1_then(void *dy_cv_ctx, dy_tensor **dy_cv_out) {
   (void)s;
   dy_tensor *y = *dy_cv_c->y;
   (void)y;
-  y = dy_sigmoid(y);
+    y = dy_sigmoid(y);
   dy_cv_out[0] = y;
   return true;
 }

@@ -42,7 +42,7 @@ static bool dy_cv_2_then(void *dy_cv_ctx, dy_tensor **dy_cv_out) {
   (void)x;
   const int clip = *dy_cv_c->clip;
   (void)clip;
-  {
+    {
       y = dy_sub(y, dy_full(DY_F32, 0, NULL, 1.0));
     }
   dy_cv_out[0] = y;
@@ -58,7 +58,7 @@ static bool dy_cv_2_else(void *dy_cv_ctx, dy_tensor **dy_cv_out) {
   (void)x;
   const int clip = *dy_cv_c->clip;
   (void)clip;
-  {
+    {
       y = dy_add(y, x);
       if (clip)
         y = dy_clip(y, -20.0f, 20.0f);
