@@ -261,3 +261,60 @@ bool dy_block_splice(dy_program *p, int b, int dst, int at) {
   rehome(p, b, dst);
   return true;
 }
+
+/* The captures of op's blocks, merged: first-use order, no repeats. */
+bool dy_op_sync_captures(dy_program *p, dy_op *op) {
+  int sub[2];
+  dy_op_sub_blocks(op, sub);
+  int n_first = op->kind == DY_OP_COND ? 1 : (int)dy_while_attrs_get(op).n_carried;
+  int cap = p->n_vars + n_first;
+  int *in = malloc(sizeof(int) * (size_t)(cap + 1));
+  if (!in)
+    return false;
+  memcpy(in, op->inputs, sizeof(int) * (size_t)n_first);
+  int n = n_first;
+  for (int j = 0; j < 2; j++) {
+    int m = dy_block_captures(p, sub[j], in + n, cap - n);
+    if (m < 0) {
+      free(in);
+      return false;
+    }
+    /* drop the ones the first block already listed */
+    int w = n;
+    for (int i = n; i < n + m; i++) {
+      bool seen = false;
+      for (int k = n_first; k < w && !seen; k++)
+        seen = in[k] == in[i];
+      if (!seen)
+        in[w++] = in[i];
+    }
+    n = w;
+  }
+  bool same = n == op->n_inputs &&
+              memcmp(in, op->inputs, sizeof(int) * (size_t)n) == 0;
+  if (!same) {
+    int *a = n <= op->n_inputs ? op->inputs : dy_program_alloc(p, sizeof(int) * (size_t)n);
+    if (a) {
+      memcpy(a, in, sizeof(int) * (size_t)n);
+      op->inputs = a;
+      op->n_inputs = n;
+    }
+    same = a != NULL;  /* false: out of memory */
+    if (!same) {
+      free(in);
+      return false;
+    }
+  }
+  free(in);
+  return true;
+}
+
+bool dy_program_sync_captures(dy_program *p) {
+  for (int b = p->n_blocks - 1; b >= 0; b--)
+    for (int k = 0; k < p->blocks[b]->n_ops; k++) {
+      dy_op *op = p->blocks[b]->ops[k];
+      if (dy_op_sub_blocks(op, (int[2]){0}) && !dy_op_sync_captures(p, op))
+        return false;
+    }
+  return true;
+}

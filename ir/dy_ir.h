@@ -321,8 +321,10 @@ void dy_block_move_last_to(dy_block *b, int i);
 
 /* The op writing var (and its block and index there), or NULL. */
 dy_op *dy_program_def(const dy_program *p, int var, int *block, int *index);
-/* The one op reading var when var has exactly one reader and is not
- * fetched (a fusion candidate), else NULL. */
+/* The one op reading var when var has exactly one reader and is neither
+ * fetched nor yielded by a block (a fusion candidate), else NULL. A var
+ * read inside a sub-block is also its control op's input (a capture), so
+ * it never has a sole user across a block boundary. */
 dy_op *dy_program_sole_user(const dy_program *p, int var);
 /* Make every op that reads `from` read `to` instead. */
 void dy_program_replace_uses(dy_program *p, int from, int to);
@@ -571,6 +573,14 @@ int dy_block_captures(const dy_program *p, int b, int *out, int cap);
  * equal to the else branch's; while: the carried types). */
 dy_status dy_infer_in(const dy_program *p, const dy_op *op, const dy_type *in,
                       int n_in, dy_type *out, dy_error *err);
+/* Make each control op's captures exactly what its blocks read from
+ * outside (in first-use order, keeping the pred / carried inputs first),
+ * after a pass removed or added reads inside them; inner blocks first, so a
+ * new capture propagates outwards. false on OOM. */
+bool dy_program_sync_captures(dy_program *p);
+/* The same for one control op (its sub-blocks' own control ops as they are). */
+bool dy_op_sync_captures(dy_program *p, dy_op *op);
+
 /* Move every op of block b (which must have no params) to block dst,
  * starting at index at, in order; vars and sub-blocks declared in b move
  * with them. b is left empty and ownerless: dy_program_compact drops it.

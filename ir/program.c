@@ -321,6 +321,10 @@ dy_op *dy_program_def(const dy_program *p, int var, int *block, int *index) {
 dy_op *dy_program_sole_user(const dy_program *p, int var) {
   if (p->vars[var]->fetch_index >= 0)
     return NULL;
+  for (int b = 1; b < p->n_blocks; b++)  /* a block's result is read too */
+    for (int i = 0; i < p->blocks[b]->n_results; i++)
+      if (p->blocks[b]->results[i] == var)
+        return NULL;
   dy_op *user = NULL;
   for (int b = 0; b < p->n_blocks; b++)
     for (int k = 0; k < p->blocks[b]->n_ops; k++) {

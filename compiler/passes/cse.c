@@ -3,7 +3,8 @@
  * Requires: a verified Program (SSA). Two ops of the same kind reading the
  * same vars with equal attributes compute the same value (ops are pure),
  * so the later one's output is replaced by the earlier one's and the later
- * op removed. A later output that is fetched keeps its name (see
+ * op removed, in every block (each on its own: nothing moves between a
+ * block and its sub-blocks). A later output that is fetched keeps its name (see
  * dy_program_forward_var); when that is impossible the op stays.
  */
 #include <string.h>
@@ -42,9 +43,10 @@ static bool same_op(const dy_op *a, const dy_op *b) {
   return true;
 }
 
-dy_status dy_pass_cse(dy_program *p, bool *changed,
-                      dy_error *err) {
-  dy_block *blk = p->blocks[0];
+/* Within each block: an op is merged with an earlier one of its own block
+ * only, never moved in or out of a branch or loop. */
+static dy_status cse_block(dy_program *p, dy_block *blk, bool *changed,
+                           dy_error *err) {
   for (int k = 1; k < blk->n_ops; k++) {
     const dy_op *op = blk->ops[k];
     for (int j = 0; j < k; j++) {
@@ -72,4 +74,11 @@ dy_status dy_pass_cse(dy_program *p, bool *changed,
     }
   }
   return DY_OK;
+}
+
+dy_status dy_pass_cse(dy_program *p, bool *changed, dy_error *err) {
+  dy_status s = DY_OK;
+  for (int b = 0; b < p->n_blocks && !s; b++)
+    s = cse_block(p, p->blocks[b], changed, err);
+  return s;
 }

@@ -78,6 +78,7 @@ dy_status dy_run_pipeline(dy_program *p, const dy_pass_options *o, dy_error *err
 /* The passes (passes/<name>.c). */
 dy_status dy_pass_simplify(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_fold(dy_program *p, bool *changed, dy_error *err);
+dy_status dy_pass_fold_control(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_cse(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_dce(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_fuse_transpose(dy_program *p, bool *changed, dy_error *err);

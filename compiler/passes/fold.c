@@ -4,6 +4,8 @@
  * (constants and parameters) — or that has no inputs, like full — is
  * evaluated now with the runtime's reference kernels, and its output
  * becomes a persistable var holding the result. Its shape must be static.
+ * Ops inside sub-blocks fold too (their constants become captures);
+ * control ops with a constant predicate are fold_control.c's.
  *
  * Folding trades code for data: a `full` of a million elements is cheaper
  * as a loop than as four megabytes of flash. So an op is folded only when
@@ -17,6 +19,8 @@ enum { FOLD_SLACK = 4096 };
 
 static bool foldable(const dy_program *p, const dy_op *op, int64_t *in_bytes) {
   *in_bytes = 0;
+  if (dy_op_sub_blocks(op, (int[2]){0}) || dy_op_has(op, DY_OPF_INPLACE))
+    return false;  /* control flow: fold-control.c; effects stay */
   for (int i = 0; i < op->n_inputs; i++) {
     const dy_var *v = p->vars[op->inputs[i]];
     if (!v->persistable)
@@ -61,17 +65,24 @@ static dy_status evaluate(dy_program *p, const dy_op *op, dy_error *err) {
 
 dy_status dy_pass_fold(dy_program *p, bool *changed,
                        dy_error *err) {
-  dy_block *blk = p->blocks[0];
-  for (int k = 0; k < blk->n_ops; k++) {
-    const dy_op *op = blk->ops[k];
-    int64_t in_bytes;
-    if (!foldable(p, op, &in_bytes))
-      continue;
-    dy_status s = evaluate(p, op, err);
-    if (s)
-      return s;
-    dy_block_remove_op(blk, k--);
-    *changed = true;
+  bool inner = false;
+  for (int b = 0; b < p->n_blocks; b++) {
+    dy_block *blk = p->blocks[b];
+    for (int k = 0; k < blk->n_ops; k++) {
+      const dy_op *op = blk->ops[k];
+      int64_t in_bytes;
+      if (!foldable(p, op, &in_bytes))
+        continue;
+      dy_status s = evaluate(p, op, err);
+      if (s)
+        return s;
+      dy_block_remove_op(blk, k--);
+      *changed = true;
+      inner |= b > 0;
+    }
   }
+  /* a constant made inside a branch or loop is read from block 0 now */
+  if (inner && !dy_program_sync_captures(p))
+    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "fold: out of memory");
   return DY_OK;
 }

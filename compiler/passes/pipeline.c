@@ -17,6 +17,9 @@ const dy_pass dy_passes[] = {
     {"simplify", "remove identities, merge view and transpose chains", dy_pass_simplify},
     /* evaluate ops whose inputs are all constant, with the runtime's kernels */
     {"fold", "evaluate ops whose inputs are all constant", dy_pass_fold},
+    /* a cond on a constant becomes its branch; a while never entered goes */
+    {"fold-control", "inline a cond with a constant predicate, drop a while "
+     "whose condition is constant false", dy_pass_fold_control},
     /* one op per (kind, inputs, attributes) */
     {"cse", "merge ops that compute the same value", dy_pass_cse},
     /* inference batch norms folded into the conv / linear weights before */
