@@ -22,6 +22,11 @@
  *   top_k             k selection passes per row, ranked by DY_TOPK_BEFORE
  *   det               LU with partial pivoting on a double copy of each
  *                     matrix, kept on the stack (n <= 64)
+ *   inverse           Gauss-Jordan with partial pivoting on double copies
+ *                     of the matrix and the identity, on the stack
+ *   grid_sample_grad, roi_align_grad
+ *                     the forward's emitter with a flag: the output zeroed,
+ *                     then dy added to the taps the forward reads
  */
 #include <stdio.h>
 #include <string.h>
@@ -509,6 +514,16 @@ dy_status dy_emit_top_k(dy_cg_ctx *ctx, dy_error *err) {
 /* det                                                                 */
 /* ------------------------------------------------------------------ */
 
+/* p = the row at or below c with the largest |a[r][c]| (kernels_extra.c's
+ * pivot_row, inline), for the n x n double matrix a */
+static void emit_pivot_row(dy_cg_ctx *ctx, long long n) {
+  L("    int64_t p = c;");
+  L("    for (int64_t r = c + 1; r < %lld; r++)", n);
+  L("      if ((a[r * %lld + c] < 0.0 ? -a[r * %lld + c] : a[r * %lld + c]) >", n, n, n);
+  L("          (a[p * %lld + c] < 0.0 ? -a[p * %lld + c] : a[p * %lld + c]))", n, n, n);
+  L("        p = r;");
+}
+
 dy_status dy_emit_det(dy_cg_ctx *ctx, dy_error *err) {
   const dy_type *t = dy_cg_in_type(ctx, 0), *o = dy_cg_out_type(ctx, 0);
   if (is_empty(o))
@@ -523,11 +538,7 @@ dy_status dy_emit_det(dy_cg_ctx *ctx, dy_error *err) {
   L("    a[i] = x[i];");
   L("  double det = 1.0;");
   L("  for (int64_t c = 0; c < %lld; c++) {", n);
-  L("    int64_t p = c;");
-  L("    for (int64_t r = c + 1; r < %lld; r++)", n);
-  L("      if ((a[r * %lld + c] < 0.0 ? -a[r * %lld + c] : a[r * %lld + c]) >", n, n, n);
-  L("          (a[p * %lld + c] < 0.0 ? -a[p * %lld + c] : a[p * %lld + c]))", n, n, n);
-  L("        p = r;");
+  emit_pivot_row(ctx, n);
   L("    if (a[p * %lld + c] == 0.0) {", n);
   L("      det = 0.0;");
   L("      break;");
@@ -548,6 +559,58 @@ dy_status dy_emit_det(dy_cg_ctx *ctx, dy_error *err) {
   L("    }");
   L("  }");
   L("  out0[m] = (float)det;");
+  L("}");
+  return DY_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* inverse                                                             */
+/* ------------------------------------------------------------------ */
+
+dy_status dy_emit_inverse(dy_cg_ctx *ctx, dy_error *err) {
+  (void)err;
+  const dy_type *o = dy_cg_out_type(ctx, 0);
+  if (is_empty(o))
+    return DY_OK;
+  long long n = (long long)o->shape[o->rank - 1];
+  char sc[128];
+  L("/* Gauss-Jordan with partial pivoting, in double */");
+  L("for (int64_t m = 0; m < %s; m++) {",
+    ext(ctx, dy_ext_range(o, 0, o->rank - 2), sc, sizeof sc));
+  L("  const float *x = in0 + m * %lld;", n * n);
+  L("  float *y = out0 + m * %lld;", n * n);
+  L("  double a[%lld], v[%lld];", n * n, n * n);
+  L("  for (int64_t i = 0; i < %lld; i++) {", n * n);
+  L("    a[i] = x[i];");
+  L("    v[i] = i / %lld == i %% %lld ? 1.0 : 0.0;", n, n);
+  L("  }");
+  L("  for (int64_t c = 0; c < %lld; c++) {", n);
+  emit_pivot_row(ctx, n);
+  L("    for (int64_t j = 0; j < %lld; j++) {", n);
+  L("      double w = a[c * %lld + j];", n);
+  L("      a[c * %lld + j] = a[p * %lld + j];", n, n);
+  L("      a[p * %lld + j] = w;", n);
+  L("      w = v[c * %lld + j];", n);
+  L("      v[c * %lld + j] = v[p * %lld + j];", n, n);
+  L("      v[p * %lld + j] = w;", n);
+  L("    }");
+  L("    double d = a[c * %lld + c];", n);
+  L("    for (int64_t j = 0; j < %lld; j++) {", n);
+  L("      a[c * %lld + j] /= d;", n);
+  L("      v[c * %lld + j] /= d;", n);
+  L("    }");
+  L("    for (int64_t r = 0; r < %lld; r++) {", n);
+  L("      double f = a[r * %lld + c];", n);
+  L("      if (r == c || f == 0.0)");
+  L("        continue;");
+  L("      for (int64_t j = 0; j < %lld; j++) {", n);
+  L("        a[r * %lld + j] -= f * a[c * %lld + j];", n, n);
+  L("        v[r * %lld + j] -= f * v[c * %lld + j];", n, n);
+  L("      }");
+  L("    }");
+  L("  }");
+  L("  for (int64_t i = 0; i < %lld; i++)", n * n);
+  L("    y[i] = (float)v[i];");
   L("}");
   return DY_OK;
 }
@@ -587,8 +650,11 @@ static void gs_pad_lines(dy_cg_ctx *ctx, const char *dst, const char *src, long 
   L("%s = %s > -1e7f ? (%s < 1e7f ? %s : 1e7f) : -1e7f;", dst, dst, dst, dst);
 }
 
-dy_status dy_emit_grid_sample(dy_cg_ctx *ctx, dy_error *err) {
-  const dy_type *x = dy_cg_in_type(ctx, 0), *g = dy_cg_in_type(ctx, 1);
+/* grid_sample; or (bwd) grid_sample_grad(dy, grid, x): out0 zeroed, then
+ * each output's gradient added to the taps the forward read */
+static dy_status emit_grid_sample(dy_cg_ctx *ctx, dy_error *err, bool bwd) {
+  (void)err;
+  const dy_type *x = dy_cg_in_type(ctx, bwd ? 2 : 0), *g = dy_cg_in_type(ctx, 1);
   dy_grid_sample_attrs ga = dy_grid_sample_attrs_get(ctx->op);
   const char *mode = ga.mode;
   const char *pad = ga.padding_mode;
@@ -597,11 +663,24 @@ dy_status dy_emit_grid_sample(dy_cg_ctx *ctx, dy_error *err) {
   bool cubic = strcmp(mode, "bicubic") == 0, nearest = strcmp(mode, "nearest") == 0;
   char nb[64];
   snprintf(nb, sizeof nb, "%s", dy_cg_dim(ctx, x, 0));
-  L("/* grid_sample %s, %s padding, align_corners %d: x[n][c] read at the grid's", mode, pad,
-    ac);
-  L(" * points, out-of-range taps 0 (kernels_extra.c has the same formulas) */");
-  L("#define DY_GS_AT(yy, xx) ((xx) >= 0 && (xx) < %lld && (yy) >= 0 && (yy) < %lld ? "
-    "x[(yy) * %lld + (xx)] : 0.0f)", W, H, W);
+  if (bwd) {
+    L("/* grid_sample_grad %s, %s padding, align_corners %d: dy added to the taps", mode, pad,
+      ac);
+    L(" * grid_sample read, times their weights (kernels_extra.c's formulas) */");
+    L("for (int64_t i = 0; i < %s * %lld; i++)", nb, C * H * W);
+    L("  out0[i] = 0.0f;");
+    L("#define DY_GS_ADD(yy, xx, v) \\");
+    L("  do { \\");
+    L("    if ((xx) >= 0 && (xx) < %lld && (yy) >= 0 && (yy) < %lld) \\", W, H);
+    L("      x[(yy) * %lld + (xx)] += (v); \\", W);
+    L("  } while (0)");
+  } else {
+    L("/* grid_sample %s, %s padding, align_corners %d: x[n][c] read at the grid's", mode,
+      pad, ac);
+    L(" * points, out-of-range taps 0 (kernels_extra.c has the same formulas) */");
+    L("#define DY_GS_AT(yy, xx) ((xx) >= 0 && (xx) < %lld && (yy) >= 0 && (yy) < %lld ? "
+      "x[(yy) * %lld + (xx)] : 0.0f)", W, H, W);
+  }
   L("for (int64_t n = 0; n < %s; n++)", nb);
   L("  for (int64_t p = 0; p < %lld; p++) {", P);
   ctx->indent += 2;
@@ -648,6 +727,27 @@ dy_status dy_emit_grid_sample(dy_cg_ctx *ctx, dy_error *err) {
     }
   }
   L("for (int64_t ch = 0; ch < %lld; ch++) {", C);
+  if (bwd) {
+    L("  float *x = out0 + (n * %lld + ch) * %lld;", C, H * W);
+    L("  const float d = in0[(n * %lld + ch) * %lld + p];", C, P);
+    if (nearest) {
+      L("  DY_GS_ADD(y0, x0, d);");
+    } else if (cubic) {
+      L("  for (int j = 0; j < 4; j++)");
+      L("    for (int k = 0; k < 4; k++)");
+      L("      DY_GS_ADD(ty[j], tx[k], wy[j] * wx[k] * d);");
+    } else {
+      L("  DY_GS_ADD(y0, x0, (1.0f - tx) * (1.0f - ty) * d);");
+      L("  DY_GS_ADD(y0, x0 + 1, tx * (1.0f - ty) * d);");
+      L("  DY_GS_ADD(y0 + 1, x0, (1.0f - tx) * ty * d);");
+      L("  DY_GS_ADD(y0 + 1, x0 + 1, tx * ty * d);");
+    }
+    L("}");
+    ctx->indent -= 2;
+    L("  }");
+    L("#undef DY_GS_ADD");
+    return DY_OK;
+  }
   L("  const float *x = in0 + (n * %lld + ch) * %lld;", C, H * W);
   if (nearest) {
     L("  const float v = DY_GS_AT(y0, x0);");
@@ -673,12 +773,24 @@ dy_status dy_emit_grid_sample(dy_cg_ctx *ctx, dy_error *err) {
   return DY_OK;
 }
 
+dy_status dy_emit_grid_sample(dy_cg_ctx *ctx, dy_error *err) {
+  return emit_grid_sample(ctx, err, false);
+}
+
+dy_status dy_emit_grid_sample_grad(dy_cg_ctx *ctx, dy_error *err) {
+  return emit_grid_sample(ctx, err, true);
+}
+
 /* ------------------------------------------------------------------ */
 /* roi_align                                                           */
 /* ------------------------------------------------------------------ */
 
-dy_status dy_emit_roi_align(dy_cg_ctx *ctx, dy_error *err) {
-  const dy_type *x = dy_cg_in_type(ctx, 0), *ro = dy_cg_in_type(ctx, 1);
+/* roi_align; or (bwd) roi_align_grad(dy, rois, batch_index, x): out0
+ * zeroed, then each output's gradient added to its samples' taps times
+ * their weights (avg: over the count; max: to the one weighted tap that
+ * won, x read as the forward reads it) */
+static dy_status emit_roi_align(dy_cg_ctx *ctx, dy_error *err, bool bwd) {
+  const dy_type *x = dy_cg_in_type(ctx, bwd ? 3 : 0), *ro = dy_cg_in_type(ctx, 1);
   long long C = x->shape[1], H = x->shape[2], W = x->shape[3];
   dy_roi_align_attrs ra = dy_roi_align_attrs_get(ctx->op);
   long long oh = ra.output_height;
@@ -692,10 +804,16 @@ dy_status dy_emit_roi_align(dy_cg_ctx *ctx, dy_error *err) {
     return dy_cg_type_error(ctx, err, DY_STATUS_INVALID_ARGUMENT, "spatial_scale");
   snprintf(nr, sizeof nr, "%s", dy_cg_dim(ctx, ro, 0));
   snprintf(nn, sizeof nn, "%s", dy_cg_dim(ctx, x, 0));
-  L("/* roi_align (%s, onnxruntime's sampling): every batch index first */", avg ? "avg" : "max");
+  const char *in_x = bwd ? "in3" : "in0", *bi = "in2";
+  L("/* roi_align%s (%s, onnxruntime's sampling): every batch index first */",
+    bwd ? "_grad" : "", avg ? "avg" : "max");
   L("for (int64_t r = 0; r < %s; r++)", nr);
-  L("  if (in2[r] < 0 || in2[r] >= %s)", nn);
+  L("  if (%s[r] < 0 || %s[r] >= %s)", bi, bi, nn);
   L("    return 1;");
+  if (bwd) {
+    L("for (int64_t i = 0; i < %s * %lld; i++)", nn, C * H * W);
+    L("  out0[i] = 0.0f;");
+  }
   L("for (int64_t r = 0; r < %s; r++) {", nr);
   ctx->indent++;
   L("const float *q = in1 + r * 4;");
@@ -717,18 +835,33 @@ dy_status dy_emit_roi_align(dy_cg_ctx *ctx, dy_error *err) {
   if (avg)
     L("const float count = (float)(gh * gw > 1 ? gh * gw : 1);");
   L("for (int64_t ch = 0; ch < %lld; ch++) {", C);
-  L("  const float *x = in0 + (in2[r] * %lld + ch) * %lld;", C, H * W);
+  if (!(bwd && avg))
+    L("  const float *x = %s + (%s[r] * %lld + ch) * %lld;", in_x, bi, C, H * W);
+  if (bwd)
+    L("  float *gx = out0 + (%s[r] * %lld + ch) * %lld;", bi, C, H * W);
   L("  for (int64_t ph = 0; ph < %lld; ph++)", oh);
   L("    for (int64_t pw = 0; pw < %lld; pw++) {", ow);
   ctx->indent += 3;
-  L("float acc = 0.0f;");
+  if (bwd)
+    L("const float g = in0[((r * %lld + ch) * %lld + ph) * %lld + pw];", C, oh, ow);
+  if (!(bwd && avg))
+    L("float acc = 0.0f;");
   if (!avg)
     L("int first = 1;");
+  if (bwd && !avg) {
+    L("int64_t win = -1;");
+    L("float win_w = 0.0f;");
+  }
   L("for (int64_t iy = 0; iy < gh; iy++) {");
   L("  const float yy0 = sh + (float)ph * bh + ((float)iy + 0.5f) * bh / (float)gh;");
   L("  for (int64_t ix = 0; ix < gw; ix++) {");
   L("    const float xx0 = sw + (float)pw * bw + ((float)ix + 0.5f) * bw / (float)gw;");
-  L("    float t = 0.0f;");
+  if (!(bwd && avg))
+    L("    float t = 0.0f;");
+  if (bwd && !avg) {
+    L("    int64_t tk = -1;");
+    L("    float tw = 0.0f;");
+  }
   L("    if (!(yy0 < -1.0f || yy0 > %lld.0f || xx0 < -1.0f || xx0 > %lld.0f)) {", H, W);
   L("      float yy = yy0 <= 0.0f ? 0.0f : yy0, xx = xx0 <= 0.0f ? 0.0f : xx0;");
   L("      int64_t yl = (int64_t)yy, xl = (int64_t)xx, yh, xh;");
@@ -746,31 +879,70 @@ dy_status dy_emit_roi_align(dy_cg_ctx *ctx, dy_error *err) {
   L("      }");
   L("      const float ly = yy - (float)yl, lx = xx - (float)xl;");
   L("      const float hy = 1.0f - ly, hx = 1.0f - lx;");
-  L("      const float v1 = hy * hx * x[yl * %lld + xl], v2 = hy * lx * x[yl * %lld + xh];", W, W);
-  L("      const float v3 = ly * hx * x[yh * %lld + xl], v4 = ly * lx * x[yh * %lld + xh];", W, W);
-  if (avg) {
-    L("      t = v1 + v2 + v3 + v4;");
+  if (bwd) {
+    L("      const int64_t k[4] = {yl * %lld + xl, yl * %lld + xh, yh * %lld + xl, "
+      "yh * %lld + xh};", W, W, W, W);
+    L("      const float w[4] = {hy * hx, hy * lx, ly * hx, ly * lx};");
+    if (avg) {
+      L("      for (int j = 0; j < 4; j++)");
+      L("        gx[k[j]] += w[j] * g / count;");
+    } else {
+      L("      t = w[0] * x[k[0]], tk = k[0], tw = w[0];");
+      L("      for (int j = 1; j < 4; j++)");
+      L("        if (!(t > w[j] * x[k[j]]))");
+      L("          t = w[j] * x[k[j]], tk = k[j], tw = w[j];");
+    }
   } else {
-    L("      t = v1 > v2 ? v1 : v2;");
-    L("      t = t > v3 ? t : v3;");
-    L("      t = t > v4 ? t : v4;");
+    L("      const float v1 = hy * hx * x[yl * %lld + xl], v2 = hy * lx * x[yl * %lld + xh];", W,
+      W);
+    L("      const float v3 = ly * hx * x[yh * %lld + xl], v4 = ly * lx * x[yh * %lld + xh];", W,
+      W);
+    if (avg) {
+      L("      t = v1 + v2 + v3 + v4;");
+    } else {
+      L("      t = v1 > v2 ? v1 : v2;");
+      L("      t = t > v3 ? t : v3;");
+      L("      t = t > v4 ? t : v4;");
+    }
   }
   L("    }");
   if (avg) {
-    L("    acc += t;");
+    if (!bwd)
+      L("    acc += t;");
   } else {
-    L("    if (first || t > acc)");
-    L("      acc = t;");
+    if (bwd) {
+      L("    if (first || t > acc) {");
+      L("      acc = t;");
+      L("      win = tk;");
+      L("      win_w = tw;");
+      L("    }");
+    } else {
+      L("    if (first || t > acc)");
+      L("      acc = t;");
+    }
     L("    first = 0;");
   }
   L("  }");
   L("}");
-  L("out0[((r * %lld + ch) * %lld + ph) * %lld + pw] = %s;", C, oh, ow,
-    avg ? "acc / count" : "acc");
+  if (!bwd)
+    L("out0[((r * %lld + ch) * %lld + ph) * %lld + pw] = %s;", C, oh, ow,
+      avg ? "acc / count" : "acc");
+  else if (!avg)
+    L("if (win >= 0)");
+  if (bwd && !avg)
+    L("  gx[win] += win_w * g;");
   ctx->indent -= 3;
   L("    }");
   L("}");
   ctx->indent--;
   L("}");
   return DY_OK;
+}
+
+dy_status dy_emit_roi_align(dy_cg_ctx *ctx, dy_error *err) {
+  return emit_roi_align(ctx, err, false);
+}
+
+dy_status dy_emit_roi_align_grad(dy_cg_ctx *ctx, dy_error *err) {
+  return emit_roi_align(ctx, err, true);
 }

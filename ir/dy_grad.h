@@ -86,7 +86,8 @@ dy_status dy_grad_op(dy_gb *b, const dy_op *op, const int *x, const int *y,
 
 /* True when a gradient can flow into input i of kind k: a differentiable
  * op and an f32 input that is not an index, mask or shape operand (the
- * rule's own business: e.g. gather's indices, where's condition). */
+ * rule's own business: e.g. gather's indices, where's condition), nor
+ * sampling coordinates (grid_sample's grid, roi_align's rois). */
 bool dy_grad_input_is_differentiable(dy_op_kind k, int i, dy_dtype t);
 
 /* ------------------------------------------------------------------ */

@@ -27,7 +27,10 @@ const dy_grad_fn dy_grad_table[DY_OP_COUNT] = {
 };
 
 bool dy_grad_input_is_differentiable(dy_op_kind k, int i, dy_dtype t) {
-  (void)i;
+  /* sampling coordinates: only the feature map gets a gradient (as
+   * Paddle's roi_align; grid_sample's grid gradient is not written) */
+  if (i == 1 && (k == DY_OP_GRID_SAMPLE || k == DY_OP_ROI_ALIGN))
+    return false;
   return t == DY_F32 && dy_grad_table[k] != NULL;
 }
 

@@ -15,6 +15,9 @@
  *   scatter_nd(x, idx, upd; reduction)              -> x's type
  *   top_k(x; k, axis, largest)   f32 or i64 -> i64 indices, axis extent k
  *   det(x)                       f32 [..., n, n] -> [...]
+ *   inverse(x)                   f32 [..., n, n] -> x's type
+ *   grid_sample_grad(dy, grid, x), roi_align_grad(dy, rois, bi, x)
+ *                                dy of the forward op's output type -> x's
  */
 #include <string.h>
 
@@ -329,23 +332,42 @@ dy_status dy_infer_top_k(const dy_op *op, const dy_type *in, int n, dy_type *out
   return DY_OK;
 }
 
-/* det(x): the determinant of each trailing n x n matrix (f32; LU with
- * partial pivoting, in double), n static and at most DET_MAX_N. */
-dy_status dy_infer_det(const dy_op *op, const dy_type *in, int n, dy_type *out,
-                       dy_error *err) {
-  dy_status s = need_dtype(op, &in[0], "input", M_F32, err);
+/* f32 [..., n, n] with n static and at most DET_MAX_N (det, inverse). */
+static dy_status square_matrices(const dy_op *op, const dy_type *x, dy_error *err) {
+  dy_status s = need_dtype(op, x, "input", M_F32, err);
   if (s)
     return s;
-  const dy_type *x = &in[0];
   char ts[128];
   if (x->rank < 2 || x->shape[x->rank - 1] != x->shape[x->rank - 2] ||
       x->shape[x->rank - 1] < 1 || x->shape[x->rank - 1] > DET_MAX_N)
     return dy_error_at(err, op, x->rank >= 2 && x->shape[x->rank - 1] > DET_MAX_N
                                     ? DY_STATUS_UNSUPPORTED : DY_STATUS_SHAPE_MISMATCH,
-                       "det: needs [..., n, n] with static 1 <= n <= %d, got %s", DET_MAX_N,
-                       dy_type_str(x, ts, sizeof ts));
-  *out = *x;
+                       "%s: needs [..., n, n] with static 1 <= n <= %d, got %s", OPNAME(op),
+                       DET_MAX_N, dy_type_str(x, ts, sizeof ts));
+  return DY_OK;
+}
+
+/* det(x): the determinant of each trailing n x n matrix (f32; LU with
+ * partial pivoting, in double), n static and at most DET_MAX_N. */
+dy_status dy_infer_det(const dy_op *op, const dy_type *in, int n, dy_type *out,
+                       dy_error *err) {
+  dy_status s = square_matrices(op, &in[0], err);
+  if (s)
+    return s;
+  *out = in[0];
   out->rank -= 2;
+  return DY_OK;
+}
+
+/* inverse(x): the inverse of each trailing n x n matrix (f32;
+ * Gauss-Jordan with partial pivoting, in double), n as det's. A singular
+ * matrix divides by its zero pivot: inf / NaN, as 1 / 0. */
+dy_status dy_infer_inverse(const dy_op *op, const dy_type *in, int n, dy_type *out,
+                           dy_error *err) {
+  dy_status s = square_matrices(op, &in[0], err);
+  if (s)
+    return s;
+  *out = in[0];
   return DY_OK;
 }
 
@@ -417,4 +439,35 @@ dy_status dy_infer_roi_align(const dy_op *op, const dy_type *in, int n, dy_type 
       return shape_error(op, "C, H, W must be static and non-empty", x, r, err);
   *out = (dy_type){.dtype = DY_F32, .rank = 4, .shape = {r->shape[0], x->shape[1], oh, ow}};
   return DY_OK;
+}
+
+/* grid_sample_grad(dy, grid, x) and roi_align_grad(dy, rois, batch_index,
+ * x): the forward op's rules over (x, grid) or (x, rois, batch_index), dy
+ * its output's type; the gradient has x's. */
+static dy_status sampling_grad(const dy_op *op, const dy_type *in, int n_fwd,
+                               dy_infer_fn fwd, dy_type *out, dy_error *err) {
+  dy_type fin[3], want;
+  fin[0] = in[n_fwd];
+  for (int i = 1; i < n_fwd; i++)
+    fin[i] = in[i];
+  dy_status s = fwd(op, fin, n_fwd, &want, err);
+  if (s)
+    return s;
+  if (!dy_type_equal(&want, &in[0]))
+    return shape_error(op, "the gradient must have the forward op's output type", &in[0],
+                       &want, err);
+  *out = in[n_fwd];
+  return DY_OK;
+}
+
+dy_status dy_infer_grid_sample_grad(const dy_op *op, const dy_type *in, int n, dy_type *out,
+                                    dy_error *err) {
+  (void)n;
+  return sampling_grad(op, in, 2, dy_infer_grid_sample, out, err);
+}
+
+dy_status dy_infer_roi_align_grad(const dy_op *op, const dy_type *in, int n, dy_type *out,
+                                  dy_error *err) {
+  (void)n;
+  return sampling_grad(op, in, 3, dy_infer_roi_align, out, err);
 }

@@ -74,8 +74,12 @@ dy_tensor *dy_scatter_nd_at(dy_tensor *x, dy_tensor *index, dy_tensor *updates,
 dy_tensor *dy_top_k_at(dy_tensor *x, int64_t k, int axis, bool largest, dy_srcloc loc);
 /* Determinants of the trailing n x n matrices (f32, n <= 64). */
 dy_tensor *dy_det_at(dy_tensor *x, dy_srcloc loc);
+/* Inverses of the trailing n x n matrices (f32, n <= 64; a singular one
+ * gives inf / NaN). */
+dy_tensor *dy_inverse_at(dy_tensor *x, dy_srcloc loc);
 
 #define dy_top_k(x, k, axis, largest) dy_top_k_at((x), (k), (axis), (largest), DY_HERE)
 #define dy_det(x) dy_det_at((x), DY_HERE)
+#define dy_inverse(x) dy_inverse_at((x), DY_HERE)
 
 #endif

@@ -25,6 +25,14 @@
  *                    that ranks after pass j-1's pick, in the order
  *                    (value, then lower index first), NaN above any number
  *   det              LU with partial pivoting in double
+ *   inverse          Gauss-Jordan with partial pivoting in double: for
+ *                    each column the largest pivot (the first on ties)
+ *                    swapped up, its row divided by it, the column
+ *                    eliminated from every other row (a zero pivot: the
+ *                    division makes inf / NaN)
+ *   grid_sample_grad, roi_align_grad
+ *                    the forward's sampling, each output's gradient added
+ *                    to the taps it read times their weights
  */
 #include <math.h>
 #include <string.h>
@@ -467,6 +475,16 @@ dy_status dy_kernel_top_k(const dy_op *op, dy_tensor *const *in, int n_in,
 /* det                                                                 */
 /* ------------------------------------------------------------------ */
 
+/* The row at or below c with the largest |a[r][c]| (the first on ties). */
+static int64_t pivot_row(const double *a, int64_t n, int64_t c) {
+  int64_t p = c;
+  for (int64_t r = c + 1; r < n; r++)
+    if ((a[r * n + c] < 0.0 ? -a[r * n + c] : a[r * n + c]) >
+        (a[p * n + c] < 0.0 ? -a[p * n + c] : a[p * n + c]))
+      p = r;
+  return p;
+}
+
 dy_status dy_kernel_det(const dy_op *op, dy_tensor *const *in, int n_in,
                         dy_tensor *const *out, dy_error *err) {
   dy_status s = kcheck(op, in, n_in, 1, out, err);
@@ -481,11 +499,7 @@ dy_status dy_kernel_det(const dy_op *op, dy_tensor *const *in, int n_in,
       a[i] = x[i];
     double det = 1.0;
     for (int64_t c = 0; c < n; c++) {
-      int64_t p = c;
-      for (int64_t r = c + 1; r < n; r++)
-        if ((a[r * n + c] < 0.0 ? -a[r * n + c] : a[r * n + c]) >
-            (a[p * n + c] < 0.0 ? -a[p * n + c] : a[p * n + c]))
-          p = r;
+      int64_t p = pivot_row(a, n, c);
       if (a[p * n + c] == 0.0) {
         det = 0.0;
         break;
@@ -506,6 +520,56 @@ dy_status dy_kernel_det(const dy_op *op, dy_tensor *const *in, int n_in,
       }
     }
     ((float *)out[0]->data)[m] = (float)det;
+  }
+  return DY_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* inverse                                                             */
+/* ------------------------------------------------------------------ */
+
+dy_status dy_kernel_inverse(const dy_op *op, dy_tensor *const *in, int n_in,
+                            dy_tensor *const *out, dy_error *err) {
+  dy_status s = kcheck(op, in, n_in, 1, out, err);
+  if (s != DY_OK)
+    return s;
+  const dy_type *t = &in[0]->type;
+  int64_t n = t->shape[t->rank - 1], count = dy_tensor_numel(out[0]) / (n * n);
+  double a[64 * 64], v[64 * 64];
+  for (int64_t m = 0; m < count; m++) {
+    const float *x = (const float *)in[0]->data + m * n * n;
+    for (int64_t i = 0; i < n * n; i++) {
+      a[i] = x[i];
+      v[i] = i / n == i % n ? 1.0 : 0.0;
+    }
+    for (int64_t c = 0; c < n; c++) {
+      int64_t p = pivot_row(a, n, c);
+      for (int64_t j = 0; j < n; j++) {
+        double w = a[c * n + j];
+        a[c * n + j] = a[p * n + j];
+        a[p * n + j] = w;
+        w = v[c * n + j];
+        v[c * n + j] = v[p * n + j];
+        v[p * n + j] = w;
+      }
+      double d = a[c * n + c];
+      for (int64_t j = 0; j < n; j++) {
+        a[c * n + j] /= d;
+        v[c * n + j] /= d;
+      }
+      for (int64_t r = 0; r < n; r++) {
+        double f = a[r * n + c];
+        if (r == c || f == 0.0)
+          continue;
+        for (int64_t j = 0; j < n; j++) {
+          a[r * n + j] -= f * a[c * n + j];
+          v[r * n + j] -= f * v[c * n + j];
+        }
+      }
+    }
+    float *y = (float *)out[0]->data + m * n * n;
+    for (int64_t i = 0; i < n * n; i++)
+      y[i] = (float)v[i];
   }
   return DY_OK;
 }
@@ -565,21 +629,27 @@ static float gs_round_even(float v) {
   return r - v == 0.5f ? 2.0f * floorf(r * 0.5f) : r;
 }
 
-dy_status dy_kernel_grid_sample(const dy_op *op, dy_tensor *const *in, int n_in,
-                                dy_tensor *const *out, dy_error *err) {
-  dy_status s = kcheck(op, in, n_in, 2, out, err);
-  if (s != DY_OK)
-    return s;
+/* x[yy][xx] += v on an h x w plane, nothing outside (grid_sample_grad). */
+static void gs_add(float *x, int64_t h, int64_t w, int64_t yy, int64_t xx, float v) {
+  if (xx >= 0 && xx < w && yy >= 0 && yy < h)
+    x[yy * w + xx] += v;
+}
+
+/* grid_sample of x ([N,C,H,W] of type xt) at grid into y; or, with dyd
+ * and dx (zeroed) instead of x and y, its gradient with respect to x:
+ * each output's gradient added to the taps it read, times their weights
+ * (grid_sample_grad). */
+static void grid_sample_run(const dy_op *op, const dy_type *xt, const float *grid,
+                            int64_t P, const float *xd, float *y, const float *dyd,
+                            float *dx) {
   dy_grid_sample_attrs a = dy_grid_sample_attrs_get(op);
   int mode = strcmp(a.mode, "nearest") == 0 ? 1 : strcmp(a.mode, "bicubic") == 0 ? 2 : 0;
   int pad = strcmp(a.padding_mode, "border") == 0       ? GS_BORDER
             : strcmp(a.padding_mode, "reflection") == 0 ? GS_REFLECTION
                                                         : GS_ZEROS;
   bool ac = a.align_corners != 0;
-  const int64_t *xs = in[0]->type.shape, *gsh = in[1]->type.shape;
-  int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3], P = gsh[1] * gsh[2];
-  const float *grid = in[1]->data, *xd = in[0]->data;
-  float *y = out[0]->data;
+  const int64_t *xs = xt->shape;
+  int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3];
   for (int64_t b = 0; b < N; b++)
     for (int64_t p = 0; p < P; p++) {
       const float gx = grid[(b * P + p) * 2], gy = grid[(b * P + p) * 2 + 1];
@@ -592,35 +662,76 @@ dy_status dy_kernel_grid_sample(const dy_op *op, dy_tensor *const *in, int n_in,
         iy = gs_pad(iy, H, pad, ac);
       }
       for (int64_t ch = 0; ch < C; ch++) {
-        const float *x = xd + (b * C + ch) * H * W;
-        float v;
+        const float *x = xd ? xd + (b * C + ch) * H * W : NULL;
+        float *gxd = dx ? dx + (b * C + ch) * H * W : NULL;
+        const float g = dyd ? dyd[(b * C + ch) * P + p] : 0.0f;
+        float v = 0.0f;
         if (mode == 0) {
           const float fx = floorf(ix), fy = floorf(iy);
           const int64_t x0 = (int64_t)fx, y0 = (int64_t)fy;
           const float tx = ix - fx, ty = iy - fy;
-          v = gs_at(x, H, W, y0, x0) * (1.0f - tx) * (1.0f - ty) +
-              gs_at(x, H, W, y0, x0 + 1) * tx * (1.0f - ty) +
-              gs_at(x, H, W, y0 + 1, x0) * (1.0f - tx) * ty +
-              gs_at(x, H, W, y0 + 1, x0 + 1) * tx * ty;
+          if (gxd) {
+            gs_add(gxd, H, W, y0, x0, (1.0f - tx) * (1.0f - ty) * g);
+            gs_add(gxd, H, W, y0, x0 + 1, tx * (1.0f - ty) * g);
+            gs_add(gxd, H, W, y0 + 1, x0, (1.0f - tx) * ty * g);
+            gs_add(gxd, H, W, y0 + 1, x0 + 1, tx * ty * g);
+          } else {
+            v = gs_at(x, H, W, y0, x0) * (1.0f - tx) * (1.0f - ty) +
+                gs_at(x, H, W, y0, x0 + 1) * tx * (1.0f - ty) +
+                gs_at(x, H, W, y0 + 1, x0) * (1.0f - tx) * ty +
+                gs_at(x, H, W, y0 + 1, x0 + 1) * tx * ty;
+          }
         } else if (mode == 1) {
-          v = gs_at(x, H, W, (int64_t)gs_round_even(iy), (int64_t)gs_round_even(ix));
+          const int64_t yy = (int64_t)gs_round_even(iy), xx = (int64_t)gs_round_even(ix);
+          if (gxd)
+            gs_add(gxd, H, W, yy, xx, g);
+          else
+            v = gs_at(x, H, W, yy, xx);
         } else {
           const float fx = floorf(ix), fy = floorf(iy);
           float wx[4], wy[4];
           gs_cubic(ix - fx, wx);
           gs_cubic(iy - fy, wy);
-          v = 0.0f;
           for (int j = 0; j < 4; j++) {
             const int64_t yy = (int64_t)gs_pad(fy - 1.0f + (float)j, H, pad, ac);
             float row = 0.0f;
-            for (int i = 0; i < 4; i++)
-              row += wx[i] * gs_at(x, H, W, yy, (int64_t)gs_pad(fx - 1.0f + (float)i, W, pad, ac));
+            for (int i = 0; i < 4; i++) {
+              const int64_t xx = (int64_t)gs_pad(fx - 1.0f + (float)i, W, pad, ac);
+              if (gxd)
+                gs_add(gxd, H, W, yy, xx, wy[j] * wx[i] * g);
+              else
+                row += wx[i] * gs_at(x, H, W, yy, xx);
+            }
             v += wy[j] * row;
           }
         }
-        y[(b * C + ch) * P + p] = v;
+        if (y)
+          y[(b * C + ch) * P + p] = v;
       }
     }
+}
+
+dy_status dy_kernel_grid_sample(const dy_op *op, dy_tensor *const *in, int n_in,
+                                dy_tensor *const *out, dy_error *err) {
+  dy_status s = kcheck(op, in, n_in, 2, out, err);
+  if (s != DY_OK)
+    return s;
+  const int64_t *gsh = in[1]->type.shape;
+  grid_sample_run(op, &in[0]->type, in[1]->data, gsh[1] * gsh[2], in[0]->data,
+                  out[0]->data, NULL, NULL);
+  return DY_OK;
+}
+
+/* grid_sample_grad(dy, grid, x): x is read for its shape only */
+dy_status dy_kernel_grid_sample_grad(const dy_op *op, dy_tensor *const *in, int n_in,
+                                     dy_tensor *const *out, dy_error *err) {
+  dy_status s = kcheck(op, in, n_in, 3, out, err);
+  if (s != DY_OK)
+    return s;
+  const int64_t *gsh = in[1]->type.shape;
+  memset(out[0]->data, 0, out[0]->nbytes);
+  grid_sample_run(op, &in[2]->type, in[1]->data, gsh[1] * gsh[2], NULL, NULL, in[0]->data,
+                  out[0]->data);
   return DY_OK;
 }
 
@@ -628,27 +739,21 @@ dy_status dy_kernel_grid_sample(const dy_op *op, dy_tensor *const *in, int n_in,
 /* roi_align                                                           */
 /* ------------------------------------------------------------------ */
 
-/* onnxruntime's RoiAlign, in float, as emit_extra.c writes it. */
-dy_status dy_kernel_roi_align(const dy_op *op, dy_tensor *const *in, int n_in,
-                              dy_tensor *const *out, dy_error *err) {
-  dy_status s = kcheck(op, in, n_in, 3, out, err);
-  if (s != DY_OK)
-    return s;
-  const int64_t *xs = in[0]->type.shape;
-  int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3], R = in[1]->type.shape[0];
+/* onnxruntime's RoiAlign, in float, as emit_extra.c writes it: into y;
+ * or (dy and dx given, dx zeroed) its gradient with respect to x: each
+ * output's gradient added to the taps of its samples times their weights
+ * (avg: over the count; max: to the one weighted tap that won). x is read
+ * by the forward and by max's gradient. */
+static void roi_align_run(const dy_op *op, const dy_type *xt, const float *rois,
+                          const int64_t *bi, int64_t R, const float *xd, float *y,
+                          const float *dyd, float *dx) {
+  const int64_t *xs = xt->shape;
+  int64_t C = xs[1], H = xs[2], W = xs[3];
   dy_roi_align_attrs a = dy_roi_align_attrs_get(op);
   int64_t oh = a.output_height, ow = a.output_width, sr = a.sampling_ratio;
   bool half = a.half_pixel != 0;
   bool avg = strcmp(a.mode, "avg") == 0;
   const float scale = (float)a.spatial_scale;
-  const float *rois = in[1]->data, *xd = in[0]->data;
-  const int64_t *bi = in[2]->data;
-  for (int64_t r = 0; r < R; r++)
-    if (bi[r] < 0 || bi[r] >= N)
-      return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
-                         "roi_align: batch index %lld (roi %lld) is out of range for %lld "
-                         "images", (long long)bi[r], (long long)r, (long long)N);
-  float *y = out[0]->data;
   const float off = half ? 0.5f : 0.0f;
   for (int64_t r = 0; r < R; r++) {
     const float *q = rois + r * 4;
@@ -663,16 +768,22 @@ dy_status dy_kernel_roi_align(const dy_op *op, dy_tensor *const *in, int n_in,
     const int64_t gw = sr > 0 ? sr : (int64_t)ceilf(rw / (float)ow);
     const float count = (float)(gh * gw > 1 ? gh * gw : 1);
     for (int64_t ch = 0; ch < C; ch++) {
-      const float *x = xd + (bi[r] * C + ch) * H * W;
+      const int64_t plane = (bi[r] * C + ch) * H * W;
+      const float *x = xd ? xd + plane : NULL;
+      float *gx = dx ? dx + plane : NULL;
       for (int64_t ph = 0; ph < oh; ph++)
         for (int64_t pw = 0; pw < ow; pw++) {
-          float acc = 0.0f;
+          const int64_t o = ((r * C + ch) * oh + ph) * ow + pw;
+          const float g = dyd ? dyd[o] : 0.0f;
+          float acc = 0.0f, win_w = 0.0f;
+          int64_t win = -1; /* max's gradient: the winning tap */
           bool first = true;
           for (int64_t iy = 0; iy < gh; iy++) {
             const float yy0 = sh + (float)ph * bh + ((float)iy + 0.5f) * bh / (float)gh;
             for (int64_t ix = 0; ix < gw; ix++) {
               const float xx0 = sw + (float)pw * bw + ((float)ix + 0.5f) * bw / (float)gw;
-              float t = 0.0f;
+              float t = 0.0f, tw = 0.0f;
+              int64_t tk = -1;
               if (!(yy0 < -1.0f || yy0 > (float)H || xx0 < -1.0f || xx0 > (float)W)) {
                 float yy = yy0 <= 0.0f ? 0.0f : yy0, xx = xx0 <= 0.0f ? 0.0f : xx0;
                 int64_t yl = (int64_t)yy, xl = (int64_t)xx, yh, xh;
@@ -690,26 +801,69 @@ dy_status dy_kernel_roi_align(const dy_op *op, dy_tensor *const *in, int n_in,
                 }
                 const float ly = yy - (float)yl, lx = xx - (float)xl;
                 const float hy = 1.0f - ly, hx = 1.0f - lx;
-                const float v1 = hy * hx * x[yl * W + xl], v2 = hy * lx * x[yl * W + xh];
-                const float v3 = ly * hx * x[yh * W + xl], v4 = ly * lx * x[yh * W + xh];
-                if (avg) {
-                  t = v1 + v2 + v3 + v4;
+                const int64_t k[4] = {yl * W + xl, yl * W + xh, yh * W + xl, yh * W + xh};
+                const float w[4] = {hy * hx, hy * lx, ly * hx, ly * lx};
+                if (avg && gx) {
+                  for (int j = 0; j < 4; j++)
+                    gx[k[j]] += w[j] * g / count;
+                } else if (avg) {
+                  t = w[0] * x[k[0]] + w[1] * x[k[1]] + w[2] * x[k[2]] + w[3] * x[k[3]];
                 } else {
-                  t = v1 > v2 ? v1 : v2;
-                  t = t > v3 ? t : v3;
-                  t = t > v4 ? t : v4;
+                  /* t = t > v ? t : v over the taps, as the forward */
+                  t = w[0] * x[k[0]], tk = k[0], tw = w[0];
+                  for (int j = 1; j < 4; j++)
+                    if (!(t > w[j] * x[k[j]]))
+                      t = w[j] * x[k[j]], tk = k[j], tw = w[j];
                 }
               }
-              if (avg)
+              if (avg) {
                 acc += t;
-              else if (first || t > acc)
+              } else if (first || t > acc) {
                 acc = t;
+                win = tk;
+                win_w = tw;
+              }
               first = false;
             }
           }
-          y[((r * C + ch) * oh + ph) * ow + pw] = avg ? acc / count : acc;
+          if (y)
+            y[o] = avg ? acc / count : acc;
+          else if (!avg && win >= 0)
+            gx[win] += win_w * g;
         }
     }
   }
+}
+
+/* Every batch index in [0, N). */
+static dy_status roi_check(const dy_op *op, const dy_tensor *bt, int64_t N, dy_error *err) {
+  const int64_t *bi = bt->data;
+  for (int64_t r = 0; r < bt->type.shape[0]; r++)
+    if (bi[r] < 0 || bi[r] >= N)
+      return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                         "%s: batch index %lld (roi %lld) is out of range for %lld "
+                         "images", op_name(op), (long long)bi[r], (long long)r, (long long)N);
+  return DY_OK;
+}
+
+dy_status dy_kernel_roi_align(const dy_op *op, dy_tensor *const *in, int n_in,
+                              dy_tensor *const *out, dy_error *err) {
+  dy_status s = kcheck(op, in, n_in, 3, out, err);
+  if (s != DY_OK || (s = roi_check(op, in[2], in[0]->type.shape[0], err)))
+    return s;
+  roi_align_run(op, &in[0]->type, in[1]->data, in[2]->data, in[1]->type.shape[0],
+                in[0]->data, out[0]->data, NULL, NULL);
+  return DY_OK;
+}
+
+/* roi_align_grad(dy, rois, batch_index, x) */
+dy_status dy_kernel_roi_align_grad(const dy_op *op, dy_tensor *const *in, int n_in,
+                                   dy_tensor *const *out, dy_error *err) {
+  dy_status s = kcheck(op, in, n_in, 4, out, err);
+  if (s != DY_OK || (s = roi_check(op, in[2], in[3]->type.shape[0], err)))
+    return s;
+  memset(out[0]->data, 0, out[0]->nbytes);
+  roi_align_run(op, &in[3]->type, in[1]->data, in[2]->data, in[1]->type.shape[0],
+                in[3]->data, NULL, in[0]->data, out[0]->data);
   return DY_OK;
 }

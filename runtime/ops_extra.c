@@ -63,3 +63,7 @@ dy_tensor *dy_top_k_at(dy_tensor *x, int64_t k, int axis, bool largest, dy_srclo
 dy_tensor *dy_det_at(dy_tensor *x, dy_srcloc loc) {
   return dy_apply(DY_OP_DET, IN1(x), 1, NULL, 0, loc);
 }
+
+dy_tensor *dy_inverse_at(dy_tensor *x, dy_srcloc loc) {
+  return dy_apply(DY_OP_INVERSE, IN1(x), 1, NULL, 0, loc);
+}

@@ -52,6 +52,9 @@ static const float p_x[] = {1, 2, 3, 4, 5, 6};                    /* [2,3] */
 static const float prod_rows[] = {6, 120};
 static const float prod_cols[] = {4, 10, 18};
 static const float prod_all[] = {720};
+/* zeros: one in a row (its gradient is the others' product), two, none */
+static const float p0_x[] = {0, 2, 3, 0, 0, 5, 1, 2, 4};          /* [3,3] */
+static const float prod0_rows[] = {0, 0, 8};
 
 static const float cs_x[] = {1, 2, 3, 4, 5, 6};                   /* [2,3] */
 static const float cs_y[] = {1, 3, 6, 4, 9, 15};                  /* axis 1 */
@@ -69,6 +72,10 @@ static const float se_upd[] = {1.1f, 2.1f, 3.5f};
 static const float se_none_y[] = {1, 3.5f, 3, 2.1f, 5};           /* the last write wins */
 static const float se_add_y[] = {1, 6.6f, 3, 6.1f, 5};
 static const float se_max_y[] = {1, 3.5f, 3, 4, 5};
+static const float se_upd0[] = {0, 2, 3};                         /* a zero update */
+static const float se_mul0_y[] = {1, 0, 3, 8, 5};
+static const float se_upd_min[] = {1.5f, 4, 0.5f};                /* a tie with x at 3 */
+static const float se_min_y[] = {1, 0.5f, 3, 4, 5};
 
 static const float gn_x[] = {0, 1, 2, 3, 4, 5, 6, 7};             /* [2,2,2] */
 static const int64_t gn_idx[] = {0, 1, 1, 0};                     /* [2,1,2] */
@@ -94,6 +101,10 @@ static const float det3_x[] = {2, -1, 0, -1, 2, -1, 0, -1, 2};    /* [3,3] */
 static const float det3_y[] = {4};
 static const float det_sing_x[] = {1, 2, 2, 4};
 static const float det_sing_y[] = {0};
+static const float inv2_x[] = {4, 7, 2, 6, 2, 0, 0, 0.5f};         /* [2,2,2] */
+static const float inv2_y[] = {0.6f, -0.7f, -0.2f, 0.4f, 0.5f, 0, 0, 2};
+static const float inv3_x[] = {0, 1, 2, 1, 0, 3, 4, -3, 8};       /* [3,3], pivots */
+static const float inv3_y[] = {-4.5f, 7, -1.5f, -2, 4, -1, 1.5f, -2, 0.5f};
 
 /* ONNX's GridSample node tests: X 0..5 as [1,1,3,2], one grid */
 static const float gs_x[] = {0, 1, 2, 3, 4, 5};
@@ -118,6 +129,11 @@ static const int64_t ra_bad[] = {0, 1};
 /* output_half_pixel, 1x1 bins, sampling 1: one sample at the bin centre
  * (x, y) = (0.75, 0.75) + 1.5 (i, j) -> 4 y + x for roi 0; roi 1 is 1 x 1
  * at (1, 1): samples at 1.25 and 1.75 */
+/* grid_sample_grad: one point at the centre of a 2 x 2 plane, bilinear
+ * with align_corners: a quarter of dy to each pixel */
+static const float gsg_dy[] = {4};
+static const float gsg_grid[] = {0, 0};
+static const float gsg_y[] = {1, 1, 1, 1};
 static const float ra_y[] = {3.75f, 5.25f, 9.75f, 11.25f, 6.25f, 6.75f, 8.25f, 8.75f};
 
 #define GS(m, p, ac)                                                          \
@@ -173,9 +189,11 @@ static const dy_op_case cases[] = {
     {.label = "mod i64 [3,1] % [4] weight", .kind = DY_OP_MOD, .n_in = 2,
      .in = {I64(2, 3, 1), I64(1, 4)}, .consts = 2, FMOD(1), .lo = -20, .hi = 20},
     {.label = "mod fmod f32 large quotients, zero, infinities (exact)", .kind = DY_OP_MOD,
-     .n_in = 2, .in = {F32(1, 8), F32(1, 8)}, FMOD(1), .data = {mod_big_a, mod_big_b}},
+     .n_in = 2, .in = {F32(1, 8), F32(1, 8)}, FMOD(1), .data = {mod_big_a, mod_big_b},
+     .no_grad = true},
     {.label = "mod python f32 large quotients, zero, infinities", .kind = DY_OP_MOD, .n_in = 2,
-     .in = {F32(1, 8), F32(1, 8)}, FMOD(0), .data = {mod_big_a, mod_big_b}},
+     .in = {F32(1, 8), F32(1, 8)}, FMOD(0), .data = {mod_big_a, mod_big_b},
+     .no_grad = true},
     {.label = "mod f32 % i64 rejected", .kind = DY_OP_MOD, .n_in = 2,
      .in = {F32(1, 3), I64(1, 3)}, FMOD(1), .expect_error = DY_STATUS_DTYPE_MISMATCH},
     {.label = "mod fmod 2 rejected", .kind = DY_OP_MOD, .n_in = 2, .in = {F32(1, 3), F32(1, 3)},
@@ -188,6 +206,8 @@ static const dy_op_case cases[] = {
      .in = {F32(2, 2, 3)}, PROD(AXES(1, 0), 1), .data = {p_x}, EXPECT(prod_cols)},
     {.label = "reduce_prod all by hand", .kind = DY_OP_REDUCE_PROD, .n_in = 1,
      .in = {F32(2, 2, 3)}, PROD(NO_AXES, 0), .data = {p_x}, EXPECT(prod_all)},
+    {.label = "reduce_prod rows with one, two and no zeros by hand", .kind = DY_OP_REDUCE_PROD,
+     .n_in = 1, .in = {F32(2, 3, 3)}, PROD(AXES(1, 1), 0), .data = {p0_x}, EXPECT(prod0_rows)},
     {.label = "reduce_prod [B,3,5] axes -1,1", .kind = DY_OP_REDUCE_PROD, .n_in = 1,
      .in = {F32(3, -1, 3, 5)}, PROD(AXES(2, -1, 1), 1), .lo = 0.5f, .hi = 1.5f},
     {.label = "reduce_prod [B,4] over the batch", .kind = DY_OP_REDUCE_PROD, .n_in = 1,
@@ -246,6 +266,12 @@ static const dy_op_case cases[] = {
     {.label = "scatter_elements max by hand", .kind = DY_OP_SCATTER_ELEMENTS, .n_in = 3,
      .in = {F32(2, 1, 5), I64(2, 1, 3), F32(2, 1, 3)}, SCAT(1, "max"),
      .data = {se_x, se_idx, se_upd}, EXPECT(se_max_y)},
+    {.label = "scatter_elements mul with a zero update by hand", .kind = DY_OP_SCATTER_ELEMENTS,
+     .n_in = 3, .in = {F32(2, 1, 5), I64(2, 1, 3), F32(2, 1, 3)}, SCAT(1, "mul"),
+     .data = {se_x, se_idx, se_upd0}, EXPECT(se_mul0_y)},
+    {.label = "scatter_elements min with a tie by hand", .kind = DY_OP_SCATTER_ELEMENTS,
+     .n_in = 3, .in = {F32(2, 1, 5), I64(2, 1, 3), F32(2, 1, 3)}, SCAT(1, "min"),
+     .data = {se_x, se_idx, se_upd_min}, EXPECT(se_min_y)},
     {.label = "scatter_elements [B,6,3] axis 1 mul", .kind = DY_OP_SCATTER_ELEMENTS, .n_in = 3,
      .in = {F32(3, -1, 6, 3), I64(3, -1, 4, 2), F32(3, -1, 4, 2)}, SCAT(1, "mul"),
      .lo = -6, .hi = 6},
@@ -321,12 +347,27 @@ static const dy_op_case cases[] = {
     {.label = "det [3,3] by hand (pivoting)", .kind = DY_OP_DET, .n_in = 1, .in = {F32(2, 3, 3)},
      .data = {det3_x}, EXPECT(det3_y), .tol = 1e-5},
     {.label = "det singular by hand", .kind = DY_OP_DET, .n_in = 1, .in = {F32(2, 2, 2)},
-     .data = {det_sing_x}, EXPECT(det_sing_y)},
+     .data = {det_sing_x}, EXPECT(det_sing_y),
+     .no_grad = true /* its gradient goes through the inverse: NaN here */},
     {.label = "det [B,5,5]", .kind = DY_OP_DET, .n_in = 1, .in = {F32(3, -1, 5, 5)},
      .tol = 1e-4},
     {.label = "det [1,1]", .kind = DY_OP_DET, .n_in = 1, .in = {F32(2, 1, 1)}},
     {.label = "det not square rejected", .kind = DY_OP_DET, .n_in = 1, .in = {F32(2, 2, 3)},
      .expect_error = DY_STATUS_SHAPE_MISMATCH},
+
+    /* ---- inverse ---- */
+    {.label = "inverse [2,2,2] by hand", .kind = DY_OP_INVERSE, .n_in = 1,
+     .in = {F32(3, 2, 2, 2)}, .data = {inv2_x}, EXPECT(inv2_y)},
+    {.label = "inverse [3,3] by hand (a zero first pivot)", .kind = DY_OP_INVERSE, .n_in = 1,
+     .in = {F32(2, 3, 3)}, .data = {inv3_x}, EXPECT(inv3_y)},
+    {.label = "inverse [B,4,4]", .kind = DY_OP_INVERSE, .n_in = 1, .in = {F32(3, -1, 4, 4)},
+     .tol = 1e-4},
+    {.label = "inverse [1,1]", .kind = DY_OP_INVERSE, .n_in = 1, .in = {F32(2, 1, 1)},
+     .lo = 0.5f, .hi = 2},
+    {.label = "inverse not square rejected", .kind = DY_OP_INVERSE, .n_in = 1,
+     .in = {F32(3, 2, 3, 2)}, .expect_error = DY_STATUS_SHAPE_MISMATCH},
+    {.label = "inverse of i64 rejected", .kind = DY_OP_INVERSE, .n_in = 1, .in = {I64(2, 2, 2)},
+     .expect_error = DY_STATUS_DTYPE_MISMATCH},
 
     /* ---- grid_sample (ONNX's node tests, their 4-digit values) ---- */
     {.label = "grid_sample bilinear zeros by hand", .kind = DY_OP_GRID_SAMPLE, .n_in = 2,
@@ -376,6 +417,37 @@ static const dy_op_case cases[] = {
     {.label = "roi_align batch index out of range refused", .kind = DY_OP_ROI_ALIGN, .n_in = 3,
      .in = {F32(4, 1, 1, 4, 4), F32(2, 2, 4), I64(1, 2)}, RA("avg", 2, 2, 1, 1.0, 0),
      .data = {ra_x, ra_rois, ra_bad}, .expect_error = DY_STATUS_INVALID_ARGUMENT},
+
+    /* ---- grid_sample_grad(dy, grid, x), roi_align_grad(dy, rois, bi, x) ---- */
+    {.label = "grid_sample_grad bilinear align_corners by hand", .kind = DY_OP_GRID_SAMPLE_GRAD,
+     .n_in = 3, .in = {F32(4, 1, 1, 1, 1), F32(4, 1, 1, 1, 2), F32(4, 1, 1, 2, 2)},
+     GS("bilinear", "zeros", 1), .data = {gsg_dy, gsg_grid}, EXPECT(gsg_y)},
+    {.label = "grid_sample_grad [B,3,5,7] bicubic reflection align_corners",
+     .kind = DY_OP_GRID_SAMPLE_GRAD, .n_in = 3,
+     .in = {F32(4, -1, 3, 4, 6), F32(4, -1, 4, 6, 2), F32(4, -1, 3, 5, 7)},
+     GS("bicubic", "reflection", 1), .lo = -1.5f, .hi = 1.5f, .tol = 1e-4},
+    {.label = "grid_sample_grad [2,2,4,4] nearest border", .kind = DY_OP_GRID_SAMPLE_GRAD,
+     .n_in = 3, .in = {F32(4, 2, 2, 3, 3), F32(4, 2, 3, 3, 2), F32(4, 2, 2, 4, 4)},
+     GS("nearest", "border", 0), .lo = -1.3f, .hi = 1.3f},
+    {.label = "grid_sample_grad [1,2,6,5] bilinear zeros", .kind = DY_OP_GRID_SAMPLE_GRAD,
+     .n_in = 3, .in = {F32(4, 1, 2, 5, 2), F32(4, 1, 5, 2, 2), F32(4, 1, 2, 6, 5)},
+     GS("bilinear", "zeros", 0), .lo = -1.2f, .hi = 1.2f, .tol = 1e-4},
+    {.label = "grid_sample_grad dy of another shape rejected", .kind = DY_OP_GRID_SAMPLE_GRAD,
+     .n_in = 3, .in = {F32(4, 1, 1, 2, 2), F32(4, 1, 1, 1, 2), F32(4, 1, 1, 2, 2)},
+     GS("bilinear", "zeros", 1), .expect_error = DY_STATUS_SHAPE_MISMATCH},
+    {.label = "roi_align_grad avg on the ramp's rois", .kind = DY_OP_ROI_ALIGN_GRAD, .n_in = 4,
+     .in = {F32(4, 2, 1, 2, 2), F32(2, 2, 4), I64(1, 2), F32(4, 1, 1, 4, 4)},
+     RA("avg", 2, 2, 1, 1.0, 0), .data = {NULL, ra_rois, ra_b, ra_x}},
+    {.label = "roi_align_grad [2,3,9,8] avg adaptive half_pixel", .kind = DY_OP_ROI_ALIGN_GRAD,
+     .n_in = 4, .in = {F32(4, 5, 3, 3, 2), F32(2, 5, 4), I64(1, 5), F32(4, 2, 3, 9, 8)},
+     RA("avg", 3, 2, 0, 1.0, 1), .lo = 0, .hi = 2, .tol = 1e-4},
+    {.label = "roi_align_grad [1,2,8,8] max sampling 2 scale 0.5", .kind = DY_OP_ROI_ALIGN_GRAD,
+     .n_in = 4, .in = {F32(4, 4, 2, 2, 3), F32(2, 4, 4), I64(1, 4), F32(4, 1, 2, 8, 8)},
+     RA("max", 2, 3, 2, 0.5, 0), .lo = 0, .hi = 1},
+    {.label = "roi_align_grad batch index out of range refused", .kind = DY_OP_ROI_ALIGN_GRAD,
+     .n_in = 4, .in = {F32(4, 2, 1, 2, 2), F32(2, 2, 4), I64(1, 2), F32(4, 1, 1, 4, 4)},
+     RA("avg", 2, 2, 1, 1.0, 0), .data = {NULL, ra_rois, ra_bad, ra_x},
+     .expect_error = DY_STATUS_INVALID_ARGUMENT},
 };
 
 const dy_op_case_list dy_op_cases_extra = DY_CASE_LIST(cases);

@@ -5,7 +5,8 @@
  * Shapes break naive code: odd sizes (7, 13), size-1 dims, broadcasting
  * from either side and three ways (where), rank-0 operands, the -1 batch
  * (run at 2, 3 and 1), constant (weight) operands, empty tensors. Input
- * ranges suit each op: log/sqrt/rsqrt/reciprocal/pow bases positive, erf
+ * ranges suit each op: log/sqrt/rsqrt/reciprocal/pow bases positive (pow
+ * also by hand at zero and negative bases, integer exponents), erf
  * and gelu across [-5, 5], softplus across its threshold, silu at +-100 (no
  * overflow to NaN). Each op has hand-computed values (double-precision
  * references rounded to f32) on small inputs.
@@ -88,6 +89,10 @@ static const float scale_before_y[] = {4, 6, 8};  /* 2(x + 1) */
 static const float pow_base[] = {1, 2, 3, 4, 5, 6};  /* [2,3] */
 static const float pow_exp[] = {2, 0.5f, -1};         /* [3]   */
 static const float pow_y[] = {1, 1.41421354f, 0.333333343f, 16, 2.23606801f, 0.166666672f};
+/* zero and negative bases with integer exponents (the gradient's guards) */
+static const float pow0_base[] = {0, 0, 0, -2, -1.5f, 2};
+static const float pow0_exp[] = {2, 1, 0, 3, 2, -1};
+static const float pow0_y[] = {0, 0, 1, -8, 2.25f, 0.5f};
 static const float mm_a[] = {1, -2, 3, -0.5f, 7, NAN, 1};
 static const float mm_b[] = {2, -3, 3, -0.5f, NAN, 1, NAN};
 static const float min_y[] = {1, -3, 3, -0.5f};
@@ -269,6 +274,8 @@ static const dy_op_case cases[] = {
     /* pow */
     {.label = "pow [2,3]^[3] by hand", .kind = DY_OP_POW, .n_in = 2,
      .in = {F32(2, 2, 3), F32(1, 3)}, .data = {pow_base, pow_exp}, EXPECT(pow_y)},
+    {.label = "pow zero and negative bases, integer exponents, by hand", .kind = DY_OP_POW,
+     .n_in = 2, .in = {F32(1, 6), F32(1, 6)}, .data = {pow0_base, pow0_exp}, EXPECT(pow0_y)},
     {.label = "pow [B,7]^[1] positive base", .kind = DY_OP_POW, .n_in = 2,
      .in = {F32(2, -1, 7), F32(1, 1)}, .lo = 0.1f, .hi = 3},
     {.label = "pow [13]^[B,13] (left broadcast)", .kind = DY_OP_POW, .n_in = 2,

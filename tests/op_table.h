@@ -41,6 +41,8 @@ typedef struct {
   int n_expect;
   dy_status expect_error;  /* nonzero: inference must reject the case
                               with this status (bad input), nothing runs */
+  bool no_grad;            /* forward edge values where a derivative means
+                              nothing (test_grad skips the case)          */
 } dy_op_case;
 
 typedef struct {
