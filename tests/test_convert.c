@@ -15,7 +15,8 @@
  *     `file:line:col: error: reason`, line and caret of refuse_*.err;
  *   - `dy2stc compile` of a C model whose forward has a tensor if and while
  *     builds an executable equal to the eager run on inputs taking both
- *     branches and 0, 1 and many trips.
+ *     branches and 0, 1 and many trips; so do the three control-flow
+ *     samples of samples/static/ (early_exit.c, decode.c, solver.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -193,6 +194,50 @@ static void test_compile(void) {
   }
 }
 
+/* The three control-flow samples of samples/static/ (plain C if / while /
+ * break on tensors): `dy2stc compile sample.c` equals the sample's eager
+ * run on each of its cases (both paths of the early exit; 0, 1 and many
+ * steps of the decoder, one ended by its end token; 0, 1, many and the
+ * capped number of solver iterations). */
+static const struct {
+  const char *name;
+  int n_cases;
+  const char *inputs[2];
+} samples[] = {
+    {"early_exit", 4, {"x", NULL}},
+    {"decode", 4, {"h0", "max_len"}},
+    {"solver", 4, {"b", "tol"}},
+};
+
+static void test_samples(void) {
+  for (size_t i = 0; i < sizeof samples / sizeof *samples; i++) {
+    const char *s = samples[i].name;
+    fprintf(stderr, " [%s]", s);
+    int rc = sh("mkdir -p %s/%s && %s/../samples/static_%s --out %s/%s && cd %s/%s && %s "
+                "compile %s/samples/static/%s.c -o exe",
+                WORK, s, DY_BUILD_DIR, s, WORK, s, WORK, s, DY2STC, DY_SOURCE_DIR, s);
+    if (rc)
+      show_log();
+    CU_ASSERT_EQUAL(rc, 0);
+    if (rc)
+      continue;
+    for (int c = 0; c < samples[i].n_cases; c++) {
+      char ins[1024] = "";
+      for (int k = 0; k < 2 && samples[i].inputs[k]; k++) {
+        size_t len = strlen(ins);
+        snprintf(ins + len, sizeof ins - len, " --input %s=in%d_%s.npy", samples[i].inputs[k],
+                 c, samples[i].inputs[k]);
+      }
+      rc = sh("cd %s/%s && ./exe%s --output-dir out%d && %s compare out%d/out.npy eager%d.npy "
+              "--rtol 1e-5 --atol 1e-5",
+              WORK, s, ins, c, DY2STC, c, c);
+      if (rc)
+        show_log();
+      CU_ASSERT_EQUAL(rc, 0);
+    }
+  }
+}
+
 void dy_test_register(void) {
   mkdir(WORK, 0777);
   DY_SUITE("convert");
@@ -200,4 +245,5 @@ void dy_test_register(void) {
   DY_TEST(test_unconverted_trace_fails);
   DY_TEST(test_refusals);
   DY_TEST(test_compile);
+  DY_TEST(test_samples);
 }
