@@ -1551,8 +1551,12 @@ static void emit_call(gen *g, int oi, const char *indent, dy_buf *out) {
 
 /* dst = src, element by element (nothing when both are the same bytes). */
 static void emit_copy(gen *g, int dst, int src, const char *indent, dy_buf *out) {
-  if (g->st[dst].root == g->st[src].root && g->st[dst].kind == g->st[src].kind)
-    return;
+  const storage *d0 = &g->st[dst], *s0 = &g->st[src];
+  if (d0->kind == s0->kind &&
+      (d0->root == s0->root ||
+       (d0->kind == ST_ARENA &&
+        g->p->vars[d0->root]->mem_offset == g->p->vars[s0->root]->mem_offset)))
+    return; /* the plan put both on the same bytes */
   const dy_type *t = &g->p->vars[dst]->type;
   dy_cg_ctx ctx = {.p = g->p};
   char d[300], s[300];
@@ -1563,11 +1567,14 @@ static void emit_copy(gen *g, int dst, int src, const char *indent, dy_buf *out)
   dy_buf_puts(out, " = ");
   dy_buf_put_comment(out, g->p->vars[src]->name);
   dy_buf_puts(out, " */\n");
+  /* an arena buffer is a cast: index it in parentheses */
+  const char *dl = d[0] == '(' ? "(" : "", *dr = d[0] == '(' ? ")" : "";
+  const char *sl = s[0] == '(' ? "(" : "", *sr = s[0] == '(' ? ")" : "";
   if (dy_type_numel_at(t, 1) == 1 && !type_dynamic(t))
-    dy_buf_printf(out, "%s(%s)[0] = (%s)[0];\n", indent, d, s);
+    dy_buf_printf(out, "%s%s%s%s[0] = %s%s%s[0];\n", indent, dl, d, dr, sl, s, sr);
   else
-    dy_buf_printf(out, "%sfor (int64_t i = 0; i < %s; i++)\n%s  (%s)[i] = (%s)[i];\n", indent,
-                  dy_cg_extent(&ctx, t, 0, t->rank), indent, d, s);
+    dy_buf_printf(out, "%sfor (int64_t i = 0; i < %s; i++)\n%s  %s%s%s[i] = %s%s%s[i];\n",
+                  indent, dy_cg_extent(&ctx, t, 0, t->rank), indent, dl, d, dr, sl, s, sr);
 }
 
 /* Copy n values: dst[i] = src[i]. */
@@ -1603,7 +1610,7 @@ static void emit_cond(gen *g, const dy_op *op, int depth, const char *ind, dy_bu
   char pred[300];
   buffer_expr(g, op->inputs[0], true, pred, sizeof pred);
   put_op_comment(g, op, ind, "", out);
-  dy_buf_printf(out, "%sif ((%s)[0]) {\n", ind, pred);
+  dy_buf_printf(out, pred[0] == '(' ? "%sif ((%s)[0]) {\n" : "%sif (%s[0]) {\n", ind, pred);
   for (int br = 0; br < 2; br++) {
     int b = (int)(br ? a.else_block : a.then_block);
     const dy_block *blk = g->p->blocks[b];
@@ -1646,7 +1653,8 @@ static void emit_while(gen *g, const dy_op *op, int depth, const char *ind, dy_b
     buffer_expr(g, cb->results[0], true, cres, sizeof cres);
   else
     snprintf(cres, sizeof cres, "0");
-  dy_buf_printf(out, "%sif (!(%s)[0])\n%s  break;\n", in3, cres, in3);
+  dy_buf_printf(out, cres[0] == '(' ? "%sif (!(%s)[0])\n%s  break;\n"
+                                     : "%sif (!%s[0])\n%s  break;\n", in3, cres, in3);
   dy_buf_printf(out, "%sif (++k%d_trips > %s)\n%s  return %s_ERR_LOOP;\n", in3, op->id,
                 bound, in3, g->upper);
   put_block_comment(g, (int)a.body_block, in3, "body", out);

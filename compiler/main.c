@@ -2,7 +2,7 @@
  *
  *   dy2stc compile MODEL [-o OUT] [--emit exe|c] [--name NAME] [--max-batch N]
  *                        [--cc CC] [--cflags FLAGS] [--report] [--max-ram B]
- *                        [--max-flash B] [--target T] [--threads N]
+ *                        [--max-flash B] [--target T] [--threads N] [--max-iterations N]
  *                        [-O0|-O1|-O2] [--verify-each] [--print-after=P|all]
  *                        [--print-before=P] [--dump-dir DIR]
  *                        [--params P.dyparams] [--seed N] [-- CFLAGS...]

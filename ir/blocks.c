@@ -318,3 +318,16 @@ bool dy_program_sync_captures(dy_program *p) {
     }
   return true;
 }
+
+void dy_program_declaring_blocks(const dy_program *p, int *decl, int dflt) {
+  for (int v = 0; v < p->n_vars; v++)
+    decl[v] = dflt;
+  for (int b = 0; b < p->n_blocks; b++) {
+    const dy_block *blk = p->blocks[b];
+    for (int i = 0; i < blk->n_params; i++)
+      decl[blk->params[i]] = b;
+    for (int k = 0; k < blk->n_ops; k++)
+      for (int i = 0; i < blk->ops[k]->n_outputs; i++)
+        decl[blk->ops[k]->outputs[i]] = b;
+  }
+}

@@ -573,6 +573,9 @@ int dy_block_captures(const dy_program *p, int b, int *out, int cap);
  * equal to the else branch's; while: the carried types). */
 dy_status dy_infer_in(const dy_program *p, const dy_op *op, const dy_type *in,
                       int n_in, dy_type *out, dy_error *err);
+/* decl[v] = the block declaring var v (the block of the op writing it, or
+ * whose params hold it), dflt for the others (feeds, persistables). */
+void dy_program_declaring_blocks(const dy_program *p, int *decl, int dflt);
 /* Make each control op's captures exactly what its blocks read from
  * outside (in first-use order, keeping the pred / carried inputs first),
  * after a pass removed or added reads inside them; inner blocks first, so a

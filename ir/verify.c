@@ -268,17 +268,12 @@ static dy_status check_def_use(const dy_program *p, dy_error *err) {
     free(home);
     return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "verify: out of memory");
   }
+  dy_program_declaring_blocks(p, decl, -1);
   for (int i = 0; i < p->n_vars; i++) {
     defined[i] = p->vars[i]->persistable || p->vars[i]->feed_index >= 0;
-    home[i] = decl[i] = defined[i] ? 0 : -1;
-  }
-  for (int b = 0; b < p->n_blocks; b++) {
-    const dy_block *blk = p->blocks[b];
-    for (int i = 0; i < blk->n_params; i++)
-      decl[blk->params[i]] = b;
-    for (int k = 0; k < blk->n_ops; k++)
-      for (int i = 0; i < blk->ops[k]->n_outputs; i++)
-        decl[blk->ops[k]->outputs[i]] = b;
+    home[i] = defined[i] ? 0 : -1;
+    if (defined[i])
+      decl[i] = 0;
   }
   scope_walk w = {p, defined, home, decl, err};
   dy_status s = walk_block(&w, 0, NULL);

@@ -24,14 +24,7 @@ bool dy_exec_init(dy_exec *ex) {
     dy_exec_fini(ex);
     return false;
   }
-  for (int b = 1; b < p->n_blocks; b++) {
-    const dy_block *blk = p->blocks[b];
-    for (int i = 0; i < blk->n_params; i++)
-      ex->home[blk->params[i]] = b;
-    for (int k = 0; k < blk->n_ops; k++)
-      for (int i = 0; i < blk->ops[k]->n_outputs; i++)
-        ex->home[blk->ops[k]->outputs[i]] = b;
-  }
+  dy_program_declaring_blocks(p, ex->home, 0);
   return true;
 }
 

@@ -500,6 +500,45 @@ static void test_eager_errors(void) {
   dy_clear_error();
 }
 
+/* ------------------------------------------------------------------ */
+/* The samples: eager (which checks dy_to_static itself) against       */
+/* dy_jit_save + `dy2stc run` (the static executor) on every case      */
+/* ------------------------------------------------------------------ */
+
+static void run_sample(const char *name, const char *input, int cases) {
+  char dir[512];
+  snprintf(dir, sizeof dir, DY_BUILD_DIR "/control_%s", name);
+  int rc = dy_test_sh(NULL, "rm -rf %s && mkdir -p %s && %s/../samples/%s --out %s > %s/log.txt",
+                      dir, dir, DY_BUILD_DIR, name, dir, dir);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  for (int k = 0; k < cases; k++) {
+    rc = dy_test_sh(NULL, "%s run %s/%s.dymodel --input %s=%s/x_%d.npy --output-dir %s/run_%d "
+                    "> /dev/null", DY2STC_PATH, dir, name, input, dir, k, dir, k);
+    CU_ASSERT_EQUAL(rc, 0);
+    char a[600], b[600];
+    snprintf(a, sizeof a, "%s/run_%d/out.npy", dir, k);
+    snprintf(b, sizeof b, "%s/eager_%d.npy", dir, k);
+    dy_tensor *ta = NULL, *tb = NULL;
+    dy_error err = {0};
+    DY_ASSERT_OK(dy_npy_read(a, &ta, &err), &err);
+    DY_ASSERT_OK(dy_npy_read(b, &tb, &err), &err);
+    assert_same(ta, tb);
+    dy_tensor_free(ta);
+    dy_tensor_free(tb);
+  }
+}
+
+static void test_samples(void) {
+  run_sample("early_exit", "x", 2);
+  run_sample("greedy_decode", "h0", 3);
+  run_sample("jacobi", "b", 3);
+  /* the early-exit sample takes both paths */
+  char *log = dy_test_slurp(DY_BUILD_DIR "/control_early_exit/log.txt");
+  CU_ASSERT(log && strstr(log, "case 0: head confidence") && strstr(log, "the head answers") &&
+            strstr(log, "the deep layers run"));
+  free(log);
+}
+
 void dy_test_register(void) {
   DY_SUITE("control");
   DY_TEST(test_while_on_executor);
@@ -510,4 +549,5 @@ void dy_test_register(void) {
   DY_TEST(test_verifier_invariants);
   DY_TEST(test_eager_matches_every_static_path);
   DY_TEST(test_eager_errors);
+  DY_TEST(test_samples);
 }

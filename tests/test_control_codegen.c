@@ -29,7 +29,13 @@
 #define STR_(x) #x
 #define STR(x) STR_(x)
 #define MAX_OS STR(MAX_O)
+/* the generated code runs under AddressSanitizer and UBSan: an arena
+ * access out of bounds or a misaligned one stops the driver */
+#define SAN "-fsanitize=address,undefined -fno-sanitize-recover=all"
 #define M4_FLAGS "-mcpu=cortex-m4 -mthumb -mfpu=fpv4-sp-d16 -mfloat-abi=hard"
+#define ARM_CC "arm-none-eabi-gcc " M4_FLAGS
+#define FIRMWARE DY_SOURCE_DIR "/samples/firmware"
+#define QEMU_ARM "timeout 300 qemu-system-arm -nographic -semihosting-config enable=on,target=native"
 
 /* Halve x until max |x| <= 1, counting the trips: 0, 1 or many by input. */
 static const char *halve_text =
@@ -113,6 +119,43 @@ static const char *nested_text =
     "    yield y_n\n"
     "  }\n"
     "  fetch 0 out\n"
+    "}\n";
+
+/* (a, b) <- (b, a + b) five times from (x, x): the body yields a param in
+ * another slot, so that param keeps its own copy (memplan's hazard). */
+static const char *fib_text =
+    "program {\n"
+    "  var x : f32[-1,3] feed 0\n"
+    "  var zero : f32[1] persistable = [0.0]\n"
+    "  var one : f32[1] persistable = [1.0]\n"
+    "  var five : f32[1] persistable = [5.0]\n"
+    "  var a_c : f32[-1,3]\n"
+    "  var b_c : f32[-1,3]\n"
+    "  var i_c : f32[1]\n"
+    "  var go : bool[1]\n"
+    "  var a_b : f32[-1,3]\n"
+    "  var b_b : f32[-1,3]\n"
+    "  var i_b : f32[1]\n"
+    "  var s_b : f32[-1,3]\n"
+    "  var i_n : f32[1]\n"
+    "  var a_out : f32[-1,3]\n"
+    "  var b_out : f32[-1,3]\n"
+    "  var i_out : f32[1]\n"
+    "  block 0 parent -1 {\n"
+    "    a_out, b_out, i_out = while(x, x, zero, five, one) {n_carried = 3, cond_block = 1, "
+    "body_block = 2, max_iterations = 0}  @fib.c:3\n"
+    "  }\n"
+    "  block 1 parent 0 (a_c, b_c, i_c) {\n"
+    "    go = less(i_c, five)  @fib.c:4\n"
+    "    yield go\n"
+    "  }\n"
+    "  block 2 parent 0 (a_b, b_b, i_b) {\n"
+    "    s_b = add(a_b, b_b)  @fib.c:5\n"
+    "    i_n = add(i_b, one)  @fib.c:6\n"
+    "    yield b_b, s_b, i_n\n"
+    "  }\n"
+    "  fetch 0 a_out\n"
+    "  fetch 1 b_out\n"
     "}\n";
 
 /* Inputs (batch 2, f32[2,3]) and what they exercise. */
@@ -199,8 +242,8 @@ static void decl_f32(char *buf, size_t n, const char *name, const float *x, int 
  * NAME_run(arena, batch, args, outputs...) and prints the status, then
  * every output element; run it; parse into rc and got. Returns the number
  * of values read, -1 on a build failure. */
-static int run_c(const char *dir, const char *name, int batch, const char *decls,
-                 const char *args, int n_out, int *rc, float *got, int cap) {
+static int run_c_on(const char *dir, const char *name, int batch, const char *decls,
+                    const char *args, int n_out, int *rc, float *got, int cap, bool m4) {
   char path[600];
   snprintf(path, sizeof path, "%s/drv.c", dir);
   FILE *f = fopen(path, "w");
@@ -223,9 +266,16 @@ static int run_c(const char *dir, const char *name, int batch, const char *decls
                "    printf(\"%%.9g\\n\", (double)y%d[i]);\n", up, i, batch, i);
   fprintf(f, "  return 0;\n}\n");
   fclose(f);
-  int b = sh("cd %s && cc -std=c99 -Wall -Wextra -Werror -pedantic -O1 -c %s.c && "
-             "cc -std=c11 -Wall -Wextra -Werror -O1 drv.c %s.o -o drv && ./drv > out.txt",
-             dir, name, name);
+  int b = m4 ? sh("cd %s && " ARM_CC " -std=c99 -O2 -Wall -Wextra -Werror -pedantic "
+                  "-ffreestanding -c %s.c -o %s-m4.o && " ARM_CC " -std=c11 -O2 -c drv.c -o "
+                  "drv-m4.o && " ARM_CC " -std=c11 -O2 -c " FIRMWARE "/startup.c -o startup-m4.o"
+                  " && " ARM_CC " --specs=rdimon.specs -nostartfiles -T " FIRMWARE "/mps2.ld "
+                  "-Wl,--gc-sections startup-m4.o drv-m4.o %s-m4.o -o drv-m4.elf && " QEMU_ARM
+                  " -M mps2-an386 -kernel drv-m4.elf > out.txt",
+                  dir, name, name, name)
+             : sh("cd %s && cc -std=c99 -Wall -Wextra -Werror -pedantic -O1 %s -c %s.c && "
+                  "cc -std=c11 -Wall -Wextra -Werror -O1 drv.c %s.o -o drv %s && ./drv > out.txt",
+                  dir, SAN, name, name, SAN);
   if (b != 0) {
     show_log();
     return -1;
@@ -240,6 +290,11 @@ static int run_c(const char *dir, const char *name, int batch, const char *decls
     n++;
   fclose(f);
   return n;
+}
+
+static int run_c(const char *dir, const char *name, int batch, const char *decls,
+                 const char *args, int n_out, int *rc, float *got, int cap) {
+  return run_c_on(dir, name, batch, decls, args, n_out, rc, got, cap, false);
 }
 
 /* run_c on batch 2 of one input x of f32[2,3]. */
@@ -306,6 +361,19 @@ static void test_while_counts_0_1_many(void) {
   CU_ASSERT_EQUAL(n, 7);
   DY_ASSERT_NEAR(want[0], 100.0 / 128, 0);
   DY_ASSERT_NEAR(want[6], 7, 0);
+  dy_program_free(p);
+}
+
+static void test_carried_values_swap(void) {
+  agree(fib_text, "fib", x_many);
+  dy_program *p = parse_ok(fib_text);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  float want[16];
+  int n = 0;
+  CU_ASSERT_EQUAL(run_executor(p, x_many, want, 16, &n), DY_OK);
+  CU_ASSERT_EQUAL(n, 12);
+  DY_ASSERT_NEAR(want[0], 8 * x_many[0], 0);
+  DY_ASSERT_NEAR(want[6], 13 * x_many[0], 0);
   dy_program_free(p);
 }
 
@@ -434,9 +502,9 @@ static void test_memory_plan(void) {
   dy_program_free(p);
 }
 
-/* dy2stc compile --report states the arena and its lower bound; the
- * --emit c sources build freestanding for the Cortex-M4. */
-static void test_cli_report_and_firmware(void) {
+/* dy2stc compile --report states the arena and its lower bound, and
+ * --max-iterations sets NAME_MAX_ITERATIONS. */
+static void test_cli_report(void) {
   dy_program *p = parse_ok(nested_text);
   CU_ASSERT_PTR_NOT_NULL_FATAL(p);
   dy_error err = {0};
@@ -459,16 +527,36 @@ static void test_cli_report_and_firmware(void) {
   free(h);
   /* a bad bound is a usage error */
   CU_ASSERT_EQUAL(sh(DY2STC " compile " WORK "/cli/nest.dymodel --emit c --max-iterations 0"), 2);
-  if (dy_test_have("arm-none-eabi-gcc")) {
-    rc = sh("cd " WORK "/cli && arm-none-eabi-gcc " M4_FLAGS " -std=c99 -ffreestanding -O2 "
-            "-Wall -Wextra -Werror -pedantic -c nest.c -o nest-m4.o");
-    if (rc)
-      show_log();
-    CU_ASSERT_EQUAL(rc, 0);
-  } else {
-    fprintf(stderr, "\n  SKIPPED (Cortex-M4 build): no arm-none-eabi-gcc\n");
-  }
   dy_program_free(p);
+}
+
+/* The --emit c sources of the nested program, built freestanding for the
+ * Cortex-M4 with the firmware sample's startup code, run under
+ * qemu-system-arm -M mps2-an386 on both branches and 0 and many trips. */
+static void test_cortex_m4_under_qemu(void) {
+  if (!dy_test_have("arm-none-eabi-gcc") || !dy_test_have("qemu-system-arm") ||
+      sh("test -f \"$(" ARM_CC " -print-file-name=librdimon.a)\"") != 0) {
+    fprintf(stderr, "\n  SKIPPED: needs arm-none-eabi-gcc, newlib's librdimon and "
+                    "qemu-system-arm\n");
+    return;
+  }
+  const float *xs[3] = {x_neg_many, x_neg_small, x_pos};
+  for (int k = 0; k < 3; k++) {
+    dy_program *p = parse_ok(nested_text);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    float want[8], got[8];
+    int nw = 0, rc = -1;
+    CU_ASSERT_EQUAL(run_executor(p, xs[k], want, 8, &nw), DY_OK);
+    char dir[300], decls[512];
+    snprintf(dir, sizeof dir, WORK "/m4_%d", k);
+    CU_ASSERT_FATAL(emit_c_program(p, dir, "nest", MAX_O, 0, NULL));
+    decl_f32(decls, sizeof decls, "x", xs[k], 6);
+    int ng = run_c_on(dir, "nest", 2, decls, "x", 1, &rc, got, 8, true);
+    CU_ASSERT_EQUAL(rc, 0);
+    CU_ASSERT_EQUAL(ng, nw);
+    for (int i = 0; i < ng && i < nw; i++)
+      DY_ASSERT_NEAR(got[i], want[i], 1e-6 * (1 + fabs(want[i])));
+  }
 }
 
 /* An ONNX model with run-time control flow: Loop(M, go0, x) halves x while
@@ -599,10 +687,12 @@ static void test_onnx_run_time_loop_and_if(void) {
 void dy_test_register(void) {
   DY_SUITE("control_codegen");
   DY_TEST(test_while_counts_0_1_many);
+  DY_TEST(test_carried_values_swap);
   DY_TEST(test_cond_every_branch_with_nested_while);
   DY_TEST(test_generated_text);
   DY_TEST(test_runaway_loop);
   DY_TEST(test_memory_plan);
-  DY_TEST(test_cli_report_and_firmware);
+  DY_TEST(test_cli_report);
+  DY_TEST(test_cortex_m4_under_qemu);
   DY_TEST(test_onnx_run_time_loop_and_if);
 }

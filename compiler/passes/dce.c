@@ -18,21 +18,6 @@
 
 #include "dy_passes.h"
 
-/* The block declaring each var: an op's or a block's params'; -1 for feeds
- * and persistables, which every block may read. */
-static void declaring_blocks(const dy_program *p, int *decl) {
-  for (int v = 0; v < p->n_vars; v++)
-    decl[v] = -1;
-  for (int b = 0; b < p->n_blocks; b++) {
-    const dy_block *blk = p->blocks[b];
-    for (int i = 0; i < blk->n_params; i++)
-      decl[blk->params[i]] = b;
-    for (int k = 0; k < blk->n_ops; k++)
-      for (int i = 0; i < blk->ops[k]->n_outputs; i++)
-        decl[blk->ops[k]->outputs[i]] = b;
-  }
-}
-
 /* Count a read of v in block b, unless it is a capture (v comes from an
  * enclosing block: its control op's input counts instead). */
 static void count(const dy_program *p, const int *decl, int *uses, int b, int v,
@@ -47,7 +32,7 @@ dy_status dy_pass_dce(dy_program *p, bool *changed,
   if (!uses)
     return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "dce: out of memory");
   int *decl = uses + p->n_vars + 1;
-  declaring_blocks(p, decl);
+  dy_program_declaring_blocks(p, decl, -1);
   for (int v = 0; v < p->n_vars; v++)
     uses[v] = p->vars[v]->fetch_index >= 0;
   for (int b = 0; b < p->n_blocks; b++) {

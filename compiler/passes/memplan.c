@@ -33,6 +33,10 @@
  *     the whole op);
  *   - the condition block's vars die before the body starts, and the body's
  *     before the condition runs again, so they may share bytes too.
+ * Block signatures are shared rather than copied where that is safe
+ * (share_signature): a while's condition and body params alias its outputs
+ * (the carried values), a cond branch's local results are placed on the
+ * op's outputs; the generated code then copies nothing for them.
  * A program without sub-blocks gets the schedule it always had (one
  * position per op of block 0). Ops are numbered block-major
  * (dy_codegen_op_slot) for the scratch offsets.
@@ -121,6 +125,83 @@ static void walk(schedule *s, int b, int depth) {
   }
 }
 
+/* Group `from` joins group `to`, with the union of their intervals. */
+static void join_groups(dy_program *p, int *root, interval *iv, int from, int to) {
+  int a = root[from], b = root[to];
+  if (a == b)
+    return;
+  if (iv[a].start >= 0 && (iv[b].start < 0 || iv[a].start < iv[b].start))
+    iv[b].start = iv[a].start;
+  if (iv[a].end > iv[b].end)
+    iv[b].end = iv[a].end;
+  iv[a].start = iv[a].end = -1;
+  merge(root, p->n_vars, a, b);
+}
+
+/* Is var v declared inside block b (or a block within it)? */
+static bool declared_in(const dy_program *p, int v, int b) {
+  int db = -1, k = -1;
+  if (!dy_program_def(p, v, &db, &k))
+    db = p->vars[v]->block;
+  return db >= 0 && dy_block_within(p, db, b);
+}
+
+/* Let block params and results share storage with the control op's
+ * outputs instead of being copied:
+ *   while  the condition block's params are views of the carried values
+ *          (the outputs, which hold them during the loop); so are the
+ *          body's, unless a result the body yields for another slot is in
+ *          a param's group (copying the results back in order would then
+ *          read a value already overwritten);
+ *   cond   a branch-local result is placed on its output (the output holds
+ *          nothing until the branch ends), unless that branch yields its
+ *          group twice.
+ * Aliased params take alias_of, so nothing writes over them in place. */
+static void share_signature(dy_program *p, const dy_op *op, int *root, interval *iv,
+                            dy_memplan_result *r) {
+  int sub[2], n_sub = dy_op_sub_blocks(op, sub);
+  if (n_sub != 2)
+    return;
+  if (op->kind == DY_OP_WHILE) {
+    for (int j = 0; j < 2; j++) {
+      const dy_block *blk = p->blocks[sub[j]];
+      int n = blk->n_params < op->n_outputs ? blk->n_params : op->n_outputs;
+      for (int i = 0; i < n; i++) {
+        dy_var *par = p->vars[blk->params[i]];
+        int out = op->outputs[i];
+        if (par->alias_of >= 0 || !in_arena(par) ||
+            !dy_type_equal(&par->type, &p->vars[out]->type))
+          continue;
+        bool hazard = false;
+        for (int q = 0; j == 1 && q < blk->n_results && q < n; q++)
+          hazard |= q != i && root[blk->results[q]] == root[par->id];
+        if (hazard)
+          continue;
+        par->alias_of = out;
+        join_groups(p, root, iv, par->id, out);
+        r->n_aliased++;
+      }
+    }
+    return;
+  }
+  for (int j = 0; j < 2; j++) {
+    const dy_block *blk = p->blocks[sub[j]];
+    int n = blk->n_results < op->n_outputs ? blk->n_results : op->n_outputs;
+    for (int i = 0; i < n; i++) {
+      int res = blk->results[i], g = root[res], out = op->outputs[i];
+      bool twice = false;
+      for (int q = 0; q < n; q++)
+        twice |= q != i && root[blk->results[q]] == g;
+      if (twice || !in_arena(p->vars[out]) || !in_arena(p->vars[g]) ||
+          p->vars[res]->alias_of >= 0 || !declared_in(p, g, sub[j]) ||
+          !dy_type_equal(&p->vars[res]->type, &p->vars[out]->type))
+        continue;
+      join_groups(p, root, iv, res, out);
+      r->n_in_place++;
+    }
+  }
+}
+
 dy_status dy_memplan(dy_program *p, int64_t max_batch, dy_memplan_result *r,
                      dy_error *err) {
   return dy_memplan_scratch(p, max_batch, 1, NULL, r, err);
@@ -188,6 +269,9 @@ dy_status dy_memplan_scratch(dy_program *p, int64_t max_batch, int threads,
     if (last[i] > x->end)
       x->end = last[i];
   }
+  /* block signatures without copies (see the top of the file) */
+  for (int k = 0; k < n_ops; k++)
+    share_signature(p, ops[k], root, iv, r);
   /* in place: the output joins the group of an input that dies here */
   for (int k = 0; k < n_ops; k++) {
     const dy_op *op = ops[k];
