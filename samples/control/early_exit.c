@@ -70,8 +70,10 @@ int main(int argc, char **argv) {
   dy_layer_eval(&net->base);
 
   /* case 0: loud inputs (the head is sure); case 1: faint ones (it is not) */
-  dy_tensor *x[2] = {dy_scale(dy_rand(4, DY_SHAPE(2, 1, 6, 6)), 400.0f, -200.0f),
-                     dy_scale(dy_rand(4, DY_SHAPE(2, 1, 6, 6)), 0.02f, -0.01f)};
+  dy_scope_begin();  /* the rand tensors go with it; the inputs are kept */
+  dy_tensor *x[2] = {dy_keep(dy_scale(dy_rand(4, DY_SHAPE(2, 1, 6, 6)), 400.0f, -200.0f)),
+                     dy_keep(dy_scale(dy_rand(4, DY_SHAPE(2, 1, 6, 6)), 0.02f, -0.01f))};
+  dy_scope_end();
   for (int k = 0; k < 2 && x[0] && x[1]; k++) {  /* which path each case takes */
     dy_scope_begin();
     dy_tensor *h, *logits;

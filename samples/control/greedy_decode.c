@@ -92,8 +92,10 @@ int main(int argc, char **argv) {
 
   /* three encoder states: each decodes to a different length */
   dy_tensor *x[3];
+  dy_scope_begin();  /* the rand tensors go with it; the inputs are kept */
   for (int k = 0; k < 3; k++)
-    x[k] = dy_scale(dy_rand(2, DY_SHAPE(k + 1, H)), 6.0f, -3.0f);
+    x[k] = dy_keep(dy_scale(dy_rand(2, DY_SHAPE(k + 1, H)), 6.0f, -3.0f));
+  dy_scope_end();
   dy_input_spec spec = {.name = "h0", .dtype = DY_F32, .rank = 2, .shape = {-1, H}};
   int rc = ctl_run("greedy_decode", &d->base, &spec, x, 3, 1e-4f, argc, argv);
   for (int k = 0; k < 3; k++)
