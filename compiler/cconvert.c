@@ -180,10 +180,7 @@ static dy_status refuse(const pass *p, unsigned off, const char *fmt, ...) {
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   user_pos(p, off, file, sizeof file, &line, &col);
-  dy_cfront_print_source_error(file, line, col, msg);
-  *p->shown = true;
-  return dy_error_set(p->err, DY_STATUS_INVALID_ARGUMENT, "%s:%u:%u: %s", file, line, col,
-                      msg);
+  return dy_cfront_source_error(file, line, col, p->shown, p->err, msg);
 }
 
 /* The index of the first token starting at or after off (n_toks if none). */
@@ -862,6 +859,26 @@ static void splice(job *j, unsigned at, const text *outlined, unsigned sb, unsig
   put_src(&j->out, p, se, (unsigned)p->len);
 }
 
+/* The end of a call site, `call` holding `  if (!dy_X(..., ` so far: the
+ * context, `n, ARRAY)) return FAIL;`, the results copied back to their
+ * variables; then the outlined code and the call are spliced in. */
+static dy_status finish_call(job *j, const scan *s, int id, text *outl, text *call,
+                             const int *vars, int n, const char *array, const char *fail) {
+  if (s->n_vars)
+    putf(call, "&dy_cv_%d_ctx", id);
+  else
+    put(call, "NULL");
+  putf(call, ", %d, dy_cv_%d_%s))\n    return %s;\n", n, id, array, fail);
+  for (int i = 0; i < n; i++)
+    putf(call, "  %s = dy_cv_%d_%s[%d];\n", s->vars[vars[i]].name, id, array, i);
+  put(call, "}");
+  splice(j, insertion_point(j->p, j->fn), outl, s->sb, s->se, call);
+  bool oom = j->pred.oom || outl->oom || call->oom;
+  free(outl->s);
+  free(call->s);
+  return oom ? dy_error_set(j->p->err, DY_STATUS_OUT_OF_MEMORY, "out of memory") : DY_OK;
+}
+
 static dy_status convert_if(job *j, CXCursor stmt, unsigned cb, unsigned ce, int id) {
   const pass *p = j->p;
   scan s;
@@ -925,19 +942,7 @@ static dy_status convert_if(job *j, CXCursor stmt, unsigned cb, unsigned ce, int
   if (j->st.lines)
     put_line_at(&call, p, &j->st, s.sb, false);
   putf(&call, "  if (!dy_cond(%s, dy_cv_%d_then, dy_cv_%d_else, ", j->pred.s, id, id);
-  if (s.n_vars)
-    putf(&call, "&dy_cv_%d_ctx", id);
-  else
-    put(&call, "NULL");
-  putf(&call, ", %d, dy_cv_%d_out))\n    return %s;\n", n_out, id, fail);
-  for (int i = 0; i < n_out; i++)
-    putf(&call, "  %s = dy_cv_%d_out[%d];\n", s.vars[out_vars[i]].name, id, i);
-  put(&call, "}");
-  splice(j, insertion_point(p, j->fn), &outl, s.sb, s.se, &call);
-  bool oom = j->pred.oom || outl.oom || call.oom;
-  free(outl.s);
-  free(call.s);
-  return oom ? dy_error_set(p->err, DY_STATUS_OUT_OF_MEMORY, "out of memory") : DY_OK;
+  return finish_call(j, &s, id, &outl, &call, out_vars, n_out, "out", fail);
 }
 
 
@@ -1295,19 +1300,7 @@ static dy_status convert_while(job *j, CXCursor stmt, unsigned cb, unsigned ce, 
   if (j->st.lines)
     put_line_at(&call, p, &j->st, s.sb, false);
   putf(&call, "  if (!dy_while(dy_cv_%d_cond, dy_cv_%d_body, ", id, id);
-  if (s.n_vars)
-    putf(&call, "&dy_cv_%d_ctx", id);
-  else
-    put(&call, "NULL");
-  putf(&call, ", %d, dy_cv_%d_carried))\n    return %s;\n", n_carried, id, fail);
-  for (int i = 0; i < n_carried; i++)
-    putf(&call, "  %s = dy_cv_%d_carried[%d];\n", s.vars[carried[i]].name, id, i);
-  put(&call, "}");
-  splice(j, insertion_point(p, j->fn), &outl, s.sb, s.se, &call);
-  bool oom = j->pred.oom || outl.oom || call.oom;
-  free(outl.s);
-  free(call.s);
-  return oom ? dy_error_set(p->err, DY_STATUS_OUT_OF_MEMORY, "out of memory") : DY_OK;
+  return finish_call(j, &s, id, &outl, &call, carried, n_carried, "carried", fail);
 }
 
 /* for (I; C; N) B  ->  { I; while (C) { B N; } } (the while converted by

@@ -60,6 +60,14 @@ void dy_cfront_print_source_error(const char *file, unsigned line, unsigned col,
   fclose(f);
 }
 
+dy_status dy_cfront_source_error(const char *file, unsigned line, unsigned col,
+                                 bool *shown, dy_error *err, const char *msg) {
+  dy_cfront_print_source_error(file, line, col, msg);
+  *shown = true;
+  return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT, "%s:%u:%u: %s", file, line, col,
+                      msg);
+}
+
 /* The file, line and column a location was written at (for a location
  * inside a macro, where the macro was used). */
 static void location_of(CXSourceLocation loc, char *file, size_t n, unsigned *line,
@@ -84,10 +92,7 @@ static dy_status cursor_error(CXCursor c, bool *shown, dy_error *err, const char
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   location_of(clang_getCursorLocation(c), file, sizeof file, &line, &col);
-  dy_cfront_print_source_error(file, line, col, msg);
-  *shown = true;
-  return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT, "%s:%u:%u: %s", file, line, col,
-                      msg);
+  return dy_cfront_source_error(file, line, col, shown, err, msg);
 }
 
 /* ---- input specs: NAME: DTYPE[DIMS] ---- */

@@ -77,6 +77,10 @@ const char **dy_cfront_parser_args(const dy_cfront_options *o, const dy_cf_paths
  * stderr (the format of clang's own diagnostics). */
 void dy_cfront_print_source_error(const char *file, unsigned line, unsigned col,
                                   const char *msg);
+/* The same, *shown set, and err filled (INVALID_ARGUMENT, "file:line:col:
+ * msg"); returns that status. */
+dy_status dy_cfront_source_error(const char *file, unsigned line, unsigned col,
+                                 bool *shown, dy_error *err, const char *msg);
 
 /* ---- cconvert.c ---- */
 
