@@ -177,10 +177,10 @@ static void test_refusals(void) {
 /* `dy2stc compile` of a model with a tensor if and while (the default -O2
  * pipeline): equal to eager. */
 static void test_compile(void) {
-  int rc = sh("cd %s && %s compile %s/model.c -o %s/model_exe && %s %s/model.c -I%s/ir "
+  int rc = sh("cd %s && %s compile %s/model.c -o %s/model_exe && %s %s %s/model.c -I%s/ir "
               "-I%s/runtime -I%s/../runtime/include -o %s/model_eager %s && %s/model_eager %s",
-              WORK, DY2STC, CASES, WORK, DY_TEST_CC, CASES, DY_SOURCE_DIR, DY_SOURCE_DIR,
-              DY_BUILD_DIR, WORK, DY_TEST_LIBS, WORK, WORK);
+              WORK, DY2STC, CASES, WORK, DY_TEST_CC, DY_TEST_SAN_FLAGS, CASES, DY_SOURCE_DIR,
+              DY_SOURCE_DIR, DY_BUILD_DIR, WORK, DY_TEST_LIBS, WORK, WORK);
   if (rc)
     show_log();
   CU_ASSERT_EQUAL_FATAL(rc, 0);
