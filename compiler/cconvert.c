@@ -834,6 +834,19 @@ static void put_branch_fn(text *t, const job *j, const scan *s, int id, const ch
   put(t, "  return true;\n}\n");
 }
 
+/* call, its lines after the first indented as the statement at sb was. */
+static void put_indented(text *t, const pass *p, const text *call, unsigned sb) {
+  unsigned ls = sb;
+  while (ls > 0 && (p->src[ls - 1] == ' ' || p->src[ls - 1] == '\t'))
+    ls--;
+  bool at_bol = ls == 0 || p->src[ls - 1] == '\n';
+  for (size_t i = 0; i < call->n; i++) {
+    put_n(t, call->s + i, 1);
+    if (call->s[i] == '\n' && at_bol && i + 1 < call->n && call->s[i + 1] != '#')
+      put_src(t, p, ls, sb);
+  }
+}
+
 /* The text of the whole file with [sb, se) replaced by `call` and the
  * outlined code inserted at `at`. */
 static void splice(job *j, unsigned at, const text *outlined, unsigned sb, unsigned se,
@@ -844,16 +857,7 @@ static void splice(job *j, unsigned at, const text *outlined, unsigned sb, unsig
   if (j->st.lines)
     put_line_at(&j->out, p, &j->st, at, false);
   put_src(&j->out, p, at, sb);
-  /* the call's lines indented as the statement was */
-  unsigned ls = sb;
-  while (ls > 0 && (p->src[ls - 1] == ' ' || p->src[ls - 1] == '\t'))
-    ls--;
-  bool at_bol = ls == 0 || p->src[ls - 1] == '\n';
-  for (size_t i = 0; i < call->n; i++) {
-    put_n(&j->out, call->s + i, 1);
-    if (call->s[i] == '\n' && at_bol && i + 1 < call->n && call->s[i + 1] != '#')
-      put_src(&j->out, p, ls, sb);
-  }
+  put_indented(&j->out, p, call, sb);
   if (j->st.lines)
     put_line_at(&j->out, p, &j->st, se, true);
   put_src(&j->out, p, se, (unsigned)p->len);
@@ -1357,7 +1361,7 @@ static dy_status rewrite_for(job *j, CXCursor stmt) {
   }
   put(&call, "}\n}");
   put_src(&j->out, p, 0, sb);
-  put_n(&j->out, call.s, call.n);
+  put_indented(&j->out, p, &call, sb);
   if (l)
     put_line_at(&j->out, p, &j->st, se, true);
   put_src(&j->out, p, se, (unsigned)p->len);

@@ -11,6 +11,8 @@
  *     prints it too, while the original fails there at its dy_bool line;
  *   - the same with --line-directives (what compile traces): identical
  *     results, and errors still name the user's lines;
+ *   - branches giving a variable different types (mismatch.c): dy_cond's
+ *     error while tracing, at the user's if line;
  *   - each refusal (tests/convert/refuse_*.c) exits 1 with exactly the
  *     `file:line:col: error: reason`, line and caret of refuse_*.err;
  *   - `dy2stc compile` of a C model whose forward has a tensor if and while
@@ -160,6 +162,28 @@ static void test_unconverted_trace_fails(void) {
   free(res);
 }
 
+/* A variable whose type differs between the branches: converted, then
+ * dy_cond's error while tracing, at the user's if line (the #line
+ * directives), with the types. Eagerly each input takes one branch. */
+static void test_type_mismatch(void) {
+  int rc = sh("cd %s && %s convert --line-directives mismatch.c > %s/mismatch_lines.c", CASES,
+              DY2STC, WORK);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  rc = build_harness(WORK "/mismatch_lines.c", WORK "/mismatch");
+  if (rc)
+    show_log();
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  char *eager = run_harness(WORK "/mismatch", false, WORK "/mismatch_eager.txt");
+  char *st = run_harness(WORK "/mismatch", true, WORK "/mismatch_static.txt");
+  CU_ASSERT(eager && !strstr(eager, "error"));
+  CU_ASSERT(st && strstr(st, "input 0: error: mismatch.c:10: dy_cond") &&
+            strstr(st, "f32[4]") && strstr(st, "f32[]"));
+  if (st && !strstr(st, "input 0: error: mismatch.c:10: dy_cond"))
+    fprintf(stderr, "\n  %s\n", st);
+  free(eager);
+  free(st);
+}
+
 static void test_refusals(void) {
   for (size_t i = 0; i < sizeof refusals / sizeof *refusals; i++) {
     const char *name = refusals[i];
@@ -243,6 +267,7 @@ void dy_test_register(void) {
   DY_SUITE("convert");
   DY_TEST(test_constructs);
   DY_TEST(test_unconverted_trace_fails);
+  DY_TEST(test_type_mismatch);
   DY_TEST(test_refusals);
   DY_TEST(test_compile);
   DY_TEST(test_samples);
