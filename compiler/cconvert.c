@@ -840,10 +840,17 @@ static void put_indented(text *t, const pass *p, const text *call, unsigned sb) 
   while (ls > 0 && (p->src[ls - 1] == ' ' || p->src[ls - 1] == '\t'))
     ls--;
   bool at_bol = ls == 0 || p->src[ls - 1] == '\n';
+  bool after_line = false;   /* a line after #line is padded already */
   for (size_t i = 0; i < call->n; i++) {
     put_n(t, call->s + i, 1);
-    if (call->s[i] == '\n' && at_bol && i + 1 < call->n && call->s[i + 1] != '#')
+    if (call->s[i] != '\n')
+      continue;
+    const char *next = call->s + i + 1, *eol = strchr(next, '\n');
+    bool directive = *next == '#';
+    if (at_bol && *next && !directive && !after_line)
       put_src(t, p, ls, sb);
+    const char *col = directive ? strstr(next, "/* column") : NULL;
+    after_line = col && eol && col < eol;
   }
 }
 

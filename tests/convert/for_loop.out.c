@@ -39,7 +39,7 @@ static bool dy_cv_1_body(void *dy_cv_ctx, dy_tensor *const *dy_cv_in,
   dy_tensor *one = *dy_cv_c->one;
   (void)one;
   (void)dy_cv_c;
-    {
+  {
     acc = dy_add(acc, dy_mul(x, i));
   i = dy_add(i, one);
   }
@@ -56,13 +56,13 @@ static dy_tensor *fwd(dy_tensor *x) {
   {
   dy_tensor *i = dy_full(DY_F32, 0, NULL, 0.0);
   {
-      struct dy_cv_1 dy_cv_1_ctx = {&i, &s, &acc, &x, &one};
-      dy_tensor *dy_cv_1_carried[2] = {i, acc};
-      if (!dy_while(dy_cv_1_cond, dy_cv_1_body, &dy_cv_1_ctx, 2, dy_cv_1_carried))
-        return NULL;
-      i = dy_cv_1_carried[0];
-      acc = dy_cv_1_carried[1];
-    }
+    struct dy_cv_1 dy_cv_1_ctx = {&i, &s, &acc, &x, &one};
+    dy_tensor *dy_cv_1_carried[2] = {i, acc};
+    if (!dy_while(dy_cv_1_cond, dy_cv_1_body, &dy_cv_1_ctx, 2, dy_cv_1_carried))
+      return NULL;
+    i = dy_cv_1_carried[0];
+    acc = dy_cv_1_carried[1];
+  }
   }
   return acc;
 }
