@@ -36,7 +36,7 @@
 
 static const char *const constructs[] = {"if_else", "if_only", "while_count",
                                          "for_loop", "nested", "plain_c",
-                                         "early_return", "break_loop"};
+                                         "early_return", "break_loop", "else_if"};
 static const char *const refusals[] = {
     "refuse_goto",      "refuse_address", "refuse_c_var_after", "refuse_c_var_loop",
     "refuse_item",      "refuse_and",     "refuse_do_while",    "refuse_array",
