@@ -794,7 +794,14 @@ static dy_status plan_packs_and_scratch(gen *g) {
   /* packed operands; every other read of a weight is "as is" */
   for (int oi = 0; oi < g->n_ops; oi++) {
     const dy_op *op = g->ops[oi];
-    for (int i = 0; i < op->n_inputs; i++) {
+    /* a control op reads as they are only its predicate (cond) or its
+     * initial carried values (while); its captures are read by its blocks */
+    int n_read = op->n_inputs;
+    if (op->kind == DY_OP_COND)
+      n_read = 1;
+    else if (op->kind == DY_OP_WHILE)
+      n_read = (int)dy_while_attrs_get(op).n_carried;
+    for (int i = 0; i < op->n_inputs && i < n_read; i++) {
       int v = op->inputs[i];
       dy_pack k = g->kernel[oi] ? dy_gemm_pack_of(p, op, i) : (dy_pack){.kind = DY_PACK_NONE};
       if (k.kind == DY_PACK_NONE) {
