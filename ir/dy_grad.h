@@ -50,7 +50,9 @@ typedef struct dy_gb dy_gb;
 struct dy_gb {
   /* Emit kind(in[0..n_in); attrs) and return its output value, or -1
    * with the error recorded (dy_gb_fail). The op's source location is
-   * b->fwd's: a gradient op points at the forward call it differentiates. */
+   * b->fwd's: a gradient op points at the forward call it differentiates.
+   * An in-place op (DY_OPF_INPLACE, an optimizer update) updates its first
+   * n_out inputs and returns in[0]. */
   int (*emit)(dy_gb *b, dy_op_kind kind, const int *in, int n_in,
               const dy_attr *attrs, int n_attrs);
   /* A rank-0 constant of dtype holding v. */
@@ -95,7 +97,8 @@ bool dy_grad_input_is_differentiable(dy_op_kind k, int i, dy_dtype t);
 /* or the op fails (the first error stays in b->err).                  */
 /* ------------------------------------------------------------------ */
 
-/* Record an error at the forward op (first one wins); returns -1. */
+/* Record an error at the forward op (first one wins; with no forward op,
+ * as when an optimizer emits, the message alone); returns -1. */
 int dy_gb_fail(dy_gb *b, dy_status s, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static inline dy_status dy_gb_status(const dy_gb *b) { return b->err->status; }

@@ -344,6 +344,13 @@ static inline bool dy_op_has(const dy_op *op, unsigned flag) {
 }
 /* Total number of ops in all blocks. */
 int dy_program_count_ops(const dy_program *p);
+/* A training Program: one with an in-place op (DY_OPF_INPLACE: optimizer
+ * updates, running statistics). Its persistable vars change from run to
+ * run, so passes must not treat its parameters as constants. */
+bool dy_program_is_training(const dy_program *p);
+/* The in-place op that updates var, or NULL (a var updated in
+ * place is state, not a constant, in a training Program). */
+const dy_op *dy_program_in_place_writer(const dy_program *p, int var);
 
 /* Generic attribute lookup by name, for code that walks attributes (the
  * printer, the serializer, CSE) or names them at run time (the emitters'

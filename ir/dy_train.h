@@ -83,8 +83,44 @@ typedef struct {
   double min_lr;
 } dy_lr_schedule;
 
-/* The learning rate at step (0-based) of a run with base rate lr. */
+/* The learning rate at step (0-based) of a run with base rate lr
+ * (formulas in optim.c: constant; step: lr * gamma^floor(step /
+ * step_size), PyTorch's StepLR; cosine: linear warm-up lr * step /
+ * warmup_steps, then PyTorch's CosineAnnealingLR down to min_lr at
+ * total_steps, and min_lr after). A NULL schedule is constant. */
 double dy_lr_at(const dy_lr_schedule *s, double lr, int64_t step);
+
+/* The optimizer's state per parameter, in the order dy_optimizer_build
+ * takes it: sgd none (with momentum > 0: "velocity"); adam, adamw
+ * "moment1", "moment2", "beta1_pow", "beta2_pow". A state is shaped like
+ * its parameter, except the beta pows ([1]); it starts at
+ * dy_optimizer_state_init (0, and 1 for the beta pows). */
+#define DY_OPT_MAX_STATE 4
+int dy_optimizer_state_count(const dy_optimizer_spec *opt);
+const char *dy_optimizer_state_name(const dy_optimizer_spec *opt, int i);
+double dy_optimizer_state_init(const dy_optimizer_spec *opt, int i);
+/* State i of a parameter of type param. */
+dy_type dy_optimizer_state_type(const dy_optimizer_spec *opt, int i,
+                                const dy_type *param);
+/* Check a spec (kind known, rates and betas in range, clip_norm >= 0):
+ * an error naming the field. */
+dy_status dy_optimizer_check(const dy_optimizer_spec *opt, dy_error *err);
+
+/* The update, written once for every path: through b (the Program
+ * builder, or the eager one, which runs it at once), clip the gradients
+ * by their global norm when opt->clip_norm > 0,
+ *
+ *   norm = sqrt(sum_i reduce_sum(g_i * g_i)),
+ *   g_i  = g_i * (clip_norm / max(norm, clip_norm))
+ *
+ * (PyTorch's clip_grad_norm_ without its 1e-6), then emit one in-place
+ * update op per parameter: sgd / momentum / adam / adamw with the spec's
+ * attributes. params[i], grads[i] (< 0: no gradient, the parameter is
+ * left alone and takes no part in the norm), state[i][0 ..
+ * dy_optimizer_state_count) and lr (a rank-0 f32) are values of b.
+ * Returns 0, or -1 with the error in b->err. */
+int dy_optimizer_build(dy_gb *b, const dy_optimizer_spec *opt, const int *params,
+                       const int *grads, int n, const int *const *state, int lr);
 
 /* Append the update ops for params[i] with gradient grads[i] (grads[i] <
  * 0: no gradient, the parameter is left alone) to block 0: gradient

@@ -64,8 +64,10 @@ int dy_gb_fail(dy_gb *b, dy_status s, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  dy_error_at(b->err, b->fwd, s, "gradient of %s: %s",
-              b->fwd ? dy_op_name(b->fwd->kind) : "?", msg);
+  if (b->fwd)
+    dy_error_at(b->err, b->fwd, s, "gradient of %s: %s", dy_op_name(b->fwd->kind), msg);
+  else /* ops emitted for no forward op: an optimizer's update, a loss */
+    dy_error_set(b->err, s, "%s", msg);
   return -1;
 }
 
@@ -258,6 +260,13 @@ static int prog_emit(dy_gb *b, dy_op_kind kind, const int *in, int n_in,
     char msg[600];
     dy_error_format(&e, msg, sizeof msg);
     return dy_gb_fail(b, e.status, "%s", msg);
+  }
+  if (dy_op_has(&probe, DY_OPF_INPLACE)) {
+    /* an update writes its first n_out inputs; their first is the value */
+    if (!dy_program_append_op(p, s->block, kind, in, n_in, in,
+                              dy_op_info_of(kind)->n_out, attrs, n_attrs, loc))
+      return dy_gb_fail(b, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+    return in[0];
   }
   const char *name = fresh(s, s->stem);
   int v = name ? dy_program_add_var(p, name, &tout[0]) : -1;

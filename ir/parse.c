@@ -79,8 +79,8 @@ static bool is_name_char(char c) {
 }
 
 /* A name: anything up to a delimiter (var names may hold '.', ':', '/',
- * and '@' after their first character: gradients are "<var>@GRAD"; an
- * '@' that starts a token is a source location). */
+ * and '@' after their first character: "fc.w@GRAD", "fc.w@moment1"; a
+ * location "@file:line" starts with it). */
 static dy_status name(parser *ps, char *buf, size_t n) {
   skip_ws(ps);
   size_t k = 0;

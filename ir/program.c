@@ -490,6 +490,26 @@ int dy_program_count_ops(const dy_program *p) {
   return n;
 }
 
+bool dy_program_is_training(const dy_program *p) {
+  for (int b = 0; b < p->n_blocks; b++)
+    for (int k = 0; k < p->blocks[b]->n_ops; k++)
+      if (dy_op_has(p->blocks[b]->ops[k], DY_OPF_INPLACE))
+        return true;
+  return false;
+}
+
+const dy_op *dy_program_in_place_writer(const dy_program *p, int var) {
+  for (int b = 0; b < p->n_blocks; b++)
+    for (int k = 0; k < p->blocks[b]->n_ops; k++) {
+      const dy_op *op = p->blocks[b]->ops[k];
+      if (dy_op_has(op, DY_OPF_INPLACE))
+        for (int i = 0; i < op->n_outputs; i++)
+          if (op->outputs[i] == var)
+            return op;
+    }
+  return NULL;
+}
+
 /* ---- attributes ---- */
 
 const dy_attr *dy_op_find_attr(const dy_op *op, const char *name) {

@@ -17,25 +17,35 @@
  *   9 (io)          feeds and fetches are valid, distinct, non-persistable
  *                   for feeds, defined in block 0 for fetches; there is >= 1
  *                   fetch
- *  10 (blocks)      the block tree: each sub-block's parent is a lower
+ *  10 (in-place)    an in-place op (DY_OPF_INPLACE: optimizer updates,
+ *                   running statistics) writes its first n_out inputs:
+ *                   outputs[i] == inputs[i], each a persistable var (rule
+ *                   5's exemption: these are the only writes of persistable
+ *                   vars); and the write is the var's last use in its
+ *                   block: no later op reads or writes it, so every read
+ *                   sees the value from before the step, and passes may
+ *                   reorder ops freely above it. A fetch of the var gives
+ *                   the updated value.
+ *  11 (blocks)      the block tree: each sub-block's parent is a lower
  *                   index (no cycles); each is owned by exactly one control
  *                   op (cond, while), through valid, distinct block
  *                   attributes, and lies in that op's block; every op sits
  *                   in the block it records; params and results are
  *                   existing vars, params non-persistable, no feed, declared
  *                   by one block only; block 0 and cond branches have none
- *  11 (scope)       a block reads (as op inputs or results) only vars
+ *  12 (scope)       a block reads (as op inputs or results) only vars
  *                   visible from its parent chain at that point, and every
  *                   var from outside a sub-block is among its owner's inputs
  *                   (a capture); a var of a closed sub-block is not visible
  *                   after it
- *  12 (block-types) cond: both branches yield one value per output, of the
+ *  13 (block-types) cond: both branches yield one value per output, of the
  *                   output's type; while: n_carried outputs, the condition
  *                   yields one bool element, both blocks take the carried
  *                   values and the body yields them again, types kept
  *
- * Each rule has one check function. They run in the order 1-4, 10, 5, 6
- * with 11, 7 with 12, 8, 9: the walks after 10 rely on the block tree.
+ * Each rule has one check function. They run in the order 1-4, 11, 5, 6
+ * with 12, 7 with 13, then the rest: the walks after 11 rely on the block
+ * tree.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -148,6 +158,8 @@ static dy_status check_ssa(const dy_program *p, int *writer, dy_error *err) {
   for (int i = 0; i < p->n_vars; i++)
     writer[i] = -1;
   FOR_EACH_OP(p, op) {
+    if (dy_op_has(op, DY_OPF_INPLACE))
+      continue; /* its writes are rule 10's */
     for (int i = 0; i < op->n_outputs; i++) {
       const dy_var *v = p->vars[op->outputs[i]];
       if (writer[v->id] >= 0) {
@@ -177,7 +189,7 @@ static dy_status check_ssa(const dy_program *p, int *writer, dy_error *err) {
   return DY_OK;
 }
 
-/* Invariants 6 and 11 in one walk over the block tree: `defined` holds
+/* Invariants 6 and 12 in one walk over the block tree: `defined` holds
  * what is visible at the current point, `home` the block declaring it. On
  * leaving a sub-block its vars go out of scope again. */
 typedef struct {
@@ -208,16 +220,16 @@ static dy_status check_read(scope_walk *w, int b, const dy_op *owner,
       snprintf(d, sizeof d, "block %d yields var '%s' before any op defines it", b, name);
     int at = w->decl[v];
     if (at < 0 || dy_block_within(w->p, b, at))
-      return broken(w->err, op, op ? 6 : 11, op ? "def-use" : "scope", d);
+      return broken(w->err, op, op ? 6 : 12, op ? "def-use" : "scope", d);
     snprintf(d, sizeof d, "%s var '%s' of block %d, which is not visible in block %d",
              op ? "reads" : "yields", name, at, b);
-    return broken(w->err, op, 11, "scope", d);
+    return broken(w->err, op, 12, "scope", d);
   }
   if (owner && !dy_block_within(w->p, w->home[v], b) && !is_input_of(owner, v)) {
     snprintf(d, sizeof d, "block %d reads '%s' from outside it, but op %d (%s) does "
              "not list it among its inputs (captures)", b, name, owner->id,
              dy_op_name(owner->kind));
-    return broken(w->err, op, 11, "scope", d);
+    return broken(w->err, op, 12, "scope", d);
   }
   return DY_OK;
 }
@@ -283,7 +295,7 @@ static dy_status check_def_use(const dy_program *p, dy_error *err) {
   return s;
 }
 
-/* Invariant 10: the block tree (see the header). */
+/* Invariant 11: the block tree (see the header). */
 static dy_status check_blocks(const dy_program *p, dy_error *err) {
   char d[256];
   int nb = p->n_blocks;
@@ -298,12 +310,12 @@ static dy_status check_blocks(const dy_program *p, dy_error *err) {
   for (int b = 0; b < nb; b++)
     owner[b] = -1;
   if (nb < 1 || p->blocks[0]->parent != -1)
-    s = broken(err, NULL, 10, "blocks", "block 0 must exist and have parent -1");
+    s = broken(err, NULL, 11, "blocks", "block 0 must exist and have parent -1");
   for (int b = 1; b < nb && !s; b++)
     if (p->blocks[b]->parent < 0 || p->blocks[b]->parent >= b) {
       snprintf(d, sizeof d, "block %d has parent %d (a sub-block's parent has a "
                "lower index, so the tree has no cycles)", b, p->blocks[b]->parent);
-      s = broken(err, NULL, 10, "blocks", d);
+      s = broken(err, NULL, 11, "blocks", d);
     }
   for (int b = 0; b < nb && !s; b++)
     for (int k = 0; k < p->blocks[b]->n_ops && !s; k++) {
@@ -311,26 +323,26 @@ static dy_status check_blocks(const dy_program *p, dy_error *err) {
       int sub[2], n = dy_op_sub_blocks(op, sub);
       if (op->block != b) {
         snprintf(d, sizeof d, "sits in block %d but records block %d", b, op->block);
-        s = broken(err, op, 10, "blocks", d);
+        s = broken(err, op, 11, "blocks", d);
       }
       for (int j = 0; j < n && !s; j++) {
         int sb = sub[j];
         if (sb <= 0 || sb >= nb || (j == 1 && sb == sub[0])) {
           snprintf(d, sizeof d, "names block %d, not a distinct sub-block of the "
                    "Program's %d blocks", sb, nb);
-          s = broken(err, op, 10, "blocks", d);
+          s = broken(err, op, 11, "blocks", d);
         } else if (owner[sb] >= 0) {
           snprintf(d, sizeof d, "block %d is owned by op %d and op %d", sb, owner[sb],
                    op->id);
-          s = broken(err, op, 10, "blocks", d);
+          s = broken(err, op, 11, "blocks", d);
         } else if (p->blocks[sb]->parent != b) {
           snprintf(d, sizeof d, "its sub-block %d has parent %d, not the op's block %d",
                    sb, p->blocks[sb]->parent, b);
-          s = broken(err, op, 10, "blocks", d);
+          s = broken(err, op, 11, "blocks", d);
         } else if (op->kind == DY_OP_COND && p->blocks[sb]->n_params) {
           snprintf(d, sizeof d, "branch block %d has params (a branch reads outer "
                    "values as captures)", sb);
-          s = broken(err, op, 10, "blocks", d);
+          s = broken(err, op, 11, "blocks", d);
         }
         if (!s)
           owner[sb] = op->id;
@@ -340,9 +352,9 @@ static dy_status check_blocks(const dy_program *p, dy_error *err) {
     const dy_block *blk = p->blocks[b];
     if (b > 0 && owner[b] < 0) {
       snprintf(d, sizeof d, "block %d has no owning op", b);
-      s = broken(err, NULL, 10, "blocks", d);
+      s = broken(err, NULL, 11, "blocks", d);
     } else if (b == 0 && (blk->n_params || blk->n_results)) {
-      s = broken(err, NULL, 10, "blocks", "block 0 has params or results");
+      s = broken(err, NULL, 11, "blocks", "block 0 has params or results");
     }
     for (int i = 0; i < blk->n_params + blk->n_results && !s; i++) {
       bool param = i < blk->n_params;
@@ -350,12 +362,12 @@ static dy_status check_blocks(const dy_program *p, dy_error *err) {
       if (v < 0 || v >= p->n_vars) {
         snprintf(d, sizeof d, "block %d: %s %d is var id %d of %d", b,
                  param ? "param" : "result", param ? i : i - blk->n_params, v, p->n_vars);
-        s = broken(err, NULL, 10, "blocks", d);
+        s = broken(err, NULL, 11, "blocks", d);
       } else if (param && (p->vars[v]->persistable || p->vars[v]->feed_index >= 0 ||
                            decl[v])) {
         snprintf(d, sizeof d, "block %d: param '%s' is %s", b, p->vars[v]->name,
                  decl[v] ? "a param of another block too" : "a feed or persistable");
-        s = broken(err, NULL, 10, "blocks", d);
+        s = broken(err, NULL, 11, "blocks", d);
       } else if (param) {
         decl[v] = 1;
       }
@@ -376,7 +388,7 @@ static dy_status check_types(const dy_program *p, dy_error *err) {
       in[i] = p->vars[op->inputs[i]]->type;
     dy_error e = {0};
     if (dy_infer_in(p, op, in, op->n_inputs, out, &e) != DY_OK)
-      return broken(err, op, control ? 12 : 7, control ? "block-types" : "types", e.msg);
+      return broken(err, op, control ? 13 : 7, control ? "block-types" : "types", e.msg);
     for (int i = 0; i < op->n_outputs; i++) {
       const dy_var *v = p->vars[op->outputs[i]];
       if (!dy_type_equal(&v->type, &out[i])) {
@@ -450,6 +462,47 @@ static dy_status check_io(const dy_program *p, const int *writer, dy_error *err)
   return DY_OK;
 }
 
+static dy_status check_in_place(const dy_program *p, dy_error *err) {
+  char d[512];
+  for (int b = 0; b < p->n_blocks; b++) {
+    const dy_block *blk = p->blocks[b];
+    for (int k = 0; k < blk->n_ops; k++) {
+      const dy_op *op = blk->ops[k];
+      if (!dy_op_has(op, DY_OPF_INPLACE))
+        continue;
+      for (int i = 0; i < op->n_outputs; i++) {
+        const dy_var *v = p->vars[op->outputs[i]];
+        if (i >= op->n_inputs || op->inputs[i] != op->outputs[i]) {
+          snprintf(d, sizeof d, "output %d '%s' is not input %d (an in-place op "
+                   "writes the vars it reads)", i, v->name, i);
+          return broken(err, op, 10, "in-place", d);
+        }
+        if (!v->persistable || v->feed_index >= 0) {
+          snprintf(d, sizeof d, "writes '%s' in place, which is not a persistable "
+                   "var (only state is updated in place)", v->name);
+          return broken(err, op, 10, "in-place", d);
+        }
+        /* the in-place write is the var's last use in the block */
+        for (int j = k + 1; j < blk->n_ops; j++) {
+          const dy_op *later = blk->ops[j];
+          for (int t = 0; t < later->n_inputs + later->n_outputs; t++) {
+            bool reads = t < later->n_inputs;
+            int u = reads ? later->inputs[t] : later->outputs[t - later->n_inputs];
+            if (u != v->id)
+              continue;
+            snprintf(d, sizeof d, "op %d (%s) %s '%s' after op %d updated it in "
+                     "place (the update must be its last use)", later->id,
+                     dy_op_name(later->kind), reads ? "reads" : "writes", v->name,
+                     op->id);
+            return broken(err, op, 10, "in-place", d);
+          }
+        }
+      }
+    }
+  }
+  return DY_OK;
+}
+
 dy_status dy_verify(const dy_program *p, dy_error *err) {
   dy_status s;
   if ((s = check_names(p, err)) || (s = check_op_kind(p, err)) ||
@@ -461,7 +514,8 @@ dy_status dy_verify(const dy_program *p, dy_error *err) {
     return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "verify: out of memory");
   if (!(s = check_ssa(p, writer, err)) && !(s = check_def_use(p, err)) &&
       !(s = check_types(p, err)) && !(s = check_params(p, err)))
-    s = check_io(p, writer, err);
+    if (!(s = check_io(p, writer, err)))
+      s = check_in_place(p, err);
   free(writer);
   return s;
 }

@@ -71,6 +71,11 @@ typedef struct dy_tensor {
   bool requires_grad;     /* a leaf whose gradient is wanted (a layer's f32
                              parameter; traced as a trainable var)         */
   struct dy_tensor *grad; /* its accumulated gradient (owned), or NULL      */
+  /* eager autograd's tape (runtime/autograd.c, dy_autograd.h) */
+  struct dy_tape_node *grad_fn; /* the recorded op that made it, or NULL  */
+  int tape_refs;          /* how many of refcount the tape holds            */
+  unsigned ag_pass;       /* scratch of one dy_backward / tape pruning pass */
+  int ag_val, ag_aux;     /* (valid while ag_pass is that pass's number)    */
 } dy_tensor;
 
 /* Returns a new zero-filled tensor. Owned as described above. */
@@ -146,7 +151,10 @@ extern const dy_kernel_fn dy_kernel_table[DY_OP_COUNT];
 
 /* The one driver behind every op: propagate NULL inputs, infer, allocate,
  * run the kernel (unless symbolic), record into the active trace. Returns
- * the op's single output. */
+ * the op's single output. An in-place op (DY_OPF_INPLACE: an optimizer
+ * update, batch_norm_stats) allocates nothing: its kernel updates its
+ * first n_out inputs and it returns in[0] (one more reference, owned like
+ * any op result). */
 dy_tensor *dy_apply(dy_op_kind kind, dy_tensor *const *in, int n_in,
                     const dy_attr *attrs, int n_attrs, dy_srcloc loc);
 
@@ -374,7 +382,10 @@ dy_status dy_jit_load(const char *path, dy_program **prog, dy_error *err);
 
 /* Interpret p on inputs (one per feed, in order; checked against the feed
  * types, every -1 dim taking one common batch size). outputs[i] receives a
- * new tensor per fetch (caller frees each). */
+ * new tensor per fetch (caller frees each). On a training Program (one
+ * with DY_OPF_INPLACE ops: optimizer updates, running statistics) a run
+ * UPDATES p's persistable vars in place (their data), though p is const:
+ * each run is one step. */
 dy_status dy_executor_run(const dy_program *p, dy_tensor *const *inputs,
                           int n_inputs, dy_tensor **outputs, int n_outputs,
                           dy_error *err);
@@ -389,13 +400,17 @@ dy_status dy_npy_read(const char *path, dy_tensor **out, dy_error *err);
 /* Writes whole or not at all. */
 dy_status dy_npy_write(const char *path, const dy_tensor *t, dy_error *err);
 
-/* The op families' entry points and layers. */
+/* The op families' entry points and layers; the eager optimizers. */
 #include "dy_nn.h"
 #include "dy_math.h"
 #include "dy_extra.h"
+#include "dy_optim.h"
 #include "dy_shape.h"
 #include "dy_control.h"  /* dy_cond, dy_while */
 /* DY_MODEL / DY_TO_STATIC, the markers of `dy2stc compile net.c`. */
 #include "dy_static.h"
+
+/* Eager autograd and the losses. */
+#include "dy_autograd.h"
 
 #endif /* DY_RUNTIME_H */

@@ -29,7 +29,9 @@ dy_tensor *dy_param_uniform(int rank, const int64_t *shape, float bound);
 typedef struct dy_trace_state dy_trace_state;
 dy_trace_state *dy_trace_active(void);
 /* Record op kind with inputs in and single output t (already computed or
- * symbolic). Returns false (error recorded) on failure. */
+ * symbolic); an in-place op (DY_OPF_INPLACE) is recorded writing the vars
+ * of its first n_out inputs (t is ignored). Returns false (error
+ * recorded) on failure. */
 bool dy_trace_record(dy_trace_state *ts, dy_op_kind kind, dy_tensor *const *in,
                      int n_in, const dy_attr *attrs, int n_attrs, dy_srcloc loc,
                      dy_tensor *out);
@@ -94,5 +96,13 @@ int dy_gb_eager_value(dy_gb *b, dy_tensor *t);
 /* The tensor of value v (borrowed), NULL if none. */
 dy_tensor *dy_gb_eager_tensor(dy_gb *b, int v);
 void dy_gb_eager_free(dy_gb *b);
+
+/* autograd.c: the tape. dy_apply records an op whose result t it wants
+ * (grad mode on, a concrete f32 result, an input requiring grad or made by
+ * a recorded op, no input written in place); false (error recorded) on
+ * failure. */
+bool dy_tape_wants(dy_tensor *const *in, int n_in, const dy_tensor *out);
+bool dy_tape_record(dy_op_kind kind, dy_tensor *const *in, int n_in,
+                    const dy_attr *attrs, int n_attrs, dy_srcloc loc, dy_tensor *out);
 
 #endif

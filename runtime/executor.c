@@ -8,6 +8,12 @@
  * common batch size; each op's concrete output type is checked against its
  * var's type with that batch filled in.
  *
+ * A training Program (dy_program_is_training: it has in-place ops, the
+ * optimizer's updates and batch norm's running statistics) changes its
+ * own state: an in-place op's kernel writes straight into the Program's
+ * persistable data (parameters, optimizer state), so each run is one
+ * training step and the next run sees the updated values.
+ *
  * Blocks: dy_exec_block runs the ops of one block; a cond or while op is
  * handed to runtime/executor_block.c, which runs its sub-blocks through
  * dy_exec_block again. A var is released by the block that declares it (at
@@ -102,6 +108,11 @@ static dy_status run_op(dy_exec *ex, const dy_op *op, dy_error *err) {
   }
   if ((s = dy_infer(op, in_t, op->n_inputs, out_t, err)))
     return s;
+  if (dy_op_has(op, DY_OPF_INPLACE))
+    /* the update writes the state tensors themselves: the borrowed views
+     * of the Program's persistable data (the verifier has checked
+     * outputs[i] == inputs[i], persistable) */
+    return dy_kernel_table[op->kind](op, in, op->n_inputs, in, err);
   for (int i = 0; i < op->n_outputs && !s; i++) {
     const dy_var *v = p->vars[op->outputs[i]];
     if (!dy_exec_type_matches(&v->type, &out_t[i], ex->batch)) {

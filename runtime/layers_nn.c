@@ -125,34 +125,6 @@ typedef struct {
   dy_tensor *mean, *variance; /* [C] running statistics      */
 } batch_norm_layer;
 
-/* running = momentum * running + (1 - momentum) * batch statistic, with the
- * batch's mean and biased variance per channel of x [N, C, ...]. */
-static void update_running(batch_norm_layer *l, const dy_tensor *x) {
-  const dy_type *t = &x->type;
-  int64_t n = t->shape[0], c = t->shape[1], sp = 1;
-  for (int i = 2; i < t->rank; i++)
-    sp *= t->shape[i];
-  if (n * sp == 0)
-    return;
-  const float *xd = x->data;
-  float *rm = l->mean->data, *rv = l->variance->data;
-  double cnt = (double)(n * sp), m = l->momentum;
-  for (int64_t ch = 0; ch < c; ch++) {
-    double sum = 0.0, sq = 0.0;
-    for (int64_t i = 0; i < n; i++)
-      for (int64_t j = 0; j < sp; j++)
-        sum += xd[(i * c + ch) * sp + j];
-    double mu = sum / cnt;
-    for (int64_t i = 0; i < n; i++)
-      for (int64_t j = 0; j < sp; j++) {
-        double d = xd[(i * c + ch) * sp + j] - mu;
-        sq += d * d;
-      }
-    rm[ch] = (float)(m * rm[ch] + (1.0 - m) * mu);
-    rv[ch] = (float)(m * rv[ch] + (1.0 - m) * (sq / cnt));
-  }
-}
-
 static dy_tensor *batch_norm_forward(dy_layer *self, dy_tensor *const *in, int n) {
   batch_norm_layer *l = (batch_norm_layer *)self;
   if (n != 1)
@@ -160,10 +132,16 @@ static dy_tensor *batch_norm_forward(dy_layer *self, dy_tensor *const *in, int n
   dy_tensor *y = dy_batch_norm_at(in[0], l->weight, l->bias, l->mean, l->variance,
                                   l->epsilon, l->momentum, self->training,
                                   dy_layer_caller());
-  /* the op has checked x against the parameters; a symbolic x (static
-   * mode) has no statistics to take */
-  if (y && self->training && in[0]->data)
-    update_running(l, in[0]);
+  /* train mode: running = momentum * running + (1 - momentum) * the
+   * batch's mean and biased variance, as the in-place op batch_norm_stats
+   * (ops_train.def), so that a traced or to_static forward records the
+   * update into the Program (on a symbolic x it only records) */
+  if (y && self->training) {
+    dy_attr a[] = {DY_ATTR_F("momentum", l->momentum)};
+    if (!dy_apply(DY_OP_BATCH_NORM_STATS, (dy_tensor *const[]){l->mean, l->variance, in[0]},
+                  3, a, 1, dy_layer_caller()))
+      return NULL;
+  }
   return y;
 }
 

@@ -5,7 +5,8 @@
  * output type with ir/'s dy_infer_<name>, allocates the output, runs
  * dy_kernel_<name> (or, for view ops, shares the input's data; for a
  * symbolic input, computes nothing), and records the op into the active
- * trace. Errors go to the thread-local slot (dy_last_error) with the source
+ * trace. An in-place op (DY_OPF_INPLACE) allocates nothing: its kernel
+ * updates its first inputs and it returns the first of them. Errors go to the thread-local slot (dy_last_error) with the source
  * line of the user's call.
  */
 #include <math.h>
@@ -33,10 +34,27 @@ dy_tensor *dy_apply(dy_op_kind kind, dy_tensor *const *in, int n_in,
   }
   dy_op op = {.id = -1, .kind = kind, .attrs = (dy_attr *)attrs,
               .n_attrs = n_attrs, .loc = loc};
-  dy_type out_t;
+  dy_type out_ts[8];
   dy_error err = {0};
-  if (dy_infer(&op, in_t, n_in, &out_t, &err) != DY_OK)
+  if (dy_op_info_of(kind)->n_out > 8)
+    return dy_fail(DY_STATUS_UNSUPPORTED, loc, "%s: too many outputs", name);
+  if (dy_infer(&op, in_t, n_in, out_ts, &err) != DY_OK)
     return dy_fail_with(&err);
+  const dy_type out_t = out_ts[0];
+
+  /* An in-place op (an optimizer step, running statistics) updates its
+   * first n_out inputs: the kernel writes into them (nothing on symbolic
+   * inputs) and the trace records the op writing their vars. Returned:
+   * one more reference to in[0], owned like any op result. */
+  if (dy_op_has(&op, DY_OPF_INPLACE)) {
+    if (!symbolic &&
+        dy_kernel_table[kind](&op, in, n_in, (dy_tensor *const *)in, &err) != DY_OK)
+      return dy_fail_with(&err);
+    dy_trace_state *ts = dy_trace_active();
+    if (ts && !dy_trace_record(ts, kind, in, n_in, attrs, n_attrs, loc, in[0]))
+      return NULL;
+    return dy_tensor_adopt(dy_keep(in[0]));
+  }
 
   dy_tensor *out;
   if (symbolic)
@@ -52,6 +70,10 @@ dy_tensor *dy_apply(dy_op_kind kind, dy_tensor *const *in, int n_in,
     return dy_fail_with(&err);
 
   if (ts && !dy_trace_record(ts, kind, in, n_in, attrs, n_attrs, loc, out))
+    return NULL;
+  /* eager autograd: an op a gradient may flow through goes on the tape */
+  if (dy_tape_wants(in, n_in, out) &&
+      !dy_tape_record(kind, in, n_in, attrs, n_attrs, loc, out))
     return NULL;
   return out;
 }

@@ -99,12 +99,23 @@ bool dy_trace_record(dy_trace_state *ts, dy_op_kind kind, dy_tensor *const *in,
   }
   dy_op probe = {.id = ts->p->next_op_id, .kind = kind, .attrs = (dy_attr *)attrs,
                  .n_attrs = n_attrs, .loc = loc};
-  dy_type out_t;
+  dy_type out_ts[8];
   dy_error err = {0};
-  if (dy_infer(&probe, types, n_in, &out_t, &err) != DY_OK) {
+  if (dy_infer(&probe, types, n_in, out_ts, &err) != DY_OK) {
     dy_fail_with(&err);
     return false;
   }
+  /* an in-place op writes the vars of its first n_out inputs (the state
+   * it updates: persistable vars, checked by the verifier) */
+  if (dy_op_has(&probe, DY_OPF_INPLACE)) {
+    if (!dy_program_append_op(ts->p, 0, kind, ids, n_in, ids,
+                              dy_op_info_of(kind)->n_out, attrs, n_attrs, loc)) {
+      dy_fail(DY_STATUS_OUT_OF_MEMORY, loc, "trace: out of memory");
+      return false;
+    }
+    return true;
+  }
+  const dy_type out_t = out_ts[0];
   /* the var's static dims must agree with what was computed */
   for (int i = 0; i < out_t.rank; i++)
     if (out_t.shape[i] >= 0 && out->type.shape[i] >= 0 &&

@@ -63,5 +63,6 @@ extern const dy_op_case_list dy_op_cases_nn;
 extern const dy_op_case_list dy_op_cases_math;
 extern const dy_op_case_list dy_op_cases_shape;
 extern const dy_op_case_list dy_op_cases_extra;
+extern const dy_op_case_list dy_op_cases_train;
 
 #endif

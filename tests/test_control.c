@@ -236,33 +236,51 @@ static void expect_broken(const char *text, const char *from, const char *to,
 static void test_verifier_invariants(void) {
   /* 10 (blocks): an index out of range, a block owned twice, an ownerless
    * block, a wrong parent, a parent that is not lower, params on a branch */
-  expect_broken(cond_text, "else_block = 2", "else_block = 7", "invariant 10 (blocks)");
-  expect_broken(cond_text, "else_block = 2", "else_block = 1", "invariant 10 (blocks)");
-  expect_broken(loop_text, "body_block = 2", "body_block = 1", "invariant 10 (blocks)");
-  expect_broken(cond_text, "block 2 parent 0", "block 2 parent 1", "invariant 10 (blocks)");
+  expect_broken(cond_text, "else_block = 2", "else_block = 7", "invariant 11 (blocks)");
+  expect_broken(cond_text, "else_block = 2", "else_block = 1", "invariant 11 (blocks)");
+  expect_broken(loop_text, "body_block = 2", "body_block = 1", "invariant 11 (blocks)");
+  expect_broken(cond_text, "block 2 parent 0", "block 2 parent 1", "invariant 11 (blocks)");
   expect_broken(cond_text, "block 1 parent 0 ()", "block 1 parent 0 (e_0)",
-                "invariant 10 (blocks)");
+                "invariant 11 (blocks)");
   /* a block no op owns */
   expect_broken(cond_text, "  fetch 0 out\n", "  block 3 parent 0 () {\n    yield x\n  }\n  fetch 0 out\n",
                 "block 3 has no owning op");
   /* 11 (scope): a capture not listed; a closed branch's var read after it;
    * a result not defined */
-  expect_broken(cond_text, "cond(p, x)", "cond(p, zero)", "invariant 11 (scope)");
+  expect_broken(cond_text, "cond(p, x)", "cond(p, zero)", "invariant 12 (scope)");
   expect_broken(cond_text, "fetch 0 out", "fetch 0 t_0", "invariant 9 (io)");
-  expect_broken(loop_text, "    yield i_2, acc_2", "    yield i_2, acc_0", "invariant 11 (scope)");
-  expect_broken(loop_text, "c_0 = less(i_0, n)", "c_0 = less(i_1, n)", "invariant 11 (scope)");
+  expect_broken(loop_text, "    yield i_2, acc_2", "    yield i_2, acc_0", "invariant 12 (scope)");
+  expect_broken(loop_text, "c_0 = less(i_0, n)", "c_0 = less(i_1, n)", "invariant 12 (scope)");
   /* 12 (block-types): branches disagree; a carried value changes type;
    * the condition is not one bool */
   char *t = replaced(cond_text, "cond(p, x)", "cond(p, x, s)");
-  expect_broken(t, "    yield t_0", "    yield s", "invariant 12 (block-types)");
+  expect_broken(t, "    yield t_0", "    yield s", "invariant 13 (block-types)");
   free(t);
-  expect_broken(loop_text, "    yield i_2, acc_2", "    yield acc_2, i_2", "invariant 12 (block-types)");
-  expect_broken(loop_text, "    yield c_0", "    yield i_0", "invariant 12 (block-types)");
-  expect_broken(loop_text, "n_carried = 2", "n_carried = 1", "invariant 12 (block-types)");
+  expect_broken(loop_text, "    yield i_2, acc_2", "    yield acc_2, i_2", "invariant 13 (block-types)");
+  expect_broken(loop_text, "    yield c_0", "    yield i_0", "invariant 13 (block-types)");
+  expect_broken(loop_text, "n_carried = 2", "n_carried = 1", "invariant 13 (block-types)");
   /* 5 (ssa): a param written by an op */
   expect_broken(loop_text, "i_2 = add(i_1, one)", "i_0 = add(i_1, one)", "invariant 5 (ssa)");
 }
 
+
+/* No gradient flows through control flow yet: asking for one is an error
+ * naming the op, never a silent zero. */
+static void test_no_gradient_through_control(void) {
+  char *t = replaced(cond_text, "  var out : f32[-1,3]\n", "  var out : f32[-1,3]\n  var l : f32[]\n");
+  char *t2 = replaced(t, "  }\n  block 1", "    l = reduce_sum(out) {axes = [], keepdim = 0}  @cond.c:8\n  }\n  block 1");
+  char *t3 = replaced(t2, "fetch 0 out", "fetch 0 l");
+  dy_program *p = parse_ok(t3);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  int x = dy_program_find_var(p, "x"), l = dy_program_find_var(p, "l"), g = -2;
+  dy_error err = {0};
+  CU_ASSERT_EQUAL(dy_program_gradients(p, l, &x, 1, &g, &err), DY_STATUS_UNSUPPORTED);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "cannot differentiate through cond"));
+  dy_program_free(p);
+  free(t);
+  free(t2);
+  free(t3);
+}
 
 /* ------------------------------------------------------------------ */
 /* The eager API                                                       */
@@ -547,6 +565,7 @@ void dy_test_register(void) {
   DY_TEST(test_text_and_dymodel_round_trip);
   DY_TEST(test_version_1_file_reads);
   DY_TEST(test_verifier_invariants);
+  DY_TEST(test_no_gradient_through_control);
   DY_TEST(test_eager_matches_every_static_path);
   DY_TEST(test_eager_errors);
   DY_TEST(test_samples);

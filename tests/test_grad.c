@@ -25,7 +25,9 @@
  * The ways the analytic gradient is computed:
  *   - program: a Program op(x) -> L, dy_program_gradients, the static
  *     executor;
- * (more ways are added beside it: the eager tape, the compiled C).
+ *   - eager: the inputs require grad, op and L run eagerly (dy_apply) onto
+ *     the autograd tape, dy_backward fills each input's .grad;
+ * (more ways are added beside them: the compiled C).
  *
  * A differentiable op with no case, or whose rule is missing or fails, is
  * a failure naming it.
@@ -207,6 +209,35 @@ typedef struct {
   bool has_case[DY_OP_COUNT];
 } tally;
 
+/* The eager way: g[i] gets d L / d in[i] from the tape (NULL: zero) for
+ * every f32 input. False (printed) when backward fails. */
+static bool eager_grads(const dy_op_case *c, dy_tensor **in, dy_tensor *w,
+                        dy_tensor **g) {
+  for (int i = 0; i < c->n_in; i++)
+    in[i]->requires_grad = in[i]->type.dtype == DY_F32;
+  dy_error err = {0};
+  dy_scope_begin();
+  dy_srcloc loc = {"op_cases.c", 1};
+  dy_tensor *out = dy_apply(c->kind, in, c->n_in, c->attrs, c->n_attrs, loc);
+  dy_attr ra[] = {DY_ATTR_IS("axes", NULL, 0), DY_ATTR_I("keepdim", 0)};
+  dy_tensor *l = dy_apply(DY_OP_REDUCE_SUM, (dy_tensor *const[]){dy_mul(out, w)}, 1,
+                          ra, 2, loc);
+  dy_status s = l ? dy_backward(l, &err) : DY_STATUS_INTERNAL;
+  if (s) {
+    const dy_error *e = l ? &err : dy_last_error();
+    fprintf(stderr, "\n  [%s] eager backward: %s\n", c->label, e ? e->msg : "?");
+    dy_clear_error();
+    dy_tape_clear();
+  }
+  dy_scope_end();
+  for (int i = 0; i < c->n_in; i++) {
+    in[i]->requires_grad = false;
+    g[i] = in[i]->grad;
+    in[i]->grad = NULL;
+  }
+  return s == DY_OK;
+}
+
 /* One case: the program way. */
 static void check_case(const dy_op_case *c, tally *t) {
   if (c->expect_error || c->no_grad || !dy_grad_table[c->kind])
@@ -278,6 +309,9 @@ static void check_case(const dy_op_case *c, tally *t) {
     fprintf(stderr, "\n  [%s] running the gradient program: %s\n", c->label, err.msg);
     t->failed++;
   } else {
+    dy_tensor *eg[8] = {0};
+    if (!eager_grads(c, in, w, eg))
+      t->failed++;
     double tol = c->tol > 1e-3 ? c->tol * 10 : 1e-2;
     int f = 2;  /* fetch index of the next gradient (0: L, 1: out) */
     dy_tensor *o0 = eval_out(p, in, n_feed, n_out);
@@ -292,28 +326,40 @@ static void check_case(const dy_op_case *c, tally *t) {
         double h = 1e-3 * (fabs(x[e]) > 1 ? fabs(x[e]) : 1);
         diffs d = differences(p, in, n_feed, n_out, x, e, h, o0, w);
         double an = g ? ((const float *)g->data)[e] : 0.0;
+        double ea = eg[i] ? ((const float *)eg[i]->data)[e] : 0.0;
         t->checked++;
         if (!isfinite(d.c) || (!isfinite(an) && o0 && has_nonfinite(o0))) {
           t->uncheckable++;  /* NaN input or output, the edge of the domain */
           continue;
         }
-        if (near(an, d.c, tol))
-          continue;
-        /* a kink (relu at 0, clip at a bound): the rule takes one side's
-         * derivative, which the central difference averages */
-        if (near(an, d.p, tol) || near(an, d.m, tol)) {
-          t->one_sided++;
-          continue;
+        /* each way: the rule through the Program, the rule on the tape
+         * (the counts are the first's) */
+        const double got[2] = {an, ea};
+        const char *way[2] = {"rule", "eager tape"};
+        diffs d2;
+        bool have_d2 = false;
+        for (int v = 0; v < 2; v++) {
+          if (near(got[v], d.c, tol))
+            continue;
+          /* a kink (relu at 0, clip at a bound): the rule takes one side's
+           * derivative, which the central difference averages */
+          if (near(got[v], d.p, tol) || near(got[v], d.m, tol)) {
+            t->one_sided += v == 0;
+            continue;
+          }
+          /* curvature on the scale of h (sin at 1000, tan near a pole) */
+          if (!have_d2) {
+            d2 = differences(p, in, n_feed, n_out, x, e, h / 64, o0, w);
+            have_d2 = true;
+          }
+          if (near(got[v], d2.c, tol)) {
+            t->small_step += v == 0;
+            continue;
+          }
+          if (bad++ < 3)
+            fprintf(stderr, "\n  [%s] d/d in%d [%lld]: %s %.7g, finite difference %.7g",
+                    c->label, i, (long long)e, way[v], got[v], d.c);
         }
-        /* curvature on the scale of h (sin at 1000, tan near a pole) */
-        diffs d2 = differences(p, in, n_feed, n_out, x, e, h / 64, o0, w);
-        if (near(an, d2.c, tol)) {
-          t->small_step++;
-          continue;
-        }
-        if (bad++ < 3)
-          fprintf(stderr, "\n  [%s] d/d in%d [%lld]: rule %.7g, finite difference %.7g",
-                  c->label, i, (long long)e, an, d.c);
       }
       if (bad) {
         fprintf(stderr, "\n  [%s] %s: %d elements of in%d's gradient differ (tol %g)\n",
@@ -321,6 +367,8 @@ static void check_case(const dy_op_case *c, tally *t) {
         t->failed++;
       }
     }
+    for (int i = 0; i < c->n_in; i++)
+      dy_tensor_free(eg[i]);
     dy_tensor_free(o0);
   }
   for (int i = 0; i < n_out; i++)
@@ -333,8 +381,8 @@ static void check_case(const dy_op_case *c, tally *t) {
 static const dy_op_case_list *const *families(int *n) {
   static const dy_op_case_list *lists[] = {&dy_op_cases_core, &dy_op_cases_nn,
                                            &dy_op_cases_math, &dy_op_cases_shape,
-                                           &dy_op_cases_extra};
-  *n = 5;
+                                           &dy_op_cases_extra, &dy_op_cases_train};
+  *n = 6;
   return lists;
 }
 

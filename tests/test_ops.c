@@ -9,6 +9,17 @@
  * are compiled with `$CC -std=c99 -Wall -Wextra -Werror -pedantic` and
  * linked with a generated driver that reads each case's inputs from .bin
  * files and writes its output; each output must agree with eager.
+ *
+ * In-place ops (DY_OPF_INPLACE: the training family's updates) write
+ * their first n_out inputs. Eager runs on copies of the inputs; the
+ * one-op Program holds those inputs as persistable vars (the state) with
+ * the original data, the op writing them, and fetches the first; after
+ * the executor's run every updated state var of the Program must agree
+ * with the eagerly updated tensor. The compiled way is skipped for them:
+ * the inference code generator keeps persistable vars in flash (const)
+ * and rejects an op writing one; the training code generator keeps the
+ * state in RAM, and tests/test_optim.c compiles these emitters' kernels
+ * strictly and runs them in place against eager over the same cases.
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -100,7 +111,18 @@ static bool agree(const char *what, const dy_op_case *c, const dy_tensor *got,
   return bad == 0;
 }
 
-/* One-op Program for case c. */
+static bool in_place(const dy_op_case *c) {
+  return (dy_op_info_of(c->kind)->flags & DY_OPF_INPLACE) != 0;
+}
+
+/* Input i of case c is a persistable var of its Program: a constant, or
+ * state an in-place op updates. */
+static bool is_const(const dy_op_case *c, int i) {
+  return (c->consts >> i & 1) || (in_place(c) && i < dy_op_info_of(c->kind)->n_out);
+}
+
+/* One-op Program for case c (an in-place op writes its state inputs and
+ * the first is fetched). */
 static dy_program *case_program(const dy_op_case *c, dy_tensor **in, dy_error *err) {
   dy_program *p = dy_program_new();
   int ids[8];
@@ -108,23 +130,46 @@ static dy_program *case_program(const dy_op_case *c, dy_tensor **in, dy_error *e
     char name[16];
     snprintf(name, sizeof name, "in%d", i);
     ids[i] = dy_program_add_var(p, name, &c->in[i]);
-    if (c->consts >> i & 1)
+    if (is_const(c, i))
       dy_program_set_data(p, ids[i], in[i]->data, in[i]->nbytes, err);
     else
       dy_program_add_feed(p, ids[i], err);
   }
   dy_op probe = {.id = 0, .kind = c->kind, .attrs = (dy_attr *)c->attrs,
                  .n_attrs = c->n_attrs, .loc = {c->label, 1}};
-  dy_type out_t;
-  if (dy_infer(&probe, c->in, c->n_in, &out_t, err)) {
+  dy_type out_t[8];
+  if (dy_infer(&probe, c->in, c->n_in, out_t, err)) {
     dy_program_free(p);
     return NULL;
   }
-  int o = dy_program_add_var(p, "out", &out_t);
+  if (in_place(c)) {
+    dy_program_append_op(p, 0, c->kind, ids, c->n_in, ids, dy_op_info_of(c->kind)->n_out,
+                         c->attrs, c->n_attrs, (dy_srcloc){"op_cases.c", 1});
+    dy_program_add_fetch(p, ids[0], err);
+    return p;
+  }
+  int o = dy_program_add_var(p, "out", &out_t[0]);
   dy_program_append_op(p, 0, c->kind, ids, c->n_in, &o, 1, c->attrs, c->n_attrs,
                        (dy_srcloc){"op_cases.c", 1});
   dy_program_add_fetch(p, o, err);
   return p;
+}
+
+/* After the executor ran case c's in-place Program p: each state var's
+ * data agrees with the eagerly updated tensor state[i]. */
+static bool state_agrees(const dy_op_case *c, const dy_program *p, dy_tensor *const *state) {
+  bool ok = true;
+  for (int i = 0; i < dy_op_info_of(c->kind)->n_out; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "in%d", i);
+    const dy_var *sv = p->vars[dy_program_find_var(p, name)];
+    dy_tensor got = *state[i];
+    got.data = sv->data;
+    char what[32];
+    snprintf(what, sizeof what, "executor state %d", i);
+    ok &= agree(what, c, &got, state[i]);
+  }
+  return ok;
 }
 
 static bool write_bin(const char *path, const dy_tensor *t) {
@@ -162,8 +207,16 @@ static void run_family(const char *family, const dy_op_case_list *list) {
     dy_scope_begin();
     for (int k = 0; k < c->n_in; k++)
       in[k] = make_input(c, k, batch);
+    /* an in-place op updates its inputs: eager runs on copies, so that
+     * the Program starts from the same state */
+    dy_tensor *state[8] = {0};
+    for (int k = 0; k < c->n_in; k++)
+      state[k] = in_place(c) && in[k]
+                     ? dy_tensor_from_data(in[k]->type.dtype, in[k]->type.rank,
+                                           in[k]->type.shape, in[k]->data)
+                     : in[k];
     dy_clear_error();
-    dy_tensor *ref = dy_apply(c->kind, in, c->n_in, c->attrs, c->n_attrs,
+    dy_tensor *ref = dy_apply(c->kind, state, c->n_in, c->attrs, c->n_attrs,
                               (dy_srcloc){c->label, 0});
     if (c->expect_error) {
       const dy_error *e = dy_last_error();
@@ -210,15 +263,22 @@ static void run_family(const char *family, const dy_op_case_list *list) {
     dy_tensor *feeds[8], *out = NULL;
     int nf = 0;
     for (int k = 0; k < c->n_in; k++)
-      if (!(c->consts >> k & 1))
+      if (!is_const(c, k))
         feeds[nf++] = in[k];
     if (dy_executor_run(p, feeds, nf, &out, 1, &err)) {
       fprintf(stderr, "\n  [%s] executor: %s\n", c->label, err.msg);
       CU_FAIL("executor failed");
     } else {
       CU_ASSERT(agree("executor", c, out, ref));
+      if (in_place(c))
+        CU_ASSERT(state_agrees(c, p, state));
     }
     dy_tensor_free(out);
+    if (in_place(c)) { /* the compiled way: see the header */
+      dy_program_free(p);
+      dy_scope_end();
+      continue;
+    }
     /* the generated C */
     char name[32], path[700];
     snprintf(name, sizeof name, "c%d", i);
@@ -280,6 +340,10 @@ static void run_family(const char *family, const dy_op_case_list *list) {
   dy_buf_free(&drv);
   dy_buf_free(&full);
 
+  if (n_cc == 0) { /* a family of in-place ops only: nothing compiled */
+    free(cc);
+    return;
+  }
   /* compile every model strictly, two at a time, then link and run */
   const char *cc_env = getenv("CC");
   const char *compiler = cc_env && *cc_env ? cc_env : "cc";
@@ -321,6 +385,7 @@ static void test_ops_core(void) { run_family("core", &dy_op_cases_core); }
 static void test_ops_nn(void) { run_family("nn", &dy_op_cases_nn); }
 static void test_ops_math(void) { run_family("math", &dy_op_cases_math); }
 static void test_ops_shape(void) { run_family("shape", &dy_op_cases_shape); }
+static void test_ops_train(void) { run_family("train", &dy_op_cases_train); }
 static void test_ops_extra(void) {
   if (dy_op_cases_extra.n) /* the family may be empty */
     run_family("extra", &dy_op_cases_extra);
@@ -333,12 +398,12 @@ static void test_ops_extra(void) {
  * rules. */
 static void test_every_op_has_a_case(void) {
   const dy_op_case_list *lists[] = {&dy_op_cases_core, &dy_op_cases_nn, &dy_op_cases_math,
-                                    &dy_op_cases_shape, &dy_op_cases_extra};
+                                    &dy_op_cases_shape, &dy_op_cases_extra, &dy_op_cases_train};
   for (int k = 0; k < DY_OP_COUNT; k++) {
     if (k == DY_OP_COND || k == DY_OP_WHILE)
       continue;
     bool found = false;
-    for (int l = 0; l < 5 && !found; l++)
+    for (int l = 0; l < 6 && !found; l++)
       for (int i = 0; i < lists[l]->n && !found; i++)
         found = lists[l]->cases[i].kind == (dy_op_kind)k && !lists[l]->cases[i].expect_error;
     if (!found)
@@ -356,4 +421,5 @@ void dy_test_register(void) {
   DY_TEST(test_ops_math);
   DY_TEST(test_ops_shape);
   DY_TEST(test_ops_extra);
+  DY_TEST(test_ops_train);
 }

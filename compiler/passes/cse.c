@@ -4,7 +4,8 @@
  * same vars with equal attributes compute the same value (ops are pure),
  * so the later one's output is replaced by the earlier one's and the later
  * op removed, in every block (each on its own: nothing moves between a
- * block and its sub-blocks). A later output that is fetched keeps its name (see
+ * block and its sub-blocks). In-place ops (updates of state) have effects:
+ * never merged. A later output that is fetched keeps its name (see
  * dy_program_forward_var); when that is impossible the op stays.
  */
 #include <string.h>
@@ -49,6 +50,8 @@ static dy_status cse_block(dy_program *p, dy_block *blk, bool *changed,
                            dy_error *err) {
   for (int k = 1; k < blk->n_ops; k++) {
     const dy_op *op = blk->ops[k];
+    if (dy_op_has(op, DY_OPF_INPLACE))
+      continue;
     for (int j = 0; j < k; j++) {
       const dy_op *first = blk->ops[j];
       if (!same_op(first, op))

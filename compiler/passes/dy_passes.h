@@ -76,6 +76,17 @@ typedef struct {
 dy_status dy_run_pipeline(dy_program *p, const dy_pass_options *o, dy_error *err);
 
 /* The passes (passes/<name>.c). */
+/* Training Programs (dy_program_is_training: they have in-place ops, the
+ * optimizer's updates and running statistics) change their state from run
+ * to run. Every pass keeps their meaning: an in-place op is never removed
+ * (dce keeps it and what it reads) nor merged (cse); fold, fuse-bn,
+ * simplify (neutral elements) and fuse-elementwise (inlined scalars) take
+ * as constant only a persistable var that is not state, as this says:
+ * persistable and, in a training Program (training =
+ * dy_program_is_training(p), computed once by the caller), neither
+ * trainable nor written by an in-place op (pipeline.c). */
+bool dy_pass_var_is_constant(const dy_program *p, int var, bool training);
+
 dy_status dy_pass_simplify(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_fold(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_fold_control(dy_program *p, bool *changed, dy_error *err);

@@ -7,6 +7,11 @@
  * Ops inside sub-blocks fold too (their constants become captures);
  * control ops with a constant predicate are fold_control.c's.
  *
+ * A training Program (dy_program_is_training) updates its parameters and
+ * optimizer state every run: an in-place op is never folded, nor any op
+ * reading a trainable var or a var an in-place op writes
+ * (dy_pass_var_is_constant).
+ *
  * Folding trades code for data: a `full` of a million elements is cheaper
  * as a loop than as four megabytes of flash. So an op is folded only when
  * its result is no bigger than FOLD_SLACK bytes plus twice its inputs.
@@ -17,13 +22,14 @@
 
 enum { FOLD_SLACK = 4096 };
 
-static bool foldable(const dy_program *p, const dy_op *op, int64_t *in_bytes) {
+static bool foldable(const dy_program *p, const dy_op *op, bool training,
+                     int64_t *in_bytes) {
   *in_bytes = 0;
   if (dy_op_sub_blocks(op, (int[2]){0}) || dy_op_has(op, DY_OPF_INPLACE))
-    return false;  /* control flow: fold-control.c; effects stay */
+    return false;  /* control flow: fold_control.c; effects stay */
   for (int i = 0; i < op->n_inputs; i++) {
     const dy_var *v = p->vars[op->inputs[i]];
-    if (!v->persistable)
+    if (!dy_pass_var_is_constant(p, v->id, training))
       return false;
     *in_bytes += dy_type_numel(&v->type) * (int64_t)dy_dtype_size(v->type.dtype);
   }
@@ -66,12 +72,13 @@ static dy_status evaluate(dy_program *p, const dy_op *op, dy_error *err) {
 dy_status dy_pass_fold(dy_program *p, bool *changed,
                        dy_error *err) {
   bool inner = false;
+  const bool training = dy_program_is_training(p);
   for (int b = 0; b < p->n_blocks; b++) {
     dy_block *blk = p->blocks[b];
     for (int k = 0; k < blk->n_ops; k++) {
       const dy_op *op = blk->ops[k];
       int64_t in_bytes;
-      if (!foldable(p, op, &in_bytes))
+      if (!foldable(p, op, training, &in_bytes))
         continue;
       dy_status s = evaluate(p, op, err);
       if (s)

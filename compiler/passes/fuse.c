@@ -15,7 +15,9 @@
  *   fuse-elementwise  a tree of f32 elementwise ops (the tokens of
  *                     ir/acts.def) whose intermediates all have the
  *                     result's shape, reading at most three tensors
- *                     (scalar constants are inlined)
+ *                     (scalar constants are inlined; in a training
+ *                     Program not a trainable or updated scalar:
+ *                     dy_pass_var_is_constant)
  *                     -> fused_elementwise(...) {expr}, one loop
  *
  * The fused op takes the place of the group's last op, so every input is
@@ -225,6 +227,7 @@ typedef struct {
   int ext[3];       /* external inputs ($0..$2) */
   int n_ext;
   char expr[1024];
+  bool training;    /* dy_program_is_training: parameters are not literals */
 } group;
 
 /* Can the producer of var join the group rooted at an op of type out? */
@@ -249,7 +252,8 @@ static bool build(const dy_program *p, group *g, int var, const dy_type *out) {
     snprintf(tok, sizeof tok, "%s ", token_of(p, d));
   } else {
     const dy_var *v = p->vars[var];
-    if (v->persistable && dy_type_numel(&v->type) == 1 && v->type.rank <= out->rank) {
+    if (dy_pass_var_is_constant(p, var, g->training) && dy_type_numel(&v->type) == 1 &&
+        v->type.rank <= out->rank) {
       snprintf(tok, sizeof tok, "#%.9g ", ((const float *)v->data)[0]);
     } else {
       int slot = -1;
@@ -275,6 +279,7 @@ static bool build(const dy_program *p, group *g, int var, const dy_type *out) {
 dy_status dy_pass_fuse_elementwise(dy_program *p, bool *changed,
                                    dy_error *err) {
   dy_block *b = p->blocks[0];
+  const bool training = dy_program_is_training(p);
   for (int k = b->n_ops - 1; k >= 0; k--) {
     dy_op *root = b->ops[k];
     if (root->n_outputs != 1 || !token_of(p, root))
@@ -285,7 +290,7 @@ dy_status dy_pass_fuse_elementwise(dy_program *p, bool *changed,
                                              &p->vars[root->outputs[0]]->type))
       continue;
     const dy_type *out = &p->vars[root->outputs[0]]->type;
-    group g = {.n_ops = 1, .ops = {root}};
+    group g = {.n_ops = 1, .ops = {root}, .training = training};
     bool ok = true;
     for (int i = 0; i < root->n_inputs && ok; i++)
       ok = build(p, &g, root->inputs[i], out);

@@ -13,7 +13,10 @@
  * and the batch_norm becomes an add of b' (the fusion of bias and
  * activation then takes the add into the conv's or matmul's epilogue).
  * The intermediate results must have no other reader and not be fetched;
- * a weight that other ops also read is copied, not changed in place.
+ * a weight that other ops also read is copied, not changed in place. In a
+ * training Program every one of these must be a true constant
+ * (dy_pass_var_is_constant): trainable parameters and state updated in
+ * place change every step, so such a batch norm stays.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -21,9 +24,12 @@
 
 #include "dy_passes.h"
 
-static const float *const_f32(const dy_program *p, int var, int64_t n) {
+/* var's data when it is an f32 constant of n elements (in a training
+ * Program, not a parameter or state the steps update). */
+static const float *const_f32(const dy_program *p, int var, int64_t n, bool training) {
   const dy_var *v = p->vars[var];
-  return v->persistable && v->type.dtype == DY_F32 && dy_type_numel(&v->type) == n
+  return dy_pass_var_is_constant(p, var, training) && v->type.dtype == DY_F32 &&
+                 dy_type_numel(&v->type) == n
              ? (const float *)v->data
              : NULL;
 }
@@ -40,7 +46,8 @@ static int new_const(dy_program *p, const char *stem, const dy_type *t, const vo
 }
 
 /* Try to fold the batch norm `bn` into what produces its input. */
-static dy_status fold_one(dy_program *p, dy_op *bn, bool *done, dy_error *err) {
+static dy_status fold_one(dy_program *p, dy_op *bn, bool training, bool *done,
+                          dy_error *err) {
   *done = false;
   dy_batch_norm_attrs bna = dy_batch_norm_attrs_get(bn);
   if (bna.is_test != 1)
@@ -49,8 +56,10 @@ static dy_status fold_one(dy_program *p, dy_op *bn, bool *done, dy_error *err) {
   if (xt->rank < 2 || xt->shape[1] < 1)
     return DY_OK;
   int64_t c = xt->shape[1];
-  const float *gamma = const_f32(p, bn->inputs[1], c), *beta = const_f32(p, bn->inputs[2], c);
-  const float *mean = const_f32(p, bn->inputs[3], c), *var = const_f32(p, bn->inputs[4], c);
+  const float *gamma = const_f32(p, bn->inputs[1], c, training);
+  const float *beta = const_f32(p, bn->inputs[2], c, training);
+  const float *mean = const_f32(p, bn->inputs[3], c, training);
+  const float *var = const_f32(p, bn->inputs[4], c, training);
   if (!gamma || !beta || !mean || !var)
     return DY_OK;
   /* walk back: [add b0 <-] conv2d / matmul */
@@ -61,7 +70,7 @@ static dy_status fold_one(dy_program *p, dy_op *bn, bool *done, dy_error *err) {
     for (int side = 0; side < 2 && b0 < 0; side++) {
       dy_op *d = dy_program_def(p, add->inputs[side], NULL, NULL);
       if (d && (d->kind == DY_OP_CONV2D || d->kind == DY_OP_MATMUL) &&
-          const_f32(p, add->inputs[1 - side], c)) {
+          const_f32(p, add->inputs[1 - side], c, training)) {
         base = d;
         b0 = add->inputs[1 - side];
       }
@@ -76,7 +85,8 @@ static dy_status fold_one(dy_program *p, dy_op *bn, bool *done, dy_error *err) {
     return DY_OK;
   int w = base->inputs[1];
   const dy_var *wv = p->vars[w];
-  if (!wv->persistable || wv->type.dtype != DY_F32 || wv->type.rank < 2)
+  if (!dy_pass_var_is_constant(p, w, training) || wv->type.dtype != DY_F32 ||
+      wv->type.rank < 2)
     return DY_OK;
   bool ty = !conv && dy_matmul_attrs_get(base).transpose_y; /* fused_matmul too */
   int64_t wn = dy_type_numel(&wv->type);
@@ -148,11 +158,12 @@ out:
 
 dy_status dy_pass_fuse_bn(dy_program *p, bool *changed, dy_error *err) {
   dy_block *b = p->blocks[0];
+  const bool training = dy_program_is_training(p);
   for (int k = 0; k < b->n_ops; k++) {
     if (b->ops[k]->kind != DY_OP_BATCH_NORM)
       continue;
     bool done;
-    dy_status s = fold_one(p, b->ops[k], &done, err);
+    dy_status s = fold_one(p, b->ops[k], training, &done, err);
     if (s)
       return s;
     if (done) {

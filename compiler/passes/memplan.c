@@ -3,7 +3,9 @@
  * Requires: a verified Program (SSA, defs before uses).
  * Gives every intermediate var (not persistable, feed or fetch) a byte
  * offset in one arena, sized for max_batch, such that two vars live at the
- * same time never overlap:
+ * same time never overlap. The outputs of an in-place op (a training
+ * Program's updates) are persistable state, never arena vars: the op
+ * writes where the var lives. The rules:
  *
  *   views      a view op's output (reshape, flatten, squeeze, unsqueeze)
  *              shares its input's storage (alias_of) unless it is fetched

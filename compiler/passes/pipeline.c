@@ -41,6 +41,13 @@ const int dy_n_passes = (int)(sizeof dy_passes / sizeof dy_passes[0]);
 
 enum { MAX_ROUNDS = 4 };
 
+bool dy_pass_var_is_constant(const dy_program *p, int var, bool training) {
+  const dy_var *v = p->vars[var];
+  if (!v->persistable)
+    return false;
+  return !training || (!v->trainable && !dy_program_in_place_writer(p, var));
+}
+
 const dy_pass *dy_pass_find(const char *name) {
   for (int i = 0; i < dy_n_passes; i++)
     if (strcmp(dy_passes[i].name, name) == 0)

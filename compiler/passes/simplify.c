@@ -14,6 +14,10 @@
  *   transpose pairs      transpose(transpose(x, p1), p2)
  *                        -> transpose(x, p1[p2[i]]), or x if the identity
  *
+ * In a training Program (dy_program_is_training) a trainable parameter or
+ * state updated in place is not a constant: x + b with a bias that starts
+ * at zero stays (dy_pass_var_is_constant); updates are never touched.
+ *
  * An identity whose output is fetched keeps the output's name (see
  * dy_program_forward_var); where that is impossible the op stays. Ops left
  * without readers are DCE's to remove.
@@ -22,10 +26,12 @@
 
 #include "dy_passes.h"
 
-/* Is var a constant whose every element equals v? */
-static bool const_all(const dy_program *p, int var, float v) {
+/* Is var a constant whose every element equals v? In a training Program
+ * a trainable parameter or updated state is not a constant (a bias that
+ * starts at zero does not stay there). */
+static bool const_all(const dy_program *p, int var, float v, bool training) {
   const dy_var *c = p->vars[var];
-  if (!c->persistable || c->type.dtype != DY_F32)
+  if (!dy_pass_var_is_constant(p, var, training) || c->type.dtype != DY_F32)
     return false;
   const float *d = c->data;
   for (int64_t i = 0; i < dy_type_numel(&c->type); i++)
@@ -39,7 +45,8 @@ static bool op_is(const dy_op *op, const char *name) {
 }
 
 /* If op computes its input `*which` unchanged, say which input. */
-static bool is_identity(const dy_program *p, const dy_op *op, int *which) {
+static bool is_identity(const dy_program *p, const dy_op *op, bool training,
+                        int *which) {
   const dy_type *out = &p->vars[op->outputs[0]]->type;
   *which = 0;
   if (op->n_inputs >= 1 && dy_op_has(op, DY_OPF_VIEW))
@@ -70,10 +77,10 @@ static bool is_identity(const dy_program *p, const dy_op *op, int *which) {
     if (!dy_type_equal(&p->vars[x]->type, out))
       continue;
     bool rhs = side == 0; /* c is the right operand */
-    if ((op->kind == DY_OP_ADD && const_all(p, c, 0)) ||
-        (op->kind == DY_OP_MUL && const_all(p, c, 1)) ||
-        (rhs && op->kind == DY_OP_SUB && const_all(p, c, 0)) ||
-        (rhs && op->kind == DY_OP_DIV && const_all(p, c, 1))) {
+    if ((op->kind == DY_OP_ADD && const_all(p, c, 0, training)) ||
+        (op->kind == DY_OP_MUL && const_all(p, c, 1, training)) ||
+        (rhs && op->kind == DY_OP_SUB && const_all(p, c, 0, training)) ||
+        (rhs && op->kind == DY_OP_DIV && const_all(p, c, 1, training))) {
       *which = side;
       return true;
     }
@@ -134,13 +141,14 @@ dy_status dy_pass_simplify(dy_program *p, bool *changed,
                            dy_error *err) {
   (void)err;
   dy_block *blk = p->blocks[0];
+  const bool training = dy_program_is_training(p);
   for (int k = 0; k < blk->n_ops; k++) {
     dy_op *op = blk->ops[k];
-    if (op->n_outputs != 1)
+    if (op->n_outputs != 1 || dy_op_has(op, DY_OPF_INPLACE))
       continue;
     *changed |= merge_views(p, op) || merge_transposes(p, op);
     int which;
-    if (is_identity(p, op, &which) &&
+    if (is_identity(p, op, training, &which) &&
         dy_program_forward_var(p, op->outputs[0], op->inputs[which])) {
       dy_block_remove_op(blk, k--);
       *changed = true;
