@@ -22,7 +22,9 @@
  *                       (dy_codegen_options.scratch_offsets) or, without
  *                       one, after the plan's arena
  *   NAME_run            argument checks, the arena layout as a comment, one
- *                       call per kernel, copies for odd outputs
+ *                       call per kernel (a cond op as C if/else, a while as
+ *                       a guarded for (;;) around its blocks' calls: see
+ *                       "control flow" below), copies for odd outputs
  *   NAME_run_v          the same behind arrays of pointers
  *   NAME_inputs/outputs descriptor tables
  *
@@ -41,6 +43,16 @@
  * index out of range) return int: 0, or nonzero to stop NAME_run, which
  * then returns NAME_ERR_INDEX (outputs undefined). Their emitters may write
  * `return 1;`; the final `return 0;` is added here.
+ *
+ * Control flow: kernels of ops in sub-blocks are ordinary kernels, emitted
+ * in execution order (a control op's blocks follow it). In NAME_run a cond
+ * is `if (pred[0]) { then calls; outputs = results } else { ... }`; a while
+ * copies its initial values into its outputs (the carried values), then
+ * loops: params = carried, condition calls, `break` on false, `if
+ * (++kN_trips > bound) return NAME_ERR_LOOP;` (the op's max_iterations, or
+ * NAME_MAX_ITERATIONS from dy_codegen_options.max_iterations), params =
+ * carried, body calls, carried = results. A copy between buffers the plan
+ * put on the same bytes is left out (memplan.c shares them where safe).
  *
  * Kernels take `restrict` pointers, so an op's output must not share memory
  * with its inputs: the plan is checked for that, and for offsets that fall

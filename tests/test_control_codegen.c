@@ -352,33 +352,32 @@ static void agree(const char *text, const char *tag, const float *x) {
   dy_program_free(p);
 }
 
+/* The executor on x gives n values, value i0 = v0 and value i1 = v1. */
+static void executor_gives(const char *text, const float *x, int n_want, int i0, double v0,
+                           int i1, double v1) {
+  dy_program *p = parse_ok(text);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  float want[16];
+  int n = 0;
+  CU_ASSERT_EQUAL(run_executor(p, x, want, 16, &n), DY_OK);
+  CU_ASSERT_EQUAL_FATAL(n, n_want);
+  DY_ASSERT_NEAR(want[i0], v0, 0);
+  DY_ASSERT_NEAR(want[i1], v1, 0);
+  dy_program_free(p);
+}
+
 static void test_while_counts_0_1_many(void) {
   agree(halve_text, "halve0", x_small);
   agree(halve_text, "halve1", x_one);
   agree(halve_text, "halve7", x_many);
-  /* and the executor's answers are the loop's: 7 halvings of 100 */
-  dy_program *p = parse_ok(halve_text);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-  float want[16];
-  int n = 0;
-  CU_ASSERT_EQUAL(run_executor(p, x_many, want, 16, &n), DY_OK);
-  CU_ASSERT_EQUAL(n, 7);
-  DY_ASSERT_NEAR(want[0], 100.0 / 128, 0);
-  DY_ASSERT_NEAR(want[6], 7, 0);
-  dy_program_free(p);
+  /* and the answers are the loop's: 7 halvings of 100, 7 trips counted */
+  executor_gives(halve_text, x_many, 7, 0, 100.0 / 128, 6, 7);
 }
 
 static void test_carried_values_swap(void) {
   agree(fib_text, "fib", x_many);
-  dy_program *p = parse_ok(fib_text);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-  float want[16];
-  int n = 0;
-  CU_ASSERT_EQUAL(run_executor(p, x_many, want, 16, &n), DY_OK);
-  CU_ASSERT_EQUAL(n, 12);
-  DY_ASSERT_NEAR(want[0], 8 * x_many[0], 0);
-  DY_ASSERT_NEAR(want[6], 13 * x_many[0], 0);
-  dy_program_free(p);
+  /* (a, b) after five steps from (x, x): (8x, 13x) */
+  executor_gives(fib_text, x_many, 12, 0, 8 * x_many[0], 6, 13 * x_many[0]);
 }
 
 static void test_cond_every_branch_with_nested_while(void) {
