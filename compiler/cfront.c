@@ -31,8 +31,8 @@
 
 /* Print `file:line:col: error: msg`, the source line and a caret under
  * col (tabs kept so the caret lines up). */
-static void print_source_error(const char *file, unsigned line, unsigned col,
-                               const char *msg) {
+void dy_cfront_print_source_error(const char *file, unsigned line, unsigned col,
+                                  const char *msg) {
   fprintf(stderr, "%s:%u:%u: error: %s\n", file, line, col, msg);
   FILE *f = fopen(file, "r");
   if (!f)
@@ -60,6 +60,14 @@ static void print_source_error(const char *file, unsigned line, unsigned col,
   fclose(f);
 }
 
+dy_status dy_cfront_source_error(const char *file, unsigned line, unsigned col,
+                                 bool *shown, dy_error *err, const char *msg) {
+  dy_cfront_print_source_error(file, line, col, msg);
+  *shown = true;
+  return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT, "%s:%u:%u: %s", file, line, col,
+                      msg);
+}
+
 /* The file, line and column a location was written at (for a location
  * inside a macro, where the macro was used). */
 static void location_of(CXSourceLocation loc, char *file, size_t n, unsigned *line,
@@ -84,10 +92,7 @@ static dy_status cursor_error(CXCursor c, bool *shown, dy_error *err, const char
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   location_of(clang_getCursorLocation(c), file, sizeof file, &line, &col);
-  print_source_error(file, line, col, msg);
-  *shown = true;
-  return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT, "%s:%u:%u: %s", file, line, col,
-                      msg);
+  return dy_cfront_source_error(file, line, col, shown, err, msg);
 }
 
 /* ---- input specs: NAME: DTYPE[DIMS] ---- */
@@ -372,7 +377,7 @@ static int report_diagnostics(CXTranslationUnit tu) {
       snprintf(file, sizeof file, "%s", f ? clang_getCString(fs) : "<command line>");
       clang_disposeString(fs);
       CXString msg = clang_getDiagnosticSpelling(d);
-      print_source_error(file, line, col, clang_getCString(msg));
+      dy_cfront_print_source_error(file, line, col, clang_getCString(msg));
       clang_disposeString(msg);
       n_errors++;
     }
@@ -389,19 +394,12 @@ static bool is_parser_flag(const char *a) {
   return strncmp(a, "-l", 2) != 0 && strncmp(a, "-L", 2) != 0 && strncmp(a, "-Wl,", 4) != 0;
 }
 
-dy_status dy_cfront_read(const dy_cfront_options *o, const dy_cf_paths *paths,
-                         dy_cf_model *m, bool *shown, dy_error *err) {
-  *shown = false;
-  memset(m, 0, sizeof *m);
-  FILE *probe = fopen(o->file, "r");
-  if (!probe)
-    return dy_error_set(err, DY_STATUS_IO, "%s: cannot open: %s", o->file, strerror(errno));
-  fclose(probe);
-
-  /* the arguments: the headers' folders, then the user's flags */
+const char **dy_cfront_parser_args(const dy_cfront_options *o, const dy_cf_paths *paths,
+                                   int *n_args) {
+  /* the headers' folders, then the user's flags */
   const char **args = malloc(sizeof *args * (size_t)(2 * paths->n_inc + o->n_cflags + 2));
   if (!args)
-    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+    return NULL;
   int n = 0;
   args[n++] = "-xc";
   for (int i = 0; i < paths->n_inc; i++) {
@@ -411,7 +409,23 @@ dy_status dy_cfront_read(const dy_cfront_options *o, const dy_cf_paths *paths,
   for (int i = 0; i < o->n_cflags; i++)
     if (is_parser_flag(o->cflags[i]))
       args[n++] = o->cflags[i];
+  *n_args = n;
+  return args;
+}
 
+dy_status dy_cfront_read(const dy_cfront_options *o, const dy_cf_paths *paths,
+                         dy_cf_model *m, bool *shown, dy_error *err) {
+  *shown = false;
+  memset(m, 0, sizeof *m);
+  FILE *probe = fopen(o->file, "r");
+  if (!probe)
+    return dy_error_set(err, DY_STATUS_IO, "%s: cannot open: %s", o->file, strerror(errno));
+  fclose(probe);
+
+  int n;
+  const char **args = dy_cfront_parser_args(o, paths, &n);
+  if (!args)
+    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
   CXIndex index = clang_createIndex(0, 0);
   CXTranslationUnit tu = NULL;
   enum CXErrorCode ec = clang_parseTranslationUnit2(index, o->file, args, n, NULL, 0,

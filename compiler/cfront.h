@@ -68,6 +68,35 @@ dy_status dy_cfront_read(const dy_cfront_options *o, const dy_cf_paths *paths,
 dy_status dy_cfront_parse_spec(const char *s, dy_input_spec *spec, char *name_buf,
                                size_t name_n, dy_error *err);
 
+/* The arguments libclang parses o->file with (-xc, the headers' folders,
+ * the user's flags but the linker's); malloc'd (free it), NULL when out of
+ * memory. */
+const char **dy_cfront_parser_args(const dy_cfront_options *o, const dy_cf_paths *paths,
+                                   int *n_args);
+/* `file:line:col: error: msg`, the source line of file and a caret, on
+ * stderr (the format of clang's own diagnostics). */
+void dy_cfront_print_source_error(const char *file, unsigned line, unsigned col,
+                                  const char *msg);
+/* The same, *shown set, and err filled (INVALID_ARGUMENT, "file:line:col:
+ * msg"); returns that status. */
+dy_status dy_cfront_source_error(const char *file, unsigned line, unsigned col,
+                                 bool *shown, dy_error *err, const char *msg);
+
+/* ---- cconvert.c ---- */
+
+/* Source conversion of the DY_TO_STATIC function (Paddle's convert_ifelse /
+ * convert_while): its if/while/for statements on dy_bool(t) become
+ * outlined functions plus dy_cond / dy_while calls. *out is the whole
+ * rewritten file (malloc'd), *n_converted how many statements were
+ * rewritten. With line_directives, `#line` directives map every copied
+ * piece back to the user's file (what the tracing driver compiles);
+ * without, the output is for reading (`dy2stc convert`). A statement that
+ * cannot be converted is printed as `file:line:col: error: reason` with the
+ * line and a caret (*shown set) and fails. */
+dy_status dy_cconvert(const dy_cfront_options *o, const dy_cf_paths *paths,
+                      bool line_directives, char **out, int *n_converted, bool *shown,
+                      dy_error *err);
+
 /* ---- cfront_driver.c ---- */
 
 dy_status dy_cfront_find_paths(dy_cf_paths *paths, dy_error *err);

@@ -15,6 +15,12 @@
  *     dy_jit_save_ex(net, specs, N, argv[1], DY_SAVE_EVAL, ...);
  *   }
  *
+ * Before that, the tensor-dependent if/while/for statements of the marked
+ * function are converted into dy_cond / dy_while (cconvert.c); when there
+ * are any, the driver includes the converted file (written beside it, its
+ * #line directives naming the user's file and lines, the user's folder
+ * on the quote include path) instead of the user's.
+ *
  * The model itself is traced (its vtable's forward swapped for one that
  * calls the marked function), so its parameters keep the names a
  * dy_jit_save of the same model gives them, and --params files written
@@ -184,15 +190,15 @@ static int split_into(char *list, char **argv, int argc, int max) {
 }
 
 static dy_status build_driver(const dy_cfront_options *o, const dy_cf_paths *paths,
-                              const char *cwd, const char *src, const char *exe,
-                              dy_error *err) {
+                              const char *cwd, const char *iquote, const char *src,
+                              const char *exe, dy_error *err) {
   /* $CC, else the compiler that built the runtime; always that one when
    * the runtime has sanitizers, whose runtime libraries must match */
   const char *cc = DY_CF_SANITIZE ? NULL : getenv("CC");
   if (!cc || !*cc)
     cc = DY_CF_CC;
   char link[] = DY_CF_LINK_FLAGS;
-  int max = 20 + o->n_cflags + 2 * paths->n_inc;
+  int max = 21 + o->n_cflags + 2 * paths->n_inc;
   char **argv = malloc(sizeof *argv * (size_t)max);
   if (!argv)
     return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
@@ -203,6 +209,7 @@ static dy_status build_driver(const dy_cfront_options *o, const dy_cf_paths *pat
   int n = 0;
   argv[n++] = (char *)cc;
   argv[n++] = prefix_map;
+  argv[n++] = (char *)iquote;
   for (int i = 0; i < paths->n_inc; i++) {
     argv[n++] = "-I";
     argv[n++] = (char *)paths->inc[i];
@@ -302,23 +309,45 @@ dy_status dy_cfront_load(const dy_cfront_options *o, dy_program **p, bool *shown
     return dy_error_set(err, DY_STATUS_IO, "cannot create a temporary directory: %s",
                         strerror(errno));
   static const char *const files[] = {"dy2stc_driver.c", "dy2stc_driver", "model.dymodel",
-                                      "model.dyparams", "error.txt"};
+                                      "model.dyparams", "error.txt", "converted.c"};
   char src[4200], exe[4200], stem[4200], msg[4200];
   snprintf(src, sizeof src, "%s/%s", dir, files[0]);
   snprintf(exe, sizeof exe, "%s/%s", dir, files[1]);
   snprintf(stem, sizeof stem, "%s/model", dir);
   snprintf(msg, sizeof msg, "%s/%s", dir, files[4]);
 
-  FILE *f = fopen(src, "w");
-  if (!f) {
+  /* the tensor-dependent if/while/for of the forward, converted
+   * (cconvert.c); #line directives keep the user's file and lines */
+  char conv_path[4200], user_dir[8192], iquote[8300];
+  char *converted = NULL;
+  int n_conv = 0;
+  snprintf(conv_path, sizeof conv_path, "%s/%s", dir, files[5]);
+  s = dy_cconvert(o, &paths, true, &converted, &n_conv, shown, err);
+  if (!s && n_conv) {
+    FILE *cf = fopen(conv_path, "w");
+    if (!cf || fputs(converted, cf) < 0)
+      s = dy_error_set(err, DY_STATUS_IO, "%s: cannot write: %s", conv_path, strerror(errno));
+    if (cf && fclose(cf) != 0 && !s)
+      s = dy_error_set(err, DY_STATUS_IO, "%s: cannot write: %s", conv_path, strerror(errno));
+  }
+  free(converted);
+  /* the user's own "..." includes still resolve from the file's folder */
+  snprintf(user_dir, sizeof user_dir, "%s", abs_file);
+  char *slash = strrchr(user_dir, '/');
+  if (slash)
+    *slash = 0;
+  snprintf(iquote, sizeof iquote, "-iquote%s", user_dir);
+
+  FILE *f = s ? NULL : fopen(src, "w");
+  if (!s && !f) {
     s = dy_error_set(err, DY_STATUS_IO, "%s: cannot write: %s", src, strerror(errno));
-  } else {
-    write_driver(f, o, abs_file, &m);
+  } else if (!s) {
+    write_driver(f, o, n_conv ? conv_path : abs_file, &m);
     if (fclose(f) != 0)
       s = dy_error_set(err, DY_STATUS_IO, "%s: cannot write: %s", src, strerror(errno));
   }
   if (!s)
-    s = build_driver(o, &paths, cwd, src, exe, err);
+    s = build_driver(o, &paths, cwd, iquote, src, exe, err);
   if (!s)
     s = run_driver(o, &m, exe, stem, msg, err);
   if (!s)

@@ -16,6 +16,7 @@
  *                  (bench.c)
  *   dy2stc train   MODEL --input NAME=FILE.npy ... --labels FILE.npy --loss L
  *                  --optimizer O -o OUT [...]   (train.c)
+ *   dy2stc convert NET.c [--line-directives] [-- CFLAGS...]   (cconvert.c)
  *
  * MODEL is NAME.dymodel (with NAME.dyparams beside it) or an ONNX model
  * (NAME.onnx; see compiler/frontends/load.c); compile also takes a C model
@@ -916,6 +917,54 @@ static int cmd_params(int argc, char **argv) {
   return 0;
 }
 
+/* ---- convert ---- */
+
+static const char convert_help[] =
+    "usage: dy2stc convert NET.c [--line-directives] [-- CFLAGS...]\n"
+    "Print NET.c with the tensor-dependent if/while/for of its DY_TO_STATIC\n"
+    "function rewritten into outlined functions and dy_cond / dy_while calls\n"
+    "(what `dy2stc compile NET.c` traces). --line-directives keeps the #line\n"
+    "directives that map the copied code back to NET.c.\n";
+
+static int cmd_convert(int argc, char **argv) {
+  dy_cfront_options cf = {0};
+  bool lines = false;
+  for (int i = 2; i < argc; i++) {
+    const char *a = argv[i];
+    if (dy_cli_is_help(a)) {
+      fputs(convert_help, stdout);
+      return 0;
+    } else if (strcmp(a, "--") == 0) {
+      cf.n_cflags = argc - i - 1;
+      cf.cflags = argv + i + 1;
+      break;
+    } else if (strcmp(a, "--line-directives") == 0) {
+      lines = true;
+    } else if (a[0] == '-') {
+      return dy_cli_usage("convert", "unknown option '%s'", a);
+    } else if (cf.file) {
+      return dy_cli_usage("convert", "unexpected argument '%s'", a);
+    } else {
+      cf.file = a;
+    }
+  }
+  if (!cf.file)
+    return dy_cli_usage("convert", "%s", "no C file given");
+  dy_error err = {0};
+  dy_cf_paths paths;
+  char *out = NULL;
+  int n = 0;
+  bool shown = false;
+  dy_status s = dy_cfront_find_paths(&paths, &err);
+  if (!s)
+    s = dy_cconvert(&cf, &paths, lines, &out, &n, &shown, &err);
+  if (s)
+    return shown ? 1 : dy_cli_fail(&err);
+  fputs(out, stdout);
+  free(out);
+  return 0;
+}
+
 /* ---- main ---- */
 
 static const char main_help[] =
@@ -929,6 +978,8 @@ static const char main_help[] =
     "  bench     compile a model and time it (median, min, GFLOP/s)\n"
     "  train     train a model on .npy data; writes the trained model\n"
     "  params    put tensors (.npy, a compiled trainer's output) into a model\n"
+    "  convert   print a C model file with its tensor-dependent if/while/for\n"
+    "            rewritten into dy_cond / dy_while (what compile NET.c traces)\n"
     "  --version print the version\n"
     "MODEL is NAME.dymodel (with NAME.dyparams) or an ONNX model, NAME.onnx\n";
 
@@ -970,6 +1021,8 @@ int main(int argc, char **argv) {
     return dy_cli_train(argc, argv);
   if (strcmp(cmd, "params") == 0)
     return cmd_params(argc, argv);
+  if (strcmp(cmd, "convert") == 0)
+    return cmd_convert(argc, argv);
   fprintf(stderr, "%s: unknown command '%s' (see '%s --help')\n", prog, cmd, prog);
   return 2;
 }

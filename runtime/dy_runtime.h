@@ -214,6 +214,17 @@ dy_tensor *dy_randn(int rank, const int64_t *shape);  /* N(0,1) */
 double dy_item_at(dy_tensor *t, bool *ok, dy_srcloc loc);
 #define dy_item(t, ok) dy_item_at((t), (ok), DY_HERE)
 
+/* A condition's truth: t must be a bool tensor of one element. The
+ * condition of an if/while/for written `if (dy_bool(t))` inside a
+ * DY_TO_STATIC function is what `dy2stc compile` / `dy2stc convert`
+ * rewrite into dy_cond / dy_while (compiler/cconvert.c), so the Program
+ * keeps the branch. Called on a traced tensor that depends on the inputs
+ * (a statement the converter did not rewrite), or on a non-bool or
+ * non-scalar tensor, it is an error naming the line: false is returned and
+ * dy_last_error() says why (check it when false is not the answer). */
+bool dy_bool_at(dy_tensor *t, dy_srcloc loc);
+#define dy_bool(t) dy_bool_at((t), DY_HERE)
+
 /* ------------------------------------------------------------------ */
 /* layer.c, layers.c: layers with parameters and train/eval            */
 /* ------------------------------------------------------------------ */

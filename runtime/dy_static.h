@@ -35,6 +35,13 @@
  * defined and the file's own main() renamed (it is never called), so a
  * model file can also be an ordinary program that runs the model eagerly.
  *
+ * Inside the DY_TO_STATIC function, an if, while or for whose condition
+ * is dy_bool(t) or !dy_bool(t) (t a bool tensor of one element) keeps its
+ * control flow in the Program: dy2stc rewrites it into dy_cond / dy_while
+ * before tracing (`dy2stc convert net.c` prints the result; what it
+ * refuses is listed in compiler/cconvert.c). Conditions on plain C values
+ * are evaluated once, while tracing.
+ *
  * Both expand to clang's annotate attribute ("dy2stc:model",
  * "dy2stc:to_static:SPEC;SPEC..."), which libclang reports on the
  * function; other compilers see nothing.

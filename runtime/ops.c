@@ -140,32 +140,50 @@ dy_tensor *dy_full_at(dy_dtype dtype, int rank, const int64_t *shape,
   return dy_apply(DY_OP_FULL, NULL, 0, attrs, 3, loc);
 }
 
-double dy_item_at(dy_tensor *t, bool *ok, dy_srcloc loc) {
-  *ok = false;
+/* The checks dy_item and dy_bool share: t has data that does not depend
+ * on the inputs of a trace, and one element. `what` names the caller. */
+static bool readable_scalar(dy_tensor *t, const char *what, dy_srcloc loc) {
   if (!t)
-    return 0;
+    return false;
   dy_trace_state *ts = dy_trace_active();
   if (!t->data) {
     dy_fail(DY_STATUS_SYMBOLIC, loc,
-            "dy_item: the value of a symbolic tensor is unknown in static mode; "
-            "a branch on it cannot be baked into the Program");
-    return 0;
+            "%s: the value of a symbolic tensor is unknown in static mode; "
+            "a branch on it cannot be baked into the Program%s", what,
+            strcmp(what, "dy_bool") == 0 ? " (dy2stc compile converts if/while/for on "
+                                           "dy_bool inside the DY_TO_STATIC function)" : "");
+    return false;
   }
   if (ts && dy_trace_depends_on_input(ts, t)) {
     dy_fail(DY_STATUS_SYMBOLIC, loc,
-            "dy_item: reading a traced value that depends on the inputs would "
-            "bake this run's value into the Program");
-    return 0;
+            "%s: reading a traced value that depends on the inputs would "
+            "bake this run's value into the Program", what);
+    return false;
   }
   if (dy_tensor_numel(t) != 1) {
-    dy_fail(DY_STATUS_SHAPE_MISMATCH, loc, "dy_item: tensor has %lld elements, not 1",
+    dy_fail(DY_STATUS_SHAPE_MISMATCH, loc, "%s: tensor has %lld elements, not 1", what,
             (long long)dy_tensor_numel(t));
-    return 0;
+    return false;
   }
-  *ok = true;
+  return true;
+}
+
+double dy_item_at(dy_tensor *t, bool *ok, dy_srcloc loc) {
+  *ok = readable_scalar(t, "dy_item", loc);
+  if (!*ok)
+    return 0;
   switch (t->type.dtype) {
   case DY_F32: return ((const float *)t->data)[0];
   case DY_I64: return (double)((const int64_t *)t->data)[0];
   default: return ((const unsigned char *)t->data)[0];
   }
+}
+
+bool dy_bool_at(dy_tensor *t, dy_srcloc loc) {
+  if (t && t->type.dtype != DY_BOOL) {
+    dy_fail(DY_STATUS_INVALID_ARGUMENT, loc, "dy_bool: the condition is a %s tensor, not bool "
+            "(compare it first, e.g. dy_greater)", dy_dtype_name(t->type.dtype));
+    return false;
+  }
+  return readable_scalar(t, "dy_bool", loc) && ((const unsigned char *)t->data)[0] != 0;
 }
