@@ -376,7 +376,7 @@ static dy_status run_epochs(dy_program *t, dy_tensor *const *in, int n_in,
         progress(k + 1, steps);
     }
     if (!s)
-      printf("epoch %lld loss %.4f time %.2f s\n", (long long)e, sum / (double)steps,
+      printf("epoch %lld loss %.4f time %.3f s\n", (long long)e, sum / (double)steps,
              now_s() - t0);
     fflush(stdout);
   }

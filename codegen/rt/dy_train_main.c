@@ -344,7 +344,7 @@ int dy_train_main(int argc, char **argv) {
         fail("dy_model_run failed with status %d (batch %lld)", rc, (long long)b);
       sum += loss;
     }
-    printf("epoch %lld loss %.4f time %.2f s\n", (long long)e, sum / (double)steps,
+    printf("epoch %lld loss %.4f time %.3f s\n", (long long)e, sum / (double)steps,
            (now_ms() - t0) / 1e3);
     fflush(stdout);
   }

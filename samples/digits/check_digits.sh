@@ -1,13 +1,22 @@
 #!/bin/sh
 # check_digits.sh DIGITS DY2STC WORKDIR - the digits sample end to end:
 #   1. `digits` trains the MLP and the CNN eagerly and through to_static,
-#      saves them, and writes NAME_untrained, NAME_train_args.txt (the
-#      `dy2stc train` options of the same run) and NAME_static_losses.txt;
-#   2. `dy2stc train` trains NAME_untrained with those options;
-#   3. its epoch losses must equal the to_static ones (within 1e-3 + 1e-3
-#      relative: the CLI prints four decimals), and the test accuracy of
-#      every path (eager, to_static, the to_static model as saved and
-#      reloaded, dy2stc train's model) must reach the bar: MLP 95%, CNN 97%.
+#      saves them, and writes NAME_untrained, NAME_static_losses.txt and the
+#      run's options: NAME_train_opts.txt (loss, optimizer, lr, schedule,
+#      batch) and NAME_run_args.txt (data, epochs, shuffle);
+#   2. `dy2stc train` trains NAME_untrained with both;
+#   3. `dy2stc compile --train OPTS --report` compiles its training step into
+#      trainer_NAME, which runs on RUN_ARGS; `dy2stc params` turns the state
+#      it writes into NAME_compiled;
+#   4. the epoch losses of `dy2stc train` must equal the to_static ones and
+#      the compiled trainer's must equal `dy2stc train`'s (within 1e-3 +
+#      1e-3 relative: the CLIs print four decimals), and the test accuracy
+#      of every path (eager, to_static, the to_static model as saved and
+#      reloaded, dy2stc train's model, the compiled trainer's) must reach the
+#      bar: MLP 95%, CNN 97%.
+# NAME_cli.log and NAME_compiled.log hold the epoch lines (with times),
+# NAME_compile.log the trainer's --report (training arena, state bytes); the
+# median epoch time of every path is printed (eager and to_static by digits).
 set -eu
 DIGITS=$1 DY2STC=$2 W=$3
 rm -rf "$W" && mkdir -p "$W"
@@ -21,21 +30,43 @@ accuracy() {
     fail=1
   fi
 }
-for m in mlp cnn; do
-  args=$(cat "$W/${m}_train_args.txt")
-  # shellcheck disable=SC2086
-  "$DY2STC" train "$W/${m}_untrained.dymodel" $args -o "$W/${m}_cli" | tee "$W/${m}_cli.log"
-  grep '^epoch ' "$W/${m}_cli.log" | awk '{ print $4 }' > "$W/${m}_cli_losses.txt"
-  if ! paste "$W/${m}_cli_losses.txt" "$W/${m}_static_losses.txt" | awk '
+# median_epoch LOG: the median of the "epoch e loss L time T s" lines' T
+median_epoch() {
+  grep '^epoch ' "$1" | awk '{ print $6 }' | sort -n | awk '{ v[NR] = $1 }
+    END { printf "%.3f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+# same_losses WHAT GOT WANT: the two files of epoch losses agree
+same_losses() {
+  if ! paste "$2" "$3" | awk '
       { n++; d = $1 - $2; if (d < 0) d = -d; if (d > 1e-3 + 1e-3 * $2) bad++ }
       END { exit !(n > 0 && bad == 0) }'; then
-    echo "FAIL: $m: dy2stc train epoch losses differ from to_static's:"
-    paste "$W/${m}_cli_losses.txt" "$W/${m}_static_losses.txt"
+    echo "FAIL: $1:"
+    paste "$2" "$3"
     fail=1
   fi
-  # the saved models (dy_jit_save_ex after training, and the CLI's) on
-  # the static executor
-  for k in static cli; do
+}
+for m in mlp cnn; do
+  opts=$(cat "$W/${m}_train_opts.txt")
+  run=$(cat "$W/${m}_run_args.txt")
+  # shellcheck disable=SC2086
+  "$DY2STC" train "$W/${m}_untrained.dymodel" $run $opts -o "$W/${m}_cli" | tee "$W/${m}_cli.log"
+  grep '^epoch ' "$W/${m}_cli.log" | awk '{ print $4 }' > "$W/${m}_cli_losses.txt"
+  same_losses "$m: dy2stc train epoch losses differ from to_static's" \
+    "$W/${m}_cli_losses.txt" "$W/${m}_static_losses.txt"
+  # the compiled training step: the trainer writes its state as
+  # DIR/<name>.npy, which dy2stc params turns into the trained model
+  # shellcheck disable=SC2086
+  "$DY2STC" compile "$W/${m}_untrained.dymodel" --train $opts --report -o "$W/trainer_$m" \
+    | tee "$W/${m}_compile.log"
+  # shellcheck disable=SC2086
+  "$W/trainer_$m" $run -o "$W/${m}_state" | tee "$W/${m}_compiled.log"
+  "$DY2STC" params "$W/${m}_untrained.dymodel" --from "$W/${m}_state" -o "$W/${m}_compiled"
+  grep '^epoch ' "$W/${m}_compiled.log" | awk '{ print $4 }' > "$W/${m}_compiled_losses.txt"
+  same_losses "$m: the compiled trainer's epoch losses differ from dy2stc train's" \
+    "$W/${m}_compiled_losses.txt" "$W/${m}_cli_losses.txt"
+  # the saved models (dy_jit_save_ex after training, the CLI's, the
+  # compiled trainer's) on the static executor
+  for k in static cli compiled; do
     "$DIGITS" --eval "$W/${m}_$k" --out "$W" | tee -a "$W/cli_eval.log"
   done
 done
@@ -44,9 +75,17 @@ accuracy "mlp eager:" 95
 accuracy "mlp to_static:" 95
 accuracy "mlp_static:" 95
 accuracy "mlp_cli:" 95
+accuracy "mlp_compiled:" 95
 accuracy "cnn eager:" 97
 accuracy "cnn to_static:" 97
 accuracy "cnn_static:" 97
 accuracy "cnn_cli:" 97
+accuracy "cnn_compiled:" 97
+# the epoch times of the two command-line paths (digits.log has eager's
+# and to_static's), for the README's table
+for m in mlp cnn; do
+  echo "$m dy2stc train: median epoch $(median_epoch "$W/${m}_cli.log") s"
+  echo "$m compiled trainer: median epoch $(median_epoch "$W/${m}_compiled.log") s"
+done
 [ $fail = 0 ] && echo "digits: all checks passed"
 exit $fail

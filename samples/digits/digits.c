@@ -21,10 +21,13 @@
  * dy_seed(SEED) then per epoch dy_train_shuffle (the order dy2stc train
  * uses), EPOCHS epochs. Written to DIR: NAME_untrained (the initial model,
  * eval), NAME_eager and NAME_static (trained, eval),
- * NAME_static_losses.txt (one mean loss per epoch) and NAME_train_args.txt
- * (the `dy2stc train` options of the same run), so that the ctest
- * (check_digits.sh) can train NAME_untrained with `dy2stc train` and
- * compare.
+ * NAME_static_losses.txt (one mean loss per epoch), and the options of the
+ * same run split in two: NAME_train_opts.txt (the training step's: loss,
+ * optimizer, lr, schedule, batch; `dy2stc compile --train` takes these) and
+ * NAME_run_args.txt (the data and the loop: --input, --labels, --epochs,
+ * --shuffle; the compiled trainer takes these). `dy2stc train` takes both,
+ * so that the ctest (check_digits.sh) can train NAME_untrained with
+ * `dy2stc train` and with the compiled trainer and compare.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -205,8 +208,32 @@ static int eval_saved(const char *model, const char *dir) {
 
 typedef enum { EAGER, STATIC } path_kind;
 
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The median of v[0..n) (n >= 1; sorts v). */
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Write TEXT to DIR/NAME_WHAT.txt; nonzero (said on stderr) on failure. */
+static int write_text(const char *dir, const char *name, const char *what, const char *text) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s_%s.txt", dir, name, what);
+  FILE *f = fopen(path, "w");
+  int bad = !f || fputs(text, f) < 0;
+  if ((f && fclose(f)) || bad) {
+    fprintf(stderr, "digits: cannot write %s\n", path);
+    return 1;
+  }
+  return 0;
+}
+
 /* Train a fresh def->make() model EPOCHS epochs on tr; losses[e] is epoch
- * e's mean loss. Returns the model (trained) or NULL. */
+ * e's mean loss, secs[e] its wall time. Returns the model (trained) or NULL. */
 static dy_layer *train(const model_def *def, path_kind how, const dy_tensor *xall,
                        const dy_tensor *yall, double *losses, double *secs) {
   dy_seed(INIT_SEED);
@@ -224,7 +251,6 @@ static dy_layer *train(const model_def *def, path_kind how, const dy_tensor *xal
   /* the rate decays along a cosine from lr to 0 over the run */
   dy_lr_schedule sched = {.kind = DY_LR_COSINE, .total_steps = def->epochs * steps};
   dy_seed(SEED);
-  *secs = 0;
   for (int e = 0, step = 0; e < def->epochs && !s; e++) {
     double t0 = now_s(), sum = 0;
     dy_train_shuffle(order, n);
@@ -253,7 +279,7 @@ static dy_layer *train(const model_def *def, path_kind how, const dy_tensor *xal
       sum += l;
     }
     losses[e] = sum / (double)steps;
-    *secs += now_s() - t0;
+    secs[e] = now_s() - t0;
   }
   if (s) {
     if (dy_last_error() && !err.status)
@@ -280,7 +306,7 @@ static int save(dy_layer *net, const model_def *def, const char *dir, const char
 static int run_model(const model_def *def, const split *tr, const split *te,
                      const char *dir) {
   enum { MAX_EPOCHS = 64 };
-  double le[MAX_EPOCHS], ls[MAX_EPOCHS], sec_eager, sec_static;
+  double le[MAX_EPOCHS], ls[MAX_EPOCHS], sec_eager[MAX_EPOCHS], sec_static[MAX_EPOCHS];
   bool img = strcmp(def->input, "img") == 0;
   const dy_tensor *xtr = img ? tr->img : tr->x;
   dy_tensor *xte = img ? te->img : te->x;
@@ -289,24 +315,30 @@ static int run_model(const model_def *def, const split *tr, const split *te,
   if (!init || save(init, def, dir, "untrained"))
     return die(def->name, dy_last_error());
   dy_layer_free(init);
-  dy_layer *eager = train(def, EAGER, xtr, tr->y, le, &sec_eager);
-  dy_layer *stat = eager ? train(def, STATIC, xtr, tr->y, ls, &sec_static) : NULL;
+  dy_layer *eager = train(def, EAGER, xtr, tr->y, le, sec_eager);
+  dy_layer *stat = eager ? train(def, STATIC, xtr, tr->y, ls, sec_static) : NULL;
   if (!stat) {
     dy_layer_free(eager);
     return 1;
   }
   char path[4096];
-  snprintf(path, sizeof path, "%s/%s_train_args.txt", dir, def->name);
-  FILE *f = fopen(path, "w");
-  if (f) {
-    fprintf(f, "--input %s=%s/train_%s.npy --labels %s/train_y.npy --loss cross_entropy "
-               "--optimizer adam --lr %g --lr-schedule cosine:0 --batch %d --epochs %d "
-               "--shuffle %d\n",
-            def->spec.name, dir, def->input, dir, def->lr, BATCH, def->epochs, SEED);
-    fclose(f);
+  /* the run's options for check_digits.sh: the training step's (compile
+   * time for the compiled trainer), then the data and the loop (run time) */
+  char opts[512], run[4096 + 512];
+  snprintf(opts, sizeof opts,
+           "--loss cross_entropy --optimizer adam --lr %g --lr-schedule cosine:0 --batch %d\n",
+           def->lr, BATCH);
+  snprintf(run, sizeof run, "--input %s=%s/train_%s.npy --labels %s/train_y.npy --epochs %d "
+           "--shuffle %d\n",
+           def->spec.name, dir, def->input, dir, def->epochs, SEED);
+  if (write_text(dir, def->name, "train_opts", opts) ||
+      write_text(dir, def->name, "run_args", run)) {
+    dy_layer_free(eager);
+    dy_layer_free(stat);
+    return 1;
   }
   snprintf(path, sizeof path, "%s/%s_static_losses.txt", dir, def->name);
-  f = fopen(path, "w");
+  FILE *f = fopen(path, "w");
   double maxd = 0;
   for (int e = 0; e < def->epochs; e++) {
     double d = le[e] - ls[e];
@@ -320,10 +352,10 @@ static int run_model(const model_def *def, const split *tr, const split *te,
     return 1;
   }
   double ae = layer_accuracy(eager, xte, te->y), as = layer_accuracy(stat, xte, te->y);
-  printf("%s eager: test accuracy %.2f%%, %.3f s per epoch\n", def->name, ae,
-         sec_eager / def->epochs);
-  printf("%s to_static: test accuracy %.2f%%, %.3f s per epoch\n", def->name, as,
-         sec_static / def->epochs);
+  printf("%s eager: test accuracy %.2f%%, median epoch %.3f s\n", def->name, ae,
+         median(sec_eager, def->epochs));
+  printf("%s to_static: test accuracy %.2f%%, median epoch %.3f s\n", def->name, as,
+         median(sec_static, def->epochs));
   printf("%s: largest epoch-loss difference eager vs to_static %.2e\n", def->name, maxd);
   int rc = save(eager, def, dir, "eager") || save(stat, def, dir, "static");
   dy_layer_free(eager);
