@@ -921,7 +921,7 @@ static dy_status convert_if(job *j, CXCursor stmt, unsigned cb, unsigned ce, int
                     "and read after it: only dy_tensor * variables can flow out of a "
                     "converted branch", v->name, v->type);
   }
-  const char *fail;
+  const char *fail = NULL;
   if ((st = failure_value(p, j->fn, s.sb, &fail)))
     return st;
   int out_vars[MAX_VARS], n_out = 0;
@@ -1257,7 +1257,7 @@ static dy_status convert_while(job *j, CXCursor stmt, unsigned cb, unsigned ce, 
                     "loop: the loop is traced once, so only dy_tensor * variables can change "
                     "from one iteration to the next (make it a tensor)", v->name, v->type);
   }
-  const char *fail;
+  const char *fail = NULL;
   if ((st = failure_value(p, j->fn, s.sb, &fail)))
     return st;
   int slot[MAX_VARS], carried[MAX_VARS], n_carried = 0;

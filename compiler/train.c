@@ -398,7 +398,7 @@ static void copy_trained(dy_program *p, const dy_program *t) {
 
 dy_status dy_cli_make_training(dy_program *t, dy_cli_train_spec *ts, bool soft_labels,
                                dy_error *err) {
-  int out;
+  int out = -1;
   dy_status s = pick_output(t, ts->output, &out, err);
   if (s)
     return s;

@@ -92,7 +92,7 @@ static dy_status enter(dy_exec *ex, int b, dy_tensor *const *vals,
 
 static dy_status run_cond(dy_exec *ex, const dy_op *op, dy_tensor **res,
                           dy_error *err) {
-  bool taken;
+  bool taken = false;
   dy_status s = truth(op, ex->val[op->inputs[0]], "the predicate", &taken, err);
   if (s)
     return s;

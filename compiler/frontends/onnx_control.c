@@ -164,7 +164,7 @@ static dy_status map_if(ox_ctx *c) {
     return DY_OK;
   }
   /* a run-time condition: a cond op over two sub-blocks */
-  int blocks[2], saved;
+  int blocks[2], saved = c->block;
   TRY(open_block(c, NULL, 0, NULL, &blocks[0], &saved));
   dy_status s = ox_import_subgraph(c, tg, "then_branch", NULL, 0, tv, n);
   if (!s)
@@ -376,7 +376,7 @@ static dy_status unroll(ox_ctx *c, const Onnx__GraphProto *body, int64_t trips, 
  * outputs). The carried values are (iter_num, cond, v...). */
 static dy_status loop_as_while(ox_ctx *c, const Onnx__GraphProto *body, ox_value *mv,
                                ox_value *cv, int n_v, ox_value **v0) {
-  int n = 2 + n_v, blocks[2], saved;
+  int n = 2 + n_v, blocks[2], saved = c->block;
   ox_value *first[MAX_VALS + 2], *par[MAX_VALS + 2], *res[MAX_VALS + 2];
   dy_type types[MAX_VALS + 2];
   if (mv && (mv->type.dtype != DY_I64 || dy_type_numel(&mv->type) != 1))
