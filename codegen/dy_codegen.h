@@ -130,6 +130,9 @@ typedef struct {
   dy_buf *before;            /* text put in front of the kernel (the worker
                                 function of a threaded kernel) */
   int n_parts;               /* worker functions written so far */
+  bool seed;                 /* dropout: its seed is a `uint64_t seed`
+                                parameter (a training step's, drawn per
+                                step), not its attribute */
 } dy_cg_ctx;
 
 /* A dim as a C expression: "7" or "batch". Returns a pointer into a
