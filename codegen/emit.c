@@ -954,38 +954,68 @@ static dy_status plan_packs_and_scratch(gen *g) {
  * per kernel scratch; unique, in var then op order. */
 static int train_lr_feed(const gen *g);
 
-/* A training step's dropout seeds: block 0's training-mode dropout ops in
- * op order, the first with a given seed attribute taking the next index
- * and every later one with that seed (its gradient's) the same, as
- * dy_program_reseed_dropout (ir/train.c) pairs them; the seeds follow the
- * state tensors (NAME_SEEDS_OFF). Returns false when out of memory. */
-static bool seed_slots(gen *g) {
-  const dy_block *b = g->p->blocks[0];
-  g->seed_init = calloc((size_t)b->n_ops + 1, sizeof *g->seed_init);
+static bool training_dropout(const dy_op *op) {
+  return op->kind == DY_OP_DROPOUT && !dy_dropout_attrs_get(op).is_test;
+}
+
+int dy_codegen_dropout_seeds(const dy_program *p, int64_t *seeds, int cap) {
+  const dy_block *b = p->blocks[0];
+  int n = 0;
+  for (int i = 0; i < b->n_ops; i++) {
+    if (!training_dropout(b->ops[i]))
+      continue;
+    int64_t v = dy_dropout_attrs_get(b->ops[i]).seed;
+    bool seen = false; /* an earlier training dropout with this seed */
+    for (int j = 0; j < i && !seen; j++)
+      seen = training_dropout(b->ops[j]) && dy_dropout_attrs_get(b->ops[j]).seed == v;
+    if (seen)
+      continue;
+    if (seeds && n < cap)
+      seeds[n] = v;
+    n++;
+  }
+  return n;
+}
+
+/* A training step's dropout seeds (NAME_N_DROPOUT_SEEDS u64s after the
+ * state tensors, at NAME_SEEDS_OFF): opt->dropout_seeds or the Program's
+ * own, the seeds dy_program_reseed_dropout draws; block 0's training-mode
+ * dropout ops (a forward one and its gradient share an attribute) take
+ * the seed their attribute names. */
+static dy_status seed_slots(gen *g) {
+  const dy_program *p = g->p;
+  int n = g->opt->dropout_seeds ? g->opt->n_dropout_seeds : dy_codegen_dropout_seeds(p, NULL, 0);
+  g->seed_init = calloc((size_t)n + 1, sizeof *g->seed_init);
   if (!g->seed_init)
-    return false;
+    return dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  if (g->opt->dropout_seeds)
+    memcpy(g->seed_init, g->opt->dropout_seeds, sizeof *g->seed_init * (size_t)n);
+  else
+    dy_codegen_dropout_seeds(p, g->seed_init, n);
+  g->n_seeds = n;
+  const dy_block *b = p->blocks[0];
   for (int oi = 0; oi < g->n_ops; oi++) {
     const dy_op *op = g->ops[oi];
     bool top = false;
     for (int i = 0; i < b->n_ops && !top; i++)
       top = b->ops[i] == op;
-    if (!top || op->kind != DY_OP_DROPOUT)
+    if (!top || !training_dropout(op))
       continue;
-    dy_dropout_attrs a = dy_dropout_attrs_get(op);
-    if (a.is_test)
-      continue;
+    int64_t v = dy_dropout_attrs_get(op).seed;
     int k = 0;
-    while (k < g->n_seeds && g->seed_init[k] != a.seed)
+    while (k < n && g->seed_init[k] != v)
       k++;
-    if (k == g->n_seeds)
-      g->seed_init[g->n_seeds++] = a.seed;
+    if (k == n)
+      return dy_error_at(g->err, op, DY_STATUS_INVALID_ARGUMENT,
+                         "dropout: seed %lld is none of the training step's %d dropout "
+                         "seeds", (long long)v, n);
     g->seed_slot[oi] = k;
   }
-  if (g->n_seeds > 0) {
+  if (n > 0) {
     g->seeds_off = g->state_bytes;
-    g->state_bytes += (8 * (int64_t)g->n_seeds + 63) / 64 * 64;
+    g->state_bytes += (8 * (int64_t)n + 63) / 64 * 64;
   }
-  return true;
+  return DY_OK;
 }
 
 static dy_status make_offset_names(gen *g) {
@@ -1030,9 +1060,10 @@ static dy_status make_offset_names(gen *g) {
     g->state_off[i] = g->state_bytes;
     g->state_bytes += (var_bytes(g, p->vars[i]) + 63) / 64 * 64;
   }
-  if (train_lr_feed(g) >= 0 && !seed_slots(g)) {
+  dy_status ss = train_lr_feed(g) >= 0 ? seed_slots(g) : DY_OK;
+  if (ss) {
     free(taken);
-    return dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+    return ss;
   }
   bool oom = false;
   for (int i = 0; i < p->n_vars; i++)

@@ -137,11 +137,13 @@ static void mlp_vars(dy_buf *b, uint64_t seed, bool dropout) {
   dy_buf_printf(b, "  var h : f32[-1,16]\n  var hb : f32[-1,16]\n  var a : f32[-1,16]\n"
                    "  var o : f32[-1,3]\n  var ob : f32[-1,3]\n");
   if (dropout)
-    dy_buf_printf(b, "  var xd : f32[-1,6]\n  var ad : f32[-1,16]\n");
+    dy_buf_printf(b, "  var xd : f32[-1,6]\n  var hd : f32[-1,16]\n  var ad : f32[-1,16]\n");
 }
-/* With dropout (is_test as given): x -> dropout 0.2 -> ..., relu ->
- * dropout 0.3 -> linear 3, their seeds 11 and 3 (so a seed's index is
- * its op order, not its value). */
+/* With dropout (is_test as given): x -> dropout 0.2 -> linear 16 ->
+ * dropout 0 -> relu -> dropout 0.3 -> linear 3, their seeds 11, 5 and 3
+ * (a seed's index is its op order, not its value). The passes remove the
+ * dropout with p = 0, yet it draws its seed in dy2stc train as in the
+ * executor, and so in the compiled step. */
 static void mlp_ops(dy_buf *b, bool dropout, int is_test) {
   dy_buf_printf(b, "  block 0 parent -1 {\n");
   if (dropout)
@@ -149,9 +151,12 @@ static void mlp_ops(dy_buf *b, bool dropout, int is_test) {
                   is_test);
   dy_buf_printf(b,
                 "    h = matmul(%s, fc1.weight) {transpose_x = 0, transpose_y = 0}  @mlp.c:1\n"
-                "    hb = add(h, fc1.bias)  @mlp.c:1\n"
-                "    a = relu(hb)  @mlp.c:2\n",
+                "    hb = add(h, fc1.bias)  @mlp.c:1\n",
                 dropout ? "xd" : "x");
+  if (dropout)
+    dy_buf_printf(b, "    hd = dropout(hb) {p = 0, is_test = %d, seed = 5}  @mlp.c:1\n",
+                  is_test);
+  dy_buf_printf(b, "    a = relu(%s)  @mlp.c:2\n", dropout ? "hd" : "hb");
   if (dropout)
     dy_buf_printf(b, "    ad = dropout(a) {p = 0.3, is_test = %d, seed = 3}  @mlp.c:2\n",
                   is_test);
@@ -680,7 +685,7 @@ static void test_trainer_dropout_matches_dy2stc_train(void) {
                       WORK, DY2STC_PATH);
   CU_ASSERT_EQUAL_FATAL(rc, 0);
   char *h = dy_test_slurp(WORK "/e2e_dropout/step.h");
-  CU_ASSERT(h && strstr(h, "#define STEP_N_DROPOUT_SEEDS 2\n"));
+  CU_ASSERT(h && strstr(h, "#define STEP_N_DROPOUT_SEEDS 3\n"));
   CU_ASSERT(h && strstr(h, "uint64_t *step_dropout_seeds(void *state);"));
   free(h);
 }
