@@ -1216,22 +1216,23 @@ static void emit_state_decls(gen *g, dy_buf *out) {
   if (lr < 0)
     return;
   dy_buf_printf(out,
+                "/* The training-mode dropout ops' seeds inside state (%s_N_DROPOUT_SEEDS\n"
+                " * of them; NULL when there are none). %s_state_init sets the\n"
+                " * compiled seeds, so every step drops the same elements until the\n"
+                " * caller sets new ones: to train as `dy2stc train` does, set\n"
+                " * seeds[k] = the next u64 of its generator (after the epoch's\n"
+                " * shuffle), k = 0, 1, ..., before every step (the generated\n"
+                " * trainer's main.c does). A forward dropout and its gradient\n"
+                " * share a seed. */\n"
+                "uint64_t *%s_dropout_seeds(void *state);\n\n",
+                U, L, L);
+  dy_buf_printf(out,
                 "/* One training step: forward, loss, backward and the optimizer's\n"
                 " * update of the state, as %s_run with the learning rate passed by\n"
                 " * value; *%s gets the loss before the update. Returns %s_OK,\n"
                 " * %s_ERR_BATCH, %s_ERR_ARG or %s_ERR_INDEX (a label out of range:\n"
                 " * the state is then partly updated or not at all). */\n",
                 L, g->param_out[0], U, U, U, U);
-  dy_buf_printf(out,
-                "/* The training-mode dropout ops' seeds inside state (%s_N_DROPOUT_SEEDS\n"
-                " * of them; NULL when there are none). %s_state_init sets the\n"
-                " * compiled seeds, so every step drops the same elements until the\n"
-                " * caller sets new ones: to train as `dy2stc train` does, set\n"
-                " * seeds[k] = the next u64 of its generator, k = 0, 1, ..., before\n"
-                " * every step (the generated trainer's main.c does). A forward\n"
-                " * dropout and its gradient share a seed. */\n"
-                "uint64_t *%s_dropout_seeds(void *state);\n\n",
-                U, L, L);
   char *args[3 + 2 * DY_MAX_FEEDS];
   int n = train_step_params(g, args, lr);
   char *head = xprintf("int %s_train_step", L);
@@ -1259,7 +1260,7 @@ static void emit_state_defs(gen *g, dy_buf *out) {
                   g->weight[i], g->bits[i] ? ".f" : "");
   }
   for (int k = 0; k < g->n_seeds; k++)
-    dy_buf_printf(out, "  ((uint64_t *)(st + %s_SEEDS_OFF))[%d] = %lluu;\n", U, k,
+    dy_buf_printf(out, "  ((uint64_t *)(st + %s_SEEDS_OFF))[%d] = %lluull;\n", U, k,
                   (unsigned long long)g->seed_init[k]);
   dy_buf_printf(out, "  return %s_OK;\n}\n\n", U);
   dy_buf_printf(out, "void *%s_state_tensor(void *state, int i) {\n", L);
