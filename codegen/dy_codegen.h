@@ -72,6 +72,13 @@ typedef struct {
                                 before NAME_run returns NAME_ERR_LOOP, for
                                 loops whose max_iterations attribute is 0
                                 (0 here: DY_WHILE_MAX_ITERATIONS) */
+  /* A training step's dropout seeds as its host draws them
+   * (dy_codegen_dropout_seeds of the Program before the passes, which may
+   * remove a dropout of p = 0 that still draws): each of the Program's
+   * training-mode dropouts takes the seed whose index its attribute has
+   * here. NULL: the Program's own (dy_codegen_dropout_seeds). */
+  const int64_t *dropout_seeds;
+  int n_dropout_seeds;
 } dy_codegen_options;
 
 /* Ops are numbered block-major for per-op arrays such as scratch_offsets:
@@ -96,6 +103,10 @@ dy_status dy_codegen(const dy_program *p, const dy_codegen_options *opt,
 int64_t dy_codegen_scratch_bytes(const dy_program *p, const dy_op *op, int64_t max_batch,
                                  int threads);
 void dy_codegen_output_free(dy_codegen_output *out);
+/* The seed attributes of block 0's training-mode dropout ops, each value
+ * once, in op order: the seeds dy_program_reseed_dropout draws, one each.
+ * Writes at most cap into seeds (may be NULL) and returns their number. */
+int dy_codegen_dropout_seeds(const dy_program *p, int64_t *seeds, int cap);
 
 /* --- for emitters (emit_*.c) -------------------------------------- */
 
@@ -130,6 +141,9 @@ typedef struct {
   dy_buf *before;            /* text put in front of the kernel (the worker
                                 function of a threaded kernel) */
   int n_parts;               /* worker functions written so far */
+  bool seed;                 /* dropout: its seed is a `uint64_t seed`
+                                parameter (a training step's, drawn per
+                                step), not its attribute */
 } dy_cg_ctx;
 
 /* A dim as a C expression: "7" or "batch". Returns a pointer into a

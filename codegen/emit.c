@@ -27,7 +27,11 @@
  *                       "control flow" below), copies for odd outputs
  *   NAME_run_v          the same behind arrays of pointers
  *   NAME_state_init ... with state: its initial values into the caller's
- *                       block, NAME_state_tensor, NAME_train_step
+ *                       block, NAME_state_tensor, NAME_train_step and
+ *                       NAME_dropout_seeds (a training step's dropout
+ *                       seeds: u64s after the state tensors, at
+ *                       NAME_SEEDS_OFF, which its dropout kernels take as
+ *                       `uint64_t seed`; see seed_slots)
  *   NAME_inputs/outputs descriptor tables
  *
  * Where a var lives ("storage"), decided once per var:
@@ -245,6 +249,12 @@ typedef struct {
   char **soff;           /* per state var: NAME_STATE_<name>, its offset */
   int64_t *state_off;    /* per state var: byte offset in the state */
   int64_t state_bytes;   /* NAME_STATE_BYTES; 0: no state */
+  /* a training step's dropout seeds (run-time values in the state, drawn by
+   * the caller before each step as dy_program_reseed_dropout draws them) */
+  int *seed_slot;        /* per oi: index of its seed, -1: the attribute */
+  int64_t *seed_init;    /* per seed: its initial value (the attribute) */
+  int n_seeds;           /* NAME_N_DROPOUT_SEEDS */
+  int64_t seeds_off;     /* NAME_SEEDS_OFF: byte offset in the state */
   char **off;            /* per arena root var: NAME_OFF_<name>, its offset */
   char **scratch_name;   /* per op index with scratch: NAME_OFF_scratch_k<id> */
   bool *used;            /* per var: read or written by an op, or fetched */
@@ -942,6 +952,72 @@ static dy_status plan_packs_and_scratch(gen *g) {
 /* The names of the arena offsets NAME_run passes (#defined before it):
  * NAME_OFF_<var> per buffer that owns arena bytes, NAME_OFF_scratch_k<id>
  * per kernel scratch; unique, in var then op order. */
+static int train_lr_feed(const gen *g);
+
+static bool training_dropout(const dy_op *op) {
+  return op->kind == DY_OP_DROPOUT && !dy_dropout_attrs_get(op).is_test;
+}
+
+int dy_codegen_dropout_seeds(const dy_program *p, int64_t *seeds, int cap) {
+  const dy_block *b = p->blocks[0];
+  int n = 0;
+  for (int i = 0; i < b->n_ops; i++) {
+    if (!training_dropout(b->ops[i]))
+      continue;
+    int64_t v = dy_dropout_attrs_get(b->ops[i]).seed;
+    bool seen = false; /* an earlier training dropout with this seed */
+    for (int j = 0; j < i && !seen; j++)
+      seen = training_dropout(b->ops[j]) && dy_dropout_attrs_get(b->ops[j]).seed == v;
+    if (seen)
+      continue;
+    if (seeds && n < cap)
+      seeds[n] = v;
+    n++;
+  }
+  return n;
+}
+
+/* A training step's dropout seeds (NAME_N_DROPOUT_SEEDS u64s after the
+ * state tensors, at NAME_SEEDS_OFF): opt->dropout_seeds or the Program's
+ * own, the seeds dy_program_reseed_dropout draws; block 0's training-mode
+ * dropout ops (a forward one and its gradient share an attribute) take
+ * the seed their attribute names. */
+static dy_status seed_slots(gen *g) {
+  const dy_program *p = g->p;
+  int n = g->opt->dropout_seeds ? g->opt->n_dropout_seeds : dy_codegen_dropout_seeds(p, NULL, 0);
+  g->seed_init = calloc((size_t)n + 1, sizeof *g->seed_init);
+  if (!g->seed_init)
+    return dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  if (g->opt->dropout_seeds)
+    memcpy(g->seed_init, g->opt->dropout_seeds, sizeof *g->seed_init * (size_t)n);
+  else
+    dy_codegen_dropout_seeds(p, g->seed_init, n);
+  g->n_seeds = n;
+  const dy_block *b = p->blocks[0];
+  for (int oi = 0; oi < g->n_ops; oi++) {
+    const dy_op *op = g->ops[oi];
+    bool top = false;
+    for (int i = 0; i < b->n_ops && !top; i++)
+      top = b->ops[i] == op;
+    if (!top || !training_dropout(op))
+      continue;
+    int64_t v = dy_dropout_attrs_get(op).seed;
+    int k = 0;
+    while (k < n && g->seed_init[k] != v)
+      k++;
+    if (k == n)
+      return dy_error_at(g->err, op, DY_STATUS_INVALID_ARGUMENT,
+                         "dropout: seed %lld is none of the training step's %d dropout "
+                         "seeds", (long long)v, n);
+    g->seed_slot[oi] = k;
+  }
+  if (n > 0) {
+    g->seeds_off = g->state_bytes;
+    g->state_bytes += (8 * (int64_t)n + 63) / 64 * 64;
+  }
+  return DY_OK;
+}
+
 static dy_status make_offset_names(gen *g) {
   const dy_program *p = g->p;
   int n = 0;
@@ -983,6 +1059,11 @@ static dy_status make_offset_names(gen *g) {
     taken[n++] = g->soff[i] = s;
     g->state_off[i] = g->state_bytes;
     g->state_bytes += (var_bytes(g, p->vars[i]) + 63) / 64 * 64;
+  }
+  dy_status ss = train_lr_feed(g) >= 0 ? seed_slots(g) : DY_OK;
+  if (ss) {
+    free(taken);
+    return ss;
   }
   bool oom = false;
   for (int i = 0; i < p->n_vars; i++)
@@ -1135,6 +1216,17 @@ static void emit_state_decls(gen *g, dy_buf *out) {
   if (lr < 0)
     return;
   dy_buf_printf(out,
+                "/* The training-mode dropout ops' seeds inside state (%s_N_DROPOUT_SEEDS\n"
+                " * of them; NULL when there are none). %s_state_init sets the\n"
+                " * compiled seeds, so every step drops the same elements until the\n"
+                " * caller sets new ones: to train as `dy2stc train` does, set\n"
+                " * seeds[k] = the next u64 of its generator (after the epoch's\n"
+                " * shuffle), k = 0, 1, ..., before every step (the generated\n"
+                " * trainer's main.c does). A forward dropout and its gradient\n"
+                " * share a seed. */\n"
+                "uint64_t *%s_dropout_seeds(void *state);\n\n",
+                U, L, L);
+  dy_buf_printf(out,
                 "/* One training step: forward, loss, backward and the optimizer's\n"
                 " * update of the state, as %s_run with the learning rate passed by\n"
                 " * value; *%s gets the loss before the update. Returns %s_OK,\n"
@@ -1167,6 +1259,9 @@ static void emit_state_defs(gen *g, dy_buf *out) {
                   (long long)dy_type_numel(&v->type), ctype_of(v->type.dtype), g->soff[i],
                   g->weight[i], g->bits[i] ? ".f" : "");
   }
+  for (int k = 0; k < g->n_seeds; k++)
+    dy_buf_printf(out, "  ((uint64_t *)(st + %s_SEEDS_OFF))[%d] = %lluull;\n", U, k,
+                  (unsigned long long)g->seed_init[k]);
   dy_buf_printf(out, "  return %s_OK;\n}\n\n", U);
   dy_buf_printf(out, "void *%s_state_tensor(void *state, int i) {\n", L);
   dy_buf_printf(out, "  static const int64_t offset[%s_NUM_STATE] = {", U);
@@ -1180,6 +1275,15 @@ static void emit_state_defs(gen *g, dy_buf *out) {
   int lr = train_lr_feed(g);
   if (lr < 0)
     return;
+  if (g->n_seeds > 0)
+    dy_buf_printf(out,
+                  "uint64_t *%s_dropout_seeds(void *state) {\n"
+                  "  return state ? (uint64_t *)((unsigned char *)state + %s_SEEDS_OFF) : NULL;\n"
+                  "}\n\n", L, U);
+  else
+    dy_buf_printf(out,
+                  "uint64_t *%s_dropout_seeds(void *state) {\n"
+                  "  (void)state;\n  return NULL; /* no training-mode dropout */\n}\n\n", L);
   char *args[3 + 2 * DY_MAX_FEEDS], *cargs[3 + 2 * DY_MAX_FEEDS];
   int n = train_step_params(g, args, lr), nc = 0;
   cargs[nc++] = xstrdup("state");
@@ -1220,6 +1324,9 @@ static void emit_state_layout(gen *g, dy_buf *out) {
     dy_buf_put_comment(out, p->vars[i]->name);
     dy_buf_printf(out, " %s */\n", dy_type_str(&p->vars[i]->type, ts, sizeof ts));
   }
+  if (g->n_seeds > 0)
+    dy_buf_printf(out, "#define %s_SEEDS_OFF %lld /* the %d dropout seeds, u64 */\n", g->upper,
+                  (long long)g->seeds_off, g->n_seeds);
   dy_buf_putc(out, '\n');
 }
 
@@ -1260,6 +1367,8 @@ static void emit_header(gen *g, dy_buf *out) {
                   "#define %s_STATE_ALIGN 64\n"
                   "#define %s_NUM_STATE %d\n",
                   U, (long long)g->state_bytes, U, U, num_state(g));
+  if (train_lr_feed(g) >= 0)
+    dy_buf_printf(out, "#define %s_N_DROPOUT_SEEDS %d\n", U, g->n_seeds);
   dy_buf_printf(out, "#define %s_NUM_INPUTS %d\n", U, p->n_feeds);
   dy_buf_printf(out, "#define %s_NUM_OUTPUTS %d\n\n", U, p->n_fetches);
   for (int i = 0; i < p->n_feeds; i++) {
@@ -1635,7 +1744,7 @@ static dy_status emit_kernel(gen *g, int oi, dy_buf *final_out) {
   dy_buf body = {0}, before = {0};
   dy_cg_ctx ctx = {.p = p, .op = op, .body = &body, .indent = 1, .uses = &g->uses,
                      .scratch = g->scratch[oi] > 0, .threads = g->opt->threads,
-                     .before = &before};
+                     .before = &before, .seed = g->seed_slot[oi] >= 0};
   dy_status s = check_kernel_types(g, op);
   if (s == DY_OK)
     s = dy_cg_table[op->kind](&ctx, g->err);
@@ -1714,6 +1823,10 @@ static dy_status emit_kernel(gen *g, int oi, dy_buf *final_out) {
     names[n] = xstrdup("scratch");
     args[n++] = xstrdup("float *restrict scratch");
   }
+  if (g->seed_slot[oi] >= 0) {
+    names[n] = xstrdup("seed");
+    args[n++] = xstrdup("uint64_t seed");
+  }
   if (dyn) {
     names[n] = xstrdup("batch");
     args[n++] = xstrdup("int64_t batch");
@@ -1776,6 +1889,9 @@ static void emit_call(gen *g, int oi, const char *indent, dy_buf *out) {
   }
   if (g->scratch[oi] > 0)
     args[n++] = xprintf("(float *)(mem + %s)", g->scratch_name[oi]);
+  if (g->seed_slot[oi] >= 0)
+    args[n++] = xprintf("((const uint64_t *)(st + %s_SEEDS_OFF))[%d]", g->upper,
+                        g->seed_slot[oi]);
   if (dyn)
     args[n++] = xstrdup("batch");
   kernel_name(p, op, buf, sizeof buf);
@@ -2225,6 +2341,8 @@ static void gen_free(gen *g) {
       free(g->soff[i]);
   free(g->soff);
   free(g->state_off);
+  free(g->seed_slot);
+  free(g->seed_init);
   free(g->state);
   free(g->bits);
   free(g->off);
@@ -2285,6 +2403,7 @@ dy_status dy_codegen(const dy_program *p, const dy_codegen_options *opt,
   g.off = calloc(nv, sizeof *g.off);
   g.soff = calloc(nv, sizeof *g.soff);
   g.state_off = calloc(nv, sizeof *g.state_off);
+  g.seed_slot = calloc(no, sizeof *g.seed_slot);
   g.state = calloc(nv, sizeof *g.state);
   g.bits = calloc(nv, sizeof *g.bits);
   g.scratch_name = calloc(no, sizeof *g.scratch_name);
@@ -2299,7 +2418,7 @@ dy_status dy_codegen(const dy_program *p, const dy_codegen_options *opt,
   dy_status s = DY_OK;
   if (!g.ops || !g.slot || !g.oi_of_slot || !g.lower || !g.upper || !g.param || !g.param_in || !g.param_out ||
       !g.weight || !g.off || !g.scratch_name || !g.used || !g.def || !g.st || !g.kernel || !g.in_place ||
-      !g.unpacked_use || !g.scratch || !g.scratch_off || !g.soff || !g.state_off || !g.state || !g.bits) {
+      !g.unpacked_use || !g.scratch || !g.scratch_off || !g.soff || !g.state_off || !g.seed_slot || !g.state || !g.bits) {
     s = dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
     goto done;
   }
@@ -2317,7 +2436,7 @@ dy_status dy_codegen(const dy_program *p, const dy_codegen_options *opt,
     }
   }
   for (int i = 0; i < total; i++)
-    g.oi_of_slot[i] = -1;
+    g.oi_of_slot[i] = g.seed_slot[i] = -1;
   if ((s = order_ops(&g, 0, 0)) != DY_OK)
     goto done;
   if (g.n_ops != total) {

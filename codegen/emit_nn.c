@@ -535,6 +535,8 @@ dy_status dy_emit_group_norm(dy_cg_ctx *ctx, dy_error *err) {
 /* dropout                                                             */
 /* ------------------------------------------------------------------ */
 
+/* The seed is the op's attribute as a literal or, in a training step
+ * (ctx->seed), the kernel's `uint64_t seed` parameter, drawn per step. */
 dy_status dy_emit_dropout(dy_cg_ctx *ctx, dy_error *err) {
   dy_dropout_attrs a = dy_dropout_attrs_get(ctx->op);
   double pd = a.p;
@@ -565,8 +567,11 @@ dy_status dy_emit_dropout(dy_cg_ctx *ctx, dy_error *err) {
   L(" * iff the top 24 bits of splitmix64's mix of seed ^ (i * golden) are");
   L(" * >= p * 2^24 (runtime/kernels_nn.c documents the hash) */");
   OPEN("for (int64_t i = 0; i < %s; i++) {", size);
-  L("uint64_t z = (0x%016llxull ^ ((uint64_t)i * 0x9E3779B97F4A7C15ull)) +",
-    (unsigned long long)seed);
+  if (ctx->seed)
+    L("uint64_t z = (seed ^ ((uint64_t)i * 0x9E3779B97F4A7C15ull)) +");
+  else
+    L("uint64_t z = (0x%016llxull ^ ((uint64_t)i * 0x9E3779B97F4A7C15ull)) +",
+      (unsigned long long)seed);
   L("             0x9E3779B97F4A7C15ull;");
   L("z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;");
   L("z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;");

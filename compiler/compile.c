@@ -27,15 +27,27 @@ dy_status dy_compile_program(dy_program *p, const dy_compile_options *o,
                         "--max-iterations must be positive, got %lld",
                         (long long)o->max_iterations);
   rep->ops_before = dy_program_count_ops(p);
-  if ((s = dy_run_pipeline(p, &o->passes, err)))
+  /* a training step's dropout seeds, before the passes remove any (a
+   * dropout of p = 0 is an identity, yet its host still draws its seed) */
+  int n_seeds = dy_codegen_dropout_seeds(p, NULL, 0);
+  int64_t *seeds = malloc(sizeof *seeds * ((size_t)n_seeds + 1));
+  if (!seeds)
+    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  dy_codegen_dropout_seeds(p, seeds, n_seeds);
+  if ((s = dy_run_pipeline(p, &o->passes, err))) {
+    free(seeds);
     return s;
+  }
   rep->ops_after = dy_program_count_ops(p);
   /* the plan also places each kernel's scratch (one offset per op) */
   int64_t *scratch = malloc(sizeof *scratch * ((size_t)dy_program_count_ops(p) + 1));
-  if (!scratch)
+  if (!scratch) {
+    free(seeds);
     return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  }
   if ((s = dy_memplan_scratch(p, o->max_batch, o->threads, scratch, &rep->mem, err))) {
     free(scratch);
+    free(seeds);
     return s;
   }
   dy_codegen_options cg = {
@@ -51,9 +63,12 @@ dy_status dy_compile_program(dy_program *p, const dy_compile_options *o,
       .scratch_offsets = scratch,
       .threads = o->threads,
       .max_iterations = o->max_iterations,
+      .dropout_seeds = seeds,
+      .n_dropout_seeds = n_seeds,
   };
   if (o->max_ram > 0 && rep->mem.arena_bytes > o->max_ram) {
     free(scratch);
+    free(seeds);
     return dy_error_set(err, DY_STATUS_LIMIT,
                         "the arena needs %lld bytes at batch %lld, over --max-ram %lld",
                         (long long)rep->mem.arena_bytes, (long long)o->max_batch,
@@ -61,6 +76,7 @@ dy_status dy_compile_program(dy_program *p, const dy_compile_options *o,
   }
   s = dy_codegen(p, &cg, out, err);
   free(scratch);
+  free(seeds);
   if (s)
     return s;
   /* the header's figures: RAM is the arena (the plan's, or more when

@@ -12,11 +12,14 @@
  * times on the same batches (of varying size: the batch is dynamic) and
  * rates, then writes the losses and every state tensor
  * (NAME_state_tensor). Losses and final state must agree to ~1e-4
- * relative, for an MLP (sgd, momentum, adam, adamw) and a small CNN (sgd,
- * adam). Also: the state lives in RAM (no const parameter in NAME.c),
+ * relative, for an MLP (sgd, momentum, adam, adamw), a small CNN (sgd,
+ * adam) and an MLP with two training-mode dropouts whose seeds the
+ * executor redraws before each step (dy_program_reseed_dropout) and the
+ * driver sets alike (NAME_dropout_seeds). Also: the state lives in RAM (no const parameter in NAME.c),
  * the arena meets the plan's lower bound within a stated factor; the
  * compiled trainer (--emit exe) prints dy2stc train's epoch losses and
- * ends with its parameters, and a label out of range stops it
+ * ends with its parameters, with and without dropout (redrawn each
+ * step), and a label out of range stops it
  * (NAME_ERR_INDEX) with a message; the inference main.c refuses a
  * Program with state.
  */
@@ -125,7 +128,7 @@ static dy_program *training_program(const char *text, opt_kind opt) {
 
 /* The MLP's parameters (seeded) and forward, x [B,6] -> linear 16 ->
  * relu -> linear 3 = ob; the text's var lines, then (ops) its op lines. */
-static void mlp_vars(dy_buf *b, uint64_t seed) {
+static void mlp_vars(dy_buf *b, uint64_t seed, bool dropout) {
   rng = seed;
   var_line(b, "fc1.weight", "6,16", 96, 0.5, "trainable");
   var_line(b, "fc1.bias", "16", 16, 0.1, "trainable");
@@ -133,32 +136,56 @@ static void mlp_vars(dy_buf *b, uint64_t seed) {
   var_line(b, "fc2.bias", "3", 3, 0.1, "trainable");
   dy_buf_printf(b, "  var h : f32[-1,16]\n  var hb : f32[-1,16]\n  var a : f32[-1,16]\n"
                    "  var o : f32[-1,3]\n  var ob : f32[-1,3]\n");
+  if (dropout)
+    dy_buf_printf(b, "  var xd : f32[-1,6]\n  var hd : f32[-1,16]\n  var ad : f32[-1,16]\n");
 }
-static const char mlp_ops[] =
-    "  block 0 parent -1 {\n"
-    "    h = matmul(x, fc1.weight) {transpose_x = 0, transpose_y = 0}  @mlp.c:1\n"
-    "    hb = add(h, fc1.bias)  @mlp.c:1\n"
-    "    a = relu(hb)  @mlp.c:2\n"
-    "    o = matmul(a, fc2.weight) {transpose_x = 0, transpose_y = 0}  @mlp.c:3\n"
-    "    ob = add(o, fc2.bias)  @mlp.c:3\n";
+/* With dropout (is_test as given): x -> dropout 0.2 -> linear 16 ->
+ * dropout 0 -> relu -> dropout 0.3 -> linear 3, their seeds 11, 5 and 3
+ * (a seed's index is its op order, not its value). The passes remove the
+ * dropout with p = 0, yet it draws its seed in dy2stc train as in the
+ * executor, and so in the compiled step. */
+static void mlp_ops(dy_buf *b, bool dropout, int is_test) {
+  dy_buf_printf(b, "  block 0 parent -1 {\n");
+  if (dropout)
+    dy_buf_printf(b, "    xd = dropout(x) {p = 0.2, is_test = %d, seed = 11}  @mlp.c:1\n",
+                  is_test);
+  dy_buf_printf(b,
+                "    h = matmul(%s, fc1.weight) {transpose_x = 0, transpose_y = 0}  @mlp.c:1\n"
+                "    hb = add(h, fc1.bias)  @mlp.c:1\n",
+                dropout ? "xd" : "x");
+  if (dropout)
+    dy_buf_printf(b, "    hd = dropout(hb) {p = 0, is_test = %d, seed = 5}  @mlp.c:1\n",
+                  is_test);
+  dy_buf_printf(b, "    a = relu(%s)  @mlp.c:2\n", dropout ? "hd" : "hb");
+  if (dropout)
+    dy_buf_printf(b, "    ad = dropout(a) {p = 0.3, is_test = %d, seed = 3}  @mlp.c:2\n",
+                  is_test);
+  dy_buf_printf(b,
+                "    o = matmul(%s, fc2.weight) {transpose_x = 0, transpose_y = 0}  @mlp.c:3\n"
+                "    ob = add(o, fc2.bias)  @mlp.c:3\n",
+                dropout ? "ad" : "a");
+}
 
-/* The MLP's training text: mse of ob against label. */
-static char *mlp_text(uint64_t seed) {
+/* The MLP's training text: mse of ob against label (dropout: with the
+ * two training-mode dropouts of mlp_ops). */
+static char *mlp_text_of(uint64_t seed, bool dropout) {
   dy_buf b = {0};
   dy_buf_printf(&b, "program {\n"
                     "  var x : f32[-1,6] feed 0\n"
                     "  var label : f32[-1,3] feed 1\n"
                     "  var learning_rate : f32[] feed 2\n");
-  mlp_vars(&b, seed);
-  dy_buf_printf(&b, "  var d : f32[-1,3]\n  var sq : f32[-1,3]\n  var loss : f32[]\n%s"
-                    "    d = sub(ob, label)  @mlp.c:4\n"
+  mlp_vars(&b, seed, dropout);
+  dy_buf_printf(&b, "  var d : f32[-1,3]\n  var sq : f32[-1,3]\n  var loss : f32[]\n");
+  mlp_ops(&b, dropout, 0);
+  dy_buf_printf(&b, "    d = sub(ob, label)  @mlp.c:4\n"
                     "    sq = mul(d, d)  @mlp.c:4\n"
                     "    loss = reduce_mean(sq) {axes = [], keepdim = 0}  @mlp.c:4\n"
                     "  }\n"
-                    "  fetch 0 loss\n}\n",
-                mlp_ops);
+                    "  fetch 0 loss\n}\n");
   return b.s;
 }
+static char *mlp_text(uint64_t seed) { return mlp_text_of(seed, false); }
+static char *mlp_dropout_text(uint64_t seed) { return mlp_text_of(seed, true); }
 
 /* A small CNN: x [B,1,6,6] -> conv 3x3 (4 channels, padding 1) + bias ->
  * relu -> max pool 2x2 -> flatten [B,36] -> linear 3, mse against label. */
@@ -199,17 +226,24 @@ static char *cnn_text(uint64_t seed) {
 
 /* ---- the data of STEPS steps ---- */
 
+enum { MAX_SEEDS = 4 };
+
 typedef struct {
   int64_t batch[STEPS];
   float lr[STEPS];
   float *x, *label;   /* STEPS * max batch rows each */
   int64_t x_row, label_row, max_batch;
+  /* the dropout seeds executor_run drew before each step (the driver sets
+   * them in NAME_dropout_seeds); n_seeds per step, 0: no dropout */
+  uint64_t seeds[STEPS][MAX_SEEDS];
+  int n_seeds;
 } run_data;
 
 static void make_data(run_data *d, int64_t x_row, int64_t label_row, int64_t max_batch) {
   d->x_row = x_row;
   d->label_row = label_row;
   d->max_batch = max_batch;
+  d->n_seeds = 0;
   d->x = malloc(sizeof(float) * (size_t)(STEPS * max_batch * x_row));
   d->label = malloc(sizeof(float) * (size_t)(STEPS * max_batch * label_row));
   rng = 0x5EED;
@@ -225,10 +259,37 @@ static void make_data(run_data *d, int64_t x_row, int64_t label_row, int64_t max
 
 /* ---- the executor's run ---- */
 
-static void executor_run(dy_program *p, const run_data *d, double *loss) {
+/* The seeds dy_program_reseed_dropout draws: a splitmix64 stream, each
+ * value recorded in draw_to (at most MAX_SEEDS a step). */
+static uint64_t draw_state;
+static uint64_t *draw_to;
+static int draw_n;
+static uint64_t draw_seed(void) {
+  uint64_t z = (draw_state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  if (draw_n < MAX_SEEDS)
+    draw_to[draw_n] = z;
+  draw_n++;
+  return z;
+}
+
+/* STEPS steps of p on the executor; with reseed, each step first reseeds
+ * p's dropouts as dy_program_train_step does, the draws going to d. */
+static void executor_run(dy_program *p, run_data *d, double *loss, bool reseed) {
   dy_error err = {0};
   const dy_var *xv = p->vars[p->feeds[0]], *lv = p->vars[p->feeds[1]];
+  draw_state = 0xD40F;
   for (int s = 0; s < STEPS; s++) {
+    if (reseed) {
+      draw_to = d->seeds[s];
+      draw_n = 0;
+      DY_ASSERT_OK(dy_program_reseed_dropout(p, draw_seed, &err), &err);
+      CU_ASSERT_FATAL(draw_n <= MAX_SEEDS);
+      CU_ASSERT(s == 0 || draw_n == d->n_seeds); /* the same draws every step */
+      d->n_seeds = draw_n;
+    }
     int64_t xs[8], ls[8];
     memcpy(xs, xv->type.shape, sizeof xs);
     memcpy(ls, lv->type.shape, sizeof ls);
@@ -276,14 +337,33 @@ static char *driver_text(const char *name, const run_data *d) {
   dy_buf_printf(&b, "};\n  static const float lr[%d] = {", STEPS);
   for (int s = 0; s < STEPS; s++)
     dy_buf_printf(&b, "%s%.9g", s ? ", " : "", (double)d->lr[s]);
+  dy_buf_printf(&b, "};\n");
+  /* set_seeds: the executor's dropout draws of step s, or nothing */
+  if (d->n_seeds > 0) {
+    dy_buf_printf(&b,
+                  "#if %s_N_DROPOUT_SEEDS != %d\n#error \"not the executor's draws a step\"\n"
+                  "#endif\n"
+                  "  static const uint64_t seeds[%d][%d] = {",
+                  up, d->n_seeds, STEPS, d->n_seeds);
+    for (int s = 0; s < STEPS; s++)
+      for (int k = 0; k < d->n_seeds; k++)
+        dy_buf_printf(&b, "%s%s0x%016llxull%s", k ? ", " : s ? ", {" : "{", "",
+                      (unsigned long long)d->seeds[s][k], k == d->n_seeds - 1 ? "}" : "");
+    dy_buf_printf(&b, "};\n"
+                      "#define set_seeds(state, s) \\\n"
+                      "  for (int k = 0; k < %d; k++) %s_dropout_seeds(state)[k] = seeds[s][k]\n",
+                  d->n_seeds, name);
+  } else {
+    dy_buf_printf(&b, "#define set_seeds(state, s) (void)0\n");
+  }
   dy_buf_printf(&b,
-                "};\n"
                 "  float *x = load(\"x.bin\", %lld), *label = load(\"label.bin\", %lld);\n"
                 "  void *state = aligned_alloc(%s_STATE_ALIGN, (%s_STATE_BYTES + 63) / 64 * 64);\n"
                 "  void *arena = aligned_alloc(%s_ARENA_ALIGN, (%s_ARENA_BYTES + 63) / 64 * 64 + 64);\n"
                 "  float losses[%d];\n"
                 "  if (%s_state_init(state) != %s_OK) return 4;\n"
                 "  for (int s = 0; s < %d; s++) {\n"
+                "    set_seeds(state, s);\n"
                 "    int rc = %s_train_step(state, arena, batch[s], x + s * %lld, label + s * %lld,\n"
                 "                          lr[s], &losses[s]);\n"
                 "    if (rc != %s_OK) { fprintf(stderr, \"step %%d: %%d\\n\", s, rc); return 5; }\n"
@@ -408,8 +488,10 @@ static void compiled_vs_executor(const char *name, dy_program *p, const dy_progr
   CU_ASSERT(n_state >= 4);
 }
 
-static void train_equiv(const char *name, char *(*text_of)(uint64_t), opt_kind opt,
-                        int64_t x_row, int64_t label_row) {
+/* The executor reseeds the dropouts before each step (reseed), the
+ * driver sets the same seeds in NAME_dropout_seeds. */
+static void train_equiv_seeded(const char *name, char *(*text_of)(uint64_t), opt_kind opt,
+                               int64_t x_row, int64_t label_row, bool reseed) {
   mkdir(WORK, 0777);
   char *text = text_of(42);
   dy_program *ref = training_program(text, opt);
@@ -418,12 +500,19 @@ static void train_equiv(const char *name, char *(*text_of)(uint64_t), opt_kind o
   run_data d;
   make_data(&d, x_row, label_row, 8);
   double loss[STEPS];
-  executor_run(ref, &d, loss);
+  executor_run(ref, &d, loss, reseed);
+  if (reseed)
+    CU_ASSERT(d.n_seeds > 0);
   compiled_vs_executor(name, p, ref, &d, loss);
   dy_program_free(p);
   dy_program_free(ref);
   free(d.x);
   free(d.label);
+}
+
+static void train_equiv(const char *name, char *(*text_of)(uint64_t), opt_kind opt,
+                        int64_t x_row, int64_t label_row) {
+  train_equiv_seeded(name, text_of, opt, x_row, label_row, false);
 }
 
 static void test_mlp_sgd(void) { train_equiv("mlp_sgd", mlp_text, OPT_SGD, 6, 3); }
@@ -433,14 +522,24 @@ static void test_mlp_adamw(void) { train_equiv("mlp_adamw", mlp_text, OPT_ADAMW,
 static void test_cnn_sgd(void) { train_equiv("cnn_sgd", cnn_text, OPT_SGD, 36, 3); }
 static void test_cnn_adam(void) { train_equiv("cnn_adam", cnn_text, OPT_ADAM, 36, 3); }
 
+/* Two training-mode dropouts whose seeds the caller draws per step: the
+ * compiled step equals the executor reseeded as dy_program_train_step
+ * reseeds, over STEPS steps (fixed seeds would drop other elements from
+ * step 2 on, and the losses would part). */
+static void test_mlp_dropout_reseeded(void) {
+  train_equiv_seeded("mlp_dropout", mlp_dropout_text, OPT_ADAM, 6, 3, true);
+}
+
 /* ---- end to end: dy2stc train against the compiled trainer ---- */
 
-/* The inference MLP (x [B,6] -> logits ob [B,3]) as text. */
-static char *classifier_text(void) {
+/* The inference MLP (x [B,6] -> logits ob [B,3]) as text; dropout: with
+ * mlp_ops' dropouts at inference (training turns them on). */
+static char *classifier_text(bool dropout) {
   dy_buf b = {0};
   dy_buf_printf(&b, "program {\n  var x : f32[-1,6] feed 0\n");
-  mlp_vars(&b, 7);
-  dy_buf_printf(&b, "%s  }\n  fetch 0 ob\n}\n", mlp_ops);
+  mlp_vars(&b, 7, dropout);
+  mlp_ops(&b, dropout, 1);
+  dy_buf_printf(&b, "  }\n  fetch 0 ob\n}\n");
   return b.s;
 }
 
@@ -458,11 +557,16 @@ static int epoch_losses(const char *path, double *loss, int cap) {
   return n;
 }
 
-static void test_trainer_matches_dy2stc_train(void) {
-  const char *dir = WORK "/e2e";
+/* dy2stc train and the compiled trainer (in WORK/sub) on the classifier
+ * (dropout: with its dropouts, reseeded each step by both): the same
+ * epoch losses, and parameters within 1e-3. */
+#define LOG(file) (snprintf(lg, sizeof lg, "%s/" file, dir), lg)
+static void trainer_vs_train(const char *sub, bool dropout) {
+  char dir[300], lg[400];
+  snprintf(dir, sizeof dir, WORK "/%s", sub);
   sh("rm -rf %s && mkdir -p %s", dir, dir);
   dy_error err = {0};
-  char *text = classifier_text();
+  char *text = classifier_text(dropout);
   dy_program *p = NULL;
   DY_ASSERT_OK(dy_program_parse(text, &p, &err), &err);
   free(text);
@@ -482,14 +586,14 @@ static void test_trainer_matches_dy2stc_train(void) {
   }
   CU_ASSERT_FATAL(dy_test_write_samples(dir, x, N, 6, y));
   const char *opts = "--loss cross_entropy --optimizer adam --lr 0.01 --batch 8";
-  int rc = dy_test_sh(WORK "/e2e/train.log",
+  int rc = dy_test_sh(LOG("train.log"),
                       "cd %s && %s train mlp.dymodel --input x=x.npy --labels y.npy %s "
                       "--epochs 4 --shuffle 5 -o trained",
                       dir, DY2STC_PATH, opts);
   if (rc)
     sh("cat %s/train.log >&2", dir);
   CU_ASSERT_EQUAL_FATAL(rc, 0);
-  rc = dy_test_sh(WORK "/e2e/compile.log",
+  rc = dy_test_sh(LOG("compile.log"),
                   "cd %s && %s compile mlp.dymodel --train %s --report -o trainer", dir,
                   DY2STC_PATH, opts);
   if (rc)
@@ -502,7 +606,7 @@ static void test_trainer_matches_dy2stc_train(void) {
   CU_ASSERT(log && strstr(log, "state: "));
   CU_ASSERT(log && !strstr(log, "warning")); /* the trainer's main.c builds cleanly */
   free(log);
-  rc = dy_test_sh(WORK "/e2e/run.log",
+  rc = dy_test_sh(LOG("run.log"),
                   "cd %s && ./trainer --input x=x.npy --labels y.npy --epochs 4 --shuffle 5 "
                   "-o state",
                   dir);
@@ -529,16 +633,16 @@ static void test_trainer_matches_dy2stc_train(void) {
   snprintf(path, sizeof path, "%s/bad", dir);
   sh("mkdir -p %s", path);
   CU_ASSERT_FATAL(dy_test_write_samples(path, x, N, 6, y));
-  rc = dy_test_sh(WORK "/e2e/bad.log",
+  rc = dy_test_sh(LOG("bad.log"),
                   "cd %s && ./trainer --input x=bad/x.npy --labels bad/y.npy --epochs 1 "
                   "--no-shuffle -o bad/state",
                   dir);
   CU_ASSERT_EQUAL(rc, 1);
-  log = dy_test_slurp(WORK "/e2e/bad.log");
+  log = dy_test_slurp(LOG("bad.log"));
   CU_ASSERT(log && strstr(log, "label is out of range"));
   free(log);
   /* the trained parameters into the model, against dy2stc train's */
-  rc = dy_test_sh(WORK "/e2e/params.log",
+  rc = dy_test_sh(LOG("params.log"),
                   "cd %s && %s params mlp.dymodel --from state -o merged", dir, DY2STC_PATH);
   CU_ASSERT_EQUAL_FATAL(rc, 0);
   dy_program *a = NULL, *b = NULL;
@@ -567,6 +671,25 @@ static void test_trainer_matches_dy2stc_train(void) {
   dy_program_free(b);
 }
 
+static void test_trainer_matches_dy2stc_train(void) { trainer_vs_train("e2e", false); }
+
+/* With dropout the trainer draws each step's seeds where dy2stc train's
+ * dy_program_train_step does, so the losses and the shuffles stay equal
+ * over the epochs. */
+static void test_trainer_dropout_matches_dy2stc_train(void) {
+  trainer_vs_train("e2e_dropout", true);
+  /* the firmware sources say how many seeds a step takes and where */
+  int rc = dy_test_sh(WORK "/e2e_dropout/emit_c.log",
+                      "cd %s/e2e_dropout && %s compile mlp.dymodel --train --loss cross_entropy "
+                      "--optimizer sgd --emit c -o step",
+                      WORK, DY2STC_PATH);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  char *h = dy_test_slurp(WORK "/e2e_dropout/step.h");
+  CU_ASSERT(h && strstr(h, "#define STEP_N_DROPOUT_SEEDS 3\n"));
+  CU_ASSERT(h && strstr(h, "uint64_t *step_dropout_seeds(void *state);"));
+  free(h);
+}
+
 /* The inference main.c cannot drive a Program with state: a clear error
  * that points at --train, not C that does not compile. */
 static void test_inference_main_refuses_state(void) {
@@ -593,6 +716,8 @@ void dy_test_register(void) {
   DY_TEST(test_mlp_adamw);
   DY_TEST(test_cnn_sgd);
   DY_TEST(test_cnn_adam);
+  DY_TEST(test_mlp_dropout_reseeded);
   DY_TEST(test_trainer_matches_dy2stc_train);
+  DY_TEST(test_trainer_dropout_matches_dy2stc_train);
   DY_TEST(test_inference_main_refuses_state);
 }

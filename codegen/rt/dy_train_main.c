@@ -47,14 +47,17 @@
  *      order[k*B .. min((k+1)*B, N)) (the last batch may be short) with
  *      the rate of dy_lr_at: R * GAMMA^floor(step / SIZE) for a step
  *      schedule, a linear warm-up then a cosine decay to 0 at step E*S for
- *      a cosine one, R for a constant one. The epoch's loss is the mean of its S step losses,
- *      printed as "epoch e loss L time T s".
+ *      a cosine one, R for a constant one. Before each step, every
+ *      training-mode dropout op draws its seed: dy_model_dropout_seeds(
+ *      state)[k] = rand_u64() for k = 0 .. DY_MODEL_N_DROPOUT_SEEDS-1, as
+ *      dy_program_train_step reseeds (so the masks and the draws after
+ *      them are those of `dy2stc train`). The epoch's loss is the mean of
+ *      its S step losses, printed as "epoch e loss L time T s".
  *   4. Every state tensor is written to DIR/<name>.npy (characters outside
  *      [A-Za-z0-9._-] become '_'); `dy2stc params MODEL --from DIR -o OUT`
  *      puts them into the inference model.
  *
- * Dropout masks are those of the compiled Program (fixed seeds), not drawn
- * per step. Exit status: 0 success, 1 bad input or failure (one line on
+ * Exit status: 0 success, 1 bad input or failure (one line on
  * stderr), 2 bad command line.
  */
 /* dy2stc: section code */
@@ -336,6 +339,9 @@ int dy_train_main(int argc, char **argv) {
       }
       rate = (float)rate_at(lr, step, epochs * steps);
       ins[lr_feed] = &rate;
+      uint64_t *seeds = dy_model_dropout_seeds(state);
+      for (int d = 0; d < DY_MODEL_N_DROPOUT_SEEDS; d++)
+        seeds[d] = rand_u64();
       int rc = dy_model_step_v(state, arena, b, ins, outs);
       if (rc == DY_MODEL_ERR_INDEX)
         fail("epoch %lld step %lld: a label is out of range (class indices are 0..C-1)",

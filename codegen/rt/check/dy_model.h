@@ -43,6 +43,8 @@ int dy_model_run_v(void *arena, int64_t batch, const void *const *inputs,
 extern const dy_model_tensor_info dy_model_state[];
 int dy_model_state_init(void *state);
 void *dy_model_state_tensor(void *state, int i);
+#define DY_MODEL_N_DROPOUT_SEEDS 1
+uint64_t *dy_model_dropout_seeds(void *state);
 int dy_model_step_v(void *state, void *arena, int64_t batch, const void *const *inputs,
                     void *const *outputs);
 #define DY_TPL_LR 0.01
