@@ -65,4 +65,12 @@ extern const dy_op_case_list dy_op_cases_shape;
 extern const dy_op_case_list dy_op_cases_extra;
 extern const dy_op_case_list dy_op_cases_train;
 
+/* op_inputs.c: input i of case c at the given batch (its -1 dims), a new
+ * tensor owned like any op result: the case's data, or random values from
+ * the caller's xorshift state *rng (f32 in [lo, hi), i64 in [lo, hi) as
+ * integers; lo == hi: [-1, 1) and [0, 4); bool 0/1). */
+uint64_t dy_case_u64(uint64_t *rng);
+double dy_case_uniform(uint64_t *rng);   /* [0, 1) */
+dy_tensor *dy_case_input(const dy_op_case *c, int i, int64_t batch, uint64_t *rng);
+
 #endif

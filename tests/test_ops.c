@@ -34,48 +34,8 @@
 #define sh(...) dy_test_sh(NULL, __VA_ARGS__)
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
-static uint64_t next_u64(void) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return rng;
-}
-static double uniform(void) { return (double)(next_u64() >> 11) / 9007199254740992.0; }
-
-static dy_type concrete(const dy_type *t, int64_t batch) {
-  dy_type c = *t;
-  for (int i = 0; i < c.rank; i++)
-    if (c.shape[i] < 0)
-      c.shape[i] = batch;
-  return c;
-}
-
 static dy_tensor *make_input(const dy_op_case *c, int i, int64_t batch) {
-  dy_type t = concrete(&c->in[i], batch);
-  dy_tensor *x = dy_tensor_new(t.dtype, t.rank, t.shape);
-  if (!x)
-    return NULL;
-  int64_t n = dy_tensor_numel(x);
-  if (c->data[i]) {
-    memcpy(x->data, c->data[i], x->nbytes);
-    return x;
-  }
-  double lo = c->lo, hi = c->hi;
-  for (int64_t k = 0; k < n; k++) {
-    switch (t.dtype) {
-    case DY_F32:
-      ((float *)x->data)[k] = lo == hi ? (float)(2 * uniform() - 1)
-                                       : (float)(lo + (hi - lo) * uniform());
-      break;
-    case DY_I64: {
-      double l = lo == hi ? 0 : lo, h = lo == hi ? 4 : hi;
-      ((int64_t *)x->data)[k] = (int64_t)(l + (double)(next_u64() % (uint64_t)(h - l)));
-      break;
-    }
-    default: ((uint8_t *)x->data)[k] = next_u64() & 1; break;
-    }
-  }
-  return x;
+  return dy_case_input(c, i, batch, &rng);
 }
 
 static double value_at(const dy_tensor *t, int64_t k) {
