@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "dy_ir.h"
+
 /* Assert a float within tol of an expected value, printing both. */
 #define DY_ASSERT_NEAR(actual, expected, tol)                                  \
   do {                                                                         \
@@ -50,6 +52,10 @@ extern const char dy_test_driver_io[];
  * test_firmware). */
 bool dy_test_write_samples(const char *dir, const float *x, int64_t n, int64_t row,
                            const int64_t *y);
+
+/* A Program parsed from its text form and verified, or NULL (the reason
+ * printed); caller frees with dy_program_free. */
+dy_program *dy_test_parse_ok(const char *text);
 
 #define DY_SUITE(name) CU_pSuite suite_ = CU_add_suite(name, NULL, NULL)
 #define DY_TEST(fn) CU_add_test(suite_, #fn, fn)

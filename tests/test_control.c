@@ -76,23 +76,13 @@ static const char *cond_text =
     "  fetch 0 out\n"
     "}\n";
 
-static dy_program *parse_ok(const char *text) {
-  dy_program *p = NULL;
-  dy_error err = {0};
-  if (dy_program_parse(text, &p, &err) || dy_verify(p, &err)) {
-    fprintf(stderr, "\n  program rejected: %s\n", err.msg);
-    dy_program_free(p);
-    return NULL;
-  }
-  return p;
-}
 
 static dy_tensor *f32(int rank, const int64_t *shape, const float *data) {
   return dy_tensor_from_data(DY_F32, rank, shape, data);
 }
 
 static void test_while_on_executor(void) {
-  dy_program *p = parse_ok(loop_text);
+  dy_program *p = dy_test_parse_ok(loop_text);
   CU_ASSERT_PTR_NOT_NULL_FATAL(p);
   float xs[8] = {1, -2, 3, 0.5f, 4, 5, -6, 7};
   int64_t xshape[2] = {2, 4}, one = 1;
@@ -120,7 +110,7 @@ static void test_while_runaway_is_an_error(void) {
   memcpy(at, "i_2 = mul(i_1, one)", 19);
   char *m = strstr(t, "max_iterations = 0");
   memcpy(m, "max_iterations = 9", 18);
-  dy_program *p = parse_ok(t);
+  dy_program *p = dy_test_parse_ok(t);
   free(t);
   CU_ASSERT_PTR_NOT_NULL_FATAL(p);
   float xs[4] = {1, 2, 3, 4}, nf = 3;
@@ -137,7 +127,7 @@ static void test_while_runaway_is_an_error(void) {
 }
 
 static void test_cond_on_executor(void) {
-  dy_program *p = parse_ok(cond_text);
+  dy_program *p = dy_test_parse_ok(cond_text);
   CU_ASSERT_PTR_NOT_NULL_FATAL(p);
   float pos[6] = {1, -2, 3, 4, -5, 6}, neg[6] = {-1, 2, -3, -4, 5, -6};
   int64_t shape[2] = {2, 3};
@@ -157,7 +147,7 @@ static void test_cond_on_executor(void) {
 
 /* print(parse(text)) == text, and .dymodel keeps it */
 static void round_trip(const char *text) {
-  dy_program *p = parse_ok(text);
+  dy_program *p = dy_test_parse_ok(text);
   CU_ASSERT_PTR_NOT_NULL_FATAL(p);
   char *printed = dy_program_to_text(p);
   CU_ASSERT_STRING_EQUAL(printed, text);
@@ -244,7 +234,7 @@ static void test_verifier_invariants(void) {
                 "invariant 11 (blocks)");
   /* a cycle: a parent that is not a lower block (the parser and the
    * .dymodel reader refuse it too, so it is made by hand) */
-  dy_program *cyc = parse_ok(cond_text);
+  dy_program *cyc = dy_test_parse_ok(cond_text);
   CU_ASSERT_PTR_NOT_NULL_FATAL(cyc);
   cyc->blocks[1]->parent = 2;
   dy_error err = {0};
@@ -279,7 +269,7 @@ static void test_no_gradient_through_control(void) {
   char *t = replaced(cond_text, "  var out : f32[-1,3]\n", "  var out : f32[-1,3]\n  var l : f32[]\n");
   char *t2 = replaced(t, "  }\n  block 1", "    l = reduce_sum(out) {axes = [], keepdim = 0}  @cond.c:8\n  }\n  block 1");
   char *t3 = replaced(t2, "fetch 0 out", "fetch 0 l");
-  dy_program *p = parse_ok(t3);
+  dy_program *p = dy_test_parse_ok(t3);
   CU_ASSERT_PTR_NOT_NULL_FATAL(p);
   int x = dy_program_find_var(p, "x"), l = dy_program_find_var(p, "l"), g = -2;
   dy_error err = {0};

@@ -162,16 +162,6 @@ static const float x_neg_one[6] = {-1.5f, -1, 0.25f, 1, 0, -0.75f};   /* then, 1
 static const float x_neg_small[6] = {-0.5f, -1, 0.25f, 1, 0, -0.75f}; /* then, 0 */
 static const float x_pos[6] = {3, -1, 2, 1, 0, -0.5f};                /* else */
 
-static dy_program *parse_ok(const char *text) {
-  dy_program *p = NULL;
-  dy_error err = {0};
-  if (dy_program_parse(text, &p, &err) || dy_verify(p, &err)) {
-    fprintf(stderr, "\n  program rejected: %s\n", err.msg);
-    dy_program_free(p);
-    return NULL;
-  }
-  return p;
-}
 
 /* text with the first `from` replaced by `to` (malloc'd). */
 static char *edit(const char *text, const char *from, const char *to) {
@@ -219,7 +209,7 @@ static bool emit_c_program(dy_program *p, const char *dir, const char *name, int
 
 static bool emit_c(const char *text, const char *dir, const char *name, int opt_level,
                    int64_t max_iterations, dy_compile_report *rep) {
-  dy_program *p = parse_ok(text);
+  dy_program *p = dy_test_parse_ok(text);
   CU_ASSERT_PTR_NOT_NULL_FATAL(p);
   return emit_c_program(p, dir, name, opt_level, max_iterations, rep);
 }
@@ -331,7 +321,7 @@ static dy_status run_executor(dy_program *p, const float *x, float *want, int ca
 
 /* compiled C == executor on x, at -O0 and -O2. */
 static void agree(const char *text, const char *tag, const float *x) {
-  dy_program *p = parse_ok(text);
+  dy_program *p = dy_test_parse_ok(text);
   CU_ASSERT_PTR_NOT_NULL_FATAL(p);
   float want[32], got[32];
   int nw = 0;
@@ -355,7 +345,7 @@ static void agree(const char *text, const char *tag, const float *x) {
 /* The executor on x gives n values, value i0 = v0 and value i1 = v1. */
 static void executor_gives(const char *text, const float *x, int n_want, int i0, double v0,
                            int i1, double v1) {
-  dy_program *p = parse_ok(text);
+  dy_program *p = dy_test_parse_ok(text);
   CU_ASSERT_PTR_NOT_NULL_FATAL(p);
   float want[16];
   int n = 0;
@@ -390,7 +380,7 @@ static void test_cond_every_branch_with_nested_while(void) {
 /* The generated text: plain if/else and a guarded loop, kernels in blocks
  * keep their source-line comments, and the header has the loop's status. */
 static void test_generated_text(void) {
-  dy_program *p = parse_ok(nested_text);
+  dy_program *p = dy_test_parse_ok(nested_text);
   CU_ASSERT_PTR_NOT_NULL_FATAL(p);
   dy_compile_report rep;
   CU_ASSERT_FATAL(emit_c(nested_text, WORK "/text", "nest", 0, 77, &rep));
@@ -426,7 +416,7 @@ static void test_runaway_loop(void) {
   /* x * 1 never shrinks */
   char *t = edit(halve_text, "var half : f32[1] persistable = [0.5]",
                  "var half : f32[1] persistable = [1.0]");
-  dy_program *p = parse_ok(t);
+  dy_program *p = dy_test_parse_ok(t);
   CU_ASSERT_PTR_NOT_NULL_FATAL(p);
   float got[16];
   int rc = -1;
@@ -442,7 +432,7 @@ static void test_runaway_loop(void) {
     char attr[64];
     snprintf(attr, sizeof attr, "max_iterations = %d}  @halve.c:3", bound);
     t = edit(halve_text, "max_iterations = 0}  @halve.c:3", attr);
-    p = parse_ok(t);
+    p = dy_test_parse_ok(t);
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
     float want[16];
     int n = 0;
@@ -466,7 +456,7 @@ static int home(const dy_program *p, int v) {
 /* The plan: a cond's branches share bytes; a loop body's temporaries are
  * placed once; the arena meets its lower bound here. */
 static void test_memory_plan(void) {
-  dy_program *p = parse_ok(nested_text);
+  dy_program *p = dy_test_parse_ok(nested_text);
   CU_ASSERT_PTR_NOT_NULL_FATAL(p);
   dy_memplan_result r;
   dy_error err = {0};
@@ -508,7 +498,7 @@ static void test_memory_plan(void) {
 /* dy2stc compile --report states the arena and its lower bound, and
  * --max-iterations sets NAME_MAX_ITERATIONS. */
 static void test_cli_report(void) {
-  dy_program *p = parse_ok(nested_text);
+  dy_program *p = dy_test_parse_ok(nested_text);
   CU_ASSERT_PTR_NOT_NULL_FATAL(p);
   dy_error err = {0};
   mkdir(WORK, 0777);
@@ -546,7 +536,7 @@ static void test_cortex_m4_under_qemu(void) {
   }
   const float *xs[3] = {x_neg_many, x_neg_small, x_pos};
   for (int k = 0; k < 3; k++) {
-    dy_program *p = parse_ok(nested_text);
+    dy_program *p = dy_test_parse_ok(nested_text);
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
     float want[8], got[8];
     int nw = 0, rc = -1;

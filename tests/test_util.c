@@ -68,3 +68,14 @@ bool dy_test_write_samples(const char *dir, const float *x, int64_t n, int64_t r
   dy_tensor_free(ty);
   return ok;
 }
+
+dy_program *dy_test_parse_ok(const char *text) {
+  dy_program *p = NULL;
+  dy_error err = {0};
+  if (dy_program_parse(text, &p, &err) || dy_verify(p, &err)) {
+    fprintf(stderr, "\n  program rejected: %s\n", err.msg);
+    dy_program_free(p);
+    return NULL;
+  }
+  return p;
+}
