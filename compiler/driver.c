@@ -1,8 +1,10 @@
 /* driver.c - writing sources and invoking the C compiler.
  *
- * dy_build_executable writes NAME.c, NAME.h and main.c into a private
- * directory from mkdtemp, runs `$CC -std=c11 -O3 <target flags> <cflags>
- * -o OUT.tmp.<pid> main.c NAME.c -lm` beside the requested output, renames
+ * dy_build_executable writes NAME.c, NAME.h and main.c (and, when the
+ * weights are separate, NAME_weights.s and the NAME_weights.bin it
+ * includes: codegen/emit_weights.c) into a private directory from mkdtemp,
+ * runs `$CC -std=c11 -O3 <target flags> <cflags> -o OUT.tmp.<pid> main.c
+ * NAME.c [NAME_weights.s] -lm` beside the requested output, renames
  * the result into place and removes the directory: the executable appears
  * whole or not at all. The compiler's own diagnostics go to stderr as it
  * prints them.
@@ -26,6 +28,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,14 +67,50 @@ void dy_c_identifier(const char *s, char *buf, size_t n) {
   buf[k] = 0;
 }
 
+/* Write n files whole or not at all: each to a temporary beside it, then,
+ * when every one is written, renamed into place. */
+static dy_status write_files(const char *const *paths, const char *const *texts,
+                             const size_t *lens, int n, dy_error *err) {
+  char tmp[8][4200];
+  dy_status s = DY_OK;
+  int made = 0;
+  for (; made < n && !s; made++) {
+    snprintf(tmp[made], sizeof tmp[made], "%s.tmp.%ld", paths[made], (long)getpid());
+    FILE *f = fopen(tmp[made], "wb");
+    if (!f) {
+      s = dy_error_set(err, DY_STATUS_IO, "%s: cannot create: %s", paths[made],
+                       strerror(errno));
+      break;
+    }
+    bool bad = lens[made] && fwrite(texts[made], 1, lens[made], f) != lens[made];
+    bad |= fflush(f) != 0;
+    bad |= fclose(f) != 0;
+    if (bad)
+      s = dy_error_set(err, DY_STATUS_IO, "%s: cannot write: %s", paths[made],
+                       strerror(errno));
+  }
+  for (int i = 0; i < made && !s; i++)
+    if (rename(tmp[i], paths[i]) != 0)
+      s = dy_error_set(err, DY_STATUS_IO, "%s: cannot write: %s", paths[i], strerror(errno));
+  for (int i = 0; i < made; i++)
+    remove(tmp[i]); /* those renamed are gone already */
+  return s;
+}
+
 dy_status dy_write_sources(const dy_codegen_output *out, const char *out_base,
                            dy_error *err) {
-  char c_path[4096], h_path[4096];
+  char c_path[4096], h_path[4096], w_path[4200];
   snprintf(c_path, sizeof c_path, "%s.c", out_base);
   snprintf(h_path, sizeof h_path, "%s.h", out_base);
-  dy_status s = dy_write_file_atomic(h_path, out->header, strlen(out->header), err);
-  if (!s)
-    s = dy_write_file_atomic(c_path, out->source, strlen(out->source), err);
+  snprintf(w_path, sizeof w_path, "%s_weights.c", out_base);
+  char *weights = out->weights ? dy_codegen_weights_c(out) : NULL;
+  if (out->weights && !weights)
+    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  const char *paths[] = {h_path, c_path, w_path};
+  const char *texts[] = {out->header, out->source, weights};
+  size_t lens[] = {strlen(out->header), strlen(out->source), weights ? strlen(weights) : 0};
+  dy_status s = write_files(paths, texts, lens, weights ? 3 : 2, err);
+  free(weights);
   return s;
 }
 
@@ -162,19 +201,33 @@ dy_status dy_build_executable(const dy_codegen_output *out,
   if (!mkdtemp(dir))
     return dy_error_set(err, DY_STATUS_IO, "cannot create a temporary directory: %s",
                         strerror(errno));
-  char hname[300], cname[300];
+  char hname[300], cname[300], sname[300], bname[300];
   snprintf(hname, sizeof hname, "%s.h", o->name);
   snprintf(cname, sizeof cname, "%s.c", o->name);
-  const char *files[] = {hname, cname, "main.c"};
-  const char *texts[] = {out->header, out->source, out->main_c};
-  char path[4400], model_c[4400], main_c[4400], tmp_exe[4200];
-  dy_status s = DY_OK;
-  for (int i = 0; i < 3 && !s; i++) {
-    snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-    s = dy_write_file_atomic(path, texts[i], strlen(texts[i]), err);
-  }
+  snprintf(sname, sizeof sname, "%s_weights.s", o->name);
+  snprintf(bname, sizeof bname, "%s_weights.bin", o->name);
+  const char *files[] = {hname, cname, "main.c", sname, bname};
+  int n_files = out->weights ? 5 : 3;
+  char path[4400], model_c[4400], main_c[4400], weights_s[4400], tmp_exe[4200];
   snprintf(model_c, sizeof model_c, "%s/%s", dir, cname);
   snprintf(main_c, sizeof main_c, "%s/main.c", dir);
+  snprintf(weights_s, sizeof weights_s, "%s/%s", dir, sname);
+  /* the weights as a binary file the assembler includes (emit_weights.c) */
+  snprintf(path, sizeof path, "%s/%s", dir, bname);
+  char *asm_text = out->weights ? dy_codegen_weights_asm(o->name, path, out->n_weight_words) : NULL;
+  const char *texts[] = {out->header, out->source, out->main_c, asm_text,
+                         (const char *)out->weights};
+  size_t lens[] = {strlen(out->header), strlen(out->source), strlen(out->main_c),
+                   asm_text ? strlen(asm_text) : 0, (size_t)out->n_weight_words * 4};
+  dy_status s = DY_OK;
+  if (out->weights && !asm_text)
+    s = dy_error_set(err, DY_STATUS_IO, "%s: the weights' path cannot go into an assembler file",
+                     path);
+  for (int i = 0; i < n_files && !s; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+    s = dy_write_file_atomic(path, texts[i], lens[i], err);
+  }
+  free(asm_text);
   snprintf(tmp_exe, sizeof tmp_exe, "%s.tmp.%ld", exe_path, (long)getpid());
 
   /* argv: cc -std=c11 -O3 [target flags...] [cflags...] -o tmp main.c
@@ -200,6 +253,8 @@ dy_status dy_build_executable(const dy_codegen_output *out,
   argv[argc++] = tmp_exe;
   argv[argc++] = main_c;
   argv[argc++] = model_c;
+  if (out->weights)
+    argv[argc++] = weights_s;
   argv[argc++] = "-lm";
   argv[argc] = NULL;
   if (!s && (s = dy_run_command(argv, err)))
@@ -210,6 +265,6 @@ dy_status dy_build_executable(const dy_codegen_output *out,
   if (s)
     remove(tmp_exe);
   free(flags);
-  remove_dir(dir, files, 3);
+  remove_dir(dir, files, n_files);
   return s;
 }

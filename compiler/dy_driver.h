@@ -59,8 +59,8 @@ dy_status dy_compile_program(dy_program *p, const dy_compile_options *o,
 
 /* ---- driver.c ---- */
 
-/* Write OUT.c and OUT.h (out_base without extension), each whole or not at
- * all. */
+/* Write OUT.c, OUT.h and, when the weights are separate (out->weights),
+ * OUT_weights.c (out_base without extension): all whole, or none. */
 dy_status dy_write_sources(const dy_codegen_output *out, const char *out_base,
                            dy_error *err);
 /* Build an executable at exe_path from model + main sources with the C
