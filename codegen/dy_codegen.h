@@ -89,6 +89,10 @@ typedef struct {
    * (small: shapes, indices) stay in NAME.c. false: every weight is a
    * static const array in NAME.c. */
   bool separate_weights;
+  /* true: the kernels the faster ones replaced, to compare with
+   * (--plain-kernels): depthwise convolution one tap at a time instead of
+   * register-blocked */
+  bool plain_kernels;
 } dy_codegen_options;
 
 /* Ops are numbered block-major for per-op arrays such as scratch_offsets:
@@ -168,6 +172,7 @@ typedef struct {
   bool seed;                 /* dropout: its seed is a `uint64_t seed`
                                 parameter (a training step's, drawn per
                                 step), not its attribute */
+  bool plain_kernels;        /* dy_codegen_options.plain_kernels */
 } dy_cg_ctx;
 
 /* A dim as a C expression: "7" or "batch". Returns a pointer into a

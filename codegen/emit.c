@@ -1685,7 +1685,7 @@ static const char *operand_role(const dy_op *op, bool out, int i, char *buf, siz
   case DY_OP_CONV2D:
   case DY_OP_CONV2D_TRANSPOSE:
   case DY_OP_FUSED_CONV2D:
-    return i < 3 ? (const char *[]){"x", "w", "bias"}[i] : NULL;
+    return i < 4 ? (const char *[]){"x", "w", "bias", "res"}[i] : NULL;
   case DY_OP_WHERE:
     return (const char *[]){"cond", "a", "b"}[i];
   case DY_OP_BATCH_NORM:
@@ -1825,6 +1825,7 @@ static dy_status emit_kernel(gen *g, int oi, dy_buf *final_out) {
   dy_buf body = {0}, before = {0};
   dy_cg_ctx ctx = {.p = p, .op = op, .body = &body, .indent = 1, .uses = &g->uses,
                      .scratch = g->scratch[oi] > 0, .threads = g->opt->threads,
+                     .plain_kernels = g->opt->plain_kernels,
                      .before = &before, .seed = g->seed_slot[oi] >= 0};
   dy_status s = check_kernel_types(g, op);
   if (s == DY_OK)

@@ -12,9 +12,11 @@
  *                 padded convolution first copies the image into a
  *                 zero-padded buffer there, so the gather never checks
  *                 bounds), and each 6 x 16 tile of y comes out of registers
- *                 with bias and activation applied. Depthwise: a direct
- *                 kernel, one tap at a time along each output row in vector
- *                 lanes. A weight computed at run time: plain loops.
+ *                 with bias and activation applied (and a residual, which
+ *                 the GEMM accumulates onto). Depthwise: a direct kernel,
+ *                 DY_VW outputs of a row summed over all taps in one
+ *                 register (--plain-kernels: one tap at a time along the
+ *                 row). A weight computed at run time: plain loops.
  *   pool2d        windows inside the input at stride 1, or 2 wide at stride
  *                 2: DY_VW outputs at a time (dy_vdeint splits even and odd
  *                 columns); whole-plane averages: a vector sum; otherwise
@@ -64,7 +66,7 @@ static dy_status float_attr(dy_cg_ctx *ctx, double d, float *v,
 /* ------------------------------------------------------------------ */
 
 dy_status dy_emit_conv2d(dy_cg_ctx *ctx, dy_error *err) {
-  return dy_cg_conv2d_epilogue(ctx, err, false, "", 0);
+  return dy_cg_conv2d_epilogue(ctx, err, false, false, "", 0);
 }
 
 dy_status dy_emit_conv2d_transpose(dy_cg_ctx *ctx, dy_error *err) {
