@@ -27,7 +27,12 @@ with PyTorch and with the compiled executable alternately:
 The ratio of a round is PyTorch's best median / dy2stc's median; the table
 shows each model's median ratio over the rounds with its range, and the
 max error of the compiled model's output against PyTorch eager's on one
-input, relative to the largest magnitude of PyTorch's output.
+input, relative to the largest magnitude of PyTorch's output. On a shared
+machine wall times include other processes' time slices, so the table
+also gives CPU time per run (PyTorch: time.process_time over the runs of
+its fastest way; dy2stc: the executable's CPU time for `--bench N` less
+that for `--bench 1`, over N - 1 runs) and the ratio of those; a model
+gets enough runs (at least RUNS) for about 200 ms of dy2stc time.
 
 A benchmark, not a test (not in `make test`). Needs Debian's
 python3-torch, python3-torchvision and python3-onnx (scripts/setup.sh,
@@ -43,6 +48,7 @@ exported with a dynamic batch dimension, except the transformer).
 """
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -153,22 +159,48 @@ def torch_ways(model, x):
     return ways
 
 
+def cpu_ms(fn, x, runs):
+    """CPU time per call (this process, all its threads), after a warm-up."""
+    fn(x)
+    t0 = time.process_time()
+    for _ in range(runs):
+        fn(x)
+    return (time.process_time() - t0) * 1e3 / runs
+
+
 def torch_best(ways, x, runs):
-    best = None
+    """(best way by wall median, its median ms, best CPU ms per call)."""
+    best, cpu = None, None
     with torch.no_grad():
         for name, fn in ways.items():
             ms = median_ms(fn, x, runs)
             if best is None or ms < best[1]:
                 best = (name, ms)
-    return best
+            c = cpu_ms(fn, x, runs)
+            cpu = c if cpu is None else min(cpu, c)
+    return best + (cpu,)
+
+
+def children_cpu_s():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def dy2stc_ms(exe, inp, runs):
-    out = subprocess.run([exe, "--input", "x=" + inp, "--bench", str(runs), "--output-dir",
-                          os.path.dirname(exe)], check=True, capture_output=True, text=True).stdout
+    """(the executable's --bench median ms, CPU ms per run): the CPU time of
+    `--bench runs` less that of `--bench 1` (start-up, input, warm-up),
+    over runs - 1 runs."""
+    def run(n):
+        c0 = children_cpu_s()
+        out = subprocess.run([exe, "--input", "x=" + inp, "--bench", str(n), "--output-dir",
+                              os.path.dirname(exe)], check=True, capture_output=True,
+                             text=True).stdout
+        return out, children_cpu_s() - c0
+    out, c_n = run(runs)
+    _, c_1 = run(1)
     for line in out.splitlines():
         if line.startswith("median "):
-            return float(line.split()[1])
+            return float(line.split()[1]), max(c_n - c_1, 0.0) * 1e3 / (runs - 1)
     raise RuntimeError(f"{exe}: no median in {out!r}")
 
 
@@ -229,30 +261,36 @@ def main():
               file=sys.stderr)
 
     ratios = {n: [] for n in names}
+    cpu_ratios = {n: [] for n in names}
     times = {n: [] for n in names}
+    runs = {}
     for r in range(a.rounds):
         for name in names:
             model, x, exe, inp, ways, err, _ = prepared[name]
-            way, t_ms = torch_best(ways, x, a.runs)
-            d_ms = dy2stc_ms(exe, inp, a.runs)
+            if name not in runs:  # enough runs for CPU times well above a tick
+                d_ms, _ = dy2stc_ms(exe, inp, 3)
+                runs[name] = max(a.runs, min(5000, int(200 / max(d_ms, 1e-3))))
+            way, t_ms, t_cpu = torch_best(ways, x, runs[name])
+            d_ms, d_cpu = dy2stc_ms(exe, inp, runs[name])
             ratios[name].append(t_ms / d_ms)
-            times[name].append((way, t_ms, d_ms))
+            cpu_ratios[name].append(t_cpu / d_cpu if d_cpu > 0 else float("nan"))
+            times[name].append((way, t_ms, d_ms, t_cpu, d_cpu))
         print(f"round {r + 1}/{a.rounds} done", file=sys.stderr)
 
     print(f"batch {a.batch}, dy2stc threads {a.threads}, PyTorch threads {a.torch_threads}, "
-          f"{a.rounds} rounds of {a.runs} runs, PyTorch {torch.__version__}")
+          f"{a.rounds} rounds, PyTorch {torch.__version__}")
     print()
-    print("| model | PyTorch ms (best way) | dy2stc ms | PyTorch / dy2stc (median, range) "
+    print("| model | runs | PyTorch ms (best way) | dy2stc ms | PyTorch / dy2stc, wall "
+          "(median, range) | PyTorch CPU ms | dy2stc CPU ms | PyTorch / dy2stc, CPU (median, range) "
           "| max error vs PyTorch | compile s |")
-    print("|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name in names:
-        rs = ratios[name]
-        ts = times[name]
-        t_med = statistics.median(t for _, t, _ in ts)
-        d_med = statistics.median(d for _, _, d in ts)
-        ways = sorted({w for w, _, _ in ts})
-        print(f"| {name} | {t_med:.3f} ({', '.join(ways)}) | {d_med:.3f} | "
-              f"{statistics.median(rs):.2f} ({min(rs):.2f}-{max(rs):.2f}) | "
+        rs, cs, ts = ratios[name], cpu_ratios[name], times[name]
+        med = lambda k: statistics.median(t[k] for t in ts)
+        ways = sorted({t[0] for t in ts})
+        print(f"| {name} | {runs[name]} | {med(1):.3f} ({', '.join(ways)}) | {med(2):.3f} | "
+              f"{statistics.median(rs):.2f} ({min(rs):.2f}-{max(rs):.2f}) | {med(3):.3f} | "
+              f"{med(4):.3f} | {statistics.median(cs):.2f} ({min(cs):.2f}-{max(cs):.2f}) | "
               f"{prepared[name][5]:.1e} | {prepared[name][6]:.1f} |")
 
 
