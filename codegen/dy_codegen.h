@@ -91,7 +91,7 @@ typedef struct {
   bool separate_weights;
   /* true: the kernels the faster ones replaced, to compare with
    * (--plain-kernels): depthwise convolution one tap at a time instead of
-   * register-blocked */
+   * register-blocked, max pooling with padding as window loops */
   bool plain_kernels;
 } dy_codegen_options;
 

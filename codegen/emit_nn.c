@@ -19,8 +19,12 @@
  *                 row). A weight computed at run time: plain loops.
  *   pool2d        windows inside the input at stride 1, or 2 wide at stride
  *                 2: DY_VW outputs at a time (dy_vdeint splits even and odd
- *                 columns); whole-plane averages: a vector sum; otherwise
- *                 window loops with bounds checks
+ *                 columns); whole-plane averages: a vector sum; max pooling
+ *                 with padding at column stride 1 or 2: the window's rows
+ *                 clipped per output row, DY_VW outputs at a time where the
+ *                 columns are inside, window loops near the edges;
+ *                 otherwise (and with --plain-kernels) window loops with
+ *                 bounds checks
  *   layer_norm    per row one vector sweep for the moments (sums of x - x[0]
  *                 and its square) and one for y
  *   the rest      plain loops (transposed convolution as a scatter-add;
