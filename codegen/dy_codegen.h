@@ -6,7 +6,9 @@
  *            NAME_WEIGHT_BYTES (= NAME_FLASH_BYTES), input/output shape
  *            macros, status codes. Nothing else.
  *   NAME.c   the kernels (one static function per op, commented with the op,
- *            its shapes and its source line), the weights as const arrays,
+ *            its shapes and its source line), the weights as const arrays
+ *            (or, with separate_weights, named into NAME_weights, which
+ *            NAME_weights.c or an assembler blob defines: emit_weights.c),
  *            and NAME_run() which calls the kernels in order on buffers laid
  *            out in the caller's arena. No malloc, no globals written at run
  *            time, no headers but <stdint.h> and <stddef.h>, no libm: the
