@@ -6,7 +6,9 @@
  *            NAME_WEIGHT_BYTES (= NAME_FLASH_BYTES), input/output shape
  *            macros, status codes. Nothing else.
  *   NAME.c   the kernels (one static function per op, commented with the op,
- *            its shapes and its source line), the weights as const arrays,
+ *            its shapes and its source line), the weights as const arrays
+ *            (or, with separate_weights, named into NAME_weights, which
+ *            NAME_weights.c or an assembler blob defines: emit_weights.c),
  *            and NAME_run() which calls the kernels in order on buffers laid
  *            out in the caller's arena. No malloc, no globals written at run
  *            time, no headers but <stdint.h> and <stddef.h>, no libm: the
@@ -79,6 +81,20 @@ typedef struct {
    * here. NULL: the Program's own (dy_codegen_dropout_seeds). */
   const int64_t *dropout_seeds;
   int n_dropout_seeds;
+  /* true: the f32 weights (plain and packed) are not written into NAME.c
+   * but laid out in dy_codegen_output.weights, which NAME.c reads as the
+   * floats at `extern const union NAME_weights_data NAME_weights` (each
+   * array at a 64-byte boundary; the type is incomplete there);
+   * dy_codegen_weights_c writes its definition as NAME_weights.c (string
+   * literals: cheap to compile), and dy_codegen_weights_asm an assembler
+   * file that includes them as a binary blob. i64 and bool constants
+   * (small: shapes, indices) stay in NAME.c. false: every weight is a
+   * static const array in NAME.c. */
+  bool separate_weights;
+  /* true: the kernels the faster ones replaced, to compare with
+   * (--plain-kernels): depthwise convolution one tap at a time instead of
+   * register-blocked, max pooling with padding as window loops */
+  bool plain_kernels;
 } dy_codegen_options;
 
 /* Ops are numbered block-major for per-op arrays such as scratch_offsets:
@@ -92,6 +108,10 @@ typedef struct {
   int64_t weight_bytes;      /* NAME_WEIGHT_BYTES: the const arrays' bytes */
   int64_t arena_bytes;       /* NAME_ARENA_BYTES (the plan's, or more)     */
   int64_t state_bytes;       /* NAME_STATE_BYTES (0: no state)             */
+  uint32_t *weights;         /* separate_weights: the words of NAME_weights
+                                (malloc'd; at least one), else NULL      */
+  int64_t n_weight_words;
+  char *name;                /* separate_weights: the options' name (malloc'd) */
 } dy_codegen_output;
 
 dy_status dy_codegen(const dy_program *p, const dy_codegen_options *opt,
@@ -103,6 +123,16 @@ dy_status dy_codegen(const dy_program *p, const dy_codegen_options *opt,
 int64_t dy_codegen_scratch_bytes(const dy_program *p, const dy_op *op, int64_t max_batch,
                                  int threads);
 void dy_codegen_output_free(dy_codegen_output *out);
+/* NAME_weights.c for out->weights (separate_weights): the union
+ * NAME_weights_data (a float view and the bytes as chunks of 4032, each
+ * initialised by a string literal of \xHH escapes, within C99's 4095
+ * characters) and its definition. NULL on OOM (malloc'd). */
+char *dy_codegen_weights_c(const dy_codegen_output *out);
+/* An assembler file (GNU as syntax, ELF) defining NAME_weights, 64-byte
+ * aligned in .rodata, as `.incbin "bin_path"`, bin_path holding the words as
+ * the host stores them (every --target is little-endian, as the hosts
+ * are). NULL on OOM, or when bin_path holds a newline. */
+char *dy_codegen_weights_asm(const char *name, const char *bin_path, int64_t n_words);
 /* The seed attributes of block 0's training-mode dropout ops, each value
  * once, in op order: the seeds dy_program_reseed_dropout draws, one each.
  * Writes at most cap into seeds (may be NULL) and returns their number. */
@@ -144,6 +174,7 @@ typedef struct {
   bool seed;                 /* dropout: its seed is a `uint64_t seed`
                                 parameter (a training step's, drawn per
                                 step), not its attribute */
+  bool plain_kernels;        /* dy_codegen_options.plain_kernels */
 } dy_cg_ctx;
 
 /* A dim as a C expression: "7" or "batch". Returns a pointer into a

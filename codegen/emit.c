@@ -10,7 +10,12 @@
  *                       as it is, and the packed copies GEMM and conv
  *                       kernels read instead (w_<name>_p16, _p6; the
  *                       layouts are emit_gemm.c's): a weight only read
- *                       packed is emitted only packed
+ *                       packed is emitted only packed. With
+ *                       separate_weights (the CLI's way) the f32 ones are
+ *                       floats of `extern const union NAME_weights_data
+ *                       NAME_weights`, a type complete only in
+ *                       NAME_weights.c (emit_weights.c), and each w_<name>
+ *                       a macro naming its place there
  *   SIMD helpers        when a kernel uses them: emit_simd.c's dy_vf /
  *                       dy_f16 helpers, emit_gemm.c's micro-kernels, and
  *                       with --threads, dy_parallel
@@ -111,6 +116,8 @@ void dy_codegen_output_free(dy_codegen_output *out) {
   free(out->header);
   free(out->source);
   free(out->main_c);
+  free(out->weights);
+  free(out->name);
   *out = (dy_codegen_output){0};
 }
 
@@ -273,6 +280,8 @@ typedef struct {
   bool has_loop;         /* some op is a while: NAME_ERR_LOOP, NAME_MAX_ITERATIONS */
   int64_t max_iterations; /* NAME_MAX_ITERATIONS */
   int64_t weight_bytes;
+  uint32_t *blob;        /* separate_weights: NAME_weights' words */
+  int64_t n_blob, cap_blob;
   packed_weight *packs;  /* n_packs of them, in order of first use */
   int n_packs;
   bool *unpacked_use;    /* per var: read as is by some kernel or copied out */
@@ -1462,92 +1471,164 @@ static void emit_header(gen *g, dy_buf *out) {
   dy_buf_printf(out, "#ifdef __cplusplus\n}\n#endif\n\n#endif /* %s_H */\n", U);
 }
 
+/* Weight i as a static const array of literals (a union of bit patterns
+ * for an f32 one holding an infinity or a NaN). */
+static dy_status emit_inline_weight(gen *g, int i, dy_buf *out) {
+  const dy_var *v = g->p->vars[i];
+  int64_t n = dy_type_numel(&v->type);
+  char ts[256];
+  dy_buf_puts(out, "/* ");
+  dy_buf_put_comment(out, v->name);
+  dy_buf_printf(out, "  %s%s */\n", dy_type_str(&v->type, ts, sizeof ts),
+                g->state[i] ? ", the initial value of its state" : "");
+  if (g->bits[i]) /* an infinity or a NaN has no literal without libm */
+    dy_buf_printf(out, "static const union {\n  uint32_t u[%lld];\n  float f[%lld];\n} %s = {{",
+                  (long long)n, (long long)n, g->weight[i]);
+  else
+    dy_buf_printf(out, "static const %s %s[%lld] = {", ctype_of(v->type.dtype),
+                  g->weight[i], (long long)(n > 0 ? n : 1));
+  if (n == 0)
+    dy_buf_puts(out, "0"); /* C has no empty arrays; never read */
+  for (int64_t j = 0; j < n; j++) {
+    char lit[64];
+    if (g->bits[i]) {
+      uint32_t u;
+      memcpy(&u, (const char *)v->data + 4 * j, 4);
+      snprintf(lit, sizeof lit, "0x%08lxu", (unsigned long)u);
+    } else if (v->type.dtype == DY_F32) {
+      float x;
+      memcpy(&x, (const char *)v->data + 4 * j, 4);
+      if (!dy_float_literal(x, lit, sizeof lit))
+        return dy_error_set(g->err, DY_STATUS_INTERNAL,
+                            "weight '%s' element %lld has no literal", v->name,
+                            (long long)j);
+    } else if (v->type.dtype == DY_I64) {
+      int64_t x;
+      memcpy(&x, (const char *)v->data + 8 * j, 8);
+      dy_int64_literal(x, lit, sizeof lit);
+    } else {
+      snprintf(lit, sizeof lit, "%u", ((const unsigned char *)v->data)[j]);
+    }
+    dy_buf_printf(out, "%s%s", j % 8 == 0 ? "\n  " : " ", lit);
+    if (j + 1 < n)
+      dy_buf_putc(out, ',');
+  }
+  dy_buf_puts(out, g->bits[i] ? "\n}};\n\n" : n > 0 ? "\n};\n\n" : "};\n\n");
+  return DY_OK;
+}
+
+/* Append n f32 values to NAME_weights at the next 64-byte boundary; its
+ * word offset in *at. */
+static bool blob_add(gen *g, const float *d, int64_t n, int64_t *at) {
+  int64_t start = (g->n_blob + 15) / 16 * 16;
+  if (start + n > g->cap_blob) {
+    int64_t cap = (start + n) * 2 + 16;
+    uint32_t *nb = realloc(g->blob, sizeof *nb * (size_t)cap);
+    if (!nb)
+      return false;
+    g->blob = nb;
+    g->cap_blob = cap;
+  }
+  memset(g->blob + g->n_blob, 0, sizeof *g->blob * (size_t)(start - g->n_blob));
+  if (n > 0)
+    memcpy(g->blob + start, d, sizeof *d * (size_t)n);
+  g->n_blob = start + n;
+  *at = start;
+  return true;
+}
+
+/* A weight of NAME_weights: its comment and the macro naming its words. */
+static void put_blob_define(gen *g, dy_buf *out, const char *name, int64_t at) {
+  dy_buf_printf(out, "#define %s (%s_WEIGHTS + %lld)\n\n", name, g->upper, (long long)at);
+}
+
+/* The weights: static const arrays in NAME.c, or with separate_weights
+ * the f32 ones as macros naming their place in NAME_weights (the words
+ * go to g->blob) and the rest as arrays. Packed copies are in the layout
+ * of the GEMM micro-kernel (emit_gemm.c). */
 static dy_status emit_weights(gen *g, dy_buf *out) {
   const dy_program *p = g->p;
-  bool any = false;
-  for (int i = 0; i < p->n_vars; i++) {
+  const bool sep = g->opt->separate_weights;
+  dy_buf body = {0};
+  dy_status s = DY_OK;
+  for (int i = 0; i < p->n_vars && !s; i++) {
     if (!g->weight[i])
       continue;
     const dy_var *v = p->vars[i];
-    int64_t n = dy_type_numel(&v->type);
-    char ts[256];
-    if (!any)
-      dy_buf_puts(out, "/* ---- weights ---- */\n\n");
-    any = true;
-    dy_buf_puts(out, "/* ");
-    dy_buf_put_comment(out, v->name);
-    dy_buf_printf(out, "  %s%s */\n", dy_type_str(&v->type, ts, sizeof ts),
-                  g->state[i] ? ", the initial value of its state" : "");
-    if (g->bits[i]) /* an infinity or a NaN has no literal without libm */
-      dy_buf_printf(out, "static const union {\n  uint32_t u[%lld];\n  float f[%lld];\n} %s = {{",
-                    (long long)n, (long long)n, g->weight[i]);
-    else
-      dy_buf_printf(out, "static const %s %s[%lld] = {", ctype_of(v->type.dtype),
-                    g->weight[i], (long long)(n > 0 ? n : 1));
-    if (n == 0)
-      dy_buf_puts(out, "0"); /* C has no empty arrays; never read */
-    for (int64_t j = 0; j < n; j++) {
-      char lit[64];
-      if (g->bits[i]) {
-        uint32_t u;
-        memcpy(&u, (const char *)v->data + 4 * j, 4);
-        snprintf(lit, sizeof lit, "0x%08lxu", (unsigned long)u);
-      } else if (v->type.dtype == DY_F32) {
-        float x;
-        memcpy(&x, (const char *)v->data + 4 * j, 4);
-        if (!dy_float_literal(x, lit, sizeof lit))
-          return dy_error_set(g->err, DY_STATUS_INTERNAL,
-                              "weight '%s' element %lld has no literal", v->name,
-                              (long long)j);
-      } else if (v->type.dtype == DY_I64) {
-        int64_t x;
-        memcpy(&x, (const char *)v->data + 8 * j, 8);
-        dy_int64_literal(x, lit, sizeof lit);
-      } else {
-        snprintf(lit, sizeof lit, "%u", ((const unsigned char *)v->data)[j]);
-      }
-      dy_buf_printf(out, "%s%s", j % 8 == 0 ? "\n  " : " ", lit);
-      if (j + 1 < n)
-        dy_buf_putc(out, ',');
+    if (!sep || v->type.dtype != DY_F32) {
+      s = emit_inline_weight(g, i, &body);
+      continue;
     }
-    dy_buf_puts(out, g->bits[i] ? "\n}};\n\n" : n > 0 ? "\n};\n\n" : "};\n\n");
+    char ts[256];
+    int64_t at;
+    if (!blob_add(g, v->data, dy_type_numel(&v->type), &at)) {
+      s = dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+      break;
+    }
+    dy_buf_puts(&body, "/* ");
+    dy_buf_put_comment(&body, v->name);
+    dy_buf_printf(&body, "  %s%s */\n", dy_type_str(&v->type, ts, sizeof ts),
+                  g->state[i] ? ", the initial value of its state" : "");
+    put_blob_define(g, &body, g->weight[i], at);
   }
-  /* packed copies, in the layout of the GEMM micro-kernel (emit_gemm.c) */
-  for (int k = 0; k < g->n_packs; k++) {
+  for (int k = 0; k < g->n_packs && !s; k++) {
     const packed_weight *pw = &g->packs[k];
     const dy_var *v = p->vars[pw->var];
     int64_t n = dy_pack_numel(&pw->pack);
     float *d = malloc(sizeof *d * (size_t)(n > 0 ? n : 1));
-    if (!d)
-      return dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+    if (!d) {
+      s = dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+      break;
+    }
     dy_gemm_pack_data(&pw->pack, v->data, d);
     char ts[256], how[256];
-    if (!any)
-      dy_buf_puts(out, "/* ---- weights ---- */\n\n");
-    any = true;
     dy_pack_describe(&pw->pack, how, sizeof how);
-    dy_buf_puts(out, "/* ");
-    dy_buf_put_comment(out, v->name);
-    dy_buf_printf(out, "  %s packed for the GEMM micro-kernel:\n * %s */\n",
+    dy_buf_puts(&body, "/* ");
+    dy_buf_put_comment(&body, v->name);
+    dy_buf_printf(&body, "  %s packed for the GEMM micro-kernel:\n * %s */\n",
                   dy_type_str(&v->type, ts, sizeof ts), how);
-    dy_buf_printf(out, "static const float %s[%lld] = {", pw->name, (long long)n);
-    for (int64_t j = 0; j < n; j++) {
+    if (sep) {
+      int64_t at;
+      if (!blob_add(g, d, n, &at))
+        s = dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+      else
+        put_blob_define(g, &body, pw->name, at);
+      free(d);
+      continue;
+    }
+    dy_buf_printf(&body, "static const float %s[%lld] = {", pw->name, (long long)n);
+    for (int64_t j = 0; j < n && !s; j++) {
       char lit[64];
       if (!dy_float_literal(d[j], lit, sizeof lit)) {
-        bool nan = d[j] != d[j];
-        free(d);
-        return dy_error_set(g->err, DY_STATUS_UNSUPPORTED,
-                            "weight '%s' holds %s; the generated C would not reproduce it",
-                            v->name, nan ? "NaN" : "an infinity");
+        s = dy_error_set(g->err, DY_STATUS_UNSUPPORTED,
+                         "weight '%s' holds %s; the generated C would not reproduce it",
+                         v->name, d[j] != d[j] ? "NaN" : "an infinity");
+        break;
       }
-      dy_buf_printf(out, "%s%s", j % 8 == 0 ? "\n  " : " ", lit);
+      dy_buf_printf(&body, "%s%s", j % 8 == 0 ? "\n  " : " ", lit);
       if (j + 1 < n)
-        dy_buf_putc(out, ',');
+        dy_buf_putc(&body, ',');
     }
-    dy_buf_puts(out, "\n};\n\n");
+    dy_buf_puts(&body, "\n};\n\n");
     free(d);
   }
-  return DY_OK;
+  if (!s && (body.len > 0 || sep))
+    dy_buf_puts(out, "/* ---- weights ---- */\n\n");
+  if (!s && sep) {
+    dy_buf_printf(out,
+                  "/* The f32 weights are %lld floats at %s_weights, defined in\n"
+                  " * %s_weights.c (an executable links them as a binary blob) and\n"
+                  " * complete only there; each array starts at a 64-byte boundary. */\n"
+                  "union %s_weights_data;\n"
+                  "extern const union %s_weights_data %s_weights;\n"
+                  "#define %s_WEIGHTS ((const float *)(const void *)&%s_weights)\n\n",
+                  (long long)g->n_blob, g->lower, g->lower, g->lower, g->lower, g->lower,
+                  g->upper, g->lower);
+  }
+  if (!s && body.s)
+    dy_buf_putn(out, body.s, body.len);
+  dy_buf_free(&body);
+  return s;
 }
 
 static const char *op_symbol(dy_op_kind k) {
@@ -1604,7 +1685,7 @@ static const char *operand_role(const dy_op *op, bool out, int i, char *buf, siz
   case DY_OP_CONV2D:
   case DY_OP_CONV2D_TRANSPOSE:
   case DY_OP_FUSED_CONV2D:
-    return i < 3 ? (const char *[]){"x", "w", "bias"}[i] : NULL;
+    return i < 4 ? (const char *[]){"x", "w", "bias", "res"}[i] : NULL;
   case DY_OP_WHERE:
     return (const char *[]){"cond", "a", "b"}[i];
   case DY_OP_BATCH_NORM:
@@ -1744,6 +1825,7 @@ static dy_status emit_kernel(gen *g, int oi, dy_buf *final_out) {
   dy_buf body = {0}, before = {0};
   dy_cg_ctx ctx = {.p = p, .op = op, .body = &body, .indent = 1, .uses = &g->uses,
                      .scratch = g->scratch[oi] > 0, .threads = g->opt->threads,
+                     .plain_kernels = g->opt->plain_kernels,
                      .before = &before, .seed = g->seed_slot[oi] >= 0};
   dy_status s = check_kernel_types(g, op);
   if (s == DY_OK)
@@ -2317,6 +2399,7 @@ static dy_status emit_source(gen *g, dy_buf *out) {
 }
 
 static void gen_free(gen *g) {
+  free(g->blob);
   if (g->param_in)
     for (int i = 0; i < g->p->n_feeds; i++)
       free(g->param_in[i]);
@@ -2428,7 +2511,7 @@ dy_status dy_codegen(const dy_program *p, const dy_codegen_options *opt,
   for (int i = 0; i < p->n_vars; i++) {
     const dy_var *v = p->vars[i];
     g.state[i] = v->persistable && dy_program_in_place_writer(p, i) != NULL;
-    for (int64_t j = 0; v->persistable && v->data && v->type.dtype == DY_F32 &&
+    for (int64_t j = 0; !opt->separate_weights && v->persistable && v->data && v->type.dtype == DY_F32 &&
                         j < dy_type_numel(&v->type) && !g.bits[i]; j++) {
       float x;
       memcpy(&x, (const char *)v->data + 4 * j, 4);
@@ -2449,11 +2532,16 @@ dy_status dy_codegen(const dy_program *p, const dy_codegen_options *opt,
   if ((s = analyse(&g)) != DY_OK || (s = make_names(&g)) != DY_OK ||
       (s = plan_packs_and_scratch(&g)) != DY_OK || (s = make_offset_names(&g)) != DY_OK)
     goto done;
+  /* with separate_weights, the f32 arrays of NAME_weights each start at a
+   * 64-byte boundary (emit_weights) */
   for (int i = 0; i < p->n_vars; i++)
     if (g.weight[i])
-      g.weight_bytes += var_bytes(&g, p->vars[i]);
+      g.weight_bytes += opt->separate_weights && p->vars[i]->type.dtype == DY_F32
+                            ? (var_bytes(&g, p->vars[i]) + 63) / 64 * 64
+                            : var_bytes(&g, p->vars[i]);
   for (int i = 0; i < g.n_packs; i++)
-    g.weight_bytes += dy_pack_numel(&g.packs[i].pack) * 4;
+    g.weight_bytes += opt->separate_weights ? (dy_pack_numel(&g.packs[i].pack) * 4 + 63) / 64 * 64
+                                            : dy_pack_numel(&g.packs[i].pack) * 4;
 
   dy_buf h = {0}, c = {0}, m = {0};
   emit_header(&g, &h);
@@ -2468,7 +2556,14 @@ dy_status dy_codegen(const dy_program *p, const dy_codegen_options *opt,
     out->weight_bytes = g.weight_bytes;
     out->arena_bytes = g.arena_bytes;
     out->state_bytes = g.state_bytes;
-    if (!out->header || !out->source || (want_main && !out->main_c)) {
+    if (opt->separate_weights) {
+      out->weights = g.blob ? g.blob : calloc(1, sizeof *out->weights);
+      out->n_weight_words = g.n_blob > 0 ? g.n_blob : 1;
+      out->name = xstrdup(opt->name);
+      g.blob = NULL;
+    }
+    if (!out->header || !out->source || (want_main && !out->main_c) ||
+        (opt->separate_weights && (!out->weights || !out->name))) {
       dy_codegen_output_free(out);
       s = dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
     }

@@ -1,7 +1,10 @@
 /* emit_conv.c - floor 1: the conv2d kernel builder, shared by conv2d
  * (emit_nn.c) and fused_conv2d (emit_fused.c): on the GEMM micro-kernel
  * when the weight is constant (im2col panels in the scratch), a direct
- * depthwise kernel, or plain loops; bias and activation as an epilogue.
+ * depthwise kernel (register-blocked over the taps, or with
+ * dy_codegen_options.plain_kernels one tap at a time), or plain loops;
+ * bias, a residual (fused_conv2d's fourth input) and activation as an
+ * epilogue.
  * Also the geometry of a convolution (dy_cg_conv_geom) and the scratch the
  * GEMM form needs. */
 #include <stdio.h>
@@ -92,24 +95,28 @@ static dy_status emit_conv_direct(dy_cg_ctx *ctx, const dy_cg_conv_geom *gp) {
   return DY_OK;
 }
 
-/* bias and activation over each output channel, after a kernel that
- * wrote the plain convolution */
+/* bias, residual and activation over each output channel, after a kernel
+ * that wrote the plain convolution */
 static dy_status emit_conv_epilogue_loop(dy_cg_ctx *ctx, dy_error *err, bool bias,
-                                         const char *act, double alpha) {
+                                         bool residual, const char *act, double alpha) {
   char fx[512];
-  if (!dy_cg_act_expr(act, alpha, bias ? "(v + in2[c])" : "v", fx, sizeof fx))
+  const char *v = bias && residual ? "(v + in2[c] + in3[at])" : bias ? "(v + in2[c])"
+                  : residual       ? "(v + in3[at])"
+                                   : "v";
+  if (!dy_cg_act_expr(act, alpha, v, fx, sizeof fx))
     return dy_cg_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "unknown activation");
   const dy_type *o = dy_cg_out_type(ctx, 0);
   char sn[64];
   snprintf(sn, sizeof sn, "%s", dy_cg_dim(ctx, o, 0));
-  L("/* epilogue: bias and activation per output channel */");
+  L("/* epilogue: %sactivation per output channel */",
+    bias && residual ? "bias, residual and " : bias ? "bias and " : residual ? "residual and " : "");
   L("for (int64_t n = 0; n < %s; n++)", sn);
   L("  for (int64_t c = 0; c < %lld; c++)", (ll)o->shape[1]);
   L("    for (int64_t j = 0; j < %lld; j++) {", (ll)(o->shape[2] * o->shape[3]));
-  L("      float *p = &out0[(n * %lld + c) * %lld + j];", (ll)o->shape[1],
+  L("      const int64_t at = (n * %lld + c) * %lld + j;", (ll)o->shape[1],
     (ll)(o->shape[2] * o->shape[3]));
-  L("      const float v = *p;");
-  L("      *p = %s;", fx);
+  L("      const float v = out0[at];");
+  L("      out0[at] = %s;", fx);
   L("    }");
   return DY_OK;
 }
@@ -228,7 +235,8 @@ static void emit_pad_image(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, ll hp, ll w
  * channels' packed weight (in1) times it gives a 6 x 16 tile of y, bias
  * and activation applied in registers. */
 static dy_status emit_conv_gemm(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_geom *g,
-                                const dy_pack *pk, bool bias, const char *act, double alpha) {
+                                const dy_pack *pk, bool bias, bool residual, const char *act,
+                                double alpha) {
   ll groups = g->groups, cg = g->c / groups, og = g->o / groups, r = pk->cols;
   ll p = g->oh * g->ow, nq = (og + 5) / 6, nkb = (r + 511) / 512, kc = (r + nkb - 1) / nkb;
   char alit[64] = "0.0f", epi[160];
@@ -262,15 +270,17 @@ static dy_status emit_conv_gemm(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_
     dy_buf_printf(ctx->before,
                   "/* op %d: items [lo, hi) of (image, 16-pixel panel), one thread's share */\n"
                   "typedef struct {\n"
-                  "  const float *in0, *in1, *in2;\n"
+                  "  const float *in0, *in1, *in2, *in3;\n"
                   "  float *out0, *scratch;\n"
                   "} %s_args;\n\n"
                   "static void %s(void *arg, int64_t lo, int64_t hi, int t) {\n"
                   "  const %s_args *g_ = (const %s_args *)arg;\n"
-                  "  const float *in0 = g_->in0, *in1 = g_->in1%s, *x = in0;\n"
+                  "  const float *in0 = g_->in0, *in1 = g_->in1%s%s, *x = in0;\n"
                   "  float *y = g_->out0, *scratch = g_->scratch + (int64_t)t * %lld;\n"
-                  "  int64_t cur = -1;\n",
-                  ctx->op->id, fn, fn, fn, fn, bias ? ", *in2 = g_->in2" : "", slice);
+                  "  int64_t cur = -1;\n%s",
+                  ctx->op->id, fn, fn, fn, fn, bias ? ", *in2 = g_->in2" : "",
+                  residual ? ", *in3 = g_->in3" : "", slice,
+                  residual ? "  const float *res = in3;\n" : "");
     *ctx->uses |= DY_USES_THREADS;
   }
   dy_cg_ctx sub = *ctx;
@@ -298,6 +308,8 @@ static dy_status emit_conv_gemm(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_
   else
     L("%sx = in0 + n * %lld;", one ? "const float *" : "", g->c * g->h * g->w);
   L("%sy = %s + n * %lld;", one ? "float *" : "", one ? "out0" : "g_->out0", g->o * p);
+  if (residual)
+    L("%sres = in3 + n * %lld;", one ? "const float *" : "", g->o * p);
   if (one)
     OPEN("for (int64_t p0 = 0; p0 < %lld; p0 += 16) {", p);
   else
@@ -306,6 +318,12 @@ static dy_status emit_conv_gemm(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_
     L("const int nr = 16;");
   else
     L("const int nr = %lld - p0 < 16 ? (int)(%lld - p0) : 16;", p, p);
+  if (residual) {
+    /* y = act(res + w x + b): the panel's residual first, which the GEMM
+     * adds to (DY_GEMM_ADD_C) before the bias and the activation */
+    L("for (int64_t oc = 0; oc < %lld; oc++) /* the residual, added by the GEMM */", g->o);
+    L("  dy_copy(y + oc * %lld + p0, res + oc * %lld + p0, nr);", p, p);
+  }
   char c0[64];
   snprintf(c0, sizeof c0, "g * %lld", cg);
   if (groups > 1)
@@ -320,10 +338,13 @@ static dy_status emit_conv_gemm(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_
   if (nkb > 1) {
     OPEN("for (int64_t k0 = 0; k0 < %lld; k0 += %lld) {", r, kc);
     L("const int64_t kc = %lld - k0 < %lld ? %lld - k0 : %lld;", r, kc, r, kc);
-    L("const int flags = (k0 > 0 ? DY_GEMM_ADD_C : 0) | (k0 + kc == %lld ? %s : 0);", r, epi);
+    if (residual)
+      L("const int flags = DY_GEMM_ADD_C | (k0 + kc == %lld ? %s : 0);", r, epi);
+    else
+      L("const int flags = (k0 > 0 ? DY_GEMM_ADD_C : 0) | (k0 + kc == %lld ? %s : 0);", r, epi);
   } else {
     L("const int64_t kc = %lld;", r);
-    L("const int flags = %s;", epi);
+    L("const int flags = %s%s;", residual ? "DY_GEMM_ADD_C | " : "", epi);
   }
   /* the depth offset of the block: no term when there is one block */
   const char *k0a = nkb > 1 ? " + k0 * 6" : "", *k0b = nkb > 1 ? " + k0 * 16" : "";
@@ -353,7 +374,8 @@ static dy_status emit_conv_gemm(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_
   dy_buf_puts(ctx->before, "}\n\n");
   /* the kernel: all images' panels over the threads, in one call */
   L("%s_args args;", fn);
-  L("args.in0 = in0, args.in1 = in1, args.in2 = %s;", bias ? "in2" : "0");
+  L("args.in0 = in0, args.in1 = in1, args.in2 = %s, args.in3 = %s;", bias ? "in2" : "0",
+    residual ? "in3" : "0");
   L("args.out0 = out0, args.scratch = scratch;");
   L("if (%s * %lld >= DY_THREAD_MIN_WORK) /* multiply-adds: worth the threads? */", nb,
     g->o * r * p);
@@ -361,6 +383,17 @@ static dy_status emit_conv_gemm(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_
   L("else");
   L("  %s(&args, 0, %s * %lld, 0);", fn, nb, panels);
   return DY_OK;
+}
+
+/* act (its expression fx over v) on the output row y[0..ow), when there
+ * is one: the row is still in L1 */
+static void emit_row_act(dy_cg_ctx *ctx, ll ow, const char *act, const char *fx) {
+  if (!act || !*act)
+    return;
+  L("for (int64_t ox = 0; ox < %lld; ox++) {", ow);
+  L("  const float v = y[ox];");
+  L("  y[ox] = %s;", fx);
+  L("}");
 }
 
 /* Depthwise (one input and one output channel per group): per channel
@@ -414,37 +447,169 @@ static dy_status emit_conv_depthwise(dy_cg_ctx *ctx, dy_error *err, const dy_cg_
     CLOSE();
   }
   CLOSE();
-  if (act && *act) {
-    L("for (int64_t ox = 0; ox < %lld; ox++) {", g->ow);
-    L("  const float v = y[ox];");
-    L("  y[ox] = %s;", fx);
-    L("}");
-  }
+  emit_row_act(ctx, g->ow, act, fx);
   CLOSE();
   CLOSE();
   return DY_OK;
 }
 
-/* conv2d, and fused_conv2d's act(conv2d(x, w) + b): on the GEMM when the
- * weight is constant, a direct depthwise kernel, or plain loops. */
-dy_status dy_cg_conv2d_epilogue(dy_cg_ctx *ctx, dy_error *err, bool bias, const char *act,
-                                  double alpha) {
+/* Can the register-blocked depthwise kernel take g? Stride 1 or 2 along
+ * rows, taps unrolled (at most 49). */
+static bool depthwise_blocked_fits(const dy_cg_conv_geom *g) {
+  return (g->sw == 1 || g->sw == 2) && g->kh * g->kw <= 49;
+}
+
+/* Depthwise, register-blocked: per channel and output row, DY_VW outputs
+ * at a time are summed over every tap in one register (the taps' weights
+ * broadcast once per channel; stride 2 splits even and odd columns with
+ * dy_vdeint) and stored once, where every tap's column lies inside the
+ * row; the columns near the edges one by one with their checks; rows
+ * outside the input skipped. act on the finished row. */
+static dy_status emit_conv_depthwise_blocked(dy_cg_ctx *ctx, dy_error *err,
+                                             const dy_cg_conv_geom *g, bool bias,
+                                             const char *act, double alpha) {
+  char fx[512];
+  if (!dy_cg_act_expr(act, alpha, "v", fx, sizeof fx))
+    return dy_cg_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "unknown activation");
+  *ctx->uses |= DY_USES_SIMD;
+  char planes[128];
+  dy_ext_str(ctx, dy_ext_range(dy_cg_in_type(ctx, 0), 0, 2), planes, sizeof planes);
+  /* output columns where every tap is inside the row: [cl, ch) */
+  ll cl = 0, ch = g->ow;
+  for (ll j = 0; j < g->kw; j++) {
+    ll off = j * g->dw - g->pl;
+    while (cl < g->ow && cl * g->sw + off < 0)
+      cl++;
+    while (ch > cl && (ch - 1) * g->sw + off >= g->w)
+      ch--;
+  }
+  char t[128], e[160];
+  L("/* depthwise, register-blocked: y[c][oy][ox] = %ssum of w[c][i][j] * x[c][iy][ix];",
+    bias ? "in2[c] + " : "");
+  L(" * columns %lld..%lld DY_VW at a time over all %lld taps, the rest one by one */", cl,
+    ch - 1, g->kh * g->kw);
+  OPEN("for (int64_t pl = 0; pl < %s; pl++) {", planes);
+  L("const int64_t c = pl %% %lld;", g->c);
+  L("const float *x = in0 + pl * %lld;", g->h * g->w);
+  L("const float *w = in1 + c * %lld;", g->kh * g->kw);
+  L("const float b0 = %s;", bias ? "in2[c]" : "0.0f");
+  for (ll i = 0; i < g->kh; i++)
+    for (ll j = 0; j < g->kw; j++)
+      L("const dy_vf w%lld_%lld = dy_vset(w[%lld]);", i, j, i * g->kw + j);
+  OPEN("for (int64_t oy = 0; oy < %lld; oy++) {", g->oh);
+  L("float *y = out0 + pl * %lld + oy * %lld;", g->oh * g->ow, g->ow);
+  /* which rows of the window are inside the input */
+  bool lo_h = g->pt > 0, hi_h = (g->oh - 1) * g->sh - g->pt + (g->kh - 1) * g->dh >= g->h;
+  for (ll i = 0; i < g->kh; i++) {
+    dy_cg_sum2(e, sizeof e, dy_cg_affine(t, sizeof t, "oy", g->sh, -g->pt), "", 0);
+    L("const int64_t iy%lld = %s + %lld;", i, e, i * g->dh);
+    if (lo_h && hi_h)
+      L("const int ok%lld = iy%lld >= 0 && iy%lld < %lld;", i, i, i, g->h);
+    else if (lo_h)
+      L("const int ok%lld = iy%lld >= 0;", i, i);
+    else if (hi_h)
+      L("const int ok%lld = iy%lld < %lld;", i, i, g->h);
+    else
+      L("const int ok%lld = 1;", i);
+    L("const float *r%lld = x + (ok%lld ? iy%lld : 0) * %lld;", i, i, i, g->w);
+  }
+  /* the columns near the edges, one by one: [0, cl) and [ch, ow) */
+  for (int side = 0; side < 2; side++) {
+    ll from = side ? ch : 0, to = side ? g->ow : cl;
+    if (from >= to)
+      continue;
+    OPEN("for (int64_t ox = %lld; ox < %lld; ox++) {", from, to);
+    L("float acc = b0;");
+    for (ll i = 0; i < g->kh; i++) {
+      OPEN("if (ok%lld) {", i);
+      for (ll j = 0; j < g->kw; j++) {
+        dy_cg_sum2(e, sizeof e, dy_cg_affine(t, sizeof t, "ox", g->sw, j * g->dw - g->pl), "", 0);
+        L("const int64_t ix%lld = %s;", j, e);
+        L("if (ix%lld >= 0 && ix%lld < %lld) acc += w[%lld] * r%lld[ix%lld];", j, j, g->w,
+          i * g->kw + j, i, j);
+      }
+      CLOSE();
+    }
+    L("y[ox] = acc;");
+    CLOSE();
+  }
+  /* stride 2: the odd lanes load one column past the last tap's; keep
+   * that inside the row too */
+  ll cv = ch;
+  for (ll j = 0; g->sw == 2 && j < g->kw; j++)
+    while (cv > cl && (cv - 1) * 2 + j * g->dw - g->pl + 1 >= g->w)
+      cv--;
+  if (ch > cl) {
+    L("int64_t ox = %lld;", cl);
+    OPEN("for (; ox + DY_VW <= %lld; ox += DY_VW) {", cv);
+    L("dy_vf acc = dy_vset(b0);%s", g->sw == 2 ? " dy_vf ev, od;" : "");
+    for (ll i = 0; i < g->kh; i++) {
+      OPEN("if (ok%lld) {", i);
+      for (ll j = 0; j < g->kw; j++) {
+        ll off = j * g->dw - g->pl;
+        char o[48] = "";
+        if (off)
+          snprintf(o, sizeof o, " %c %lld", off < 0 ? '-' : '+', off < 0 ? -off : off);
+        if (g->sw == 1) {
+          L("acc = dy_vfma(w%lld_%lld, dy_vload(r%lld + ox%s), acc);", i, j, i, o);
+        } else {
+          L("dy_vdeint(dy_vload(r%lld + 2 * ox%s), dy_vload(r%lld + 2 * ox%s + DY_VW), &ev, &od);",
+            i, o, i, o);
+          L("acc = dy_vfma(w%lld_%lld, ev, acc);", i, j);
+        }
+      }
+      CLOSE();
+    }
+    L("dy_vstore(y + ox, acc);");
+    CLOSE();
+    OPEN("for (; ox < %lld; ox++) {", ch);
+    L("float acc = b0;");
+    for (ll i = 0; i < g->kh; i++) {
+      OPEN("if (ok%lld) {", i);
+      for (ll j = 0; j < g->kw; j++) {
+        dy_cg_sum2(e, sizeof e, dy_cg_affine(t, sizeof t, "ox", g->sw, j * g->dw - g->pl), "", 0);
+        L("acc += w[%lld] * r%lld[%s];", i * g->kw + j, i, e);
+      }
+      CLOSE();
+    }
+    L("y[ox] = acc;");
+    CLOSE();
+  }
+  emit_row_act(ctx, g->ow, act, fx);
+  CLOSE();
+  CLOSE();
+  return DY_OK;
+}
+
+/* conv2d, and fused_conv2d's act(conv2d(x, w) + b + r): on the GEMM when
+ * the weight is constant (the residual added in registers), a direct
+ * depthwise kernel, or plain loops (the residual in a loop after). */
+dy_status dy_cg_conv2d_epilogue(dy_cg_ctx *ctx, dy_error *err, bool bias, bool residual,
+                                const char *act, double alpha) {
   dy_status s = DY_OK;
   dy_cg_conv_geom g = dy_cg_conv_geom_of(ctx->p, ctx->op);
   dy_pack pk = dy_gemm_pack_of(ctx->p, ctx->op, 1);
   if (pk.kind == DY_PACK_A6 && ctx->scratch && dy_cg_act_scalar_only(act)) {
-    /* no vector form: the GEMM adds the bias, a loop applies act */
-    if ((s = emit_conv_gemm(ctx, err, &g, &pk, bias, "", 0)) != DY_OK)
+    /* no vector form: the GEMM adds the bias and residual, a loop applies act */
+    if ((s = emit_conv_gemm(ctx, err, &g, &pk, bias, residual, "", 0)) != DY_OK)
       return s;
-    return emit_conv_epilogue_loop(ctx, err, false, act, alpha);
+    return emit_conv_epilogue_loop(ctx, err, false, false, act, alpha);
   }
   if (pk.kind == DY_PACK_A6 && ctx->scratch)
-    return emit_conv_gemm(ctx, err, &g, &pk, bias, act, alpha);
-  if (g.groups == g.c && g.groups == g.o && dy_cg_in_type(ctx, 0)->dtype == DY_F32)
-    return emit_conv_depthwise(ctx, err, &g, bias, act, alpha);
+    return emit_conv_gemm(ctx, err, &g, &pk, bias, residual, act, alpha);
+  if (g.groups == g.c && g.groups == g.o && dy_cg_in_type(ctx, 0)->dtype == DY_F32) {
+    /* register-blocked unless the options ask for the plain kernels */
+    bool blocked = !ctx->plain_kernels && depthwise_blocked_fits(&g);
+    const char *a = residual ? "" : act;
+    s = blocked ? emit_conv_depthwise_blocked(ctx, err, &g, bias, a, residual ? 0 : alpha)
+                : emit_conv_depthwise(ctx, err, &g, bias, a, residual ? 0 : alpha);
+    if (s != DY_OK || !residual)
+      return s;
+    return emit_conv_epilogue_loop(ctx, err, false, true, act, alpha);
+  }
   if ((s = emit_conv_direct(ctx, &g)) != DY_OK)
     return s;
-  if (bias || (act && *act))
-    return emit_conv_epilogue_loop(ctx, err, bias, act, alpha);
+  if (bias || residual || (act && *act))
+    return emit_conv_epilogue_loop(ctx, err, bias, residual, act, alpha);
   return DY_OK;
 }

@@ -11,11 +11,12 @@ dy_status dy_emit_fused_matmul(dy_cg_ctx *ctx, dy_error *err) {
   return dy_cg_matmul_epilogue(ctx, err, ctx->op->n_inputs == 3, a.act, a.alpha);
 }
 
-/* conv2d with bias and activation (emit_nn.c applies them in registers
- * on the GEMM path). */
+/* conv2d with bias, residual and activation (emit_conv.c applies them in
+ * registers on the GEMM path). */
 dy_status dy_emit_fused_conv2d(dy_cg_ctx *ctx, dy_error *err) {
   dy_fused_conv2d_attrs a = dy_fused_conv2d_attrs_get(ctx->op);
-  return dy_cg_conv2d_epilogue(ctx, err, ctx->op->n_inputs == 3, a.act, a.alpha);
+  return dy_cg_conv2d_epilogue(ctx, err, ctx->op->n_inputs >= 3, ctx->op->n_inputs == 4, a.act,
+                               a.alpha);
 }
 
 /* The postfix expression as one C expression over v0, v1, v2. */

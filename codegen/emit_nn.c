@@ -12,13 +12,19 @@
  *                 padded convolution first copies the image into a
  *                 zero-padded buffer there, so the gather never checks
  *                 bounds), and each 6 x 16 tile of y comes out of registers
- *                 with bias and activation applied. Depthwise: a direct
- *                 kernel, one tap at a time along each output row in vector
- *                 lanes. A weight computed at run time: plain loops.
+ *                 with bias and activation applied (and a residual, which
+ *                 the GEMM accumulates onto). Depthwise: a direct kernel,
+ *                 DY_VW outputs of a row summed over all taps in one
+ *                 register (--plain-kernels: one tap at a time along the
+ *                 row). A weight computed at run time: plain loops.
  *   pool2d        windows inside the input at stride 1, or 2 wide at stride
  *                 2: DY_VW outputs at a time (dy_vdeint splits even and odd
- *                 columns); whole-plane averages: a vector sum; otherwise
- *                 window loops with bounds checks
+ *                 columns); whole-plane averages: a vector sum; max pooling
+ *                 with padding at column stride 1 or 2: the window's rows
+ *                 clipped per output row, DY_VW outputs at a time where the
+ *                 columns are inside, window loops near the edges;
+ *                 otherwise (and with --plain-kernels) window loops with
+ *                 bounds checks
  *   layer_norm    per row one vector sweep for the moments (sums of x - x[0]
  *                 and its square) and one for y
  *   the rest      plain loops (transposed convolution as a scatter-add;
@@ -64,7 +70,7 @@ static dy_status float_attr(dy_cg_ctx *ctx, double d, float *v,
 /* ------------------------------------------------------------------ */
 
 dy_status dy_emit_conv2d(dy_cg_ctx *ctx, dy_error *err) {
-  return dy_cg_conv2d_epilogue(ctx, err, false, "", 0);
+  return dy_cg_conv2d_epilogue(ctx, err, false, false, "", 0);
 }
 
 dy_status dy_emit_conv2d_transpose(dy_cg_ctx *ctx, dy_error *err) {
@@ -206,6 +212,79 @@ static void emit_window(dy_cg_ctx *ctx, pool_mode mode, const char *v,
     L("if (%s1 > %lld) %s1 = %lld;", v, n, v, n);
 }
 
+/* acc = the max of x over the window [h0, h1) x [w0, w1) of rows w long,
+ * in runtime/kernels_nn.c's order (a NaN first in the window stays) */
+static void emit_max_window(dy_cg_ctx *ctx, ll w) {
+  L("float acc = x[h0 * %lld + w0];", w);
+  L("for (int64_t iy = h0; iy < h1; iy++)");
+  OPEN("  for (int64_t ix = w0; ix < w1; ix++) {");
+  L("  const float v = x[iy * %lld + ix];", w);
+  L("  acc = v > acc ? v : acc;");
+  ctx->indent--;
+  L("  }");
+}
+
+/* Max pooling with any padding at column stride 1 or 2: per output row,
+ * the rows of the window clipped to the input; DY_VW outputs at a time
+ * where every column tap lies inside the row (stride 2 splits even and
+ * odd columns with dy_vdeint; its odd lanes read one column further,
+ * which stays inside too), the columns near the edges one by one. */
+static void emit_max_pool_rows(dy_cg_ctx *ctx, const char *planes, ll h, ll w, ll oh, ll ow,
+                               const ll *k, const ll *st, const ll *lo, const ll *hi) {
+  ll cl = 0, cv = ow; /* the vector columns: [cl, cv) */
+  for (ll kx = 0; kx < k[1]; kx++) {
+    ll off = kx - lo[1], extra = st[1] == 2 ? 1 : 0;
+    while (cl < ow && cl * st[1] + off < 0)
+      cl++;
+    while (cv > cl && (cv - 1) * st[1] + off + extra >= w)
+      cv--;
+  }
+  *ctx->uses |= DY_USES_SIMD;
+  L("/* max pooling %lldx%lld, stride %lldx%lld, padding %lld/%lld: columns %lld..%lld DY_VW at "
+    "a time, the rest one by one */", k[0], k[1], st[0], st[1], lo[0], lo[1], cl, cv - 1);
+  OPEN("for (int64_t p = 0; p < %s; p++) {", planes);
+  L("const float *x = in0 + p * %lld;", h * w);
+  L("float *y = out0 + p * %lld;", oh * ow);
+  OPEN("for (int64_t oy = 0; oy < %lld; oy++) {", oh);
+  emit_window(ctx, POOL_WINDOWS, "h", "oy", h, oh, k[0], st[0], lo[0], hi[0], false);
+  L("int64_t ox = 0;");
+  OPEN("for (; ox < %lld; ox++) { /* left edge */", cl < cv ? cl : ow);
+  emit_window(ctx, POOL_WINDOWS, "w", "ox", w, ow, k[1], st[1], lo[1], hi[1], false);
+  emit_max_window(ctx, w);
+  L("y[oy * %lld + ox] = acc;", ow);
+  CLOSE();
+  if (cl < cv) {
+    OPEN("for (; ox + DY_VW <= %lld; ox += DY_VW) {", cv);
+    L("dy_vf acc = dy_vset(0.0f), v;%s", st[1] == 2 ? " dy_vf od;" : "");
+    OPEN("for (int64_t iy = h0; iy < h1; iy++) {");
+    L("const float *r = x + iy * %lld;", w);
+    for (ll kx = 0; kx < k[1]; kx++) {
+      ll off = kx - lo[1];
+      char o[48] = "";
+      if (off)
+        snprintf(o, sizeof o, " %c %lld", off < 0 ? '-' : '+', off < 0 ? -off : off);
+      if (st[1] == 2)
+        L("dy_vdeint(dy_vload(r + 2 * ox%s), dy_vload(r + 2 * ox%s + DY_VW), &v, &od);", o, o);
+      else
+        L("v = dy_vload(r + ox%s);", o);
+      if (kx == 0)
+        L("acc = iy == h0 ? v : dy_vselect_lt(acc, v, v, acc);");
+      else
+        L("acc = dy_vselect_lt(acc, v, v, acc);");
+    }
+    CLOSE();
+    L("dy_vstore(y + oy * %lld + ox, acc);", ow);
+    CLOSE();
+    OPEN("for (; ox < %lld; ox++) { /* the rest */", ow);
+    emit_window(ctx, POOL_WINDOWS, "w", "ox", w, ow, k[1], st[1], lo[1], hi[1], false);
+    emit_max_window(ctx, w);
+    L("y[oy * %lld + ox] = acc;", ow);
+    CLOSE();
+  }
+  CLOSE();
+  CLOSE();
+}
+
 dy_status dy_emit_pool2d(dy_cg_ctx *ctx, dy_error *err) {
   const dy_type *x = dy_cg_in_type(ctx, 0), *y = dy_cg_out_type(ctx, 0);
   dy_pool2d_attrs pa = dy_pool2d_attrs_get(ctx->op);
@@ -303,6 +382,12 @@ dy_status dy_emit_pool2d(dy_cg_ctx *ctx, dy_error *err) {
     return DY_OK;
   }
 
+  /* max pooling with padding (ResNet's 3x3/2 after the stem) */
+  if (max && mode == POOL_WINDOWS && !ctx->plain_kernels && (st[1] == 1 || st[1] == 2) &&
+      k[1] <= 16) {
+    emit_max_pool_rows(ctx, planes, h, w, oh, ow, k, st, lo, hi);
+    return DY_OK;
+  }
   L("/* %s pooling%s */", max ? "max" : "avg",
     max ? "" : padded_div ? ", dividing by the window clipped to the padded input"
                           : ", dividing by the in-bounds elements");
@@ -314,13 +399,7 @@ dy_status dy_emit_pool2d(dy_cg_ctx *ctx, dy_error *err) {
   OPEN("for (int64_t ox = 0; ox < %lld; ox++) {", ow);
   emit_window(ctx, mode, "w", "ox", w, ow, k[1], st[1], lo[1], hi[1], padded_div);
   if (max) {
-    L("float acc = x[h0 * %lld + w0];", w);
-    L("for (int64_t iy = h0; iy < h1; iy++)");
-    OPEN("  for (int64_t ix = w0; ix < w1; ix++) {");
-    L("  const float v = x[iy * %lld + ix];", w);
-    L("  acc = v > acc ? v : acc;");
-    ctx->indent--;
-    L("  }");
+    emit_max_window(ctx, w);
   } else {
     L("float acc = 0.0f;");
     L("for (int64_t iy = h0; iy < h1; iy++)");

@@ -100,10 +100,11 @@ void dy_cg_gemm_pack_b(dy_cg_ctx *ctx, const char *src, const char *dst, int64_t
 dy_status dy_cg_matmul_epilogue(dy_cg_ctx *ctx, dy_error *err, bool bias,
                                   const char *act, double alpha);
 
-/* emit_conv.c: conv2d (conv2d, fused_conv2d) with an optional epilogue act(conv + in2[channel]); act
- * as for dy_cg_act_expr. The scratch its GEMM form needs. */
-dy_status dy_cg_conv2d_epilogue(dy_cg_ctx *ctx, dy_error *err, bool bias, const char *act,
-                                  double alpha);
+/* emit_conv.c: conv2d (conv2d, fused_conv2d) with an optional epilogue
+ * act(conv + in2[channel] + in3[element]) (bias, residual); act as for
+ * dy_cg_act_expr. The scratch its GEMM form needs. */
+dy_status dy_cg_conv2d_epilogue(dy_cg_ctx *ctx, dy_error *err, bool bias, bool residual,
+                                const char *act, double alpha);
 int64_t dy_cg_conv_scratch(const dy_program *p, const dy_op *op, int threads);
 /* The geometry of a conv2d / conv2d_transpose op. */
 typedef struct {

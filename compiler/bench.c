@@ -36,7 +36,8 @@ static const char bench_help[] =
     "  --threads N     as for compile (default 1)\n"
     "  --target T      as for compile (default native)\n"
     "  --cc CC, --cflags FLAGS   as for compile\n"
-    "  --per-op        also time each op alone, with a sum per op kind\n";
+    "  --per-op        also time each op alone, with a sum per op kind\n"
+    "  -O0..-O2, --disable-pass P[,P...], --plain-kernels   as for compile\n";
 
 typedef struct {
   double median, min;   /* ms */
@@ -197,6 +198,7 @@ int dy_cli_bench(int argc, char **argv) {
   for (int i = 2; i < argc; i++) {
     const char *a = argv[i];
     bool has = i + 1 < argc;
+    int po;
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       fputs(bench_help, stdout);
       return 0;
@@ -219,6 +221,11 @@ int dy_cli_bench(int argc, char **argv) {
       o.cc = argv[++i];
     } else if (strcmp(a, "--cflags") == 0 && has) {
       o.cflags = argv[++i];
+    } else if ((po = dy_cli_pass_option("bench", argc, argv, &i, &o.passes)) != 0) {
+      if (po < 0)
+        return 2;
+    } else if (strcmp(a, "--plain-kernels") == 0) {
+      o.plain_kernels = true;
     } else if (strcmp(a, "--per-op") == 0) {
       per_op = true;
     } else if (a[0] == '-') {

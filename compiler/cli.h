@@ -20,6 +20,11 @@ bool dy_cli_range(const char *s, int64_t lo, int64_t hi, int64_t *out);
 
 /* main.c: parse a number >= 0; false if s is not one. */
 bool dy_cli_double(const char *s, double *out);
+/* main.c: a pass option (-O0..2, --verify-each, --print-before/after[=P],
+ * --print-after-all/-change, --dump-dir D, --disable-pass P[,P...]) at
+ * argv[*i]: 1 consumed (*i moved past a value), 0 not one, -1 an error
+ * already printed. */
+int dy_cli_pass_option(const char *cmd, int argc, char **argv, int *i, dy_pass_options *po);
 /* main.c: "--help" or "-h". */
 bool dy_cli_is_help(const char *a);
 

@@ -1,8 +1,10 @@
 /* driver.c - writing sources and invoking the C compiler.
  *
- * dy_build_executable writes NAME.c, NAME.h and main.c into a private
- * directory (dy_temp_dir_make), runs `$CC -std=c11 -O3 <target flags>
- * <cflags> -o DIR/a.out main.c NAME.c -lm` there, writes the result beside
+ * dy_build_executable writes NAME.c, NAME.h and main.c (and, when the
+ * weights are separate, NAME_weights.s and the NAME_weights.bin it
+ * includes: codegen/emit_weights.c) into a private directory
+ * (dy_temp_dir_make), runs `$CC -std=c11 -O3 <target flags> <cflags>
+ * -o DIR/a.out main.c NAME.c [NAME_weights.s] -lm` there, writes the result beside
  * the requested output through an exclusive temporary, renames it into
  * place and removes the directory on every path (and, through the CLI's
  * handler, on SIGINT/SIGTERM): the executable appears whole or not at all. The compiler's own diagnostics go to stderr as it
@@ -29,6 +31,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,16 +105,22 @@ void dy_c_identifier(const char *s, char *buf, size_t n) {
 
 dy_status dy_write_sources(const dy_codegen_output *out, const char *out_base,
                            dy_error *err) {
-  char c_path[4096], h_path[4096];
+  char c_path[4096], h_path[4096], w_path[4096];
   if (snprintf(c_path, sizeof c_path, "%s.c", out_base) >= (int)sizeof c_path ||
-      snprintf(h_path, sizeof h_path, "%s.h", out_base) >= (int)sizeof h_path)
+      snprintf(h_path, sizeof h_path, "%s.h", out_base) >= (int)sizeof h_path ||
+      snprintf(w_path, sizeof w_path, "%s_weights.c", out_base) >= (int)sizeof w_path)
     return dy_error_set(err, DY_STATUS_IO, "%.200s...: the output path is too long", out_base);
-  /* both temporaries first, then both renames: a failure leaves both old
+  char *weights = out->weights ? dy_codegen_weights_c(out) : NULL;
+  if (out->weights && !weights)
+    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  /* every temporary first, then the renames: a failure leaves the old
    * files */
-  const char *paths[2] = {h_path, c_path};
-  const void *bufs[2] = {out->header, out->source};
-  size_t lens[2] = {strlen(out->header), strlen(out->source)};
-  return dy_write_files_atomic(2, paths, bufs, lens, err);
+  const char *paths[3] = {h_path, c_path, w_path};
+  const void *bufs[3] = {out->header, out->source, weights};
+  size_t lens[3] = {strlen(out->header), strlen(out->source), weights ? strlen(weights) : 0};
+  dy_status s = dy_write_files_atomic(weights ? 3 : 2, paths, bufs, lens, err);
+  free(weights);
+  return s;
 }
 
 dy_status dy_run_command(char *const argv[], dy_error *err) {
@@ -252,18 +261,32 @@ dy_status dy_build_executable(const dy_codegen_output *out,
   dy_status s = dy_temp_dir_make("dy2stc", dir, sizeof dir, err);
   if (s)
     return s;
-  char hname[300], cname[300];
+  char hname[300], cname[300], sname[300], bname[300];
   snprintf(hname, sizeof hname, "%s.h", o->name);
   snprintf(cname, sizeof cname, "%s.c", o->name);
-  const char *files[] = {hname, cname, "main.c"};
-  const char *texts[] = {out->header, out->source, out->main_c};
-  char path[4400], model_c[4400], main_c[4400], tmp_exe[4400];
-  for (int i = 0; i < 3 && !s; i++) {
-    snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-    s = dy_write_file_atomic(path, texts[i], strlen(texts[i]), err);
-  }
+  snprintf(sname, sizeof sname, "%s_weights.s", o->name);
+  snprintf(bname, sizeof bname, "%s_weights.bin", o->name);
+  const char *files[] = {hname, cname, "main.c", sname, bname};
+  int n_files = out->weights ? 5 : 3;
+  char path[4400], model_c[4400], main_c[4400], weights_s[4400], tmp_exe[4400];
   snprintf(model_c, sizeof model_c, "%s/%s", dir, cname);
   snprintf(main_c, sizeof main_c, "%s/main.c", dir);
+  snprintf(weights_s, sizeof weights_s, "%s/%s", dir, sname);
+  /* the weights as a binary file the assembler includes (emit_weights.c) */
+  snprintf(path, sizeof path, "%s/%s", dir, bname);
+  char *asm_text = out->weights ? dy_codegen_weights_asm(o->name, path, out->n_weight_words) : NULL;
+  const char *texts[] = {out->header, out->source, out->main_c, asm_text,
+                         (const char *)out->weights};
+  size_t lens[] = {strlen(out->header), strlen(out->source), strlen(out->main_c),
+                   asm_text ? strlen(asm_text) : 0, (size_t)out->n_weight_words * 4};
+  if (out->weights && !asm_text)
+    s = dy_error_set(err, DY_STATUS_IO, "%s: the weights' path cannot go into an assembler file",
+                     path);
+  for (int i = 0; i < n_files && !s; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+    s = dy_write_file_atomic(path, texts[i], lens[i], err);
+  }
+  free(asm_text);
   /* the compiler writes inside the private directory; the result is then
    * copied beside exe_path through an exclusive temporary (never through
    * a link planted there) and renamed */
@@ -292,6 +315,8 @@ dy_status dy_build_executable(const dy_codegen_output *out,
   argv[argc++] = tmp_exe;
   argv[argc++] = main_c;
   argv[argc++] = model_c;
+  if (out->weights)
+    argv[argc++] = weights_s;
   argv[argc++] = "-lm";
   argv[argc] = NULL;
   if (!s && (s = dy_run_command(argv, err)))

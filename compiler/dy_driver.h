@@ -37,6 +37,7 @@ typedef struct {
   int64_t max_ram;          /* fail when the arena exceeds it (0: no bound) */
   int64_t max_flash;        /* fail when the weights (NAME_WEIGHT_BYTES)
                                exceed it (0: no bound) */
+  bool plain_kernels;       /* --plain-kernels: dy_codegen_options'       */
   int64_t max_iterations;   /* --max-iterations: NAME_MAX_ITERATIONS, the
                                trips a while op without its own bound may
                                run before NAME_run returns NAME_ERR_LOOP
@@ -59,8 +60,8 @@ dy_status dy_compile_program(dy_program *p, const dy_compile_options *o,
 
 /* ---- driver.c ---- */
 
-/* Write OUT.c and OUT.h (out_base without extension), each whole or not at
- * all. */
+/* Write OUT.c, OUT.h and, when the weights are separate (out->weights),
+ * OUT_weights.c (out_base without extension): all whole, or none. */
 dy_status dy_write_sources(const dy_codegen_output *out, const char *out_base,
                            dy_error *err);
 /* Build an executable at exe_path from model + main sources with the C

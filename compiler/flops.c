@@ -3,7 +3,8 @@
  * Counted per op from its types at a given batch (a multiply-add is 2):
  *
  *   matmul, fused_matmul      2*M*N*K per matrix (+ M*N for a bias)
- *   conv2d, fused_conv2d      2*N*O*Ho*Wo*(C/g)*kh*kw (+ N*O*Ho*Wo, bias)
+ *   conv2d, fused_conv2d      2*N*O*Ho*Wo*(C/g)*kh*kw (+ N*O*Ho*Wo each for
+ *                             bias and residual)
  *   conv2d_transpose          2*N*C*H*W*(O/g)*kh*kw
  *   pool2d                    one per input element read: output * window
  *                             (global and adaptive: the input's size)
@@ -71,7 +72,7 @@ int64_t dy_op_flops(const dy_program *p, const dy_op *op, int64_t batch) {
     const dy_type *w = &p->vars[op->inputs[1]]->type;
     int64_t f = 2 * out * w->shape[1] * w->shape[2] * w->shape[3];
     if (op->n_inputs > 2)
-      f += out;
+      f += out * (op->n_inputs - 2); /* bias, residual */
     return f + (has_act(op) ? out : 0);
   }
   case DY_OP_CONV2D_TRANSPOSE: {

@@ -167,8 +167,9 @@ static const char compile_help[] =
     "  --seed N          (NET.c) the seed before the constructor (default 0)\n"
     "  -- CFLAGS...      (NET.c) flags for parsing and building the model file\n"
     "  -o OUT            output executable (default: the model's name), or with\n"
-    "                    --emit c the stem of OUT.c and OUT.h\n"
-    "  --emit exe|c      build an executable (default) or write OUT.c/OUT.h only\n"
+    "                    --emit c the stem of OUT.c, OUT.h and OUT_weights.c\n"
+    "  --emit exe|c      build an executable (default) or write OUT.c, OUT.h and\n"
+    "                    OUT_weights.c only\n"
     "  --name NAME       C symbol prefix (default: from OUT)\n"
     "  --max-batch N     bound on the dynamic batch dim (default 64)\n"
     "  --max-iterations N  trips a while loop may run before NAME_run returns\n"
@@ -188,6 +189,10 @@ static const char compile_help[] =
     "  --print-before=P, --print-after=P   print the Program around pass P (or all)\n"
     "  --print-after-all, --print-after-change\n"
     "  --dump-dir DIR    write DIR/NNN_<pass>.ir after every pass\n"
+    "  --disable-pass P[,P...]  do not run these passes (to compare)\n"
+    "  --plain-kernels   the kernels the faster ones replaced (depthwise\n"
+    "                    convolution one tap at a time, max pooling with\n"
+    "                    padding as window loops), to compare\n"
     "  --train           compile one training step instead (the Program of\n"
     "                    dy2stc train: loss, backward, optimizer; parameters and\n"
     "                    optimizer state in the caller's RAM): NAME_train_step;\n"
@@ -204,7 +209,7 @@ static void print_pass_list(FILE *f) {
 
 /* Parse the pass options shared by compile and check; returns 1 if arg i
  * (and maybe i+1) was consumed, 0 if not a pass option, -1 on error. */
-static int pass_option(const char *cmd, int argc, char **argv, int *i,
+int dy_cli_pass_option(const char *cmd, int argc, char **argv, int *i,
                        dy_pass_options *po) {
   const char *a = argv[*i];
   const char *val = NULL;
@@ -230,6 +235,22 @@ static int pass_option(const char *cmd, int argc, char **argv, int *i,
     if (*i + 1 >= argc)
       return dy_cli_usage(cmd, "%s needs a directory", a), -1;
     po->dump_dir = argv[++*i];
+    return 1;
+  }
+  if (strcmp(a, "--disable-pass") == 0 || strncmp(a, "--disable-pass=", 15) == 0) {
+    const char *list = a[14] == '=' ? a + 15 : *i + 1 < argc ? argv[++*i] : NULL;
+    if (!list)
+      return dy_cli_usage(cmd, "%s needs pass names", a), -1;
+    for (const char *s = list; *s; s += strcspn(s, ",") + (s[strcspn(s, ",")] == ',')) {
+      char name[64];
+      snprintf(name, sizeof name, "%.*s", (int)strcspn(s, ","), s);
+      if (!dy_pass_find(name)) {
+        fprintf(stderr, "%s %s: unknown pass '%s'; the passes are:\n", prog, cmd, name);
+        print_pass_list(stderr);
+        return -1;
+      }
+    }
+    po->disable = list;
     return 1;
   }
   const char **slot = NULL;
@@ -259,10 +280,14 @@ static int pass_option(const char *cmd, int argc, char **argv, int *i,
 }
 
 /* Parse the C compiler options shared by compile and check (--cc,
- * --cflags, --target); returns as pass_option does. */
+ * --cflags, --target, --plain-kernels); returns as pass_option does. */
 static int cc_option(const char *cmd, int argc, char **argv, int *i,
                      dy_compile_options *o) {
   const char *a = argv[*i];
+  if (strcmp(a, "--plain-kernels") == 0) {
+    o->plain_kernels = true;
+    return 1;
+  }
   if (*i + 1 >= argc)
     return 0;
   if (strcmp(a, "--cc") == 0) {
@@ -325,7 +350,7 @@ static int cmd_compile(int argc, char **argv) {
       c_only = true;
       break;
     }
-    int po = pass_option("compile", argc, argv, &i, &o.passes);
+    int po = dy_cli_pass_option("compile", argc, argv, &i, &o.passes);
     if (po == 0)
       po = cc_option("compile", argc, argv, &i, &o);
     if (po == 0)
@@ -747,7 +772,7 @@ static int cmd_check(int argc, char **argv) {
   for (int i = 2; i < argc && !rc; i++) {
     const char *a = argv[i];
     bool has = i + 1 < argc;
-    int po = pass_option("check", argc, argv, &i, &o.passes);
+    int po = dy_cli_pass_option("check", argc, argv, &i, &o.passes);
     if (po == 0)
       po = cc_option("check", argc, argv, &i, &o);
     if (po < 0) {

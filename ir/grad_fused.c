@@ -9,7 +9,8 @@
  *   fused_matmul(x, w[, b])   z = matmul(x, w) [+ b]; out = act(z): the
  *                             act's op rule (acts.def FROM, e.g. relu6 is
  *                             clip 0..6), then add's and matmul's
- *   fused_conv2d(x, w[, b])   the same with conv2d (b reshaped to [O,1,1])
+ *   fused_conv2d(x, w[, b[, r]])  the same with conv2d (b reshaped to
+ *                             [O,1,1]); the residual r gets dz as it is
  *   fused_elementwise(in...)  the postfix expr replayed with each token's
  *                             FROM op, then their rules in reverse order,
  *                             the gradients of a value used twice summed
@@ -80,7 +81,7 @@ static int act_backward(dy_gb *b, const char *act, double alpha, int z, int out,
  * the matmul's or conv's (its own rule), into dx. */
 static dy_status linear_backward(dy_gb *b, const dy_op *op, const int *x, const bool *need,
                                  int *dx, int lin, int bias, int dz) {
-  if (op->n_inputs == 3 && need[2]) {
+  if (op->n_inputs >= 3 && need[2]) {
     int d[2];
     part_rule(b, DY_OP_ADD, NULL, 0, (const int[]){lin, bias}, -1, dz,
               (const bool[]){false, true}, d);
@@ -112,7 +113,7 @@ DY_GRAD(fused_conv2d) {
                   DY_ATTR_IS("dilations", a.dilations, a.n_dilations),
                   DY_ATTR_I("groups", a.groups)};
   int lin = dy_gb_op(b, DY_OP_CONV2D, x, 2, ca, 4), bias = -1, z = lin;
-  if (op->n_inputs == 3) {
+  if (op->n_inputs >= 3) {
     bias = x[2];
     dy_type tb = b->type(b, bias);
     if (tb.rank == 1) { /* [O] -> [O,1,1], to broadcast over [N,O,H,W] */
@@ -121,7 +122,10 @@ DY_GRAD(fused_conv2d) {
     }
     z = dy_gb_add(b, lin, bias);
   }
-  int dz = act_backward(b, a.act, a.alpha, z, y[0], dy[0]);
+  int zr = op->n_inputs == 4 ? dy_gb_add(b, z, x[3]) : z;
+  int dz = act_backward(b, a.act, a.alpha, zr, y[0], dy[0]);
+  if (op->n_inputs == 4 && need[3])
+    dx[3] = dz; /* the residual's share: d(z + r)/dr = 1, same shape */
   return linear_backward(b, op, x, need, dx, lin, bias, dz);
 }
 

@@ -137,19 +137,26 @@ dy_status dy_infer_fused_elementwise(const dy_op *op, const dy_type *in, int n,
   return DY_OK;
 }
 
-/* act(conv2d(x, w) + b): conv2d's rule, then one bias value per channel. */
+/* act(conv2d(x, w) + b + r): conv2d's rule, then one bias value per
+ * channel, and a residual r of the output's type. */
 dy_status dy_infer_fused_conv2d(const dy_op *op, const dy_type *in, int n,
                                 dy_type *out, dy_error *err) {
-  if (n < 2 || n > 3)
+  if (n < 2 || n > 4)
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
-                       "fused_conv2d: takes 2 or 3 inputs, got %d", n);
+                       "fused_conv2d: takes 2 to 4 inputs, got %d", n);
   dy_status s = dy_infer_conv2d(op, in, 2, out, err);
   if (s)
     return s;
   dy_fused_conv2d_attrs a;
   if ((s = dy_fused_conv2d_attrs_of(op, &a, err)) || (s = check_act(op, a.act, err)))
     return s;
-  if (n == 3) {
+  if (n == 4 && !dy_type_equal(&in[3], out)) {
+    char t[128], u[128];
+    return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
+                       "fused_conv2d: residual %s is not of the output's type %s",
+                       dy_type_str(&in[3], t, sizeof t), dy_type_str(out, u, sizeof u));
+  }
+  if (n >= 3) {
     const dy_type *b = &in[2];
     int64_t o = out->shape[1];
     bool ok = b->dtype == DY_F32 && dy_type_numel(b) == o && b->rank >= 1 && b->rank <= 4;

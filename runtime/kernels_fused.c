@@ -53,9 +53,9 @@ dy_status dy_kernel_fused_matmul(const dy_op *op, dy_tensor *const *in, int n_in
 
 dy_status dy_kernel_fused_conv2d(const dy_op *op, dy_tensor *const *in, int n_in,
                                  dy_tensor *const *out, dy_error *err) {
-  if (n_in < 2 || n_in > 3)
+  if (n_in < 2 || n_in > 4)
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
-                       "fused_conv2d: takes 2 or 3 inputs, got %d", n_in);
+                       "fused_conv2d: takes 2 to 4 inputs, got %d", n_in);
   dy_fused_conv2d_attrs a;
   dy_status s = dy_fused_conv2d_attrs_of(op, &a, err);
   if (s)
@@ -68,13 +68,17 @@ dy_status dy_kernel_fused_conv2d(const dy_op *op, dy_tensor *const *in, int n_in
     return s;
   const dy_type *t = &out[0]->type;
   int64_t n = t->shape[0], c = t->shape[1], hw = t->shape[2] * t->shape[3];
-  const float *b = n_in == 3 ? in[2]->data : NULL;
+  const float *b = n_in >= 3 ? in[2]->data : NULL;
+  const float *r = n_in == 4 ? in[3]->data : NULL; /* the residual */
+  if (r && dy_tensor_numel(in[3]) != dy_tensor_numel(out[0]))
+    return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH, "fused_conv2d: residual size");
   float *y = out[0]->data;
   for (int64_t i = 0; i < n; i++)
     for (int64_t k = 0; k < c; k++)
       for (int64_t j = 0; j < hw; j++) {
-        float *v = &y[(i * c + k) * hw + j];
-        *v = act_apply((dy_activation)act, alpha, b ? *v + b[k] : *v);
+        int64_t at = (i * c + k) * hw + j;
+        float v = b ? y[at] + b[k] : y[at];
+        y[at] = act_apply((dy_activation)act, alpha, r ? v + r[at] : v);
       }
   return DY_OK;
 }

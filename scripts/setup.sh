@@ -7,12 +7,17 @@
 # (and for the NEON path of the generated code, tests/test_simd.c).
 # python3-sklearn ships the digits data set (sklearn/datasets/data/digits.csv.gz)
 # that samples/digits trains on.
+# `sh scripts/setup.sh --bench` also installs what bench/torch_compare.py
+# needs (PyTorch, torchvision and onnx for torch.onnx.export; large, so not
+# part of the default install).
 set -e
+BENCH_PKGS="python3-torch python3-torchvision python3-onnx python3-numpy"
 PKGS="cmake make gcc clang libclang-rt-14-dev libclang-14-dev pkg-config libprotobuf-c-dev protobuf-c-compiler \
 libopenblas-dev libcunit1-dev libonnx-dev libonnx-testdata \
 gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm \
 gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user \
 python3-sklearn"
+[ "${1:-}" = "--bench" ] && PKGS="$PKGS $BENCH_PKGS"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -10,7 +10,7 @@
 #   floor 2  the family emitters, which call floors 0-1 only, never each
 #            other: emit_ops.c, emit_math.c, emit_nn.c, emit_shape.c,
 #            emit_extra.c, emit_fused.c, emit_control.c
-#   floor 3  the driver: emit_main.c, emit_tidy.c, then emit.c
+#   floor 3  the driver: emit_main.c, emit_tidy.c, emit_weights.c, then emit.c
 # Each object's undefined dy_* symbols (nm -u) must be defined by its own
 # file or by a file of a lower rank; a family emitter (rank 5) may use
 # nothing of another rank-5 file. Also checks the includes: a floor 0 file
@@ -30,7 +30,7 @@ rank_of() {
     emit_gemm) echo 3 ;;
     emit_matmul | emit_conv) echo 4 ;;
     emit_ops | emit_math | emit_nn | emit_shape | emit_extra | emit_fused | emit_control) echo 5 ;;
-    emit_main | emit_tidy) echo 6 ;;
+    emit_main | emit_tidy | emit_weights) echo 6 ;;
     emit) echo 7 ;;
     *) echo unknown ;;
   esac

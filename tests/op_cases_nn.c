@@ -326,6 +326,14 @@ static const dy_op_case cases[] = {
      .in = {F32(4, -1, 3, 13, 13)}, MAXPOOL(3, 3, 2, 2, 1, 1, 1, 1, 1)},
     {.label = "max pool 3x3 s2 pad 1 floor [B,3,13,12]", .kind = DY_OP_POOL2D, .n_in = 1,
      .in = {F32(4, -1, 3, 13, 12)}, MAXPOOL(3, 3, 2, 2, 1, 1, 1, 1, 0)},
+    /* rows wide enough for the padded max pool's vector loop (ResNet's
+     * 3x3/2 pad 1 after the stem; stride 1; ceil-mode overhang) */
+    {.label = "max pool 3x3 s2 pad 1 wide rows [B,2,9,41]", .kind = DY_OP_POOL2D, .n_in = 1,
+     .in = {F32(4, -1, 2, 9, 41)}, MAXPOOL(3, 3, 2, 2, 1, 1, 1, 1, 0)},
+    {.label = "max pool 3x3 s1 pad 1 wide rows", .kind = DY_OP_POOL2D, .n_in = 1,
+     .in = {F32(4, 1, 2, 5, 37)}, MAXPOOL(3, 3, 1, 1, 1, 1, 1, 1, 0)},
+    {.label = "max pool 2x3 s2 pads [0,1,1,0] ceil wide rows", .kind = DY_OP_POOL2D, .n_in = 1,
+     .in = {F32(4, 1, 2, 6, 44)}, MAXPOOL(2, 3, 2, 2, 0, 1, 1, 0, 1)},
     {.label = "avg pool 3x3 s2 pads [1,0,1,1] ceil counting padding", .kind = DY_OP_POOL2D,
      .n_in = 1, .in = {F32(4, 2, 2, 7, 8)}, AVGPOOL(3, 3, 2, 2, 1, 0, 1, 1, 1, 0)},
     {.label = "avg pool 3x3 s2 pads [1,0,1,1] ceil exclusive", .kind = DY_OP_POOL2D, .n_in = 1,

@@ -224,7 +224,7 @@ static void decl_f32(char *buf, size_t n, const char *name, const float *x, int 
     snprintf(buf + at, n - at, "};\n");
 }
 
-/* Build dir/NAME.c with a driver that declares the inputs (decls), calls
+/* Build dir/NAME.c (and NAME_weights.c) with a driver that declares the inputs (decls), calls
  * NAME_run(arena, batch, args, outputs...) and prints the status, then
  * every output element; run it; parse into rc and got. Returns the number
  * of values read, -1 on a build failure. */
@@ -261,15 +261,17 @@ static int run_c_on(const char *dir, const char *name, int batch, const char *de
    * arguments to dy_gemm_tile, not from the if/while in NAME_run) */
   int b = m4 ? sh("cd %s && " ARM_CC " -std=c99 -O2 -Wall -Wextra -Werror -pedantic "
                   "-Wno-aggressive-loop-optimizations "
-                  "-ffreestanding -c %s.c -o %s-m4.o && " ARM_CC " -std=c11 -O2 -c drv.c -o "
+                  "-ffreestanding -c %s.c -o %s-m4.o && " ARM_CC " -std=c99 -O2 -pedantic -Werror "
+                  "-c %s_weights.c -o %s_weights-m4.o && " ARM_CC " -std=c11 -O2 -c drv.c -o "
                   "drv-m4.o && " ARM_CC " -std=c11 -O2 -c " FIRMWARE "/startup.c -o startup-m4.o"
                   " && " ARM_CC " --specs=rdimon.specs -nostartfiles -T " FIRMWARE "/mps2.ld "
-                  "-Wl,--gc-sections startup-m4.o drv-m4.o %s-m4.o -o drv-m4.elf && " QEMU_ARM
-                  " -M mps2-an386 -kernel drv-m4.elf > out.txt",
-                  dir, name, name, name)
-             : sh("cd %s && cc -std=c99 -Wall -Wextra -Werror -pedantic -O1 %s -c %s.c && "
-                  "cc -std=c11 -Wall -Wextra -Werror -O1 drv.c %s.o -o drv %s && ./drv > out.txt",
-                  dir, SAN, name, name, SAN);
+                  "-Wl,--gc-sections startup-m4.o drv-m4.o %s-m4.o %s_weights-m4.o "
+                  "-o drv-m4.elf && " QEMU_ARM " -M mps2-an386 -kernel drv-m4.elf > out.txt",
+                  dir, name, name, name, name, name, name)
+             : sh("cd %s && cc -std=c99 -Wall -Wextra -Werror -pedantic -O1 %s -c %s.c "
+                  "%s_weights.c && cc -std=c11 -Wall -Wextra -Werror -O1 drv.c %s.o "
+                  "%s_weights.o -o drv %s && ./drv > out.txt",
+                  dir, SAN, name, name, name, name, SAN);
   if (b != 0) {
     show_log();
     return -1;

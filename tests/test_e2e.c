@@ -6,7 +6,9 @@
  * Plus: the emitted C is strict C99, freestanding, references no library
  * but memcpy and memset (no libm: its math is its own), is byte-identical
  * across runs; a batch over --max-batch and malformed inputs are refused
- * with one clear line.
+ * with one clear line. The faster kernels and fuse-residual against
+ * --plain-kernels --disable-pass fuse-residual and the static executor on
+ * a depthwise / max pool / residual block.
  *
  * Tolerance: the compiled and executor outputs must satisfy
  * max|got - eager| <= tol * max|eager| (relative to the output's scale:
@@ -188,19 +190,23 @@ static void test_emitted_c_is_strict_and_standalone(void) {
     CU_ASSERT_EQUAL_FATAL(rc, 0);
     /* same input, same bytes (only the quoted command line differs) */
     rc = sh("cd %s/%s && grep -v 'dy2stc compile' %s.c > a.txt && "
-            "grep -v 'dy2stc compile' again.c > b.txt && cmp a.txt b.txt", d, s, s);
+            "grep -v 'dy2stc compile' again.c > b.txt && cmp a.txt b.txt && "
+            "cmp %s_weights.c again_weights.c", d, s, s, s);
     CU_ASSERT_EQUAL(rc, 0);
     const char *ccs[] = {"gcc", "clang"};
     for (int c = 0; c < 2; c++) {
       rc = sh("cd %s/%s && %s -std=c99 -Wall -Wextra -Werror -pedantic -O2 -ffreestanding "
-              "-c %s.c -o %s.o",
-              d, s, ccs[c], s, s);
+              "-c %s.c -o %s.o && %s -std=c99 -Wall -Wextra -Werror -pedantic -O2 "
+              "-ffreestanding -c %s_weights.c -o %s_weights.o",
+              d, s, ccs[c], s, s, ccs[c], s, s);
       show_log_on_failure(rc, 0);
       CU_ASSERT_EQUAL(rc, 0);
-      /* undefined symbols: only memcpy and memset (no libm) */
-      rc = sh("cd %s/%s && nm -u %s.o | awk '{print $2}' | "
-              "grep -v -E '^(memcpy|memset)$' "
-              "| tee undefined.txt | wc -l | grep -qx 0", d, s, s);
+      /* undefined symbols: only memcpy and memset (no libm), and the
+       * weights NAME_weights.o defines (which references nothing) */
+      rc = sh("cd %s/%s && nm -u %s.o %s_weights.o | awk 'NF > 1 {print $2}' | "
+              "grep -v -E '^(memcpy|memset|%s_weights)$' "
+              "| tee undefined.txt | wc -l | grep -qx 0 && nm %s_weights.o | grep -q ' R %s_weights$'",
+              d, s, s, s, s, s, s);
       if (rc) {
         char path[600];
         snprintf(path, sizeof path, "%s/%s/undefined.txt", d, s);
@@ -462,6 +468,93 @@ static void test_show(void) {
   free(log);
 }
 
+/* The faster kernels and passes against what they replaced: a MobileNet/
+ * ResNet-like block (depthwise 3x3, relu, max pool 3x3/2 pad 1, 1x1 conv,
+ * residual add, relu) on rows wide enough for their vector loops, compiled
+ * by default (register-blocked depthwise, the padded max pool's vector
+ * loop, fuse-residual) and with --plain-kernels --disable-pass
+ * fuse-residual; the emitted C shows which kernels each has, and the two
+ * executables and the static executor agree. */
+static void test_fast_kernels_match_plain(void) {
+  setup_work();
+  const char *d = WORK "/fast";
+  CU_ASSERT_EQUAL_FATAL(sh("rm -rf %s && mkdir -p %s", d, d), 0);
+  enum { C = 4 };
+  char text[8192];
+  size_t n = 0;
+  n += (size_t)snprintf(text + n, sizeof text - n,
+                        "program {\n  var x : f32[-1,%d,9,40] feed 0\n"
+                        "  var dw : f32[%d,1,3,3] persistable = [", C, C);
+  for (int i = 0; i < C * 9; i++)
+    n += (size_t)snprintf(text + n, sizeof text - n, "%s%.3f", i ? ", " : "",
+                          0.1 * ((i * 7) % 11) - 0.45);
+  n += (size_t)snprintf(text + n, sizeof text - n,
+                        "]\n  var pw : f32[%d,%d,1,1] persistable = [", C, C);
+  for (int i = 0; i < C * C; i++)
+    n += (size_t)snprintf(text + n, sizeof text - n, "%s%.3f", i ? ", " : "",
+                          0.2 * ((i * 5) % 7) - 0.6);
+  snprintf(text + n, sizeof text - n,
+           "]\n  var a : f32[-1,%d,9,40]\n  var r : f32[-1,%d,9,40]\n"
+           "  var m : f32[-1,%d,5,20]\n  var c : f32[-1,%d,5,20]\n"
+           "  var s : f32[-1,%d,5,20]\n  var y : f32[-1,%d,5,20]\n"
+           "  block 0 parent -1 {\n"
+           "    a = conv2d(x, dw) {strides = [1, 1], paddings = [1, 1, 1, 1], dilations = [1, 1], "
+           "groups = %d}  @m.c:1\n"
+           "    r = relu(a)  @m.c:2\n"
+           "    m = pool2d(r) {pooling_type = \"max\", ksize = [3, 3], strides = [2, 2], "
+           "paddings = [1, 1, 1, 1], ceil_mode = 0, exclusive = 1, global_pooling = 0, "
+           "adaptive = 0}  @m.c:3\n"
+           "    c = conv2d(m, pw) {strides = [1, 1], paddings = [0, 0, 0, 0], dilations = [1, 1], "
+           "groups = 1}  @m.c:4\n"
+           "    s = add(c, m)  @m.c:5\n"
+           "    y = relu(s)  @m.c:6\n"
+           "  }\n  fetch 0 y\n}\n",
+           C, C, C, C, C, C, C);
+  dy_program *p = dy_test_parse_ok(text);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  dy_error err = {0};
+  char path[600];
+  snprintf(path, sizeof path, "%s/blk", d);
+  DY_ASSERT_OK(dy_model_save(p, path, &err), &err);
+  dy_program_free(p);
+  int64_t shape[4] = {2, C, 9, 40};
+  dy_tensor *x = dy_tensor_new(DY_F32, 4, shape);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(x);
+  for (int64_t i = 0; i < dy_tensor_numel(x); i++)
+    dy_tensor_f32(x)[i] = (float)((i * 37) % 101) / 50.0f - 1.0f;
+  snprintf(path, sizeof path, "%s/x.npy", d);
+  DY_ASSERT_OK(dy_npy_write(path, x, &err), &err);
+  dy_tensor_free(x);
+  const char *plain = "--plain-kernels --disable-pass fuse-residual";
+  int rc = sh("cd %s && %s compile blk.dymodel --emit c -o fast && "
+              "%s compile blk.dymodel --emit c -o plain %s && "
+              "%s compile blk.dymodel -o fast_exe && %s compile blk.dymodel -o plain_exe %s && "
+              "./fast_exe --input x=x.npy --output-dir of && "
+              "./plain_exe --input x=x.npy --output-dir op && "
+              "%s run blk.dymodel --input x=x.npy --output-dir ex",
+              d, DY2STC, DY2STC, plain, DY2STC, DY2STC, plain, DY2STC);
+  show_log_on_failure(rc, 0);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  /* which kernels: the fast ones, or the plain ones and no residual input */
+  CU_ASSERT_EQUAL(sh("grep -q 'depthwise, register-blocked' %s/fast.c", d), 0);
+  CU_ASSERT_EQUAL(sh("grep -q 'max pooling 3x3, stride 2x2, padding 1/1: columns' %s/fast.c", d),
+                  0);
+  CU_ASSERT_EQUAL(sh("grep -q 'the residual, added by the GEMM' %s/fast.c", d), 0);
+  CU_ASSERT_NOT_EQUAL(sh("grep -v ' command: ' %s/plain.c | "
+                         "grep -q 'register-blocked\\|DY_VW at a time\\|residual'", d),
+                      0);
+  char a[700], b[700], e[700];
+  snprintf(a, sizeof a, "%s/of/y.npy", d);
+  snprintf(b, sizeof b, "%s/op/y.npy", d);
+  snprintf(e, sizeof e, "%s/ex/y.npy", d);
+  double fp = rel_err(a, b), fe = rel_err(a, e), pe = rel_err(b, e);
+  fprintf(stderr, "\n  fast vs plain %.2g, fast vs executor %.2g, plain vs executor %.2g", fp, fe,
+          pe);
+  CU_ASSERT(fp <= 1e-6);
+  CU_ASSERT(fe <= 1e-6);
+  CU_ASSERT(pe <= 1e-6);
+}
+
 void dy_test_register(void) {
   DY_SUITE("e2e");
   DY_TEST(test_simple_net_three_ways);
@@ -475,4 +568,5 @@ void dy_test_register(void) {
   DY_TEST(test_emitted_c_is_strict_and_standalone);
   DY_TEST(test_cli_errors);
   DY_TEST(test_show);
+  DY_TEST(test_fast_kernels_match_plain);
 }

@@ -4,7 +4,8 @@
  *     only S.h, <stddef.h> and <stdint.h> (and a SIMD header inside the
  *     #if that selects its path), builds with -ffreestanding
  *     -nostdlib, defines no writable data (all state is in the caller's
- *     arena) and no global symbol without the S_ prefix; S.h states RAM,
+ *     arena) and no global symbol without the S_ prefix, and neither does
+ *     S_weights.c (-pedantic); S.h states RAM,
  *     flash and the I/O shapes as macros; the same S.c builds for a
  *     Cortex-M4F, a Cortex-M0 (soft float) and AArch64
  *   - --max-ram and --max-flash fail the compile with one line naming
@@ -100,9 +101,9 @@ static void test_freestanding_prefixed_reentrant(void) {
     CU_ASSERT_EQUAL_FATAL(sh("rm -rf %s/%s", WORK, dir), 0);
     CU_ASSERT_EQUAL_FATAL(emit_sample(s, dir, name, ""), 0);
 
-    /* only NAME.c and NAME.h are written */
-    int rc = sh("cd %s/%s && ls %s.* | tr '\\n' ' ' | grep -qx '%s.c %s.h '", WORK, dir, name,
-                name, name);
+    /* only NAME.c, NAME.h and NAME_weights.c are written */
+    int rc = sh("cd %s/%s && ls %s.* %s_* | tr '\\n' ' ' | grep -qx '%s.c %s.h %s_weights.c '",
+                WORK, dir, name, name, name, name, name);
     CU_ASSERT_EQUAL(rc, 0);
     /* includes: NAME.h, <stddef.h>, <stdint.h>, and a SIMD header only
      * inside the #if that selects its path */
@@ -113,16 +114,17 @@ static void test_freestanding_prefixed_reentrant(void) {
             WORK, dir, name, name);
     show_log_on_failure(rc, "includes");
     CU_ASSERT_EQUAL(rc, 0);
-    /* freestanding, host: no libc, no libm */
+    /* freestanding, host: no libc, no libm (the weights' file too) */
     rc = sh("cd %s/%s && gcc -std=c11 -ffreestanding -nostdlib -fno-pic -O2 -Wall -Wextra "
-            "-Werror -c %s.c -o %s.o",
-            WORK, dir, name, name);
+            "-Werror -c %s.c -o %s.o && gcc -std=c99 -ffreestanding -nostdlib -fno-pic -O2 "
+            "-Wall -Wextra -pedantic -Werror -c %s_weights.c -o %s_weights.o",
+            WORK, dir, name, name, name, name);
     show_log_on_failure(rc, "freestanding build");
     CU_ASSERT_EQUAL_FATAL(rc, 0);
     /* every global symbol, defined or not, is NAME_... or memcpy/memset */
-    rc = sh("cd %s/%s && nm -g %s.o | awk '{print $NF}' | grep -v -E '^(%s_|memcpy$|memset$)' "
-            "| tee foreign.txt | wc -l | grep -qx 0",
-            WORK, dir, name, name);
+    rc = sh("cd %s/%s && nm -g %s.o %s_weights.o | awk 'NF > 1 {print $NF}' | "
+            "grep -v -E '^(%s_|memcpy$|memset$)' | tee foreign.txt | wc -l | grep -qx 0",
+            WORK, dir, name, name, name);
     if (rc) {
       char path[600];
       snprintf(path, sizeof path, "%s/%s/foreign.txt", WORK, dir);
@@ -132,9 +134,9 @@ static void test_freestanding_prefixed_reentrant(void) {
     }
     CU_ASSERT_EQUAL(rc, 0);
     /* reentrant: no writable data or bss (nm types b d c g s) */
-    rc = sh("cd %s/%s && nm %s.o | awk '$2 ~ /^[bBdDcCgGsS]$/' | tee writable.txt | "
-            "wc -l | grep -qx 0",
-            WORK, dir, name);
+    rc = sh("cd %s/%s && nm %s.o %s_weights.o | awk '$2 ~ /^[bBdDcCgGsS]$/' | "
+            "tee writable.txt | wc -l | grep -qx 0",
+            WORK, dir, name, name);
     show_log_on_failure(rc, "writable data");
     CU_ASSERT_EQUAL(rc, 0);
     /* the header states RAM, flash and the shapes */
@@ -157,8 +159,10 @@ static void test_freestanding_prefixed_reentrant(void) {
       rc = sh("cd %s/%s && arm-none-eabi-gcc " M4_FLAGS " -std=c11 -ffreestanding -O2 -Wall "
               "-Wextra -Werror -c %s.c -o %s-m4.o && "
               "arm-none-eabi-gcc " M0_FLAGS " -std=c11 -ffreestanding -O2 -Wall -Wextra "
-              "-Werror -c %s.c -o %s-m0.o",
-              WORK, dir, name, name, name, name);
+              "-Werror -c %s.c -o %s-m0.o && "
+              "arm-none-eabi-gcc " M0_FLAGS " -std=c99 -ffreestanding -O2 -Wall -Wextra "
+              "-pedantic -Werror -c %s_weights.c -o %s_weights-m0.o",
+              WORK, dir, name, name, name, name, name, name);
       show_log_on_failure(rc, "Cortex-M builds");
       CU_ASSERT_EQUAL(rc, 0);
       /* on the M4F: the model's own symbols, memcpy/memset, and libgcc's
@@ -172,8 +176,8 @@ static void test_freestanding_prefixed_reentrant(void) {
     if (a64) {
       rc = sh("cd %s/%s && aarch64-linux-gnu-gcc -std=c11 -ffreestanding -O2 -Wall -Wextra "
               "-Werror -c %s.c -o %s-a64.o && aarch64-linux-gnu-nm -u %s-a64.o | "
-              "awk '{print $2}' | grep -v -E '^(memcpy|memset)$' | wc -l | grep -qx 0",
-              WORK, dir, name, name, name);
+              "awk '{print $2}' | grep -v -E '^(memcpy|memset|%s_weights)$' | wc -l | grep -qx 0",
+              WORK, dir, name, name, name, name);
       show_log_on_failure(rc, "AArch64 build");
       CU_ASSERT_EQUAL(rc, 0);
     }
@@ -333,6 +337,7 @@ static void test_models_link_into_one_program(void) {
   /* no -lm: the models need no library but memcpy/memset */
   int rc = sh("cd %s/multi && cc -std=c11 -O2 -Wall -Wextra -Werror -fno-common "
               "-Imlp -Itransformer main.c mlp/mlp.c mlp/mlp_twin.c transformer/transformer.c "
+              "mlp/mlp_weights.c mlp/mlp_twin_weights.c transformer/transformer_weights.c "
               "-o multi && ./multi",
               WORK);
   show_log_on_failure(rc, "three models in one program");
@@ -499,10 +504,11 @@ static void test_aarch64_under_qemu(void) {
     CU_ASSERT_FATAL(npy_to_bin(x_npy, x_bin));
     int rc = sh("cd %s/%s && "
                 "aarch64-linux-gnu-gcc -std=c11 -O2 -Wall -Wextra -Werror -static main.c %s.c "
-                "-o a64 && qemu-aarch64 -L /usr/aarch64-linux-gnu ./a64 && mv out.bin a64.bin && "
-                "cc -std=c11 -O2 -Wall -Wextra -Werror main.c %s.c -o host && ./host && "
-                "mv out.bin host.bin",
-                WORK, dir, s, s);
+                "%s_weights.c -o a64 && qemu-aarch64 -L /usr/aarch64-linux-gnu ./a64 && "
+                "mv out.bin a64.bin && "
+                "cc -std=c11 -O2 -Wall -Wextra -Werror main.c %s.c %s_weights.c -o host && "
+                "./host && mv out.bin host.bin",
+                WORK, dir, s, s, s, s);
     show_log_on_failure(rc, s);
     CU_ASSERT_EQUAL_FATAL(rc, 0);
     char a[600], h[600];

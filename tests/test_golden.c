@@ -3,11 +3,13 @@
  * tinygrad's "process replay" idea: a change to a pass, an emitter or a
  * template shows up as a diff of the generated code, reviewed with the
  * change. Each sample (and the ONNX sample) is saved, compiled with
- * `--emit c`, and its NAME.c and NAME.h are compared with
- * tests/golden/NAME.c.txt and NAME.h.txt. Weight arrays are large and
- * say nothing a reader checks by eye, so their numbers are replaced by
- * one line with their count and CRC-32 (any change of a value still
- * changes the golden). The cnn sample's weights are the exception: its
+ * `--emit c`, and its NAME.c, NAME.h and NAME_weights.c are compared with
+ * tests/golden/NAME.c.txt, NAME.h.txt and NAME_weights.c.txt. Weight
+ * arrays are large and say nothing a reader checks by eye, so their
+ * numbers are replaced by one line with their count and CRC-32 (any
+ * change of a value still changes the golden); so are NAME_weights.c's
+ * bytes, and its list of chunk members becomes one line with their
+ * number. The cnn sample's weights are the exception: its
  * batch norms' running statistics come from eager train-mode batches,
  * whose convolutions run on OpenBLAS, whose kernels (and so roundings)
  * depend on the CPU; its weights fold to their count only. The command line quoted in the banner is
@@ -56,6 +58,19 @@ static bool opens_weights(const char *line, size_t n) {
          (size_t)(strstr(line, " w_") - line) < n;
 }
 
+/* NAME_weights.c's definition opens with "const union NAME_weights_data
+ * NAME_weights = {{" and closes with "}};"; its values are \xHH bytes. */
+static bool opens_blob(const char *line, size_t n) {
+  return n > 16 && strncmp(line, "const union ", 12) == 0 && line[n - 2] == '{' &&
+         line[n - 1] == '{' && memchr(line, '=', n) != NULL;
+}
+
+/* The chunk members of NAME_weights_data ("    unsigned char cK[N];"),
+ * as many as the weights are large, fold to one line. */
+static bool is_chunk(const char *line, size_t n) {
+  return n > 20 && strncmp(line, "    unsigned char c", 19) == 0;
+}
+
 /* The generated text with each weight array's numbers folded into one
  * line and the quoted command line elided. NULL on OOM. */
 static char *normalise(const char *src, bool crc_weights) {
@@ -67,34 +82,50 @@ static char *normalise(const char *src, bool crc_weights) {
     size_t n = nl ? (size_t)(nl - p) : strlen(p);
     if (n >= 12 && strncmp(p, " * command: ", 12) == 0) {
       ok = text_put(&t, " * command: (elided by test_golden)\n", 36);
-    } else if (opens_weights(p, n)) {
+    } else if (is_chunk(p, n)) {
+      long chunks = 0;
+      const char *q = p;
+      while (*q && is_chunk(q, strcspn(q, "\n"))) {
+        chunks++;
+        q += strcspn(q, "\n");
+        q += *q == '\n';
+      }
+      char line[96];
+      int len = snprintf(line, sizeof line, "    /* %ld chunks */\n", chunks);
+      ok = text_put(&t, line, (size_t)len);
+      nl = q > p ? q - 1 : NULL;
+    } else if (opens_weights(p, n) || opens_blob(p, n)) {
+      bool blob = opens_blob(p, n);
+      const char *close = blob ? "}};" : "};";
       ok = text_put(&t, p, n) && text_put(&t, "\n", 1);
-      /* the body runs to a line that is exactly "};" */
+      /* the body runs to a line that is exactly "};" ("}};") */
       const char *q = nl ? nl + 1 : p + n;
       uint32_t crc = 0;
       long values = 0;
       bool any = false;
-      while (*q && strncmp(q, "};", 2) != 0) {
+      while (*q && strncmp(q, close, strlen(close)) != 0) {
         const char *e = strchr(q, '\n');
         size_t m = e ? (size_t)(e - q) : strlen(q);
         crc = dy_crc32(crc, q, m);
         for (size_t i = 0; i < m; i++) {
-          values += q[i] == ',';
+          values += blob ? q[i] == '\\' : q[i] == ',';
           any = any || (q[i] != ' ' && q[i] != ',');
         }
         q = e ? e + 1 : q + m;
       }
+      if (!blob)
+        values += any ? 1 : 0;
       char line[96];
+      const char *what = blob ? "bytes" : "values";
       int len = crc_weights
-                    ? snprintf(line, sizeof line, "  /* %ld values, text crc32 %08x */\n",
-                               values + (any ? 1 : 0), (unsigned)crc)
-                    : snprintf(line, sizeof line, "  /* %ld values */\n",
-                               values + (any ? 1 : 0));
+                    ? snprintf(line, sizeof line, "  /* %ld %s, text crc32 %08x */\n",
+                               values, what, (unsigned)crc)
+                    : snprintf(line, sizeof line, "  /* %ld %s */\n", values, what);
       ok = text_put(&t, line, (size_t)len);
       const char *e = strchr(q, '\n');
       n = e ? (size_t)(e - p) : strlen(p);
       if (*q)
-        ok = ok && text_put(&t, "};\n", 3);
+        ok = ok && text_put(&t, close, strlen(close)) && text_put(&t, "\n", 1);
       nl = e;
     } else {
       ok = text_put(&t, p, n) && text_put(&t, "\n", 1);
@@ -174,6 +205,8 @@ static void emit_sample(const char *s, const char *model_cmd, const char *model)
   check_file(dir, file, crc_weights);
   snprintf(file, sizeof file, "%s.h", s);
   check_file(dir, file, crc_weights);
+  snprintf(file, sizeof file, "%s_weights.c", s);
+  check_file(dir, file, crc_weights);
 }
 
 static void test_samples_match_goldens(void) {
@@ -203,6 +236,16 @@ static void test_normalise(void) {
   CU_ASSERT(strcmp(na, nb) != 0);
   free(na);
   free(nb);
+  /* NAME_weights.c: the chunk list to its number, the bytes to a count */
+  const char *w = "union m_weights_data {\n  struct {\n    unsigned char c0[4032];\n"
+                  "    unsigned char c1[8];\n  } bytes;\n"
+                  "const union m_weights_data m_weights = {{\n  \"\\x01\\x02\"\n  \"\\x03\"\n}};\n";
+  char *nw = normalise(w, true);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(nw);
+  CU_ASSERT_PTR_NOT_NULL(strstr(nw, "  struct {\n    /* 2 chunks */\n  } bytes;\n"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(nw, "= {{\n  /* 3 bytes, text crc32 "));
+  CU_ASSERT(strcmp(nw + strlen(nw) - 8, " */\n}};\n") == 0);
+  free(nw);
   char *c = normalise("static int f(void) {\n  return 1;\n}\n", true);
   CU_ASSERT_STRING_EQUAL(c, "static int f(void) {\n  return 1;\n}\n");
   free(c);

@@ -426,15 +426,16 @@ static void compiled_vs_executor(const char *name, dy_program *p, const dy_progr
   for (int c = 0; c < 2; c++) {
     if (c == 1 && !dy_test_have("clang"))
       continue;
-    int rc = sh("cd %s && %s -std=c99 -Wall -Wextra -Werror -pedantic -O2 -c %s.c > cc.log 2>&1",
-                dir, ccs[c], name);
+    int rc = sh("cd %s && %s -std=c99 -Wall -Wextra -Werror -pedantic -O2 -c %s.c %s_weights.c "
+                "> cc.log 2>&1",
+                dir, ccs[c], name, name);
     if (rc)
       sh("head -30 %s/cc.log >&2", dir);
     CU_ASSERT_EQUAL(rc, 0);
   }
-  int rc = sh("cd %s && gcc -std=c11 -O2 -c %s.c && gcc -std=c11 -O1 driver.c %s.o -o driver "
-              "> ld.log 2>&1 && ./driver > run.log 2>&1",
-              dir, name, name);
+  int rc = sh("cd %s && gcc -std=c11 -O2 -c %s.c %s_weights.c && gcc -std=c11 -O1 driver.c %s.o "
+              "%s_weights.o -o driver > ld.log 2>&1 && ./driver > run.log 2>&1",
+              dir, name, name, name, name);
   if (rc)
     sh("tail -20 %s/ld.log %s/run.log >&2", dir, dir);
   CU_ASSERT_EQUAL_FATAL(rc, 0);

@@ -69,6 +69,8 @@ typedef struct {
   bool print_after_change;  /* print after a pass only if it changed it  */
   const char *dump_dir;     /* write DIR/NNN_<pass>.ir after each pass   */
   FILE *print_to;           /* where --print-* go (NULL: stderr)         */
+  const char *disable;      /* pass names, comma-separated, not to run
+                               (--disable-pass: compare with and without) */
 } dy_pass_options;
 
 /* Run the pipeline on p (verifying after each pass when enabled; a broken
@@ -95,6 +97,7 @@ dy_status dy_pass_dce(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_fuse_transpose(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_fuse_matmul(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_fuse_conv(dy_program *p, bool *changed, dy_error *err);
+dy_status dy_pass_fuse_residual(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_fuse_bn(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_fuse_elementwise(dy_program *p, bool *changed, dy_error *err);
 

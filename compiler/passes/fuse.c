@@ -12,6 +12,12 @@
  *                     -> fused_matmul(x, w, b) {act}
  *   fuse-conv         act(conv2d(x, w) + b), b one value per channel
  *                     -> fused_conv2d(x, w, b) {conv attributes, act}
+ *   fuse-residual     act(conv(x, w[, b]) + r), conv a conv2d or a
+ *                     fused_conv2d without activation, r any tensor of
+ *                     the result's type (ResNet's shortcut), act optional
+ *                     -> fused_conv2d(x, w, b, r) {act}: the residual is
+ *                     added in the GEMM's epilogue, not in a pass over
+ *                     memory of its own (b: zeros when the conv had none)
  *   fuse-elementwise  a tree of f32 elementwise ops (the tokens of
  *                     ir/acts.def) whose intermediates all have the
  *                     result's shape, reading at most three tensors
@@ -24,6 +30,7 @@
  * still defined before it. Ops left unread are DCE's to remove.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dy_passes.h"
@@ -201,6 +208,87 @@ dy_status dy_pass_fuse_matmul(dy_program *p, bool *changed,
 dy_status dy_pass_fuse_conv(dy_program *p, bool *changed,
                             dy_error *err) {
   return fuse_bias_act(p, DY_OP_CONV2D, DY_OP_FUSED_CONV2D, changed, err);
+}
+
+/* ---- fuse-residual ---- */
+
+/* The conv2d or plain fused_conv2d (no act, no residual yet) op is, or
+ * NULL. */
+static bool residual_base(const dy_program *p, const dy_op *op) {
+  if (op->kind == DY_OP_FUSED_CONV2D) {
+    const char *act = dy_fused_conv2d_attrs_get(op).act;
+    if (op->n_inputs > 3 || (act && *act))
+      return false;
+  } else if (op->kind != DY_OP_CONV2D) {
+    return false;
+  }
+  const dy_type *t = &p->vars[op->outputs[0]]->type;
+  return t->dtype == DY_F32 && t->rank == 4;
+}
+
+dy_status dy_pass_fuse_residual(dy_program *p, bool *changed, dy_error *err) {
+  dy_block *b = p->blocks[0];
+  for (int k = 0; k < b->n_ops; k++) {
+    dy_op *cv = b->ops[k];
+    if (!residual_base(p, cv))
+      continue;
+    const dy_type *ct = &p->vars[cv->outputs[0]]->type;
+    dy_op *add = dy_program_sole_user(p, cv->outputs[0]), *act_op = NULL;
+    if (!add || add->kind != DY_OP_ADD || add->inputs[0] == add->inputs[1] ||
+        !dy_type_equal(&p->vars[add->outputs[0]]->type, ct))
+      continue;
+    int r = add->inputs[0] == cv->outputs[0] ? add->inputs[1] : add->inputs[0];
+    if (p->vars[r]->persistable || !dy_type_equal(&p->vars[r]->type, ct))
+      continue; /* a constant is a bias (fuse-conv's) */
+    const char *act = "";
+    double alpha = 0;
+    dy_op *u = dy_program_sole_user(p, add->outputs[0]), *last = add;
+    if (u && u->n_inputs == 1 && epilogue_act(p, u, &act, &alpha)) {
+      act_op = u;
+      last = u;
+    }
+    /* the bias: the conv's, or zeros */
+    int bias = cv->n_inputs == 3 ? cv->inputs[2] : -1;
+    if (bias < 0) {
+      int64_t o = ct->shape[1];
+      dy_type bt = {.dtype = DY_F32, .rank = 3, .shape = {o, 1, 1}};
+      char stem[300];
+      snprintf(stem, sizeof stem, "%s.zero_bias", p->vars[cv->inputs[1]]->name);
+      const char *name = dy_program_fresh_name(p, stem);
+      bias = name ? dy_program_add_var(p, name, &bt) : -1;
+      float *z = calloc((size_t)o, sizeof *z);
+      dy_status s = z && bias >= 0 ? dy_program_set_data(p, bias, z, (size_t)o * 4, err)
+                                   : dy_error_set(err, DY_STATUS_OUT_OF_MEMORY,
+                                                  "fuse-residual: out of memory");
+      free(z);
+      if (s)
+        return s;
+    }
+    /* conv2d's attributes (a fused_conv2d's without its act), act, alpha */
+    dy_attr attrs[16];
+    int na = 0;
+    for (int i = 0; i < cv->n_attrs && na < 14; i++)
+      if (strcmp(cv->attrs[i].name, "act") != 0 && strcmp(cv->attrs[i].name, "alpha") != 0)
+        attrs[na++] = cv->attrs[i];
+    attrs[na++] = DY_ATTR_S("act", act);
+    attrs[na++] = DY_ATTR_F("alpha", alpha);
+    int ins[4] = {cv->inputs[0], cv->inputs[1], bias, r};
+    int out = last->outputs[0];
+    int at = index_of(b, last);
+    dy_op *f = dy_program_append_op(p, 0, DY_OP_FUSED_CONV2D, ins, 4, &out, 1, attrs, na,
+                                    last->loc);
+    const dy_op *srcs[3] = {cv, add, act_op};
+    if (!f || !dy_op_set_srcs(p, f, srcs, act_op ? 3 : 2))
+      return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "fuse-residual: out of memory");
+    dy_block_remove_op(b, at);
+    dy_block_move_last_to(b, at);
+    remove_op(b, cv);
+    if (add != last)
+      remove_op(b, add);
+    *changed = true;
+    k = -1; /* indices moved; start over */
+  }
+  return DY_OK;
 }
 
 /* ---- fuse-elementwise ---- */

@@ -31,6 +31,9 @@ const dy_pass dy_passes[] = {
     {"fuse-matmul", "fuse matmul, bias add and activation", dy_pass_fuse_matmul},
     /* conv2d + bias + activation: one kernel with an epilogue */
     {"fuse-conv", "fuse conv2d, bias add and activation", dy_pass_fuse_conv},
+    /* conv + residual add (+ activation): the add in the GEMM's epilogue */
+    {"fuse-residual", "fuse a residual add and activation into the conv before",
+     dy_pass_fuse_residual},
     /* chains of elementwise ops: one loop */
     {"fuse-elementwise", "fuse chains of elementwise ops into one loop",
      dy_pass_fuse_elementwise},
@@ -57,6 +60,16 @@ const dy_pass *dy_pass_find(const char *name) {
 
 static bool selects(const char *sel, const char *name) {
   return sel && (strcmp(sel, "all") == 0 || strcmp(sel, name) == 0);
+}
+
+/* Is name one of the comma-separated names of list? */
+static bool listed(const char *list, const char *name) {
+  size_t n = strlen(name);
+  for (const char *s = list; s && *s; s += strcspn(s, ",") + (s[strcspn(s, ",")] == ',')) {
+    if (strcspn(s, ",") == n && strncmp(s, name, n) == 0)
+      return true;
+  }
+  return false;
 }
 
 static bool default_verify_each(void) {
@@ -111,6 +124,8 @@ dy_status dy_run_pipeline(dy_program *p, const dy_pass_options *o, dy_error *err
     bool any = false;
     for (int i = 0; i < dy_n_passes; i++) {
       const dy_pass *pass = &dy_passes[i];
+      if (listed(o->disable, pass->name))
+        continue;
       if (selects(o->print_before, pass->name))
         print_program(o, "before", pass->name, p);
       bool changed = false;

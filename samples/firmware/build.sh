@@ -75,9 +75,11 @@ for cpu in "$@"; do
   esac
   # the model as a firmware project would build it: no libc headers
   $CC $ARCH $CFLAGS -ffreestanding -c "$OUT/lenet5.c" -o "$OUT/lenet5-$cpu.o"
+  $CC $ARCH $CFLAGS -ffreestanding -c "$OUT/lenet5_weights.c" -o "$OUT/lenet5_weights-$cpu.o"
   $CC $ARCH $CFLAGS -I"$OUT" -c "$HERE/app.c" -o "$OUT/app-$cpu.o"
   $CC $ARCH $CFLAGS -c "$HERE/startup.c" -o "$OUT/startup-$cpu.o"
   $CC $ARCH --specs=rdimon.specs -nostartfiles -T "$HERE/mps2.ld" -Wl,--gc-sections \
-    "$OUT/startup-$cpu.o" "$OUT/app-$cpu.o" "$OUT/lenet5-$cpu.o" -o "$OUT/app-$cpu.elf"
-  $SIZE "$OUT/lenet5-$cpu.o" "$OUT/app-$cpu.elf"
+    "$OUT/startup-$cpu.o" "$OUT/app-$cpu.o" "$OUT/lenet5-$cpu.o" "$OUT/lenet5_weights-$cpu.o" \
+    -o "$OUT/app-$cpu.elf"
+  $SIZE "$OUT/lenet5-$cpu.o" "$OUT/lenet5_weights-$cpu.o" "$OUT/app-$cpu.elf"
 done

@@ -89,14 +89,18 @@ for t in $TARGETS; do
     ARCH="-mcpu=cortex-m4 -mthumb -mfpu=fpv4-sp-d16 -mfloat-abi=hard"
     $CC $ARCH $CFLAGS -ffunction-sections -fdata-sections -ffreestanding -c "$OUT/net.c" \
       -o "$OUT/net-m4.o"
+    $CC $ARCH $CFLAGS -ffunction-sections -fdata-sections -ffreestanding -c "$OUT/net_weights.c" \
+      -o "$OUT/net_weights-m4.o"
     $CC $ARCH $CFLAGS -I"$OUT" -c "$HERE/train_app.c" -o "$OUT/train_app-m4.o"
     $CC $ARCH $CFLAGS -c "$HERE/startup.c" -o "$OUT/startup-m4.o"
     $CC $ARCH --specs=rdimon.specs -nostartfiles -T "$HERE/mps2.ld" -Wl,--gc-sections \
-      "$OUT/startup-m4.o" "$OUT/train_app-m4.o" "$OUT/net-m4.o" -o "$OUT/train-m4.elf"
+      "$OUT/startup-m4.o" "$OUT/train_app-m4.o" "$OUT/net-m4.o" "$OUT/net_weights-m4.o" \
+      -o "$OUT/train-m4.elf"
     ${ARM_SIZE:-arm-none-eabi-size} "$OUT/train-m4.elf"
     ;;
   host)
-    ${HOST_CC:-cc} $CFLAGS -I"$OUT" "$OUT/net.c" "$HERE/train_app.c" -o "$OUT/train-host"
+    ${HOST_CC:-cc} $CFLAGS -I"$OUT" "$OUT/net.c" "$OUT/net_weights.c" "$HERE/train_app.c" \
+      -o "$OUT/train-host"
     ;;
   *) echo "build_train.sh: unknown target '$t' (m4 or host)" >&2; exit 2 ;;
   esac

@@ -567,11 +567,12 @@ static int run_cc(char **argv) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 
-/* Compile tI.c into tI.o for each I of idx, in work_dir (one cc process;
- * each model is its own translation unit: their static names overlap). */
+/* Compile tI.c and tI_weights.c into tI.o and tI_weights.o for each I of
+ * idx, in work_dir (one cc process; each model is its own translation
+ * unit: their static names overlap). */
 static int compile_objects(const int *idx, int n) {
-  char **argv = calloc((size_t)n + 16, sizeof *argv);
-  char (*files)[32] = calloc((size_t)n, sizeof *files);
+  char **argv = calloc(2 * (size_t)n + 16, sizeof *argv);
+  char (*files)[32] = calloc(2 * (size_t)n, sizeof *files);
   int a = 0;
   argv[a++] = (char *)cc;
   argv[a++] = "-std=c11";
@@ -579,8 +580,10 @@ static int compile_objects(const int *idx, int n) {
   argv[a++] = "-w";
   argv[a++] = "-c";
   for (int i = 0; i < n; i++) {
-    snprintf(files[i], sizeof files[i], "t%d.c", idx[i]);
-    argv[a++] = files[i];
+    snprintf(files[2 * i], sizeof files[0], "t%d.c", idx[i]);
+    snprintf(files[2 * i + 1], sizeof files[0], "t%d_weights.c", idx[i]);
+    argv[a++] = files[2 * i];
+    argv[a++] = files[2 * i + 1];
   }
   argv[a] = NULL;
   pid_t pid = fork();
@@ -657,8 +660,8 @@ static bool build_driver(test_case *tests, int n) {
   fprintf(f, "  {-1, 0, 0}};\n");
   fputs(DRIVER_MAIN, f);
   fclose(f);
-  char **argv = calloc((size_t)m + 16, sizeof *argv);
-  char (*objs)[4400] = calloc((size_t)m, sizeof *objs);
+  char **argv = calloc(2 * (size_t)m + 16, sizeof *argv);
+  char (*objs)[4400] = calloc(2 * (size_t)m, sizeof *objs);
   int a = 0;
   char exe[4400];
   snprintf(exe, sizeof exe, "%s/driver", work_dir);
@@ -671,8 +674,10 @@ static bool build_driver(test_case *tests, int n) {
   argv[a++] = drv;
   for (int i = 0; i < m; i++)
     if (tests[idx[i]].compiled) {
-      snprintf(objs[i], sizeof objs[i], "%s/t%d.o", work_dir, idx[i]);
-      argv[a++] = objs[i];
+      snprintf(objs[2 * i], sizeof objs[0], "%s/t%d.o", work_dir, idx[i]);
+      snprintf(objs[2 * i + 1], sizeof objs[0], "%s/t%d_weights.o", work_dir, idx[i]);
+      argv[a++] = objs[2 * i];
+      argv[a++] = objs[2 * i + 1];
     }
   argv[a++] = "-lm";
   argv[a] = NULL;
