@@ -263,7 +263,7 @@ static dy_status map_conv(ox_ctx *c) {
   TRY(ox_need_f32(c, x));
   int r = x->type.rank;
   window w;
-  int64_t g;
+  int64_t g = 1; /* set by conv_window */
   TRY(conv_window(c, x, wt, &w, &g));
   ox_value *y;
   if (w.n <= 2) {
@@ -848,7 +848,7 @@ static dy_status map_lrn(ox_ctx *c) {
 static dy_status qconv_attrs(ox_ctx *c, ox_value *x, ox_value *wt, dy_attr a[6],
                              int64_t k[2], int64_t s[2], int64_t d[2], int64_t pads[4]) {
   window w;
-  int64_t g;
+  int64_t g = 1; /* set by conv_window */
   TRY(conv_window(c, x, wt, &w, &g));
   if (w.n != 2)
     return ox_fail(c, DY_STATUS_UNSUPPORTED, "only 2-D quantized convolutions are supported");
