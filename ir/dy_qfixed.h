@@ -247,39 +247,32 @@ static inline int32_t dy_q_dot_u8s8(const uint8_t *a, const int8_t *b, int32_t n
 }
 #elif defined(__AVX2__)
 #include <immintrin.h>
-static inline int32_t dy_q_dot_s8(const int8_t *a, const int8_t *b, int32_t n) {
+/* 16 bytes at p widened to 16-bit lanes: signed, or unsigned (u8) */
+static inline __m256i dy_q_widen16(const void *p, int is_u8) {
+  __m128i v = _mm_loadu_si128((const __m128i *)p);
+  return is_u8 ? _mm256_cvtepu8_epi16(v) : _mm256_cvtepi8_epi16(v);
+}
+/* sum over 16-bit products of a (u8 when a_u8) and b (s8), the tail in C */
+static inline int32_t dy_q_dot_avx2(const void *a, const int8_t *b, int32_t n, int a_u8) {
   __m256i acc = _mm256_setzero_si256();
   __m128i s;
   int32_t i = 0, sum;
-  for (; i + 16 <= n; i += 16) {
-    __m256i va = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(a + i)));
-    __m256i vb = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(b + i)));
-    acc = _mm256_add_epi32(acc, _mm256_madd_epi16(va, vb));
-  }
+  for (; i + 16 <= n; i += 16)
+    acc = _mm256_add_epi32(acc, _mm256_madd_epi16(dy_q_widen16((const char *)a + i, a_u8),
+                                                  dy_q_widen16(b + i, 0)));
   s = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
   s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
   s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
   sum = _mm_cvtsi128_si32(s);
   for (; i < n; i++)
-    sum += (int32_t)a[i] * b[i];
+    sum += (a_u8 ? (int32_t)((const uint8_t *)a)[i] : (int32_t)((const int8_t *)a)[i]) * b[i];
   return sum;
 }
+static inline int32_t dy_q_dot_s8(const int8_t *a, const int8_t *b, int32_t n) {
+  return dy_q_dot_avx2(a, b, n, 0);
+}
 static inline int32_t dy_q_dot_u8s8(const uint8_t *a, const int8_t *b, int32_t n) {
-  __m256i acc = _mm256_setzero_si256();
-  __m128i s;
-  int32_t i = 0, sum;
-  for (; i + 16 <= n; i += 16) {
-    __m256i va = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(a + i)));
-    __m256i vb = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(b + i)));
-    acc = _mm256_add_epi32(acc, _mm256_madd_epi16(va, vb));
-  }
-  s = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
-  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
-  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
-  sum = _mm_cvtsi128_si32(s);
-  for (; i < n; i++)
-    sum += (int32_t)a[i] * b[i];
-  return sum;
+  return dy_q_dot_avx2(a, b, n, 1);
 }
 #elif defined(__ARM_NEON) && defined(__aarch64__)
 #include <arm_neon.h>

@@ -229,6 +229,9 @@ ox_value *ox_zero_like(ox_ctx *c, dy_dtype dt);
  * constants: the requantization is compiled from them (a graph input is
  * reported as one to bind, like a shape input). */
 dy_status ox_need_const_scales(ox_ctx *c, ox_value *const *in, const int *idx, int n);
+/* onnx_quant.c: ConvInteger's and MatMulInteger's inputs (a, b, a's and
+ * b's zero points): absent zero points are 0 of their tensor's dtype. */
+dy_status ox_integer_inputs(ox_ctx *c, ox_value *in[4]);
 /* v's dtype must be f32 (else an unsupported-dtype error naming the node). */
 dy_status ox_need_f32(ox_ctx *c, const ox_value *v);
 

@@ -884,17 +884,11 @@ static dy_status map_qlinear_conv(ox_ctx *c) {
 static dy_status map_conv_integer(ox_ctx *c) {
   ox_value *in[4];
   TRY(ox_check_attrs(c, "auto_pad dilations group kernel_shape pads strides"));
-  TRY(ox_need_in(c, 0, &in[0]));
-  TRY(ox_need_in(c, 1, &in[1]));
-  for (int i = 2; i < 4; i++) {
-    in[i] = ox_in(c, i);
-    if (!in[i])
-      in[i] = ox_new_const(c, in[i - 2]->type.dtype, 0, NULL, NULL);
-  }
+  TRY(ox_integer_inputs(c, in));
   dy_attr a[6];
   int64_t k[2], s[2], d[2], pads[4];
   TRY(qconv_attrs(c, in[0], in[1], a, k, s, d, pads));
-  OUT(0, in[2] && in[3] ? ox_op(c, "conv_integer", in, 4, a, 4) : NULL);
+  OUT(0, ox_op(c, "conv_integer", in, 4, a, 4));
 }
 
 /* ------------------------------------------------------------------ */

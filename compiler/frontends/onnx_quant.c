@@ -25,6 +25,17 @@ dy_status ox_need_const_scales(ox_ctx *c, ox_value *const *in, const int *idx, i
   return DY_OK;
 }
 
+dy_status ox_integer_inputs(ox_ctx *c, ox_value *in[4]) {
+  TRY(ox_need_in(c, 0, &in[0]));
+  TRY(ox_need_in(c, 1, &in[1]));
+  for (int i = 2; i < 4; i++) {
+    in[i] = ox_in(c, i);
+    if (!in[i] && !(in[i] = ox_new_const(c, in[i - 2]->type.dtype, 0, NULL, NULL)))
+      return DY_STATUS_OUT_OF_MEMORY;
+  }
+  return DY_OK;
+}
+
 /* The axis attribute for a per-channel scale of numel n on x (0 for one
  * value: ONNX ignores axis then). */
 static dy_status quant_axis(ox_ctx *c, const ox_value *x, const ox_value *scale,
@@ -106,15 +117,7 @@ static dy_status map_qlinear_matmul(ox_ctx *c) {
 static dy_status map_matmul_integer(ox_ctx *c) {
   ox_value *in[4];
   TRY(ox_check_attrs(c, ""));
-  TRY(ox_need_in(c, 0, &in[0]));
-  TRY(ox_need_in(c, 1, &in[1]));
-  for (int i = 2; i < 4; i++) {
-    in[i] = ox_in(c, i);
-    if (!in[i])
-      in[i] = ox_new_const(c, in[i - 2]->type.dtype, 0, NULL, NULL);
-    if (!in[i])
-      return DY_STATUS_OUT_OF_MEMORY;
-  }
+  TRY(ox_integer_inputs(c, in));
   if (dy_type_numel(&in[2]->type) != 1)
     return ox_fail(c, DY_STATUS_UNSUPPORTED, "a_zero_point per row is not supported");
   OUT(0, ox_op(c, "matmul_integer", in, 4, NULL, 0));
