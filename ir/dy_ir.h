@@ -41,6 +41,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "dy_checked.h"
+
 #define DY_MAX_DIMS 8
 #define DY_VERSION_STRING "0.1.0"
 
@@ -122,10 +124,23 @@ typedef struct {
   int64_t shape[DY_MAX_DIMS];
 } dy_type;
 
-/* Number of elements, or -1 if any dim is dynamic. */
+/* Number of elements, or -1 if any dim is dynamic. Sizes are checked where
+ * types are made (dy_type_check: inference, loaders, the parser); on a
+ * type that was not, a count over DY_MAX_NUMEL (dy_checked.h) saturates at
+ * DY_MAX_NUMEL + 1, which every size check rejects, and never wraps. */
 int64_t dy_type_numel(const dy_type *t);
-/* Number of elements with every dynamic dim set to batch. */
+/* Number of elements with every dynamic dim set to batch (saturating as
+ * dy_type_numel). */
 int64_t dy_type_numel_at(const dy_type *t, int64_t batch);
+/* Bytes of t with every dynamic dim set to batch (>= 1): false when a dim
+ * is below -1 or the size exceeds DY_MAX_TENSOR_BYTES. */
+bool dy_type_bytes_at(const dy_type *t, int64_t batch, int64_t *out);
+/* DY_OK when t is well formed (rank in [0, DY_MAX_DIMS], dims >= -1, a
+ * known dtype) and its static part (the batch counted as 1) fits in
+ * DY_MAX_TENSOR_BYTES; else an error "<op>: <what> f32[...] ..." at op's
+ * line (op may be NULL: then what alone names the tensor). */
+dy_status dy_type_check(const dy_type *t, const struct dy_op *op, const char *what,
+                        dy_error *err);
 bool dy_type_is_static(const dy_type *t);
 bool dy_type_equal(const dy_type *a, const dy_type *b);
 /* "f32[-1,10]" into buf; returns buf. */
@@ -698,9 +713,24 @@ uint32_t dy_crc32(uint32_t crc, const void *data, size_t n);
 /* Read a whole file; *buf is malloc'd (caller frees). */
 dy_status dy_read_file(const char *path, uint8_t **buf, size_t *len,
                        dy_error *err);
-/* Write a whole file atomically: path.tmp.<pid>, then rename. */
+/* Write a whole file atomically: a temporary beside it, created
+ * exclusively (O_CREAT | O_EXCL | O_NOFOLLOW, random suffix), then renamed
+ * over path. A path too long for a temporary name is an error. */
 dy_status dy_write_file_atomic(const char *path, const void *buf, size_t len,
                                dy_error *err);
+/* The same for n (<= 8) files as one: all temporaries are written first,
+ * then renamed, so a failure while writing leaves every old file in place. */
+dy_status dy_write_files_atomic(int n, const char *const *paths, const void *const *bufs,
+                                const size_t *lens, dy_error *err);
+/* dy_write_file_atomic with the file's mode (less the umask): 0777 for an
+ * executable (dy_write_file_atomic's is 0666). */
+dy_status dy_write_file_atomic_mode(const char *path, const void *buf, size_t len, int mode,
+                                    dy_error *err);
+/* Create path.tmp.<random> exclusively, mode 0600, never through a link;
+ * *fd is open for writing, tmp (tmp_n bytes) gets its name. Retries on
+ * EEXIST. For writers that stream (dy_write_file_atomic is the usual one). */
+dy_status dy_temp_create(const char *path, char *tmp, size_t tmp_n, int *fd,
+                         dy_error *err);
 
 /* Gradient rules and Program autodiff; losses, optimizers, training. */
 #include "dy_grad.h"

@@ -18,7 +18,7 @@
  * scoped to one import, which is how onnx_control.c unrolls them.
  *
  * The dynamic batch inside shape arithmetic: Shape of a tensor whose dim is
- * the batch gives a "shape value" whose entry is OX_BATCH (see
+ * the batch gives a "shape value" whose entry is flagged as the batch (see
  * onnx_internal.h); data-movement ops carry it, Reshape maps it back to 0
  * (copy the input's batch dim) or -1 (infer), Expand to -1 (keep). Every
  * other use is one clear error naming the node.
@@ -137,6 +137,7 @@ static bool bind_scoped(ox_ctx *c, const char *name, ox_value *v) {
 
 void ox_free_const(ox_const *k) {
   if (k) {
+    free(k->batch);
     free(k->data);
     free(k);
   }
@@ -176,20 +177,36 @@ static void free_values(ox_ctx *c) {
 bool ox_is_const(const ox_value *v) { return v && v->c && !v->sym; }
 
 size_t ox_type_bytes(const dy_type *t) {
-  int64_t n = dy_type_numel(t);
-  return n > 0 ? (size_t)n * dy_dtype_size(t->dtype) : 0;
+  int64_t b;
+  return dy_type_is_static(t) && dy_type_bytes_at(t, 1, &b) ? (size_t)b : 0;
 }
 
-/* Mark v symbolic if any of its i64 entries is OX_BATCH. */
 void ox_update_sym(ox_value *v) {
   v->sym = false;
-  if (!v->c || v->type.dtype != DY_I64)
+  if (!v->c || !v->c->batch)
     return;
   int64_t n = dy_type_numel(&v->type);
-  const int64_t *d = v->c->data;
   for (int64_t i = 0; i < n; i++)
-    if (d[i] == OX_BATCH)
+    if (v->c->batch[i])
       v->sym = true;
+}
+
+dy_status ox_mark_batch(ox_ctx *c, ox_value *v, int64_t i) {
+  int64_t n = dy_type_numel(&v->type);
+  if (!v->c || v->type.dtype != DY_I64 || i < 0 || i >= n)
+    return ox_fail(c, DY_STATUS_INTERNAL, "marking entry %lld of '%s' as the batch",
+                   (long long)i, v->name ? v->name : "");
+  if (!v->c->batch && !(v->c->batch = calloc((size_t)n, 1)))
+    return ox_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  v->c->batch[i] = 1;
+  ((int64_t *)v->c->data)[i] = 0;
+  v->sym = true;
+  return DY_OK;
+}
+
+bool ox_is_batch(const ox_value *v, int64_t i) {
+  return v && v->c && v->c->batch && i >= 0 && i < dy_type_numel(&v->type) &&
+         v->c->batch[i];
 }
 
 ox_value *ox_new_const(ox_ctx *c, dy_dtype dt, int rank, const int64_t *shape,
@@ -197,6 +214,11 @@ ox_value *ox_new_const(ox_ctx *c, dy_dtype dt, int rank, const int64_t *shape,
   dy_type t = {.dtype = dt, .rank = rank};
   for (int i = 0; i < rank; i++)
     t.shape[i] = shape[i];
+  dy_error te = {0};
+  if (dy_type_check(&t, NULL, "a constant", &te) || !dy_type_is_static(&t)) {
+    ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "%s", te.msg[0] ? te.msg : "a constant of a dynamic shape");
+    return NULL;
+  }
   ox_value *v = ox_new_value(c, NULL, &t);
   ox_const *k = calloc(1, sizeof *k);
   size_t nb = ox_type_bytes(&t);
@@ -320,6 +342,38 @@ const char *ox_attr_s(ox_ctx *c, const char *name, const char *dflt, char *buf,
   return buf;
 }
 
+/* Attributes that are sizes, counts or extents, by name, with their least
+ * value: every int in them must lie in [lo, DY_MAX_NUMEL] before a mapper
+ * multiplies, divides or loops by it (a blocksize of 2^32 squared is 0;
+ * an LRN size of 2^31 - 1 unrolled is a hang). */
+static const struct {
+  const char *name;
+  int64_t lo;
+} size_attrs[] = {
+    {"blocksize", 1},   {"size", 1},           {"hidden_size", 1},     {"group", 1},
+    {"kernel_shape", 1}, {"strides", 1},       {"dilations", 1},       {"num_outputs", 1},
+    {"split", 0},       {"output_padding", 0}, {"output_shape", 0},
+    {"pads", -DY_MAX_NUMEL}, /* Pad (opset < 11) crops with negative pads */
+};
+
+static dy_status check_size_attr(ox_ctx *c, const Onnx__AttributeProto *a) {
+  for (size_t k = 0; k < sizeof size_attrs / sizeof *size_attrs; k++) {
+    if (strcmp(a->name, size_attrs[k].name) != 0)
+      continue;
+    /* what ox_attr_i and ox_attr_ints read: i when has_i, every ints entry */
+    for (size_t j = 0; j < a->n_ints + (a->has_i ? 1 : 0); j++) {
+      bool list = j < a->n_ints;
+      int64_t v = list ? a->ints[j] : a->i;
+      if (v < size_attrs[k].lo || v > DY_MAX_NUMEL)
+        return ox_fail(c, DY_STATUS_INVALID_ARGUMENT,
+                       "attribute '%s'%s is %lld, outside [%lld, %lld]", a->name,
+                       list ? "'s entry" : "", (long long)v,
+                       (long long)size_attrs[k].lo, (long long)DY_MAX_NUMEL);
+    }
+  }
+  return DY_OK;
+}
+
 dy_status ox_check_attrs(ox_ctx *c, const char *known) {
   for (size_t i = 0; i < c->node->n_attribute; i++) {
     const char *nm = c->node->attribute[i]->name ? c->node->attribute[i]->name : "";
@@ -339,6 +393,7 @@ dy_status ox_check_attrs(ox_ctx *c, const char *known) {
                      nm);
     if (!ok)
       return ox_fail(c, DY_STATUS_UNSUPPORTED, "attribute '%s' is not supported", nm);
+    TRY(check_size_attr(c, c->node->attribute[i]));
   }
   return DY_OK;
 }
