@@ -1,10 +1,11 @@
 /* onnx_tensor.c - ONNX TensorProtos (initializers, Constant values, test
- * data) to host constants: dtype mapping (float32, int64, bool; narrower
- * integers widen exactly to int64), raw / typed / external data with their
- * sizes checked, and dy_onnx_tensor_read for .pb files. The declared
- * shape is checked against DY_MAX_TENSOR_BYTES (dy_checked.h) and the data
- * that backs it is checked to be there before anything of that size is
- * allocated: a few bytes claiming tens of GB are an error, not a malloc.
+ * data) to host constants: dtype mapping (float32, int64, bool, int8, uint8,
+ * int32; int16, uint16 and uint32 widen exactly to int64), raw / typed /
+ * external data with their sizes checked, and dy_onnx_tensor_read for .pb
+ * files. The declared shape is checked against DY_MAX_TENSOR_BYTES
+ * (dy_checked.h) and the data that backs it is checked to be there before
+ * anything of that size is allocated: a few bytes claiming tens of GB are
+ * an error, not a malloc.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -30,6 +31,9 @@ static bool map_dtype(int t, dy_dtype *out) {
   case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: *out = DY_F32; return true;
   case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: *out = DY_I64; return true;
   case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL: *out = DY_BOOL; return true;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__INT8: *out = DY_I8; return true;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__UINT8: *out = DY_U8; return true;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: *out = DY_I32; return true;
   default: return false;
   }
 }
@@ -156,7 +160,11 @@ static dy_status check_typed(const Onnx__TensorProto *t, const char *what, int w
                 : dt == DY_F32 ? t->n_float_data
                 : dt == DY_I64 ? t->n_int64_data
                                : t->n_int32_data;
-  const char *kind = width ? "values" : dt == DY_F32 ? "floats" : dt == DY_I64 ? "int64s" : "bools";
+  const char *kind = width            ? "values"
+                     : dt == DY_F32   ? "floats"
+                     : dt == DY_I64   ? "int64s"
+                     : dt == DY_BOOL  ? "bools"
+                                      : "values";
   if (have != (size_t)n)
     return dy_error_set(err, DY_STATUS_FORMAT, "%s: %zu %s for %lld elements", what, have,
                         kind, (long long)n);
@@ -174,16 +182,13 @@ dy_status ox_tensor_convert(const Onnx__TensorProto *t, const char *what,
   bool is_signed = false;
   if (!map_dtype(odt, &dt)) {
     switch (odt) {
-    case ONNX__TENSOR_PROTO__DATA_TYPE__INT8: width = 1, is_signed = true; break;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT8: width = 1; break;
     case ONNX__TENSOR_PROTO__DATA_TYPE__INT16: width = 2, is_signed = true; break;
     case ONNX__TENSOR_PROTO__DATA_TYPE__UINT16: width = 2; break;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: width = 4, is_signed = true; break;
     case ONNX__TENSOR_PROTO__DATA_TYPE__UINT32: width = 4; break;
     default:
       return dy_error_set(err, DY_STATUS_UNSUPPORTED,
-                          "%s: dtype %s is not supported (dy2stc has float32, int64 "
-                          "and bool)", what, ox_dtype_name(odt));
+                          "%s: dtype %s is not supported (dy2stc has float32, int64, "
+                          "int32, int8, uint8 and bool)", what, ox_dtype_name(odt));
     }
     dt = DY_I64;
   }
@@ -246,9 +251,19 @@ dy_status ox_tensor_convert(const Onnx__TensorProto *t, const char *what,
   } else if (dt == DY_I64) {
     if (nb)
       memcpy(k->data, t->int64_data, nb);
-  } else {
+  } else if (dt == DY_BOOL) {
     for (int64_t i = 0; i < n; i++)
       ((unsigned char *)k->data)[i] = t->int32_data[i] != 0;
+  } else { /* int8, uint8, int32 in int32_data (counted by check_typed) */
+    for (int64_t i = 0; i < n; i++) {
+      int32_t v = t->int32_data[i];
+      if (dt == DY_I32)
+        ((int32_t *)k->data)[i] = v;
+      else if (dt == DY_I8)
+        ((int8_t *)k->data)[i] = (int8_t)v;
+      else
+        ((uint8_t *)k->data)[i] = (uint8_t)v;
+    }
   }
   if (s) {
     ox_free_const(k);
