@@ -29,6 +29,9 @@ const char *dy_mathlib_name(int i);
 /* ---- emit_simd.c: the SIMD helpers (dy_vf, dy_f16) every vector kernel
  * uses; written once per file, before the kernels, when one uses them ---- */
 void dy_cg_simd_prelude(dy_buf *out);
+/* The fixed-point helpers of the quantized kernels (ir/dy_qfixed.h's
+ * template text: dy_q_*), written once per file when a kernel uses them. */
+void dy_cg_qfixed_prelude(dy_buf *out);
 
 /* ---- emit_tidy.c: text passes over a kernel (the driver's) ---- */
 

@@ -287,6 +287,9 @@ static const char *ctype_of(dy_dtype t) {
   case DY_F32: return "float";
   case DY_I64: return "int64_t";
   case DY_BOOL: return "uint8_t";
+  case DY_I8: return "int8_t";
+  case DY_U8: return "uint8_t";
+  case DY_I32: return "int32_t";
   default: return "void";
   }
 }
@@ -1503,6 +1506,15 @@ static dy_status emit_weights(gen *g, dy_buf *out) {
         int64_t x;
         memcpy(&x, (const char *)v->data + 8 * j, 8);
         dy_int64_literal(x, lit, sizeof lit);
+      } else if (v->type.dtype == DY_I32) {
+        int32_t x;
+        memcpy(&x, (const char *)v->data + 4 * j, 4);
+        if (x == INT32_MIN)
+          snprintf(lit, sizeof lit, "INT32_MIN");
+        else
+          snprintf(lit, sizeof lit, "%ld", (long)x);
+      } else if (v->type.dtype == DY_I8) {
+        snprintf(lit, sizeof lit, "%d", ((const signed char *)v->data)[j]);
       } else {
         snprintf(lit, sizeof lit, "%u", ((const unsigned char *)v->data)[j]);
       }
@@ -1625,6 +1637,23 @@ static const char *operand_role(const dy_op *op, bool out, int i, char *buf, siz
   case DY_OP_FUSED_ELEMENTWISE:
     snprintf(buf, n, "x%d", i);
     return buf;
+  case DY_OP_QUANTIZE_LINEAR:
+  case DY_OP_DEQUANTIZE_LINEAR:
+    return (const char *[]){"x", "scale", "zero_point"}[i];
+  case DY_OP_QCONV2D:
+    return (const char *[]){"x", "x_scale", "x_zero_point", "w", "w_scale", "w_zero_point",
+                            "y_scale", "y_zero_point", "bias"}[i];
+  case DY_OP_QMATMUL:
+  case DY_OP_QADD:
+  case DY_OP_QMUL:
+    return (const char *[]){"a", "a_scale", "a_zero_point", "b", "b_scale", "b_zero_point",
+                            "y_scale", "y_zero_point", "bias"}[i];
+  case DY_OP_QSOFTMAX:
+    return (const char *[]){"x", "x_scale", "x_zero_point", "y_scale", "y_zero_point"}[i];
+  case DY_OP_MATMUL_INTEGER:
+    return (const char *[]){"a", "b", "a_zero_point", "b_zero_point"}[i];
+  case DY_OP_CONV_INTEGER:
+    return (const char *[]){"x", "w", "x_zero_point", "w_zero_point"}[i];
   default:
     break;
   }
@@ -2270,6 +2299,8 @@ static dy_status emit_source_rest(gen *g, dy_buf *out) {
     dy_cg_gemm_prelude(out);
   if (g->uses & DY_USES_THREADS)
     dy_cg_thread_prelude(out, g->opt->threads);
+  if (g->uses & DY_USES_QFIXED)
+    dy_cg_qfixed_prelude(out);
   if (g->n_ops)
     dy_buf_puts(out, "/* ---- kernels, in execution order ---- */\n\n");
   if (kernels.s)

@@ -29,3 +29,8 @@ void dy_cg_simd_prelude(dy_buf *out) {
   dy_tpl_put(out, dy_tpl_simd, 0, -1, NULL, 0);
   dy_buf_putc(out, '\n');
 }
+
+void dy_cg_qfixed_prelude(dy_buf *out) {
+  dy_tpl_put(out, dy_tpl_qfixed, 0, -1, NULL, 0);
+  dy_buf_putc(out, '\n');
+}

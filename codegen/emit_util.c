@@ -133,6 +133,9 @@ const char *dy_ctype(dy_dtype t) {
   case DY_F32: return "float";
   case DY_I64: return "int64_t";
   case DY_BOOL: return "uint8_t";
+  case DY_I8: return "int8_t";
+  case DY_U8: return "uint8_t";
+  case DY_I32: return "int32_t";
   default: return "void";
   }
 }

@@ -11,6 +11,8 @@
  *   rt/dy_simd.h     the SIMD helpers (dy_vf, dy_f16)   dy_tpl_simd
  *   rt/dy_gemm.h     the GEMM epilogue flags, dy_gemm_out  dy_tpl_gemm
  *   rt/dy_thread.h   dy_parallel (--threads)            dy_tpl_thread
+ *   ../ir/dy_qfixed.h  the quantized ops' fixed-point    dy_tpl_qfixed
+ *                    arithmetic (shared with the runtime's kernels)
  *
  * At build time rt/embed.cmake turns each into a generated .c in the build
  * tree that defines the arrays below: the lines between the file's
@@ -46,6 +48,8 @@ extern const char *const dy_tpl_mathlib[];
 extern const dy_tpl_section dy_tpl_mathlib_sections[];
 extern const char *const dy_tpl_simd[];
 extern const dy_tpl_section dy_tpl_simd_sections[];
+extern const char *const dy_tpl_qfixed[];
+extern const dy_tpl_section dy_tpl_qfixed_sections[];
 extern const char *const dy_tpl_gemm[];
 extern const dy_tpl_section dy_tpl_gemm_sections[];
 extern const char *const dy_tpl_thread[];

@@ -31,7 +31,11 @@ typedef struct {
 /* main.c: record one --input argument; false when there are too many. */
 bool dy_cli_add_input(dy_cli_inputs *ia, const char *arg);
 void dy_cli_free_inputs(dy_cli_inputs *ia);
-/* main.c: read one tensor per feed of p (.npy), in feed order. */
+/* main.c: *t read from an .npy of '<i4' (i32) made i64 in place (a new
+ * tensor), as files of labels and indices often are; else unchanged. */
+dy_status dy_cli_widen_i32(dy_tensor **t, dy_error *err);
+/* main.c: read one tensor per feed of p (.npy), in feed order; an i32
+ * file for an i64 feed is widened. */
 dy_status dy_cli_load_inputs(const dy_program *p, const dy_cli_inputs *ia,
                              dy_tensor **t, dy_error *err);
 /* main.c: a bare argument: the model, then inputs; an unknown option is a

@@ -103,6 +103,21 @@ void dy_cli_free_inputs(dy_cli_inputs *ia) {
     free((char *)ia->name[i]);
 }
 
+dy_status dy_cli_widen_i32(dy_tensor **t, dy_error *err) {
+  if (!*t || (*t)->type.dtype != DY_I32)
+    return DY_OK;
+  dy_tensor *w = dy_tensor_new(DY_I64, (*t)->type.rank, (*t)->type.shape);
+  if (!w)
+    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  const int32_t *src = (*t)->data;
+  int64_t *dst = w->data;
+  for (int64_t i = 0; i < dy_tensor_numel(w); i++)
+    dst[i] = src[i];
+  dy_tensor_free(*t);
+  *t = w;
+  return DY_OK;
+}
+
 dy_status dy_cli_load_inputs(const dy_program *p, const dy_cli_inputs *ia,
                              dy_tensor **t, dy_error *err) {
   for (int i = 0; i < p->n_feeds; i++)
@@ -126,6 +141,8 @@ dy_status dy_cli_load_inputs(const dy_program *p, const dy_cli_inputs *ia,
       return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
                           "input '%s' is given twice", p->vars[p->feeds[slot]]->name);
     dy_status s = dy_npy_read(ia->file[k], &t[slot], err);
+    if (!s && p->vars[p->feeds[slot]]->type.dtype == DY_I64)
+      s = dy_cli_widen_i32(&t[slot], err);
     if (s)
       return s;
   }

@@ -431,7 +431,7 @@ int dy_cli_train(int argc, char **argv) {
     s = dy_model_load_any(a.model, &t, &err);
   if (!s)
     s = dy_cli_load_inputs(p, &a.ia, in, &err);
-  if (!s && (s = dy_npy_read(a.labels, &labels, &err)))
+  if (!s && ((s = dy_npy_read(a.labels, &labels, &err)) || (s = dy_cli_widen_i32(&labels, &err))))
     dy_error_prefix(&err, "labels");
   if (!s && (s = pick_output(t, a.t.output, &out, &err)) == DY_OK)
     pred = t->vars[out]->type;

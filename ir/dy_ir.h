@@ -105,10 +105,13 @@ typedef enum {
   DY_F32 = 0,
   DY_I64 = 1,
   DY_BOOL = 2,   /* one byte per element, 0 or 1 */
+  DY_I8 = 3,     /* int8_t: quantized values (ops_quant.def) */
+  DY_U8 = 4,     /* uint8_t: quantized values (ONNX's uint8) */
+  DY_I32 = 5,    /* int32_t: quantized biases and accumulators */
   DY_DTYPE_COUNT
 } dy_dtype;
 
-const char *dy_dtype_name(dy_dtype t);       /* "f32", "i64", "bool" */
+const char *dy_dtype_name(dy_dtype t);       /* "f32", "i64", "bool", "i8", "u8", "i32" */
 size_t dy_dtype_size(dy_dtype t);            /* bytes per element    */
 bool dy_dtype_from_name(const char *s, dy_dtype *out);
 
@@ -510,6 +513,33 @@ typedef struct {
 } dy_pool_geom;
 
 dy_pool_geom dy_pool2d_geom(const dy_type *x, const dy_pool2d_attrs *a);
+
+/* ------------------------------------------------------------------ */
+/* quant.c: requantization parameters of the quantized ops             */
+/* ------------------------------------------------------------------ */
+
+/* The quantized ops' fixed-point arithmetic itself is ir/dy_qfixed.h. */
+
+/* TFLite's QuantizeMultiplier: real ~ mult / 2^31 * 2^shift with mult in
+ * [2^30, 2^31); 0 and 0 for real <= 0 or not finite. */
+void dy_quant_multiplier(double real, int32_t *mult, int32_t *shift);
+/* qadd's (TFLite ADD's) three multipliers: a's, b's (each input rescaled to
+ * twice the larger input scale, after a left shift of
+ * DY_QADD_LEFT_SHIFT) and the output's. */
+#define DY_QADD_LEFT_SHIFT 20
+void dy_quant_add_params(float a_scale, float b_scale, float y_scale, int32_t mult[3],
+                         int32_t shift[3]);
+/* qsoftmax's (TFLite SOFTMAX's, beta 1) input multiplier, left shift and
+ * smallest counted difference from the row's maximum. */
+void dy_quant_softmax_params(float x_scale, int32_t *mult, int32_t *lshift,
+                             int32_t *diff_min);
+/* Element i of an i8, u8 or i32 array as int32 (0 for other dtypes). */
+int32_t dy_quant_value(dy_dtype t, const void *data, int64_t i);
+/* The value range of t (i8, u8; i32 and others: the int32 range), and
+ * that range intersected with [act_min, act_max]. */
+void dy_quant_range(dy_dtype t, int32_t *lo, int32_t *hi);
+void dy_quant_act_range(dy_dtype t, int64_t act_min, int64_t act_max, int32_t *lo,
+                        int32_t *hi);
 
 /* ------------------------------------------------------------------ */
 /* infer.c: shape and dtype inference, one function per op             */

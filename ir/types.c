@@ -3,8 +3,8 @@
 
 #include "dy_ir.h"
 
-static const char *const dtype_names[DY_DTYPE_COUNT] = {"f32", "i64", "bool"};
-static const size_t dtype_sizes[DY_DTYPE_COUNT] = {4, 8, 1};
+static const char *const dtype_names[DY_DTYPE_COUNT] = {"f32", "i64", "bool", "i8", "u8", "i32"};
+static const size_t dtype_sizes[DY_DTYPE_COUNT] = {4, 8, 1, 1, 1, 4};
 
 const char *dy_dtype_name(dy_dtype t) {
   return (unsigned)t < DY_DTYPE_COUNT ? dtype_names[t] : "?";

@@ -11,8 +11,8 @@
  *                                starts at a multiple of 64 bytes
  *   data                         prod(shape) elements, C order
  *
- * dtypes: '<f4' is f32, '<i8' i64, '|b1' bool; on read '<f8' converts to
- * f32 and '<i4' to i64. Fortran-order arrays are refused (we would have to
+ * dtypes: '<f4' is f32, '<i8' i64, '|b1' bool, '|i1' i8, '|u1' u8, '<i4'
+ * i32; on read '<f8' converts to f32. Fortran-order arrays are refused (we would have to
  * transpose) with a clear message.
  *
  * The header parser is a small recursive-descent reader for exactly the
@@ -211,7 +211,8 @@ typedef struct {
 
 static const npy_kind npy_kinds[] = {
     {"<f4", DY_F32, 4}, {"<i8", DY_I64, 8}, {"|b1", DY_BOOL, 1},
-    {"<f8", DY_F32, 8}, {"<i4", DY_I64, 4},
+    {"|i1", DY_I8, 1}, {"|u1", DY_U8, 1}, {"<i4", DY_I32, 4},
+    {"<f8", DY_F32, 8},
 };
 
 static uint64_t load_le(const uint8_t *p, size_t n) {
@@ -256,8 +257,8 @@ static void decode_data(const npy_kind *k, const uint8_t *src, int64_t n,
     int64_t *o = dst;
     for (int64_t i = 0; i < n; i++)
       o[i] = (int64_t)load_le(src + 8 * i, 8);
-  } else { /* <i4 */
-    int64_t *o = dst;
+  } else { /* <i4 on a big-endian host */
+    int32_t *o = dst;
     for (int64_t i = 0; i < n; i++)
       o[i] = (int32_t)(uint32_t)load_le(src + 4 * i, 4);
   }
@@ -310,8 +311,8 @@ static dy_status npy_decode(const char *path, const uint8_t *buf, size_t len,
       k = &npy_kinds[i];
   if (!k)
     return dy_error_set(err, DY_STATUS_FORMAT,
-                        "%s: unsupported dtype '%s' (want <f4, <i8, |b1, <f8 "
-                        "or <i4)", path, h.descr);
+                        "%s: unsupported dtype '%s' (want <f4, <f8, <i8, <i4, "
+                        "|i1, |u1 or |b1)", path, h.descr);
 
   /* The data must be exactly prod(shape) elements. */
   int64_t numel = 1;
@@ -371,7 +372,7 @@ dy_status dy_npy_write(const char *path, const dy_tensor *t, dy_error *err) {
     return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
                         "dy_npy_write: NULL path or tensor");
   const dy_type *ty = &t->type;
-  static const char *const descrs[DY_DTYPE_COUNT] = {"<f4", "<i8", "|b1"};
+  static const char *const descrs[DY_DTYPE_COUNT] = {"<f4", "<i8", "|b1", "|i1", "|u1", "<i4"};
   if ((unsigned)ty->dtype >= DY_DTYPE_COUNT || ty->rank < 0 ||
       ty->rank > DY_MAX_DIMS)
     return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,

@@ -42,6 +42,9 @@ dy_tensor *dy_case_input(const dy_op_case *c, int i, int64_t batch, uint64_t *rn
           (int64_t)(l + (double)(dy_case_u64(rng) % (uint64_t)(h - l)));
       break;
     }
+    case DY_I8:
+    case DY_U8: ((uint8_t *)x->data)[k] = (uint8_t)(dy_case_u64(rng) >> 24); break;
+    case DY_I32: ((int32_t *)x->data)[k] = (int32_t)(dy_case_u64(rng) % 4000) - 2000; break;
     default: ((uint8_t *)x->data)[k] = dy_case_u64(rng) & 1; break;
     }
   }

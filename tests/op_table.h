@@ -20,20 +20,25 @@
 
 #include "dy_compiler.h"
 
+/* Inputs a case may have (qconv2d and qmatmul take 9). */
+#define DY_CASE_MAX_IN 10
+
 typedef struct {
   const char *label;       /* shown on failure */
   dy_op_kind kind;
   int n_attrs;
   dy_attr attrs[10];
   int n_in;
-  dy_type in[8];           /* declared types; -1 is the batch            */
+  dy_type in[DY_CASE_MAX_IN]; /* declared types; -1 is the batch         */
   unsigned consts;         /* bit i: input i is a persistable constant
                               (a weight) instead of a feed; static shape */
   int64_t batch;           /* the batch when run (0: 2)                   */
   float lo, hi;            /* random f32 inputs in [lo, hi), i64 in
                               [lo, hi) as integers (lo == hi: [-1, 1),
-                              i64 [0, 4)); bool inputs are random 0/1     */
-  const void *data[8];     /* explicit input data (concrete shape), or
+                              i64 [0, 4)); bool inputs are random 0/1,
+                              i8 and u8 over their range, i32 in
+                              [-2000, 2000)                               */
+  const void *data[DY_CASE_MAX_IN]; /* explicit input data (concrete shape), or
                               NULL for random                            */
   double tol;              /* |got - ref| <= tol * (1 + |ref|); 0: 1e-5  */
   const float *expect;     /* hand-computed values of the f32 output,
@@ -64,6 +69,7 @@ extern const dy_op_case_list dy_op_cases_math;
 extern const dy_op_case_list dy_op_cases_shape;
 extern const dy_op_case_list dy_op_cases_extra;
 extern const dy_op_case_list dy_op_cases_train;
+extern const dy_op_case_list dy_op_cases_quant;
 
 /* op_inputs.c: input i of case c at the given batch (its -1 dims), a new
  * tensor owned like any op result: the case's data, or random values from

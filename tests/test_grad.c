@@ -239,7 +239,7 @@ static bool has_gradient(const dy_op_case *c) {
 static dy_program *gradient_program(const dy_op_case *c, int *which, int *n_wrt,
                                     int *grads) {
   dy_error err = {0};
-  int ids[8], loss;
+  int ids[DY_CASE_MAX_IN], loss;
   dy_program *p = loss_program(c, ids, &loss, &err);
   if (!p) {
     fprintf(stderr, "\n  [%s] cannot build: %s\n", c->label, err.msg);
@@ -290,7 +290,7 @@ static void check_case(const dy_op_case *c, tally *t) {
     in[i] = make_input(c, i, batch);
   dy_op probe = {.id = 0, .kind = c->kind, .attrs = (dy_attr *)c->attrs,
                  .n_attrs = c->n_attrs};
-  dy_type tin[8], tout;
+  dy_type tin[DY_CASE_MAX_IN], tout;
   for (int i = 0; i < c->n_in; i++)
     tin[i] = in[i]->type;
   dy_infer(&probe, tin, c->n_in, &tout, &err);

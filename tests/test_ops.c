@@ -42,6 +42,8 @@ static double value_at(const dy_tensor *t, int64_t k) {
   switch (t->type.dtype) {
   case DY_F32: return ((const float *)t->data)[k];
   case DY_I64: return (double)((const int64_t *)t->data)[k];
+  case DY_I8: return ((const int8_t *)t->data)[k];
+  case DY_I32: return ((const int32_t *)t->data)[k];
   default: return ((const uint8_t *)t->data)[k];
   }
 }
@@ -84,7 +86,7 @@ static bool is_const(const dy_op_case *c, int i) {
  * the first is fetched). */
 static dy_program *case_program(const dy_op_case *c, dy_tensor **in, dy_error *err) {
   dy_program *p = dy_program_new();
-  int ids[8];
+  int ids[DY_CASE_MAX_IN];
   for (int i = 0; i < c->n_in; i++) {
     char name[16];
     snprintf(name, sizeof name, "in%d", i);
@@ -164,13 +166,13 @@ static void run_family(const char *family, const dy_op_case_list *list) {
   for (int i = 0; i < list->n; i++) {
     const dy_op_case *c = &list->cases[i];
     int64_t batch = c->batch ? c->batch : 2;
-    dy_tensor *in[8] = {0};
+    dy_tensor *in[DY_CASE_MAX_IN] = {0};
     dy_scope_begin();
     for (int k = 0; k < c->n_in; k++)
       in[k] = make_input(c, k, batch);
     /* an in-place op updates its inputs: eager runs on copies, so that
      * the Program starts from the same state */
-    dy_tensor *state[8] = {0};
+    dy_tensor *state[DY_CASE_MAX_IN] = {0};
     for (int k = 0; k < c->n_in; k++)
       state[k] = in_place(c) && in[k]
                      ? dy_tensor_from_data(in[k]->type.dtype, in[k]->type.rank,
@@ -221,7 +223,7 @@ static void run_family(const char *family, const dy_op_case_list *list) {
       dy_scope_end();
       continue;
     }
-    dy_tensor *feeds[8], *out = NULL;
+    dy_tensor *feeds[DY_CASE_MAX_IN], *out = NULL;
     int nf = 0;
     for (int k = 0; k < c->n_in; k++)
       if (!is_const(c, k))
@@ -368,6 +370,7 @@ static void test_ops_nn(void) { run_family("nn", &dy_op_cases_nn); }
 static void test_ops_math(void) { run_family("math", &dy_op_cases_math); }
 static void test_ops_shape(void) { run_family("shape", &dy_op_cases_shape); }
 static void test_ops_train(void) { run_family("train", &dy_op_cases_train); }
+static void test_ops_quant(void) { run_family("quant", &dy_op_cases_quant); }
 static void test_ops_extra(void) {
   if (dy_op_cases_extra.n) /* the family may be empty */
     run_family("extra", &dy_op_cases_extra);
@@ -380,12 +383,13 @@ static void test_ops_extra(void) {
  * rules. */
 static void test_every_op_has_a_case(void) {
   const dy_op_case_list *lists[] = {&dy_op_cases_core, &dy_op_cases_nn, &dy_op_cases_math,
-                                    &dy_op_cases_shape, &dy_op_cases_extra, &dy_op_cases_train};
+                                    &dy_op_cases_shape, &dy_op_cases_extra, &dy_op_cases_train,
+                                    &dy_op_cases_quant};
   for (int k = 0; k < DY_OP_COUNT; k++) {
     if (k == DY_OP_COND || k == DY_OP_WHILE)
       continue;
     bool found = false;
-    for (int l = 0; l < 6 && !found; l++)
+    for (int l = 0; l < (int)(sizeof lists / sizeof lists[0]) && !found; l++)
       for (int i = 0; i < lists[l]->n && !found; i++)
         found = lists[l]->cases[i].kind == (dy_op_kind)k && !lists[l]->cases[i].expect_error;
     if (!found)
@@ -404,4 +408,5 @@ void dy_test_register(void) {
   DY_TEST(test_ops_shape);
   DY_TEST(test_ops_extra);
   DY_TEST(test_ops_train);
+  DY_TEST(test_ops_quant);
 }

@@ -29,8 +29,8 @@
  *
  * Inputs are given by name (--input NAME=FILE) or positionally, in input
  * order. FILE is either .npy (format 1.0, 2.0 or 3.0, C order, dtype '<f4'
- * for f32, '<i8' for i64, '|b1' for bool) or raw little-endian data (any
- * other name, e.g. .bin), whose batch is inferred from its size. Every -1
+ * for f32, '<i8' for i64, '|b1' for bool, '|i1', '|u1', '<i4' for i8, u8,
+ * i32) or raw little-endian data (any other name, e.g. .bin), whose batch is inferred from its size. Every -1
  * dim of every input is the one batch, at most DY_MODEL_MAX_BATCH.
  *
  * Each output is written to DIR/<name>.npy (format 1.0, default DIR "."),
@@ -99,9 +99,10 @@ static void fail(const char *fmt, ...) {
   exit(1);
 }
 
-static const char *const dtype_name[3] = {"f32", "i64", "bool"};
-static const char *const npy_descr[3] = {"<f4", "<i8", "|b1"};
-static const size_t elem_size[3] = {4, 8, 1};
+/* indexed by dy_dtype (ir/dy_ir.h) */
+static const char *const dtype_name[6] = {"f32", "i64", "bool", "i8", "u8", "i32"};
+static const char *const npy_descr[6] = {"<f4", "<i8", "|b1", "|i1", "|u1", "<i4"};
+static const size_t elem_size[6] = {4, 8, 1, 1, 1, 4};
 
 static int host_is_little_endian(void) {
   const uint16_t one = 1;

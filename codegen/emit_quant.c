@@ -1,0 +1,462 @@
+/* emit_quant.c - emitters of the quant family (ir/ops_quant.def), floor 2.
+ *
+ * Each kernel is runtime/kernels_quant.c's loop written out for the op's
+ * shapes, over the fixed-point helpers of ir/dy_qfixed.h (the generated
+ * file carries that text when a kernel uses it: DY_USES_QFIXED), so the
+ * compiled code equals the executor bit for bit. The requantization
+ * multipliers and shifts are computed here at compile time (ir/quant.c,
+ * as the reference kernels compute them) and written as `static const`
+ * tables: the scales must be constants. Zero points and biases are read
+ * from their arrays.
+ *
+ * Fast paths (same results, exact integer arithmetic):
+ *   qconv2d   i8 x, constant i8 w with zero w zero points and a filter of
+ *             16 or more taps: per output pixel the input patch is
+ *             gathered once into a stack array (padding = the x zero
+ *             point), then one dy_q_dot_s8 per output channel against the
+ *             filter's contiguous row, minus x_zp * sum(w row) (a table).
+ *   qmatmul   i8 a, constant i8 b stored [N, K] (transpose_y), zero b zero
+ *             points, K >= 16: one dy_q_dot_s8 per output.
+ * dy_q_dot_s8 is where the instruction set comes in (AVX-512 VNNI, AVX2,
+ * NEON sdot, Cortex-M DSP SMLAD, plain C: see dy_qfixed.h). Everything
+ * else (depthwise and small filters, u8, non-zero weight zero points) is
+ * the direct loop.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "floor1_kernels.h"
+
+#define OPNAME(ctx) dy_op_name((ctx)->op->kind)
+
+static const dy_var *in_var(dy_cg_ctx *ctx, int i) {
+  return ctx->p->vars[ctx->op->inputs[i]];
+}
+
+/* Input i's data when it is a constant, else NULL. */
+static const void *const_data(dy_cg_ctx *ctx, int i) {
+  const dy_var *v = in_var(ctx, i);
+  return v->persistable && v->data && !dy_program_in_place_writer(ctx->p, v->id) ? v->data
+                                                                                 : NULL;
+}
+
+static dy_status need_const(dy_cg_ctx *ctx, dy_error *err, int i) {
+  if (const_data(ctx, i))
+    return DY_OK;
+  return dy_error_at(err, ctx->op, DY_STATUS_UNSUPPORTED,
+                     "codegen: %s: input %d ('%s', a scale) must be a constant to compile "
+                     "the requantization", OPNAME(ctx), i, in_var(ctx, i)->name);
+}
+
+static float scale_at(dy_cg_ctx *ctx, int i, int64_t k) {
+  const float *v = const_data(ctx, i);
+  return v[dy_type_numel(&in_var(ctx, i)->type) == 1 ? 0 : k];
+}
+
+/* static const int32_t name[n] = {...}; eight values a line. */
+static void put_table(dy_cg_ctx *ctx, const char *name, const int32_t *v, int64_t n) {
+  dy_cg_line(ctx, "static const int32_t %s[%lld] = {", name, (long long)n);
+  char line[160];
+  for (int64_t i = 0; i < n; i += 8) {
+    size_t k = 0;
+    for (int64_t j = i; j < n && j < i + 8; j++)
+      k += (size_t)snprintf(line + k, sizeof line - k, "%s%ld", j > i ? ", " : "", (long)v[j]);
+    dy_cg_line(ctx, "    %s%s", line, i + 8 < n ? "," : "");
+  }
+  dy_cg_line(ctx, "};");
+}
+
+/* The requantization of qconv2d / qmatmul: tables mult[], shift[] (one
+ * per output channel, or one), the clamp bounds lo, hi and y_zp; store
+ * gets the statement writing out0[yi] from acc (channel variable ch). */
+static dy_status put_requant(dy_cg_ctx *ctx, dy_error *err, int64_t act_min, int64_t act_max,
+                             const char *ch, char *store, size_t store_n) {
+  dy_status s;
+  if ((s = need_const(ctx, err, 1)) || (s = need_const(ctx, err, 4)) ||
+      (s = need_const(ctx, err, 6)))
+    return s;
+  int64_t nc = dy_type_numel(&in_var(ctx, 4)->type);
+  int32_t *m = malloc(sizeof(int32_t) * 2 * (size_t)nc);
+  if (!m)
+    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  for (int64_t c = 0; c < nc; c++)
+    dy_quant_multiplier((double)scale_at(ctx, 1, 0) * (double)scale_at(ctx, 4, c) /
+                            (double)scale_at(ctx, 6, 0),
+                        &m[c], &m[nc + c]);
+  dy_cg_line(ctx, "/* requantization: x_scale * w_scale[c] / y_scale as multiplier * 2^(shift - 31) */");
+  put_table(ctx, "mult", m, nc);
+  put_table(ctx, "shift", m + nc, nc);
+  free(m);
+  int32_t lo, hi;
+  dy_quant_act_range(dy_cg_out_type(ctx, 0)->dtype, act_min, act_max, &lo, &hi);
+  dy_cg_line(ctx, "const int32_t lo = %ld, hi = %ld, y_zp = in7[0];", (long)lo, (long)hi);
+  const char *c = nc > 1 ? ch : "0";
+  snprintf(store, store_n,
+           "out0[yi] = (%s)dy_q_clamp(dy_q_mul_by_qm(acc, mult[%s], shift[%s]) + y_zp, lo, hi);",
+           dy_ctype(dy_cg_out_type(ctx, 0)->dtype), c, c);
+  *ctx->uses |= DY_USES_QFIXED;
+  return DY_OK;
+}
+
+/* static const int32_t name[rows]: the sum of each row of the constant
+ * int8 matrix w (rows x k), which the dot forms subtract times the other
+ * operand's zero point. */
+static dy_status put_row_sums(dy_cg_ctx *ctx, dy_error *err, const char *name, const int8_t *w,
+                              int64_t rows, int64_t k) {
+  int32_t *ws = malloc(sizeof(int32_t) * (size_t)(rows > 0 ? rows : 1));
+  if (!ws)
+    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  for (int64_t r = 0; r < rows; r++) {
+    ws[r] = 0;
+    for (int64_t i = 0; i < k; i++)
+      ws[r] += w[r * k + i];
+  }
+  dy_cg_line(ctx, "/* the sum of each weight row, times the input zero point */");
+  put_table(ctx, name, ws, rows);
+  free(ws);
+  return DY_OK;
+}
+
+/* ---- quantize / dequantize ---- */
+
+/* The loop over x's elements with the channel c of a per-channel scale:
+ * outer (dims before axis), C, inner (dims after). body uses i and c. */
+static void channel_loops(dy_cg_ctx *ctx, int64_t axis, const char *body) {
+  const dy_type *x = dy_cg_in_type(ctx, 0);
+  int64_t nq = dy_type_numel(dy_cg_in_type(ctx, 1));
+  char b1[64], b2[64];
+  if (nq == 1 || x->rank == 0) {
+    dy_cg_line(ctx, "const int64_t c = 0;");
+    dy_cg_line(ctx, "for (int64_t i = 0; i < %s; i++)",
+               dy_ext_str(ctx, dy_ext_range(x, 0, x->rank), b1, sizeof b1));
+    dy_cg_line(ctx, "  %s", body);
+    return;
+  }
+  int ax = (int)(axis < 0 ? axis + x->rank : axis);
+  dy_cg_line(ctx, "for (int64_t o = 0; o < %s; o++)",
+             dy_ext_str(ctx, dy_ext_range(x, 0, ax), b1, sizeof b1));
+  dy_cg_line(ctx, "  for (int64_t c = 0; c < %lld; c++)", (long long)x->shape[ax]);
+  dy_cg_line(ctx, "    for (int64_t k = 0, i = (o * %lld + c) * %s; k < %s; k++, i++)",
+             (long long)x->shape[ax], dy_ext_str(ctx, dy_ext_range(x, ax + 1, x->rank), b2, sizeof b2),
+             b2);
+  dy_cg_line(ctx, "      %s", body);
+}
+
+dy_status dy_emit_quantize_linear(dy_cg_ctx *ctx, dy_error *err) {
+  int32_t lo, hi;
+  dy_quant_range(dy_cg_out_type(ctx, 0)->dtype, &lo, &hi);
+  char body[256];
+  snprintf(body, sizeof body,
+           "out0[i] = (%s)dy_q_clamp(dy_q_round_f32(in0[i] / in1[c]) + (int32_t)in2[c], %ld, %ld);",
+           dy_ctype(dy_cg_out_type(ctx, 0)->dtype), (long)lo, (long)hi);
+  *ctx->uses |= DY_USES_QFIXED;
+  channel_loops(ctx, dy_quantize_linear_attrs_get(ctx->op).axis, body);
+  return DY_OK;
+}
+
+dy_status dy_emit_dequantize_linear(dy_cg_ctx *ctx, dy_error *err) {
+  (void)err;
+  channel_loops(ctx, dy_dequantize_linear_attrs_get(ctx->op).axis,
+                "out0[i] = (float)((int32_t)in0[i] - (int32_t)in2[c]) * in1[c];");
+  return DY_OK;
+}
+
+/* ---- qconv2d, conv_integer ---- */
+
+/* Is every element of constant input i zero? */
+static bool all_zero(dy_cg_ctx *ctx, int i) {
+  const dy_var *v = in_var(ctx, i);
+  const void *d = const_data(ctx, i);
+  if (!d)
+    return false;
+  for (int64_t k = 0; k < dy_type_numel(&v->type); k++)
+    if (dy_quant_value(v->type.dtype, d, k) != 0)
+      return false;
+  return true;
+}
+
+/* The conv loop nest; wi and zi index the filter and its zero points, xz
+ * the x zero point expression; `store` is the statement writing acc to
+ * out0[yi]. Requantized when requant, else the int32 sum. */
+static void conv_direct(dy_cg_ctx *ctx, const dy_conv_geom *g, int wi, int zi, const char *xz,
+                        const char *store, const char *init) {
+  const dy_type *x = dy_cg_in_type(ctx, 0);
+  long long cg = g->c / g->groups, og = g->o / g->groups;
+  bool wz_scalar = dy_type_numel(dy_cg_in_type(ctx, zi)) == 1;
+  dy_cg_line(ctx, "for (int64_t n = 0; n < %s; n++)", dy_cg_dim(ctx, x, 0));
+  dy_cg_line(ctx, "  for (int64_t o = 0; o < %lld; o++) {", (long long)g->o);
+  dy_cg_line(ctx, "    const int64_t xc = o / %lld * %lld; /* the group's first input channel */",
+             og, cg);
+  dy_cg_line(ctx, "    const int32_t wz = in%d[%s];", zi, wz_scalar ? "0" : "o");
+  dy_cg_line(ctx, "    for (int64_t oy = 0; oy < %lld; oy++)", (long long)g->oh);
+  dy_cg_line(ctx, "      for (int64_t ox = 0; ox < %lld; ox++) {", (long long)g->ow);
+  dy_cg_line(ctx, "        int32_t acc = %s;", init);
+  dy_cg_line(ctx, "        for (int64_t ci = 0; ci < %lld; ci++)", cg);
+  dy_cg_line(ctx, "          for (int64_t ky = 0; ky < %lld; ky++) {", (long long)g->kh);
+  dy_cg_line(ctx, "            const int64_t iy = oy * %lld - %lld + ky * %lld;", (long long)g->sh,
+             (long long)g->pt, (long long)g->dh);
+  dy_cg_line(ctx, "            if (iy < 0 || iy >= %lld)", (long long)g->h);
+  dy_cg_line(ctx, "              continue;");
+  dy_cg_line(ctx, "            for (int64_t kx = 0; kx < %lld; kx++) {", (long long)g->kw);
+  dy_cg_line(ctx, "              const int64_t ix = ox * %lld - %lld + kx * %lld;",
+             (long long)g->sw, (long long)g->pl, (long long)g->dw);
+  dy_cg_line(ctx, "              if (ix < 0 || ix >= %lld)", (long long)g->w);
+  dy_cg_line(ctx, "                continue;");
+  dy_cg_line(ctx, "              acc += ((int32_t)in0[((n * %lld + xc + ci) * %lld + iy) * %lld + ix] - %s) *",
+             (long long)g->c, (long long)g->h, (long long)g->w, xz);
+  dy_cg_line(ctx, "                     ((int32_t)in%d[((o * %lld + ci) * %lld + ky) * %lld + kx] - wz);",
+             wi, cg, (long long)g->kh, (long long)g->kw);
+  dy_cg_line(ctx, "            }");
+  dy_cg_line(ctx, "          }");
+  dy_cg_line(ctx, "        {");
+  dy_cg_line(ctx, "          const int64_t yi = ((n * %lld + o) * %lld + oy) * %lld + ox;",
+             (long long)g->o, (long long)g->oh, (long long)g->ow);
+  dy_cg_line(ctx, "          %s", store);
+  dy_cg_line(ctx, "        }");
+  dy_cg_line(ctx, "      }");
+  dy_cg_line(ctx, "  }");
+}
+
+/* The patch + dot form of qconv2d (see the header). */
+static dy_status conv_dot(dy_cg_ctx *ctx, dy_error *err, const dy_conv_geom *g,
+                          const char *store) {
+  long long cg = g->c / g->groups, og = g->o / g->groups, k = cg * g->kh * g->kw;
+  dy_status s = put_row_sums(ctx, err, "wsum", const_data(ctx, 3), g->o, k);
+  if (s)
+    return s;
+  const dy_type *x = dy_cg_in_type(ctx, 0);
+  dy_cg_line(ctx, "const int32_t xz = in2[0];");
+  dy_cg_line(ctx, "int8_t patch[%lld]; /* one output pixel's input taps, (ci, ky, kx) */", k);
+  dy_cg_line(ctx, "for (int64_t n = 0; n < %s; n++)", dy_cg_dim(ctx, x, 0));
+  dy_cg_line(ctx, "  for (int64_t gi = 0; gi < %lld; gi++)", (long long)g->groups);
+  dy_cg_line(ctx, "    for (int64_t oy = 0; oy < %lld; oy++)", (long long)g->oh);
+  dy_cg_line(ctx, "      for (int64_t ox = 0; ox < %lld; ox++) {", (long long)g->ow);
+  dy_cg_line(ctx, "        int64_t t = 0;");
+  dy_cg_line(ctx, "        for (int64_t ci = 0; ci < %lld; ci++)", cg);
+  dy_cg_line(ctx, "          for (int64_t ky = 0; ky < %lld; ky++) {", (long long)g->kh);
+  dy_cg_line(ctx, "            const int64_t iy = oy * %lld - %lld + ky * %lld;", (long long)g->sh,
+             (long long)g->pt, (long long)g->dh);
+  dy_cg_line(ctx, "            for (int64_t kx = 0; kx < %lld; kx++, t++) {", (long long)g->kw);
+  dy_cg_line(ctx, "              const int64_t ix = ox * %lld - %lld + kx * %lld;",
+             (long long)g->sw, (long long)g->pl, (long long)g->dw);
+  dy_cg_line(ctx, "              patch[t] = iy < 0 || iy >= %lld || ix < 0 || ix >= %lld",
+             (long long)g->h, (long long)g->w);
+  dy_cg_line(ctx, "                             ? (int8_t)xz");
+  dy_cg_line(ctx, "                             : in0[((n * %lld + gi * %lld + ci) * %lld + iy) * %lld + ix];",
+             (long long)g->c, cg, (long long)g->h, (long long)g->w);
+  dy_cg_line(ctx, "            }");
+  dy_cg_line(ctx, "          }");
+  dy_cg_line(ctx, "        for (int64_t o = gi * %lld; o < (gi + 1) * %lld; o++) {", og, og);
+  dy_cg_line(ctx, "          const int32_t acc = in8[o] + dy_q_dot_s8(patch, in3 + o * %lld, %lld) - xz * wsum[o];",
+             k, k);
+  dy_cg_line(ctx, "          const int64_t yi = ((n * %lld + o) * %lld + oy) * %lld + ox;",
+             (long long)g->o, (long long)g->oh, (long long)g->ow);
+  dy_cg_line(ctx, "          %s", store);
+  dy_cg_line(ctx, "        }");
+  dy_cg_line(ctx, "      }");
+  return DY_OK;
+}
+
+static dy_conv_geom geom_of(dy_cg_ctx *ctx, int wi) {
+  dy_conv2d_attrs a = dy_conv2d_attrs_get(ctx->op);
+  return dy_conv2d_geom(dy_cg_in_type(ctx, 0), dy_cg_in_type(ctx, wi), &a);
+}
+
+dy_status dy_emit_qconv2d(dy_cg_ctx *ctx, dy_error *err) {
+  dy_qconv2d_attrs a = dy_qconv2d_attrs_get(ctx->op);
+  char store[256];
+  dy_status s = put_requant(ctx, err, a.act_min, a.act_max, "o", store, sizeof store);
+  if (s)
+    return s;
+  dy_conv_geom g = geom_of(ctx, 3);
+  int64_t k = g.c / g.groups * g.kh * g.kw;
+  if (dy_cg_in_type(ctx, 0)->dtype == DY_I8 && dy_cg_in_type(ctx, 3)->dtype == DY_I8 &&
+      const_data(ctx, 3) && all_zero(ctx, 5) && k >= 16)
+    return conv_dot(ctx, err, &g, store);
+  dy_cg_line(ctx, "const int32_t xz = in2[0];");
+  conv_direct(ctx, &g, 3, 5, "xz", store, "in8[o]");
+  return DY_OK;
+}
+
+dy_status dy_emit_conv_integer(dy_cg_ctx *ctx, dy_error *err) {
+  (void)err;
+  dy_conv_geom g = geom_of(ctx, 1);
+  dy_cg_line(ctx, "const int32_t xz = in2[0];");
+  conv_direct(ctx, &g, 1, 3, "xz", "out0[yi] = acc;", "0");
+  return DY_OK;
+}
+
+/* ---- qmatmul, matmul_integer ---- */
+
+/* a [.., M, K] times b ([K, N], [N, K] when trans, or batched like a). */
+static void matmul_direct(dy_cg_ctx *ctx, int bi, int zi, bool trans, const char *store,
+                          const char *init) {
+  const dy_type *ta = dy_cg_in_type(ctx, 0), *tb = dy_cg_in_type(ctx, bi);
+  const dy_type *to = dy_cg_out_type(ctx, 0);
+  long long m = ta->shape[ta->rank - 2], k = ta->shape[ta->rank - 1];
+  long long nn = to->shape[to->rank - 1];
+  bool bz_scalar = dy_type_numel(dy_cg_in_type(ctx, zi)) == 1;
+  char b1[64];
+  dy_cg_line(ctx, "for (int64_t bt = 0; bt < %s; bt++)",
+             dy_ext_str(ctx, dy_ext_range(ta, 0, ta->rank - 2), b1, sizeof b1));
+  dy_cg_line(ctx, "  for (int64_t i = 0; i < %lld; i++)", m);
+  dy_cg_line(ctx, "    for (int64_t j = 0; j < %lld; j++) {", nn);
+  dy_cg_line(ctx, "      const int32_t bz = in%d[%s];", zi, bz_scalar ? "0" : "j");
+  dy_cg_line(ctx, "      const int64_t yi = (bt * %lld + i) * %lld + j;", m, nn);
+  dy_cg_line(ctx, "      int32_t acc = %s;", init);
+  dy_cg_line(ctx, "      for (int64_t kk = 0; kk < %lld; kk++)", k);
+  dy_cg_line(ctx, "        acc += ((int32_t)in0[(bt * %lld + i) * %lld + kk] - az) *", m, k);
+  char boff[64] = "";
+  if (tb->rank > 2) /* one b per batch */
+    snprintf(boff, sizeof boff, "bt * %lld + ", k * nn);
+  if (trans)
+    dy_cg_line(ctx, "               ((int32_t)in%d[%sj * %lld + kk] - bz);", bi, boff, k);
+  else
+    dy_cg_line(ctx, "               ((int32_t)in%d[%skk * %lld + j] - bz);", bi, boff, nn);
+  dy_cg_line(ctx, "      %s", store);
+  dy_cg_line(ctx, "    }");
+}
+
+dy_status dy_emit_qmatmul(dy_cg_ctx *ctx, dy_error *err) {
+  dy_qmatmul_attrs a = dy_qmatmul_attrs_get(ctx->op);
+  char store[256];
+  dy_status s = put_requant(ctx, err, a.act_min, a.act_max, "j", store, sizeof store);
+  if (s)
+    return s;
+  const dy_type *ta = dy_cg_in_type(ctx, 0), *tb = dy_cg_in_type(ctx, 3);
+  const dy_type *to = dy_cg_out_type(ctx, 0);
+  long long m = ta->shape[ta->rank - 2], k = ta->shape[ta->rank - 1];
+  long long nn = to->shape[to->rank - 1];
+  dy_cg_line(ctx, "const int32_t az = in2[0];");
+  if (ta->dtype == DY_I8 && tb->dtype == DY_I8 && tb->rank == 2 && a.transpose_y &&
+      const_data(ctx, 3) && all_zero(ctx, 5) && k >= 16) {
+    if ((s = put_row_sums(ctx, err, "bsum", const_data(ctx, 3), nn, k)))
+      return s;
+    char b1[64];
+    dy_cg_line(ctx, "for (int64_t r = 0; r < %s; r++) /* rows of a */",
+               dy_ext_str(ctx, dy_ext_range(ta, 0, ta->rank - 1), b1, sizeof b1));
+    dy_cg_line(ctx, "  for (int64_t j = 0; j < %lld; j++) {", nn);
+    dy_cg_line(ctx, "    const int32_t acc = in8[j] + dy_q_dot_s8(in0 + r * %lld, in3 + j * %lld, %lld) - az * bsum[j];",
+               k, k, k);
+    dy_cg_line(ctx, "    const int64_t yi = r * %lld + j;", nn);
+    dy_cg_line(ctx, "    %s", store);
+    dy_cg_line(ctx, "  }");
+    (void)m;
+    return DY_OK;
+  }
+  matmul_direct(ctx, 3, 5, a.transpose_y != 0, store, "in8[j]");
+  return DY_OK;
+}
+
+dy_status dy_emit_matmul_integer(dy_cg_ctx *ctx, dy_error *err) {
+  (void)err;
+  dy_cg_line(ctx, "const int32_t az = in2[0];");
+  matmul_direct(ctx, 1, 3, false, "out0[yi] = acc;", "0");
+  return DY_OK;
+}
+
+/* ---- qadd, qmul ---- */
+
+/* y = op(a, b) broadcast numpy-style; the body reads va and vb (the
+ * zero-point-corrected elements) and writes out0[i]. */
+static void qbinary_loops(dy_cg_ctx *ctx, const char *expr) {
+  const dy_type *ta = dy_cg_in_type(ctx, 0), *tb = dy_cg_in_type(ctx, 3);
+  const dy_type *to = dy_cg_out_type(ctx, 0);
+  int r = to->rank;
+  dy_ext ext[DY_MAX_DIMS];
+  dy_idxbuf ia = {0}, ib = {0}, io = {0};
+  dy_ext sa = dy_ext_one(), sb = dy_ext_one(), so = dy_ext_one();
+  for (int d = r - 1; d >= 0; d--) {
+    int da = d - (r - ta->rank), db = d - (r - tb->rank);
+    ext[d] = dy_ext_dim(to->shape[d]);
+    dy_idx_add(ctx, &io, dy_loop_var[d], so);
+    so = dy_ext_mul(so, ext[d]);
+    if (da >= 0 && ta->shape[da] != 1)
+      dy_idx_add(ctx, &ia, dy_loop_var[d], sa);
+    if (da >= 0)
+      sa = dy_ext_mul(sa, dy_ext_dim(ta->shape[da]));
+    if (db >= 0 && tb->shape[db] != 1)
+      dy_idx_add(ctx, &ib, dy_loop_var[d], sb);
+    if (db >= 0)
+      sb = dy_ext_mul(sb, dy_ext_dim(tb->shape[db]));
+  }
+  int base = ctx->indent;
+  dy_cg_open_loops(ctx, r, ext, dy_loop_var);
+  dy_cg_line(ctx, "{");
+  dy_cg_line(ctx, "  const int32_t va = (int32_t)in0[%s] - az, vb = (int32_t)in3[%s] - bz;",
+             dy_idx_str(&ia), dy_idx_str(&ib));
+  dy_cg_line(ctx, "  out0[%s] = (%s)dy_q_clamp(%s + y_zp, lo, hi);", dy_idx_str(&io),
+             dy_ctype(to->dtype), expr);
+  dy_cg_line(ctx, "}");
+  ctx->indent = base;
+}
+
+static dy_status qbinary(dy_cg_ctx *ctx, dy_error *err, bool add) {
+  dy_status s;
+  if ((s = need_const(ctx, err, 1)) || (s = need_const(ctx, err, 4)) ||
+      (s = need_const(ctx, err, 6)))
+    return s;
+  dy_qadd_attrs at = dy_qadd_attrs_get(ctx->op); /* qmul's are the same */
+  int32_t lo, hi, m[3], sh[3];
+  dy_quant_act_range(dy_cg_out_type(ctx, 0)->dtype, at.act_min, at.act_max, &lo, &hi);
+  float as = scale_at(ctx, 1, 0), bs = scale_at(ctx, 4, 0), ys = scale_at(ctx, 6, 0);
+  *ctx->uses |= DY_USES_QFIXED;
+  dy_cg_line(ctx, "const int32_t az = in2[0], bz = in5[0], y_zp = in7[0];");
+  dy_cg_line(ctx, "const int32_t lo = %ld, hi = %ld;", (long)lo, (long)hi);
+  char expr[512];
+  if (add) {
+    dy_quant_add_params(as, bs, ys, m, sh);
+    dy_cg_line(ctx, "/* TFLite ADD: both inputs << %d, rescaled to twice the larger scale */",
+               DY_QADD_LEFT_SHIFT);
+    snprintf(expr, sizeof expr,
+             "dy_q_mul_by_qm(dy_q_mul_by_qm(va * %d, %ld, %ld) + dy_q_mul_by_qm(vb * %d, %ld, "
+             "%ld), %ld, %ld)",
+             1 << DY_QADD_LEFT_SHIFT, (long)m[0], (long)sh[0], 1 << DY_QADD_LEFT_SHIFT,
+             (long)m[1], (long)sh[1], (long)m[2], (long)sh[2]);
+  } else {
+    dy_quant_multiplier((double)as * (double)bs / (double)ys, &m[2], &sh[2]);
+    dy_cg_line(ctx, "/* TFLite MUL: a_scale * b_scale / y_scale */");
+    snprintf(expr, sizeof expr, "dy_q_mul_by_qm(va * vb, %ld, %ld)", (long)m[2], (long)sh[2]);
+  }
+  qbinary_loops(ctx, expr);
+  return DY_OK;
+}
+
+dy_status dy_emit_qadd(dy_cg_ctx *ctx, dy_error *err) { return qbinary(ctx, err, true); }
+
+dy_status dy_emit_qmul(dy_cg_ctx *ctx, dy_error *err) { return qbinary(ctx, err, false); }
+
+/* ---- qsoftmax ---- */
+
+dy_status dy_emit_qsoftmax(dy_cg_ctx *ctx, dy_error *err) {
+  dy_status s;
+  if ((s = need_const(ctx, err, 1)) || (s = need_const(ctx, err, 3)) ||
+      (s = need_const(ctx, err, 4)))
+    return s;
+  const dy_type *t = dy_cg_in_type(ctx, 0);
+  float ys = scale_at(ctx, 3, 0);
+  int32_t yz = dy_quant_value(t->dtype, const_data(ctx, 4), 0);
+  if (ys != 1.0f / 256.0f || yz != (t->dtype == DY_U8 ? 0 : -128))
+    return dy_error_at(err, ctx->op, DY_STATUS_UNSUPPORTED,
+                       "codegen: qsoftmax: the output must be scale 1/256 with zero point %d "
+                       "(TFLite's), got %g and %ld", t->dtype == DY_U8 ? 0 : -128, (double)ys,
+                       (long)yz);
+  int32_t mult, lshift, diff_min;
+  dy_quant_softmax_params(scale_at(ctx, 1, 0), &mult, &lshift, &diff_min);
+  int64_t axis = dy_qsoftmax_attrs_get(ctx->op).axis;
+  int ax = (int)(axis < 0 ? axis + t->rank : axis);
+  char b1[64], b2[64];
+  *ctx->uses |= DY_USES_QFIXED;
+  dy_cg_line(ctx, "/* TFLite SOFTMAX (beta 1): x_scale * 2^26 as multiplier %ld, left shift %ld;",
+             (long)mult, (long)lshift);
+  dy_cg_line(ctx, " * differences below %ld from the row's maximum count as 0 */", (long)diff_min);
+  dy_cg_line(ctx, "for (int64_t o = 0; o < %s; o++)",
+             dy_ext_str(ctx, dy_ext_range(t, 0, ax), b1, sizeof b1));
+  dy_cg_line(ctx, "  for (int64_t k = 0; k < %s; k++)",
+             dy_ext_str(ctx, dy_ext_range(t, ax + 1, t->rank), b2, sizeof b2));
+  dy_cg_line(ctx, "    dy_q_softmax_row(in0 + o * %lld * %s + k, out0 + o * %lld * %s + k, %lld, %s, %d, %ld, %ld, %ld);",
+             (long long)t->shape[ax], b2, (long long)t->shape[ax], b2, (long long)t->shape[ax],
+             b2, t->dtype == DY_U8, (long)mult, (long)lshift, (long)diff_min);
+  return DY_OK;
+}

@@ -1,0 +1,305 @@
+/* dy_qfixed.h - the fixed-point arithmetic of the quantized ops
+ * (ir/ops_quant.def), written once: the reference kernels
+ * (runtime/kernels_quant.c) include this file, and the generated C carries
+ * the text between the template markers verbatim (codegen/CMakeLists.txt
+ * embeds it as dy_tpl_qfixed; emit_quant.c's kernels call it), so the two
+ * agree bit for bit by construction. Freestanding C99: <stdint.h> only, no
+ * floating point but dy_q_round_f32, no libm, no division by a run-time
+ * value.
+ *
+ * The rules are TFLite's reference kernels' (tensorflow/lite/kernels/
+ * internal/common.h) and gemmlowp's (fixedpoint/fixedpoint.h), operation
+ * for operation:
+ *
+ *   dy_q_srdhm(a, b)       SaturatingRoundingDoublingHighMul: (a*b + 2^30)
+ *                          / 2^31 with the nudge 1 - 2^30 for a negative
+ *                          product, C's truncating division; INT32_MIN *
+ *                          INT32_MIN saturates to INT32_MAX (ARM's
+ *                          VQRDMULH)
+ *   dy_q_rdivpot(x, e)     RoundingDivideByPOT: x / 2^e rounded to nearest,
+ *                          ties away from zero, 0 <= e <= 31
+ *   dy_q_mul_by_qm(x, m, s)  MultiplyByQuantizedMultiplier: x * m / 2^31 *
+ *                          2^s as rdivpot(srdhm(x << max(s, 0), m),
+ *                          max(-s, 0)) (TFLite's default "double rounding")
+ *   dy_q_softmax_row       TFLite's int8/uint8 SOFTMAX over one row, with
+ *                          gemmlowp's exp_on_negative_values (Q5.26 in,
+ *                          Q0.31 out), a Q12.19 sum and the reciprocal by
+ *                          one_over_one_plus_x_for_x_in_0_1
+ *   dy_q_dot_s8(a, b, n)   sum of n int8 products in int32, with the SIMD
+ *                          instruction the target has (below)
+ *   dy_q_round_f32(r)      r rounded to the nearest integer, ties to even
+ *                          (ONNX QuantizeLinear's rounding), clamped to
+ *                          [-2^22, 2^22]; NaN gives 0
+ *
+ * Shifts of a negative value right are arithmetic (what every compiler
+ * dy2stc supports does; gemmlowp assumes the same); a shift left goes
+ * through uint32_t, so it wraps instead of being undefined.
+ */
+#ifndef DY_QFIXED_H
+#define DY_QFIXED_H
+
+#include <stdint.h>
+
+/* dy2stc: template begin */
+/* ---- fixed-point arithmetic of the quantized kernels (TFLite's and
+ * gemmlowp's reference rules; dy2stc's ir/dy_qfixed.h) ---- */
+
+static inline int32_t dy_q_srdhm(int32_t a, int32_t b) {
+  int64_t ab = (int64_t)a * (int64_t)b;
+  int64_t nudge = ab >= 0 ? (1 << 30) : (1 - (1 << 30));
+  if (a == b && a == INT32_MIN)
+    return INT32_MAX;
+  return (int32_t)((ab + nudge) / ((int64_t)1 << 31));
+}
+
+static inline int32_t dy_q_rdivpot(int32_t x, int e) {
+  int32_t mask = (int32_t)(((int64_t)1 << e) - 1);
+  int32_t remainder = x & mask;
+  int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+  return (x >> e) + (remainder > threshold ? 1 : 0);
+}
+
+static inline int32_t dy_q_shl(int32_t x, int s) {
+  return (int32_t)((uint32_t)x << s);
+}
+
+static inline int32_t dy_q_mul_by_qm(int32_t x, int32_t m, int32_t s) {
+  int left = s > 0 ? (int)s : 0, right = s > 0 ? 0 : (int)-s;
+  return dy_q_rdivpot(dy_q_srdhm(dy_q_shl(x, left), m), right);
+}
+
+static inline int32_t dy_q_clamp(int32_t v, int32_t lo, int32_t hi) {
+  return v < lo ? lo : v > hi ? hi : v;
+}
+
+static inline int32_t dy_q_round_f32(float r) {
+  if (r != r)
+    return 0;
+  r = r < -4194304.0f ? -4194304.0f : r > 4194304.0f ? 4194304.0f : r;
+  /* adding and taking away 1.5 * 2^23 leaves r rounded to an integer in
+   * the current (round-to-nearest-even) mode, exactly */
+  {
+    volatile float t = r + 12582912.0f;
+    return (int32_t)(t - 12582912.0f);
+  }
+}
+
+/* gemmlowp's RoundingHalfSum for int32. */
+static inline int32_t dy_q_half_sum(int32_t a, int32_t b) {
+  int64_t sum = (int64_t)a + (int64_t)b;
+  int64_t sign = sum >= 0 ? 1 : -1;
+  return (int32_t)((sum + sign) / 2);
+}
+
+/* gemmlowp's SaturatingRoundingMultiplyByPOT<e> for e > 0 (saturating
+ * left shift) and e < 0 (rounding right shift). */
+static inline int32_t dy_q_mul_pot(int32_t x, int e) {
+  if (e > 0) {
+    int32_t threshold = (int32_t)((1 << (31 - e)) - 1);
+    if (x > threshold)
+      return INT32_MAX;
+    if (x < -threshold)
+      return INT32_MIN;
+    return dy_q_shl(x, e);
+  }
+  return e < 0 ? dy_q_rdivpot(x, -e) : x;
+}
+
+/* exp(a) for a in [-1/4, 0), Q0.31 in and out. */
+static inline int32_t dy_q_exp_quarter(int32_t a) {
+  const int32_t constant_term = 1895147668;    /* exp(-1/8) */
+  const int32_t constant_1_over_3 = 715827883;
+  int32_t x = a + (1 << 28);                   /* a + 1/8 */
+  int32_t x2 = dy_q_srdhm(x, x);
+  int32_t x3 = dy_q_srdhm(x2, x);
+  int32_t x4 = dy_q_srdhm(x2, x2);
+  int32_t x4_over_4 = dy_q_mul_pot(x4, -2);
+  int32_t poly = dy_q_mul_pot(dy_q_srdhm(x4_over_4 + x3, constant_1_over_3) + x2, -1);
+  return constant_term + dy_q_srdhm(constant_term, x + poly);
+}
+
+/* exp(a) for a <= 0 in Q5.26 (5 integer bits), the result in Q0.31
+ * (gemmlowp's exp_on_negative_values<int32_t, 5>). */
+static inline int32_t dy_q_exp_neg_q5(int32_t a) {
+  static const int32_t mult[7] = {1672461947, 1302514674, 790015084, 290630308,
+                                  39332535, 720401, 242}; /* exp(-2^k), k = -2..4 */
+  const int frac = 26;
+  const int32_t quarter = 1 << (frac - 2);
+  int32_t a_mod = (a & (quarter - 1)) - quarter;
+  int32_t result = dy_q_exp_quarter(dy_q_mul_pot(a_mod, 5)); /* Rescale<0> */
+  int32_t remainder = a_mod - a;
+  int k;
+  for (k = 0; k < 7; k++)
+    if (remainder & (1 << (frac - 2 + k)))
+      result = dy_q_srdhm(result, mult[k]);
+  return a == 0 ? INT32_MAX : result;
+}
+
+/* 1 / (1 + a) for a in [0, 1), Q0.31 in and out (Newton-Raphson,
+ * gemmlowp's one_over_one_plus_x_for_x_in_0_1). */
+static inline int32_t dy_q_one_over_one_plus_x(int32_t a) {
+  int32_t half_denominator = dy_q_half_sum(a, INT32_MAX);
+  const int32_t c48_17 = 1515870810, cneg32_17 = -1010580540; /* Q2.29 */
+  int32_t x = c48_17 + dy_q_srdhm(half_denominator, cneg32_17);
+  int i;
+  for (i = 0; i < 3; i++) {
+    int32_t hdx = dy_q_srdhm(half_denominator, x);          /* Q2.29 */
+    int32_t one_minus = (1 << 29) - hdx;
+    x = x + dy_q_mul_pot(dy_q_srdhm(x, one_minus), 2);      /* Rescale<2> of Q4 */
+  }
+  return dy_q_mul_pot(x, 1); /* Rescale<0>(ExactMulByPot<-1>(x)): Q1 -> Q0 */
+}
+
+/* TFLite's GetReciprocal: 1 / x for x > 0 in Q(int_digits) as a Q0.31
+ * scale and a count of bits over the unit. */
+static inline int32_t dy_q_reciprocal(int32_t x, int int_digits, int *bits_over_unit) {
+  uint32_t u = (uint32_t)x;
+  int clz = 0;
+  while (clz < 31 && !(u & (0x80000000u >> clz)))
+    clz++; /* x > 0: a row's sum holds its maximum's exp(0) */
+  *bits_over_unit = int_digits - clz;
+  return dy_q_one_over_one_plus_x((int32_t)((u << clz) - 0x80000000u));
+}
+
+/* One row of TFLite's quantized SOFTMAX: n values at x[0], x[stride], ...
+ * (int8 when is_u8 is 0, else uint8) into y likewise. mult and lshift are
+ * the input multiplier (beta * scale * 2^26 as Q31 and a left shift),
+ * diff_min the smallest difference from the row's maximum that counts. */
+static inline void dy_q_softmax_row(const void *xv, void *yv, int64_t n, int64_t stride,
+                                    int is_u8, int32_t mult, int32_t lshift,
+                                    int32_t diff_min) {
+  const int8_t *xs = (const int8_t *)xv;
+  const uint8_t *xu = (const uint8_t *)xv;
+  int8_t *ys = (int8_t *)yv;
+  uint8_t *yu = (uint8_t *)yv;
+  int32_t qmin = is_u8 ? 0 : -128, qmax = is_u8 ? 255 : 127;
+  int32_t max_in_row = qmin, sum = 0;
+  int64_t c;
+  int bits;
+  int32_t scale;
+  for (c = 0; c < n; c++) {
+    int32_t v = is_u8 ? xu[c * stride] : xs[c * stride];
+    max_in_row = v > max_in_row ? v : max_in_row;
+  }
+  for (c = 0; c < n; c++) {
+    int32_t d = (is_u8 ? xu[c * stride] : xs[c * stride]) - max_in_row;
+    if (d >= diff_min) /* Rescale<12> of the Q0.31 exp: a right shift by 12 */
+      sum += dy_q_rdivpot(dy_q_exp_neg_q5(dy_q_srdhm(dy_q_shl(d, (int)lshift), mult)), 12);
+  }
+  scale = dy_q_reciprocal(sum, 12, &bits);
+  for (c = 0; c < n; c++) {
+    int32_t d = (is_u8 ? xu[c * stride] : xs[c * stride]) - max_in_row, out = qmin;
+    if (d >= diff_min) {
+      int32_t e = dy_q_exp_neg_q5(dy_q_srdhm(dy_q_shl(d, (int)lshift), mult));
+      out = dy_q_clamp(dy_q_rdivpot(dy_q_srdhm(scale, e), bits + 31 - 8) + qmin, qmin, qmax);
+    }
+    if (is_u8)
+      yu[c * stride] = (uint8_t)out;
+    else
+      ys[c * stride] = (int8_t)out;
+  }
+}
+/* sum a[i] * b[i] over n int8 pairs, exactly (int32). The instruction set
+ * is chosen by the compiler's predefined macros, as dy_simd.h's are; every
+ * path is exact integer arithmetic, so all give the same sum:
+ *   __AVX512VNNI__ + __AVX512BW__  _mm512_dpbusd_epi32 on a + 128 (u8) and
+ *                                  b, minus 128 * sum b (a second dpbusd)
+ *   __AVX2__                       sign-extend to 16 bits, _mm256_madd_epi16
+ *   __ARM_FEATURE_DOTPROD          NEON sdot (vdotq_s32)
+ *   __aarch64__ (NEON)             vmull_s8 + vpadalq_s16
+ *   __ARM_FEATURE_DSP (Cortex-M4/M7)  __sxtb16 to 16-bit pairs, __smlad
+ *                                  (two 16-bit MACs an instruction)
+ *   otherwise, or -DDY_NO_SIMD     plain C */
+#if defined(DY_NO_SIMD)
+#define DY_Q_DOT_C 1
+#elif defined(__AVX512VNNI__) && defined(__AVX512BW__)
+#include <immintrin.h>
+static inline int32_t dy_q_dot_s8(const int8_t *a, const int8_t *b, int32_t n) {
+  __m512i acc = _mm512_setzero_si512(), corr = _mm512_setzero_si512();
+  const __m512i flip = _mm512_set1_epi8((char)0x80), ones = _mm512_set1_epi8(1);
+  int32_t i = 0, sum;
+  for (; i + 64 <= n; i += 64) {
+    __m512i va = _mm512_loadu_si512((const void *)(a + i));
+    __m512i vb = _mm512_loadu_si512((const void *)(b + i));
+    acc = _mm512_dpbusd_epi32(acc, _mm512_xor_si512(va, flip), vb);
+    corr = _mm512_dpbusd_epi32(corr, ones, vb);
+  }
+  sum = _mm512_reduce_add_epi32(acc) - 128 * _mm512_reduce_add_epi32(corr);
+  for (; i < n; i++)
+    sum += (int32_t)a[i] * b[i];
+  return sum;
+}
+#elif defined(__AVX2__)
+#include <immintrin.h>
+static inline int32_t dy_q_dot_s8(const int8_t *a, const int8_t *b, int32_t n) {
+  __m256i acc = _mm256_setzero_si256();
+  __m128i s;
+  int32_t i = 0, sum;
+  for (; i + 16 <= n; i += 16) {
+    __m256i va = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(a + i)));
+    __m256i vb = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(b + i)));
+    acc = _mm256_add_epi32(acc, _mm256_madd_epi16(va, vb));
+  }
+  s = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+  sum = _mm_cvtsi128_si32(s);
+  for (; i < n; i++)
+    sum += (int32_t)a[i] * b[i];
+  return sum;
+}
+#elif defined(__ARM_NEON) && defined(__aarch64__)
+#include <arm_neon.h>
+static inline int32_t dy_q_dot_s8(const int8_t *a, const int8_t *b, int32_t n) {
+  int32x4_t acc = vdupq_n_s32(0);
+  int32_t i = 0, sum;
+  for (; i + 16 <= n; i += 16) {
+    int8x16_t va = vld1q_s8(a + i), vb = vld1q_s8(b + i);
+#if defined(__ARM_FEATURE_DOTPROD)
+    acc = vdotq_s32(acc, va, vb);
+#else
+    acc = vpadalq_s16(acc, vmull_s8(vget_low_s8(va), vget_low_s8(vb)));
+    acc = vpadalq_s16(acc, vmull_s8(vget_high_s8(va), vget_high_s8(vb)));
+#endif
+  }
+  sum = vaddvq_s32(acc);
+  for (; i < n; i++)
+    sum += (int32_t)a[i] * b[i];
+  return sum;
+}
+#elif defined(__ARM_FEATURE_DSP) && defined(__ARM_FEATURE_SIMD32)
+#include <arm_acle.h>
+static inline int32_t dy_q_load4(const int8_t *p) { /* unaligned, little-endian */
+  return (int32_t)((uint32_t)(uint8_t)p[0] | (uint32_t)(uint8_t)p[1] << 8 |
+                   (uint32_t)(uint8_t)p[2] << 16 | (uint32_t)(uint8_t)p[3] << 24);
+}
+static inline int32_t dy_q_dot_s8(const int8_t *a, const int8_t *b, int32_t n) {
+  int32_t i = 0, sum = 0;
+  for (; i + 4 <= n; i += 4) {
+    uint32_t wa = (uint32_t)dy_q_load4(a + i), wb = (uint32_t)dy_q_load4(b + i);
+    /* bytes 0 and 2, then 1 and 3, as two 16-bit lanes each */
+    int32_t a02 = __sxtb16((int32_t)wa), b02 = __sxtb16((int32_t)wb);
+    int32_t a13 = __sxtb16((int32_t)(wa >> 8 | wa << 24));
+    int32_t b13 = __sxtb16((int32_t)(wb >> 8 | wb << 24));
+    sum = __smlad(a02, b02, sum);
+    sum = __smlad(a13, b13, sum);
+  }
+  for (; i < n; i++)
+    sum += (int32_t)a[i] * b[i];
+  return sum;
+}
+#else
+#define DY_Q_DOT_C 1
+#endif
+#ifdef DY_Q_DOT_C
+static inline int32_t dy_q_dot_s8(const int8_t *a, const int8_t *b, int32_t n) {
+  int32_t i, sum = 0;
+  for (i = 0; i < n; i++)
+    sum += (int32_t)a[i] * b[i];
+  return sum;
+}
+#undef DY_Q_DOT_C
+#endif
+/* dy2stc: template end */
+
+#endif /* DY_QFIXED_H */
