@@ -18,6 +18,9 @@ bool dy_cli_positive(const char *s, int64_t *out);
 
 /* main.c: parse a number >= 0; false if s is not one. */
 bool dy_cli_double(const char *s, double *out);
+/* main.c: an output model path without its ".dymodel" (OUT and
+ * OUT.dymodel both name OUT.dymodel + OUT.dyparams). */
+void dy_cli_model_stem(const char *out, char *stem, size_t n);
 /* main.c: "--help" or "-h". */
 bool dy_cli_is_help(const char *a);
 
@@ -72,6 +75,8 @@ dy_status dy_cli_make_training(dy_program *t, dy_cli_train_spec *ts, bool soft_l
 
 /* train.c: `dy2stc train` (returns the exit status). */
 int dy_cli_train(int argc, char **argv);
+/* quantize_cli.c: `dy2stc quantize`. */
+int dy_cli_quantize(int argc, char **argv);
 
 /* bench.c: `dy2stc bench` (returns the exit status). */
 int dy_cli_bench(int argc, char **argv);
