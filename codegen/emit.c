@@ -1397,7 +1397,7 @@ static void emit_header(gen *g, dy_buf *out) {
   dy_buf_printf(out,
                 "typedef struct {\n"
                 "  const char *name;\n"
-                "  int dtype; /* 0 f32, 1 i64, 2 bool */\n"
+                "  int dtype; /* 0 f32, 1 i64, 2 bool, 3 i8, 4 u8, 5 i32 */\n"
                 "  int rank;\n"
                 "  int64_t shape[8]; /* -1 marks the batch */\n"
                 "} %s_tensor_info;\n\n",

@@ -12,7 +12,7 @@
  *   N tensor records, one per persistable var, in var-id order:
  *     u32    name length L (> 0)
  *     L      name bytes, no NUL
- *     u32    dtype (dy_dtype: 0 f32, 1 i64, 2 bool)
+ *     u32    dtype (dy_dtype: 0 f32, 1 i64, 2 bool, 3 i8, 4 u8, 5 i32)
  *     u32    rank R (<= DY_MAX_DIMS)
  *     i64    dims[R], each >= 0 (parameters have static shapes)
  *     u64    data size D in bytes, = product(dims) * dtype size

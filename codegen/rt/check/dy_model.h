@@ -23,7 +23,7 @@ typedef enum {
 
 typedef struct {
   const char *name;
-  int dtype; /* 0 f32, 1 i64, 2 bool */
+  int dtype; /* 0 f32, 1 i64, 2 bool, 3 i8, 4 u8, 5 i32 */
   int rank;
   int64_t shape[8]; /* -1 marks the batch */
 } dy_model_tensor_info;
