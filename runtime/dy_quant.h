@@ -23,7 +23,7 @@
  *   matmul (constant weight) [+ bias] [+ batch_norm] [+ relu | relu6] -> qmatmul
  *   add of two activations [+ relu]                     -> qadd
  *   softmax                                              -> qsoftmax
- *   reshape, flatten, max pool2d                         -> the same op on int8
+ *   reshape, flatten, pool2d (where it takes int8)       -> the same op on int8
  *
  * batch_norm (inference form) is folded into the weights and the bias
  * first. Weights are symmetric int8 (zero point 0, values in [-127, 127]),

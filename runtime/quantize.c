@@ -8,9 +8,9 @@
  *     conv2d or matmul with a constant weight together with the bias add,
  *     batch_norm (inference form) and relu / relu6 that follow it, each
  *     the sole reader of the one before (find_units); an add of two
- *     activations with a relu; a softmax; a reshape, flatten or max pool
- *     (int8 in, int8 out, same scale); anything else is a float unit of
- *     one op.
+ *     activations with a relu; a softmax; a reshape, flatten or pool
+ *     (int8 in, int8 out, same scale, as TFLite's; only where the op's
+ *     inference takes int8); anything else is a float unit of one op.
  *  2. Calibration. p runs on the executor over every batch, an observer
  *     recording each f32 value's range (and, for percentile and mse, a
  *     second run fills a histogram of each value over that range), so
@@ -228,8 +228,7 @@ static dy_status find_units(qctx *c, dy_error *err) {
     } else if (op->kind == DY_OP_SOFTMAX && is_act(p, op->inputs[0])) {
       u->kind = U_SOFTMAX;
     } else if ((op->kind == DY_OP_RESHAPE || op->kind == DY_OP_FLATTEN ||
-                (op->kind == DY_OP_POOL2D &&
-                 strcmp(dy_pool2d_attrs_get(op).pooling_type, "max") == 0)) &&
+                op->kind == DY_OP_POOL2D) &&
                is_act(p, op->inputs[0])) {
       u->kind = U_PASS;
     }

@@ -3,7 +3,9 @@
 # of the MLPerf Tiny models is correct (bench/mlperf_tiny.sh measures it).
 # For the DS-CNN, ResNet-8 (residual adds) and the FC autoencoder:
 #   1. samples/mlperf_tiny saves the float model, an input and a
-#      calibration set; `dy2stc quantize --per-channel` makes NAME_int8;
+#      calibration set, and (--quantize) quantizes it itself through the
+#      library call dy_quantize_program; `dy2stc quantize --per-channel`
+#      on the saved files must write the same NAME_int8 byte for byte;
 #   2. the int8 model must stay within a stated error of the float model on
 #      the calibration set (the report's outputs line): cosine similarity
 #      >= 0.99, and max |error| <= 0.05 for the softmax classifiers
@@ -27,9 +29,17 @@ command -v arm-none-eabi-gcc >/dev/null && command -v qemu-system-arm >/dev/null
        "(scripts/setup.sh installs them)"
 }
 for m in dscnn resnet8 autoenc; do
-  "$SAMPLE" --only $m --out "$W" >/dev/null
+  "$SAMPLE" --only $m --out "$W" --quantize >/dev/null
+  mv "$W/${m}_int8.dymodel" "$W/${m}_lib.dymodel"
+  mv "$W/${m}_int8.dyparams" "$W/${m}_lib.dyparams"
   "$DY2STC" quantize "$W/$m.dymodel" --calibrate "$W/${m}_calib" --per-channel \
     -o "$W/${m}_int8" | tee "$W/${m}_quantize.log"
+  for e in dymodel dyparams; do
+    cmp "$W/${m}_lib.$e" "$W/${m}_int8.$e" || {
+      echo "FAIL: $m: dy_quantize_program and dy2stc quantize wrote different .$e files"
+      fail=1
+    }
+  done
   line=$(grep '^outputs:' "$W/${m}_quantize.log")
   err=$(echo "$line" | sed -n 's/.*max |err| \([^ ]*\) (largest |output| \([^)]*\)), cosine \([^;]*\);.*/\1 \2 \3/p')
   case $m in autoenc) rel=1 bound=0.15 ;; *) rel=0 bound=0.05 ;; esac

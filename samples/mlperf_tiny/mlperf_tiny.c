@@ -28,13 +28,15 @@
  * statistics are those of one warm-up batch (momentum 0), so each layer's
  * output is normalised as in a trained network, not the trivial 0 and 1.
  *
- *   ./mlperf_tiny [--out DIR] [--only NAME]
+ *   ./mlperf_tiny [--out DIR] [--only NAME] [--quantize]
  *
  * writes, per model, DIR/NAME.dymodel + .dyparams (eval semantics),
  * DIR/NAME_x.npy (one input, batch 1), DIR/NAME_out.npy (its eager
  * output) and DIR/NAME_calib/cal_K.npy (8 batches of 4 inputs drawn like
  * the input: images U[0,1), MFCC and spectrogram features N(0,1)), the
- * calibration set for `dy2stc quantize`.
+ * calibration set for `dy2stc quantize`. With --quantize it also makes
+ * DIR/NAME_int8 itself, through the library call dy_quantize_program on
+ * the traced Program (per-channel, minmax), and prints the report.
  * samples/mlperf_tiny/build.sh turns them into Cortex-M4F firmware.
  */
 #include <stdio.h>
@@ -234,7 +236,33 @@ static int write_npy(const char *dir, const char *name, const char *what, const 
   return 0;
 }
 
-static int build(const model_def *m, const char *dir) {
+/* --quantize: the library call itself (what `dy2stc quantize --per-channel`
+ * does with the saved files): the traced Program and the calibration
+ * batches in, the int8 Program out, saved as DIR/NAME_int8. */
+static int quantize(dy_layer *net, const dy_input_spec *spec, dy_tensor *const *calib,
+                    const char *name, const char *dir) {
+  char path[4200];
+  dy_error err = {0};
+  dy_program *p = NULL, *q = NULL;
+  dy_quant_report rep = {0};
+  dy_quant_options o = {.per_channel = true, .method = DY_CALIB_MINMAX};
+  dy_status s = dy_program_from_layer(net, spec, 1, &p, &err);
+  if (!s)
+    s = dy_quantize_program(p, calib, N_CALIB, &o, &q, &rep, &err);
+  snprintf(path, sizeof path, "%s/%s_int8", dir, name);
+  if (!s)
+    s = dy_model_save(q, path, &err);
+  if (!s) {
+    printf("%s int8:\n", name);
+    dy_quant_report_print(&rep, stdout);
+  }
+  dy_quant_report_free(&rep);
+  dy_program_free(p);
+  dy_program_free(q);
+  return s ? die(name, &err) : 0;
+}
+
+static int build(const model_def *m, const char *dir, bool quant) {
   char path[4200];
   dy_error err = {0};
   dy_seed(m->seed);
@@ -266,13 +294,17 @@ static int build(const model_def *m, const char *dir) {
     fprintf(stderr, "mlperf_tiny: cannot make %s\n", path);
     rc = 1;
   }
+  dy_tensor *calib[N_CALIB] = {0};
   for (int k = 0; k < N_CALIB && !rc; k++) {
     char name[64];
     snprintf(name, sizeof name, "cal_%d", k);
-    dy_scope_begin();
-    rc = write_npy(path, name, "", draw(m, CALIB_BATCH));
-    dy_scope_end();
+    calib[k] = dy_keep(draw(m, CALIB_BATCH));
+    rc = write_npy(path, name, "", calib[k]);
   }
+  if (!rc && quant)
+    rc = quantize(net, &spec, calib, m->name, dir);
+  for (int k = 0; k < N_CALIB; k++)
+    dy_tensor_free(calib[k]);
   dy_no_grad_end();
   dy_layer_free(net);
   if (!rc)
@@ -283,13 +315,17 @@ static int build(const model_def *m, const char *dir) {
 
 int main(int argc, char **argv) {
   const char *dir = ".", *only = NULL;
+  bool quant = false;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--out") == 0 && i + 1 < argc)
       dir = argv[++i];
+    else if (strcmp(argv[i], "--quantize") == 0)
+      quant = true;
     else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
       only = argv[++i];
     else {
-      fprintf(stderr, "usage: mlperf_tiny [--out DIR] [--only resnet8|dscnn|mobilenet|autoenc]\n");
+      fprintf(stderr, "usage: mlperf_tiny [--out DIR] [--only resnet8|dscnn|mobilenet|autoenc] "
+                      "[--quantize]\n");
       return 2;
     }
   }
@@ -303,7 +339,7 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < sizeof defs / sizeof defs[0] && !rc; i++)
     if (!only || strcmp(only, defs[i].name) == 0) {
       found = 1;
-      rc = build(&defs[i], dir);
+      rc = build(&defs[i], dir, quant);
     }
   if (!found) {
     fprintf(stderr, "mlperf_tiny: no model '%s' (resnet8, dscnn, mobilenet, autoenc)\n", only);
