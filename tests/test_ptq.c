@@ -3,12 +3,14 @@
  * relu, max pool, flatten, linear, softmax) and a residual add, the
  * int8 model's error against the float one, per-channel against
  * per-tensor weights, the calibration methods on data with an outlier,
- * --keep-float, and the errors. The kernels' bit-exactness is
- * test_quant's; the MLPerf Tiny models and the digits accuracy are the
- * ctests mlperf_tiny and digits.
+ * --keep-float, the errors, and `dy2stc quantize` (its report, its model
+ * equal to the library's, its usage and input errors). The kernels'
+ * bit-exactness is test_int8's; the MLPerf Tiny models and the digits
+ * accuracy are the ctests mlperf_tiny and digits.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "dy_compiler.h"
 #include "dy_test.h"
@@ -300,6 +302,76 @@ static void test_errors(void) {
   dy_program_free(p);
 }
 
+/* ---- the command line ---- */
+
+#define WORK DY_BUILD_DIR "/ptq_work"
+
+/* dy2stc quantize ARGS: exit status want, and (for an error) one line on
+ * stderr holding needle. */
+static void cli(int want, const char *args, const char *needle) {
+  int rc = dy_test_sh(NULL, "%s quantize %s >" WORK "/out.txt 2>" WORK "/err.txt", DY2STC_PATH,
+                      args);
+  char *e = dy_test_slurp(WORK "/err.txt");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+  int lines = 0;
+  for (const char *s = e; *s; s++)
+    lines += *s == '\n';
+  bool ok = rc == want && (want == 0 ? lines == 0 : lines == 1 && strstr(e, needle));
+  if (!ok)
+    fprintf(stderr, "\n  quantize %s: exit %d (want %d), stderr: %s", args, rc, want, e);
+  CU_ASSERT(ok);
+  free(e);
+}
+
+static void test_cli(void) {
+  mkdir(WORK, 0777);
+  mkdir(WORK "/calib", 0777);
+  mkdir(WORK "/bad", 0777);
+  mkdir(WORK "/empty", 0777);
+  dy_program *p = small_cnn(true);
+  dy_tensor **c = calib_set(p, 2);
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_model_save(p, WORK "/cnn", &err), &err);
+  DY_ASSERT_OK(dy_npy_write(WORK "/calib/a.npy", c[0], &err), &err);
+  DY_ASSERT_OK(dy_npy_write(WORK "/calib/b.npy", c[1], &err), &err);
+  dy_scope_begin();
+  DY_ASSERT_OK(dy_npy_write(WORK "/bad/a.npy", dy_randn(4, DY_SHAPE(2, 3, 8, 8)), &err), &err);
+  dy_scope_end();
+  remove(WORK "/q.dymodel");
+  cli(0, WORK "/cnn.dymodel --calibrate " WORK "/calib --per-channel --method mse -o " WORK "/q",
+      NULL);
+  /* the report on stdout, the model written and equal to the library's */
+  char *out = dy_test_slurp(WORK "/out.txt");
+  CU_ASSERT(out && strstr(out, "conv2d+bn+relu") && strstr(out, "outputs: max |err|"));
+  free(out);
+  dy_program *q = NULL, *lib = NULL;
+  DY_ASSERT_OK(dy_model_load(WORK "/q", &q, &err), &err);
+  dy_quant_options o = {.per_channel = true, .method = DY_CALIB_MSE};
+  DY_ASSERT_OK(dy_quantize_program(p, c, 2, &o, &lib, NULL, &err), &err);
+  char *tq = dy_program_to_text(q), *tl = dy_program_to_text(lib);
+  CU_ASSERT(tq && tl && strcmp(tq, tl) == 0);
+  free(tq);
+  free(tl);
+  dy_program_free(q);
+  dy_program_free(lib);
+  /* usage errors: exit 2 */
+  cli(2, WORK "/cnn.dymodel -o " WORK "/q2", "--calibrate DIR");
+  cli(2, WORK "/cnn.dymodel --calibrate " WORK "/calib --method best -o " WORK "/q2",
+      "minmax, percentile or mse");
+  cli(2, WORK "/cnn.dymodel --calibrate " WORK "/calib --percentile 20 -o " WORK "/q2",
+      "--percentile");
+  /* bad input: one line, exit 1, nothing written */
+  cli(1, WORK "/cnn.dymodel --calibrate " WORK "/nosuch -o " WORK "/q2", "cannot open");
+  cli(1, WORK "/cnn.dymodel --calibrate " WORK "/empty -o " WORK "/q2", "no .npy file");
+  cli(1, WORK "/cnn.dymodel --calibrate " WORK "/bad -o " WORK "/q2", "but input 'x' is");
+  cli(1, WORK "/cnn.dymodel --calibrate " WORK "/calib --keep-float conv9 -o " WORK "/q2",
+      "no layer 'conv9'");
+  struct stat st;
+  CU_ASSERT_NOT_EQUAL(stat(WORK "/q2.dymodel", &st), 0);
+  free_set(c, 2);
+  dy_program_free(p);
+}
+
 void dy_test_register(void) {
   DY_SUITE("ptq");
   DY_TEST(test_cnn_rewrite_and_error);
@@ -308,4 +380,5 @@ void dy_test_register(void) {
   DY_TEST(test_keep_float);
   DY_TEST(test_residual_add);
   DY_TEST(test_errors);
+  DY_TEST(test_cli);
 }
