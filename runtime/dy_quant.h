@@ -24,6 +24,7 @@
  *   add of two activations [+ relu]                     -> qadd
  *   softmax                                              -> qsoftmax
  *   reshape, flatten, pool2d (where it takes int8)       -> the same op on int8
+ *   dropout (inference)                                  -> nothing
  *
  * batch_norm (inference form) is folded into the weights and the bias
  * first. Weights are symmetric int8 (zero point 0, values in [-127, 127]),

@@ -10,7 +10,8 @@
  *     the sole reader of the one before (find_units); an add of two
  *     activations with a relu; a softmax; a reshape, flatten or pool
  *     (int8 in, int8 out, same scale, as TFLite's; only where the op's
- *     inference takes int8); anything else is a float unit of one op.
+ *     inference takes int8); an inference dropout, which is no op at
+ *     all; anything else is a float unit of one op.
  *  2. Calibration. p runs on the executor over every batch, an observer
  *     recording each f32 value's range (and, for percentile and mse, a
  *     second run fills a histogram of each value over that range), so
@@ -33,7 +34,7 @@
 
 enum { HIST_BINS = 2048, MAX_UNIT_OPS = 4 };
 
-typedef enum { U_FLOAT, U_CONV, U_MATMUL, U_ADD, U_SOFTMAX, U_PASS } unit_kind;
+typedef enum { U_FLOAT, U_CONV, U_MATMUL, U_ADD, U_SOFTMAX, U_PASS, U_IDENTITY } unit_kind;
 
 typedef struct {
   unit_kind kind;
@@ -231,6 +232,9 @@ static dy_status find_units(qctx *c, dy_error *err) {
                 op->kind == DY_OP_POOL2D) &&
                is_act(p, op->inputs[0])) {
       u->kind = U_PASS;
+    } else if (op->kind == DY_OP_DROPOUT && p->vars[u->out]->fetch_index < 0 &&
+               (dy_dropout_attrs_get(op).is_test || dy_dropout_attrs_get(op).p == 0)) {
+      u->kind = U_IDENTITY; /* inference dropout: its output is its input */
     }
     /* mark the unit's ops (they follow op in the block) as used */
     for (int i = 1; i < u->n_ops; i++)
@@ -784,6 +788,22 @@ static dy_status emit_elementwise(qctx *c, unit *u, bool *done, dy_error *err) {
   return DY_OK;
 }
 
+/* An inference dropout: no op; its output is its input's values (int8
+ * with the input's qparams when the input has them). */
+static dy_status emit_identity(qctx *c, unit *u, dy_error *err) {
+  int x = u->ops[0]->inputs[0], y = u->out;
+  if (c->qvar[x] >= 0) {
+    c->qvar[y] = c->qvar[x];
+    c->qscale[y] = c->qscale[x];
+    c->qzp[y] = c->qzp[x];
+    c->qs[y] = c->qs[x];
+    c->qz[y] = c->qz[x];
+  } else if ((c->fvar[y] = float_of(c, x, u->ops[0], err)) < 0) {
+    return err->status ? err->status : DY_STATUS_OUT_OF_MEMORY;
+  }
+  return DY_OK;
+}
+
 static dy_status build(qctx *c, dy_error *err) {
   const dy_program *p = c->p;
   if (!(c->q = dy_program_new()))
@@ -799,7 +819,10 @@ static dy_status build(qctx *c, dy_error *err) {
   for (int k = 0; k < c->n_units && !s; k++) {
     unit *u = &c->units[k];
     bool done = false;
-    if (!u->keep_float && (u->kind == U_CONV || u->kind == U_MATMUL)) {
+    if (u->kind == U_IDENTITY) {
+      s = emit_identity(c, u, err);
+      done = !s;
+    } else if (!u->keep_float && (u->kind == U_CONV || u->kind == U_MATMUL)) {
       s = emit_layer(c, u, err);
       done = !s;
     } else if (!u->keep_float && u->kind != U_FLOAT) {
@@ -874,7 +897,7 @@ static dy_status report(qctx *c, dy_tensor *const *calib, int n_batches, dy_quan
   for (int k = 0; k < c->n_units; k++) {
     const unit *u = &c->units[k];
     int v = u->done_int8 ? c->qvar[u->out] : c->fvar[u->out];
-    if (v >= 0)
+    if (v >= 0 && u->kind != U_IDENTITY) /* an identity's var is its input's */
       c->q_to_unit[v] = k;
   }
   double o_max = 0, o_dot = 0, o_f = 0, o_q = 0, o_abs = 0;
@@ -919,6 +942,8 @@ static dy_status report(qctx *c, dy_tensor *const *calib, int n_batches, dy_quan
   static const char *const kinds[] = {"float", "conv2d", "matmul", "add", "softmax", "move"};
   for (int k = 0; k < c->n_units; k++) {
     const unit *u = &c->units[k];
+    if (u->kind == U_IDENTITY)
+      continue;
     dy_quant_layer *l = &r->layers[r->n_layers++];
     snprintf(l->name, sizeof l->name, "%s", u->name);
     snprintf(l->out, sizeof l->out, "%s", p->vars[u->out]->name);

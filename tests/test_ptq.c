@@ -15,8 +15,8 @@
 #include "dy_compiler.h"
 #include "dy_test.h"
 
-/* conv 2->4 3x3 pad 1 + BN + relu, maxpool 2, flatten, linear 64->5,
- * softmax; the batch norm's statistics from one warm-up batch. */
+/* conv 2->4 3x3 pad 1 + BN + relu, dropout, maxpool 2, flatten, linear
+ * 64->5, softmax; the batch norm's statistics from one warm-up batch. */
 static dy_tensor *softmax_fwd(dy_layer *self, dy_tensor *const *in, int n) {
   (void)self, (void)n;
   return dy_softmax(in[0], -1);
@@ -29,6 +29,7 @@ static dy_program *small_cnn(bool softmax) {
   dy_sequential_append(s, dy_conv2d_layer_new(2, 4, 3, 3, (dy_conv2d_params){.padding = {1, 1, 1, 1}}, true));
   dy_sequential_append(s, dy_batch_norm2d_new(4, 0.0, 1e-5));
   dy_sequential_append(s, dy_relu_layer_new());
+  dy_sequential_append(s, dy_dropout_layer_new(0.25));
   dy_sequential_append(s, dy_max_pool2d_layer_new((dy_pool2d_params){.kernel = {2, 2}}));
   dy_sequential_append(s, dy_flatten_layer_new(1, -1));
   dy_sequential_append(s, dy_linear_new(64, 5));
@@ -90,12 +91,14 @@ static void test_cnn_rewrite_and_error(void) {
    * softmax int8; the input quantized once, the output dequantized once
    * (the max pool and flatten move int8 where their kernels take it, else
    * run float between a dequantize and a quantize) */
+  CU_ASSERT_EQUAL(count_ops(p, DY_OP_DROPOUT), 1); /* recorded, inference form */
   CU_ASSERT_EQUAL(count_ops(q, DY_OP_QCONV2D), 1);
   CU_ASSERT_EQUAL(count_ops(q, DY_OP_QMATMUL), 1);
   CU_ASSERT_EQUAL(count_ops(q, DY_OP_QSOFTMAX), 1);
   CU_ASSERT_EQUAL(count_ops(q, DY_OP_BATCH_NORM) + count_ops(q, DY_OP_CONV2D) +
                       count_ops(q, DY_OP_MATMUL) + count_ops(q, DY_OP_ADD) +
-                      count_ops(q, DY_OP_RELU) + count_ops(q, DY_OP_SOFTMAX),
+                      count_ops(q, DY_OP_RELU) + count_ops(q, DY_OP_SOFTMAX) +
+                      count_ops(q, DY_OP_DROPOUT),
                   0);
   int borders = count_ops(q, DY_OP_QUANTIZE_LINEAR);
   CU_ASSERT_EQUAL(count_ops(q, DY_OP_DEQUANTIZE_LINEAR), borders);
@@ -107,7 +110,7 @@ static void test_cnn_rewrite_and_error(void) {
   CU_ASSERT_EQUAL(q->vars[q->fetches[0]]->type.dtype, DY_F32);
   /* the report: every layer int8, the softmax's qparams fixed, errors small */
   CU_ASSERT_EQUAL(r.n_int8, borders == 1 ? 5 : 3);
-  CU_ASSERT_EQUAL(r.n_layers, 5);
+  CU_ASSERT_EQUAL(r.n_layers, 5); /* the dropout is no layer */
   CU_ASSERT_EQUAL(r.n_samples, 16);
   const dy_quant_layer *conv = layer_named(&r, "conv2d");
   CU_ASSERT_PTR_NOT_NULL_FATAL(conv);
