@@ -55,8 +55,10 @@ static dy_tensor **calib_set(const dy_program *p, int n) {
   dy_type t = p->vars[p->feeds[0]]->type;
   t.shape[0] = 4;
   dy_seed(9);
+  dy_scope_begin();
   for (int i = 0; i < n; i++)
     c[i] = dy_keep(dy_randn(t.rank, t.shape));
+  dy_scope_end();
   return c;
 }
 
@@ -297,7 +299,9 @@ static void test_errors(void) {
   CU_ASSERT_NOT_EQUAL(dy_quantize_program(p, NULL, 0, &o, &q, NULL, &err), DY_OK);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "calibration set is empty"));
   /* a calibration batch of the wrong shape names the batch */
+  dy_scope_begin();
   dy_tensor *bad = dy_keep(dy_randn(4, DY_SHAPE(2, 3, 8, 8)));
+  dy_scope_end();
   CU_ASSERT_NOT_EQUAL(dy_quantize_program(p, &bad, 1, &o, &q, NULL, &err), DY_OK);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "calibration batch 0"));
   CU_ASSERT_PTR_NULL(q);

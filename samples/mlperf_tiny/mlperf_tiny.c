@@ -298,7 +298,9 @@ static int build(const model_def *m, const char *dir, bool quant) {
   for (int k = 0; k < N_CALIB && !rc; k++) {
     char name[64];
     snprintf(name, sizeof name, "cal_%d", k);
+    dy_scope_begin();
     calib[k] = dy_keep(draw(m, CALIB_BATCH));
+    dy_scope_end();
     rc = write_npy(path, name, "", calib[k]);
   }
   if (!rc && quant)
