@@ -12,10 +12,11 @@
  *     (int8 in, int8 out, same scale, as TFLite's; only where the op's
  *     inference takes int8); an inference dropout, which is no op at
  *     all; anything else is a float unit of one op.
- *  2. Calibration. p runs on the executor over every batch, an observer
- *     recording each f32 value's range (and, for percentile and mse, a
- *     second run fills a histogram of each value over that range), so
- *     every var gets a [lo, hi] (var_range).
+ *  2. Calibration (quantize_calib.c): p runs on the executor over every
+ *     batch, an observer recording each f32 value's range (and, for
+ *     percentile and mse, a second run fills a histogram of each value
+ *     over that range), so every var gets the [lo, hi] it is quantized
+ *     with.
  *  3. Rewrite (build). A new Program: feeds copied; each unit emitted in
  *     order, int8 when it can be, reading its inputs through int8_of /
  *     float_of, which insert quantize_linear / dequantize_linear once per
@@ -29,10 +30,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dy_quant.h"
-#include "dy_runtime_internal.h"
+#include "quant_internal.h"
 
-enum { HIST_BINS = 2048, MAX_UNIT_OPS = 4 };
+enum { MAX_UNIT_OPS = 4 };
 
 typedef enum { U_FLOAT, U_CONV, U_MATMUL, U_ADD, U_SOFTMAX, U_PASS, U_IDENTITY } unit_kind;
 
@@ -53,21 +53,12 @@ typedef struct {
 } unit;
 
 typedef struct {
-  bool seen;
-  float lo, hi;                   /* pass 1: the values' range */
-  float hlo, hhi;                 /* the histogram's range (pass 1's) */
-  double *hist;                   /* HIST_BINS counts, or NULL */
-  float qlo, qhi;                 /* the range quantization uses */
-} var_stats;
-
-typedef struct {
   const dy_program *p;
   const dy_quant_options *o;
   unit *units;
   int n_units;
   int *unit_of;                   /* var of p -> the unit whose output it is, or -1 */
-  var_stats *st;
-  int pass;                       /* 1: range, 2: histogram */
+  dy_quant_stats *st;             /* var of p -> its calibration (quantize_calib.c) */
   dy_program *q;
   int *fvar, *qvar;               /* var of p -> its f32 / int8 var in q, or -1 */
   int *qscale, *qzp;              /* var of p -> q's scale / zero point consts (int8) */
@@ -76,7 +67,6 @@ typedef struct {
   /* report */
   dy_tensor **ref;                /* var of p -> p's value in this batch (units' outputs) */
   int *q_to_unit;                 /* var of q -> unit whose value it is, or -1 */
-  int *q_to_pvar;
 } qctx;
 
 /* ------------------------------------------------------------------ */
@@ -103,21 +93,6 @@ static bool is_relu6(const dy_op *op) {
     return false;
   dy_clip_attrs a = dy_clip_attrs_get(op);
   return a.min == 0 && a.max == 6;
-}
-
-/* TFLite's ChooseQuantizationParams for int8: a range holding 0. */
-static void choose_qparams(float lo, float hi, float *scale, int *zp) {
-  double rmin = lo < 0 ? lo : 0, rmax = hi > 0 ? hi : 0;
-  double s = (rmax - rmin) / 255.0;
-  if (!(s > 1e-30) || !isfinite(s)) {
-    *scale = 1.0f;
-    *zp = 0;
-    return;
-  }
-  *scale = (float)s;
-  double z = -128.0 - rmin / (double)*scale;
-  z = z < -128 ? -128 : z > 127 ? 127 : z;
-  *zp = (int)lround(z);
 }
 
 static int32_t sat_i32(double v) {
@@ -293,151 +268,6 @@ static dy_status mark_keep_float(qctx *c, dy_error *err) {
 }
 
 /* ------------------------------------------------------------------ */
-/* 2. calibration                                                     */
-/* ------------------------------------------------------------------ */
-
-static void stats_add(qctx *c, int var, const dy_tensor *t) {
-  if (t->type.dtype != DY_F32)
-    return;
-  var_stats *s = &c->st[var];
-  const float *x = t->data;
-  int64_t n = dy_type_numel(&t->type);
-  if (c->pass == 1) {
-    for (int64_t i = 0; i < n; i++) {
-      if (!isfinite(x[i]))
-        continue;
-      if (!s->seen || x[i] < s->lo)
-        s->lo = x[i];
-      if (!s->seen || x[i] > s->hi)
-        s->hi = x[i];
-      s->seen = true;
-    }
-    return;
-  }
-  if (!s->hist)
-    return;
-  double w = (double)s->hhi - s->hlo;
-  for (int64_t i = 0; i < n; i++) {
-    if (!isfinite(x[i]))
-      continue;
-    int bin = w > 0 ? (int)(((double)x[i] - s->hlo) / w * HIST_BINS) : 0;
-    bin = bin < 0 ? 0 : bin >= HIST_BINS ? HIST_BINS - 1 : bin;
-    s->hist[bin] += 1;
-  }
-}
-
-static dy_status observe_calib(void *ctx, int var, const dy_tensor *t, dy_error *err) {
-  (void)err;
-  stats_add(ctx, var, t);
-  return DY_OK;
-}
-
-static dy_status calib_pass(qctx *c, dy_tensor *const *calib, int n_batches, dy_error *err) {
-  const dy_program *p = c->p;
-  dy_status s = DY_OK;
-  for (int b = 0; b < n_batches && !s; b++) {
-    dy_tensor *const *in = calib + (size_t)b * p->n_feeds;
-    for (int i = 0; i < p->n_feeds; i++)
-      stats_add(c, p->feeds[i], in[i]);
-    dy_tensor *outs[DY_MAX_FEEDS] = {0};
-    s = dy_executor_run_observed(p, in, p->n_feeds, outs, p->n_fetches, observe_calib, c, err);
-    for (int i = 0; i < p->n_fetches; i++)
-      dy_tensor_free(outs[i]);
-    if (s)
-      dy_error_prefix(err, "quantize: calibration batch %d", b);
-  }
-  return s;
-}
-
-/* The error of quantizing the histogram's values to 256 levels over
- * [lo, hi] (clipping outside it), sum of count x squared error. */
-static double hist_mse(const var_stats *s, double lo, double hi) {
-  float scale;
-  int zp;
-  choose_qparams((float)lo, (float)hi, &scale, &zp);
-  double w = ((double)s->hhi - s->hlo) / HIST_BINS, e = 0;
-  for (int i = 0; i < HIST_BINS; i++) {
-    if (s->hist[i] == 0)
-      continue;
-    double v = s->hlo + (i + 0.5) * w;
-    double q = nearbyint(v / scale) + zp;
-    q = q < -128 ? -128 : q > 127 ? 127 : q;
-    double d = v - (q - zp) * scale;
-    e += s->hist[i] * d * d;
-  }
-  return e;
-}
-
-/* Set every seen var's quantization range from its statistics. */
-static void choose_ranges(qctx *c) {
-  double pct = c->o->percentile > 0 ? c->o->percentile : 99.99;
-  for (int v = 0; v < c->p->n_vars; v++) {
-    var_stats *s = &c->st[v];
-    s->qlo = s->lo;
-    s->qhi = s->hi;
-    if (!s->seen || !s->hist)
-      continue;
-    double total = 0;
-    for (int i = 0; i < HIST_BINS; i++)
-      total += s->hist[i];
-    if (total <= 0)
-      continue;
-    double w = ((double)s->hhi - s->hlo) / HIST_BINS;
-    if (c->o->method == DY_CALIB_PERCENTILE) {
-      double below = total * (100.0 - pct) / 100.0, above = total * pct / 100.0, cum = 0;
-      int lo_bin = 0, hi_bin = HIST_BINS - 1;
-      for (int i = 0; i < HIST_BINS; i++) {
-        if (cum <= below)
-          lo_bin = i;
-        cum += s->hist[i];
-        if (cum >= above) {
-          hi_bin = i;
-          break;
-        }
-      }
-      s->qlo = s->lo < 0 ? (float)(s->hlo + lo_bin * w) : s->lo;
-      s->qhi = s->hi > 0 ? (float)(s->hlo + (hi_bin + 1) * w) : s->hi;
-    } else { /* mse: shrink both ends by one factor */
-      double best = hist_mse(s, s->lo, s->hi), best_a = 1;
-      for (int k = 99; k >= 20; k--) {
-        double a = k / 100.0, e = hist_mse(s, s->lo * a, s->hi * a);
-        if (e < best) {
-          best = e;
-          best_a = a;
-        }
-      }
-      s->qlo = (float)(s->lo * best_a);
-      s->qhi = (float)(s->hi * best_a);
-    }
-  }
-}
-
-static dy_status calibrate(qctx *c, dy_tensor *const *calib, int n_batches, dy_error *err) {
-  c->pass = 1;
-  dy_status s = calib_pass(c, calib, n_batches, err);
-  if (s || c->o->method == DY_CALIB_MINMAX) {
-    if (!s)
-      choose_ranges(c);
-    return s;
-  }
-  for (int v = 0; v < c->p->n_vars && !s; v++) {
-    var_stats *st = &c->st[v];
-    if (!st->seen)
-      continue;
-    st->hlo = st->lo;
-    st->hhi = st->hi;
-    if (!(st->hist = calloc(HIST_BINS, sizeof *st->hist)))
-      s = dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "quantize: out of memory");
-  }
-  c->pass = 2;
-  if (!s)
-    s = calib_pass(c, calib, n_batches, err);
-  if (!s)
-    choose_ranges(c);
-  return s;
-}
-
-/* ------------------------------------------------------------------ */
 /* 3. the int8 Program                                                */
 /* ------------------------------------------------------------------ */
 
@@ -528,7 +358,7 @@ static int int8_of(qctx *c, int v, const dy_op *at, dy_error *err) {
   if (c->qvar[v] >= 0)
     return c->qvar[v];
   const dy_var *pv = c->p->vars[v];
-  const var_stats *s = &c->st[v];
+  const dy_quant_stats *s = &c->st[v];
   if (!s->seen) {
     dy_error_at(err, at, DY_STATUS_INVALID_ARGUMENT,
                 "quantize: '%s' took no finite value on the calibration set", pv->name);
@@ -536,7 +366,7 @@ static int int8_of(qctx *c, int v, const dy_op *at, dy_error *err) {
   }
   float scale;
   int zp;
-  choose_qparams(s->qlo, s->qhi, &scale, &zp);
+  dy_quant_choose_qparams(s->qlo, s->qhi, &scale, &zp);
   int f = float_of(c, v, at, err);
   if (f < 0 || !make_qparams(c, v, scale, zp, err))
     return -1;
@@ -642,10 +472,10 @@ static dy_status emit_layer(qctx *c, unit *u, dy_error *err) {
   float xs = c->qs[op->inputs[0]];
   for (int64_t o = 0; o < O; o++)
     bq[o] = sat_i32(bf[o] / ((double)xs * (double)ws[o]));
-  const var_stats *st = &c->st[u->out];
+  const dy_quant_stats *st = &c->st[u->out];
   float ys;
   int yz;
-  choose_qparams(st->qlo, st->qhi, &ys, &yz);
+  dy_quant_choose_qparams(st->qlo, st->qhi, &ys, &yz);
   char name[256];
   int64_t n_ws = c->o->per_channel ? O : 1;
   dy_type wt = wv->type;
@@ -768,10 +598,10 @@ static dy_status emit_elementwise(qctx *c, unit *u, bool *done, dy_error *err) {
     dy_attr ax = DY_ATTR_I("axis", dy_softmax_attrs_get(op).axis);
     qop = emit(c, DY_OP_QSOFTMAX, in, 5, y8, &ax, 1, op);
   } else { /* U_ADD */
-    const var_stats *st = &c->st[u->out];
+    const dy_quant_stats *st = &c->st[u->out];
     float ys;
     int yz;
-    choose_qparams(st->qlo, st->qhi, &ys, &yz);
+    dy_quant_choose_qparams(st->qlo, st->qhi, &ys, &yz);
     if ((y8 = unit_int8_out(c, u, ys, yz, err)) < 0)
       return err->status ? err->status : DY_STATUS_OUT_OF_MEMORY;
     int b = op->inputs[1];
@@ -973,8 +803,7 @@ static dy_status report(qctx *c, dy_tensor *const *calib, int n_batches, dy_quan
 
 static void qctx_free(qctx *c) {
   if (c->st)
-    for (int v = 0; v < c->p->n_vars; v++)
-      free(c->st[v].hist);
+    dy_quant_stats_free(c->st, c->p->n_vars);
   if (c->ref)
     for (int v = 0; v < c->p->n_vars; v++)
       dy_tensor_free(c->ref[v]);
@@ -1028,7 +857,7 @@ dy_status dy_quantize_program(const dy_program *p, dy_tensor *const *calib, int 
   if (!s)
     s = mark_keep_float(&c, err);
   if (!s)
-    s = calibrate(&c, calib, n_batches, err);
+    s = dy_quant_calibrate(p, calib, n_batches, o, c.st, err);
   if (!s)
     s = build(&c, err);
   dy_quant_report tmp = {0};
