@@ -275,8 +275,9 @@ dy_status dy_emit_where(dy_cg_ctx *ctx, dy_error *err) {
 }
 
 /* The conversions of kernels_math.c's dy_kernel_cast, from x to the
- * output's dtype (f32 -> i64 truncates; NaN -> 0; saturates outside the
- * i64 range). */
+ * output's dtype: f32 -> an integer truncates, NaN -> 0, saturates to the
+ * dtype's range; integer -> narrower integer wraps (through the unsigned
+ * type, so the conversion is defined); -> bool is x != 0. */
 dy_status dy_emit_cast(dy_cg_ctx *ctx, dy_error *err) {
   dy_cast_attrs a;
   dy_status s = dy_cast_attrs_of(ctx->op, &a, err);
@@ -286,17 +287,29 @@ dy_status dy_emit_cast(dy_cg_ctx *ctx, dy_error *err) {
   dy_dtype from = dy_cg_in_type(ctx, 0)->dtype;
   if (dt < 0 || dt >= DY_DTYPE_COUNT || (unsigned)from >= DY_DTYPE_COUNT)
     return dy_cg_type_error(ctx, err, DY_STATUS_INVALID_ARGUMENT, "unknown dtype");
-  static const char *const expr[DY_DTYPE_COUNT][DY_DTYPE_COUNT] = {
-      [DY_F32][DY_F32] = "x",
-      [DY_F32][DY_I64] = "dy_isnanf(x) ? 0 : x >= 9223372036854775808.0f ? INT64_MAX : "
-                         "x < -9223372036854775808.0f ? INT64_MIN : (int64_t)x",
-      [DY_F32][DY_BOOL] = "(uint8_t)(x != 0.0f)",
-      [DY_I64][DY_F32] = "(float)x",
-      [DY_I64][DY_I64] = "x",
-      [DY_I64][DY_BOOL] = "(uint8_t)(x != 0)",
-      [DY_BOOL][DY_F32] = "x ? 1.0f : 0.0f",
-      [DY_BOOL][DY_I64] = "x ? 1 : 0",
-      [DY_BOOL][DY_BOOL] = "x",
+  static const char *const from_f32[DY_DTYPE_COUNT] = {
+      [DY_F32] = "x",
+      [DY_I64] = "dy_isnanf(x) ? 0 : x >= 9223372036854775808.0f ? INT64_MAX : "
+                 "x < -9223372036854775808.0f ? INT64_MIN : (int64_t)x",
+      [DY_BOOL] = "(uint8_t)(x != 0.0f)",
+      [DY_I8] = "dy_isnanf(x) ? 0 : x >= 127.0f ? 127 : x <= -128.0f ? -128 : (int8_t)x",
+      [DY_U8] = "dy_isnanf(x) ? 0 : x >= 255.0f ? 255 : x <= 0.0f ? 0 : (uint8_t)x",
+      [DY_I32] = "dy_isnanf(x) ? 0 : x >= 2147483647.0f ? INT32_MAX : "
+                 "x <= -2147483648.0f ? INT32_MIN : (int32_t)x",
   };
-  return emit_map(ctx, err, 1u << from, (int)dt, NULL, expr[from][dt]);
+  /* from an integer or bool */
+  static const char *const from_int[DY_DTYPE_COUNT] = {
+      [DY_F32] = "(float)x",
+      [DY_I64] = "(int64_t)x",
+      [DY_BOOL] = "(uint8_t)(x != 0)",
+      [DY_I8] = "(int8_t)(uint8_t)x",
+      [DY_U8] = "(uint8_t)x",
+      [DY_I32] = "(int32_t)(uint32_t)x",
+  };
+  const char *e = from == DY_F32 ? from_f32[dt] : from_int[dt];
+  if (from == DY_BOOL && dt == DY_F32)
+    e = "x ? 1.0f : 0.0f";
+  if (from == (dy_dtype)dt)
+    e = "x";
+  return emit_map(ctx, err, 1u << from, (int)dt, NULL, e);
 }

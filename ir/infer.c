@@ -89,10 +89,10 @@ dy_status dy_broadcast_shapes(const dy_op *op, const dy_type *a,
 
 #define EW_F32 (1u << DY_F32)
 #define EW_NUM (1u << DY_F32 | 1u << DY_I64)
-#define EW_CMP (1u << DY_F32 | 1u << DY_I64 | 1u << DY_BOOL)
+#define EW_CMP (1u << DY_F32 | 1u << DY_I64 | 1u << DY_BOOL | 1u << DY_I8 | 1u << DY_U8 | 1u << DY_I32)
 
 static const char *ew_mask_str(unsigned mask) {
-  return mask == EW_F32 ? "f32" : mask == EW_NUM ? "f32 or i64" : "f32, i64 or bool";
+  return mask == EW_F32 ? "f32" : mask == EW_NUM ? "f32 or i64" : "f32, i64, i32, i8, u8 or bool";
 }
 
 /* Input i's dtype must be in mask. */

@@ -25,14 +25,15 @@
  *   minimum, maximum  f32 and i64, broadcasting. NaN propagates (numpy's
  *                minimum/maximum, not C's fminf/fmaxf): if either operand
  *                is NaN the result is NaN.
- *   equal, greater, less  f32, i64 or bool operands, broadcasting, bool
+ *   equal, greater, less  f32, i64, i32, i8, u8 or bool operands, broadcasting, bool
  *                (0/1) result; any comparison with NaN is false
  *   where        cond ? x : y, three-way broadcasting, cond nonzero = true
- *   cast         f32 -> i64 truncates toward zero (C); NaN gives 0 and
- *                values outside the i64 range saturate to INT64_MIN /
- *                INT64_MAX (the conversion C leaves undefined is never
- *                executed). -> bool is x != 0 (so NaN -> 1). bool -> number
- *                is 0 or 1. i64 -> f32 rounds to nearest.
+ *   cast         f32 -> an integer dtype truncates toward zero (C); NaN
+ *                gives 0 and values outside the dtype's range saturate
+ *                (the conversion C leaves undefined is never executed).
+ *                Integer -> narrower integer wraps (two's complement, as
+ *                numpy and ONNX). -> bool is x != 0 (so NaN -> 1). bool ->
+ *                number is 0 or 1. Integer -> f32 rounds to nearest.
  *
  * The binary ops with an output of their inputs' dtype go through
  * dy_kbinary (kernels.c); comparisons and where, whose output or operands
@@ -370,6 +371,8 @@ static dy_status nary(const dy_op *op, dy_tensor *const *in, int n_in, int n,
   nplan pl;
   if ((s = nplan_make(op, in, n, &out[0]->type, out_dtype, &pl, err)))
     return s;
+  if (!row)
+    return dy_kunsupported_dtype(op, in[n - 1]->type.dtype, err);
   if (dy_type_numel(&out[0]->type) == 0)
     return DY_OK;
   for (int k = 0; k < n; k++)
@@ -403,6 +406,12 @@ DEFINE_COMPARE_ROW(greater_bool, uint8_t, >)
 DEFINE_COMPARE_ROW(less_f32, float, <)
 DEFINE_COMPARE_ROW(less_i64, int64_t, <)
 DEFINE_COMPARE_ROW(less_bool, uint8_t, <)
+DEFINE_COMPARE_ROW(equal_i8, int8_t, ==)
+DEFINE_COMPARE_ROW(equal_i32, int32_t, ==)
+DEFINE_COMPARE_ROW(greater_i8, int8_t, >)
+DEFINE_COMPARE_ROW(greater_i32, int32_t, >)
+DEFINE_COMPARE_ROW(less_i8, int8_t, <)
+DEFINE_COMPARE_ROW(less_i32, int32_t, <)
 
 /* rows[dtype] */
 static dy_status compare(const dy_op *op, dy_tensor *const *in, int n_in,
@@ -423,21 +432,24 @@ static dy_status compare(const dy_op *op, dy_tensor *const *in, int n_in,
 dy_status dy_kernel_equal(const dy_op *op, dy_tensor *const *in, int n_in,
                           dy_tensor *const *out, dy_error *err) {
   static const nrow_fn rows[DY_DTYPE_COUNT] = {
-      [DY_F32] = equal_f32, [DY_I64] = equal_i64, [DY_BOOL] = equal_bool};
+      [DY_F32] = equal_f32, [DY_I64] = equal_i64, [DY_BOOL] = equal_bool,
+      [DY_I8] = equal_i8,   [DY_U8] = equal_bool,  [DY_I32] = equal_i32};
   return compare(op, in, n_in, out, rows, err);
 }
 
 dy_status dy_kernel_greater(const dy_op *op, dy_tensor *const *in, int n_in,
                             dy_tensor *const *out, dy_error *err) {
   static const nrow_fn rows[DY_DTYPE_COUNT] = {
-      [DY_F32] = greater_f32, [DY_I64] = greater_i64, [DY_BOOL] = greater_bool};
+      [DY_F32] = greater_f32, [DY_I64] = greater_i64, [DY_BOOL] = greater_bool,
+      [DY_I8] = greater_i8,   [DY_U8] = greater_bool,  [DY_I32] = greater_i32};
   return compare(op, in, n_in, out, rows, err);
 }
 
 dy_status dy_kernel_less(const dy_op *op, dy_tensor *const *in, int n_in,
                          dy_tensor *const *out, dy_error *err) {
   static const nrow_fn rows[DY_DTYPE_COUNT] = {
-      [DY_F32] = less_f32, [DY_I64] = less_i64, [DY_BOOL] = less_bool};
+      [DY_F32] = less_f32, [DY_I64] = less_i64, [DY_BOOL] = less_bool,
+      [DY_I8] = less_i8,   [DY_U8] = less_bool,  [DY_I32] = less_i32};
   return compare(op, in, n_in, out, rows, err);
 }
 
@@ -458,11 +470,13 @@ dy_status dy_kernel_less(const dy_op *op, dy_tensor *const *in, int n_in,
 DEFINE_WHERE_ROW(where_f32, float)
 DEFINE_WHERE_ROW(where_i64, int64_t)
 DEFINE_WHERE_ROW(where_bool, uint8_t)
+DEFINE_WHERE_ROW(where_i32, int32_t)
 
 dy_status dy_kernel_where(const dy_op *op, dy_tensor *const *in, int n_in,
                           dy_tensor *const *out, dy_error *err) {
   static const nrow_fn rows[DY_DTYPE_COUNT] = {
-      [DY_F32] = where_f32, [DY_I64] = where_i64, [DY_BOOL] = where_bool};
+      [DY_F32] = where_f32, [DY_I64] = where_i64, [DY_BOOL] = where_bool,
+      [DY_I8] = where_bool, [DY_U8] = where_bool, [DY_I32] = where_i32}; /* by size */
   dy_status s = dy_kcheck_io(op, in, n_in, 3, out, err);
   if (s != DY_OK)
     return s;
@@ -480,13 +494,40 @@ dy_status dy_kernel_where(const dy_op *op, dy_tensor *const *in, int n_in,
 /* cast                                                                */
 /* ------------------------------------------------------------------ */
 
-/* f32 -> i64: truncate toward zero; NaN -> 0; saturate outside the range
- * (2^63 is exactly representable in f32). Same expression as emit_math.c. */
-static int64_t f32_to_i64(float x) {
-  return isnan(x) ? 0
-         : x >= 9223372036854775808.0f ? INT64_MAX
-         : x < -9223372036854775808.0f ? INT64_MIN
-                                        : (int64_t)x;
+/* f32 -> an integer dtype: truncate toward zero; NaN -> 0; saturate to
+ * [lo, hi] (2^63 is exactly representable in f32; the other bounds are
+ * compared as floats, exactly). Same expressions as emit_math.c. */
+static int64_t f32_to_int(float x, dy_dtype t) {
+  switch (t) {
+  case DY_I64:
+    return isnan(x) ? 0
+           : x >= 9223372036854775808.0f ? INT64_MAX
+           : x < -9223372036854775808.0f ? INT64_MIN
+                                          : (int64_t)x;
+  case DY_I32:
+    return isnan(x) ? 0 : x >= 2147483647.0f ? INT32_MAX : x <= -2147483648.0f ? INT32_MIN
+                                                                               : (int32_t)x;
+  case DY_I8: return isnan(x) ? 0 : x >= 127.0f ? 127 : x <= -128.0f ? -128 : (int8_t)x;
+  default: return isnan(x) ? 0 : x >= 255.0f ? 255 : x <= 0.0f ? 0 : (uint8_t)x; /* u8 */
+  }
+}
+
+/* Element i of an integer or bool array as int64. */
+static int64_t int_at(dy_dtype t, const void *p, int64_t i) {
+  return t == DY_I64 ? ((const int64_t *)p)[i] : t == DY_BOOL ? ((const uint8_t *)p)[i]
+                                                               : dy_quant_value(t, p, i);
+}
+
+/* v into an integer dtype, wrapping (two's complement) as numpy and ONNX
+ * do; bool is v != 0. */
+static void int_store(dy_dtype t, void *p, int64_t i, int64_t v) {
+  switch (t) {
+  case DY_I64: ((int64_t *)p)[i] = v; break;
+  case DY_I32: ((int32_t *)p)[i] = (int32_t)(uint32_t)(uint64_t)v; break;
+  case DY_I8: ((int8_t *)p)[i] = (int8_t)(uint8_t)(uint64_t)v; break;
+  case DY_U8: ((uint8_t *)p)[i] = (uint8_t)(uint64_t)v; break;
+  default: ((uint8_t *)p)[i] = v != 0; break; /* bool */
+  }
 }
 
 dy_status dy_kernel_cast(const dy_op *op, dy_tensor *const *in, int n_in,
@@ -514,21 +555,20 @@ dy_status dy_kernel_cast(const dy_op *op, dy_tensor *const *in, int n_in,
   if (n > 0 && in[0]->data == out[0]->data)
     return dy_error_at(err, op, DY_STATUS_INTERNAL,
                        "cast: output aliases the input");
-  const float *xf = in[0]->data;
-  const int64_t *xi = in[0]->data;
-  const uint8_t *xb = in[0]->data;
-  float *yf = out[0]->data;
-  int64_t *yi = out[0]->data;
-  uint8_t *yb = out[0]->data;
+  const void *x = in[0]->data;
+  void *y = out[0]->data;
   for (int64_t i = 0; i < n; i++) {
-    switch (ti->dtype * DY_DTYPE_COUNT + to->dtype) {
-    case DY_F32 * DY_DTYPE_COUNT + DY_I64: yi[i] = f32_to_i64(xf[i]); break;
-    case DY_F32 * DY_DTYPE_COUNT + DY_BOOL: yb[i] = (uint8_t)(xf[i] != 0.0f); break;
-    case DY_I64 * DY_DTYPE_COUNT + DY_F32: yf[i] = (float)xi[i]; break;
-    case DY_I64 * DY_DTYPE_COUNT + DY_BOOL: yb[i] = (uint8_t)(xi[i] != 0); break;
-    case DY_BOOL * DY_DTYPE_COUNT + DY_F32: yf[i] = xb[i] ? 1.0f : 0.0f; break;
-    case DY_BOOL * DY_DTYPE_COUNT + DY_I64: yi[i] = xb[i] ? 1 : 0; break;
-    default: return dy_kunsupported_dtype(op, ti->dtype, err);
+    if (ti->dtype == DY_F32) {
+      float v = ((const float *)x)[i];
+      if (to->dtype == DY_BOOL)
+        ((uint8_t *)y)[i] = (uint8_t)(v != 0.0f);
+      else
+        int_store(to->dtype, y, i, f32_to_int(v, to->dtype));
+    } else if (to->dtype == DY_F32) {
+      ((float *)y)[i] = ti->dtype == DY_BOOL ? (((const uint8_t *)x)[i] ? 1.0f : 0.0f)
+                                             : (float)int_at(ti->dtype, x, i);
+    } else {
+      int_store(to->dtype, y, i, int_at(ti->dtype, x, i));
     }
   }
   return DY_OK;

@@ -16,10 +16,6 @@
  */
 #include "op_table.h"
 
-#define I8(r, ...) {.dtype = DY_I8, .rank = (r), .shape = {__VA_ARGS__}}
-#define U8(r, ...) {.dtype = DY_U8, .rank = (r), .shape = {__VA_ARGS__}}
-#define I32(r, ...) {.dtype = DY_I32, .rank = (r), .shape = {__VA_ARGS__}}
-
 /* Every op spells out all its attributes (the verifier's invariant 4). */
 #define CONV4(sh, sw, pt, pl, pb, pr, dh, dw, g)                                \
   DY_ATTR_IS("strides", DY_SHAPE(sh, sw), 2),                                   \

@@ -62,6 +62,9 @@ typedef struct {
 #define I64(r, ...) {.dtype = DY_I64, .rank = (r), .shape = {__VA_ARGS__}}
 #define BOOL(r, ...) {.dtype = DY_BOOL, .rank = (r), .shape = {__VA_ARGS__}}
 #define SCALAR_F32 {.dtype = DY_F32, .rank = 0}
+#define I8(r, ...) {.dtype = DY_I8, .rank = (r), .shape = {__VA_ARGS__}}
+#define U8(r, ...) {.dtype = DY_U8, .rank = (r), .shape = {__VA_ARGS__}}
+#define I32(r, ...) {.dtype = DY_I32, .rank = (r), .shape = {__VA_ARGS__}}
 
 extern const dy_op_case_list dy_op_cases_core;
 extern const dy_op_case_list dy_op_cases_nn;

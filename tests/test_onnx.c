@@ -718,9 +718,9 @@ static void test_einsum_rank_bound(void) {
   expect_error(path, DY_STATUS_UNSUPPORTED, "'wide' (Einsum)", "rank 10");
 }
 
-/* Narrower integer constants (int32 indices, int8 values, as converters
- * write them) widen exactly to int64; graph inputs of those dtypes stay
- * unsupported. */
+/* int32 and int8 constants (int32 indices, int8 values, as converters
+ * write them) keep their dtypes: the indices become int64 for Gather, the
+ * int8 values cast exactly; an int32 graph input is an int32 feed. */
 static void test_narrow_int_constants(void) {
   char path[4096];
   tmp_path(path, sizeof path, "int32_const.onnx");
@@ -748,7 +748,7 @@ static void test_narrow_int_constants(void) {
   for (int i = 0; i < 3; i++)
     DY_ASSERT_NEAR(dy_tensor_f32(z)[i], want[i], 0);
   dy_tensor_free(x), dy_tensor_free(z);
-  /* an int32 graph input is still refused, naming it */
+  /* an int32 graph input is an int32 feed; uint32 is still refused */
   tmp_path(path, sizeof path, "int32_input.onnx");
   m = ob_new(13);
   ob_input(m, "i", OB_I32, 1, (int64_t[]){3}, NULL);
@@ -756,7 +756,19 @@ static void test_narrow_int_constants(void) {
   ob_output(m, "o", OB_I32);
   CU_ASSERT_EQUAL(ob_save(m, path), 0);
   ob_free(m);
-  expect_error(path, DY_STATUS_UNSUPPORTED, "graph input 'i'", "int32");
+  int32_t iv[3] = {-7, 0, 2147483647};
+  dy_tensor *i = dy_tensor_from_data(DY_I32, 1, (int64_t[]){3}, iv), *o = NULL;
+  load_and_run(path, &i, 1, &o, NULL);
+  CU_ASSERT(o && o->type.dtype == DY_I32 && memcmp(o->data, iv, sizeof iv) == 0);
+  dy_tensor_free(i), dy_tensor_free(o);
+  tmp_path(path, sizeof path, "uint32_input.onnx");
+  m = ob_new(13);
+  ob_input(m, "i", 12 /* uint32 */, 1, (int64_t[]){3}, NULL);
+  ob_node(m, "Identity", "id", 1, (const char *[]){"i"}, 1, (const char *[]){"o"});
+  ob_output(m, "o", 12);
+  CU_ASSERT_EQUAL(ob_save(m, path), 0);
+  ob_free(m);
+  expect_error(path, DY_STATUS_UNSUPPORTED, "graph input 'i'", "uint32");
 }
 
 void dy_test_register(void) {

@@ -423,6 +423,16 @@ dy_status ox_get_ints(ox_ctx *c, ox_value *v, const char *what, bool allow_sym,
   if (v->sym && !allow_sym)
     return ox_fail(c, DY_STATUS_UNSUPPORTED,
                    "%s '%s' depends on the dynamic batch size", what, v->name);
+  if (v->type.dtype == DY_I32 || v->type.dtype == DY_I8 || v->type.dtype == DY_U8) {
+    /* ONNX allows int32 indices and the like: widen a copy (ctx-owned) */
+    int64_t m = dy_type_numel(&v->type);
+    ox_value *w = ox_new_const(c, DY_I64, v->type.rank, v->type.shape, NULL);
+    if (!w)
+      return ox_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+    for (int64_t i = 0; i < m; i++)
+      ((int64_t *)w->c->data)[i] = dy_quant_value(v->type.dtype, v->c->data, i);
+    v = w;
+  }
   if (v->type.dtype != DY_I64)
     return ox_fail(c, DY_STATUS_UNSUPPORTED, "%s '%s' must be int64, not %s", what,
                    v->name, dy_dtype_name(v->type.dtype));
@@ -464,7 +474,7 @@ static dy_status input_type(ox_ctx *c, const Onnx__ValueInfoProto *vi,
   int et = tt->has_elem_type ? tt->elem_type : 0;
   if (!dy_onnx_dtype(et, &t->dtype))
     return ox_fail(c, DY_STATUS_UNSUPPORTED,
-                   "graph input '%s' has dtype %s (dy2stc has float32, int64 and bool)",
+                   "graph input '%s' has dtype %s (dy2stc has float32, int64, int32, int8, uint8 and bool)",
                    nm, ox_dtype_name(et));
   if (!tt->shape)
     return ox_fail(c, DY_STATUS_UNSUPPORTED, "graph input '%s' has no shape", nm);
@@ -509,7 +519,7 @@ static dy_status check_output(ox_ctx *c, const Onnx__ValueInfoProto *vi,
   dy_dtype dt;
   if (tt->has_elem_type && tt->elem_type && !dy_onnx_dtype(tt->elem_type, &dt))
     return ox_fail(c, DY_STATUS_UNSUPPORTED,
-                   "graph output '%s' has dtype %s (dy2stc has float32, int64 and bool)",
+                   "graph output '%s' has dtype %s (dy2stc has float32, int64, int32, int8, uint8 and bool)",
                    vi->name, ox_dtype_name(tt->elem_type));
   if (tt->has_elem_type && tt->elem_type && dt != v->type.dtype)
     return ox_fail(c, DY_STATUS_INTERNAL, "graph output '%s' is declared %s, computed %s",
@@ -535,7 +545,7 @@ ox_map_fn ox_find_mapper(const char *op_type) {
   static const ox_mapper *const tables[] = {ox_mappers_ops, ox_mappers_math,
                                             ox_mappers_shape, ox_mappers_nn,
                                             ox_mappers_image, ox_mappers_seq,
-                                            ox_mappers_control};
+                                            ox_mappers_control, ox_mappers_quant};
   for (size_t t = 0; t < sizeof tables / sizeof *tables; t++)
     for (const ox_mapper *m = tables[t]; m->op_type; m++)
       if (strcmp(m->op_type, op_type) == 0)

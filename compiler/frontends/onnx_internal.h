@@ -204,6 +204,7 @@ extern const ox_mapper ox_mappers_nn[];     /* onnx_nn.c    */
 extern const ox_mapper ox_mappers_image[];  /* onnx_image.c */
 extern const ox_mapper ox_mappers_seq[];    /* onnx_seq.c   */
 extern const ox_mapper ox_mappers_control[]; /* onnx_control.c */
+extern const ox_mapper ox_mappers_quant[];  /* onnx_quant.c */
 
 /* Look the ONNX op type up in every table; NULL if unknown. */
 ox_map_fn ox_find_mapper(const char *op_type);
@@ -224,6 +225,10 @@ dy_status ox_set_or_fail(ox_ctx *c, int i, ox_value *v);
 dy_status ox_need_in(ox_ctx *c, int i, ox_value **v);
 /* A scalar 0 of dtype dt (false for bool). */
 ox_value *ox_zero_like(ox_ctx *c, dy_dtype dt);
+/* onnx_quant.c: the scales of a QLinear node (inputs idx[0..n)) must be
+ * constants: the requantization is compiled from them (a graph input is
+ * reported as one to bind, like a shape input). */
+dy_status ox_need_const_scales(ox_ctx *c, ox_value *const *in, const int *idx, int n);
 /* v's dtype must be f32 (else an unsupported-dtype error naming the node). */
 dy_status ox_need_f32(ox_ctx *c, const ox_value *v);
 

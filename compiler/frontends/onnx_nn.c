@@ -236,6 +236,25 @@ static void pairs_2d(const window *w, int64_t k[2], int64_t s[2], int64_t d[2],
  * (1), kernel_shape (from W), pads (0s), strides (1s). 1-D and 2-D map
  * onto conv2d (the bias an add the fusion pass folds in); 3-D and wider
  * are the composite. */
+/* Conv's geometry (and ConvInteger's, QLinearConv's): x [N, C, ...] and
+ * W [M, C/group, k...] of one rank, the window and the group. */
+static dy_status conv_window(ox_ctx *c, ox_value *x, ox_value *wt, window *w, int64_t *group) {
+  int r = x->type.rank;
+  if (wt->type.rank != r || !dy_type_is_static(&wt->type))
+    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "W must have the input's rank");
+  TRY(window_setup(c, &x->type, wt->type.shape + 2, false, w));
+  int64_t g = ox_attr_i(c, "group", 1), C = x->type.shape[1], M = wt->type.shape[0];
+  if (g < 1 || C < 0 || C % g || M % g || wt->type.shape[1] != C / g)
+    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "channels %lld, group %lld and W %lld x %lld "
+                   "do not agree", (long long)C, (long long)g, (long long)M,
+                   (long long)wt->type.shape[1]);
+  for (int i = 0; i < w->n; i++)
+    if (wt->type.shape[2 + i] != w->k[i])
+      return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "kernel_shape disagrees with W");
+  *group = g;
+  return DY_OK;
+}
+
 static dy_status map_conv(ox_ctx *c) {
   ox_value *x, *wt, *b = ox_in(c, 2);
   TRY(ox_check_attrs(c, "auto_pad dilations group kernel_shape pads strides"));
@@ -243,18 +262,9 @@ static dy_status map_conv(ox_ctx *c) {
   TRY(ox_need_in(c, 1, &wt));
   TRY(ox_need_f32(c, x));
   int r = x->type.rank;
-  if (wt->type.rank != r || !dy_type_is_static(&wt->type))
-    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "W must have the input's rank");
   window w;
-  TRY(window_setup(c, &x->type, wt->type.shape + 2, false, &w));
-  int64_t g = ox_attr_i(c, "group", 1), C = x->type.shape[1], M = wt->type.shape[0];
-  if (g < 1 || C < 0 || C % g || M % g || wt->type.shape[1] != C / g)
-    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "channels %lld, group %lld and W %lld x %lld "
-                   "do not agree", (long long)C, (long long)g, (long long)M,
-                   (long long)wt->type.shape[1]);
-  for (int i = 0; i < w.n; i++)
-    if (wt->type.shape[2 + i] != w.k[i])
-      return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "kernel_shape disagrees with W");
+  int64_t g;
+  TRY(conv_window(c, x, wt, &w, &g));
   ox_value *y;
   if (w.n <= 2) {
     int64_t k[2], s[2], d[2], pads[4];
@@ -823,12 +833,73 @@ static dy_status map_lrn(ox_ctx *c) {
   OUT(0, ox_binary(c, "div", x, den));
 }
 
+
+/* ------------------------------------------------------------------ */
+/* quantized convolutions (ops_quant.def)                              */
+/* ------------------------------------------------------------------ */
+
+/* A quantized conv's 2-D attributes: conv2d's four (and, for qconv2d, no
+ * activation clamp). 1-D and 3-D quantized convs are not supported. */
+static dy_status qconv_attrs(ox_ctx *c, ox_value *x, ox_value *wt, dy_attr a[6],
+                             int64_t k[2], int64_t s[2], int64_t d[2], int64_t pads[4]) {
+  window w;
+  int64_t g;
+  TRY(conv_window(c, x, wt, &w, &g));
+  if (w.n != 2)
+    return ox_fail(c, DY_STATUS_UNSUPPORTED, "only 2-D quantized convolutions are supported");
+  pairs_2d(&w, k, s, d, pads);
+  a[0] = DY_ATTR_IS("strides", s, 2);
+  a[1] = DY_ATTR_IS("paddings", pads, 4);
+  a[2] = DY_ATTR_IS("dilations", d, 2);
+  a[3] = DY_ATTR_I("groups", g);
+  a[4] = DY_ATTR_I("act_min", INT32_MIN);
+  a[5] = DY_ATTR_I("act_max", INT32_MAX);
+  return DY_OK;
+}
+
+/* QLinearConv(x, x_scale, x_zero_point, w, w_scale, w_zero_point,
+ * y_scale, y_zero_point, B): qconv2d, B (int32) zeros when absent. */
+static dy_status map_qlinear_conv(ox_ctx *c) {
+  ox_value *in[9];
+  TRY(ox_check_attrs(c, "auto_pad dilations group kernel_shape pads strides"));
+  for (int i = 0; i < 8; i++)
+    TRY(ox_need_in(c, i, &in[i]));
+  TRY(ox_need_const_scales(c, in, (const int[]){1, 4, 6}, 3));
+  in[8] = ox_in(c, 8);
+  dy_attr a[6];
+  int64_t k[2], s[2], d[2], pads[4];
+  TRY(qconv_attrs(c, in[0], in[3], a, k, s, d, pads));
+  if (!in[8])
+    in[8] = ox_new_const(c, DY_I32, 1, (int64_t[]){in[3]->type.shape[0]}, NULL);
+  OUT(0, in[8] ? ox_op(c, "qconv2d", in, 9, a, 6) : NULL);
+}
+
+/* ConvInteger(x, w, x_zero_point, w_zero_point) -> int32; absent zero
+ * points are 0 of their tensor's dtype. */
+static dy_status map_conv_integer(ox_ctx *c) {
+  ox_value *in[4];
+  TRY(ox_check_attrs(c, "auto_pad dilations group kernel_shape pads strides"));
+  TRY(ox_need_in(c, 0, &in[0]));
+  TRY(ox_need_in(c, 1, &in[1]));
+  for (int i = 2; i < 4; i++) {
+    in[i] = ox_in(c, i);
+    if (!in[i])
+      in[i] = ox_new_const(c, in[i - 2]->type.dtype, 0, NULL, NULL);
+  }
+  dy_attr a[6];
+  int64_t k[2], s[2], d[2], pads[4];
+  TRY(qconv_attrs(c, in[0], in[1], a, k, s, d, pads));
+  OUT(0, in[2] && in[3] ? ox_op(c, "conv_integer", in, 4, a, 4) : NULL);
+}
+
 /* ------------------------------------------------------------------ */
 /* the table                                                           */
 /* ------------------------------------------------------------------ */
 
 const ox_mapper ox_mappers_nn[] = {
     {"Conv", map_conv},
+    {"QLinearConv", map_qlinear_conv},
+    {"ConvInteger", map_conv_integer},
     {"ConvTranspose", map_conv_transpose},
     {"MaxUnpool", map_max_unpool},
     {"MaxPool", map_max_pool},

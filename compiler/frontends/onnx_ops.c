@@ -193,10 +193,16 @@ static dy_status map_range(ox_ctx *c) {
     if (in[i]->type.dtype != in[0]->type.dtype || dy_type_numel(&in[i]->type) != 1)
       return ox_fail(c, DY_STATUS_UNSUPPORTED, "Range operands must be scalars of one dtype");
   }
-  bool f = in[0]->type.dtype == DY_F32;
+  dy_dtype dt = in[0]->type.dtype;
+  bool f = dt == DY_F32;
+  if (dt != DY_F32 && dt != DY_I64 && dt != DY_I32)
+    return ox_fail(c, DY_STATUS_UNSUPPORTED, "Range of %s", dy_dtype_name(dt));
   double v[3];
-  for (int i = 0; i < 3; i++)
-    v[i] = f ? ((float *)in[i]->c->data)[0] : (double)((int64_t *)in[i]->c->data)[0];
+  int64_t iv[3];
+  for (int i = 0; i < 3; i++) {
+    iv[i] = dt == DY_I64 ? ((int64_t *)in[i]->c->data)[0] : dy_quant_value(dt, in[i]->c->data, 0);
+    v[i] = f ? ((float *)in[i]->c->data)[0] : (double)iv[i];
+  }
   if (v[2] == 0)
     return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "delta is 0");
   double len = ceil((v[1] - v[0]) / v[2]);
@@ -209,8 +215,10 @@ static dy_status map_range(ox_ctx *c) {
   for (int64_t i = 0; i < n; i++) {
     if (f)
       ((float *)o->c->data)[i] = ((float *)in[0]->c->data)[0] + (float)i * ((float *)in[2]->c->data)[0];
+    else if (dt == DY_I64)
+      ((int64_t *)o->c->data)[i] = iv[0] + i * iv[2];
     else
-      ((int64_t *)o->c->data)[i] = ((int64_t *)in[0]->c->data)[0] + i * ((int64_t *)in[2]->c->data)[0];
+      ((int32_t *)o->c->data)[i] = (int32_t)(iv[0] + i * iv[2]);
   }
   OUT(0, o);
 }

@@ -392,9 +392,10 @@ static dy_status map_pad(ox_ctx *c) {
       }
       if (dy_type_numel(&cv->type) != 1)
         return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "constant_value must be a scalar");
-      value = cv->type.dtype == DY_F32 ? ((float *)cv->c->data)[0]
-              : cv->type.dtype == DY_I64 ? (float)((int64_t *)cv->c->data)[0]
-                                         : ((unsigned char *)cv->c->data)[0];
+      value = cv->type.dtype == DY_F32    ? ((float *)cv->c->data)[0]
+              : cv->type.dtype == DY_I64  ? (float)((int64_t *)cv->c->data)[0]
+              : cv->type.dtype == DY_BOOL ? ((unsigned char *)cv->c->data)[0]
+                                          : (float)dy_quant_value(cv->type.dtype, cv->c->data, 0);
     }
     if (ox_in(c, 3)) {
       const int64_t *a;
@@ -421,6 +422,13 @@ static dy_status map_pad(ox_ctx *c) {
   OUT(0, own_value(c, x, r, ox_pad(c, x, full, mode, value)));
 }
 
+/* Indices of int32 (or int8, uint8) as the int64 dy2stc's index ops
+ * take (a constant folds). */
+static ox_value *as_i64_index(ox_ctx *c, ox_value *idx) {
+  dy_dtype t = idx->type.dtype;
+  return t == DY_I32 || t == DY_I8 || t == DY_U8 ? ox_cast(c, idx, DY_I64) : idx;
+}
+
 /* An op of (data, indices) with one integer attribute attr (default 0),
  * mapped to dy2stc's op of the same attribute. */
 static dy_status map_indexed(ox_ctx *c, const char *attr, const char *op) {
@@ -428,6 +436,8 @@ static dy_status map_indexed(ox_ctx *c, const char *attr, const char *op) {
   TRY(ox_check_attrs(c, attr));
   TRY(ox_need_in(c, 0, &x));
   TRY(ox_need_in(c, 1, &idx));
+  if (!(idx = as_i64_index(c, idx)))
+    return c->err->status;
   dy_attr a[] = {DY_ATTR_I(attr, ox_attr_i(c, attr, 0))};
   ox_value *in[2] = {x, idx};
   OUT(0, ox_op(c, op, in, 2, a, 1));
@@ -488,8 +498,10 @@ static dy_status map_one_hot(ox_ctx *c) {
     return ox_get_ints(c, dv, "OneHot's depth", false, NULL, NULL);
   if (dy_type_numel(&dv->type) != 1)
     return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "depth must be a scalar");
-  double dd = dv->type.dtype == DY_F32 ? ((float *)dv->c->data)[0]
-              : dv->type.dtype == DY_I64 ? (double)((int64_t *)dv->c->data)[0] : -1;
+  double dd = dv->type.dtype == DY_F32   ? ((float *)dv->c->data)[0]
+              : dv->type.dtype == DY_I64 ? (double)((int64_t *)dv->c->data)[0]
+              : dv->type.dtype == DY_BOOL ? -1
+                                          : (double)dy_quant_value(dv->type.dtype, dv->c->data, 0);
   int64_t depth = (int64_t)dd;
   if (depth < 1 || depth > (1 << 24))
     return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "depth %g", dd);
@@ -522,6 +534,8 @@ static dy_status map_scatter(ox_ctx *c, const char *op, bool with_axis) {
   TRY(ox_need_in(c, 0, &x));
   TRY(ox_need_in(c, 1, &idx));
   TRY(ox_need_in(c, 2, &upd));
+  if (!(idx = as_i64_index(c, idx)))
+    return c->err->status;
   char red[16];
   ox_attr_s(c, "reduction", "none", red, sizeof red);
   ox_value *in[3] = {x, idx, upd};

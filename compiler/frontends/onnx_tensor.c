@@ -1,6 +1,6 @@
 /* onnx_tensor.c - ONNX TensorProtos (initializers, Constant values, test
- * data) to host constants: dtype mapping (float32, int64, bool; narrower
- * integers widen exactly to int64), raw / typed / external data with their
+ * data) to host constants: dtype mapping (float32, int64, bool, int8, uint8,
+ * int32; int16, uint16 and uint32 widen exactly to int64), raw / typed / external data with their
  * sizes checked, and dy_onnx_tensor_read for .pb files.
  */
 #include <errno.h>
@@ -27,6 +27,9 @@ static bool map_dtype(int t, dy_dtype *out) {
   case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: *out = DY_F32; return true;
   case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: *out = DY_I64; return true;
   case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL: *out = DY_BOOL; return true;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__INT8: *out = DY_I8; return true;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__UINT8: *out = DY_U8; return true;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: *out = DY_I32; return true;
   default: return false;
   }
 }
@@ -142,16 +145,13 @@ dy_status ox_tensor_convert(const Onnx__TensorProto *t, const char *what,
   bool is_signed = false;
   if (!map_dtype(odt, &dt)) {
     switch (odt) {
-    case ONNX__TENSOR_PROTO__DATA_TYPE__INT8: width = 1, is_signed = true; break;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT8: width = 1; break;
     case ONNX__TENSOR_PROTO__DATA_TYPE__INT16: width = 2, is_signed = true; break;
     case ONNX__TENSOR_PROTO__DATA_TYPE__UINT16: width = 2; break;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: width = 4, is_signed = true; break;
     case ONNX__TENSOR_PROTO__DATA_TYPE__UINT32: width = 4; break;
     default:
       return dy_error_set(err, DY_STATUS_UNSUPPORTED,
-                          "%s: dtype %s is not supported (dy2stc has float32, int64 "
-                          "and bool)", what, ox_dtype_name(odt));
+                          "%s: dtype %s is not supported (dy2stc has float32, int64, "
+                          "int32, int8, uint8 and bool)", what, ox_dtype_name(odt));
     }
     dt = DY_I64;
   }
@@ -204,12 +204,25 @@ dy_status ox_tensor_convert(const Onnx__TensorProto *t, const char *what,
                        t->n_int64_data, (long long)n);
     else if (nb)
       memcpy(k->data, t->int64_data, nb);
-  } else {
+  } else if (dt == DY_BOOL) {
     if (t->n_int32_data != (size_t)n)
       s = dy_error_set(err, DY_STATUS_FORMAT, "%s: %zu bools for %lld elements", what,
                        t->n_int32_data, (long long)n);
     for (int64_t i = 0; !s && i < n; i++)
       ((unsigned char *)k->data)[i] = t->int32_data[i] != 0;
+  } else { /* int8, uint8, int32 in int32_data */
+    if (t->n_int32_data != (size_t)n)
+      s = dy_error_set(err, DY_STATUS_FORMAT, "%s: %zu values for %lld elements", what,
+                       t->n_int32_data, (long long)n);
+    for (int64_t i = 0; !s && i < n; i++) {
+      int32_t v = t->int32_data[i];
+      if (dt == DY_I32)
+        ((int32_t *)k->data)[i] = v;
+      else if (dt == DY_I8)
+        ((int8_t *)k->data)[i] = (int8_t)v;
+      else
+        ((uint8_t *)k->data)[i] = (uint8_t)v;
+    }
   }
   if (s) {
     ox_free_const(k);

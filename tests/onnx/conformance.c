@@ -11,7 +11,7 @@
  *      once per test and data set on the inputs written as raw files.
  *
  * Outputs are compared with rtol 1e-3, atol 1e-4 (float32; NaN equals NaN)
- * or exactly (int64, bool). Each test is classified
+ * or exactly (int64, int32, int8, uint8, bool). Each test is classified
  *
  *   pass         both ways match on every data set
  *   unsupported  a clean DY_STATUS_UNSUPPORTED error (op, dtype, attribute)
@@ -163,9 +163,11 @@ static bool tensors_match(const dy_tensor *got, const dy_tensor *want, char *why
       x = (double)((int64_t *)got->data)[i];
       y = (double)((int64_t *)want->data)[i];
       ok = ((int64_t *)got->data)[i] == ((int64_t *)want->data)[i];
-    } else {
-      x = ((unsigned char *)got->data)[i];
-      y = ((unsigned char *)want->data)[i];
+    } else { /* i32, i8, u8, bool: exactly */
+      x = dy_quant_value(got->type.dtype, got->data, i);
+      y = dy_quant_value(want->type.dtype, want->data, i);
+      if (got->type.dtype == DY_BOOL)
+        x = ((unsigned char *)got->data)[i], y = ((unsigned char *)want->data)[i];
       ok = x == y;
     }
     if (!ok) {
@@ -837,7 +839,7 @@ static void write_summary(const char *path, test_case *t, int n, double secs) {
              "%d crash.**\n\n", n, tot[R_PASS], tot[R_PASS] - bound, bound, tot[R_UNSUPPORTED],
           tot[R_FAIL], tot[R_CRASH]);
   fprintf(f, "A pass means the static executor and the compiled C both match every data set "
-             "(rtol 1e-3, atol 1e-4; exact for int64/bool). \"bound\" passes needed graph "
+             "(rtol 1e-3, atol 1e-4; exact for the integer dtypes and bool). \"bound\" passes needed graph "
              "inputs that decide a shape (Reshape's shape, Resize's scales, ...) bound to "
              "their test values at compile time, a specialisation, and are counted apart. "
              "Run time %.0f s.\n\n", secs);

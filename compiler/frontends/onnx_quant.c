@@ -1,0 +1,129 @@
+/* onnx_quant.c - ONNX's quantization operators onto the quant op family
+ * (ir/ops_quant.def): QuantizeLinear, DequantizeLinear, QLinearMatMul,
+ * MatMulInteger (QLinearConv and ConvInteger are with the convolutions in
+ * onnx_nn.c). A QDQ graph compiles as it is: its Q and DQ nodes become
+ * quantize_linear / dequantize_linear ops (constant ones fold).
+ *
+ * Absent zero points are 0 of the tensor's dtype (QuantizeLinear: uint8,
+ * as ONNX says); a per-tensor scale ignores axis. QLinearMatMul with a
+ * constant 2-D int8 b stores b transposed ([N, K], transpose_y = 1), the
+ * layout the generated dot-product kernel reads, and a zero int32 bias.
+ * The requantization is TFLite's fixed-point rule (ops_quant.def), which
+ * can differ by one from ONNX's float rounding where the real value is
+ * within rounding error of a tie.
+ */
+#include <string.h>
+
+#include "onnx_internal.h"
+
+dy_status ox_need_const_scales(ox_ctx *c, ox_value *const *in, const int *idx, int n) {
+  for (int k = 0; k < n; k++) {
+    const float *v;
+    int64_t m;
+    TRY(ox_get_floats(c, in[idx[k]], "a QLinear scale", &v, &m));
+  }
+  return DY_OK;
+}
+
+/* The axis attribute for a per-channel scale of numel n on x (0 for one
+ * value: ONNX ignores axis then). */
+static dy_status quant_axis(ox_ctx *c, const ox_value *x, const ox_value *scale,
+                            dy_attr *a) {
+  int ax = 0;
+  if (dy_type_numel(&scale->type) != 1)
+    TRY(ox_axis(c, ox_attr_i(c, "axis", 1), x->type.rank, &ax));
+  *a = DY_ATTR_I("axis", ax);
+  return DY_OK;
+}
+
+/* QuantizeLinear(x, y_scale, y_zero_point) attributes axis (1),
+ * saturate (1). */
+static dy_status map_quantize_linear(ox_ctx *c) {
+  ox_value *in[3];
+  TRY(ox_check_attrs(c, "axis saturate"));
+  TRY(ox_need_in(c, 0, &in[0]));
+  TRY(ox_need_in(c, 1, &in[1]));
+  TRY(ox_need_f32(c, in[0]));
+  in[2] = ox_in(c, 2);
+  if (!in[2])
+    in[2] = ox_new_const(c, DY_U8, in[1]->type.rank, in[1]->type.shape, NULL);
+  dy_attr a;
+  TRY(quant_axis(c, in[0], in[1], &a));
+  OUT(0, in[2] ? ox_op(c, "quantize_linear", in, 3, &a, 1) : NULL);
+}
+
+/* DequantizeLinear(x, x_scale, x_zero_point) attribute axis (1). */
+static dy_status map_dequantize_linear(ox_ctx *c) {
+  ox_value *in[3];
+  TRY(ox_check_attrs(c, "axis"));
+  TRY(ox_need_in(c, 0, &in[0]));
+  TRY(ox_need_in(c, 1, &in[1]));
+  in[2] = ox_in(c, 2);
+  if (!in[2])
+    in[2] = ox_new_const(c, in[0]->type.dtype, in[1]->type.rank, in[1]->type.shape, NULL);
+  dy_attr a;
+  TRY(quant_axis(c, in[0], in[1], &a));
+  OUT(0, in[2] ? ox_op(c, "dequantize_linear", in, 3, &a, 1) : NULL);
+}
+
+/* b [K, N] as a new constant [N, K]. */
+static ox_value *transposed(ox_ctx *c, const ox_value *b) {
+  int64_t k = b->type.shape[0], n = b->type.shape[1];
+  ox_value *t = ox_new_const(c, b->type.dtype, 2, (int64_t[]){n, k}, NULL);
+  if (!t)
+    return NULL;
+  const uint8_t *src = b->c->data;
+  uint8_t *dst = t->c->data;
+  for (int64_t i = 0; i < k; i++)
+    for (int64_t j = 0; j < n; j++)
+      dst[j * k + i] = src[i * n + j];
+  return t;
+}
+
+/* QLinearMatMul(a, a_scale, a_zero_point, b, b_scale, b_zero_point,
+ * y_scale, y_zero_point). */
+static dy_status map_qlinear_matmul(ox_ctx *c) {
+  ox_value *in[9];
+  TRY(ox_check_attrs(c, ""));
+  for (int i = 0; i < 8; i++)
+    TRY(ox_need_in(c, i, &in[i]));
+  TRY(ox_need_const_scales(c, in, (const int[]){1, 4, 6}, 3));
+  ox_value *b = in[3];
+  if (b->type.rank < 2 || b->type.shape[b->type.rank - 1] < 0)
+    return ox_fail(c, DY_STATUS_UNSUPPORTED, "b must have rank >= 2 and a static last dim");
+  int64_t n = b->type.shape[b->type.rank - 1];
+  bool trans = ox_is_const(b) && b->type.rank == 2 && b->type.dtype == DY_I8;
+  if (trans && !(in[3] = transposed(c, b)))
+    return DY_STATUS_OUT_OF_MEMORY;
+  in[8] = ox_new_const(c, DY_I32, 1, &n, NULL);
+  dy_attr a[3] = {DY_ATTR_I("transpose_y", trans), DY_ATTR_I("act_min", INT32_MIN),
+                  DY_ATTR_I("act_max", INT32_MAX)};
+  OUT(0, in[8] ? ox_op(c, "qmatmul", in, 9, a, 3) : NULL);
+}
+
+/* MatMulInteger(A, B, a_zero_point, b_zero_point) -> int32; a's zero
+ * point must be one value (not per row). */
+static dy_status map_matmul_integer(ox_ctx *c) {
+  ox_value *in[4];
+  TRY(ox_check_attrs(c, ""));
+  TRY(ox_need_in(c, 0, &in[0]));
+  TRY(ox_need_in(c, 1, &in[1]));
+  for (int i = 2; i < 4; i++) {
+    in[i] = ox_in(c, i);
+    if (!in[i])
+      in[i] = ox_new_const(c, in[i - 2]->type.dtype, 0, NULL, NULL);
+    if (!in[i])
+      return DY_STATUS_OUT_OF_MEMORY;
+  }
+  if (dy_type_numel(&in[2]->type) != 1)
+    return ox_fail(c, DY_STATUS_UNSUPPORTED, "a_zero_point per row is not supported");
+  OUT(0, ox_op(c, "matmul_integer", in, 4, NULL, 0));
+}
+
+const ox_mapper ox_mappers_quant[] = {
+    {"QuantizeLinear", map_quantize_linear},
+    {"DequantizeLinear", map_dequantize_linear},
+    {"QLinearMatMul", map_qlinear_matmul},
+    {"MatMulInteger", map_matmul_integer},
+    {NULL, NULL},
+};
