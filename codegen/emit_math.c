@@ -41,6 +41,7 @@
 #define M_F32 (1u << DY_F32)
 #define M_I64 (1u << DY_I64)
 #define M_ALL ((1u << DY_DTYPE_COUNT) - 1u)
+#define M_NARROW (1u << DY_I32 | 1u << DY_I8 | 1u << DY_U8)
 
 /* ------------------------------------------------------------------ */
 /* Helpers                                                             */
@@ -221,10 +222,11 @@ dy_status dy_emit_pow(dy_cg_ctx *ctx, dy_error *err) {
 }
 
 /* minimum / maximum: f32 expression over v0, v1 (dy_cg_broadcast_let);
- * i64 through a macro MACRO(x, y) defined around the loop nest. */
+ * integers (i64, i32, i8, u8) through a macro MACRO(x, y) defined around
+ * the loop nest. */
 static dy_status emit_minmax(dy_cg_ctx *ctx, dy_error *err, const char *f32,
                              const char *macro, const char *i64) {
-  dy_status s = check_operands(ctx, err, 0, M_F32 | M_I64, -1);
+  dy_status s = check_operands(ctx, err, 0, M_F32 | M_I64 | M_NARROW, -1);
   if (s != DY_OK)
     return s;
   if (dy_cg_in_type(ctx, 0)->dtype == DY_F32)

@@ -222,6 +222,40 @@ dy_status dy_emit_pool2d(dy_cg_ctx *ctx, dy_error *err) {
   char planes[128];
   dy_ext_str(ctx, dy_ext_range(x, 0, 2), planes, sizeof planes);
 
+  if (x->dtype != DY_F32) { /* i8 / u8: runtime/kernels_nn.c's integer pooling */
+    const char *T = dy_ctype(x->dtype);
+    L("/* %s pooling of %s values%s */", max ? "max" : "avg", dy_dtype_name(x->dtype),
+      max ? "" : ": an int32 sum divided rounding half away from zero (TFLite)");
+    OPEN("for (int64_t p = 0; p < %s; p++) {", planes);
+    L("const %s *x = in0 + p * %lld;", T, h * w);
+    L("%s *y = out0 + p * %lld;", T, oh * ow);
+    OPEN("for (int64_t oy = 0; oy < %lld; oy++) {", oh);
+    emit_window(ctx, mode, "h", "oy", h, oh, k[0], st[0], lo[0], hi[0], padded_div);
+    OPEN("for (int64_t ox = 0; ox < %lld; ox++) {", ow);
+    emit_window(ctx, mode, "w", "ox", w, ow, k[1], st[1], lo[1], hi[1], padded_div);
+    if (max)
+      L("int32_t acc = x[h0 * %lld + w0];", w);
+    else
+      L("int32_t acc = 0;");
+    L("for (int64_t iy = h0; iy < h1; iy++)");
+    L("  for (int64_t ix = w0; ix < w1; ix++)");
+    if (max)
+      L("    acc = x[iy * %lld + ix] > acc ? x[iy * %lld + ix] : acc;", w, w);
+    else
+      L("    acc += x[iy * %lld + ix];", w);
+    if (!max) {
+      if (padded_div)
+        L("const int32_t n = (int32_t)(hs * ws);");
+      else
+        L("const int32_t n = (int32_t)((h1 - h0) * (w1 - w0));");
+      L("acc = acc > 0 ? (acc + n / 2) / n : (acc - n / 2) / n;");
+    }
+    L("y[oy * %lld + ox] = (%s)acc;", ow, T);
+    CLOSE();
+    CLOSE();
+    CLOSE();
+    return DY_OK;
+  }
   /* average over whole planes (global, or adaptive to 1 x 1): a vector sum */
   if (!max && (mode == POOL_GLOBAL || (mode == POOL_ADAPTIVE && oh == 1 && ow == 1))) {
     *ctx->uses |= DY_USES_SIMD;

@@ -25,13 +25,26 @@
 /* Elementwise binary ops: numpy broadcasting (dy_cg_broadcast)      */
 /* ------------------------------------------------------------------ */
 
+/* fmt combines two %s; on i32 it goes through uint32_t (wraps, as
+ * runtime/kernels.c's loops, instead of overflowing), on i8 and u8 the
+ * int result converts back (wraps). */
 static dy_status emit_arith(dy_cg_ctx *ctx, dy_error *err, const char *fmt) {
   const dy_type *a = dy_cg_in_type(ctx, 0), *b = dy_cg_in_type(ctx, 1);
   const dy_type *o = dy_cg_out_type(ctx, 0);
   if (a->dtype != b->dtype || a->dtype != o->dtype)
     return dy_cg_type_error(ctx, err, DY_STATUS_DTYPE_MISMATCH, "dtypes differ");
+  if (o->dtype == DY_I32 && strcmp(fmt, "%s / %s") != 0) {
+    char w[64];
+    snprintf(w, sizeof w, "(int32_t)((uint32_t)%%s %c (uint32_t)%%s)", fmt[3]);
+    return dy_cg_broadcast(ctx, err, w);
+  }
+  if (o->dtype == DY_I8 || o->dtype == DY_U8 || o->dtype == DY_I32) {
+    char w[64];
+    snprintf(w, sizeof w, "(%s)(%s)", dy_ctype(o->dtype), fmt);
+    return dy_cg_broadcast(ctx, err, w);
+  }
   if (o->dtype != DY_F32 && o->dtype != DY_I64)
-    return dy_cg_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "needs f32 or i64");
+    return dy_cg_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "needs f32 or an integer dtype");
   return dy_cg_broadcast(ctx, err, fmt);
 }
 

@@ -10,14 +10,14 @@
  * from their arrays.
  *
  * Fast paths (same results, exact integer arithmetic):
- *   qconv2d   i8 x, constant i8 w with zero w zero points and a filter of
+ *   qconv2d   i8 or u8 x, constant i8 w with zero w zero points and a filter of
  *             16 or more taps: per output pixel the input patch is
  *             gathered once into a stack array (padding = the x zero
  *             point), then one dy_q_dot_s8 per output channel against the
  *             filter's contiguous row, minus x_zp * sum(w row) (a table).
- *   qmatmul   i8 a, constant i8 b stored [N, K] (transpose_y), zero b zero
+ *   qmatmul   i8 or u8 a, constant i8 b stored [N, K] (transpose_y), zero b zero
  *             points, K >= 16: one dy_q_dot_s8 per output.
- * dy_q_dot_s8 is where the instruction set comes in (AVX-512 VNNI, AVX2,
+ * dy_q_dot_s8 / dy_q_dot_u8s8 is where the instruction set comes in (AVX-512 VNNI, AVX2,
  * NEON sdot, Cortex-M DSP SMLAD, plain C: see dy_qfixed.h). Everything
  * else (depthwise and small filters, u8, non-zero weight zero points) is
  * the direct loop.
@@ -176,6 +176,17 @@ static bool all_zero(dy_cg_ctx *ctx, int i) {
   return true;
 }
 
+/* The dot product of activations of dtype t (i8 or u8) with int8
+ * weights. */
+static const char *dot_fn(dy_dtype t) { return t == DY_U8 ? "dy_q_dot_u8s8" : "dy_q_dot_s8"; }
+
+/* Do activations of dtype t and a constant weight input wi with zero
+ * zero points (input zi) take the dot form? */
+static bool dot_form(dy_cg_ctx *ctx, dy_dtype t, int wi, int zi) {
+  return (t == DY_I8 || t == DY_U8) && dy_cg_in_type(ctx, wi)->dtype == DY_I8 &&
+         const_data(ctx, wi) && all_zero(ctx, zi);
+}
+
 /* The conv loop nest; wi and zi index the filter and its zero points, xz
  * the x zero point expression; `store` is the statement writing acc to
  * out0[yi]. Requantized when requant, else the int32 sum. */
@@ -226,8 +237,9 @@ static dy_status conv_dot(dy_cg_ctx *ctx, dy_error *err, const dy_conv_geom *g,
   if (s)
     return s;
   const dy_type *x = dy_cg_in_type(ctx, 0);
+  const char *T = dy_ctype(x->dtype), *dot = dot_fn(x->dtype);
   dy_cg_line(ctx, "const int32_t xz = in2[0];");
-  dy_cg_line(ctx, "int8_t patch[%lld]; /* one output pixel's input taps, (ci, ky, kx) */", k);
+  dy_cg_line(ctx, "%s patch[%lld]; /* one output pixel's input taps, (ci, ky, kx) */", T, k);
   dy_cg_line(ctx, "for (int64_t n = 0; n < %s; n++)", dy_cg_dim(ctx, x, 0));
   dy_cg_line(ctx, "  for (int64_t gi = 0; gi < %lld; gi++)", (long long)g->groups);
   dy_cg_line(ctx, "    for (int64_t oy = 0; oy < %lld; oy++)", (long long)g->oh);
@@ -242,14 +254,14 @@ static dy_status conv_dot(dy_cg_ctx *ctx, dy_error *err, const dy_conv_geom *g,
              (long long)g->sw, (long long)g->pl, (long long)g->dw);
   dy_cg_line(ctx, "              patch[t] = iy < 0 || iy >= %lld || ix < 0 || ix >= %lld",
              (long long)g->h, (long long)g->w);
-  dy_cg_line(ctx, "                             ? (int8_t)xz");
+  dy_cg_line(ctx, "                             ? (%s)xz", T);
   dy_cg_line(ctx, "                             : in0[((n * %lld + gi * %lld + ci) * %lld + iy) * %lld + ix];",
              (long long)g->c, cg, (long long)g->h, (long long)g->w);
   dy_cg_line(ctx, "            }");
   dy_cg_line(ctx, "          }");
   dy_cg_line(ctx, "        for (int64_t o = gi * %lld; o < (gi + 1) * %lld; o++) {", og, og);
-  dy_cg_line(ctx, "          const int32_t acc = in8[o] + dy_q_dot_s8(patch, in3 + o * %lld, %lld) - xz * wsum[o];",
-             k, k);
+  dy_cg_line(ctx, "          const int32_t acc = in8[o] + %s(patch, in3 + o * %lld, %lld) - xz * wsum[o];",
+             dot, k, k);
   dy_cg_line(ctx, "          const int64_t yi = ((n * %lld + o) * %lld + oy) * %lld + ox;",
              (long long)g->o, (long long)g->oh, (long long)g->ow);
   dy_cg_line(ctx, "          %s", store);
@@ -271,8 +283,7 @@ dy_status dy_emit_qconv2d(dy_cg_ctx *ctx, dy_error *err) {
     return s;
   dy_conv_geom g = geom_of(ctx, 3);
   int64_t k = g.c / g.groups * g.kh * g.kw;
-  if (dy_cg_in_type(ctx, 0)->dtype == DY_I8 && dy_cg_in_type(ctx, 3)->dtype == DY_I8 &&
-      const_data(ctx, 3) && all_zero(ctx, 5) && k >= 16)
+  if (dot_form(ctx, dy_cg_in_type(ctx, 0)->dtype, 3, 5) && k >= 16)
     return conv_dot(ctx, err, &g, store);
   dy_cg_line(ctx, "const int32_t xz = in2[0];");
   conv_direct(ctx, &g, 3, 5, "xz", store, "in8[o]");
@@ -330,16 +341,15 @@ dy_status dy_emit_qmatmul(dy_cg_ctx *ctx, dy_error *err) {
   long long m = ta->shape[ta->rank - 2], k = ta->shape[ta->rank - 1];
   long long nn = to->shape[to->rank - 1];
   dy_cg_line(ctx, "const int32_t az = in2[0];");
-  if (ta->dtype == DY_I8 && tb->dtype == DY_I8 && tb->rank == 2 && a.transpose_y &&
-      const_data(ctx, 3) && all_zero(ctx, 5) && k >= 16) {
+  if (dot_form(ctx, ta->dtype, 3, 5) && tb->rank == 2 && a.transpose_y && k >= 16) {
     if ((s = put_row_sums(ctx, err, "bsum", const_data(ctx, 3), nn, k)))
       return s;
     char b1[64];
     dy_cg_line(ctx, "for (int64_t r = 0; r < %s; r++) /* rows of a */",
                dy_ext_str(ctx, dy_ext_range(ta, 0, ta->rank - 1), b1, sizeof b1));
     dy_cg_line(ctx, "  for (int64_t j = 0; j < %lld; j++) {", nn);
-    dy_cg_line(ctx, "    const int32_t acc = in8[j] + dy_q_dot_s8(in0 + r * %lld, in3 + j * %lld, %lld) - az * bsum[j];",
-               k, k, k);
+    dy_cg_line(ctx, "    const int32_t acc = in8[j] + %s(in0 + r * %lld, in3 + j * %lld, %lld) - az * bsum[j];",
+               dot_fn(ta->dtype), k, k, k);
     dy_cg_line(ctx, "    const int64_t yi = r * %lld + j;", nn);
     dy_cg_line(ctx, "    %s", store);
     dy_cg_line(ctx, "  }");

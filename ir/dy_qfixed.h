@@ -25,7 +25,8 @@
  *                          gemmlowp's exp_on_negative_values (Q5.26 in,
  *                          Q0.31 out), a Q12.19 sum and the reciprocal by
  *                          one_over_one_plus_x_for_x_in_0_1
- *   dy_q_dot_s8(a, b, n)   sum of n int8 products in int32, with the SIMD
+ *   dy_q_dot_s8(a, b, n)   sum of n int8 products in int32 (dy_q_dot_u8s8:
+ *                          uint8 times int8), with the SIMD
  *                          instruction the target has (below)
  *   dy_q_round_f32(r)      r rounded to the nearest integer, ties to even
  *                          (ONNX QuantizeLinear's rounding), clamped to
@@ -199,15 +200,19 @@ static inline void dy_q_softmax_row(const void *xv, void *yv, int64_t n, int64_t
       ys[c * stride] = (int8_t)out;
   }
 }
-/* sum a[i] * b[i] over n int8 pairs, exactly (int32). The instruction set
+/* sum a[i] * b[i] over n int8 pairs (dy_q_dot_u8s8: a uint8, b int8: an
+ * ONNX QDQ model's activations and weights), exactly (int32). The instruction set
  * is chosen by the compiler's predefined macros, as dy_simd.h's are; every
  * path is exact integer arithmetic, so all give the same sum:
- *   __AVX512VNNI__ + __AVX512BW__  _mm512_dpbusd_epi32 on a + 128 (u8) and
- *                                  b, minus 128 * sum b (a second dpbusd)
+ *   __AVX512VNNI__ + __AVX512BW__  _mm512_dpbusd_epi32 (u8 x s8; for s8 x s8
+ *                                  on a + 128, minus 128 * sum b, a second
+ *                                  dpbusd)
  *   __AVX2__                       sign-extend to 16 bits, _mm256_madd_epi16
- *   __ARM_FEATURE_DOTPROD          NEON sdot (vdotq_s32)
- *   __aarch64__ (NEON)             vmull_s8 + vpadalq_s16
- *   __ARM_FEATURE_DSP (Cortex-M4/M7)  __sxtb16 to 16-bit pairs, __smlad
+ *   __ARM_FEATURE_DOTPROD          NEON sdot (vdotq_s32; u8 x s8: as below)
+ *   __aarch64__ (NEON)             vmull_s8 + vpadalq_s16 (u8 x s8: widened
+ *                                  to 16 bits, vmlal_s16)
+ *   __ARM_FEATURE_DSP (Cortex-M4/M7)  __sxtb16 (__uxtb16 for u8) to 16-bit
+ *                                  pairs, __smlad
  *                                  (two 16-bit MACs an instruction)
  *   otherwise, or -DDY_NO_SIMD     plain C */
 #if defined(DY_NO_SIMD)
@@ -229,6 +234,17 @@ static inline int32_t dy_q_dot_s8(const int8_t *a, const int8_t *b, int32_t n) {
     sum += (int32_t)a[i] * b[i];
   return sum;
 }
+static inline int32_t dy_q_dot_u8s8(const uint8_t *a, const int8_t *b, int32_t n) {
+  __m512i acc = _mm512_setzero_si512();
+  int32_t i = 0, sum;
+  for (; i + 64 <= n; i += 64)
+    acc = _mm512_dpbusd_epi32(acc, _mm512_loadu_si512((const void *)(a + i)),
+                              _mm512_loadu_si512((const void *)(b + i)));
+  sum = _mm512_reduce_add_epi32(acc);
+  for (; i < n; i++)
+    sum += (int32_t)a[i] * b[i];
+  return sum;
+}
 #elif defined(__AVX2__)
 #include <immintrin.h>
 static inline int32_t dy_q_dot_s8(const int8_t *a, const int8_t *b, int32_t n) {
@@ -237,6 +253,23 @@ static inline int32_t dy_q_dot_s8(const int8_t *a, const int8_t *b, int32_t n) {
   int32_t i = 0, sum;
   for (; i + 16 <= n; i += 16) {
     __m256i va = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(a + i)));
+    __m256i vb = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(b + i)));
+    acc = _mm256_add_epi32(acc, _mm256_madd_epi16(va, vb));
+  }
+  s = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+  sum = _mm_cvtsi128_si32(s);
+  for (; i < n; i++)
+    sum += (int32_t)a[i] * b[i];
+  return sum;
+}
+static inline int32_t dy_q_dot_u8s8(const uint8_t *a, const int8_t *b, int32_t n) {
+  __m256i acc = _mm256_setzero_si256();
+  __m128i s;
+  int32_t i = 0, sum;
+  for (; i + 16 <= n; i += 16) {
+    __m256i va = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(a + i)));
     __m256i vb = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(b + i)));
     acc = _mm256_add_epi32(acc, _mm256_madd_epi16(va, vb));
   }
@@ -267,6 +300,20 @@ static inline int32_t dy_q_dot_s8(const int8_t *a, const int8_t *b, int32_t n) {
     sum += (int32_t)a[i] * b[i];
   return sum;
 }
+static inline int32_t dy_q_dot_u8s8(const uint8_t *a, const int8_t *b, int32_t n) {
+  int32x4_t acc = vdupq_n_s32(0);
+  int32_t i = 0, sum;
+  for (; i + 8 <= n; i += 8) { /* u8 and s8 widened to s16: exact products */
+    int16x8_t va = vreinterpretq_s16_u16(vmovl_u8(vld1_u8(a + i)));
+    int16x8_t vb = vmovl_s8(vld1_s8(b + i));
+    acc = vmlal_s16(acc, vget_low_s16(va), vget_low_s16(vb));
+    acc = vmlal_s16(acc, vget_high_s16(va), vget_high_s16(vb));
+  }
+  sum = vaddvq_s32(acc);
+  for (; i < n; i++)
+    sum += (int32_t)a[i] * b[i];
+  return sum;
+}
 #elif defined(__ARM_FEATURE_DSP) && defined(__ARM_FEATURE_SIMD32)
 #include <arm_acle.h>
 static inline int32_t dy_q_load4(const int8_t *p) { /* unaligned, little-endian */
@@ -288,11 +335,32 @@ static inline int32_t dy_q_dot_s8(const int8_t *a, const int8_t *b, int32_t n) {
     sum += (int32_t)a[i] * b[i];
   return sum;
 }
+static inline int32_t dy_q_dot_u8s8(const uint8_t *a, const int8_t *b, int32_t n) {
+  int32_t i = 0, sum = 0;
+  for (; i + 4 <= n; i += 4) { /* a zero-extends (__uxtb16), b sign-extends */
+    uint32_t wa = (uint32_t)dy_q_load4((const int8_t *)(const void *)(a + i));
+    uint32_t wb = (uint32_t)dy_q_load4(b + i);
+    int32_t a02 = (int32_t)__uxtb16(wa), b02 = __sxtb16((int32_t)wb);
+    int32_t a13 = (int32_t)__uxtb16(wa >> 8 | wa << 24);
+    int32_t b13 = __sxtb16((int32_t)(wb >> 8 | wb << 24));
+    sum = __smlad(a02, b02, sum);
+    sum = __smlad(a13, b13, sum);
+  }
+  for (; i < n; i++)
+    sum += (int32_t)a[i] * b[i];
+  return sum;
+}
 #else
 #define DY_Q_DOT_C 1
 #endif
 #ifdef DY_Q_DOT_C
 static inline int32_t dy_q_dot_s8(const int8_t *a, const int8_t *b, int32_t n) {
+  int32_t i, sum = 0;
+  for (i = 0; i < n; i++)
+    sum += (int32_t)a[i] * b[i];
+  return sum;
+}
+static inline int32_t dy_q_dot_u8s8(const uint8_t *a, const int8_t *b, int32_t n) {
   int32_t i, sum = 0;
   for (i = 0; i < n; i++)
     sum += (int32_t)a[i] * b[i];

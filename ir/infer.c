@@ -89,10 +89,16 @@ dy_status dy_broadcast_shapes(const dy_op *op, const dy_type *a,
 
 #define EW_F32 (1u << DY_F32)
 #define EW_NUM (1u << DY_F32 | 1u << DY_I64)
+/* binary NUM ops (add, sub, mul, div, minimum, maximum) also take the
+ * narrow integers, wrapping */
+#define EW_NUM2 (EW_NUM | 1u << DY_I32 | 1u << DY_I8 | 1u << DY_U8)
 #define EW_CMP (1u << DY_F32 | 1u << DY_I64 | 1u << DY_BOOL | 1u << DY_I8 | 1u << DY_U8 | 1u << DY_I32)
 
 static const char *ew_mask_str(unsigned mask) {
-  return mask == EW_F32 ? "f32" : mask == EW_NUM ? "f32 or i64" : "f32, i64, i32, i8, u8 or bool";
+  return mask == EW_F32   ? "f32"
+         : mask == EW_NUM  ? "f32 or i64"
+         : mask == EW_NUM2 ? "f32, i64, i32, i8 or u8"
+                           : "f32, i64, i32, i8, u8 or bool";
 }
 
 /* Input i's dtype must be in mask. */
@@ -119,6 +125,8 @@ static dy_status ew_unary(const dy_op *op, const dy_type *in, unsigned mask, dy_
 static dy_status ew_binary(const dy_op *op, const dy_type *in, unsigned mask, dy_type *out,
                            dy_error *err) {
   dy_status s;
+  if (mask == EW_NUM)
+    mask = EW_NUM2;
   if (in[0].dtype != in[1].dtype)
     return dy_error_at(err, op, DY_STATUS_DTYPE_MISMATCH, "%s: dtypes %s and %s differ",
                        OPNAME(op), dy_dtype_name(in[0].dtype), dy_dtype_name(in[1].dtype));

@@ -269,7 +269,10 @@ dy_status dy_infer_pool2d(const dy_op *op, const dy_type *in, int n,
                           dy_type *out, dy_error *err) {
   dy_pool2d_attrs a;
   dy_status s;
-  if ((s = need_f32(op, in, 1, err)) || (s = need_rank(op, &in[0], "input", 4, 4, err)) ||
+  /* f32, or quantized i8 / u8 (pool2d_grad: f32 only, checked there) */
+  if (in[0].dtype != DY_I8 && in[0].dtype != DY_U8 && (s = need_f32(op, in, 1, err)))
+    return s;
+  if ((s = need_rank(op, &in[0], "input", 4, 4, err)) ||
       (s = need_static(op, &in[0], 1, "input", err)) || (s = dy_pool2d_attrs_of(op, &a, err)))
     return s;
   if (strcmp(a.pooling_type, "max") != 0 && strcmp(a.pooling_type, "avg") != 0)

@@ -279,6 +279,41 @@ static int div_i64(const void *pa, int64_t sa, const void *pb, int64_t sb,
   return 0;
 }
 
+/* The narrow integer dtypes (i32, i8, u8) of add, sub, mul, div, minimum
+ * and maximum: arithmetic wraps as i64's does; division truncates, a zero
+ * divisor fails the op, the minimum divided by -1 wraps. */
+#define DEFINE_NARROW(T, U, sfx)                                                   \
+  DEFINE_BINARY_LOOP(add_##sfx, T, (T)(U)((U)x + (U)y))                            \
+  DEFINE_BINARY_LOOP(sub_##sfx, T, (T)(U)((U)x - (U)y))                            \
+  DEFINE_BINARY_LOOP(mul_##sfx, T, (T)(U)((U)x * (U)y))                            \
+  DEFINE_BINARY_LOOP(min_##sfx, T, x < y ? x : y)                                  \
+  DEFINE_BINARY_LOOP(max_##sfx, T, x > y ? x : y)                                  \
+  static int div_##sfx(const void *pa, int64_t sa, const void *pb, int64_t sb,    \
+                       void *po, int64_t n) {                                     \
+    const T *a = pa, *b = pb;                                                     \
+    T *o = po;                                                                    \
+    for (int64_t i = 0; i < n; i++) {                                             \
+      int64_t x = a[i * sa], y = b[i * sb];                                       \
+      if (y == 0)                                                                 \
+        return 1;                                                                 \
+      o[i] = (T)(U)(uint64_t)(x / y);                                             \
+    }                                                                             \
+    return 0;                                                                     \
+  }
+DEFINE_NARROW(int32_t, uint32_t, i32)
+DEFINE_NARROW(int8_t, uint8_t, i8)
+DEFINE_NARROW(uint8_t, uint8_t, u8)
+
+static dy_binary_loop narrow_loop(dy_op_kind k, dy_dtype t) {
+  static const dy_binary_loop loops[6][3] = {
+      {add_i32, add_i8, add_u8}, {sub_i32, sub_i8, sub_u8}, {mul_i32, mul_i8, mul_u8},
+      {div_i32, div_i8, div_u8}, {min_i32, min_i8, min_u8}, {max_i32, max_i8, max_u8}};
+  int r = k == DY_OP_ADD ? 0 : k == DY_OP_SUB ? 1 : k == DY_OP_MUL ? 2 : k == DY_OP_DIV ? 3
+        : k == DY_OP_MINIMUM ? 4 : k == DY_OP_MAXIMUM ? 5 : -1;
+  int c = t == DY_I32 ? 0 : t == DY_I8 ? 1 : t == DY_U8 ? 2 : -1;
+  return r < 0 || c < 0 ? NULL : loops[r][c];
+}
+
 dy_status dy_kbinary(const dy_op *op, dy_tensor *const *in, int n_in,
                         dy_tensor *const *out, dy_binary_loop f32,
                         dy_binary_loop i64, dy_error *err) {
@@ -291,7 +326,9 @@ dy_status dy_kbinary(const dy_op *op, dy_tensor *const *in, int n_in,
                        "%s: dtypes %s and %s -> %s do not agree", op_name(op),
                        dy_dtype_name(ta->dtype), dy_dtype_name(tb->dtype),
                        dy_dtype_name(to->dtype));
-  dy_binary_loop loop = ta->dtype == DY_F32 ? f32 : ta->dtype == DY_I64 ? i64 : NULL;
+  dy_binary_loop loop = ta->dtype == DY_F32   ? f32
+                        : ta->dtype == DY_I64 ? i64
+                                              : narrow_loop(op->kind, ta->dtype);
   if (!loop)
     return dy_kunsupported_dtype(op, ta->dtype, err);
   dy_bcast_plan pl;

@@ -317,6 +317,38 @@ static void pool_window(const dy_pool_geom *a, int d, int64_t o, int64_t n,
   *hi = end < n ? end : n;
 }
 
+/* pool2d of i8 / u8 (quantized values keep their scale and zero point):
+ * max as is; avg an int32 sum divided by the same count as f32's, rounded
+ * half away from zero (TFLite's reference AveragePool). */
+static dy_status pool2d_int(const dy_pool_geom *a, const dy_tensor *xt, dy_tensor *yt,
+                            int64_t planes, int64_t h, int64_t w, int64_t oh, int64_t ow) {
+  dy_dtype t = xt->type.dtype;
+  for (int64_t p = 0; p < planes; p++)
+    for (int64_t oy = 0; oy < oh; oy++) {
+      int64_t h0, h1, hs;
+      pool_window(a, 0, oy, h, oh, &h0, &h1, &hs);
+      for (int64_t ox = 0; ox < ow; ox++) {
+        int64_t w0, w1, ws;
+        pool_window(a, 1, ox, w, ow, &w0, &w1, &ws);
+        int32_t acc = a->max ? dy_quant_value(t, xt->data, p * h * w + h0 * w + w0) : 0;
+        for (int64_t iy = h0; iy < h1; iy++)
+          for (int64_t ix = w0; ix < w1; ix++) {
+            int32_t v = dy_quant_value(t, xt->data, p * h * w + iy * w + ix);
+            acc = a->max ? (v > acc ? v : acc) : acc + v;
+          }
+        if (!a->max) {
+          int32_t n = (int32_t)(a->exclusive ? (h1 - h0) * (w1 - w0) : hs * ws);
+          acc = acc > 0 ? (acc + n / 2) / n : (acc - n / 2) / n;
+        }
+        if (t == DY_I8)
+          ((int8_t *)yt->data)[(p * oh + oy) * ow + ox] = (int8_t)acc;
+        else
+          ((uint8_t *)yt->data)[(p * oh + oy) * ow + ox] = (uint8_t)acc;
+      }
+    }
+  return DY_OK;
+}
+
 dy_status dy_kernel_pool2d(const dy_op *op, dy_tensor *const *in, int n_in,
                            dy_tensor *const *out, dy_error *err) {
   dy_status s = check_nn(op, in, n_in, 1, out, err);
@@ -327,6 +359,8 @@ dy_status dy_kernel_pool2d(const dy_op *op, dy_tensor *const *in, int n_in,
   dy_pool_geom a = dy_pool2d_geom(tx, &pa);
   int64_t planes = tx->shape[0] * tx->shape[1];
   int64_t h = tx->shape[2], w = tx->shape[3], oh = ty->shape[2], ow = ty->shape[3];
+  if (tx->dtype != DY_F32)
+    return pool2d_int(&a, in[0], out[0], planes, h, w, oh, ow);
   const float *x = in[0]->data;
   float *y = out[0]->data;
   for (int64_t p = 0; p < planes; p++) {

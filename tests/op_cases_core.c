@@ -15,6 +15,9 @@ static const float mm_expect[] = {7, -1, 16, -1};         /* [2,2] */
 static const float sm_x[] = {1, 2, 3};
 static const float sm_expect[] = {0.0900305733f, 0.244728476f, 0.665240943f};
 
+static const int8_t div_i8_a[] = {-128, 7, -7, 100}, div_i8_b[] = {-1, 2, 2, -3};
+static const int32_t div_i32_a[] = {-2147483647 - 1, 9, -9, 0, 123456}, div_i32_b[] = {-7};
+
 static const dy_op_case cases[] = {
     /* add/sub/mul/div, broadcasting */
     {.label = "add [2,3]+[3] by hand", .kind = DY_OP_ADD, .n_in = 2,
@@ -24,6 +27,17 @@ static const dy_op_case cases[] = {
     {.label = "sub [7,1]-[1,13]", .kind = DY_OP_SUB, .n_in = 2, .in = {F32(2, 7, 1), F32(2, 1, 13)}},
     {.label = "mul [2,1,3]*[4,1]", .kind = DY_OP_MUL, .n_in = 2, .in = {F32(3, 2, 1, 3), F32(2, 4, 1)}},
     {.label = "mul scalar*[B,5]", .kind = DY_OP_MUL, .n_in = 2, .in = {SCALAR_F32, F32(2, -1, 5)}},
+    /* the narrow integers wrap (i8 -128 / -1 too) */
+    {.label = "add i8 [B,7] + [7] (wraps)", .kind = DY_OP_ADD, .n_in = 2,
+     .in = {I8(2, -1, 7), I8(1, 7)}},
+    {.label = "sub u8 [3,1] - [5] (wraps)", .kind = DY_OP_SUB, .n_in = 2,
+     .in = {U8(2, 3, 1), U8(1, 5)}},
+    {.label = "mul i32 [B,13] * [B,1]", .kind = DY_OP_MUL, .n_in = 2,
+     .in = {I32(2, -1, 13), I32(2, -1, 1)}},
+    {.label = "div i8 by hand (truncates, -128 / -1 wraps)", .kind = DY_OP_DIV, .n_in = 2,
+     .in = {I8(1, 4), I8(1, 4)}, .data = {div_i8_a, div_i8_b}},
+    {.label = "div i32 [5] / [1]", .kind = DY_OP_DIV, .n_in = 2, .in = {I32(1, 5), I32(1, 1)},
+     .data = {div_i32_a, div_i32_b}},
     {.label = "div [B,3,1,5]/[3,7,1]", .kind = DY_OP_DIV, .n_in = 2,
      .in = {F32(4, -1, 3, 1, 5), F32(3, 3, 7, 1)}, .lo = 0.5f, .hi = 2.0f},
     {.label = "add i64 [3,4]+[4]", .kind = DY_OP_ADD, .n_in = 2, .in = {I64(2, 3, 4), I64(1, 4)}},
@@ -77,6 +91,13 @@ static const dy_op_case cases[] = {
      .n_attrs = 1, .attrs = {DY_ATTR_IS("perm", DY_SHAPE(2, 0, 1), 3)}},
     {.label = "transpose [2,1,3,5] perm 3,1,0,2", .kind = DY_OP_TRANSPOSE, .n_in = 1,
      .in = {F32(4, 2, 1, 3, 5)}, .n_attrs = 1, .attrs = {DY_ATTR_IS("perm", DY_SHAPE(3, 1, 0, 2), 4)}},
+    /* quantized tensors go through the dtype-generic ops as they are */
+    {.label = "reshape i8 [B,4,3] to [0,-1]", .kind = DY_OP_RESHAPE, .n_in = 1,
+     .in = {I8(3, -1, 4, 3)}, .n_attrs = 1, .attrs = {DY_ATTR_IS("shape", DY_SHAPE(0, -1), 2)}},
+    {.label = "transpose u8 [2,3,5] perm 2,0,1", .kind = DY_OP_TRANSPOSE, .n_in = 1,
+     .in = {U8(3, 2, 3, 5)}, .n_attrs = 1, .attrs = {DY_ATTR_IS("perm", DY_SHAPE(2, 0, 1), 3)}},
+    {.label = "transpose i32 [B,7] perm 1,0", .kind = DY_OP_TRANSPOSE, .n_in = 1,
+     .in = {I32(2, -1, 7)}, .n_attrs = 1, .attrs = {DY_ATTR_IS("perm", DY_SHAPE(1, 0), 2)}},
     {.label = "full f32 [3,5]", .kind = DY_OP_FULL, .n_in = 0, .n_attrs = 3,
      .attrs = {DY_ATTR_IS("shape", DY_SHAPE(3, 5), 2), DY_ATTR_F("value", 2.5), DY_ATTR_I("dtype", DY_F32)}},
     {.label = "full i64 [4]", .kind = DY_OP_FULL, .n_in = 0, .n_attrs = 3,

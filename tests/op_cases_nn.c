@@ -294,6 +294,14 @@ static const dy_op_case cases[] = {
      .expect_error = DY_STATUS_INVALID_ARGUMENT},
 
     /* ---------------- pool2d ---------------- */
+    {.label = "pool2d max i8 3x3 stride 2 padded [B,3,7,7]", .kind = DY_OP_POOL2D, .n_in = 1,
+     .in = {I8(4, -1, 3, 7, 7)}, MAXPOOL(3, 3, 2, 2, 1, 1, 1, 1, 0)},
+    {.label = "pool2d avg u8 2x2 exclusive, padded (ties at n = 2, 4)", .kind = DY_OP_POOL2D,
+     .n_in = 1, .in = {U8(4, 1, 2, 5, 5)}, AVGPOOL(2, 2, 2, 2, 1, 1, 0, 0, 1, 1)},
+    {.label = "pool2d avg i8 3x3 padding counted", .kind = DY_OP_POOL2D, .n_in = 1,
+     .in = {I8(4, 2, 3, 6, 5)}, AVGPOOL(3, 3, 1, 1, 1, 1, 1, 1, 0, 0)},
+    {.label = "pool2d avg i8 global", .kind = DY_OP_POOL2D, .n_in = 1, .in = {I8(4, -1, 4, 5, 3)},
+     GLOBAL("avg")},
     {.label = "max pool 2x2 stride 2 by hand", .kind = DY_OP_POOL2D, .n_in = 1,
      .in = {F32(4, 1, 1, 4, 4)}, MAXPOOL(2, 2, 2, 2, 0, 0, 0, 0, 0), .data = {x4x4},
      BY_HAND(max2_expect)},

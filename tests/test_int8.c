@@ -8,9 +8,9 @@
  *     exact ties and random pairs; QuantizeMultiplier's range and error;
  *     quantize's rounding (ties to even) against rint(); dy_q_dot_s8 on
  *     every SIMD path the host compiler can build (plain C, AVX2, AVX-512
- *     VNNI) with runs of -128 and 127
+ *     VNNI) with runs of -128 and 127, and dy_q_dot_u8s8 likewise
  *   - a kernel test Program (qconv2d in its dot form and depthwise with a
- *     relu clamp, qmatmul dot form with K = 100, qadd and qmul
+ *     relu clamp, qmatmul dot form with K = 100 (and u8 x s8, K = 70), qadd and qmul
  *     broadcasting, qsoftmax, quantize / dequantize per channel) on random
  *     data a quarter of which is -128 or 127: the eager kernels and the
  *     static executor equal the reference (qsoftmax: the eager kernel, and
@@ -174,16 +174,20 @@ static const char dot_main[] =
     "#include <stdio.h>\n#include \"dy_qfixed.h\"\n"
     "int main(void) {\n"
     "  static int8_t a[300], b[300];\n"
+    "  static uint8_t u[300];\n"
     "  unsigned s = 12345u;\n"
     "  for (int n = 0; n <= 300; n += (n < 70 ? 1 : 23)) {\n"
-    "    long want = 0;\n"
+    "    long want = 0, uwant = 0;\n"
     "    for (int i = 0; i < n; i++) {\n"
     "      s = s * 1103515245u + 12345u;\n"
     "      a[i] = (s >> 16) % 5 == 0 ? -128 : (s >> 16) % 5 == 1 ? 127 : (int8_t)(s >> 20);\n"
     "      s = s * 1103515245u + 12345u;\n"
     "      b[i] = (s >> 16) % 5 == 0 ? -128 : (s >> 16) % 5 == 1 ? 127 : (int8_t)(s >> 20);\n"
     "      want += (long)a[i] * b[i];\n"
+    "      u[i] = (uint8_t)(a[i] + 128);\n"
+    "      uwant += (long)u[i] * b[i];\n"
     "    }\n"
+    "    if (dy_q_dot_u8s8(u, b, n) != uwant) { printf(\"u8 n=%d\\n\", n); return 1; }\n"
     "    if (dy_q_dot_s8(a, b, n) != want) { printf(\"n=%d: %ld, want %ld\\n\", n, (long)dy_q_dot_s8(a, b, n), want); return 1; }\n"
     "  }\n"
     "  printf(\"ok\\n\");\n  return 0;\n}\n";
@@ -220,9 +224,9 @@ static void test_dot_paths(void) {
 
 typedef struct {
   dy_program *p;
-  dy_tensor *feed[8];
+  dy_tensor *feed[12];
   int n_feeds;
-  const dy_tensor *ref[8]; /* reference outputs, fetch order */
+  const dy_tensor *ref[12]; /* reference outputs, fetch order */
   int n_out;
 } qprog;
 
@@ -382,6 +386,38 @@ static void build_program(qprog *q) {
       ((int8_t *)y3->data)[i * 10 + j] = (int8_t)clampi(ref_mul_by_qm(acc, m, sh_) + y3_zp, -128, 127);
     }
   q->ref[q->n_out++] = y3;
+  /* the same with u8 activations (an ONNX QDQ model's): dy_q_dot_u8s8,
+   * K = 70 */
+  dy_tensor *au = rand_q8(DY_U8, 2, (int64_t[]){2, 70});
+  int vau = add_feed(q, "a_u8", au);
+  static int8_t bu[6 * 70];
+  static int32_t bbu[6];
+  for (size_t i = 0; i < sizeof bu; i++)
+    bu[i] = rand_i8();
+  for (int i = 0; i < 6; i++)
+    bbu[i] = (int32_t)(next() % 20001) - 10000;
+  static const uint8_t au_zp = 131, yu_zp = 120;
+  static const float yu_s = 0.4f;
+  int vauz = add_const(p, "a_u8_zp", DY_U8, 1, (int64_t[]){1}, &au_zp);
+  int vbu = add_const(p, "b_u", DY_I8, 2, (int64_t[]){6, 70}, bu);
+  int vbus = add_const(p, "b_u_scale", DY_F32, 1, (int64_t[]){6}, bm_s);
+  int vbuz = add_const(p, "b_u_zp", DY_I8, 1, (int64_t[]){6}, zero16);
+  int vyus = add_const(p, "yu_scale", DY_F32, 1, (int64_t[]){1}, &yu_s);
+  int vyuz = add_const(p, "yu_zp", DY_U8, 1, (int64_t[]){1}, &yu_zp);
+  int vbbu = add_const(p, "bbu", DY_I32, 1, (int64_t[]){6}, bbu);
+  dy_type tu = {.dtype = DY_U8, .rank = 2, .shape = {2, 6}};
+  add_op(q, DY_OP_QMATMUL, (int[]){vau, vas, vauz, vbu, vbus, vbuz, vyus, vyuz, vbbu}, 9, &tu,
+         "y_fc_u8", mm, 3);
+  dy_tensor *yu = dy_tensor_new(DY_U8, 2, (int64_t[]){2, 6});
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < 6; j++) {
+      int32_t acc = bbu[j], sh_;
+      for (int k = 0; k < 70; k++)
+        acc += (((uint8_t *)au->data)[i * 70 + k] - au_zp) * bu[j * 70 + k];
+      int32_t m = m_of((double)a_s * (double)bm_s[j] / (double)yu_s, &sh_);
+      ((uint8_t *)yu->data)[i * 6 + j] = (uint8_t)clampi(ref_mul_by_qm(acc, m, sh_) + yu_zp, 0, 255);
+    }
+  q->ref[q->n_out++] = yu;
   /* qsoftmax of the matmul's output (reference: the eager kernel, checked
    * against float below) */
   static const float sm_s = 1.0f / 256.0f;
@@ -482,9 +518,9 @@ static void test_kernels_and_executor(void) {
   build_program(&q);
   dy_error err;
   DY_ASSERT_OK(dy_verify(q.p, &err), &err);
-  dy_tensor *out[8] = {0};
+  dy_tensor *out[12] = {0};
   DY_ASSERT_OK(dy_executor_run(q.p, q.feed, q.n_feeds, out, q.n_out, &err), &err);
-  check_softmax(out[2], 0.25f, out[3]);
+  check_softmax(out[2], 0.25f, out[4]);
   /* the executor (the eager kernels, op by op) equals the reference */
   for (int i = 0; i < q.n_out; i++) {
     if (!q.ref[i])
@@ -566,7 +602,7 @@ static void test_generated_everywhere(void) {
   qprog q;
   build_program(&q);
   dy_error err;
-  dy_tensor *out[8] = {0};
+  dy_tensor *out[12] = {0};
   DY_ASSERT_OK(dy_executor_run(q.p, q.feed, q.n_feeds, out, q.n_out, &err), &err);
   char *want = expected_text(&q, out);
   mkdir(WORK, 0777);
@@ -580,8 +616,8 @@ static void test_generated_everywhere(void) {
   DY_ASSERT_OK(dy_write_sources(&co, WORK "/qk", &err), &err);
   dy_codegen_output_free(&co);
   /* the kernels took their dot forms */
-  CU_ASSERT(sh("grep -q 'dy_q_dot_s8(patch' %s/qk.c && grep -q 'dy_q_dot_s8(a + r' %s/qk.c", WORK,
-               WORK) == 0);
+  CU_ASSERT(sh("grep -q 'dy_q_dot_s8(patch' %s/qk.c && grep -q 'dy_q_dot_s8(a + r' %s/qk.c && "
+               "grep -q 'dy_q_dot_u8s8(a + r' %s/qk.c", WORK, WORK, WORK) == 0);
   static const char *const host[] = {"-march=native", "-mavx2 -mfma", "", "-DDY_NO_SIMD"};
   for (int i = 0; i < 4; i++) {
     int rc = sh("cd %s && cc -std=c99 -O2 -Wall -Wextra -pedantic -Werror %s main.c qk.c -o "

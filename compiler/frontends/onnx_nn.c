@@ -263,7 +263,7 @@ static dy_status map_conv(ox_ctx *c) {
   TRY(ox_need_f32(c, x));
   int r = x->type.rank;
   window w;
-  int64_t g;
+  int64_t g = 1; /* set by conv_window */
   TRY(conv_window(c, x, wt, &w, &g));
   ox_value *y;
   if (w.n <= 2) {
@@ -517,7 +517,9 @@ static dy_status pool(ox_ctx *c, bool max) {
   TRY(ox_check_attrs(c, max ? "auto_pad ceil_mode dilations kernel_shape pads storage_order strides"
                             : "auto_pad ceil_mode count_include_pad kernel_shape pads strides"));
   TRY(ox_need_in(c, 0, &x));
-  TRY(ox_need_f32(c, x));
+  bool q8 = x->type.dtype == DY_I8 || x->type.dtype == DY_U8; /* native pool2d only */
+  if (!q8)
+    TRY(ox_need_f32(c, x));
   bool want_idx = max && ox_out_wanted(c, 1);
   bool ceil_mode = ox_attr_i(c, "ceil_mode", 0) != 0;
   bool include_pad = ox_attr_i(c, "count_include_pad", 0) != 0;
@@ -540,6 +542,9 @@ static dy_status pool(ox_ctx *c, bool max) {
     ox_value *y = v ? ox_op(c, "pool2d", &v, 1, a, 8) : NULL;
     OUT(0, w.n == 1 ? ox_squeeze(c, y, 1, (int64_t[]){2}) : y);
   }
+  if (q8)
+    return ox_fail(c, DY_STATUS_UNSUPPORTED, "%s pooling of %s with this window needs float32",
+                   max ? "max" : "average", dy_dtype_name(x->type.dtype));
   ox_value *sl[MAX_KERNEL];
   ox_value *xp = pad_spatial(c, x, &w, max ? -FLT_MAX : 0.0f);
   int kk = xp ? window_slices(c, xp, &w, sl, MAX_KERNEL) : 0;
@@ -843,7 +848,7 @@ static dy_status map_lrn(ox_ctx *c) {
 static dy_status qconv_attrs(ox_ctx *c, ox_value *x, ox_value *wt, dy_attr a[6],
                              int64_t k[2], int64_t s[2], int64_t d[2], int64_t pads[4]) {
   window w;
-  int64_t g;
+  int64_t g = 1; /* set by conv_window */
   TRY(conv_window(c, x, wt, &w, &g));
   if (w.n != 2)
     return ox_fail(c, DY_STATUS_UNSUPPORTED, "only 2-D quantized convolutions are supported");
