@@ -227,10 +227,21 @@ static dy_tensor *draw(const model_def *m, int64_t batch) {
   return m->uniform ? dy_rand(m->rank, shape) : dy_randn(m->rank, shape);
 }
 
+/* DIR/NAME... into path (PATH_BYTES); nonzero (said on stderr) when too long. */
+enum { PATH_BYTES = 4200 };
+static int make_path(char *path, const char *fmt, const char *dir, const char *name,
+                     const char *what) {
+  if (snprintf(path, PATH_BYTES, fmt, dir, name, what) < PATH_BYTES)
+    return 0;
+  fprintf(stderr, "mlperf_tiny: the path %s/%s%s is too long\n", dir, name, what);
+  return 1;
+}
+
 static int write_npy(const char *dir, const char *name, const char *what, const dy_tensor *t) {
-  char path[4200];
+  char path[PATH_BYTES];
   dy_error err = {0};
-  snprintf(path, sizeof path, "%s/%s%s.npy", dir, name, what);
+  if (make_path(path, "%s/%s%s.npy", dir, name, what))
+    return 1;
   if (dy_npy_write(path, t, &err))
     return die("writing", &err);
   return 0;
@@ -241,7 +252,7 @@ static int write_npy(const char *dir, const char *name, const char *what, const 
  * batches in, the int8 Program out, saved as DIR/NAME_int8. */
 static int quantize(dy_layer *net, const dy_input_spec *spec, dy_tensor *const *calib,
                     const char *name, const char *dir) {
-  char path[4200];
+  char path[PATH_BYTES];
   dy_error err = {0};
   dy_program *p = NULL, *q = NULL;
   dy_quant_report rep = {0};
@@ -249,7 +260,8 @@ static int quantize(dy_layer *net, const dy_input_spec *spec, dy_tensor *const *
   dy_status s = dy_program_from_layer(net, spec, 1, &p, &err);
   if (!s)
     s = dy_quantize_program(p, calib, N_CALIB, &o, &q, &rep, &err);
-  snprintf(path, sizeof path, "%s/%s_int8", dir, name);
+  if (!s && make_path(path, "%s/%s%s", dir, name, "_int8"))
+    s = dy_error_set(&err, DY_STATUS_INVALID_ARGUMENT, "the path is too long");
   if (!s)
     s = dy_model_save(q, path, &err);
   if (!s) {
@@ -263,7 +275,7 @@ static int quantize(dy_layer *net, const dy_input_spec *spec, dy_tensor *const *
 }
 
 static int build(const model_def *m, const char *dir, bool quant) {
-  char path[4200];
+  char path[PATH_BYTES];
   dy_error err = {0};
   dy_seed(m->seed);
   dy_layer *net = m->make();
@@ -283,12 +295,12 @@ static int build(const model_def *m, const char *dir, bool quant) {
   dy_input_spec spec = {.name = "x", .dtype = DY_F32, .rank = m->rank};
   memcpy(spec.shape, m->shape, sizeof m->shape);
   spec.shape[0] = -1;
-  snprintf(path, sizeof path, "%s/%s", dir, m->name);
+  rc = rc || make_path(path, "%s/%s%s", dir, m->name, "");
   if (!rc && dy_jit_save_ex(net, &spec, 1, path, DY_SAVE_EVAL, &err))
     rc = die(m->name, &err);
   rc = rc || write_npy(dir, m->name, "_x", x) || write_npy(dir, m->name, "_out", out);
   dy_scope_end();
-  snprintf(path, sizeof path, "%s/%s_calib", dir, m->name);
+  rc = rc || make_path(path, "%s/%s%s", dir, m->name, "_calib");
   struct stat st;
   if (!rc && mkdir(path, 0777) && (stat(path, &st) || !S_ISDIR(st.st_mode))) {
     fprintf(stderr, "mlperf_tiny: cannot make %s\n", path);
