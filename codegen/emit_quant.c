@@ -19,8 +19,9 @@
  *             points, K >= 16: one dy_q_dot_s8 per output.
  * dy_q_dot_s8 / dy_q_dot_u8s8 is where the instruction set comes in (AVX-512 VNNI, AVX2,
  * NEON sdot, Cortex-M DSP SMLAD, plain C: see dy_qfixed.h). Everything
- * else (depthwise and small filters, u8, non-zero weight zero points) is
- * the direct loop.
+ * else (depthwise and small filters, u8 weights, non-zero weight zero points) is
+ * the direct loop, whose outputs with every tap inside the input (the
+ * interior, a range per dim computed here) skip the bounds checks.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -203,6 +204,36 @@ static void conv_direct(dy_cg_ctx *ctx, const dy_conv_geom *g, int wi, int zi, c
   dy_cg_line(ctx, "    for (int64_t oy = 0; oy < %lld; oy++)", (long long)g->oh);
   dy_cg_line(ctx, "      for (int64_t ox = 0; ox < %lld; ox++) {", (long long)g->ow);
   dy_cg_line(ctx, "        int32_t acc = %s;", init);
+  /* the outputs whose every tap is inside the input: [lo, hi) per dim */
+  long long lo[2], hi[2];
+  for (int d = 0; d < 2; d++) {
+    long long st = d ? g->sw : g->sh, pad = d ? g->pl : g->pt, in = d ? g->w : g->h;
+    long long span = (d ? g->kw - 1 : g->kh - 1) * (d ? g->dw : g->dh), out = d ? g->ow : g->oh;
+    long long num = in - 1 + pad - span;
+    lo[d] = (pad + st - 1) / st;
+    hi[d] = num >= 0 ? num / st + 1 : 0;
+    hi[d] = hi[d] > out ? out : hi[d];
+  }
+  bool interior = hi[0] > lo[0] && hi[1] > lo[1];
+  if (interior) {
+    dy_cg_line(ctx, "        if (oy >= %lld && oy < %lld && ox >= %lld && ox < %lld) { /* no tap outside */",
+               lo[0], hi[0], lo[1], hi[1]);
+    dy_cg_line(ctx, "          for (int64_t ci = 0; ci < %lld; ci++)", cg);
+    dy_cg_line(ctx, "            for (int64_t ky = 0; ky < %lld; ky++) {", (long long)g->kh);
+    dy_cg_line(ctx, "              const %s *xr = in0 + ((n * %lld + xc + ci) * %lld + oy * %lld - %lld + ky * %lld) * %lld + ox * %lld - %lld;",
+               dy_ctype(x->dtype), (long long)g->c, (long long)g->h, (long long)g->sh,
+               (long long)g->pt, (long long)g->dh, (long long)g->w, (long long)g->sw,
+               (long long)g->pl);
+    dy_cg_line(ctx, "              const %s *wr = in%d + ((o * %lld + ci) * %lld + ky) * %lld;",
+               dy_ctype(dy_cg_in_type(ctx, wi)->dtype), wi, cg, (long long)g->kh,
+               (long long)g->kw);
+    dy_cg_line(ctx, "              for (int64_t kx = 0; kx < %lld; kx++)", (long long)g->kw);
+    dy_cg_line(ctx, "                acc += ((int32_t)xr[kx * %lld] - %s) * ((int32_t)wr[kx] - wz);",
+               (long long)g->dw, xz);
+    dy_cg_line(ctx, "            }");
+    dy_cg_line(ctx, "        } else {");
+    ctx->indent++;
+  }
   dy_cg_line(ctx, "        for (int64_t ci = 0; ci < %lld; ci++)", cg);
   dy_cg_line(ctx, "          for (int64_t ky = 0; ky < %lld; ky++) {", (long long)g->kh);
   dy_cg_line(ctx, "            const int64_t iy = oy * %lld - %lld + ky * %lld;", (long long)g->sh,
@@ -220,6 +251,10 @@ static void conv_direct(dy_cg_ctx *ctx, const dy_conv_geom *g, int wi, int zi, c
              wi, cg, (long long)g->kh, (long long)g->kw);
   dy_cg_line(ctx, "            }");
   dy_cg_line(ctx, "          }");
+  if (interior) {
+    ctx->indent--;
+    dy_cg_line(ctx, "        }");
+  }
   dy_cg_line(ctx, "        {");
   dy_cg_line(ctx, "          const int64_t yi = ((n * %lld + o) * %lld + oy) * %lld + ox;",
              (long long)g->o, (long long)g->oh, (long long)g->ow);
