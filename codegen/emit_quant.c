@@ -340,19 +340,20 @@ static void matmul_direct(dy_cg_ctx *ctx, int bi, int zi, bool trans, const char
                           const char *init) {
   const dy_type *ta = dy_cg_in_type(ctx, 0), *tb = dy_cg_in_type(ctx, bi);
   const dy_type *to = dy_cg_out_type(ctx, 0);
-  long long m = ta->shape[ta->rank - 2], k = ta->shape[ta->rank - 1];
+  long long k = ta->shape[ta->rank - 1];
   long long nn = to->shape[to->rank - 1];
   bool bz_scalar = dy_type_numel(dy_cg_in_type(ctx, zi)) == 1;
-  char b1[64];
+  char b1[64], m[64]; /* M may be the dynamic batch (a [-1, K]) */
+  dy_ext_str(ctx, dy_ext_range(ta, ta->rank - 2, ta->rank - 1), m, sizeof m);
   dy_cg_line(ctx, "for (int64_t bt = 0; bt < %s; bt++)",
              dy_ext_str(ctx, dy_ext_range(ta, 0, ta->rank - 2), b1, sizeof b1));
-  dy_cg_line(ctx, "  for (int64_t i = 0; i < %lld; i++)", m);
+  dy_cg_line(ctx, "  for (int64_t i = 0; i < %s; i++)", m);
   dy_cg_line(ctx, "    for (int64_t j = 0; j < %lld; j++) {", nn);
   dy_cg_line(ctx, "      const int32_t bz = in%d[%s];", zi, bz_scalar ? "0" : "j");
-  dy_cg_line(ctx, "      const int64_t yi = (bt * %lld + i) * %lld + j;", m, nn);
+  dy_cg_line(ctx, "      const int64_t yi = (bt * %s + i) * %lld + j;", m, nn);
   dy_cg_line(ctx, "      int32_t acc = %s;", init);
   dy_cg_line(ctx, "      for (int64_t kk = 0; kk < %lld; kk++)", k);
-  dy_cg_line(ctx, "        acc += ((int32_t)in0[(bt * %lld + i) * %lld + kk] - az) *", m, k);
+  dy_cg_line(ctx, "        acc += ((int32_t)in0[(bt * %s + i) * %lld + kk] - az) *", m, k);
   char boff[64] = "";
   if (tb->rank > 2) /* one b per batch */
     snprintf(boff, sizeof boff, "bt * %lld + ", k * nn);

@@ -25,6 +25,9 @@ bool dy_cli_double(const char *s, double *out);
  * argv[*i]: 1 consumed (*i moved past a value), 0 not one, -1 an error
  * already printed. */
 int dy_cli_pass_option(const char *cmd, int argc, char **argv, int *i, dy_pass_options *po);
+/* main.c: an output model path without its ".dymodel" (OUT and
+ * OUT.dymodel both name OUT.dymodel + OUT.dyparams). */
+void dy_cli_model_stem(const char *out, char *stem, size_t n);
 /* main.c: "--help" or "-h". */
 bool dy_cli_is_help(const char *a);
 
@@ -79,6 +82,8 @@ dy_status dy_cli_make_training(dy_program *t, dy_cli_train_spec *ts, bool soft_l
 
 /* train.c: `dy2stc train` (returns the exit status). */
 int dy_cli_train(int argc, char **argv);
+/* quantize_cli.c: `dy2stc quantize`. */
+int dy_cli_quantize(int argc, char **argv);
 
 /* bench.c: `dy2stc bench` (returns the exit status). */
 int dy_cli_bench(int argc, char **argv);

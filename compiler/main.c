@@ -17,6 +17,8 @@
  *   dy2stc train   MODEL --input NAME=FILE.npy ... --labels FILE.npy --loss L
  *                  --optimizer O -o OUT [...]   (train.c)
  *   dy2stc convert NET.c [--line-directives] [-- CFLAGS...]   (cconvert.c)
+ *   dy2stc quantize MODEL --calibrate DIR [--per-channel] [--method M]
+ *                   [--keep-float LIST] -o OUT   (quantize_cli.c)
  *
  * MODEL is NAME.dymodel (with NAME.dyparams beside it) or an ONNX model
  * (NAME.onnx; see compiler/frontends/load.c); compile also takes a C model
@@ -899,6 +901,13 @@ static int cmd_check(int argc, char **argv) {
   return mismatch ? 1 : 0;
 }
 
+void dy_cli_model_stem(const char *out, char *stem, size_t n) {
+  snprintf(stem, n, "%s", out);
+  size_t len = strlen(stem);
+  if (len > 8 && strcmp(stem + len - 8, ".dymodel") == 0)
+    stem[len - 8] = '\0';
+}
+
 /* ---- params ---- */
 
 static const char params_help[] =
@@ -1041,6 +1050,7 @@ static const char main_help[] =
     "  bench     compile a model and time it (median, min, GFLOP/s)\n"
     "  train     train a model on .npy data; writes the trained model\n"
     "  params    put tensors (.npy, a compiled trainer's output) into a model\n"
+    "  quantize  post-training int8 quantization with a calibration set\n"
     "  convert   print a C model file with its tensor-dependent if/while/for\n"
     "            rewritten into dy_cond / dy_while (what compile NET.c traces)\n"
     "  --version print the version\n"
@@ -1094,6 +1104,8 @@ int main(int argc, char **argv) {
     return dy_cli_train(argc, argv);
   if (strcmp(cmd, "params") == 0)
     return cmd_params(argc, argv);
+  if (strcmp(cmd, "quantize") == 0)
+    return dy_cli_quantize(argc, argv);
   if (strcmp(cmd, "convert") == 0)
     return cmd_convert(argc, argv);
   fprintf(stderr, "%s: unknown command '%s' (see '%s --help')\n", prog, cmd, prog);

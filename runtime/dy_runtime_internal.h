@@ -67,6 +67,8 @@ typedef struct {
   int64_t batch;
   int *home;             /* the block declaring each var (0: feeds, params) */
   int **last_use;        /* per block, computed on first run (executor.c) */
+  dy_exec_observer observe; /* called on each op output, or NULL */
+  void *observe_ctx;
 } dy_exec;
 /* Allocate / release home and last_use (dy_exec_init: false on OOM). */
 bool dy_exec_init(dy_exec *ex);

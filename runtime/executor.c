@@ -133,6 +133,8 @@ static dy_status run_op(dy_exec *ex, const dy_op *op, dy_error *err) {
     else
       val[op->outputs[i]] = out[i];
   }
+  for (int i = 0; i < op->n_outputs && !s && ex->observe; i++)
+    s = ex->observe(ex->observe_ctx, op->outputs[i], out[i], err);
   return s;
 }
 
@@ -178,6 +180,12 @@ dy_status dy_exec_block(dy_exec *ex, int b, dy_tensor **results, dy_error *err) 
 dy_status dy_executor_run(const dy_program *p, dy_tensor *const *inputs,
                           int n_inputs, dy_tensor **outputs, int n_outputs,
                           dy_error *err) {
+  return dy_executor_run_observed(p, inputs, n_inputs, outputs, n_outputs, NULL, NULL, err);
+}
+
+dy_status dy_executor_run_observed(const dy_program *p, dy_tensor *const *inputs,
+                                   int n_inputs, dy_tensor **outputs, int n_outputs,
+                                   dy_exec_observer observe, void *ctx, dy_error *err) {
   if (n_inputs != p->n_feeds || n_outputs != p->n_fetches)
     return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
                         "the Program takes %d inputs and gives %d outputs, "
@@ -189,7 +197,7 @@ dy_status dy_executor_run(const dy_program *p, dy_tensor *const *inputs,
     return s;
 
   dy_tensor **val = calloc((size_t)p->n_vars + 1, sizeof *val);
-  dy_exec ex = {.p = p, .val = val, .batch = batch};
+  dy_exec ex = {.p = p, .val = val, .batch = batch, .observe = observe, .observe_ctx = ctx};
   if (!val || !dy_exec_init(&ex)) {
     free(val);
     return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "executor: out of memory");

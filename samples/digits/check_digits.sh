@@ -8,12 +8,17 @@
 #   3. `dy2stc compile --train OPTS --report` compiles its training step into
 #      trainer_NAME, which runs on RUN_ARGS; `dy2stc params` turns the state
 #      it writes into NAME_compiled;
-#   4. the epoch losses of `dy2stc train` must equal the to_static ones and
+#   4. `dy2stc quantize --per-channel` quantizes NAME_static to int8
+#      (NAME_int8), calibrated on the training split; the int8 executable
+#      must give the static executor's outputs exactly on the test split
+#      (dy2stc check --atol 0 --rtol 0);
+#   5. the epoch losses of `dy2stc train` must equal the to_static ones and
 #      the compiled trainer's must equal `dy2stc train`'s (within 1e-3 +
 #      1e-3 relative: the CLIs print four decimals), and the test accuracy
 #      of every path (eager, to_static, the to_static model as saved and
 #      reloaded, dy2stc train's model, the compiled trainer's) must reach the
-#      bar: MLP 95%, CNN 97%.
+#      bar: MLP 95%, CNN 97%; and the int8 model's test accuracy may be at
+#      most 1 point below the float model's (NAME_static; PTQ's drop).
 # NAME_cli.log and NAME_compiled.log hold the epoch lines (with times),
 # NAME_compile.log the trainer's --report (training arena, state bytes); the
 # median epoch time of every path is printed (eager and to_static by digits).
@@ -69,6 +74,20 @@ for m in mlp cnn; do
   for k in static cli compiled; do
     "$DIGITS" --eval "$W/${m}_$k" --out "$W" | tee -a "$W/cli_eval.log"
   done
+  # post-training int8 quantization, calibrated on the training split
+  in=x
+  [ $m = cnn ] && in=img
+  mkdir -p "$W/${m}_calib"
+  cp "$W/train_$in.npy" "$W/${m}_calib/"
+  "$DY2STC" quantize "$W/${m}_static.dymodel" --calibrate "$W/${m}_calib" --per-channel \
+    -o "$W/${m}_int8" | tee "$W/${m}_quantize.log"
+  "$DIGITS" --eval "$W/${m}_int8" --out "$W" | tee -a "$W/cli_eval.log"
+  if ! "$DY2STC" check "$W/${m}_int8.dymodel" --input "$in=$W/test_$in.npy" --atol 0 --rtol 0 --max-batch 512 \
+      >"$W/${m}_int8_check.log" 2>&1; then
+    cat "$W/${m}_int8_check.log"
+    echo "FAIL: $m int8: the compiled executable differs from the static executor"
+    fail=1
+  fi
 done
 cat "$W/digits.log" "$W/cli_eval.log" > "$W/all.log"
 accuracy "mlp eager:" 95
@@ -81,6 +100,13 @@ accuracy "cnn to_static:" 97
 accuracy "cnn_static:" 97
 accuracy "cnn_cli:" 97
 accuracy "cnn_compiled:" 97
+# the int8 models: at most 1 point below their float model
+for m in mlp cnn; do
+  f=$(grep -F "${m}_static:" "$W/all.log" | sed -n 's/.*test accuracy \([0-9.]*\)%.*/\1/p')
+  accuracy "${m}_int8:" "$(awk -v f="${f:-0}" 'BEGIN { print f - 1 }')"
+  q=$(grep -F "${m}_int8:" "$W/all.log" | sed -n 's/.*test accuracy \([0-9.]*\)%.*/\1/p')
+  echo "$m post-training int8: test accuracy ${q:-none}% (float ${f:-none}%)"
+done
 # the epoch times of the two command-line paths (digits.log has eager's
 # and to_static's), for the README's table
 for m in mlp cnn; do
