@@ -1,5 +1,6 @@
 /* dy_frontends.h - model readers (compiler/frontends/, library
- * dy_frontends): the ONNX importer and the loader that picks a format.
+ * dy_frontends): the ONNX and PaddlePaddle importers and the loader that
+ * picks a format.
  *
  *   dy_program *p;
  *   dy_model_load_any("net.onnx", &p, &err);   // or NAME for NAME.dymodel
@@ -57,5 +58,41 @@ bool dy_onnx_dtype(int onnx_type, dy_dtype *out);
  * parses as an ONNX ModelProto, else NAME.dymodel + NAME.dyparams through
  * dy_jit_load. Caller frees *out. */
 dy_status dy_model_load_any(const char *path, dy_program **out, dy_error *err);
+
+/* ---- paddle.c, paddle_ops.c, paddle_export.c: the PaddlePaddle frontend ---- */
+
+/* Options for the Paddle importer. A feed named here takes the given type
+ * (its dims must agree with the ProgramDesc's where those are not -1): how
+ * a -1 other than the leading batch dim gets a size. */
+typedef struct {
+  int n_feed_types;
+  const char *const *feed_names;
+  const dy_type *feed_types;
+} dy_paddle_options;
+
+/* Import a PaddlePaddle inference model from memory: model = a serialized
+ * ProgramDesc (`.pdmodel`, `__model__`), params = the combined params
+ * stream (`.pdiparams`, `__params__`: per persistable var in sorted-name
+ * order, u32 version, u64 LoD level count + levels, u32 tensor version,
+ * i32 TensorDesc length + TensorDesc, raw data); params may be NULL/0 for
+ * a model with no persistable vars. Feeds and fetches become the
+ * Program's inputs and outputs under their Paddle names; a leading -1 dim
+ * is the dynamic batch. `name` names the model in errors and source
+ * locations (op k is line k). Errors: DY_STATUS_FORMAT (malformed,
+ * truncated, a params mismatch naming the var), DY_STATUS_UNSUPPORTED
+ * (an op, dtype or attribute, naming the op). Caller frees *out. */
+dy_status dy_paddle_load_mem(const uint8_t *model, size_t model_n, const uint8_t *params,
+                             size_t params_n, const char *name,
+                             const dy_paddle_options *opts, dy_program **out,
+                             dy_error *err);
+/* Import from files: path is NAME.pdmodel (params: params_path, else
+ * NAME.pdiparams beside it), a `__model__` file or a directory holding
+ * one (params: `__params__` beside it, else one file per persistable var,
+ * named as the var), or `model` with `params` beside it. */
+dy_status dy_paddle_load(const char *path, const char *params_path,
+                         const dy_paddle_options *opts, dy_program **out, dy_error *err);
+/* True if path names a Paddle model by its name (.pdmodel, __model__, a
+ * directory holding __model__). */
+bool dy_paddle_is_model_path(const char *path);
 
 #endif

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 
 #include "dy_frontends.h"
+#include "fe_internal.h"
 #include "onnx.pb-c.h"
 
 /* The dynamic batch size inside a shape value. */
