@@ -364,13 +364,29 @@ dy_status pd_op(pd_ctx *c, const char *name, const int *in, int n_in, const dy_a
   }
   if (id < 0)
     return pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
-  if (!dy_program_append_op(c->p, 0, k, in, n_in, &id, 1, attrs, n_attrs, c->loc))
+  if (!dy_program_append_op(c->p, c->block, k, in, n_in, &id, 1, attrs, n_attrs, c->loc))
     return pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
   if (k == DY_OP_BATCH_NORM) /* the running mean and variance are buffers */
     for (int i = 3; i < n_in; i++)
       c->p->vars[in[i]]->trainable = false;
   *out = id;
   return DY_OK;
+}
+
+bool pd_read_later(pd_ctx *c, const char *name) {
+  for (size_t i = (size_t)c->op_index + 1; i < c->blk->n_ops; i++) {
+    const PdOp *op = c->blk->ops[i];
+    for (size_t k = 0; k < op->n_inputs; k++)
+      for (size_t j = 0; j < op->inputs[k]->n_arguments; j++)
+        if (op->inputs[k]->arguments[j] && strcmp(op->inputs[k]->arguments[j], name) == 0)
+          return true;
+  }
+  return false;
+}
+
+int pd_new_var(pd_ctx *c, const char *stem, const dy_type *t) {
+  const char *nm = dy_program_fresh_name(c->p, stem);
+  return nm ? dy_program_add_var(c->p, nm, t) : -1;
 }
 
 dy_status pd_set_out(pd_ctx *c, const char *slot, int var) {

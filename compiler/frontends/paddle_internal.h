@@ -67,6 +67,8 @@ typedef struct pd_ctx {
   int op_index;
   dy_srcloc loc;
   int n_renamed;            /* counter for SSA renames */
+  int block;                /* the Program block ops go to: 0, or a while's
+                               block being built (the rnn op)            */
 } pd_ctx;
 
 /* bytes per element of a Paddle dtype, 0 for one without a fixed size */
@@ -113,6 +115,10 @@ dy_status pd_op(pd_ctx *c, const char *name, const int *in, int n_in, const dy_a
 /* Bind output slot[0] of the current op to var: the var takes the Paddle
  * name (the SSA rule renames an older holder). */
 dy_status pd_set_out(pd_ctx *c, const char *slot, int var);
+/* True if an op after the current one reads the Paddle name. */
+bool pd_read_later(pd_ctx *c, const char *name);
+/* A new var of type t in the current block (a block param). */
+int pd_new_var(pd_ctx *c, const char *stem, const dy_type *t);
 /* A new persistable constant var, named name (the SSA rule) or a
  * temporary when NULL. */
 dy_status pd_const(pd_ctx *c, dy_dtype dt, int rank, const int64_t *shape, const void *data,

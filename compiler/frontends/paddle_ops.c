@@ -807,6 +807,228 @@ static dy_status lookup(pd_ctx *c, bool v1) {
 static dy_status map_lookup_table(pd_ctx *c) { return lookup(c, true); }
 static dy_status map_lookup_table_v2(pd_ctx *c) { return lookup(c, false); }
 
+/* fill_constant_batch_size_like: shape with shape[output_dim_idx] taken
+ * from Input's dim input_dim_idx. The batch: the value expanded to Input's
+ * shape (expand_as: no data read), sliced to [B, 1, ...], placed at
+ * output_dim_idx and broadcast against a constant of the other dims. */
+static dy_status map_fill_constant_batch_size_like(pd_ctx *c) {
+  int x, o;
+  PD_TRY(pd_in(c, "Input", 0, &x));
+  int64_t shape[DY_MAX_DIMS];
+  int n = pd_attr_ints(c, "shape", shape, DY_MAX_DIMS);
+  int64_t in_idx = pd_attr_i(c, "input_dim_idx", 0), out_idx = pd_attr_i(c, "output_dim_idx", 0);
+  int pdt = (int)pd_attr_i(c, "dtype", PD_FP32);
+  const dy_type *xt = pd_type(c, x);
+  if (n < 1 || in_idx < 0 || in_idx >= xt->rank || out_idx < 0 || out_idx >= n)
+    return pd_fail(c, DY_STATUS_INVALID_ARGUMENT, "shape, input_dim_idx or output_dim_idx "
+                   "out of range");
+  if (pdt != PD_FP32)
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "dtype %s (only float32)", pd_dtype_name(pdt));
+  double v = pd_attr_f(c, "value", 0.0);
+  char sv[64];
+  pd_attr_s(c, "str_value", "", sv, sizeof sv);
+  if (*sv)
+    v = strtod(sv, NULL);
+  int64_t b = xt->shape[in_idx];
+  shape[out_idx] = 1;
+  int64_t numel = 1;
+  for (int i = 0; i < n; i++) {
+    if (shape[i] < 0)
+      return pd_fail(c, DY_STATUS_UNSUPPORTED, "a -1 in shape other than output_dim_idx");
+    numel *= shape[i];
+  }
+  float *buf = malloc((size_t)(numel ? numel : 1) * sizeof *buf);
+  if (!buf)
+    return pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  for (int64_t i = 0; i < numel; i++)
+    buf[i] = (float)v;
+  int k;
+  if (b >= 0) { /* a static dim: a plain constant */
+    shape[out_idx] = b;
+    float *big = realloc(buf, (size_t)(numel * b > 0 ? numel * b : 1) * sizeof *buf);
+    if (!big) {
+      free(buf);
+      return pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+    }
+    for (int64_t i = 0; i < numel * b; i++)
+      big[i] = (float)v;
+    dy_status s = pd_const(c, DY_F32, n, shape, big, out_name(c, "Out"), &k);
+    free(big);
+    return s;
+  }
+  if (in_idx != 0) {
+    free(buf);
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "a dynamic input_dim_idx other than the batch");
+  }
+  dy_status s = pd_const(c, DY_F32, n, shape, buf, NULL, &k);
+  free(buf);
+  PD_TRY(s);
+  /* the batch as a [B] vector of zeros: expand_as a zero to Input, slice */
+  int64_t ones[DY_MAX_DIMS], st[DY_MAX_DIMS], en[DY_MAX_DIMS], ax[DY_MAX_DIMS], sp[DY_MAX_DIMS];
+  for (int i = 0; i < xt->rank; i++)
+    ones[i] = 1;
+  float zero = 0;
+  int z, e;
+  PD_TRY(pd_const(c, DY_F32, xt->rank, ones, &zero, NULL, &z));
+  PD_TRY(binary(c, "expand_as", z, x, NULL, &e));
+  int na = 0;
+  for (int i = 1; i < xt->rank; i++, na++)
+    st[na] = 0, en[na] = 1, ax[na] = i, sp[na] = 1;
+  if (na) {
+    dy_attr a[4] = {DY_ATTR_IS("starts", st, na), DY_ATTR_IS("ends", en, na),
+                    DY_ATTR_IS("axes", ax, na), DY_ATTR_IS("steps", sp, na)};
+    PD_TRY(pd_op(c, "slice", &e, 1, a, 4, NULL, &e));
+    PD_TRY(squeeze(c, e, na, ax, NULL, &e));
+  }
+  /* [B] -> rank n with B at out_idx */
+  int64_t axes[DY_MAX_DIMS];
+  int nu = 0;
+  for (int i = 0; i < n; i++)
+    if (i != out_idx)
+      axes[nu++] = i;
+  if (nu)
+    PD_TRY(unsqueeze(c, e, nu, axes, NULL, &e));
+  return binary(c, "add", e, k, out_name(c, "Out"), &o);
+}
+
+/* ------------------------------------------------------------------ */
+/* the rnn op (GRU) as a while loop                                    */
+/* ------------------------------------------------------------------ */
+
+/* Gate g (0..2) of a [N, 3H] tensor. */
+static dy_status gate(pd_ctx *c, int v, int g, int64_t h, int *out) {
+  int64_t st = g * h, en = (g + 1) * h, ax = 1, sp = 1;
+  dy_attr a[4] = {DY_ATTR_IS("starts", &st, 1), DY_ATTR_IS("ends", &en, 1),
+                  DY_ATTR_IS("axes", &ax, 1), DY_ATTR_IS("steps", &sp, 1)};
+  return pd_op(c, "slice", &v, 1, a, 4, NULL, out);
+}
+
+/* rnn, mode GRU, one layer, one direction, time-major Input [T, N, I],
+ * PreState [1, N, H], WeightList (w_ih [3H, I], w_hh [3H, H], b_ih, b_hh),
+ * gates in the order r, z, n as cuDNN:
+ *   r = sigmoid(x W_ir^T + b_ir + h W_hr^T + b_hr)
+ *   z = sigmoid(x W_iz^T + b_iz + h W_hz^T + b_hz)
+ *   n = tanh(x W_in^T + b_in + r * (h W_hn^T + b_hn))
+ *   h' = n + z * (h - n)
+ * The input projection of every step is one matmul before the loop; the
+ * loop (a while op over t < T) carries t and h. State = the last h; Out
+ * (every step's h) is not built: an op reading it is an error. */
+static dy_status map_rnn(pd_ctx *c) {
+  char mode[16];
+  pd_attr_s(c, "mode", "LSTM", mode, sizeof mode);
+  if (strcmp(mode, "GRU"))
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "rnn mode %s (only GRU)", mode);
+  if (pd_attr_i(c, "num_layers", 1) != 1 || pd_attr_b(c, "is_bidirec", false))
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "rnn with several layers or both directions");
+  if (pd_arg(c, false, "SequenceLength", 0))
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "rnn with SequenceLength (variable lengths)");
+  const char *outn = pd_arg(c, true, "Out", 0);
+  if (outn && pd_read_later(c, outn))
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "rnn: the per-step output '%s' is read; only "
+                   "the final State is supported", outn);
+  int x, h0, w[4];
+  PD_TRY(pd_in(c, "Input", 0, &x));
+  PD_TRY(pd_in(c, "PreState", 0, &h0));
+  if (pd_n_args(c, false, "WeightList") != 4)
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "rnn WeightList of %d tensors (want 4)",
+                   pd_n_args(c, false, "WeightList"));
+  for (int i = 0; i < 4; i++)
+    PD_TRY(pd_in(c, "WeightList", i, &w[i]));
+  const dy_type *xt = pd_type(c, x);
+  int64_t T = xt->shape[0], H = pd_attr_i(c, "hidden_size", 0);
+  if (xt->rank != 3 || T < 1 || H < 1 || pd_type(c, h0)->rank != 3)
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "rnn needs Input [T, N, I] with a static T and "
+                   "PreState [1, N, H]");
+  /* before the loop: x W_ih^T + b_ih for every step, h0, the constants */
+  int xp, h, t0, tn, one;
+  dy_attr ty = DY_ATTR_I("transpose_y", 1);
+  PD_TRY(pd_op(c, "matmul", (int[]){x, w[0]}, 2, &ty, 1, NULL, &xp));
+  PD_TRY(binary(c, "add", xp, w[2], NULL, &xp));
+  PD_TRY(squeeze(c, h0, 1, (int64_t[]){0}, NULL, &h));
+  int64_t zero = 0, one_v = 1;
+  PD_TRY(pd_const(c, DY_I64, 1, (int64_t[]){1}, &zero, NULL, &t0));
+  PD_TRY(pd_const(c, DY_I64, 1, (int64_t[]){1}, &T, NULL, &tn));
+  PD_TRY(pd_const(c, DY_I64, 1, (int64_t[]){1}, &one_v, NULL, &one));
+  dy_type types[2] = {*pd_type(c, t0), *pd_type(c, h)};
+  int saved = c->block, blocks[2], par[2], res[2];
+  /* condition: t < T */
+  blocks[0] = dy_program_add_block(c->p, saved);
+  for (int i = 0; i < 2; i++)
+    par[i] = pd_new_var(c, "rnn_param", &types[i]);
+  if (blocks[0] < 0 || par[0] < 0 || par[1] < 0 || !dy_block_set_params(c->p, blocks[0], par, 2))
+    return pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  c->block = blocks[0];
+  dy_status s = binary(c, "less", par[0], tn, NULL, &res[0]);
+  c->block = saved;
+  PD_TRY(s);
+  if (!dy_block_set_results(c->p, blocks[0], res, 1))
+    return pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  /* body: one step */
+  blocks[1] = dy_program_add_block(c->p, saved);
+  for (int i = 0; i < 2; i++)
+    par[i] = pd_new_var(c, "rnn_param", &types[i]);
+  if (blocks[1] < 0 || par[0] < 0 || par[1] < 0 || !dy_block_set_params(c->p, blocks[1], par, 2))
+    return pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  c->block = blocks[1];
+  int xs, hs, xg[3], hg[3], r, z, n, d;
+  dy_attr ga = DY_ATTR_I("axis", 0);
+  s = pd_op(c, "gather", (int[]){xp, par[0]}, 2, &ga, 1, NULL, &xs);
+  if (!s)
+    s = squeeze(c, xs, 1, (int64_t[]){0}, NULL, &xs);
+  if (!s)
+    s = pd_op(c, "matmul", (int[]){par[1], w[1]}, 2, &ty, 1, NULL, &hs);
+  if (!s)
+    s = binary(c, "add", hs, w[3], NULL, &hs);
+  for (int g = 0; g < 3 && !s; g++)
+    if (!(s = gate(c, xs, g, H, &xg[g])))
+      s = gate(c, hs, g, H, &hg[g]);
+  if (!s && !(s = binary(c, "add", xg[0], hg[0], NULL, &r)))
+    s = unary(c, "sigmoid", r, NULL, &r);
+  if (!s && !(s = binary(c, "add", xg[1], hg[1], NULL, &z)))
+    s = unary(c, "sigmoid", z, NULL, &z);
+  if (!s && !(s = binary(c, "mul", r, hg[2], NULL, &n)) && !(s = binary(c, "add", xg[2], n, NULL, &n)))
+    s = unary(c, "tanh", n, NULL, &n);
+  if (!s && !(s = binary(c, "sub", par[1], n, NULL, &d)) && !(s = binary(c, "mul", z, d, NULL, &d)))
+    s = binary(c, "add", n, d, NULL, &res[1]);
+  if (!s)
+    s = binary(c, "add", par[0], one, NULL, &res[0]);
+  c->block = saved;
+  PD_TRY(s);
+  if (!dy_block_set_results(c->p, blocks[1], res, 2))
+    return pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  /* the while op: carried (t, h), then the blocks' captures */
+  int cap = c->p->n_vars + 3, n_in = 2, k;
+  int *in = malloc(sizeof *in * (size_t)cap), *caps = malloc(sizeof *caps * (size_t)cap);
+  int outs[2];
+  s = in && caps ? DY_OK : pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  if (!s) {
+    in[0] = t0;
+    in[1] = h;
+  }
+  for (int j = 0; j < 2 && !s; j++) {
+    k = dy_block_captures(c->p, blocks[j], caps, cap);
+    for (int i = 0; i < k && n_in < cap; i++) {
+      bool seen = false;
+      for (int q = 2; q < n_in && !seen; q++)
+        seen = in[q] == caps[i];
+      if (!seen)
+        in[n_in++] = caps[i];
+    }
+  }
+  for (int i = 0; i < 2 && !s; i++)
+    if ((outs[i] = pd_new_var(c, i ? "rnn_h" : "rnn_t", &types[i])) < 0)
+      s = pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  dy_attr wa[4] = {DY_ATTR_I("n_carried", 2), DY_ATTR_I("cond_block", blocks[0]),
+                   DY_ATTR_I("body_block", blocks[1]), DY_ATTR_I("max_iterations", 0)};
+  if (!s && !dy_program_append_op(c->p, c->block, DY_OP_WHILE, in, n_in, outs, 2, wa, 4, c->loc))
+    s = pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  free(in);
+  free(caps);
+  PD_TRY(s);
+  int o;
+  return unsqueeze(c, outs[1], 1, (int64_t[]){0}, pd_arg(c, true, "State", 0), &o);
+}
+
 /* ------------------------------------------------------------------ */
 /* interpolation, pixel_shuffle                                        */
 /* ------------------------------------------------------------------ */
@@ -1017,6 +1239,8 @@ static const pd_mapper mappers[] = {
     {"reduce_max", map_reduce_max},
     {"reduce_min", map_reduce_min},
     {"fill_constant", map_fill_constant},
+    {"fill_constant_batch_size_like", map_fill_constant_batch_size_like},
+    {"rnn", map_rnn},
     {"gather", map_gather},
     {"lookup_table", map_lookup_table},
     {"lookup_table_v2", map_lookup_table_v2},
