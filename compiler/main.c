@@ -155,6 +155,25 @@ static dy_status ensure_dir(const char *dir, dy_error *err) {
   return DY_OK;
 }
 
+/* ---- loading ---- */
+
+/* MODEL through dy_model_load_any; a Paddle model (.pdmodel, __model__)
+ * with --params takes its params from that file. */
+static dy_status load_model(const char *model, const char *params, dy_program **p,
+                            dy_error *err) {
+  if (params)
+    return dy_paddle_load(model, params, NULL, p, err);
+  return dy_model_load_any(model, p, err);
+}
+
+/* --params given for a model that is not a Paddle one: a usage error. */
+static int paddle_params_only(const char *cmd, const char *model, const char *params) {
+  if (params && !dy_paddle_is_model_path(model))
+    return dy_cli_usage(cmd, "--params is for a Paddle model (.pdmodel, __model__), not '%s'",
+                        model);
+  return 0;
+}
+
 /* ---- compile ---- */
 
 static const char compile_help[] =
@@ -164,7 +183,8 @@ static const char compile_help[] =
     "(markers DY_MODEL and DY_TO_STATIC, see dy_static.h) is read with libclang,\n"
     "traced by a generated driver built with $CC and CFLAGS, then compiled.\n"
     "  --params P        (NET.c) the weights, by parameter name (default: the\n"
-    "                    constructor's init after dy_seed(N))\n"
+    "                    constructor's init after dy_seed(N)); (MODEL.pdmodel)\n"
+    "                    its params file (default: MODEL.pdiparams beside it)\n"
     "  --seed N          (NET.c) the seed before the constructor (default 0)\n"
     "  -- CFLAGS...      (NET.c) flags for parsing and building the model file\n"
     "  -o OUT            output executable (default: the model's name), or with\n"
@@ -302,6 +322,7 @@ static int cmd_compile(int argc, char **argv) {
   const char *model = NULL, *out = NULL, *emit = "exe", *name = NULL;
   dy_compile_options o = dy_compile_options_default();
   bool report = false, train = false, max_batch_given = false, c_only = false;
+  bool c_flags = false; /* --seed or -- CFLAGS: for a C model alone */
   dy_cli_train_spec ts = {0};
   dy_cfront_options cf = {0};
   for (int i = 2; i < argc; i++) {
@@ -311,7 +332,7 @@ static int cmd_compile(int argc, char **argv) {
       cf.cflags = argv + i + 1;
       cf.n_cflags = argc - i - 1;
       argc = i;
-      c_only = true;
+      c_only = c_flags = true;
       break;
     }
     int po = pass_option("compile", argc, argv, &i, &o.passes);
@@ -367,7 +388,7 @@ static int cmd_compile(int argc, char **argv) {
       cf.seed = strtoull(argv[++i], &end, 10);
       if (errno || !*argv[i] || *end || argv[i][0] == '-')
         return dy_cli_usage("compile", "--seed needs a non-negative integer, not '%s'", argv[i]);
-      c_only = true;
+      c_only = c_flags = true;
     } else if (a[0] == '-') {
       return dy_cli_usage("compile", "unknown or incomplete option '%s'", a);
     } else if (!model) {
@@ -401,9 +422,10 @@ static int cmd_compile(int argc, char **argv) {
   }
   size_t mlen = strlen(model);
   bool c_model = mlen > 2 && strcmp(model + mlen - 2, ".c") == 0;
-  if (c_only && !c_model)
+  bool paddle_model = !c_model && dy_paddle_is_model_path(model);
+  if (c_only && !c_model && !(paddle_model && !c_flags))
     return dy_cli_usage("compile", "--params, --seed and -- CFLAGS are for a C model "
-                        "file (NET.c), not '%s'", model);
+                        "file (NET.c) (--params also for a Paddle model), not '%s'", model);
   char stem[512], ident[512], cmdline[2048];
   model_stem(model, stem, sizeof stem);
   if (!out)
@@ -430,7 +452,7 @@ static int cmd_compile(int argc, char **argv) {
     if (s && shown)   /* the file:line:col and caret block said it all */
       return 1;
   } else {
-    s = dy_model_load_any(model, &p, &err);
+    s = load_model(model, paddle_model ? cf.params : NULL, &p, &err);
   }
   if (!s && train)
     s = dy_cli_make_training(p, &ts, false, &err);
@@ -491,12 +513,13 @@ static const char run_help[] =
     "usage: dy2stc run MODEL.dymodel --input NAME=FILE.npy ... [--output-dir DIR]\n"
     "Run the Program on the static executor (no compilation).\n"
     "  --input NAME=FILE  an input as .npy (or FILE alone, in input order)\n"
+    "  --params FILE      a Paddle model's params (default: beside it)\n"
     "  --output-dir DIR   where DIR/<output name>.npy go (default .); names\n"
     "                     map to file names by turning characters outside\n"
     "                     [A-Za-z0-9._-] into '_'\n";
 
 static int cmd_run(int argc, char **argv) {
-  const char *model = NULL, *dir = ".";
+  const char *model = NULL, *dir = ".", *params = NULL;
   dy_cli_inputs ia = {0};
   int rc = 0;
   for (int i = 2; i < argc && !rc; i++) {
@@ -511,16 +534,22 @@ static int cmd_run(int argc, char **argv) {
         rc = dy_cli_usage("run", "too many inputs (%s)", argv[i]);
     } else if (strcmp(a, "--output-dir") == 0 && has) {
       dir = argv[++i];
+    } else if (strcmp(a, "--params") == 0 && has) {
+      params = argv[++i];
     } else {
       rc = dy_cli_model_or_input("run", a, &model, &ia);
     }
   }
   if ((rc = dy_cli_args_end("run", rc, model, &ia)))
     return rc;
+  if ((rc = paddle_params_only("run", model, params))) {
+    dy_cli_free_inputs(&ia);
+    return rc;
+  }
   dy_error err = {0};
   dy_program *p = NULL;
   dy_tensor *in[DY_MAX_FEEDS] = {0}, *out[DY_MAX_FEEDS] = {0};
-  dy_status s = dy_model_load_any(model, &p, &err);
+  dy_status s = load_model(model, params, &p, &err);
   if (!s)
     s = dy_cli_load_inputs(p, &ia, in, &err);
   if (!s)
@@ -546,11 +575,12 @@ static int cmd_run(int argc, char **argv) {
 /* ---- show ---- */
 
 static const char show_help[] =
-    "usage: dy2stc show MODEL.dymodel [--dot]\n"
-    "Print the Program as text, or as Graphviz with --dot.\n";
+    "usage: dy2stc show MODEL.dymodel [--dot] [--params FILE]\n"
+    "Print the Program as text, or as Graphviz with --dot.\n"
+    "  --params FILE  a Paddle model's params (default: NAME.pdiparams beside it)\n";
 
 static int cmd_show(int argc, char **argv) {
-  const char *model = NULL;
+  const char *model = NULL, *params = NULL;
   bool dot = false;
   for (int i = 2; i < argc; i++) {
     if (dy_cli_is_help(argv[i])) {
@@ -558,6 +588,8 @@ static int cmd_show(int argc, char **argv) {
       return 0;
     } else if (strcmp(argv[i], "--dot") == 0) {
       dot = true;
+    } else if (strcmp(argv[i], "--params") == 0 && i + 1 < argc) {
+      params = argv[++i];
     } else if (argv[i][0] == '-') {
       return dy_cli_usage("show", "unknown option '%s'", argv[i]);
     } else if (!model) {
@@ -568,10 +600,13 @@ static int cmd_show(int argc, char **argv) {
   }
   if (!model)
     return dy_cli_usage("show", "%s", "no model given");
+  int rc0 = paddle_params_only("show", model, params);
+  if (rc0)
+    return rc0;
   dy_error err = {0};
   dy_program *p = NULL;
   /* show a Program even when it does not verify: that is when one looks */
-  if (dy_model_load_any(model, &p, &err))
+  if (load_model(model, params, &p, &err))
     return dy_cli_fail(&err);
   if (dot)
     dy_program_print_dot(p, stdout);
@@ -714,11 +749,12 @@ static const char check_help[] =
     "  --max-batch N   bound compiled in (default 64)\n"
     "  --rtol R        relative tolerance (default 1e-5)\n"
     "  --atol A        absolute tolerance (default 1e-6)\n"
+    "  --params FILE   a Paddle model's params (default: beside it)\n"
     "  --cc CC, --cflags FLAGS, --target T, --threads N, -O0/-O1/-O2   as for compile\n"
     "                  (--target aarch64 runs the executable under qemu-aarch64)\n";
 
 static int cmd_check(int argc, char **argv) {
-  const char *model = NULL;
+  const char *model = NULL, *params = NULL;
   dy_cli_inputs ia = {0};
   dy_compile_options o = dy_compile_options_default();
   double rtol = 1e-5, atol = 1e-6;
@@ -757,12 +793,18 @@ static int cmd_check(int argc, char **argv) {
         rc = dy_cli_usage("check", "bad --threads '%s'", argv[i]);
       else
         o.threads = (int)t;
+    } else if (strcmp(a, "--params") == 0 && has) {
+      params = argv[++i];
     } else {
       rc = dy_cli_model_or_input("check", a, &model, &ia);
     }
   }
   if ((rc = dy_cli_args_end("check", rc, model, &ia)))
     return rc;
+  if ((rc = paddle_params_only("check", model, params))) {
+    dy_cli_free_inputs(&ia);
+    return rc;
+  }
   dy_error err = {0};
   dy_program *p = NULL;
   dy_tensor *in[DY_MAX_FEEDS] = {0}, *ref[DY_MAX_FEEDS] = {0}, *got[DY_MAX_FEEDS] = {0};
@@ -773,7 +815,7 @@ static int cmd_check(int argc, char **argv) {
   o.emit_main = true;
   o.source = model;
   bool mismatch = false;
-  dy_status s = dy_model_load_any(model, &p, &err);
+  dy_status s = load_model(model, params, &p, &err);
   if (!s)
     s = dy_cli_load_inputs(p, &ia, in, &err);
   if (!s)
@@ -839,6 +881,58 @@ static int cmd_check(int argc, char **argv) {
   if (s)
     return dy_cli_fail(&err);
   return mismatch ? 1 : 0;
+}
+
+/* ---- export ---- */
+
+static const char export_help[] =
+    "usage: dy2stc export MODEL --to paddle -o OUT [--params FILE]\n"
+    "Write MODEL as a PaddlePaddle inference model: OUT.pdmodel (the\n"
+    "ProgramDesc) and OUT.pdiparams (the combined params), which dy2stc, and\n"
+    "Paddle Inference, read back. Control flow and ops without a Paddle\n"
+    "counterpart are an error naming the op.\n";
+
+static int cmd_export(int argc, char **argv) {
+  const char *model = NULL, *to = NULL, *out = NULL, *params = NULL;
+  for (int i = 2; i < argc; i++) {
+    const char *a = argv[i];
+    bool has = i + 1 < argc;
+    if (dy_cli_is_help(a)) {
+      fputs(export_help, stdout);
+      return 0;
+    } else if (strcmp(a, "--to") == 0 && has) {
+      to = argv[++i];
+    } else if (strcmp(a, "-o") == 0 && has) {
+      out = argv[++i];
+    } else if (strcmp(a, "--params") == 0 && has) {
+      params = argv[++i];
+    } else if (a[0] == '-') {
+      return dy_cli_usage("export", "unknown or incomplete option '%s'", a);
+    } else if (!model) {
+      model = a;
+    } else {
+      return dy_cli_usage("export", "unexpected argument '%s'", a);
+    }
+  }
+  if (!model)
+    return dy_cli_usage("export", "%s", "no model given");
+  if (!to || strcmp(to, "paddle"))
+    return dy_cli_usage("export", "--to names the format: paddle, not '%s'", to ? to : "");
+  if (!out)
+    return dy_cli_usage("export", "%s", "no -o OUT given");
+  int rc = paddle_params_only("export", model, params);
+  if (rc)
+    return rc;
+  dy_error err = {0};
+  dy_program *p = NULL;
+  dy_status s = load_model(model, params, &p, &err);
+  if (!s)
+    s = dy_paddle_save(p, out, &err);
+  dy_program_free(p);
+  if (s)
+    return dy_cli_fail(&err);
+  printf("%s -> %s.pdmodel + %s.pdiparams\n", model, out, out);
+  return 0;
 }
 
 /* ---- params ---- */
@@ -978,10 +1072,12 @@ static const char main_help[] =
     "  bench     compile a model and time it (median, min, GFLOP/s)\n"
     "  train     train a model on .npy data; writes the trained model\n"
     "  params    put tensors (.npy, a compiled trainer's output) into a model\n"
+    "  export    write a model as a PaddlePaddle .pdmodel + .pdiparams\n"
     "  convert   print a C model file with its tensor-dependent if/while/for\n"
     "            rewritten into dy_cond / dy_while (what compile NET.c traces)\n"
     "  --version print the version\n"
-    "MODEL is NAME.dymodel (with NAME.dyparams) or an ONNX model, NAME.onnx\n";
+    "MODEL is NAME.dymodel (with NAME.dyparams), an ONNX model, NAME.onnx, or a\n"
+    "PaddlePaddle model, NAME.pdmodel (with NAME.pdiparams) or __model__\n";
 
 int main(int argc, char **argv) {
   if (argc < 2) {
@@ -1021,6 +1117,8 @@ int main(int argc, char **argv) {
     return dy_cli_train(argc, argv);
   if (strcmp(cmd, "params") == 0)
     return cmd_params(argc, argv);
+  if (strcmp(cmd, "export") == 0)
+    return cmd_export(argc, argv);
   if (strcmp(cmd, "convert") == 0)
     return cmd_convert(argc, argv);
   fprintf(stderr, "%s: unknown command '%s' (see '%s --help')\n", prog, cmd, prog);

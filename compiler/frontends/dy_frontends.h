@@ -91,6 +91,14 @@ dy_status dy_paddle_load_mem(const uint8_t *model, size_t model_n, const uint8_t
  * named as the var), or `model` with `params` beside it. */
 dy_status dy_paddle_load(const char *path, const char *params_path,
                          const dy_paddle_options *opts, dy_program **out, dy_error *err);
+/* Write p as a Paddle inference model: PREFIX.pdmodel + PREFIX.pdiparams
+ * (each written whole or not at all), which dy_paddle_load reads back to
+ * the same Program (paddle_export.c lists the ops it writes; control flow,
+ * fused and training ops are DY_STATUS_UNSUPPORTED naming the op). The
+ * _mem form returns both files' bytes (caller frees). */
+dy_status dy_paddle_save(const dy_program *p, const char *prefix, dy_error *err);
+dy_status dy_paddle_save_mem(const dy_program *p, uint8_t **model, size_t *model_n,
+                             uint8_t **params, size_t *params_n, dy_error *err);
 /* True if path names a Paddle model by its name (.pdmodel, __model__, a
  * directory holding __model__). */
 bool dy_paddle_is_model_path(const char *path);

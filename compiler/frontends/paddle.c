@@ -194,7 +194,9 @@ static dy_status materialize(pd_ctx *c, pd_param *pm, int *var) {
   free(buf);
   if (s)
     return s;
-  c->p->vars[id]->trainable = t.dtype == DY_F32;
+  /* a parameter is trainable unless its VarDesc says stop_gradient */
+  const PdVar *vd = pd_var_desc(c, pm->name);
+  c->p->vars[id]->trainable = t.dtype == DY_F32 && !(vd && vd->has_stop_gradient && vd->stop_gradient);
   pm->var = *var = id;
   return DY_OK;
 }

@@ -17,8 +17,9 @@
  *                      OIHW either way); conv2d_transpose's output_size
  *                      becomes output_padding
  *   pool2d             global / adaptive / windows, exclusive, ceil_mode
- *   dropout            downgrade_in_infer: x * (1 - p); upscale_in_train: x
- *   fill_constant      a constant (an integer dtype truncates the value)
+ *   dropout            downgrade_in_infer: x * (1 - p); upscale_in_train:
+ *                      dropout in eval mode (the identity)
+ *   fill_constant      full (an integer dtype truncates the value)
  *   *_interp(_v2)      nearest / bilinear as gathers of constant source
  *                      indices with constant weights per axis (Paddle's
  *                      ratio, align_corners, align_mode); static H, W
@@ -287,6 +288,14 @@ static dy_status conv_pads(pd_ctx *c, const dy_type *x, const int64_t *k, const 
   return DY_OK;
 }
 
+/* dy's paddings in their short form [h, w] when top = bottom and left =
+ * right: the count (2 or 4). */
+static int canon_pads(int64_t pads[4]) {
+  if (pads[0] != pads[2] || pads[1] != pads[3])
+    return 4;
+  return 2;
+}
+
 static dy_status map_conv_any(pd_ctx *c, bool transposed) {
   int x, w, o;
   PD_TRY(pd_in(c, "Input", 0, &x));
@@ -306,7 +315,7 @@ static dy_status map_conv_any(pd_ctx *c, bool transposed) {
   const dy_type *wt = pd_type(c, w);
   int64_t k[2] = {d[0] * (wt->shape[2] - 1) + 1, d[1] * (wt->shape[3] - 1) + 1};
   PD_TRY(conv_pads(c, pd_type(c, x), k, s, d, pads));
-  dy_attr a[5] = {DY_ATTR_IS("strides", s, 2), DY_ATTR_IS("paddings", pads, 4),
+  dy_attr a[5] = {DY_ATTR_IS("strides", s, 2), DY_ATTR_IS("paddings", pads, canon_pads(pads)),
                   DY_ATTR_IS("dilations", d, 2), DY_ATTR_I("groups", groups)};
   int na = 4;
   int64_t op[2] = {0, 0};
@@ -362,7 +371,7 @@ static dy_status map_pool2d(pd_ctx *c) {
   if (global)
     memset(pads, 0, sizeof pads);
   dy_attr a[8] = {DY_ATTR_S("pooling_type", type), DY_ATTR_IS("ksize", k, 2),
-                  DY_ATTR_IS("strides", s, 2), DY_ATTR_IS("paddings", pads, 4),
+                  DY_ATTR_IS("strides", s, 2), DY_ATTR_IS("paddings", pads, canon_pads(pads)),
                   DY_ATTR_I("ceil_mode", pd_attr_b(c, "ceil_mode", false)),
                   DY_ATTR_I("exclusive", pd_attr_b(c, "exclusive", true)),
                   DY_ATTR_I("global_pooling", global), DY_ATTR_I("adaptive", adaptive)};
@@ -426,11 +435,14 @@ static dy_status map_dropout(pd_ctx *c) {
   char impl[32];
   pd_attr_s(c, "dropout_implementation", "downgrade_in_infer", impl, sizeof impl);
   double p = pd_attr_f(c, "dropout_prob", 0.5);
-  if (strcmp(impl, "upscale_in_train") == 0)
-    return identity(c, x, "Out");
+  if (strcmp(impl, "upscale_in_train") == 0) { /* the identity at inference */
+    dy_attr a[2] = {DY_ATTR_F("p", p), DY_ATTR_I("is_test", 1)};
+    return pd_op(c, "dropout", &x, 1, a, 2, out_name(c, "Out"), &o);
+  }
   if (strcmp(impl, "downgrade_in_infer"))
     return pd_fail(c, DY_STATUS_UNSUPPORTED, "dropout_implementation '%s'", impl);
-  return scale(c, x, 1.0 - (double)(float)p, 0, out_name(c, "Out"), &o);
+  /* Paddle computes x * (1 - p) in float */
+  return scale(c, x, (double)(float)(1.0 - (double)(float)p), 0, out_name(c, "Out"), &o);
 }
 
 /* ------------------------------------------------------------------ */
@@ -543,6 +555,69 @@ static dy_status map_softmax(pd_ctx *c) {
   return pd_op(c, "softmax", &x, 1, &a, 1, out_name(c, "Out"), &o);
 }
 
+static dy_status map_cast(pd_ctx *c) {
+  int x, o;
+  PD_TRY(pd_in(c, "X", 0, &x));
+  int t = (int)pd_attr_i(c, "out_dtype", PD_FP32);
+  dy_dtype dt;
+  if (!pd_dtype_to_dy(t, &dt))
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "cast to %s", pd_dtype_name(t));
+  dy_attr a = DY_ATTR_I("dtype", dt);
+  return pd_op(c, "cast", &x, 1, &a, 1, out_name(c, "Out"), &o);
+}
+
+static dy_status map_where(pd_ctx *c) {
+  int in[3], o;
+  PD_TRY(pd_in(c, "Condition", 0, &in[0]));
+  PD_TRY(pd_in(c, "X", 0, &in[1]));
+  PD_TRY(pd_in(c, "Y", 0, &in[2]));
+  return pd_op(c, "where", in, 3, NULL, 0, out_name(c, "Out"), &o);
+}
+
+static dy_status map_equal(pd_ctx *c) { return map_ew(c, "equal"); }
+static dy_status map_greater_than(pd_ctx *c) { return map_ew(c, "greater"); }
+static dy_status map_less_than(pd_ctx *c) { return map_ew(c, "less"); }
+
+static dy_status map_arg_max(pd_ctx *c) {
+  int x, o;
+  PD_TRY(pd_in(c, "X", 0, &x));
+  if (pd_attr_b(c, "flatten", false))
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "arg_max with flatten");
+  dy_attr a[2] = {DY_ATTR_I("axis", pd_attr_i(c, "axis", -1)),
+                  DY_ATTR_I("keepdim", pd_attr_b(c, "keepdims", false))};
+  return pd_op(c, "argmax", &x, 1, a, 2, out_name(c, "Out"), &o);
+}
+
+static dy_status map_tile(pd_ctx *c) {
+  int x, o;
+  PD_TRY(pd_in(c, "X", 0, &x));
+  PD_TRY(no_input(c, "RepeatTimes", "repeat_times"));
+  PD_TRY(no_input(c, "repeat_times_tensor", "repeat_times"));
+  int64_t r[DY_MAX_DIMS];
+  int n = pd_attr_ints(c, "repeat_times", r, DY_MAX_DIMS);
+  dy_attr a = DY_ATTR_IS("repeat_times", r, n < 0 ? 0 : n);
+  return pd_op(c, "tile", &x, 1, &a, 1, out_name(c, "Out"), &o);
+}
+
+static dy_status map_log_softmax(pd_ctx *c) {
+  int x, o;
+  PD_TRY(pd_in(c, "X", 0, &x));
+  dy_attr a = DY_ATTR_I("axis", pd_attr_i(c, "axis", -1));
+  return pd_op(c, "log_softmax", &x, 1, &a, 1, out_name(c, "Out"), &o);
+}
+
+static dy_status map_group_norm(pd_ctx *c) {
+  int in[3], o;
+  PD_TRY(pd_in(c, "X", 0, &in[0]));
+  PD_TRY(pd_in(c, "Scale", 0, &in[1]));
+  PD_TRY(pd_in(c, "Bias", 0, &in[2]));
+  if (is_nhwc(c, "data_layout"))
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "data_layout NHWC");
+  dy_attr a[2] = {DY_ATTR_I("groups", pd_attr_i(c, "groups", 1)),
+                  DY_ATTR_F("epsilon", pd_attr_f(c, "epsilon", 1e-5))};
+  return pd_op(c, "group_norm", in, 3, a, 2, out_name(c, "Y"), &o);
+}
+
 static dy_status map_assign(pd_ctx *c) {
   int x;
   PD_TRY(pd_in(c, "X", 0, &x));
@@ -604,7 +679,9 @@ static dy_status map_squeeze(pd_ctx *c) {
   int64_t axes[DY_MAX_DIMS], keep[DY_MAX_DIMS];
   int n = pd_attr_ints(c, "axes", axes, DY_MAX_DIMS), k = 0;
   const dy_type *t = pd_type(c, x);
-  if (n <= 0) {
+  if (n <= 0 && dy_type_is_static(t)) {
+    return squeeze(c, x, 0, keep, out_name(c, "Out"), &o);
+  } else if (n <= 0) {
     for (int d = 0; d < t->rank; d++)
       if (t->shape[d] == 1)
         keep[k++] = d;
@@ -708,10 +785,6 @@ static dy_status map_reduce(pd_ctx *c, const char *op) {
   }
   bool keep = pd_attr_b(c, "keep_dim", false);
   dy_attr a[2] = {DY_ATTR_IS("axes", axes, n), DY_ATTR_I("keepdim", keep)};
-  if (!keep && n == r) { /* Paddle 2.x keeps a [1] for a full reduction */
-    PD_TRY(pd_op(c, op, &x, 1, a, 2, NULL, &o));
-    return reshape(c, o, 1, (int64_t[]){1}, out_name(c, "Out"), &o);
-  }
   return pd_op(c, op, &x, 1, a, 2, out_name(c, "Out"), &o);
 }
 
@@ -745,23 +818,16 @@ static dy_status map_fill_constant(pd_ctx *c) {
       return pd_fail(c, DY_STATUS_UNSUPPORTED, "a -1 in fill_constant's shape");
     numel *= shape[i];
   }
-  if (numel > (1 << 26))
-    return pd_fail(c, DY_STATUS_UNSUPPORTED, "a constant of %lld elements", (long long)numel);
-  void *buf = malloc(numel ? (size_t)numel * 8 : 1);
-  if (!buf)
-    return pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
-  for (int64_t i = 0; i < numel; i++) {
-    if (dt == DY_F32)
-      ((float *)buf)[i] = (float)v;
-    else if (dt == DY_I64)
-      ((int64_t *)buf)[i] = (int64_t)v; /* Paddle truncates toward zero */
-    else
-      ((uint8_t *)buf)[i] = v != 0;
-  }
-  int k;
-  dy_status s = pd_const(c, dt, n, shape, buf, out_name(c, "Out"), &k);
-  free(buf);
-  return s;
+  (void)numel;
+  if (dt == DY_I64)
+    v = trunc(v); /* Paddle casts the value: toward zero */
+  else if (dt == DY_BOOL)
+    v = v != 0;
+  else
+    v = (float)v;
+  int o;
+  dy_attr a[3] = {DY_ATTR_IS("shape", shape, n), DY_ATTR_F("value", v), DY_ATTR_I("dtype", dt)};
+  return pd_op(c, "full", NULL, 0, a, 3, out_name(c, "Out"), &o);
 }
 
 static dy_status map_gather(pd_ctx *c) {
@@ -1220,6 +1286,15 @@ static const pd_mapper mappers[] = {
     {"scale", map_scale},
     {"softmax", map_softmax},
     {"assign", map_assign},
+    {"cast", map_cast},
+    {"where", map_where},
+    {"equal", map_equal},
+    {"greater_than", map_greater_than},
+    {"less_than", map_less_than},
+    {"arg_max", map_arg_max},
+    {"tile", map_tile},
+    {"log_softmax", map_log_softmax},
+    {"group_norm", map_group_norm},
     {"reshape", map_reshape},
     {"reshape2", map_reshape},
     {"transpose", map_transpose},
