@@ -1,4 +1,5 @@
-/* types.c - dtypes and value types (dtype + shape, -1 = dynamic batch). */
+/* types.c - dtypes and value types (dtype + shape; a negative dim is a
+ * symbolic dim, dims.c: -1 the dynamic batch). */
 #include <string.h>
 
 #include "dy_ir.h"
@@ -33,10 +34,21 @@ int64_t dy_type_numel(const dy_type *t) {
   return n;
 }
 
+/* Every symbol at batch: a symbolic dim is evaluated with all its symbols
+ * set to the one value (for the batch alone, the batch's value). */
 int64_t dy_type_numel_at(const dy_type *t, int64_t batch) {
   int64_t n = 1;
-  for (int i = 0; i < t->rank; i++)
-    n *= t->shape[i] < 0 ? batch : t->shape[i];
+  for (int i = 0; i < t->rank; i++) {
+    int64_t d = t->shape[i];
+    if (d < -1) {
+      int64_t vals[DY_MAX_SYMS];
+      for (int s = 0; s < DY_MAX_SYMS; s++)
+        vals[s] = batch;
+      if (!dy_dim_eval(t->shape[i], vals, &d))
+        return -1;
+    }
+    n *= d == -1 ? batch : d;
+  }
   return n;
 }
 
@@ -53,9 +65,11 @@ bool dy_type_equal(const dy_type *a, const dy_type *b) {
 
 char *dy_type_str(const dy_type *t, char *buf, size_t n) {
   size_t k = (size_t)snprintf(buf, n, "%s[", dy_dtype_name(t->dtype));
-  for (int i = 0; i < t->rank && k < n; i++)
-    k += (size_t)snprintf(buf + k, n - k, "%s%lld", i ? "," : "",
-                          (long long)t->shape[i]);
+  for (int i = 0; i < t->rank && k < n; i++) {
+    char d[96];
+    k += (size_t)snprintf(buf + k, n - k, "%s%s", i ? "," : "",
+                          dy_dim_str(t->shape[i], d, sizeof d));
+  }
   if (k < n)
     snprintf(buf + k, n - k, "]");
   return buf;
