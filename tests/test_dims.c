@@ -148,9 +148,64 @@ static void test_program_symbols(void) {
   dy_program_free(r);
 }
 
+/* The executor binds batch and seq from the inputs' shapes, checks they
+ * agree and stay within the bounds. */
+static const char *exec_text =
+    "program {\n"
+    "  sym seq max 6\n"
+    "  var x : f32[-1,seq,8] feed 0\n"
+    "  var m : f32[-1,seq,1] feed 1\n"
+    "  var y : f32[-1,seq,8]\n"
+    "  var z : f32[-1,8*seq]\n"
+    "  block 0 parent -1 {\n"
+    "    y = mul(x, m)\n"
+    "    z = reshape(y) {shape = [0, -1]}\n"
+    "  }\n"
+    "  fetch 0 z\n"
+    "}\n";
+
+static dy_status run_xm(const dy_program *p, int64_t b, int64_t sx, int64_t sm,
+                        dy_tensor **z, dy_error *err) {
+  dy_tensor *x = dy_tensor_new(DY_F32, 3, (int64_t[]){b, sx, 8});
+  dy_tensor *m = dy_tensor_new(DY_F32, 3, (int64_t[]){b, sm, 1});
+  float *xd = dy_tensor_f32(x), *md = dy_tensor_f32(m);
+  for (int64_t i = 0; i < b * sx * 8; i++)
+    xd[i] = (float)i;
+  for (int64_t i = 0; i < b * sm; i++)
+    md[i] = (float)(i % 3);
+  dy_status s = dy_executor_run(p, (dy_tensor *[]){x, m}, 2, z, 1, err);
+  dy_tensor_free(x);
+  dy_tensor_free(m);
+  return s;
+}
+
+static void test_executor_binds_symbols(void) {
+  dy_program *p = dy_test_parse_ok(exec_text);
+  CU_ASSERT_FATAL(p != NULL);
+  dy_error err = {0};
+  dy_tensor *z = NULL;
+  DY_ASSERT_OK(run_xm(p, 2, 5, 5, &z, &err), &err);
+  CU_ASSERT(z->type.rank == 2 && z->type.shape[0] == 2 && z->type.shape[1] == 40);
+  const float *zd = dy_tensor_f32(z);
+  int bad = 0;
+  for (int64_t i = 0; i < 80; i++)
+    bad += zd[i] != (float)i * (float)((i / 8) % 3);
+  CU_ASSERT_EQUAL(bad, 0);
+  dy_tensor_free(z);
+  /* seq disagrees between the inputs */
+  CU_ASSERT_EQUAL(run_xm(p, 2, 5, 4, &z, &err), DY_STATUS_SHAPE_MISMATCH);
+  CU_ASSERT(strstr(err.msg, "seq = 4 disagrees with seq = 5") != NULL);
+  /* seq above its bound */
+  memset(&err, 0, sizeof err);
+  CU_ASSERT_EQUAL(run_xm(p, 1, 7, 7, &z, &err), DY_STATUS_LIMIT);
+  CU_ASSERT(strstr(err.msg, "seq = 7 is above its bound 6") != NULL);
+  dy_program_free(p);
+}
+
 void dy_test_register(void) {
   DY_SUITE("dims");
   DY_TEST(test_normal_form);
   DY_TEST(test_text_forms);
   DY_TEST(test_program_symbols);
+  DY_TEST(test_executor_binds_symbols);
 }
