@@ -600,3 +600,16 @@ bool dy_type_numel_dim(const dy_type *t, int64_t *out) {
   *out = n;
   return true;
 }
+
+uint64_t dy_type_sym_mask(const dy_type *t) {
+  uint64_t m = 0;
+  for (int i = 0; i < t->rank; i++) {
+    dy_dim_expr e;
+    if (t->shape[i] >= 0 || !dy_dim_expr_of(t->shape[i], &e))
+      continue;
+    for (int k = 0; k < e.n_terms; k++)
+      for (int j = 0; j < e.t[k].n; j++)
+        m |= (uint64_t)1 << e.t[k].sym[j];
+  }
+  return m;
+}

@@ -411,6 +411,14 @@ const dy_sym_decl *dy_program_sym(const dy_program *p, int sym);
 /* Declare (without a bound) every symbol but the batch that a var's type
  * uses, in first-use order (the batch is implicit: --max-batch bounds it). */
 dy_status dy_program_declare_used_syms(dy_program *p, dy_error *err);
+/* Each size symbol's largest value in p, into vals[DY_MAX_SYMS]: the
+ * batch max_batch; a declared symbol its pinned value, else its bound, else
+ * default_max; an undeclared one default_max. (Dims grow with every
+ * symbol, so a type's size at these values is its largest.) */
+void dy_program_sym_bounds(const dy_program *p, int64_t max_batch, int64_t default_max,
+                           int64_t *vals);
+/* Bit s set for each symbol s a type's dims use (DY_MAX_SYMS <= 64). */
+uint64_t dy_type_sym_mask(const dy_type *t);
 /* Pin symbol name to value (> 0): every var type has it replaced by the
  * constant, so the Program is static in it; the declaration keeps it as
  * its value. An error when a type then becomes inexpressible. */

@@ -247,6 +247,17 @@ dy_status dy_program_declare_used_syms(dy_program *p, dy_error *err) {
   return DY_OK;
 }
 
+void dy_program_sym_bounds(const dy_program *p, int64_t max_batch, int64_t default_max,
+                           int64_t *vals) {
+  for (int s = 0; s < DY_MAX_SYMS; s++)
+    vals[s] = default_max;
+  for (int i = 0; i < p->n_syms; i++) {
+    const dy_sym_decl *d = &p->syms[i];
+    vals[d->sym] = d->value > 0 ? d->value : d->max > 0 ? d->max : default_max;
+  }
+  vals[0] = max_batch;
+}
+
 dy_status dy_program_pin_sym(dy_program *p, const char *name, int64_t value,
                              dy_error *err) {
   dy_status s = dy_program_declare_sym(p, name, 0, err);

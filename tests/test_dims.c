@@ -4,6 +4,7 @@
  * inputs. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dy_compiler.h"
@@ -202,10 +203,199 @@ static void test_executor_binds_symbols(void) {
   dy_program_free(p);
 }
 
+/* ---- the generated code: compiled, bound from the input shapes ---- */
+
+#define WORK DY_BUILD_DIR "/dims"
+#define SAN "-fsanitize=address,undefined -fno-sanitize-recover=all"
+
+/* Input i's element j: the same in the driver and here. */
+static float fill(int i, int64_t j) { return (float)((j * 7 + i * 3) % 23) * 0.1f - 1.1f; }
+
+/* Compile p (freed) to WORK/NAME.c with bounds (symbol=max pairs in
+ * p's declarations) and build a driver that reads each input's dims from
+ * argv, fills the inputs, calls NAME_bind and NAME_run_v and prints the
+ * status and every output value. Under ASan and UBSan. */
+static bool build_model(dy_program *p, const char *name, int64_t max_batch) {
+  dy_compile_options o = dy_compile_options_default();
+  o.name = name;
+  o.max_batch = max_batch;
+  o.passes.verify_each = 1;
+  dy_codegen_output co = {0};
+  dy_compile_report rep;
+  dy_error err = {0};
+  char base[512], path[600];
+  snprintf(base, sizeof base, WORK "/%s", name);
+  mkdir(WORK, 0777);
+  int n_in = p->n_feeds, n_out = p->n_fetches;
+  dy_status s = dy_compile_program(p, &o, &co, &rep, &err);
+  if (!s)
+    s = dy_write_sources(&co, base, &err);
+  if (s)
+    fprintf(stderr, "\n  compile failed: %s\n", err.msg);
+  dy_codegen_output_free(&co);
+  dy_program_free(p);
+  if (s)
+    return false;
+  char up[64];
+  size_t k = 0;
+  for (; name[k] && k + 1 < sizeof up; k++)
+    up[k] = (char)(name[k] >= 'a' && name[k] <= 'z' ? name[k] - 'a' + 'A' : name[k]);
+  up[k] = '\0';
+  snprintf(path, sizeof path, WORK "/%s_drv.c", name);
+  FILE *f = fopen(path, "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  fprintf(f, "#include <stdio.h>\n#include <stdlib.h>\n#include \"%s.h\"\n", name);
+  fprintf(f, "static _Alignas(64) unsigned char arena[%s_ARENA_BYTES + 1];\n", up);
+  fprintf(f, "int main(int argc, char **argv) {\n  static const int rank[] = {");
+  for (int i = 0; i < n_in; i++)
+    fprintf(f, "%s%s_INPUT_%d_RANK", i ? ", " : "", up, i);
+  fprintf(f, "};\n  static const int orank[] = {");
+  for (int i = 0; i < n_out; i++)
+    fprintf(f, "%s%s_OUTPUT_%d_RANK", i ? ", " : "", up, i);
+  fprintf(f, "};\n"
+             "  int64_t shp[%d][8], dims[%s_NUM_DIMS];\n"
+             "  const int64_t *sp[%d];\n  const void *in[%d];\n  void *out[%d];\n"
+             "  float *got[%d];\n  long on[%d];\n  int a = 1, rc;\n"
+             "  for (int i = 0; i < %d; i++) {\n"
+             "    long n = 1;\n"
+             "    for (int d = 0; d < rank[i]; d++) {\n"
+             "      if (a >= argc) return 2;\n"
+             "      shp[i][d] = atoll(argv[a++]);\n"
+             "      n *= (long)shp[i][d];\n"
+             "    }\n"
+             "    float *x = malloc((size_t)(n > 0 ? n : 1) * sizeof *x);\n"
+             "    for (long j = 0; j < n; j++)\n"
+             "      x[j] = (float)((j * 7 + i * 3) %% 23) * 0.1f - 1.1f;\n"
+             "    in[i] = x;\n    sp[i] = shp[i];\n  }\n"
+             "  rc = %s_bind(sp, dims);\n  printf(\"%%d\\n\", rc);\n"
+             "  if (rc) {\n    for (int i = 0; i < %d; i++)\n      free((void *)in[i]);\n"
+             "    return 0;\n  }\n"
+             "  for (int o = 0; o < %d; o++) {\n"
+             "    int64_t os[8];\n    long n = 1;\n"
+             "    %s_output_shape(o, dims, os);\n"
+             "    for (int d = 0; d < orank[o]; d++)\n      n *= (long)os[d];\n"
+             "    on[o] = n;\n    out[o] = got[o] = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));\n"
+             "  }\n"
+             "  rc = %s_run_v(arena, dims, in, out);\n  printf(\"%%d\\n\", rc);\n"
+             "  for (int o = 0; o < %d; o++)\n    for (long j = 0; j < on[o]; j++)\n"
+             "      printf(\"%%.9g\\n\", (double)got[o][j]);\n"
+             "  for (int i = 0; i < %d; i++)\n    free((void *)in[i]);\n"
+             "  for (int o = 0; o < %d; o++)\n    free(got[o]);\n"
+             "  return 0;\n}\n",
+          n_in, up, n_in, n_in, n_out, n_out, n_out, n_in, name, n_in, n_out, name, name, n_out,
+          n_in, n_out);
+  fclose(f);
+  return dy_test_sh(WORK "/build.log",
+                    "cc -std=c11 -Wall -Wextra -Werror -pedantic -O1 " SAN " -I" WORK " -o "
+                    WORK "/%s_drv " WORK "/%s_drv.c " WORK "/%s.c",
+                    name, name, name) == 0;
+}
+
+/* Run the driver on the inputs' shapes (shapes[i] has the rank of input
+ * i); the status of bind and, when 0, of run, and the outputs into got. */
+static int run_model(const char *name, int n_in, const int *rank, int64_t (*shapes)[8],
+                     int *rc_run, float *got, int cap) {
+  char cmd[1024];
+  size_t at = (size_t)snprintf(cmd, sizeof cmd, WORK "/%s_drv", name);
+  for (int i = 0; i < n_in; i++)
+    for (int d = 0; d < rank[i]; d++)
+      at += (size_t)snprintf(cmd + at, sizeof cmd - at, " %lld", (long long)shapes[i][d]);
+  snprintf(cmd + at, sizeof cmd - at, " > " WORK "/%s.out 2>&1", name);
+  int st = system(cmd);
+  CU_ASSERT_EQUAL(st, 0);
+  char path[600];
+  snprintf(path, sizeof path, WORK "/%s.out", name);
+  FILE *f = fopen(path, "r");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  int rc = -1, n = 0;
+  *rc_run = -1;
+  if (fscanf(f, "%d", &rc) == 1 && rc == 0 && fscanf(f, "%d", rc_run) == 1) {
+    double v;
+    while (n < cap && fscanf(f, "%lf", &v) == 1)
+      got[n++] = (float)v;
+  }
+  fclose(f);
+  return rc == 0 ? n : -rc;
+}
+
+/* The executor on the same inputs; fills want, returns the count. */
+static int run_exec(const dy_program *p, int64_t (*shapes)[8], float *want, int cap) {
+  dy_tensor *in[8], *out[8] = {0};
+  for (int i = 0; i < p->n_feeds; i++) {
+    const dy_type *t = &p->vars[p->feeds[i]]->type;
+    in[i] = dy_tensor_new(DY_F32, t->rank, shapes[i]);
+    float *x = dy_tensor_f32(in[i]);
+    for (int64_t j = 0; j < dy_type_numel(&in[i]->type); j++)
+      x[j] = fill(i, j);
+  }
+  dy_error err = {0};
+  dy_status s = dy_executor_run(p, in, p->n_feeds, out, p->n_fetches, &err);
+  if (s)
+    fprintf(stderr, "\n  executor: %s\n", err.msg);
+  int n = 0;
+  for (int o = 0; o < p->n_fetches && !s; o++) {
+    const float *y = dy_tensor_f32(out[o]);
+    for (int64_t j = 0; j < dy_type_numel(&out[o]->type) && n < cap; j++)
+      want[n++] = y[j];
+    dy_tensor_free(out[o]);
+  }
+  for (int i = 0; i < p->n_feeds; i++)
+    dy_tensor_free(in[i]);
+  return s ? -1 : n;
+}
+
+static float max_diff(const float *a, const float *b, int n) {
+  float m = 0;
+  for (int i = 0; i < n; i++) {
+    float d = a[i] > b[i] ? a[i] - b[i] : b[i] - a[i];
+    if (!(d <= m))
+      m = d;
+  }
+  return m;
+}
+
+static void test_compiled_binds_symbols(void) {
+  dy_program *p = dy_test_parse_ok(exec_text);
+  CU_ASSERT_FATAL(p != NULL);
+  dy_program *q = dy_test_parse_ok(exec_text);
+  CU_ASSERT_FATAL(build_model(q, "xm", 3));
+  /* the header: the bound, the dims, the status */
+  char *h = dy_test_slurp(WORK "/xm.h");
+  CU_ASSERT_FATAL(h != NULL);
+  CU_ASSERT(strstr(h, "#define XM_MAX_DIM_SEQ 6") != NULL);
+  CU_ASSERT(strstr(h, "#define XM_NUM_DIMS 2") != NULL);
+  CU_ASSERT(strstr(h, "XM_ERR_SHAPE = 5") != NULL);
+  free(h);
+  static float got[4096], want[4096];
+  int rank[2] = {3, 3}, rc_run;
+  int64_t pairs[][2] = {{1, 1}, {2, 5}, {3, 6}, {1, 6}, {3, 1}};
+  for (size_t k = 0; k < sizeof pairs / sizeof *pairs; k++) {
+    int64_t b = pairs[k][0], sq = pairs[k][1];
+    int64_t shapes[2][8] = {{b, sq, 8}, {b, sq, 1}};
+    int n = run_model("xm", 2, rank, shapes, &rc_run, got, 4096);
+    int m = run_exec(p, shapes, want, 4096);
+    CU_ASSERT_EQUAL(rc_run, 0);
+    CU_ASSERT_EQUAL(n, b * sq * 8);
+    CU_ASSERT_EQUAL(n, m);
+    if (n == m && n > 0)
+      CU_ASSERT(max_diff(got, want, n) == 0.0f);
+  }
+  /* refused: seq disagrees, seq above its bound, batch above its bound,
+   * a static dim wrong: the bind's status, nothing run (ASan would see a
+   * read past the inputs) */
+  int64_t bad[][2][8] = {{{2, 5, 8}, {2, 4, 1}}, {{1, 7, 8}, {1, 7, 1}},
+                         {{4, 2, 8}, {4, 2, 1}}, {{1, 2, 9}, {1, 2, 1}}};
+  int want_rc[] = {5, 5, 1, 5};
+  for (int k = 0; k < 4; k++)
+    CU_ASSERT_EQUAL(run_model("xm", 2, rank, bad[k], &rc_run, got, 4096), -want_rc[k]);
+  dy_program_free(p);
+}
+
 void dy_test_register(void) {
   DY_SUITE("dims");
   DY_TEST(test_normal_form);
   DY_TEST(test_text_forms);
   DY_TEST(test_program_symbols);
   DY_TEST(test_executor_binds_symbols);
+  DY_TEST(test_compiled_binds_symbols);
 }
