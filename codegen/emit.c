@@ -320,6 +320,13 @@ static const char *sym_upper(int sym, char *buf, size_t n) {
   return buf;
 }
 
+/* ", seq 128" (sep " ") or ", seq = 128" for each symbol but the batch. */
+static void put_named_bounds(const gen *g, dy_buf *out, const char *sep) {
+  for (int k = 0; k < g->n_named; k++)
+    dy_buf_printf(out, ", %s%s%lld", dy_sym_name(g->named[k]), sep,
+                  (long long)g->bounds[g->named[k]]);
+}
+
 /* The symbols other than the batch that g's vars use, ordered by name. */
 static void find_named(gen *g) {
   g->n_named = 0;
@@ -2154,8 +2161,10 @@ static void emit_layout(gen *g, dy_buf *out) {
   for (int oi = 0; oi < g->n_ops; oi++)
     if (g->scratch_name[oi] && (int)strlen(g->scratch_name[oi]) > w)
       w = (int)strlen(g->scratch_name[oi]);
-  dy_buf_printf(out, "/* arena layout: byte offset of each buffer (bytes at batch = %lld) */\n",
+  dy_buf_printf(out, "/* arena layout: byte offset of each buffer (bytes at batch = %lld",
                 (long long)g->opt->max_batch);
+  put_named_bounds(g, out, " = ");
+  dy_buf_puts(out, ") */\n");
   char ts[256];
   for (int i = 0; i < p->n_vars; i++) {
     const dy_var *v = p->vars[i];
@@ -2471,6 +2480,7 @@ static dy_status emit_source(gen *g, dy_buf *out) {
     dy_buf_printf(out, " * ops:     %d\n", g->n_ops);
   dy_buf_printf(out, " * arena:   %lld bytes at max batch %lld", (long long)g->arena_bytes,
                 (long long)g->opt->max_batch);
+  put_named_bounds(g, out, " ");
   if (g->opt->arena_lower_bound > 0)
     dy_buf_printf(out, " (lower bound %lld)", (long long)g->opt->arena_lower_bound);
   dy_buf_printf(out,

@@ -411,6 +411,11 @@ const dy_sym_decl *dy_program_sym(const dy_program *p, int sym);
 /* Declare (without a bound) every symbol but the batch that a var's type
  * uses, in first-use order (the batch is implicit: --max-batch bounds it). */
 dy_status dy_program_declare_used_syms(dy_program *p, dy_error *err);
+/* Pin feed `input` to the static shape dims[0..rank): each of its dims
+ * that is one symbol pins that symbol (dy_program_pin_sym); a static dim
+ * must equal its value; any other expression is an error. */
+dy_status dy_program_pin_input(dy_program *p, const char *input, const int64_t *dims,
+                               int rank, dy_error *err);
 /* Each size symbol's largest value in p, into vals[DY_MAX_SYMS]: the
  * batch max_batch; a declared symbol its pinned value, else its bound, else
  * default_max; an undeclared one default_max. (Dims grow with every

@@ -247,6 +247,44 @@ dy_status dy_program_declare_used_syms(dy_program *p, dy_error *err) {
   return DY_OK;
 }
 
+dy_status dy_program_pin_input(dy_program *p, const char *input, const int64_t *dims,
+                               int rank, dy_error *err) {
+  int v = dy_program_find_var(p, input);
+  if (v < 0 || p->vars[v]->feed_index < 0)
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT, "--shape: the model has no input '%s'",
+                        input);
+  char ts[160], ds[96];
+  if (rank != p->vars[v]->type.rank)
+    return dy_error_set(err, DY_STATUS_SHAPE_MISMATCH,
+                        "--shape: input '%s' is %s, rank %d, not %d dims", input,
+                        dy_type_str(&p->vars[v]->type, ts, sizeof ts), p->vars[v]->type.rank, rank);
+  /* check every dim first, so that a refused shape changes nothing */
+  for (int d = 0; d < rank; d++) {
+    int64_t have = p->vars[v]->type.shape[d];
+    if (dims[d] < 1)
+      return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                          "--shape: input '%s' dim %d is %lld, not a size >= 1", input, d,
+                          (long long)dims[d]);
+    if (dy_dim_single_sym(have) < 0 && have != dims[d])
+      return dy_error_set(err, DY_STATUS_SHAPE_MISMATCH,
+                          "--shape: input '%s' dim %d is %s in the model, not %lld", input, d,
+                          dy_dim_name(have, ds, sizeof ds), (long long)dims[d]);
+    for (int e = 0; e < d; e++)
+      if (p->vars[v]->type.shape[e] == have && dims[e] != dims[d])
+        return dy_error_set(err, DY_STATUS_SHAPE_MISMATCH,
+                            "--shape: input '%s' dims %d and %d are both %s, not %lld and %lld",
+                            input, e, d, dy_dim_name(have, ds, sizeof ds), (long long)dims[e],
+                            (long long)dims[d]);
+  }
+  for (int d = 0; d < rank; d++) {
+    int sym = dy_dim_single_sym(p->vars[v]->type.shape[d]); /* earlier pins applied */
+    dy_status s;
+    if (sym >= 0 && (s = dy_program_pin_sym(p, dy_sym_name(sym), dims[d], err)))
+      return s;
+  }
+  return DY_OK;
+}
+
 void dy_program_sym_bounds(const dy_program *p, int64_t max_batch, int64_t default_max,
                            int64_t *vals) {
   for (int s = 0; s < DY_MAX_SYMS; s++)

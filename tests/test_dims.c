@@ -391,6 +391,105 @@ static void test_compiled_binds_symbols(void) {
   dy_program_free(p);
 }
 
+/* NAME.c and NAME.h of p (freed) with the default options, or NULL. */
+static char *emit_text(dy_program *p, char **header) {
+  dy_compile_options o = dy_compile_options_default();
+  o.name = "m";
+  o.max_batch = 4;
+  dy_codegen_output co = {0};
+  dy_compile_report rep;
+  dy_error err = {0};
+  dy_status s = dy_compile_program(p, &o, &co, &rep, &err);
+  if (s)
+    fprintf(stderr, "\n  compile failed: %s\n", err.msg);
+  dy_program_free(p);
+  char *c = s ? NULL : co.source;
+  *header = s ? NULL : co.header;
+  co.source = co.header = NULL;
+  dy_codegen_output_free(&co);
+  return c;
+}
+
+/* --shape x=2,5,8 (pins batch and seq) gives the very code of the model
+ * written with static shapes; --dim seq=5 alone leaves the batch dynamic. */
+static void test_pinned_is_static(void) {
+  static const char *static_text =
+      "program {\n"
+      "  var x : f32[2,5,8] feed 0\n"
+      "  var m : f32[2,5,1] feed 1\n"
+      "  var y : f32[2,5,8]\n"
+      "  var z : f32[2,40]\n"
+      "  block 0 parent -1 {\n"
+      "    y = mul(x, m)\n"
+      "    z = reshape(y) {shape = [0, -1]}\n"
+      "  }\n"
+      "  fetch 0 z\n"
+      "}\n";
+  dy_error err = {0};
+  dy_program *p = dy_test_parse_ok(exec_text);
+  CU_ASSERT_FATAL(p != NULL);
+  DY_ASSERT_OK(dy_program_pin_input(p, "x", (int64_t[]){2, 5, 8}, 3, &err), &err);
+  char *ph, *sh;
+  char *pc = emit_text(p, &ph), *sc = emit_text(dy_test_parse_ok(static_text), &sh);
+  CU_ASSERT_FATAL(pc && sc);
+  CU_ASSERT_STRING_EQUAL(pc, sc);
+  CU_ASSERT_STRING_EQUAL(ph, sh);
+  free(pc);
+  free(sc);
+  free(ph);
+  free(sh);
+  /* a wrong static dim, an unknown input */
+  p = dy_test_parse_ok(exec_text);
+  CU_ASSERT_EQUAL(dy_program_pin_input(p, "x", (int64_t[]){2, 5, 9}, 3, &err),
+                  DY_STATUS_SHAPE_MISMATCH);
+  CU_ASSERT(strstr(err.msg, "dim 2 is 8 in the model, not 9") != NULL);
+  CU_ASSERT_EQUAL(dy_program_pin_input(p, "q", (int64_t[]){2}, 1, &err),
+                  DY_STATUS_INVALID_ARGUMENT);
+  /* seq pinned, the batch still dynamic: no NAME_bind, the batch argument */
+  DY_ASSERT_OK(dy_program_pin_sym(p, "seq", 5, &err), &err);
+  pc = emit_text(p, &ph);
+  CU_ASSERT_FATAL(pc != NULL);
+  CU_ASSERT(strstr(pc, "m_bind") == NULL && strstr(pc, "batch*40") != NULL);
+  free(pc);
+  free(ph);
+}
+
+/* The CLI: --max-dim bounds seq (the header's macro, --report's arena at
+ * the bounds and as a function of the symbols), --dim pins it, bad
+ * values are usage errors. */
+static void test_cli_dims(void) {
+  dy_program *p = dy_test_parse_ok(exec_text);
+  CU_ASSERT_FATAL(p != NULL);
+  dy_error err = {0};
+  mkdir(WORK, 0777);
+  DY_ASSERT_OK(dy_model_save(p, WORK "/xm.dymodel", &err), &err);
+  dy_program_free(p);
+  CU_ASSERT_EQUAL(dy_test_sh(WORK "/cli.log", "%s compile " WORK "/xm.dymodel --emit c -o " WORK
+                             "/cli --max-batch 4 --max-dim seq=32 --report", DY2STC_PATH), 0);
+  char *log = dy_test_slurp(WORK "/cli.log"), *h = dy_test_slurp(WORK "/cli.h");
+  CU_ASSERT_FATAL(log && h);
+  CU_ASSERT(strstr(log, "bytes at batch 4, seq 32 (lower bound") != NULL);
+  CU_ASSERT(strstr(log, "arena(symbols)") != NULL && strstr(log, "32*batch*seq bytes") != NULL);
+  CU_ASSERT(strstr(h, "#define CLI_MAX_DIM_SEQ 32") != NULL);
+  free(log);
+  free(h);
+  CU_ASSERT_EQUAL(dy_test_sh(WORK "/cli.log", "%s compile " WORK "/xm.dymodel --emit c -o " WORK
+                             "/cli2 --dim seq=3", DY2STC_PATH), 0);
+  h = dy_test_slurp(WORK "/cli2.h");
+  CU_ASSERT_FATAL(h != NULL);
+  CU_ASSERT(strstr(h, "MAX_DIM_SEQ") == NULL && strstr(h, "f32[-1,24]") != NULL);
+  free(h);
+  CU_ASSERT_EQUAL(dy_test_sh(WORK "/cli.log", "%s compile " WORK "/xm.dymodel --emit c -o " WORK
+                             "/cli3 --max-dim seq=0", DY2STC_PATH), 2);
+  CU_ASSERT_EQUAL(dy_test_sh(WORK "/cli.log", "%s compile " WORK "/xm.dymodel --emit c -o " WORK
+                             "/cli3 --max-dim len=4", DY2STC_PATH), 1);
+  log = dy_test_slurp(WORK "/cli.log");
+  CU_ASSERT(log && strstr(log, "no size symbol 'len'") != NULL);
+  free(log);
+  CU_ASSERT_EQUAL(dy_test_sh(WORK "/cli.log", "%s compile " WORK "/xm.dymodel --emit c -o " WORK
+                             "/cli3 --shape x=1,2", DY2STC_PATH), 1);
+}
+
 void dy_test_register(void) {
   DY_SUITE("dims");
   DY_TEST(test_normal_form);
@@ -398,4 +497,6 @@ void dy_test_register(void) {
   DY_TEST(test_program_symbols);
   DY_TEST(test_executor_binds_symbols);
   DY_TEST(test_compiled_binds_symbols);
+  DY_TEST(test_pinned_is_static);
+  DY_TEST(test_cli_dims);
 }
