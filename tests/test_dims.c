@@ -391,6 +391,55 @@ static void test_compiled_binds_symbols(void) {
   dy_program_free(p);
 }
 
+/* Compiled == executor at (batch, seq) pairs on one input [batch, seq, d]
+ * (bounds 3 and max_seq included); then a batch and a seq above their
+ * bounds and a wrong static dim are refused by NAME_bind. */
+static void check_pairs(const char *model, const char *name, int64_t d, int64_t max_seq,
+                        float tol) {
+  dy_program *p = NULL;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_model_load(model, &p, &err), &err);
+  DY_ASSERT_OK(dy_program_declare_sym(p, "seq", max_seq, &err), &err);
+  dy_program *q = NULL;
+  DY_ASSERT_OK(dy_model_load(model, &q, &err), &err);
+  DY_ASSERT_OK(dy_program_declare_sym(q, "seq", max_seq, &err), &err);
+  CU_ASSERT_FATAL(build_model(q, name, 3));
+  enum { CAP = 1 << 16 };
+  float *got = malloc(sizeof(float) * CAP), *want = malloc(sizeof(float) * CAP);
+  int rank[1] = {3}, rc_run;
+  int64_t pairs[][2] = {{1, 1}, {2, 7}, {3, max_seq}, {1, max_seq}, {3, 1}, {2, max_seq - 1}};
+  for (size_t k = 0; k < sizeof pairs / sizeof *pairs; k++) {
+    int64_t shapes[1][8] = {{pairs[k][0], pairs[k][1], d}};
+    int n = run_model(name, 1, rank, shapes, &rc_run, got, CAP);
+    int m = run_exec(p, shapes, want, CAP);
+    CU_ASSERT_EQUAL(rc_run, 0);
+    CU_ASSERT_EQUAL(n, pairs[k][0] * pairs[k][1] * d);
+    CU_ASSERT_EQUAL(n, m);
+    float diff = n == m && n > 0 ? max_diff(got, want, n) : 1e9f;
+    if (!(diff <= tol))
+      fprintf(stderr, "\n  %s at batch %lld, seq %lld: max diff %g\n", name,
+              (long long)pairs[k][0], (long long)pairs[k][1], (double)diff);
+    CU_ASSERT(diff <= tol);
+  }
+  int64_t bad[][1][8] = {{{4, 2, d}}, {{1, max_seq + 1, d}}, {{1, 2, d + 1}}, {{0, 2, d}}};
+  int want_rc[] = {1, 5, 5, 1};
+  for (int k = 0; k < 4; k++)
+    CU_ASSERT_EQUAL(run_model(name, 1, rank, bad[k], &rc_run, got, CAP), -want_rc[k]);
+  free(got);
+  free(want);
+  dy_program_free(p);
+}
+
+/* samples/transformer.c saved with x: f32[None, seq, 128]: the compiled
+ * code at several (batch, seq) pairs equals the static executor. */
+static void test_transformer_sample(void) {
+  mkdir(WORK, 0777);
+  mkdir(WORK "/tr", 0777);
+  CU_ASSERT_EQUAL_FATAL(dy_test_sh(WORK "/tr.log", DY_BUILD_DIR "/../samples/transformer --out "
+                                   WORK "/tr --dynamic-seq"), 0);
+  check_pairs(WORK "/tr/transformer.dymodel", "trs", 128, 16, 2e-4f);
+}
+
 /* NAME.c and NAME.h of p (freed) with the default options, or NULL. */
 static char *emit_text(dy_program *p, char **header) {
   dy_compile_options o = dy_compile_options_default();
@@ -499,4 +548,5 @@ void dy_test_register(void) {
   DY_TEST(test_compiled_binds_symbols);
   DY_TEST(test_pinned_is_static);
   DY_TEST(test_cli_dims);
+  DY_TEST(test_transformer_sample);
 }
