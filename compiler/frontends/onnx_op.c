@@ -128,7 +128,7 @@ static dy_status fold_batch_flags(ox_ctx *c, const dy_op *op, ox_value *const *i
       break;
     }
     for (int64_t j = 0; j < n; j++)
-      f[j] = ox_is_batch(in[i], j);
+      f[j] = ox_sym_dim(in[i], j);
     fi[i].data = f;
   }
   for (int i = 0; i < n_out && !s; i++) {
@@ -146,7 +146,7 @@ static dy_status fold_batch_flags(ox_ctx *c, const dy_op *op, ox_value *const *i
     const int64_t *f = fo[i].data;
     for (int64_t j = 0; j < dy_type_numel(&out[i]->type) && !s; j++)
       if (f[j])
-        s = ox_mark_batch(c, out[i], j);
+        s = ox_set_dim(c, out[i], j, f[j]);
   }
   for (int i = 0; i < n_bufs; i++)
     free(bufs[i]);
