@@ -3,7 +3,7 @@
  * Each writes the body of one kernel (parameters in0.., out0.., and
  * `int64_t batch` when a type has the dynamic dim) as plain nested loops
  * with literal extents and strides; only the batch is a run-time value,
- * through dy_ext / dy_cg_product ("batch*7"). The driver (emit.c) has
+ * through dy_ext / dy_ext_str ("batch*7", "dim_seq*8"). The driver (emit.c) has
  * checked the op's types against inference (the rules of
  * ir/infer_shape.c) before an emitter runs. An empty output gives an empty
  * body.
@@ -39,7 +39,7 @@ static bool is_empty(const dy_type *t) {
   return dy_ext_range(t, 0, t->rank).k == 0;
 }
 
-static dy_ext ext_scale(dy_ext e, int64_t c) { return (dy_ext){e.k * c, e.p}; }
+static dy_ext ext_scale(dy_ext e, int64_t c) { return (dy_ext){e.k * c, e.p, e.e}; }
 
 /* Append "var * c*stride" to an index expression, c a signed coefficient
  * (var NULL: the constant c*stride). Zero terms vanish. */
@@ -50,14 +50,16 @@ static void idx_term(dy_cg_ctx *ctx, dy_idxbuf *b, const char *var, int64_t c,
     return;
   int64_t mag = k < 0 ? -k : k;
   dy_idx_cat(b, b->n ? (k < 0 ? " - " : " + ") : (k < 0 ? "-" : ""));
+  char ms[160];
+  dy_ext_str(ctx, (dy_ext){mag, stride.p, stride.e}, ms, sizeof ms);
   if (!var) {
-    dy_idx_cat(b, dy_cg_product(ctx, mag, stride.p));
+    dy_idx_cat(b, ms);
     return;
   }
   dy_idx_cat(b, var);
   if (mag != 1 || stride.p > 0) {
     dy_idx_cat(b, " * ");
-    dy_idx_cat(b, dy_cg_product(ctx, mag, stride.p));
+    dy_idx_cat(b, ms);
   }
 }
 

@@ -192,6 +192,11 @@ static const char compile_help[] =
     "  --emit exe|c      build an executable (default) or write OUT.c/OUT.h only\n"
     "  --name NAME       C symbol prefix (default: from OUT)\n"
     "  --max-batch N     bound on the dynamic batch dim (default 64)\n"
+    "  --max-dim NAME=N  bound on size symbol NAME (a named dynamic dim, an ONNX\n"
+    "                    dim_param; default: the --max-batch value)\n"
+    "  --dim NAME=N      pin size symbol NAME to N (compiled as a static size)\n"
+    "  --shape INPUT=d0,d1,...  pin input INPUT's shape (each dim that is a\n"
+    "                    symbol pins it); a fully pinned model is a static one\n"
     "  --max-iterations N  trips a while loop may run before NAME_run returns\n"
     "                    NAME_ERR_LOOP (default 1000000; a loop's own bound wins)\n"
     "  --cc CC           C compiler (default: $CC, else cc)\n"
@@ -318,11 +323,133 @@ static void join_args(int argc, char **argv, char *buf, size_t n) {
     k += (size_t)snprintf(buf + k, n - k, " %s", argv[i]);
 }
 
+/* "batch 64" or "batch 8, seq 32": the size bounds the plan is for. */
+static void sym_bounds_text(const dy_program *p, int64_t max_batch, char *buf, size_t n) {
+  int64_t b[DY_MAX_SYMS];
+  uint64_t used = 0;
+  dy_program_sym_bounds(p, max_batch, max_batch, b);
+  for (int v = 0; v < p->n_vars; v++)
+    used |= dy_type_sym_mask(&p->vars[v]->type);
+  size_t k = (size_t)snprintf(buf, n, "batch %lld", (long long)max_batch);
+  for (int s = 1; s < DY_MAX_SYMS && k < n; s++)
+    if (used >> s & 1)
+      k += (size_t)snprintf(buf + k, n - k, ", %s %lld", dy_sym_name(s), (long long)b[s]);
+}
+
+/* With size symbols other than the batch: the arena as a function of the
+ * symbols. Each buffer keeps the offset the plan gave it at the bounds, so
+ * at smaller sizes the arena in use is max(offset + bytes) over the
+ * buffers; the largest ones, with their sizes as expressions. */
+static void print_arena_formula(const dy_program *p, const dy_compile_options *o) {
+  uint64_t used = 0;
+  for (int v = 0; v < p->n_vars; v++)
+    used |= dy_type_sym_mask(&p->vars[v]->type);
+  if (!(used >> 1))
+    return;
+  printf("arena(symbols) = max over its buffers of offset + bytes; the largest:\n");
+  int64_t bounds[DY_MAX_SYMS];
+  dy_program_sym_bounds(p, o->max_batch, o->max_batch, bounds);
+  bool shown[4096] = {0};
+  for (int r = 0; r < 5; r++) {
+    int best = -1;
+    int64_t best_bytes = -1;
+    for (int v = 0; v < p->n_vars && v < 4096; v++) {
+      const dy_var *x = p->vars[v];
+      int64_t n;
+      if (shown[v] || x->mem_offset < 0 || x->alias_of >= 0 ||
+          !dy_type_numel_eval(&x->type, bounds, &n))
+        continue;
+      if (n * (int64_t)dy_dtype_size(x->type.dtype) > best_bytes) {
+        best = v;
+        best_bytes = n * (int64_t)dy_dtype_size(x->type.dtype);
+      }
+    }
+    if (best < 0)
+      break;
+    shown[best] = true;
+    const dy_var *x = p->vars[best];
+    int64_t numel, bytes;
+    char e[160];
+    if (!dy_type_numel_dim(&x->type, &numel) ||
+        !dy_dim_mul(numel, (int64_t)dy_dtype_size(x->type.dtype), &bytes))
+      continue;
+    printf("  %-28s at %10lld: %s bytes (%lld at the bounds)\n", x->name,
+           (long long)x->mem_offset, dy_dim_name(bytes, e, sizeof e), (long long)best_bytes);
+  }
+}
+
+/* --max-dim NAME=N, --dim NAME=N, --shape INPUT=d0,d1,...: kept in
+ * command-line order and applied to the loaded Program (apply_dims). */
+typedef struct {
+  char kind;               /* 'm' max-dim, 'd' dim, 's' shape */
+  char name[128];
+  int64_t v[DY_MAX_DIMS];  /* N, or the shape's dims */
+  int n;
+} dim_option;
+
+/* "NAME=N" or "INPUT=d0,d1,..." into o; false on bad text. */
+static bool parse_dim_option(char kind, const char *a, dim_option *o) {
+  const char *eq = strchr(a, '=');
+  if (!eq || eq == a || (size_t)(eq - a) >= sizeof o->name)
+    return false;
+  o->kind = kind;
+  memcpy(o->name, a, (size_t)(eq - a));
+  o->name[eq - a] = '\0';
+  o->n = 0;
+  const char *q = eq + 1;
+  for (;;) {
+    char num[32];
+    size_t k = strcspn(q, ",");
+    if (k == 0 || k >= sizeof num || o->n == DY_MAX_DIMS)
+      return false;
+    memcpy(num, q, k);
+    num[k] = '\0';
+    if (!dy_cli_positive(num, &o->v[o->n++]))
+      return false;
+    if (!q[k])
+      break;
+    q += k + 1;
+  }
+  return kind == 's' || o->n == 1;
+}
+
+/* Pins first (--shape, --dim: the symbols become constants), then bounds
+ * (--max-dim; batch's is --max-batch). */
+static dy_status apply_dims(dy_program *p, const dim_option *d, int n, dy_compile_options *o,
+                            dy_error *err) {
+  dy_status s = DY_OK;
+  for (int i = 0; i < n && !s; i++) {
+    if (d[i].kind == 's')
+      s = dy_program_pin_input(p, d[i].name, d[i].v, d[i].n, err);
+    else if (d[i].kind == 'd')
+      s = dy_program_pin_sym(p, d[i].name, d[i].v[0], err);
+  }
+  for (int i = 0; i < n && !s; i++) {
+    if (d[i].kind != 'm')
+      continue;
+    int sym = dy_sym_id(d[i].name);
+    if (sym == 0) {
+      o->max_batch = d[i].v[0];
+      continue;
+    }
+    bool used = false;
+    for (int v = 0; v < p->n_vars; v++)
+      used |= sym > 0 && (dy_type_sym_mask(&p->vars[v]->type) >> sym & 1);
+    if (!used && !dy_program_sym(p, sym))
+      return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                          "--max-dim: the model has no size symbol '%s'", d[i].name);
+    s = dy_program_declare_sym(p, d[i].name, d[i].v[0], err);
+  }
+  return s;
+}
+
 static int cmd_compile(int argc, char **argv) {
   const char *model = NULL, *out = NULL, *emit = "exe", *name = NULL;
   dy_compile_options o = dy_compile_options_default();
   bool report = false, train = false, max_batch_given = false, c_only = false;
   bool c_flags = false; /* --seed or -- CFLAGS: for a C model alone */
+  dim_option dims[32];
+  int n_dims = 0;
   dy_cli_train_spec ts = {0};
   dy_cfront_options cf = {0};
   for (int i = 2; i < argc; i++) {
@@ -368,6 +495,17 @@ static int cmd_compile(int argc, char **argv) {
       if (!dy_cli_positive(argv[++i], &o.max_batch))
         return dy_cli_usage("compile", "--max-batch needs a positive integer, not '%s'", argv[i]);
       max_batch_given = true;
+    } else if ((strcmp(a, "--max-dim") == 0 || strcmp(a, "--dim") == 0 ||
+                strcmp(a, "--shape") == 0) && has) {
+      char kind = a[2] == 'm' ? 'm' : a[2] == 'd' ? 'd' : 's';
+      if (n_dims == 32)
+        return dy_cli_usage("compile", "more than 32 %s options (--max-dim, --dim, --shape)", a);
+      if (!parse_dim_option(kind, argv[++i], &dims[n_dims++]))
+        return dy_cli_usage("compile",
+                            kind == 's' ? "--shape needs INPUT=d0,d1,... (positive sizes), not '%s'"
+                            : kind == 'd' ? "--dim needs NAME=N (a positive size), not '%s'"
+                                          : "--max-dim needs NAME=N (a positive size), not '%s'",
+                            argv[i]);
     } else if (strcmp(a, "--max-iterations") == 0 && has) {
       if (!dy_cli_positive(argv[++i], &o.max_iterations))
         return dy_cli_usage("compile", "--max-iterations needs a positive integer, not '%s'",
@@ -454,6 +592,8 @@ static int cmd_compile(int argc, char **argv) {
   } else {
     s = load_model(model, paddle_model ? cf.params : NULL, &p, &err);
   }
+  if (!s)
+    s = apply_dims(p, dims, n_dims, &o, &err);
   if (!s && train)
     s = dy_cli_make_training(p, &ts, false, &err);
   if (!s)
@@ -463,10 +603,12 @@ static int cmd_compile(int argc, char **argv) {
                     : dy_write_sources(&co, out, &err);
   if (!s && report) {
     printf("ops: %d before passes, %d after\n", rep.ops_before, rep.ops_after);
-    printf("arena: %lld bytes at batch %lld (lower bound %lld, ratio %.3f)\n",
-           (long long)rep.mem.arena_bytes, (long long)o.max_batch,
-           (long long)rep.mem.lower_bound,
+    char at[512];
+    sym_bounds_text(p, o.max_batch, at, sizeof at);
+    printf("arena: %lld bytes at %s (lower bound %lld, ratio %.3f)\n",
+           (long long)rep.mem.arena_bytes, at, (long long)rep.mem.lower_bound,
            rep.mem.lower_bound ? (double)rep.mem.arena_bytes / (double)rep.mem.lower_bound : 1.0);
+    print_arena_formula(p, &o);
     printf("weights: %lld bytes\n", (long long)rep.mem.weight_bytes);
     if (rep.state_bytes)
       printf("state: %lld bytes (parameters and optimizer state, in RAM; with the arena "

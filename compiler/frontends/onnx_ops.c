@@ -144,8 +144,8 @@ static dy_status map_constant_of_shape(ox_ctx *c) {
   OUT(0, v);
 }
 
-/* Shape(data) attributes: start (0), end (rank) (opset 15). A dim that is
- * the batch becomes OX_BATCH: a shape value. */
+/* Shape(data) attributes: start (0), end (rank) (opset 15). A symbolic
+ * dim (the batch, seq, ...) becomes a symbolic entry: a shape value. */
 static dy_status map_shape(ox_ctx *c) {
   ox_value *x;
   TRY(ox_check_attrs(c, "start end"));
@@ -161,23 +161,32 @@ static dy_status map_shape(ox_ctx *c) {
   int64_t dims[DY_MAX_DIMS];
   int n = 0;
   for (int64_t i = start; i < end; i++)
-    dims[n++] = x->type.shape[i] < 0 ? OX_BATCH : x->type.shape[i];
-  OUT(0, ox_const_i64s(c, n, dims));
+    dims[n++] = x->type.shape[i] < 0 ? 0 : x->type.shape[i];
+  ox_value *v = ox_const_i64s(c, n, dims);
+  if (!v)
+    return c->err->status;
+  for (int i = 0; i < n; i++)
+    if (x->type.shape[start + i] < 0)
+      TRY(ox_set_dim(c, v, i, x->type.shape[start + i]));
+  OUT(0, v);
 }
 
-/* Size(data): the element count (static shapes only). */
+/* Size(data): the element count (a size expression when dims are
+ * symbolic: a shape value). */
 static dy_status map_size(ox_ctx *c) {
   ox_value *x;
   TRY(ox_check_attrs(c, ""));
   TRY(ox_need_in(c, 0, &x));
   int64_t n = dy_type_numel(&x->type);
   if (n < 0) {
-    int64_t k = 1;
-    for (int i = 0; i < x->type.rank; i++)
-      k *= x->type.shape[i] < 0 ? 1 : x->type.shape[i];
-    if (k != 1)
-      return ox_fail(c, DY_STATUS_UNSUPPORTED, "the size is a multiple of the dynamic batch");
-    n = OX_BATCH;
+    if (!dy_type_numel_dim(&x->type, &n))
+      return ox_fail(c, DY_STATUS_UNSUPPORTED, "the size of %s is not a size expression",
+                     x->name);
+    ox_value *v = ox_const_i64(c, 0);
+    if (!v)
+      return c->err->status;
+    TRY(ox_set_dim(c, v, 0, n));
+    OUT(0, v);
   }
   OUT(0, ox_const_i64(c, n));
 }
