@@ -157,15 +157,6 @@ static dy_status ensure_dir(const char *dir, dy_error *err) {
 
 /* ---- loading ---- */
 
-/* MODEL through dy_model_load_any; a Paddle model (.pdmodel, __model__)
- * with --params takes its params from that file. */
-static dy_status load_model(const char *model, const char *params, dy_program **p,
-                            dy_error *err) {
-  if (params)
-    return dy_paddle_load(model, params, NULL, p, err);
-  return dy_model_load_any(model, p, err);
-}
-
 /* --params given for a model that is not a Paddle one: a usage error. */
 static int paddle_params_only(const char *cmd, const char *model, const char *params) {
   if (params && !dy_paddle_is_model_path(model))
@@ -413,6 +404,29 @@ static bool parse_dim_option(char kind, const char *a, dim_option *o) {
   return kind == 's' || o->n == 1;
 }
 
+/* MODEL through dy_model_load_any; a Paddle model (.pdmodel, __model__)
+ * takes its params from `params` when given, and the --shape options among
+ * d[0..n) as its feeds' dims before its ops are imported (a conv needs its
+ * plane static; apply_dims pins them again afterwards, a no-op). */
+static dy_status load_model(const char *model, const char *params, const dim_option *d, int n,
+                            dy_program **p, dy_error *err) {
+  if (!dy_paddle_is_model_path(model))
+    return dy_model_load_any(model, p, err);
+  const char *names[32];
+  dy_type types[32];
+  int k = 0;
+  for (int i = 0; i < n && k < 32; i++)
+    if (d[i].kind == 's') {
+      names[k] = d[i].name;
+      types[k] = (dy_type){.rank = d[i].n};
+      memcpy(types[k].shape, d[i].v, sizeof(int64_t) * (size_t)d[i].n);
+      types[k].shape[0] = -1; /* the batch stays dynamic */
+      k++;
+    }
+  dy_paddle_options o = {k, names, types};
+  return dy_paddle_load(model, params, &o, p, err);
+}
+
 /* Pins first (--shape, --dim: the symbols become constants), then bounds
  * (--max-dim; batch's is --max-batch). */
 static dy_status apply_dims(dy_program *p, const dim_option *d, int n, dy_compile_options *o,
@@ -590,7 +604,7 @@ static int cmd_compile(int argc, char **argv) {
     if (s && shown)   /* the file:line:col and caret block said it all */
       return 1;
   } else {
-    s = load_model(model, paddle_model ? cf.params : NULL, &p, &err);
+    s = load_model(model, paddle_model ? cf.params : NULL, dims, n_dims, &p, &err);
   }
   if (!s)
     s = apply_dims(p, dims, n_dims, &o, &err);
@@ -691,7 +705,7 @@ static int cmd_run(int argc, char **argv) {
   dy_error err = {0};
   dy_program *p = NULL;
   dy_tensor *in[DY_MAX_FEEDS] = {0}, *out[DY_MAX_FEEDS] = {0};
-  dy_status s = load_model(model, params, &p, &err);
+  dy_status s = load_model(model, params, NULL, 0, &p, &err);
   if (!s)
     s = dy_cli_load_inputs(p, &ia, in, &err);
   if (!s)
@@ -748,7 +762,7 @@ static int cmd_show(int argc, char **argv) {
   dy_error err = {0};
   dy_program *p = NULL;
   /* show a Program even when it does not verify: that is when one looks */
-  if (load_model(model, params, &p, &err))
+  if (load_model(model, params, NULL, 0, &p, &err))
     return dy_cli_fail(&err);
   if (dot)
     dy_program_print_dot(p, stdout);
@@ -957,7 +971,7 @@ static int cmd_check(int argc, char **argv) {
   o.emit_main = true;
   o.source = model;
   bool mismatch = false;
-  dy_status s = load_model(model, params, &p, &err);
+  dy_status s = load_model(model, params, NULL, 0, &p, &err);
   if (!s)
     s = dy_cli_load_inputs(p, &ia, in, &err);
   if (!s)
@@ -1067,7 +1081,7 @@ static int cmd_export(int argc, char **argv) {
     return rc;
   dy_error err = {0};
   dy_program *p = NULL;
-  dy_status s = load_model(model, params, &p, &err);
+  dy_status s = load_model(model, params, NULL, 0, &p, &err);
   if (!s)
     s = dy_paddle_save(p, out, &err);
   dy_program_free(p);

@@ -649,6 +649,35 @@ static void test_cli(void) {
                              out, out, DY2STC_PATH, m, m, out, DY2STC_PATH, out, m), 0);
   CU_ASSERT_EQUAL(dy_test_sh(NULL, "'%s' check '%s/model.pdmodel' --input x='%s/in_x_b1.npy' "
                              ">/dev/null", DY2STC_PATH, m, m), 0);
+  /* H and W are size symbols (x_d2, x_d3); a conv needs them static:
+   * compile --shape gives them before the ops are imported */
+  dy_program *p = NULL;
+  dy_error err = {0};
+  CU_ASSERT_EQUAL(dy_paddle_load(DY_PADDLE_DATA "/ppocrv3_det/model.pdmodel", NULL, NULL, &p,
+                                 &err), DY_STATUS_UNSUPPORTED);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "op 1 (conv2d -> conv2d_211.tmp_0): conv2d: dim 2 of "
+                                "input f32[-1,3,x_d2,x_d3] is dynamic"));
+  char exe[4096];
+  const char *d = DY_PADDLE_DATA "/ppocrv3_det";
+  tmp_path(exe, sizeof exe, "cli_ppocr");
+  CU_ASSERT_EQUAL(dy_test_sh(NULL, "'%s' compile '%s/model.pdmodel' --shape x=1,3,128,160 -o '%s' "
+                             ">/dev/null && '%s' --input x='%s/in_x_b1.npy' --output-dir '%s' "
+                             ">/dev/null && '%s' compare '%s/sigmoid_0.tmp_0.npy' "
+                             "'%s/out_sigmoid_0.tmp_0_b1.npy' --rtol 1 --atol 1e-4 >/dev/null",
+                             DY2STC_PATH, d, exe, exe, d, out, DY2STC_PATH, out, d), 0);
+  /* export writes the pair; --params reads a params file of another name */
+  char pre[4096];
+  tmp_path(pre, sizeof pre, "cli_export");
+  CU_ASSERT_EQUAL(dy_test_sh(NULL, "'%s' export '%s/model.pdmodel' --to paddle -o '%s' >/dev/null "
+                             "&& mv '%s.pdiparams' '%s.weights' && '%s' run '%s.pdmodel' --params "
+                             "'%s.weights' --input x='%s/in_x_b2.npy' --output-dir '%s' >/dev/null "
+                             "&& '%s' compare '%s/fc_0.tmp_1.npy' '%s/out_fc_0.tmp_1_b2.npy' "
+                             "--rtol 1e-5 --atol 1e-5 >/dev/null",
+                             DY2STC_PATH, m, pre, pre, pre, DY2STC_PATH, pre, pre, m, out,
+                             DY2STC_PATH, out, m), 0);
+  /* --params is for Paddle models */
+  CU_ASSERT_EQUAL(dy_test_sh(NULL, "'%s' show '%s/rt.dymodel' --params x 2>/dev/null; test $? -eq 2",
+                             DY2STC_PATH, DY_BUILD_DIR), 0);
   /* an unsupported model: one line, exit 1 */
   char log[4096];
   tmp_path(log, sizeof log, "cli_err.txt");

@@ -61,9 +61,10 @@ dy_status dy_model_load_any(const char *path, dy_program **out, dy_error *err);
 
 /* ---- paddle.c, paddle_ops.c, paddle_export.c: the PaddlePaddle frontend ---- */
 
-/* Options for the Paddle importer. A feed named here takes the given type
- * (its dims must agree with the ProgramDesc's where those are not -1): how
- * a -1 other than the leading batch dim gets a size. */
+/* Options for the Paddle importer. A feed named here takes the given dims
+ * (the dtype stays the ProgramDesc's; the dims must agree with it where
+ * those are not -1): a -1 gets a static size, before any op is imported
+ * (ops such as conv2d need static spatial dims). */
 typedef struct {
   int n_feed_types;
   const char *const *feed_names;
@@ -77,7 +78,8 @@ typedef struct {
  * i32 TensorDesc length + TensorDesc, raw data); params may be NULL/0 for
  * a model with no persistable vars. Feeds and fetches become the
  * Program's inputs and outputs under their Paddle names; a leading -1 dim
- * is the dynamic batch. `name` names the model in errors and source
+ * is the dynamic batch, another -1 the size symbol "<feed>_d<i>" (declared
+ * without a bound). `name` names the model in errors and source
  * locations (op k is line k). Errors: DY_STATUS_FORMAT (malformed,
  * truncated, a params mismatch naming the var), DY_STATUS_UNSUPPORTED
  * (an op, dtype or attribute, naming the op). Caller frees *out. */

@@ -19,12 +19,14 @@
  *
  * Import: feed ops give the Program's feeds (in `col` order) under the
  * feed var's name, typed from its VarDesc (a leading -1 is the dynamic
- * batch; another -1 needs dy_paddle_options); fetch ops give the fetches.
+ * batch; another -1 a size symbol "<feed>_d<i>", or the size
+ * dy_paddle_options gives); fetch ops give the fetches.
  * Every other op goes to its mapper. Before any op is mapped the program
  * is scanned: an op with sub-blocks, an op type no mapper knows, or a LoD
  * feed fails at once with a one-line error naming the op (and, for the
  * known unsupported ones, what is missing).
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <stdarg.h>
 #include <string.h>
@@ -630,8 +632,10 @@ static dy_status add_feed(pd_ctx *c, const char *name) {
   for (int k = 0; o && k < o->n_feed_types; k++) {
     if (strcmp(o->feed_names[k], name))
       continue;
-    const dy_type *u = &o->feed_types[k];
-    bool ok = u->rank == t.rank && u->dtype == t.dtype;
+    dy_type uu = o->feed_types[k];
+    const dy_type *u = &uu;
+    uu.dtype = t.dtype; /* the VarDesc's: the option gives the dims */
+    bool ok = u->rank == t.rank;
     for (int i = 0; ok && i < t.rank; i++)
       ok = t.shape[i] < 0 || t.shape[i] == u->shape[i];
     if (!ok) {
@@ -641,13 +645,22 @@ static dy_status add_feed(pd_ctx *c, const char *name) {
     }
     t = *u;
   }
-  for (int i = 0; i < t.rank; i++)
-    if (t.shape[i] < 0 && i > 0) {
-      char a[128];
-      return pd_fail(c, DY_STATUS_UNSUPPORTED, "feed '%s' is %s: dim %d is dynamic; only "
-                     "the leading (batch) dim may be, give the feed's full type", name,
-                     dy_type_str(&t, a, sizeof a), i);
-    }
+  /* a -1 other than the leading one: a size symbol named after the feed
+   * and the dim, "<feed>_d<i>" (characters outside [A-Za-z0-9_] as '_') */
+  for (int i = 1; i < t.rank; i++) {
+    if (t.shape[i] >= 0)
+      continue;
+    char sym[DY_SYM_NAME_MAX];
+    int n = snprintf(sym, sizeof sym, "%s%.20s", isdigit((unsigned char)name[0]) ? "_" : "", name);
+    for (int k = 0; k < n && sym[k]; k++)
+      if (!isalnum((unsigned char)sym[k]))
+        sym[k] = '_';
+    snprintf(sym + strlen(sym), sizeof sym - strlen(sym), "_d%d", i);
+    t.shape[i] = dy_dim_sym(sym);
+    if (t.shape[i] == DY_DIM_NONE)
+      return pd_fail(c, DY_STATUS_UNSUPPORTED, "feed '%s': no size symbol '%s'", name, sym);
+    PD_TRY(dy_program_declare_sym(c->p, sym, 0, c->err));
+  }
   int id = define(c, name, &t);
   if (id < 0)
     return pd_fail(c, DY_STATUS_FORMAT, "feed '%s' is defined twice", name);
