@@ -55,8 +55,9 @@ dy_status dy_onnx_tensor_read(const char *path, dy_tensor **out, char *name,
 /* ONNX TensorProto.DataType -> dtype; false for one dy2stc lacks. */
 bool dy_onnx_dtype(int onnx_type, dy_dtype *out);
 /* Load any model dy2stc reads: ONNX when path ends in ".onnx" or the file
- * parses as an ONNX ModelProto, else NAME.dymodel + NAME.dyparams through
- * dy_jit_load. Caller frees *out. */
+ * parses as an ONNX ModelProto, Paddle for a .pdmodel / __model__ path
+ * (dy_paddle_is_model_path; params beside it), else NAME.dymodel +
+ * NAME.dyparams through dy_jit_load. Caller frees *out. */
 dy_status dy_model_load_any(const char *path, dy_program **out, dy_error *err);
 
 /* ---- paddle.c, paddle_ops.c, paddle_export.c: the PaddlePaddle frontend ---- */
