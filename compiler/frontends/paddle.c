@@ -317,16 +317,21 @@ int pd_attr_floats(pd_ctx *c, const char *name, float *out, int cap) {
 /* ------------------------------------------------------------------ */
 
 /* A var for the Paddle name `name`: when the name is taken (an in-place
- * op, a redefinition), the older holder becomes "<name>@<k>" (SSA). */
-static int define(pd_ctx *c, const char *name, const dy_type *t) {
+ * op, a redefinition), the older holder becomes "<name>@<k>" (SSA;
+ * free_name). */
+static void free_name(pd_ctx *c, const char *name) {
   int old = dy_program_find_var(c->p, name);
-  if (old >= 0) {
-    char buf[300];
-    do
-      snprintf(buf, sizeof buf, "%.250s@%d", name, ++c->n_renamed);
-    while (dy_program_find_var(c->p, buf) >= 0);
-    c->p->vars[old]->name = dy_program_strdup(c->p, buf);
-  }
+  if (old < 0)
+    return;
+  char buf[300];
+  do
+    snprintf(buf, sizeof buf, "%.250s@%d", name, ++c->n_renamed);
+  while (dy_program_find_var(c->p, buf) >= 0);
+  c->p->vars[old]->name = dy_program_strdup(c->p, buf);
+}
+
+static int define(pd_ctx *c, const char *name, const dy_type *t) {
+  free_name(c, name);
   return dy_program_add_var(c->p, name, t);
 }
 
@@ -410,14 +415,7 @@ dy_status pd_set_out(pd_ctx *c, const char *slot, int var) {
     int out;
     return pd_op(c, "reshape", &var, 1, &a, 1, name, &out);
   }
-  int old = dy_program_find_var(c->p, name);
-  if (old >= 0) {
-    char buf[300];
-    do
-      snprintf(buf, sizeof buf, "%.250s@%d", name, ++c->n_renamed);
-    while (dy_program_find_var(c->p, buf) >= 0);
-    c->p->vars[old]->name = dy_program_strdup(c->p, buf);
-  }
+  free_name(c, name);
   v->name = dy_program_strdup(c->p, name);
   return DY_OK;
 }

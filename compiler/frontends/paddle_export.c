@@ -200,6 +200,27 @@ static PdVar *ex_var(ex_ctx *x, PdBlock *b, const char *name, int vtype, const d
 
 /* ---- one op ---- */
 
+/* An op reading X and writing Out. */
+static PdOp *ex_xo(ex_ctx *x, PdBlock *b, const char *type, const char *in, const char *out) {
+  PdOp *op = ex_op(x, b, type);
+  ex_arg(x, op, false, "X", in);
+  ex_arg(x, op, true, "Out", out);
+  return op;
+}
+
+/* dy's paddings ([h, w], or [top, left, bottom, right]) as Paddle's ([h,
+ * w], or [top, bottom, left, right]): the count. */
+static int ex_pads(const int64_t *p, int n, int64_t out[4]) {
+  out[0] = out[1] = out[2] = out[3] = 0;
+  if (n == 4) {
+    out[0] = p[0], out[1] = p[2], out[2] = p[1], out[3] = p[3];
+    return 4;
+  }
+  if (n == 2)
+    out[0] = p[0], out[1] = p[1];
+  return 2;
+}
+
 static const char *vname(ex_ctx *x, int id) { return x->p->vars[id]->name; }
 
 /* An XShape output (what Paddle's *2 shape ops carry): [0, dims...]. */
@@ -228,9 +249,7 @@ static dy_status ex_one(ex_ctx *x, PdBlock *b, const dy_op *o) {
 #define FAIL(...) dy_error_at(x->err, o, DY_STATUS_UNSUPPORTED, __VA_ARGS__)
   for (size_t i = 0; i < sizeof same_name_unary / sizeof *same_name_unary; i++)
     if (strcmp(k, same_name_unary[i]) == 0) {
-      op = ex_op(x, b, k);
-      ex_arg(x, op, false, "X", in0);
-      ex_arg(x, op, true, "Out", out);
+      op = ex_xo(x, b, k, in0, out);
       if (o->kind == DY_OP_HARD_SWISH) {
         at_f(x, op, "threshold", 6), at_f(x, op, "scale", 6), at_f(x, op, "offset", 3);
       }
@@ -253,8 +272,6 @@ static dy_status ex_one(ex_ctx *x, PdBlock *b, const dy_op *o) {
       at_i(x, op, "axis", -1);
       return DY_OK;
     }
-  const dy_attr *a;
-#define ATTR(name) (a = dy_op_find_attr(o, name))
   switch (o->kind) {
   case DY_OP_MATMUL: {
     const dy_matmul_attrs m = dy_matmul_attrs_get(o);
@@ -270,43 +287,38 @@ static dy_status ex_one(ex_ctx *x, PdBlock *b, const dy_op *o) {
   case DY_OP_CONV2D:
   case DY_OP_CONV2D_TRANSPOSE: {
     bool tr = o->kind == DY_OP_CONV2D_TRANSPOSE;
+    /* the two ops' first four attributes are the same */
+    const dy_conv2d_transpose_attrs ca = tr ? dy_conv2d_transpose_attrs_get(o)
+                                            : (dy_conv2d_transpose_attrs){0};
+    const dy_conv2d_attrs cv = tr ? (dy_conv2d_attrs){0} : dy_conv2d_attrs_get(o);
+    const int64_t *st = tr ? ca.strides : cv.strides, *pd = tr ? ca.paddings : cv.paddings;
+    const int64_t *dl = tr ? ca.dilations : cv.dilations;
+    int n_st = tr ? ca.n_strides : cv.n_strides, n_pd = tr ? ca.n_paddings : cv.n_paddings;
+    int n_dl = tr ? ca.n_dilations : cv.n_dilations;
     op = ex_op(x, b, tr ? "conv2d_transpose" : "conv2d");
     ex_arg(x, op, false, "Input", in0);
     ex_arg(x, op, false, "Filter", vname(x, o->inputs[1]));
     ex_arg(x, op, true, "Output", out);
-    const dy_attr *p = dy_op_find_attr(o, "paddings");
-    int64_t pads[4] = {0, 0, 0, 0};
-    int np = p ? p->n : 0;
-    if (np == 4) /* dy [t, l, b, r] -> Paddle [t, b, l, r] */
-      pads[0] = p->ints[0], pads[1] = p->ints[2], pads[2] = p->ints[1], pads[3] = p->ints[3];
-    else if (np == 2)
-      pads[0] = p->ints[0], pads[1] = p->ints[1];
-    at_ints(x, op, "paddings", pads, np == 4 ? 4 : 2);
-    if (ATTR("strides"))
-      at_ints(x, op, "strides", a->ints, a->n);
-    if (ATTR("dilations"))
-      at_ints(x, op, "dilations", a->ints, a->n);
-    at_i(x, op, "groups", ATTR("groups") ? a->i : 1);
-    if (tr && ATTR("output_padding") && a->n)
-      at_ints(x, op, "output_padding", a->ints, a->n);
+    int64_t pads[4];
+    int np = ex_pads(pd, n_pd, pads);
+    at_ints(x, op, "paddings", pads, np);
+    at_ints(x, op, "strides", st, n_st);
+    at_ints(x, op, "dilations", dl, n_dl);
+    at_i(x, op, "groups", tr ? ca.groups : cv.groups);
+    if (tr && ca.n_output_padding)
+      at_ints(x, op, "output_padding", ca.output_padding, ca.n_output_padding);
     at_s(x, op, "padding_algorithm", "EXPLICIT"), at_s(x, op, "data_format", "NCHW");
     return DY_OK;
   }
   case DY_OP_POOL2D: {
     const dy_pool2d_attrs pa = dy_pool2d_attrs_get(o);
-    op = ex_op(x, b, "pool2d");
-    ex_arg(x, op, false, "X", in0);
-    ex_arg(x, op, true, "Out", out);
-    int64_t pads[4] = {0, 0, 0, 0};
-    if (pa.n_paddings == 4)
-      pads[0] = pa.paddings[0], pads[1] = pa.paddings[2], pads[2] = pa.paddings[1],
-      pads[3] = pa.paddings[3];
-    else if (pa.n_paddings == 2)
-      pads[0] = pa.paddings[0], pads[1] = pa.paddings[1];
+    op = ex_xo(x, b, "pool2d", in0, out);
+    int64_t pads[4];
+    int np = ex_pads(pa.paddings, pa.n_paddings, pads);
     at_s(x, op, "pooling_type", pa.pooling_type);
     at_ints(x, op, "ksize", pa.ksize, pa.n_ksize);
     at_ints(x, op, "strides", pa.strides, pa.n_strides);
-    at_ints(x, op, "paddings", pads, pa.n_paddings == 4 ? 4 : 2);
+    at_ints(x, op, "paddings", pads, np);
     at_b(x, op, "ceil_mode", pa.ceil_mode), at_b(x, op, "exclusive", pa.exclusive);
     at_b(x, op, "global_pooling", pa.global_pooling), at_b(x, op, "adaptive", pa.adaptive);
     at_s(x, op, "padding_algorithm", "EXPLICIT"), at_s(x, op, "data_format", "NCHW");
@@ -330,27 +342,27 @@ static dy_status ex_one(ex_ctx *x, PdBlock *b, const dy_op *o) {
   case DY_OP_LAYER_NORM:
   case DY_OP_GROUP_NORM: {
     bool ln = o->kind == DY_OP_LAYER_NORM;
+    const dy_layer_norm_attrs la = ln ? dy_layer_norm_attrs_get(o) : (dy_layer_norm_attrs){0};
+    const dy_group_norm_attrs ga = ln ? (dy_group_norm_attrs){0} : dy_group_norm_attrs_get(o);
+    if (ln && la.begin_norm_axis < 0)
+      return FAIL("export to Paddle: layer_norm with a negative begin_norm_axis");
     op = ex_op(x, b, k);
     ex_arg(x, op, false, "X", in0);
     ex_arg(x, op, false, "Scale", vname(x, o->inputs[1]));
     ex_arg(x, op, false, "Bias", vname(x, o->inputs[2]));
     ex_arg(x, op, true, "Y", out);
-    at_f(x, op, "epsilon", ATTR("epsilon") ? a->f : 1e-5);
+    at_f(x, op, "epsilon", ln ? la.epsilon : ga.epsilon);
     if (ln)
-      at_i(x, op, "begin_norm_axis", ATTR("begin_norm_axis") ? a->i : -1);
+      at_i(x, op, "begin_norm_axis", la.begin_norm_axis);
     else
-      at_i(x, op, "groups", ATTR("groups") ? a->i : 1), at_s(x, op, "data_layout", "NCHW");
-    if (ln && ATTR("begin_norm_axis") && a->i < 0)
-      return FAIL("export to Paddle: layer_norm with a negative begin_norm_axis");
+      at_i(x, op, "groups", ga.groups), at_s(x, op, "data_layout", "NCHW");
     return DY_OK;
   }
   case DY_OP_DROPOUT: {
     const dy_dropout_attrs da = dy_dropout_attrs_get(o);
     if (!da.is_test)
       return FAIL("export to Paddle: dropout in train mode (save the model in eval mode)");
-    op = ex_op(x, b, "dropout");
-    ex_arg(x, op, false, "X", in0);
-    ex_arg(x, op, true, "Out", out);
+    op = ex_xo(x, b, "dropout", in0, out);
     at_f(x, op, "dropout_prob", da.p), at_b(x, op, "is_test", true);
     at_s(x, op, "dropout_implementation", "upscale_in_train");
     return DY_OK;
@@ -368,34 +380,36 @@ static dy_status ex_one(ex_ctx *x, PdBlock *b, const dy_op *o) {
     return DY_OK;
   }
   case DY_OP_RESHAPE:
-  case DY_OP_TRANSPOSE:
-  case DY_OP_SQUEEZE:
-  case DY_OP_UNSQUEEZE: {
-    static const char *const pd[] = {"reshape2", "transpose2", "squeeze2", "unsqueeze2"};
-    static const char *const at[] = {"shape", "axis", "axes", "axes"};
-    static const char *const dy[] = {"shape", "perm", "axes", "axes"};
-    int w = o->kind == DY_OP_RESHAPE ? 0 : o->kind == DY_OP_TRANSPOSE ? 1
-            : o->kind == DY_OP_SQUEEZE ? 2 : 3;
-    op = ex_op(x, b, pd[w]);
-    ex_arg(x, op, false, "X", in0);
-    ex_arg(x, op, true, "Out", out);
+    op = ex_xo(x, b, "reshape2", in0, out);
     ex_xshape(x, b, op, o->inputs[0]);
-    const dy_attr *v = dy_op_find_attr(o, dy[w]);
-    if (w == 3 && v) { /* Paddle inserts one at a time: ascending output positions */
-      for (int i = 1; i < v->n; i++)
-        if (v->ints[i] < v->ints[i - 1])
-          return FAIL("export to Paddle: unsqueeze axes not in ascending order");
-    }
-    at_ints(x, op, at[w], v ? v->ints : NULL, v ? v->n : 0);
+    at_ints(x, op, "shape", dy_reshape_attrs_get(o).shape, dy_reshape_attrs_get(o).n_shape);
+    return DY_OK;
+  case DY_OP_TRANSPOSE:
+    op = ex_xo(x, b, "transpose2", in0, out);
+    ex_xshape(x, b, op, o->inputs[0]);
+    at_ints(x, op, "axis", dy_transpose_attrs_get(o).perm, dy_transpose_attrs_get(o).n_perm);
+    return DY_OK;
+  case DY_OP_SQUEEZE:
+    op = ex_xo(x, b, "squeeze2", in0, out);
+    ex_xshape(x, b, op, o->inputs[0]);
+    at_ints(x, op, "axes", dy_squeeze_attrs_get(o).axes, dy_squeeze_attrs_get(o).n_axes);
+    return DY_OK;
+  case DY_OP_UNSQUEEZE: {
+    const dy_unsqueeze_attrs ua = dy_unsqueeze_attrs_get(o);
+    /* Paddle inserts one at a time: ascending output positions agree */
+    for (int i = 1; i < ua.n_axes; i++)
+      if (ua.axes[i] < ua.axes[i - 1])
+        return FAIL("export to Paddle: unsqueeze axes not in ascending order");
+    op = ex_xo(x, b, "unsqueeze2", in0, out);
+    ex_xshape(x, b, op, o->inputs[0]);
+    at_ints(x, op, "axes", ua.axes, ua.n_axes);
     return DY_OK;
   }
   case DY_OP_FLATTEN: {
-    op = ex_op(x, b, "flatten_contiguous_range");
-    ex_arg(x, op, false, "X", in0);
-    ex_arg(x, op, true, "Out", out);
+    const dy_flatten_attrs fa = dy_flatten_attrs_get(o);
+    op = ex_xo(x, b, "flatten_contiguous_range", in0, out);
     ex_xshape(x, b, op, o->inputs[0]);
-    at_i(x, op, "start_axis", ATTR("start_axis") ? a->i : 0);
-    at_i(x, op, "stop_axis", ATTR("stop_axis") ? a->i : -1);
+    at_i(x, op, "start_axis", fa.start_axis), at_i(x, op, "stop_axis", fa.stop_axis);
     return DY_OK;
   }
   case DY_OP_SLICE: {
@@ -412,56 +426,51 @@ static dy_status ex_one(ex_ctx *x, PdBlock *b, const dy_op *o) {
     at_ints(x, op, "decrease_axis", NULL, 0);
     return DY_OK;
   }
-  case DY_OP_CONCAT: {
+  case DY_OP_CONCAT:
+    if (o->n_inputs < 2)
+      return FAIL("export to Paddle: concat of one input");
     op = ex_op(x, b, "concat");
     for (int i = 0; i < o->n_inputs; i++)
       ex_arg(x, op, false, "X", vname(x, o->inputs[i]));
     ex_arg(x, op, true, "Out", out);
-    at_i(x, op, "axis", ATTR("axis") ? a->i : 0);
-    return o->n_inputs < 2 ? FAIL("export to Paddle: concat of one input") : DY_OK;
-  }
+    at_i(x, op, "axis", dy_concat_attrs_get(o).axis);
+    return DY_OK;
   case DY_OP_GATHER: {
     const dy_type *it = &x->p->vars[o->inputs[1]]->type;
-    if (it->rank != 1 || (it->rank >= 2 && it->shape[1] == 1))
+    if (it->rank != 1)
       return FAIL("export to Paddle: gather with an index of rank %d (Paddle's is 1-D)",
                   it->rank);
-    op = ex_op(x, b, "gather");
-    ex_arg(x, op, false, "X", in0);
+    op = ex_xo(x, b, "gather", in0, out);
     ex_arg(x, op, false, "Index", vname(x, o->inputs[1]));
-    ex_arg(x, op, true, "Out", out);
-    at_i(x, op, "axis", ATTR("axis") ? a->i : 0);
+    at_i(x, op, "axis", dy_gather_attrs_get(o).axis);
     return DY_OK;
   }
   case DY_OP_REDUCE_SUM:
   case DY_OP_REDUCE_MEAN:
   case DY_OP_REDUCE_MAX:
   case DY_OP_REDUCE_MIN: {
-    op = ex_op(x, b, k);
-    ex_arg(x, op, false, "X", in0);
-    ex_arg(x, op, true, "Out", out);
+    /* the four share one schema: axes, keepdim */
+    const dy_reduce_sum_attrs ra = dy_reduce_sum_attrs_get(o);
+    if (!ra.n_axes && !t0->rank)
+      return FAIL("export to Paddle: a reduction of a rank-0 tensor");
     int64_t all[DY_MAX_DIMS];
     for (int i = 0; i < t0->rank; i++)
       all[i] = i;
-    bool given = ATTR("axes") && a->n > 0;
-    at_ints(x, op, "dim", given ? a->ints : all, given ? a->n : t0->rank);
-    at_b(x, op, "keep_dim", ATTR("keepdim") ? a->i != 0 : false);
-    at_b(x, op, "reduce_all", false);
-    return given || t0->rank ? DY_OK : FAIL("export to Paddle: a reduction of a rank-0 tensor");
+    op = ex_xo(x, b, k, in0, out);
+    at_ints(x, op, "dim", ra.n_axes ? ra.axes : all, ra.n_axes ? ra.n_axes : t0->rank);
+    at_b(x, op, "keep_dim", ra.keepdim), at_b(x, op, "reduce_all", false);
+    return DY_OK;
   }
   case DY_OP_ARGMAX:
-    op = ex_op(x, b, "arg_max");
-    ex_arg(x, op, false, "X", in0);
-    ex_arg(x, op, true, "Out", out);
-    at_i(x, op, "axis", ATTR("axis") ? a->i : -1);
-    at_b(x, op, "keepdims", ATTR("keepdim") ? a->i != 0 : false);
+    op = ex_xo(x, b, "arg_max", in0, out);
+    at_i(x, op, "axis", dy_argmax_attrs_get(o).axis);
+    at_b(x, op, "keepdims", dy_argmax_attrs_get(o).keepdim);
     at_b(x, op, "flatten", false), at_i(x, op, "dtype", PD_INT64);
     return DY_OK;
   case DY_OP_CAST:
-    op = ex_op(x, b, "cast");
-    ex_arg(x, op, false, "X", in0);
-    ex_arg(x, op, true, "Out", out);
+    op = ex_xo(x, b, "cast", in0, out);
     at_i(x, op, "in_dtype", pd_type_of(t0->dtype));
-    at_i(x, op, "out_dtype", pd_type_of((dy_dtype)(ATTR("dtype") ? a->i : 0)));
+    at_i(x, op, "out_dtype", pd_type_of((dy_dtype)dy_cast_attrs_get(o).dtype));
     return DY_OK;
   case DY_OP_WHERE:
     op = ex_op(x, b, "where");
@@ -471,55 +480,45 @@ static dy_status ex_one(ex_ctx *x, PdBlock *b, const dy_op *o) {
     ex_arg(x, op, true, "Out", out);
     return DY_OK;
   case DY_OP_TILE:
-    op = ex_op(x, b, "tile");
-    ex_arg(x, op, false, "X", in0);
-    ex_arg(x, op, true, "Out", out);
-    ATTR("repeat_times");
-    at_ints(x, op, "repeat_times", a ? a->ints : NULL, a ? a->n : 0);
+    op = ex_xo(x, b, "tile", in0, out);
+    at_ints(x, op, "repeat_times", dy_tile_attrs_get(o).repeat_times,
+            dy_tile_attrs_get(o).n_repeat_times);
     return DY_OK;
   case DY_OP_SOFTMAX:
+    op = ex_xo(x, b, k, in0, out);
+    at_i(x, op, "axis", dy_softmax_attrs_get(o).axis);
+    return DY_OK;
   case DY_OP_LOG_SOFTMAX:
-    op = ex_op(x, b, k);
-    ex_arg(x, op, false, "X", in0);
-    ex_arg(x, op, true, "Out", out);
-    at_i(x, op, "axis", ATTR("axis") ? a->i : -1);
+    op = ex_xo(x, b, k, in0, out);
+    at_i(x, op, "axis", dy_log_softmax_attrs_get(o).axis);
     return DY_OK;
-  case DY_OP_SCALE:
-    op = ex_op(x, b, "scale");
-    ex_arg(x, op, false, "X", in0);
-    ex_arg(x, op, true, "Out", out);
-    at_f(x, op, "scale", ATTR("scale") ? a->f : 1.0), at_f(x, op, "bias", ATTR("bias") ? a->f : 0.0);
-    at_b(x, op, "bias_after_scale", ATTR("bias_after_scale") ? a->i != 0 : true);
+  case DY_OP_SCALE: {
+    const dy_scale_attrs sa = dy_scale_attrs_get(o);
+    op = ex_xo(x, b, "scale", in0, out);
+    at_f(x, op, "scale", sa.scale), at_f(x, op, "bias", sa.bias);
+    at_b(x, op, "bias_after_scale", sa.bias_after_scale);
     return DY_OK;
+  }
   case DY_OP_CLIP:
-    op = ex_op(x, b, "clip");
-    ex_arg(x, op, false, "X", in0);
-    ex_arg(x, op, true, "Out", out);
-    at_f(x, op, "min", ATTR("min") ? a->f : 0), at_f(x, op, "max", ATTR("max") ? a->f : 0);
+    op = ex_xo(x, b, "clip", in0, out);
+    at_f(x, op, "min", dy_clip_attrs_get(o).min), at_f(x, op, "max", dy_clip_attrs_get(o).max);
     return DY_OK;
   case DY_OP_HARD_SIGMOID:
-    op = ex_op(x, b, "hard_sigmoid");
-    ex_arg(x, op, false, "X", in0);
-    ex_arg(x, op, true, "Out", out);
-    at_f(x, op, "slope", ATTR("slope") ? a->f : 0.1666666667);
-    at_f(x, op, "offset", ATTR("offset") ? a->f : 0.5);
+    op = ex_xo(x, b, "hard_sigmoid", in0, out);
+    at_f(x, op, "slope", dy_hard_sigmoid_attrs_get(o).slope);
+    at_f(x, op, "offset", dy_hard_sigmoid_attrs_get(o).offset);
     return DY_OK;
   case DY_OP_LEAKY_RELU:
-    op = ex_op(x, b, "leaky_relu");
-    ex_arg(x, op, false, "X", in0);
-    ex_arg(x, op, true, "Out", out);
-    at_f(x, op, "alpha", ATTR("alpha") ? a->f : 0.01);
+    op = ex_xo(x, b, "leaky_relu", in0, out);
+    at_f(x, op, "alpha", dy_leaky_relu_attrs_get(o).alpha);
     return DY_OK;
   case DY_OP_GELU:
-    op = ex_op(x, b, "gelu");
-    ex_arg(x, op, false, "X", in0);
-    ex_arg(x, op, true, "Out", out);
-    at_b(x, op, "approximate", ATTR("approximate") ? a->i != 0 : false);
+    op = ex_xo(x, b, "gelu", in0, out);
+    at_b(x, op, "approximate", dy_gelu_attrs_get(o).approximate);
     return DY_OK;
   default:
     return FAIL("export to Paddle: the op %s has no Paddle counterpart here", k);
   }
-#undef ATTR
 #undef FAIL
 }
 

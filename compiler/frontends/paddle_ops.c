@@ -48,28 +48,31 @@ static dy_status binary(pd_ctx *c, const char *op, int a, int b, const char *nam
   return pd_op(c, op, (int[]){a, b}, 2, NULL, 0, name, out);
 }
 
+/* An op with one ints attribute. */
+static dy_status ints_op(pd_ctx *c, const char *op, const char *attr, int x, int n,
+                         const int64_t *v, const char *name, int *out) {
+  dy_attr a = DY_ATTR_IS(attr, v, n);
+  return pd_op(c, op, &x, 1, &a, 1, name, out);
+}
+
 static dy_status reshape(pd_ctx *c, int x, int rank, const int64_t *shape, const char *name,
                          int *out) {
-  dy_attr a = DY_ATTR_IS("shape", shape, rank);
-  return pd_op(c, "reshape", &x, 1, &a, 1, name, out);
+  return ints_op(c, "reshape", "shape", x, rank, shape, name, out);
 }
 
 static dy_status transpose(pd_ctx *c, int x, int rank, const int64_t *perm, const char *name,
                            int *out) {
-  dy_attr a = DY_ATTR_IS("perm", perm, rank);
-  return pd_op(c, "transpose", &x, 1, &a, 1, name, out);
+  return ints_op(c, "transpose", "perm", x, rank, perm, name, out);
 }
 
 static dy_status unsqueeze(pd_ctx *c, int x, int n, const int64_t *axes, const char *name,
                            int *out) {
-  dy_attr a = DY_ATTR_IS("axes", axes, n);
-  return pd_op(c, "unsqueeze", &x, 1, &a, 1, name, out);
+  return ints_op(c, "unsqueeze", "axes", x, n, axes, name, out);
 }
 
 static dy_status squeeze(pd_ctx *c, int x, int n, const int64_t *axes, const char *name,
                          int *out) {
-  dy_attr a = DY_ATTR_IS("axes", axes, n);
-  return pd_op(c, "squeeze", &x, 1, &a, 1, name, out);
+  return ints_op(c, "squeeze", "axes", x, n, axes, name, out);
 }
 
 static dy_status flatten(pd_ctx *c, int x, int start, int stop, const char *name, int *out) {
@@ -628,27 +631,25 @@ static dy_status map_assign(pd_ctx *c) {
 /* shapes                                                              */
 /* ------------------------------------------------------------------ */
 
-static dy_status map_reshape(pd_ctx *c) {
+/* X -> Out through the op with one ints attribute, read from the Paddle
+ * attribute pd_name. */
+static dy_status map_ints(pd_ctx *c, const char *pd_name, const char *op, const char *attr) {
   int x, o;
   PD_TRY(pd_in(c, "X", 0, &x));
-  PD_TRY(no_input(c, "Shape", "the shape"));
-  PD_TRY(no_input(c, "ShapeTensor", "the shape"));
-  int64_t shape[DY_MAX_DIMS];
-  int n = pd_attr_ints(c, "shape", shape, DY_MAX_DIMS);
+  int64_t v[DY_MAX_DIMS];
+  int n = pd_attr_ints(c, pd_name, v, DY_MAX_DIMS);
   if (n < 0)
-    return pd_fail(c, DY_STATUS_FORMAT, "no shape attribute");
-  return reshape(c, x, n, shape, out_name(c, "Out"), &o);
+    return pd_fail(c, DY_STATUS_FORMAT, "no %s attribute", pd_name);
+  return ints_op(c, op, attr, x, n, v, out_name(c, "Out"), &o);
 }
 
-static dy_status map_transpose(pd_ctx *c) {
-  int x, o;
-  PD_TRY(pd_in(c, "X", 0, &x));
-  int64_t perm[DY_MAX_DIMS];
-  int n = pd_attr_ints(c, "axis", perm, DY_MAX_DIMS);
-  if (n < 0)
-    return pd_fail(c, DY_STATUS_FORMAT, "no axis attribute");
-  return transpose(c, x, n, perm, out_name(c, "Out"), &o);
+static dy_status map_reshape(pd_ctx *c) {
+  PD_TRY(no_input(c, "Shape", "the shape"));
+  PD_TRY(no_input(c, "ShapeTensor", "the shape"));
+  return map_ints(c, "shape", "reshape", "shape");
 }
+
+static dy_status map_transpose(pd_ctx *c) { return map_ints(c, "axis", "transpose", "perm"); }
 
 static dy_status map_flatten_contiguous_range(pd_ctx *c) {
   int x, o;
