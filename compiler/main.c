@@ -423,7 +423,7 @@ static dy_status load_model(const char *model, const char *params, const dim_opt
       types[k].shape[0] = -1; /* the batch stays dynamic */
       k++;
     }
-  dy_paddle_options o = {k, names, types};
+  dy_paddle_options o = {.n_feed_types = k, .feed_names = names, .feed_types = types};
   return dy_paddle_load(model, params, &o, p, err);
 }
 

@@ -70,6 +70,11 @@ typedef struct {
   int n_feed_types;
   const char *const *feed_names;
   const dy_type *feed_types;
+  /* n_fetches > 0: these vars are the fetches instead of the fetch ops',
+   * and only the ops they depend on are imported (a model's dense part
+   * before an unsupported op). */
+  int n_fetches;
+  const char *const *fetch_names;
 } dy_paddle_options;
 
 /* Import a PaddlePaddle inference model from memory: model = a serialized

@@ -678,10 +678,60 @@ static int cmp_io(const void *a, const void *b) {
 
 static bool is_io(const PdOp *op, const char *t) { return op->type && strcmp(op->type, t) == 0; }
 
+/* The ops the fetches need: all of them, or with fetch_names given, those
+ * whose outputs the named vars depend on (walked backwards). */
+static dy_status mark_needed(pd_ctx *c) {
+  size_t n_ops = c->blk->n_ops;
+  c->needed = calloc(n_ops + 1, sizeof *c->needed);
+  if (!c->needed)
+    return pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  const dy_paddle_options *o = c->opts;
+  if (!o || o->n_fetches <= 0) {
+    for (size_t i = 0; i < n_ops; i++)
+      c->needed[i] = true;
+    return DY_OK;
+  }
+  size_t cap = (size_t)o->n_fetches + 16, n = 0;
+  const char **want = malloc(cap * sizeof *want);
+  if (!want)
+    return pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  for (int i = 0; i < o->n_fetches; i++)
+    want[n++] = o->fetch_names[i];
+  for (size_t i = n_ops; i-- > 0;) {
+    const PdOp *op = c->blk->ops[i];
+    bool hit = false;
+    for (size_t k = 0; k < op->n_outputs && !hit; k++)
+      for (size_t j = 0; j < op->outputs[k]->n_arguments && !hit; j++)
+        for (size_t w = 0; w < n && !hit; w++)
+          hit = op->outputs[k]->arguments[j] && strcmp(op->outputs[k]->arguments[j], want[w]) == 0;
+    if (!hit || is_io(op, "fetch"))
+      continue;
+    c->needed[i] = true;
+    for (size_t k = 0; k < op->n_inputs; k++)
+      for (size_t j = 0; j < op->inputs[k]->n_arguments; j++) {
+        if (n == cap) {
+          const char **nw = realloc(want, 2 * cap * sizeof *want);
+          if (!nw) {
+            free(want);
+            return pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+          }
+          want = nw;
+          cap *= 2;
+        }
+        if (op->inputs[k]->arguments[j])
+          want[n++] = op->inputs[k]->arguments[j];
+      }
+  }
+  free(want);
+  return DY_OK;
+}
+
 /* Scan before importing: every op known, no sub-blocks. */
 static dy_status prescan(pd_ctx *c) {
   for (size_t i = 0; i < c->blk->n_ops; i++) {
     const PdOp *op = c->blk->ops[i];
+    if (!c->needed[i])
+      continue;
     c->op = op;
     c->op_index = (int)i;
     if (!op->type)
@@ -696,7 +746,7 @@ static dy_status prescan(pd_ctx *c) {
     const PdOp *op = c->blk->ops[i];
     c->op = op;
     c->op_index = (int)i;
-    if (is_io(op, "feed") || is_io(op, "fetch"))
+    if (is_io(op, "feed") || is_io(op, "fetch") || !c->needed[i])
       continue;
     for (size_t k = 0; k < op->n_attrs; k++)
       if ((int)op->attrs[k]->type == PD_A_BLOCK || (int)op->attrs[k]->type == PD_A_BLOCKS)
@@ -713,7 +763,15 @@ static dy_status import_io(pd_ctx *c, bool feeds) {
   const char *kind = feeds ? "feed" : "fetch";
   int n = 0;
   pd_io io[DY_MAX_FEEDS];
-  for (size_t i = 0; i < c->blk->n_ops; i++) {
+  const dy_paddle_options *o = c->opts;
+  bool named = !feeds && o && o->n_fetches > 0;
+  if (named) { /* the fetches the caller names */
+    if (o->n_fetches > DY_MAX_FEEDS)
+      return pd_fail(c, DY_STATUS_UNSUPPORTED, "more than %d fetches", DY_MAX_FEEDS);
+    for (int i = 0; i < o->n_fetches; i++)
+      io[n++] = (pd_io){o->fetch_names[i], i, i};
+  }
+  for (size_t i = 0; i < c->blk->n_ops && !named; i++) {
     const PdOp *op = c->blk->ops[i];
     if (!is_io(op, kind))
       continue;
@@ -764,12 +822,13 @@ static dy_status import_program(pd_ctx *c, const uint8_t *params, size_t params_
   c->blk = c->prog->blocks[0];
   if (c->prog->version && c->prog->version->version >= 3000000 && c->blk->n_ops == 0)
     return pd_fail(c, DY_STATUS_UNSUPPORTED, "an empty Paddle 3 program (a PIR .json model?)");
+  PD_TRY(mark_needed(c));
   PD_TRY(prescan(c));
   PD_TRY(read_params(c, params, params_n));
   PD_TRY(import_io(c, true));
   for (size_t i = 0; i < c->blk->n_ops; i++) {
     const PdOp *op = c->blk->ops[i];
-    if (is_io(op, "feed") || is_io(op, "fetch"))
+    if (is_io(op, "feed") || is_io(op, "fetch") || !c->needed[i])
       continue;
     c->op = op;
     c->op_index = (int)i;
@@ -802,6 +861,7 @@ dy_status dy_paddle_load_mem(const uint8_t *model, size_t model_n, const uint8_t
                     : dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
   paddle__framework__proto__program_desc__free_unpacked(prog, NULL);
   free(c.params);
+  free(c.needed);
   if (s) {
     dy_program_free(c.p);
     return s;

@@ -67,6 +67,8 @@ typedef struct pd_ctx {
   int op_index;
   dy_srcloc loc;
   int n_renamed;            /* counter for SSA renames */
+  bool *needed;             /* per op of block 0: imported (all, unless
+                               dy_paddle_options names the fetches)      */
   int block;                /* the Program block ops go to: 0, or a while's
                                block being built (the rnn op)            */
 } pd_ctx;

@@ -24,6 +24,8 @@
  *                      indices with constant weights per axis (Paddle's
  *                      ratio, align_corners, align_mode); static H, W
  *   pixel_shuffle      reshape, transpose, reshape
+ *   prior_box          constants (they depend on shapes only)
+ *   box_coder          decode_center_size as elementwise ops on columns
  *
  * Ops with a known reason not to import (LoD sequences, NMS, custom and
  * quantization ops) are named by pd_unsupported_reason, checked before any
@@ -1097,6 +1099,175 @@ static dy_status map_rnn(pd_ctx *c) {
 }
 
 /* ------------------------------------------------------------------ */
+/* detection: prior_box, box_coder                                     */
+/* ------------------------------------------------------------------ */
+
+/* prior_box: Boxes and Variances [H, W, P, 4] depend only on the shapes of
+ * Input (the feature map, [N, C, H, W]) and Image: constants, computed
+ * here as Paddle does (in float). Priors per cell: for each min size, one
+ * box per aspect ratio (1 first, then the others, with 1/ar when flip;
+ * min_max_aspect_ratios_order puts the min and max squares first), then
+ * the sqrt(min * max) square when max_sizes are given; clip clamps to
+ * [0, 1]. */
+static dy_status map_prior_box(pd_ctx *c) {
+  int in, img;
+  PD_TRY(pd_in(c, "Input", 0, &in));
+  PD_TRY(pd_in(c, "Image", 0, &img));
+  const dy_type *ft = pd_type(c, in), *it = pd_type(c, img);
+  if (ft->rank != 4 || it->rank != 4 || ft->shape[2] < 0 || ft->shape[3] < 0 ||
+      it->shape[2] < 0 || it->shape[3] < 0)
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "prior_box needs the static planes of Input and "
+                   "Image (give the image's size)");
+  float mins[64], maxs[64], ars_in[32], var[4] = {0.1f, 0.1f, 0.2f, 0.2f}, ars[64];
+  int n_min = pd_attr_floats(c, "min_sizes", mins, 64), n_max = pd_attr_floats(c, "max_sizes", maxs, 64);
+  int n_ar_in = pd_attr_floats(c, "aspect_ratios", ars_in, 32);
+  pd_attr_floats(c, "variances", var, 4);
+  bool flip = pd_attr_b(c, "flip", false), clip = pd_attr_b(c, "clip", false);
+  bool mm_order = pd_attr_b(c, "min_max_aspect_ratios_order", false);
+  float offset = (float)pd_attr_f(c, "offset", 0.5);
+  if (n_min < 1 || (n_max > 0 && n_max != n_min))
+    return pd_fail(c, DY_STATUS_INVALID_ARGUMENT, "min_sizes / max_sizes");
+  if (n_max < 0)
+    n_max = 0;
+  int n_ar = 0;
+  ars[n_ar++] = 1.0f;
+  for (int i = 0; i < n_ar_in; i++) {
+    bool seen = false;
+    for (int j = 0; j < n_ar; j++)
+      seen |= fabsf(ars_in[i] - ars[j]) < 1e-6f;
+    if (seen)
+      continue;
+    ars[n_ar++] = ars_in[i];
+    if (flip && n_ar < 64)
+      ars[n_ar++] = 1.0f / ars_in[i];
+  }
+  int64_t H = ft->shape[2], W = ft->shape[3], P = (int64_t)n_ar * n_min + n_max;
+  float img_h = (float)it->shape[2], img_w = (float)it->shape[3];
+  float sw = (float)pd_attr_f(c, "step_w", 0), sh = (float)pd_attr_f(c, "step_h", 0);
+  if (sw == 0 || sh == 0)
+    sw = img_w / (float)W, sh = img_h / (float)H;
+  int64_t n = H * W * P * 4;
+  float *box = malloc((size_t)n * sizeof *box), *vb = malloc((size_t)n * sizeof *vb);
+  if (!box || !vb) {
+    free(box);
+    free(vb);
+    return pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  }
+  float *b = box;
+#define PUT(bw, bh)                                                   \
+  do {                                                                \
+    b[0] = (cx - (bw)) / img_w, b[1] = (cy - (bh)) / img_h;           \
+    b[2] = (cx + (bw)) / img_w, b[3] = (cy + (bh)) / img_h;           \
+    b += 4;                                                           \
+  } while (0)
+  for (int64_t h = 0; h < H; h++)
+    for (int64_t w = 0; w < W; w++) {
+      float cx = ((float)w + offset) * sw, cy = ((float)h + offset) * sh;
+      for (int s = 0; s < n_min; s++) {
+        float m = mins[s];
+        if (mm_order) {
+          PUT(m / 2.0f, m / 2.0f);
+          if (n_max) {
+            float sk = sqrtf(m * maxs[s]) / 2.0f;
+            PUT(sk, sk);
+          }
+          for (int r = 0; r < n_ar; r++)
+            if (fabsf(ars[r] - 1.0f) >= 1e-6f)
+              PUT(m * sqrtf(ars[r]) / 2.0f, m / sqrtf(ars[r]) / 2.0f);
+        } else {
+          for (int r = 0; r < n_ar; r++)
+            PUT(m * sqrtf(ars[r]) / 2.0f, m / sqrtf(ars[r]) / 2.0f);
+          if (n_max) {
+            float sk = sqrtf(m * maxs[s]) / 2.0f;
+            PUT(sk, sk);
+          }
+        }
+      }
+    }
+#undef PUT
+  for (int64_t i = 0; i < n; i++) {
+    if (clip)
+      box[i] = box[i] < 0 ? 0 : box[i] > 1 ? 1 : box[i];
+    vb[i] = var[i % 4];
+  }
+  int64_t shape[4] = {H, W, P, 4};
+  int k;
+  dy_status s = pd_const(c, DY_F32, 4, shape, box, pd_arg(c, true, "Boxes", 0), &k);
+  if (!s && pd_arg(c, true, "Variances", 0))
+    s = pd_const(c, DY_F32, 4, shape, vb, pd_arg(c, true, "Variances", 0), &k);
+  free(box);
+  free(vb);
+  return s;
+}
+
+/* Column k of a [..., 4] tensor, keeping the dim. */
+static dy_status column(pd_ctx *c, int v, int k, int *out) {
+  int64_t st = k, en = k + 1, ax = pd_type(c, v)->rank - 1, sp = 1;
+  dy_attr a[4] = {DY_ATTR_IS("starts", &st, 1), DY_ATTR_IS("ends", &en, 1),
+                  DY_ATTR_IS("axes", &ax, 1), DY_ATTR_IS("steps", &sp, 1)};
+  return pd_op(c, "slice", &v, 1, a, 4, NULL, out);
+}
+
+/* box_coder, decode_center_size, axis 0: TargetBox [N, M, 4] (deltas)
+ * against PriorBox [M, 4] (xmin, ymin, xmax, ymax) and PriorBoxVar [M, 4]
+ * (or the variance attribute):
+ *   pw = x2 - x1 (+1 unless box_normalized), pcx = x1 + pw / 2 (same for y)
+ *   cx = v0 t0 pw + pcx, w = exp(v2 t2) pw   (same for y)
+ *   out = [cx - w/2, cy - h/2, cx + w/2, cy + h/2] (-1 on the max side unless
+ *   box_normalized). */
+static dy_status map_box_coder(pd_ctx *c) {
+  char code[32];
+  pd_attr_s(c, "code_type", "encode_center_size", code, sizeof code);
+  if (strcmp(code, "decode_center_size") || pd_attr_i(c, "axis", 0) != 0)
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "box_coder %s with axis %lld (only "
+                   "decode_center_size, axis 0)", code, (long long)pd_attr_i(c, "axis", 0));
+  int pb, pv, tb;
+  PD_TRY(pd_in(c, "PriorBox", 0, &pb));
+  PD_TRY(pd_in_opt(c, "PriorBoxVar", 0, &pv));
+  PD_TRY(pd_in(c, "TargetBox", 0, &tb));
+  bool norm = pd_attr_b(c, "box_normalized", true);
+  if (pv < 0) {
+    float var[4] = {1, 1, 1, 1};
+    int n = pd_attr_floats(c, "variance", var, 4);
+    if (n != 4 && n > 0)
+      return pd_fail(c, DY_STATUS_INVALID_ARGUMENT, "variance of %d values", n);
+    PD_TRY(pd_const(c, DY_F32, 2, (int64_t[]){1, 4}, var, NULL, &pv));
+  }
+  if (pd_type(c, tb)->rank != 3 || pd_type(c, pb)->rank != 2)
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "box_coder needs TargetBox [N, M, 4] and "
+                   "PriorBox [M, 4]");
+  int p[4], v[4], t[4], one, half;
+  for (int k = 0; k < 4; k++) {
+    PD_TRY(column(c, pb, k, &p[k]));
+    PD_TRY(column(c, pv, k, &v[k]));
+    PD_TRY(column(c, tb, k, &t[k]));
+  }
+  PD_TRY(pd_const_f32(c, norm ? 0.0f : 1.0f, &one));
+  PD_TRY(pd_const_f32(c, 0.5f, &half));
+  int res[4];
+  for (int d = 0; d < 2; d++) { /* d = 0: x, 1: y */
+    int pw, pc, cc, sz, hs, tmp;
+    PD_TRY(binary(c, "sub", p[2 + d], p[d], NULL, &pw));
+    PD_TRY(binary(c, "add", pw, one, NULL, &pw));
+    PD_TRY(binary(c, "mul", pw, half, NULL, &tmp));
+    PD_TRY(binary(c, "add", p[d], tmp, NULL, &pc));
+    PD_TRY(binary(c, "mul", v[d], t[d], NULL, &cc));
+    PD_TRY(binary(c, "mul", cc, pw, NULL, &cc));
+    PD_TRY(binary(c, "add", cc, pc, NULL, &cc));
+    PD_TRY(binary(c, "mul", v[2 + d], t[2 + d], NULL, &sz));
+    PD_TRY(unary(c, "exp", sz, NULL, &sz));
+    PD_TRY(binary(c, "mul", sz, pw, NULL, &sz));
+    PD_TRY(binary(c, "mul", sz, half, NULL, &hs));
+    PD_TRY(binary(c, "sub", cc, hs, NULL, &res[d]));
+    PD_TRY(binary(c, "add", cc, hs, NULL, &tmp));
+    PD_TRY(binary(c, "sub", tmp, one, NULL, &res[2 + d]));
+  }
+  int o;
+  dy_attr a = DY_ATTR_I("axis", 2);
+  return pd_op(c, "concat", res, 4, &a, 1, out_name(c, "OutputBox"), &o);
+}
+
+/* ------------------------------------------------------------------ */
 /* interpolation, pixel_shuffle                                        */
 /* ------------------------------------------------------------------ */
 
@@ -1325,6 +1496,8 @@ static const pd_mapper mappers[] = {
     {"bilinear_interp", map_bilinear_interp},
     {"bilinear_interp_v2", map_bilinear_interp_v2},
     {"pixel_shuffle", map_pixel_shuffle},
+    {"prior_box", map_prior_box},
+    {"box_coder", map_box_coder},
 };
 
 pd_map_fn pd_find_mapper(const char *type) {
