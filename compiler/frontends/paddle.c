@@ -659,6 +659,9 @@ static dy_status add_feed(pd_ctx *c, const char *name) {
       return pd_fail(c, DY_STATUS_UNSUPPORTED, "feed '%s': no size symbol '%s'", name, sym);
     PD_TRY(dy_program_declare_sym(c->p, sym, 0, c->err));
   }
+  dy_error e = {0};
+  if (dy_type_check(&t, NULL, name, &e))
+    return pd_fail(c, e.status, "feed %s", e.msg);
   int id = define(c, name, &t);
   if (id < 0)
     return pd_fail(c, DY_STATUS_FORMAT, "feed '%s' is defined twice", name);

@@ -31,6 +31,7 @@
  * quantization ops) are named by pd_unsupported_reason, checked before any
  * op is imported.
  */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -85,6 +86,29 @@ static dy_status flatten(pd_ctx *c, int x, int start, int stop, const char *name
 static dy_status scale(pd_ctx *c, int x, double s, double b, const char *name, int *out) {
   dy_attr a[2] = {DY_ATTR_F("scale", s), DY_ATTR_F("bias", b)};
   return pd_op(c, "scale", &x, 1, a, 2, name, out);
+}
+
+/* The product of shape[0..n) within DY_MAX_NUMEL (a hostile attribute
+ * must not overflow), or fail naming what. */
+static dy_status checked_numel(pd_ctx *c, const int64_t *shape, int n, const char *what,
+                               int64_t *out) {
+  int64_t k = 1;
+  for (int i = 0; i < n; i++)
+    if (shape[i] < 0 || !dy_ck_mul(k, shape[i], &k) || k > DY_MAX_NUMEL)
+      return pd_fail(c, DY_STATUS_UNSUPPORTED, "%s: a dim %lld, or more than %lld elements",
+                     what, (long long)shape[i], (long long)DY_MAX_NUMEL);
+  *out = k;
+  return DY_OK;
+}
+
+/* A float attribute's value as float32 (out of range: +-inf, as a float
+ * cast would give in Paddle, without C's undefined conversion). */
+static double as_f32(double v) {
+  if (v > FLT_MAX)
+    return INFINITY;
+  if (v < -FLT_MAX)
+    return -INFINITY;
+  return (float)v;
 }
 
 /* An output that is its input unchanged. */
@@ -815,19 +839,17 @@ static dy_status map_fill_constant(pd_ctx *c) {
   pd_attr_s(c, "str_value", "", sv, sizeof sv);
   if (*sv)
     v = strtod(sv, NULL);
-  int64_t numel = 1;
-  for (int i = 0; i < n; i++) {
-    if (shape[i] < 0)
-      return pd_fail(c, DY_STATUS_UNSUPPORTED, "a -1 in fill_constant's shape");
-    numel *= shape[i];
-  }
-  (void)numel;
+  int64_t numel = 0;
+  PD_TRY(checked_numel(c, shape, n, "fill_constant's shape", &numel));
+  (void)numel; /* the check is the point: full makes the tensor */
+  if (dt == DY_I64 && !(fabs(v) < 9e18))
+    return pd_fail(c, DY_STATUS_INVALID_ARGUMENT, "value %g does not fit int64", v);
   if (dt == DY_I64)
     v = trunc(v); /* Paddle casts the value: toward zero */
   else if (dt == DY_BOOL)
     v = v != 0;
   else
-    v = (float)v;
+    v = as_f32(v);
   int o;
   dy_attr a[3] = {DY_ATTR_IS("shape", shape, n), DY_ATTR_F("value", v), DY_ATTR_I("dtype", dt)};
   return pd_op(c, "full", NULL, 0, a, 3, out_name(c, "Out"), &o);
@@ -898,14 +920,12 @@ static dy_status map_fill_constant_batch_size_like(pd_ctx *c) {
   pd_attr_s(c, "str_value", "", sv, sizeof sv);
   if (*sv)
     v = strtod(sv, NULL);
-  int64_t b = xt->shape[in_idx];
+  int64_t b = xt->shape[in_idx], numel = 0, all = 0;
   shape[out_idx] = 1;
-  int64_t numel = 1;
-  for (int i = 0; i < n; i++) {
-    if (shape[i] < 0)
-      return pd_fail(c, DY_STATUS_UNSUPPORTED, "a -1 in shape other than output_dim_idx");
-    numel *= shape[i];
-  }
+  PD_TRY(checked_numel(c, shape, n, "shape", &numel));
+  if (b >= 0 && (!dy_ck_mul(numel, b, &all) || all > DY_MAX_NUMEL))
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "more than %lld elements", (long long)DY_MAX_NUMEL);
+  v = as_f32(v);
   float *buf = malloc((size_t)(numel ? numel : 1) * sizeof *buf);
   if (!buf)
     return pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
@@ -914,12 +934,12 @@ static dy_status map_fill_constant_batch_size_like(pd_ctx *c) {
   int k;
   if (b >= 0) { /* a static dim: a plain constant */
     shape[out_idx] = b;
-    float *big = realloc(buf, (size_t)(numel * b > 0 ? numel * b : 1) * sizeof *buf);
+    float *big = realloc(buf, (size_t)(all > 0 ? all : 1) * sizeof *buf);
     if (!big) {
       free(buf);
       return pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
     }
-    for (int64_t i = 0; i < numel * b; i++)
+    for (int64_t i = 0; i < all; i++)
       big[i] = (float)v;
     dy_status s = pd_const(c, DY_F32, n, shape, big, out_name(c, "Out"), &k);
     free(big);
@@ -1146,7 +1166,8 @@ static dy_status map_prior_box(pd_ctx *c) {
   float sw = (float)pd_attr_f(c, "step_w", 0), sh = (float)pd_attr_f(c, "step_h", 0);
   if (sw == 0 || sh == 0)
     sw = img_w / (float)W, sh = img_h / (float)H;
-  int64_t n = H * W * P * 4;
+  int64_t n = 0;
+  PD_TRY(checked_numel(c, (int64_t[]){H, W, P, 4}, 4, "prior_box's output", &n));
   float *box = malloc((size_t)n * sizeof *box), *vb = malloc((size_t)n * sizeof *vb);
   if (!box || !vb) {
     free(box);
@@ -1369,11 +1390,17 @@ static dy_status map_interp(pd_ctx *c, bool linear, bool v2) {
     if (by_scale) {
       if (!(sc[d] > 0))
         return pd_fail(c, DY_STATUS_INVALID_ARGUMENT, "neither out_h/out_w nor scale given");
-      out[d] = (int64_t)((float)in[d] * sc[d]);
+      double o = (double)((float)in[d] * sc[d]);
+      if (!(o >= 1 && o <= 1 << 24))
+        return pd_fail(c, DY_STATUS_INVALID_ARGUMENT, "scale %g gives an output size %g", sc[d], o);
+      out[d] = (int64_t)o;
     } else {
       sc[d] = 0; /* the ratio comes from the sizes */
     }
   }
+  for (int d = 0; d < 2; d++)
+    if (out[d] < 1 || out[d] > 1 << 24)
+      return pd_fail(c, DY_STATUS_INVALID_ARGUMENT, "output size %lld", (long long)out[d]);
   bool ac = pd_attr_b(c, "align_corners", true);
   int mode = (int)pd_attr_i(c, "align_mode", 1);
   PD_TRY(resample(c, x, 2, in[0], out[0], sc[0], linear, ac, mode, NULL, &x));
