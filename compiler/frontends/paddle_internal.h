@@ -1,6 +1,6 @@
 /* paddle_internal.h - private header of the PaddlePaddle frontend
- * (paddle.c: files, params and the import loop; paddle_ops.c: the op
- * mappers; paddle_export.c: the writer). Not part of the public API.
+ * (paddle.c: files, params and the import loop; paddle_ops.c,
+ * paddle_ops_ext.c: the op mappers; paddle_export.c: the writer). Not part of the public API.
  *
  * The importer walks block 0's OpDescs in order. Paddle names are the
  * Program's var names: the newest definition of a name holds it, so a
@@ -127,8 +127,42 @@ dy_status pd_const(pd_ctx *c, dy_dtype dt, int rank, const int64_t *shape, const
                    const char *name, int *out);
 dy_status pd_const_f32(pd_ctx *c, float v, int *out);   /* shape [1] */
 
-/* ---- paddle_ops.c ---- */
+/* ---- paddle_ops.c: builders over pd_op (a NULL name: a temporary) ---- */
+const char *pd_out_name(pd_ctx *c, const char *slot);   /* output slot[0] */
+dy_status pd_unary(pd_ctx *c, const char *op, int x, const char *name, int *out);
+dy_status pd_binary(pd_ctx *c, const char *op, int a, int b, const char *name, int *out);
+/* an op with one ints attribute */
+dy_status pd_ints_op(pd_ctx *c, const char *op, const char *attr, int x, int n,
+                     const int64_t *v, const char *name, int *out);
+dy_status pd_reshape(pd_ctx *c, int x, int rank, const int64_t *shape, const char *name,
+                     int *out);
+dy_status pd_transpose(pd_ctx *c, int x, int rank, const int64_t *perm, const char *name,
+                       int *out);
+dy_status pd_unsqueeze(pd_ctx *c, int x, int n, const int64_t *axes, const char *name,
+                       int *out);
+dy_status pd_squeeze(pd_ctx *c, int x, int n, const int64_t *axes, const char *name, int *out);
+dy_status pd_flatten(pd_ctx *c, int x, int start, int stop, const char *name, int *out);
+dy_status pd_scale(pd_ctx *c, int x, double s, double b, const char *name, int *out);
+/* the product of shape[0..n) within DY_MAX_NUMEL, or an error naming what */
+dy_status pd_checked_numel(pd_ctx *c, const int64_t *shape, int n, const char *what,
+                           int64_t *out);
+/* a double as float32 (out of range: +-inf) */
+double pd_as_f32(double v);
+/* output slot takes x unchanged */
+dy_status pd_identity(pd_ctx *c, int x, const char *slot);
+/* the input slot (a tensor form of an attribute) must be absent */
+dy_status pd_no_input(pd_ctx *c, const char *slot, const char *what);
+dy_status pd_need_static_dim(pd_ctx *c, int var, int d, const char *what);
+/* the attribute (data_format, data_layout) says NHWC */
+bool pd_is_nhwc(pd_ctx *c, const char *attr);
+
 typedef dy_status (*pd_map_fn)(pd_ctx *c);
+typedef struct {
+  const char *type;
+  pd_map_fn map;
+} pd_mapper;
+/* paddle_ops_ext.c's mappers, ended by {NULL, NULL} */
+extern const pd_mapper pd_mappers_ext[];
 /* The mapper of a Paddle op type, or NULL. */
 pd_map_fn pd_find_mapper(const char *type);
 /* For op types with no mapper that are known: why not ("LoD sequences"). */
