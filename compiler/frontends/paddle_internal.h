@@ -142,6 +142,10 @@ dy_status pd_unsqueeze(pd_ctx *c, int x, int n, const int64_t *axes, const char 
                        int *out);
 dy_status pd_squeeze(pd_ctx *c, int x, int n, const int64_t *axes, const char *name, int *out);
 dy_status pd_flatten(pd_ctx *c, int x, int start, int stop, const char *name, int *out);
+/* [start, end) of one axis, step 1, into a temporary */
+dy_status pd_slice1(pd_ctx *c, int x, int64_t axis, int64_t start, int64_t end, int *out);
+/* fill_constant's value: str_value when given, else value */
+double pd_fill_value(pd_ctx *c);
 dy_status pd_scale(pd_ctx *c, int x, double s, double b, const char *name, int *out);
 /* the product of shape[0..n) within DY_MAX_NUMEL, or an error naming what */
 dy_status pd_checked_numel(pd_ctx *c, const int64_t *shape, int n, const char *what,

@@ -76,6 +76,13 @@ dy_status pd_squeeze(pd_ctx *c, int x, int n, const int64_t *axes, const char *n
   return pd_ints_op(c, "squeeze", "axes", x, n, axes, name, out);
 }
 
+dy_status pd_slice1(pd_ctx *c, int x, int64_t axis, int64_t start, int64_t end, int *out) {
+  int64_t sp = 1;
+  dy_attr a[4] = {DY_ATTR_IS("starts", &start, 1), DY_ATTR_IS("ends", &end, 1),
+                  DY_ATTR_IS("axes", &axis, 1), DY_ATTR_IS("steps", &sp, 1)};
+  return pd_op(c, "slice", &x, 1, a, 4, NULL, out);
+}
+
 dy_status pd_flatten(pd_ctx *c, int x, int start, int stop, const char *name, int *out) {
   dy_attr a[2] = {DY_ATTR_I("start_axis", start), DY_ATTR_I("stop_axis", stop)};
   return pd_op(c, "flatten", &x, 1, a, 2, name, out);
@@ -822,6 +829,12 @@ static dy_status map_reduce_min(pd_ctx *c) { return map_reduce(c, "reduce_min");
 /* constants, gathers                                                  */
 /* ------------------------------------------------------------------ */
 
+double pd_fill_value(pd_ctx *c) {
+  char sv[64];
+  pd_attr_s(c, "str_value", "", sv, sizeof sv);
+  return *sv ? strtod(sv, NULL) : pd_attr_f(c, "value", 0.0);
+}
+
 static dy_status map_fill_constant(pd_ctx *c) {
   PD_TRY(pd_no_input(c, "ValueTensor", "the value"));
   PD_TRY(pd_no_input(c, "ShapeTensor", "the shape"));
@@ -832,11 +845,7 @@ static dy_status map_fill_constant(pd_ctx *c) {
   dy_dtype dt;
   if (n < 0 || !pd_dtype_to_dy(pdt, &dt))
     return pd_fail(c, DY_STATUS_UNSUPPORTED, "fill_constant of %s", pd_dtype_name(pdt));
-  double v = pd_attr_f(c, "value", 0.0);
-  char sv[64];
-  pd_attr_s(c, "str_value", "", sv, sizeof sv);
-  if (*sv)
-    v = strtod(sv, NULL);
+  double v = pd_fill_value(c);
   int64_t numel = 0;
   PD_TRY(pd_checked_numel(c, shape, n, "fill_constant's shape", &numel));
   (void)numel; /* the check is the point: full makes the tensor */

@@ -34,11 +34,7 @@ static dy_status map_fill_constant_batch_size_like(pd_ctx *c) {
                    "out of range");
   if (pdt != PD_FP32)
     return pd_fail(c, DY_STATUS_UNSUPPORTED, "dtype %s (only float32)", pd_dtype_name(pdt));
-  double v = pd_attr_f(c, "value", 0.0);
-  char sv[64];
-  pd_attr_s(c, "str_value", "", sv, sizeof sv);
-  if (*sv)
-    v = strtod(sv, NULL);
+  double v = pd_fill_value(c);
   int64_t b = xt->shape[in_idx], numel = 0, all = 0;
   shape[out_idx] = 1;
   PD_TRY(pd_checked_numel(c, shape, n, "shape", &numel));
@@ -105,10 +101,7 @@ static dy_status map_fill_constant_batch_size_like(pd_ctx *c) {
 
 /* Gate g (0..2) of a [N, 3H] tensor. */
 static dy_status gate(pd_ctx *c, int v, int g, int64_t h, int *out) {
-  int64_t st = g * h, en = (g + 1) * h, ax = 1, sp = 1;
-  dy_attr a[4] = {DY_ATTR_IS("starts", &st, 1), DY_ATTR_IS("ends", &en, 1),
-                  DY_ATTR_IS("axes", &ax, 1), DY_ATTR_IS("steps", &sp, 1)};
-  return pd_op(c, "slice", &v, 1, a, 4, NULL, out);
+  return pd_slice1(c, v, 1, g * h, (g + 1) * h, out);
 }
 
 /* rnn, mode GRU, one layer, one direction, time-major Input [T, N, I],
@@ -342,10 +335,7 @@ static dy_status map_prior_box(pd_ctx *c) {
 
 /* Column k of a [..., 4] tensor, keeping the dim. */
 static dy_status column(pd_ctx *c, int v, int k, int *out) {
-  int64_t st = k, en = k + 1, ax = pd_type(c, v)->rank - 1, sp = 1;
-  dy_attr a[4] = {DY_ATTR_IS("starts", &st, 1), DY_ATTR_IS("ends", &en, 1),
-                  DY_ATTR_IS("axes", &ax, 1), DY_ATTR_IS("steps", &sp, 1)};
-  return pd_op(c, "slice", &v, 1, a, 4, NULL, out);
+  return pd_slice1(c, v, pd_type(c, v)->rank - 1, k, k + 1, out);
 }
 
 /* box_coder, decode_center_size, axis 0: TargetBox [N, M, 4] (deltas)
