@@ -8,13 +8,18 @@
  *     every stored case, batch 1 and 2 (a model with a batch-1 case only
  *     runs it twice as a batch of 2), scale-relative error
  *     max|got - ref| / max|ref| <= 1e-4;
- *   - every other model: its exact one-line error;
+ *   - serving_blazeface up to multiclass_nms (fetch_names): its boxes and
+ *     scores against the stored aux_*.npy;
+ *   - every other model: its exact one-line error; the models whose
+ *     references are not stored import and verify;
  *   - the decoder on every .pdmodel of the folder (pdmodel-only/ too),
  *     without params: a status, never a crash;
  *   - the one-file-per-variable layout equal to the combined one;
  *   - truncated and bit-flipped .pdmodel / .pdiparams: an error or the
  *     same Program, never a crash (under ASan in `make test`);
- *   - the CLI on a .pdmodel: run, check, compile.
+ *   - export then import (dy_paddle_save_mem, dy2stc export): the same
+ *     Program, for the models above and a Program of the other ops;
+ *   - the CLI on a .pdmodel: run, check, compile --shape, export, --params.
  */
 #define _GNU_SOURCE /* memmem */
 #include <dirent.h>
