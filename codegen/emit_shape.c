@@ -22,7 +22,8 @@
  *   reduce_*              the input in C order, accumulated into the
  *                         output element (the eager kernel's order)
  *   argmax, log_softmax   [outer, n, inner] around the axis, as softmax
- *   squeeze, unsqueeze    views: no kernel when aliased, else a copy
+ *   squeeze, unsqueeze,   views: no kernel when aliased, else a copy
+ *   reshape_dims
  */
 #include <float.h>
 #include <math.h>
@@ -258,6 +259,10 @@ dy_status dy_emit_squeeze(dy_cg_ctx *ctx, dy_error *err) {
 }
 
 dy_status dy_emit_unsqueeze(dy_cg_ctx *ctx, dy_error *err) {
+  return dy_cg_flat_copy(ctx, err);
+}
+
+dy_status dy_emit_reshape_dims(dy_cg_ctx *ctx, dy_error *err) {
   return dy_cg_flat_copy(ctx, err);
 }
 

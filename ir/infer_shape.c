@@ -288,6 +288,52 @@ dy_status dy_infer_unsqueeze(const dy_op *op, const dy_type *in, int n_,
 /* expand, tile                                                        */
 /* ------------------------------------------------------------------ */
 
+/* reshape_dims(x; dims): the target's sizes as dim expressions separated
+ * by ',' (rank = their count); they must multiply to the input's. On
+ * concrete shapes (the executor) a symbolic one cannot be evaluated here:
+ * the executor sizes such a reshape from its var's type at the symbols'
+ * values (runtime/executor.c). */
+dy_status dy_infer_reshape_dims(const dy_op *op, const dy_type *in, int n_in, dy_type *out,
+                                dy_error *err) {
+  (void)n_in;
+  dy_reshape_dims_attrs at;
+  dy_status s = dy_reshape_dims_attrs_of(op, &at, err);
+  if (s)
+    return s;
+  const dy_reshape_dims_attrs *a = &at;
+  const char *q = a->dims;
+  int64_t total, known = 1;
+  out->dtype = in[0].dtype;
+  out->rank = 0;
+  while (*q) {
+    size_t n = strcspn(q, ",");
+    if (out->rank == DY_MAX_DIMS)
+      return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                         "reshape_dims: dims '%.80s' has more than %d entries", a->dims,
+                         DY_MAX_DIMS);
+    int64_t *d = &out->shape[out->rank];
+    if (!dy_dim_parse(q, n, d) || !dy_dim_mul(known, *d, &known))
+      return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                         "reshape_dims: dims '%.80s': entry %d is not a size expression",
+                         a->dims, out->rank);
+    out->rank++;
+    q += n;
+    if (*q && !*++q)
+      return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                         "reshape_dims: dims '%.80s' ends with ','", a->dims);
+  }
+  char ts[160];
+  bool ok = dy_type_numel_dim(&in[0], &total);
+  if (ok && known < 0 && total >= 0)
+    return dy_error_at(err, op, DY_STATUS_SYMBOLIC,
+                       "reshape_dims: dims '%.80s' needs the size symbols' values", a->dims);
+  if (!ok || total != known)
+    return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
+                       "reshape_dims: cannot reshape %s to dims '%.80s'",
+                       dy_type_str(&in[0], ts, sizeof ts), a->dims);
+  return DY_OK;
+}
+
 /* expand(x; shape): broadcast x and shape against each other (ONNX
  * Expand; a 1 on either side takes the other's size), aligned on the
  * right; a -1 in shape keeps x's dim there (Paddle). Expanding the batch

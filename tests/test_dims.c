@@ -10,6 +10,7 @@
 #include "dy_compiler.h"
 #include "dy_runtime.h"
 #include "dy_test.h"
+#include "onnx_encoder.h"
 
 static int64_t sym(const char *name) {
   int64_t d = dy_dim_sym(name);
@@ -440,6 +441,70 @@ static void test_transformer_sample(void) {
   check_pairs(WORK "/tr/transformer.dymodel", "trs", 128, 16, 2e-4f);
 }
 
+/* The exporter-shaped ONNX encoder (onnx_encoder.h): src [seq, batch, 32]
+ * with two dim_params imports with seq and the batch symbolic through the
+ * Shape/Gather/Mul/Unsqueeze/Concat/Reshape chains; the executor matches a
+ * float64 reference and the compiled code the executor at (seq, batch)
+ * pairs up to the bounds; sizes above the bounds are refused. */
+static void test_onnx_encoder(void) {
+  static enc_weights w;
+  enc_weights_init(&w);
+  mkdir(WORK, 0777);
+  CU_ASSERT_EQUAL_FATAL(enc_write(WORK "/enc.onnx", &w), 0);
+  dy_program *p = NULL, *q = NULL;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_onnx_load(WORK "/enc.onnx", &p, &err), &err);
+  char ts[96];
+  CU_ASSERT_STRING_EQUAL(dy_type_str(&p->vars[p->feeds[0]]->type, ts, sizeof ts),
+                         "f32[seq,-1,32]");
+  CU_ASSERT_STRING_EQUAL(dy_type_str(&p->vars[p->fetches[0]]->type, ts, sizeof ts),
+                         "f32[seq,-1,32]");
+  /* the attention's batch * heads */
+  bool bh = false;
+  for (int i = 0; i < p->n_vars; i++)
+    bh |= strstr(dy_type_str(&p->vars[i]->type, ts, sizeof ts), "f32[4*batch,seq,8]") != NULL;
+  CU_ASSERT(bh);
+  enum { MAX_SEQ = 12, MAX_B = 3, CAP = MAX_SEQ * MAX_B * ENC_E };
+  DY_ASSERT_OK(dy_program_declare_sym(p, "seq", MAX_SEQ, &err), &err);
+  DY_ASSERT_OK(dy_onnx_load(WORK "/enc.onnx", &q, &err), &err);
+  DY_ASSERT_OK(dy_program_declare_sym(q, "seq", MAX_SEQ, &err), &err);
+  CU_ASSERT_FATAL(build_model(q, "enc", MAX_B));
+  static float got[CAP], want[CAP], src[CAP];
+  static double ref[CAP];
+  int rank[1] = {3}, rc_run;
+  int64_t pairs[][2] = {{1, 1}, {5, 2}, {MAX_SEQ, MAX_B}, {MAX_SEQ, 1}, {1, MAX_B}, {7, 3}};
+  for (size_t k = 0; k < sizeof pairs / sizeof *pairs; k++) {
+    int64_t S = pairs[k][0], B = pairs[k][1];
+    int64_t shapes[1][8] = {{S, B, ENC_E}};
+    int n = run_model("enc", 1, rank, shapes, &rc_run, got, CAP);
+    int m = run_exec(p, shapes, want, CAP);
+    CU_ASSERT_EQUAL(rc_run, 0);
+    CU_ASSERT_EQUAL(n, S * B * ENC_E);
+    CU_ASSERT_EQUAL_FATAL(n, m);
+    for (int i = 0; i < n; i++)
+      src[i] = fill(0, i);
+    enc_ref(&w, src, (int)S, (int)B, ref);
+    double dc = 0, dr = 0;
+    for (int i = 0; i < n; i++) {
+      double a = fabs((double)got[i] - want[i]), b = fabs((double)want[i] - ref[i]);
+      dc = a > dc ? a : dc;
+      dr = b > dr ? b : dr;
+    }
+    if (!(dc <= 1e-4 && dr <= 1e-4))
+      fprintf(stderr, "\n  seq %lld, batch %lld: compiled - executor %g, executor - float64 %g\n",
+              (long long)S, (long long)B, dc, dr);
+    CU_ASSERT(dc <= 1e-4);
+    CU_ASSERT(dr <= 1e-4);
+  }
+  int64_t bad[][1][8] = {{{MAX_SEQ + 1, 1, ENC_E}}, {{2, MAX_B + 1, ENC_E}}, {{2, 2, ENC_E + 1}}};
+  int want_rc[] = {5, 1, 5};
+  for (int k = 0; k < 3; k++)
+    CU_ASSERT_EQUAL(run_model("enc", 1, rank, bad[k], &rc_run, got, CAP), -want_rc[k]);
+  /* the executor refuses them too */
+  CU_ASSERT(run_exec(p, bad[0], want, CAP) < 0);
+  dy_program_free(p);
+}
+
 /* NAME.c and NAME.h of p (freed) with the default options, or NULL. */
 static char *emit_text(dy_program *p, char **header) {
   dy_compile_options o = dy_compile_options_default();
@@ -549,4 +614,5 @@ void dy_test_register(void) {
   DY_TEST(test_pinned_is_static);
   DY_TEST(test_cli_dims);
   DY_TEST(test_transformer_sample);
+  DY_TEST(test_onnx_encoder);
 }

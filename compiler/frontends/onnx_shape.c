@@ -77,14 +77,26 @@ static dy_status map_reshape(ox_ctx *c) {
       t[i] = want[i];
     else if (i < x->type.rank && x->type.shape[i] == want[i])
       t[i] = 0; /* copy the input's dim */
-    else if (n_infer++ == 0)
-      t[i] = -1;
     else
-      return ox_fail(c, DY_STATUS_UNSUPPORTED,
-                     "the target shape has two symbolic sizes that are not the input's dims "
-                     "at the same position (%s)", dy_dim_name(want[i], b1, sizeof b1));
+      t[i] = n_infer++ ? -2 : -1;
   }
-  ox_value *y = ox_reshape(c, x, (int)n, t);
+  ox_value *y;
+  if (n_infer <= 1) {
+    y = ox_reshape(c, x, (int)n, t);
+  } else {
+    /* several new symbolic sizes ([seq*batch, 32] -> [seq, batch, 32]):
+     * reshape_dims spells them out */
+    char dims[512];
+    size_t at = 0;
+    for (int i = 0; i < n; i++) {
+      at += (size_t)snprintf(dims + at, at < sizeof dims ? sizeof dims - at : 0, "%s%s",
+                             i ? "," : "", dy_dim_str(want[i], b1, sizeof b1));
+    }
+    if (at >= sizeof dims)
+      return ox_fail(c, DY_STATUS_UNSUPPORTED, "the target shape's sizes are too long to spell");
+    dy_attr a[] = {DY_ATTR_S("dims", dims)};
+    y = ox_op(c, "reshape_dims", &x, 1, a, 1);
+  }
   if (!y)
     return c->err->status;
   for (int i = 0; i < n; i++)
