@@ -1,6 +1,7 @@
 /* main.c - the dy2stc command line.
  *
  *   dy2stc compile MODEL [-o OUT] [--emit exe|c] [--name NAME] [--max-batch N]
+ *                        [--max-dim NAME=N] [--dim NAME=N] [--shape INPUT=d0,d1,...]
  *                        [--cc CC] [--cflags FLAGS] [--report] [--max-ram B]
  *                        [--max-flash B] [--target T] [--threads N] [--max-iterations N]
  *                        [-O0|-O1|-O2] [--verify-each] [--print-after=P|all]
@@ -9,7 +10,8 @@
  *                        [--params P.dyparams] [--seed N] [-- CFLAGS...]
  *   dy2stc run     MODEL --input NAME=FILE.npy ... [--output-dir DIR]
  *   dy2stc show    MODEL [--dot]
- *   dy2stc check   MODEL --input NAME=FILE.npy ... [--max-batch N] [--rtol R] [--atol A]
+ *   dy2stc check   MODEL --input NAME=FILE.npy ... [--max-batch N] [--max-dim NAME=N]
+ *                  [--dim NAME=N] [--shape INPUT=d0,...] [--rtol R] [--atol A]
  *   dy2stc compare A.npy B.npy [--rtol R] [--atol A] [--limit N]
  *   dy2stc params  MODEL --from DIR -o OUT   (a compiled trainer's tensors)
  *   dy2stc bench   MODEL [--batch N] [--runs N] [--threads N] [--per-op]
@@ -854,6 +856,7 @@ static const char check_help[] =
     "Run the static executor and the compiled executable on the same inputs\n"
     "and report the max abs / rel error of every output.\n"
     "  --max-batch N   bound compiled in (default 64)\n"
+    "  --max-dim NAME=N, --dim NAME=N, --shape INPUT=d0,...  size symbols, as compile\n"
     "  --rtol R        relative tolerance (default 1e-5)\n"
     "  --atol A        absolute tolerance (default 1e-6)\n"
     "  --cc CC, --cflags FLAGS, --target T, --threads N, -O0/-O1/-O2   as for compile\n"
@@ -864,7 +867,8 @@ static int cmd_check(int argc, char **argv) {
   dy_cli_inputs ia = {0};
   dy_compile_options o = dy_compile_options_default();
   double rtol = 1e-5, atol = 1e-6;
-  int rc = 0;
+  int rc = 0, n_dims = 0;
+  dim_option dims[32];
   for (int i = 2; i < argc && !rc; i++) {
     const char *a = argv[i];
     bool has = i + 1 < argc;
@@ -887,6 +891,11 @@ static int cmd_check(int argc, char **argv) {
     } else if (strcmp(a, "--max-batch") == 0 && has) {
       if (!dy_cli_positive(argv[++i], &o.max_batch))
         rc = dy_cli_usage("check", "bad --max-batch '%s'", argv[i]);
+    } else if ((strcmp(a, "--max-dim") == 0 || strcmp(a, "--dim") == 0 ||
+                strcmp(a, "--shape") == 0) && has) {
+      char kind = a[2] == 'm' ? 'm' : a[2] == 'd' ? 'd' : 's';
+      if (n_dims == 32 || !parse_dim_option(kind, argv[++i], &dims[n_dims++]))
+        rc = dy_cli_usage("check", "bad --max-dim, --dim or --shape '%s'", argv[i]);
     } else if (strcmp(a, "--rtol") == 0 && has) {
       if (!dy_cli_double(argv[++i], &rtol))
         rc = dy_cli_usage("check", "bad --rtol '%s'", argv[i]);
@@ -916,6 +925,8 @@ static int cmd_check(int argc, char **argv) {
   o.source = model;
   bool mismatch = false;
   dy_status s = dy_model_load_any(model, &p, &err);
+  if (!s)
+    s = apply_dims(p, dims, n_dims, &o, &err);
   if (!s)
     s = dy_cli_load_inputs(p, &ia, in, &err);
   if (!s)

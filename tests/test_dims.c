@@ -438,7 +438,29 @@ static void test_transformer_sample(void) {
   mkdir(WORK "/tr", 0777);
   CU_ASSERT_EQUAL_FATAL(dy_test_sh(WORK "/tr.log", DY_BUILD_DIR "/../samples/transformer --out "
                                    WORK "/tr --dynamic-seq"), 0);
+  /* the eager API's named dim round-trips through the .dymodel */
+  dy_program *p = NULL;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_model_load(WORK "/tr/transformer.dymodel", &p, &err), &err);
+  char ts[64];
+  CU_ASSERT_STRING_EQUAL(dy_type_str(&p->vars[p->feeds[0]]->type, ts, sizeof ts),
+                         "f32[-1,seq,128]");
+  CU_ASSERT(p->n_syms == 1 && strcmp(p->syms[0].name, "seq") == 0);
+  dy_program_free(p);
   check_pairs(WORK "/tr/transformer.dymodel", "trs", 128, 16, 2e-4f);
+  /* the executable (main.c binds the sizes from the .npy shapes): dy2stc
+   * check against the executor at the sample's batch 2, seq 64 */
+  CU_ASSERT_EQUAL(dy_test_sh(WORK "/check.log", "%s check " WORK "/tr/transformer.dymodel --input x="
+                             WORK "/tr/x.npy --max-batch 2 --max-dim seq=64 --atol 1e-4",
+                             DY2STC_PATH), 0);
+  char *log = dy_test_slurp(WORK "/check.log");
+  CU_ASSERT(log && strstr(log, ": ok") != NULL);
+  free(log);
+  CU_ASSERT_EQUAL(dy_test_sh(WORK "/check.log", "%s check " WORK "/tr/transformer.dymodel --input x="
+                             WORK "/tr/x.npy --max-dim seq=32", DY2STC_PATH), 1);
+  log = dy_test_slurp(WORK "/check.log");
+  CU_ASSERT(log && strstr(log, "seq = 64 is above its bound 32") != NULL);
+  free(log);
 }
 
 /* The exporter-shaped ONNX encoder (onnx_encoder.h): src [seq, batch, 32]
