@@ -16,12 +16,13 @@
  *   dy_op_set_inputs(p, op, 1, (int[]){x});  dy_op_set_outputs(...);
  *   dy_program_free(p);
  *
- * Dynamic dims. A dim of -1 is "the batch": a run-time size that every -1
- * in the Program shares (Paddle's InputSpec None on dim 0). Shape inference
- * keeps it symbolic; an op whose output dim would be some other function of
- * the batch (2*batch, batch*batch) is rejected with a clear error. The code
- * generator turns it into the run-time argument `batch`, bounded by
- * --max-batch.
+ * Dynamic dims. A negative dim is a symbolic size, an expression over named
+ * size symbols (dims.c below): -1 is "the batch", a run-time size that
+ * every -1 in the Program shares (Paddle's InputSpec None on dim 0); others
+ * are "seq", "4*batch*seq", "2*seq+1". Shape inference keeps them exact and
+ * rejects a size it cannot express with a clear error. The code generator
+ * turns each symbol into a run-time argument (`batch`, `dim_seq`), bounded
+ * by --max-batch and --max-dim.
  *
  * Ownership. A dy_program owns everything reachable from it (blocks, vars,
  * ops, attributes, names, parameter data) in one arena, released by

@@ -150,6 +150,43 @@ static void test_program_symbols(void) {
   dy_program_free(r);
 }
 
+static float max_diff(const float *a, const float *b, int n);
+
+/* tests/data/compat_v2_*: samples/simple_net.c saved by the dy2stc before
+ * size symbols (.dymodel version 2, x f32[-1,10]); never regenerate them.
+ * It still reads, with its -1 the batch, and runs to the eager output it
+ * was saved with. */
+static void test_version2_file_reads(void) {
+  const char *dir = DY_SOURCE_DIR "/tests/data/";
+  char path[1024];
+  snprintf(path, sizeof path, "%scompat_v2_simple_net.dymodel", dir);
+  char *bytes = dy_test_slurp(path);
+  CU_ASSERT_FATAL(bytes != NULL);
+  CU_ASSERT(bytes[0] == 0x08 && bytes[1] == 0x02); /* field 1, version 2 */
+  free(bytes);
+  dy_program *p = NULL;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_model_load(path, &p, &err), &err);
+  CU_ASSERT_EQUAL(p->n_syms, 0);
+  CU_ASSERT_EQUAL(p->vars[p->feeds[0]]->type.shape[0], -1);
+  dy_tensor *in[2] = {0}, *want = NULL, *got = NULL;
+  snprintf(path, sizeof path, "%scompat_v2_x.npy", dir);
+  DY_ASSERT_OK(dy_npy_read(path, &in[0], &err), &err);
+  snprintf(path, sizeof path, "%scompat_v2_y.npy", dir);
+  DY_ASSERT_OK(dy_npy_read(path, &in[1], &err), &err);
+  snprintf(path, sizeof path, "%scompat_v2_eager_out.npy", dir);
+  DY_ASSERT_OK(dy_npy_read(path, &want, &err), &err);
+  DY_ASSERT_OK(dy_executor_run(p, in, 2, &got, 1, &err), &err);
+  CU_ASSERT_FATAL(dy_type_equal(&got->type, &want->type));
+  CU_ASSERT(max_diff(dy_tensor_f32(got), dy_tensor_f32(want), (int)dy_type_numel(&got->type)) <=
+            1e-5f);
+  dy_tensor_free(in[0]);
+  dy_tensor_free(in[1]);
+  dy_tensor_free(want);
+  dy_tensor_free(got);
+  dy_program_free(p);
+}
+
 /* The executor binds batch and seq from the inputs' shapes, checks they
  * agree and stay within the bounds. */
 static const char *exec_text =
@@ -631,6 +668,7 @@ void dy_test_register(void) {
   DY_TEST(test_normal_form);
   DY_TEST(test_text_forms);
   DY_TEST(test_program_symbols);
+  DY_TEST(test_version2_file_reads);
   DY_TEST(test_executor_binds_symbols);
   DY_TEST(test_compiled_binds_symbols);
   DY_TEST(test_pinned_is_static);
