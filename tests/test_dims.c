@@ -564,6 +564,74 @@ static void test_onnx_encoder(void) {
   dy_program_free(p);
 }
 
+/* ConstantOfShape(Shape(x)) and Expand(m [1,1,4], Shape(x)) on symbolic
+ * sizes: the value (or m) expanded to x's sizes at run time;
+ * y = (x + 1) + x * m, executor and compiled. A ConstantOfShape no tensor
+ * has the sizes of is refused. */
+static void test_onnx_constant_of_shape_expand(void) {
+  mkdir(WORK, 0777);
+  ob_model *m = ob_new(13);
+  m->inputs[m->graph.n_input++] = ob_value_info(m, "x", OB_F32, 3, (int64_t[]){-1, -1, 4}, NULL);
+  m->inputs[0]->type->tensor_type->shape->dim[0]->dim_param = ob_str(m, "seq");
+  m->inputs[0]->type->tensor_type->shape->dim[1]->dim_param = ob_str(m, "batch");
+  ob_init_f32(m, "mask", 3, (int64_t[]){1, 1, 4}, (float[]){1, 0, 2, -1});
+  ob_node(m, "Shape", "shape", 1, (const char *[]){"x"}, 1, (const char *[]){"s"});
+  Onnx__NodeProto *n = ob_node(m, "ConstantOfShape", "ones", 1, (const char *[]){"s"}, 1,
+                               (const char *[]){"one"});
+  Onnx__AttributeProto *a = ob_attr(m, n, "value", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR);
+  a->t = ob_tensor(m, "", OB_F32, 1, (int64_t[]){1}, (float[]){1.0f}, sizeof(float));
+  ob_node(m, "Expand", "expand", 2, (const char *[]){"mask", "s"}, 1, (const char *[]){"me"});
+  ob_node(m, "Add", "add", 2, (const char *[]){"x", "one"}, 1, (const char *[]){"a"});
+  ob_node(m, "Mul", "mul", 2, (const char *[]){"x", "me"}, 1, (const char *[]){"b"});
+  ob_node(m, "Add", "sum", 2, (const char *[]){"a", "b"}, 1, (const char *[]){"y"});
+  ob_output(m, "y", OB_F32);
+  CU_ASSERT_EQUAL_FATAL(ob_save(m, WORK "/cos.onnx"), 0);
+  ob_free(m);
+  dy_program *p = NULL, *q = NULL;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_onnx_load(WORK "/cos.onnx", &p, &err), &err);
+  DY_ASSERT_OK(dy_onnx_load(WORK "/cos.onnx", &q, &err), &err);
+  DY_ASSERT_OK(dy_program_declare_sym(q, "seq", 5, &err), &err);
+  CU_ASSERT_FATAL(build_model(q, "cos", 3));
+  static const float mk[4] = {1, 0, 2, -1};
+  float got[64], want[64];
+  int rank[1] = {3}, rc_run;
+  int64_t pairs[][2] = {{1, 1}, {3, 2}, {5, 3}};
+  for (int k = 0; k < 3; k++) {
+    int64_t shapes[1][8] = {{pairs[k][0], pairs[k][1], 4}};
+    int nn = run_model("cos", 1, rank, shapes, &rc_run, got, 64);
+    int mm = run_exec(p, shapes, want, 64);
+    CU_ASSERT_EQUAL(rc_run, 0);
+    CU_ASSERT_EQUAL(nn, pairs[k][0] * pairs[k][1] * 4);
+    CU_ASSERT_EQUAL_FATAL(nn, mm);
+    int bad = 0;
+    for (int i = 0; i < nn; i++) {
+      float x = fill(0, i), y = (x + 1.0f) + x * mk[i % 4];
+      bad += fabsf(want[i] - y) > 1e-6f || got[i] != want[i];
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+  }
+  dy_program_free(p);
+  /* ConstantOfShape of [seq, 7]: no tensor of those sizes */
+  m = ob_new(13);
+  m->inputs[m->graph.n_input++] = ob_value_info(m, "x", OB_F32, 2, (int64_t[]){-1, 4}, "seq");
+  ob_init_i64(m, "seven", 1, (int64_t[]){1}, (int64_t[]){7});
+  ob_node(m, "Shape", "shape", 1, (const char *[]){"x"}, 1, (const char *[]){"s"});
+  ob_node(m, "Slice", "first", 3, (const char *[]){"s", "zero", "one"}, 1, (const char *[]){"s0"});
+  ob_init_i64(m, "zero", 1, (int64_t[]){1}, (int64_t[]){0});
+  ob_init_i64(m, "one", 1, (int64_t[]){1}, (int64_t[]){1});
+  n = ob_node(m, "Concat", "cat", 2, (const char *[]){"s0", "seven"}, 1, (const char *[]){"s7"});
+  ob_attr_i(m, n, "axis", 0);
+  ob_node(m, "ConstantOfShape", "zeros", 1, (const char *[]){"s7"}, 1, (const char *[]){"y"});
+  ob_output(m, "y", OB_F32);
+  CU_ASSERT_EQUAL_FATAL(ob_save(m, WORK "/cos2.onnx"), 0);
+  ob_free(m);
+  p = NULL;
+  CU_ASSERT_EQUAL(dy_onnx_load(WORK "/cos2.onnx", &p, &err), DY_STATUS_UNSUPPORTED);
+  CU_ASSERT(strstr(err.msg, "'zeros' (ConstantOfShape)") != NULL &&
+            strstr(err.msg, "no run-time tensor") != NULL);
+}
+
 /* NAME.c and NAME.h of p (freed) with the default options, or NULL. */
 static char *emit_text(dy_program *p, char **header) {
   dy_compile_options o = dy_compile_options_default();
@@ -675,4 +743,5 @@ void dy_test_register(void) {
   DY_TEST(test_cli_dims);
   DY_TEST(test_transformer_sample);
   DY_TEST(test_onnx_encoder);
+  DY_TEST(test_onnx_constant_of_shape_expand);
 }

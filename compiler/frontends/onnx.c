@@ -213,6 +213,20 @@ dy_status ox_set_dim(ox_ctx *c, ox_value *v, int64_t i, int64_t d) {
   return DY_OK;
 }
 
+ox_value *ox_like(ox_ctx *c, int rank, const int64_t *dims) {
+  for (size_t i = 0; i < c->n_all; i++) {
+    ox_value *v = c->all[i];
+    if (v->var < 0 || v->type.rank != rank)
+      continue;
+    bool same = true;
+    for (int d = 0; d < rank; d++)
+      same &= v->type.shape[d] == dims[d];
+    if (same)
+      return v;
+  }
+  return NULL;
+}
+
 int64_t ox_sym_dim(const ox_value *v, int64_t i) {
   return v && v->c && v->c->dims && i >= 0 && i < dy_type_numel(&v->type) ? v->c->dims[i] : 0;
 }

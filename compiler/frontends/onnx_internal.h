@@ -127,6 +127,11 @@ int64_t ox_sym_dim(const ox_value *v, int64_t i);
 /* Entry i of an i64 constant as a size: its symbolic dim or its value. */
 int64_t ox_entry(const ox_value *v, int64_t i);
 
+/* A run-time value (a var) whose dims are exactly dims[0..rank), the
+ * first made, or NULL: what expand_as reads for the shape when a size is
+ * symbolic (ConstantOfShape, Expand to a dynamic size). */
+ox_value *ox_like(ox_ctx *c, int rank, const int64_t *dims);
+
 /* Constants. */
 ox_value *ox_new_const(ox_ctx *c, dy_dtype dt, int rank, const int64_t *shape,
                        const void *data);

@@ -364,17 +364,39 @@ static dy_status map_expand(ox_ctx *c) {
   TRY(ox_get_ints(c, sv, "Expand's shape", true, &shape, &n));
   if (n > DY_MAX_DIMS)
     return ox_fail(c, DY_STATUS_UNSUPPORTED, "rank %lld", (long long)n);
-  int64_t t[DY_MAX_DIMS];
+  int64_t t[DY_MAX_DIMS], want[DY_MAX_DIMS];
+  bool grow = false; /* a dim of 1 grows to a dynamic size */
   for (int i = 0; i < n; i++) {
     t[i] = shape[i];
+    want[i] = ox_entry(sv, i);
     int64_t d = ox_sym_dim(sv, i);
     if (d) {
       int j = i - (int)(n - x->type.rank);
-      if (j < 0 || x->type.shape[j] != d)
+      if (j >= 0 && x->type.shape[j] == d) {
+        t[i] = -1;
+        continue;
+      }
+      if (j >= 0 && x->type.shape[j] != 1)
         return ox_fail(c, DY_STATUS_UNSUPPORTED,
                        "expanding a dim to a dynamic size other than its own");
-      t[i] = -1;
+      grow = true;
     }
+  }
+  if (grow) {
+    /* to a run-time tensor of the target's sizes: expand_as */
+    int r = x->type.rank > n ? x->type.rank : (int)n;
+    int64_t full[DY_MAX_DIMS];
+    for (int i = 0; i < r; i++) {
+      int xi = i - (r - x->type.rank), si = i - (r - (int)n);
+      int64_t xd = xi >= 0 ? x->type.shape[xi] : 1, sd = si >= 0 ? want[si] : 1;
+      full[i] = sd == 1 ? xd : sd;
+    }
+    ox_value *like = ox_like(c, r, full);
+    if (!like)
+      return ox_fail(c, DY_STATUS_UNSUPPORTED,
+                     "expanding to dynamic sizes that no run-time tensor has (dy2stc "
+                     "expands to such a tensor)");
+    OUT(0, ox_op(c, "expand_as", (ox_value *[]){x, like}, 2, NULL, 0));
   }
   dy_attr a[] = {DY_ATTR_IS("shape", t, (int)n)};
   OUT(0, ox_op(c, "expand", &x, 1, a, 1));

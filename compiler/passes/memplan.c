@@ -224,6 +224,16 @@ dy_status dy_memplan_scratch(dy_program *p, int64_t max_batch, int threads,
   memset(r, 0, sizeof *r);
   int64_t bounds[DY_MAX_SYMS];
   dy_program_sym_bounds(p, max_batch, max_batch, bounds);
+  for (int i = 0; i < p->n_vars; i++) {
+    const dy_var *v = p->vars[i];
+    int64_t bytes = in_arena(v) ? bytes_at(&v->type, bounds) : 0;
+    if (bytes < 0 || bytes > DY_MAX_ARENA_BYTES) {
+      char ts[160];
+      return dy_error_set(err, DY_STATUS_LIMIT,
+                          "memplan: var '%s' %s is larger than the arena limit at the "
+                          "size bounds", v->name, dy_type_str(&v->type, ts, sizeof ts));
+    }
+  }
   int nv = p->n_vars, n_ops = dy_program_count_ops(p);
   int *root = malloc(sizeof(int) * (size_t)(nv + 1));
   interval *iv = calloc((size_t)nv + (size_t)n_ops + 1, sizeof *iv);
@@ -317,20 +327,7 @@ dy_status dy_memplan_scratch(dy_program *p, int64_t max_batch, int threads,
     /* an empty tensor still gets its own (64) bytes: at the offset of
      * another buffer it would make the kernels' restrict pointers equal,
      * which compilers reject (-Wrestrict) even with nothing to access */
-    int64_t bytes = bytes_at(&v->type, bounds);
-    if (bytes < 0 || bytes > DY_MAX_ARENA_BYTES) {
-      free(root);
-      free(iv);
-      free(sc.start);
-      free(sc.end);
-      free(sc.def);
-      free(sc.last);
-      free(ops);
-      char ts[160];
-      return dy_error_set(err, DY_STATUS_LIMIT,
-                          "memplan: var '%s' %s is larger than the arena limit at the "
-                          "size bounds", v->name, dy_type_str(&v->type, ts, sizeof ts));
-    }
+    int64_t bytes = bytes_at(&v->type, bounds); /* checked above */
     iv[i].size = align_up(bytes > 0 ? bytes : 1);
     iv[n++] = iv[i];
   }
