@@ -35,7 +35,7 @@ static void test_normal_form(void) {
   int64_t b = sym("batch"), s = sym("seq"), h = sym("heads");
   CU_ASSERT_EQUAL(b, -1);
   CU_ASSERT(s < -1 && h < -1 && s != h);
-  int64_t bs, sb, x, y;
+  int64_t bs = 0, sb = 0, x = 0, y = 0;
   CU_ASSERT(dy_dim_mul(b, s, &bs) && dy_dim_mul(s, b, &sb));
   CU_ASSERT_EQUAL(bs, sb); /* normal form: equal iff the same id */
   CU_ASSERT_STRING_EQUAL(str(bs), "batch*seq");

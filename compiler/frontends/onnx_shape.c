@@ -61,9 +61,14 @@ static dy_status map_reshape(ox_ctx *c) {
       return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "size %lld in the shape", (long long)e);
     }
     want[i] = e;
-    if (!dy_dim_mul(known, e, &known))
+    bool plain = known >= 0 && e >= 0;
+    if (!dy_dim_mul(known, e, &known) || (known >= 0 && known > DY_MAX_NUMEL)) {
+      if (plain || known >= 0)
+        return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "the target shape is larger than the "
+                       "maximum tensor size (%lld elements)", (long long)DY_MAX_NUMEL);
       return ox_fail(c, DY_STATUS_UNSUPPORTED, "the target shape's size is not a size "
                      "expression");
+    }
   }
   if (infer_at >= 0 && (known == 0 || !dy_dim_div(total, known, &want[infer_at])))
     return ox_fail(c, DY_STATUS_SHAPE_MISMATCH, "cannot infer the -1: %s elements over %s",
