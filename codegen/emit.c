@@ -1517,6 +1517,12 @@ static void emit_header(gen *g, dy_buf *out) {
     dy_buf_printf(out, "1..%s_MAX_BATCH, the size of every -1 dim\n", U);
   else
     dy_buf_puts(out, "ignored (no dim is dynamic)\n");
+  for (int k = 0; k < g->n_named; k++) {
+    char nm[DY_SYM_NAME_MAX + 8], up[DY_SYM_NAME_MAX + 8];
+    dy_buf_printf(out, " *   %-6s 1..%s_MAX_DIM_%s, size symbol %s (%s_ERR_SHAPE otherwise)\n",
+                  dy_cg_sym_cname(g->named[k], nm, sizeof nm), U,
+                  sym_upper(g->named[k], up, sizeof up), dy_sym_name(g->named[k]), U);
+  }
   dy_buf_puts(out, " * then one buffer per input (read) and per output "
                    "(written), C order,\n * not overlapping:\n");
   char ts[256];
@@ -1528,7 +1534,11 @@ static void emit_header(gen *g, dy_buf *out) {
                   in ? "input " : "output", in ? i : i - p->n_feeds,
                   dy_type_str(&p->vars[v]->type, ts, sizeof ts));
   }
-  if (g->has_loop)
+  if (g->n_named)
+    dy_buf_printf(out, " * Returns %s_OK, %s_ERR_BATCH, %s_ERR_ARG, %s_ERR_INDEX, %s_ERR_SHAPE%s\n"
+                  " * (outputs then undefined). */\n", U, U, U, U, U,
+                  g->has_loop ? " or _ERR_LOOP" : "");
+  else if (g->has_loop)
     dy_buf_printf(out, " * Returns %s_OK, %s_ERR_BATCH, %s_ERR_ARG, %s_ERR_INDEX or %s_ERR_LOOP\n"
                   " * (outputs then undefined). */\n", U, U, U, U, U);
   else
