@@ -60,8 +60,8 @@ static dy_status axes_mask(const dy_op *op, const int64_t *axes, int n,
 /* ------------------------------------------------------------------ */
 
 /* concat(x0, x1, ...; axis): every input has the same dtype and rank and
- * the same dims except along axis, where they add up. Along the batch axis
- * that sum would be k*B: rejected, unless there is one input. */
+ * the same dims except along axis, where they add up (a size expression:
+ * seq + 2, 2*batch). */
 dy_status dy_infer_concat(const dy_op *op, const dy_type *in, int n,
                           dy_type *out, dy_error *err) {
   dy_concat_attrs a;
@@ -78,7 +78,6 @@ dy_status dy_infer_concat(const dy_op *op, const dy_type *in, int n,
     return s;
   *out = in[0];
   int64_t sum = 0;
-  int n_dyn = 0;
   for (int i = 0; i < n; i++) {
     char a[128], b[128];
     if (in[i].dtype != in[0].dtype)
@@ -97,17 +96,12 @@ dy_status dy_infer_concat(const dy_op *op, const dy_type *in, int n,
                            "%d (only axis %d may differ)", i,
                            dy_type_str(&in[i], a, sizeof a),
                            dy_type_str(&in[0], b, sizeof b), d, ax);
-    if (in[i].shape[ax] < 0)
-      n_dyn++;
-    else
-      sum += in[i].shape[ax];
+    if (!dy_dim_add(sum, in[i].shape[ax], &sum))
+      return dy_error_at(err, op, DY_STATUS_UNSUPPORTED,
+                         "concat: the sizes along axis %d do not add up to a size "
+                         "expression", ax);
   }
-  if (n_dyn > 0 && n > 1)
-    return dy_error_at(err, op, DY_STATUS_UNSUPPORTED,
-                       "concat: concatenating %d inputs along axis %d, the "
-                       "dynamic batch dim, would give a multiple of the batch",
-                       n, ax);
-  out->shape[ax] = n_dyn ? -1 : sum;
+  out->shape[ax] = sum;
   return DY_OK;
 }
 

@@ -632,6 +632,44 @@ static void test_onnx_constant_of_shape_expand(void) {
             strstr(err.msg, "no run-time tensor") != NULL);
 }
 
+/* concat along a symbolic axis (seq + 2) and along the batch (2*batch):
+ * inference adds the sizes, the compiled offsets are expressions. */
+static void test_concat_symbolic(void) {
+  static const char *text =
+      "program {\n"
+      "  sym seq max 6\n"
+      "  var x : f32[-1,seq,4] feed 0\n"
+      "  var y : f32[-1,2,4] feed 1\n"
+      "  var z : f32[-1,seq+2,4]\n"
+      "  var w : f32[2*batch,seq,4]\n"
+      "  block 0 parent -1 {\n"
+      "    z = concat(x, y) {axis = 1}\n"
+      "    w = concat(x, x) {axis = 0}\n"
+      "  }\n"
+      "  fetch 0 z\n"
+      "  fetch 1 w\n"
+      "}\n";
+  dy_program *p = dy_test_parse_ok(text);
+  CU_ASSERT_FATAL(p != NULL);
+  CU_ASSERT_FATAL(build_model(dy_test_parse_ok(text), "cat", 3));
+  float got[1024], want[1024];
+  int rank[2] = {3, 3}, rc_run;
+  int64_t pairs[][2] = {{1, 1}, {2, 5}, {3, 6}};
+  for (int k = 0; k < 3; k++) {
+    int64_t b = pairs[k][0], sq = pairs[k][1];
+    int64_t shapes[2][8] = {{b, sq, 4}, {b, 2, 4}};
+    int n = run_model("cat", 2, rank, shapes, &rc_run, got, 1024);
+    int m = run_exec(p, shapes, want, 1024);
+    CU_ASSERT_EQUAL(rc_run, 0);
+    CU_ASSERT_EQUAL(n, b * (sq + 2) * 4 + 2 * b * sq * 4);
+    CU_ASSERT_EQUAL_FATAL(n, m);
+    CU_ASSERT(max_diff(got, want, n) == 0.0f);
+    /* z's row s of batch 0 is x's (s < seq) or y's */
+    CU_ASSERT(want[0] == fill(0, 0) && want[sq * 4] == fill(1, 0));
+  }
+  dy_program_free(p);
+}
+
 /* NAME.c and NAME.h of p (freed) with the default options, or NULL. */
 static char *emit_text(dy_program *p, char **header) {
   dy_compile_options o = dy_compile_options_default();
@@ -744,4 +782,5 @@ void dy_test_register(void) {
   DY_TEST(test_transformer_sample);
   DY_TEST(test_onnx_encoder);
   DY_TEST(test_onnx_constant_of_shape_expand);
+  DY_TEST(test_concat_symbolic);
 }
