@@ -1,14 +1,14 @@
 /* infer_shape.c - shape and dtype inference for the shape op family
- * (ops_shape.def): concat, slice, squeeze, unsqueeze, expand, tile, pad,
- * gather, the reductions, argmax and log_softmax.
+ * (ops_shape.def): concat, slice, squeeze, unsqueeze, reshape_dims, expand,
+ * tile, pad, gather, the reductions, argmax and log_softmax.
  *
  * Semantics follow ONNX (and Paddle where ONNX is silent); each function's
- * comment states the rules. The dynamic dim (-1, the batch B) follows
- * infer.c: an output dim may be -1 only when it is exactly B. So an op that
- * would give k*B or B+k along the batch axis (concat along it, a partial
- * slice of it, tiling or padding it) is DY_STATUS_UNSUPPORTED, and a static
- * dim that would have to equal B is a shape error. Reducing over the batch
- * is fine: the result dim is 1 (keepdim) or gone.
+ * comment states the rules. Symbolic dims (size expressions, ir/dims.c;
+ * -1 the batch B) follow infer.c: concat adds them (seq + 2, 2*B); a
+ * partial slice of one, tiling or padding it is DY_STATUS_UNSUPPORTED (its
+ * whole range only), and a static dim that would have to equal a symbolic
+ * one is a shape error. Reducing over one is fine: the result dim is 1
+ * (keepdim) or gone.
  *
  * Attributes are all required by the verifier (ops.def schema), but a list
  * may be empty where the op gives it a meaning (slice axes/steps, squeeze
