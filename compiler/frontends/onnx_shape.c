@@ -36,6 +36,14 @@ static dy_status map_reshape(ox_ctx *c) {
   if (n > DY_MAX_DIMS)
     return ox_fail(c, DY_STATUS_UNSUPPORTED, "target rank %lld", (long long)n);
   bool allowzero = ox_attr_i(c, "allowzero", 0) != 0;
+  if (!sv->sym && dy_type_is_static(&x->type)) {
+    /* static: the reshape op's own rules (and errors) as they are */
+    for (int i = 0; i < n; i++)
+      if (shape[i] == 0 && allowzero)
+        return ox_fail(c, DY_STATUS_UNSUPPORTED,
+                       "allowzero with a 0 in the shape (an empty tensor)");
+    OUT(0, ox_reshape(c, x, (int)n, shape));
+  }
   int64_t want[DY_MAX_DIMS], t[DY_MAX_DIMS], total, known = 1;
   int infer_at = -1;
   char b1[96], b2[96];
@@ -278,8 +286,12 @@ static dy_status map_split(ox_ctx *c) {
       return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "split has %lld entries for %d outputs",
                      (long long)ns, n_out);
     int64_t sum = 0;
-    for (int i = 0; i < n_out; i++)
-      sum += sizes[i] = sp[i];
+    for (int i = 0; i < n_out; i++) {
+      if (sp[i] < 0 || sp[i] > dim)
+        return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "split entry %d is %lld, outside [0, %lld]",
+                       i, (long long)sp[i], (long long)dim);
+      sum += sizes[i] = sp[i]; /* at most 64 entries of at most dim each */
+    }
     if (sum != dim)
       return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "split sums to %lld, the axis is %lld",
                      (long long)sum, (long long)dim);
