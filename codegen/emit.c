@@ -342,7 +342,8 @@ static void find_named(gen *g) {
 }
 
 
-/* Shape for a kernel name: "4x256", "Bx10" (B the batch), "scalar". */
+/* Shape for a kernel name: "4x256", "Bx10" (B the batch), "BxSx8" (S a
+ * size symbol's initial, seq), "Ex8" (E an expression), "scalar". */
 static void shape_tag(const dy_type *t, char *buf, size_t n) {
   size_t k = 0;
   buf[0] = '\0';
@@ -351,8 +352,16 @@ static void shape_tag(const dy_type *t, char *buf, size_t n) {
     return;
   }
   for (int i = 0; i < t->rank && k < n; i++) {
-    if (t->shape[i] < 0)
+    int sym = dy_dim_single_sym(t->shape[i]);
+    if (t->shape[i] == -1)
       k += (size_t)snprintf(buf + k, n - k, "%sB", i ? "x" : "");
+    else if (sym > 0) /* "S" for seq: the symbol's initial, upper case */
+      k += (size_t)snprintf(buf + k, n - k, "%s%c", i ? "x" : "",
+                            (char)(dy_sym_name(sym)[0] >= 'a' && dy_sym_name(sym)[0] <= 'z'
+                                       ? dy_sym_name(sym)[0] - 'a' + 'A'
+                                       : dy_sym_name(sym)[0]));
+    else if (t->shape[i] < 0) /* an expression of symbols */
+      k += (size_t)snprintf(buf + k, n - k, "%sE", i ? "x" : "");
     else
       k += (size_t)snprintf(buf + k, n - k, "%s%lld", i ? "x" : "",
                             (long long)t->shape[i]);
@@ -1142,10 +1151,11 @@ static void put_banner(gen *g, dy_buf *out, const char *what) {
   dy_buf_putc(out, '\n');
 }
 
+/* {2, -1, 8}: -1 for every dynamic dim (the batch or a size expression). */
 static void put_shape_list(dy_buf *out, const dy_type *t) {
   dy_buf_putc(out, '{');
   for (int d = 0; d < t->rank; d++)
-    dy_buf_printf(out, "%s%lld", d ? ", " : "", (long long)t->shape[d]);
+    dy_buf_printf(out, "%s%lld", d ? ", " : "", (long long)(t->shape[d] < 0 ? -1 : t->shape[d]));
   if (t->rank == 0)
     dy_buf_putc(out, '0');
   dy_buf_putc(out, '}');
@@ -1207,8 +1217,19 @@ static void put_io_macros(gen *g, dy_buf *out, const char *kind, int i,
   put_shape_list(out, &v->type);
   dy_buf_printf(out, "\n#define %s_%s_%d_DTYPE \"%s\"\n", U, kind, i,
                 dy_dtype_name(v->type.dtype));
-  dy_buf_printf(out, "#define %s_%s_%d_NUMEL(batch) ", U, kind, i);
-  put_numel_macro(out, &v->type);
+  if (g->n_named) {
+    /* NUMEL(batch, dim_seq, ...): every size symbol a parameter */
+    char nm[DY_SYM_NAME_MAX + 8];
+    dy_cg_ctx ctx = {.p = g->p};
+    dy_buf_printf(out, "#define %s_%s_%d_NUMEL(batch", U, kind, i);
+    for (int k = 0; k < g->n_named; k++)
+      dy_buf_printf(out, ", %s", dy_cg_sym_cname(g->named[k], nm, sizeof nm));
+    dy_buf_printf(out, ") ((int64_t)(%s))",
+                  dy_cg_extent(&ctx, &v->type, 0, v->type.rank));
+  } else {
+    dy_buf_printf(out, "#define %s_%s_%d_NUMEL(batch) ", U, kind, i);
+    put_numel_macro(out, &v->type);
+  }
   dy_buf_puts(out, "\n");
 }
 
@@ -1415,6 +1436,9 @@ static void emit_header(gen *g, dy_buf *out) {
     dy_buf_printf(out, "#define %s_DIM_NAMES {\"batch\"", U);
     for (int k = 0; k < g->n_named; k++)
       dy_buf_printf(out, ", \"%s\"", dy_sym_name(g->named[k]));
+    dy_buf_printf(out, "}\n#define %s_DIM_MAXES {%s_MAX_BATCH", U, U);
+    for (int k = 0; k < g->n_named; k++)
+      dy_buf_printf(out, ", %s_MAX_DIM_%s", U, sym_upper(g->named[k], up, sizeof up));
     dy_buf_puts(out, "}\n");
   }
   if (g->has_loop)
@@ -1467,8 +1491,10 @@ static void emit_header(gen *g, dy_buf *out) {
                 "  const char *name;\n"
                 "  int dtype; /* 0 f32, 1 i64, 2 bool */\n"
                 "  int rank;\n"
-                "  int64_t shape[8]; /* -1 marks the batch */\n"
+                "  int64_t shape[8]; /* -1 marks %s */\n"
                 "} %s_tensor_info;\n\n",
+                g->n_named ? "a dynamic dim, the batch or a size symbol (see _bind)"
+                           : "the batch",
                 L);
   dy_buf_printf(out, "extern const %s_tensor_info %s_inputs[];  /* %s_NUM_INPUTS */\n",
                 L, L, U);
@@ -1491,6 +1517,12 @@ static void emit_header(gen *g, dy_buf *out) {
     dy_buf_printf(out, "1..%s_MAX_BATCH, the size of every -1 dim\n", U);
   else
     dy_buf_puts(out, "ignored (no dim is dynamic)\n");
+  for (int k = 0; k < g->n_named; k++) {
+    char nm[DY_SYM_NAME_MAX + 8], up[DY_SYM_NAME_MAX + 8];
+    dy_buf_printf(out, " *   %-6s 1..%s_MAX_DIM_%s, size symbol %s (%s_ERR_SHAPE otherwise)\n",
+                  dy_cg_sym_cname(g->named[k], nm, sizeof nm), U,
+                  sym_upper(g->named[k], up, sizeof up), dy_sym_name(g->named[k]), U);
+  }
   dy_buf_puts(out, " * then one buffer per input (read) and per output "
                    "(written), C order,\n * not overlapping:\n");
   char ts[256];
@@ -1502,7 +1534,11 @@ static void emit_header(gen *g, dy_buf *out) {
                   in ? "input " : "output", in ? i : i - p->n_feeds,
                   dy_type_str(&p->vars[v]->type, ts, sizeof ts));
   }
-  if (g->has_loop)
+  if (g->n_named)
+    dy_buf_printf(out, " * Returns %s_OK, %s_ERR_BATCH, %s_ERR_ARG, %s_ERR_INDEX, %s_ERR_SHAPE%s\n"
+                  " * (outputs then undefined). */\n", U, U, U, U, U,
+                  g->has_loop ? " or _ERR_LOOP" : "");
+  else if (g->has_loop)
     dy_buf_printf(out, " * Returns %s_OK, %s_ERR_BATCH, %s_ERR_ARG, %s_ERR_INDEX or %s_ERR_LOOP\n"
                   " * (outputs then undefined). */\n", U, U, U, U, U);
   else

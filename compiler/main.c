@@ -1,6 +1,7 @@
 /* main.c - the dy2stc command line.
  *
  *   dy2stc compile MODEL [-o OUT] [--emit exe|c] [--name NAME] [--max-batch N]
+ *                        [--max-dim NAME=N] [--dim NAME=N] [--shape INPUT=d0,d1,...]
  *                        [--cc CC] [--cflags FLAGS] [--report] [--max-ram B]
  *                        [--max-flash B] [--target T] [--threads N] [--max-iterations N]
  *                        [-O0|-O1|-O2] [--verify-each] [--print-after=P|all]
@@ -9,7 +10,8 @@
  *                        [--params P.dyparams] [--seed N] [-- CFLAGS...]
  *   dy2stc run     MODEL --input NAME=FILE.npy ... [--output-dir DIR]
  *   dy2stc show    MODEL [--dot]
- *   dy2stc check   MODEL --input NAME=FILE.npy ... [--max-batch N] [--rtol R] [--atol A]
+ *   dy2stc check   MODEL --input NAME=FILE.npy ... [--max-batch N] [--max-dim NAME=N]
+ *                  [--dim NAME=N] [--shape INPUT=d0,...] [--rtol R] [--atol A]
  *   dy2stc compare A.npy B.npy [--rtol R] [--atol A] [--limit N]
  *   dy2stc params  MODEL --from DIR -o OUT   (a compiled trainer's tensors)
  *   dy2stc bench   MODEL [--batch N] [--runs N] [--threads N] [--per-op]
@@ -28,6 +30,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -56,14 +59,18 @@ int dy_cli_usage(const char *cmd, const char *fmt, const char *arg) {
 }
 
 /* Parse a positive integer option value. */
-bool dy_cli_positive(const char *s, int64_t *out) {
+bool dy_cli_range(const char *s, int64_t lo, int64_t hi, int64_t *out) {
   char *end;
   errno = 0;
   long long v = strtoll(s, &end, 10);
-  if (errno || !*s || *end || v < 1)
+  if (errno || !*s || *end || v < lo || v > hi)
     return false;
   *out = v;
   return true;
+}
+
+bool dy_cli_positive(const char *s, int64_t *out) {
+  return dy_cli_range(s, 1, INT64_MAX, out);
 }
 
 bool dy_cli_double(const char *s, double *out) {
@@ -135,12 +142,6 @@ dy_status dy_cli_load_inputs(const dy_program *p, const dy_cli_inputs *ia,
                           "missing input '%s' (--input %s=FILE.npy)",
                           p->vars[p->feeds[i]]->name, p->vars[p->feeds[i]]->name);
   return DY_OK;
-}
-
-static void output_path(const char *dir, const char *name, char *buf, size_t n) {
-  char safe[512];
-  dy_safe_file_name(name, safe, sizeof safe);
-  snprintf(buf, n, "%s/%s.npy", dir, safe);
 }
 
 static dy_status ensure_dir(const char *dir, dy_error *err) {
@@ -308,10 +309,22 @@ static void model_stem(const char *path, char *buf, size_t n) {
     *dot = 0;
 }
 
+/* The last component of a path ("a/b/net.onnx" -> "net.onnx"). */
+static const char *base_name(const char *path) {
+  const char *s = strrchr(path, '/');
+  return s ? s + 1 : path;
+}
+
+/* The command line for the generated files' banner, reproducible: every
+ * path is shown by its last component (a NAME=PATH argument keeps NAME=),
+ * so the same model compiled from another directory gives the same bytes. */
 static void join_args(int argc, char **argv, char *buf, size_t n) {
   size_t k = (size_t)snprintf(buf, n, "dy2stc");
-  for (int i = 1; i < argc && k < n; i++)
-    k += (size_t)snprintf(buf + k, n - k, " %s", argv[i]);
+  for (int i = 1; i < argc && k < n; i++) {
+    const char *a = argv[i], *eq = strchr(a, '=');
+    int keep = eq && eq < base_name(a) ? (int)(eq - a + 1) : 0;
+    k += (size_t)snprintf(buf + k, n - k, " %.*s%s", keep, a, base_name(a));
+  }
 }
 
 /* "batch 64" or "batch 8, seq 32": the size bounds the plan is for. */
@@ -395,7 +408,7 @@ static bool parse_dim_option(char kind, const char *a, dim_option *o) {
       return false;
     memcpy(num, q, k);
     num[k] = '\0';
-    if (!dy_cli_positive(num, &o->v[o->n++]))
+    if (!dy_cli_range(num, 1, DY_MAX_BATCH, &o->v[o->n++]))
       return false;
     if (!q[k])
       break;
@@ -492,11 +505,13 @@ static int cmd_compile(int argc, char **argv) {
     } else if (strcmp(a, "--train") == 0) {
       train = true;
     } else if (strcmp(a, "--max-ram") == 0 && has) {
-      if (!dy_cli_positive(argv[++i], &o.max_ram))
-        return dy_cli_usage("compile", "--max-ram needs a positive byte count, not '%s'", argv[i]);
+      if (!dy_cli_range(argv[++i], 1, DY_MAX_ARENA_BYTES, &o.max_ram))
+        return dy_cli_usage("compile", "--max-ram needs a byte count from 1 to 2^46 "
+                            "(DY_MAX_ARENA_BYTES), not '%s'", argv[i]);
     } else if (strcmp(a, "--max-flash") == 0 && has) {
-      if (!dy_cli_positive(argv[++i], &o.max_flash))
-        return dy_cli_usage("compile", "--max-flash needs a positive byte count, not '%s'", argv[i]);
+      if (!dy_cli_range(argv[++i], 1, DY_MAX_ARENA_BYTES, &o.max_flash))
+        return dy_cli_usage("compile", "--max-flash needs a byte count from 1 to 2^46 "
+                            "(DY_MAX_ARENA_BYTES), not '%s'", argv[i]);
     } else if (strcmp(a, "-o") == 0 && has) {
       out = argv[++i];
     } else if (strcmp(a, "--emit") == 0 && has) {
@@ -506,8 +521,9 @@ static int cmd_compile(int argc, char **argv) {
     } else if (strcmp(a, "--name") == 0 && has) {
       name = argv[++i];
     } else if (strcmp(a, "--max-batch") == 0 && has) {
-      if (!dy_cli_positive(argv[++i], &o.max_batch))
-        return dy_cli_usage("compile", "--max-batch needs a positive integer, not '%s'", argv[i]);
+      if (!dy_cli_range(argv[++i], 1, DY_MAX_BATCH, &o.max_batch))
+        return dy_cli_usage("compile", "--max-batch needs an integer from 1 to 2147483648, "
+                            "not '%s'", argv[i]);
       max_batch_given = true;
     } else if ((strcmp(a, "--max-dim") == 0 || strcmp(a, "--dim") == 0 ||
                 strcmp(a, "--shape") == 0) && has) {
@@ -589,7 +605,7 @@ static int cmd_compile(int argc, char **argv) {
   join_args(argc, argv, cmdline, sizeof cmdline);
   o.name = ident;
   o.command_line = cmdline;
-  o.source = model;
+  o.source = base_name(model); /* the file's name, not its path: reproducible */
   o.emit_main = strcmp(emit, "exe") == 0;
 
   dy_error err = {0};
@@ -714,7 +730,8 @@ static int cmd_run(int argc, char **argv) {
     s = ensure_dir(dir, &err);
   for (int i = 0; !s && i < p->n_fetches; i++) {
     char path[4096], ty[128];
-    output_path(dir, p->vars[p->fetches[i]]->name, path, sizeof path);
+    if ((s = dy_output_path(p, i, dir, path, sizeof path, &err)))
+      break;
     if (!(s = dy_npy_write(path, out[i], &err)))
       printf("%s: %s -> %s\n", p->vars[p->fetches[i]]->name,
              dy_type_str(&out[i]->type, ty, sizeof ty), path);
@@ -809,16 +826,22 @@ static dy_status diff_tensors(const dy_tensor *a, const dy_tensor *b,
       x = ((const unsigned char *)a->data)[i];
       y = ((const unsigned char *)b->data)[i];
     }
-    double ad = fabs(x - y), rd = ad / (fabs(y) > 1e-30 ? fabs(y) : 1e-30);
-    if (isnan(x) != isnan(y))
-      ad = rd = INFINITY;
-    else if (isnan(x))
-      ad = rd = 0;
+    /* NaN and +-inf are exact: equal only to the same non-finite value
+     * (NaN to NaN, inf to inf of its sign), never within a tolerance */
+    double ad, rd, excess;
+    if (!isfinite(x) || !isfinite(y)) {
+      bool same = (isnan(x) && isnan(y)) || (isinf(x) && isinf(y) && (x > 0) == (y > 0));
+      ad = rd = same ? 0 : INFINITY;
+      excess = same ? 0 : INFINITY;
+    } else {
+      ad = fabs(x - y);
+      rd = ad / (fabs(y) > 1e-30 ? fabs(y) : 1e-30);
+      excess = ad - (atol + rtol * fabs(y));
+    }
     if (ad > d->max_abs)
       d->max_abs = ad;
     if (ad > 0 && rd > d->max_rel)
       d->max_rel = rd;
-    double excess = isnan(x) != isnan(y) ? INFINITY : ad - (atol + rtol * fabs(y));
     if (excess > 0) {
       d->n_bad++;
       if (excess > worst_excess) {
@@ -903,6 +926,7 @@ static const char check_help[] =
     "Run the static executor and the compiled executable on the same inputs\n"
     "and report the max abs / rel error of every output.\n"
     "  --max-batch N   bound compiled in (default 64)\n"
+    "  --max-dim NAME=N, --dim NAME=N, --shape INPUT=d0,...  size symbols, as compile\n"
     "  --rtol R        relative tolerance (default 1e-5)\n"
     "  --atol A        absolute tolerance (default 1e-6)\n"
     "  --params FILE   a Paddle model's params (default: beside it)\n"
@@ -914,7 +938,8 @@ static int cmd_check(int argc, char **argv) {
   dy_cli_inputs ia = {0};
   dy_compile_options o = dy_compile_options_default();
   double rtol = 1e-5, atol = 1e-6;
-  int rc = 0;
+  int rc = 0, n_dims = 0;
+  dim_option dims[32];
   for (int i = 2; i < argc && !rc; i++) {
     const char *a = argv[i];
     bool has = i + 1 < argc;
@@ -935,8 +960,14 @@ static int cmd_check(int argc, char **argv) {
       if (!dy_cli_add_input(&ia, argv[++i]))
         rc = dy_cli_usage("check", "too many inputs (%s)", argv[i]);
     } else if (strcmp(a, "--max-batch") == 0 && has) {
-      if (!dy_cli_positive(argv[++i], &o.max_batch))
-        rc = dy_cli_usage("check", "bad --max-batch '%s'", argv[i]);
+      if (!dy_cli_range(argv[++i], 1, DY_MAX_BATCH, &o.max_batch))
+        rc = dy_cli_usage("check", "--max-batch needs an integer from 1 to 2147483648, not '%s'",
+                          argv[i]);
+    } else if ((strcmp(a, "--max-dim") == 0 || strcmp(a, "--dim") == 0 ||
+                strcmp(a, "--shape") == 0) && has) {
+      char kind = a[2] == 'm' ? 'm' : a[2] == 'd' ? 'd' : 's';
+      if (n_dims == 32 || !parse_dim_option(kind, argv[++i], &dims[n_dims++]))
+        rc = dy_cli_usage("check", "bad --max-dim, --dim or --shape '%s'", argv[i]);
     } else if (strcmp(a, "--rtol") == 0 && has) {
       if (!dy_cli_double(argv[++i], &rtol))
         rc = dy_cli_usage("check", "bad --rtol '%s'", argv[i]);
@@ -966,12 +997,13 @@ static int cmd_check(int argc, char **argv) {
   dy_tensor *in[DY_MAX_FEEDS] = {0}, *ref[DY_MAX_FEEDS] = {0}, *got[DY_MAX_FEEDS] = {0};
   dy_codegen_output co = {0};
   char dir[4096] = "", exe[4200] = "";
-  const char *tmpdir = getenv("TMPDIR");
   o.name = "model";
   o.emit_main = true;
   o.source = model;
   bool mismatch = false;
   dy_status s = load_model(model, params, NULL, 0, &p, &err);
+  if (!s)
+    s = apply_dims(p, dims, n_dims, &o, &err);
   if (!s)
     s = dy_cli_load_inputs(p, &ia, in, &err);
   if (!s)
@@ -979,10 +1011,8 @@ static int cmd_check(int argc, char **argv) {
   if (!s)
     s = dy_compile_program(p, &o, &co, NULL, &err);
   if (!s) {
-    snprintf(dir, sizeof dir, "%s/dy2stc-check.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
-    if (!mkdtemp(dir))
-      s = dy_error_set(&err, DY_STATUS_IO, "cannot create a temporary directory");
-    snprintf(exe, sizeof exe, "%s/model", dir);
+    if (!(s = dy_temp_dir_make("dy2stc-check", dir, sizeof dir, &err)))
+      snprintf(exe, sizeof exe, "%s/model", dir);
   }
   if (!s)
     s = dy_build_executable(&co, &o, exe, &err);
@@ -1010,9 +1040,9 @@ static int cmd_check(int argc, char **argv) {
   for (int i = 0; !s && i < p->n_fetches; i++) {
     char path[4400];
     const char *name = p->vars[p->fetches[i]]->name;
-    output_path(dir, name, path, sizeof path);
     diff_stats d;
-    if ((s = dy_npy_read(path, &got[i], &err)) ||
+    if ((s = dy_output_path(p, i, dir, path, sizeof path, &err)) ||
+        (s = dy_npy_read(path, &got[i], &err)) ||
         (s = diff_tensors(got[i], ref[i], rtol, atol, &d, &err))) {
       dy_error_prefix(&err, "output '%s'", name);
       break;
@@ -1020,12 +1050,9 @@ static int cmd_check(int argc, char **argv) {
     printf("%s: max abs err %.3g, max rel err %.3g: %s\n", name, d.max_abs,
            d.max_rel, d.n_bad ? "MISMATCH" : "ok");
     mismatch |= d.n_bad > 0;
-    remove(path);
   }
-  if (exe[0])
-    remove(exe);
   if (dir[0])
-    rmdir(dir);
+    dy_temp_dir_remove(dir);
   for (int i = 0; i < DY_MAX_FEEDS; i++) {
     dy_tensor_free(in[i]);
     dy_tensor_free(ref[i]);
@@ -1133,7 +1160,12 @@ static int cmd_params(int argc, char **argv) {
       continue;
     char base[512], path[4096];
     dy_safe_file_name(v->name, base, sizeof base);
-    snprintf(path, sizeof path, "%s/%s.npy", dir, base);
+    if (strlen(v->name) >= sizeof base ||
+        snprintf(path, sizeof path, "%s/%s.npy", dir, base) >= (int)sizeof path) {
+      s = dy_error_set(&err, DY_STATUS_IO, "var %d: the path of its .npy under %.200s is too "
+                       "long", i, dir);
+      break;
+    }
     struct stat st;
     if (stat(path, &st) != 0)
       continue;
@@ -1235,7 +1267,17 @@ static const char main_help[] =
     "MODEL is NAME.dymodel (with NAME.dyparams), an ONNX model, NAME.onnx, or a\n"
     "PaddlePaddle model, NAME.pdmodel (with NAME.pdiparams) or __model__\n";
 
+/* SIGINT/SIGTERM: remove the private temporary directories of a build
+ * in progress, then die of the signal as before. */
+static void on_signal(int sig) {
+  dy_temp_dirs_remove_all();
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
 int main(int argc, char **argv) {
+  signal(SIGINT, on_signal);
+  signal(SIGTERM, on_signal);
   if (argc < 2) {
     fputs(main_help, stderr);
     return 2;

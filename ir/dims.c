@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dy_checked.h"
 #include "dy_ir.h"
 
 /* ---- the process-wide tables ---- */
@@ -137,7 +138,7 @@ typedef struct {
 static bool normalise(wide_expr *w, dy_dim_expr *out) {
   for (int i = 0; i < w->n_terms; i++) /* a term without factors is constant */
     if (w->t[i].n == 0) {
-      if (__builtin_add_overflow(w->c, w->t[i].coef, &w->c))
+      if (!dy_ck_add(w->c, w->t[i].coef, &w->c))
         return false;
       w->t[i--] = w->t[--w->n_terms];
     }
@@ -161,7 +162,7 @@ static bool normalise(wide_expr *w, dy_dim_expr *out) {
   for (int i = 0; i < w->n_terms; i++) {
     dy_dim_term t = w->t[i];
     while (i + 1 < w->n_terms && same_factors(&w->t[i + 1], &t)) {
-      if (__builtin_add_overflow(t.coef, w->t[i + 1].coef, &t.coef))
+      if (!dy_ck_add(t.coef, w->t[i + 1].coef, &t.coef))
         return false;
       i++;
     }
@@ -277,28 +278,35 @@ int dy_dim_single_sym(int64_t d) {
 
 /* ---- arithmetic ---- */
 
-bool dy_dim_add(int64_t a, int64_t b, int64_t *out) {
-  if (a >= 0 && b >= 0)
-    return !__builtin_add_overflow(a, b, out);
+/* a + sign * b, sign +1 or -1, through the wide form. */
+static bool combine(int64_t a, int64_t b, int sign, int64_t *out) {
   dy_dim_expr x, y;
   if (!dy_dim_expr_of(a, &x) || !dy_dim_expr_of(b, &y))
     return false;
   wide_expr w = {.n_terms = 0};
-  if (__builtin_add_overflow(x.c, y.c, &w.c))
+  if (sign > 0 ? !dy_ck_add(x.c, y.c, &w.c) : !dy_ck_sub(x.c, y.c, &w.c))
     return false;
   for (int i = 0; i < x.n_terms; i++)
     w.t[w.n_terms++] = x.t[i];
-  for (int i = 0; i < y.n_terms; i++)
-    w.t[w.n_terms++] = y.t[i];
+  for (int i = 0; i < y.n_terms; i++) {
+    w.t[w.n_terms] = y.t[i];
+    w.t[w.n_terms++].coef = sign * y.t[i].coef;
+  }
   dy_dim_expr n;
   return normalise(&w, &n) && intern(&n, out);
 }
 
+bool dy_dim_add(int64_t a, int64_t b, int64_t *out) {
+  if (a >= 0 && b >= 0)
+    return dy_ck_add(a, b, out);
+  return combine(a, b, 1, out);
+}
+
 bool dy_dim_add_const(int64_t a, int64_t k, int64_t *out) {
   if (a >= 0)
-    return !__builtin_add_overflow(a, k, out) && *out >= 0;
+    return dy_ck_add(a, k, out) && *out >= 0;
   dy_dim_expr x;
-  if (!dy_dim_expr_of(a, &x) || __builtin_add_overflow(x.c, k, &x.c))
+  if (!dy_dim_expr_of(a, &x) || !dy_ck_add(x.c, k, &x.c))
     return false;
   return intern(&x, out);
 }
@@ -310,25 +318,12 @@ bool dy_dim_sub(int64_t a, int64_t b, int64_t *out) {
     *out = 0;
     return true;
   }
-  dy_dim_expr x, y;
-  if (!dy_dim_expr_of(a, &x) || !dy_dim_expr_of(b, &y))
-    return false;
-  wide_expr w = {.n_terms = 0};
-  if (__builtin_sub_overflow(x.c, y.c, &w.c))
-    return false;
-  for (int i = 0; i < x.n_terms; i++)
-    w.t[w.n_terms++] = x.t[i];
-  for (int i = 0; i < y.n_terms; i++) {
-    w.t[w.n_terms] = y.t[i];
-    w.t[w.n_terms++].coef = -y.t[i].coef;
-  }
-  dy_dim_expr n;
-  return normalise(&w, &n) && intern(&n, out);
+  return combine(a, b, -1, out);
 }
 
 bool dy_dim_mul(int64_t a, int64_t b, int64_t *out) {
   if (a >= 0 && b >= 0)
-    return !__builtin_mul_overflow(a, b, out);
+    return dy_ck_mul(a, b, out);
   if (a == 0 || b == 0) {
     *out = 0;
     return true;
@@ -338,17 +333,17 @@ bool dy_dim_mul(int64_t a, int64_t b, int64_t *out) {
     return false;
   /* (cx + Σ tx)(cy + Σ ty) */
   wide_expr w = {.n_terms = 0};
-  if (__builtin_mul_overflow(x.c, y.c, &w.c))
+  if (!dy_ck_mul(x.c, y.c, &w.c))
     return false;
   for (int i = 0; i < x.n_terms; i++) {
     if (y.c != 0) {
       w.t[w.n_terms] = x.t[i];
-      if (__builtin_mul_overflow(x.t[i].coef, y.c, &w.t[w.n_terms++].coef))
+      if (!dy_ck_mul(x.t[i].coef, y.c, &w.t[w.n_terms++].coef))
         return false;
     }
     for (int j = 0; j < y.n_terms; j++) {
       dy_dim_term t = {.n = x.t[i].n + y.t[j].n};
-      if (t.n > DY_DIM_MAX_FACTORS || __builtin_mul_overflow(x.t[i].coef, y.t[j].coef, &t.coef))
+      if (t.n > DY_DIM_MAX_FACTORS || !dy_ck_mul(x.t[i].coef, y.t[j].coef, &t.coef))
         return false;
       memcpy(t.sym, x.t[i].sym, sizeof(int) * (size_t)x.t[i].n);
       memcpy(t.sym + x.t[i].n, y.t[j].sym, sizeof(int) * (size_t)y.t[j].n);
@@ -357,7 +352,7 @@ bool dy_dim_mul(int64_t a, int64_t b, int64_t *out) {
   }
   for (int j = 0; j < y.n_terms && x.c != 0; j++) {
     w.t[w.n_terms] = y.t[j];
-    if (__builtin_mul_overflow(y.t[j].coef, x.c, &w.t[w.n_terms++].coef))
+    if (!dy_ck_mul(y.t[j].coef, x.c, &w.t[w.n_terms++].coef))
       return false;
   }
   dy_dim_expr n;
@@ -429,10 +424,10 @@ bool dy_dim_eval(int64_t d, const int64_t *vals, int64_t *out) {
     int64_t t = e.t[i].coef;
     for (int j = 0; j < e.t[i].n; j++) {
       int s = e.t[i].sym[j];
-      if (s >= DY_MAX_SYMS || vals[s] < 0 || __builtin_mul_overflow(t, vals[s], &t))
+      if (s >= DY_MAX_SYMS || vals[s] < 0 || !dy_ck_mul(t, vals[s], &t))
         return false;
     }
-    if (__builtin_add_overflow(v, t, &v))
+    if (!dy_ck_add(v, t, &v))
       return false;
   }
   *out = v;
@@ -461,7 +456,7 @@ bool dy_dim_substitute(int64_t d, int sym, int64_t value, int64_t *out) {
   for (int i = 0; i < e.n_terms; i++)
     for (int j = 0; j < e.t[i].n; j++)
       if (e.t[i].sym[j] == sym) {
-        if (__builtin_mul_overflow(e.t[i].coef, value, &e.t[i].coef))
+        if (!dy_ck_mul(e.t[i].coef, value, &e.t[i].coef))
           return false;
         memmove(e.t[i].sym + j, e.t[i].sym + j + 1, sizeof(int) * (size_t)(e.t[i].n - j - 1));
         e.t[i].n--;
@@ -585,7 +580,7 @@ bool dy_type_numel_eval(const dy_type *t, const int64_t *vals, int64_t *out) {
   int64_t n = 1;
   for (int i = 0; i < t->rank; i++) {
     int64_t d;
-    if (!dy_dim_eval(t->shape[i], vals, &d) || __builtin_mul_overflow(n, d, &n))
+    if (!dy_dim_eval(t->shape[i], vals, &d) || !dy_ck_mul(n, d, &n))
       return false;
   }
   *out = n;

@@ -16,12 +16,13 @@
  *   dy_op_set_inputs(p, op, 1, (int[]){x});  dy_op_set_outputs(...);
  *   dy_program_free(p);
  *
- * Dynamic dims. A dim of -1 is "the batch": a run-time size that every -1
- * in the Program shares (Paddle's InputSpec None on dim 0). Shape inference
- * keeps it symbolic; an op whose output dim would be some other function of
- * the batch (2*batch, batch*batch) is rejected with a clear error. The code
- * generator turns it into the run-time argument `batch`, bounded by
- * --max-batch.
+ * Dynamic dims. A negative dim is a symbolic size, an expression over named
+ * size symbols (dims.c below): -1 is "the batch", a run-time size that
+ * every -1 in the Program shares (Paddle's InputSpec None on dim 0); others
+ * are "seq", "4*batch*seq", "2*seq+1". Shape inference keeps them exact and
+ * rejects a size it cannot express with a clear error. The code generator
+ * turns each symbol into a run-time argument (`batch`, `dim_seq`), bounded
+ * by --max-batch and --max-dim.
  *
  * Ownership. A dy_program owns everything reachable from it (blocks, vars,
  * ops, attributes, names, parameter data) in one arena, released by
@@ -799,9 +800,24 @@ uint32_t dy_crc32(uint32_t crc, const void *data, size_t n);
 /* Read a whole file; *buf is malloc'd (caller frees). */
 dy_status dy_read_file(const char *path, uint8_t **buf, size_t *len,
                        dy_error *err);
-/* Write a whole file atomically: path.tmp.<pid>, then rename. */
+/* Write a whole file atomically: a temporary beside it, created
+ * exclusively (O_CREAT | O_EXCL | O_NOFOLLOW, random suffix), then renamed
+ * over path. A path too long for a temporary name is an error. */
 dy_status dy_write_file_atomic(const char *path, const void *buf, size_t len,
                                dy_error *err);
+/* The same for n (<= 8) files as one: all temporaries are written first,
+ * then renamed, so a failure while writing leaves every old file in place. */
+dy_status dy_write_files_atomic(int n, const char *const *paths, const void *const *bufs,
+                                const size_t *lens, dy_error *err);
+/* dy_write_file_atomic with the file's mode (less the umask): 0777 for an
+ * executable (dy_write_file_atomic's is 0666). */
+dy_status dy_write_file_atomic_mode(const char *path, const void *buf, size_t len, int mode,
+                                    dy_error *err);
+/* Create path.tmp.<random> exclusively, mode 0600, never through a link;
+ * *fd is open for writing, tmp (tmp_n bytes) gets its name. Retries on
+ * EEXIST. For writers that stream (dy_write_file_atomic is the usual one). */
+dy_status dy_temp_create(const char *path, char *tmp, size_t tmp_n, int *fd,
+                         dy_error *err);
 
 /* Gradient rules and Program autodiff; losses, optimizers, training. */
 #include "dy_grad.h"

@@ -300,9 +300,10 @@ dy_status dy_infer_reshape(const dy_op *op, const dy_type *in, int n,
   if (infer_at < 0) {
     if (total < 0 && known >= 0)
       return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
-                         "reshape: target %s fixes the dynamic dim of input %s "
+                         "reshape: target %s fixes %s of input %s "
                          "to the traced size; use 0 (copy) or -1 (infer) for it",
-                         ss, ts);
+                         ss, dy_type_sym_mask(&in[0]) == 1 ? "the dynamic batch dim"
+                                                           : "a dynamic dim", ts);
     if (total != known)
       return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
                          "reshape: cannot reshape %s to %s", ts, ss);

@@ -160,8 +160,24 @@ static dy_status run_op(dy_exec *ex, const dy_op *op, dy_error *err) {
                          dy_op_name(op->kind), p->vars[op->inputs[i]]->name);
     in_t[i] = in[i]->type;
   }
-  if ((s = dy_infer(op, in_t, op->n_inputs, out_t, err)))
+  if (op->kind == DY_OP_RESHAPE_DIMS && op->n_outputs == 1) {
+    /* a reshape to several symbolic sizes: its var's type at the
+     * symbols' values (inference alone cannot split the count) */
+    const dy_type *vt = &p->vars[op->outputs[0]]->type;
+    out_t[0] = *vt;
+    for (int d = 0; d < vt->rank; d++)
+      if (vt->shape[d] < 0 && !dy_dim_eval(vt->shape[d], ex->sym, &out_t[0].shape[d]))
+        return dy_error_at(err, op, DY_STATUS_INVALID_IR,
+                           "reshape_dims: '%s' has a size no input gives",
+                           p->vars[op->outputs[0]]->name);
+    if (dy_type_numel(&out_t[0]) != dy_type_numel(&in_t[0]))
+      return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
+                         "reshape_dims: %lld elements for '%s' of %lld",
+                         (long long)dy_type_numel(&in_t[0]), p->vars[op->outputs[0]]->name,
+                         (long long)dy_type_numel(&out_t[0]));
+  } else if ((s = dy_infer(op, in_t, op->n_inputs, out_t, err))) {
     return s;
+  }
   if (dy_op_has(op, DY_OPF_INPLACE))
     /* the update writes the state tensors themselves: the borrowed views
      * of the Program's persistable data (the verifier has checked

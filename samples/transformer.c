@@ -7,8 +7,7 @@
  *
  * Exported in eval mode, so dropout is the identity.
  *
- *   ./transformer [--batch N] [--out DIR] [--dynamic-seq]   (as samples/mlp.c;
- *   --dynamic-seq saves x as f32[None, seq, 128], seq a named dynamic dim)
+ *   ./transformer [--batch N] [--out DIR] [--dynamic-seq: x f32[None,seq,128]]
  */
 #include "sample.h"
 

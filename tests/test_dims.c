@@ -10,6 +10,7 @@
 #include "dy_compiler.h"
 #include "dy_runtime.h"
 #include "dy_test.h"
+#include "onnx_encoder.h"
 
 static int64_t sym(const char *name) {
   int64_t d = dy_dim_sym(name);
@@ -34,7 +35,7 @@ static void test_normal_form(void) {
   int64_t b = sym("batch"), s = sym("seq"), h = sym("heads");
   CU_ASSERT_EQUAL(b, -1);
   CU_ASSERT(s < -1 && h < -1 && s != h);
-  int64_t bs, sb, x, y;
+  int64_t bs = 0, sb = 0, x = 0, y = 0;
   CU_ASSERT(dy_dim_mul(b, s, &bs) && dy_dim_mul(s, b, &sb));
   CU_ASSERT_EQUAL(bs, sb); /* normal form: equal iff the same id */
   CU_ASSERT_STRING_EQUAL(str(bs), "batch*seq");
@@ -147,6 +148,43 @@ static void test_program_symbols(void) {
   dy_program_free(p);
   dy_program_free(q);
   dy_program_free(r);
+}
+
+static float max_diff(const float *a, const float *b, int n);
+
+/* tests/data/compat_v2_*: samples/simple_net.c saved by the dy2stc before
+ * size symbols (.dymodel version 2, x f32[-1,10]); never regenerate them.
+ * It still reads, with its -1 the batch, and runs to the eager output it
+ * was saved with. */
+static void test_version2_file_reads(void) {
+  const char *dir = DY_SOURCE_DIR "/tests/data/";
+  char path[1024];
+  snprintf(path, sizeof path, "%scompat_v2_simple_net.dymodel", dir);
+  char *bytes = dy_test_slurp(path);
+  CU_ASSERT_FATAL(bytes != NULL);
+  CU_ASSERT(bytes[0] == 0x08 && bytes[1] == 0x02); /* field 1, version 2 */
+  free(bytes);
+  dy_program *p = NULL;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_model_load(path, &p, &err), &err);
+  CU_ASSERT_EQUAL(p->n_syms, 0);
+  CU_ASSERT_EQUAL(p->vars[p->feeds[0]]->type.shape[0], -1);
+  dy_tensor *in[2] = {0}, *want = NULL, *got = NULL;
+  snprintf(path, sizeof path, "%scompat_v2_x.npy", dir);
+  DY_ASSERT_OK(dy_npy_read(path, &in[0], &err), &err);
+  snprintf(path, sizeof path, "%scompat_v2_y.npy", dir);
+  DY_ASSERT_OK(dy_npy_read(path, &in[1], &err), &err);
+  snprintf(path, sizeof path, "%scompat_v2_eager_out.npy", dir);
+  DY_ASSERT_OK(dy_npy_read(path, &want, &err), &err);
+  DY_ASSERT_OK(dy_executor_run(p, in, 2, &got, 1, &err), &err);
+  CU_ASSERT_FATAL(dy_type_equal(&got->type, &want->type));
+  CU_ASSERT(max_diff(dy_tensor_f32(got), dy_tensor_f32(want), (int)dy_type_numel(&got->type)) <=
+            1e-5f);
+  dy_tensor_free(in[0]);
+  dy_tensor_free(in[1]);
+  dy_tensor_free(want);
+  dy_tensor_free(got);
+  dy_program_free(p);
 }
 
 /* The executor binds batch and seq from the inputs' shapes, checks they
@@ -437,7 +475,199 @@ static void test_transformer_sample(void) {
   mkdir(WORK "/tr", 0777);
   CU_ASSERT_EQUAL_FATAL(dy_test_sh(WORK "/tr.log", DY_BUILD_DIR "/../samples/transformer --out "
                                    WORK "/tr --dynamic-seq"), 0);
+  /* the eager API's named dim round-trips through the .dymodel */
+  dy_program *p = NULL;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_model_load(WORK "/tr/transformer.dymodel", &p, &err), &err);
+  char ts[64];
+  CU_ASSERT_STRING_EQUAL(dy_type_str(&p->vars[p->feeds[0]]->type, ts, sizeof ts),
+                         "f32[-1,seq,128]");
+  CU_ASSERT(p->n_syms == 1 && strcmp(p->syms[0].name, "seq") == 0);
+  dy_program_free(p);
   check_pairs(WORK "/tr/transformer.dymodel", "trs", 128, 16, 2e-4f);
+  /* the executable (main.c binds the sizes from the .npy shapes): dy2stc
+   * check against the executor at the sample's batch 2, seq 64 */
+  CU_ASSERT_EQUAL(dy_test_sh(WORK "/check.log", "%s check " WORK "/tr/transformer.dymodel --input x="
+                             WORK "/tr/x.npy --max-batch 2 --max-dim seq=64 --atol 1e-4",
+                             DY2STC_PATH), 0);
+  char *log = dy_test_slurp(WORK "/check.log");
+  CU_ASSERT(log && strstr(log, ": ok") != NULL);
+  free(log);
+  CU_ASSERT_EQUAL(dy_test_sh(WORK "/check.log", "%s check " WORK "/tr/transformer.dymodel --input x="
+                             WORK "/tr/x.npy --max-dim seq=32", DY2STC_PATH), 1);
+  log = dy_test_slurp(WORK "/check.log");
+  CU_ASSERT(log && strstr(log, "seq = 64 is above its bound 32") != NULL);
+  free(log);
+}
+
+/* The exporter-shaped ONNX encoder (onnx_encoder.h): src [seq, batch, 32]
+ * with two dim_params imports with seq and the batch symbolic through the
+ * Shape/Gather/Mul/Unsqueeze/Concat/Reshape chains; the executor matches a
+ * float64 reference and the compiled code the executor at (seq, batch)
+ * pairs up to the bounds; sizes above the bounds are refused. */
+static void test_onnx_encoder(void) {
+  static enc_weights w;
+  enc_weights_init(&w);
+  mkdir(WORK, 0777);
+  CU_ASSERT_EQUAL_FATAL(enc_write(WORK "/enc.onnx", &w), 0);
+  dy_program *p = NULL, *q = NULL;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_onnx_load(WORK "/enc.onnx", &p, &err), &err);
+  char ts[96];
+  CU_ASSERT_STRING_EQUAL(dy_type_str(&p->vars[p->feeds[0]]->type, ts, sizeof ts),
+                         "f32[seq,-1,32]");
+  CU_ASSERT_STRING_EQUAL(dy_type_str(&p->vars[p->fetches[0]]->type, ts, sizeof ts),
+                         "f32[seq,-1,32]");
+  /* the attention's batch * heads */
+  bool bh = false;
+  for (int i = 0; i < p->n_vars; i++)
+    bh |= strstr(dy_type_str(&p->vars[i]->type, ts, sizeof ts), "f32[4*batch,seq,8]") != NULL;
+  CU_ASSERT(bh);
+  enum { MAX_SEQ = 12, MAX_B = 3, CAP = MAX_SEQ * MAX_B * ENC_E };
+  DY_ASSERT_OK(dy_program_declare_sym(p, "seq", MAX_SEQ, &err), &err);
+  DY_ASSERT_OK(dy_onnx_load(WORK "/enc.onnx", &q, &err), &err);
+  DY_ASSERT_OK(dy_program_declare_sym(q, "seq", MAX_SEQ, &err), &err);
+  CU_ASSERT_FATAL(build_model(q, "enc", MAX_B));
+  static float got[CAP], want[CAP], src[CAP];
+  static double ref[CAP];
+  int rank[1] = {3}, rc_run;
+  int64_t pairs[][2] = {{1, 1}, {5, 2}, {MAX_SEQ, MAX_B}, {MAX_SEQ, 1}, {1, MAX_B}, {7, 3}};
+  for (size_t k = 0; k < sizeof pairs / sizeof *pairs; k++) {
+    int64_t S = pairs[k][0], B = pairs[k][1];
+    int64_t shapes[1][8] = {{S, B, ENC_E}};
+    int n = run_model("enc", 1, rank, shapes, &rc_run, got, CAP);
+    int m = run_exec(p, shapes, want, CAP);
+    CU_ASSERT_EQUAL(rc_run, 0);
+    CU_ASSERT_EQUAL(n, S * B * ENC_E);
+    CU_ASSERT_EQUAL_FATAL(n, m);
+    for (int i = 0; i < n; i++)
+      src[i] = fill(0, i);
+    enc_ref(&w, src, (int)S, (int)B, ref);
+    double dc = 0, dr = 0;
+    for (int i = 0; i < n; i++) {
+      double a = fabs((double)got[i] - want[i]), b = fabs((double)want[i] - ref[i]);
+      dc = a > dc ? a : dc;
+      dr = b > dr ? b : dr;
+    }
+    if (!(dc <= 1e-4 && dr <= 1e-4))
+      fprintf(stderr, "\n  seq %lld, batch %lld: compiled - executor %g, executor - float64 %g\n",
+              (long long)S, (long long)B, dc, dr);
+    CU_ASSERT(dc <= 1e-4);
+    CU_ASSERT(dr <= 1e-4);
+  }
+  int64_t bad[][1][8] = {{{MAX_SEQ + 1, 1, ENC_E}}, {{2, MAX_B + 1, ENC_E}}, {{2, 2, ENC_E + 1}}};
+  int want_rc[] = {5, 1, 5};
+  for (int k = 0; k < 3; k++)
+    CU_ASSERT_EQUAL(run_model("enc", 1, rank, bad[k], &rc_run, got, CAP), -want_rc[k]);
+  /* the executor refuses them too */
+  CU_ASSERT(run_exec(p, bad[0], want, CAP) < 0);
+  dy_program_free(p);
+}
+
+/* ConstantOfShape(Shape(x)) and Expand(m [1,1,4], Shape(x)) on symbolic
+ * sizes: the value (or m) expanded to x's sizes at run time;
+ * y = (x + 1) + x * m, executor and compiled. A ConstantOfShape no tensor
+ * has the sizes of is refused. */
+static void test_onnx_constant_of_shape_expand(void) {
+  mkdir(WORK, 0777);
+  ob_model *m = ob_new(13);
+  m->inputs[m->graph.n_input++] = ob_value_info(m, "x", OB_F32, 3, (int64_t[]){-1, -1, 4}, NULL);
+  m->inputs[0]->type->tensor_type->shape->dim[0]->dim_param = ob_str(m, "seq");
+  m->inputs[0]->type->tensor_type->shape->dim[1]->dim_param = ob_str(m, "batch");
+  ob_init_f32(m, "mask", 3, (int64_t[]){1, 1, 4}, (float[]){1, 0, 2, -1});
+  ob_node(m, "Shape", "shape", 1, (const char *[]){"x"}, 1, (const char *[]){"s"});
+  Onnx__NodeProto *n = ob_node(m, "ConstantOfShape", "ones", 1, (const char *[]){"s"}, 1,
+                               (const char *[]){"one"});
+  Onnx__AttributeProto *a = ob_attr(m, n, "value", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR);
+  a->t = ob_tensor(m, "", OB_F32, 1, (int64_t[]){1}, (float[]){1.0f}, sizeof(float));
+  ob_node(m, "Expand", "expand", 2, (const char *[]){"mask", "s"}, 1, (const char *[]){"me"});
+  ob_node(m, "Add", "add", 2, (const char *[]){"x", "one"}, 1, (const char *[]){"a"});
+  ob_node(m, "Mul", "mul", 2, (const char *[]){"x", "me"}, 1, (const char *[]){"b"});
+  ob_node(m, "Add", "sum", 2, (const char *[]){"a", "b"}, 1, (const char *[]){"y"});
+  ob_output(m, "y", OB_F32);
+  CU_ASSERT_EQUAL_FATAL(ob_save(m, WORK "/cos.onnx"), 0);
+  ob_free(m);
+  dy_program *p = NULL, *q = NULL;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_onnx_load(WORK "/cos.onnx", &p, &err), &err);
+  DY_ASSERT_OK(dy_onnx_load(WORK "/cos.onnx", &q, &err), &err);
+  DY_ASSERT_OK(dy_program_declare_sym(q, "seq", 5, &err), &err);
+  CU_ASSERT_FATAL(build_model(q, "cos", 3));
+  static const float mk[4] = {1, 0, 2, -1};
+  float got[64], want[64];
+  int rank[1] = {3}, rc_run;
+  int64_t pairs[][2] = {{1, 1}, {3, 2}, {5, 3}};
+  for (int k = 0; k < 3; k++) {
+    int64_t shapes[1][8] = {{pairs[k][0], pairs[k][1], 4}};
+    int nn = run_model("cos", 1, rank, shapes, &rc_run, got, 64);
+    int mm = run_exec(p, shapes, want, 64);
+    CU_ASSERT_EQUAL(rc_run, 0);
+    CU_ASSERT_EQUAL(nn, pairs[k][0] * pairs[k][1] * 4);
+    CU_ASSERT_EQUAL_FATAL(nn, mm);
+    int bad = 0;
+    for (int i = 0; i < nn; i++) {
+      float x = fill(0, i), y = (x + 1.0f) + x * mk[i % 4];
+      bad += fabsf(want[i] - y) > 1e-6f || got[i] != want[i];
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+  }
+  dy_program_free(p);
+  /* ConstantOfShape of [seq, 7]: no tensor of those sizes */
+  m = ob_new(13);
+  m->inputs[m->graph.n_input++] = ob_value_info(m, "x", OB_F32, 2, (int64_t[]){-1, 4}, "seq");
+  ob_init_i64(m, "seven", 1, (int64_t[]){1}, (int64_t[]){7});
+  ob_node(m, "Shape", "shape", 1, (const char *[]){"x"}, 1, (const char *[]){"s"});
+  ob_node(m, "Slice", "first", 3, (const char *[]){"s", "zero", "one"}, 1, (const char *[]){"s0"});
+  ob_init_i64(m, "zero", 1, (int64_t[]){1}, (int64_t[]){0});
+  ob_init_i64(m, "one", 1, (int64_t[]){1}, (int64_t[]){1});
+  n = ob_node(m, "Concat", "cat", 2, (const char *[]){"s0", "seven"}, 1, (const char *[]){"s7"});
+  ob_attr_i(m, n, "axis", 0);
+  ob_node(m, "ConstantOfShape", "zeros", 1, (const char *[]){"s7"}, 1, (const char *[]){"y"});
+  ob_output(m, "y", OB_F32);
+  CU_ASSERT_EQUAL_FATAL(ob_save(m, WORK "/cos2.onnx"), 0);
+  ob_free(m);
+  p = NULL;
+  CU_ASSERT_EQUAL(dy_onnx_load(WORK "/cos2.onnx", &p, &err), DY_STATUS_UNSUPPORTED);
+  CU_ASSERT(strstr(err.msg, "'zeros' (ConstantOfShape)") != NULL &&
+            strstr(err.msg, "no run-time tensor") != NULL);
+}
+
+/* concat along a symbolic axis (seq + 2) and along the batch (2*batch):
+ * inference adds the sizes, the compiled offsets are expressions. */
+static void test_concat_symbolic(void) {
+  static const char *text =
+      "program {\n"
+      "  sym seq max 6\n"
+      "  var x : f32[-1,seq,4] feed 0\n"
+      "  var y : f32[-1,2,4] feed 1\n"
+      "  var z : f32[-1,seq+2,4]\n"
+      "  var w : f32[2*batch,seq,4]\n"
+      "  block 0 parent -1 {\n"
+      "    z = concat(x, y) {axis = 1}\n"
+      "    w = concat(x, x) {axis = 0}\n"
+      "  }\n"
+      "  fetch 0 z\n"
+      "  fetch 1 w\n"
+      "}\n";
+  dy_program *p = dy_test_parse_ok(text);
+  CU_ASSERT_FATAL(p != NULL);
+  CU_ASSERT_FATAL(build_model(dy_test_parse_ok(text), "cat", 3));
+  float got[1024], want[1024];
+  int rank[2] = {3, 3}, rc_run;
+  int64_t pairs[][2] = {{1, 1}, {2, 5}, {3, 6}};
+  for (int k = 0; k < 3; k++) {
+    int64_t b = pairs[k][0], sq = pairs[k][1];
+    int64_t shapes[2][8] = {{b, sq, 4}, {b, 2, 4}};
+    int n = run_model("cat", 2, rank, shapes, &rc_run, got, 1024);
+    int m = run_exec(p, shapes, want, 1024);
+    CU_ASSERT_EQUAL(rc_run, 0);
+    CU_ASSERT_EQUAL(n, b * (sq + 2) * 4 + 2 * b * sq * 4);
+    CU_ASSERT_EQUAL_FATAL(n, m);
+    CU_ASSERT(max_diff(got, want, n) == 0.0f);
+    /* z's row s of batch 0 is x's (s < seq) or y's */
+    CU_ASSERT(want[0] == fill(0, 0) && want[sq * 4] == fill(1, 0));
+  }
+  dy_program_free(p);
 }
 
 /* NAME.c and NAME.h of p (freed) with the default options, or NULL. */
@@ -544,9 +774,13 @@ void dy_test_register(void) {
   DY_TEST(test_normal_form);
   DY_TEST(test_text_forms);
   DY_TEST(test_program_symbols);
+  DY_TEST(test_version2_file_reads);
   DY_TEST(test_executor_binds_symbols);
   DY_TEST(test_compiled_binds_symbols);
   DY_TEST(test_pinned_is_static);
   DY_TEST(test_cli_dims);
   DY_TEST(test_transformer_sample);
+  DY_TEST(test_onnx_encoder);
+  DY_TEST(test_onnx_constant_of_shape_expand);
+  DY_TEST(test_concat_symbolic);
 }

@@ -34,18 +34,24 @@
  * dim of every input is the one batch, at most DY_MODEL_MAX_BATCH.
  *
  * Each output is written to DIR/<name>.npy (format 1.0, default DIR "."),
- * whole or not at all (written to <file>.tmp, then renamed). In <name>,
- * every character other than A-Z a-z 0-9 '.' '-' '_' becomes '_' (so
- * "fc/out:0" is written to fc_out_0.npy); an empty name becomes "_", and a
- * name that maps onto an earlier output's gets "_<index>" appended.
+ * whole or not at all: written to a new <file>.tmp.<random> created
+ * exclusively (never through an existing file or link), then renamed. In
+ * <name>, every character other than A-Z a-z 0-9 '.' '-' '_' becomes '_',
+ * and a leading '.' too (so "fc/out:0" is written to fc_out_0.npy); an
+ * empty name becomes "_", and a name that maps onto an earlier output's
+ * file gets "_<index>" appended ("probs:0" and "probs_0" are written to
+ * probs_0.npy and probs_0_1.npy; `dy2stc run` names them the same way).
+ * A path too long for the system is an error.
  *
- * --bench N runs once to warm up, then N timed runs, and prints the median
- * and minimum time. Exit status: 0 success, 1 bad input or failure (one
- * line on stderr: "PROG: input 'x': ..."), 2 bad command line.
+ * --bench N (1 to 1000000) runs once to warm up, then N timed runs, and
+ * prints the median and minimum time. Exit status: 0 success, 1 bad input
+ * or failure (one line on stderr: "PROG: input 'x': ..."), 2 bad command
+ * line.
  */
 /* dy2stc: section common */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime, mkdir */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, mkdir, open, getpid */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -53,6 +59,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "dy_model.h"
 
@@ -73,10 +80,18 @@ static void say(const char *fmt, va_list ap) PRINTF_LIKE(1, 0);
 static _Noreturn void usage_error(const char *fmt, ...) PRINTF_LIKE(1, 2);
 static _Noreturn void fail(const char *fmt, ...) PRINTF_LIKE(1, 2);
 
-/* One line on stderr: "PROG: message". */
+/* One line on stderr: "PROG: message", control bytes (from names or paths)
+ * written as \xNN so the message stays one line. */
 static void say(const char *fmt, va_list ap) {
+  char msg[1024];
+  vsnprintf(msg, sizeof msg, fmt, ap);
   fprintf(stderr, "%s: ", prog);
-  vfprintf(stderr, fmt, ap);
+  for (const char *c = msg; *c; c++) {
+    if ((unsigned char)*c < 0x20 || *c == 0x7f)
+      fprintf(stderr, "\\x%02x", (unsigned)(unsigned char)*c);
+    else
+      fputc(*c, stderr);
+  }
   fputc('\n', stderr);
 }
 
@@ -297,19 +312,32 @@ static void write_npy_file(const char *what, const char *path, int dtype, int ra
   unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
                            (unsigned char)(n & 0xff), (unsigned char)(n >> 8)};
 
-  char *tmp = malloc(strlen(path) + 8);
+  char *tmp = malloc(strlen(path) + 32);
   if (!tmp)
     fail("out of memory");
-  sprintf(tmp, "%s.tmp", path);
   size_t bytes = numel * es;
   unsigned char *le = malloc(bytes > 0 ? bytes : 1);
   if (!le)
     fail("out of memory");
   memcpy(le, data, bytes);
   swap_to_host(le, bytes, es); /* host -> little-endian: the same swap */
-  FILE *f = fopen(tmp, "wb");
+  /* a new temporary, created exclusively: a file or link planted at the
+   * name is never written through; another name on EEXIST */
+  static unsigned long counter;
+  int fd = -1;
+  for (int attempt = 0; fd < 0 && attempt < 100; attempt++) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    unsigned long r = (unsigned long)ts.tv_nsec * 2654435761u ^ (unsigned long)getpid() << 16 ^
+                      ++counter * 40503u;
+    sprintf(tmp, "%s.tmp.%08lx", path, r & 0xffffffffu);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
+    if (fd < 0 && errno != EEXIST)
+      break;
+  }
+  FILE *f = fd < 0 ? NULL : fdopen(fd, "wb");
   if (!f)
-    fail("%s: %s: %s", what, tmp, strerror(errno));
+    fail("%s: %s: %s", what, path, strerror(errno));
   int bad = fwrite(pre, 1, 10, f) != 10;
   bad |= fwrite(header, 1, (size_t)n, f) != (size_t)n;
   bad |= bytes > 0 && fwrite(le, 1, bytes, f) != bytes;
@@ -348,9 +376,12 @@ typedef struct {
 } input_file;
 
 /* Load input i from its file, check it against dy_model_inputs[i], and agree
- * on the batch (*batch is -1 until an input with a dynamic dim fixes it). */
+ * on the batch (*batch is -1 until an input with a dynamic dim fixes it).
+ * A model with size symbols besides the batch (DY_MODEL_NUM_DIMS) takes
+ * .npy files only; their dynamic dims are checked by dy_model_bind. The
+ * file's shape goes to shape_out. */
 static void load_input(int i, input_file *in, int64_t *batch,
-                       const char **batch_from) {
+                       const char **batch_from, int64_t *shape_out) {
   const dy_model_tensor_info *t = &dy_model_inputs[i];
   char what[512];
   snprintf(what, sizeof what, "input '%s'", t->name);
@@ -386,6 +417,9 @@ static void load_input(int i, input_file *in, int64_t *batch,
       if (t->shape[d] >= 0 && shape[d] != t->shape[d])
         fail("%s: %s: shape %s, expected %s (dim %d must be %lld)", what,
              in->path, got, want, d, (long long)t->shape[d]);
+#ifdef DY_MODEL_NUM_DIMS
+      continue; /* dy_model_bind checks the dynamic dims */
+#endif
       if (t->shape[d] < 0) {
         if (b >= 0 && shape[d] != b)
           fail("%s: %s: shape %s: the dynamic dims differ (batch %lld and "
@@ -394,6 +428,11 @@ static void load_input(int i, input_file *in, int64_t *batch,
       }
     }
   } else {
+#ifdef DY_MODEL_NUM_DIMS
+    if (ndyn > 0)
+      fail("%s: %s: the model has size symbols besides the batch: give its inputs as "
+           ".npy files", what, in->path);
+#endif
     /* raw data: the batch is what makes the size come out right */
     if (ndyn == 0) {
       if (len != (size_t)row * es)
@@ -405,9 +444,10 @@ static void load_input(int i, input_file *in, int64_t *batch,
         fail("%s: %s: cannot infer the batch of an empty shape %s", what,
              in->path, want);
       for (b = 0;; b++) {
+        /* per * b^ndyn, stopping once it passes len (never wrapping) */
         size_t need = per;
-        for (int k = 0; k < ndyn; k++)
-          need *= (size_t)b;
+        for (int k = 0; k < ndyn && need <= len; k++)
+          need = b == 0 ? 0 : need > len / (size_t)b ? len + 1 : need * (size_t)b;
         if (need == len)
           break;
         if (need > len || b > DY_MODEL_MAX_BATCH)
@@ -421,6 +461,10 @@ static void load_input(int i, input_file *in, int64_t *batch,
       if (shape[d] < 0)
         shape[d] = b;
   }
+  memcpy(shape_out, shape, sizeof shape);
+#ifdef DY_MODEL_NUM_DIMS
+  ndyn = 0; /* dy_model_bind */
+#endif
   if (ndyn > 0) {
     if (b < 1)
       fail("%s: %s: batch %lld is less than 1", what, in->path, (long long)b);
@@ -465,8 +509,10 @@ static char *output_file_name(int i, const char *dir) {
     base[k] = safe ? c : '_';
   }
   base[n] = '\0';
+  if (n == 0 || base[0] == '.')
+    base[0] = '_';
   if (n == 0)
-    strcpy(base, "_");
+    base[1] = '\0';
   for (int j = 0; j < i; j++) {
     char *other = output_file_name(j, NULL);
     int same = strcmp(other, base) == 0;
@@ -478,7 +524,10 @@ static char *output_file_name(int i, const char *dir) {
   }
   if (!dir)
     return base;
-  char *path = malloc(strlen(dir) + strlen(base) + 8);
+  size_t len = strlen(dir) + strlen(base) + 8;
+  if (len > 4096)
+    fail("output '%s': the path %s/%s.npy is too long", dy_model_outputs[i].name, dir, base);
+  char *path = malloc(len);
   if (!path)
     fail("out of memory");
   sprintf(path, "%s/%s.npy", dir, base);
@@ -486,11 +535,26 @@ static char *output_file_name(int i, const char *dir) {
   return path;
 }
 
-static void write_npy(int i, const char *dir, const void *data, int64_t batch) {
+/* Output i's shape: its dynamic dims the batch, or with size symbols
+ * besides the batch dy_model_output_shape at dims[]. */
+static void output_shape(int i, int64_t batch, const int64_t *dims, int64_t *shape) {
   const dy_model_tensor_info *t = &dy_model_outputs[i];
-  int64_t shape[8];
+#ifdef DY_MODEL_NUM_DIMS
+  (void)batch;
+  (void)t;
+  dy_model_output_shape(i, dims, shape);
+#else
+  (void)dims;
   for (int d = 0; d < t->rank; d++)
     shape[d] = t->shape[d] < 0 ? batch : t->shape[d];
+#endif
+}
+
+static void write_npy(int i, const char *dir, const void *data, int64_t batch,
+                      const int64_t *dims) {
+  const dy_model_tensor_info *t = &dy_model_outputs[i];
+  int64_t shape[8];
+  output_shape(i, batch, dims, shape);
   char *path = output_file_name(i, dir);
   char what[512];
   snprintf(what, sizeof what, "output '%s'", t->name);
@@ -574,26 +638,55 @@ int main(int argc, char **argv) {
       char *e;
       errno = 0;
       bench = strtol(v, &e, 10);
-      if (e == v || *e || errno || bench < 1)
-        usage_error("--bench expects a count >= 1, got '%s'", v);
+      if (e == v || *e || errno || bench < 1 || bench > 1000000)
+        usage_error("--bench expects a count from 1 to 1000000, got '%s'", v);
     } else {
       usage_error("unknown option '%s'", a);
     }
   }
 
-  int64_t batch = -1;
+  int64_t batch = -1, shapes[N_IN][8];
   const char *batch_from = NULL;
   for (int i = 0; i < DY_MODEL_NUM_INPUTS; i++) {
     if (!in[i].path)
       fail("input '%s' (input %d) is missing: give --input %s=FILE",
            dy_model_inputs[i].name, i, dy_model_inputs[i].name);
-    load_input(i, &in[i], &batch, &batch_from);
+    load_input(i, &in[i], &batch, &batch_from, shapes[i]);
   }
   if (batch < 0)
     batch = 1;
+#ifdef DY_MODEL_NUM_DIMS
+  /* the size symbols from the inputs' shapes, checked against the model */
+  static const char *const dim_names[] = DY_MODEL_DIM_NAMES;
+  int64_t dims[DY_MODEL_NUM_DIMS];
+  const int64_t *shape_ptrs[N_IN];
+  for (int i = 0; i < DY_MODEL_NUM_INPUTS; i++)
+    shape_ptrs[i] = shapes[i];
+  static const long long dim_maxes[] = DY_MODEL_DIM_MAXES;
+  int brc = dy_model_bind(shape_ptrs, dims);
+  if (brc != DY_MODEL_OK) {
+    char bounds[512];
+    size_t at = 0;
+    for (int k = 0; k < DY_MODEL_NUM_DIMS && at < sizeof bounds; k++)
+      at += (size_t)snprintf(bounds + at, sizeof bounds - at, "%s%s <= %lld", k ? ", " : "",
+                             dim_names[k], dim_maxes[k]);
+    fail("the inputs' shapes do not fit the model (status %d): a dynamic size out of "
+         "its bounds (%s), or inputs that disagree on a size or a static dim", brc, bounds);
+  }
+  batch = dims[0];
+#define RUN_SIZES dims
+#else
+  const int64_t *dims = NULL;
+#define RUN_SIZES batch
+#endif
 
   make_dir(dir);
 
+  /* an arena over 4 GiB built for a 32-bit machine: an error, not a
+   * wrapped malloc (compared as double: no always-false warning) */
+  if ((double)DY_MODEL_ARENA_BYTES > (double)SIZE_MAX - 2.0 * DY_MODEL_ARENA_ALIGN)
+    fail("the arena (%lld bytes) does not fit this machine's address space",
+         (long long)DY_MODEL_ARENA_BYTES);
   unsigned char *raw = malloc((size_t)DY_MODEL_ARENA_BYTES + DY_MODEL_ARENA_ALIGN);
   if (!raw)
     fail("cannot allocate the arena (%lld bytes)", (long long)DY_MODEL_ARENA_BYTES);
@@ -607,16 +700,17 @@ int main(int argc, char **argv) {
     ins[i] = in[i].data;
   for (int i = 0; i < DY_MODEL_NUM_OUTPUTS; i++) {
     size_t numel = 1;
+    int64_t oshape[8];
+    output_shape(i, batch, dims, oshape);
     for (int d = 0; d < dy_model_outputs[i].rank; d++)
-      numel *= (size_t)(dy_model_outputs[i].shape[d] < 0 ? batch
-                                                       : dy_model_outputs[i].shape[d]);
+      numel *= (size_t)oshape[d];
     size_t bytes = numel * elem_size[dy_model_outputs[i].dtype];
     outs[i] = calloc(bytes ? bytes : 1, 1);
     if (!outs[i])
       fail("out of memory");
   }
 
-  int rc = dy_model_run_v(arena, batch, ins, outs);
+  int rc = dy_model_run_v(arena, RUN_SIZES, ins, outs);
   if (rc == DY_MODEL_ERR_INDEX)
     fail("dy_model_run: an index input is out of range (a gather index outside "
          "its axis); no output written");
@@ -628,7 +722,7 @@ int main(int argc, char **argv) {
       fail("out of memory");
     for (long r = 0; r < bench; r++) {
       double t0 = now_ms();
-      dy_model_run_v(arena, batch, ins, outs);
+      dy_model_run_v(arena, RUN_SIZES, ins, outs);
       t[r] = now_ms() - t0;
     }
     qsort(t, (size_t)bench, sizeof *t, cmp_double);
@@ -637,7 +731,7 @@ int main(int argc, char **argv) {
     free(t);
   }
   for (int i = 0; i < DY_MODEL_NUM_OUTPUTS; i++)
-    write_npy(i, dir, outs[i], batch);
+    write_npy(i, dir, outs[i], batch, dims);
 
   for (int i = 0; i < DY_MODEL_NUM_INPUTS; i++)
     free(in[i].data);

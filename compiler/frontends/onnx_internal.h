@@ -73,6 +73,8 @@ typedef struct ox_ctx {
   int node_index;
   dy_srcloc loc;
   int node_serial;          /* counts imported nodes, sub-graphs' included  */
+  int64_t n_built;          /* ops built (folded or appended): at most
+                               DY_ONNX_MAX_OPS, the limit on unrolling    */
   int tmp_counter;
   int block;                /* the Program block ops are appended to: 0, or
                                a cond branch / while block being imported
@@ -127,6 +129,11 @@ dy_status ox_set_dim(ox_ctx *c, ox_value *v, int64_t i, int64_t d);
 int64_t ox_sym_dim(const ox_value *v, int64_t i);
 /* Entry i of an i64 constant as a size: its symbolic dim or its value. */
 int64_t ox_entry(const ox_value *v, int64_t i);
+
+/* A run-time value (a var) whose dims are exactly dims[0..rank), the
+ * first made, or NULL: what expand_as reads for the shape when a size is
+ * symbolic (ConstantOfShape, Expand to a dynamic size). */
+ox_value *ox_like(ox_ctx *c, int rank, const int64_t *dims);
 
 /* Constants. */
 ox_value *ox_new_const(ox_ctx *c, dy_dtype dt, int rank, const int64_t *shape,

@@ -107,16 +107,31 @@ static dy_status map_constant(ox_ctx *c) {
   OUT(0, v);
 }
 
-/* ConstantOfShape(input) attributes: value (one-element tensor, float 0). */
+/* ConstantOfShape(input) attributes: value (one-element tensor, float 0).
+ * A shape with symbolic sizes is the value expanded (expand_as) to a
+ * run-time tensor of exactly those dims (ox_like: zeros_like and masks
+ * built from Shape(x)); without one it is an error. */
 static dy_status map_constant_of_shape(ox_ctx *c) {
   ox_value *sv;
   const int64_t *shape;
   int64_t n;
   TRY(ox_check_attrs(c, "value"));
   TRY(ox_need_in(c, 0, &sv));
-  TRY(ox_get_ints(c, sv, "ConstantOfShape's shape", false, &shape, &n));
+  TRY(ox_get_ints(c, sv, "ConstantOfShape's shape", true, &shape, &n));
   if (n > DY_MAX_DIMS)
     return ox_fail(c, DY_STATUS_UNSUPPORTED, "rank %lld", (long long)n);
+  int64_t dims[DY_MAX_DIMS], ones[DY_MAX_DIMS];
+  ox_value *like = NULL;
+  for (int i = 0; i < n; i++) {
+    dims[i] = ox_entry(sv, i);
+    ones[i] = 1;
+  }
+  if (sv->sym && !(like = ox_like(c, (int)n, dims)))
+    return ox_fail(c, DY_STATUS_UNSUPPORTED,
+                   "a shape of dynamic sizes that no run-time tensor has (dy2stc expands "
+                   "the value to such a tensor)");
+  if (like)
+    shape = ones;
   dy_dtype dt = DY_F32;
   unsigned char val[8] = {0};
   const Onnx__AttributeProto *a = ox_attr(c, "value");
@@ -141,6 +156,8 @@ static dy_status map_constant_of_shape(ox_ctx *c) {
   for (int64_t i = 0; i < numel; i++)
     memcpy((char *)v->c->data + (size_t)i * es, val, es);
   v->sym = false;
+  if (like)
+    OUT(0, ox_op(c, "expand_as", (ox_value *[]){v, like}, 2, NULL, 0));
   OUT(0, v);
 }
 

@@ -36,6 +36,14 @@ static dy_status map_reshape(ox_ctx *c) {
   if (n > DY_MAX_DIMS)
     return ox_fail(c, DY_STATUS_UNSUPPORTED, "target rank %lld", (long long)n);
   bool allowzero = ox_attr_i(c, "allowzero", 0) != 0;
+  if (!sv->sym && dy_type_is_static(&x->type)) {
+    /* static: the reshape op's own rules (and errors) as they are */
+    for (int i = 0; i < n; i++)
+      if (shape[i] == 0 && allowzero)
+        return ox_fail(c, DY_STATUS_UNSUPPORTED,
+                       "allowzero with a 0 in the shape (an empty tensor)");
+    OUT(0, ox_reshape(c, x, (int)n, shape));
+  }
   int64_t want[DY_MAX_DIMS], t[DY_MAX_DIMS], total, known = 1;
   int infer_at = -1;
   char b1[96], b2[96];
@@ -61,9 +69,14 @@ static dy_status map_reshape(ox_ctx *c) {
       return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "size %lld in the shape", (long long)e);
     }
     want[i] = e;
-    if (!dy_dim_mul(known, e, &known))
+    bool plain = known >= 0 && e >= 0;
+    if (!dy_dim_mul(known, e, &known) || (known >= 0 && known > DY_MAX_NUMEL)) {
+      if (plain || known >= 0)
+        return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "the target shape is larger than the "
+                       "maximum tensor size (%lld elements)", (long long)DY_MAX_NUMEL);
       return ox_fail(c, DY_STATUS_UNSUPPORTED, "the target shape's size is not a size "
                      "expression");
+    }
   }
   if (infer_at >= 0 && (known == 0 || !dy_dim_div(total, known, &want[infer_at])))
     return ox_fail(c, DY_STATUS_SHAPE_MISMATCH, "cannot infer the -1: %s elements over %s",
@@ -77,14 +90,26 @@ static dy_status map_reshape(ox_ctx *c) {
       t[i] = want[i];
     else if (i < x->type.rank && x->type.shape[i] == want[i])
       t[i] = 0; /* copy the input's dim */
-    else if (n_infer++ == 0)
-      t[i] = -1;
     else
-      return ox_fail(c, DY_STATUS_UNSUPPORTED,
-                     "the target shape has two symbolic sizes that are not the input's dims "
-                     "at the same position (%s)", dy_dim_name(want[i], b1, sizeof b1));
+      t[i] = n_infer++ ? -2 : -1;
   }
-  ox_value *y = ox_reshape(c, x, (int)n, t);
+  ox_value *y;
+  if (n_infer <= 1) {
+    y = ox_reshape(c, x, (int)n, t);
+  } else {
+    /* several new symbolic sizes ([seq*batch, 32] -> [seq, batch, 32]):
+     * reshape_dims spells them out */
+    char dims[512];
+    size_t at = 0;
+    for (int i = 0; i < n; i++) {
+      at += (size_t)snprintf(dims + at, at < sizeof dims ? sizeof dims - at : 0, "%s%s",
+                             i ? "," : "", dy_dim_str(want[i], b1, sizeof b1));
+    }
+    if (at >= sizeof dims)
+      return ox_fail(c, DY_STATUS_UNSUPPORTED, "the target shape's sizes are too long to spell");
+    dy_attr a[] = {DY_ATTR_S("dims", dims)};
+    y = ox_op(c, "reshape_dims", &x, 1, a, 1);
+  }
   if (!y)
     return c->err->status;
   for (int i = 0; i < n; i++)
@@ -261,8 +286,12 @@ static dy_status map_split(ox_ctx *c) {
       return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "split has %lld entries for %d outputs",
                      (long long)ns, n_out);
     int64_t sum = 0;
-    for (int i = 0; i < n_out; i++)
-      sum += sizes[i] = sp[i];
+    for (int i = 0; i < n_out; i++) {
+      if (sp[i] < 0 || sp[i] > dim)
+        return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "split entry %d is %lld, outside [0, %lld]",
+                       i, (long long)sp[i], (long long)dim);
+      sum += sizes[i] = sp[i]; /* at most 64 entries of at most dim each */
+    }
     if (sum != dim)
       return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "split sums to %lld, the axis is %lld",
                      (long long)sum, (long long)dim);
@@ -352,17 +381,39 @@ static dy_status map_expand(ox_ctx *c) {
   TRY(ox_get_ints(c, sv, "Expand's shape", true, &shape, &n));
   if (n > DY_MAX_DIMS)
     return ox_fail(c, DY_STATUS_UNSUPPORTED, "rank %lld", (long long)n);
-  int64_t t[DY_MAX_DIMS];
+  int64_t t[DY_MAX_DIMS], want[DY_MAX_DIMS];
+  bool grow = false; /* a dim of 1 grows to a dynamic size */
   for (int i = 0; i < n; i++) {
     t[i] = shape[i];
+    want[i] = ox_entry(sv, i);
     int64_t d = ox_sym_dim(sv, i);
     if (d) {
       int j = i - (int)(n - x->type.rank);
-      if (j < 0 || x->type.shape[j] != d)
+      if (j >= 0 && x->type.shape[j] == d) {
+        t[i] = -1;
+        continue;
+      }
+      if (j >= 0 && x->type.shape[j] != 1)
         return ox_fail(c, DY_STATUS_UNSUPPORTED,
                        "expanding a dim to a dynamic size other than its own");
-      t[i] = -1;
+      grow = true;
     }
+  }
+  if (grow) {
+    /* to a run-time tensor of the target's sizes: expand_as */
+    int r = x->type.rank > n ? x->type.rank : (int)n;
+    int64_t full[DY_MAX_DIMS];
+    for (int i = 0; i < r; i++) {
+      int xi = i - (r - x->type.rank), si = i - (r - (int)n);
+      int64_t xd = xi >= 0 ? x->type.shape[xi] : 1, sd = si >= 0 ? want[si] : 1;
+      full[i] = sd == 1 ? xd : sd;
+    }
+    ox_value *like = ox_like(c, r, full);
+    if (!like)
+      return ox_fail(c, DY_STATUS_UNSUPPORTED,
+                     "expanding to dynamic sizes that no run-time tensor has (dy2stc "
+                     "expands to such a tensor)");
+    OUT(0, ox_op(c, "expand_as", (ox_value *[]){x, like}, 2, NULL, 0));
   }
   dy_attr a[] = {DY_ATTR_IS("shape", t, (int)n)};
   OUT(0, ox_op(c, "expand", &x, 1, a, 1));

@@ -224,7 +224,35 @@ dy_status dy_memplan_scratch(dy_program *p, int64_t max_batch, int threads,
   memset(r, 0, sizeof *r);
   int64_t bounds[DY_MAX_SYMS];
   dy_program_sym_bounds(p, max_batch, max_batch, bounds);
+  for (int i = 0; i < p->n_vars; i++) {
+    const dy_var *v = p->vars[i];
+    int64_t bytes = in_arena(v) ? bytes_at(&v->type, bounds) : 0;
+    if (bytes < 0 || bytes > DY_MAX_ARENA_BYTES) {
+      char ts[160];
+      return dy_error_set(err, DY_STATUS_LIMIT,
+                          "memplan: var '%s' %s is larger than the arena limit at the "
+                          "size bounds", v->name, dy_type_str(&v->type, ts, sizeof ts));
+    }
+  }
   int nv = p->n_vars, n_ops = dy_program_count_ops(p);
+  /* every size below is one tensor's at max_batch, checked here once
+   * (dy_checked.h): each is at most DY_MAX_TENSOR_BYTES, so their sums
+   * cannot wrap; the arena is checked against DY_MAX_ARENA_BYTES at the end */
+  if (max_batch < 1 || max_batch > DY_MAX_BATCH)
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                        "memplan: --max-batch %lld is outside [1, %lld]", (long long)max_batch,
+                        (long long)DY_MAX_BATCH);
+  for (int i = 0; i < nv; i++) {
+    const dy_var *v = p->vars[i];
+    int64_t bytes;
+    char ts[160];
+    if (!dy_type_bytes_at(&v->type, max_batch, &bytes))
+      return dy_error_set(err, DY_STATUS_LIMIT,
+                          "memplan: var '%s' %s is larger than the maximum tensor size "
+                          "(%lld bytes) at --max-batch %lld", v->name,
+                          dy_type_str(&v->type, ts, sizeof ts), (long long)DY_MAX_TENSOR_BYTES,
+                          (long long)max_batch);
+  }
   int *root = malloc(sizeof(int) * (size_t)(nv + 1));
   interval *iv = calloc((size_t)nv + (size_t)n_ops + 1, sizeof *iv);
   schedule sc = {.p = p,
@@ -232,6 +260,7 @@ dy_status dy_memplan_scratch(dy_program *p, int64_t max_batch, int threads,
                  .end = malloc(sizeof(int) * (size_t)(n_ops + 1)),
                  .def = malloc(sizeof(int) * (size_t)(nv + 1)),
                  .last = malloc(sizeof(int) * (size_t)(nv + 1))};
+  dy_status s = DY_OK;
   /* every op of every block, by slot */
   const dy_op **ops = malloc(sizeof *ops * (size_t)(n_ops + 1));
   if (!root || !iv || !sc.start || !sc.end || !sc.def || !sc.last || !ops) {
@@ -317,20 +346,7 @@ dy_status dy_memplan_scratch(dy_program *p, int64_t max_batch, int threads,
     /* an empty tensor still gets its own (64) bytes: at the offset of
      * another buffer it would make the kernels' restrict pointers equal,
      * which compilers reject (-Wrestrict) even with nothing to access */
-    int64_t bytes = bytes_at(&v->type, bounds);
-    if (bytes < 0 || bytes > DY_MAX_ARENA_BYTES) {
-      free(root);
-      free(iv);
-      free(sc.start);
-      free(sc.end);
-      free(sc.def);
-      free(sc.last);
-      free(ops);
-      char ts[160];
-      return dy_error_set(err, DY_STATUS_LIMIT,
-                          "memplan: var '%s' %s is larger than the arena limit at the "
-                          "size bounds", v->name, dy_type_str(&v->type, ts, sizeof ts));
-    }
+    int64_t bytes = bytes_at(&v->type, bounds); /* checked above */
     iv[i].size = align_up(bytes > 0 ? bytes : 1);
     iv[n++] = iv[i];
   }
@@ -338,11 +354,19 @@ dy_status dy_memplan_scratch(dy_program *p, int64_t max_batch, int threads,
   for (int k = 0; scratch_offsets && k < n_ops; k++) {
     int64_t bytes = dy_codegen_scratch_bytes(p, ops[k], max_batch, threads);
     scratch_offsets[k] = -1;
+    if (bytes > DY_MAX_ARENA_BYTES) {
+      s = dy_error_at(err, ops[k], DY_STATUS_LIMIT,
+                      "memplan: %s needs %lld bytes of scratch at --max-batch %lld",
+                      dy_op_name(ops[k]->kind), (long long)bytes, (long long)max_batch);
+      break;
+    }
     if (bytes > 0)
       iv[n++] = (interval){.var = -1 - k, .size = align_up(bytes), .start = sc.start[k],
                            .end = sc.end[k]};
   }
   /* lower bound: the most bytes live at any one position */
+  if (s)
+    n = 0;
   for (int k = 0; k < sc.t; k++) {
     int64_t live = 0;
     for (int i = 0; i < n; i++)
@@ -381,6 +405,11 @@ dy_status dy_memplan_scratch(dy_program *p, int64_t max_batch, int threads,
     if (best + iv[i].size > r->arena_bytes)
       r->arena_bytes = best + iv[i].size;
   }
+  if (!s && r->arena_bytes > DY_MAX_ARENA_BYTES)
+    s = dy_error_set(err, DY_STATUS_LIMIT,
+                     "memplan: the arena needs %lld bytes at --max-batch %lld, more than "
+                     "the limit of %lld", (long long)r->arena_bytes, (long long)max_batch,
+                     (long long)DY_MAX_ARENA_BYTES);
   /* in-place members take their group's offset (views keep alias_of) */
   for (int i = 0; i < nv; i++) {
     dy_var *v = p->vars[i];
@@ -394,5 +423,5 @@ dy_status dy_memplan_scratch(dy_program *p, int64_t max_batch, int threads,
   free(def);
   free(last);
   free(ops);
-  return DY_OK;
+  return s;
 }
