@@ -275,7 +275,11 @@ typedef struct {
                             as floats (.f) */
   bool *state;           /* per var: persistable and written in place by an
                             op (DY_OPF_INPLACE): lives in the caller's state */
-  bool dynamic;          /* some used var has a -1 dim */
+  bool dynamic;          /* some used var's dims use the batch */
+  uint64_t sym_mask;     /* the size symbols used vars' dims use (bit 0: batch) */
+  int n_named;           /* the symbols other than the batch, by name: */
+  int named[DY_MAX_SYMS]; /* their ids; NAME_run takes int64_t dim_<name> each */
+  int64_t bounds[DY_MAX_SYMS]; /* each symbol's bound (dy_program_sym_bounds) */
   bool uses_arena;       /* some storage is ST_ARENA */
   bool has_loop;         /* some op is a while: NAME_ERR_LOOP, NAME_MAX_ITERATIONS */
   int64_t max_iterations; /* NAME_MAX_ITERATIONS */
@@ -310,13 +314,48 @@ static bool type_dynamic(const dy_type *t) {
   return false;
 }
 
-/* Bytes of a var at max batch. */
+/* Bytes of a var at the size bounds (max batch; every other symbol's
+ * bound), as the memory plan sized it; -1 if that overflows. */
 static int64_t var_bytes(const gen *g, const dy_var *v) {
-  return dy_type_numel_at(&v->type, g->opt->max_batch) *
-         (int64_t)dy_dtype_size(v->type.dtype);
+  int64_t n;
+  if (!dy_type_numel_eval(&v->type, g->bounds, &n))
+    return -1;
+  return n * (int64_t)dy_dtype_size(v->type.dtype);
 }
 
-/* Shape for a kernel name: "4x256", "Bx10" (B the batch), "scalar". */
+/* "SEQ" for symbol seq: its macros are NAME_MAX_DIM_SEQ. */
+static const char *sym_upper(int sym, char *buf, size_t n) {
+  snprintf(buf, n, "%s", dy_sym_name(sym));
+  for (char *c = buf; *c; c++)
+    if (*c >= 'a' && *c <= 'z')
+      *c = (char)(*c - 'a' + 'A');
+  return buf;
+}
+
+/* ", seq 128" (sep " ") or ", seq = 128" for each symbol but the batch. */
+static void put_named_bounds(const gen *g, dy_buf *out, const char *sep) {
+  for (int k = 0; k < g->n_named; k++)
+    dy_buf_printf(out, ", %s%s%lld", dy_sym_name(g->named[k]), sep,
+                  (long long)g->bounds[g->named[k]]);
+}
+
+/* The symbols other than the batch that g's vars use, ordered by name. */
+static void find_named(gen *g) {
+  g->n_named = 0;
+  for (int s = 1; s < DY_MAX_SYMS; s++)
+    if (g->sym_mask >> s & 1) {
+      int k = g->n_named++;
+      g->named[k] = s;
+      for (; k > 0 && strcmp(dy_sym_name(g->named[k - 1]), dy_sym_name(s)) > 0; k--) {
+        g->named[k] = g->named[k - 1];
+        g->named[k - 1] = s;
+      }
+    }
+}
+
+
+/* Shape for a kernel name: "4x256", "Bx10" (B the batch), "BxSx8" (S a
+ * size symbol's initial, seq), "Ex8" (E an expression), "scalar". */
 static void shape_tag(const dy_type *t, char *buf, size_t n) {
   size_t k = 0;
   buf[0] = '\0';
@@ -325,8 +364,16 @@ static void shape_tag(const dy_type *t, char *buf, size_t n) {
     return;
   }
   for (int i = 0; i < t->rank && k < n; i++) {
-    if (t->shape[i] < 0)
+    int sym = dy_dim_single_sym(t->shape[i]);
+    if (t->shape[i] == -1)
       k += (size_t)snprintf(buf + k, n - k, "%sB", i ? "x" : "");
+    else if (sym > 0) /* "S" for seq: the symbol's initial, upper case */
+      k += (size_t)snprintf(buf + k, n - k, "%s%c", i ? "x" : "",
+                            (char)(dy_sym_name(sym)[0] >= 'a' && dy_sym_name(sym)[0] <= 'z'
+                                       ? dy_sym_name(sym)[0] - 'a' + 'A'
+                                       : dy_sym_name(sym)[0]));
+    else if (t->shape[i] < 0) /* an expression of symbols */
+      k += (size_t)snprintf(buf + k, n - k, "%sE", i ? "x" : "");
     else
       k += (size_t)snprintf(buf + k, n - k, "%s%lld", i ? "x" : "",
                             (long long)t->shape[i]);
@@ -502,6 +549,17 @@ static char *xprintf(const char *fmt, ...) {
   return s;
 }
 
+/* Append the size arguments a kernel of these symbols takes: "batch",
+ * "dim_seq", ... (decl: with "int64_t "). */
+static int sym_args(const gen *g, uint64_t mask, bool decl, char **args, int n) {
+  if (mask & 1)
+    args[n++] = xstrdup(decl ? "int64_t batch" : "batch");
+  for (int k = 0; k < g->n_named; k++)
+    if (mask >> g->named[k] & 1)
+      args[n++] = xprintf("%sdim_%s", decl ? "int64_t " : "", dy_sym_name(g->named[k]));
+  return n;
+}
+
 static const char *basename_of(const char *path) {
   const char *s = strrchr(path, '/');
   return s ? s + 1 : path;
@@ -564,6 +622,7 @@ static int cmp_int(const void *a, const void *b) {
 }
 
 static dy_status analyse(gen *g) {
+  dy_program_sym_bounds(g->p, g->opt->max_batch, g->opt->max_batch, g->bounds);
   const dy_program *p = g->p;
   dy_error *err = g->err;
   for (int i = 0; i < p->n_vars; i++)
@@ -687,12 +746,15 @@ static dy_status analyse(gen *g) {
         (unsigned)v->type.dtype >= DY_DTYPE_COUNT)
       return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
                           "var '%s' has a bad type", v->name);
-    for (int d = 0; d < v->type.rank; d++)
-      if (v->type.shape[d] < -1)
+    for (int d = 0; d < v->type.rank; d++) {
+      dy_dim_expr e;
+      if (v->type.shape[d] < -1 && !dy_dim_expr_of(v->type.shape[d], &e))
         return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
                             "var '%s' has dim %lld", v->name,
                             (long long)v->type.shape[d]);
-    if (type_dynamic(&v->type))
+    }
+    g->sym_mask |= dy_type_sym_mask(&v->type);
+    if (g->sym_mask & 1)
       g->dynamic = true;
     if (v->persistable) {
       if (type_dynamic(&v->type) || !v->data)
@@ -709,6 +771,7 @@ static dy_status analyse(gen *g) {
     if (g->st[i].kind == ST_ARENA)
       g->uses_arena = true;
   }
+  find_named(g);
 
   /* Which ops emit a kernel; storage checks per op. */
   for (int oi = 0; oi < g->n_ops; oi++) {
@@ -1100,10 +1163,11 @@ static void put_banner(gen *g, dy_buf *out, const char *what) {
   dy_buf_putc(out, '\n');
 }
 
+/* {2, -1, 8}: -1 for every dynamic dim (the batch or a size expression). */
 static void put_shape_list(dy_buf *out, const dy_type *t) {
   dy_buf_putc(out, '{');
   for (int d = 0; d < t->rank; d++)
-    dy_buf_printf(out, "%s%lld", d ? ", " : "", (long long)t->shape[d]);
+    dy_buf_printf(out, "%s%lld", d ? ", " : "", (long long)(t->shape[d] < 0 ? -1 : t->shape[d]));
   if (t->rank == 0)
     dy_buf_putc(out, '0');
   dy_buf_putc(out, '}');
@@ -1117,6 +1181,7 @@ static int run_params(gen *g, char **args) {
     args[n++] = xstrdup("void *state");
   args[n++] = xstrdup("void *arena");
   args[n++] = xstrdup("int64_t batch");
+  n = sym_args(g, g->sym_mask & ~(uint64_t)1, true, args, n);
   for (int i = 0; i < p->n_feeds; i++)
     args[n++] = xprintf("const %s *%s", ctype_of(p->vars[p->feeds[i]]->type.dtype),
                         g->param_in[i]);
@@ -1164,8 +1229,19 @@ static void put_io_macros(gen *g, dy_buf *out, const char *kind, int i,
   put_shape_list(out, &v->type);
   dy_buf_printf(out, "\n#define %s_%s_%d_DTYPE \"%s\"\n", U, kind, i,
                 dy_dtype_name(v->type.dtype));
-  dy_buf_printf(out, "#define %s_%s_%d_NUMEL(batch) ", U, kind, i);
-  put_numel_macro(out, &v->type);
+  if (g->n_named) {
+    /* NUMEL(batch, dim_seq, ...): every size symbol a parameter */
+    char nm[DY_SYM_NAME_MAX + 8];
+    dy_cg_ctx ctx = {.p = g->p};
+    dy_buf_printf(out, "#define %s_%s_%d_NUMEL(batch", U, kind, i);
+    for (int k = 0; k < g->n_named; k++)
+      dy_buf_printf(out, ", %s", dy_cg_sym_cname(g->named[k], nm, sizeof nm));
+    dy_buf_printf(out, ") ((int64_t)(%s))",
+                  dy_cg_extent(&ctx, &v->type, 0, v->type.rank));
+  } else {
+    dy_buf_printf(out, "#define %s_%s_%d_NUMEL(batch) ", U, kind, i);
+    put_numel_macro(out, &v->type);
+  }
   dy_buf_puts(out, "\n");
 }
 
@@ -1245,7 +1321,7 @@ static void emit_state_decls(gen *g, dy_buf *out) {
                 " * %s_ERR_BATCH, %s_ERR_ARG or %s_ERR_INDEX (a label out of range:\n"
                 " * the state is then partly updated or not at all). */\n",
                 L, g->param_out[0], U, U, U, U);
-  char *args[3 + 2 * DY_MAX_FEEDS];
+  char *args[3 + 2 * DY_MAX_FEEDS + DY_MAX_SYMS];
   int n = train_step_params(g, args, lr);
   char *head = xprintf("int %s_train_step", L);
   if (!args_ok(args, n) || !head)
@@ -1296,7 +1372,7 @@ static void emit_state_defs(gen *g, dy_buf *out) {
     dy_buf_printf(out,
                   "uint64_t *%s_dropout_seeds(void *state) {\n"
                   "  (void)state;\n  return NULL; /* no training-mode dropout */\n}\n\n", L);
-  char *args[3 + 2 * DY_MAX_FEEDS], *cargs[3 + 2 * DY_MAX_FEEDS];
+  char *args[3 + 2 * DY_MAX_FEEDS + DY_MAX_SYMS], *cargs[3 + 2 * DY_MAX_FEEDS + DY_MAX_SYMS];
   int n = train_step_params(g, args, lr), nc = 0;
   cargs[nc++] = xstrdup("state");
   cargs[nc++] = xstrdup("arena");
@@ -1361,6 +1437,22 @@ static void emit_header(gen *g, dy_buf *out) {
                 U, (long long)g->arena_bytes);
   dy_buf_printf(out, "#define %s_ARENA_ALIGN 64\n", U);
   dy_buf_printf(out, "#define %s_MAX_BATCH %lld\n", U, (long long)g->opt->max_batch);
+  if (g->n_named) {
+    char up[DY_SYM_NAME_MAX + 8];
+    for (int k = 0; k < g->n_named; k++)
+      dy_buf_printf(out, "#define %s_MAX_DIM_%s %lld /* bound of size symbol %s (--max-dim) */\n",
+                    U, sym_upper(g->named[k], up, sizeof up), (long long)g->bounds[g->named[k]],
+                    dy_sym_name(g->named[k]));
+    dy_buf_printf(out, "#define %s_NUM_DIMS %d /* batch and the size symbols */\n", U,
+                  1 + g->n_named);
+    dy_buf_printf(out, "#define %s_DIM_NAMES {\"batch\"", U);
+    for (int k = 0; k < g->n_named; k++)
+      dy_buf_printf(out, ", \"%s\"", dy_sym_name(g->named[k]));
+    dy_buf_printf(out, "}\n#define %s_DIM_MAXES {%s_MAX_BATCH", U, U);
+    for (int k = 0; k < g->n_named; k++)
+      dy_buf_printf(out, ", %s_MAX_DIM_%s", U, sym_upper(g->named[k], up, sizeof up));
+    dy_buf_puts(out, "}\n");
+  }
   if (g->has_loop)
     dy_buf_printf(out, "#define %s_MAX_ITERATIONS %lld /* trips of a while loop "
                   "(--max-iterations) */\n", U, (long long)g->max_iterations);
@@ -1397,19 +1489,24 @@ static void emit_header(gen *g, dy_buf *out) {
                 "  %s_ERR_BATCH = 1, /* batch < 1 or > %s_MAX_BATCH */\n"
                 "  %s_ERR_ARG = 2,   /* a NULL buffer */\n"
                 "  %s_ERR_INDEX = 3%s /* an index input out of range (gather) */\n",
-                U, U, U, U, U, g->has_loop ? "," : " ");
+                U, U, U, U, U, g->has_loop || g->n_named ? "," : " ");
   if (g->has_loop)
-    dy_buf_printf(out, "  %s_ERR_LOOP = 4   /* a while loop would run more than its bound "
+    dy_buf_printf(out, "  %s_ERR_LOOP = 4%s  /* a while loop would run more than its bound "
                   "of trips\n                     (%s_MAX_ITERATIONS unless the loop has "
-                  "its own) */\n", U, U);
+                  "its own) */\n", U, g->n_named ? "," : " ", U);
+  if (g->n_named)
+    dy_buf_printf(out, "  %s_ERR_SHAPE = 5  /* a size symbol < 1 or above its bound, or an "
+                  "input's\n                     dims not as the model's (%s_bind) */\n", U, U);
   dy_buf_printf(out, "} %s_status;\n\n", L);
   dy_buf_printf(out,
                 "typedef struct {\n"
                 "  const char *name;\n"
                 "  int dtype; /* 0 f32, 1 i64, 2 bool, 3 i8, 4 u8, 5 i32 */\n"
                 "  int rank;\n"
-                "  int64_t shape[8]; /* -1 marks the batch */\n"
+                "  int64_t shape[8]; /* -1 marks %s */\n"
                 "} %s_tensor_info;\n\n",
+                g->n_named ? "a dynamic dim, the batch or a size symbol (see _bind)"
+                           : "the batch",
                 L);
   dy_buf_printf(out, "extern const %s_tensor_info %s_inputs[];  /* %s_NUM_INPUTS */\n",
                 L, L, U);
@@ -1432,6 +1529,12 @@ static void emit_header(gen *g, dy_buf *out) {
     dy_buf_printf(out, "1..%s_MAX_BATCH, the size of every -1 dim\n", U);
   else
     dy_buf_puts(out, "ignored (no dim is dynamic)\n");
+  for (int k = 0; k < g->n_named; k++) {
+    char nm[DY_SYM_NAME_MAX + 8], up[DY_SYM_NAME_MAX + 8];
+    dy_buf_printf(out, " *   %-6s 1..%s_MAX_DIM_%s, size symbol %s (%s_ERR_SHAPE otherwise)\n",
+                  dy_cg_sym_cname(g->named[k], nm, sizeof nm), U,
+                  sym_upper(g->named[k], up, sizeof up), dy_sym_name(g->named[k]), U);
+  }
   dy_buf_puts(out, " * then one buffer per input (read) and per output "
                    "(written), C order,\n * not overlapping:\n");
   char ts[256];
@@ -1443,13 +1546,17 @@ static void emit_header(gen *g, dy_buf *out) {
                   in ? "input " : "output", in ? i : i - p->n_feeds,
                   dy_type_str(&p->vars[v]->type, ts, sizeof ts));
   }
-  if (g->has_loop)
+  if (g->n_named)
+    dy_buf_printf(out, " * Returns %s_OK, %s_ERR_BATCH, %s_ERR_ARG, %s_ERR_INDEX, %s_ERR_SHAPE%s\n"
+                  " * (outputs then undefined). */\n", U, U, U, U, U,
+                  g->has_loop ? " or _ERR_LOOP" : "");
+  else if (g->has_loop)
     dy_buf_printf(out, " * Returns %s_OK, %s_ERR_BATCH, %s_ERR_ARG, %s_ERR_INDEX or %s_ERR_LOOP\n"
                   " * (outputs then undefined). */\n", U, U, U, U, U);
   else
     dy_buf_printf(out, " * Returns %s_OK, %s_ERR_BATCH, %s_ERR_ARG or %s_ERR_INDEX (outputs\n"
                   " * then undefined). */\n", U, U, U, U);
-  char *args[3 + 2 * DY_MAX_FEEDS];
+  char *args[3 + 2 * DY_MAX_FEEDS + DY_MAX_SYMS];
   int n = run_params(g, args);
   if (!args_ok(args, n))
     out->oom = true;
@@ -1462,13 +1569,33 @@ static void emit_header(gen *g, dy_buf *out) {
     free(head);
   }
   free_args(args, n);
-  dy_buf_printf(out,
-                "/* The same with inputs[i] / outputs[i] pointing at input / "
-                "output i. */\n"
-                "int %s_run_v(%svoid *arena, int64_t batch, const void *const "
-                "*inputs,\n"
-                "%*svoid *const *outputs);\n\n",
-                L, g->state_bytes > 0 ? "void *state, " : "", (int)(strlen(L) + 11), "");
+  if (g->n_named) {
+    dy_buf_printf(out,
+                  "/* The same with dims[] = {batch, ...} (%s_NUM_DIMS, as %s_bind gives\n"
+                  " * them) and inputs[i] / outputs[i] pointing at input / output i. */\n"
+                  "int %s_run_v(%svoid *arena, const int64_t *dims, const void *const "
+                  "*inputs,\n"
+                  "%*svoid *const *outputs);\n\n",
+                  U, L, L, g->state_bytes > 0 ? "void *state, " : "", (int)(strlen(L) + 11), "");
+    dy_buf_printf(out,
+                  "/* The size symbols' values from the inputs' shapes: shapes[i] points at\n"
+                  " * input i's dims (its RANK of them). dims[0] gets the batch, dims[1..] the\n"
+                  " * symbols in the order of %s_DIM_NAMES. Each input dim must equal its\n"
+                  " * size at those values and each symbol be within its bound: %s_OK,\n"
+                  " * else %s_ERR_BATCH, %s_ERR_SHAPE or %s_ERR_ARG (a NULL pointer). */\n"
+                  "int %s_bind(const int64_t *const shapes[], int64_t *dims);\n"
+                  "/* Output i's shape at dims[] (%s_OUTPUT_<i>_RANK dims into shape). */\n"
+                  "void %s_output_shape(int i, const int64_t *dims, int64_t *shape);\n\n",
+                  U, U, U, U, U, L, U, L);
+  } else {
+    dy_buf_printf(out,
+                  "/* The same with inputs[i] / outputs[i] pointing at input / "
+                  "output i. */\n"
+                  "int %s_run_v(%svoid *arena, int64_t batch, const void *const "
+                  "*inputs,\n"
+                  "%*svoid *const *outputs);\n\n",
+                  L, g->state_bytes > 0 ? "void *state, " : "", (int)(strlen(L) + 11), "");
+  }
   if (g->state_bytes > 0)
     emit_state_decls(g, out);
   dy_buf_printf(out, "#ifdef __cplusplus\n}\n#endif\n\n#endif /* %s_H */\n", U);
@@ -1911,13 +2038,13 @@ static dy_status emit_kernel(gen *g, int oi, dy_buf *final_out) {
   dy_buf_free(&cmt);
 
   /* signature */
-  char *args[2 * DY_MAX_FEEDS + 2];
-  char *names[2 * DY_MAX_FEEDS + 2];
+  char *args[2 * DY_MAX_FEEDS + 2 + DY_MAX_SYMS];
+  char *names[2 * DY_MAX_FEEDS + 2 + DY_MAX_SYMS];
   int n = 0;
-  bool dyn = false;
+  uint64_t syms = 0;
   for (int i = 0; i < op->n_inputs && n < 2 * DY_MAX_FEEDS; i++) {
     const dy_type *t = &p->vars[op->inputs[i]]->type;
-    dyn |= type_dynamic(t);
+    syms |= dy_type_sym_mask(t);
     names[n] = xstrdup(pname[n]);
     args[n] = xprintf("const %s *%s%s", ctype_of(t->dtype), in_place ? "" : "restrict ",
                       pname[n]);
@@ -1925,7 +2052,7 @@ static dy_status emit_kernel(gen *g, int oi, dy_buf *final_out) {
   }
   for (int i = 0; i < op->n_outputs && n < 2 * DY_MAX_FEEDS; i++) {
     const dy_type *t = &p->vars[op->outputs[i]]->type;
-    dyn |= type_dynamic(t);
+    syms |= dy_type_sym_mask(t);
     names[n] = xstrdup(pname[n]);
     args[n] = xprintf("%s *%s%s", ctype_of(t->dtype), in_place ? "" : "restrict ", pname[n]);
     n++;
@@ -1938,9 +2065,10 @@ static dy_status emit_kernel(gen *g, int oi, dy_buf *final_out) {
     names[n] = xstrdup("seed");
     args[n++] = xstrdup("uint64_t seed");
   }
-  if (dyn) {
-    names[n] = xstrdup("batch");
-    args[n++] = xstrdup("int64_t batch");
+  {
+    int n0 = n;
+    n = sym_args(g, syms, true, args, n);
+    sym_args(g, syms, false, names, n0);
   }
   char kname[256], head[300];
   kernel_name(p, op, kname, sizeof kname);
@@ -1979,9 +2107,9 @@ static dy_status emit_kernel(gen *g, int oi, dy_buf *final_out) {
 static void emit_call(gen *g, int oi, const char *indent, dy_buf *out) {
   const dy_program *p = g->p;
   const dy_op *op = g->ops[oi];
-  char *args[2 * DY_MAX_FEEDS + 2];
+  char *args[2 * DY_MAX_FEEDS + 2 + DY_MAX_SYMS];
   int n = 0;
-  bool dyn = false;
+  uint64_t syms = 0;
   char buf[300];
   for (int i = 0; i < op->n_inputs; i++) {
     dy_pack k = dy_gemm_pack_of(p, op, i);
@@ -1990,12 +2118,12 @@ static void emit_call(gen *g, int oi, const char *indent, dy_buf *out) {
       snprintf(buf, sizeof buf, "%s", pw->name);
     else
       buffer_expr(g, op->inputs[i], true, buf, sizeof buf);
-    dyn |= type_dynamic(&p->vars[op->inputs[i]]->type);
+    syms |= dy_type_sym_mask(&p->vars[op->inputs[i]]->type);
     args[n++] = xstrdup(buf);
   }
   for (int i = 0; i < op->n_outputs; i++) {
     buffer_expr(g, op->outputs[i], false, buf, sizeof buf);
-    dyn |= type_dynamic(&p->vars[op->outputs[i]]->type);
+    syms |= dy_type_sym_mask(&p->vars[op->outputs[i]]->type);
     args[n++] = xstrdup(buf);
   }
   if (g->scratch[oi] > 0)
@@ -2003,8 +2131,7 @@ static void emit_call(gen *g, int oi, const char *indent, dy_buf *out) {
   if (g->seed_slot[oi] >= 0)
     args[n++] = xprintf("((const uint64_t *)(st + %s_SEEDS_OFF))[%d]", g->upper,
                         g->seed_slot[oi]);
-  if (dyn)
-    args[n++] = xstrdup("batch");
+  n = sym_args(g, syms, false, args, n);
   kernel_name(p, op, buf, sizeof buf);
   /* a kernel that can fail stops the run */
   char head[320], tail[160];
@@ -2181,8 +2308,10 @@ static void emit_layout(gen *g, dy_buf *out) {
   for (int oi = 0; oi < g->n_ops; oi++)
     if (g->scratch_name[oi] && (int)strlen(g->scratch_name[oi]) > w)
       w = (int)strlen(g->scratch_name[oi]);
-  dy_buf_printf(out, "/* arena layout: byte offset of each buffer (bytes at batch = %lld) */\n",
+  dy_buf_printf(out, "/* arena layout: byte offset of each buffer (bytes at batch = %lld",
                 (long long)g->opt->max_batch);
+  put_named_bounds(g, out, " = ");
+  dy_buf_puts(out, ") */\n");
   char ts[256];
   for (int i = 0; i < p->n_vars; i++) {
     const dy_var *v = p->vars[i];
@@ -2213,7 +2342,7 @@ static void emit_layout(gen *g, dy_buf *out) {
 static void emit_run(gen *g, dy_buf *out) {
   const dy_program *p = g->p;
   const char *L = g->lower, *U = g->upper;
-  char *args[3 + 2 * DY_MAX_FEEDS];
+  char *args[3 + 2 * DY_MAX_FEEDS + DY_MAX_SYMS];
   int n = run_params(g, args);
   char *head = xprintf("int %s_run", L);
   if (!args_ok(args, n) || !head) {
@@ -2262,6 +2391,12 @@ static void emit_run(gen *g, dy_buf *out) {
                   U, U);
   else
     dy_buf_puts(out, "  (void)batch; /* no dynamic dim */\n");
+  for (int k = 0; k < g->n_named; k++) {
+    char nm[DY_SYM_NAME_MAX + 8], up[DY_SYM_NAME_MAX + 8];
+    dy_buf_printf(out, "  if (%s < 1 || %s > %s_MAX_DIM_%s)\n    return %s_ERR_SHAPE;\n",
+                  dy_cg_sym_cname(g->named[k], nm, sizeof nm), nm, U,
+                  sym_upper(g->named[k], up, sizeof up), U);
+  }
   if (g->arena_bytes <= 0 && !g->uses_arena)
     dy_buf_puts(out, "  (void)arena;\n");
 
@@ -2295,10 +2430,13 @@ static void emit_run(gen *g, dy_buf *out) {
 
   /* NAME_run_v */
   dy_buf_printf(out,
-                "int %s_run_v(%svoid *arena, int64_t batch, const void *const "
+                "int %s_run_v(%svoid *arena, %s, const void *const "
                 "*inputs,\n"
                 "%*svoid *const *outputs) {\n",
-                L, g->state_bytes > 0 ? "void *state, " : "", (int)(strlen(L) + 11), "");
+                L, g->state_bytes > 0 ? "void *state, " : "",
+                g->n_named ? "const int64_t *dims" : "int64_t batch", (int)(strlen(L) + 11), "");
+  if (g->n_named)
+    dy_buf_printf(out, "  if (!dims)\n    return %s_ERR_ARG;\n", U);
   if (p->n_feeds && p->n_fetches)
     dy_buf_puts(out, "  if (!inputs || !outputs)\n");
   else if (p->n_feeds)
@@ -2309,12 +2447,14 @@ static void emit_run(gen *g, dy_buf *out) {
     dy_buf_puts(out, "  (void)inputs;\n  (void)outputs;\n");
   if (p->n_feeds || p->n_fetches)
     dy_buf_printf(out, "    return %s_ERR_ARG;\n", U);
-  char *cargs[3 + 2 * DY_MAX_FEEDS];
+  char *cargs[3 + 2 * DY_MAX_FEEDS + DY_MAX_SYMS];
   n = 0;
   if (g->state_bytes > 0)
     cargs[n++] = xstrdup("state");
   cargs[n++] = xstrdup("arena");
-  cargs[n++] = xstrdup("batch");
+  cargs[n++] = xstrdup(g->n_named ? "dims[0]" : "batch");
+  for (int k = 0; k < g->n_named; k++)
+    cargs[n++] = xprintf("dims[%d]", k + 1);
   for (int i = 0; i < p->n_feeds; i++)
     cargs[n++] = xprintf("(const %s *)inputs[%d]",
                          ctype_of(p->vars[p->feeds[i]]->type.dtype), i);
@@ -2336,6 +2476,88 @@ static void put_info(dy_buf *out, const dy_var *v) {
   dy_buf_printf(out, ", %d, %d, ", (int)v->type.dtype, v->type.rank);
   put_shape_list(out, &v->type);
   dy_buf_puts(out, "},\n");
+}
+
+
+/* A Program with size symbols other than the batch: NAME_bind derives
+ * every symbol's value from the inputs' shapes (the first input dim that is
+ * the symbol alone), then checks each input dim against its expression and
+ * each symbol against its bound; NAME_output_shape gives an output's shape
+ * at those values; NAME_run_v takes them as dims[]. */
+static dy_status emit_bind(gen *g, dy_buf *out) {
+  const dy_program *p = g->p;
+  const char *L = g->lower, *U = g->upper;
+  char nm[DY_SYM_NAME_MAX + 8], up[DY_SYM_NAME_MAX + 8], ex[256];
+  dy_buf_printf(out, "int %s_bind(const int64_t *const shapes[], int64_t *dims) {\n", L);
+  dy_buf_puts(out, "  int64_t batch = -1");
+  for (int k = 0; k < g->n_named; k++)
+    dy_buf_printf(out, ", %s = -1", dy_cg_sym_cname(g->named[k], nm, sizeof nm));
+  dy_buf_puts(out, ";\n");
+  dy_buf_printf(out, "  if (!shapes || !dims)\n    return %s_ERR_ARG;\n", U);
+  for (int i = 0; i < p->n_feeds; i++)
+    dy_buf_printf(out, "  if (!shapes[%d])\n    return %s_ERR_ARG;\n", i, U);
+  dy_buf_puts(out, "  /* each symbol from the first input dim that is the symbol alone */\n");
+  uint64_t bound = 0;
+  for (int i = 0; i < p->n_feeds; i++) {
+    const dy_type *t = &p->vars[p->feeds[i]]->type;
+    for (int d = 0; d < t->rank; d++) {
+      int sy = dy_dim_single_sym(t->shape[d]);
+      if (sy < 0 || (bound >> sy & 1))
+        continue;
+      bound |= (uint64_t)1 << sy;
+      dy_buf_printf(out, "  %s = shapes[%d][%d];\n", dy_cg_sym_cname(sy, nm, sizeof nm), i, d);
+    }
+  }
+  uint64_t need = g->sym_mask;
+  if ((need & ~bound) >> 1) {
+    for (int k = 0; k < g->n_named; k++)
+      if (!(bound >> g->named[k] & 1))
+        return dy_error_set(g->err, DY_STATUS_UNSUPPORTED,
+                            "codegen: size symbol '%s' is no input's dim alone, so the "
+                            "generated code cannot find its value (pin it with --dim %s=N)",
+                            dy_sym_name(g->named[k]), dy_sym_name(g->named[k]));
+  }
+  if (!(bound & 1))
+    dy_buf_puts(out, "  batch = 1; /* no input dim is the batch */\n");
+  dy_buf_printf(out, "  if (batch < 1 || batch > %s_MAX_BATCH)\n    return %s_ERR_BATCH;\n", U, U);
+  for (int k = 0; k < g->n_named; k++)
+    dy_buf_printf(out, "  if (%s < 1 || %s > %s_MAX_DIM_%s)\n    return %s_ERR_SHAPE;\n",
+                  dy_cg_sym_cname(g->named[k], nm, sizeof nm), nm, U,
+                  sym_upper(g->named[k], up, sizeof up), U);
+  dy_buf_puts(out, "  /* every input dim equals its size */\n");
+  for (int i = 0; i < p->n_feeds; i++) {
+    const dy_type *t = &p->vars[p->feeds[i]]->type;
+    for (int d = 0; d < t->rank; d++)
+      if (dy_dim_single_sym(t->shape[d]) < 0 || t->shape[d] >= 0)
+        dy_buf_printf(out, "  if (shapes[%d][%d] != %s)\n    return %s_ERR_SHAPE;\n", i, d,
+                      dy_cg_dim_expr(t->shape[d], ex, sizeof ex), U);
+      else
+        dy_buf_printf(out, "  if (shapes[%d][%d] != %s)\n    return %s_ERR_SHAPE;\n", i, d,
+                      dy_cg_sym_cname(dy_dim_single_sym(t->shape[d]), ex, sizeof ex), U);
+  }
+  dy_buf_puts(out, "  dims[0] = batch;\n");
+  for (int k = 0; k < g->n_named; k++)
+    dy_buf_printf(out, "  dims[%d] = %s;\n", k + 1, dy_cg_sym_cname(g->named[k], nm, sizeof nm));
+  dy_buf_printf(out, "  return %s_OK;\n}\n\n", U);
+
+  /* NAME_output_shape */
+  dy_buf_printf(out, "void %s_output_shape(int i, const int64_t *dims, int64_t *shape) {\n", L);
+  dy_buf_puts(out, "  const int64_t batch = dims[0]");
+  for (int k = 0; k < g->n_named; k++)
+    dy_buf_printf(out, ", %s = dims[%d]", dy_cg_sym_cname(g->named[k], nm, sizeof nm), k + 1);
+  dy_buf_puts(out, ";\n  (void)batch;\n");
+  for (int k = 0; k < g->n_named; k++)
+    dy_buf_printf(out, "  (void)%s;\n", dy_cg_sym_cname(g->named[k], nm, sizeof nm));
+  dy_buf_puts(out, "  switch (i) {\n");
+  for (int i = 0; i < p->n_fetches; i++) {
+    const dy_type *t = &p->vars[p->fetches[i]]->type;
+    dy_buf_printf(out, "  case %d:\n", i);
+    for (int d = 0; d < t->rank; d++)
+      dy_buf_printf(out, "    shape[%d] = %s;\n", d, dy_cg_dim_expr(t->shape[d], ex, sizeof ex));
+    dy_buf_puts(out, "    break;\n");
+  }
+  dy_buf_puts(out, "  default:\n    break;\n  }\n}\n\n");
+  return DY_OK;
 }
 
 static void emit_tables(gen *g, dy_buf *out) {
@@ -2390,6 +2612,8 @@ static dy_status emit_source_rest(gen *g, dy_buf *out) {
   dy_buf_free(&kernels);
   dy_buf_puts(out, "/* ---- entry points ---- */\n\n");
   emit_run(g, out);
+  if (g->n_named && (s = emit_bind(g, out)))
+    return s;
   if (g->state_bytes > 0)
     emit_state_defs(g, out);
   emit_tables(g, out);
@@ -2405,6 +2629,7 @@ static dy_status emit_source(gen *g, dy_buf *out) {
     dy_buf_printf(out, " * ops:     %d\n", g->n_ops);
   dy_buf_printf(out, " * arena:   %lld bytes at max batch %lld", (long long)g->arena_bytes,
                 (long long)g->opt->max_batch);
+  put_named_bounds(g, out, " ");
   if (g->opt->arena_lower_bound > 0)
     dy_buf_printf(out, " (lower bound %lld)", (long long)g->opt->arena_lower_bound);
   dy_buf_printf(out,

@@ -158,7 +158,7 @@ static int open_bcast2(dy_cg_ctx *ctx, dy_idxbuf *oi, dy_idxbuf *ai, dy_idxbuf *
     for (int k = 0; k < 2; k++) {
       int j = d - (r - in[k]->rank);
       bool bc = j < 0 || (in[k]->shape[j] == 1 && o->shape[d] != 1);
-      istr[k][d] = bc ? (dy_ext){0, 0} : is[k];
+      istr[k][d] = bc ? (dy_ext){0, 0, 1} : is[k];
       if (j >= 0)
         is[k] = dy_ext_mul(is[k], dy_ext_dim(in[k]->shape[j]));
     }

@@ -6,7 +6,7 @@
  * specialised for the op's shapes: extents and strides are literals, only
  * the batch is a run-time value, and dims that index alike are collapsed
  * first so the loop nests stay shallow. Sizes are handled as B^p * k (B the
- * batch), printed by dy_cg_product ("30", "batch", "batch*10").
+ * batch), printed by dy_ext_str ("30", "batch", "batch*10", "batch*dim_seq*8").
  *
  * The driver (emit.c) checks every kernel's output types against inference
  * (ir/infer*.c) once, before its emitter runs; emitters check only the

@@ -3,7 +3,7 @@
  * Each writes the body of one kernel (parameters in0.., out0.., and
  * `int64_t batch` when a type has the dynamic dim) as plain nested loops
  * with literal extents and strides; only the batch is a run-time value,
- * through dy_ext / dy_cg_product ("batch*7"). The driver (emit.c) has
+ * through dy_ext / dy_ext_str ("batch*7", "dim_seq*8"). The driver (emit.c) has
  * checked the op's types against inference (the rules of
  * ir/infer_shape.c) before an emitter runs. An empty output gives an empty
  * body.
@@ -22,7 +22,8 @@
  *   reduce_*              the input in C order, accumulated into the
  *                         output element (the eager kernel's order)
  *   argmax, log_softmax   [outer, n, inner] around the axis, as softmax
- *   squeeze, unsqueeze    views: no kernel when aliased, else a copy
+ *   squeeze, unsqueeze,   views: no kernel when aliased, else a copy
+ *   reshape_dims
  */
 #include <float.h>
 #include <math.h>
@@ -39,7 +40,6 @@ static bool is_empty(const dy_type *t) {
   return dy_ext_range(t, 0, t->rank).k == 0;
 }
 
-static dy_ext ext_scale(dy_ext e, int64_t c) { return (dy_ext){e.k * c, e.p}; }
 
 /* Append "var * c*stride" to an index expression, c a signed coefficient
  * (var NULL: the constant c*stride). Zero terms vanish. */
@@ -50,14 +50,16 @@ static void idx_term(dy_cg_ctx *ctx, dy_idxbuf *b, const char *var, int64_t c,
     return;
   int64_t mag = k < 0 ? -k : k;
   dy_idx_cat(b, b->n ? (k < 0 ? " - " : " + ") : (k < 0 ? "-" : ""));
+  char ms[160];
+  dy_ext_str(ctx, (dy_ext){mag, stride.p, stride.e}, ms, sizeof ms);
   if (!var) {
-    dy_idx_cat(b, dy_cg_product(ctx, mag, stride.p));
+    dy_idx_cat(b, ms);
     return;
   }
   dy_idx_cat(b, var);
   if (mag != 1 || stride.p > 0) {
     dy_idx_cat(b, " * ");
-    dy_idx_cat(b, dy_cg_product(ctx, mag, stride.p));
+    dy_idx_cat(b, ms);
   }
 }
 
@@ -259,6 +261,10 @@ dy_status dy_emit_unsqueeze(dy_cg_ctx *ctx, dy_error *err) {
   return dy_cg_flat_copy(ctx, err);
 }
 
+dy_status dy_emit_reshape_dims(dy_cg_ctx *ctx, dy_error *err) {
+  return dy_cg_flat_copy(ctx, err);
+}
+
 /* ------------------------------------------------------------------ */
 /* concat                                                              */
 /* ------------------------------------------------------------------ */
@@ -280,12 +286,14 @@ dy_status dy_emit_concat(dy_cg_ctx *ctx, dy_error *err) {
     dy_cg_line(ctx, "for (int64_t o = 0; o < %s; o++) {", dy_ext_str(ctx, outer, so, sizeof so));
     ctx->indent++;
   }
-  int64_t before = 0; /* static dims of the inputs so far along the axis */
+  int64_t before = 0; /* the inputs' sizes so far along the axis (a dim) */
   for (int k = 0; k < ctx->op->n_inputs; k++) {
     const dy_type *t = dy_cg_in_type(ctx, k);
     dy_ext row = dy_ext_mul(dy_ext_dim(t->shape[ax]), inner);
-    dy_ext off = ext_scale(inner, before);
-    before += t->shape[ax] > 0 ? t->shape[ax] : 0;
+    dy_ext off = dy_ext_mul(dy_ext_dim(before), inner);
+    if (!dy_dim_add(before, t->shape[ax], &before))
+      return dy_cg_type_error(ctx, err, DY_STATUS_UNSUPPORTED,
+                              "the sizes along the axis are no size expression");
     if (row.k == 0)
       continue;
     dy_idxbuf oi = {"", 0}, ii = {"", 0};

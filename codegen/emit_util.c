@@ -23,31 +23,67 @@ static char *ring_slot(void) {
   return s;
 }
 
-const char *dy_cg_product(dy_cg_ctx *ctx, int64_t k, int p) {
-  (void)ctx;
-  char *s = ring_slot();
-  size_t n = 0;
-  s[0] = '\0';
-  if (k == 0 || p == 0) {
-    snprintf(s, RING_LEN, "%lld", (long long)(p == 0 ? k : 0));
+const char *dy_cg_sym_cname(int sym, char *buf, size_t n) {
+  if (sym == 0)
+    snprintf(buf, n, "batch");
+  else
+    snprintf(buf, n, "dim_%s", dy_sym_name(sym));
+  return buf;
+}
+
+const char *dy_cg_dim_expr(int64_t d, char *buf, size_t n) {
+  dy_dim_expr e;
+  size_t k = 0;
+  buf[0] = '\0';
+  if (d >= 0 || !dy_dim_expr_of(d, &e)) {
+    snprintf(buf, n, "%lld", (long long)d);
+    return buf;
+  }
+  bool paren = e.n_terms > 1 || e.c != 0;
+#define PUT(...) (k += (size_t)snprintf(buf + (k < n ? k : n), k < n ? n - k : 0, __VA_ARGS__))
+  if (paren)
+    PUT("(");
+  for (int i = 0; i < e.n_terms; i++) {
+    char nm[DY_SYM_NAME_MAX + 8];
+    if (i)
+      PUT(" + ");
+    for (int j = 0; j < e.t[i].n; j++)
+      PUT("%s%s", j ? "*" : "", dy_cg_sym_cname(e.t[i].sym[j], nm, sizeof nm));
+    if (e.t[i].coef != 1)
+      PUT("*%lld", (long long)e.t[i].coef);
+  }
+  if (e.c)
+    PUT(" %c %lld", e.c < 0 ? '-' : '+', (long long)(e.c < 0 ? -e.c : e.c));
+  if (paren)
+    PUT(")");
+#undef PUT
+  return buf;
+}
+
+/* k * E as C: "30", "batch", "batch*10", "batch*dim_seq*8". */
+static const char *ext_text(dy_ext e, char *s, size_t n) {
+  if (e.k == 0 || e.p == 0 || e.e >= 0) {
+    snprintf(s, n, "%lld", (long long)(e.p == 0 || e.e >= 0 ? e.k : 0));
     return s;
   }
-  for (int i = 0; i < p && n < RING_LEN; i++)
-    n += (size_t)snprintf(s + n, RING_LEN - n, "%sbatch", i ? "*" : "");
-  if (k != 1 && n < RING_LEN)
-    snprintf(s + n, RING_LEN - n, "*%lld", (long long)k);
+  dy_cg_dim_expr(e.e, s, n);
+  if (e.k != 1) {
+    size_t m = strlen(s);
+    if (m < n)
+      snprintf(s + m, n - m, "*%lld", (long long)e.k);
+  }
   return s;
 }
 
 const char *dy_cg_dim(dy_cg_ctx *ctx, const dy_type *t, int axis) {
-  int64_t d = t->shape[axis];
-  return d < 0 ? dy_cg_product(ctx, 1, 1) : dy_cg_product(ctx, d, 0);
+  (void)ctx;
+  return ext_text(dy_ext_dim(t->shape[axis]), ring_slot(), RING_LEN);
 }
 
 const char *dy_cg_extent(dy_cg_ctx *ctx, const dy_type *t, int from,
                            int to) {
-  dy_ext e = dy_ext_range(t, from, to);
-  return dy_cg_product(ctx, e.k, e.p);
+  (void)ctx;
+  return ext_text(dy_ext_range(t, from, to), ring_slot(), RING_LEN);
 }
 
 const dy_type *dy_cg_in_type(dy_cg_ctx *ctx, int i) {
@@ -75,11 +111,39 @@ typedef long long ll;
 
 /* ---- sizes: B^p * k ---- */
 
-dy_ext dy_ext_one(void) { return (dy_ext){1, 0}; }
-dy_ext dy_ext_dim(int64_t d) { return d < 0 ? (dy_ext){1, 1} : (dy_ext){d, 0}; }
-dy_ext dy_ext_mul(dy_ext a, dy_ext b) { return (dy_ext){a.k * b.k, a.p + b.p}; }
+/* A monomial's coefficient moves into k, so that k * E has one form. */
+static dy_ext ext_norm(dy_ext a) {
+  dy_dim_expr x;
+  if (a.e >= 0 || a.p == 0) {
+    a.e = 1;
+    a.p = 0;
+    return a;
+  }
+  if (dy_dim_expr_of(a.e, &x) && x.n_terms == 1 && x.c == 0 && x.t[0].coef > 1) {
+    a.k *= x.t[0].coef;
+    x.t[0].coef = 1;
+    if (!dy_dim_from_expr(&x, &a.e))
+      a.e = DY_DIM_NONE;
+  }
+  return a;
+}
+
+dy_ext dy_ext_one(void) { return (dy_ext){1, 0, 1}; }
+dy_ext dy_ext_dim(int64_t d) {
+  return d < 0 ? ext_norm((dy_ext){1, 1, d}) : (dy_ext){d, 0, 1};
+}
+dy_ext dy_ext_mul(dy_ext a, dy_ext b) {
+  dy_ext r = {a.k * b.k, a.p + b.p, 1};
+  if (a.p && b.p) {
+    if (!dy_dim_mul(a.e, b.e, &r.e))
+      r.e = DY_DIM_NONE; /* not expressible: inference refused such types */
+  } else {
+    r.e = a.p ? a.e : b.p ? b.e : 1;
+  }
+  return ext_norm(r);
+}
 bool dy_ext_eq(dy_ext a, dy_ext b) {
-  return a.k == b.k && (a.p == b.p || a.k == 0);
+  return a.k == b.k && ((a.p == 0 && b.p == 0) || (a.p && b.p && a.e == b.e) || a.k == 0);
 }
 bool dy_ext_is_one(dy_ext a) { return a.k == 1 && a.p == 0; }
 
@@ -92,8 +156,8 @@ dy_ext dy_ext_range(const dy_type *t, int from, int to) {
 
 /* Copy the expression of e into buf (the ring buffer is short-lived). */
 const char *dy_ext_str(dy_cg_ctx *ctx, dy_ext e, char *buf, size_t n) {
-  snprintf(buf, n, "%s", dy_cg_product(ctx, e.k, e.p));
-  return buf;
+  (void)ctx;
+  return ext_text(e, buf, n);
 }
 
 void dy_idx_cat(dy_idxbuf *b, const char *t) {
@@ -110,8 +174,9 @@ void dy_idx_add(dy_cg_ctx *ctx, dy_idxbuf *b, const char *var, dy_ext stride) {
     dy_idx_cat(b, " + ");
   dy_idx_cat(b, var);
   if (!dy_ext_is_one(stride)) {
+    char s[RING_LEN];
     dy_idx_cat(b, " * ");
-    dy_idx_cat(b, dy_cg_product(ctx, stride.k, stride.p));
+    dy_idx_cat(b, dy_ext_str(ctx, stride, s, sizeof s));
   }
 }
 

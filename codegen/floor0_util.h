@@ -33,17 +33,20 @@ void dy_int64_literal(int64_t v, char *buf, size_t n);
  * in which case the buffer is freed. Leaves b empty. */
 char *dy_buf_take(dy_buf *b);
 
-/* emit_util.c: a product B^p * k (B the batch) as a C expression: "30",
- * "batch", "batch*10". Rotating buffer as dy_cg_dim. */
-const char *dy_cg_product(dy_cg_ctx *ctx, int64_t k, int p);
-
 /* ---- emit_util.c: helpers for emitters ---- */
 
-/* A size B^p * k (B the batch). */
+/* A size k * E: a constant k times a symbolic factor E, the dim expression
+ * e (ir/dims.c; e >= 0: no symbolic factor, E = 1). p counts the symbolic
+ * dims multiplied in (0: static). With the batch alone, E = B^p. */
 typedef struct {
   int64_t k;
   int p;
+  int64_t e;
 } dy_ext;
+/* The C name of size symbol sym in generated code: "batch", "dim_seq". */
+const char *dy_cg_sym_cname(int sym, char *buf, size_t n);
+/* A dim expression as C text ("batch*dim_seq*8", "(dim_seq + 1)"). */
+const char *dy_cg_dim_expr(int64_t d, char *buf, size_t n);
 
 dy_ext dy_ext_one(void);
 dy_ext dy_ext_dim(int64_t d);            /* -1 -> B */

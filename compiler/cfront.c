@@ -141,11 +141,28 @@ dy_status dy_cfront_parse_spec(const char *s, dy_input_spec *spec, char *name_bu
       return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
                           "input spec '%s': more than %d dims", s, DY_MAX_DIMS);
     char *end;
-    long long d = strtoll(p, &end, 10);
-    if (end == p || (d < 1 && d != -1))
-      return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
-                          "input spec '%s': dim %d must be a positive integer or -1 "
-                          "(the batch)", s, spec->rank);
+    long long d;
+    if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_') {
+      /* a named dynamic dim: a size symbol (DY_DIM) */
+      char sym[DY_SYM_NAME_MAX];
+      size_t n = 0;
+      for (end = (char *)p; ((*end >= 'a' && *end <= 'z') || (*end >= 'A' && *end <= 'Z') ||
+                             (*end >= '0' && *end <= '9') || *end == '_');
+           end++)
+        if (n + 1 < sizeof sym)
+          sym[n++] = *end;
+      sym[n] = 0;
+      d = (size_t)(end - p) < sizeof sym ? dy_dim_sym(sym) : DY_DIM_NONE;
+      if (d == DY_DIM_NONE)
+        return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                            "input spec '%s': dim %d is not a size symbol's name", s, spec->rank);
+    } else {
+      d = strtoll(p, &end, 10);
+      if (end == p || (d < 1 && d != -1))
+        return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                            "input spec '%s': dim %d must be a positive integer, -1 "
+                            "(the batch) or a name (a dynamic size, e.g. seq)", s, spec->rank);
+    }
     spec->shape[spec->rank++] = d;
     p = skip_spaces(end);
     if (*p == ',')

@@ -163,8 +163,13 @@ static void write_driver(FILE *f, const dy_cfront_options *o, const char *abs_fi
     c_string(f, s->name);
     fprintf(f, "\", .dtype = %s, .rank = %d, .shape = {",
             s->dtype == DY_F32 ? "DY_F32" : s->dtype == DY_I64 ? "DY_I64" : "DY_BOOL", s->rank);
-    for (int d = 0; d < s->rank; d++)
-      fprintf(f, "%s%lld", d ? ", " : "", (long long)s->shape[d]);
+    for (int d = 0; d < s->rank; d++) {
+      int sym = dy_dim_single_sym(s->shape[d]);
+      if (sym > 0)
+        fprintf(f, "%sDY_DIM(\"%s\")", d ? ", " : "", dy_sym_name(sym));
+      else
+        fprintf(f, "%s%lld", d ? ", " : "", (long long)s->shape[d]);
+    }
     fputs("}},\n", f);
   }
   fputs("  };\n  dy_error err = {0};\n"

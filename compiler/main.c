@@ -1,6 +1,7 @@
 /* main.c - the dy2stc command line.
  *
  *   dy2stc compile MODEL [-o OUT] [--emit exe|c] [--name NAME] [--max-batch N]
+ *                        [--max-dim NAME=N] [--dim NAME=N] [--shape INPUT=d0,d1,...]
  *                        [--cc CC] [--cflags FLAGS] [--report] [--max-ram B]
  *                        [--max-flash B] [--target T] [--threads N] [--max-iterations N]
  *                        [-O0|-O1|-O2] [--verify-each] [--print-after=P|all]
@@ -9,7 +10,8 @@
  *                        [--params P.dyparams] [--seed N] [-- CFLAGS...]
  *   dy2stc run     MODEL --input NAME=FILE.npy ... [--output-dir DIR]
  *   dy2stc show    MODEL [--dot]
- *   dy2stc check   MODEL --input NAME=FILE.npy ... [--max-batch N] [--rtol R] [--atol A]
+ *   dy2stc check   MODEL --input NAME=FILE.npy ... [--max-batch N] [--max-dim NAME=N]
+ *                  [--dim NAME=N] [--shape INPUT=d0,...] [--rtol R] [--atol A]
  *   dy2stc compare A.npy B.npy [--rtol R] [--atol A] [--limit N]
  *   dy2stc params  MODEL --from DIR -o OUT   (a compiled trainer's tensors)
  *   dy2stc bench   MODEL [--batch N] [--runs N] [--threads N] [--per-op]
@@ -173,6 +175,16 @@ static dy_status ensure_dir(const char *dir, dy_error *err) {
   return DY_OK;
 }
 
+/* ---- loading ---- */
+
+/* --params given for a model that is not a Paddle one: a usage error. */
+static int paddle_params_only(const char *cmd, const char *model, const char *params) {
+  if (params && !dy_paddle_is_model_path(model))
+    return dy_cli_usage(cmd, "--params is for a Paddle model (.pdmodel, __model__), not '%s'",
+                        model);
+  return 0;
+}
+
 /* ---- compile ---- */
 
 static const char compile_help[] =
@@ -182,7 +194,8 @@ static const char compile_help[] =
     "(markers DY_MODEL and DY_TO_STATIC, see dy_static.h) is read with libclang,\n"
     "traced by a generated driver built with $CC and CFLAGS, then compiled.\n"
     "  --params P        (NET.c) the weights, by parameter name (default: the\n"
-    "                    constructor's init after dy_seed(N))\n"
+    "                    constructor's init after dy_seed(N)); (MODEL.pdmodel)\n"
+    "                    its params file (default: MODEL.pdiparams beside it)\n"
     "  --seed N          (NET.c) the seed before the constructor (default 0)\n"
     "  -- CFLAGS...      (NET.c) flags for parsing and building the model file\n"
     "  -o OUT            output executable (default: the model's name), or with\n"
@@ -191,6 +204,11 @@ static const char compile_help[] =
     "                    OUT_weights.c only\n"
     "  --name NAME       C symbol prefix (default: from OUT)\n"
     "  --max-batch N     bound on the dynamic batch dim (default 64)\n"
+    "  --max-dim NAME=N  bound on size symbol NAME (a named dynamic dim, an ONNX\n"
+    "                    dim_param; default: the --max-batch value)\n"
+    "  --dim NAME=N      pin size symbol NAME to N (compiled as a static size)\n"
+    "  --shape INPUT=d0,d1,...  pin input INPUT's shape (each dim that is a\n"
+    "                    symbol pins it); a fully pinned model is a static one\n"
     "  --max-iterations N  trips a while loop may run before NAME_run returns\n"
     "                    NAME_ERR_LOOP (default 1000000; a loop's own bound wins)\n"
     "  --cc CC           C compiler (default: $CC, else cc)\n"
@@ -353,10 +371,156 @@ static void join_args(int argc, char **argv, char *buf, size_t n) {
   }
 }
 
+/* "batch 64" or "batch 8, seq 32": the size bounds the plan is for. */
+static void sym_bounds_text(const dy_program *p, int64_t max_batch, char *buf, size_t n) {
+  int64_t b[DY_MAX_SYMS];
+  uint64_t used = 0;
+  dy_program_sym_bounds(p, max_batch, max_batch, b);
+  for (int v = 0; v < p->n_vars; v++)
+    used |= dy_type_sym_mask(&p->vars[v]->type);
+  size_t k = (size_t)snprintf(buf, n, "batch %lld", (long long)max_batch);
+  for (int s = 1; s < DY_MAX_SYMS && k < n; s++)
+    if (used >> s & 1)
+      k += (size_t)snprintf(buf + k, n - k, ", %s %lld", dy_sym_name(s), (long long)b[s]);
+}
+
+/* With size symbols other than the batch: the arena as a function of the
+ * symbols. Each buffer keeps the offset the plan gave it at the bounds, so
+ * at smaller sizes the arena in use is max(offset + bytes) over the
+ * buffers; the largest ones, with their sizes as expressions. */
+static void print_arena_formula(const dy_program *p, const dy_compile_options *o) {
+  uint64_t used = 0;
+  for (int v = 0; v < p->n_vars; v++)
+    used |= dy_type_sym_mask(&p->vars[v]->type);
+  if (!(used >> 1))
+    return;
+  printf("arena(symbols) = max over its buffers of offset + bytes; the largest:\n");
+  int64_t bounds[DY_MAX_SYMS];
+  dy_program_sym_bounds(p, o->max_batch, o->max_batch, bounds);
+  bool shown[4096] = {0};
+  for (int r = 0; r < 5; r++) {
+    int best = -1;
+    int64_t best_bytes = -1;
+    for (int v = 0; v < p->n_vars && v < 4096; v++) {
+      const dy_var *x = p->vars[v];
+      int64_t n;
+      if (shown[v] || x->mem_offset < 0 || x->alias_of >= 0 ||
+          !dy_type_numel_eval(&x->type, bounds, &n))
+        continue;
+      if (n * (int64_t)dy_dtype_size(x->type.dtype) > best_bytes) {
+        best = v;
+        best_bytes = n * (int64_t)dy_dtype_size(x->type.dtype);
+      }
+    }
+    if (best < 0)
+      break;
+    shown[best] = true;
+    const dy_var *x = p->vars[best];
+    int64_t numel, bytes;
+    char e[160];
+    if (!dy_type_numel_dim(&x->type, &numel) ||
+        !dy_dim_mul(numel, (int64_t)dy_dtype_size(x->type.dtype), &bytes))
+      continue;
+    printf("  %-28s at %10lld: %s bytes (%lld at the bounds)\n", x->name,
+           (long long)x->mem_offset, dy_dim_name(bytes, e, sizeof e), (long long)best_bytes);
+  }
+}
+
+/* --max-dim NAME=N, --dim NAME=N, --shape INPUT=d0,d1,...: kept in
+ * command-line order and applied to the loaded Program (apply_dims). */
+typedef struct {
+  char kind;               /* 'm' max-dim, 'd' dim, 's' shape */
+  char name[128];
+  int64_t v[DY_MAX_DIMS];  /* N, or the shape's dims */
+  int n;
+} dim_option;
+
+/* "NAME=N" or "INPUT=d0,d1,..." into o; false on bad text. */
+static bool parse_dim_option(char kind, const char *a, dim_option *o) {
+  const char *eq = strchr(a, '=');
+  if (!eq || eq == a || (size_t)(eq - a) >= sizeof o->name)
+    return false;
+  o->kind = kind;
+  memcpy(o->name, a, (size_t)(eq - a));
+  o->name[eq - a] = '\0';
+  o->n = 0;
+  const char *q = eq + 1;
+  for (;;) {
+    char num[32];
+    size_t k = strcspn(q, ",");
+    if (k == 0 || k >= sizeof num || o->n == DY_MAX_DIMS)
+      return false;
+    memcpy(num, q, k);
+    num[k] = '\0';
+    if (!dy_cli_range(num, 1, DY_MAX_BATCH, &o->v[o->n++]))
+      return false;
+    if (!q[k])
+      break;
+    q += k + 1;
+  }
+  return kind == 's' || o->n == 1;
+}
+
+/* MODEL through dy_model_load_any; a Paddle model (.pdmodel, __model__)
+ * takes its params from `params` when given, and the --shape options among
+ * d[0..n) as its feeds' dims before its ops are imported (a conv needs its
+ * plane static; apply_dims pins them again afterwards, a no-op). */
+static dy_status load_model(const char *model, const char *params, const dim_option *d, int n,
+                            dy_program **p, dy_error *err) {
+  if (!dy_paddle_is_model_path(model))
+    return dy_model_load_any(model, p, err);
+  const char *names[32];
+  dy_type types[32];
+  int k = 0;
+  for (int i = 0; i < n && k < 32; i++)
+    if (d[i].kind == 's') {
+      names[k] = d[i].name;
+      types[k] = (dy_type){.rank = d[i].n};
+      memcpy(types[k].shape, d[i].v, sizeof(int64_t) * (size_t)d[i].n);
+      types[k].shape[0] = -1; /* the batch stays dynamic */
+      k++;
+    }
+  dy_paddle_options o = {.n_feed_types = k, .feed_names = names, .feed_types = types};
+  return dy_paddle_load(model, params, &o, p, err);
+}
+
+/* Pins first (--shape, --dim: the symbols become constants), then bounds
+ * (--max-dim; batch's is --max-batch). */
+static dy_status apply_dims(dy_program *p, const dim_option *d, int n, dy_compile_options *o,
+                            dy_error *err) {
+  dy_status s = DY_OK;
+  for (int i = 0; i < n && !s; i++) {
+    if (d[i].kind == 's')
+      s = dy_program_pin_input(p, d[i].name, d[i].v, d[i].n, err);
+    else if (d[i].kind == 'd')
+      s = dy_program_pin_sym(p, d[i].name, d[i].v[0], err);
+  }
+  for (int i = 0; i < n && !s; i++) {
+    if (d[i].kind != 'm')
+      continue;
+    int sym = dy_sym_id(d[i].name);
+    if (sym == 0) {
+      o->max_batch = d[i].v[0];
+      continue;
+    }
+    bool used = false;
+    for (int v = 0; v < p->n_vars; v++)
+      used |= sym > 0 && (dy_type_sym_mask(&p->vars[v]->type) >> sym & 1);
+    if (!used && !dy_program_sym(p, sym))
+      return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                          "--max-dim: the model has no size symbol '%s'", d[i].name);
+    s = dy_program_declare_sym(p, d[i].name, d[i].v[0], err);
+  }
+  return s;
+}
+
 static int cmd_compile(int argc, char **argv) {
   const char *model = NULL, *out = NULL, *emit = "exe", *name = NULL;
   dy_compile_options o = dy_compile_options_default();
   bool report = false, train = false, max_batch_given = false, c_only = false;
+  bool c_flags = false; /* --seed or -- CFLAGS: for a C model alone */
+  dim_option dims[32];
+  int n_dims = 0;
   dy_cli_train_spec ts = {0};
   dy_cfront_options cf = {0};
   for (int i = 2; i < argc; i++) {
@@ -366,7 +530,7 @@ static int cmd_compile(int argc, char **argv) {
       cf.cflags = argv + i + 1;
       cf.n_cflags = argc - i - 1;
       argc = i;
-      c_only = true;
+      c_only = c_flags = true;
       break;
     }
     int po = dy_cli_pass_option("compile", argc, argv, &i, &o.passes);
@@ -405,6 +569,17 @@ static int cmd_compile(int argc, char **argv) {
         return dy_cli_usage("compile", "--max-batch needs an integer from 1 to 2147483648, "
                             "not '%s'", argv[i]);
       max_batch_given = true;
+    } else if ((strcmp(a, "--max-dim") == 0 || strcmp(a, "--dim") == 0 ||
+                strcmp(a, "--shape") == 0) && has) {
+      char kind = a[2] == 'm' ? 'm' : a[2] == 'd' ? 'd' : 's';
+      if (n_dims == 32)
+        return dy_cli_usage("compile", "more than 32 %s options (--max-dim, --dim, --shape)", a);
+      if (!parse_dim_option(kind, argv[++i], &dims[n_dims++]))
+        return dy_cli_usage("compile",
+                            kind == 's' ? "--shape needs INPUT=d0,d1,... (positive sizes), not '%s'"
+                            : kind == 'd' ? "--dim needs NAME=N (a positive size), not '%s'"
+                                          : "--max-dim needs NAME=N (a positive size), not '%s'",
+                            argv[i]);
     } else if (strcmp(a, "--max-iterations") == 0 && has) {
       if (!dy_cli_positive(argv[++i], &o.max_iterations))
         return dy_cli_usage("compile", "--max-iterations needs a positive integer, not '%s'",
@@ -425,7 +600,7 @@ static int cmd_compile(int argc, char **argv) {
       cf.seed = strtoull(argv[++i], &end, 10);
       if (errno || !*argv[i] || *end || argv[i][0] == '-')
         return dy_cli_usage("compile", "--seed needs a non-negative integer, not '%s'", argv[i]);
-      c_only = true;
+      c_only = c_flags = true;
     } else if (a[0] == '-') {
       return dy_cli_usage("compile", "unknown or incomplete option '%s'", a);
     } else if (!model) {
@@ -459,9 +634,10 @@ static int cmd_compile(int argc, char **argv) {
   }
   size_t mlen = strlen(model);
   bool c_model = mlen > 2 && strcmp(model + mlen - 2, ".c") == 0;
-  if (c_only && !c_model)
+  bool paddle_model = !c_model && dy_paddle_is_model_path(model);
+  if (c_only && !c_model && !(paddle_model && !c_flags))
     return dy_cli_usage("compile", "--params, --seed and -- CFLAGS are for a C model "
-                        "file (NET.c), not '%s'", model);
+                        "file (NET.c) (--params also for a Paddle model), not '%s'", model);
   char stem[512], ident[512], cmdline[2048];
   model_stem(model, stem, sizeof stem);
   if (!out)
@@ -488,8 +664,10 @@ static int cmd_compile(int argc, char **argv) {
     if (s && shown)   /* the file:line:col and caret block said it all */
       return 1;
   } else {
-    s = dy_model_load_any(model, &p, &err);
+    s = load_model(model, paddle_model ? cf.params : NULL, dims, n_dims, &p, &err);
   }
+  if (!s)
+    s = apply_dims(p, dims, n_dims, &o, &err);
   if (!s && train)
     s = dy_cli_make_training(p, &ts, false, &err);
   if (!s)
@@ -499,10 +677,12 @@ static int cmd_compile(int argc, char **argv) {
                     : dy_write_sources(&co, out, &err);
   if (!s && report) {
     printf("ops: %d before passes, %d after\n", rep.ops_before, rep.ops_after);
-    printf("arena: %lld bytes at batch %lld (lower bound %lld, ratio %.3f)\n",
-           (long long)rep.mem.arena_bytes, (long long)o.max_batch,
-           (long long)rep.mem.lower_bound,
+    char at[512];
+    sym_bounds_text(p, o.max_batch, at, sizeof at);
+    printf("arena: %lld bytes at %s (lower bound %lld, ratio %.3f)\n",
+           (long long)rep.mem.arena_bytes, at, (long long)rep.mem.lower_bound,
            rep.mem.lower_bound ? (double)rep.mem.arena_bytes / (double)rep.mem.lower_bound : 1.0);
+    print_arena_formula(p, &o);
     printf("weights: %lld bytes\n", (long long)rep.mem.weight_bytes);
     if (rep.state_bytes)
       printf("state: %lld bytes (parameters and optimizer state, in RAM; with the arena "
@@ -549,12 +729,13 @@ static const char run_help[] =
     "usage: dy2stc run MODEL.dymodel --input NAME=FILE.npy ... [--output-dir DIR]\n"
     "Run the Program on the static executor (no compilation).\n"
     "  --input NAME=FILE  an input as .npy (or FILE alone, in input order)\n"
+    "  --params FILE      a Paddle model's params (default: beside it)\n"
     "  --output-dir DIR   where DIR/<output name>.npy go (default .); names\n"
     "                     map to file names by turning characters outside\n"
     "                     [A-Za-z0-9._-] into '_'\n";
 
 static int cmd_run(int argc, char **argv) {
-  const char *model = NULL, *dir = ".";
+  const char *model = NULL, *dir = ".", *params = NULL;
   dy_cli_inputs ia = {0};
   int rc = 0;
   for (int i = 2; i < argc && !rc; i++) {
@@ -569,16 +750,22 @@ static int cmd_run(int argc, char **argv) {
         rc = dy_cli_usage("run", "too many inputs (%s)", argv[i]);
     } else if (strcmp(a, "--output-dir") == 0 && has) {
       dir = argv[++i];
+    } else if (strcmp(a, "--params") == 0 && has) {
+      params = argv[++i];
     } else {
       rc = dy_cli_model_or_input("run", a, &model, &ia);
     }
   }
   if ((rc = dy_cli_args_end("run", rc, model, &ia)))
     return rc;
+  if ((rc = paddle_params_only("run", model, params))) {
+    dy_cli_free_inputs(&ia);
+    return rc;
+  }
   dy_error err = {0};
   dy_program *p = NULL;
   dy_tensor *in[DY_MAX_FEEDS] = {0}, *out[DY_MAX_FEEDS] = {0};
-  dy_status s = dy_model_load_any(model, &p, &err);
+  dy_status s = load_model(model, params, NULL, 0, &p, &err);
   if (!s)
     s = dy_cli_load_inputs(p, &ia, in, &err);
   if (!s)
@@ -605,11 +792,12 @@ static int cmd_run(int argc, char **argv) {
 /* ---- show ---- */
 
 static const char show_help[] =
-    "usage: dy2stc show MODEL.dymodel [--dot]\n"
-    "Print the Program as text, or as Graphviz with --dot.\n";
+    "usage: dy2stc show MODEL.dymodel [--dot] [--params FILE]\n"
+    "Print the Program as text, or as Graphviz with --dot.\n"
+    "  --params FILE  a Paddle model's params (default: NAME.pdiparams beside it)\n";
 
 static int cmd_show(int argc, char **argv) {
-  const char *model = NULL;
+  const char *model = NULL, *params = NULL;
   bool dot = false;
   for (int i = 2; i < argc; i++) {
     if (dy_cli_is_help(argv[i])) {
@@ -617,6 +805,8 @@ static int cmd_show(int argc, char **argv) {
       return 0;
     } else if (strcmp(argv[i], "--dot") == 0) {
       dot = true;
+    } else if (strcmp(argv[i], "--params") == 0 && i + 1 < argc) {
+      params = argv[++i];
     } else if (argv[i][0] == '-') {
       return dy_cli_usage("show", "unknown option '%s'", argv[i]);
     } else if (!model) {
@@ -627,10 +817,13 @@ static int cmd_show(int argc, char **argv) {
   }
   if (!model)
     return dy_cli_usage("show", "%s", "no model given");
+  int rc0 = paddle_params_only("show", model, params);
+  if (rc0)
+    return rc0;
   dy_error err = {0};
   dy_program *p = NULL;
   /* show a Program even when it does not verify: that is when one looks */
-  if (dy_model_load_any(model, &p, &err))
+  if (load_model(model, params, NULL, 0, &p, &err))
     return dy_cli_fail(&err);
   if (dot)
     dy_program_print_dot(p, stdout);
@@ -777,17 +970,20 @@ static const char check_help[] =
     "Run the static executor and the compiled executable on the same inputs\n"
     "and report the max abs / rel error of every output.\n"
     "  --max-batch N   bound compiled in (default 64)\n"
+    "  --max-dim NAME=N, --dim NAME=N, --shape INPUT=d0,...  size symbols, as compile\n"
     "  --rtol R        relative tolerance (default 1e-5)\n"
     "  --atol A        absolute tolerance (default 1e-6)\n"
+    "  --params FILE   a Paddle model's params (default: beside it)\n"
     "  --cc CC, --cflags FLAGS, --target T, --threads N, -O0/-O1/-O2   as for compile\n"
     "                  (--target aarch64 runs the executable under qemu-aarch64)\n";
 
 static int cmd_check(int argc, char **argv) {
-  const char *model = NULL;
+  const char *model = NULL, *params = NULL;
   dy_cli_inputs ia = {0};
   dy_compile_options o = dy_compile_options_default();
   double rtol = 1e-5, atol = 1e-6;
-  int rc = 0;
+  int rc = 0, n_dims = 0;
+  dim_option dims[32];
   for (int i = 2; i < argc && !rc; i++) {
     const char *a = argv[i];
     bool has = i + 1 < argc;
@@ -811,6 +1007,11 @@ static int cmd_check(int argc, char **argv) {
       if (!dy_cli_range(argv[++i], 1, DY_MAX_BATCH, &o.max_batch))
         rc = dy_cli_usage("check", "--max-batch needs an integer from 1 to 2147483648, not '%s'",
                           argv[i]);
+    } else if ((strcmp(a, "--max-dim") == 0 || strcmp(a, "--dim") == 0 ||
+                strcmp(a, "--shape") == 0) && has) {
+      char kind = a[2] == 'm' ? 'm' : a[2] == 'd' ? 'd' : 's';
+      if (n_dims == 32 || !parse_dim_option(kind, argv[++i], &dims[n_dims++]))
+        rc = dy_cli_usage("check", "bad --max-dim, --dim or --shape '%s'", argv[i]);
     } else if (strcmp(a, "--rtol") == 0 && has) {
       if (!dy_cli_double(argv[++i], &rtol))
         rc = dy_cli_usage("check", "bad --rtol '%s'", argv[i]);
@@ -823,12 +1024,18 @@ static int cmd_check(int argc, char **argv) {
         rc = dy_cli_usage("check", "bad --threads '%s'", argv[i]);
       else
         o.threads = (int)t;
+    } else if (strcmp(a, "--params") == 0 && has) {
+      params = argv[++i];
     } else {
       rc = dy_cli_model_or_input("check", a, &model, &ia);
     }
   }
   if ((rc = dy_cli_args_end("check", rc, model, &ia)))
     return rc;
+  if ((rc = paddle_params_only("check", model, params))) {
+    dy_cli_free_inputs(&ia);
+    return rc;
+  }
   dy_error err = {0};
   dy_program *p = NULL;
   dy_tensor *in[DY_MAX_FEEDS] = {0}, *ref[DY_MAX_FEEDS] = {0}, *got[DY_MAX_FEEDS] = {0};
@@ -838,7 +1045,9 @@ static int cmd_check(int argc, char **argv) {
   o.emit_main = true;
   o.source = model;
   bool mismatch = false;
-  dy_status s = dy_model_load_any(model, &p, &err);
+  dy_status s = load_model(model, params, NULL, 0, &p, &err);
+  if (!s)
+    s = apply_dims(p, dims, n_dims, &o, &err);
   if (!s)
     s = dy_cli_load_inputs(p, &ia, in, &err);
   if (!s)
@@ -906,6 +1115,58 @@ void dy_cli_model_stem(const char *out, char *stem, size_t n) {
   size_t len = strlen(stem);
   if (len > 8 && strcmp(stem + len - 8, ".dymodel") == 0)
     stem[len - 8] = '\0';
+}
+
+/* ---- export ---- */
+
+static const char export_help[] =
+    "usage: dy2stc export MODEL --to paddle -o OUT [--params FILE]\n"
+    "Write MODEL as a PaddlePaddle inference model: OUT.pdmodel (the\n"
+    "ProgramDesc) and OUT.pdiparams (the combined params), which dy2stc, and\n"
+    "Paddle Inference, read back. Control flow and ops without a Paddle\n"
+    "counterpart are an error naming the op.\n";
+
+static int cmd_export(int argc, char **argv) {
+  const char *model = NULL, *to = NULL, *out = NULL, *params = NULL;
+  for (int i = 2; i < argc; i++) {
+    const char *a = argv[i];
+    bool has = i + 1 < argc;
+    if (dy_cli_is_help(a)) {
+      fputs(export_help, stdout);
+      return 0;
+    } else if (strcmp(a, "--to") == 0 && has) {
+      to = argv[++i];
+    } else if (strcmp(a, "-o") == 0 && has) {
+      out = argv[++i];
+    } else if (strcmp(a, "--params") == 0 && has) {
+      params = argv[++i];
+    } else if (a[0] == '-') {
+      return dy_cli_usage("export", "unknown or incomplete option '%s'", a);
+    } else if (!model) {
+      model = a;
+    } else {
+      return dy_cli_usage("export", "unexpected argument '%s'", a);
+    }
+  }
+  if (!model)
+    return dy_cli_usage("export", "%s", "no model given");
+  if (!to || strcmp(to, "paddle"))
+    return dy_cli_usage("export", "--to names the format: paddle, not '%s'", to ? to : "");
+  if (!out)
+    return dy_cli_usage("export", "%s", "no -o OUT given");
+  int rc = paddle_params_only("export", model, params);
+  if (rc)
+    return rc;
+  dy_error err = {0};
+  dy_program *p = NULL;
+  dy_status s = load_model(model, params, NULL, 0, &p, &err);
+  if (!s)
+    s = dy_paddle_save(p, out, &err);
+  dy_program_free(p);
+  if (s)
+    return dy_cli_fail(&err);
+  printf("%s -> %s.pdmodel + %s.pdiparams\n", model, out, out);
+  return 0;
 }
 
 /* ---- params ---- */
@@ -1051,10 +1312,12 @@ static const char main_help[] =
     "  train     train a model on .npy data; writes the trained model\n"
     "  params    put tensors (.npy, a compiled trainer's output) into a model\n"
     "  quantize  post-training int8 quantization with a calibration set\n"
+    "  export    write a model as a PaddlePaddle .pdmodel + .pdiparams\n"
     "  convert   print a C model file with its tensor-dependent if/while/for\n"
     "            rewritten into dy_cond / dy_while (what compile NET.c traces)\n"
     "  --version print the version\n"
-    "MODEL is NAME.dymodel (with NAME.dyparams) or an ONNX model, NAME.onnx\n";
+    "MODEL is NAME.dymodel (with NAME.dyparams), an ONNX model, NAME.onnx, or a\n"
+    "PaddlePaddle model, NAME.pdmodel (with NAME.pdiparams) or __model__\n";
 
 /* SIGINT/SIGTERM: remove the private temporary directories of a build
  * in progress, then die of the signal as before. */
@@ -1106,6 +1369,8 @@ int main(int argc, char **argv) {
     return cmd_params(argc, argv);
   if (strcmp(cmd, "quantize") == 0)
     return dy_cli_quantize(argc, argv);
+  if (strcmp(cmd, "export") == 0)
+    return cmd_export(argc, argv);
   if (strcmp(cmd, "convert") == 0)
     return cmd_convert(argc, argv);
   fprintf(stderr, "%s: unknown command '%s' (see '%s --help')\n", prog, cmd, prog);

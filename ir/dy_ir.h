@@ -16,12 +16,13 @@
  *   dy_op_set_inputs(p, op, 1, (int[]){x});  dy_op_set_outputs(...);
  *   dy_program_free(p);
  *
- * Dynamic dims. A dim of -1 is "the batch": a run-time size that every -1
- * in the Program shares (Paddle's InputSpec None on dim 0). Shape inference
- * keeps it symbolic; an op whose output dim would be some other function of
- * the batch (2*batch, batch*batch) is rejected with a clear error. The code
- * generator turns it into the run-time argument `batch`, bounded by
- * --max-batch.
+ * Dynamic dims. A negative dim is a symbolic size, an expression over named
+ * size symbols (dims.c below): -1 is "the batch", a run-time size that
+ * every -1 in the Program shares (Paddle's InputSpec None on dim 0); others
+ * are "seq", "4*batch*seq", "2*seq+1". Shape inference keeps them exact and
+ * rejects a size it cannot express with a clear error. The code generator
+ * turns each symbol into a run-time argument (`batch`, `dim_seq`), bounded
+ * by --max-batch and --max-dim.
  *
  * Ownership. A dy_program owns everything reachable from it (blocks, vars,
  * ops, attributes, names, parameter data) in one arena, released by
@@ -117,7 +118,9 @@ const char *dy_dtype_name(dy_dtype t);       /* "f32", "i64", "bool", "i8", "u8"
 size_t dy_dtype_size(dy_dtype t);            /* bytes per element    */
 bool dy_dtype_from_name(const char *s, dy_dtype *out);
 
-/* A value type: dtype and shape. shape[i] == -1 is the dynamic batch. */
+/* A value type: dtype and shape. shape[i] >= 0 is a static size; a
+ * negative dim is a symbolic dim expression (dims.c below): -1 is the
+ * dynamic batch. */
 typedef struct {
   dy_dtype dtype;
   int rank;
@@ -145,6 +148,78 @@ bool dy_type_is_static(const dy_type *t);
 bool dy_type_equal(const dy_type *a, const dy_type *b);
 /* "f32[-1,10]" into buf; returns buf. */
 char *dy_type_str(const dy_type *t, char *buf, size_t n);
+
+/* ------------------------------------------------------------------ */
+/* dims.c: size symbols and symbolic dim expressions                   */
+/* ------------------------------------------------------------------ */
+
+/* A negative dim is the id of an interned expression over named size
+ * symbols: c + k1*s11*s12*... + k2*s21*... (coefficients k > 0, at most
+ * DY_DIM_MAX_TERMS terms of DY_DIM_MAX_FACTORS symbols). -1 is `batch`.
+ * Expressions are in normal form, so two dims are equal iff their ids are.
+ * The table is process-wide and only grows (ids stay valid). Symbols are
+ * interned by name; "batch" is symbol 0. The operations return false when
+ * the result is not expressible (negative coefficient, too many terms,
+ * overflow, inexact division); callers report the op and its line. */
+#define DY_DIM_BATCH ((int64_t)-1)
+#define DY_DIM_NONE INT64_MIN       /* "no dim": a failed dy_dim_sym    */
+#define DY_DIM_MAX_TERMS 4
+#define DY_DIM_MAX_FACTORS 4
+#define DY_MAX_SYMS 64              /* distinct symbol names per process */
+#define DY_SYM_NAME_MAX 32
+
+typedef struct {
+  int64_t coef;                     /* > 0                              */
+  int n;                            /* number of factors, 0..MAX_FACTORS */
+  int sym[DY_DIM_MAX_FACTORS];      /* symbol ids, sorted by name       */
+} dy_dim_term;
+
+typedef struct {
+  int64_t c;                        /* the constant                     */
+  int n_terms;
+  dy_dim_term t[DY_DIM_MAX_TERMS];
+} dy_dim_expr;
+
+/* The symbol named name (interned; [A-Za-z_][A-Za-z0-9_]*, < 32 chars),
+ * or -1 for a bad name or a full table. */
+int dy_sym_id(const char *name);
+/* Its name (borrowed, valid for the process), "?" if unknown. */
+const char *dy_sym_name(int sym);
+/* Number of symbols interned so far (at least 1: batch). */
+int dy_sym_count(void);
+/* The dim that is symbol name alone (-1 for "batch"), or DY_DIM_NONE. */
+int64_t dy_dim_sym(const char *name);
+/* The symbol a dim is exactly (coefficient 1, no constant), or -1. */
+int dy_dim_single_sym(int64_t d);
+/* A dim's expression (a static dim is a constant); false for an unknown id. */
+bool dy_dim_expr_of(int64_t d, dy_dim_expr *e);
+/* Normalise and intern e (a constant expression gives its value). */
+bool dy_dim_from_expr(const dy_dim_expr *e, int64_t *out);
+bool dy_dim_add(int64_t a, int64_t b, int64_t *out);
+bool dy_dim_sub(int64_t a, int64_t b, int64_t *out);
+/* a + k for a constant k (negative allowed while the result stays >= 0
+ * for a static a). */
+bool dy_dim_add_const(int64_t a, int64_t k, int64_t *out);
+bool dy_dim_mul(int64_t a, int64_t b, int64_t *out);
+/* a / b when exact: by a constant or monomial dividing every term, or a
+ * sum that a is a constant multiple of. */
+bool dy_dim_div(int64_t a, int64_t b, int64_t *out);
+/* The dim's value with symbol s at vals[s] (DY_MAX_SYMS entries, -1 =
+ * unknown: false); false on overflow. */
+bool dy_dim_eval(int64_t d, const int64_t *vals, int64_t *out);
+bool dy_dim_has_sym(int64_t d, int sym);
+/* d with symbol sym replaced by the constant value. */
+bool dy_dim_substitute(int64_t d, int sym, int64_t value, int64_t *out);
+/* Text: "10", "-1" (the batch), "2*batch*seq+1"; dy_dim_name spells the
+ * batch "batch" too. Both return buf. */
+char *dy_dim_str(int64_t d, char *buf, size_t n);
+char *dy_dim_name(int64_t d, char *buf, size_t n);
+/* Parse dy_dim_str's form (s[0..len)); false on bad text. */
+bool dy_dim_parse(const char *s, size_t len, int64_t *out);
+/* The element count at symbol values vals; false on overflow/unknown. */
+bool dy_type_numel_eval(const dy_type *t, const int64_t *vals, int64_t *out);
+/* The element count as a dim expression (product of the dims). */
+bool dy_type_numel_dim(const dy_type *t, int64_t *out);
 
 /* ------------------------------------------------------------------ */
 /* ops.c: the op table (built from ops.def)                            */
@@ -279,6 +354,16 @@ typedef struct {
 
 typedef struct dy_arena dy_arena;
 
+/* A size symbol a Program declares (program.c): a named dynamic dim with an
+ * upper bound (what the memory plan sizes for and the generated code
+ * checks) and optionally a value pinned at compile time. */
+typedef struct {
+  int sym;              /* dy_sym_id of name                             */
+  const char *name;     /* borrowed from the symbol table                */
+  int64_t max;          /* upper bound; 0: not given (the compiler's default) */
+  int64_t value;        /* pinned value, or -1                           */
+} dy_sym_decl;
+
 #define DY_MAX_FEEDS 64
 
 typedef struct {
@@ -291,6 +376,8 @@ typedef struct {
   int feeds[DY_MAX_FEEDS];     /* var ids, in input order */
   int fetches[DY_MAX_FEEDS];   /* var ids, in output order */
   int next_op_id;
+  int n_syms;                  /* size symbols, in declaration order */
+  dy_sym_decl syms[DY_MAX_SYMS];
 } dy_program;
 
 /* Returns a new empty program with block 0; caller frees with
@@ -316,6 +403,36 @@ dy_status dy_program_set_data(dy_program *p, int var, const void *data,
                               size_t nbytes, dy_error *err);
 dy_status dy_program_add_feed(dy_program *p, int var, dy_error *err);
 dy_status dy_program_add_fetch(dy_program *p, int var, dy_error *err);
+
+/* ---- size symbols (see dims.c for dim expressions) ----
+ * Declare symbol name with upper bound max (> 0), or without one (max 0:
+ * the compiler's --max-dim / default applies). Declaring again keeps the
+ * entry and sets the bound when max > 0. A Program need not declare batch. */
+dy_status dy_program_declare_sym(dy_program *p, const char *name, int64_t max,
+                                 dy_error *err);
+/* The declaration of symbol sym (a dy_sym_id), or NULL. */
+const dy_sym_decl *dy_program_sym(const dy_program *p, int sym);
+/* Declare (without a bound) every symbol but the batch that a var's type
+ * uses, in first-use order (the batch is implicit: --max-batch bounds it). */
+dy_status dy_program_declare_used_syms(dy_program *p, dy_error *err);
+/* Pin feed `input` to the static shape dims[0..rank): each of its dims
+ * that is one symbol pins that symbol (dy_program_pin_sym); a static dim
+ * must equal its value; any other expression is an error. */
+dy_status dy_program_pin_input(dy_program *p, const char *input, const int64_t *dims,
+                               int rank, dy_error *err);
+/* Each size symbol's largest value in p, into vals[DY_MAX_SYMS]: the
+ * batch max_batch; a declared symbol its pinned value, else its bound, else
+ * default_max; an undeclared one default_max. (Dims grow with every
+ * symbol, so a type's size at these values is its largest.) */
+void dy_program_sym_bounds(const dy_program *p, int64_t max_batch, int64_t default_max,
+                           int64_t *vals);
+/* Bit s set for each symbol s a type's dims use (DY_MAX_SYMS <= 64). */
+uint64_t dy_type_sym_mask(const dy_type *t);
+/* Pin symbol name to value (> 0): every var type has it replaced by the
+ * constant, so the Program is static in it; the declaration keeps it as
+ * its value. An error when a type then becomes inexpressible. */
+dy_status dy_program_pin_sym(dy_program *p, const char *name, int64_t value,
+                             dy_error *err);
 
 /* Appends an op to a block. Inputs, outputs and attributes are copied. */
 dy_op *dy_program_append_op(dy_program *p, int block, dy_op_kind kind,
@@ -671,7 +788,7 @@ dy_status dy_program_parse(const char *text, dy_program **out, dy_error *err);
 /* serialize.c: .dymodel (protobuf-c, schema ir/dymodel.proto)         */
 /* ------------------------------------------------------------------ */
 
-#define DY_DYMODEL_VERSION 2  /* 2: blocks' params and results */
+#define DY_DYMODEL_VERSION 3  /* 2: blocks' params and results; 3: size symbols */
 
 /* Reads a Program. *out is a new program; caller frees with
  * dy_program_free. Persistable vars have no data until dy_dyparams_read.

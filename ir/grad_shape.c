@@ -79,8 +79,8 @@ static int mask_axes(unsigned mask, int rank, int64_t *out) {
 /* ---- concat, slice ---- */
 
 /* concat: each input's gradient is its slice of dy along the axis. The
- * offsets are static: along the batch axis there is only one input
- * (inference rejects a multiple of the batch), whose gradient is dy. */
+ * offsets must be static: a concat along a symbolic axis (seq + 2, 2*batch)
+ * has no gradient yet (an error naming the op), one input's is dy. */
 DY_GRAD(concat) {
   (void)y;
   int n = op->n_inputs;
@@ -96,8 +96,8 @@ DY_GRAD(concat) {
     int64_t len = b->type(b, x[i]).shape[axis];
     if (len < 0)
       return dy_error_at(b->err, op, DY_STATUS_UNSUPPORTED,
-                         "gradient of concat: input %d has the dynamic batch "
-                         "along the concatenated axis %lld", i, (long long)axis);
+                         "gradient of concat: input %d has a dynamic size along "
+                         "the concatenated axis %lld", i, (long long)axis);
     if (need[i])
       dx[i] = slice_axis(b, dy[0], axis, at, at + len, 1);
     at += len;

@@ -5,11 +5,13 @@
  * with -1 for the dynamic batch), eager calls and the static executor
  * (concrete shapes) and the verifier (which re-infers every op).
  *
- * The dynamic dim. -1 stands for the one run-time batch size B. Inference
- * keeps an output dim symbolic only when it is exactly B; a dim that would
- * be 2*B or B*B is rejected (DY_STATUS_UNSUPPORTED), and so is a static dim
- * that would have to equal B (broadcasting B against 7). Errors name the
- * op and its source line through dy_error_at.
+ * Symbolic dims. A negative dim is a size expression over named symbols
+ * (dims.c; -1 is the batch B). Inference computes with expressions exactly
+ * (reshape, flatten, concat, slice, pad, tile: products, sums, exact
+ * quotients), and two dims are equal when their normal forms are; a dim
+ * that is not expressible, or a static dim that would have to equal a
+ * symbolic one (broadcasting B against 7), is an error. Errors name the op
+ * and its source line through dy_error_at.
  */
 #include <string.h>
 
@@ -61,10 +63,13 @@ static dy_status broadcast_dim(const dy_op *op, int64_t a, int64_t b,
     *out = b;
   else if (b == 1)
     *out = a;
-  else if (a < 0 || b < 0)
+  else if (a < 0 || b < 0) {
+    char x[96], y[96];
     return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
-                       "%s: cannot broadcast the dynamic batch dim against %lld",
-                       OPNAME(op), (long long)(a < 0 ? b : a));
+                       "%s: cannot broadcast the dynamic dim %s against %s",
+                       OPNAME(op), dy_dim_name(a < 0 ? a : b, x, sizeof x),
+                       dy_dim_str(a < 0 ? b : a, y, sizeof y));
+  }
   else
     return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
                        "%s: cannot broadcast %lld against %lld", OPNAME(op),
@@ -237,18 +242,6 @@ dy_status dy_infer_softmax(const dy_op *op, const dy_type *in, int n,
   return DY_OK;
 }
 
-/* Split a type's element count into B^p * k. */
-static void count_dynamic(const dy_type *t, int *p, int64_t *k) {
-  *p = 0;
-  *k = 1;
-  for (int i = 0; i < t->rank; i++) {
-    if (t->shape[i] < 0)
-      ++*p;
-    else
-      *k *= t->shape[i];
-  }
-}
-
 static void shape_str(const int64_t *s, int n, char *buf, size_t cap) {
   size_t k = (size_t)snprintf(buf, cap, "[");
   for (int i = 0; i < n && k < cap; i++)
@@ -258,9 +251,11 @@ static void shape_str(const int64_t *s, int n, char *buf, size_t cap) {
 }
 
 /* reshape: Paddle semantics. 0 copies the input's dim at that position, -1
- * (at most one) is inferred from the element count. With a dynamic input,
- * the batch must be carried by a 0 or a -1: a literal there would bake the
- * traced batch size into the Program, which the tracer reports. */
+ * (at most one) is inferred from the element count: with symbolic dims the
+ * exact quotient of the input's size expression by the other dims' (dims.c;
+ * 2*batch or batch*seq are fine, an inexact one is an error). With a
+ * dynamic input, a literal where the input's count needs a symbol would
+ * bake the traced size into the Program, which the tracer reports. */
 dy_status dy_infer_reshape(const dy_op *op, const dy_type *in, int n,
                            dy_type *out, dy_error *err) {
   dy_reshape_attrs a;
@@ -269,7 +264,7 @@ dy_status dy_infer_reshape(const dy_op *op, const dy_type *in, int n,
     return s;
   const int64_t *shape = a.shape;
   int rank = a.n_shape;
-  char ss[256], ts[128];
+  char ss[256], ts[256];
   shape_str(shape, rank, ss, sizeof ss);
   dy_type_str(&in[0], ts, sizeof ts);
   if (rank > DY_MAX_DIMS)
@@ -277,8 +272,9 @@ dy_status dy_infer_reshape(const dy_op *op, const dy_type *in, int n,
                        "reshape: target rank %d exceeds %d", rank, DY_MAX_DIMS);
   out->dtype = in[0].dtype;
   out->rank = rank;
-  int infer_at = -1, q = 0;  /* q: dynamic dims copied by 0 */
-  int64_t known = 1;
+  int infer_at = -1;
+  int64_t known = 1, total;
+  bool ok = dy_type_numel_dim(&in[0], &total);
   for (int i = 0; i < rank; i++) {
     int64_t d = shape[i];
     if (d == 0) {
@@ -298,34 +294,35 @@ dy_status dy_infer_reshape(const dy_op *op, const dy_type *in, int n,
     }
     out->shape[i] = d;
     if (i != infer_at) {
-      if (d < 0)
-        q++;
-      else if (!dy_ck_mul(known, d, &known) || known > DY_MAX_NUMEL)
+      ok = ok && dy_dim_mul(known, d, &known);
+      if (ok && known > DY_MAX_NUMEL)
         return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                            "reshape: target %s is larger than the maximum tensor size "
                            "(%lld elements)", ss, (long long)DY_MAX_NUMEL);
     }
   }
-  int p;
-  int64_t k;
-  count_dynamic(&in[0], &p, &k);
+  if (!ok)
+    return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
+                       "reshape: the sizes of %s to %s are not expressible as size "
+                       "expressions", ts, ss);
   if (infer_at < 0) {
-    if (p > q)
+    if (total < 0 && known >= 0)
       return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
-                         "reshape: target %s fixes the dynamic batch dim of input %s "
+                         "reshape: target %s fixes %s of input %s "
                          "to the traced size; use 0 (copy) or -1 (infer) for it",
-                         ss, ts);
-    if (p != q || k != known)
+                         ss, dy_type_sym_mask(&in[0]) == 1 ? "the dynamic batch dim"
+                                                           : "a dynamic dim", ts);
+    if (total != known)
       return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
                          "reshape: cannot reshape %s to %s", ts, ss);
     return DY_OK;
   }
-  if (known == 0 || k % known != 0 || p - q < 0 || p - q > 1 ||
-      (p - q == 1 && k != known))
+  int64_t q;
+  if (known == 0 || !dy_dim_div(total, known, &q))
     return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
                        "reshape: cannot reshape %s to %s%s", ts, ss,
-                       p - q >= 1 ? " (the -1 would not equal the batch)" : "");
-  out->shape[infer_at] = p - q == 1 ? -1 : k / known;
+                       total < 0 ? " (the -1 would not be an exact size expression)" : "");
+  out->shape[infer_at] = q;
   return DY_OK;
 }
 
@@ -356,19 +353,13 @@ dy_status dy_infer_flatten(const dy_op *op, const dy_type *in, int n,
   out->rank = 0;
   for (int i = 0; i < start; i++)
     out->shape[out->rank++] = in[0].shape[i];
-  int dyn = 0;
   int64_t prod = 1;
-  for (int i = start; i <= stop; i++) {
-    if (in[0].shape[i] < 0)
-      dyn++;
-    else
-      prod *= in[0].shape[i];
-  }
-  if (dyn > 1 || (dyn == 1 && prod != 1))
-    return dy_error_at(err, op, DY_STATUS_UNSUPPORTED,
-                       "flatten: merging the dynamic batch dim with other dims "
-                       "(axes %d..%d) is not supported", start, stop);
-  out->shape[out->rank++] = dyn ? -1 : prod;
+  for (int i = start; i <= stop; i++)
+    if (!dy_dim_mul(prod, in[0].shape[i], &prod))
+      return dy_error_at(err, op, DY_STATUS_UNSUPPORTED,
+                         "flatten: the product of axes %d..%d is not expressible as a "
+                         "size expression", start, stop);
+  out->shape[out->rank++] = prod;
   for (int i = stop + 1; i < r; i++)
     out->shape[out->rank++] = in[0].shape[i];
   return DY_OK;

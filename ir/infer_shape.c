@@ -1,14 +1,14 @@
 /* infer_shape.c - shape and dtype inference for the shape op family
- * (ops_shape.def): concat, slice, squeeze, unsqueeze, expand, tile, pad,
- * gather, the reductions, argmax and log_softmax.
+ * (ops_shape.def): concat, slice, squeeze, unsqueeze, reshape_dims, expand,
+ * tile, pad, gather, the reductions, argmax and log_softmax.
  *
  * Semantics follow ONNX (and Paddle where ONNX is silent); each function's
- * comment states the rules. The dynamic dim (-1, the batch B) follows
- * infer.c: an output dim may be -1 only when it is exactly B. So an op that
- * would give k*B or B+k along the batch axis (concat along it, a partial
- * slice of it, tiling or padding it) is DY_STATUS_UNSUPPORTED, and a static
- * dim that would have to equal B is a shape error. Reducing over the batch
- * is fine: the result dim is 1 (keepdim) or gone.
+ * comment states the rules. Symbolic dims (size expressions, ir/dims.c;
+ * -1 the batch B) follow infer.c: concat adds them (seq + 2, 2*B); a
+ * partial slice of one, tiling or padding it is DY_STATUS_UNSUPPORTED (its
+ * whole range only), and a static dim that would have to equal a symbolic
+ * one is a shape error. Reducing over one is fine: the result dim is 1
+ * (keepdim) or gone.
  *
  * Attributes are all required by the verifier (ops.def schema), but a list
  * may be empty where the op gives it a meaning (slice axes/steps, squeeze
@@ -60,8 +60,8 @@ static dy_status axes_mask(const dy_op *op, const int64_t *axes, int n,
 /* ------------------------------------------------------------------ */
 
 /* concat(x0, x1, ...; axis): every input has the same dtype and rank and
- * the same dims except along axis, where they add up. Along the batch axis
- * that sum would be k*B: rejected, unless there is one input. */
+ * the same dims except along axis, where they add up (a size expression:
+ * seq + 2, 2*batch). */
 dy_status dy_infer_concat(const dy_op *op, const dy_type *in, int n,
                           dy_type *out, dy_error *err) {
   dy_concat_attrs a;
@@ -78,7 +78,6 @@ dy_status dy_infer_concat(const dy_op *op, const dy_type *in, int n,
     return s;
   *out = in[0];
   int64_t sum = 0;
-  int n_dyn = 0;
   for (int i = 0; i < n; i++) {
     char a[128], b[128];
     if (in[i].dtype != in[0].dtype)
@@ -97,17 +96,12 @@ dy_status dy_infer_concat(const dy_op *op, const dy_type *in, int n,
                            "%d (only axis %d may differ)", i,
                            dy_type_str(&in[i], a, sizeof a),
                            dy_type_str(&in[0], b, sizeof b), d, ax);
-    if (in[i].shape[ax] < 0)
-      n_dyn++;
-    else
-      sum += in[i].shape[ax];
+    if (!dy_dim_add(sum, in[i].shape[ax], &sum))
+      return dy_error_at(err, op, DY_STATUS_UNSUPPORTED,
+                         "concat: the sizes along axis %d do not add up to a size "
+                         "expression", ax);
   }
-  if (n_dyn > 0 && n > 1)
-    return dy_error_at(err, op, DY_STATUS_UNSUPPORTED,
-                       "concat: concatenating %d inputs along axis %d, the "
-                       "dynamic batch dim, would give a multiple of the batch",
-                       n, ax);
-  out->shape[ax] = n_dyn ? -1 : sum;
+  out->shape[ax] = sum;
   return DY_OK;
 }
 
@@ -287,6 +281,52 @@ dy_status dy_infer_unsqueeze(const dy_op *op, const dy_type *in, int n_,
 /* ------------------------------------------------------------------ */
 /* expand, tile                                                        */
 /* ------------------------------------------------------------------ */
+
+/* reshape_dims(x; dims): the target's sizes as dim expressions separated
+ * by ',' (rank = their count); they must multiply to the input's. On
+ * concrete shapes (the executor) a symbolic one cannot be evaluated here:
+ * the executor sizes such a reshape from its var's type at the symbols'
+ * values (runtime/executor.c). */
+dy_status dy_infer_reshape_dims(const dy_op *op, const dy_type *in, int n_in, dy_type *out,
+                                dy_error *err) {
+  (void)n_in;
+  dy_reshape_dims_attrs at;
+  dy_status s = dy_reshape_dims_attrs_of(op, &at, err);
+  if (s)
+    return s;
+  const dy_reshape_dims_attrs *a = &at;
+  const char *q = a->dims;
+  int64_t total, known = 1;
+  out->dtype = in[0].dtype;
+  out->rank = 0;
+  while (*q) {
+    size_t n = strcspn(q, ",");
+    if (out->rank == DY_MAX_DIMS)
+      return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                         "reshape_dims: dims '%.80s' has more than %d entries", a->dims,
+                         DY_MAX_DIMS);
+    int64_t *d = &out->shape[out->rank];
+    if (!dy_dim_parse(q, n, d) || !dy_dim_mul(known, *d, &known))
+      return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                         "reshape_dims: dims '%.80s': entry %d is not a size expression",
+                         a->dims, out->rank);
+    out->rank++;
+    q += n;
+    if (*q && !*++q)
+      return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                         "reshape_dims: dims '%.80s' ends with ','", a->dims);
+  }
+  char ts[160];
+  bool ok = dy_type_numel_dim(&in[0], &total);
+  if (ok && known < 0 && total >= 0)
+    return dy_error_at(err, op, DY_STATUS_SYMBOLIC,
+                       "reshape_dims: dims '%.80s' needs the size symbols' values", a->dims);
+  if (!ok || total != known)
+    return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
+                       "reshape_dims: cannot reshape %s to dims '%.80s'",
+                       dy_type_str(&in[0], ts, sizeof ts), a->dims);
+  return DY_OK;
+}
 
 /* expand(x; shape): broadcast x and shape against each other (ONNX
  * Expand; a 1 on either side takes the other's size), aligned on the

@@ -13,6 +13,8 @@
  *     fetch 0 y
  *   }
  *
+ * Size symbols come first ("sym seq max 128 [value 16]"); a dim is an
+ * integer or a dim expression ("2*batch*seq+1", dims.c; -1 is the batch).
  * Sub-blocks carry their params and results ("block 1 parent 0 (i) {
  * ... yield c }", see print.c).
  *
@@ -125,6 +127,16 @@ static dy_status scalar(parser *ps, int64_t *i, double *d, bool *is_float) {
   return DY_OK;
 }
 
+/* A dim: an integer or a dim expression ("2*batch*seq+1", dims.c). */
+static dy_status dim(parser *ps, int64_t *out) {
+  skip_ws(ps);
+  size_t n = strcspn(ps->s + ps->pos, ",] \t\n");
+  if (n == 0 || !dy_dim_parse(ps->s + ps->pos, n, out))
+    return fail(ps, "expected a dim (an integer or a size expression)%s", "");
+  ps->pos += n;
+  return DY_OK;
+}
+
 /* dtype[d,d,...] */
 static dy_status type(parser *ps, dy_type *t) {
   char dt[16];
@@ -142,7 +154,27 @@ static dy_status type(parser *ps, dy_type *t) {
       break;
     if (t->rank == DY_MAX_DIMS)
       return fail(ps, "rank above %s", "8");
-    s = integer(ps, &t->shape[t->rank++]);
+    s = dim(ps, &t->shape[t->rank++]);
+  }
+  return s;
+}
+
+/* sym NAME [max N] [value V]: a size symbol (dims.c) */
+static dy_status sym_decl(parser *ps) {
+  char nm[DY_SYM_NAME_MAX + 8];
+  int64_t max = 0, value = -1;
+  dy_status s = name(ps, nm, sizeof nm);
+  if (!s && accept(ps, "max"))
+    s = integer(ps, &max);
+  if (!s && accept(ps, "value"))
+    s = integer(ps, &value);
+  if (!s)
+    s = dy_program_declare_sym(ps->p, nm, max, ps->err);
+  if (!s && value >= 0) {
+    int sym = dy_sym_id(nm);
+    for (int i = 0; i < ps->p->n_syms; i++)
+      if (ps->p->syms[i].sym == sym)
+        ps->p->syms[i].value = value;
   }
   return s;
 }
@@ -486,7 +518,9 @@ dy_status dy_program_parse(const char *text, dy_program **out, dy_error *err) {
     s = expect(&ps, "{");
   while (!s && !accept(&ps, "}")) {
     char nm[256];
-    if (accept(&ps, "var")) {
+    if (accept(&ps, "sym")) {
+      s = sym_decl(&ps);
+    } else if (accept(&ps, "var")) {
       s = var_decl(&ps);
     } else if (accept(&ps, "block")) {
       s = block_decl(&ps);
@@ -502,7 +536,7 @@ dy_status dy_program_parse(const char *text, dy_program **out, dy_error *err) {
           s = dy_program_add_fetch(ps.p, v, err);
       }
     } else {
-      s = fail(&ps, "expected var, block, fetch or '}'%s", "");
+      s = fail(&ps, "expected sym, var, block, fetch or '}'%s", "");
     }
   }
   if (s) {

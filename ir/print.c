@@ -98,6 +98,15 @@ static const char *base_name(const char *path) {
 void dy_program_print(const dy_program *p, FILE *out) {
   char ty[128];
   fprintf(out, "program {\n");
+  for (int i = 0; i < p->n_syms; i++) {
+    const dy_sym_decl *d = &p->syms[i];
+    fprintf(out, "  sym %s", d->name);
+    if (d->max > 0)
+      fprintf(out, " max %lld", (long long)d->max);
+    if (d->value >= 0)
+      fprintf(out, " value %lld", (long long)d->value);
+    fputc('\n', out);
+  }
   for (int i = 0; i < p->n_vars; i++) {
     const dy_var *v = p->vars[i];
     fprintf(out, "  var %s : %s", v->name, dy_type_str(&v->type, ty, sizeof ty));

@@ -213,6 +213,134 @@ dy_status dy_program_add_fetch(dy_program *p, int var, dy_error *err) {
   return DY_OK;
 }
 
+/* ---- size symbols ---- */
+
+dy_status dy_program_declare_sym(dy_program *p, const char *name, int64_t max,
+                                 dy_error *err) {
+  int sym = dy_sym_id(name);
+  if (sym < 0)
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                        "size symbol '%s': not a name ([A-Za-z_][A-Za-z0-9_]*, "
+                        "under %d characters) or more than %d symbols",
+                        name ? name : "(null)", DY_SYM_NAME_MAX, DY_MAX_SYMS);
+  if (max < 0)
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                        "size symbol '%s': upper bound %lld is negative", name, (long long)max);
+  for (int i = 0; i < p->n_syms; i++)
+    if (p->syms[i].sym == sym) {
+      if (max > 0)
+        p->syms[i].max = max;
+      return DY_OK;
+    }
+  if (p->n_syms == DY_MAX_SYMS)
+    return dy_error_set(err, DY_STATUS_LIMIT, "more than %d size symbols", DY_MAX_SYMS);
+  p->syms[p->n_syms++] = (dy_sym_decl){.sym = sym, .name = dy_sym_name(sym), .max = max, .value = -1};
+  return DY_OK;
+}
+
+const dy_sym_decl *dy_program_sym(const dy_program *p, int sym) {
+  for (int i = 0; i < p->n_syms; i++)
+    if (p->syms[i].sym == sym)
+      return &p->syms[i];
+  return NULL;
+}
+
+dy_status dy_program_declare_used_syms(dy_program *p, dy_error *err) {
+  for (int v = 0; v < p->n_vars; v++) {
+    const dy_type *t = &p->vars[v]->type;
+    for (int d = 0; d < t->rank; d++) {
+      dy_dim_expr e;
+      if (t->shape[d] >= 0)
+        continue;
+      if (!dy_dim_expr_of(t->shape[d], &e))
+        return dy_error_set(err, DY_STATUS_INVALID_IR, "var '%s': unknown dim %lld",
+                            p->vars[v]->name, (long long)t->shape[d]);
+      for (int i = 0; i < e.n_terms; i++)
+        for (int j = 0; j < e.t[i].n; j++) {
+          if (e.t[i].sym[j] == 0)
+            continue; /* the batch is implicit (bounded by --max-batch) */
+          dy_status s = dy_program_declare_sym(p, dy_sym_name(e.t[i].sym[j]), 0, err);
+          if (s)
+            return s;
+        }
+    }
+  }
+  return DY_OK;
+}
+
+dy_status dy_program_pin_input(dy_program *p, const char *input, const int64_t *dims,
+                               int rank, dy_error *err) {
+  int v = dy_program_find_var(p, input);
+  if (v < 0 || p->vars[v]->feed_index < 0)
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT, "--shape: the model has no input '%s'",
+                        input);
+  char ts[160], ds[96];
+  if (rank != p->vars[v]->type.rank)
+    return dy_error_set(err, DY_STATUS_SHAPE_MISMATCH,
+                        "--shape: input '%s' is %s, rank %d, not %d dims", input,
+                        dy_type_str(&p->vars[v]->type, ts, sizeof ts), p->vars[v]->type.rank, rank);
+  /* check every dim first, so that a refused shape changes nothing */
+  for (int d = 0; d < rank; d++) {
+    int64_t have = p->vars[v]->type.shape[d];
+    if (dims[d] < 1)
+      return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                          "--shape: input '%s' dim %d is %lld, not a size >= 1", input, d,
+                          (long long)dims[d]);
+    if (dy_dim_single_sym(have) < 0 && have != dims[d])
+      return dy_error_set(err, DY_STATUS_SHAPE_MISMATCH,
+                          "--shape: input '%s' dim %d is %s in the model, not %lld", input, d,
+                          dy_dim_name(have, ds, sizeof ds), (long long)dims[d]);
+    for (int e = 0; e < d; e++)
+      if (p->vars[v]->type.shape[e] == have && dims[e] != dims[d])
+        return dy_error_set(err, DY_STATUS_SHAPE_MISMATCH,
+                            "--shape: input '%s' dims %d and %d are both %s, not %lld and %lld",
+                            input, e, d, dy_dim_name(have, ds, sizeof ds), (long long)dims[e],
+                            (long long)dims[d]);
+  }
+  for (int d = 0; d < rank; d++) {
+    int sym = dy_dim_single_sym(p->vars[v]->type.shape[d]); /* earlier pins applied */
+    dy_status s;
+    if (sym >= 0 && (s = dy_program_pin_sym(p, dy_sym_name(sym), dims[d], err)))
+      return s;
+  }
+  return DY_OK;
+}
+
+void dy_program_sym_bounds(const dy_program *p, int64_t max_batch, int64_t default_max,
+                           int64_t *vals) {
+  for (int s = 0; s < DY_MAX_SYMS; s++)
+    vals[s] = default_max;
+  for (int i = 0; i < p->n_syms; i++) {
+    const dy_sym_decl *d = &p->syms[i];
+    vals[d->sym] = d->value > 0 ? d->value : d->max > 0 ? d->max : default_max;
+  }
+  vals[0] = max_batch;
+}
+
+dy_status dy_program_pin_sym(dy_program *p, const char *name, int64_t value,
+                             dy_error *err) {
+  dy_status s = dy_program_declare_sym(p, name, 0, err);
+  if (s)
+    return s;
+  if (value < 1)
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                        "size symbol '%s': pinned value %lld is less than 1", name,
+                        (long long)value);
+  int sym = dy_sym_id(name);
+  for (int v = 0; v < p->n_vars; v++) {
+    dy_type *t = &p->vars[v]->type;
+    for (int d = 0; d < t->rank; d++)
+      if (!dy_dim_substitute(t->shape[d], sym, value, &t->shape[d]))
+        return dy_error_set(err, DY_STATUS_SHAPE_MISMATCH,
+                            "var '%s': dim %d with %s = %lld is not a size", p->vars[v]->name,
+                            d, name, (long long)value);
+  }
+  for (int i = 0; i < p->n_syms; i++)
+    if (p->syms[i].sym == sym)
+      p->syms[i].value = value;
+  return DY_OK;
+}
+
 static bool copy_attr(dy_program *p, dy_attr *dst, const dy_attr *src) {
   *dst = *src;
   if (!(dst->name = dy_program_strdup(p, src->name)))

@@ -21,6 +21,8 @@
  *   - ops: type is an op this build knows, every input/output names a var,
  *     attribute names non-empty and unique per op, attribute kinds known
  *   - blocks' params and results (version 2) name vars
+ *   - size symbols (version 3) have names; a var dim of -2 is read from
+ *     Var.dims, a dim expression (dims.c)
  *   - feeds and fetches name vars, each at most once
  * An unknown op type, dtype or attribute kind may come from a newer release
  * that added it: DY_STATUS_UNSUPPORTED. Everything else: DY_STATUS_FORMAT.
@@ -221,6 +223,25 @@ static dy_status encode_program(const dy_program *p, dy_program *tmp,
     mv->dtype = (int32_t)v->type.dtype;
     mv->n_shape = (size_t)v->type.rank;
     mv->shape = v->type.shape;
+    bool symbolic = false;
+    for (int d = 0; d < v->type.rank; d++)
+      symbolic |= v->type.shape[d] < -1;
+    if (symbolic) {
+      int64_t *shape;
+      if (!NEW_ARRAY(tmp, shape, v->type.rank) || !NEW_ARRAY(tmp, mv->dims, v->type.rank))
+        return oom(err);
+      for (int d = 0; d < v->type.rank; d++) {
+        char buf[160];
+        shape[d] = v->type.shape[d] < -1 ? -2 : v->type.shape[d];
+        mv->dims[d] = dy_program_strdup(tmp, v->type.shape[d] < -1
+                                                 ? dy_dim_str(v->type.shape[d], buf, sizeof buf)
+                                                 : "");
+        if (!mv->dims[d])
+          return oom(err);
+      }
+      mv->n_dims = (size_t)v->type.rank;
+      mv->shape = shape;
+    }
     mv->has_persistable = 1;
     mv->persistable = v->persistable;
     mv->has_block = 1;
@@ -228,6 +249,19 @@ static dy_status encode_program(const dy_program *p, dy_program *tmp,
     mv->has_trainable = v->trainable;
     mv->trainable = v->trainable;
     m->vars[m->n_vars++] = mv;
+  }
+
+  /* size symbols */
+  Dy__Symbol *syms;
+  if (!NEW_ARRAY(tmp, syms, p->n_syms) || !NEW_ARRAY(tmp, m->symbols, p->n_syms))
+    return oom(err);
+  for (int i = 0; i < p->n_syms; i++) {
+    dy__symbol__init(&syms[i]);
+    syms[i].name = (char *)p->syms[i].name;
+    syms[i].has_max = syms[i].has_value = 1;
+    syms[i].max = p->syms[i].max;
+    syms[i].value = p->syms[i].value;
+    m->symbols[m->n_symbols++] = &syms[i];
   }
 
   /* feeds and fetches, by name, in order */
@@ -397,10 +431,22 @@ static dy_status decode_var(const Dy__Var *v, size_t i, dy_program *p,
                         "var '%s': rank %zu exceeds the maximum %d", name,
                         v->n_shape, DY_MAX_DIMS);
   dy_type t = {.dtype = (dy_dtype)v->dtype, .rank = (int)v->n_shape};
-  /* the checked-size rules (dy_checked.h): dims >= -1, the static part
-   * within DY_MAX_TENSOR_BYTES, so no size computed downstream can wrap */
-  for (size_t d = 0; d < v->n_shape; d++)
-    t.shape[d] = v->shape[d];
+  /* the checked-size rules (dy_checked.h): dims >= -1 or a size
+   * expression (version 3: Var.dims), the static part within
+   * DY_MAX_TENSOR_BYTES, so no size computed downstream can wrap */
+  for (size_t d = 0; d < v->n_shape; d++) {
+    int64_t dim = v->shape[d];
+    if (dim == -2 && v->n_dims == v->n_shape && v->dims[d][0]) {
+      if (!dy_dim_parse(v->dims[d], strlen(v->dims[d]), &dim))
+        return dy_error_set(err, DY_STATUS_FORMAT,
+                            "var '%s': dim %zu '%s' is not a size expression", name, d,
+                            v->dims[d]);
+    } else if (dim < -1) {
+      return dy_error_set(err, DY_STATUS_FORMAT, "var '%s': dim %zu is %lld (must be >= -1)",
+                          name, d, (long long)dim);
+    }
+    t.shape[d] = dim;
+  }
   dy_error te = {0};
   if (dy_type_check(&t, NULL, "its type", &te))
     return dy_error_set(err, DY_STATUS_FORMAT, "var '%s': %s", name, te.msg);
@@ -629,6 +675,16 @@ static dy_status decode_program(const Dy__Program *m, const uint8_t *buf,
     return s;
   if (m->n_vars > INT_MAX / 4)
     return dy_error_set(err, DY_STATUS_FORMAT, "too many vars");
+
+  for (size_t i = 0; i < m->n_symbols; i++) { /* version 3 */
+    const Dy__Symbol *sy = m->symbols[i];
+    if (!sy->name || (sy->has_max && sy->max < 0))
+      return dy_error_set(err, DY_STATUS_FORMAT, "size symbol %zu: no name or a negative bound", i);
+    if ((s = dy_program_declare_sym(p, sy->name, sy->has_max ? sy->max : 0, err)))
+      return dy_error_prefix(err, "size symbol %zu", i);
+    if (sy->has_value && sy->value >= 0)
+      p->syms[p->n_syms - 1].value = sy->value;
+  }
 
   name_index ix;
   if (!index_init(&ix, p, m->n_vars))

@@ -1,4 +1,5 @@
-/* types.c - dtypes and value types (dtype + shape, -1 = dynamic batch). */
+/* types.c - dtypes and value types (dtype + shape; a negative dim is a
+ * symbolic dim, dims.c: -1 the dynamic batch). */
 #include <string.h>
 
 #include "dy_ir.h"
@@ -23,13 +24,29 @@ bool dy_dtype_from_name(const char *s, dy_dtype *out) {
   return false;
 }
 
+/* A dim's value with every size symbol set to batch (a symbolic dim is
+ * evaluated: 2*batch*seq at batch 3 is 18): batch < 0 gives -1, an
+ * expression too large for int64 -2. */
+static int64_t dim_at(int64_t d, int64_t batch) {
+  if (d >= 0 || batch < 0)
+    return d >= 0 ? d : -1;
+  if (d == -1)
+    return batch;
+  int64_t vals[DY_MAX_SYMS];
+  for (int s = 0; s < DY_MAX_SYMS; s++)
+    vals[s] = batch;
+  return dy_dim_eval(d, vals, &d) ? d : -2;
+}
+
 /* The element count with dynamic dims set to batch (batch < 0: -1 when
  * any is dynamic), saturating at DY_MAX_NUMEL + 1. */
 static int64_t numel_sat(const dy_type *t, int64_t batch) {
   int64_t n = 1;
   bool zero = false;
   for (int i = 0; i < t->rank; i++) {
-    int64_t d = t->shape[i] < 0 ? batch : t->shape[i];
+    int64_t d = t->shape[i] < 0 ? dim_at(t->shape[i], batch) : t->shape[i];
+    if (d == -2)
+      return DY_MAX_NUMEL + 1;
     if (d < 0)
       return -1;
     if (d == 0)
@@ -50,11 +67,9 @@ bool dy_type_bytes_at(const dy_type *t, int64_t batch, int64_t *out) {
   int64_t shape[DY_MAX_DIMS], n;
   if (t->rank < 0 || t->rank > DY_MAX_DIMS || batch < 1)
     return false;
-  for (int i = 0; i < t->rank; i++) {
-    if (t->shape[i] < -1)
+  for (int i = 0; i < t->rank; i++)
+    if ((shape[i] = dim_at(t->shape[i], batch)) < 0)
       return false;
-    shape[i] = t->shape[i] < 0 ? batch : t->shape[i];
-  }
   return dy_ck_numel(shape, t->rank, &n) && dy_ck_bytes(n, dy_dtype_size(t->dtype), out);
 }
 
@@ -69,8 +84,9 @@ dy_status dy_type_check(const dy_type *t, const dy_op *op, const char *what,
                        "%s%s%s has rank %d (at most %d)", on ? on : "", on ? ": " : "",
                        what, t->rank, DY_MAX_DIMS);
   char ts[160];
+  dy_dim_expr e;
   for (int i = 0; i < t->rank; i++)
-    if (t->shape[i] < -1)
+    if (t->shape[i] < -1 && !dy_dim_expr_of(t->shape[i], &e))
       return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                          "%s%s%s %s has a negative dim", on ? on : "", on ? ": " : "",
                          what, dy_type_str(t, ts, sizeof ts));
@@ -96,9 +112,11 @@ bool dy_type_equal(const dy_type *a, const dy_type *b) {
 
 char *dy_type_str(const dy_type *t, char *buf, size_t n) {
   size_t k = (size_t)snprintf(buf, n, "%s[", dy_dtype_name(t->dtype));
-  for (int i = 0; i < t->rank && k < n; i++)
-    k += (size_t)snprintf(buf + k, n - k, "%s%lld", i ? "," : "",
-                          (long long)t->shape[i]);
+  for (int i = 0; i < t->rank && k < n; i++) {
+    char d[96];
+    k += (size_t)snprintf(buf + k, n - k, "%s%s", i ? "," : "",
+                          dy_dim_str(t->shape[i], d, sizeof d));
+  }
   if (k < n)
     snprintf(buf + k, n - k, "]");
   return buf;

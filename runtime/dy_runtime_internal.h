@@ -64,7 +64,8 @@ bool dy_trace_var_type(const dy_trace_state *ts, const dy_tensor *t, dy_type *ou
 typedef struct {
   const dy_program *p;
   dy_tensor **val;       /* the value of each var, or NULL */
-  int64_t batch;
+  int64_t batch;          /* sym[0], for messages */
+  int64_t sym[DY_MAX_SYMS]; /* each size symbol's value (-1: unused) */
   int *home;             /* the block declaring each var (0: feeds, params) */
   int **last_use;        /* per block, computed on first run (executor.c) */
   dy_exec_observer observe; /* called on each op output, or NULL */
@@ -78,8 +79,15 @@ void dy_exec_fini(dy_exec *ex);
 dy_status dy_exec_block(dy_exec *ex, int b, dy_tensor **results, dy_error *err);
 /* Run a cond or while op (its sub-blocks through dy_exec_block). */
 dy_status dy_exec_control(dy_exec *ex, const dy_op *op, dy_error *err);
-/* var's declared type (-1 dims = batch) matches the concrete t. */
-bool dy_exec_type_matches(const dy_type *var, const dy_type *t, int64_t batch);
+/* var's declared type (its symbolic dims evaluated at the symbols' values
+ * sym[]) matches the concrete t. */
+bool dy_exec_type_matches(const dy_type *var, const dy_type *t, const int64_t *sym);
+/* The symbols' values implied by the inputs' shapes (each dim that is one
+ * symbol binds it; every dim must then equal its expression's value, every
+ * symbol be >= 1 and within its declared bound), or an error naming the
+ * input, the dim and the symbol. */
+dy_status dy_exec_bind_syms(const dy_program *p, const dy_type *const *inputs,
+                            int64_t *sym, dy_error *err);
 
 /* gb_eager.c: the eager builder of dy_grad.h. Emitting runs the op at
  * once through dy_apply (so an active trace records it); values are

@@ -21,7 +21,8 @@
  * DY_TO_STATIC(SPEC, ...) marks the forward function to capture, and gives
  * one input spec per input, in order: "NAME: DTYPE[DIMS]" with DTYPE f32,
  * i64 or bool and DIMS a comma-separated list where -1 is the dynamic batch
- * (Paddle's InputSpec; "f32[]" is a scalar). Up to 8 specs. Accepted
+ * and a name (seq) a named dynamic dim, DY_DIM("seq") (Paddle's InputSpec;
+ * "f32[]" is a scalar). Up to 8 specs. Accepted
  * signatures (the layer argument, when present, is the DY_MODEL layer):
  *
  *   dy_tensor *f(dy_layer *self, dy_tensor *x, dy_tensor *y, ...)  one

@@ -4,9 +4,10 @@
  * It binds the feeds, wraps each parameter's data in a borrowed tensor (no
  * copy), then runs the ops of block 0 in order with the same inference and
  * kernels as eager calls. A var's tensor is released after its last use, so
- * peak memory follows liveness. Every -1 dim of the feeds must take one
- * common batch size; each op's concrete output type is checked against its
- * var's type with that batch filled in.
+ * peak memory follows liveness. The feeds' shapes give each size symbol's
+ * value (every -1 dim one common batch size, every dim naming "seq" one
+ * seq; dy_exec_bind_syms); each op's concrete output type is checked
+ * against its var's type with the symbols' values filled in.
  *
  * A training Program (dy_program_is_training: it has in-place ops, the
  * optimizer's updates and batch norm's running statistics) changes its
@@ -25,48 +26,101 @@
 
 #include "dy_runtime_internal.h"
 
-bool dy_exec_type_matches(const dy_type *var, const dy_type *t, int64_t batch) {
+bool dy_exec_type_matches(const dy_type *var, const dy_type *t, const int64_t *sym) {
   if (var->dtype != t->dtype || var->rank != t->rank)
     return false;
-  for (int i = 0; i < t->rank; i++)
-    if ((var->shape[i] < 0 ? batch : var->shape[i]) != t->shape[i])
+  for (int i = 0; i < t->rank; i++) {
+    int64_t d = var->shape[i];
+    if (d < 0 && !dy_dim_eval(d, sym, &d))
       return false;
+    if (d != t->shape[i])
+      return false;
+  }
   return true;
 }
 
-/* The batch size implied by the inputs, or an error. */
-static dy_status bind_batch(const dy_program *p, dy_tensor *const *inputs,
-                            int64_t *batch, dy_error *err) {
-  *batch = -1;
-  char a[128], b[128];
+dy_status dy_exec_bind_syms(const dy_program *p, const dy_type *const *inputs,
+                            int64_t *sym, dy_error *err) {
+  char a[160], b[160], e[96];
+  const char *set_by[DY_MAX_SYMS] = {0};
+  for (int s = 0; s < DY_MAX_SYMS; s++)
+    sym[s] = -1;
+  /* a dim that is one symbol binds it */
   for (int i = 0; i < p->n_feeds; i++) {
     const dy_var *v = p->vars[p->feeds[i]];
+    const dy_type *t = inputs[i];
+    if (!t)
+      return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                          "input '%s' is missing or has no data", v->name);
+    if (t->dtype != v->type.dtype || t->rank != v->type.rank)
+      return dy_error_set(err, DY_STATUS_SHAPE_MISMATCH,
+                          "input '%s' is %s, the Program expects %s", v->name,
+                          dy_type_str(t, a, sizeof a), dy_type_str(&v->type, b, sizeof b));
+    for (int d = 0; d < v->type.rank; d++) {
+      int s = dy_dim_single_sym(v->type.shape[d]);
+      if (s < 0)
+        continue;
+      if (sym[s] < 0) {
+        sym[s] = t->shape[d];
+        set_by[s] = v->name;
+      } else if (sym[s] != t->shape[d]) {
+        if (s == 0)
+          return dy_error_set(err, DY_STATUS_SHAPE_MISMATCH,
+                              "input '%s': batch %lld differs from %lld set by "
+                              "an earlier dynamic dim", v->name,
+                              (long long)t->shape[d], (long long)sym[s]);
+        return dy_error_set(err, DY_STATUS_SHAPE_MISMATCH,
+                            "input '%s' dim %d: %s = %lld disagrees with %s = %lld set "
+                            "by input '%s'", v->name, d, dy_sym_name(s),
+                            (long long)t->shape[d], dy_sym_name(s), (long long)sym[s],
+                            set_by[s]);
+      }
+    }
+  }
+  for (int s = 0; s < DY_MAX_SYMS; s++) {
+    if (sym[s] < 0)
+      continue;
+    if (sym[s] == 0)
+      return dy_error_set(err, DY_STATUS_SHAPE_MISMATCH, s == 0 ? "batch size 0" : "%s = 0 (set by input '%s')",
+                          dy_sym_name(s), set_by[s]);
+    const dy_sym_decl *dc = dy_program_sym(p, s);
+    if (dc && dc->max > 0 && sym[s] > dc->max)
+      return dy_error_set(err, DY_STATUS_LIMIT,
+                          "input '%s': %s = %lld is above its bound %lld", set_by[s],
+                          dy_sym_name(s), (long long)sym[s], (long long)dc->max);
+  }
+  /* every dim equals its value */
+  for (int i = 0; i < p->n_feeds; i++) {
+    const dy_var *v = p->vars[p->feeds[i]];
+    for (int d = 0; d < v->type.rank; d++) {
+      int64_t want = v->type.shape[d];
+      if (want < 0 && !dy_dim_eval(want, sym, &want))
+        return dy_error_set(err, DY_STATUS_SHAPE_MISMATCH,
+                            "input '%s' dim %d is %s, which names a symbol no input "
+                            "dim gives alone", v->name, d,
+                            dy_dim_name(v->type.shape[d], e, sizeof e));
+      if (want != inputs[i]->shape[d])
+        return dy_error_set(err, DY_STATUS_SHAPE_MISMATCH,
+                            "input '%s' is %s, the Program expects %s", v->name,
+                            dy_type_str(inputs[i], a, sizeof a),
+                            dy_type_str(&v->type, b, sizeof b));
+    }
+  }
+  return DY_OK;
+}
+
+/* The symbols' values implied by the inputs, or an error. */
+static dy_status bind_inputs(const dy_program *p, dy_tensor *const *inputs,
+                             int64_t *sym, dy_error *err) {
+  const dy_type *types[DY_MAX_FEEDS];
+  for (int i = 0; i < p->n_feeds; i++) {
     const dy_tensor *t = inputs[i];
     if (!t || !t->data)
       return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
-                          "input '%s' is missing or has no data", v->name);
-    bool ok = t->type.dtype == v->type.dtype && t->type.rank == v->type.rank;
-    for (int d = 0; ok && d < v->type.rank; d++) {
-      if (v->type.shape[d] >= 0) {
-        ok = v->type.shape[d] == t->type.shape[d];
-      } else if (*batch < 0) {
-        *batch = t->type.shape[d];
-      } else if (*batch != t->type.shape[d]) {
-        return dy_error_set(err, DY_STATUS_SHAPE_MISMATCH,
-                            "input '%s': batch %lld differs from %lld set by "
-                            "an earlier dynamic dim", v->name,
-                            (long long)t->type.shape[d], (long long)*batch);
-      }
-    }
-    if (!ok)
-      return dy_error_set(err, DY_STATUS_SHAPE_MISMATCH,
-                          "input '%s' is %s, the Program expects %s", v->name,
-                          dy_type_str(&t->type, a, sizeof a),
-                          dy_type_str(&v->type, b, sizeof b));
+                          "input '%s' is missing or has no data", p->vars[p->feeds[i]]->name);
+    types[i] = &t->type;
   }
-  if (*batch == 0)
-    return dy_error_set(err, DY_STATUS_SHAPE_MISMATCH, "batch size 0");
-  return DY_OK;
+  return dy_exec_bind_syms(p, types, sym, err);
 }
 
 /* The index of the last op of block b reading each var (results and, in
@@ -106,8 +160,24 @@ static dy_status run_op(dy_exec *ex, const dy_op *op, dy_error *err) {
                          dy_op_name(op->kind), p->vars[op->inputs[i]]->name);
     in_t[i] = in[i]->type;
   }
-  if ((s = dy_infer(op, in_t, op->n_inputs, out_t, err)))
+  if (op->kind == DY_OP_RESHAPE_DIMS && op->n_outputs == 1) {
+    /* a reshape to several symbolic sizes: its var's type at the
+     * symbols' values (inference alone cannot split the count) */
+    const dy_type *vt = &p->vars[op->outputs[0]]->type;
+    out_t[0] = *vt;
+    for (int d = 0; d < vt->rank; d++)
+      if (vt->shape[d] < 0 && !dy_dim_eval(vt->shape[d], ex->sym, &out_t[0].shape[d]))
+        return dy_error_at(err, op, DY_STATUS_INVALID_IR,
+                           "reshape_dims: '%s' has a size no input gives",
+                           p->vars[op->outputs[0]]->name);
+    if (dy_type_numel(&out_t[0]) != dy_type_numel(&in_t[0]))
+      return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
+                         "reshape_dims: %lld elements for '%s' of %lld",
+                         (long long)dy_type_numel(&in_t[0]), p->vars[op->outputs[0]]->name,
+                         (long long)dy_type_numel(&out_t[0]));
+  } else if ((s = dy_infer(op, in_t, op->n_inputs, out_t, err))) {
     return s;
+  }
   if (dy_op_has(op, DY_OPF_INPLACE))
     /* the update writes the state tensors themselves: the borrowed views
      * of the Program's persistable data (the verifier has checked
@@ -115,7 +185,7 @@ static dy_status run_op(dy_exec *ex, const dy_op *op, dy_error *err) {
     return dy_kernel_table[op->kind](op, in, op->n_inputs, in, err);
   for (int i = 0; i < op->n_outputs && !s; i++) {
     const dy_var *v = p->vars[op->outputs[i]];
-    if (!dy_exec_type_matches(&v->type, &out_t[i], ex->batch)) {
+    if (!dy_exec_type_matches(&v->type, &out_t[i], ex->sym)) {
       char a[128], b[128];
       s = dy_error_at(err, op, DY_STATUS_INVALID_IR,
                       "%s: computes %s for '%s' declared %s at batch %lld",
@@ -191,13 +261,14 @@ dy_status dy_executor_run_observed(const dy_program *p, dy_tensor *const *inputs
                         "the Program takes %d inputs and gives %d outputs, "
                         "called with %d and %d", p->n_feeds, p->n_fetches,
                         n_inputs, n_outputs);
-  int64_t batch;
-  dy_status s = bind_batch(p, inputs, &batch, err);
+  dy_exec ex = {.p = p};
+  dy_status s = bind_inputs(p, inputs, ex.sym, err);
   if (s)
     return s;
-
-  dy_tensor **val = calloc((size_t)p->n_vars + 1, sizeof *val);
-  dy_exec ex = {.p = p, .val = val, .batch = batch, .observe = observe, .observe_ctx = ctx};
+  ex.batch = ex.sym[0];
+  ex.observe = observe;
+  ex.observe_ctx = ctx;
+  dy_tensor **val = ex.val = calloc((size_t)p->n_vars + 1, sizeof *val);
   if (!val || !dy_exec_init(&ex)) {
     free(val);
     return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "executor: out of memory");

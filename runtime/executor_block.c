@@ -65,7 +65,7 @@ static dy_status set_outputs(dy_exec *ex, const dy_op *op, dy_tensor **res,
                              dy_error *err) {
   for (int i = 0; i < op->n_outputs; i++) {
     const dy_var *v = ex->p->vars[op->outputs[i]];
-    if (!dy_exec_type_matches(&v->type, &res[i]->type, ex->batch)) {
+    if (!dy_exec_type_matches(&v->type, &res[i]->type, ex->sym)) {
       char a[128], b[128];
       dy_status s = dy_error_at(err, op, DY_STATUS_INVALID_IR,
                                 "%s: computes %s for '%s' declared %s at batch %lld",

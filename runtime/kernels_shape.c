@@ -177,6 +177,25 @@ dy_status dy_kernel_unsqueeze(const dy_op *op, dy_tensor *const *in, int n_in,
   return copy_view(op, in, n_in, out, err);
 }
 
+/* Its output type comes from the caller (the executor evaluates the
+ * var's symbolic sizes; inference on concrete shapes cannot split the
+ * count), so only the element counts are checked here. */
+dy_status dy_kernel_reshape_dims(const dy_op *op, dy_tensor *const *in, int n_in,
+                                 dy_tensor *const *out, dy_error *err) {
+  dy_status s = dy_kcheck_io(op, in, n_in, 1, out, err);
+  if (s != DY_OK)
+    return s;
+  if (dy_tensor_numel(in[0]) != dy_tensor_numel(out[0]) ||
+      in[0]->type.dtype != out[0]->type.dtype)
+    return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
+                       "reshape_dims: %lld elements into %lld", (long long)dy_tensor_numel(in[0]),
+                       (long long)dy_tensor_numel(out[0]));
+  size_t n = (size_t)dy_tensor_numel(in[0]) * dy_dtype_size(in[0]->type.dtype);
+  if (n && out[0]->data != in[0]->data)
+    memmove(out[0]->data, in[0]->data, n);
+  return DY_OK;
+}
+
 /* ------------------------------------------------------------------ */
 /* expand, tile                                                        */
 /* ------------------------------------------------------------------ */

@@ -188,7 +188,7 @@ static dy_status check_spec(const dy_input_spec *s, const dy_tensor *t, int i,
                             dy_error *err) {
   bool ok = s->rank == t->type.rank && s->dtype == t->type.dtype;
   for (int d = 0; ok && d < s->rank; d++)
-    ok = s->shape[d] == -1 || s->shape[d] == t->type.shape[d];
+    ok = s->shape[d] < 0 || s->shape[d] == t->type.shape[d];
   if (!ok) {
     char a[128];
     return dy_error_set(err, DY_STATUS_SHAPE_MISMATCH,
@@ -271,6 +271,8 @@ static dy_status run_traced(dy_layer *layer, const dy_input_spec *specs,
   }
   for (int i = 0; i < n; i++)
     inputs[i]->trace_id = 0;
+  if (!s)
+    s = dy_program_declare_used_syms(ts.p, err);
   if (!s && (s = dy_verify(ts.p, err)))
     dy_error_prefix(err, "traced Program is invalid");
   if (s) {
@@ -314,11 +316,14 @@ dy_status dy_program_from_layer_at(dy_layer *layer, const dy_input_spec *specs,
                           specs[i].name ? specs[i].name : "?");
     for (int d = 0; d < t.rank; d++) {
       t.shape[d] = specs[i].shape[d];
-      if (t.shape[d] < -1)
+      if (t.shape[d] < -1 && dy_dim_single_sym(t.shape[d]) < 0) {
+        char b[96];
         return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
-                            "spec %d ('%s'): dim %d is %lld", i,
+                            "spec %d ('%s'): dim %d is %s (a size, -1 or one "
+                            "named symbol, DY_DIM(\"name\"))", i,
                             specs[i].name ? specs[i].name : "?", d,
-                            (long long)t.shape[d]);
+                            dy_dim_str(t.shape[d], b, sizeof b));
+      }
     }
     in[i] = dy_tensor_alloc(&t, false);
     if (!in[i]) {

@@ -7,7 +7,7 @@
  *
  * Exported in eval mode, so dropout is the identity.
  *
- *   ./transformer [--batch N] [--out DIR]    (as samples/mlp.c)
+ *   ./transformer [--batch N] [--out DIR] [--dynamic-seq: x f32[None,seq,128]]
  */
 #include "sample.h"
 
@@ -48,6 +48,11 @@ static dy_layer *encoder_layer_new(void) {
 int main(int argc, char **argv) {
   long batch = 2;
   const char *dir = ".";
+  /* --dynamic-seq: save with the sequence length a named dynamic dim too
+   * (DY_DIM("seq"): x is f32[None, seq, 128]) */
+  bool dynamic_seq = argc > 1 && strcmp(argv[argc - 1], "--dynamic-seq") == 0;
+  if (dynamic_seq)
+    argc--;
   int rc = sample_args("transformer", argc, argv, &batch, &dir);
   if (rc)
     return rc;
@@ -64,7 +69,8 @@ int main(int argc, char **argv) {
   if (!out)
     return sample_die("transformer", "eager run", dy_last_error());
   dy_tensor_print(out, "eager out", 8, stdout);
-  dy_input_spec spec = {.name = "x", .dtype = DY_F32, .rank = 3, .shape = {-1, SEQ, D_MODEL}};
+  dy_input_spec spec = {.name = "x", .dtype = DY_F32, .rank = 3,
+                        .shape = {-1, dynamic_seq ? DY_DIM("seq") : SEQ, D_MODEL}};
   rc = sample_save("transformer", net, &spec, 1, dir, 2, (const char *[]){"x", "eager_out"},
                    (dy_tensor *[]){x, out});
   dy_scope_end();

@@ -158,6 +158,20 @@ static const dy_op_case cases[] = {
      SLICE4(IS("starts", 2, 0, 1), IS("ends", 1, 5), NO_AXES, DY_ATTR_IS("steps", NULL, 0)),
      .expect_error = DY_STATUS_INVALID_ARGUMENT},
 
+    /* ---- reshape_dims (sizes as dim expressions; symbolic ones are the
+     * executor's and the compiled code's: tests/test_dims.c) ---- */
+    {.label = "reshape_dims [3,4] to 2,6 by hand", .kind = DY_OP_RESHAPE_DIMS, .n_in = 1,
+     .in = {F32(2, 3, 4)}, .n_attrs = 1, .attrs = {DY_ATTR_S("dims", "2,6")},
+     .data = {iota12}, .expect = iota12, .n_expect = 12},
+    {.label = "reshape_dims [2,3,5] to 6,5", .kind = DY_OP_RESHAPE_DIMS, .n_in = 1,
+     .in = {F32(3, 2, 3, 5)}, .n_attrs = 1, .attrs = {DY_ATTR_S("dims", "6,5")}},
+    {.label = "reshape_dims [12] to 5,2 rejected", .kind = DY_OP_RESHAPE_DIMS, .n_in = 1,
+     .in = {F32(1, 12)}, .n_attrs = 1, .attrs = {DY_ATTR_S("dims", "5,2")},
+     .expect_error = DY_STATUS_SHAPE_MISMATCH},
+    {.label = "reshape_dims bad text rejected", .kind = DY_OP_RESHAPE_DIMS, .n_in = 1,
+     .in = {F32(1, 12)}, .n_attrs = 1, .attrs = {DY_ATTR_S("dims", "3,,4")},
+     .expect_error = DY_STATUS_INVALID_ARGUMENT},
+
     /* ---- squeeze, unsqueeze ---- */
     {.label = "squeeze [1,3] by hand", .kind = DY_OP_SQUEEZE, .n_in = 1, .in = {F32(2, 1, 3)},
      .n_attrs = 1, .attrs = {AXES(1, 0)}, .data = {sq_x}, .expect = sq_expect, .n_expect = 3},

@@ -245,7 +245,8 @@ static void test_source_errors(void) {
   /* a malformed input spec points at its marker */
   line = write_variant("e_spec.c", "DY_TO_STATIC(\"x: f32[-1,16]\")", "DY_TO_STATIC(\"x: f32[-1,0]\")");
   snprintf(a, sizeof a, "e_spec.c:%d:1: error: input spec 'x: f32[-1,0]': dim 1 must be a "
-                        "positive integer or -1 (the batch)\n", line);
+                        "positive integer, -1 (the batch) or a name (a dynamic size, e.g. "
+                        "seq)\n", line);
   expect_error("e_spec.c", (const char *[]){a, "\nDY_TO_STATIC(\"x: f32[-1,0]\")\n^\n"}, 2);
 
   /* two DY_TO_STATIC functions */

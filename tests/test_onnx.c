@@ -147,7 +147,43 @@ static void test_batch_arithmetic_is_an_error(void) {
   ob_output(m, "y", OB_F32);
   CU_ASSERT_EQUAL(ob_save(m, path), 0);
   ob_free(m);
-  expect_error(path, DY_STATUS_UNSUPPORTED, "'double_it' (Mul)", "dynamic batch");
+  /* 2N x 8 is a size expression, but not x's 4N elements */
+  expect_error(path, DY_STATUS_SHAPE_MISMATCH, "'r' (Reshape)",
+               "4*batch elements cannot be reshaped to 16*batch");
+
+  /* [N, 4] / [1, 2] * [2, 1] = [2N, 2]: reshaped to it, f32[2*batch, 2] */
+  tmp_path(path, sizeof path, "batch2ok.onnx");
+  m = ob_new(13);
+  ob_input(m, "x", OB_F32, 2, (int64_t[]){-1, 4}, "N");
+  ob_init_i64(m, "d", 1, (int64_t[]){2}, (int64_t[]){1, 2});
+  ob_init_i64(m, "k", 1, (int64_t[]){2}, (int64_t[]){2, 1});
+  ob_node(m, "Shape", "shape", 1, (const char *[]){"x"}, 1, (const char *[]){"s"});
+  ob_node(m, "Div", "half", 2, (const char *[]){"s", "d"}, 1, (const char *[]){"s1"});
+  ob_node(m, "Mul", "double_it", 2, (const char *[]){"s1", "k"}, 1, (const char *[]){"s2"});
+  ob_node(m, "Reshape", "r", 2, (const char *[]){"x", "s2"}, 1, (const char *[]){"y"});
+  ob_output(m, "y", OB_F32);
+  CU_ASSERT_EQUAL(ob_save(m, path), 0);
+  ob_free(m);
+  dy_program *p = NULL;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_onnx_load(path, &p, &err), &err);
+  char ts[64];
+  CU_ASSERT_STRING_EQUAL(dy_type_str(&p->vars[p->fetches[0]]->type, ts, sizeof ts),
+                         "f32[2*batch,2]");
+  dy_program_free(p);
+
+  /* [N, 4] * [N, 1]: batch*batch is no size of the shape's second entry */
+  tmp_path(path, sizeof path, "batch3.onnx");
+  m = ob_new(13);
+  ob_input(m, "x", OB_F32, 2, (int64_t[]){-1, 4}, "N");
+  ob_init_i64(m, "m1", 1, (int64_t[]){2}, (int64_t[]){-1, 0});
+  ob_node(m, "Shape", "shape", 1, (const char *[]){"x"}, 1, (const char *[]){"s"});
+  ob_node(m, "Mul", "neg", 2, (const char *[]){"s", "m1"}, 1, (const char *[]){"s2"});
+  ob_node(m, "Reshape", "r", 2, (const char *[]){"x", "s2"}, 1, (const char *[]){"y"});
+  ob_output(m, "y", OB_F32);
+  CU_ASSERT_EQUAL(ob_save(m, path), 0);
+  ob_free(m);
+  expect_error(path, DY_STATUS_UNSUPPORTED, "'neg' (Mul)", "is not a size expression");
 }
 
 static void test_unsupported_op_names_node(void) {
@@ -174,7 +210,7 @@ static void test_unsupported_dtype_and_dims(void) {
   ob_free(m);
   expect_error(path, DY_STATUS_UNSUPPORTED, "'x'", "double");
 
-  /* two different symbolic dims: dy2stc has one dynamic dim */
+  /* two different symbolic dims are two size symbols: no broadcast */
   tmp_path(path, sizeof path, "twodims.onnx");
   m = ob_new(13);
   ob_input(m, "a", OB_F32, 2, (int64_t[]){-1, 4}, "batch");
@@ -183,7 +219,8 @@ static void test_unsupported_dtype_and_dims(void) {
   ob_output(m, "y", OB_F32);
   CU_ASSERT_EQUAL(ob_save(m, path), 0);
   ob_free(m);
-  expect_error(path, DY_STATUS_UNSUPPORTED, "graph input 'b'", "'seq'");
+  expect_error(path, DY_STATUS_SHAPE_MISMATCH, "'add' (Add)",
+               "cannot broadcast the dynamic dim batch against seq");
 
   /* an opset beyond 18 */
   tmp_path(path, sizeof path, "opset19.onnx");

@@ -633,7 +633,7 @@ static void test_newer_version(void) {
                   DY_STATUS_VERSION);
   CU_ASSERT_PTR_NULL(q);
   ASSERT_MSG_HAS(err, "99");
-  ASSERT_MSG_HAS(err, "version 2,");
+  ASSERT_MSG_HAS(err, "version 3,");
   write_bytes("serialize_v99.dymodel", e.model, e.model_len);
   CU_ASSERT_EQUAL(dy_dymodel_read("serialize_v99.dymodel", &q, &err),
                   DY_STATUS_VERSION);

@@ -377,9 +377,12 @@ typedef struct {
 } input_file;
 
 /* Load input i from its file, check it against dy_model_inputs[i], and agree
- * on the batch (*batch is -1 until an input with a dynamic dim fixes it). */
+ * on the batch (*batch is -1 until an input with a dynamic dim fixes it).
+ * A model with size symbols besides the batch (DY_MODEL_NUM_DIMS) takes
+ * .npy files only; their dynamic dims are checked by dy_model_bind. The
+ * file's shape goes to shape_out. */
 static void load_input(int i, input_file *in, int64_t *batch,
-                       const char **batch_from) {
+                       const char **batch_from, int64_t *shape_out) {
   const dy_model_tensor_info *t = &dy_model_inputs[i];
   char what[512];
   snprintf(what, sizeof what, "input '%s'", t->name);
@@ -415,6 +418,9 @@ static void load_input(int i, input_file *in, int64_t *batch,
       if (t->shape[d] >= 0 && shape[d] != t->shape[d])
         fail("%s: %s: shape %s, expected %s (dim %d must be %lld)", what,
              in->path, got, want, d, (long long)t->shape[d]);
+#ifdef DY_MODEL_NUM_DIMS
+      continue; /* dy_model_bind checks the dynamic dims */
+#endif
       if (t->shape[d] < 0) {
         if (b >= 0 && shape[d] != b)
           fail("%s: %s: shape %s: the dynamic dims differ (batch %lld and "
@@ -423,6 +429,11 @@ static void load_input(int i, input_file *in, int64_t *batch,
       }
     }
   } else {
+#ifdef DY_MODEL_NUM_DIMS
+    if (ndyn > 0)
+      fail("%s: %s: the model has size symbols besides the batch: give its inputs as "
+           ".npy files", what, in->path);
+#endif
     /* raw data: the batch is what makes the size come out right */
     if (ndyn == 0) {
       if (len != (size_t)row * es)
@@ -451,6 +462,10 @@ static void load_input(int i, input_file *in, int64_t *batch,
       if (shape[d] < 0)
         shape[d] = b;
   }
+  memcpy(shape_out, shape, sizeof shape);
+#ifdef DY_MODEL_NUM_DIMS
+  ndyn = 0; /* dy_model_bind */
+#endif
   if (ndyn > 0) {
     if (b < 1)
       fail("%s: %s: batch %lld is less than 1", what, in->path, (long long)b);
@@ -521,11 +536,26 @@ static char *output_file_name(int i, const char *dir) {
   return path;
 }
 
-static void write_npy(int i, const char *dir, const void *data, int64_t batch) {
+/* Output i's shape: its dynamic dims the batch, or with size symbols
+ * besides the batch dy_model_output_shape at dims[]. */
+static void output_shape(int i, int64_t batch, const int64_t *dims, int64_t *shape) {
   const dy_model_tensor_info *t = &dy_model_outputs[i];
-  int64_t shape[8];
+#ifdef DY_MODEL_NUM_DIMS
+  (void)batch;
+  (void)t;
+  dy_model_output_shape(i, dims, shape);
+#else
+  (void)dims;
   for (int d = 0; d < t->rank; d++)
     shape[d] = t->shape[d] < 0 ? batch : t->shape[d];
+#endif
+}
+
+static void write_npy(int i, const char *dir, const void *data, int64_t batch,
+                      const int64_t *dims) {
+  const dy_model_tensor_info *t = &dy_model_outputs[i];
+  int64_t shape[8];
+  output_shape(i, batch, dims, shape);
   char *path = output_file_name(i, dir);
   char what[512];
   snprintf(what, sizeof what, "output '%s'", t->name);
@@ -616,16 +646,40 @@ int main(int argc, char **argv) {
     }
   }
 
-  int64_t batch = -1;
+  int64_t batch = -1, shapes[N_IN][8];
   const char *batch_from = NULL;
   for (int i = 0; i < DY_MODEL_NUM_INPUTS; i++) {
     if (!in[i].path)
       fail("input '%s' (input %d) is missing: give --input %s=FILE",
            dy_model_inputs[i].name, i, dy_model_inputs[i].name);
-    load_input(i, &in[i], &batch, &batch_from);
+    load_input(i, &in[i], &batch, &batch_from, shapes[i]);
   }
   if (batch < 0)
     batch = 1;
+#ifdef DY_MODEL_NUM_DIMS
+  /* the size symbols from the inputs' shapes, checked against the model */
+  static const char *const dim_names[] = DY_MODEL_DIM_NAMES;
+  int64_t dims[DY_MODEL_NUM_DIMS];
+  const int64_t *shape_ptrs[N_IN];
+  for (int i = 0; i < DY_MODEL_NUM_INPUTS; i++)
+    shape_ptrs[i] = shapes[i];
+  static const long long dim_maxes[] = DY_MODEL_DIM_MAXES;
+  int brc = dy_model_bind(shape_ptrs, dims);
+  if (brc != DY_MODEL_OK) {
+    char bounds[512];
+    size_t at = 0;
+    for (int k = 0; k < DY_MODEL_NUM_DIMS && at < sizeof bounds; k++)
+      at += (size_t)snprintf(bounds + at, sizeof bounds - at, "%s%s <= %lld", k ? ", " : "",
+                             dim_names[k], dim_maxes[k]);
+    fail("the inputs' shapes do not fit the model (status %d): a dynamic size out of "
+         "its bounds (%s), or inputs that disagree on a size or a static dim", brc, bounds);
+  }
+  batch = dims[0];
+#define RUN_SIZES dims
+#else
+  const int64_t *dims = NULL;
+#define RUN_SIZES batch
+#endif
 
   make_dir(dir);
 
@@ -647,16 +701,17 @@ int main(int argc, char **argv) {
     ins[i] = in[i].data;
   for (int i = 0; i < DY_MODEL_NUM_OUTPUTS; i++) {
     size_t numel = 1;
+    int64_t oshape[8];
+    output_shape(i, batch, dims, oshape);
     for (int d = 0; d < dy_model_outputs[i].rank; d++)
-      numel *= (size_t)(dy_model_outputs[i].shape[d] < 0 ? batch
-                                                       : dy_model_outputs[i].shape[d]);
+      numel *= (size_t)oshape[d];
     size_t bytes = numel * elem_size[dy_model_outputs[i].dtype];
     outs[i] = calloc(bytes ? bytes : 1, 1);
     if (!outs[i])
       fail("out of memory");
   }
 
-  int rc = dy_model_run_v(arena, batch, ins, outs);
+  int rc = dy_model_run_v(arena, RUN_SIZES, ins, outs);
   if (rc == DY_MODEL_ERR_INDEX)
     fail("dy_model_run: an index input is out of range (a gather index outside "
          "its axis); no output written");
@@ -668,7 +723,7 @@ int main(int argc, char **argv) {
       fail("out of memory");
     for (long r = 0; r < bench; r++) {
       double t0 = now_ms();
-      dy_model_run_v(arena, batch, ins, outs);
+      dy_model_run_v(arena, RUN_SIZES, ins, outs);
       t[r] = now_ms() - t0;
     }
     qsort(t, (size_t)bench, sizeof *t, cmp_double);
@@ -677,7 +732,7 @@ int main(int argc, char **argv) {
     free(t);
   }
   for (int i = 0; i < DY_MODEL_NUM_OUTPUTS; i++)
-    write_npy(i, dir, outs[i], batch);
+    write_npy(i, dir, outs[i], batch, dims);
 
   for (int i = 0; i < DY_MODEL_NUM_INPUTS; i++)
     free(in[i].data);

@@ -1,5 +1,6 @@
 /* dy_frontends.h - model readers (compiler/frontends/, library
- * dy_frontends): the ONNX importer and the loader that picks a format.
+ * dy_frontends): the ONNX and PaddlePaddle importers and the loader that
+ * picks a format.
  *
  *   dy_program *p;
  *   dy_model_load_any("net.onnx", &p, &err);   // or NAME for NAME.dymodel
@@ -61,8 +62,60 @@ dy_status dy_onnx_tensor_read(const char *path, dy_tensor **out, char *name,
 /* ONNX TensorProto.DataType -> dtype; false for one dy2stc lacks. */
 bool dy_onnx_dtype(int onnx_type, dy_dtype *out);
 /* Load any model dy2stc reads: ONNX when path ends in ".onnx" or the file
- * parses as an ONNX ModelProto, else NAME.dymodel + NAME.dyparams through
- * dy_jit_load. Caller frees *out. */
+ * parses as an ONNX ModelProto, Paddle for a .pdmodel / __model__ path
+ * (dy_paddle_is_model_path; params beside it), else NAME.dymodel +
+ * NAME.dyparams through dy_jit_load. Caller frees *out. */
 dy_status dy_model_load_any(const char *path, dy_program **out, dy_error *err);
+
+/* ---- paddle.c, paddle_ops.c, paddle_export.c: the PaddlePaddle frontend ---- */
+
+/* Options for the Paddle importer. A feed named here takes the given dims
+ * (the dtype stays the ProgramDesc's; the dims must agree with it where
+ * those are not -1): a -1 gets a static size, before any op is imported
+ * (ops such as conv2d need static spatial dims). */
+typedef struct {
+  int n_feed_types;
+  const char *const *feed_names;
+  const dy_type *feed_types;
+  /* n_fetches > 0: these vars are the fetches instead of the fetch ops',
+   * and only the ops they depend on are imported (a model's dense part
+   * before an unsupported op). */
+  int n_fetches;
+  const char *const *fetch_names;
+} dy_paddle_options;
+
+/* Import a PaddlePaddle inference model from memory: model = a serialized
+ * ProgramDesc (`.pdmodel`, `__model__`), params = the combined params
+ * stream (`.pdiparams`, `__params__`: per persistable var in sorted-name
+ * order, u32 version, u64 LoD level count + levels, u32 tensor version,
+ * i32 TensorDesc length + TensorDesc, raw data); params may be NULL/0 for
+ * a model with no persistable vars. Feeds and fetches become the
+ * Program's inputs and outputs under their Paddle names; a leading -1 dim
+ * is the dynamic batch, another -1 the size symbol "<feed>_d<i>" (declared
+ * without a bound). `name` names the model in errors and source
+ * locations (op k is line k). Errors: DY_STATUS_FORMAT (malformed,
+ * truncated, a params mismatch naming the var), DY_STATUS_UNSUPPORTED
+ * (an op, dtype or attribute, naming the op). Caller frees *out. */
+dy_status dy_paddle_load_mem(const uint8_t *model, size_t model_n, const uint8_t *params,
+                             size_t params_n, const char *name,
+                             const dy_paddle_options *opts, dy_program **out,
+                             dy_error *err);
+/* Import from files: path is NAME.pdmodel (params: params_path, else
+ * NAME.pdiparams beside it), a `__model__` file or a directory holding
+ * one (params: `__params__` beside it, else one file per persistable var,
+ * named as the var), or `model` with `params` beside it. */
+dy_status dy_paddle_load(const char *path, const char *params_path,
+                         const dy_paddle_options *opts, dy_program **out, dy_error *err);
+/* Write p as a Paddle inference model: PREFIX.pdmodel + PREFIX.pdiparams
+ * (each written whole or not at all), which dy_paddle_load reads back to
+ * the same Program (paddle_export.c lists the ops it writes; control flow,
+ * fused and training ops are DY_STATUS_UNSUPPORTED naming the op). The
+ * _mem form returns both files' bytes (caller frees). */
+dy_status dy_paddle_save(const dy_program *p, const char *prefix, dy_error *err);
+dy_status dy_paddle_save_mem(const dy_program *p, uint8_t **model, size_t *model_n,
+                             uint8_t **params, size_t *params_n, dy_error *err);
+/* True if path names a Paddle model by its name (.pdmodel, __model__, a
+ * directory holding __model__). */
+bool dy_paddle_is_model_path(const char *path);
 
 #endif

@@ -2,6 +2,8 @@
  * CLI reads.
  *
  *   NAME.onnx                  the ONNX frontend (dy_onnx_load)
+ *   NAME.pdmodel, __model__,   the Paddle frontend (dy_paddle_load; params
+ *   a dir holding __model__    beside the model)
  *   NAME.dymodel / .dyparams   dy_jit_load (NAME.dymodel + NAME.dyparams)
  *   NAME (no extension)        dy_jit_load, as before
  *   any other existing file    ONNX if it parses as a ModelProto with a
@@ -38,6 +40,8 @@ static bool looks_like_onnx(const char *path) {
 dy_status dy_model_load_any(const char *path, dy_program **out, dy_error *err) {
   if (ends_with(path, ".onnx"))
     return dy_onnx_load(path, out, err);
+  if (dy_paddle_is_model_path(path))
+    return dy_paddle_load(path, NULL, NULL, out, err);
   if (!ends_with(path, ".dymodel") && !ends_with(path, ".dyparams") &&
       looks_like_onnx(path))
     return dy_onnx_load(path, out, err);

@@ -3,8 +3,9 @@
  *
  * How it works. The model is unpacked whole; the default domain's opset
  * (1..18) picks per-version attribute defaults. Initializers become
- * constants (onnx_tensor.c), graph inputs that are not initializers become feeds (a
- * dim_param, or a dim with no value, is the dynamic batch: -1). The nodes
+ * constants (onnx_tensor.c), graph inputs that are not initializers become feeds (the
+ * batch's dim_param, or a dim with no value, is the dynamic batch: -1; any
+ * other dim_param a size symbol, ir/dims.c). The nodes
  * are then imported in order, each by its mapper (onnx_ops.c, onnx_math.c,
  * onnx_shape.c, onnx_nn.c, onnx_image.c, onnx_seq.c, onnx_control.c), which
  * builds ops through ox_op() (onnx_op.c): an op whose inputs are all
@@ -17,10 +18,11 @@
  * Scan bodies) are imported inline by ox_import_subgraph, their names
  * scoped to one import, which is how onnx_control.c unrolls them.
  *
- * The dynamic batch inside shape arithmetic: Shape of a tensor whose dim is
- * the batch gives a "shape value" whose entry is flagged as the batch (see
- * onnx_internal.h); data-movement ops carry it, Reshape maps it back to 0
- * (copy the input's batch dim) or -1 (infer), Expand to -1 (keep). Every
+ * Symbolic sizes inside shape arithmetic: Shape of a tensor with symbolic
+ * dims gives a "shape value" whose entries hold them (onnx_internal.h);
+ * data-movement ops carry them, Add/Sub/Mul/Div compute size expressions
+ * (batch * heads), Reshape maps them back to 0 (copy the input's dim) or
+ * -1 (infer), Expand to -1 (keep), Slice's end to "the whole axis". Every
  * other use is one clear error naming the node.
  *
  * Errors. Every failure is one message naming the model and, inside the
@@ -137,7 +139,7 @@ static bool bind_scoped(ox_ctx *c, const char *name, ox_value *v) {
 
 void ox_free_const(ox_const *k) {
   if (k) {
-    free(k->batch);
+    free(k->dims);
     free(k->data);
     free(k);
   }
@@ -183,30 +185,55 @@ size_t ox_type_bytes(const dy_type *t) {
 
 void ox_update_sym(ox_value *v) {
   v->sym = false;
-  if (!v->c || !v->c->batch)
+  if (!v->c || !v->c->dims)
     return;
   int64_t n = dy_type_numel(&v->type);
   for (int64_t i = 0; i < n; i++)
-    if (v->c->batch[i])
+    if (v->c->dims[i])
       v->sym = true;
 }
 
-dy_status ox_mark_batch(ox_ctx *c, ox_value *v, int64_t i) {
+dy_status ox_set_dim(ox_ctx *c, ox_value *v, int64_t i, int64_t d) {
   int64_t n = dy_type_numel(&v->type);
   if (!v->c || v->type.dtype != DY_I64 || i < 0 || i >= n)
-    return ox_fail(c, DY_STATUS_INTERNAL, "marking entry %lld of '%s' as the batch",
+    return ox_fail(c, DY_STATUS_INTERNAL, "setting entry %lld of '%s' to a size",
                    (long long)i, v->name ? v->name : "");
-  if (!v->c->batch && !(v->c->batch = calloc((size_t)n, 1)))
+  if (d >= 0) {
+    ((int64_t *)v->c->data)[i] = d;
+    if (v->c->dims)
+      v->c->dims[i] = 0;
+    ox_update_sym(v);
+    return DY_OK;
+  }
+  if (!v->c->dims && !(v->c->dims = calloc((size_t)n, sizeof *v->c->dims)))
     return ox_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
-  v->c->batch[i] = 1;
+  v->c->dims[i] = d;
   ((int64_t *)v->c->data)[i] = 0;
   v->sym = true;
   return DY_OK;
 }
 
-bool ox_is_batch(const ox_value *v, int64_t i) {
-  return v && v->c && v->c->batch && i >= 0 && i < dy_type_numel(&v->type) &&
-         v->c->batch[i];
+ox_value *ox_like(ox_ctx *c, int rank, const int64_t *dims) {
+  for (size_t i = 0; i < c->n_all; i++) {
+    ox_value *v = c->all[i];
+    if (v->var < 0 || v->type.rank != rank)
+      continue;
+    bool same = true;
+    for (int d = 0; d < rank; d++)
+      same &= v->type.shape[d] == dims[d];
+    if (same)
+      return v;
+  }
+  return NULL;
+}
+
+int64_t ox_sym_dim(const ox_value *v, int64_t i) {
+  return v && v->c && v->c->dims && i >= 0 && i < dy_type_numel(&v->type) ? v->c->dims[i] : 0;
+}
+
+int64_t ox_entry(const ox_value *v, int64_t i) {
+  int64_t d = ox_sym_dim(v, i);
+  return d ? d : ((const int64_t *)v->c->data)[i];
 }
 
 ox_value *ox_new_const(ox_ctx *c, dy_dtype dt, int rank, const int64_t *shape,
@@ -477,7 +504,7 @@ dy_status ox_get_ints(ox_ctx *c, ox_value *v, const char *what, bool allow_sym,
   }
   if (v->sym && !allow_sym)
     return ox_fail(c, DY_STATUS_UNSUPPORTED,
-                   "%s '%s' depends on the dynamic batch size", what, v->name);
+                   "%s '%s' depends on a dynamic size (a shape value)", what, v->name);
   if (v->type.dtype == DY_I32 || v->type.dtype == DY_I8 || v->type.dtype == DY_U8) {
     /* ONNX allows int32 indices and the like: widen a copy (ctx-owned) */
     int64_t m = dy_type_numel(&v->type);
@@ -515,10 +542,63 @@ dy_status ox_get_floats(ox_ctx *c, ox_value *v, const char *what,
 /* the model                                                           */
 /* ------------------------------------------------------------------ */
 
-/* A graph input's type: elem type and dims, a dim_param (or a dim with no
- * value) being the batch. All inputs must agree on one batch name. */
+/* Dim i of a graph input's shape: its dim_param, "" when it has none (a
+ * dim without a value), NULL when it is static. */
+static const char *dim_param_of(const Onnx__TensorShapeProto__Dimension *d) {
+  if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && d->dim_value >= 0)
+    return NULL;
+  return d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param
+             ? d->dim_param
+             : "";
+}
+
+/* Which dim_param is the batch: one named like a batch ("batch",
+ * "batch_size", "N", ...), else the first on a dim 0, else the first met.
+ * NULL when the inputs have none. */
+static const char *batch_param(const Onnx__GraphProto *g) {
+  static const char *const names[] = {"batch", "batch_size", "batchsize", "n", "b", "bsz",
+                                      "N", "B", "Batch", "BATCH"};
+  const char *first0 = NULL, *first = NULL;
+  for (size_t i = 0; i < g->n_input; i++) {
+    const Onnx__TypeProto *tp = g->input[i]->type;
+    if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type ||
+        !tp->tensor_type->shape)
+      continue;
+    const Onnx__TensorShapeProto *sh = tp->tensor_type->shape;
+    for (size_t d = 0; d < sh->n_dim; d++) {
+      const char *pm = dim_param_of(sh->dim[d]);
+      if (!pm || !*pm)
+        continue;
+      for (size_t k = 0; k < sizeof names / sizeof *names; k++)
+        if (strcmp(pm, names[k]) == 0)
+          return pm;
+      if (!first0 && d == 0)
+        first0 = pm;
+      if (!first)
+        first = pm;
+    }
+  }
+  return first0 ? first0 : first;
+}
+
+/* A dim_param as a size symbol's name: [A-Za-z0-9_] kept, any other
+ * character '_', a leading digit prefixed with "d_", at most 31 chars. */
+static void symbol_name(const char *param, char *buf, size_t n) {
+  size_t k = 0;
+  if (*param >= '0' && *param <= '9')
+    k = (size_t)snprintf(buf, n, "d_");
+  for (const char *q = param; *q && k + 1 < n && k + 1 < DY_SYM_NAME_MAX; q++)
+    buf[k++] = (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9')
+                   ? *q
+                   : '_';
+  buf[k] = '\0';
+}
+
+/* A graph input's type: elem type and dims. The batch's dim_param (and a
+ * dim with no value) is the batch, -1; every other dim_param a size
+ * symbol of its (sanitised) name, the same name the same symbol. */
 static dy_status input_type(ox_ctx *c, const Onnx__ValueInfoProto *vi,
-                            const char **batch_name, dy_type *t) {
+                            const char *batch_name, dy_type *t) {
   const char *nm = vi->name ? vi->name : "";
   const Onnx__TypeProto *tp = vi->type;
   if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
@@ -537,29 +617,24 @@ static dy_status input_type(ox_ctx *c, const Onnx__ValueInfoProto *vi,
     return ox_fail(c, DY_STATUS_UNSUPPORTED, "graph input '%s' has rank %zu (at most %d)",
                    nm, tt->shape->n_dim, DY_MAX_DIMS);
   t->rank = (int)tt->shape->n_dim;
-  int n_dyn = 0;
   for (int i = 0; i < t->rank; i++) {
-    const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
-    if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
-        d->dim_value >= 0) {
-      t->shape[i] = d->dim_value;
+    const char *param = dim_param_of(tt->shape->dim[i]);
+    if (!param) {
+      t->shape[i] = tt->shape->dim[i]->dim_value;
       continue;
     }
-    const char *param = d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM
-                            ? d->dim_param : "";
-    if (++n_dyn > 1)
-      return ox_fail(c, DY_STATUS_UNSUPPORTED,
-                     "graph input '%s' has more than one symbolic dim; dy2stc has one "
-                     "dynamic dim, the batch", nm);
-    if (param && *param) {
-      if (*batch_name && **batch_name && strcmp(*batch_name, param) != 0)
-        return ox_fail(c, DY_STATUS_UNSUPPORTED,
-                       "graph input '%s' has symbolic dim '%s' but an earlier input has "
-                       "'%s'; dy2stc has one dynamic dim, the batch", nm, param,
-                       *batch_name);
-      *batch_name = param;
+    if (!*param || (batch_name && strcmp(param, batch_name) == 0)) {
+      t->shape[i] = -1;
+      continue;
     }
-    t->shape[i] = -1;
+    char sn[DY_SYM_NAME_MAX];
+    symbol_name(param, sn, sizeof sn);
+    if (strcmp(sn, "batch") == 0)
+      snprintf(sn, sizeof sn, "batch_");
+    dy_status s = dy_program_declare_sym(c->p, sn, 0, c->err);
+    if (s)
+      return ox_fail(c, s, "graph input '%s': dim_param '%s': %s", nm, param, c->err->msg);
+    t->shape[i] = dy_dim_sym(sn);
   }
   return DY_OK;
 }
@@ -774,7 +849,7 @@ static dy_status import_graph(ox_ctx *c, const Onnx__ModelProto *m) {
       return ox_fail(c, DY_STATUS_FORMAT, "an initializer has no name");
   }
   /* graph inputs: feeds, unless an initializer or a bound constant */
-  const char *batch_name = NULL;
+  const char *batch_name = batch_param(g);
   int n_inputs = 0;
   for (size_t i = 0; i < g->n_input; i++) {
     const Onnx__ValueInfoProto *vi = g->input[i];
@@ -795,7 +870,7 @@ static dy_status import_graph(ox_ctx *c, const Onnx__ModelProto *m) {
       v->name = dy_program_strdup(c->p, vi->name);
     } else {
       dy_type t = {0};
-      if ((s = input_type(c, vi, &batch_name, &t)))
+      if ((s = input_type(c, vi, batch_name, &t)))
         return s;
       int id = dy_program_add_var(c->p, vi->name, &t);
       if (id < 0)

@@ -8,13 +8,16 @@
  *     the runtime's reference kernels), held host-side in `cval` and only
  *     turned into a persistable var when a run-time op reads it;
  *   - a shape value: a constant 1-D (or 0-D) i64 some of whose entries are
- *     the dynamic batch size (what Shape gives for an input with a
- *     dim_param), marked in a per-element flag array beside the data
- *     (ox_const.batch), never by a magic number, so no value a file holds
- *     (INT64_MIN included: Slice's "to the start") can be taken for the
- *     batch. Shape arithmetic (Gather, Unsqueeze, Concat, Slice, ...)
- *     carries the flags along; Reshape and Expand turn a batch entry back
- *     into 0/-1; anything else reading it is an error naming the node;
+ *     symbolic sizes (what Shape gives for an input with dim_params: the
+ *     batch, seq, ...), each held as its dim expression (ir/dims.c) in a
+ *     per-element array beside the data (ox_const.dims), never by a magic
+ *     number, so no value a file holds (INT64_MIN included: Slice's "to the
+ *     start") can be taken for a symbol. Data-moving ops (Gather,
+ *     Unsqueeze, Concat, Slice, ...) carry the entries along; Add, Sub,
+ *     Mul and Div compute with them as expressions (batch * heads);
+ *     Reshape, Expand and Slice turn a symbolic entry back into 0 (copy),
+ *     -1 (infer or keep) or "to the end"; anything else reading one is an
+ *     error naming the node;
  *   - a run-time value: a var of the Program.
  * Mappers build ops through ox_op(), which folds when every input is a
  * constant and otherwise appends to the Program, so a shape subgraph of a
@@ -26,23 +29,26 @@
 #include <stdlib.h>
 
 #include "dy_frontends.h"
+#include "fe_internal.h"
 #include "onnx.pb-c.h"
 
 /* Constant data: type and host bytes (malloc'd, owned by the value). */
 typedef struct {
   dy_type type;
   void *data;
-  /* a shape value's flags: batch[i] != 0 when entry i is the dynamic batch
-   * (its data entry is then 0 and means nothing); NULL when none is */
-  unsigned char *batch;
+  /* a shape value's symbolic entries: dims[i] < 0 when entry i is that
+   * symbolic size (a dim expression, ir/dims.c: -1 the batch, or batch*4,
+   * seq, ...; its data entry is then 0 and means nothing), 0 for a plain
+   * entry; NULL when none is symbolic */
+  int64_t *dims;
 } ox_const;
 
 typedef struct ox_value {
   const char *name;      /* the ONNX name (or a temp), ctx-owned            */
-  dy_type type;          /* -1 dims: the batch                              */
+  dy_type type;          /* negative dims: symbolic (ir/dims.c; -1 the batch) */
   int var;               /* Program var, -1 until materialised              */
   ox_const *c;           /* constant data, or NULL                          */
-  bool sym;              /* c is a shape value with batch entries           */
+  bool sym;              /* c is a shape value with symbolic entries        */
   bool weight;           /* c is an f32 initializer's data, maybe reshaped
                             or transposed: a trainable var once materialised */
   int graph_input;       /* index among graph inputs for a feed, else -1    */
@@ -113,13 +119,21 @@ dy_status ox_check_attrs(ox_ctx *c, const char *known);
 ox_value *ox_new_value(ox_ctx *c, const char *name, const dy_type *t);
 /* Bytes of data of a static type. */
 size_t ox_type_bytes(const dy_type *t);
-/* Mark v symbolic if any of its entries is flagged as the batch. */
+/* Mark v symbolic if any of its entries is a symbolic size. */
 void ox_update_sym(ox_value *v);
-/* Flag entry i of constant i64 v as the dynamic batch (v becomes a shape
- * value). DY_OK, or out of memory. */
-dy_status ox_mark_batch(ox_ctx *c, ox_value *v, int64_t i);
-/* True when entry i of shape value v is the dynamic batch. */
-bool ox_is_batch(const ox_value *v, int64_t i);
+/* Set entry i of constant i64 v to the size d: its value when d >= 0,
+ * else the symbolic size d (v becomes a shape value). DY_OK, or out of
+ * memory. */
+dy_status ox_set_dim(ox_ctx *c, ox_value *v, int64_t i, int64_t d);
+/* The symbolic size at entry i of shape value v, or 0 when it is plain. */
+int64_t ox_sym_dim(const ox_value *v, int64_t i);
+/* Entry i of an i64 constant as a size: its symbolic dim or its value. */
+int64_t ox_entry(const ox_value *v, int64_t i);
+
+/* A run-time value (a var) whose dims are exactly dims[0..rank), the
+ * first made, or NULL: what expand_as reads for the shape when a size is
+ * symbolic (ConstantOfShape, Expand to a dynamic size). */
+ox_value *ox_like(ox_ctx *c, int rank, const int64_t *dims);
 
 /* Constants. */
 ox_value *ox_new_const(ox_ctx *c, dy_dtype dt, int rank, const int64_t *shape,
@@ -129,8 +143,9 @@ ox_value *ox_const_i64(ox_ctx *c, int64_t v);
 ox_value *ox_const_bool(ox_ctx *c, bool v);
 ox_value *ox_const_i64s(ox_ctx *c, int n, const int64_t *v); /* 1-D */
 /* A constant input's i64 values (converted from bool); the value must be a
- * constant (else an error naming the input and why: `what`). Batch
- * entries (ox_is_batch; their data is 0) are allowed only with allow_sym. *vals points into the value. */
+ * constant (else an error naming the input and why: `what`). Symbolic
+ * entries (ox_sym_dim; their data is 0) are allowed only with allow_sym.
+ * *vals points into the value. */
 dy_status ox_get_ints(ox_ctx *c, ox_value *v, const char *what, bool allow_sym,
                       const int64_t **vals, int64_t *n);
 dy_status ox_get_floats(ox_ctx *c, ox_value *v, const char *what,

@@ -17,15 +17,17 @@
 /* elementwise binary ops                                              */
 /* ------------------------------------------------------------------ */
 
-/* Arithmetic on shape values (rank <= 1, i64): a batch entry survives
- * x*1, x/1, x+0, x-0; anything else would compute with the batch size.
- * Other entries are computed with overflow checks. */
+/* Arithmetic on shape values (rank <= 1, i64): a symbolic entry computes
+ * as a size expression (ir/dims.c): batch * heads, seq + 1, the exact
+ * quotient 4*batch / 4; an entry the expressions cannot hold (a negative
+ * coefficient, an inexact division) is an error naming the node. Plain
+ * entries are computed with overflow checks. */
 static dy_status sym_arith(ox_ctx *c, const char *op, ox_value *a, ox_value *b,
                            ox_value **out) {
   if (!a->c || !b->c || a->type.dtype != DY_I64 || b->type.dtype != DY_I64 ||
       a->type.rank > 1 || b->type.rank > 1)
     return ox_fail(c, DY_STATUS_UNSUPPORTED,
-                   "%s computes with the dynamic batch size (a shape value)", op);
+                   "%s computes with a dynamic size (a shape value) and a tensor", op);
   int64_t na = dy_type_numel(&a->type), nb = dy_type_numel(&b->type);
   int64_t n = na > nb ? na : nb;
   if ((na != n && na != 1) || (nb != n && nb != 1))
@@ -35,22 +37,42 @@ static dy_status sym_arith(ox_ctx *c, const char *op, ox_value *a, ox_value *b,
   ox_value *o = ox_new_const(c, DY_I64, rank, &n, NULL);
   if (!o)
     return c->err->status;
-  const int64_t *x = a->c->data, *y = b->c->data;
   int64_t *z = o->c->data;
   for (int64_t i = 0; i < n; i++) {
     int64_t ia = na == 1 ? 0 : i, ib = nb == 1 ? 0 : i;
-    int64_t p = x[ia], q = y[ib];
-    bool bp = ox_is_batch(a, ia), bq = ox_is_batch(b, ib), ok = true;
-    if ((strcmp(op, "mul") == 0 && (bp || bq) && !(bp && bq) && (bp ? q : p) == 1) ||
-        (strcmp(op, "div") == 0 && bp && !bq && q == 1) ||
-        ((strcmp(op, "add") == 0 || strcmp(op, "sub") == 0) && bp && !bq && q == 0) ||
-        (strcmp(op, "add") == 0 && bq && !bp && p == 0)) {
-      TRY(ox_mark_batch(c, o, i));
+    int64_t p = ox_entry(a, ia), q = ox_entry(b, ib), r = 0;
+    bool sp = ox_sym_dim(a, ia) != 0, sq = ox_sym_dim(b, ib) != 0, ok = true;
+    if (sp || sq) {
+      /* a plain operand of a symbolic one is a size (>= 0) but for the
+       * constant of an addition or subtraction */
+      bool is_add = strcmp(op, "add") == 0, is_sub = strcmp(op, "sub") == 0;
+      if (is_add && !sq)
+        ok = dy_dim_add_const(p, q, &r);
+      else if (is_add && !sp)
+        ok = dy_dim_add_const(q, p, &r);
+      else if (is_add)
+        ok = dy_dim_add(p, q, &r);
+      else if (is_sub && !sq)
+        ok = q != INT64_MIN && dy_dim_add_const(p, -q, &r);
+      else if (is_sub)
+        ok = p >= 0 ? false : dy_dim_sub(p, q, &r);
+      else if ((!sp && p < 0) || (!sq && q < 0))
+        ok = false;
+      else if (strcmp(op, "mul") == 0)
+        ok = dy_dim_mul(p, q, &r);
+      else
+        ok = dy_dim_div(p, q, &r);
+      if (!ok) {
+        char x[96], y[96];
+        return ox_fail(c, DY_STATUS_UNSUPPORTED,
+                       "%s of the sizes %s and %s is not a size expression (a product of "
+                       "dynamic sizes times a constant, plus a constant)", op,
+                       sp ? dy_dim_name(p, x, sizeof x) : dy_dim_str(p, x, sizeof x),
+                       sq ? dy_dim_name(q, y, sizeof y) : dy_dim_str(q, y, sizeof y));
+      }
+      TRY(ox_set_dim(c, o, i, r));
       continue;
     }
-    if (bp || bq)
-      return ox_fail(c, DY_STATUS_UNSUPPORTED,
-                     "%s computes with the dynamic batch size (a shape value)", op);
     if (strcmp(op, "mul") == 0)
       ok = dy_ck_mul(p, q, &z[i]);
     else if (strcmp(op, "add") == 0)

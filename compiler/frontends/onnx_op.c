@@ -20,38 +20,6 @@
 /* the op builder                                                      */
 /* ------------------------------------------------------------------ */
 
-/* The op's full attribute list from the mapper's: each schema entry
- * (ops.def) given with its kind, or absent and then the table's default;
- * nothing outside the schema. A mapper may so leave out every attribute
- * whose ONNX default is the table's. */
-static bool complete_attrs(dy_op_kind k, const dy_attr *attrs, int n, dy_attr *full,
-                           char *why, size_t wn) {
-  const dy_op_info *info = dy_op_info_of(k);
-  for (int i = 0; i < n; i++)
-    if (!dy_attr_schema_find(k, attrs[i].name)) {
-      snprintf(why, wn, "attribute '%s' is not in the schema", attrs[i].name);
-      return false;
-    }
-  for (int j = 0; j < info->n_attrs; j++) {
-    const dy_attr_schema *e = &info->attrs[j];
-    const dy_attr *a = NULL;
-    for (int i = 0; i < n && !a; i++)
-      if (strcmp(attrs[i].name, e->name) == 0)
-        a = &attrs[i];
-    if (a && a->kind != e->kind) {
-      snprintf(why, wn, "attribute '%s' is %s, should be %s", e->name,
-               dy_attr_kind_name(a->kind), dy_attr_kind_name(e->kind));
-      return false;
-    }
-    if (!a && e->required) {
-      snprintf(why, wn, "missing attribute '%s'", e->name);
-      return false;
-    }
-    full[j] = a ? *a : e->dflt;
-  }
-  return true;
-}
-
 /* Ops that only move data: they may fold on shape values (the batch flags
  * travel with the data). */
 static bool moves_data(const char *op) {
@@ -128,7 +96,7 @@ static dy_status fold_batch_flags(ox_ctx *c, const dy_op *op, ox_value *const *i
       break;
     }
     for (int64_t j = 0; j < n; j++)
-      f[j] = ox_is_batch(in[i], j);
+      f[j] = ox_sym_dim(in[i], j);
     fi[i].data = f;
   }
   for (int i = 0; i < n_out && !s; i++) {
@@ -146,7 +114,7 @@ static dy_status fold_batch_flags(ox_ctx *c, const dy_op *op, ox_value *const *i
     const int64_t *f = fo[i].data;
     for (int64_t j = 0; j < dy_type_numel(&out[i]->type) && !s; j++)
       if (f[j])
-        s = ox_mark_batch(c, out[i], j);
+        s = ox_set_dim(c, out[i], j, f[j]);
   }
   for (int i = 0; i < n_bufs; i++)
     free(bufs[i]);
@@ -170,7 +138,7 @@ dy_status ox_op_n(ox_ctx *c, const char *opname, ox_value *const *in, int n_in,
     return ox_fail(c, DY_STATUS_UNSUPPORTED,
                    "needs the op '%s', which this build's op table does not have", opname);
   dy_attr full[16];
-  if (dy_op_info_of(k)->n_attrs > 16 || !complete_attrs(k, attrs, n_attrs, full, why, sizeof why))
+  if (dy_op_info_of(k)->n_attrs > 16 || !dy_fe_complete_attrs(k, attrs, n_attrs, full, why, sizeof why))
     return ox_fail(c, DY_STATUS_INTERNAL, "%s: the mapping does not fit the op's schema: %s",
                    opname, why);
   attrs = full;

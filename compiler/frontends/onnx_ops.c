@@ -107,16 +107,31 @@ static dy_status map_constant(ox_ctx *c) {
   OUT(0, v);
 }
 
-/* ConstantOfShape(input) attributes: value (one-element tensor, float 0). */
+/* ConstantOfShape(input) attributes: value (one-element tensor, float 0).
+ * A shape with symbolic sizes is the value expanded (expand_as) to a
+ * run-time tensor of exactly those dims (ox_like: zeros_like and masks
+ * built from Shape(x)); without one it is an error. */
 static dy_status map_constant_of_shape(ox_ctx *c) {
   ox_value *sv;
   const int64_t *shape;
   int64_t n;
   TRY(ox_check_attrs(c, "value"));
   TRY(ox_need_in(c, 0, &sv));
-  TRY(ox_get_ints(c, sv, "ConstantOfShape's shape", false, &shape, &n));
+  TRY(ox_get_ints(c, sv, "ConstantOfShape's shape", true, &shape, &n));
   if (n > DY_MAX_DIMS)
     return ox_fail(c, DY_STATUS_UNSUPPORTED, "rank %lld", (long long)n);
+  int64_t dims[DY_MAX_DIMS], ones[DY_MAX_DIMS];
+  ox_value *like = NULL;
+  for (int i = 0; i < n; i++) {
+    dims[i] = ox_entry(sv, i);
+    ones[i] = 1;
+  }
+  if (sv->sym && !(like = ox_like(c, (int)n, dims)))
+    return ox_fail(c, DY_STATUS_UNSUPPORTED,
+                   "a shape of dynamic sizes that no run-time tensor has (dy2stc expands "
+                   "the value to such a tensor)");
+  if (like)
+    shape = ones;
   dy_dtype dt = DY_F32;
   unsigned char val[8] = {0};
   const Onnx__AttributeProto *a = ox_attr(c, "value");
@@ -141,11 +156,13 @@ static dy_status map_constant_of_shape(ox_ctx *c) {
   for (int64_t i = 0; i < numel; i++)
     memcpy((char *)v->c->data + (size_t)i * es, val, es);
   v->sym = false;
+  if (like)
+    OUT(0, ox_op(c, "expand_as", (ox_value *[]){v, like}, 2, NULL, 0));
   OUT(0, v);
 }
 
-/* Shape(data) attributes: start (0), end (rank) (opset 15). A dim that is
- * the batch becomes a batch entry: a shape value. */
+/* Shape(data) attributes: start (0), end (rank) (opset 15). A symbolic
+ * dim (the batch, seq, ...) becomes a symbolic entry: a shape value. */
 static dy_status map_shape(ox_ctx *c) {
   ox_value *x;
   TRY(ox_check_attrs(c, "start end"));
@@ -167,26 +184,25 @@ static dy_status map_shape(ox_ctx *c) {
     return c->err->status;
   for (int i = 0; i < n; i++)
     if (x->type.shape[start + i] < 0)
-      TRY(ox_mark_batch(c, v, i));
+      TRY(ox_set_dim(c, v, i, x->type.shape[start + i]));
   OUT(0, v);
 }
 
-/* Size(data): the element count (static shapes only). */
+/* Size(data): the element count (a size expression when dims are
+ * symbolic: a shape value). */
 static dy_status map_size(ox_ctx *c) {
   ox_value *x;
   TRY(ox_check_attrs(c, ""));
   TRY(ox_need_in(c, 0, &x));
   int64_t n = dy_type_numel(&x->type);
   if (n < 0) {
-    int64_t k = 1;
-    for (int i = 0; i < x->type.rank; i++)
-      k *= x->type.shape[i] < 0 ? 1 : x->type.shape[i];
-    if (k != 1)
-      return ox_fail(c, DY_STATUS_UNSUPPORTED, "the size is a multiple of the dynamic batch");
+    if (!dy_type_numel_dim(&x->type, &n))
+      return ox_fail(c, DY_STATUS_UNSUPPORTED, "the size of %s is not a size expression",
+                     x->name);
     ox_value *v = ox_const_i64(c, 0);
     if (!v)
       return c->err->status;
-    TRY(ox_mark_batch(c, v, 0));
+    TRY(ox_set_dim(c, v, 0, n));
     OUT(0, v);
   }
   OUT(0, ox_const_i64(c, n));

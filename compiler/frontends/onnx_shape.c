@@ -3,11 +3,12 @@
  * Slice, Expand, Tile, Pad, Gather, GatherElements, Trilu, the Reduce*
  * family, ArgMax and ArgMin.
  *
- * Shapes are static (only the batch is a run-time size), so operands that
- * decide a shape (Reshape's shape, Slice's starts, a reduction's axes) must
- * be constants: ox_get_ints names the operand when one is a run-time value.
- * A shape value holding the dynamic batch (batch entries, onnx_internal.h)
- * may flow through the movement ops. Conventions as in onnx_ops.c.
+ * Operands that decide a shape (Reshape's shape, Slice's starts, a
+ * reduction's axes) must be constants: ox_get_ints names the operand when
+ * one is a run-time value. A shape value holding symbolic sizes (the
+ * batch, seq, ...: onnx_internal.h) may flow through the movement ops and
+ * decide Reshape's, Expand's and Slice's sizes. Conventions as in
+ * onnx_ops.c.
  */
 #include <limits.h>
 #include <string.h>
@@ -19,9 +20,11 @@
 /* ------------------------------------------------------------------ */
 
 /* Reshape(data, shape) attributes: allowzero (0, opset 14). opset < 5:
- * shape attribute. A shape value's batch entry becomes 0 where the input's
- * batch dim sits at the same position, else -1 (and an explicit -1 is then
- * resolved from the static dims, the batch cancelling out). */
+ * shape attribute. The target is worked out as size expressions (a shape
+ * value's symbolic entries as they are, 0 copying the input's dim, -1 the
+ * exact quotient), then written for the reshape op: a static size as
+ * itself, a symbolic one as 0 where the input has that very dim at the
+ * same position, else -1 (at most one such). */
 static dy_status map_reshape(ox_ctx *c) {
   ox_value *x, *sv;
   TRY(ox_check_attrs(c, "allowzero"));
@@ -33,57 +36,88 @@ static dy_status map_reshape(ox_ctx *c) {
   if (n > DY_MAX_DIMS)
     return ox_fail(c, DY_STATUS_UNSUPPORTED, "target rank %lld", (long long)n);
   bool allowzero = ox_attr_i(c, "allowzero", 0) != 0;
-  int64_t t[DY_MAX_DIMS];
-  bool isb[DY_MAX_DIMS];
-  int n_batch = 0, infer_at = -1;
+  if (!sv->sym && dy_type_is_static(&x->type)) {
+    /* static: the reshape op's own rules (and errors) as they are */
+    for (int i = 0; i < n; i++)
+      if (shape[i] == 0 && allowzero)
+        return ox_fail(c, DY_STATUS_UNSUPPORTED,
+                       "allowzero with a 0 in the shape (an empty tensor)");
+    OUT(0, ox_reshape(c, x, (int)n, shape));
+  }
+  int64_t want[DY_MAX_DIMS], t[DY_MAX_DIMS], total, known = 1;
+  int infer_at = -1;
+  char b1[96], b2[96];
+  if (!dy_type_numel_dim(&x->type, &total))
+    return ox_fail(c, DY_STATUS_UNSUPPORTED, "the size of %s is not a size expression",
+                   x->name);
   for (int i = 0; i < n; i++) {
-    t[i] = shape[i];
-    if ((isb[i] = ox_is_batch(sv, i))) {
-      n_batch++;
-      continue;
-    }
-    if (t[i] == 0 && allowzero)
-      return ox_fail(c, DY_STATUS_UNSUPPORTED, "allowzero with a 0 in the shape (an empty tensor)");
-    if (t[i] == 0 && i < x->type.rank && x->type.shape[i] >= 0)
-      t[i] = x->type.shape[i]; /* copy a static dim now */
-    if (t[i] == -1)
+    int64_t e = ox_entry(sv, i);
+    if (e == 0 && !ox_sym_dim(sv, i)) {
+      if (allowzero)
+        return ox_fail(c, DY_STATUS_UNSUPPORTED,
+                       "allowzero with a 0 in the shape (an empty tensor)");
+      if (i >= x->type.rank)
+        return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "0 at position %d of the shape but "
+                       "the input has rank %d", i, x->type.rank);
+      e = x->type.shape[i]; /* copy the input's dim */
+    } else if (e == -1 && !ox_sym_dim(sv, i)) {
+      if (infer_at >= 0)
+        return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "more than one -1 in the shape");
       infer_at = i;
-  }
-  if (n_batch) {
-    int in_dyn = 0;
-    int64_t in_static = 1;
-    for (int i = 0; i < x->type.rank; i++) {
-      if (x->type.shape[i] < 0)
-        in_dyn++;
-      else
-        in_static *= x->type.shape[i];
+      continue;
+    } else if (e < -1 && !ox_sym_dim(sv, i)) {
+      return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "size %lld in the shape", (long long)e);
     }
-    if (n_batch > 1 || in_dyn != 1)
-      return ox_fail(c, DY_STATUS_UNSUPPORTED,
-                     "the target shape uses the dynamic batch size in a way dy2stc "
-                     "cannot express");
+    want[i] = e;
+    bool plain = known >= 0 && e >= 0;
+    if (!dy_dim_mul(known, e, &known) || (known >= 0 && known > DY_MAX_NUMEL)) {
+      if (plain || known >= 0)
+        return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "the target shape is larger than the "
+                       "maximum tensor size (%lld elements)", (long long)DY_MAX_NUMEL);
+      return ox_fail(c, DY_STATUS_UNSUPPORTED, "the target shape's size is not a size "
+                     "expression");
+    }
+  }
+  if (infer_at >= 0 && (known == 0 || !dy_dim_div(total, known, &want[infer_at])))
+    return ox_fail(c, DY_STATUS_SHAPE_MISMATCH, "cannot infer the -1: %s elements over %s",
+                   dy_dim_name(total, b1, sizeof b1), dy_dim_name(known, b2, sizeof b2));
+  if (infer_at < 0 && known != total)
+    return ox_fail(c, DY_STATUS_SHAPE_MISMATCH, "%s elements cannot be reshaped to %s",
+                   dy_dim_name(total, b1, sizeof b1), dy_dim_name(known, b2, sizeof b2));
+  int n_infer = 0;
+  for (int i = 0; i < n; i++) {
+    if (want[i] >= 0)
+      t[i] = want[i];
+    else if (i < x->type.rank && x->type.shape[i] == want[i])
+      t[i] = 0; /* copy the input's dim */
+    else
+      t[i] = n_infer++ ? -2 : -1;
+  }
+  ox_value *y;
+  if (n_infer <= 1) {
+    y = ox_reshape(c, x, (int)n, t);
+  } else {
+    /* several new symbolic sizes ([seq*batch, 32] -> [seq, batch, 32]):
+     * reshape_dims spells them out */
+    char dims[512];
+    size_t at = 0;
     for (int i = 0; i < n; i++) {
-      if (!isb[i])
-        continue;
-      if (i < x->type.rank && x->type.shape[i] < 0) {
-        t[i] = 0; /* copy the input's batch dim */
-      } else {
-        if (infer_at >= 0) {
-          /* resolve the explicit -1 statically: the batch cancels */
-          int64_t known = 1;
-          bool fits = true;
-          for (int j = 0; j < n; j++)
-            if (j != i && j != infer_at)
-              fits &= dy_ck_mul(known, t[j], &known);
-          if (!fits || known <= 0 || in_static % known)
-            return ox_fail(c, DY_STATUS_SHAPE_MISMATCH, "cannot resolve the target shape");
-          t[infer_at] = in_static / known;
-        }
-        t[i] = -1;
-      }
+      at += (size_t)snprintf(dims + at, at < sizeof dims ? sizeof dims - at : 0, "%s%s",
+                             i ? "," : "", dy_dim_str(want[i], b1, sizeof b1));
     }
+    if (at >= sizeof dims)
+      return ox_fail(c, DY_STATUS_UNSUPPORTED, "the target shape's sizes are too long to spell");
+    dy_attr a[] = {DY_ATTR_S("dims", dims)};
+    y = ox_op(c, "reshape_dims", &x, 1, a, 1);
   }
-  OUT(0, ox_reshape(c, x, (int)n, t));
+  if (!y)
+    return c->err->status;
+  for (int i = 0; i < n; i++)
+    if (y->type.shape[i] != want[i])
+      return ox_fail(c, DY_STATUS_INTERNAL, "reshape: dim %d is %s, not %s", i,
+                     dy_dim_name(y->type.shape[i], b1, sizeof b1),
+                     dy_dim_name(want[i], b2, sizeof b2));
+  OUT(0, y);
 }
 
 /* Flatten attributes: axis (1): [prod(d[:axis]), prod(d[axis:])]. */
@@ -318,15 +352,25 @@ static dy_status map_slice(ox_ctx *c) {
     return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "bad starts/ends/axes/steps lengths");
   for (int i = 0; i < n; i++) {
     st[i] = p[0][i];
-    en[i] = c->opset >= 10 && ox_is_batch(ox_in(c, 2), i) ? INT64_MAX : p[1][i];
+    en[i] = p[1][i];
     ax[i] = p[2] ? p[2][i] : i;
     sp[i] = p[3] ? p[3][i] : 1;
+    int64_t d = c->opset >= 10 ? ox_sym_dim(ox_in(c, 2), i) : 0;
+    if (d) { /* a symbolic end: the whole axis when it is the axis' size */
+      int a;
+      TRY(ox_axis(c, ax[i], x->type.rank, &a));
+      if (x->type.shape[a] != d || sp[i] < 0)
+        return ox_fail(c, DY_STATUS_UNSUPPORTED,
+                       "a slice of axis %d ending at a dynamic size other than the axis' "
+                       "own", a);
+      en[i] = INT64_MAX;
+    }
   }
   OUT(0, ox_slice(c, x, (int)n, st, en, ax, sp));
 }
 
-/* Expand(input, shape): bidirectional broadcast. A batch entry keeps
- * the input's batch dim (-1). */
+/* Expand(input, shape): bidirectional broadcast. A symbolic entry keeps
+ * the input's dim (-1) where that is the same size. */
 static dy_status map_expand(ox_ctx *c) {
   ox_value *x, *sv;
   TRY(ox_check_attrs(c, ""));
@@ -337,16 +381,39 @@ static dy_status map_expand(ox_ctx *c) {
   TRY(ox_get_ints(c, sv, "Expand's shape", true, &shape, &n));
   if (n > DY_MAX_DIMS)
     return ox_fail(c, DY_STATUS_UNSUPPORTED, "rank %lld", (long long)n);
-  int64_t t[DY_MAX_DIMS];
+  int64_t t[DY_MAX_DIMS], want[DY_MAX_DIMS];
+  bool grow = false; /* a dim of 1 grows to a dynamic size */
   for (int i = 0; i < n; i++) {
     t[i] = shape[i];
-    if (ox_is_batch(sv, i)) {
+    want[i] = ox_entry(sv, i);
+    int64_t d = ox_sym_dim(sv, i);
+    if (d) {
       int j = i - (int)(n - x->type.rank);
-      if (j < 0 || x->type.shape[j] >= 0)
+      if (j >= 0 && x->type.shape[j] == d) {
+        t[i] = -1;
+        continue;
+      }
+      if (j >= 0 && x->type.shape[j] != 1)
         return ox_fail(c, DY_STATUS_UNSUPPORTED,
-                       "expanding a static dim to the dynamic batch size");
-      t[i] = -1;
+                       "expanding a dim to a dynamic size other than its own");
+      grow = true;
     }
+  }
+  if (grow) {
+    /* to a run-time tensor of the target's sizes: expand_as */
+    int r = x->type.rank > n ? x->type.rank : (int)n;
+    int64_t full[DY_MAX_DIMS];
+    for (int i = 0; i < r; i++) {
+      int xi = i - (r - x->type.rank), si = i - (r - (int)n);
+      int64_t xd = xi >= 0 ? x->type.shape[xi] : 1, sd = si >= 0 ? want[si] : 1;
+      full[i] = sd == 1 ? xd : sd;
+    }
+    ox_value *like = ox_like(c, r, full);
+    if (!like)
+      return ox_fail(c, DY_STATUS_UNSUPPORTED,
+                     "expanding to dynamic sizes that no run-time tensor has (dy2stc "
+                     "expands to such a tensor)");
+    OUT(0, ox_op(c, "expand_as", (ox_value *[]){x, like}, 2, NULL, 0));
   }
   dy_attr a[] = {DY_ATTR_IS("shape", t, (int)n)};
   OUT(0, ox_op(c, "expand", &x, 1, a, 1));

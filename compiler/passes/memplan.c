@@ -2,7 +2,8 @@
  *
  * Requires: a verified Program (SSA, defs before uses).
  * Gives every intermediate var (not persistable, feed or fetch) a byte
- * offset in one arena, sized for max_batch, such that two vars live at the
+ * offset in one arena, sized for max_batch and every other size symbol at
+ * its bound (dy_program_sym_bounds), such that two vars live at the
  * same time never overlap. The outputs of an in-place op (a training
  * Program's updates) are persistable state, never arena vars: the op
  * writes where the var lives. The rules:
@@ -209,9 +210,30 @@ dy_status dy_memplan(dy_program *p, int64_t max_batch, dy_memplan_result *r,
   return dy_memplan_scratch(p, max_batch, 1, NULL, r, err);
 }
 
+/* A var's bytes with every size symbol at its bound (bounds: per symbol,
+ * dy_program_sym_bounds); -1 when that overflows. */
+static int64_t bytes_at(const dy_type *t, const int64_t *bounds) {
+  int64_t n, b;
+  if (!dy_type_numel_eval(t, bounds, &n) || !dy_ck_mul(n, (int64_t)dy_dtype_size(t->dtype), &b))
+    return -1;
+  return b;
+}
+
 dy_status dy_memplan_scratch(dy_program *p, int64_t max_batch, int threads,
                              int64_t *scratch_offsets, dy_memplan_result *r, dy_error *err) {
   memset(r, 0, sizeof *r);
+  int64_t bounds[DY_MAX_SYMS];
+  dy_program_sym_bounds(p, max_batch, max_batch, bounds);
+  for (int i = 0; i < p->n_vars; i++) {
+    const dy_var *v = p->vars[i];
+    int64_t bytes = in_arena(v) ? bytes_at(&v->type, bounds) : 0;
+    if (bytes < 0 || bytes > DY_MAX_ARENA_BYTES) {
+      char ts[160];
+      return dy_error_set(err, DY_STATUS_LIMIT,
+                          "memplan: var '%s' %s is larger than the arena limit at the "
+                          "size bounds", v->name, dy_type_str(&v->type, ts, sizeof ts));
+    }
+  }
   int nv = p->n_vars, n_ops = dy_program_count_ops(p);
   /* every size below is one tensor's at max_batch, checked here once
    * (dy_checked.h): each is at most DY_MAX_TENSOR_BYTES, so their sums
@@ -307,8 +329,7 @@ dy_status dy_memplan_scratch(dy_program *p, int64_t max_batch, int threads,
       int g = root[in->id];
       if (!in_arena(in) || in->alias_of >= 0 || !in_arena(p->vars[g]) ||
           iv[g].end != at || !dy_type_equal(&in->type, &o->type) ||
-          dy_type_numel_at(&p->vars[g]->type, max_batch) * (int64_t)dy_dtype_size(p->vars[g]->type.dtype) <
-              dy_type_numel_at(&o->type, max_batch) * (int64_t)dy_dtype_size(o->type.dtype))
+          bytes_at(&p->vars[g]->type, bounds) < bytes_at(&o->type, bounds))
         continue;
       iv[g].end = iv[o->id].end > iv[g].end ? iv[o->id].end : iv[g].end;
       iv[o->id].start = -1;
@@ -325,7 +346,7 @@ dy_status dy_memplan_scratch(dy_program *p, int64_t max_batch, int threads,
     /* an empty tensor still gets its own (64) bytes: at the offset of
      * another buffer it would make the kernels' restrict pointers equal,
      * which compilers reject (-Wrestrict) even with nothing to access */
-    int64_t bytes = dy_type_numel_at(&v->type, max_batch) * (int64_t)dy_dtype_size(v->type.dtype);
+    int64_t bytes = bytes_at(&v->type, bounds); /* checked above */
     iv[i].size = align_up(bytes > 0 ? bytes : 1);
     iv[n++] = iv[i];
   }

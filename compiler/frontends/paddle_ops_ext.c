@@ -1,0 +1,555 @@
+/* paddle_ops_ext.c - the Paddle ops whose lowering takes more than a few
+ * ops (the rest, and the builders used here, are paddle_ops.c):
+ *
+ *   fill_constant_batch_size_like  the batch taken from Input without
+ *                      reading its data (expand_as of a zero, sliced)
+ *   rnn (GRU)          a while loop over the steps carrying (t, h), the
+ *                      input projection of every step one matmul before it
+ *   prior_box          constants (they depend on shapes only)
+ *   box_coder          decode_center_size as elementwise ops on columns
+ *   *_interp(_v2)      nearest / bilinear as gathers of constant source
+ *                      indices with constant weights per axis (Paddle's
+ *                      ratio, align_corners, align_mode); static H, W
+ *   pixel_shuffle      reshape, transpose, reshape
+ */
+#include <math.h>
+#include <string.h>
+
+#include "paddle_internal.h"
+
+/* fill_constant_batch_size_like: shape with shape[output_dim_idx] taken
+ * from Input's dim input_dim_idx. The batch: the value expanded to Input's
+ * shape (expand_as: no data read), sliced to [B, 1, ...], placed at
+ * output_dim_idx and broadcast against a constant of the other dims. */
+static dy_status map_fill_constant_batch_size_like(pd_ctx *c) {
+  int x, o;
+  PD_TRY(pd_in(c, "Input", 0, &x));
+  int64_t shape[DY_MAX_DIMS];
+  int n = pd_attr_ints(c, "shape", shape, DY_MAX_DIMS);
+  int64_t in_idx = pd_attr_i(c, "input_dim_idx", 0), out_idx = pd_attr_i(c, "output_dim_idx", 0);
+  int pdt = (int)pd_attr_i(c, "dtype", PD_FP32);
+  const dy_type *xt = pd_type(c, x);
+  if (n < 1 || in_idx < 0 || in_idx >= xt->rank || out_idx < 0 || out_idx >= n)
+    return pd_fail(c, DY_STATUS_INVALID_ARGUMENT, "shape, input_dim_idx or output_dim_idx "
+                   "out of range");
+  if (pdt != PD_FP32)
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "dtype %s (only float32)", pd_dtype_name(pdt));
+  double v = pd_fill_value(c);
+  int64_t b = xt->shape[in_idx], numel = 0, all = 0;
+  shape[out_idx] = 1;
+  PD_TRY(pd_checked_numel(c, shape, n, "shape", &numel));
+  if (b >= 0 && (!dy_ck_mul(numel, b, &all) || all > DY_MAX_NUMEL))
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "more than %lld elements", (long long)DY_MAX_NUMEL);
+  v = pd_as_f32(v);
+  float *buf = malloc((size_t)(numel ? numel : 1) * sizeof *buf);
+  if (!buf)
+    return pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  for (int64_t i = 0; i < numel; i++)
+    buf[i] = (float)v;
+  int k;
+  if (b >= 0) { /* a static dim: a plain constant */
+    shape[out_idx] = b;
+    float *big = realloc(buf, (size_t)(all > 0 ? all : 1) * sizeof *buf);
+    if (!big) {
+      free(buf);
+      return pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+    }
+    for (int64_t i = 0; i < all; i++)
+      big[i] = (float)v;
+    dy_status s = pd_const(c, DY_F32, n, shape, big, pd_out_name(c, "Out"), &k);
+    free(big);
+    return s;
+  }
+  if (in_idx != 0) {
+    free(buf);
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "a dynamic input_dim_idx other than the batch");
+  }
+  dy_status s = pd_const(c, DY_F32, n, shape, buf, NULL, &k);
+  free(buf);
+  PD_TRY(s);
+  /* the batch as a [B] vector of zeros: expand_as a zero to Input, slice */
+  int64_t ones[DY_MAX_DIMS], st[DY_MAX_DIMS], en[DY_MAX_DIMS], ax[DY_MAX_DIMS], sp[DY_MAX_DIMS];
+  for (int i = 0; i < xt->rank; i++)
+    ones[i] = 1;
+  float zero = 0;
+  int z, e;
+  PD_TRY(pd_const(c, DY_F32, xt->rank, ones, &zero, NULL, &z));
+  PD_TRY(pd_binary(c, "expand_as", z, x, NULL, &e));
+  int na = 0;
+  for (int i = 1; i < xt->rank; i++, na++)
+    st[na] = 0, en[na] = 1, ax[na] = i, sp[na] = 1;
+  if (na) {
+    dy_attr a[4] = {DY_ATTR_IS("starts", st, na), DY_ATTR_IS("ends", en, na),
+                    DY_ATTR_IS("axes", ax, na), DY_ATTR_IS("steps", sp, na)};
+    PD_TRY(pd_op(c, "slice", &e, 1, a, 4, NULL, &e));
+    PD_TRY(pd_squeeze(c, e, na, ax, NULL, &e));
+  }
+  /* [B] -> rank n with B at out_idx */
+  int64_t axes[DY_MAX_DIMS];
+  int nu = 0;
+  for (int i = 0; i < n; i++)
+    if (i != out_idx)
+      axes[nu++] = i;
+  if (nu)
+    PD_TRY(pd_unsqueeze(c, e, nu, axes, NULL, &e));
+  return pd_binary(c, "add", e, k, pd_out_name(c, "Out"), &o);
+}
+
+/* ------------------------------------------------------------------ */
+/* the rnn op (GRU) as a while loop                                    */
+/* ------------------------------------------------------------------ */
+
+/* Gate g (0..2) of a [N, 3H] tensor. */
+static dy_status gate(pd_ctx *c, int v, int g, int64_t h, int *out) {
+  return pd_slice1(c, v, 1, g * h, (g + 1) * h, out);
+}
+
+/* rnn, mode GRU, one layer, one direction, time-major Input [T, N, I],
+ * PreState [1, N, H], WeightList (w_ih [3H, I], w_hh [3H, H], b_ih, b_hh),
+ * gates in the order r, z, n as cuDNN:
+ *   r = sigmoid(x W_ir^T + b_ir + h W_hr^T + b_hr)
+ *   z = sigmoid(x W_iz^T + b_iz + h W_hz^T + b_hz)
+ *   n = tanh(x W_in^T + b_in + r * (h W_hn^T + b_hn))
+ *   h' = n + z * (h - n)
+ * The input projection of every step is one matmul before the loop; the
+ * loop (a while op over t < T) carries t and h. State = the last h; Out
+ * (every step's h) is not built: an op reading it is an error. */
+static dy_status map_rnn(pd_ctx *c) {
+  char mode[16];
+  pd_attr_s(c, "mode", "LSTM", mode, sizeof mode);
+  if (strcmp(mode, "GRU"))
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "rnn mode %s (only GRU)", mode);
+  if (pd_attr_i(c, "num_layers", 1) != 1 || pd_attr_b(c, "is_bidirec", false))
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "rnn with several layers or both directions");
+  if (pd_arg(c, false, "SequenceLength", 0))
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "rnn with SequenceLength (variable lengths)");
+  const char *outn = pd_arg(c, true, "Out", 0);
+  if (outn && pd_read_later(c, outn))
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "rnn: the per-step output '%s' is read; only "
+                   "the final State is supported", outn);
+  int x, h0, w[4];
+  PD_TRY(pd_in(c, "Input", 0, &x));
+  PD_TRY(pd_in(c, "PreState", 0, &h0));
+  if (pd_n_args(c, false, "WeightList") != 4)
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "rnn WeightList of %d tensors (want 4)",
+                   pd_n_args(c, false, "WeightList"));
+  for (int i = 0; i < 4; i++)
+    PD_TRY(pd_in(c, "WeightList", i, &w[i]));
+  const dy_type *xt = pd_type(c, x);
+  int64_t T = xt->shape[0], H = pd_attr_i(c, "hidden_size", 0);
+  if (xt->rank != 3 || T < 1 || H < 1 || pd_type(c, h0)->rank != 3)
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "rnn needs Input [T, N, I] with a static T and "
+                   "PreState [1, N, H]");
+  /* before the loop: x W_ih^T + b_ih for every step, h0, the constants */
+  int xp, h, t0, tn, one;
+  dy_attr ty = DY_ATTR_I("transpose_y", 1);
+  PD_TRY(pd_op(c, "matmul", (int[]){x, w[0]}, 2, &ty, 1, NULL, &xp));
+  PD_TRY(pd_binary(c, "add", xp, w[2], NULL, &xp));
+  PD_TRY(pd_squeeze(c, h0, 1, (int64_t[]){0}, NULL, &h));
+  int64_t zero = 0, one_v = 1;
+  PD_TRY(pd_const(c, DY_I64, 1, (int64_t[]){1}, &zero, NULL, &t0));
+  PD_TRY(pd_const(c, DY_I64, 1, (int64_t[]){1}, &T, NULL, &tn));
+  PD_TRY(pd_const(c, DY_I64, 1, (int64_t[]){1}, &one_v, NULL, &one));
+  dy_type types[2] = {*pd_type(c, t0), *pd_type(c, h)};
+  int saved = c->block, blocks[2], par[2], res[2];
+  /* condition: t < T */
+  blocks[0] = dy_program_add_block(c->p, saved);
+  for (int i = 0; i < 2; i++)
+    par[i] = pd_new_var(c, "rnn_param", &types[i]);
+  if (blocks[0] < 0 || par[0] < 0 || par[1] < 0 || !dy_block_set_params(c->p, blocks[0], par, 2))
+    return pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  c->block = blocks[0];
+  dy_status s = pd_binary(c, "less", par[0], tn, NULL, &res[0]);
+  c->block = saved;
+  PD_TRY(s);
+  if (!dy_block_set_results(c->p, blocks[0], res, 1))
+    return pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  /* body: one step */
+  blocks[1] = dy_program_add_block(c->p, saved);
+  for (int i = 0; i < 2; i++)
+    par[i] = pd_new_var(c, "rnn_param", &types[i]);
+  if (blocks[1] < 0 || par[0] < 0 || par[1] < 0 || !dy_block_set_params(c->p, blocks[1], par, 2))
+    return pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  c->block = blocks[1];
+  int xs, hs, xg[3], hg[3], r, z, n, d;
+  dy_attr ga = DY_ATTR_I("axis", 0);
+  s = pd_op(c, "gather", (int[]){xp, par[0]}, 2, &ga, 1, NULL, &xs);
+  if (!s)
+    s = pd_squeeze(c, xs, 1, (int64_t[]){0}, NULL, &xs);
+  if (!s)
+    s = pd_op(c, "matmul", (int[]){par[1], w[1]}, 2, &ty, 1, NULL, &hs);
+  if (!s)
+    s = pd_binary(c, "add", hs, w[3], NULL, &hs);
+  for (int g = 0; g < 3 && !s; g++)
+    if (!(s = gate(c, xs, g, H, &xg[g])))
+      s = gate(c, hs, g, H, &hg[g]);
+  if (!s && !(s = pd_binary(c, "add", xg[0], hg[0], NULL, &r)))
+    s = pd_unary(c, "sigmoid", r, NULL, &r);
+  if (!s && !(s = pd_binary(c, "add", xg[1], hg[1], NULL, &z)))
+    s = pd_unary(c, "sigmoid", z, NULL, &z);
+  if (!s && !(s = pd_binary(c, "mul", r, hg[2], NULL, &n)) && !(s = pd_binary(c, "add", xg[2], n, NULL, &n)))
+    s = pd_unary(c, "tanh", n, NULL, &n);
+  if (!s && !(s = pd_binary(c, "sub", par[1], n, NULL, &d)) && !(s = pd_binary(c, "mul", z, d, NULL, &d)))
+    s = pd_binary(c, "add", n, d, NULL, &res[1]);
+  if (!s)
+    s = pd_binary(c, "add", par[0], one, NULL, &res[0]);
+  c->block = saved;
+  PD_TRY(s);
+  if (!dy_block_set_results(c->p, blocks[1], res, 2))
+    return pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  /* the while op: carried (t, h), then the blocks' captures */
+  int cap = c->p->n_vars + 3, n_in = 2, k;
+  int *in = malloc(sizeof *in * (size_t)cap), *caps = malloc(sizeof *caps * (size_t)cap);
+  int outs[2];
+  s = in && caps ? DY_OK : pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  if (!s) {
+    in[0] = t0;
+    in[1] = h;
+  }
+  for (int j = 0; j < 2 && !s; j++) {
+    k = dy_block_captures(c->p, blocks[j], caps, cap);
+    for (int i = 0; i < k && n_in < cap; i++) {
+      bool seen = false;
+      for (int q = 2; q < n_in && !seen; q++)
+        seen = in[q] == caps[i];
+      if (!seen)
+        in[n_in++] = caps[i];
+    }
+  }
+  for (int i = 0; i < 2 && !s; i++)
+    if ((outs[i] = pd_new_var(c, i ? "rnn_h" : "rnn_t", &types[i])) < 0)
+      s = pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  dy_attr wa[4] = {DY_ATTR_I("n_carried", 2), DY_ATTR_I("cond_block", blocks[0]),
+                   DY_ATTR_I("body_block", blocks[1]), DY_ATTR_I("max_iterations", 0)};
+  if (!s && !dy_program_append_op(c->p, c->block, DY_OP_WHILE, in, n_in, outs, 2, wa, 4, c->loc))
+    s = pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  free(in);
+  free(caps);
+  PD_TRY(s);
+  int o;
+  return pd_unsqueeze(c, outs[1], 1, (int64_t[]){0}, pd_arg(c, true, "State", 0), &o);
+}
+
+/* ------------------------------------------------------------------ */
+/* detection: prior_box, box_coder                                     */
+/* ------------------------------------------------------------------ */
+
+/* prior_box: Boxes and Variances [H, W, P, 4] depend only on the shapes of
+ * Input (the feature map, [N, C, H, W]) and Image: constants, computed
+ * here as Paddle does (in float). Priors per cell: for each min size, one
+ * box per aspect ratio (1 first, then the others, with 1/ar when flip;
+ * min_max_aspect_ratios_order puts the min and max squares first), then
+ * the sqrt(min * max) square when max_sizes are given; clip clamps to
+ * [0, 1]. */
+static dy_status map_prior_box(pd_ctx *c) {
+  int in, img;
+  PD_TRY(pd_in(c, "Input", 0, &in));
+  PD_TRY(pd_in(c, "Image", 0, &img));
+  const dy_type *ft = pd_type(c, in), *it = pd_type(c, img);
+  if (ft->rank != 4 || it->rank != 4 || ft->shape[2] < 0 || ft->shape[3] < 0 ||
+      it->shape[2] < 0 || it->shape[3] < 0)
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "prior_box needs the static planes of Input and "
+                   "Image (give the image's size)");
+  float mins[64], maxs[64], ars_in[32], var[4] = {0.1f, 0.1f, 0.2f, 0.2f}, ars[64];
+  int n_min = pd_attr_floats(c, "min_sizes", mins, 64), n_max = pd_attr_floats(c, "max_sizes", maxs, 64);
+  int n_ar_in = pd_attr_floats(c, "aspect_ratios", ars_in, 32);
+  pd_attr_floats(c, "variances", var, 4);
+  bool flip = pd_attr_b(c, "flip", false), clip = pd_attr_b(c, "clip", false);
+  bool mm_order = pd_attr_b(c, "min_max_aspect_ratios_order", false);
+  float offset = (float)pd_attr_f(c, "offset", 0.5);
+  if (n_min < 1 || (n_max > 0 && n_max != n_min))
+    return pd_fail(c, DY_STATUS_INVALID_ARGUMENT, "min_sizes / max_sizes");
+  if (n_max < 0)
+    n_max = 0;
+  int n_ar = 0;
+  ars[n_ar++] = 1.0f;
+  for (int i = 0; i < n_ar_in; i++) {
+    bool seen = false;
+    for (int j = 0; j < n_ar; j++)
+      seen |= fabsf(ars_in[i] - ars[j]) < 1e-6f;
+    if (seen)
+      continue;
+    ars[n_ar++] = ars_in[i];
+    if (flip && n_ar < 64)
+      ars[n_ar++] = 1.0f / ars_in[i];
+  }
+  int64_t H = ft->shape[2], W = ft->shape[3], P = (int64_t)n_ar * n_min + n_max;
+  float img_h = (float)it->shape[2], img_w = (float)it->shape[3];
+  float sw = (float)pd_attr_f(c, "step_w", 0), sh = (float)pd_attr_f(c, "step_h", 0);
+  if (sw == 0 || sh == 0)
+    sw = img_w / (float)W, sh = img_h / (float)H;
+  int64_t n = 0;
+  PD_TRY(pd_checked_numel(c, (int64_t[]){H, W, P, 4}, 4, "prior_box's output", &n));
+  float *box = malloc((size_t)n * sizeof *box), *vb = malloc((size_t)n * sizeof *vb);
+  if (!box || !vb) {
+    free(box);
+    free(vb);
+    return pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  }
+  float *b = box;
+#define PUT(bw, bh)                                                   \
+  do {                                                                \
+    b[0] = (cx - (bw)) / img_w, b[1] = (cy - (bh)) / img_h;           \
+    b[2] = (cx + (bw)) / img_w, b[3] = (cy + (bh)) / img_h;           \
+    b += 4;                                                           \
+  } while (0)
+  for (int64_t h = 0; h < H; h++)
+    for (int64_t w = 0; w < W; w++) {
+      float cx = ((float)w + offset) * sw, cy = ((float)h + offset) * sh;
+      for (int s = 0; s < n_min; s++) {
+        float m = mins[s];
+        if (mm_order) {
+          PUT(m / 2.0f, m / 2.0f);
+          if (n_max) {
+            float sk = sqrtf(m * maxs[s]) / 2.0f;
+            PUT(sk, sk);
+          }
+          for (int r = 0; r < n_ar; r++)
+            if (fabsf(ars[r] - 1.0f) >= 1e-6f)
+              PUT(m * sqrtf(ars[r]) / 2.0f, m / sqrtf(ars[r]) / 2.0f);
+        } else {
+          for (int r = 0; r < n_ar; r++)
+            PUT(m * sqrtf(ars[r]) / 2.0f, m / sqrtf(ars[r]) / 2.0f);
+          if (n_max) {
+            float sk = sqrtf(m * maxs[s]) / 2.0f;
+            PUT(sk, sk);
+          }
+        }
+      }
+    }
+#undef PUT
+  for (int64_t i = 0; i < n; i++) {
+    if (clip)
+      box[i] = box[i] < 0 ? 0 : box[i] > 1 ? 1 : box[i];
+    vb[i] = var[i % 4];
+  }
+  int64_t shape[4] = {H, W, P, 4};
+  int k;
+  dy_status s = pd_const(c, DY_F32, 4, shape, box, pd_arg(c, true, "Boxes", 0), &k);
+  if (!s && pd_arg(c, true, "Variances", 0))
+    s = pd_const(c, DY_F32, 4, shape, vb, pd_arg(c, true, "Variances", 0), &k);
+  free(box);
+  free(vb);
+  return s;
+}
+
+/* Column k of a [..., 4] tensor, keeping the dim. */
+static dy_status column(pd_ctx *c, int v, int k, int *out) {
+  return pd_slice1(c, v, pd_type(c, v)->rank - 1, k, k + 1, out);
+}
+
+/* box_coder, decode_center_size, axis 0: TargetBox [N, M, 4] (deltas)
+ * against PriorBox [M, 4] (xmin, ymin, xmax, ymax) and PriorBoxVar [M, 4]
+ * (or the variance attribute):
+ *   pw = x2 - x1 (+1 unless box_normalized), pcx = x1 + pw / 2 (same for y)
+ *   cx = v0 t0 pw + pcx, w = exp(v2 t2) pw   (same for y)
+ *   out = [cx - w/2, cy - h/2, cx + w/2, cy + h/2] (-1 on the max side unless
+ *   box_normalized). */
+static dy_status map_box_coder(pd_ctx *c) {
+  char code[32];
+  pd_attr_s(c, "code_type", "encode_center_size", code, sizeof code);
+  if (strcmp(code, "decode_center_size") || pd_attr_i(c, "axis", 0) != 0)
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "box_coder %s with axis %lld (only "
+                   "decode_center_size, axis 0)", code, (long long)pd_attr_i(c, "axis", 0));
+  int pb, pv, tb;
+  PD_TRY(pd_in(c, "PriorBox", 0, &pb));
+  PD_TRY(pd_in_opt(c, "PriorBoxVar", 0, &pv));
+  PD_TRY(pd_in(c, "TargetBox", 0, &tb));
+  bool norm = pd_attr_b(c, "box_normalized", true);
+  if (pv < 0) {
+    float var[4] = {1, 1, 1, 1};
+    int n = pd_attr_floats(c, "variance", var, 4);
+    if (n != 4 && n > 0)
+      return pd_fail(c, DY_STATUS_INVALID_ARGUMENT, "variance of %d values", n);
+    PD_TRY(pd_const(c, DY_F32, 2, (int64_t[]){1, 4}, var, NULL, &pv));
+  }
+  if (pd_type(c, tb)->rank != 3 || pd_type(c, pb)->rank != 2)
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "box_coder needs TargetBox [N, M, 4] and "
+                   "PriorBox [M, 4]");
+  int p[4], v[4], t[4], one, half;
+  for (int k = 0; k < 4; k++) {
+    PD_TRY(column(c, pb, k, &p[k]));
+    PD_TRY(column(c, pv, k, &v[k]));
+    PD_TRY(column(c, tb, k, &t[k]));
+  }
+  PD_TRY(pd_const_f32(c, norm ? 0.0f : 1.0f, &one));
+  PD_TRY(pd_const_f32(c, 0.5f, &half));
+  int res[4];
+  for (int d = 0; d < 2; d++) { /* d = 0: x, 1: y */
+    int pw, pc, cc, sz, hs, tmp;
+    PD_TRY(pd_binary(c, "sub", p[2 + d], p[d], NULL, &pw));
+    PD_TRY(pd_binary(c, "add", pw, one, NULL, &pw));
+    PD_TRY(pd_binary(c, "mul", pw, half, NULL, &tmp));
+    PD_TRY(pd_binary(c, "add", p[d], tmp, NULL, &pc));
+    PD_TRY(pd_binary(c, "mul", v[d], t[d], NULL, &cc));
+    PD_TRY(pd_binary(c, "mul", cc, pw, NULL, &cc));
+    PD_TRY(pd_binary(c, "add", cc, pc, NULL, &cc));
+    PD_TRY(pd_binary(c, "mul", v[2 + d], t[2 + d], NULL, &sz));
+    PD_TRY(pd_unary(c, "exp", sz, NULL, &sz));
+    PD_TRY(pd_binary(c, "mul", sz, pw, NULL, &sz));
+    PD_TRY(pd_binary(c, "mul", sz, half, NULL, &hs));
+    PD_TRY(pd_binary(c, "sub", cc, hs, NULL, &res[d]));
+    PD_TRY(pd_binary(c, "add", cc, hs, NULL, &tmp));
+    PD_TRY(pd_binary(c, "sub", tmp, one, NULL, &res[2 + d]));
+  }
+  int o;
+  dy_attr a = DY_ATTR_I("axis", 2);
+  return pd_op(c, "concat", res, 4, &a, 1, pd_out_name(c, "OutputBox"), &o);
+}
+
+/* ------------------------------------------------------------------ */
+/* interpolation, pixel_shuffle                                        */
+/* ------------------------------------------------------------------ */
+
+/* Resample axis `ax` of x (size in) to size out: nearest, or linear with
+ * Paddle's source coordinates. */
+static dy_status resample(pd_ctx *c, int x, int ax, int64_t in, int64_t out, float scale_attr,
+                          bool linear, bool align_corners, int align_mode, const char *name,
+                          int *res) {
+  float ratio;
+  if (out > 1 && align_corners)
+    ratio = (float)(in - 1) / (float)(out - 1);
+  else if (scale_attr > 0 && !align_corners)
+    ratio = 1.0f / scale_attr;
+  else
+    ratio = out > 0 ? (float)in / (float)out : 0.0f;
+  int64_t *i0 = malloc((size_t)out * sizeof *i0), *i1 = malloc((size_t)out * sizeof *i1);
+  float *w0 = malloc((size_t)out * sizeof *w0), *w1 = malloc((size_t)out * sizeof *w1);
+  dy_status s = DY_OK;
+  if (!i0 || !i1 || !w0 || !w1) {
+    s = pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+    goto done;
+  }
+  for (int64_t k = 0; k < out; k++) {
+    if (!linear) {
+      int64_t src = align_corners ? (int64_t)(ratio * (float)k + 0.5f) : (int64_t)(ratio * (float)k);
+      i0[k] = src < in ? src : in - 1;
+      continue;
+    }
+    bool half = align_mode == 0 && !align_corners;
+    float src = half ? ratio * ((float)k + 0.5f) - 0.5f : ratio * (float)k;
+    if (src < 0)
+      src = 0;
+    int64_t lo = (int64_t)src;
+    if (lo > in - 1)
+      lo = in - 1;
+    i0[k] = lo;
+    i1[k] = lo + (lo < in - 1 ? 1 : 0);
+    w1[k] = src - (float)lo;
+    w0[k] = 1.0f - w1[k];
+  }
+  int r = pd_type(c, x)->rank, k0, g0;
+  dy_attr ga = DY_ATTR_I("axis", ax);
+  if ((s = pd_const(c, DY_I64, 1, &out, i0, NULL, &k0)) ||
+      (s = pd_op(c, "gather", (int[]){x, k0}, 2, &ga, 1, linear ? NULL : name, &g0)))
+    goto done;
+  *res = g0;
+  if (linear) {
+    int64_t wshape[DY_MAX_DIMS];
+    int wr = r - ax;
+    wshape[0] = out;
+    for (int i = 1; i < wr; i++)
+      wshape[i] = 1;
+    int k1, g1, c0, c1, m0, m1;
+    if ((s = pd_const(c, DY_I64, 1, &out, i1, NULL, &k1)) ||
+        (s = pd_op(c, "gather", (int[]){x, k1}, 2, &ga, 1, NULL, &g1)) ||
+        (s = pd_const(c, DY_F32, wr, wshape, w0, NULL, &c0)) ||
+        (s = pd_const(c, DY_F32, wr, wshape, w1, NULL, &c1)) ||
+        (s = pd_binary(c, "mul", g0, c0, NULL, &m0)) || (s = pd_binary(c, "mul", g1, c1, NULL, &m1)) ||
+        (s = pd_binary(c, "add", m0, m1, name, res)))
+      goto done;
+  }
+done:
+  free(i0);
+  free(i1);
+  free(w0);
+  free(w1);
+  return s;
+}
+
+static dy_status map_interp(pd_ctx *c, bool linear, bool v2) {
+  int x, o;
+  PD_TRY(pd_in(c, "X", 0, &x));
+  static const char *const tensors[] = {"OutSize", "SizeTensor", "Scale"};
+  for (int i = 0; i < 3; i++)
+    PD_TRY(pd_no_input(c, tensors[i], "the output size"));
+  bool nhwc = pd_is_nhwc(c, "data_layout");
+  const char *on = pd_out_name(c, "Out");
+  if (pd_type(c, x)->rank != 4)
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "only 2-D interpolation (rank-4 input)");
+  if (nhwc)
+    PD_TRY(pd_transpose(c, x, 4, (int64_t[]){0, 3, 1, 2}, NULL, &x));
+  PD_TRY(pd_need_static_dim(c, x, 2, "interpolation"));
+  PD_TRY(pd_need_static_dim(c, x, 3, "interpolation"));
+  int64_t in[2] = {pd_type(c, x)->shape[2], pd_type(c, x)->shape[3]};
+  int64_t out[2] = {pd_attr_i(c, "out_h", -1), pd_attr_i(c, "out_w", -1)};
+  float sc[2] = {0, 0};
+  if (v2) {
+    float s[2];
+    int n = pd_attr_floats(c, "scale", s, 2);
+    if (n == 1)
+      sc[0] = sc[1] = s[0];
+    else if (n == 2)
+      sc[0] = s[0], sc[1] = s[1];
+  } else {
+    sc[0] = sc[1] = (float)pd_attr_f(c, "scale", 0.0);
+  }
+  bool by_scale = !(out[0] > 0 && out[1] > 0);
+  for (int d = 0; d < 2; d++) {
+    if (by_scale) {
+      if (!(sc[d] > 0))
+        return pd_fail(c, DY_STATUS_INVALID_ARGUMENT, "neither out_h/out_w nor scale given");
+      double o = (double)((float)in[d] * sc[d]);
+      if (!(o >= 1 && o <= 1 << 24))
+        return pd_fail(c, DY_STATUS_INVALID_ARGUMENT, "scale %g gives an output size %g", sc[d], o);
+      out[d] = (int64_t)o;
+    } else {
+      sc[d] = 0; /* the ratio comes from the sizes */
+    }
+  }
+  for (int d = 0; d < 2; d++)
+    if (out[d] < 1 || out[d] > 1 << 24)
+      return pd_fail(c, DY_STATUS_INVALID_ARGUMENT, "output size %lld", (long long)out[d]);
+  bool ac = pd_attr_b(c, "align_corners", true);
+  int mode = (int)pd_attr_i(c, "align_mode", 1);
+  PD_TRY(resample(c, x, 2, in[0], out[0], sc[0], linear, ac, mode, NULL, &x));
+  PD_TRY(resample(c, x, 3, in[1], out[1], sc[1], linear, ac, mode, nhwc ? NULL : on, &o));
+  if (nhwc)
+    PD_TRY(pd_transpose(c, o, 4, (int64_t[]){0, 2, 3, 1}, on, &o));
+  return DY_OK;
+}
+
+static dy_status map_nearest_interp(pd_ctx *c) { return map_interp(c, false, false); }
+static dy_status map_nearest_interp_v2(pd_ctx *c) { return map_interp(c, false, true); }
+static dy_status map_bilinear_interp(pd_ctx *c) { return map_interp(c, true, false); }
+static dy_status map_bilinear_interp_v2(pd_ctx *c) { return map_interp(c, true, true); }
+
+static dy_status map_pixel_shuffle(pd_ctx *c) {
+  int x, o;
+  PD_TRY(pd_in(c, "X", 0, &x));
+  if (pd_is_nhwc(c, "data_format"))
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "data_format NHWC");
+  int64_t r = pd_attr_i(c, "upscale_factor", 1);
+  const dy_type *t = pd_type(c, x);
+  if (t->rank != 4 || r < 1 || t->shape[1] < 0 || t->shape[1] % (r * r) || t->shape[2] < 0 ||
+      t->shape[3] < 0)
+    return pd_fail(c, DY_STATUS_INVALID_ARGUMENT, "needs a static [N, C*r*r, H, W] input");
+  int64_t C = t->shape[1] / (r * r), H = t->shape[2], W = t->shape[3];
+  int64_t n0 = t->shape[0] < 0 ? 0 : t->shape[0];
+  PD_TRY(pd_reshape(c, x, 6, (int64_t[]){n0, C, r, r, H, W}, NULL, &x));
+  PD_TRY(pd_transpose(c, x, 6, (int64_t[]){0, 1, 4, 2, 5, 3}, NULL, &x));
+  return pd_reshape(c, x, 4, (int64_t[]){n0, C, H * r, W * r}, pd_out_name(c, "Out"), &o);
+}
+
+const pd_mapper pd_mappers_ext[] = {
+    {"fill_constant_batch_size_like", map_fill_constant_batch_size_like},
+    {"rnn", map_rnn},
+    {"prior_box", map_prior_box},
+    {"box_coder", map_box_coder},
+    {"nearest_interp", map_nearest_interp},
+    {"nearest_interp_v2", map_nearest_interp_v2},
+    {"bilinear_interp", map_bilinear_interp},
+    {"bilinear_interp_v2", map_bilinear_interp_v2},
+    {"pixel_shuffle", map_pixel_shuffle},
+    {NULL, NULL},
+};
