@@ -118,7 +118,9 @@ static dy_status scalar(parser *ps, int64_t *i, double *d, bool *is_float) {
     *i = strtoll(at, &iend, 10);
     end = iend;
   } else {
-    *i = (int64_t)v;
+    /* an integer field written as a float: truncated, NaN as 0 and
+     * anything beyond int64 (inf included) as its end */
+    *i = v != v ? 0 : v >= 0x1p63 ? INT64_MAX : v < -0x1p63 ? INT64_MIN : (int64_t)v;
   }
   *d = *is_float ? v : (double)*i;
   ps->pos = (size_t)(end - ps->s);
