@@ -41,6 +41,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "dy_checked.h"
+
 #define DY_MAX_DIMS 8
 #define DY_VERSION_STRING "0.1.0"
 
@@ -119,10 +121,23 @@ typedef struct {
   int64_t shape[DY_MAX_DIMS];
 } dy_type;
 
-/* Number of elements, or -1 if any dim is dynamic. */
+/* Number of elements, or -1 if any dim is dynamic. Sizes are checked where
+ * types are made (dy_type_check: inference, loaders, the parser); on a
+ * type that was not, a count over DY_MAX_NUMEL (dy_checked.h) saturates at
+ * DY_MAX_NUMEL + 1, which every size check rejects, and never wraps. */
 int64_t dy_type_numel(const dy_type *t);
-/* Number of elements with every dynamic dim set to batch. */
+/* Number of elements with every dynamic dim set to batch (saturating as
+ * dy_type_numel). */
 int64_t dy_type_numel_at(const dy_type *t, int64_t batch);
+/* Bytes of t with every dynamic dim set to batch (>= 1): false when a dim
+ * is below -1 or the size exceeds DY_MAX_TENSOR_BYTES. */
+bool dy_type_bytes_at(const dy_type *t, int64_t batch, int64_t *out);
+/* DY_OK when t is well formed (rank in [0, DY_MAX_DIMS], dims >= -1, a
+ * known dtype) and its static part (the batch counted as 1) fits in
+ * DY_MAX_TENSOR_BYTES; else an error "<op>: <what> f32[...] ..." at op's
+ * line (op may be NULL: then what alone names the tensor). */
+dy_status dy_type_check(const dy_type *t, const struct dy_op *op, const char *what,
+                        dy_error *err);
 bool dy_type_is_static(const dy_type *t);
 bool dy_type_equal(const dy_type *a, const dy_type *b);
 /* "f32[-1,10]" into buf; returns buf. */

@@ -33,7 +33,12 @@ dy_status dy_infer(const dy_op *op, const dy_type *in, int n_in, dy_type *out,
     if (in[i].rank < 0 || in[i].rank > DY_MAX_DIMS)
       return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                          "%s: input %d has rank %d", info->name, i, in[i].rank);
-  return dy_infer_table[op->kind](op, in, n_in, out, err);
+  dy_status s = dy_infer_table[op->kind](op, in, n_in, out, err);
+  /* every output type inference makes is checked once here: no shape rule
+   * can hand on a size that wraps or exceeds DY_MAX_TENSOR_BYTES */
+  for (int i = 0; s == DY_OK && i < info->n_out; i++)
+    s = dy_type_check(&out[i], op, info->n_out > 1 ? "an output" : "the output", err);
+  return s;
 }
 
 dy_status dy_normalize_axis(const dy_op *op, int64_t axis, int rank, int *out,
@@ -287,8 +292,10 @@ dy_status dy_infer_reshape(const dy_op *op, const dy_type *in, int n,
     if (i != infer_at) {
       if (d < 0)
         q++;
-      else
-        known *= d;
+      else if (!dy_ck_mul(known, d, &known) || known > DY_MAX_NUMEL)
+        return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                           "reshape: target %s is larger than the maximum tensor size "
+                           "(%lld elements)", ss, (long long)DY_MAX_NUMEL);
     }
   }
   int p;

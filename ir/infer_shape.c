@@ -439,7 +439,13 @@ dy_status dy_infer_pad(const dy_op *op, const dy_type *in, int n_,
                            (long long)e);
       continue;
     }
-    if (b < -dim || e < -dim || dim + b + e < 0)
+    int64_t padded;
+    if (!dy_ck_add(dim, b, &padded) || !dy_ck_add(padded, e, &padded) ||
+        padded > DY_MAX_NUMEL)
+      return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                         "pad: paddings (%lld, %lld) of dim %d make it larger than the "
+                         "maximum tensor size", (long long)b, (long long)e, d);
+    if (b < -dim || e < -dim || padded < 0)
       return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                          "pad: paddings (%lld, %lld) crop dim %d of size %lld "
                          "below 0", (long long)b, (long long)e, d, (long long)dim);
@@ -452,7 +458,7 @@ dy_status dy_infer_pad(const dy_op *op, const dy_type *in, int n_,
     if (edge && kept == 0 && (b > 0 || e > 0))
       return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                          "pad: edge padding of the empty dim %d", d);
-    out->shape[d] = dim + b + e;
+    out->shape[d] = padded;
   }
   return DY_OK;
 }

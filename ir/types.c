@@ -23,21 +23,64 @@ bool dy_dtype_from_name(const char *s, dy_dtype *out) {
   return false;
 }
 
-int64_t dy_type_numel(const dy_type *t) {
+/* The element count with dynamic dims set to batch (batch < 0: -1 when
+ * any is dynamic), saturating at DY_MAX_NUMEL + 1. */
+static int64_t numel_sat(const dy_type *t, int64_t batch) {
   int64_t n = 1;
+  bool zero = false;
   for (int i = 0; i < t->rank; i++) {
-    if (t->shape[i] < 0)
+    int64_t d = t->shape[i] < 0 ? batch : t->shape[i];
+    if (d < 0)
       return -1;
-    n *= t->shape[i];
+    if (d == 0)
+      zero = true;
+    else if (!dy_ck_mul(n, d, &n) || n > DY_MAX_NUMEL)
+      n = DY_MAX_NUMEL + 1;
   }
-  return n;
+  return zero ? 0 : n;
 }
 
+int64_t dy_type_numel(const dy_type *t) { return numel_sat(t, -1); }
+
 int64_t dy_type_numel_at(const dy_type *t, int64_t batch) {
-  int64_t n = 1;
+  return numel_sat(t, batch < 0 ? 0 : batch);
+}
+
+bool dy_type_bytes_at(const dy_type *t, int64_t batch, int64_t *out) {
+  int64_t shape[DY_MAX_DIMS], n;
+  if (t->rank < 0 || t->rank > DY_MAX_DIMS || batch < 1)
+    return false;
+  for (int i = 0; i < t->rank; i++) {
+    if (t->shape[i] < -1)
+      return false;
+    shape[i] = t->shape[i] < 0 ? batch : t->shape[i];
+  }
+  return dy_ck_numel(shape, t->rank, &n) && dy_ck_bytes(n, dy_dtype_size(t->dtype), out);
+}
+
+dy_status dy_type_check(const dy_type *t, const dy_op *op, const char *what,
+                        dy_error *err) {
+  const char *on = op ? dy_op_name(op->kind) : NULL;
+  if ((unsigned)t->dtype >= DY_DTYPE_COUNT)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT, "%s%s%s has dtype %d",
+                       on ? on : "", on ? ": " : "", what, (int)t->dtype);
+  if (t->rank < 0 || t->rank > DY_MAX_DIMS)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "%s%s%s has rank %d (at most %d)", on ? on : "", on ? ": " : "",
+                       what, t->rank, DY_MAX_DIMS);
+  char ts[160];
   for (int i = 0; i < t->rank; i++)
-    n *= t->shape[i] < 0 ? batch : t->shape[i];
-  return n;
+    if (t->shape[i] < -1)
+      return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                         "%s%s%s %s has a negative dim", on ? on : "", on ? ": " : "",
+                         what, dy_type_str(t, ts, sizeof ts));
+  int64_t bytes;
+  if (!dy_type_bytes_at(t, 1, &bytes))
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "%s%s%s %s is larger than the maximum tensor size (%lld bytes)",
+                       on ? on : "", on ? ": " : "", what, dy_type_str(t, ts, sizeof ts),
+                       (long long)DY_MAX_TENSOR_BYTES);
+  return DY_OK;
 }
 
 bool dy_type_is_static(const dy_type *t) { return dy_type_numel(t) >= 0; }

@@ -18,7 +18,7 @@
  * scoped to one import, which is how onnx_control.c unrolls them.
  *
  * The dynamic batch inside shape arithmetic: Shape of a tensor whose dim is
- * the batch gives a "shape value" whose entry is OX_BATCH (see
+ * the batch gives a "shape value" whose entry is flagged as the batch (see
  * onnx_internal.h); data-movement ops carry it, Reshape maps it back to 0
  * (copy the input's batch dim) or -1 (infer), Expand to -1 (keep). Every
  * other use is one clear error naming the node.
@@ -137,6 +137,7 @@ static bool bind_scoped(ox_ctx *c, const char *name, ox_value *v) {
 
 void ox_free_const(ox_const *k) {
   if (k) {
+    free(k->batch);
     free(k->data);
     free(k);
   }
@@ -176,20 +177,36 @@ static void free_values(ox_ctx *c) {
 bool ox_is_const(const ox_value *v) { return v && v->c && !v->sym; }
 
 size_t ox_type_bytes(const dy_type *t) {
-  int64_t n = dy_type_numel(t);
-  return n > 0 ? (size_t)n * dy_dtype_size(t->dtype) : 0;
+  int64_t b;
+  return dy_type_is_static(t) && dy_type_bytes_at(t, 1, &b) ? (size_t)b : 0;
 }
 
-/* Mark v symbolic if any of its i64 entries is OX_BATCH. */
 void ox_update_sym(ox_value *v) {
   v->sym = false;
-  if (!v->c || v->type.dtype != DY_I64)
+  if (!v->c || !v->c->batch)
     return;
   int64_t n = dy_type_numel(&v->type);
-  const int64_t *d = v->c->data;
   for (int64_t i = 0; i < n; i++)
-    if (d[i] == OX_BATCH)
+    if (v->c->batch[i])
       v->sym = true;
+}
+
+dy_status ox_mark_batch(ox_ctx *c, ox_value *v, int64_t i) {
+  int64_t n = dy_type_numel(&v->type);
+  if (!v->c || v->type.dtype != DY_I64 || i < 0 || i >= n)
+    return ox_fail(c, DY_STATUS_INTERNAL, "marking entry %lld of '%s' as the batch",
+                   (long long)i, v->name ? v->name : "");
+  if (!v->c->batch && !(v->c->batch = calloc((size_t)n, 1)))
+    return ox_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  v->c->batch[i] = 1;
+  ((int64_t *)v->c->data)[i] = 0;
+  v->sym = true;
+  return DY_OK;
+}
+
+bool ox_is_batch(const ox_value *v, int64_t i) {
+  return v && v->c && v->c->batch && i >= 0 && i < dy_type_numel(&v->type) &&
+         v->c->batch[i];
 }
 
 ox_value *ox_new_const(ox_ctx *c, dy_dtype dt, int rank, const int64_t *shape,
@@ -197,6 +214,11 @@ ox_value *ox_new_const(ox_ctx *c, dy_dtype dt, int rank, const int64_t *shape,
   dy_type t = {.dtype = dt, .rank = rank};
   for (int i = 0; i < rank; i++)
     t.shape[i] = shape[i];
+  dy_error te = {0};
+  if (dy_type_check(&t, NULL, "a constant", &te) || !dy_type_is_static(&t)) {
+    ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "%s", te.msg[0] ? te.msg : "a constant of a dynamic shape");
+    return NULL;
+  }
   ox_value *v = ox_new_value(c, NULL, &t);
   ox_const *k = calloc(1, sizeof *k);
   size_t nb = ox_type_bytes(&t);

@@ -7,11 +7,14 @@
  *     Constant node, or any op whose inputs are all constants, computed with
  *     the runtime's reference kernels), held host-side in `cval` and only
  *     turned into a persistable var when a run-time op reads it;
- *   - a shape value: a constant 1-D (or 0-D) i64 whose entries may be
- *     OX_BATCH, the dynamic batch size (what Shape gives for an input with a
- *     dim_param). Shape arithmetic (Gather, Unsqueeze, Concat, Slice, ...)
- *     carries OX_BATCH along; Reshape and Expand turn it back into 0/-1;
- *     anything else reading it is an error naming the node;
+ *   - a shape value: a constant 1-D (or 0-D) i64 some of whose entries are
+ *     the dynamic batch size (what Shape gives for an input with a
+ *     dim_param), marked in a per-element flag array beside the data
+ *     (ox_const.batch), never by a magic number, so no value a file holds
+ *     (INT64_MIN included: Slice's "to the start") can be taken for the
+ *     batch. Shape arithmetic (Gather, Unsqueeze, Concat, Slice, ...)
+ *     carries the flags along; Reshape and Expand turn a batch entry back
+ *     into 0/-1; anything else reading it is an error naming the node;
  *   - a run-time value: a var of the Program.
  * Mappers build ops through ox_op(), which folds when every input is a
  * constant and otherwise appends to the Program, so a shape subgraph of a
@@ -25,13 +28,13 @@
 #include "dy_frontends.h"
 #include "onnx.pb-c.h"
 
-/* The dynamic batch size inside a shape value. */
-#define OX_BATCH INT64_MIN
-
 /* Constant data: type and host bytes (malloc'd, owned by the value). */
 typedef struct {
   dy_type type;
   void *data;
+  /* a shape value's flags: batch[i] != 0 when entry i is the dynamic batch
+   * (its data entry is then 0 and means nothing); NULL when none is */
+  unsigned char *batch;
 } ox_const;
 
 typedef struct ox_value {
@@ -39,7 +42,7 @@ typedef struct ox_value {
   dy_type type;          /* -1 dims: the batch                              */
   int var;               /* Program var, -1 until materialised              */
   ox_const *c;           /* constant data, or NULL                          */
-  bool sym;              /* c is a shape value holding OX_BATCH entries     */
+  bool sym;              /* c is a shape value with batch entries           */
   bool weight;           /* c is an f32 initializer's data, maybe reshaped
                             or transposed: a trainable var once materialised */
   int graph_input;       /* index among graph inputs for a feed, else -1    */
@@ -108,8 +111,13 @@ dy_status ox_check_attrs(ox_ctx *c, const char *known);
 ox_value *ox_new_value(ox_ctx *c, const char *name, const dy_type *t);
 /* Bytes of data of a static type. */
 size_t ox_type_bytes(const dy_type *t);
-/* Mark v symbolic if any of its i64 entries is OX_BATCH. */
+/* Mark v symbolic if any of its entries is flagged as the batch. */
 void ox_update_sym(ox_value *v);
+/* Flag entry i of constant i64 v as the dynamic batch (v becomes a shape
+ * value). DY_OK, or out of memory. */
+dy_status ox_mark_batch(ox_ctx *c, ox_value *v, int64_t i);
+/* True when entry i of shape value v is the dynamic batch. */
+bool ox_is_batch(const ox_value *v, int64_t i);
 
 /* Constants. */
 ox_value *ox_new_const(ox_ctx *c, dy_dtype dt, int rank, const int64_t *shape,
@@ -119,8 +127,8 @@ ox_value *ox_const_i64(ox_ctx *c, int64_t v);
 ox_value *ox_const_bool(ox_ctx *c, bool v);
 ox_value *ox_const_i64s(ox_ctx *c, int n, const int64_t *v); /* 1-D */
 /* A constant input's i64 values (converted from bool); the value must be a
- * constant (else an error naming the input and why: `what`). OX_BATCH
- * entries are allowed only with allow_sym. *vals points into the value. */
+ * constant (else an error naming the input and why: `what`). Batch
+ * entries (ox_is_batch; their data is 0) are allowed only with allow_sym. *vals points into the value. */
 dy_status ox_get_ints(ox_ctx *c, ox_value *v, const char *what, bool allow_sym,
                       const int64_t **vals, int64_t *n);
 dy_status ox_get_floats(ox_ctx *c, ox_value *v, const char *what,

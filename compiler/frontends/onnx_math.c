@@ -17,8 +17,9 @@
 /* elementwise binary ops                                              */
 /* ------------------------------------------------------------------ */
 
-/* Arithmetic on shape values (rank <= 1, i64): OX_BATCH survives x*1,
- * x/1, x+0, x-0; anything else would compute with the batch size. */
+/* Arithmetic on shape values (rank <= 1, i64): a batch entry survives
+ * x*1, x/1, x+0, x-0; anything else would compute with the batch size.
+ * Other entries are computed with overflow checks. */
 static dy_status sym_arith(ox_ctx *c, const char *op, ox_value *a, ox_value *b,
                            ox_value **out) {
   if (!a->c || !b->c || a->type.dtype != DY_I64 || b->type.dtype != DY_I64 ||
@@ -37,27 +38,34 @@ static dy_status sym_arith(ox_ctx *c, const char *op, ox_value *a, ox_value *b,
   const int64_t *x = a->c->data, *y = b->c->data;
   int64_t *z = o->c->data;
   for (int64_t i = 0; i < n; i++) {
-    int64_t p = x[na == 1 ? 0 : i], q = y[nb == 1 ? 0 : i];
-    bool bp = p == OX_BATCH, bq = q == OX_BATCH;
-    if (strcmp(op, "mul") == 0 && (bp || bq) && (bp ? q : p) == 1)
-      z[i] = OX_BATCH;
-    else if ((strcmp(op, "div") == 0 && bp && q == 1) ||
-             ((strcmp(op, "add") == 0 || strcmp(op, "sub") == 0) && bp && q == 0) ||
-             (strcmp(op, "add") == 0 && bq && p == 0))
-      z[i] = OX_BATCH;
-    else if (bp || bq)
+    int64_t ia = na == 1 ? 0 : i, ib = nb == 1 ? 0 : i;
+    int64_t p = x[ia], q = y[ib];
+    bool bp = ox_is_batch(a, ia), bq = ox_is_batch(b, ib), ok = true;
+    if ((strcmp(op, "mul") == 0 && (bp || bq) && !(bp && bq) && (bp ? q : p) == 1) ||
+        (strcmp(op, "div") == 0 && bp && !bq && q == 1) ||
+        ((strcmp(op, "add") == 0 || strcmp(op, "sub") == 0) && bp && !bq && q == 0) ||
+        (strcmp(op, "add") == 0 && bq && !bp && p == 0)) {
+      TRY(ox_mark_batch(c, o, i));
+      continue;
+    }
+    if (bp || bq)
       return ox_fail(c, DY_STATUS_UNSUPPORTED,
                      "%s computes with the dynamic batch size (a shape value)", op);
-    else if (strcmp(op, "mul") == 0)
-      z[i] = p * q;
+    if (strcmp(op, "mul") == 0)
+      ok = dy_ck_mul(p, q, &z[i]);
     else if (strcmp(op, "add") == 0)
-      z[i] = p + q;
+      ok = dy_ck_add(p, q, &z[i]);
     else if (strcmp(op, "sub") == 0)
-      z[i] = p - q;
-    else if (q != 0)
-      z[i] = p / q;
-    else
+      ok = dy_ck_sub(p, q, &z[i]);
+    else if (q == 0)
       return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "division by zero");
+    else if (p == INT64_MIN && q == -1)
+      ok = false;
+    else
+      z[i] = p / q;
+    if (!ok)
+      return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "%s of shape values %lld and %lld "
+                     "overflows int64", op, (long long)p, (long long)q);
   }
   *out = o;
   return DY_OK;

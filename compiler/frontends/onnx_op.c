@@ -7,8 +7,9 @@
  * runtime's reference kernel and the result is a new constant (this is how
  * shape subgraphs fold away at import time); otherwise the constant inputs
  * become persistable vars and the op is appended to the Program. Values
- * holding the dynamic batch (OX_BATCH) may only flow through the ops that
- * move data.
+ * holding the dynamic batch (shape values) may only flow through the ops
+ * that move data: the fold runs the kernel a second time on the batch
+ * flags (0/1 as i64) to move them as it moves the entries.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +52,7 @@ static bool complete_attrs(dy_op_kind k, const dy_attr *attrs, int n, dy_attr *f
   return true;
 }
 
-/* Ops that only move data: they may fold on shape values (OX_BATCH entries
+/* Ops that only move data: they may fold on shape values (the batch flags
  * travel with the data). */
 static bool moves_data(const char *op) {
   static const char *const ok[] = {"gather", "concat", "slice", "squeeze", "unsqueeze",
@@ -96,6 +97,60 @@ dy_status ox_materialize(ox_ctx *c, ox_value *v) {
   c->p->vars[id]->trainable = v->weight;
   v->var = id;
   return DY_OK;
+}
+
+/* A shape-value fold moved the entries; move their batch flags the same
+ * way: the kernel again, each data input (every input of concat, else the
+ * first) replaced by its flags as i64 0/1, and the outputs' non-zero
+ * entries flagged. ti holds the inputs' tensors, out the folded values. */
+static dy_status fold_batch_flags(ox_ctx *c, const dy_op *op, ox_value *const *in, int n_in,
+                                  dy_tensor *ti, ox_value **out, int n_out) {
+  bool all = op->kind == DY_OP_CONCAT;
+  dy_tensor fi[16], fo[8];
+  dy_tensor *pi[16], *po[8];
+  void *bufs[24] = {0};
+  int n_bufs = 0;
+  dy_status s = DY_OK;
+  for (int i = 0; i < n_in && !s; i++) {
+    fi[i] = ti[i];
+    pi[i] = &fi[i];
+    if (!all && i > 0)
+      continue;
+    if (in[i]->type.dtype != DY_I64) {
+      s = ox_fail(c, DY_STATUS_UNSUPPORTED, "%s of a shape value with a non-int64 operand",
+                  dy_op_name(op->kind));
+      break;
+    }
+    int64_t n = dy_type_numel(&in[i]->type);
+    int64_t *f = calloc((size_t)(n > 0 ? n : 1), sizeof *f);
+    if (!(bufs[n_bufs++] = f)) {
+      s = ox_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+      break;
+    }
+    for (int64_t j = 0; j < n; j++)
+      f[j] = ox_is_batch(in[i], j);
+    fi[i].data = f;
+  }
+  for (int i = 0; i < n_out && !s; i++) {
+    int64_t n = dy_type_numel(&out[i]->type);
+    fo[i] = (dy_tensor){.type = out[i]->type, .nbytes = ox_type_bytes(&out[i]->type),
+                        .refcount = 1, .borrowed = true, .var = -1};
+    if (!(fo[i].data = bufs[n_bufs++] = calloc((size_t)(n > 0 ? n : 1), sizeof(int64_t))))
+      s = ox_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+    po[i] = &fo[i];
+  }
+  dy_error e = {0};
+  if (!s && (s = dy_kernel_table[op->kind](op, pi, n_in, po, &e)))
+    s = ox_fail(c, s, "folding %s: %s", dy_op_name(op->kind), e.msg);
+  for (int i = 0; i < n_out && !s; i++) {
+    const int64_t *f = fo[i].data;
+    for (int64_t j = 0; j < dy_type_numel(&out[i]->type) && !s; j++)
+      if (f[j])
+        s = ox_mark_batch(c, out[i], j);
+  }
+  for (int i = 0; i < n_bufs; i++)
+    free(bufs[i]);
+  return s;
 }
 
 dy_status ox_op_n(ox_ctx *c, const char *opname, ox_value *const *in, int n_in,
@@ -160,10 +215,9 @@ dy_status ox_op_n(ox_ctx *c, const char *opname, ox_value *const *in, int n_in,
     s = dy_kernel_table[k](&op, pi, n_in, po, &e);
     if (s)
       return ox_fail(c, s, "folding %s: %s", opname, e.msg);
+    if (any_sym && (s = fold_batch_flags(c, &op, in, n_in, ti, out, n_out)))
+      return s;
     for (int i = 0; i < n_out; i++) {
-      ox_update_sym(out[i]);
-      if (!any_sym)
-        out[i]->sym = false;
       /* a weight reshaped or transposed (a conv bias to [C, 1, 1]) is still
        * one, element for element */
       out[i]->weight = in[0]->weight && rearranges(opname);

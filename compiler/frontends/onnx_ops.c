@@ -145,7 +145,7 @@ static dy_status map_constant_of_shape(ox_ctx *c) {
 }
 
 /* Shape(data) attributes: start (0), end (rank) (opset 15). A dim that is
- * the batch becomes OX_BATCH: a shape value. */
+ * the batch becomes a batch entry: a shape value. */
 static dy_status map_shape(ox_ctx *c) {
   ox_value *x;
   TRY(ox_check_attrs(c, "start end"));
@@ -161,8 +161,14 @@ static dy_status map_shape(ox_ctx *c) {
   int64_t dims[DY_MAX_DIMS];
   int n = 0;
   for (int64_t i = start; i < end; i++)
-    dims[n++] = x->type.shape[i] < 0 ? OX_BATCH : x->type.shape[i];
-  OUT(0, ox_const_i64s(c, n, dims));
+    dims[n++] = x->type.shape[i] < 0 ? 0 : x->type.shape[i];
+  ox_value *v = ox_const_i64s(c, n, dims);
+  if (!v)
+    return c->err->status;
+  for (int i = 0; i < n; i++)
+    if (x->type.shape[start + i] < 0)
+      TRY(ox_mark_batch(c, v, i));
+  OUT(0, v);
 }
 
 /* Size(data): the element count (static shapes only). */
@@ -177,7 +183,11 @@ static dy_status map_size(ox_ctx *c) {
       k *= x->type.shape[i] < 0 ? 1 : x->type.shape[i];
     if (k != 1)
       return ox_fail(c, DY_STATUS_UNSUPPORTED, "the size is a multiple of the dynamic batch");
-    n = OX_BATCH;
+    ox_value *v = ox_const_i64(c, 0);
+    if (!v)
+      return c->err->status;
+    TRY(ox_mark_batch(c, v, 0));
+    OUT(0, v);
   }
   OUT(0, ox_const_i64(c, n));
 }

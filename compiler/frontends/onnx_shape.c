@@ -6,7 +6,7 @@
  * Shapes are static (only the batch is a run-time size), so operands that
  * decide a shape (Reshape's shape, Slice's starts, a reduction's axes) must
  * be constants: ox_get_ints names the operand when one is a run-time value.
- * A shape value holding the dynamic batch (OX_BATCH, see onnx_internal.h)
+ * A shape value holding the dynamic batch (batch entries, onnx_internal.h)
  * may flow through the movement ops. Conventions as in onnx_ops.c.
  */
 #include <limits.h>
@@ -19,7 +19,7 @@
 /* ------------------------------------------------------------------ */
 
 /* Reshape(data, shape) attributes: allowzero (0, opset 14). opset < 5:
- * shape attribute. A shape value's OX_BATCH becomes 0 where the input's
+ * shape attribute. A shape value's batch entry becomes 0 where the input's
  * batch dim sits at the same position, else -1 (and an explicit -1 is then
  * resolved from the static dims, the batch cancelling out). */
 static dy_status map_reshape(ox_ctx *c) {
@@ -34,17 +34,20 @@ static dy_status map_reshape(ox_ctx *c) {
     return ox_fail(c, DY_STATUS_UNSUPPORTED, "target rank %lld", (long long)n);
   bool allowzero = ox_attr_i(c, "allowzero", 0) != 0;
   int64_t t[DY_MAX_DIMS];
+  bool isb[DY_MAX_DIMS];
   int n_batch = 0, infer_at = -1;
   for (int i = 0; i < n; i++) {
     t[i] = shape[i];
+    if ((isb[i] = ox_is_batch(sv, i))) {
+      n_batch++;
+      continue;
+    }
     if (t[i] == 0 && allowzero)
       return ox_fail(c, DY_STATUS_UNSUPPORTED, "allowzero with a 0 in the shape (an empty tensor)");
     if (t[i] == 0 && i < x->type.rank && x->type.shape[i] >= 0)
       t[i] = x->type.shape[i]; /* copy a static dim now */
     if (t[i] == -1)
       infer_at = i;
-    if (t[i] == OX_BATCH)
-      n_batch++;
   }
   if (n_batch) {
     int in_dyn = 0;
@@ -60,7 +63,7 @@ static dy_status map_reshape(ox_ctx *c) {
                      "the target shape uses the dynamic batch size in a way dy2stc "
                      "cannot express");
     for (int i = 0; i < n; i++) {
-      if (t[i] != OX_BATCH)
+      if (!isb[i])
         continue;
       if (i < x->type.rank && x->type.shape[i] < 0) {
         t[i] = 0; /* copy the input's batch dim */
@@ -68,10 +71,11 @@ static dy_status map_reshape(ox_ctx *c) {
         if (infer_at >= 0) {
           /* resolve the explicit -1 statically: the batch cancels */
           int64_t known = 1;
+          bool fits = true;
           for (int j = 0; j < n; j++)
             if (j != i && j != infer_at)
-              known *= t[j];
-          if (known <= 0 || in_static % known)
+              fits &= dy_ck_mul(known, t[j], &known);
+          if (!fits || known <= 0 || in_static % known)
             return ox_fail(c, DY_STATUS_SHAPE_MISMATCH, "cannot resolve the target shape");
           t[infer_at] = in_static / known;
         }
@@ -279,7 +283,9 @@ static dy_status map_split(ox_ctx *c) {
 }
 
 /* Slice(data, starts, ends, axes, steps); before opset 10 starts, ends,
- * axes are attributes. An OX_BATCH end means "to the end". */
+ * axes are attributes. A batch entry in ends means "to the end"; any
+ * value a file holds is taken as written (INT64_MIN with a negative step:
+ * to the start, so x[::-1]). */
 static dy_status map_slice(ox_ctx *c) {
   ox_value *x;
   TRY(ox_check_attrs(c, c->opset < 10 ? "starts ends axes" : ""));
@@ -308,14 +314,14 @@ static dy_status map_slice(ox_ctx *c) {
     return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "bad starts/ends/axes/steps lengths");
   for (int i = 0; i < n; i++) {
     st[i] = p[0][i];
-    en[i] = p[1][i] == OX_BATCH ? INT64_MAX : p[1][i];
+    en[i] = c->opset >= 10 && ox_is_batch(ox_in(c, 2), i) ? INT64_MAX : p[1][i];
     ax[i] = p[2] ? p[2][i] : i;
     sp[i] = p[3] ? p[3][i] : 1;
   }
   OUT(0, ox_slice(c, x, (int)n, st, en, ax, sp));
 }
 
-/* Expand(input, shape): bidirectional broadcast. An OX_BATCH entry keeps
+/* Expand(input, shape): bidirectional broadcast. A batch entry keeps
  * the input's batch dim (-1). */
 static dy_status map_expand(ox_ctx *c) {
   ox_value *x, *sv;
@@ -330,7 +336,7 @@ static dy_status map_expand(ox_ctx *c) {
   int64_t t[DY_MAX_DIMS];
   for (int i = 0; i < n; i++) {
     t[i] = shape[i];
-    if (t[i] == OX_BATCH) {
+    if (ox_is_batch(sv, i)) {
       int j = i - (int)(n - x->type.rank);
       if (j < 0 || x->type.shape[j] >= 0)
         return ox_fail(c, DY_STATUS_UNSUPPORTED,
