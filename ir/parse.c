@@ -156,6 +156,10 @@ static dy_status var_decl(parser *ps) {
   dy_status s;
   if ((s = name(ps, nm, sizeof nm)) || (s = expect(ps, ":")) || (s = type(ps, &t)))
     return s;
+  char what[300];
+  snprintf(what, sizeof what, "var '%s'", nm);
+  if ((s = dy_type_check(&t, NULL, what, ps->err)))
+    return dy_error_prefix(ps->err, "line %d", ps->line);
   int v = dy_program_add_var(ps->p, nm, &t);
   if (v < 0)
     return fail(ps, "var '%s' declared twice", nm);
