@@ -41,7 +41,10 @@ results=""
 for t in $TARGETS; do
   mkdir -p "$F/work/$t"
   dict=""
-  case $t in ir|pipeline) dict="-dict=$F/corpus/ir.dict" ;; esac
+  case $t in
+    ir|pipeline) dict="-dict=$F/corpus/ir.dict" ;;
+    onnx) dict="-dict=$F/corpus/onnx.dict" ;;
+  esac
   echo "== fuzz_$t: $SECONDS_EACH s (log: $LOG/$t.log)"
   nice "$F/fuzz_$t" -max_total_time="$SECONDS_EACH" -rss_limit_mb=2048 -timeout=20 \
     -print_final_stats=1 -artifact_prefix="$F/work/$t-" $dict \

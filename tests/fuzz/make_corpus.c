@@ -2,7 +2,7 @@
  * dictionary from files the project already has, at build time (nothing
  * generated is committed):
  *
- *   make_corpus SRC_DIR OUT_DIR [ONNX_NODE_DIR]
+ *   make_corpus SRC_DIR OUT_DIR [ONNX_NODE_DIR [PADDLE_DIR]]
  *
  *   OUT/ir, OUT/pipeline  every Program of tests/passes/NAME.ir (each
  *                         before/expected) and tests/golden/grad_programs.txt
@@ -17,8 +17,14 @@
  *   OUT/npy               samples/onnx/NAME.npy, and small arrays of every
  *                         dtype the reader takes (f4, i8, b1, f8, i4), ranks
  *                         0 to 3, an empty one, a version 2.0 header
+ *   OUT/pdmodel           with PADDLE_DIR (../shared/testdata-paddle): each
+ *                         model.pdmodel with its model.pdiparams, as
+ *                         fuzz_pdmodel.c reads them
  *   OUT/ir.dict           libFuzzer dictionary: the op names and attribute
  *                         names of the op table, the text form's keywords
+ *   OUT/onnx.dict         libFuzzer dictionary: the ONNX op types and
+ *                         attribute names the importer knows, as protobuf
+ *                         fields (read from compiler/frontends/NAME.c)
  *
  * Writes OUT/stamp last. Exits non-zero with a one-line message when a
  * file cannot be read or written.
@@ -260,7 +266,7 @@ static void onnx_seeds(const char *src, const char *node_dir) {
   char from[1024];
   snprintf(from, sizeof from, "%s/samples/onnx/cnn.onnx", src);
   copy_file(from, "onnx", "cnn.onnx");
-  int n;
+  int n = 0;
   char **tests = node_dir ? list_dir(node_dir, "", &n) : NULL;
   for (int i = 0; tests && i < n; i++) {
     struct stat st;
@@ -312,6 +318,46 @@ static void ir_seeds(const char *src) {
   split_programs(from, "grad");
 }
 
+/* Paddle models (PADDLE_DIR/NAME/model.pdmodel, pdmodel-only/NAME/ too)
+ * as fuzz_pdmodel.c reads them: u32 length, .pdmodel, .pdiparams. A pair
+ * when both fit in 256 KiB, else the model alone up to 512 KiB (its
+ * params left empty). */
+static void paddle_seeds(const char *paddle_dir) {
+  const char *subs[] = {"", "/pdmodel-only"};
+  make_dir("pdmodel");
+  for (int k = 0; k < 2; k++) {
+    char dir[1024], model_path[1200], params_path[1200];
+    snprintf(dir, sizeof dir, "%s%s", paddle_dir, subs[k]);
+    int n;
+    char **names = list_dir(dir, "", &n);
+    for (int i = 0; i < n; i++) {
+      struct stat ms, ps;
+      snprintf(model_path, sizeof model_path, "%s/%s/model.pdmodel", dir, names[i]);
+      snprintf(params_path, sizeof params_path, "%s/%s/model.pdiparams", dir, names[i]);
+      if (stat(model_path, &ms) != 0 || ms.st_size > 512 * 1024)
+        continue;
+      bool with_params = stat(params_path, &ps) == 0 && ms.st_size + ps.st_size <= 256 * 1024;
+      size_t model_len, params_len = 0;
+      uint8_t *model = slurp(model_path, &model_len);
+      uint8_t *params = with_params ? slurp(params_path, &params_len) : NULL;
+      uint8_t *pair = malloc(4 + model_len + params_len);
+      if (!pair)
+        die("out of memory", model_path);
+      put_le32(pair, (uint32_t)model_len);
+      memcpy(pair + 4, model, model_len);
+      if (params_len)
+        memcpy(pair + 4 + model_len, params, params_len);
+      char leaf[300];
+      snprintf(leaf, sizeof leaf, "%s.pair", names[i]);
+      put("pdmodel", leaf, pair, 4 + model_len + params_len);
+      free(pair);
+      free(model);
+      free(params);
+    }
+    free_list(names, n);
+  }
+}
+
 /* libFuzzer dictionary for the text form: op names, attribute names,
  * keywords and punctuation of print.c. */
 static void ir_dict(void) {
@@ -336,9 +382,67 @@ static void ir_dict(void) {
     die("cannot write", path);
 }
 
+/* One dictionary entry: a protobuf string field (tag byte, then the
+ * length as one varint byte, then the bytes). */
+static void dict_field(FILE *f, unsigned tag, const char *word, size_t n) {
+  if (n == 0 || n > 127)
+    return;
+  fprintf(f, "\"\\x%02X\\x%02X", tag, (unsigned)n);
+  fwrite(word, 1, n, f);
+  fputs("\"\n", f);
+}
+
+/* libFuzzer dictionary for ONNX: every op type the importer maps (the
+ * `{"Name", map_...}` entries of the frontends' C files) as a
+ * NodeProto.op_type field, and every attribute name it accepts (its
+ * ox_check_attrs lists) as an AttributeProto.name field, read from the
+ * sources so the dictionary follows the importer. */
+static void onnx_dict(const char *src) {
+  char dir[1024], from[1100], path[1024];
+  snprintf(dir, sizeof dir, "%s/compiler/frontends", src);
+  snprintf(path, sizeof path, "%s/onnx.dict", out_dir);
+  FILE *f = fopen(path, "w");
+  if (!f)
+    die("cannot write", path);
+  int n;
+  char **files = list_dir(dir, ".c", &n);
+  for (int i = 0; i < n; i++) {
+    snprintf(from, sizeof from, "%s/%s", dir, files[i]);
+    size_t len;
+    uint8_t *raw = slurp(from, &len);
+    char *text = malloc(len + 1);
+    if (!text)
+      die("out of memory", from);
+    memcpy(text, raw, len);
+    text[len] = 0;
+    free(raw);
+    for (const char *at = text; (at = strstr(at, "{\"")) != NULL; at++) {
+      const char *name = at + 2, *end = strchr(name, '"');
+      if (end && strncmp(end, "\", map_", 7) == 0)
+        dict_field(f, 0x22, name, (size_t)(end - name)); /* NodeProto.op_type = 4 */
+    }
+    for (const char *at = text; (at = strstr(at, "ox_check_attrs(c, \"")) != NULL; at++) {
+      const char *w = at + strlen("ox_check_attrs(c, \"");
+      for (;;) {   /* space-separated, possibly over several string literals */
+        while (*w == ' ' || *w == '"' || *w == '\n')
+          w++;
+        if (*w == ')' || *w == 0)
+          break;
+        size_t k = strcspn(w, " \")");
+        dict_field(f, 0x0A, w, k); /* AttributeProto.name = 1 */
+        w += k;
+      }
+    }
+    free(text);
+  }
+  free_list(files, n);
+  if (fclose(f) != 0)
+    die("cannot write", path);
+}
+
 int main(int argc, char **argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: make_corpus SRC_DIR OUT_DIR [ONNX_NODE_DIR]\n");
+    fprintf(stderr, "usage: make_corpus SRC_DIR OUT_DIR [ONNX_NODE_DIR [PADDLE_DIR]]\n");
     return 2;
   }
   const char *src = argv[1];
@@ -351,7 +455,10 @@ int main(int argc, char **argv) {
   model_seeds(src);
   npy_seeds(src);
   onnx_seeds(src, argc > 3 ? argv[3] : NULL);
+  if (argc > 4)
+    paddle_seeds(argv[4]);
   ir_dict();
+  onnx_dict(src);
   char stamp[1024];
   snprintf(stamp, sizeof stamp, "%s/stamp", out_dir);
   FILE *f = fopen(stamp, "w");
