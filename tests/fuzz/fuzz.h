@@ -28,6 +28,10 @@ const char *dy_fuzz_file(const char *leaf, const uint8_t *data, size_t size);
 /* A NUL-terminated malloc'd copy of data (the text parser's input); the
  * caller frees it. NULL on OOM. */
 char *dy_fuzz_text(const uint8_t *data, size_t size);
+/* With DY_FUZZ_VERBOSE set in the environment, print "stage: message" on
+ * stderr (what became of an input, when triaging a corpus with replay_*);
+ * else nothing. msg NULL prints "ok". */
+void dy_fuzz_note(const char *stage, const char *msg);
 /* abort() with a one-line message on stderr: a property the target checks
  * does not hold (libFuzzer then saves the input as a crash). */
 void dy_fuzz_fail(const char *what, const char *detail);

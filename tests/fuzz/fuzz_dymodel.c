@@ -17,7 +17,9 @@
 static void decode_one(const uint8_t *data, size_t size) {
   dy_program *p = NULL;
   dy_error err = {0};
-  if (dy_dymodel_decode(data, size, &p, &err) != DY_OK)
+  dy_status s = dy_dymodel_decode(data, size, &p, &err);
+  dy_fuzz_note("dymodel", s ? err.msg : NULL);
+  if (s != DY_OK)
     return;
   dy_error verr = {0};
   (void)dy_verify(p, &verr);

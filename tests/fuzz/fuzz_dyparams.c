@@ -69,8 +69,9 @@ static void read_params(const uint8_t *model, size_t model_len, const uint8_t *p
     return;
   dy_error verr = {0};
   bool verified = dy_verify(p, &verr) == DY_OK;
-  if (dy_dyparams_decode(p, params, params_len, &err) == DY_OK && verified &&
-      dy_verify(p, &verr) != DY_OK)
+  dy_status s = dy_dyparams_decode(p, params, params_len, &err);
+  dy_fuzz_note("dyparams", s ? err.msg : NULL);
+  if (s == DY_OK && verified && dy_verify(p, &verr) != DY_OK)
     dy_fuzz_fail("a verified Program does not verify after reading its .dyparams", verr.msg);
   dy_program_free(p);
 }

@@ -19,6 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   dy_error err = {0};
   dy_status s = dy_program_parse(src, &p, &err);
   free(src);
+  dy_fuzz_note("parse", s ? err.msg : NULL);
   if (s != DY_OK)
     return 0;
   dy_error verr = {0};

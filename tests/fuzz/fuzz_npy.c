@@ -15,7 +15,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   dy_tensor *t = NULL;
   dy_error err = {0};
-  if (dy_npy_read(path, &t, &err) != DY_OK)
+  dy_status s = dy_npy_read(path, &t, &err);
+  dy_fuzz_note("npy", s ? err.msg : NULL);
+  if (s != DY_OK)
     return 0;
   const char *again = dy_fuzz_file("b.npy", NULL, 0);
   dy_tensor *u = NULL;

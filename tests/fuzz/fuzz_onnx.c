@@ -17,7 +17,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   dy_program *p = NULL;
   dy_error err = {0};
-  if (dy_onnx_load(path, &p, &err) != DY_OK)
+  dy_status s = dy_onnx_load(path, &p, &err);
+  dy_fuzz_note("onnx", s ? err.msg : NULL);
+  if (s != DY_OK)
     return 0;
   dy_error verr = {0};
   if (dy_verify(p, &verr) != DY_OK)

@@ -60,6 +60,14 @@ char *dy_fuzz_text(const uint8_t *data, size_t size) {
   return s;
 }
 
+void dy_fuzz_note(const char *stage, const char *msg) {
+  static int verbose = -1;
+  if (verbose < 0)
+    verbose = getenv("DY_FUZZ_VERBOSE") != NULL;
+  if (verbose)
+    fprintf(stderr, "%s: %s\n", stage, msg ? msg : "ok");
+}
+
 void dy_fuzz_fail(const char *what, const char *detail) {
   fprintf(stderr, "fuzz: %s: %s\n", what, detail ? detail : "");
   abort();
