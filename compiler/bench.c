@@ -201,11 +201,12 @@ int dy_cli_bench(int argc, char **argv) {
       fputs(bench_help, stdout);
       return 0;
     } else if (strcmp(a, "--batch") == 0 && has) {
-      if (!dy_cli_positive(argv[++i], &batch))
-        return dy_cli_usage("bench", "--batch needs a positive integer, not '%s'", argv[i]);
+      if (!dy_cli_range(argv[++i], 1, DY_MAX_BATCH, &batch))
+        return dy_cli_usage("bench", "--batch needs an integer from 1 to 2147483648, not '%s'",
+                            argv[i]);
     } else if (strcmp(a, "--runs") == 0 && has) {
-      if (!dy_cli_positive(argv[++i], &runs))
-        return dy_cli_usage("bench", "--runs needs a positive integer, not '%s'", argv[i]);
+      if (!dy_cli_range(argv[++i], 1, 1000000, &runs))
+        return dy_cli_usage("bench", "--runs needs a count from 1 to 1000000, not '%s'", argv[i]);
     } else if (strcmp(a, "--threads") == 0 && has) {
       if (!dy_cli_positive(argv[++i], &threads) || threads > 64)
         return dy_cli_usage("bench", "--threads needs a count from 1 to 64, not '%s'", argv[i]);
@@ -235,14 +236,9 @@ int dy_cli_bench(int argc, char **argv) {
 
   dy_error err = {0};
   dy_program *p = NULL;
-  const char *tmpdir = getenv("TMPDIR");
   char dir[4096];
-  snprintf(dir, sizeof dir, "%s/dy2stc-bench.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
-  if (!mkdtemp(dir)) {
-    err = (dy_error){0};
-    dy_error_set(&err, DY_STATUS_IO, "cannot create a temporary directory");
+  if (dy_temp_dir_make("dy2stc-bench", dir, sizeof dir, &err))
     return dy_cli_fail(&err);
-  }
   timing t = {0};
   int64_t flops = 0;
   dy_status s = dy_model_load_any(model, &p, &err);
@@ -302,6 +298,6 @@ int dy_cli_bench(int argc, char **argv) {
     }
   }
   dy_program_free(p);
-  rmdir(dir);
+  dy_temp_dir_remove(dir);
   return s ? dy_cli_fail(&err) : 0;
 }

@@ -302,12 +302,9 @@ dy_status dy_cfront_load(const dy_cfront_options *o, dy_program **p, bool *shown
   snprintf(abs_file, sizeof abs_file, "%s%s%s", o->file[0] == '/' ? "" : cwd,
            o->file[0] == '/' ? "" : "/", o->file);
 
-  const char *tmpdir = getenv("TMPDIR");
   char dir[4096];
-  snprintf(dir, sizeof dir, "%s/dy2stc-cfront.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
-  if (!mkdtemp(dir))
-    return dy_error_set(err, DY_STATUS_IO, "cannot create a temporary directory: %s",
-                        strerror(errno));
+  if ((s = dy_temp_dir_make("dy2stc-cfront", dir, sizeof dir, err)))
+    return s;
   static const char *const files[] = {"dy2stc_driver.c", "dy2stc_driver", "model.dymodel",
                                       "model.dyparams", "error.txt", "converted.c"};
   char src[4200], exe[4200], stem[4200], msg[4200];
@@ -323,13 +320,8 @@ dy_status dy_cfront_load(const dy_cfront_options *o, dy_program **p, bool *shown
   int n_conv = 0;
   snprintf(conv_path, sizeof conv_path, "%s/%s", dir, files[5]);
   s = dy_cconvert(o, &paths, true, &converted, &n_conv, shown, err);
-  if (!s && n_conv) {
-    FILE *cf = fopen(conv_path, "w");
-    if (!cf || fputs(converted, cf) < 0)
-      s = dy_error_set(err, DY_STATUS_IO, "%s: cannot write: %s", conv_path, strerror(errno));
-    if (cf && fclose(cf) != 0 && !s)
-      s = dy_error_set(err, DY_STATUS_IO, "%s: cannot write: %s", conv_path, strerror(errno));
-  }
+  if (!s && n_conv)
+    s = dy_write_file_atomic(conv_path, converted, strlen(converted), err);
   free(converted);
   /* the user's own "..." includes still resolve from the file's folder */
   snprintf(user_dir, sizeof user_dir, "%s", abs_file);
@@ -338,14 +330,20 @@ dy_status dy_cfront_load(const dy_cfront_options *o, dy_program **p, bool *shown
     *slash = 0;
   snprintf(iquote, sizeof iquote, "-iquote%s", user_dir);
 
-  FILE *f = s ? NULL : fopen(src, "w");
+  /* the driver's text in memory, then written as every file is */
+  char *text = NULL;
+  size_t text_len = 0;
+  FILE *f = s ? NULL : open_memstream(&text, &text_len);
   if (!s && !f) {
-    s = dy_error_set(err, DY_STATUS_IO, "%s: cannot write: %s", src, strerror(errno));
+    s = dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "%s: out of memory", src);
   } else if (!s) {
     write_driver(f, o, n_conv ? conv_path : abs_file, &m);
     if (fclose(f) != 0)
-      s = dy_error_set(err, DY_STATUS_IO, "%s: cannot write: %s", src, strerror(errno));
+      s = dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "%s: out of memory", src);
+    else
+      s = dy_write_file_atomic(src, text, text_len, err);
   }
+  free(text);
   if (!s)
     s = build_driver(o, &paths, cwd, iquote, src, exe, err);
   if (!s)
@@ -353,11 +351,6 @@ dy_status dy_cfront_load(const dy_cfront_options *o, dy_program **p, bool *shown
   if (!s)
     s = read_program(o, stem, p, err);
 
-  for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
-    char path[4400];
-    snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-    remove(path);
-  }
-  rmdir(dir);
+  dy_temp_dir_remove(dir);
   return s;
 }

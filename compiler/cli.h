@@ -15,6 +15,8 @@ int dy_cli_fail(const dy_error *err);
 int dy_cli_usage(const char *cmd, const char *fmt, const char *arg);
 /* main.c: parse a positive integer option value; false if s is not one. */
 bool dy_cli_positive(const char *s, int64_t *out);
+/* s is a whole decimal integer in [lo, hi]. */
+bool dy_cli_range(const char *s, int64_t lo, int64_t hi, int64_t *out);
 
 /* main.c: parse a number >= 0; false if s is not one. */
 bool dy_cli_double(const char *s, double *out);

@@ -1,10 +1,11 @@
 /* driver.c - writing sources and invoking the C compiler.
  *
  * dy_build_executable writes NAME.c, NAME.h and main.c into a private
- * directory from mkdtemp, runs `$CC -std=c11 -O3 <target flags> <cflags>
- * -o OUT.tmp.<pid> main.c NAME.c -lm` beside the requested output, renames
- * the result into place and removes the directory: the executable appears
- * whole or not at all. The compiler's own diagnostics go to stderr as it
+ * directory (dy_temp_dir_make), runs `$CC -std=c11 -O3 <target flags>
+ * <cflags> -o DIR/a.out main.c NAME.c -lm` there, writes the result beside
+ * the requested output through an exclusive temporary, renames it into
+ * place and removes the directory on every path (and, through the CLI's
+ * handler, on SIGINT/SIGTERM): the executable appears whole or not at all. The compiler's own diagnostics go to stderr as it
  * prints them.
  *
  * -O3 rather than -O2: the GEMM, convolution, pooling, softmax and
@@ -24,11 +25,14 @@
  *               aarch64-linux-gnu-gcc, linking -static, and the executable
  *               runs under qemu-aarch64
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -49,6 +53,38 @@ void dy_safe_file_name(const char *name, char *buf, size_t n) {
     snprintf(buf, n, "_");
 }
 
+dy_status dy_output_path(const dy_program *p, int i, const char *dir, char *buf, size_t n,
+                         dy_error *err) {
+  enum { MAX = 1024 };
+  char(*base)[MAX + 16] = malloc(sizeof *base * (size_t)(i + 1));
+  if (!base)
+    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  dy_status s = DY_OK;
+  /* the generated main.c's output_file_name, step for step */
+  for (int j = 0; j <= i && !s; j++) {
+    const char *name = p->vars[p->fetches[j]]->name;
+    if (strlen(name) >= MAX) {
+      s = dy_error_set(err, DY_STATUS_IO, "output %d: its name (%zu bytes) is too long for a "
+                       "file name", j, strlen(name));
+      break;
+    }
+    dy_safe_file_name(name, base[j], MAX);
+    for (int k = 0; k < j; k++)
+      if (strcmp(base[k], base[j]) == 0) {
+        snprintf(base[j] + strlen(base[j]), 16, "_%d", j);
+        break;
+      }
+  }
+  if (!s) {
+    int w = snprintf(buf, n, "%s/%s.npy", dir, base[i]);
+    if (w < 0 || (size_t)w >= n || w > 4096)
+      s = dy_error_set(err, DY_STATUS_IO, "output '%s': the path %.200s/... is too long",
+                       base[i], dir);
+  }
+  free(base);
+  return s;
+}
+
 void dy_c_identifier(const char *s, char *buf, size_t n) {
   size_t k = 0;
   if (n < 2)
@@ -67,12 +103,15 @@ void dy_c_identifier(const char *s, char *buf, size_t n) {
 dy_status dy_write_sources(const dy_codegen_output *out, const char *out_base,
                            dy_error *err) {
   char c_path[4096], h_path[4096];
-  snprintf(c_path, sizeof c_path, "%s.c", out_base);
-  snprintf(h_path, sizeof h_path, "%s.h", out_base);
-  dy_status s = dy_write_file_atomic(h_path, out->header, strlen(out->header), err);
-  if (!s)
-    s = dy_write_file_atomic(c_path, out->source, strlen(out->source), err);
-  return s;
+  if (snprintf(c_path, sizeof c_path, "%s.c", out_base) >= (int)sizeof c_path ||
+      snprintf(h_path, sizeof h_path, "%s.h", out_base) >= (int)sizeof h_path)
+    return dy_error_set(err, DY_STATUS_IO, "%.200s...: the output path is too long", out_base);
+  /* both temporaries first, then both renames: a failure leaves both old
+   * files */
+  const char *paths[2] = {h_path, c_path};
+  const void *bufs[2] = {out->header, out->source};
+  size_t lens[2] = {strlen(out->header), strlen(out->source)};
+  return dy_write_files_atomic(2, paths, bufs, lens, err);
 }
 
 dy_status dy_run_command(char *const argv[], dy_error *err) {
@@ -141,13 +180,66 @@ dy_status dy_target_flags(const char *target, const char **flags, const char **c
                       target, dy_target_names);
 }
 
-static void remove_dir(const char *dir, const char *const *files, int n) {
-  char path[4200];
-  for (int i = 0; i < n; i++) {
-    snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-    remove(path);
+/* ---- private temporary directories ---- */
+
+enum { MAX_TEMP_DIRS = 16 };
+static char temp_dirs[MAX_TEMP_DIRS][4096];
+static volatile sig_atomic_t temp_used[MAX_TEMP_DIRS];
+
+dy_status dy_temp_dir_make(const char *prefix, char *dir, size_t n, dy_error *err) {
+  const char *tmpdir = getenv("TMPDIR");
+  int k = snprintf(dir, n, "%s/%s.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp", prefix);
+  if (k < 0 || (size_t)k >= n || (size_t)k >= sizeof temp_dirs[0])
+    return dy_error_set(err, DY_STATUS_IO, "$TMPDIR is too long for a temporary directory");
+  int slot = 0;
+  while (slot < MAX_TEMP_DIRS && temp_used[slot])
+    slot++;
+  if (slot == MAX_TEMP_DIRS)
+    return dy_error_set(err, DY_STATUS_LIMIT, "too many temporary directories at once");
+  if (!mkdtemp(dir))
+    return dy_error_set(err, DY_STATUS_IO, "cannot create a temporary directory: %s",
+                        strerror(errno));
+  memcpy(temp_dirs[slot], dir, (size_t)k + 1);
+  temp_used[slot] = 1;
+  return DY_OK;
+}
+
+/* Delete dir and everything in it (one level of subdirectories is all the
+ * temporaries hold; deeper ones are walked too). */
+static void remove_tree(const char *dir, int depth) {
+  DIR *d = depth < 8 ? opendir(dir) : NULL;
+  if (d) {
+    struct dirent *e;
+    char path[4400];
+    while ((e = readdir(d)) != NULL) {
+      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+        continue;
+      if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path)
+        continue;
+      struct stat st;
+      if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        remove_tree(path, depth + 1);
+      else
+        unlink(path);
+    }
+    closedir(d);
   }
   rmdir(dir);
+}
+
+void dy_temp_dir_remove(const char *dir) {
+  remove_tree(dir, 0);
+  for (int i = 0; i < MAX_TEMP_DIRS; i++)
+    if (temp_used[i] && strcmp(temp_dirs[i], dir) == 0)
+      temp_used[i] = 0;
+}
+
+void dy_temp_dirs_remove_all(void) {
+  for (int i = 0; i < MAX_TEMP_DIRS; i++)
+    if (temp_used[i]) {
+      temp_used[i] = 0;
+      remove_tree(temp_dirs[i], 0);
+    }
 }
 
 dy_status dy_build_executable(const dy_codegen_output *out,
@@ -156,26 +248,26 @@ dy_status dy_build_executable(const dy_codegen_output *out,
   if (!out->main_c)
     return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
                         "no main.c was generated (emit_main is off)");
-  const char *tmpdir = getenv("TMPDIR");
   char dir[4096];
-  snprintf(dir, sizeof dir, "%s/dy2stc.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
-  if (!mkdtemp(dir))
-    return dy_error_set(err, DY_STATUS_IO, "cannot create a temporary directory: %s",
-                        strerror(errno));
+  dy_status s = dy_temp_dir_make("dy2stc", dir, sizeof dir, err);
+  if (s)
+    return s;
   char hname[300], cname[300];
   snprintf(hname, sizeof hname, "%s.h", o->name);
   snprintf(cname, sizeof cname, "%s.c", o->name);
   const char *files[] = {hname, cname, "main.c"};
   const char *texts[] = {out->header, out->source, out->main_c};
-  char path[4400], model_c[4400], main_c[4400], tmp_exe[4200];
-  dy_status s = DY_OK;
+  char path[4400], model_c[4400], main_c[4400], tmp_exe[4400];
   for (int i = 0; i < 3 && !s; i++) {
     snprintf(path, sizeof path, "%s/%s", dir, files[i]);
     s = dy_write_file_atomic(path, texts[i], strlen(texts[i]), err);
   }
   snprintf(model_c, sizeof model_c, "%s/%s", dir, cname);
   snprintf(main_c, sizeof main_c, "%s/main.c", dir);
-  snprintf(tmp_exe, sizeof tmp_exe, "%s.tmp.%ld", exe_path, (long)getpid());
+  /* the compiler writes inside the private directory; the result is then
+   * copied beside exe_path through an exclusive temporary (never through
+   * a link planted there) and renamed */
+  snprintf(tmp_exe, sizeof tmp_exe, "%s/a.out", dir);
 
   /* argv: cc -std=c11 -O3 [target flags...] [cflags...] -o tmp main.c
    * model.c -lm */
@@ -204,12 +296,12 @@ dy_status dy_build_executable(const dy_codegen_output *out,
   argv[argc] = NULL;
   if (!s && (s = dy_run_command(argv, err)))
     dy_error_prefix(err, "building %s", exe_path);
-  if (!s && rename(tmp_exe, exe_path) != 0)
-    s = dy_error_set(err, DY_STATUS_IO, "%s: cannot write: %s", exe_path,
-                     strerror(errno));
-  if (s)
-    remove(tmp_exe);
+  uint8_t *bin = NULL;
+  size_t bin_len = 0;
+  if (!s && !(s = dy_read_file(tmp_exe, &bin, &bin_len, err)))
+    s = dy_write_file_atomic_mode(exe_path, bin, bin_len, 0777, err);
+  free(bin);
   free(flags);
-  remove_dir(dir, files, 3);
+  dy_temp_dir_remove(dir);
   return s;
 }

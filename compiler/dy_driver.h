@@ -79,11 +79,27 @@ dy_status dy_target_flags(const char *target, const char **flags, const char **c
 extern const char dy_target_names[];  /* "native|generic|...", for --help */
 /* Run argv (argv[0] looked up in PATH); DY_OK iff it exits 0. */
 dy_status dy_run_command(char *const argv[], dy_error *err);
+
+/* Private temporary directories (mode 0700, mkdtemp under $TMPDIR or
+ * /tmp, named PREFIX.XXXXXX): dy_temp_dir_make fills dir (n bytes) and
+ * registers it; dy_temp_dir_remove deletes it with everything in it and
+ * unregisters it. dy_temp_dirs_remove_all removes every one still
+ * registered: the CLI calls it from its SIGINT/SIGTERM handler, so an
+ * interrupted build leaves nothing behind. At most 16 at a time. */
+dy_status dy_temp_dir_make(const char *prefix, char *dir, size_t n, dy_error *err);
+void dy_temp_dir_remove(const char *dir);
+void dy_temp_dirs_remove_all(void);
 /* The same with its standard output written to stdout_path (NULL: ours). */
 dy_status dy_run_command_to(char *const argv[], const char *stdout_path, dy_error *err);
 /* Map an input/output name to a file name: every character outside
  * [A-Za-z0-9._-] becomes '_', and a leading '.' too. */
 void dy_safe_file_name(const char *name, char *buf, size_t n);
+/* DIR/<file>.npy for fetch i of p, as the generated main.c names it:
+ * dy_safe_file_name, and "_<i>" appended when that equals an earlier
+ * fetch's file ("probs:0", "probs_0" -> probs_0.npy, probs_0_1.npy). A
+ * path over n bytes (or 4096) is an error, never cut short. */
+dy_status dy_output_path(const dy_program *p, int i, const char *dir, char *buf, size_t n,
+                         dy_error *err);
 /* Turn a path stem into a C identifier (for --name defaults). */
 void dy_c_identifier(const char *s, char *buf, size_t n);
 

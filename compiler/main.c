@@ -28,6 +28,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -56,14 +57,18 @@ int dy_cli_usage(const char *cmd, const char *fmt, const char *arg) {
 }
 
 /* Parse a positive integer option value. */
-bool dy_cli_positive(const char *s, int64_t *out) {
+bool dy_cli_range(const char *s, int64_t lo, int64_t hi, int64_t *out) {
   char *end;
   errno = 0;
   long long v = strtoll(s, &end, 10);
-  if (errno || !*s || *end || v < 1)
+  if (errno || !*s || *end || v < lo || v > hi)
     return false;
   *out = v;
   return true;
+}
+
+bool dy_cli_positive(const char *s, int64_t *out) {
+  return dy_cli_range(s, 1, INT64_MAX, out);
 }
 
 bool dy_cli_double(const char *s, double *out) {
@@ -135,12 +140,6 @@ dy_status dy_cli_load_inputs(const dy_program *p, const dy_cli_inputs *ia,
                           "missing input '%s' (--input %s=FILE.npy)",
                           p->vars[p->feeds[i]]->name, p->vars[p->feeds[i]]->name);
   return DY_OK;
-}
-
-static void output_path(const char *dir, const char *name, char *buf, size_t n) {
-  char safe[512];
-  dy_safe_file_name(name, safe, sizeof safe);
-  snprintf(buf, n, "%s/%s.npy", dir, safe);
 }
 
 static dy_status ensure_dir(const char *dir, dy_error *err) {
@@ -292,10 +291,22 @@ static void model_stem(const char *path, char *buf, size_t n) {
     *dot = 0;
 }
 
+/* The last component of a path ("a/b/net.onnx" -> "net.onnx"). */
+static const char *base_name(const char *path) {
+  const char *s = strrchr(path, '/');
+  return s ? s + 1 : path;
+}
+
+/* The command line for the generated files' banner, reproducible: every
+ * path is shown by its last component (a NAME=PATH argument keeps NAME=),
+ * so the same model compiled from another directory gives the same bytes. */
 static void join_args(int argc, char **argv, char *buf, size_t n) {
   size_t k = (size_t)snprintf(buf, n, "dy2stc");
-  for (int i = 1; i < argc && k < n; i++)
-    k += (size_t)snprintf(buf + k, n - k, " %s", argv[i]);
+  for (int i = 1; i < argc && k < n; i++) {
+    const char *a = argv[i], *eq = strchr(a, '=');
+    int keep = eq && eq < base_name(a) ? (int)(eq - a + 1) : 0;
+    k += (size_t)snprintf(buf + k, n - k, " %.*s%s", keep, a, base_name(a));
+  }
 }
 
 static int cmd_compile(int argc, char **argv) {
@@ -330,11 +341,13 @@ static int cmd_compile(int argc, char **argv) {
     } else if (strcmp(a, "--train") == 0) {
       train = true;
     } else if (strcmp(a, "--max-ram") == 0 && has) {
-      if (!dy_cli_positive(argv[++i], &o.max_ram))
-        return dy_cli_usage("compile", "--max-ram needs a positive byte count, not '%s'", argv[i]);
+      if (!dy_cli_range(argv[++i], 1, DY_MAX_ARENA_BYTES, &o.max_ram))
+        return dy_cli_usage("compile", "--max-ram needs a byte count from 1 to 2^46 "
+                            "(DY_MAX_ARENA_BYTES), not '%s'", argv[i]);
     } else if (strcmp(a, "--max-flash") == 0 && has) {
-      if (!dy_cli_positive(argv[++i], &o.max_flash))
-        return dy_cli_usage("compile", "--max-flash needs a positive byte count, not '%s'", argv[i]);
+      if (!dy_cli_range(argv[++i], 1, DY_MAX_ARENA_BYTES, &o.max_flash))
+        return dy_cli_usage("compile", "--max-flash needs a byte count from 1 to 2^46 "
+                            "(DY_MAX_ARENA_BYTES), not '%s'", argv[i]);
     } else if (strcmp(a, "-o") == 0 && has) {
       out = argv[++i];
     } else if (strcmp(a, "--emit") == 0 && has) {
@@ -344,8 +357,9 @@ static int cmd_compile(int argc, char **argv) {
     } else if (strcmp(a, "--name") == 0 && has) {
       name = argv[++i];
     } else if (strcmp(a, "--max-batch") == 0 && has) {
-      if (!dy_cli_positive(argv[++i], &o.max_batch))
-        return dy_cli_usage("compile", "--max-batch needs a positive integer, not '%s'", argv[i]);
+      if (!dy_cli_range(argv[++i], 1, DY_MAX_BATCH, &o.max_batch))
+        return dy_cli_usage("compile", "--max-batch needs an integer from 1 to 2147483648, "
+                            "not '%s'", argv[i]);
       max_batch_given = true;
     } else if (strcmp(a, "--max-iterations") == 0 && has) {
       if (!dy_cli_positive(argv[++i], &o.max_iterations))
@@ -415,7 +429,7 @@ static int cmd_compile(int argc, char **argv) {
   join_args(argc, argv, cmdline, sizeof cmdline);
   o.name = ident;
   o.command_line = cmdline;
-  o.source = model;
+  o.source = base_name(model); /* the file's name, not its path: reproducible */
   o.emit_main = strcmp(emit, "exe") == 0;
 
   dy_error err = {0};
@@ -529,7 +543,8 @@ static int cmd_run(int argc, char **argv) {
     s = ensure_dir(dir, &err);
   for (int i = 0; !s && i < p->n_fetches; i++) {
     char path[4096], ty[128];
-    output_path(dir, p->vars[p->fetches[i]]->name, path, sizeof path);
+    if ((s = dy_output_path(p, i, dir, path, sizeof path, &err)))
+      break;
     if (!(s = dy_npy_write(path, out[i], &err)))
       printf("%s: %s -> %s\n", p->vars[p->fetches[i]]->name,
              dy_type_str(&out[i]->type, ty, sizeof ty), path);
@@ -618,16 +633,22 @@ static dy_status diff_tensors(const dy_tensor *a, const dy_tensor *b,
       x = ((const unsigned char *)a->data)[i];
       y = ((const unsigned char *)b->data)[i];
     }
-    double ad = fabs(x - y), rd = ad / (fabs(y) > 1e-30 ? fabs(y) : 1e-30);
-    if (isnan(x) != isnan(y))
-      ad = rd = INFINITY;
-    else if (isnan(x))
-      ad = rd = 0;
+    /* NaN and +-inf are exact: equal only to the same non-finite value
+     * (NaN to NaN, inf to inf of its sign), never within a tolerance */
+    double ad, rd, excess;
+    if (!isfinite(x) || !isfinite(y)) {
+      bool same = (isnan(x) && isnan(y)) || (isinf(x) && isinf(y) && (x > 0) == (y > 0));
+      ad = rd = same ? 0 : INFINITY;
+      excess = same ? 0 : INFINITY;
+    } else {
+      ad = fabs(x - y);
+      rd = ad / (fabs(y) > 1e-30 ? fabs(y) : 1e-30);
+      excess = ad - (atol + rtol * fabs(y));
+    }
     if (ad > d->max_abs)
       d->max_abs = ad;
     if (ad > 0 && rd > d->max_rel)
       d->max_rel = rd;
-    double excess = isnan(x) != isnan(y) ? INFINITY : ad - (atol + rtol * fabs(y));
     if (excess > 0) {
       d->n_bad++;
       if (excess > worst_excess) {
@@ -743,8 +764,9 @@ static int cmd_check(int argc, char **argv) {
       if (!dy_cli_add_input(&ia, argv[++i]))
         rc = dy_cli_usage("check", "too many inputs (%s)", argv[i]);
     } else if (strcmp(a, "--max-batch") == 0 && has) {
-      if (!dy_cli_positive(argv[++i], &o.max_batch))
-        rc = dy_cli_usage("check", "bad --max-batch '%s'", argv[i]);
+      if (!dy_cli_range(argv[++i], 1, DY_MAX_BATCH, &o.max_batch))
+        rc = dy_cli_usage("check", "--max-batch needs an integer from 1 to 2147483648, not '%s'",
+                          argv[i]);
     } else if (strcmp(a, "--rtol") == 0 && has) {
       if (!dy_cli_double(argv[++i], &rtol))
         rc = dy_cli_usage("check", "bad --rtol '%s'", argv[i]);
@@ -768,7 +790,6 @@ static int cmd_check(int argc, char **argv) {
   dy_tensor *in[DY_MAX_FEEDS] = {0}, *ref[DY_MAX_FEEDS] = {0}, *got[DY_MAX_FEEDS] = {0};
   dy_codegen_output co = {0};
   char dir[4096] = "", exe[4200] = "";
-  const char *tmpdir = getenv("TMPDIR");
   o.name = "model";
   o.emit_main = true;
   o.source = model;
@@ -781,10 +802,8 @@ static int cmd_check(int argc, char **argv) {
   if (!s)
     s = dy_compile_program(p, &o, &co, NULL, &err);
   if (!s) {
-    snprintf(dir, sizeof dir, "%s/dy2stc-check.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
-    if (!mkdtemp(dir))
-      s = dy_error_set(&err, DY_STATUS_IO, "cannot create a temporary directory");
-    snprintf(exe, sizeof exe, "%s/model", dir);
+    if (!(s = dy_temp_dir_make("dy2stc-check", dir, sizeof dir, &err)))
+      snprintf(exe, sizeof exe, "%s/model", dir);
   }
   if (!s)
     s = dy_build_executable(&co, &o, exe, &err);
@@ -812,9 +831,9 @@ static int cmd_check(int argc, char **argv) {
   for (int i = 0; !s && i < p->n_fetches; i++) {
     char path[4400];
     const char *name = p->vars[p->fetches[i]]->name;
-    output_path(dir, name, path, sizeof path);
     diff_stats d;
-    if ((s = dy_npy_read(path, &got[i], &err)) ||
+    if ((s = dy_output_path(p, i, dir, path, sizeof path, &err)) ||
+        (s = dy_npy_read(path, &got[i], &err)) ||
         (s = diff_tensors(got[i], ref[i], rtol, atol, &d, &err))) {
       dy_error_prefix(&err, "output '%s'", name);
       break;
@@ -822,12 +841,9 @@ static int cmd_check(int argc, char **argv) {
     printf("%s: max abs err %.3g, max rel err %.3g: %s\n", name, d.max_abs,
            d.max_rel, d.n_bad ? "MISMATCH" : "ok");
     mismatch |= d.n_bad > 0;
-    remove(path);
   }
-  if (exe[0])
-    remove(exe);
   if (dir[0])
-    rmdir(dir);
+    dy_temp_dir_remove(dir);
   for (int i = 0; i < DY_MAX_FEEDS; i++) {
     dy_tensor_free(in[i]);
     dy_tensor_free(ref[i]);
@@ -983,7 +999,17 @@ static const char main_help[] =
     "  --version print the version\n"
     "MODEL is NAME.dymodel (with NAME.dyparams) or an ONNX model, NAME.onnx\n";
 
+/* SIGINT/SIGTERM: remove the private temporary directories of a build
+ * in progress, then die of the signal as before. */
+static void on_signal(int sig) {
+  dy_temp_dirs_remove_all();
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
 int main(int argc, char **argv) {
+  signal(SIGINT, on_signal);
+  signal(SIGTERM, on_signal);
   if (argc < 2) {
     fputs(main_help, stderr);
     return 2;

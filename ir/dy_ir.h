@@ -683,9 +683,24 @@ uint32_t dy_crc32(uint32_t crc, const void *data, size_t n);
 /* Read a whole file; *buf is malloc'd (caller frees). */
 dy_status dy_read_file(const char *path, uint8_t **buf, size_t *len,
                        dy_error *err);
-/* Write a whole file atomically: path.tmp.<pid>, then rename. */
+/* Write a whole file atomically: a temporary beside it, created
+ * exclusively (O_CREAT | O_EXCL | O_NOFOLLOW, random suffix), then renamed
+ * over path. A path too long for a temporary name is an error. */
 dy_status dy_write_file_atomic(const char *path, const void *buf, size_t len,
                                dy_error *err);
+/* The same for n (<= 8) files as one: all temporaries are written first,
+ * then renamed, so a failure while writing leaves every old file in place. */
+dy_status dy_write_files_atomic(int n, const char *const *paths, const void *const *bufs,
+                                const size_t *lens, dy_error *err);
+/* dy_write_file_atomic with the file's mode (less the umask): 0777 for an
+ * executable (dy_write_file_atomic's is 0666). */
+dy_status dy_write_file_atomic_mode(const char *path, const void *buf, size_t len, int mode,
+                                    dy_error *err);
+/* Create path.tmp.<random> exclusively, mode 0600, never through a link;
+ * *fd is open for writing, tmp (tmp_n bytes) gets its name. Retries on
+ * EEXIST. For writers that stream (dy_write_file_atomic is the usual one). */
+dy_status dy_temp_create(const char *path, char *tmp, size_t tmp_n, int *fd,
+                         dy_error *err);
 
 /* Gradient rules and Program autodiff; losses, optimizers, training. */
 #include "dy_grad.h"

@@ -476,10 +476,12 @@ dy_status dy_model_save(const dy_program *p, const char *path, dy_error *err) {
     with_path(err, s, model);
   if (s == DY_OK && (s = dy_dyparams_encode(p, &pbuf, &plen, err)) != DY_OK)
     with_path(err, s, params);
-  if (s == DY_OK)
-    s = dy_write_file_atomic(params, pbuf, plen, err);
-  if (s == DY_OK)
-    s = dy_write_file_atomic(model, mbuf, mlen, err);
+  if (s == DY_OK) {
+    const char *paths[2] = {params, model};
+    const void *bufs[2] = {pbuf, mbuf};
+    size_t lens[2] = {plen, mlen};
+    s = dy_write_files_atomic(2, paths, bufs, lens, err);
+  }
   free(mbuf);
   free(pbuf);
   free(model);

@@ -139,13 +139,34 @@ int dy_program_add_var(dy_program *p, const char *name, const dy_type *type) {
   return v->id;
 }
 
+/* One pass over the vars marks the suffixes "<stem>_<n>" in use (n below
+ * the var count is all that can matter: the smallest free one is at most
+ * n_vars), so a run of names from one stem costs a pass each, not a pass
+ * per probe (an unrolled loop makes thousands). */
 const char *dy_program_fresh_name(dy_program *p, const char *stem) {
   char buf[256];
-  for (int n = 0;; n++) {
-    snprintf(buf, sizeof buf, "%s_%d", stem, n);
-    if (dy_program_find_var(p, buf) < 0)
-      return dy_program_strdup(p, buf);
+  int cut = snprintf(buf, sizeof buf, "%s_", stem);
+  size_t len = cut < 0 ? 0 : (size_t)cut < sizeof buf ? (size_t)cut : sizeof buf - 1;
+  unsigned char *used = calloc((size_t)p->n_vars + 1, 1);
+  if (!used)
+    return NULL;
+  for (int i = 0; i < p->n_vars; i++) {
+    const char *nm = p->vars[i]->name;
+    if (strncmp(nm, buf, len) != 0 || !nm[len] || (nm[len] == '0' && nm[len + 1]))
+      continue;
+    long long n = 0;
+    const char *d = nm + len;
+    for (; *d >= '0' && *d <= '9' && n <= p->n_vars; d++)
+      n = n * 10 + (*d - '0');
+    if (!*d && n <= p->n_vars)
+      used[n] = 1;
   }
+  int n = 0;
+  while (used[n])
+    n++;
+  free(used);
+  snprintf(buf + len, sizeof buf - len, "%d", n);
+  return dy_program_strdup(p, buf);
 }
 
 dy_status dy_program_set_data(dy_program *p, int var, const void *data,

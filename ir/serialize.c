@@ -397,22 +397,13 @@ static dy_status decode_var(const Dy__Var *v, size_t i, dy_program *p,
                         "var '%s': rank %zu exceeds the maximum %d", name,
                         v->n_shape, DY_MAX_DIMS);
   dy_type t = {.dtype = (dy_dtype)v->dtype, .rank = (int)v->n_shape};
-  /* Bound the static element count so dy_type_numel (int64) and byte
-   * sizes can never overflow downstream. */
-  int64_t numel = 1, limit = INT64_MAX / 8;
-  for (size_t d = 0; d < v->n_shape; d++) {
-    int64_t dim = v->shape[d];
-    if (dim < -1)
-      return dy_error_set(err, DY_STATUS_FORMAT,
-                          "var '%s': dim %zu is %lld (must be >= -1)",
-                          name, d, (long long)dim);
-    if (dim > 0 && numel > limit / dim)
-      return dy_error_set(err, DY_STATUS_FORMAT,
-                          "var '%s': shape too large", name);
-    if (dim > 0)
-      numel *= dim;
-    t.shape[d] = dim;
-  }
+  /* the checked-size rules (dy_checked.h): dims >= -1, the static part
+   * within DY_MAX_TENSOR_BYTES, so no size computed downstream can wrap */
+  for (size_t d = 0; d < v->n_shape; d++)
+    t.shape[d] = v->shape[d];
+  dy_error te = {0};
+  if (dy_type_check(&t, NULL, "its type", &te))
+    return dy_error_set(err, DY_STATUS_FORMAT, "var '%s': %s", name, te.msg);
   int block = v->has_block ? v->block : 0;
   if (block < 0 || block >= p->n_blocks)
     return dy_error_set(err, DY_STATUS_FORMAT,

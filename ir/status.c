@@ -35,8 +35,34 @@ static void set_loc(dy_error *err, dy_srcloc loc) {
     return;
   }
   snprintf(err->file_buf, sizeof err->file_buf, "%s", loc.file);
+  for (char *c = err->file_buf; *c; c++) /* a file name from a model file */
+    if ((unsigned char)*c < 0x20 || *c == 0x7f)
+      *c = '?';
   err->loc.file = err->file_buf;
   err->loc.line = loc.line;
+}
+
+/* A message is one line whatever a model file's names hold: every control
+ * byte (a newline, an escape sequence's ESC, DEL) is written as \xNN,
+ * here, once, for every error of the project. */
+static void escape_controls(char *msg, size_t cap) {
+  char out[sizeof ((dy_error *)0)->msg];
+  size_t k = 0;
+  bool any = false;
+  for (const char *s = msg; *s && k + 1 < sizeof out; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c < 0x20 || c == 0x7f) {
+      any = true;
+      if (k + 5 >= sizeof out)
+        break;
+      k += (size_t)snprintf(out + k, sizeof out - k, "\\x%02x", c);
+    } else {
+      out[k++] = (char)c;
+    }
+  }
+  out[k] = '\0';
+  if (any)
+    snprintf(msg, cap, "%s", out);
 }
 
 /* Fill err (if any) with status, the op's id and source line (none when op
@@ -49,6 +75,7 @@ static dy_status error_setv(dy_error *err, const dy_op *op, dy_status status,
   err->op_id = op ? op->id : -1;
   set_loc(err, op ? op->loc : (dy_srcloc){NULL, 0});
   vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+  escape_controls(err->msg, sizeof err->msg);
   return status;
 }
 
@@ -90,6 +117,7 @@ dy_status dy_error_prefix(dy_error *err, const char *fmt, ...) {
     rest = cap - 1 - k;
   memcpy(err->msg + k, old, rest);
   err->msg[k + rest] = '\0';
+  escape_controls(err->msg, sizeof err->msg);
   return err->status;
 }
 

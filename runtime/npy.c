@@ -314,13 +314,12 @@ static dy_status npy_decode(const char *path, const uint8_t *buf, size_t len,
                         "or <i4)", path, h.descr);
 
   /* The data must be exactly prod(shape) elements. */
-  int64_t numel = 1;
-  for (int i = 0; i < h.rank; i++) {
-    if (h.shape[i] != 0 && numel > INT64_MAX / h.shape[i])
-      return dy_error_set(err, DY_STATUS_FORMAT, "%s: shape is too large",
-                          path);
-    numel *= h.shape[i];
-  }
+  int64_t numel, nbytes;
+  if (!dy_ck_numel(h.shape, h.rank, &numel) || !dy_ck_bytes(numel, k->file_size, &nbytes) ||
+      !dy_ck_bytes(numel, dy_dtype_size(k->dtype), &nbytes))
+    return dy_error_set(err, DY_STATUS_FORMAT,
+                        "%s: the shape is larger than the maximum tensor size (%lld bytes)",
+                        path, (long long)DY_MAX_TENSOR_BYTES);
   size_t have = len - pre - hlen;
   if ((uint64_t)numel > (uint64_t)SIZE_MAX / k->file_size ||
       (size_t)numel * k->file_size != have)

@@ -73,8 +73,13 @@ dy_tensor *dy_tensor_alloc(const dy_type *type, bool with_data) {
   t->refcount = 1;
   t->var = -1;
   if (with_data) {
-    int64_t n = dy_type_numel(type);
-    t->nbytes = (size_t)n * dy_dtype_size(type->dtype);
+    /* a concrete shape: its size checked (dy_checked.h), never wrapped */
+    int64_t bytes;
+    if (!dy_type_is_static(type) || !dy_type_bytes_at(type, 1, &bytes)) {
+      free(t);
+      return NULL;
+    }
+    t->nbytes = (size_t)bytes;
     t->data = calloc(1, t->nbytes ? t->nbytes : 1);
     if (!t->data) {
       free(t);
@@ -88,16 +93,15 @@ static bool check_shape(dy_dtype dtype, int rank, const int64_t *shape) {
   if (rank < 0 || rank > DY_MAX_DIMS || (unsigned)dtype >= DY_DTYPE_COUNT ||
       (rank > 0 && !shape))
     return false;
-  for (int i = 0; i < rank; i++)
-    if (shape[i] < 0)
-      return false;
-  return true;
+  int64_t n, bytes;
+  return dy_ck_numel(shape, rank, &n) && dy_ck_bytes(n, dy_dtype_size(dtype), &bytes);
 }
 
 dy_tensor *dy_tensor_new(dy_dtype dtype, int rank, const int64_t *shape) {
   if (!check_shape(dtype, rank, shape))
     return dy_fail(DY_STATUS_INVALID_ARGUMENT, (dy_srcloc){0},
-                   "dy_tensor_new: bad dtype, rank or negative dim");
+                   "dy_tensor_new: bad dtype, rank or negative dim, or larger than the "
+                   "maximum tensor size");
   dy_type t = {.dtype = dtype, .rank = rank};
   if (rank)
     memcpy(t.shape, shape, sizeof(int64_t) * (size_t)rank);

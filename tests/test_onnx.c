@@ -294,7 +294,7 @@ static void test_bind_shape_input(void) {
   CU_ASSERT_EQUAL(info.needs_const_input, 1);
   dy_tensor *shape = dy_tensor_from_data(DY_I64, 1, (int64_t[]){2}, (int64_t[]){3, -1});
   const char *names[] = {"shape"};
-  dy_onnx_options o = {1, names, &shape};
+  dy_onnx_options o = {.n_bind = 1, .bind_names = names, .bind_values = &shape};
   DY_ASSERT_OK(dy_onnx_load_ex(path, &o, &info, &p, &err), &err);
   CU_ASSERT_EQUAL(p->n_feeds, 1);
   CU_ASSERT_EQUAL(p->vars[p->fetches[0]]->type.shape[0], 3);

@@ -34,18 +34,24 @@
  * dim of every input is the one batch, at most DY_MODEL_MAX_BATCH.
  *
  * Each output is written to DIR/<name>.npy (format 1.0, default DIR "."),
- * whole or not at all (written to <file>.tmp, then renamed). In <name>,
- * every character other than A-Z a-z 0-9 '.' '-' '_' becomes '_' (so
- * "fc/out:0" is written to fc_out_0.npy); an empty name becomes "_", and a
- * name that maps onto an earlier output's gets "_<index>" appended.
+ * whole or not at all: written to a new <file>.tmp.<random> created
+ * exclusively (never through an existing file or link), then renamed. In
+ * <name>, every character other than A-Z a-z 0-9 '.' '-' '_' becomes '_',
+ * and a leading '.' too (so "fc/out:0" is written to fc_out_0.npy); an
+ * empty name becomes "_", and a name that maps onto an earlier output's
+ * file gets "_<index>" appended ("probs:0" and "probs_0" are written to
+ * probs_0.npy and probs_0_1.npy; `dy2stc run` names them the same way).
+ * A path too long for the system is an error.
  *
- * --bench N runs once to warm up, then N timed runs, and prints the median
- * and minimum time. Exit status: 0 success, 1 bad input or failure (one
- * line on stderr: "PROG: input 'x': ..."), 2 bad command line.
+ * --bench N (1 to 1000000) runs once to warm up, then N timed runs, and
+ * prints the median and minimum time. Exit status: 0 success, 1 bad input
+ * or failure (one line on stderr: "PROG: input 'x': ..."), 2 bad command
+ * line.
  */
 /* dy2stc: section common */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime, mkdir */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, mkdir, open, getpid */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -53,6 +59,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "dy_model.h"
 
@@ -73,10 +80,18 @@ static void say(const char *fmt, va_list ap) PRINTF_LIKE(1, 0);
 static _Noreturn void usage_error(const char *fmt, ...) PRINTF_LIKE(1, 2);
 static _Noreturn void fail(const char *fmt, ...) PRINTF_LIKE(1, 2);
 
-/* One line on stderr: "PROG: message". */
+/* One line on stderr: "PROG: message", control bytes (from names or paths)
+ * written as \xNN so the message stays one line. */
 static void say(const char *fmt, va_list ap) {
+  char msg[1024];
+  vsnprintf(msg, sizeof msg, fmt, ap);
   fprintf(stderr, "%s: ", prog);
-  vfprintf(stderr, fmt, ap);
+  for (const char *c = msg; *c; c++) {
+    if ((unsigned char)*c < 0x20 || *c == 0x7f)
+      fprintf(stderr, "\\x%02x", (unsigned)(unsigned char)*c);
+    else
+      fputc(*c, stderr);
+  }
   fputc('\n', stderr);
 }
 
@@ -297,19 +312,32 @@ static void write_npy_file(const char *what, const char *path, int dtype, int ra
   unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
                            (unsigned char)(n & 0xff), (unsigned char)(n >> 8)};
 
-  char *tmp = malloc(strlen(path) + 8);
+  char *tmp = malloc(strlen(path) + 32);
   if (!tmp)
     fail("out of memory");
-  sprintf(tmp, "%s.tmp", path);
   size_t bytes = numel * es;
   unsigned char *le = malloc(bytes > 0 ? bytes : 1);
   if (!le)
     fail("out of memory");
   memcpy(le, data, bytes);
   swap_to_host(le, bytes, es); /* host -> little-endian: the same swap */
-  FILE *f = fopen(tmp, "wb");
+  /* a new temporary, created exclusively: a file or link planted at the
+   * name is never written through; another name on EEXIST */
+  static unsigned long counter;
+  int fd = -1;
+  for (int attempt = 0; fd < 0 && attempt < 100; attempt++) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    unsigned long r = (unsigned long)ts.tv_nsec * 2654435761u ^ (unsigned long)getpid() << 16 ^
+                      ++counter * 40503u;
+    sprintf(tmp, "%s.tmp.%08lx", path, r & 0xffffffffu);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
+    if (fd < 0 && errno != EEXIST)
+      break;
+  }
+  FILE *f = fd < 0 ? NULL : fdopen(fd, "wb");
   if (!f)
-    fail("%s: %s: %s", what, tmp, strerror(errno));
+    fail("%s: %s: %s", what, path, strerror(errno));
   int bad = fwrite(pre, 1, 10, f) != 10;
   bad |= fwrite(header, 1, (size_t)n, f) != (size_t)n;
   bad |= bytes > 0 && fwrite(le, 1, bytes, f) != bytes;
@@ -405,9 +433,10 @@ static void load_input(int i, input_file *in, int64_t *batch,
         fail("%s: %s: cannot infer the batch of an empty shape %s", what,
              in->path, want);
       for (b = 0;; b++) {
+        /* per * b^ndyn, stopping once it passes len (never wrapping) */
         size_t need = per;
-        for (int k = 0; k < ndyn; k++)
-          need *= (size_t)b;
+        for (int k = 0; k < ndyn && need <= len; k++)
+          need = b == 0 ? 0 : need > len / (size_t)b ? len + 1 : need * (size_t)b;
         if (need == len)
           break;
         if (need > len || b > DY_MODEL_MAX_BATCH)
@@ -465,8 +494,10 @@ static char *output_file_name(int i, const char *dir) {
     base[k] = safe ? c : '_';
   }
   base[n] = '\0';
+  if (n == 0 || base[0] == '.')
+    base[0] = '_';
   if (n == 0)
-    strcpy(base, "_");
+    base[1] = '\0';
   for (int j = 0; j < i; j++) {
     char *other = output_file_name(j, NULL);
     int same = strcmp(other, base) == 0;
@@ -478,7 +509,10 @@ static char *output_file_name(int i, const char *dir) {
   }
   if (!dir)
     return base;
-  char *path = malloc(strlen(dir) + strlen(base) + 8);
+  size_t len = strlen(dir) + strlen(base) + 8;
+  if (len > 4096)
+    fail("output '%s': the path %s/%s.npy is too long", dy_model_outputs[i].name, dir, base);
+  char *path = malloc(len);
   if (!path)
     fail("out of memory");
   sprintf(path, "%s/%s.npy", dir, base);
@@ -574,8 +608,8 @@ int main(int argc, char **argv) {
       char *e;
       errno = 0;
       bench = strtol(v, &e, 10);
-      if (e == v || *e || errno || bench < 1)
-        usage_error("--bench expects a count >= 1, got '%s'", v);
+      if (e == v || *e || errno || bench < 1 || bench > 1000000)
+        usage_error("--bench expects a count from 1 to 1000000, got '%s'", v);
     } else {
       usage_error("unknown option '%s'", a);
     }
@@ -594,6 +628,11 @@ int main(int argc, char **argv) {
 
   make_dir(dir);
 
+  /* an arena over 4 GiB built for a 32-bit machine: an error, not a
+   * wrapped malloc (compared as double: no always-false warning) */
+  if ((double)DY_MODEL_ARENA_BYTES > (double)SIZE_MAX - 2.0 * DY_MODEL_ARENA_ALIGN)
+    fail("the arena (%lld bytes) does not fit this machine's address space",
+         (long long)DY_MODEL_ARENA_BYTES);
   unsigned char *raw = malloc((size_t)DY_MODEL_ARENA_BYTES + DY_MODEL_ARENA_ALIGN);
   if (!raw)
     fail("cannot allocate the arena (%lld bytes)", (long long)DY_MODEL_ARENA_BYTES);

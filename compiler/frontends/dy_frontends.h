@@ -17,6 +17,12 @@
 
 /* ---- onnx.c, load.c: the ONNX frontend ---- */
 
+/* The most ops one import may build, folded constants included: the bound
+ * on everything the importer unrolls (recurrences over time, Loop trips,
+ * convolution windows of the composites, LRN's channel window), so a
+ * hostile size is a clean DY_STATUS_UNSUPPORTED, never a hang. */
+#define DY_ONNX_MAX_OPS (1 << 16)
+
 /* Options for dy_onnx_load_ex. Bound graph inputs are taken as constants
  * with the given values (specialisation: what a shape-like input such as
  * Reshape's shape needs when the model leaves it a graph input). */
@@ -24,6 +30,7 @@ typedef struct {
   int n_bind;
   const char *const *bind_names;     /* graph input names              */
   dy_tensor *const *bind_values;     /* their values (borrowed)        */
+  int64_t max_ops;                   /* the unrolling budget; 0: DY_ONNX_MAX_OPS */
 } dy_onnx_options;
 
 /* What the loader learnt, filled even on failure. */

@@ -342,6 +342,38 @@ const char *ox_attr_s(ox_ctx *c, const char *name, const char *dflt, char *buf,
   return buf;
 }
 
+/* Attributes that are sizes, counts or extents, by name, with their least
+ * value: every int in them must lie in [lo, DY_MAX_NUMEL] before a mapper
+ * multiplies, divides or loops by it (a blocksize of 2^32 squared is 0;
+ * an LRN size of 2^31 - 1 unrolled is a hang). */
+static const struct {
+  const char *name;
+  int64_t lo;
+} size_attrs[] = {
+    {"blocksize", 1},   {"size", 1},           {"hidden_size", 1},     {"group", 1},
+    {"kernel_shape", 1}, {"strides", 1},       {"dilations", 1},       {"num_outputs", 1},
+    {"split", 0},       {"output_padding", 0}, {"output_shape", 0},
+    {"pads", -DY_MAX_NUMEL}, /* Pad (opset < 11) crops with negative pads */
+};
+
+static dy_status check_size_attr(ox_ctx *c, const Onnx__AttributeProto *a) {
+  for (size_t k = 0; k < sizeof size_attrs / sizeof *size_attrs; k++) {
+    if (strcmp(a->name, size_attrs[k].name) != 0)
+      continue;
+    /* what ox_attr_i and ox_attr_ints read: i when has_i, every ints entry */
+    for (size_t j = 0; j < a->n_ints + (a->has_i ? 1 : 0); j++) {
+      bool list = j < a->n_ints;
+      int64_t v = list ? a->ints[j] : a->i;
+      if (v < size_attrs[k].lo || v > DY_MAX_NUMEL)
+        return ox_fail(c, DY_STATUS_INVALID_ARGUMENT,
+                       "attribute '%s'%s is %lld, outside [%lld, %lld]", a->name,
+                       list ? "'s entry" : "", (long long)v,
+                       (long long)size_attrs[k].lo, (long long)DY_MAX_NUMEL);
+    }
+  }
+  return DY_OK;
+}
+
 dy_status ox_check_attrs(ox_ctx *c, const char *known) {
   for (size_t i = 0; i < c->node->n_attribute; i++) {
     const char *nm = c->node->attribute[i]->name ? c->node->attribute[i]->name : "";
@@ -361,6 +393,7 @@ dy_status ox_check_attrs(ox_ctx *c, const char *known) {
                      nm);
     if (!ok)
       return ox_fail(c, DY_STATUS_UNSUPPORTED, "attribute '%s' is not supported", nm);
+    TRY(check_size_attr(c, c->node->attribute[i]));
   }
   return DY_OK;
 }

@@ -67,6 +67,8 @@ typedef struct ox_ctx {
   int node_index;
   dy_srcloc loc;
   int node_serial;          /* counts imported nodes, sub-graphs' included  */
+  int64_t n_built;          /* ops built (folded or appended): at most
+                               DY_ONNX_MAX_OPS, the limit on unrolling    */
   int tmp_counter;
   int block;                /* the Program block ops are appended to: 0, or
                                a cond branch / while block being imported

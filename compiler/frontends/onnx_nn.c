@@ -796,7 +796,10 @@ static dy_status map_mvn(ox_ctx *c) {
 }
 
 /* LRN(X) attributes: alpha (1e-4), beta (0.75), bias (1.0), size:
- * x / (bias + alpha / size * sum of x^2 over a channel window)^beta. */
+ * x / (bias + alpha / size * sum of x^2 over a channel window)^beta. The
+ * window [c - (size-1)/2, c + size-1 - (size-1)/2] only ever meets the C
+ * channels, so it is padded and unrolled at most C - 1 each side: 2C - 1
+ * slices however large size is. */
 static dy_status map_lrn(ox_ctx *c) {
   ox_value *x;
   TRY(ox_check_attrs(c, "alpha beta bias size"));
@@ -808,12 +811,14 @@ static dy_status map_lrn(ox_ctx *c) {
     return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "size %lld", (long long)size);
   float alpha = ox_attr_f(c, "alpha", 1e-4f), beta = ox_attr_f(c, "beta", 0.75f);
   float bias = ox_attr_f(c, "bias", 1.0f);
-  int64_t pads[2 * DY_MAX_DIMS] = {0};
+  int64_t pads[2 * DY_MAX_DIMS] = {0}, reach = C > 0 ? C - 1 : 0;
   pads[1] = (size - 1) / 2;
   pads[r + 1] = size - 1 - (size - 1) / 2;
+  pads[1] = pads[1] < reach ? pads[1] : reach;
+  pads[r + 1] = pads[r + 1] < reach ? pads[r + 1] : reach;
   ox_value *sq = ox_pad(c, ox_binary(c, "mul", x, x), pads, "constant", 0.0f);
   ox_value *sum = NULL;
-  for (int64_t i = 0; i < size; i++) {
+  for (int64_t i = 0; i < pads[1] + pads[r + 1] + 1 && sq && (i == 0 || sum); i++) {
     int64_t st = i, en = i + C, ax = 1;
     ox_value *s = ox_slice(c, sq, 1, &st, &en, &ax, NULL);
     sum = sum ? ox_binary(c, "add", sum, s) : s;

@@ -159,6 +159,13 @@ dy_status ox_op_n(ox_ctx *c, const char *opname, ox_value *const *in, int n_in,
   char why[160];
   for (int i = 0; i < n_out; i++)
     out[i] = NULL;
+  /* everything a mapper unrolls (a recurrence over time, a window, a loop,
+   * LRN's channel window) comes through here: one budget bounds it all */
+  int64_t budget = c->opts && c->opts->max_ops > 0 ? c->opts->max_ops : DY_ONNX_MAX_OPS;
+  if (++c->n_built > budget)
+    return ox_fail(c, DY_STATUS_UNSUPPORTED,
+                   "the model unrolls to more than %lld ops (the importer's limit)",
+                   (long long)budget);
   if (!dy_op_kind_from_name(opname, &k))
     return ox_fail(c, DY_STATUS_UNSUPPORTED,
                    "needs the op '%s', which this build's op table does not have", opname);

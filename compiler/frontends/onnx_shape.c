@@ -252,8 +252,12 @@ static dy_status map_split(ox_ctx *c) {
       return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "split has %lld entries for %d outputs",
                      (long long)ns, n_out);
     int64_t sum = 0;
-    for (int i = 0; i < n_out; i++)
-      sum += sizes[i] = sp[i];
+    for (int i = 0; i < n_out; i++) {
+      if (sp[i] < 0 || sp[i] > dim)
+        return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "split entry %d is %lld, outside [0, %lld]",
+                       i, (long long)sp[i], (long long)dim);
+      sum += sizes[i] = sp[i]; /* at most 64 entries of at most dim each */
+    }
     if (sum != dim)
       return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "split sums to %lld, the axis is %lld",
                      (long long)sum, (long long)dim);

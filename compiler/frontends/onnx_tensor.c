@@ -1,7 +1,10 @@
 /* onnx_tensor.c - ONNX TensorProtos (initializers, Constant values, test
  * data) to host constants: dtype mapping (float32, int64, bool; narrower
  * integers widen exactly to int64), raw / typed / external data with their
- * sizes checked, and dy_onnx_tensor_read for .pb files.
+ * sizes checked, and dy_onnx_tensor_read for .pb files. The declared
+ * shape is checked against DY_MAX_TENSOR_BYTES (dy_checked.h) and the data
+ * that backs it is checked to be there before anything of that size is
+ * allocated: a few bytes claiming tens of GB are an error, not a malloc.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -33,11 +36,13 @@ static bool map_dtype(int t, dy_dtype *out) {
 
 bool dy_onnx_dtype(int onnx_type, dy_dtype *out) { return map_dtype(onnx_type, out); }
 
-/* Read `len` bytes at `offset` of file dir/location, refusing paths that
- * leave dir and ranges outside the file. */
-static dy_status read_external(const char *what, const char *dir,
-                               const Onnx__TensorProto *t, void *dst, size_t want,
+/* Open the external data file dir/location of t and check that it holds
+ * `want` bytes at its offset (refusing paths that leave dir); *f is then
+ * positioned there (caller closes). Nothing is allocated for the data. */
+static dy_status open_external(const char *what, const char *dir,
+                               const Onnx__TensorProto *t, size_t want, FILE **fp,
                                dy_error *err) {
+  *fp = NULL;
   const char *loc = NULL;
   int64_t offset = 0, length = -1;
   for (size_t i = 0; i < t->n_external_data; i++) {
@@ -72,7 +77,8 @@ static dy_status read_external(const char *what, const char *dir,
                         "%s: external data length %lld, the tensor needs %zu bytes",
                         what, (long long)length, want);
   char path[4096];
-  snprintf(path, sizeof path, "%s/%s", dir ? dir : ".", loc);
+  if (snprintf(path, sizeof path, "%s/%s", dir ? dir : ".", loc) >= (int)sizeof path)
+    return dy_error_set(err, DY_STATUS_IO, "%s: the external data path is too long", what);
   FILE *f = fopen(path, "rb");
   if (!f)
     return dy_error_set(err, DY_STATUS_IO, "%s: cannot open external data %s: %s",
@@ -86,8 +92,21 @@ static dy_status read_external(const char *what, const char *dir,
     s = dy_error_set(err, DY_STATUS_FORMAT,
                      "%s: external data %s holds %ld bytes, the tensor needs %zu "
                      "at offset %lld", what, path, size, want, (long long)offset);
-  else if (fseek(f, (long)offset, SEEK_SET) != 0 || fread(dst, 1, want, f) != want)
+  else if (fseek(f, (long)offset, SEEK_SET) != 0)
     s = dy_error_set(err, DY_STATUS_IO, "%s: reading %s failed", what, path);
+  if (s)
+    fclose(f);
+  else
+    *fp = f;
+  return s;
+}
+
+/* Read the `want` bytes open_external checked into dst and close f. */
+static dy_status read_external(const char *what, FILE *f, void *dst, size_t want,
+                               dy_error *err) {
+  dy_status s = DY_OK;
+  if (want && fread(dst, 1, want, f) != want)
+    s = dy_error_set(err, DY_STATUS_IO, "%s: reading the external data failed", what);
   fclose(f);
   return s;
 }
@@ -95,20 +114,20 @@ static dy_status read_external(const char *what, const char *dir,
 /* A tensor of a narrower integer type (width bytes) as int64 into dst (n
  * elements): raw or external little-endian data, or int32_data (uint32's
  * in uint64_data). */
-static dy_status widen_ints(const Onnx__TensorProto *t, const char *what, const char *dir,
-                            int64_t n, int width, bool is_signed, bool external, int64_t *dst,
+static dy_status widen_ints(const Onnx__TensorProto *t, const char *what, FILE *ext,
+                            int64_t n, int width, bool is_signed, int64_t *dst,
                             dy_error *err) {
   size_t nb = (size_t)n * (size_t)width;
-  if (external || t->has_raw_data) {
+  if (ext || t->has_raw_data) {
     uint8_t *raw = malloc(nb ? nb : 1);
-    if (!raw)
+    if (!raw) {
+      if (ext)
+        fclose(ext);
       return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "%s: out of memory", what);
+    }
     dy_status s = DY_OK;
-    if (external)
-      s = read_external(what, dir, t, raw, nb, err);
-    else if (t->raw_data.len != nb)
-      s = dy_error_set(err, DY_STATUS_FORMAT, "%s: raw_data has %zu bytes for %lld "
-                       "elements of %d", what, t->raw_data.len, (long long)n, width);
+    if (ext)
+      s = read_external(what, ext, raw, nb, err);
     else if (nb)
       memcpy(raw, t->raw_data.data, nb);
     for (int64_t i = 0; !s && i < n; i++) {
@@ -123,11 +142,24 @@ static dy_status widen_ints(const Onnx__TensorProto *t, const char *what, const 
     return s;
   }
   bool u32 = width == 4 && !is_signed;
-  if ((u32 ? t->n_uint64_data : t->n_int32_data) != (size_t)n)
-    return dy_error_set(err, DY_STATUS_FORMAT, "%s: %zu values for %lld elements", what,
-                        u32 ? t->n_uint64_data : t->n_int32_data, (long long)n);
   for (int64_t i = 0; i < n; i++)
     dst[i] = u32 ? (int64_t)(uint32_t)t->uint64_data[i] : (int64_t)t->int32_data[i];
+  return DY_OK;
+}
+
+/* The typed data field (float_data, int64_data, int32_data, uint64_data)
+ * holds n values. */
+static dy_status check_typed(const Onnx__TensorProto *t, const char *what, int width,
+                             bool is_signed, dy_dtype dt, int64_t n, dy_error *err) {
+  bool u32 = width == 4 && !is_signed;
+  size_t have = width ? (u32 ? t->n_uint64_data : t->n_int32_data)
+                : dt == DY_F32 ? t->n_float_data
+                : dt == DY_I64 ? t->n_int64_data
+                               : t->n_int32_data;
+  const char *kind = width ? "values" : dt == DY_F32 ? "floats" : dt == DY_I64 ? "int64s" : "bools";
+  if (have != (size_t)n)
+    return dy_error_set(err, DY_STATUS_FORMAT, "%s: %zu %s for %lld elements", what, have,
+                        kind, (long long)n);
   return DY_OK;
 }
 
@@ -161,54 +193,61 @@ dy_status ox_tensor_convert(const Onnx__TensorProto *t, const char *what,
     return dy_error_set(err, DY_STATUS_UNSUPPORTED, "%s: rank %zu exceeds %d", what,
                         t->n_dims, DY_MAX_DIMS);
   dy_type ty = {.dtype = dt, .rank = (int)t->n_dims};
-  int64_t n = 1;
-  for (size_t i = 0; i < t->n_dims; i++) {
-    if (t->dims[i] < 0 || (t->dims[i] > 0 && n > (INT64_C(1) << 40) / t->dims[i]))
-      return dy_error_set(err, DY_STATUS_FORMAT, "%s: bad dim %lld", what,
-                          (long long)t->dims[i]);
+  for (size_t i = 0; i < t->n_dims; i++)
     ty.shape[i] = t->dims[i];
-    n *= t->dims[i];
-  }
-  size_t esz = dy_dtype_size(dt), nb = (size_t)n * esz;
+  int64_t n, nb64;
+  char ts[160];
+  if (!dy_ck_numel(ty.shape, ty.rank, &n) ||
+      !dy_ck_bytes(n, width ? (size_t)width : dy_dtype_size(dt), &nb64) ||
+      !dy_ck_bytes(n, dy_dtype_size(dt), &nb64))
+    return dy_error_set(err, DY_STATUS_FORMAT,
+                        "%s: shape %s is negative or larger than the maximum tensor size "
+                        "(%lld bytes)", what, dy_type_str(&ty, ts, sizeof ts),
+                        (long long)DY_MAX_TENSOR_BYTES);
+  size_t esz = dy_dtype_size(dt), nb = (size_t)nb64;
+  size_t src_bytes = (size_t)n * (width ? (size_t)width : esz);
+  /* the data must back the declared size before anything that big is
+   * allocated */
+  bool external = t->has_data_location &&
+                  t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+  FILE *ext = NULL;
+  dy_status s = DY_OK;
+  if (external)
+    s = open_external(what, dir, t, src_bytes, &ext, err);
+  else if (t->has_raw_data && t->raw_data.len != src_bytes)
+    s = dy_error_set(err, DY_STATUS_FORMAT, "%s: raw_data has %zu bytes, %s%s needs %zu",
+                     what, t->raw_data.len, ox_dtype_name(odt),
+                     dy_type_str(&ty, ts, sizeof ts) + strlen(dy_dtype_name(dt)), src_bytes);
+  else if (!t->has_raw_data)
+    s = check_typed(t, what, width, is_signed, dt, n, err);
+  if (s)
+    return s;
   ox_const *k = calloc(1, sizeof *k);
   if (!k || !(k->data = calloc(nb ? nb : 1, 1))) {
     free(k);
+    if (ext)
+      fclose(ext);
     return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "%s: out of memory", what);
   }
   k->type = ty;
-  dy_status s = DY_OK;
-  bool external = t->has_data_location &&
-                  t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
   if (width) {
-    s = widen_ints(t, what, dir, n, width, is_signed, external, k->data, err);
-  } else if (external) {
-    s = read_external(what, dir, t, k->data, nb, err);
+    s = widen_ints(t, what, ext, n, width, is_signed, k->data, err);
+  } else if (ext) {
+    s = read_external(what, ext, k->data, nb, err);
   } else if (t->has_raw_data) {
-    if (t->raw_data.len != nb)
-      s = dy_error_set(err, DY_STATUS_FORMAT, "%s: raw_data has %zu bytes, %s[%lld] needs %zu",
-                       what, t->raw_data.len, ox_dtype_name(odt), (long long)n, nb);
-    else if (nb)
+    if (nb)
       memcpy(k->data, t->raw_data.data, nb);
-    if (!s && dt == DY_BOOL)
+    if (dt == DY_BOOL)
       for (size_t i = 0; i < nb; i++)
         ((unsigned char *)k->data)[i] = ((unsigned char *)k->data)[i] != 0;
   } else if (dt == DY_F32) {
-    if (t->n_float_data != (size_t)n)
-      s = dy_error_set(err, DY_STATUS_FORMAT, "%s: %zu floats for %lld elements", what,
-                       t->n_float_data, (long long)n);
-    else if (nb)
+    if (nb)
       memcpy(k->data, t->float_data, nb);
   } else if (dt == DY_I64) {
-    if (t->n_int64_data != (size_t)n)
-      s = dy_error_set(err, DY_STATUS_FORMAT, "%s: %zu int64s for %lld elements", what,
-                       t->n_int64_data, (long long)n);
-    else if (nb)
+    if (nb)
       memcpy(k->data, t->int64_data, nb);
   } else {
-    if (t->n_int32_data != (size_t)n)
-      s = dy_error_set(err, DY_STATUS_FORMAT, "%s: %zu bools for %lld elements", what,
-                       t->n_int32_data, (long long)n);
-    for (int64_t i = 0; !s && i < n; i++)
+    for (int64_t i = 0; i < n; i++)
       ((unsigned char *)k->data)[i] = t->int32_data[i] != 0;
   }
   if (s) {

@@ -213,6 +213,24 @@ dy_status dy_memplan_scratch(dy_program *p, int64_t max_batch, int threads,
                              int64_t *scratch_offsets, dy_memplan_result *r, dy_error *err) {
   memset(r, 0, sizeof *r);
   int nv = p->n_vars, n_ops = dy_program_count_ops(p);
+  /* every size below is one tensor's at max_batch, checked here once
+   * (dy_checked.h): each is at most DY_MAX_TENSOR_BYTES, so their sums
+   * cannot wrap; the arena is checked against DY_MAX_ARENA_BYTES at the end */
+  if (max_batch < 1 || max_batch > DY_MAX_BATCH)
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                        "memplan: --max-batch %lld is outside [1, %lld]", (long long)max_batch,
+                        (long long)DY_MAX_BATCH);
+  for (int i = 0; i < nv; i++) {
+    const dy_var *v = p->vars[i];
+    int64_t bytes;
+    char ts[160];
+    if (!dy_type_bytes_at(&v->type, max_batch, &bytes))
+      return dy_error_set(err, DY_STATUS_LIMIT,
+                          "memplan: var '%s' %s is larger than the maximum tensor size "
+                          "(%lld bytes) at --max-batch %lld", v->name,
+                          dy_type_str(&v->type, ts, sizeof ts), (long long)DY_MAX_TENSOR_BYTES,
+                          (long long)max_batch);
+  }
   int *root = malloc(sizeof(int) * (size_t)(nv + 1));
   interval *iv = calloc((size_t)nv + (size_t)n_ops + 1, sizeof *iv);
   schedule sc = {.p = p,
@@ -220,6 +238,7 @@ dy_status dy_memplan_scratch(dy_program *p, int64_t max_batch, int threads,
                  .end = malloc(sizeof(int) * (size_t)(n_ops + 1)),
                  .def = malloc(sizeof(int) * (size_t)(nv + 1)),
                  .last = malloc(sizeof(int) * (size_t)(nv + 1))};
+  dy_status s = DY_OK;
   /* every op of every block, by slot */
   const dy_op **ops = malloc(sizeof *ops * (size_t)(n_ops + 1));
   if (!root || !iv || !sc.start || !sc.end || !sc.def || !sc.last || !ops) {
@@ -314,11 +333,19 @@ dy_status dy_memplan_scratch(dy_program *p, int64_t max_batch, int threads,
   for (int k = 0; scratch_offsets && k < n_ops; k++) {
     int64_t bytes = dy_codegen_scratch_bytes(p, ops[k], max_batch, threads);
     scratch_offsets[k] = -1;
+    if (bytes > DY_MAX_ARENA_BYTES) {
+      s = dy_error_at(err, ops[k], DY_STATUS_LIMIT,
+                      "memplan: %s needs %lld bytes of scratch at --max-batch %lld",
+                      dy_op_name(ops[k]->kind), (long long)bytes, (long long)max_batch);
+      break;
+    }
     if (bytes > 0)
       iv[n++] = (interval){.var = -1 - k, .size = align_up(bytes), .start = sc.start[k],
                            .end = sc.end[k]};
   }
   /* lower bound: the most bytes live at any one position */
+  if (s)
+    n = 0;
   for (int k = 0; k < sc.t; k++) {
     int64_t live = 0;
     for (int i = 0; i < n; i++)
@@ -357,6 +384,11 @@ dy_status dy_memplan_scratch(dy_program *p, int64_t max_batch, int threads,
     if (best + iv[i].size > r->arena_bytes)
       r->arena_bytes = best + iv[i].size;
   }
+  if (!s && r->arena_bytes > DY_MAX_ARENA_BYTES)
+    s = dy_error_set(err, DY_STATUS_LIMIT,
+                     "memplan: the arena needs %lld bytes at --max-batch %lld, more than "
+                     "the limit of %lld", (long long)r->arena_bytes, (long long)max_batch,
+                     (long long)DY_MAX_ARENA_BYTES);
   /* in-place members take their group's offset (views keep alias_of) */
   for (int i = 0; i < nv; i++) {
     dy_var *v = p->vars[i];
@@ -370,5 +402,5 @@ dy_status dy_memplan_scratch(dy_program *p, int64_t max_batch, int threads,
   free(def);
   free(last);
   free(ops);
-  return DY_OK;
+  return s;
 }

@@ -330,7 +330,7 @@ static void child_phase1(const test_case *t, int idx, bool compile) {
   /* load, binding graph inputs the loader needs as constants */
   const char *bind_names[MAX_IO];
   dy_tensor *bind_values[MAX_IO];
-  dy_onnx_options opts = {0, bind_names, bind_values};
+  dy_onnx_options opts = {.bind_names = bind_names, .bind_values = bind_values};
   dy_onnx_info info;
   dy_program *p = NULL;
   dy_status s;
