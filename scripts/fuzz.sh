@@ -18,8 +18,10 @@ set -u
 SECONDS_EACH=${1:-300}
 BUILD=${2:-build-san}
 [ $# -ge 2 ] && shift 2 || shift $#
-TARGETS=${*:-"dymodel dyparams onnx npy ir pipeline"}
 SRC=$(cd "$(dirname "$0")/.." && pwd)
+ALL="dymodel dyparams onnx npy ir pipeline"
+[ -e "$SRC/compiler/frontends/paddle.c" ] && ALL="$ALL pdmodel"
+TARGETS=${*:-$ALL}
 
 if [ ! -f "$BUILD/CMakeCache.txt" ]; then
   CC=clang cmake -S "$SRC" -B "$BUILD" -DDY_WERROR=ON -DDY_SANITIZE=ON \

@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dy_ir.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* A path in this process's private temporary directory (made on first
@@ -25,9 +27,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  * that take a path (.onnx, .npy). The name is the same on every call
  * with the same leaf; NULL when the file cannot be written. */
 const char *dy_fuzz_file(const char *leaf, const uint8_t *data, size_t size);
-/* A NUL-terminated malloc'd copy of data (the text parser's input); the
- * caller frees it. NULL on OOM. */
-char *dy_fuzz_text(const uint8_t *data, size_t size);
+/* data as text (a NUL-terminated copy) through dy_program_parse: the
+ * Program (caller frees), or NULL when it does not parse. */
+dy_program *dy_fuzz_parse(const uint8_t *data, size_t size);
 /* With DY_FUZZ_VERBOSE set in the environment, print "stage: message" on
  * stderr (what became of an input, when triaging a corpus with replay_*);
  * else nothing. msg NULL prints "ok". */

@@ -12,16 +12,10 @@
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  char *src = dy_fuzz_text(data, size);
-  if (!src)
+  dy_program *p = dy_fuzz_parse(data, size);
+  if (!p)
     return 0;
-  dy_program *p = NULL;
   dy_error err = {0};
-  dy_status s = dy_program_parse(src, &p, &err);
-  free(src);
-  dy_fuzz_note("parse", s ? err.msg : NULL);
-  if (s != DY_OK)
-    return 0;
   dy_error verr = {0};
   (void)dy_verify(p, &verr);
   char *text = dy_program_to_text(p);

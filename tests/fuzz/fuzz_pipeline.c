@@ -48,16 +48,10 @@ static void retype_block(dy_program *p, int b, int depth) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  char *src = dy_fuzz_text(data, size);
-  if (!src)
+  dy_program *p = dy_fuzz_parse(data, size);
+  if (!p)
     return 0;
-  dy_program *p = NULL;
   dy_error err = {0};
-  dy_status s = dy_program_parse(src, &p, &err);
-  free(src);
-  dy_fuzz_note("parse", s ? err.msg : NULL);
-  if (s != DY_OK)
-    return 0;
   dy_status v = dy_verify(p, &err);
   for (int round = 0; v != DY_OK && round < 3 &&
                       (strncmp(err.msg, "invariant 7 ", 12) == 0 ||
@@ -78,7 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   o.passes.verify_each = 1;
   dy_codegen_output out = {0};
   dy_compile_report rep;
-  s = dy_compile_program(p, &o, &out, &rep, &err);
+  dy_status s = dy_compile_program(p, &o, &out, &rep, &err);
   dy_fuzz_note("compile", s ? err.msg : NULL);
   if (s != DY_OK) {
     if (strstr(err.msg, "IR invalid after pass"))

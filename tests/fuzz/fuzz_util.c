@@ -1,5 +1,5 @@
 /* fuzz_util.c - the helpers of fuzz.h: a private temporary directory
- * for the readers that take a path, and the text copy. */
+ * for the readers that take a path, the text parse, the notes. */
 #include "fuzz.h"
 
 #include <stdio.h>
@@ -50,14 +50,19 @@ const char *dy_fuzz_file(const char *leaf, const uint8_t *data, size_t size) {
   return NULL;
 }
 
-char *dy_fuzz_text(const uint8_t *data, size_t size) {
-  char *s = malloc(size + 1);
-  if (!s)
+dy_program *dy_fuzz_parse(const uint8_t *data, size_t size) {
+  char *text = malloc(size + 1);
+  if (!text)
     return NULL;
   if (size)
-    memcpy(s, data, size);
-  s[size] = 0;
-  return s;
+    memcpy(text, data, size);
+  text[size] = 0;
+  dy_program *p = NULL;
+  dy_error err = {0};
+  dy_status s = dy_program_parse(text, &p, &err);
+  free(text);
+  dy_fuzz_note("parse", s ? err.msg : NULL);
+  return s ? NULL : p;
 }
 
 void dy_fuzz_note(const char *stage, const char *msg) {

@@ -74,17 +74,18 @@ static void put_le32(uint8_t *p, uint32_t v) {
     p[i] = (uint8_t)(v >> (8 * i));
 }
 
-/* A .dyparams seed: u32 length of the .dymodel, the .dymodel, the
- * .dyparams. */
-static void put_pair(const char *leaf, const uint8_t *model, size_t model_len,
+/* A seed of a pair reader (dyparams, pdmodel): u32 length of the model,
+ * the model, the params. */
+static void put_pair(const char *sub, const char *leaf, const uint8_t *model, size_t model_len,
                      const uint8_t *params, size_t params_len) {
   uint8_t *pair = malloc(4 + model_len + params_len);
   if (!pair)
     die("out of memory", leaf);
   put_le32(pair, (uint32_t)model_len);
   memcpy(pair + 4, model, model_len);
-  memcpy(pair + 4 + model_len, params, params_len);
-  put("dyparams", leaf, pair, 4 + model_len + params_len);
+  if (params_len)
+    memcpy(pair + 4 + model_len, params, params_len);
+  put(sub, leaf, pair, 4 + model_len + params_len);
   free(pair);
 }
 
@@ -110,7 +111,7 @@ static void put_program(const char *stem, int k, const char *text, size_t n) {
       put("dymodel", leaf, model, model_len);
       if (dy_dyparams_encode(p, &params, &params_len, &err) == DY_OK) {
         snprintf(leaf, sizeof leaf, "%s_%03d.pair", stem, k);
-        put_pair(leaf, model, model_len, params, params_len);
+        put_pair("dyparams", leaf, model, model_len, params, params_len);
       }
     }
     free(model);
@@ -296,7 +297,7 @@ static void model_seeds(const char *src) {
     uint8_t *params = slurp(from, &params_len);
     char leaf[300];
     snprintf(leaf, sizeof leaf, "%s.pair", models[i]);
-    put_pair(leaf, model, model_len, params, params_len);
+    put_pair("dyparams", leaf, model, model_len, params, params_len);
     free(model);
     free(params);
   }
@@ -340,17 +341,9 @@ static void paddle_seeds(const char *paddle_dir) {
       size_t model_len, params_len = 0;
       uint8_t *model = slurp(model_path, &model_len);
       uint8_t *params = with_params ? slurp(params_path, &params_len) : NULL;
-      uint8_t *pair = malloc(4 + model_len + params_len);
-      if (!pair)
-        die("out of memory", model_path);
-      put_le32(pair, (uint32_t)model_len);
-      memcpy(pair + 4, model, model_len);
-      if (params_len)
-        memcpy(pair + 4 + model_len, params, params_len);
       char leaf[300];
       snprintf(leaf, sizeof leaf, "%s.pair", names[i]);
-      put("pdmodel", leaf, pair, 4 + model_len + params_len);
-      free(pair);
+      put_pair("pdmodel", leaf, model, model_len, params, params_len);
       free(model);
       free(params);
     }
