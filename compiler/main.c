@@ -899,7 +899,12 @@ static int cmd_params(int argc, char **argv) {
       continue;
     char base[512], path[4096];
     dy_safe_file_name(v->name, base, sizeof base);
-    snprintf(path, sizeof path, "%s/%s.npy", dir, base);
+    if (strlen(v->name) >= sizeof base ||
+        snprintf(path, sizeof path, "%s/%s.npy", dir, base) >= (int)sizeof path) {
+      s = dy_error_set(&err, DY_STATUS_IO, "var %d: the path of its .npy under %.200s is too "
+                       "long", i, dir);
+      break;
+    }
     struct stat st;
     if (stat(path, &st) != 0)
       continue;

@@ -37,7 +37,7 @@
 
 /* Bound on sizes, strides, paddings, dilations and groups, so that the
  * size arithmetic below (and in the kernels) cannot overflow int64_t. */
-#define NN_MAX INT32_MAX
+#define NN_MAX DY_MAX_NUMEL /* dy_checked.h: 2^31 - 1 */
 
 /* ---- small checks ---- */
 
