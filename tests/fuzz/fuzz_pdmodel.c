@@ -24,8 +24,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   size_t params_len = size - 4 - (size_t)n;
   dy_program *p = NULL;
   dy_error err = {0};
-  if (dy_paddle_load_mem(model, (size_t)n, params_len ? params : NULL, params_len, "fuzz.pdmodel",
-                         NULL, &p, &err) != DY_OK)
+  dy_status s = dy_paddle_load_mem(model, (size_t)n, params_len ? params : NULL, params_len,
+                                   "fuzz.pdmodel", NULL, &p, &err);
+  dy_fuzz_note("pdmodel", s ? err.msg : NULL);
+  if (s != DY_OK)
     return 0;
   dy_error verr = {0};
   if (dy_verify(p, &verr) != DY_OK)
