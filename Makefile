@@ -4,7 +4,8 @@
 #               build once more as gcc Release (-O3, whose flow analysis
 #               warns where -O2 does not), then build with clang under
 #               AddressSanitizer + UndefinedBehaviorSanitizer and run every
-#               test again (so the code is warning-free under both
+#               test again, with a 15-second libFuzzer run of each fuzz
+#               target of tests/fuzz (so the code is warning-free under both
 #               compilers, -Werror)
 BUILD    ?= build
 BUILD_SAN ?= build-san

@@ -120,7 +120,9 @@ static dy_status scalar(parser *ps, int64_t *i, double *d, bool *is_float) {
     *i = strtoll(at, &iend, 10);
     end = iend;
   } else {
-    *i = (int64_t)v;
+    /* an integer field written as a float: truncated, NaN as 0 and
+     * anything beyond int64 (inf included) as its end */
+    *i = v != v ? 0 : v >= 0x1p63 ? INT64_MAX : v < -0x1p63 ? INT64_MIN : (int64_t)v;
   }
   *d = *is_float ? v : (double)*i;
   ps->pos = (size_t)(end - ps->s);
@@ -186,6 +188,10 @@ static dy_status var_decl(parser *ps) {
   dy_status s;
   if ((s = name(ps, nm, sizeof nm)) || (s = expect(ps, ":")) || (s = type(ps, &t)))
     return s;
+  char what[300];
+  snprintf(what, sizeof what, "var '%s'", nm);
+  if ((s = dy_type_check(&t, NULL, what, ps->err)))
+    return dy_error_prefix(ps->err, "line %d", ps->line);
   int v = dy_program_add_var(ps->p, nm, &t);
   if (v < 0)
     return fail(ps, "var '%s' declared twice", nm);
