@@ -325,8 +325,9 @@ static bool build_model(dy_program *p, const char *name, int64_t max_batch) {
   fclose(f);
   return dy_test_sh(WORK "/build.log",
                     "cc -std=c11 -Wall -Wextra -Werror -pedantic -O1 " SAN " -I" WORK " -o "
-                    WORK "/%s_drv " WORK "/%s_drv.c " WORK "/%s.c",
-                    name, name, name) == 0;
+                    WORK "/%s_drv " WORK "/%s_drv.c " WORK "/%s.c"
+                    " $(ls " WORK "/%s_weights.c 2>/dev/null)",
+                    name, name, name, name) == 0;
 }
 
 /* Run the driver on the inputs' shapes (shapes[i] has the rank of input
