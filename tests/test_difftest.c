@@ -1,0 +1,173 @@
+/* test_difftest.c - the differential tester (tests/difftest.c) as a suite.
+ *
+ * Random valid Programs, each run eagerly and four more ways (static
+ * executor, compiled at -O0, at the default level, with --threads 2), all
+ * equal to eager within the ops' tolerance. The bounded run checks seeds
+ * 1..48 (a few minutes of cc on two cores at most); a long run is
+ *
+ *   DY_DIFFTEST_PROGRAMS=2000 DY_DIFFTEST_SEED=1000 build/tests/test_difftest
+ *
+ * (scripts/difftest.sh N [SEED] does that, niced). A mismatch is minimised
+ * and printed as text IR with its seed and the path that differs; a fixed
+ * bug's seed joins `regressions` below, so that it stays fixed.
+ *
+ * The suite also checks the tester itself: the programs exercise fusion
+ * and in-place reuse in the memory plan (else the run proves little), and a
+ * planted wrong reference is reported on every path.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "difftest.h"
+#include "dy_test.h"
+
+#define SCRATCH DY_BUILD_DIR "/difftest_scratch"
+#define PER_BATCH 16
+
+/* Seeds of programs that found a bug (fixed since): they run every time. */
+static const uint64_t regressions[] = {0};
+
+static int64_t env_int(const char *name, int64_t dflt) {
+  const char *s = getenv(name);
+  return s && *s ? strtoll(s, NULL, 10) : dflt;
+}
+
+/* Check seeds [first, first + n) in batches; returns the mismatches
+ * (each minimised and printed). *n_ops gets the ops generated. */
+static int run_seeds(const uint64_t *list, uint64_t first, int n, int max_ops, int *n_ops) {
+  int mismatches = 0;
+  *n_ops = 0;
+  for (int base = 0; base < n; base += PER_BATCH) {
+    dt_prog *progs[PER_BATCH];
+    int bad[PER_BATCH], m = 0;
+    for (int i = base; i < n && m < PER_BATCH; i++) {
+      uint64_t seed = list ? list[i] : first + (uint64_t)i;
+      progs[m] = dt_generate(seed, max_ops);
+      if (!progs[m]) {
+        CU_FAIL("out of memory");
+        continue;
+      }
+      *n_ops += progs[m]->n_ops;
+      m++;
+    }
+    char dir[600];
+    snprintf(dir, sizeof dir, SCRATCH "/run");
+    bool ok = dt_check(progs, m, DT_ALL, dir, bad, stderr);
+    CU_ASSERT(ok);
+    for (int i = 0; i < m; i++) {
+      if (!bad[i])
+        continue;
+      mismatches++;
+      int mode = bad[i] & -bad[i];
+      fprintf(stderr, "\ndifftest: seed %llu differs (%s%s); the program:\n",
+              (unsigned long long)progs[i]->seed, dt_mode_name(mode),
+              bad[i] != mode ? " and more" : "");
+      dt_print(progs[i], stderr);
+      dt_prog *small = dt_minimise(progs[i], mode, SCRATCH "/minimise");
+      if (small) {
+        fprintf(stderr, "difftest: minimised (%d ops, still differs on %s):\n", small->n_ops,
+                dt_mode_name(mode));
+        dt_print(small, stderr);
+        dt_free(small);
+      }
+    }
+    for (int i = 0; i < m; i++)
+      dt_free(progs[i]);
+  }
+  return mismatches;
+}
+
+static void test_bounded_run(void) {
+  int n = (int)env_int("DY_DIFFTEST_PROGRAMS", 48);
+  uint64_t first = (uint64_t)env_int("DY_DIFFTEST_SEED", 1);
+  int max_ops = (int)env_int("DY_DIFFTEST_MAX_OPS", 30);
+  int n_ops = 0;
+  int bad = run_seeds(NULL, first, n, max_ops, &n_ops);
+  printf("\ndifftest: %d programs checked (seeds %llu..%llu, %d ops), 4 ways each, %d "
+         "mismatches\n",
+         n, (unsigned long long)first, (unsigned long long)(first + (uint64_t)n - 1), n_ops, bad);
+  CU_ASSERT_EQUAL(bad, 0);
+}
+
+static void test_regressions(void) {
+  int n = 0, n_ops = 0;
+  while (n < (int)(sizeof regressions / sizeof regressions[0]) && regressions[n])
+    n++;
+  if (n)
+    CU_ASSERT_EQUAL(run_seeds(regressions, 0, n, 30, &n_ops), 0);
+}
+
+/* The programs are what the tester promises: they verify, reach fusion
+ * (fused ops after the default pipeline) and in-place reuse, and use many
+ * op kinds. */
+static void test_generator_reaches(void) {
+  bool kinds[DY_OP_COUNT] = {0};
+  int fused = 0, in_place = 0, n_kinds = 0, long_chains = 0;
+  for (uint64_t seed = 1; seed <= 48; seed++) {
+    dt_prog *g = dt_generate(seed, 30);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    long_chains += g->n_ops >= 10;
+    for (int k = 0; k < g->n_ops; k++)
+      if (!kinds[g->ops[k].kind]) {
+        kinds[g->ops[k].kind] = true;
+        n_kinds++;
+      }
+    dy_error err = {0};
+    dy_program *p = dt_program(g, &err);
+    if (!p)
+      fprintf(stderr, "\n  seed %llu: %s\n", (unsigned long long)seed, err.msg);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    dy_compile_options o = dy_compile_options_default();
+    o.max_batch = g->max_batch;
+    dy_codegen_output co = {0};
+    dy_compile_report rep;
+    DY_ASSERT_OK(dy_compile_program(p, &o, &co, &rep, &err), &err);
+    for (int k = 0; k < p->blocks[0]->n_ops; k++)
+      fused += (dy_op_info_of(p->blocks[0]->ops[k]->kind)->flags & DY_OPF_FUSED) != 0;
+    in_place += rep.mem.n_in_place;
+    dy_codegen_output_free(&co);
+    dy_program_free(p);
+    dt_free(g);
+  }
+  printf("\ndifftest generator, seeds 1..48: %d op kinds, %d fused ops, %d in-place "
+         "writes, %d programs of 10+ ops\n",
+         n_kinds, fused, in_place, long_chains);
+  CU_ASSERT(n_kinds >= 40);
+  CU_ASSERT(fused >= 10);
+  CU_ASSERT(in_place >= 5);
+  CU_ASSERT(long_chains >= 10);
+  /* the same seed is the same program */
+  dt_prog *a = dt_generate(7, 30), *b = dt_generate(7, 30);
+  CU_ASSERT_EQUAL(a->n_ops, b->n_ops);
+  for (int k = 0; k < a->n_ops && k < b->n_ops; k++)
+    CU_ASSERT_EQUAL(a->ops[k].kind, b->ops[k].kind);
+  dt_free(a);
+  dt_free(b);
+}
+
+/* A wrong eager reference is reported on all four paths. */
+static void test_detects_a_difference(void) {
+  dt_prog *g = dt_generate(3, 8);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+  dy_tensor *ref = g->v[g->fetch[0]].t;
+  if (ref->type.dtype == DY_F32)
+    ((float *)ref->data)[0] += 0.5f;
+  else if (ref->type.dtype == DY_I64)
+    ((int64_t *)ref->data)[0] += 1;
+  else
+    ((uint8_t *)ref->data)[0] ^= 1;
+  int bad = 0;
+  CU_ASSERT(dt_check(&g, 1, DT_ALL, SCRATCH "/planted", &bad, NULL));
+  CU_ASSERT_EQUAL(bad, DT_ALL);
+  dt_free(g);
+}
+
+void dy_test_register(void) {
+  mkdir(SCRATCH, 0777);
+  DY_SUITE("difftest");
+  DY_TEST(test_generator_reaches);
+  DY_TEST(test_detects_a_difference);
+  DY_TEST(test_regressions);
+  DY_TEST(test_bounded_run);
+}
