@@ -2029,6 +2029,24 @@ static void emit_while(gen *g, const dy_op *op, int depth, const char *ind, dy_b
   dy_buf_printf(out, "%s}\n%s}\n", in2, ind);
 }
 
+/* A --localize build (dy_codegen_options.debug_dump): after an op of
+ * block 0, each of its results goes to NAME_debug_dump, which the caller
+ * defines (compiler/localize.c) - the op's id, the var's name, its data
+ * and element count, its dtype (0 f32, 1 i64, 2 bool). */
+static void emit_dump(gen *g, const dy_op *op, const char *ind, dy_buf *out) {
+  for (int i = 0; i < op->n_outputs; i++) {
+    int v = op->outputs[i];
+    const dy_type *t = &g->p->vars[v]->type;
+    dy_cg_ctx ctx = {.p = g->p};
+    char buf[300];
+    buffer_expr(g, v, true, buf, sizeof buf);
+    dy_buf_printf(out, "%s%s_debug_dump(%d, ", ind, g->lower, op->id);
+    dy_buf_put_cstring(out, g->p->vars[v]->name);
+    dy_buf_printf(out, ", (const void *)%s, %s, %d);\n", buf,
+                  dy_cg_extent(&ctx, t, 0, t->rank), (int)t->dtype);
+  }
+}
+
 /* The calls of block b's ops at nesting depth (indent 2 + 2 * depth). */
 static void emit_block(gen *g, int b, int depth, dy_buf *out) {
   const dy_program *p = g->p;
@@ -2053,6 +2071,8 @@ static void emit_block(gen *g, int b, int depth, dy_buf *out) {
       dy_buf_put_comment(out, p->vars[op->inputs[0]]->name);
       dy_buf_puts(out, ", no code */\n");
     }
+    if (b == 0 && g->opt->debug_dump)
+      emit_dump(g, op, ind, out);
   }
 }
 
@@ -2301,6 +2321,12 @@ static dy_status emit_source(gen *g, dy_buf *out) {
                 (long long)g->weight_bytes);
   dy_buf_printf(out, "#include \"%s.h\"\n\n", g->lower);
   dy_buf_puts(out, "#include <stddef.h>\n#include <stdint.h>\n\n");
+  if (g->opt->debug_dump)
+    dy_buf_printf(out,
+                  "/* a --localize build: NAME_run hands every op's result to this */\n"
+                  "void %s_debug_dump(int op, const char *var, const void *data, int64_t n,\n"
+                  "%*sint dtype);\n\n",
+                  g->lower, (int)strlen(g->lower) + 16, "");
   /* The rest is written aside first: the math functions it names
    * (emit_mathlib.c) go in front of it. */
   dy_buf rest = {0};

@@ -65,6 +65,7 @@ dy_status dy_compile_program(dy_program *p, const dy_compile_options *o,
       .max_iterations = o->max_iterations,
       .dropout_seeds = seeds,
       .n_dropout_seeds = n_seeds,
+      .debug_dump = o->debug_dump,
   };
   if (o->max_ram > 0 && rep->mem.arena_bytes > o->max_ram) {
     free(scratch);
