@@ -33,6 +33,37 @@ static int64_t env_int(const char *name, int64_t dflt) {
   return s && *s ? strtoll(s, NULL, 10) : dflt;
 }
 
+/* For a compiled mode's mismatch: the first op whose compiled result
+ * leaves the executor's (dy_localize), printed. */
+static void localize(const dt_prog *g, int mode) {
+  dy_error err = {0};
+  dy_program *p = dt_program(g, &err);
+  dy_tensor *in[DT_MAX_VALS];
+  int n = 0;
+  for (int v = 0; v < g->n_vals; v++)
+    if (g->v[v].kind == DT_FEED)
+      in[n++] = g->v[v].t;
+  dy_compile_options o = dy_compile_options_default();
+  o.name = "localize";
+  o.max_batch = g->max_batch;
+  o.passes.opt_level = mode == DT_O0 ? 0 : 2;
+  o.threads = mode == DT_T2 ? 2 : 0;
+  dy_localize_result r;
+  double tol = dt_tol(g);
+  if (!p || dy_localize(p, &o, in, tol, tol, -1, &r, &err))
+    fprintf(stderr, "difftest: localize: %s\n", err.msg);
+  else if (!r.found)
+    fprintf(stderr, "difftest: localize: the %d op results agree with the executor\n",
+            r.n_compared);
+  else
+    fprintf(stderr,
+            "difftest: first divergence at %s:%d: op %d (%s) [%s], var '%s', %lld of %lld "
+            "elements; [%lld] expected %.9g, got %.9g\n",
+            r.file, r.line, r.op_id, dy_op_name(r.kind), r.srcs, r.var, (long long)r.n_bad,
+            (long long)r.n_elements, (long long)r.index[0], r.expected[0], r.got[0]);
+  dy_program_free(p);
+}
+
 /* Check seeds [first, first + n) in batches; returns the mismatches
  * (each minimised and printed). *n_ops gets the ops generated. */
 static int run_seeds(const uint64_t *list, uint64_t first, int n, int max_ops, int *n_ops) {
@@ -65,15 +96,21 @@ static int run_seeds(const uint64_t *list, uint64_t first, int n, int max_ops, i
               bad[i] != mode ? " and more" : "");
       dt_print(progs[i], stderr);
       dt_prog *small = dt_minimise(progs[i], mode, SCRATCH "/minimise");
+      const dt_prog *shown = small ? small : progs[i];
       if (small) {
         fprintf(stderr, "difftest: minimised (%d ops, still differs on %s):\n", small->n_ops,
                 dt_mode_name(mode));
         dt_print(small, stderr);
-        dt_free(small);
       }
+      if (mode != DT_EXEC)
+        localize(shown, mode);
+      dt_free(small);
     }
     for (int i = 0; i < m; i++)
       dt_free(progs[i]);
+    if (n > 48) /* a long run: progress */
+      fprintf(stderr, "difftest: %d of %d programs checked, %d mismatches\n",
+              base + m, n, mismatches);
   }
   return mismatches;
 }
