@@ -468,6 +468,8 @@ static void r_binary(dt_prog *g) {
   dt_op o = op2(kinds[pick(g, n)], x, x);
   bool positive = o.kind == DY_OP_DIV || o.kind == DY_OP_POW || o.kind == DY_OP_MOD;
   int r = (int)pick(g, 10);
+  if (r == 9 && !positive && try_op(g, o) >= 0) /* x op x */
+    return;
   if (r < 4) { /* another value that broadcasts */
     for (int tries = 0; tries < 6; tries++) {
       int y = pick_val(g, DY_F32, 0);
@@ -922,6 +924,16 @@ dt_prog *dt_generate(uint64_t seed, int max_ops) {
     if (!read && coin(g, 0.7))
       g->fetch[g->n_fetch++] = v;
   }
+  /* sometimes an intermediate that later ops read (it lives in the
+   * caller's buffer, and no in-place op may write over it) */
+  if (g->n_fetch < DT_MAX_FETCH && g->n_ops > 2 && coin(g, 0.4)) {
+    int v = g->ops[pick(g, g->n_ops - 1)].out;
+    bool dup = false;
+    for (int f = 0; f < g->n_fetch; f++)
+      dup |= g->fetch[f] == v;
+    if (!dup)
+      g->fetch[g->n_fetch++] = v;
+  }
   return g;
 }
 
@@ -1136,8 +1148,11 @@ bool dt_check(dt_prog *const *progs, int n, int modes, const char *dir, int *bad
         snprintf(path, sizeof path, "%s/%s", dir, name);
         dy_write_sources(&co, path, &err);
         /* -O0 programs built at -O1 for the SSE2 path, the others as
-         * dy2stc builds them (-O2 here, the native instruction set) */
-        dy_buf_printf(&srcs, "%s.c %s\n", name, m == 0 ? "-O1" : "-O2 NATIVE");
+         * dy2stc builds them (-O2 here, the native instruction set); the
+         * threaded ones split every kernel they can, however small (the
+         * threshold the generated code lets -D change) */
+        dy_buf_printf(&srcs, "%s.c %s\n", name,
+                      m == 0 ? "-O1" : m == 1 ? "-O2 NATIVE" : "-O2 NATIVE -DDY_THREAD_MIN_WORK=1");
       }
       dy_codegen_output_free(&co);
       dy_program_free(p);

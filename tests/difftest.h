@@ -16,7 +16,8 @@
  * executor, and the C compiled at -O0 (no passes), at the default level,
  * and with --threads 2 (every program's files in one directory, one driver
  * executable for all of them, the translation units compiled two at a
- * time). A mismatch is minimised (dt_minimise: ops deleted, the batch
+ * time; the threaded code with -DDY_THREAD_MIN_WORK=1, so that every
+ * kernel that can split does, however small). A mismatch is minimised (dt_minimise: ops deleted, the batch
  * shrunk, while the same path still mismatches) and printed as text IR with
  * its seed.
  */

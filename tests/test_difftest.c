@@ -18,11 +18,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "difftest.h"
 #include "dy_test.h"
 
-#define SCRATCH DY_BUILD_DIR "/difftest_scratch"
+/* difftest_scratch/<pid>: a long run beside ctest's keeps its own files
+ * (removed when nothing differed) */
+static char scratch[512];
 #define PER_BATCH 16
 
 /* Seeds of programs that found a bug (fixed since): they run every time. */
@@ -83,7 +86,7 @@ static int run_seeds(const uint64_t *list, uint64_t first, int n, int max_ops, i
       m++;
     }
     char dir[600];
-    snprintf(dir, sizeof dir, SCRATCH "/run");
+    snprintf(dir, sizeof dir, "%s/run", scratch);
     bool ok = dt_check(progs, m, DT_ALL, dir, bad, stderr);
     CU_ASSERT(ok);
     for (int i = 0; i < m; i++) {
@@ -95,7 +98,9 @@ static int run_seeds(const uint64_t *list, uint64_t first, int n, int max_ops, i
               (unsigned long long)progs[i]->seed, dt_mode_name(mode),
               bad[i] != mode ? " and more" : "");
       dt_print(progs[i], stderr);
-      dt_prog *small = dt_minimise(progs[i], mode, SCRATCH "/minimise");
+      char mdir[600];
+      snprintf(mdir, sizeof mdir, "%s/minimise", scratch);
+      dt_prog *small = dt_minimise(progs[i], mode, mdir);
       const dt_prog *shown = small ? small : progs[i];
       if (small) {
         fprintf(stderr, "difftest: minimised (%d ops, still differs on %s):\n", small->n_ops,
@@ -125,6 +130,8 @@ static void test_bounded_run(void) {
          "mismatches\n",
          n, (unsigned long long)first, (unsigned long long)(first + (uint64_t)n - 1), n_ops, bad);
   CU_ASSERT_EQUAL(bad, 0);
+  if (bad == 0)
+    dy_test_sh(NULL, "rm -rf '%s'", scratch);
 }
 
 static void test_regressions(void) {
@@ -195,13 +202,17 @@ static void test_detects_a_difference(void) {
   else
     ((uint8_t *)ref->data)[0] ^= 1;
   int bad = 0;
-  CU_ASSERT(dt_check(&g, 1, DT_ALL, SCRATCH "/planted", &bad, NULL));
+  char dir[600];
+  snprintf(dir, sizeof dir, "%s/planted", scratch);
+  CU_ASSERT(dt_check(&g, 1, DT_ALL, dir, &bad, NULL));
   CU_ASSERT_EQUAL(bad, DT_ALL);
   dt_free(g);
 }
 
 void dy_test_register(void) {
-  mkdir(SCRATCH, 0777);
+  mkdir(DY_BUILD_DIR "/difftest_scratch", 0777);
+  snprintf(scratch, sizeof scratch, DY_BUILD_DIR "/difftest_scratch/%ld", (long)getpid());
+  mkdir(scratch, 0777);
   DY_SUITE("difftest");
   DY_TEST(test_generator_reaches);
   DY_TEST(test_detects_a_difference);
