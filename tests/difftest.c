@@ -14,13 +14,19 @@
  *   - pool2d, softmax / log_softmax, reductions, layer_norm, group_norm,
  *     transpose, reshape, flatten, squeeze / unsqueeze, slice, pad, tile,
  *     expand, concat, cumsum, gather, where over a comparison, cast there
- *     and back, argmax and top_k, dropout in eval mode.
+ *     and back, argmax and top_k, dropout in eval mode;
+ *   - the extra family: gather_elements / scatter_elements and gather_nd
+ *     with i64 index feeds, scatter_nd, det and inverse of x W + 2 I,
+ *     grid_sample on a tanh grid, roi_align, expand_as;
+ *   - the gradient ops the training Programs use (conv2d_grad_filter,
+ *     pool2d_grad, grid_sample_grad, roi_align_grad) after their forward
+ *     op, on dy = tanh(its result).
  * Each candidate op goes through try_op (inference, the eager kernel, the
  * finiteness and conditioning checks of difftest.h) and is dropped when
  * any says no. Skipped on purpose: the training family (in place, state),
  * dropout in train mode (random), ops whose sizes depend on data, the
- * control-flow ops (test_control_codegen), the gradient-only ops and the
- * fused ops (the passes make those).
+ * control-flow ops (test_control_codegen) and the fused ops (the passes
+ * make those).
  *
  * Running. dt_check writes each program's inputs as .bin files and its C
  * for each compiled mode (symbol prefix p<i>_<mode>), one driver main()
@@ -162,13 +168,18 @@ static int add_val(dt_prog *g, dt_val_kind kind, const dy_type *t, dy_tensor *x)
   return g->n_vals++;
 }
 
-static int add_feed(dt_prog *g, const dy_type *t) {
+/* A feed of type t: f32 in [lo, hi), i64 in [0, hi). */
+static int add_feed_in(dt_prog *g, const dy_type *t, double lo, double hi) {
   uint64_t s = rnd(g);
-  int v = add_val(g, DT_FEED, t, random_tensor(t, g->batch, s, -2, 2));
-  if (v >= 0)
+  int v = add_val(g, DT_FEED, t, random_tensor(t, g->batch, s, lo, hi));
+  if (v >= 0) {
     g->v[v].seed = s;
+    g->v[v].lo = lo;
+    g->v[v].hi = hi;
+  }
   return v;
 }
+static int add_feed(dt_prog *g, const dy_type *t) { return add_feed_in(g, t, -2, 2); }
 
 /* A constant of static type t, f32 in [lo, hi). */
 static int add_const(dt_prog *g, const dy_type *t, double lo, double hi) {
@@ -398,6 +409,43 @@ static int activation(dt_prog *g, int x) {
   return y >= 0 ? y : x;
 }
 
+/* The gradient op of forward op f (its result y): conv2d_grad_filter,
+ * pool2d_grad, grid_sample_grad or roi_align_grad, on dy = tanh(y), with
+ * f's attributes (those the gradient op has). */
+static void grad_of(dt_prog *g, const dt_op *f, int y) {
+  int dy = try_op(g, op1(DY_OP_TANH, y));
+  if (dy < 0)
+    return;
+  dt_op o = {.n_in = 0};
+  switch (f->kind) {
+  case DY_OP_CONV2D: {
+    o = op2(DY_OP_CONV2D_GRAD_FILTER, f->in[0], dy);
+    const dy_type *w = &g->v[f->in[1]].type;
+    set_is(&o, "ksize", &w->shape[2], 2);
+    break;
+  }
+  case DY_OP_POOL2D:
+    o = (dt_op){.kind = DY_OP_POOL2D_GRAD, .n_in = 3, .in = {f->in[0], y, dy}};
+    break;
+  case DY_OP_GRID_SAMPLE:
+    o = (dt_op){.kind = DY_OP_GRID_SAMPLE_GRAD, .n_in = 3, .in = {dy, f->in[1], f->in[0]}};
+    break;
+  case DY_OP_ROI_ALIGN:
+    o = (dt_op){.kind = DY_OP_ROI_ALIGN_GRAD, .n_in = 4,
+                .in = {dy, f->in[1], f->in[2], f->in[0]}};
+    break;
+  default:
+    return;
+  }
+  for (int i = 0; i < f->n_attrs; i++) {
+    dt_attr *a = dy_attr_schema_find(o.kind, f->attrs[i].name) ? attr_slot(&o, f->attrs[i].name)
+                                                                : NULL;
+    if (a)
+      *a = f->attrs[i];
+  }
+  try_op(g, o);
+}
+
 /* ---- recipes ---- */
 
 /* Any unary elementwise op of the table with attributes around their
@@ -482,6 +530,15 @@ static void r_binary(dt_prog *g) {
     o.in[1] = broadcast_const(g, &g->v[x].type, positive ? 0.5 : -1, positive ? 1.5 : 1);
     if (o.in[1] < 0)
       return;
+    if (coin(g, 0.15)) { /* the same shape made by full */
+      const dy_type *ct = &g->v[o.in[1]].type;
+      dt_op f = {.kind = DY_OP_FULL};
+      set_is(&f, "shape", ct->shape, ct->rank);
+      set_f(&f, "value", positive ? 0.5 + unif(g) : 2 * unif(g) - 1);
+      int fv = try_op(g, f);
+      if (fv >= 0)
+        o.in[1] = fv;
+    }
     if (coin(g, 0.3) && !positive) /* constant first */
       o.in[1] = x, o.in[0] = g->n_vals - 1;
   }
@@ -558,6 +615,10 @@ static void r_conv(dt_prog *g) {
   int y = try_op(g, o);
   if (y < 0)
     return;
+  if (!tr && coin(g, 0.12)) { /* the filter's gradient */
+    grad_of(g, &g->ops[g->n_ops - 1], y);
+    return;
+  }
   if (!tr && coin(g, 0.3)) { /* batch norm (inference) */
     int64_t sh[1] = {o_ch};
     dy_type vt = f32_type(1, sh);
@@ -602,7 +663,9 @@ static void r_pool(dt_prog *g) {
     set_i(&o, "ceil_mode", pick(g, 2));
     set_i(&o, "exclusive", pick(g, 2));
   }
-  try_op(g, o);
+  int y = try_op(g, o);
+  if (y >= 0 && coin(g, 0.25))
+    grad_of(g, &g->ops[g->n_ops - 1], y);
 }
 
 static void r_softmax(dt_prog *g) {
@@ -710,9 +773,21 @@ static void r_shape(dt_prog *g) {
     o.kind = DY_OP_FLATTEN;
     set_i(&o, "start_axis", 1);
     break;
-  case 3:
+  case 3: /* squeeze a dim of 1, else unsqueeze one */
     o.kind = DY_OP_UNSQUEEZE;
     v[0] = 1 + pick(g, r);
+    for (int d = 1; d < r; d++)
+      if (t->shape[d] == 1 && coin(g, 0.8)) {
+        o.kind = DY_OP_SQUEEZE;
+        v[0] = d;
+      }
+    if (o.kind == DY_OP_UNSQUEEZE && coin(g, 0.5)) { /* and squeeze it again, later */
+      set_is(&o, "axes", v, 1);
+      int y = try_op(g, o);
+      if (y < 0 || try_op(g, op1(DY_OP_RELU, y)) < 0)
+        return;
+      o = op1(DY_OP_SQUEEZE, g->n_vals - 1);
+    }
     set_is(&o, "axes", v, 1);
     break;
   case 4: { /* slice a static axis */
@@ -849,6 +924,134 @@ static void r_select(dt_prog *g) {
   }
 }
 
+/* A rank-4 value, a new feed [-1, C, H, W] when there is none. */
+static int image(dt_prog *g) {
+  int x = pick_rank(g, 4);
+  if (x >= 0)
+    return x;
+  dy_type t = {.dtype = DY_F32, .rank = 4,
+               .shape = {-1, 1 + pick(g, 3), 3 + pick(g, 5), 3 + pick(g, 5)}};
+  return add_feed(g, &t);
+}
+
+/* The extra family: element and tuple indexing with index feeds, scatters,
+ * det and inverse of well-conditioned matrices, grid_sample, roi_align,
+ * expand_as. */
+static void r_extra(dt_prog *g) {
+  int x = pick_val(g, DY_F32, 2);
+  if (x < 0)
+    return;
+  dy_type t = g->v[x].type;
+  int r = t.rank;
+  dt_op o = op1(DY_OP_GATHER_ELEMENTS, x);
+  switch (pick(g, 7)) {
+  case 0:
+  case 1: { /* gather_elements / scatter_elements along a static axis */
+    int a = static_axis(g, x);
+    if (a < 0)
+      return;
+    dy_type it = t;
+    it.dtype = DY_I64;
+    it.shape[a] = 1 + pick(g, t.shape[a]);
+    int idx = add_feed_in(g, &it, 0, (double)t.shape[a]);
+    o.in[1] = idx;
+    o.n_in = 2;
+    if (coin(g, 0.5)) {
+      o.kind = DY_OP_SCATTER_ELEMENTS;
+      dy_type ut = it;
+      ut.dtype = DY_F32;
+      o.in[2] = add_feed(g, &ut);
+      o.n_in = 3;
+      set_s(&o, "reduction", (const char *[]){"none", "add", "mul", "max", "min"}[pick(g, 5)]);
+    }
+    set_i(&o, "axis", coin(g, 0.5) ? a : a - r);
+    break;
+  }
+  case 2: { /* gather_nd over the batch (batch_dims 1), scatter_nd into row 0 */
+    if (t.shape[0] >= 0 || t.shape[1] < 1)
+      return;
+    int64_t n = 1 + pick(g, 4);
+    if (coin(g, 0.5)) {
+      dy_type it = {.dtype = DY_I64, .rank = 3, .shape = {-1, n, 1}};
+      o = op2(DY_OP_GATHER_ND, x, add_feed_in(g, &it, 0, (double)t.shape[1]));
+      set_i(&o, "batch_dims", 1);
+    } else {
+      int64_t sh[2] = {n, 1};
+      int idx = add_const_i64(g, 2, sh, 1); /* row 0 of the batch */
+      dy_type ut = t;
+      ut.shape[0] = n;
+      o = (dt_op){.kind = DY_OP_SCATTER_ND, .n_in = 3, .in = {x, idx, add_const(g, &ut, -1, 1)}};
+      set_s(&o, "reduction", (const char *[]){"none", "add", "max"}[pick(g, 3)]);
+    }
+    break;
+  }
+  case 3: { /* det / inverse of x W + 2 I, [.., T, T] */
+    int64_t k = t.shape[r - 1], n = t.shape[r - 2];
+    if (k < 1 || n < 1 || n > 8)
+      return;
+    int w = add_const_f32(g, 2, (int64_t[]){k, n}, -0.3, 0.3);
+    int m = try_op(g, op2(DY_OP_MATMUL, x, w));
+    if (m < 0)
+      return;
+    float eye[64] = {0};
+    for (int i = 0; i < n; i++)
+      eye[i * n + i] = 2;
+    dy_type et = f32_type(2, (int64_t[]){n, n});
+    int e = add_val(g, DT_CONST, &et, dy_tensor_from_data(DY_F32, 2, et.shape, eye));
+    int s = try_op(g, op2(DY_OP_ADD, m, e));
+    if (s < 0)
+      return;
+    o = op1(coin(g, 0.5) ? DY_OP_DET : DY_OP_INVERSE, s);
+    break;
+  }
+  case 4: { /* grid_sample on a grid in (-1, 1) */
+    x = image(g);
+    if (x < 0 || g->v[x].type.shape[0] >= 0)
+      return;
+    t = g->v[x].type;
+    dy_type gt = {.dtype = DY_F32, .rank = 4, .shape = {-1, 1 + pick(g, 5), 1 + pick(g, 5), 2}};
+    int grid = try_op(g, op1(DY_OP_TANH, add_feed(g, &gt)));
+    if (grid < 0)
+      return;
+    o = op2(DY_OP_GRID_SAMPLE, x, grid);
+    set_s(&o, "mode", (const char *[]){"bilinear", "nearest", "bicubic"}[pick(g, 3)]);
+    set_s(&o, "padding_mode", (const char *[]){"zeros", "border", "reflection"}[pick(g, 3)]);
+    set_i(&o, "align_corners", pick(g, 2));
+    break;
+  }
+  case 5: { /* roi_align: boxes inside the image, all of batch row 0 */
+    x = image(g);
+    if (x < 0)
+      return;
+    t = g->v[x].type;
+    int64_t nr = 1 + pick(g, 3);
+    float box[16];
+    for (int i = 0; i < nr; i++) {
+      float x1 = (float)(unif(g) * (double)(t.shape[3] - 1)), y1 = (float)(unif(g) * (double)(t.shape[2] - 1));
+      box[4 * i] = x1;
+      box[4 * i + 1] = y1;
+      box[4 * i + 2] = x1 + (float)(unif(g) * (double)(t.shape[3] - 1 - x1)) + 0.5f;
+      box[4 * i + 3] = y1 + (float)(unif(g) * (double)(t.shape[2] - 1 - y1)) + 0.5f;
+    }
+    dy_type bt = f32_type(2, (int64_t[]){nr, 4});
+    int rois = add_val(g, DT_CONST, &bt, dy_tensor_from_data(DY_F32, 2, bt.shape, box));
+    o = (dt_op){.kind = DY_OP_ROI_ALIGN, .n_in = 3,
+                .in = {x, rois, add_const_i64(g, 1, &nr, 1)}};
+    set_s(&o, "mode", coin(g, 0.5) ? "avg" : "max");
+    set_i(&o, "output_height", 1 + pick(g, 3));
+    set_i(&o, "output_width", 1 + pick(g, 3));
+    set_i(&o, "sampling_ratio", pick(g, 3));
+    set_i(&o, "half_pixel", pick(g, 2));
+    break;
+  }
+  default: /* expand_as: a broadcast constant to x's shape */
+    o = op2(DY_OP_EXPAND_AS, broadcast_const(g, &t, -1, 1), x);
+  }
+  int y = try_op(g, o);
+  if (y >= 0 && (o.kind == DY_OP_GRID_SAMPLE || o.kind == DY_OP_ROI_ALIGN) && coin(g, 0.4))
+    grad_of(g, &g->ops[g->n_ops - 1], y);
+}
+
 /* ---- the program ---- */
 
 dt_prog *dt_generate(uint64_t seed, int max_ops) {
@@ -904,10 +1107,12 @@ dt_prog *dt_generate(uint64_t seed, int max_ops) {
       r_reduce(g);
     else if (r < 81)
       r_norm(g);
-    else if (r < 93)
+    else if (r < 88)
       r_shape(g);
-    else
+    else if (r < 92)
       r_select(g);
+    else
+      r_extra(g);
   }
   /* fetch: the newest op result, and up to three results no op reads */
   if (g->n_ops == 0) {
@@ -1272,10 +1477,13 @@ static dt_prog *rebuild(const dt_prog *g, const bool *drop, int64_t batch, int64
       continue;
     map[v] = add_val(h, DT_FEED, &g->v[v].type,
                      batch == g->batch ? dy_keep(g->v[v].t)
-                                       : random_tensor(&g->v[v].type, batch, g->v[v].seed, -2, 2));
+                                       : random_tensor(&g->v[v].type, batch, g->v[v].seed,
+                                                       g->v[v].lo, g->v[v].hi));
     if (map[v] < 0)
       goto fail;
     h->v[map[v]].seed = g->v[v].seed;
+    h->v[map[v]].lo = g->v[v].lo;
+    h->v[map[v]].hi = g->v[v].hi;
   }
   for (int k = 0; k < g->n_ops; k++) {
     const dt_op *o = &g->ops[k];

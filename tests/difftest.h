@@ -56,6 +56,7 @@ typedef struct {
   dt_val_kind kind;
   dy_type type;            /* declared: -1 is the batch                  */
   uint64_t seed;           /* a feed's data: regenerated at any batch    */
+  double lo, hi;           /* ... f32 in [lo, hi), i64 in [0, hi)        */
   dy_tensor *t;            /* eager value at the run batch (owned)       */
 } dt_val;
 
