@@ -1458,10 +1458,13 @@ bool dt_check(dt_prog *const *progs, int n, int modes, const char *dir, int *bad
 
 /* g rebuilt at (batch, max_batch) without the ops drop marks: a reader of
  * a dropped op's result reads the op's first input instead when its
- * declared type is the same, else goes too. Feeds are regenerated from
+ * declared type is the same, else goes too; a fetch of it fetches that
+ * input. Feed shrink_val (or none: -1) has its dim shrink_dim halved. Only
+ * the feeds and constants still read stay; feeds are regenerated from
  * their seeds, results recomputed eagerly. NULL when the rest is refused
  * (inference, the kernel) or nothing is left to fetch. */
-static dt_prog *rebuild(const dt_prog *g, const bool *drop, int64_t batch, int64_t max_batch) {
+static dt_prog *rebuild(const dt_prog *g, const bool *drop, int64_t batch, int64_t max_batch,
+                        int shrink_val, int shrink_dim) {
   dt_prog *h = calloc(1, sizeof *h);
   if (!h)
     return NULL;
@@ -1469,29 +1472,31 @@ static dt_prog *rebuild(const dt_prog *g, const bool *drop, int64_t batch, int64
   h->batch = batch;
   h->max_batch = max_batch;
   h->rng = g->rng;
-  int map[DT_MAX_VALS];
+  /* map: old value -> new; alt: what a fetch of a dropped op's result
+   * becomes (its first input's value, whatever its type) */
+  int map[DT_MAX_VALS], alt[DT_MAX_VALS];
   for (int v = 0; v < g->n_vals; v++)
-    map[v] = -1;
-  for (int v = 0; v < g->n_vals; v++) {
-    if (g->v[v].kind != DT_FEED)
-      continue;
-    map[v] = add_val(h, DT_FEED, &g->v[v].type,
-                     batch == g->batch ? dy_keep(g->v[v].t)
-                                       : random_tensor(&g->v[v].type, batch, g->v[v].seed,
-                                                       g->v[v].lo, g->v[v].hi));
-    if (map[v] < 0)
-      goto fail;
-    h->v[map[v]].seed = g->v[v].seed;
-    h->v[map[v]].lo = g->v[v].lo;
-    h->v[map[v]].hi = g->v[v].hi;
-  }
+    map[v] = alt[v] = -1;
   for (int k = 0; k < g->n_ops; k++) {
     const dt_op *o = &g->ops[k];
     bool gone = drop[k];
     dt_op c = *o;
     for (int i = 0; i < o->n_in && !gone; i++) {
       int v = o->in[i];
-      if (map[v] < 0 && g->v[v].kind == DT_CONST) {
+      if (map[v] < 0 && g->v[v].kind == DT_FEED) { /* feeds and constants when used */
+        dy_type ft = g->v[v].type;
+        if (v == shrink_val)
+          ft.shape[shrink_dim] = (ft.shape[shrink_dim] + 1) / 2;
+        map[v] = add_val(h, DT_FEED, &ft,
+                         batch == g->batch && v != shrink_val
+                             ? dy_keep(g->v[v].t)
+                             : random_tensor(&ft, batch, g->v[v].seed, g->v[v].lo, g->v[v].hi));
+        if (map[v] < 0)
+          goto fail;
+        h->v[map[v]].seed = g->v[v].seed;
+        h->v[map[v]].lo = g->v[v].lo;
+        h->v[map[v]].hi = g->v[v].hi;
+      } else if (map[v] < 0 && g->v[v].kind == DT_CONST) {
         map[v] = add_val(h, DT_CONST, &g->v[v].type, dy_keep(g->v[v].t));
         if (map[v] < 0)
           goto fail;
@@ -1500,8 +1505,11 @@ static dt_prog *rebuild(const dt_prog *g, const bool *drop, int64_t batch, int64
       c.in[i] = map[v];
     }
     if (gone) {
-      int a = o->in[0];
-      map[o->out] = map[a] >= 0 && dy_type_equal(&g->v[a].type, &g->v[o->out].type) ? map[a] : -1;
+      int a = o->n_in ? o->in[0] : -1;
+      map[o->out] = a >= 0 && map[a] >= 0 && dy_type_equal(&g->v[a].type, &g->v[o->out].type)
+                        ? map[a]
+                        : -1;
+      alt[o->out] = a < 0 ? -1 : map[a] >= 0 ? map[a] : alt[a];
       continue;
     }
     dy_type decl;
@@ -1520,7 +1528,7 @@ static dt_prog *rebuild(const dt_prog *g, const bool *drop, int64_t batch, int64
     h->ops[h->n_ops++] = c;
   }
   for (int f = 0; f < g->n_fetch; f++) {
-    int v = map[g->fetch[f]];
+    int v = map[g->fetch[f]] >= 0 ? map[g->fetch[f]] : alt[g->fetch[f]];
     bool dup = false;
     for (int j = 0; j < h->n_fetch; j++)
       dup |= h->fetch[j] == v;
@@ -1545,7 +1553,7 @@ static bool still_bad(dt_prog *h, int mode, const char *dir, int *budget) {
 
 dt_prog *dt_minimise(const dt_prog *g, int mode, const char *dir) {
   bool none[DT_MAX_OPS] = {0};
-  dt_prog *cur = rebuild(g, none, g->batch, g->max_batch);
+  dt_prog *cur = rebuild(g, none, g->batch, g->max_batch, -1, 0);
   int budget = 120;
   bool shrunk = false, changed = true;
   while (cur && changed && budget > 0) {
@@ -1553,7 +1561,7 @@ dt_prog *dt_minimise(const dt_prog *g, int mode, const char *dir) {
     for (int k = cur->n_ops - 1; k >= 0 && budget > 0; k--) {
       bool drop[DT_MAX_OPS] = {0};
       drop[k] = true;
-      dt_prog *h = rebuild(cur, drop, cur->batch, cur->max_batch);
+      dt_prog *h = rebuild(cur, drop, cur->batch, cur->max_batch, -1, 0);
       if (still_bad(h, mode, dir, &budget)) {
         dt_free(cur);
         cur = h;
@@ -1563,7 +1571,7 @@ dt_prog *dt_minimise(const dt_prog *g, int mode, const char *dir) {
       }
     }
     if (cur->batch > 1 || cur->max_batch > 1) { /* the smallest batch */
-      dt_prog *h = rebuild(cur, none, 1, 1);
+      dt_prog *h = rebuild(cur, none, 1, 1, -1, 0);
       if (still_bad(h, mode, dir, &budget)) {
         dt_free(cur);
         cur = h;
@@ -1572,6 +1580,21 @@ dt_prog *dt_minimise(const dt_prog *g, int mode, const char *dir) {
         dt_free(h);
       }
     }
+    /* smaller feeds: each static dim halved (what their consts and
+     * attributes still allow) */
+    for (int v = 0; v < cur->n_vals && budget > 0; v++)
+      for (int d = 0; cur->v[v].kind == DT_FEED && d < cur->v[v].type.rank; d++) {
+        if (cur->v[v].type.shape[d] < 2)
+          continue;
+        dt_prog *h = rebuild(cur, none, cur->batch, cur->max_batch, v, d);
+        if (still_bad(h, mode, dir, &budget)) {
+          dt_free(cur);
+          cur = h;
+          changed = shrunk = true;
+        } else {
+          dt_free(h);
+        }
+      }
   }
   if (!shrunk) {
     dt_free(cur);

@@ -17,8 +17,9 @@
  * and with --threads 2 (every program's files in one directory, one driver
  * executable for all of them, the translation units compiled two at a
  * time; the threaded code with -DDY_THREAD_MIN_WORK=1, so that every
- * kernel that can split does, however small). A mismatch is minimised (dt_minimise: ops deleted, the batch
- * shrunk, while the same path still mismatches) and printed as text IR with
+ * kernel that can split does, however small). A mismatch is minimised
+ * (dt_minimise: ops deleted, the batch and the feeds' dims shrunk, while
+ * the same path still mismatches) and printed as text IR with
  * its seed.
  */
 #ifndef DY_DIFFTEST_H

@@ -7,7 +7,8 @@
  *
  *   DY_DIFFTEST_PROGRAMS=2000 DY_DIFFTEST_SEED=1000 build/tests/test_difftest
  *
- * (scripts/difftest.sh N [SEED] does that, niced). A mismatch is minimised
+ * (scripts/difftest.sh N [SEED] does that, niced; DY_DIFFTEST_KEEP=1 keeps
+ * the scratch files of a run that found nothing). A mismatch is minimised
  * and printed as text IR with its seed and the path that differs; a fixed
  * bug's seed joins `regressions` below, so that it stays fixed.
  *
@@ -130,7 +131,7 @@ static void test_bounded_run(void) {
          "mismatches\n",
          n, (unsigned long long)first, (unsigned long long)(first + (uint64_t)n - 1), n_ops, bad);
   CU_ASSERT_EQUAL(bad, 0);
-  if (bad == 0)
+  if (bad == 0 && !env_int("DY_DIFFTEST_KEEP", 0))
     dy_test_sh(NULL, "rm -rf '%s'", scratch);
 }
 
@@ -219,6 +220,88 @@ static void test_detects_a_difference(void) {
   dt_free(g);
 }
 
+/* A C compiler with a planted bug - the generated tanh kernels compute a
+ * sigmoid - is found, minimised and localised: the minimised program keeps
+ * a tanh and little else, and dy_localize names that tanh. */
+static void test_minimise_planted(void) {
+  char cc[600], dir[600];
+  snprintf(cc, sizeof cc, "%s/cc_planted.sh", scratch);
+  FILE *f = fopen(cc, "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  fputs("#!/bin/sh\n"
+        "# cc, but the generated tanh kernels compute a sigmoid\n"
+        "for a; do case $a in *.c) sed -i 's/DY_ACT_LOOP(dy_vtanh)/DY_ACT_LOOP(dy_vsigmoid)/' "
+        "\"$a\";; esac; done\n"
+        "exec cc \"$@\"\n",
+        f);
+  fclose(f);
+  chmod(cc, 0755);
+  /* the first seed whose program has a tanh that an output depends on,
+   * among ten ops or more */
+  dt_prog *g = NULL;
+  for (uint64_t seed = 1; seed < 400 && !g; seed++) {
+    g = dt_generate(seed, 30);
+    bool tanh = false, live[DT_MAX_VALS] = {0};
+    for (int f = 0; g && f < g->n_fetch; f++)
+      live[g->fetch[f]] = true;
+    for (int k = g ? g->n_ops - 1 : -1; k >= 0; k--)
+      if (live[g->ops[k].out]) {
+        tanh |= g->ops[k].kind == DY_OP_TANH;
+        for (int i = 0; i < g->ops[k].n_in; i++)
+          live[g->ops[k].in[i]] = true;
+      }
+    if (g && !(tanh && g->n_ops >= 10)) {
+      dt_free(g);
+      g = NULL;
+    }
+  }
+  CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+  const char *old = getenv("CC");
+  char *saved = old ? strdup(old) : NULL;
+  setenv("CC", cc, 1);
+  int bad = 0;
+  snprintf(dir, sizeof dir, "%s/planted_cc", scratch);
+  CU_ASSERT(dt_check(&g, 1, DT_EXEC | DT_O0, dir, &bad, NULL));
+  CU_ASSERT_EQUAL(bad, DT_O0); /* the executor is right, the C is not */
+  dt_prog *small = dt_minimise(g, DT_O0, dir);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(small);
+  bool tanh = false;
+  for (int k = 0; k < small->n_ops; k++)
+    tanh |= small->ops[k].kind == DY_OP_TANH;
+  if (small->n_ops > 2 || !tanh) {
+    fprintf(stderr, "\n  from %d ops, minimised to:\n", g->n_ops);
+    dt_print(small, stderr);
+  }
+  CU_ASSERT(tanh);
+  CU_ASSERT(small->n_ops <= 2);
+  CU_ASSERT(small->n_ops < g->n_ops);
+  /* dy_localize (the same cc) names the tanh */
+  dy_error err = {0};
+  dy_program *p = dt_program(small, &err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  dy_tensor *in[8];
+  int n = 0;
+  for (int v = 0; v < small->n_vals && n < 8; v++)
+    if (small->v[v].kind == DT_FEED)
+      in[n++] = small->v[v].t;
+  dy_compile_options o = dy_compile_options_default();
+  o.max_batch = small->max_batch;
+  o.passes.opt_level = 0;
+  dy_localize_result r;
+  DY_ASSERT_OK(dy_localize(p, &o, in, 1e-4, 1e-5, -1, &r, &err), &err);
+  CU_ASSERT(r.found);
+  CU_ASSERT_EQUAL(r.kind, DY_OP_TANH);
+  CU_ASSERT_STRING_EQUAL(r.file, "difftest");
+  dy_program_free(p);
+  if (saved)
+    setenv("CC", saved, 1);
+  else
+    unsetenv("CC");
+  free(saved);
+  dt_free(small);
+  dt_free(g);
+}
+
 void dy_test_register(void) {
   mkdir(DY_BUILD_DIR "/difftest_scratch", 0777);
   snprintf(scratch, sizeof scratch, DY_BUILD_DIR "/difftest_scratch/%ld", (long)getpid());
@@ -226,6 +309,7 @@ void dy_test_register(void) {
   DY_SUITE("difftest");
   DY_TEST(test_generator_reaches);
   DY_TEST(test_detects_a_difference);
+  DY_TEST(test_minimise_planted);
   DY_TEST(test_regressions);
   DY_TEST(test_bounded_run);
 }
