@@ -117,7 +117,9 @@ typedef struct {
  * feed) and compare every op result of block 0, in execution order, with
  * the static executor's - the user's Program where the var is still its
  * own, else the optimised one - within |got - expected| <= atol + rtol *
- * |expected|; r describes the first outside it (r->found). p is compiled
+ * max(|expected|, the result's largest magnitude) (GEMM and reductions
+ * round in proportion to their terms); r describes the first result with
+ * an element outside it (r->found). p is compiled
  * (modified) as by dy_compile_program. plant_op is a test hook: >= 0 adds
  * 1 to element 0 of that op's f32 result in the compiled run, as a wrong
  * kernel would; -1 for none. Temporary files go to $TMPDIR (or /tmp) and

@@ -12,8 +12,9 @@
  * user's ops: the reference wherever a compiled var keeps its name and type)
  * and on the compiled, optimised Program (for vars the passes made: a fused
  * op's result keeps the name of its last part; temporaries). The first
- * dumped result outside |got - expected| <= atol + rtol * |expected| (a
- * NaN or an infinity equal only to itself) is the answer: the op (id, kind,
+ * dumped result with an element outside |got - expected| <= atol + rtol *
+ * max(|expected|, the result's largest magnitude) (a NaN or an infinity
+ * equal only to itself) is the answer: the op (id, kind,
  * user source line and, for a fused op, the lines it was made of), the var
  * and the first differing elements.
  *
@@ -227,10 +228,14 @@ static double elem(const void *data, int dtype, int64_t i) {
   }
 }
 
-static bool close_enough(double got, double want, double rtol, double atol) {
+/* Within atol + rtol * max(|want|, scale), scale the largest finite
+ * magnitude of the result: a matmul's or a reduction's rounding follows
+ * the size of its terms, not of each element, and an element near zero in
+ * a large result is no more exact than the rest. */
+static bool close_enough(double got, double want, double scale, double rtol, double atol) {
   if (!isfinite(got) || !isfinite(want))
     return (isnan(got) && isnan(want)) || got == want;
-  return fabs(got - want) <= atol + rtol * fabs(want);
+  return fabs(got - want) <= atol + rtol * fmax(fabs(want), scale);
 }
 
 /* The op of block 0 with id op_id, or NULL. */
@@ -274,9 +279,15 @@ static dy_status compare_dump(const char *dir, int k, const dy_program *cp, int 
                         len, (long long)n);
   }
   int64_t bad = 0;
+  double scale = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double w = fabs(elem(want->data, dtype, i));
+    if (isfinite(w) && w > scale)
+      scale = w;
+  }
   for (int64_t i = 0; i < n; i++) {
     double g = elem(buf, dtype, i), w = elem(want->data, dtype, i);
-    if (close_enough(g, w, rtol, atol))
+    if (close_enough(g, w, scale, rtol, atol))
       continue;
     if (bad < DY_LOCALIZE_SHOWN) {
       r->index[bad] = i;
