@@ -15,6 +15,9 @@
  *     transpose, reshape, flatten, squeeze / unsqueeze, slice, pad, tile,
  *     expand, concat, cumsum, gather, where over a comparison, cast there
  *     and back, argmax and top_k, dropout in eval mode;
+ *   - integer and bool arithmetic: a scaled value cast to i64 (or bool),
+ *     i64 ops with constants of both signs (division, both remainders),
+ *     comparisons and where, a cast back;
  *   - the extra family: gather_elements / scatter_elements and gather_nd
  *     with i64 index feeds, scatter_nd, det and inverse of x W + 2 I,
  *     grid_sample on a tanh grid, roi_align, expand_as;
@@ -924,6 +927,68 @@ static void r_select(dt_prog *g) {
   }
 }
 
+/* Integer and bool arithmetic: x * s cast to i64 (or to bool), then a few
+ * ops on it with i64 constants of both signs (division and remainder by
+ * nonzero ones, both remainder conventions), comparisons and where, and a
+ * cast back to f32. */
+static void r_int(dt_prog *g) {
+  int x = pick_val(g, DY_F32, 1);
+  if (x < 0)
+    return;
+  dt_op sc = op1(DY_OP_SCALE, x);
+  set_f(&sc, "scale", 1 + 9 * unif(g));
+  int xs = try_op(g, sc);
+  if (xs < 0)
+    return;
+  dt_op c = op1(DY_OP_CAST, xs);
+  bool to_bool = coin(g, 0.2);
+  set_i(&c, "dtype", to_bool ? DY_BOOL : DY_I64);
+  int y = try_op(g, c);
+  if (y < 0)
+    return;
+  if (to_bool) { /* where(b, x, -x) */
+    int nx = try_op(g, op1(DY_OP_NEG, x));
+    if (nx >= 0)
+      try_op(g, (dt_op){.kind = DY_OP_WHERE, .n_in = 3, .in = {y, x, nx}});
+    return;
+  }
+  static const dy_op_kind ks[] = {DY_OP_ADD,     DY_OP_SUB,     DY_OP_MUL,   DY_OP_DIV,
+                                  DY_OP_MOD,     DY_OP_MINIMUM, DY_OP_MAXIMUM, DY_OP_ABS,
+                                  DY_OP_NEG,     DY_OP_GREATER, DY_OP_EQUAL};
+  int n = 1 + (int)pick(g, 3);
+  for (int k = 0; k < n; k++) {
+    dt_op o = op1(ks[pick(g, (int64_t)(sizeof ks / sizeof ks[0]))], y);
+    if (dy_op_info_of(o.kind)->flags & DY_OPF_BINARY) {
+      dy_type ct = g->v[y].type;
+      for (int d = 0; d < ct.rank; d++)
+        if (ct.shape[d] < 0 || coin(g, 0.5))
+          ct.shape[d] = 1;
+      int b = add_const_i64(g, ct.rank, ct.shape, 9);
+      if (b < 0)
+        return;
+      int64_t *bv = g->v[b].t->data; /* [-4, 4] without 0 */
+      for (int64_t i = 0; i < dy_tensor_numel(g->v[b].t); i++)
+        bv[i] = bv[i] - 4 == 0 ? 3 : bv[i] - 4;
+      o = op2(o.kind, y, b);
+      if (o.kind == DY_OP_MOD)
+        set_i(&o, "fmod", pick(g, 2));
+    }
+    int z = try_op(g, o);
+    if (z < 0)
+      continue;
+    if (g->v[z].type.dtype == DY_BOOL) { /* where(cmp, y, -y) */
+      int ny = try_op(g, op1(DY_OP_NEG, y));
+      z = ny < 0 ? -1 : try_op(g, (dt_op){.kind = DY_OP_WHERE, .n_in = 3, .in = {z, y, ny}});
+      if (z < 0)
+        return;
+    }
+    y = z;
+  }
+  c = op1(DY_OP_CAST, y);
+  set_i(&c, "dtype", DY_F32);
+  try_op(g, c);
+}
+
 /* A rank-4 value, a new feed [-1, C, H, W] when there is none. */
 static int image(dt_prog *g) {
   int x = pick_rank(g, 4);
@@ -1107,10 +1172,12 @@ dt_prog *dt_generate(uint64_t seed, int max_ops) {
       r_reduce(g);
     else if (r < 81)
       r_norm(g);
-    else if (r < 88)
+    else if (r < 86)
       r_shape(g);
-    else if (r < 92)
+    else if (r < 89)
       r_select(g);
+    else if (r < 92)
+      r_int(g);
     else
       r_extra(g);
   }
@@ -1458,8 +1525,8 @@ bool dt_check(dt_prog *const *progs, int n, int modes, const char *dir, int *bad
 
 /* g rebuilt at (batch, max_batch) without the ops drop marks: a reader of
  * a dropped op's result reads the op's first input instead when its
- * declared type is the same, else goes too; a fetch of it fetches that
- * input. Feed shrink_val (or none: -1) has its dim shrink_dim halved. Only
+ * declared type is the same, else goes too; a fetch of it fetches the
+ * newest op result it reads. Feed shrink_val (or none: -1) has its dim shrink_dim halved. Only
  * the feeds and constants still read stay; feeds are regenerated from
  * their seeds, results recomputed eagerly. NULL when the rest is refused
  * (inference, the kernel) or nothing is left to fetch. */
@@ -1473,7 +1540,7 @@ static dt_prog *rebuild(const dt_prog *g, const bool *drop, int64_t batch, int64
   h->max_batch = max_batch;
   h->rng = g->rng;
   /* map: old value -> new; alt: what a fetch of a dropped op's result
-   * becomes (its first input's value, whatever its type) */
+   * becomes (the newest op result it reads, whatever its type) */
   int map[DT_MAX_VALS], alt[DT_MAX_VALS];
   for (int v = 0; v < g->n_vals; v++)
     map[v] = alt[v] = -1;
@@ -1509,7 +1576,11 @@ static dt_prog *rebuild(const dt_prog *g, const bool *drop, int64_t batch, int64
       map[o->out] = a >= 0 && map[a] >= 0 && dy_type_equal(&g->v[a].type, &g->v[o->out].type)
                         ? map[a]
                         : -1;
-      alt[o->out] = a < 0 ? -1 : map[a] >= 0 ? map[a] : alt[a];
+      for (int i = 0; i < o->n_in; i++) { /* the newest op result it reads */
+        int b = map[o->in[i]] >= 0 ? map[o->in[i]] : alt[o->in[i]];
+        if (b >= 0 && h->v[b].kind == DT_OPV && b > alt[o->out])
+          alt[o->out] = b;
+      }
       continue;
     }
     dy_type decl;
@@ -1528,7 +1599,9 @@ static dt_prog *rebuild(const dt_prog *g, const bool *drop, int64_t batch, int64
     h->ops[h->n_ops++] = c;
   }
   for (int f = 0; f < g->n_fetch; f++) {
-    int v = map[g->fetch[f]] >= 0 ? map[g->fetch[f]] : alt[g->fetch[f]];
+    int v = map[g->fetch[f]];
+    if (v < 0 || h->v[v].kind != DT_OPV)
+      v = alt[g->fetch[f]];
     bool dup = false;
     for (int j = 0; j < h->n_fetch; j++)
       dup |= h->fetch[j] == v;
