@@ -316,12 +316,16 @@ dy_status dy_localize(dy_program *p, const dy_compile_options *o, dy_tensor *con
                       double rtol, double atol, int plant_op, dy_localize_result *r,
                       dy_error *err) {
   *r = (dy_localize_result){.op_id = -1, .line = 0};
+  if (dy_program_is_training(p)) /* each executor run would be a step */
+    return dy_error_set(err, DY_STATUS_UNSUPPORTED,
+                        "--localize: a training step (in-place updates) is not supported");
   values orig = {0}, opt = {0};
   dy_codegen_output co = {0};
   char dir[4096] = "";
   char *dump = NULL;
   dy_status s = values_of(p, inputs, &orig, err);
   dy_compile_options d = *o;
+  d.name = o->name ? o->name : "model";
   d.debug_dump = true;
   d.emit_main = true;
   d.trainer = NULL;
