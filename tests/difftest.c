@@ -1119,6 +1119,15 @@ static void r_extra(dt_prog *g) {
 
 /* ---- the program ---- */
 
+/* The recipes and how often each is drawn (out of 100). */
+static const struct {
+  int weight;
+  void (*make)(dt_prog *g);
+} recipes[] = {
+    {22, r_unary}, {18, r_binary}, {10, r_linear}, {10, r_conv}, {4, r_pool}, {4, r_softmax},
+    {5, r_reduce}, {4, r_norm},    {9, r_shape},   {3, r_select}, {3, r_int}, {8, r_extra},
+};
+
 dt_prog *dt_generate(uint64_t seed, int max_ops) {
   dt_prog *g = calloc(1, sizeof *g);
   if (!g)
@@ -1130,7 +1139,7 @@ dt_prog *dt_generate(uint64_t seed, int max_ops) {
   for (int k = 0; k < 4; k++)
     rnd(g);
   g->batch = 1 + pick(g, 3);
-  g->max_batch = g->batch + pick(g, 3);
+  g->max_batch = coin(g, 0.15) ? 64 : g->batch + pick(g, 3); /* the arena at a far bound too */
   int n_feeds = 1 + (int)pick(g, 2);
   int kind = (int)pick(g, 3);
   for (int f = 0; f < n_feeds; f++) {
@@ -1155,31 +1164,10 @@ dt_prog *dt_generate(uint64_t seed, int max_ops) {
   }
   int target = 3 + (int)pick(g, max_ops - 2 > 1 ? max_ops - 2 : 1);
   for (int tries = 0; tries < 12 * target && g->n_ops < target; tries++) {
-    int r = (int)pick(g, 100);
-    if (r < 22)
-      r_unary(g);
-    else if (r < 40)
-      r_binary(g);
-    else if (r < 52)
-      r_linear(g);
-    else if (r < 64)
-      r_conv(g);
-    else if (r < 68)
-      r_pool(g);
-    else if (r < 72)
-      r_softmax(g);
-    else if (r < 77)
-      r_reduce(g);
-    else if (r < 81)
-      r_norm(g);
-    else if (r < 86)
-      r_shape(g);
-    else if (r < 89)
-      r_select(g);
-    else if (r < 92)
-      r_int(g);
-    else
-      r_extra(g);
+    int r = (int)pick(g, 100), k = 0;
+    while (r >= recipes[k].weight)
+      r -= recipes[k++].weight;
+    recipes[k].make(g);
   }
   /* fetch: the newest op result, and up to three results no op reads */
   if (g->n_ops == 0) {
