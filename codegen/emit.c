@@ -4,6 +4,9 @@
  *
  *   header comment      dy2stc version, command line, model, sizes
  *   includes            NAME.h, <stddef.h>, <stdint.h>: nothing else
+ *                       (a --localize build, dy_codegen_options.debug_dump,
+ *                       then declares NAME_debug_dump, which the caller
+ *                       defines)
  *   math                the dy_expf, dy_tanhf, ... the kernels call, as
  *                       static inline functions (emit_mathlib.c; no libm)
  *   weights             static const arrays, one per persistable var read
@@ -24,7 +27,9 @@
  *   NAME_run            argument checks, the arena layout as a comment, one
  *                       call per kernel (a cond op as C if/else, a while as
  *                       a guarded for (;;) around its blocks' calls: see
- *                       "control flow" below), copies for odd outputs
+ *                       "control flow" below), copies for odd outputs; in a
+ *                       --localize build a NAME_debug_dump call after each
+ *                       op of block 0 with each of its results
  *   NAME_run_v          the same behind arrays of pointers
  *   NAME_state_init ... with state: its initial values into the caller's
  *                       block, NAME_state_tensor, NAME_train_step and
