@@ -765,12 +765,14 @@ static dy_status analyse(gen *g) {
         if (!overlap(g, o, op->inputs[j]))
           continue;
         /* in place: an elementwise op may write over an input of exactly
-         * its output's type at exactly its address; its kernel then takes
-         * plain pointers instead of restrict ones */
+         * its output's type at exactly its address (the input itself, or
+         * a view of what is there: flatten(x) + x over x); its kernel then
+         * takes plain pointers instead of restrict ones */
         const dy_var *vi = p->vars[op->inputs[j]], *vo = p->vars[o];
+        const dy_var *ri = p->vars[g->st[op->inputs[j]].root];
         if (dy_op_has(op, DY_OPF_ELEMENTWISE) && g->st[o].kind == ST_ARENA &&
             g->st[op->inputs[j]].kind == ST_ARENA && dy_type_equal(&vi->type, &vo->type) &&
-            vi->alias_of < 0 && vo->alias_of < 0 && vi->mem_offset == vo->mem_offset) {
+            ri->alias_of < 0 && vo->alias_of < 0 && ri->mem_offset == vo->mem_offset) {
           g->in_place[oi] = true;
           continue;
         }

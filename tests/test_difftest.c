@@ -29,8 +29,52 @@
 static char scratch[512];
 #define PER_BATCH 16
 
-/* Seeds of programs that found a bug (fixed since): they run every time. */
-static const uint64_t regressions[] = {0};
+/* Seeds of programs that found a bug (fixed since): they run every time,
+ * all four ways.
+ *   20263  -O0: add(flatten(x), x) in place over x was refused by the
+ *          emitter ("output shares memory with input"): the in-place rule
+ *          knew the input itself, not a view of the same bytes
+ *          (codegen/emit.c) */
+static const uint64_t regressions[] = {20263, 0};
+
+/* The minimised programs of those seeds: each compiles at -O0 and at the
+ * default level (the seeds above also run them). */
+static const char *const regression_ir[] = {
+    /* 20263 */
+    "program {\n"
+    "  var x0 : f32[-1,1] feed 0\n"
+    "  var v1 : f32[-1,1]\n"
+    "  var v2 : f32[-1,1]\n"
+    "  var v3 : f32[-1,1]\n"
+    "  var v4 : f32[-1,1]\n"
+    "  var v5 : f32[-1,1]\n"
+    "  block 0 parent -1 {\n"
+    "    v1 = sigmoid(x0)  @difftest:1\n"
+    "    v2 = asin(v1)  @difftest:2\n"
+    "    v3 = flatten(v1) {start_axis = 1, stop_axis = -1}  @difftest:3\n"
+    "    v4 = add(v3, v1)  @difftest:4\n"
+    "    v5 = scale(v4) {scale = 1.0, bias = 0.0, bias_after_scale = 1}  @difftest:5\n"
+    "  }\n"
+    "  fetch 0 v2\n"
+    "  fetch 1 v5\n"
+    "}\n",
+};
+
+static void test_regression_programs(void) {
+  for (size_t i = 0; i < sizeof regression_ir / sizeof regression_ir[0]; i++)
+    for (int level = 0; level <= 2; level += 2) {
+      dy_program *p = dy_test_parse_ok(regression_ir[i]);
+      CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+      dy_compile_options o = dy_compile_options_default();
+      o.max_batch = 1;
+      o.passes.opt_level = level;
+      dy_codegen_output co = {0};
+      dy_error err = {0};
+      DY_ASSERT_OK(dy_compile_program(p, &o, &co, NULL, &err), &err);
+      dy_codegen_output_free(&co);
+      dy_program_free(p);
+    }
+}
 
 static int64_t env_int(const char *name, int64_t dflt) {
   const char *s = getenv(name);
@@ -310,6 +354,7 @@ void dy_test_register(void) {
   DY_TEST(test_generator_reaches);
   DY_TEST(test_detects_a_difference);
   DY_TEST(test_minimise_planted);
+  DY_TEST(test_regression_programs);
   DY_TEST(test_regressions);
   DY_TEST(test_bounded_run);
 }
