@@ -95,6 +95,12 @@ typedef struct {
    * (--plain-kernels): depthwise convolution one tap at a time instead of
    * register-blocked, max pooling with padding as window loops */
   bool plain_kernels;
+  /* A debug build for `dy2stc check --localize` (compiler/localize.c):
+   * NAME.c declares NAME_debug_dump(int op, const char *var, const void
+   * *data, int64_t n, int dtype), which the caller defines, and NAME_run
+   * calls it after every op of block 0 with each result (id, var name,
+   * data, element count, dtype). Off (false), the code is unchanged. */
+  bool debug_dump;
 } dy_codegen_options;
 
 /* Ops are numbered block-major for per-op arrays such as scratch_offsets:

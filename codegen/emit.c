@@ -4,6 +4,9 @@
  *
  *   header comment      dy2stc version, command line, model, sizes
  *   includes            NAME.h, <stddef.h>, <stdint.h>: nothing else
+ *                       (a --localize build, dy_codegen_options.debug_dump,
+ *                       then declares NAME_debug_dump, which the caller
+ *                       defines)
  *   math                the dy_expf, dy_tanhf, ... the kernels call, as
  *                       static inline functions (emit_mathlib.c; no libm)
  *   weights             static const arrays, one per persistable var read
@@ -29,7 +32,9 @@
  *   NAME_run            argument checks, the arena layout as a comment, one
  *                       call per kernel (a cond op as C if/else, a while as
  *                       a guarded for (;;) around its blocks' calls: see
- *                       "control flow" below), copies for odd outputs
+ *                       "control flow" below), copies for odd outputs; in a
+ *                       --localize build a NAME_debug_dump call after each
+ *                       op of block 0 with each of its results
  *   NAME_run_v          the same behind arrays of pointers
  *   NAME_state_init ... with state: its initial values into the caller's
  *                       block, NAME_state_tensor, NAME_train_step and
@@ -835,12 +840,14 @@ static dy_status analyse(gen *g) {
         if (!overlap(g, o, op->inputs[j]))
           continue;
         /* in place: an elementwise op may write over an input of exactly
-         * its output's type at exactly its address; its kernel then takes
-         * plain pointers instead of restrict ones */
+         * its output's type at exactly its address (the input itself, or
+         * a view of what is there: flatten(x) + x over x); its kernel then
+         * takes plain pointers instead of restrict ones */
         const dy_var *vi = p->vars[op->inputs[j]], *vo = p->vars[o];
+        const dy_var *ri = p->vars[g->st[op->inputs[j]].root];
         if (dy_op_has(op, DY_OPF_ELEMENTWISE) && g->st[o].kind == ST_ARENA &&
             g->st[op->inputs[j]].kind == ST_ARENA && dy_type_equal(&vi->type, &vo->type) &&
-            vi->alias_of < 0 && vo->alias_of < 0 && vi->mem_offset == vo->mem_offset) {
+            ri->alias_of < 0 && vo->alias_of < 0 && ri->mem_offset == vo->mem_offset) {
           g->in_place[oi] = true;
           continue;
         }
@@ -2267,6 +2274,24 @@ static void emit_while(gen *g, const dy_op *op, int depth, const char *ind, dy_b
   dy_buf_printf(out, "%s}\n%s}\n", in2, ind);
 }
 
+/* A --localize build (dy_codegen_options.debug_dump): after an op of
+ * block 0, each of its results goes to NAME_debug_dump, which the caller
+ * defines (compiler/localize.c) - the op's id, the var's name, its data
+ * and element count, its dtype (0 f32, 1 i64, 2 bool). */
+static void emit_dump(gen *g, const dy_op *op, const char *ind, dy_buf *out) {
+  for (int i = 0; i < op->n_outputs; i++) {
+    int v = op->outputs[i];
+    const dy_type *t = &g->p->vars[v]->type;
+    dy_cg_ctx ctx = {.p = g->p};
+    char buf[300];
+    buffer_expr(g, v, true, buf, sizeof buf);
+    dy_buf_printf(out, "%s%s_debug_dump(%d, ", ind, g->lower, op->id);
+    dy_buf_put_cstring(out, g->p->vars[v]->name);
+    dy_buf_printf(out, ", (const void *)%s, %s, %d);\n", buf,
+                  dy_cg_extent(&ctx, t, 0, t->rank), (int)t->dtype);
+  }
+}
+
 /* The calls of block b's ops at nesting depth (indent 2 + 2 * depth). */
 static void emit_block(gen *g, int b, int depth, dy_buf *out) {
   const dy_program *p = g->p;
@@ -2291,6 +2316,8 @@ static void emit_block(gen *g, int b, int depth, dy_buf *out) {
       dy_buf_put_comment(out, p->vars[op->inputs[0]]->name);
       dy_buf_puts(out, ", no code */\n");
     }
+    if (b == 0 && g->opt->debug_dump)
+      emit_dump(g, op, ind, out);
   }
 }
 
@@ -2639,6 +2666,12 @@ static dy_status emit_source(gen *g, dy_buf *out) {
                 (long long)g->weight_bytes);
   dy_buf_printf(out, "#include \"%s.h\"\n\n", g->lower);
   dy_buf_puts(out, "#include <stddef.h>\n#include <stdint.h>\n\n");
+  if (g->opt->debug_dump)
+    dy_buf_printf(out,
+                  "/* a --localize build: NAME_run hands every op's result to this */\n"
+                  "void %s_debug_dump(int op, const char *var, const void *data, int64_t n,\n"
+                  "%*sint dtype);\n\n",
+                  g->lower, (int)strlen(g->lower) + 16, "");
   /* The rest is written aside first: the math functions it names
    * (emit_mathlib.c) go in front of it. */
   dy_buf rest = {0};

@@ -1,6 +1,7 @@
-/* dy_driver.h - the compile pipeline, the build driver and the FLOP count
- * (compiler/compile.c, driver.c, flops.c; library dy_driver). The dy2stc
- * CLI (main.c, bench.c) is built on it and on the frontends.
+/* dy_driver.h - the compile pipeline, the build driver, the FLOP count and
+ * the first diverging op (compiler/compile.c, driver.c, flops.c,
+ * localize.c; library dy_driver). The dy2stc CLI (main.c, bench.c) is
+ * built on it and on the frontends.
  *
  *   dy_program *p;  dy_model_load_any("net.onnx", &p, &err);  // dy_frontends.h
  *   dy_compile_options o = dy_compile_options_default();
@@ -42,6 +43,9 @@ typedef struct {
                                trips a while op without its own bound may
                                run before NAME_run returns NAME_ERR_LOOP
                                (0: DY_WHILE_MAX_ITERATIONS, 1000000) */
+  bool debug_dump;          /* the --localize build: NAME_run hands each
+                               op's result to NAME_debug_dump
+                               (dy_codegen_options.debug_dump) */
 } dy_compile_options;
 
 dy_compile_options dy_compile_options_default(void);
@@ -103,6 +107,43 @@ dy_status dy_output_path(const dy_program *p, int i, const char *dir, char *buf,
                          dy_error *err);
 /* Turn a path stem into a C identifier (for --name defaults). */
 void dy_c_identifier(const char *s, char *buf, size_t n);
+
+/* ---- localize.c ---- */
+
+#define DY_LOCALIZE_SHOWN 4
+
+/* Where the compiled code first departs from the static executor. */
+typedef struct {
+  int n_compared;              /* op results compared, in execution order */
+  bool found;                  /* one was outside tolerance: */
+  int op_id;                   /* its op (of the compiled Program) */
+  dy_op_kind kind;
+  char file[256];              /* the op's user source line */
+  int line;
+  char srcs[512];              /* a fused or merged op's parts:
+                                  "f.c:3 conv2d, f.c:4 relu" (else "") */
+  char var[256];               /* the result that differs */
+  int64_t n_bad, n_elements;   /* its elements outside tolerance, of all */
+  int n_shown;                 /* the first differing elements: */
+  int64_t index[DY_LOCALIZE_SHOWN];
+  double expected[DY_LOCALIZE_SHOWN]; /* the static executor's value */
+  double got[DY_LOCALIZE_SHOWN];      /* the compiled code's */
+} dy_localize_result;
+
+/* Compile p with o (plus the debug_dump build), run it on inputs (one per
+ * feed) and compare every op result of block 0, in execution order, with
+ * the static executor's - the user's Program where the var is still its
+ * own, else the optimised one - within |got - expected| <= atol + rtol *
+ * max(|expected|, the result's largest magnitude) (GEMM and reductions
+ * round in proportion to their terms); r describes the first result with
+ * an element outside it (r->found). p is compiled
+ * (modified) as by dy_compile_program. plant_op is a test hook: >= 0 adds
+ * 1 to element 0 of that op's f32 result in the compiled run, as a wrong
+ * kernel would; -1 for none. Temporary files go to $TMPDIR (or /tmp) and
+ * are removed. */
+dy_status dy_localize(dy_program *p, const dy_compile_options *o, dy_tensor *const *inputs,
+                      double rtol, double atol, int plant_op, dy_localize_result *r,
+                      dy_error *err);
 
 /* ---- flops.c ---- */
 

@@ -12,6 +12,7 @@
  *   dy2stc show    MODEL [--dot]
  *   dy2stc check   MODEL --input NAME=FILE.npy ... [--max-batch N] [--max-dim NAME=N]
  *                  [--dim NAME=N] [--shape INPUT=d0,...] [--rtol R] [--atol A]
+ *                  [--localize]
  *   dy2stc compare A.npy B.npy [--rtol R] [--atol A] [--limit N]
  *   dy2stc params  MODEL --from DIR -o OUT   (a compiled trainer's tensors)
  *   dy2stc bench   MODEL [--batch N] [--runs N] [--threads N] [--per-op]
@@ -975,13 +976,42 @@ static const char check_help[] =
     "  --atol A        absolute tolerance (default 1e-6)\n"
     "  --params FILE   a Paddle model's params (default: beside it)\n"
     "  --cc CC, --cflags FLAGS, --target T, --threads N, -O0/-O1/-O2   as for compile\n"
-    "                  (--target aarch64 runs the executable under qemu-aarch64)\n";
+    "                  (--target aarch64 runs the executable under qemu-aarch64)\n"
+    "  --localize      compare every op's result instead of the outputs only, and\n"
+    "                  report the first op outside tolerance: its source line, op,\n"
+    "                  var and first differing elements (exit 1 when there is one)\n";
+
+/* check --localize: the first op whose compiled result differs. */
+static int check_localize(dy_program *p, const dy_compile_options *o, dy_tensor *const *in,
+                          double rtol, double atol) {
+  dy_error err = {0};
+  dy_localize_result r;
+  if (dy_localize(p, o, in, rtol, atol, -1, &r, &err))
+    return dy_cli_fail(&err);
+  if (!r.found) {
+    printf("localize: the %d op results all agree with the static executor (rtol %g, atol %g)\n",
+           r.n_compared, rtol, atol);
+    return 0;
+  }
+  printf("%s:%d: first divergence: op %d (%s)", r.file[0] ? r.file : "?", r.line, r.op_id,
+         dy_op_name(r.kind));
+  if (r.srcs[0])
+    printf(" [%s]", r.srcs);
+  printf(", var '%s': %lld of %lld elements outside tolerance (rtol %g, atol %g)\n", r.var,
+         (long long)r.n_bad, (long long)r.n_elements, rtol, atol);
+  for (int i = 0; i < r.n_shown; i++)
+    printf("  [%lld] expected %.9g, got %.9g\n", (long long)r.index[i], r.expected[i],
+           r.got[i]);
+  printf("(the %d op results before it agree)\n", r.n_compared - 1);
+  return 1;
+}
 
 static int cmd_check(int argc, char **argv) {
   const char *model = NULL, *params = NULL;
   dy_cli_inputs ia = {0};
   dy_compile_options o = dy_compile_options_default();
   double rtol = 1e-5, atol = 1e-6;
+  bool localize = false;
   int rc = 0, n_dims = 0;
   dim_option dims[32];
   for (int i = 2; i < argc && !rc; i++) {
@@ -1003,6 +1033,8 @@ static int cmd_check(int argc, char **argv) {
     } else if (strcmp(a, "--input") == 0 && has) {
       if (!dy_cli_add_input(&ia, argv[++i]))
         rc = dy_cli_usage("check", "too many inputs (%s)", argv[i]);
+    } else if (strcmp(a, "--localize") == 0) {
+      localize = true;
     } else if (strcmp(a, "--max-batch") == 0 && has) {
       if (!dy_cli_range(argv[++i], 1, DY_MAX_BATCH, &o.max_batch))
         rc = dy_cli_usage("check", "--max-batch needs an integer from 1 to 2147483648, not '%s'",
@@ -1050,6 +1082,14 @@ static int cmd_check(int argc, char **argv) {
     s = apply_dims(p, dims, n_dims, &o, &err);
   if (!s)
     s = dy_cli_load_inputs(p, &ia, in, &err);
+  if (!s && localize) {
+    rc = check_localize(p, &o, in, rtol, atol);
+    for (int i = 0; i < DY_MAX_FEEDS; i++)
+      dy_tensor_free(in[i]);
+    dy_program_free(p);
+    dy_cli_free_inputs(&ia);
+    return rc;
+  }
   if (!s)
     s = dy_executor_run(p, in, p->n_feeds, ref, p->n_fetches, &err);
   if (!s)

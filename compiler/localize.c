@@ -1,0 +1,395 @@
+/* localize.c - the first op whose compiled result differs from the static
+ * executor's (`dy2stc check --localize`, dy_localize).
+ *
+ * How: the Program is compiled as usual, but with
+ * dy_compile_options.debug_dump on, so NAME_run calls NAME_debug_dump after
+ * every op of block 0 with each result (codegen/emit.c; off, the generated
+ * code is byte for byte the normal one). The definition appended to main.c
+ * writes each result, in execution order, as DIR/d<k>.bin and a line
+ * "<k> <op id> <elements> <dtype> <var>" of DIR/dumps.txt. The executable
+ * runs on the inputs; the static executor runs twice with every op result
+ * fetched (64 at a time, the fetch limit): on the Program as given (the
+ * user's ops: the reference wherever a compiled var keeps its name and type)
+ * and on the compiled, optimised Program (for vars the passes made: a fused
+ * op's result keeps the name of its last part; temporaries). The first
+ * dumped result with an element outside |got - expected| <= atol + rtol *
+ * max(|expected|, the result's largest magnitude) (a NaN or an infinity
+ * equal only to itself) is the answer: the op (id, kind,
+ * user source line and, for a fused op, the lines it was made of), the var
+ * and the first differing elements.
+ *
+ * The test hook plant_op (>= 0) adds 1 to element 0 of that op's f32 result
+ * inside the dump function, before any later op reads it, as a wrong kernel
+ * would (tests/test_codegen.c plants one and expects it named).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dy_driver.h"
+
+/* ---- the executor's values of a list of vars ---- */
+
+/* Run p on in with vars[0..n) as its fetches (in chunks of DY_MAX_FEEDS),
+ * out[i] the value of vars[i] (new tensors); p's own fetches are restored. */
+static dy_status run_fetching(dy_program *p, dy_tensor *const *in, const int *vars, int n,
+                              dy_tensor **out, dy_error *err) {
+  int saved_n = p->n_fetches, saved[DY_MAX_FEEDS];
+  memcpy(saved, p->fetches, sizeof saved);
+  int *saved_idx = malloc(sizeof *saved_idx * ((size_t)p->n_vars + 1));
+  if (!saved_idx)
+    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  for (int v = 0; v < p->n_vars; v++)
+    saved_idx[v] = p->vars[v]->fetch_index;
+  dy_status s = DY_OK;
+  for (int at = 0; at < n && !s; at += DY_MAX_FEEDS) {
+    int m = n - at < DY_MAX_FEEDS ? n - at : DY_MAX_FEEDS;
+    for (int v = 0; v < p->n_vars; v++)
+      p->vars[v]->fetch_index = -1;
+    for (int j = 0; j < m; j++) {
+      p->fetches[j] = vars[at + j];
+      p->vars[vars[at + j]]->fetch_index = j;
+    }
+    p->n_fetches = m;
+    s = dy_executor_run(p, in, p->n_feeds, out + at, m, err);
+  }
+  p->n_fetches = saved_n;
+  memcpy(p->fetches, saved, sizeof saved);
+  for (int v = 0; v < p->n_vars; v++)
+    p->vars[v]->fetch_index = saved_idx[v];
+  free(saved_idx);
+  return s;
+}
+
+/* The results of block 0's ops: var ids and names (copied: the passes
+ * renumber and drop vars afterwards) and their values. */
+typedef struct {
+  int n;
+  int *vars;
+  char **names;
+  dy_tensor **vals;
+} values;
+
+static void values_free(values *v) {
+  for (int i = 0; i < v->n; i++) {
+    dy_tensor_free(v->vals[i]);
+    free(v->names[i]);
+  }
+  free(v->vars);
+  free(v->names);
+  free(v->vals);
+  *v = (values){0};
+}
+
+static dy_status values_of(dy_program *p, dy_tensor *const *in, values *v, dy_error *err) {
+  const dy_block *b = p->blocks[0];
+  int cap = 0;
+  for (int k = 0; k < b->n_ops; k++)
+    cap += b->ops[k]->n_outputs;
+  v->vars = malloc(sizeof *v->vars * ((size_t)cap + 1));
+  v->vals = calloc((size_t)cap + 1, sizeof *v->vals);
+  v->names = calloc((size_t)cap + 1, sizeof *v->names);
+  if (!v->vars || !v->vals || !v->names)
+    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  v->n = 0;
+  for (int k = 0; k < b->n_ops; k++)
+    for (int i = 0; i < b->ops[k]->n_outputs; i++) {
+      int id = b->ops[k]->outputs[i];
+      v->names[v->n] = strdup(p->vars[id]->name);
+      if (!v->names[v->n])
+        return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+      v->vars[v->n++] = id;
+    }
+  dy_status s = run_fetching(p, in, v->vars, v->n, v->vals, err);
+  if (s)
+    dy_error_prefix(err, "the static executor");
+  return s;
+}
+
+/* The value of the var called name with n elements of dtype, or NULL. */
+static const dy_tensor *value_named(const values *v, const char *name, int64_t n, int dtype) {
+  for (int i = 0; i < v->n; i++) {
+    const dy_tensor *t = v->vals[i];
+    if (t && strcmp(v->names[i], name) == 0 && (int)t->type.dtype == dtype &&
+        dy_tensor_numel(t) == n)
+      return t;
+  }
+  return NULL;
+}
+
+/* ---- the debug build ---- */
+
+/* s as a C string literal's contents (no quotes): \ and " escaped, other
+ * bytes outside printable ASCII as octal. */
+static void c_escape(const char *s, char *out, size_t n) {
+  size_t k = 0;
+  for (; *s && k + 5 < n; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '\\' || c == '"')
+      k += (size_t)snprintf(out + k, n - k, "\\%c", c);
+    else if (c < 32 || c > 126)
+      k += (size_t)snprintf(out + k, n - k, "\\%03o", c);
+    else
+      out[k++] = (char)c;
+  }
+  out[k] = '\0';
+}
+
+/* NAME_debug_dump for main.c: every result to dir, the plant applied. */
+static char *dump_source(const char *name, const char *dir, int plant_op) {
+  char esc[8192];
+  c_escape(dir, esc, sizeof esc);
+  const char *fmt =
+      "\n/* dy2stc check --localize: each op's result, in order, as raw bytes */\n"
+      "void %s_debug_dump(int op, const char *var, const void *data, int64_t n,\n"
+      "                   int dtype) {\n"
+      "  static int count;\n"
+      "  static const size_t size[3] = {4, 8, 1};\n"
+      "  char path[8400];\n"
+      "  if (op == %d && dtype == 0 && n > 0) /* the planted wrong kernel */\n"
+      "    ((float *)(uintptr_t)data)[0] += 1.0f;\n"
+      "  snprintf(path, sizeof path, \"%%s/d%%d.bin\", \"%s\", count);\n"
+      "  FILE *f = fopen(path, \"wb\");\n"
+      "  if (!f || fwrite(data, size[dtype], (size_t)n, f) != (size_t)n) exit(3);\n"
+      "  if (fclose(f)) exit(3);\n"
+      "  f = fopen(\"%s/dumps.txt\", \"a\");\n"
+      "  if (!f) exit(3);\n"
+      "  fprintf(f, \"%%d %%d %%lld %%d %%s\\n\", count, op, (long long)n, dtype, var);\n"
+      "  if (fclose(f)) exit(3);\n"
+      "  count++;\n"
+      "}\n";
+  size_t len = strlen(fmt) + strlen(name) + 2 * strlen(esc) + 32;
+  char *s = malloc(len);
+  if (s)
+    snprintf(s, len, fmt, name, plant_op, esc, esc);
+  return s;
+}
+
+/* Remove dir and the files in it (no subdirectories are made). */
+static void remove_tree(const char *dir) {
+  DIR *d = opendir(dir);
+  if (d) {
+    struct dirent *e;
+    char path[8400];
+    while ((e = readdir(d)))
+      if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        remove(path);
+      }
+    closedir(d);
+  }
+  rmdir(dir);
+}
+
+/* Build the debug executable of the compiled Program and run it on in:
+ * the dumps land in dir. */
+static dy_status build_and_run(dy_codegen_output *co, const dy_compile_options *o,
+                               const dy_program *p, dy_tensor *const *in, const char *dir,
+                               dy_error *err) {
+  char exe[4200], specs[DY_MAX_FEEDS][4400];
+  char *argv[2 * DY_MAX_FEEDS + 6];
+  int n = 0;
+  snprintf(exe, sizeof exe, "%s/model", dir);
+  dy_status s = dy_build_executable(co, o, exe, err);
+  const char *tf, *runner = NULL;
+  if (!s)
+    s = dy_target_flags(o->target, &tf, NULL, &runner, err);
+  if (runner)
+    argv[n++] = (char *)runner;
+  argv[n++] = exe;
+  for (int i = 0; i < p->n_feeds && !s; i++) {
+    char path[4300], file[300];
+    dy_safe_file_name(p->vars[p->feeds[i]]->name, file, sizeof file);
+    snprintf(path, sizeof path, "%s/in%d_%s.npy", dir, i, file);
+    s = dy_npy_write(path, in[i], err);
+    snprintf(specs[i], sizeof specs[i], "%s=%s", p->vars[p->feeds[i]]->name, path);
+    argv[n++] = "--input";
+    argv[n++] = specs[i];
+  }
+  argv[n++] = "--output-dir";
+  argv[n++] = (char *)dir;
+  argv[n] = NULL;
+  if (!s && (s = dy_run_command_to(argv, "/dev/null", err)))
+    dy_error_prefix(err, "the --localize build of the model");
+  return s;
+}
+
+/* ---- comparing ---- */
+
+static double elem(const void *data, int dtype, int64_t i) {
+  switch (dtype) {
+  case 0: return ((const float *)data)[i];
+  case 1: return (double)((const int64_t *)data)[i];
+  default: return ((const unsigned char *)data)[i];
+  }
+}
+
+/* Within atol + rtol * max(|want|, scale), scale the largest finite
+ * magnitude of the result: a matmul's or a reduction's rounding follows
+ * the size of its terms, not of each element, and an element near zero in
+ * a large result is no more exact than the rest. */
+static bool close_enough(double got, double want, double scale, double rtol, double atol) {
+  if (!isfinite(got) || !isfinite(want))
+    return (isnan(got) && isnan(want)) || got == want;
+  return fabs(got - want) <= atol + rtol * fmax(fabs(want), scale);
+}
+
+/* The op of block 0 with id op_id, or NULL. */
+static const dy_op *op_by_id(const dy_program *p, int op_id) {
+  const dy_block *b = p->blocks[0];
+  for (int k = 0; k < b->n_ops; k++)
+    if (b->ops[k]->id == op_id)
+      return b->ops[k];
+  return NULL;
+}
+
+static void describe_op(const dy_op *op, dy_localize_result *r) {
+  r->op_id = op->id;
+  r->kind = op->kind;
+  snprintf(r->file, sizeof r->file, "%s", op->loc.file ? op->loc.file : "");
+  r->line = op->loc.line;
+  size_t k = 0;
+  r->srcs[0] = '\0';
+  for (int i = 0; i < op->n_srcs && k < sizeof r->srcs; i++)
+    k += (size_t)snprintf(r->srcs + k, sizeof r->srcs - k, "%s%s:%d %s", i ? ", " : "",
+                          op->srcs[i].loc.file ? op->srcs[i].loc.file : "?",
+                          op->srcs[i].loc.line, dy_op_name(op->srcs[i].kind));
+}
+
+/* Compare dump k (op op_id, var, n elements of dtype) with want. */
+static dy_status compare_dump(const char *dir, int k, const dy_program *cp, int op_id,
+                              const char *var, int64_t n, int dtype, const dy_tensor *want,
+                              double rtol, double atol, dy_localize_result *r,
+                              dy_error *err) {
+  char path[8400];
+  snprintf(path, sizeof path, "%s/d%d.bin", dir, k);
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  dy_status s = dy_read_file(path, &buf, &len, err);
+  if (s)
+    return s;
+  static const size_t size[3] = {4, 8, 1};
+  if (dtype < 0 || dtype > 2 || len != (size_t)n * size[dtype]) {
+    free(buf);
+    return dy_error_set(err, DY_STATUS_FORMAT, "%s: %zu bytes, expected %lld elements", path,
+                        len, (long long)n);
+  }
+  int64_t bad = 0;
+  double scale = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double w = fabs(elem(want->data, dtype, i));
+    if (isfinite(w) && w > scale)
+      scale = w;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    double g = elem(buf, dtype, i), w = elem(want->data, dtype, i);
+    if (close_enough(g, w, scale, rtol, atol))
+      continue;
+    if (bad < DY_LOCALIZE_SHOWN) {
+      r->index[bad] = i;
+      r->expected[bad] = w;
+      r->got[bad] = g;
+    }
+    bad++;
+  }
+  free(buf);
+  if (bad) {
+    r->found = true;
+    r->n_bad = bad;
+    r->n_elements = n;
+    r->n_shown = bad < DY_LOCALIZE_SHOWN ? (int)bad : DY_LOCALIZE_SHOWN;
+    snprintf(r->var, sizeof r->var, "%s", var);
+    const dy_op *op = op_by_id(cp, op_id);
+    if (op)
+      describe_op(op, r);
+    else
+      r->op_id = op_id;
+  }
+  return DY_OK;
+}
+
+dy_status dy_localize(dy_program *p, const dy_compile_options *o, dy_tensor *const *inputs,
+                      double rtol, double atol, int plant_op, dy_localize_result *r,
+                      dy_error *err) {
+  *r = (dy_localize_result){.op_id = -1, .line = 0};
+  if (dy_program_is_training(p)) /* each executor run would be a step */
+    return dy_error_set(err, DY_STATUS_UNSUPPORTED,
+                        "--localize: a training step (in-place updates) is not supported");
+  values orig = {0}, opt = {0};
+  dy_codegen_output co = {0};
+  char dir[4096] = "";
+  char *dump = NULL;
+  dy_status s = values_of(p, inputs, &orig, err);
+  dy_compile_options d = *o;
+  d.name = o->name ? o->name : "model";
+  d.debug_dump = true;
+  d.emit_main = true;
+  d.trainer = NULL;
+  if (!s)
+    s = dy_compile_program(p, &d, &co, NULL, err);
+  if (!s)
+    s = values_of(p, inputs, &opt, err);
+  if (!s) {
+    const char *tmpdir = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/dy2stc-localize.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+    if (!mkdtemp(dir)) {
+      s = dy_error_set(err, DY_STATUS_IO, "cannot create a temporary directory: %s",
+                       strerror(errno));
+      dir[0] = '\0';
+    }
+  }
+  if (!s) {
+    dump = dump_source(d.name, dir, plant_op);
+    size_t a = strlen(co.main_c), b = dump ? strlen(dump) : 0;
+    char *m = dump ? realloc(co.main_c, a + b + 1) : NULL;
+    if (!m)
+      s = dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+    else {
+      memcpy(m + a, dump, b + 1);
+      co.main_c = m;
+    }
+  }
+  if (!s)
+    s = build_and_run(&co, &d, p, inputs, dir, err);
+  /* walk the dumps in order */
+  FILE *f = NULL;
+  if (!s) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/dumps.txt", dir);
+    f = fopen(path, "r");
+    if (!f)
+      s = dy_error_set(err, DY_STATUS_IO, "the --localize build wrote no results (%s)", path);
+  }
+  char line[1024];
+  while (!s && !r->found && f && fgets(line, sizeof line, f)) {
+    int k, op_id, dtype, used = 0;
+    long long n;
+    if (sscanf(line, "%d %d %lld %d %n", &k, &op_id, &n, &dtype, &used) != 4 || !used) {
+      s = dy_error_set(err, DY_STATUS_FORMAT, "the --localize build: bad line '%.60s'", line);
+      break;
+    }
+    char *var = line + used;
+    var[strcspn(var, "\n")] = '\0';
+    /* the user's Program is the reference where the var is still its own */
+    const dy_tensor *want = value_named(&orig, var, n, dtype);
+    if (!want)
+      want = value_named(&opt, var, n, dtype);
+    if (!want)
+      continue; /* neither executor computed it */
+    r->n_compared++;
+    s = compare_dump(dir, k, p, op_id, var, n, dtype, want, rtol, atol, r, err);
+  }
+  if (f)
+    fclose(f);
+  if (dir[0])
+    remove_tree(dir);
+  free(dump);
+  dy_codegen_output_free(&co);
+  values_free(&orig);
+  values_free(&opt);
+  return s;
+}
