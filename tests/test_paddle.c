@@ -148,6 +148,20 @@ static const model_case supported[] = {
 };
 
 /* Read the case's feeds and reference outputs. */
+/* The importer types every integer feed i64 (Paddle's int32 and smaller
+ * ints widen, as their params do); a reference input stored as int32
+ * is widened the same way, as `dy2stc run` does. */
+static dy_tensor *widen_i32(dy_tensor *t) {
+  if (!t || t->type.dtype != DY_I32)
+    return t;
+  dy_tensor *w = dy_tensor_new(DY_I64, t->type.rank, t->type.shape);
+  int64_t n = dy_tensor_numel(t);
+  for (int64_t i = 0; i < n; i++)
+    ((int64_t *)w->data)[i] = ((const int32_t *)t->data)[i];
+  dy_tensor_free(t);
+  return w;
+}
+
 static void read_case(const model_case *m, const char *cs, dy_tensor **in, int *n_in,
                       dy_tensor **ref, int *n_ref) {
   dy_error err = {0};
@@ -157,7 +171,9 @@ static void read_case(const model_case *m, const char *cs, dy_tensor **in, int *
     snprintf(nm, sizeof nm, "%s", m->feeds[i]);
     sanitize(nm);
     snprintf(path, sizeof path, "%s/%s/in_%s_%s.npy", DY_PADDLE_DATA, m->dir, nm, cs);
-    DY_ASSERT_OK(npy_read_any(path, &in[(*n_in)++], &err), &err);
+    DY_ASSERT_OK(npy_read_any(path, &in[*n_in], &err), &err);
+    in[*n_in] = widen_i32(in[*n_in]);
+    ++*n_in;
   }
   for (int i = 0; i < 2 && m->fetches[i]; i++) {
     snprintf(nm, sizeof nm, "%s", m->fetches[i]);
