@@ -269,11 +269,15 @@ dy_status dy_pass_fuse_residual(dy_program *p, bool *changed, dy_error *err) {
     dy_attr attrs[16];
     int na = 0;
     for (int i = 0; i < cv->n_attrs && na < 14; i++)
-      if (strcmp(cv->attrs[i].name, "act") != 0 && strcmp(cv->attrs[i].name, "alpha") != 0)
+      if (strcmp(cv->attrs[i].name, "act") != 0 && strcmp(cv->attrs[i].name, "alpha") != 0 &&
+          strcmp(cv->attrs[i].name, "algo") != 0)
         attrs[na++] = cv->attrs[i];
     attrs[na++] = DY_ATTR_S("act", act);
     attrs[na++] = DY_ATTR_F("alpha", alpha);
-    na = dy_pass_attrs_complete(DY_OP_FUSED_CONV2D, attrs, na, 16); /* a conv2d's: algo */
+    const dy_attr *algo = dy_op_find_attr(cv, "algo");
+    if (algo)
+      attrs[na++] = *algo;
+    na = dy_pass_attrs_complete(DY_OP_FUSED_CONV2D, attrs, na, 16); /* a conv2d's: algo "" */
     int ins[4] = {cv->inputs[0], cv->inputs[1], bias, r};
     int out = last->outputs[0];
     int at = index_of(b, last);

@@ -3,7 +3,8 @@
  *
  * A conv2d or fused_conv2d with a constant f32 weight [O, C, 3, 3],
  * strides 1, dilations 1, groups 1, a static image of at least 4 x 4 and
- * at least DY_WINOGRAD_MIN_CHANNELS input and output channels becomes a
+ * at least DY_WINOGRAD_MIN_CHANNELS input and output channels, and enough
+ * 4 x 4 tiles to halve the multiplies (below), becomes a
  * fused_conv2d with the attribute algo = "winograd" (a conv2d becomes
  * fused_conv2d(x, w), act ""). Its meaning does not change: the runtime's
  * kernels ignore algo; codegen transforms the weight at compile time
@@ -22,16 +23,23 @@ static bool winograd_fits(const dy_program *p, const dy_op *op, bool training) {
     return false; /* already chosen */
   const dy_var *w = p->vars[op->inputs[1]];
   const dy_type *x = &p->vars[op->inputs[0]]->type, *wt = &w->type;
-  if (!dy_pass_var_is_constant(p, w->id, training) || !w->data || wt->dtype != DY_F32 ||
+  if (!dy_pass_var_is_constant(p, w->id, training) || wt->dtype != DY_F32 ||
       x->dtype != DY_F32 || x->rank != 4 || wt->rank != 4)
     return false;
   if (wt->shape[2] != 3 || wt->shape[3] != 3 || x->shape[2] < 4 || x->shape[3] < 4)
     return false;
   dy_conv2d_attrs a = dy_conv2d_attrs_get(op); /* fused_conv2d too */
   dy_conv_geom g = dy_conv2d_geom(x, wt, &a);
-  return g.groups == 1 && g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1 && g.oh >= 1 &&
-         g.ow >= 1 && x->shape[1] >= DY_WINOGRAD_MIN_CHANNELS &&
-         wt->shape[0] >= DY_WINOGRAD_MIN_CHANNELS;
+  if (g.groups != 1 || g.sh != 1 || g.sw != 1 || g.dh != 1 || g.dw != 1 || g.oh < 1 ||
+      g.ow < 1 || x->shape[1] < DY_WINOGRAD_MIN_CHANNELS ||
+      wt->shape[0] < DY_WINOGRAD_MIN_CHANNELS)
+    return false;
+  /* multiply-adds per (input, output channel) pair: both kernels work on
+   * blocks of 16 (tiles of 4 x 4 with 36 products, pixels with 9); the
+   * transforms cost about as much again, so Winograd must halve them (a
+   * 7 x 7 image is 4 tiles, a quarter of a block: no gain) */
+  int64_t tiles = ((g.oh + 3) / 4) * ((g.ow + 3) / 4), pixels = g.oh * g.ow;
+  return 2 * 36 * 16 * ((tiles + 15) / 16) <= 9 * 16 * ((pixels + 15) / 16);
 }
 
 dy_status dy_pass_winograd(dy_program *p, bool *changed, dy_error *err) {
@@ -47,8 +55,8 @@ dy_status dy_pass_winograd(dy_program *p, bool *changed, dy_error *err) {
     for (int i = 0; i < op->n_attrs && na < 15; i++)
       if (strcmp(op->attrs[i].name, "algo") != 0)
         attrs[na++] = op->attrs[i];
-    attrs[na++] = DY_ATTR_S("algo", "winograd");
-    na = dy_pass_attrs_complete(DY_OP_FUSED_CONV2D, attrs, na, 16);
+    na = dy_pass_attrs_complete(DY_OP_FUSED_CONV2D, attrs, na, 15); /* algo "" last */
+    attrs[na - 1] = DY_ATTR_S("algo", "winograd");
     dy_op *f = dy_program_append_op(p, 0, DY_OP_FUSED_CONV2D, op->inputs, op->n_inputs,
                                     op->outputs, 1, attrs, na, op->loc);
     const dy_op *srcs[1] = {op};
