@@ -426,11 +426,12 @@ static void emit_combo(dy_cg_ctx *ctx, const char *lhs, const int *coef, int n, 
       continue;
     snprintf(term, sizeof term, fmt, k, k);
     int a = cf < 0 ? -cf : cf;
-    const char *sign = first ? (cf < 0 ? " -" : "") : (cf < 0 ? " -" : " +");
+    /* " -x" first, " - x" / " + x" after */
+    const char *sign = first ? (cf < 0 ? " -" : " ") : (cf < 0 ? " - " : " + ");
     if (a == 1)
-      at += snprintf(line + at, sizeof line - (size_t)at, "%s %s", sign, term);
+      at += snprintf(line + at, sizeof line - (size_t)at, "%s%s", sign, term);
     else
-      at += snprintf(line + at, sizeof line - (size_t)at, "%s %d.0f * %s", sign, a, term);
+      at += snprintf(line + at, sizeof line - (size_t)at, "%s%d.0f * %s", sign, a, term);
     first = false;
   }
   L("%s;", line);
