@@ -222,7 +222,8 @@ static wino_geom wino_geom_of(const dy_cg_conv_geom *g) {
 
 /* Scratch of the GEMM convolution, per thread: an im2col panel of r x 16
  * floats, then, when the convolution pads, the zero-padded image.
- * Winograd's (one thread): V (36 x c x 16), M (36 x o x 16), the image. */
+ * Winograd's (shared by the threads of its GEMMs): V (36 x c x 16), M (36
+ * x o x 16), the image. */
 int64_t dy_cg_conv_scratch(const dy_program *p, const dy_op *op, int threads) {
   dy_pack k = dy_gemm_pack_of(p, op, 1);
   if (k.kind == DY_PACK_W36) {
@@ -517,8 +518,29 @@ static dy_status emit_conv_winograd(dy_cg_ctx *ctx, dy_error *err, const dy_cg_c
   CLOSE();
   ctx->indent--;
   CLOSE();
-  L("/* the 36 GEMMs */");
-  OPEN("for (int q = 0; q < 36; q++) {");
+  /* the 36 GEMMs: here, or with threads in a function over positions
+   * [lo, hi) (V read, M's rows of those positions written) */
+  char fn[64] = "";
+  dy_cg_ctx sub = *ctx, *outer = ctx;
+  if (ctx->threads > 1) {
+    snprintf(fn, sizeof fn, "k%d_part%d", ctx->op->id, ctx->n_parts++);
+    dy_buf_printf(ctx->before,
+                  "/* op %d: Winograd GEMMs of positions [lo, hi) of one block of tiles */\n"
+                  "typedef struct {\n  const float *in1, *V;\n  float *M;\n} %s_args;\n\n"
+                  "static void %s(void *arg, int64_t lo, int64_t hi, int t) {\n"
+                  "  const %s_args *g_ = (const %s_args *)arg;\n"
+                  "  const float *in1 = g_->in1, *V = g_->V;\n  float *M = g_->M;\n"
+                  "  (void)t;\n",
+                  ctx->op->id, fn, fn, fn, fn);
+    *ctx->uses |= DY_USES_THREADS;
+    sub.body = ctx->before;
+    sub.indent = 1;
+    ctx = &sub;
+    OPEN("for (int64_t q = lo; q < hi; q++) {");
+  } else {
+    L("/* the 36 GEMMs */");
+    OPEN("for (int q = 0; q < 36; q++) {");
+  }
   const char *k0a = "", *k0b = "";
   if (nkb > 1) {
     OPEN("for (int64_t k0 = 0; k0 < %lld; k0 += %lld) {", c, kc);
@@ -536,6 +558,17 @@ static dy_status emit_conv_winograd(dy_cg_ctx *ctx, dy_error *err, const dy_cg_c
   if (nkb > 1)
     CLOSE();
   CLOSE();
+  if (outer->threads > 1) {
+    ctx = outer;
+    dy_buf_puts(ctx->before, "}\n\n");
+    L("/* the 36 GEMMs, over the threads when worth it */");
+    L("%s_args args;", fn);
+    L("args.in1 = in1, args.V = V, args.M = M;");
+    L("if (%lld >= DY_THREAD_MIN_WORK) /* multiply-adds */", 36 * o * c * 16);
+    L("  dy_parallel(36, %s, &args);", fn);
+    L("else");
+    L("  %s(&args, 0, 36, 0);", fn);
+  }
   L("/* output transform, per output channel: e = A^T M A, then the epilogue */");
   OPEN("for (int64_t oc = 0; oc < %lld; oc++) {", o);
   L("const float *m = M + oc * 16;");
