@@ -573,7 +573,7 @@ static size_t put_weights(char *t, size_t n, size_t cap, int count, int seed, do
  * then a conv 3x3 pad 0 without bias -- at batch 3 of a dynamic batch,
  * and built with --threads 2 (its GEMMs' function; the same result).
  * Bound: 1e-5 of the output's scale (F(4x4)'s transforms lose about two
- * digits against the direct sum; measured ~4e-7 here). */
+ * digits against the direct sum; measured 3e-6 here). */
 static void test_winograd_matches_direct(void) {
   setup_work();
   const char *d = WORK "/wino";
