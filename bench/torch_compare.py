@@ -40,7 +40,7 @@ the optional bench line). Usage:
 
   /usr/bin/python3 bench/torch_compare.py --dy2stc build/compiler/dy2stc \\
       [--work /tmp/torch_compare] [--rounds 5] [--runs 50] [--only resnet18,mlp]
-      [--threads N] [--batch B]
+      [--threads N] [--batch B] [--compile-flags '--disable-pass winograd']
 
 --threads N compiles with `--threads N` (the PyTorch side keeps one thread
 unless --torch-threads says otherwise); --batch B times batch B (models are
@@ -217,6 +217,8 @@ def main():
     ap.add_argument("--torch-threads", type=int, default=1)
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--cflags", default="")
+    ap.add_argument("--compile-flags", default="",
+                    help="more dy2stc compile flags, e.g. '--disable-pass winograd'")
     a = ap.parse_args()
     torch.set_num_threads(a.torch_threads)
     names = [n for n in MODELS if not a.only or n in a.only.split(",")]
@@ -247,6 +249,7 @@ def main():
             cmd += ["--threads", str(a.threads)]
         if a.cflags:
             cmd += ["--cflags", a.cflags]
+        cmd += a.compile_flags.split()
         t0 = time.perf_counter()
         subprocess.run(cmd, check=True)
         compile_s = time.perf_counter() - t0

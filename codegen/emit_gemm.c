@@ -213,6 +213,9 @@ dy_pack dy_gemm_pack_of(const dy_program *p, const dy_op *op, int i) {
         wt->shape[0] % groups != 0)
       return none;
     int64_t og = wt->shape[0] / groups, cg = wt->shape[1];
+    if (op->kind == DY_OP_FUSED_CONV2D && *dy_fused_conv2d_attrs_get(op).algo && groups == 1 &&
+        wt->shape[2] == 3 && wt->shape[3] == 3) /* infer checked the rest */
+      return (dy_pack){.kind = DY_PACK_W36, .mats = 36, .rows = og, .cols = cg};
     if (cg == 1 && og == 1)
       return none; /* depthwise: a direct kernel */
     return (dy_pack){.kind = DY_PACK_A6, .mats = groups, .rows = og,
@@ -224,13 +227,46 @@ dy_pack dy_gemm_pack_of(const dy_program *p, const dy_op *op, int i) {
 int64_t dy_pack_numel(const dy_pack *k) {
   switch (k->kind) {
   case DY_PACK_B16: return k->mats * ((k->cols + NR - 1) / NR) * NR * k->rows;
-  case DY_PACK_A6: return k->mats * ((k->rows + MR - 1) / MR) * MR * k->cols;
+  case DY_PACK_A6:
+  case DY_PACK_W36: return k->mats * ((k->rows + MR - 1) / MR) * MR * k->cols;
   default: return 0;
   }
 }
 
+/* Winograd F(4x4, 3x3) (Lavin and Gray, points 0, 1, -1, 2, -2, inf):
+ * the filter transform G (6 x 3); the codegen emits B^T and A^T. */
+static const double wino_g[6][3] = {
+    {1.0 / 4, 0, 0},          {-1.0 / 6, -1.0 / 6, -1.0 / 6}, {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+    {1.0 / 24, 1.0 / 12, 1.0 / 6}, {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
+
+/* W36: U = G w G^T for each (o, c), in double; then per tile position
+ * (i, j) the O x C matrix U[.][.][i][j] packed as A6. */
+static void pack_winograd(const dy_pack *k, const float *src, float *dst) {
+  int64_t o_n = k->rows, c_n = k->cols, nq = (o_n + MR - 1) / MR, per = nq * MR * c_n;
+  for (int64_t o = 0; o < nq * MR; o++)
+    for (int64_t c = 0; c < c_n; c++) {
+      double u[6][6] = {{0}}, t[6][3];
+      if (o < o_n) {
+        const float *w = src + (o * c_n + c) * 9;
+        for (int i = 0; i < 6; i++)
+          for (int j = 0; j < 3; j++)
+            t[i][j] = wino_g[i][0] * w[j] + wino_g[i][1] * w[3 + j] + wino_g[i][2] * w[6 + j];
+        for (int i = 0; i < 6; i++)
+          for (int j = 0; j < 6; j++)
+            u[i][j] = t[i][0] * wino_g[j][0] + t[i][1] * wino_g[j][1] + t[i][2] * wino_g[j][2];
+      }
+      /* position q = 6i + j, micro-panel o / 6, column c, row o % 6 */
+      for (int q = 0; q < 36; q++)
+        dst[q * per + (o / MR) * MR * c_n + c * MR + o % MR] = (float)u[q / 6][q % 6];
+    }
+}
+
 void dy_gemm_pack_data(const dy_pack *k, const float *src, float *dst) {
   int64_t r = k->rows, c = k->cols;
+  if (k->kind == DY_PACK_W36) {
+    pack_winograd(k, src, dst);
+    return;
+  }
   if (k->kind == DY_PACK_B16) {
     /* B16: per matrix, panel p, row kk, column j: B[kk][16p + j] */
     int64_t np = (c + NR - 1) / NR;
@@ -258,6 +294,7 @@ const char *dy_pack_suffix(const dy_pack *k) {
   switch (k->kind) {
   case DY_PACK_B16: return k->trans ? "_p16t" : "_p16";
   case DY_PACK_A6: return "_p6";
+  case DY_PACK_W36: return "_w36";
   default: return "";
   }
 }
@@ -268,6 +305,10 @@ void dy_pack_describe(const dy_pack *k, char *buf, size_t n) {
     snprintf(buf, n, "%s%lld panel%s of %lld x 16 (k x columns%s), zero-padded",
              k->mats > 1 ? "per matrix, " : "", (ll)np, np == 1 ? "" : "s", (ll)k->rows,
              k->trans ? ", from the transposed weight" : "");
+  else if (k->kind == DY_PACK_W36)
+    snprintf(buf, n, "Winograd F(4x4, 3x3): G w G^T, per tile position (36) %lld micro-panel%s "
+             "of %lld x 6 (input x output channels), zero-padded", (ll)nq, nq == 1 ? "" : "s",
+             (ll)k->cols);
   else
     snprintf(buf, n, "%s%lld micro-panel%s of %lld x 6 (k x output channels), zero-padded",
              k->mats > 1 ? "per group, " : "", (ll)nq, nq == 1 ? "" : "s", (ll)k->cols);

@@ -38,12 +38,15 @@ typedef enum {
                   * matrix, ceil(N/16) panels of K x 16, zero-padded */
   DY_PACK_A6,    /* conv's weight [O, C/g, kh, kw]: per group, ceil(O/g/6)
                   * micro-panels of (C/g*kh*kw) x 6, zero-padded */
+  DY_PACK_W36,   /* a Winograd conv's weight [O, C, 3, 3] (algo "winograd"):
+                  * U = G w G^T (6 x 6 per o, c), per tile position
+                  * (mats = 36) ceil(O/6) micro-panels of C x 6 */
 } dy_pack_kind;
 
 typedef struct {
   dy_pack_kind kind;
   int64_t mats;          /* matrices (B16) or groups (A6), one after another */
-  int64_t rows, cols;    /* per matrix: K x N (B16), or O/g x C/g*kh*kw (A6) */
+  int64_t rows, cols;    /* per matrix: K x N (B16), O/g x C/g*kh*kw (A6), O x C (W36) */
   bool trans;            /* B16 from a [N, K] weight (transpose_y) */
 } dy_pack;
 
@@ -52,7 +55,7 @@ dy_pack dy_gemm_pack_of(const dy_program *p, const dy_op *op, int i);
 int64_t dy_pack_numel(const dy_pack *k);
 /* The packed copy of src (rows x cols per matrix, f32) into dst. */
 void dy_gemm_pack_data(const dy_pack *k, const float *src, float *dst);
-const char *dy_pack_suffix(const dy_pack *k);          /* "_p16", "_p6" */
+const char *dy_pack_suffix(const dy_pack *k);          /* "_p16", "_p6", "_w36" */
 void dy_pack_describe(const dy_pack *k, char *buf, size_t n);
 
 /* The preludes NAME.c carries when its kernels use them (the driver

@@ -685,6 +685,14 @@ static int cmd_compile(int argc, char **argv) {
            rep.mem.lower_bound ? (double)rep.mem.arena_bytes / (double)rep.mem.lower_bound : 1.0);
     print_arena_formula(p, &o);
     printf("weights: %lld bytes\n", (long long)rep.mem.weight_bytes);
+    int wino = 0; /* the kernel choice of the pass winograd */
+    for (int k = 0; k < p->blocks[0]->n_ops; k++) {
+      const dy_op *op = p->blocks[0]->ops[k];
+      wino += op->kind == DY_OP_FUSED_CONV2D && *dy_fused_conv2d_attrs_get(op).algo;
+    }
+    if (wino)
+      printf("winograd: %d convolution%s as F(4x4, 3x3) (--disable-pass winograd: none)\n", wino,
+             wino == 1 ? "" : "s");
     if (rep.state_bytes)
       printf("state: %lld bytes (parameters and optimizer state, in RAM; with the arena "
              "%lld bytes)\n", (long long)rep.state_bytes,

@@ -150,6 +150,19 @@ dy_status dy_infer_fused_conv2d(const dy_op *op, const dy_type *in, int n,
   dy_fused_conv2d_attrs a;
   if ((s = dy_fused_conv2d_attrs_of(op, &a, err)) || (s = check_act(op, a.act, err)))
     return s;
+  if (*a.algo) {
+    /* Winograd F(4x4, 3x3): 3x3 kernels, strides 1, dilations 1, groups 1 */
+    dy_conv2d_attrs ca = dy_conv2d_attrs_get(op);
+    dy_conv_geom g = dy_conv2d_geom(&in[0], &in[1], &ca);
+    if (strcmp(a.algo, "winograd") != 0)
+      return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                         "fused_conv2d: unknown algo '%s' (\"\" or \"winograd\")", a.algo);
+    if (g.kh != 3 || g.kw != 3 || g.sh != 1 || g.sw != 1 || g.dh != 1 || g.dw != 1 ||
+        g.groups != 1 || in[0].dtype != DY_F32)
+      return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                         "fused_conv2d: algo winograd needs an f32 3x3 kernel, strides 1, "
+                         "dilations 1, groups 1");
+  }
   if (n == 4 && !dy_type_equal(&in[3], out)) {
     char t[128], u[128];
     return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,

@@ -555,6 +555,104 @@ static void test_fast_kernels_match_plain(void) {
   CU_ASSERT(pe <= 1e-6);
 }
 
+/* Appends " = [v, ...]" of n pseudo-random weights in [-a, a) to t. */
+static size_t put_weights(char *t, size_t n, size_t cap, int count, int seed, double a) {
+  n += (size_t)snprintf(t + n, cap - n, " = [");
+  uint32_t s = 2463534242u + (uint32_t)seed * 7919u;
+  for (int i = 0; i < count; i++) {
+    s ^= s << 13, s ^= s >> 17, s ^= s << 5;
+    n += (size_t)snprintf(t + n, cap - n, "%s%.4f", i ? ", " : "", a * ((s % 2000) / 1000.0 - 1));
+  }
+  return n + (size_t)snprintf(t + n, cap - n, "]\n");
+}
+
+/* Winograd F(4x4, 3x3) (the pass winograd) against the direct GEMM conv
+ * (--disable-pass winograd) and the static executor: a ResNet basic block
+ * on 32 channels with odd sizes (tiles cut at the edges) -- conv 3x3 pad 1
+ * + bias + relu, conv 3x3 pad 1 + bias + residual + relu (fuse-residual),
+ * then a conv 3x3 pad 0 without bias -- at batch 3 of a dynamic batch,
+ * and built with --threads 2 (its GEMMs' function; the same result).
+ * Bound: 1e-5 of the output's scale (F(4x4)'s transforms lose about two
+ * digits against the direct sum; measured 3e-6 here). */
+static void test_winograd_matches_direct(void) {
+  setup_work();
+  const char *d = WORK "/wino";
+  CU_ASSERT_EQUAL_FATAL(sh("rm -rf %s && mkdir -p %s", d, d), 0);
+  enum { C = 32, H = 21, W = 19, CAP = 1 << 20 };
+  char *t = malloc(CAP);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  size_t n = (size_t)snprintf(t, CAP, "program {\n  var x : f32[-1,%d,%d,%d] feed 0\n", C, H, W);
+  const char *w[3] = {"w1", "w2", "w3"};
+  for (int k = 0; k < 3; k++) {
+    n += (size_t)snprintf(t + n, CAP - n, "  var %s : f32[%d,%d,3,3] persistable", w[k], C, C);
+    n = put_weights(t, n, CAP, C * C * 9, k, 0.06);
+  }
+  n += (size_t)snprintf(t + n, CAP - n, "  var b1 : f32[%d,1,1] persistable", C);
+  n = put_weights(t, n, CAP, C, 5, 0.5);
+  n += (size_t)snprintf(t + n, CAP - n, "  var b2 : f32[%d,1,1] persistable", C);
+  n = put_weights(t, n, CAP, C, 6, 0.5);
+  const char *pad1 = "{strides = [1, 1], paddings = [1, 1, 1, 1], dilations = [1, 1], groups = 1}";
+  snprintf(t + n, CAP - n,
+           "  var c1 : f32[-1,%d,%d,%d]\n  var a1 : f32[-1,%d,%d,%d]\n  var r1 : f32[-1,%d,%d,%d]\n"
+           "  var c2 : f32[-1,%d,%d,%d]\n  var a2 : f32[-1,%d,%d,%d]\n  var s2 : f32[-1,%d,%d,%d]\n"
+           "  var r2 : f32[-1,%d,%d,%d]\n  var y : f32[-1,%d,%d,%d]\n"
+           "  block 0 parent -1 {\n"
+           "    c1 = conv2d(x, w1) %s  @m.c:1\n    a1 = add(c1, b1)  @m.c:1\n"
+           "    r1 = relu(a1)  @m.c:2\n"
+           "    c2 = conv2d(r1, w2) %s  @m.c:3\n    a2 = add(c2, b2)  @m.c:3\n"
+           "    s2 = add(a2, x)  @m.c:4\n    r2 = relu(s2)  @m.c:5\n"
+           "    y = conv2d(r2, w3) {strides = [1, 1], paddings = [0, 0, 0, 0], dilations = [1, 1], "
+           "groups = 1}  @m.c:6\n"
+           "  }\n  fetch 0 y\n}\n",
+           C, H, W, C, H, W, C, H, W, C, H, W, C, H, W, C, H, W, C, H, W, C, H - 2, W - 2, pad1,
+           pad1);
+  dy_program *p = dy_test_parse_ok(t);
+  free(t);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  dy_error err = {0};
+  char path[600];
+  snprintf(path, sizeof path, "%s/blk", d);
+  DY_ASSERT_OK(dy_model_save(p, path, &err), &err);
+  dy_program_free(p);
+  int64_t shape[4] = {3, C, H, W};
+  dy_tensor *x = dy_tensor_new(DY_F32, 4, shape);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(x);
+  for (int64_t i = 0; i < dy_tensor_numel(x); i++)
+    dy_tensor_f32(x)[i] = (float)((i * 37) % 101) / 50.0f - 1.0f;
+  snprintf(path, sizeof path, "%s/x.npy", d);
+  DY_ASSERT_OK(dy_npy_write(path, x, &err), &err);
+  dy_tensor_free(x);
+  const char *off = "--disable-pass winograd";
+  int rc = sh("cd %s && %s compile blk.dymodel --emit c -o wino --report > report.txt && "
+              "%s compile blk.dymodel --emit c -o direct %s && "
+              "%s compile blk.dymodel -o wino_exe && %s compile blk.dymodel -o direct_exe %s && "
+              "./wino_exe --input x=x.npy --output-dir ow && "
+              "./direct_exe --input x=x.npy --output-dir od && "
+              "%s compile blk.dymodel -o wino_t2 --threads 2 && "
+              "./wino_t2 --input x=x.npy --output-dir ot && "
+              "%s run blk.dymodel --input x=x.npy --output-dir ex",
+              d, DY2STC, DY2STC, off, DY2STC, DY2STC, off, DY2STC, DY2STC);
+  show_log_on_failure(rc, 0);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  /* three Winograd kernels, none with the pass off; the report says so */
+  CU_ASSERT_EQUAL(sh("test $(grep -c 'as Winograd F(4x4, 3x3)' %s/wino.c) -eq 3", d), 0);
+  CU_ASSERT_NOT_EQUAL(sh("grep -q 'Winograd' %s/direct.c", d), 0);
+  CU_ASSERT_EQUAL(sh("grep -q 'winograd' %s/report.txt", d), 0);
+  char a[700], b[700], e[700], t2[700];
+  snprintf(a, sizeof a, "%s/ow/y.npy", d);
+  snprintf(b, sizeof b, "%s/od/y.npy", d);
+  snprintf(e, sizeof e, "%s/ex/y.npy", d);
+  snprintf(t2, sizeof t2, "%s/ot/y.npy", d);
+  /* the --threads build: the same sums in the same order */
+  CU_ASSERT(rel_err(t2, a) == 0.0);
+  double wd = rel_err(a, b), we = rel_err(a, e), de = rel_err(b, e);
+  fprintf(stderr, "\n  winograd vs direct %.2g, winograd vs executor %.2g, direct vs executor %.2g",
+          wd, we, de);
+  CU_ASSERT(wd <= 1e-5);
+  CU_ASSERT(we <= 1e-5);
+  CU_ASSERT(de <= 1e-6);
+}
+
 void dy_test_register(void) {
   DY_SUITE("e2e");
   DY_TEST(test_simple_net_three_ways);
@@ -569,4 +667,5 @@ void dy_test_register(void) {
   DY_TEST(test_cli_errors);
   DY_TEST(test_show);
   DY_TEST(test_fast_kernels_match_plain);
+  DY_TEST(test_winograd_matches_direct);
 }

@@ -112,9 +112,10 @@ static const simd_case cases[] = {
     {"conv deep k (k-blocks)", DY_OP_CONV2D, 2, {T4(1, 64, 6, 6), T4(9, 64, 3, 3)}, 2, {CONV(one2, one4, one2, 1)}, 4, 1e-5},
     {"depthwise 3x3", DY_OP_CONV2D, 2, {T4(-1, 8, 11, 19), T4(8, 1, 3, 3)}, 2, {CONV(one2, one4, one2, 8)}, 4, 1e-5},
     {"depthwise stride 2", DY_OP_CONV2D, 2, {T4(1, 4, 10, 10), T4(4, 1, 3, 3)}, 2, {CONV(two2, one4, one2, 4)}, 4, 1e-5},
-    {"conv bias relu", DY_OP_FUSED_CONV2D, 3, {T4(-1, 3, 12, 12), T4(10, 3, 3, 3), T1(10)}, 6, {CONV(one2, one4, one2, 1), ACT("relu", 0)}, 6, 1e-5},
-    {"conv bias silu", DY_OP_FUSED_CONV2D, 3, {T4(1, 3, 8, 8), T4(7, 3, 3, 3), T1(7)}, 6, {CONV(one2, one4, one2, 1), ACT("silu", 0)}, 6, 1e-5},
-    {"depthwise bias relu6", DY_OP_FUSED_CONV2D, 3, {T4(1, 6, 9, 9), T4(6, 1, 3, 3), T1(6)}, 6, {CONV(one2, one4, one2, 6), ACT("relu6", 0)}, 6, 1e-5},
+    {"conv bias relu", DY_OP_FUSED_CONV2D, 3, {T4(-1, 3, 12, 12), T4(10, 3, 3, 3), T1(10)}, 6, {CONV(one2, one4, one2, 1), ACT("relu", 0), DY_ATTR_S("algo", "")}, 7, 1e-5},
+    {"conv bias silu", DY_OP_FUSED_CONV2D, 3, {T4(1, 3, 8, 8), T4(7, 3, 3, 3), T1(7)}, 6, {CONV(one2, one4, one2, 1), ACT("silu", 0), DY_ATTR_S("algo", "")}, 7, 1e-5},
+    {"depthwise bias relu6", DY_OP_FUSED_CONV2D, 3, {T4(1, 6, 9, 9), T4(6, 1, 3, 3), T1(6)}, 6, {CONV(one2, one4, one2, 6), ACT("relu6", 0), DY_ATTR_S("algo", "")}, 7, 1e-5},
+    {"conv winograd bias relu", DY_OP_FUSED_CONV2D, 3, {T4(-1, 8, 13, 11), T4(12, 8, 3, 3), T1(12)}, 6, {CONV(one2, one4, one2, 1), ACT("relu", 0), DY_ATTR_S("algo", "winograd")}, 7, 1e-5},
     {"conv run-time weight", DY_OP_CONV2D, 2, {T4(1, 2, 6, 6), T4(3, 2, 3, 3)}, 0, {CONV(one2, one4, one2, 1)}, 4, 1e-5},
     /* pooling */
     {"maxpool 2x2 s2", DY_OP_POOL2D, 1, {T4(-1, 3, 32, 20)}, 0, {POOL("max", two2, two2, zero4, 0, 0)}, 8, 0},

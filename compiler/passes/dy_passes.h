@@ -89,6 +89,11 @@ dy_status dy_run_pipeline(dy_program *p, const dy_pass_options *o, dy_error *err
  * trainable nor written by an in-place op (pipeline.c). */
 bool dy_pass_var_is_constant(const dy_program *p, int var, bool training);
 
+/* Appends to attrs[0, na) the default of every attribute of kind k's
+ * schema it lacks (a Program spells every attribute out), up to cap;
+ * returns the new count. */
+int dy_pass_attrs_complete(dy_op_kind k, dy_attr *attrs, int na, int cap);
+
 dy_status dy_pass_simplify(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_fold(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_fold_control(dy_program *p, bool *changed, dy_error *err);
@@ -100,5 +105,9 @@ dy_status dy_pass_fuse_conv(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_fuse_residual(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_fuse_bn(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_fuse_elementwise(dy_program *p, bool *changed, dy_error *err);
+/* winograd.c: 3x3 stride-1 convs with at least this many input and output
+ * channels get algo = "winograd" (codegen's F(4x4, 3x3) kernel). */
+#define DY_WINOGRAD_MIN_CHANNELS 32
+dy_status dy_pass_winograd(dy_program *p, bool *changed, dy_error *err);
 
 #endif

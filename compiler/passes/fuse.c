@@ -182,6 +182,7 @@ static dy_status fuse_bias_act(dy_program *p, dy_op_kind base, dy_op_kind fused,
       attrs[na++] = mm->attrs[i];
     attrs[na++] = DY_ATTR_S("act", act);
     attrs[na++] = DY_ATTR_F("alpha", alpha);
+    na = dy_pass_attrs_complete(fused, attrs, na, 16);
     int out = last->outputs[0];
     int at = index_of(b, last);
     dy_op *f = dy_program_append_op(p, 0, fused, ins, bias >= 0 ? 3 : 2, &out, 1, attrs,
@@ -268,10 +269,15 @@ dy_status dy_pass_fuse_residual(dy_program *p, bool *changed, dy_error *err) {
     dy_attr attrs[16];
     int na = 0;
     for (int i = 0; i < cv->n_attrs && na < 14; i++)
-      if (strcmp(cv->attrs[i].name, "act") != 0 && strcmp(cv->attrs[i].name, "alpha") != 0)
+      if (strcmp(cv->attrs[i].name, "act") != 0 && strcmp(cv->attrs[i].name, "alpha") != 0 &&
+          strcmp(cv->attrs[i].name, "algo") != 0)
         attrs[na++] = cv->attrs[i];
     attrs[na++] = DY_ATTR_S("act", act);
     attrs[na++] = DY_ATTR_F("alpha", alpha);
+    const dy_attr *algo = dy_op_find_attr(cv, "algo");
+    if (algo)
+      attrs[na++] = *algo;
+    na = dy_pass_attrs_complete(DY_OP_FUSED_CONV2D, attrs, na, 16); /* a conv2d's: algo "" */
     int ins[4] = {cv->inputs[0], cv->inputs[1], bias, r};
     int out = last->outputs[0];
     int at = index_of(b, last);

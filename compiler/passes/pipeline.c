@@ -37,6 +37,8 @@ const dy_pass dy_passes[] = {
     /* chains of elementwise ops: one loop */
     {"fuse-elementwise", "fuse chains of elementwise ops into one loop",
      dy_pass_fuse_elementwise},
+    /* 3x3 stride-1 convs with enough channels: Winograd F(4x4, 3x3) */
+    {"winograd", "run 3x3 stride-1 convolutions as Winograd F(4x4, 3x3)", dy_pass_winograd},
     /* drop ops whose results nobody reads, then unused vars */
     {"dce", "remove ops whose outputs are never used", dy_pass_dce},
 };
@@ -49,6 +51,18 @@ bool dy_pass_var_is_constant(const dy_program *p, int var, bool training) {
   if (!v->persistable)
     return false;
   return !training || (!v->trainable && !dy_program_in_place_writer(p, var));
+}
+
+int dy_pass_attrs_complete(dy_op_kind k, dy_attr *attrs, int na, int cap) {
+  const dy_op_info *info = dy_op_info_of(k);
+  for (int i = 0; i < info->n_attrs && na < cap; i++) {
+    bool have = false;
+    for (int j = 0; j < na && !have; j++)
+      have = strcmp(attrs[j].name, info->attrs[i].name) == 0;
+    if (!have && !info->attrs[i].required)
+      attrs[na++] = info->attrs[i].dflt;
+  }
+  return na;
 }
 
 const dy_pass *dy_pass_find(const char *name) {
