@@ -233,9 +233,12 @@ static void put_store(dy_cg_ctx *ctx, const dy_conv_geom *g, const char *ind, co
 
 /* The conv loop nest; wi and zi index the filter and its zero points, xz
  * the x zero point expression; `store` is the statement writing acc to
- * out0[yi]. Requantized when requant, else the int32 sum. */
+ * out0[yi]. Requantized when requant, else the int32 sum. With wsum (the
+ * name of a table of the filter rows' sums; the weight zero points are
+ * then all zero) the interior outputs sum x * w and subtract xz * wsum[o]
+ * once, the same integer. */
 static void conv_direct(dy_cg_ctx *ctx, const dy_conv_geom *g, int wi, int zi, const char *xz,
-                        const char *store, const char *init) {
+                        const char *store, const char *init, const char *wsum) {
   const dy_type *x = dy_cg_in_type(ctx, 0);
   const char *I = sample_index_type(g);
   long long cg = g->c / g->groups, og = g->o / g->groups;
@@ -262,9 +265,14 @@ static void conv_direct(dy_cg_ctx *ctx, const dy_conv_geom *g, int wi, int zi, c
                dy_ctype(dy_cg_in_type(ctx, wi)->dtype), wi, cg, (long long)g->kh,
                (long long)g->kw);
     dy_cg_line(ctx, "              for (%s kx = 0; kx < %lld; kx++)", I, (long long)g->kw);
-    dy_cg_line(ctx, "                acc += ((int32_t)xr[kx * %lld] - %s) * ((int32_t)wr[kx] - wz);",
-               (long long)g->dw, xz);
+    if (wsum)
+      dy_cg_line(ctx, "                acc += (int32_t)xr[kx * %lld] * wr[kx];", (long long)g->dw);
+    else
+      dy_cg_line(ctx, "                acc += ((int32_t)xr[kx * %lld] - %s) * ((int32_t)wr[kx] - wz);",
+                 (long long)g->dw, xz);
     dy_cg_line(ctx, "            }");
+    if (wsum)
+      dy_cg_line(ctx, "          acc -= %s * %s[o];", xz, wsum);
     dy_cg_line(ctx, "        } else {");
     ctx->indent++;
   }
@@ -375,8 +383,14 @@ dy_status dy_emit_qconv2d(dy_cg_ctx *ctx, dy_error *err) {
   int64_t k = g.c / g.groups * g.kh * g.kw;
   if (dot_form(ctx, dy_cg_in_type(ctx, 0)->dtype, 3, 5) && k >= 16)
     return conv_dot(ctx, err, &g, store);
+  const char *wsum = NULL;
+  if (dot_form(ctx, dy_cg_in_type(ctx, 0)->dtype, 3, 5)) {
+    if ((s = put_row_sums(ctx, err, "wsum", const_data(ctx, 3), g.o, k)))
+      return s;
+    wsum = "wsum";
+  }
   dy_cg_line(ctx, "const int32_t xz = in2[0];");
-  conv_direct(ctx, &g, 3, 5, "xz", store, "in8[o]");
+  conv_direct(ctx, &g, 3, 5, "xz", store, "in8[o]", wsum);
   return DY_OK;
 }
 
@@ -384,7 +398,7 @@ dy_status dy_emit_conv_integer(dy_cg_ctx *ctx, dy_error *err) {
   (void)err;
   dy_conv_geom g = geom_of(ctx, 1);
   dy_cg_line(ctx, "const int32_t xz = in2[0];");
-  conv_direct(ctx, &g, 1, 3, "xz", "out0[yi] = acc;", "0");
+  conv_direct(ctx, &g, 1, 3, "xz", "out0[yi] = acc;", "0", NULL);
   return DY_OK;
 }
 
