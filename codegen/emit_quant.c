@@ -180,6 +180,7 @@ static bool all_zero(dy_cg_ctx *ctx, int i) {
 /* The dot product of activations of dtype t (i8 or u8) with int8
  * weights. */
 static const char *dot_fn(dy_dtype t) { return t == DY_U8 ? "dy_q_dot_u8s8" : "dy_q_dot_s8"; }
+static const char *dot2_fn(dy_dtype t) { return t == DY_U8 ? "dy_q_dot2_u8s8" : "dy_q_dot2_s8"; }
 
 /* Do activations of dtype t and a constant weight input wi with zero
  * zero points (input zi) take the dot form? */
@@ -358,10 +359,23 @@ static dy_status conv_dot(dy_cg_ctx *ctx, dy_error *err, const dy_conv_geom *g,
     dy_cg_line(ctx, "            }");
     dy_cg_line(ctx, "          }");
   }
-  dy_cg_line(ctx, "        for (%s o = gi * %lld; o < (gi + 1) * %lld; o++) {", I, og, og);
-  dy_cg_line(ctx, "          const int32_t acc = in8[o] + %s(patch, in3 + o * %lld, %lld) - xz * wsum[o];",
-             dot, k, k);
-  put_store(ctx, g, "          ", store);
+  /* two output channels a dot2 (one pass over the patch); an odd last one alone */
+  dy_cg_line(ctx, "        for (%s o2 = gi * %lld; o2 < (gi + 1) * %lld; o2 += 2) {", I, og, og);
+  dy_cg_line(ctx, "          int32_t d[2];");
+  if (og % 2) {
+    dy_cg_line(ctx, "          if (o2 + 1 == (gi + 1) * %lld)", og);
+    dy_cg_line(ctx, "            d[0] = %s(patch, in3 + o2 * %lld, %lld);", dot, k, k);
+    dy_cg_line(ctx, "          else");
+    dy_cg_line(ctx, "            %s(patch, in3 + o2 * %lld, in3 + (o2 + 1) * %lld, %lld, d);",
+               dot2_fn(x->dtype), k, k, k);
+  } else {
+    dy_cg_line(ctx, "          %s(patch, in3 + o2 * %lld, in3 + (o2 + 1) * %lld, %lld, d);",
+               dot2_fn(x->dtype), k, k, k);
+  }
+  dy_cg_line(ctx, "          for (%s o = o2; o < o2 + 2 && o < (gi + 1) * %lld; o++) {", I, og);
+  dy_cg_line(ctx, "            const int32_t acc = in8[o] + d[o - o2] - xz * wsum[o];");
+  put_store(ctx, g, "            ", store);
+  dy_cg_line(ctx, "          }");
   dy_cg_line(ctx, "        }");
   dy_cg_line(ctx, "      }");
   dy_cg_line(ctx, "}");

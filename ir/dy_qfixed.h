@@ -28,6 +28,10 @@
  *   dy_q_dot_s8(a, b, n)   sum of n int8 products in int32 (dy_q_dot_u8s8:
  *                          uint8 times int8), with the SIMD
  *                          instruction the target has (below)
+ *   dy_q_dot2_s8(a, b0, b1, n, s)  s[0] = dy_q_dot_s8(a, b0, n), s[1] =
+ *                          dy_q_dot_s8(a, b1, n) (dy_q_dot2_u8s8 likewise);
+ *                          the Cortex-M DSP path loads and widens each word
+ *                          of a once for both sums
  *   dy_q_round_f32(r)      r rounded to the nearest integer, ties to even
  *                          (ONNX QuantizeLinear's rounding), clamped to
  *                          [-2^22, 2^22]; NaN gives 0
@@ -343,6 +347,26 @@ static inline int32_t dy_q_dot_u8s8(const uint8_t *a, const int8_t *b, int32_t n
     sum += (int32_t)a[i] * b[i];
   return sum;
 }
+#define DY_Q_DOT2_DSP 1
+static inline void dy_q_dot2_s8(const int8_t *a, const int8_t *b0, const int8_t *b1, int32_t n,
+                                int32_t *s) {
+  int32_t i = 0, s0 = 0, s1 = 0;
+  for (; i + 4 <= n; i += 4) { /* a's word widened once, used twice */
+    uint32_t wa = (uint32_t)dy_q_load4(a + i);
+    uint32_t w0 = (uint32_t)dy_q_load4(b0 + i), w1 = (uint32_t)dy_q_load4(b1 + i);
+    int32_t a02 = __sxtb16((int32_t)wa), a13 = __sxtb16((int32_t)(wa >> 8 | wa << 24));
+    s0 = __smlad(a02, __sxtb16((int32_t)w0), s0);
+    s0 = __smlad(a13, __sxtb16((int32_t)(w0 >> 8 | w0 << 24)), s0);
+    s1 = __smlad(a02, __sxtb16((int32_t)w1), s1);
+    s1 = __smlad(a13, __sxtb16((int32_t)(w1 >> 8 | w1 << 24)), s1);
+  }
+  for (; i < n; i++) {
+    s0 += (int32_t)a[i] * b0[i];
+    s1 += (int32_t)a[i] * b1[i];
+  }
+  s[0] = s0;
+  s[1] = s1;
+}
 #else
 #define DY_Q_DOT_C 1
 #endif
@@ -361,6 +385,20 @@ static inline int32_t dy_q_dot_u8s8(const uint8_t *a, const int8_t *b, int32_t n
 }
 #undef DY_Q_DOT_C
 #endif
+#ifndef DY_Q_DOT2_DSP
+static inline void dy_q_dot2_s8(const int8_t *a, const int8_t *b0, const int8_t *b1, int32_t n,
+                                int32_t *s) {
+  s[0] = dy_q_dot_s8(a, b0, n);
+  s[1] = dy_q_dot_s8(a, b1, n);
+}
+#else
+#undef DY_Q_DOT2_DSP
+#endif
+static inline void dy_q_dot2_u8s8(const uint8_t *a, const int8_t *b0, const int8_t *b1,
+                                  int32_t n, int32_t *s) {
+  s[0] = dy_q_dot_u8s8(a, b0, n);
+  s[1] = dy_q_dot_u8s8(a, b1, n);
+}
 /* dy2stc: template end */
 
 #endif /* DY_QFIXED_H */
