@@ -13,15 +13,20 @@
  *   qconv2d   i8 or u8 x, constant i8 w with zero w zero points and a filter of
  *             16 or more taps: per output pixel the input patch is
  *             gathered once into a stack array (padding = the x zero
- *             point), then one dy_q_dot_s8 per output channel against the
- *             filter's contiguous row, minus x_zp * sum(w row) (a table).
+ *             point; no bounds checks for outputs whose taps are all
+ *             inside), then one dy_q_dot2_s8 per two output channels
+ *             against the filter's contiguous rows, minus x_zp * sum(w
+ *             row) (a table).
  *   qmatmul   i8 or u8 a, constant i8 b stored [N, K] (transpose_y), zero b zero
  *             points, K >= 16: one dy_q_dot_s8 per output.
  * dy_q_dot_s8 / dy_q_dot_u8s8 is where the instruction set comes in (AVX-512 VNNI, AVX2,
  * NEON sdot, Cortex-M DSP SMLAD, plain C: see dy_qfixed.h). Everything
  * else (depthwise and small filters, u8 weights, non-zero weight zero points) is
  * the direct loop, whose outputs with every tap inside the input (the
- * interior, a range per dim computed here) skip the bounds checks.
+ * interior, a range per dim computed here) skip the bounds checks (and,
+ * with zero weight zero points, sum x * w and subtract x_zp * sum(w)).
+ * Loops inside one sample index with int_fast32_t (32 bits on 32-bit
+ * targets) when a sample's x and y have fewer than 2^31 elements.
  */
 #include <stdio.h>
 #include <stdlib.h>
