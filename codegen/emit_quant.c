@@ -24,7 +24,8 @@
  * else (depthwise and small filters, u8 weights, non-zero weight zero points) is
  * the direct loop, whose outputs with every tap inside the input (the
  * interior, a range per dim computed here) skip the bounds checks (and,
- * with zero weight zero points, sum x * w and subtract x_zp * sum(w)).
+ * with zero weight zero points, sum x * w and subtract x_zp * sum(w);
+ * depthwise filters of at most 9 taps written out tap by tap).
  * Loops inside one sample index with int_fast32_t (32 bits on 32-bit
  * targets) when a sample's x and y have fewer than 2^31 elements.
  */
@@ -259,7 +260,25 @@ static void conv_direct(dy_cg_ctx *ctx, const dy_conv_geom *g, int wi, int zi, c
   dy_cg_line(ctx, "        int32_t acc = %s;", init);
   long long lo[2], hi[2];
   bool interior = interior_range(g, lo, hi);
-  if (interior) {
+  /* one input channel a group (depthwise) and at most 9 taps with wsum:
+   * the interior sum written out tap by tap */
+  long long taps = g->kh * g->kw;
+  bool unrolled = interior && wsum && cg == 1 && taps <= 9;
+  if (unrolled) {
+    dy_cg_line(ctx, "        if (oy >= %lld && oy < %lld && ox >= %lld && ox < %lld) { /* no tap outside */",
+               lo[0], hi[0], lo[1], hi[1]);
+    dy_cg_line(ctx, "          const %s *wr = in%d + o * %lld;",
+               dy_ctype(dy_cg_in_type(ctx, wi)->dtype), wi, taps);
+    dy_cg_line(ctx, "          const %s *xr = xb + (xc * %lld + oy * %lld - %lld) * %lld + ox * %lld - %lld;",
+               dy_ctype(x->dtype), (long long)g->h, (long long)g->sh, (long long)g->pt,
+               (long long)g->w, (long long)g->sw, (long long)g->pl);
+    for (long long t = 0; t < taps; t++)
+      dy_cg_line(ctx, "          acc += (int32_t)xr[%lld] * wr[%lld];",
+                 t / g->kw * g->dh * g->w + t % g->kw * g->dw, t);
+    dy_cg_line(ctx, "          acc -= %s * %s[o];", xz, wsum);
+    dy_cg_line(ctx, "        } else {");
+    ctx->indent++;
+  } else if (interior) {
     dy_cg_line(ctx, "        if (oy >= %lld && oy < %lld && ox >= %lld && ox < %lld) { /* no tap outside */",
                lo[0], hi[0], lo[1], hi[1]);
     dy_cg_line(ctx, "          for (%s ci = 0; ci < %lld; ci++)", I, cg);
