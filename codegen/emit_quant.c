@@ -13,15 +13,21 @@
  *   qconv2d   i8 or u8 x, constant i8 w with zero w zero points and a filter of
  *             16 or more taps: per output pixel the input patch is
  *             gathered once into a stack array (padding = the x zero
- *             point), then one dy_q_dot_s8 per output channel against the
- *             filter's contiguous row, minus x_zp * sum(w row) (a table).
+ *             point; no bounds checks for outputs whose taps are all
+ *             inside), then one dy_q_dot2_s8 per two output channels
+ *             against the filter's contiguous rows, minus x_zp * sum(w
+ *             row) (a table).
  *   qmatmul   i8 or u8 a, constant i8 b stored [N, K] (transpose_y), zero b zero
  *             points, K >= 16: one dy_q_dot_s8 per output.
  * dy_q_dot_s8 / dy_q_dot_u8s8 is where the instruction set comes in (AVX-512 VNNI, AVX2,
  * NEON sdot, Cortex-M DSP SMLAD, plain C: see dy_qfixed.h). Everything
  * else (depthwise and small filters, u8 weights, non-zero weight zero points) is
  * the direct loop, whose outputs with every tap inside the input (the
- * interior, a range per dim computed here) skip the bounds checks.
+ * interior, a range per dim computed here) skip the bounds checks (and,
+ * with zero weight zero points, sum x * w and subtract x_zp * sum(w);
+ * depthwise filters of at most 9 taps written out tap by tap).
+ * Loops inside one sample index with int_fast32_t (32 bits on 32-bit
+ * targets) when a sample's x and y have fewer than 2^31 elements.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -180,6 +186,7 @@ static bool all_zero(dy_cg_ctx *ctx, int i) {
 /* The dot product of activations of dtype t (i8 or u8) with int8
  * weights. */
 static const char *dot_fn(dy_dtype t) { return t == DY_U8 ? "dy_q_dot_u8s8" : "dy_q_dot_s8"; }
+static const char *dot2_fn(dy_dtype t) { return t == DY_U8 ? "dy_q_dot2_u8s8" : "dy_q_dot2_s8"; }
 
 /* Do activations of dtype t and a constant weight input wi with zero
  * zero points (input zi) take the dot form? */
@@ -188,24 +195,9 @@ static bool dot_form(dy_cg_ctx *ctx, dy_dtype t, int wi, int zi) {
          const_data(ctx, wi) && all_zero(ctx, zi);
 }
 
-/* The conv loop nest; wi and zi index the filter and its zero points, xz
- * the x zero point expression; `store` is the statement writing acc to
- * out0[yi]. Requantized when requant, else the int32 sum. */
-static void conv_direct(dy_cg_ctx *ctx, const dy_conv_geom *g, int wi, int zi, const char *xz,
-                        const char *store, const char *init) {
-  const dy_type *x = dy_cg_in_type(ctx, 0);
-  long long cg = g->c / g->groups, og = g->o / g->groups;
-  bool wz_scalar = dy_type_numel(dy_cg_in_type(ctx, zi)) == 1;
-  dy_cg_line(ctx, "for (int64_t n = 0; n < %s; n++)", dy_cg_dim(ctx, x, 0));
-  dy_cg_line(ctx, "  for (int64_t o = 0; o < %lld; o++) {", (long long)g->o);
-  dy_cg_line(ctx, "    const int64_t xc = o / %lld * %lld; /* the group's first input channel */",
-             og, cg);
-  dy_cg_line(ctx, "    const int32_t wz = in%d[%s];", zi, wz_scalar ? "0" : "o");
-  dy_cg_line(ctx, "    for (int64_t oy = 0; oy < %lld; oy++)", (long long)g->oh);
-  dy_cg_line(ctx, "      for (int64_t ox = 0; ox < %lld; ox++) {", (long long)g->ow);
-  dy_cg_line(ctx, "        int32_t acc = %s;", init);
-  /* the outputs whose every tap is inside the input: [lo, hi) per dim */
-  long long lo[2], hi[2];
+/* The outputs whose every tap is inside the input: [lo, hi) per dim
+ * (0 = rows, 1 = columns); false when there are none. */
+static bool interior_range(const dy_conv_geom *g, long long lo[2], long long hi[2]) {
   for (int d = 0; d < 2; d++) {
     long long st = d ? g->sw : g->sh, pad = d ? g->pl : g->pt, in = d ? g->w : g->h;
     long long span = (d ? g->kw - 1 : g->kh - 1) * (d ? g->dw : g->dh), out = d ? g->ow : g->oh;
@@ -214,39 +206,114 @@ static void conv_direct(dy_cg_ctx *ctx, const dy_conv_geom *g, int wi, int zi, c
     hi[d] = num >= 0 ? num / st + 1 : 0;
     hi[d] = hi[d] > out ? out : hi[d];
   }
-  bool interior = hi[0] > lo[0] && hi[1] > lo[1];
-  if (interior) {
+  return hi[0] > lo[0] && hi[1] > lo[1];
+}
+
+/* The index type of the loops inside one sample: int_fast32_t (32 bits
+ * on 32-bit targets, where 64-bit index arithmetic costs two or three
+ * instructions an operation) when one sample's x and y fit in it, else
+ * int64_t. The batch index stays int64_t: xb / yb below point at the
+ * sample. */
+static const char *sample_index_type(const dy_conv_geom *g) {
+  long long lim = 2147483647LL;
+  return (long long)g->c * g->h * g->w < lim && (long long)g->o * g->oh * g->ow < lim
+             ? "int_fast32_t"
+             : "int64_t";
+}
+
+/* Opens the batch loop: xb = sample n of x. */
+static void open_sample(dy_cg_ctx *ctx, const dy_conv_geom *g) {
+  const dy_type *x = dy_cg_in_type(ctx, 0);
+  dy_cg_line(ctx, "for (int64_t n = 0; n < %s; n++) {", dy_cg_dim(ctx, x, 0));
+  dy_cg_line(ctx, "  const %s *xb = in0 + n * %lld; /* sample n */", dy_ctype(x->dtype),
+             (long long)g->c * g->h * g->w);
+}
+
+/* The statement block writing output (o, oy, ox) of sample n. */
+static void put_store(dy_cg_ctx *ctx, const dy_conv_geom *g, const char *ind, const char *store) {
+  dy_cg_line(ctx, "%s{", ind);
+  dy_cg_line(ctx, "%s  const int64_t yi = n * %lld + (o * %lld + oy) * %lld + ox;", ind,
+             (long long)g->o * g->oh * g->ow, (long long)g->oh, (long long)g->ow);
+  dy_cg_line(ctx, "%s  %s", ind, store);
+  dy_cg_line(ctx, "%s}", ind);
+}
+
+/* The conv loop nest; wi and zi index the filter and its zero points, xz
+ * the x zero point expression; `store` is the statement writing acc to
+ * out0[yi]. Requantized when requant, else the int32 sum. With wsum (the
+ * name of a table of the filter rows' sums; the weight zero points are
+ * then all zero) the interior outputs sum x * w and subtract xz * wsum[o]
+ * once, the same integer. */
+static void conv_direct(dy_cg_ctx *ctx, const dy_conv_geom *g, int wi, int zi, const char *xz,
+                        const char *store, const char *init, const char *wsum) {
+  const dy_type *x = dy_cg_in_type(ctx, 0);
+  const char *I = sample_index_type(g);
+  long long cg = g->c / g->groups, og = g->o / g->groups;
+  bool wz_scalar = dy_type_numel(dy_cg_in_type(ctx, zi)) == 1;
+  open_sample(ctx, g);
+  dy_cg_line(ctx, "  for (%s o = 0; o < %lld; o++) {", I, (long long)g->o);
+  dy_cg_line(ctx, "    const %s xc = o / %lld * %lld; /* the group's first input channel */", I,
+             og, cg);
+  dy_cg_line(ctx, "    const int32_t wz = in%d[%s];", zi, wz_scalar ? "0" : "o");
+  dy_cg_line(ctx, "    for (%s oy = 0; oy < %lld; oy++)", I, (long long)g->oh);
+  dy_cg_line(ctx, "      for (%s ox = 0; ox < %lld; ox++) {", I, (long long)g->ow);
+  dy_cg_line(ctx, "        int32_t acc = %s;", init);
+  long long lo[2], hi[2];
+  bool interior = interior_range(g, lo, hi);
+  /* one input channel a group (depthwise) and at most 9 taps with wsum:
+   * the interior sum written out tap by tap */
+  long long taps = g->kh * g->kw;
+  bool unrolled = interior && wsum && cg == 1 && taps <= 9;
+  if (unrolled) {
     dy_cg_line(ctx, "        if (oy >= %lld && oy < %lld && ox >= %lld && ox < %lld) { /* no tap outside */",
                lo[0], hi[0], lo[1], hi[1]);
-    dy_cg_line(ctx, "          for (int64_t ci = 0; ci < %lld; ci++)", cg);
-    dy_cg_line(ctx, "            for (int64_t ky = 0; ky < %lld; ky++) {", (long long)g->kh);
-    dy_cg_line(ctx, "              const %s *xr = in0 + ((n * %lld + xc + ci) * %lld + oy * %lld - %lld + ky * %lld) * %lld + ox * %lld - %lld;",
-               dy_ctype(x->dtype), (long long)g->c, (long long)g->h, (long long)g->sh,
-               (long long)g->pt, (long long)g->dh, (long long)g->w, (long long)g->sw,
-               (long long)g->pl);
+    dy_cg_line(ctx, "          const %s *wr = in%d + o * %lld;",
+               dy_ctype(dy_cg_in_type(ctx, wi)->dtype), wi, taps);
+    dy_cg_line(ctx, "          const %s *xr = xb + (xc * %lld + oy * %lld - %lld) * %lld + ox * %lld - %lld;",
+               dy_ctype(x->dtype), (long long)g->h, (long long)g->sh, (long long)g->pt,
+               (long long)g->w, (long long)g->sw, (long long)g->pl);
+    for (long long t = 0; t < taps; t++)
+      dy_cg_line(ctx, "          acc += (int32_t)xr[%lld] * wr[%lld];",
+                 t / g->kw * g->dh * g->w + t % g->kw * g->dw, t);
+    dy_cg_line(ctx, "          acc -= %s * %s[o];", xz, wsum);
+    dy_cg_line(ctx, "        } else {");
+    ctx->indent++;
+  } else if (interior) {
+    dy_cg_line(ctx, "        if (oy >= %lld && oy < %lld && ox >= %lld && ox < %lld) { /* no tap outside */",
+               lo[0], hi[0], lo[1], hi[1]);
+    dy_cg_line(ctx, "          for (%s ci = 0; ci < %lld; ci++)", I, cg);
+    dy_cg_line(ctx, "            for (%s ky = 0; ky < %lld; ky++) {", I, (long long)g->kh);
+    dy_cg_line(ctx, "              const %s *xr = xb + ((xc + ci) * %lld + oy * %lld - %lld + ky * %lld) * %lld + ox * %lld - %lld;",
+               dy_ctype(x->dtype), (long long)g->h, (long long)g->sh, (long long)g->pt,
+               (long long)g->dh, (long long)g->w, (long long)g->sw, (long long)g->pl);
     dy_cg_line(ctx, "              const %s *wr = in%d + ((o * %lld + ci) * %lld + ky) * %lld;",
                dy_ctype(dy_cg_in_type(ctx, wi)->dtype), wi, cg, (long long)g->kh,
                (long long)g->kw);
-    dy_cg_line(ctx, "              for (int64_t kx = 0; kx < %lld; kx++)", (long long)g->kw);
-    dy_cg_line(ctx, "                acc += ((int32_t)xr[kx * %lld] - %s) * ((int32_t)wr[kx] - wz);",
-               (long long)g->dw, xz);
+    dy_cg_line(ctx, "              for (%s kx = 0; kx < %lld; kx++)", I, (long long)g->kw);
+    if (wsum)
+      dy_cg_line(ctx, "                acc += (int32_t)xr[kx * %lld] * wr[kx];", (long long)g->dw);
+    else
+      dy_cg_line(ctx, "                acc += ((int32_t)xr[kx * %lld] - %s) * ((int32_t)wr[kx] - wz);",
+                 (long long)g->dw, xz);
     dy_cg_line(ctx, "            }");
+    if (wsum)
+      dy_cg_line(ctx, "          acc -= %s * %s[o];", xz, wsum);
     dy_cg_line(ctx, "        } else {");
     ctx->indent++;
   }
-  dy_cg_line(ctx, "        for (int64_t ci = 0; ci < %lld; ci++)", cg);
-  dy_cg_line(ctx, "          for (int64_t ky = 0; ky < %lld; ky++) {", (long long)g->kh);
-  dy_cg_line(ctx, "            const int64_t iy = oy * %lld - %lld + ky * %lld;", (long long)g->sh,
+  dy_cg_line(ctx, "        for (%s ci = 0; ci < %lld; ci++)", I, cg);
+  dy_cg_line(ctx, "          for (%s ky = 0; ky < %lld; ky++) {", I, (long long)g->kh);
+  dy_cg_line(ctx, "            const %s iy = oy * %lld - %lld + ky * %lld;", I, (long long)g->sh,
              (long long)g->pt, (long long)g->dh);
   dy_cg_line(ctx, "            if (iy < 0 || iy >= %lld)", (long long)g->h);
   dy_cg_line(ctx, "              continue;");
-  dy_cg_line(ctx, "            for (int64_t kx = 0; kx < %lld; kx++) {", (long long)g->kw);
-  dy_cg_line(ctx, "              const int64_t ix = ox * %lld - %lld + kx * %lld;",
+  dy_cg_line(ctx, "            for (%s kx = 0; kx < %lld; kx++) {", I, (long long)g->kw);
+  dy_cg_line(ctx, "              const %s ix = ox * %lld - %lld + kx * %lld;", I,
              (long long)g->sw, (long long)g->pl, (long long)g->dw);
   dy_cg_line(ctx, "              if (ix < 0 || ix >= %lld)", (long long)g->w);
   dy_cg_line(ctx, "                continue;");
-  dy_cg_line(ctx, "              acc += ((int32_t)in0[((n * %lld + xc + ci) * %lld + iy) * %lld + ix] - %s) *",
-             (long long)g->c, (long long)g->h, (long long)g->w, xz);
+  dy_cg_line(ctx, "              acc += ((int32_t)xb[((xc + ci) * %lld + iy) * %lld + ix] - %s) *",
+             (long long)g->h, (long long)g->w, xz);
   dy_cg_line(ctx, "                     ((int32_t)in%d[((o * %lld + ci) * %lld + ky) * %lld + kx] - wz);",
              wi, cg, (long long)g->kh, (long long)g->kw);
   dy_cg_line(ctx, "            }");
@@ -255,13 +322,10 @@ static void conv_direct(dy_cg_ctx *ctx, const dy_conv_geom *g, int wi, int zi, c
     ctx->indent--;
     dy_cg_line(ctx, "        }");
   }
-  dy_cg_line(ctx, "        {");
-  dy_cg_line(ctx, "          const int64_t yi = ((n * %lld + o) * %lld + oy) * %lld + ox;",
-             (long long)g->o, (long long)g->oh, (long long)g->ow);
-  dy_cg_line(ctx, "          %s", store);
-  dy_cg_line(ctx, "        }");
+  put_store(ctx, g, "        ", store);
   dy_cg_line(ctx, "      }");
   dy_cg_line(ctx, "  }");
+  dy_cg_line(ctx, "}");
 }
 
 /* The patch + dot form of qconv2d (see the header). */
@@ -272,36 +336,73 @@ static dy_status conv_dot(dy_cg_ctx *ctx, dy_error *err, const dy_conv_geom *g,
   if (s)
     return s;
   const dy_type *x = dy_cg_in_type(ctx, 0);
-  const char *T = dy_ctype(x->dtype), *dot = dot_fn(x->dtype);
+  const char *T = dy_ctype(x->dtype), *dot = dot_fn(x->dtype), *I = sample_index_type(g);
+  long long lo[2], hi[2];
+  bool interior = interior_range(g, lo, hi);
+  bool all_inside = interior && lo[0] == 0 && lo[1] == 0 && hi[0] == g->oh && hi[1] == g->ow;
   dy_cg_line(ctx, "const int32_t xz = in2[0];");
   dy_cg_line(ctx, "%s patch[%lld]; /* one output pixel's input taps, (ci, ky, kx) */", T, k);
-  dy_cg_line(ctx, "for (int64_t n = 0; n < %s; n++)", dy_cg_dim(ctx, x, 0));
-  dy_cg_line(ctx, "  for (int64_t gi = 0; gi < %lld; gi++)", (long long)g->groups);
-  dy_cg_line(ctx, "    for (int64_t oy = 0; oy < %lld; oy++)", (long long)g->oh);
-  dy_cg_line(ctx, "      for (int64_t ox = 0; ox < %lld; ox++) {", (long long)g->ow);
-  dy_cg_line(ctx, "        int64_t t = 0;");
-  dy_cg_line(ctx, "        for (int64_t ci = 0; ci < %lld; ci++)", cg);
-  dy_cg_line(ctx, "          for (int64_t ky = 0; ky < %lld; ky++) {", (long long)g->kh);
-  dy_cg_line(ctx, "            const int64_t iy = oy * %lld - %lld + ky * %lld;", (long long)g->sh,
-             (long long)g->pt, (long long)g->dh);
-  dy_cg_line(ctx, "            for (int64_t kx = 0; kx < %lld; kx++, t++) {", (long long)g->kw);
-  dy_cg_line(ctx, "              const int64_t ix = ox * %lld - %lld + kx * %lld;",
-             (long long)g->sw, (long long)g->pl, (long long)g->dw);
-  dy_cg_line(ctx, "              patch[t] = iy < 0 || iy >= %lld || ix < 0 || ix >= %lld",
-             (long long)g->h, (long long)g->w);
-  dy_cg_line(ctx, "                             ? (%s)xz", T);
-  dy_cg_line(ctx, "                             : in0[((n * %lld + gi * %lld + ci) * %lld + iy) * %lld + ix];",
-             (long long)g->c, cg, (long long)g->h, (long long)g->w);
-  dy_cg_line(ctx, "            }");
+  open_sample(ctx, g);
+  dy_cg_line(ctx, "  for (%s gi = 0; gi < %lld; gi++)", I, (long long)g->groups);
+  dy_cg_line(ctx, "    for (%s oy = 0; oy < %lld; oy++)", I, (long long)g->oh);
+  dy_cg_line(ctx, "      for (%s ox = 0; ox < %lld; ox++) {", I, (long long)g->ow);
+  dy_cg_line(ctx, "        %s t = 0;", I);
+  if (interior) {
+    if (!all_inside)
+      dy_cg_line(ctx, "        if (oy >= %lld && oy < %lld && ox >= %lld && ox < %lld) { /* no tap outside */",
+                 lo[0], hi[0], lo[1], hi[1]);
+    else
+      dy_cg_line(ctx, "        { /* every tap inside the input */");
+    dy_cg_line(ctx, "          const %s *xr = xb + (gi * %lld * %lld + oy * %lld - %lld) * %lld + ox * %lld - %lld;",
+               T, cg, (long long)g->h, (long long)g->sh, (long long)g->pt, (long long)g->w,
+               (long long)g->sw, (long long)g->pl);
+    dy_cg_line(ctx, "          for (%s ci = 0; ci < %lld; ci++, xr += %lld)", I, cg,
+               (long long)g->h * g->w);
+    dy_cg_line(ctx, "            for (%s ky = 0; ky < %lld; ky++)", I, (long long)g->kh);
+    dy_cg_line(ctx, "              for (%s kx = 0; kx < %lld; kx++, t++)", I, (long long)g->kw);
+    dy_cg_line(ctx, "                patch[t] = xr[ky * %lld + kx * %lld];",
+               (long long)g->dh * g->w, (long long)g->dw);
+    if (all_inside)
+      dy_cg_line(ctx, "        }");
+    else
+      dy_cg_line(ctx, "        } else");
+  }
+  if (!all_inside) {
+    dy_cg_line(ctx, "        for (%s ci = 0; ci < %lld; ci++)", I, cg);
+    dy_cg_line(ctx, "          for (%s ky = 0; ky < %lld; ky++) {", I, (long long)g->kh);
+    dy_cg_line(ctx, "            const %s iy = oy * %lld - %lld + ky * %lld;", I, (long long)g->sh,
+               (long long)g->pt, (long long)g->dh);
+    dy_cg_line(ctx, "            for (%s kx = 0; kx < %lld; kx++, t++) {", I, (long long)g->kw);
+    dy_cg_line(ctx, "              const %s ix = ox * %lld - %lld + kx * %lld;", I,
+               (long long)g->sw, (long long)g->pl, (long long)g->dw);
+    dy_cg_line(ctx, "              patch[t] = iy < 0 || iy >= %lld || ix < 0 || ix >= %lld",
+               (long long)g->h, (long long)g->w);
+    dy_cg_line(ctx, "                             ? (%s)xz", T);
+    dy_cg_line(ctx, "                             : xb[((gi * %lld + ci) * %lld + iy) * %lld + ix];",
+               cg, (long long)g->h, (long long)g->w);
+    dy_cg_line(ctx, "            }");
+    dy_cg_line(ctx, "          }");
+  }
+  /* two output channels a dot2 (one pass over the patch); an odd last one alone */
+  dy_cg_line(ctx, "        for (%s o2 = gi * %lld; o2 < (gi + 1) * %lld; o2 += 2) {", I, og, og);
+  dy_cg_line(ctx, "          int32_t d[2];");
+  if (og % 2) {
+    dy_cg_line(ctx, "          if (o2 + 1 == (gi + 1) * %lld)", og);
+    dy_cg_line(ctx, "            d[0] = %s(patch, in3 + o2 * %lld, %lld);", dot, k, k);
+    dy_cg_line(ctx, "          else");
+    dy_cg_line(ctx, "            %s(patch, in3 + o2 * %lld, in3 + (o2 + 1) * %lld, %lld, d);",
+               dot2_fn(x->dtype), k, k, k);
+  } else {
+    dy_cg_line(ctx, "          %s(patch, in3 + o2 * %lld, in3 + (o2 + 1) * %lld, %lld, d);",
+               dot2_fn(x->dtype), k, k, k);
+  }
+  dy_cg_line(ctx, "          for (%s o = o2; o < o2 + 2 && o < (gi + 1) * %lld; o++) {", I, og);
+  dy_cg_line(ctx, "            const int32_t acc = in8[o] + d[o - o2] - xz * wsum[o];");
+  put_store(ctx, g, "            ", store);
   dy_cg_line(ctx, "          }");
-  dy_cg_line(ctx, "        for (int64_t o = gi * %lld; o < (gi + 1) * %lld; o++) {", og, og);
-  dy_cg_line(ctx, "          const int32_t acc = in8[o] + %s(patch, in3 + o * %lld, %lld) - xz * wsum[o];",
-             dot, k, k);
-  dy_cg_line(ctx, "          const int64_t yi = ((n * %lld + o) * %lld + oy) * %lld + ox;",
-             (long long)g->o, (long long)g->oh, (long long)g->ow);
-  dy_cg_line(ctx, "          %s", store);
   dy_cg_line(ctx, "        }");
   dy_cg_line(ctx, "      }");
+  dy_cg_line(ctx, "}");
   return DY_OK;
 }
 
@@ -320,8 +421,14 @@ dy_status dy_emit_qconv2d(dy_cg_ctx *ctx, dy_error *err) {
   int64_t k = g.c / g.groups * g.kh * g.kw;
   if (dot_form(ctx, dy_cg_in_type(ctx, 0)->dtype, 3, 5) && k >= 16)
     return conv_dot(ctx, err, &g, store);
+  const char *wsum = NULL;
+  if (dot_form(ctx, dy_cg_in_type(ctx, 0)->dtype, 3, 5)) {
+    if ((s = put_row_sums(ctx, err, "wsum", const_data(ctx, 3), g.o, k)))
+      return s;
+    wsum = "wsum";
+  }
   dy_cg_line(ctx, "const int32_t xz = in2[0];");
-  conv_direct(ctx, &g, 3, 5, "xz", store, "in8[o]");
+  conv_direct(ctx, &g, 3, 5, "xz", store, "in8[o]", wsum);
   return DY_OK;
 }
 
@@ -329,7 +436,7 @@ dy_status dy_emit_conv_integer(dy_cg_ctx *ctx, dy_error *err) {
   (void)err;
   dy_conv_geom g = geom_of(ctx, 1);
   dy_cg_line(ctx, "const int32_t xz = in2[0];");
-  conv_direct(ctx, &g, 1, 3, "xz", "out0[yi] = acc;", "0");
+  conv_direct(ctx, &g, 1, 3, "xz", "out0[yi] = acc;", "0", NULL);
   return DY_OK;
 }
 

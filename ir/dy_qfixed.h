@@ -28,6 +28,10 @@
  *   dy_q_dot_s8(a, b, n)   sum of n int8 products in int32 (dy_q_dot_u8s8:
  *                          uint8 times int8), with the SIMD
  *                          instruction the target has (below)
+ *   dy_q_dot2_s8(a, b0, b1, n, s)  s[0] = dy_q_dot_s8(a, b0, n), s[1] =
+ *                          dy_q_dot_s8(a, b1, n) (dy_q_dot2_u8s8 likewise);
+ *                          the Cortex-M DSP path loads and widens each word
+ *                          of a once for both sums
  *   dy_q_round_f32(r)      r rounded to the nearest integer, ties to even
  *                          (ONNX QuantizeLinear's rounding), clamped to
  *                          [-2^22, 2^22]; NaN gives 0
@@ -211,7 +215,8 @@ static inline void dy_q_softmax_row(const void *xv, void *yv, int64_t n, int64_t
  *   __ARM_FEATURE_DOTPROD          NEON sdot (vdotq_s32; u8 x s8: as below)
  *   __aarch64__ (NEON)             vmull_s8 + vpadalq_s16 (u8 x s8: widened
  *                                  to 16 bits, vmlal_s16)
- *   __ARM_FEATURE_DSP (Cortex-M4/M7)  __sxtb16 (__uxtb16 for u8) to 16-bit
+ *   __ARM_FEATURE_DSP (Cortex-M4/M7)  __sxtb16 (__uxtb16 for u8; the odd bytes by
+ *                                  SXTB16 ROR #8, inline asm) to 16-bit
  *                                  pairs, __smlad
  *                                  (two 16-bit MACs an instruction)
  *   otherwise, or -DDY_NO_SIMD     plain C */
@@ -309,6 +314,19 @@ static inline int32_t dy_q_dot_u8s8(const uint8_t *a, const int8_t *b, int32_t n
 }
 #elif defined(__ARM_FEATURE_DSP) && defined(__ARM_FEATURE_SIMD32)
 #include <arm_acle.h>
+/* __sxtb16 / __uxtb16 of w rotated right by 8 (bytes 1 and 3): one
+ * instruction (the rotation is the extend's operand; the compilers emit a
+ * separate ror for __sxtb16(w >> 8 | w << 24)) */
+static inline int32_t dy_q_sxtb16_ror8(uint32_t w) {
+  int32_t r;
+  __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(w));
+  return r;
+}
+static inline int32_t dy_q_uxtb16_ror8(uint32_t w) {
+  int32_t r;
+  __asm__("uxtb16 %0, %1, ror #8" : "=r"(r) : "r"(w));
+  return r;
+}
 static inline int32_t dy_q_load4(const int8_t *p) { /* unaligned, little-endian */
   return (int32_t)((uint32_t)(uint8_t)p[0] | (uint32_t)(uint8_t)p[1] << 8 |
                    (uint32_t)(uint8_t)p[2] << 16 | (uint32_t)(uint8_t)p[3] << 24);
@@ -319,8 +337,8 @@ static inline int32_t dy_q_dot_s8(const int8_t *a, const int8_t *b, int32_t n) {
     uint32_t wa = (uint32_t)dy_q_load4(a + i), wb = (uint32_t)dy_q_load4(b + i);
     /* bytes 0 and 2, then 1 and 3, as two 16-bit lanes each */
     int32_t a02 = __sxtb16((int32_t)wa), b02 = __sxtb16((int32_t)wb);
-    int32_t a13 = __sxtb16((int32_t)(wa >> 8 | wa << 24));
-    int32_t b13 = __sxtb16((int32_t)(wb >> 8 | wb << 24));
+    int32_t a13 = dy_q_sxtb16_ror8(wa);
+    int32_t b13 = dy_q_sxtb16_ror8(wb);
     sum = __smlad(a02, b02, sum);
     sum = __smlad(a13, b13, sum);
   }
@@ -334,14 +352,34 @@ static inline int32_t dy_q_dot_u8s8(const uint8_t *a, const int8_t *b, int32_t n
     uint32_t wa = (uint32_t)dy_q_load4((const int8_t *)(const void *)(a + i));
     uint32_t wb = (uint32_t)dy_q_load4(b + i);
     int32_t a02 = (int32_t)__uxtb16(wa), b02 = __sxtb16((int32_t)wb);
-    int32_t a13 = (int32_t)__uxtb16(wa >> 8 | wa << 24);
-    int32_t b13 = __sxtb16((int32_t)(wb >> 8 | wb << 24));
+    int32_t a13 = dy_q_uxtb16_ror8(wa);
+    int32_t b13 = dy_q_sxtb16_ror8(wb);
     sum = __smlad(a02, b02, sum);
     sum = __smlad(a13, b13, sum);
   }
   for (; i < n; i++)
     sum += (int32_t)a[i] * b[i];
   return sum;
+}
+#define DY_Q_DOT2_DSP 1
+static inline void dy_q_dot2_s8(const int8_t *a, const int8_t *b0, const int8_t *b1, int32_t n,
+                                int32_t *s) {
+  int32_t i = 0, s0 = 0, s1 = 0;
+  for (; i + 4 <= n; i += 4) { /* a's word widened once, used twice */
+    uint32_t wa = (uint32_t)dy_q_load4(a + i);
+    uint32_t w0 = (uint32_t)dy_q_load4(b0 + i), w1 = (uint32_t)dy_q_load4(b1 + i);
+    int32_t a02 = __sxtb16((int32_t)wa), a13 = dy_q_sxtb16_ror8(wa);
+    s0 = __smlad(a02, __sxtb16((int32_t)w0), s0);
+    s0 = __smlad(a13, dy_q_sxtb16_ror8(w0), s0);
+    s1 = __smlad(a02, __sxtb16((int32_t)w1), s1);
+    s1 = __smlad(a13, dy_q_sxtb16_ror8(w1), s1);
+  }
+  for (; i < n; i++) {
+    s0 += (int32_t)a[i] * b0[i];
+    s1 += (int32_t)a[i] * b1[i];
+  }
+  s[0] = s0;
+  s[1] = s1;
 }
 #else
 #define DY_Q_DOT_C 1
@@ -361,6 +399,20 @@ static inline int32_t dy_q_dot_u8s8(const uint8_t *a, const int8_t *b, int32_t n
 }
 #undef DY_Q_DOT_C
 #endif
+#ifndef DY_Q_DOT2_DSP
+static inline void dy_q_dot2_s8(const int8_t *a, const int8_t *b0, const int8_t *b1, int32_t n,
+                                int32_t *s) {
+  s[0] = dy_q_dot_s8(a, b0, n);
+  s[1] = dy_q_dot_s8(a, b1, n);
+}
+#else
+#undef DY_Q_DOT2_DSP
+#endif
+static inline void dy_q_dot2_u8s8(const uint8_t *a, const int8_t *b0, const int8_t *b1,
+                                  int32_t n, int32_t *s) {
+  s[0] = dy_q_dot_u8s8(a, b0, n);
+  s[1] = dy_q_dot_u8s8(a, b1, n);
+}
 /* dy2stc: template end */
 
 #endif /* DY_QFIXED_H */

@@ -168,7 +168,8 @@ static void test_round(void) {
   CU_ASSERT_EQUAL(dy_q_round_f32(3.5f), 4);
 }
 
-/* dy_q_dot_s8 of every SIMD path the host builds, against a plain sum: a
+/* dy_q_dot_s8 and dy_q_dot2_s8 (and the u8 forms) of every SIMD path the
+ * host builds, against a plain sum: a
  * program that includes ir/dy_qfixed.h prints its sums. */
 static const char dot_main[] =
     "#include <stdio.h>\n#include \"dy_qfixed.h\"\n"
@@ -177,7 +178,8 @@ static const char dot_main[] =
     "  static uint8_t u[300];\n"
     "  unsigned s = 12345u;\n"
     "  for (int n = 0; n <= 300; n += (n < 70 ? 1 : 23)) {\n"
-    "    long want = 0, uwant = 0;\n"
+    "    long want = 0, uwant = 0, awant = 0, uawant = 0;\n"
+    "    int32_t d[2];\n"
     "    for (int i = 0; i < n; i++) {\n"
     "      s = s * 1103515245u + 12345u;\n"
     "      a[i] = (s >> 16) % 5 == 0 ? -128 : (s >> 16) % 5 == 1 ? 127 : (int8_t)(s >> 20);\n"
@@ -186,7 +188,13 @@ static const char dot_main[] =
     "      want += (long)a[i] * b[i];\n"
     "      u[i] = (uint8_t)(a[i] + 128);\n"
     "      uwant += (long)u[i] * b[i];\n"
+    "      awant += (long)a[i] * a[i];\n"
+    "      uawant += (long)u[i] * a[i];\n"
     "    }\n"
+    "    dy_q_dot2_s8(a, b, a, n, d);\n"
+    "    if (d[0] != want || d[1] != awant) { printf(\"dot2 n=%d\\n\", n); return 1; }\n"
+    "    dy_q_dot2_u8s8(u, b, a, n, d);\n"
+    "    if (d[0] != uwant || d[1] != uawant) { printf(\"u8 dot2 n=%d\\n\", n); return 1; }\n"
     "    if (dy_q_dot_u8s8(u, b, n) != uwant) { printf(\"u8 n=%d\\n\", n); return 1; }\n"
     "    if (dy_q_dot_s8(a, b, n) != want) { printf(\"n=%d: %ld, want %ld\\n\", n, (long)dy_q_dot_s8(a, b, n), want); return 1; }\n"
     "  }\n"
@@ -616,7 +624,7 @@ static void test_generated_everywhere(void) {
   DY_ASSERT_OK(dy_write_sources(&co, WORK "/qk", &err), &err);
   dy_codegen_output_free(&co);
   /* the kernels took their dot forms */
-  CU_ASSERT(sh("grep -q 'dy_q_dot_s8(patch' %s/qk.c && grep -q 'dy_q_dot_s8(a + r' %s/qk.c && "
+  CU_ASSERT(sh("grep -q 'dy_q_dot2_s8(patch' %s/qk.c && grep -q 'dy_q_dot_s8(a + r' %s/qk.c && "
                "grep -q 'dy_q_dot_u8s8(a + r' %s/qk.c", WORK, WORK, WORK) == 0);
   static const char *const host[] = {"-march=native", "-mavx2 -mfma", "", "-DDY_NO_SIMD"};
   for (int i = 0; i < 4; i++) {
