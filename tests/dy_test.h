@@ -56,6 +56,10 @@ bool dy_test_write_samples(const char *dir, const float *x, int64_t n, int64_t r
 /* A Program parsed from its text form and verified, or NULL (the reason
  * printed); caller frees with dy_program_free. */
 dy_program *dy_test_parse_ok(const char *text);
+/* Load the ONNX model at path expecting failure with status: no Program,
+ * a one-line message containing each of the (up to two) fragments. */
+void dy_test_onnx_error(const char *path, dy_status status, const char *frag1,
+                        const char *frag2);
 
 #define DY_SUITE(name) CU_pSuite suite_ = CU_add_suite(name, NULL, NULL)
 #define DY_TEST(fn) CU_add_test(suite_, #fn, fn)

@@ -24,25 +24,6 @@ static void tmp_path(char *buf, size_t n, const char *name) {
   snprintf(buf, n, "%s/hostile_%s", DY_BUILD_DIR, name);
 }
 
-/* Load path expecting failure with status and every fragment (up to two)
- * in one line of message. */
-static void expect_load_error(const char *path, dy_status status, const char *frag1,
-                              const char *frag2) {
-  dy_program *p = NULL;
-  dy_error err = {0};
-  dy_status s = dy_onnx_load(path, &p, &err);
-  if (s != status || (frag1 && !strstr(err.msg, frag1)) || (frag2 && !strstr(err.msg, frag2)))
-    fprintf(stderr, "\n  %s: status %s, message: %s\n", path, dy_status_name(s), err.msg);
-  CU_ASSERT_EQUAL(s, status);
-  CU_ASSERT_PTR_NULL(p);
-  CU_ASSERT_PTR_NULL(strchr(err.msg, '\n'));
-  if (frag1)
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, frag1));
-  if (frag2)
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, frag2));
-  dy_program_free(p);
-}
-
 /* ---- the batch placeholder: no value a file holds is the batch ---- */
 
 /* y = x[:, ::-1] written as ONNX writes it: Slice(starts=[-1],
@@ -158,19 +139,19 @@ static void test_wrapping_sizes(void) {
   tmp_path(path, sizeof path, "wrap.onnx");
   /* 2251799813685249 * 8192 = 2^64 + 8192: wrapped, it equals the input */
   write_one_op(path, "Reshape", 3, (int64_t[]){1, 2251799813685249, 8192}, NULL, 0);
-  expect_load_error(path, DY_STATUS_INVALID_ARGUMENT, "'hostile' (Reshape)",
+  dy_test_onnx_error(path, DY_STATUS_INVALID_ARGUMENT, "'hostile' (Reshape)",
                     "larger than the maximum tensor size");
   write_one_op(path, "Expand", 3, (int64_t[]){2251799813685249, 1, 8192}, NULL, 0);
-  expect_load_error(path, DY_STATUS_INVALID_ARGUMENT, "'hostile' (Expand)",
+  dy_test_onnx_error(path, DY_STATUS_INVALID_ARGUMENT, "'hostile' (Expand)",
                     "larger than the maximum tensor size");
   write_one_op(path, "Tile", 2, (int64_t[]){2251799813685249, 1}, NULL, 0);
-  expect_load_error(path, DY_STATUS_INVALID_ARGUMENT, "'hostile' (Tile)",
+  dy_test_onnx_error(path, DY_STATUS_INVALID_ARGUMENT, "'hostile' (Tile)",
                     "larger than the maximum tensor size");
   write_one_op(path, "Pad", 4, (int64_t[]){0, INT64_MAX - 4, 0, 8}, NULL, 0);
-  expect_load_error(path, DY_STATUS_INVALID_ARGUMENT, "'hostile' (Pad)",
+  dy_test_onnx_error(path, DY_STATUS_INVALID_ARGUMENT, "'hostile' (Pad)",
                     "larger than the maximum tensor size");
   write_one_op(path, "Pad", 4, (int64_t[]){0, 1 << 30, 0, 1 << 30}, NULL, 0);
-  expect_load_error(path, DY_STATUS_INVALID_ARGUMENT, "'hostile' (Pad)",
+  dy_test_onnx_error(path, DY_STATUS_INVALID_ARGUMENT, "'hostile' (Pad)",
                     "larger than the maximum tensor size");
 }
 
@@ -199,20 +180,20 @@ static void test_attribute_ranges(void) {
   tmp_path(path, sizeof path, "attr.onnx");
   /* 2^32 squared wraps to 0: it divided by zero */
   write_attr_op(path, "DepthToSpace", "blocksize", -1, (int64_t[]){INT64_C(1) << 32}, 1);
-  expect_load_error(path, DY_STATUS_INVALID_ARGUMENT, "'hostile' (DepthToSpace)",
+  dy_test_onnx_error(path, DY_STATUS_INVALID_ARGUMENT, "'hostile' (DepthToSpace)",
                     "attribute 'blocksize' is 4294967296, outside [1, 2147483647]");
   write_attr_op(path, "SpaceToDepth", "blocksize", -1, (int64_t[]){-2}, 1);
-  expect_load_error(path, DY_STATUS_INVALID_ARGUMENT, "'hostile' (SpaceToDepth)",
+  dy_test_onnx_error(path, DY_STATUS_INVALID_ARGUMENT, "'hostile' (SpaceToDepth)",
                     "attribute 'blocksize' is -2, outside [1, 2147483647]");
   /* a negative split entry (the others sum to the axis with it) */
   write_attr_op(path, "Split", "split", 2, (int64_t[]){20, -4}, 2);
-  expect_load_error(path, DY_STATUS_INVALID_ARGUMENT, "'hostile' (Split)",
+  dy_test_onnx_error(path, DY_STATUS_INVALID_ARGUMENT, "'hostile' (Split)",
                     "attribute 'split''s entry is -4, outside [0, 2147483647]");
   write_attr_op(path, "MaxPool", "kernel_shape", 2, (int64_t[]){INT64_MAX, 1}, 1);
-  expect_load_error(path, DY_STATUS_INVALID_ARGUMENT, "'hostile' (MaxPool)",
+  dy_test_onnx_error(path, DY_STATUS_INVALID_ARGUMENT, "'hostile' (MaxPool)",
                     "attribute 'kernel_shape''s entry is 9223372036854775807");
   write_attr_op(path, "LRN", "size", -1, (int64_t[]){INT64_C(1) << 40}, 1);
-  expect_load_error(path, DY_STATUS_INVALID_ARGUMENT, "'hostile' (LRN)",
+  dy_test_onnx_error(path, DY_STATUS_INVALID_ARGUMENT, "'hostile' (LRN)",
                     "attribute 'size' is 1099511627776");
 }
 
@@ -230,7 +211,7 @@ static void test_split_input_negative(void) {
   ob_output(m, "b", OB_F32);
   CU_ASSERT_EQUAL(ob_save(m, path), 0);
   ob_free(m);
-  expect_load_error(path, DY_STATUS_INVALID_ARGUMENT, "'hostile' (Split)",
+  dy_test_onnx_error(path, DY_STATUS_INVALID_ARGUMENT, "'hostile' (Split)",
                     "split entry 0 is 12, outside [0, 8]");
 }
 
@@ -329,18 +310,18 @@ static void test_tensor_backing(void) {
   tmp_path(path, sizeof path, "backing.onnx");
   /* 16 bytes claiming 8 GiB: an error before any allocation of that size */
   write_backing(path, 2, (int64_t[]){INT64_C(1) << 21, INT64_C(1) << 10}, 16);
-  expect_load_error(path, DY_STATUS_FORMAT, "initializer 'big'",
+  dy_test_onnx_error(path, DY_STATUS_FORMAT, "initializer 'big'",
                     "f32[2097152,1024] is negative or larger than the maximum tensor size");
   /* within the limit, the missing bytes are found before the allocation */
   write_backing(path, 2, (int64_t[]){INT64_C(1) << 18, INT64_C(1) << 10}, 16);
-  expect_load_error(path, DY_STATUS_FORMAT, "initializer 'big'",
+  dy_test_onnx_error(path, DY_STATUS_FORMAT, "initializer 'big'",
                     "raw_data has 16 bytes, float[262144,1024] needs 1073741824");
   /* dims whose product wraps */
   write_backing(path, 2, (int64_t[]){INT64_C(1) << 62, 4}, 16);
-  expect_load_error(path, DY_STATUS_FORMAT, "initializer 'big'",
+  dy_test_onnx_error(path, DY_STATUS_FORMAT, "initializer 'big'",
                     "f32[4611686018427387904,4] is negative or larger than the maximum");
   write_backing(path, 1, (int64_t[]){-4}, 16);
-  expect_load_error(path, DY_STATUS_FORMAT, "initializer 'big'", "is negative");
+  dy_test_onnx_error(path, DY_STATUS_FORMAT, "initializer 'big'", "is negative");
 }
 
 /* ---- through the CLI and the compiled executable ---- */
@@ -608,7 +589,7 @@ static void test_escaped_names(void) {
   ob_output(m, "y", OB_I64);
   CU_ASSERT_EQUAL(ob_save(m, model), 0);
   ob_free(m);
-  expect_load_error(model, DY_STATUS_UNSUPPORTED, "'evil\\x0aname\\x1b[31m' (NonZero)", NULL);
+  dy_test_onnx_error(model, DY_STATUS_UNSUPPORTED, "'evil\\x0aname\\x1b[31m' (NonZero)", NULL);
   snprintf(cmd, sizeof cmd, "%s show %s", DY2STC_PATH, model);
   expect_cli(1, "evil\\x0aname", cmd);
 }

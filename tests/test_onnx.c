@@ -15,24 +15,6 @@ static void tmp_path(char *buf, size_t n, const char *name) {
   snprintf(buf, n, "%s/onnx_%s", DY_BUILD_DIR, name);
 }
 
-/* Load path expecting failure with status; the message must contain each
- * of the (up to two) fragments. */
-static void expect_error(const char *path, dy_status status, const char *frag1,
-                         const char *frag2) {
-  dy_program *p = NULL;
-  dy_error err = {0};
-  dy_status s = dy_onnx_load(path, &p, &err);
-  if (s != status || (frag1 && !strstr(err.msg, frag1)) || (frag2 && !strstr(err.msg, frag2)))
-    fprintf(stderr, "\n  %s: status %s, message: %s\n", path, dy_status_name(s), err.msg);
-  CU_ASSERT_EQUAL(s, status);
-  CU_ASSERT_PTR_NULL(p);
-  if (frag1)
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, frag1));
-  if (frag2)
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, frag2));
-  dy_program_free(p);
-}
-
 /* y = relu(x @ w + b), a Gemm-free MLP layer */
 static void test_matmul_add_relu(void) {
   char path[4096];
@@ -131,7 +113,7 @@ static void test_shape_subgraph_dynamic_batch(void) {
   /* opset 13: Unsqueeze takes axes as an input; here the attribute is then
    * unknown and rejected cleanly, naming the node */
   write_view_model(path, 13);
-  expect_error(path, DY_STATUS_UNSUPPORTED, "'unsq' (Unsqueeze)", "axes");
+  dy_test_onnx_error(path, DY_STATUS_UNSUPPORTED, "'unsq' (Unsqueeze)", "axes");
 }
 
 /* The batch used as a value (Mul of the batch by 2) is a clear error. */
@@ -148,7 +130,7 @@ static void test_batch_arithmetic_is_an_error(void) {
   CU_ASSERT_EQUAL(ob_save(m, path), 0);
   ob_free(m);
   /* 2N x 8 is a size expression, but not x's 4N elements */
-  expect_error(path, DY_STATUS_SHAPE_MISMATCH, "'r' (Reshape)",
+  dy_test_onnx_error(path, DY_STATUS_SHAPE_MISMATCH, "'r' (Reshape)",
                "4*batch elements cannot be reshaped to 16*batch");
 
   /* [N, 4] / [1, 2] * [2, 1] = [2N, 2]: reshaped to it, f32[2*batch, 2] */
@@ -183,7 +165,7 @@ static void test_batch_arithmetic_is_an_error(void) {
   ob_output(m, "y", OB_F32);
   CU_ASSERT_EQUAL(ob_save(m, path), 0);
   ob_free(m);
-  expect_error(path, DY_STATUS_UNSUPPORTED, "'neg' (Mul)", "is not a size expression");
+  dy_test_onnx_error(path, DY_STATUS_UNSUPPORTED, "'neg' (Mul)", "is not a size expression");
 }
 
 static void test_unsupported_op_names_node(void) {
@@ -196,7 +178,7 @@ static void test_unsupported_op_names_node(void) {
   ob_output(m, "y", OB_I64);
   CU_ASSERT_EQUAL(ob_save(m, path), 0);
   ob_free(m);
-  expect_error(path, DY_STATUS_UNSUPPORTED, "node 1 'my_nonzero' (NonZero)", "not supported");
+  dy_test_onnx_error(path, DY_STATUS_UNSUPPORTED, "node 1 'my_nonzero' (NonZero)", "not supported");
 }
 
 static void test_unsupported_dtype_and_dims(void) {
@@ -208,7 +190,7 @@ static void test_unsupported_dtype_and_dims(void) {
   ob_output(m, "y", OB_F64);
   CU_ASSERT_EQUAL(ob_save(m, path), 0);
   ob_free(m);
-  expect_error(path, DY_STATUS_UNSUPPORTED, "'x'", "double");
+  dy_test_onnx_error(path, DY_STATUS_UNSUPPORTED, "'x'", "double");
 
   /* two different symbolic dims are two size symbols: no broadcast */
   tmp_path(path, sizeof path, "twodims.onnx");
@@ -219,7 +201,7 @@ static void test_unsupported_dtype_and_dims(void) {
   ob_output(m, "y", OB_F32);
   CU_ASSERT_EQUAL(ob_save(m, path), 0);
   ob_free(m);
-  expect_error(path, DY_STATUS_SHAPE_MISMATCH, "'add' (Add)",
+  dy_test_onnx_error(path, DY_STATUS_SHAPE_MISMATCH, "'add' (Add)",
                "cannot broadcast the dynamic dim batch against seq");
 
   /* an opset beyond 18 */
@@ -230,7 +212,7 @@ static void test_unsupported_dtype_and_dims(void) {
   ob_output(m, "y", OB_F32);
   CU_ASSERT_EQUAL(ob_save(m, path), 0);
   ob_free(m);
-  expect_error(path, DY_STATUS_UNSUPPORTED, "opset 19", NULL);
+  dy_test_onnx_error(path, DY_STATUS_UNSUPPORTED, "opset 19", NULL);
 }
 
 static void test_not_onnx_and_truncated(void) {
@@ -240,7 +222,7 @@ static void test_not_onnx_and_truncated(void) {
   CU_ASSERT_PTR_NOT_NULL_FATAL(f);
   fputs("this is not a model\n", f);
   fclose(f);
-  expect_error(path, DY_STATUS_FORMAT, "not an ONNX model", NULL);
+  dy_test_onnx_error(path, DY_STATUS_FORMAT, "not an ONNX model", NULL);
 
   /* the sample, cut in half */
   uint8_t *buf;
@@ -250,9 +232,9 @@ static void test_not_onnx_and_truncated(void) {
   tmp_path(path, sizeof path, "truncated.onnx");
   DY_ASSERT_OK(dy_write_file_atomic(path, buf, len / 2, &err), &err);
   free(buf);
-  expect_error(path, DY_STATUS_FORMAT, "truncated", NULL);
+  dy_test_onnx_error(path, DY_STATUS_FORMAT, "truncated", NULL);
 
-  expect_error(DY_BUILD_DIR "/no_such_model.onnx", DY_STATUS_IO, NULL, NULL);
+  dy_test_onnx_error(DY_BUILD_DIR "/no_such_model.onnx", DY_STATUS_IO, NULL, NULL);
 }
 
 /* The sample CNN: executor and compiled C against the reference that
@@ -752,7 +734,7 @@ static void test_einsum_rank_bound(void) {
   ob_output(m, "y", OB_F32);
   CU_ASSERT_EQUAL(ob_save(m, path), 0);
   ob_free(m);
-  expect_error(path, DY_STATUS_UNSUPPORTED, "'wide' (Einsum)", "rank 10");
+  dy_test_onnx_error(path, DY_STATUS_UNSUPPORTED, "'wide' (Einsum)", "rank 10");
 }
 
 /* int32 and int8 constants (int32 indices, int8 values, as converters
@@ -805,7 +787,7 @@ static void test_narrow_int_constants(void) {
   ob_output(m, "o", 12);
   CU_ASSERT_EQUAL(ob_save(m, path), 0);
   ob_free(m);
-  expect_error(path, DY_STATUS_UNSUPPORTED, "graph input 'i'", "uint32");
+  dy_test_onnx_error(path, DY_STATUS_UNSUPPORTED, "graph input 'i'", "uint32");
 }
 
 void dy_test_register(void) {

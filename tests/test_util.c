@@ -1,6 +1,7 @@
 /* test_util.c - what the suites that run commands share (dy_test.h). */
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 
 #include "dy_compiler.h"
@@ -78,4 +79,21 @@ dy_program *dy_test_parse_ok(const char *text) {
     return NULL;
   }
   return p;
+}
+
+void dy_test_onnx_error(const char *path, dy_status status, const char *frag1,
+                        const char *frag2) {
+  dy_program *p = NULL;
+  dy_error err = {0};
+  dy_status s = dy_onnx_load(path, &p, &err);
+  if (s != status || (frag1 && !strstr(err.msg, frag1)) || (frag2 && !strstr(err.msg, frag2)))
+    fprintf(stderr, "\n  %s: status %s, message: %s\n", path, dy_status_name(s), err.msg);
+  CU_ASSERT_EQUAL(s, status);
+  CU_ASSERT_PTR_NULL(p);
+  CU_ASSERT_PTR_NULL(strchr(err.msg, '\n'));
+  if (frag1)
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, frag1));
+  if (frag2)
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, frag2));
+  dy_program_free(p);
 }
