@@ -599,7 +599,8 @@ dy_status dy_emit_qsoftmax(dy_cg_ctx *ctx, dy_error *err) {
   dy_quant_softmax_params(scale_at(ctx, 1, 0), &mult, &lshift, &diff_min);
   int64_t axis = dy_qsoftmax_attrs_get(ctx->op).axis;
   int ax = (int)(axis < 0 ? axis + t->rank : axis);
-  char b1[64], b2[64];
+  char b1[64], b2[64], bn[64]; /* outer, inner and the axis' extents (the axis may be the batch) */
+  dy_ext_str(ctx, dy_ext_range(t, ax, ax + 1), bn, sizeof bn);
   *ctx->uses |= DY_USES_QFIXED;
   dy_cg_line(ctx, "/* TFLite SOFTMAX (beta 1): x_scale * 2^26 as multiplier %ld, left shift %ld;",
              (long)mult, (long)lshift);
@@ -608,8 +609,8 @@ dy_status dy_emit_qsoftmax(dy_cg_ctx *ctx, dy_error *err) {
              dy_ext_str(ctx, dy_ext_range(t, 0, ax), b1, sizeof b1));
   dy_cg_line(ctx, "  for (int64_t k = 0; k < %s; k++)",
              dy_ext_str(ctx, dy_ext_range(t, ax + 1, t->rank), b2, sizeof b2));
-  dy_cg_line(ctx, "    dy_q_softmax_row(in0 + o * %lld * %s + k, out0 + o * %lld * %s + k, %lld, %s, %d, %ld, %ld, %ld);",
-             (long long)t->shape[ax], b2, (long long)t->shape[ax], b2, (long long)t->shape[ax],
-             b2, t->dtype == DY_U8, (long)mult, (long)lshift, (long)diff_min);
+  dy_cg_line(ctx, "    dy_q_softmax_row(in0 + o * %s * %s + k, out0 + o * %s * %s + k, %s, %s, %d, %ld, %ld, %ld);",
+             bn, b2, bn, b2, bn, b2, t->dtype == DY_U8, (long)mult, (long)lshift,
+             (long)diff_min);
   return DY_OK;
 }

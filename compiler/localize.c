@@ -148,7 +148,7 @@ static char *dump_source(const char *name, const char *dir, int plant_op) {
       "void %s_debug_dump(int op, const char *var, const void *data, int64_t n,\n"
       "                   int dtype) {\n"
       "  static int count;\n"
-      "  static const size_t size[3] = {4, 8, 1};\n"
+      "  static const size_t size[6] = {4, 8, 1, 1, 1, 4}; /* f32 i64 bool i8 u8 i32 */\n"
       "  char path[8400];\n"
       "  if (op == %d && dtype == 0 && n > 0) /* the planted wrong kernel */\n"
       "    ((float *)(uintptr_t)data)[0] += 1.0f;\n"
@@ -222,9 +222,11 @@ static dy_status build_and_run(dy_codegen_output *co, const dy_compile_options *
 
 static double elem(const void *data, int dtype, int64_t i) {
   switch (dtype) {
-  case 0: return ((const float *)data)[i];
-  case 1: return (double)((const int64_t *)data)[i];
-  default: return ((const unsigned char *)data)[i];
+  case DY_F32: return ((const float *)data)[i];
+  case DY_I64: return (double)((const int64_t *)data)[i];
+  case DY_I8: return ((const int8_t *)data)[i];
+  case DY_I32: return ((const int32_t *)data)[i];
+  default: return ((const unsigned char *)data)[i]; /* bool, u8 */
   }
 }
 
@@ -272,8 +274,7 @@ static dy_status compare_dump(const char *dir, int k, const dy_program *cp, int 
   dy_status s = dy_read_file(path, &buf, &len, err);
   if (s)
     return s;
-  static const size_t size[3] = {4, 8, 1};
-  if (dtype < 0 || dtype > 2 || len != (size_t)n * size[dtype]) {
+  if (dtype < 0 || dtype >= DY_DTYPE_COUNT || len != (size_t)n * dy_dtype_size((dy_dtype)dtype)) {
     free(buf);
     return dy_error_set(err, DY_STATUS_FORMAT, "%s: %zu bytes, expected %lld elements", path,
                         len, (long long)n);

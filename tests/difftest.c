@@ -23,7 +23,17 @@
  *     grid_sample on a tanh grid, roi_align, expand_as;
  *   - the gradient ops the training Programs use (conv2d_grad_filter,
  *     pool2d_grad, grid_sample_grad, roi_align_grad) after their forward
- *     op, on dy = tanh(its result).
+ *     op, on dy = tanh(its result);
+ *   - reshape_dims to "-1,..." sizes (the batch entry first or second);
+ *   - the quant family (ir/ops_quant.def) on i8 / u8 values made by
+ *     quantize_linear (per tensor or per channel) of an f32 value, or
+ *     feeds over the whole range: qconv2d (dot form, depthwise, grouped;
+ *     i8 or u8 weights, per-channel scales, zero or non-zero weight zero
+ *     points, a relu / relu6 clamp) and qmatmul against constants with
+ *     i32 biases and a y scale that keeps most outputs in range, qadd /
+ *     qmul, qsoftmax, matmul_integer / conv_integer (i32), pool2d,
+ *     transpose, reshape_dims, a clamp and concat on quantized values;
+ *     the result dequantized (i32 always) so that f32 chains go on.
  * Each candidate op goes through try_op (inference, the eager kernel, the
  * finiteness and conditioning checks of difftest.h) and is dropped when
  * any says no. Skipped on purpose: the training family (in place, state),
@@ -124,7 +134,7 @@ static int full_attrs(const dt_op *o, dy_attr *out) {
         a.ints = d->ints;
       }
       if (d->kind == DY_ATTR_STRING)
-        a.s = d->s;
+        a.s = d->s ? d->s : d->sbuf;
     }
     out[n++] = a;
   }
@@ -141,7 +151,8 @@ static dy_type type_at(const dy_type *t, int64_t batch) {
   return c;
 }
 
-/* Random data: f32 in [lo, hi), i64 in [0, hi) from the stream *s. */
+/* Random data from the stream s: f32 in [lo, hi), i64 in [0, hi), i8 / u8
+ * / i32 integers in [lo, hi), bool 0 or 1. */
 static dy_tensor *random_tensor(const dy_type *t, int64_t batch, uint64_t s, double lo,
                                 double hi) {
   dy_type c = type_at(t, batch);
@@ -156,10 +167,26 @@ static dy_tensor *random_tensor(const dy_type *t, int64_t batch, uint64_t s, dou
       ((float *)x->data)[k] = (float)(lo + (hi - lo) * unif(&tmp));
     else if (c.dtype == DY_I64)
       ((int64_t *)x->data)[k] = pick(&tmp, (int64_t)hi);
+    else if (c.dtype == DY_I8)
+      ((int8_t *)x->data)[k] = (int8_t)((int64_t)lo + pick(&tmp, (int64_t)(hi - lo)));
+    else if (c.dtype == DY_U8)
+      ((uint8_t *)x->data)[k] = (uint8_t)((int64_t)lo + pick(&tmp, (int64_t)(hi - lo)));
+    else if (c.dtype == DY_I32)
+      ((int32_t *)x->data)[k] = (int32_t)((int64_t)lo + pick(&tmp, (int64_t)(hi - lo)));
     else
       ((uint8_t *)x->data)[k] = (uint8_t)(rnd(&tmp) >> 63);
   }
   return x;
+}
+
+static double value_at(const dy_tensor *t, int64_t k) {
+  switch (t->type.dtype) {
+  case DY_F32: return ((const float *)t->data)[k];
+  case DY_I64: return (double)((const int64_t *)t->data)[k];
+  case DY_I32: return ((const int32_t *)t->data)[k];
+  case DY_I8: return ((const int8_t *)t->data)[k];
+  default: return ((const uint8_t *)t->data)[k];
+  }
 }
 
 static int add_val(dt_prog *g, dt_val_kind kind, const dy_type *t, dy_tensor *x) {
@@ -171,7 +198,7 @@ static int add_val(dt_prog *g, dt_val_kind kind, const dy_type *t, dy_tensor *x)
   return g->n_vals++;
 }
 
-/* A feed of type t: f32 in [lo, hi), i64 in [0, hi). */
+/* A feed of type t with random_tensor's data in [lo, hi). */
 static int add_feed_in(dt_prog *g, const dy_type *t, double lo, double hi) {
   uint64_t s = rnd(g);
   int v = add_val(g, DT_FEED, t, random_tensor(t, g->batch, s, lo, hi));
@@ -205,9 +232,31 @@ static int add_const_f32(dt_prog *g, int rank, const int64_t *shape, double lo, 
 
 /* ---- the acceptance test of one op ---- */
 
+/* reshape_dims' dims with the batch entry (-1) made the size it has in
+ * x: inference on concrete shapes cannot split a symbolic count, so the
+ * eager op gets the sizes the executor evaluates from the var's type. */
+static void concrete_dims(const char *dims, const dy_tensor *x, char *buf, size_t n) {
+  int64_t known = 1;
+  for (const char *q = dims; *q; q += strcspn(q, ","), q += *q == ',')
+    if (strncmp(q, "-1", 2) != 0 || (q[2] && q[2] != ','))
+      known *= strtoll(q, NULL, 10);
+  size_t k = 0;
+  for (const char *q = dims; *q && k < n; q += strcspn(q, ","), q += *q == ',') {
+    bool batch = strncmp(q, "-1", 2) == 0 && (!q[2] || q[2] == ',');
+    k += (size_t)snprintf(buf + k, n - k, "%s%lld", k ? "," : "",
+                          batch ? (long long)(dy_tensor_numel(x) / (known ? known : 1))
+                                : strtoll(q, NULL, 10));
+  }
+}
+
 static dy_tensor *apply_op(const dt_op *o, dy_tensor *const *in) {
   dy_attr a[16];
   int n = full_attrs(o, a);
+  char dims[64];
+  if (o->kind == DY_OP_RESHAPE_DIMS) {
+    concrete_dims(a[0].s, in[0], dims, sizeof dims);
+    a[0].s = dims;
+  }
   dy_clear_error();
   dy_tensor *t = dy_apply(o->kind, in, o->n_in, a, n, (dy_srcloc){"difftest", 0});
   dy_clear_error();
@@ -234,15 +283,22 @@ static bool all_finite(const dy_tensor *t, double bound) {
   return true;
 }
 
+static bool quant_op(dy_op_kind k) {
+  return k >= DY_OP_QUANTIZE_LINEAR && k <= DY_OP_CONV_INTEGER;
+}
+
 /* The op's result on inputs moved by a relative 1e-4 stays close: f32
- * within 2e-2 of its scale per element, integer and bool unchanged. */
+ * within 2e-2 of its scale per element, integer and bool unchanged. A
+ * quant op's scales are constants, and a feed is the same on every path:
+ * only its f32 inputs computed by ops move (quantize_linear's x), as a
+ * scale moved would move the requantization multipliers. */
 static bool well_conditioned(dt_prog *g, const dt_op *o, dy_tensor *const *in,
                              const dy_tensor *y) {
-  dy_tensor *pin[6] = {0};
+  dy_tensor *pin[DT_MAX_IN] = {0};
   bool any = false;
   for (int i = 0; i < o->n_in; i++) {
     pin[i] = in[i];
-    if (in[i]->type.dtype != DY_F32)
+    if (in[i]->type.dtype != DY_F32 || (quant_op(o->kind) && g->v[o->in[i]].kind != DT_OPV))
       continue;
     dy_tensor *c = dy_tensor_from_data(DY_F32, in[i]->type.rank, in[i]->type.shape,
                                        in[i]->data);
@@ -260,19 +316,11 @@ static bool well_conditioned(dt_prog *g, const dt_op *o, dy_tensor *const *in,
     dy_tensor *y2 = apply_op(o, pin);
     ok = y2 && dy_type_equal(&y2->type, &y->type);
     double scale = 1 + max_abs(y);
-    for (int64_t k = 0; ok && k < dy_tensor_numel(y); k++) {
-      switch (y->type.dtype) {
-      case DY_F32: {
-        double a = ((const float *)y->data)[k], b = ((const float *)y2->data)[k];
-        ok = fabs(a - b) <= 2e-2 * (fabs(a) + 1e-2 * scale) + 1e-6;
-        break;
-      }
-      case DY_I64:
-        ok = ((const int64_t *)y->data)[k] == ((const int64_t *)y2->data)[k];
-        break;
-      default:
-        ok = ((const uint8_t *)y->data)[k] == ((const uint8_t *)y2->data)[k];
-      }
+    if (ok && y->type.dtype != DY_F32) /* integers and bools: the same bytes */
+      ok = memcmp(y->data, y2->data, y->nbytes) == 0;
+    for (int64_t k = 0; ok && y->type.dtype == DY_F32 && k < dy_tensor_numel(y); k++) {
+      double a = ((const float *)y->data)[k], b = ((const float *)y2->data)[k];
+      ok = fabs(a - b) <= 2e-2 * (fabs(a) + 1e-2 * scale) + 1e-6;
     }
     dy_tensor_free(y2);
   }
@@ -292,7 +340,7 @@ static bool infer_decl(const dt_prog *g, const dt_op *o, dy_type *out) {
   dy_attr a[16];
   dy_op probe = {.kind = o->kind, .attrs = a, .n_attrs = full_attrs(o, a),
                  .loc = {"difftest", 0}};
-  dy_type in[6], outs[4];
+  dy_type in[DT_MAX_IN], outs[4];
   for (int i = 0; i < o->n_in; i++)
     in[i] = g->v[o->in[i]].type;
   dy_error err = {0};
@@ -331,7 +379,7 @@ static int try_op(dt_prog *g, dt_op o) {
   dy_type decl;
   if (!infer_decl(g, &o, &decl))
     return -1;
-  dy_tensor *in[6];
+  dy_tensor *in[DT_MAX_IN];
   for (int i = 0; i < o.n_in; i++)
     in[i] = g->v[o.in[i]].t;
   dy_tensor *y = apply_op(&o, in);
@@ -733,6 +781,43 @@ static void r_norm(dt_prog *g) {
   try_op(g, o);
 }
 
+/* reshape_dims of x (one batch dim): the batch kept whole ("-1"), the
+ * other sizes' product merged or split in two, the batch entry first or
+ * second. */
+static int reshape_dims(dt_prog *g, int x) {
+  const dy_type *t = &g->v[x].type;
+  int64_t prod = 1, n_batch = 0;
+  for (int d = 0; d < t->rank; d++)
+    if (t->shape[d] < 0)
+      n_batch++;
+    else
+      prod *= t->shape[d];
+  if (n_batch != 1)
+    return -1;
+  int64_t f = 1 + pick(g, prod);
+  while (prod % f)
+    f--;
+  if (prod > 1000000)
+    return -1;
+  char sizes[24];
+  if (f > 1 && f < prod && coin(g, 0.6))
+    snprintf(sizes, sizeof sizes, "%d,%d", (int)f, (int)(prod / f));
+  else
+    snprintf(sizes, sizeof sizes, "%d", (int)prod);
+  dt_op o = op1(DY_OP_RESHAPE_DIMS, x);
+  dt_attr *a = attr_slot(&o, "dims");
+  if (!a)
+    return -1;
+  a->s = NULL;
+  if (coin(g, 0.25) && strchr(sizes, ',')) { /* the batch second */
+    *strchr(sizes, ',') = '\0';
+    snprintf(a->sbuf, sizeof a->sbuf, "%s,-1,%d", sizes, (int)(prod / f));
+  } else {
+    snprintf(a->sbuf, sizeof a->sbuf, "-1,%s", sizes);
+  }
+  return try_op(g, o);
+}
+
 static void r_shape(dt_prog *g) {
   int x = pick_val(g, DY_F32, 1);
   if (x < 0)
@@ -773,6 +858,10 @@ static void r_shape(dt_prog *g) {
     }
     break;
   case 2:
+    if (coin(g, 0.4)) {
+      reshape_dims(g, x);
+      return;
+    }
     o.kind = DY_OP_FLATTEN;
     set_i(&o, "start_axis", 1);
     break;
@@ -1113,8 +1202,314 @@ static void r_extra(dt_prog *g) {
     o = op2(DY_OP_EXPAND_AS, broadcast_const(g, &t, -1, 1), x);
   }
   int y = try_op(g, o);
-  if (y >= 0 && (o.kind == DY_OP_GRID_SAMPLE || o.kind == DY_OP_ROI_ALIGN) && coin(g, 0.4))
+  if (y >= 0 && (o.kind == DY_OP_GRID_SAMPLE || o.kind == DY_OP_ROI_ALIGN) && coin(g, 0.6))
     grad_of(g, &g->ops[g->n_ops - 1], y);
+}
+
+/* ---- the quant family (ir/ops_quant.def) ---- */
+
+/* A constant [n] (rank 0 when n is 0) of dtype dt, random_tensor's data
+ * in [lo, hi). */
+static int const_vec(dt_prog *g, dy_dtype dt, int64_t n, double lo, double hi) {
+  dy_type t = {.dtype = dt, .rank = n > 0, .shape = {n}};
+  return add_val(g, DT_CONST, &t, random_tensor(&t, 1, rnd(g), lo, hi));
+}
+
+/* A per-tensor parameter: [1] or rank 0. */
+static int64_t one(dt_prog *g) { return coin(g, 0.7) ? 1 : 0; }
+
+/* A zero point of dtype dt ([n], or per tensor when n is 0): near the
+ * middle of the range (i8 [-20, 20), u8 [108, 148), i32 [-50, 50)), or 0
+ * when zero. */
+static int zero_point(dt_prog *g, dy_dtype dt, int64_t n, bool zero) {
+  if (n == 0)
+    n = one(g);
+  if (zero)
+    return const_vec(g, dt, n, 0, 1);
+  double lo = dt == DY_U8 ? 108 : dt == DY_I8 ? -20 : -50;
+  return const_vec(g, dt, n, lo, lo + (dt == DY_I32 ? 100 : 40));
+}
+
+/* The whole range of dtype dt (a weight's or a feed's values). */
+static double q_lo(dy_dtype dt) { return dt == DY_U8 ? 0 : -128; }
+static double q_hi(dy_dtype dt) { return dt == DY_U8 ? 256 : 128; }
+
+static float fval(const dt_prog *g, int v, int64_t k) {
+  const dy_tensor *t = g->v[v].t;
+  return ((const float *)t->data)[dy_tensor_numel(t) == 1 ? 0 : k];
+}
+static float fmean(const dt_prog *g, int v) {
+  double s = 0;
+  int64_t n = dy_tensor_numel(g->v[v].t);
+  for (int64_t k = 0; k < n; k++)
+    s += fval(g, v, k);
+  return (float)(s / (double)n);
+}
+
+/* A quantized value of dtype dt (i8 / u8) and rank >= min_rank: one made
+ * already, quantize_linear of an f32 value (per tensor or per channel), or
+ * a new feed over the whole range. */
+static int q_source(dt_prog *g, dy_dtype dt, int min_rank) {
+  int x = pick_val(g, dt, min_rank);
+  if (x >= 0 && coin(g, 0.5))
+    return x;
+  int f = pick_val(g, DY_F32, min_rank);
+  if (f >= 0 && coin(g, 0.7)) {
+    const dy_type *t = &g->v[f].type;
+    double m = max_abs(g->v[f].t) + 1e-3;
+    int a = static_axis(g, f);
+    bool per_channel = a >= 0 && t->shape[a] <= 32 && coin(g, 0.3);
+    int64_t n = per_channel ? t->shape[a] : 0;
+    dt_op o = {.kind = DY_OP_QUANTIZE_LINEAR, .n_in = 3,
+               .in = {f, const_vec(g, DY_F32, n ? n : one(g), m / 140, m / 40),
+                      zero_point(g, dt, n, coin(g, 0.2))}};
+    set_i(&o, "axis", per_channel ? a : t->rank > 1);
+    int y = try_op(g, o);
+    if (y >= 0)
+      return y;
+  }
+  dy_type t = {.dtype = dt, .rank = min_rank > 2 ? 4 : 2 + (int)pick(g, 2), .shape = {-1}};
+  if (t.rank == 4) {
+    t.shape[1] = 1 + pick(g, 6);
+    t.shape[2] = 3 + pick(g, 7);
+    t.shape[3] = 3 + pick(g, 7);
+  } else {
+    for (int d = 1; d < t.rank; d++)
+      t.shape[d] = 2 + pick(g, t.rank == 2 ? 40 : 8);
+  }
+  return add_feed_in(g, &t, q_lo(dt), q_hi(dt));
+}
+
+/* The activation clamp of qconv2d / qmatmul / qadd / qmul: none, relu
+ * (act_min = the y zero point) or a relu6-like upper bound too. */
+static void q_act(dt_prog *g, dt_op *o, int y_zp) {
+  int64_t zp = (int64_t)value_at(g->v[y_zp].t, 0);
+  double r = unif(g);
+  if (r < 0.3)
+    set_i(o, "act_min", zp);
+  if (r < 0.1)
+    set_i(o, "act_max", zp + 1 + pick(g, 100));
+}
+
+/* conv2d's attributes: strides, paddings (2 or 4), dilations, groups */
+static void conv_attrs(dt_prog *g, dt_op *o, int64_t groups) {
+  int64_t st[2] = {1 + pick(g, 2), 1 + pick(g, 2)};
+  int64_t dl[2] = {coin(g, 0.2) ? 2 : 1, coin(g, 0.1) ? 2 : 1};
+  int64_t pd[4] = {pick(g, 2), pick(g, 2), pick(g, 2), pick(g, 2)};
+  set_is(o, "strides", st, 2);
+  set_is(o, "dilations", dl, 2);
+  set_is(o, "paddings", pd, coin(g, 0.5) ? 2 : 4);
+  set_i(o, "groups", groups);
+}
+
+/* The inputs of a convolution [O, C/groups, kh, kw] of x (rank 4, C
+ * channels): groups 1, 2 or C (depthwise, one or two outputs a channel);
+ * *w gets a constant filter of dtype wdt over the whole range. */
+static int64_t q_filter(dt_prog *g, int x, dy_dtype wdt, int *w, int64_t *groups, int64_t *taps) {
+  int64_t c = g->v[x].type.shape[1];
+  double r = unif(g);
+  *groups = r < 0.35 ? c : (c % 2 == 0 && r < 0.5 ? 2 : 1);
+  int64_t o = *groups == c && c > 1 ? c * (coin(g, 0.8) ? 1 : 2) : *groups * (1 + pick(g, 4));
+  int64_t kh = 1 + pick(g, 3), kw = 1 + pick(g, 3);
+  dy_type t = {.dtype = wdt, .rank = 4, .shape = {o, c / *groups, kh, kw}};
+  *w = add_val(g, DT_CONST, &t, random_tensor(&t, 1, rnd(g), q_lo(wdt), q_hi(wdt)));
+  *taps = c / *groups * kh * kw;
+  return o;
+}
+
+/* qconv2d or qmatmul: x (i8 / u8), a constant weight (i8 mostly, with zero
+ * zero points mostly: the dot-product forms), scales per channel or per
+ * tensor, a y scale that keeps most outputs in range, an i32 bias. */
+static int r_qlinear(dt_prog *g, dy_dtype dt, bool conv) {
+  int x = q_source(g, dt, conv ? 4 : 2);
+  if (x < 0)
+    return -1;
+  const dy_type *xt = &g->v[x].type;
+  dy_dtype wdt = coin(g, 0.85) ? DY_I8 : DY_U8;
+  int w;
+  int64_t n, groups = 1, taps;
+  bool ty = false;
+  if (conv) {
+    n = q_filter(g, x, wdt, &w, &groups, &taps);
+  } else {
+    taps = xt->shape[xt->rank - 1];
+    if (taps < 1 || taps > 128)
+      return -1;
+    n = 1 + pick(g, 24);
+    ty = coin(g, 0.6);
+    dy_type t = {.dtype = wdt, .rank = 2, .shape = {ty ? n : taps, ty ? taps : n}};
+    w = add_val(g, DT_CONST, &t, random_tensor(&t, 1, rnd(g), q_lo(wdt), q_hi(wdt)));
+  }
+  int64_t nw = coin(g, 0.6) ? n : 0;
+  int xs = const_vec(g, DY_F32, one(g), 0.01, 0.1), ws = const_vec(g, DY_F32, nw ? nw : one(g), 0.002, 0.02);
+  dy_dtype ydt = coin(g, 0.8) ? dt : (dt == DY_I8 ? DY_U8 : DY_I8);
+  /* |acc| is about 60 * 70 * sqrt(taps): y in about +-60 */
+  double ys = fval(g, xs, 0) * fmean(g, ws) * 70 * sqrt((double)taps) * (0.5 + 1.5 * unif(g));
+  int yzp = zero_point(g, ydt, 0, coin(g, 0.2));
+  dt_op o = {.kind = conv ? DY_OP_QCONV2D : DY_OP_QMATMUL, .n_in = 9,
+             .in = {x, xs, zero_point(g, dt, 0, coin(g, 0.2)), w, ws,
+                    zero_point(g, wdt, nw, wdt == DY_I8 && coin(g, 0.75)),
+                    const_vec(g, DY_F32, one(g), ys, ys * 1.01), yzp,
+                    const_vec(g, DY_I32, n, -2000, 2000)}};
+  if (conv)
+    conv_attrs(g, &o, groups);
+  else
+    set_i(&o, "transpose_y", ty);
+  q_act(g, &o, yzp);
+  return try_op(g, o);
+}
+
+/* qadd / qmul of x and another value, x itself or a broadcast constant,
+ * all per tensor */
+static int r_qbinary(dt_prog *g, dy_dtype dt) {
+  int a = q_source(g, dt, 1);
+  if (a < 0)
+    return -1;
+  bool mul = coin(g, 0.4);
+  int b = a;
+  double r = unif(g);
+  if (r < 0.3)
+    b = pick_val(g, dt, 0);
+  else if (r < 0.8)
+    b = broadcast_const(g, &g->v[a].type, q_lo(dt), q_hi(dt));
+  if (b < 0)
+    return -1;
+  int as = const_vec(g, DY_F32, one(g), 0.01, 0.1), bs = const_vec(g, DY_F32, one(g), 0.01, 0.1);
+  double ys = mul ? fval(g, as, 0) * fval(g, bs, 0) * 60 : (fval(g, as, 0) + fval(g, bs, 0)) * 0.8;
+  ys *= 0.5 + unif(g);
+  int yzp = zero_point(g, dt, 0, coin(g, 0.2));
+  dt_op o = {.kind = mul ? DY_OP_QMUL : DY_OP_QADD, .n_in = 8,
+             .in = {a, as, zero_point(g, dt, 0, false), b, bs, zero_point(g, dt, 0, false),
+                    const_vec(g, DY_F32, one(g), ys, ys * 1.01), yzp}};
+  if (coin(g, 0.3))
+    o.in[0] = b, o.in[3] = a;
+  q_act(g, &o, yzp);
+  return try_op(g, o);
+}
+
+/* matmul_integer / conv_integer against a constant: i32 results */
+static int r_qinteger(dt_prog *g, dy_dtype dt, bool conv) {
+  int x = q_source(g, dt, conv ? 4 : 2);
+  if (x < 0)
+    return -1;
+  dy_dtype wdt = coin(g, 0.5) ? DY_I8 : DY_U8;
+  int w;
+  int64_t n, groups, taps;
+  if (conv) {
+    n = q_filter(g, x, wdt, &w, &groups, &taps);
+  } else {
+    const dy_type *xt = &g->v[x].type;
+    int64_t k = xt->shape[xt->rank - 1];
+    if (k < 1 || k > 128)
+      return -1;
+    n = 1 + pick(g, 16);
+    dy_type t = {.dtype = wdt, .rank = 2, .shape = {k, n}};
+    w = add_val(g, DT_CONST, &t, random_tensor(&t, 1, rnd(g), q_lo(wdt), q_hi(wdt)));
+  }
+  dt_op o = {.kind = conv ? DY_OP_CONV_INTEGER : DY_OP_MATMUL_INTEGER, .n_in = 4,
+             .in = {x, w, zero_point(g, dt, 0, coin(g, 0.2)),
+                    zero_point(g, wdt, coin(g, 0.5) ? n : 0, coin(g, 0.3))}};
+  if (conv)
+    conv_attrs(g, &o, groups);
+  return try_op(g, o);
+}
+
+/* qsoftmax: y in scale 1/256 with zero point -128 (i8) or 0 (u8) */
+static int r_qsoftmax(dt_prog *g, dy_dtype dt) {
+  int x = q_source(g, dt, 1);
+  if (x < 0)
+    return -1;
+  dy_dtype ydt = dt; /* y's dtype is x's */
+  int ys = const_vec(g, DY_F32, one(g), 1.0 / 256, 1.0 / 256);
+  int yzp = const_vec(g, ydt, one(g), ydt == DY_I8 ? -128 : 0, ydt == DY_I8 ? -127 : 1);
+  dt_op o = {.kind = DY_OP_QSOFTMAX, .n_in = 5,
+             .in = {x, const_vec(g, DY_F32, one(g), 0.01, 0.3), zero_point(g, dt, 0, false), ys,
+                    yzp}};
+  int r = g->v[x].type.rank;
+  set_i(&o, "axis", pick(g, 2 * r) - r);
+  return try_op(g, o);
+}
+
+/* The dtype-generic ops on a quantized value: pool2d, transpose,
+ * reshape_dims, a clamp (maximum / minimum with a constant), concat. */
+static int r_qmove(dt_prog *g, dy_dtype dt) {
+  int x = q_source(g, dt, 1);
+  if (x < 0)
+    return -1;
+  const dy_type *t = &g->v[x].type;
+  int r = t->rank;
+  dt_op o = op1(DY_OP_TRANSPOSE, x);
+  switch (pick(g, 5)) {
+  case 0:
+    if (r != 4)
+      return -1;
+    o.kind = DY_OP_POOL2D;
+    set_s(&o, "pooling_type", coin(g, 0.5) ? "max" : "avg");
+    set_is(&o, "ksize", (int64_t[]){1 + pick(g, 3), 1 + pick(g, 3)}, 2);
+    set_is(&o, "strides", (int64_t[]){1 + pick(g, 2), 1 + pick(g, 2)}, 2);
+    set_i(&o, "global_pooling", coin(g, 0.2));
+    break;
+  case 1: {
+    int64_t perm[DY_MAX_DIMS];
+    for (int d = 0; d < r; d++)
+      perm[d] = d;
+    if (r < 2)
+      return -1;
+    int64_t a = 1 + pick(g, r - 1), b = pick(g, r), s = perm[a];
+    perm[a] = perm[b];
+    perm[b] = s;
+    set_is(&o, "perm", perm, r);
+    break;
+  }
+  case 2:
+    return reshape_dims(g, x);
+  case 3:
+    o = op2(coin(g, 0.5) ? DY_OP_MAXIMUM : DY_OP_MINIMUM, x,
+            broadcast_const(g, t, q_lo(dt) / 2, q_hi(dt) / 2));
+    break;
+  default: {
+    int a = static_axis(g, x);
+    if (a < 0)
+      return -1;
+    o = op2(DY_OP_CONCAT, x, x);
+    set_i(&o, "axis", a);
+  }
+  }
+  return try_op(g, o);
+}
+
+/* dequantize_linear of x (i8 / u8 / i32), per tensor or per channel */
+static int dequantize(dt_prog *g, int x) {
+  const dy_type *t = &g->v[x].type;
+  dy_dtype dt = t->dtype;
+  int a = static_axis(g, x);
+  bool per_channel = a >= 0 && t->shape[a] <= 32 && coin(g, 0.3);
+  int64_t n = per_channel ? t->shape[a] : 0;
+  double lo = dt == DY_I32 ? 1e-4 : 0.005;
+  dt_op o = {.kind = DY_OP_DEQUANTIZE_LINEAR, .n_in = 3,
+             .in = {x, const_vec(g, DY_F32, n ? n : one(g), lo, lo * 10),
+                    zero_point(g, dt, n, coin(g, 0.2))}};
+  set_i(&o, "axis", per_channel ? a : t->rank > 1);
+  return try_op(g, o);
+}
+
+/* One quant op (i8 or u8 in), its result dequantized mostly (so that f32
+ * chains go on; the quantized value stays for the next quant recipe). */
+static void r_quant(dt_prog *g) {
+  dy_dtype dt = coin(g, 0.6) ? DY_I8 : DY_U8;
+  int y;
+  switch (pick(g, 9)) {
+  case 0: case 1: y = r_qlinear(g, dt, true); break;
+  case 2: y = r_qlinear(g, dt, false); break;
+  case 3: y = r_qbinary(g, dt); break;
+  case 4: y = r_qsoftmax(g, dt); break;
+  case 5: y = r_qinteger(g, dt, false); break;
+  case 6: y = r_qinteger(g, dt, true); break;
+  case 7: y = r_qmove(g, dt); break;
+  default: y = q_source(g, dt, 1); /* quantize_linear, dequantized */
+  }
+  if (y >= 0 && g->v[y].type.dtype != DY_F32 && (g->v[y].type.dtype == DY_I32 || coin(g, 0.7)))
+    dequantize(g, y);
 }
 
 /* ---- the program ---- */
@@ -1124,8 +1519,9 @@ static const struct {
   int weight;
   void (*make)(dt_prog *g);
 } recipes[] = {
-    {22, r_unary}, {18, r_binary}, {10, r_linear}, {10, r_conv}, {4, r_pool}, {4, r_softmax},
+    {18, r_unary}, {16, r_binary}, {10, r_linear}, {10, r_conv}, {4, r_pool}, {4, r_softmax},
     {5, r_reduce}, {4, r_norm},    {9, r_shape},   {3, r_select}, {3, r_int}, {8, r_extra},
+    {6, r_quant},
 };
 
 dt_prog *dt_generate(uint64_t seed, int max_ops) {
@@ -1230,7 +1626,7 @@ dy_program *dt_program(const dt_prog *g, dy_error *err) {
   for (int k = 0; k < g->n_ops; k++) {
     const dt_op *o = &g->ops[k];
     dy_attr a[16];
-    int n = full_attrs(o, a), ins[6];
+    int n = full_attrs(o, a), ins[DT_MAX_IN];
     for (int i = 0; i < o->n_in; i++)
       ins[i] = id[o->in[i]];
     if (!dy_program_append_op(p, 0, o->kind, ins, o->n_in, &id[o->out], 1, a, n,
@@ -1275,14 +1671,6 @@ double dt_tol(const dt_prog *g) {
 static bool write_bin(const char *path, const dy_tensor *t) {
   dy_error err = {0};
   return dy_write_file_atomic(path, t->data, t->nbytes, &err) == DY_OK;
-}
-
-static double value_at(const dy_tensor *t, int64_t k) {
-  switch (t->type.dtype) {
-  case DY_F32: return ((const float *)t->data)[k];
-  case DY_I64: return (double)((const int64_t *)t->data)[k];
-  default: return ((const uint8_t *)t->data)[k];
-  }
 }
 
 /* got (data of ref's type) agrees with the eager ref: exact for integers
@@ -1574,7 +1962,7 @@ static dt_prog *rebuild(const dt_prog *g, const bool *drop, int64_t batch, int64
       continue;
     }
     dy_type decl;
-    dy_tensor *in[6];
+    dy_tensor *in[DT_MAX_IN];
     for (int i = 0; i < c.n_in; i++)
       in[i] = h->v[c.in[i]].t;
     if (!infer_decl(h, &c, &decl))

@@ -30,6 +30,7 @@
 #define DT_MAX_VALS 128
 #define DT_MAX_OPS 64
 #define DT_MAX_FETCH 4
+#define DT_MAX_IN 9      /* qconv2d's and qmatmul's inputs             */
 
 typedef struct {
   const char *name;        /* a string literal (the schema's name)      */
@@ -38,12 +39,13 @@ typedef struct {
   double f;
   int n;
   int64_t ints[8];
-  const char *s;           /* a string literal                           */
+  const char *s;           /* a string literal, or NULL: then sbuf       */
+  char sbuf[48];           /* a string made here (reshape_dims' dims)    */
 } dt_attr;
 
 typedef struct {
   dy_op_kind kind;
-  int n_in, in[6];         /* value indices                              */
+  int n_in, in[DT_MAX_IN]; /* value indices                              */
   int n_attrs;
   dt_attr attrs[10];       /* the ones set; the rest take the schema's
                               defaults when the Program is built         */
@@ -57,7 +59,7 @@ typedef struct {
   dt_val_kind kind;
   dy_type type;            /* declared: -1 is the batch                  */
   uint64_t seed;           /* a feed's data: regenerated at any batch    */
-  double lo, hi;           /* ... f32 in [lo, hi), i64 in [0, hi)        */
+  double lo, hi;           /* ... f32, i8, u8 in [lo, hi), i64 in [0, hi) */
   dy_tensor *t;            /* eager value at the run batch (owned)       */
 } dt_val;
 

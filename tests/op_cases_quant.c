@@ -5,7 +5,7 @@
  * loop: depthwise, u8 with per-channel weight zero points), with strides,
  * asymmetric padding, dilation, the dynamic batch and a relu6 clamp;
  * qmatmul (the dot form with b as [N, K], the direct loop batched and u8);
- * qadd and qmul broadcasting; qsoftmax along the last and a middle axis;
+ * qadd and qmul broadcasting; qsoftmax along the last, a middle and the batch axis;
  * matmul_integer and conv_integer; inputs inference must reject.
  *
  * Every quantized value is random over its whole range (biases in
@@ -125,6 +125,9 @@ static const dy_op_case cases[] = {
     /* qsoftmax */
     {.label = "qsoftmax i8 last axis", .kind = DY_OP_QSOFTMAX, .n_in = 5, AXIS(-1),
      .in = {I8(2, -1, 10), F32(1, 1), I8(1, 1), F32(1, 1), I8(1, 1)}, .consts = 0x1eu,
+     .data = {NULL, s_soft_in, z_i8, s_soft, z_soft_i8}},
+    {.label = "qsoftmax i8 along the dynamic batch axis", .kind = DY_OP_QSOFTMAX, .n_in = 5,
+     AXIS(-3), .in = {I8(3, -1, 2, 3), F32(1, 1), I8(1, 1), F32(1, 1), I8(1, 1)}, .consts = 0x1eu,
      .data = {NULL, s_soft_in, z_i8, s_soft, z_soft_i8}},
     {.label = "qsoftmax u8 middle axis, wide scale", .kind = DY_OP_QSOFTMAX, .n_in = 5,
      AXIS(1), .in = {U8(3, 2, 5, 3), F32(1, 1), U8(1, 1), F32(1, 1), U8(1, 1)}, .consts = 0x1eu,
