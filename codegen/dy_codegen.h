@@ -81,15 +81,14 @@ typedef struct {
    * here. NULL: the Program's own (dy_codegen_dropout_seeds). */
   const int64_t *dropout_seeds;
   int n_dropout_seeds;
-  /* true: the f32 weights (plain and packed) are not written into NAME.c
-   * but laid out in dy_codegen_output.weights, which NAME.c reads as the
-   * floats at `extern const union NAME_weights_data NAME_weights` (each
-   * array at a 64-byte boundary; the type is incomplete there);
-   * dy_codegen_weights_c writes its definition as NAME_weights.c (string
-   * literals: cheap to compile), and dy_codegen_weights_asm an assembler
-   * file that includes them as a binary blob. i64 and bool constants
-   * (small: shapes, indices) stay in NAME.c. false: every weight is a
-   * static const array in NAME.c. */
+  /* true: the weights of every dtype (plain and packed) are not written
+   * into NAME.c but laid out in dy_codegen_output.weights, which NAME.c
+   * reads at `extern const union NAME_weights_data NAME_weights` (each
+   * array at a 64-byte boundary, as floats or cast to its element type;
+   * the type is incomplete there); dy_codegen_weights_c writes its
+   * definition as NAME_weights.c (string literals: cheap to compile), and
+   * dy_codegen_weights_asm an assembler file that includes them as a
+   * binary blob. false: every weight is a static const array in NAME.c. */
   bool separate_weights;
   /* true: the kernels the faster ones replaced, to compare with
    * (--plain-kernels): depthwise convolution one tap at a time instead of

@@ -14,11 +14,11 @@
  *                       kernels read instead (w_<name>_p16, _p6; the
  *                       layouts are emit_gemm.c's): a weight only read
  *                       packed is emitted only packed. With
- *                       separate_weights (the CLI's way) the f32 ones are
- *                       floats of `extern const union NAME_weights_data
- *                       NAME_weights`, a type complete only in
- *                       NAME_weights.c (emit_weights.c), and each w_<name>
- *                       a macro naming its place there
+ *                       separate_weights (the CLI's way) all of them, of
+ *                       every dtype, are in `extern const union
+ *                       NAME_weights_data NAME_weights`, a type complete
+ *                       only in NAME_weights.c (emit_weights.c), and each
+ *                       w_<name> a macro naming its place there
  *   SIMD helpers        when a kernel uses them: emit_simd.c's dy_vf /
  *                       dy_f16 helpers, emit_gemm.c's micro-kernels, and
  *                       with --threads, dy_parallel
@@ -1663,10 +1663,10 @@ static dy_status emit_inline_weight(gen *g, int i, dy_buf *out) {
   return DY_OK;
 }
 
-/* Append n f32 values to NAME_weights at the next 64-byte boundary; its
- * word offset in *at. */
-static bool blob_add(gen *g, const float *d, int64_t n, int64_t *at) {
-  int64_t start = (g->n_blob + 15) / 16 * 16;
+/* Append nbytes bytes to NAME_weights at the next boundary of align words
+ * (the last word zero-filled); its word offset in *at. */
+static bool blob_add(gen *g, const void *d, int64_t nbytes, int64_t align, int64_t *at) {
+  int64_t start = (g->n_blob + align - 1) / align * align, n = (nbytes + 3) / 4;
   if (start + n > g->cap_blob) {
     int64_t cap = (start + n) * 2 + 16;
     uint32_t *nb = realloc(g->blob, sizeof *nb * (size_t)cap);
@@ -1675,22 +1675,35 @@ static bool blob_add(gen *g, const float *d, int64_t n, int64_t *at) {
     g->blob = nb;
     g->cap_blob = cap;
   }
-  memset(g->blob + g->n_blob, 0, sizeof *g->blob * (size_t)(start - g->n_blob));
-  if (n > 0)
-    memcpy(g->blob + start, d, sizeof *d * (size_t)n);
+  memset(g->blob + g->n_blob, 0, sizeof *g->blob * (size_t)(start + n - g->n_blob));
+  if (nbytes > 0)
+    memcpy(g->blob + start, d, (size_t)nbytes);
   g->n_blob = start + n;
   *at = start;
   return true;
 }
 
-/* A weight of NAME_weights: its comment and the macro naming its words. */
-static void put_blob_define(gen *g, dy_buf *out, const char *name, int64_t at) {
-  dy_buf_printf(out, "#define %s (%s_WEIGHTS + %lld)\n\n", name, g->upper, (long long)at);
+/* Where a weight of nbytes starts in NAME_weights, in words: f32 ones
+ * (the SIMD kernels' loads) and any of 64 bytes or more at a 64-byte
+ * boundary; small integer ones (zero points, biases of a few channels) at
+ * 8 bytes, so that they do not cost a cache line of flash each. */
+static int64_t blob_align(dy_dtype t, int64_t nbytes) {
+  return t == DY_F32 || nbytes >= 64 ? 16 : 2;
+}
+
+/* A weight of NAME_weights: the macro naming its elements (dtype t). */
+static void put_blob_define(gen *g, dy_buf *out, const char *name, dy_dtype t, int64_t at) {
+  if (t == DY_F32)
+    dy_buf_printf(out, "#define %s (%s_WEIGHTS + %lld)\n\n", name, g->upper, (long long)at);
+  else
+    dy_buf_printf(out, "#define %s ((const %s *)(const void *)(%s_WEIGHTS + %lld))\n\n", name,
+                  ctype_of(t), g->upper, (long long)at);
 }
 
 /* The weights: static const arrays in NAME.c, or with separate_weights
- * the f32 ones as macros naming their place in NAME_weights (the words
- * go to g->blob) and the rest as arrays. Packed copies are in the layout
+ * macros naming their place in NAME_weights (the bytes go to g->blob),
+ * every dtype (an i64 one makes the blob an even number of words, as
+ * NAME_weights.c's int64_t member needs). Packed copies are in the layout
  * of the GEMM micro-kernel (emit_gemm.c). */
 static dy_status emit_weights(gen *g, dy_buf *out) {
   const dy_program *p = g->p;
@@ -1701,13 +1714,14 @@ static dy_status emit_weights(gen *g, dy_buf *out) {
     if (!g->weight[i])
       continue;
     const dy_var *v = p->vars[i];
-    if (!sep || v->type.dtype != DY_F32) {
+    if (!sep) {
       s = emit_inline_weight(g, i, &body);
       continue;
     }
     char ts[256];
-    int64_t at;
-    if (!blob_add(g, v->data, dy_type_numel(&v->type), &at)) {
+    int64_t at, end, nbytes = var_bytes(g, v);
+    if (!blob_add(g, v->data, nbytes, blob_align(v->type.dtype, nbytes), &at) ||
+        (v->type.dtype == DY_I64 && !blob_add(g, NULL, 0, 2, &end))) { /* an even count */
       s = dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
       break;
     }
@@ -1715,7 +1729,7 @@ static dy_status emit_weights(gen *g, dy_buf *out) {
     dy_buf_put_comment(&body, v->name);
     dy_buf_printf(&body, "  %s%s */\n", dy_type_str(&v->type, ts, sizeof ts),
                   g->state[i] ? ", the initial value of its state" : "");
-    put_blob_define(g, &body, g->weight[i], at);
+    put_blob_define(g, &body, g->weight[i], v->type.dtype, at);
   }
   for (int k = 0; k < g->n_packs && !s; k++) {
     const packed_weight *pw = &g->packs[k];
@@ -1735,10 +1749,10 @@ static dy_status emit_weights(gen *g, dy_buf *out) {
                   dy_type_str(&v->type, ts, sizeof ts), how);
     if (sep) {
       int64_t at;
-      if (!blob_add(g, d, n, &at))
+      if (!blob_add(g, d, n * 4, 16, &at))
         s = dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
       else
-        put_blob_define(g, &body, pw->name, at);
+        put_blob_define(g, &body, pw->name, DY_F32, at);
       free(d);
       continue;
     }
@@ -1762,7 +1776,7 @@ static dy_status emit_weights(gen *g, dy_buf *out) {
     dy_buf_puts(out, "/* ---- weights ---- */\n\n");
   if (!s && sep) {
     dy_buf_printf(out,
-                  "/* The f32 weights are %lld floats at %s_weights, defined in\n"
+                  "/* The weights are %lld 32-bit words at %s_weights, defined in\n"
                   " * %s_weights.c (an executable links them as a binary blob) and\n"
                   " * complete only there; each array starts at a 64-byte boundary. */\n"
                   "union %s_weights_data;\n"
@@ -2822,13 +2836,13 @@ dy_status dy_codegen(const dy_program *p, const dy_codegen_options *opt,
   if ((s = analyse(&g)) != DY_OK || (s = make_names(&g)) != DY_OK ||
       (s = plan_packs_and_scratch(&g)) != DY_OK || (s = make_offset_names(&g)) != DY_OK)
     goto done;
-  /* with separate_weights, the f32 arrays of NAME_weights each start at a
-   * 64-byte boundary (emit_weights) */
+  /* with separate_weights, the arrays of NAME_weights each start at a
+   * boundary of blob_align words (emit_weights): counted to the next one */
   for (int i = 0; i < p->n_vars; i++)
-    if (g.weight[i])
-      g.weight_bytes += opt->separate_weights && p->vars[i]->type.dtype == DY_F32
-                            ? (var_bytes(&g, p->vars[i]) + 63) / 64 * 64
-                            : var_bytes(&g, p->vars[i]);
+    if (g.weight[i]) {
+      int64_t b = var_bytes(&g, p->vars[i]), a = 4 * blob_align(p->vars[i]->type.dtype, b);
+      g.weight_bytes += opt->separate_weights ? (b + a - 1) / a * a : b;
+    }
   for (int i = 0; i < g.n_packs; i++)
     g.weight_bytes += opt->separate_weights ? (dy_pack_numel(&g.packs[i].pack) * 4 + 63) / 64 * 64
                                             : dy_pack_numel(&g.packs[i].pack) * 4;

@@ -1801,7 +1801,7 @@ bool dt_check(dt_prog *const *progs, int n, int modes, const char *dir, int *bad
          * threshold the generated code lets -D change) */
         dy_buf_printf(&srcs, "%s.c %s\n", name,
                       m == 0 ? "-O1" : m == 1 ? "-O2 NATIVE" : "-O2 NATIVE -DDY_THREAD_MIN_WORK=1");
-        if (co.weights) /* the f32 weights' own translation unit */
+        if (co.weights) /* the weights' own translation unit */
           dy_buf_printf(&srcs, "%s_weights.c -O0\n", name);
       }
       dy_codegen_output_free(&co);

@@ -623,6 +623,12 @@ static void test_generated_everywhere(void) {
   DY_ASSERT_OK(dy_compile_program(q.p, &o, &co, &rep, &err), &err);
   DY_ASSERT_OK(dy_write_sources(&co, WORK "/qk", &err), &err);
   dy_codegen_output_free(&co);
+  /* the integer weights are in qk_weights.c with the f32 ones, none an
+   * array of decimals in qk.c */
+  CU_ASSERT(sh("grep -q '(const int8_t \\*)(const void \\*)(QK_WEIGHTS + ' %s/qk.c && "
+               "grep -q '(const int32_t \\*)(const void \\*)(QK_WEIGHTS + ' %s/qk.c && "
+               "! grep -Eq '^static const (u?int(8|32|64)_t|float) w_' %s/qk.c",
+               WORK, WORK, WORK) == 0);
   /* the kernels took their dot forms */
   CU_ASSERT(sh("grep -q 'dy_q_dot2_s8(patch' %s/qk.c && grep -q 'dy_q_dot_s8(a + r' %s/qk.c && "
                "grep -q 'dy_q_dot_u8s8(a + r' %s/qk.c", WORK, WORK, WORK) == 0);
