@@ -10,6 +10,14 @@
  * from their arrays.
  *
  * Fast paths (same results, exact integer arithmetic):
+ *   qconv2d   depthwise (one input and one output channel a group), i8 or
+ *             u8 x, constant i8 w with zero w zero points, <= 25 taps, a
+ *             padded plane of <= 1024 words: per channel the plane is
+ *             rewritten once as 16-bit pairs (x[iy][ix], x[iy][ix + dw])
+ *             padded with the x zero point (the border peeled: no bounds
+ *             checks anywhere), then each output is one dy_q_mac2 (SMLAD
+ *             on a Cortex-M4) per two taps of a filter row, the weight
+ *             pairs in locals (conv_depthwise).
  *   qconv2d   i8 or u8 x, constant i8 w with zero w zero points and a filter of
  *             16 or more taps: per output pixel the input patch is
  *             gathered once into a stack array (padding = the x zero
@@ -25,7 +33,8 @@
  * the direct loop, whose outputs with every tap inside the input (the
  * interior, a range per dim computed here) skip the bounds checks (and,
  * with zero weight zero points, sum x * w and subtract x_zp * sum(w);
- * depthwise filters of at most 9 taps written out tap by tap).
+ * depthwise filters of at most 9 taps on planes too large for the pairs
+ * form written out tap by tap).
  * Loops inside one sample index with int_fast32_t (32 bits on 32-bit
  * targets) when a sample's x and y have fewer than 2^31 elements.
  */
@@ -406,6 +415,98 @@ static dy_status conv_dot(dy_cg_ctx *ctx, dy_error *err, const dy_conv_geom *g,
   return DY_OK;
 }
 
+/* The depthwise form (one input channel a group, one output channel a
+ * group, zero weight zero points, at most 25 taps; see dw_form): per
+ * channel, the plane is rewritten once into plane[HP][WP] of 16-bit pairs
+ * (x[iy][ix], x[iy][ix + dw]), padded with the x zero point, so that
+ * every output reads its taps without a bounds check (the border peeled
+ * into the padding: x_zp * w adds what x_zp * wsum takes away). Each
+ * output is then one dy_q_mac2 (SMLAD on a Cortex-M4) per pair of taps
+ * of a filter row (an odd last tap paired with a zero weight), the
+ * channel's weight pairs held in locals. */
+enum { DW_MAX_TAPS = 25, DW_MAX_PLANE = 1024 }; /* words of the plane: 4 KB of stack */
+
+static void dw_plane_size(const dy_conv_geom *g, long long *hp, long long *wp) {
+  *hp = (long long)(g->oh - 1) * g->sh + (long long)(g->kh - 1) * g->dh + 1;
+  *wp = (long long)(g->ow - 1) * g->sw + (long long)(g->kw - 1) * g->dw + 1;
+}
+
+static bool dw_form(dy_cg_ctx *ctx, const dy_conv_geom *g) {
+  long long hp, wp;
+  dw_plane_size(g, &hp, &wp);
+  return dot_form(ctx, dy_cg_in_type(ctx, 0)->dtype, 3, 5) && g->c == g->groups &&
+         g->o == g->groups && g->kh * g->kw <= DW_MAX_TAPS && hp * wp <= DW_MAX_PLANE;
+}
+
+static void conv_depthwise(dy_cg_ctx *ctx, const dy_conv_geom *g, const char *store) {
+  const dy_type *x = dy_cg_in_type(ctx, 0);
+  const char *I = sample_index_type(g);
+  long long hp, wp, dw = g->dw, taps = g->kh * g->kw;
+  dw_plane_size(g, &hp, &wp);
+  long long rl = wp + dw, c_lo = g->pl < rl ? g->pl : rl;
+  long long c_hi = g->pl + g->w < rl ? g->pl + g->w : rl;
+  long long n_pairs = (g->kw + 1) / 2;
+  dy_cg_line(ctx, "const int32_t xz = in2[0];");
+  dy_cg_line(ctx, "const uint32_t zz = dy_q_pair(xz, xz);");
+  dy_cg_line(ctx, "int32_t row[%lld]; /* one input row, padded */", rl);
+  dy_cg_line(ctx, "uint32_t plane[%lld]; /* [%lld][%lld]: (x[iy][ix], x[iy][ix + %lld]) pairs, padded with xz */",
+             hp * wp, hp, wp, dw);
+  open_sample(ctx, g);
+  dy_cg_line(ctx, "  for (%s o = 0; o < %lld; o++) {", I, (long long)g->o);
+  dy_cg_line(ctx, "    const %s *xc = xb + o * %lld; /* channel o */", dy_ctype(x->dtype),
+             (long long)g->h * g->w);
+  dy_cg_line(ctx, "    const int8_t *wr = in3 + o * %lld;", taps);
+  dy_cg_line(ctx, "    const int32_t b0 = in8[o] - xz * wsum[o];");
+  /* the weight pairs: row ky, taps kx and kx + 1 (0 past the row's end) */
+  for (long long ky = 0; ky < g->kh; ky++)
+    for (long long p = 0; p < n_pairs; p++) {
+      long long kx = 2 * p;
+      char hi[32] = "0";
+      if (kx + 1 < g->kw)
+        snprintf(hi, sizeof hi, "wr[%lld]", ky * g->kw + kx + 1);
+      dy_cg_line(ctx, "    const uint32_t w%lld_%lld = dy_q_pair(wr[%lld], %s);", ky, p,
+                 ky * g->kw + kx, hi);
+    }
+  dy_cg_line(ctx, "    for (%s r = 0; r < %lld; r++) {", I, hp);
+  dy_cg_line(ctx, "      const %s iy = r - %lld;", I, (long long)g->pt);
+  dy_cg_line(ctx, "      uint32_t *pr = plane + r * %lld;", wp);
+  dy_cg_line(ctx, "      %s c = 0;", I);
+  dy_cg_line(ctx, "      if (iy < 0 || iy >= %lld) { /* a row of padding */", (long long)g->h);
+  dy_cg_line(ctx, "        for (; c < %lld; c++)", wp);
+  dy_cg_line(ctx, "          pr[c] = zz;");
+  dy_cg_line(ctx, "        continue;");
+  dy_cg_line(ctx, "      }");
+  if (c_lo > 0) {
+    dy_cg_line(ctx, "      for (; c < %lld; c++)", c_lo);
+    dy_cg_line(ctx, "        row[c] = xz;");
+  }
+  if (c_hi > c_lo) {
+    dy_cg_line(ctx, "      for (; c < %lld; c++)", c_hi);
+    dy_cg_line(ctx, "        row[c] = xc[iy * %lld + c - %lld];", (long long)g->w,
+               (long long)g->pl);
+  }
+  if (rl > c_hi) {
+    dy_cg_line(ctx, "      for (; c < %lld; c++)", rl);
+    dy_cg_line(ctx, "        row[c] = xz;");
+  }
+  dy_cg_line(ctx, "      for (c = 0; c < %lld; c++)", wp);
+  dy_cg_line(ctx, "        pr[c] = dy_q_pair(row[c], row[c + %lld]);", dw);
+  dy_cg_line(ctx, "    }");
+  dy_cg_line(ctx, "    for (%s oy = 0; oy < %lld; oy++)", I, (long long)g->oh);
+  dy_cg_line(ctx, "      for (%s ox = 0; ox < %lld; ox++) {", I, (long long)g->ow);
+  dy_cg_line(ctx, "        const uint32_t *pp = plane + oy * %lld + ox * %lld;",
+             (long long)g->sh * wp, (long long)g->sw);
+  dy_cg_line(ctx, "        int32_t acc = b0;");
+  for (long long ky = 0; ky < g->kh; ky++)
+    for (long long p = 0; p < n_pairs; p++)
+      dy_cg_line(ctx, "        acc = dy_q_mac2(acc, pp[%lld], w%lld_%lld);",
+                 ky * g->dh * wp + 2 * p * dw, ky, p);
+  put_store(ctx, g, "        ", store);
+  dy_cg_line(ctx, "      }");
+  dy_cg_line(ctx, "  }");
+  dy_cg_line(ctx, "}");
+}
+
 static dy_conv_geom geom_of(dy_cg_ctx *ctx, int wi) {
   dy_conv2d_attrs a = dy_conv2d_attrs_get(ctx->op);
   return dy_conv2d_geom(dy_cg_in_type(ctx, 0), dy_cg_in_type(ctx, wi), &a);
@@ -419,6 +520,12 @@ dy_status dy_emit_qconv2d(dy_cg_ctx *ctx, dy_error *err) {
     return s;
   dy_conv_geom g = geom_of(ctx, 3);
   int64_t k = g.c / g.groups * g.kh * g.kw;
+  if (dw_form(ctx, &g)) {
+    if ((s = put_row_sums(ctx, err, "wsum", const_data(ctx, 3), g.o, k)))
+      return s;
+    conv_depthwise(ctx, &g, store);
+    return DY_OK;
+  }
   if (dot_form(ctx, dy_cg_in_type(ctx, 0)->dtype, 3, 5) && k >= 16)
     return conv_dot(ctx, err, &g, store);
   const char *wsum = NULL;

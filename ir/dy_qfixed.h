@@ -32,6 +32,9 @@
  *                          dy_q_dot_s8(a, b1, n) (dy_q_dot2_u8s8 likewise);
  *                          the Cortex-M DSP path loads and widens each word
  *                          of a once for both sums
+ *   dy_q_pair(lo, hi), dy_q_mac2(acc, a, b)  two 16-bit values as a word;
+ *                          acc + the products of two such words' halves
+ *                          (SMLAD on a Cortex-M DSP)
  *   dy_q_round_f32(r)      r rounded to the nearest integer, ties to even
  *                          (ONNX QuantizeLinear's rounding), clamped to
  *                          [-2^22, 2^22]; NaN gives 0
@@ -413,6 +416,24 @@ static inline void dy_q_dot2_u8s8(const uint8_t *a, const int8_t *b0, const int8
   s[0] = dy_q_dot_u8s8(a, b0, n);
   s[1] = dy_q_dot_u8s8(a, b1, n);
 }
+/* Two taps at once (the depthwise qconv2d): the 16-bit pair (lo, hi) as
+ * one word, and acc + lo(a) * lo(b) + hi(a) * hi(b) over such words, the
+ * halves signed: one SMLAD on a Cortex-M DSP, plain C elsewhere. */
+static inline uint32_t dy_q_pair(int32_t lo, int32_t hi) {
+  return (uint32_t)(uint16_t)lo | (uint32_t)(uint16_t)hi << 16;
+}
+#if !defined(DY_NO_SIMD) && defined(__ARM_FEATURE_DSP) && defined(__ARM_FEATURE_SIMD32) && \
+    !defined(__aarch64__)
+#include <arm_acle.h>
+static inline int32_t dy_q_mac2(int32_t acc, uint32_t a, uint32_t b) {
+  return __smlad(a, b, acc);
+}
+#else
+static inline int32_t dy_q_mac2(int32_t acc, uint32_t a, uint32_t b) {
+  return acc + (int32_t)(int16_t)(uint16_t)a * (int16_t)(uint16_t)b +
+         (int32_t)(int16_t)(uint16_t)(a >> 16) * (int16_t)(uint16_t)(b >> 16);
+}
+#endif
 /* dy2stc: template end */
 
 #endif /* DY_QFIXED_H */
