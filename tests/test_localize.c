@@ -9,7 +9,8 @@
  * op, its line and var, and the element, at the default level (the fused
  * op lists its three lines) and at -O0. Unplanted, every op agrees. The
  * debug build only adds the dump calls: without them its NAME.c is the
- * normal one byte for byte. The CLI prints the report and exits 0 or 1.
+ * normal one byte for byte. Integer results (i8, i32) are compared too.
+ * The CLI prints the report and exits 0 or 1.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +97,41 @@ static void test_no_plant_agrees(void) {
   localize(0, -1, &r);
   CU_ASSERT(!r.found);
   CU_ASSERT_EQUAL(r.n_compared, 6);
+}
+
+/* Integer results (i8, i32) are dumped with their own element sizes and
+ * compared: a quantize, an integer matmul and a dequantize all agree. */
+static void test_integer_results(void) {
+  static const char qnet[] =
+      "program {\n"
+      "  var x : f32[-1,4] feed 0\n"
+      "  var s : f32[1] persistable = [0.05]\n"
+      "  var z : i8[1] persistable = [3]\n"
+      "  var w : i8[4,2] persistable = [1, -2, 3, -4, 5, -6, 7, -8]\n"
+      "  var wz : i8[1] persistable = [0]\n"
+      "  var s2 : f32[1] persistable = [0.001]\n"
+      "  var z2 : i32[1] persistable = [0]\n"
+      "  var q : i8[-1,4]\n"
+      "  var m : i32[-1,2]\n"
+      "  var d : f32[-1,2]\n"
+      "  block 0 parent -1 {\n"
+      "    q = quantize_linear(x, s, z) {axis = 1}  @q.c:1\n"
+      "    m = matmul_integer(q, w, z, wz)  @q.c:2\n"
+      "    d = dequantize_linear(m, s2, z2) {axis = 1}  @q.c:3\n"
+      "  }\n"
+      "  fetch 0 d\n"
+      "}\n";
+  dy_program *p = dy_test_parse_ok(qnet);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  dy_tensor *x = input();
+  dy_compile_options o = options(0);
+  dy_localize_result r;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_localize(p, &o, &x, 0, 0, -1, &r, &err), &err);
+  CU_ASSERT(!r.found);
+  CU_ASSERT_EQUAL(r.n_compared, 3);
+  dy_tensor_free(x);
+  dy_program_free(p);
 }
 
 /* A planted wrong kernel is named: op, line, var, element, values. */
@@ -215,6 +251,7 @@ void dy_test_register(void) {
   DY_SUITE("localize");
   DY_TEST(test_no_plant_agrees);
   DY_TEST(test_plant_found);
+  DY_TEST(test_integer_results);
   DY_TEST(test_debug_build_only_adds);
   DY_TEST(test_cli);
 }
