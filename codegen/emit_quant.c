@@ -11,8 +11,8 @@
  *
  * Fast paths (same results, exact integer arithmetic):
  *   qconv2d   depthwise (one input and one output channel a group), i8 or
- *             u8 x, constant i8 w with zero w zero points, <= 25 taps, a
- *             padded plane of <= 1024 words: per channel the plane is
+ *             u8 x, constant i8 w with zero w zero points, <= 25 taps: per
+ *             channel the plane (or a band of it, <= 4 KB) is
  *             rewritten once as 16-bit pairs (x[iy][ix], x[iy][ix + dw])
  *             padded with the x zero point (the border peeled: no bounds
  *             checks anywhere), then each output is one dy_q_mac2 (SMLAD
@@ -420,29 +420,39 @@ static dy_status conv_dot(dy_cg_ctx *ctx, dy_error *err, const dy_conv_geom *g,
  * channel, the plane is rewritten once into plane[HP][WP] of 16-bit pairs
  * (x[iy][ix], x[iy][ix + dw]), padded with the x zero point, so that
  * every output reads its taps without a bounds check (the border peeled
- * into the padding: x_zp * w adds what x_zp * wsum takes away). Each
+ * into the padding: x_zp * w adds what x_zp * wsum takes away; a plane
+ * too large for DW_MAX_PLANE is made and used a band of output rows at a
+ * time). Each
  * output is then one dy_q_mac2 (SMLAD on a Cortex-M4) per pair of taps
  * of a filter row (an odd last tap paired with a zero weight), the
  * channel's weight pairs held in locals. */
 enum { DW_MAX_TAPS = 25, DW_MAX_PLANE = 1024 }; /* words of the plane: 4 KB of stack */
 
-static void dw_plane_size(const dy_conv_geom *g, long long *hp, long long *wp) {
-  *hp = (long long)(g->oh - 1) * g->sh + (long long)(g->kh - 1) * g->dh + 1;
+/* The plane's width wp, and the output rows one plane holds (*strip: all
+ * oh when the whole padded plane fits, else bands of that many rows, each
+ * plane then the band's input rows; 0 when not even one row fits) and its
+ * height hp. */
+static void dw_plane_size(const dy_conv_geom *g, long long *strip, long long *hp, long long *wp) {
+  long long taps_h = (long long)(g->kh - 1) * g->dh + 1;
   *wp = (long long)(g->ow - 1) * g->sw + (long long)(g->kw - 1) * g->dw + 1;
+  *strip = DW_MAX_PLANE / *wp < taps_h ? 0 : (DW_MAX_PLANE / *wp - taps_h) / g->sh + 1;
+  *strip = *strip > g->oh ? g->oh : *strip;
+  *hp = (*strip - 1) * g->sh + taps_h;
 }
 
 static bool dw_form(dy_cg_ctx *ctx, const dy_conv_geom *g) {
-  long long hp, wp;
-  dw_plane_size(g, &hp, &wp);
+  long long strip, hp, wp;
+  dw_plane_size(g, &strip, &hp, &wp);
   return dot_form(ctx, dy_cg_in_type(ctx, 0)->dtype, 3, 5) && g->c == g->groups &&
-         g->o == g->groups && g->kh * g->kw <= DW_MAX_TAPS && hp * wp <= DW_MAX_PLANE;
+         g->o == g->groups && g->kh * g->kw <= DW_MAX_TAPS && strip > 0;
 }
 
 static void conv_depthwise(dy_cg_ctx *ctx, const dy_conv_geom *g, const char *store) {
   const dy_type *x = dy_cg_in_type(ctx, 0);
   const char *I = sample_index_type(g);
-  long long hp, wp, dw = g->dw, taps = g->kh * g->kw;
-  dw_plane_size(g, &hp, &wp);
+  long long strip, hp, wp, dw = g->dw, taps = g->kh * g->kw;
+  dw_plane_size(g, &strip, &hp, &wp);
+  bool bands = strip < g->oh;
   long long rl = wp + dw, c_lo = g->pl < rl ? g->pl : rl;
   long long c_hi = g->pl + g->w < rl ? g->pl + g->w : rl;
   long long n_pairs = (g->kw + 1) / 2;
@@ -467,8 +477,19 @@ static void conv_depthwise(dy_cg_ctx *ctx, const dy_conv_geom *g, const char *st
       dy_cg_line(ctx, "    const uint32_t w%lld_%lld = dy_q_pair(wr[%lld], %s);", ky, p,
                  ky * g->kw + kx, hi);
     }
-  dy_cg_line(ctx, "    for (%s r = 0; r < %lld; r++) {", I, hp);
-  dy_cg_line(ctx, "      const %s iy = r - %lld;", I, (long long)g->pt);
+  if (bands) { /* a band of output rows [oy0, oy0 + ns) at a time */
+    dy_cg_line(ctx, "    for (%s oy0 = 0; oy0 < %lld; oy0 += %lld) {", I, (long long)g->oh, strip);
+    ctx->indent++;
+    dy_cg_line(ctx, "    const %s ns = %lld - oy0 < %lld ? %lld - oy0 : %lld;", I,
+               (long long)g->oh, strip, (long long)g->oh, strip);
+    dy_cg_line(ctx, "    for (%s r = 0; r < (ns - 1) * %lld + %lld; r++) {", I, (long long)g->sh,
+               hp - (strip - 1) * g->sh);
+    dy_cg_line(ctx, "      const %s iy = oy0 * %lld - %lld + r;", I, (long long)g->sh,
+               (long long)g->pt);
+  } else {
+    dy_cg_line(ctx, "    for (%s r = 0; r < %lld; r++) {", I, hp);
+    dy_cg_line(ctx, "      const %s iy = r - %lld;", I, (long long)g->pt);
+  }
   dy_cg_line(ctx, "      uint32_t *pr = plane + r * %lld;", wp);
   dy_cg_line(ctx, "      %s c = 0;", I);
   dy_cg_line(ctx, "      if (iy < 0 || iy >= %lld) { /* a row of padding */", (long long)g->h);
@@ -492,10 +513,13 @@ static void conv_depthwise(dy_cg_ctx *ctx, const dy_conv_geom *g, const char *st
   dy_cg_line(ctx, "      for (c = 0; c < %lld; c++)", wp);
   dy_cg_line(ctx, "        pr[c] = dy_q_pair(row[c], row[c + %lld]);", dw);
   dy_cg_line(ctx, "    }");
-  dy_cg_line(ctx, "    for (%s oy = 0; oy < %lld; oy++)", I, (long long)g->oh);
+  if (bands)
+    dy_cg_line(ctx, "    for (%s oy = oy0; oy < oy0 + ns; oy++)", I);
+  else
+    dy_cg_line(ctx, "    for (%s oy = 0; oy < %lld; oy++)", I, (long long)g->oh);
   dy_cg_line(ctx, "      for (%s ox = 0; ox < %lld; ox++) {", I, (long long)g->ow);
-  dy_cg_line(ctx, "        const uint32_t *pp = plane + oy * %lld + ox * %lld;",
-             (long long)g->sh * wp, (long long)g->sw);
+  dy_cg_line(ctx, "        const uint32_t *pp = plane + %s * %lld + ox * %lld;",
+             bands ? "(oy - oy0)" : "oy", (long long)g->sh * wp, (long long)g->sw);
   dy_cg_line(ctx, "        int32_t acc = b0;");
   for (long long ky = 0; ky < g->kh; ky++)
     for (long long p = 0; p < n_pairs; p++)
@@ -503,6 +527,10 @@ static void conv_depthwise(dy_cg_ctx *ctx, const dy_conv_geom *g, const char *st
                  ky * g->dh * wp + 2 * p * dw, ky, p);
   put_store(ctx, g, "        ", store);
   dy_cg_line(ctx, "      }");
+  if (bands) {
+    ctx->indent--;
+    dy_cg_line(ctx, "    }");
+  }
   dy_cg_line(ctx, "  }");
   dy_cg_line(ctx, "}");
 }

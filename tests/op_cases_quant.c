@@ -2,7 +2,8 @@
  * (ir/ops_quant.def): quantize/dequantize per tensor and per channel, i8
  * and u8; qconv2d on both generated forms (the patch + dot form: i8, a
  * constant filter of >= 16 taps with zero weight zero points; the direct
- * loop: depthwise, u8 with per-channel weight zero points), with strides,
+ * loop: depthwise, u8 with per-channel weight zero points; the depthwise
+ * pairs form, its plane in bands on a large map), with strides,
  * asymmetric padding, dilation, the dynamic batch and a relu6 clamp;
  * qmatmul (the dot form with b as [N, K], the direct loop batched and u8);
  * qadd and qmul broadcasting; qsoftmax along the last, a middle and the batch axis;
@@ -81,6 +82,11 @@ static const dy_op_case cases[] = {
      .in = {I8(4, 2, 4, 6, 5), F32(1, 1), I8(1, 1), I8(4, 4, 1, 3, 3), F32(1, 4), I8(1, 4),
             F32(1, 1), I8(1, 1), I32(1, 4)},
      .consts = 0x1feu, .data = {NULL, s_x, z_i8_0, NULL, s_w4, z_zero4, s_y, z_i8, NULL}},
+    {.label = "qconv2d depthwise u8 x, 41 x 40, stride 2 rows: the plane in bands",
+     .kind = DY_OP_QCONV2D, .n_in = 9, QCONV(2, 1, 1, 1, 1, 1, 1, 1, 2, 120, INT32_MAX),
+     .in = {U8(4, 1, 2, 41, 40), F32(1, 1), U8(1, 1), I8(4, 2, 1, 3, 3), F32(1, 2), I8(1, 2),
+            F32(1, 1), U8(1, 1), I32(1, 2)},
+     .consts = 0x1feu, .data = {NULL, s_x, z_u8, NULL, s_w4, z_zero4, s_y, z_u8, NULL}},
     {.label = "qconv2d u8, per-channel weight zero points (direct)", .kind = DY_OP_QCONV2D,
      .n_in = 9, QCONV(1, 1, 0, 1, 0, 1, 1, 1, 1, INT32_MIN, INT32_MAX),
      .in = {U8(4, 1, 2, 4, 4), F32(1, 1), U8(1, 1), U8(4, 4, 2, 2, 3), F32(1, 4), U8(1, 4),
