@@ -104,6 +104,7 @@ dy_status dy_pass_fuse_matmul(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_fuse_conv(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_fuse_residual(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_fuse_bn(dy_program *p, bool *changed, dy_error *err);
+dy_status dy_pass_fuse_layernorm(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_fuse_elementwise(dy_program *p, bool *changed, dy_error *err);
 /* winograd.c: 3x3 stride-1 convs with at least this many input and output
  * channels get algo = "winograd" (codegen's F(4x4, 3x3) kernel). */

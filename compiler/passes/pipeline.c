@@ -34,6 +34,9 @@ const dy_pass dy_passes[] = {
     /* conv + residual add (+ activation): the add in the GEMM's epilogue */
     {"fuse-residual", "fuse a residual add and activation into the conv before",
      dy_pass_fuse_residual},
+    /* a layer norm spelled out op by op (ONNX before opset 17): one op */
+    {"fuse-layernorm", "fuse a layer norm written as reduce_mean, sub, pow, sqrt, div "
+     "into one layer_norm", dy_pass_fuse_layernorm},
     /* chains of elementwise ops: one loop */
     {"fuse-elementwise", "fuse chains of elementwise ops into one loop",
      dy_pass_fuse_elementwise},
