@@ -1834,6 +1834,8 @@ static const char *operand_role(const dy_op *op, bool out, int i, char *buf, siz
   case DY_OP_CONV2D_TRANSPOSE:
   case DY_OP_FUSED_CONV2D:
     return i < 4 ? (const char *[]){"x", "w", "bias", "res"}[i] : NULL;
+  case DY_OP_FUSED_ATTENTION:
+    return i < 4 ? (const char *[]){"query", "key", "value", "mask"}[i] : NULL;
   case DY_OP_WHERE:
     return (const char *[]){"cond", "a", "b"}[i];
   case DY_OP_BATCH_NORM:

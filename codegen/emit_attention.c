@@ -10,9 +10,10 @@
  *   2. the 8 rows of scores (8 x LKP floats, in L1) scaled, masked and
  *      turned into probabilities in place (vector max, exp, sum);
  *   3. the output rows as 8 vector accumulators per DY_VW features of v,
- *      v read row by row where it lies (a strided read: in layout "lhd"
- *      the heads sit between sequence and features, so neither q, k, v
- *      nor the output is transposed), scaled by 1 / sum at the store.
+ *      v read row by row where it lies (a strided read: in layout "lhd",
+ *      [B, L, H, D], the heads sit between sequence and features, so
+ *      neither q, k, v nor the output is transposed), scaled by 1 / sum
+ *      at the store.
  * The scores never reach memory beyond the scratch, and no transposes or
  * softmax pass of their own remain. Rows of a last partial block compute
  * on a repeated query and are not stored. D and Dv must be static; the
@@ -36,7 +37,7 @@ typedef long long ll;
 static int64_t keys_padded(const dy_program *p, const dy_op *op, int64_t max_batch) {
   const dy_type *k = &p->vars[op->inputs[1]]->type;
   bool lhd = strcmp(dy_fused_attention_attrs_get(op).layout, "lhd") == 0;
-  int64_t lk = k->shape[lhd ? 0 : k->rank - 2], vals[DY_MAX_SYMS], n = 0;
+  int64_t lk = k->shape[k->rank - (lhd ? 3 : 2)], vals[DY_MAX_SYMS], n = 0;
   dy_program_sym_bounds(p, max_batch, max_batch, vals);
   if (!dy_dim_eval(lk, vals, &n) || n < 0)
     return -1;
@@ -65,44 +66,53 @@ dy_status dy_emit_fused_attention(dy_cg_ctx *ctx, dy_error *err) {
                             "needs static feature sizes and a finite scale");
   ll d = de.k, dv = dve.k;
   char g[128], lq[128], lk[128];
-  if (lhd) {
-    snprintf(g, sizeof g, "%s", dy_cg_dim(ctx, q, 1));
-    snprintf(lq, sizeof lq, "%s", dy_cg_dim(ctx, q, 0));
-    snprintf(lk, sizeof lk, "%s", dy_cg_dim(ctx, k, 0));
-  } else {
-    dy_ext_str(ctx, dy_ext_range(q, 0, r - 2), g, sizeof g);
-    snprintf(lq, sizeof lq, "%s", dy_cg_dim(ctx, q, r - 2));
-    snprintf(lk, sizeof lk, "%s", dy_cg_dim(ctx, k, r - 2));
-  }
+  int ls = lhd ? r - 3 : r - 2; /* the sequence's axis */
+  dy_ext_str(ctx, dy_ext_range(q, 0, ls), g, sizeof g);
+  snprintf(lq, sizeof lq, "%s", dy_cg_dim(ctx, q, ls));
+  snprintf(lk, sizeof lk, "%s", dy_cg_dim(ctx, k, ls));
   *ctx->uses |= DY_USES_SIMD;
   L("/* per group: softmax(q k^T * %s%s) v, %d queries at a time; k transposed into", scale,
     mask ? " + mask" : "", ATT_ROWS);
   L(" * the scratch (kt), the scores of the %d rows in the scratch (sc) and softmaxed", ATT_ROWS);
   L(" * there, then times v read in place (layout \"%s\") */", a.layout);
-  L("const int64_t G = %s, LQ = %s, LK = %s;", g, lq, lk);
+  L("const int64_t LQ = %s, LK = %s;", lq, lk);
   L("const int64_t LKP = (LK + DY_VW - 1) / DY_VW * DY_VW;");
-  /* (group, row) strides of q (LQ rows), k and v (LK rows), out (LQ rows) */
+  /* row strides, and each tensor's start of group g */
   if (lhd) {
-    L("const int64_t QG = %lld, QR = G * %lld, KG = %lld, KR = G * %lld;", d, d, d, d);
-    L("const int64_t VG = %lld, VR = G * %lld, OG = %lld, OR = G * %lld;", dv, dv, dv, dv);
+    /* [B, L, H, D]: group g = (g / H, g % H) */
+    L("const int64_t H = %s, G = %s * H;", dy_cg_dim(ctx, q, r - 2), g);
+    L("const int64_t QR = H * %lld, KR = H * %lld, VR = H * %lld, OR = H * %lld;", d, d, dv,
+      dv);
   } else {
-    L("const int64_t QG = LQ * %lld, QR = %lld, KG = LK * %lld, KR = %lld;", d, d, d, d);
-    L("const int64_t VG = LK * %lld, VR = %lld, OG = LQ * %lld, OR = %lld;", dv, dv, dv, dv);
+    L("const int64_t G = %s;", g);
+    L("const int64_t QR = %lld, KR = %lld, VR = %lld, OR = %lld;", d, d, dv, dv);
   }
   L("float *kt = scratch, *sc = scratch + %lld * LKP;", d);
   L("const dy_vf vscale = dy_vset(%s);", scale);
   OPEN("for (int64_t g = 0; g < G; g++) {");
-  L("const float *q = in0 + g * QG, *k = in1 + g * KG, *v = in2 + g * VG;");
-  L("float *o = out0 + g * OG;");
-  OPEN("for (int64_t j = 0; j < LKP; j++)");
-  L("for (int64_t c = 0; c < %lld; c++)", d);
-  L("  kt[c * LKP + j] = j < LK ? k[j * KR + c] : 0.0f;");
-  ctx->indent--;
+  if (lhd) {
+    L("const int64_t gb = g / H, gh = g %% H;");
+    L("const float *q = in0 + (gb * LQ * H + gh) * %lld, *k = in1 + (gb * LK * H + gh) * %lld;", d,
+      d);
+    L("const float *v = in2 + (gb * LK * H + gh) * %lld;", dv);
+    L("float *o = out0 + (gb * LQ * H + gh) * %lld;", dv);
+  } else {
+    L("const float *q = in0 + g * LQ * %lld, *k = in1 + g * LK * %lld;", d, d);
+    L("const float *v = in2 + g * LK * %lld;", dv);
+    L("float *o = out0 + g * LQ * %lld;", dv);
+  }
+  L("for (int64_t j = 0; j < LK; j++)");
+  L("  for (int64_t c = 0; c < %lld; c++)", d);
+  L("    kt[c * LKP + j] = k[j * KR + c];");
+  L("for (int64_t j = LK; j < LKP; j++)");
+  L("  for (int64_t c = 0; c < %lld; c++)", d);
+  L("    kt[c * LKP + j] = 0.0f;");
   OPEN("for (int64_t i0 = 0; i0 < LQ; i0 += %d) {", ATT_ROWS);
   L("const int64_t nr = LQ - i0 < %d ? LQ - i0 : %d;", ATT_ROWS, ATT_ROWS);
-  L("float inv[%d];", ATT_ROWS);
-  for (int i = 0; i < ATT_ROWS; i++)
-    L("const float *q%d = q + (i0 + (%d < nr ? %d : 0)) * QR;", i, i, i);
+  L("float inv[%d] = {0.0f};", ATT_ROWS);
+  L("const float *q0 = q + i0 * QR;");
+  for (int i = 1; i < ATT_ROWS; i++)
+    L("const float *q%d = %d < nr ? q%d + QR : q0;", i, i, i - 1);
   L("/* the scores: %d rows x DY_VW keys in registers per step */", ATT_ROWS);
   OPEN("for (int64_t j = 0; j < LKP; j += DY_VW) {");
   L("dy_vf a0 = dy_vset(0.0f), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;");

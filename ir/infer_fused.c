@@ -187,7 +187,7 @@ dy_status dy_infer_fused_conv2d(const dy_op *op, const dy_type *in, int n,
 }
 
 /* softmax(q k^T * scale + mask) v per group; layout "" ([G.., L, D]) or
- * "lhd" ([L, G, D]). Every group dim of q, k and v must agree exactly (no
+ * "lhd" ([L, H, D] or [B, L, H, D]). Every group dim of q, k and v must agree exactly (no
  * broadcasting), and k and v have the same number of keys. */
 dy_status dy_infer_fused_attention(const dy_op *op, const dy_type *in, int n,
                                    dy_type *out, dy_error *err) {
@@ -209,8 +209,8 @@ dy_status dy_infer_fused_attention(const dy_op *op, const dy_type *in, int n,
   const dy_type *q = &in[0], *k = &in[1], *v = &in[2];
   int r = q->rank;
   /* the axis of the sequence and of the group in each layout */
-  int ls = lhd ? 0 : r - 2;
-  bool ok = r >= 2 && (!lhd || r == 3) && k->rank == r && v->rank == r &&
+  int ls = lhd ? r - 3 : r - 2;
+  bool ok = r >= 2 && (!lhd || r == 3 || r == 4) && k->rank == r && v->rank == r &&
             q->shape[r - 1] == k->shape[r - 1] && k->shape[ls] == v->shape[ls];
   for (int d = 0; ok && d < r - 1; d++)
     if (d != ls)

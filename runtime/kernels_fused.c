@@ -196,7 +196,7 @@ dy_status dy_kernel_fused_elementwise(const dy_op *op, dy_tensor *const *in, int
  * probabilities times v; the same steps and order as matmul, softmax and
  * matmul run one after the other (sums in double). The layouts differ only
  * in strides: "" [G.., L, D] (group stride L*D, row stride D), "lhd"
- * [L, G, D] (group stride D, row stride G*D). */
+ * [B, L, H, D] (group g = (b, h) at (b * L * H + h) * D, row stride H*D). */
 dy_status dy_kernel_fused_attention(const dy_op *op, dy_tensor *const *in, int n_in,
                                     dy_tensor *const *out, dy_error *err) {
   if (n_in < 3 || n_in > 4)
@@ -210,8 +210,9 @@ dy_status dy_kernel_fused_attention(const dy_op *op, dy_tensor *const *in, int n
   int r = qt->rank;
   bool lhd = strcmp(a.layout, "lhd") == 0;
   int64_t d = qt->shape[r - 1], dv = in[2]->type.shape[r - 1];
-  int64_t lq = qt->shape[lhd ? 0 : r - 2], lk = in[1]->type.shape[lhd ? 0 : r - 2];
-  int64_t groups = lhd ? qt->shape[1] : dy_tensor_numel(in[0]) / (lq * d > 0 ? lq * d : 1);
+  int64_t lq = qt->shape[lhd ? r - 3 : r - 2], lk = in[1]->type.shape[lhd ? r - 3 : r - 2];
+  int64_t hh = lhd ? qt->shape[r - 2] : 1;
+  int64_t groups = lq * d > 0 ? dy_tensor_numel(in[0]) / (lq * d) : 0;
   const float *q = in[0]->data, *k = in[1]->data, *v = in[2]->data;
   const float *mask = n_in == 4 ? in[3]->data : NULL;
   float *o = out[0]->data;
@@ -220,7 +221,7 @@ dy_status dy_kernel_fused_attention(const dy_op *op, dy_tensor *const *in, int n
     return dy_error_at(err, op, DY_STATUS_OUT_OF_MEMORY, "fused_attention: out of memory");
   /* strides of (group, row) per tensor, by the width of its rows */
 #define ATT_OFF(width, len, g, i) \
-  (lhd ? ((i) * groups + (g)) * (width) : ((g) * (len) + (i)) * (width))
+  (lhd ? ((((g) / hh) * (len) + (i)) * hh + (g) % hh) * (width) : ((g) * (len) + (i)) * (width))
   float scale = (float)a.scale;
   for (int64_t g = 0; g < groups; g++)
     for (int64_t i = 0; i < lq; i++) {

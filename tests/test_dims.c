@@ -536,7 +536,9 @@ static void test_onnx_encoder(void) {
   enum { MAX_SEQ = 12, MAX_B = 3, CAP = MAX_SEQ * MAX_B * ENC_E };
   /* the compiled code runs the fused forms (checked against the executor,
    * which runs the Program as imported, below): each decomposed layer norm
-   * one layer_norm (fuse-layernorm) */
+   * one layer_norm (fuse-layernorm), each attention one fused_attention in
+   * the exporter's [seq, batch * heads, 8] layout, no transpose left
+   * (fuse-attention) */
   {
     dy_program *o = NULL;
     DY_ASSERT_OK(dy_onnx_load(WORK "/enc.onnx", &o, &err), &err);
@@ -545,6 +547,9 @@ static void test_onnx_encoder(void) {
     DY_ASSERT_OK(dy_run_pipeline(o, &po, &err), &err);
     CU_ASSERT_EQUAL(count_ops(o, DY_OP_LAYER_NORM), 2 * ENC_LAYERS);
     CU_ASSERT_EQUAL(count_ops(o, DY_OP_POW), 0);
+    CU_ASSERT_EQUAL(count_ops(o, DY_OP_FUSED_ATTENTION), ENC_LAYERS);
+    CU_ASSERT_EQUAL(count_ops(o, DY_OP_SOFTMAX), 0);
+    CU_ASSERT_EQUAL(count_ops(o, DY_OP_TRANSPOSE), 0);
     dy_program_free(o);
   }
   DY_ASSERT_OK(dy_program_declare_sym(p, "seq", MAX_SEQ, &err), &err);

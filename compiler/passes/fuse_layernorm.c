@@ -32,16 +32,6 @@ static int index_of(const dy_block *b, const dy_op *op) {
   return -1;
 }
 
-/* The value of var when it is a one-element f32 constant. */
-static bool scalar_const(const dy_program *p, int var, bool training, float *v) {
-  const dy_var *x = p->vars[var];
-  if (!dy_pass_var_is_constant(p, var, training) || x->type.dtype != DY_F32 ||
-      dy_type_numel(&x->type) != 1 || !x->data)
-    return false;
-  *v = *(const float *)x->data;
-  return true;
-}
-
 /* Is op reduce_mean over the last axis only, keeping it? */
 static bool mean_last(const dy_program *p, const dy_op *op) {
   if (!op || op->kind != DY_OP_REDUCE_MEAN)
@@ -110,7 +100,7 @@ static dy_status fuse_one(dy_program *p, dy_op *m, bool training, bool *done,
     dy_op *u = b->ops[k];
     float two;
     if (!sq && u->kind == DY_OP_POW && u->inputs[0] == d &&
-        scalar_const(p, u->inputs[1], training, &two) && two == 2.0f)
+        dy_pass_scalar_f32(p, u->inputs[1], training, &two) && two == 2.0f)
       sq = u;
     else if (!sq && u->kind == DY_OP_MUL && u->inputs[0] == d && u->inputs[1] == d)
       sq = u;
@@ -124,7 +114,7 @@ static dy_status fuse_one(dy_program *p, dy_op *m, bool training, bool *done,
     return DY_OK;
   dy_op *add = user_of(p, v, DY_OP_ADD);
   float eps;
-  if (!add || !scalar_const(p, other_input(add, v->outputs[0]), training, &eps) ||
+  if (!add || !dy_pass_scalar_f32(p, other_input(add, v->outputs[0]), training, &eps) ||
       !(eps >= 0.0f))
     return DY_OK;
   dy_op *sqrt_op = user_of(p, add, DY_OP_SQRT);
