@@ -245,7 +245,7 @@ dy_status dy_kernel_fused_attention(const dy_op *op, dy_tensor *const *in, int n
         double acc = 0.0;
         for (int64_t j = 0; j < lk; j++)
           acc += (double)p[j] * v[ATT_OFF(dv, lk, g, j) + c];
-        oi[c] = (float)(acc / sum);
+        oi[c] = lk > 0 ? (float)(acc / sum) : 0.0f; /* no keys: matmul's zeros */
       }
     }
 #undef ATT_OFF
