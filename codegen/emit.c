@@ -102,7 +102,7 @@ const dy_cg_fn dy_cg_table[DY_OP_COUNT] = {
 
 int64_t dy_codegen_scratch_bytes(const dy_program *p, const dy_op *op, int64_t max_batch,
                                  int threads) {
-  (void)max_batch; /* every kernel's scratch serves one matrix or image at a time */
+  /* every kernel's scratch serves one matrix or image (or head) at a time */
   switch (op->kind) {
   case DY_OP_MATMUL:
   case DY_OP_FUSED_MATMUL:
@@ -110,6 +110,8 @@ int64_t dy_codegen_scratch_bytes(const dy_program *p, const dy_op *op, int64_t m
   case DY_OP_CONV2D:
   case DY_OP_FUSED_CONV2D:
     return dy_cg_conv_scratch(p, op, threads);
+  case DY_OP_FUSED_ATTENTION:
+    return dy_cg_attention_scratch(p, op, max_batch); /* k^T and 8 rows of scores */
   default:
     return 0;
   }
@@ -1846,6 +1848,8 @@ static const char *operand_role(const dy_op *op, bool out, int i, char *buf, siz
   case DY_OP_CONV2D_TRANSPOSE:
   case DY_OP_FUSED_CONV2D:
     return i < 4 ? (const char *[]){"x", "w", "bias", "res"}[i] : NULL;
+  case DY_OP_FUSED_ATTENTION:
+    return i < 4 ? (const char *[]){"query", "key", "value", "mask"}[i] : NULL;
   case DY_OP_WHERE:
     return (const char *[]){"cond", "a", "b"}[i];
   case DY_OP_BATCH_NORM:

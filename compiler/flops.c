@@ -8,6 +8,9 @@
  *   conv2d_transpose          2*N*C*H*W*(O/g)*kh*kw
  *   pool2d                    one per input element read: output * window
  *                             (global and adaptive: the input's size)
+ *   fused_attention           per score (S = groups * Lq * Lk): 2*D for
+ *                             q k^T, 1 scale (+1 mask), 4 softmax, 2*Dv
+ *                             for the product with v
  *   batch_norm                2 per element, layer_norm / group_norm 7
  *                             (sum, square, scale, shift), softmax 4
  *   elementwise ops           1 per output element; fused_elementwise one
@@ -86,6 +89,23 @@ int64_t dy_op_flops(const dy_program *p, const dy_op *op, int64_t batch) {
     if (a.n_ksize == 2)
       return out * a.ksize[0] * a.ksize[1];
     return out;
+  }
+  case DY_OP_FUSED_ATTENTION: {
+    const dy_type *q = &p->vars[op->inputs[0]]->type, *k = &p->vars[op->inputs[1]]->type;
+    int r = q->rank;
+    bool lhd = strcmp(dy_fused_attention_attrs_get(op).layout, "lhd") == 0;
+    int ls = lhd ? r - 3 : r - 2; /* the sequence's axis */
+    /* the scores: groups (dims before the sequence, and H in lhd) x Lq x Lk */
+    dy_type st = {.dtype = DY_F32, .rank = 0};
+    for (int d = 0; d < ls; d++)
+      st.shape[st.rank++] = q->shape[d];
+    if (lhd)
+      st.shape[st.rank++] = q->shape[r - 2];
+    st.shape[st.rank++] = q->shape[ls];
+    st.shape[st.rank++] = k->shape[ls];
+    int64_t scores = dy_type_numel_at(&st, batch);
+    int64_t dv = p->vars[op->inputs[2]]->type.shape[r - 1];
+    return scores * (2 * q->shape[r - 1] + 2 * dv + 5 + (op->n_inputs > 3));
   }
   case DY_OP_BATCH_NORM: return 2 * out;
   case DY_OP_LAYER_NORM:

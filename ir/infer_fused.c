@@ -185,3 +185,53 @@ dy_status dy_infer_fused_conv2d(const dy_op *op, const dy_type *in, int n,
   }
   return DY_OK;
 }
+
+/* softmax(q k^T * scale + mask) v per group; layout "" ([G.., L, D]) or
+ * "lhd" ([L, H, D] or [B, L, H, D]). Every group dim of q, k and v must agree exactly (no
+ * broadcasting), and k and v have the same number of keys. */
+dy_status dy_infer_fused_attention(const dy_op *op, const dy_type *in, int n,
+                                   dy_type *out, dy_error *err) {
+  if (n < 3 || n > 4)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "fused_attention: takes 3 or 4 inputs, got %d", n);
+  dy_fused_attention_attrs a;
+  dy_status s = dy_fused_attention_attrs_of(op, &a, err);
+  if (s)
+    return s;
+  bool lhd = strcmp(a.layout, "lhd") == 0;
+  if (!lhd && a.layout[0])
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "fused_attention: unknown layout '%s' (\"\" or \"lhd\")", a.layout);
+  for (int i = 0; i < n; i++)
+    if (in[i].dtype != DY_F32)
+      return dy_error_at(err, op, DY_STATUS_DTYPE_MISMATCH,
+                         "fused_attention: input %d is not f32", i);
+  const dy_type *q = &in[0], *k = &in[1], *v = &in[2];
+  int r = q->rank;
+  /* the axis of the sequence and of the group in each layout */
+  int ls = lhd ? r - 3 : r - 2;
+  bool ok = r >= 2 && (!lhd || r == 3 || r == 4) && k->rank == r && v->rank == r &&
+            q->shape[r - 1] == k->shape[r - 1] && k->shape[ls] == v->shape[ls];
+  for (int d = 0; ok && d < r - 1; d++)
+    if (d != ls)
+      ok = q->shape[d] == k->shape[d] && q->shape[d] == v->shape[d];
+  if (!ok) {
+    char t0[128], t1[128], t2[128];
+    return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
+                       "fused_attention: q %s, k %s, v %s do not agree (layout \"%s\")",
+                       dy_type_str(q, t0, sizeof t0), dy_type_str(k, t1, sizeof t1),
+                       dy_type_str(v, t2, sizeof t2), a.layout);
+  }
+  if (n == 4) {
+    const dy_type *m = &in[3];
+    if (m->rank != 2 || m->shape[0] != q->shape[ls] || m->shape[1] != k->shape[ls]) {
+      char t0[128];
+      return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
+                         "fused_attention: mask %s is not [queries, keys]",
+                         dy_type_str(m, t0, sizeof t0));
+    }
+  }
+  *out = *q;
+  out->shape[r - 1] = v->shape[r - 1];
+  return DY_OK;
+}

@@ -9,7 +9,8 @@
 #            then emit_matmul.c, emit_conv.c          (in that order)
 #   floor 2  the family emitters, which call floors 0-1 only, never each
 #            other: emit_ops.c, emit_math.c, emit_nn.c, emit_shape.c,
-#            emit_extra.c, emit_fused.c, emit_control.c, emit_quant.c
+#            emit_extra.c, emit_fused.c, emit_attention.c, emit_control.c,
+#            emit_quant.c
 #   floor 3  the driver: emit_main.c, emit_tidy.c, emit_weights.c, then emit.c
 # Each object's undefined dy_* symbols (nm -u) must be defined by its own
 # file or by a file of a lower rank; a family emitter (rank 5) may use
@@ -29,7 +30,7 @@ rank_of() {
     emit_act | emit_simd | emit_mathlib) echo 2 ;;
     emit_gemm) echo 3 ;;
     emit_matmul | emit_conv) echo 4 ;;
-    emit_ops | emit_math | emit_nn | emit_shape | emit_extra | emit_fused | emit_control | emit_quant) echo 5 ;;
+    emit_ops | emit_math | emit_nn | emit_shape | emit_extra | emit_fused | emit_attention | emit_control | emit_quant) echo 5 ;;
     emit_main | emit_tidy | emit_weights) echo 6 ;;
     emit) echo 7 ;;
     *) echo unknown ;;

@@ -501,6 +501,15 @@ static void test_transformer_sample(void) {
   free(log);
 }
 
+/* Ops of kind k in p's blocks. */
+static int count_ops(const dy_program *p, dy_op_kind k) {
+  int n = 0;
+  for (int b = 0; b < p->n_blocks; b++)
+    for (int i = 0; i < p->blocks[b]->n_ops; i++)
+      n += p->blocks[b]->ops[i]->kind == k;
+  return n;
+}
+
 /* The exporter-shaped ONNX encoder (onnx_encoder.h): src [seq, batch, 32]
  * with two dim_params imports with seq and the batch symbolic through the
  * Shape/Gather/Mul/Unsqueeze/Concat/Reshape chains; the executor matches a
@@ -525,6 +534,24 @@ static void test_onnx_encoder(void) {
     bh |= strstr(dy_type_str(&p->vars[i]->type, ts, sizeof ts), "f32[4*batch,seq,8]") != NULL;
   CU_ASSERT(bh);
   enum { MAX_SEQ = 12, MAX_B = 3, CAP = MAX_SEQ * MAX_B * ENC_E };
+  /* the compiled code runs the fused forms (checked against the executor,
+   * which runs the Program as imported, below): each decomposed layer norm
+   * one layer_norm (fuse-layernorm), each attention one fused_attention in
+   * the exporter's [seq, batch * heads, 8] layout, no transpose left
+   * (fuse-attention) */
+  {
+    dy_program *o = NULL;
+    DY_ASSERT_OK(dy_onnx_load(WORK "/enc.onnx", &o, &err), &err);
+    DY_ASSERT_OK(dy_program_declare_sym(o, "seq", MAX_SEQ, &err), &err);
+    dy_pass_options po = {.opt_level = 2, .verify_each = 1};
+    DY_ASSERT_OK(dy_run_pipeline(o, &po, &err), &err);
+    CU_ASSERT_EQUAL(count_ops(o, DY_OP_LAYER_NORM), 2 * ENC_LAYERS);
+    CU_ASSERT_EQUAL(count_ops(o, DY_OP_POW), 0);
+    CU_ASSERT_EQUAL(count_ops(o, DY_OP_FUSED_ATTENTION), ENC_LAYERS);
+    CU_ASSERT_EQUAL(count_ops(o, DY_OP_SOFTMAX), 0);
+    CU_ASSERT_EQUAL(count_ops(o, DY_OP_TRANSPOSE), 0);
+    dy_program_free(o);
+  }
   DY_ASSERT_OK(dy_program_declare_sym(p, "seq", MAX_SEQ, &err), &err);
   DY_ASSERT_OK(dy_onnx_load(WORK "/enc.onnx", &q, &err), &err);
   DY_ASSERT_OK(dy_program_declare_sym(q, "seq", MAX_SEQ, &err), &err);

@@ -126,6 +126,10 @@ static const simd_case cases[] = {
     /* softmax, layer_norm, arithmetic */
     {"softmax last axis", DY_OP_SOFTMAX, 1, {T3(-1, 4, 37)}, 0, {DY_ATTR_I("axis", -1)}, 1, 1e-6},
     {"softmax axis 1", DY_OP_SOFTMAX, 1, {T3(2, 9, 21)}, 0, {DY_ATTR_I("axis", 1)}, 1, 1e-6},
+    {"attention [B,2,13,8] dv 20", DY_OP_FUSED_ATTENTION, 3, {T4(-1, 2, 13, 8), T4(-1, 2, 13, 8), T4(-1, 2, 13, 20)}, 0, {DY_ATTR_F("scale", 0.35), DY_ATTR_S("layout", "")}, 2, 1e-5},
+    {"attention lhd [19,4,32]", DY_OP_FUSED_ATTENTION, 3, {T3(19, 4, 32), T3(19, 4, 32), T3(19, 4, 32)}, 0, {DY_ATTR_F("scale", 0.17677669), DY_ATTR_S("layout", "lhd")}, 2, 1e-5},
+    {"attention lhd [B,9,2,16]", DY_OP_FUSED_ATTENTION, 3, {T4(-1, 9, 2, 16), T4(-1, 9, 2, 16), T4(-1, 9, 2, 16)}, 0, {DY_ATTR_F("scale", 0.25), DY_ATTR_S("layout", "lhd")}, 2, 1e-5},
+    {"attention lhd [B,3,8] dv 5", DY_OP_FUSED_ATTENTION, 3, {T3(-1, 3, 8), T3(-1, 3, 8), T3(-1, 3, 5)}, 0, {DY_ATTR_F("scale", 0.5), DY_ATTR_S("layout", "lhd")}, 2, 1e-5},
     {"layer_norm", DY_OP_LAYER_NORM, 3, {T3(-1, 5, 45), T1(45), T1(45)}, 6, {DY_ATTR_I("begin_norm_axis", 2), DY_ATTR_F("epsilon", 1e-5)}, 2, 1e-5},
     {"add bias broadcast", DY_OP_ADD, 2, {T3(-1, 7, 37), T1(37)}, 2, {{0}}, 0, 0},
     {"mul column broadcast", DY_OP_MUL, 2, {T3(2, 7, 37), T3(2, 7, 1)}, 0, {{0}}, 0, 0},

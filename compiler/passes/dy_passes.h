@@ -89,6 +89,10 @@ dy_status dy_run_pipeline(dy_program *p, const dy_pass_options *o, dy_error *err
  * trainable nor written by an in-place op (pipeline.c). */
 bool dy_pass_var_is_constant(const dy_program *p, int var, bool training);
 
+/* The value of var when it is a one-element f32 constant (as
+ * dy_pass_var_is_constant says; var may be -1: false). */
+bool dy_pass_scalar_f32(const dy_program *p, int var, bool training, float *v);
+
 /* Appends to attrs[0, na) the default of every attribute of kind k's
  * schema it lacks (a Program spells every attribute out), up to cap;
  * returns the new count. */
@@ -104,6 +108,8 @@ dy_status dy_pass_fuse_matmul(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_fuse_conv(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_fuse_residual(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_fuse_bn(dy_program *p, bool *changed, dy_error *err);
+dy_status dy_pass_fuse_layernorm(dy_program *p, bool *changed, dy_error *err);
+dy_status dy_pass_fuse_attention(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_fuse_elementwise(dy_program *p, bool *changed, dy_error *err);
 /* winograd.c: 3x3 stride-1 convs with at least this many input and output
  * channels get algo = "winograd" (codegen's F(4x4, 3x3) kernel). */

@@ -27,6 +27,9 @@ const dy_pass dy_passes[] = {
      dy_pass_fuse_bn},
     /* a transpose of the last two dims feeding a matmul becomes its flag */
     {"fuse-transpose", "fold transposes into matmul flags", dy_pass_fuse_transpose},
+    /* matmul, scale, softmax, matmul of attention heads: one kernel */
+    {"fuse-attention", "fuse attention (matmul, scale, softmax, matmul, the head "
+     "transposes) into one kernel", dy_pass_fuse_attention},
     /* matmul + bias + activation: one kernel with an epilogue */
     {"fuse-matmul", "fuse matmul, bias add and activation", dy_pass_fuse_matmul},
     /* conv2d + bias + activation: one kernel with an epilogue */
@@ -34,6 +37,9 @@ const dy_pass dy_passes[] = {
     /* conv + residual add (+ activation): the add in the GEMM's epilogue */
     {"fuse-residual", "fuse a residual add and activation into the conv before",
      dy_pass_fuse_residual},
+    /* a layer norm spelled out op by op (ONNX before opset 17): one op */
+    {"fuse-layernorm", "fuse a layer norm written as reduce_mean, sub, pow, sqrt, div "
+     "into one layer_norm", dy_pass_fuse_layernorm},
     /* chains of elementwise ops: one loop */
     {"fuse-elementwise", "fuse chains of elementwise ops into one loop",
      dy_pass_fuse_elementwise},
@@ -51,6 +57,15 @@ bool dy_pass_var_is_constant(const dy_program *p, int var, bool training) {
   if (!v->persistable)
     return false;
   return !training || (!v->trainable && !dy_program_in_place_writer(p, var));
+}
+
+bool dy_pass_scalar_f32(const dy_program *p, int var, bool training, float *v) {
+  const dy_var *x = var >= 0 ? p->vars[var] : NULL;
+  if (!x || !dy_pass_var_is_constant(p, var, training) || x->type.dtype != DY_F32 ||
+      dy_type_numel(&x->type) != 1 || !x->data)
+    return false;
+  *v = *(const float *)x->data;
+  return true;
 }
 
 int dy_pass_attrs_complete(dy_op_kind k, dy_attr *attrs, int na, int cap) {

@@ -1,0 +1,246 @@
+/* fuse_attention.c - the pass fuse-attention: scaled dot-product attention
+ * written as matmul, scale, softmax, matmul (what ONNX exporters write for
+ * multi-head attention, e.g. PyTorch's nn.MultiheadAttention) becomes one
+ * fused_attention op (codegen/emit_attention.c), the scores never
+ * written out as a tensor.
+ *
+ * Requires: a verified inference Program (never a training one: the op
+ * has no gradient rule). Matches, from each softmax over the last axis:
+ *
+ *   s  = matmul(q', kt)        q' = q, or q scaled: div(q, c), mul(q, c)
+ *                              or scale(q) {scale = c, bias = 0}
+ *                              kt = transpose(k, swap last two) or k with
+ *                              transpose_y = 1 (fuse-transpose's form)
+ *   s' = s [scaled by a constant] [+ mask]    mask f32 [Lq, Lk]
+ *   o  = matmul(softmax(s', axis -1), v)
+ *
+ * -> fused_attention(q, k, v[, mask]) {scale, layout ""}. When the heads
+ * come from the exporter's reshapes, [L, H, D] transposed to [H, L, D]:
+ *
+ *   q = transpose(Q, [1,0,2]), kt = transpose(K, [1,2,0]) (or k =
+ *   transpose(K, [1,0,2]) with transpose_y), v = transpose(V, [1,0,2]),
+ *   and o's one reader transpose(o, [1,0,2]); or the same in 4-D,
+ *   [B, L, H, D] by [0,2,1,3] (k^T by [0,2,3,1]), as dy2stc's own
+ *   multi-head attention layer writes it
+ *
+ * -> fused_attention(Q, K, V[, mask]) {scale, layout "lhd"} writing that
+ * last transpose's result: the four transposes go too. The scores, the
+ * softmax and o must have no other reader; the feature sizes must be
+ * static (the emitter's loops). Ops left unread are dce's.
+ */
+#include <string.h>
+
+#include "dy_passes.h"
+
+static int index_of(const dy_block *b, const dy_op *op) {
+  for (int k = 0; k < b->n_ops; k++)
+    if (b->ops[k] == op)
+      return k;
+  return -1;
+}
+
+/* Does transpose op t have exactly this permutation? */
+static bool perm_is(const dy_op *t, int n, const int64_t *perm) {
+  if (!t || t->kind != DY_OP_TRANSPOSE)
+    return false;
+  dy_transpose_attrs a = dy_transpose_attrs_get(t);
+  if (a.n_perm != n)
+    return false;
+  for (int i = 0; i < n; i++)
+    if (a.perm[i] != perm[i])
+      return false;
+  return true;
+}
+
+static bool swaps_last_two(const dy_op *t) {
+  if (!t || t->kind != DY_OP_TRANSPOSE)
+    return false;
+  dy_transpose_attrs a = dy_transpose_attrs_get(t);
+  int r = a.n_perm;
+  if (r < 2)
+    return false;
+  for (int i = 0; i < r - 2; i++)
+    if (a.perm[i] != i)
+      return false;
+  return a.perm[r - 2] == r - 1 && a.perm[r - 1] == r - 2;
+}
+
+/* If op is x / c, x * c (either side; c a scalar constant, x not) or
+ * scale(x) {scale = c, bias = 0}: x, and *scale multiplied by 1/c or c.
+ * Else -1. */
+static int scaled_input(const dy_program *p, const dy_op *op, bool training, float *scale) {
+  float c;
+  if (!op)
+    return -1;
+  if (op->kind == DY_OP_DIV && op->n_inputs == 2 && dy_pass_scalar_f32(p, op->inputs[1], training, &c) && c != 0.0f) {
+    *scale /= c;
+    return op->inputs[0];
+  }
+  if (op->kind == DY_OP_SCALE && op->n_inputs == 1) {
+    dy_scale_attrs a = dy_scale_attrs_get(op);
+    if (a.bias != 0.0)
+      return -1;
+    *scale *= (float)a.scale;
+    return op->inputs[0];
+  }
+  if (op->kind != DY_OP_MUL)
+    return -1;
+  for (int side = 0; side < 2; side++)
+    if (dy_pass_scalar_f32(p, op->inputs[side], training, &c) &&
+        !dy_pass_scalar_f32(p, op->inputs[1 - side], training, &(float){0})) {
+      *scale *= c;
+      return op->inputs[1 - side];
+    }
+  return -1;
+}
+
+/* The op defining var when var's only reader is `user`, else NULL. */
+static dy_op *sole_def(const dy_program *p, int var, const dy_op *user) {
+  dy_op *d = dy_program_def(p, var, NULL, NULL);
+  return d && dy_program_sole_user(p, var) == user ? d : NULL;
+}
+
+/* Would fused_attention(ins) {scale, layout} give exactly type `want`? */
+static bool infers_to(const dy_program *p, const int *ins, int n, const dy_attr *attrs,
+                      const dy_type *want) {
+  dy_type in[4], out;
+  for (int i = 0; i < n; i++)
+    in[i] = p->vars[ins[i]]->type;
+  dy_op tmp = {.kind = DY_OP_FUSED_ATTENTION, .n_inputs = n, .n_attrs = 2,
+               .attrs = (dy_attr *)attrs};
+  dy_error e = {0};
+  const dy_type *q = &in[0], *v = &in[2];
+  /* the emitter's loops need the feature sizes as numbers */
+  dy_type fq = {.dtype = DY_F32, .rank = 1, .shape = {q->rank ? q->shape[q->rank - 1] : 0}};
+  dy_type fv = {.dtype = DY_F32, .rank = 1, .shape = {v->rank ? v->shape[v->rank - 1] : 0}};
+  return dy_type_is_static(&fq) && dy_type_is_static(&fv) &&
+         dy_infer(&tmp, in, n, &out, &e) == DY_OK && dy_type_equal(&out, want);
+}
+
+/* Try the pattern ending in softmax sm; *done when rewritten. */
+static dy_status fuse_one(dy_program *p, dy_op *sm, bool training, bool *done, dy_error *err) {
+  *done = false;
+  const dy_type *st = &p->vars[sm->outputs[0]]->type;
+  int r = st->rank;
+  dy_softmax_attrs sa = dy_softmax_attrs_get(sm);
+  if (st->dtype != DY_F32 || r < 2 || (sa.axis != -1 && sa.axis != r - 1))
+    return DY_OK;
+  dy_op *mm2 = dy_program_sole_user(p, sm->outputs[0]);
+  if (!mm2 || mm2->kind != DY_OP_MATMUL || mm2->inputs[0] != sm->outputs[0])
+    return DY_OK;
+  dy_matmul_attrs a2 = dy_matmul_attrs_get(mm2);
+  if (a2.transpose_x || a2.transpose_y)
+    return DY_OK;
+  /* back from the softmax: [+ mask] [scale] matmul */
+  const dy_op *srcs[16];
+  int ns = 0, mask = -1;
+  float scale = 1.0f;
+  dy_op *d = sole_def(p, sm->inputs[0], sm);
+  if (d && d->kind == DY_OP_ADD && d->inputs[0] != d->inputs[1]) {
+    for (int side = 0; side < 2 && mask < 0; side++) {
+      const dy_type *mt = &p->vars[d->inputs[side]]->type;
+      if (mt->dtype == DY_F32 && mt->rank == 2 && mt->shape[0] == st->shape[r - 2] &&
+          mt->shape[1] == st->shape[r - 1]) {
+        mask = d->inputs[side];
+        srcs[ns++] = d;
+        d = sole_def(p, d->inputs[1 - side], d);
+      }
+    }
+  }
+  if (d && d->kind != DY_OP_MATMUL) {
+    int x = scaled_input(p, d, training, &scale);
+    if (x < 0)
+      return DY_OK;
+    srcs[ns++] = d;
+    d = sole_def(p, x, d);
+  }
+  dy_op *mm1 = d;
+  if (!mm1 || mm1->kind != DY_OP_MATMUL || dy_matmul_attrs_get(mm1).transpose_x)
+    return DY_OK;
+  srcs[ns++] = mm1;
+  /* q: maybe scaled first */
+  int q = mm1->inputs[0];
+  dy_op *qs = sole_def(p, q, mm1);
+  if (qs) {
+    int x = scaled_input(p, qs, training, &scale);
+    if (x >= 0) {
+      srcs[ns++] = qs;
+      q = x;
+    }
+  }
+  /* k: as the second operand, transposed or with transpose_y */
+  int kt = mm1->inputs[1], k_std = -1, k_lhd = -1;
+  const dy_op *kt_op = dy_program_def(p, kt, NULL, NULL);
+  /* [L, H, D] -> [H, L, D] (and -> [H, D, L] for k^T); [B, L, H, D] ->
+   * [B, H, L, D] (and [B, H, D, L]) */
+  static const int64_t heads3[3] = {1, 0, 2}, keys3[3] = {1, 2, 0};
+  static const int64_t heads4[4] = {0, 2, 1, 3}, keys4[4] = {0, 2, 3, 1};
+  const int64_t *heads = r == 3 ? heads3 : heads4, *keys = r == 3 ? keys3 : keys4;
+  bool ty = dy_matmul_attrs_get(mm1).transpose_y != 0;
+  if (ty)
+    k_std = kt;
+  else if (swaps_last_two(kt_op))
+    k_std = kt_op->inputs[0];
+  if (ty && perm_is(kt_op, r, heads))
+    k_lhd = kt_op->inputs[0];
+  else if (!ty && perm_is(kt_op, r, keys))
+    k_lhd = kt_op->inputs[0];
+  int v = mm2->inputs[1];
+  const dy_op *q_t = dy_program_def(p, q, NULL, NULL), *v_t = dy_program_def(p, v, NULL, NULL);
+  dy_op *o_t = dy_program_sole_user(p, mm2->outputs[0]);
+  srcs[ns++] = sm;
+  srcs[ns++] = mm2;
+  dy_attr attrs[2] = {DY_ATTR_F("scale", (double)scale), DY_ATTR_S("layout", "lhd")};
+  int ins[4], n = mask >= 0 ? 4 : 3;
+  dy_op *last = NULL;
+  /* the heads between sequence and features: no transposes at all */
+  if ((r == 3 || r == 4) && k_lhd >= 0 && perm_is(q_t, r, heads) && perm_is(v_t, r, heads) &&
+      perm_is(o_t, r, heads)) {
+    ins[0] = q_t->inputs[0], ins[1] = k_lhd, ins[2] = v_t->inputs[0], ins[3] = mask;
+    if (infers_to(p, ins, n, attrs, &p->vars[o_t->outputs[0]]->type)) {
+      last = o_t;
+      srcs[ns++] = q_t;
+      srcs[ns++] = kt_op;
+      srcs[ns++] = v_t;
+      srcs[ns++] = o_t;
+    }
+  }
+  if (!last && k_std >= 0) {
+    attrs[1] = DY_ATTR_S("layout", "");
+    ins[0] = q, ins[1] = k_std, ins[2] = v, ins[3] = mask;
+    if (infers_to(p, ins, n, attrs, &p->vars[mm2->outputs[0]]->type)) {
+      last = mm2;
+      if (!ty)
+        srcs[ns++] = kt_op;
+    }
+  }
+  if (!last)
+    return DY_OK;
+  dy_block *b = p->blocks[0];
+  int out = last->outputs[0], at = index_of(b, last);
+  dy_op *f = dy_program_append_op(p, 0, DY_OP_FUSED_ATTENTION, ins, n, &out, 1, attrs, 2,
+                                  last->loc);
+  if (!f || !dy_op_set_srcs(p, f, srcs, ns))
+    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "fuse-attention: out of memory");
+  dy_block_remove_op(b, at);
+  dy_block_move_last_to(b, at);
+  *done = true;
+  return DY_OK;
+}
+
+dy_status dy_pass_fuse_attention(dy_program *p, bool *changed, dy_error *err) {
+  const bool training = dy_program_is_training(p);
+  if (training)
+    return DY_OK; /* fused_attention has no gradient rule */
+  dy_block *b = p->blocks[0];
+  for (int k = 0; k < b->n_ops; k++) {
+    if (b->ops[k]->kind != DY_OP_SOFTMAX)
+      continue;
+    bool done;
+    dy_status s = fuse_one(p, b->ops[k], training, &done, err);
+    if (s)
+      return s;
+    *changed |= done;
+  }
+  return DY_OK;
+}
