@@ -231,6 +231,10 @@ int64_t dy_cg_conv_scratch(const dy_program *p, const dy_op *op, int threads) {
     wino_geom w = wino_geom_of(&g);
     return (36 * 16 * (g.c + g.o) + g.c * w.hp * w.wp) * 4;
   }
+  if (k.kind == DY_PACK_NONE && dy_codegen_depthwise_padded(p, op, false)) {
+    dy_cg_conv_geom g = dy_cg_conv_geom_of(p, op);
+    return dy_cg_depthwise_scratch(&g, threads); /* emit_depthwise.c */
+  }
   if (k.kind != DY_PACK_A6)
     return 0;
   dy_cg_conv_geom g = dy_cg_conv_geom_of(p, op);
@@ -834,11 +838,15 @@ dy_status dy_cg_conv2d_epilogue(dy_cg_ctx *ctx, dy_error *err, bool bias, bool r
   if (pk.kind == DY_PACK_A6 && ctx->scratch)
     return emit_conv_gemm(ctx, err, &g, &pk, bias, residual, act, alpha);
   if (g.groups == g.c && g.groups == g.o && dy_cg_in_type(ctx, 0)->dtype == DY_F32) {
-    /* register-blocked unless the options ask for the plain kernels */
+    /* padded planes (emit_depthwise.c) with the scratch, else
+     * register-blocked, unless the options ask for the plain kernels */
+    bool padded = !ctx->plain_kernels && ctx->scratch && dy_cg_depthwise_padded_fits(&g);
     bool blocked = !ctx->plain_kernels && depthwise_blocked_fits(&g);
     const char *a = residual ? "" : act;
-    s = blocked ? emit_conv_depthwise_blocked(ctx, err, &g, bias, a, residual ? 0 : alpha)
-                : emit_conv_depthwise(ctx, err, &g, bias, a, residual ? 0 : alpha);
+    double al = residual ? 0 : alpha;
+    s = padded    ? dy_cg_conv_depthwise_padded(ctx, err, &g, bias, a, al)
+        : blocked ? emit_conv_depthwise_blocked(ctx, err, &g, bias, a, al)
+                  : emit_conv_depthwise(ctx, err, &g, bias, a, al);
     if (s != DY_OK || !residual)
       return s;
     return emit_conv_epilogue_loop(ctx, err, false, true, act, alpha);

@@ -118,6 +118,13 @@ typedef struct {
   long long pt, pl;             /* top and left padding    */
   long long groups;
 } dy_cg_conv_geom;
+/* emit_depthwise.c: the padded-plane depthwise kernel (one channel a
+ * group, stride 1 or 2 along rows, <= 49 taps: _fits), its scratch in
+ * bytes, and the kernel with bias and act (as for dy_cg_act_expr). */
+bool dy_cg_depthwise_padded_fits(const dy_cg_conv_geom *g);
+int64_t dy_cg_depthwise_scratch(const dy_cg_conv_geom *g, int threads);
+dy_status dy_cg_conv_depthwise_padded(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_geom *g,
+                                      bool bias, const char *act, double alpha);
 dy_cg_conv_geom dy_cg_conv_geom_of(const dy_program *p, const dy_op *op);
 
 #endif /* DY_CODEGEN_FLOOR1_KERNELS_H */

@@ -693,6 +693,12 @@ static int cmd_compile(int argc, char **argv) {
     if (wino)
       printf("winograd: %d convolution%s as F(4x4, 3x3) (--disable-pass winograd: none)\n", wino,
              wino == 1 ? "" : "s");
+    int dw = 0; /* the kernel choice of emit_depthwise.c */
+    for (int k = 0; k < p->blocks[0]->n_ops; k++)
+      dw += dy_codegen_depthwise_padded(p, p->blocks[0]->ops[k], o.plain_kernels);
+    if (dw)
+      printf("depthwise: %d convolution%s on padded planes (--plain-kernels: plain loops)\n", dw,
+             dw == 1 ? "" : "s");
     if (rep.state_bytes)
       printf("state: %lld bytes (parameters and optimizer state, in RAM; with the arena "
              "%lld bytes)\n", (long long)rep.state_bytes,

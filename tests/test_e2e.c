@@ -471,7 +471,7 @@ static void test_show(void) {
 /* The faster kernels and passes against what they replaced: a MobileNet/
  * ResNet-like block (depthwise 3x3, relu, max pool 3x3/2 pad 1, 1x1 conv,
  * residual add, relu) on rows wide enough for their vector loops, compiled
- * by default (register-blocked depthwise, the padded max pool's vector
+ * by default (padded-plane depthwise, the padded max pool's vector
  * loop, fuse-residual) and with --plain-kernels --disable-pass
  * fuse-residual; the emitted C shows which kernels each has, and the two
  * executables and the static executor agree. */
@@ -536,7 +536,7 @@ static void test_fast_kernels_match_plain(void) {
   show_log_on_failure(rc, 0);
   CU_ASSERT_EQUAL_FATAL(rc, 0);
   /* which kernels: the fast ones, or the plain ones and no residual input */
-  CU_ASSERT_EQUAL(sh("grep -q 'depthwise, register-blocked' %s/fast.c", d), 0);
+  CU_ASSERT_EQUAL(sh("grep -q 'depthwise, padded planes' %s/fast.c", d), 0);
   CU_ASSERT_EQUAL(sh("grep -q 'max pooling 3x3, stride 2x2, padding 1/1: columns' %s/fast.c", d),
                   0);
   CU_ASSERT_EQUAL(sh("grep -q 'the residual, added by the GEMM' %s/fast.c", d), 0);
