@@ -110,6 +110,8 @@ int64_t dy_codegen_scratch_bytes(const dy_program *p, const dy_op *op, int64_t m
   case DY_OP_CONV2D:
   case DY_OP_FUSED_CONV2D:
     return dy_cg_conv_scratch(p, op, threads);
+  case DY_OP_FUSED_DWPW:
+    return dy_cg_dwpw_scratch(p, op, threads);
   default:
     return 0;
   }
@@ -1832,6 +1834,8 @@ static const char *operand_role(const dy_op *op, bool out, int i, char *buf, siz
   case DY_OP_CONV2D_TRANSPOSE:
   case DY_OP_FUSED_CONV2D:
     return i < 4 ? (const char *[]){"x", "w", "bias", "res"}[i] : NULL;
+  case DY_OP_FUSED_DWPW:
+    return i < 6 ? (const char *[]){"x", "w_dw", "bias_dw", "w_pw", "bias_pw", "res"}[i] : NULL;
   case DY_OP_WHERE:
     return (const char *[]){"cond", "a", "b"}[i];
   case DY_OP_BATCH_NORM:

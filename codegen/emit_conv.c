@@ -256,6 +256,22 @@ static void emit_pad_image(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, ll hp, ll w
   L("            %lld);", g->w);
 }
 
+void dy_cg_gemm_kblocks_open(dy_cg_ctx *ctx, long long depth, long long nkb, long long kc,
+                             bool add_c, const char *epi) {
+  if (nkb > 1) {
+    OPEN("for (int64_t k0 = 0; k0 < %lld; k0 += %lld) {", depth, kc);
+    L("const int64_t kc = %lld - k0 < %lld ? %lld - k0 : %lld;", depth, kc, depth, kc);
+    if (add_c)
+      L("const int flags = DY_GEMM_ADD_C | (k0 + kc == %lld ? %s : 0);", depth, epi);
+    else
+      L("const int flags = (k0 > 0 ? DY_GEMM_ADD_C : 0) | (k0 + kc == %lld ? %s : 0);", depth,
+        epi);
+  } else {
+    L("const int64_t kc = %lld;", depth);
+    L("const int flags = %s%s;", add_c ? "DY_GEMM_ADD_C | " : "", epi);
+  }
+}
+
 /* conv2d as GEMM on the micro-kernel: per image and 16-pixel panel, the
  * panel of im2col(x) is gathered into the scratch, then each 6 output
  * channels' packed weight (in1) times it gives a 6 x 16 tile of y, bias
@@ -361,17 +377,7 @@ static dy_status emit_conv_gemm(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_
     L("  for (int j = nr; j < 16; j++)");
     L("    scratch[r * 16 + j] = 0.0f;");
   }
-  if (nkb > 1) {
-    OPEN("for (int64_t k0 = 0; k0 < %lld; k0 += %lld) {", r, kc);
-    L("const int64_t kc = %lld - k0 < %lld ? %lld - k0 : %lld;", r, kc, r, kc);
-    if (residual)
-      L("const int flags = DY_GEMM_ADD_C | (k0 + kc == %lld ? %s : 0);", r, epi);
-    else
-      L("const int flags = (k0 > 0 ? DY_GEMM_ADD_C : 0) | (k0 + kc == %lld ? %s : 0);", r, epi);
-  } else {
-    L("const int64_t kc = %lld;", r);
-    L("const int flags = %s%s;", residual ? "DY_GEMM_ADD_C | " : "", epi);
-  }
+  dy_cg_gemm_kblocks_open(ctx, r, nkb, kc, residual, epi);
   /* the depth offset of the block: no term when there is one block */
   const char *k0a = nkb > 1 ? " + k0 * 6" : "", *k0b = nkb > 1 ? " + k0 * 16" : "";
   OPEN("for (int64_t o = 0; o < %lld; o += 6) {", og);

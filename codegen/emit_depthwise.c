@@ -28,14 +28,8 @@
 
 typedef long long ll;
 
-/* The padded plane: hp x wp floats, the input at (pt, pl), then slack up
- * to `size` floats for the lanes past the last row's end (DY_VW <= 16). */
-typedef struct {
-  ll hp, wp, size;
-} dw_plane;
-
-static dw_plane dw_plane_of(const dy_cg_conv_geom *g) {
-  dw_plane d;
+dy_cg_dw_plane dy_cg_dw_plane_of(const dy_cg_conv_geom *g) {
+  dy_cg_dw_plane d;
   ll rows = (g->oh - 1) * g->sh + (g->kh - 1) * g->dh + 1;
   ll cols = (g->ow - 1) * g->sw + (g->kw - 1) * g->dw + 1;
   d.hp = rows > g->pt + g->h ? rows : g->pt + g->h;
@@ -62,12 +56,12 @@ bool dy_codegen_depthwise_padded(const dy_program *p, const dy_op *op, bool plai
 }
 
 int64_t dy_cg_depthwise_scratch(const dy_cg_conv_geom *g, int threads) {
-  return dw_plane_of(g).size * (threads > 1 ? threads : 1) * 4;
+  return dy_cg_dw_plane_of(g).size * (threads > 1 ? threads : 1) * 4;
 }
 
 /* The vector form of act applied to acc in registers ("" for no act), or
  * NULL when act has none here (then the row loop applies it). */
-static const char *dw_vec_act(const char *act, const char *alit, char *buf, size_t n) {
+const char *dy_cg_dw_vec_act(const char *act, const char *alit, char *buf, size_t n) {
   if (!act || !*act)
     snprintf(buf, n, "%s", "");
   else if (strcmp(act, "relu") == 0)
@@ -81,30 +75,20 @@ static const char *dw_vec_act(const char *act, const char *alit, char *buf, size
   return buf;
 }
 
-/* The planes [lo, hi) (C expressions) into out0, xp being the zeroed
- * padded plane. */
-static void emit_dw_planes(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, const dw_plane *d, bool bias,
-                           const char *vact, const char *fx, const char *lo, const char *hi) {
-  ll taps = g->kh * g->kw;
-  L("for (int64_t q = 0; q < %lld; q++) /* the border (and slack) stays zero */", d->size);
-  L("  xp[q] = 0.0f;");
-  OPEN("for (int64_t pl = %s; pl < %s; pl++) {", lo, hi);
-  L("const int64_t c = pl %% %lld;", g->c);
-  L("const float *w = in1 + c * %lld;", taps);
-  L("const dy_vf b0 = dy_vset(%s);", bias ? "in2[c]" : "0.0f");
+void dy_cg_dw_weights(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, const char *w, const char *b) {
+  L("const dy_vf b0 = dy_vset(%s);", b);
   for (ll i = 0; i < g->kh; i++)
     for (ll j = 0; j < g->kw; j++)
-      L("const dy_vf w%lld_%lld = dy_vset(w[%lld]);", i, j, i * g->kw + j);
-  L("for (int64_t iy = 0; iy < %lld; iy++)", g->h);
-  L("  dy_copy(xp + (iy + %lld) * %lld + %lld, in0 + (pl * %lld + iy) * %lld, %lld);", g->pt,
-    d->wp, g->pl, g->h, g->w, g->w);
-  OPEN("for (int64_t oy = 0; oy < %lld; oy++) {", g->oh);
-  L("float *y = out0 + (pl * %lld + oy) * %lld;", g->oh, g->ow);
+      L("const dy_vf w%lld_%lld = dy_vset(%s[%lld]);", i, j, w, i * g->kw + j);
+}
+
+void dy_cg_dw_row(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, long long wp, const char *dst,
+                  const char *vact, bool slack) {
   for (ll i = 0; i < g->kh; i++) {
     if (g->sh == 1)
-      L("const float *r%lld = xp + (oy + %lld) * %lld;", i, i * g->dh, d->wp);
+      L("const float *r%lld = xp + (oy + %lld) * %lld;", i, i * g->dh, wp);
     else
-      L("const float *r%lld = xp + (oy * %lld + %lld) * %lld;", i, g->sh, i * g->dh, d->wp);
+      L("const float *r%lld = xp + (oy * %lld + %lld) * %lld;", i, g->sh, i * g->dh, wp);
   }
   OPEN("for (int64_t ox = 0; ox < %lld; ox += DY_VW) {", g->ow);
   L("dy_vf acc = b0;%s", g->sw == 2 ? " dy_vf ev, od;" : "");
@@ -129,20 +113,39 @@ static void emit_dw_planes(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, const dw_pl
   }
   if (vact && *vact)
     L("acc = %s;", vact);
-  if (g->ow % 16 == 0) { /* a multiple of every DY_VW */
-    L("dy_vstore(y + ox, acc);");
+  if (slack || g->ow % 16 == 0) { /* room for every lane, or a multiple of every DY_VW */
+    L("dy_vstore(%s + ox, acc);", dst);
   } else {
     OPEN("if (ox + DY_VW <= %lld) {", g->ow);
-    L("dy_vstore(y + ox, acc);");
+    L("dy_vstore(%s + ox, acc);", dst);
     ctx->indent--;
     OPEN("} else { /* the row's last outputs */");
     L("float t[DY_VW];");
     L("dy_vstore(t, acc);");
     L("for (int k = 0; k < %lld - ox; k++)", g->ow);
-    L("  y[ox + k] = t[k];");
+    L("  %s[ox + k] = t[k];", dst);
     CLOSE();
   }
   CLOSE();
+}
+
+/* The planes [lo, hi) (C expressions) into out0, xp being the zeroed
+ * padded plane. */
+static void emit_dw_planes(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, const dy_cg_dw_plane *d,
+                           bool bias, const char *vact, const char *fx, const char *lo,
+                           const char *hi) {
+  L("for (int64_t q = 0; q < %lld; q++) /* the border (and slack) stays zero */", d->size);
+  L("  xp[q] = 0.0f;");
+  OPEN("for (int64_t pl = %s; pl < %s; pl++) {", lo, hi);
+  L("const int64_t c = pl %% %lld;", g->c);
+  L("const float *w = in1 + c * %lld;", g->kh * g->kw);
+  dy_cg_dw_weights(ctx, g, "w", bias ? "in2[c]" : "0.0f");
+  L("for (int64_t iy = 0; iy < %lld; iy++)", g->h);
+  L("  dy_copy(xp + (iy + %lld) * %lld + %lld, in0 + (pl * %lld + iy) * %lld, %lld);", g->pt,
+    d->wp, g->pl, g->h, g->w, g->w);
+  OPEN("for (int64_t oy = 0; oy < %lld; oy++) {", g->oh);
+  L("float *y = out0 + (pl * %lld + oy) * %lld;", g->oh, g->ow);
+  dy_cg_dw_row(ctx, g, d->wp, "y", vact, false);
   if (!vact) {
     L("for (int64_t ox = 0; ox < %lld; ox++) {", g->ow);
     L("  const float v = y[ox];");
@@ -159,9 +162,9 @@ dy_status dy_cg_conv_depthwise_padded(dy_cg_ctx *ctx, dy_error *err, const dy_cg
   if (!dy_cg_act_expr(act, alpha, "v", fx, sizeof fx) ||
       (dy_cg_act_uses_alpha(act) && !dy_float_literal((float)alpha, alit, sizeof alit)))
     return dy_cg_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "unknown activation");
-  const char *vact = dw_vec_act(act, alit, vbuf, sizeof vbuf);
+  const char *vact = dy_cg_dw_vec_act(act, alit, vbuf, sizeof vbuf);
   *ctx->uses |= DY_USES_SIMD;
-  dw_plane d = dw_plane_of(g);
+  dy_cg_dw_plane d = dy_cg_dw_plane_of(g);
   char planes[128];
   dy_ext_str(ctx, dy_ext_range(dy_cg_in_type(ctx, 0), 0, 2), planes, sizeof planes);
   L("/* depthwise, padded planes: y[c][oy][ox] = %ssum of w[c][i][j] * x[c][iy][ix] over %lld "
