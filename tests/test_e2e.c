@@ -566,6 +566,25 @@ static size_t put_weights(char *t, size_t n, size_t cap, int count, int seed, do
   return n + (size_t)snprintf(t + n, cap - n, "]\n");
 }
 
+/* d/blk.dymodel from the Program text, and d/x.npy: f32 of shape, the
+ * values (i * 37 % 101) / 50 - 1. */
+static void save_blk_and_x(const char *d, const char *text, const int64_t shape[4]) {
+  dy_program *p = dy_test_parse_ok(text);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  dy_error err = {0};
+  char path[600];
+  snprintf(path, sizeof path, "%s/blk", d);
+  DY_ASSERT_OK(dy_model_save(p, path, &err), &err);
+  dy_program_free(p);
+  dy_tensor *x = dy_tensor_new(DY_F32, 4, shape);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(x);
+  for (int64_t i = 0; i < dy_tensor_numel(x); i++)
+    dy_tensor_f32(x)[i] = (float)((i * 37) % 101) / 50.0f - 1.0f;
+  snprintf(path, sizeof path, "%s/x.npy", d);
+  DY_ASSERT_OK(dy_npy_write(path, x, &err), &err);
+  dy_tensor_free(x);
+}
+
 /* Winograd F(4x4, 3x3) (the pass winograd) against the direct GEMM conv
  * (--disable-pass winograd) and the static executor: a ResNet basic block
  * on 32 channels with odd sizes (tiles cut at the edges) -- conv 3x3 pad 1
@@ -606,22 +625,8 @@ static void test_winograd_matches_direct(void) {
            "  }\n  fetch 0 y\n}\n",
            C, H, W, C, H, W, C, H, W, C, H, W, C, H, W, C, H, W, C, H, W, C, H - 2, W - 2, pad1,
            pad1);
-  dy_program *p = dy_test_parse_ok(t);
+  save_blk_and_x(d, t, (int64_t[]){3, C, H, W});
   free(t);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-  dy_error err = {0};
-  char path[600];
-  snprintf(path, sizeof path, "%s/blk", d);
-  DY_ASSERT_OK(dy_model_save(p, path, &err), &err);
-  dy_program_free(p);
-  int64_t shape[4] = {3, C, H, W};
-  dy_tensor *x = dy_tensor_new(DY_F32, 4, shape);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(x);
-  for (int64_t i = 0; i < dy_tensor_numel(x); i++)
-    dy_tensor_f32(x)[i] = (float)((i * 37) % 101) / 50.0f - 1.0f;
-  snprintf(path, sizeof path, "%s/x.npy", d);
-  DY_ASSERT_OK(dy_npy_write(path, x, &err), &err);
-  dy_tensor_free(x);
   const char *off = "--disable-pass winograd";
   int rc = sh("cd %s && %s compile blk.dymodel --emit c -o wino --report > report.txt && "
               "%s compile blk.dymodel --emit c -o direct %s && "
@@ -719,22 +724,8 @@ static void test_dwpw_matches_separate(void) {
            "    m2 = conv2d(j2, wp2) %s  @m.c:7\n    y = add(m2, bwp2)  @m.c:7\n"
            "  }\n  fetch 0 y\n}\n",
            c1, r6, dw1, r6, c1, c1, r6, dw2, r6, c1);
-  dy_program *p = dy_test_parse_ok(t);
+  save_blk_and_x(d, t, (int64_t[]){3, C, H, H});
   free(t);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-  dy_error err = {0};
-  char path[600];
-  snprintf(path, sizeof path, "%s/blk", d);
-  DY_ASSERT_OK(dy_model_save(p, path, &err), &err);
-  dy_program_free(p);
-  int64_t shape[4] = {3, C, H, H};
-  dy_tensor *x = dy_tensor_new(DY_F32, 4, shape);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(x);
-  for (int64_t i = 0; i < dy_tensor_numel(x); i++)
-    dy_tensor_f32(x)[i] = (float)((i * 37) % 101) / 50.0f - 1.0f;
-  snprintf(path, sizeof path, "%s/x.npy", d);
-  DY_ASSERT_OK(dy_npy_write(path, x, &err), &err);
-  dy_tensor_free(x);
   const char *off = "--disable-pass fuse-dwpw";
   int rc = sh("cd %s && %s compile blk.dymodel --emit c -o fused --report > report.txt && "
               "%s compile blk.dymodel --emit c -o apart %s && "
