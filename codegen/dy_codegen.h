@@ -127,6 +127,9 @@ dy_status dy_codegen(const dy_program *p, const dy_codegen_options *opt,
  * 0 for none. The memory plan reserves them for that op only. */
 int64_t dy_codegen_scratch_bytes(const dy_program *p, const dy_op *op, int64_t max_batch,
                                  int threads);
+/* Does op (conv2d / fused_conv2d) get the padded-plane depthwise kernel
+ * (emit_depthwise.c) with these options? For --report. */
+bool dy_codegen_depthwise_padded(const dy_program *p, const dy_op *op, bool plain_kernels);
 void dy_codegen_output_free(dy_codegen_output *out);
 /* NAME_weights.c for out->weights (separate_weights): the union
  * NAME_weights_data (a float view and the bytes as chunks of 4032, each

@@ -231,6 +231,10 @@ int64_t dy_cg_conv_scratch(const dy_program *p, const dy_op *op, int threads) {
     wino_geom w = wino_geom_of(&g);
     return (36 * 16 * (g.c + g.o) + g.c * w.hp * w.wp) * 4;
   }
+  if (k.kind == DY_PACK_NONE && dy_codegen_depthwise_padded(p, op, false)) {
+    dy_cg_conv_geom g = dy_cg_conv_geom_of(p, op);
+    return dy_cg_depthwise_scratch(&g, threads); /* emit_depthwise.c */
+  }
   if (k.kind != DY_PACK_A6)
     return 0;
   dy_cg_conv_geom g = dy_cg_conv_geom_of(p, op);
@@ -250,6 +254,22 @@ static void emit_pad_image(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, ll hp, ll w
   L("    dy_copy(xp + (c * %lld + iy + %lld) * %lld + %lld, in0 + ((n * %lld + c) * %lld + iy) * %lld,",
     hp, g->pt, wp, g->pl, g->c, g->h, g->w);
   L("            %lld);", g->w);
+}
+
+void dy_cg_gemm_kblocks_open(dy_cg_ctx *ctx, long long depth, long long nkb, long long kc,
+                             bool add_c, const char *epi) {
+  if (nkb > 1) {
+    OPEN("for (int64_t k0 = 0; k0 < %lld; k0 += %lld) {", depth, kc);
+    L("const int64_t kc = %lld - k0 < %lld ? %lld - k0 : %lld;", depth, kc, depth, kc);
+    if (add_c)
+      L("const int flags = DY_GEMM_ADD_C | (k0 + kc == %lld ? %s : 0);", depth, epi);
+    else
+      L("const int flags = (k0 > 0 ? DY_GEMM_ADD_C : 0) | (k0 + kc == %lld ? %s : 0);", depth,
+        epi);
+  } else {
+    L("const int64_t kc = %lld;", depth);
+    L("const int flags = %s%s;", add_c ? "DY_GEMM_ADD_C | " : "", epi);
+  }
 }
 
 /* conv2d as GEMM on the micro-kernel: per image and 16-pixel panel, the
@@ -357,17 +377,7 @@ static dy_status emit_conv_gemm(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_
     L("  for (int j = nr; j < 16; j++)");
     L("    scratch[r * 16 + j] = 0.0f;");
   }
-  if (nkb > 1) {
-    OPEN("for (int64_t k0 = 0; k0 < %lld; k0 += %lld) {", r, kc);
-    L("const int64_t kc = %lld - k0 < %lld ? %lld - k0 : %lld;", r, kc, r, kc);
-    if (residual)
-      L("const int flags = DY_GEMM_ADD_C | (k0 + kc == %lld ? %s : 0);", r, epi);
-    else
-      L("const int flags = (k0 > 0 ? DY_GEMM_ADD_C : 0) | (k0 + kc == %lld ? %s : 0);", r, epi);
-  } else {
-    L("const int64_t kc = %lld;", r);
-    L("const int flags = %s%s;", residual ? "DY_GEMM_ADD_C | " : "", epi);
-  }
+  dy_cg_gemm_kblocks_open(ctx, r, nkb, kc, residual, epi);
   /* the depth offset of the block: no term when there is one block */
   const char *k0a = nkb > 1 ? " + k0 * 6" : "", *k0b = nkb > 1 ? " + k0 * 16" : "";
   OPEN("for (int64_t o = 0; o < %lld; o += 6) {", og);
@@ -834,11 +844,15 @@ dy_status dy_cg_conv2d_epilogue(dy_cg_ctx *ctx, dy_error *err, bool bias, bool r
   if (pk.kind == DY_PACK_A6 && ctx->scratch)
     return emit_conv_gemm(ctx, err, &g, &pk, bias, residual, act, alpha);
   if (g.groups == g.c && g.groups == g.o && dy_cg_in_type(ctx, 0)->dtype == DY_F32) {
-    /* register-blocked unless the options ask for the plain kernels */
+    /* padded planes (emit_depthwise.c) with the scratch, else
+     * register-blocked, unless the options ask for the plain kernels */
+    bool padded = !ctx->plain_kernels && ctx->scratch && dy_cg_depthwise_padded_fits(&g);
     bool blocked = !ctx->plain_kernels && depthwise_blocked_fits(&g);
     const char *a = residual ? "" : act;
-    s = blocked ? emit_conv_depthwise_blocked(ctx, err, &g, bias, a, residual ? 0 : alpha)
-                : emit_conv_depthwise(ctx, err, &g, bias, a, residual ? 0 : alpha);
+    double al = residual ? 0 : alpha;
+    s = padded    ? dy_cg_conv_depthwise_padded(ctx, err, &g, bias, a, al)
+        : blocked ? emit_conv_depthwise_blocked(ctx, err, &g, bias, a, al)
+                  : emit_conv_depthwise(ctx, err, &g, bias, a, al);
     if (s != DY_OK || !residual)
       return s;
     return emit_conv_epilogue_loop(ctx, err, false, true, act, alpha);

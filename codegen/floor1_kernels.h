@@ -122,6 +122,34 @@ typedef struct {
   long long pt, pl;             /* top and left padding    */
   long long groups;
 } dy_cg_conv_geom;
+/* The GEMM's depth in nkb blocks of kc (a k0 loop opened when nkb > 1) and
+ * each block's flags: DY_GEMM_ADD_C after the first (always with add_c:
+ * C holds a residual), epi on the last. */
+void dy_cg_gemm_kblocks_open(dy_cg_ctx *ctx, long long depth, long long nkb, long long kc,
+                             bool add_c, const char *epi);
+/* emit_depthwise.c: the padded-plane depthwise kernel (one channel a
+ * group, stride 1 or 2 along rows, <= 49 taps: _fits), its scratch in
+ * bytes, and the kernel with bias and act (as for dy_cg_act_expr). */
+bool dy_cg_depthwise_padded_fits(const dy_cg_conv_geom *g);
+/* Its pieces, shared with emit_dwpw.c: the padded plane (hp x wp floats,
+ * the input at (pt, pl), slack up to `size` floats for the lanes past the
+ * last row, DY_VW <= 16); the vector form of act on `acc` ("" none, NULL:
+ * no vector form); b0 and the taps' broadcasts w<i>_<j> from w[], b; one
+ * output row oy (in scope, with xp, b0 and the taps) into dst[0..ow), its
+ * lanes past ow stored too when `slack` (dst has 16 floats of room). */
+typedef struct {
+  long long hp, wp, size;
+} dy_cg_dw_plane;
+dy_cg_dw_plane dy_cg_dw_plane_of(const dy_cg_conv_geom *g);
+const char *dy_cg_dw_vec_act(const char *act, const char *alit, char *buf, size_t n);
+void dy_cg_dw_weights(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, const char *w, const char *b);
+void dy_cg_dw_row(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, long long wp, const char *dst,
+                  const char *vact, bool slack);
+/* emit_dwpw.c: fused_dwpw's scratch (bytes). */
+int64_t dy_cg_dwpw_scratch(const dy_program *p, const dy_op *op, int threads);
+int64_t dy_cg_depthwise_scratch(const dy_cg_conv_geom *g, int threads);
+dy_status dy_cg_conv_depthwise_padded(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_geom *g,
+                                      bool bias, const char *act, double alpha);
 dy_cg_conv_geom dy_cg_conv_geom_of(const dy_program *p, const dy_op *op);
 
 #endif /* DY_CODEGEN_FLOOR1_KERNELS_H */

@@ -78,6 +78,13 @@ int64_t dy_op_flops(const dy_program *p, const dy_op *op, int64_t batch) {
       f += out * (op->n_inputs - 2); /* bias, residual */
     return f + (has_act(op) ? out : 0);
   }
+  case DY_OP_FUSED_DWPW: { /* the depthwise conv (+ bias, act_dw), then the 1x1 conv */
+    const dy_type *wd = &p->vars[op->inputs[1]]->type, *wp = &p->vars[op->inputs[3]]->type;
+    dy_fused_dwpw_attrs a = dy_fused_dwpw_attrs_get(op);
+    int64_t t = out / wp->shape[0] * wp->shape[1]; /* the depthwise output's size */
+    int64_t f = 2 * t * wd->shape[2] * wd->shape[3] + t + (a.act_dw[0] ? t : 0);
+    return f + 2 * out * wp->shape[1] + out * (op->n_inputs - 4) + (a.act[0] ? out : 0);
+  }
   case DY_OP_CONV2D_TRANSPOSE: {
     const dy_type *w = &p->vars[op->inputs[1]]->type;
     return 2 * numel_at(p, op->inputs[0], batch) * w->shape[1] * w->shape[2] * w->shape[3];

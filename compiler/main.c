@@ -693,6 +693,18 @@ static int cmd_compile(int argc, char **argv) {
     if (wino)
       printf("winograd: %d convolution%s as F(4x4, 3x3) (--disable-pass winograd: none)\n", wino,
              wino == 1 ? "" : "s");
+    int dw = 0, dwpw = 0; /* the kernel choice of emit_depthwise.c, the pass fuse-dwpw */
+    for (int k = 0; k < p->blocks[0]->n_ops; k++) {
+      dw += dy_codegen_depthwise_padded(p, p->blocks[0]->ops[k], o.plain_kernels);
+      dwpw += p->blocks[0]->ops[k]->kind == DY_OP_FUSED_DWPW;
+    }
+    if (dwpw)
+      printf("fuse-dwpw: %d depthwise + 1x1 conv pair%s in one kernel (--disable-pass fuse-dwpw: "
+             "none)\n",
+             dwpw, dwpw == 1 ? "" : "s");
+    if (dw)
+      printf("depthwise: %d convolution%s on padded planes (--plain-kernels: plain loops)\n", dw,
+             dw == 1 ? "" : "s");
     if (rep.state_bytes)
       printf("state: %lld bytes (parameters and optimizer state, in RAM; with the arena "
              "%lld bytes)\n", (long long)rep.state_bytes,

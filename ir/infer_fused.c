@@ -137,6 +137,21 @@ dy_status dy_infer_fused_elementwise(const dy_op *op, const dy_type *in, int n,
   return DY_OK;
 }
 
+/* A conv's bias b: one f32 value per channel (o of them), [O], [O,1,1] or
+ * [1,O,1,1]. */
+static dy_status check_conv_bias(const dy_op *op, const dy_type *b, int64_t o, dy_error *err) {
+  bool ok = b->dtype == DY_F32 && dy_type_numel(b) == o && b->rank >= 1 && b->rank <= 4;
+  /* O sits at dim rank-3 unless rank is 1 */
+  if (ok && b->rank > 1)
+    ok = b->rank >= 3 && b->shape[b->rank - 3] == o;
+  if (ok)
+    return DY_OK;
+  char t[128];
+  return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
+                     "%s: bias %s is not one value per channel (%lld)", dy_op_name(op->kind),
+                     dy_type_str(b, t, sizeof t), (long long)o);
+}
+
 /* act(conv2d(x, w) + b + r): conv2d's rule, then one bias value per
  * channel, and a residual r of the output's type. */
 dy_status dy_infer_fused_conv2d(const dy_op *op, const dy_type *in, int n,
@@ -169,20 +184,45 @@ dy_status dy_infer_fused_conv2d(const dy_op *op, const dy_type *in, int n,
                        "fused_conv2d: residual %s is not of the output's type %s",
                        dy_type_str(&in[3], t, sizeof t), dy_type_str(out, u, sizeof u));
   }
-  if (n >= 3) {
-    const dy_type *b = &in[2];
-    int64_t o = out->shape[1];
-    bool ok = b->dtype == DY_F32 && dy_type_numel(b) == o && b->rank >= 1 && b->rank <= 4;
-    /* [O], [O,1,1] or [1,O,1,1]: O sits at dim rank-3 unless rank is 1 */
-    if (ok && b->rank > 1)
-      ok = b->rank >= 3 && b->shape[b->rank - 3] == o;
-    if (!ok) {
-      char t[128];
-      return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
-                         "fused_conv2d: bias %s is not one value per channel (%lld)",
-                         dy_type_str(b, t, sizeof t), (long long)o);
-    }
-  }
+  return n >= 3 ? check_conv_bias(op, &in[2], out->shape[1], err) : DY_OK;
+}
+
+/* fused_dwpw: the depthwise conv's rule on (x, wd), then a 1x1 conv's on
+ * its result t; biases one value per channel of t and of the output. */
+dy_status dy_infer_fused_dwpw(const dy_op *op, const dy_type *in, int n, dy_type *out,
+                              dy_error *err) {
+  if (n < 5 || n > 6)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "fused_dwpw: takes 5 or 6 inputs, got %d", n);
+  dy_type t;
+  dy_status s = dy_infer_conv2d(op, in, 2, &t, err);
+  if (s)
+    return s;
+  dy_fused_dwpw_attrs a;
+  if ((s = dy_fused_dwpw_attrs_of(op, &a, err)) || (s = check_act(op, a.act_dw, err)) ||
+      (s = check_act(op, a.act, err)))
+    return s;
+  const dy_type *wp = &in[3];
+  char u[128], v[128];
+  if (in[0].dtype != DY_F32 || a.groups != in[0].shape[1] || in[1].shape[0] != a.groups)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "fused_dwpw: the first conv must be f32 depthwise (groups = channels = "
+                       "%lld), got groups %lld",
+                       (long long)in[0].shape[1], (long long)a.groups);
+  if (wp->dtype != DY_F32 || wp->rank != 4 || wp->shape[1] != t.shape[1] || wp->shape[2] != 1 ||
+      wp->shape[3] != 1)
+    return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
+                       "fused_dwpw: pointwise weight %s is not [O, %lld, 1, 1]",
+                       dy_type_str(wp, u, sizeof u), (long long)t.shape[1]);
+  *out = t;
+  out->shape[1] = wp->shape[0];
+  if ((s = check_conv_bias(op, &in[2], t.shape[1], err)) ||
+      (s = check_conv_bias(op, &in[4], out->shape[1], err)))
+    return s;
+  if (n == 6 && !dy_type_equal(&in[5], out))
+    return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
+                       "fused_dwpw: residual %s is not of the output's type %s",
+                       dy_type_str(&in[5], u, sizeof u), dy_type_str(out, v, sizeof v));
   return DY_OK;
 }
 

@@ -83,6 +83,59 @@ dy_status dy_kernel_fused_conv2d(const dy_op *op, dy_tensor *const *in, int n_in
   return DY_OK;
 }
 
+/* fused_dwpw: t = act_dw(depthwise conv2d(x, wd) + bd) (conv2d's kernel
+ * with the op's attributes), then y = act(wp t + bp + r) per image, the
+ * 1x1 conv as a plain sum over t's channels. */
+dy_status dy_kernel_fused_dwpw(const dy_op *op, dy_tensor *const *in, int n_in,
+                               dy_tensor *const *out, dy_error *err) {
+  if (n_in < 5 || n_in > 6)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "fused_dwpw: takes 5 or 6 inputs, got %d", n_in);
+  dy_fused_dwpw_attrs a;
+  dy_status s = dy_fused_dwpw_attrs_of(op, &a, err);
+  if (s)
+    return s;
+  int act_dw = dy_act_find(a.act_dw), act = dy_act_find(a.act);
+  if (act_dw < 0 || act < 0)
+    return dy_error_at(err, op, DY_STATUS_UNSUPPORTED, "fused_dwpw: unknown activation");
+  const dy_type *yt = &out[0]->type;
+  int64_t n = yt->shape[0], o = yt->shape[1], hw = yt->shape[2] * yt->shape[3];
+  int64_t c = in[3]->type.shape[1];
+  if (dy_tensor_numel(in[3]) != o * c || dy_tensor_numel(in[2]) != c ||
+      dy_tensor_numel(in[4]) != o || (n_in == 6 && dy_tensor_numel(in[5]) != n * o * hw))
+    return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH, "fused_dwpw: operand sizes");
+  /* t: a tensor of the kernel's own (not handed to a scope) */
+  dy_tensor tt = {.type = {.dtype = DY_F32, .rank = 4, .shape = {n, c, yt->shape[2], yt->shape[3]}},
+                  .nbytes = sizeof(float) * (size_t)(n * c * hw), .refcount = 1};
+  tt.data = malloc(tt.nbytes ? tt.nbytes : 1);
+  if (!tt.data)
+    return dy_error_at(err, op, DY_STATUS_OUT_OF_MEMORY, "fused_dwpw: out of memory");
+  dy_tensor *t = &tt, *const tout[1] = {t};
+  dy_op dw = *op; /* the depthwise conv: conv2d's kernel on the same attributes */
+  dw.kind = DY_OP_CONV2D;
+  dw.n_inputs = 2;
+  if ((s = dy_kernel_conv2d(&dw, in, 2, tout, err))) {
+    free(tt.data);
+    return s;
+  }
+  float *tv = t->data, *y = out[0]->data;
+  const float *bd = in[2]->data, *wp = in[3]->data, *bp = in[4]->data;
+  const float *r = n_in == 6 ? in[5]->data : NULL;
+  for (int64_t i = 0; i < n * c * hw; i++)
+    tv[i] = act_apply((dy_activation)act_dw, (float)a.alpha_dw, tv[i] + bd[i / hw % c]);
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t k = 0; k < o; k++)
+      for (int64_t j = 0; j < hw; j++) {
+        float v = bp[k];
+        for (int64_t q = 0; q < c; q++)
+          v += wp[k * c + q] * tv[(i * c + q) * hw + j];
+        int64_t at = (i * o + k) * hw + j;
+        y[at] = act_apply((dy_activation)act, (float)a.alpha, r ? v + r[at] : v);
+      }
+  free(tt.data);
+  return DY_OK;
+}
+
 /* ---- fused_elementwise: a postfix program per element ---- */
 
 enum { MAX_CODE = 64 };

@@ -471,7 +471,7 @@ static void test_show(void) {
 /* The faster kernels and passes against what they replaced: a MobileNet/
  * ResNet-like block (depthwise 3x3, relu, max pool 3x3/2 pad 1, 1x1 conv,
  * residual add, relu) on rows wide enough for their vector loops, compiled
- * by default (register-blocked depthwise, the padded max pool's vector
+ * by default (padded-plane depthwise, the padded max pool's vector
  * loop, fuse-residual) and with --plain-kernels --disable-pass
  * fuse-residual; the emitted C shows which kernels each has, and the two
  * executables and the static executor agree. */
@@ -536,7 +536,7 @@ static void test_fast_kernels_match_plain(void) {
   show_log_on_failure(rc, 0);
   CU_ASSERT_EQUAL_FATAL(rc, 0);
   /* which kernels: the fast ones, or the plain ones and no residual input */
-  CU_ASSERT_EQUAL(sh("grep -q 'depthwise, register-blocked' %s/fast.c", d), 0);
+  CU_ASSERT_EQUAL(sh("grep -q 'depthwise, padded planes' %s/fast.c", d), 0);
   CU_ASSERT_EQUAL(sh("grep -q 'max pooling 3x3, stride 2x2, padding 1/1: columns' %s/fast.c", d),
                   0);
   CU_ASSERT_EQUAL(sh("grep -q 'the residual, added by the GEMM' %s/fast.c", d), 0);
@@ -564,6 +564,25 @@ static size_t put_weights(char *t, size_t n, size_t cap, int count, int seed, do
     n += (size_t)snprintf(t + n, cap - n, "%s%.4f", i ? ", " : "", a * ((s % 2000) / 1000.0 - 1));
   }
   return n + (size_t)snprintf(t + n, cap - n, "]\n");
+}
+
+/* d/blk.dymodel from the Program text, and d/x.npy: f32 of shape, the
+ * values (i * 37 % 101) / 50 - 1. */
+static void save_blk_and_x(const char *d, const char *text, const int64_t shape[4]) {
+  dy_program *p = dy_test_parse_ok(text);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  dy_error err = {0};
+  char path[600];
+  snprintf(path, sizeof path, "%s/blk", d);
+  DY_ASSERT_OK(dy_model_save(p, path, &err), &err);
+  dy_program_free(p);
+  dy_tensor *x = dy_tensor_new(DY_F32, 4, shape);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(x);
+  for (int64_t i = 0; i < dy_tensor_numel(x); i++)
+    dy_tensor_f32(x)[i] = (float)((i * 37) % 101) / 50.0f - 1.0f;
+  snprintf(path, sizeof path, "%s/x.npy", d);
+  DY_ASSERT_OK(dy_npy_write(path, x, &err), &err);
+  dy_tensor_free(x);
 }
 
 /* Winograd F(4x4, 3x3) (the pass winograd) against the direct GEMM conv
@@ -606,22 +625,8 @@ static void test_winograd_matches_direct(void) {
            "  }\n  fetch 0 y\n}\n",
            C, H, W, C, H, W, C, H, W, C, H, W, C, H, W, C, H, W, C, H, W, C, H - 2, W - 2, pad1,
            pad1);
-  dy_program *p = dy_test_parse_ok(t);
+  save_blk_and_x(d, t, (int64_t[]){3, C, H, W});
   free(t);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-  dy_error err = {0};
-  char path[600];
-  snprintf(path, sizeof path, "%s/blk", d);
-  DY_ASSERT_OK(dy_model_save(p, path, &err), &err);
-  dy_program_free(p);
-  int64_t shape[4] = {3, C, H, W};
-  dy_tensor *x = dy_tensor_new(DY_F32, 4, shape);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(x);
-  for (int64_t i = 0; i < dy_tensor_numel(x); i++)
-    dy_tensor_f32(x)[i] = (float)((i * 37) % 101) / 50.0f - 1.0f;
-  snprintf(path, sizeof path, "%s/x.npy", d);
-  DY_ASSERT_OK(dy_npy_write(path, x, &err), &err);
-  dy_tensor_free(x);
   const char *off = "--disable-pass winograd";
   int rc = sh("cd %s && %s compile blk.dymodel --emit c -o wino --report > report.txt && "
               "%s compile blk.dymodel --emit c -o direct %s && "
@@ -653,6 +658,105 @@ static void test_winograd_matches_direct(void) {
   CU_ASSERT(de <= 1e-6);
 }
 
+/* fuse-dwpw against the separate depthwise and 1x1 kernels (--disable-pass
+ * fuse-dwpw) and the static executor: two MobileNetV2 inverted residual
+ * blocks -- 1x1 expand + bias + relu6, depthwise 3x3 pad 1 + bias + relu6,
+ * 1x1 project + bias (+ the residual in the first, stride 2 in the
+ * second) -- on 30x30 maps (the panels straddle rows), at batch 3 of a
+ * dynamic batch, and built with --threads 2 (its fused kernel's work is
+ * above the threshold: the same result). */
+static void test_dwpw_matches_separate(void) {
+  setup_work();
+  const char *d = WORK "/dwpw";
+  CU_ASSERT_EQUAL_FATAL(sh("rm -rf %s && mkdir -p %s", d, d), 0);
+  enum { C = 16, E = 144, H = 30, O = 24, CAP = 1 << 20 };
+  char *t = malloc(CAP);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  size_t n = (size_t)snprintf(t, CAP, "program {\n  var x : f32[-1,%d,%d,%d] feed 0\n", C, H, H);
+  struct {
+    const char *name;
+    int o, c, k;
+  } ws[] = {{"we1", E, C, 1}, {"wd1", E, 1, 3}, {"wp1", C, E, 1},
+            {"we2", E, C, 1}, {"wd2", E, 1, 3}, {"wp2", O, E, 1}};
+  for (int k = 0; k < 6; k++) {
+    n += (size_t)snprintf(t + n, CAP - n, "  var %s : f32[%d,%d,%d,%d] persistable", ws[k].name,
+                          ws[k].o, ws[k].c, ws[k].k, ws[k].k);
+    n = put_weights(t, n, CAP, ws[k].o * ws[k].c * ws[k].k * ws[k].k, k,
+                    ws[k].k == 3 ? 0.3 : 0.15);
+    n += (size_t)snprintf(t + n, CAP - n, "  var b%s : f32[%d,1,1] persistable", ws[k].name,
+                          ws[k].o);
+    n = put_weights(t, n, CAP, ws[k].o, k + 10, 0.5);
+  }
+  const char *c1 = "{strides = [1, 1], paddings = [0, 0, 0, 0], dilations = [1, 1], groups = 1}";
+  char dw1[160], dw2[160];
+  snprintf(dw1, sizeof dw1,
+           "{strides = [1, 1], paddings = [1, 1, 1, 1], dilations = [1, 1], groups = %d}", E);
+  snprintf(dw2, sizeof dw2,
+           "{strides = [2, 2], paddings = [1, 1, 1, 1], dilations = [1, 1], groups = %d}", E);
+  const char *r6 = "{min = 0.0, max = 6.0}";
+  n += (size_t)snprintf(t + n, CAP - n,
+                        "  var e1 : f32[-1,%d,%d,%d]\n  var f1 : f32[-1,%d,%d,%d]\n"
+                        "  var g1 : f32[-1,%d,%d,%d]\n  var h1 : f32[-1,%d,%d,%d]\n"
+                        "  var i1 : f32[-1,%d,%d,%d]\n  var k1 : f32[-1,%d,%d,%d]\n"
+                        "  var j1 : f32[-1,%d,%d,%d]\n  var l1 : f32[-1,%d,%d,%d]\n"
+                        "  var s1 : f32[-1,%d,%d,%d]\n",
+                        E, H, H, E, H, H, E, H, H, E, H, H, E, H, H, E, H, H, C, H, H, C, H, H, C,
+                        H, H);
+  n += (size_t)snprintf(t + n, CAP - n,
+                        "  var e2 : f32[-1,%d,%d,%d]\n  var f2 : f32[-1,%d,%d,%d]\n"
+                        "  var g2 : f32[-1,%d,%d,%d]\n  var h2 : f32[-1,%d,%d,%d]\n"
+                        "  var i2 : f32[-1,%d,%d,%d]\n  var j2 : f32[-1,%d,%d,%d]\n"
+                        "  var m2 : f32[-1,%d,%d,%d]\n  var y : f32[-1,%d,%d,%d]\n",
+                        E, H, H, E, H, H, E, H, H, E, H / 2, H / 2, E, H / 2, H / 2, E, H / 2,
+                        H / 2, O, H / 2, H / 2, O, H / 2, H / 2);
+  snprintf(t + n, CAP - n,
+           "  block 0 parent -1 {\n"
+           "    e1 = conv2d(x, we1) %s  @m.c:1\n    f1 = add(e1, bwe1)  @m.c:1\n"
+           "    g1 = clip(f1) %s  @m.c:1\n"
+           "    h1 = conv2d(g1, wd1) %s  @m.c:2\n    i1 = add(h1, bwd1)  @m.c:2\n"
+           "    k1 = clip(i1) %s  @m.c:2\n"
+           "    j1 = conv2d(k1, wp1) %s  @m.c:3\n    l1 = add(j1, bwp1)  @m.c:3\n"
+           "    s1 = add(l1, x)  @m.c:4\n"
+           "    e2 = conv2d(s1, we2) %s  @m.c:5\n    f2 = add(e2, bwe2)  @m.c:5\n"
+           "    g2 = clip(f2) %s  @m.c:5\n"
+           "    h2 = conv2d(g2, wd2) %s  @m.c:6\n    i2 = add(h2, bwd2)  @m.c:6\n"
+           "    j2 = clip(i2) %s  @m.c:6\n"
+           "    m2 = conv2d(j2, wp2) %s  @m.c:7\n    y = add(m2, bwp2)  @m.c:7\n"
+           "  }\n  fetch 0 y\n}\n",
+           c1, r6, dw1, r6, c1, c1, r6, dw2, r6, c1);
+  save_blk_and_x(d, t, (int64_t[]){3, C, H, H});
+  free(t);
+  const char *off = "--disable-pass fuse-dwpw";
+  int rc = sh("cd %s && %s compile blk.dymodel --emit c -o fused --report > report.txt && "
+              "%s compile blk.dymodel --emit c -o apart %s && "
+              "%s compile blk.dymodel -o fused_exe && %s compile blk.dymodel -o apart_exe %s && "
+              "./fused_exe --input x=x.npy --output-dir of && "
+              "./apart_exe --input x=x.npy --output-dir oa && "
+              "%s compile blk.dymodel -o fused_t2 --threads 2 && "
+              "./fused_t2 --input x=x.npy --output-dir ot && "
+              "%s run blk.dymodel --input x=x.npy --output-dir ex",
+              d, DY2STC, DY2STC, off, DY2STC, DY2STC, off, DY2STC, DY2STC);
+  show_log_on_failure(rc, 0);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  /* two fused kernels, none with the pass off; the report says so */
+  CU_ASSERT_EQUAL(sh("test $(grep -c '1x1 conv .*, fused: per band' %s/fused.c) -eq 2", d), 0);
+  CU_ASSERT_NOT_EQUAL(sh("grep -q 'fused: per band' %s/apart.c", d), 0);
+  CU_ASSERT_EQUAL(sh("grep -q 'depthwise, padded planes' %s/apart.c", d), 0);
+  CU_ASSERT_EQUAL(sh("grep -q 'fuse-dwpw: 2 ' %s/report.txt", d), 0);
+  char a[700], b[700], e[700], t2[700];
+  snprintf(a, sizeof a, "%s/of/y.npy", d);
+  snprintf(b, sizeof b, "%s/oa/y.npy", d);
+  snprintf(e, sizeof e, "%s/ex/y.npy", d);
+  snprintf(t2, sizeof t2, "%s/ot/y.npy", d);
+  CU_ASSERT(rel_err(t2, a) == 0.0); /* the --threads build: the same sums */
+  double fa = rel_err(a, b), fe = rel_err(a, e), ae = rel_err(b, e);
+  fprintf(stderr, "\n  fused vs apart %.2g, fused vs executor %.2g, apart vs executor %.2g", fa,
+          fe, ae);
+  CU_ASSERT(fa <= 1e-6);
+  CU_ASSERT(fe <= 1e-6);
+  CU_ASSERT(ae <= 1e-6);
+}
+
 void dy_test_register(void) {
   DY_SUITE("e2e");
   DY_TEST(test_simple_net_three_ways);
@@ -667,5 +771,6 @@ void dy_test_register(void) {
   DY_TEST(test_cli_errors);
   DY_TEST(test_show);
   DY_TEST(test_fast_kernels_match_plain);
+  DY_TEST(test_dwpw_matches_separate);
   DY_TEST(test_winograd_matches_direct);
 }

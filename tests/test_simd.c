@@ -43,7 +43,7 @@
 /* The cases                                                           */
 /* ------------------------------------------------------------------ */
 
-enum { MAX_IN = 3, MAX_ATTR = 8, BATCH = 3 };
+enum { MAX_IN = 6, MAX_ATTR = 8, BATCH = 3 };
 
 typedef struct {
   const char *label;
@@ -64,7 +64,8 @@ typedef struct {
 #define ACT(a, al) DY_ATTR_S("act", a), DY_ATTR_F("alpha", al)
 
 static const int64_t one2[] = {1, 1}, two2[] = {2, 2}, three2[] = {3, 3}, zero4[] = {0, 0, 0, 0},
-                     one4[] = {1, 1, 1, 1}, two4[] = {2, 2, 2, 2}, pad_tl[] = {1, 2, 0, 1};
+                     one4[] = {1, 1, 1, 1}, two4[] = {2, 2, 2, 2}, pad_tl[] = {1, 2, 0, 1},
+                     two_one[] = {2, 1};
 #define CONV(st, pd, dl, g) DY_ATTR_IS("strides", st, 2), DY_ATTR_IS("paddings", pd, 4), \
                             DY_ATTR_IS("dilations", dl, 2), DY_ATTR_I("groups", g)
 #define POOL(type, k, st, pd, glob, adapt)                                           \
@@ -112,6 +113,27 @@ static const simd_case cases[] = {
     {"conv deep k (k-blocks)", DY_OP_CONV2D, 2, {T4(1, 64, 6, 6), T4(9, 64, 3, 3)}, 2, {CONV(one2, one4, one2, 1)}, 4, 1e-5},
     {"depthwise 3x3", DY_OP_CONV2D, 2, {T4(-1, 8, 11, 19), T4(8, 1, 3, 3)}, 2, {CONV(one2, one4, one2, 8)}, 4, 1e-5},
     {"depthwise stride 2", DY_OP_CONV2D, 2, {T4(1, 4, 10, 10), T4(4, 1, 3, 3)}, 2, {CONV(two2, one4, one2, 4)}, 4, 1e-5},
+    /* the padded-plane depthwise kernel (emit_depthwise.c): rows shorter
+     * than, a multiple of and longer than DY_VW, stride 1, 2 and (2, 1),
+     * odd sizes, asymmetric padding, 5x5, dilation 2, a 1x1 kernel, 1 and
+     * 33 channels, activations in registers and over the row */
+    {"dw s1 7x7 33 ch relu6", DY_OP_FUSED_CONV2D, 3, {T4(-1, 33, 7, 7), T4(33, 1, 3, 3), T1(33)}, 6, {CONV(one2, one4, one2, 33), ACT("relu6", 0), DY_ATTR_S("algo", "")}, 7, 1e-5},
+    {"dw s2 14x14 leaky", DY_OP_FUSED_CONV2D, 3, {T4(1, 5, 14, 14), T4(5, 1, 3, 3), T1(5)}, 6, {CONV(two2, one4, one2, 5), ACT("leaky_relu", 0.1), DY_ATTR_S("algo", "")}, 7, 1e-5},
+    {"dw s2 odd asym pad", DY_OP_CONV2D, 2, {T4(2, 3, 15, 17), T4(3, 1, 3, 3)}, 2, {CONV(two2, pad_tl, one2, 3)}, 4, 1e-5},
+    {"dw 5x5 s2 pad 2", DY_OP_CONV2D, 2, {T4(1, 2, 19, 23), T4(2, 1, 5, 5)}, 2, {CONV(two2, two4, one2, 2)}, 4, 1e-5},
+    {"dw s2 dilation 2", DY_OP_CONV2D, 2, {T4(1, 2, 13, 21), T4(2, 1, 3, 3)}, 2, {CONV(two2, two4, two2, 2)}, 4, 1e-5},
+    {"dw s1 9x37 sigmoid", DY_OP_FUSED_CONV2D, 3, {T4(1, 3, 9, 37), T4(3, 1, 3, 3), T1(3)}, 6, {CONV(one2, one4, one2, 3), ACT("sigmoid", 0), DY_ATTR_S("algo", "")}, 7, 1e-5},
+    {"dw 1 ch pad 0 5x40", DY_OP_CONV2D, 2, {T4(1, 1, 5, 40), T4(1, 1, 3, 3)}, 2, {CONV(one2, zero4, one2, 1)}, 4, 1e-5},
+    {"dw s1 32 wide", DY_OP_FUSED_CONV2D, 3, {T4(1, 4, 6, 32), T4(4, 1, 3, 3), T1(4)}, 6, {CONV(one2, one4, one2, 4), ACT("relu", 0), DY_ATTR_S("algo", "")}, 7, 1e-5},
+    {"dw stride (2, 1)", DY_OP_CONV2D, 2, {T4(1, 2, 9, 20), T4(2, 1, 3, 3)}, 2, {CONV(two_one, one4, one2, 2)}, 4, 1e-5},
+    {"dw 1x1 kernel s2", DY_OP_CONV2D, 2, {T4(1, 3, 8, 9), T4(3, 1, 1, 1)}, 2, {CONV(two2, zero4, one2, 3)}, 4, 1e-5},
+    /* fused_dwpw (codegen/emit_dwpw.c): several rows a panel (7 wide),
+     * 56 wide (bands of two rows), stride 2, a residual, 520 channels */
+#define DWPW(adw, act) DY_ATTR_S("act_dw", adw), DY_ATTR_F("alpha_dw", 0.1), DY_ATTR_S("act", act), DY_ATTR_F("alpha", 0.2)
+    {"dwpw 7x7 relu6", DY_OP_FUSED_DWPW, 5, {T4(-1, 12, 7, 7), T4(12, 1, 3, 3), T1(12), T4(20, 12, 1, 1), T1(20)}, 30, {CONV(one2, one4, one2, 12), DWPW("relu6", "relu6")}, 8, 1e-5},
+    {"dwpw 56 wide s2 leaky", DY_OP_FUSED_DWPW, 5, {T4(1, 8, 9, 111), T4(8, 1, 3, 3), T1(8), T4(13, 8, 1, 1), T1(13)}, 30, {CONV(two2, one4, one2, 8), DWPW("leaky_relu", "leaky_relu")}, 8, 1e-5},
+    {"dwpw 56 wide residual", DY_OP_FUSED_DWPW, 6, {T4(2, 6, 5, 56), T4(6, 1, 3, 3), T1(6), T4(7, 6, 1, 1), T1(7), T4(2, 7, 5, 56)}, 30, {CONV(one2, one4, one2, 6), DWPW("relu6", "")}, 8, 1e-5},
+    {"dwpw 520 ch s2 odd", DY_OP_FUSED_DWPW, 5, {T4(1, 520, 9, 7), T4(520, 1, 3, 3), T1(520), T4(5, 520, 1, 1), T1(5)}, 30, {CONV(two2, pad_tl, one2, 520), DWPW("", "relu")}, 8, 1e-5},
     {"conv bias relu", DY_OP_FUSED_CONV2D, 3, {T4(-1, 3, 12, 12), T4(10, 3, 3, 3), T1(10)}, 6, {CONV(one2, one4, one2, 1), ACT("relu", 0), DY_ATTR_S("algo", "")}, 7, 1e-5},
     {"conv bias silu", DY_OP_FUSED_CONV2D, 3, {T4(1, 3, 8, 8), T4(7, 3, 3, 3), T1(7)}, 6, {CONV(one2, one4, one2, 1), ACT("silu", 0), DY_ATTR_S("algo", "")}, 7, 1e-5},
     {"depthwise bias relu6", DY_OP_FUSED_CONV2D, 3, {T4(1, 6, 9, 9), T4(6, 1, 3, 3), T1(6)}, 6, {CONV(one2, one4, one2, 6), ACT("relu6", 0), DY_ATTR_S("algo", "")}, 7, 1e-5},

@@ -115,5 +115,7 @@ dy_status dy_pass_fuse_elementwise(dy_program *p, bool *changed, dy_error *err);
  * channels get algo = "winograd" (codegen's F(4x4, 3x3) kernel). */
 #define DY_WINOGRAD_MIN_CHANNELS 32
 dy_status dy_pass_winograd(dy_program *p, bool *changed, dy_error *err);
+/* fuse_dwpw.c: depthwise conv + 1x1 conv -> fused_dwpw */
+dy_status dy_pass_fuse_dwpw(dy_program *p, bool *changed, dy_error *err);
 
 #endif

@@ -45,6 +45,9 @@ const dy_pass dy_passes[] = {
      dy_pass_fuse_elementwise},
     /* 3x3 stride-1 convs with enough channels: Winograd F(4x4, 3x3) */
     {"winograd", "run 3x3 stride-1 convolutions as Winograd F(4x4, 3x3)", dy_pass_winograd},
+    /* depthwise conv + 1x1 conv: the depthwise output straight into the GEMM's panels */
+    {"fuse-dwpw", "fuse a depthwise conv with the 1x1 conv after it (MobileNet)",
+     dy_pass_fuse_dwpw},
     /* drop ops whose results nobody reads, then unused vars */
     {"dce", "remove ops whose outputs are never used", dy_pass_dce},
 };

@@ -1,0 +1,209 @@
+/* emit_dwpw.c - floor 2: fused_dwpw (the pass fuse-dwpw), MobileNet's
+ * depthwise conv followed by a 1x1 conv, without the depthwise output
+ * ever going to memory.
+ *
+ * Per image and band of output rows (R rows, R * ow a multiple of 16 so
+ * that every 16-pixel panel but the image's last is full; the band's
+ * panels of all C channels sized to stay in L2): for each channel, the
+ * input rows the band needs are copied into the zero-bordered plane of
+ * emit_depthwise.c, each output row is computed DY_VW outputs at a time
+ * (bias and act_dw in registers) into a row in L1, and its pixels go to
+ * the 1x1 GEMM's B panels (C x 16 each) as 16-float copies: a run of
+ * pixels starting at column j of a panel is stored whole, the floats past
+ * the run landing on the next channel's row of the panel or the panel's
+ * slack, which later stores overwrite (every store of a panel is in
+ * ascending order). Then the packed pointwise weight (DY_PACK_A6, one
+ * group of O x C) times each panel on the micro-kernel, with the pointwise
+ * bias, the residual (copied into y, DY_GEMM_ADD_C) and act in its
+ * epilogue, as emit_conv.c's GEMM convolution does. With --threads the
+ * (image, band) pairs are split over the threads, each with its own slice
+ * of the scratch (outputs identical). */
+#include <stdio.h>
+#include <string.h>
+
+#include "floor1_kernels.h"
+
+#define L(...) dy_cg_line(ctx, __VA_ARGS__)
+#define OPEN(...) (dy_cg_line(ctx, __VA_ARGS__), ctx->indent++)
+#define CLOSE() (ctx->indent--, dy_cg_line(ctx, "}"))
+
+typedef long long ll;
+
+/* Bytes of the panels of one band aimed at (all channels): L2-sized */
+enum { DWPW_BAND_BYTES = 256 * 1024 };
+
+typedef struct {
+  dy_cg_conv_geom g;   /* the depthwise conv */
+  ll o;                /* pointwise outputs */
+  ll rows;             /* R: output rows a band */
+  ll bands, panels;    /* bands an image, panels a band (at most) */
+  ll ps;               /* floats a panel: C x 16 and 16 of slack */
+  ll rt;               /* floats of the row buffer */
+  dy_cg_dw_plane d;
+  ll slice;            /* floats of one thread's scratch */
+} dwpw_geom;
+
+static ll gcd(ll a, ll b) {
+  while (b) {
+    ll t = a % b;
+    a = b, b = t;
+  }
+  return a;
+}
+
+static dwpw_geom dwpw_geom_of(const dy_program *p, const dy_op *op) {
+  dwpw_geom k;
+  k.g = dy_cg_conv_geom_of(p, op);
+  k.o = p->vars[op->inputs[3]]->type.shape[0];
+  ll r0 = 16 / gcd(k.g.ow, 16); /* rows whose pixels fill whole panels */
+  ll per = DWPW_BAND_BYTES / (4 * 16 * k.g.c * r0 * k.g.ow / 16 + 1);
+  k.rows = r0 * (per > 1 ? per : 1);
+  if (k.rows > k.g.oh)
+    k.rows = k.g.oh;
+  k.bands = (k.g.oh + k.rows - 1) / k.rows;
+  k.panels = (k.rows * k.g.ow + 15) / 16;
+  k.ps = k.g.c * 16 + 16;
+  k.rt = k.g.ow + 32;
+  k.d = dy_cg_dw_plane_of(&k.g);
+  k.slice = k.d.size + k.rt + k.panels * k.ps;
+  return k;
+}
+
+int64_t dy_cg_dwpw_scratch(const dy_program *p, const dy_op *op, int threads) {
+  if (dy_gemm_pack_of(p, op, 3).kind != DY_PACK_A6)
+    return 0;
+  return dwpw_geom_of(p, op).slice * (threads > 1 ? threads : 1) * 4;
+}
+
+/* The body over (image, band) items: one thread's loops, or the share
+ * [lo, hi) of a worker. xp, rt, pan point into the scratch. */
+static void emit_dwpw_items(dy_cg_ctx *ctx, const dwpw_geom *k, bool residual, const char *vact,
+                            const char *epi, const char *alit, const char *lo, const char *hi) {
+  const dy_cg_conv_geom *g = &k->g;
+  ll p = g->oh * g->ow, c = g->c, nkb = (c + 511) / 512, kc = (c + nkb - 1) / nkb;
+  L("for (int64_t q = 0; q < %lld; q++) /* the border (and slack) stays zero */", k->d.size);
+  L("  xp[q] = 0.0f;");
+  OPEN("for (int64_t it = %s; it < %s; it++) {", lo, hi);
+  L("const int64_t n = it / %lld, oy0 = it %% %lld * %lld;", k->bands, k->bands, k->rows);
+  L("const int64_t oy1 = oy0 + %lld < %lld ? oy0 + %lld : %lld; /* rows [oy0, oy1) */", k->rows,
+    g->oh, k->rows, g->oh);
+  /* the input rows the band reads, inside the image */
+  L("const int64_t iy0 = oy0 * %lld - %lld > 0 ? oy0 * %lld - %lld : 0;", g->sh, g->pt, g->sh,
+    g->pt);
+  L("const int64_t iy1 = (oy1 - 1) * %lld + %lld < %lld ? (oy1 - 1) * %lld + %lld : %lld;", g->sh,
+    (g->kh - 1) * g->dh - g->pt + 1, g->h, g->sh, (g->kh - 1) * g->dh - g->pt + 1, g->h);
+  L("/* the depthwise conv of the band, channel by channel, into the panels */");
+  OPEN("for (int64_t c = 0; c < %lld; c++) {", c);
+  L("const float *w = in1 + c * %lld;", g->kh * g->kw);
+  dy_cg_dw_weights(ctx, g, "w", "in2[c]");
+  L("for (int64_t iy = iy0; iy < iy1; iy++)");
+  L("  dy_copy(xp + (iy + %lld) * %lld + %lld, in0 + ((n * %lld + c) * %lld + iy) * %lld, %lld);",
+    g->pt, k->d.wp, g->pl, c, g->h, g->w, g->w);
+  OPEN("for (int64_t oy = oy0; oy < oy1; oy++) {");
+  dy_cg_dw_row(ctx, g, k->d.wp, "rt", vact, true);
+  L("/* its pixels into the panels, a run within a panel at a time */");
+  OPEN("for (int64_t ox = 0, q = (oy - oy0) * %lld; ox < %lld;) {", g->ow, g->ow);
+  L("const int64_t j = q %% 16, len = 16 - j < %lld - ox ? 16 - j : %lld - ox;", g->ow, g->ow);
+  L("dy_f16_store(pan + q / 16 * %lld + c * 16 + j, dy_f16_load(rt + ox));", k->ps);
+  L("ox += len, q += len;");
+  CLOSE();
+  CLOSE();
+  CLOSE();
+  L("/* the 1x1 conv of the band: panels of 16 pixels on the micro-kernel */");
+  L("float *y = out0 + n * %lld + oy0 * %lld;", k->o * p, g->ow);
+  if (residual)
+    L("const float *res = in5 + n * %lld + oy0 * %lld;", k->o * p, g->ow);
+  L("const int64_t np = (oy1 - oy0) * %lld;", g->ow);
+  OPEN("for (int64_t p0 = 0; p0 < np; p0 += 16) {");
+  L("const int nr = np - p0 < 16 ? (int)(np - p0) : 16;");
+  L("const float *b = pan + p0 / 16 * %lld;", k->ps);
+  if (residual) {
+    L("for (int64_t oc = 0; oc < %lld; oc++) /* the residual, added by the GEMM */", k->o);
+    L("  dy_copy(y + oc * %lld + p0, res + oc * %lld + p0, nr);", p, p);
+  }
+  dy_cg_gemm_kblocks_open(ctx, c, nkb, kc, residual, epi);
+  const char *k0a = nkb > 1 ? " + k0 * 6" : "", *k0b = nkb > 1 ? " + k0 * 16" : "";
+  L("for (int64_t o = 0; o < %lld; o += 6)", k->o);
+  L("  dy_gemm_tile(%lld - o, kc, in3 + o * %lld%s, 1, 6, b%s, y + o * %lld + p0, %lld, nr, flags,",
+    k->o, c, k0a, k0b, p, p);
+  L("               in4 + o, %s);", alit);
+  if (nkb > 1)
+    CLOSE();
+  CLOSE();
+  CLOSE();
+}
+
+dy_status dy_emit_fused_dwpw(dy_cg_ctx *ctx, dy_error *err) {
+  const dy_op *op = ctx->op;
+  dy_fused_dwpw_attrs a = dy_fused_dwpw_attrs_get(op);
+  bool residual = op->n_inputs == 6;
+  if (dy_gemm_pack_of(ctx->p, op, 3).kind != DY_PACK_A6 || !ctx->scratch)
+    return dy_cg_type_error(ctx, err, DY_STATUS_UNSUPPORTED,
+                            "fused_dwpw needs a constant f32 pointwise weight");
+  char alit_dw[64] = "0.0f", alit[64] = "0.0f", vbuf[96], epi[160];
+  if ((dy_cg_act_uses_alpha(a.act_dw) &&
+       !dy_float_literal((float)a.alpha_dw, alit_dw, sizeof alit_dw)) ||
+      (dy_cg_act_uses_alpha(a.act) && !dy_float_literal((float)a.alpha, alit, sizeof alit)))
+    return dy_cg_type_error(ctx, err, DY_STATUS_INVALID_ARGUMENT, "alpha is not finite");
+  const char *vact = dy_cg_dw_vec_act(a.act_dw, alit_dw, vbuf, sizeof vbuf);
+  const char *aflag = dy_gemm_act_flag(a.act);
+  /* the pass only fuses activations with a vector form on both sides */
+  if (!vact || !aflag || dy_cg_act_scalar_only(a.act))
+    return dy_cg_type_error(ctx, err, DY_STATUS_UNSUPPORTED,
+                            "fused_dwpw: activation without a vector form");
+  dy_gemm_epilogue_flags(epi, sizeof epi, "DY_GEMM_BIAS_ROW", a.act);
+  *ctx->uses |= DY_USES_SIMD | DY_USES_GEMM;
+  dwpw_geom k = dwpw_geom_of(ctx->p, op);
+  const dy_cg_conv_geom *g = &k.g;
+  char nb[64];
+  snprintf(nb, sizeof nb, "%s", dy_cg_dim(ctx, dy_cg_in_type(ctx, 0), 0));
+  L("/* depthwise %lldx%lld (stride %lld, %s) + 1x1 conv %lld -> %lld channels%s, fused: per band",
+    g->kh, g->kw, g->sh, *a.act_dw ? a.act_dw : "no act", g->c, k.o,
+    residual ? " + residual" : "");
+  L(" * of %lld output rows (%lld panels of 16 pixels) the depthwise output goes straight into",
+    k.rows, k.panels);
+  L(" * the GEMM's panels (%lld x 16 each, in the scratch), then the packed 1x1 weight times them */",
+    g->c);
+  ll xo = 0, ro = k.d.size, po = k.d.size + k.rt;
+  if (ctx->threads <= 1) {
+    OPEN("{");
+    L("float *xp = scratch + %lld, *rt = scratch + %lld, *pan = scratch + %lld;", xo, ro, po);
+    char hi[96];
+    snprintf(hi, sizeof hi, "%s * %lld", nb, k.bands);
+    emit_dwpw_items(ctx, &k, residual, vact, epi, alit, "0", hi);
+    CLOSE();
+    return DY_OK;
+  }
+  char fn[64];
+  snprintf(fn, sizeof fn, "k%d_part%d", op->id, ctx->n_parts++);
+  dy_buf_printf(ctx->before,
+                "/* op %d: items [lo, hi) of (image, band of rows), one thread's share */\n"
+                "typedef struct {\n"
+                "  const float *in0, *in1, *in2, *in3, *in4, *in5;\n"
+                "  float *out0, *scratch;\n"
+                "} %s_args;\n\n"
+                "static void %s(void *arg, int64_t lo, int64_t hi, int t) {\n"
+                "  const %s_args *g_ = (const %s_args *)arg;\n"
+                "  const float *in0 = g_->in0, *in1 = g_->in1, *in2 = g_->in2, *in3 = g_->in3, "
+                "*in4 = g_->in4%s;\n"
+                "  float *out0 = g_->out0, *s_ = g_->scratch + (int64_t)t * %lld;\n"
+                "  float *xp = s_ + %lld, *rt = s_ + %lld, *pan = s_ + %lld;\n",
+                op->id, fn, fn, fn, fn, residual ? ", *in5 = g_->in5" : "", k.slice, xo, ro, po);
+  *ctx->uses |= DY_USES_THREADS;
+  dy_cg_ctx sub = *ctx;
+  sub.body = ctx->before;
+  sub.indent = 1;
+  emit_dwpw_items(&sub, &k, residual, vact, epi, alit, "lo", "hi");
+  dy_buf_puts(ctx->before, "}\n\n");
+  ctx->n_parts = sub.n_parts;
+  L("%s_args args;", fn);
+  L("args.in0 = in0, args.in1 = in1, args.in2 = in2, args.in3 = in3, args.in4 = in4;");
+  L("args.in5 = %s;", residual ? "in5" : "0");
+  L("args.out0 = out0, args.scratch = scratch;");
+  L("if (%s * %lld >= DY_THREAD_MIN_WORK) /* multiply-adds: worth the threads? */", nb,
+    g->oh * g->ow * g->c * (k.o + g->kh * g->kw));
+  L("  dy_parallel(%s * %lld, %s, &args);", nb, k.bands, fn);
+  L("else");
+  L("  %s(&args, 0, %s * %lld, 0);", fn, nb, k.bands);
+  return DY_OK;
+}

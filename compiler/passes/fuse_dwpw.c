@@ -1,0 +1,98 @@
+/* fuse_dwpw.c - the pass "fuse-dwpw": MobileNet's depthwise conv and the
+ * 1x1 conv after it become one fused_dwpw, whose kernel
+ * (codegen/emit_dwpw.c) feeds the depthwise output a band of rows at a
+ * time straight into the 1x1 GEMM's panels, so it never goes to memory.
+ *
+ * Matches, in an inference Program (fused_dwpw has no gradient):
+ *   t = fused_conv2d(x, wd, bd) {depthwise: groups = channels, a constant
+ *       f32 weight the padded-plane kernel takes (stride 1 or 2 along
+ *       rows, <= 49 taps), act "", relu, relu6 or leaky_relu, algo ""}
+ *   y = fused_conv2d(t, wp, bp[, r]) {1x1, strides 1, no padding, groups
+ *       1, a constant f32 weight, act as above, algo ""}
+ * with t read by nothing else (not fetched), and makes
+ *   y = fused_dwpw(x, wd, bd, wp, bp[, r]) {the depthwise conv's strides,
+ *       paddings, dilations, groups; act_dw, alpha_dw; act, alpha}
+ * in the 1x1 conv's place. Run after fuse-conv and fuse-residual (which
+ * make the two fused_conv2d); `--disable-pass fuse-dwpw` keeps them
+ * apart (the depthwise conv then on its own padded-plane kernel). */
+#include <string.h>
+
+#include "dy_codegen.h"
+#include "dy_passes.h"
+
+/* An activation the fused kernel applies in registers on both sides. */
+static bool vector_act(const char *act) {
+  return !*act || strcmp(act, "relu") == 0 || strcmp(act, "relu6") == 0 ||
+         strcmp(act, "leaky_relu") == 0;
+}
+
+/* Is op a fused_conv2d with a constant f32 weight, a bias, no algo and an
+ * act vector_act takes? */
+static bool plain_fused_conv(const dy_program *p, const dy_op *op) {
+  if (op->kind != DY_OP_FUSED_CONV2D || op->n_inputs < 3)
+    return false;
+  dy_fused_conv2d_attrs a = dy_fused_conv2d_attrs_get(op);
+  const dy_var *w = p->vars[op->inputs[1]];
+  return !*a.algo && vector_act(a.act) && dy_pass_var_is_constant(p, w->id, false) &&
+         w->type.dtype == DY_F32 && w->type.rank == 4 &&
+         p->vars[op->inputs[0]]->type.dtype == DY_F32;
+}
+
+static bool pointwise(const dy_program *p, const dy_op *op) {
+  if (!plain_fused_conv(p, op))
+    return false;
+  const dy_type *w = &p->vars[op->inputs[1]]->type;
+  dy_fused_conv2d_attrs a = dy_fused_conv2d_attrs_get(op);
+  bool ones = true;
+  for (int i = 0; i < a.n_strides; i++)
+    ones = ones && a.strides[i] == 1;
+  for (int i = 0; i < a.n_dilations; i++)
+    ones = ones && a.dilations[i] == 1;
+  for (int i = 0; i < a.n_paddings; i++)
+    ones = ones && a.paddings[i] == 0;
+  return ones && a.groups == 1 && w->shape[2] == 1 && w->shape[3] == 1;
+}
+
+dy_status dy_pass_fuse_dwpw(dy_program *p, bool *changed, dy_error *err) {
+  if (dy_program_is_training(p))
+    return DY_OK;
+  dy_block *b = p->blocks[0];
+  for (int k = 0; k < b->n_ops; k++) {
+    dy_op *dw = b->ops[k];
+    if (!plain_fused_conv(p, dw) || dw->n_inputs != 3 ||
+        !dy_codegen_depthwise_padded(p, dw, false))
+      continue;
+    dy_op *pw = dy_program_sole_user(p, dw->outputs[0]);
+    if (!pw || pw->inputs[0] != dw->outputs[0] || !pointwise(p, pw))
+      continue;
+    dy_fused_conv2d_attrs ad = dy_fused_conv2d_attrs_get(dw), ap = dy_fused_conv2d_attrs_get(pw);
+    dy_attr attrs[16];
+    int na = 0;
+    for (int i = 0; i < dw->n_attrs && na < 12; i++)
+      if (strcmp(dw->attrs[i].name, "act") != 0 && strcmp(dw->attrs[i].name, "alpha") != 0 &&
+          strcmp(dw->attrs[i].name, "algo") != 0)
+        attrs[na++] = dw->attrs[i];
+    attrs[na++] = DY_ATTR_S("act_dw", ad.act);
+    attrs[na++] = DY_ATTR_F("alpha_dw", ad.alpha);
+    attrs[na++] = DY_ATTR_S("act", ap.act);
+    attrs[na++] = DY_ATTR_F("alpha", ap.alpha);
+    na = dy_pass_attrs_complete(DY_OP_FUSED_DWPW, attrs, na, 16);
+    int ins[6] = {dw->inputs[0], dw->inputs[1], dw->inputs[2], pw->inputs[1], pw->inputs[2],
+                  pw->n_inputs == 4 ? pw->inputs[3] : -1};
+    int out = pw->outputs[0], at = -1;
+    for (int i = 0; i < b->n_ops; i++)
+      if (b->ops[i] == pw)
+        at = i;
+    dy_op *f = dy_program_append_op(p, 0, DY_OP_FUSED_DWPW, ins, pw->n_inputs == 4 ? 6 : 5,
+                                    &out, 1, attrs, na, pw->loc);
+    const dy_op *srcs[2] = {dw, pw};
+    if (!f || at < 0 || !dy_op_set_srcs(p, f, srcs, 2))
+      return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "fuse-dwpw: out of memory");
+    dy_block_remove_op(b, at);
+    dy_block_move_last_to(b, at);
+    dy_block_remove_op(b, k); /* the depthwise conv comes before the 1x1 */
+    *changed = true;
+    k--;
+  }
+  return DY_OK;
+}
