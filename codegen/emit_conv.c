@@ -13,6 +13,9 @@
 
 #include "floor1_kernels.h"
 
+/* the GEMM tile's rows (packed weights' micro-panels), and as a string */
+#define MR DY_GEMM_MR
+
 #define L(...) dy_cg_line(ctx, __VA_ARGS__)
 /* A line that opens a block "{", and the line that closes it. */
 #define OPEN(...) (dy_cg_line(ctx, __VA_ARGS__), ctx->indent++)
@@ -231,7 +234,7 @@ int64_t dy_cg_conv_scratch(const dy_program *p, const dy_op *op, int threads) {
     wino_geom w = wino_geom_of(&g);
     return (36 * 16 * (g.c + g.o) + g.c * w.hp * w.wp) * 4;
   }
-  if (k.kind != DY_PACK_A6)
+  if (k.kind != DY_PACK_A12)
     return 0;
   dy_cg_conv_geom g = dy_cg_conv_geom_of(p, op);
   ll hp, wp, padded = conv_padded(&g, &hp, &wp) ? g.c * hp * wp : 0;
@@ -253,14 +256,14 @@ static void emit_pad_image(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, ll hp, ll w
 }
 
 /* conv2d as GEMM on the micro-kernel: per image and 16-pixel panel, the
- * panel of im2col(x) is gathered into the scratch, then each 6 output
- * channels' packed weight (in1) times it gives a 6 x 16 tile of y, bias
+ * panel of im2col(x) is gathered into the scratch, then each 12 output
+ * channels' packed weight (in1) times it gives a 12 x 16 tile of y, bias
  * and activation applied in registers. */
 static dy_status emit_conv_gemm(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_geom *g,
                                 const dy_pack *pk, bool bias, bool residual, const char *act,
                                 double alpha) {
   ll groups = g->groups, cg = g->c / groups, og = g->o / groups, r = pk->cols;
-  ll p = g->oh * g->ow, nq = (og + 5) / 6, nkb = (r + 511) / 512, kc = (r + nkb - 1) / nkb;
+  ll p = g->oh * g->ow, mr = dy_gemm_pack_mr(og), nq = (og + mr - 1) / mr, nkb = (r + 511) / 512, kc = (r + nkb - 1) / nkb;
   char alit[64] = "0.0f", epi[160];
   if (!dy_gemm_act_flag(act))
     return dy_cg_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "unknown activation");
@@ -273,8 +276,8 @@ static dy_status emit_conv_gemm(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_
 
   L("/* as GEMM: y[n] (%lld x %lld pixels) = w (%lld x %lld, in1 packed: %lld micro-panel%s",
     g->o, p, g->o, r, groups * nq, groups * nq == 1 ? "" : "s");
-  L(" * of %lld x 6) times im2col(x[n]) (%lld x %lld), gathered 16 pixels at a time */", r, r,
-    p);
+  L(" * of %lld x %lld) times im2col(x[n]) (%lld x %lld), gathered 16 pixels at a time */", r,
+    mr, r, p);
   ll panels = (p + 15) / 16, hp, wp;
   /* with padding, the im2col reads a zero-padded copy of the image (after
    * the panels in the scratch), so it never checks bounds */
@@ -369,15 +372,19 @@ static dy_status emit_conv_gemm(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_
     L("const int flags = %s%s;", residual ? "DY_GEMM_ADD_C | " : "", epi);
   }
   /* the depth offset of the block: no term when there is one block */
-  const char *k0a = nkb > 1 ? " + k0 * 6" : "", *k0b = nkb > 1 ? " + k0 * 16" : "";
-  OPEN("for (int64_t o = 0; o < %lld; o += 6) {", og);
+  char k0a[32] = "";
+  const char *k0b = nkb > 1 ? " + k0 * 16" : "";
+  if (nkb > 1)
+    snprintf(k0a, sizeof k0a, " + k0 * %lld", mr);
+  OPEN("for (int64_t o = 0; o < %lld; o += %d) {", og, MR);
   if (groups > 1) {
     L("const int64_t oc = g * %lld + o;", og);
-    L("dy_gemm_tile(%lld - o, kc, in1 + g * %lld + o * %lld%s, 1, 6,", og, nq * 6 * r, r, k0a);
+    L("dy_gemm_tile(%lld - o, kc, in1 + g * %lld + o * %lld%s, 1, %lld,", og, nq * mr * r, r,
+      k0a, mr);
     L("             scratch%s,", k0b);
   } else {
     L("const int64_t oc = o;");
-    L("dy_gemm_tile(%lld - o, kc, in1 + o * %lld%s, 1, 6, scratch%s,", og, r, k0a, k0b);
+    L("dy_gemm_tile(%lld - o, kc, in1 + o * %lld%s, 1, %lld, scratch%s,", og, r, k0a, mr, k0b);
   }
   L("             y + oc * %lld + p0, %lld, nr, flags, %s, %s);", p, p,
     bias ? "in2 + oc" : "0", alit);
@@ -447,7 +454,7 @@ static void emit_combo(dy_cg_ctx *ctx, const char *lhs, const int *coef, int n, 
 static dy_status emit_conv_winograd(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_geom *g,
                                     bool bias, bool residual, const char *act, double alpha) {
   wino_geom w = wino_geom_of(g);
-  ll c = g->c, o = g->o, nq = (o + 5) / 6, nkb = (c + 511) / 512, kc = (c + nkb - 1) / nkb;
+  ll c = g->c, o = g->o, mr = dy_gemm_pack_mr(o), nq = (o + mr - 1) / mr, nkb = (c + 511) / 512, kc = (c + nkb - 1) / nkb;
   char fx[512], nb[64];
   const char *v = bias ? "(e + in2[oc])" : "e";
   char vr[64];
@@ -541,19 +548,21 @@ static dy_status emit_conv_winograd(dy_cg_ctx *ctx, dy_error *err, const dy_cg_c
     L("/* the 36 GEMMs */");
     OPEN("for (int q = 0; q < 36; q++) {");
   }
-  const char *k0a = "", *k0b = "";
+  char k0a[32] = "";
+  const char *k0b = "";
   if (nkb > 1) {
     OPEN("for (int64_t k0 = 0; k0 < %lld; k0 += %lld) {", c, kc);
     L("const int64_t kc = %lld - k0 < %lld ? %lld - k0 : %lld;", c, kc, c, kc);
     L("const int flags = k0 > 0 ? DY_GEMM_ADD_C : 0;");
-    k0a = " + k0 * 6", k0b = " + k0 * 16";
+    snprintf(k0a, sizeof k0a, " + k0 * %lld", mr);
+    k0b = " + k0 * 16";
   } else {
     L("const int64_t kc = %lld;", c);
     L("const int flags = 0;");
   }
-  L("for (int64_t o = 0; o < %lld; o += 6)", o);
-  L("  dy_gemm_tile(%lld - o, kc, in1 + q * %lld + o * %lld%s, 1, 6, V + q * %lld%s,", o,
-    nq * 6 * c, c, k0a, c * 16, k0b);
+  L("for (int64_t o = 0; o < %lld; o += %d)", o, MR);
+  L("  dy_gemm_tile(%lld - o, kc, in1 + q * %lld + o * %lld%s, 1, %lld, V + q * %lld%s,", o,
+    nq * mr * c, c, k0a, mr, c * 16, k0b);
   L("               M + (q * %lld + o) * 16, 16, 16, flags, 0, 0.0f);", o);
   if (nkb > 1)
     CLOSE();
@@ -825,13 +834,13 @@ dy_status dy_cg_conv2d_epilogue(dy_cg_ctx *ctx, dy_error *err, bool bias, bool r
   dy_pack pk = dy_gemm_pack_of(ctx->p, ctx->op, 1);
   if (pk.kind == DY_PACK_W36) /* the weight is transformed: this kernel only */
     return emit_conv_winograd(ctx, err, &g, bias, residual, act, alpha);
-  if (pk.kind == DY_PACK_A6 && ctx->scratch && dy_cg_act_scalar_only(act)) {
+  if (pk.kind == DY_PACK_A12 && ctx->scratch && dy_cg_act_scalar_only(act)) {
     /* no vector form: the GEMM adds the bias and residual, a loop applies act */
     if ((s = emit_conv_gemm(ctx, err, &g, &pk, bias, residual, "", 0)) != DY_OK)
       return s;
     return emit_conv_epilogue_loop(ctx, err, false, false, act, alpha);
   }
-  if (pk.kind == DY_PACK_A6 && ctx->scratch)
+  if (pk.kind == DY_PACK_A12 && ctx->scratch)
     return emit_conv_gemm(ctx, err, &g, &pk, bias, residual, act, alpha);
   if (g.groups == g.c && g.groups == g.o && dy_cg_in_type(ctx, 0)->dtype == DY_F32) {
     /* register-blocked unless the options ask for the plain kernels */
