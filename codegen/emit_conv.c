@@ -130,12 +130,13 @@ static dy_status emit_conv_epilogue_loop(dy_cg_ctx *ctx, dy_error *err, bool bia
  * = (c * kh + i) * kw + j'. A run of pixels along one output row is one
  * copy per (c, i, j'): with vector loads where stride 1 makes it
  * contiguous and it lies inside the row, element by element elsewhere. */
-static void emit_im2col_panel(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, ll cg, const char *c0) {
+static void emit_im2col_panel(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, ll cg, const char *c0,
+                              const char *dst) {
   ll ow = g->ow;
   bool lo_h = g->pt > 0, hi_h = (g->oh - 1) * g->sh - g->pt + (g->kh - 1) * g->dh >= g->h;
   bool lo_w = g->pl > 0, hi_w = (g->ow - 1) * g->sw - g->pl + (g->kw - 1) * g->dw >= g->w;
   char t[128], e[160];
-  L("/* im2col: scratch[r * 16 + j] for pixel p0 + j, r = (c * %lld + i) * %lld + j' */",
+  L("/* im2col: %s[r * 16 + j] for pixel p0 + j, r = (c * %lld + i) * %lld + j' */", dst,
     g->kh, g->kw);
   L("int64_t j = 0;");
   OPEN("while (j < nr) { /* a run of pixels along one output row */");
@@ -145,7 +146,7 @@ static void emit_im2col_panel(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, ll cg, c
   OPEN("for (int64_t i = 0; i < %lld; i++) {", g->kh);
   dy_cg_sum2(e, sizeof e, dy_cg_affine(t, sizeof t, "oy", g->sh, -g->pt), "i", g->dh);
   L("const int64_t iy = %s;", e);
-  L("float *d = scratch + (c * %lld + i) * %lld + j;", g->kh, g->kw * 16);
+  L("float *d = %s + (c * %lld + i) * %lld + j;", dst, g->kh, g->kw * 16);
   if (lo_h || hi_h) {
     if (lo_h && hi_h)
       OPEN("if (iy < 0 || iy >= %lld) {", g->h);
@@ -223,6 +224,27 @@ static wino_geom wino_geom_of(const dy_cg_conv_geom *g) {
   return w;
 }
 
+/* Weight-stationary GEMM convolution (emit_conv_gemm_ws): when the weight
+ * is larger than WS_MIN_WEIGHT bytes (so no longer in L2 between panels:
+ * the 7x7 and 14x14 layers of resnet18, 4.7-9.4 MB), np panels of
+ * im2col(x) at once, at most WS_MAX_SCRATCH bytes, each micro-panel of the
+ * weight multiplied into all of them while it is in L1: the weight is read
+ * from memory once per np panels instead of once per panel. One thread,
+ * one group; --plain-kernels: one panel at a time. */
+enum { WS_MIN_WEIGHT = 1 << 20, WS_MAX_SCRATCH = 2 << 20 };
+
+static ll conv_ws_panels(const dy_cg_conv_geom *g, int threads, bool plain) {
+  ll r = g->c / (g->groups > 0 ? g->groups : 1) * g->kh * g->kw;
+  ll panels = (g->oh * g->ow + 15) / 16;
+  if (threads > 1 || plain || g->groups != 1 || panels < 2 || g->o * r * 4 <= WS_MIN_WEIGHT)
+    return 1;
+  ll np = WS_MAX_SCRATCH / (r * 64);
+  if (np < 2)
+    return 1;
+  ll blocks = (panels + np - 1) / np; /* as few blocks as fit, of equal size */
+  return (panels + blocks - 1) / blocks;
+}
+
 /* Scratch of the GEMM convolution, per thread: an im2col panel of r x 16
  * floats, then, when the convolution pads, the zero-padded image.
  * Winograd's (shared by the threads of its GEMMs): V (36 x c x 16), M (36
@@ -238,7 +260,9 @@ int64_t dy_cg_conv_scratch(const dy_program *p, const dy_op *op, int threads) {
     return 0;
   dy_cg_conv_geom g = dy_cg_conv_geom_of(p, op);
   ll hp, wp, padded = conv_padded(&g, &hp, &wp) ? g.c * hp * wp : 0;
-  return (k.cols * 16 + padded) * (threads > 1 ? threads : 1) * 4;
+  /* the panels of the weight-stationary form (as without --plain-kernels) */
+  ll np = conv_ws_panels(&g, threads, false);
+  return (k.cols * 16 * np + padded) * (threads > 1 ? threads : 1) * 4;
 }
 
 /* Image n of in0 into xp = scratch + at: hp x wp planes, zero around the
@@ -253,6 +277,90 @@ static void emit_pad_image(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, ll hp, ll w
   L("    dy_copy(xp + (c * %lld + iy + %lld) * %lld + %lld, in0 + ((n * %lld + c) * %lld + iy) * %lld,",
     hp, g->pt, wp, g->pl, g->c, g->h, g->w);
   L("            %lld);", g->w);
+}
+
+/* The weight-stationary form (conv_ws_panels): per image, blocks of np
+ * panels gathered into the scratch, then per block of k and micro-panel
+ * of the weight a tile of each panel. One thread, one group. */
+static void emit_conv_gemm_ws(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, const dy_pack *pk,
+                              ll np, bool bias, bool residual, const char *epi,
+                              const char *alit, const char *nb) {
+  ll o = g->o, r = pk->cols, p = g->oh * g->ow, mr = dy_gemm_pack_mr(o);
+  ll nkb = (r + 511) / 512, kc = (r + nkb - 1) / nkb, hp, wp;
+  L("/* as GEMM, weight-stationary: y[n] (%lld x %lld pixels) = w (%lld x %lld, in1 packed:", o,
+    p, o, r);
+  L(" * %lld micro-panels of %lld x %lld) times im2col(x[n]) (%lld x %lld), gathered %lld",
+    (o + mr - 1) / mr, r, mr, r, p, np);
+  L(" * panels of 16 pixels at a time; each micro-panel of w (%lld bytes in all: more than",
+    o * r * 4);
+  L(" * L2) times all of them while it is in L1 */");
+  bool padded = conv_padded(g, &hp, &wp);
+  dy_cg_conv_geom gi = *g;
+  if (padded)
+    gi.h = hp, gi.w = wp, gi.pt = 0, gi.pl = 0;
+  const char *nr_line = p % 16 == 0 ? "const int nr = 16;"
+                                    : "const int nr = %lld - p0 < 16 ? (int)(%lld - p0) : 16;";
+  OPEN("for (int64_t n = 0; n < %s; n++) {", nb);
+  if (padded) {
+    emit_pad_image(ctx, g, hp, wp, np * r * 16);
+    L("const float *x = xp;");
+  } else {
+    L("const float *x = in0 + n * %lld;", g->c * g->h * g->w);
+  }
+  L("float *y = out0 + n * %lld;", o * p);
+  if (residual)
+    L("const float *res = in3 + n * %lld;", o * p);
+  OPEN("for (int64_t pb = 0; pb < %lld; pb += %lld) {", p, np * 16);
+  L("const int64_t ns = %lld - pb < %lld ? (%lld - pb + 15) / 16 : %lld;", p, np * 16, p, np);
+  L("/* the block's panels: panel s at scratch + s * %lld */", r * 16);
+  OPEN("for (int64_t s = 0; s < ns; s++) {");
+  L("const int64_t p0 = pb + s * 16;");
+  L(nr_line, p, p);
+  L("float *const panel = scratch + s * %lld;", r * 16);
+  if (residual) {
+    L("for (int64_t oc = 0; oc < %lld; oc++) /* the residual, added by the GEMM */", o);
+    L("  dy_copy(y + oc * %lld + p0, res + oc * %lld + p0, nr);", p, p);
+  }
+  emit_im2col_panel(ctx, &gi, g->c, NULL, "panel");
+  if (p % 16 != 0) {
+    L("/* the last panel's columns past nr: computed, never stored */");
+    L("for (int64_t r = 0; r < %lld && nr < 16; r++)", r);
+    L("  for (int j = nr; j < 16; j++)");
+    L("    panel[r * 16 + j] = 0.0f;");
+  }
+  CLOSE();
+  /* per micro-panel of w, its blocks of k in order (the weight is read as
+   * one stream, which the kernels prefetch ahead), each times all panels */
+  OPEN("for (int64_t oc = 0; oc < %lld; oc += %d) {", o, MR);
+  char k0a[32] = "";
+  const char *k0b = "";
+  if (nkb > 1) {
+    OPEN("for (int64_t k0 = 0; k0 < %lld; k0 += %lld) {", r, kc);
+    L("const int64_t kc = %lld - k0 < %lld ? %lld - k0 : %lld;", r, kc, r, kc);
+    if (residual)
+      L("const int flags = DY_GEMM_ADD_C | (k0 + kc == %lld ? %s : 0);", r, epi);
+    else
+      L("const int flags = (k0 > 0 ? DY_GEMM_ADD_C : 0) | (k0 + kc == %lld ? %s : 0);", r, epi);
+    snprintf(k0a, sizeof k0a, " + k0 * %lld", mr);
+    k0b = " + k0 * 16";
+  } else {
+    L("const int64_t kc = %lld;", r);
+    L("const int flags = %s%s;", residual ? "DY_GEMM_ADD_C | " : "", epi);
+  }
+  L("const float *a = in1 + oc * %lld%s; /* the block of the micro-panel, kept in L1 */", r,
+    k0a);
+  OPEN("for (int64_t s = 0; s < ns; s++) {");
+  L("const int64_t p0 = pb + s * 16;");
+  L(nr_line, p, p);
+  L("dy_gemm_tile(%lld - oc, kc, a, 1, %lld, scratch + s * %lld%s, y + oc * %lld + p0, %lld,", o,
+    mr, r * 16, k0b, p, p);
+  L("             nr, flags, %s, %s);", bias ? "in2 + oc" : "0", alit);
+  CLOSE();
+  if (nkb > 1)
+    CLOSE();
+  CLOSE();
+  CLOSE();
+  CLOSE();
 }
 
 /* conv2d as GEMM on the micro-kernel: per image and 16-pixel panel, the
@@ -273,6 +381,11 @@ static dy_status emit_conv_gemm(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_
   *ctx->uses |= DY_USES_SIMD | DY_USES_GEMM;
   char nb[64];
   snprintf(nb, sizeof nb, "%s", dy_cg_dim(ctx, dy_cg_in_type(ctx, 0), 0));
+  ll np = conv_ws_panels(g, ctx->threads, ctx->plain_kernels);
+  if (np > 1) {
+    emit_conv_gemm_ws(ctx, g, pk, np, bias, residual, epi, alit, nb);
+    return DY_OK;
+  }
 
   L("/* as GEMM: y[n] (%lld x %lld pixels) = w (%lld x %lld, in1 packed: %lld micro-panel%s",
     g->o, p, g->o, r, groups * nq, groups * nq == 1 ? "" : "s");
@@ -353,7 +466,7 @@ static dy_status emit_conv_gemm(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_
   snprintf(c0, sizeof c0, "g * %lld", cg);
   if (groups > 1)
     OPEN("for (int64_t g = 0; g < %lld; g++) {", groups);
-  emit_im2col_panel(ctx, &gi, cg, groups > 1 ? c0 : NULL);
+  emit_im2col_panel(ctx, &gi, cg, groups > 1 ? c0 : NULL, "scratch");
   if (p % 16 != 0) {
     L("/* the last panel's columns past nr: computed, never stored */");
     L("for (int64_t r = 0; r < %lld; r++)", r);

@@ -88,6 +88,8 @@ typedef long long ll;
 static void put_k_loop(dy_buf *o, int mr, bool packed, const char *ind) {
   dy_buf_printf(o, "%sfor (; k < kc; k++, b += 16) {\n", ind);
   dy_buf_printf(o, "%s  const dy_f16 b0 = dy_f16_load(b);\n", ind);
+  if (packed)
+    dy_buf_printf(o, "%s  DY_GEMM_PREFETCH(a, (kc + k) * %d);\n", ind, 4 * MR);
   for (int i = 0; i < mr; i++)
     if (packed)
       dy_buf_printf(o, "%s  c%d = dy_f16_fma(c%d, a[k * %d + %d], b0);\n", ind, i, i, MR, i);
@@ -195,7 +197,15 @@ void dy_cg_gemm_prelude(dy_buf *out, bool narrow) {
     put_ukr(out, mr, mr == 1 ? 4 : mr == 2 ? 2 : 1);
   if (!narrow) {
     dy_buf_printf(out, "#if DY_VW == 16 /* AVX-512: a row of the tile is one of 32 registers */\n"
-                       "#define DY_GEMM_WIDE 1\n\n");
+                       "#define DY_GEMM_WIDE 1\n"
+                       "/* A packed is read as one stream: the kernels fetch the next block (at\n"
+                       " * byte offset off of p) into L2 while this one is in L1 */\n"
+                       "#if defined(__GNUC__)\n"
+                       "#define DY_GEMM_PREFETCH(p, off) \\\n"
+                       "  __builtin_prefetch((const void *)((uintptr_t)(p) + (uintptr_t)(off)), 0, 2)\n"
+                       "#else\n"
+                       "#define DY_GEMM_PREFETCH(p, off) ((void)0)\n"
+                       "#endif\n\n");
     for (int mr = MR6 + 1; mr <= MR; mr++)
       put_ukr(out, mr, 1);
     dy_buf_puts(out, "#endif\n\n");

@@ -46,7 +46,7 @@
 /* The cases                                                           */
 /* ------------------------------------------------------------------ */
 
-enum { MAX_IN = 3, MAX_ATTR = 8, BATCH = 3 };
+enum { MAX_IN = 4, MAX_ATTR = 8, BATCH = 3 };
 
 typedef struct {
   const char *label;
@@ -119,6 +119,9 @@ static const simd_case cases[] = {
     {"conv tile o=13 k-blocks", DY_OP_FUSED_CONV2D, 3, {T4(1, 59, 5, 6), T4(13, 59, 3, 3), T1(13)}, 6, {CONV(one2, one4, one2, 1), ACT("relu", 0), DY_ATTR_S("algo", "")}, 7, 1e-5},
     {"conv tile o=25 k-blocks", DY_OP_CONV2D, 2, {T4(-1, 59, 4, 5), T4(25, 59, 3, 3)}, 2, {CONV(one2, one4, one2, 1)}, 4, 1e-5},
     {"conv tile o=22 groups 2", DY_OP_CONV2D, 2, {T4(1, 4, 6, 6), T4(44, 2, 3, 3)}, 2, {CONV(one2, one4, one2, 2)}, 4, 1e-5},
+    /* weights over 1 MB: the weight-stationary form, several panels at once */
+    {"conv weight-stationary 1 MB", DY_OP_FUSED_CONV2D, 4, {T4(1, 1200, 5, 7), T4(25, 1200, 3, 3), T1(25), T4(1, 25, 5, 7)}, 6, {CONV(one2, one4, one2, 1), ACT("relu", 0), DY_ATTR_S("algo", "")}, 7, 1e-5},
+    {"conv weight-stationary 2 blocks", DY_OP_CONV2D, 2, {T4(-1, 1200, 8, 8), T4(25, 1200, 3, 3)}, 2, {CONV(one2, one4, one2, 1)}, 4, 1e-5},
     {"conv winograd tile o=19", DY_OP_FUSED_CONV2D, 3, {T4(1, 40, 9, 10), T4(19, 40, 3, 3), T1(19)}, 6, {CONV(one2, one4, one2, 1), ACT("", 0), DY_ATTR_S("algo", "winograd")}, 7, 1e-5},
     /* GEMM: run-time B, packed into scratch */
     {"mm runtime 6x10x3", DY_OP_MATMUL, 2, {T2(6, 10), T2(10, 3)}, 0, {MM(0, 0)}, 2, 1e-5},
