@@ -183,8 +183,8 @@ static void emit_im2col_panel(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, ll cg, c
     }
     L("if (t1 - t0 == 16)");
     L("  dy_f16_store(d, dy_f16_load(row + ix0));");
-    L("else");
-    L("  dy_copy(d + t0, row + ix0 + t0, t1 - t0);");
+    L("else /* a short run: on AVX-512 one masked load and store */");
+    L("  dy_f16_storen(d + t0, dy_f16_loadn(row + ix0 + t0, (int)(t1 - t0)), (int)(t1 - t0));");
     if (lo_w || hi_w) {
       L("for (int64_t t = 0; t < t0; t++)");
       L("  d[t] = 0.0f;");

@@ -82,35 +82,53 @@ typedef long long ll;
 /* The flags and dy_gemm_out come from the template rt/dy_gemm.h; the
  * micro-kernels are unrolled here. */
 
-/* The k loop of a micro-kernel: one set of accumulators, A(i, k) read as
- * a%d[k * csa] (packed: a[k * MR + i], the rows side by side, offsets the
- * compiler knows). */
-static void put_k_loop(dy_buf *o, int mr, bool packed, const char *ind) {
-  dy_buf_printf(o, "%sfor (; k < kc; k++, b += 16) {\n", ind);
-  dy_buf_printf(o, "%s  const dy_f16 b0 = dy_f16_load(b);\n", ind);
-  if (packed)
-    dy_buf_printf(o, "%s  DY_GEMM_PREFETCH(a, (kc + k) * %d);\n", ind, 4 * MR);
-  for (int i = 0; i < mr; i++)
-    if (packed)
-      dy_buf_printf(o, "%s  c%d = dy_f16_fma(c%d, a[k * %d + %d], b0);\n", ind, i, i, MR, i);
+/* The k loops of a micro-kernel: k unrolled u times (accumulators c<i>
+ * and c<i>_<s>), then one k at a time; A(i, k) read as a<i>[k * csa], or
+ * packed as a[k * csa + i] under csa == MR (the rows side by side: one
+ * pointer, offsets the compiler knows, and the next block prefetched). */
+static void put_k_loops(dy_buf *o, int mr, int u, bool packed, const char *ind) {
+  for (int pass = u > 1 ? 0 : 1; pass < 2; pass++) {
+    int w = pass == 0 ? u : 1;
+    if (w > 1)
+      dy_buf_printf(o, "%sfor (; k + %d <= kc; k += %d, b += %d) {\n", ind, w, w, 16 * w);
     else
-      dy_buf_printf(o, "%s  c%d = dy_f16_fma(c%d, a%d[k * csa], b0);\n", ind, i, i, i);
-  dy_buf_printf(o, "%s}\n", ind);
+      dy_buf_printf(o, "%sfor (; k < kc; k++, b += 16) {\n", ind);
+    for (int s = 0; s < w; s++)
+      dy_buf_printf(o, "%s  const dy_f16 b%d = dy_f16_load(b%s);\n", ind, s,
+                    s == 0 ? "" : s == 1 ? " + 16" : s == 2 ? " + 32" : " + 48");
+    for (int s = 0; s < w && packed; s++)
+      dy_buf_printf(o, "%s  DY_GEMM_PREFETCH(a, ((uintptr_t)kc + k%s) * %d);\n", ind,
+                    s == 0 ? "" : s == 1 ? " + 1" : s == 2 ? " + 2" : " + 3", 4 * MR);
+    for (int s = 0; s < w; s++)
+      for (int i = 0; i < mr; i++) {
+        char acc[16], kk[16];
+        snprintf(acc, sizeof acc, s ? "c%d_%d" : "c%d", i, s);
+        snprintf(kk, sizeof kk, s ? "(k + %d)" : "k", s);
+        if (packed)
+          dy_buf_printf(o, "%s  %s = dy_f16_fma(%s, a[%s * csa + %d], b%d);\n", ind, acc, acc, kk,
+                        i, s);
+        else
+          dy_buf_printf(o, "%s  %s = dy_f16_fma(%s, a%d[%s * csa], b%d);\n", ind, acc, acc, i,
+                        kk, s);
+      }
+    dy_buf_printf(o, "%s}\n", ind);
+  }
 }
 
 /* One micro-kernel of mr rows, k unrolled u times (u sets of accumulators,
- * summed at the end). The wide ones (more than 6 rows, AVX-512 only) have
- * a second k loop for A packed in micro-panels of MR rows (rsa 1, csa MR),
- * the weights of convolutions: one pointer and constant offsets instead of
- * a pointer per row. */
-static void put_ukr(dy_buf *o, int mr, int u) {
-  bool wide = mr > MR6;
+ * summed at the end), named dy_gemm_ukr<mr> or, when unrolled on AVX-512
+ * only, dy_gemm_ukr<mr>x<u>. The AVX-512 ones (avx512) also have k loops
+ * for A packed in micro-panels of MR rows (rsa 1, csa MR), the weights of
+ * convolutions. */
+static void put_ukr(dy_buf *o, int mr, int u, bool avx512) {
+  char name[32];
+  snprintf(name, sizeof name, avx512 && mr <= MR6 ? "%dx%d" : "%d", mr, u);
   dy_buf_printf(o,
-                "static void dy_gemm_ukr%d(int kc, const float *restrict a, int64_t rsa,\n"
+                "DY_GEMM_KERNEL void dy_gemm_ukr%s(int kc, const float *restrict a, int64_t rsa,\n"
                 "                         int64_t csa, const float *restrict b, float *restrict c,\n"
                 "                         int64_t ldc, int nr, int flags,\n"
                 "                         const float *restrict bias, float alpha) {\n",
-                mr);
+                name);
   for (int i = 0; i < mr; i++) {
     if (i == 0)
       dy_buf_puts(o, "  const float *a0 = a");
@@ -133,31 +151,14 @@ static void put_ukr(dy_buf *o, int mr, int u) {
   dy_buf_puts(o, "  int k = 0;\n");
   if (mr == 1)
     dy_buf_puts(o, "  (void)rsa;\n  (void)ldc;\n");
-  if (u > 1) {
-    dy_buf_printf(o, "  for (; k + %d <= kc; k += %d, b += %d) {\n", u, u, 16 * u);
-    for (int s = 0; s < u; s++)
-      dy_buf_printf(o, "    const dy_f16 b%d = dy_f16_load(b%s);\n", s,
-                    s == 0 ? "" : s == 1 ? " + 16" : s == 2 ? " + 32" : " + 48");
-    for (int s = 0; s < u; s++)
-      for (int i = 0; i < mr; i++) {
-        char acc[16];
-        snprintf(acc, sizeof acc, s ? "c%d_%d" : "c%d", i, s);
-        if (s == 0)
-          dy_buf_printf(o, "    %s = dy_f16_fma(%s, a%d[k * csa], b0);\n", acc, acc, i);
-        else
-          dy_buf_printf(o, "    %s = dy_f16_fma(%s, a%d[(k + %d) * csa], b%d);\n", acc, acc, i,
-                        s, s);
-      }
-    dy_buf_puts(o, "  }\n");
-  }
-  if (wide) {
+  if (avx512) {
     dy_buf_printf(o, "  if (rsa == 1 && csa == %d) { /* A packed in micro-panels */\n", MR);
-    put_k_loop(o, mr, true, "    ");
+    put_k_loops(o, mr, u, true, "    ");
     dy_buf_puts(o, "  } else {\n");
-    put_k_loop(o, mr, false, "    ");
+    put_k_loops(o, mr, u, false, "    ");
     dy_buf_puts(o, "  }\n");
   } else {
-    put_k_loop(o, mr, false, "  ");
+    put_k_loops(o, mr, u, false, "  ");
   }
   for (int s = 1; s < u; s++)
     for (int i = 0; i < mr; i++)
@@ -175,15 +176,24 @@ static void put_ukr(dy_buf *o, int mr, int u) {
   dy_buf_puts(o, "}\n\n");
 }
 
-/* dy_gemm_tile's switch over the kernels of 1..top rows. */
-static void put_switch(dy_buf *out, int top, const char *ind) {
+/* k unrolled on AVX-512 for a tile of mr rows: at least 8 accumulators
+ * (2 FMA ports x 4 cycles of latency) for 2..7 rows. */
+static int avx512_unroll(int mr) { return mr >= 8 ? 1 : (8 + mr - 1) / mr; }
+
+/* dy_gemm_tile's switch over the kernels of 1..top rows (avx512: the
+ * AVX-512 ones, unrolled for 2..6 rows). */
+static void put_switch(dy_buf *out, int top, bool avx512, const char *ind) {
   dy_buf_printf(out, "%sswitch (mr) {\n", ind);
-  for (int mr = 1; mr < top; mr++)
+  for (int mr = 1; mr < top; mr++) {
+    char name[32];
+    snprintf(name, sizeof name, avx512 && mr > 1 && mr <= MR6 ? "%dx%d" : "%d", mr,
+             avx512_unroll(mr));
     dy_buf_printf(out,
                   "%scase %d:\n"
-                  "%s  dy_gemm_ukr%d((int)kc, a, rsa, csa, b, c, ldc, nr, flags, bias, alpha);\n"
+                  "%s  dy_gemm_ukr%s((int)kc, a, rsa, csa, b, c, ldc, nr, flags, bias, alpha);\n"
                   "%s  break;\n",
-                  ind, mr, ind, mr, ind);
+                  ind, mr, ind, name, ind);
+  }
   dy_buf_printf(out,
                 "%sdefault:\n"
                 "%s  dy_gemm_ukr%d((int)kc, a, rsa, csa, b, c, ldc, nr, flags, bias, alpha);\n"
@@ -193,8 +203,7 @@ static void put_switch(dy_buf *out, int top, const char *ind) {
 
 void dy_cg_gemm_prelude(dy_buf *out, bool narrow) {
   dy_tpl_put(out, dy_tpl_gemm, 0, -1, NULL, 0);
-  for (int mr = 1; mr <= MR6; mr++)
-    put_ukr(out, mr, mr == 1 ? 4 : mr == 2 ? 2 : 1);
+  put_ukr(out, 1, 4, false); /* a GEMV: bound by reading B, on every ISA */
   if (!narrow) {
     dy_buf_printf(out, "#if DY_VW == 16 /* AVX-512: a row of the tile is one of 32 registers */\n"
                        "#define DY_GEMM_WIDE 1\n"
@@ -206,10 +215,14 @@ void dy_cg_gemm_prelude(dy_buf *out, bool narrow) {
                        "#else\n"
                        "#define DY_GEMM_PREFETCH(p, off) ((void)0)\n"
                        "#endif\n\n");
-    for (int mr = MR6 + 1; mr <= MR; mr++)
-      put_ukr(out, mr, 1);
-    dy_buf_puts(out, "#endif\n\n");
+    for (int mr = 2; mr <= MR; mr++)
+      put_ukr(out, mr, avx512_unroll(mr), true);
+    dy_buf_puts(out, "#else /* the other ISAs: up to 6 rows */\n\n");
   }
+  for (int mr = 2; mr <= MR6; mr++)
+    put_ukr(out, mr, mr == 2 ? 2 : 1, false);
+  if (!narrow)
+    dy_buf_puts(out, "#endif\n\n");
   dy_buf_printf(out,
                 "/* The micro-kernel for mr rows (more than %d: the first %d)%s. */\n"
                 "DY_HELPER void dy_gemm_tile(int64_t mr, int64_t kc, const float *a,\n"
@@ -219,7 +232,7 @@ void dy_cg_gemm_prelude(dy_buf *out, bool narrow) {
                 MR, MR, narrow ? ": 6-row kernels" : "; without the wide kernels two of 6 rows");
   if (!narrow) {
     dy_buf_puts(out, "#if defined(DY_GEMM_WIDE)\n");
-    put_switch(out, MR, "  ");
+    put_switch(out, MR, true, "  ");
     dy_buf_puts(out, "#else\n");
   }
   dy_buf_printf(out,
@@ -230,7 +243,7 @@ void dy_cg_gemm_prelude(dy_buf *out, bool narrow) {
                 "      bias += %d;\n"
                 "  }\n",
                 MR6, MR6, MR6, MR6, MR6, MR, MR6, MR6, MR6);
-  put_switch(out, MR6, "  ");
+  put_switch(out, MR6, false, "  ");
   if (!narrow)
     dy_buf_puts(out, "#endif\n");
   dy_buf_puts(out, "}\n\n");

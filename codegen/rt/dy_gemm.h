@@ -33,6 +33,19 @@
 #define DY_GEMM_LEAKY 32
 #define DY_GEMM_ACT(a) ((a) << 6)
 
+/* The micro-kernels are functions of their own, never inlined into the
+ * loop nests nor cloned per call site: one copy of each, and no analysis
+ * of a call site's weight bounds (gcc's -Waggressive-loop-optimizations
+ * would flag the k tail loops of the unrolled kernels, which cannot run
+ * past the weight). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define DY_GEMM_KERNEL static __attribute__((noipa))
+#elif defined(__GNUC__)
+#define DY_GEMM_KERNEL static __attribute__((noinline))
+#else
+#define DY_GEMM_KERNEL static
+#endif
+
 /* Row i of a tile: the epilogue, then store its first nr floats at c. */
 DY_HELPER void dy_gemm_out(float *c, dy_f16 x, int nr, int flags,
                            const float *bias, int i, float alpha) {
