@@ -245,6 +245,15 @@ static ll conv_ws_panels(const dy_cg_conv_geom *g, int threads, bool plain) {
   return (panels + blocks - 1) / blocks;
 }
 
+int64_t dy_codegen_conv_panels(const dy_program *p, const dy_op *op, int threads,
+                               bool plain_kernels) {
+  if ((op->kind != DY_OP_CONV2D && op->kind != DY_OP_FUSED_CONV2D) ||
+      dy_gemm_pack_of(p, op, 1).kind != DY_PACK_A12)
+    return 1;
+  dy_cg_conv_geom g = dy_cg_conv_geom_of(p, op);
+  return conv_ws_panels(&g, threads, plain_kernels);
+}
+
 /* Scratch of the GEMM convolution, per thread: an im2col panel of r x 16
  * floats, then, when the convolution pads, the zero-padded image.
  * Winograd's (shared by the threads of its GEMMs): V (36 x c x 16), M (36
