@@ -92,7 +92,9 @@ typedef struct {
   bool separate_weights;
   /* true: the kernels the faster ones replaced, to compare with
    * (--plain-kernels): depthwise convolution one tap at a time instead of
-   * register-blocked, max pooling with padding as window loops */
+   * register-blocked, max pooling with padding as window loops, the GEMM
+   * on 6-row kernels instead of AVX-512's 12-row ones, convolutions one
+   * im2col panel at a time instead of weight-stationary */
   bool plain_kernels;
   /* A debug build for `dy2stc check --localize` (compiler/localize.c):
    * NAME.c declares NAME_debug_dump(int op, const char *var, const void
@@ -130,6 +132,12 @@ int64_t dy_codegen_scratch_bytes(const dy_program *p, const dy_op *op, int64_t m
 /* Does op (conv2d / fused_conv2d) get the padded-plane depthwise kernel
  * (emit_depthwise.c) with these options? For --report. */
 bool dy_codegen_depthwise_padded(const dy_program *p, const dy_op *op, bool plain_kernels);
+/* Panels of im2col a GEMM convolution op gathers at once (its
+ * weight-stationary form, for weights over 1 MB; 1: one at a time, or not
+ * a GEMM convolution), with `threads` threads and plain_kernels as the
+ * options give them. For --report. */
+int64_t dy_codegen_conv_panels(const dy_program *p, const dy_op *op, int threads,
+                               bool plain_kernels);
 void dy_codegen_output_free(dy_codegen_output *out);
 /* NAME_weights.c for out->weights (separate_weights): the union
  * NAME_weights_data (a float view and the bytes as chunks of 4032, each

@@ -11,7 +11,7 @@
  *                       static inline functions (emit_mathlib.c; no libm)
  *   weights             static const arrays, one per persistable var read
  *                       as it is, and the packed copies GEMM and conv
- *                       kernels read instead (w_<name>_p16, _p6; the
+ *                       kernels read instead (w_<name>_p16, _p12; the
  *                       layouts are emit_gemm.c's): a weight only read
  *                       packed is emitted only packed. With
  *                       separate_weights (the CLI's way) all of them, of
@@ -243,7 +243,7 @@ typedef struct {
 typedef struct {
   int var;               /* the weight */
   dy_pack pack;
-  char *name;            /* its array: w_<name>_p16, w_<name>_p6 */
+  char *name;            /* its array: w_<name>_p16, w_<name>_p12 */
 } packed_weight;
 
 typedef struct {
@@ -2650,7 +2650,7 @@ static dy_status emit_source_rest(gen *g, dy_buf *out) {
   if (g->uses & (DY_USES_SIMD | DY_USES_GEMM))
     dy_cg_simd_prelude(out);
   if (g->uses & DY_USES_GEMM)
-    dy_cg_gemm_prelude(out);
+    dy_cg_gemm_prelude(out, g->opt->plain_kernels);
   if (g->uses & DY_USES_THREADS)
     dy_cg_thread_prelude(out, g->opt->threads);
   if (g->uses & DY_USES_QFIXED)

@@ -13,6 +13,9 @@
 
 #include "floor1_kernels.h"
 
+/* the GEMM tile's rows (packed weights' micro-panels), and as a string */
+#define MR DY_GEMM_MR
+
 #define L(...) dy_cg_line(ctx, __VA_ARGS__)
 /* A line that opens a block "{", and the line that closes it. */
 #define OPEN(...) (dy_cg_line(ctx, __VA_ARGS__), ctx->indent++)
@@ -127,12 +130,13 @@ static dy_status emit_conv_epilogue_loop(dy_cg_ctx *ctx, dy_error *err, bool bia
  * = (c * kh + i) * kw + j'. A run of pixels along one output row is one
  * copy per (c, i, j'): with vector loads where stride 1 makes it
  * contiguous and it lies inside the row, element by element elsewhere. */
-static void emit_im2col_panel(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, ll cg, const char *c0) {
+static void emit_im2col_panel(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, ll cg, const char *c0,
+                              const char *dst) {
   ll ow = g->ow;
   bool lo_h = g->pt > 0, hi_h = (g->oh - 1) * g->sh - g->pt + (g->kh - 1) * g->dh >= g->h;
   bool lo_w = g->pl > 0, hi_w = (g->ow - 1) * g->sw - g->pl + (g->kw - 1) * g->dw >= g->w;
   char t[128], e[160];
-  L("/* im2col: scratch[r * 16 + j] for pixel p0 + j, r = (c * %lld + i) * %lld + j' */",
+  L("/* im2col: %s[r * 16 + j] for pixel p0 + j, r = (c * %lld + i) * %lld + j' */", dst,
     g->kh, g->kw);
   L("int64_t j = 0;");
   OPEN("while (j < nr) { /* a run of pixels along one output row */");
@@ -142,7 +146,7 @@ static void emit_im2col_panel(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, ll cg, c
   OPEN("for (int64_t i = 0; i < %lld; i++) {", g->kh);
   dy_cg_sum2(e, sizeof e, dy_cg_affine(t, sizeof t, "oy", g->sh, -g->pt), "i", g->dh);
   L("const int64_t iy = %s;", e);
-  L("float *d = scratch + (c * %lld + i) * %lld + j;", g->kh, g->kw * 16);
+  L("float *d = %s + (c * %lld + i) * %lld + j;", dst, g->kh, g->kw * 16);
   if (lo_h || hi_h) {
     if (lo_h && hi_h)
       OPEN("if (iy < 0 || iy >= %lld) {", g->h);
@@ -179,8 +183,8 @@ static void emit_im2col_panel(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, ll cg, c
     }
     L("if (t1 - t0 == 16)");
     L("  dy_f16_store(d, dy_f16_load(row + ix0));");
-    L("else");
-    L("  dy_copy(d + t0, row + ix0 + t0, t1 - t0);");
+    L("else /* a short run: on AVX-512 one masked load and store */");
+    L("  dy_f16_storen(d + t0, dy_f16_loadn(row + ix0 + t0, (int)(t1 - t0)), (int)(t1 - t0));");
     if (lo_w || hi_w) {
       L("for (int64_t t = 0; t < t0; t++)");
       L("  d[t] = 0.0f;");
@@ -220,6 +224,36 @@ static wino_geom wino_geom_of(const dy_cg_conv_geom *g) {
   return w;
 }
 
+/* Weight-stationary GEMM convolution (emit_conv_gemm_ws): when the weight
+ * is larger than WS_MIN_WEIGHT bytes (so no longer in L2 between panels:
+ * the 7x7 and 14x14 layers of resnet18, 4.7-9.4 MB), np panels of
+ * im2col(x) at once, at most WS_MAX_SCRATCH bytes, each micro-panel of the
+ * weight multiplied into all of them while it is in L1: the weight is read
+ * from memory once per np panels instead of once per panel. One thread,
+ * one group; --plain-kernels: one panel at a time. */
+enum { WS_MIN_WEIGHT = 1 << 20, WS_MAX_SCRATCH = 2 << 20 };
+
+static ll conv_ws_panels(const dy_cg_conv_geom *g, int threads, bool plain) {
+  ll r = g->c / (g->groups > 0 ? g->groups : 1) * g->kh * g->kw;
+  ll panels = (g->oh * g->ow + 15) / 16;
+  if (threads > 1 || plain || g->groups != 1 || panels < 2 || g->o * r * 4 <= WS_MIN_WEIGHT)
+    return 1;
+  ll np = WS_MAX_SCRATCH / (r * 64);
+  if (np < 2)
+    return 1;
+  ll blocks = (panels + np - 1) / np; /* as few blocks as fit, of equal size */
+  return (panels + blocks - 1) / blocks;
+}
+
+int64_t dy_codegen_conv_panels(const dy_program *p, const dy_op *op, int threads,
+                               bool plain_kernels) {
+  if ((op->kind != DY_OP_CONV2D && op->kind != DY_OP_FUSED_CONV2D) ||
+      dy_gemm_pack_of(p, op, 1).kind != DY_PACK_A12)
+    return 1;
+  dy_cg_conv_geom g = dy_cg_conv_geom_of(p, op);
+  return conv_ws_panels(&g, threads, plain_kernels);
+}
+
 /* Scratch of the GEMM convolution, per thread: an im2col panel of r x 16
  * floats, then, when the convolution pads, the zero-padded image.
  * Winograd's (shared by the threads of its GEMMs): V (36 x c x 16), M (36
@@ -235,11 +269,13 @@ int64_t dy_cg_conv_scratch(const dy_program *p, const dy_op *op, int threads) {
     dy_cg_conv_geom g = dy_cg_conv_geom_of(p, op);
     return dy_cg_depthwise_scratch(&g, threads); /* emit_depthwise.c */
   }
-  if (k.kind != DY_PACK_A6)
+  if (k.kind != DY_PACK_A12)
     return 0;
   dy_cg_conv_geom g = dy_cg_conv_geom_of(p, op);
   ll hp, wp, padded = conv_padded(&g, &hp, &wp) ? g.c * hp * wp : 0;
-  return (k.cols * 16 + padded) * (threads > 1 ? threads : 1) * 4;
+  /* the panels of the weight-stationary form (as without --plain-kernels) */
+  ll np = conv_ws_panels(&g, threads, false);
+  return (k.cols * 16 * np + padded) * (threads > 1 ? threads : 1) * 4;
 }
 
 /* Image n of in0 into xp = scratch + at: hp x wp planes, zero around the
@@ -272,15 +308,91 @@ void dy_cg_gemm_kblocks_open(dy_cg_ctx *ctx, long long depth, long long nkb, lon
   }
 }
 
+/* The weight-stationary form (conv_ws_panels): per image, blocks of np
+ * panels gathered into the scratch, then per block of k and micro-panel
+ * of the weight a tile of each panel. One thread, one group. */
+static void emit_conv_gemm_ws(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, const dy_pack *pk,
+                              ll np, bool bias, bool residual, const char *epi,
+                              const char *alit, const char *nb) {
+  ll o = g->o, r = pk->cols, p = g->oh * g->ow, mr = dy_gemm_pack_mr(o);
+  ll nkb = (r + 511) / 512, kc = (r + nkb - 1) / nkb, hp, wp;
+  L("/* as GEMM, weight-stationary: y[n] (%lld x %lld pixels) = w (%lld x %lld, in1 packed:", o,
+    p, o, r);
+  L(" * %lld micro-panels of %lld x %lld) times im2col(x[n]) (%lld x %lld), gathered %lld",
+    (o + mr - 1) / mr, r, mr, r, p, np);
+  L(" * panels of 16 pixels at a time; each micro-panel of w (%lld bytes in all: more than",
+    o * r * 4);
+  L(" * L2) times all of them while it is in L1 */");
+  bool padded = conv_padded(g, &hp, &wp);
+  dy_cg_conv_geom gi = *g;
+  if (padded)
+    gi.h = hp, gi.w = wp, gi.pt = 0, gi.pl = 0;
+  const char *nr_line = p % 16 == 0 ? "const int nr = 16;"
+                                    : "const int nr = %lld - p0 < 16 ? (int)(%lld - p0) : 16;";
+  OPEN("for (int64_t n = 0; n < %s; n++) {", nb);
+  if (padded) {
+    emit_pad_image(ctx, g, hp, wp, np * r * 16);
+    L("const float *x = xp;");
+  } else {
+    L("const float *x = in0 + n * %lld;", g->c * g->h * g->w);
+  }
+  L("float *y = out0 + n * %lld;", o * p);
+  if (residual)
+    L("const float *res = in3 + n * %lld;", o * p);
+  OPEN("for (int64_t pb = 0; pb < %lld; pb += %lld) {", p, np * 16);
+  L("const int64_t ns = %lld - pb < %lld ? (%lld - pb + 15) / 16 : %lld;", p, np * 16, p, np);
+  L("/* the block's panels: panel s at scratch + s * %lld */", r * 16);
+  OPEN("for (int64_t s = 0; s < ns; s++) {");
+  L("const int64_t p0 = pb + s * 16;");
+  L(nr_line, p, p);
+  L("float *const panel = scratch + s * %lld;", r * 16);
+  if (residual) {
+    L("for (int64_t oc = 0; oc < %lld; oc++) /* the residual, added by the GEMM */", o);
+    L("  dy_copy(y + oc * %lld + p0, res + oc * %lld + p0, nr);", p, p);
+  }
+  emit_im2col_panel(ctx, &gi, g->c, NULL, "panel");
+  if (p % 16 != 0) {
+    L("/* the last panel's columns past nr: computed, never stored */");
+    L("for (int64_t r = 0; r < %lld && nr < 16; r++)", r);
+    L("  for (int j = nr; j < 16; j++)");
+    L("    panel[r * 16 + j] = 0.0f;");
+  }
+  CLOSE();
+  /* per micro-panel of w, its blocks of k in order (the weight is read as
+   * one stream, which the kernels prefetch ahead), each times all panels */
+  OPEN("for (int64_t oc = 0; oc < %lld; oc += %d) {", o, MR);
+  char k0a[32] = "";
+  const char *k0b = "";
+  dy_cg_gemm_kblocks_open(ctx, r, nkb, kc, residual, epi);
+  if (nkb > 1) {
+    snprintf(k0a, sizeof k0a, " + k0 * %lld", mr);
+    k0b = " + k0 * 16";
+  }
+  L("const float *a = in1 + oc * %lld%s; /* the block of the micro-panel, kept in L1 */", r,
+    k0a);
+  OPEN("for (int64_t s = 0; s < ns; s++) {");
+  L("const int64_t p0 = pb + s * 16;");
+  L(nr_line, p, p);
+  L("dy_gemm_tile(%lld - oc, kc, a, 1, %lld, scratch + s * %lld%s, y + oc * %lld + p0, %lld,", o,
+    mr, r * 16, k0b, p, p);
+  L("             nr, flags, %s, %s);", bias ? "in2 + oc" : "0", alit);
+  CLOSE();
+  if (nkb > 1)
+    CLOSE();
+  CLOSE();
+  CLOSE();
+  CLOSE();
+}
+
 /* conv2d as GEMM on the micro-kernel: per image and 16-pixel panel, the
- * panel of im2col(x) is gathered into the scratch, then each 6 output
- * channels' packed weight (in1) times it gives a 6 x 16 tile of y, bias
+ * panel of im2col(x) is gathered into the scratch, then each 12 output
+ * channels' packed weight (in1) times it gives a 12 x 16 tile of y, bias
  * and activation applied in registers. */
 static dy_status emit_conv_gemm(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_geom *g,
                                 const dy_pack *pk, bool bias, bool residual, const char *act,
                                 double alpha) {
   ll groups = g->groups, cg = g->c / groups, og = g->o / groups, r = pk->cols;
-  ll p = g->oh * g->ow, nq = (og + 5) / 6, nkb = (r + 511) / 512, kc = (r + nkb - 1) / nkb;
+  ll p = g->oh * g->ow, mr = dy_gemm_pack_mr(og), nq = (og + mr - 1) / mr, nkb = (r + 511) / 512, kc = (r + nkb - 1) / nkb;
   char alit[64] = "0.0f", epi[160];
   if (!dy_gemm_act_flag(act))
     return dy_cg_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "unknown activation");
@@ -290,11 +402,16 @@ static dy_status emit_conv_gemm(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_
   *ctx->uses |= DY_USES_SIMD | DY_USES_GEMM;
   char nb[64];
   snprintf(nb, sizeof nb, "%s", dy_cg_dim(ctx, dy_cg_in_type(ctx, 0), 0));
+  ll np = conv_ws_panels(g, ctx->threads, ctx->plain_kernels);
+  if (np > 1) {
+    emit_conv_gemm_ws(ctx, g, pk, np, bias, residual, epi, alit, nb);
+    return DY_OK;
+  }
 
   L("/* as GEMM: y[n] (%lld x %lld pixels) = w (%lld x %lld, in1 packed: %lld micro-panel%s",
     g->o, p, g->o, r, groups * nq, groups * nq == 1 ? "" : "s");
-  L(" * of %lld x 6) times im2col(x[n]) (%lld x %lld), gathered 16 pixels at a time */", r, r,
-    p);
+  L(" * of %lld x %lld) times im2col(x[n]) (%lld x %lld), gathered 16 pixels at a time */", r,
+    mr, r, p);
   ll panels = (p + 15) / 16, hp, wp;
   /* with padding, the im2col reads a zero-padded copy of the image (after
    * the panels in the scratch), so it never checks bounds */
@@ -370,7 +487,7 @@ static dy_status emit_conv_gemm(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_
   snprintf(c0, sizeof c0, "g * %lld", cg);
   if (groups > 1)
     OPEN("for (int64_t g = 0; g < %lld; g++) {", groups);
-  emit_im2col_panel(ctx, &gi, cg, groups > 1 ? c0 : NULL);
+  emit_im2col_panel(ctx, &gi, cg, groups > 1 ? c0 : NULL, "scratch");
   if (p % 16 != 0) {
     L("/* the last panel's columns past nr: computed, never stored */");
     L("for (int64_t r = 0; r < %lld; r++)", r);
@@ -379,15 +496,19 @@ static dy_status emit_conv_gemm(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_
   }
   dy_cg_gemm_kblocks_open(ctx, r, nkb, kc, residual, epi);
   /* the depth offset of the block: no term when there is one block */
-  const char *k0a = nkb > 1 ? " + k0 * 6" : "", *k0b = nkb > 1 ? " + k0 * 16" : "";
-  OPEN("for (int64_t o = 0; o < %lld; o += 6) {", og);
+  char k0a[32] = "";
+  const char *k0b = nkb > 1 ? " + k0 * 16" : "";
+  if (nkb > 1)
+    snprintf(k0a, sizeof k0a, " + k0 * %lld", mr);
+  OPEN("for (int64_t o = 0; o < %lld; o += %d) {", og, MR);
   if (groups > 1) {
     L("const int64_t oc = g * %lld + o;", og);
-    L("dy_gemm_tile(%lld - o, kc, in1 + g * %lld + o * %lld%s, 1, 6,", og, nq * 6 * r, r, k0a);
+    L("dy_gemm_tile(%lld - o, kc, in1 + g * %lld + o * %lld%s, 1, %lld,", og, nq * mr * r, r,
+      k0a, mr);
     L("             scratch%s,", k0b);
   } else {
     L("const int64_t oc = o;");
-    L("dy_gemm_tile(%lld - o, kc, in1 + o * %lld%s, 1, 6, scratch%s,", og, r, k0a, k0b);
+    L("dy_gemm_tile(%lld - o, kc, in1 + o * %lld%s, 1, %lld, scratch%s,", og, r, k0a, mr, k0b);
   }
   L("             y + oc * %lld + p0, %lld, nr, flags, %s, %s);", p, p,
     bias ? "in2 + oc" : "0", alit);
@@ -457,7 +578,7 @@ static void emit_combo(dy_cg_ctx *ctx, const char *lhs, const int *coef, int n, 
 static dy_status emit_conv_winograd(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_geom *g,
                                     bool bias, bool residual, const char *act, double alpha) {
   wino_geom w = wino_geom_of(g);
-  ll c = g->c, o = g->o, nq = (o + 5) / 6, nkb = (c + 511) / 512, kc = (c + nkb - 1) / nkb;
+  ll c = g->c, o = g->o, mr = dy_gemm_pack_mr(o), nq = (o + mr - 1) / mr, nkb = (c + 511) / 512, kc = (c + nkb - 1) / nkb;
   char fx[512], nb[64];
   const char *v = bias ? "(e + in2[oc])" : "e";
   char vr[64];
@@ -551,19 +672,21 @@ static dy_status emit_conv_winograd(dy_cg_ctx *ctx, dy_error *err, const dy_cg_c
     L("/* the 36 GEMMs */");
     OPEN("for (int q = 0; q < 36; q++) {");
   }
-  const char *k0a = "", *k0b = "";
+  char k0a[32] = "";
+  const char *k0b = "";
   if (nkb > 1) {
     OPEN("for (int64_t k0 = 0; k0 < %lld; k0 += %lld) {", c, kc);
     L("const int64_t kc = %lld - k0 < %lld ? %lld - k0 : %lld;", c, kc, c, kc);
     L("const int flags = k0 > 0 ? DY_GEMM_ADD_C : 0;");
-    k0a = " + k0 * 6", k0b = " + k0 * 16";
+    snprintf(k0a, sizeof k0a, " + k0 * %lld", mr);
+    k0b = " + k0 * 16";
   } else {
     L("const int64_t kc = %lld;", c);
     L("const int flags = 0;");
   }
-  L("for (int64_t o = 0; o < %lld; o += 6)", o);
-  L("  dy_gemm_tile(%lld - o, kc, in1 + q * %lld + o * %lld%s, 1, 6, V + q * %lld%s,", o,
-    nq * 6 * c, c, k0a, c * 16, k0b);
+  L("for (int64_t o = 0; o < %lld; o += %d)", o, MR);
+  L("  dy_gemm_tile(%lld - o, kc, in1 + q * %lld + o * %lld%s, 1, %lld, V + q * %lld%s,", o,
+    nq * mr * c, c, k0a, mr, c * 16, k0b);
   L("               M + (q * %lld + o) * 16, 16, 16, flags, 0, 0.0f);", o);
   if (nkb > 1)
     CLOSE();
@@ -835,13 +958,13 @@ dy_status dy_cg_conv2d_epilogue(dy_cg_ctx *ctx, dy_error *err, bool bias, bool r
   dy_pack pk = dy_gemm_pack_of(ctx->p, ctx->op, 1);
   if (pk.kind == DY_PACK_W36) /* the weight is transformed: this kernel only */
     return emit_conv_winograd(ctx, err, &g, bias, residual, act, alpha);
-  if (pk.kind == DY_PACK_A6 && ctx->scratch && dy_cg_act_scalar_only(act)) {
+  if (pk.kind == DY_PACK_A12 && ctx->scratch && dy_cg_act_scalar_only(act)) {
     /* no vector form: the GEMM adds the bias and residual, a loop applies act */
     if ((s = emit_conv_gemm(ctx, err, &g, &pk, bias, residual, "", 0)) != DY_OK)
       return s;
     return emit_conv_epilogue_loop(ctx, err, false, false, act, alpha);
   }
-  if (pk.kind == DY_PACK_A6 && ctx->scratch)
+  if (pk.kind == DY_PACK_A12 && ctx->scratch)
     return emit_conv_gemm(ctx, err, &g, &pk, bias, residual, act, alpha);
   if (g.groups == g.c && g.groups == g.o && dy_cg_in_type(ctx, 0)->dtype == DY_F32) {
     /* padded planes (emit_depthwise.c) with the scratch, else

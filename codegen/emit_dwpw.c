@@ -12,7 +12,7 @@
  * pixels starting at column j of a panel is stored whole, the floats past
  * the run landing on the next channel's row of the panel or the panel's
  * slack, which later stores overwrite (every store of a panel is in
- * ascending order). Then the packed pointwise weight (DY_PACK_A6, one
+ * ascending order). Then the packed pointwise weight (DY_PACK_A12, one
  * group of O x C) times each panel on the micro-kernel, with the pointwise
  * bias, the residual (copied into y, DY_GEMM_ADD_C) and act in its
  * epilogue, as emit_conv.c's GEMM convolution does. With --threads the
@@ -70,7 +70,7 @@ static dwpw_geom dwpw_geom_of(const dy_program *p, const dy_op *op) {
 }
 
 int64_t dy_cg_dwpw_scratch(const dy_program *p, const dy_op *op, int threads) {
-  if (dy_gemm_pack_of(p, op, 3).kind != DY_PACK_A6)
+  if (dy_gemm_pack_of(p, op, 3).kind != DY_PACK_A12)
     return 0;
   return dwpw_geom_of(p, op).slice * (threads > 1 ? threads : 1) * 4;
 }
@@ -122,10 +122,14 @@ static void emit_dwpw_items(dy_cg_ctx *ctx, const dwpw_geom *k, bool residual, c
     L("  dy_copy(y + oc * %lld + p0, res + oc * %lld + p0, nr);", p, p);
   }
   dy_cg_gemm_kblocks_open(ctx, c, nkb, kc, residual, epi);
-  const char *k0a = nkb > 1 ? " + k0 * 6" : "", *k0b = nkb > 1 ? " + k0 * 16" : "";
-  L("for (int64_t o = 0; o < %lld; o += 6)", k->o);
-  L("  dy_gemm_tile(%lld - o, kc, in3 + o * %lld%s, 1, 6, b%s, y + o * %lld + p0, %lld, nr, flags,",
-    k->o, c, k0a, k0b, p, p);
+  ll mr = dy_gemm_pack_mr(k->o); /* rows of the weight's micro-panels */
+  char k0a[32] = "";
+  const char *k0b = nkb > 1 ? " + k0 * 16" : "";
+  if (nkb > 1)
+    snprintf(k0a, sizeof k0a, " + k0 * %lld", mr);
+  L("for (int64_t o = 0; o < %lld; o += %d)", k->o, DY_GEMM_MR);
+  L("  dy_gemm_tile(%lld - o, kc, in3 + o * %lld%s, 1, %lld, b%s, y + o * %lld + p0, %lld, nr, flags,",
+    k->o, c, k0a, mr, k0b, p, p);
   L("               in4 + o, %s);", alit);
   if (nkb > 1)
     CLOSE();
@@ -137,7 +141,7 @@ dy_status dy_emit_fused_dwpw(dy_cg_ctx *ctx, dy_error *err) {
   const dy_op *op = ctx->op;
   dy_fused_dwpw_attrs a = dy_fused_dwpw_attrs_get(op);
   bool residual = op->n_inputs == 6;
-  if (dy_gemm_pack_of(ctx->p, op, 3).kind != DY_PACK_A6 || !ctx->scratch)
+  if (dy_gemm_pack_of(ctx->p, op, 3).kind != DY_PACK_A12 || !ctx->scratch)
     return dy_cg_type_error(ctx, err, DY_STATUS_UNSUPPORTED,
                             "fused_dwpw needs a constant f32 pointwise weight");
   char alit_dw[64] = "0.0f", alit[64] = "0.0f", vbuf[96], epi[160];

@@ -4,11 +4,17 @@
  * C[m x n] = A[m x k] * B[k x n] is computed as in BLIS/GotoBLAS, with B
  * in *panels* of 16 columns: panel p holds B[0..k)[16p..16p+16) row after
  * row, 16 floats per k, zero-padded past n. A micro-kernel keeps a tile of
- * up to 6 rows x 16 columns of C in registers (12 AVX2 vectors), and for
- * each k broadcasts one A value per row and multiplies it into one row of
- * the panel:
+ * up to 12 rows x 16 columns of C in registers, and for each k broadcasts
+ * one A value per row and multiplies it into one row of the panel:
  *
- *   for k < kc:  b = panel[k][0..16);  c[i][0..16) += a[i][k] * b  (i < 6)
+ *   for k < kc:  b = panel[k][0..16);  c[i][0..16) += a[i][k] * b  (i < 12)
+ *
+ * On AVX-512 a row is one zmm register, and the 12 accumulators (of 32
+ * registers) keep both FMA ports busy through their 4-cycle latency (6
+ * could not: ~86% of peak against ~97% measured for 12, in L1). The other
+ * ISAs (AVX2: a row is 2 of 16 ymm registers) run a 12-row tile as two
+ * 6-row kernels, and so does --plain-kernels (dy_cg_gemm_prelude's
+ * narrow), to compare.
  *
  * then adds C itself (a later block of k), the bias and the activation
  * while the tile is still in registers, and stores it (the first nr <= 16
@@ -19,14 +25,14 @@
  *                                a static const array the kernel reads
  *   run-time B (attention)       packed by the kernel into arena scratch
  *   convolution                  the weight is A, packed at compile time
- *                                into micro-panels of 6 rows (DY_PACK_A6:
- *                                a[k*6 + i]); each 16-pixel panel of the
+ *                                into micro-panels of 12 rows (DY_PACK_A12:
+ *                                a[k*12 + i]); each 16-pixel panel of the
  *                                im2col matrix is gathered into scratch
  *
  * Loop nest around the micro-kernel (per matrix; shapes are literals, only
  * the rows m may be the run-time batch): blocks of k of at most 512 (a
  * panel's block stays in L1), blocks of 96 rows (A's block stays in L2),
- * the panels, then tiles of 6 rows; the last tile takes 1..5 rows, the
+ * the panels, then tiles of 12 rows; the last tile takes 1..11 rows, the
  * last panel 1..16 columns. The 1- and 2-row kernels unroll k into 4 and 2
  * sets of accumulators, so a GEMV (batch 1) is not bound by FMA latency.
  *
@@ -54,7 +60,8 @@
 #include "templates.h"
 
 enum {
-  MR = 6,      /* rows of the register tile                         */
+  MR = DY_GEMM_MR, /* rows of the register tile (AVX-512) and of packed A */
+  MR6 = 6,     /* rows of the other ISAs' tile (and --plain-kernels') */
   NR = 16,     /* columns: the panel width                          */
   KC = 512,    /* the longest block of k                            */
   MC = 96,     /* rows per block of A                               */
@@ -75,15 +82,53 @@ typedef long long ll;
 /* The flags and dy_gemm_out come from the template rt/dy_gemm.h; the
  * micro-kernels are unrolled here. */
 
+/* The k loops of a micro-kernel: k unrolled u times (accumulators c<i>
+ * and c<i>_<s>), then one k at a time; A(i, k) read as a<i>[k * csa], or
+ * packed as a[k * csa + i] under csa == MR (the rows side by side: one
+ * pointer, offsets the compiler knows, and the next block prefetched). */
+static void put_k_loops(dy_buf *o, int mr, int u, bool packed, const char *ind) {
+  for (int pass = u > 1 ? 0 : 1; pass < 2; pass++) {
+    int w = pass == 0 ? u : 1;
+    if (w > 1)
+      dy_buf_printf(o, "%sfor (; k + %d <= kc; k += %d, b += %d) {\n", ind, w, w, 16 * w);
+    else
+      dy_buf_printf(o, "%sfor (; k < kc; k++, b += 16) {\n", ind);
+    for (int s = 0; s < w; s++)
+      dy_buf_printf(o, "%s  const dy_f16 b%d = dy_f16_load(b%s);\n", ind, s,
+                    s == 0 ? "" : s == 1 ? " + 16" : s == 2 ? " + 32" : " + 48");
+    for (int s = 0; s < w && packed; s++)
+      dy_buf_printf(o, "%s  DY_GEMM_PREFETCH(a, ((uintptr_t)kc + k%s) * %d);\n", ind,
+                    s == 0 ? "" : s == 1 ? " + 1" : s == 2 ? " + 2" : " + 3", 4 * MR);
+    for (int s = 0; s < w; s++)
+      for (int i = 0; i < mr; i++) {
+        char acc[16], kk[16];
+        snprintf(acc, sizeof acc, s ? "c%d_%d" : "c%d", i, s);
+        snprintf(kk, sizeof kk, s ? "(k + %d)" : "k", s);
+        if (packed)
+          dy_buf_printf(o, "%s  %s = dy_f16_fma(%s, a[%s * csa + %d], b%d);\n", ind, acc, acc, kk,
+                        i, s);
+        else
+          dy_buf_printf(o, "%s  %s = dy_f16_fma(%s, a%d[%s * csa], b%d);\n", ind, acc, acc, i,
+                        kk, s);
+      }
+    dy_buf_printf(o, "%s}\n", ind);
+  }
+}
+
 /* One micro-kernel of mr rows, k unrolled u times (u sets of accumulators,
- * summed at the end). */
-static void put_ukr(dy_buf *o, int mr, int u) {
+ * summed at the end), named dy_gemm_ukr<mr> or, when unrolled on AVX-512
+ * only, dy_gemm_ukr<mr>x<u>. The AVX-512 ones (avx512) also have k loops
+ * for A packed in micro-panels of MR rows (rsa 1, csa MR), the weights of
+ * convolutions. */
+static void put_ukr(dy_buf *o, int mr, int u, bool avx512) {
+  char name[32];
+  snprintf(name, sizeof name, avx512 && mr <= MR6 ? "%dx%d" : "%d", mr, u);
   dy_buf_printf(o,
-                "static void dy_gemm_ukr%d(int kc, const float *restrict a, int64_t rsa,\n"
+                "DY_GEMM_KERNEL void dy_gemm_ukr%s(int kc, const float *restrict a, int64_t rsa,\n"
                 "                         int64_t csa, const float *restrict b, float *restrict c,\n"
                 "                         int64_t ldc, int nr, int flags,\n"
                 "                         const float *restrict bias, float alpha) {\n",
-                mr);
+                name);
   for (int i = 0; i < mr; i++) {
     if (i == 0)
       dy_buf_puts(o, "  const float *a0 = a");
@@ -106,28 +151,15 @@ static void put_ukr(dy_buf *o, int mr, int u) {
   dy_buf_puts(o, "  int k = 0;\n");
   if (mr == 1)
     dy_buf_puts(o, "  (void)rsa;\n  (void)ldc;\n");
-  if (u > 1) {
-    dy_buf_printf(o, "  for (; k + %d <= kc; k += %d, b += %d) {\n", u, u, 16 * u);
-    for (int s = 0; s < u; s++)
-      dy_buf_printf(o, "    const dy_f16 b%d = dy_f16_load(b%s);\n", s,
-                    s == 0 ? "" : s == 1 ? " + 16" : s == 2 ? " + 32" : " + 48");
-    for (int s = 0; s < u; s++)
-      for (int i = 0; i < mr; i++) {
-        char acc[16];
-        snprintf(acc, sizeof acc, s ? "c%d_%d" : "c%d", i, s);
-        if (s == 0)
-          dy_buf_printf(o, "    %s = dy_f16_fma(%s, a%d[k * csa], b0);\n", acc, acc, i);
-        else
-          dy_buf_printf(o, "    %s = dy_f16_fma(%s, a%d[(k + %d) * csa], b%d);\n", acc, acc, i,
-                        s, s);
-      }
+  if (avx512) {
+    dy_buf_printf(o, "  if (rsa == 1 && csa == %d) { /* A packed in micro-panels */\n", MR);
+    put_k_loops(o, mr, u, true, "    ");
+    dy_buf_puts(o, "  } else {\n");
+    put_k_loops(o, mr, u, false, "    ");
     dy_buf_puts(o, "  }\n");
+  } else {
+    put_k_loops(o, mr, u, false, "  ");
   }
-  dy_buf_puts(o, "  for (; k < kc; k++, b += 16) {\n");
-  dy_buf_puts(o, "    const dy_f16 b0 = dy_f16_load(b);\n");
-  for (int i = 0; i < mr; i++)
-    dy_buf_printf(o, "    c%d = dy_f16_fma(c%d, a%d[k * csa], b0);\n", i, i, i);
-  dy_buf_puts(o, "  }\n");
   for (int s = 1; s < u; s++)
     for (int i = 0; i < mr; i++)
       dy_buf_printf(o, "  c%d = dy_f16_add(c%d, c%d_%d);\n", i, i, i, s);
@@ -144,29 +176,77 @@ static void put_ukr(dy_buf *o, int mr, int u) {
   dy_buf_puts(o, "}\n\n");
 }
 
-void dy_cg_gemm_prelude(dy_buf *out) {
-  dy_tpl_put(out, dy_tpl_gemm, 0, -1, NULL, 0);
-  for (int mr = 1; mr <= MR; mr++)
-    put_ukr(out, mr, mr == 1 ? 4 : mr == 2 ? 2 : 1);
-  dy_buf_puts(out,
-              "/* The micro-kernel for mr rows (more than 6: the first 6). */\n"
-              "DY_HELPER void dy_gemm_tile(int64_t mr, int64_t kc, const float *a,\n"
-              "                            int64_t rsa, int64_t csa, const float *b,\n"
-              "                            float *c, int64_t ldc, int nr, int flags,\n"
-              "                            const float *bias, float alpha) {\n"
-              "  switch (mr) {\n");
-  for (int mr = 1; mr < MR; mr++)
+/* k unrolled on AVX-512 for a tile of mr rows: at least 8 accumulators
+ * (2 FMA ports x 4 cycles of latency) for 2..7 rows. */
+static int avx512_unroll(int mr) { return mr >= 8 ? 1 : (8 + mr - 1) / mr; }
+
+/* dy_gemm_tile's switch over the kernels of 1..top rows (avx512: the
+ * AVX-512 ones, unrolled for 2..6 rows). */
+static void put_switch(dy_buf *out, int top, bool avx512, const char *ind) {
+  dy_buf_printf(out, "%sswitch (mr) {\n", ind);
+  for (int mr = 1; mr < top; mr++) {
+    char name[32];
+    snprintf(name, sizeof name, avx512 && mr > 1 && mr <= MR6 ? "%dx%d" : "%d", mr,
+             avx512_unroll(mr));
     dy_buf_printf(out,
-                  "  case %d:\n"
-                  "    dy_gemm_ukr%d((int)kc, a, rsa, csa, b, c, ldc, nr, flags, bias, alpha);\n"
-                  "    break;\n",
-                  mr, mr);
+                  "%scase %d:\n"
+                  "%s  dy_gemm_ukr%s((int)kc, a, rsa, csa, b, c, ldc, nr, flags, bias, alpha);\n"
+                  "%s  break;\n",
+                  ind, mr, ind, name, ind);
+  }
   dy_buf_printf(out,
-                "  default:\n"
+                "%sdefault:\n"
+                "%s  dy_gemm_ukr%d((int)kc, a, rsa, csa, b, c, ldc, nr, flags, bias, alpha);\n"
+                "%s}\n",
+                ind, ind, top, ind);
+}
+
+void dy_cg_gemm_prelude(dy_buf *out, bool narrow) {
+  dy_tpl_put(out, dy_tpl_gemm, 0, -1, NULL, 0);
+  put_ukr(out, 1, 4, false); /* a GEMV: bound by reading B, on every ISA */
+  if (!narrow) {
+    dy_buf_printf(out, "#if DY_VW == 16 /* AVX-512: a row of the tile is one of 32 registers */\n"
+                       "#define DY_GEMM_WIDE 1\n"
+                       "/* A packed is read as one stream: the kernels fetch the next block (at\n"
+                       " * byte offset off of p) into L2 while this one is in L1 */\n"
+                       "#if defined(__GNUC__)\n"
+                       "#define DY_GEMM_PREFETCH(p, off) \\\n"
+                       "  __builtin_prefetch((const void *)((uintptr_t)(p) + (uintptr_t)(off)), 0, 2)\n"
+                       "#else\n"
+                       "#define DY_GEMM_PREFETCH(p, off) ((void)0)\n"
+                       "#endif\n\n");
+    for (int mr = 2; mr <= MR; mr++)
+      put_ukr(out, mr, avx512_unroll(mr), true);
+    dy_buf_puts(out, "#else /* the other ISAs: up to 6 rows */\n\n");
+  }
+  for (int mr = 2; mr <= MR6; mr++)
+    put_ukr(out, mr, mr == 2 ? 2 : 1, false);
+  if (!narrow)
+    dy_buf_puts(out, "#endif\n\n");
+  dy_buf_printf(out,
+                "/* The micro-kernel for mr rows (more than %d: the first %d)%s. */\n"
+                "DY_HELPER void dy_gemm_tile(int64_t mr, int64_t kc, const float *a,\n"
+                "                            int64_t rsa, int64_t csa, const float *b,\n"
+                "                            float *c, int64_t ldc, int nr, int flags,\n"
+                "                            const float *bias, float alpha) {\n",
+                MR, MR, narrow ? ": 6-row kernels" : "; without the wide kernels two of 6 rows");
+  if (!narrow) {
+    dy_buf_puts(out, "#if defined(DY_GEMM_WIDE)\n");
+    put_switch(out, MR, true, "  ");
+    dy_buf_puts(out, "#else\n");
+  }
+  dy_buf_printf(out,
+                "  if (mr > %d) { /* the first %d rows, then the rest */\n"
                 "    dy_gemm_ukr%d((int)kc, a, rsa, csa, b, c, ldc, nr, flags, bias, alpha);\n"
-                "  }\n"
-                "}\n\n",
-                MR);
+                "    a += %d * rsa, c += %d * ldc, mr = mr > %d ? %d : mr - %d;\n"
+                "    if (flags & DY_GEMM_BIAS_ROW)\n"
+                "      bias += %d;\n"
+                "  }\n",
+                MR6, MR6, MR6, MR6, MR6, MR, MR6, MR6, MR6);
+  put_switch(out, MR6, false, "  ");
+  if (!narrow)
+    dy_buf_puts(out, "#endif\n");
+  dy_buf_puts(out, "}\n\n");
 }
 
 /* ------------------------------------------------------------------ */
@@ -201,7 +281,7 @@ dy_pack dy_gemm_pack_of(const dy_program *p, const dy_op *op, int i) {
       w->type.dtype != DY_F32)
     return none; /* state (a parameter training updates) is read as it is */
   if (op->kind == DY_OP_FUSED_DWPW) /* [O, C, 1, 1]: one group (emit_dwpw.c) */
-    return w->type.rank == 4 ? (dy_pack){.kind = DY_PACK_A6, .mats = 1, .rows = w->type.shape[0],
+    return w->type.rank == 4 ? (dy_pack){.kind = DY_PACK_A12, .mats = 1, .rows = w->type.shape[0],
                                          .cols = w->type.shape[1]}
                              : none;
   if (op->kind == DY_OP_MATMUL || op->kind == DY_OP_FUSED_MATMUL) {
@@ -223,17 +303,22 @@ dy_pack dy_gemm_pack_of(const dy_program *p, const dy_op *op, int i) {
       return (dy_pack){.kind = DY_PACK_W36, .mats = 36, .rows = og, .cols = cg};
     if (cg == 1 && og == 1)
       return none; /* depthwise: a direct kernel */
-    return (dy_pack){.kind = DY_PACK_A6, .mats = groups, .rows = og,
+    return (dy_pack){.kind = DY_PACK_A12, .mats = groups, .rows = og,
                      .cols = cg * wt->shape[2] * wt->shape[3]};
   }
   return none;
 }
 
+int dy_gemm_pack_mr(int64_t rows) { return rows <= MR6 ? MR6 : MR; }
+
 int64_t dy_pack_numel(const dy_pack *k) {
   switch (k->kind) {
   case DY_PACK_B16: return k->mats * ((k->cols + NR - 1) / NR) * NR * k->rows;
-  case DY_PACK_A6:
-  case DY_PACK_W36: return k->mats * ((k->rows + MR - 1) / MR) * MR * k->cols;
+  case DY_PACK_A12:
+  case DY_PACK_W36: {
+    int64_t mr = dy_gemm_pack_mr(k->rows);
+    return k->mats * ((k->rows + mr - 1) / mr) * mr * k->cols;
+  }
   default: return 0;
   }
 }
@@ -245,10 +330,11 @@ static const double wino_g[6][3] = {
     {1.0 / 24, 1.0 / 12, 1.0 / 6}, {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
 
 /* W36: U = G w G^T for each (o, c), in double; then per tile position
- * (i, j) the O x C matrix U[.][.][i][j] packed as A6. */
+ * (i, j) the O x C matrix U[.][.][i][j] packed as A12. */
 static void pack_winograd(const dy_pack *k, const float *src, float *dst) {
-  int64_t o_n = k->rows, c_n = k->cols, nq = (o_n + MR - 1) / MR, per = nq * MR * c_n;
-  for (int64_t o = 0; o < nq * MR; o++)
+  int64_t o_n = k->rows, c_n = k->cols, mr = dy_gemm_pack_mr(o_n), nq = (o_n + mr - 1) / mr,
+          per = nq * mr * c_n;
+  for (int64_t o = 0; o < nq * mr; o++)
     for (int64_t c = 0; c < c_n; c++) {
       double u[6][6] = {{0}}, t[6][3];
       if (o < o_n) {
@@ -260,9 +346,9 @@ static void pack_winograd(const dy_pack *k, const float *src, float *dst) {
           for (int j = 0; j < 6; j++)
             u[i][j] = t[i][0] * wino_g[j][0] + t[i][1] * wino_g[j][1] + t[i][2] * wino_g[j][2];
       }
-      /* position q = 6i + j, micro-panel o / 6, column c, row o % 6 */
+      /* position q = 6i + j, micro-panel o / mr, column c, row o % mr */
       for (int q = 0; q < 36; q++)
-        dst[q * per + (o / MR) * MR * c_n + c * MR + o % MR] = (float)u[q / 6][q % 6];
+        dst[q * per + (o / mr) * mr * c_n + c * mr + o % mr] = (float)u[q / 6][q % 6];
     }
 }
 
@@ -282,14 +368,14 @@ void dy_gemm_pack_data(const dy_pack *k, const float *src, float *dst) {
             int64_t col = pn * NR + j;
             *dst++ = col >= c ? 0.0f : k->trans ? src[col * r + kk] : src[kk * c + col];
           }
-  } else if (k->kind == DY_PACK_A6) {
-    /* A6: per matrix, micro-panel q, column kk, row i: A[6q + i][kk] */
-    int64_t nq = (r + MR - 1) / MR;
+  } else if (k->kind == DY_PACK_A12) {
+    /* A12: per matrix, micro-panel q, column kk, row i: A[12q + i][kk] */
+    int64_t mr = dy_gemm_pack_mr(r), nq = (r + mr - 1) / mr;
     for (int64_t m = 0; m < k->mats; m++, src += r * c)
       for (int64_t q = 0; q < nq; q++)
         for (int64_t kk = 0; kk < c; kk++)
-          for (int64_t i = 0; i < MR; i++) {
-            int64_t row = q * MR + i;
+          for (int64_t i = 0; i < mr; i++) {
+            int64_t row = q * mr + i;
             *dst++ = row >= r ? 0.0f : src[row * c + kk];
           }
   }
@@ -298,25 +384,26 @@ void dy_gemm_pack_data(const dy_pack *k, const float *src, float *dst) {
 const char *dy_pack_suffix(const dy_pack *k) {
   switch (k->kind) {
   case DY_PACK_B16: return k->trans ? "_p16t" : "_p16";
-  case DY_PACK_A6: return "_p6";
+  case DY_PACK_A12: return "_p12";
   case DY_PACK_W36: return "_w36";
   default: return "";
   }
 }
 
 void dy_pack_describe(const dy_pack *k, char *buf, size_t n) {
-  int64_t np = (k->cols + NR - 1) / NR, nq = (k->rows + MR - 1) / MR;
+  int64_t np = (k->cols + NR - 1) / NR, mr = dy_gemm_pack_mr(k->rows), nq = (k->rows + mr - 1) / mr;
   if (k->kind == DY_PACK_B16)
     snprintf(buf, n, "%s%lld panel%s of %lld x 16 (k x columns%s), zero-padded",
              k->mats > 1 ? "per matrix, " : "", (ll)np, np == 1 ? "" : "s", (ll)k->rows,
              k->trans ? ", from the transposed weight" : "");
   else if (k->kind == DY_PACK_W36)
     snprintf(buf, n, "Winograd F(4x4, 3x3): G w G^T, per tile position (36) %lld micro-panel%s "
-             "of %lld x 6 (input x output channels), zero-padded", (ll)nq, nq == 1 ? "" : "s",
-             (ll)k->cols);
+             "of %lld x %d (input x output channels), zero-padded", (ll)nq, nq == 1 ? "" : "s",
+             (ll)k->cols, (int)mr);
   else
-    snprintf(buf, n, "%s%lld micro-panel%s of %lld x 6 (k x output channels), zero-padded",
-             k->mats > 1 ? "per group, " : "", (ll)nq, nq == 1 ? "" : "s", (ll)k->cols);
+    snprintf(buf, n, "%s%lld micro-panel%s of %lld x %d (k x output channels), zero-padded",
+             k->mats > 1 ? "per group, " : "", (ll)nq, nq == 1 ? "" : "s", (ll)k->cols,
+             (int)mr);
 }
 
 /* ------------------------------------------------------------------ */
@@ -415,7 +502,7 @@ static void emit_nest(dy_cg_ctx *ctx, const dy_gemm_call *g, const char *epi,
   else
     L("const int nr = jp < %lld ? 16 : %lld;", np - 1, tail);
   L("const float *bp = %s + jp * %lld%s;", g->b, k * NR, k0b);
-  OPEN("for (int64_t i = i0; i < i1; i += 6) {");
+  OPEN("for (int64_t i = i0; i < i1; i += %d) {", MR);
   L("dy_gemm_tile(i1 - i, kc, %s + i * %s%s, %s, %s, bp,", g->a, g->rsa, k0a, g->rsa, g->csa);
   if (g->bias)
     L("             %s + i * %s + jp * 16, %s, nr, flags, %s + jp * 16, %s);", g->c, g->ldc,

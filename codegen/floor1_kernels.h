@@ -30,23 +30,34 @@ bool dy_cg_formula(const char *expr, const char *x, const char *y, const char *a
 
 /* ---- emit_gemm.c: the GEMM micro-kernel, weight packing, loop nest ---- */
 
+/* Rows of the GEMM tile dy_gemm_tile computes and of the micro-panels of
+ * a packed A (DY_PACK_A12, DY_PACK_W36): A(i, k) of micro-panel q at
+ * a[q * DY_GEMM_MR * K + k * DY_GEMM_MR + i], read with rsa 1, csa
+ * DY_GEMM_MR. One layout for every ISA: AVX-512 runs 12-row kernels, the
+ * others two 6-row ones over each micro-panel. A matrix of at most 6 rows
+ * is packed in one micro-panel of 6 (no flash spent on 6 zero rows). */
+#define DY_GEMM_MR 12
+/* The rows of the micro-panels of a packed A of `rows` rows (6 or 12). */
+int dy_gemm_pack_mr(int64_t rows);
+
 /* How a constant operand reaches its kernel: as is, or packed at compile
  * time into the layout the micro-kernel reads. */
 typedef enum {
   DY_PACK_NONE,
   DY_PACK_B16,   /* matmul's B [.., K, N] (or [.., N, K] with trans): per
                   * matrix, ceil(N/16) panels of K x 16, zero-padded */
-  DY_PACK_A6,    /* conv's weight [O, C/g, kh, kw]: per group, ceil(O/g/6)
-                  * micro-panels of (C/g*kh*kw) x 6, zero-padded */
+  DY_PACK_A12,   /* conv's weight [O, C/g, kh, kw]: per group, ceil(O/g/12)
+                  * micro-panels of (C/g*kh*kw) x 12 (x 6 if O/g <= 6),
+                  * zero-padded */
   DY_PACK_W36,   /* a Winograd conv's weight [O, C, 3, 3] (algo "winograd"):
                   * U = G w G^T (6 x 6 per o, c), per tile position
-                  * (mats = 36) ceil(O/6) micro-panels of C x 6 */
+                  * (mats = 36) ceil(O/12) micro-panels of C x 12 */
 } dy_pack_kind;
 
 typedef struct {
   dy_pack_kind kind;
-  int64_t mats;          /* matrices (B16) or groups (A6), one after another */
-  int64_t rows, cols;    /* per matrix: K x N (B16), O/g x C/g*kh*kw (A6), O x C (W36) */
+  int64_t mats;          /* matrices (B16) or groups (A12), one after another */
+  int64_t rows, cols;    /* per matrix: K x N (B16), O/g x C/g*kh*kw (A12), O x C (W36) */
   bool trans;            /* B16 from a [N, K] weight (transpose_y) */
 } dy_pack;
 
@@ -55,13 +66,16 @@ dy_pack dy_gemm_pack_of(const dy_program *p, const dy_op *op, int i);
 int64_t dy_pack_numel(const dy_pack *k);
 /* The packed copy of src (rows x cols per matrix, f32) into dst. */
 void dy_gemm_pack_data(const dy_pack *k, const float *src, float *dst);
-const char *dy_pack_suffix(const dy_pack *k);          /* "_p16", "_p6", "_w36" */
+const char *dy_pack_suffix(const dy_pack *k);          /* "_p16", "_p12", "_w36" */
 void dy_pack_describe(const dy_pack *k, char *buf, size_t n);
 
 /* The preludes NAME.c carries when its kernels use them (the driver
  * writes them, after the kernels: dy_cg_ctx.uses). */
-/* The flag constants, dy_gemm_out, dy_gemm_ukr1..6 and dy_gemm_tile. */
-void dy_cg_gemm_prelude(dy_buf *out);
+/* The flag constants, dy_gemm_out, dy_gemm_ukr1..6, on AVX-512 (DY_VW
+ * 16) dy_gemm_ukr7..12 unless narrow (--plain-kernels), and dy_gemm_tile,
+ * which runs tiles of up to DY_GEMM_MR rows (two of 6 without the wide
+ * kernels). */
+void dy_cg_gemm_prelude(dy_buf *out, bool narrow);
 /* <pthread.h> and dy_parallel(n, fn, arg), which runs fn over [0, n) in
  * `threads` slices (only in files of kernels compiled with --threads). */
 void dy_cg_thread_prelude(dy_buf *out, int threads);

@@ -230,7 +230,8 @@ static const char compile_help[] =
     "  --disable-pass P[,P...]  do not run these passes (to compare)\n"
     "  --plain-kernels   the kernels the faster ones replaced (depthwise\n"
     "                    convolution one tap at a time, max pooling with\n"
-    "                    padding as window loops), to compare\n"
+    "                    padding as window loops, 6-row GEMM tiles, one conv\n"
+    "                    panel at a time), to compare\n"
     "  --train           compile one training step instead (the Program of\n"
     "                    dy2stc train: loss, backward, optimizer; parameters and\n"
     "                    optimizer state in the caller's RAM): NAME_train_step;\n"
@@ -705,6 +706,15 @@ static int cmd_compile(int argc, char **argv) {
     if (dw)
       printf("depthwise: %d convolution%s on padded planes (--plain-kernels: plain loops)\n", dw,
              dw == 1 ? "" : "s");
+    int ws = 0; /* GEMM convolutions in the weight-stationary form */
+    for (int k = 0; k < p->blocks[0]->n_ops; k++)
+      ws += dy_codegen_conv_panels(p, p->blocks[0]->ops[k], o.threads, o.plain_kernels) > 1;
+    printf("gemm: %s\n", o.plain_kernels ? "6 x 16 tiles (--plain-kernels)"
+                                          : "12 x 16 tiles on AVX-512, 2 x 6 x 16 elsewhere "
+                                            "(--plain-kernels: 6 x 16)");
+    if (ws)
+      printf("weight-stationary: %d convolution%s (weight over 1 MB: several im2col panels "
+             "at once; --plain-kernels: none)\n", ws, ws == 1 ? "" : "s");
     if (rep.state_bytes)
       printf("state: %lld bytes (parameters and optimizer state, in RAM; with the arena "
              "%lld bytes)\n", (long long)rep.state_bytes,

@@ -2,8 +2,9 @@
  *
  * Every case is a one-op Program (weights constant, so GEMM and conv take
  * their packed, micro-kernel form): GEMM shapes with M not a multiple of
- * the 6-row tile, K tails of the unrolled 1- and 2-row kernels, N tails of
- * the 16-column panel, M = 1, transposed operands, a run-time B, batched
+ * the 12-row tile (every row count 1..13, and its two 6-row halves), K
+ * tails of the unrolled 1- and 2-row kernels, K past a block of 512, N
+ * tails of the 16-column panel, M = 1, transposed operands, a run-time B, batched
  * matrices, every fused activation; convolutions with padding, strides,
  * dilation, groups, depthwise, 1x1, odd widths; pooling; softmax along the
  * last and a strided axis; layer_norm; broadcast arithmetic.
@@ -20,7 +21,8 @@
  * not, and the vector math's few ulp), and the plain-C outputs must equal
  * the eager kernels' (the static executor).
  *
- * Also: the cases emitted with --threads 2 give the same results, and an
+ * Also: the cases emitted with --threads 2, and with --plain-kernels (the
+ * 6-row GEMM kernels on AVX-512), give the same results, and an
  * object built without --threads references no pthread symbol (nor
  * anything else but memcpy and memset).
  */
@@ -35,6 +37,7 @@
 
 #define SCRATCH DY_BUILD_DIR "/simd_scratch"
 #define THREADED SCRATCH "/threads" /* the same cases emitted with --threads 2 */
+#define NARROW SCRATCH "/narrow"    /* and with --plain-kernels (6-row GEMM tiles) */
 #define STRICT "-std=c99 -Wall -Wextra -Werror -pedantic -O2"
 
 #define sh(...) dy_test_sh(NULL, __VA_ARGS__)
@@ -86,6 +89,41 @@ static const simd_case cases[] = {
     {"mm trans_x 9x20x30", DY_OP_MATMUL, 2, {T2(20, 9), T2(20, 30)}, 2, {MM(1, 0)}, 2, 1e-5},
     {"mm batched B [2,24,20]", DY_OP_MATMUL, 2, {T3(2, 5, 24), T3(2, 24, 20)}, 2, {MM(0, 0)}, 2, 1e-5},
     {"mm fold Bx7x24 @ 24x32", DY_OP_MATMUL, 2, {T3(-1, 7, 24), T2(24, 32)}, 2, {MM(0, 0)}, 2, 1e-5},
+    /* every row count of the 12-row tile (and of the two 6-row halves of
+     * the other ISAs and --plain-kernels), panel tails, k odd past KC */
+    {"mm tile 1x517x33", DY_OP_MATMUL, 2, {T2(1, 517), T2(517, 33)}, 2, {MM(0, 0)}, 2, 1e-5},
+    {"mm tile 2x37x1", DY_OP_MATMUL, 2, {T2(2, 37), T2(37, 1)}, 2, {MM(0, 0)}, 2, 1e-5},
+    {"mm tile 3x517x17", DY_OP_MATMUL, 2, {T2(3, 517), T2(517, 17)}, 2, {MM(0, 0)}, 2, 1e-5},
+    {"mm tile 4x37x16", DY_OP_MATMUL, 2, {T2(4, 37), T2(37, 16)}, 2, {MM(0, 0)}, 2, 1e-5},
+    {"mm tile 5x517x31", DY_OP_MATMUL, 2, {T2(5, 517), T2(517, 31)}, 2, {MM(0, 0)}, 2, 1e-5},
+    {"mm tile 6x37x2", DY_OP_MATMUL, 2, {T2(6, 37), T2(37, 2)}, 2, {MM(0, 0)}, 2, 1e-5},
+    {"mm tile 7x517x15", DY_OP_MATMUL, 2, {T2(7, 517), T2(517, 15)}, 2, {MM(0, 0)}, 2, 1e-5},
+    {"mm tile 8x37x32", DY_OP_MATMUL, 2, {T2(8, 37), T2(37, 32)}, 2, {MM(0, 0)}, 2, 1e-5},
+    {"mm tile 9x517x3", DY_OP_MATMUL, 2, {T2(9, 517), T2(517, 3)}, 2, {MM(0, 0)}, 2, 1e-5},
+    {"mm tile 10x37x47", DY_OP_MATMUL, 2, {T2(10, 37), T2(37, 47)}, 2, {MM(0, 0)}, 2, 1e-5},
+    {"mm tile 11x517x9", DY_OP_MATMUL, 2, {T2(11, 517), T2(517, 9)}, 2, {MM(0, 0)}, 2, 1e-5},
+    {"mm tile 12x37x24", DY_OP_MATMUL, 2, {T2(12, 37), T2(37, 24)}, 2, {MM(0, 0)}, 2, 1e-5},
+    {"mm tile 13x517x65", DY_OP_MATMUL, 2, {T2(13, 517), T2(517, 65)}, 2, {MM(0, 0)}, 2, 1e-5},
+    /* the same through the packed weight (DY_PACK_A12) of convolutions */
+    {"conv tile o=1", DY_OP_CONV2D, 2, {T4(1, 3, 5, 4), T4(1, 3, 3, 3)}, 2, {CONV(one2, one4, one2, 1)}, 4, 1e-5},
+    {"conv tile o=2", DY_OP_CONV2D, 2, {T4(1, 3, 5, 5), T4(2, 3, 3, 3)}, 2, {CONV(one2, one4, one2, 1)}, 4, 1e-5},
+    {"conv tile o=3", DY_OP_CONV2D, 2, {T4(1, 3, 5, 6), T4(3, 3, 3, 3)}, 2, {CONV(one2, one4, one2, 1)}, 4, 1e-5},
+    {"conv tile o=4", DY_OP_CONV2D, 2, {T4(1, 3, 5, 7), T4(4, 3, 3, 3)}, 2, {CONV(one2, one4, one2, 1)}, 4, 1e-5},
+    {"conv tile o=5", DY_OP_CONV2D, 2, {T4(1, 3, 5, 8), T4(5, 3, 3, 3)}, 2, {CONV(one2, one4, one2, 1)}, 4, 1e-5},
+    {"conv tile o=6", DY_OP_CONV2D, 2, {T4(1, 3, 5, 9), T4(6, 3, 3, 3)}, 2, {CONV(one2, one4, one2, 1)}, 4, 1e-5},
+    {"conv tile o=7", DY_OP_CONV2D, 2, {T4(1, 3, 5, 10), T4(7, 3, 3, 3)}, 2, {CONV(one2, one4, one2, 1)}, 4, 1e-5},
+    {"conv tile o=8", DY_OP_CONV2D, 2, {T4(1, 3, 5, 11), T4(8, 3, 3, 3)}, 2, {CONV(one2, one4, one2, 1)}, 4, 1e-5},
+    {"conv tile o=9", DY_OP_CONV2D, 2, {T4(1, 3, 5, 12), T4(9, 3, 3, 3)}, 2, {CONV(one2, one4, one2, 1)}, 4, 1e-5},
+    {"conv tile o=10", DY_OP_CONV2D, 2, {T4(1, 3, 5, 13), T4(10, 3, 3, 3)}, 2, {CONV(one2, one4, one2, 1)}, 4, 1e-5},
+    {"conv tile o=11", DY_OP_CONV2D, 2, {T4(1, 3, 5, 14), T4(11, 3, 3, 3)}, 2, {CONV(one2, one4, one2, 1)}, 4, 1e-5},
+    {"conv tile o=12", DY_OP_CONV2D, 2, {T4(1, 3, 5, 15), T4(12, 3, 3, 3)}, 2, {CONV(one2, one4, one2, 1)}, 4, 1e-5},
+    {"conv tile o=13 k-blocks", DY_OP_FUSED_CONV2D, 3, {T4(1, 59, 5, 6), T4(13, 59, 3, 3), T1(13)}, 6, {CONV(one2, one4, one2, 1), ACT("relu", 0), DY_ATTR_S("algo", "")}, 7, 1e-5},
+    {"conv tile o=25 k-blocks", DY_OP_CONV2D, 2, {T4(-1, 59, 4, 5), T4(25, 59, 3, 3)}, 2, {CONV(one2, one4, one2, 1)}, 4, 1e-5},
+    {"conv tile o=22 groups 2", DY_OP_CONV2D, 2, {T4(1, 4, 6, 6), T4(44, 2, 3, 3)}, 2, {CONV(one2, one4, one2, 2)}, 4, 1e-5},
+    /* weights over 1 MB: the weight-stationary form, several panels at once */
+    {"conv weight-stationary 1 MB", DY_OP_FUSED_CONV2D, 4, {T4(1, 1200, 5, 7), T4(25, 1200, 3, 3), T1(25), T4(1, 25, 5, 7)}, 6, {CONV(one2, one4, one2, 1), ACT("relu", 0), DY_ATTR_S("algo", "")}, 7, 1e-5},
+    {"conv weight-stationary 2 blocks", DY_OP_CONV2D, 2, {T4(-1, 1200, 8, 8), T4(25, 1200, 3, 3)}, 2, {CONV(one2, one4, one2, 1)}, 4, 1e-5},
+    {"conv winograd tile o=19", DY_OP_FUSED_CONV2D, 3, {T4(1, 40, 9, 10), T4(19, 40, 3, 3), T1(19)}, 6, {CONV(one2, one4, one2, 1), ACT("", 0), DY_ATTR_S("algo", "winograd")}, 7, 1e-5},
     /* GEMM: run-time B, packed into scratch */
     {"mm runtime 6x10x3", DY_OP_MATMUL, 2, {T2(6, 10), T2(10, 3)}, 0, {MM(0, 0)}, 2, 1e-5},
     {"mm runtime Bx4x17x33", DY_OP_MATMUL, 2, {T3(-1, 17, 33), T3(-1, 33, 21)}, 0, {MM(0, 0)}, 2, 1e-5},
@@ -270,16 +308,19 @@ static bool emit_group(int g) {
     em[i].ref = malloc(sizeof(float) * (size_t)em[i].out_numel);
     memcpy(em[i].ref, outs[em[i].out_slot]->data, sizeof(float) * (size_t)em[i].out_numel);
   }
-  /* plan with the kernels' scratch, emit: one thread, and two */
+  /* plan with the kernels' scratch, emit: one thread, two, and one with
+   * the plain kernels */
   char name[32], path[600];
   snprintf(name, sizeof name, "g%d", g);
-  for (int threads = 1; threads <= 2 && ok; threads++) {
-    const char *dir = threads == 1 ? SCRATCH : THREADED;
+  for (int v = 0; v < 3 && ok; v++) {
+    int threads = v == 1 ? 2 : 1;
+    const char *dir = v == 0 ? SCRATCH : v == 1 ? THREADED : NARROW;
     int64_t scratch[GROUP];
     dy_memplan_result mr;
     dy_codegen_output co = {0};
     dy_codegen_options o = {.name = name, .max_batch = BATCH, .source = "test_simd.c",
-                            .scratch_offsets = scratch, .threads = threads};
+                            .scratch_offsets = scratch, .threads = threads,
+                            .plain_kernels = v == 2};
     ok = dy_memplan_scratch(p, BATCH, threads, scratch, &mr, &err) == DY_OK &&
          (o.arena_bytes = mr.arena_bytes, dy_codegen(p, &o, &co, &err) == DY_OK);
     if (ok) {
@@ -413,11 +454,12 @@ static void setup(void) {
   if (done)
     return;
   done = true;
-  sh("rm -rf " SCRATCH " && mkdir -p " THREADED);
+  sh("rm -rf " SCRATCH " && mkdir -p " THREADED " " NARROW);
   emitted_all = true;
   for (int g = 0; g < N_GROUPS; g++)
     emitted_all &= emit_group(g);
-  emitted_all &= write_driver(SCRATCH "/driver.c") && write_driver(THREADED "/driver.c");
+  emitted_all &= write_driver(SCRATCH "/driver.c") && write_driver(THREADED "/driver.c") &&
+                 write_driver(NARROW "/driver.c");
 }
 
 /* Build every case and the driver with cc + flags into exe SCRATCH/<tag>;
@@ -496,6 +538,37 @@ static void test_avx512_path(void) {
     return;
   }
   CU_ASSERT_EQUAL(compare_path("avx512"), 0);
+  /* it took the 12-row kernels */
+  CU_ASSERT_EQUAL(sh("cd " SCRATCH " && printf '#include <stdint.h>\\n#include \"g0.c\"\\n"
+                     "#ifndef DY_GEMM_WIDE\\n#error not the 12-row kernels\\n#endif\\n' > "
+                     "wide_check.c && gcc -std=c99 -mavx512f -mfma -I. -c wide_check.c -o /dev/null"),
+                  0);
+}
+
+/* --plain-kernels on AVX-512: two 6-row kernels per 12-row tile (the
+ * kernels the 12-row ones replaced) give the plain-C path's results */
+static void test_narrow_gemm(void) {
+  setup();
+  __builtin_cpu_init();
+  bool run = __builtin_cpu_supports("avx512f");
+  int rc = sh("cd " NARROW " && gcc " STRICT " %s -I. -o narrow driver.c g*.c 2> cc.log%s",
+              run ? "-march=native" : "-mavx512f -mfma", run ? " && ./narrow . narrow" : "");
+  if (rc)
+    sh("head -30 " NARROW "/cc.log >&2");
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  /* no 12-row kernel in it */
+  CU_ASSERT_NOT_EQUAL(sh("grep -q dy_gemm_ukr12 " NARROW "/g0.c"), 0);
+  if (!run)
+    return;
+  int bad = 0;
+  for (int i = 0; i < N_CASES; i++) {
+    float *a = read_out_in(NARROW, i, "narrow"), *b = read_out(i, "scalar");
+    if (!a || !b || !close_enough(i, "narrow", a, b))
+      bad++;
+    free(a);
+    free(b);
+  }
+  CU_ASSERT_EQUAL(bad, 0);
 }
 
 static void test_clang_native(void) {
@@ -565,6 +638,7 @@ void dy_test_register(void) {
   DY_TEST(test_sse2_path);
   DY_TEST(test_avx2_path);
   DY_TEST(test_avx512_path);
+  DY_TEST(test_narrow_gemm);
   DY_TEST(test_clang_native);
   DY_TEST(test_neon_under_qemu);
   DY_TEST(test_threads);

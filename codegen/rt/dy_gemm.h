@@ -1,7 +1,7 @@
 /* dy_gemm.h - template: the head of the GEMM micro-kernels (emitted by
  * dy_cg_gemm_prelude in codegen/emit_gemm.c, which documents them): the
  * epilogue flags and dy_gemm_out, a tile row's epilogue. The micro-kernels
- * dy_gemm_ukr1..6 and dy_gemm_tile that follow it in NAME.c are written
+ * dy_gemm_ukr* and dy_gemm_tile that follow it in NAME.c are written
  * by emit_gemm.c itself (they are unrolled per row count).
  *
  * Template mechanism (codegen/templates.h): the text between the "template
@@ -20,7 +20,7 @@
 /* ---- GEMM micro-kernels (codegen/emit_gemm.c) ----
  * dy_gemm_tile(mr, kc, a, rsa, csa, b, c, ldc, nr, flags, bias, alpha):
  *   c[i][j] (+)= sum over k < kc of a[i*rsa + k*csa] * b[k*16 + j]
- * for i < mr (1..6) and j < nr (1..16), b being a panel of 16 columns,
+ * for i < mr (1..12) and j < nr (1..16), b being a panel of 16 columns,
  * then in registers: DY_GEMM_ADD_C adds what c holds, DY_GEMM_BIAS_COL
  * adds bias[j], DY_GEMM_BIAS_ROW bias[i], then relu, relu6 or leaky_relu
  * (slope alpha), or DY_GEMM_ACT(DY_ACT_*) on the stored row (still in L1).
@@ -32,6 +32,19 @@
 #define DY_GEMM_RELU6 16
 #define DY_GEMM_LEAKY 32
 #define DY_GEMM_ACT(a) ((a) << 6)
+
+/* The micro-kernels are functions of their own, never inlined into the
+ * loop nests nor cloned per call site: one copy of each, and no analysis
+ * of a call site's weight bounds (gcc's -Waggressive-loop-optimizations
+ * would flag the k tail loops of the unrolled kernels, which cannot run
+ * past the weight). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define DY_GEMM_KERNEL static __attribute__((noipa))
+#elif defined(__GNUC__)
+#define DY_GEMM_KERNEL static __attribute__((noinline))
+#else
+#define DY_GEMM_KERNEL static
+#endif
 
 /* Row i of a tile: the epilogue, then store its first nr floats at c. */
 DY_HELPER void dy_gemm_out(float *c, dy_f16 x, int nr, int flags,

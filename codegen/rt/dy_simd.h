@@ -45,6 +45,7 @@
 #include <immintrin.h>
 #define DY_SIMD_PATH "avx512"
 #define DY_VW 16
+#define DY_SIMD_AVX512_MASKS 1
 typedef __m512 dy_vf;
 DY_HELPER dy_vf dy_vload(const float *p) { return _mm512_loadu_ps(p); }
 DY_HELPER void dy_vstore(float *p, dy_vf x) { _mm512_storeu_ps(p, x); }
@@ -457,8 +458,15 @@ DY_HELPER dy_f16 dy_f16_leaky(dy_f16 x, float a) {
 #undef DY_X
   return x;
 }
-/* The first n (<= 16) floats at p; the rest 0. */
+/* The first n (<= 16) floats at p; the rest 0. (AVX-512: one masked
+ * load, which touches nothing past p + n; the GEMM's tile tails and
+ * im2col's short runs.) */
 DY_HELPER dy_f16 dy_f16_loadn(const float *p, int n) {
+#if DY_VW == 16 && defined(DY_SIMD_AVX512_MASKS)
+  dy_f16 r;
+  r.v0 = _mm512_maskz_loadu_ps((__mmask16)((1u << n) - 1u), p);
+  return r;
+#else
   float t[16] = {0};
   int j;
   if (n == 16)
@@ -466,9 +474,13 @@ DY_HELPER dy_f16 dy_f16_loadn(const float *p, int n) {
   for (j = 0; j < n; j++)
     t[j] = p[j];
   return dy_f16_load(t);
+#endif
 }
 /* Store the first n (<= 16) floats of x at p. */
 DY_HELPER void dy_f16_storen(float *p, dy_f16 x, int n) {
+#if DY_VW == 16 && defined(DY_SIMD_AVX512_MASKS)
+  _mm512_mask_storeu_ps(p, (__mmask16)((1u << n) - 1u), x.v0);
+#else
   float t[16];
   int j;
   if (n == 16) {
@@ -478,6 +490,7 @@ DY_HELPER void dy_f16_storen(float *p, dy_f16 x, int n) {
   dy_f16_store(t, x);
   for (j = 0; j < n; j++)
     p[j] = t[j];
+#endif
 }
 /* d[0..n) = s[0..n), the buffers apart. Kept out of line: inlined into
  * NAME_run, where both pointers come from the arena, gcc would turn the
