@@ -38,15 +38,16 @@ typedef enum {
                   * matrix, ceil(N/16) panels of K x 16, zero-padded */
   DY_PACK_A6,    /* conv's weight [O, C/g, kh, kw]: per group, ceil(O/g/6)
                   * micro-panels of (C/g*kh*kw) x 6, zero-padded */
-  DY_PACK_W36,   /* a Winograd conv's weight [O, C, 3, 3] (algo "winograd"):
-                  * U = G w G^T (6 x 6 per o, c), per tile position
-                  * (mats = 36) ceil(O/6) micro-panels of C x 6 */
+  DY_PACK_WINO,  /* a Winograd F(m x m, 3x3) conv's weight [O, C, 3, 3]
+                  * (algo "winograd2/4/6", emit_winograd.c): U = G w G^T
+                  * (a x a per o, c; a = m + 2), per tile position
+                  * (mats = a * a) ceil(O/MR) micro-panels of C x MR */
 } dy_pack_kind;
 
 typedef struct {
   dy_pack_kind kind;
   int64_t mats;          /* matrices (B16) or groups (A6), one after another */
-  int64_t rows, cols;    /* per matrix: K x N (B16), O/g x C/g*kh*kw (A6), O x C (W36) */
+  int64_t rows, cols;    /* per matrix: K x N (B16), O/g x C/g*kh*kw (A6), O x C (WINO) */
   bool trans;            /* B16 from a [N, K] weight (transpose_y) */
 } dy_pack;
 
@@ -55,7 +56,7 @@ dy_pack dy_gemm_pack_of(const dy_program *p, const dy_op *op, int i);
 int64_t dy_pack_numel(const dy_pack *k);
 /* The packed copy of src (rows x cols per matrix, f32) into dst. */
 void dy_gemm_pack_data(const dy_pack *k, const float *src, float *dst);
-const char *dy_pack_suffix(const dy_pack *k);          /* "_p16", "_p6", "_w36" */
+const char *dy_pack_suffix(const dy_pack *k);          /* "_p16", "_p6", "_w16/36/64" */
 void dy_pack_describe(const dy_pack *k, char *buf, size_t n);
 
 /* The preludes NAME.c carries when its kernels use them (the driver
@@ -68,6 +69,9 @@ void dy_cg_thread_prelude(dy_buf *out, int threads);
 /* Kernels split work over threads when the work (multiply-adds) of one
  * call reaches this; smaller calls stay on the caller's thread. */
 #define DY_THREAD_MIN_WORK (1 << 23)
+/* Rows of the micro-kernel's register tile (MR): the A6 / WINO packing's
+ * micro-panel height and the csa a packed operand is read with. */
+int dy_gemm_mr(void);
 /* Arena scratch of a matmul whose B is packed at run time (0 if none). */
 int64_t dy_gemm_matmul_scratch(const dy_program *p, const dy_op *op);
 /* Panels of a run-time B of depth k and n columns packed at a time. */
@@ -119,5 +123,13 @@ typedef struct {
   long long groups;
 } dy_cg_conv_geom;
 dy_cg_conv_geom dy_cg_conv_geom_of(const dy_program *p, const dy_op *op);
+
+/* emit_winograd.c: a fused_conv2d with a Winograd algo ("winograd2/4/6"),
+ * the weight packed as DY_PACK_WINO: F(m x m, 3x3) on the micro-kernel,
+ * bias, residual and act in the output transform; its scratch (bytes) for
+ * m and nimg images a call (the static batch, else -1). */
+dy_status dy_cg_conv_winograd(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_geom *g,
+                              bool bias, bool residual, const char *act, double alpha);
+int64_t dy_cg_winograd_scratch(const dy_cg_conv_geom *g, int m, int64_t nimg);
 
 #endif /* DY_CODEGEN_FLOOR1_KERNELS_H */

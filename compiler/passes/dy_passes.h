@@ -71,6 +71,9 @@ typedef struct {
   FILE *print_to;           /* where --print-* go (NULL: stderr)         */
   const char *disable;      /* pass names, comma-separated, not to run
                                (--disable-pass: compare with and without) */
+  int winograd;             /* 2, 4, 6: the pass winograd runs every
+                               candidate as F(m x m, 3x3) instead of its
+                               cost model's pick (--winograd M); 0: that */
 } dy_pass_options;
 
 /* Run the pipeline on p (verifying after each pass when enabled; a broken
@@ -106,8 +109,12 @@ dy_status dy_pass_fuse_residual(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_fuse_bn(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_fuse_elementwise(dy_program *p, bool *changed, dy_error *err);
 /* winograd.c: 3x3 stride-1 convs with at least this many input and output
- * channels get algo = "winograd" (codegen's F(4x4, 3x3) kernel). */
+ * channels may get algo = "winograd2/4/6" (codegen's F(m x m, 3x3)
+ * kernel), chosen per layer by a cost model. */
 #define DY_WINOGRAD_MIN_CHANNELS 32
 dy_status dy_pass_winograd(dy_program *p, bool *changed, dy_error *err);
+/* The same, m = 2, 4 or 6 forcing F(m x m, 3x3) on every candidate (0: the
+ * cost model's pick). */
+dy_status dy_pass_winograd_tile(dy_program *p, int m, bool *changed, dy_error *err);
 
 #endif
