@@ -72,8 +72,10 @@ typedef struct {
   const char *disable;      /* pass names, comma-separated, not to run
                                (--disable-pass: compare with and without) */
   int winograd;             /* 2, 4, 6: the pass winograd runs every
-                               candidate as F(m x m, 3x3) instead of its
-                               cost model's pick (--winograd M); 0: that */
+                               3x3 stride-1 conv with a constant weight
+                               (any size, any channel count) as F(m x m,
+                               3x3) (--winograd M); 0: its cost model's
+                               pick */
 } dy_pass_options;
 
 /* Run the pipeline on p (verifying after each pass when enabled; a broken

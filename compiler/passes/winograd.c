@@ -48,7 +48,8 @@ static double cost_winograd(int m, int64_t oh, int64_t ow, int64_t c, int64_t o)
 }
 
 /* The tile size m (2, 4, 6) op runs Winograd F(m x m, 3x3) with, or 0;
- * force (2, 4, 6) for every candidate, 0 to let the cost model pick. */
+ * force (2, 4, 6) for every conv the kernel can run (any image and
+ * channel count), 0 to let the cost model pick among the candidates. */
 static int winograd_choice(const dy_program *p, const dy_op *op, bool training, int force) {
   if ((op->kind != DY_OP_CONV2D && op->kind != DY_OP_FUSED_CONV2D) || op->n_inputs < 2)
     return 0;
@@ -59,16 +60,19 @@ static int winograd_choice(const dy_program *p, const dy_op *op, bool training, 
   if (!dy_pass_var_is_constant(p, w->id, training) || wt->dtype != DY_F32 ||
       x->dtype != DY_F32 || x->rank != 4 || wt->rank != 4)
     return 0;
-  if (wt->shape[2] != 3 || wt->shape[3] != 3 || x->shape[2] < 4 || x->shape[3] < 4)
+  if (wt->shape[2] != 3 || wt->shape[3] != 3 || x->shape[2] < 1 || x->shape[3] < 1)
     return 0;
   dy_conv2d_attrs a = dy_conv2d_attrs_get(op); /* fused_conv2d too */
   dy_conv_geom g = dy_conv2d_geom(x, wt, &a);
   int64_t c = x->shape[1], o = wt->shape[0];
   if (g.groups != 1 || g.sh != 1 || g.sw != 1 || g.dh != 1 || g.dw != 1 || g.oh < 1 ||
-      g.ow < 1 || c < DY_WINOGRAD_MIN_CHANNELS || o < DY_WINOGRAD_MIN_CHANNELS)
+      g.ow < 1 || c < 1 || o < 1)
     return 0;
-  if (force)
+  if (force) /* every conv Winograd can run, however small (to compare) */
     return force;
+  if (x->shape[2] < 4 || x->shape[3] < 4 || c < DY_WINOGRAD_MIN_CHANNELS ||
+      o < DY_WINOGRAD_MIN_CHANNELS)
+    return 0;
   int64_t panels = (g.oh * g.ow + 15) / 16;
   double direct = 9.0 * 16 * (double)panels;
   if (9.0 * (double)o * (double)c * 4 > WINO_U_L2_BYTES)
