@@ -234,7 +234,10 @@ int64_t dy_pack_numel(const dy_pack *k) {
   }
 }
 
-int dy_gemm_mr(void) { return MR; }
+int dy_gemm_pack_mr(int64_t rows) {
+  (void)rows;
+  return MR;
+}
 
 /* Winograd F(m x m, 3x3)'s weight transform G (a x 3, a = m + 2; Lavin
  * and Gray, points 0, +-1 (m = 2), +-2 (4), +-1/2 (6), inf; B^T and A^T
@@ -250,13 +253,14 @@ static const double wino_g6[8][3] = {
     {32.0 / 45, -16.0 / 45, 8.0 / 45}, {0, 0, 1}};
 
 /* WINO: U = G w G^T for each (o, c), in double; then per tile position q
- * = a*i + j the O x C matrix U[.][.][i][j] packed in MR-row micro-panels:
- * dst[q * per + (o / MR) * MR * C + c * MR + o % MR]. */
+ * = a*i + j the O x C matrix U[.][.][i][j] packed in mr-row micro-panels
+ * (mr = dy_gemm_pack_mr(O)): dst[q * per + (o / mr) * mr * C + c * mr + o % mr]. */
 static void pack_winograd(const dy_pack *k, const float *src, float *dst) {
   int a = k->mats == 16 ? 4 : k->mats == 36 ? 6 : 8;
   const double(*g)[3] = a == 4 ? wino_g2 : a == 6 ? wino_g4 : wino_g6;
-  int64_t o_n = k->rows, c_n = k->cols, nq = (o_n + MR - 1) / MR, per = nq * MR * c_n;
-  for (int64_t o = 0; o < nq * MR; o++)
+  int64_t o_n = k->rows, c_n = k->cols, mr = dy_gemm_pack_mr(o_n), nq = (o_n + mr - 1) / mr;
+  int64_t per = nq * mr * c_n;
+  for (int64_t o = 0; o < nq * mr; o++)
     for (int64_t c = 0; c < c_n; c++) {
       double u[8][8] = {{0}}, t[8][3];
       if (o < o_n) {
@@ -269,7 +273,7 @@ static void pack_winograd(const dy_pack *k, const float *src, float *dst) {
             u[i][j] = t[i][0] * g[j][0] + t[i][1] * g[j][1] + t[i][2] * g[j][2];
       }
       for (int q = 0; q < a * a; q++)
-        dst[q * per + (o / MR) * MR * c_n + c * MR + o % MR] = (float)u[q / a][q % a];
+        dst[q * per + (o / mr) * mr * c_n + c * mr + o % mr] = (float)u[q / a][q % a];
     }
 }
 

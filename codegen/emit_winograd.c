@@ -146,6 +146,14 @@ static void emit_combo(dy_cg_ctx *ctx, const char *lhs, const double *coef, int 
   L("%s;", line);
 }
 
+/* Block b0 + b's image n and first tile t0. */
+static void emit_block_start(dy_cg_ctx *ctx, const wino_geom *w) {
+  if (w->blocks == 1)
+    L("const int64_t n = b0 + b, t0 = 0; /* one block an image */");
+  else
+    L("const int64_t n = (b0 + b) / %lld, t0 = (b0 + b) %% %lld * 16;", w->blocks, w->blocks);
+}
+
 /* One pass of a transform over the 16 tiles: the loops "for (int var <
  * trips) for (int j < 16)" around, per row r of mat (rows x a), the line
  * lhs(r) = sum_k mat[r][k] * term(k) (lhs, term: formats of r, k). */
@@ -169,7 +177,7 @@ static void emit_input_transform(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, const
   ll hw = g->h * g->w;
   L("/* input transform of blocks [lo, hi): per tile its %d x %d inputs d, V = B^T d B */", a, a);
   OPEN("for (int64_t b = lo; b < hi; b++) {");
-  L("const int64_t n = (b0 + b) / %lld, t0 = (b0 + b) %% %lld * 16;", w->blocks, w->blocks);
+  emit_block_start(ctx, w);
   L("const float *xn = in0 + n * %lld;", g->c * hw);
   L("float *vb = V + b * %lld;", g->c * 16);
   L("int64_t iy[16], ix[16];");
@@ -191,13 +199,14 @@ static void emit_input_transform(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, const
   L("    d[k * %d + l][j] = s[k * %lld + l];", a, g->w);
   CLOSE();
   OPEN("else {");
-  L("for (int k = 0; k < %d; k++)", a);
-  OPEN("  for (int l = 0; l < %d; l++) {", a);
+  OPEN("for (int k = 0; k < %d; k++)", a);
+  OPEN("for (int l = 0; l < %d; l++) {", a);
   L("const int64_t yy = iy[j] + k, xx = ix[j] + l;");
   L("d[k * %d + l][j] = inside[j] == 0 && yy >= 0 && yy < %lld && xx >= 0 && xx < %lld", a, g->h,
     g->w);
   L("                     ? xc[yy * %lld + xx] : 0.0f;", g->w);
   CLOSE();
+  ctx->indent--;
   CLOSE();
   CLOSE();
   char lhs[96], fmt[96];
@@ -217,7 +226,7 @@ static void emit_input_transform(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, const
 /* Phase 1 for positions [lo, hi): M[q][b] = U[q] V[q][b] for the group's
  * blocks, each micro-panel of U[q] over all of them in turn. */
 static void emit_gemms(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, const wino_geom *w) {
-  ll c = g->c, o = g->o, mr = dy_gemm_mr(), nq = (o + mr - 1) / mr;
+  ll c = g->c, o = g->o, mr = dy_gemm_pack_mr(o), nq = (o + mr - 1) / mr;
   ll nkb = (c + 511) / 512, kc = (c + nkb - 1) / nkb;
   L("/* GEMMs of positions [lo, hi): M[q][b] (%lld x 16) = U[q] (%lld x %lld) V[q][b] */", o, o,
     c);
@@ -254,7 +263,7 @@ static void emit_output_transform(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, cons
   ll o = g->o, ohw = g->oh * g->ow, qs = w->group * o * 16;
   L("/* output transform of blocks [lo, hi): e = A^T M A, then the epilogue */");
   OPEN("for (int64_t b = lo; b < hi; b++) {");
-  L("const int64_t n = (b0 + b) / %lld, t0 = (b0 + b) %% %lld * 16;", w->blocks, w->blocks);
+  emit_block_start(ctx, w);
   L("float *y = out0 + n * %lld;", o * ohw);
   if (residual)
     L("const float *res = in3 + n * %lld;", o * ohw);
@@ -317,11 +326,10 @@ dy_status dy_cg_conv_winograd(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_ge
   /* the phases: one function, phase in its arguments */
   snprintf(fn, sizeof fn, "k%d_part%d", ctx->op->id, ctx->n_parts++);
   dy_buf_printf(ctx->before,
-                "/* op %d: Winograd F(%dx%d, 3x3), one phase for blocks [b0, b0 + nb) of 16 tiles\n"
-                " * (of all images, one after another): 0 the input transform of blocks [lo, hi)\n"
-                " * (of the group), 1 the\n"
-                " * GEMMs of tile positions [lo, hi), 2 the output transform of blocks [lo, hi)\n"
-                " * with the epilogue */\n"
+                "/* op %d: Winograd F(%dx%d, 3x3), one phase for the group of blocks [b0, b0 + nb)\n"
+                " * (blocks of 16 tiles, numbered over all images): 0 the input transform of\n"
+                " * blocks b0 + [lo, hi), 1 the GEMMs of tile positions [lo, hi), 2 the output\n"
+                " * transform of blocks b0 + [lo, hi) with the epilogue */\n"
                 "typedef struct {\n"
                 "  const float *in0, *in1, *in2, *in3;\n"
                 "  float *out0, *V, *M;\n"

@@ -69,9 +69,9 @@ void dy_cg_thread_prelude(dy_buf *out, int threads);
 /* Kernels split work over threads when the work (multiply-adds) of one
  * call reaches this; smaller calls stay on the caller's thread. */
 #define DY_THREAD_MIN_WORK (1 << 23)
-/* Rows of the micro-kernel's register tile (MR): the A6 / WINO packing's
- * micro-panel height and the csa a packed operand is read with. */
-int dy_gemm_mr(void);
+/* The rows of the micro-panels of a packed A (A6, WINO) of `rows` rows:
+ * the micro-kernel's MR, and the csa such an operand is read with. */
+int dy_gemm_pack_mr(int64_t rows);
 /* Arena scratch of a matmul whose B is packed at run time (0 if none). */
 int64_t dy_gemm_matmul_scratch(const dy_program *p, const dy_op *op);
 /* Panels of a run-time B of depth k and n columns packed at a time. */
