@@ -2,8 +2,8 @@
  * (emit_nn.c) and fused_conv2d (emit_fused.c): on the GEMM micro-kernel
  * when the weight is constant (im2col panels in the scratch), a direct
  * depthwise kernel (register-blocked over the taps, or with
- * dy_codegen_options.plain_kernels one tap at a time), Winograd F(4x4,
- * 3x3) for a fused_conv2d with algo "winograd", or plain loops;
+ * dy_codegen_options.plain_kernels one tap at a time), Winograd (a
+ * fused_conv2d with a Winograd algo: emit_winograd.c), or plain loops;
  * bias, a residual (fused_conv2d's fourth input) and activation as an
  * epilogue.
  * Also the geometry of a convolution (dy_cg_conv_geom) and the scratch the
@@ -210,20 +210,6 @@ static void emit_im2col_panel(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, ll cg, c
   CLOSE();
 }
 
-/* Winograd F(4x4, 3x3) geometry: th x tw tiles of 4 x 4 outputs, each
- * reading 6 x 6 inputs of the zero-padded image (hp x wp, the input at
- * (pt, pl)), so no tile reads out of bounds. */
-typedef struct {
-  ll th, tw, tiles, hp, wp;
-} wino_geom;
-
-static wino_geom wino_geom_of(const dy_cg_conv_geom *g) {
-  wino_geom w;
-  w.th = (g->oh + 3) / 4, w.tw = (g->ow + 3) / 4, w.tiles = w.th * w.tw;
-  w.hp = 4 * w.th + 2, w.wp = 4 * w.tw + 2;
-  return w;
-}
-
 /* Weight-stationary GEMM convolution (emit_conv_gemm_ws): when the weight
  * is larger than WS_MIN_WEIGHT bytes (so no longer in L2 between panels:
  * the 7x7 and 14x14 layers of resnet18, 4.7-9.4 MB), np panels of
@@ -256,14 +242,13 @@ int64_t dy_codegen_conv_panels(const dy_program *p, const dy_op *op, int threads
 
 /* Scratch of the GEMM convolution, per thread: an im2col panel of r x 16
  * floats, then, when the convolution pads, the zero-padded image.
- * Winograd's (shared by the threads of its GEMMs): V (36 x c x 16), M (36
- * x o x 16), the image. */
+ * Winograd's: emit_winograd.c. */
 int64_t dy_cg_conv_scratch(const dy_program *p, const dy_op *op, int threads) {
   dy_pack k = dy_gemm_pack_of(p, op, 1);
-  if (k.kind == DY_PACK_W36) {
+  if (k.kind == DY_PACK_WINO) {
     dy_cg_conv_geom g = dy_cg_conv_geom_of(p, op);
-    wino_geom w = wino_geom_of(&g);
-    return (36 * 16 * (g.c + g.o) + g.c * w.hp * w.wp) * 4;
+    return dy_cg_winograd_scratch(&g, dy_winograd_tile(dy_fused_conv2d_attrs_get(op).algo),
+                                  p->vars[op->inputs[0]]->type.shape[0]);
   }
   if (k.kind == DY_PACK_NONE && dy_codegen_depthwise_padded(p, op, false)) {
     dy_cg_conv_geom g = dy_cg_conv_geom_of(p, op);
@@ -538,220 +523,6 @@ static dy_status emit_conv_gemm(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_
   return DY_OK;
 }
 
-/* Winograd F(4x4, 3x3) transforms (Lavin and Gray; the filter's G is in
- * emit_gemm.c): B^T (6 x 6) for the input, A^T (4 x 6) for the output. */
-static const int wino_bt[6][6] = {{4, 0, -5, 0, 1, 0},  {0, -4, -4, 1, 1, 0},
-                                  {0, 4, -4, -1, 1, 0}, {0, -2, -1, 2, 1, 0},
-                                  {0, 2, -1, -2, 1, 0}, {0, 4, 0, -5, 0, 1}};
-static const int wino_at[4][6] = {
-    {1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, -1, 8, -8, 1}};
-
-/* The line "lhs = sum_k coef[k] * term(k);", term(k) being fmt with k (and
- * k again, for fmt's second %d) in it, zero coefficients left out. */
-static void emit_combo(dy_cg_ctx *ctx, const char *lhs, const int *coef, int n, const char *fmt) {
-  char line[512], term[96];
-  int at = snprintf(line, sizeof line, "%s =", lhs);
-  bool first = true;
-  for (int k = 0; k < n; k++) {
-    int cf = coef[k];
-    if (!cf)
-      continue;
-    snprintf(term, sizeof term, fmt, k, k);
-    int a = cf < 0 ? -cf : cf;
-    /* " -x" first, " - x" / " + x" after */
-    const char *sign = first ? (cf < 0 ? " -" : " ") : (cf < 0 ? " - " : " + ");
-    if (a == 1)
-      at += snprintf(line + at, sizeof line - (size_t)at, "%s%s", sign, term);
-    else
-      at += snprintf(line + at, sizeof line - (size_t)at, "%s%d.0f * %s", sign, a, term);
-    first = false;
-  }
-  L("%s;", line);
-}
-
-/* conv2d as Winograd F(4x4, 3x3) (fused_conv2d with algo "winograd"): per
- * image, blocks of 16 tiles: the input transform V = B^T d B of each tile
- * (36 values per channel), for each of the 36 positions one GEMM on the
- * micro-kernel, M (o x 16) = U (o x c, in1: the weight transformed at
- * compile time) times V (c x 16), then the output transform A^T M A with
- * bias, residual and activation, stored where the tile lies inside y. */
-static dy_status emit_conv_winograd(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_geom *g,
-                                    bool bias, bool residual, const char *act, double alpha) {
-  wino_geom w = wino_geom_of(g);
-  ll c = g->c, o = g->o, mr = dy_gemm_pack_mr(o), nq = (o + mr - 1) / mr, nkb = (c + 511) / 512, kc = (c + nkb - 1) / nkb;
-  char fx[512], nb[64];
-  const char *v = bias ? "(e + in2[oc])" : "e";
-  char vr[64];
-  if (residual) {
-    snprintf(vr, sizeof vr, "(%s + res[at])", v);
-    v = vr;
-  }
-  if (!dy_cg_act_expr(act ? act : "", alpha, v, fx, sizeof fx))
-    return dy_cg_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "unknown activation");
-  *ctx->uses |= DY_USES_SIMD | DY_USES_GEMM;
-  snprintf(nb, sizeof nb, "%s", dy_cg_dim(ctx, dy_cg_in_type(ctx, 0), 0));
-  ll vsz = 36 * c * 16, msz = 36 * o * 16;
-
-  L("/* as Winograd F(4x4, 3x3): %lld x %lld tiles of 4 x 4 outputs, 16 at a time; per", w.th,
-    w.tw);
-  L(" * tile V = B^T d B (d: 6 x 6 inputs per channel), per position q of 36 one GEMM");
-  L(" * M[q] (%lld x 16) = U[q] (%lld x %lld, in1: G w G^T, packed) V[q] (%lld x 16), then",
-    o, o, c, c);
-  L(" * y = A^T M A. Scratch: V, M, the zero-padded image. */");
-  L("float *const V = scratch, *const M = scratch + %lld;", vsz);
-  OPEN("for (int64_t n = 0; n < %s; n++) {", nb);
-  /* the padded image: the whole tile grid lies inside it */
-  dy_cg_conv_geom gp = *g;
-  emit_pad_image(ctx, &gp, w.hp, w.wp, vsz + msz);
-  L("float *y = out0 + n * %lld;", o * g->oh * g->ow);
-  if (residual)
-    L("const float *res = in3 + n * %lld;", o * g->oh * g->ow);
-  OPEN("for (int64_t t0 = 0; t0 < %lld; t0 += 16) {", w.tiles);
-  if (w.tiles % 16 == 0)
-    L("const int nt = 16;");
-  else
-    L("const int nt = %lld - t0 < 16 ? (int)(%lld - t0) : 16;", w.tiles, w.tiles);
-  L("/* input transform, per channel: the tiles' 6 x 6 inputs d (tiles past nt: 0) */");
-  OPEN("for (int64_t c = 0; c < %lld; c++) {", c);
-  L("float d[36][16], u[36][16];");
-  OPEN("for (int j = 0; j < 16; j++) {");
-  OPEN("if (j >= nt) {");
-  L("for (int k = 0; k < 36; k++)");
-  L("  d[k][j] = 0.0f;");
-  L("continue;");
-  CLOSE();
-  L("const int64_t t = t0 + j;");
-  L("const float *s = xp + (c * %lld + t / %lld * 4) * %lld + t %% %lld * 4;", w.hp, w.tw, w.wp,
-    w.tw);
-  L("for (int k = 0; k < 6; k++)");
-  L("  for (int l = 0; l < 6; l++)");
-  L("    d[k * 6 + l][j] = s[k * %lld + l];", w.wp);
-  CLOSE();
-  L("/* u = B^T d, column l */");
-  OPEN("for (int l = 0; l < 6; l++)");
-  OPEN("for (int j = 0; j < 16; j++) {");
-  for (int i = 0; i < 6; i++) {
-    char lhs[64];
-    snprintf(lhs, sizeof lhs, "u[%d * 6 + l][j]", i);
-    emit_combo(ctx, lhs, wino_bt[i], 6, "d[%d * 6 + l][j]");
-  }
-  CLOSE();
-  ctx->indent--;
-  L("/* V[q][c] = (u B)[q], row i */");
-  L("float *vc = V + c * 16;");
-  OPEN("for (int i = 0; i < 6; i++)");
-  OPEN("for (int j = 0; j < 16; j++) {");
-  for (int jj = 0; jj < 6; jj++) {
-    char lhs[96];
-    snprintf(lhs, sizeof lhs, "vc[(i * 6 + %d) * %lld + j]", jj, c * 16);
-    emit_combo(ctx, lhs, wino_bt[jj], 6, "u[i * 6 + %d][j]");
-  }
-  CLOSE();
-  ctx->indent--;
-  CLOSE();
-  /* the 36 GEMMs: here, or with threads in a function over positions
-   * [lo, hi) (V read, M's rows of those positions written) */
-  char fn[64] = "";
-  dy_cg_ctx sub = *ctx, *outer = ctx;
-  if (ctx->threads > 1) {
-    snprintf(fn, sizeof fn, "k%d_part%d", ctx->op->id, ctx->n_parts++);
-    dy_buf_printf(ctx->before,
-                  "/* op %d: Winograd GEMMs of positions [lo, hi) of one block of tiles */\n"
-                  "typedef struct {\n  const float *in1, *V;\n  float *M;\n} %s_args;\n\n"
-                  "static void %s(void *arg, int64_t lo, int64_t hi, int t) {\n"
-                  "  const %s_args *g_ = (const %s_args *)arg;\n"
-                  "  const float *in1 = g_->in1, *V = g_->V;\n  float *M = g_->M;\n"
-                  "  (void)t;\n",
-                  ctx->op->id, fn, fn, fn, fn);
-    *ctx->uses |= DY_USES_THREADS;
-    sub.body = ctx->before;
-    sub.indent = 1;
-    ctx = &sub;
-    OPEN("for (int64_t q = lo; q < hi; q++) {");
-  } else {
-    L("/* the 36 GEMMs */");
-    OPEN("for (int q = 0; q < 36; q++) {");
-  }
-  char k0a[32] = "";
-  const char *k0b = "";
-  if (nkb > 1) {
-    OPEN("for (int64_t k0 = 0; k0 < %lld; k0 += %lld) {", c, kc);
-    L("const int64_t kc = %lld - k0 < %lld ? %lld - k0 : %lld;", c, kc, c, kc);
-    L("const int flags = k0 > 0 ? DY_GEMM_ADD_C : 0;");
-    snprintf(k0a, sizeof k0a, " + k0 * %lld", mr);
-    k0b = " + k0 * 16";
-  } else {
-    L("const int64_t kc = %lld;", c);
-    L("const int flags = 0;");
-  }
-  L("for (int64_t o = 0; o < %lld; o += %d)", o, MR);
-  L("  dy_gemm_tile(%lld - o, kc, in1 + q * %lld + o * %lld%s, 1, %lld, V + q * %lld%s,", o,
-    nq * mr * c, c, k0a, mr, c * 16, k0b);
-  L("               M + (q * %lld + o) * 16, 16, 16, flags, 0, 0.0f);", o);
-  if (nkb > 1)
-    CLOSE();
-  CLOSE();
-  if (outer->threads > 1) {
-    ctx = outer;
-    dy_buf_puts(ctx->before, "}\n\n");
-    L("/* the 36 GEMMs, over the threads when worth it */");
-    L("%s_args args;", fn);
-    L("args.in1 = in1, args.V = V, args.M = M;");
-    L("if (%lld >= DY_THREAD_MIN_WORK) /* multiply-adds */", 36 * o * c * 16);
-    L("  dy_parallel(36, %s, &args);", fn);
-    L("else");
-    L("  %s(&args, 0, 36, 0);", fn);
-  }
-  L("/* output transform, per output channel: e = A^T M A, then the epilogue */");
-  OPEN("for (int64_t oc = 0; oc < %lld; oc++) {", o);
-  L("const float *m = M + oc * 16;");
-  L("float t[24][16], ev[16][16];");
-  L("/* t = A^T m, column l */");
-  OPEN("for (int l = 0; l < 6; l++)");
-  OPEN("for (int j = 0; j < 16; j++) {");
-  for (int r = 0; r < 4; r++) {
-    char lhs[64], fmt[64];
-    snprintf(lhs, sizeof lhs, "t[%d * 6 + l][j]", r);
-    snprintf(fmt, sizeof fmt, "m[(%%d * 6 + l) * %lld + j]", o * 16);
-    emit_combo(ctx, lhs, wino_at[r], 6, fmt);
-  }
-  CLOSE();
-  ctx->indent--;
-  L("/* ev = t A, row r */");
-  OPEN("for (int r = 0; r < 4; r++)");
-  OPEN("for (int j = 0; j < 16; j++) {");
-  for (int cc = 0; cc < 4; cc++) {
-    char lhs[64];
-    snprintf(lhs, sizeof lhs, "ev[r * 4 + %d][j]", cc);
-    emit_combo(ctx, lhs, wino_at[cc], 6, "t[r * 6 + %d][j]");
-  }
-  CLOSE();
-  ctx->indent--;
-  L("/* the tiles' outputs inside y */");
-  OPEN("for (int j = 0; j < nt; j++) {");
-  L("const int64_t y0 = (t0 + j) / %lld * 4, x0 = (t0 + j) %% %lld * 4;", w.tw, w.tw);
-  if (g->oh % 4 == 0)
-    L("const int hr = 4;");
-  else
-    L("const int hr = %lld - y0 < 4 ? (int)(%lld - y0) : 4;", g->oh, g->oh);
-  if (g->ow % 4 == 0)
-    L("const int wc = 4;");
-  else
-    L("const int wc = %lld - x0 < 4 ? (int)(%lld - x0) : 4;", g->ow, g->ow);
-  OPEN("for (int r = 0; r < hr; r++) {");
-  OPEN("for (int cc = 0; cc < wc; cc++) {");
-  L("const int64_t at = (oc * %lld + y0 + r) * %lld + x0 + cc;", g->oh, g->ow);
-  L("const float e = ev[r * 4 + cc][j];");
-  L("y[at] = %s;", fx);
-  CLOSE();
-  CLOSE();
-  CLOSE();
-  CLOSE();
-  CLOSE();
-  CLOSE();
-  return DY_OK;
-}
-
 /* act (its expression fx over v) on the output row y[0..ow), when there
  * is one: the row is still in L1 */
 static void emit_row_act(dy_cg_ctx *ctx, ll ow, const char *act, const char *fx) {
@@ -956,8 +727,8 @@ dy_status dy_cg_conv2d_epilogue(dy_cg_ctx *ctx, dy_error *err, bool bias, bool r
   dy_status s = DY_OK;
   dy_cg_conv_geom g = dy_cg_conv_geom_of(ctx->p, ctx->op);
   dy_pack pk = dy_gemm_pack_of(ctx->p, ctx->op, 1);
-  if (pk.kind == DY_PACK_W36) /* the weight is transformed: this kernel only */
-    return emit_conv_winograd(ctx, err, &g, bias, residual, act, alpha);
+  if (pk.kind == DY_PACK_WINO) /* the weight is transformed: this kernel only */
+    return dy_cg_conv_winograd(ctx, err, &g, bias, residual, act, alpha);
   if (pk.kind == DY_PACK_A12 && ctx->scratch && dy_cg_act_scalar_only(act)) {
     /* no vector form: the GEMM adds the bias and residual, a loop applies act */
     if ((s = emit_conv_gemm(ctx, err, &g, &pk, bias, residual, "", 0)) != DY_OK)

@@ -298,9 +298,10 @@ dy_pack dy_gemm_pack_of(const dy_program *p, const dy_op *op, int i) {
         wt->shape[0] % groups != 0)
       return none;
     int64_t og = wt->shape[0] / groups, cg = wt->shape[1];
-    if (op->kind == DY_OP_FUSED_CONV2D && *dy_fused_conv2d_attrs_get(op).algo && groups == 1 &&
-        wt->shape[2] == 3 && wt->shape[3] == 3) /* infer checked the rest */
-      return (dy_pack){.kind = DY_PACK_W36, .mats = 36, .rows = og, .cols = cg};
+    int wm = op->kind == DY_OP_FUSED_CONV2D ? dy_winograd_tile(dy_fused_conv2d_attrs_get(op).algo)
+                                            : 0;
+    if (wm && groups == 1 && wt->shape[2] == 3 && wt->shape[3] == 3) /* infer checked the rest */
+      return (dy_pack){.kind = DY_PACK_WINO, .mats = (wm + 2) * (wm + 2), .rows = og, .cols = cg};
     if (cg == 1 && og == 1)
       return none; /* depthwise: a direct kernel */
     return (dy_pack){.kind = DY_PACK_A12, .mats = groups, .rows = og,
@@ -315,7 +316,7 @@ int64_t dy_pack_numel(const dy_pack *k) {
   switch (k->kind) {
   case DY_PACK_B16: return k->mats * ((k->cols + NR - 1) / NR) * NR * k->rows;
   case DY_PACK_A12:
-  case DY_PACK_W36: {
+  case DY_PACK_WINO: {
     int64_t mr = dy_gemm_pack_mr(k->rows);
     return k->mats * ((k->rows + mr - 1) / mr) * mr * k->cols;
   }
@@ -323,38 +324,47 @@ int64_t dy_pack_numel(const dy_pack *k) {
   }
 }
 
-/* Winograd F(4x4, 3x3) (Lavin and Gray, points 0, 1, -1, 2, -2, inf):
- * the filter transform G (6 x 3); the codegen emits B^T and A^T. */
-static const double wino_g[6][3] = {
+/* Winograd F(m x m, 3x3)'s weight transform G (a x 3, a = m + 2; Lavin
+ * and Gray, points 0, +-1 (m = 2), +-2 (4), +-1/2 (6), inf; B^T and A^T
+ * are emit_winograd.c's). */
+static const double wino_g2[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+static const double wino_g4[6][3] = {
     {1.0 / 4, 0, 0},          {-1.0 / 6, -1.0 / 6, -1.0 / 6}, {-1.0 / 6, 1.0 / 6, -1.0 / 6},
     {1.0 / 24, 1.0 / 12, 1.0 / 6}, {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
+static const double wino_g6[8][3] = {
+    {1, 0, 0},                      {-2.0 / 9, -2.0 / 9, -2.0 / 9},
+    {-2.0 / 9, 2.0 / 9, -2.0 / 9},  {1.0 / 90, 1.0 / 45, 2.0 / 45},
+    {1.0 / 90, -1.0 / 45, 2.0 / 45}, {32.0 / 45, 16.0 / 45, 8.0 / 45},
+    {32.0 / 45, -16.0 / 45, 8.0 / 45}, {0, 0, 1}};
 
-/* W36: U = G w G^T for each (o, c), in double; then per tile position
- * (i, j) the O x C matrix U[.][.][i][j] packed as A12. */
+/* WINO: U = G w G^T for each (o, c), in double; then per tile position q
+ * = a*i + j the O x C matrix U[.][.][i][j] packed in mr-row micro-panels
+ * (mr = dy_gemm_pack_mr(O)): dst[q * per + (o / mr) * mr * C + c * mr + o % mr]. */
 static void pack_winograd(const dy_pack *k, const float *src, float *dst) {
-  int64_t o_n = k->rows, c_n = k->cols, mr = dy_gemm_pack_mr(o_n), nq = (o_n + mr - 1) / mr,
-          per = nq * mr * c_n;
+  int a = k->mats == 16 ? 4 : k->mats == 36 ? 6 : 8;
+  const double(*g)[3] = a == 4 ? wino_g2 : a == 6 ? wino_g4 : wino_g6;
+  int64_t o_n = k->rows, c_n = k->cols, mr = dy_gemm_pack_mr(o_n), nq = (o_n + mr - 1) / mr;
+  int64_t per = nq * mr * c_n;
   for (int64_t o = 0; o < nq * mr; o++)
     for (int64_t c = 0; c < c_n; c++) {
-      double u[6][6] = {{0}}, t[6][3];
+      double u[8][8] = {{0}}, t[8][3];
       if (o < o_n) {
         const float *w = src + (o * c_n + c) * 9;
-        for (int i = 0; i < 6; i++)
+        for (int i = 0; i < a; i++)
           for (int j = 0; j < 3; j++)
-            t[i][j] = wino_g[i][0] * w[j] + wino_g[i][1] * w[3 + j] + wino_g[i][2] * w[6 + j];
-        for (int i = 0; i < 6; i++)
-          for (int j = 0; j < 6; j++)
-            u[i][j] = t[i][0] * wino_g[j][0] + t[i][1] * wino_g[j][1] + t[i][2] * wino_g[j][2];
+            t[i][j] = g[i][0] * w[j] + g[i][1] * w[3 + j] + g[i][2] * w[6 + j];
+        for (int i = 0; i < a; i++)
+          for (int j = 0; j < a; j++)
+            u[i][j] = t[i][0] * g[j][0] + t[i][1] * g[j][1] + t[i][2] * g[j][2];
       }
-      /* position q = 6i + j, micro-panel o / mr, column c, row o % mr */
-      for (int q = 0; q < 36; q++)
-        dst[q * per + (o / mr) * mr * c_n + c * mr + o % mr] = (float)u[q / 6][q % 6];
+      for (int q = 0; q < a * a; q++)
+        dst[q * per + (o / mr) * mr * c_n + c * mr + o % mr] = (float)u[q / a][q % a];
     }
 }
 
 void dy_gemm_pack_data(const dy_pack *k, const float *src, float *dst) {
   int64_t r = k->rows, c = k->cols;
-  if (k->kind == DY_PACK_W36) {
+  if (k->kind == DY_PACK_WINO) {
     pack_winograd(k, src, dst);
     return;
   }
@@ -385,7 +395,7 @@ const char *dy_pack_suffix(const dy_pack *k) {
   switch (k->kind) {
   case DY_PACK_B16: return k->trans ? "_p16t" : "_p16";
   case DY_PACK_A12: return "_p12";
-  case DY_PACK_W36: return "_w36";
+  case DY_PACK_WINO: return k->mats == 16 ? "_w16" : k->mats == 36 ? "_w36" : "_w64";
   default: return "";
   }
 }
@@ -396,10 +406,11 @@ void dy_pack_describe(const dy_pack *k, char *buf, size_t n) {
     snprintf(buf, n, "%s%lld panel%s of %lld x 16 (k x columns%s), zero-padded",
              k->mats > 1 ? "per matrix, " : "", (ll)np, np == 1 ? "" : "s", (ll)k->rows,
              k->trans ? ", from the transposed weight" : "");
-  else if (k->kind == DY_PACK_W36)
-    snprintf(buf, n, "Winograd F(4x4, 3x3): G w G^T, per tile position (36) %lld micro-panel%s "
-             "of %lld x %d (input x output channels), zero-padded", (ll)nq, nq == 1 ? "" : "s",
-             (ll)k->cols, (int)mr);
+  else if (k->kind == DY_PACK_WINO)
+    snprintf(buf, n, "Winograd F(%dx%d, 3x3): G w G^T, per tile position (%lld) %lld micro-panel%s "
+             "of %lld x %d (input x output channels), zero-padded",
+             k->mats == 16 ? 2 : k->mats == 36 ? 4 : 6, k->mats == 16 ? 2 : k->mats == 36 ? 4 : 6,
+             (ll)k->mats, (ll)nq, nq == 1 ? "" : "s", (ll)k->cols, (int)mr);
   else
     snprintf(buf, n, "%s%lld micro-panel%s of %lld x %d (k x output channels), zero-padded",
              k->mats > 1 ? "per group, " : "", (ll)nq, nq == 1 ? "" : "s", (ll)k->cols,

@@ -31,7 +31,7 @@ bool dy_cg_formula(const char *expr, const char *x, const char *y, const char *a
 /* ---- emit_gemm.c: the GEMM micro-kernel, weight packing, loop nest ---- */
 
 /* Rows of the GEMM tile dy_gemm_tile computes and of the micro-panels of
- * a packed A (DY_PACK_A12, DY_PACK_W36): A(i, k) of micro-panel q at
+ * a packed A (DY_PACK_A12, DY_PACK_WINO): A(i, k) of micro-panel q at
  * a[q * DY_GEMM_MR * K + k * DY_GEMM_MR + i], read with rsa 1, csa
  * DY_GEMM_MR. One layout for every ISA: AVX-512 runs 12-row kernels, the
  * others two 6-row ones over each micro-panel. A matrix of at most 6 rows
@@ -49,15 +49,17 @@ typedef enum {
   DY_PACK_A12,   /* conv's weight [O, C/g, kh, kw]: per group, ceil(O/g/12)
                   * micro-panels of (C/g*kh*kw) x 12 (x 6 if O/g <= 6),
                   * zero-padded */
-  DY_PACK_W36,   /* a Winograd conv's weight [O, C, 3, 3] (algo "winograd"):
-                  * U = G w G^T (6 x 6 per o, c), per tile position
-                  * (mats = 36) ceil(O/12) micro-panels of C x 12 */
+  DY_PACK_WINO,  /* a Winograd F(m x m, 3x3) conv's weight [O, C, 3, 3]
+                  * (algo "winograd2/4/6", emit_winograd.c): U = G w G^T
+                  * (a x a per o, c; a = m + 2), per tile position
+                  * (mats = a * a) ceil(O/12) micro-panels of C x 12
+                  * (x 6 if O <= 6; dy_gemm_pack_mr) */
 } dy_pack_kind;
 
 typedef struct {
   dy_pack_kind kind;
   int64_t mats;          /* matrices (B16) or groups (A12), one after another */
-  int64_t rows, cols;    /* per matrix: K x N (B16), O/g x C/g*kh*kw (A12), O x C (W36) */
+  int64_t rows, cols;    /* per matrix: K x N (B16), O/g x C/g*kh*kw (A12), O x C (WINO) */
   bool trans;            /* B16 from a [N, K] weight (transpose_y) */
 } dy_pack;
 
@@ -66,7 +68,7 @@ dy_pack dy_gemm_pack_of(const dy_program *p, const dy_op *op, int i);
 int64_t dy_pack_numel(const dy_pack *k);
 /* The packed copy of src (rows x cols per matrix, f32) into dst. */
 void dy_gemm_pack_data(const dy_pack *k, const float *src, float *dst);
-const char *dy_pack_suffix(const dy_pack *k);          /* "_p16", "_p12", "_w36" */
+const char *dy_pack_suffix(const dy_pack *k);          /* "_p16", "_p12", "_w16/36/64" */
 void dy_pack_describe(const dy_pack *k, char *buf, size_t n);
 
 /* The preludes NAME.c carries when its kernels use them (the driver
@@ -82,6 +84,9 @@ void dy_cg_thread_prelude(dy_buf *out, int threads);
 /* Kernels split work over threads when the work (multiply-adds) of one
  * call reaches this; smaller calls stay on the caller's thread. */
 #define DY_THREAD_MIN_WORK (1 << 23)
+/* The rows of the micro-panels of a packed A (A6, WINO) of `rows` rows:
+ * the micro-kernel's MR, and the csa such an operand is read with. */
+int dy_gemm_pack_mr(int64_t rows);
 /* Arena scratch of a matmul whose B is packed at run time (0 if none). */
 int64_t dy_gemm_matmul_scratch(const dy_program *p, const dy_op *op);
 /* Panels of a run-time B of depth k and n columns packed at a time. */
@@ -165,5 +170,13 @@ int64_t dy_cg_depthwise_scratch(const dy_cg_conv_geom *g, int threads);
 dy_status dy_cg_conv_depthwise_padded(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_geom *g,
                                       bool bias, const char *act, double alpha);
 dy_cg_conv_geom dy_cg_conv_geom_of(const dy_program *p, const dy_op *op);
+
+/* emit_winograd.c: a fused_conv2d with a Winograd algo ("winograd2/4/6"),
+ * the weight packed as DY_PACK_WINO: F(m x m, 3x3) on the micro-kernel,
+ * bias, residual and act in the output transform; its scratch (bytes) for
+ * m and nimg images a call (the static batch, else -1). */
+dy_status dy_cg_conv_winograd(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_geom *g,
+                              bool bias, bool residual, const char *act, double alpha);
+int64_t dy_cg_winograd_scratch(const dy_cg_conv_geom *g, int m, int64_t nimg);
 
 #endif /* DY_CODEGEN_FLOOR1_KERNELS_H */

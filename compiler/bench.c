@@ -37,7 +37,7 @@ static const char bench_help[] =
     "  --target T      as for compile (default native)\n"
     "  --cc CC, --cflags FLAGS   as for compile\n"
     "  --per-op        also time each op alone, with a sum per op kind\n"
-    "  -O0..-O2, --disable-pass P[,P...], --plain-kernels   as for compile\n";
+    "  -O0..-O2, --disable-pass P[,P...], --winograd M, --plain-kernels   as for compile\n";
 
 typedef struct {
   double median, min;   /* ms */

@@ -228,6 +228,10 @@ static const char compile_help[] =
     "  --print-after-all, --print-after-change\n"
     "  --dump-dir DIR    write DIR/NNN_<pass>.ir after every pass\n"
     "  --disable-pass P[,P...]  do not run these passes (to compare)\n"
+    "  --winograd M      auto (default: the pass winograd picks F(2x2), F(4x4),\n"
+    "                    F(6x6, 3x3) or none per conv by its cost model), or 2, 4,\n"
+    "                    6: every 3x3 stride-1 conv with a constant weight (any\n"
+    "                    size and channel count) as F(MxM, 3x3), to compare\n"
     "  --plain-kernels   the kernels the faster ones replaced (depthwise\n"
     "                    convolution one tap at a time, max pooling with\n"
     "                    padding as window loops, 6-row GEMM tiles, one conv\n"
@@ -274,6 +278,14 @@ int dy_cli_pass_option(const char *cmd, int argc, char **argv, int *i,
     if (*i + 1 >= argc)
       return dy_cli_usage(cmd, "%s needs a directory", a), -1;
     po->dump_dir = argv[++*i];
+    return 1;
+  }
+  if (strcmp(a, "--winograd") == 0) {
+    const char *m = *i + 1 < argc ? argv[++*i] : "";
+    if (strcmp(m, "auto") != 0 && strcmp(m, "2") != 0 && strcmp(m, "4") != 0 &&
+        strcmp(m, "6") != 0)
+      return dy_cli_usage(cmd, "--winograd takes auto, 2, 4 or 6, not '%s'", m), -1;
+    po->winograd = *m == 'a' ? 0 : *m - '0';
     return 1;
   }
   if (strcmp(a, "--disable-pass") == 0 || strncmp(a, "--disable-pass=", 15) == 0) {
@@ -686,14 +698,17 @@ static int cmd_compile(int argc, char **argv) {
            rep.mem.lower_bound ? (double)rep.mem.arena_bytes / (double)rep.mem.lower_bound : 1.0);
     print_arena_formula(p, &o);
     printf("weights: %lld bytes\n", (long long)rep.mem.weight_bytes);
-    int wino = 0; /* the kernel choice of the pass winograd */
+    int wino = 0, wm[7] = {0}; /* the kernel choices of the pass winograd */
     for (int k = 0; k < p->blocks[0]->n_ops; k++) {
       const dy_op *op = p->blocks[0]->ops[k];
-      wino += op->kind == DY_OP_FUSED_CONV2D && *dy_fused_conv2d_attrs_get(op).algo;
+      int m = op->kind == DY_OP_FUSED_CONV2D ? dy_winograd_tile(dy_fused_conv2d_attrs_get(op).algo)
+                                             : 0;
+      wino += m > 0;
+      wm[m]++;
     }
     if (wino)
-      printf("winograd: %d convolution%s as F(4x4, 3x3) (--disable-pass winograd: none)\n", wino,
-             wino == 1 ? "" : "s");
+      printf("winograd: %d convolution%s (F2: %d, F4: %d, F6: %d; --disable-pass winograd: "
+             "none)\n", wino, wino == 1 ? "" : "s", wm[2], wm[4], wm[6]);
     int dw = 0, dwpw = 0; /* the kernel choice of emit_depthwise.c, the pass fuse-dwpw */
     for (int k = 0; k < p->blocks[0]->n_ops; k++) {
       dw += dy_codegen_depthwise_padded(p, p->blocks[0]->ops[k], o.plain_kernels);

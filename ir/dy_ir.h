@@ -564,6 +564,11 @@ const char *dy_attr_kind_name(dy_attr_kind kind);
 #undef DY_A
 #undef DY_R
 
+/* The output tile size m of a fused_conv2d's algo, Winograd F(m x m, 3 x 3):
+ * "winograd2" 2, "winograd4" (or "winograd") 4, "winograd6" 6; 0 for ""
+ * and anything else. */
+int dy_winograd_tile(const char *algo);
+
 /* The checked accessor of every op kind, type-erased (out points to the
  * kind's dy_<name>_attrs), with the struct's size: for generic code and
  * tests that walk the table. */

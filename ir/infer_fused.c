@@ -154,6 +154,16 @@ static dy_status check_conv_bias(const dy_op *op, const dy_type *b, int64_t o, d
 
 /* act(conv2d(x, w) + b + r): conv2d's rule, then one bias value per
  * channel, and a residual r of the output's type. */
+int dy_winograd_tile(const char *algo) {
+  if (!algo)
+    return 0;
+  if (strcmp(algo, "winograd2") == 0)
+    return 2;
+  if (strcmp(algo, "winograd4") == 0 || strcmp(algo, "winograd") == 0)
+    return 4;
+  return strcmp(algo, "winograd6") == 0 ? 6 : 0;
+}
+
 dy_status dy_infer_fused_conv2d(const dy_op *op, const dy_type *in, int n,
                                 dy_type *out, dy_error *err) {
   if (n < 2 || n > 4)
@@ -166,12 +176,13 @@ dy_status dy_infer_fused_conv2d(const dy_op *op, const dy_type *in, int n,
   if ((s = dy_fused_conv2d_attrs_of(op, &a, err)) || (s = check_act(op, a.act, err)))
     return s;
   if (*a.algo) {
-    /* Winograd F(4x4, 3x3): 3x3 kernels, strides 1, dilations 1, groups 1 */
+    /* Winograd F(m x m, 3x3): 3x3 kernels, strides 1, dilations 1, groups 1 */
     dy_conv2d_attrs ca = dy_conv2d_attrs_get(op);
     dy_conv_geom g = dy_conv2d_geom(&in[0], &in[1], &ca);
-    if (strcmp(a.algo, "winograd") != 0)
+    if (!dy_winograd_tile(a.algo))
       return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
-                         "fused_conv2d: unknown algo '%s' (\"\" or \"winograd\")", a.algo);
+                         "fused_conv2d: unknown algo '%s' (\"\", \"winograd2\", \"winograd4\", "
+                         "\"winograd6\" or \"winograd\")", a.algo);
     if (g.kh != 3 || g.kw != 3 || g.sh != 1 || g.sw != 1 || g.dh != 1 || g.dw != 1 ||
         g.groups != 1 || in[0].dtype != DY_F32)
       return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,

@@ -6,15 +6,16 @@
 #   floor 0  the embedded templates (tpl_*.c, data only), buf.c, then
 #            emit_util.c and templates.c              (in that order)
 #   floor 1  emit_act.c, emit_simd.c, emit_mathlib.c, then emit_gemm.c,
-#            then emit_matmul.c, emit_conv.c          (in that order)
+#            then emit_winograd.c, then emit_matmul.c, emit_conv.c
+#                                                     (in that order)
 #   floor 2  the family emitters, which call floors 0-1 only, never each
 #            other: emit_ops.c, emit_math.c, emit_nn.c, emit_shape.c,
 #            emit_extra.c, emit_fused.c, emit_attention.c, emit_control.c,
 #            emit_quant.c
 #   floor 3  the driver: emit_main.c, emit_tidy.c, emit_weights.c, then emit.c
 # Each object's undefined dy_* symbols (nm -u) must be defined by its own
-# file or by a file of a lower rank; a family emitter (rank 5) may use
-# nothing of another rank-5 file. Also checks the includes: a floor 0 file
+# file or by a file of a lower rank; a family emitter (rank 6) may use
+# nothing of another rank-6 file. Also checks the includes: a floor 0 file
 # includes floor0_util.h, a floor 1 or 2 file (of those listed with a
 # header) floor1_kernels.h, never codegen_internal.h. A codegen file that
 # is not in the map fails the check: give it a floor here and in the README.
@@ -29,10 +30,11 @@ rank_of() {
     emit_util | templates) echo 1 ;;
     emit_act | emit_simd | emit_mathlib) echo 2 ;;
     emit_gemm) echo 3 ;;
-    emit_matmul | emit_conv) echo 4 ;;
-    emit_ops | emit_math | emit_nn | emit_shape | emit_extra | emit_fused | emit_attention | emit_control | emit_quant) echo 5 ;;
-    emit_main | emit_tidy | emit_weights) echo 6 ;;
-    emit) echo 7 ;;
+    emit_winograd) echo 4 ;;
+    emit_matmul | emit_conv) echo 5 ;;
+    emit_ops | emit_math | emit_nn | emit_shape | emit_extra | emit_fused | emit_attention | emit_control | emit_quant) echo 6 ;;
+    emit_main | emit_tidy | emit_weights) echo 7 ;;
+    emit) echo 8 ;;
     *) echo unknown ;;
   esac
 }
@@ -40,8 +42,8 @@ rank_of() {
 floor_of_rank() {
   case $1 in
     0 | 1) echo 0 ;;
-    2 | 3 | 4) echo 1 ;;
-    5) echo 2 ;;
+    2 | 3 | 4 | 5) echo 1 ;;
+    6) echo 2 ;;
     *) echo 3 ;;
   esac
 }
@@ -87,7 +89,7 @@ for f in buf emit_util templates; do
     fail=1
   fi
 done
-for f in emit_act emit_gemm emit_matmul emit_conv emit_ops emit_math emit_nn emit_shape \
+for f in emit_act emit_gemm emit_winograd emit_matmul emit_conv emit_ops emit_math emit_nn emit_shape \
          emit_extra emit_fused emit_control emit_quant; do
   if grep -q '#include "codegen_internal\.h"' "$SRC/$f.c"; then
     echo "codegen/$f.c includes codegen_internal.h (floor 3); include floor1_kernels.h"

@@ -1,7 +1,8 @@
 /* test_difftest.c - the differential tester (tests/difftest.c) as a suite.
  *
  * Random valid Programs, each run eagerly and four more ways (static
- * executor, compiled at -O0, at the default level, with --threads 2), all
+ * executor, compiled at -O0, at the default level, with --threads 2 and
+ * the 3x3 stride-1 convs as Winograd F(2x2/4x4/6x6) by seed), all
  * equal to eager within the ops' tolerance. The bounded run checks seeds
  * 1..48 (a few minutes of cc on two cores at most); a long run is
  *

@@ -176,6 +176,8 @@ static const simd_case cases[] = {
     {"conv bias silu", DY_OP_FUSED_CONV2D, 3, {T4(1, 3, 8, 8), T4(7, 3, 3, 3), T1(7)}, 6, {CONV(one2, one4, one2, 1), ACT("silu", 0), DY_ATTR_S("algo", "")}, 7, 1e-5},
     {"depthwise bias relu6", DY_OP_FUSED_CONV2D, 3, {T4(1, 6, 9, 9), T4(6, 1, 3, 3), T1(6)}, 6, {CONV(one2, one4, one2, 6), ACT("relu6", 0), DY_ATTR_S("algo", "")}, 7, 1e-5},
     {"conv winograd bias relu", DY_OP_FUSED_CONV2D, 3, {T4(-1, 8, 13, 11), T4(12, 8, 3, 3), T1(12)}, 6, {CONV(one2, one4, one2, 1), ACT("relu", 0), DY_ATTR_S("algo", "winograd")}, 7, 1e-5},
+    {"conv winograd2 bias relu 7x7", DY_OP_FUSED_CONV2D, 3, {T4(-1, 9, 7, 7), T4(13, 9, 3, 3), T1(13)}, 6, {CONV(one2, one4, one2, 1), ACT("relu", 0), DY_ATTR_S("algo", "winograd2")}, 7, 1e-5},
+    {"conv winograd6 bias relu 13x9", DY_OP_FUSED_CONV2D, 3, {T4(-1, 8, 13, 9), T4(12, 8, 3, 3), T1(12)}, 6, {CONV(one2, one4, one2, 1), ACT("relu", 0), DY_ATTR_S("algo", "winograd6")}, 7, 1e-4},
     {"conv run-time weight", DY_OP_CONV2D, 2, {T4(1, 2, 6, 6), T4(3, 2, 3, 3)}, 0, {CONV(one2, one4, one2, 1)}, 4, 1e-5},
     /* pooling */
     {"maxpool 2x2 s2", DY_OP_POOL2D, 1, {T4(-1, 3, 32, 20)}, 0, {POOL("max", two2, two2, zero4, 0, 0)}, 8, 0},

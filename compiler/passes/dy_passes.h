@@ -71,6 +71,11 @@ typedef struct {
   FILE *print_to;           /* where --print-* go (NULL: stderr)         */
   const char *disable;      /* pass names, comma-separated, not to run
                                (--disable-pass: compare with and without) */
+  int winograd;             /* 2, 4, 6: the pass winograd runs every
+                               3x3 stride-1 conv with a constant weight
+                               (any size, any channel count) as F(m x m,
+                               3x3) (--winograd M); 0: its cost model's
+                               pick */
 } dy_pass_options;
 
 /* Run the pipeline on p (verifying after each pass when enabled; a broken
@@ -112,9 +117,13 @@ dy_status dy_pass_fuse_layernorm(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_fuse_attention(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_fuse_elementwise(dy_program *p, bool *changed, dy_error *err);
 /* winograd.c: 3x3 stride-1 convs with at least this many input and output
- * channels get algo = "winograd" (codegen's F(4x4, 3x3) kernel). */
+ * channels may get algo = "winograd2/4/6" (codegen's F(m x m, 3x3)
+ * kernel), chosen per layer by a cost model. */
 #define DY_WINOGRAD_MIN_CHANNELS 32
 dy_status dy_pass_winograd(dy_program *p, bool *changed, dy_error *err);
+/* The same, m = 2, 4 or 6 forcing F(m x m, 3x3) on every candidate (0: the
+ * cost model's pick). */
+dy_status dy_pass_winograd_tile(dy_program *p, int m, bool *changed, dy_error *err);
 /* fuse_dwpw.c: depthwise conv + 1x1 conv -> fused_dwpw */
 dy_status dy_pass_fuse_dwpw(dy_program *p, bool *changed, dy_error *err);
 

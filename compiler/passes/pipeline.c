@@ -44,7 +44,7 @@ const dy_pass dy_passes[] = {
     {"fuse-elementwise", "fuse chains of elementwise ops into one loop",
      dy_pass_fuse_elementwise},
     /* 3x3 stride-1 convs with enough channels: Winograd F(4x4, 3x3) */
-    {"winograd", "run 3x3 stride-1 convolutions as Winograd F(4x4, 3x3)", dy_pass_winograd},
+    {"winograd", "run 3x3 stride-1 convolutions as Winograd F(2x2/4x4/6x6, 3x3), chosen per layer", dy_pass_winograd},
     /* depthwise conv + 1x1 conv: the depthwise output straight into the GEMM's panels */
     {"fuse-dwpw", "fuse a depthwise conv with the 1x1 conv after it (MobileNet)",
      dy_pass_fuse_dwpw},
@@ -161,7 +161,11 @@ dy_status dy_run_pipeline(dy_program *p, const dy_pass_options *o, dy_error *err
       if (selects(o->print_before, pass->name))
         print_program(o, "before", pass->name, p);
       bool changed = false;
-      if ((s = pass->run(p, &changed, err)))
+      if (pass->run == dy_pass_winograd && o->winograd)
+        s = dy_pass_winograd_tile(p, o->winograd, &changed, err);
+      else
+        s = pass->run(p, &changed, err);
+      if (s)
         return dy_error_prefix(err, "pass '%s'", pass->name);
       if (verify && (s = dy_verify(p, err)))
         return dy_error_prefix(err, "IR invalid after pass '%s'", pass->name);
