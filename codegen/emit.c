@@ -109,6 +109,7 @@ int64_t dy_codegen_scratch_bytes(const dy_program *p, const dy_op *op, int64_t m
     return dy_gemm_matmul_scratch(p, op); /* packed once, then read by all */
   case DY_OP_CONV2D:
   case DY_OP_FUSED_CONV2D:
+  case DY_OP_FUSED_CONV2D_POOL:
     return dy_cg_conv_scratch(p, op, threads);
   default:
     return 0;
@@ -1831,6 +1832,7 @@ static const char *operand_role(const dy_op *op, bool out, int i, char *buf, siz
   case DY_OP_CONV2D:
   case DY_OP_CONV2D_TRANSPOSE:
   case DY_OP_FUSED_CONV2D:
+  case DY_OP_FUSED_CONV2D_POOL:
     return i < 4 ? (const char *[]){"x", "w", "bias", "res"}[i] : NULL;
   case DY_OP_WHERE:
     return (const char *[]){"cond", "a", "b"}[i];

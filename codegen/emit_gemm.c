@@ -213,9 +213,12 @@ dy_pack dy_gemm_pack_of(const dy_program *p, const dy_op *op, int i) {
         wt->shape[0] % groups != 0)
       return none;
     int64_t og = wt->shape[0] / groups, cg = wt->shape[1];
-    if (op->kind == DY_OP_FUSED_CONV2D && *dy_fused_conv2d_attrs_get(op).algo && groups == 1 &&
-        wt->shape[2] == 3 && wt->shape[3] == 3) /* infer checked the rest */
+    const char *algo = op->kind == DY_OP_FUSED_CONV2D ? dy_fused_conv2d_attrs_get(op).algo : "";
+    if (strcmp(algo, "winograd") == 0 && groups == 1 && wt->shape[2] == 3 &&
+        wt->shape[3] == 3) /* infer checked the rest */
       return (dy_pack){.kind = DY_PACK_W36, .mats = 36, .rows = og, .cols = cg};
+    if (strcmp(algo, "small") == 0)
+      return none; /* emit_conv_small.c reads w as it is */
     if (cg == 1 && og == 1)
       return none; /* depthwise: a direct kernel */
     return (dy_pack){.kind = DY_PACK_A6, .mats = groups, .rows = og,

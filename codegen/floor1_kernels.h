@@ -120,4 +120,21 @@ typedef struct {
 } dy_cg_conv_geom;
 dy_cg_conv_geom dy_cg_conv_geom_of(const dy_program *p, const dy_op *op);
 
+/* emit_conv_small.c: the direct kernel for few channels (algo "small";
+ * stride 1, dilation 1, groups 1, weight in1 unpacked), with the bias, a
+ * residual (not with pool) and act, or a max pool after act (pool not
+ * NULL: window kh x kw, strides sh, sw, no padding, output oh x ow). Its
+ * geometry from the weight and attributes (the output of
+ * fused_conv2d_pool is the pooled one), and its scratch in bytes. */
+typedef struct {
+  long long kh, kw, sh, sw, oh, ow;
+} dy_cg_pool_geom;
+dy_status dy_cg_conv_small(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_geom *g, bool bias,
+                           bool residual, const char *act, double alpha,
+                           const dy_cg_pool_geom *pool);
+dy_cg_conv_geom dy_cg_conv_small_geom(const dy_program *p, const dy_op *op);
+int64_t dy_cg_conv_small_scratch(const dy_program *p, const dy_op *op);
+/* The pool of a fused_conv2d_pool into *pg; false for other ops. */
+bool dy_cg_conv_small_pool(const dy_program *p, const dy_op *op, dy_cg_pool_geom *pg);
+
 #endif /* DY_CODEGEN_FLOOR1_KERNELS_H */

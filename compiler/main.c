@@ -685,11 +685,18 @@ static int cmd_compile(int argc, char **argv) {
            rep.mem.lower_bound ? (double)rep.mem.arena_bytes / (double)rep.mem.lower_bound : 1.0);
     print_arena_formula(p, &o);
     printf("weights: %lld bytes\n", (long long)rep.mem.weight_bytes);
-    int wino = 0; /* the kernel choice of the pass winograd */
+    int wino = 0, small = 0, pooled = 0; /* the kernel choices of winograd, conv-small */
     for (int k = 0; k < p->blocks[0]->n_ops; k++) {
       const dy_op *op = p->blocks[0]->ops[k];
-      wino += op->kind == DY_OP_FUSED_CONV2D && *dy_fused_conv2d_attrs_get(op).algo;
+      const char *algo = op->kind == DY_OP_FUSED_CONV2D ? dy_fused_conv2d_attrs_get(op).algo : "";
+      wino += strcmp(algo, "winograd") == 0;
+      small += strcmp(algo, "small") == 0 || op->kind == DY_OP_FUSED_CONV2D_POOL;
+      pooled += op->kind == DY_OP_FUSED_CONV2D_POOL;
     }
+    if (small)
+      printf("conv-small: %d convolution%s on the direct kernel, %d with its max pool "
+             "(fuse-pool) (--disable-pass conv-small: none)\n", small, small == 1 ? "" : "s",
+             pooled);
     if (wino)
       printf("winograd: %d convolution%s as F(4x4, 3x3) (--disable-pass winograd: none)\n", wino,
              wino == 1 ? "" : "s");

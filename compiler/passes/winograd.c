@@ -11,21 +11,13 @@
  * (dy_gemm_pack_of's DY_PACK_W36) and emits the Winograd kernel. Smaller
  * convolutions stay on the im2col GEMM, which wins there (bench/RESULTS.md).
  * `--disable-pass winograd` keeps every conv on the direct path. */
-#include <string.h>
-
 #include "dy_passes.h"
 
 /* May op run as Winograd F(4x4, 3x3)? */
 static bool winograd_fits(const dy_program *p, const dy_op *op, bool training) {
-  if ((op->kind != DY_OP_CONV2D && op->kind != DY_OP_FUSED_CONV2D) || op->n_inputs < 2)
+  if (!dy_pass_conv_algo_open(p, op, training)) /* conv_small.c */
     return false;
-  if (op->kind == DY_OP_FUSED_CONV2D && *dy_fused_conv2d_attrs_get(op).algo)
-    return false; /* already chosen */
-  const dy_var *w = p->vars[op->inputs[1]];
-  const dy_type *x = &p->vars[op->inputs[0]]->type, *wt = &w->type;
-  if (!dy_pass_var_is_constant(p, w->id, training) || wt->dtype != DY_F32 ||
-      x->dtype != DY_F32 || x->rank != 4 || wt->rank != 4)
-    return false;
+  const dy_type *x = &p->vars[op->inputs[0]]->type, *wt = &p->vars[op->inputs[1]]->type;
   if (wt->shape[2] != 3 || wt->shape[3] != 3 || x->shape[2] < 4 || x->shape[3] < 4)
     return false;
   dy_conv2d_attrs a = dy_conv2d_attrs_get(op); /* fused_conv2d too */
@@ -49,21 +41,9 @@ dy_status dy_pass_winograd(dy_program *p, bool *changed, dy_error *err) {
     dy_op *op = b->ops[k];
     if (!winograd_fits(p, op, training))
       continue;
-    /* the op's attributes (a conv2d's: act "", alpha 0 added), algo */
-    dy_attr attrs[16];
-    int na = 0;
-    for (int i = 0; i < op->n_attrs && na < 15; i++)
-      if (strcmp(op->attrs[i].name, "algo") != 0)
-        attrs[na++] = op->attrs[i];
-    na = dy_pass_attrs_complete(DY_OP_FUSED_CONV2D, attrs, na, 15); /* algo "" last */
-    attrs[na - 1] = DY_ATTR_S("algo", "winograd");
-    dy_op *f = dy_program_append_op(p, 0, DY_OP_FUSED_CONV2D, op->inputs, op->n_inputs,
-                                    op->outputs, 1, attrs, na, op->loc);
-    const dy_op *srcs[1] = {op};
-    if (!f || !dy_op_set_srcs(p, f, srcs, 1))
-      return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "winograd: out of memory");
-    dy_block_remove_op(b, k);
-    dy_block_move_last_to(b, k);
+    dy_status s = dy_pass_conv_with_algo(p, k, "winograd", err); /* conv_small.c */
+    if (s)
+      return s;
     *changed = true;
   }
   return DY_OK;
