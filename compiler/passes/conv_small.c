@@ -4,14 +4,16 @@
  *
  * The rule: a conv2d or fused_conv2d (no algo yet) with a constant f32
  * weight [O, C, kh, kw], strides 1, dilations 1, groups 1, a static image,
- * depth C * kh * kw <= DY_CONV_SMALL_MAX_DEPTH, output rows at least
+ * depth C * kh * kw <= DY_CONV_SMALL_MAX_DEPTH, O <= DY_CONV_SMALL_MAX_OUT
+ * (with more output channels the GEMM spreads its gathering over them
+ * and wins: the CNN's 3 -> 32 conv ran ~3% slower here), output rows at least
  * kw - 1 wide (the kernel computes kw - 1 columns per row that it drops)
  * and a zero-padded copy of the image (the kernel's scratch, one image at
  * a time) of at most DY_CONV_SMALL_MAX_SCRATCH bytes. There the GEMM's
  * im2col gathers C * kh * kw floats per pixel for few multiply-adds per
  * float gathered, and its 6-row tiles pad small O (LeNet-5: 1 -> 6 and
- * 6 -> 16 channels, 5 x 5; the CNN's 3 -> 32, 3 x 3; bench/RESULTS.md
- * has the measurements behind the bound). Such an op becomes a
+ * 6 -> 16 channels, 5 x 5, run 3.9x and 3.1x faster; bench/RESULTS.md
+ * has the measurements behind the bounds). Such an op becomes a
  * fused_conv2d with algo = "small" (a conv2d: fused_conv2d(x, w), act "");
  * its meaning does not change and the runtime's kernels ignore algo.
  * `--disable-pass conv-small` keeps them on the GEMM. */
@@ -44,7 +46,7 @@ static bool conv_small_fits(const dy_program *p, const dy_op *op, bool training)
       g.ow < 1 || g.ow < g.kw - 1)
     return false;
   int64_t depth = x->shape[1] * g.kh * g.kw;
-  if (depth > DY_CONV_SMALL_MAX_DEPTH)
+  if (depth > DY_CONV_SMALL_MAX_DEPTH || wt->shape[0] > DY_CONV_SMALL_MAX_OUT)
     return false;
   /* the kernel's scratch (emit_conv_small.c) is mostly the image padded
    * to (oh + kh - 1) x (ow + kw - 1); its output goes through bands of

@@ -109,10 +109,11 @@ dy_status dy_pass_fuse_elementwise(dy_program *p, bool *changed, dy_error *err);
  * channels get algo = "winograd" (codegen's F(4x4, 3x3) kernel). */
 #define DY_WINOGRAD_MIN_CHANNELS 32
 dy_status dy_pass_winograd(dy_program *p, bool *changed, dy_error *err);
-/* conv_small.c: stride-1 convs of depth C * kh * kw up to this bound (and
- * a padded image up to the other, in bytes) get algo = "small" (codegen's
+/* conv_small.c: stride-1 convs of depth C * kh * kw and output channels
+ * up to these bounds (and a padded image up to the last, in bytes) get algo = "small" (codegen's
  * direct kernel, codegen/emit_conv_small.c). */
 #define DY_CONV_SMALL_MAX_DEPTH 160
+#define DY_CONV_SMALL_MAX_OUT 16
 #define DY_CONV_SMALL_MAX_SCRATCH (512 * 1024)
 dy_status dy_pass_conv_small(dy_program *p, bool *changed, dy_error *err);
 /* fuse_pool.c: such a conv + max pool -> fused_conv2d_pool */
