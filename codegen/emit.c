@@ -109,6 +109,7 @@ int64_t dy_codegen_scratch_bytes(const dy_program *p, const dy_op *op, int64_t m
     return dy_gemm_matmul_scratch(p, op); /* packed once, then read by all */
   case DY_OP_CONV2D:
   case DY_OP_FUSED_CONV2D:
+  case DY_OP_FUSED_CONV2D_POOL:
     return dy_cg_conv_scratch(p, op, threads);
   case DY_OP_FUSED_ATTENTION:
     return dy_cg_attention_scratch(p, op, max_batch); /* k^T and 8 rows of scores */
@@ -1849,6 +1850,7 @@ static const char *operand_role(const dy_op *op, bool out, int i, char *buf, siz
   case DY_OP_CONV2D:
   case DY_OP_CONV2D_TRANSPOSE:
   case DY_OP_FUSED_CONV2D:
+  case DY_OP_FUSED_CONV2D_POOL:
     return i < 4 ? (const char *[]){"x", "w", "bias", "res"}[i] : NULL;
   case DY_OP_FUSED_ATTENTION:
     return i < 4 ? (const char *[]){"query", "key", "value", "mask"}[i] : NULL;

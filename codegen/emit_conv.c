@@ -3,7 +3,8 @@
  * when the weight is constant (im2col panels in the scratch), a direct
  * depthwise kernel (register-blocked over the taps, or with
  * dy_codegen_options.plain_kernels one tap at a time), Winograd (a
- * fused_conv2d with a Winograd algo: emit_winograd.c), or plain loops;
+ * fused_conv2d with a Winograd algo: emit_winograd.c), the direct kernel of
+ * emit_conv_small.c for algo "small", or plain loops;
  * bias, a residual (fused_conv2d's fourth input) and activation as an
  * epilogue.
  * Also the geometry of a convolution (dy_cg_conv_geom) and the scratch the
@@ -244,6 +245,10 @@ int64_t dy_codegen_conv_panels(const dy_program *p, const dy_op *op, int threads
  * floats, then, when the convolution pads, the zero-padded image.
  * Winograd's: emit_winograd.c. */
 int64_t dy_cg_conv_scratch(const dy_program *p, const dy_op *op, int threads) {
+  if (op->kind == DY_OP_FUSED_CONV2D_POOL ||
+      (op->kind == DY_OP_FUSED_CONV2D && strcmp(dy_fused_conv2d_attrs_get(op).algo, "small") == 0)) {
+    return dy_cg_conv_small_scratch(p, op); /* emit_conv_small.c */
+  }
   dy_pack k = dy_gemm_pack_of(p, op, 1);
   if (k.kind == DY_PACK_WINO) {
     dy_cg_conv_geom g = dy_cg_conv_geom_of(p, op);
@@ -729,6 +734,9 @@ dy_status dy_cg_conv2d_epilogue(dy_cg_ctx *ctx, dy_error *err, bool bias, bool r
   dy_pack pk = dy_gemm_pack_of(ctx->p, ctx->op, 1);
   if (pk.kind == DY_PACK_WINO) /* the weight is transformed: this kernel only */
     return dy_cg_conv_winograd(ctx, err, &g, bias, residual, act, alpha);
+  if (ctx->op->kind == DY_OP_FUSED_CONV2D &&
+      strcmp(dy_fused_conv2d_attrs_get(ctx->op).algo, "small") == 0) /* emit_conv_small.c */
+    return dy_cg_conv_small(ctx, err, &g, bias, residual, act, alpha, NULL);
   if (pk.kind == DY_PACK_A12 && ctx->scratch && dy_cg_act_scalar_only(act)) {
     /* no vector form: the GEMM adds the bias and residual, a loop applies act */
     if ((s = emit_conv_gemm(ctx, err, &g, &pk, bias, residual, "", 0)) != DY_OK)

@@ -68,6 +68,16 @@ static bool infix(const char *expr, char *out, size_t n) {
   return ok;
 }
 
+/* max pool of act(conv2d + bias), in the store loop of the small-depth
+ * direct kernel (emit_conv_small.c) */
+dy_status dy_emit_fused_conv2d_pool(dy_cg_ctx *ctx, dy_error *err) {
+  dy_fused_conv2d_pool_attrs a = dy_fused_conv2d_pool_attrs_get(ctx->op);
+  dy_cg_conv_geom g = dy_cg_conv_small_geom(ctx->p, ctx->op);
+  dy_cg_pool_geom pg;
+  dy_cg_conv_small_pool(ctx->p, ctx->op, &pg);
+  return dy_cg_conv_small(ctx, err, &g, ctx->op->n_inputs == 3, false, a.act, a.alpha, &pg);
+}
+
 dy_status dy_emit_fused_elementwise(dy_cg_ctx *ctx, dy_error *err) {
   const char *e = dy_fused_elementwise_attrs_get(ctx->op).expr;
   char body[4096], fmt[4400];

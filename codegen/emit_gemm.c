@@ -302,6 +302,8 @@ dy_pack dy_gemm_pack_of(const dy_program *p, const dy_op *op, int i) {
                                             : 0;
     if (wm && groups == 1 && wt->shape[2] == 3 && wt->shape[3] == 3) /* infer checked the rest */
       return (dy_pack){.kind = DY_PACK_WINO, .mats = (wm + 2) * (wm + 2), .rows = og, .cols = cg};
+    if (op->kind == DY_OP_FUSED_CONV2D && strcmp(dy_fused_conv2d_attrs_get(op).algo, "small") == 0)
+      return none; /* emit_conv_small.c reads w as it is */
     if (cg == 1 && og == 1)
       return none; /* depthwise: a direct kernel */
     return (dy_pack){.kind = DY_PACK_A12, .mats = groups, .rows = og,

@@ -84,7 +84,7 @@ void dy_cg_thread_prelude(dy_buf *out, int threads);
 /* Kernels split work over threads when the work (multiply-adds) of one
  * call reaches this; smaller calls stay on the caller's thread. */
 #define DY_THREAD_MIN_WORK (1 << 23)
-/* The rows of the micro-panels of a packed A (A6, WINO) of `rows` rows:
+/* The rows of the micro-panels of a packed A (A12, WINO) of `rows` rows:
  * the micro-kernel's MR, and the csa such an operand is read with. */
 int dy_gemm_pack_mr(int64_t rows);
 /* Arena scratch of a matmul whose B is packed at run time (0 if none). */
@@ -178,5 +178,21 @@ dy_cg_conv_geom dy_cg_conv_geom_of(const dy_program *p, const dy_op *op);
 dy_status dy_cg_conv_winograd(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_geom *g,
                               bool bias, bool residual, const char *act, double alpha);
 int64_t dy_cg_winograd_scratch(const dy_cg_conv_geom *g, int m, int64_t nimg);
+/* emit_conv_small.c: the direct kernel for few channels (algo "small";
+ * stride 1, dilation 1, groups 1, weight in1 unpacked), with the bias, a
+ * residual (not with pool) and act, or a max pool after act (pool not
+ * NULL: window kh x kw, strides sh, sw, no padding, output oh x ow). Its
+ * geometry from the weight and attributes (the output of
+ * fused_conv2d_pool is the pooled one), and its scratch in bytes. */
+typedef struct {
+  long long kh, kw, sh, sw, oh, ow;
+} dy_cg_pool_geom;
+dy_status dy_cg_conv_small(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_geom *g, bool bias,
+                           bool residual, const char *act, double alpha,
+                           const dy_cg_pool_geom *pool);
+dy_cg_conv_geom dy_cg_conv_small_geom(const dy_program *p, const dy_op *op);
+int64_t dy_cg_conv_small_scratch(const dy_program *p, const dy_op *op);
+/* The pool of a fused_conv2d_pool into *pg; false for other ops. */
+bool dy_cg_conv_small_pool(const dy_program *p, const dy_op *op, dy_cg_pool_geom *pg);
 
 #endif /* DY_CODEGEN_FLOOR1_KERNELS_H */

@@ -85,6 +85,15 @@ int64_t dy_op_flops(const dy_program *p, const dy_op *op, int64_t batch) {
     int64_t f = 2 * t * wd->shape[2] * wd->shape[3] + t + (a.act_dw[0] ? t : 0);
     return f + 2 * out * wp->shape[1] + out * (op->n_inputs - 4) + (a.act[0] ? out : 0);
   }
+  case DY_OP_FUSED_CONV2D_POOL: {
+    /* the conv's work at the positions the windows read, and the max */
+    dy_fused_conv2d_pool_attrs a = dy_fused_conv2d_pool_attrs_get(op);
+    const dy_type *w = &p->vars[op->inputs[1]]->type;
+    int64_t win = a.n_pool_ksize == 2 ? a.pool_ksize[0] * a.pool_ksize[1] : 1;
+    int64_t per = 2 * w->shape[1] * w->shape[2] * w->shape[3] + (op->n_inputs > 2) +
+                  (a.act[0] != 0);
+    return out * win * (per + 1);
+  }
   case DY_OP_CONV2D_TRANSPOSE: {
     const dy_type *w = &p->vars[op->inputs[1]]->type;
     return 2 * numel_at(p, op->inputs[0], batch) * w->shape[1] * w->shape[2] * w->shape[3];

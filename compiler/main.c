@@ -698,14 +698,20 @@ static int cmd_compile(int argc, char **argv) {
            rep.mem.lower_bound ? (double)rep.mem.arena_bytes / (double)rep.mem.lower_bound : 1.0);
     print_arena_formula(p, &o);
     printf("weights: %lld bytes\n", (long long)rep.mem.weight_bytes);
-    int wino = 0, wm[7] = {0}; /* the kernel choices of the pass winograd */
+    int wino = 0, wm[7] = {0}, small = 0, pooled = 0; /* the kernel choices of winograd, conv-small */
     for (int k = 0; k < p->blocks[0]->n_ops; k++) {
       const dy_op *op = p->blocks[0]->ops[k];
-      int m = op->kind == DY_OP_FUSED_CONV2D ? dy_winograd_tile(dy_fused_conv2d_attrs_get(op).algo)
-                                             : 0;
+      const char *algo = op->kind == DY_OP_FUSED_CONV2D ? dy_fused_conv2d_attrs_get(op).algo : "";
+      int m = dy_winograd_tile(algo);
       wino += m > 0;
       wm[m]++;
+      small += strcmp(algo, "small") == 0 || op->kind == DY_OP_FUSED_CONV2D_POOL;
+      pooled += op->kind == DY_OP_FUSED_CONV2D_POOL;
     }
+    if (small)
+      printf("conv-small: %d convolution%s on the direct kernel, %d with its max pool "
+             "(fuse-pool) (--disable-pass conv-small: none)\n", small, small == 1 ? "" : "s",
+             pooled);
     if (wino)
       printf("winograd: %d convolution%s (F2: %d, F4: %d, F6: %d; --disable-pass winograd: "
              "none)\n", wino, wino == 1 ? "" : "s", wm[2], wm[4], wm[6]);

@@ -601,6 +601,15 @@ int dy_ew_token_find(const char *s, size_t len);
 int dy_ew_token_arity(dy_ew_token t);
 const char *dy_ew_token_name(dy_ew_token t);
 
+/* fused_conv2d_pool's two parts as ops of their own, for the eager kernel
+ * and the gradient to run the parts' kernels and rules: *conv a
+ * fused_conv2d (its attributes but the pool's, algo ""; the op's inputs
+ * and loc), *pool a pool2d ("max", ksize and strides from pool_ksize and
+ * pool_strides, no padding, floor; all eight attributes). The parts' attributes live in conv_attrs and pool_attrs
+ * (infer_fused.c). */
+void dy_fused_conv2d_pool_parts(const dy_op *op, dy_attr conv_attrs[7], dy_op *conv,
+                                dy_attr pool_attrs[8], dy_op *pool);
+
 /* ---- geometry shared by inference, kernels and emitters (infer_nn.c) ---- */
 
 /* paddings [top, left, bottom, right], or [h, w] for both sides (or none:

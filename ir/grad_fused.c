@@ -11,6 +11,7 @@
  *                             clip 0..6), then add's and matmul's
  *   fused_conv2d(x, w[, b[, r]])  the same with conv2d (b reshaped to
  *                             [O,1,1]); the residual r gets dz as it is
+ *   fused_conv2d_pool(x, w[, b])  pool2d's rule, then fused_conv2d's
  *   fused_elementwise(in...)  the postfix expr replayed with each token's
  *                             FROM op, then their rules in reverse order,
  *                             the gradients of a value used twice summed
@@ -127,6 +128,19 @@ DY_GRAD(fused_conv2d) {
   if (op->n_inputs == 4 && need[3])
     dx[3] = dz; /* the residual's share: d(z + r)/dr = 1, same shape */
   return linear_backward(b, op, x, need, dx, lin, bias, dz);
+}
+
+/* fused_conv2d_pool: z = fused_conv2d(x, w[, b]) recomputed, pool2d's
+ * rule from y back to z, then fused_conv2d's */
+DY_GRAD(fused_conv2d_pool) {
+  dy_attr ca[7], pa[8];
+  dy_op conv, pool;
+  dy_fused_conv2d_pool_parts(op, ca, &conv, pa, &pool);
+  int z = dy_gb_op(b, DY_OP_FUSED_CONV2D, x, op->n_inputs, ca, 7), dz[1];
+  part_rule(b, DY_OP_POOL2D, pa, 8, &z, y[0], dy[0], (const bool[]){true}, dz);
+  if (dy_gb_status(b))
+    return dy_gb_status(b);
+  return dy_grad_fused_conv2d(b, &conv, x, &z, dz, need, dx);
 }
 
 /* ---- fused_elementwise ---- */

@@ -176,15 +176,21 @@ dy_status dy_infer_fused_conv2d(const dy_op *op, const dy_type *in, int n,
   if ((s = dy_fused_conv2d_attrs_of(op, &a, err)) || (s = check_act(op, a.act, err)))
     return s;
   if (*a.algo) {
-    /* Winograd F(m x m, 3x3): 3x3 kernels, strides 1, dilations 1, groups 1 */
+    /* Winograd F(m x m, 3x3): 3x3 kernels, strides 1, dilations 1, groups 1;
+     * small: the direct kernel of codegen/emit_conv_small.c, any kernel size */
     dy_conv2d_attrs ca = dy_conv2d_attrs_get(op);
     dy_conv_geom g = dy_conv2d_geom(&in[0], &in[1], &ca);
-    if (!dy_winograd_tile(a.algo))
+    bool small = strcmp(a.algo, "small") == 0;
+    if (!small && !dy_winograd_tile(a.algo))
       return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                          "fused_conv2d: unknown algo '%s' (\"\", \"winograd2\", \"winograd4\", "
-                         "\"winograd6\" or \"winograd\")", a.algo);
-    if (g.kh != 3 || g.kw != 3 || g.sh != 1 || g.sw != 1 || g.dh != 1 || g.dw != 1 ||
-        g.groups != 1 || in[0].dtype != DY_F32)
+                         "\"winograd6\", \"winograd\" or \"small\")", a.algo);
+    if (small && (g.sh != 1 || g.sw != 1 || g.dh != 1 || g.dw != 1 || g.groups != 1 ||
+                  in[0].dtype != DY_F32 || in[1].dtype != DY_F32))
+      return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                         "fused_conv2d: algo small needs f32, strides 1, dilations 1, groups 1");
+    if (!small && (g.kh != 3 || g.kw != 3 || g.sh != 1 || g.sw != 1 || g.dh != 1 || g.dw != 1 ||
+                   g.groups != 1 || in[0].dtype != DY_F32))
       return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                          "fused_conv2d: algo winograd needs an f32 3x3 kernel, strides 1, "
                          "dilations 1, groups 1");
@@ -285,4 +291,61 @@ dy_status dy_infer_fused_attention(const dy_op *op, const dy_type *in, int n,
   *out = *q;
   out->shape[r - 1] = v->shape[r - 1];
   return DY_OK;
+}
+
+void dy_fused_conv2d_pool_parts(const dy_op *op, dy_attr conv_attrs[7], dy_op *conv,
+                                dy_attr pool_attrs[8], dy_op *pool) {
+  dy_fused_conv2d_pool_attrs a = dy_fused_conv2d_pool_attrs_get(op);
+  conv_attrs[0] = DY_ATTR_IS("strides", a.strides, a.n_strides);
+  conv_attrs[1] = DY_ATTR_IS("paddings", a.paddings, a.n_paddings);
+  conv_attrs[2] = DY_ATTR_IS("dilations", a.dilations, a.n_dilations);
+  conv_attrs[3] = DY_ATTR_I("groups", a.groups);
+  conv_attrs[4] = DY_ATTR_S("act", a.act);
+  conv_attrs[5] = DY_ATTR_F("alpha", a.alpha);
+  conv_attrs[6] = DY_ATTR_S("algo", "");
+  *conv = (dy_op){.id = op->id, .kind = DY_OP_FUSED_CONV2D, .inputs = op->inputs,
+                  .n_inputs = op->n_inputs, .n_outputs = 1, .attrs = conv_attrs, .n_attrs = 7,
+                  .loc = op->loc};
+  pool_attrs[0] = DY_ATTR_S("pooling_type", "max");
+  pool_attrs[1] = DY_ATTR_IS("ksize", a.pool_ksize, a.n_pool_ksize);
+  pool_attrs[2] = DY_ATTR_IS("strides", a.pool_strides, a.n_pool_strides);
+  static const int64_t no_pad[2] = {0, 0};
+  pool_attrs[3] = DY_ATTR_IS("paddings", no_pad, 2);
+  pool_attrs[4] = DY_ATTR_I("ceil_mode", 0);
+  pool_attrs[5] = DY_ATTR_I("exclusive", 1);
+  pool_attrs[6] = DY_ATTR_I("global_pooling", 0);
+  pool_attrs[7] = DY_ATTR_I("adaptive", 0);
+  *pool = (dy_op){.id = op->id, .kind = DY_OP_POOL2D, .n_inputs = 1, .n_outputs = 1,
+                  .attrs = pool_attrs, .n_attrs = 8, .loc = op->loc};
+}
+
+/* max pool of act(conv2d(x, w) + b): fused_conv2d's rule (2 or 3 inputs)
+ * with the limits of its "small" kernel, then pool2d's on its output. */
+dy_status dy_infer_fused_conv2d_pool(const dy_op *op, const dy_type *in, int n,
+                                     dy_type *out, dy_error *err) {
+  if (n < 2 || n > 3)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "fused_conv2d_pool: takes 2 or 3 inputs, got %d", n);
+  dy_fused_conv2d_pool_attrs a;
+  dy_status s = dy_fused_conv2d_pool_attrs_of(op, &a, err);
+  if (s || (s = dy_infer_fused_conv2d(op, in, n, out, err)))
+    return s;
+  dy_conv2d_attrs ca = dy_conv2d_attrs_get(op);
+  dy_conv_geom g = dy_conv2d_geom(&in[0], &in[1], &ca);
+  if (g.sh != 1 || g.sw != 1 || g.dh != 1 || g.dw != 1 || g.groups != 1 ||
+      in[0].dtype != DY_F32 || in[1].dtype != DY_F32 || in[0].rank != 4 || in[0].shape[1] < 1 ||
+      in[0].shape[2] < 1 || in[0].shape[3] < 1)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "fused_conv2d_pool: needs f32, a static image, strides 1, dilations 1, "
+                       "groups 1");
+  if (a.n_pool_ksize != 2 || a.n_pool_strides != 2 || a.pool_ksize[0] < 1 ||
+      a.pool_ksize[1] < 1 || a.pool_strides[0] < 1 || a.pool_strides[1] < 1)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "fused_conv2d_pool: pool_ksize and pool_strides must be two positive "
+                       "ints");
+  dy_attr cpa[7], pa[8];
+  dy_op conv, pool;
+  dy_fused_conv2d_pool_parts(op, cpa, &conv, pa, &pool);
+  dy_type t = *out;
+  return dy_infer_pool2d(&pool, &t, 1, out, err);
 }

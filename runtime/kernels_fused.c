@@ -136,6 +136,33 @@ dy_status dy_kernel_fused_dwpw(const dy_op *op, dy_tensor *const *in, int n_in,
   return DY_OK;
 }
 
+/* fused_conv2d's kernel into a temporary, then pool2d's over it */
+dy_status dy_kernel_fused_conv2d_pool(const dy_op *op, dy_tensor *const *in, int n_in,
+                                      dy_tensor *const *out, dy_error *err) {
+  if (n_in < 2 || n_in > 3)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "fused_conv2d_pool: takes 2 or 3 inputs, got %d", n_in);
+  dy_type ti[3], tc;
+  for (int i = 0; i < n_in; i++)
+    ti[i] = in[i]->type;
+  dy_attr ca[7], pa[8];
+  dy_op cop, pop;
+  dy_fused_conv2d_pool_parts(op, ca, &cop, pa, &pop);
+  dy_status s = dy_infer_fused_conv2d(&cop, ti, n_in, &tc, err);
+  if (s)
+    return s;
+  dy_tensor conv = {.type = tc, .nbytes = (size_t)dy_type_numel(&tc) * sizeof(float)};
+  conv.data = malloc(conv.nbytes ? conv.nbytes : 1);
+  if (!conv.data)
+    return dy_error_at(err, op, DY_STATUS_OUT_OF_MEMORY, "fused_conv2d_pool: out of memory");
+  dy_tensor *const co[1] = {&conv};
+  s = dy_kernel_fused_conv2d(&cop, in, n_in, co, err);
+  if (!s)
+    s = dy_kernel_pool2d(&pop, co, 1, out, err);
+  free(conv.data);
+  return s;
+}
+
 /* ---- fused_elementwise: a postfix program per element ---- */
 
 enum { MAX_CODE = 64 };

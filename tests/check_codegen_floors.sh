@@ -5,9 +5,9 @@
 # codegen/README.md):
 #   floor 0  the embedded templates (tpl_*.c, data only), buf.c, then
 #            emit_util.c and templates.c              (in that order)
-#   floor 1  emit_act.c, emit_simd.c, emit_mathlib.c, then emit_gemm.c,
-#            then emit_winograd.c, then emit_matmul.c, emit_conv.c
-#                                                     (in that order)
+#   floor 1  emit_act.c, emit_simd.c, emit_mathlib.c, then emit_gemm.c and
+#            emit_conv_small.c, then emit_winograd.c, then emit_matmul.c,
+#            emit_conv.c                              (in that order)
 #   floor 2  the family emitters, which call floors 0-1 only, never each
 #            other: emit_ops.c, emit_math.c, emit_nn.c, emit_shape.c,
 #            emit_extra.c, emit_fused.c, emit_attention.c, emit_control.c,
@@ -29,7 +29,7 @@ rank_of() {
     buf | tpl_*) echo 0 ;;
     emit_util | templates) echo 1 ;;
     emit_act | emit_simd | emit_mathlib) echo 2 ;;
-    emit_gemm) echo 3 ;;
+    emit_gemm | emit_conv_small) echo 3 ;;
     emit_winograd) echo 4 ;;
     emit_matmul | emit_conv) echo 5 ;;
     emit_ops | emit_math | emit_nn | emit_shape | emit_extra | emit_fused | emit_attention | emit_control | emit_quant) echo 6 ;;

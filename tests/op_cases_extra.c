@@ -448,6 +448,77 @@ static const dy_op_case cases[] = {
      .n_in = 4, .in = {F32(4, 2, 1, 2, 2), F32(2, 2, 4), I64(1, 2), F32(4, 1, 1, 4, 4)},
      RA("avg", 2, 2, 1, 1.0, 0), .data = {NULL, ra_rois, ra_bad, ra_x},
      .expect_error = DY_STATUS_INVALID_ARGUMENT},
+    /* ---- fused_conv2d with algo "small" and fused_conv2d_pool (ops_fused.def;
+     * here at the end, not in op_cases_core.c, so that the cases before
+     * keep their random inputs: test_grad draws from one stream, and its
+     * finite differences of "tan over [-50, 50)" fail near a pole) ---- */
+    /* algo "small" (the pass conv-small's mark): codegen's direct kernel
+     * (emit_conv_small.c), compared with the eager direct conv: odd sizes
+     * (rows of the flat layout cut at the edges), 1 to 17 channels (17:
+     * two full tiles of 8 or four of 4 and a tile of 1), padding on any
+     * side, residual, act in the store loop */
+    {.label = "fused_conv2d small 1->6 5x5 pad 2 bias relu [B,1,13,11]", .kind = DY_OP_FUSED_CONV2D,
+     .n_in = 3, .in = {F32(4, -1, 1, 13, 11), F32(4, 6, 1, 5, 5), F32(1, 6)}, .consts = 6,
+     .n_attrs = 7,
+     .attrs = {DY_ATTR_IS("strides", DY_SHAPE(1, 1), 2), DY_ATTR_IS("paddings", DY_SHAPE(2, 2, 2, 2), 4),
+               DY_ATTR_IS("dilations", DY_SHAPE(1, 1), 2), DY_ATTR_I("groups", 1),
+               DY_ATTR_S("act", "relu"), DY_ATTR_F("alpha", 0), DY_ATTR_S("algo", "small")}},
+    {.label = "fused_conv2d small 6->17 5x5 no bias [2,6,14,9]", .kind = DY_OP_FUSED_CONV2D,
+     .n_in = 2, .in = {F32(4, 2, 6, 14, 9), F32(4, 17, 6, 5, 5)}, .consts = 2, .n_attrs = 7,
+     .attrs = {DY_ATTR_IS("strides", DY_SHAPE(1, 1), 2), DY_ATTR_IS("paddings", DY_SHAPE(0, 0, 0, 0), 4),
+               DY_ATTR_IS("dilations", DY_SHAPE(1, 1), 2), DY_ATTR_I("groups", 1),
+               DY_ATTR_S("act", ""), DY_ATTR_F("alpha", 0), DY_ATTR_S("algo", "small")}},
+    {.label = "fused_conv2d small 3->9 3x2 pads 1,0,2,1 residual tanh [B,3,7,12]",
+     .kind = DY_OP_FUSED_CONV2D, .n_in = 4,
+     .in = {F32(4, -1, 3, 7, 12), F32(4, 9, 3, 3, 2), F32(3, 9, 1, 1), F32(4, -1, 9, 8, 12)},
+     .consts = 6, .n_attrs = 7,
+     .attrs = {DY_ATTR_IS("strides", DY_SHAPE(1, 1), 2), DY_ATTR_IS("paddings", DY_SHAPE(1, 0, 2, 1), 4),
+               DY_ATTR_IS("dilations", DY_SHAPE(1, 1), 2), DY_ATTR_I("groups", 1),
+               DY_ATTR_S("act", "tanh"), DY_ATTR_F("alpha", 0), DY_ATTR_S("algo", "small")}},
+    {.label = "fused_conv2d small 16->8 1x1 bias sigmoid [1,16,5,3]", .kind = DY_OP_FUSED_CONV2D,
+     .n_in = 3, .in = {F32(4, 1, 16, 5, 3), F32(4, 8, 16, 1, 1), F32(1, 8)}, .consts = 6,
+     .n_attrs = 7,
+     .attrs = {DY_ATTR_IS("strides", DY_SHAPE(1, 1), 2), DY_ATTR_IS("paddings", DY_SHAPE(0, 0, 0, 0), 4),
+               DY_ATTR_IS("dilations", DY_SHAPE(1, 1), 2), DY_ATTR_I("groups", 1),
+               DY_ATTR_S("act", "sigmoid"), DY_ATTR_F("alpha", 0), DY_ATTR_S("algo", "small")}},
+    {.label = "fused_conv2d small with stride 2: rejected", .kind = DY_OP_FUSED_CONV2D,
+     .n_in = 2, .in = {F32(4, 1, 2, 6, 6), F32(4, 3, 2, 3, 3)}, .consts = 2, .n_attrs = 7,
+     .expect_error = DY_STATUS_INVALID_ARGUMENT,
+     .attrs = {DY_ATTR_IS("strides", DY_SHAPE(2, 2), 2), DY_ATTR_IS("paddings", DY_SHAPE(0, 0, 0, 0), 4),
+               DY_ATTR_IS("dilations", DY_SHAPE(1, 1), 2), DY_ATTR_I("groups", 1),
+               DY_ATTR_S("act", ""), DY_ATTR_F("alpha", 0), DY_ATTR_S("algo", "small")}},
+    /* fused_conv2d_pool (the pass fuse-pool): the small kernel pooling
+     * in its store loop, against eager conv then pool2d; odd conv outputs
+     * (the floor drops a row and a column), windows 2x2, 3x3 stride 2 and
+     * 2x1 stride 1x2 */
+    {.label = "fused_conv2d_pool 1->6 5x5 pad 2 bias relu pool 2 [B,1,13,11]",
+     .kind = DY_OP_FUSED_CONV2D_POOL, .n_in = 3,
+     .in = {F32(4, -1, 1, 13, 11), F32(4, 6, 1, 5, 5), F32(1, 6)}, .consts = 6, .n_attrs = 8,
+     .attrs = {DY_ATTR_IS("strides", DY_SHAPE(1, 1), 2), DY_ATTR_IS("paddings", DY_SHAPE(2, 2, 2, 2), 4),
+               DY_ATTR_IS("dilations", DY_SHAPE(1, 1), 2), DY_ATTR_I("groups", 1),
+               DY_ATTR_S("act", "relu"), DY_ATTR_F("alpha", 0),
+               DY_ATTR_IS("pool_ksize", DY_SHAPE(2, 2), 2), DY_ATTR_IS("pool_strides", DY_SHAPE(2, 2), 2)}},
+    {.label = "fused_conv2d_pool 6->17 3x3 pad 1 tanh pool 3 stride 2 [2,6,9,10]",
+     .kind = DY_OP_FUSED_CONV2D_POOL, .n_in = 2,
+     .in = {F32(4, 2, 6, 9, 10), F32(4, 17, 6, 3, 3)}, .consts = 2, .n_attrs = 8,
+     .attrs = {DY_ATTR_IS("strides", DY_SHAPE(1, 1), 2), DY_ATTR_IS("paddings", DY_SHAPE(1, 1, 1, 1), 4),
+               DY_ATTR_IS("dilations", DY_SHAPE(1, 1), 2), DY_ATTR_I("groups", 1),
+               DY_ATTR_S("act", "tanh"), DY_ATTR_F("alpha", 0),
+               DY_ATTR_IS("pool_ksize", DY_SHAPE(3, 3), 2), DY_ATTR_IS("pool_strides", DY_SHAPE(2, 2), 2)}},
+    {.label = "fused_conv2d_pool 2->3 1x1 bias pool 2x1 stride 1x2 [1,2,5,4]",
+     .kind = DY_OP_FUSED_CONV2D_POOL, .n_in = 3,
+     .in = {F32(4, 1, 2, 5, 4), F32(4, 3, 2, 1, 1), F32(3, 3, 1, 1)}, .consts = 6, .n_attrs = 8,
+     .attrs = {DY_ATTR_IS("strides", DY_SHAPE(1, 1), 2), DY_ATTR_IS("paddings", DY_SHAPE(0, 0, 0, 0), 4),
+               DY_ATTR_IS("dilations", DY_SHAPE(1, 1), 2), DY_ATTR_I("groups", 1),
+               DY_ATTR_S("act", ""), DY_ATTR_F("alpha", 0),
+               DY_ATTR_IS("pool_ksize", DY_SHAPE(2, 1), 2), DY_ATTR_IS("pool_strides", DY_SHAPE(1, 2), 2)}},
+    {.label = "fused_conv2d_pool with conv stride 2: rejected", .kind = DY_OP_FUSED_CONV2D_POOL,
+     .n_in = 2, .in = {F32(4, 1, 2, 6, 6), F32(4, 3, 2, 3, 3)}, .consts = 2, .n_attrs = 8,
+     .expect_error = DY_STATUS_INVALID_ARGUMENT,
+     .attrs = {DY_ATTR_IS("strides", DY_SHAPE(2, 2), 2), DY_ATTR_IS("paddings", DY_SHAPE(0, 0, 0, 0), 4),
+               DY_ATTR_IS("dilations", DY_SHAPE(1, 1), 2), DY_ATTR_I("groups", 1),
+               DY_ATTR_S("act", ""), DY_ATTR_F("alpha", 0),
+               DY_ATTR_IS("pool_ksize", DY_SHAPE(2, 2), 2), DY_ATTR_IS("pool_strides", DY_SHAPE(2, 2), 2)}},
 };
 
 const dy_op_case_list dy_op_cases_extra = DY_CASE_LIST(cases);

@@ -346,7 +346,8 @@ static void test_lenet5_source_lines(void) {
   int fused = 0;
   for (int k = 0; k < b->n_ops; k++) {
     const dy_op *op = b->ops[k];
-    if (op->kind != DY_OP_FUSED_CONV2D && op->kind != DY_OP_FUSED_MATMUL) {
+    if (op->kind != DY_OP_FUSED_CONV2D && op->kind != DY_OP_FUSED_MATMUL &&
+        op->kind != DY_OP_FUSED_CONV2D_POOL) {
       if (op->n_srcs == 0)
         check_src(src, op->kind, op->loc);
       continue;
@@ -354,7 +355,7 @@ static void test_lenet5_source_lines(void) {
     fused++;
     CU_ASSERT_FATAL(op->n_srcs >= 2);
     CU_ASSERT_EQUAL(op->srcs[0].kind,
-                    op->kind == DY_OP_FUSED_CONV2D ? DY_OP_CONV2D : DY_OP_MATMUL);
+                    op->kind == DY_OP_FUSED_MATMUL ? DY_OP_MATMUL : DY_OP_CONV2D);
     CU_ASSERT_EQUAL(op->srcs[1].kind, DY_OP_ADD);
     for (int i = 0; i < op->n_srcs; i++) {
       check_src(src, op->srcs[i].kind, op->srcs[i].loc);
@@ -362,7 +363,7 @@ static void test_lenet5_source_lines(void) {
         CU_ASSERT(op->srcs[i].loc.line >= op->srcs[i - 1].loc.line);
     }
   }
-  CU_ASSERT_EQUAL(fused, 5); /* 2 conv + bias + relu, 3 linear (+ relu) */
+  CU_ASSERT_EQUAL(fused, 5); /* 2 conv + bias + relu + max pool, 3 linear (+ relu) */
 
   /* they survive .dymodel and the text form */
   DY_ASSERT_OK(dy_model_save(p, WORK "/srclines/opt", &err), &err);
@@ -384,8 +385,9 @@ static void test_lenet5_source_lines(void) {
   CU_ASSERT_PTR_NOT_NULL_FATAL(c);
   char want[256];
   for (int i = 0; i < 2; i++) {
-    snprintf(want, sizeof want, ": fused_conv2d   lenet5.c:%d conv2d, lenet5.c:%d add, "
-             "lenet5.c:%d relu   f32[", conv_lines[i], conv_lines[i], conv_lines[i] + 1);
+    snprintf(want, sizeof want, ": fused_conv2d_pool   lenet5.c:%d conv2d, lenet5.c:%d add, "
+             "lenet5.c:%d relu, lenet5.c:%d pool2d   f32[", conv_lines[i], conv_lines[i],
+             conv_lines[i] + 1, conv_lines[i] + 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(c, want));
     if (!strstr(c, want))
       fprintf(stderr, "\n  no comment \"%s\"\n", want);
@@ -472,8 +474,8 @@ static void test_show(void) {
  * ResNet-like block (depthwise 3x3, relu, max pool 3x3/2 pad 1, 1x1 conv,
  * residual add, relu) on rows wide enough for their vector loops, compiled
  * by default (padded-plane depthwise, the padded max pool's vector
- * loop, fuse-residual) and with --plain-kernels --disable-pass
- * fuse-residual; the emitted C shows which kernels each has, and the two
+ * loop, fuse-residual; conv-small off) and with --plain-kernels
+ * --disable-pass fuse-residual; the emitted C shows which kernels each has, and the two
  * executables and the static executor agree. */
 static void test_fast_kernels_match_plain(void) {
   setup_work();
@@ -526,9 +528,12 @@ static void test_fast_kernels_match_plain(void) {
   DY_ASSERT_OK(dy_npy_write(path, x, &err), &err);
   dy_tensor_free(x);
   const char *plain = "--plain-kernels --disable-pass fuse-residual";
-  int rc = sh("cd %s && %s compile blk.dymodel --emit c -o fast && "
+  /* the 1x1 conv with its residual on the GEMM (conv-small would take
+   * it: test_small_conv_matches_gemm and the op cases check that one) */
+  int rc = sh("cd %s && %s compile blk.dymodel --emit c -o fast --disable-pass conv-small && "
               "%s compile blk.dymodel --emit c -o plain %s && "
-              "%s compile blk.dymodel -o fast_exe && %s compile blk.dymodel -o plain_exe %s && "
+              "%s compile blk.dymodel -o fast_exe --disable-pass conv-small && "
+              "%s compile blk.dymodel -o plain_exe %s && "
               "./fast_exe --input x=x.npy --output-dir of && "
               "./plain_exe --input x=x.npy --output-dir op && "
               "%s run blk.dymodel --input x=x.npy --output-dir ex",
@@ -774,6 +779,106 @@ static void test_dwpw_matches_separate(void) {
   CU_ASSERT(ae <= 1e-6);
 }
 
+/* The small-depth direct kernel (the pass conv-small) and its max pool
+ * (fuse-pool) against the im2col GEMM (--disable-pass conv-small) and the
+ * static executor, on every SIMD path the generated C has: AVX-512 where
+ * the host has it (--target native), AVX2 (x86-64-v3), plain C
+ * (-DDY_NO_SIMD), and --threads 2. A LeNet-like net at odd sizes and
+ * batch 3 of a dynamic batch: conv 5x5 pad 2 (3 -> 6) + bias + relu + max
+ * pool 2 (the 15 x 13 output's last row dropped), conv 3x3 pad 1 (6 -> 13:
+ * tiles of 8 or 4 and a rest) + bias + relu + max pool 2, and a conv 2x2
+ * (13 -> 5) without a pool after it. Bound: 1e-5 of the output's scale
+ * (the sums differ in order only; measured ~1e-7). */
+static void test_small_conv_matches_gemm(void) {
+  setup_work();
+  const char *d = WORK "/small";
+  CU_ASSERT_EQUAL_FATAL(sh("rm -rf %s && mkdir -p %s", d, d), 0);
+  enum { CAP = 1 << 18 };
+  char *t = malloc(CAP);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  size_t n = (size_t)snprintf(t, CAP, "program {\n  var x : f32[-1,3,15,13] feed 0\n");
+  n += (size_t)snprintf(t + n, CAP - n, "  var w1 : f32[6,3,5,5] persistable");
+  n = put_weights(t, n, CAP, 6 * 3 * 25, 1, 0.2);
+  n += (size_t)snprintf(t + n, CAP - n, "  var b1 : f32[6,1,1] persistable");
+  n = put_weights(t, n, CAP, 6, 2, 0.5);
+  n += (size_t)snprintf(t + n, CAP - n, "  var w2 : f32[13,6,3,3] persistable");
+  n = put_weights(t, n, CAP, 13 * 6 * 9, 3, 0.2);
+  n += (size_t)snprintf(t + n, CAP - n, "  var b2 : f32[13,1,1] persistable");
+  n = put_weights(t, n, CAP, 13, 4, 0.5);
+  n += (size_t)snprintf(t + n, CAP - n, "  var w3 : f32[5,13,2,2] persistable");
+  n = put_weights(t, n, CAP, 5 * 13 * 4, 5, 0.2);
+  const char *conv = "{strides = [1, 1], paddings = [%d, %d, %d, %d], dilations = [1, 1], groups = 1}";
+  char c1[160], c2[160], c3[160];
+  snprintf(c1, sizeof c1, conv, 2, 2, 2, 2);
+  snprintf(c2, sizeof c2, conv, 1, 1, 1, 1);
+  snprintf(c3, sizeof c3, conv, 0, 0, 0, 0);
+  const char *pool = "{pooling_type = \"max\", ksize = [2, 2], strides = [2, 2], paddings = [0, 0], "
+                     "ceil_mode = 0, exclusive = 1, global_pooling = 0, adaptive = 0}";
+  snprintf(t + n, CAP - n,
+           "  var c1 : f32[-1,6,15,13]\n  var a1 : f32[-1,6,15,13]\n  var r1 : f32[-1,6,15,13]\n"
+           "  var p1 : f32[-1,6,7,6]\n  var c2 : f32[-1,13,7,6]\n  var a2 : f32[-1,13,7,6]\n"
+           "  var r2 : f32[-1,13,7,6]\n  var p2 : f32[-1,13,3,3]\n  var y : f32[-1,5,2,2]\n"
+           "  block 0 parent -1 {\n"
+           "    c1 = conv2d(x, w1) %s  @m.c:1\n    a1 = add(c1, b1)  @m.c:1\n"
+           "    r1 = relu(a1)  @m.c:2\n    p1 = pool2d(r1) %s  @m.c:3\n"
+           "    c2 = conv2d(p1, w2) %s  @m.c:4\n    a2 = add(c2, b2)  @m.c:4\n"
+           "    r2 = relu(a2)  @m.c:5\n    p2 = pool2d(r2) %s  @m.c:6\n"
+           "    y = conv2d(p2, w3) %s  @m.c:7\n"
+           "  }\n  fetch 0 y\n}\n",
+           c1, pool, c2, pool, c3);
+  dy_program *p = dy_test_parse_ok(t);
+  free(t);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  dy_error err = {0};
+  char path[600];
+  snprintf(path, sizeof path, "%s/net", d);
+  DY_ASSERT_OK(dy_model_save(p, path, &err), &err);
+  dy_program_free(p);
+  int64_t shape[4] = {3, 3, 15, 13};
+  dy_tensor *x = dy_tensor_new(DY_F32, 4, shape);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(x);
+  for (int64_t i = 0; i < dy_tensor_numel(x); i++)
+    dy_tensor_f32(x)[i] = (float)((i * 37) % 101) / 50.0f - 1.0f;
+  snprintf(path, sizeof path, "%s/x.npy", d);
+  DY_ASSERT_OK(dy_npy_write(path, x, &err), &err);
+  dy_tensor_free(x);
+  /* name, extra compile flags */
+  static const char *const builds[][2] = {
+      {"native", ""},
+      {"avx2", "--target x86-64-v3"},
+      {"plain", "--cflags -DDY_NO_SIMD"},
+      {"threads", "--threads 2"},
+      {"gemm", "--disable-pass conv-small"},
+      {"nopool", "--disable-pass fuse-pool"},
+  };
+  int rc = sh("cd %s && %s compile net.dymodel --emit c -o small --report > report.txt && "
+              "%s run net.dymodel --input x=x.npy --output-dir ex",
+              d, DY2STC, DY2STC);
+  show_log_on_failure(rc, 0);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  /* three convs on the direct kernel, two of them with their pool */
+  CU_ASSERT_EQUAL(sh("test $(grep -c 'direct (few channels)' %s/small.c) -eq 3", d), 0);
+  CU_ASSERT_EQUAL(sh("test $(grep -c 'then max pooled' %s/small.c) -eq 2", d), 0);
+  CU_ASSERT_EQUAL(sh("grep -q 'conv-small: 3 convolutions on the direct kernel, 2 with' "
+                     "%s/report.txt", d), 0);
+  char ref[700], got[700];
+  snprintf(ref, sizeof ref, "%s/ex/y.npy", d);
+  for (size_t b = 0; b < sizeof builds / sizeof builds[0]; b++) {
+    rc = sh("cd %s && %s compile net.dymodel -o %s %s && ./%s --input x=x.npy --output-dir o_%s",
+            d, DY2STC, builds[b][0], builds[b][1], builds[b][0], builds[b][0]);
+    show_log_on_failure(rc, 0);
+    CU_ASSERT_EQUAL(rc, 0);
+    snprintf(got, sizeof got, "%s/o_%s/y.npy", d, builds[b][0]);
+    double e = rc ? 1.0 : rel_err(got, ref);
+    fprintf(stderr, "\n  %s vs executor %.2g", builds[b][0], e);
+    CU_ASSERT(e <= 1e-5);
+  }
+  /* --threads 2: the kernel runs on one thread, the same sums */
+  snprintf(ref, sizeof ref, "%s/o_native/y.npy", d);
+  snprintf(got, sizeof got, "%s/o_threads/y.npy", d);
+  CU_ASSERT(rel_err(got, ref) == 0.0);
+}
+
 void dy_test_register(void) {
   DY_SUITE("e2e");
   DY_TEST(test_simple_net_three_ways);
@@ -790,4 +895,5 @@ void dy_test_register(void) {
   DY_TEST(test_fast_kernels_match_plain);
   DY_TEST(test_dwpw_matches_separate);
   DY_TEST(test_winograd_matches_direct);
+  DY_TEST(test_small_conv_matches_gemm);
 }

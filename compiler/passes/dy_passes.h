@@ -126,5 +126,22 @@ dy_status dy_pass_winograd(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_winograd_tile(dy_program *p, int m, bool *changed, dy_error *err);
 /* fuse_dwpw.c: depthwise conv + 1x1 conv -> fused_dwpw */
 dy_status dy_pass_fuse_dwpw(dy_program *p, bool *changed, dy_error *err);
+/* conv_small.c: stride-1 convs of depth C * kh * kw and output channels
+ * up to these bounds (and a padded image up to the last, in bytes) get algo = "small" (codegen's
+ * direct kernel, codegen/emit_conv_small.c). */
+#define DY_CONV_SMALL_MAX_DEPTH 160
+#define DY_CONV_SMALL_MAX_OUT 16
+#define DY_CONV_SMALL_MAX_SCRATCH (512 * 1024)
+dy_status dy_pass_conv_small(dy_program *p, bool *changed, dy_error *err);
+/* fuse_pool.c: such a conv + max pool -> fused_conv2d_pool */
+dy_status dy_pass_fuse_pool(dy_program *p, bool *changed, dy_error *err);
+/* conv_small.c: replace op k of block 0 (a conv2d or fused_conv2d) by a
+ * fused_conv2d of the same inputs, output and attributes with algo set
+ * (a conv2d's act "" and alpha 0 added); the kernel choice of a pass. */
+dy_status dy_pass_conv_with_algo(dy_program *p, int k, const char *algo, dy_error *err);
+/* conv_small.c: is op a conv2d or fused_conv2d without an algo yet, with
+ * a constant f32 weight [O, C, kh, kw] and an f32 rank-4 input (the
+ * common part of the kernel-choice passes' rules)? */
+bool dy_pass_conv_algo_open(const dy_program *p, const dy_op *op, bool training);
 
 #endif

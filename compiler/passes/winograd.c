@@ -12,8 +12,6 @@
  * kernels ignore algo; codegen transforms the weight at compile time
  * (dy_gemm_pack_of's DY_PACK_WINO) and emits the Winograd kernel.
  * `--disable-pass winograd` keeps every conv on the direct path. */
-#include <string.h>
-
 #include "dy_passes.h"
 
 /* The cost model, in multiply-adds per (input, output channel) pair of
@@ -99,21 +97,9 @@ dy_status dy_pass_winograd_tile(dy_program *p, int force, bool *changed, dy_erro
     int m = winograd_choice(p, op, training, force);
     if (!m)
       continue;
-    /* the op's attributes (a conv2d's: act "", alpha 0 added), algo */
-    dy_attr attrs[16];
-    int na = 0;
-    for (int i = 0; i < op->n_attrs && na < 15; i++)
-      if (strcmp(op->attrs[i].name, "algo") != 0)
-        attrs[na++] = op->attrs[i];
-    na = dy_pass_attrs_complete(DY_OP_FUSED_CONV2D, attrs, na, 15); /* algo "" last */
-    attrs[na - 1] = DY_ATTR_S("algo", m == 2 ? "winograd2" : m == 4 ? "winograd4" : "winograd6");
-    dy_op *f = dy_program_append_op(p, 0, DY_OP_FUSED_CONV2D, op->inputs, op->n_inputs,
-                                    op->outputs, 1, attrs, na, op->loc);
-    const dy_op *srcs[1] = {op};
-    if (!f || !dy_op_set_srcs(p, f, srcs, 1))
-      return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "winograd: out of memory");
-    dy_block_remove_op(b, k);
-    dy_block_move_last_to(b, k);
+    dy_status s = dy_pass_conv_with_algo(p, k, m == 2 ? "winograd2" : m == 4 ? "winograd4" : "winograd6", err); /* conv_small.c */
+    if (s)
+      return s;
     *changed = true;
   }
   return DY_OK;
