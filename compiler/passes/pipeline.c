@@ -43,16 +43,17 @@ const dy_pass dy_passes[] = {
     /* chains of elementwise ops: one loop */
     {"fuse-elementwise", "fuse chains of elementwise ops into one loop",
      dy_pass_fuse_elementwise},
+    /* depthwise conv + 1x1 conv: the depthwise output straight into the GEMM's panels
+     * (before the kernel choices below, which would take the 1x1 conv) */
+    {"fuse-dwpw", "fuse a depthwise conv with the 1x1 conv after it (MobileNet)",
+     dy_pass_fuse_dwpw},
     /* stride-1 convs of small depth: the direct kernel, no im2col */
     {"conv-small", "run stride-1 convolutions of small depth (C*kh*kw) on the direct kernel",
      dy_pass_conv_small},
     /* their max pool in the kernel's store loop: fused_conv2d_pool */
     {"fuse-pool", "fuse a max pool into the small-depth conv before it", dy_pass_fuse_pool},
-    /* 3x3 stride-1 convs with enough channels: Winograd F(4x4, 3x3) */
+    /* 3x3 stride-1 convs with enough channels: Winograd F(m x m, 3x3) */
     {"winograd", "run 3x3 stride-1 convolutions as Winograd F(2x2/4x4/6x6, 3x3), chosen per layer", dy_pass_winograd},
-    /* depthwise conv + 1x1 conv: the depthwise output straight into the GEMM's panels */
-    {"fuse-dwpw", "fuse a depthwise conv with the 1x1 conv after it (MobileNet)",
-     dy_pass_fuse_dwpw},
     /* drop ops whose results nobody reads, then unused vars */
     {"dce", "remove ops whose outputs are never used", dy_pass_dce},
 };
