@@ -826,22 +826,8 @@ static void test_small_conv_matches_gemm(void) {
            "    y = conv2d(p2, w3) %s  @m.c:7\n"
            "  }\n  fetch 0 y\n}\n",
            c1, pool, c2, pool, c3);
-  dy_program *p = dy_test_parse_ok(t);
+  save_blk_and_x(d, t, (int64_t[]){3, 3, 15, 13});
   free(t);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-  dy_error err = {0};
-  char path[600];
-  snprintf(path, sizeof path, "%s/net", d);
-  DY_ASSERT_OK(dy_model_save(p, path, &err), &err);
-  dy_program_free(p);
-  int64_t shape[4] = {3, 3, 15, 13};
-  dy_tensor *x = dy_tensor_new(DY_F32, 4, shape);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(x);
-  for (int64_t i = 0; i < dy_tensor_numel(x); i++)
-    dy_tensor_f32(x)[i] = (float)((i * 37) % 101) / 50.0f - 1.0f;
-  snprintf(path, sizeof path, "%s/x.npy", d);
-  DY_ASSERT_OK(dy_npy_write(path, x, &err), &err);
-  dy_tensor_free(x);
   /* name, extra compile flags */
   static const char *const builds[][2] = {
       {"native", ""},
@@ -851,8 +837,8 @@ static void test_small_conv_matches_gemm(void) {
       {"gemm", "--disable-pass conv-small"},
       {"nopool", "--disable-pass fuse-pool"},
   };
-  int rc = sh("cd %s && %s compile net.dymodel --emit c -o small --report > report.txt && "
-              "%s run net.dymodel --input x=x.npy --output-dir ex",
+  int rc = sh("cd %s && %s compile blk.dymodel --emit c -o small --report > report.txt && "
+              "%s run blk.dymodel --input x=x.npy --output-dir ex",
               d, DY2STC, DY2STC);
   show_log_on_failure(rc, 0);
   CU_ASSERT_EQUAL_FATAL(rc, 0);
@@ -864,7 +850,7 @@ static void test_small_conv_matches_gemm(void) {
   char ref[700], got[700];
   snprintf(ref, sizeof ref, "%s/ex/y.npy", d);
   for (size_t b = 0; b < sizeof builds / sizeof builds[0]; b++) {
-    rc = sh("cd %s && %s compile net.dymodel -o %s %s && ./%s --input x=x.npy --output-dir o_%s",
+    rc = sh("cd %s && %s compile blk.dymodel -o %s %s && ./%s --input x=x.npy --output-dir o_%s",
             d, DY2STC, builds[b][0], builds[b][1], builds[b][0], builds[b][0]);
     show_log_on_failure(rc, 0);
     CU_ASSERT_EQUAL(rc, 0);
