@@ -1680,7 +1680,8 @@ static bool blob_add(gen *g, const void *d, int64_t nbytes, int64_t align, int64
     g->blob = nb;
     g->cap_blob = cap;
   }
-  memset(g->blob + g->n_blob, 0, sizeof *g->blob * (size_t)(start + n - g->n_blob));
+  if (start + n > g->n_blob) /* (g->blob is still NULL before the first bytes) */
+    memset(g->blob + g->n_blob, 0, sizeof *g->blob * (size_t)(start + n - g->n_blob));
   if (nbytes > 0)
     memcpy(g->blob + start, d, (size_t)nbytes);
   g->n_blob = start + n;

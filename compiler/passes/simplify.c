@@ -97,8 +97,11 @@ static bool merge_views(dy_program *p, dy_op *op) {
     return false;
   const dy_type *out = &p->vars[op->outputs[0]]->type;
   int dyn = 0;
-  for (int i = 0; i < out->rank; i++)
+  for (int i = 0; i < out->rank; i++) {
+    if (out->shape[i] < -1)
+      return false; /* a size expression (batch * 12, seq): no reshape attribute says it */
     dyn += out->shape[i] < 0;
+  }
   if (dyn > 1)
     return false; /* a reshape attribute can carry one -1 only */
   int64_t *shape = dy_program_alloc(p, sizeof(int64_t) * (size_t)(out->rank + 1));
