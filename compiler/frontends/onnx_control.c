@@ -308,7 +308,7 @@ static dy_status map_scan(ox_ctx *c) {
     return DY_OK;
   }
   /* opset 8: every input has a leading batch dim; scan axis 1 */
-  int64_t B = state[0] ? state[0]->type.shape[0] : -1;
+  int64_t B = -1; /* (no state: state[0] is not set) */
   for (int i = 0; i < n_in; i++) {
     ox_value *v = i < n_state ? state[i] : xs[i - n_state];
     if (v->type.rank < 1 || v->type.shape[0] < 1 || (B >= 0 && v->type.shape[0] != B))
