@@ -41,13 +41,29 @@ the optional bench line). Usage:
   /usr/bin/python3 bench/torch_compare.py --dy2stc build/compiler/dy2stc \\
       [--work /tmp/torch_compare] [--rounds 5] [--runs 50] [--only resnet18,mlp]
       [--threads N] [--batch B] [--compile-flags '--disable-pass winograd']
+      [--isa avx2]
 
 --threads N compiles with `--threads N` (the PyTorch side keeps one thread
 unless --torch-threads says otherwise); --batch B times batch B (models are
 exported with a dynamic batch dimension, except the transformer).
+
+--isa avx2 compares both sides capped to AVX2 + FMA on a machine that has
+AVX-512 (it is not the same as an AVX2 machine: same caches, clock and
+core, fewer vector instructions). dy2stc compiles with `--target
+x86-64-v3` (no AVX-512 macros, so the generated code takes its AVX2
+paths); PyTorch runs with ATEN_CPU_CAPABILITY=avx2 (ATen's own kernels),
+DNNL_MAX_CPU_ISA=AVX2 and ONEDNN_MAX_CPU_ISA=AVX2 (oneDNN: convolutions)
+and OPENBLAS_CORETYPE=Haswell (OpenBLAS: Debian's torch does its GEMMs
+there), set before torch loads (the script runs itself again with them).
+It checks that the caps took effect and prints what it found: ATen's CPU
+capability, the ISA oneDNN reports under DNNL_VERBOSE=1 and the kernel of
+a test convolution, OpenBLAS's core name, and the number of instructions
+on zmm registers in each compiled executable (0 expected).
 """
 import argparse
+import ctypes
 import os
+import re
 import resource
 import statistics
 import subprocess
@@ -130,6 +146,56 @@ MODELS = {
     "lenet5": (LeNet5, (1, 1, 28, 28), True),
     "cnn": (CNN, (1, 3, 32, 32), True),
 }
+
+
+# ---- instruction-set caps (--isa) ----------------------------------------
+
+# the environment that caps each library PyTorch runs on; read when torch
+# (and through it oneDNN and OpenBLAS) loads, so it must be set before that
+ISA_ENV = {
+    "avx2": {"ATEN_CPU_CAPABILITY": "avx2", "DNNL_MAX_CPU_ISA": "AVX2",
+             "ONEDNN_MAX_CPU_ISA": "AVX2", "OPENBLAS_CORETYPE": "Haswell"},
+}
+ISA_TARGET = {"avx2": "x86-64-v3"}  # dy2stc --target
+
+
+def reexec_with_isa_env(isa):
+    """Runs this script again with ISA_ENV[isa] set unless it already is."""
+    want = ISA_ENV.get(isa, {})
+    if all(os.environ.get(k) == v for k, v in want.items()):
+        return
+    env = dict(os.environ, **want)
+    sys.stdout.flush()
+    os.execve(sys.executable, [sys.executable] + sys.argv, env)
+
+
+def torch_isa_report():
+    """What PyTorch's libraries run on in this process: ATen's capability,
+    oneDNN's ISA and the kernel it picks for a small convolution (from
+    DNNL_VERBOSE=1 in a child with this environment), OpenBLAS's core."""
+    cap = re.search(r"CPU capability usage: (\S+)", torch.__config__.show())
+    probe = ("import torch\ntorch.set_num_threads(1)\nm = torch.nn.Conv2d(16, 32, 3).eval()\n"
+             "x = torch.randn(1, 16, 32, 32)\nwith torch.no_grad():\n"
+             "    torch.jit.optimize_for_inference(torch.jit.freeze(torch.jit.trace(m, x)))(x)\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         env=dict(os.environ, DNNL_VERBOSE="1", ONEDNN_VERBOSE="1")).stdout
+    isa = re.search(r"verbose,info,cpu,isa:(.*)", out)
+    conv = re.search(r"verbose,exec,cpu,convolution,([^,]+),", out)
+    try:
+        ob = ctypes.CDLL("libopenblas.so.0")
+        ob.openblas_get_corename.restype = ctypes.c_char_p
+        core = ob.openblas_get_corename().decode()
+    except (OSError, AttributeError):
+        core = "?"
+    return (f"ATen {cap.group(1) if cap else '?'}, oneDNN {isa.group(1) if isa else '?'} "
+            f"(test conv: {conv.group(1) if conv else '?'}), OpenBLAS {core}")
+
+
+def zmm_instructions(exe):
+    """Instructions on zmm (AVX-512) registers in an executable."""
+    dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", exe], check=True,
+                         capture_output=True, text=True).stdout
+    return sum(1 for line in dis.splitlines() if "%zmm" in line)
 
 
 # ---- timing ----------------------------------------------------------------
@@ -219,7 +285,14 @@ def main():
     ap.add_argument("--cflags", default="")
     ap.add_argument("--compile-flags", default="",
                     help="more dy2stc compile flags, e.g. '--disable-pass winograd'")
+    ap.add_argument("--isa", choices=["native", "avx2"], default="native",
+                    help="avx2: both sides capped to AVX2 + FMA (see the header)")
     a = ap.parse_args()
+    reexec_with_isa_env(a.isa)
+    isa_line = ""
+    if a.isa != "native":
+        isa_line = f"capped to {a.isa}: PyTorch on {torch_isa_report()}"
+        print(isa_line, file=sys.stderr)
     torch.set_num_threads(a.torch_threads)
     names = [n for n in MODELS if not a.only or n in a.only.split(",")]
     os.makedirs(a.work, exist_ok=True)
@@ -249,6 +322,8 @@ def main():
             cmd += ["--threads", str(a.threads)]
         if a.cflags:
             cmd += ["--cflags", a.cflags]
+        if a.isa in ISA_TARGET:
+            cmd += ["--target", ISA_TARGET[a.isa]]
         cmd += a.compile_flags.split()
         t0 = time.perf_counter()
         subprocess.run(cmd, check=True)
@@ -262,6 +337,8 @@ def main():
         prepared[name] = (model, x, exe, inp, torch_ways(model, x), err, compile_s)
         print(f"{name}: exported, compiled in {compile_s:.1f} s, max error {err:.2e}",
               file=sys.stderr)
+        if a.isa != "native":
+            isa_line += f"; {name} executable: {zmm_instructions(exe)} zmm instructions"
 
     ratios = {n: [] for n in names}
     cpu_ratios = {n: [] for n in names}
@@ -282,6 +359,8 @@ def main():
 
     print(f"batch {a.batch}, dy2stc threads {a.threads}, PyTorch threads {a.torch_threads}, "
           f"{a.rounds} rounds, PyTorch {torch.__version__}")
+    if isa_line:
+        print(isa_line)
     print()
     print("| model | runs | PyTorch ms (best way) | dy2stc ms | PyTorch / dy2stc, wall "
           "(median, range) | PyTorch CPU ms | dy2stc CPU ms | PyTorch / dy2stc, CPU (median, range) "
