@@ -1,5 +1,6 @@
 /* difftest.h - the differential tester's generator and runner
- * (tests/difftest.c), used by the suite tests/test_difftest.c.
+ * (tests/difftest.c and the files difftest_gen.h lists), used by the
+ * suite tests/test_difftest.c.
  *
  * A dt_prog is a random valid Program kept as a description: its values
  * (feeds with a per-feed seed, constants, op results) and its ops with
