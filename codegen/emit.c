@@ -2112,6 +2112,13 @@ static dy_status emit_kernel(gen *g, int oi, dy_buf *final_out) {
     dy_buf_free(&body);
     return dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
   }
+  /* a qconv2d kernel stays a function of its own: gcc inlines a static
+   * function called once, and inside NAME_run its loops share the
+   * registers of every other kernel there and spill (on a Cortex-M4 that
+   * cost the MLPerf Tiny int8 conv nets 5-13% of their instructions,
+   * bench/RESULTS.md) */
+  if (op->kind == DY_OP_QCONV2D)
+    dy_buf_puts(out, "#if defined(__GNUC__)\n__attribute__((noinline))\n#endif\n");
   if (n == 0)
     dy_buf_printf(out, "%s(void) {\n", head);
   else

@@ -6,8 +6,10 @@
  * compiled code equals the executor bit for bit. The requantization
  * multipliers and shifts are computed here at compile time (ir/quant.c,
  * as the reference kernels compute them) and written as `static const`
- * tables: the scales must be constants. Zero points and biases are read
- * from their arrays.
+ * tables: the scales must be constants. A constant zero point is written
+ * as its value (zp_str), so the compiler folds it even when the weights
+ * are in another translation unit (NAME_weights); biases are read from
+ * their arrays. emit.c keeps each qconv2d kernel out of line.
  *
  * Fast paths (same results, exact integer arithmetic):
  *   qconv2d   depthwise (one input and one output channel a group), i8 or
@@ -65,6 +67,30 @@ static dy_status need_const(dy_cg_ctx *ctx, dy_error *err, int i) {
                      "the requantization", OPNAME(ctx), i, in_var(ctx, i)->name);
 }
 
+/* Zero point input i (element 0) as C: its value when the input is a
+ * constant, which the compiler then folds wherever the weights live (in
+ * NAME_weights, another translation unit, it cannot read them), else
+ * in<i>[0]. buf holds the text. */
+static const char *zp_str(dy_cg_ctx *ctx, int i, char *buf, size_t n) {
+  const void *d = const_data(ctx, i);
+  dy_dtype dt = in_var(ctx, i)->type.dtype;
+  if (d && dt == DY_I8)
+    snprintf(buf, n, "%d", ((const int8_t *)d)[0]);
+  else if (d && dt == DY_U8)
+    snprintf(buf, n, "%d", ((const uint8_t *)d)[0]);
+  else if (d && dt == DY_I32)
+    snprintf(buf, n, "%ld", (long)((const int32_t *)d)[0]);
+  else
+    snprintf(buf, n, "in%d[0]", i);
+  return buf;
+}
+
+/* const int32_t name = <zero point input i>; */
+static void put_zp(dy_cg_ctx *ctx, const char *name, int i) {
+  char zp[32];
+  dy_cg_line(ctx, "const int32_t %s = %s;", name, zp_str(ctx, i, zp, sizeof zp));
+}
+
 static float scale_at(dy_cg_ctx *ctx, int i, int64_t k) {
   const float *v = const_data(ctx, i);
   return v[dy_type_numel(&in_var(ctx, i)->type) == 1 ? 0 : k];
@@ -106,7 +132,9 @@ static dy_status put_requant(dy_cg_ctx *ctx, dy_error *err, int64_t act_min, int
   free(m);
   int32_t lo, hi;
   dy_quant_act_range(dy_cg_out_type(ctx, 0)->dtype, act_min, act_max, &lo, &hi);
-  dy_cg_line(ctx, "const int32_t lo = %ld, hi = %ld, y_zp = in7[0];", (long)lo, (long)hi);
+  char zp[32];
+  dy_cg_line(ctx, "const int32_t lo = %ld, hi = %ld, y_zp = %s;", (long)lo, (long)hi,
+             zp_str(ctx, 7, zp, sizeof zp));
   const char *c = nc > 1 ? ch : "0";
   snprintf(store, store_n,
            "out0[yi] = (%s)dy_q_clamp(dy_q_mul_by_qm(acc, mult[%s], shift[%s]) + y_zp, lo, hi);",
@@ -349,7 +377,7 @@ static dy_status conv_dot(dy_cg_ctx *ctx, dy_error *err, const dy_conv_geom *g,
   long long lo[2], hi[2];
   bool interior = interior_range(g, lo, hi);
   bool all_inside = interior && lo[0] == 0 && lo[1] == 0 && hi[0] == g->oh && hi[1] == g->ow;
-  dy_cg_line(ctx, "const int32_t xz = in2[0];");
+  put_zp(ctx, "xz", 2);
   dy_cg_line(ctx, "%s patch[%lld]; /* one output pixel's input taps, (ci, ky, kx) */", T, k);
   open_sample(ctx, g);
   dy_cg_line(ctx, "  for (%s gi = 0; gi < %lld; gi++)", I, (long long)g->groups);
@@ -456,7 +484,7 @@ static void conv_depthwise(dy_cg_ctx *ctx, const dy_conv_geom *g, const char *st
   long long rl = wp + dw, c_lo = g->pl < rl ? g->pl : rl;
   long long c_hi = g->pl + g->w < rl ? g->pl + g->w : rl;
   long long n_pairs = (g->kw + 1) / 2;
-  dy_cg_line(ctx, "const int32_t xz = in2[0];");
+  put_zp(ctx, "xz", 2);
   dy_cg_line(ctx, "const uint32_t zz = dy_q_pair(xz, xz);");
   dy_cg_line(ctx, "int32_t row[%lld]; /* one input row, padded */", rl);
   dy_cg_line(ctx, "uint32_t plane[%lld]; /* [%lld][%lld]: (x[iy][ix], x[iy][ix + %lld]) pairs, padded with xz */",
@@ -562,7 +590,7 @@ dy_status dy_emit_qconv2d(dy_cg_ctx *ctx, dy_error *err) {
       return s;
     wsum = "wsum";
   }
-  dy_cg_line(ctx, "const int32_t xz = in2[0];");
+  put_zp(ctx, "xz", 2);
   conv_direct(ctx, &g, 3, 5, "xz", store, "in8[o]", wsum);
   return DY_OK;
 }
@@ -570,7 +598,7 @@ dy_status dy_emit_qconv2d(dy_cg_ctx *ctx, dy_error *err) {
 dy_status dy_emit_conv_integer(dy_cg_ctx *ctx, dy_error *err) {
   (void)err;
   dy_conv_geom g = geom_of(ctx, 1);
-  dy_cg_line(ctx, "const int32_t xz = in2[0];");
+  put_zp(ctx, "xz", 2);
   conv_direct(ctx, &g, 1, 3, "xz", "out0[yi] = acc;", "0", NULL);
   return DY_OK;
 }
@@ -617,7 +645,7 @@ dy_status dy_emit_qmatmul(dy_cg_ctx *ctx, dy_error *err) {
   const dy_type *to = dy_cg_out_type(ctx, 0);
   long long m = ta->shape[ta->rank - 2], k = ta->shape[ta->rank - 1];
   long long nn = to->shape[to->rank - 1];
-  dy_cg_line(ctx, "const int32_t az = in2[0];");
+  put_zp(ctx, "az", 2);
   if (dot_form(ctx, ta->dtype, 3, 5) && tb->rank == 2 && a.transpose_y && k >= 16) {
     if ((s = put_row_sums(ctx, err, "bsum", const_data(ctx, 3), nn, k)))
       return s;
@@ -639,7 +667,7 @@ dy_status dy_emit_qmatmul(dy_cg_ctx *ctx, dy_error *err) {
 
 dy_status dy_emit_matmul_integer(dy_cg_ctx *ctx, dy_error *err) {
   (void)err;
-  dy_cg_line(ctx, "const int32_t az = in2[0];");
+  put_zp(ctx, "az", 2);
   matmul_direct(ctx, 1, 3, false, "out0[yi] = acc;", "0");
   return DY_OK;
 }
@@ -690,7 +718,9 @@ static dy_status qbinary(dy_cg_ctx *ctx, dy_error *err, bool add) {
   dy_quant_act_range(dy_cg_out_type(ctx, 0)->dtype, at.act_min, at.act_max, &lo, &hi);
   float as = scale_at(ctx, 1, 0), bs = scale_at(ctx, 4, 0), ys = scale_at(ctx, 6, 0);
   *ctx->uses |= DY_USES_QFIXED;
-  dy_cg_line(ctx, "const int32_t az = in2[0], bz = in5[0], y_zp = in7[0];");
+  put_zp(ctx, "az", 2);
+  put_zp(ctx, "bz", 5);
+  put_zp(ctx, "y_zp", 7);
   dy_cg_line(ctx, "const int32_t lo = %ld, hi = %ld;", (long)lo, (long)hi);
   char expr[512];
   if (add) {

@@ -632,6 +632,14 @@ static void test_generated_everywhere(void) {
   /* the kernels took their dot forms */
   CU_ASSERT(sh("grep -q 'dy_q_dot2_s8(patch' %s/qk.c && grep -q 'dy_q_dot_s8(a + r' %s/qk.c && "
                "grep -q 'dy_q_dot_u8s8(a + r' %s/qk.c", WORK, WORK, WORK) == 0);
+  /* the constant zero points are literals (none read from the weights),
+   * and each qconv2d kernel is marked out of line (the Cortex-M4 object
+   * below keeps it a function of its own) */
+  CU_ASSERT(sh("! grep -q 'zero_point\\[0\\]' %s/qk.c && grep -q 'const int32_t xz = -\\?[0-9]' %s/qk.c && "
+               "test \"$(grep -c '^__attribute__((noinline))$' %s/qk.c)\" = "
+               "\"$(grep -c '^static void k[0-9]*_qconv2d' %s/qk.c)\" && "
+               "grep -q '^static void k[0-9]*_qconv2d' %s/qk.c",
+               WORK, WORK, WORK, WORK, WORK) == 0);
   static const char *const host[] = {"-march=native", "-mavx2 -mfma", "", "-DDY_NO_SIMD"};
   for (int i = 0; i < 4; i++) {
     int rc = sh("cd %s && cc -std=c99 -O2 -Wall -Wextra -pedantic -Werror %s main.c qk.c qk_weights.c "
@@ -659,6 +667,7 @@ static void test_generated_everywhere(void) {
                 "arm-none-eabi-gcc " M4_FLAGS " --specs=rdimon.specs -nostartfiles -T %s/mps2.ld "
                 "startup-m4.o main-m4.o qk-m4.o qkw-m4.o -o qk-m4.elf && "
                 "arm-none-eabi-objdump -d qk-m4.o | grep -q smlad && "
+                "arm-none-eabi-nm qk-m4.o | grep -q ' k[0-9]*_qconv2d' && "
                 QEMU_ARM " -M mps2-an386 -kernel qk-m4.elf",
                 WORK, FIRMWARE, FIRMWARE);
     expect_output("Cortex-M4 (qemu-system-arm)", rc, want);
