@@ -44,10 +44,7 @@
  * control-flow ops (test_control_codegen) and the fused ops (the passes
  * make those).
  *
- * Running (difftest_run.c). dt_check writes each program's inputs as .bin files and its C
- * for each compiled mode (symbol prefix p<i>_<mode>), one driver main()
- * that runs them all and saves the fetches, compiles the translation units
- * two at a time, and compares everything with the eager values.
+ * Running (dt_check) and minimising (dt_minimise): difftest_run.c.
  */
 #include <math.h>
 #include <stdio.h>
