@@ -52,7 +52,15 @@
 /* ---- fixed-point arithmetic of the quantized kernels (TFLite's and
  * gemmlowp's reference rules; dy2stc's ir/dy_qfixed.h) ---- */
 
-static inline int32_t dy_q_srdhm(int32_t a, int32_t b) {
+/* a model calls some of these only (clang warns of an unused static
+ * function in a .c file, inline or not) */
+#if defined(__GNUC__)
+#define DY_Q_INLINE static inline __attribute__((unused))
+#else
+#define DY_Q_INLINE static inline
+#endif
+
+DY_Q_INLINE int32_t dy_q_srdhm(int32_t a, int32_t b) {
   int64_t ab = (int64_t)a * (int64_t)b;
   int64_t nudge = ab >= 0 ? (1 << 30) : (1 - (1 << 30));
   if (a == b && a == INT32_MIN)
@@ -60,27 +68,27 @@ static inline int32_t dy_q_srdhm(int32_t a, int32_t b) {
   return (int32_t)((ab + nudge) / ((int64_t)1 << 31));
 }
 
-static inline int32_t dy_q_rdivpot(int32_t x, int e) {
+DY_Q_INLINE int32_t dy_q_rdivpot(int32_t x, int e) {
   int32_t mask = (int32_t)(((int64_t)1 << e) - 1);
   int32_t remainder = x & mask;
   int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
   return (x >> e) + (remainder > threshold ? 1 : 0);
 }
 
-static inline int32_t dy_q_shl(int32_t x, int s) {
+DY_Q_INLINE int32_t dy_q_shl(int32_t x, int s) {
   return (int32_t)((uint32_t)x << s);
 }
 
-static inline int32_t dy_q_mul_by_qm(int32_t x, int32_t m, int32_t s) {
+DY_Q_INLINE int32_t dy_q_mul_by_qm(int32_t x, int32_t m, int32_t s) {
   int left = s > 0 ? (int)s : 0, right = s > 0 ? 0 : (int)-s;
   return dy_q_rdivpot(dy_q_srdhm(dy_q_shl(x, left), m), right);
 }
 
-static inline int32_t dy_q_clamp(int32_t v, int32_t lo, int32_t hi) {
+DY_Q_INLINE int32_t dy_q_clamp(int32_t v, int32_t lo, int32_t hi) {
   return v < lo ? lo : v > hi ? hi : v;
 }
 
-static inline int32_t dy_q_round_f32(float r) {
+DY_Q_INLINE int32_t dy_q_round_f32(float r) {
   if (r != r)
     return 0;
   r = r < -4194304.0f ? -4194304.0f : r > 4194304.0f ? 4194304.0f : r;
@@ -93,7 +101,7 @@ static inline int32_t dy_q_round_f32(float r) {
 }
 
 /* gemmlowp's RoundingHalfSum for int32. */
-static inline int32_t dy_q_half_sum(int32_t a, int32_t b) {
+DY_Q_INLINE int32_t dy_q_half_sum(int32_t a, int32_t b) {
   int64_t sum = (int64_t)a + (int64_t)b;
   int64_t sign = sum >= 0 ? 1 : -1;
   return (int32_t)((sum + sign) / 2);
@@ -101,7 +109,7 @@ static inline int32_t dy_q_half_sum(int32_t a, int32_t b) {
 
 /* gemmlowp's SaturatingRoundingMultiplyByPOT<e> for e > 0 (saturating
  * left shift) and e < 0 (rounding right shift). */
-static inline int32_t dy_q_mul_pot(int32_t x, int e) {
+DY_Q_INLINE int32_t dy_q_mul_pot(int32_t x, int e) {
   if (e > 0) {
     int32_t threshold = (int32_t)((1 << (31 - e)) - 1);
     if (x > threshold)
@@ -114,7 +122,7 @@ static inline int32_t dy_q_mul_pot(int32_t x, int e) {
 }
 
 /* exp(a) for a in [-1/4, 0), Q0.31 in and out. */
-static inline int32_t dy_q_exp_quarter(int32_t a) {
+DY_Q_INLINE int32_t dy_q_exp_quarter(int32_t a) {
   const int32_t constant_term = 1895147668;    /* exp(-1/8) */
   const int32_t constant_1_over_3 = 715827883;
   int32_t x = a + (1 << 28);                   /* a + 1/8 */
@@ -128,7 +136,7 @@ static inline int32_t dy_q_exp_quarter(int32_t a) {
 
 /* exp(a) for a <= 0 in Q5.26 (5 integer bits), the result in Q0.31
  * (gemmlowp's exp_on_negative_values<int32_t, 5>). */
-static inline int32_t dy_q_exp_neg_q5(int32_t a) {
+DY_Q_INLINE int32_t dy_q_exp_neg_q5(int32_t a) {
   static const int32_t mult[7] = {1672461947, 1302514674, 790015084, 290630308,
                                   39332535, 720401, 242}; /* exp(-2^k), k = -2..4 */
   const int frac = 26;
@@ -145,7 +153,7 @@ static inline int32_t dy_q_exp_neg_q5(int32_t a) {
 
 /* 1 / (1 + a) for a in [0, 1), Q0.31 in and out (Newton-Raphson,
  * gemmlowp's one_over_one_plus_x_for_x_in_0_1). */
-static inline int32_t dy_q_one_over_one_plus_x(int32_t a) {
+DY_Q_INLINE int32_t dy_q_one_over_one_plus_x(int32_t a) {
   int32_t half_denominator = dy_q_half_sum(a, INT32_MAX);
   const int32_t c48_17 = 1515870810, cneg32_17 = -1010580540; /* Q2.29 */
   int32_t x = c48_17 + dy_q_srdhm(half_denominator, cneg32_17);
@@ -160,7 +168,7 @@ static inline int32_t dy_q_one_over_one_plus_x(int32_t a) {
 
 /* TFLite's GetReciprocal: 1 / x for x > 0 in Q(int_digits) as a Q0.31
  * scale and a count of bits over the unit. */
-static inline int32_t dy_q_reciprocal(int32_t x, int int_digits, int *bits_over_unit) {
+DY_Q_INLINE int32_t dy_q_reciprocal(int32_t x, int int_digits, int *bits_over_unit) {
   uint32_t u = (uint32_t)x;
   int clz = 0;
   while (clz < 31 && !(u & (0x80000000u >> clz)))
@@ -173,9 +181,9 @@ static inline int32_t dy_q_reciprocal(int32_t x, int int_digits, int *bits_over_
  * (int8 when is_u8 is 0, else uint8) into y likewise. mult and lshift are
  * the input multiplier (beta * scale * 2^26 as Q31 and a left shift),
  * diff_min the smallest difference from the row's maximum that counts. */
-static inline void dy_q_softmax_row(const void *xv, void *yv, int64_t n, int64_t stride,
-                                    int is_u8, int32_t mult, int32_t lshift,
-                                    int32_t diff_min) {
+DY_Q_INLINE void dy_q_softmax_row(const void *xv, void *yv, int64_t n, int64_t stride,
+                                  int is_u8, int32_t mult, int32_t lshift,
+                                  int32_t diff_min) {
   const int8_t *xs = (const int8_t *)xv;
   const uint8_t *xu = (const uint8_t *)xv;
   int8_t *ys = (int8_t *)yv;
@@ -227,7 +235,7 @@ static inline void dy_q_softmax_row(const void *xv, void *yv, int64_t n, int64_t
 #define DY_Q_DOT_C 1
 #elif defined(__AVX512VNNI__) && defined(__AVX512BW__)
 #include <immintrin.h>
-static inline int32_t dy_q_dot_s8(const int8_t *a, const int8_t *b, int32_t n) {
+DY_Q_INLINE int32_t dy_q_dot_s8(const int8_t *a, const int8_t *b, int32_t n) {
   __m512i acc = _mm512_setzero_si512(), corr = _mm512_setzero_si512();
   const __m512i flip = _mm512_set1_epi8((char)0x80), ones = _mm512_set1_epi8(1);
   int32_t i = 0, sum;
@@ -242,7 +250,7 @@ static inline int32_t dy_q_dot_s8(const int8_t *a, const int8_t *b, int32_t n) {
     sum += (int32_t)a[i] * b[i];
   return sum;
 }
-static inline int32_t dy_q_dot_u8s8(const uint8_t *a, const int8_t *b, int32_t n) {
+DY_Q_INLINE int32_t dy_q_dot_u8s8(const uint8_t *a, const int8_t *b, int32_t n) {
   __m512i acc = _mm512_setzero_si512();
   int32_t i = 0, sum;
   for (; i + 64 <= n; i += 64)
@@ -256,12 +264,12 @@ static inline int32_t dy_q_dot_u8s8(const uint8_t *a, const int8_t *b, int32_t n
 #elif defined(__AVX2__)
 #include <immintrin.h>
 /* 16 bytes at p widened to 16-bit lanes: signed, or unsigned (u8) */
-static inline __m256i dy_q_widen16(const void *p, int is_u8) {
+DY_Q_INLINE __m256i dy_q_widen16(const void *p, int is_u8) {
   __m128i v = _mm_loadu_si128((const __m128i *)p);
   return is_u8 ? _mm256_cvtepu8_epi16(v) : _mm256_cvtepi8_epi16(v);
 }
 /* sum over 16-bit products of a (u8 when a_u8) and b (s8), the tail in C */
-static inline int32_t dy_q_dot_avx2(const void *a, const int8_t *b, int32_t n, int a_u8) {
+DY_Q_INLINE int32_t dy_q_dot_avx2(const void *a, const int8_t *b, int32_t n, int a_u8) {
   __m256i acc = _mm256_setzero_si256();
   __m128i s;
   int32_t i = 0, sum;
@@ -276,15 +284,15 @@ static inline int32_t dy_q_dot_avx2(const void *a, const int8_t *b, int32_t n, i
     sum += (a_u8 ? (int32_t)((const uint8_t *)a)[i] : (int32_t)((const int8_t *)a)[i]) * b[i];
   return sum;
 }
-static inline int32_t dy_q_dot_s8(const int8_t *a, const int8_t *b, int32_t n) {
+DY_Q_INLINE int32_t dy_q_dot_s8(const int8_t *a, const int8_t *b, int32_t n) {
   return dy_q_dot_avx2(a, b, n, 0);
 }
-static inline int32_t dy_q_dot_u8s8(const uint8_t *a, const int8_t *b, int32_t n) {
+DY_Q_INLINE int32_t dy_q_dot_u8s8(const uint8_t *a, const int8_t *b, int32_t n) {
   return dy_q_dot_avx2(a, b, n, 1);
 }
 #elif defined(__ARM_NEON) && defined(__aarch64__)
 #include <arm_neon.h>
-static inline int32_t dy_q_dot_s8(const int8_t *a, const int8_t *b, int32_t n) {
+DY_Q_INLINE int32_t dy_q_dot_s8(const int8_t *a, const int8_t *b, int32_t n) {
   int32x4_t acc = vdupq_n_s32(0);
   int32_t i = 0, sum;
   for (; i + 16 <= n; i += 16) {
@@ -301,7 +309,7 @@ static inline int32_t dy_q_dot_s8(const int8_t *a, const int8_t *b, int32_t n) {
     sum += (int32_t)a[i] * b[i];
   return sum;
 }
-static inline int32_t dy_q_dot_u8s8(const uint8_t *a, const int8_t *b, int32_t n) {
+DY_Q_INLINE int32_t dy_q_dot_u8s8(const uint8_t *a, const int8_t *b, int32_t n) {
   int32x4_t acc = vdupq_n_s32(0);
   int32_t i = 0, sum;
   for (; i + 8 <= n; i += 8) { /* u8 and s8 widened to s16: exact products */
@@ -320,21 +328,21 @@ static inline int32_t dy_q_dot_u8s8(const uint8_t *a, const int8_t *b, int32_t n
 /* __sxtb16 / __uxtb16 of w rotated right by 8 (bytes 1 and 3): one
  * instruction (the rotation is the extend's operand; the compilers emit a
  * separate ror for __sxtb16(w >> 8 | w << 24)) */
-static inline int32_t dy_q_sxtb16_ror8(uint32_t w) {
+DY_Q_INLINE int32_t dy_q_sxtb16_ror8(uint32_t w) {
   int32_t r;
   __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(w));
   return r;
 }
-static inline int32_t dy_q_uxtb16_ror8(uint32_t w) {
+DY_Q_INLINE int32_t dy_q_uxtb16_ror8(uint32_t w) {
   int32_t r;
   __asm__("uxtb16 %0, %1, ror #8" : "=r"(r) : "r"(w));
   return r;
 }
-static inline int32_t dy_q_load4(const int8_t *p) { /* unaligned, little-endian */
+DY_Q_INLINE int32_t dy_q_load4(const int8_t *p) { /* unaligned, little-endian */
   return (int32_t)((uint32_t)(uint8_t)p[0] | (uint32_t)(uint8_t)p[1] << 8 |
                    (uint32_t)(uint8_t)p[2] << 16 | (uint32_t)(uint8_t)p[3] << 24);
 }
-static inline int32_t dy_q_dot_s8(const int8_t *a, const int8_t *b, int32_t n) {
+DY_Q_INLINE int32_t dy_q_dot_s8(const int8_t *a, const int8_t *b, int32_t n) {
   int32_t i = 0, sum = 0;
   for (; i + 4 <= n; i += 4) {
     uint32_t wa = (uint32_t)dy_q_load4(a + i), wb = (uint32_t)dy_q_load4(b + i);
@@ -349,7 +357,7 @@ static inline int32_t dy_q_dot_s8(const int8_t *a, const int8_t *b, int32_t n) {
     sum += (int32_t)a[i] * b[i];
   return sum;
 }
-static inline int32_t dy_q_dot_u8s8(const uint8_t *a, const int8_t *b, int32_t n) {
+DY_Q_INLINE int32_t dy_q_dot_u8s8(const uint8_t *a, const int8_t *b, int32_t n) {
   int32_t i = 0, sum = 0;
   for (; i + 4 <= n; i += 4) { /* a zero-extends (__uxtb16), b sign-extends */
     uint32_t wa = (uint32_t)dy_q_load4((const int8_t *)(const void *)(a + i));
@@ -365,8 +373,8 @@ static inline int32_t dy_q_dot_u8s8(const uint8_t *a, const int8_t *b, int32_t n
   return sum;
 }
 #define DY_Q_DOT2_DSP 1
-static inline void dy_q_dot2_s8(const int8_t *a, const int8_t *b0, const int8_t *b1, int32_t n,
-                                int32_t *s) {
+DY_Q_INLINE void dy_q_dot2_s8(const int8_t *a, const int8_t *b0, const int8_t *b1, int32_t n,
+                              int32_t *s) {
   int32_t i = 0, s0 = 0, s1 = 0;
   for (; i + 4 <= n; i += 4) { /* a's word widened once, used twice */
     uint32_t wa = (uint32_t)dy_q_load4(a + i);
@@ -388,13 +396,13 @@ static inline void dy_q_dot2_s8(const int8_t *a, const int8_t *b0, const int8_t 
 #define DY_Q_DOT_C 1
 #endif
 #ifdef DY_Q_DOT_C
-static inline int32_t dy_q_dot_s8(const int8_t *a, const int8_t *b, int32_t n) {
+DY_Q_INLINE int32_t dy_q_dot_s8(const int8_t *a, const int8_t *b, int32_t n) {
   int32_t i, sum = 0;
   for (i = 0; i < n; i++)
     sum += (int32_t)a[i] * b[i];
   return sum;
 }
-static inline int32_t dy_q_dot_u8s8(const uint8_t *a, const int8_t *b, int32_t n) {
+DY_Q_INLINE int32_t dy_q_dot_u8s8(const uint8_t *a, const int8_t *b, int32_t n) {
   int32_t i, sum = 0;
   for (i = 0; i < n; i++)
     sum += (int32_t)a[i] * b[i];
@@ -403,33 +411,33 @@ static inline int32_t dy_q_dot_u8s8(const uint8_t *a, const int8_t *b, int32_t n
 #undef DY_Q_DOT_C
 #endif
 #ifndef DY_Q_DOT2_DSP
-static inline void dy_q_dot2_s8(const int8_t *a, const int8_t *b0, const int8_t *b1, int32_t n,
-                                int32_t *s) {
+DY_Q_INLINE void dy_q_dot2_s8(const int8_t *a, const int8_t *b0, const int8_t *b1, int32_t n,
+                              int32_t *s) {
   s[0] = dy_q_dot_s8(a, b0, n);
   s[1] = dy_q_dot_s8(a, b1, n);
 }
 #else
 #undef DY_Q_DOT2_DSP
 #endif
-static inline void dy_q_dot2_u8s8(const uint8_t *a, const int8_t *b0, const int8_t *b1,
-                                  int32_t n, int32_t *s) {
+DY_Q_INLINE void dy_q_dot2_u8s8(const uint8_t *a, const int8_t *b0, const int8_t *b1,
+                                int32_t n, int32_t *s) {
   s[0] = dy_q_dot_u8s8(a, b0, n);
   s[1] = dy_q_dot_u8s8(a, b1, n);
 }
 /* Two taps at once (the depthwise qconv2d): the 16-bit pair (lo, hi) as
  * one word, and acc + lo(a) * lo(b) + hi(a) * hi(b) over such words, the
  * halves signed: one SMLAD on a Cortex-M DSP, plain C elsewhere. */
-static inline uint32_t dy_q_pair(int32_t lo, int32_t hi) {
+DY_Q_INLINE uint32_t dy_q_pair(int32_t lo, int32_t hi) {
   return (uint32_t)(uint16_t)lo | (uint32_t)(uint16_t)hi << 16;
 }
 #if !defined(DY_NO_SIMD) && defined(__ARM_FEATURE_DSP) && defined(__ARM_FEATURE_SIMD32) && \
     !defined(__aarch64__)
 #include <arm_acle.h>
-static inline int32_t dy_q_mac2(int32_t acc, uint32_t a, uint32_t b) {
+DY_Q_INLINE int32_t dy_q_mac2(int32_t acc, uint32_t a, uint32_t b) {
   return __smlad(a, b, acc);
 }
 #else
-static inline int32_t dy_q_mac2(int32_t acc, uint32_t a, uint32_t b) {
+DY_Q_INLINE int32_t dy_q_mac2(int32_t acc, uint32_t a, uint32_t b) {
   return acc + (int32_t)(int16_t)(uint16_t)a * (int16_t)(uint16_t)b +
          (int32_t)(int16_t)(uint16_t)(a >> 16) * (int16_t)(uint16_t)(b >> 16);
 }
