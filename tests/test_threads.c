@@ -4,7 +4,9 @@
  *
  *   - the samples (mlp, lenet5, cnn, transformer) and a MobileNet-like
  *     block (GEMM conv, depthwise + 1x1 fused, depthwise on a small map,
- *     global pool, classifier matmul) built with --threads 2 and 3, every
+ *     global pool, classifier matmul), and a weight-stationary conv
+ *     (emit_conv.c: gathers and output channels split) built with
+ *     --threads 2 and 3, every
  *     kernel split (-DDY_THREAD_MIN_WORK=1) and at the default threshold,
  *     give the same bytes as --threads 1;
  *   - two threads of the caller running one model at once (each its own
@@ -201,6 +203,75 @@ static void test_mobile_block(void) {
   CU_ASSERT_EQUAL(rc, 0);
 }
 
+/* x [-1, 128, 9, 9] feed 0 -> conv 3x3 stride 2 pad 1 (128 -> 256: a
+ * 1.2 MB weight, so weight-stationary, emit_conv.c) + bias + x2 [-1, 256,
+ * 5, 5] feed 1 (the residual) + relu: --threads 2 and 3 (the gathers and
+ * the output channels split) = --threads 1, bytewise. */
+static void test_weight_stationary(void) {
+  setup_work();
+  const char *d = WORK "/ws";
+  CU_ASSERT_EQUAL_FATAL(sh("rm -rf %s && mkdir -p %s", d, d), 0);
+  enum { CI = 128, CO = 256, HI = 9, HO = 5, CAP = 4 << 20 };
+  char *t = malloc(CAP);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  size_t n = (size_t)snprintf(t, CAP,
+                              "program {\n  var x : f32[-1,%d,%d,%d] feed 0\n"
+                              "  var x2 : f32[-1,%d,%d,%d] feed 1\n"
+                              "  var w : f32[%d,%d,3,3] persistable",
+                              CI, HI, HI, CO, HO, HO, CO, CI);
+  n = put_weights(t, n, CAP, CO * CI * 9, 1, 0.05);
+  n += (size_t)snprintf(t + n, CAP - n, "  var b : f32[%d,1,1] persistable", CO);
+  n = put_weights(t, n, CAP, CO, 2, 0.3);
+  snprintf(t + n, CAP - n,
+           "  var c : f32[-1,%d,%d,%d]\n  var a : f32[-1,%d,%d,%d]\n"
+           "  var s : f32[-1,%d,%d,%d]\n  var y : f32[-1,%d,%d,%d]\n"
+           "  block 0 parent -1 {\n"
+           "    c = conv2d(x, w) {strides = [2, 2], paddings = [1, 1, 1, 1], "
+           "dilations = [1, 1], groups = 1}  @m.c:1\n"
+           "    a = add(c, b)  @m.c:1\n    s = add(a, x2)  @m.c:2\n    y = relu(s)  @m.c:3\n"
+           "  }\n  fetch 0 y\n}\n",
+           CO, HO, HO, CO, HO, HO, CO, HO, HO, CO, HO, HO);
+  dy_program *p = dy_test_parse_ok(t);
+  free(t);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  dy_error err = {0};
+  char path[600];
+  snprintf(path, sizeof path, "%s/blk", d);
+  DY_ASSERT_OK(dy_model_save(p, path, &err), &err);
+  dy_program_free(p);
+  for (int k = 0; k < 2; k++) {
+    int64_t shape[4] = {3, k ? CO : CI, k ? HO : HI, k ? HO : HI};
+    dy_tensor *x = dy_tensor_new(DY_F32, 4, shape);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(x);
+    for (int64_t i = 0; i < dy_tensor_numel(x); i++)
+      dy_tensor_f32(x)[i] = (float)((i * (37 + k)) % 101) / 50.0f - 1.0f;
+    snprintf(path, sizeof path, "%s/x%s.npy", d, k ? "2" : "");
+    DY_ASSERT_OK(dy_npy_write(path, x, &err), &err);
+    dy_tensor_free(x);
+  }
+  const char *in = "--input x=x.npy --input x2=x2.npy";
+  int rc = sh("cd %s && %s compile blk.dymodel --emit c -o ws2 --threads 2", d, DY2STC);
+  show_log_on_failure(rc);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  CU_ASSERT_EQUAL(sh("grep -q 'weight-stationary' %s/ws2.c && grep -q 'dy_parallel(ns' %s/ws2.c",
+                     d, d), 0);
+  /* with SIMD (native), and plain C (-DDY_NO_SIMD) against its own
+   * one-thread build */
+  static const char *const how[][2] = {
+      {"", "--threads 2"},
+      {"", "--threads 3"},
+      {"--cflags -DDY_NO_SIMD", "--threads 2 --cflags -DDY_NO_SIMD"}};
+  for (int k = 0; k < 3; k++) {
+    rc = sh("cd %s && %s compile blk.dymodel -o ta %s && ./ta %s --output-dir oa && "
+            "%s compile blk.dymodel -o tb %s && ./tb %s --output-dir ob && cmp oa/y.npy ob/y.npy",
+            d, DY2STC, how[k][0], in, DY2STC, how[k][1], in);
+    if (rc)
+      fprintf(stderr, "\n  weight-stationary, %s: not the one-thread bytes", how[k][1]);
+    show_log_on_failure(rc);
+    CU_ASSERT_EQUAL(rc, 0);
+  }
+}
+
 /* driver.c for the block emitted as mob2 (--threads 2, every kernel
  * split): the batch-1 results of NAMES inputs computed one after the
  * other, then two threads each run the model ROUNDS times on them (each
@@ -341,5 +412,6 @@ void dy_test_register(void) {
   DY_TEST(test_cnn);
   DY_TEST(test_transformer);
   DY_TEST(test_mobile_block);
+  DY_TEST(test_weight_stationary);
   DY_TEST(test_two_callers_and_no_threads);
 }
