@@ -85,11 +85,12 @@ static size_t put_weights(char *t, size_t n, size_t cap, int count, int seed, do
   return n + (size_t)snprintf(t + n, cap - n, "]\n");
 }
 
-enum { C = 16, E = 64, H = 20, K = 10 };
+enum { C = 48, E = 64, H = 20, K = 10 };
 
-/* WORK/mob/blk.dymodel: x [-1, 16, 20, 20] -> conv 3x3 pad 1 (16 -> 64) +
- * bias + relu6 -> depthwise 3x3 pad 1 + bias + relu6 -> 1x1 (64 -> 16) +
- * bias + x (fused with the depthwise) -> 1x1 (16 -> 64) + relu ->
+/* WORK/mob/blk.dymodel: x [-1, 48, 20, 20] -> conv 3x3 pad 1 (48 -> 64) +
+ * bias + relu6 -> depthwise 3x3 pad 1 + bias + relu6 -> 1x1 (64 -> 48) +
+ * bias + x (fused with the depthwise: one band, four micro-panels of
+ * the 1x1 weight, so split at batch 1) -> 1x1 (48 -> 64) + relu ->
  * depthwise 3x3 stride 2 (a 10x10 map) + relu -> global average pool ->
  * flatten -> matmul 64 x 10 + bias: y [-1, 10]. */
 static void save_mobile_block(const char *d) {
@@ -160,23 +161,27 @@ static void save_mobile_block(const char *d) {
   snprintf(path, sizeof path, "%s/blk", d);
   DY_ASSERT_OK(dy_model_save(p, path, &err), &err);
   dy_program_free(p);
-  int64_t shape[4] = {3, C, H, H};
-  dy_tensor *x = dy_tensor_new(DY_F32, 4, shape);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(x);
-  for (int64_t i = 0; i < dy_tensor_numel(x); i++)
-    dy_tensor_f32(x)[i] = (float)((i * 37) % 101) / 50.0f - 1.0f;
-  snprintf(path, sizeof path, "%s/x.npy", d);
-  DY_ASSERT_OK(dy_npy_write(path, x, &err), &err);
-  dy_tensor_free(x);
+  for (int k = 0; k < 2; k++) { /* x.npy: batch 3, x1.npy: batch 1 */
+    int64_t shape[4] = {k ? 1 : 3, C, H, H};
+    dy_tensor *x = dy_tensor_new(DY_F32, 4, shape);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(x);
+    for (int64_t i = 0; i < dy_tensor_numel(x); i++)
+      dy_tensor_f32(x)[i] = (float)((i * 37) % 101) / 50.0f - 1.0f;
+    snprintf(path, sizeof path, "%s/x%s.npy", d, k ? "1" : "");
+    DY_ASSERT_OK(dy_npy_write(path, x, &err), &err);
+    dy_tensor_free(x);
+  }
 }
 
-/* The MobileNet-like block: --threads 2 and 3 = --threads 1, bytewise. */
+/* The MobileNet-like block: --threads 2 and 3 = --threads 1, bytewise, at
+ * batch 3 and 1. */
 static void test_mobile_block(void) {
   setup_work();
   const char *d = WORK "/mob";
   CU_ASSERT_EQUAL_FATAL(sh("rm -rf %s && mkdir -p %s", d, d), 0);
   save_mobile_block(d);
   int rc = sh("cd %s && %s compile blk.dymodel -o t1 && ./t1 --input x=x.npy --output-dir o1 && "
+              "./t1 --input x=x1.npy --output-dir o1b && "
               "%s compile blk.dymodel --emit c -o mob2 --threads 2 --report > report.txt",
               d, DY2STC, DY2STC);
   show_log_on_failure(rc);
@@ -185,12 +190,14 @@ static void test_mobile_block(void) {
   CU_ASSERT_EQUAL(sh("grep -q 'fused: per band' %s/mob2.c", d), 0);
   CU_ASSERT_EQUAL(sh("grep -q 'depthwise, padded planes' %s/mob2.c", d), 0);
   CU_ASSERT_EQUAL(sh("grep -q 'dy_pool_begin(&pool);' %s/mob2.c", d), 0);
+  CU_ASSERT_EQUAL(sh("grep -q 'args.sp = DY_THREADS;' %s/mob2.c", d), 0); /* dwpw's split */
   static const char *const how[] = {"--threads 2 --cflags -DDY_THREAD_MIN_WORK=1",
                                     "--threads 3 --cflags -DDY_THREAD_MIN_WORK=1",
                                     "--threads 3", "--threads 2 --cflags -DDY_SPIN=0"};
   for (int k = 0; k < 4; k++) {
     rc = sh("cd %s && %s compile blk.dymodel -o tk %s && ./tk --input x=x.npy --output-dir ok && "
-            "cmp o1/y.npy ok/y.npy",
+            "cmp o1/y.npy ok/y.npy && ./tk --input x=x1.npy --output-dir okb && "
+            "cmp o1b/y.npy okb/y.npy",
             d, DY2STC, how[k]);
     if (rc)
       fprintf(stderr, "\n  block, %s: not the --threads 1 bytes", how[k]);
