@@ -82,8 +82,11 @@ void dy_cg_gemm_prelude(dy_buf *out, bool narrow);
  * `threads` slices (only in files of kernels compiled with --threads). */
 void dy_cg_thread_prelude(dy_buf *out, int threads);
 /* Kernels split work over threads when the work (multiply-adds) of one
- * call reaches this; smaller calls stay on the caller's thread. */
-#define DY_THREAD_MIN_WORK (1 << 23)
+ * call reaches this; smaller calls stay on the caller's thread. 2^20
+ * (~10-20 us of work) since the per-run pool (rt/dy_thread.h) made a
+ * fork/join a few us; per-call threads needed 2^23 (bench/RESULTS.md,
+ * "Threads (branch pool)"). */
+#define DY_THREAD_MIN_WORK (1 << 20)
 /* The rows of the micro-panels of a packed A (A12, WINO) of `rows` rows:
  * the micro-kernel's MR, and the csa such an operand is read with. */
 int dy_gemm_pack_mr(int64_t rows);

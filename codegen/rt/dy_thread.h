@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #define DY_TPL_THREADS 4
-#define DY_TPL_MIN_WORK 8388608
+#define DY_TPL_MIN_WORK 1048576
 /* dy2stc: template begin */
 /* ---- threads (dy2stc --threads DY_TPL_THREADS) ----
  * dy_parallel(n, fn, arg) runs fn(arg, lo, hi, t) over [0, n) in
