@@ -51,8 +51,8 @@
 #define DY_LOAD(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
 #define DY_STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
 #define DY_DEC(x) __atomic_sub_fetch(&(x), 1, __ATOMIC_ACQ_REL)
-#ifndef DY_SPIN
-#define DY_SPIN 2000 /* polls (pause: ~15-25 ns each) before a wait sleeps */
+#ifndef DY_SPIN /* polls (a pause, ~15-25 ns) before a wait sleeps; longer */
+#define DY_SPIN 100 /* spins lost on a loaded machine (bench/RESULTS.md) */
 #endif
 #if defined(__x86_64__) || defined(__i386__)
 #define DY_RELAX() __builtin_ia32_pause()
