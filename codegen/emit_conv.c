@@ -248,7 +248,7 @@ int64_t dy_codegen_conv_panels(const dy_program *p, const dy_op *op, int threads
 int64_t dy_cg_conv_scratch(const dy_program *p, const dy_op *op, int threads) {
   if (op->kind == DY_OP_FUSED_CONV2D_POOL ||
       (op->kind == DY_OP_FUSED_CONV2D && strcmp(dy_fused_conv2d_attrs_get(op).algo, "small") == 0)) {
-    return dy_cg_conv_small_scratch(p, op); /* emit_conv_small.c */
+    return dy_cg_conv_small_scratch(p, op, threads); /* emit_conv_small.c */
   }
   dy_pack k = dy_gemm_pack_of(p, op, 1);
   if (k.kind == DY_PACK_WINO) {

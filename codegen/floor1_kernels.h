@@ -194,7 +194,7 @@ dy_status dy_cg_conv_small(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_geom 
                            bool residual, const char *act, double alpha,
                            const dy_cg_pool_geom *pool);
 dy_cg_conv_geom dy_cg_conv_small_geom(const dy_program *p, const dy_op *op);
-int64_t dy_cg_conv_small_scratch(const dy_program *p, const dy_op *op);
+int64_t dy_cg_conv_small_scratch(const dy_program *p, const dy_op *op, int threads);
 /* The pool of a fused_conv2d_pool into *pg; false for other ops. */
 bool dy_cg_conv_small_pool(const dy_program *p, const dy_op *op, dy_cg_pool_geom *pg);
 

@@ -2,13 +2,12 @@
  * the generated code (codegen/rt/dy_thread.h, NAME_run around
  * NAME_run_body in codegen/emit.c) and the kernels that split over it.
  *
- *   - the samples (mlp, lenet5, cnn, transformer) and a MobileNet-like
- *     block (GEMM conv, depthwise + 1x1 fused, depthwise on a small map,
- *     global pool, classifier matmul), and a weight-stationary conv
- *     (emit_conv.c: gathers and output channels split) built with
- *     --threads 2 and 3, every
- *     kernel split (-DDY_THREAD_MIN_WORK=1) and at the default threshold,
- *     give the same bytes as --threads 1;
+ *   - the samples (mlp, lenet5 on conv-small, cnn, transformer), a
+ *     MobileNet-like block (GEMM conv, depthwise + 1x1 fused, depthwise on
+ *     a small map, global pool, classifier matmul) and a weight-stationary
+ *     conv (emit_conv.c: gathers and output channels split) built with
+ *     --threads 2 and 3, every kernel split (-DDY_THREAD_MIN_WORK=1) and at
+ *     the default threshold, give the same bytes as --threads 1;
  *   - two threads of the caller running one model at once (each its own
  *     arena), many times, give the one-thread results, also built with
  *     -fsanitize=thread (the pool's waits and wake-ups race-free);
@@ -70,7 +69,14 @@ static void sample_same_bytes(const char *sample) {
 }
 
 static void test_mlp(void) { sample_same_bytes("mlp"); }
-static void test_lenet5(void) { sample_same_bytes("lenet5"); }
+/* LeNet-5's convs run on conv-small (emit_conv_small.c), split by band */
+static void test_lenet5(void) {
+  sample_same_bytes("lenet5");
+  CU_ASSERT_EQUAL(sh("cd %s/lenet5 && %s compile lenet5.dymodel --emit c -o l2 --threads 2 && "
+                     "test $(grep -c 'band of conv rows), one thread' l2.c) -eq 2",
+                     WORK, DY2STC),
+                  0);
+}
 static void test_cnn(void) { sample_same_bytes("cnn"); }
 static void test_transformer(void) { sample_same_bytes("transformer"); }
 
