@@ -303,6 +303,7 @@ typedef struct {
   int64_t *scratch_off;  /* per op index: its arena offset */
   int64_t arena_bytes;   /* NAME_ARENA_BYTES: the plan's, plus appended scratch */
   unsigned uses;         /* DY_USES_* of all kernels */
+  dy_buf run_pool;       /* with threads: NAME_run around NAME_run_body */
 } gen;
 
 static const char *ctype_of(dy_dtype t) {
@@ -2399,12 +2400,45 @@ static void emit_layout(gen *g, dy_buf *out) {
   dy_buf_putc(out, '\n');
 }
 
+/* NAME_run of a file with threads, into g->run_pool (emit_run puts it
+ * after NAME_run_body): a pool for the call around the body. */
+static void emit_run_pool(gen *g, dy_buf *out, char **params, int n) {
+  dy_buf *b = &g->run_pool;
+  char *args[3 + 2 * DY_MAX_FEEDS + DY_MAX_SYMS];
+  for (int i = 0; i < n; i++) { /* "const float *x" -> "x" */
+    const char *s = params[i], *e = s + strlen(s);
+    while (e > s && e[-1] != ' ' && e[-1] != '*')
+      e--;
+    args[i] = xstrdup(e);
+  }
+  char *head = xprintf("int %s_run", g->lower), *call = xprintf("rc = %s_run_body", g->lower);
+  if (!args_ok(args, n) || !head || !call) {
+    out->oom = true;
+  } else {
+    dy_buf_printf(b, "/* %s_run_body in a pool of %d threads for this call (workers\n"
+                     " * started by its first split kernel, joined before it returns) */\n",
+                  g->lower, g->opt->threads);
+    put_wrapped(b, "", head, params, n, " {\n");
+    dy_buf_puts(b, "  dy_pool pool;\n  int rc;\n  dy_pool_begin(&pool);\n");
+    put_wrapped(b, "  ", call, args, n, ";\n");
+    dy_buf_puts(b, "  dy_pool_end(&pool);\n  return rc;\n}\n\n");
+    if (b->oom)
+      out->oom = true;
+  }
+  free(head);
+  free(call);
+  free_args(args, n);
+}
+
 static void emit_run(gen *g, dy_buf *out) {
   const dy_program *p = g->p;
   const char *L = g->lower, *U = g->upper;
   char *args[3 + 2 * DY_MAX_FEEDS + DY_MAX_SYMS];
   int n = run_params(g, args);
-  char *head = xprintf("int %s_run", L);
+  /* with threads the body is NAME_run_body, which NAME_run calls inside
+   * a pool of workers for the call (rt/dy_thread.h) */
+  bool pool = g->uses & DY_USES_THREADS;
+  char *head = xprintf(pool ? "static int %s_run_body" : "int %s_run", L);
   if (!args_ok(args, n) || !head) {
     out->oom = true;
     free(head);
@@ -2416,6 +2450,8 @@ static void emit_run(gen *g, dy_buf *out) {
   emit_layout(g, out);
   put_wrapped(out, "", head, args, n, " {\n");
   free(head);
+  if (pool)
+    emit_run_pool(g, out, args, n);
   free_args(args, n);
 
   /* argument checks */
@@ -2487,6 +2523,9 @@ static void emit_run(gen *g, dy_buf *out) {
                   cast ? "(" : "", src, cast ? ")" : "");
   }
   dy_buf_printf(out, "  return %s_OK;\n}\n\n", U);
+  if (pool && g->run_pool.s)
+    dy_buf_puts(out, g->run_pool.s);
+  dy_buf_free(&g->run_pool);
 
   /* NAME_run_v */
   dy_buf_printf(out,

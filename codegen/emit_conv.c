@@ -216,14 +216,15 @@ static void emit_im2col_panel(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, ll cg, c
  * the 7x7 and 14x14 layers of resnet18, 4.7-9.4 MB), np panels of
  * im2col(x) at once, at most WS_MAX_SCRATCH bytes, each micro-panel of the
  * weight multiplied into all of them while it is in L1: the weight is read
- * from memory once per np panels instead of once per panel. One thread,
- * one group; --plain-kernels: one panel at a time. */
+ * from memory once per np panels instead of once per panel. One group
+ * (with threads: the output channels split); --plain-kernels: one panel
+ * at a time. */
 enum { WS_MIN_WEIGHT = 1 << 20, WS_MAX_SCRATCH = 2 << 20 };
 
 static ll conv_ws_panels(const dy_cg_conv_geom *g, int threads, bool plain) {
   ll r = g->c / (g->groups > 0 ? g->groups : 1) * g->kh * g->kw;
   ll panels = (g->oh * g->ow + 15) / 16;
-  if (threads > 1 || plain || g->groups != 1 || panels < 2 || g->o * r * 4 <= WS_MIN_WEIGHT)
+  if (plain || g->groups != 1 || panels < 2 || g->o * r * 4 <= WS_MIN_WEIGHT)
     return 1;
   ll np = WS_MAX_SCRATCH / (r * 64);
   if (np < 2)
@@ -247,7 +248,7 @@ int64_t dy_codegen_conv_panels(const dy_program *p, const dy_op *op, int threads
 int64_t dy_cg_conv_scratch(const dy_program *p, const dy_op *op, int threads) {
   if (op->kind == DY_OP_FUSED_CONV2D_POOL ||
       (op->kind == DY_OP_FUSED_CONV2D && strcmp(dy_fused_conv2d_attrs_get(op).algo, "small") == 0)) {
-    return dy_cg_conv_small_scratch(p, op); /* emit_conv_small.c */
+    return dy_cg_conv_small_scratch(p, op, threads); /* emit_conv_small.c */
   }
   dy_pack k = dy_gemm_pack_of(p, op, 1);
   if (k.kind == DY_PACK_WINO) {
@@ -300,39 +301,16 @@ void dy_cg_gemm_kblocks_open(dy_cg_ctx *ctx, long long depth, long long nkb, lon
 
 /* The weight-stationary form (conv_ws_panels): per image, blocks of np
  * panels gathered into the scratch, then per block of k and micro-panel
- * of the weight a tile of each panel. One thread, one group. */
-static void emit_conv_gemm_ws(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, const dy_pack *pk,
-                              ll np, bool bias, bool residual, const char *epi,
-                              const char *alit, const char *nb) {
-  ll o = g->o, r = pk->cols, p = g->oh * g->ow, mr = dy_gemm_pack_mr(o);
-  ll nkb = (r + 511) / 512, kc = (r + nkb - 1) / nkb, hp, wp;
-  L("/* as GEMM, weight-stationary: y[n] (%lld x %lld pixels) = w (%lld x %lld, in1 packed:", o,
-    p, o, r);
-  L(" * %lld micro-panels of %lld x %lld) times im2col(x[n]) (%lld x %lld), gathered %lld",
-    (o + mr - 1) / mr, r, mr, r, p, np);
-  L(" * panels of 16 pixels at a time; each micro-panel of w (%lld bytes in all: more than",
-    o * r * 4);
-  L(" * L2) times all of them while it is in L1 */");
-  bool padded = conv_padded(g, &hp, &wp);
-  dy_cg_conv_geom gi = *g;
-  if (padded)
-    gi.h = hp, gi.w = wp, gi.pt = 0, gi.pl = 0;
-  const char *nr_line = p % 16 == 0 ? "const int nr = 16;"
-                                    : "const int nr = %lld - p0 < 16 ? (int)(%lld - p0) : 16;";
-  OPEN("for (int64_t n = 0; n < %s; n++) {", nb);
-  if (padded) {
-    emit_pad_image(ctx, g, hp, wp, np * r * 16);
-    L("const float *x = xp;");
-  } else {
-    L("const float *x = in0 + n * %lld;", g->c * g->h * g->w);
-  }
-  L("float *y = out0 + n * %lld;", o * p);
-  if (residual)
-    L("const float *res = in3 + n * %lld;", o * p);
-  OPEN("for (int64_t pb = 0; pb < %lld; pb += %lld) {", p, np * 16);
-  L("const int64_t ns = %lld - pb < %lld ? (%lld - pb + 15) / 16 : %lld;", p, np * 16, p, np);
-  L("/* the block's panels: panel s at scratch + s * %lld */", r * 16);
-  OPEN("for (int64_t s = 0; s < ns; s++) {");
+ * of the weight a tile of each panel. One group. With threads, per block
+ * two splits: the panels' gathers (panel s of the block), then the
+ * micro-panels of the weight (output channels), each thread times all
+ * the block's panels (shared in the scratch): each thread reads its share
+ * of the weight once per block. */
+
+/* gather panel s of the block at pb (p0, nr, the residual into y, the
+ * zeroed columns past nr) */
+static void ws_gather_panel(dy_cg_ctx *ctx, const dy_cg_conv_geom *gi, ll r, ll p, ll o,
+                            bool residual, const char *nr_line) {
   L("const int64_t p0 = pb + s * 16;");
   L(nr_line, p, p);
   L("float *const panel = scratch + s * %lld;", r * 16);
@@ -340,17 +318,21 @@ static void emit_conv_gemm_ws(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, const dy
     L("for (int64_t oc = 0; oc < %lld; oc++) /* the residual, added by the GEMM */", o);
     L("  dy_copy(y + oc * %lld + p0, res + oc * %lld + p0, nr);", p, p);
   }
-  emit_im2col_panel(ctx, &gi, g->c, NULL, "panel");
+  emit_im2col_panel(ctx, gi, gi->c, NULL, "panel");
   if (p % 16 != 0) {
     L("/* the last panel's columns past nr: computed, never stored */");
     L("for (int64_t r = 0; r < %lld && nr < 16; r++)", r);
     L("  for (int j = nr; j < 16; j++)");
     L("    panel[r * 16 + j] = 0.0f;");
   }
-  CLOSE();
-  /* per micro-panel of w, its blocks of k in order (the weight is read as
-   * one stream, which the kernels prefetch ahead), each times all panels */
-  OPEN("for (int64_t oc = 0; oc < %lld; oc += %d) {", o, MR);
+}
+
+/* micro-panel oc of the weight, its blocks of k in order (the weight is
+ * read as one stream, which the kernels prefetch ahead), each times all
+ * ns panels of the block */
+static void ws_tiles(dy_cg_ctx *ctx, ll o, ll r, ll p, ll mr, bool residual, const char *epi,
+                     const char *alit, bool bias, const char *nr_line) {
+  ll nkb = (r + 511) / 512, kc = (r + nkb - 1) / nkb;
   char k0a[32] = "";
   const char *k0b = "";
   dy_cg_gemm_kblocks_open(ctx, r, nkb, kc, residual, epi);
@@ -369,7 +351,103 @@ static void emit_conv_gemm_ws(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, const dy
   CLOSE();
   if (nkb > 1)
     CLOSE();
-  CLOSE();
+}
+
+static void emit_conv_gemm_ws(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, const dy_pack *pk,
+                              ll np, bool bias, bool residual, const char *epi,
+                              const char *alit, const char *nb) {
+  ll o = g->o, r = pk->cols, p = g->oh * g->ow, mr = dy_gemm_pack_mr(o), hp, wp;
+  ll nq = (o + MR - 1) / MR;
+  L("/* as GEMM, weight-stationary: y[n] (%lld x %lld pixels) = w (%lld x %lld, in1 packed:", o,
+    p, o, r);
+  L(" * %lld micro-panels of %lld x %lld) times im2col(x[n]) (%lld x %lld), gathered %lld",
+    (o + mr - 1) / mr, r, mr, r, p, np);
+  L(" * panels of 16 pixels at a time; each micro-panel of w (%lld bytes in all: more than",
+    o * r * 4);
+  L(" * L2) times all of them while it is in L1%s */",
+    ctx->threads > 1 ? "; with threads the gathers, then\n * the micro-panels, split" : "");
+  bool padded = conv_padded(g, &hp, &wp);
+  dy_cg_conv_geom gi = *g;
+  if (padded)
+    gi.h = hp, gi.w = wp, gi.pt = 0, gi.pl = 0;
+  const char *nr_line = p % 16 == 0 ? "const int nr = 16;"
+                                    : "const int nr = %lld - p0 < 16 ? (int)(%lld - p0) : 16;";
+  char fg[64], fm[64];
+  if (ctx->threads > 1) {
+    /* the two splits, as functions of a block's args */
+    int id = ctx->op->id;
+    snprintf(fg, sizeof fg, "k%d_part%d", id, ctx->n_parts++);
+    snprintf(fm, sizeof fm, "k%d_part%d", id, ctx->n_parts++);
+    *ctx->uses |= DY_USES_THREADS;
+    dy_buf_printf(ctx->before,
+                  "/* op %d: a block of panels of one image, weight-stationary */\n"
+                  "typedef struct {\n"
+                  "  const float *x, *in1, *in2, *res;\n"
+                  "  float *y, *scratch;\n"
+                  "  int64_t pb, ns;\n"
+                  "} k%d_ws_args;\n\n",
+                  id, id);
+    const char *head =
+        "static void %s(void *arg, int64_t lo, int64_t hi, int t) {\n"
+        "  const k%d_ws_args *g_ = (const k%d_ws_args *)arg;\n"
+        "  const float *x = g_->x, *in1 = g_->in1, *in2 = g_->in2, *res = g_->res;\n"
+        "  float *y = g_->y, *scratch = g_->scratch;\n"
+        "  const int64_t pb = g_->pb, ns = g_->ns;\n"
+        "  (void)x, (void)in1, (void)in2, (void)res, (void)y, (void)ns, (void)t;\n";
+    dy_cg_ctx sub = *ctx;
+    sub.body = ctx->before;
+    sub.indent = 1;
+    dy_buf_printf(ctx->before, "/* op %d: panels [lo, hi) of the block, gathered */\n", id);
+    dy_buf_printf(ctx->before, head, fg, id, id);
+    dy_cg_ctx *outer = ctx;
+    ctx = &sub;
+    OPEN("for (int64_t s = lo; s < hi; s++) {");
+    ws_gather_panel(ctx, &gi, r, p, o, residual, nr_line);
+    CLOSE();
+    dy_buf_puts(outer->before, "}\n\n");
+    dy_buf_printf(outer->before,
+                  "/* op %d: micro-panels [lo, hi) of the weight times the block's panels */\n",
+                  id);
+    dy_buf_printf(outer->before, head, fm, id, id);
+    OPEN("for (int64_t q = lo; q < hi; q++) {");
+    L("const int64_t oc = q * %d;", MR);
+    ws_tiles(ctx, o, r, p, mr, residual, epi, alit, bias, nr_line);
+    CLOSE();
+    dy_buf_puts(outer->before, "}\n\n");
+    ctx = outer;
+    L("k%d_ws_args args;", id);
+    L("const int par = %s * %lld >= DY_THREAD_MIN_WORK; /* multiply-adds: worth the threads? */",
+      nb, o * r * p);
+    L("args.in1 = in1, args.in2 = %s, args.scratch = scratch;", bias ? "in2" : "0");
+  }
+  OPEN("for (int64_t n = 0; n < %s; n++) {", nb);
+  if (padded) {
+    emit_pad_image(ctx, g, hp, wp, np * r * 16);
+    L("const float *x = xp;");
+  } else {
+    L("const float *x = in0 + n * %lld;", g->c * g->h * g->w);
+  }
+  L("float *y = out0 + n * %lld;", o * p);
+  if (residual)
+    L("const float *res = in3 + n * %lld;", o * p);
+  OPEN("for (int64_t pb = 0; pb < %lld; pb += %lld) {", p, np * 16);
+  L("const int64_t ns = %lld - pb < %lld ? (%lld - pb + 15) / 16 : %lld;", p, np * 16, p, np);
+  L("/* the block's panels: panel s at scratch + s * %lld */", r * 16);
+  if (ctx->threads > 1) {
+    L("args.x = x, args.y = y, args.res = %s, args.pb = pb, args.ns = ns;",
+      residual ? "res" : "0");
+    L("if (par)");
+    L("  dy_parallel(ns, %s, &args), dy_parallel(%lld, %s, &args);", fg, nq, fm);
+    L("else");
+    L("  %s(&args, 0, ns, 0), %s(&args, 0, %lld, 0);", fg, fm, nq);
+  } else {
+    OPEN("for (int64_t s = 0; s < ns; s++) {");
+    ws_gather_panel(ctx, &gi, r, p, o, residual, nr_line);
+    CLOSE();
+    OPEN("for (int64_t oc = 0; oc < %lld; oc += %d) {", o, MR);
+    ws_tiles(ctx, o, r, p, mr, residual, epi, alit, bias, nr_line);
+    CLOSE();
+  }
   CLOSE();
   CLOSE();
 }

@@ -21,8 +21,9 @@
  * (ys), from which the store loop writes y = act(conv + b [+ r]), or for
  * fused_conv2d_pool the max over each pooling window of act(conv + b),
  * while the band is in L1: the convolution's full output never reaches
- * the arena (and rows no window reads are not computed). One thread
- * (these layers are far below DY_THREAD_MIN_WORK). */
+ * the arena (and rows no window reads are not computed). With --threads
+ * the (image, band) items split, each thread padding the images it reaches
+ * into its own slice of the scratch (outputs identical). */
 #include <stdio.h>
 #include <string.h>
 
@@ -112,11 +113,11 @@ bool dy_cg_conv_small_pool(const dy_program *p, const dy_op *op, dy_cg_pool_geom
   return true;
 }
 
-int64_t dy_cg_conv_small_scratch(const dy_program *p, const dy_op *op) {
+int64_t dy_cg_conv_small_scratch(const dy_program *p, const dy_op *op, int threads) {
   dy_cg_conv_geom g = dy_cg_conv_small_geom(p, op);
   dy_cg_pool_geom pg;
   small_geom s = small_geom_of(&g, dy_cg_conv_small_pool(p, op, &pg) ? &pg : NULL);
-  return (s.xs + s.ys) * 4;
+  return (s.xs + s.ys) * (threads > 1 ? threads : 1) * 4;
 }
 
 /* One tile: ob output channels from o, PB vectors of flat positions
@@ -195,8 +196,39 @@ dy_status dy_cg_conv_small(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_geom 
   L(" * w[oc][c][i][j] * xs[c][r0 * %lld + q + i * %lld + j] at the flat positions", s.wp, s.wp);
   L(" * q = oy * %lld + ox (ox >= %lld never stored), then %s */", s.wp, g->ow,
     pool ? "max pooled" : "stored");
-  OPEN("for (int64_t n = 0; n < %s; n++) {", nb);
-  L("float *const xs = scratch, *const ys = scratch + %lld;", s.xs);
+  ll nbands = (s.rows + s.br - 1) / s.br;
+  char fn[64];
+  dy_cg_ctx sub = *ctx, *outer = ctx;
+  if (ctx->threads > 1) {
+    /* items [lo, hi) of (image, band), each thread padding the images it
+     * reaches into its own slice of the scratch */
+    snprintf(fn, sizeof fn, "k%d_part%d", ctx->op->id, ctx->n_parts++);
+    dy_buf_printf(ctx->before,
+                  "/* op %d: items [lo, hi) of (image, band of conv rows), one thread's share */\n"
+                  "typedef struct {\n"
+                  "  const float *in0, *in1, *in2, *in3;\n"
+                  "  float *out0, *scratch;\n"
+                  "} %s_args;\n\n"
+                  "static void %s(void *arg, int64_t lo, int64_t hi, int t) {\n"
+                  "  const %s_args *g_ = (const %s_args *)arg;\n"
+                  "  const float *in0 = g_->in0, *in1 = g_->in1, *in2 = g_->in2, *in3 = g_->in3;\n"
+                  "  float *out0 = g_->out0;\n"
+                  "  float *const xs = g_->scratch + (int64_t)t * %lld, *const ys = xs + %lld;\n"
+                  "  int64_t cur = -1;\n"
+                  "  (void)in2, (void)in3;\n",
+                  ctx->op->id, fn, fn, fn, fn, s.xs + s.ys, s.xs);
+    *ctx->uses |= DY_USES_THREADS;
+    sub.body = ctx->before;
+    sub.indent = 1;
+    ctx = &sub;
+    OPEN("for (int64_t it = lo; it < hi; it++) {");
+    L("const int64_t n = it / %lld, r0 = it %% %lld * %lld;", nbands, nbands, s.br);
+    OPEN("if (n != cur) { /* a new image */");
+    L("cur = n;");
+  } else {
+    OPEN("for (int64_t n = 0; n < %s; n++) {", nb);
+    L("float *const xs = scratch, *const ys = scratch + %lld;", s.xs);
+  }
   L("for (int64_t q = 0; q < %lld; q++)", s.xs);
   L("  xs[q] = 0.0f;");
   /* input rows and columns that land inside hp x wp */
@@ -207,7 +239,10 @@ dy_status dy_cg_conv_small(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_geom 
   L("    dy_copy(xs + c * %lld + (iy + %lld) * %lld + %lld, in0 + ((n * %lld + c) * %lld + iy) * "
     "%lld + %lld, %lld);",
     plane, g->pt, s.wp, g->pl + ix0, g->c, g->h, g->w, ix0, ix1 - ix0);
-  OPEN("for (int64_t r0 = 0; r0 < %lld; r0 += %lld) {", s.rows, s.br);
+  if (outer->threads > 1)
+    CLOSE();
+  else
+    OPEN("for (int64_t r0 = 0; r0 < %lld; r0 += %lld) {", s.rows, s.br);
   if (pool && s.br >= s.rows) /* one band: rows not needed */
     L("const int64_t qn = %lld;", s.qb);
   else if (s.rows % s.br == 0)
@@ -264,7 +299,23 @@ dy_status dy_cg_conv_small(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_geom 
     CLOSE();
     ctx->indent--;
   }
+  if (outer->threads <= 1) {
+    CLOSE();
+    CLOSE();
+    return DY_OK;
+  }
   CLOSE();
-  CLOSE();
+  dy_buf_puts(outer->before, "}\n\n");
+  ctx = outer;
+  ctx->n_parts = sub.n_parts;
+  L("%s_args args;", fn);
+  L("args.in0 = in0, args.in1 = in1, args.in2 = %s, args.in3 = %s;", bias ? "in2" : "0",
+    residual ? "in3" : "0");
+  L("args.out0 = out0, args.scratch = scratch;");
+  L("if (%s * %lld >= DY_THREAD_MIN_WORK) /* multiply-adds: worth the threads? */", nb,
+    g->o * g->c * g->kh * g->kw * s.rows * g->ow);
+  L("  dy_parallel(%s * %lld, %s, &args);", nb, nbands, fn);
+  L("else");
+  L("  %s(&args, 0, %s * %lld, 0);", fn, nb, nbands);
   return DY_OK;
 }

@@ -17,7 +17,9 @@
  * bias, the residual (copied into y, DY_GEMM_ADD_C) and act in its
  * epilogue, as emit_conv.c's GEMM convolution does. With --threads the
  * (image, band) pairs are split over the threads, each with its own slice
- * of the scratch (outputs identical). */
+ * of the scratch (outputs identical); with fewer pairs than threads (a 7x7
+ * map at batch 1 is one band), each pair's 1x1 weight is split too, each
+ * part computing the band's depthwise output again. */
 #include <stdio.h>
 #include <string.h>
 
@@ -76,15 +78,29 @@ int64_t dy_cg_dwpw_scratch(const dy_program *p, const dy_op *op, int threads) {
 }
 
 /* The body over (image, band) items: one thread's loops, or the share
- * [lo, hi) of a worker. xp, rt, pan point into the scratch. */
+ * [lo, hi) of a worker. xp, rt, pan point into the scratch. With split
+ * (threads), the items are (image, band, part): part it % sp of sp parts
+ * of the 1x1 weight's micro-panels, each part computing the band's
+ * depthwise output itself (sp, a variable of the worker, is 1 when there
+ * are items enough without it). */
 static void emit_dwpw_items(dy_cg_ctx *ctx, const dwpw_geom *k, bool residual, const char *vact,
-                            const char *epi, const char *alit, const char *lo, const char *hi) {
+                            const char *epi, const char *alit, const char *lo, const char *hi,
+                            bool split) {
   const dy_cg_conv_geom *g = &k->g;
   ll p = g->oh * g->ow, c = g->c, nkb = (c + 511) / 512, kc = (c + nkb - 1) / nkb;
+  ll nq = (k->o + DY_GEMM_MR - 1) / DY_GEMM_MR;
   L("for (int64_t q = 0; q < %lld; q++) /* the border (and slack) stays zero */", k->d.size);
   L("  xp[q] = 0.0f;");
   OPEN("for (int64_t it = %s; it < %s; it++) {", lo, hi);
-  L("const int64_t n = it / %lld, oy0 = it %% %lld * %lld;", k->bands, k->bands, k->rows);
+  if (split) {
+    L("const int64_t n = it / (sp * %lld), oy0 = it / sp %% %lld * %lld;", k->bands, k->bands,
+      k->rows);
+    L("const int64_t q0 = it %% sp * %lld / sp, q1 = (it %% sp + 1) * %lld / sp; /* its "
+      "micro-panels */",
+      nq, nq);
+  } else {
+    L("const int64_t n = it / %lld, oy0 = it %% %lld * %lld;", k->bands, k->bands, k->rows);
+  }
   L("const int64_t oy1 = oy0 + %lld < %lld ? oy0 + %lld : %lld; /* rows [oy0, oy1) */", k->rows,
     g->oh, k->rows, g->oh);
   /* the input rows the band reads, inside the image */
@@ -117,7 +133,12 @@ static void emit_dwpw_items(dy_cg_ctx *ctx, const dwpw_geom *k, bool residual, c
   OPEN("for (int64_t p0 = 0; p0 < np; p0 += 16) {");
   L("const int nr = np - p0 < 16 ? (int)(np - p0) : 16;");
   L("const float *b = pan + p0 / 16 * %lld;", k->ps);
-  if (residual) {
+  if (residual && split) {
+    L("for (int64_t oc = q0 * %d; oc < q1 * %d && oc < %lld; oc++) /* the residual, added by the "
+      "GEMM */",
+      DY_GEMM_MR, DY_GEMM_MR, k->o);
+    L("  dy_copy(y + oc * %lld + p0, res + oc * %lld + p0, nr);", p, p);
+  } else if (residual) {
     L("for (int64_t oc = 0; oc < %lld; oc++) /* the residual, added by the GEMM */", k->o);
     L("  dy_copy(y + oc * %lld + p0, res + oc * %lld + p0, nr);", p, p);
   }
@@ -127,7 +148,10 @@ static void emit_dwpw_items(dy_cg_ctx *ctx, const dwpw_geom *k, bool residual, c
   const char *k0b = nkb > 1 ? " + k0 * 16" : "";
   if (nkb > 1)
     snprintf(k0a, sizeof k0a, " + k0 * %lld", mr);
-  L("for (int64_t o = 0; o < %lld; o += %d)", k->o, DY_GEMM_MR);
+  if (split)
+    L("for (int64_t o = q0 * %d; o < q1 * %d; o += %d)", DY_GEMM_MR, DY_GEMM_MR, DY_GEMM_MR);
+  else
+    L("for (int64_t o = 0; o < %lld; o += %d)", k->o, DY_GEMM_MR);
   L("  dy_gemm_tile(%lld - o, kc, in3 + o * %lld%s, 1, %lld, b%s, y + o * %lld + p0, %lld, nr, flags,",
     k->o, c, k0a, mr, k0b, p, p);
   L("               in4 + o, %s);", alit);
@@ -174,7 +198,7 @@ dy_status dy_emit_fused_dwpw(dy_cg_ctx *ctx, dy_error *err) {
     L("float *xp = scratch + %lld, *rt = scratch + %lld, *pan = scratch + %lld;", xo, ro, po);
     char hi[96];
     snprintf(hi, sizeof hi, "%s * %lld", nb, k.bands);
-    emit_dwpw_items(ctx, &k, residual, vact, epi, alit, "0", hi);
+    emit_dwpw_items(ctx, &k, residual, vact, epi, alit, "0", hi, false);
     CLOSE();
     return DY_OK;
   }
@@ -185,29 +209,38 @@ dy_status dy_emit_fused_dwpw(dy_cg_ctx *ctx, dy_error *err) {
                 "typedef struct {\n"
                 "  const float *in0, *in1, *in2, *in3, *in4, *in5;\n"
                 "  float *out0, *scratch;\n"
+                "  int64_t sp; /* parts of the 1x1 weight an (image, band) */\n"
                 "} %s_args;\n\n"
                 "static void %s(void *arg, int64_t lo, int64_t hi, int t) {\n"
                 "  const %s_args *g_ = (const %s_args *)arg;\n"
                 "  const float *in0 = g_->in0, *in1 = g_->in1, *in2 = g_->in2, *in3 = g_->in3, "
                 "*in4 = g_->in4%s;\n"
                 "  float *out0 = g_->out0, *s_ = g_->scratch + (int64_t)t * %lld;\n"
-                "  float *xp = s_ + %lld, *rt = s_ + %lld, *pan = s_ + %lld;\n",
+                "  float *xp = s_ + %lld, *rt = s_ + %lld, *pan = s_ + %lld;\n"
+                "  const int64_t sp = g_->sp;\n",
                 op->id, fn, fn, fn, fn, residual ? ", *in5 = g_->in5" : "", k.slice, xo, ro, po);
   *ctx->uses |= DY_USES_THREADS;
   dy_cg_ctx sub = *ctx;
   sub.body = ctx->before;
   sub.indent = 1;
-  emit_dwpw_items(&sub, &k, residual, vact, epi, alit, "lo", "hi");
+  emit_dwpw_items(&sub, &k, residual, vact, epi, alit, "lo", "hi", true);
   dy_buf_puts(ctx->before, "}\n\n");
   ctx->n_parts = sub.n_parts;
   L("%s_args args;", fn);
   L("args.in0 = in0, args.in1 = in1, args.in2 = in2, args.in3 = in3, args.in4 = in4;");
   L("args.in5 = %s;", residual ? "in5" : "0");
-  L("args.out0 = out0, args.scratch = scratch;");
-  L("if (%s * %lld >= DY_THREAD_MIN_WORK) /* multiply-adds: worth the threads? */", nb,
+  L("args.out0 = out0, args.scratch = scratch, args.sp = 1;");
+  OPEN("if (%s * %lld >= DY_THREAD_MIN_WORK) { /* multiply-adds: worth the threads? */", nb,
     g->oh * g->ow * g->c * (k.o + g->kh * g->kw));
-  L("  dy_parallel(%s * %lld, %s, &args);", nb, k.bands, fn);
-  L("else");
-  L("  %s(&args, 0, %s * %lld, 0);", fn, nb, k.bands);
+  if ((k.o + DY_GEMM_MR - 1) / DY_GEMM_MR >= 2 * ctx->threads) {
+    L("if (%s * %lld < DY_THREADS) /* fewer bands than threads: split the 1x1 weight too */", nb,
+      k.bands);
+    L("  args.sp = DY_THREADS;");
+  }
+  L("dy_parallel(%s * %lld * args.sp, %s, &args);", nb, k.bands, fn);
+  ctx->indent--;
+  OPEN("} else {");
+  L("%s(&args, 0, %s * %lld, 0);", fn, nb, k.bands);
+  CLOSE();
   return DY_OK;
 }

@@ -44,14 +44,15 @@
  *
  * With --threads N (dy_codegen_options.threads > 1) a GEMM's panels, or a
  * convolution's (image, 16-pixel panel) pairs of the whole batch, are split
- * over N pthreads in one dy_parallel call per kernel (dy_cg_thread_prelude):
+ * over N threads in one dy_parallel call per kernel (dy_cg_thread_prelude):
  * the loop nest goes into a worker function written in front of the
  * kernel, over a range of items, and each thread gathers im2col panels
- * (and pads images) in its own slice of the scratch. Threads are made per
- * call (the generated code keeps no state between calls), and starting one
- * costs ~70 us on the 2-core VM the benchmarks ran on, so a call with less
- * than DY_THREAD_MIN_WORK multiply-adds stays on one thread. Without
- * --threads no thread code is written at all.
+ * (and pads images) in its own slice of the scratch. The threads are a
+ * pool per NAME_run call (rt/dy_thread.h: started by the run's first split,
+ * joined at its end; the generated code keeps no state between calls), a
+ * fork/join costs a few us, so a call with less than DY_THREAD_MIN_WORK
+ * multiply-adds stays on one thread. Without --threads no thread code is
+ * written at all.
  */
 #include <stdio.h>
 #include <string.h>

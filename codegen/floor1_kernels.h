@@ -82,8 +82,11 @@ void dy_cg_gemm_prelude(dy_buf *out, bool narrow);
  * `threads` slices (only in files of kernels compiled with --threads). */
 void dy_cg_thread_prelude(dy_buf *out, int threads);
 /* Kernels split work over threads when the work (multiply-adds) of one
- * call reaches this; smaller calls stay on the caller's thread. */
-#define DY_THREAD_MIN_WORK (1 << 23)
+ * call reaches this; smaller calls stay on the caller's thread. 2^20
+ * (~10-20 us of work) since the per-run pool (rt/dy_thread.h) made a
+ * fork/join a few us; per-call threads needed 2^23 (bench/RESULTS.md,
+ * "Threads (branch pool)"). */
+#define DY_THREAD_MIN_WORK (1 << 20)
 /* The rows of the micro-panels of a packed A (A12, WINO) of `rows` rows:
  * the micro-kernel's MR, and the csa such an operand is read with. */
 int dy_gemm_pack_mr(int64_t rows);
@@ -191,7 +194,7 @@ dy_status dy_cg_conv_small(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_geom 
                            bool residual, const char *act, double alpha,
                            const dy_cg_pool_geom *pool);
 dy_cg_conv_geom dy_cg_conv_small_geom(const dy_program *p, const dy_op *op);
-int64_t dy_cg_conv_small_scratch(const dy_program *p, const dy_op *op);
+int64_t dy_cg_conv_small_scratch(const dy_program *p, const dy_op *op, int threads);
 /* The pool of a fused_conv2d_pool into *pg; false for other ops. */
 bool dy_cg_conv_small_pool(const dy_program *p, const dy_op *op, dy_cg_pool_geom *pg);
 
