@@ -24,9 +24,17 @@
  *   multi-head attention layer writes it
  *
  * -> fused_attention(Q, K, V[, mask]) {scale, layout "lhd"} writing that
- * last transpose's result: the four transposes go too. The scores, the
- * softmax and o must have no other reader; the feature sizes must be
- * static (the emitter's loops). Ops left unread are dce's.
+ * last transpose's result: the four transposes go too. And when Q, K and
+ * V are in turn reshape(slice(X, last axis, [s, s + H*D))) of rows X
+ * (PyTorch's seq-first export slices the QKV projection's [L, 1, 3E]
+ * output):
+ *
+ * -> fused_attention(Xr, Xr, Xr[, mask]) {scale, "lhd", packed = (H, D,
+ *    Dv, q, k, v offsets)}, Xr = X or reshape(X) to [L, W]: the slices
+ *    and head reshapes go too (packed_inputs).
+ *
+ * The scores, the softmax and o must have no other reader; the feature
+ * sizes must be static (the emitter's loops). Ops left unread are dce's.
  */
 #include <string.h>
 
