@@ -112,7 +112,7 @@ int64_t dy_codegen_scratch_bytes(const dy_program *p, const dy_op *op, int64_t m
   case DY_OP_FUSED_CONV2D_POOL:
     return dy_cg_conv_scratch(p, op, threads);
   case DY_OP_FUSED_ATTENTION:
-    return dy_cg_attention_scratch(p, op, max_batch); /* k^T and 8 rows of scores */
+    return dy_cg_attention_scratch(p, op, max_batch); /* v panels, q^T, a block of scores */
   case DY_OP_FUSED_DWPW:
     return dy_cg_dwpw_scratch(p, op, threads);
   default:

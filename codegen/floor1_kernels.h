@@ -132,7 +132,7 @@ dy_status dy_cg_conv2d_epilogue(dy_cg_ctx *ctx, dy_error *err, bool bias, bool r
                                 const char *act, double alpha);
 int64_t dy_cg_conv_scratch(const dy_program *p, const dy_op *op, int threads);
 /* emit_attention.c (a floor-2 family emitter; the driver asks it): the
- * scratch of fused_attention (k of one group transposed and 8 rows of
+ * scratch of fused_attention (one group's v in panels, a block's q^T and
  * scores, for the keys' bound at max_batch). */
 int64_t dy_cg_attention_scratch(const dy_program *p, const dy_op *op, int64_t max_batch);
 /* The geometry of a conv2d / conv2d_transpose op. */

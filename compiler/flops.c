@@ -108,20 +108,17 @@ int64_t dy_op_flops(const dy_program *p, const dy_op *op, int64_t batch) {
   }
   case DY_OP_FUSED_ATTENTION: {
     const dy_type *q = &p->vars[op->inputs[0]]->type, *k = &p->vars[op->inputs[1]]->type;
+    dy_fused_attention_attrs a = dy_fused_attention_attrs_get(op);
     int r = q->rank;
-    bool lhd = strcmp(dy_fused_attention_attrs_get(op).layout, "lhd") == 0;
-    int ls = lhd ? r - 3 : r - 2; /* the sequence's axis */
-    /* the scores: groups (dims before the sequence, and H in lhd) x Lq x Lk */
-    dy_type st = {.dtype = DY_F32, .rank = 0};
-    for (int d = 0; d < ls; d++)
-      st.shape[st.rank++] = q->shape[d];
-    if (lhd)
-      st.shape[st.rank++] = q->shape[r - 2];
-    st.shape[st.rank++] = q->shape[ls];
-    st.shape[st.rank++] = k->shape[ls];
+    bool packed = a.n_packed == 6, lhd = strcmp(a.layout, "lhd") == 0;
+    int ls = packed || !lhd ? r - 2 : r - 3; /* the sequence's axis */
+    int64_t d = packed ? a.packed[1] : q->shape[r - 1];
+    int64_t dv = packed ? a.packed[2] : p->vars[op->inputs[2]]->type.shape[r - 1];
+    /* the scores: the output's shape with the keys for its features */
+    dy_type st = p->vars[op->outputs[0]]->type;
+    st.shape[st.rank - 1] = k->shape[ls];
     int64_t scores = dy_type_numel_at(&st, batch);
-    int64_t dv = p->vars[op->inputs[2]]->type.shape[r - 1];
-    return scores * (2 * q->shape[r - 1] + 2 * dv + 5 + (op->n_inputs > 3));
+    return scores * (2 * d + 2 * dv + 5 + (op->n_inputs > 3));
   }
   case DY_OP_BATCH_NORM: return 2 * out;
   case DY_OP_LAYER_NORM:

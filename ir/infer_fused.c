@@ -243,6 +243,57 @@ dy_status dy_infer_fused_dwpw(const dy_op *op, const dy_type *in, int n, dy_type
   return DY_OK;
 }
 
+/* The mask in[3], if any, is [lq, lk]. */
+static dy_status check_mask(const dy_op *op, const dy_type *in, int n, int64_t lq, int64_t lk,
+                            dy_error *err) {
+  if (n == 4 && (in[3].rank != 2 || in[3].shape[0] != lq || in[3].shape[1] != lk)) {
+    char t0[128];
+    return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
+                       "fused_attention: mask %s is not [queries, keys]",
+                       dy_type_str(&in[3], t0, sizeof t0));
+  }
+  return DY_OK;
+}
+
+/* The packed form: q, k, v rows [B, L, W] (B optional), packed = (H, D,
+ * Dv, q, k, v offsets) -> [B, Lq, H, Dv]; each head's features within
+ * the rows (static widths). */
+static dy_status infer_packed(const dy_op *op, const dy_fused_attention_attrs *a,
+                              const dy_type *in, int n, dy_type *out, dy_error *err) {
+  const dy_type *q = &in[0], *k = &in[1], *v = &in[2];
+  const int64_t *pk = a->packed;
+  int r = q->rank;
+  bool ok = a->n_packed == 6 && strcmp(a->layout, "lhd") == 0 && pk[0] > 0 && pk[1] > 0 &&
+            pk[2] > 0 && pk[3] >= 0 && pk[4] >= 0 && pk[5] >= 0;
+  if (!ok)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "fused_attention: packed is (heads, D, Dv, q, k, v offsets), "
+                       "positive sizes, with layout \"lhd\"");
+  ok = (r == 2 || r == 3) && k->rank == r && v->rank == r && k->shape[r - 2] == v->shape[r - 2] &&
+       (r == 2 || (q->shape[0] == k->shape[0] && q->shape[0] == v->shape[0]));
+  /* each head's features within its rows */
+  const int64_t need[3] = {pk[3] + pk[0] * pk[1], pk[4] + pk[0] * pk[1], pk[5] + pk[0] * pk[2]};
+  for (int i = 0; ok && i < 3; i++)
+    ok = in[i].shape[r - 1] >= need[i];
+  if (!ok) {
+    char t0[128], t1[128], t2[128];
+    return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
+                       "fused_attention: rows q %s, k %s, v %s do not hold %lld heads of "
+                       "%lld, %lld features at %lld, %lld, %lld",
+                       dy_type_str(q, t0, sizeof t0), dy_type_str(k, t1, sizeof t1),
+                       dy_type_str(v, t2, sizeof t2), (long long)pk[0], (long long)pk[1],
+                       (long long)pk[2], (long long)pk[3], (long long)pk[4], (long long)pk[5]);
+  }
+  dy_status s = check_mask(op, in, n, q->shape[r - 2], k->shape[r - 2], err);
+  if (s)
+    return s;
+  *out = *q;
+  out->rank = r + 1;
+  out->shape[r - 1] = pk[0];
+  out->shape[r] = pk[2];
+  return DY_OK;
+}
+
 /* softmax(q k^T * scale + mask) v per group; layout "" ([G.., L, D]) or
  * "lhd" ([L, H, D] or [B, L, H, D]). Every group dim of q, k and v must agree exactly (no
  * broadcasting), and k and v have the same number of keys. */
@@ -265,6 +316,8 @@ dy_status dy_infer_fused_attention(const dy_op *op, const dy_type *in, int n,
                          "fused_attention: input %d is not f32", i);
   const dy_type *q = &in[0], *k = &in[1], *v = &in[2];
   int r = q->rank;
+  if (a.n_packed)
+    return infer_packed(op, &a, in, n, out, err);
   /* the axis of the sequence and of the group in each layout */
   int ls = lhd ? r - 3 : r - 2;
   bool ok = r >= 2 && (!lhd || r == 3 || r == 4) && k->rank == r && v->rank == r &&
@@ -279,15 +332,9 @@ dy_status dy_infer_fused_attention(const dy_op *op, const dy_type *in, int n,
                        dy_type_str(q, t0, sizeof t0), dy_type_str(k, t1, sizeof t1),
                        dy_type_str(v, t2, sizeof t2), a.layout);
   }
-  if (n == 4) {
-    const dy_type *m = &in[3];
-    if (m->rank != 2 || m->shape[0] != q->shape[ls] || m->shape[1] != k->shape[ls]) {
-      char t0[128];
-      return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
-                         "fused_attention: mask %s is not [queries, keys]",
-                         dy_type_str(m, t0, sizeof t0));
-    }
-  }
+  s = check_mask(op, in, n, q->shape[ls], k->shape[ls], err);
+  if (s)
+    return s;
   *out = *q;
   out->shape[r - 1] = v->shape[r - 1];
   return DY_OK;

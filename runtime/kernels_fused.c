@@ -276,7 +276,8 @@ dy_status dy_kernel_fused_elementwise(const dy_op *op, dy_tensor *const *in, int
  * probabilities times v; the same steps and order as matmul, softmax and
  * matmul run one after the other (sums in double). The layouts differ only
  * in strides: "" [G.., L, D] (group stride L*D, row stride D), "lhd"
- * [B, L, H, D] (group g = (b, h) at (b * L * H + h) * D, row stride H*D). */
+ * [B, L, H, D] (group g = (b, h) at (b * L * H + h) * D, row stride H*D),
+ * packed: rows [B, L, W], head h at offset + h * D of a row. */
 dy_status dy_kernel_fused_attention(const dy_op *op, dy_tensor *const *in, int n_in,
                                     dy_tensor *const *out, dy_error *err) {
   if (n_in < 3 || n_in > 4)
@@ -288,27 +289,37 @@ dy_status dy_kernel_fused_attention(const dy_op *op, dy_tensor *const *in, int n
     return s;
   const dy_type *qt = &in[0]->type;
   int r = qt->rank;
-  bool lhd = strcmp(a.layout, "lhd") == 0;
+  bool lhd = strcmp(a.layout, "lhd") == 0, packed = a.n_packed == 6;
+  int ls = packed ? r - 2 : lhd ? r - 3 : r - 2; /* the sequence's axis */
   int64_t d = qt->shape[r - 1], dv = in[2]->type.shape[r - 1];
-  int64_t lq = qt->shape[lhd ? r - 3 : r - 2], lk = in[1]->type.shape[lhd ? r - 3 : r - 2];
-  int64_t hh = lhd ? qt->shape[r - 2] : 1;
-  int64_t groups = lq * d > 0 ? dy_tensor_numel(in[0]) / (lq * d) : 0;
+  int64_t lq = qt->shape[ls], lk = in[1]->type.shape[ls], hh = lhd ? qt->shape[r - 2] : 1;
+  /* each tensor's row stride and offset of head 0 (q, k, v, out) */
+  int64_t rw[4], off[4] = {0, 0, 0, 0};
+  if (packed) {
+    hh = a.packed[0], d = a.packed[1], dv = a.packed[2];
+    for (int i = 0; i < 3; i++)
+      rw[i] = in[i]->type.shape[r - 1], off[i] = a.packed[3 + i];
+  } else {
+    rw[0] = rw[1] = hh * d, rw[2] = hh * dv;
+  }
+  rw[3] = hh * dv;
+  int64_t groups = lq * dv > 0 ? dy_tensor_numel(out[0]) / (lq * dv) : 0;
   const float *q = in[0]->data, *k = in[1]->data, *v = in[2]->data;
   const float *mask = n_in == 4 ? in[3]->data : NULL;
   float *o = out[0]->data;
   float *p = malloc(sizeof *p * (size_t)(lk > 0 ? lk : 1));
   if (!p)
     return dy_error_at(err, op, DY_STATUS_OUT_OF_MEMORY, "fused_attention: out of memory");
-  /* strides of (group, row) per tensor, by the width of its rows */
-#define ATT_OFF(width, len, g, i) \
-  (lhd ? ((((g) / hh) * (len) + (i)) * hh + (g) % hh) * (width) : ((g) * (len) + (i)) * (width))
+  /* tensor t's row i of group g = (b, h), h of hh, heads `width` apart */
+#define ATT_OFF(t, width, len, g, i) \
+  ((((g) / hh) * (len) + (i)) * rw[t] + off[t] + ((g) % hh) * (width))
   float scale = (float)a.scale;
   for (int64_t g = 0; g < groups; g++)
     for (int64_t i = 0; i < lq; i++) {
-      const float *qi = q + ATT_OFF(d, lq, g, i);
+      const float *qi = q + ATT_OFF(0, d, lq, g, i);
       float mx = 0.0f;
       for (int64_t j = 0; j < lk; j++) {
-        const float *kj = k + ATT_OFF(d, lk, g, j);
+        const float *kj = k + ATT_OFF(1, d, lk, g, j);
         double acc = 0.0;
         for (int64_t c = 0; c < d; c++)
           acc += (double)qi[c] * kj[c];
@@ -320,11 +331,11 @@ dy_status dy_kernel_fused_attention(const dy_op *op, dy_tensor *const *in, int n
         p[j] = expf(p[j] - mx);
         sum += p[j];
       }
-      float *oi = o + ATT_OFF(dv, lq, g, i);
+      float *oi = o + ATT_OFF(3, dv, lq, g, i);
       for (int64_t c = 0; c < dv; c++) {
         double acc = 0.0;
         for (int64_t j = 0; j < lk; j++)
-          acc += (double)p[j] * v[ATT_OFF(dv, lk, g, j) + c];
+          acc += (double)p[j] * v[ATT_OFF(2, dv, lk, g, j) + c];
         oi[c] = lk > 0 ? (float)(acc / sum) : 0.0f; /* no keys: matmul's zeros */
       }
     }

@@ -184,16 +184,19 @@ static inline const char *enc_heads(enc_gen *g, const char *x, const char *len,
   return enc_transpose(g, r, 3, (int64_t[]){1, 0, 2});
 }
 
-/* Write the model to path; 0 on success. */
-static inline int enc_write(const char *path, const enc_weights *w) {
+/* Write the model to path, src [seq, batch, 32] with seq and batch as
+ * dim_params (seq, batch 0) or static sizes (the static export); 0 on
+ * success. */
+static inline int enc_write_sized(const char *path, const enc_weights *w, int64_t seq,
+                                  int64_t batch) {
   ob_model *m = ob_new(13);
   enc_gen g = {.m = m};
   char nm[64];
   const char *pars[3] = {"seq", "batch", NULL};
-  m->inputs[m->graph.n_input++] = ob_value_info(m, "src", OB_F32, 3,
-                                                (int64_t[]){-1, -2, ENC_E}, NULL);
+  m->inputs[m->graph.n_input++] = ob_value_info(
+      m, "src", OB_F32, 3, (int64_t[]){seq ? seq : -1, batch ? batch : -2, ENC_E}, NULL);
   /* per-dim params: seq, batch */
-  for (int i = 0; i < 2; i++)
+  for (int i = 0; i < 2 && !seq; i++)
     m->inputs[0]->type->tensor_type->shape->dim[i]->dim_param = ob_str(m, pars[i]);
   ob_init_f32(m, "two", 0, NULL, (float[]){2.0f});
   ob_init_f32(m, "eps", 0, NULL, (float[]){1e-5f});
@@ -260,6 +263,11 @@ static inline int enc_write(const char *path, const enc_weights *w) {
   int rc = ob_save(m, path);
   ob_free(m);
   return rc;
+}
+
+/* The export with dynamic_axes: seq and batch dim_params. */
+static inline int enc_write(const char *path, const enc_weights *w) {
+  return enc_write_sized(path, w, 0, 0);
 }
 
 /* The encoder in double: src [S, B, E] (C order) -> out [S, B, E]. */

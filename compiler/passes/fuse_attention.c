@@ -24,9 +24,17 @@
  *   multi-head attention layer writes it
  *
  * -> fused_attention(Q, K, V[, mask]) {scale, layout "lhd"} writing that
- * last transpose's result: the four transposes go too. The scores, the
- * softmax and o must have no other reader; the feature sizes must be
- * static (the emitter's loops). Ops left unread are dce's.
+ * last transpose's result: the four transposes go too. And when Q, K and
+ * V are in turn reshape(slice(X, last axis, [s, s + H*D))) of rows X
+ * (PyTorch's seq-first export slices the QKV projection's [L, 1, 3E]
+ * output):
+ *
+ * -> fused_attention(Xr, Xr, Xr[, mask]) {scale, "lhd", packed = (H, D,
+ *    Dv, q, k, v offsets)}, Xr = X or reshape(X) to [L, W]: the slices
+ *    and head reshapes go too (packed_inputs).
+ *
+ * The scores, the softmax and o must have no other reader; the feature
+ * sizes must be static (the emitter's loops). Ops left unread are dce's.
  */
 #include <string.h>
 
@@ -100,21 +108,136 @@ static dy_op *sole_def(const dy_program *p, int var, const dy_op *user) {
   return d && dy_program_sole_user(p, var) == user ? d : NULL;
 }
 
-/* Would fused_attention(ins) {scale, layout} give exactly type `want`? */
-static bool infers_to(const dy_program *p, const int *ins, int n, const dy_attr *attrs,
+/* Would fused_attention on inputs of types in[0..n) with attrs give
+ * exactly type `want`? */
+static bool infers_to(const dy_type *in, int n, const dy_attr *attrs, int n_attrs,
                       const dy_type *want) {
-  dy_type in[4], out;
-  for (int i = 0; i < n; i++)
-    in[i] = p->vars[ins[i]]->type;
-  dy_op tmp = {.kind = DY_OP_FUSED_ATTENTION, .n_inputs = n, .n_attrs = 2,
+  dy_type out;
+  dy_op tmp = {.kind = DY_OP_FUSED_ATTENTION, .n_inputs = n, .n_attrs = n_attrs,
                .attrs = (dy_attr *)attrs};
   dy_error e = {0};
-  const dy_type *q = &in[0], *v = &in[2];
+  int64_t d = -1, dv = -1;
+  if (dy_infer(&tmp, in, n, &out, &e) != DY_OK || !dy_type_equal(&out, want))
+    return false;
   /* the emitter's loops need the feature sizes as numbers */
-  dy_type fq = {.dtype = DY_F32, .rank = 1, .shape = {q->rank ? q->shape[q->rank - 1] : 0}};
-  dy_type fv = {.dtype = DY_F32, .rank = 1, .shape = {v->rank ? v->shape[v->rank - 1] : 0}};
-  return dy_type_is_static(&fq) && dy_type_is_static(&fv) &&
-         dy_infer(&tmp, in, n, &out, &e) == DY_OK && dy_type_equal(&out, want);
+  dy_fused_attention_attrs a = dy_fused_attention_attrs_get(&tmp);
+  if (a.n_packed == 6)
+    d = a.packed[1], dv = a.packed[2];
+  else
+    d = in[0].shape[in[0].rank - 1], dv = in[2].shape[in[2].rank - 1];
+  return d >= 0 && dv >= 0;
+}
+
+static bool var_infers_to(const dy_program *p, const int *ins, int n, const dy_attr *attrs,
+                          const dy_type *want) {
+  dy_type in[4];
+  for (int i = 0; i < n; i++)
+    in[i] = p->vars[ins[i]]->type;
+  return infers_to(in, n, attrs, 3, want);
+}
+
+/* The dims of t before axis `end`, those of size 1 left out, into out;
+ * their count. */
+static int dims_but_ones(const dy_type *t, int end, int64_t *out) {
+  int n = 0;
+  for (int i = 0; i < end; i++)
+    if (t->shape[i] != 1)
+      out[n++] = t->shape[i];
+  return n;
+}
+
+/* The packed form's source of head input h ([B?, L, H, D]): h =
+ * reshape(slice(X, last axis, [s, s + H*D), step 1)) with X's rows the
+ * (b, l) positions, in order (X [.., W]; its leading dims and [B?, L] equal
+ * but for sizes of 1). Returns X, with s in *off and the two ops in
+ * ops[0..2); -1 if h is not so made. (Reading X in place is right whoever
+ * else reads h; the slice goes when no one does, e.g. after dce took a
+ * transpose that simplify merged into the next.) */
+static int packed_source(const dy_program *p, int h, int64_t *off, const dy_op **ops) {
+  dy_op *rs = dy_program_def(p, h, NULL, NULL);
+  dy_op *sl = rs && rs->kind == DY_OP_RESHAPE ? dy_program_def(p, rs->inputs[0], NULL, NULL) : NULL;
+  if (!sl || sl->kind != DY_OP_SLICE)
+    return -1;
+  const dy_type *ht = &p->vars[h]->type, *xt = &p->vars[sl->inputs[0]]->type;
+  const dy_type *st = &p->vars[sl->outputs[0]]->type;
+  int hr = ht->rank, xr = xt->rank;
+  dy_slice_attrs a = dy_slice_attrs_get(sl);
+  if (hr < 2 || xr < 1 || a.n_axes != 1 || a.n_starts != 1 ||
+      (a.axes[0] != -1 && a.axes[0] != xr - 1) || (a.n_steps && a.steps[0] != 1))
+    return -1;
+  int64_t hd = ht->shape[hr - 2] * ht->shape[hr - 1], w = xt->shape[xr - 1], s = a.starts[0];
+  if (ht->shape[hr - 2] <= 0 || ht->shape[hr - 1] <= 0 || w <= 0 || s < 0 || s + hd > w ||
+      st->shape[xr - 1] != hd)
+    return -1;
+  int64_t lx[DY_MAX_DIMS], lh[DY_MAX_DIMS];
+  int nx = dims_but_ones(xt, xr - 1, lx), nh = dims_but_ones(ht, hr - 2, lh);
+  if (nx != nh || memcmp(lx, lh, sizeof *lx * (size_t)nx) != 0)
+    return -1;
+  *off = s;
+  ops[0] = sl, ops[1] = rs;
+  return sl->inputs[0];
+}
+
+/* The packed form of the lhd fusion about to replace op o (ins[0..3):
+ * the heads [B?, L, H, D] of q, k and v): when all
+ * three are slices of rows, ins become those rows, through a reshape to
+ * [L, W] in front of o where the rows have another shape ([L, 1, W], the
+ * seq-first export), and attrs[2] packed = pk (H, D, Dv, offsets). The
+ * slices and reshapes are left to dce; they join srcs. */
+static dy_status packed_inputs(dy_program *p, const dy_op *o, int *ins, int n, dy_attr *attrs,
+                               int64_t *pk,
+                               const dy_op **srcs, int *ns, dy_error *err) {
+  int r = p->vars[ins[0]]->type.rank, xs[3];
+  const dy_op *ops[6];
+  dy_type in[4];
+  for (int i = 0; i < 3; i++) {
+    xs[i] = packed_source(p, ins[i], &pk[3 + i], &ops[2 * i]);
+    if (xs[i] < 0)
+      return DY_OK;
+  }
+  const dy_type *qt = &p->vars[ins[0]]->type, *vt = &p->vars[ins[2]]->type;
+  pk[0] = qt->shape[r - 2], pk[1] = qt->shape[r - 1], pk[2] = vt->shape[r - 1];
+  /* the rows as [B?, L, W]: X itself, or X reshaped to [L, W] (rank 3 only) */
+  for (int i = 0; i < 3; i++) {
+    const dy_type *xt = &p->vars[xs[i]]->type, *ht = &p->vars[ins[i]]->type;
+    in[i] = *xt;
+    if (xt->rank == r - 1 && memcmp(xt->shape, ht->shape, sizeof *xt->shape * (size_t)(r - 2)) == 0)
+      continue;
+    if (r != 3)
+      return DY_OK;
+    in[i].rank = 2;
+    in[i].shape[0] = ht->shape[0];
+    in[i].shape[1] = xt->shape[xt->rank - 1];
+  }
+  if (n == 4)
+    in[3] = p->vars[ins[3]]->type;
+  dy_attr pa[3] = {attrs[0], attrs[1], DY_ATTR_IS("packed", pk, 6)};
+  if (!infers_to(in, n, pa, 3, &p->vars[o->outputs[0]]->type))
+    return DY_OK;
+  /* the reshapes, one per source, in front of o */
+  dy_block *b = p->blocks[0];
+  for (int i = 0; i < 3; i++) {
+    int x = xs[i];
+    ins[i] = x;
+    for (int j = 0; j < i; j++)
+      if (xs[j] == x)
+        ins[i] = ins[j];
+    if (in[i].rank == p->vars[x]->type.rank || ins[i] != x)
+      continue;
+    char stem[300];
+    snprintf(stem, sizeof stem, "%s.rows", p->vars[x]->name);
+    const char *name = dy_program_fresh_name(p, stem);
+    int v = name ? dy_program_add_var(p, name, &in[i]) : -1;
+    dy_attr ra = DY_ATTR_IS("shape", ((int64_t[]){-1, in[i].shape[1]}), 2);
+    if (v < 0 || !dy_program_append_op(p, 0, DY_OP_RESHAPE, &x, 1, &v, 1, &ra, 1, o->loc))
+      return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "fuse-attention: out of memory");
+    dy_block_move_last_to(b, index_of(b, o));
+    ins[i] = v;
+  }
+  attrs[2] = pa[2];
+  for (int i = 0; i < 6; i++)
+    srcs[(*ns)++] = ops[i];
+  return DY_OK;
 }
 
 /* Try the pattern ending in softmax sm; *done when rewritten. */
@@ -132,7 +255,7 @@ static dy_status fuse_one(dy_program *p, dy_op *sm, bool training, bool *done, d
   if (a2.transpose_x || a2.transpose_y)
     return DY_OK;
   /* back from the softmax: [+ mask] [scale] matmul */
-  const dy_op *srcs[16];
+  const dy_op *srcs[24];
   int ns = 0, mask = -1;
   float scale = 1.0f;
   dy_op *d = sole_def(p, sm->inputs[0], sm);
@@ -190,25 +313,30 @@ static dy_status fuse_one(dy_program *p, dy_op *sm, bool training, bool *done, d
   dy_op *o_t = dy_program_sole_user(p, mm2->outputs[0]);
   srcs[ns++] = sm;
   srcs[ns++] = mm2;
-  dy_attr attrs[2] = {DY_ATTR_F("scale", (double)scale), DY_ATTR_S("layout", "lhd")};
+  dy_attr attrs[3] = {DY_ATTR_F("scale", (double)scale), DY_ATTR_S("layout", "lhd"),
+                      DY_ATTR_IS("packed", NULL, 0)};
   int ins[4], n = mask >= 0 ? 4 : 3;
+  int64_t pk[6];
   dy_op *last = NULL;
   /* the heads between sequence and features: no transposes at all */
   if ((r == 3 || r == 4) && k_lhd >= 0 && perm_is(q_t, r, heads) && perm_is(v_t, r, heads) &&
       perm_is(o_t, r, heads)) {
     ins[0] = q_t->inputs[0], ins[1] = k_lhd, ins[2] = v_t->inputs[0], ins[3] = mask;
-    if (infers_to(p, ins, n, attrs, &p->vars[o_t->outputs[0]]->type)) {
+    if (var_infers_to(p, ins, n, attrs, &p->vars[o_t->outputs[0]]->type)) {
       last = o_t;
       srcs[ns++] = q_t;
       srcs[ns++] = kt_op;
       srcs[ns++] = v_t;
       srcs[ns++] = o_t;
+      dy_status s = packed_inputs(p, o_t, ins, n, attrs, pk, srcs, &ns, err);
+      if (s)
+        return s;
     }
   }
   if (!last && k_std >= 0) {
     attrs[1] = DY_ATTR_S("layout", "");
     ins[0] = q, ins[1] = k_std, ins[2] = v, ins[3] = mask;
-    if (infers_to(p, ins, n, attrs, &p->vars[mm2->outputs[0]]->type)) {
+    if (var_infers_to(p, ins, n, attrs, &p->vars[mm2->outputs[0]]->type)) {
       last = mm2;
       if (!ty)
         srcs[ns++] = kt_op;
@@ -218,7 +346,7 @@ static dy_status fuse_one(dy_program *p, dy_op *sm, bool training, bool *done, d
     return DY_OK;
   dy_block *b = p->blocks[0];
   int out = last->outputs[0], at = index_of(b, last);
-  dy_op *f = dy_program_append_op(p, 0, DY_OP_FUSED_ATTENTION, ins, n, &out, 1, attrs, 2,
+  dy_op *f = dy_program_append_op(p, 0, DY_OP_FUSED_ATTENTION, ins, n, &out, 1, attrs, 3,
                                   last->loc);
   if (!f || !dy_op_set_srcs(p, f, srcs, ns))
     return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "fuse-attention: out of memory");

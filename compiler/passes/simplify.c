@@ -13,6 +13,8 @@
  *                        -> one reshape of x to the final shape
  *   transpose pairs      transpose(transpose(x, p1), p2)
  *                        -> transpose(x, p1[p2[i]]), or x if the identity
+ *   transposes of 1s     a transpose moving only dims of size 1
+ *                        ([1, L, D] -> [L, 1, D]) -> reshape, a view
  *
  * In a training Program (dy_program_is_training) a trainable parameter or
  * state updated in place is not a constant: x + b with a bias that starts
@@ -88,13 +90,9 @@ static bool is_identity(const dy_program *p, const dy_op *op, bool training,
   return false;
 }
 
-/* Replace a chain view(view(x)) by reshape(x) to the final shape. */
-static bool merge_views(dy_program *p, dy_op *op) {
-  if (!dy_op_has(op, DY_OPF_VIEW))
-    return false;
-  const dy_op *inner = dy_program_def(p, op->inputs[0], NULL, NULL);
-  if (!inner || !dy_op_has(inner, DY_OPF_VIEW))
-    return false;
+/* The op becomes reshape(x) {shape = the output's}, when a reshape
+ * attribute can say that shape: no size expression, one -1 at most. */
+static bool to_reshape(dy_program *p, dy_op *op, int x) {
   const dy_type *out = &p->vars[op->outputs[0]]->type;
   int dyn = 0;
   for (int i = 0; i < out->rank; i++) {
@@ -111,10 +109,41 @@ static bool merge_views(dy_program *p, dy_op *op) {
   memcpy(shape, out->shape, sizeof(int64_t) * (size_t)out->rank);
   *attrs = (dy_attr){.name = "shape", .kind = DY_ATTR_INTS, .n = out->rank, .ints = shape};
   op->kind = DY_OP_RESHAPE;
-  op->inputs[0] = inner->inputs[0];
+  op->inputs[0] = x;
   op->attrs = attrs;
   op->n_attrs = 1;
   return true;
+}
+
+/* A transpose that moves only dims of size 1 (the others keep their
+ * order: [1, 64, 128] -> [64, 1, 128], the seq-first exports' ends) moves
+ * no data: a reshape, a view, which merges with the views around it. */
+static bool transpose_as_view(dy_program *p, dy_op *op) {
+  if (op->kind != DY_OP_TRANSPOSE)
+    return false;
+  const dy_type *in = &p->vars[op->inputs[0]]->type;
+  dy_transpose_attrs a = dy_transpose_attrs_get(op);
+  int64_t last = -1;
+  for (int i = 0; i < a.n_perm; i++) {
+    if (a.perm[i] < 0 || a.perm[i] >= in->rank)
+      return false;
+    if (in->shape[a.perm[i]] == 1)
+      continue;
+    if (a.perm[i] < last)
+      return false;
+    last = a.perm[i];
+  }
+  return to_reshape(p, op, op->inputs[0]);
+}
+
+/* Replace a chain view(view(x)) by reshape(x) to the final shape. */
+static bool merge_views(dy_program *p, dy_op *op) {
+  if (!dy_op_has(op, DY_OPF_VIEW))
+    return false;
+  const dy_op *inner = dy_program_def(p, op->inputs[0], NULL, NULL);
+  if (!inner || !dy_op_has(inner, DY_OPF_VIEW))
+    return false;
+  return to_reshape(p, op, inner->inputs[0]);
 }
 
 /* transpose(transpose(x, p1), p2) -> transpose(x, p1 o p2) */
@@ -149,7 +178,7 @@ dy_status dy_pass_simplify(dy_program *p, bool *changed,
     dy_op *op = blk->ops[k];
     if (op->n_outputs != 1 || dy_op_has(op, DY_OPF_INPLACE))
       continue;
-    *changed |= merge_views(p, op) || merge_transposes(p, op);
+    *changed |= merge_views(p, op) || merge_transposes(p, op) || transpose_as_view(p, op);
     int which;
     if (is_identity(p, op, training, &which) &&
         dy_program_forward_var(p, op->outputs[0], op->inputs[which])) {
