@@ -32,16 +32,7 @@ typedef long long ll;
 /* Bytes of the panels of one band aimed at (all channels): L2-sized */
 enum { DWPW_BAND_BYTES = 256 * 1024 };
 
-typedef struct {
-  dy_cg_conv_geom g;   /* the depthwise conv */
-  ll o;                /* pointwise outputs */
-  ll rows;             /* R: output rows a band */
-  ll bands, panels;    /* bands an image, panels a band (at most) */
-  ll ps;               /* floats a panel: C x 16 and 16 of slack */
-  ll rt;               /* floats of the row buffer */
-  dy_cg_dw_plane d;
-  ll slice;            /* floats of one thread's scratch */
-} dwpw_geom;
+typedef dy_cg_dwpw_geom dwpw_geom;
 
 static ll gcd(ll a, ll b) {
   while (b) {
@@ -51,12 +42,13 @@ static ll gcd(ll a, ll b) {
   return a;
 }
 
-static dwpw_geom dwpw_geom_of(const dy_program *p, const dy_op *op) {
+dy_cg_dwpw_geom dy_cg_dwpw_geom_of(const dy_cg_conv_geom *g, long long o, long long band_bytes,
+                                   long long row_bytes, long long extra) {
   dwpw_geom k;
-  k.g = dy_cg_conv_geom_of(p, op);
-  k.o = p->vars[op->inputs[3]]->type.shape[0];
+  k.g = *g;
+  k.o = o;
   ll r0 = 16 / gcd(k.g.ow, 16); /* rows whose pixels fill whole panels */
-  ll per = DWPW_BAND_BYTES / (4 * 16 * k.g.c * r0 * k.g.ow / 16 + 1);
+  ll per = band_bytes / ((4 * 16 * k.g.c * k.g.ow / 16 + row_bytes) * r0 + 1);
   k.rows = r0 * (per > 1 ? per : 1);
   if (k.rows > k.g.oh)
     k.rows = k.g.oh;
@@ -65,8 +57,14 @@ static dwpw_geom dwpw_geom_of(const dy_program *p, const dy_op *op) {
   k.ps = k.g.c * 16 + 16;
   k.rt = k.g.ow + 32;
   k.d = dy_cg_dw_plane_of(&k.g);
-  k.slice = k.d.size + k.rt + k.panels * k.ps;
+  k.more = k.d.size + k.rt + k.panels * k.ps;
+  k.slice = k.more + extra;
   return k;
+}
+
+static dwpw_geom dwpw_geom_of(const dy_program *p, const dy_op *op) {
+  dy_cg_conv_geom g = dy_cg_conv_geom_of(p, op);
+  return dy_cg_dwpw_geom_of(&g, p->vars[op->inputs[3]]->type.shape[0], DWPW_BAND_BYTES, 0, 0);
 }
 
 int64_t dy_cg_dwpw_scratch(const dy_program *p, const dy_op *op, int threads) {
@@ -75,15 +73,8 @@ int64_t dy_cg_dwpw_scratch(const dy_program *p, const dy_op *op, int threads) {
   return dwpw_geom_of(p, op).slice * (threads > 1 ? threads : 1) * 4;
 }
 
-/* The body over (image, band) items: one thread's loops, or the share
- * [lo, hi) of a worker. xp, rt, pan point into the scratch. */
-static void emit_dwpw_items(dy_cg_ctx *ctx, const dwpw_geom *k, bool residual, const char *vact,
-                            const char *epi, const char *alit, const char *lo, const char *hi) {
+void dy_cg_dwpw_band_head(dy_cg_ctx *ctx, const dy_cg_dwpw_geom *k) {
   const dy_cg_conv_geom *g = &k->g;
-  ll p = g->oh * g->ow, c = g->c, nkb = (c + 511) / 512, kc = (c + nkb - 1) / nkb;
-  L("for (int64_t q = 0; q < %lld; q++) /* the border (and slack) stays zero */", k->d.size);
-  L("  xp[q] = 0.0f;");
-  OPEN("for (int64_t it = %s; it < %s; it++) {", lo, hi);
   L("const int64_t n = it / %lld, oy0 = it %% %lld * %lld;", k->bands, k->bands, k->rows);
   L("const int64_t oy1 = oy0 + %lld < %lld ? oy0 + %lld : %lld; /* rows [oy0, oy1) */", k->rows,
     g->oh, k->rows, g->oh);
@@ -92,13 +83,19 @@ static void emit_dwpw_items(dy_cg_ctx *ctx, const dwpw_geom *k, bool residual, c
     g->pt);
   L("const int64_t iy1 = (oy1 - 1) * %lld + %lld < %lld ? (oy1 - 1) * %lld + %lld : %lld;", g->sh,
     (g->kh - 1) * g->dh - g->pt + 1, g->h, g->sh, (g->kh - 1) * g->dh - g->pt + 1, g->h);
+}
+
+void dy_cg_dwpw_band_dw(dy_cg_ctx *ctx, const dy_cg_dwpw_geom *k, const char *vact,
+                        const char *wd, const char *bd, const char *src) {
+  const dy_cg_conv_geom *g = &k->g;
   L("/* the depthwise conv of the band, channel by channel, into the panels */");
-  OPEN("for (int64_t c = 0; c < %lld; c++) {", c);
-  L("const float *w = in1 + c * %lld;", g->kh * g->kw);
-  dy_cg_dw_weights(ctx, g, "w", "in2[c]");
+  OPEN("for (int64_t c = 0; c < %lld; c++) {", g->c);
+  L("const float *w = %s + c * %lld;", wd, g->kh * g->kw);
+  char b[64];
+  snprintf(b, sizeof b, "%s[c]", bd);
+  dy_cg_dw_weights(ctx, g, "w", b);
   L("for (int64_t iy = iy0; iy < iy1; iy++)");
-  L("  dy_copy(xp + (iy + %lld) * %lld + %lld, in0 + ((n * %lld + c) * %lld + iy) * %lld, %lld);",
-    g->pt, k->d.wp, g->pl, c, g->h, g->w, g->w);
+  L("  dy_copy(xp + (iy + %lld) * %lld + %lld, %s, %lld);", g->pt, k->d.wp, g->pl, src, g->w);
   OPEN("for (int64_t oy = oy0; oy < oy1; oy++) {");
   dy_cg_dw_row(ctx, g, k->d.wp, "rt", vact, true);
   L("/* its pixels into the panels, a run within a panel at a time */");
@@ -109,32 +106,118 @@ static void emit_dwpw_items(dy_cg_ctx *ctx, const dwpw_geom *k, bool residual, c
   CLOSE();
   CLOSE();
   CLOSE();
+}
+
+void dy_cg_dwpw_band_pw(dy_cg_ctx *ctx, const dy_cg_dwpw_geom *k, const char *epi,
+                        const char *alit, const char *wp, const char *bp, const char *res) {
+  const dy_cg_conv_geom *g = &k->g;
+  ll p = g->oh * g->ow, c = g->c, nkb = (c + 511) / 512, kc = (c + nkb - 1) / nkb;
   L("/* the 1x1 conv of the band: panels of 16 pixels on the micro-kernel */");
   L("float *y = out0 + n * %lld + oy0 * %lld;", k->o * p, g->ow);
-  if (residual)
-    L("const float *res = in5 + n * %lld + oy0 * %lld;", k->o * p, g->ow);
+  if (res)
+    L("const float *res = %s + n * %lld + oy0 * %lld;", res, k->o * p, g->ow);
   L("const int64_t np = (oy1 - oy0) * %lld;", g->ow);
   OPEN("for (int64_t p0 = 0; p0 < np; p0 += 16) {");
   L("const int nr = np - p0 < 16 ? (int)(np - p0) : 16;");
   L("const float *b = pan + p0 / 16 * %lld;", k->ps);
-  if (residual) {
+  if (res) {
     L("for (int64_t oc = 0; oc < %lld; oc++) /* the residual, added by the GEMM */", k->o);
     L("  dy_copy(y + oc * %lld + p0, res + oc * %lld + p0, nr);", p, p);
   }
-  dy_cg_gemm_kblocks_open(ctx, c, nkb, kc, residual, epi);
+  dy_cg_gemm_kblocks_open(ctx, c, nkb, kc, res != NULL, epi);
   ll mr = dy_gemm_pack_mr(k->o); /* rows of the weight's micro-panels */
   char k0a[32] = "";
   const char *k0b = nkb > 1 ? " + k0 * 16" : "";
   if (nkb > 1)
     snprintf(k0a, sizeof k0a, " + k0 * %lld", mr);
   L("for (int64_t o = 0; o < %lld; o += %d)", k->o, DY_GEMM_MR);
-  L("  dy_gemm_tile(%lld - o, kc, in3 + o * %lld%s, 1, %lld, b%s, y + o * %lld + p0, %lld, nr, flags,",
-    k->o, c, k0a, mr, k0b, p, p);
-  L("               in4 + o, %s);", alit);
+  L("  dy_gemm_tile(%lld - o, kc, %s + o * %lld%s, 1, %lld, b%s, y + o * %lld + p0, %lld, nr, flags,",
+    k->o, wp, c, k0a, mr, k0b, p, p);
+  L("               %s + o, %s);", bp, alit);
   if (nkb > 1)
     CLOSE();
   CLOSE();
-  CLOSE();
+}
+
+/* fused_dwpw's (image, band) items: xp, rt, pan point into the scratch. */
+typedef struct {
+  const dwpw_geom *k;
+  bool residual;
+  const char *vact, *epi, *alit;
+} dwpw_items_arg;
+
+static void emit_dwpw_items(dy_cg_ctx *ctx, const void *arg) {
+  const dwpw_items_arg *a = arg;
+  const dwpw_geom *k = a->k;
+  const dy_cg_conv_geom *g = &k->g;
+  char src[160];
+  dy_cg_dwpw_band_head(ctx, k);
+  snprintf(src, sizeof src, "in0 + ((n * %lld + c) * %lld + iy) * %lld", g->c, g->h, g->w);
+  dy_cg_dwpw_band_dw(ctx, k, a->vact, "in1", "in2", src);
+  dy_cg_dwpw_band_pw(ctx, k, a->epi, a->alit, "in3", "in4", a->residual ? "in5" : NULL);
+}
+
+void dy_cg_dwpw_kernel(dy_cg_ctx *ctx, const dy_cg_dwpw_geom *k, int n_in, long long work,
+                       const char *pre, void (*items)(dy_cg_ctx *ctx, const void *arg),
+                       const void *arg) {
+  const dy_op *op = ctx->op;
+  char nb[64];
+  snprintf(nb, sizeof nb, "%s", dy_cg_dim(ctx, dy_cg_in_type(ctx, 0), 0));
+  ll xo = 0, ro = k->d.size, po = k->d.size + k->rt;
+  if (ctx->threads <= 1) {
+    OPEN("{");
+    L("float *xp = scratch + %lld, *rt = scratch + %lld, *pan = scratch + %lld;", xo, ro, po);
+    L("for (int64_t q = 0; q < %lld; q++) /* the border (and slack) stays zero */", k->d.size);
+    L("  xp[q] = 0.0f;");
+    if (pre)
+      L("%s", pre);
+    OPEN("for (int64_t it = 0; it < %s * %lld; it++) {", nb, k->bands);
+    items(ctx, arg);
+    CLOSE();
+    CLOSE();
+    return;
+  }
+  char fn[64];
+  snprintf(fn, sizeof fn, "k%d_part%d", op->id, ctx->n_parts++);
+  dy_buf_printf(ctx->before,
+                "/* op %d: items [lo, hi) of (image, band of rows), one thread's share */\n"
+                "typedef struct {\n"
+                "  const float *in[%d];\n"
+                "  float *out0, *scratch;\n"
+                "} %s_args;\n\n"
+                "static void %s(void *arg, int64_t lo, int64_t hi, int t) {\n"
+                "  const %s_args *g_ = (const %s_args *)arg;\n",
+                op->id, n_in, fn, fn, fn, fn);
+  for (int i = 0; i < n_in; i++)
+    dy_buf_printf(ctx->before, "  const float *in%d = g_->in[%d];\n", i, i);
+  dy_buf_printf(ctx->before,
+                "  float *out0 = g_->out0, *s_ = g_->scratch + (int64_t)t * %lld;\n"
+                "  float *xp = s_ + %lld, *rt = s_ + %lld, *pan = s_ + %lld;\n",
+                k->slice, xo, ro, po);
+  *ctx->uses |= DY_USES_THREADS;
+  dy_cg_ctx sub = *ctx;
+  sub.body = ctx->before;
+  sub.indent = 1;
+  dy_cg_line(&sub, "for (int64_t q = 0; q < %lld; q++) /* the border (and slack) stays zero */",
+             k->d.size);
+  dy_cg_line(&sub, "  xp[q] = 0.0f;");
+  if (pre)
+    dy_cg_line(&sub, "%s", pre);
+  dy_cg_line(&sub, "for (int64_t it = lo; it < hi; it++) {");
+  sub.indent++;
+  items(&sub, arg);
+  sub.indent--;
+  dy_cg_line(&sub, "}");
+  dy_buf_puts(ctx->before, "}\n\n");
+  ctx->n_parts = sub.n_parts;
+  L("%s_args args;", fn);
+  for (int i = 0; i < n_in; i++)
+    L("args.in[%d] = in%d;", i, i);
+  L("args.out0 = out0, args.scratch = scratch;");
+  L("if (%s * %lld >= DY_THREAD_MIN_WORK) /* multiply-adds: worth the threads? */", nb, work);
+  L("  dy_parallel(%s * %lld, %s, &args);", nb, k->bands, fn);
+  L("else");
+  L("  %s(&args, 0, %s * %lld, 0);", fn, nb, k->bands);
 }
 
 dy_status dy_emit_fused_dwpw(dy_cg_ctx *ctx, dy_error *err) {
@@ -159,8 +242,6 @@ dy_status dy_emit_fused_dwpw(dy_cg_ctx *ctx, dy_error *err) {
   *ctx->uses |= DY_USES_SIMD | DY_USES_GEMM;
   dwpw_geom k = dwpw_geom_of(ctx->p, op);
   const dy_cg_conv_geom *g = &k.g;
-  char nb[64];
-  snprintf(nb, sizeof nb, "%s", dy_cg_dim(ctx, dy_cg_in_type(ctx, 0), 0));
   L("/* depthwise %lldx%lld (stride %lld, %s) + 1x1 conv %lld -> %lld channels%s, fused: per band",
     g->kh, g->kw, g->sh, *a.act_dw ? a.act_dw : "no act", g->c, k.o,
     residual ? " + residual" : "");
@@ -168,46 +249,8 @@ dy_status dy_emit_fused_dwpw(dy_cg_ctx *ctx, dy_error *err) {
     k.rows, k.panels);
   L(" * the GEMM's panels (%lld x 16 each, in the scratch), then the packed 1x1 weight times them */",
     g->c);
-  ll xo = 0, ro = k.d.size, po = k.d.size + k.rt;
-  if (ctx->threads <= 1) {
-    OPEN("{");
-    L("float *xp = scratch + %lld, *rt = scratch + %lld, *pan = scratch + %lld;", xo, ro, po);
-    char hi[96];
-    snprintf(hi, sizeof hi, "%s * %lld", nb, k.bands);
-    emit_dwpw_items(ctx, &k, residual, vact, epi, alit, "0", hi);
-    CLOSE();
-    return DY_OK;
-  }
-  char fn[64];
-  snprintf(fn, sizeof fn, "k%d_part%d", op->id, ctx->n_parts++);
-  dy_buf_printf(ctx->before,
-                "/* op %d: items [lo, hi) of (image, band of rows), one thread's share */\n"
-                "typedef struct {\n"
-                "  const float *in0, *in1, *in2, *in3, *in4, *in5;\n"
-                "  float *out0, *scratch;\n"
-                "} %s_args;\n\n"
-                "static void %s(void *arg, int64_t lo, int64_t hi, int t) {\n"
-                "  const %s_args *g_ = (const %s_args *)arg;\n"
-                "  const float *in0 = g_->in0, *in1 = g_->in1, *in2 = g_->in2, *in3 = g_->in3, "
-                "*in4 = g_->in4%s;\n"
-                "  float *out0 = g_->out0, *s_ = g_->scratch + (int64_t)t * %lld;\n"
-                "  float *xp = s_ + %lld, *rt = s_ + %lld, *pan = s_ + %lld;\n",
-                op->id, fn, fn, fn, fn, residual ? ", *in5 = g_->in5" : "", k.slice, xo, ro, po);
-  *ctx->uses |= DY_USES_THREADS;
-  dy_cg_ctx sub = *ctx;
-  sub.body = ctx->before;
-  sub.indent = 1;
-  emit_dwpw_items(&sub, &k, residual, vact, epi, alit, "lo", "hi");
-  dy_buf_puts(ctx->before, "}\n\n");
-  ctx->n_parts = sub.n_parts;
-  L("%s_args args;", fn);
-  L("args.in0 = in0, args.in1 = in1, args.in2 = in2, args.in3 = in3, args.in4 = in4;");
-  L("args.in5 = %s;", residual ? "in5" : "0");
-  L("args.out0 = out0, args.scratch = scratch;");
-  L("if (%s * %lld >= DY_THREAD_MIN_WORK) /* multiply-adds: worth the threads? */", nb,
-    g->oh * g->ow * g->c * (k.o + g->kh * g->kw));
-  L("  dy_parallel(%s * %lld, %s, &args);", nb, k.bands, fn);
-  L("else");
-  L("  %s(&args, 0, %s * %lld, 0);", fn, nb, k.bands);
+  dwpw_items_arg ia = {&k, residual, vact, epi, alit};
+  dy_cg_dwpw_kernel(ctx, &k, op->n_inputs, g->oh * g->ow * g->c * (k.o + g->kh * g->kw),
+                    NULL, emit_dwpw_items, &ia);
   return DY_OK;
 }

@@ -1,4 +1,6 @@
-/* fuse_dwpw.c - the pass "fuse-dwpw": MobileNet's depthwise conv and the
+/* fuse_dwpw.c - the passes "fuse-dwpw" and "fuse-irb".
+ *
+ * fuse-dwpw: MobileNet's depthwise conv and the
  * 1x1 conv after it become one fused_dwpw, whose kernel
  * (codegen/emit_dwpw.c) feeds the depthwise output a band of rows at a
  * time straight into the 1x1 GEMM's panels, so it never goes to memory.
@@ -14,7 +16,19 @@
  *       paddings, dilations, groups; act_dw, alpha_dw; act, alpha}
  * in the 1x1 conv's place. Run after fuse-conv and fuse-residual (which
  * make the two fused_conv2d); `--disable-pass fuse-dwpw` keeps them
- * apart (the depthwise conv then on its own padded-plane kernel). */
+ * apart (the depthwise conv then on its own padded-plane kernel).
+ *
+ * fuse-irb (after fuse-dwpw): MobileNetV2's 1x1 expand conv before a
+ * fused_dwpw,
+ *   e = fused_conv2d(x, we, be) {1x1 as the 1x1 conv above, a bias, no
+ *       residual}
+ *   y = fused_dwpw(e, wd, bd, wp, bp[, r])
+ * with e read by nothing else (not fetched), becomes
+ *   y = fused_irb(x, we, be, wd, bd, wp, bp[, r]) {fused_dwpw's
+ *       attributes; act_e, alpha_e the expand conv's act and alpha}
+ * whose kernel (codegen/emit_irb.c) computes e a band of rows at a time
+ * into the scratch, so e never goes to memory. `--disable-pass fuse-irb`
+ * keeps the expand conv apart. */
 #include <string.h>
 
 #include "dy_codegen.h"
@@ -91,6 +105,51 @@ dy_status dy_pass_fuse_dwpw(dy_program *p, bool *changed, dy_error *err) {
     dy_block_remove_op(b, at);
     dy_block_move_last_to(b, at);
     dy_block_remove_op(b, k); /* the depthwise conv comes before the 1x1 */
+    *changed = true;
+    k--;
+  }
+  return DY_OK;
+}
+
+dy_status dy_pass_fuse_irb(dy_program *p, bool *changed, dy_error *err) {
+  if (dy_program_is_training(p))
+    return DY_OK;
+  dy_block *b = p->blocks[0];
+  for (int k = 0; k < b->n_ops; k++) {
+    dy_op *ex = b->ops[k];
+    if (!pointwise(p, ex) || ex->n_inputs != 3)
+      continue;
+    dy_op *dp = dy_program_sole_user(p, ex->outputs[0]);
+    if (!dp || dp->kind != DY_OP_FUSED_DWPW || dp->inputs[0] != ex->outputs[0])
+      continue;
+    bool other = false; /* e read again by the fused_dwpw (as its residual) */
+    for (int i = 1; i < dp->n_inputs; i++)
+      other = other || dp->inputs[i] == ex->outputs[0];
+    if (other)
+      continue;
+    dy_fused_conv2d_attrs ae = dy_fused_conv2d_attrs_get(ex);
+    dy_attr attrs[16];
+    int na = 0;
+    for (int i = 0; i < dp->n_attrs && na < 12; i++)
+      attrs[na++] = dp->attrs[i];
+    attrs[na++] = DY_ATTR_S("act_e", ae.act);
+    attrs[na++] = DY_ATTR_F("alpha_e", ae.alpha);
+    na = dy_pass_attrs_complete(DY_OP_FUSED_IRB, attrs, na, 16);
+    int ins[8] = {ex->inputs[0], ex->inputs[1], ex->inputs[2]};
+    for (int i = 1; i < dp->n_inputs; i++)
+      ins[i + 2] = dp->inputs[i];
+    int out = dp->outputs[0], at = -1;
+    for (int i = 0; i < b->n_ops; i++)
+      if (b->ops[i] == dp)
+        at = i;
+    dy_op *f = dy_program_append_op(p, 0, DY_OP_FUSED_IRB, ins, dp->n_inputs + 2, &out, 1,
+                                    attrs, na, dp->loc);
+    const dy_op *srcs[2] = {ex, dp};
+    if (!f || at < 0 || !dy_op_set_srcs(p, f, srcs, 2))
+      return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "fuse-irb: out of memory");
+    dy_block_remove_op(b, at);
+    dy_block_move_last_to(b, at);
+    dy_block_remove_op(b, k); /* the expand conv comes before the fused_dwpw */
     *changed = true;
     k--;
   }
