@@ -17,7 +17,11 @@
  * bias, the residual (copied into y, DY_GEMM_ADD_C) and act in its
  * epilogue, as emit_conv.c's GEMM convolution does. With --threads the
  * (image, band) pairs are split over the threads, each with its own slice
- * of the scratch (outputs identical). */
+ * of the scratch (outputs identical).
+ *
+ * Its pieces (the band geometry, the band's rows, its depthwise conv into
+ * the panels, its 1x1 GEMM, the kernel over the items with --threads) are
+ * shared with emit_irb.c (fused_irb: the 1x1 expand conv before). */
 #include <stdio.h>
 #include <string.h>
 
