@@ -680,12 +680,13 @@ static void test_winograd_matches_direct(void) {
   CU_ASSERT(de <= 1e-6);
 }
 
-/* Two MobileNetV2 inverted residual blocks -- 1x1 expand + bias + relu6,
- * depthwise 3x3 pad 1 + bias + relu6, 1x1 project + bias (+ the residual
- * in the first, stride 2 in the second) -- on 30x30 maps (the panels
- * straddle rows), and x at batch 3 of a dynamic batch, into d. */
-static void save_mbv2_blocks(const char *d) {
-  enum { C = 16, E = 144, H = 30, O = 24, CAP = 1 << 20 };
+/* Two MobileNetV2 inverted residual blocks -- 1x1 expand (16 -> E) +
+ * bias + relu6, depthwise 3x3 pad 1 + bias + relu6, 1x1 project + bias
+ * (+ the residual in the first, stride 2 in the second) -- on 30x30 maps
+ * (the panels straddle rows), and x at batch 3 of a dynamic batch, into
+ * d. */
+static void save_mbv2_blocks(const char *d, int E) {
+  enum { C = 16, H = 30, O = 24, CAP = 1 << 20 };
   char *t = malloc(CAP);
   CU_ASSERT_PTR_NOT_NULL_FATAL(t);
   size_t n = (size_t)snprintf(t, CAP, "program {\n  var x : f32[-1,%d,%d,%d] feed 0\n", C, H, H);
@@ -752,7 +753,7 @@ static void test_dwpw_matches_separate(void) {
   setup_work();
   const char *d = WORK "/dwpw";
   CU_ASSERT_EQUAL_FATAL(sh("rm -rf %s && mkdir -p %s", d, d), 0);
-  save_mbv2_blocks(d);
+  save_mbv2_blocks(d, 144);
   /* fuse-irb off: it would take the expand convs into fused_irb */
   const char *off = "--disable-pass fuse-dwpw", *on = "--disable-pass fuse-irb";
   int rc = sh("cd %s && %s compile blk.dymodel --emit c -o fused --report %s > report.txt && "
@@ -788,7 +789,8 @@ static void test_dwpw_matches_separate(void) {
 
 /* fuse-irb against the expand conv apart (--disable-pass fuse-irb: the
  * fused_dwpw after it) and the static executor, on the two MobileNetV2
- * blocks of test_dwpw_matches_separate (the first in 4 bands of 8 rows,
+ * blocks of test_dwpw_matches_separate expanded to 300 channels (1.08 MB
+ * an image: above the pass's threshold; the first in 4 bands of 8 rows,
  * its halo kept from band to band; the second at stride 2), at batch 3 of
  * a dynamic batch, on every SIMD path the generated C has: AVX-512 where
  * the host has it (--target native), AVX2 (x86-64-v3), plain C
@@ -798,7 +800,7 @@ static void test_irb_matches_separate(void) {
   setup_work();
   const char *d = WORK "/irb";
   CU_ASSERT_EQUAL_FATAL(sh("rm -rf %s && mkdir -p %s", d, d), 0);
-  save_mbv2_blocks(d);
+  save_mbv2_blocks(d, 300);
   static const char *const builds[][2] = {
       {"native", ""},
       {"avx2", "--target x86-64-v3"},

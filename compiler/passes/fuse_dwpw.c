@@ -27,8 +27,12 @@
  *   y = fused_irb(x, we, be, wd, bd, wp, bp[, r]) {fused_dwpw's
  *       attributes; act_e, alpha_e the expand conv's act and alpha}
  * whose kernel (codegen/emit_irb.c) computes e a band of rows at a time
- * into the scratch, so e never goes to memory. `--disable-pass fuse-irb`
- * keeps the expand conv apart. */
+ * into the scratch, so e never goes to memory. Only when e (one image) is
+ * at least IRB_MIN_BYTES: a smaller e stays in L2 between the separate
+ * expand conv and the fused_dwpw, whose kernels are then as fast (measured
+ * on mobilenet_v2, bench/RESULTS.md: fusing its blocks of 0.2-0.6 MB too
+ * was slower than fusing the three of 1.8-4.8 MB alone). `--disable-pass
+ * fuse-irb` keeps every expand conv apart. */
 #include <string.h>
 
 #include "dy_codegen.h"
@@ -111,6 +115,9 @@ dy_status dy_pass_fuse_dwpw(dy_program *p, bool *changed, dy_error *err) {
   return DY_OK;
 }
 
+/* The least expanded tensor (bytes an image) fuse-irb fuses: half of L2 */
+enum { IRB_MIN_BYTES = 1 << 20 };
+
 dy_status dy_pass_fuse_irb(dy_program *p, bool *changed, dy_error *err) {
   if (dy_program_is_training(p))
     return DY_OK;
@@ -125,7 +132,9 @@ dy_status dy_pass_fuse_irb(dy_program *p, bool *changed, dy_error *err) {
     bool other = false; /* e read again by the fused_dwpw (as its residual) */
     for (int i = 1; i < dp->n_inputs; i++)
       other = other || dp->inputs[i] == ex->outputs[0];
-    if (other)
+    const dy_type *et = &p->vars[ex->outputs[0]]->type; /* [N, E, H, W] */
+    if (other || (et->shape[1] > 0 && et->shape[2] > 0 && et->shape[3] > 0 &&
+                  et->shape[1] * et->shape[2] * et->shape[3] * 4 < IRB_MIN_BYTES))
       continue;
     dy_fused_conv2d_attrs ae = dy_fused_conv2d_attrs_get(ex);
     dy_attr attrs[16];
