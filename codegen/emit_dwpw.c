@@ -115,7 +115,7 @@ void dy_cg_dwpw_band_dw(dy_cg_ctx *ctx, const dy_cg_dwpw_geom *k, const char *va
 void dy_cg_dwpw_band_pw(dy_cg_ctx *ctx, const dy_cg_dwpw_geom *k, const char *epi,
                         const char *alit, const char *wp, const char *bp, const char *res) {
   const dy_cg_conv_geom *g = &k->g;
-  ll p = g->oh * g->ow, c = g->c, nkb = (c + 511) / 512, kc = (c + nkb - 1) / nkb;
+  ll p = g->oh * g->ow, c = g->c;
   L("/* the 1x1 conv of the band: panels of 16 pixels on the micro-kernel */");
   L("float *y = out0 + n * %lld + oy0 * %lld;", k->o * p, g->ow);
   if (res)
@@ -128,19 +128,28 @@ void dy_cg_dwpw_band_pw(dy_cg_ctx *ctx, const dy_cg_dwpw_geom *k, const char *ep
     L("for (int64_t oc = 0; oc < %lld; oc++) /* the residual, added by the GEMM */", k->o);
     L("  dy_copy(y + oc * %lld + p0, res + oc * %lld + p0, nr);", p, p);
   }
-  dy_cg_gemm_kblocks_open(ctx, c, nkb, kc, res != NULL, epi);
-  ll mr = dy_gemm_pack_mr(k->o); /* rows of the weight's micro-panels */
+  char cy[32];
+  snprintf(cy, sizeof cy, "y + o * %lld + p0", p);
+  dy_cg_gemm_packed_tiles(ctx, k->o, c, wp, "b", cy, p, bp, alit, res != NULL, epi);
+  CLOSE();
+}
+
+void dy_cg_gemm_packed_tiles(dy_cg_ctx *ctx, long long m, long long depth, const char *a,
+                             const char *b, const char *c, long long ldc, const char *bias,
+                             const char *alit, bool add_c, const char *epi) {
+  ll nkb = (depth + 511) / 512, kc = (depth + nkb - 1) / nkb;
+  dy_cg_gemm_kblocks_open(ctx, depth, nkb, kc, add_c, epi);
+  ll mr = dy_gemm_pack_mr(m); /* rows of the weight's micro-panels */
   char k0a[32] = "";
   const char *k0b = nkb > 1 ? " + k0 * 16" : "";
   if (nkb > 1)
     snprintf(k0a, sizeof k0a, " + k0 * %lld", mr);
-  L("for (int64_t o = 0; o < %lld; o += %d)", k->o, DY_GEMM_MR);
-  L("  dy_gemm_tile(%lld - o, kc, %s + o * %lld%s, 1, %lld, b%s, y + o * %lld + p0, %lld, nr, flags,",
-    k->o, wp, c, k0a, mr, k0b, p, p);
-  L("               %s + o, %s);", bp, alit);
+  L("for (int64_t o = 0; o < %lld; o += %d)", m, DY_GEMM_MR);
+  L("  dy_gemm_tile(%lld - o, kc, %s + o * %lld%s, 1, %lld, %s%s, %s, %lld, nr, flags,", m, a,
+    depth, k0a, mr, b, k0b, c, ldc);
+  L("               %s + o, %s);", bias, alit);
   if (nkb > 1)
     CLOSE();
-  CLOSE();
 }
 
 /* fused_dwpw's (image, band) items: xp, rt, pan point into the scratch. */

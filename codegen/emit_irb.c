@@ -81,8 +81,7 @@ typedef struct {
 static void emit_expand(dy_cg_ctx *ctx, const irb_items_arg *a) {
   const irb_geom *r = a->r;
   const dy_cg_conv_geom *g = &r->k.g;
-  ll hw = g->h * g->w, nkb = (r->cin + 511) / 512, kc = (r->cin + nkb - 1) / nkb;
-  ll mr = dy_gemm_pack_mr(r->e);
+  ll hw = g->h * g->w;
   L("/* the 1x1 expand conv of x's rows [have, iy1): panels of 16 pixels (%lld x 16) on the", r->cin);
   L(" * micro-kernel, act_e(w_ex x + bias_ex) into ex */");
   L("const float *xs = in0 + n * %lld;", r->cin * hw);
@@ -92,17 +91,10 @@ static void emit_expand(dy_cg_ctx *ctx, const irb_items_arg *a) {
     r->cin);
   L("  dy_f16_store(bx + ch * 16, dy_f16_loadn(xs + ch * %lld + p0, nr));", hw);
   L("float *const e0 = ex + (p0 - iy0 * %lld);", g->w);
-  dy_cg_gemm_kblocks_open(ctx, r->cin, nkb, kc, false, a->epi_e);
-  char k0a[32] = "";
-  const char *k0b = nkb > 1 ? " + k0 * 16" : "";
-  if (nkb > 1)
-    snprintf(k0a, sizeof k0a, " + k0 * %lld", mr);
-  L("for (int64_t o = 0; o < %lld; o += %d)", r->e, DY_GEMM_MR);
-  L("  dy_gemm_tile(%lld - o, kc, in1 + o * %lld%s, 1, %lld, bx%s, e0 + o * %lld, %lld, nr, flags,",
-    r->e, r->cin, k0a, mr, k0b, r->lde, r->lde);
-  L("               in2 + o, %s);", a->alit_e);
-  if (nkb > 1)
-    CLOSE();
+  char ce[32];
+  snprintf(ce, sizeof ce, "e0 + o * %lld", r->lde);
+  dy_cg_gemm_packed_tiles(ctx, r->e, r->cin, "in1", "bx", ce, r->lde, "in2", a->alit_e, false,
+                          a->epi_e);
   CLOSE();
 }
 

@@ -196,6 +196,13 @@ void dy_cg_dwpw_band_dw(dy_cg_ctx *ctx, const dy_cg_dwpw_geom *k, const char *va
  * bp, residual res (NULL: none), epilogue flags epi. */
 void dy_cg_dwpw_band_pw(dy_cg_ctx *ctx, const dy_cg_dwpw_geom *k, const char *epi,
                         const char *alit, const char *wp, const char *bp, const char *res);
+/* C (rows [0, m), at c: an expression in o, ldc) = act(a b + bias),
+ * a packed DY_PACK_A12 weight m x depth, b a panel of depth x 16 (nr
+ * columns, in scope), bias by row; the depth in blocks of 512 (the last
+ * with epi; add_c: C holds what the first adds to). */
+void dy_cg_gemm_packed_tiles(dy_cg_ctx *ctx, long long m, long long depth, const char *a,
+                             const char *b, const char *c, long long ldc, const char *bias,
+                             const char *alit, bool add_c, const char *epi);
 /* The kernel: the items `it` over the images' bands, items() emitting
  * one's body (xp zeroed and the line pre, when not NULL, before the loop;
  * one thread, or a worker per --threads given in0..in<n_in - 1>, out0,

@@ -680,6 +680,23 @@ static void test_winograd_matches_direct(void) {
   CU_ASSERT(de <= 1e-6);
 }
 
+/* Each build (name, extra compile flags) of d/blk.dymodel run on d/x.npy
+ * into d/o_<name>, within tol of the static executor's d/ex/y.npy. */
+static void check_builds(const char *d, const char *const (*builds)[2], size_t n, double tol) {
+  char ref[700], got[700];
+  snprintf(ref, sizeof ref, "%s/ex/y.npy", d);
+  for (size_t b = 0; b < n; b++) {
+    int rc = sh("cd %s && %s compile blk.dymodel -o %s %s && ./%s --input x=x.npy --output-dir o_%s",
+                d, DY2STC, builds[b][0], builds[b][1], builds[b][0], builds[b][0]);
+    show_log_on_failure(rc, 0);
+    CU_ASSERT_EQUAL(rc, 0);
+    snprintf(got, sizeof got, "%s/o_%s/y.npy", d, builds[b][0]);
+    double e = rc ? 1.0 : rel_err(got, ref);
+    fprintf(stderr, "\n  %s vs executor %.2g", builds[b][0], e);
+    CU_ASSERT(e <= tol);
+  }
+}
+
 /* Two MobileNetV2 inverted residual blocks -- 1x1 expand (16 -> E) +
  * bias + relu6, depthwise 3x3 pad 1 + bias + relu6, 1x1 project + bias
  * (+ the residual in the first, stride 2 in the second) -- on 30x30 maps
@@ -821,17 +838,7 @@ static void test_irb_matches_separate(void) {
   CU_ASSERT_NOT_EQUAL(sh("grep -q 'the expanded rows' %s/apart.c", d), 0);
   CU_ASSERT_EQUAL(sh("grep -q 'fuse-irb: 2 ' %s/report.txt", d), 0);
   char ref[700], got[700];
-  snprintf(ref, sizeof ref, "%s/ex/y.npy", d);
-  for (size_t b = 0; b < sizeof builds / sizeof builds[0]; b++) {
-    rc = sh("cd %s && %s compile blk.dymodel -o %s %s && ./%s --input x=x.npy --output-dir o_%s",
-            d, DY2STC, builds[b][0], builds[b][1], builds[b][0], builds[b][0]);
-    show_log_on_failure(rc, 0);
-    CU_ASSERT_EQUAL(rc, 0);
-    snprintf(got, sizeof got, "%s/o_%s/y.npy", d, builds[b][0]);
-    double e = rc ? 1.0 : rel_err(got, ref);
-    fprintf(stderr, "\n  %s vs executor %.2g", builds[b][0], e);
-    CU_ASSERT(e <= 1e-6);
-  }
+  check_builds(d, builds, sizeof builds / sizeof builds[0], 1e-6);
   snprintf(ref, sizeof ref, "%s/o_native/y.npy", d);
   snprintf(got, sizeof got, "%s/o_threads/y.npy", d);
   CU_ASSERT(rel_err(got, ref) == 0.0);
@@ -910,17 +917,7 @@ static void test_small_conv_matches_gemm(void) {
   CU_ASSERT_EQUAL(sh("grep -q 'conv-small: 3 convolutions on the direct kernel, 2 with' "
                      "%s/report.txt", d), 0);
   char ref[700], got[700];
-  snprintf(ref, sizeof ref, "%s/ex/y.npy", d);
-  for (size_t b = 0; b < sizeof builds / sizeof builds[0]; b++) {
-    rc = sh("cd %s && %s compile blk.dymodel -o %s %s && ./%s --input x=x.npy --output-dir o_%s",
-            d, DY2STC, builds[b][0], builds[b][1], builds[b][0], builds[b][0]);
-    show_log_on_failure(rc, 0);
-    CU_ASSERT_EQUAL(rc, 0);
-    snprintf(got, sizeof got, "%s/o_%s/y.npy", d, builds[b][0]);
-    double e = rc ? 1.0 : rel_err(got, ref);
-    fprintf(stderr, "\n  %s vs executor %.2g", builds[b][0], e);
-    CU_ASSERT(e <= 1e-5);
-  }
+  check_builds(d, builds, sizeof builds / sizeof builds[0], 1e-5);
   /* --threads 2: the kernel runs on one thread, the same sums */
   snprintf(ref, sizeof ref, "%s/o_native/y.npy", d);
   snprintf(got, sizeof got, "%s/o_threads/y.npy", d);
