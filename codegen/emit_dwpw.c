@@ -77,11 +77,13 @@ int64_t dy_cg_dwpw_scratch(const dy_program *p, const dy_op *op, int threads) {
   return dwpw_geom_of(p, op).slice * (threads > 1 ? threads : 1) * 4;
 }
 
-void dy_cg_dwpw_band_head(dy_cg_ctx *ctx, const dy_cg_dwpw_geom *k) {
+void dy_cg_dwpw_band_head(dy_cg_ctx *ctx, const dy_cg_dwpw_geom *k, bool in_rows) {
   const dy_cg_conv_geom *g = &k->g;
   L("const int64_t n = it / %lld, oy0 = it %% %lld * %lld;", k->bands, k->bands, k->rows);
   L("const int64_t oy1 = oy0 + %lld < %lld ? oy0 + %lld : %lld; /* rows [oy0, oy1) */", k->rows,
     g->oh, k->rows, g->oh);
+  if (!in_rows)
+    return;
   /* the input rows the band reads, inside the image */
   L("const int64_t iy0 = oy0 * %lld - %lld > 0 ? oy0 * %lld - %lld : 0;", g->sh, g->pt, g->sh,
     g->pt);
@@ -90,7 +92,7 @@ void dy_cg_dwpw_band_head(dy_cg_ctx *ctx, const dy_cg_dwpw_geom *k) {
 }
 
 void dy_cg_dwpw_band_dw(dy_cg_ctx *ctx, const dy_cg_dwpw_geom *k, const char *vact,
-                        const char *wd, const char *bd, const char *src) {
+                        const char *wd, const char *bd, const char *src, const char *plane) {
   const dy_cg_conv_geom *g = &k->g;
   L("/* the depthwise conv of the band, channel by channel, into the panels */");
   OPEN("for (int64_t c = 0; c < %lld; c++) {", g->c);
@@ -98,12 +100,18 @@ void dy_cg_dwpw_band_dw(dy_cg_ctx *ctx, const dy_cg_dwpw_geom *k, const char *va
   char b[64];
   snprintf(b, sizeof b, "%s[c]", bd);
   dy_cg_dw_weights(ctx, g, "w", b);
-  L("for (int64_t iy = iy0; iy < iy1; iy++)");
-  L("  dy_copy(xp + (iy + %lld) * %lld + %lld, %s, %lld);", g->pt, k->d.wp, g->pl, src, g->w);
-  OPEN("for (int64_t oy = oy0; oy < oy1; oy++) {");
+  if (plane) { /* the band's padded rows in place: oy counts from the band's first */
+    L("const float *const xp = %s;", plane);
+    OPEN("for (int64_t oy = 0; oy < oy1 - oy0; oy++) {");
+  } else {
+    L("for (int64_t iy = iy0; iy < iy1; iy++)");
+    L("  dy_copy(xp + (iy + %lld) * %lld + %lld, %s, %lld);", g->pt, k->d.wp, g->pl, src, g->w);
+    OPEN("for (int64_t oy = oy0; oy < oy1; oy++) {");
+  }
   dy_cg_dw_row(ctx, g, k->d.wp, "rt", vact, true);
   L("/* its pixels into the panels, a run within a panel at a time */");
-  OPEN("for (int64_t ox = 0, q = (oy - oy0) * %lld; ox < %lld;) {", g->ow, g->ow);
+  OPEN("for (int64_t ox = 0, q = (oy%s) * %lld; ox < %lld;) {", plane ? "" : " - oy0", g->ow,
+       g->ow);
   L("const int64_t j = q %% 16, len = 16 - j < %lld - ox ? 16 - j : %lld - ox;", g->ow, g->ow);
   L("dy_f16_store(pan + q / 16 * %lld + c * 16 + j, dy_f16_load(rt + ox));", k->ps);
   L("ox += len, q += len;");
@@ -164,10 +172,19 @@ static void emit_dwpw_items(dy_cg_ctx *ctx, const void *arg) {
   const dwpw_geom *k = a->k;
   const dy_cg_conv_geom *g = &k->g;
   char src[160];
-  dy_cg_dwpw_band_head(ctx, k);
+  dy_cg_dwpw_band_head(ctx, k, true);
   snprintf(src, sizeof src, "in0 + ((n * %lld + c) * %lld + iy) * %lld", g->c, g->h, g->w);
-  dy_cg_dwpw_band_dw(ctx, k, a->vact, "in1", "in2", src);
+  dy_cg_dwpw_band_dw(ctx, k, a->vact, "in1", "in2", src, NULL);
   dy_cg_dwpw_band_pw(ctx, k, a->epi, a->alit, "in3", "in4", a->residual ? "in5" : NULL);
+}
+
+/* Each line of text (NULL: none) as a line of code. */
+static void emit_lines(dy_cg_ctx *ctx, const char *text) {
+  for (const char *t = text; t && *t;) {
+    int len = (int)strcspn(t, "\n");
+    L("%.*s", len, t);
+    t += len + (t[len] == '\n');
+  }
 }
 
 void dy_cg_dwpw_kernel(dy_cg_ctx *ctx, const dy_cg_dwpw_geom *k, int n_in, long long work,
@@ -182,8 +199,7 @@ void dy_cg_dwpw_kernel(dy_cg_ctx *ctx, const dy_cg_dwpw_geom *k, int n_in, long 
     L("float *xp = scratch + %lld, *rt = scratch + %lld, *pan = scratch + %lld;", xo, ro, po);
     L("for (int64_t q = 0; q < %lld; q++) /* the border (and slack) stays zero */", k->d.size);
     L("  xp[q] = 0.0f;");
-    if (pre)
-      L("%s", pre);
+    emit_lines(ctx, pre);
     OPEN("for (int64_t it = 0; it < %s * %lld; it++) {", nb, k->bands);
     items(ctx, arg);
     CLOSE();
@@ -214,8 +230,7 @@ void dy_cg_dwpw_kernel(dy_cg_ctx *ctx, const dy_cg_dwpw_geom *k, int n_in, long 
   dy_cg_line(&sub, "for (int64_t q = 0; q < %lld; q++) /* the border (and slack) stays zero */",
              k->d.size);
   dy_cg_line(&sub, "  xp[q] = 0.0f;");
-  if (pre)
-    dy_cg_line(&sub, "%s", pre);
+  emit_lines(&sub, pre);
   dy_cg_line(&sub, "for (int64_t it = lo; it < hi; it++) {");
   sub.indent++;
   items(&sub, arg);

@@ -6,11 +6,17 @@
  *
  * Per image and band of output rows (emit_dwpw.c's bands, sized so that
  * the band's expanded rows and the project GEMM's panels stay in L2): the
- * expanded rows the band reads, [iy0, iy1), are computed into ex (E rows
- * of (iy1 - iy0) x w floats, channel e's row iy at ex + e * LDE + (iy -
- * iy0) * w): x's pixels gathered 16 at a time into a panel (C x 16), the
- * packed expand weight (DY_PACK_A12) times it on the GEMM micro-kernel,
- * the expand bias and act_e in its epilogue. Consecutive bands of one
+ * expanded rows the band reads are computed into ex (LDE floats a
+ * channel): x's pixels gathered up to 16 at a time into a panel (C x 16),
+ * the packed expand weight (DY_PACK_A12) times it on the GEMM
+ * micro-kernel, the expand bias and act_e in its epilogue. Plane mode
+ * (rows of a multiple of 16 pixels, or at least IRB_PLANE_MIN_W): ex
+ * holds the band's padded rows [pr0, pr1) as the depthwise conv's padded
+ * plane lays them out (wp floats a row, zero borders, padding rows
+ * zeroed), each row's panels written in place, and the depthwise conv
+ * reads them there; otherwise (linear mode) ex holds the image rows [iy0,
+ * iy1) w floats each, panels of 16 pixels across rows, and each channel's
+ * rows are copied into the padded plane first. Consecutive bands of one
  * image on one thread share the halo (the last kh - sh rows of a band's
  * input at stride 1, 3x3: 2): those rows move to the front of ex instead
  * of being computed again. Then emit_dwpw.c's pieces: the depthwise conv
@@ -31,13 +37,22 @@
 typedef long long ll;
 
 /* Bytes of one band's expanded rows and project panels: L2-sized */
-enum { IRB_BAND_BYTES = 512 * 1024 };
+enum { IRB_BAND_BYTES = 512 * 1024, IRB_PLANE_MIN_W = 48 };
 
 typedef struct {
   dy_cg_dwpw_geom k; /* the depthwise + project part; its g on e */
   ll cin, e;         /* x's channels, e's */
   ll lde;            /* floats of one channel's rows in ex */
+  bool plane;        /* ex holds padded rows, the depthwise reads them in place */
 } irb_geom;
+
+/* Plane mode (see the head comment): the expand GEMM's panels along one
+ * row each, so for rows of a multiple of 16 pixels or wide enough that
+ * the last short panel costs less than the copy it saves (mobilenet_v2's
+ * rows of 112 and 56: 2% less CPU than linear mode, bench/RESULTS.md). */
+static bool irb_plane(const dy_cg_conv_geom *g) {
+  return g->w % 16 == 0 || g->w >= IRB_PLANE_MIN_W;
+}
 
 static irb_geom irb_geom_of(const dy_program *p, const dy_op *op) {
   irb_geom r;
@@ -58,7 +73,13 @@ static irb_geom irb_geom_of(const dy_program *p, const dy_op *op) {
   dy_cg_dwpw_geom k0 = dy_cg_dwpw_geom_of(&g, y->shape[1], IRB_BAND_BYTES,
                                           4 * r.e * g.sh * g.w, 0);
   ll rows_in = (k0.rows - 1) * g.sh + (g.kh - 1) * g.dh + 1;
-  r.lde = (rows_in < g.h ? rows_in : g.h) * g.w;
+  r.plane = irb_plane(&g);
+  if (r.plane) { /* padded rows, and the lanes the depthwise's last vectors read past them */
+    ll wp = k0.d.wp, last = (rows_in - 1) * wp + g.sw * (g.ow - 1) + (g.kw - 1) * g.dw + 16 * g.sw;
+    r.lde = rows_in * wp > last ? rows_in * wp : last;
+  } else {
+    r.lde = (rows_in < g.h ? rows_in : g.h) * g.w;
+  }
   r.k = dy_cg_dwpw_geom_of(&g, y->shape[1], IRB_BAND_BYTES, 4 * r.e * g.sh * g.w,
                            r.e * r.lde + r.cin * 16);
   return r;
@@ -77,7 +98,8 @@ typedef struct {
   const char *vact, *epi_e, *alit_e, *epi, *alit;
 } irb_items_arg;
 
-/* The 1x1 expand of x's rows [have, iy1) of image n into ex. */
+/* The 1x1 expand of x's rows [have, iy1) of image n into ex (linear
+ * mode: 16 pixels a panel, across rows). */
 static void emit_expand(dy_cg_ctx *ctx, const irb_items_arg *a) {
   const irb_geom *r = a->r;
   const dy_cg_conv_geom *g = &r->k.g;
@@ -98,29 +120,77 @@ static void emit_expand(dy_cg_ctx *ctx, const irb_items_arg *a) {
   CLOSE();
 }
 
+/* Plane mode: the band's padded rows [pr0, pr1) in ex (row pr at ex + (pr
+ * - pr0) * wp, its first pixel pl floats in), rows [have, pr1) to do:
+ * padding rows zeroed, image rows expanded a row at a time. */
+static void emit_expand_plane(dy_cg_ctx *ctx, const irb_items_arg *a) {
+  const irb_geom *r = a->r;
+  const dy_cg_conv_geom *g = &r->k.g;
+  ll hw = g->h * g->w, wp = r->k.d.wp;
+  L("/* the 1x1 expand conv of the padded rows [have, pr1), a row at a time: panels of up to");
+  L(" * 16 pixels (%lld x 16) on the micro-kernel, act_e(w_ex x + bias_ex) into ex; the", r->cin);
+  L(" * padding rows zero */");
+  L("const float *xs = in0 + n * %lld;", r->cin * hw);
+  OPEN("for (int64_t pr = have; pr < pr1; pr++) {");
+  L("float *const er = ex + (pr - pr0) * %lld + %lld;", wp, g->pl);
+  OPEN("if (pr < %lld || pr >= %lld) {", g->pt, g->pt + g->h);
+  L("for (int64_t ch = 0; ch < %lld; ch++)", r->e);
+  L("  for (int64_t q = 0; q < %lld; q++)", g->w);
+  L("    er[ch * %lld + q] = 0.0f;", r->lde);
+  L("continue;");
+  CLOSE();
+  OPEN("for (int64_t p0 = (pr - %lld) * %lld; p0 < (pr - %lld) * %lld + %lld; p0 += 16) {", g->pt,
+       g->w, g->pt, g->w, g->w);
+  L("const int64_t j0 = p0 - (pr - %lld) * %lld;", g->pt, g->w);
+  L("const int nr = %lld - j0 < 16 ? (int)(%lld - j0) : 16;", g->w, g->w);
+  L("for (int64_t ch = 0; ch < %lld; ch++) /* lanes past nr: 0 (computed, never stored) */",
+    r->cin);
+  L("  dy_f16_store(bx + ch * 16, dy_f16_loadn(xs + ch * %lld + p0, nr));", hw);
+  L("float *const e0 = er + j0;");
+  char ce[32];
+  snprintf(ce, sizeof ce, "e0 + o * %lld", r->lde);
+  dy_cg_gemm_packed_tiles(ctx, r->e, r->cin, "in1", "bx", ce, r->lde, "in2", a->alit_e, false,
+                          a->epi_e);
+  CLOSE();
+  CLOSE();
+}
+
 static void emit_irb_items(dy_cg_ctx *ctx, const void *arg) {
   const irb_items_arg *a = arg;
   const irb_geom *r = a->r;
   const dy_cg_dwpw_geom *k = &r->k;
   const dy_cg_conv_geom *g = &k->g;
+  /* the rows ex holds: linear mode the image rows [iy0, iy1) (w floats
+   * each), plane mode the padded rows [pr0, pr1) (wp floats each) */
+  ll rw = r->plane ? k->d.wp : g->w;
+  const char *lo = r->plane ? "pr0" : "iy0", *hi = r->plane ? "pr1" : "iy1";
   L("float *const ex = pan + %lld, *const bx = ex + %lld;", k->more - (k->d.size + k->rt),
     r->e * r->lde);
-  dy_cg_dwpw_band_head(ctx, k);
-  L("int64_t have = iy0; /* ex holds rows [iy0, have) */");
-  OPEN("if (it == prev + 1 && oy0 > 0 && pv1 > iy0) { /* the band before's, same image */");
-  L("/* its last rows [iy0, pv1) to the front of ex, in steps that do not overlap */");
-  L("const int64_t sh_ = (iy0 - pv0) * %lld, len = (pv1 - iy0) * %lld;", g->w, g->w);
+  dy_cg_dwpw_band_head(ctx, k, !r->plane);
+  if (r->plane)
+    L("const int64_t pr0 = oy0 * %lld, pr1 = (oy1 - 1) * %lld + %lld; /* padded rows */", g->sh,
+      g->sh, (g->kh - 1) * g->dh + 1);
+  L("int64_t have = %s; /* ex holds rows [%s, have) */", lo, lo);
+  OPEN("if (it == prev + 1 && oy0 > 0 && pv1 > %s) { /* the band before's, same image */", lo);
+  L("/* its last rows [%s, pv1) to the front of ex, in steps that do not overlap */", lo);
+  L("const int64_t sh_ = (%s - pv0) * %lld, len = (pv1 - %s) * %lld;", lo, rw, lo, rw);
   L("for (int64_t ch = 0; ch < %lld && sh_ > 0; ch++)", r->e);
   L("  for (int64_t q = 0; q < len; q += sh_)");
   L("    dy_copy(ex + ch * %lld + q, ex + ch * %lld + q + sh_, len - q < sh_ ? len - q : sh_);",
     r->lde, r->lde);
   L("have = pv1;");
   CLOSE();
-  L("prev = it, pv0 = iy0, pv1 = iy1;");
-  emit_expand(ctx, a);
+  L("prev = it, pv0 = %s, pv1 = %s;", lo, hi);
   char src[160];
-  snprintf(src, sizeof src, "ex + c * %lld + (iy - iy0) * %lld", r->lde, g->w);
-  dy_cg_dwpw_band_dw(ctx, k, a->vact, "in3", "in4", src);
+  if (r->plane) {
+    emit_expand_plane(ctx, a);
+    snprintf(src, sizeof src, "ex + c * %lld", r->lde);
+    dy_cg_dwpw_band_dw(ctx, k, a->vact, "in3", "in4", NULL, src);
+  } else {
+    emit_expand(ctx, a);
+    snprintf(src, sizeof src, "ex + c * %lld + (iy - iy0) * %lld", r->lde, g->w);
+    dy_cg_dwpw_band_dw(ctx, k, a->vact, "in3", "in4", src, NULL);
+  }
   dy_cg_dwpw_band_pw(ctx, k, a->epi, a->alit, "in5", "in6", a->residual ? "in7" : NULL);
 }
 
@@ -161,7 +231,14 @@ dy_status dy_emit_fused_irb(dy_cg_ctx *ctx, dy_error *err) {
     g->c);
   irb_items_arg ia = {&r, residual, vact, epi_e, alit_e, epi, alit};
   ll work = g->h * g->w * r.cin * r.e + g->oh * g->ow * g->c * (k->o + g->kh * g->kw);
-  dy_cg_dwpw_kernel(ctx, k, op->n_inputs, work, "int64_t prev = -1, pv0 = 0, pv1 = 0; /* the "
-                    "band in ex: item, rows [pv0, pv1) */", emit_irb_items, &ia);
+  char pre[256];
+  if (r.plane)
+    snprintf(pre, sizeof pre, "for (int64_t q = 0; q < %lld; q++) /* ex's borders stay zero */\n"
+             "  pan[%lld + q] = 0.0f;\n", r.e * r.lde, k->more - (k->d.size + k->rt));
+  else
+    pre[0] = 0;
+  snprintf(pre + strlen(pre), sizeof pre - strlen(pre),
+           "int64_t prev = -1, pv0 = 0, pv1 = 0; /* the band in ex: item, rows [pv0, pv1) */");
+  dy_cg_dwpw_kernel(ctx, k, op->n_inputs, work, pre, emit_irb_items, &ia);
   return DY_OK;
 }

@@ -185,13 +185,16 @@ dy_cg_dwpw_geom dy_cg_dwpw_geom_of(const dy_cg_conv_geom *g, long long o, long l
                                    long long row_bytes, long long extra);
 int64_t dy_cg_dwpw_scratch(const dy_program *p, const dy_op *op, int threads);
 /* In the loop over items `it` (image, band): n, oy0, oy1 (the band's
- * output rows), iy0, iy1 (the input rows it reads, inside the image). */
-void dy_cg_dwpw_band_head(dy_cg_ctx *ctx, const dy_cg_dwpw_geom *k);
+ * output rows), and when in_rows iy0, iy1 (the input rows it reads,
+ * inside the image). */
+void dy_cg_dwpw_band_head(dy_cg_ctx *ctx, const dy_cg_dwpw_geom *k, bool in_rows);
 /* The band's depthwise conv (weight wd, bias bd, vact as for
  * dy_cg_dw_vec_act) into the panels; src: a pointer to input row iy of
- * channel c. */
+ * channel c, copied into the padded plane xp; or, src NULL, plane: a
+ * pointer to channel c's padded rows of the band (its first at plane row
+ * oy0 * sh, rows of k->d.wp floats, read in place). */
 void dy_cg_dwpw_band_dw(dy_cg_ctx *ctx, const dy_cg_dwpw_geom *k, const char *vact,
-                        const char *wd, const char *bd, const char *src);
+                        const char *wd, const char *bd, const char *src, const char *plane);
 /* The band's 1x1 conv: packed weight wp times the panels into out0, bias
  * bp, residual res (NULL: none), epilogue flags epi. */
 void dy_cg_dwpw_band_pw(dy_cg_ctx *ctx, const dy_cg_dwpw_geom *k, const char *epi,
@@ -204,7 +207,7 @@ void dy_cg_gemm_packed_tiles(dy_cg_ctx *ctx, long long m, long long depth, const
                              const char *b, const char *c, long long ldc, const char *bias,
                              const char *alit, bool add_c, const char *epi);
 /* The kernel: the items `it` over the images' bands, items() emitting
- * one's body (xp zeroed and the line pre, when not NULL, before the loop;
+ * one's body (xp zeroed and the lines pre, when not NULL, before the loop;
  * one thread, or a worker per --threads given in0..in<n_in - 1>, out0,
  * and its slice of the scratch); work: the multiply-adds an image, for
  * the threads' threshold. */

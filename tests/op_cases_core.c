@@ -264,7 +264,9 @@ static const dy_op_case cases[] = {
      * and 1, 1 to 40 input channels, stride 1 and 2, odd sizes and
      * asymmetric padding, several bands an image (E 240 at 30 x 28; 48 at
      * 71 x 56, stride 2), the expand GEMM's depth split (520 channels),
-     * residuals, every activation the kernels apply in registers */
+     * residuals, every activation the kernels apply in registers; rows of
+     * 32, 48 and 56 (plane mode: ex holds padded rows, the depthwise
+     * reads them in place; padding rows at the top and bottom) */
     {.label = "fused_irb ratio 6 relu6 x3 [B,4,7,7] residual", .kind = DY_OP_FUSED_IRB, .n_in = 8,
      .in = {F32(4, -1, 4, 7, 7), F32(4, 24, 4, 1, 1), F32(1, 24), F32(4, 24, 1, 3, 3), F32(1, 24), F32(4, 4, 24, 1, 1), F32(1, 4), F32(4, -1, 4, 7, 7)}, .consts = 126, .n_attrs = 10, .lo = -2, .hi = 2,
      .attrs = {DY_ATTR_IS("strides", DY_SHAPE(1, 1), 2), DY_ATTR_IS("paddings", DY_SHAPE(1, 1, 1, 1), 4),
@@ -301,6 +303,20 @@ static const dy_op_case cases[] = {
                DY_ATTR_IS("dilations", DY_SHAPE(1, 1), 2), DY_ATTR_I("groups", 14),
                DY_ATTR_S("act_dw", "relu"), DY_ATTR_F("alpha_dw", 0), DY_ATTR_S("act", "relu"),
                DY_ATTR_F("alpha", 0), DY_ATTR_S("act_e", "relu"), DY_ATTR_F("alpha_e", 0)}},
+    /* (25 taps without act_dw, then 240 channels: sums of ~10, rounding
+     * ~1e-5 apart from eager's order; plane and linear mode agree exactly) */
+    {.label = "fused_irb padded rows in place: 32 wide 5x5 pad 2, 5 bands", .kind = DY_OP_FUSED_IRB, .n_in = 7,
+     .in = {F32(4, 1, 40, 37, 32), F32(4, 240, 40, 1, 1), F32(1, 240), F32(4, 240, 1, 5, 5), F32(1, 240), F32(4, 8, 240, 1, 1), F32(1, 8)}, .consts = 126, .n_attrs = 10, .tol = 1e-4,
+     .attrs = {DY_ATTR_IS("strides", DY_SHAPE(1, 1), 2), DY_ATTR_IS("paddings", DY_SHAPE(2, 2, 2, 2), 4),
+               DY_ATTR_IS("dilations", DY_SHAPE(1, 1), 2), DY_ATTR_I("groups", 240),
+               DY_ATTR_S("act_dw", "relu6"), DY_ATTR_F("alpha_dw", 0), DY_ATTR_S("act", ""),
+               DY_ATTR_F("alpha", 0), DY_ATTR_S("act_e", "relu6"), DY_ATTR_F("alpha_e", 0)}},
+    {.label = "fused_irb padded rows in place: 48 wide stride 2 asym pad", .kind = DY_OP_FUSED_IRB, .n_in = 7,
+     .in = {F32(4, 2, 3, 9, 48), F32(4, 18, 3, 1, 1), F32(1, 18), F32(4, 18, 1, 3, 3), F32(1, 18), F32(4, 5, 18, 1, 1), F32(1, 5)}, .consts = 126, .n_attrs = 10,
+     .attrs = {DY_ATTR_IS("strides", DY_SHAPE(2, 2), 2), DY_ATTR_IS("paddings", DY_SHAPE(0, 1, 1, 1), 4),
+               DY_ATTR_IS("dilations", DY_SHAPE(1, 1), 2), DY_ATTR_I("groups", 18),
+               DY_ATTR_S("act_dw", "relu"), DY_ATTR_F("alpha_dw", 0), DY_ATTR_S("act", "relu"),
+               DY_ATTR_F("alpha", 0), DY_ATTR_S("act_e", "leaky_relu"), DY_ATTR_F("alpha_e", 0.1)}},
     {.label = "fused_irb expand weight not 1x1: rejected", .kind = DY_OP_FUSED_IRB, .n_in = 7,
      .in = {F32(4, 1, 2, 6, 6), F32(4, 6, 2, 3, 3), F32(1, 6), F32(4, 6, 1, 3, 3), F32(1, 6), F32(4, 3, 6, 1, 1), F32(1, 3)}, .consts = 126, .n_attrs = 10, .expect_error = DY_STATUS_SHAPE_MISMATCH,
      .attrs = {DY_ATTR_IS("strides", DY_SHAPE(1, 1), 2), DY_ATTR_IS("paddings", DY_SHAPE(1, 1, 1, 1), 4),
