@@ -699,11 +699,10 @@ static void check_builds(const char *d, const char *const (*builds)[2], size_t n
 
 /* Two MobileNetV2 inverted residual blocks -- 1x1 expand (16 -> E) +
  * bias + relu6, depthwise 3x3 pad 1 + bias + relu6, 1x1 project + bias
- * (+ the residual in the first, stride 2 in the second) -- on 30x30 maps
- * (the panels straddle rows), and x at batch 3 of a dynamic batch, into
- * d. */
-static void save_mbv2_blocks(const char *d, int E) {
-  enum { C = 16, H = 30, O = 24, CAP = 1 << 20 };
+ * (+ the residual in the first, stride 2 in the second) -- on H x H maps,
+ * and x at batch 3 of a dynamic batch, into d. */
+static void save_mbv2_blocks(const char *d, int E, int H) {
+  enum { C = 16, O = 24, CAP = 1 << 20 };
   char *t = malloc(CAP);
   CU_ASSERT_PTR_NOT_NULL_FATAL(t);
   size_t n = (size_t)snprintf(t, CAP, "program {\n  var x : f32[-1,%d,%d,%d] feed 0\n", C, H, H);
@@ -770,7 +769,7 @@ static void test_dwpw_matches_separate(void) {
   setup_work();
   const char *d = WORK "/dwpw";
   CU_ASSERT_EQUAL_FATAL(sh("rm -rf %s && mkdir -p %s", d, d), 0);
-  save_mbv2_blocks(d, 144);
+  save_mbv2_blocks(d, 144, 30); /* 30 wide: the panels straddle rows */
   /* fuse-irb off: it would take the expand convs into fused_irb */
   const char *off = "--disable-pass fuse-dwpw", *on = "--disable-pass fuse-irb";
   int rc = sh("cd %s && %s compile blk.dymodel --emit c -o fused --report %s > report.txt && "
@@ -806,18 +805,20 @@ static void test_dwpw_matches_separate(void) {
 
 /* fuse-irb against the expand conv apart (--disable-pass fuse-irb: the
  * fused_dwpw after it) and the static executor, on the two MobileNetV2
- * blocks of test_dwpw_matches_separate expanded to 300 channels (1.08 MB
- * an image: above the pass's threshold; the first in 4 bands of 8 rows,
- * its halo kept from band to band; the second at stride 2), at batch 3 of
- * a dynamic batch, on every SIMD path the generated C has: AVX-512 where
- * the host has it (--target native), AVX2 (x86-64-v3), plain C
- * (-DDY_NO_SIMD), and --threads 2 (the bands split over the threads: the
- * same sums). */
+ * blocks of test_dwpw_matches_separate expanded to 300 channels on 30 x
+ * 30 maps (1.08 MB an image: above the pass's threshold; the first in 4
+ * bands of 8 rows, its halo kept from band to band; the second at stride
+ * 2; linear mode) and to 256 channels on 32 x 32 (plane mode, bands of 7
+ * rows), at batch 3 of a dynamic batch, on every SIMD path the generated
+ * C has: AVX-512 where the host has it (--target native), AVX2
+ * (x86-64-v3), plain C (-DDY_NO_SIMD), and --threads 2 (the bands split
+ * over the threads: the same sums). */
 static void test_irb_matches_separate(void) {
   setup_work();
-  const char *d = WORK "/irb";
-  CU_ASSERT_EQUAL_FATAL(sh("rm -rf %s && mkdir -p %s", d, d), 0);
-  save_mbv2_blocks(d, 300);
+  const char *d = WORK "/irb", *dp = WORK "/irb_plane";
+  CU_ASSERT_EQUAL_FATAL(sh("rm -rf %s %s && mkdir -p %s %s", d, dp, d, dp), 0);
+  save_mbv2_blocks(d, 300, 30);
+  save_mbv2_blocks(dp, 256, 32);
   static const char *const builds[][2] = {
       {"native", ""},
       {"avx2", "--target x86-64-v3"},
@@ -825,27 +826,34 @@ static void test_irb_matches_separate(void) {
       {"threads", "--threads 2"},
       {"apart", "--disable-pass fuse-irb"},
   };
-  int rc = sh("cd %s && %s compile blk.dymodel --emit c -o fused --report > report.txt && "
-              "%s compile blk.dymodel --emit c -o apart --disable-pass fuse-irb && "
-              "%s run blk.dymodel --input x=x.npy --output-dir ex",
-              d, DY2STC, DY2STC, DY2STC);
-  show_log_on_failure(rc, 0);
-  CU_ASSERT_EQUAL_FATAL(rc, 0);
-  /* two fused blocks, the first in bands; none with the pass off */
-  CU_ASSERT_EQUAL(sh("test $(grep -c 'fused: per band of .* the expanded rows' %s/fused.c) -eq 2",
-                     d), 0);
-  CU_ASSERT_EQUAL(sh("grep -q 'per band of 8 output rows the expanded rows' %s/fused.c", d), 0);
-  CU_ASSERT_NOT_EQUAL(sh("grep -q 'the expanded rows' %s/apart.c", d), 0);
-  CU_ASSERT_EQUAL(sh("grep -q 'fuse-irb: 2 ' %s/report.txt", d), 0);
-  char ref[700], got[700];
-  check_builds(d, builds, sizeof builds / sizeof builds[0], 1e-6);
-  snprintf(ref, sizeof ref, "%s/o_native/y.npy", d);
-  snprintf(got, sizeof got, "%s/o_threads/y.npy", d);
-  CU_ASSERT(rel_err(got, ref) == 0.0);
-  snprintf(got, sizeof got, "%s/o_apart/y.npy", d);
-  double fa = rel_err(got, ref);
-  fprintf(stderr, "\n  fused vs apart %.2g", fa);
-  CU_ASSERT(fa <= 1e-6);
+  for (int m = 0; m < 2; m++) {
+    const char *w = m ? dp : d;
+    int rc = sh("cd %s && %s compile blk.dymodel --emit c -o fused --report > report.txt && "
+                "%s compile blk.dymodel --emit c -o apart --disable-pass fuse-irb && "
+                "%s run blk.dymodel --input x=x.npy --output-dir ex",
+                w, DY2STC, DY2STC, DY2STC);
+    show_log_on_failure(rc, 0);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    /* two fused blocks, the first in bands; none with the pass off */
+    CU_ASSERT_EQUAL(sh("test $(grep -c 'fused: per band of .* the expanded rows' %s/fused.c) -eq 2",
+                       w), 0);
+    CU_ASSERT_EQUAL(sh("grep -q 'per band of %d output rows the expanded rows' %s/fused.c",
+                       m ? 7 : 8, w), 0);
+    /* plane mode: the padded rows written in place (both blocks at 32 wide) */
+    CU_ASSERT_EQUAL(sh("test $(grep -c 'ex.s borders stay zero' %s/fused.c) -eq %d", w, m ? 2 : 0),
+                    0);
+    CU_ASSERT_NOT_EQUAL(sh("grep -q 'the expanded rows' %s/apart.c", w), 0);
+    CU_ASSERT_EQUAL(sh("grep -q 'fuse-irb: 2 ' %s/report.txt", w), 0);
+    char ref[700], got[700];
+    check_builds(w, builds, sizeof builds / sizeof builds[0], 1e-6);
+    snprintf(ref, sizeof ref, "%s/o_native/y.npy", w);
+    snprintf(got, sizeof got, "%s/o_threads/y.npy", w);
+    CU_ASSERT(rel_err(got, ref) == 0.0);
+    snprintf(got, sizeof got, "%s/o_apart/y.npy", w);
+    double fa = rel_err(got, ref);
+    fprintf(stderr, "\n  fused vs apart %.2g", fa);
+    CU_ASSERT(fa <= 1e-6);
+  }
 }
 
 /* The small-depth direct kernel (the pass conv-small) and its max pool
