@@ -71,6 +71,27 @@ static bool pointwise(const dy_program *p, const dy_op *op) {
   return ones && a.groups == 1 && w->shape[2] == 1 && w->shape[3] == 1;
 }
 
+/* The op at index k of block 0 and second (its output's reader, after
+ * it) become one op of kind in second's place, writing second's output,
+ * its sources theirs. False when out of memory. */
+static bool replace_pair(dy_program *p, int k, dy_op *second, dy_op_kind kind, const int *ins,
+                         int n_ins, const dy_attr *attrs, int na) {
+  dy_block *b = p->blocks[0];
+  dy_op *first = b->ops[k];
+  int out = second->outputs[0], at = -1;
+  for (int i = 0; i < b->n_ops; i++)
+    if (b->ops[i] == second)
+      at = i;
+  dy_op *f = dy_program_append_op(p, 0, kind, ins, n_ins, &out, 1, attrs, na, second->loc);
+  const dy_op *srcs[2] = {first, second};
+  if (!f || at < 0 || !dy_op_set_srcs(p, f, srcs, 2))
+    return false;
+  dy_block_remove_op(b, at);
+  dy_block_move_last_to(b, at);
+  dy_block_remove_op(b, k); /* the first op comes before the second */
+  return true;
+}
+
 dy_status dy_pass_fuse_dwpw(dy_program *p, bool *changed, dy_error *err) {
   if (dy_program_is_training(p))
     return DY_OK;
@@ -97,18 +118,8 @@ dy_status dy_pass_fuse_dwpw(dy_program *p, bool *changed, dy_error *err) {
     na = dy_pass_attrs_complete(DY_OP_FUSED_DWPW, attrs, na, 16);
     int ins[6] = {dw->inputs[0], dw->inputs[1], dw->inputs[2], pw->inputs[1], pw->inputs[2],
                   pw->n_inputs == 4 ? pw->inputs[3] : -1};
-    int out = pw->outputs[0], at = -1;
-    for (int i = 0; i < b->n_ops; i++)
-      if (b->ops[i] == pw)
-        at = i;
-    dy_op *f = dy_program_append_op(p, 0, DY_OP_FUSED_DWPW, ins, pw->n_inputs == 4 ? 6 : 5,
-                                    &out, 1, attrs, na, pw->loc);
-    const dy_op *srcs[2] = {dw, pw};
-    if (!f || at < 0 || !dy_op_set_srcs(p, f, srcs, 2))
+    if (!replace_pair(p, k, pw, DY_OP_FUSED_DWPW, ins, pw->n_inputs == 4 ? 6 : 5, attrs, na))
       return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "fuse-dwpw: out of memory");
-    dy_block_remove_op(b, at);
-    dy_block_move_last_to(b, at);
-    dy_block_remove_op(b, k); /* the depthwise conv comes before the 1x1 */
     *changed = true;
     k--;
   }
@@ -147,18 +158,8 @@ dy_status dy_pass_fuse_irb(dy_program *p, bool *changed, dy_error *err) {
     int ins[8] = {ex->inputs[0], ex->inputs[1], ex->inputs[2]};
     for (int i = 1; i < dp->n_inputs; i++)
       ins[i + 2] = dp->inputs[i];
-    int out = dp->outputs[0], at = -1;
-    for (int i = 0; i < b->n_ops; i++)
-      if (b->ops[i] == dp)
-        at = i;
-    dy_op *f = dy_program_append_op(p, 0, DY_OP_FUSED_IRB, ins, dp->n_inputs + 2, &out, 1,
-                                    attrs, na, dp->loc);
-    const dy_op *srcs[2] = {ex, dp};
-    if (!f || at < 0 || !dy_op_set_srcs(p, f, srcs, 2))
+    if (!replace_pair(p, k, dp, DY_OP_FUSED_IRB, ins, dp->n_inputs + 2, attrs, na))
       return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "fuse-irb: out of memory");
-    dy_block_remove_op(b, at);
-    dy_block_move_last_to(b, at);
-    dy_block_remove_op(b, k); /* the expand conv comes before the fused_dwpw */
     *changed = true;
     k--;
   }
