@@ -115,6 +115,8 @@ int64_t dy_codegen_scratch_bytes(const dy_program *p, const dy_op *op, int64_t m
     return dy_cg_attention_scratch(p, op, max_batch); /* v panels, q^T, a block of scores */
   case DY_OP_FUSED_DWPW:
     return dy_cg_dwpw_scratch(p, op, threads);
+  case DY_OP_FUSED_IRB:
+    return dy_cg_irb_scratch(p, op, threads);
   default:
     return 0;
   }
@@ -1858,6 +1860,10 @@ static const char *operand_role(const dy_op *op, bool out, int i, char *buf, siz
     return i < 4 ? (const char *[]){"query", "key", "value", "mask"}[i] : NULL;
   case DY_OP_FUSED_DWPW:
     return i < 6 ? (const char *[]){"x", "w_dw", "bias_dw", "w_pw", "bias_pw", "res"}[i] : NULL;
+  case DY_OP_FUSED_IRB:
+    return i < 8 ? (const char *[]){"x", "w_ex", "bias_ex", "w_dw", "bias_dw", "w_pw", "bias_pw",
+                                    "res"}[i]
+                 : NULL;
   case DY_OP_WHERE:
     return (const char *[]){"cond", "a", "b"}[i];
   case DY_OP_BATCH_NORM:

@@ -19,7 +19,11 @@
  * (image, band) pairs are split over the threads, each with its own slice
  * of the scratch (outputs identical); with fewer pairs than threads (a 7x7
  * map at batch 1 is one band), each pair's 1x1 weight is split too, each
- * part computing the band's depthwise output again. */
+ * part computing the band's depthwise output again.
+ *
+ * Its pieces (the band geometry, the band's rows, its depthwise conv into
+ * the panels, its 1x1 GEMM, the kernel over the items with --threads) are
+ * shared with emit_irb.c (fused_irb: the 1x1 expand conv before). */
 #include <stdio.h>
 #include <string.h>
 
@@ -34,16 +38,7 @@ typedef long long ll;
 /* Bytes of the panels of one band aimed at (all channels): L2-sized */
 enum { DWPW_BAND_BYTES = 256 * 1024 };
 
-typedef struct {
-  dy_cg_conv_geom g;   /* the depthwise conv */
-  ll o;                /* pointwise outputs */
-  ll rows;             /* R: output rows a band */
-  ll bands, panels;    /* bands an image, panels a band (at most) */
-  ll ps;               /* floats a panel: C x 16 and 16 of slack */
-  ll rt;               /* floats of the row buffer */
-  dy_cg_dw_plane d;
-  ll slice;            /* floats of one thread's scratch */
-} dwpw_geom;
+typedef dy_cg_dwpw_geom dwpw_geom;
 
 static ll gcd(ll a, ll b) {
   while (b) {
@@ -53,12 +48,13 @@ static ll gcd(ll a, ll b) {
   return a;
 }
 
-static dwpw_geom dwpw_geom_of(const dy_program *p, const dy_op *op) {
+dy_cg_dwpw_geom dy_cg_dwpw_geom_of(const dy_cg_conv_geom *g, long long o, long long band_bytes,
+                                   long long row_bytes, long long extra) {
   dwpw_geom k;
-  k.g = dy_cg_conv_geom_of(p, op);
-  k.o = p->vars[op->inputs[3]]->type.shape[0];
+  k.g = *g;
+  k.o = o;
   ll r0 = 16 / gcd(k.g.ow, 16); /* rows whose pixels fill whole panels */
-  ll per = DWPW_BAND_BYTES / (4 * 16 * k.g.c * r0 * k.g.ow / 16 + 1);
+  ll per = band_bytes / ((4 * 16 * k.g.c * k.g.ow / 16 + row_bytes) * r0 + 1);
   k.rows = r0 * (per > 1 ? per : 1);
   if (k.rows > k.g.oh)
     k.rows = k.g.oh;
@@ -67,8 +63,15 @@ static dwpw_geom dwpw_geom_of(const dy_program *p, const dy_op *op) {
   k.ps = k.g.c * 16 + 16;
   k.rt = k.g.ow + 32;
   k.d = dy_cg_dw_plane_of(&k.g);
-  k.slice = k.d.size + k.rt + k.panels * k.ps;
+  k.more = k.d.size + k.rt + k.panels * k.ps;
+  k.slice = k.more + extra;
+  k.split = false;
   return k;
+}
+
+static dwpw_geom dwpw_geom_of(const dy_program *p, const dy_op *op) {
+  dy_cg_conv_geom g = dy_cg_conv_geom_of(p, op);
+  return dy_cg_dwpw_geom_of(&g, p->vars[op->inputs[3]]->type.shape[0], DWPW_BAND_BYTES, 0, 0);
 }
 
 int64_t dy_cg_dwpw_scratch(const dy_program *p, const dy_op *op, int threads) {
@@ -77,22 +80,10 @@ int64_t dy_cg_dwpw_scratch(const dy_program *p, const dy_op *op, int threads) {
   return dwpw_geom_of(p, op).slice * (threads > 1 ? threads : 1) * 4;
 }
 
-/* The body over (image, band) items: one thread's loops, or the share
- * [lo, hi) of a worker. xp, rt, pan point into the scratch. With split
- * (threads), the items are (image, band, part): part it % sp of sp parts
- * of the 1x1 weight's micro-panels, each part computing the band's
- * depthwise output itself (sp, a variable of the worker, is 1 when there
- * are items enough without it). */
-static void emit_dwpw_items(dy_cg_ctx *ctx, const dwpw_geom *k, bool residual, const char *vact,
-                            const char *epi, const char *alit, const char *lo, const char *hi,
-                            bool split) {
+void dy_cg_dwpw_band_head(dy_cg_ctx *ctx, const dy_cg_dwpw_geom *k, bool in_rows) {
   const dy_cg_conv_geom *g = &k->g;
-  ll p = g->oh * g->ow, c = g->c, nkb = (c + 511) / 512, kc = (c + nkb - 1) / nkb;
-  ll nq = (k->o + DY_GEMM_MR - 1) / DY_GEMM_MR;
-  L("for (int64_t q = 0; q < %lld; q++) /* the border (and slack) stays zero */", k->d.size);
-  L("  xp[q] = 0.0f;");
-  OPEN("for (int64_t it = %s; it < %s; it++) {", lo, hi);
-  if (split) {
+  if (k->split) {
+    ll nq = (k->o + DY_GEMM_MR - 1) / DY_GEMM_MR;
     L("const int64_t n = it / (sp * %lld), oy0 = it / sp %% %lld * %lld;", k->bands, k->bands,
       k->rows);
     L("const int64_t q0 = it %% sp * %lld / sp, q1 = (it %% sp + 1) * %lld / sp; /* its "
@@ -103,61 +94,195 @@ static void emit_dwpw_items(dy_cg_ctx *ctx, const dwpw_geom *k, bool residual, c
   }
   L("const int64_t oy1 = oy0 + %lld < %lld ? oy0 + %lld : %lld; /* rows [oy0, oy1) */", k->rows,
     g->oh, k->rows, g->oh);
+  if (!in_rows)
+    return;
   /* the input rows the band reads, inside the image */
   L("const int64_t iy0 = oy0 * %lld - %lld > 0 ? oy0 * %lld - %lld : 0;", g->sh, g->pt, g->sh,
     g->pt);
   L("const int64_t iy1 = (oy1 - 1) * %lld + %lld < %lld ? (oy1 - 1) * %lld + %lld : %lld;", g->sh,
     (g->kh - 1) * g->dh - g->pt + 1, g->h, g->sh, (g->kh - 1) * g->dh - g->pt + 1, g->h);
+}
+
+void dy_cg_dwpw_band_dw(dy_cg_ctx *ctx, const dy_cg_dwpw_geom *k, const char *vact,
+                        const char *wd, const char *bd, const char *src, const char *plane) {
+  const dy_cg_conv_geom *g = &k->g;
   L("/* the depthwise conv of the band, channel by channel, into the panels */");
-  OPEN("for (int64_t c = 0; c < %lld; c++) {", c);
-  L("const float *w = in1 + c * %lld;", g->kh * g->kw);
-  dy_cg_dw_weights(ctx, g, "w", "in2[c]");
-  L("for (int64_t iy = iy0; iy < iy1; iy++)");
-  L("  dy_copy(xp + (iy + %lld) * %lld + %lld, in0 + ((n * %lld + c) * %lld + iy) * %lld, %lld);",
-    g->pt, k->d.wp, g->pl, c, g->h, g->w, g->w);
-  OPEN("for (int64_t oy = oy0; oy < oy1; oy++) {");
+  OPEN("for (int64_t c = 0; c < %lld; c++) {", g->c);
+  L("const float *w = %s + c * %lld;", wd, g->kh * g->kw);
+  char b[64];
+  snprintf(b, sizeof b, "%s[c]", bd);
+  dy_cg_dw_weights(ctx, g, "w", b);
+  if (plane) { /* the band's padded rows in place: oy counts from the band's first */
+    L("const float *const xp = %s;", plane);
+    OPEN("for (int64_t oy = 0; oy < oy1 - oy0; oy++) {");
+  } else {
+    L("for (int64_t iy = iy0; iy < iy1; iy++)");
+    L("  dy_copy(xp + (iy + %lld) * %lld + %lld, %s, %lld);", g->pt, k->d.wp, g->pl, src, g->w);
+    OPEN("for (int64_t oy = oy0; oy < oy1; oy++) {");
+  }
   dy_cg_dw_row(ctx, g, k->d.wp, "rt", vact, true);
   L("/* its pixels into the panels, a run within a panel at a time */");
-  OPEN("for (int64_t ox = 0, q = (oy - oy0) * %lld; ox < %lld;) {", g->ow, g->ow);
+  OPEN("for (int64_t ox = 0, q = (oy%s) * %lld; ox < %lld;) {", plane ? "" : " - oy0", g->ow,
+       g->ow);
   L("const int64_t j = q %% 16, len = 16 - j < %lld - ox ? 16 - j : %lld - ox;", g->ow, g->ow);
   L("dy_f16_store(pan + q / 16 * %lld + c * 16 + j, dy_f16_load(rt + ox));", k->ps);
   L("ox += len, q += len;");
   CLOSE();
   CLOSE();
   CLOSE();
+}
+
+void dy_cg_dwpw_band_pw(dy_cg_ctx *ctx, const dy_cg_dwpw_geom *k, const char *epi,
+                        const char *alit, const char *wp, const char *bp, const char *res) {
+  const dy_cg_conv_geom *g = &k->g;
+  ll p = g->oh * g->ow, c = g->c;
   L("/* the 1x1 conv of the band: panels of 16 pixels on the micro-kernel */");
   L("float *y = out0 + n * %lld + oy0 * %lld;", k->o * p, g->ow);
-  if (residual)
-    L("const float *res = in5 + n * %lld + oy0 * %lld;", k->o * p, g->ow);
+  if (res)
+    L("const float *res = %s + n * %lld + oy0 * %lld;", res, k->o * p, g->ow);
   L("const int64_t np = (oy1 - oy0) * %lld;", g->ow);
   OPEN("for (int64_t p0 = 0; p0 < np; p0 += 16) {");
   L("const int nr = np - p0 < 16 ? (int)(np - p0) : 16;");
   L("const float *b = pan + p0 / 16 * %lld;", k->ps);
-  if (residual && split) {
+  if (res && k->split) {
     L("for (int64_t oc = q0 * %d; oc < q1 * %d && oc < %lld; oc++) /* the residual, added by the "
       "GEMM */",
       DY_GEMM_MR, DY_GEMM_MR, k->o);
     L("  dy_copy(y + oc * %lld + p0, res + oc * %lld + p0, nr);", p, p);
-  } else if (residual) {
+  } else if (res) {
     L("for (int64_t oc = 0; oc < %lld; oc++) /* the residual, added by the GEMM */", k->o);
     L("  dy_copy(y + oc * %lld + p0, res + oc * %lld + p0, nr);", p, p);
   }
-  dy_cg_gemm_kblocks_open(ctx, c, nkb, kc, residual, epi);
-  ll mr = dy_gemm_pack_mr(k->o); /* rows of the weight's micro-panels */
+  char cy[32];
+  snprintf(cy, sizeof cy, "y + o * %lld + p0", p);
+  dy_cg_gemm_packed_tiles(ctx, k->o, c, wp, "b", cy, p, bp, alit, res != NULL, epi, k->split);
+  CLOSE();
+}
+
+void dy_cg_gemm_packed_tiles(dy_cg_ctx *ctx, long long m, long long depth, const char *a,
+                             const char *b, const char *c, long long ldc, const char *bias,
+                             const char *alit, bool add_c, const char *epi, bool parts) {
+  ll nkb = (depth + 511) / 512, kc = (depth + nkb - 1) / nkb;
+  dy_cg_gemm_kblocks_open(ctx, depth, nkb, kc, add_c, epi);
+  ll mr = dy_gemm_pack_mr(m); /* rows of the weight's micro-panels */
   char k0a[32] = "";
   const char *k0b = nkb > 1 ? " + k0 * 16" : "";
   if (nkb > 1)
     snprintf(k0a, sizeof k0a, " + k0 * %lld", mr);
-  if (split)
+  if (parts)
     L("for (int64_t o = q0 * %d; o < q1 * %d; o += %d)", DY_GEMM_MR, DY_GEMM_MR, DY_GEMM_MR);
   else
-    L("for (int64_t o = 0; o < %lld; o += %d)", k->o, DY_GEMM_MR);
-  L("  dy_gemm_tile(%lld - o, kc, in3 + o * %lld%s, 1, %lld, b%s, y + o * %lld + p0, %lld, nr, flags,",
-    k->o, c, k0a, mr, k0b, p, p);
-  L("               in4 + o, %s);", alit);
+    L("for (int64_t o = 0; o < %lld; o += %d)", m, DY_GEMM_MR);
+  L("  dy_gemm_tile(%lld - o, kc, %s + o * %lld%s, 1, %lld, %s%s, %s, %lld, nr, flags,", m, a,
+    depth, k0a, mr, b, k0b, c, ldc);
+  L("               %s + o, %s);", bias, alit);
   if (nkb > 1)
     CLOSE();
-  CLOSE();
+}
+
+/* fused_dwpw's (image, band) items: xp, rt, pan point into the scratch. */
+typedef struct {
+  const dwpw_geom *k;
+  bool residual;
+  const char *vact, *epi, *alit;
+} dwpw_items_arg;
+
+static void emit_dwpw_items(dy_cg_ctx *ctx, const void *arg) {
+  const dwpw_items_arg *a = arg;
+  const dwpw_geom *k = a->k;
+  const dy_cg_conv_geom *g = &k->g;
+  char src[160];
+  dy_cg_dwpw_band_head(ctx, k, true);
+  snprintf(src, sizeof src, "in0 + ((n * %lld + c) * %lld + iy) * %lld", g->c, g->h, g->w);
+  dy_cg_dwpw_band_dw(ctx, k, a->vact, "in1", "in2", src, NULL);
+  dy_cg_dwpw_band_pw(ctx, k, a->epi, a->alit, "in3", "in4", a->residual ? "in5" : NULL);
+}
+
+/* Each line of text (NULL: none) as a line of code. */
+static void emit_lines(dy_cg_ctx *ctx, const char *text) {
+  for (const char *t = text; t && *t;) {
+    int len = (int)strcspn(t, "\n");
+    L("%.*s", len, t);
+    t += len + (t[len] == '\n');
+  }
+}
+
+void dy_cg_dwpw_kernel(dy_cg_ctx *ctx, const dy_cg_dwpw_geom *k, int n_in, long long work,
+                       const char *pre, void (*items)(dy_cg_ctx *ctx, const void *arg),
+                       const void *arg) {
+  const dy_op *op = ctx->op;
+  char nb[64];
+  snprintf(nb, sizeof nb, "%s", dy_cg_dim(ctx, dy_cg_in_type(ctx, 0), 0));
+  ll xo = 0, ro = k->d.size, po = k->d.size + k->rt;
+  if (ctx->threads <= 1) {
+    OPEN("{");
+    L("float *xp = scratch + %lld, *rt = scratch + %lld, *pan = scratch + %lld;", xo, ro, po);
+    L("for (int64_t q = 0; q < %lld; q++) /* the border (and slack) stays zero */", k->d.size);
+    L("  xp[q] = 0.0f;");
+    emit_lines(ctx, pre);
+    OPEN("for (int64_t it = 0; it < %s * %lld; it++) {", nb, k->bands);
+    items(ctx, arg);
+    CLOSE();
+    CLOSE();
+    return;
+  }
+  char fn[64];
+  snprintf(fn, sizeof fn, "k%d_part%d", op->id, ctx->n_parts++);
+  dy_buf_printf(ctx->before,
+                "/* op %d: items [lo, hi) of (image, band of rows), one thread's share */\n"
+                "typedef struct {\n"
+                "  const float *in[%d];\n"
+                "  float *out0, *scratch;\n"
+                "%s"
+                "} %s_args;\n\n"
+                "static void %s(void *arg, int64_t lo, int64_t hi, int t) {\n"
+                "  const %s_args *g_ = (const %s_args *)arg;\n",
+                op->id, n_in,
+                k->split ? "  int64_t sp; /* parts of the 1x1 weight an (image, band) */\n" : "",
+                fn, fn, fn, fn);
+  for (int i = 0; i < n_in; i++)
+    dy_buf_printf(ctx->before, "  const float *in%d = g_->in[%d];\n", i, i);
+  dy_buf_printf(ctx->before,
+                "  float *out0 = g_->out0, *s_ = g_->scratch + (int64_t)t * %lld;\n"
+                "  float *xp = s_ + %lld, *rt = s_ + %lld, *pan = s_ + %lld;\n",
+                k->slice, xo, ro, po);
+  if (k->split)
+    dy_buf_puts(ctx->before, "  const int64_t sp = g_->sp;\n");
+  *ctx->uses |= DY_USES_THREADS;
+  dy_cg_ctx sub = *ctx;
+  sub.body = ctx->before;
+  sub.indent = 1;
+  dy_cg_line(&sub, "for (int64_t q = 0; q < %lld; q++) /* the border (and slack) stays zero */",
+             k->d.size);
+  dy_cg_line(&sub, "  xp[q] = 0.0f;");
+  emit_lines(&sub, pre);
+  dy_cg_line(&sub, "for (int64_t it = lo; it < hi; it++) {");
+  sub.indent++;
+  items(&sub, arg);
+  sub.indent--;
+  dy_cg_line(&sub, "}");
+  dy_buf_puts(ctx->before, "}\n\n");
+  ctx->n_parts = sub.n_parts;
+  L("%s_args args;", fn);
+  for (int i = 0; i < n_in; i++)
+    L("args.in[%d] = in%d;", i, i);
+  L("args.out0 = out0, args.scratch = scratch;");
+  if (!k->split) {
+    L("if (%s * %lld >= DY_THREAD_MIN_WORK) /* multiply-adds: worth the threads? */", nb, work);
+    L("  dy_parallel(%s * %lld, %s, &args);", nb, k->bands, fn);
+    L("else");
+    L("  %s(&args, 0, %s * %lld, 0);", fn, nb, k->bands);
+    return;
+  }
+  L("args.sp = 1;");
+  OPEN("if (%s * %lld >= DY_THREAD_MIN_WORK) { /* multiply-adds: worth the threads? */", nb, work);
+  L("if (%s * %lld < DY_THREADS) /* fewer bands than threads: split the 1x1 weight too */", nb,
+    k->bands);
+  L("  args.sp = DY_THREADS;");
+  L("dy_parallel(%s * %lld * args.sp, %s, &args);", nb, k->bands, fn);
+  ctx->indent--;
+  OPEN("} else {");
+  L("%s(&args, 0, %s * %lld, 0);", fn, nb, k->bands);
   CLOSE();
 }
 
@@ -183,8 +308,6 @@ dy_status dy_emit_fused_dwpw(dy_cg_ctx *ctx, dy_error *err) {
   *ctx->uses |= DY_USES_SIMD | DY_USES_GEMM;
   dwpw_geom k = dwpw_geom_of(ctx->p, op);
   const dy_cg_conv_geom *g = &k.g;
-  char nb[64];
-  snprintf(nb, sizeof nb, "%s", dy_cg_dim(ctx, dy_cg_in_type(ctx, 0), 0));
   L("/* depthwise %lldx%lld (stride %lld, %s) + 1x1 conv %lld -> %lld channels%s, fused: per band",
     g->kh, g->kw, g->sh, *a.act_dw ? a.act_dw : "no act", g->c, k.o,
     residual ? " + residual" : "");
@@ -192,55 +315,10 @@ dy_status dy_emit_fused_dwpw(dy_cg_ctx *ctx, dy_error *err) {
     k.rows, k.panels);
   L(" * the GEMM's panels (%lld x 16 each, in the scratch), then the packed 1x1 weight times them */",
     g->c);
-  ll xo = 0, ro = k.d.size, po = k.d.size + k.rt;
-  if (ctx->threads <= 1) {
-    OPEN("{");
-    L("float *xp = scratch + %lld, *rt = scratch + %lld, *pan = scratch + %lld;", xo, ro, po);
-    char hi[96];
-    snprintf(hi, sizeof hi, "%s * %lld", nb, k.bands);
-    emit_dwpw_items(ctx, &k, residual, vact, epi, alit, "0", hi, false);
-    CLOSE();
-    return DY_OK;
-  }
-  char fn[64];
-  snprintf(fn, sizeof fn, "k%d_part%d", op->id, ctx->n_parts++);
-  dy_buf_printf(ctx->before,
-                "/* op %d: items [lo, hi) of (image, band of rows), one thread's share */\n"
-                "typedef struct {\n"
-                "  const float *in0, *in1, *in2, *in3, *in4, *in5;\n"
-                "  float *out0, *scratch;\n"
-                "  int64_t sp; /* parts of the 1x1 weight an (image, band) */\n"
-                "} %s_args;\n\n"
-                "static void %s(void *arg, int64_t lo, int64_t hi, int t) {\n"
-                "  const %s_args *g_ = (const %s_args *)arg;\n"
-                "  const float *in0 = g_->in0, *in1 = g_->in1, *in2 = g_->in2, *in3 = g_->in3, "
-                "*in4 = g_->in4%s;\n"
-                "  float *out0 = g_->out0, *s_ = g_->scratch + (int64_t)t * %lld;\n"
-                "  float *xp = s_ + %lld, *rt = s_ + %lld, *pan = s_ + %lld;\n"
-                "  const int64_t sp = g_->sp;\n",
-                op->id, fn, fn, fn, fn, residual ? ", *in5 = g_->in5" : "", k.slice, xo, ro, po);
-  *ctx->uses |= DY_USES_THREADS;
-  dy_cg_ctx sub = *ctx;
-  sub.body = ctx->before;
-  sub.indent = 1;
-  emit_dwpw_items(&sub, &k, residual, vact, epi, alit, "lo", "hi", true);
-  dy_buf_puts(ctx->before, "}\n\n");
-  ctx->n_parts = sub.n_parts;
-  L("%s_args args;", fn);
-  L("args.in0 = in0, args.in1 = in1, args.in2 = in2, args.in3 = in3, args.in4 = in4;");
-  L("args.in5 = %s;", residual ? "in5" : "0");
-  L("args.out0 = out0, args.scratch = scratch, args.sp = 1;");
-  OPEN("if (%s * %lld >= DY_THREAD_MIN_WORK) { /* multiply-adds: worth the threads? */", nb,
-    g->oh * g->ow * g->c * (k.o + g->kh * g->kw));
-  if ((k.o + DY_GEMM_MR - 1) / DY_GEMM_MR >= 2 * ctx->threads) {
-    L("if (%s * %lld < DY_THREADS) /* fewer bands than threads: split the 1x1 weight too */", nb,
-      k.bands);
-    L("  args.sp = DY_THREADS;");
-  }
-  L("dy_parallel(%s * %lld * args.sp, %s, &args);", nb, k.bands, fn);
-  ctx->indent--;
-  OPEN("} else {");
-  L("%s(&args, 0, %s * %lld, 0);", fn, nb, k.bands);
-  CLOSE();
+  /* with --threads and micro-panels enough, items may split the 1x1 weight */
+  k.split = ctx->threads > 1 && (k.o + DY_GEMM_MR - 1) / DY_GEMM_MR >= 2 * ctx->threads;
+  dwpw_items_arg ia = {&k, residual, vact, epi, alit};
+  dy_cg_dwpw_kernel(ctx, &k, op->n_inputs, g->oh * g->ow * g->c * (k.o + g->kh * g->kw),
+                    NULL, emit_dwpw_items, &ia);
   return DY_OK;
 }

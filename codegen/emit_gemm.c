@@ -274,14 +274,15 @@ static bool matmul_b_geom(const dy_program *p, const dy_op *op, int64_t *k, int6
 
 dy_pack dy_gemm_pack_of(const dy_program *p, const dy_op *op, int i) {
   dy_pack none = {.kind = DY_PACK_NONE};
-  int wi = op->kind == DY_OP_FUSED_DWPW ? 3 : 1; /* fused_dwpw's pointwise weight */
+  /* fused_dwpw's pointwise weight; fused_irb's expand and project weights */
+  int wi = op->kind == DY_OP_FUSED_DWPW ? 3 : op->kind == DY_OP_FUSED_IRB && i == 5 ? 5 : 1;
   if (i != wi || op->n_inputs < wi + 1)
     return none;
   const dy_var *w = p->vars[op->inputs[wi]];
   if (!w->persistable || dy_program_in_place_writer(p, w->id) || !w->data ||
       w->type.dtype != DY_F32)
     return none; /* state (a parameter training updates) is read as it is */
-  if (op->kind == DY_OP_FUSED_DWPW) /* [O, C, 1, 1]: one group (emit_dwpw.c) */
+  if (op->kind == DY_OP_FUSED_DWPW || op->kind == DY_OP_FUSED_IRB) /* [O, C, 1, 1]: one group */
     return w->type.rank == 4 ? (dy_pack){.kind = DY_PACK_A12, .mats = 1, .rows = w->type.shape[0],
                                          .cols = w->type.shape[1]}
                              : none;

@@ -167,8 +167,65 @@ const char *dy_cg_dw_vec_act(const char *act, const char *alit, char *buf, size_
 void dy_cg_dw_weights(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, const char *w, const char *b);
 void dy_cg_dw_row(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, long long wp, const char *dst,
                   const char *vact, bool slack);
-/* emit_dwpw.c: fused_dwpw's scratch (bytes). */
+/* emit_dwpw.c: fused_dwpw's scratch (bytes), and its pieces shared with
+ * emit_irb.c. The geometry of a band: the depthwise conv g (g->c its
+ * channels), o pointwise outputs; rows per band so that the panels (and
+ * row_bytes more a row) fill about band_bytes; one thread's scratch: the
+ * padded plane xp, the row rt, the panels pan, then `extra` floats at
+ * offset `more`. */
+typedef struct {
+  dy_cg_conv_geom g;   /* the depthwise conv */
+  long long o;         /* pointwise outputs */
+  long long rows;      /* R: output rows a band (R * ow a multiple of 16) */
+  long long bands, panels; /* bands an image, panels a band (at most) */
+  long long ps;        /* floats a panel: C x 16 and 16 of slack */
+  long long rt;        /* floats of the row buffer */
+  dy_cg_dw_plane d;
+  long long more;      /* offset of the caller's floats in a slice */
+  long long slice;     /* floats of one thread's scratch */
+  bool split;          /* items (image, band, part): part it % sp of the sp parts of
+                          the 1x1 weight's micro-panels (sp a variable in scope) */
+} dy_cg_dwpw_geom;
+dy_cg_dwpw_geom dy_cg_dwpw_geom_of(const dy_cg_conv_geom *g, long long o, long long band_bytes,
+                                   long long row_bytes, long long extra);
 int64_t dy_cg_dwpw_scratch(const dy_program *p, const dy_op *op, int threads);
+/* In the loop over items `it` (image, band): n, oy0, oy1 (the band's
+ * output rows), and when in_rows iy0, iy1 (the input rows it reads,
+ * inside the image); with k->split also q0, q1 (the part's micro-panels
+ * of the 1x1 weight). */
+void dy_cg_dwpw_band_head(dy_cg_ctx *ctx, const dy_cg_dwpw_geom *k, bool in_rows);
+/* The band's depthwise conv (weight wd, bias bd, vact as for
+ * dy_cg_dw_vec_act) into the panels; src: a pointer to input row iy of
+ * channel c, copied into the padded plane xp; or, src NULL, plane: a
+ * pointer to channel c's padded rows of the band (its first at plane row
+ * oy0 * sh, rows of k->d.wp floats, read in place). */
+void dy_cg_dwpw_band_dw(dy_cg_ctx *ctx, const dy_cg_dwpw_geom *k, const char *vact,
+                        const char *wd, const char *bd, const char *src, const char *plane);
+/* The band's 1x1 conv: packed weight wp times the panels into out0, bias
+ * bp, residual res (NULL: none), epilogue flags epi. */
+void dy_cg_dwpw_band_pw(dy_cg_ctx *ctx, const dy_cg_dwpw_geom *k, const char *epi,
+                        const char *alit, const char *wp, const char *bp, const char *res);
+/* C (rows [0, m), or with parts those of micro-panels [q0, q1) in scope;
+ * at c: an expression in o, ldc) = act(a b + bias),
+ * a packed DY_PACK_A12 weight m x depth, b a panel of depth x 16 (nr
+ * columns, in scope), bias by row; the depth in blocks of 512 (the last
+ * with epi; add_c: C holds what the first adds to). */
+void dy_cg_gemm_packed_tiles(dy_cg_ctx *ctx, long long m, long long depth, const char *a,
+                             const char *b, const char *c, long long ldc, const char *bias,
+                             const char *alit, bool add_c, const char *epi, bool parts);
+/* The kernel: the items `it` over the images' bands, items() emitting
+ * one's body (xp zeroed and the lines pre, when not NULL, before the loop;
+ * one thread, or a worker per --threads given in0..in<n_in - 1>, out0,
+ * and its slice of the scratch); work: the multiply-adds an image, for
+ * the threads' threshold. With k->split (and --threads), when an image's
+ * bands are fewer than the threads (a 7x7 map at batch 1 is one band),
+ * each item is split in DY_THREADS parts of the 1x1 weight, each part
+ * computing the band's depthwise output again. */
+void dy_cg_dwpw_kernel(dy_cg_ctx *ctx, const dy_cg_dwpw_geom *k, int n_in, long long work,
+                       const char *pre, void (*items)(dy_cg_ctx *ctx, const void *arg),
+                       const void *arg);
+/* emit_irb.c: fused_irb's scratch (bytes). */
+int64_t dy_cg_irb_scratch(const dy_program *p, const dy_op *op, int threads);
 int64_t dy_cg_depthwise_scratch(const dy_cg_conv_geom *g, int threads);
 dy_status dy_cg_conv_depthwise_padded(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_geom *g,
                                       bool bias, const char *act, double alpha);

@@ -78,12 +78,19 @@ int64_t dy_op_flops(const dy_program *p, const dy_op *op, int64_t batch) {
       f += out * (op->n_inputs - 2); /* bias, residual */
     return f + (has_act(op) ? out : 0);
   }
-  case DY_OP_FUSED_DWPW: { /* the depthwise conv (+ bias, act_dw), then the 1x1 conv */
-    const dy_type *wd = &p->vars[op->inputs[1]]->type, *wp = &p->vars[op->inputs[3]]->type;
-    dy_fused_dwpw_attrs a = dy_fused_dwpw_attrs_get(op);
+  case DY_OP_FUSED_DWPW:   /* the depthwise conv (+ bias, act_dw), then the 1x1 conv */
+  case DY_OP_FUSED_IRB: { /* fused_irb: the 1x1 expand conv (+ bias, act_e) before */
+    int d = op->kind == DY_OP_FUSED_IRB ? 2 : 0;
+    const dy_type *wd = &p->vars[op->inputs[1 + d]]->type, *wp = &p->vars[op->inputs[3 + d]]->type;
+    dy_fused_dwpw_attrs a = dy_fused_dwpw_attrs_get(op); /* fused_irb extends its schema */
     int64_t t = out / wp->shape[0] * wp->shape[1]; /* the depthwise output's size */
     int64_t f = 2 * t * wd->shape[2] * wd->shape[3] + t + (a.act_dw[0] ? t : 0);
-    return f + 2 * out * wp->shape[1] + out * (op->n_inputs - 4) + (a.act[0] ? out : 0);
+    if (d) {
+      const dy_type *we = &p->vars[op->inputs[1]]->type;
+      int64_t e = numel_at(p, op->inputs[0], batch) / we->shape[1] * we->shape[0];
+      f += 2 * e * we->shape[1] + e + (dy_fused_irb_attrs_get(op).act_e[0] ? e : 0);
+    }
+    return f + 2 * out * wp->shape[1] + out * (op->n_inputs - 4 - d) + (a.act[0] ? out : 0);
   }
   case DY_OP_FUSED_CONV2D_POOL: {
     /* the conv's work at the positions the windows read, and the max */

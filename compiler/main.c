@@ -715,11 +715,16 @@ static int cmd_compile(int argc, char **argv) {
     if (wino)
       printf("winograd: %d convolution%s (F2: %d, F4: %d, F6: %d; --disable-pass winograd: "
              "none)\n", wino, wino == 1 ? "" : "s", wm[2], wm[4], wm[6]);
-    int dw = 0, dwpw = 0; /* the kernel choice of emit_depthwise.c, the pass fuse-dwpw */
+    int dw = 0, dwpw = 0, irb = 0; /* emit_depthwise.c's choice, fuse-dwpw, fuse-irb */
     for (int k = 0; k < p->blocks[0]->n_ops; k++) {
       dw += dy_codegen_depthwise_padded(p, p->blocks[0]->ops[k], o.plain_kernels);
       dwpw += p->blocks[0]->ops[k]->kind == DY_OP_FUSED_DWPW;
+      irb += p->blocks[0]->ops[k]->kind == DY_OP_FUSED_IRB;
     }
+    if (irb)
+      printf("fuse-irb: %d 1x1 expand + depthwise + 1x1 conv block%s in one kernel "
+             "(--disable-pass fuse-irb: none)\n",
+             irb, irb == 1 ? "" : "s");
     if (dwpw)
       printf("fuse-dwpw: %d depthwise + 1x1 conv pair%s in one kernel (--disable-pass fuse-dwpw: "
              "none)\n",

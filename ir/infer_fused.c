@@ -206,11 +206,9 @@ dy_status dy_infer_fused_conv2d(const dy_op *op, const dy_type *in, int n,
 
 /* fused_dwpw: the depthwise conv's rule on (x, wd), then a 1x1 conv's on
  * its result t; biases one value per channel of t and of the output. */
-dy_status dy_infer_fused_dwpw(const dy_op *op, const dy_type *in, int n, dy_type *out,
-                              dy_error *err) {
-  if (n < 5 || n > 6)
-    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
-                       "fused_dwpw: takes 5 or 6 inputs, got %d", n);
+static dy_status infer_dwpw(const dy_op *op, const dy_type *in, int n, dy_type *out,
+                            dy_error *err) {
+  const char *name = dy_op_name(op->kind); /* fused_irb runs it on its e */
   dy_type t;
   dy_status s = dy_infer_conv2d(op, in, 2, &t, err);
   if (s)
@@ -223,13 +221,13 @@ dy_status dy_infer_fused_dwpw(const dy_op *op, const dy_type *in, int n, dy_type
   char u[128], v[128];
   if (in[0].dtype != DY_F32 || a.groups != in[0].shape[1] || in[1].shape[0] != a.groups)
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
-                       "fused_dwpw: the first conv must be f32 depthwise (groups = channels = "
+                       "%s: the first conv must be f32 depthwise (groups = channels = "
                        "%lld), got groups %lld",
-                       (long long)in[0].shape[1], (long long)a.groups);
+                       name, (long long)in[0].shape[1], (long long)a.groups);
   if (wp->dtype != DY_F32 || wp->rank != 4 || wp->shape[1] != t.shape[1] || wp->shape[2] != 1 ||
       wp->shape[3] != 1)
     return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
-                       "fused_dwpw: pointwise weight %s is not [O, %lld, 1, 1]",
+                       "%s: pointwise weight %s is not [O, %lld, 1, 1]", name,
                        dy_type_str(wp, u, sizeof u), (long long)t.shape[1]);
   *out = t;
   out->shape[1] = wp->shape[0];
@@ -238,7 +236,7 @@ dy_status dy_infer_fused_dwpw(const dy_op *op, const dy_type *in, int n, dy_type
     return s;
   if (n == 6 && !dy_type_equal(&in[5], out))
     return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
-                       "fused_dwpw: residual %s is not of the output's type %s",
+                       "%s: residual %s is not of the output's type %s", name,
                        dy_type_str(&in[5], u, sizeof u), dy_type_str(out, v, sizeof v));
   return DY_OK;
 }
@@ -292,6 +290,43 @@ static dy_status infer_packed(const dy_op *op, const dy_fused_attention_attrs *a
   out->shape[r - 1] = pk[0];
   out->shape[r] = pk[2];
   return DY_OK;
+dy_status dy_infer_fused_dwpw(const dy_op *op, const dy_type *in, int n, dy_type *out,
+                              dy_error *err) {
+  if (n < 5 || n > 6)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "fused_dwpw: takes 5 or 6 inputs, got %d", n);
+  return infer_dwpw(op, in, n, out, err);
+}
+
+/* fused_irb: the 1x1 expand conv's rule on (x, we, be) gives e, then
+ * fused_dwpw's on (e, wd, bd, wp, bp[, r]). */
+dy_status dy_infer_fused_irb(const dy_op *op, const dy_type *in, int n, dy_type *out,
+                             dy_error *err) {
+  if (n < 7 || n > 8)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "fused_irb: takes 7 or 8 inputs, got %d", n);
+  dy_fused_irb_attrs a;
+  dy_status s;
+  if ((s = dy_fused_irb_attrs_of(op, &a, err)) || (s = check_act(op, a.act_e, err)))
+    return s;
+  const dy_type *x = &in[0], *we = &in[1];
+  char u[128];
+  if (x->dtype != DY_F32 || x->rank != 4)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "fused_irb: input %s is not an f32 [N, C, H, W]", dy_type_str(x, u, sizeof u));
+  if (we->dtype != DY_F32 || we->rank != 4 || we->shape[1] != x->shape[1] || we->shape[2] != 1 ||
+      we->shape[3] != 1 || we->shape[0] < 1)
+    return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
+                       "fused_irb: expand weight %s is not [E, %lld, 1, 1]",
+                       dy_type_str(we, u, sizeof u), (long long)x->shape[1]);
+  if ((s = check_conv_bias(op, &in[2], we->shape[0], err)))
+    return s;
+  dy_type rest[6];
+  rest[0] = *x;
+  rest[0].shape[1] = we->shape[0];
+  for (int i = 3; i < n; i++)
+    rest[i - 2] = in[i];
+  return infer_dwpw(op, rest, n - 2, out, err);
 }
 
 /* softmax(q k^T * scale + mask) v per group; layout "" ([G.., L, D]) or

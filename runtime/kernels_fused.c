@@ -136,6 +136,49 @@ dy_status dy_kernel_fused_dwpw(const dy_op *op, dy_tensor *const *in, int n_in,
   return DY_OK;
 }
 
+/* fused_irb: e = act_e(we x + be) per image (the 1x1 expand conv as a
+ * plain sum over x's channels) into a temporary, then fused_dwpw's kernel
+ * on (e, wd, bd, wp, bp[, r]) with the same attributes. */
+dy_status dy_kernel_fused_irb(const dy_op *op, dy_tensor *const *in, int n_in,
+                              dy_tensor *const *out, dy_error *err) {
+  if (n_in < 7 || n_in > 8)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "fused_irb: takes 7 or 8 inputs, got %d", n_in);
+  dy_fused_irb_attrs a;
+  dy_status s = dy_fused_irb_attrs_of(op, &a, err);
+  if (s)
+    return s;
+  int act_e = dy_act_find(a.act_e);
+  if (act_e < 0)
+    return dy_error_at(err, op, DY_STATUS_UNSUPPORTED, "fused_irb: unknown activation");
+  const dy_type *xt = &in[0]->type;
+  int64_t n = xt->shape[0], c = xt->shape[1], hw = xt->shape[2] * xt->shape[3];
+  int64_t e = in[1]->type.shape[0];
+  if (dy_tensor_numel(in[1]) != e * c || dy_tensor_numel(in[2]) != e)
+    return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH, "fused_irb: operand sizes");
+  dy_tensor et = {.type = {.dtype = DY_F32, .rank = 4, .shape = {n, e, xt->shape[2], xt->shape[3]}},
+                  .nbytes = sizeof(float) * (size_t)(n * e * hw), .refcount = 1};
+  et.data = malloc(et.nbytes ? et.nbytes : 1);
+  if (!et.data)
+    return dy_error_at(err, op, DY_STATUS_OUT_OF_MEMORY, "fused_irb: out of memory");
+  const float *x = in[0]->data, *we = in[1]->data, *be = in[2]->data;
+  float *ev = et.data;
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t k = 0; k < e; k++)
+      for (int64_t j = 0; j < hw; j++) {
+        float v = be[k];
+        for (int64_t q = 0; q < c; q++)
+          v += we[k * c + q] * x[(i * c + q) * hw + j];
+        ev[(i * e + k) * hw + j] = act_apply((dy_activation)act_e, (float)a.alpha_e, v);
+      }
+  dy_tensor *rest[6] = {&et};
+  for (int i = 3; i < n_in; i++)
+    rest[i - 2] = in[i];
+  s = dy_kernel_fused_dwpw(op, rest, n_in - 2, out, err);
+  free(et.data);
+  return s;
+}
+
 /* fused_conv2d's kernel into a temporary, then pool2d's over it */
 dy_status dy_kernel_fused_conv2d_pool(const dy_op *op, dy_tensor *const *in, int n_in,
                                       dy_tensor *const *out, dy_error *err) {

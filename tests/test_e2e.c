@@ -680,18 +680,29 @@ static void test_winograd_matches_direct(void) {
   CU_ASSERT(de <= 1e-6);
 }
 
-/* fuse-dwpw against the separate depthwise and 1x1 kernels (--disable-pass
- * fuse-dwpw) and the static executor: two MobileNetV2 inverted residual
- * blocks -- 1x1 expand + bias + relu6, depthwise 3x3 pad 1 + bias + relu6,
- * 1x1 project + bias (+ the residual in the first, stride 2 in the
- * second) -- on 30x30 maps (the panels straddle rows), at batch 3 of a
- * dynamic batch, and built with --threads 2 (its fused kernel's work is
- * above the threshold: the same result). */
-static void test_dwpw_matches_separate(void) {
-  setup_work();
-  const char *d = WORK "/dwpw";
-  CU_ASSERT_EQUAL_FATAL(sh("rm -rf %s && mkdir -p %s", d, d), 0);
-  enum { C = 16, E = 144, H = 30, O = 24, CAP = 1 << 20 };
+/* Each build (name, extra compile flags) of d/blk.dymodel run on d/x.npy
+ * into d/o_<name>, within tol of the static executor's d/ex/y.npy. */
+static void check_builds(const char *d, const char *const (*builds)[2], size_t n, double tol) {
+  char ref[700], got[700];
+  snprintf(ref, sizeof ref, "%s/ex/y.npy", d);
+  for (size_t b = 0; b < n; b++) {
+    int rc = sh("cd %s && %s compile blk.dymodel -o %s %s && ./%s --input x=x.npy --output-dir o_%s",
+                d, DY2STC, builds[b][0], builds[b][1], builds[b][0], builds[b][0]);
+    show_log_on_failure(rc, 0);
+    CU_ASSERT_EQUAL(rc, 0);
+    snprintf(got, sizeof got, "%s/o_%s/y.npy", d, builds[b][0]);
+    double e = rc ? 1.0 : rel_err(got, ref);
+    fprintf(stderr, "\n  %s vs executor %.2g", builds[b][0], e);
+    CU_ASSERT(e <= tol);
+  }
+}
+
+/* Two MobileNetV2 inverted residual blocks -- 1x1 expand (16 -> E) +
+ * bias + relu6, depthwise 3x3 pad 1 + bias + relu6, 1x1 project + bias
+ * (+ the residual in the first, stride 2 in the second) -- on H x H maps,
+ * and x at batch 3 of a dynamic batch, into d. */
+static void save_mbv2_blocks(const char *d, int E, int H) {
+  enum { C = 16, O = 24, CAP = 1 << 20 };
   char *t = malloc(CAP);
   CU_ASSERT_PTR_NOT_NULL_FATAL(t);
   size_t n = (size_t)snprintf(t, CAP, "program {\n  var x : f32[-1,%d,%d,%d] feed 0\n", C, H, H);
@@ -748,16 +759,29 @@ static void test_dwpw_matches_separate(void) {
            c1, r6, dw1, r6, c1, c1, r6, dw2, r6, c1);
   save_blk_and_x(d, t, (int64_t[]){3, C, H, H});
   free(t);
-  const char *off = "--disable-pass fuse-dwpw";
-  int rc = sh("cd %s && %s compile blk.dymodel --emit c -o fused --report > report.txt && "
+}
+
+/* fuse-dwpw against the separate depthwise and 1x1 kernels (--disable-pass
+ * fuse-dwpw) and the static executor on save_mbv2_blocks' model, also
+ * built with --threads 2 (its fused kernel's work is above the threshold:
+ * the same result). */
+static void test_dwpw_matches_separate(void) {
+  setup_work();
+  const char *d = WORK "/dwpw";
+  CU_ASSERT_EQUAL_FATAL(sh("rm -rf %s && mkdir -p %s", d, d), 0);
+  save_mbv2_blocks(d, 144, 30); /* 30 wide: the panels straddle rows */
+  /* fuse-irb off: it would take the expand convs into fused_irb */
+  const char *off = "--disable-pass fuse-dwpw", *on = "--disable-pass fuse-irb";
+  int rc = sh("cd %s && %s compile blk.dymodel --emit c -o fused --report %s > report.txt && "
               "%s compile blk.dymodel --emit c -o apart %s && "
-              "%s compile blk.dymodel -o fused_exe && %s compile blk.dymodel -o apart_exe %s && "
+              "%s compile blk.dymodel -o fused_exe %s && "
+              "%s compile blk.dymodel -o apart_exe %s && "
               "./fused_exe --input x=x.npy --output-dir of && "
               "./apart_exe --input x=x.npy --output-dir oa && "
-              "%s compile blk.dymodel -o fused_t2 --threads 2 && "
+              "%s compile blk.dymodel -o fused_t2 --threads 2 %s && "
               "./fused_t2 --input x=x.npy --output-dir ot && "
               "%s run blk.dymodel --input x=x.npy --output-dir ex",
-              d, DY2STC, DY2STC, off, DY2STC, DY2STC, off, DY2STC, DY2STC);
+              d, DY2STC, on, DY2STC, off, DY2STC, on, DY2STC, off, DY2STC, on, DY2STC);
   show_log_on_failure(rc, 0);
   CU_ASSERT_EQUAL_FATAL(rc, 0);
   /* two fused kernels, none with the pass off; the report says so */
@@ -777,6 +801,59 @@ static void test_dwpw_matches_separate(void) {
   CU_ASSERT(fa <= 1e-6);
   CU_ASSERT(fe <= 1e-6);
   CU_ASSERT(ae <= 1e-6);
+}
+
+/* fuse-irb against the expand conv apart (--disable-pass fuse-irb: the
+ * fused_dwpw after it) and the static executor, on the two MobileNetV2
+ * blocks of test_dwpw_matches_separate expanded to 300 channels on 30 x
+ * 30 maps (1.08 MB an image: above the pass's threshold; the first in 4
+ * bands of 8 rows, its halo kept from band to band; the second at stride
+ * 2; linear mode) and to 256 channels on 32 x 32 (plane mode, bands of 7
+ * rows), at batch 3 of a dynamic batch, on every SIMD path the generated
+ * C has: AVX-512 where the host has it (--target native), AVX2
+ * (x86-64-v3), plain C (-DDY_NO_SIMD), and --threads 2 (the bands split
+ * over the threads: the same sums). */
+static void test_irb_matches_separate(void) {
+  setup_work();
+  const char *d = WORK "/irb", *dp = WORK "/irb_plane";
+  CU_ASSERT_EQUAL_FATAL(sh("rm -rf %s %s && mkdir -p %s %s", d, dp, d, dp), 0);
+  save_mbv2_blocks(d, 300, 30);
+  save_mbv2_blocks(dp, 256, 32);
+  static const char *const builds[][2] = {
+      {"native", ""},
+      {"avx2", "--target x86-64-v3"},
+      {"plain", "--cflags -DDY_NO_SIMD"},
+      {"threads", "--threads 2"},
+      {"apart", "--disable-pass fuse-irb"},
+  };
+  for (int m = 0; m < 2; m++) {
+    const char *w = m ? dp : d;
+    int rc = sh("cd %s && %s compile blk.dymodel --emit c -o fused --report > report.txt && "
+                "%s compile blk.dymodel --emit c -o apart --disable-pass fuse-irb && "
+                "%s run blk.dymodel --input x=x.npy --output-dir ex",
+                w, DY2STC, DY2STC, DY2STC);
+    show_log_on_failure(rc, 0);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    /* two fused blocks, the first in bands; none with the pass off */
+    CU_ASSERT_EQUAL(sh("test $(grep -c 'fused: per band of .* the expanded rows' %s/fused.c) -eq 2",
+                       w), 0);
+    CU_ASSERT_EQUAL(sh("grep -q 'per band of %d output rows the expanded rows' %s/fused.c",
+                       m ? 7 : 8, w), 0);
+    /* plane mode: the padded rows written in place (both blocks at 32 wide) */
+    CU_ASSERT_EQUAL(sh("test $(grep -c 'ex.s borders stay zero' %s/fused.c) -eq %d", w, m ? 2 : 0),
+                    0);
+    CU_ASSERT_NOT_EQUAL(sh("grep -q 'the expanded rows' %s/apart.c", w), 0);
+    CU_ASSERT_EQUAL(sh("grep -q 'fuse-irb: 2 ' %s/report.txt", w), 0);
+    char ref[700], got[700];
+    check_builds(w, builds, sizeof builds / sizeof builds[0], 1e-6);
+    snprintf(ref, sizeof ref, "%s/o_native/y.npy", w);
+    snprintf(got, sizeof got, "%s/o_threads/y.npy", w);
+    CU_ASSERT(rel_err(got, ref) == 0.0);
+    snprintf(got, sizeof got, "%s/o_apart/y.npy", w);
+    double fa = rel_err(got, ref);
+    fprintf(stderr, "\n  fused vs apart %.2g", fa);
+    CU_ASSERT(fa <= 1e-6);
+  }
 }
 
 /* The small-depth direct kernel (the pass conv-small) and its max pool
@@ -848,17 +925,7 @@ static void test_small_conv_matches_gemm(void) {
   CU_ASSERT_EQUAL(sh("grep -q 'conv-small: 3 convolutions on the direct kernel, 2 with' "
                      "%s/report.txt", d), 0);
   char ref[700], got[700];
-  snprintf(ref, sizeof ref, "%s/ex/y.npy", d);
-  for (size_t b = 0; b < sizeof builds / sizeof builds[0]; b++) {
-    rc = sh("cd %s && %s compile blk.dymodel -o %s %s && ./%s --input x=x.npy --output-dir o_%s",
-            d, DY2STC, builds[b][0], builds[b][1], builds[b][0], builds[b][0]);
-    show_log_on_failure(rc, 0);
-    CU_ASSERT_EQUAL(rc, 0);
-    snprintf(got, sizeof got, "%s/o_%s/y.npy", d, builds[b][0]);
-    double e = rc ? 1.0 : rel_err(got, ref);
-    fprintf(stderr, "\n  %s vs executor %.2g", builds[b][0], e);
-    CU_ASSERT(e <= 1e-5);
-  }
+  check_builds(d, builds, sizeof builds / sizeof builds[0], 1e-5);
   /* --threads 2: the same sums (split or not, each band is computed alike) */
   snprintf(ref, sizeof ref, "%s/o_native/y.npy", d);
   snprintf(got, sizeof got, "%s/o_threads/y.npy", d);
@@ -880,6 +947,7 @@ void dy_test_register(void) {
   DY_TEST(test_show);
   DY_TEST(test_fast_kernels_match_plain);
   DY_TEST(test_dwpw_matches_separate);
+  DY_TEST(test_irb_matches_separate);
   DY_TEST(test_winograd_matches_direct);
   DY_TEST(test_small_conv_matches_gemm);
 }

@@ -46,7 +46,7 @@
 /* The cases                                                           */
 /* ------------------------------------------------------------------ */
 
-enum { MAX_IN = 6, MAX_ATTR = 8, BATCH = 3 };
+enum { MAX_IN = 8, MAX_ATTR = 10, BATCH = 3 };
 
 typedef struct {
   const char *label;
@@ -171,6 +171,13 @@ static const simd_case cases[] = {
     {"dwpw 7x7 relu6", DY_OP_FUSED_DWPW, 5, {T4(-1, 12, 7, 7), T4(12, 1, 3, 3), T1(12), T4(20, 12, 1, 1), T1(20)}, 30, {CONV(one2, one4, one2, 12), DWPW("relu6", "relu6")}, 8, 1e-5},
     {"dwpw 56 wide s2 leaky", DY_OP_FUSED_DWPW, 5, {T4(1, 8, 9, 111), T4(8, 1, 3, 3), T1(8), T4(13, 8, 1, 1), T1(13)}, 30, {CONV(two2, one4, one2, 8), DWPW("leaky_relu", "leaky_relu")}, 8, 1e-5},
     {"dwpw 56 wide residual", DY_OP_FUSED_DWPW, 6, {T4(2, 6, 5, 56), T4(6, 1, 3, 3), T1(6), T4(7, 6, 1, 1), T1(7), T4(2, 7, 5, 56)}, 30, {CONV(one2, one4, one2, 6), DWPW("relu6", "")}, 8, 1e-5},
+    /* fused_irb (codegen/emit_irb.c): one band (7x7, a residual), several
+     * bands an image at stride 2 (the halo kept; --threads splits them),
+     * 40 -> 240 channels in bands of 8 rows with a residual */
+#define IRB(adw, act, ae) DWPW(adw, act), DY_ATTR_S("act_e", ae), DY_ATTR_F("alpha_e", 0.3)
+    {"irb 7x7 ratio 6 residual", DY_OP_FUSED_IRB, 8, {T4(-1, 8, 7, 7), T4(48, 8, 1, 1), T1(48), T4(48, 1, 3, 3), T1(48), T4(8, 48, 1, 1), T1(8), T4(-1, 8, 7, 7)}, 126, {CONV(one2, one4, one2, 48), IRB("relu6", "", "relu6")}, 10, 1e-5},
+    {"irb 71x56 s2 bands leaky", DY_OP_FUSED_IRB, 7, {T4(1, 8, 71, 56), T4(48, 8, 1, 1), T1(48), T4(48, 1, 3, 3), T1(48), T4(13, 48, 1, 1), T1(13)}, 126, {CONV(two2, one4, one2, 48), IRB("leaky_relu", "relu", "leaky_relu")}, 10, 1e-5},
+    {"irb 40 -> 240 30x28 bands residual", DY_OP_FUSED_IRB, 8, {T4(1, 40, 30, 28), T4(240, 40, 1, 1), T1(240), T4(240, 1, 3, 3), T1(240), T4(40, 240, 1, 1), T1(40), T4(1, 40, 30, 28)}, 126, {CONV(one2, one4, one2, 240), IRB("relu6", "relu", "relu")}, 10, 1e-5},
     {"dwpw 520 ch s2 odd", DY_OP_FUSED_DWPW, 5, {T4(1, 520, 9, 7), T4(520, 1, 3, 3), T1(520), T4(5, 520, 1, 1), T1(5)}, 30, {CONV(two2, pad_tl, one2, 520), DWPW("", "relu")}, 8, 1e-5},
     {"conv bias relu", DY_OP_FUSED_CONV2D, 3, {T4(-1, 3, 12, 12), T4(10, 3, 3, 3), T1(10)}, 6, {CONV(one2, one4, one2, 1), ACT("relu", 0), DY_ATTR_S("algo", "")}, 7, 1e-5},
     {"conv bias silu", DY_OP_FUSED_CONV2D, 3, {T4(1, 3, 8, 8), T4(7, 3, 3, 3), T1(7)}, 6, {CONV(one2, one4, one2, 1), ACT("silu", 0), DY_ATTR_S("algo", "")}, 7, 1e-5},

@@ -47,6 +47,9 @@ const dy_pass dy_passes[] = {
      * (before the kernel choices below, which would take the 1x1 conv) */
     {"fuse-dwpw", "fuse a depthwise conv with the 1x1 conv after it (MobileNet)",
      dy_pass_fuse_dwpw},
+    /* the 1x1 expand conv before it too: MobileNetV2's inverted residual block */
+    {"fuse-irb", "fuse the 1x1 expand conv into the fused_dwpw after it (MobileNetV2)",
+     dy_pass_fuse_irb},
     /* stride-1 convs of small depth: the direct kernel, no im2col */
     {"conv-small", "run stride-1 convolutions of small depth (C*kh*kw) on the direct kernel",
      dy_pass_conv_small},
