@@ -290,6 +290,8 @@ static dy_status infer_packed(const dy_op *op, const dy_fused_attention_attrs *a
   out->shape[r - 1] = pk[0];
   out->shape[r] = pk[2];
   return DY_OK;
+}
+
 dy_status dy_infer_fused_dwpw(const dy_op *op, const dy_type *in, int n, dy_type *out,
                               dy_error *err) {
   if (n < 5 || n > 6)
