@@ -33,7 +33,13 @@
  * the rows m may be the run-time batch): blocks of k of at most 512 (a
  * panel's block stays in L1), blocks of 96 rows (A's block stays in L2),
  * the panels, then tiles of 12 rows; the last tile takes 1..11 rows, the
- * last panel 1..16 columns. The 1- and 2-row kernels unroll k into 4 and 2
+ * last panel 1..16 columns. A matmul's A (its activations) is packed at
+ * run time, when that pays (dy_gemm_a_plan_of: m >= 12, k >= 32, n >=
+ * 177), one block of rows x k at a time into micro-panels of 12 rows in
+ * the op's scratch (dy_gemm_pack_a, one block per thread), so every panel
+ * reads one stream instead of 12 rows DY_GEMM_MR apart in memory (at 1024
+ * columns those rows also stride L2 sets); --no-pack-a keeps A in place
+ * with the same blocks. The 1- and 2-row kernels unroll k into 4 and 2
  * sets of accumulators, so a GEMV (batch 1) is not bound by FMA latency.
  *
  * The micro-kernels are written once per file (dy_cg_gemm_prelude) over
@@ -590,10 +596,11 @@ bool dy_codegen_gemm_a(const dy_program *p, const dy_op *op, int64_t max_batch, 
     snprintf(ms, sizeof ms, "m");
   if (a.packed && m != m0)
     snprintf(buf, n, "%s x %lld x %lld: A packed when m >= %lld (at run time), blocks of %lld x "
-             "%lld (rows x k)", ms, (ll)k, (ll)nn, (ll)a.min_m, (ll)a.mc, (ll)a.kc);
+             "%lld (rows x k); --no-pack-a: in place", ms, (ll)k, (ll)nn, (ll)a.min_m, (ll)a.mc,
+             (ll)a.kc);
   else if (a.packed)
-    snprintf(buf, n, "%s x %lld x %lld: A packed, blocks of %lld x %lld (rows x k)", ms, (ll)k,
-             (ll)nn, (ll)a_block_rows(&a, m), (ll)a.kc);
+    snprintf(buf, n, "%s x %lld x %lld: A packed, blocks of %lld x %lld (rows x k); --no-pack-a: "
+             "in place", ms, (ll)k, (ll)nn, (ll)a_block_rows(&a, m), (ll)a.kc);
   else
     snprintf(buf, n, "%s x %lld x %lld: A in place (%s), blocks of %lld x %lld (rows x k)", ms,
              (ll)k, (ll)nn, a.why, (ll)a.mc, (ll)a.kc);

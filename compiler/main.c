@@ -743,7 +743,7 @@ static int cmd_compile(int argc, char **argv) {
     for (int k = 0; k < p->blocks[0]->n_ops; k++) { /* matmul's A: packed or in place */
       char a[160];
       if (dy_codegen_gemm_a(p, p->blocks[0]->ops[k], o.max_batch, o.no_pack_a, a, sizeof a))
-        printf("gemm %s (op %d, %s; --no-pack-a: in place)\n", a, p->blocks[0]->ops[k]->id,
+        printf("gemm %s (op %d, %s)\n", a, p->blocks[0]->ops[k]->id,
                dy_op_name(p->blocks[0]->ops[k]->kind));
     }
     if (ws)
