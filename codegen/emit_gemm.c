@@ -34,7 +34,7 @@
  * panel's block stays in L1), blocks of 96 rows (A's block stays in L2),
  * the panels, then tiles of 12 rows; the last tile takes 1..11 rows, the
  * last panel 1..16 columns. A matmul's A (its activations) is packed at
- * run time, when that pays (dy_gemm_a_plan_of: m >= 12, k >= 32, n >=
+ * run time, when that pays (dy_gemm_a_plan_of: m >= 96, k >= 32, n >=
  * 177), one block of rows x k at a time into micro-panels of 12 rows in
  * the op's scratch (dy_gemm_pack_a, one block per thread), so every panel
  * reads one stream instead of 12 rows DY_GEMM_MR apart in memory (at 1024
@@ -78,7 +78,9 @@ enum {
    * with packed activations": MC 48..384 x KC 256..512 tried, these won): */
   KC_A = 512,    /* the longest block of k                            */
   MC_A = 96,     /* rows per packed block (a multiple of MR)          */
-  A_MIN_M = MR,  /* pack when A has at least this many rows ...       */
+  A_MIN_M = 96,  /* pack when A has at least this many rows (a whole  */
+                 /* block: A of 64 rows x 128 is in L1, where read in */
+                 /* place it ran as fast as packed, the transformer)  */
   A_MIN_K = 32,  /* ... this depth                                    */
   A_MIN_NP = 12, /* ... and B this many panels: the block is packed   */
                  /* once and read by every panel, so packing pays off */
@@ -731,10 +733,12 @@ dy_status dy_cg_gemm_loops(dy_cg_ctx *ctx, dy_error *err, const dy_gemm_call *g)
   int64_t a_floats = a_block_rows(&pa, g->m_max) * pa.kc; /* a thread's block of A */
   if (pa.packed)
     *ctx->uses |= DY_USES_PACK_A;
-  if (pa.packed)
-    L("/* A: packed at run time, blocks of %lld x %lld (rows x k)%s */",
-      (ll)a_block_rows(&pa, g->m_max), (ll)pa.kc,
-      g->m_static < 0 ? " when it has 12 rows or more" : "");
+  if (pa.packed && g->m_static < 0)
+    L("/* A: packed at run time, blocks of %lld x %lld (rows x k) when it has %lld rows or "
+      "more */", (ll)a_block_rows(&pa, g->m_max), (ll)pa.kc, (ll)pa.min_m);
+  else if (pa.packed)
+    L("/* A: packed at run time, blocks of %lld x %lld (rows x k) */",
+      (ll)a_block_rows(&pa, g->m_max), (ll)pa.kc);
   if (ctx->threads <= 1) {
     emit_nest(ctx, g, epi, alpha, "0", np, &pa, g->ap);
     return DY_OK;

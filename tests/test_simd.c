@@ -141,21 +141,21 @@ static const simd_case cases[] = {
     {"linear gelu", DY_OP_FUSED_MATMUL, 3, {T2(5, 20), T2(20, 40), T1(40)}, 6, {MM(0, 0), ACT("gelu", 0)}, 4, 1e-5},
     {"linear silu", DY_OP_FUSED_MATMUL, 3, {T2(5, 20), T2(20, 40), T1(40)}, 6, {MM(0, 0), ACT("silu", 0)}, 4, 1e-5},
     {"linear 1x784x512", DY_OP_FUSED_MATMUL, 3, {T2(1, 784), T2(784, 512), T1(512)}, 6, {MM(0, 0), ACT("relu", 0)}, 4, 1e-5},
-    /* A (the activations) packed at run time per block of rows x k (n >=
-     * 177: B has 12 panels or more): a partial last block of rows (96 +
-     * 96 + 13, the last tile 1 row), k in two blocks with a tail past
-     * 16-column chunks (265 = 16 x 16 + 9), a panel tail; transposed A;
-     * batched matrices; m known only at run time (batch x 20 rows:
-     * packed when m >= 12, checked at run time; batch x 1 rows, at most 3:
+    /* A (the activations) packed at run time per block of rows x k (m >=
+     * 96, n >= 177: B has 12 panels or more): a partial last block of rows
+     * (96 + 96 + 13, the last tile 1 row), k in two blocks with a tail
+     * past 16-column chunks (265 = 16 x 16 + 9), a panel tail; transposed
+     * A; batched matrices; m known only at run time (batch x 40 rows:
+     * packed when m >= 96, checked at run time; batch x 1 rows, at most 3:
      * in place); an epilogue; a run-time B as well */
     {"pack A 205x530x200", DY_OP_MATMUL, 2, {T2(205, 530), T2(530, 200)}, 2, {MM(0, 0)}, 2, 1e-5},
-    {"pack A trans_x 30x40x190", DY_OP_MATMUL, 2, {T2(40, 30), T2(40, 190)}, 2, {MM(1, 0)}, 2, 1e-5},
-    {"pack A batched [2,25,40]", DY_OP_MATMUL, 2, {T3(2, 25, 40), T3(2, 40, 180)}, 2, {MM(0, 0)}, 2, 1e-5},
-    {"pack A fold Bx20x48", DY_OP_MATMUL, 2, {T3(-1, 20, 48), T2(48, 200)}, 2, {MM(0, 0)}, 2, 1e-5},
+    {"pack A trans_x 100x40x190", DY_OP_MATMUL, 2, {T2(40, 100), T2(40, 190)}, 2, {MM(1, 0)}, 2, 1e-5},
+    {"pack A batched [2,100,40]", DY_OP_MATMUL, 2, {T3(2, 100, 40), T3(2, 40, 180)}, 2, {MM(0, 0)}, 2, 1e-5},
+    {"pack A fold Bx40x48", DY_OP_MATMUL, 2, {T3(-1, 40, 48), T2(48, 200)}, 2, {MM(0, 0)}, 2, 1e-5},
     {"pack A Bx48 (m 3: in place)", DY_OP_MATMUL, 2, {T2(-1, 48), T2(48, 200)}, 2, {MM(0, 0)}, 2, 1e-5},
-    {"pack A linear gelu 30x64x190", DY_OP_FUSED_MATMUL, 3, {T2(30, 64), T2(64, 190), T1(190)}, 6, {MM(0, 0), ACT("gelu", 0)}, 4, 1e-5},
-    {"pack A runtime B 37x33x180", DY_OP_MATMUL, 2, {T2(37, 33), T2(33, 180)}, 0, {MM(0, 0)}, 2, 1e-5},
-    {"pack A runtime B^T 26x40x185", DY_OP_MATMUL, 2, {T3(-1, 26, 40), T3(-1, 185, 40)}, 0, {MM(0, 1)}, 2, 1e-5},
+    {"pack A linear gelu 100x64x190", DY_OP_FUSED_MATMUL, 3, {T2(100, 64), T2(64, 190), T1(190)}, 6, {MM(0, 0), ACT("gelu", 0)}, 4, 1e-5},
+    {"pack A runtime B 110x33x180", DY_OP_MATMUL, 2, {T2(110, 33), T2(33, 180)}, 0, {MM(0, 0)}, 2, 1e-5},
+    {"pack A runtime B^T 100x40x185", DY_OP_MATMUL, 2, {T3(-1, 100, 40), T3(-1, 185, 40)}, 0, {MM(0, 1)}, 2, 1e-5},
     /* convolution: the packed weight times im2col panels */
     {"conv 3x3 pad 1", DY_OP_CONV2D, 2, {T4(-1, 3, 10, 10), T4(8, 3, 3, 3)}, 2, {CONV(one2, one4, one2, 1)}, 4, 1e-5},
     {"conv 3x3 pad 1 16x16", DY_OP_CONV2D, 2, {T4(1, 5, 16, 16), T4(13, 5, 3, 3)}, 2, {CONV(one2, one4, one2, 1)}, 4, 1e-5},
