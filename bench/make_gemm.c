@@ -1,8 +1,9 @@
 /* make_gemm.c - the GEMM benchmark's models: one matmul each,
  * out[M, N] = x[M, K] @ w[K, N] with w a constant (so dy2stc packs it at
  * compile time, as for a linear layer), written as DIR/gemm_<name>.dymodel
- * and .dyparams; w holds bench_value(1, k, n). Also writes DIR/gemm_list.h,
- * the table bench/gemm.c is built with.
+ * and .dyparams; w holds bench_value(1, k, n). The shapes: squares 64..1024,
+ * two GEMVs, and the transformer sample's four linear layers (M = seq 64).
+ * Also writes DIR/gemm_list.h, the table bench/gemm.c is built with.
  *
  *   make_gemm DIR
  */
@@ -19,6 +20,10 @@ static const struct {
     {"sq64", 64, 64, 64},       {"sq128", 128, 128, 128},    {"sq256", 256, 256, 256},
     {"sq512", 512, 512, 512},   {"sq1024", 1024, 1024, 1024}, {"m1_n1000_k512", 1, 512, 1000},
     {"m1_n512_k784", 1, 784, 512},
+    /* the transformer sample's linear layers (seq 64, d 128, ff 512):
+     * QKV projection, output projection, the two feed-forward layers */
+    {"t_qkv", 64, 128, 384},    {"t_out", 64, 128, 128},     {"t_ff1", 64, 128, 512},
+    {"t_ff2", 64, 512, 128},
 };
 
 int main(int argc, char **argv) {

@@ -96,6 +96,10 @@ typedef struct {
    * on 6-row kernels instead of AVX-512's 12-row ones, convolutions one
    * im2col panel at a time instead of weight-stationary */
   bool plain_kernels;
+  /* true: the matmuls read their activations (A) in place through its
+   * strides instead of packing them at run time into 12-row micro-panels
+   * per cache block (--no-pack-a), to compare */
+  bool no_pack_a;
   /* A debug build for `dy2stc check --localize` (compiler/localize.c):
    * NAME.c declares NAME_debug_dump(int op, const char *var, const void
    * *data, int64_t n, int dtype), which the caller defines, and NAME_run
@@ -138,6 +142,13 @@ bool dy_codegen_depthwise_padded(const dy_program *p, const dy_op *op, bool plai
  * options give them. For --report. */
 int64_t dy_codegen_conv_panels(const dy_program *p, const dy_op *op, int threads,
                                bool plain_kernels);
+/* How op (matmul / fused_matmul on the GEMM kernel) reads A, for
+ * --report: writes the GEMM's m x k x n (m at most its value at
+ * max_batch) and "A packed, blocks of 96 x 128 (rows x k)" or "A in place
+ * (k < 32)" into buf and returns true; false (buf untouched) for other
+ * ops. no_pack_a: the option. */
+bool dy_codegen_gemm_a(const dy_program *p, const dy_op *op, int64_t max_batch, bool no_pack_a,
+                       char *buf, size_t n);
 void dy_codegen_output_free(dy_codegen_output *out);
 /* NAME_weights.c for out->weights (separate_weights): the union
  * NAME_weights_data (a float view and the bytes as chunks of 4032, each
@@ -191,6 +202,8 @@ typedef struct {
                                 parameter (a training step's, drawn per
                                 step), not its attribute */
   bool plain_kernels;        /* dy_codegen_options.plain_kernels */
+  bool no_pack_a;            /* dy_codegen_options.no_pack_a */
+  int64_t max_batch;         /* dy_codegen_options.max_batch */
 } dy_cg_ctx;
 
 /* A dim as a C expression: "7" or "batch". Returns a pointer into a

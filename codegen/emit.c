@@ -106,7 +106,7 @@ int64_t dy_codegen_scratch_bytes(const dy_program *p, const dy_op *op, int64_t m
   switch (op->kind) {
   case DY_OP_MATMUL:
   case DY_OP_FUSED_MATMUL:
-    return dy_gemm_matmul_scratch(p, op); /* packed once, then read by all */
+    return dy_gemm_matmul_scratch(p, op, threads, max_batch); /* B packed once; A per block */
   case DY_OP_CONV2D:
   case DY_OP_FUSED_CONV2D:
   case DY_OP_FUSED_CONV2D_POOL:
@@ -2021,6 +2021,7 @@ static dy_status emit_kernel(gen *g, int oi, dy_buf *final_out) {
   dy_cg_ctx ctx = {.p = p, .op = op, .body = &body, .indent = 1, .uses = &g->uses,
                      .scratch = g->scratch[oi] > 0, .threads = g->opt->threads,
                      .plain_kernels = g->opt->plain_kernels,
+                     .no_pack_a = g->opt->no_pack_a, .max_batch = g->opt->max_batch,
                      .before = &before, .seed = g->seed_slot[oi] >= 0};
   dy_status s = check_kernel_types(g, op);
   if (s == DY_OK)
@@ -2705,7 +2706,7 @@ static dy_status emit_source_rest(gen *g, dy_buf *out) {
   if (g->uses & (DY_USES_SIMD | DY_USES_GEMM))
     dy_cg_simd_prelude(out);
   if (g->uses & DY_USES_GEMM)
-    dy_cg_gemm_prelude(out, g->opt->plain_kernels);
+    dy_cg_gemm_prelude(out, g->opt->plain_kernels, (g->uses & DY_USES_PACK_A) != 0);
   if (g->uses & DY_USES_THREADS)
     dy_cg_thread_prelude(out, g->opt->threads);
   if (g->uses & DY_USES_QFIXED)

@@ -33,7 +33,13 @@
  * the rows m may be the run-time batch): blocks of k of at most 512 (a
  * panel's block stays in L1), blocks of 96 rows (A's block stays in L2),
  * the panels, then tiles of 12 rows; the last tile takes 1..11 rows, the
- * last panel 1..16 columns. The 1- and 2-row kernels unroll k into 4 and 2
+ * last panel 1..16 columns. A matmul's A (its activations) is packed at
+ * run time, when that pays (dy_gemm_a_plan_of: m >= 96, k >= 32, n >=
+ * 177), one block of rows x k at a time into micro-panels of 12 rows in
+ * the op's scratch (dy_gemm_pack_a, one block per thread), so every panel
+ * reads one stream instead of 12 rows DY_GEMM_MR apart in memory (at 1024
+ * columns those rows also stride L2 sets); --no-pack-a keeps A in place
+ * with the same blocks. The 1- and 2-row kernels unroll k into 4 and 2
  * sets of accumulators, so a GEMV (batch 1) is not bound by FMA latency.
  *
  * The micro-kernels are written once per file (dy_cg_gemm_prelude) over
@@ -68,6 +74,18 @@ enum {
   MC = 96,     /* rows per block of A                               */
   MIN_PACK = 256,          /* pack constant B of at least this many floats */
   SCRATCH_B = 256 * 1024,  /* run-time packed B: at most this many bytes   */
+  /* A packed at run time (matmul's activations; measured against OpenBLAS
+   * at 64..1024 and the transformer's shapes, bench/RESULTS.md "Matmul
+   * with packed activations": MC 48..384 x KC 256..512 tried, these won): */
+  KC_A = 512,    /* the longest block of k                            */
+  MC_A = 96,     /* rows per packed block (a multiple of MR)          */
+  A_MIN_M = 96,  /* pack when A has at least this many rows (a whole  */
+                 /* block: A of 64 rows x 128 is in L1, where read in */
+                 /* place it ran as fast as packed, the transformer)  */
+  A_MIN_K = 32,  /* ... this depth                                    */
+  A_MIN_NP = 12, /* ... and B this many panels: the block is packed   */
+                 /* once and read by every panel, so packing pays off */
+                 /* only when there are enough (n 128: none gained)   */
 };
 
 #define L(...) dy_cg_line(ctx, __VA_ARGS__)
@@ -202,7 +220,7 @@ static void put_switch(dy_buf *out, int top, bool avx512, const char *ind) {
                 ind, ind, top, ind);
 }
 
-void dy_cg_gemm_prelude(dy_buf *out, bool narrow) {
+void dy_cg_gemm_prelude(dy_buf *out, bool narrow, bool pack_a) {
   dy_tpl_put(out, dy_tpl_gemm, 0, -1, NULL, 0);
   put_ukr(out, 1, 4, false); /* a GEMV: bound by reading B, on every ISA */
   if (!narrow) {
@@ -248,6 +266,61 @@ void dy_cg_gemm_prelude(dy_buf *out, bool narrow) {
   if (!narrow)
     dy_buf_puts(out, "#endif\n");
   dy_buf_puts(out, "}\n\n");
+  if (!pack_a)
+    return;
+  /* (the text assumes DY_GEMM_MR 12: three groups of 4 rows) */
+  dy_buf_puts(
+      out,
+      "/* A's rows [0, mr) x columns [0, kc), A(i, k) = a[i*rsa + k*csa], packed\n"
+      " * into micro-panels of 12 rows at ap: A(i, k) at ap[(i / 12) * 12 * kc +\n"
+      " * k * 12 + i % 12], which dy_gemm_tile reads with rsa 1, csa 12 (a\n"
+      " * matmul's activations, a block at a time). The last panel's rows past\n"
+      " * mr are not read by any kernel (written as zero only by the strided\n"
+      " * form). On AVX-512 a whole panel of\n"
+      " * rows of A is transposed 16 columns at a time in registers: per 4 rows,\n"
+      " * two rounds of unpacks make each 128-bit lane one column's 4 rows. */\n"
+      "DY_HELPER void dy_gemm_pack_a(float *restrict ap, const float *restrict a,\n"
+      "                              int64_t rsa, int64_t csa, int64_t mr, int64_t kc) {\n"
+      "  for (int64_t q = 0; q < mr; q += 12, ap += 12 * kc) {\n"
+      "    const int64_t h = mr - q < 12 ? mr - q : 12;\n"
+      "    const float *s = a + q * rsa;\n"
+      "    int64_t k = 0;\n"
+      "    if (csa != 1) { /* e.g. transposed: the panel's rows at each k (zero\n"
+      "                     * past mr, which also keeps gcc from a memmove) */\n"
+      "      for (; k < kc; k++)\n"
+      "        for (int64_t i = 0; i < 12; i++)\n"
+      "          ap[k * 12 + i] = i < h ? s[i * rsa + k * csa] : 0.0f;\n"
+      "      continue;\n"
+      "    }\n"
+      "#if defined(DY_GEMM_WIDE)\n"
+      "    for (; h == 12 && k + 16 <= kc; k += 16)\n"
+      "      for (int g = 0; g < 3; g++) {\n"
+      "        const float *r = s + 4 * g * rsa + k;\n"
+      "        const __m512 r0 = _mm512_loadu_ps(r), r1 = _mm512_loadu_ps(r + rsa);\n"
+      "        const __m512 r2 = _mm512_loadu_ps(r + 2 * rsa), r3 = _mm512_loadu_ps(r + 3 * rsa);\n"
+      "        const __m512d t0 = _mm512_castps_pd(_mm512_unpacklo_ps(r0, r1));\n"
+      "        const __m512d t1 = _mm512_castps_pd(_mm512_unpackhi_ps(r0, r1));\n"
+      "        const __m512d t2 = _mm512_castps_pd(_mm512_unpacklo_ps(r2, r3));\n"
+      "        const __m512d t3 = _mm512_castps_pd(_mm512_unpackhi_ps(r2, r3));\n"
+      "        __m512 u[4]; /* u[c], lane j: rows 4g..4g+3 of column k + 4j + c */\n"
+      "        u[0] = _mm512_castpd_ps(_mm512_unpacklo_pd(t0, t2));\n"
+      "        u[1] = _mm512_castpd_ps(_mm512_unpackhi_pd(t0, t2));\n"
+      "        u[2] = _mm512_castpd_ps(_mm512_unpacklo_pd(t1, t3));\n"
+      "        u[3] = _mm512_castpd_ps(_mm512_unpackhi_pd(t1, t3));\n"
+      "        float *d = ap + k * 12 + 4 * g;\n"
+      "        for (int c = 0; c < 4; c++) {\n"
+      "          _mm_storeu_ps(d + c * 12, _mm512_castps512_ps128(u[c]));\n"
+      "          _mm_storeu_ps(d + (4 + c) * 12, _mm512_extractf32x4_ps(u[c], 1));\n"
+      "          _mm_storeu_ps(d + (8 + c) * 12, _mm512_extractf32x4_ps(u[c], 2));\n"
+      "          _mm_storeu_ps(d + (12 + c) * 12, _mm512_extractf32x4_ps(u[c], 3));\n"
+      "        }\n"
+      "      }\n"
+      "#endif\n"
+      "    for (int64_t i = 0; i < h; i++) /* rows of A: each row's run scattered */\n"
+      "      for (int64_t kk = k; kk < kc; kk++)\n"
+      "        ap[kk * 12 + i] = s[i * rsa + kk];\n"
+      "  }\n"
+      "}\n\n");
 }
 
 /* ------------------------------------------------------------------ */
@@ -433,21 +506,109 @@ static int64_t runtime_panels(int64_t k, int64_t n) {
   return np < per ? np : per;
 }
 
-int64_t dy_gemm_matmul_scratch(const dy_program *p, const dy_op *op) {
+/* The most rows matmul op's GEMM has (x's rows, with its leading dims
+ * when they fold into one GEMM against a 2-D B) with the batch at most
+ * max_batch, or -1 when another symbolic dim is among them. */
+static int64_t matmul_rows(const dy_program *p, const dy_op *op, int64_t max_batch) {
+  const dy_type *x = &p->vars[op->inputs[0]]->type, *y = &p->vars[op->inputs[1]]->type;
+  bool tx = dy_matmul_attrs_get(op).transpose_x != 0 && x->rank > 1;
+  int last = x->rank == 1 ? 0 : x->rank - (tx ? 1 : 2), first = last;
+  if (!tx && y->rank <= 2) /* emit_matmul.c folds x's leading dims into m */
+    first = 0;
+  int64_t m = 1;
+  for (int d = first; d <= last && x->rank > 1; d++) {
+    int64_t v = x->shape[d] == -1 ? max_batch : x->shape[d];
+    if (v < 0 || m < 0)
+      return -1;
+    m *= v;
+  }
+  return m;
+}
+
+int64_t dy_gemm_matmul_rows(const dy_program *p, const dy_op *op, int64_t max_batch) {
+  return matmul_rows(p, op, max_batch);
+}
+
+/* The rows of a packed block of A: mc, or m rounded up to micro-panels. */
+static int64_t a_block_rows(const dy_gemm_a_plan *a, int64_t m) {
+  int64_t r = m >= 0 && m < a->mc ? (m + MR - 1) / MR * MR : a->mc;
+  return r;
+}
+
+int64_t dy_gemm_matmul_scratch(const dy_program *p, const dy_op *op, int threads,
+                               int64_t max_batch) {
   int64_t k, n, mats;
   bool trans;
-  if (op->n_inputs >= 2 && p->vars[op->inputs[1]]->type.dtype == DY_F32 &&
-      p->vars[op->inputs[1]]->type.rank == 1) { /* 1-D B: k x 1 */
+  if (op->n_inputs < 2 || p->vars[op->inputs[0]]->type.dtype != DY_F32 ||
+      p->vars[op->inputs[1]]->type.dtype != DY_F32)
+    return 0;
+  if (p->vars[op->inputs[1]]->type.rank == 1) { /* 1-D B: k x 1 */
     k = p->vars[op->inputs[1]]->type.shape[0];
     n = 1;
   } else if (!matmul_b_geom(p, op, &k, &n, &mats, &trans)) {
     return 0;
   }
-  if (dy_gemm_pack_of(p, op, 1).kind != DY_PACK_NONE)
-    return 0;
   if (k <= 0)
     return 0;
-  return runtime_panels(k, n) * NR * k * 4;
+  int64_t bytes = dy_gemm_pack_of(p, op, 1).kind != DY_PACK_NONE ? 0
+                                                                  : runtime_panels(k, n) * NR * k * 4;
+  /* A's blocks: the option is not known here, so reserved either way */
+  int64_t m = matmul_rows(p, op, max_batch);
+  dy_gemm_a_plan a = dy_gemm_a_plan_of(m, k, n, false);
+  if (a.packed)
+    bytes += (threads > 1 ? threads : 1) * a_block_rows(&a, m) * a.kc * 4;
+  return bytes;
+}
+
+/* The depth of the blocks of k for depth k and blocks of at most most:
+ * as even as the count of blocks allows. */
+static int64_t k_block(int64_t k, int64_t most) {
+  int64_t nkb = (k + most - 1) / most;
+  return (k + nkb - 1) / nkb;
+}
+
+dy_gemm_a_plan dy_gemm_a_plan_of(int64_t m, int64_t k, int64_t n, bool off) {
+  dy_gemm_a_plan a = {.packed = false, .mc = MC, .kc = k_block(k, KC), .min_m = A_MIN_M};
+  if (m >= 0 && m < A_MIN_M)
+    snprintf(a.why, sizeof a.why, "m < %d", (int)A_MIN_M);
+  else if (k < A_MIN_K)
+    snprintf(a.why, sizeof a.why, "k < %d", (int)A_MIN_K);
+  else if ((n + NR - 1) / NR < A_MIN_NP)
+    snprintf(a.why, sizeof a.why, "n < %d", (int)((A_MIN_NP - 1) * NR + 1));
+  else /* packing pays; --no-pack-a keeps its blocks, so only A's reading differs */
+    a = (dy_gemm_a_plan){.packed = !off, .mc = MC_A, .kc = k_block(k, KC_A), .min_m = A_MIN_M,
+                         .why = "--no-pack-a"};
+  return a;
+}
+
+bool dy_codegen_gemm_a(const dy_program *p, const dy_op *op, int64_t max_batch, bool no_pack_a,
+                       char *buf, size_t n) {
+  int64_t k, nn, mats;
+  bool trans;
+  if ((op->kind != DY_OP_MATMUL && op->kind != DY_OP_FUSED_MATMUL) || op->n_inputs < 2 ||
+      p->vars[op->inputs[0]]->type.dtype != DY_F32 || p->vars[op->inputs[1]]->type.rank < 2 ||
+      !matmul_b_geom(p, op, &k, &nn, &mats, &trans))
+    return false;
+  int64_t m = matmul_rows(p, op, max_batch), m0 = matmul_rows(p, op, 1);
+  dy_gemm_a_plan a = dy_gemm_a_plan_of(m, k, nn, no_pack_a);
+  char ms[48];
+  if (m >= 0 && m == m0)
+    snprintf(ms, sizeof ms, "%lld", (ll)m);
+  else if (m >= 0)
+    snprintf(ms, sizeof ms, "m (<= %lld)", (ll)m);
+  else
+    snprintf(ms, sizeof ms, "m");
+  if (a.packed && m != m0)
+    snprintf(buf, n, "%s x %lld x %lld: A packed when m >= %lld (at run time), blocks of %lld x "
+             "%lld (rows x k); --no-pack-a: in place", ms, (ll)k, (ll)nn, (ll)a.min_m, (ll)a.mc,
+             (ll)a.kc);
+  else if (a.packed)
+    snprintf(buf, n, "%s x %lld x %lld: A packed, blocks of %lld x %lld (rows x k); --no-pack-a: "
+             "in place", ms, (ll)k, (ll)nn, (ll)a_block_rows(&a, m), (ll)a.kc);
+  else
+    snprintf(buf, n, "%s x %lld x %lld: A in place (%s), blocks of %lld x %lld (rows x k)", ms,
+             (ll)k, (ll)nn, a.why, (ll)a.mc, (ll)a.kc);
+  return true;
 }
 
 /* ------------------------------------------------------------------ */
@@ -487,13 +648,22 @@ void dy_gemm_epilogue_flags(char *buf, size_t n, const char *bias_flag, const ch
     snprintf(buf, n, "0");
 }
 
-/* The loop nest of one GEMM over the panels [jp_lo, jp_hi). */
+/* The loop nest of one GEMM over the panels [jp_lo, jp_hi): blocks of k,
+ * blocks of rows, panels, tiles. With A packed (ap: this thread's block of
+ * scratch), each block of rows x k is packed into micro-panels once, then
+ * read by every panel; pk says whether it is ("1", or "m >= 12" when m is
+ * only known at run time). */
 static void emit_nest(dy_cg_ctx *ctx, const dy_gemm_call *g, const char *epi,
-                      const char *alpha, const char *jp_lo, const char *jp_hi) {
+                      const char *alpha, const char *jp_lo, const char *jp_hi,
+                      const dy_gemm_a_plan *pa, const char *ap) {
   ll n = g->n, k = g->k, np = (n + NR - 1) / NR, tail = n - (np - 1) * NR;
-  ll nkb = (k + KC - 1) / KC, kc = (k + nkb - 1) / nkb;
+  bool packed = ap && pa->packed;
+  ll kc = pa->kc, nkb = (k + kc - 1) / kc, mc = pa->mc;
   OPEN("{");
   L("const int64_t m = %s;", g->m);
+  if (packed && g->m_static < 0)
+    L("const int pk = m >= %lld; /* pack A's blocks (fewer rows: read in place) */",
+      (ll)pa->min_m);
   if (nkb > 1) {
     OPEN("for (int64_t k0 = 0; k0 < %lld; k0 += %lld) {", k, kc);
     L("const int64_t kc = %lld - k0 < %lld ? %lld - k0 : %lld;", k, kc, k, kc);
@@ -507,8 +677,21 @@ static void emit_nest(dy_cg_ctx *ctx, const dy_gemm_call *g, const char *epi,
   char k0a[96] = "";
   if (nkb > 1)
     snprintf(k0a, sizeof k0a, " + k0 * %s", g->csa);
-  OPEN("for (int64_t i0 = 0; i0 < m; i0 += %d) {", MC);
-  L("const int64_t i1 = m - i0 < %d ? m : i0 + %d;", MC, MC);
+  OPEN("for (int64_t i0 = 0; i0 < m; i0 += %lld) {", mc);
+  L("const int64_t i1 = m - i0 < %lld ? m : i0 + %lld;", mc, mc);
+  if (packed && g->m_static < 0) {
+    /* the block's A: packed, or (m < min_m at run time) in place */
+    L("const float *ab = %s + i0 * %s%s;", g->a, g->rsa, k0a);
+    L("const int64_t ar = pk ? kc : %s, rs = pk ? 1 : %s, cs = pk ? %d : %s;", g->rsa,
+      g->rsa, MR, g->csa);
+    OPEN("if (pk) {");
+    L("dy_gemm_pack_a(%s, ab, %s, %s, i1 - i0, kc);", ap, g->rsa, g->csa);
+    L("ab = %s;", ap);
+    CLOSE();
+  } else if (packed) {
+    L("dy_gemm_pack_a(%s, %s + i0 * %s%s, %s, %s, i1 - i0, kc); /* the block's A */", ap, g->a,
+      g->rsa, k0a, g->rsa, g->csa);
+  }
   OPEN("for (int64_t jp = %s; jp < %s; jp++) {", jp_lo, jp_hi);
   if (tail == NR)
     L("const int nr = 16;");
@@ -518,7 +701,12 @@ static void emit_nest(dy_cg_ctx *ctx, const dy_gemm_call *g, const char *epi,
     L("const int nr = jp < %lld ? 16 : %lld;", np - 1, tail);
   L("const float *bp = %s + jp * %lld%s;", g->b, k * NR, k0b);
   OPEN("for (int64_t i = i0; i < i1; i += %d) {", MR);
-  L("dy_gemm_tile(i1 - i, kc, %s + i * %s%s, %s, %s, bp,", g->a, g->rsa, k0a, g->rsa, g->csa);
+  if (packed && g->m_static < 0)
+    L("dy_gemm_tile(i1 - i, kc, ab + (i - i0) * ar, rs, cs, bp,");
+  else if (packed)
+    L("dy_gemm_tile(i1 - i, kc, %s + (i - i0) * kc, 1, %d, bp,", ap, MR);
+  else
+    L("dy_gemm_tile(i1 - i, kc, %s + i * %s%s, %s, %s, bp,", g->a, g->rsa, k0a, g->rsa, g->csa);
   if (g->bias)
     L("             %s + i * %s + jp * 16, %s, nr, flags, %s + jp * 16, %s);", g->c, g->ldc,
       g->ldc, g->bias, alpha);
@@ -543,8 +731,18 @@ dy_status dy_cg_gemm_loops(dy_cg_ctx *ctx, dy_error *err, const dy_gemm_call *g)
   dy_gemm_epilogue_flags(epi, sizeof epi, g->bias ? "DY_GEMM_BIAS_COL" : NULL, g->act);
   snprintf(np, sizeof np, "%lld", (ll)((g->n + NR - 1) / NR));
   *ctx->uses |= DY_USES_SIMD | DY_USES_GEMM;
+  dy_gemm_a_plan pa = dy_gemm_a_plan_of(g->m_max, g->k, g->n, ctx->no_pack_a || !g->ap);
+  int64_t a_floats = a_block_rows(&pa, g->m_max) * pa.kc; /* a thread's block of A */
+  if (pa.packed)
+    *ctx->uses |= DY_USES_PACK_A;
+  if (pa.packed && g->m_static < 0)
+    L("/* A: packed at run time, blocks of %lld x %lld (rows x k) when it has %lld rows or "
+      "more */", (ll)a_block_rows(&pa, g->m_max), (ll)pa.kc, (ll)pa.min_m);
+  else if (pa.packed)
+    L("/* A: packed at run time, blocks of %lld x %lld (rows x k) */",
+      (ll)a_block_rows(&pa, g->m_max), (ll)pa.kc);
   if (ctx->threads <= 1) {
-    emit_nest(ctx, g, epi, alpha, "0", np);
+    emit_nest(ctx, g, epi, alpha, "0", np, &pa, g->ap);
     return DY_OK;
   }
 
@@ -557,23 +755,28 @@ dy_status dy_cg_gemm_loops(dy_cg_ctx *ctx, dy_error *err, const dy_gemm_call *g)
                 "/* op %d: the panels [lo, hi) of a GEMM, one thread's share */\n"
                 "typedef struct {\n"
                 "  const float *a, *b, *bias;\n"
-                "  float *c;\n"
+                "  float *c%s;\n"
                 "  int64_t m, rsa, csa;\n"
                 "} %s_args;\n\n"
                 "static void %s(void *arg, int64_t lo, int64_t hi, int t) {\n"
                 "  const %s_args *g_ = (const %s_args *)arg;\n"
                 "  const float *A = g_->a, *B = g_->b%s;\n"
                 "  float *C = g_->c;\n"
-                "  const int64_t rsa = g_->rsa, csa = g_->csa;\n"
-                "  (void)t;\n",
-                ctx->op->id, fn, fn, fn, fn, g->bias ? ", *BIAS = g_->bias" : "");
+                "  const int64_t rsa = g_->rsa, csa = g_->csa;\n",
+                ctx->op->id, pa.packed ? ", *ap" : "", fn, fn, fn, fn,
+                g->bias ? ", *BIAS = g_->bias" : "");
+  if (pa.packed)
+    dy_buf_printf(w, "  float *AP = g_->ap + t * %lld; /* this thread's block of A */\n",
+                  (ll)a_floats);
+  else
+    dy_buf_puts(w, "  (void)t;\n");
   dy_cg_ctx sub = *ctx;
   sub.body = w;
   sub.indent = 1;
   dy_gemm_call wg = *g;
   wg.a = "A", wg.b = "B", wg.c = "C", wg.bias = g->bias ? "BIAS" : NULL;
   wg.m = "g_->m", wg.rsa = "rsa", wg.csa = "csa";
-  emit_nest(&sub, &wg, epi, alpha, "lo", "hi");
+  emit_nest(&sub, &wg, epi, alpha, "lo", "hi", &pa, "AP");
   dy_buf_puts(w, "}\n\n");
   *ctx->uses |= DY_USES_THREADS;
   OPEN("{");
@@ -581,6 +784,8 @@ dy_status dy_cg_gemm_loops(dy_cg_ctx *ctx, dy_error *err, const dy_gemm_call *g)
   L("args.a = %s, args.b = %s, args.bias = %s, args.c = %s;", g->a, g->b,
     g->bias ? g->bias : "0", g->c);
   L("args.m = %s, args.rsa = %s, args.csa = %s;", g->m, g->rsa, g->csa);
+  if (pa.packed)
+    L("args.ap = %s;", g->ap);
   L("if (args.m * %lld >= DY_THREAD_MIN_WORK) /* worth the threads */", (ll)(g->n * g->k));
   L("  dy_parallel(%s, %s, &args);", np, fn);
   L("else");

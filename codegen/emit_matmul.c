@@ -20,7 +20,19 @@ static dy_status emit_matmul_gemm(dy_cg_ctx *ctx, dy_error *err, const dy_pack *
   snprintf(sN, sizeof sN, "%lld", (long long)n);
   dy_gemm_call g = {.m = sM, .n = n, .k = k, .a = "a", .rsa = tx ? one : sK,
                     .csa = tx ? sM : one, .b = "b", .c = "c", .ldc = sN,
-                    .bias = bias ? "in2" : NULL, .act = act, .alpha = alpha};
+                    .bias = bias ? "in2" : NULL, .act = act, .alpha = alpha,
+                    .m_static = M.p == 0 ? M.k : -1,
+                    .m_max = dy_gemm_matmul_rows(ctx->p, ctx->op, ctx->max_batch)};
+  /* A's blocks packed at run time go into the scratch, after B's panels
+   * when B is packed there too (dy_gemm_matmul_scratch) */
+  char ap[64];
+  if (ctx->scratch) {
+    if (pk->kind == DY_PACK_B16)
+      snprintf(ap, sizeof ap, "scratch");
+    else
+      snprintf(ap, sizeof ap, "scratch + %lld", (long long)(dy_gemm_runtime_panels(k, n) * 16 * k));
+    g.ap = ap;
+  }
   if (pk->kind == DY_PACK_B16) {
     dy_cg_line(ctx, "/* b: packed at compile time, %lld panel%s of %lld x 16 */",
                  (long long)((n + 15) / 16), n > 16 ? "s" : "", (long long)k);

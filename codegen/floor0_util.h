@@ -107,6 +107,7 @@ enum {
   DY_USES_GEMM = 2,      /* the micro-kernels of emit_gemm.c */
   DY_USES_THREADS = 4,   /* dy_parallel (emit_gemm.c; --threads) */
   DY_USES_QFIXED = 8,    /* the fixed-point helpers of ir/dy_qfixed.h (emit_quant.c) */
+  DY_USES_PACK_A = 16,   /* dy_gemm_pack_a (emit_gemm.c: matmul's A packed at run time) */
 };
 
 #endif /* DY_CODEGEN_FLOOR0_UTIL_H */

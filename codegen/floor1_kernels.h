@@ -76,8 +76,8 @@ void dy_pack_describe(const dy_pack *k, char *buf, size_t n);
 /* The flag constants, dy_gemm_out, dy_gemm_ukr1..6, on AVX-512 (DY_VW
  * 16) dy_gemm_ukr7..12 unless narrow (--plain-kernels), and dy_gemm_tile,
  * which runs tiles of up to DY_GEMM_MR rows (two of 6 without the wide
- * kernels). */
-void dy_cg_gemm_prelude(dy_buf *out, bool narrow);
+ * kernels); with pack_a (a kernel packs A at run time) dy_gemm_pack_a. */
+void dy_cg_gemm_prelude(dy_buf *out, bool narrow, bool pack_a);
 /* <pthread.h> and dy_parallel(n, fn, arg), which runs fn over [0, n) in
  * `threads` slices (only in files of kernels compiled with --threads). */
 void dy_cg_thread_prelude(dy_buf *out, int threads);
@@ -90,8 +90,25 @@ void dy_cg_thread_prelude(dy_buf *out, int threads);
 /* The rows of the micro-panels of a packed A (A12, WINO) of `rows` rows:
  * the micro-kernel's MR, and the csa such an operand is read with. */
 int dy_gemm_pack_mr(int64_t rows);
-/* Arena scratch of a matmul whose B is packed at run time (0 if none). */
-int64_t dy_gemm_matmul_scratch(const dy_program *p, const dy_op *op);
+/* Arena scratch of a matmul (0 if none): its run-time B packed a block
+ * of columns at a time, then, when A is packed (dy_gemm_a_plan_of), one
+ * MC x KC block of A per thread. */
+int64_t dy_gemm_matmul_scratch(const dy_program *p, const dy_op *op, int threads,
+                               int64_t max_batch);
+/* The most rows of matmul op's GEMM at max_batch (-1: unbounded here). */
+int64_t dy_gemm_matmul_rows(const dy_program *p, const dy_op *op, int64_t max_batch);
+/* How a GEMM of m x k times k x n reads A (the matmul's activations):
+ * packed at run time into micro-panels of DY_GEMM_MR rows, one block of mc
+ * rows x kc columns at a time (in the arena's scratch), or in place through
+ * its strides. m < 0: not known until run time (the batch), then the
+ * emitted code packs when m >= min_m. off: --no-pack-a. */
+typedef struct {
+  bool packed;           /* packed (for m >= min_m), else in place      */
+  int64_t mc, kc;        /* rows and depth of a block of A              */
+  int64_t min_m;         /* the least m packed (checked at run time)    */
+  char why[40];          /* in place: the reason ("k < 32")             */
+} dy_gemm_a_plan;
+dy_gemm_a_plan dy_gemm_a_plan_of(int64_t m, int64_t k, int64_t n, bool off);
 /* Panels of a run-time B of depth k and n columns packed at a time. */
 int64_t dy_gemm_runtime_panels(int64_t k, int64_t n);
 /* The DY_GEMM_* flag of activation act ("" for none or an act without a
@@ -113,6 +130,13 @@ typedef struct {
   const char *bias;
   const char *act;
   double alpha;
+  /* A packed at run time: ap is the scratch of one block per thread
+   * (floats, dy_gemm_a_plan_of's mc x kc rounded up to DY_GEMM_MR rows);
+   * NULL or a plan in place: A read through rsa, csa. m_static: m as a
+   * literal, or -1 when m is an expression; m_max: the most m can be at
+   * the largest batch (-1: not known) */
+  const char *ap;
+  int64_t m_static, m_max;
 } dy_gemm_call;
 dy_status dy_cg_gemm_loops(dy_cg_ctx *ctx, dy_error *err, const dy_gemm_call *g);
 /* Code packing columns [j0, j0+w) of a run-time B (k x n row-major, or

@@ -37,7 +37,8 @@ static const char bench_help[] =
     "  --target T      as for compile (default native)\n"
     "  --cc CC, --cflags FLAGS   as for compile\n"
     "  --per-op        also time each op alone, with a sum per op kind\n"
-    "  -O0..-O2, --disable-pass P[,P...], --winograd M, --plain-kernels   as for compile\n";
+    "  -O0..-O2, --disable-pass P[,P...], --winograd M, --plain-kernels, --no-pack-a\n"
+    "                    as for compile\n";
 
 typedef struct {
   double median, min;   /* ms */
@@ -226,6 +227,8 @@ int dy_cli_bench(int argc, char **argv) {
         return 2;
     } else if (strcmp(a, "--plain-kernels") == 0) {
       o.plain_kernels = true;
+    } else if (strcmp(a, "--no-pack-a") == 0) {
+      o.no_pack_a = true;
     } else if (strcmp(a, "--per-op") == 0) {
       per_op = true;
     } else if (a[0] == '-') {

@@ -67,6 +67,7 @@ dy_status dy_compile_program(dy_program *p, const dy_compile_options *o,
       .n_dropout_seeds = n_seeds,
       .separate_weights = true, /* NAME_weights.c, or a blob: fast to build */
       .plain_kernels = o->plain_kernels,
+      .no_pack_a = o->no_pack_a,
       .debug_dump = o->debug_dump,
   };
   if (o->max_ram > 0 && rep->mem.arena_bytes > o->max_ram) {

@@ -39,6 +39,7 @@ typedef struct {
   int64_t max_flash;        /* fail when the weights (NAME_WEIGHT_BYTES)
                                exceed it (0: no bound) */
   bool plain_kernels;       /* --plain-kernels: dy_codegen_options'       */
+  bool no_pack_a;           /* --no-pack-a: dy_codegen_options'           */
   int64_t max_iterations;   /* --max-iterations: NAME_MAX_ITERATIONS, the
                                trips a while op without its own bound may
                                run before NAME_run returns NAME_ERR_LOOP

@@ -236,6 +236,9 @@ static const char compile_help[] =
     "                    convolution one tap at a time, max pooling with\n"
     "                    padding as window loops, 6-row GEMM tiles, one conv\n"
     "                    panel at a time), to compare\n"
+    "  --no-pack-a       matmuls read their activations (A) in place instead of\n"
+    "                    packing them into 12-row micro-panels per cache block\n"
+    "                    at run time, to compare\n"
     "  --train           compile one training step instead (the Program of\n"
     "                    dy2stc train: loss, backward, optimizer; parameters and\n"
     "                    optimizer state in the caller's RAM): NAME_train_step;\n"
@@ -337,6 +340,10 @@ static int cc_option(const char *cmd, int argc, char **argv, int *i,
   const char *a = argv[*i];
   if (strcmp(a, "--plain-kernels") == 0) {
     o->plain_kernels = true;
+    return 1;
+  }
+  if (strcmp(a, "--no-pack-a") == 0) {
+    o->no_pack_a = true;
     return 1;
   }
   if (*i + 1 >= argc)
@@ -738,6 +745,12 @@ static int cmd_compile(int argc, char **argv) {
     printf("gemm: %s\n", o.plain_kernels ? "6 x 16 tiles (--plain-kernels)"
                                           : "12 x 16 tiles on AVX-512, 2 x 6 x 16 elsewhere "
                                             "(--plain-kernels: 6 x 16)");
+    for (int k = 0; k < p->blocks[0]->n_ops; k++) { /* matmul's A: packed or in place */
+      char a[160];
+      if (dy_codegen_gemm_a(p, p->blocks[0]->ops[k], o.max_batch, o.no_pack_a, a, sizeof a))
+        printf("gemm %s (op %d, %s)\n", a, p->blocks[0]->ops[k]->id,
+               dy_op_name(p->blocks[0]->ops[k]->kind));
+    }
     if (ws)
       printf("weight-stationary: %d convolution%s (weight over 1 MB: several im2col panels "
              "at once; --plain-kernels: none)\n", ws, ws == 1 ? "" : "s");

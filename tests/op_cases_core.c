@@ -68,6 +68,20 @@ static const dy_op_case cases[] = {
      .in = {F32(3, -1, 4, 13), F32(2, 13, 1)}, MM(0, 0)},
     {.label = "matmul 1-D @ [7,3]", .kind = DY_OP_MATMUL, .n_in = 2, .in = {F32(1, 7), F32(2, 7, 3)}, MM(0, 0)},
     {.label = "matmul [3,7] @ 1-D", .kind = DY_OP_MATMUL, .n_in = 2, .in = {F32(2, 3, 7), F32(1, 7)}, MM(0, 0)},
+    /* A packed at run time into 12-row micro-panels (emit_gemm.c; m >=
+     * 96, n >= 177): m known at run time only (B x 50 rows), a partial
+     * block of rows and two blocks of k, transposed A with a run-time B,
+     * an epilogue */
+    {.label = "matmul A packed [B,50,40]@[40,180] weight", .kind = DY_OP_MATMUL, .n_in = 2,
+     .in = {F32(3, -1, 50, 40), F32(2, 40, 180)}, .consts = 2, MM(0, 0)},
+    {.label = "matmul A packed [110,530]@[530,190] weight", .kind = DY_OP_MATMUL, .n_in = 2,
+     .in = {F32(2, 110, 530), F32(2, 530, 190)}, .consts = 2, MM(0, 0)},
+    {.label = "matmul A packed transpose_x [40,100]@[40,185]", .kind = DY_OP_MATMUL, .n_in = 2,
+     .in = {F32(2, 40, 100), F32(2, 40, 185)}, MM(1, 0)},
+    {.label = "fused_matmul A packed bias gelu [100,64]@[64,180]", .kind = DY_OP_FUSED_MATMUL,
+     .n_in = 3, .in = {F32(2, 100, 64), F32(2, 64, 180), F32(1, 180)}, .consts = 6, .n_attrs = 4,
+     .attrs = {DY_ATTR_I("transpose_x", 0), DY_ATTR_I("transpose_y", 0), DY_ATTR_S("act", "gelu"),
+               DY_ATTR_F("alpha", 0)}},
     {.label = "matmul inner mismatch rejected", .kind = DY_OP_MATMUL, .n_in = 2,
      .in = {F32(2, 3, 4), F32(2, 5, 6)}, MM(0, 0), .expect_error = DY_STATUS_SHAPE_MISMATCH},
     /* softmax */

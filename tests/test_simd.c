@@ -22,7 +22,8 @@
  * the eager kernels' (the static executor).
  *
  * Also: the cases emitted with --threads 2, and with --plain-kernels (the
- * 6-row GEMM kernels on AVX-512), give the same results, and an
+ * 6-row GEMM kernels on AVX-512), give the same results; with --no-pack-a
+ * (matmul's A read in place, not packed at run time) exactly the same; an
  * object built without --threads references no pthread symbol (nor
  * anything else but memcpy and memset).
  */
@@ -38,6 +39,7 @@
 #define SCRATCH DY_BUILD_DIR "/simd_scratch"
 #define THREADED SCRATCH "/threads" /* the same cases emitted with --threads 2 */
 #define NARROW SCRATCH "/narrow"    /* and with --plain-kernels (6-row GEMM tiles) */
+#define INPLACE SCRATCH "/in_place" /* and with --no-pack-a (matmul's A read in place) */
 #define STRICT "-std=c99 -Wall -Wextra -Werror -pedantic -O2"
 
 #define sh(...) dy_test_sh(NULL, __VA_ARGS__)
@@ -139,6 +141,21 @@ static const simd_case cases[] = {
     {"linear gelu", DY_OP_FUSED_MATMUL, 3, {T2(5, 20), T2(20, 40), T1(40)}, 6, {MM(0, 0), ACT("gelu", 0)}, 4, 1e-5},
     {"linear silu", DY_OP_FUSED_MATMUL, 3, {T2(5, 20), T2(20, 40), T1(40)}, 6, {MM(0, 0), ACT("silu", 0)}, 4, 1e-5},
     {"linear 1x784x512", DY_OP_FUSED_MATMUL, 3, {T2(1, 784), T2(784, 512), T1(512)}, 6, {MM(0, 0), ACT("relu", 0)}, 4, 1e-5},
+    /* A (the activations) packed at run time per block of rows x k (m >=
+     * 96, n >= 177: B has 12 panels or more): a partial last block of rows
+     * (96 + 96 + 13, the last tile 1 row), k in two blocks with a tail
+     * past 16-column chunks (265 = 16 x 16 + 9), a panel tail; transposed
+     * A; batched matrices; m known only at run time (batch x 40 rows:
+     * packed when m >= 96, checked at run time; batch x 1 rows, at most 3:
+     * in place); an epilogue; a run-time B as well */
+    {"pack A 205x530x200", DY_OP_MATMUL, 2, {T2(205, 530), T2(530, 200)}, 2, {MM(0, 0)}, 2, 1e-5},
+    {"pack A trans_x 100x40x190", DY_OP_MATMUL, 2, {T2(40, 100), T2(40, 190)}, 2, {MM(1, 0)}, 2, 1e-5},
+    {"pack A batched [2,100,40]", DY_OP_MATMUL, 2, {T3(2, 100, 40), T3(2, 40, 180)}, 2, {MM(0, 0)}, 2, 1e-5},
+    {"pack A fold Bx40x48", DY_OP_MATMUL, 2, {T3(-1, 40, 48), T2(48, 200)}, 2, {MM(0, 0)}, 2, 1e-5},
+    {"pack A Bx48 (m 3: in place)", DY_OP_MATMUL, 2, {T2(-1, 48), T2(48, 200)}, 2, {MM(0, 0)}, 2, 1e-5},
+    {"pack A linear gelu 100x64x190", DY_OP_FUSED_MATMUL, 3, {T2(100, 64), T2(64, 190), T1(190)}, 6, {MM(0, 0), ACT("gelu", 0)}, 4, 1e-5},
+    {"pack A runtime B 110x33x180", DY_OP_MATMUL, 2, {T2(110, 33), T2(33, 180)}, 0, {MM(0, 0)}, 2, 1e-5},
+    {"pack A runtime B^T 100x40x185", DY_OP_MATMUL, 2, {T3(-1, 100, 40), T3(-1, 185, 40)}, 0, {MM(0, 1)}, 2, 1e-5},
     /* convolution: the packed weight times im2col panels */
     {"conv 3x3 pad 1", DY_OP_CONV2D, 2, {T4(-1, 3, 10, 10), T4(8, 3, 3, 3)}, 2, {CONV(one2, one4, one2, 1)}, 4, 1e-5},
     {"conv 3x3 pad 1 16x16", DY_OP_CONV2D, 2, {T4(1, 5, 16, 16), T4(13, 5, 3, 3)}, 2, {CONV(one2, one4, one2, 1)}, 4, 1e-5},
@@ -320,19 +337,19 @@ static bool emit_group(int g) {
     em[i].ref = malloc(sizeof(float) * (size_t)em[i].out_numel);
     memcpy(em[i].ref, outs[em[i].out_slot]->data, sizeof(float) * (size_t)em[i].out_numel);
   }
-  /* plan with the kernels' scratch, emit: one thread, two, and one with
-   * the plain kernels */
+  /* plan with the kernels' scratch, emit: one thread, two, one with the
+   * plain kernels and one with A in place */
   char name[32], path[600];
   snprintf(name, sizeof name, "g%d", g);
-  for (int v = 0; v < 3 && ok; v++) {
+  for (int v = 0; v < 4 && ok; v++) {
     int threads = v == 1 ? 2 : 1;
-    const char *dir = v == 0 ? SCRATCH : v == 1 ? THREADED : NARROW;
+    const char *dir = v == 0 ? SCRATCH : v == 1 ? THREADED : v == 2 ? NARROW : INPLACE;
     int64_t scratch[GROUP];
     dy_memplan_result mr;
     dy_codegen_output co = {0};
     dy_codegen_options o = {.name = name, .max_batch = BATCH, .source = "test_simd.c",
                             .scratch_offsets = scratch, .threads = threads,
-                            .plain_kernels = v == 2};
+                            .plain_kernels = v == 2, .no_pack_a = v == 3};
     ok = dy_memplan_scratch(p, BATCH, threads, scratch, &mr, &err) == DY_OK &&
          (o.arena_bytes = mr.arena_bytes, dy_codegen(p, &o, &co, &err) == DY_OK);
     if (ok) {
@@ -466,12 +483,12 @@ static void setup(void) {
   if (done)
     return;
   done = true;
-  sh("rm -rf " SCRATCH " && mkdir -p " THREADED " " NARROW);
+  sh("rm -rf " SCRATCH " && mkdir -p " THREADED " " NARROW " " INPLACE);
   emitted_all = true;
   for (int g = 0; g < N_GROUPS; g++)
     emitted_all &= emit_group(g);
   emitted_all &= write_driver(SCRATCH "/driver.c") && write_driver(THREADED "/driver.c") &&
-                 write_driver(NARROW "/driver.c");
+                 write_driver(NARROW "/driver.c") && write_driver(INPLACE "/driver.c");
 }
 
 /* Build every case and the driver with cc + flags into exe SCRATCH/<tag>;
@@ -583,6 +600,41 @@ static void test_narrow_gemm(void) {
   CU_ASSERT_EQUAL(bad, 0);
 }
 
+/* --no-pack-a on AVX-512 (or the machine's best path): the matmuls that
+ * pack A at run time (dy_gemm_pack_a) give exactly the results of A read
+ * in place, bit for bit (the same kernels, k order and blocks: only where
+ * A is read from differs); and the default build did pack */
+static void test_packed_a_vs_in_place(void) {
+  setup();
+  const char *flags = "-march=native";
+  int rc = sh("cd " SCRATCH " && gcc " STRICT " %s -I. -o packed driver.c g*.c 2> cc_packed.log && "
+              "./packed . packed && cd " INPLACE " && gcc " STRICT " %s -I. -o in_place driver.c "
+              "g*.c 2> cc.log && ./in_place . in_place",
+              flags, flags);
+  if (rc)
+    sh("head -30 " SCRATCH "/cc_packed.log " INPLACE "/cc.log >&2");
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  /* the default build calls the packing, the --no-pack-a one does not */
+  CU_ASSERT_EQUAL(sh("cat " SCRATCH "/g*.c | grep -q '^ *dy_gemm_pack_a('"), 0);
+  CU_ASSERT_NOT_EQUAL(sh("cat " INPLACE "/g*.c | grep -q '^ *dy_gemm_pack_a('"), 0);
+  int bad = 0, packed = 0;
+  for (int i = 0; i < N_CASES; i++) {
+    if (!em[i].ok)
+      continue;
+    float *a = read_out_in(SCRATCH, i, "packed"), *b = read_out_in(INPLACE, i, "in_place");
+    bool same = a && b && memcmp(a, b, sizeof *a * (size_t)em[i].out_numel) == 0;
+    if (!same) {
+      fprintf(stderr, "\n  [%s] packed A differs from A in place", cases[i].label);
+      bad++;
+    }
+    packed += strncmp(cases[i].label, "pack A", 6) == 0;
+    free(a);
+    free(b);
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT(packed >= 8);
+}
+
 static void test_clang_native(void) {
   setup();
   if (!dy_test_have("clang")) {
@@ -651,6 +703,7 @@ void dy_test_register(void) {
   DY_TEST(test_avx2_path);
   DY_TEST(test_avx512_path);
   DY_TEST(test_narrow_gemm);
+  DY_TEST(test_packed_a_vs_in_place);
   DY_TEST(test_clang_native);
   DY_TEST(test_neon_under_qemu);
   DY_TEST(test_threads);
