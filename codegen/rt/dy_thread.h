@@ -51,8 +51,14 @@
 #define DY_LOAD(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
 #define DY_STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
 #define DY_DEC(x) __atomic_sub_fetch(&(x), 1, __ATOMIC_ACQ_REL)
-#ifndef DY_SPIN /* polls (a pause, ~15-25 ns) before a wait sleeps; longer */
-#define DY_SPIN 100 /* spins lost on a loaded machine (bench/RESULTS.md) */
+/* polls (a pause each, ~15-40 ns) before a wait sleeps: 20000 (~0.3-0.8
+ * ms) bridges the gap between two kernels, which a sleep and wake-up does
+ * not (idle machine, 2 threads: resnet18 batch 1 12.5 ms against 18.5 ms
+ * with 100 polls, mobilenet_v2 3.9 against 5.7; bench/RESULTS.md). Where
+ * the threads share their cores with other work, a short spin is better
+ * (-DDY_SPIN=100), as libgomp also cuts its spin when oversubscribed. */
+#ifndef DY_SPIN
+#define DY_SPIN 20000
 #endif
 #if defined(__x86_64__) || defined(__i386__)
 #define DY_RELAX() __builtin_ia32_pause()
