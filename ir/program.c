@@ -317,6 +317,42 @@ void dy_program_sym_bounds(const dy_program *p, int64_t max_batch, int64_t defau
   vals[0] = max_batch;
 }
 
+/* reshape_dims spells its sizes out in the attribute "dims" (seq,-1,32):
+ * a pinned symbol is substituted there too, as in the vars' types, so the
+ * op's type stays the one its (now static) input gives. */
+static dy_status pin_dims_attr(dy_program *p, dy_op *op, int sym, int64_t value,
+                               dy_error *err) {
+  if (op->kind != DY_OP_RESHAPE_DIMS)
+    return DY_OK;
+  for (int a = 0; a < op->n_attrs; a++) {
+    dy_attr *at = &op->attrs[a];
+    if (at->kind != DY_ATTR_STRING || strcmp(at->name, "dims") != 0 || !at->s)
+      continue;
+    char out[512], buf[160];
+    size_t len = 0;
+    for (const char *q = at->s; *q;) {
+      size_t n = strcspn(q, ",");
+      int64_t d;
+      if (!dy_dim_parse(q, n, &d) || !dy_dim_substitute(d, sym, value, &d))
+        return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                           "reshape_dims: dims '%.80s': an entry is not a size expression",
+                           at->s);
+      len += (size_t)snprintf(out + len, len < sizeof out ? sizeof out - len : 0, "%s%s",
+                              len ? "," : "", dy_dim_str(d, buf, sizeof buf));
+      if (len >= sizeof out)
+        return dy_error_at(err, op, DY_STATUS_UNSUPPORTED,
+                           "reshape_dims: dims '%.80s' are too long to spell", at->s);
+      q += n;
+      q += *q == ',';
+    }
+    char *pinned = dy_program_strdup(p, out);
+    if (!pinned)
+      return dy_error_at(err, op, DY_STATUS_OUT_OF_MEMORY, "reshape_dims: out of memory");
+    at->s = pinned;
+  }
+  return DY_OK;
+}
+
 dy_status dy_program_pin_sym(dy_program *p, const char *name, int64_t value,
                              dy_error *err) {
   dy_status s = dy_program_declare_sym(p, name, 0, err);
@@ -335,6 +371,10 @@ dy_status dy_program_pin_sym(dy_program *p, const char *name, int64_t value,
                             "var '%s': dim %d with %s = %lld is not a size", p->vars[v]->name,
                             d, name, (long long)value);
   }
+  for (int b = 0; b < p->n_blocks; b++)
+    for (int i = 0; i < p->blocks[b]->n_ops; i++)
+      if ((s = pin_dims_attr(p, p->blocks[b]->ops[i], sym, value, err)))
+        return s;
   for (int i = 0; i < p->n_syms; i++)
     if (p->syms[i].sym == sym)
       p->syms[i].value = value;

@@ -583,6 +583,30 @@ static void test_onnx_encoder(void) {
     CU_ASSERT(dc <= 1e-4);
     CU_ASSERT(dr <= 1e-4);
   }
+  /* pinned to one size (dy2stc --shape src=7,3,32): the sizes the
+   * reshape_dims ops spell in symbols (seq,-1,32) are pinned with the
+   * vars' types, so the Program verifies, optimises, and computes what
+   * the dynamic one does at that size */
+  {
+    dy_program *o = NULL;
+    DY_ASSERT_OK(dy_onnx_load(WORK "/enc.onnx", &o, &err), &err);
+    const int64_t dims[3] = {7, 3, ENC_E};
+    DY_ASSERT_OK(dy_program_pin_input(o, "src", dims, 3, &err), &err);
+    DY_ASSERT_OK(dy_verify(o, &err), &err);
+    CU_ASSERT_STRING_EQUAL(dy_type_str(&o->vars[o->fetches[0]]->type, ts, sizeof ts),
+                           "f32[7,3,32]");
+    int64_t shapes[1][8] = {{7, 3, ENC_E}};
+    int n = run_exec(o, shapes, got, CAP), m = run_exec(p, shapes, want, CAP);
+    CU_ASSERT_EQUAL(n, 7 * 3 * ENC_E);
+    CU_ASSERT_EQUAL_FATAL(n, m);
+    int differ = 0;
+    for (int i = 0; i < n; i++)
+      differ += fabs((double)got[i] - want[i]) > 1e-6;
+    CU_ASSERT_EQUAL(differ, 0);
+    dy_pass_options po = {.opt_level = 2, .verify_each = 1};
+    DY_ASSERT_OK(dy_run_pipeline(o, &po, &err), &err);
+    dy_program_free(o);
+  }
   int64_t bad[][1][8] = {{{MAX_SEQ + 1, 1, ENC_E}}, {{2, MAX_B + 1, ENC_E}}, {{2, 2, ENC_E + 1}}};
   int want_rc[] = {5, 1, 5};
   for (int k = 0; k < 3; k++)
