@@ -56,6 +56,12 @@ bool dy_test_write_samples(const char *dir, const float *x, int64_t n, int64_t r
 /* A Program parsed from its text form and verified, or NULL (the reason
  * printed); caller frees with dy_program_free. */
 dy_program *dy_test_parse_ok(const char *text);
+/* dir/blk.dymodel from a Program's text (parsed and verified); false on
+ * error (the reason printed). */
+bool dy_test_save_blk(const char *dir, const char *text);
+/* path: an f32 .npy of the rank-4 shape, values (i * mul % 101) / 50 - 1;
+ * false on error. */
+bool dy_test_write_pattern(const char *path, const int64_t shape[4], int mul);
 /* Load the ONNX model at path expecting failure with status: no Program,
  * a one-line message containing each of the (up to two) fragments. */
 void dy_test_onnx_error(const char *path, dy_status status, const char *frag1,

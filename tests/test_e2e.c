@@ -470,6 +470,15 @@ static void test_show(void) {
   free(log);
 }
 
+/* d/blk.dymodel from the Program text, and d/x.npy: f32 of shape, the
+ * values (i * 37 % 101) / 50 - 1. */
+static void save_blk_and_x(const char *d, const char *text, const int64_t shape[4]) {
+  char path[600];
+  snprintf(path, sizeof path, "%s/x.npy", d);
+  CU_ASSERT_FATAL(dy_test_save_blk(d, text));
+  CU_ASSERT_FATAL(dy_test_write_pattern(path, shape, 37));
+}
+
 /* The faster kernels and passes against what they replaced: a MobileNet/
  * ResNet-like block (depthwise 3x3, relu, max pool 3x3/2 pad 1, 1x1 conv,
  * residual add, relu) on rows wide enough for their vector loops, compiled
@@ -512,21 +521,7 @@ static void test_fast_kernels_match_plain(void) {
            "    y = relu(s)  @m.c:6\n"
            "  }\n  fetch 0 y\n}\n",
            C, C, C, C, C, C, C);
-  dy_program *p = dy_test_parse_ok(text);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-  dy_error err = {0};
-  char path[600];
-  snprintf(path, sizeof path, "%s/blk", d);
-  DY_ASSERT_OK(dy_model_save(p, path, &err), &err);
-  dy_program_free(p);
-  int64_t shape[4] = {2, C, 9, 40};
-  dy_tensor *x = dy_tensor_new(DY_F32, 4, shape);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(x);
-  for (int64_t i = 0; i < dy_tensor_numel(x); i++)
-    dy_tensor_f32(x)[i] = (float)((i * 37) % 101) / 50.0f - 1.0f;
-  snprintf(path, sizeof path, "%s/x.npy", d);
-  DY_ASSERT_OK(dy_npy_write(path, x, &err), &err);
-  dy_tensor_free(x);
+  save_blk_and_x(d, text, (int64_t[]){2, C, 9, 40});
   const char *plain = "--plain-kernels --disable-pass fuse-residual";
   /* the 1x1 conv with its residual on the GEMM (conv-small would take
    * it: test_small_conv_matches_gemm and the op cases check that one) */
@@ -569,25 +564,6 @@ static size_t put_weights(char *t, size_t n, size_t cap, int count, int seed, do
     n += (size_t)snprintf(t + n, cap - n, "%s%.4f", i ? ", " : "", a * ((s % 2000) / 1000.0 - 1));
   }
   return n + (size_t)snprintf(t + n, cap - n, "]\n");
-}
-
-/* d/blk.dymodel from the Program text, and d/x.npy: f32 of shape, the
- * values (i * 37 % 101) / 50 - 1. */
-static void save_blk_and_x(const char *d, const char *text, const int64_t shape[4]) {
-  dy_program *p = dy_test_parse_ok(text);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-  dy_error err = {0};
-  char path[600];
-  snprintf(path, sizeof path, "%s/blk", d);
-  DY_ASSERT_OK(dy_model_save(p, path, &err), &err);
-  dy_program_free(p);
-  dy_tensor *x = dy_tensor_new(DY_F32, 4, shape);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(x);
-  for (int64_t i = 0; i < dy_tensor_numel(x); i++)
-    dy_tensor_f32(x)[i] = (float)((i * 37) % 101) / 50.0f - 1.0f;
-  snprintf(path, sizeof path, "%s/x.npy", d);
-  DY_ASSERT_OK(dy_npy_write(path, x, &err), &err);
-  dy_tensor_free(x);
 }
 
 /* Winograd F(4x4, 3x3) (the pass winograd's pick here), F(2x2) and F(6x6)

@@ -159,23 +159,13 @@ static void save_mobile_block(const char *d) {
            "    y = add(m, bfc)  @m.c:9\n"
            "  }\n  fetch 0 y\n}\n",
            p1, r6, dw1, r6, c1, c1, dw2);
-  dy_program *p = dy_test_parse_ok(t);
+  bool saved = dy_test_save_blk(d, t);
   free(t);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-  dy_error err = {0};
+  CU_ASSERT_FATAL(saved);
   char path[600];
-  snprintf(path, sizeof path, "%s/blk", d);
-  DY_ASSERT_OK(dy_model_save(p, path, &err), &err);
-  dy_program_free(p);
   for (int k = 0; k < 2; k++) { /* x.npy: batch 3, x1.npy: batch 1 */
-    int64_t shape[4] = {k ? 1 : 3, C, H, H};
-    dy_tensor *x = dy_tensor_new(DY_F32, 4, shape);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(x);
-    for (int64_t i = 0; i < dy_tensor_numel(x); i++)
-      dy_tensor_f32(x)[i] = (float)((i * 37) % 101) / 50.0f - 1.0f;
     snprintf(path, sizeof path, "%s/x%s.npy", d, k ? "1" : "");
-    DY_ASSERT_OK(dy_npy_write(path, x, &err), &err);
-    dy_tensor_free(x);
+    CU_ASSERT_FATAL(dy_test_write_pattern(path, (int64_t[]){k ? 1 : 3, C, H, H}, 37));
   }
 }
 
@@ -244,23 +234,14 @@ static void test_weight_stationary(void) {
            "    a = add(c, b)  @m.c:1\n    s = add(a, x2)  @m.c:2\n    y = relu(s)  @m.c:3\n"
            "  }\n  fetch 0 y\n}\n",
            CO, HO, HO, CO, HO, HO, CO, HO, HO, CO, HO, HO);
-  dy_program *p = dy_test_parse_ok(t);
+  bool saved = dy_test_save_blk(d, t);
   free(t);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-  dy_error err = {0};
+  CU_ASSERT_FATAL(saved);
   char path[600];
-  snprintf(path, sizeof path, "%s/blk", d);
-  DY_ASSERT_OK(dy_model_save(p, path, &err), &err);
-  dy_program_free(p);
   for (int k = 0; k < 2; k++) {
-    int64_t shape[4] = {3, k ? CO : CI, k ? HO : HI, k ? HO : HI};
-    dy_tensor *x = dy_tensor_new(DY_F32, 4, shape);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(x);
-    for (int64_t i = 0; i < dy_tensor_numel(x); i++)
-      dy_tensor_f32(x)[i] = (float)((i * (37 + k)) % 101) / 50.0f - 1.0f;
     snprintf(path, sizeof path, "%s/x%s.npy", d, k ? "2" : "");
-    DY_ASSERT_OK(dy_npy_write(path, x, &err), &err);
-    dy_tensor_free(x);
+    CU_ASSERT_FATAL(dy_test_write_pattern(
+        path, (int64_t[]){3, k ? CO : CI, k ? HO : HI, k ? HO : HI}, 37 + k));
   }
   const char *in = "--input x=x.npy --input x2=x2.npy";
   int rc = sh("cd %s && %s compile blk.dymodel --emit c -o ws2 --threads 2", d, DY2STC);

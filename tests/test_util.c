@@ -81,6 +81,32 @@ dy_program *dy_test_parse_ok(const char *text) {
   return p;
 }
 
+bool dy_test_save_blk(const char *dir, const char *text) {
+  dy_program *p = dy_test_parse_ok(text);
+  dy_error err = {0};
+  char path[1024];
+  snprintf(path, sizeof path, "%s/blk", dir);
+  bool ok = p && dy_model_save(p, path, &err) == DY_OK;
+  if (p && !ok)
+    fprintf(stderr, "\n  %s: %s\n", path, err.msg);
+  dy_program_free(p);
+  return ok;
+}
+
+bool dy_test_write_pattern(const char *path, const int64_t shape[4], int mul) {
+  dy_error err = {0};
+  dy_tensor *x = dy_tensor_new(DY_F32, 4, shape);
+  if (!x)
+    return false;
+  for (int64_t i = 0; i < dy_tensor_numel(x); i++)
+    dy_tensor_f32(x)[i] = (float)((i * mul) % 101) / 50.0f - 1.0f;
+  bool ok = dy_npy_write(path, x, &err) == DY_OK;
+  if (!ok)
+    fprintf(stderr, "\n  %s: %s\n", path, err.msg);
+  dy_tensor_free(x);
+  return ok;
+}
+
 void dy_test_onnx_error(const char *path, dy_status status, const char *frag1,
                         const char *frag2) {
   dy_program *p = NULL;
