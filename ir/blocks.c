@@ -1,5 +1,6 @@
-/* blocks.c - sub-blocks: their signatures, owners, captures, the
- * inference of the ops that own them, and splicing a block into another.
+/* blocks.c - sub-blocks: their signatures, captures, the inference of the
+ * ops that own them (dy_infer_in, over dy_infer), and splicing a block
+ * into another. Which op owns a block is program.c's (dy_block_owner).
  *
  * The block tree. Block 0 is the Program's global block. A control op
  * (cond, while: ops_control.def) owns its sub-blocks through int
@@ -37,47 +38,6 @@ bool dy_block_set_params(dy_program *p, int block, const int *vars, int n) {
 bool dy_block_set_results(dy_program *p, int block, const int *vars, int n) {
   dy_block *b = p->blocks[block];
   return set_list(p, &b->results, &b->n_results, vars, n);
-}
-
-int dy_op_sub_blocks(const dy_op *op, int out[2]) {
-  const char *names[2];
-  if (op->kind == DY_OP_COND)
-    names[0] = "then_block", names[1] = "else_block";
-  else if (op->kind == DY_OP_WHILE)
-    names[0] = "cond_block", names[1] = "body_block";
-  else
-    return 0;
-  for (int i = 0; i < 2; i++) {
-    const dy_attr *a = dy_op_find_attr(op, names[i]);
-    out[i] = a && a->kind == DY_ATTR_INT ? (int)a->i : -1;
-  }
-  return 2;
-}
-
-dy_op *dy_block_owner(const dy_program *p, int b, int *block, int *index) {
-  for (int k = 0; k < p->n_blocks; k++)
-    for (int i = 0; i < p->blocks[k]->n_ops; i++) {
-      dy_op *op = p->blocks[k]->ops[i];
-      int sub[2], n = dy_op_sub_blocks(op, sub);
-      for (int j = 0; j < n; j++)
-        if (sub[j] == b && b > 0) {
-          if (block)
-            *block = k;
-          if (index)
-            *index = i;
-          return op;
-        }
-    }
-  return NULL;
-}
-
-bool dy_block_within(const dy_program *p, int b, int a) {
-  for (int guard = 0; b >= 0 && b < p->n_blocks && guard <= p->n_blocks; guard++) {
-    if (b == a)
-      return true;
-    b = p->blocks[b]->parent;
-  }
-  return false;
 }
 
 /* Mark the vars block b and its sub-blocks define (params, op outputs). */

@@ -21,6 +21,16 @@
 
 #include "grad_internal.h"
 
+/* The rules a part may run: every differentiable op's but the fused ones'
+ * (a fused op is made of unfused ops), from ops.def as grad.c's table is.
+ * So this file sits above the other families' rules and below grad.c. */
+static const dy_grad_fn part_rules[DY_OP_COUNT] = {
+#define DY_OP(NAME, name, n_in, n_out, flags, attrs) \
+  [DY_OP_##NAME] = ((flags) & (DY_OPF_NODIFF | DY_OPF_FUSED)) ? (dy_grad_fn)0 : dy_grad_##name,
+#include "ops.def"
+#undef DY_OP
+};
+
 /* ---- activations ---- */
 
 static const dy_op_kind act_from[DY_ACTIVATION_COUNT] = {
@@ -40,7 +50,7 @@ static void part_rule(dy_gb *b, dy_op_kind kind, const dy_attr *attrs, int n_att
     d[i] = -1;
   if (dy_gb_status(b) || g < 0)
     return;
-  const dy_grad_fn rule = dy_grad_table[kind];
+  const dy_grad_fn rule = part_rules[kind];
   if (!rule) {
     dy_gb_fail(b, DY_STATUS_INTERNAL, "its part %s has no gradient", dy_op_name(kind));
     return;

@@ -1,6 +1,8 @@
 /* ops.c - the op table, built from ops.def (QBE's optab[] pattern): each
- * op's name, arity, flags and attribute schema, and the typed attribute
- * accessors the schema generates (dy_<name>_attrs_of / _get, see dy_ir.h). */
+ * op's name, arity, flags and attribute schema; an op's attributes looked
+ * up by name (dy_op_find_attr, dy_op_attr_float); and the typed attribute
+ * accessors the schema generates (dy_<name>_attrs_of / _get, see dy_ir.h).
+ * It needs nothing of the IR above an op: status.c for its errors. */
 #include <string.h>
 
 #include "dy_ir.h"
@@ -72,6 +74,32 @@ const dy_attr_schema *dy_attr_schema_find(dy_op_kind k, const char *name) {
 const char *dy_attr_kind_name(dy_attr_kind kind) {
   static const char *const names[] = {"int", "float", "ints", "floats", "string"};
   return (unsigned)kind < 5 ? names[kind] : "?";
+}
+
+/* ---- attribute lookup by name (the printer, the serializer, CSE) ---- */
+
+const dy_attr *dy_op_find_attr(const dy_op *op, const char *name) {
+  for (int i = 0; i < op->n_attrs; i++)
+    if (strcmp(op->attrs[i].name, name) == 0)
+      return &op->attrs[i];
+  return NULL;
+}
+
+dy_status dy_op_attr_float(const dy_op *op, const char *name, double *out,
+                           dy_error *err) {
+  const dy_attr *a = dy_op_find_attr(op, name);
+  const dy_attr_schema *e = dy_attr_schema_find(op->kind, name);
+  if (!a && e && !e->required)
+    a = &e->dflt; /* the table's default */
+  if (!a)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "%s: missing attribute '%s'", dy_op_name(op->kind), name);
+  if (a->kind != DY_ATTR_FLOAT)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "%s: attribute '%s' is %s, should be float", dy_op_name(op->kind),
+                       name, dy_attr_kind_name(a->kind));
+  *out = a->f;
+  return DY_OK;
 }
 
 /* ---- the typed accessors ---- */

@@ -1,4 +1,6 @@
-/* program.c - building Programs: blocks, vars, ops, attributes.
+/* program.c - building and rewriting Programs: the arena, vars, feeds and
+ * fetches, size symbols, blocks and the block tree (which ops own which
+ * sub-blocks), ops and their sources, use/def queries, compaction.
  *
  * Everything a Program owns lives in its arena (a list of chunks, bump
  * allocated, released together by dy_program_free), as QBE's alloc() /
@@ -699,28 +701,45 @@ const dy_op *dy_program_in_place_writer(const dy_program *p, int var) {
   return NULL;
 }
 
-/* ---- attributes ---- */
+/* ---- the block tree (blocks.c has the signatures, captures and splicing) ---- */
 
-const dy_attr *dy_op_find_attr(const dy_op *op, const char *name) {
-  for (int i = 0; i < op->n_attrs; i++)
-    if (strcmp(op->attrs[i].name, name) == 0)
-      return &op->attrs[i];
+int dy_op_sub_blocks(const dy_op *op, int out[2]) {
+  const char *names[2];
+  if (op->kind == DY_OP_COND)
+    names[0] = "then_block", names[1] = "else_block";
+  else if (op->kind == DY_OP_WHILE)
+    names[0] = "cond_block", names[1] = "body_block";
+  else
+    return 0;
+  for (int i = 0; i < 2; i++) {
+    const dy_attr *a = dy_op_find_attr(op, names[i]);
+    out[i] = a && a->kind == DY_ATTR_INT ? (int)a->i : -1;
+  }
+  return 2;
+}
+
+dy_op *dy_block_owner(const dy_program *p, int b, int *block, int *index) {
+  for (int k = 0; k < p->n_blocks; k++)
+    for (int i = 0; i < p->blocks[k]->n_ops; i++) {
+      dy_op *op = p->blocks[k]->ops[i];
+      int sub[2], n = dy_op_sub_blocks(op, sub);
+      for (int j = 0; j < n; j++)
+        if (sub[j] == b && b > 0) {
+          if (block)
+            *block = k;
+          if (index)
+            *index = i;
+          return op;
+        }
+    }
   return NULL;
 }
 
-dy_status dy_op_attr_float(const dy_op *op, const char *name, double *out,
-                           dy_error *err) {
-  const dy_attr *a = dy_op_find_attr(op, name);
-  const dy_attr_schema *e = dy_attr_schema_find(op->kind, name);
-  if (!a && e && !e->required)
-    a = &e->dflt; /* the table's default */
-  if (!a)
-    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
-                       "%s: missing attribute '%s'", dy_op_name(op->kind), name);
-  if (a->kind != DY_ATTR_FLOAT)
-    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
-                       "%s: attribute '%s' is %s, should be float", dy_op_name(op->kind),
-                       name, dy_attr_kind_name(a->kind));
-  *out = a->f;
-  return DY_OK;
+bool dy_block_within(const dy_program *p, int b, int a) {
+  for (int guard = 0; b >= 0 && b < p->n_blocks && guard <= p->n_blocks; guard++) {
+    if (b == a)
+      return true;
+    b = p->blocks[b]->parent;
+  }
+  return false;
 }
