@@ -7,7 +7,7 @@
  * later sizes a buffer. Each helper returns true when the result is exact
  * and, for the size helpers, within the limits below; false otherwise (out
  * is then unspecified). Callers turn false into a dy_status naming the op,
- * var or file (see dy_type_check in types.c).
+ * var or file (see dy_type_check in ir/core/types.c).
  *
  *   int64_t n;
  *   if (!dy_ck_numel(t->shape, t->rank, &n))

@@ -5,9 +5,9 @@
  * gradient, in ops of the table. It computes nothing itself: it asks a
  * builder (dy_gb) to emit ops, and the builder decides what emitting means:
  *
- *   - the Program builder (ir/grad.c) appends each op to a block, typed by
- *     inference: dy_program_append_backward, dy_program_gradients;
- *   - the eager builder (runtime/autograd.c) runs each op at once on
+ *   - the Program builder (ir/autodiff/grad.c) appends each op to a block,
+ *     typed by inference: dy_program_append_backward, dy_program_gradients;
+ *   - the eager builder (runtime/gb_eager.c) runs each op at once on
  *     tensors: dy_backward.
  *
  * So one rule serves eager autograd, the static executor and the generated
@@ -35,8 +35,8 @@
  * The table. ops.def flags DY_OPF_NODIFF on ops with no gradient (integer
  * or boolean results, comparisons, creation): asking for one is an error
  * naming the op and its source line. Every other op has a rule
- * dy_grad_<name>, in ir/grad_<family>.c beside the family's inference; a
- * differentiable op without one is a link error (ir/grad.c builds the
+ * dy_grad_<name>, in ir/autodiff/grad_<family>.c (one per family); a
+ * differentiable op without one is a link error (ir/autodiff/grad.c builds the
  * table).
  */
 #ifndef DY_GRAD_H
@@ -93,8 +93,8 @@ dy_status dy_grad_op(dy_gb *b, const dy_op *op, const int *x, const int *y,
 bool dy_grad_input_is_differentiable(dy_op_kind k, int i, dy_dtype t);
 
 /* ------------------------------------------------------------------ */
-/* helpers for rules (ir/grad.c). Each returns -1 when an operand is -1  */
-/* or the op fails (the first error stays in b->err).                  */
+/* helpers for rules (ir/autodiff/gb.c). Each returns -1 when an       */
+/* operand is -1 or the op fails (the first error stays in b->err).    */
 /* ------------------------------------------------------------------ */
 
 /* Record an error at the forward op (first one wins; with no forward op,
@@ -149,7 +149,7 @@ void dy_gb_program(dy_gb *b, dy_gb_program_state *st, dy_program *p, int block,
                    const char *stem, dy_error *err);
 
 /* ------------------------------------------------------------------ */
-/* Program autodiff (ir/grad.c)                                        */
+/* Program autodiff (ir/autodiff/grad.c)                               */
 /* ------------------------------------------------------------------ */
 
 /* Paddle's paddle.static.gradients: append to block 0 the ops computing

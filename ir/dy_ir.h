@@ -2,7 +2,7 @@
  *
  * A Program is what PaddlePaddle calls a Program: a list of blocks (block 0
  * is the global block; sub-blocks hold cond branches and while bodies, see
- * blocks.c below), each holding
+ * program/blocks.c below), each holding
  * ops; and a program-wide table of vars. A var has a name, a dtype, a shape
  * (-1 marks the dynamic dim, see below), and may be persistable (a parameter
  * or constant that carries its data). Feeds and fetches name the program's
@@ -17,7 +17,7 @@
  *   dy_program_free(p);
  *
  * Dynamic dims. A negative dim is a symbolic size, an expression over named
- * size symbols (dims.c below): -1 is "the batch", a run-time size that
+ * size symbols (core/dims.c below): -1 is "the batch", a run-time size that
  * every -1 in the Program shares (Paddle's InputSpec None on dim 0); others
  * are "seq", "4*batch*seq", "2*seq+1". Shape inference keeps them exact and
  * rejects a size it cannot express with a clear error. The code generator
@@ -32,7 +32,11 @@
  * Errors. Fallible functions return dy_status and fill a caller-owned
  * dy_error (message, op id, source location). Nothing here exits or aborts.
  *
- * Sections below name the file that defines them, as chibicc.h does.
+ * Sections below name the file that defines them, as chibicc.h does. The
+ * files sit in floors, each calling only those below it (ir/README.md):
+ * core/ (status, files, dims, the op table, types), infer/ (shape and
+ * dtype inference), program/ (the Program, blocks, verifier, text, files),
+ * autodiff/ (dy_grad.h) and train/ (dy_train.h).
  */
 #ifndef DY_IR_H
 #define DY_IR_H
@@ -48,7 +52,7 @@
 #define DY_VERSION_STRING "0.1.0"
 
 /* ------------------------------------------------------------------ */
-/* status.c: status codes and errors                                   */
+/* core/status.c: status codes and errors                             */
 /* ------------------------------------------------------------------ */
 
 typedef enum {
@@ -101,7 +105,7 @@ void dy_error_format(const dy_error *err, char *buf, size_t n);
 const char *dy_status_name(dy_status s);
 
 /* ------------------------------------------------------------------ */
-/* types.c: dtypes and shapes                                          */
+/* core/types.c: dtypes and shapes                                    */
 /* ------------------------------------------------------------------ */
 
 typedef enum {
@@ -119,7 +123,7 @@ size_t dy_dtype_size(dy_dtype t);            /* bytes per element    */
 bool dy_dtype_from_name(const char *s, dy_dtype *out);
 
 /* A value type: dtype and shape. shape[i] >= 0 is a static size; a
- * negative dim is a symbolic dim expression (dims.c below): -1 is the
+ * negative dim is a symbolic dim expression (core/dims.c below): -1 is the
  * dynamic batch. */
 typedef struct {
   dy_dtype dtype;
@@ -150,7 +154,7 @@ bool dy_type_equal(const dy_type *a, const dy_type *b);
 char *dy_type_str(const dy_type *t, char *buf, size_t n);
 
 /* ------------------------------------------------------------------ */
-/* dims.c: size symbols and symbolic dim expressions                   */
+/* core/dims.c: size symbols and symbolic dim expressions             */
 /* ------------------------------------------------------------------ */
 
 /* A negative dim is the id of an interned expression over named size
@@ -222,7 +226,7 @@ bool dy_type_numel_eval(const dy_type *t, const int64_t *vals, int64_t *out);
 bool dy_type_numel_dim(const dy_type *t, int64_t *out);
 
 /* ------------------------------------------------------------------ */
-/* ops.c: the op table (built from ops.def)                            */
+/* core/ops.c: the op table (built from ops.def)                      */
 /* ------------------------------------------------------------------ */
 
 enum {
@@ -268,7 +272,7 @@ const char *dy_op_name(dy_op_kind k);
 bool dy_op_kind_from_name(const char *name, dy_op_kind *out);
 
 /* ------------------------------------------------------------------ */
-/* program.c: Program, Block, Var, Op, attributes                      */
+/* program/program.c: Program, Block, Var, Op, attributes             */
 /* ------------------------------------------------------------------ */
 
 typedef enum {
@@ -354,7 +358,7 @@ typedef struct {
 
 typedef struct dy_arena dy_arena;
 
-/* A size symbol a Program declares (program.c): a named dynamic dim with an
+/* A size symbol a Program declares (program/program.c): a named dynamic dim with an
  * upper bound (what the memory plan sizes for and the generated code
  * checks) and optionally a value pinned at compile time. */
 typedef struct {
@@ -404,7 +408,7 @@ dy_status dy_program_set_data(dy_program *p, int var, const void *data,
 dy_status dy_program_add_feed(dy_program *p, int var, dy_error *err);
 dy_status dy_program_add_fetch(dy_program *p, int var, dy_error *err);
 
-/* ---- size symbols (see dims.c for dim expressions) ----
+/* ---- size symbols (see core/dims.c for dim expressions) ----
  * Declare symbol name with upper bound max (> 0), or without one (max 0:
  * the compiler's --max-dim / default applies). Declaring again keeps the
  * entry and sets the bound when max > 0. A Program need not declare batch. */
@@ -487,6 +491,19 @@ bool dy_program_is_training(const dy_program *p);
  * place is state, not a constant, in a training Program). */
 const dy_op *dy_program_in_place_writer(const dy_program *p, int var);
 
+/* ---- the block tree (sub-blocks: program/blocks.c below) ---- */
+/* The sub-blocks an op owns, in attribute order (cond: then, else; while:
+ * cond, body) into out[2]; returns how many (0 for other ops). */
+int dy_op_sub_blocks(const dy_op *op, int out[2]);
+/* The op owning block b (b > 0), or NULL; its block and index. */
+dy_op *dy_block_owner(const dy_program *p, int b, int *block, int *index);
+/* True if block b is a or lies inside a. */
+bool dy_block_within(const dy_program *p, int b, int a);
+
+/* ------------------------------------------------------------------ */
+/* core/ops.c: attributes by name and typed, from the op table        */
+/* ------------------------------------------------------------------ */
+
 /* Generic attribute lookup by name, for code that walks attributes (the
  * printer, the serializer, CSE) or names them at run time (the emitters'
  * float parameters); everything else reads the typed accessors below.
@@ -496,10 +513,6 @@ const dy_op *dy_program_in_place_writer(const dy_program *p, int var);
 const dy_attr *dy_op_find_attr(const dy_op *op, const char *name);
 dy_status dy_op_attr_float(const dy_op *op, const char *name, double *out,
                            dy_error *err);
-
-/* ------------------------------------------------------------------ */
-/* ops.c: typed attributes, from the op table                          */
-/* ------------------------------------------------------------------ */
 
 /* Each op's attribute list in ops.def (DY_A(name, kind, default) and
  * DY_R(name, kind) entries) generates three things, so a schema, its
@@ -577,7 +590,7 @@ extern const dy_attrs_fn dy_attrs_table[DY_OP_COUNT];
 extern const size_t dy_attrs_size[DY_OP_COUNT];
 
 /* ---- the fused ops' activations and elementwise tokens (acts.def;
- * infer_fused.c) ---- */
+ * infer/infer_fused.c) ---- */
 typedef enum {
   DY_ACTIVATION_NONE, /* act "" */
 #define DY_ACT(NAME, name, FROM, WHEN, ALPHA, EXPR, VEC, AT) DY_ACTIVATION_##NAME,
@@ -606,11 +619,11 @@ const char *dy_ew_token_name(dy_ew_token t);
  * fused_conv2d (its attributes but the pool's, algo ""; the op's inputs
  * and loc), *pool a pool2d ("max", ksize and strides from pool_ksize and
  * pool_strides, no padding, floor; all eight attributes). The parts' attributes live in conv_attrs and pool_attrs
- * (infer_fused.c). */
+ * (infer/infer_fused.c). */
 void dy_fused_conv2d_pool_parts(const dy_op *op, dy_attr conv_attrs[7], dy_op *conv,
                                 dy_attr pool_attrs[8], dy_op *pool);
 
-/* ---- geometry shared by inference, kernels and emitters (infer_nn.c) ---- */
+/* ---- geometry shared by inference, kernels and emitters (infer/infer_nn.c) ---- */
 
 /* paddings [top, left, bottom, right], or [h, w] for both sides (or none:
  * zero), as [top, left, bottom, right]. */
@@ -661,7 +674,7 @@ typedef struct {
 dy_pool_geom dy_pool2d_geom(const dy_type *x, const dy_pool2d_attrs *a);
 
 /* ------------------------------------------------------------------ */
-/* quant.c: requantization parameters of the quantized ops             */
+/* core/quant.c: requantization parameters of the quantized ops       */
 /* ------------------------------------------------------------------ */
 
 /* The quantized ops' fixed-point arithmetic itself is ir/dy_qfixed.h. */
@@ -688,13 +701,14 @@ void dy_quant_act_range(dy_dtype t, int64_t act_min, int64_t act_max, int32_t *l
                         int32_t *hi);
 
 /* ------------------------------------------------------------------ */
-/* infer.c: shape and dtype inference, one function per op             */
+/* infer/infer.c: shape and dtype inference, one function per op      */
 /* ------------------------------------------------------------------ */
 
 /* Infer the output types of op from its input types. Used by the tracer
  * (to type what it records), by eager calls and the static executor (to
  * size outputs; then all dims are concrete) and by the verifier. Errors name
- * the op and its source line. */
+ * the op and its source line. dy_infer_<name> is in infer/infer_<family>.c
+ * (the core ops' and the plain elementwise ones' in infer/infer_core.c). */
 #define DY_OP(NAME, name, n_in, n_out, flags, attrs)                        \
   dy_status dy_infer_##name(const dy_op *op, const dy_type *in, int n_in_, \
                             dy_type *out, dy_error *err);
@@ -709,23 +723,23 @@ extern const dy_infer_fn dy_infer_table[DY_OP_COUNT];
 dy_status dy_infer(const dy_op *op, const dy_type *in, int n_in, dy_type *out,
                    dy_error *err);
 
-/* Numpy broadcast of two shapes (-1 aware); used by the binary ops and by
- * kernels. */
+/* Numpy broadcast of two shapes (-1 aware; infer/infer_util.c); used by
+ * the binary ops and by kernels. */
 dy_status dy_broadcast_shapes(const dy_op *op, const dy_type *a,
                               const dy_type *b, dy_type *out, dy_error *err);
-/* ONNX Slice on one axis of size dim (infer_shape.c): negative start/end
+/* ONNX Slice on one axis of size dim (infer/infer_shape.c): negative start/end
  * count from the end, both are clamped, and the result is the first index
  * and the number of elements. Shared by slice's inference, kernel and
  * emitter so the three agree. */
 void dy_slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step,
                    int64_t *first, int64_t *len);
 /* Normalise axis (may be negative) against rank; error if out of range
- * (*out is then 0). */
+ * (*out is then 0). infer/infer_util.c. */
 dy_status dy_normalize_axis(const dy_op *op, int64_t axis, int rank,
                             int *out, dy_error *err);
 
 /* ------------------------------------------------------------------ */
-/* blocks.c: sub-blocks and the control-flow ops (ops_control.def)      */
+/* program/blocks.c: sub-blocks and control-flow ops (ops_control.def) */
 /* ------------------------------------------------------------------ */
 
 /* A cond op's outputs are its branches' results; a while op's are its
@@ -739,13 +753,6 @@ dy_status dy_normalize_axis(const dy_op *op, int64_t axis, int rank,
 /* Set a block's params / results (copied into the arena). false on OOM. */
 bool dy_block_set_params(dy_program *p, int block, const int *vars, int n);
 bool dy_block_set_results(dy_program *p, int block, const int *vars, int n);
-/* The sub-blocks an op owns, in attribute order (cond: then, else; while:
- * cond, body) into out[2]; returns how many (0 for other ops). */
-int dy_op_sub_blocks(const dy_op *op, int out[2]);
-/* The op owning block b (b > 0), or NULL; its block and index. */
-dy_op *dy_block_owner(const dy_program *p, int b, int *block, int *index);
-/* True if block b is a or lies inside a. */
-bool dy_block_within(const dy_program *p, int b, int a);
 /* The vars read inside block b (by its ops or as results, nested blocks
  * included) that are defined outside it, in first-use order, without
  * repeats: the captures its owner must list. Writes up to cap ids; returns
@@ -774,7 +781,7 @@ bool dy_op_sync_captures(dy_program *p, dy_op *op);
 bool dy_block_splice(dy_program *p, int b, int dst, int at);
 
 /* ------------------------------------------------------------------ */
-/* verify.c: the verifier (invariants numbered in verify.c)            */
+/* program/verify.c: the verifier (invariants numbered in verify.c)   */
 /* ------------------------------------------------------------------ */
 
 /* Checks every invariant; the first broken one is reported as
@@ -782,7 +789,7 @@ bool dy_block_splice(dy_program *p, int b, int dst, int at);
 dy_status dy_verify(const dy_program *p, dy_error *err);
 
 /* ------------------------------------------------------------------ */
-/* print.c: text and Graphviz                                          */
+/* program/print.c: text and Graphviz                                 */
 /* ------------------------------------------------------------------ */
 
 void dy_program_print(const dy_program *p, FILE *out);
@@ -791,7 +798,7 @@ void dy_program_print_dot(const dy_program *p, FILE *out);
 char *dy_program_to_text(const dy_program *p);
 
 /* ------------------------------------------------------------------ */
-/* parse.c: the text form read back                                    */
+/* program/parse.c: the text form read back                           */
 /* ------------------------------------------------------------------ */
 
 /* Parse text in dy_program_print's form. *out is new (caller frees with
@@ -799,7 +806,7 @@ char *dy_program_to_text(const dy_program *p);
 dy_status dy_program_parse(const char *text, dy_program **out, dy_error *err);
 
 /* ------------------------------------------------------------------ */
-/* serialize.c: .dymodel (protobuf-c, schema ir/dymodel.proto)         */
+/* program/serialize.c: .dymodel (protobuf-c, ir/dymodel.proto)       */
 /* ------------------------------------------------------------------ */
 
 #define DY_DYMODEL_VERSION 3  /* 2: blocks' params and results; 3: size symbols */
@@ -817,7 +824,7 @@ dy_status dy_dymodel_decode(const uint8_t *buf, size_t len, dy_program **out,
                             dy_error *err);
 
 /* ------------------------------------------------------------------ */
-/* params.c: .dyparams (layout documented in params.c)                 */
+/* program/params.c: .dyparams (layout documented in params.c)        */
 /* ------------------------------------------------------------------ */
 
 #define DY_DYPARAMS_VERSION 1
@@ -837,7 +844,7 @@ dy_status dy_model_load(const char *path, dy_program **out, dy_error *err);
 dy_status dy_model_save(const dy_program *p, const char *path, dy_error *err);
 
 /* ------------------------------------------------------------------ */
-/* util.c: small shared helpers                                        */
+/* core/util.c: small shared helpers                                  */
 /* ------------------------------------------------------------------ */
 
 uint32_t dy_crc32(uint32_t crc, const void *data, size_t n);

@@ -3,10 +3,10 @@
  * so that eager training (runtime/), the static executor and the
  * generated C run the same ops. Included by dy_ir.h.
  *
- *   loss.c    dy_loss_build, dy_program_append_loss
- *   optim.c   dy_optimizer_build, dy_program_append_optimizer, dy_lr_at
- *   train.c   dy_program_make_training (the whole step), train semantics,
- *             dropout reseeding
+ *   train/loss.c    dy_loss_build, dy_program_append_loss
+ *   train/optim.c   dy_optimizer_build, dy_program_append_optimizer, dy_lr_at
+ *   train/train.c   dy_program_make_training (the whole step), train
+ *                   semantics, dropout reseeding (over the other two)
  *
  * A training Program is an inference Program plus: a label feed, the
  * loss (fetched), the gradient ops (dy_program_append_backward), and the

@@ -17,7 +17,7 @@ list), and so are two operands of one expression that both emit with no
 sequence point between them (f(b) + g(b); not x ? f(b) : g(b), nor
 f(b), g(b)). Comments and string literals are skipped.
 
-Usage: scripts/check_emit_order.py [FILE...]   (default: ir/*.c ir/*.h
+Usage: scripts/check_emit_order.py [FILE...]   (default: ir/**/*.c ir/**/*.h
 runtime/*.c). Exit status 1 when something is reported."""
 
 import glob
@@ -179,7 +179,7 @@ def check(path, shown):
 
 def main(argv):
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    files = argv[1:] or sorted(glob.glob(os.path.join(root, "ir", "*.[ch]")) +
+    files = argv[1:] or sorted(glob.glob(os.path.join(root, "ir", "**", "*.[ch]"), recursive=True) +
                                glob.glob(os.path.join(root, "runtime", "*.c")))
     found = []
     for path in files:

@@ -3,7 +3,7 @@
  *
  * The plain elementwise ops (the DY_UNARY / DY_BINARY lines of
  * ops_math.def: silu, hard_swish, exp/log/..., abs, neg, pow, minimum,
- * maximum, equal, greater, less) are inferred in ir/infer.c from their
+ * maximum, equal, greater, less) are inferred in ir/infer/infer_core.c from their
  * line's dtype rule. This file has the rest: the ops with attributes, where
  * and cast. Every op is elementwise, so the output shape is the input's, or
  * the numpy broadcast of the inputs for where, with -1 (the batch) handled

@@ -5,7 +5,7 @@
  * axis, det's matrix, the k of an index tuple) must be static.
  *
  *   sin cos tan asin acos atan   f32 -> f32, elementwise (DY_UNARY lines:
- *                                inferred in ir/infer.c from their rule)
+ *                                inferred in ir/infer/infer_core.c from their rule)
  *   mod(a, b; fmod)              f32 or i64 (both alike), broadcasting
  *   reduce_prod(x; axes, keepdim)  as reduce_sum; the product of nothing is 1
  *   cumsum(x; axis, exclusive, reverse)  f32 or i64, x's type

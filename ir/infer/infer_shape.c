@@ -3,7 +3,7 @@
  * tile, pad, gather, the reductions, argmax and log_softmax.
  *
  * Semantics follow ONNX (and Paddle where ONNX is silent); each function's
- * comment states the rules. Symbolic dims (size expressions, ir/dims.c;
+ * comment states the rules. Symbolic dims (size expressions, ir/core/dims.c;
  * -1 the batch B) follow infer.c: concat adds them (seq + 2, 2*B); a
  * partial slice of one, tiling or padding it is DY_STATUS_UNSUPPORTED (its
  * whole range only), and a static dim that would have to equal a symbolic

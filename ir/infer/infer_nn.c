@@ -17,7 +17,7 @@
  *   dropout           any f32 tensor, p in [0, 1]
  *   conv2d_grad_filter, pool2d_grad
  *                     the gradient ops of conv2d / conv2d_transpose and
- *                     pool2d (ir/grad_nn.c emits them)
+ *                     pool2d (ir/autodiff/grad_nn.c emits them)
  *
  * Paddings are [top, left, bottom, right] (ONNX's begin/end order); two
  * values [h, w] are accepted as symmetric padding. Only the batch dim N may
