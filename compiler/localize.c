@@ -220,16 +220,6 @@ static dy_status build_and_run(dy_codegen_output *co, const dy_compile_options *
 
 /* ---- comparing ---- */
 
-static double elem(const void *data, int dtype, int64_t i) {
-  switch (dtype) {
-  case DY_F32: return ((const float *)data)[i];
-  case DY_I64: return (double)((const int64_t *)data)[i];
-  case DY_I8: return ((const int8_t *)data)[i];
-  case DY_I32: return ((const int32_t *)data)[i];
-  default: return ((const unsigned char *)data)[i]; /* bool, u8 */
-  }
-}
-
 /* Within atol + rtol * max(|want|, scale), scale the largest finite
  * magnitude of the result: a matmul's or a reduction's rounding follows
  * the size of its terms, not of each element, and an element near zero in
@@ -282,12 +272,13 @@ static dy_status compare_dump(const char *dir, int k, const dy_program *cp, int 
   int64_t bad = 0;
   double scale = 0;
   for (int64_t i = 0; i < n; i++) {
-    double w = fabs(elem(want->data, dtype, i));
+    double w = fabs(dy_dtype_get_f64((dy_dtype)dtype, want->data, i));
     if (isfinite(w) && w > scale)
       scale = w;
   }
   for (int64_t i = 0; i < n; i++) {
-    double g = elem(buf, dtype, i), w = elem(want->data, dtype, i);
+    double g = dy_dtype_get_f64((dy_dtype)dtype, buf, i);
+    double w = dy_dtype_get_f64((dy_dtype)dtype, want->data, i);
     if (close_enough(g, w, scale, rtol, atol))
       continue;
     if (bad < DY_LOCALIZE_SHOWN) {

@@ -105,22 +105,52 @@ void dy_error_format(const dy_error *err, char *buf, size_t n);
 const char *dy_status_name(dy_status s);
 
 /* ------------------------------------------------------------------ */
-/* core/types.c: dtypes and shapes                                    */
+/* core/dtypes.c: the dtype table (dtypes.def)                        */
 /* ------------------------------------------------------------------ */
 
+/* DY_F32, DY_I64, DY_BOOL, DY_I8, DY_U8, DY_I32: one line of dtypes.def
+ * each, in its order (the values 0..5 files and attributes store). */
 typedef enum {
-  DY_F32 = 0,
-  DY_I64 = 1,
-  DY_BOOL = 2,   /* one byte per element, 0 or 1 */
-  DY_I8 = 3,     /* int8_t: quantized values (ops_quant.def) */
-  DY_U8 = 4,     /* uint8_t: quantized values (ONNX's uint8) */
-  DY_I32 = 5,    /* int32_t: quantized biases and accumulators */
+#define DY_DTYPE(NAME, name, ctype, kind, npy, lo, hi) DY_##NAME,
+#include "dtypes.def"
+#undef DY_DTYPE
   DY_DTYPE_COUNT
 } dy_dtype;
 
+/* For an unknown t: "?", 0, "void", NULL. */
 const char *dy_dtype_name(dy_dtype t);       /* "f32", "i64", "bool", "i8", "u8", "i32" */
 size_t dy_dtype_size(dy_dtype t);            /* bytes per element    */
 bool dy_dtype_from_name(const char *s, dy_dtype *out);
+const char *dy_dtype_ctype(dy_dtype t);      /* "float", "int64_t", "uint8_t" (bool), ... */
+const char *dy_dtype_npy(dy_dtype t);        /* the .npy descr: "<f4", "|b1", "<i4", ... */
+bool dy_dtype_from_npy(const char *descr, dy_dtype *out);
+/* An integer dtype's range (i64, i32, i8, u8); false for f32 and bool. */
+bool dy_dtype_int_range(dy_dtype t, int64_t *lo, int64_t *hi);
+
+/* Element i of an array of dtype t (data holds at least i + 1 elements),
+ * read or written as a double or an int64, or printed. Reading a float as
+ * an int64 and writing a double into an integer truncate toward zero and
+ * saturate to the range, NaN giving 0 (as the cast op); writing an int64
+ * into a narrower integer wraps (two's complement, as the cast op); a bool
+ * reads as its byte and is written as v != 0; a double beyond f32's range
+ * is written as an infinity. An unknown t reads as 0 and writes nothing. */
+double dy_dtype_get_f64(dy_dtype t, const void *data, int64_t i);
+int64_t dy_dtype_get_i64(dy_dtype t, const void *data, int64_t i);
+void dy_dtype_set_f64(dy_dtype t, void *data, int64_t i, double v);
+void dy_dtype_set_i64(dy_dtype t, void *data, int64_t i, int64_t v);
+/* Element i as text into buf (n bytes; 32 hold any); returns buf. An
+ * integer or bool in decimal (signed by its dtype); an f32 as "%.*g" with
+ * digits, or with digits 0 in dy_float_str's exact form (the text IR's). */
+char *dy_dtype_format(char *buf, size_t n, dy_dtype t, const void *data, int64_t i,
+                      int digits);
+/* The shortest "%g" form of f that reads back (strtod) as exactly f, with
+ * ".0" added when it would read as an integer (so it always holds a '.',
+ * an 'e', "inf" or "nan"); returns buf (32 bytes hold any). */
+char *dy_float_str(double f, char *buf, size_t n);
+
+/* ------------------------------------------------------------------ */
+/* core/types.c: value types (a dtype and a shape)                    */
+/* ------------------------------------------------------------------ */
 
 /* A value type: dtype and shape. shape[i] >= 0 is a static size; a
  * negative dim is a symbolic dim expression (core/dims.c below): -1 is the

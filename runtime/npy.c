@@ -12,8 +12,9 @@
  *   data                         prod(shape) elements, C order
  *
  * dtypes: '<f4' is f32, '<i8' i64, '|b1' bool, '|i1' i8, '|u1' u8, '<i4'
- * i32; on read '<f8' converts to f32. Fortran-order arrays are refused (we would have to
- * transpose) with a clear message.
+ * i32 (each dtype's descr is in ir/dtypes.def); on read '<f8' converts to
+ * f32. Fortran-order arrays are refused (we would have to transpose) with a
+ * clear message.
  *
  * The header parser is a small recursive-descent reader for exactly the
  * dict numpy writes, but tolerant the way ast.literal_eval is: keys in any
@@ -209,11 +210,17 @@ typedef struct {
   size_t file_size;
 } npy_kind;
 
-static const npy_kind npy_kinds[] = {
-    {"<f4", DY_F32, 4}, {"<i8", DY_I64, 8}, {"|b1", DY_BOOL, 1},
-    {"|i1", DY_I8, 1}, {"|u1", DY_U8, 1}, {"<i4", DY_I32, 4},
-    {"<f8", DY_F32, 8},
-};
+/* A dtype's own descr (the dtype table, dy_dtype_npy), or '<f8' read as f32. */
+static bool npy_kind_of(const char *descr, npy_kind *k) {
+  dy_dtype t;
+  if (dy_dtype_from_npy(descr, &t))
+    *k = (npy_kind){dy_dtype_npy(t), t, dy_dtype_size(t)};
+  else if (strcmp(descr, "<f8") == 0)
+    *k = (npy_kind){"<f8", DY_F32, 8};
+  else
+    return false;
+  return true;
+}
 
 static uint64_t load_le(const uint8_t *p, size_t n) {
   uint64_t v = 0;
@@ -305,11 +312,8 @@ static dy_status npy_decode(const char *path, const uint8_t *buf, size_t len,
     return dy_error_set(err, DY_STATUS_FORMAT,
                         "%s: fortran_order arrays are not supported; save "
                         "a C-order copy (numpy.ascontiguousarray)", path);
-  const npy_kind *k = NULL;
-  for (size_t i = 0; i < sizeof npy_kinds / sizeof npy_kinds[0]; i++)
-    if (strcmp(h.descr, npy_kinds[i].descr) == 0)
-      k = &npy_kinds[i];
-  if (!k)
+  npy_kind kind, *k = &kind;
+  if (!npy_kind_of(h.descr, k))
     return dy_error_set(err, DY_STATUS_FORMAT,
                         "%s: unsupported dtype '%s' (want <f4, <f8, <i8, <i4, "
                         "|i1, |u1 or |b1)", path, h.descr);
@@ -371,7 +375,6 @@ dy_status dy_npy_write(const char *path, const dy_tensor *t, dy_error *err) {
     return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
                         "dy_npy_write: NULL path or tensor");
   const dy_type *ty = &t->type;
-  static const char *const descrs[DY_DTYPE_COUNT] = {"<f4", "<i8", "|b1", "|i1", "|u1", "<i4"};
   if ((unsigned)ty->dtype >= DY_DTYPE_COUNT || ty->rank < 0 ||
       ty->rank > DY_MAX_DIMS)
     return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
@@ -392,7 +395,7 @@ dy_status dy_npy_write(const char *path, const dy_tensor *t, dy_error *err) {
   char dict[512];
   int n = snprintf(dict, sizeof dict,
                    "{'descr': '%s', 'fortran_order': False, 'shape': (",
-                   descrs[ty->dtype]);
+                   dy_dtype_npy(ty->dtype));
   for (int i = 0; i < ty->rank; i++)
     n += snprintf(dict + n, sizeof dict - (size_t)n, "%s%lld",
                   i ? ", " : "", (long long)ty->shape[i]);

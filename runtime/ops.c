@@ -172,11 +172,7 @@ double dy_item_at(dy_tensor *t, bool *ok, dy_srcloc loc) {
   *ok = readable_scalar(t, "dy_item", loc);
   if (!*ok)
     return 0;
-  switch (t->type.dtype) {
-  case DY_F32: return ((const float *)t->data)[0];
-  case DY_I64: return (double)((const int64_t *)t->data)[0];
-  default: return ((const unsigned char *)t->data)[0];
-  }
+  return dy_dtype_get_f64(t->type.dtype, t->data, 0);
 }
 
 bool dy_bool_at(dy_tensor *t, dy_srcloc loc) {

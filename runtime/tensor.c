@@ -205,11 +205,8 @@ void dy_tensor_print(const dy_tensor *t, const char *label, int limit,
   int64_t n = dy_tensor_numel(t);
   fprintf(out, " =");
   for (int64_t i = 0; i < n && i < limit; i++) {
-    switch (t->type.dtype) {
-    case DY_F32: fprintf(out, " %.6g", ((const float *)t->data)[i]); break;
-    case DY_I64: fprintf(out, " %lld", (long long)((const int64_t *)t->data)[i]); break;
-    default: fprintf(out, " %d", ((const unsigned char *)t->data)[i]); break;
-    }
+    char v[32];
+    fprintf(out, " %s", dy_dtype_format(v, sizeof v, t->type.dtype, t->data, i, 6));
   }
   fprintf(out, "%s\n", n > limit ? " ..." : "");
 }

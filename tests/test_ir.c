@@ -2,6 +2,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dy_compiler.h"
 #include "dy_test.h"
@@ -324,6 +325,131 @@ static void test_parse_round_trip(void) {
   DY_ASSERT_OK(dy_verify(q, &err), &err);
   CU_ASSERT_EQUAL(q->blocks[0]->ops[0]->loc.line, 7);
   dy_program_free(q);
+}
+
+/* Every dtype's constants print as the values they hold and read back: an
+ * i32 is four bytes and an i8 signed (the printer once read every narrow
+ * dtype as one unsigned byte, so i32 [300, -1] came back as [1, 1]); a
+ * value outside its dtype is an error naming it. */
+static void test_parse_print_every_dtype(void) {
+  const char *text = "program {\n"
+                     "  var a : i32[2] persistable = [300, -1]\n"
+                     "  var b : i8[2] persistable = [-128, 127]\n"
+                     "  var c : u8[2] persistable = [0, 255]\n"
+                     "  var d : i64[2] persistable = [-9000000000, 7]\n"
+                     "  var e : f32[2] persistable = [0.1, -2.5]\n"
+                     "  var f : bool[2] persistable = [1, 0]\n"
+                     "  block 0 parent -1 {\n  }\n}\n";
+  dy_program *q = NULL;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_program_parse(text, &q, &err), &err);
+  CU_ASSERT_EQUAL(((const int32_t *)q->vars[0]->data)[0], 300);
+  CU_ASSERT_EQUAL(((const int32_t *)q->vars[0]->data)[1], -1);
+  CU_ASSERT_EQUAL(((const int8_t *)q->vars[1]->data)[0], -128);
+  CU_ASSERT_EQUAL(((const uint8_t *)q->vars[2]->data)[1], 255);
+  CU_ASSERT_EQUAL(((const int64_t *)q->vars[3]->data)[0], -9000000000LL);
+  CU_ASSERT_EQUAL(((const float *)q->vars[4]->data)[0], 0.1f);
+  char *out = dy_program_to_text(q);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "var a : i32[2] persistable = [300, -1]\n"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "var b : i8[2] persistable = [-128, 127]\n"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "var c : u8[2] persistable = [0, 255]\n"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "var d : i64[2] persistable = [-9000000000, 7]\n"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "var e : f32[2] persistable = [0.10000000149011612, -2.5]\n"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "var f : bool[2] persistable = [1, 0]\n"));
+  dy_program *r = NULL;
+  DY_ASSERT_OK(dy_program_parse(out, &r, &err), &err);
+  char *again = dy_program_to_text(r);
+  CU_ASSERT_STRING_EQUAL(out, again);
+  for (int v = 0; v < q->n_vars; v++)
+    CU_ASSERT_EQUAL(memcmp(q->vars[v]->data, r->vars[v]->data,
+                           (size_t)dy_type_numel(&q->vars[v]->type) *
+                               dy_dtype_size(q->vars[v]->type.dtype)), 0);
+  free(out);
+  free(again);
+  dy_program_free(r);
+  dy_program_free(q);
+  /* out of range */
+  const char *bad = "program {\n  var a : i8[1] persistable = [300]\n"
+                    "  block 0 parent -1 {\n  }\n}\n";
+  CU_ASSERT_EQUAL(dy_program_parse(bad, &q, &err), DY_STATUS_FORMAT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "line 2: value 300 is out of range for i8 (-128..127)"));
+}
+
+/* The dtype table (dtypes.def) and the readers and printers built on it:
+ * each dtype's name, size and .npy descr read back, elements convert as
+ * dy_ir.h says, and the tensor printer, dy_item and .npy keep an i8's sign
+ * and an i32's four bytes. */
+static void test_dtype_table(void) {
+  static const char *const names[] = {"f32", "i64", "bool", "i8", "u8", "i32"};
+  static const size_t sizes[] = {4, 8, 1, 1, 1, 4};
+  CU_ASSERT_EQUAL(DY_DTYPE_COUNT, 6);
+  for (int k = 0; k < DY_DTYPE_COUNT; k++) {
+    dy_dtype t = (dy_dtype)k, back;
+    CU_ASSERT_STRING_EQUAL(dy_dtype_name(t), names[k]);
+    CU_ASSERT_EQUAL(dy_dtype_size(t), sizes[k]);
+    CU_ASSERT(dy_dtype_from_name(names[k], &back) && back == t);
+    CU_ASSERT(dy_dtype_from_npy(dy_dtype_npy(t), &back) && back == t);
+  }
+  CU_ASSERT_STRING_EQUAL(dy_dtype_npy(DY_I32), "<i4");
+  CU_ASSERT_STRING_EQUAL(dy_dtype_ctype(DY_BOOL), "uint8_t");
+  CU_ASSERT_STRING_EQUAL(dy_dtype_name((dy_dtype)99), "?");
+  int64_t lo, hi;
+  CU_ASSERT(dy_dtype_int_range(DY_U8, &lo, &hi) && lo == 0 && hi == 255);
+  CU_ASSERT_FALSE(dy_dtype_int_range(DY_BOOL, &lo, &hi));
+  CU_ASSERT_FALSE(dy_dtype_int_range(DY_F32, &lo, &hi));
+  /* conversions */
+  int8_t q[4];
+  dy_dtype_set_f64(DY_I8, q, 0, 300.0);
+  dy_dtype_set_f64(DY_I8, q, 1, -1e30);
+  dy_dtype_set_f64(DY_I8, q, 2, NAN);
+  dy_dtype_set_i64(DY_I8, q, 3, 300);
+  CU_ASSERT(q[0] == 127 && q[1] == -128 && q[2] == 0 && q[3] == 44);
+  uint8_t bo = 7;
+  dy_dtype_set_i64(DY_BOOL, &bo, 0, 5);
+  CU_ASSERT_EQUAL(bo, 1);
+  float f[2];
+  dy_dtype_set_f64(DY_F32, f, 0, 1e300);
+  dy_dtype_set_f64(DY_F32, f, 1, -2.75);
+  CU_ASSERT(isinf(f[0]) && f[0] > 0);
+  CU_ASSERT_EQUAL(dy_dtype_get_i64(DY_F32, f, 1), -2);
+  CU_ASSERT_EQUAL(dy_dtype_get_i64(DY_F32, f, 0), INT64_MAX);
+  int32_t w[2] = {300, -1};
+  char buf[32];
+  CU_ASSERT_STRING_EQUAL(dy_dtype_format(buf, sizeof buf, DY_I32, w, 1, 0), "-1");
+  CU_ASSERT_EQUAL(dy_dtype_get_f64(DY_I32, w, 0), 300.0);
+  float tenth = 0.1f;
+  CU_ASSERT_STRING_EQUAL(dy_dtype_format(buf, sizeof buf, DY_F32, &tenth, 0, 6), "0.1");
+  CU_ASSERT_STRING_EQUAL(dy_dtype_format(buf, sizeof buf, DY_F32, &tenth, 0, 0),
+                         "0.10000000149011612");
+  CU_ASSERT_STRING_EQUAL(dy_float_str(2.0, buf, sizeof buf), "2.0");
+  /* the runtime's readers */
+  dy_tensor *ti = dy_tensor_from_data(DY_I32, 1, (int64_t[]){1}, (int32_t[]){300});
+  dy_tensor *tb = dy_tensor_from_data(DY_I8, 1, (int64_t[]){2}, (int8_t[]){-128, 127});
+  bool ok = false;
+  CU_ASSERT_EQUAL(dy_item(ti, &ok), 300.0);
+  CU_ASSERT(ok);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream(&text, &len);
+  dy_tensor_print(tb, "q", 8, out);
+  dy_tensor_print(ti, "b", 8, out);
+  fclose(out);
+  CU_ASSERT_STRING_EQUAL(text, "q: i8[2] = -128 127\nb: i32[1] = 300\n");
+  free(text);
+  char path[] = "/tmp/dy_test_dtype_XXXXXX";
+  int fd = mkstemp(path);
+  CU_ASSERT_FATAL(fd >= 0);
+  close(fd);
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_npy_write(path, tb, &err), &err);
+  dy_tensor *back = NULL;
+  DY_ASSERT_OK(dy_npy_read(path, &back, &err), &err);
+  CU_ASSERT(back->type.dtype == DY_I8 && ((const int8_t *)back->data)[0] == -128);
+  remove(path);
+  dy_tensor_free(back);
+  dy_tensor_free(tb);
+  dy_tensor_free(ti);
 }
 
 /* An op made from others lists each one's kind and line: dy_op_set_srcs
@@ -656,6 +782,8 @@ void dy_test_register(void) {
   DY_TEST(test_crc32_and_types);
   DY_TEST(test_memplan);
   DY_TEST(test_parse_round_trip);
+  DY_TEST(test_parse_print_every_dtype);
+  DY_TEST(test_dtype_table);
   DY_TEST(test_op_sources);
   DY_TEST(test_attr_defaults);
   DY_TEST(test_every_op_has_a_typed_accessor);

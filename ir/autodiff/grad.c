@@ -128,16 +128,10 @@ static int prog_constant(dy_gb *b, dy_dtype dtype, double value) {
   int v = name ? dy_program_add_var(s->p, name, &t) : -1;
   if (v < 0)
     return dy_gb_fail(b, DY_STATUS_OUT_OF_MEMORY, "cannot add a constant var");
-  union { float f; int64_t i; uint8_t b; } d;
-  size_t n = dy_dtype_size(dtype);
-  if (dtype == DY_F32)
-    d.f = (float)value;
-  else if (dtype == DY_I64)
-    d.i = (int64_t)value;
-  else
-    d.b = value != 0;
+  int64_t d[1]; /* room for one element of any dtype */
+  dy_dtype_set_f64(dtype, d, 0, value);
   dy_error e = {0};
-  if (dy_program_set_data(s->p, v, &d, n, &e))
+  if (dy_program_set_data(s->p, v, d, dy_dtype_size(dtype), &e))
     return dy_gb_fail(b, e.status, "%s", e.msg);
   return v;
 }

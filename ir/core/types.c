@@ -1,28 +1,7 @@
-/* types.c - dtypes and value types (dtype + shape; a negative dim is a
- * symbolic dim, dims.c: -1 the dynamic batch). */
-#include <string.h>
-
+/* types.c - value types (a dtype of dtypes.c and a shape; a negative dim
+ * is a symbolic dim, dims.c: -1 the dynamic batch): element counts and
+ * bytes, the check every type passes where it is made, equality, text. */
 #include "dy_ir.h"
-
-static const char *const dtype_names[DY_DTYPE_COUNT] = {"f32", "i64", "bool", "i8", "u8", "i32"};
-static const size_t dtype_sizes[DY_DTYPE_COUNT] = {4, 8, 1, 1, 1, 4};
-
-const char *dy_dtype_name(dy_dtype t) {
-  return (unsigned)t < DY_DTYPE_COUNT ? dtype_names[t] : "?";
-}
-
-size_t dy_dtype_size(dy_dtype t) {
-  return (unsigned)t < DY_DTYPE_COUNT ? dtype_sizes[t] : 0;
-}
-
-bool dy_dtype_from_name(const char *s, dy_dtype *out) {
-  for (int i = 0; i < DY_DTYPE_COUNT; i++)
-    if (strcmp(s, dtype_names[i]) == 0) {
-      *out = (dy_dtype)i;
-      return true;
-    }
-  return false;
-}
 
 /* A dim's value with every size symbol set to batch (a symbolic dim is
  * evaluated: 2*batch*seq at batch 3 is 18): batch < 0 gives -1, an

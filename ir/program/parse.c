@@ -225,12 +225,20 @@ static dy_status var_decl(parser *ps) {
         }
         if ((i && (s = expect(ps, ","))) || (s = scalar(ps, &xi, &x, &fl)))
           break;
-        if (t.dtype == DY_F32)
-          ((float *)data)[i] = (float)x;
-        else if (t.dtype == DY_I64)
-          ((int64_t *)data)[i] = xi;
-        else
-          data[i] = x != 0;
+        /* an integer dtype takes the integer written, in its range; f32
+         * the number, bool whether it is not 0 (dtypes.c) */
+        int64_t lo, hi;
+        if (!dy_dtype_int_range(t.dtype, &lo, &hi)) {
+          dy_dtype_set_f64(t.dtype, data, i, x);
+        } else if (xi < lo || xi > hi) {
+          char msg[160];
+          snprintf(msg, sizeof msg, "value %lld is out of range for %s (%lld..%lld)",
+                   (long long)xi, dy_dtype_name(t.dtype), (long long)lo, (long long)hi);
+          s = fail(ps, "%s", msg);
+          break;
+        } else {
+          dy_dtype_set_i64(t.dtype, data, i, xi);
+        }
       }
     }
     if (!s)

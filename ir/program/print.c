@@ -22,8 +22,9 @@
  *     }
  *
  * Floats print in the shortest form that reads back exactly and always
- * carry a '.', 'e', "inf" or "nan", so they never read back as ints. The
- * data of persistable vars of up to 16 elements is printed too. parse.c
+ * carry a '.', 'e', "inf" or "nan", so they never read back as ints
+ * (dy_float_str). The data of persistable vars of up to 16 elements is
+ * printed too, each element as its dtype holds it (dy_dtype_format). parse.c
  * reads this form back (dy_program_parse).
  */
 #include <stdlib.h>
@@ -31,18 +32,10 @@
 
 #include "dy_ir.h"
 
-/* The shortest %g form that reads back as exactly f (so text round trips
- * are exact), with a '.' added when it would read as an int. */
+/* A float in the form that reads back exactly (dy_float_str). */
 static void print_float(double f, FILE *out) {
-  char buf[64];
-  for (int prec = 9; prec <= 17; prec++) {
-    snprintf(buf, sizeof buf, "%.*g", prec, f);
-    if (strtod(buf, NULL) == f || f != f)
-      break;
-  }
-  if (!strpbrk(buf, ".eEn"))
-    strcat(buf, ".0");
-  fputs(buf, out);
+  char buf[32];
+  fputs(dy_float_str(f, buf, sizeof buf), out);
 }
 
 enum { PRINT_DATA_MAX = 16 };
@@ -57,11 +50,8 @@ static void print_data(const dy_var *v, FILE *out) {
   for (int64_t i = 0; i < n; i++) {
     if (i)
       fputs(", ", out);
-    switch (v->type.dtype) {
-    case DY_F32: print_float(((const float *)v->data)[i], out); break;
-    case DY_I64: fprintf(out, "%lld", (long long)((const int64_t *)v->data)[i]); break;
-    default: fprintf(out, "%d", ((const unsigned char *)v->data)[i]); break;
-    }
+    char buf[32];
+    fputs(dy_dtype_format(buf, sizeof buf, v->type.dtype, v->data, i, 0), out);
   }
   fputc(']', out);
 }
