@@ -1,5 +1,5 @@
 /* test_autograd.c - eager autograd (runtime/autograd.c) and the losses
- * (ir/loss.c, runtime/losses.c).
+ * (ir/train/loss.c, runtime/losses.c).
  *
  *   - an MLP's parameter gradients from dy_backward against the traced
  *     Program's dy_program_append_backward on the static executor and

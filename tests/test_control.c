@@ -1,5 +1,5 @@
 /* test_control.c - control flow: cond and while (ir/ops_control.def,
- * ir/blocks.c, runtime/executor_block.c, runtime/control.c).
+ * ir/program/blocks.c, runtime/executor_block.c, runtime/control.c).
  *
  * Hand-written Programs with a while loop and a cond run on the static
  * executor for inputs that take every branch and loop counts 0, 1 and

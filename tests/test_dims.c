@@ -1,5 +1,5 @@
 /* test_dims.c - symbolic shapes: size symbols and dim expressions
- * (ir/dims.c), the Program's symbol declarations, their text and .dymodel
+ * (ir/core/dims.c), the Program's symbol declarations, their text and .dymodel
  * forms, inference with expressions, the executor binding symbols from the
  * inputs. */
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* test_serialize.c - .dymodel and .dyparams files (ir/serialize.c, params.c).
+/* test_serialize.c - .dymodel and .dyparams files (ir/program/serialize.c, params.c).
  *
  * A small hand-built Program - a dynamic dim, every dtype, every attribute
  * kind, a rank-0 parameter, a sub-block, ops with and without a source

@@ -117,7 +117,7 @@ static void test_batch_rules(void) {
   dy_type b17 = {DY_F32, 3, {-1, 1, 7}}, ib = {DY_I64, 1, {-1}};
   dy_attr ax0[] = {DY_ATTR_I("axis", 0)}, ax1[] = {DY_ATTR_I("axis", 1)};
 
-  /* concat: along the batch gives 2*B, a size expression (ir/dims.c) */
+  /* concat: along the batch gives 2*B, a size expression (ir/core/dims.c) */
   CU_ASSERT_EQUAL(infer1(DY_OP_CONCAT, two, 2, ax0, 1, &out), DY_OK);
   CU_ASSERT(out.rank == 2 && out.shape[0] < -1 && out.shape[1] == 7);
   CU_ASSERT_EQUAL(infer1(DY_OP_CONCAT, two, 2, ax1, 1, &out), DY_OK);

@@ -1,4 +1,4 @@
-/* fuzz_dymodel.c - the .dymodel reader (ir/serialize.c:
+/* fuzz_dymodel.c - the .dymodel reader (ir/program/serialize.c:
  * dy_dymodel_decode), then the verifier and the printer on what it
  * returns.
  *

@@ -1,4 +1,4 @@
-/* fuzz_dyparams.c - the .dyparams reader (ir/params.c:
+/* fuzz_dyparams.c - the .dyparams reader (ir/program/params.c:
  * dy_dyparams_decode) against a Program.
  *
  * The input is a pair: a u32 (little-endian) length n, n bytes of

@@ -1,4 +1,4 @@
-/* fuzz_ir.c - the text IR parser (ir/parse.c: dy_program_parse), then the
+/* fuzz_ir.c - the text IR parser (ir/program/parse.c: dy_program_parse), then the
  * verifier and the printer.
  *
  * The input is text in dy_program_print's form. A Program that parses

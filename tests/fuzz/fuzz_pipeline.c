@@ -1,7 +1,7 @@
 /* fuzz_pipeline.c - a Program that verifies must never crash a pass: the
  * verifier, the whole pass pipeline (verified after each pass), the
  * memory plan and the emitter to strings (compiler/compile.c:
- * dy_compile_program), on Programs read from text (ir/parse.c).
+ * dy_compile_program), on Programs read from text (ir/program/parse.c).
  *
  * The input is text in dy_program_print's form; what does not parse or
  * verify is skipped (a Program that fails only on its types is first
