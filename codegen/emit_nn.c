@@ -36,7 +36,7 @@
  *
  * The driver (emit.c) has checked the op's types against inference before
  * an emitter runs, so attributes are known to be well formed (the rules
- * live in ir/infer_nn.c). batch_norm, group_norm and dropout emit
+ * live in ir/infer/infer_nn.c). batch_norm, group_norm and dropout emit
  * exactly the arithmetic of runtime/kernels_nn.c — statistics in double,
  * the same operation order, dropout's counter hash with the threshold and
  * scale as literals — so the generated C agrees with eager calls (bit for

@@ -4,7 +4,7 @@
  * shapes, over the fixed-point helpers of ir/dy_qfixed.h (the generated
  * file carries that text when a kernel uses it: DY_USES_QFIXED), so the
  * compiled code equals the executor bit for bit. The requantization
- * multipliers and shifts are computed here at compile time (ir/quant.c,
+ * multipliers and shifts are computed here at compile time (ir/core/quant.c,
  * as the reference kernels compute them) and written as `static const`
  * tables: the scales must be constants. A constant zero point is written
  * as its value (zp_str), so the compiler folds it even when the weights

@@ -5,7 +5,7 @@
  * with literal extents and strides; only the batch is a run-time value,
  * through dy_ext / dy_ext_str ("batch*7", "dim_seq*8"). The driver (emit.c) has
  * checked the op's types against inference (the rules of
- * ir/infer_shape.c) before an emitter runs. An empty output gives an empty
+ * ir/infer/infer_shape.c) before an emitter runs. An empty output gives an empty
  * body.
  *
  *   slice, expand, tile   one "walk": loop over the output, read the input

@@ -36,7 +36,7 @@ char *dy_buf_take(dy_buf *b);
 /* ---- emit_util.c: helpers for emitters ---- */
 
 /* A size k * E: a constant k times a symbolic factor E, the dim expression
- * e (ir/dims.c; e >= 0: no symbolic factor, E = 1). p counts the symbolic
+ * e (ir/core/dims.c; e >= 0: no symbolic factor, E = 1). p counts the symbolic
  * dims multiplied in (0: static). With the batch alone, E = B^p. */
 typedef struct {
   int64_t k;

@@ -68,7 +68,7 @@ void dy_tape_clear(void);
 int dy_tape_size(void);
 
 /* ------------------------------------------------------------------ */
-/* losses.c: the losses of ir/loss.c, eager                            */
+/* losses.c: the losses of ir/train/loss.c, eager                            */
 /* ------------------------------------------------------------------ */
 
 /* Each runs dy_loss_build (ir/dy_train.h) on the eager builder: the loss

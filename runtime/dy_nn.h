@@ -1,6 +1,6 @@
 /* dy_nn.h - the nn op family: convolution, pooling, normalisation and
  * dropout, as eager ops and as layers. Included by dy_runtime.h; the ops
- * are in ir/ops_nn.def and their exact semantics in ir/infer_nn.c.
+ * are in ir/ops_nn.def and their exact semantics in ir/infer/infer_nn.c.
  *
  * Layout is NCHW. Optional settings of conv and pool come in small structs
  * whose zero fields mean "the default", and the macros take the fields as

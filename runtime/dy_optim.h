@@ -10,7 +10,7 @@
  *   }
  *   dy_optimizer_free(opt);
  *
- * A step runs ir/optim.c's dy_optimizer_build through the eager builder:
+ * A step runs ir/train/optim.c's dy_optimizer_build through the eager builder:
  * the same ops (clipping by global norm, then one in-place sgd /
  * momentum / adam / adamw per parameter) that dy_program_append_optimizer
  * puts in a training Program, on the same kernels, so an eager step and a

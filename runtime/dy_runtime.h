@@ -315,7 +315,7 @@ dy_layer *dy_tanh_layer_new(void);
 
 /* Paddle's InputSpec: a name, dtype and shape where -1 is the dynamic
  * batch (Paddle's None) and DY_DIM("seq") a named dynamic dim (a size
- * symbol, ir/dims.c): every dim naming one symbol takes one run-time value;
+ * symbol, ir/core/dims.c): every dim naming one symbol takes one run-time value;
  * the Program declares the symbol (dy_program_declare_sym sets its bound). */
 #define DY_DIM(name) dy_dim_sym(name)
 typedef struct {

@@ -1,6 +1,6 @@
 /* dy_shape.h - eager entry points (and layers) of the shape op family.
  * Included by dy_runtime.h; see ir/ops_shape.def for the ops and
- * ir/infer_shape.c for their exact rules.
+ * ir/infer/infer_shape.c for their exact rules.
  *
  * Every op returns a new tensor owned like any op result (the innermost
  * open scope, else the caller), or NULL with the error in dy_last_error;

@@ -1,5 +1,5 @@
 /* kernels_extra.c - reference kernels of the extra family
- * (ir/ops_extra.def). Shape and attribute rules are ir/infer_extra.c's;
+ * (ir/ops_extra.def). Shape and attribute rules are ir/infer/infer_extra.c's;
  * every kernel re-runs inference on its inputs first, so what follows may
  * trust the attributes.
  *

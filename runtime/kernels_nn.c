@@ -1,7 +1,7 @@
 /* kernels_nn.c - reference kernels of the nn family (ir/ops_nn.def):
  * convolution, pooling, normalisation, dropout. NCHW throughout.
  *
- * Each kernel first re-runs inference (ir/infer_nn.c) on its concrete input
+ * Each kernel first re-runs inference (ir/infer/infer_nn.c) on its concrete input
  * types and checks the output's type against the result, so every rule on
  * attributes and shapes lives in one place; it then reads the attributes
  * knowing they are well formed.

@@ -1,10 +1,10 @@
 /* kernels_quant.c - reference kernels of the quant family
  * (ir/ops_quant.def, whose header states the semantics; shapes and dtypes:
- * ir/infer_quant.c).
+ * ir/infer/infer_quant.c).
  *
  * Straightforward loops, one output element at a time, over the
  * fixed-point functions of ir/dy_qfixed.h (the very text the generated C
- * carries) and the multipliers of ir/quant.c, so the executor and the
+ * carries) and the multipliers of ir/core/quant.c, so the executor and the
  * compiled code agree bit for bit:
  *
  *   quantize_linear    clamp(dy_q_round_f32(x / scale) + zp) (ties to even)

@@ -4,7 +4,7 @@
  * argmax, log_softmax).
  *
  * Like kernels.c these favour being obviously right over being fast. Every
- * kernel first re-runs the op's inference (ir/infer_shape.c) on its input
+ * kernel first re-runs the op's inference (ir/infer/infer_shape.c) on its input
  * types and checks the output against it, so the attribute rules live in
  * one place; then it computes.
  *

@@ -1,4 +1,4 @@
-/* losses.c - the eager losses (dy_autograd.h): ir/loss.c's dy_loss_build
+/* losses.c - the eager losses (dy_autograd.h): ir/train/loss.c's dy_loss_build
  * run on the eager builder, so each op of a loss goes through dy_apply —
  * onto the autograd tape, and into the Program when a trace is active. */
 #include "dy_runtime_internal.h"

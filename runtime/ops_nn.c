@@ -2,7 +2,7 @@
  *
  * Each is a thin wrapper over dy_apply: it turns the caller's settings into
  * the op's attributes (ops_nn.def), filling in defaults for zero fields, and
- * leaves all checking to inference (ir/infer_nn.c), so an eager call, a
+ * leaves all checking to inference (ir/infer/infer_nn.c), so an eager call, a
  * trace and a loaded Program reject the same things with the same words.
  */
 #include "dy_runtime_internal.h"

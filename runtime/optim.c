@@ -3,7 +3,7 @@
  * The optimizer holds the model's trainable parameters (borrowed), one
  * state tensor per (parameter, state) that it owns, and the learning rate
  * as a rank-0 tensor. A step hands all of them to the eager builder
- * (gb_eager.c) as values and calls dy_optimizer_build (ir/optim.c), whose
+ * (gb_eager.c) as values and calls dy_optimizer_build (ir/train/optim.c), whose
  * in-place update ops then run through dy_apply: each kernel writes the
  * parameter's and the state's data where they are.
  */

@@ -5,7 +5,7 @@
  * (1..18) picks per-version attribute defaults. Initializers become
  * constants (onnx_tensor.c), graph inputs that are not initializers become feeds (the
  * batch's dim_param, or a dim with no value, is the dynamic batch: -1; any
- * other dim_param a size symbol, ir/dims.c). The nodes
+ * other dim_param a size symbol, ir/core/dims.c). The nodes
  * are then imported in order, each by its mapper (onnx_ops.c, onnx_math.c,
  * onnx_shape.c, onnx_nn.c, onnx_image.c, onnx_seq.c, onnx_control.c), which
  * builds ops through ox_op() (onnx_op.c): an op whose inputs are all

@@ -9,7 +9,7 @@
  *     turned into a persistable var when a run-time op reads it;
  *   - a shape value: a constant 1-D (or 0-D) i64 some of whose entries are
  *     symbolic sizes (what Shape gives for an input with dim_params: the
- *     batch, seq, ...), each held as its dim expression (ir/dims.c) in a
+ *     batch, seq, ...), each held as its dim expression (ir/core/dims.c) in a
  *     per-element array beside the data (ox_const.dims), never by a magic
  *     number, so no value a file holds (INT64_MIN included: Slice's "to the
  *     start") can be taken for a symbol. Data-moving ops (Gather,
@@ -37,7 +37,7 @@ typedef struct {
   dy_type type;
   void *data;
   /* a shape value's symbolic entries: dims[i] < 0 when entry i is that
-   * symbolic size (a dim expression, ir/dims.c: -1 the batch, or batch*4,
+   * symbolic size (a dim expression, ir/core/dims.c: -1 the batch, or batch*4,
    * seq, ...; its data entry is then 0 and means nothing), 0 for a plain
    * entry; NULL when none is symbolic */
   int64_t *dims;
@@ -45,7 +45,7 @@ typedef struct {
 
 typedef struct ox_value {
   const char *name;      /* the ONNX name (or a temp), ctx-owned            */
-  dy_type type;          /* negative dims: symbolic (ir/dims.c; -1 the batch) */
+  dy_type type;          /* negative dims: symbolic (ir/core/dims.c; -1 the batch) */
   int var;               /* Program var, -1 until materialised              */
   ox_const *c;           /* constant data, or NULL                          */
   bool sym;              /* c is a shape value with symbolic entries        */

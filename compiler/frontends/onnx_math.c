@@ -18,7 +18,7 @@
 /* ------------------------------------------------------------------ */
 
 /* Arithmetic on shape values (rank <= 1, i64): a symbolic entry computes
- * as a size expression (ir/dims.c): batch * heads, seq + 1, the exact
+ * as a size expression (ir/core/dims.c): batch * heads, seq + 1, the exact
  * quotient 4*batch / 4; an entry the expressions cannot hold (a negative
  * coefficient, an inexact division) is an error naming the node. Plain
  * entries are computed with overflow checks. */
