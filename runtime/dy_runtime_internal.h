@@ -113,12 +113,29 @@ int dy_gb_eager_value(dy_gb *b, dy_tensor *t);
 dy_tensor *dy_gb_eager_tensor(dy_gb *b, int v);
 void dy_gb_eager_free(dy_gb *b);
 
-/* autograd.c: the tape. dy_apply records an op whose result t it wants
- * (grad mode on, a concrete f32 result, an input requiring grad or made by
- * a recorded op, no input written in place); false (error recorded) on
- * failure. */
+/* tape.c: the tape of eager autograd. dy_apply records an op whose result
+ * t it wants (grad mode on, a concrete f32 result, an input requiring grad
+ * or made by a recorded op, no input written in place); false (error
+ * recorded) on failure. */
 bool dy_tape_wants(dy_tensor *const *in, int n_in, const dy_tensor *out);
 bool dy_tape_record(dy_op_kind kind, dy_tensor *const *in, int n_in,
                     const dy_attr *attrs, int n_attrs, dy_srcloc loc, dy_tensor *out);
+/* One record: the op as it ran and its tensors (dy_tensor.grad_fn of its
+ * output points at it). */
+typedef struct dy_tape_node {
+  dy_op op;                 /* kind, attributes (copied), loc; id -1   */
+  dy_tensor *in[16];        /* referenced                              */
+  dy_tensor *out;           /* referenced; out->grad_fn is this record */
+  int pos;                  /* index in the tape                        */
+  bool visit;               /* scratch of one backward / pruning pass   */
+} dy_tape_node;
+/* What backward (backward.c) reads: the records in the order they ran
+ * (dy_tape_size of them; borrowed, valid until the next record or
+ * release), a new pass number for dy_tensor.ag_pass (shared with pruning,
+ * so the two never mix their scratch), and the release of every record
+ * whose visit flag is set (the graph a backward walked). */
+dy_tape_node *const *dy_tape_nodes(void);
+unsigned dy_tape_new_pass(void);
+void dy_tape_release_visited(void);
 
 #endif
