@@ -129,7 +129,7 @@ float dy_rand_uniform(void);   /* [0, 1) */
 float dy_rand_normal(void);    /* N(0, 1) */
 
 /* ------------------------------------------------------------------ */
-/* kernels.c: reference kernels, one per op                            */
+/* kernels/: reference kernels, one per op (the table: kernels.c)     */
 /* ------------------------------------------------------------------ */
 
 /* Compute op on concrete inputs into outputs already allocated with the
