@@ -7,7 +7,7 @@
  *
  *   - the Program builder (ir/grad.c) appends each op to a block, typed by
  *     inference: dy_program_append_backward, dy_program_gradients;
- *   - the eager builder (runtime/autograd.c) runs each op at once on
+ *   - the eager builder (runtime/gb_eager.c) runs each op at once on
  *     tensors: dy_backward.
  *
  * So one rule serves eager autograd, the static executor and the generated
