@@ -2,7 +2,7 @@
  *
  * Each prints the body of one kernel (in0.., out0.., and `batch` when a
  * type has the dynamic dim) with literal extents, the batch through dy_ext.
- * The formulas are runtime/kernels_extra.c's word for word (same libm
+ * The formulas are runtime/kernels/kernels_extra.c's word for word (same libm
  * calls, same operation and iteration order), so the generated C agrees
  * with the eager kernels; change one, change the other.
  *

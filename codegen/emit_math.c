@@ -9,7 +9,7 @@
  *     out0[i] = x > 0.0f ? x : alpha * x;
  *   }
  *
- * The expression strings are the formulas of runtime/kernels_math.c,
+ * The expression strings are the formulas of runtime/kernels/kernels_math.c,
  * word for word (same f32 constants and order of operations; where the
  * kernel calls libm's expf, erff, ..., the generated C calls dy_expf,
  * dy_erff, ... of emit_mathlib.c), so the generated C agrees with the

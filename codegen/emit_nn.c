@@ -37,7 +37,7 @@
  * The driver (emit.c) has checked the op's types against inference before
  * an emitter runs, so attributes are known to be well formed (the rules
  * live in ir/infer/infer_nn.c). batch_norm, group_norm and dropout emit
- * exactly the arithmetic of runtime/kernels_nn.c — statistics in double,
+ * exactly the arithmetic of runtime/kernels/kernels_nn.c — statistics in double,
  * the same operation order, dropout's counter hash with the threshold and
  * scale as literals — so the generated C agrees with eager calls (bit for
  * bit for dropout's mask); the vector kernels agree within rounding.
@@ -180,7 +180,7 @@ typedef enum { POOL_WINDOWS, POOL_ADAPTIVE, POOL_GLOBAL } pool_mode;
 /* Emit the window [v0, v1) of output index o (named ov) along one axis of
  * input size n and output size on, and, when size is set, its extent
  * clipped to the padded input in vs (the divisor of avg with padding). The
- * rules are pool_window's in runtime/kernels_nn.c. */
+ * rules are pool_window's in runtime/kernels/kernels_nn.c. */
 static void emit_window(dy_cg_ctx *ctx, pool_mode mode, const char *v,
                         const char *ov, ll n, ll on, ll k, ll st, ll lo, ll hi,
                         bool size) {
@@ -213,7 +213,7 @@ static void emit_window(dy_cg_ctx *ctx, pool_mode mode, const char *v,
 }
 
 /* acc = the max of x over the window [h0, h1) x [w0, w1) of rows w long,
- * in runtime/kernels_nn.c's order (a NaN first in the window stays) */
+ * in runtime/kernels/kernels_nn.c's order (a NaN first in the window stays) */
 static void emit_max_window(dy_cg_ctx *ctx, ll w) {
   L("float acc = x[h0 * %lld + w0];", w);
   L("for (int64_t iy = h0; iy < h1; iy++)");
@@ -301,7 +301,7 @@ dy_status dy_emit_pool2d(dy_cg_ctx *ctx, dy_error *err) {
   char planes[128];
   dy_ext_str(ctx, dy_ext_range(x, 0, 2), planes, sizeof planes);
 
-  if (x->dtype != DY_F32) { /* i8 / u8: runtime/kernels_nn.c's integer pooling */
+  if (x->dtype != DY_F32) { /* i8 / u8: runtime/kernels/kernels_nn.c's integer pooling */
     const char *T = dy_ctype(x->dtype);
     L("/* %s pooling of %s values%s */", max ? "max" : "avg", dy_dtype_name(x->dtype),
       max ? "" : ": an int32 sum divided rounding half away from zero (TFLite)");
@@ -452,7 +452,7 @@ dy_status dy_emit_pool2d(dy_cg_ctx *ctx, dy_error *err) {
 }
 
 /* pool2d_grad(x, y, dy): the forward's windows (emit_window), each
- * output's gradient routed back as runtime/kernels_nn.c does. */
+ * output's gradient routed back as runtime/kernels/kernels_nn.c does. */
 dy_status dy_emit_pool2d_grad(dy_cg_ctx *ctx, dy_error *err) {
   (void)err;
   const dy_type *x = dy_cg_in_type(ctx, 0), *y = dy_cg_in_type(ctx, 1);

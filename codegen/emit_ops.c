@@ -26,7 +26,7 @@
 /* ------------------------------------------------------------------ */
 
 /* fmt combines two %s; on i32 it goes through uint32_t (wraps, as
- * runtime/kernels.c's loops, instead of overflowing), on i8 and u8 the
+ * runtime/kernels/kernels_util.c's loops, instead of overflowing), on i8 and u8 the
  * int result converts back (wraps). */
 static dy_status emit_arith(dy_cg_ctx *ctx, dy_error *err, const char *fmt) {
   const dy_type *a = dy_cg_in_type(ctx, 0), *b = dy_cg_in_type(ctx, 1);

@@ -1,6 +1,6 @@
 /* emit_quant.c - emitters of the quant family (ir/ops_quant.def), floor 2.
  *
- * Each kernel is runtime/kernels_quant.c's loop written out for the op's
+ * Each kernel is runtime/kernels/kernels_quant.c's loop written out for the op's
  * shapes, over the fixed-point helpers of ir/dy_qfixed.h (the generated
  * file carries that text when a kernel uses it: DY_USES_QFIXED), so the
  * compiled code equals the executor bit for bit. The requantization

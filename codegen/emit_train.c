@@ -6,7 +6,7 @@
  * of an element read before any is written, so the code is right both
  * when the training code generator passes one buffer as in<i> and out<i>
  * (it then drops `restrict`, as for any kernel writing over an input) and
- * when they are distinct. The arithmetic is runtime/kernels_train.c's,
+ * when they are distinct. The arithmetic is runtime/kernels/kernels_train.c's,
  * operation for operation (float, the attributes as float literals;
  * batch_norm_stats in double with momentum as a double literal), with the
  * generated math library's dy_sqrtf.

@@ -1,6 +1,6 @@
 /* dy_qfixed.h - the fixed-point arithmetic of the quantized ops
  * (ir/ops_quant.def), written once: the reference kernels
- * (runtime/kernels_quant.c) include this file, and the generated C carries
+ * (runtime/kernels/kernels_quant.c) include this file, and the generated C carries
  * the text between the template markers verbatim (codegen/CMakeLists.txt
  * embeds it as dy_tpl_qfixed; emit_quant.c's kernels call it), so the two
  * agree bit for bit by construction. Freestanding C99: <stdint.h> only, no

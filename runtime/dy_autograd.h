@@ -6,7 +6,7 @@
  *   ... optimizer step ...
  *   dy_clear_grad(net);          // Paddle's clear_grad(): grads to NULL
  *
- * The tape (runtime/autograd.c). While grad mode is on, every op (dy_apply)
+ * The tape (runtime/tape.c). While grad mode is on, every op (dy_apply)
  * with a concrete f32 result and an input that requires grad (a layer's
  * parameter, dy_tensor.requires_grad) or was itself made by a recorded op
  * is recorded: its kind, a copy of its attributes and source line, a
@@ -14,10 +14,10 @@
  * record (dy_tensor.grad_fn). Symbolic tensors (static mode) are never
  * recorded, nor an op that writes one of its inputs in place.
  *
- * Backward walks the records the loss depends on, newest first, and runs
- * each op's gradient rule (ir/, dy_grad.h) on the eager builder with grad
- * mode off, so gradients are computed by the same ops the Program's
- * backward would append. Each leaf's gradient (a tensor that requires grad
+ * Backward (runtime/backward.c) walks the records the loss depends on,
+ * newest first, and runs each op's gradient rule (ir/, dy_grad.h) on the
+ * eager builder with grad mode off, so gradients are computed by the same
+ * ops the Program's backward would append. Each leaf's gradient (a tensor that requires grad
  * and was made by no recorded op) is ADDED into its .grad (owned by the
  * tensor; accumulates across calls until dy_clear_grad). Then the records
  * it walked are released (PyTorch frees the graph after backward): a
@@ -40,7 +40,7 @@
 #include "dy_runtime.h"
 
 /* ------------------------------------------------------------------ */
-/* autograd.c: the tape, backward, grad mode                           */
+/* backward.c: backward                                                */
 /* ------------------------------------------------------------------ */
 
 /* d loss / d leaf added into every leaf's .grad. loss: an f32 tensor with
@@ -52,15 +52,19 @@ dy_status dy_backward(dy_tensor *loss, dy_error *err);
  * leaves get sum(seed * d t / d leaf). */
 dy_status dy_backward_seed(dy_tensor *t, dy_tensor *seed, dy_error *err);
 
+/* Every parameter's .grad of l and its descendants freed and set to NULL. */
+void dy_clear_grad(dy_layer *l);
+
+/* ------------------------------------------------------------------ */
+/* tape.c: grad mode and the tape                                      */
+/* ------------------------------------------------------------------ */
+
 /* Grad mode (Paddle's no_grad, nestable): between begin and end nothing is
  * recorded. dy_grad_enabled is false while any no_grad is open (and while
  * dy_backward runs). */
 void dy_no_grad_begin(void);
 void dy_no_grad_end(void);
 bool dy_grad_enabled(void);
-
-/* Every parameter's .grad of l and its descendants freed and set to NULL. */
-void dy_clear_grad(dy_layer *l);
 
 /* Drop every record of the tape (a graph never backwarded). */
 void dy_tape_clear(void);

@@ -1,6 +1,6 @@
 /* dy_extra.h - eager entry points of the extra op family. Included by
- * dy_runtime.h; see ir/ops_extra.def for the ops and runtime/kernels_extra.c
- * for their exact semantics.
+ * dy_runtime.h; see ir/ops_extra.def for the ops and
+ * runtime/kernels/kernels_extra.c for their exact semantics.
  *
  *   dy_tensor *s = dy_sin(x);
  *   dy_tensor *r = dy_mod(a, b, true);                   (C fmod)

@@ -1,6 +1,6 @@
 /* dy_math.h - eager entry points (and layers) of the math op family.
  * Included by dy_runtime.h; see ir/ops_math.def for the ops and
- * runtime/kernels_math.c for their exact semantics.
+ * runtime/kernels/kernels_math.c for their exact semantics.
  *
  *   dy_tensor *h = dy_gelu(dy_scale(x, 2.0f, 1.0f), false);
  *   dy_tensor *m = dy_where(dy_greater(x, y), x, dy_neg(y));

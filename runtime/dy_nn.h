@@ -124,10 +124,10 @@ dy_tensor *dy_group_norm_at(dy_tensor *x, dy_tensor *scale, dy_tensor *bias,
 
 /* dropout, Paddle's "upscale_in_train": in training each element is zeroed
  * with probability p and the rest scaled by 1/(1-p); otherwise the identity.
- * The mask is a hash of (seed, element index) (runtime/kernels_nn.c); a
- * training call draws the seed from the seeded generator (dy_rand_u64) and
- * records it as the op's attribute, so a traced Program and the generated
- * C replay the same mask. */
+ * The mask is a hash of (seed, element index) (runtime/kernels/
+ * kernels_nn.c); a training call draws the seed from the seeded generator
+ * (dy_rand_u64) and records it as the op's attribute, so a traced Program
+ * and the generated C replay the same mask. */
 dy_tensor *dy_dropout_at(dy_tensor *x, double p, bool training, dy_srcloc loc);
 #define dy_dropout(x, p, training) dy_dropout_at((x), (p), (training), DY_HERE)
 

@@ -71,7 +71,7 @@ typedef struct dy_tensor {
   bool requires_grad;     /* a leaf whose gradient is wanted (a layer's f32
                              parameter; traced as a trainable var)         */
   struct dy_tensor *grad; /* its accumulated gradient (owned), or NULL      */
-  /* eager autograd's tape (runtime/autograd.c, dy_autograd.h) */
+  /* eager autograd's tape (runtime/tape.c, dy_autograd.h) */
   struct dy_tape_node *grad_fn; /* the recorded op that made it, or NULL  */
   int tape_refs;          /* how many of refcount the tape holds            */
   unsigned ag_pass;       /* scratch of one dy_backward / tape pruning pass */
@@ -129,7 +129,7 @@ float dy_rand_uniform(void);   /* [0, 1) */
 float dy_rand_normal(void);    /* N(0, 1) */
 
 /* ------------------------------------------------------------------ */
-/* kernels.c: reference kernels, one per op                            */
+/* kernels/: reference kernels, one per op (the table: kernels.c)     */
 /* ------------------------------------------------------------------ */
 
 /* Compute op on concrete inputs into outputs already allocated with the

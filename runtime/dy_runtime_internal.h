@@ -59,35 +59,41 @@ void dy_trace_resume(dy_trace_state *ts);
  * batch) into *out; false otherwise. dy_apply infers from it there. */
 bool dy_trace_var_type(const dy_trace_state *ts, const dy_tensor *t, dy_type *out);
 
-/* executor.c / executor_block.c: the static executor's state, shared by
- * the block runner (executor.c) and the control ops (executor_block.c). */
+/* The static executor: executor.c (the entry point) on executor_block.c
+ * (the interpreter of a block) on executor_op.c (the environment and one
+ * op). dy_exec is the state of one run. */
 typedef struct {
   const dy_program *p;
   dy_tensor **val;       /* the value of each var, or NULL */
   int64_t batch;          /* sym[0], for messages */
   int64_t sym[DY_MAX_SYMS]; /* each size symbol's value (-1: unused) */
   int *home;             /* the block declaring each var (0: feeds, params) */
-  int **last_use;        /* per block, computed on first run (executor.c) */
+  int **last_use;        /* per block, computed on first run (executor_block.c) */
   dy_exec_observer observe; /* called on each op output, or NULL */
   void *observe_ctx;
 } dy_exec;
-/* Allocate / release home and last_use (dy_exec_init: false on OOM). */
-bool dy_exec_init(dy_exec *ex);
-void dy_exec_fini(dy_exec *ex);
-/* Run block b; for a sub-block, results[i] receives a reference to each
- * value it yields (caller frees) and the block's own values are released. */
-dy_status dy_exec_block(dy_exec *ex, int b, dy_tensor **results, dy_error *err);
-/* Run a cond or while op (its sub-blocks through dy_exec_block). */
-dy_status dy_exec_control(dy_exec *ex, const dy_op *op, dy_error *err);
-/* var's declared type (its symbolic dims evaluated at the symbols' values
- * sym[]) matches the concrete t. */
-bool dy_exec_type_matches(const dy_type *var, const dy_type *t, const int64_t *sym);
-/* The symbols' values implied by the inputs' shapes (each dim that is one
- * symbol binds it; every dim must then equal its expression's value, every
- * symbol be >= 1 and within its declared bound), or an error naming the
- * input, the dim and the symbol. */
+/* executor.c: the symbols' values implied by the inputs' shapes (each dim
+ * that is one symbol binds it; every dim must then equal its expression's
+ * value, every symbol be >= 1 and within its declared bound), or an error
+ * naming the input, the dim and the symbol. */
 dy_status dy_exec_bind_syms(const dy_program *p, const dy_type *const *inputs,
                             int64_t *sym, dy_error *err);
+/* executor_block.c: run block b; for a sub-block, results[i] receives a
+ * reference to each value it yields (caller frees) and the block's own
+ * values are released. A cond or while op runs its sub-blocks through
+ * dy_exec_block again. */
+dy_status dy_exec_block(dy_exec *ex, int b, dy_tensor **results, dy_error *err);
+/* executor_op.c: allocate / release home and last_use (dy_exec_init: false
+ * on OOM). */
+bool dy_exec_init(dy_exec *ex);
+void dy_exec_fini(dy_exec *ex);
+/* executor_op.c: var's declared type (its symbolic dims evaluated at the
+ * symbols' values sym[]) matches the concrete t. */
+bool dy_exec_type_matches(const dy_type *var, const dy_type *t, const int64_t *sym);
+/* executor_op.c: run one op that is not a control op (infer, allocate,
+ * check against its vars, run the kernel; an in-place op's kernel writes
+ * into its inputs), its outputs' values into ex->val. */
+dy_status dy_exec_op(dy_exec *ex, const dy_op *op, dy_error *err);
 
 /* gb_eager.c: the eager builder of dy_grad.h. Emitting runs the op at
  * once through dy_apply (so an active trace records it); values are
@@ -107,12 +113,29 @@ int dy_gb_eager_value(dy_gb *b, dy_tensor *t);
 dy_tensor *dy_gb_eager_tensor(dy_gb *b, int v);
 void dy_gb_eager_free(dy_gb *b);
 
-/* autograd.c: the tape. dy_apply records an op whose result t it wants
- * (grad mode on, a concrete f32 result, an input requiring grad or made by
- * a recorded op, no input written in place); false (error recorded) on
- * failure. */
+/* tape.c: the tape of eager autograd. dy_apply records an op whose result
+ * t it wants (grad mode on, a concrete f32 result, an input requiring grad
+ * or made by a recorded op, no input written in place); false (error
+ * recorded) on failure. */
 bool dy_tape_wants(dy_tensor *const *in, int n_in, const dy_tensor *out);
 bool dy_tape_record(dy_op_kind kind, dy_tensor *const *in, int n_in,
                     const dy_attr *attrs, int n_attrs, dy_srcloc loc, dy_tensor *out);
+/* One record: the op as it ran and its tensors (dy_tensor.grad_fn of its
+ * output points at it). */
+typedef struct dy_tape_node {
+  dy_op op;                 /* kind, attributes (copied), loc; id -1   */
+  dy_tensor *in[16];        /* referenced                              */
+  dy_tensor *out;           /* referenced; out->grad_fn is this record */
+  int pos;                  /* index in the tape                        */
+  bool visit;               /* scratch of one backward / pruning pass   */
+} dy_tape_node;
+/* What backward (backward.c) reads: the records in the order they ran
+ * (dy_tape_size of them; borrowed, valid until the next record or
+ * release), a new pass number for dy_tensor.ag_pass (shared with pruning,
+ * so the two never mix their scratch), and the release of every record
+ * whose visit flag is set (the graph a backward walked). */
+dy_tape_node *const *dy_tape_nodes(void);
+unsigned dy_tape_new_pass(void);
+void dy_tape_release_visited(void);
 
 #endif

@@ -1,13 +1,13 @@
 /* executor.c - the static executor: an interpreter over a Program.
  *
  * Paddle Inference's role: run a saved Program without the model's source.
- * It binds the feeds, wraps each parameter's data in a borrowed tensor (no
- * copy), then runs the ops of block 0 in order with the same inference and
- * kernels as eager calls. A var's tensor is released after its last use, so
- * peak memory follows liveness. The feeds' shapes give each size symbol's
- * value (every -1 dim one common batch size, every dim naming "seq" one
- * seq; dy_exec_bind_syms); each op's concrete output type is checked
- * against its var's type with the symbols' values filled in.
+ * dy_executor_run binds the feeds, wraps each parameter's data in a
+ * borrowed tensor (no copy), runs block 0 (executor_block.c) and hands back
+ * the fetches, with the same inference and kernels as eager calls. The
+ * feeds' shapes give each size symbol's value (every -1 dim one common
+ * batch size, every dim naming "seq" one seq; dy_exec_bind_syms); each
+ * op's concrete output type is checked against its var's type with the
+ * symbols' values filled in.
  *
  * A training Program (dy_program_is_training: it has in-place ops, the
  * optimizer's updates and batch norm's running statistics) changes its
@@ -15,29 +15,18 @@
  * persistable data (parameters, optimizer state), so each run is one
  * training step and the next run sees the updated values.
  *
- * Blocks: dy_exec_block runs the ops of one block; a cond or while op is
- * handed to runtime/executor_block.c, which runs its sub-blocks through
- * dy_exec_block again. A var is released by the block that declares it (at
- * its last use there, or when the block ends), never by a sub-block that
- * only captures it.
+ * The executor is three files, each calling only the ones below it:
+ *
+ *   executor.c        this entry point: feeds, symbols, parameters, fetches
+ *   executor_block.c  the interpreter of a block, recursive over the
+ *                     sub-blocks of cond and while
+ *   executor_op.c     the environment (dy_exec) and one plain op: infer,
+ *                     allocate, check, run its kernel
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "dy_runtime_internal.h"
-
-bool dy_exec_type_matches(const dy_type *var, const dy_type *t, const int64_t *sym) {
-  if (var->dtype != t->dtype || var->rank != t->rank)
-    return false;
-  for (int i = 0; i < t->rank; i++) {
-    int64_t d = var->shape[i];
-    if (d < 0 && !dy_dim_eval(d, sym, &d))
-      return false;
-    if (d != t->shape[i])
-      return false;
-  }
-  return true;
-}
 
 dy_status dy_exec_bind_syms(const dy_program *p, const dy_type *const *inputs,
                             int64_t *sym, dy_error *err) {
@@ -121,130 +110,6 @@ static dy_status bind_inputs(const dy_program *p, dy_tensor *const *inputs,
     types[i] = &t->type;
   }
   return dy_exec_bind_syms(p, types, sym, err);
-}
-
-/* The index of the last op of block b reading each var (results and, in
- * block 0, fetches: n_ops, they live on); -1 where b does not read it. */
-static const int *last_uses(dy_exec *ex, int b) {
-  if (ex->last_use[b])
-    return ex->last_use[b];
-  const dy_program *p = ex->p;
-  const dy_block *blk = p->blocks[b];
-  int *lu = malloc(sizeof(int) * ((size_t)p->n_vars + 1));
-  if (!lu)
-    return NULL;
-  for (int i = 0; i < p->n_vars; i++)
-    lu[i] = b == 0 && p->vars[i]->fetch_index >= 0 ? blk->n_ops : -1;
-  for (int k = 0; k < blk->n_ops; k++)
-    for (int i = 0; i < blk->ops[k]->n_inputs; i++)
-      if (lu[blk->ops[k]->inputs[i]] < k)
-        lu[blk->ops[k]->inputs[i]] = k;
-  for (int i = 0; i < blk->n_results; i++)
-    lu[blk->results[i]] = blk->n_ops;
-  return ex->last_use[b] = lu;
-}
-
-/* One op that is not a control op: infer, allocate, run the kernel. */
-static dy_status run_op(dy_exec *ex, const dy_op *op, dy_error *err) {
-  const dy_program *p = ex->p;
-  dy_tensor **val = ex->val;
-  dy_status s = DY_OK;
-  dy_tensor *in[16], *out[8] = {0};
-  dy_type in_t[16], out_t[8];
-  if (op->n_inputs > 16 || op->n_outputs > 8)
-    return dy_error_at(err, op, DY_STATUS_UNSUPPORTED, "too many operands");
-  for (int i = 0; i < op->n_inputs; i++) {
-    in[i] = val[op->inputs[i]];
-    if (!in[i])
-      return dy_error_at(err, op, DY_STATUS_INVALID_IR, "%s: input '%s' has no value",
-                         dy_op_name(op->kind), p->vars[op->inputs[i]]->name);
-    in_t[i] = in[i]->type;
-  }
-  if (op->kind == DY_OP_RESHAPE_DIMS && op->n_outputs == 1) {
-    /* a reshape to several symbolic sizes: its var's type at the
-     * symbols' values (inference alone cannot split the count) */
-    const dy_type *vt = &p->vars[op->outputs[0]]->type;
-    out_t[0] = *vt;
-    for (int d = 0; d < vt->rank; d++)
-      if (vt->shape[d] < 0 && !dy_dim_eval(vt->shape[d], ex->sym, &out_t[0].shape[d]))
-        return dy_error_at(err, op, DY_STATUS_INVALID_IR,
-                           "reshape_dims: '%s' has a size no input gives",
-                           p->vars[op->outputs[0]]->name);
-    if (dy_type_numel(&out_t[0]) != dy_type_numel(&in_t[0]))
-      return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
-                         "reshape_dims: %lld elements for '%s' of %lld",
-                         (long long)dy_type_numel(&in_t[0]), p->vars[op->outputs[0]]->name,
-                         (long long)dy_type_numel(&out_t[0]));
-  } else if ((s = dy_infer(op, in_t, op->n_inputs, out_t, err))) {
-    return s;
-  }
-  if (dy_op_has(op, DY_OPF_INPLACE))
-    /* the update writes the state tensors themselves: the borrowed views
-     * of the Program's persistable data (the verifier has checked
-     * outputs[i] == inputs[i], persistable) */
-    return dy_kernel_table[op->kind](op, in, op->n_inputs, in, err);
-  for (int i = 0; i < op->n_outputs && !s; i++) {
-    const dy_var *v = p->vars[op->outputs[i]];
-    if (!dy_exec_type_matches(&v->type, &out_t[i], ex->sym)) {
-      char a[128], b[128];
-      s = dy_error_at(err, op, DY_STATUS_INVALID_IR,
-                      "%s: computes %s for '%s' declared %s at batch %lld",
-                      dy_op_name(op->kind), dy_type_str(&out_t[i], a, sizeof a),
-                      v->name, dy_type_str(&v->type, b, sizeof b), (long long)ex->batch);
-    } else if (!(out[i] = dy_tensor_alloc(&out_t[i], true))) {
-      s = dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "executor: out of memory");
-    }
-  }
-  if (!s)
-    s = dy_kernel_table[op->kind](op, in, op->n_inputs, out, err);
-  for (int i = 0; i < op->n_outputs; i++) {
-    if (s)
-      dy_tensor_free(out[i]);
-    else
-      val[op->outputs[i]] = out[i];
-  }
-  for (int i = 0; i < op->n_outputs && !s && ex->observe; i++)
-    s = ex->observe(ex->observe_ctx, op->outputs[i], out[i], err);
-  return s;
-}
-
-dy_status dy_exec_block(dy_exec *ex, int b, dy_tensor **results, dy_error *err) {
-  const dy_program *p = ex->p;
-  const dy_block *blk = p->blocks[b];
-  dy_tensor **val = ex->val;
-  const int *last_use = last_uses(ex, b);
-  if (!last_use)
-    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "executor: out of memory");
-  dy_status s = DY_OK;
-  for (int k = 0; k < blk->n_ops && !s; k++) {
-    const dy_op *op = blk->ops[k];
-    s = dy_op_sub_blocks(op, (int[2]){0}) ? dy_exec_control(ex, op, err)
-                                          : run_op(ex, op, err);
-    /* release what is dead after this op (and declared in this block) */
-    for (int i = 0; i < op->n_inputs && !s; i++) {
-      int v = op->inputs[i];
-      if (last_use[v] == k && !p->vars[v]->persistable && val[v] &&
-          (b == 0 || ex->home[v] == b)) {
-        dy_tensor_free(val[v]);
-        val[v] = NULL;
-      }
-    }
-  }
-  if (b == 0)
-    return s;
-  for (int i = 0; i < blk->n_results && !s; i++) {
-    results[i] = dy_keep(val[blk->results[i]]);
-    if (!results[i])
-      s = dy_error_set(err, DY_STATUS_INVALID_IR, "block %d: result '%s' has no value",
-                       b, p->vars[blk->results[i]]->name);
-  }
-  /* the block's own vars end with it */
-  for (int i = 0; i < p->n_vars; i++)
-    if (ex->home[i] == b && val[i]) {
-      dy_tensor_free(val[i]);
-      val[i] = NULL;
-    }
-  return s;
 }
 
 dy_status dy_executor_run(const dy_program *p, dy_tensor *const *inputs,

@@ -1,5 +1,14 @@
-/* executor_block.c - the static executor's control ops: cond and while
- * (ir/ops_control.def), run over their sub-blocks with dy_exec_block.
+/* executor_block.c - the static executor's interpreter of one block,
+ * recursive over the sub-blocks of the control ops (ir/ops_control.def).
+ *
+ * dy_exec_block runs the ops of a block in order: a plain op through
+ * dy_exec_op (executor_op.c), a cond or while here, over its sub-blocks,
+ * through dy_exec_block again (running a sub-block that holds a control op
+ * is mutual recursion, so it stays in this one file). A var's tensor is
+ * released after its last use, so peak memory follows liveness; a var is
+ * released by the block that declares it (at its last use there, or when
+ * the block ends), never by a sub-block that only captures it, so a loop's
+ * temporaries do not pile up over iterations.
  *
  * cond reads its predicate (a bool of one element) and runs one branch;
  * its outputs are that branch's results. while binds the carried values
@@ -7,35 +16,32 @@
  * them to the body's params and takes the body's results as the next
  * carried values; the outputs are the last ones. A loop that would run more
  * than max_iterations trips (the op's attribute, or DY_WHILE_MAX_ITERATIONS
- * when it is 0) is an error naming the op, never a hang. Every value a
- * block declares is released when it ends (dy_exec_block), so a loop's
- * temporaries do not pile up over iterations.
+ * when it is 0) is an error naming the op, never a hang.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "dy_runtime_internal.h"
 
-bool dy_exec_init(dy_exec *ex) {
+/* The index of the last op of block b reading each var (results and, in
+ * block 0, fetches: n_ops, they live on); -1 where b does not read it. */
+static const int *last_uses(dy_exec *ex, int b) {
+  if (ex->last_use[b])
+    return ex->last_use[b];
   const dy_program *p = ex->p;
-  ex->home = calloc((size_t)p->n_vars + 1, sizeof *ex->home);
-  ex->last_use = calloc((size_t)p->n_blocks, sizeof *ex->last_use);
-  if (!ex->home || !ex->last_use) {
-    dy_exec_fini(ex);
-    return false;
-  }
-  dy_program_declaring_blocks(p, ex->home, 0);
-  return true;
-}
-
-void dy_exec_fini(dy_exec *ex) {
-  if (ex->last_use)
-    for (int b = 0; b < ex->p->n_blocks; b++)
-      free(ex->last_use[b]);
-  free(ex->last_use);
-  free(ex->home);
-  ex->last_use = NULL;
-  ex->home = NULL;
+  const dy_block *blk = p->blocks[b];
+  int *lu = malloc(sizeof(int) * ((size_t)p->n_vars + 1));
+  if (!lu)
+    return NULL;
+  for (int i = 0; i < p->n_vars; i++)
+    lu[i] = b == 0 && p->vars[i]->fetch_index >= 0 ? blk->n_ops : -1;
+  for (int k = 0; k < blk->n_ops; k++)
+    for (int i = 0; i < blk->ops[k]->n_inputs; i++)
+      if (lu[blk->ops[k]->inputs[i]] < k)
+        lu[blk->ops[k]->inputs[i]] = k;
+  for (int i = 0; i < blk->n_results; i++)
+    lu[blk->results[i]] = blk->n_ops;
+  return ex->last_use[b] = lu;
 }
 
 static void free_all(dy_tensor **t, int n) {
@@ -141,7 +147,8 @@ static dy_status run_while(dy_exec *ex, const dy_op *op, dy_tensor **carried,
   return set_outputs(ex, op, carried, err);
 }
 
-dy_status dy_exec_control(dy_exec *ex, const dy_op *op, dy_error *err) {
+/* Run a cond or while op over its sub-blocks. */
+static dy_status run_control(dy_exec *ex, const dy_op *op, dy_error *err) {
   int n = op->n_outputs;
   dy_tensor **res = calloc(2 * (size_t)n, sizeof *res);
   if (!res)
@@ -151,5 +158,44 @@ dy_status dy_exec_control(dy_exec *ex, const dy_op *op, dy_error *err) {
   if (s && op->kind == DY_OP_COND)
     free_all(res, n);
   free(res);
+  return s;
+}
+
+dy_status dy_exec_block(dy_exec *ex, int b, dy_tensor **results, dy_error *err) {
+  const dy_program *p = ex->p;
+  const dy_block *blk = p->blocks[b];
+  dy_tensor **val = ex->val;
+  const int *last_use = last_uses(ex, b);
+  if (!last_use)
+    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "executor: out of memory");
+  dy_status s = DY_OK;
+  for (int k = 0; k < blk->n_ops && !s; k++) {
+    const dy_op *op = blk->ops[k];
+    s = dy_op_sub_blocks(op, (int[2]){0}) ? run_control(ex, op, err)
+                                          : dy_exec_op(ex, op, err);
+    /* release what is dead after this op (and declared in this block) */
+    for (int i = 0; i < op->n_inputs && !s; i++) {
+      int v = op->inputs[i];
+      if (last_use[v] == k && !p->vars[v]->persistable && val[v] &&
+          (b == 0 || ex->home[v] == b)) {
+        dy_tensor_free(val[v]);
+        val[v] = NULL;
+      }
+    }
+  }
+  if (b == 0)
+    return s;
+  for (int i = 0; i < blk->n_results && !s; i++) {
+    results[i] = dy_keep(val[blk->results[i]]);
+    if (!results[i])
+      s = dy_error_set(err, DY_STATUS_INVALID_IR, "block %d: result '%s' has no value",
+                       b, p->vars[blk->results[i]]->name);
+  }
+  /* the block's own vars end with it */
+  for (int i = 0; i < p->n_vars; i++)
+    if (ex->home[i] == b && val[i]) {
+      dy_tensor_free(val[i]);
+      val[i] = NULL;
+    }
   return s;
 }

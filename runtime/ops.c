@@ -6,7 +6,7 @@
  * dy_kernel_<name> (or, for view ops, shares the input's data; for a
  * symbolic input, computes nothing), records the op into the active
  * trace and, when a gradient may flow through it, onto the autograd tape
- * (autograd.c). An in-place op (DY_OPF_INPLACE) allocates nothing: its
+ * (tape.c). An in-place op (DY_OPF_INPLACE) allocates nothing: its
  * kernel updates its first inputs and it returns the first of them. Errors
  * go to the thread-local slot (dy_last_error) with the source line of the
  * user's call.

@@ -7,7 +7,7 @@
  * half the kernel or more, asymmetric padding, dilation 2, groups 2 and
  * groups == channels, the dynamic batch with weights as constants. Each op
  * has cases with hand-computed values (small inputs given as .data; the
- * dropout masks come from the hash documented in runtime/kernels_nn.c,
+ * dropout masks come from the hash documented in runtime/kernels/kernels_nn.c,
  * evaluated independently), and bad inputs that inference must reject.
  *
  * Tolerance is the default 1e-5 relative unless a case says why not.

@@ -1,4 +1,4 @@
-/* test_autograd.c - eager autograd (runtime/autograd.c) and the losses
+/* test_autograd.c - eager autograd (runtime/tape.c, backward.c) and the losses
  * (ir/train/loss.c, runtime/losses.c).
  *
  *   - an MLP's parameter gradients from dy_backward against the traced

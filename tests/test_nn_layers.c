@@ -129,7 +129,7 @@ static void test_batch_norm_static_mode_keeps_running_stats(void) {
 
 /* ---- dropout ---- */
 
-/* The mask documented in runtime/kernels_nn.c, written out again. */
+/* The mask documented in runtime/kernels/kernels_nn.c, written out again. */
 static bool kept(uint64_t seed, uint64_t i, float p) {
   uint64_t z = (seed ^ (i * 0x9E3779B97F4A7C15ull)) + 0x9E3779B97F4A7C15ull;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;

@@ -2,7 +2,7 @@
  * (ops_quant.def): real multipliers made Q31 multipliers and shifts the
  * way TFLite's reference kernels make them (kernels/internal/
  * quantization_util.cc, kernels/add.cc, mul.cc, softmax.cc), computed once
- * here for the reference kernels (runtime/kernels_quant.c) and for the
+ * here for the reference kernels (runtime/kernels/kernels_quant.c) and for the
  * constants the emitters write (codegen/emit_quant.c). */
 #include <math.h>
 

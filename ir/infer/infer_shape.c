@@ -286,7 +286,7 @@ dy_status dy_infer_unsqueeze(const dy_op *op, const dy_type *in, int n_,
  * by ',' (rank = their count); they must multiply to the input's. On
  * concrete shapes (the executor) a symbolic one cannot be evaluated here:
  * the executor sizes such a reshape from its var's type at the symbols'
- * values (runtime/executor.c). */
+ * values (runtime/executor_op.c). */
 dy_status dy_infer_reshape_dims(const dy_op *op, const dy_type *in, int n_in, dy_type *out,
                                 dy_error *err) {
   (void)n_in;

@@ -16,7 +16,7 @@
  * Program once is one training step.
  *
  * Dropout. A dropout op's mask is a function of its `seed` attribute
- * (runtime/kernels_nn.c), and its gradient rule emits ops carrying the same
+ * (runtime/kernels/kernels_nn.c), and its gradient rule emits ops carrying the same
  * seed, so a training Program run twice would drop the same elements. The
  * host therefore reseeds before every step: dy_program_reseed_dropout walks
  * block 0 in op order, and the first training-mode dropout op with a given

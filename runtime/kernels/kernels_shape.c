@@ -3,10 +3,10 @@
  * tile, pad), indexing (gather) and reductions (reduce_sum/mean/max/min,
  * argmax, log_softmax).
  *
- * Like kernels.c these favour being obviously right over being fast. Every
- * kernel first re-runs the op's inference (ir/infer/infer_shape.c) on its input
- * types and checks the output against it, so the attribute rules live in
- * one place; then it computes.
+ * Like every reference kernel (kernels.c) these favour being obviously
+ * right over being fast. Every kernel first re-runs the op's inference
+ * (ir/infer/infer_shape.c) on its input types and checks the output against it,
+ * so the attribute rules live in one place; then it computes.
  *
  * Most movement ops are one "walk": visit the output in C order and read,
  * for each output dim, the input coordinate start + step * i (slice,
@@ -343,21 +343,6 @@ dy_status dy_kernel_gather(const dy_op *op, dy_tensor *const *in, int n_in,
 /* ------------------------------------------------------------------ */
 /* reductions                                                          */
 /* ------------------------------------------------------------------ */
-
-/* The output offset stride of each dim of t under a reduction over axes
- * (every axis when na is 0): 0 on a reduced dim, else the C-order stride
- * of the output made of the kept dims. */
-void dy_reduce_strides(const dy_type *t, const int64_t *axes, int na,
-                       int64_t *ostr) {
-  unsigned mask = na ? 0 : ~0u;
-  for (int i = 0; i < na; i++)
-    mask |= 1u << (axes[i] < 0 ? axes[i] + t->rank : axes[i]);
-  int64_t acc = 1;
-  for (int d = t->rank - 1; d >= 0; d--) {
-    ostr[d] = mask >> d & 1u ? 0 : acc;
-    acc *= mask >> d & 1u ? 1 : t->shape[d];
-  }
-}
 
 typedef enum { R_SUM, R_MEAN, R_MAX, R_MIN } reduce_kind;
 

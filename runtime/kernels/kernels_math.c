@@ -36,8 +36,9 @@
  *                number is 0 or 1. Integer -> f32 rounds to nearest.
  *
  * The binary ops with an output of their inputs' dtype go through
- * dy_kbinary (kernels.c); comparisons and where, whose output or operands
- * differ in element size, walk a small n-ary broadcast plan of their own.
+ * dy_kbinary (kernels_util.c); comparisons and where, whose output or
+ * operands differ in element size, walk a small n-ary broadcast plan of
+ * their own.
  */
 #include <float.h>
 #include <math.h>

@@ -1,11 +1,13 @@
-/* kernels_internal.h - helpers shared by the runtime's kernel files
- * (kernels.c and the op families' kernels_*.c). Not public API. */
+/* kernels_internal.h - the helpers of kernels_util.c, shared by the
+ * kernel files of runtime/kernels/ (the families' kernels_<family>.c and
+ * the table, kernels.c). Private to this folder: not on any include path,
+ * not installed. */
 #ifndef DY_KERNELS_INTERNAL_H
 #define DY_KERNELS_INTERNAL_H
 
 #include "dy_runtime_internal.h"
 
-/* ---- checks shared by every kernel (kernels.c) ---- */
+/* ---- checks shared by every kernel ---- */
 
 /* t must be a concrete tensor whose buffer holds its type's bytes. */
 dy_status dy_kcheck_tensor(const dy_op *op, const dy_tensor *t,
@@ -35,7 +37,7 @@ dy_status dy_kcheck_inferred(const dy_op *op, dy_tensor *const *in, int n_in,
                              dy_tensor *const *out, bool alias_ok,
                              dy_error *err);
 
-/* ---- reductions (kernels_shape.c) ---- */
+/* ---- reductions ---- */
 
 /* The output offset stride of each dim of t under a reduction over axes
  * (every axis when na is 0): 0 on a reduced dim, else the C-order stride
@@ -43,7 +45,7 @@ dy_status dy_kcheck_inferred(const dy_op *op, dy_tensor *const *in, int n_in,
 void dy_reduce_strides(const dy_type *t, const int64_t *axes, int na,
                        int64_t *ostr);
 
-/* ---- the broadcast iterator (kernels.c) ---- */
+/* ---- the broadcast iterator ---- */
 
 /* How to walk a contiguous output with two broadcast inputs. The output's
  * strides are implied (contiguous); sa/sb are the inputs' element strides

@@ -2,8 +2,8 @@
  * (the names of the generated code's math library, codegen/rt/
  * dy_mathlib.h), mapped to libm for the reference kernels: kernels_fused.c
  * compiles each EXPR of acts.def with these. sigmoid is the one of
- * kernels.c's sigmoid kernel (exp only of non-positive numbers). Include
- * it last: the names are macros. */
+ * kernels_core.c's sigmoid kernel (exp only of non-positive numbers).
+ * Include it last: the names are macros. */
 #ifndef DY_RUNTIME_KERNELS_SCALAR_H
 #define DY_RUNTIME_KERNELS_SCALAR_H
 #include <math.h>
