@@ -83,7 +83,7 @@ void dy_cfront_print_source_error(const char *file, unsigned line, unsigned col,
 dy_status dy_cfront_source_error(const char *file, unsigned line, unsigned col,
                                  bool *shown, dy_error *err, const char *msg);
 
-/* ---- cconvert.c ---- */
+/* ---- cconvert.c (and cconvert_*.c, cconvert_internal.h) ---- */
 
 /* Source conversion of the DY_TO_STATIC function (Paddle's convert_ifelse /
  * convert_while): its if/while/for statements on dy_bool(t) become
