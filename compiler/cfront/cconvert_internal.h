@@ -149,6 +149,9 @@ void cv_scan_stmt(scan *s, const pass *p, unsigned fb, unsigned fe, CXCursor stm
 enum CXChildVisitResult cv_find_ref(CXCursor c, CXCursor parent, CXClientData data);
 /* Does [b, e) name dy_bool / dy_item (a condition reading a tensor)? */
 bool cv_names_tensor_read(const pass *p, unsigned b, unsigned e);
+/* The (at most two) `;` at depth 0 of a for header whose parentheses are
+ * tokens open and close, into semi; how many there are. */
+unsigned cv_for_semicolons(const pass *p, unsigned open, unsigned close, unsigned semi[2]);
 /* The condition's tokens (the parentheses after if/while, the middle part
  * of a for's header; for do/while the last parentheses): [*cb, *ce). */
 bool cv_cond_tokens(const pass *p, CXCursor c, unsigned *cb, unsigned *ce);

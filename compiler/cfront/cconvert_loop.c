@@ -204,16 +204,8 @@ dy_status cv_rewrite_for(job *j, CXCursor stmt) {
   unsigned sb, se;
   cv_stmt_range(p, stmt, &sb, &se);
   unsigned open = cv_tok_at(p, sb) + 1, close = cv_matching(p, open);
-  unsigned semi[2], n = 0;
-  int depth = 0;
-  for (unsigned k = open + 1; k < close && n < 2; k++) {
-    if (cv_tok_is(p, k, "(") || cv_tok_is(p, k, "{") || cv_tok_is(p, k, "["))
-      depth++;
-    else if (cv_tok_is(p, k, ")") || cv_tok_is(p, k, "}") || cv_tok_is(p, k, "]"))
-      depth--;
-    else if (depth == 0 && cv_tok_is(p, k, ";"))
-      semi[n++] = k;
-  }
+  unsigned semi[2];
+  cv_for_semicolons(p, open, close, semi);
   CXCursor kids[4];
   int n_kids;
   cv_collect_children(stmt, kids, &n_kids, 4);

@@ -197,6 +197,20 @@ bool cv_names_tensor_read(const pass *p, unsigned b, unsigned e) {
   return false;
 }
 
+unsigned cv_for_semicolons(const pass *p, unsigned open, unsigned close, unsigned semi[2]) {
+  unsigned n = 0;
+  int depth = 0;
+  for (unsigned j = open + 1; j < close && n < 2; j++) {
+    if (cv_tok_is(p, j, "(") || cv_tok_is(p, j, "{") || cv_tok_is(p, j, "["))
+      depth++;
+    else if (cv_tok_is(p, j, ")") || cv_tok_is(p, j, "}") || cv_tok_is(p, j, "]"))
+      depth--;
+    else if (depth == 0 && cv_tok_is(p, j, ";"))
+      semi[n++] = j;
+  }
+  return n;
+}
+
 /* The condition's tokens (the parentheses after if/while, the middle part
  * of a for's header; for do/while the last parentheses): [*cb, *ce). */
 bool cv_cond_tokens(const pass *p, CXCursor c, unsigned *cb, unsigned *ce) {
@@ -235,17 +249,8 @@ bool cv_cond_tokens(const pass *p, CXCursor c, unsigned *cb, unsigned *ce) {
     *ce = close;
     return true;
   }
-  unsigned semi[2], n = 0;
-  int depth = 0;
-  for (unsigned j = i + 2; j < close && n < 2; j++) {
-    if (cv_tok_is(p, j, "(") || cv_tok_is(p, j, "{") || cv_tok_is(p, j, "["))
-      depth++;
-    else if (cv_tok_is(p, j, ")") || cv_tok_is(p, j, "}") || cv_tok_is(p, j, "]"))
-      depth--;
-    else if (depth == 0 && cv_tok_is(p, j, ";"))
-      semi[n++] = j;
-  }
-  if (n < 2)
+  unsigned semi[2];
+  if (cv_for_semicolons(p, i + 1, close, semi) < 2)
     return false;
   *cb = semi[0] + 1;
   *ce = semi[1];
