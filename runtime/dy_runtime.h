@@ -217,7 +217,7 @@ double dy_item_at(dy_tensor *t, bool *ok, dy_srcloc loc);
 /* A condition's truth: t must be a bool tensor of one element. The
  * condition of an if/while/for written `if (dy_bool(t))` inside a
  * DY_TO_STATIC function is what `dy2stc compile` / `dy2stc convert`
- * rewrite into dy_cond / dy_while (compiler/cconvert.c), so the Program
+ * rewrite into dy_cond / dy_while (compiler/cfront/cconvert.c), so the Program
  * keeps the branch. Called on a traced tensor that depends on the inputs
  * (a statement the converter did not rewrite), or on a non-bool or
  * non-scalar tensor, it is an error naming the line: false is returned and
