@@ -217,7 +217,7 @@ double dy_item_at(dy_tensor *t, bool *ok, dy_srcloc loc);
 /* A condition's truth: t must be a bool tensor of one element. The
  * condition of an if/while/for written `if (dy_bool(t))` inside a
  * DY_TO_STATIC function is what `dy2stc compile` / `dy2stc convert`
- * rewrite into dy_cond / dy_while (compiler/cconvert.c), so the Program
+ * rewrite into dy_cond / dy_while (compiler/cfront/cconvert.c), so the Program
  * keeps the branch. Called on a traced tensor that depends on the inputs
  * (a statement the converter did not rewrite), or on a non-bool or
  * non-scalar tensor, it is an error naming the line: false is returned and
@@ -395,7 +395,8 @@ dy_status dy_executor_run(const dy_program *p, dy_tensor *const *inputs,
 /* dy_executor_run, calling observe(ctx, var, value, err) on every value an
  * op computes (var: its id in p; value borrowed, valid during the call),
  * in execution order; a non-OK return stops the run with that status.
- * Calibration (dy_quant.h) watches every activation this way. */
+ * Post-training quantization's calibration (compiler/quantize/) watches
+ * every activation this way. */
 typedef dy_status (*dy_exec_observer)(void *ctx, int var, const dy_tensor *value,
                                       dy_error *err);
 dy_status dy_executor_run_observed(const dy_program *p, dy_tensor *const *inputs,
@@ -421,7 +422,6 @@ dy_status dy_npy_write(const char *path, const dy_tensor *t, dy_error *err);
 #include "dy_control.h"  /* dy_cond, dy_while */
 /* to_static training, a training Program's step, the data order. */
 #include "dy_train_api.h"
-#include "dy_quant.h"    /* post-training int8 quantization */
 
 /* DY_MODEL / DY_TO_STATIC, the markers of `dy2stc compile net.c`. */
 #include "dy_static.h"

@@ -40,7 +40,7 @@
  * is dy_bool(t) or !dy_bool(t) (t a bool tensor of one element) keeps its
  * control flow in the Program: dy2stc rewrites it into dy_cond / dy_while
  * before tracing (`dy2stc convert net.c` prints the result; what it
- * refuses is listed in compiler/cconvert.c). Conditions on plain C values
+ * refuses is listed in compiler/cfront/cconvert.c). Conditions on plain C values
  * are evaluated once, while tracing.
  *
  * Both expand to clang's annotate attribute ("dy2stc:model",

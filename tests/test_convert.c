@@ -1,4 +1,4 @@
-/* test_convert.c - the source converter (compiler/cconvert.c): `dy2stc
+/* test_convert.c - the source converter (compiler/cfront/cconvert.c): `dy2stc
  * convert` and what `dy2stc compile net.c` does with its output.
  *
  *   - each tests/convert/CASE.c converts to exactly CASE.out.c (before/after

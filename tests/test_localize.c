@@ -1,5 +1,5 @@
 /* test_localize.c - `dy2stc check --localize` and dy_localize
- * (compiler/localize.c): the first op whose compiled result departs from
+ * (compiler/driver/localize.c): the first op whose compiled result departs from
  * the static executor.
  *
  * A small net (matmul + bias + relu, which fuse into one kernel, then

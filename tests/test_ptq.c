@@ -1,4 +1,4 @@
-/* test_ptq.c - post-training quantization (runtime/quantize.c,
+/* test_ptq.c - post-training quantization (compiler/quantize/quantize.c,
  * dy_quant.h): what the rewrite makes of a small CNN (conv + batch_norm +
  * relu, max pool, flatten, linear, softmax) and a residual add, the
  * int8 model's error against the float one, per-channel against

@@ -17,20 +17,8 @@
  * fused_conv2d with algo = "small" (a conv2d: fused_conv2d(x, w), act "");
  * its meaning does not change and the runtime's kernels ignore algo.
  * `--disable-pass conv-small` keeps them on the GEMM. */
-#include <string.h>
 
 #include "dy_passes.h"
-
-bool dy_pass_conv_algo_open(const dy_program *p, const dy_op *op, bool training) {
-  if ((op->kind != DY_OP_CONV2D && op->kind != DY_OP_FUSED_CONV2D) || op->n_inputs < 2)
-    return false;
-  if (op->kind == DY_OP_FUSED_CONV2D && *dy_fused_conv2d_attrs_get(op).algo)
-    return false; /* already chosen */
-  const dy_var *w = p->vars[op->inputs[1]];
-  const dy_type *x = &p->vars[op->inputs[0]]->type, *wt = &w->type;
-  return dy_pass_var_is_constant(p, w->id, training) && wt->dtype == DY_F32 &&
-         x->dtype == DY_F32 && x->rank == 4 && wt->rank == 4;
-}
 
 /* May op run on the direct small-depth kernel? */
 static bool conv_small_fits(const dy_program *p, const dy_op *op, bool training) {
@@ -53,27 +41,6 @@ static bool conv_small_fits(const dy_program *p, const dy_op *op, bool training)
    * at most 32 KB */
   int64_t bytes = 4 * x->shape[1] * (g.oh + g.kh - 1) * (g.ow + g.kw - 1);
   return bytes <= DY_CONV_SMALL_MAX_SCRATCH;
-}
-
-dy_status dy_pass_conv_with_algo(dy_program *p, int k, const char *algo, dy_error *err) {
-  dy_block *b = p->blocks[0];
-  dy_op *op = b->ops[k];
-  /* the op's attributes (a conv2d's: act "", alpha 0 added), algo */
-  dy_attr attrs[16];
-  int na = 0;
-  for (int i = 0; i < op->n_attrs && na < 15; i++)
-    if (strcmp(op->attrs[i].name, "algo") != 0)
-      attrs[na++] = op->attrs[i];
-  na = dy_pass_attrs_complete(DY_OP_FUSED_CONV2D, attrs, na, 15); /* algo "" last */
-  attrs[na - 1] = DY_ATTR_S("algo", algo);
-  dy_op *f = dy_program_append_op(p, 0, DY_OP_FUSED_CONV2D, op->inputs, op->n_inputs,
-                                  op->outputs, 1, attrs, na, op->loc);
-  const dy_op *srcs[1] = {op};
-  if (!f || !dy_op_set_srcs(p, f, srcs, 1))
-    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "algo %s: out of memory", algo);
-  dy_block_remove_op(b, k);
-  dy_block_move_last_to(b, k);
-  return DY_OK;
 }
 
 dy_status dy_pass_conv_small(dy_program *p, bool *changed, dy_error *err) {

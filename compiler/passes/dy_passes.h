@@ -1,5 +1,8 @@
 /* dy_passes.h - the optimising passes, the pass manager and the memory
- * plan (compiler/passes/, library dy_passes).
+ * plan (compiler/passes/, library dy_passes). Inside the folder, calls go
+ * one way: pipeline.c (the pass manager) on top, one file per pass below
+ * it, pass_util.c (their shared helpers) at the bottom; memplan.c stands
+ * alone.
  *
  *   dy_pass_options o = {.opt_level = 2, .verify_each = -1};
  *   dy_run_pipeline(p, &o, &err);                  // simplify .. dce, verified
@@ -82,7 +85,8 @@ typedef struct {
  * invariant reads "IR invalid after pass 'fuse': ..."). */
 dy_status dy_run_pipeline(dy_program *p, const dy_pass_options *o, dy_error *err);
 
-/* The passes (passes/<name>.c). */
+/* ---- passes/pass_util.c: what the pass files share ---- */
+
 /* Training Programs (dy_program_is_training: they have in-place ops, the
  * optimizer's updates and running statistics) change their state from run
  * to run. Every pass keeps their meaning: an in-place op is never removed
@@ -91,7 +95,7 @@ dy_status dy_run_pipeline(dy_program *p, const dy_pass_options *o, dy_error *err
  * as constant only a persistable var that is not state, as this says:
  * persistable and, in a training Program (training =
  * dy_program_is_training(p), computed once by the caller), neither
- * trainable nor written by an in-place op (pipeline.c). */
+ * trainable nor written by an in-place op. */
 bool dy_pass_var_is_constant(const dy_program *p, int var, bool training);
 
 /* The value of var when it is a one-element f32 constant (as
@@ -102,6 +106,17 @@ bool dy_pass_scalar_f32(const dy_program *p, int var, bool training, float *v);
  * schema it lacks (a Program spells every attribute out), up to cap;
  * returns the new count. */
 int dy_pass_attrs_complete(dy_op_kind k, dy_attr *attrs, int na, int cap);
+
+/* Replace op k of block 0 (a conv2d or fused_conv2d) by a fused_conv2d of
+ * the same inputs, output and attributes with algo set (a conv2d's act ""
+ * and alpha 0 added): the kernel choice of conv-small and winograd. */
+dy_status dy_pass_conv_with_algo(dy_program *p, int k, const char *algo, dy_error *err);
+/* Is op a conv2d or fused_conv2d without an algo yet, with a constant f32
+ * weight [O, C, kh, kw] and an f32 rank-4 input (the common part of the
+ * kernel-choice passes' rules)? */
+bool dy_pass_conv_algo_open(const dy_program *p, const dy_op *op, bool training);
+
+/* ---- the passes (passes/<name>.c) ---- */
 
 dy_status dy_pass_simplify(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_fold(dy_program *p, bool *changed, dy_error *err);
@@ -137,13 +152,5 @@ dy_status dy_pass_fuse_irb(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_conv_small(dy_program *p, bool *changed, dy_error *err);
 /* fuse_pool.c: such a conv + max pool -> fused_conv2d_pool */
 dy_status dy_pass_fuse_pool(dy_program *p, bool *changed, dy_error *err);
-/* conv_small.c: replace op k of block 0 (a conv2d or fused_conv2d) by a
- * fused_conv2d of the same inputs, output and attributes with algo set
- * (a conv2d's act "" and alpha 0 added); the kernel choice of a pass. */
-dy_status dy_pass_conv_with_algo(dy_program *p, int k, const char *algo, dy_error *err);
-/* conv_small.c: is op a conv2d or fused_conv2d without an algo yet, with
- * a constant f32 weight [O, C, kh, kw] and an f32 rank-4 input (the
- * common part of the kernel-choice passes' rules)? */
-bool dy_pass_conv_algo_open(const dy_program *p, const dy_op *op, bool training);
 
 #endif

@@ -46,6 +46,11 @@
  *
  * The lower bound reported beside the arena is the largest sum of live
  * group bytes at any position: no placement of these groups can do better.
+ *
+ * dy_memplan_scratch runs the rules as steps, one function each, in this
+ * order: check_sizes, plan_init, join_views, liveness (walk),
+ * share_signature, join_in_place, collect_groups, add_scratch,
+ * lower_bound, place.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -219,11 +224,12 @@ static int64_t bytes_at(const dy_type *t, const int64_t *bounds) {
   return b;
 }
 
-dy_status dy_memplan_scratch(dy_program *p, int64_t max_batch, int threads,
-                             int64_t *scratch_offsets, dy_memplan_result *r, dy_error *err) {
-  memset(r, 0, sizeof *r);
-  int64_t bounds[DY_MAX_SYMS];
-  dy_program_sym_bounds(p, max_batch, max_batch, bounds);
+/* Every var's bytes within the limits at the size bounds and at max_batch
+ * (dy_checked.h): each is then at most DY_MAX_TENSOR_BYTES, so sums of a
+ * few of them cannot wrap; the arena is checked against
+ * DY_MAX_ARENA_BYTES at the end. */
+static dy_status check_sizes(const dy_program *p, int64_t max_batch, const int64_t *bounds,
+                             dy_error *err) {
   for (int i = 0; i < p->n_vars; i++) {
     const dy_var *v = p->vars[i];
     int64_t bytes = in_arena(v) ? bytes_at(&v->type, bounds) : 0;
@@ -234,15 +240,11 @@ dy_status dy_memplan_scratch(dy_program *p, int64_t max_batch, int threads,
                           "size bounds", v->name, dy_type_str(&v->type, ts, sizeof ts));
     }
   }
-  int nv = p->n_vars, n_ops = dy_program_count_ops(p);
-  /* every size below is one tensor's at max_batch, checked here once
-   * (dy_checked.h): each is at most DY_MAX_TENSOR_BYTES, so their sums
-   * cannot wrap; the arena is checked against DY_MAX_ARENA_BYTES at the end */
   if (max_batch < 1 || max_batch > DY_MAX_BATCH)
     return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
                         "memplan: --max-batch %lld is outside [1, %lld]", (long long)max_batch,
                         (long long)DY_MAX_BATCH);
-  for (int i = 0; i < nv; i++) {
+  for (int i = 0; i < p->n_vars; i++) {
     const dy_var *v = p->vars[i];
     int64_t bytes;
     char ts[160];
@@ -253,72 +255,109 @@ dy_status dy_memplan_scratch(dy_program *p, int64_t max_batch, int threads,
                           dy_type_str(&v->type, ts, sizeof ts), (long long)DY_MAX_TENSOR_BYTES,
                           (long long)max_batch);
   }
-  int *root = malloc(sizeof(int) * (size_t)(nv + 1));
-  interval *iv = calloc((size_t)nv + (size_t)n_ops + 1, sizeof *iv);
-  schedule sc = {.p = p,
-                 .start = malloc(sizeof(int) * (size_t)(n_ops + 1)),
-                 .end = malloc(sizeof(int) * (size_t)(n_ops + 1)),
-                 .def = malloc(sizeof(int) * (size_t)(nv + 1)),
-                 .last = malloc(sizeof(int) * (size_t)(nv + 1))};
-  dy_status s = DY_OK;
-  /* every op of every block, by slot */
-  const dy_op **ops = malloc(sizeof *ops * (size_t)(n_ops + 1));
-  if (!root || !iv || !sc.start || !sc.end || !sc.def || !sc.last || !ops) {
-    free(root);
-    free(iv);
-    free(sc.start);
-    free(sc.end);
-    free(sc.def);
-    free(sc.last);
-    free(ops);
+  return DY_OK;
+}
+
+/* One plan in the making: the storage groups (root: each var's group),
+ * their intervals, the schedule, and every op of every block by slot. */
+typedef struct {
+  dy_program *p;
+  int nv, n_ops;
+  int64_t max_batch;
+  int64_t bounds[DY_MAX_SYMS];
+  int *root;
+  interval *iv;        /* per group root var, then (compacted) the placed ones */
+  int n;               /* intervals to place */
+  schedule sc;
+  const dy_op **ops;   /* per op slot */
+  dy_memplan_result *r;
+} plan;
+
+static void plan_free(plan *pl) {
+  free(pl->root);
+  free(pl->iv);
+  free(pl->sc.start);
+  free(pl->sc.end);
+  free(pl->sc.def);
+  free(pl->sc.last);
+  free(pl->ops);
+}
+
+/* The arrays, every var its own group with no interval yet, the ops by
+ * slot, the weight bytes. */
+static dy_status plan_init(plan *pl, dy_error *err) {
+  dy_program *p = pl->p;
+  int nv = pl->nv, n_ops = pl->n_ops;
+  pl->root = malloc(sizeof(int) * (size_t)(nv + 1));
+  pl->iv = calloc((size_t)nv + (size_t)n_ops + 1, sizeof *pl->iv);
+  pl->sc = (schedule){.p = p,
+                      .start = malloc(sizeof(int) * (size_t)(n_ops + 1)),
+                      .end = malloc(sizeof(int) * (size_t)(n_ops + 1)),
+                      .def = malloc(sizeof(int) * (size_t)(nv + 1)),
+                      .last = malloc(sizeof(int) * (size_t)(nv + 1))};
+  pl->ops = malloc(sizeof *pl->ops * (size_t)(n_ops + 1));
+  if (!pl->root || !pl->iv || !pl->sc.start || !pl->sc.end || !pl->sc.def || !pl->sc.last ||
+      !pl->ops) {
+    plan_free(pl);
     return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "memplan: out of memory");
   }
   for (int b = 0, slot = 0; b < p->n_blocks; b++)
     for (int k = 0; k < p->blocks[b]->n_ops; k++)
-      ops[slot++] = p->blocks[b]->ops[k];
+      pl->ops[slot++] = p->blocks[b]->ops[k];
   for (int i = 0; i < nv; i++) {
     dy_var *v = p->vars[i];
     v->mem_offset = -1;
     v->alias_of = -1;
-    root[i] = i;
-    iv[i] = (interval){.var = i, .start = -1, .end = -1};
+    pl->root[i] = i;
+    pl->iv[i] = (interval){.var = i, .start = -1, .end = -1};
     if (v->persistable)
-      r->weight_bytes += dy_type_numel(&v->type) * (int64_t)dy_dtype_size(v->type.dtype);
+      pl->r->weight_bytes += dy_type_numel(&v->type) * (int64_t)dy_dtype_size(v->type.dtype);
   }
-  /* views share their input's group */
-  for (int k = 0; k < n_ops; k++) {
-    const dy_op *op = ops[k];
+  return DY_OK;
+}
+
+/* Views share their input's group. */
+static void join_views(plan *pl) {
+  for (int k = 0; k < pl->n_ops; k++) {
+    const dy_op *op = pl->ops[k];
     if (!dy_op_has(op, DY_OPF_VIEW) || op->n_outputs < 1)
       continue;
-    dy_var *out = p->vars[op->outputs[0]];
+    dy_var *out = pl->p->vars[op->outputs[0]];
     if (in_arena(out)) {
       out->alias_of = op->inputs[0];
-      merge(root, nv, out->id, root[op->inputs[0]]);
-      r->n_aliased++;
+      merge(pl->root, pl->nv, out->id, pl->root[op->inputs[0]]);
+      pl->r->n_aliased++;
     }
   }
-  /* liveness of each var on its own: [def, last use] on the schedule */
-  for (int i = 0; i < nv; i++)
-    sc.def[i] = sc.last[i] = -1;
-  walk(&sc, 0, 0);
-  int *def = sc.def, *last = sc.last;
-  /* a group's interval: the union of its members' */
-  for (int i = 0; i < nv; i++) {
-    interval *x = &iv[root[i]];
-    if (def[i] < 0)
+}
+
+/* The liveness of each var on its own, [def, last use] on the schedule,
+ * and a group's interval: the union of its members'. */
+static void liveness(plan *pl) {
+  schedule *sc = &pl->sc;
+  for (int i = 0; i < pl->nv; i++)
+    sc->def[i] = sc->last[i] = -1;
+  walk(sc, 0, 0);
+  for (int i = 0; i < pl->nv; i++) {
+    interval *x = &pl->iv[pl->root[i]];
+    if (sc->def[i] < 0)
       continue;
-    if (x->start < 0 || def[i] < x->start)
-      x->start = def[i];
-    if (last[i] > x->end)
-      x->end = last[i];
+    if (x->start < 0 || sc->def[i] < x->start)
+      x->start = sc->def[i];
+    if (sc->last[i] > x->end)
+      x->end = sc->last[i];
   }
-  /* block signatures without copies (see the top of the file) */
-  for (int k = 0; k < n_ops; k++)
-    share_signature(p, ops[k], root, iv, r);
-  /* in place: the output joins the group of an input that dies here */
-  for (int k = 0; k < n_ops; k++) {
-    const dy_op *op = ops[k];
-    int at = sc.end[k];
+}
+
+/* In place: an elementwise op's output joins the group of an input that
+ * dies there. */
+static void join_in_place(plan *pl) {
+  dy_program *p = pl->p;
+  int *root = pl->root;
+  interval *iv = pl->iv;
+  for (int k = 0; k < pl->n_ops; k++) {
+    const dy_op *op = pl->ops[k];
+    int at = pl->sc.end[k];
     if (!dy_op_has(op, DY_OPF_ELEMENTWISE) || op->n_outputs != 1)
       continue;
     dy_var *o = p->vars[op->outputs[0]];
@@ -329,56 +368,72 @@ dy_status dy_memplan_scratch(dy_program *p, int64_t max_batch, int threads,
       int g = root[in->id];
       if (!in_arena(in) || in->alias_of >= 0 || !in_arena(p->vars[g]) ||
           iv[g].end != at || !dy_type_equal(&in->type, &o->type) ||
-          bytes_at(&p->vars[g]->type, bounds) < bytes_at(&o->type, bounds))
+          bytes_at(&p->vars[g]->type, pl->bounds) < bytes_at(&o->type, pl->bounds))
         continue;
       iv[g].end = iv[o->id].end > iv[g].end ? iv[o->id].end : iv[g].end;
       iv[o->id].start = -1;
-      merge(root, nv, o->id, g);
-      r->n_in_place++;
+      merge(root, pl->nv, o->id, g);
+      pl->r->n_in_place++;
       break;
     }
   }
-  int n = 0;
-  for (int i = 0; i < nv; i++) {
-    dy_var *v = p->vars[i];
-    if (root[i] != i || !in_arena(v) || iv[i].start < 0)
+}
+
+/* The groups to place, compacted to the front of iv (pl->n of them). */
+static void collect_groups(plan *pl) {
+  pl->n = 0;
+  for (int i = 0; i < pl->nv; i++) {
+    dy_var *v = pl->p->vars[i];
+    if (pl->root[i] != i || !in_arena(v) || pl->iv[i].start < 0)
       continue;
     /* an empty tensor still gets its own (64) bytes: at the offset of
      * another buffer it would make the kernels' restrict pointers equal,
      * which compilers reject (-Wrestrict) even with nothing to access */
-    int64_t bytes = bytes_at(&v->type, bounds); /* checked above */
-    iv[i].size = align_up(bytes > 0 ? bytes : 1);
-    iv[n++] = iv[i];
+    int64_t bytes = bytes_at(&v->type, pl->bounds); /* checked above */
+    pl->iv[i].size = align_up(bytes > 0 ? bytes : 1);
+    pl->iv[pl->n++] = pl->iv[i];
   }
-  /* kernel scratch: live during its op only */
-  for (int k = 0; scratch_offsets && k < n_ops; k++) {
-    int64_t bytes = dy_codegen_scratch_bytes(p, ops[k], max_batch, threads);
+}
+
+/* Kernel scratch (dy_codegen_scratch_bytes): one more interval, live
+ * during its op only; scratch_offsets[k] starts at -1. */
+static dy_status add_scratch(plan *pl, int threads, int64_t *scratch_offsets, dy_error *err) {
+  for (int k = 0; k < pl->n_ops; k++) {
+    const dy_op *op = pl->ops[k];
+    int64_t bytes = dy_codegen_scratch_bytes(pl->p, op, pl->max_batch, threads);
     scratch_offsets[k] = -1;
-    if (bytes > DY_MAX_ARENA_BYTES) {
-      s = dy_error_at(err, ops[k], DY_STATUS_LIMIT,
-                      "memplan: %s needs %lld bytes of scratch at --max-batch %lld",
-                      dy_op_name(ops[k]->kind), (long long)bytes, (long long)max_batch);
-      break;
-    }
+    if (bytes > DY_MAX_ARENA_BYTES)
+      return dy_error_at(err, op, DY_STATUS_LIMIT,
+                         "memplan: %s needs %lld bytes of scratch at --max-batch %lld",
+                         dy_op_name(op->kind), (long long)bytes, (long long)pl->max_batch);
     if (bytes > 0)
-      iv[n++] = (interval){.var = -1 - k, .size = align_up(bytes), .start = sc.start[k],
-                           .end = sc.end[k]};
+      pl->iv[pl->n++] = (interval){.var = -1 - k, .size = align_up(bytes),
+                                   .start = pl->sc.start[k], .end = pl->sc.end[k]};
   }
-  /* lower bound: the most bytes live at any one position */
-  if (s)
-    n = 0;
-  for (int k = 0; k < sc.t; k++) {
+  return DY_OK;
+}
+
+/* The lower bound: the most bytes live at any one position. */
+static void lower_bound(plan *pl) {
+  for (int k = 0; k < pl->sc.t; k++) {
     int64_t live = 0;
-    for (int i = 0; i < n; i++)
-      if (iv[i].start <= k && k <= iv[i].end)
-        live += iv[i].size;
-    if (live > r->lower_bound)
-      r->lower_bound = live;
+    for (int i = 0; i < pl->n; i++)
+      if (pl->iv[i].start <= k && k <= pl->iv[i].end)
+        live += pl->iv[i].size;
+    if (live > pl->r->lower_bound)
+      pl->r->lower_bound = live;
   }
+}
+
+/* Greedy, largest first: each interval at the lowest offset clear of
+ * every placed, time-overlapping interval (0 or the end of such an
+ * interval is tried). */
+static void place(plan *pl, int64_t *scratch_offsets) {
+  interval *iv = pl->iv;
+  int n = pl->n;
+  dy_memplan_result *r = pl->r;
   qsort(iv, (size_t)n, sizeof *iv, by_size_desc);
   for (int i = 0; i < n; i++) {
-    /* lowest offset clear of every placed, time-overlapping interval: try
-     * 0 and the end of each such interval */
     int64_t best = -1;
     for (int c = -1; c < i; c++) {
       int64_t off = c < 0 ? 0 : iv[c].off + iv[c].size;
@@ -396,7 +451,7 @@ dy_status dy_memplan_scratch(dy_program *p, int64_t max_batch, int threads,
     }
     iv[i].off = best;
     if (iv[i].var >= 0) {
-      p->vars[iv[i].var]->mem_offset = best;
+      pl->p->vars[iv[i].var]->mem_offset = best;
       r->n_planned++;
     } else {
       scratch_offsets[-1 - iv[i].var] = best;
@@ -405,23 +460,39 @@ dy_status dy_memplan_scratch(dy_program *p, int64_t max_batch, int threads,
     if (best + iv[i].size > r->arena_bytes)
       r->arena_bytes = best + iv[i].size;
   }
+}
+
+dy_status dy_memplan_scratch(dy_program *p, int64_t max_batch, int threads,
+                             int64_t *scratch_offsets, dy_memplan_result *r, dy_error *err) {
+  memset(r, 0, sizeof *r);
+  plan pl = {.p = p, .nv = p->n_vars, .n_ops = dy_program_count_ops(p),
+             .max_batch = max_batch, .r = r};
+  dy_program_sym_bounds(p, max_batch, max_batch, pl.bounds);
+  dy_status s = check_sizes(p, max_batch, pl.bounds, err);
+  if (s || (s = plan_init(&pl, err)))
+    return s;
+  join_views(&pl);
+  liveness(&pl);
+  /* block signatures without copies (see the top of the file) */
+  for (int k = 0; k < pl.n_ops; k++)
+    share_signature(p, pl.ops[k], pl.root, pl.iv, r);
+  join_in_place(&pl);
+  collect_groups(&pl);
+  if (scratch_offsets && (s = add_scratch(&pl, threads, scratch_offsets, err)))
+    pl.n = 0; /* nothing is placed; the error stands */
+  lower_bound(&pl);
+  place(&pl, scratch_offsets);
   if (!s && r->arena_bytes > DY_MAX_ARENA_BYTES)
     s = dy_error_set(err, DY_STATUS_LIMIT,
                      "memplan: the arena needs %lld bytes at --max-batch %lld, more than "
                      "the limit of %lld", (long long)r->arena_bytes, (long long)max_batch,
                      (long long)DY_MAX_ARENA_BYTES);
   /* in-place members take their group's offset (views keep alias_of) */
-  for (int i = 0; i < nv; i++) {
+  for (int i = 0; i < pl.nv; i++) {
     dy_var *v = p->vars[i];
-    if (root[i] != i && in_arena(v) && v->alias_of < 0)
-      v->mem_offset = p->vars[root[i]]->mem_offset;
+    if (pl.root[i] != i && in_arena(v) && v->alias_of < 0)
+      v->mem_offset = p->vars[pl.root[i]]->mem_offset;
   }
-  free(root);
-  free(iv);
-  free(sc.start);
-  free(sc.end);
-  free(def);
-  free(last);
-  free(ops);
+  plan_free(&pl);
   return s;
 }

@@ -1,4 +1,6 @@
-/* pipeline.c - the pass manager (the compile pipeline is ../compile.c).
+/* pipeline.c - the pass manager (the compile pipeline is
+ * ../driver/compile.c): the top of compiler/passes/, calling every pass;
+ * the helpers the passes share are below them, in pass_util.c.
  *
  * The optimising pipeline is this list, one pass per line, run in order
  * and repeated while any pass still changes the Program (at most four
@@ -63,34 +65,6 @@ const dy_pass dy_passes[] = {
 const int dy_n_passes = (int)(sizeof dy_passes / sizeof dy_passes[0]);
 
 enum { MAX_ROUNDS = 4 };
-
-bool dy_pass_var_is_constant(const dy_program *p, int var, bool training) {
-  const dy_var *v = p->vars[var];
-  if (!v->persistable)
-    return false;
-  return !training || (!v->trainable && !dy_program_in_place_writer(p, var));
-}
-
-bool dy_pass_scalar_f32(const dy_program *p, int var, bool training, float *v) {
-  const dy_var *x = var >= 0 ? p->vars[var] : NULL;
-  if (!x || !dy_pass_var_is_constant(p, var, training) || x->type.dtype != DY_F32 ||
-      dy_type_numel(&x->type) != 1 || !x->data)
-    return false;
-  *v = *(const float *)x->data;
-  return true;
-}
-
-int dy_pass_attrs_complete(dy_op_kind k, dy_attr *attrs, int na, int cap) {
-  const dy_op_info *info = dy_op_info_of(k);
-  for (int i = 0; i < info->n_attrs && na < cap; i++) {
-    bool have = false;
-    for (int j = 0; j < na && !have; j++)
-      have = strcmp(attrs[j].name, info->attrs[i].name) == 0;
-    if (!have && !info->attrs[i].required)
-      attrs[na++] = info->attrs[i].dflt;
-  }
-  return na;
-}
 
 const dy_pass *dy_pass_find(const char *name) {
   for (int i = 0; i < dy_n_passes; i++)

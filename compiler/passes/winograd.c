@@ -97,7 +97,7 @@ dy_status dy_pass_winograd_tile(dy_program *p, int force, bool *changed, dy_erro
     int m = winograd_choice(p, op, training, force);
     if (!m)
       continue;
-    dy_status s = dy_pass_conv_with_algo(p, k, m == 2 ? "winograd2" : m == 4 ? "winograd4" : "winograd6", err); /* conv_small.c */
+    dy_status s = dy_pass_conv_with_algo(p, k, m == 2 ? "winograd2" : m == 4 ? "winograd4" : "winograd6", err); /* pass_util.c */
     if (s)
       return s;
     *changed = true;

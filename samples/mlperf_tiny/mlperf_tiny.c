@@ -44,6 +44,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "dy_quant.h"   /* dy_quantize_program (compiler/quantize/) */
 #include "dy_runtime.h"
 
 enum { N_CALIB = 8, CALIB_BATCH = 4, WARMUP_BATCH = 16 };

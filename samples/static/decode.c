@@ -1,7 +1,7 @@
 /* decode.c - greedy decoding with a GRU cell built from ops, written with a
  * plain C `while` and `break` on tensors, for `dy2stc compile decode.c`
  * (the loop becomes a while op whose trip count is the data's; the break a
- * bool flag carried through it; compiler/cconvert.c).
+ * bool flag carried through it; compiler/cfront/cconvert.c).
  *
  *   dy2stc compile decode.c -o dec_exe
  *   ./dec_exe --input h0=h0.npy --input max_len=max_len.npy --output-dir out

@@ -1,6 +1,6 @@
 /* early_exit.c - an early-exit CNN written with a plain C `if` on a tensor,
  * for `dy2stc compile early_exit.c` (the if becomes a cond op: both paths
- * stay in the Program; compiler/cconvert.c).
+ * stay in the Program; compiler/cfront/cconvert.c).
  *
  *   dy2stc convert early_exit.c              # see the rewritten forward
  *   dy2stc compile early_exit.c -o ee_exe    # convert, trace, compile

@@ -1,6 +1,6 @@
 /* solver.c - an iterative solver written with a plain C `while` on a
  * tensor, for `dy2stc compile solver.c` (the loop becomes a while op that
- * refines until the update is small; compiler/cconvert.c).
+ * refines until the update is small; compiler/cfront/cconvert.c).
  *
  *   dy2stc compile solver.c -o solve_exe
  *   ./solve_exe --input b=b.npy --input tol=tol.npy --output-dir out

@@ -1,11 +1,10 @@
 /* quant_internal.h - what post-training quantization's two files share
- * (runtime/quantize.c: units, rewrite, report; quantize_calib.c:
- * calibration). Private to the runtime. */
+ * (compiler/quantize/quantize.c: units, rewrite, report; quantize_calib.c:
+ * calibration). Private to dy_quantize. */
 #ifndef DY_QUANT_INTERNAL_H
 #define DY_QUANT_INTERNAL_H
 
 #include "dy_quant.h"
-#include "dy_runtime_internal.h"
 
 enum { DY_QUANT_HIST_BINS = 2048 };
 

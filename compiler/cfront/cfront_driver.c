@@ -45,6 +45,7 @@
 #include <unistd.h>
 
 #include "cfront.h"
+#include "dy_driver.h"
 
 static bool is_file(const char *path) {
   struct stat st;

@@ -1,7 +1,9 @@
 /* dy_driver.h - the compile pipeline, the build driver, the FLOP count and
- * the first diverging op (compiler/compile.c, driver.c, flops.c,
- * localize.c; library dy_driver). The dy2stc CLI (main.c, bench.c) is
- * built on it and on the frontends.
+ * the first diverging op (compiler/driver/: compile.c, driver.c, flops.c,
+ * localize.c; library dy_driver). The dy2stc CLI (compiler/cli/) is built
+ * on it, on the frontends and on the C frontend; a program other than the
+ * CLI can link it alone: it links no frontend, no C frontend and no
+ * libclang, and never exits.
  *
  *   dy_program *p;  dy_model_load_any("net.onnx", &p, &err);  // dy_frontends.h
  *   dy_compile_options o = dy_compile_options_default();

@@ -1,6 +1,6 @@
-/* quantize_cli.c - `dy2stc quantize`: post-training int8 quantization of a
+/* cmd_quantize.c - `dy2stc quantize`: post-training int8 quantization of a
  * saved float model with a directory of calibration inputs
- * (dy_quantize_program, runtime/quantize.c, does the work).
+ * (dy_quantize_program, compiler/quantize/, does the work).
  *
  *   dy2stc quantize MODEL --calibrate DIR [--per-channel]
  *                   [--method minmax|percentile|mse] [--percentile P]
@@ -15,7 +15,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "dy_compiler.h"
 
 static const char quantize_help[] =
     "usage: dy2stc quantize MODEL --calibrate DIR -o OUT [options]\n"

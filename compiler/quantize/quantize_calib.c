@@ -1,5 +1,5 @@
 /* quantize_calib.c - calibration for post-training quantization
- * (runtime/quantize.c, dy_quant.h): the ranges of a Program's f32 values
+ * (quantize.c, dy_quant.h): the ranges of a Program's f32 values
  * over a calibration set, and the int8 scale and zero point of a range.
  *
  * dy_quant_calibrate runs the Program on the static executor over every

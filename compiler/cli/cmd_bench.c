@@ -1,4 +1,4 @@
-/* bench.c - `dy2stc bench`: compile a model and time the compiled code.
+/* cmd_bench.c - `dy2stc bench`: compile a model and time the compiled code.
  *
  *   dy2stc bench MODEL [--batch N] [--runs N] [--threads N] [--target T]
  *                      [--cc CC] [--cflags F] [--per-op]
@@ -13,11 +13,11 @@
  *   min 0.790 ms
  *   GFLOP/s 25.37 (20.61 MFLOP per run, from the median)
  *
- * FLOPs are counted from the compiled Program's ops (flops.c). --per-op
+ * FLOPs are counted from the compiled Program's ops (../driver/flops.c). --per-op
  * also times every kernel alone: each op of the compiled Program becomes a
  * one-op model (its weights kept constant, its other inputs random) that
  * is built and timed the same way, printed one line per op with a sum per
- * op kind. This file only returns exit statuses; main.c exits.
+ * op kind. This file only returns exit statuses; main() returns them.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -25,7 +25,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "dy_compiler.h"
 
 static const char bench_help[] =
     "usage: dy2stc bench MODEL [options]\n"

@@ -1,7 +1,8 @@
 /* cfront.h - `dy2stc compile net.c`: the C model front end of the CLI
- * (compiler/cfront.c reads the file with libclang, cfront_driver.c
- * generates, builds and runs the tracing driver). CLI-only: no library
- * links it, and only the dy2stc executable links libclang.
+ * (compiler/cfront/, library dy_cfront: cfront.c reads the file with
+ * libclang, cconvert.c converts its tensor control flow, cfront_driver.c
+ * generates, builds and runs the tracing driver). Only the dy2stc CLI
+ * links it, and it is the one library that links libclang.
  *
  *   dy_cfront_options co = {.file = "net.c", .seed = 0};
  *   dy_program *p;  bool shown;
@@ -15,7 +16,7 @@
 #ifndef DY_CFRONT_H
 #define DY_CFRONT_H
 
-#include "dy_compiler.h"
+#include "dy_runtime.h"
 
 #define DY_CF_MAX_SPECS 8
 
@@ -82,7 +83,7 @@ void dy_cfront_print_source_error(const char *file, unsigned line, unsigned col,
 dy_status dy_cfront_source_error(const char *file, unsigned line, unsigned col,
                                  bool *shown, dy_error *err, const char *msg);
 
-/* ---- cconvert.c ---- */
+/* ---- cconvert.c (and cconvert_*.c, cconvert_internal.h) ---- */
 
 /* Source conversion of the DY_TO_STATIC function (Paddle's convert_ifelse /
  * convert_while): its if/while/for statements on dy_bool(t) become

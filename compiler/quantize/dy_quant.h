@@ -1,6 +1,8 @@
 /* dy_quant.h - post-training quantization: a float Program and a
- * calibration set in, an int8 Program out (runtime/quantize.c). Included
- * by dy_runtime.h.
+ * calibration set in, an int8 Program out (compiler/quantize/quantize.c,
+ * quantize_calib.c; library dy_quantize, over dy_ir and dy_runtime: it
+ * runs the static executor; installed as include/dy2stc/dy_quant.h and
+ * lib/libdy_quantize.a, dy2stc::quantize).
  *
  *   dy_program *q = NULL;
  *   dy_quant_report rep = {0};

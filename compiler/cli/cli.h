@@ -1,0 +1,165 @@
+/* cli.h - what the files of the dy2stc command line (compiler/cli/) share.
+ * Not part of any library: only the CLI prints an error as its last word
+ * and picks exit statuses (0 ok, 1 an error or a mismatch, 2 a usage
+ * error); main() returns them.
+ *
+ * Three floors, each calling only the ones below it:
+ *
+ *   main.c        the dispatcher: `dy2stc COMMAND ...` -> dy_cli_COMMAND
+ *   cmd_*.c       one subcommand each, its --help text and its arguments
+ *   cli_*.c       what several subcommands share: option parsing, inputs,
+ *                 model loading, tensor comparison, training options, and
+ *                 at the bottom the error printing (cli_util.c)
+ *
+ * A new subcommand is a cmd_NAME.c with dy_cli_NAME, its line in main.c's
+ * table and in compiler/cli/CMakeLists.txt.
+ */
+#ifndef DY_CLI_H
+#define DY_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dy_compiler.h"
+
+/* ---- the subcommands (cmd_NAME.c): each returns the exit status ---- */
+
+int dy_cli_compile(int argc, char **argv);   /* cmd_compile.c */
+int dy_cli_run(int argc, char **argv);       /* cmd_run.c */
+int dy_cli_show(int argc, char **argv);      /* cmd_show.c */
+int dy_cli_check(int argc, char **argv);     /* cmd_check.c */
+int dy_cli_compare(int argc, char **argv);   /* cmd_compare.c */
+int dy_cli_bench(int argc, char **argv);     /* cmd_bench.c */
+int dy_cli_train(int argc, char **argv);     /* cmd_train.c */
+int dy_cli_params(int argc, char **argv);    /* cmd_params.c */
+int dy_cli_quantize(int argc, char **argv);  /* cmd_quantize.c */
+int dy_cli_export(int argc, char **argv);    /* cmd_export.c */
+int dy_cli_convert(int argc, char **argv);   /* cmd_convert.c */
+
+/* ---- cli_train.c: the training options train and compile --train share ---- */
+
+/* Loss, optimizer, rate and schedule, batch, the output. */
+typedef struct {
+  dy_loss_spec loss;
+  dy_optimizer_spec opt;
+  dy_lr_schedule sched;
+  int64_t batch;            /* 0 until given: 32 */
+  const char *output;       /* --output NAME, or NULL: the only one */
+  bool has_loss, has_opt, has_lr, has_wd;
+} dy_cli_train_spec;
+extern const char dy_cli_train_help[];  /* their lines of --help */
+/* argv[*i] (and its value, advancing *i) when it is one of them: 1; 0 when
+ * it is not; -1 after printing a usage error of subcommand cmd. */
+int dy_cli_train_option(const char *cmd, int argc, char **argv, int *i,
+                        dy_cli_train_spec *t);
+/* After the arguments: a usage error (its exit status) when --loss or
+ * --optimizer is missing or they conflict; else the defaults, 0. */
+int dy_cli_train_finish(const char *cmd, dy_cli_train_spec *t);
+/* The fetch to train: the var of output `name`, else of the only one. */
+dy_status dy_cli_pick_output(const dy_program *p, const char *name, int *out,
+                             dy_error *err);
+/* The training Program of the model t, as dy2stc train makes it: train
+ * semantics, then dy_program_make_training on the chosen output (soft
+ * labels: f32 cross-entropy targets). */
+dy_status dy_cli_make_training(dy_program *t, dy_cli_train_spec *ts, bool soft_labels,
+                               dy_error *err);
+
+/* ---- cli_diff.c: two tensors compared (compare, check) ---- */
+
+typedef struct {
+  double max_abs, max_rel;
+  int64_t worst;     /* index of the largest error beyond tolerance, or -1 */
+  int64_t n_bad;
+} dy_cli_diff_stats;
+/* Element by element, beyond atol + rtol * |b| counting as bad; NaN and
+ * +-inf equal only the same non-finite value. A shape mismatch is an
+ * error. */
+dy_status dy_cli_diff_tensors(const dy_tensor *a, const dy_tensor *b, double rtol,
+                              double atol, dy_cli_diff_stats *d, dy_error *err);
+
+/* ---- cli_model.c: loading a model, the size options ---- */
+
+/* --max-dim NAME=N, --dim NAME=N, --shape INPUT=d0,d1,...: kept in
+ * command-line order and applied to the loaded Program (dy_cli_apply_dims). */
+typedef struct {
+  char kind;               /* 'm' max-dim, 'd' dim, 's' shape */
+  char name[128];
+  int64_t v[DY_MAX_DIMS];  /* N, or the shape's dims */
+  int n;
+} dy_cli_dim_option;
+/* "NAME=N" or "INPUT=d0,d1,..." (kind 's') into *o; false on bad text. */
+bool dy_cli_parse_dim_option(char kind, const char *a, dy_cli_dim_option *o);
+/* MODEL through dy_model_load_any; a Paddle model takes its params from
+ * `params` when given and the --shape options among d[0..n) as its feeds'
+ * dims. */
+dy_status dy_cli_load_model(const char *model, const char *params, const dy_cli_dim_option *d,
+                            int n, dy_program **p, dy_error *err);
+/* The pins (--shape, --dim) of d[0..n), then the bounds (--max-dim; the
+ * batch's goes to o->max_batch). */
+dy_status dy_cli_apply_dims(dy_program *p, const dy_cli_dim_option *d, int n,
+                            dy_compile_options *o, dy_error *err);
+/* --params given for a model that is not a Paddle one: a usage error of
+ * cmd (its exit status), else 0. */
+int dy_cli_paddle_params_only(const char *cmd, const char *model, const char *params);
+
+/* ---- cli_options.c: pass and C compiler options ---- */
+
+/* A pass option (-O0..2, --verify-each, --print-before/after[=P],
+ * --print-after-all/-change, --dump-dir D, --disable-pass P[,P...],
+ * --winograd M) at argv[*i]: 1 consumed (*i moved past a value), 0 not
+ * one, -1 an error already printed. */
+int dy_cli_pass_option(const char *cmd, int argc, char **argv, int *i, dy_pass_options *po);
+/* A C compiler option (--cc, --cflags, --target, --plain-kernels,
+ * --no-pack-a) at argv[*i], returning as dy_cli_pass_option does. */
+int dy_cli_cc_option(const char *cmd, int argc, char **argv, int *i, dy_compile_options *o);
+/* The passes in pipeline order, one line each. */
+void dy_cli_print_passes(FILE *f);
+
+/* ---- cli_inputs.c: model inputs given as NAME=FILE or positionally ---- */
+
+typedef struct {
+  int n;
+  const char *name[DY_MAX_FEEDS];   /* NULL when positional */
+  const char *file[DY_MAX_FEEDS];
+} dy_cli_inputs;
+
+/* Record one --input argument; false when there are too many. */
+bool dy_cli_add_input(dy_cli_inputs *ia, const char *arg);
+void dy_cli_free_inputs(dy_cli_inputs *ia);
+/* *t read from an .npy of '<i4' (i32) made i64 in place (a new tensor), as
+ * files of labels and indices often are; else unchanged. */
+dy_status dy_cli_widen_i32(dy_tensor **t, dy_error *err);
+/* Read one tensor per feed of p (.npy), in feed order; an i32 file for an
+ * i64 feed is widened. */
+dy_status dy_cli_load_inputs(const dy_program *p, const dy_cli_inputs *ia,
+                             dy_tensor **t, dy_error *err);
+/* A bare argument: the model, then inputs; an unknown option is a usage
+ * error of cmd (returns the exit status, 0 to go on). */
+int dy_cli_model_or_input(const char *cmd, const char *a, const char **model,
+                          dy_cli_inputs *ia);
+/* After the arguments: a usage error when no model was given, and the
+ * inputs freed on any error. Returns the status (0: go on). */
+int dy_cli_args_end(const char *cmd, int rc, const char *model, dy_cli_inputs *ia);
+/* dir exists (made when missing) and is a directory. */
+dy_status dy_cli_ensure_dir(const char *dir, dy_error *err);
+
+/* ---- cli_util.c: errors and option values (the bottom) ---- */
+
+extern const char dy_cli_prog[];  /* "dy2stc", the first word of every message */
+/* Print "dy2stc: <err>" on stderr; returns exit status 1. */
+int dy_cli_fail(const dy_error *err);
+/* Print "dy2stc CMD: <fmt with arg> (see 'dy2stc CMD --help')" on stderr;
+ * returns exit status 2. */
+int dy_cli_usage(const char *cmd, const char *fmt, const char *arg);
+/* s is a whole decimal integer in [lo, hi] (positive: in [1, INT64_MAX]). */
+bool dy_cli_range(const char *s, int64_t lo, int64_t hi, int64_t *out);
+bool dy_cli_positive(const char *s, int64_t *out);
+/* Parse a number >= 0; false if s is not one. */
+bool dy_cli_double(const char *s, double *out);
+/* "--help" or "-h". */
+bool dy_cli_is_help(const char *a);
+/* An output model path without its ".dymodel" (OUT and OUT.dymodel both
+ * name OUT.dymodel + OUT.dyparams). */
+void dy_cli_model_stem(const char *out, char *stem, size_t n);
+
+#endif

@@ -1,0 +1,119 @@
+/* cli_inputs.c - a model's inputs on the command line (cli.h): NAME=FILE
+ * or positional .npy files, read in feed order (an int32 file widened for
+ * an i64 feed), and the bare arguments of run and check (the model, then
+ * inputs); an output directory made when missing.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+
+bool dy_cli_add_input(dy_cli_inputs *ia, const char *arg) {
+  if (ia->n >= DY_MAX_FEEDS)
+    return false;
+  const char *eq = strchr(arg, '=');
+  if (eq) {
+    char *name = strndup(arg, (size_t)(eq - arg));
+    ia->name[ia->n] = name;
+    ia->file[ia->n] = eq + 1;
+  } else {
+    ia->name[ia->n] = NULL;
+    ia->file[ia->n] = arg;
+  }
+  ia->n++;
+  return true;
+}
+
+void dy_cli_free_inputs(dy_cli_inputs *ia) {
+  for (int i = 0; i < ia->n; i++)
+    free((char *)ia->name[i]);
+}
+
+dy_status dy_cli_widen_i32(dy_tensor **t, dy_error *err) {
+  if (!*t || (*t)->type.dtype != DY_I32)
+    return DY_OK;
+  dy_tensor *w = dy_tensor_new(DY_I64, (*t)->type.rank, (*t)->type.shape);
+  if (!w)
+    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  const int32_t *src = (*t)->data;
+  int64_t *dst = w->data;
+  for (int64_t i = 0; i < dy_tensor_numel(w); i++)
+    dst[i] = src[i];
+  dy_tensor_free(*t);
+  *t = w;
+  return DY_OK;
+}
+
+dy_status dy_cli_load_inputs(const dy_program *p, const dy_cli_inputs *ia,
+                             dy_tensor **t, dy_error *err) {
+  for (int i = 0; i < p->n_feeds; i++)
+    t[i] = NULL;
+  for (int k = 0; k < ia->n; k++) {
+    int slot = k;
+    if (ia->name[k]) {
+      slot = -1;
+      for (int i = 0; i < p->n_feeds; i++)
+        if (strcmp(p->vars[p->feeds[i]]->name, ia->name[k]) == 0)
+          slot = i;
+      if (slot < 0)
+        return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                            "the model has no input named '%s'", ia->name[k]);
+    } else if (k >= p->n_feeds) {
+      return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                          "the model takes %d inputs; '%s' is one too many",
+                          p->n_feeds, ia->file[k]);
+    }
+    if (t[slot])
+      return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                          "input '%s' is given twice", p->vars[p->feeds[slot]]->name);
+    dy_status s = dy_npy_read(ia->file[k], &t[slot], err);
+    if (!s && p->vars[p->feeds[slot]]->type.dtype == DY_I64)
+      s = dy_cli_widen_i32(&t[slot], err);
+    if (s)
+      return s;
+  }
+  for (int i = 0; i < p->n_feeds; i++)
+    if (!t[i])
+      return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                          "missing input '%s' (--input %s=FILE.npy)",
+                          p->vars[p->feeds[i]]->name, p->vars[p->feeds[i]]->name);
+  return DY_OK;
+}
+
+/* dir exists (made when missing) and is a directory. */
+dy_status dy_cli_ensure_dir(const char *dir, dy_error *err) {
+  struct stat st;
+  if (stat(dir, &st) == 0)
+    return S_ISDIR(st.st_mode) ? DY_OK
+                               : dy_error_set(err, DY_STATUS_IO,
+                                              "%s: not a directory", dir);
+  if (mkdir(dir, 0777) != 0)
+    return dy_error_set(err, DY_STATUS_IO, "%s: cannot create: %s", dir,
+                        strerror(errno));
+  return DY_OK;
+}
+
+/* Any other argument of run and check: an unknown option, else the model,
+ * then the inputs in order. Returns 0 or a usage error's exit status. */
+int dy_cli_model_or_input(const char *cmd, const char *a, const char **model,
+                          dy_cli_inputs *ia) {
+  if (a[0] == '-')
+    return dy_cli_usage(cmd, "unknown or incomplete option '%s'", a);
+  if (!*model)
+    *model = a;
+  else if (!dy_cli_add_input(ia, a))
+    return dy_cli_usage(cmd, "too many inputs (%s)", a);
+  return 0;
+}
+
+/* After the arguments of run and check: a usage error when no model was
+ * given, and the inputs freed on any error. Returns the status (0: go on). */
+int dy_cli_args_end(const char *cmd, int rc, const char *model, dy_cli_inputs *ia) {
+  if (!rc && !model)
+    rc = dy_cli_usage(cmd, "%s", "no model given");
+  if (rc)
+    dy_cli_free_inputs(ia);
+  return rc;
+}

@@ -1,0 +1,56 @@
+/* cmd_show.c - `dy2stc show`: the Program as text or Graphviz, printed
+ * even when it does not verify (then the verifier's error follows).
+ *
+ *   dy2stc show MODEL [--dot] [--params FILE]
+ */
+#include <string.h>
+
+#include "cli.h"
+
+static const char show_help[] =
+    "usage: dy2stc show MODEL.dymodel [--dot] [--params FILE]\n"
+    "Print the Program as text, or as Graphviz with --dot.\n"
+    "  --params FILE  a Paddle model's params (default: NAME.pdiparams beside it)\n";
+
+int dy_cli_show(int argc, char **argv) {
+  const char *model = NULL, *params = NULL;
+  bool dot = false;
+  for (int i = 2; i < argc; i++) {
+    if (dy_cli_is_help(argv[i])) {
+      fputs(show_help, stdout);
+      return 0;
+    } else if (strcmp(argv[i], "--dot") == 0) {
+      dot = true;
+    } else if (strcmp(argv[i], "--params") == 0 && i + 1 < argc) {
+      params = argv[++i];
+    } else if (argv[i][0] == '-') {
+      return dy_cli_usage("show", "unknown option '%s'", argv[i]);
+    } else if (!model) {
+      model = argv[i];
+    } else {
+      return dy_cli_usage("show", "unexpected argument '%s'", argv[i]);
+    }
+  }
+  if (!model)
+    return dy_cli_usage("show", "%s", "no model given");
+  int rc0 = dy_cli_paddle_params_only("show", model, params);
+  if (rc0)
+    return rc0;
+  dy_error err = {0};
+  dy_program *p = NULL;
+  /* show a Program even when it does not verify: that is when one looks */
+  if (dy_cli_load_model(model, params, NULL, 0, &p, &err))
+    return dy_cli_fail(&err);
+  if (dot)
+    dy_program_print_dot(p, stdout);
+  else
+    dy_program_print(p, stdout);
+  dy_error verr = {0};
+  int rc = 0;
+  if (dy_verify(p, &verr)) {
+    dy_error_prefix(&verr, "%s does not verify", model);
+    rc = dy_cli_fail(&verr);
+  }
+  dy_program_free(p);
+  return rc;
+}

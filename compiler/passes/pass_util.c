@@ -1,0 +1,80 @@
+/* pass_util.c - what the pass files share, below all of them (the
+ * pipeline, pipeline.c, is on top; a pass file calls only this file and the
+ * libraries, never another pass):
+ *
+ *   constants   which persistable vars a pass may take as constant (a
+ *               training Program's state is not), one-element f32 values
+ *   attributes  a fused op's attribute list completed from its schema
+ *   kernels     the kernel-choice passes' common rule and rewrite (conv-small,
+ *               winograd: a conv2d / fused_conv2d becomes a fused_conv2d
+ *               with an algo)
+ */
+#include <string.h>
+
+#include "dy_passes.h"
+
+/* ---- constants ---- */
+
+bool dy_pass_var_is_constant(const dy_program *p, int var, bool training) {
+  const dy_var *v = p->vars[var];
+  if (!v->persistable)
+    return false;
+  return !training || (!v->trainable && !dy_program_in_place_writer(p, var));
+}
+
+bool dy_pass_scalar_f32(const dy_program *p, int var, bool training, float *v) {
+  const dy_var *x = var >= 0 ? p->vars[var] : NULL;
+  if (!x || !dy_pass_var_is_constant(p, var, training) || x->type.dtype != DY_F32 ||
+      dy_type_numel(&x->type) != 1 || !x->data)
+    return false;
+  *v = *(const float *)x->data;
+  return true;
+}
+
+/* ---- attributes ---- */
+
+int dy_pass_attrs_complete(dy_op_kind k, dy_attr *attrs, int na, int cap) {
+  const dy_op_info *info = dy_op_info_of(k);
+  for (int i = 0; i < info->n_attrs && na < cap; i++) {
+    bool have = false;
+    for (int j = 0; j < na && !have; j++)
+      have = strcmp(attrs[j].name, info->attrs[i].name) == 0;
+    if (!have && !info->attrs[i].required)
+      attrs[na++] = info->attrs[i].dflt;
+  }
+  return na;
+}
+
+/* ---- kernels: the choices of conv-small and winograd ---- */
+
+bool dy_pass_conv_algo_open(const dy_program *p, const dy_op *op, bool training) {
+  if ((op->kind != DY_OP_CONV2D && op->kind != DY_OP_FUSED_CONV2D) || op->n_inputs < 2)
+    return false;
+  if (op->kind == DY_OP_FUSED_CONV2D && *dy_fused_conv2d_attrs_get(op).algo)
+    return false; /* already chosen */
+  const dy_var *w = p->vars[op->inputs[1]];
+  const dy_type *x = &p->vars[op->inputs[0]]->type, *wt = &w->type;
+  return dy_pass_var_is_constant(p, w->id, training) && wt->dtype == DY_F32 &&
+         x->dtype == DY_F32 && x->rank == 4 && wt->rank == 4;
+}
+
+dy_status dy_pass_conv_with_algo(dy_program *p, int k, const char *algo, dy_error *err) {
+  dy_block *b = p->blocks[0];
+  dy_op *op = b->ops[k];
+  /* the op's attributes (a conv2d's: act "", alpha 0 added), algo */
+  dy_attr attrs[16];
+  int na = 0;
+  for (int i = 0; i < op->n_attrs && na < 15; i++)
+    if (strcmp(op->attrs[i].name, "algo") != 0)
+      attrs[na++] = op->attrs[i];
+  na = dy_pass_attrs_complete(DY_OP_FUSED_CONV2D, attrs, na, 15); /* algo "" last */
+  attrs[na - 1] = DY_ATTR_S("algo", algo);
+  dy_op *f = dy_program_append_op(p, 0, DY_OP_FUSED_CONV2D, op->inputs, op->n_inputs,
+                                  op->outputs, 1, attrs, na, op->loc);
+  const dy_op *srcs[1] = {op};
+  if (!f || !dy_op_set_srcs(p, f, srcs, 1))
+    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "algo %s: out of memory", algo);
+  dy_block_remove_op(b, k);
+  dy_block_move_last_to(b, k);
+  return DY_OK;
+}

@@ -1,0 +1,4 @@
+/* Must NOT compile: post-training quantization may not use the frontends
+ * (see the top CMakeLists.txt). ctest builds this against dy_quantize's
+ * include path and passes when the compiler cannot find dy_frontends.h. */
+#include "dy_frontends.h"
