@@ -499,6 +499,35 @@ static void test_compare_nonfinite(void) {
   }
 }
 
+/* compare reads every dtype by its width and sign (the dtype table): two
+ * i32 tensors that differ only above the low byte differ, and i8 -1 is
+ * -1, not 255 (it was read as one unsigned byte per element). */
+static void test_compare_narrow_dtypes(void) {
+  char a[4096], b[4096];
+  tmp_path(a, sizeof a, "cmp_i32_a.npy");
+  tmp_path(b, sizeof b, "cmp_i32_b.npy");
+  dy_error err = {0};
+  int32_t ia[2] = {1, 300}, ib[2] = {1, 44};   /* 300 and 44 share the low byte */
+  dy_tensor *ta = dy_tensor_from_data(DY_I32, 1, (int64_t[]){2}, ia);
+  dy_tensor *tb = dy_tensor_from_data(DY_I32, 1, (int64_t[]){2}, ib);
+  DY_ASSERT_OK(dy_npy_write(a, ta, &err), &err);
+  DY_ASSERT_OK(dy_npy_write(b, tb, &err), &err);
+  CU_ASSERT_EQUAL(dy_test_sh(NULL, "%s compare %s %s > /dev/null", DY2STC_PATH, a, b), 1);
+  CU_ASSERT_EQUAL(dy_test_sh(NULL, "%s compare %s %s > /dev/null", DY2STC_PATH, a, a), 0);
+  dy_tensor_free(ta);
+  dy_tensor_free(tb);
+  /* i8: -1 against 1 is 2 apart; read as unsigned it was 254 */
+  int8_t ca[1] = {-1}, cb[1] = {1};
+  ta = dy_tensor_from_data(DY_I8, 1, (int64_t[]){1}, ca);
+  tb = dy_tensor_from_data(DY_I8, 1, (int64_t[]){1}, cb);
+  DY_ASSERT_OK(dy_npy_write(a, ta, &err), &err);
+  DY_ASSERT_OK(dy_npy_write(b, tb, &err), &err);
+  CU_ASSERT_EQUAL(dy_test_sh(NULL, "%s compare %s %s --atol 2.5 --rtol 0 > /dev/null", DY2STC_PATH, a, b), 0);
+  CU_ASSERT_EQUAL(dy_test_sh(NULL, "%s compare %s %s --atol 1.5 --rtol 0 > /dev/null", DY2STC_PATH, a, b), 1);
+  dy_tensor_free(ta);
+  dy_tensor_free(tb);
+}
+
 /* Temporaries are exclusive (a planted file or link is never written
  * through) and a link at the target is replaced, not followed. */
 static void test_temp_files(void) {
@@ -635,6 +664,7 @@ void dy_test_register(void) {
   DY_TEST(test_exe_limits);
   DY_TEST(test_output_name_collision);
   DY_TEST(test_compare_nonfinite);
+  DY_TEST(test_compare_narrow_dtypes);
   DY_TEST(test_temp_files);
   DY_TEST(test_emit_pair_and_temp_dirs);
   DY_TEST(test_escaped_names);

@@ -16,17 +16,10 @@ dy_status dy_cli_diff_tensors(const dy_tensor *a, const dy_tensor *b, double rto
   double worst_excess = 0;
   int64_t n = dy_tensor_numel(a);
   for (int64_t i = 0; i < n; i++) {
-    double x, y;
-    if (a->type.dtype == DY_F32) {
-      x = ((const float *)a->data)[i];
-      y = ((const float *)b->data)[i];
-    } else if (a->type.dtype == DY_I64) {
-      x = (double)((const int64_t *)a->data)[i];
-      y = (double)((const int64_t *)b->data)[i];
-    } else {
-      x = ((const unsigned char *)a->data)[i];
-      y = ((const unsigned char *)b->data)[i];
-    }
+    /* every dtype through its row of the dtype table (ir/dtypes.def):
+     * i8 signed, i32 four bytes */
+    double x = dy_dtype_get_f64(a->type.dtype, a->data, i);
+    double y = dy_dtype_get_f64(b->type.dtype, b->data, i);
     /* NaN and +-inf are exact: equal only to the same non-finite value
      * (NaN to NaN, inf to inf of its sign), never within a tolerance */
     double ad, rd, excess;
