@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "codegen_internal.h"
+#include "cg_program.h"
 #include "dy_codegen.h"
 #include "dy_ir.h"
 #include "dy_test.h"
