@@ -12,10 +12,10 @@
 #
 # The objects of each floor follow its name ("text:", "kernels:", "ops:",
 # "program:"); ctest codegen_floors gives every object of the four floor
-# libraries. Each object's undefined dy_* symbols (nm -u) must be defined by
+# libraries. Each object's undefined symbols (nm -u) must be defined by
 # itself, by an object of its own floor or by one of a floor below; an
 # object of the ops floor may use nothing of another one. Symbols defined
-# outside codegen (ir/) are not looked at. Also: every #include in codegen/
+# outside codegen (ir/, libc) are not looked at. Also: every #include in codegen/
 # names a header by its file name alone (no '/'), so that a floor's include
 # path (its own folder and those below) decides what it can see.
 #
@@ -72,7 +72,7 @@ for a in "$@"; do
   f=${f%.obj}
   f=${f%.c}
   "$NM" -g --defined-only "$a" > "$tmp/nm" || { echo "$NM failed on $a"; exit 2; }
-  awk -v f="$floor/$f" 'NF >= 3 && $3 ~ /^dy_/ {print $3, f}' "$tmp/nm" >> "$tmp/defs"
+  awk -v f="$floor/$f" 'NF >= 3 {print $3, f}' "$tmp/nm" >> "$tmp/defs"
   echo "$a $floor/$f" >> "$tmp/objs"
 done
 [ -s "$tmp/objs" ] || { echo "no objects given"; exit 2; }
@@ -80,7 +80,7 @@ done
 # calls: own floor or below; never between two op families
 rank_awk='function rank(x) { return x == "text" ? 0 : x == "kernels" ? 1 : x == "ops" ? 2 : 3 }'
 while read -r o f; do
-  "$NM" -u "$o" | awk '{print $NF}' | grep '^dy_' |
+  "$NM" -u "$o" | awk '{print $NF}' |
     awk -v f="$f" "$rank_awk"'
       NR == FNR { if (!($1 in def)) def[$1] = $2; next }
       {
