@@ -219,12 +219,27 @@ const dy_type *dy_cg_out_type(dy_cg_ctx *ctx, int i);
 void dy_cg_line(dy_cg_ctx *ctx, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-#define DY_OP(NAME, name, n_in, n_out, flags, attrs) \
-  dy_status dy_emit_##name(dy_cg_ctx *ctx, dy_error *err);
-#include "ops.def"
-#undef DY_OP
-
+/* The emitter table: per op of ir/ops.def its family's entry (codegen/ops/,
+ * dy_cg_op_<op> beside dy_emit_<op>), built from ops.def so that a missing
+ * one is a link error:
+ *   emit     the body of the op's kernel (dy_emit_<op>)
+ *   scratch  the bytes of arena scratch the kernel needs while it runs, at
+ *            max_batch and with `threads` threads (each has its own); NULL:
+ *            none (dy_codegen_scratch_bytes reads it)
+ *   roles    the names of the kernel's input parameters by role ("x", "w",
+ *            "bias", ...), or role_prefix: inputs <prefix>0, <prefix>1, ...
+ *            (concat). With neither, one input is x and the two of an
+ *            elementwise op a and b; outputs are y. */
+enum { DY_CG_MAX_ROLES = 9 };
 typedef dy_status (*dy_cg_fn)(dy_cg_ctx *ctx, dy_error *err);
-extern const dy_cg_fn dy_cg_table[DY_OP_COUNT];
+typedef int64_t (*dy_cg_scratch_fn)(const dy_program *p, const dy_op *op, int64_t max_batch,
+                                    int threads);
+typedef struct {
+  dy_cg_fn emit;
+  dy_cg_scratch_fn scratch;
+  const char *roles[DY_CG_MAX_ROLES];
+  const char *role_prefix;
+} dy_cg_op;
+extern const dy_cg_op *const dy_cg_table[DY_OP_COUNT];
 
 #endif /* DY_CODEGEN_H */

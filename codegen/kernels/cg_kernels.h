@@ -126,11 +126,11 @@ void dy_cg_thread_prelude(dy_buf *out, int threads);
 /* The rows of the micro-panels of a packed A (A12, WINO) of `rows` rows:
  * the micro-kernel's MR, and the csa such an operand is read with. */
 int dy_gemm_pack_mr(int64_t rows);
-/* Arena scratch of a matmul (0 if none): its run-time B packed a block
- * of columns at a time, then, when A is packed (dy_gemm_a_plan_of), one
- * MC x KC block of A per thread. */
-int64_t dy_gemm_matmul_scratch(const dy_program *p, const dy_op *op, int threads,
-                               int64_t max_batch);
+/* Arena scratch of a matmul (0 if none; a dy_cg_scratch_fn of matmul and
+ * fused_matmul): its run-time B packed a block of columns at a time, then,
+ * when A is packed (dy_gemm_a_plan_of), one MC x KC block of A per thread. */
+int64_t dy_gemm_matmul_scratch(const dy_program *p, const dy_op *op, int64_t max_batch,
+                               int threads);
 /* The most rows of matmul op's GEMM at max_batch (-1: unbounded here). */
 int64_t dy_gemm_matmul_rows(const dy_program *p, const dy_op *op, int64_t max_batch);
 /* How a GEMM of m x k times k x n reads A (the matmul's activations):
@@ -198,10 +198,12 @@ dy_cg_conv_geom dy_cg_conv_geom_of(const dy_program *p, const dy_op *op);
 
 /* emit_conv.c: conv2d (conv2d, fused_conv2d) with an optional epilogue
  * act(conv + in2[channel] + in3[element]) (bias, residual); act as for
- * dy_cg_act_expr. The scratch its GEMM form needs. */
+ * dy_cg_act_expr. The scratch it needs (a dy_cg_scratch_fn of conv2d,
+ * fused_conv2d and fused_conv2d_pool). */
 dy_status dy_cg_conv2d_epilogue(dy_cg_ctx *ctx, dy_error *err, bool bias, bool residual,
                                 const char *act, double alpha);
-int64_t dy_cg_conv_scratch(const dy_program *p, const dy_op *op, int threads);
+int64_t dy_cg_conv_scratch(const dy_program *p, const dy_op *op, int64_t max_batch,
+                           int threads);
 /* The GEMM's depth in nkb blocks of kc (a k0 loop opened when nkb > 1) and
  * each block's flags: DY_GEMM_ADD_C after the first (always with add_c:
  * C holds a residual), epi on the last. */

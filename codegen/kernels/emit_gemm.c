@@ -535,8 +535,8 @@ static int64_t a_block_rows(const dy_gemm_a_plan *a, int64_t m) {
   return r;
 }
 
-int64_t dy_gemm_matmul_scratch(const dy_program *p, const dy_op *op, int threads,
-                               int64_t max_batch) {
+int64_t dy_gemm_matmul_scratch(const dy_program *p, const dy_op *op, int64_t max_batch,
+                               int threads) {
   int64_t k, n, mats;
   bool trans;
   if (op->n_inputs < 2 || p->vars[op->inputs[0]]->type.dtype != DY_F32 ||

@@ -58,7 +58,8 @@ static int seq_axis(const dy_program *p, const dy_op *op, int64_t *d, int64_t *d
 
 /* v's panels (keys x 16 per 16 features), one block's q^T (D x 16) and
  * its scores (keys x 16), for the keys' bound at max_batch. */
-int64_t dy_cg_attention_scratch(const dy_program *p, const dy_op *op, int64_t max_batch) {
+static int64_t attention_scratch(const dy_program *p, const dy_op *op, int64_t max_batch,
+                                 int threads) {
   int64_t d, dv, vals[DY_MAX_SYMS], lk = 0;
   int ls = seq_axis(p, op, &d, &dv);
   dy_program_sym_bounds(p, max_batch, max_batch, vals);
@@ -195,3 +196,11 @@ dy_status dy_emit_fused_attention(dy_cg_ctx *ctx, dy_error *err) {
   CLOSE();
   return DY_OK;
 }
+
+/* ---- the family's entries of the emitter table (dy_cg_table, program/table.c):
+ * each op's emitter, and where it has them its kernel's scratch and its
+ * operands' role names ---- */
+
+const dy_cg_op dy_cg_op_fused_attention = {.emit = dy_emit_fused_attention,
+                                           .scratch = attention_scratch,
+                                           .roles = {"query", "key", "value", "mask"}};

@@ -19,3 +19,10 @@ static dy_status refuse(dy_cg_ctx *ctx, dy_error *err) {
 
 dy_status dy_emit_cond(dy_cg_ctx *ctx, dy_error *err) { return refuse(ctx, err); }
 dy_status dy_emit_while(dy_cg_ctx *ctx, dy_error *err) { return refuse(ctx, err); }
+
+/* ---- the family's entries of the emitter table (dy_cg_table, program/table.c):
+ * each op's emitter, and where it has them its kernel's scratch and its
+ * operands' role names ---- */
+
+const dy_cg_op dy_cg_op_cond = {.emit = dy_emit_cond};
+const dy_cg_op dy_cg_op_while = {.emit = dy_emit_while};

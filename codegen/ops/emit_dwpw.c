@@ -36,7 +36,8 @@ static dwpw_geom dwpw_geom_of(const dy_program *p, const dy_op *op) {
   return dy_cg_dwpw_geom_of(&g, p->vars[op->inputs[3]]->type.shape[0], DWPW_BAND_BYTES, 0, 0);
 }
 
-int64_t dy_cg_dwpw_scratch(const dy_program *p, const dy_op *op, int threads) {
+static int64_t dwpw_scratch(const dy_program *p, const dy_op *op, int64_t max_batch,
+                            int threads) {
   if (dy_gemm_pack_of(p, op, 3).kind != DY_PACK_A12)
     return 0;
   return dwpw_geom_of(p, op).slice * (threads > 1 ? threads : 1) * 4;
@@ -96,3 +97,10 @@ dy_status dy_emit_fused_dwpw(dy_cg_ctx *ctx, dy_error *err) {
                     NULL, emit_dwpw_items, &ia);
   return DY_OK;
 }
+
+/* ---- the family's entries of the emitter table (dy_cg_table, program/table.c):
+ * each op's emitter, and where it has them its kernel's scratch and its
+ * operands' role names ---- */
+
+const dy_cg_op dy_cg_op_fused_dwpw = {.emit = dy_emit_fused_dwpw, .scratch = dwpw_scratch,
+                                      .roles = {"x", "w_dw", "bias_dw", "w_pw", "bias_pw", "res"}};

@@ -946,3 +946,32 @@ dy_status dy_emit_roi_align(dy_cg_ctx *ctx, dy_error *err) {
 dy_status dy_emit_roi_align_grad(dy_cg_ctx *ctx, dy_error *err) {
   return emit_roi_align(ctx, err, true);
 }
+
+/* ---- the family's entries of the emitter table (dy_cg_table, program/table.c):
+ * each op's emitter, and where it has them its kernel's scratch and its
+ * operands' role names ---- */
+
+/* the gathers' and scatters' operands */
+#define INDEX_ROLES {"x", "index", "updates"}
+
+const dy_cg_op dy_cg_op_sin = {.emit = dy_emit_sin};
+const dy_cg_op dy_cg_op_cos = {.emit = dy_emit_cos};
+const dy_cg_op dy_cg_op_tan = {.emit = dy_emit_tan};
+const dy_cg_op dy_cg_op_asin = {.emit = dy_emit_asin};
+const dy_cg_op dy_cg_op_acos = {.emit = dy_emit_acos};
+const dy_cg_op dy_cg_op_atan = {.emit = dy_emit_atan};
+const dy_cg_op dy_cg_op_mod = {.emit = dy_emit_mod};
+const dy_cg_op dy_cg_op_reduce_prod = {.emit = dy_emit_reduce_prod};
+const dy_cg_op dy_cg_op_cumsum = {.emit = dy_emit_cumsum};
+const dy_cg_op dy_cg_op_gather_elements = {.emit = dy_emit_gather_elements, .roles = INDEX_ROLES};
+const dy_cg_op dy_cg_op_scatter_elements = {.emit = dy_emit_scatter_elements, .roles = INDEX_ROLES};
+const dy_cg_op dy_cg_op_gather_nd = {.emit = dy_emit_gather_nd, .roles = INDEX_ROLES};
+const dy_cg_op dy_cg_op_scatter_nd = {.emit = dy_emit_scatter_nd, .roles = INDEX_ROLES};
+const dy_cg_op dy_cg_op_top_k = {.emit = dy_emit_top_k};
+const dy_cg_op dy_cg_op_det = {.emit = dy_emit_det};
+const dy_cg_op dy_cg_op_inverse = {.emit = dy_emit_inverse};
+const dy_cg_op dy_cg_op_grid_sample = {.emit = dy_emit_grid_sample, .roles = {"x", "grid"}};
+const dy_cg_op dy_cg_op_grid_sample_grad = {.emit = dy_emit_grid_sample_grad};
+const dy_cg_op dy_cg_op_roi_align = {.emit = dy_emit_roi_align,
+                                     .roles = {"x", "rois", "batch_index"}};
+const dy_cg_op dy_cg_op_roi_align_grad = {.emit = dy_emit_roi_align_grad};

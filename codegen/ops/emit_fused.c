@@ -91,3 +91,17 @@ dy_status dy_emit_fused_elementwise(dy_cg_ctx *ctx, dy_error *err) {
   snprintf(fmt, sizeof fmt, "%s", body);
   return dy_cg_broadcast_let(ctx, err, fmt);
 }
+
+/* ---- the family's entries of the emitter table (dy_cg_table, program/table.c):
+ * each op's emitter, and where it has them its kernel's scratch and its
+ * operands' role names ---- */
+
+const dy_cg_op dy_cg_op_fused_matmul = {.emit = dy_emit_fused_matmul,
+                                        .scratch = dy_gemm_matmul_scratch,
+                                        .roles = {"x", "w", "bias", "res"}};
+const dy_cg_op dy_cg_op_fused_conv2d = {.emit = dy_emit_fused_conv2d, .scratch = dy_cg_conv_scratch,
+                                        .roles = {"x", "w", "bias", "res"}};
+const dy_cg_op dy_cg_op_fused_conv2d_pool = {.emit = dy_emit_fused_conv2d_pool,
+                                             .scratch = dy_cg_conv_scratch,
+                                             .roles = {"x", "w", "bias", "res"}};
+const dy_cg_op dy_cg_op_fused_elementwise = {.emit = dy_emit_fused_elementwise, .role_prefix = "x"};

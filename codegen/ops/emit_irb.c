@@ -87,7 +87,8 @@ static irb_geom irb_geom_of(const dy_program *p, const dy_op *op) {
   return r;
 }
 
-int64_t dy_cg_irb_scratch(const dy_program *p, const dy_op *op, int threads) {
+static int64_t irb_scratch(const dy_program *p, const dy_op *op, int64_t max_batch,
+                           int threads) {
   if (dy_gemm_pack_of(p, op, 1).kind != DY_PACK_A12 ||
       dy_gemm_pack_of(p, op, 5).kind != DY_PACK_A12)
     return 0;
@@ -244,3 +245,11 @@ dy_status dy_emit_fused_irb(dy_cg_ctx *ctx, dy_error *err) {
   dy_cg_dwpw_kernel(ctx, k, op->n_inputs, work, pre, emit_irb_items, &ia);
   return DY_OK;
 }
+
+/* ---- the family's entries of the emitter table (dy_cg_table, program/table.c):
+ * each op's emitter, and where it has them its kernel's scratch and its
+ * operands' role names ---- */
+
+const dy_cg_op dy_cg_op_fused_irb = {.emit = dy_emit_fused_irb,
+                                     .scratch = irb_scratch,
+                                     .roles = {"x", "w_ex", "bias_ex", "w_dw", "bias_dw", "w_pw", "bias_pw", "res"}};

@@ -315,3 +315,34 @@ dy_status dy_emit_cast(dy_cg_ctx *ctx, dy_error *err) {
     e = "x";
   return emit_map(ctx, err, 1u << from, (int)dt, NULL, e);
 }
+
+/* ---- the family's entries of the emitter table (dy_cg_table, program/table.c):
+ * each op's emitter, and where it has them its kernel's scratch and its
+ * operands' role names ---- */
+
+const dy_cg_op dy_cg_op_gelu = {.emit = dy_emit_gelu};
+const dy_cg_op dy_cg_op_silu = {.emit = dy_emit_silu};
+const dy_cg_op dy_cg_op_hard_swish = {.emit = dy_emit_hard_swish};
+const dy_cg_op dy_cg_op_softsign = {.emit = dy_emit_softsign};
+const dy_cg_op dy_cg_op_hard_sigmoid = {.emit = dy_emit_hard_sigmoid};
+const dy_cg_op dy_cg_op_leaky_relu = {.emit = dy_emit_leaky_relu};
+const dy_cg_op dy_cg_op_elu = {.emit = dy_emit_elu};
+const dy_cg_op dy_cg_op_clip = {.emit = dy_emit_clip};
+const dy_cg_op dy_cg_op_softplus = {.emit = dy_emit_softplus};
+const dy_cg_op dy_cg_op_exp = {.emit = dy_emit_exp};
+const dy_cg_op dy_cg_op_log = {.emit = dy_emit_log};
+const dy_cg_op dy_cg_op_sqrt = {.emit = dy_emit_sqrt};
+const dy_cg_op dy_cg_op_rsqrt = {.emit = dy_emit_rsqrt};
+const dy_cg_op dy_cg_op_erf = {.emit = dy_emit_erf};
+const dy_cg_op dy_cg_op_reciprocal = {.emit = dy_emit_reciprocal};
+const dy_cg_op dy_cg_op_abs = {.emit = dy_emit_abs};
+const dy_cg_op dy_cg_op_neg = {.emit = dy_emit_neg};
+const dy_cg_op dy_cg_op_scale = {.emit = dy_emit_scale};
+const dy_cg_op dy_cg_op_pow = {.emit = dy_emit_pow};
+const dy_cg_op dy_cg_op_minimum = {.emit = dy_emit_minimum};
+const dy_cg_op dy_cg_op_maximum = {.emit = dy_emit_maximum};
+const dy_cg_op dy_cg_op_equal = {.emit = dy_emit_equal};
+const dy_cg_op dy_cg_op_greater = {.emit = dy_emit_greater};
+const dy_cg_op dy_cg_op_less = {.emit = dy_emit_less};
+const dy_cg_op dy_cg_op_where = {.emit = dy_emit_where, .roles = {"cond", "a", "b"}};
+const dy_cg_op dy_cg_op_cast = {.emit = dy_emit_cast};

@@ -693,3 +693,22 @@ dy_status dy_emit_dropout(dy_cg_ctx *ctx, dy_error *err) {
   CLOSE();
   return DY_OK;
 }
+
+/* ---- the family's entries of the emitter table (dy_cg_table, program/table.c):
+ * each op's emitter, and where it has them its kernel's scratch and its
+ * operands' role names ---- */
+
+/* the normalisations' operands */
+#define NORM_ROLES {"x", "scale", "bias", "mean", "variance"}
+
+const dy_cg_op dy_cg_op_conv2d = {.emit = dy_emit_conv2d, .scratch = dy_cg_conv_scratch,
+                                  .roles = {"x", "w", "bias", "res"}};
+const dy_cg_op dy_cg_op_conv2d_transpose = {.emit = dy_emit_conv2d_transpose,
+                                            .roles = {"x", "w", "bias", "res"}};
+const dy_cg_op dy_cg_op_conv2d_grad_filter = {.emit = dy_emit_conv2d_grad_filter};
+const dy_cg_op dy_cg_op_pool2d = {.emit = dy_emit_pool2d};
+const dy_cg_op dy_cg_op_pool2d_grad = {.emit = dy_emit_pool2d_grad};
+const dy_cg_op dy_cg_op_batch_norm = {.emit = dy_emit_batch_norm, .roles = NORM_ROLES};
+const dy_cg_op dy_cg_op_layer_norm = {.emit = dy_emit_layer_norm, .roles = NORM_ROLES};
+const dy_cg_op dy_cg_op_group_norm = {.emit = dy_emit_group_norm, .roles = NORM_ROLES};
+const dy_cg_op dy_cg_op_dropout = {.emit = dy_emit_dropout};

@@ -373,3 +373,22 @@ dy_status dy_emit_full(dy_cg_ctx *ctx, dy_error *err) {
   dy_cg_line(ctx, "  out0[i] = %s;", lit);
   return DY_OK;
 }
+
+/* ---- the family's entries of the emitter table (dy_cg_table, program/table.c):
+ * each op's emitter, and where it has them its kernel's scratch and its
+ * operands' role names ---- */
+
+const dy_cg_op dy_cg_op_add = {.emit = dy_emit_add};
+const dy_cg_op dy_cg_op_sub = {.emit = dy_emit_sub};
+const dy_cg_op dy_cg_op_mul = {.emit = dy_emit_mul};
+const dy_cg_op dy_cg_op_div = {.emit = dy_emit_div};
+const dy_cg_op dy_cg_op_relu = {.emit = dy_emit_relu};
+const dy_cg_op dy_cg_op_sigmoid = {.emit = dy_emit_sigmoid};
+const dy_cg_op dy_cg_op_tanh = {.emit = dy_emit_tanh};
+const dy_cg_op dy_cg_op_matmul = {.emit = dy_emit_matmul, .scratch = dy_gemm_matmul_scratch,
+                                  .roles = {"x", "w", "bias", "res"}};
+const dy_cg_op dy_cg_op_softmax = {.emit = dy_emit_softmax};
+const dy_cg_op dy_cg_op_reshape = {.emit = dy_emit_reshape};
+const dy_cg_op dy_cg_op_flatten = {.emit = dy_emit_flatten};
+const dy_cg_op dy_cg_op_transpose = {.emit = dy_emit_transpose};
+const dy_cg_op dy_cg_op_full = {.emit = dy_emit_full};

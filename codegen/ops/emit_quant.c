@@ -779,3 +779,29 @@ dy_status dy_emit_qsoftmax(dy_cg_ctx *ctx, dy_error *err) {
              (long)diff_min);
   return DY_OK;
 }
+
+/* ---- the family's entries of the emitter table (dy_cg_table, program/table.c):
+ * each op's emitter, and where it has them its kernel's scratch and its
+ * operands' role names ---- */
+
+/* a quantized binary op's operands */
+#define QBINARY_ROLES                                                                    \
+  {"a", "a_scale", "a_zero_point", "b", "b_scale", "b_zero_point", "y_scale", "y_zero_point", \
+   "bias"}
+
+const dy_cg_op dy_cg_op_quantize_linear = {.emit = dy_emit_quantize_linear,
+                                           .roles = {"x", "scale", "zero_point"}};
+const dy_cg_op dy_cg_op_dequantize_linear = {.emit = dy_emit_dequantize_linear,
+                                             .roles = {"x", "scale", "zero_point"}};
+const dy_cg_op dy_cg_op_qconv2d = {.emit = dy_emit_qconv2d,
+                                   .roles = {"x", "x_scale", "x_zero_point", "w", "w_scale",
+                                             "w_zero_point", "y_scale", "y_zero_point", "bias"}};
+const dy_cg_op dy_cg_op_conv_integer = {.emit = dy_emit_conv_integer,
+                                        .roles = {"x", "w", "x_zero_point", "w_zero_point"}};
+const dy_cg_op dy_cg_op_qmatmul = {.emit = dy_emit_qmatmul, .roles = QBINARY_ROLES};
+const dy_cg_op dy_cg_op_matmul_integer = {.emit = dy_emit_matmul_integer,
+                                          .roles = {"a", "b", "a_zero_point", "b_zero_point"}};
+const dy_cg_op dy_cg_op_qadd = {.emit = dy_emit_qadd, .roles = QBINARY_ROLES};
+const dy_cg_op dy_cg_op_qmul = {.emit = dy_emit_qmul, .roles = QBINARY_ROLES};
+const dy_cg_op dy_cg_op_qsoftmax = {.emit = dy_emit_qsoftmax,
+                                    .roles = {"x", "x_scale", "x_zero_point", "y_scale", "y_zero_point"}};

@@ -720,3 +720,27 @@ dy_status dy_emit_log_softmax(dy_cg_ctx *ctx, dy_error *err) {
   close_to(ctx, base);
   return DY_OK;
 }
+
+/* ---- the family's entries of the emitter table (dy_cg_table, program/table.c):
+ * each op's emitter, and where it has them its kernel's scratch and its
+ * operands' role names ---- */
+
+/* the gathers' and scatters' operands */
+#define INDEX_ROLES {"x", "index", "updates"}
+
+const dy_cg_op dy_cg_op_slice = {.emit = dy_emit_slice};
+const dy_cg_op dy_cg_op_expand = {.emit = dy_emit_expand};
+const dy_cg_op dy_cg_op_expand_as = {.emit = dy_emit_expand_as};
+const dy_cg_op dy_cg_op_tile = {.emit = dy_emit_tile};
+const dy_cg_op dy_cg_op_squeeze = {.emit = dy_emit_squeeze};
+const dy_cg_op dy_cg_op_unsqueeze = {.emit = dy_emit_unsqueeze};
+const dy_cg_op dy_cg_op_reshape_dims = {.emit = dy_emit_reshape_dims};
+const dy_cg_op dy_cg_op_concat = {.emit = dy_emit_concat, .role_prefix = "x"};
+const dy_cg_op dy_cg_op_pad = {.emit = dy_emit_pad};
+const dy_cg_op dy_cg_op_gather = {.emit = dy_emit_gather, .roles = INDEX_ROLES};
+const dy_cg_op dy_cg_op_reduce_sum = {.emit = dy_emit_reduce_sum};
+const dy_cg_op dy_cg_op_reduce_mean = {.emit = dy_emit_reduce_mean};
+const dy_cg_op dy_cg_op_reduce_max = {.emit = dy_emit_reduce_max};
+const dy_cg_op dy_cg_op_reduce_min = {.emit = dy_emit_reduce_min};
+const dy_cg_op dy_cg_op_argmax = {.emit = dy_emit_argmax};
+const dy_cg_op dy_cg_op_log_softmax = {.emit = dy_emit_log_softmax};

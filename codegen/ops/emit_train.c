@@ -162,3 +162,13 @@ dy_status dy_emit_batch_norm_stats(dy_cg_ctx *ctx, dy_error *err) {
   CLOSE();
   return DY_OK;
 }
+
+/* ---- the family's entries of the emitter table (dy_cg_table, program/table.c):
+ * each op's emitter, and where it has them its kernel's scratch and its
+ * operands' role names ---- */
+
+const dy_cg_op dy_cg_op_sgd = {.emit = dy_emit_sgd};
+const dy_cg_op dy_cg_op_momentum = {.emit = dy_emit_momentum};
+const dy_cg_op dy_cg_op_adam = {.emit = dy_emit_adam};
+const dy_cg_op dy_cg_op_adamw = {.emit = dy_emit_adamw};
+const dy_cg_op dy_cg_op_batch_norm_stats = {.emit = dy_emit_batch_norm_stats};

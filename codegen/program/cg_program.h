@@ -152,6 +152,13 @@ void cg_emit_state_decls(cg_gen *g, dy_buf *out);
 void cg_emit_state_defs(cg_gen *g, dy_buf *out);
 void cg_emit_state_layout(cg_gen *g, dy_buf *out);
 
+/* ---- table.c ---- */
+
+/* The name of input i (or of output i, out) of op's kernel by its role
+ * (dy_cg_op.roles): "x", "w", "bias", ...; "y" for an output; NULL for
+ * the generic in<i>. buf holds a name made from role_prefix. */
+const char *cg_operand_role(const dy_op *op, bool out, int i, char *buf, size_t n);
+
 /* ---- header.c, weights.c, kernel.c, blocks.c, run.c, bind.c ---- */
 
 void cg_emit_header(cg_gen *g, dy_buf *out);

@@ -56,76 +56,6 @@ static dy_status check_kernel_types(cg_gen *g, const dy_op *op) {
   return DY_OK;
 }
 
-/* The name of input i (or of the output, out) of op's kernel by its role:
- * x for the data, w and bias for a weight and bias, a and b for the operands
- * of a binary op, and so on; NULL for the generic in<i>. */
-static const char *operand_role(const dy_op *op, bool out, int i, char *buf, size_t n) {
-  static const char *const bn[] = {"x", "scale", "bias", "mean", "variance"};
-  if (out)
-    return "y";
-  switch (op->kind) {
-  case DY_OP_MATMUL:
-  case DY_OP_FUSED_MATMUL:
-  case DY_OP_CONV2D:
-  case DY_OP_CONV2D_TRANSPOSE:
-  case DY_OP_FUSED_CONV2D:
-  case DY_OP_FUSED_CONV2D_POOL:
-    return i < 4 ? (const char *[]){"x", "w", "bias", "res"}[i] : NULL;
-  case DY_OP_FUSED_ATTENTION:
-    return i < 4 ? (const char *[]){"query", "key", "value", "mask"}[i] : NULL;
-  case DY_OP_FUSED_DWPW:
-    return i < 6 ? (const char *[]){"x", "w_dw", "bias_dw", "w_pw", "bias_pw", "res"}[i] : NULL;
-  case DY_OP_FUSED_IRB:
-    return i < 8 ? (const char *[]){"x", "w_ex", "bias_ex", "w_dw", "bias_dw", "w_pw", "bias_pw",
-                                    "res"}[i]
-                 : NULL;
-  case DY_OP_WHERE:
-    return (const char *[]){"cond", "a", "b"}[i];
-  case DY_OP_BATCH_NORM:
-  case DY_OP_LAYER_NORM:
-  case DY_OP_GROUP_NORM:
-    return bn[i];
-  case DY_OP_GATHER:
-  case DY_OP_GATHER_ELEMENTS:
-  case DY_OP_GATHER_ND:
-  case DY_OP_SCATTER_ELEMENTS:
-  case DY_OP_SCATTER_ND:
-    return (const char *[]){"x", "index", "updates"}[i];
-  case DY_OP_GRID_SAMPLE:
-    return (const char *[]){"x", "grid"}[i];
-  case DY_OP_ROI_ALIGN:
-    return (const char *[]){"x", "rois", "batch_index"}[i];
-  case DY_OP_CONCAT:
-  case DY_OP_FUSED_ELEMENTWISE:
-    snprintf(buf, n, "x%d", i);
-    return buf;
-  case DY_OP_QUANTIZE_LINEAR:
-  case DY_OP_DEQUANTIZE_LINEAR:
-    return (const char *[]){"x", "scale", "zero_point"}[i];
-  case DY_OP_QCONV2D:
-    return (const char *[]){"x", "x_scale", "x_zero_point", "w", "w_scale", "w_zero_point",
-                            "y_scale", "y_zero_point", "bias"}[i];
-  case DY_OP_QMATMUL:
-  case DY_OP_QADD:
-  case DY_OP_QMUL:
-    return (const char *[]){"a", "a_scale", "a_zero_point", "b", "b_scale", "b_zero_point",
-                            "y_scale", "y_zero_point", "bias"}[i];
-  case DY_OP_QSOFTMAX:
-    return (const char *[]){"x", "x_scale", "x_zero_point", "y_scale", "y_zero_point"}[i];
-  case DY_OP_MATMUL_INTEGER:
-    return (const char *[]){"a", "b", "a_zero_point", "b_zero_point"}[i];
-  case DY_OP_CONV_INTEGER:
-    return (const char *[]){"x", "w", "x_zero_point", "w_zero_point"}[i];
-  default:
-    break;
-  }
-  if (op->n_inputs == 1)
-    return "x";
-  if (op->n_inputs == 2 && dy_op_has(op, DY_OPF_ELEMENTWISE))
-    return i == 0 ? "a" : "b";
-  return NULL;
-}
-
 /* a b c into d (n bytes), cut to fit. */
 static void join(char *d, size_t n, const char *a, const char *b, const char *c) {
   size_t k = 0;
@@ -136,7 +66,7 @@ static void join(char *d, size_t n, const char *a, const char *b, const char *c)
 }
 
 /* The parameter names of op's kernel: inputs then outputs, by role
- * (operand_role) where that name is free in the kernel's code (which
+ * (cg_operand_role) where that name is free in the kernel's code (which
  * names the parameters in0.., out0..), else the role with _in / _out,
  * else in<i> / out<i>. */
 static void param_names(const dy_op *op, const char *code, char (*name)[32]) {
@@ -145,7 +75,7 @@ static void param_names(const dy_op *op, const char *code, char (*name)[32]) {
     bool out = k >= op->n_inputs;
     int i = out ? k - op->n_inputs : k;
     char buf[32], cand[2][32];
-    const char *role = operand_role(op, out, i, buf, sizeof buf);
+    const char *role = cg_operand_role(op, out, i, buf, sizeof buf);
     snprintf(name[k], 32, "%s%d", out ? "out" : "in", i);
     if (!role)
       continue;
@@ -330,7 +260,7 @@ dy_status cg_emit_kernel(cg_gen *g, int oi, dy_buf *final_out) {
                      .before = &before, .seed = g->seed_slot[oi] >= 0};
   dy_status s = check_kernel_types(g, op);
   if (s == DY_OK)
-    s = dy_cg_table[op->kind](&ctx, g->err);
+    s = dy_cg_table[op->kind]->emit(&ctx, g->err);
   if (s == DY_OK && (body.oom || before.oom || cmt.oom))
     s = dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
   if (s != DY_OK) {
