@@ -180,8 +180,9 @@ dy_status dy_cg_gemm_loops(dy_cg_ctx *ctx, dy_error *err, const dy_gemm_call *g)
 void dy_cg_gemm_pack_b(dy_cg_ctx *ctx, const char *src, const char *dst, int64_t k,
                          int64_t n, bool trans, const char *j0, int64_t w);
 
-/* emit_matmul.c: matmul (matmul, fused_matmul) with an optional epilogue c = act(c + in2[j]) (bias
- * along the last dim). act is NULL/"" or a name dy_cg_act_expr knows. */
+/* emit_matmul.c: matmul (matmul, fused_matmul) with an optional epilogue c = act(c +
+ * bias[j]) (the bias, input 2, along the last dim). act is NULL/"" or a name
+ * dy_cg_act_expr knows. */
 dy_status dy_cg_matmul_epilogue(dy_cg_ctx *ctx, dy_error *err, bool bias,
                                   const char *act, double alpha);
 
@@ -197,7 +198,7 @@ typedef struct {
 dy_cg_conv_geom dy_cg_conv_geom_of(const dy_program *p, const dy_op *op);
 
 /* emit_conv.c: conv2d (conv2d, fused_conv2d) with an optional epilogue
- * act(conv + in2[channel] + in3[element]) (bias, residual); act as for
+ * act(conv + bias[channel] + res[element]) (inputs 2 and 3); act as for
  * dy_cg_act_expr. The scratch it needs (a dy_cg_scratch_fn of conv2d,
  * fused_conv2d and fused_conv2d_pool). */
 dy_status dy_cg_conv2d_epilogue(dy_cg_ctx *ctx, dy_error *err, bool bias, bool residual,
@@ -264,7 +265,7 @@ void dy_cg_dwpw_band_head(dy_cg_ctx *ctx, const dy_cg_dwpw_geom *k, bool in_rows
  * oy0 * sh, rows of k->d.wp floats, read in place). */
 void dy_cg_dwpw_band_dw(dy_cg_ctx *ctx, const dy_cg_dwpw_geom *k, const char *vact,
                         const char *wd, const char *bd, const char *src, const char *plane);
-/* The band's 1x1 conv: packed weight wp times the panels into out0, bias
+/* The band's 1x1 conv: packed weight wp times the panels into the output, bias
  * bp, residual res (NULL: none), epilogue flags epi. */
 void dy_cg_dwpw_band_pw(dy_cg_ctx *ctx, const dy_cg_dwpw_geom *k, const char *epi,
                         const char *alit, const char *wp, const char *bp, const char *res);
@@ -278,7 +279,7 @@ void dy_cg_gemm_packed_tiles(dy_cg_ctx *ctx, long long m, long long depth, const
                              const char *alit, bool add_c, const char *epi, bool parts);
 /* The kernel: the items `it` over the images' bands, items() emitting
  * one's body (xp zeroed and the lines pre, when not NULL, before the loop;
- * one thread, or a worker per --threads given in0..in<n_in - 1>, out0,
+ * one thread, or a worker per --threads given the n_in inputs, the output,
  * and its slice of the scratch); work: the multiply-adds an image, for
  * the threads' threshold. With k->split (and --threads), when an image's
  * bands are fewer than the threads (a 7x7 map at batch 1 is one band),
@@ -296,7 +297,7 @@ dy_status dy_cg_conv_winograd(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_ge
                               bool bias, bool residual, const char *act, double alpha);
 int64_t dy_cg_winograd_scratch(const dy_cg_conv_geom *g, int m, int64_t nimg);
 /* emit_conv_small.c: the direct kernel for few channels (algo "small";
- * stride 1, dilation 1, groups 1, weight in1 unpacked), with the bias, a
+ * stride 1, dilation 1, groups 1, the weight unpacked), with the bias, a
  * residual (not with pool) and act, or a max pool after act (pool not
  * NULL: window kh x kw, strides sh, sw, no padding, output oh x ow). Its
  * geometry from the weight and attributes (the output of

@@ -34,6 +34,8 @@
 #define L(...) dy_cg_line(ctx, __VA_ARGS__)
 #define OPEN(...) (dy_cg_line(ctx, __VA_ARGS__), ctx->indent++)
 #define CLOSE() (ctx->indent--, dy_cg_line(ctx, "}"))
+#define FOR(...) dy_cg_for(ctx, __VA_ARGS__)
+#define END() dy_cg_end(ctx)
 
 typedef long long ll;
 
@@ -96,7 +98,7 @@ void dy_cg_dwpw_band_dw(dy_cg_ctx *ctx, const dy_cg_dwpw_geom *k, const char *va
                         const char *wd, const char *bd, const char *src, const char *plane) {
   const dy_cg_conv_geom *g = &k->g;
   L("/* the depthwise conv of the band, channel by channel, into the panels */");
-  OPEN("for (int64_t c = 0; c < %lld; c++) {", g->c);
+  FOR("for (int64_t c = 0; c < %lld; c++) {", g->c);
   L("const float *w = %s + c * %lld;", wd, g->kh * g->kw);
   char b[64];
   snprintf(b, sizeof b, "%s[c]", bd);
@@ -118,7 +120,7 @@ void dy_cg_dwpw_band_dw(dy_cg_ctx *ctx, const dy_cg_dwpw_geom *k, const char *va
   L("ox += len, q += len;");
   CLOSE();
   CLOSE();
-  CLOSE();
+  END();
 }
 
 void dy_cg_dwpw_band_pw(dy_cg_ctx *ctx, const dy_cg_dwpw_geom *k, const char *epi,
@@ -126,7 +128,7 @@ void dy_cg_dwpw_band_pw(dy_cg_ctx *ctx, const dy_cg_dwpw_geom *k, const char *ep
   const dy_cg_conv_geom *g = &k->g;
   ll p = g->oh * g->ow, c = g->c;
   L("/* the 1x1 conv of the band: panels of 16 pixels on the micro-kernel */");
-  L("float *y = out0 + n * %lld + oy0 * %lld;", k->o * p, g->ow);
+  L("float *y = %s + n * %lld + oy0 * %lld;", dy_cg_out(ctx, 0), k->o * p, g->ow);
   if (res)
     L("const float *res = %s + n * %lld + oy0 * %lld;", res, k->o * p, g->ow);
   L("const int64_t np = (oy1 - oy0) * %lld;", g->ow);
@@ -161,10 +163,16 @@ void dy_cg_gemm_packed_tiles(dy_cg_ctx *ctx, long long m, long long depth, const
   if (parts)
     L("for (int64_t o = q0 * %d; o < q1 * %d; o += %d)", DY_GEMM_MR, DY_GEMM_MR, DY_GEMM_MR);
   else
-    L("for (int64_t o = 0; o < %lld; o += %d)", m, DY_GEMM_MR);
-  L("  dy_gemm_tile(%lld - o, kc, %s + o * %lld%s, 1, %lld, %s%s, %s, %lld, nr, flags,", m, a,
+    FOR("for (int64_t o = 0; o < %lld; o += %d)", m, DY_GEMM_MR);
+  if (parts)
+    ctx->indent++;
+  L("dy_gemm_tile(%lld - o, kc, %s + o * %lld%s, 1, %lld, %s%s, %s, %lld, nr, flags,", m, a,
     depth, k0a, mr, b, k0b, c, ldc);
-  L("               %s + o, %s);", bias, alit);
+  L("             %s + o, %s);", bias, alit);
+  if (parts)
+    ctx->indent--;
+  else
+    END();
   if (nkb > 1)
     CLOSE();
 }
@@ -203,20 +211,20 @@ void dy_cg_dwpw_kernel(dy_cg_ctx *ctx, const dy_cg_dwpw_geom *k, int n_in, long 
                 "/* op %d: items [lo, hi) of (image, band of rows), one thread's share */\n"
                 "typedef struct {\n"
                 "  const float *in[%d];\n"
-                "  float *out0, *scratch;\n"
+                "  float *%s, *scratch;\n"
                 "%s"
                 "} %s_args;\n\n"
                 "static void %s(void *arg, int64_t lo, int64_t hi, int t) {\n"
                 "  const %s_args *g_ = (const %s_args *)arg;\n",
-                op->id, n_in,
+                op->id, n_in, dy_cg_out(ctx, 0),
                 k->split ? "  int64_t sp; /* parts of the 1x1 weight an (image, band) */\n" : "",
                 fn, fn, fn, fn);
   for (int i = 0; i < n_in; i++)
-    dy_buf_printf(ctx->before, "  const float *in%d = g_->in[%d];\n", i, i);
+    dy_buf_printf(ctx->before, "  const float *%s = g_->in[%d];\n", dy_cg_in(ctx, i), i);
   dy_buf_printf(ctx->before,
-                "  float *out0 = g_->out0, *s_ = g_->scratch + (int64_t)t * %lld;\n"
+                "  float *%s = g_->%s, *s_ = g_->scratch + (int64_t)t * %lld;\n"
                 "  float *xp = s_ + %lld, *rt = s_ + %lld, *pan = s_ + %lld;\n",
-                k->slice, xo, ro, po);
+                dy_cg_out(ctx, 0), dy_cg_out(ctx, 0), k->slice, xo, ro, po);
   if (k->split)
     dy_buf_puts(ctx->before, "  const int64_t sp = g_->sp;\n");
   *ctx->uses |= DY_USES_THREADS;
@@ -236,8 +244,8 @@ void dy_cg_dwpw_kernel(dy_cg_ctx *ctx, const dy_cg_dwpw_geom *k, int n_in, long 
   ctx->n_parts = sub.n_parts;
   L("%s_args args;", fn);
   for (int i = 0; i < n_in; i++)
-    L("args.in[%d] = in%d;", i, i);
-  L("args.out0 = out0, args.scratch = scratch;");
+    L("args.in[%d] = %s;", i, dy_cg_in(ctx, i));
+  L("args.%s = %s, args.scratch = scratch;", dy_cg_out(ctx, 0), dy_cg_out(ctx, 0));
   if (!k->split) {
     L("if (%s * %lld >= DY_THREAD_MIN_WORK) /* multiply-adds: worth the threads? */", nb, work);
     L("  dy_parallel(%s * %lld, %s, &args);", nb, k->bands, fn);

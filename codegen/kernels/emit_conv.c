@@ -21,6 +21,11 @@
 /* A line that opens a block "{", and the line that closes it. */
 #define OPEN(...) (dy_cg_line(ctx, __VA_ARGS__), ctx->indent++)
 #define CLOSE() (ctx->indent--, dy_cg_line(ctx, "}"))
+/* A loop (dy_cg_for: none of one trip) and its end. */
+#define FOR(...) dy_cg_for(ctx, __VA_ARGS__)
+#define END() dy_cg_end(ctx)
+#define IN(i) dy_cg_in(ctx, i)
+#define OUT(i) dy_cg_out(ctx, i)
 
 typedef long long ll;
 
@@ -54,35 +59,35 @@ static dy_status emit_conv_direct(dy_cg_ctx *ctx, const dy_cg_conv_geom *gp) {
     L(" *   x[n][c][%s][%s] * w[oc][c][i][j] */", iy, ix);
   else
     L(" *   x[n][(oc / %lld) * %lld + c][%s][%s] * w[oc][c][i][j] */", og, cg, iy, ix);
-  OPEN("for (int64_t n = 0; n < %s; n++) {", nb);
-  OPEN("for (int64_t oc = 0; oc < %lld; oc++) {", g.o);
+  FOR("for (int64_t n = 0; n < %s; n++) {", nb);
+  FOR("for (int64_t oc = 0; oc < %lld; oc++) {", g.o);
   if (g.groups == 1)
-    L("const float *x = in0 + n * %lld;", g.c * g.h * g.w);
+    L("const float *x = %s + n * %lld;", IN(0), g.c * g.h * g.w);
   else
-    L("const float *x = in0 + (n * %lld + (oc / %lld) * %lld) * %lld;", g.c, og, cg,
+    L("const float *x = %s + (n * %lld + (oc / %lld) * %lld) * %lld;", IN(0), g.c, og, cg,
       g.h * g.w);
-  L("const float *wk = in1 + oc * %lld;", cg * g.kh * g.kw);
-  L("float *y = out0 + (n * %lld + oc) * %lld;", g.o, g.oh * g.ow);
-  OPEN("for (int64_t oy = 0; oy < %lld; oy++) {", g.oh);
-  OPEN("for (int64_t ox = 0; ox < %lld; ox++) {", g.ow);
+  L("const float *wk = %s + oc * %lld;", IN(1), cg * g.kh * g.kw);
+  L("float *y = %s + (n * %lld + oc) * %lld;", OUT(0), g.o, g.oh * g.ow);
+  FOR("for (int64_t oy = 0; oy < %lld; oy++) {", g.oh);
+  FOR("for (int64_t ox = 0; ox < %lld; ox++) {", g.ow);
   L("float acc = 0.0f;");
-  OPEN("for (int64_t c = 0; c < %lld; c++) {", cg);
-  OPEN("for (int64_t i = 0; i < %lld; i++) {", g.kh);
+  FOR("for (int64_t c = 0; c < %lld; c++) {", cg);
+  FOR("for (int64_t i = 0; i < %lld; i++) {", g.kh);
   L("const int64_t iy = %s;", iy);
   dy_cg_bounds(ctx, "iy", lo_h, hi_h, g.h);
-  OPEN("for (int64_t j = 0; j < %lld; j++) {", g.kw);
+  FOR("for (int64_t j = 0; j < %lld; j++) {", g.kw);
   L("const int64_t ix = %s;", ix);
   dy_cg_bounds(ctx, "ix", lo_w, hi_w, g.w);
   L("acc += x[(c * %lld + iy) * %lld + ix] * wk[(c * %lld + i) * %lld + j];", g.h, g.w,
     g.kh, g.kw);
-  CLOSE();
-  CLOSE();
-  CLOSE();
+  END();
+  END();
+  END();
   L("y[oy * %lld + ox] = acc;", g.ow);
-  CLOSE();
-  CLOSE();
-  CLOSE();
-  CLOSE();
+  END();
+  END();
+  END();
+  END();
   return DY_OK;
 }
 
@@ -90,10 +95,15 @@ static dy_status emit_conv_direct(dy_cg_ctx *ctx, const dy_cg_conv_geom *gp) {
  * that wrote the plain convolution */
 static dy_status emit_conv_epilogue_loop(dy_cg_ctx *ctx, dy_error *err, bool bias,
                                          bool residual, const char *act, double alpha) {
-  char fx[512];
-  const char *v = bias && residual ? "(v + in2[c] + in3[at])" : bias ? "(v + in2[c])"
-                  : residual       ? "(v + in3[at])"
-                                   : "v";
+  char fx[512], v[160];
+  if (bias && residual)
+    snprintf(v, sizeof v, "(v + %s[c] + %s[at])", IN(2), IN(3));
+  else if (bias)
+    snprintf(v, sizeof v, "(v + %s[c])", IN(2));
+  else if (residual)
+    snprintf(v, sizeof v, "(v + %s[at])", IN(3));
+  else
+    snprintf(v, sizeof v, "v");
   if (!dy_cg_act_expr(act, alpha, v, fx, sizeof fx))
     return dy_cg_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "unknown activation");
   const dy_type *o = dy_cg_out_type(ctx, 0);
@@ -101,14 +111,16 @@ static dy_status emit_conv_epilogue_loop(dy_cg_ctx *ctx, dy_error *err, bool bia
   snprintf(sn, sizeof sn, "%s", dy_cg_dim(ctx, o, 0));
   L("/* epilogue: %sactivation per output channel */",
     bias && residual ? "bias, residual and " : bias ? "bias and " : residual ? "residual and " : "");
-  L("for (int64_t n = 0; n < %s; n++)", sn);
-  L("  for (int64_t c = 0; c < %lld; c++)", (ll)o->shape[1]);
-  L("    for (int64_t j = 0; j < %lld; j++) {", (ll)(o->shape[2] * o->shape[3]));
-  L("      const int64_t at = (n * %lld + c) * %lld + j;", (ll)o->shape[1],
+  FOR("for (int64_t n = 0; n < %s; n++)", sn);
+  FOR("for (int64_t c = 0; c < %lld; c++)", (ll)o->shape[1]);
+  FOR("for (int64_t j = 0; j < %lld; j++) {", (ll)(o->shape[2] * o->shape[3]));
+  L("const int64_t at = (n * %lld + c) * %lld + j;", (ll)o->shape[1],
     (ll)(o->shape[2] * o->shape[3]));
-  L("      const float v = out0[at];");
-  L("      out0[at] = %s;", fx);
-  L("    }");
+  L("const float v = %s[at];", OUT(0));
+  L("%s[at] = %s;", OUT(0), fx);
+  END();
+  END();
+  END();
   return DY_OK;
 }
 
@@ -129,8 +141,8 @@ static void emit_im2col_panel(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, ll cg, c
   OPEN("while (j < nr) { /* a run of pixels along one output row */");
   L("const int64_t oy = (p0 + j) / %lld, ox = (p0 + j) %% %lld;", ow, ow);
   L("const int64_t len = %lld - ox < nr - j ? %lld - ox : nr - j;", ow, ow);
-  OPEN("for (int64_t c = 0; c < %lld; c++) {", cg);
-  OPEN("for (int64_t i = 0; i < %lld; i++) {", g->kh);
+  FOR("for (int64_t c = 0; c < %lld; c++) {", cg);
+  FOR("for (int64_t i = 0; i < %lld; i++) {", g->kh);
   dy_cg_sum2(e, sizeof e, dy_cg_affine(t, sizeof t, "oy", g->sh, -g->pt), "i", g->dh);
   L("const int64_t iy = %s;", e);
   L("float *d = %s + (c * %lld + i) * %lld + j;", dst, g->kh, g->kw * 16);
@@ -141,9 +153,10 @@ static void emit_im2col_panel(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, ll cg, c
       OPEN("if (iy < 0) {");
     else
       OPEN("if (iy >= %lld) {", g->h);
-    L("for (int64_t k = 0; k < %lld; k++)", g->kw);
-    L("  for (int64_t t = 0; t < len; t++)");
-    L("    d[k * 16 + t] = 0.0f;");
+    FOR("for (int64_t k = 0; k < %lld; k++)", g->kw);
+    L("for (int64_t t = 0; t < len; t++)");
+    L("  d[k * 16 + t] = 0.0f;");
+    END();
     L("continue;");
     CLOSE();
   }
@@ -191,8 +204,8 @@ static void emit_im2col_panel(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, ll cg, c
     CLOSE();
   }
   CLOSE();
-  CLOSE();
-  CLOSE();
+  END();
+  END();
   L("j += len;");
   CLOSE();
 }
@@ -256,18 +269,21 @@ int64_t dy_cg_conv_scratch(const dy_program *p, const dy_op *op, int64_t max_bat
   return (k.cols * 16 * np + padded) * (threads > 1 ? threads : 1) * 4;
 }
 
-/* Image n of in0 into xp = scratch + at: hp x wp planes, zero around the
- * input placed at (pt, pl). */
+/* Image n of the input into xp = scratch + at: hp x wp planes, zero
+ * around the input placed at (pt, pl). */
 static void emit_pad_image(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, ll hp, ll wp, ll at) {
   L("/* the image, zero-padded to %lld x %lld */", hp, wp);
   L("float *xp = scratch + %lld;", at);
-  L("for (int64_t q = 0; q < %lld; q++)", g->c * hp * wp);
-  L("  xp[q] = 0.0f;");
-  L("for (int64_t c = 0; c < %lld; c++)", g->c);
-  L("  for (int64_t iy = 0; iy < %lld; iy++)", g->h);
-  L("    dy_copy(xp + (c * %lld + iy + %lld) * %lld + %lld, in0 + ((n * %lld + c) * %lld + iy) * %lld,",
-    hp, g->pt, wp, g->pl, g->c, g->h, g->w);
-  L("            %lld);", g->w);
+  FOR("for (int64_t q = 0; q < %lld; q++)", g->c * hp * wp);
+  L("xp[q] = 0.0f;");
+  END();
+  FOR("for (int64_t c = 0; c < %lld; c++)", g->c);
+  FOR("for (int64_t iy = 0; iy < %lld; iy++)", g->h);
+  L("dy_copy(xp + (c * %lld + iy + %lld) * %lld + %lld, %s + ((n * %lld + c) * %lld + iy) * %lld,",
+    hp, g->pt, wp, g->pl, IN(0), g->c, g->h, g->w);
+  L("        %lld);", g->w);
+  END();
+  END();
 }
 
 void dy_cg_gemm_kblocks_open(dy_cg_ctx *ctx, long long depth, long long nkb, long long kc,
@@ -327,14 +343,16 @@ static void ws_tiles(dy_cg_ctx *ctx, ll o, ll r, ll p, ll mr, bool residual, con
     snprintf(k0a, sizeof k0a, " + k0 * %lld", mr);
     k0b = " + k0 * 16";
   }
-  L("const float *a = in1 + oc * %lld%s; /* the block of the micro-panel, kept in L1 */", r,
-    k0a);
+  L("const float *a = %s + oc * %lld%s; /* the block of the micro-panel, kept in L1 */",
+    IN(1), r, k0a);
   OPEN("for (int64_t s = 0; s < ns; s++) {");
   L("const int64_t p0 = pb + s * 16;");
   L(nr_line, p, p);
   L("dy_gemm_tile(%lld - oc, kc, a, 1, %lld, scratch + s * %lld%s, y + oc * %lld + p0, %lld,", o,
     mr, r * 16, k0b, p, p);
-  L("             nr, flags, %s, %s);", bias ? "in2 + oc" : "0", alit);
+  char b[64];
+  snprintf(b, sizeof b, "%s + oc", IN(2));
+  L("             nr, flags, %s, %s);", bias ? b : "0", alit);
   CLOSE();
   if (nkb > 1)
     CLOSE();
@@ -345,8 +363,8 @@ static void emit_conv_gemm_ws(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, const dy
                               const char *alit, const char *nb) {
   ll o = g->o, r = pk->cols, p = g->oh * g->ow, mr = dy_gemm_pack_mr(o), hp, wp;
   ll nq = (o + MR - 1) / MR;
-  L("/* as GEMM, weight-stationary: y[n] (%lld x %lld pixels) = w (%lld x %lld, in1 packed:", o,
-    p, o, r);
+  L("/* as GEMM, weight-stationary: y[n] (%lld x %lld pixels) = w (%lld x %lld, %s packed:", o,
+    p, o, r, IN(1));
   L(" * %lld micro-panels of %lld x %lld) times im2col(x[n]) (%lld x %lld), gathered %lld",
     (o + mr - 1) / mr, r, mr, r, p, np);
   L(" * panels of 16 pixels at a time; each micro-panel of w (%lld bytes in all: more than",
@@ -366,26 +384,29 @@ static void emit_conv_gemm_ws(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, const dy
     snprintf(fg, sizeof fg, "k%d_part%d", id, ctx->n_parts++);
     snprintf(fm, sizeof fm, "k%d_part%d", id, ctx->n_parts++);
     *ctx->uses |= DY_USES_THREADS;
+    const char *W = IN(1), *B = IN(2);
     dy_buf_printf(ctx->before,
                   "/* op %d: a block of panels of one image, weight-stationary */\n"
                   "typedef struct {\n"
-                  "  const float *x, *in1, *in2, *res;\n"
+                  "  const float *x, *%s, *%s, *res;\n"
                   "  float *y, *scratch;\n"
                   "  int64_t pb, ns;\n"
                   "} k%d_ws_args;\n\n",
-                  id, id);
+                  id, W, B, id);
     const char *head =
         "static void %s(void *arg, int64_t lo, int64_t hi, int t) {\n"
         "  const k%d_ws_args *g_ = (const k%d_ws_args *)arg;\n"
-        "  const float *x = g_->x, *in1 = g_->in1, *in2 = g_->in2, *res = g_->res;\n"
+        "  const float *x = g_->x, *%s = g_->%s, *%s = g_->%s, *res = g_->res;\n"
         "  float *y = g_->y, *scratch = g_->scratch;\n"
         "  const int64_t pb = g_->pb, ns = g_->ns;\n"
-        "  (void)x, (void)in1, (void)in2, (void)res, (void)y, (void)ns, (void)t;\n";
+        "  (void)x, (void)%s, (void)%s, (void)res, (void)y, (void)ns, (void)t;\n";
     dy_cg_ctx sub = *ctx;
     sub.body = ctx->before;
     sub.indent = 1;
     dy_buf_printf(ctx->before, "/* op %d: panels [lo, hi) of the block, gathered */\n", id);
-    dy_buf_printf(ctx->before, head, fg, id, id);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+    dy_buf_printf(ctx->before, head, fg, id, id, W, W, B, B, W, B);
     dy_cg_ctx *outer = ctx;
     ctx = &sub;
     OPEN("for (int64_t s = lo; s < hi; s++) {");
@@ -395,7 +416,8 @@ static void emit_conv_gemm_ws(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, const dy
     dy_buf_printf(outer->before,
                   "/* op %d: micro-panels [lo, hi) of the weight times the block's panels */\n",
                   id);
-    dy_buf_printf(outer->before, head, fm, id, id);
+    dy_buf_printf(outer->before, head, fm, id, id, W, W, B, B, W, B);
+#pragma GCC diagnostic pop
     OPEN("for (int64_t q = lo; q < hi; q++) {");
     L("const int64_t oc = q * %d;", MR);
     ws_tiles(ctx, o, r, p, mr, residual, epi, alit, bias, nr_line);
@@ -405,19 +427,19 @@ static void emit_conv_gemm_ws(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, const dy
     L("k%d_ws_args args;", id);
     L("const int par = %s * %lld >= DY_THREAD_MIN_WORK; /* multiply-adds: worth the threads? */",
       nb, o * r * p);
-    L("args.in1 = in1, args.in2 = %s, args.scratch = scratch;", bias ? "in2" : "0");
+    L("args.%s = %s, args.%s = %s, args.scratch = scratch;", W, W, B, bias ? B : "0");
   }
-  OPEN("for (int64_t n = 0; n < %s; n++) {", nb);
+  FOR("for (int64_t n = 0; n < %s; n++) {", nb);
   if (padded) {
     emit_pad_image(ctx, g, hp, wp, np * r * 16);
     L("const float *x = xp;");
   } else {
-    L("const float *x = in0 + n * %lld;", g->c * g->h * g->w);
+    L("const float *x = %s + n * %lld;", IN(0), g->c * g->h * g->w);
   }
-  L("float *y = out0 + n * %lld;", o * p);
+  L("float *y = %s + n * %lld;", OUT(0), o * p);
   if (residual)
-    L("const float *res = in3 + n * %lld;", o * p);
-  OPEN("for (int64_t pb = 0; pb < %lld; pb += %lld) {", p, np * 16);
+    L("const float *res = %s + n * %lld;", IN(3), o * p);
+  FOR("for (int64_t pb = 0; pb < %lld; pb += %lld) {", p, np * 16);
   L("const int64_t ns = %lld - pb < %lld ? (%lld - pb + 15) / 16 : %lld;", p, np * 16, p, np);
   L("/* the block's panels: panel s at scratch + s * %lld */", r * 16);
   if (ctx->threads > 1) {
@@ -431,17 +453,47 @@ static void emit_conv_gemm_ws(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, const dy
     OPEN("for (int64_t s = 0; s < ns; s++) {");
     ws_gather_panel(ctx, &gi, r, p, o, residual, nr_line);
     CLOSE();
-    OPEN("for (int64_t oc = 0; oc < %lld; oc += %d) {", o, MR);
+    FOR("for (int64_t oc = 0; oc < %lld; oc += %d) {", o, MR);
     ws_tiles(ctx, o, r, p, mr, residual, epi, alit, bias, nr_line);
-    CLOSE();
+    END();
   }
-  CLOSE();
-  CLOSE();
+  END();
+  END();
+}
+
+/* The head of the GEMM convolution's worker function (before the kernel),
+ * its name into fn: items [lo, hi) of batch x panels, one thread's share;
+ * each thread gathers into its own slice of the scratch (slice floats)
+ * and, with padding, pads each image it reaches into the same slice. */
+static void put_gemm_worker_head(dy_cg_ctx *ctx, char *fn, size_t fn_n, bool bias,
+                                 bool residual, ll slice) {
+  const char *X = IN(0), *W = IN(1), *B = IN(2), *R = IN(3), *Y = OUT(0);
+  snprintf(fn, fn_n, "k%d_part%d", ctx->op->id, ctx->n_parts++);
+  dy_buf_printf(ctx->before,
+                "/* op %d: items [lo, hi) of (image, 16-pixel panel), one thread's share */\n"
+                "typedef struct {\n"
+                "  const float *%s, *%s, *%s, *%s;\n"
+                "  float *%s, *scratch;\n"
+                "} %s_args;\n\n"
+                "static void %s(void *arg, int64_t lo, int64_t hi, int t) {\n"
+                "  const %s_args *g_ = (const %s_args *)arg;\n"
+                "  const float *%s = g_->%s, *%s = g_->%s",
+                ctx->op->id, X, W, B, R, Y, fn, fn, fn, fn, X, X, W, W);
+  if (bias)
+    dy_buf_printf(ctx->before, ", *%s = g_->%s", B, B);
+  if (residual)
+    dy_buf_printf(ctx->before, ", *%s = g_->%s", R, R);
+  dy_buf_printf(ctx->before, ", *x = %s;\n"
+                "  float *y = g_->%s, *scratch = g_->scratch + (int64_t)t * %lld;\n"
+                "  int64_t cur = -1;\n", X, Y, slice);
+  if (residual)
+    dy_buf_printf(ctx->before, "  const float *res = %s;\n", R);
+  *ctx->uses |= DY_USES_THREADS;
 }
 
 /* conv2d as GEMM on the micro-kernel: per image and 16-pixel panel, the
  * panel of im2col(x) is gathered into the scratch, then each 12 output
- * channels' packed weight (in1) times it gives a 12 x 16 tile of y, bias
+ * channels' packed weight times it gives a 12 x 16 tile of y, bias
  * and activation applied in registers. */
 static dy_status emit_conv_gemm(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_geom *g,
                                 const dy_pack *pk, bool bias, bool residual, const char *act,
@@ -463,8 +515,8 @@ static dy_status emit_conv_gemm(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_
     return DY_OK;
   }
 
-  L("/* as GEMM: y[n] (%lld x %lld pixels) = w (%lld x %lld, in1 packed: %lld micro-panel%s",
-    g->o, p, g->o, r, groups * nq, groups * nq == 1 ? "" : "s");
+  L("/* as GEMM: y[n] (%lld x %lld pixels) = w (%lld x %lld, %s packed: %lld micro-panel%s",
+    g->o, p, g->o, r, IN(1), groups * nq, groups * nq == 1 ? "" : "s");
   L(" * of %lld x %lld) times im2col(x[n]) (%lld x %lld), gathered 16 pixels at a time */", r,
     mr, r, p);
   ll panels = (p + 15) / 16, hp, wp;
@@ -476,39 +528,23 @@ static dy_status emit_conv_gemm(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_
     gi.h = hp, gi.w = wp, gi.pt = 0, gi.pl = 0;
   char fn[64];
   ll slice = r * 16 + (padded ? g->c * hp * wp : 0); /* one thread's scratch */
-  if (ctx->threads > 1) {
-    /* items [lo, hi) of batch x panels, one thread's share: each thread
-     * gathers into its own slice of the scratch and, with padding, pads
-     * each image it reaches into the same slice */
-    snprintf(fn, sizeof fn, "k%d_part%d", ctx->op->id, ctx->n_parts++);
-    dy_buf_printf(ctx->before,
-                  "/* op %d: items [lo, hi) of (image, 16-pixel panel), one thread's share */\n"
-                  "typedef struct {\n"
-                  "  const float *in0, *in1, *in2, *in3;\n"
-                  "  float *out0, *scratch;\n"
-                  "} %s_args;\n\n"
-                  "static void %s(void *arg, int64_t lo, int64_t hi, int t) {\n"
-                  "  const %s_args *g_ = (const %s_args *)arg;\n"
-                  "  const float *in0 = g_->in0, *in1 = g_->in1%s%s, *x = in0;\n"
-                  "  float *y = g_->out0, *scratch = g_->scratch + (int64_t)t * %lld;\n"
-                  "  int64_t cur = -1;\n%s",
-                  ctx->op->id, fn, fn, fn, fn, bias ? ", *in2 = g_->in2" : "",
-                  residual ? ", *in3 = g_->in3" : "", slice,
-                  residual ? "  const float *res = in3;\n" : "");
-    *ctx->uses |= DY_USES_THREADS;
-  }
+  const char *X = IN(0), *W = IN(1), *B = IN(2), *R = IN(3), *Y = OUT(0);
+  if (ctx->threads > 1)
+    put_gemm_worker_head(ctx, fn, sizeof fn, bias, residual, slice);
+  /* one thread: loops over images and panels; threads: over the items of
+   * the share (in the worker, before the kernel), x and y set when the
+   * image changes */
+  bool one = ctx->threads <= 1;
   dy_cg_ctx sub = *ctx;
-  if (ctx->threads > 1) {
+  if (!one) {
     sub.body = ctx->before;
     sub.indent = 1;
   }
   dy_cg_ctx *outer = ctx;
-  ctx = &sub;
-  /* one thread: loops over images and panels; threads: over the items of
-   * the share, x and y set when the image changes */
-  bool one = outer->threads <= 1;
+  if (!one)
+    ctx = &sub;
   if (one) {
-    OPEN("for (int64_t n = 0; n < %s; n++) {", nb);
+    FOR("for (int64_t n = 0; n < %s; n++) {", nb);
   } else {
     OPEN("for (int64_t it = lo; it < hi; it++) {");
     L("const int64_t n = it / %lld, p0 = it %% %lld * 16;", panels, panels);
@@ -520,12 +556,12 @@ static dy_status emit_conv_gemm(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_
   if (padded)
     L("%sx = xp;", one ? "const float *" : "");
   else
-    L("%sx = in0 + n * %lld;", one ? "const float *" : "", g->c * g->h * g->w);
-  L("%sy = %s + n * %lld;", one ? "float *" : "", one ? "out0" : "g_->out0", g->o * p);
+    L("%sx = %s + n * %lld;", one ? "const float *" : "", X, g->c * g->h * g->w);
+  L("%sy = %s%s + n * %lld;", one ? "float *" : "", one ? "" : "g_->", Y, g->o * p);
   if (residual)
-    L("%sres = in3 + n * %lld;", one ? "const float *" : "", g->o * p);
+    L("%sres = %s + n * %lld;", one ? "const float *" : "", R, g->o * p);
   if (one)
-    OPEN("for (int64_t p0 = 0; p0 < %lld; p0 += 16) {", p);
+    FOR("for (int64_t p0 = 0; p0 < %lld; p0 += 16) {", p);
   else
     CLOSE();
   if (p % 16 == 0)
@@ -541,13 +577,14 @@ static dy_status emit_conv_gemm(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_
   char c0[64];
   snprintf(c0, sizeof c0, "g * %lld", cg);
   if (groups > 1)
-    OPEN("for (int64_t g = 0; g < %lld; g++) {", groups);
+    FOR("for (int64_t g = 0; g < %lld; g++) {", groups);
   emit_im2col_panel(ctx, &gi, cg, groups > 1 ? c0 : NULL, "scratch");
   if (p % 16 != 0) {
     L("/* the last panel's columns past nr: computed, never stored */");
-    L("for (int64_t r = 0; r < %lld; r++)", r);
-    L("  for (int j = nr; j < 16; j++)");
-    L("    scratch[r * 16 + j] = 0.0f;");
+    FOR("for (int64_t r = 0; r < %lld; r++)", r);
+    L("for (int j = nr; j < 16; j++)");
+    L("  scratch[r * 16 + j] = 0.0f;");
+    END();
   }
   dy_cg_gemm_kblocks_open(ctx, r, nkb, kc, residual, epi);
   /* the depth offset of the block: no term when there is one block */
@@ -555,36 +592,37 @@ static dy_status emit_conv_gemm(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_
   const char *k0b = nkb > 1 ? " + k0 * 16" : "";
   if (nkb > 1)
     snprintf(k0a, sizeof k0a, " + k0 * %lld", mr);
-  OPEN("for (int64_t o = 0; o < %lld; o += %d) {", og, MR);
+  FOR("for (int64_t o = 0; o < %lld; o += %d) {", og, MR);
   if (groups > 1) {
     L("const int64_t oc = g * %lld + o;", og);
-    L("dy_gemm_tile(%lld - o, kc, in1 + g * %lld + o * %lld%s, 1, %lld,", og, nq * mr * r, r,
+    L("dy_gemm_tile(%lld - o, kc, %s + g * %lld + o * %lld%s, 1, %lld,", og, W, nq * mr * r, r,
       k0a, mr);
     L("             scratch%s,", k0b);
   } else {
     L("const int64_t oc = o;");
-    L("dy_gemm_tile(%lld - o, kc, in1 + o * %lld%s, 1, %lld, scratch%s,", og, r, k0a, mr, k0b);
+    L("dy_gemm_tile(%lld - o, kc, %s + o * %lld%s, 1, %lld, scratch%s,", og, W, r, k0a, mr, k0b);
   }
-  L("             y + oc * %lld + p0, %lld, nr, flags, %s, %s);", p, p,
-    bias ? "in2 + oc" : "0", alit);
-  CLOSE();
+  char bo[64];
+  snprintf(bo, sizeof bo, "%s + oc", B);
+  L("             y + oc * %lld + p0, %lld, nr, flags, %s, %s);", p, p, bias ? bo : "0", alit);
+  END();
   if (nkb > 1)
     CLOSE();
   if (groups > 1)
-    CLOSE();
-  CLOSE();
-  ctx = outer;
-  if (ctx->threads <= 1) {
-    ctx->indent = sub.indent;
-    CLOSE();
+    END();
+  if (one) {
+    END(); /* p0 */
+    END(); /* n */
     return DY_OK;
   }
+  CLOSE(); /* it */
+  ctx = outer;
   dy_buf_puts(ctx->before, "}\n\n");
   /* the kernel: all images' panels over the threads, in one call */
   L("%s_args args;", fn);
-  L("args.in0 = in0, args.in1 = in1, args.in2 = %s, args.in3 = %s;", bias ? "in2" : "0",
-    residual ? "in3" : "0");
-  L("args.out0 = out0, args.scratch = scratch;");
+  L("args.%s = %s, args.%s = %s, args.%s = %s, args.%s = %s;", X, X, W, W, B, bias ? B : "0", R,
+    residual ? R : "0");
+  L("args.%s = %s, args.scratch = scratch;", Y, Y);
   L("if (%s * %lld >= DY_THREAD_MIN_WORK) /* multiply-adds: worth the threads? */", nb,
     g->o * r * p);
   L("  dy_parallel(%s * %lld, %s, &args);", nb, panels, fn);
@@ -598,10 +636,10 @@ static dy_status emit_conv_gemm(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_
 static void emit_row_act(dy_cg_ctx *ctx, ll ow, const char *act, const char *fx) {
   if (!act || !*act)
     return;
-  L("for (int64_t ox = 0; ox < %lld; ox++) {", ow);
-  L("  const float v = y[ox];");
-  L("  y[ox] = %s;", fx);
-  L("}");
+  FOR("for (int64_t ox = 0; ox < %lld; ox++) {", ow);
+  L("const float v = y[ox];");
+  L("y[ox] = %s;", fx);
+  END();
 }
 
 /* Depthwise (one input and one output channel per group): per channel
@@ -618,16 +656,20 @@ static dy_status emit_conv_depthwise(dy_cg_ctx *ctx, dy_error *err, const dy_cg_
   dy_ext_str(ctx, dy_ext_range(dy_cg_in_type(ctx, 0), 0, 2), planes, sizeof planes);
   bool lo_h = g->pt > 0, hi_h = (g->oh - 1) * g->sh - g->pt + (g->kh - 1) * g->dh >= g->h;
   char t[128], e[160];
-  L("/* depthwise: y[c][oy][ox] = %sw[c][i][j] * x[c][iy][ix] */", bias ? "in2[c] + sum of " : "sum of ");
-  OPEN("for (int64_t pl = 0; pl < %s; pl++) {", planes);
+  char bc[64];
+  snprintf(bc, sizeof bc, "%s[c]", IN(2));
+  L("/* depthwise: y[c][oy][ox] = %s%sw[c][i][j] * x[c][iy][ix] */", bias ? bc : "",
+    bias ? " + sum of " : "sum of ");
+  FOR("for (int64_t pl = 0; pl < %s; pl++) {", planes);
   L("const int64_t c = pl %% %lld;", g->c);
-  L("const float *x = in0 + pl * %lld;", g->h * g->w);
-  L("const float *w = in1 + c * %lld;", g->kh * g->kw);
-  OPEN("for (int64_t oy = 0; oy < %lld; oy++) {", g->oh);
-  L("float *y = out0 + pl * %lld + oy * %lld;", g->oh * g->ow, g->ow);
-  L("for (int64_t ox = 0; ox < %lld; ox++)", g->ow);
-  L("  y[ox] = %s;", bias ? "in2[c]" : "0.0f");
-  OPEN("for (int64_t i = 0; i < %lld; i++) {", g->kh);
+  L("const float *x = %s + pl * %lld;", IN(0), g->h * g->w);
+  L("const float *w = %s + c * %lld;", IN(1), g->kh * g->kw);
+  FOR("for (int64_t oy = 0; oy < %lld; oy++) {", g->oh);
+  L("float *y = %s + pl * %lld + oy * %lld;", OUT(0), g->oh * g->ow, g->ow);
+  FOR("for (int64_t ox = 0; ox < %lld; ox++)", g->ow);
+  L("y[ox] = %s;", bias ? bc : "0.0f");
+  END();
+  FOR("for (int64_t i = 0; i < %lld; i++) {", g->kh);
   dy_cg_sum2(e, sizeof e, dy_cg_affine(t, sizeof t, "oy", g->sh, -g->pt), "i", g->dh);
   L("const int64_t iy = %s;", e);
   dy_cg_bounds(ctx, "iy", lo_h, hi_h, g->h);
@@ -654,10 +696,10 @@ static dy_status emit_conv_depthwise(dy_cg_ctx *ctx, dy_error *err, const dy_cg_
     L("  y[ox] += wv * row[%s];", e);
     CLOSE();
   }
-  CLOSE();
+  END();
   emit_row_act(ctx, g->ow, act, fx);
-  CLOSE();
-  CLOSE();
+  END();
+  END();
   return DY_OK;
 }
 
@@ -692,20 +734,22 @@ static dy_status emit_conv_depthwise_blocked(dy_cg_ctx *ctx, dy_error *err,
       ch--;
   }
   char t[128], e[160];
-  L("/* depthwise, register-blocked: y[c][oy][ox] = %ssum of w[c][i][j] * x[c][iy][ix];",
-    bias ? "in2[c] + " : "");
+  char bc[64];
+  snprintf(bc, sizeof bc, "%s[c]", IN(2));
+  L("/* depthwise, register-blocked: y[c][oy][ox] = %s%ssum of w[c][i][j] * x[c][iy][ix];",
+    bias ? bc : "", bias ? " + " : "");
   L(" * columns %lld..%lld DY_VW at a time over all %lld taps, the rest one by one */", cl,
     ch - 1, g->kh * g->kw);
-  OPEN("for (int64_t pl = 0; pl < %s; pl++) {", planes);
+  FOR("for (int64_t pl = 0; pl < %s; pl++) {", planes);
   L("const int64_t c = pl %% %lld;", g->c);
-  L("const float *x = in0 + pl * %lld;", g->h * g->w);
-  L("const float *w = in1 + c * %lld;", g->kh * g->kw);
-  L("const float b0 = %s;", bias ? "in2[c]" : "0.0f");
+  L("const float *x = %s + pl * %lld;", IN(0), g->h * g->w);
+  L("const float *w = %s + c * %lld;", IN(1), g->kh * g->kw);
+  L("const float b0 = %s;", bias ? bc : "0.0f");
   for (ll i = 0; i < g->kh; i++)
     for (ll j = 0; j < g->kw; j++)
       L("const dy_vf w%lld_%lld = dy_vset(w[%lld]);", i, j, i * g->kw + j);
-  OPEN("for (int64_t oy = 0; oy < %lld; oy++) {", g->oh);
-  L("float *y = out0 + pl * %lld + oy * %lld;", g->oh * g->ow, g->ow);
+  FOR("for (int64_t oy = 0; oy < %lld; oy++) {", g->oh);
+  L("float *y = %s + pl * %lld + oy * %lld;", OUT(0), g->oh * g->ow, g->ow);
   /* which rows of the window are inside the input */
   bool lo_h = g->pt > 0, hi_h = (g->oh - 1) * g->sh - g->pt + (g->kh - 1) * g->dh >= g->h;
   for (ll i = 0; i < g->kh; i++) {
@@ -726,7 +770,7 @@ static dy_status emit_conv_depthwise_blocked(dy_cg_ctx *ctx, dy_error *err,
     ll from = side ? ch : 0, to = side ? g->ow : cl;
     if (from >= to)
       continue;
-    OPEN("for (int64_t ox = %lld; ox < %lld; ox++) {", from, to);
+    FOR("for (int64_t ox = %lld; ox < %lld; ox++) {", from, to);
     L("float acc = b0;");
     for (ll i = 0; i < g->kh; i++) {
       OPEN("if (ok%lld) {", i);
@@ -739,7 +783,7 @@ static dy_status emit_conv_depthwise_blocked(dy_cg_ctx *ctx, dy_error *err,
       CLOSE();
     }
     L("y[ox] = acc;");
-    CLOSE();
+    END();
   }
   /* stride 2: the odd lanes load one column past the last tap's; keep
    * that inside the row too */
@@ -784,8 +828,8 @@ static dy_status emit_conv_depthwise_blocked(dy_cg_ctx *ctx, dy_error *err,
     CLOSE();
   }
   emit_row_act(ctx, g->ow, act, fx);
-  CLOSE();
-  CLOSE();
+  END();
+  END();
   return DY_OK;
 }
 

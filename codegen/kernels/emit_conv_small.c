@@ -14,7 +14,7 @@
  * and never stored (the kernel's waste is (kw - 1) / wp of the work).
  * Registers hold a tile of OB output channels x 3 vectors of pixels
  * (OB = 8 with AVX-512's 32 registers, 4 on the other paths), the weights
- * (in1 as it is, [O][C][kh][kw], not packed) broadcast one at a time; the
+ * (the weight as it is, [O][C][kh][kw], not packed) broadcast one at a time; the
  * tile loops over c and i, the kw taps of a row written out. The conv
  * rows go in bands (small_geom_of: at most 32 KB of output a band, whole
  * pooling windows): the tiles write a band's flat results to the scratch
@@ -32,6 +32,10 @@
 #define L(...) dy_cg_line(ctx, __VA_ARGS__)
 #define OPEN(...) (dy_cg_line(ctx, __VA_ARGS__), ctx->indent++)
 #define CLOSE() (ctx->indent--, dy_cg_line(ctx, "}"))
+#define FOR(...) dy_cg_for(ctx, __VA_ARGS__)
+#define END() dy_cg_end(ctx)
+#define IN(i) dy_cg_in(ctx, i)
+#define OUT(i) dy_cg_out(ctx, i)
 
 typedef long long ll;
 
@@ -128,13 +132,16 @@ static void emit_tile(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, const small_geom
   OPEN("for (int64_t q = 0; q < qn; q += %d * DY_VW) {", PB);
   for (int b = 0; b < ob; b++) {
     char init[64];
-    snprintf(init, sizeof init, bias ? "dy_vset(in2[o + %d])" : "dy_vset(0.0f)", b);
+    if (bias)
+      snprintf(init, sizeof init, "dy_vset(%s[o + %d])", IN(2), b);
+    else
+      snprintf(init, sizeof init, "dy_vset(0.0f)");
     L("dy_vf a%d_0 = %s, a%d_1 = a%d_0, a%d_2 = a%d_0;", b, init, b, b, b, b);
   }
-  OPEN("for (int64_t c = 0; c < %lld; c++) {", g->c);
-  L("const float *xc = xb + c * %lld + q, *wc = in1 + o * %lld + c * %lld;", s->hp * s->wp, k,
-    g->kh * g->kw);
-  OPEN("for (int64_t i = 0; i < %lld; i++) {", g->kh);
+  FOR("for (int64_t c = 0; c < %lld; c++) {", g->c);
+  L("const float *xc = xb + c * %lld + q, *wc = %s + o * %lld + c * %lld;", s->hp * s->wp, IN(1),
+    k, g->kh * g->kw);
+  FOR("for (int64_t i = 0; i < %lld; i++) {", g->kh);
   L("const float *xr = xc + i * %lld, *wr = wc + i * %lld;", s->wp, g->kw);
   for (ll j = 0; j < g->kw; j++) {
     OPEN("{");
@@ -147,8 +154,8 @@ static void emit_tile(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, const small_geom
     }
     CLOSE();
   }
-  CLOSE();
-  CLOSE();
+  END();
+  END();
   for (int b = 0; b < ob; b++)
     L("dy_vstore(ys + (o + %d) * %lld + q, a%d_0), dy_vstore(ys + (o + %d) * %lld + q + DY_VW, "
       "a%d_1), dy_vstore(ys + (o + %d) * %lld + q + 2 * DY_VW, a%d_2);",
@@ -161,15 +168,67 @@ static void emit_tiles(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, const small_geo
                        bool bias) {
   ll full = g->o / ob * ob, rest = g->o - full;
   if (full > 0) {
-    OPEN("for (int64_t o = 0; o < %lld; o += %d) {", full, ob);
+    FOR("for (int64_t o = 0; o < %lld; o += %d) {", full, ob);
     emit_tile(ctx, g, s, ob, bias);
-    CLOSE();
+    END();
   }
   if (rest > 0) {
     OPEN("{");
     L("const int64_t o = %lld;", full);
     emit_tile(ctx, g, s, (int)rest, bias);
     CLOSE();
+  }
+}
+
+/* The band's valid positions of ys into y = fx (of v), or max pooled. */
+static void emit_small_store(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, const small_geom *sg,
+                             bool residual, const char *fx, const dy_cg_pool_geom *pool) {
+  const small_geom s = *sg;
+  if (!pool) {
+    L("/* store the band's valid positions: y = %s */", fx);
+    FOR("for (int64_t oc = 0; oc < %lld; oc++)", g->o);
+    OPEN("for (int64_t oy = 0; oy < rows; oy++) {");
+    L("const float *row = ys + oc * %lld + oy * %lld;", s.qb, s.wp);
+    L("float *y = %s + ((n * %lld + oc) * %lld + r0 + oy) * %lld;", OUT(0), g->o, g->oh, g->ow);
+    if (residual)
+      L("const float *res = %s + ((n * %lld + oc) * %lld + r0 + oy) * %lld;", IN(3), g->o, g->oh,
+        g->ow);
+    FOR("for (int64_t ox = 0; ox < %lld; ox++) {", g->ow);
+    L("const float v = %s;", residual ? "row[ox] + res[ox]" : "row[ox]");
+    L("y[ox] = %s;", fx);
+    END();
+    CLOSE();
+    END();
+  } else {
+    L("/* max pool %lldx%lld stride %lldx%lld of the band's rows: y = max of %s */", pool->kh,
+      pool->kw, pool->sh, pool->sw, fx);
+    FOR("for (int64_t oc = 0; oc < %lld; oc++)", g->o);
+    /* one band (windows may overlap): every pooled row; else the band's
+     * rows, a multiple of the stride, are whole windows */
+    if (s.br >= s.rows)
+      FOR("for (int64_t py = 0; py < %lld; py++) {", pool->oh);
+    else
+      OPEN("for (int64_t py = r0 / %lld; py < (r0 + rows) / %lld; py++) {", pool->sh, pool->sh);
+    L("float *y = %s + ((n * %lld + oc) * %lld + py) * %lld;", OUT(0), g->o, pool->oh, pool->ow);
+    FOR("for (int64_t px = 0; px < %lld; px++) {", pool->ow);
+    L("const float *row = ys + oc * %lld + (py * %lld - r0) * %lld + px * %lld;", s.qb,
+      pool->sh, s.wp, pool->sw);
+    L("float m = 0.0f;");
+    for (ll i = 0; i < pool->kh; i++)
+      for (ll j = 0; j < pool->kw; j++) {
+        L("{ const float v = row[%lld], a = %s;", i * s.wp + j, fx);
+        if (i == 0 && j == 0)
+          L("  m = a; }");
+        else
+          L("  m = a > m ? a : m; }");
+      }
+    L("y[px] = m;");
+    END();
+    if (s.br >= s.rows)
+      END();
+    else
+      CLOSE();
+    END();
   }
 }
 
@@ -206,17 +265,19 @@ dy_status dy_cg_conv_small(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_geom 
     dy_buf_printf(ctx->before,
                   "/* op %d: items [lo, hi) of (image, band of conv rows), one thread's share */\n"
                   "typedef struct {\n"
-                  "  const float *in0, *in1, *in2, *in3;\n"
-                  "  float *out0, *scratch;\n"
+                  "  const float *%s, *%s, *%s, *%s;\n"
+                  "  float *%s, *scratch;\n"
                   "} %s_args;\n\n"
                   "static void %s(void *arg, int64_t lo, int64_t hi, int t) {\n"
                   "  const %s_args *g_ = (const %s_args *)arg;\n"
-                  "  const float *in0 = g_->in0, *in1 = g_->in1, *in2 = g_->in2, *in3 = g_->in3;\n"
-                  "  float *out0 = g_->out0;\n"
+                  "  const float *%s = g_->%s, *%s = g_->%s, *%s = g_->%s, *%s = g_->%s;\n"
+                  "  float *%s = g_->%s;\n"
                   "  float *const xs = g_->scratch + (int64_t)t * %lld, *const ys = xs + %lld;\n"
                   "  int64_t cur = -1;\n"
-                  "  (void)in2, (void)in3;\n",
-                  ctx->op->id, fn, fn, fn, fn, s.xs + s.ys, s.xs);
+                  "  (void)%s, (void)%s;\n",
+                  ctx->op->id, IN(0), IN(1), IN(2), IN(3), OUT(0), fn, fn, fn, fn, IN(0), IN(0),
+                  IN(1), IN(1), IN(2), IN(2), IN(3), IN(3), OUT(0), OUT(0), s.xs + s.ys, s.xs,
+                  IN(2), IN(3));
     *ctx->uses |= DY_USES_THREADS;
     sub.body = ctx->before;
     sub.indent = 1;
@@ -226,23 +287,26 @@ dy_status dy_cg_conv_small(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_geom 
     OPEN("if (n != cur) { /* a new image */");
     L("cur = n;");
   } else {
-    OPEN("for (int64_t n = 0; n < %s; n++) {", nb);
+    FOR("for (int64_t n = 0; n < %s; n++) {", nb);
     L("float *const xs = scratch, *const ys = scratch + %lld;", s.xs);
   }
-  L("for (int64_t q = 0; q < %lld; q++)", s.xs);
-  L("  xs[q] = 0.0f;");
+  FOR("for (int64_t q = 0; q < %lld; q++)", s.xs);
+  L("xs[q] = 0.0f;");
+  END();
   /* input rows and columns that land inside hp x wp */
   ll iy0 = g->pt < 0 ? -g->pt : 0, iy1 = g->h < s.hp - g->pt ? g->h : s.hp - g->pt;
   ll ix0 = g->pl < 0 ? -g->pl : 0, ix1 = g->w < s.wp - g->pl ? g->w : s.wp - g->pl;
-  L("for (int64_t c = 0; c < %lld; c++)", g->c);
-  L("  for (int64_t iy = %lld; iy < %lld; iy++)", iy0, iy1);
-  L("    dy_copy(xs + c * %lld + (iy + %lld) * %lld + %lld, in0 + ((n * %lld + c) * %lld + iy) * "
+  FOR("for (int64_t c = 0; c < %lld; c++)", g->c);
+  FOR("for (int64_t iy = %lld; iy < %lld; iy++)", iy0, iy1);
+  L("dy_copy(xs + c * %lld + (iy + %lld) * %lld + %lld, %s + ((n * %lld + c) * %lld + iy) * "
     "%lld + %lld, %lld);",
-    plane, g->pt, s.wp, g->pl + ix0, g->c, g->h, g->w, ix0, ix1 - ix0);
+    plane, g->pt, s.wp, g->pl + ix0, IN(0), g->c, g->h, g->w, ix0, ix1 - ix0);
+  END();
+  END();
   if (outer->threads > 1)
     CLOSE();
   else
-    OPEN("for (int64_t r0 = 0; r0 < %lld; r0 += %lld) {", s.rows, s.br);
+    FOR("for (int64_t r0 = 0; r0 < %lld; r0 += %lld) {", s.rows, s.br);
   if (pool && s.br >= s.rows) /* one band: rows not needed */
     L("const int64_t qn = %lld;", s.qb);
   else if (s.rows % s.br == 0)
@@ -256,52 +320,10 @@ dy_status dy_cg_conv_small(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_geom 
   L("#else /* 16 registers (AVX2, SSE2, NEON) or plain C: 4 x 3 */");
   emit_tiles(ctx, g, &s, 4, bias);
   L("#endif");
-  if (!pool) {
-    L("/* store the band's valid positions: y = %s */", fx);
-    OPEN("for (int64_t oc = 0; oc < %lld; oc++)", g->o);
-    OPEN("for (int64_t oy = 0; oy < rows; oy++) {");
-    L("const float *row = ys + oc * %lld + oy * %lld;", s.qb, s.wp);
-    L("float *y = out0 + ((n * %lld + oc) * %lld + r0 + oy) * %lld;", g->o, g->oh, g->ow);
-    if (residual)
-      L("const float *res = in3 + ((n * %lld + oc) * %lld + r0 + oy) * %lld;", g->o, g->oh,
-        g->ow);
-    OPEN("for (int64_t ox = 0; ox < %lld; ox++) {", g->ow);
-    L("const float v = %s;", residual ? "row[ox] + res[ox]" : "row[ox]");
-    L("y[ox] = %s;", fx);
-    CLOSE();
-    CLOSE();
-    ctx->indent--;
-  } else {
-    L("/* max pool %lldx%lld stride %lldx%lld of the band's rows: y = max of %s */", pool->kh,
-      pool->kw, pool->sh, pool->sw, fx);
-    OPEN("for (int64_t oc = 0; oc < %lld; oc++)", g->o);
-    /* one band (windows may overlap): every pooled row; else the band's
-     * rows, a multiple of the stride, are whole windows */
-    if (s.br >= s.rows)
-      OPEN("for (int64_t py = 0; py < %lld; py++) {", pool->oh);
-    else
-      OPEN("for (int64_t py = r0 / %lld; py < (r0 + rows) / %lld; py++) {", pool->sh, pool->sh);
-    L("float *y = out0 + ((n * %lld + oc) * %lld + py) * %lld;", g->o, pool->oh, pool->ow);
-    OPEN("for (int64_t px = 0; px < %lld; px++) {", pool->ow);
-    L("const float *row = ys + oc * %lld + (py * %lld - r0) * %lld + px * %lld;", s.qb,
-      pool->sh, s.wp, pool->sw);
-    L("float m = 0.0f;");
-    for (ll i = 0; i < pool->kh; i++)
-      for (ll j = 0; j < pool->kw; j++) {
-        L("{ const float v = row[%lld], a = %s;", i * s.wp + j, fx);
-        if (i == 0 && j == 0)
-          L("  m = a; }");
-        else
-          L("  m = a > m ? a : m; }");
-      }
-    L("y[px] = m;");
-    CLOSE();
-    CLOSE();
-    ctx->indent--;
-  }
+  emit_small_store(ctx, g, &s, residual, fx, pool);
   if (outer->threads <= 1) {
-    CLOSE();
-    CLOSE();
+    END(); /* r0 */
+    END(); /* n */
     return DY_OK;
   }
   CLOSE();
@@ -309,9 +331,9 @@ dy_status dy_cg_conv_small(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_geom 
   ctx = outer;
   ctx->n_parts = sub.n_parts;
   L("%s_args args;", fn);
-  L("args.in0 = in0, args.in1 = in1, args.in2 = %s, args.in3 = %s;", bias ? "in2" : "0",
-    residual ? "in3" : "0");
-  L("args.out0 = out0, args.scratch = scratch;");
+  L("args.%s = %s, args.%s = %s, args.%s = %s, args.%s = %s;", IN(0), IN(0), IN(1), IN(1),
+    IN(2), bias ? IN(2) : "0", IN(3), residual ? IN(3) : "0");
+  L("args.%s = %s, args.scratch = scratch;", OUT(0), OUT(0));
   L("if (%s * %lld >= DY_THREAD_MIN_WORK) /* multiply-adds: worth the threads? */", nb,
     g->o * g->c * g->kh * g->kw * s.rows * g->ow);
   L("  dy_parallel(%s * %lld, %s, &args);", nb, nbands, fn);

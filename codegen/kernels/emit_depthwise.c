@@ -25,6 +25,10 @@
 #define L(...) dy_cg_line(ctx, __VA_ARGS__)
 #define OPEN(...) (dy_cg_line(ctx, __VA_ARGS__), ctx->indent++)
 #define CLOSE() (ctx->indent--, dy_cg_line(ctx, "}"))
+#define FOR(...) dy_cg_for(ctx, __VA_ARGS__)
+#define END() dy_cg_end(ctx)
+#define IN(i) dy_cg_in(ctx, i)
+#define OUT(i) dy_cg_out(ctx, i)
 
 typedef long long ll;
 
@@ -129,31 +133,34 @@ void dy_cg_dw_row(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, long long wp, const 
   CLOSE();
 }
 
-/* The planes [lo, hi) (C expressions) into out0, xp being the zeroed
- * padded plane. */
+/* The planes [lo, hi) (C expressions) into the output, xp being the
+ * zeroed padded plane. */
 static void emit_dw_planes(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, const dy_cg_dw_plane *d,
                            bool bias, const char *vact, const char *fx, const char *lo,
                            const char *hi) {
   L("for (int64_t q = 0; q < %lld; q++) /* the border (and slack) stays zero */", d->size);
   L("  xp[q] = 0.0f;");
-  OPEN("for (int64_t pl = %s; pl < %s; pl++) {", lo, hi);
+  FOR("for (int64_t pl = %s; pl < %s; pl++) {", lo, hi);
   L("const int64_t c = pl %% %lld;", g->c);
-  L("const float *w = in1 + c * %lld;", g->kh * g->kw);
-  dy_cg_dw_weights(ctx, g, "w", bias ? "in2[c]" : "0.0f");
-  L("for (int64_t iy = 0; iy < %lld; iy++)", g->h);
-  L("  dy_copy(xp + (iy + %lld) * %lld + %lld, in0 + (pl * %lld + iy) * %lld, %lld);", g->pt,
-    d->wp, g->pl, g->h, g->w, g->w);
-  OPEN("for (int64_t oy = 0; oy < %lld; oy++) {", g->oh);
-  L("float *y = out0 + (pl * %lld + oy) * %lld;", g->oh, g->ow);
+  L("const float *w = %s + c * %lld;", IN(1), g->kh * g->kw);
+  char bc[64];
+  snprintf(bc, sizeof bc, "%s[c]", IN(2));
+  dy_cg_dw_weights(ctx, g, "w", bias ? bc : "0.0f");
+  FOR("for (int64_t iy = 0; iy < %lld; iy++)", g->h);
+  L("dy_copy(xp + (iy + %lld) * %lld + %lld, %s + (pl * %lld + iy) * %lld, %lld);", g->pt, d->wp,
+    g->pl, IN(0), g->h, g->w, g->w);
+  END();
+  FOR("for (int64_t oy = 0; oy < %lld; oy++) {", g->oh);
+  L("float *y = %s + (pl * %lld + oy) * %lld;", OUT(0), g->oh, g->ow);
   dy_cg_dw_row(ctx, g, d->wp, "y", vact, false);
   if (!vact) {
-    L("for (int64_t ox = 0; ox < %lld; ox++) {", g->ow);
-    L("  const float v = y[ox];");
-    L("  y[ox] = %s;", fx);
-    L("}");
+    FOR("for (int64_t ox = 0; ox < %lld; ox++) {", g->ow);
+    L("const float v = y[ox];");
+    L("y[ox] = %s;", fx);
+    END();
   }
-  CLOSE();
-  CLOSE();
+  END();
+  END();
 }
 
 dy_status dy_cg_conv_depthwise_padded(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_geom *g,
@@ -167,9 +174,11 @@ dy_status dy_cg_conv_depthwise_padded(dy_cg_ctx *ctx, dy_error *err, const dy_cg
   dy_cg_dw_plane d = dy_cg_dw_plane_of(g);
   char planes[128];
   dy_ext_str(ctx, dy_ext_range(dy_cg_in_type(ctx, 0), 0, 2), planes, sizeof planes);
+  char bc[64];
+  snprintf(bc, sizeof bc, "%s[c] + ", IN(2));
   L("/* depthwise, padded planes: y[c][oy][ox] = %ssum of w[c][i][j] * x[c][iy][ix] over %lld "
     "taps;",
-    bias ? "in2[c] + " : "", g->kh * g->kw);
+    bias ? bc : "", g->kh * g->kw);
   L(" * each plane copied into a %lld x %lld zero-bordered one, DY_VW outputs at a time */", d.hp,
     d.wp);
   if (ctx->threads <= 1) {
@@ -182,17 +191,21 @@ dy_status dy_cg_conv_depthwise_padded(dy_cg_ctx *ctx, dy_error *err, const dy_cg
   /* threads: planes [lo, hi) in a worker function, each thread its slice */
   char fn[64];
   snprintf(fn, sizeof fn, "k%d_part%d", ctx->op->id, ctx->n_parts++);
+  const char *X = IN(0), *W = IN(1), *B = IN(2), *Y = OUT(0);
+  char bl[96] = "";
+  if (bias)
+    snprintf(bl, sizeof bl, ", *%s = g_->%s", B, B);
   dy_buf_printf(ctx->before,
                 "/* op %d: the depthwise planes [lo, hi), one thread's share */\n"
                 "typedef struct {\n"
-                "  const float *in0, *in1, *in2;\n"
-                "  float *out0, *scratch;\n"
+                "  const float *%s, *%s, *%s;\n"
+                "  float *%s, *scratch;\n"
                 "} %s_args;\n\n"
                 "static void %s(void *arg, int64_t lo, int64_t hi, int t) {\n"
                 "  const %s_args *g_ = (const %s_args *)arg;\n"
-                "  const float *in0 = g_->in0, *in1 = g_->in1%s;\n"
-                "  float *out0 = g_->out0, *xp = g_->scratch + (int64_t)t * %lld;\n",
-                ctx->op->id, fn, fn, fn, fn, bias ? ", *in2 = g_->in2" : "", d.size);
+                "  const float *%s = g_->%s, *%s = g_->%s%s;\n"
+                "  float *%s = g_->%s, *xp = g_->scratch + (int64_t)t * %lld;\n",
+                ctx->op->id, X, W, B, Y, fn, fn, fn, fn, X, X, W, W, bl, Y, Y, d.size);
   *ctx->uses |= DY_USES_THREADS;
   dy_cg_ctx sub = *ctx;
   sub.body = ctx->before;
@@ -201,8 +214,8 @@ dy_status dy_cg_conv_depthwise_padded(dy_cg_ctx *ctx, dy_error *err, const dy_cg
   dy_buf_puts(ctx->before, "}\n\n");
   ctx->n_parts = sub.n_parts;
   L("%s_args args;", fn);
-  L("args.in0 = in0, args.in1 = in1, args.in2 = %s;", bias ? "in2" : "0");
-  L("args.out0 = out0, args.scratch = scratch;");
+  L("args.%s = %s, args.%s = %s, args.%s = %s;", X, X, W, W, B, bias ? B : "0");
+  L("args.%s = %s, args.scratch = scratch;", Y, Y);
   L("if (%s * %lld >= DY_THREAD_MIN_WORK) /* multiply-adds: worth the threads? */", planes,
     g->oh * g->ow * g->kh * g->kw);
   L("  dy_parallel(%s, %s, &args);", planes, fn);

@@ -91,6 +91,8 @@ enum {
 #define L(...) dy_cg_line(ctx, __VA_ARGS__)
 #define OPEN(...) (dy_cg_line(ctx, __VA_ARGS__), ctx->indent++)
 #define CLOSE() (ctx->indent--, dy_cg_line(ctx, "}"))
+#define FOR(...) dy_cg_for(ctx, __VA_ARGS__)
+#define END() dy_cg_end(ctx)
 
 typedef long long ll;
 
@@ -665,7 +667,7 @@ static void emit_nest(dy_cg_ctx *ctx, const dy_gemm_call *g, const char *epi,
     L("const int pk = m >= %lld; /* pack A's blocks (fewer rows: read in place) */",
       (ll)pa->min_m);
   if (nkb > 1) {
-    OPEN("for (int64_t k0 = 0; k0 < %lld; k0 += %lld) {", k, kc);
+    FOR("for (int64_t k0 = 0; k0 < %lld; k0 += %lld) {", k, kc);
     L("const int64_t kc = %lld - k0 < %lld ? %lld - k0 : %lld;", k, kc, k, kc);
     L("const int flags = (k0 > 0 ? DY_GEMM_ADD_C : 0) | (k0 + kc == %lld ? %s : 0);", k, epi);
   } else {
@@ -692,7 +694,7 @@ static void emit_nest(dy_cg_ctx *ctx, const dy_gemm_call *g, const char *epi,
     L("dy_gemm_pack_a(%s, %s + i0 * %s%s, %s, %s, i1 - i0, kc); /* the block's A */", ap, g->a,
       g->rsa, k0a, g->rsa, g->csa);
   }
-  OPEN("for (int64_t jp = %s; jp < %s; jp++) {", jp_lo, jp_hi);
+  FOR("for (int64_t jp = %s; jp < %s; jp++) {", jp_lo, jp_hi);
   if (tail == NR)
     L("const int nr = 16;");
   else if (np == 1)
@@ -714,10 +716,10 @@ static void emit_nest(dy_cg_ctx *ctx, const dy_gemm_call *g, const char *epi,
     L("             %s + i * %s + jp * 16, %s, nr, flags, 0, %s);", g->c, g->ldc, g->ldc,
       alpha);
   CLOSE();
-  CLOSE();
+  END();
   CLOSE();
   if (nkb > 1)
-    CLOSE();
+    END();
   CLOSE();
 }
 
@@ -810,11 +812,11 @@ void dy_cg_gemm_pack_b(dy_cg_ctx *ctx, const char *src, const char *dst, int64_t
   ll np = (w + NR - 1) / NR;
   L("/* B's columns [%s, +%lld) into %lld panel%s of %lld x 16 */", j0, (ll)w, np,
     np == 1 ? "" : "s", (ll)k);
-  OPEN("for (int64_t jp = 0; jp < %lld; jp++) {", np);
+  FOR("for (int64_t jp = 0; jp < %lld; jp++) {", np);
   L("const int64_t jb = %s + jp * 16;", j0);
   L("const int64_t nj = %lld - jb < 16 ? %lld - jb : 16;", (ll)n, (ll)n);
   L("float *d = %s + jp * %lld;", dst, (ll)(k * NR));
-  OPEN("for (int64_t kk = 0; kk < %lld; kk++) {", (ll)k);
+  FOR("for (int64_t kk = 0; kk < %lld; kk++) {", (ll)k);
   if (trans) {
     L("int64_t j = 0;");
     L("for (; j < nj; j++) d[kk * 16 + j] = %s[(jb + j) * %lld + kk];", src, (ll)k);
@@ -822,8 +824,8 @@ void dy_cg_gemm_pack_b(dy_cg_ctx *ctx, const char *src, const char *dst, int64_t
   } else {
     L("dy_f16_store(d + kk * 16, dy_f16_loadn(%s + kk * %lld + jb, (int)nj));", src, (ll)n);
   }
-  CLOSE();
-  CLOSE();
+  END();
+  END();
 }
 
 int64_t dy_gemm_runtime_panels(int64_t k, int64_t n) { return runtime_panels(k, n); }

@@ -27,6 +27,10 @@
 #define L(...) dy_cg_line(ctx, __VA_ARGS__)
 #define OPEN(...) (dy_cg_line(ctx, __VA_ARGS__), ctx->indent++)
 #define CLOSE() (ctx->indent--, dy_cg_line(ctx, "}"))
+#define FOR(...) dy_cg_for(ctx, __VA_ARGS__)
+#define END() dy_cg_end(ctx)
+#define IN(i) dy_cg_in(ctx, i)
+#define OUT(i) dy_cg_out(ctx, i)
 
 typedef long long ll;
 
@@ -178,7 +182,7 @@ static void emit_input_transform(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, const
   L("/* input transform of blocks [lo, hi): per tile its %d x %d inputs d, V = B^T d B */", a, a);
   OPEN("for (int64_t b = lo; b < hi; b++) {");
   emit_block_start(ctx, w);
-  L("const float *xn = in0 + n * %lld;", g->c * hw);
+  L("const float *xn = %s + n * %lld;", IN(0), g->c * hw);
   L("float *vb = V + b * %lld;", g->c * 16);
   L("int64_t iy[16], ix[16];");
   L("int inside[16]; /* 1: all inputs in the image, 0: at an edge, -1: past the last tile */");
@@ -188,7 +192,7 @@ static void emit_input_transform(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, const
   L("inside[j] = t0 + j >= %lld ? -1 : iy[j] >= 0 && iy[j] <= %lld && ix[j] >= 0 && ix[j] <= %lld;",
     w->tiles, g->h - a, g->w - a);
   CLOSE();
-  OPEN("for (int64_t c = 0; c < %lld; c++) {", g->c);
+  FOR("for (int64_t c = 0; c < %lld; c++) {", g->c);
   L("const float *xc = xn + c * %lld;", hw);
   L("float d[%d][16], u[%d][16];", a * a, a * a);
   OPEN("for (int j = 0; j < 16; j++) {");
@@ -219,7 +223,7 @@ static void emit_input_transform(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, const
   snprintf(lhs, sizeof lhs, "vc[(i * %d + %%d) * %lld + j]", a, w->group * g->c * 16);
   snprintf(fmt, sizeof fmt, "u[i * %d + %%d][j]", a);
   emit_transform(ctx, "i", a, w->t.bt, a, a, lhs, fmt);
-  CLOSE();
+  END();
   CLOSE();
 }
 
@@ -242,14 +246,14 @@ static void emit_gemms(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, const wino_geom
     L("const int64_t kc = %lld;", c);
     L("const int flags = 0;");
   }
-  OPEN("for (int64_t o = 0; o < %lld; o += %lld)", o, mr);
+  FOR("for (int64_t o = 0; o < %lld; o += %lld)", o, mr);
   L("for (int64_t b = 0; b < nb; b++)");
-  L("  dy_gemm_tile(%lld - o, kc, in1 + q * %lld + o * %lld%s, 1, %lld,", o, nq * mr * c, c, k0m,
-    mr);
+  L("  dy_gemm_tile(%lld - o, kc, %s + q * %lld + o * %lld%s, 1, %lld,", o, IN(1), nq * mr * c, c,
+    k0m, mr);
   L("               V + (q * %lld + b) * %lld%s, M + (q * %lld + b) * %lld + o * 16, 16, 16,",
     w->group, c * 16, k0b, w->group, o * 16);
   L("               flags, 0, 0.0f);");
-  ctx->indent--;
+  END();
   if (nkb > 1)
     CLOSE();
   CLOSE();
@@ -264,14 +268,14 @@ static void emit_output_transform(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, cons
   L("/* output transform of blocks [lo, hi): e = A^T M A, then the epilogue */");
   OPEN("for (int64_t b = lo; b < hi; b++) {");
   emit_block_start(ctx, w);
-  L("float *y = out0 + n * %lld;", o * ohw);
+  L("float *y = %s + n * %lld;", OUT(0), o * ohw);
   if (residual)
-    L("const float *res = in3 + n * %lld;", o * ohw);
+    L("const float *res = %s + n * %lld;", IN(3), o * ohw);
   if (w->tiles % 16 == 0)
     L("const int nt = 16;");
   else
     L("const int nt = %lld - t0 < 16 ? (int)(%lld - t0) : 16;", w->tiles, w->tiles);
-  OPEN("for (int64_t oc = 0; oc < %lld; oc++) {", o);
+  FOR("for (int64_t oc = 0; oc < %lld; oc++) {", o);
   L("const float *mb = M + (b * %lld + oc) * 16;", o);
   L("float tm[%d][16], ev[%d][16];", m * a, m * m);
   char lhs[96], fmt[96];
@@ -302,7 +306,7 @@ static void emit_output_transform(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, cons
   CLOSE();
   CLOSE();
   CLOSE();
-  CLOSE();
+  END();
   CLOSE();
 }
 
@@ -311,8 +315,9 @@ dy_status dy_cg_conv_winograd(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_ge
   int m = op_m(ctx->op);
   wino_geom w = wino_geom_of(g, m, dy_cg_in_type(ctx, 0)->shape[0]);
   ll c = g->c, o = g->o;
-  char fx[512], vr[64], nb[64], fn[64];
-  const char *v = bias ? "(e + in2[oc])" : "e";
+  char fx[512], vb[64], vr[96], nb[64], fn[64];
+  snprintf(vb, sizeof vb, "(e + %s[oc])", IN(2));
+  const char *v = bias ? vb : "e";
   if (residual) {
     snprintf(vr, sizeof vr, "(%s + res[at])", v);
     v = vr;
@@ -331,19 +336,26 @@ dy_status dy_cg_conv_winograd(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_ge
                 " * blocks b0 + [lo, hi), 1 the GEMMs of tile positions [lo, hi), 2 the output\n"
                 " * transform of blocks b0 + [lo, hi) with the epilogue */\n"
                 "typedef struct {\n"
-                "  const float *in0, *in1, *in2, *in3;\n"
-                "  float *out0, *V, *M;\n"
+                "  const float *%s, *%s, *%s, *%s;\n"
+                "  float *%s, *V, *M;\n"
                 "  int64_t b0, nb;\n"
                 "  int phase;\n"
                 "} %s_args;\n\n"
                 "static void %s(void *arg, int64_t lo, int64_t hi, int t) {\n"
                 "  const %s_args *g_ = (const %s_args *)arg;\n"
-                "  const float *in0 = g_->in0, *in1 = g_->in1%s%s;\n"
-                "  float *const out0 = g_->out0, *const V = g_->V, *const M = g_->M;\n"
+                "  const float *%s = g_->%s, *%s = g_->%s",
+                ctx->op->id, m, m, IN(0), IN(1), IN(2), IN(3), OUT(0), fn, fn, fn, fn, IN(0),
+                IN(0), IN(1), IN(1));
+  if (bias)
+    dy_buf_printf(ctx->before, ", *%s = g_->%s", IN(2), IN(2));
+  if (residual)
+    dy_buf_printf(ctx->before, ", *%s = g_->%s", IN(3), IN(3));
+  dy_buf_printf(ctx->before,
+                ";\n"
+                "  float *const %s = g_->%s, *const V = g_->V, *const M = g_->M;\n"
                 "  const int64_t b0 = g_->b0, nb = g_->nb;\n"
                 "  (void)t;\n",
-                ctx->op->id, m, m, fn, fn, fn, fn, bias ? ", *in2 = g_->in2" : "",
-                residual ? ", *in3 = g_->in3" : "");
+                OUT(0), OUT(0));
   dy_cg_ctx sub = *ctx, *outer = ctx;
   sub.body = ctx->before;
   sub.indent = 1;
@@ -364,12 +376,13 @@ dy_status dy_cg_conv_winograd(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_ge
     m, m, w.th, w.tw, m, m, w.blocks, w.blocks == 1 ? "" : "s");
   L(" * per image, in groups of %lld blocks (numbered over the images); per group the", w.group);
   L(" * input transforms (V, %d positions x %lld x 16 a", w.p, c);
-  L(" * block), the GEMMs M[q] = U[q] V[q] (U: in1, G w G^T, packed), the output transforms");
+  L(" * block), the GEMMs M[q] = U[q] V[q] (U: %s, G w G^T, packed), the output transforms",
+    IN(1));
   L(" * (M: %d x %lld x 16 a block). Scratch: V, M. */", w.p, o);
   L("%s_args args;", fn);
-  L("args.in0 = in0, args.in1 = in1, args.in2 = %s, args.in3 = %s;", bias ? "in2" : "0",
-    residual ? "in3" : "0");
-  L("args.out0 = out0, args.V = scratch, args.M = scratch + %lld;", vsz);
+  L("args.%s = %s, args.%s = %s, args.%s = %s, args.%s = %s;", IN(0), IN(0), IN(1), IN(1), IN(2),
+    bias ? IN(2) : "0", IN(3), residual ? IN(3) : "0");
+  L("args.%s = %s, args.V = scratch, args.M = scratch + %lld;", OUT(0), OUT(0), vsz);
   L("const int64_t blocks = %s * %lld; /* of all images */", nb, w.blocks);
   OPEN("for (int64_t b0 = 0; b0 < blocks; b0 += %lld) {", w.group);
   L("args.b0 = b0;");

@@ -125,10 +125,10 @@ dy_status dy_emit_fused_attention(dy_cg_ctx *ctx, dy_error *err) {
     if (off[i])
       snprintf(at[i], sizeof at[i], " + %lld", off[i]);
   }
-  L("const float *q = in0 + gb * LQ * QR%s + gh * %lld;", at[0], d);
-  L("const float *k = in1 + gb * LK * KR%s + gh * %lld;", at[1], d);
-  L("const float *v = in2 + gb * LK * VR%s + gh * %lld;", at[2], dv);
-  L("float *o = out0 + gb * LQ * OR + gh * %lld;", dv);
+  L("const float *q = %s + gb * LQ * QR%s + gh * %lld;", dy_cg_in(ctx, 0), at[0], d);
+  L("const float *k = %s + gb * LK * KR%s + gh * %lld;", dy_cg_in(ctx, 1), at[1], d);
+  L("const float *v = %s + gb * LK * VR%s + gh * %lld;", dy_cg_in(ctx, 2), at[2], dv);
+  L("float *o = %s + gb * LQ * OR + gh * %lld;", dy_cg_out(ctx, 0), dv);
   L("/* v in panels of 16 features, vp[p][j][0..16) */");
   OPEN("for (int64_t j = 0; j < LK; j++) {");
   for (ll p = 0; p < nvp; p++) {
@@ -145,12 +145,14 @@ dy_status dy_emit_fused_attention(dy_cg_ctx *ctx, dy_error *err) {
   L("/* q^T of the block's queries, scaled, in panels of 16: qt[i / 16][c][i %% 16];");
   L(" * zeros past nq in the last panel */");
   OPEN("for (; i < nq; i++)");
-  L("for (int64_t c = 0; c < %lld; c++)", d);
-  L("  qt[(i / 16 * %lld + c) * 16 + i %% 16] = q[(i0 + i) * QR + c] * %s;", d, scale);
+  dy_cg_for(ctx, "for (int64_t c = 0; c < %lld; c++)", d);
+  L("qt[(i / 16 * %lld + c) * 16 + i %% 16] = q[(i0 + i) * QR + c] * %s;", d, scale);
+  dy_cg_end(ctx);
   ctx->indent--;
   OPEN("for (; i < np * 16; i++)");
-  L("for (int64_t c = 0; c < %lld; c++)", d);
-  L("  qt[(i / 16 * %lld + c) * 16 + i %% 16] = 0.0f;", d);
+  dy_cg_for(ctx, "for (int64_t c = 0; c < %lld; c++)", d);
+  L("qt[(i / 16 * %lld + c) * 16 + i %% 16] = 0.0f;", d);
+  dy_cg_end(ctx);
   ctx->indent--;
   L("/* the scores, sc[j][i] = k_j . q_i (row stride %d), per panel of queries */", QB);
   OPEN("for (int64_t t = 0, nt = (LK + %d) / %d; t < nt; t++) {", TR - 1, TR);
@@ -163,7 +165,7 @@ dy_status dy_emit_fused_attention(dy_cg_ctx *ctx, dy_error *err) {
     L("/* plus the mask of the block's queries */");
     L("for (int64_t j = 0; j < LK; j++)");
     L("  for (i = 0; i < nq; i++)");
-    L("    sc[j * %d + i] += in3[(i0 + i) * LK + j];", QB);
+    L("    sc[j * %d + i] += %s[(i0 + i) * LK + j];", QB, dy_cg_in(ctx, 3));
   }
   L("/* softmax down each column: DY_VW queries' max, exp and sum as vectors */");
   OPEN("for (int64_t u = 0; u < np * 16; u += DY_VW) {");

@@ -1,8 +1,8 @@
 /* emit_control.c - the control-flow family (ir/ops_control.def): cond and
  * while. Floor 2.
  *
- * A cond or while op is not one kernel: the driver (emit.c, "control
- * flow") writes it into NAME_run as a C `if (pred) { ... } else { ... }` or
+ * A cond or while op is not one kernel: the driver (program/blocks.c)
+ * writes it into NAME_run as a C `if (pred) { ... } else { ... }` or
  * a guarded `for (;;)` around the calls of its blocks' kernels, with the
  * copies that bind block params and results. No kernel function is made
  * for the op itself, so these emitters are never called for a Program the

@@ -56,9 +56,11 @@ static void emit_dwpw_items(dy_cg_ctx *ctx, const void *arg) {
   const dy_cg_conv_geom *g = &k->g;
   char src[160];
   dy_cg_dwpw_band_head(ctx, k, true);
-  snprintf(src, sizeof src, "in0 + ((n * %lld + c) * %lld + iy) * %lld", g->c, g->h, g->w);
-  dy_cg_dwpw_band_dw(ctx, k, a->vact, "in1", "in2", src, NULL);
-  dy_cg_dwpw_band_pw(ctx, k, a->epi, a->alit, "in3", "in4", a->residual ? "in5" : NULL);
+  snprintf(src, sizeof src, "%s + ((n * %lld + c) * %lld + iy) * %lld", dy_cg_in(ctx, 0), g->c,
+           g->h, g->w);
+  dy_cg_dwpw_band_dw(ctx, k, a->vact, dy_cg_in(ctx, 1), dy_cg_in(ctx, 2), src, NULL);
+  dy_cg_dwpw_band_pw(ctx, k, a->epi, a->alit, dy_cg_in(ctx, 3), dy_cg_in(ctx, 4),
+                     a->residual ? dy_cg_in(ctx, 5) : NULL);
 }
 
 dy_status dy_emit_fused_dwpw(dy_cg_ctx *ctx, dy_error *err) {

@@ -1,7 +1,8 @@
 /* emit_extra.c - emitters of the extra family (ir/ops_extra.def).
  *
- * Each prints the body of one kernel (in0.., out0.., and `batch` when a
- * type has the dynamic dim) with literal extents, the batch through dy_ext.
+ * Each prints the body of one kernel (its parameters x, y, ... by role, and
+ * `batch` when a type has the dynamic dim) with literal extents, the batch
+ * through dy_ext.
  * The formulas are runtime/kernels_extra.c's word for word (same libm
  * calls, same operation and iteration order), so the generated C agrees
  * with the eager kernels; change one, change the other.
@@ -34,6 +35,10 @@
 #include "cg_ops.h"
 
 #define L(...) dy_cg_line(ctx, __VA_ARGS__)
+#define FOR(...) dy_cg_for(ctx, __VA_ARGS__)
+#define END() dy_cg_end(ctx)
+#define IN(i) dy_cg_in(ctx, i)
+#define OUT(i) dy_cg_out(ctx, i)
 
 static bool is_empty(const dy_type *t) { return dy_ext_range(t, 0, t->rank).k == 0; }
 
@@ -107,14 +112,14 @@ static dy_status emit_map_f32(dy_cg_ctx *ctx, dy_error *err, const char *what,
   const dy_type *o = dy_cg_out_type(ctx, 0);
   char sz[128];
   L("/* %s (no libm; see codegen/emit_extra.c) */", what);
-  L("for (int64_t i = 0; i < %s; i++) {", ext(ctx, dy_ext_range(o, 0, o->rank), sz, sizeof sz));
-  L("  const float x = in0[i];");
+  FOR("for (int64_t i = 0; i < %s; i++) {", ext(ctx, dy_ext_range(o, 0, o->rank), sz, sizeof sz));
+  L("const float x = %s[i];", IN(0));
   for (int k = 0; head && head[k]; k++)
-    L("  %s", head[k]);
+    L("%s", head[k]);
   for (int k = 0; body[k]; k++)
-    L("  %s", body[k]);
-  L("  out0[i] = y;");
-  L("}");
+    L("%s", body[k]);
+  L("%s[i] = y;", OUT(0));
+  END();
   return DY_OK;
 }
 
@@ -141,9 +146,9 @@ dy_status dy_emit_atan(dy_cg_ctx *ctx, dy_error *err) {
 /* mod                                                                 */
 /* ------------------------------------------------------------------ */
 
-/* Loops over the output [.., n] with the index expressions of out0, in0
- * and in1 (each input broadcast numpy-style); opens them and returns the
- * base indent. */
+/* Loops over the output [.., n] with the index expressions of the output
+ * and the two inputs (each broadcast numpy-style); opens them and returns
+ * their number. */
 static int open_bcast2(dy_cg_ctx *ctx, dy_idxbuf *oi, dy_idxbuf *ai, dy_idxbuf *bi) {
   const dy_type *o = dy_cg_out_type(ctx, 0);
   const dy_type *in[2] = {dy_cg_in_type(ctx, 0), dy_cg_in_type(ctx, 1)};
@@ -169,9 +174,8 @@ static int open_bcast2(dy_cg_ctx *ctx, dy_idxbuf *oi, dy_idxbuf *ai, dy_idxbuf *
       if (istr[k][d].k != 0)
         dy_idx_add(ctx, ix[k], dy_loop_var[d], istr[k][d]);
   }
-  int base = ctx->indent;
   dy_cg_open_loops(ctx, r, e, dy_loop_var);
-  return base;
+  return r;
 }
 
 /* kernels_extra.c's loops: C's fmod (exact here by subtracting y scaled by
@@ -186,9 +190,10 @@ dy_status dy_emit_mod(dy_cg_ctx *ctx, dy_error *err) {
   L("/* %s remainder, %s */", f32 ? "float" : "int64", c ? "the dividend's sign (C fmod)"
                                                      : "the divisor's sign (Python %)");
   dy_idxbuf oi = {"", 0}, ai = {"", 0}, bi = {"", 0};
-  int base = open_bcast2(ctx, &oi, &ai, &bi);
+  int nl = open_bcast2(ctx, &oi, &ai, &bi);
+  const char *Y = OUT(0);
   L("{");
-  L("  const %s x = in0[%s], y = in1[%s];", T, dy_idx_str(&ai), dy_idx_str(&bi));
+  L("  const %s x = %s[%s], y = %s[%s];", T, IN(0), dy_idx_str(&ai), IN(1), dy_idx_str(&bi));
   if (f32) {
     L("  float m;");
     L("  if (x != x || y != y || y == 0.0f || !(dy_fabsf(x) < DY_INFINITY)) {");
@@ -207,17 +212,17 @@ dy_status dy_emit_mod(dy_cg_ctx *ctx, dy_error *err) {
     L("    m = dy_copysignf(r, x);");
     L("  }");
     if (!c)
-      L("  out0[%s] = m != 0.0f && (m < 0.0f) != (y < 0.0f) ? m + y : m;", dy_idx_str(&oi));
+      L("  %s[%s] = m != 0.0f && (m < 0.0f) != (y < 0.0f) ? m + y : m;", Y, dy_idx_str(&oi));
     else
-      L("  out0[%s] = m;", dy_idx_str(&oi));
+      L("  %s[%s] = m;", Y, dy_idx_str(&oi));
   } else if (c) {
-    L("  out0[%s] = y == 0 || y == -1 ? 0 : x %% y;", dy_idx_str(&oi));
+    L("  %s[%s] = y == 0 || y == -1 ? 0 : x %% y;", Y, dy_idx_str(&oi));
   } else {
-    L("  out0[%s] = y == 0 || y == -1 ? 0 : x %% y != 0 && (x %% y < 0) != (y < 0) ? "
-      "x %% y + y : x %% y;", dy_idx_str(&oi));
+    L("  %s[%s] = y == 0 || y == -1 ? 0 : x %% y != 0 && (x %% y < 0) != (y < 0) ? "
+      "x %% y + y : x %% y;", Y, dy_idx_str(&oi));
   }
   L("}");
-  ctx->indent = base;
+  dy_cg_close_loops(ctx, nl);
   return DY_OK;
 }
 
@@ -238,8 +243,9 @@ dy_status dy_emit_reduce_prod(dy_cg_ctx *ctx, dy_error *err) {
     mask |= 1u << norm_axis(axes[i], r);
   bool f32 = a->dtype == DY_F32;
   char sz[128];
-  L("for (int64_t i = 0; i < %s; i++)", ext(ctx, dy_ext_range(o, 0, o->rank), sz, sizeof sz));
-  L("  out0[i] = %s;", f32 ? "1.0f" : "1");
+  FOR("for (int64_t i = 0; i < %s; i++)", ext(ctx, dy_ext_range(o, 0, o->rank), sz, sizeof sz));
+  L("%s[i] = %s;", OUT(0), f32 ? "1.0f" : "1");
+  END();
   if (is_empty(a))
     return DY_OK;
   /* the input in C order; the output index skips the reduced dims */
@@ -261,14 +267,13 @@ dy_status dy_emit_reduce_prod(dy_cg_ctx *ctx, dy_error *err) {
     if (!(mask >> d & 1u))
       dy_idx_add(ctx, &oi, dy_loop_var[d], ostr[d]);
   }
-  int base = ctx->indent;
   dy_cg_open_loops(ctx, r, e, dy_loop_var);
-  const char *O = dy_idx_str(&oi), *I = dy_idx_str(&ii);
+  const char *O = dy_idx_str(&oi), *I = dy_idx_str(&ii), *X = IN(0), *Y = OUT(0);
   if (f32)
-    L("out0[%s] *= in0[%s];", O, I);
+    L("%s[%s] *= %s[%s];", Y, O, X, I);
   else /* wraps, as the eager kernel does */
-    L("out0[%s] = (int64_t)((uint64_t)out0[%s] * (uint64_t)in0[%s]);", O, O, I);
-  ctx->indent = base;
+    L("%s[%s] = (int64_t)((uint64_t)%s[%s] * (uint64_t)%s[%s]);", Y, O, Y, O, X, I);
+  dy_cg_close_loops(ctx, r);
   return DY_OK;
 }
 
@@ -300,24 +305,25 @@ dy_status dy_emit_cumsum(dy_cg_ctx *ctx, dy_error *err) {
   const char *T = dy_ctype(t->dtype);
   const char *add = f32 ? "acc += v;" : "acc = (int64_t)((uint64_t)acc + (uint64_t)v);";
   L("/* running sums along the axis%s%s */", ex ? ", exclusive" : "", rev ? ", from the end" : "");
-  L("for (int64_t o = 0; o < %s; o++)", v.so);
-  L("  for (int64_t j = 0; j < %s; j++) {", v.si);
-  L("    %s acc = %s;", T, f32 ? "0.0f" : "0");
-  L("    for (int64_t q = 0; q < %s; q++) {", v.sn);
+  FOR("for (int64_t o = 0; o < %s; o++)", v.so);
+  FOR("for (int64_t j = 0; j < %s; j++) {", v.si);
+  L("%s acc = %s;", T, f32 ? "0.0f" : "0");
+  FOR("for (int64_t q = 0; q < %s; q++) {", v.sn);
   if (rev)
-    L("      const int64_t at = (o * %s + (%s - 1 - q)) * %s + j;", v.sn, v.sn, v.si);
+    L("const int64_t at = (o * %s + (%s - 1 - q)) * %s + j;", v.sn, v.sn, v.si);
   else
-    L("      const int64_t at = (o * %s + q) * %s + j;", v.sn, v.si);
-  L("      const %s v = in0[at];", T);
+    L("const int64_t at = (o * %s + q) * %s + j;", v.sn, v.si);
+  L("const %s v = %s[at];", T, IN(0));
   if (ex) {
-    L("      out0[at] = acc;");
-    L("      %s", add);
+    L("%s[at] = acc;", OUT(0));
+    L("%s", add);
   } else {
-    L("      %s", add);
-    L("      out0[at] = acc;");
+    L("%s", add);
+    L("%s[at] = acc;", OUT(0));
   }
-  L("    }");
-  L("  }");
+  END();
+  END();
+  END();
   return DY_OK;
 }
 
@@ -325,12 +331,13 @@ dy_status dy_emit_cumsum(dy_cg_ctx *ctx, dy_error *err) {
 /* gather_elements, scatter_elements                                   */
 /* ------------------------------------------------------------------ */
 
-/* "if (in<i>[j] < -n || in<i>[j] >= n) return 1;" over count indices. */
+/* "if (index[j] < -n || index[j] >= n) return 1;" over count indices. */
 static void check_all(dy_cg_ctx *ctx, const char *count, const char *n) {
   L("/* every index first: an out-of-range one fails the model */");
-  L("for (int64_t j = 0; j < %s; j++)", count);
-  L("  if (in1[j] < -%s || in1[j] >= %s)", n, n);
-  L("    return 1;");
+  FOR("for (int64_t j = 0; j < %s; j++)", count);
+  L("if (%s[j] < -%s || %s[j] >= %s)", IN(1), n, IN(1), n);
+  L("  return 1;");
+  END();
 }
 
 /* The C statement combining element *d with update v for the reduction
@@ -357,8 +364,9 @@ static dy_status emit_elements(dy_cg_ctx *ctx, dy_error *err, bool scatter) {
   ext(ctx, dy_ext_range(idx, 0, r), sn, sizeof sn);
   ext(ctx, dy_ext_dim(x->shape[ax]), sd, sizeof sd);
   if (scatter) {
-    L("for (int64_t i = 0; i < %s; i++)", ext(ctx, dy_ext_range(x, 0, r), sx, sizeof sx));
-    L("  out0[i] = in0[i];");
+    FOR("for (int64_t i = 0; i < %s; i++)", ext(ctx, dy_ext_range(x, 0, r), sx, sizeof sx));
+    L("%s[i] = %s[i];", OUT(0), IN(0));
+    END();
   }
   if (is_empty(idx))
     return DY_OK;
@@ -374,21 +382,20 @@ static dy_status emit_elements(dy_cg_ctx *ctx, dy_error *err, bool scatter) {
   for (int d = 0; d < r; d++)
     dy_idx_add(ctx, &xi, d == ax ? "k" : dy_loop_var[d], xstr[d]);
   L("int64_t j = 0;");
-  int base = ctx->indent;
   dy_cg_open_loops(ctx, r, e, dy_loop_var);
   L("{");
-  L("  const int64_t k = in1[j] < 0 ? in1[j] + %s : in1[j];", sd);
+  L("  const int64_t k = %s[j] < 0 ? %s[j] + %s : %s[j];", IN(1), IN(1), sd, IN(1));
   if (scatter) {
     const char *red = dy_scatter_elements_attrs_get(ctx->op).reduction;
-    L("  %s *d = &out0[%s];", dy_ctype(x->dtype), dy_idx_str(&xi));
-    L("  const %s v = in2[j];", dy_ctype(x->dtype));
+    L("  %s *d = &%s[%s];", dy_ctype(x->dtype), OUT(0), dy_idx_str(&xi));
+    L("  const %s v = %s[j];", dy_ctype(x->dtype), IN(2));
     L("  %s", combine_expr(red, x->dtype));
   } else {
-    L("  out0[j] = in0[%s];", dy_idx_str(&xi));
+    L("  %s[j] = %s[%s];", OUT(0), IN(0), dy_idx_str(&xi));
   }
   L("  j++;");
   L("}");
-  ctx->indent = base;
+  dy_cg_close_loops(ctx, r);
   return DY_OK;
 }
 
@@ -414,9 +421,11 @@ static dy_status emit_nd(dy_cg_ctx *ctx, dy_error *err, bool scatter) {
   ext(ctx, m, sm, sizeof sm);
   ext(ctx, sl, ssl, sizeof ssl);
   ext(ctx, xb, sxb, sizeof sxb);
+  const char *X = IN(0), *I = IN(1), *Y = OUT(0);
   if (scatter) {
-    L("for (int64_t i = 0; i < %s; i++)", ext(ctx, dy_ext_range(x, 0, x->rank), sx, sizeof sx));
-    L("  out0[i] = in0[i];");
+    FOR("for (int64_t i = 0; i < %s; i++)", ext(ctx, dy_ext_range(x, 0, x->rank), sx, sizeof sx));
+    L("%s[i] = %s[i];", Y, X);
+    END();
   }
   if (is_empty(idx) || dy_ext_range(x, 0, x->rank).k == 0)
     return DY_OK;
@@ -431,30 +440,31 @@ static dy_status emit_nd(dy_cg_ctx *ctx, dy_error *err, bool scatter) {
   char count[160];
   ext(ctx, dy_ext_mul(nb, m), count, sizeof count);
   L("/* every index first: an out-of-range one fails the model */");
-  L("for (int64_t t = 0; t < %s; t++) {", count);
+  FOR("for (int64_t t = 0; t < %s; t++) {", count);
   for (int j = 0; j < k; j++) {
-    L("  if (in1[t * %d + %d] < -%s || in1[t * %d + %d] >= %s)", k, j, dims[j], k, j, dims[j]);
-    L("    return 1;");
+    L("if (%s[t * %d + %d] < -%s || %s[t * %d + %d] >= %s)", I, k, j, dims[j], I, k, j, dims[j]);
+    L("  return 1;");
   }
-  L("}");
-  L("for (int64_t bi = 0; bi < %s; bi++)", snb);
-  L("  for (int64_t mi = 0; mi < %s; mi++) {", sm);
-  L("    const int64_t t = bi * %s + mi;", sm);
-  L("    const int64_t *tp = in1 + t * %d;", k);
-  L("    int64_t off = bi * %s;", sxb);
+  END();
+  FOR("for (int64_t bi = 0; bi < %s; bi++)", snb);
+  FOR("for (int64_t mi = 0; mi < %s; mi++) {", sm);
+  L("const int64_t t = bi * %s + mi;", sm);
+  L("const int64_t *tp = %s + t * %d;", I, k);
+  L("int64_t off = bi * %s;", sxb);
   for (int j = 0; j < k; j++)
-    L("    off += (tp[%d] < 0 ? tp[%d] + %s : tp[%d]) * %s;", j, j, dims[j], j, strs[j]);
-  L("    for (int64_t i = 0; i < %s; i++) {", ssl);
+    L("off += (tp[%d] < 0 ? tp[%d] + %s : tp[%d]) * %s;", j, j, dims[j], j, strs[j]);
+  FOR("for (int64_t i = 0; i < %s; i++) {", ssl);
   if (scatter) {
     const char *red = dy_scatter_nd_attrs_get(ctx->op).reduction;
-    L("      %s *d = &out0[off + i];", dy_ctype(x->dtype));
-    L("      const %s v = in2[t * %s + i];", dy_ctype(x->dtype), ssl);
-    L("      %s", combine_expr(red, x->dtype));
+    L("%s *d = &%s[off + i];", dy_ctype(x->dtype), Y);
+    L("const %s v = %s[t * %s + i];", dy_ctype(x->dtype), IN(2), ssl);
+    L("%s", combine_expr(red, x->dtype));
   } else {
-    L("      out0[t * %s + i] = in0[off + i];", ssl);
+    L("%s[t * %s + i] = %s[off + i];", Y, ssl, X);
   }
-  L("    }");
-  L("  }");
+  END();
+  END();
+  END();
   return DY_OK;
 }
 
@@ -490,22 +500,23 @@ dy_status dy_emit_top_k(dy_cg_ctx *ctx, dy_error *err) {
   L("/* the %lld %s along the axis, best first (ties: the lower index%s) */", k,
     largest ? "largest" : "smallest", t->dtype == DY_F32 ? "; NaN above any number" : "");
   dy_buf_printf(ctx->body, "#define DY_TOPK_BEFORE(a, ia, b, ib) (%s)\n", before);
-  L("for (int64_t o = 0; o < %s; o++)", v.so);
-  L("  for (int64_t j = 0; j < %s; j++) {", v.si);
-  L("    const %s *x = in0 + o * %s * %s + j;", dy_ctype(t->dtype), v.sn, v.si);
-  L("    int64_t prev = -1;");
-  L("    for (int64_t q = 0; q < %lld; q++) {", k);
-  L("      int64_t best = -1;");
-  L("      for (int64_t i = 0; i < %s; i++) {", v.sn);
-  L("        if (prev >= 0 && !DY_TOPK_BEFORE(x[prev * %s], prev, x[i * %s], i))", v.si, v.si);
-  L("          continue;");
-  L("        if (best < 0 || DY_TOPK_BEFORE(x[i * %s], i, x[best * %s], best))", v.si, v.si);
-  L("          best = i;");
-  L("      }");
-  L("      out0[(o * %lld + q) * %s + j] = best;", k, v.si);
-  L("      prev = best;");
-  L("    }");
-  L("  }");
+  FOR("for (int64_t o = 0; o < %s; o++)", v.so);
+  FOR("for (int64_t j = 0; j < %s; j++) {", v.si);
+  L("const %s *x = %s + o * %s * %s + j;", dy_ctype(t->dtype), IN(0), v.sn, v.si);
+  L("int64_t prev = -1;");
+  FOR("for (int64_t q = 0; q < %lld; q++) {", k);
+  L("int64_t best = -1;");
+  FOR("for (int64_t i = 0; i < %s; i++) {", v.sn);
+  L("if (prev >= 0 && !DY_TOPK_BEFORE(x[prev * %s], prev, x[i * %s], i))", v.si, v.si);
+  L("  continue;");
+  L("if (best < 0 || DY_TOPK_BEFORE(x[i * %s], i, x[best * %s], best))", v.si, v.si);
+  L("  best = i;");
+  END();
+  L("%s[(o * %lld + q) * %s + j] = best;", OUT(0), k, v.si);
+  L("prev = best;");
+  END();
+  END();
+  END();
   dy_buf_printf(ctx->body, "#undef DY_TOPK_BEFORE\n");
   return DY_OK;
 }
@@ -517,11 +528,11 @@ dy_status dy_emit_top_k(dy_cg_ctx *ctx, dy_error *err) {
 /* p = the row at or below c with the largest |a[r][c]| (kernels_extra.c's
  * pivot_row, inline), for the n x n double matrix a */
 static void emit_pivot_row(dy_cg_ctx *ctx, long long n) {
-  L("    int64_t p = c;");
-  L("    for (int64_t r = c + 1; r < %lld; r++)", n);
-  L("      if ((a[r * %lld + c] < 0.0 ? -a[r * %lld + c] : a[r * %lld + c]) >", n, n, n);
-  L("          (a[p * %lld + c] < 0.0 ? -a[p * %lld + c] : a[p * %lld + c]))", n, n, n);
-  L("        p = r;");
+  L("int64_t p = c;");
+  L("for (int64_t r = c + 1; r < %lld; r++)", n);
+  L("  if ((a[r * %lld + c] < 0.0 ? -a[r * %lld + c] : a[r * %lld + c]) >", n, n, n);
+  L("      (a[p * %lld + c] < 0.0 ? -a[p * %lld + c] : a[p * %lld + c]))", n, n, n);
+  L("    p = r;");
 }
 
 dy_status dy_emit_det(dy_cg_ctx *ctx, dy_error *err) {
@@ -531,35 +542,38 @@ dy_status dy_emit_det(dy_cg_ctx *ctx, dy_error *err) {
   long long n = (long long)t->shape[t->rank - 1];
   char sc[128];
   L("/* LU with partial pivoting, in double */");
-  L("for (int64_t m = 0; m < %s; m++) {", ext(ctx, dy_ext_range(o, 0, o->rank), sc, sizeof sc));
-  L("  const float *x = in0 + m * %lld;", n * n);
-  L("  double a[%lld];", n * n);
-  L("  for (int64_t i = 0; i < %lld; i++)", n * n);
-  L("    a[i] = x[i];");
-  L("  double det = 1.0;");
-  L("  for (int64_t c = 0; c < %lld; c++) {", n);
+  FOR("for (int64_t m = 0; m < %s; m++) {", ext(ctx, dy_ext_range(o, 0, o->rank), sc, sizeof sc));
+  L("const float *x = %s + m * %lld;", IN(0), n * n);
+  L("double a[%lld];", n * n);
+  FOR("for (int64_t i = 0; i < %lld; i++)", n * n);
+  L("a[i] = x[i];");
+  END();
+  L("double det = 1.0;");
+  FOR("for (int64_t c = 0; c < %lld; c++) {", n);
   emit_pivot_row(ctx, n);
-  L("    if (a[p * %lld + c] == 0.0) {", n);
-  L("      det = 0.0;");
-  L("      break;");
-  L("    }");
-  L("    if (p != c) {");
-  L("      for (int64_t j = 0; j < %lld; j++) {", n);
-  L("        double v = a[c * %lld + j];", n);
-  L("        a[c * %lld + j] = a[p * %lld + j];", n, n);
-  L("        a[p * %lld + j] = v;", n);
-  L("      }");
-  L("      det = -det;");
-  L("    }");
-  L("    det *= a[c * %lld + c];", n);
-  L("    for (int64_t r = c + 1; r < %lld; r++) {", n);
-  L("      double f = a[r * %lld + c] / a[c * %lld + c];", n, n);
-  L("      for (int64_t j = c + 1; j < %lld; j++)", n);
-  L("        a[r * %lld + j] -= f * a[c * %lld + j];", n, n);
-  L("    }");
-  L("  }");
-  L("  out0[m] = (float)det;");
+  L("if (a[p * %lld + c] == 0.0) {", n);
+  L("  det = 0.0;");
+  L("  break;");
   L("}");
+  L("if (p != c) {");
+  ctx->indent++;
+  FOR("for (int64_t j = 0; j < %lld; j++) {", n);
+  L("double v = a[c * %lld + j];", n);
+  L("a[c * %lld + j] = a[p * %lld + j];", n, n);
+  L("a[p * %lld + j] = v;", n);
+  END();
+  L("det = -det;");
+  ctx->indent--;
+  L("}");
+  L("det *= a[c * %lld + c];", n);
+  L("for (int64_t r = c + 1; r < %lld; r++) {", n);
+  L("  double f = a[r * %lld + c] / a[c * %lld + c];", n, n);
+  L("  for (int64_t j = c + 1; j < %lld; j++)", n);
+  L("    a[r * %lld + j] -= f * a[c * %lld + j];", n, n);
+  L("}");
+  END();
+  L("%s[m] = (float)det;", OUT(0));
+  END();
   return DY_OK;
 }
 
@@ -575,43 +589,44 @@ dy_status dy_emit_inverse(dy_cg_ctx *ctx, dy_error *err) {
   long long n = (long long)o->shape[o->rank - 1];
   char sc[128];
   L("/* Gauss-Jordan with partial pivoting, in double */");
-  L("for (int64_t m = 0; m < %s; m++) {",
-    ext(ctx, dy_ext_range(o, 0, o->rank - 2), sc, sizeof sc));
-  L("  const float *x = in0 + m * %lld;", n * n);
-  L("  float *y = out0 + m * %lld;", n * n);
-  L("  double a[%lld], v[%lld];", n * n, n * n);
-  L("  for (int64_t i = 0; i < %lld; i++) {", n * n);
-  L("    a[i] = x[i];");
-  L("    v[i] = i / %lld == i %% %lld ? 1.0 : 0.0;", n, n);
-  L("  }");
-  L("  for (int64_t c = 0; c < %lld; c++) {", n);
+  FOR("for (int64_t m = 0; m < %s; m++) {",
+      ext(ctx, dy_ext_range(o, 0, o->rank - 2), sc, sizeof sc));
+  L("const float *x = %s + m * %lld;", IN(0), n * n);
+  L("float *y = %s + m * %lld;", OUT(0), n * n);
+  L("double a[%lld], v[%lld];", n * n, n * n);
+  FOR("for (int64_t i = 0; i < %lld; i++) {", n * n);
+  L("a[i] = x[i];");
+  L("v[i] = i / %lld == i %% %lld ? 1.0 : 0.0;", n, n);
+  END();
+  FOR("for (int64_t c = 0; c < %lld; c++) {", n);
   emit_pivot_row(ctx, n);
-  L("    for (int64_t j = 0; j < %lld; j++) {", n);
-  L("      double w = a[c * %lld + j];", n);
-  L("      a[c * %lld + j] = a[p * %lld + j];", n, n);
-  L("      a[p * %lld + j] = w;", n);
-  L("      w = v[c * %lld + j];", n);
-  L("      v[c * %lld + j] = v[p * %lld + j];", n, n);
-  L("      v[p * %lld + j] = w;", n);
-  L("    }");
-  L("    double d = a[c * %lld + c];", n);
-  L("    for (int64_t j = 0; j < %lld; j++) {", n);
-  L("      a[c * %lld + j] /= d;", n);
-  L("      v[c * %lld + j] /= d;", n);
-  L("    }");
-  L("    for (int64_t r = 0; r < %lld; r++) {", n);
-  L("      double f = a[r * %lld + c];", n);
-  L("      if (r == c || f == 0.0)");
-  L("        continue;");
-  L("      for (int64_t j = 0; j < %lld; j++) {", n);
-  L("        a[r * %lld + j] -= f * a[c * %lld + j];", n, n);
-  L("        v[r * %lld + j] -= f * v[c * %lld + j];", n, n);
-  L("      }");
-  L("    }");
-  L("  }");
-  L("  for (int64_t i = 0; i < %lld; i++)", n * n);
-  L("    y[i] = (float)v[i];");
-  L("}");
+  FOR("for (int64_t j = 0; j < %lld; j++) {", n);
+  L("double w = a[c * %lld + j];", n);
+  L("a[c * %lld + j] = a[p * %lld + j];", n, n);
+  L("a[p * %lld + j] = w;", n);
+  L("w = v[c * %lld + j];", n);
+  L("v[c * %lld + j] = v[p * %lld + j];", n, n);
+  L("v[p * %lld + j] = w;", n);
+  END();
+  L("double d = a[c * %lld + c];", n);
+  FOR("for (int64_t j = 0; j < %lld; j++) {", n);
+  L("a[c * %lld + j] /= d;", n);
+  L("v[c * %lld + j] /= d;", n);
+  END();
+  FOR("for (int64_t r = 0; r < %lld; r++) {", n);
+  L("double f = a[r * %lld + c];", n);
+  L("if (r == c || f == 0.0)");
+  L("  continue;");
+  FOR("for (int64_t j = 0; j < %lld; j++) {", n);
+  L("a[r * %lld + j] -= f * a[c * %lld + j];", n, n);
+  L("v[r * %lld + j] -= f * v[c * %lld + j];", n, n);
+  END();
+  END();
+  END();
+  FOR("for (int64_t i = 0; i < %lld; i++)", n * n);
+  L("y[i] = (float)v[i];");
+  END();
+  END();
   return DY_OK;
 }
 
@@ -650,7 +665,7 @@ static void gs_pad_lines(dy_cg_ctx *ctx, const char *dst, const char *src, long 
   L("%s = %s > -1e7f ? (%s < 1e7f ? %s : 1e7f) : -1e7f;", dst, dst, dst, dst);
 }
 
-/* grid_sample; or (bwd) grid_sample_grad(dy, grid, x): out0 zeroed, then
+/* grid_sample; or (bwd) grid_sample_grad(dy, grid, x): the output zeroed, then
  * each output's gradient added to the taps the forward read */
 static dy_status emit_grid_sample(dy_cg_ctx *ctx, dy_error *err, bool bwd) {
   (void)err;
@@ -667,8 +682,9 @@ static dy_status emit_grid_sample(dy_cg_ctx *ctx, dy_error *err, bool bwd) {
     L("/* grid_sample_grad %s, %s padding, align_corners %d: dy added to the taps", mode, pad,
       ac);
     L(" * grid_sample read, times their weights (kernels_extra.c's formulas) */");
-    L("for (int64_t i = 0; i < %s * %lld; i++)", nb, C * H * W);
-    L("  out0[i] = 0.0f;");
+    FOR("for (int64_t i = 0; i < %s * %lld; i++)", nb, C * H * W);
+    L("%s[i] = 0.0f;", OUT(0));
+    END();
     L("#define DY_GS_ADD(yy, xx, v) \\");
     L("  do { \\");
     L("    if ((xx) >= 0 && (xx) < %lld && (yy) >= 0 && (yy) < %lld) \\", W, H);
@@ -681,10 +697,10 @@ static dy_status emit_grid_sample(dy_cg_ctx *ctx, dy_error *err, bool bwd) {
     L("#define DY_GS_AT(yy, xx) ((xx) >= 0 && (xx) < %lld && (yy) >= 0 && (yy) < %lld ? "
       "x[(yy) * %lld + (xx)] : 0.0f)", W, H, W);
   }
-  L("for (int64_t n = 0; n < %s; n++)", nb);
-  L("  for (int64_t p = 0; p < %lld; p++) {", P);
-  ctx->indent += 2;
-  L("const float gx = in1[(n * %lld + p) * 2], gy = in1[(n * %lld + p) * 2 + 1];", P, P);
+  FOR("for (int64_t n = 0; n < %s; n++)", nb);
+  FOR("for (int64_t p = 0; p < %lld; p++) {", P);
+  L("const float gx = %s[(n * %lld + p) * 2], gy = %s[(n * %lld + p) * 2 + 1];", IN(1), P, IN(1),
+    P);
   if (ac)
     L("const float ux = (gx + 1.0f) * 0.5f * %lld.0f, uy = (gy + 1.0f) * 0.5f * %lld.0f;",
       W - 1, H - 1);
@@ -726,49 +742,49 @@ static dy_status emit_grid_sample(dy_cg_ctx *ctx, dy_error *err, bool bwd) {
       L("const float tx = ix - fx, ty = iy - fy;");
     }
   }
-  L("for (int64_t ch = 0; ch < %lld; ch++) {", C);
+  FOR("for (int64_t ch = 0; ch < %lld; ch++) {", C);
   if (bwd) {
-    L("  float *x = out0 + (n * %lld + ch) * %lld;", C, H * W);
-    L("  const float d = in0[(n * %lld + ch) * %lld + p];", C, P);
+    L("float *x = %s + (n * %lld + ch) * %lld;", OUT(0), C, H * W);
+    L("const float d = %s[(n * %lld + ch) * %lld + p];", IN(0), C, P);
     if (nearest) {
-      L("  DY_GS_ADD(y0, x0, d);");
+      L("DY_GS_ADD(y0, x0, d);");
     } else if (cubic) {
-      L("  for (int j = 0; j < 4; j++)");
-      L("    for (int k = 0; k < 4; k++)");
-      L("      DY_GS_ADD(ty[j], tx[k], wy[j] * wx[k] * d);");
+      L("for (int j = 0; j < 4; j++)");
+      L("  for (int k = 0; k < 4; k++)");
+      L("    DY_GS_ADD(ty[j], tx[k], wy[j] * wx[k] * d);");
     } else {
-      L("  DY_GS_ADD(y0, x0, (1.0f - tx) * (1.0f - ty) * d);");
-      L("  DY_GS_ADD(y0, x0 + 1, tx * (1.0f - ty) * d);");
-      L("  DY_GS_ADD(y0 + 1, x0, (1.0f - tx) * ty * d);");
-      L("  DY_GS_ADD(y0 + 1, x0 + 1, tx * ty * d);");
+      L("DY_GS_ADD(y0, x0, (1.0f - tx) * (1.0f - ty) * d);");
+      L("DY_GS_ADD(y0, x0 + 1, tx * (1.0f - ty) * d);");
+      L("DY_GS_ADD(y0 + 1, x0, (1.0f - tx) * ty * d);");
+      L("DY_GS_ADD(y0 + 1, x0 + 1, tx * ty * d);");
     }
-    L("}");
-    ctx->indent -= 2;
-    L("  }");
+    END();
+    END();
+    END();
     L("#undef DY_GS_ADD");
     return DY_OK;
   }
-  L("  const float *x = in0 + (n * %lld + ch) * %lld;", C, H * W);
+  L("const float *x = %s + (n * %lld + ch) * %lld;", IN(0), C, H * W);
   if (nearest) {
-    L("  const float v = DY_GS_AT(y0, x0);");
+    L("const float v = DY_GS_AT(y0, x0);");
   } else if (cubic) {
-    L("  float v = 0.0f;");
-    L("  for (int j = 0; j < 4; j++) {");
-    L("    float row = 0.0f;");
-    L("    for (int k = 0; k < 4; k++)");
-    L("      row += wx[k] * DY_GS_AT(ty[j], tx[k]);");
-    L("    v += wy[j] * row;");
-    L("  }");
+    L("float v = 0.0f;");
+    L("for (int j = 0; j < 4; j++) {");
+    L("  float row = 0.0f;");
+    L("  for (int k = 0; k < 4; k++)");
+    L("    row += wx[k] * DY_GS_AT(ty[j], tx[k]);");
+    L("  v += wy[j] * row;");
+    L("}");
   } else {
-    L("  const float v = DY_GS_AT(y0, x0) * (1.0f - tx) * (1.0f - ty) +");
-    L("                  DY_GS_AT(y0, x0 + 1) * tx * (1.0f - ty) +");
-    L("                  DY_GS_AT(y0 + 1, x0) * (1.0f - tx) * ty +");
-    L("                  DY_GS_AT(y0 + 1, x0 + 1) * tx * ty;");
+    L("const float v = DY_GS_AT(y0, x0) * (1.0f - tx) * (1.0f - ty) +");
+    L("                DY_GS_AT(y0, x0 + 1) * tx * (1.0f - ty) +");
+    L("                DY_GS_AT(y0 + 1, x0) * (1.0f - tx) * ty +");
+    L("                DY_GS_AT(y0 + 1, x0 + 1) * tx * ty;");
   }
-  L("  out0[(n * %lld + ch) * %lld + p] = v;", C, P);
-  L("}");
-  ctx->indent -= 2;
-  L("  }");
+  L("%s[(n * %lld + ch) * %lld + p] = v;", OUT(0), C, P);
+  END();
+  END();
+  END();
   L("#undef DY_GS_AT");
   return DY_OK;
 }
@@ -785,7 +801,7 @@ dy_status dy_emit_grid_sample_grad(dy_cg_ctx *ctx, dy_error *err) {
 /* roi_align                                                           */
 /* ------------------------------------------------------------------ */
 
-/* roi_align; or (bwd) roi_align_grad(dy, rois, batch_index, x): out0
+/* roi_align; or (bwd) roi_align_grad(dy, rois, batch_index, x): the output
  * zeroed, then each output's gradient added to its samples' taps times
  * their weights (avg: over the count; max: to the one weighted tap that
  * won, x read as the forward reads it) */
@@ -804,19 +820,20 @@ static dy_status emit_roi_align(dy_cg_ctx *ctx, dy_error *err, bool bwd) {
     return dy_cg_type_error(ctx, err, DY_STATUS_INVALID_ARGUMENT, "spatial_scale");
   snprintf(nr, sizeof nr, "%s", dy_cg_dim(ctx, ro, 0));
   snprintf(nn, sizeof nn, "%s", dy_cg_dim(ctx, x, 0));
-  const char *in_x = bwd ? "in3" : "in0", *bi = "in2";
+  const char *in_x = IN(bwd ? 3 : 0), *bi = IN(2);
   L("/* roi_align%s (%s, onnxruntime's sampling): every batch index first */",
     bwd ? "_grad" : "", avg ? "avg" : "max");
-  L("for (int64_t r = 0; r < %s; r++)", nr);
-  L("  if (%s[r] < 0 || %s[r] >= %s)", bi, bi, nn);
-  L("    return 1;");
+  FOR("for (int64_t r = 0; r < %s; r++)", nr);
+  L("if (%s[r] < 0 || %s[r] >= %s)", bi, bi, nn);
+  L("  return 1;");
+  END();
   if (bwd) {
-    L("for (int64_t i = 0; i < %s * %lld; i++)", nn, C * H * W);
-    L("  out0[i] = 0.0f;");
+    FOR("for (int64_t i = 0; i < %s * %lld; i++)", nn, C * H * W);
+    L("%s[i] = 0.0f;", OUT(0));
+    END();
   }
-  L("for (int64_t r = 0; r < %s; r++) {", nr);
-  ctx->indent++;
-  L("const float *q = in1 + r * 4;");
+  FOR("for (int64_t r = 0; r < %s; r++) {", nr);
+  L("const float *q = %s + r * 4;", IN(1));
   L("const float sw = q[0] * %s - %s, sh = q[1] * %s - %s;", scale, half ? "0.5f" : "0.0f",
     scale, half ? "0.5f" : "0.0f");
   L("float rw = q[2] * %s - %s - sw, rh = q[3] * %s - %s - sh;", scale,
@@ -834,16 +851,15 @@ static dy_status emit_roi_align(dy_cg_ctx *ctx, dy_error *err, bool bwd) {
   }
   if (avg)
     L("const float count = (float)(gh * gw > 1 ? gh * gw : 1);");
-  L("for (int64_t ch = 0; ch < %lld; ch++) {", C);
+  FOR("for (int64_t ch = 0; ch < %lld; ch++) {", C);
   if (!(bwd && avg))
-    L("  const float *x = %s + (%s[r] * %lld + ch) * %lld;", in_x, bi, C, H * W);
+    L("const float *x = %s + (%s[r] * %lld + ch) * %lld;", in_x, bi, C, H * W);
   if (bwd)
-    L("  float *gx = out0 + (%s[r] * %lld + ch) * %lld;", bi, C, H * W);
-  L("  for (int64_t ph = 0; ph < %lld; ph++)", oh);
-  L("    for (int64_t pw = 0; pw < %lld; pw++) {", ow);
-  ctx->indent += 3;
+    L("float *gx = %s + (%s[r] * %lld + ch) * %lld;", OUT(0), bi, C, H * W);
+  FOR("for (int64_t ph = 0; ph < %lld; ph++)", oh);
+  FOR("for (int64_t pw = 0; pw < %lld; pw++) {", ow);
   if (bwd)
-    L("const float g = in0[((r * %lld + ch) * %lld + ph) * %lld + pw];", C, oh, ow);
+    L("const float g = %s[((r * %lld + ch) * %lld + ph) * %lld + pw];", IN(0), C, oh, ow);
   if (!(bwd && avg))
     L("float acc = 0.0f;");
   if (!avg)
@@ -925,17 +941,16 @@ static dy_status emit_roi_align(dy_cg_ctx *ctx, dy_error *err, bool bwd) {
   L("  }");
   L("}");
   if (!bwd)
-    L("out0[((r * %lld + ch) * %lld + ph) * %lld + pw] = %s;", C, oh, ow,
+    L("%s[((r * %lld + ch) * %lld + ph) * %lld + pw] = %s;", OUT(0), C, oh, ow,
       avg ? "acc / count" : "acc");
   else if (!avg)
     L("if (win >= 0)");
   if (bwd && !avg)
     L("  gx[win] += win_w * g;");
-  ctx->indent -= 3;
-  L("    }");
-  L("}");
-  ctx->indent--;
-  L("}");
+  END();
+  END();
+  END();
+  END();
   return DY_OK;
 }
 

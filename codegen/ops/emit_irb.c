@@ -33,6 +33,9 @@
 #define L(...) dy_cg_line(ctx, __VA_ARGS__)
 #define OPEN(...) (dy_cg_line(ctx, __VA_ARGS__), ctx->indent++)
 #define CLOSE() (ctx->indent--, dy_cg_line(ctx, "}"))
+#define FOR(...) dy_cg_for(ctx, __VA_ARGS__)
+#define END() dy_cg_end(ctx)
+#define IN(i) dy_cg_in(ctx, i)
 
 typedef long long ll;
 
@@ -109,7 +112,7 @@ static void emit_expand(dy_cg_ctx *ctx, const irb_items_arg *a) {
   ll hw = g->h * g->w;
   L("/* the 1x1 expand conv of x's rows [have, iy1): panels of 16 pixels (%lld x 16) on the", r->cin);
   L(" * micro-kernel, act_e(w_ex x + bias_ex) into ex */");
-  L("const float *xs = in0 + n * %lld;", r->cin * hw);
+  L("const float *xs = %s + n * %lld;", IN(0), r->cin * hw);
   OPEN("for (int64_t p0 = have * %lld; p0 < iy1 * %lld; p0 += 16) {", g->w, g->w);
   L("const int nr = iy1 * %lld - p0 < 16 ? (int)(iy1 * %lld - p0) : 16;", g->w, g->w);
   L("for (int64_t ch = 0; ch < %lld; ch++) /* lanes past nr: 0 (computed, never stored) */",
@@ -118,7 +121,7 @@ static void emit_expand(dy_cg_ctx *ctx, const irb_items_arg *a) {
   L("float *const e0 = ex + (p0 - iy0 * %lld);", g->w);
   char ce[32];
   snprintf(ce, sizeof ce, "e0 + o * %lld", r->lde);
-  dy_cg_gemm_packed_tiles(ctx, r->e, r->cin, "in1", "bx", ce, r->lde, "in2", a->alit_e, false,
+  dy_cg_gemm_packed_tiles(ctx, r->e, r->cin, IN(1), "bx", ce, r->lde, IN(2), a->alit_e, false,
                           a->epi_e, false);
   CLOSE();
 }
@@ -133,13 +136,15 @@ static void emit_expand_plane(dy_cg_ctx *ctx, const irb_items_arg *a) {
   L("/* the 1x1 expand conv of the padded rows [have, pr1), a row at a time: panels of up to");
   L(" * 16 pixels (%lld x 16) on the micro-kernel, act_e(w_ex x + bias_ex) into ex; the", r->cin);
   L(" * padding rows zero */");
-  L("const float *xs = in0 + n * %lld;", r->cin * hw);
+  L("const float *xs = %s + n * %lld;", IN(0), r->cin * hw);
   OPEN("for (int64_t pr = have; pr < pr1; pr++) {");
   L("float *const er = ex + (pr - pr0) * %lld + %lld;", wp, g->pl);
   OPEN("if (pr < %lld || pr >= %lld) {", g->pt, g->pt + g->h);
-  L("for (int64_t ch = 0; ch < %lld; ch++)", r->e);
-  L("  for (int64_t q = 0; q < %lld; q++)", g->w);
-  L("    er[ch * %lld + q] = 0.0f;", r->lde);
+  FOR("for (int64_t ch = 0; ch < %lld; ch++)", r->e);
+  FOR("for (int64_t q = 0; q < %lld; q++)", g->w);
+  L("er[ch * %lld + q] = 0.0f;", r->lde);
+  END();
+  END();
   L("continue;");
   CLOSE();
   OPEN("for (int64_t p0 = (pr - %lld) * %lld; p0 < (pr - %lld) * %lld + %lld; p0 += 16) {", g->pt,
@@ -152,7 +157,7 @@ static void emit_expand_plane(dy_cg_ctx *ctx, const irb_items_arg *a) {
   L("float *const e0 = er + j0;");
   char ce[32];
   snprintf(ce, sizeof ce, "e0 + o * %lld", r->lde);
-  dy_cg_gemm_packed_tiles(ctx, r->e, r->cin, "in1", "bx", ce, r->lde, "in2", a->alit_e, false,
+  dy_cg_gemm_packed_tiles(ctx, r->e, r->cin, IN(1), "bx", ce, r->lde, IN(2), a->alit_e, false,
                           a->epi_e, false);
   CLOSE();
   CLOSE();
@@ -188,13 +193,13 @@ static void emit_irb_items(dy_cg_ctx *ctx, const void *arg) {
   if (r->plane) {
     emit_expand_plane(ctx, a);
     snprintf(src, sizeof src, "ex + c * %lld", r->lde);
-    dy_cg_dwpw_band_dw(ctx, k, a->vact, "in3", "in4", NULL, src);
+    dy_cg_dwpw_band_dw(ctx, k, a->vact, IN(3), IN(4), NULL, src);
   } else {
     emit_expand(ctx, a);
     snprintf(src, sizeof src, "ex + c * %lld + (iy - iy0) * %lld", r->lde, g->w);
-    dy_cg_dwpw_band_dw(ctx, k, a->vact, "in3", "in4", src, NULL);
+    dy_cg_dwpw_band_dw(ctx, k, a->vact, IN(3), IN(4), src, NULL);
   }
-  dy_cg_dwpw_band_pw(ctx, k, a->epi, a->alit, "in5", "in6", a->residual ? "in7" : NULL);
+  dy_cg_dwpw_band_pw(ctx, k, a->epi, a->alit, IN(5), IN(6), a->residual ? IN(7) : NULL);
 }
 
 dy_status dy_emit_fused_irb(dy_cg_ctx *ctx, dy_error *err) {

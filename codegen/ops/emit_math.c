@@ -1,12 +1,13 @@
 /* emit_math.c - emitters of the math family (ir/ops_math.def).
  *
  * Unary ops go through one helper, emit_map, which binds the op's float
- * attributes to named constants and the element to `x`:
+ * attributes to named constants and the element to `x` (the parameter is
+ * then x_in: the driver names parameters by role where the name is free):
  *
  *   const float alpha = 0.00999999978f;
  *   for (int64_t i = 0; i < batch*13; i++) {
- *     const float x = in0[i];
- *     out0[i] = x > 0.0f ? x : alpha * x;
+ *     const float x = x_in[i];
+ *     y[i] = x > 0.0f ? x : alpha * x;
  *   }
  *
  * The expression strings are the formulas of runtime/kernels_math.c,
@@ -24,7 +25,7 @@
  * for its body and undefines it after:
  *
  *   #define DY_MAXIMUM(x, y) ((x) > (y) ? (x) : (y))
- *     ... out0[i] = DY_MAXIMUM(in0[i], in1[0]); ...
+ *     ... y[i] = DY_MAXIMUM(a[i], b[0]); ...
  *   #undef DY_MAXIMUM
  *
  * Generated code uses emit_mathlib.c's functions (dy_expf, dy_erff,
@@ -61,7 +62,7 @@ static dy_status param_literal(dy_cg_ctx *ctx, const char *name, char *buf,
   return DY_OK;
 }
 
-/* One flat loop: out0[i] = expr of x = in0[i]. The input's dtype must be
+/* One flat loop: y[i] = expr of x, the input's element i. Its dtype must be
  * in in_mask; the output has the input's shape and dtype out (or the
  * input's when out < 0). params (NULL-terminated, at most two) are the
  * float attributes the expression names, declared as `const float NAME`
@@ -88,11 +89,11 @@ static dy_status emit_map(dy_cg_ctx *ctx, dy_error *err, unsigned in_mask,
     dy_cg_line(ctx, "const float %s = %s;", params[k], lit);
   }
   char sz[128];
-  dy_cg_line(ctx, "for (int64_t i = 0; i < %s; i++) {",
-               dy_ext_str(ctx, dy_ext_range(o, 0, o->rank), sz, sizeof sz));
-  dy_cg_line(ctx, "  const %s x = in0[i];", dy_ctype(a->dtype));
-  dy_cg_line(ctx, "  out0[i] = %s;", expr);
-  dy_cg_line(ctx, "}");
+  dy_cg_for(ctx, "for (int64_t i = 0; i < %s; i++) {",
+            dy_ext_str(ctx, dy_ext_range(o, 0, o->rank), sz, sizeof sz));
+  dy_cg_line(ctx, "const %s x = %s[i];", dy_ctype(a->dtype), dy_cg_in(ctx, 0));
+  dy_cg_line(ctx, "%s[i] = %s;", dy_cg_out(ctx, 0), expr);
+  dy_cg_end(ctx);
   return DY_OK;
 }
 

@@ -34,7 +34,7 @@
  * Bounds checks on an input index are emitted only on the sides where the
  * index can actually leave the input, so no load falls outside a buffer.
  *
- * The driver (emit.c) has checked the op's types against inference before
+ * The driver (program/kernel.c) has checked the op's types against inference before
  * an emitter runs, so attributes are known to be well formed (the rules
  * live in ir/infer_nn.c). batch_norm, group_norm and dropout emit
  * exactly the arithmetic of runtime/kernels_nn.c — statistics in double,
@@ -52,6 +52,10 @@
 /* A line that opens a block "{", and the line that closes it. */
 #define OPEN(...) (dy_cg_line(ctx, __VA_ARGS__), ctx->indent++)
 #define CLOSE() (ctx->indent--, dy_cg_line(ctx, "}"))
+#define FOR(...) dy_cg_for(ctx, __VA_ARGS__)
+#define END() dy_cg_end(ctx)
+#define IN(i) dy_cg_in(ctx, i)
+#define OUT(i) dy_cg_out(ctx, i)
 
 typedef long long ll;
 
@@ -86,36 +90,37 @@ dy_status dy_emit_conv2d_transpose(dy_cg_ctx *ctx, dy_error *err) {
   dy_cg_sum2(oy, sizeof oy, dy_cg_affine(t, sizeof t, "iy", g.sh, -g.pt), "i", g.dh);
   dy_cg_sum2(ox, sizeof ox, dy_cg_affine(t, sizeof t, "ix", g.sw, -g.pl), "j", g.dw);
 
-  L("for (int64_t k = 0; k < %s; k++)", size);
-  L("  out0[k] = 0.0f;");
+  FOR("for (int64_t k = 0; k < %s; k++)", size);
+  L("%s[k] = 0.0f;", OUT(0));
+  END();
   if (g.groups == 1)
     L("/* y[n][oc][%s][%s] += x[n][ic][iy][ix] * w[ic][oc][i][j] */", oy, ox);
   else
     L("/* y[n][(ic / %lld) * %lld + oc][%s][%s] += x[n][ic][iy][ix] * w[ic][oc][i][j] */",
       cg, og, oy, ox);
-  OPEN("for (int64_t n = 0; n < %s; n++) {", nb);
-  OPEN("for (int64_t ic = 0; ic < %lld; ic++) {", g.c);
-  L("const float *x = in0 + (n * %lld + ic) * %lld;", g.c, g.h * g.w);
-  L("const float *wc = in1 + ic * %lld;", og * g.kh * g.kw);
+  FOR("for (int64_t n = 0; n < %s; n++) {", nb);
+  FOR("for (int64_t ic = 0; ic < %lld; ic++) {", g.c);
+  L("const float *x = %s + (n * %lld + ic) * %lld;", IN(0), g.c, g.h * g.w);
+  L("const float *wc = %s + ic * %lld;", IN(1), og * g.kh * g.kw);
   if (g.groups == 1)
-    L("float *y = out0 + n * %lld;", g.o * g.oh * g.ow);
+    L("float *y = %s + n * %lld;", OUT(0), g.o * g.oh * g.ow);
   else
-    L("float *y = out0 + (n * %lld + (ic / %lld) * %lld) * %lld;", g.o, cg, og,
+    L("float *y = %s + (n * %lld + (ic / %lld) * %lld) * %lld;", OUT(0), g.o, cg, og,
       g.oh * g.ow);
-  OPEN("for (int64_t iy = 0; iy < %lld; iy++) {", g.h);
-  OPEN("for (int64_t ix = 0; ix < %lld; ix++) {", g.w);
+  FOR("for (int64_t iy = 0; iy < %lld; iy++) {", g.h);
+  FOR("for (int64_t ix = 0; ix < %lld; ix++) {", g.w);
   L("const float v = x[iy * %lld + ix];", g.w);
-  OPEN("for (int64_t oc = 0; oc < %lld; oc++) {", og);
-  OPEN("for (int64_t i = 0; i < %lld; i++) {", g.kh);
+  FOR("for (int64_t oc = 0; oc < %lld; oc++) {", og);
+  FOR("for (int64_t i = 0; i < %lld; i++) {", g.kh);
   L("const int64_t oy = %s;", oy);
   dy_cg_bounds(ctx, "oy", lo_h, hi_h, g.oh);
-  OPEN("for (int64_t j = 0; j < %lld; j++) {", g.kw);
+  FOR("for (int64_t j = 0; j < %lld; j++) {", g.kw);
   L("const int64_t ox = %s;", ox);
   dy_cg_bounds(ctx, "ox", lo_w, hi_w, g.ow);
   L("y[(oc * %lld + oy) * %lld + ox] += v * wc[(oc * %lld + i) * %lld + j];", g.oh, g.ow,
     g.kh, g.kw);
   for (int k = 0; k < 7; k++)
-    CLOSE();
+    END();
   return DY_OK;
 }
 
@@ -134,40 +139,41 @@ dy_status dy_emit_conv2d_grad_filter(dy_cg_ctx *ctx, dy_error *err) {
   dy_cg_sum2(iy, sizeof iy, dy_cg_affine(t, sizeof t, "oy", g.sh, -g.pt), "i", g.dh);
   dy_cg_sum2(ix, sizeof ix, dy_cg_affine(t, sizeof t, "ox", g.sw, -g.pl), "j", g.dw);
 
-  L("for (int64_t k = 0; k < %lld; k++)", (ll)g.o * k);
-  L("  out0[k] = 0.0f;");
+  FOR("for (int64_t k = 0; k < %lld; k++)", (ll)g.o * k);
+  L("%s[k] = 0.0f;", OUT(0));
+  END();
   L("/* dw[oc][c][i][j] += sum over oy < %lld, ox < %lld of dy[n][oc][oy][ox] *", (ll)g.oh,
     (ll)g.ow);
   if (g.groups == 1)
     L(" *   x[n][c][%s][%s] */", iy, ix);
   else
     L(" *   x[n][(oc / %lld) * %lld + c][%s][%s] */", og, cg, iy, ix);
-  OPEN("for (int64_t n = 0; n < %s; n++) {", nb);
-  OPEN("for (int64_t oc = 0; oc < %lld; oc++) {", (ll)g.o);
-  L("const float *dy = in1 + (n * %lld + oc) * %lld;", (ll)g.o, (ll)(g.oh * g.ow));
+  FOR("for (int64_t n = 0; n < %s; n++) {", nb);
+  FOR("for (int64_t oc = 0; oc < %lld; oc++) {", (ll)g.o);
+  L("const float *dy = %s + (n * %lld + oc) * %lld;", IN(1), (ll)g.o, (ll)(g.oh * g.ow));
   if (g.groups == 1)
-    L("const float *x = in0 + n * %lld;", (ll)(g.c * g.h * g.w));
+    L("const float *x = %s + n * %lld;", IN(0), (ll)(g.c * g.h * g.w));
   else
-    L("const float *x = in0 + (n * %lld + (oc / %lld) * %lld) * %lld;", (ll)g.c, og, cg,
+    L("const float *x = %s + (n * %lld + (oc / %lld) * %lld) * %lld;", IN(0), (ll)g.c, og, cg,
       (ll)(g.h * g.w));
-  L("float *dw = out0 + oc * %lld;", k);
-  OPEN("for (int64_t c = 0; c < %lld; c++) {", cg);
-  OPEN("for (int64_t i = 0; i < %lld; i++) {", (ll)g.kh);
-  OPEN("for (int64_t j = 0; j < %lld; j++) {", (ll)g.kw);
+  L("float *dw = %s + oc * %lld;", OUT(0), k);
+  FOR("for (int64_t c = 0; c < %lld; c++) {", cg);
+  FOR("for (int64_t i = 0; i < %lld; i++) {", (ll)g.kh);
+  FOR("for (int64_t j = 0; j < %lld; j++) {", (ll)g.kw);
   L("float acc = 0.0f;");
-  OPEN("for (int64_t oy = 0; oy < %lld; oy++) {", (ll)g.oh);
+  FOR("for (int64_t oy = 0; oy < %lld; oy++) {", (ll)g.oh);
   L("const int64_t iy = %s;", iy);
   dy_cg_bounds(ctx, "iy", lo_h, hi_h, g.h);
-  OPEN("for (int64_t ox = 0; ox < %lld; ox++) {", (ll)g.ow);
+  FOR("for (int64_t ox = 0; ox < %lld; ox++) {", (ll)g.ow);
   L("const int64_t ix = %s;", ix);
   dy_cg_bounds(ctx, "ix", lo_w, hi_w, g.w);
   L("acc += dy[oy * %lld + ox] * x[(c * %lld + iy) * %lld + ix];", (ll)g.ow, (ll)g.h,
     (ll)g.w);
-  CLOSE();
-  CLOSE();
+  END();
+  END();
   L("dw[(c * %lld + i) * %lld + j] += acc;", (ll)g.kh, (ll)g.kw);
   for (int d = 0; d < 5; d++)
-    CLOSE();
+    END();
   return DY_OK;
 }
 
@@ -242,10 +248,10 @@ static void emit_max_pool_rows(dy_cg_ctx *ctx, const char *planes, ll h, ll w, l
   *ctx->uses |= DY_USES_SIMD;
   L("/* max pooling %lldx%lld, stride %lldx%lld, padding %lld/%lld: columns %lld..%lld DY_VW at "
     "a time, the rest one by one */", k[0], k[1], st[0], st[1], lo[0], lo[1], cl, cv - 1);
-  OPEN("for (int64_t p = 0; p < %s; p++) {", planes);
-  L("const float *x = in0 + p * %lld;", h * w);
-  L("float *y = out0 + p * %lld;", oh * ow);
-  OPEN("for (int64_t oy = 0; oy < %lld; oy++) {", oh);
+  FOR("for (int64_t p = 0; p < %s; p++) {", planes);
+  L("const float *x = %s + p * %lld;", IN(0), h * w);
+  L("float *y = %s + p * %lld;", OUT(0), oh * ow);
+  FOR("for (int64_t oy = 0; oy < %lld; oy++) {", oh);
   emit_window(ctx, POOL_WINDOWS, "h", "oy", h, oh, k[0], st[0], lo[0], hi[0], false);
   L("int64_t ox = 0;");
   OPEN("for (; ox < %lld; ox++) { /* left edge */", cl < cv ? cl : ow);
@@ -281,173 +287,198 @@ static void emit_max_pool_rows(dy_cg_ctx *ctx, const char *planes, ll h, ll w, l
     L("y[oy * %lld + ox] = acc;", ow);
     CLOSE();
   }
+  END();
+  END();
+}
+
+/* The geometry of a pool2d op as its emitters read it. */
+typedef struct {
+  pool_mode mode;
+  bool max, padded_div;
+  ll k[2], st[2], lo[2], hi[2];
+  ll h, w, oh, ow;
+  char planes[128];       /* images times channels, as C */
+} pool_view;
+
+/* The loops over planes p, rows oy and columns ox (closed by three END),
+ * x and y pointing at the plane of T elements, the window [h0, h1) x
+ * [w0, w1) of output (oy, ox) in scope. */
+static void open_windows(dy_cg_ctx *ctx, const pool_view *v, const char *T) {
+  FOR("for (int64_t p = 0; p < %s; p++) {", v->planes);
+  L("const %s *x = %s + p * %lld;", T, IN(0), v->h * v->w);
+  L("%s *y = %s + p * %lld;", T, OUT(0), v->oh * v->ow);
+  FOR("for (int64_t oy = 0; oy < %lld; oy++) {", v->oh);
+  emit_window(ctx, v->mode, "h", "oy", v->h, v->oh, v->k[0], v->st[0], v->lo[0], v->hi[0],
+              v->padded_div);
+  FOR("for (int64_t ox = 0; ox < %lld; ox++) {", v->ow);
+  emit_window(ctx, v->mode, "w", "ox", v->w, v->ow, v->k[1], v->st[1], v->lo[1], v->hi[1],
+              v->padded_div);
+}
+
+/* i8 / u8: runtime/kernels_nn.c's integer pooling. */
+static void pool_int(dy_cg_ctx *ctx, const pool_view *v, dy_dtype dt) {
+  const char *T = dy_ctype(dt);
+  L("/* %s pooling of %s values%s */", v->max ? "max" : "avg", dy_dtype_name(dt),
+    v->max ? "" : ": an int32 sum divided rounding half away from zero (TFLite)");
+  open_windows(ctx, v, T);
+  if (v->max)
+    L("int32_t acc = x[h0 * %lld + w0];", v->w);
+  else
+    L("int32_t acc = 0;");
+  L("for (int64_t iy = h0; iy < h1; iy++)");
+  L("  for (int64_t ix = w0; ix < w1; ix++)");
+  if (v->max)
+    L("    acc = x[iy * %lld + ix] > acc ? x[iy * %lld + ix] : acc;", v->w, v->w);
+  else
+    L("    acc += x[iy * %lld + ix];", v->w);
+  if (!v->max) {
+    if (v->padded_div)
+      L("const int32_t n = (int32_t)(hs * ws);");
+    else
+      L("const int32_t n = (int32_t)((h1 - h0) * (w1 - w0));");
+    L("acc = acc > 0 ? (acc + n / 2) / n : (acc - n / 2) / n;");
+  }
+  L("y[oy * %lld + ox] = (%s)acc;", v->ow, T);
+  END();
+  END();
+  END();
+}
+
+/* Average over whole planes (global, or adaptive to 1 x 1): a vector sum. */
+static void pool_avg_planes(dy_cg_ctx *ctx, const pool_view *v) {
+  ll hw = v->h * v->w;
+  *ctx->uses |= DY_USES_SIMD;
+  L("/* avg pooling over each whole plane of %lld: a sum in vector lanes */", hw);
+  FOR("for (int64_t p = 0; p < %s; p++) {", v->planes);
+  L("const float *x = %s + p * %lld;", IN(0), hw);
+  L("dy_vf acc = dy_vset(0.0f);");
+  L("int64_t i = 0;");
+  L("for (; i + DY_VW <= %lld; i += DY_VW)", hw);
+  L("  acc = dy_vadd(acc, dy_vload(x + i));");
+  L("float s = dy_vsum(acc);");
+  L("for (; i < %lld; i++)", hw);
+  L("  s += x[i];");
+  L("%s[p] = s / %lld.0f;", OUT(0), hw);
+  END();
+}
+
+/* Windows inside the input (no padding, no ceil-mode overhang) at stride
+ * 1, or 2 wide at stride 2 (the even and odd columns of a row apart):
+ * DY_VW outputs of a row at a time, then the rest one by one. */
+static bool pool_fast_fits(const pool_view *v) {
+  return v->mode == POOL_WINDOWS && v->lo[0] == 0 && v->lo[1] == 0 &&
+         (v->oh - 1) * v->st[0] + v->k[0] <= v->h && (v->ow - 1) * v->st[1] + v->k[1] <= v->w &&
+         v->k[0] * v->k[1] <= 16 && (v->st[1] == 1 || (v->st[1] == 2 && v->k[1] == 2));
+}
+
+static void pool_fast(dy_cg_ctx *ctx, const pool_view *v) {
+  const ll *k = v->k, *st = v->st;
+  bool max = v->max;
+  *ctx->uses |= DY_USES_SIMD;
+  L("/* %s pooling %lldx%lld, stride %lldx%lld: DY_VW outputs at a time, then one by one */",
+    max ? "max" : "avg", k[0], k[1], st[0], st[1]);
+  FOR("for (int64_t p = 0; p < %s; p++) {", v->planes);
+  L("const float *x = %s + p * %lld;", IN(0), v->h * v->w);
+  L("float *y = %s + p * %lld;", OUT(0), v->oh * v->ow);
+  FOR("for (int64_t oy = 0; oy < %lld; oy++) {", v->oh);
+  L("int64_t ox = 0;");
+  OPEN("for (; ox + DY_VW <= %lld; ox += DY_VW) {", v->ow);
+  L("dy_vf acc, v%s;", st[1] == 2 ? ", e, o" : "");
+  bool first = true;
+  for (ll ky = 0; ky < k[0]; ky++) {
+    char row[160];
+    snprintf(row, sizeof row, "x + (oy * %lld + %lld) * %lld", st[0], ky, v->w);
+    if (st[1] == 2)
+      L("dy_vdeint(dy_vload(%s + 2 * ox), dy_vload(%s + 2 * ox + DY_VW), &e, &o);", row, row);
+    for (ll kx = 0; kx < k[1]; kx++) {
+      if (st[1] == 2)
+        L("v = %s;", kx == 0 ? "e" : "o");
+      else
+        L("v = dy_vload(%s + ox + %lld);", row, kx);
+      if (first)
+        L("acc = v;");
+      else if (max)
+        L("acc = dy_vselect_lt(acc, v, v, acc);");
+      else
+        L("acc = dy_vadd(acc, v);");
+      first = false;
+    }
+  }
+  if (max)
+    L("dy_vstore(y + oy * %lld + ox, acc);", v->ow);
+  else
+    L("dy_vstore(y + oy * %lld + ox, dy_vdiv(acc, dy_vset(%lld.0f)));", v->ow, k[0] * k[1]);
   CLOSE();
+  OPEN("for (; ox < %lld; ox++) {", v->ow);
+  L("const int64_t h0 = oy * %lld, w0 = ox * %lld;", st[0], st[1]);
+  if (max)
+    L("float acc = x[h0 * %lld + w0];", v->w);
+  else
+    L("float acc = 0.0f;");
+  L("for (int64_t iy = h0; iy < h0 + %lld; iy++)", k[0]);
+  L("  for (int64_t ix = w0; ix < w0 + %lld; ix++)", k[1]);
+  if (max)
+    L("    acc = x[iy * %lld + ix] > acc ? x[iy * %lld + ix] : acc;", v->w, v->w);
+  else
+    L("    acc += x[iy * %lld + ix];", v->w);
+  if (max)
+    L("y[oy * %lld + ox] = acc;", v->ow);
+  else
+    L("y[oy * %lld + ox] = acc / %lld.0f;", v->ow, k[0] * k[1]);
   CLOSE();
+  END();
+  END();
+}
+
+/* Any windows, one output at a time. */
+static void pool_windows(dy_cg_ctx *ctx, const pool_view *v) {
+  bool max = v->max;
+  L("/* %s pooling%s */", max ? "max" : "avg",
+    max ? "" : v->padded_div ? ", dividing by the window clipped to the padded input"
+                             : ", dividing by the in-bounds elements");
+  open_windows(ctx, v, "float");
+  if (max) {
+    emit_max_window(ctx, v->w);
+  } else {
+    L("float acc = 0.0f;");
+    L("for (int64_t iy = h0; iy < h1; iy++)");
+    L("  for (int64_t ix = w0; ix < w1; ix++)");
+    L("    acc += x[iy * %lld + ix];", v->w);
+    if (v->padded_div)
+      L("acc /= (float)(hs * ws);");
+    else
+      L("acc /= (float)((h1 - h0) * (w1 - w0));");
+  }
+  L("y[oy * %lld + ox] = acc;", v->ow);
+  END();
+  END();
+  END();
 }
 
 dy_status dy_emit_pool2d(dy_cg_ctx *ctx, dy_error *err) {
   const dy_type *x = dy_cg_in_type(ctx, 0), *y = dy_cg_out_type(ctx, 0);
   dy_pool2d_attrs pa = dy_pool2d_attrs_get(ctx->op);
   dy_pool_geom pg = dy_pool2d_geom(x, &pa);
-  bool max = pg.max;
-  bool exclusive = pg.exclusive;
-  pool_mode mode = pg.mode == DY_POOL_GLOBAL     ? POOL_GLOBAL
-                   : pg.mode == DY_POOL_ADAPTIVE ? POOL_ADAPTIVE
-                                                 : POOL_WINDOWS;
-  ll k[2] = {pg.k[0], pg.k[1]}, st[2] = {pg.s[0], pg.s[1]};
-  ll lo[2] = {pg.lo[0], pg.lo[1]}, hi[2] = {pg.hi[0], pg.hi[1]};
-  ll h = x->shape[2], w = x->shape[3], oh = y->shape[2], ow = y->shape[3];
-  bool padded_div = !max && !exclusive && mode == POOL_WINDOWS;
-  char planes[128];
-  dy_ext_str(ctx, dy_ext_range(x, 0, 2), planes, sizeof planes);
-
-  if (x->dtype != DY_F32) { /* i8 / u8: runtime/kernels_nn.c's integer pooling */
-    const char *T = dy_ctype(x->dtype);
-    L("/* %s pooling of %s values%s */", max ? "max" : "avg", dy_dtype_name(x->dtype),
-      max ? "" : ": an int32 sum divided rounding half away from zero (TFLite)");
-    OPEN("for (int64_t p = 0; p < %s; p++) {", planes);
-    L("const %s *x = in0 + p * %lld;", T, h * w);
-    L("%s *y = out0 + p * %lld;", T, oh * ow);
-    OPEN("for (int64_t oy = 0; oy < %lld; oy++) {", oh);
-    emit_window(ctx, mode, "h", "oy", h, oh, k[0], st[0], lo[0], hi[0], padded_div);
-    OPEN("for (int64_t ox = 0; ox < %lld; ox++) {", ow);
-    emit_window(ctx, mode, "w", "ox", w, ow, k[1], st[1], lo[1], hi[1], padded_div);
-    if (max)
-      L("int32_t acc = x[h0 * %lld + w0];", w);
-    else
-      L("int32_t acc = 0;");
-    L("for (int64_t iy = h0; iy < h1; iy++)");
-    L("  for (int64_t ix = w0; ix < w1; ix++)");
-    if (max)
-      L("    acc = x[iy * %lld + ix] > acc ? x[iy * %lld + ix] : acc;", w, w);
-    else
-      L("    acc += x[iy * %lld + ix];", w);
-    if (!max) {
-      if (padded_div)
-        L("const int32_t n = (int32_t)(hs * ws);");
-      else
-        L("const int32_t n = (int32_t)((h1 - h0) * (w1 - w0));");
-      L("acc = acc > 0 ? (acc + n / 2) / n : (acc - n / 2) / n;");
-    }
-    L("y[oy * %lld + ox] = (%s)acc;", ow, T);
-    CLOSE();
-    CLOSE();
-    CLOSE();
-    return DY_OK;
-  }
-  /* average over whole planes (global, or adaptive to 1 x 1): a vector sum */
-  if (!max && (mode == POOL_GLOBAL || (mode == POOL_ADAPTIVE && oh == 1 && ow == 1))) {
-    *ctx->uses |= DY_USES_SIMD;
-    L("/* avg pooling over each whole plane of %lld: a sum in vector lanes */", h * w);
-    OPEN("for (int64_t p = 0; p < %s; p++) {", planes);
-    L("const float *x = in0 + p * %lld;", h * w);
-    L("dy_vf acc = dy_vset(0.0f);");
-    L("int64_t i = 0;");
-    L("for (; i + DY_VW <= %lld; i += DY_VW)", h * w);
-    L("  acc = dy_vadd(acc, dy_vload(x + i));");
-    L("float s = dy_vsum(acc);");
-    L("for (; i < %lld; i++)", h * w);
-    L("  s += x[i];");
-    L("out0[p] = s / %lld.0f;", h * w);
-    CLOSE();
-    return DY_OK;
-  }
-  /* windows inside the input (no padding, no ceil-mode overhang) at stride
-   * 1, or 2 wide at stride 2 (the even and odd columns of a row apart):
-   * DY_VW outputs of a row at a time, then the rest one by one below */
-  bool fast = mode == POOL_WINDOWS && lo[0] == 0 && lo[1] == 0 &&
-              (oh - 1) * st[0] + k[0] <= h && (ow - 1) * st[1] + k[1] <= w &&
-              k[0] * k[1] <= 16 && (st[1] == 1 || (st[1] == 2 && k[1] == 2));
-  if (fast) {
-    *ctx->uses |= DY_USES_SIMD;
-    L("/* %s pooling %lldx%lld, stride %lldx%lld: DY_VW outputs at a time, then one by one */",
-      max ? "max" : "avg", k[0], k[1], st[0], st[1]);
-    OPEN("for (int64_t p = 0; p < %s; p++) {", planes);
-    L("const float *x = in0 + p * %lld;", h * w);
-    L("float *y = out0 + p * %lld;", oh * ow);
-    OPEN("for (int64_t oy = 0; oy < %lld; oy++) {", oh);
-    L("int64_t ox = 0;");
-    OPEN("for (; ox + DY_VW <= %lld; ox += DY_VW) {", ow);
-    L("dy_vf acc, v%s;", st[1] == 2 ? ", e, o" : "");
-    bool first = true;
-    for (ll ky = 0; ky < k[0]; ky++) {
-      char row[160];
-      snprintf(row, sizeof row, "x + (oy * %lld + %lld) * %lld", st[0], ky, w);
-      if (st[1] == 2)
-        L("dy_vdeint(dy_vload(%s + 2 * ox), dy_vload(%s + 2 * ox + DY_VW), &e, &o);", row, row);
-      for (ll kx = 0; kx < k[1]; kx++) {
-        if (st[1] == 2)
-          L("v = %s;", kx == 0 ? "e" : "o");
-        else
-          L("v = dy_vload(%s + ox + %lld);", row, kx);
-        if (first)
-          L("acc = v;");
-        else if (max)
-          L("acc = dy_vselect_lt(acc, v, v, acc);");
-        else
-          L("acc = dy_vadd(acc, v);");
-        first = false;
-      }
-    }
-    if (max)
-      L("dy_vstore(y + oy * %lld + ox, acc);", ow);
-    else
-      L("dy_vstore(y + oy * %lld + ox, dy_vdiv(acc, dy_vset(%lld.0f)));", ow, k[0] * k[1]);
-    CLOSE();
-    OPEN("for (; ox < %lld; ox++) {", ow);
-    L("const int64_t h0 = oy * %lld, w0 = ox * %lld;", st[0], st[1]);
-    if (max)
-      L("float acc = x[h0 * %lld + w0];", w);
-    else
-      L("float acc = 0.0f;");
-    L("for (int64_t iy = h0; iy < h0 + %lld; iy++)", k[0]);
-    L("  for (int64_t ix = w0; ix < w0 + %lld; ix++)", k[1]);
-    if (max)
-      L("    acc = x[iy * %lld + ix] > acc ? x[iy * %lld + ix] : acc;", w, w);
-    else
-      L("    acc += x[iy * %lld + ix];", w);
-    if (max)
-      L("y[oy * %lld + ox] = acc;", ow);
-    else
-      L("y[oy * %lld + ox] = acc / %lld.0f;", ow, k[0] * k[1]);
-    CLOSE();
-    CLOSE();
-    CLOSE();
-    return DY_OK;
-  }
-
-  /* max pooling with padding (ResNet's 3x3/2 after the stem) */
-  if (max && mode == POOL_WINDOWS && !ctx->plain_kernels && (st[1] == 1 || st[1] == 2) &&
-      k[1] <= 16) {
-    emit_max_pool_rows(ctx, planes, h, w, oh, ow, k, st, lo, hi);
-    return DY_OK;
-  }
-  L("/* %s pooling%s */", max ? "max" : "avg",
-    max ? "" : padded_div ? ", dividing by the window clipped to the padded input"
-                          : ", dividing by the in-bounds elements");
-  OPEN("for (int64_t p = 0; p < %s; p++) {", planes);
-  L("const float *x = in0 + p * %lld;", h * w);
-  L("float *y = out0 + p * %lld;", oh * ow);
-  OPEN("for (int64_t oy = 0; oy < %lld; oy++) {", oh);
-  emit_window(ctx, mode, "h", "oy", h, oh, k[0], st[0], lo[0], hi[0], padded_div);
-  OPEN("for (int64_t ox = 0; ox < %lld; ox++) {", ow);
-  emit_window(ctx, mode, "w", "ox", w, ow, k[1], st[1], lo[1], hi[1], padded_div);
-  if (max) {
-    emit_max_window(ctx, w);
-  } else {
-    L("float acc = 0.0f;");
-    L("for (int64_t iy = h0; iy < h1; iy++)");
-    L("  for (int64_t ix = w0; ix < w1; ix++)");
-    L("    acc += x[iy * %lld + ix];", w);
-    if (padded_div)
-      L("acc /= (float)(hs * ws);");
-    else
-      L("acc /= (float)((h1 - h0) * (w1 - w0));");
-  }
-  L("y[oy * %lld + ox] = acc;", ow);
-  CLOSE();
-  CLOSE();
-  CLOSE();
+  pool_view v = {.mode = pg.mode == DY_POOL_GLOBAL     ? POOL_GLOBAL
+                         : pg.mode == DY_POOL_ADAPTIVE ? POOL_ADAPTIVE
+                                                       : POOL_WINDOWS,
+                 .max = pg.max,
+                 .k = {pg.k[0], pg.k[1]}, .st = {pg.s[0], pg.s[1]},
+                 .lo = {pg.lo[0], pg.lo[1]}, .hi = {pg.hi[0], pg.hi[1]},
+                 .h = x->shape[2], .w = x->shape[3], .oh = y->shape[2], .ow = y->shape[3]};
+  v.padded_div = !v.max && !pg.exclusive && v.mode == POOL_WINDOWS;
+  dy_ext_str(ctx, dy_ext_range(x, 0, 2), v.planes, sizeof v.planes);
+  if (x->dtype != DY_F32)
+    pool_int(ctx, &v, x->dtype);
+  else if (!v.max && (v.mode == POOL_GLOBAL || (v.mode == POOL_ADAPTIVE && v.oh == 1 && v.ow == 1)))
+    pool_avg_planes(ctx, &v);
+  else if (pool_fast_fits(&v))
+    pool_fast(ctx, &v);
+  else if (v.max && v.mode == POOL_WINDOWS && !ctx->plain_kernels &&
+           (v.st[1] == 1 || v.st[1] == 2) && v.k[1] <= 16) /* ResNet's 3x3/2 after the stem */
+    emit_max_pool_rows(ctx, v.planes, v.h, v.w, v.oh, v.ow, v.k, v.st, v.lo, v.hi);
+  else
+    pool_windows(ctx, &v);
   return DY_OK;
 }
 
@@ -467,21 +498,22 @@ dy_status dy_emit_pool2d_grad(dy_cg_ctx *ctx, dy_error *err) {
   dy_ext_str(ctx, dy_ext_range(x, 0, 2), planes, sizeof planes);
   dy_ext_str(ctx, dy_ext_range(x, 0, 4), size, sizeof size);
 
-  L("for (int64_t k = 0; k < %s; k++)", size);
-  L("  out0[k] = 0.0f;");
+  FOR("for (int64_t k = 0; k < %s; k++)", size);
+  L("%s[k] = 0.0f;", OUT(0));
+  END();
   if (pg.max)
     L("/* max pooling's gradient: to the first maximum of each window */");
   else
     L("/* avg pooling's gradient: spread over the window, divided by %s */",
       padded_div ? "its extent clipped to the padded input" : "its in-bounds elements");
-  OPEN("for (int64_t p = 0; p < %s; p++) {", planes);
+  FOR("for (int64_t p = 0; p < %s; p++) {", planes);
   if (pg.max)
-    L("const float *x = in0 + p * %lld;", h * w);
-  L("const float *dy = in2 + p * %lld;", oh * ow);
-  L("float *dx = out0 + p * %lld;", h * w);
-  OPEN("for (int64_t oy = 0; oy < %lld; oy++) {", oh);
+    L("const float *x = %s + p * %lld;", IN(0), h * w);
+  L("const float *dy = %s + p * %lld;", IN(2), oh * ow);
+  L("float *dx = %s + p * %lld;", OUT(0), h * w);
+  FOR("for (int64_t oy = 0; oy < %lld; oy++) {", oh);
   emit_window(ctx, mode, "h", "oy", h, oh, pg.k[0], pg.s[0], pg.lo[0], pg.hi[0], padded_div);
-  OPEN("for (int64_t ox = 0; ox < %lld; ox++) {", ow);
+  FOR("for (int64_t ox = 0; ox < %lld; ox++) {", ow);
   emit_window(ctx, mode, "w", "ox", w, ow, pg.k[1], pg.s[1], pg.lo[1], pg.hi[1], padded_div);
   if (pg.max) {
     L("int64_t at = h0 * %lld + w0;", w);
@@ -499,9 +531,9 @@ dy_status dy_emit_pool2d_grad(dy_cg_ctx *ctx, dy_error *err) {
     L("  for (int64_t ix = w0; ix < w1; ix++)");
     L("    dx[iy * %lld + ix] += g;", w);
   }
-  CLOSE();
-  CLOSE();
-  CLOSE();
+  END();
+  END();
+  END();
   return DY_OK;
 }
 
@@ -516,14 +548,15 @@ static void emit_moments(dy_cg_ctx *ctx, int n_loops, const char *const *loops,
                          const char *elem, const char *cnt, const char *eps) {
   L("double sum = 0.0, sq = 0.0;");
   for (int i = 0; i < n_loops; i++)
-    L("%*s%s", 2 * i, "", loops[i]);
-  L("%*ssum += %s;", 2 * n_loops, "", elem);
+    FOR("%s", loops[i]);
+  L("sum += %s;", elem);
+  dy_cg_close_loops(ctx, n_loops);
   L("const double mu = sum / (double)(%s);", cnt);
   for (int i = 0; i < n_loops; i++)
-    L("%*s%s%s", 2 * i, "", loops[i], i == n_loops - 1 ? " {" : "");
-  L("%*sconst double d = %s - mu;", 2 * n_loops, "", elem);
-  L("%*ssq += d * d;", 2 * n_loops, "");
-  L("%*s}", 2 * (n_loops - 1), "");
+    FOR("%s%s", loops[i], i == n_loops - 1 ? " {" : "");
+  L("const double d = %s - mu;", elem);
+  L("sq += d * d;");
+  dy_cg_close_loops(ctx, n_loops);
   L("const float m = (float)mu;");
   L("const float inv = 1.0f / dy_sqrtf((float)(sq / (double)(%s)) + %s);", cnt, eps);
 }
@@ -544,26 +577,27 @@ dy_status dy_emit_batch_norm(dy_cg_ctx *ctx, dy_error *err) {
   ll spk = sp.k;
 
   if (is_test)
-    L("/* inference: the running mean in3 and variance in4 */");
+    L("/* inference: the running mean %s and variance %s */", IN(3), IN(4));
   else
     L("/* training: this batch's mean and biased variance per channel */");
-  OPEN("for (int64_t c = 0; c < %lld; c++) {", c);
+  FOR("for (int64_t c = 0; c < %lld; c++) {", c);
   if (is_test) {
-    L("const float m = in3[c];");
-    L("const float inv = 1.0f / dy_sqrtf(in4[c] + %s);", eps_lit);
+    L("const float m = %s[c];", IN(3));
+    L("const float inv = 1.0f / dy_sqrtf(%s[c] + %s);", IN(4), eps_lit);
   } else {
     snprintf(loop_n, sizeof loop_n, "for (int64_t n = 0; n < %s; n++)", nb);
     snprintf(loop_j, sizeof loop_j, "for (int64_t j = 0; j < %lld; j++)", spk);
-    snprintf(elem, sizeof elem, "in0[(n * %lld + c) * %lld + j]", c, spk);
+    snprintf(elem, sizeof elem, "%s[(n * %lld + c) * %lld + j]", IN(0), c, spk);
     emit_moments(ctx, 2, (const char *const[]){loop_n, loop_j}, elem, cnt, eps_lit);
   }
-  OPEN("for (int64_t n = 0; n < %s; n++) {", nb);
-  L("const float *x = in0 + (n * %lld + c) * %lld;", c, spk);
-  L("float *y = out0 + (n * %lld + c) * %lld;", c, spk);
-  L("for (int64_t j = 0; j < %lld; j++)", spk);
-  L("  y[j] = (x[j] - m) * inv * in1[c] + in2[c];");
-  CLOSE();
-  CLOSE();
+  FOR("for (int64_t n = 0; n < %s; n++) {", nb);
+  L("const float *x = %s + (n * %lld + c) * %lld;", IN(0), c, spk);
+  L("float *y = %s + (n * %lld + c) * %lld;", OUT(0), c, spk);
+  FOR("for (int64_t j = 0; j < %lld; j++)", spk);
+  L("y[j] = (x[j] - m) * inv * %s[c] + %s[c];", IN(1), IN(2));
+  END();
+  END();
+  END();
   return DY_OK;
 }
 
@@ -585,9 +619,9 @@ dy_status dy_emit_layer_norm(dy_cg_ctx *ctx, dy_error *err) {
   L("/* normalise each row of %lld over dims %d.. in one sweep for the moments", cols, ax);
   L(" * (sums of x - x[0] and of its square, in vector lanes: shifting by a");
   L(" * sample keeps the variance exact when the mean is large) and one for y */");
-  OPEN("for (int64_t r = 0; r < %s; r++) {", rows);
-  L("const float *x = in0 + r * %lld;", cols);
-  L("float *y = out0 + r * %lld;", cols);
+  FOR("for (int64_t r = 0; r < %s; r++) {", rows);
+  L("const float *x = %s + r * %lld;", IN(0), cols);
+  L("float *y = %s + r * %lld;", OUT(0), cols);
   L("const float x0 = x[0];");
   L("dy_vf s1 = dy_vset(0.0f), s2 = s1;");
   L("int64_t j = 0;");
@@ -607,11 +641,12 @@ dy_status dy_emit_layer_norm(dy_cg_ctx *ctx, dy_error *err) {
   L("const float inv = 1.0f / dy_sqrtf((var > 0.0f ? var : 0.0f) + %s);", eps_lit);
   L("const dy_vf vm = dy_vset(m), vi = dy_vset(inv);");
   L("for (j = 0; j + DY_VW <= %lld; j += DY_VW)", cols);
-  L("  dy_vstore(y + j, dy_vfma(dy_vmul(dy_vsub(dy_vload(x + j), vm), vi), dy_vload(in1 + j),");
-  L("                           dy_vload(in2 + j)));");
+  L("  dy_vstore(y + j, dy_vfma(dy_vmul(dy_vsub(dy_vload(x + j), vm), vi), dy_vload(%s + j),",
+    IN(1));
+  L("                           dy_vload(%s + j)));", IN(2));
   L("for (; j < %lld; j++)", cols);
-  L("  y[j] = (x[j] - m) * inv * in1[j] + in2[j];");
-  CLOSE();
+  L("  y[j] = (x[j] - m) * inv * %s[j] + %s[j];", IN(1), IN(2));
+  END();
   return DY_OK;
 }
 
@@ -631,16 +666,18 @@ dy_status dy_emit_group_norm(dy_cg_ctx *ctx, dy_error *err) {
   snprintf(loop, sizeof loop, "for (int64_t j = 0; j < %lld; j++)", len);
 
   L("/* each (image, group) of %lld channels is %lld contiguous values */", cg, len);
-  OPEN("for (int64_t ng = 0; ng < %s; ng++) {", groups_all);
-  L("const float *x = in0 + ng * %lld;", len);
-  L("float *y = out0 + ng * %lld;", len);
+  FOR("for (int64_t ng = 0; ng < %s; ng++) {", groups_all);
+  L("const float *x = %s + ng * %lld;", IN(0), len);
+  L("float *y = %s + ng * %lld;", OUT(0), len);
   L("const int64_t c0 = (ng %% %lld) * %lld;", groups, cg);
   emit_moments(ctx, 1, (const char *const[]){loop}, "x[j]", cnt, eps_lit);
-  L("for (int64_t c = 0; c < %lld; c++)", cg);
-  L("  for (int64_t j = 0; j < %lld; j++)", sp);
-  L("    y[c * %lld + j] = (x[c * %lld + j] - m) * inv * in1[c0 + c] + in2[c0 + c];", sp,
-    sp);
-  CLOSE();
+  FOR("for (int64_t c = 0; c < %lld; c++)", cg);
+  FOR("for (int64_t j = 0; j < %lld; j++)", sp);
+  L("y[c * %lld + j] = (x[c * %lld + j] - m) * inv * %s[c0 + c] + %s[c0 + c];", sp, sp, IN(1),
+    IN(2));
+  END();
+  END();
+  END();
   return DY_OK;
 }
 
@@ -661,14 +698,16 @@ dy_status dy_emit_dropout(dy_cg_ctx *ctx, dy_error *err) {
   dy_ext_str(ctx, dy_ext_range(x, 0, x->rank), size, sizeof size);
   if (is_test || p == 0.0f) {
     L("/* dropout %s: the identity */", is_test ? "at inference" : "with p = 0");
-    L("for (int64_t i = 0; i < %s; i++)", size);
-    L("  out0[i] = in0[i];");
+    FOR("for (int64_t i = 0; i < %s; i++)", size);
+    L("%s[i] = %s[i];", OUT(0), IN(0));
+    END();
     return DY_OK;
   }
   if (p >= 1.0f) {
     L("/* dropout with p = 1: everything is dropped */");
-    L("for (int64_t i = 0; i < %s; i++)", size);
-    L("  out0[i] = 0.0f;");
+    FOR("for (int64_t i = 0; i < %s; i++)", size);
+    L("%s[i] = 0.0f;", OUT(0));
+    END();
     return DY_OK;
   }
   /* the same threshold and scale as the kernel, as literals */
@@ -679,7 +718,7 @@ dy_status dy_emit_dropout(dy_cg_ctx *ctx, dy_error *err) {
   L("/* dropout (upscale_in_train), p = %.9g: element i is kept, times 1/(1-p),", pd);
   L(" * iff the top 24 bits of splitmix64's mix of seed ^ (i * golden) are");
   L(" * >= p * 2^24 (runtime/kernels_nn.c documents the hash) */");
-  OPEN("for (int64_t i = 0; i < %s; i++) {", size);
+  FOR("for (int64_t i = 0; i < %s; i++) {", size);
   if (ctx->seed)
     L("uint64_t z = (seed ^ ((uint64_t)i * 0x9E3779B97F4A7C15ull)) +");
   else
@@ -689,8 +728,8 @@ dy_status dy_emit_dropout(dy_cg_ctx *ctx, dy_error *err) {
   L("z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;");
   L("z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;");
   L("z ^= z >> 31;");
-  L("out0[i] = (z >> 40) >= %lluu ? in0[i] * %s : 0.0f;", threshold, scale);
-  CLOSE();
+  L("%s[i] = (z >> 40) >= %lluu ? %s[i] * %s : 0.0f;", OUT(0), threshold, IN(0), scale);
+  END();
   return DY_OK;
 }
 

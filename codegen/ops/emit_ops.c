@@ -1,14 +1,15 @@
 /* emit_ops.c - one emitter per op: the C body of the op's kernel.
  *
- * Each dy_emit_<name> writes, through dy_cg_line, the statements of a
- * function whose parameters are in0.., out0.. (restrict pointers) and, when
+ * Each dy_emit_<name> writes, through dy_cg_line and dy_cg_for, the
+ * statements of a function whose parameters are the op's inputs and
+ * outputs (restrict pointers, named by dy_cg_in and dy_cg_out) and, when
  * one of the op's types has a -1 dim, `int64_t batch`. Loops are
  * specialised for the op's shapes: extents and strides are literals, only
  * the batch is a run-time value, and dims that index alike are collapsed
  * first so the loop nests stay shallow. Sizes are handled as B^p * k (B the
  * batch), printed by dy_ext_str ("30", "batch", "batch*10", "batch*dim_seq*8").
  *
- * The driver (emit.c) checks every kernel's output types against inference
+ * The driver (program/kernel.c) checks every kernel's output types against inference
  * (ir/infer*.c) once, before its emitter runs; emitters check only the
  * dtypes they are written for, and fail with an error naming the op rather
  * than print wrong code.
@@ -20,6 +21,11 @@
 #include "cg_ops.h"
 
 #define OPNAME(ctx) dy_op_name((ctx)->op->kind)
+#define L(...) dy_cg_line(ctx, __VA_ARGS__)
+#define FOR(...) dy_cg_for(ctx, __VA_ARGS__)
+#define END() dy_cg_end(ctx)
+#define IN(i) dy_cg_in(ctx, i)
+#define OUT(i) dy_cg_out(ctx, i)
 
 /* ------------------------------------------------------------------ */
 /* Elementwise binary ops: numpy broadcasting (dy_cg_broadcast)      */
@@ -65,7 +71,7 @@ dy_status dy_emit_div(dy_cg_ctx *ctx, dy_error *err) {
 /* Elementwise unary ops: one flat loop                                */
 /* ------------------------------------------------------------------ */
 
-/* out0[i] = pre in0[i] post, or with twice: pre in0[i] mid in0[i] post. */
+/* y[i] = pre x[i] post, or with twice: pre x[i] mid x[i] post. */
 static dy_status emit_unary(dy_cg_ctx *ctx, dy_error *err, bool int_ok,
                             const char *pre, const char *mid, const char *post,
                             bool twice) {
@@ -77,12 +83,13 @@ static dy_status emit_unary(dy_cg_ctx *ctx, dy_error *err, bool int_ok,
     return dy_cg_type_error(ctx, err, DY_STATUS_SHAPE_MISMATCH,
                       "input and output sizes differ");
   char s[128];
-  dy_cg_line(ctx, "for (int64_t i = 0; i < %s; i++)",
-               dy_ext_str(ctx, dy_ext_range(o, 0, o->rank), s, sizeof s));
+  FOR("for (int64_t i = 0; i < %s; i++)",
+      dy_ext_str(ctx, dy_ext_range(o, 0, o->rank), s, sizeof s));
   if (twice)
-    dy_cg_line(ctx, "  out0[i] = %sin0[i]%sin0[i]%s;", pre, mid, post);
+    L("%s[i] = %s%s[i]%s%s[i]%s;", OUT(0), pre, IN(0), mid, IN(0), post);
   else
-    dy_cg_line(ctx, "  out0[i] = %sin0[i]%s;", pre, post);
+    L("%s[i] = %s%s[i]%s;", OUT(0), pre, IN(0), post);
+  END();
   return DY_OK;
 }
 
@@ -99,14 +106,14 @@ static dy_status emit_unary_vector(dy_cg_ctx *ctx, dy_error *err, const char *ac
   dy_ext_str(ctx, dy_ext_range(o, 0, o->rank), n, sizeof n);
   *ctx->uses |= DY_USES_SIMD;
   if (strcmp(act, "relu") != 0) {
-    dy_cg_line(ctx, "dy_act(out0, in0, %s, DY_ACT_%s);", n, act);
+    L("dy_act(%s, %s, %s, DY_ACT_%s);", OUT(0), IN(0), n, act);
     return DY_OK;
   }
-  dy_cg_line(ctx, "int64_t i = 0;");
-  dy_cg_line(ctx, "for (; i + DY_VW <= %s; i += DY_VW)", n);
-  dy_cg_line(ctx, "  dy_vstore(out0 + i, dy_vrelu(dy_vload(in0 + i)));");
-  dy_cg_line(ctx, "for (int t = (int)(%s - i); t > 0; t--, i++)", n);
-  dy_cg_line(ctx, "  out0[i] = in0[i] > 0.0f ? in0[i] : 0.0f;");
+  L("int64_t i = 0;");
+  L("for (; i + DY_VW <= %s; i += DY_VW)", n);
+  L("  dy_vstore(%s + i, dy_vrelu(dy_vload(%s + i)));", OUT(0), IN(0));
+  L("for (int t = (int)(%s - i); t > 0; t--, i++)", n);
+  L("  %s[i] = %s[i] > 0.0f ? %s[i] : 0.0f;", OUT(0), IN(0), IN(0));
   return DY_OK;
 }
 
@@ -163,77 +170,82 @@ dy_status dy_emit_softmax(dy_cg_ctx *ctx, dy_error *err) {
   dy_ext_str(ctx, inner, sI, sizeof sI);
   dy_ext_str(ctx, dy_ext_mul(n, inner), sNI, sizeof sNI);
   bool in1 = dy_ext_is_one(inner);
-  int base = ctx->indent;
+  const char *X = IN(0), *Y = OUT(0);
   *ctx->uses |= DY_USES_SIMD;
-#define L(...) dy_cg_line(ctx, __VA_ARGS__)
   if (in1) {
     /* a contiguous row: vector max, then e = exp(x - max) stored and summed
      * in vector lanes, then y = e / sum; the row stays in L1 throughout */
     L("/* per row: max, exp(x - max) and its sum, then scale (vector lanes) */");
-    L("for (int64_t o = 0; o < %s; o++) {", sO);
-    L("  const float *x = in0 + o * %s;", sN);
-    L("  float *y = out0 + o * %s;", sN);
-    L("  dy_vf vm = dy_vset(x[0]), vs = dy_vset(0.0f);");
-    L("  int64_t k = 0;");
-    L("  for (; k + DY_VW <= %s; k += DY_VW)", sN);
-    L("    vm = dy_vmax(vm, dy_vload(x + k));");
-    L("  float mx = dy_vhmax(vm), sum;");
-    L("  for (; k < %s; k++)", sN);
-    L("    mx = x[k] > mx ? x[k] : mx;");
-    L("  vm = dy_vset(mx);");
-    L("  for (k = 0; k + DY_VW <= %s; k += DY_VW) {", sN);
-    L("    const dy_vf e = dy_vexp_neg(dy_vsub(dy_vload(x + k), vm));");
-    L("    dy_vstore(y + k, e);");
-    L("    vs = dy_vadd(vs, e);");
-    L("  }");
-    L("  sum = dy_vsum(vs);");
-    L("  for (; k < %s; k++) {", sN);
-    L("    y[k] = dy_expf(x[k] - mx);");
-    L("    sum += y[k];");
-    L("  }");
-    L("  vs = dy_vset(1.0f / sum);");
-    L("  for (k = 0; k + DY_VW <= %s; k += DY_VW)", sN);
-    L("    dy_vstore(y + k, dy_vmul(dy_vload(y + k), vs));");
-    L("  for (; k < %s; k++)", sN);
-    L("    y[k] /= sum;");
+    FOR("for (int64_t o = 0; o < %s; o++) {", sO);
+    L("const float *x = %s + o * %s;", X, sN);
+    L("float *y = %s + o * %s;", Y, sN);
+    L("dy_vf vm = dy_vset(x[0]), vs = dy_vset(0.0f);");
+    L("int64_t k = 0;");
+    L("for (; k + DY_VW <= %s; k += DY_VW)", sN);
+    L("  vm = dy_vmax(vm, dy_vload(x + k));");
+    L("float mx = dy_vhmax(vm), sum;");
+    L("for (; k < %s; k++)", sN);
+    L("  mx = x[k] > mx ? x[k] : mx;");
+    L("vm = dy_vset(mx);");
+    L("for (k = 0; k + DY_VW <= %s; k += DY_VW) {", sN);
+    L("  const dy_vf e = dy_vexp_neg(dy_vsub(dy_vload(x + k), vm));");
+    L("  dy_vstore(y + k, e);");
+    L("  vs = dy_vadd(vs, e);");
     L("}");
+    L("sum = dy_vsum(vs);");
+    L("for (; k < %s; k++) {", sN);
+    L("  y[k] = dy_expf(x[k] - mx);");
+    L("  sum += y[k];");
+    L("}");
+    L("vs = dy_vset(1.0f / sum);");
+    L("for (k = 0; k + DY_VW <= %s; k += DY_VW)", sN);
+    L("  dy_vstore(y + k, dy_vmul(dy_vload(y + k), vs));");
+    L("for (; k < %s; k++)", sN);
+    L("  y[k] /= sum;");
+    END();
     return DY_OK;
   }
   /* along a strided axis: DY_VW neighbouring columns j at a time */
   L("/* softmax along a strided axis: DY_VW columns at a time, then the rest */");
-  L("for (int64_t o = 0; o < %s; o++) {", sO);
-  L("  int64_t j = 0;");
-  L("  for (; j + DY_VW <= %s; j += DY_VW) {", sI);
-  L("    const float *x = in0 + o * %s + j;", sNI);
-  L("    float *y = out0 + o * %s + j;", sNI);
-  L("    dy_vf vm = dy_vload(x), vs = dy_vset(0.0f);");
-  L("    for (int64_t k = 1; k < %s; k++)", sN);
-  L("      vm = dy_vmax(vm, dy_vload(x + k * %s));", sI);
-  L("    for (int64_t k = 0; k < %s; k++) {", sN);
-  L("      const dy_vf e = dy_vexp_neg(dy_vsub(dy_vload(x + k * %s), vm));", sI);
-  L("      dy_vstore(y + k * %s, e);", sI);
-  L("      vs = dy_vadd(vs, e);");
-  L("    }");
-  L("    vs = dy_vdiv(dy_vset(1.0f), vs);");
-  L("    for (int64_t k = 0; k < %s; k++)", sN);
-  L("      dy_vstore(y + k * %s, dy_vmul(dy_vload(y + k * %s), vs));", sI, sI);
-  L("  }");
-  L("  for (; j < %s; j++) {", sI);
-  L("    const float *x = in0 + o * %s + j;", sNI);
-  L("    float *y = out0 + o * %s + j;", sNI);
-  L("    float mx = x[0], sum = 0.0f;");
-  L("    for (int64_t k = 1; k < %s; k++)", sN);
-  L("      mx = x[k * %s] > mx ? x[k * %s] : mx;", sI, sI);
-  L("    for (int64_t k = 0; k < %s; k++) {", sN);
-  L("      y[k * %s] = dy_expf(x[k * %s] - mx);", sI, sI);
-  L("      sum += y[k * %s];", sI);
-  L("    }");
-  L("    for (int64_t k = 0; k < %s; k++)", sN);
-  L("      y[k * %s] /= sum;", sI);
-  L("  }");
+  FOR("for (int64_t o = 0; o < %s; o++) {", sO);
+  L("int64_t j = 0;");
+  L("for (; j + DY_VW <= %s; j += DY_VW) {", sI);
+  ctx->indent++;
+  L("const float *x = %s + o * %s + j;", X, sNI);
+  L("float *y = %s + o * %s + j;", Y, sNI);
+  L("dy_vf vm = dy_vload(x), vs = dy_vset(0.0f);");
+  FOR("for (int64_t k = 1; k < %s; k++)", sN);
+  L("vm = dy_vmax(vm, dy_vload(x + k * %s));", sI);
+  END();
+  FOR("for (int64_t k = 0; k < %s; k++) {", sN);
+  L("const dy_vf e = dy_vexp_neg(dy_vsub(dy_vload(x + k * %s), vm));", sI);
+  L("dy_vstore(y + k * %s, e);", sI);
+  L("vs = dy_vadd(vs, e);");
+  END();
+  L("vs = dy_vdiv(dy_vset(1.0f), vs);");
+  FOR("for (int64_t k = 0; k < %s; k++)", sN);
+  L("dy_vstore(y + k * %s, dy_vmul(dy_vload(y + k * %s), vs));", sI, sI);
+  END();
+  ctx->indent--;
   L("}");
-#undef L
-  ctx->indent = base;
+  L("for (; j < %s; j++) {", sI);
+  ctx->indent++;
+  L("const float *x = %s + o * %s + j;", X, sNI);
+  L("float *y = %s + o * %s + j;", Y, sNI);
+  L("float mx = x[0], sum = 0.0f;");
+  FOR("for (int64_t k = 1; k < %s; k++)", sN);
+  L("mx = x[k * %s] > mx ? x[k * %s] : mx;", sI, sI);
+  END();
+  FOR("for (int64_t k = 0; k < %s; k++) {", sN);
+  L("y[k * %s] = dy_expf(x[k * %s] - mx);", sI, sI);
+  L("sum += y[k * %s];", sI);
+  END();
+  FOR("for (int64_t k = 0; k < %s; k++)", sN);
+  L("y[k * %s] /= sum;", sI);
+  END();
+  ctx->indent--;
+  L("}");
+  END();
   return DY_OK;
 }
 
@@ -300,14 +312,14 @@ dy_status dy_emit_transpose(dy_cg_ctx *ctx, dy_error *err) {
     }
   }
   if (ng == 0) {
-    dy_cg_line(ctx, "out0[0] = in0[0];");
+    L("%s[0] = %s[0];", OUT(0), IN(0));
     return DY_OK;
   }
   if (ng == 1 && dy_ext_is_one(gstr[0])) {
     char sz[128];
-    dy_cg_line(ctx, "for (int64_t i = 0; i < %s; i++)",
-                 dy_ext_str(ctx, gext[0], sz, sizeof sz));
-    dy_cg_line(ctx, "  out0[i] = in0[i];");
+    FOR("for (int64_t i = 0; i < %s; i++)", dy_ext_str(ctx, gext[0], sz, sizeof sz));
+    L("%s[i] = %s[i];", OUT(0), IN(0));
+    END();
     return DY_OK;
   }
   dy_ext ostr[DY_MAX_DIMS];
@@ -321,10 +333,9 @@ dy_status dy_emit_transpose(dy_cg_ctx *ctx, dy_error *err) {
     dy_idx_add(ctx, &oi, dy_loop_var[gi], ostr[gi]);
     dy_idx_add(ctx, &ii, dy_loop_var[gi], gstr[gi]);
   }
-  int base = ctx->indent;
   dy_cg_open_loops(ctx, ng, gext, dy_loop_var);
-  dy_cg_line(ctx, "out0[%s] = in0[%s];", dy_idx_str(&oi), dy_idx_str(&ii));
-  ctx->indent = base;
+  L("%s[%s] = %s[%s];", OUT(0), dy_idx_str(&oi), IN(0), dy_idx_str(&ii));
+  dy_cg_close_loops(ctx, ng);
   return DY_OK;
 }
 
@@ -368,9 +379,10 @@ dy_status dy_emit_full(dy_cg_ctx *ctx, dy_error *err) {
     return dy_cg_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "unknown dtype");
   }
   char sz[128];
-  dy_cg_line(ctx, "for (int64_t i = 0; i < %s; i++)",
-               dy_ext_str(ctx, dy_ext_range(o, 0, o->rank), sz, sizeof sz));
-  dy_cg_line(ctx, "  out0[i] = %s;", lit);
+  FOR("for (int64_t i = 0; i < %s; i++)",
+      dy_ext_str(ctx, dy_ext_range(o, 0, o->rank), sz, sizeof sz));
+  L("%s[i] = %s;", OUT(0), lit);
+  END();
   return DY_OK;
 }
 

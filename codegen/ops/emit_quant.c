@@ -9,7 +9,7 @@
  * tables: the scales must be constants. A constant zero point is written
  * as its value (zp_str), so the compiler folds it even when the weights
  * are in another translation unit (NAME_weights); biases are read from
- * their arrays. emit.c keeps each qconv2d kernel out of line.
+ * their arrays. The driver (program/kernel.c) keeps each qconv2d kernel out of line.
  *
  * Fast paths (same results, exact integer arithmetic):
  *   qconv2d   depthwise (one input and one output channel a group), i8 or
@@ -47,6 +47,11 @@
 #include "cg_ops.h"
 
 #define OPNAME(ctx) dy_op_name((ctx)->op->kind)
+#define L(...) dy_cg_line(ctx, __VA_ARGS__)
+#define FOR(...) dy_cg_for(ctx, __VA_ARGS__)
+#define END() dy_cg_end(ctx)
+#define IN(i) dy_cg_in(ctx, i)
+#define OUT(i) dy_cg_out(ctx, i)
 
 static const dy_var *in_var(dy_cg_ctx *ctx, int i) {
   return ctx->p->vars[ctx->op->inputs[i]];
@@ -70,7 +75,7 @@ static dy_status need_const(dy_cg_ctx *ctx, dy_error *err, int i) {
 /* Zero point input i (element 0) as C: its value when the input is a
  * constant, which the compiler then folds wherever the weights live (in
  * NAME_weights, another translation unit, it cannot read them), else
- * in<i>[0]. buf holds the text. */
+ * its parameter's element 0. buf holds the text. */
 static const char *zp_str(dy_cg_ctx *ctx, int i, char *buf, size_t n) {
   const void *d = const_data(ctx, i);
   dy_dtype dt = in_var(ctx, i)->type.dtype;
@@ -81,7 +86,7 @@ static const char *zp_str(dy_cg_ctx *ctx, int i, char *buf, size_t n) {
   else if (d && dt == DY_I32)
     snprintf(buf, n, "%ld", (long)((const int32_t *)d)[0]);
   else
-    snprintf(buf, n, "in%d[0]", i);
+    snprintf(buf, n, "%s[0]", IN(i));
   return buf;
 }
 
@@ -111,7 +116,7 @@ static void put_table(dy_cg_ctx *ctx, const char *name, const int32_t *v, int64_
 
 /* The requantization of qconv2d / qmatmul: tables mult[], shift[] (one
  * per output channel, or one), the clamp bounds lo, hi and y_zp; store
- * gets the statement writing out0[yi] from acc (channel variable ch). */
+ * gets the statement writing y[yi] from acc (channel variable ch). */
 static dy_status put_requant(dy_cg_ctx *ctx, dy_error *err, int64_t act_min, int64_t act_max,
                              const char *ch, char *store, size_t store_n) {
   dy_status s;
@@ -137,8 +142,8 @@ static dy_status put_requant(dy_cg_ctx *ctx, dy_error *err, int64_t act_min, int
              zp_str(ctx, 7, zp, sizeof zp));
   const char *c = nc > 1 ? ch : "0";
   snprintf(store, store_n,
-           "out0[yi] = (%s)dy_q_clamp(dy_q_mul_by_qm(acc, mult[%s], shift[%s]) + y_zp, lo, hi);",
-           dy_ctype(dy_cg_out_type(ctx, 0)->dtype), c, c);
+           "%s[yi] = (%s)dy_q_clamp(dy_q_mul_by_qm(acc, mult[%s], shift[%s]) + y_zp, lo, hi);",
+           OUT(0), dy_ctype(dy_cg_out_type(ctx, 0)->dtype), c, c);
   *ctx->uses |= DY_USES_QFIXED;
   return DY_OK;
 }
@@ -171,20 +176,21 @@ static void channel_loops(dy_cg_ctx *ctx, int64_t axis, const char *body) {
   int64_t nq = dy_type_numel(dy_cg_in_type(ctx, 1));
   char b1[64], b2[64];
   if (nq == 1 || x->rank == 0) {
-    dy_cg_line(ctx, "const int64_t c = 0;");
-    dy_cg_line(ctx, "for (int64_t i = 0; i < %s; i++)",
-               dy_ext_str(ctx, dy_ext_range(x, 0, x->rank), b1, sizeof b1));
-    dy_cg_line(ctx, "  %s", body);
+    L("const int64_t c = 0;");
+    FOR("for (int64_t i = 0; i < %s; i++)",
+        dy_ext_str(ctx, dy_ext_range(x, 0, x->rank), b1, sizeof b1));
+    L("%s", body);
+    END();
     return;
   }
   int ax = (int)(axis < 0 ? axis + x->rank : axis);
-  dy_cg_line(ctx, "for (int64_t o = 0; o < %s; o++)",
-             dy_ext_str(ctx, dy_ext_range(x, 0, ax), b1, sizeof b1));
-  dy_cg_line(ctx, "  for (int64_t c = 0; c < %lld; c++)", (long long)x->shape[ax]);
-  dy_cg_line(ctx, "    for (int64_t k = 0, i = (o * %lld + c) * %s; k < %s; k++, i++)",
-             (long long)x->shape[ax], dy_ext_str(ctx, dy_ext_range(x, ax + 1, x->rank), b2, sizeof b2),
-             b2);
-  dy_cg_line(ctx, "      %s", body);
+  FOR("for (int64_t o = 0; o < %s; o++)", dy_ext_str(ctx, dy_ext_range(x, 0, ax), b1, sizeof b1));
+  FOR("for (int64_t c = 0; c < %lld; c++)", (long long)x->shape[ax]);
+  L("for (int64_t k = 0, i = (o * %lld + c) * %s; k < %s; k++, i++)", (long long)x->shape[ax],
+    dy_ext_str(ctx, dy_ext_range(x, ax + 1, x->rank), b2, sizeof b2), b2);
+  L("  %s", body);
+  END();
+  END();
 }
 
 dy_status dy_emit_quantize_linear(dy_cg_ctx *ctx, dy_error *err) {
@@ -192,8 +198,9 @@ dy_status dy_emit_quantize_linear(dy_cg_ctx *ctx, dy_error *err) {
   dy_quant_range(dy_cg_out_type(ctx, 0)->dtype, &lo, &hi);
   char body[256];
   snprintf(body, sizeof body,
-           "out0[i] = (%s)dy_q_clamp(dy_q_round_f32(in0[i] / in1[c]) + (int32_t)in2[c], %ld, %ld);",
-           dy_ctype(dy_cg_out_type(ctx, 0)->dtype), (long)lo, (long)hi);
+           "%s[i] = (%s)dy_q_clamp(dy_q_round_f32(%s[i] / %s[c]) + (int32_t)%s[c], %ld, %ld);",
+           OUT(0), dy_ctype(dy_cg_out_type(ctx, 0)->dtype), IN(0), IN(1), IN(2), (long)lo,
+           (long)hi);
   *ctx->uses |= DY_USES_QFIXED;
   channel_loops(ctx, dy_quantize_linear_attrs_get(ctx->op).axis, body);
   return DY_OK;
@@ -201,8 +208,10 @@ dy_status dy_emit_quantize_linear(dy_cg_ctx *ctx, dy_error *err) {
 
 dy_status dy_emit_dequantize_linear(dy_cg_ctx *ctx, dy_error *err) {
   (void)err;
-  channel_loops(ctx, dy_dequantize_linear_attrs_get(ctx->op).axis,
-                "out0[i] = (float)((int32_t)in0[i] - (int32_t)in2[c]) * in1[c];");
+  char body[256];
+  snprintf(body, sizeof body, "%s[i] = (float)((int32_t)%s[i] - (int32_t)%s[c]) * %s[c];", OUT(0),
+           IN(0), IN(2), IN(1));
+  channel_loops(ctx, dy_dequantize_linear_attrs_get(ctx->op).axis, body);
   return DY_OK;
 }
 
@@ -258,26 +267,26 @@ static const char *sample_index_type(const dy_conv_geom *g) {
              : "int64_t";
 }
 
-/* Opens the batch loop: xb = sample n of x. */
+/* Opens the batch loop (closed by END): xb = sample n of x. */
 static void open_sample(dy_cg_ctx *ctx, const dy_conv_geom *g) {
   const dy_type *x = dy_cg_in_type(ctx, 0);
-  dy_cg_line(ctx, "for (int64_t n = 0; n < %s; n++) {", dy_cg_dim(ctx, x, 0));
-  dy_cg_line(ctx, "  const %s *xb = in0 + n * %lld; /* sample n */", dy_ctype(x->dtype),
-             (long long)g->c * g->h * g->w);
+  FOR("for (int64_t n = 0; n < %s; n++) {", dy_cg_dim(ctx, x, 0));
+  L("const %s *xb = %s + n * %lld; /* sample n */", dy_ctype(x->dtype), IN(0),
+    (long long)g->c * g->h * g->w);
 }
 
 /* The statement block writing output (o, oy, ox) of sample n. */
-static void put_store(dy_cg_ctx *ctx, const dy_conv_geom *g, const char *ind, const char *store) {
-  dy_cg_line(ctx, "%s{", ind);
-  dy_cg_line(ctx, "%s  const int64_t yi = n * %lld + (o * %lld + oy) * %lld + ox;", ind,
-             (long long)g->o * g->oh * g->ow, (long long)g->oh, (long long)g->ow);
-  dy_cg_line(ctx, "%s  %s", ind, store);
-  dy_cg_line(ctx, "%s}", ind);
+static void put_store(dy_cg_ctx *ctx, const dy_conv_geom *g, const char *store) {
+  L("{");
+  L("  const int64_t yi = n * %lld + (o * %lld + oy) * %lld + ox;",
+    (long long)g->o * g->oh * g->ow, (long long)g->oh, (long long)g->ow);
+  L("  %s", store);
+  L("}");
 }
 
 /* The conv loop nest; wi and zi index the filter and its zero points, xz
  * the x zero point expression; `store` is the statement writing acc to
- * out0[yi]. Requantized when requant, else the int32 sum. With wsum (the
+ * y[yi]. Requantized when requant, else the int32 sum. With wsum (the
  * name of a table of the filter rows' sums; the weight zero points are
  * then all zero) the interior outputs sum x * w and subtract xz * wsum[o]
  * once, the same integer. */
@@ -288,13 +297,12 @@ static void conv_direct(dy_cg_ctx *ctx, const dy_conv_geom *g, int wi, int zi, c
   long long cg = g->c / g->groups, og = g->o / g->groups;
   bool wz_scalar = dy_type_numel(dy_cg_in_type(ctx, zi)) == 1;
   open_sample(ctx, g);
-  dy_cg_line(ctx, "  for (%s o = 0; o < %lld; o++) {", I, (long long)g->o);
-  dy_cg_line(ctx, "    const %s xc = o / %lld * %lld; /* the group's first input channel */", I,
-             og, cg);
-  dy_cg_line(ctx, "    const int32_t wz = in%d[%s];", zi, wz_scalar ? "0" : "o");
-  dy_cg_line(ctx, "    for (%s oy = 0; oy < %lld; oy++)", I, (long long)g->oh);
-  dy_cg_line(ctx, "      for (%s ox = 0; ox < %lld; ox++) {", I, (long long)g->ow);
-  dy_cg_line(ctx, "        int32_t acc = %s;", init);
+  FOR("for (%s o = 0; o < %lld; o++) {", I, (long long)g->o);
+  L("const %s xc = o / %lld * %lld; /* the group's first input channel */", I, og, cg);
+  L("const int32_t wz = %s[%s];", IN(zi), wz_scalar ? "0" : "o");
+  FOR("for (%s oy = 0; oy < %lld; oy++)", I, (long long)g->oh);
+  FOR("for (%s ox = 0; ox < %lld; ox++) {", I, (long long)g->ow);
+  L("int32_t acc = %s;", init);
   long long lo[2], hi[2];
   bool interior = interior_range(g, lo, hi);
   /* one input channel a group (depthwise) and at most 9 taps with wsum:
@@ -302,67 +310,70 @@ static void conv_direct(dy_cg_ctx *ctx, const dy_conv_geom *g, int wi, int zi, c
   long long taps = g->kh * g->kw;
   bool unrolled = interior && wsum && cg == 1 && taps <= 9;
   if (unrolled) {
-    dy_cg_line(ctx, "        if (oy >= %lld && oy < %lld && ox >= %lld && ox < %lld) { /* no tap outside */",
-               lo[0], hi[0], lo[1], hi[1]);
-    dy_cg_line(ctx, "          const %s *wr = in%d + o * %lld;",
-               dy_ctype(dy_cg_in_type(ctx, wi)->dtype), wi, taps);
-    dy_cg_line(ctx, "          const %s *xr = xb + (xc * %lld + oy * %lld - %lld) * %lld + ox * %lld - %lld;",
-               dy_ctype(x->dtype), (long long)g->h, (long long)g->sh, (long long)g->pt,
-               (long long)g->w, (long long)g->sw, (long long)g->pl);
+    L("if (oy >= %lld && oy < %lld && ox >= %lld && ox < %lld) { /* no tap outside */", lo[0],
+      hi[0], lo[1], hi[1]);
+    L("  const %s *wr = %s + o * %lld;", dy_ctype(dy_cg_in_type(ctx, wi)->dtype), IN(wi), taps);
+    L("  const %s *xr = xb + (xc * %lld + oy * %lld - %lld) * %lld + ox * %lld - %lld;",
+      dy_ctype(x->dtype), (long long)g->h, (long long)g->sh, (long long)g->pt, (long long)g->w,
+      (long long)g->sw, (long long)g->pl);
     for (long long t = 0; t < taps; t++)
-      dy_cg_line(ctx, "          acc += (int32_t)xr[%lld] * wr[%lld];",
-                 t / g->kw * g->dh * g->w + t % g->kw * g->dw, t);
-    dy_cg_line(ctx, "          acc -= %s * %s[o];", xz, wsum);
-    dy_cg_line(ctx, "        } else {");
+      L("  acc += (int32_t)xr[%lld] * wr[%lld];", t / g->kw * g->dh * g->w + t % g->kw * g->dw, t);
+    L("  acc -= %s * %s[o];", xz, wsum);
+    L("} else {");
     ctx->indent++;
   } else if (interior) {
-    dy_cg_line(ctx, "        if (oy >= %lld && oy < %lld && ox >= %lld && ox < %lld) { /* no tap outside */",
-               lo[0], hi[0], lo[1], hi[1]);
-    dy_cg_line(ctx, "          for (%s ci = 0; ci < %lld; ci++)", I, cg);
-    dy_cg_line(ctx, "            for (%s ky = 0; ky < %lld; ky++) {", I, (long long)g->kh);
-    dy_cg_line(ctx, "              const %s *xr = xb + ((xc + ci) * %lld + oy * %lld - %lld + ky * %lld) * %lld + ox * %lld - %lld;",
-               dy_ctype(x->dtype), (long long)g->h, (long long)g->sh, (long long)g->pt,
-               (long long)g->dh, (long long)g->w, (long long)g->sw, (long long)g->pl);
-    dy_cg_line(ctx, "              const %s *wr = in%d + ((o * %lld + ci) * %lld + ky) * %lld;",
-               dy_ctype(dy_cg_in_type(ctx, wi)->dtype), wi, cg, (long long)g->kh,
-               (long long)g->kw);
-    dy_cg_line(ctx, "              for (%s kx = 0; kx < %lld; kx++)", I, (long long)g->kw);
+    L("if (oy >= %lld && oy < %lld && ox >= %lld && ox < %lld) { /* no tap outside */", lo[0],
+      hi[0], lo[1], hi[1]);
+    ctx->indent++;
+    FOR("for (%s ci = 0; ci < %lld; ci++)", I, cg);
+    FOR("for (%s ky = 0; ky < %lld; ky++) {", I, (long long)g->kh);
+    L("const %s *xr = xb + ((xc + ci) * %lld + oy * %lld - %lld + ky * %lld) * %lld + ox * %lld "
+      "- %lld;",
+      dy_ctype(x->dtype), (long long)g->h, (long long)g->sh, (long long)g->pt,
+      (long long)g->dh, (long long)g->w, (long long)g->sw, (long long)g->pl);
+    L("const %s *wr = %s + ((o * %lld + ci) * %lld + ky) * %lld;",
+      dy_ctype(dy_cg_in_type(ctx, wi)->dtype), IN(wi), cg, (long long)g->kh, (long long)g->kw);
+    FOR("for (%s kx = 0; kx < %lld; kx++)", I, (long long)g->kw);
     if (wsum)
-      dy_cg_line(ctx, "                acc += (int32_t)xr[kx * %lld] * wr[kx];", (long long)g->dw);
+      L("acc += (int32_t)xr[kx * %lld] * wr[kx];", (long long)g->dw);
     else
-      dy_cg_line(ctx, "                acc += ((int32_t)xr[kx * %lld] - %s) * ((int32_t)wr[kx] - wz);",
-                 (long long)g->dw, xz);
-    dy_cg_line(ctx, "            }");
+      L("acc += ((int32_t)xr[kx * %lld] - %s) * ((int32_t)wr[kx] - wz);", (long long)g->dw, xz);
+    END();
+    END();
+    END();
     if (wsum)
-      dy_cg_line(ctx, "          acc -= %s * %s[o];", xz, wsum);
-    dy_cg_line(ctx, "        } else {");
+      L("acc -= %s * %s[o];", xz, wsum);
+    ctx->indent--;
+    L("} else {");
     ctx->indent++;
   }
-  dy_cg_line(ctx, "        for (%s ci = 0; ci < %lld; ci++)", I, cg);
-  dy_cg_line(ctx, "          for (%s ky = 0; ky < %lld; ky++) {", I, (long long)g->kh);
-  dy_cg_line(ctx, "            const %s iy = oy * %lld - %lld + ky * %lld;", I, (long long)g->sh,
-             (long long)g->pt, (long long)g->dh);
-  dy_cg_line(ctx, "            if (iy < 0 || iy >= %lld)", (long long)g->h);
-  dy_cg_line(ctx, "              continue;");
-  dy_cg_line(ctx, "            for (%s kx = 0; kx < %lld; kx++) {", I, (long long)g->kw);
-  dy_cg_line(ctx, "              const %s ix = ox * %lld - %lld + kx * %lld;", I,
-             (long long)g->sw, (long long)g->pl, (long long)g->dw);
-  dy_cg_line(ctx, "              if (ix < 0 || ix >= %lld)", (long long)g->w);
-  dy_cg_line(ctx, "                continue;");
-  dy_cg_line(ctx, "              acc += ((int32_t)xb[((xc + ci) * %lld + iy) * %lld + ix] - %s) *",
-             (long long)g->h, (long long)g->w, xz);
-  dy_cg_line(ctx, "                     ((int32_t)in%d[((o * %lld + ci) * %lld + ky) * %lld + kx] - wz);",
-             wi, cg, (long long)g->kh, (long long)g->kw);
-  dy_cg_line(ctx, "            }");
-  dy_cg_line(ctx, "          }");
+  FOR("for (%s ci = 0; ci < %lld; ci++)", I, cg);
+  FOR("for (%s ky = 0; ky < %lld; ky++) {", I, (long long)g->kh);
+  L("const %s iy = oy * %lld - %lld + ky * %lld;", I, (long long)g->sh, (long long)g->pt,
+    (long long)g->dh);
+  L("if (iy < 0 || iy >= %lld)", (long long)g->h);
+  L("  continue;");
+  FOR("for (%s kx = 0; kx < %lld; kx++) {", I, (long long)g->kw);
+  L("const %s ix = ox * %lld - %lld + kx * %lld;", I, (long long)g->sw, (long long)g->pl,
+    (long long)g->dw);
+  L("if (ix < 0 || ix >= %lld)", (long long)g->w);
+  L("  continue;");
+  L("acc += ((int32_t)xb[((xc + ci) * %lld + iy) * %lld + ix] - %s) *", (long long)g->h,
+    (long long)g->w, xz);
+  L("       ((int32_t)%s[((o * %lld + ci) * %lld + ky) * %lld + kx] - wz);", IN(wi), cg,
+    (long long)g->kh, (long long)g->kw);
+  END();
+  END();
+  END();
   if (interior) {
     ctx->indent--;
-    dy_cg_line(ctx, "        }");
+    L("}");
   }
-  put_store(ctx, g, "        ", store);
-  dy_cg_line(ctx, "      }");
-  dy_cg_line(ctx, "  }");
-  dy_cg_line(ctx, "}");
+  put_store(ctx, g, store);
+  END();
+  END();
+  END();
+  END();
 }
 
 /* The patch + dot form of qconv2d (see the header). */
@@ -378,68 +389,76 @@ static dy_status conv_dot(dy_cg_ctx *ctx, dy_error *err, const dy_conv_geom *g,
   bool interior = interior_range(g, lo, hi);
   bool all_inside = interior && lo[0] == 0 && lo[1] == 0 && hi[0] == g->oh && hi[1] == g->ow;
   put_zp(ctx, "xz", 2);
-  dy_cg_line(ctx, "%s patch[%lld]; /* one output pixel's input taps, (ci, ky, kx) */", T, k);
+  L("%s patch[%lld]; /* one output pixel's input taps, (ci, ky, kx) */", T, k);
   open_sample(ctx, g);
-  dy_cg_line(ctx, "  for (%s gi = 0; gi < %lld; gi++)", I, (long long)g->groups);
-  dy_cg_line(ctx, "    for (%s oy = 0; oy < %lld; oy++)", I, (long long)g->oh);
-  dy_cg_line(ctx, "      for (%s ox = 0; ox < %lld; ox++) {", I, (long long)g->ow);
-  dy_cg_line(ctx, "        %s t = 0;", I);
+  FOR("for (%s gi = 0; gi < %lld; gi++)", I, (long long)g->groups);
+  FOR("for (%s oy = 0; oy < %lld; oy++)", I, (long long)g->oh);
+  FOR("for (%s ox = 0; ox < %lld; ox++) {", I, (long long)g->ow);
+  L("%s t = 0;", I);
   if (interior) {
     if (!all_inside)
-      dy_cg_line(ctx, "        if (oy >= %lld && oy < %lld && ox >= %lld && ox < %lld) { /* no tap outside */",
-                 lo[0], hi[0], lo[1], hi[1]);
+      L("if (oy >= %lld && oy < %lld && ox >= %lld && ox < %lld) { /* no tap outside */", lo[0],
+        hi[0], lo[1], hi[1]);
     else
-      dy_cg_line(ctx, "        { /* every tap inside the input */");
-    dy_cg_line(ctx, "          const %s *xr = xb + (gi * %lld * %lld + oy * %lld - %lld) * %lld + ox * %lld - %lld;",
-               T, cg, (long long)g->h, (long long)g->sh, (long long)g->pt, (long long)g->w,
-               (long long)g->sw, (long long)g->pl);
-    dy_cg_line(ctx, "          for (%s ci = 0; ci < %lld; ci++, xr += %lld)", I, cg,
-               (long long)g->h * g->w);
-    dy_cg_line(ctx, "            for (%s ky = 0; ky < %lld; ky++)", I, (long long)g->kh);
-    dy_cg_line(ctx, "              for (%s kx = 0; kx < %lld; kx++, t++)", I, (long long)g->kw);
-    dy_cg_line(ctx, "                patch[t] = xr[ky * %lld + kx * %lld];",
-               (long long)g->dh * g->w, (long long)g->dw);
+      L("{ /* every tap inside the input */");
+    L("  const %s *xr = xb + (gi * %lld * %lld + oy * %lld - %lld) * %lld + ox * %lld - %lld;", T,
+      cg, (long long)g->h, (long long)g->sh, (long long)g->pt, (long long)g->w, (long long)g->sw,
+      (long long)g->pl);
+    L("  for (%s ci = 0; ci < %lld; ci++, xr += %lld)", I, cg, (long long)g->h * g->w);
+    ctx->indent += 2;
+    FOR("for (%s ky = 0; ky < %lld; ky++)", I, (long long)g->kh);
+    L("for (%s kx = 0; kx < %lld; kx++, t++)", I, (long long)g->kw);
+    L("  patch[t] = xr[ky * %lld + kx * %lld];", (long long)g->dh * g->w, (long long)g->dw);
+    END();
+    ctx->indent -= 2;
     if (all_inside)
-      dy_cg_line(ctx, "        }");
+      L("}");
     else
-      dy_cg_line(ctx, "        } else");
+      L("} else");
   }
   if (!all_inside) {
-    dy_cg_line(ctx, "        for (%s ci = 0; ci < %lld; ci++)", I, cg);
-    dy_cg_line(ctx, "          for (%s ky = 0; ky < %lld; ky++) {", I, (long long)g->kh);
-    dy_cg_line(ctx, "            const %s iy = oy * %lld - %lld + ky * %lld;", I, (long long)g->sh,
-               (long long)g->pt, (long long)g->dh);
-    dy_cg_line(ctx, "            for (%s kx = 0; kx < %lld; kx++, t++) {", I, (long long)g->kw);
-    dy_cg_line(ctx, "              const %s ix = ox * %lld - %lld + kx * %lld;", I,
-               (long long)g->sw, (long long)g->pl, (long long)g->dw);
-    dy_cg_line(ctx, "              patch[t] = iy < 0 || iy >= %lld || ix < 0 || ix >= %lld",
-               (long long)g->h, (long long)g->w);
-    dy_cg_line(ctx, "                             ? (%s)xz", T);
-    dy_cg_line(ctx, "                             : xb[((gi * %lld + ci) * %lld + iy) * %lld + ix];",
-               cg, (long long)g->h, (long long)g->w);
-    dy_cg_line(ctx, "            }");
-    dy_cg_line(ctx, "          }");
+    FOR("for (%s ci = 0; ci < %lld; ci++)", I, cg);
+    FOR("for (%s ky = 0; ky < %lld; ky++) {", I, (long long)g->kh);
+    L("const %s iy = oy * %lld - %lld + ky * %lld;", I, (long long)g->sh, (long long)g->pt,
+      (long long)g->dh);
+    L("for (%s kx = 0; kx < %lld; kx++, t++) {", I, (long long)g->kw);
+    L("  const %s ix = ox * %lld - %lld + kx * %lld;", I, (long long)g->sw, (long long)g->pl,
+      (long long)g->dw);
+    L("  patch[t] = iy < 0 || iy >= %lld || ix < 0 || ix >= %lld", (long long)g->h,
+      (long long)g->w);
+    L("                 ? (%s)xz", T);
+    L("                 : xb[((gi * %lld + ci) * %lld + iy) * %lld + ix];", cg, (long long)g->h,
+      (long long)g->w);
+    L("}");
+    END();
+    END();
   }
   /* two output channels a dot2 (one pass over the patch); an odd last one alone */
-  dy_cg_line(ctx, "        for (%s o2 = gi * %lld; o2 < (gi + 1) * %lld; o2 += 2) {", I, og, og);
-  dy_cg_line(ctx, "          int32_t d[2];");
+  L("for (%s o2 = gi * %lld; o2 < (gi + 1) * %lld; o2 += 2) {", I, og, og);
+  ctx->indent++;
+  L("int32_t d[2];");
   if (og % 2) {
-    dy_cg_line(ctx, "          if (o2 + 1 == (gi + 1) * %lld)", og);
-    dy_cg_line(ctx, "            d[0] = %s(patch, in3 + o2 * %lld, %lld);", dot, k, k);
-    dy_cg_line(ctx, "          else");
-    dy_cg_line(ctx, "            %s(patch, in3 + o2 * %lld, in3 + (o2 + 1) * %lld, %lld, d);",
-               dot2_fn(x->dtype), k, k, k);
+    L("if (o2 + 1 == (gi + 1) * %lld)", og);
+    L("  d[0] = %s(patch, %s + o2 * %lld, %lld);", dot, IN(3), k, k);
+    L("else");
+    L("  %s(patch, %s + o2 * %lld, %s + (o2 + 1) * %lld, %lld, d);", dot2_fn(x->dtype), IN(3), k,
+      IN(3), k, k);
   } else {
-    dy_cg_line(ctx, "          %s(patch, in3 + o2 * %lld, in3 + (o2 + 1) * %lld, %lld, d);",
-               dot2_fn(x->dtype), k, k, k);
+    L("%s(patch, %s + o2 * %lld, %s + (o2 + 1) * %lld, %lld, d);", dot2_fn(x->dtype), IN(3), k,
+      IN(3), k, k);
   }
-  dy_cg_line(ctx, "          for (%s o = o2; o < o2 + 2 && o < (gi + 1) * %lld; o++) {", I, og);
-  dy_cg_line(ctx, "            const int32_t acc = in8[o] + d[o - o2] - xz * wsum[o];");
-  put_store(ctx, g, "            ", store);
-  dy_cg_line(ctx, "          }");
-  dy_cg_line(ctx, "        }");
-  dy_cg_line(ctx, "      }");
-  dy_cg_line(ctx, "}");
+  L("for (%s o = o2; o < o2 + 2 && o < (gi + 1) * %lld; o++) {", I, og);
+  ctx->indent++;
+  L("const int32_t acc = %s[o] + d[o - o2] - xz * wsum[o];", IN(8));
+  put_store(ctx, g, store);
+  ctx->indent--;
+  L("}");
+  ctx->indent--;
+  L("}");
+  END();
+  END();
+  END();
+  END();
   return DY_OK;
 }
 
@@ -490,11 +509,10 @@ static void conv_depthwise(dy_cg_ctx *ctx, const dy_conv_geom *g, const char *st
   dy_cg_line(ctx, "uint32_t plane[%lld]; /* [%lld][%lld]: (x[iy][ix], x[iy][ix + %lld]) pairs, padded with xz */",
              hp * wp, hp, wp, dw);
   open_sample(ctx, g);
-  dy_cg_line(ctx, "  for (%s o = 0; o < %lld; o++) {", I, (long long)g->o);
-  dy_cg_line(ctx, "    const %s *xc = xb + o * %lld; /* channel o */", dy_ctype(x->dtype),
-             (long long)g->h * g->w);
-  dy_cg_line(ctx, "    const int8_t *wr = in3 + o * %lld;", taps);
-  dy_cg_line(ctx, "    const int32_t b0 = in8[o] - xz * wsum[o];");
+  FOR("for (%s o = 0; o < %lld; o++) {", I, (long long)g->o);
+  L("const %s *xc = xb + o * %lld; /* channel o */", dy_ctype(x->dtype), (long long)g->h * g->w);
+  L("const int8_t *wr = %s + o * %lld;", IN(3), taps);
+  L("const int32_t b0 = %s[o] - xz * wsum[o];", IN(8));
   /* the weight pairs: row ky, taps kx and kx + 1 (0 past the row's end) */
   for (long long ky = 0; ky < g->kh; ky++)
     for (long long p = 0; p < n_pairs; p++) {
@@ -502,65 +520,61 @@ static void conv_depthwise(dy_cg_ctx *ctx, const dy_conv_geom *g, const char *st
       char hi[32] = "0";
       if (kx + 1 < g->kw)
         snprintf(hi, sizeof hi, "wr[%lld]", ky * g->kw + kx + 1);
-      dy_cg_line(ctx, "    const uint32_t w%lld_%lld = dy_q_pair(wr[%lld], %s);", ky, p,
-                 ky * g->kw + kx, hi);
+      L("const uint32_t w%lld_%lld = dy_q_pair(wr[%lld], %s);", ky, p, ky * g->kw + kx, hi);
     }
   if (bands) { /* a band of output rows [oy0, oy0 + ns) at a time */
-    dy_cg_line(ctx, "    for (%s oy0 = 0; oy0 < %lld; oy0 += %lld) {", I, (long long)g->oh, strip);
-    ctx->indent++;
-    dy_cg_line(ctx, "    const %s ns = %lld - oy0 < %lld ? %lld - oy0 : %lld;", I,
-               (long long)g->oh, strip, (long long)g->oh, strip);
-    dy_cg_line(ctx, "    for (%s r = 0; r < (ns - 1) * %lld + %lld; r++) {", I, (long long)g->sh,
-               hp - (strip - 1) * g->sh);
-    dy_cg_line(ctx, "      const %s iy = oy0 * %lld - %lld + r;", I, (long long)g->sh,
-               (long long)g->pt);
+    FOR("for (%s oy0 = 0; oy0 < %lld; oy0 += %lld) {", I, (long long)g->oh, strip);
+    L("const %s ns = %lld - oy0 < %lld ? %lld - oy0 : %lld;", I, (long long)g->oh, strip,
+      (long long)g->oh, strip);
+    L("for (%s r = 0; r < (ns - 1) * %lld + %lld; r++) {", I, (long long)g->sh,
+      hp - (strip - 1) * g->sh);
+    L("  const %s iy = oy0 * %lld - %lld + r;", I, (long long)g->sh, (long long)g->pt);
   } else {
-    dy_cg_line(ctx, "    for (%s r = 0; r < %lld; r++) {", I, hp);
-    dy_cg_line(ctx, "      const %s iy = r - %lld;", I, (long long)g->pt);
+    L("for (%s r = 0; r < %lld; r++) {", I, hp);
+    L("  const %s iy = r - %lld;", I, (long long)g->pt);
   }
-  dy_cg_line(ctx, "      uint32_t *pr = plane + r * %lld;", wp);
-  dy_cg_line(ctx, "      %s c = 0;", I);
-  dy_cg_line(ctx, "      if (iy < 0 || iy >= %lld) { /* a row of padding */", (long long)g->h);
-  dy_cg_line(ctx, "        for (; c < %lld; c++)", wp);
-  dy_cg_line(ctx, "          pr[c] = zz;");
-  dy_cg_line(ctx, "        continue;");
-  dy_cg_line(ctx, "      }");
+  L("  uint32_t *pr = plane + r * %lld;", wp);
+  L("  %s c = 0;", I);
+  L("  if (iy < 0 || iy >= %lld) { /* a row of padding */", (long long)g->h);
+  L("    for (; c < %lld; c++)", wp);
+  L("      pr[c] = zz;");
+  L("    continue;");
+  L("  }");
   if (c_lo > 0) {
-    dy_cg_line(ctx, "      for (; c < %lld; c++)", c_lo);
-    dy_cg_line(ctx, "        row[c] = xz;");
+    L("  for (; c < %lld; c++)", c_lo);
+    L("    row[c] = xz;");
   }
   if (c_hi > c_lo) {
-    dy_cg_line(ctx, "      for (; c < %lld; c++)", c_hi);
-    dy_cg_line(ctx, "        row[c] = xc[iy * %lld + c - %lld];", (long long)g->w,
-               (long long)g->pl);
+    L("  for (; c < %lld; c++)", c_hi);
+    L("    row[c] = xc[iy * %lld + c - %lld];", (long long)g->w, (long long)g->pl);
   }
   if (rl > c_hi) {
-    dy_cg_line(ctx, "      for (; c < %lld; c++)", rl);
-    dy_cg_line(ctx, "        row[c] = xz;");
+    L("  for (; c < %lld; c++)", rl);
+    L("    row[c] = xz;");
   }
-  dy_cg_line(ctx, "      for (c = 0; c < %lld; c++)", wp);
-  dy_cg_line(ctx, "        pr[c] = dy_q_pair(row[c], row[c + %lld]);", dw);
-  dy_cg_line(ctx, "    }");
+  L("  for (c = 0; c < %lld; c++)", wp);
+  L("    pr[c] = dy_q_pair(row[c], row[c + %lld]);", dw);
+  L("}");
   if (bands)
-    dy_cg_line(ctx, "    for (%s oy = oy0; oy < oy0 + ns; oy++)", I);
+    L("for (%s oy = oy0; oy < oy0 + ns; oy++)", I);
   else
-    dy_cg_line(ctx, "    for (%s oy = 0; oy < %lld; oy++)", I, (long long)g->oh);
-  dy_cg_line(ctx, "      for (%s ox = 0; ox < %lld; ox++) {", I, (long long)g->ow);
-  dy_cg_line(ctx, "        const uint32_t *pp = plane + %s * %lld + ox * %lld;",
-             bands ? "(oy - oy0)" : "oy", (long long)g->sh * wp, (long long)g->sw);
-  dy_cg_line(ctx, "        int32_t acc = b0;");
+    FOR("for (%s oy = 0; oy < %lld; oy++)", I, (long long)g->oh);
+  if (bands)
+    ctx->indent++;
+  FOR("for (%s ox = 0; ox < %lld; ox++) {", I, (long long)g->ow);
+  L("const uint32_t *pp = plane + %s * %lld + ox * %lld;", bands ? "(oy - oy0)" : "oy",
+    (long long)g->sh * wp, (long long)g->sw);
+  L("int32_t acc = b0;");
   for (long long ky = 0; ky < g->kh; ky++)
     for (long long p = 0; p < n_pairs; p++)
-      dy_cg_line(ctx, "        acc = dy_q_mac2(acc, pp[%lld], w%lld_%lld);",
-                 ky * g->dh * wp + 2 * p * dw, ky, p);
-  put_store(ctx, g, "        ", store);
-  dy_cg_line(ctx, "      }");
-  if (bands) {
-    ctx->indent--;
-    dy_cg_line(ctx, "    }");
-  }
-  dy_cg_line(ctx, "  }");
-  dy_cg_line(ctx, "}");
+      L("acc = dy_q_mac2(acc, pp[%lld], w%lld_%lld);", ky * g->dh * wp + 2 * p * dw, ky, p);
+  put_store(ctx, g, store);
+  END();
+  if (bands)
+    ctx->indent--; /* the rows of the band: a plain loop */
+  END();
+  END();
+  END();
 }
 
 static dy_conv_geom geom_of(dy_cg_ctx *ctx, int wi) {
@@ -591,7 +605,9 @@ dy_status dy_emit_qconv2d(dy_cg_ctx *ctx, dy_error *err) {
     wsum = "wsum";
   }
   put_zp(ctx, "xz", 2);
-  conv_direct(ctx, &g, 3, 5, "xz", store, "in8[o]", wsum);
+  char init[64];
+  snprintf(init, sizeof init, "%s[o]", IN(8));
+  conv_direct(ctx, &g, 3, 5, "xz", store, init, wsum);
   return DY_OK;
 }
 
@@ -599,7 +615,9 @@ dy_status dy_emit_conv_integer(dy_cg_ctx *ctx, dy_error *err) {
   (void)err;
   dy_conv_geom g = geom_of(ctx, 1);
   put_zp(ctx, "xz", 2);
-  conv_direct(ctx, &g, 1, 3, "xz", "out0[yi] = acc;", "0", NULL);
+  char store[64];
+  snprintf(store, sizeof store, "%s[yi] = acc;", OUT(0));
+  conv_direct(ctx, &g, 1, 3, "xz", store, "0", NULL);
   return DY_OK;
 }
 
@@ -615,24 +633,27 @@ static void matmul_direct(dy_cg_ctx *ctx, int bi, int zi, bool trans, const char
   bool bz_scalar = dy_type_numel(dy_cg_in_type(ctx, zi)) == 1;
   char b1[64], m[64]; /* M may be the dynamic batch (a [-1, K]) */
   dy_ext_str(ctx, dy_ext_range(ta, ta->rank - 2, ta->rank - 1), m, sizeof m);
-  dy_cg_line(ctx, "for (int64_t bt = 0; bt < %s; bt++)",
-             dy_ext_str(ctx, dy_ext_range(ta, 0, ta->rank - 2), b1, sizeof b1));
-  dy_cg_line(ctx, "  for (int64_t i = 0; i < %s; i++)", m);
-  dy_cg_line(ctx, "    for (int64_t j = 0; j < %lld; j++) {", nn);
-  dy_cg_line(ctx, "      const int32_t bz = in%d[%s];", zi, bz_scalar ? "0" : "j");
-  dy_cg_line(ctx, "      const int64_t yi = (bt * %s + i) * %lld + j;", m, nn);
-  dy_cg_line(ctx, "      int32_t acc = %s;", init);
-  dy_cg_line(ctx, "      for (int64_t kk = 0; kk < %lld; kk++)", k);
-  dy_cg_line(ctx, "        acc += ((int32_t)in0[(bt * %s + i) * %lld + kk] - az) *", m, k);
+  FOR("for (int64_t bt = 0; bt < %s; bt++)",
+      dy_ext_str(ctx, dy_ext_range(ta, 0, ta->rank - 2), b1, sizeof b1));
+  FOR("for (int64_t i = 0; i < %s; i++)", m);
+  FOR("for (int64_t j = 0; j < %lld; j++) {", nn);
+  L("const int32_t bz = %s[%s];", IN(zi), bz_scalar ? "0" : "j");
+  L("const int64_t yi = (bt * %s + i) * %lld + j;", m, nn);
+  L("int32_t acc = %s;", init);
+  FOR("for (int64_t kk = 0; kk < %lld; kk++)", k);
+  L("acc += ((int32_t)%s[(bt * %s + i) * %lld + kk] - az) *", IN(0), m, k);
   char boff[64] = "";
   if (tb->rank > 2) /* one b per batch */
     snprintf(boff, sizeof boff, "bt * %lld + ", k * nn);
   if (trans)
-    dy_cg_line(ctx, "               ((int32_t)in%d[%sj * %lld + kk] - bz);", bi, boff, k);
+    L("       ((int32_t)%s[%sj * %lld + kk] - bz);", IN(bi), boff, k);
   else
-    dy_cg_line(ctx, "               ((int32_t)in%d[%skk * %lld + j] - bz);", bi, boff, nn);
-  dy_cg_line(ctx, "      %s", store);
-  dy_cg_line(ctx, "    }");
+    L("       ((int32_t)%s[%skk * %lld + j] - bz);", IN(bi), boff, nn);
+  END();
+  L("%s", store);
+  END();
+  END();
+  END();
 }
 
 dy_status dy_emit_qmatmul(dy_cg_ctx *ctx, dy_error *err) {
@@ -652,30 +673,36 @@ dy_status dy_emit_qmatmul(dy_cg_ctx *ctx, dy_error *err) {
     char b1[64];
     dy_cg_line(ctx, "for (int64_t r = 0; r < %s; r++) /* rows of a */",
                dy_ext_str(ctx, dy_ext_range(ta, 0, ta->rank - 1), b1, sizeof b1));
-    dy_cg_line(ctx, "  for (int64_t j = 0; j < %lld; j++) {", nn);
-    dy_cg_line(ctx, "    const int32_t acc = in8[j] + %s(in0 + r * %lld, in3 + j * %lld, %lld) - az * bsum[j];",
-               dot_fn(ta->dtype), k, k, k);
-    dy_cg_line(ctx, "    const int64_t yi = r * %lld + j;", nn);
-    dy_cg_line(ctx, "    %s", store);
-    dy_cg_line(ctx, "  }");
+    ctx->indent++; /* the rows' loop has a comment: a plain one */
+    FOR("for (int64_t j = 0; j < %lld; j++) {", nn);
+    L("const int32_t acc = %s[j] + %s(%s + r * %lld, %s + j * %lld, %lld) - az * bsum[j];", IN(8),
+      dot_fn(ta->dtype), IN(0), k, IN(3), k, k);
+    L("const int64_t yi = r * %lld + j;", nn);
+    L("%s", store);
+    END();
+    ctx->indent--;
     (void)m;
     return DY_OK;
   }
-  matmul_direct(ctx, 3, 5, a.transpose_y != 0, store, "in8[j]");
+  char init[64];
+  snprintf(init, sizeof init, "%s[j]", IN(8));
+  matmul_direct(ctx, 3, 5, a.transpose_y != 0, store, init);
   return DY_OK;
 }
 
 dy_status dy_emit_matmul_integer(dy_cg_ctx *ctx, dy_error *err) {
   (void)err;
   put_zp(ctx, "az", 2);
-  matmul_direct(ctx, 1, 3, false, "out0[yi] = acc;", "0");
+  char store[64];
+  snprintf(store, sizeof store, "%s[yi] = acc;", OUT(0));
+  matmul_direct(ctx, 1, 3, false, store, "0");
   return DY_OK;
 }
 
 /* ---- qadd, qmul ---- */
 
 /* y = op(a, b) broadcast numpy-style; the body reads va and vb (the
- * zero-point-corrected elements) and writes out0[i]. */
+ * zero-point-corrected elements) and writes y[i]. */
 static void qbinary_loops(dy_cg_ctx *ctx, const char *expr) {
   const dy_type *ta = dy_cg_in_type(ctx, 0), *tb = dy_cg_in_type(ctx, 3);
   const dy_type *to = dy_cg_out_type(ctx, 0);
@@ -697,15 +724,14 @@ static void qbinary_loops(dy_cg_ctx *ctx, const char *expr) {
     if (db >= 0)
       sb = dy_ext_mul(sb, dy_ext_dim(tb->shape[db]));
   }
-  int base = ctx->indent;
   dy_cg_open_loops(ctx, r, ext, dy_loop_var);
-  dy_cg_line(ctx, "{");
-  dy_cg_line(ctx, "  const int32_t va = (int32_t)in0[%s] - az, vb = (int32_t)in3[%s] - bz;",
-             dy_idx_str(&ia), dy_idx_str(&ib));
-  dy_cg_line(ctx, "  out0[%s] = (%s)dy_q_clamp(%s + y_zp, lo, hi);", dy_idx_str(&io),
-             dy_ctype(to->dtype), expr);
-  dy_cg_line(ctx, "}");
-  ctx->indent = base;
+  L("{");
+  L("  const int32_t va = (int32_t)%s[%s] - az, vb = (int32_t)%s[%s] - bz;", IN(0),
+    dy_idx_str(&ia), IN(3), dy_idx_str(&ib));
+  L("  %s[%s] = (%s)dy_q_clamp(%s + y_zp, lo, hi);", OUT(0), dy_idx_str(&io), dy_ctype(to->dtype),
+    expr);
+  L("}");
+  dy_cg_close_loops(ctx, r);
 }
 
 static dy_status qbinary(dy_cg_ctx *ctx, dy_error *err, bool add) {
@@ -770,13 +796,14 @@ dy_status dy_emit_qsoftmax(dy_cg_ctx *ctx, dy_error *err) {
   dy_cg_line(ctx, "/* TFLite SOFTMAX (beta 1): x_scale * 2^26 as multiplier %ld, left shift %ld;",
              (long)mult, (long)lshift);
   dy_cg_line(ctx, " * differences below %ld from the row's maximum count as 0 */", (long)diff_min);
-  dy_cg_line(ctx, "for (int64_t o = 0; o < %s; o++)",
-             dy_ext_str(ctx, dy_ext_range(t, 0, ax), b1, sizeof b1));
-  dy_cg_line(ctx, "  for (int64_t k = 0; k < %s; k++)",
-             dy_ext_str(ctx, dy_ext_range(t, ax + 1, t->rank), b2, sizeof b2));
-  dy_cg_line(ctx, "    dy_q_softmax_row(in0 + o * %s * %s + k, out0 + o * %s * %s + k, %s, %s, %d, %ld, %ld, %ld);",
-             bn, b2, bn, b2, bn, b2, t->dtype == DY_U8, (long)mult, (long)lshift,
-             (long)diff_min);
+  FOR("for (int64_t o = 0; o < %s; o++)", dy_ext_str(ctx, dy_ext_range(t, 0, ax), b1, sizeof b1));
+  FOR("for (int64_t k = 0; k < %s; k++)",
+      dy_ext_str(ctx, dy_ext_range(t, ax + 1, t->rank), b2, sizeof b2));
+  L("dy_q_softmax_row(%s + o * %s * %s + k, %s + o * %s * %s + k, %s, %s, %d, %ld, %ld, %ld);",
+    IN(0), bn, b2, OUT(0), bn, b2, bn, b2, t->dtype == DY_U8, (long)mult, (long)lshift,
+    (long)diff_min);
+  END();
+  END();
   return DY_OK;
 }
 

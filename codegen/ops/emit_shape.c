@@ -1,9 +1,9 @@
 /* emit_shape.c - emitters of the shape op family (ir/ops_shape.def).
  *
- * Each writes the body of one kernel (parameters in0.., out0.., and
+ * Each writes the body of one kernel (parameters x, y, ... by role, and
  * `int64_t batch` when a type has the dynamic dim) as plain nested loops
  * with literal extents and strides; only the batch is a run-time value,
- * through dy_ext / dy_ext_str ("batch*7", "dim_seq*8"). The driver (emit.c) has
+ * through dy_ext / dy_ext_str ("batch*7", "dim_seq*8"). The driver (program/kernel.c) has
  * checked the op's types against inference (the rules of
  * ir/infer_shape.c) before an emitter runs. An empty output gives an empty
  * body.
@@ -31,6 +31,12 @@
 #include <string.h>
 
 #include "cg_ops.h"
+
+#define L(...) dy_cg_line(ctx, __VA_ARGS__)
+#define FOR(...) dy_cg_for(ctx, __VA_ARGS__)
+#define END() dy_cg_end(ctx)
+#define IN(i) dy_cg_in(ctx, i)
+#define OUT(i) dy_cg_out(ctx, i)
 
 /* ------------------------------------------------------------------ */
 /* Helpers                                                             */
@@ -94,14 +100,6 @@ static void value_literal(dy_dtype t, double v, char *buf, size_t n) {
   }
 }
 
-/* Close the blocks opened since indent `base`. */
-static void close_to(dy_cg_ctx *ctx, int base) {
-  while (ctx->indent > base) {
-    ctx->indent--;
-    dy_cg_line(ctx, "}");
-  }
-}
-
 /* ------------------------------------------------------------------ */
 /* The walk: slice, expand, tile                                       */
 /* ------------------------------------------------------------------ */
@@ -118,7 +116,7 @@ static bool w_plain(const wdim *w) {
   return !w->bcast && w->mod == 0 && w->start == 0 && w->step == 1;
 }
 
-/* out0[..] = in0[..] over the output dims w[0..r). */
+/* y[..] = x[..] over the output dims w[0..r). */
 static void emit_walk(dy_cg_ctx *ctx, const wdim *w, int r) {
   wdim g[DY_MAX_DIMS];
   int ng = 0;
@@ -177,10 +175,9 @@ static void emit_walk(dy_cg_ctx *ctx, const wdim *w, int r) {
   idx_term(ctx, &full, NULL, cst, dy_ext_one());
   idx_join(&full, &dyn_cst);
   idx_join(&full, &ii);
-  int base = ctx->indent;
   dy_cg_open_loops(ctx, ng, gext, dy_loop_var);
-  dy_cg_line(ctx, "out0[%s] = in0[%s];", dy_idx_str(&oi), dy_idx_str(&full));
-  ctx->indent = base;
+  L("%s[%s] = %s[%s];", OUT(0), dy_idx_str(&oi), IN(0), dy_idx_str(&full));
+  dy_cg_close_loops(ctx, ng);
 }
 
 
@@ -280,12 +277,9 @@ dy_status dy_emit_concat(dy_cg_ctx *ctx, dy_error *err) {
   dy_ext outer = dy_ext_range(o, 0, ax), inner = dy_ext_range(o, ax + 1, r);
   dy_ext orow = dy_ext_range(o, ax, r);
   bool loop_o = !dy_ext_is_one(outer);
-  char so[128], sr[128], sk[128];
-  int base = ctx->indent;
-  if (loop_o) {
-    dy_cg_line(ctx, "for (int64_t o = 0; o < %s; o++) {", dy_ext_str(ctx, outer, so, sizeof so));
-    ctx->indent++;
-  }
+  char so[128], sr[128];
+  if (loop_o)
+    FOR("for (int64_t o = 0; o < %s; o++) {", dy_ext_str(ctx, outer, so, sizeof so));
   int64_t before = 0; /* the inputs' sizes so far along the axis (a dim) */
   for (int k = 0; k < ctx->op->n_inputs; k++) {
     const dy_type *t = dy_cg_in_type(ctx, k);
@@ -302,17 +296,18 @@ dy_status dy_emit_concat(dy_cg_ctx *ctx, dy_error *err) {
       dy_idx_add(ctx, &ii, "o", row);
     }
     idx_term(ctx, &oi, NULL, 1, off);
-    snprintf(sk, sizeof sk, "in%d", k);
     if (dy_ext_is_one(row)) {
-      dy_cg_line(ctx, "out0[%s] = %s[%s];", dy_idx_str(&oi), sk, dy_idx_str(&ii));
+      L("%s[%s] = %s[%s];", OUT(0), dy_idx_str(&oi), IN(k), dy_idx_str(&ii));
       continue;
     }
     dy_idx_add(ctx, &oi, "i", dy_ext_one());
     dy_idx_add(ctx, &ii, "i", dy_ext_one());
-    dy_cg_line(ctx, "for (int64_t i = 0; i < %s; i++)", dy_ext_str(ctx, row, sr, sizeof sr));
-    dy_cg_line(ctx, "  out0[%s] = %s[%s];", oi.s, sk, ii.s);
+    FOR("for (int64_t i = 0; i < %s; i++)", dy_ext_str(ctx, row, sr, sizeof sr));
+    L("%s[%s] = %s[%s];", OUT(0), oi.s, IN(k), ii.s);
+    END();
   }
-  close_to(ctx, base);
+  if (loop_o)
+    END();
   return DY_OK;
 }
 
@@ -365,23 +360,18 @@ dy_status dy_emit_pad(dy_cg_ctx *ctx, dy_error *err) {
     ostr = dy_ext_mul(ostr, g[k].n);
   }
   static const char jv[DY_MAX_DIMS][4] = {"j0", "j1", "j2", "j3", "j4", "j5", "j6", "j7"};
-  int base = ctx->indent;
   for (int k = 0; k < ng; k++) {
     const char *i = dy_loop_var[k];
     dy_idx_add(ctx, &oi, i, os[k]);
     if (!g[k].padded) {
       dy_idx_add(ctx, &ii, i, g[k].istr);
-      dy_cg_line(ctx, "for (int64_t %s = 0; %s < %s; %s++)", i, i,
-                   dy_ext_str(ctx, g[k].n, sz, sizeof sz), i);
-      ctx->indent++;
+      FOR("for (int64_t %s = 0; %s < %s; %s++)", i, i, dy_ext_str(ctx, g[k].n, sz, sizeof sz), i);
       continue;
     }
     /* j = i - begin, then brought back into [0, dim) by the mode */
     int64_t b = g[k].begin, dim = g[k].dim;
     dy_idx_add(ctx, &ii, jv[k], g[k].istr);
-    dy_cg_line(ctx, "for (int64_t %s = 0; %s < %lld; %s++) {", i, i,
-                 (long long)g[k].n.k, i);
-    ctx->indent++;
+    FOR("for (int64_t %s = 0; %s < %lld; %s++) {", i, i, (long long)g[k].n.k, i);
     if (b == 0)
       dy_cg_line(ctx, "%sint64_t %s = %s;", m == 0 ? "const " : "", jv[k], i);
     else
@@ -415,17 +405,11 @@ dy_status dy_emit_pad(dy_cg_ctx *ctx, dy_error *err) {
     }
   }
   if (cond[0])
-    dy_cg_line(ctx, "out0[%s] = %s ? in0[%s] : %s;", dy_idx_str(&oi), cond,
-                 dy_idx_str(&ii), vlit);
+    L("%s[%s] = %s ? %s[%s] : %s;", OUT(0), dy_idx_str(&oi), cond, IN(0), dy_idx_str(&ii), vlit);
   else
-    dy_cg_line(ctx, "out0[%s] = in0[%s];", dy_idx_str(&oi), dy_idx_str(&ii));
-  /* close the braces of the padded loops (the others have none) */
-  for (int k = ng - 1; k >= 0; k--) {
-    ctx->indent--;
-    if (g[k].padded)
-      dy_cg_line(ctx, "}");
-  }
-  ctx->indent = base;
+    L("%s[%s] = %s[%s];", OUT(0), dy_idx_str(&oi), IN(0), dy_idx_str(&ii));
+  /* the padded loops close their braces (the others have none) */
+  dy_cg_close_loops(ctx, ng);
   return DY_OK;
 }
 
@@ -453,10 +437,12 @@ dy_status dy_emit_gather(dy_cg_ctx *ctx, dy_error *err) {
   bool loop_o = !dy_ext_is_one(outer), loop_i = !dy_ext_is_one(inner);
 
   dy_cg_line(ctx, "/* every index first: an out-of-range one fails the model */");
-  dy_cg_line(ctx, "for (int64_t j = 0; j < %s; j++)", sn);
-  dy_cg_line(ctx, "  if (in1[j] < -%s || in1[j] >= %s)", sd, sd);
-  dy_cg_line(ctx, "    return 1;");
-  /* out0[o][j][i] = in0[o][k][i], k = in1[j] (+ dim if negative) */
+  const char *X = IN(0), *I = IN(1), *Y = OUT(0);
+  FOR("for (int64_t j = 0; j < %s; j++)", sn);
+  L("if (%s[j] < -%s || %s[j] >= %s)", I, sd, I, sd);
+  L("  return 1;");
+  END();
+  /* y[o][j][i] = x[o][k][i], k = index[j] (+ dim if negative) */
   dy_idxbuf oi = {"", 0}, ii = {"", 0};
   if (loop_o) {
     dy_idx_add(ctx, &oi, "o", dy_ext_mul(n, inner));
@@ -468,20 +454,18 @@ dy_status dy_emit_gather(dy_cg_ctx *ctx, dy_error *err) {
     dy_idx_add(ctx, &oi, "i", dy_ext_one());
     dy_idx_add(ctx, &ii, "i", dy_ext_one());
   }
-  int base = ctx->indent;
-  if (loop_o) {
-    dy_cg_line(ctx, "for (int64_t o = 0; o < %s; o++)", so);
-    ctx->indent++;
-  }
-  dy_cg_line(ctx, "for (int64_t j = 0; j < %s; j++) {", sn);
-  ctx->indent++;
-  dy_cg_line(ctx, "const int64_t k = in1[j] < 0 ? in1[j] + %s : in1[j];", sd);
+  if (loop_o)
+    FOR("for (int64_t o = 0; o < %s; o++)", so);
+  FOR("for (int64_t j = 0; j < %s; j++) {", sn);
+  L("const int64_t k = %s[j] < 0 ? %s[j] + %s : %s[j];", I, I, sd, I);
   if (loop_i)
-    dy_cg_line(ctx, "for (int64_t i = 0; i < %s; i++)", si);
-  dy_cg_line(ctx, "%sout0[%s] = in0[%s];", loop_i ? "  " : "", oi.s, ii.s);
-  ctx->indent--;
-  dy_cg_line(ctx, "}");
-  ctx->indent = base;
+    FOR("for (int64_t i = 0; i < %s; i++)", si);
+  L("%s[%s] = %s[%s];", Y, oi.s, X, ii.s);
+  if (loop_i)
+    END();
+  END();
+  if (loop_o)
+    END();
   return DY_OK;
 }
 
@@ -546,53 +530,48 @@ static dy_status emit_reduce(dy_cg_ctx *ctx, dy_error *err, reduce_kind rk) {
   const char *T = dy_ctype(o->dtype), *O = dy_idx_str(&oi), *I = dy_idx_str(&ii);
   char sz[128], sc[128];
   dy_ext no = dy_ext_range(o, 0, o->rank);
+  const char *X = IN(0), *Y = OUT(0);
   if (dy_ext_is_one(no)) {
-    dy_cg_line(ctx, "out0[0] = %s;", init);
+    L("%s[0] = %s;", Y, init);
   } else {
-    dy_cg_line(ctx, "for (int64_t i = 0; i < %s; i++)", dy_ext_str(ctx, no, sz, sizeof sz));
-    dy_cg_line(ctx, "  out0[i] = %s;", init);
+    FOR("for (int64_t i = 0; i < %s; i++)", dy_ext_str(ctx, no, sz, sizeof sz));
+    L("%s[i] = %s;", Y, init);
+    END();
   }
   /* accumulate, in the input's C order (an empty input adds nothing: a
    * sum of 0, a mean of 0/0) */
-  int base = ctx->indent;
   bool block = rk == R_MAX || rk == R_MIN; /* the innermost loop has a body */
-  for (int k = 0; k < ng && !is_empty(a); k++) {
+  int nl = is_empty(a) ? 0 : ng;
+  for (int k = 0; k < nl; k++) {
     const char *i = dy_loop_var[k];
-    dy_cg_line(ctx, "for (int64_t %s = 0; %s < %s; %s++)%s", i, i,
-                 dy_ext_str(ctx, gext[k], sz, sizeof sz), i,
-                 block && k == ng - 1 ? " {" : "");
-    ctx->indent++;
+    FOR("for (int64_t %s = 0; %s < %s; %s++)%s", i, i, dy_ext_str(ctx, gext[k], sz, sizeof sz),
+        i, block && k == ng - 1 ? " {" : "");
   }
   if (is_empty(a)) {
     /* no loop */
   } else if (rk == R_SUM || rk == R_MEAN) {
     if (f32)
-      dy_cg_line(ctx, "out0[%s] += in0[%s];", O, I);
+      L("%s[%s] += %s[%s];", Y, O, X, I);
     else /* wraps, as the eager kernel does, instead of overflowing */
-      dy_cg_line(ctx, "out0[%s] = (int64_t)((uint64_t)out0[%s] + (uint64_t)in0[%s]);",
-                   O, O, I);
+      L("%s[%s] = (int64_t)((uint64_t)%s[%s] + (uint64_t)%s[%s]);", Y, O, Y, O, X, I);
   } else {
     /* f32: NaN propagates, as numpy's max */
-    dy_cg_line(ctx, "const %s v = in0[%s];", T, I);
-    dy_cg_line(ctx, "if (v %s out0[%s]%s)", rk == R_MAX ? ">" : "<", O,
-                 f32 ? " || v != v" : "");
-    dy_cg_line(ctx, "  out0[%s] = v;", O);
-    if (ng > 0) {
-      ctx->indent = base + ng - 1;
-      dy_cg_line(ctx, "}");
-    }
+    L("const %s v = %s[%s];", T, X, I);
+    L("if (v %s %s[%s]%s)", rk == R_MAX ? ">" : "<", Y, O, f32 ? " || v != v" : "");
+    L("  %s[%s] = v;", Y, O);
   }
-  ctx->indent = base;
+  dy_cg_close_loops(ctx, nl);
   if (rk == R_MEAN) {
     /* "(float)13" or "(float)(batch*13)" */
     char cnt[160];
     dy_ext_str(ctx, count, sc, sizeof sc);
     snprintf(cnt, sizeof cnt, count.p ? "(float)(%s)" : "(float)%s", sc);
     if (dy_ext_is_one(no)) {
-      dy_cg_line(ctx, "out0[0] /= %s;", cnt);
+      L("%s[0] /= %s;", Y, cnt);
     } else {
-      dy_cg_line(ctx, "for (int64_t i = 0; i < %s; i++)", dy_ext_str(ctx, no, sz, sizeof sz));
-      dy_cg_line(ctx, "  out0[i] /= %s;", cnt);
+      FOR("for (int64_t i = 0; i < %s; i++)", dy_ext_str(ctx, no, sz, sizeof sz));
+      L("%s[i] /= %s;", Y, cnt);
+      END();
     }
   }
   return DY_OK;
@@ -640,17 +619,17 @@ static void around_axis(dy_cg_ctx *ctx, const dy_type *t, int64_t axis,
 }
 
 /* Open "for o" (unless outer is 1) and "for j" (unless inner is 1) and point x
- * (and y) at the row; returns the base indent to close to. */
+ * (and y) at the row; returns the loops to close. */
 static int open_rows(dy_cg_ctx *ctx, const axis_view *v, const char *T,
                      bool with_y) {
-  int base = ctx->indent;
+  int n = 0;
   if (!v->outer1) {
-    dy_cg_line(ctx, "for (int64_t o = 0; o < %s; o++) {", v->so);
-    ctx->indent++;
+    FOR("for (int64_t o = 0; o < %s; o++) {", v->so);
+    n++;
   }
   if (!v->inner1) {
-    dy_cg_line(ctx, "for (int64_t j = 0; j < %s; j++) {", v->si);
-    ctx->indent++;
+    FOR("for (int64_t j = 0; j < %s; j++) {", v->si);
+    n++;
   }
   /* the row starts at o * n * inner (+ j) */
   dy_idxbuf row = {"", 0};
@@ -659,15 +638,15 @@ static int open_rows(dy_cg_ctx *ctx, const axis_view *v, const char *T,
   if (!v->inner1)
     dy_idx_add(ctx, &row, "j", dy_ext_one());
   if (row.n) {
-    dy_cg_line(ctx, "const %s *x = in0 + %s;", T, row.s);
+    L("const %s *x = %s + %s;", T, IN(0), row.s);
     if (with_y)
-      dy_cg_line(ctx, "%s *y = out0 + %s;", T, row.s);
+      L("%s *y = %s + %s;", T, OUT(0), row.s);
   } else {
-    dy_cg_line(ctx, "const %s *x = in0;", T);
+    L("const %s *x = %s;", T, IN(0));
     if (with_y)
-      dy_cg_line(ctx, "%s *y = out0;", T);
+      L("%s *y = %s;", T, OUT(0));
   }
-  return base;
+  return n;
 }
 
 dy_status dy_emit_argmax(dy_cg_ctx *ctx, dy_error *err) {
@@ -675,26 +654,26 @@ dy_status dy_emit_argmax(dy_cg_ctx *ctx, dy_error *err) {
   axis_view v;
   around_axis(ctx, a, dy_argmax_attrs_get(ctx->op).axis, &v);
   const char *T = dy_ctype(a->dtype);
-  int base = open_rows(ctx, &v, T, false);
+  int nl = open_rows(ctx, &v, T, false);
   dy_cg_line(ctx, "int64_t best = 0;");
   dy_cg_line(ctx, "%s m = x[0];", T);
-  dy_cg_line(ctx, "for (int64_t k = 1; k < %s; k++) {", v.sn);
-  dy_cg_line(ctx, "  const %s e = %s;", T, v.xk);
+  FOR("for (int64_t k = 1; k < %s; k++) {", v.sn);
+  L("const %s e = %s;", T, v.xk);
   if (a->dtype == DY_F32) /* the first NaN wins, as numpy */
-    dy_cg_line(ctx, "  if (e > m || (e != e && m == m)) {");
+    L("if (e > m || (e != e && m == m)) {");
   else
-    dy_cg_line(ctx, "  if (e > m) {");
-  dy_cg_line(ctx, "    m = e;");
-  dy_cg_line(ctx, "    best = k;");
-  dy_cg_line(ctx, "  }");
-  dy_cg_line(ctx, "}");
+    L("if (e > m) {");
+  L("  m = e;");
+  L("  best = k;");
+  L("}");
+  END();
   dy_idxbuf oi = {"", 0};
   if (!v.outer1)
     dy_idx_add(ctx, &oi, "o", v.inner);
   if (!v.inner1)
     dy_idx_add(ctx, &oi, "j", dy_ext_one());
-  dy_cg_line(ctx, "out0[%s] = best;", dy_idx_str(&oi));
-  close_to(ctx, base);
+  L("%s[%s] = best;", OUT(0), dy_idx_str(&oi));
+  dy_cg_close_loops(ctx, nl);
   return DY_OK;
 }
 
@@ -706,18 +685,21 @@ dy_status dy_emit_log_softmax(dy_cg_ctx *ctx, dy_error *err) {
   around_axis(ctx, a, dy_log_softmax_attrs_get(ctx->op).axis, &v);
   char yk[200];
   snprintf(yk, sizeof yk, "y%s", v.xk + 1);
-  int base = open_rows(ctx, &v, "float", true);
-  dy_cg_line(ctx, "float mx = x[0];");
-  dy_cg_line(ctx, "for (int64_t k = 1; k < %s; k++)", v.sn);
-  dy_cg_line(ctx, "  if (%s > mx)", v.xk);
-  dy_cg_line(ctx, "    mx = %s;", v.xk);
-  dy_cg_line(ctx, "float sum = 0.0f;");
-  dy_cg_line(ctx, "for (int64_t k = 0; k < %s; k++)", v.sn);
-  dy_cg_line(ctx, "  sum += dy_expf(%s - mx);", v.xk);
-  dy_cg_line(ctx, "const float lse = dy_logf(sum);");
-  dy_cg_line(ctx, "for (int64_t k = 0; k < %s; k++)", v.sn);
-  dy_cg_line(ctx, "  %s = %s - mx - lse;", yk, v.xk);
-  close_to(ctx, base);
+  int nl = open_rows(ctx, &v, "float", true);
+  L("float mx = x[0];");
+  FOR("for (int64_t k = 1; k < %s; k++)", v.sn);
+  L("if (%s > mx)", v.xk);
+  L("  mx = %s;", v.xk);
+  END();
+  L("float sum = 0.0f;");
+  FOR("for (int64_t k = 0; k < %s; k++)", v.sn);
+  L("sum += dy_expf(%s - mx);", v.xk);
+  END();
+  L("const float lse = dy_logf(sum);");
+  FOR("for (int64_t k = 0; k < %s; k++)", v.sn);
+  L("%s = %s - mx - lse;", yk, v.xk);
+  END();
+  dy_cg_close_loops(ctx, nl);
   return DY_OK;
 }
 

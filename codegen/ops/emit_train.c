@@ -2,9 +2,9 @@
  * momentum, adam, adamw, batch_norm_stats.
  *
  * Each op updates state in place: its outputs are its first inputs. The
- * kernel reads in<i> and writes out<i>, element by element, every operand
+ * kernel reads input i and writes output i, element by element, every operand
  * of an element read before any is written, so the code is right both
- * when the training code generator passes one buffer as in<i> and out<i>
+ * when the training code generator passes one buffer as both
  * (it then drops `restrict`, as for any kernel writing over an input) and
  * when they are distinct. The arithmetic is runtime/kernels_train.c's,
  * operation for operation (float, the attributes as float literals;
@@ -17,8 +17,10 @@
 #include "cg_ops.h"
 
 #define L(...) dy_cg_line(ctx, __VA_ARGS__)
-#define OPEN(...) (dy_cg_line(ctx, __VA_ARGS__), ctx->indent++)
-#define CLOSE() (ctx->indent--, dy_cg_line(ctx, "}"))
+#define FOR(...) dy_cg_for(ctx, __VA_ARGS__)
+#define END() dy_cg_end(ctx)
+#define IN(i) dy_cg_in(ctx, i)
+#define OUT(i) dy_cg_out(ctx, i)
 
 /* An attribute's value as a float literal (lit), false if not finite. */
 static dy_status flit(dy_cg_ctx *ctx, double d, char *lit, size_t n, dy_error *err) {
@@ -28,55 +30,58 @@ static dy_status flit(dy_cg_ctx *ctx, double d, char *lit, size_t n, dy_error *e
   return DY_OK;
 }
 
-/* The loop over the parameter's elements. */
+/* The loop over the parameter's elements (closed by END). */
 static void open_loop(dy_cg_ctx *ctx) {
-  OPEN("for (int64_t i = 0; i < %s; i++) {",
-       dy_cg_extent(ctx, dy_cg_in_type(ctx, 0), 0, dy_cg_in_type(ctx, 0)->rank));
+  FOR("for (int64_t i = 0; i < %s; i++) {",
+      dy_cg_extent(ctx, dy_cg_in_type(ctx, 0), 0, dy_cg_in_type(ctx, 0)->rank));
 }
 
-/* g = grad[i], plus weight_decay * p when it is nonzero (p a C name). */
+/* g = grad[i] (input grad), plus weight_decay * p when it is nonzero (p a
+ * C expression). */
 static void emit_grad(dy_cg_ctx *ctx, int grad, double wd, const char *wd_lit,
                       const char *p) {
   if (wd != 0.0 && (float)wd != 0.0f)
-    L("const float g = in%d[i] + %s * %s;", grad, wd_lit, p);
+    L("const float g = %s[i] + %s * %s;", IN(grad), wd_lit, p);
   else
-    L("const float g = in%d[i];", grad);
+    L("const float g = %s[i];", IN(grad));
 }
 
 dy_status dy_emit_sgd(dy_cg_ctx *ctx, dy_error *err) {
   dy_sgd_attrs a = dy_sgd_attrs_get(ctx->op);
-  char wd[64];
+  char wd[64], p[64];
   dy_status s = flit(ctx, a.weight_decay, wd, sizeof wd, err);
   if (s)
     return s;
+  snprintf(p, sizeof p, "%s[i]", IN(0));
   L("/* p -= lr * (grad + weight_decay * p) */");
-  L("const float lr = in2[0];");
+  L("const float lr = %s[0];", IN(2));
   open_loop(ctx);
-  emit_grad(ctx, 1, a.weight_decay, wd, "in0[i]");
-  L("out0[i] = in0[i] - lr * g;");
-  CLOSE();
+  emit_grad(ctx, 1, a.weight_decay, wd, p);
+  L("%s[i] = %s[i] - lr * g;", OUT(0), IN(0));
+  END();
   return DY_OK;
 }
 
 dy_status dy_emit_momentum(dy_cg_ctx *ctx, dy_error *err) {
   dy_momentum_attrs a = dy_momentum_attrs_get(ctx->op);
-  char wd[64], mu[64];
+  char wd[64], mu[64], p[64];
   dy_status s;
   if ((s = flit(ctx, a.weight_decay, wd, sizeof wd, err)) ||
       (s = flit(ctx, a.mu, mu, sizeof mu, err)))
     return s;
+  snprintf(p, sizeof p, "%s[i]", IN(0));
   L("/* v = mu * v + g; p -= lr * %s */", a.use_nesterov ? "(g + mu * v)" : "v");
-  L("const float lr = in3[0];");
+  L("const float lr = %s[0];", IN(3));
   open_loop(ctx);
-  emit_grad(ctx, 2, a.weight_decay, wd, "in0[i]");
-  L("const float v = %s * in1[i] + g;", mu);
+  emit_grad(ctx, 2, a.weight_decay, wd, p);
+  L("const float v = %s * %s[i] + g;", mu, IN(1));
   if (a.use_nesterov)
     L("const float step = g + %s * v;", mu);
   else
     L("const float step = v;");
-  L("out1[i] = v;");
-  L("out0[i] = in0[i] - lr * step;");
-  CLOSE();
+  L("%s[i] = v;", OUT(1));
+  L("%s[i] = %s[i] - lr * step;", OUT(0), IN(0));
+  END();
   return DY_OK;
 }
 
@@ -94,22 +99,22 @@ static dy_status emit_adam(dy_cg_ctx *ctx, dy_error *err, double beta1, double b
       (s = flit(ctx, 1.0f - (float)beta2, omb2, sizeof omb2, err)))
     return s;
   L("/* m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2; bias-corrected step */");
-  L("const float lr = in6[0];");
-  L("const float b1p = in3[0] * %s, b2p = in4[0] * %s;", b1, b2);
+  L("const float lr = %s[0];", IN(6));
+  L("const float b1p = %s[0] * %s, b2p = %s[0] * %s;", IN(3), b1, IN(4), b2);
   L("const float bc1 = 1.0f - b1p, bc2 = 1.0f - b2p;");
   if (coeff != 0.0)
     L("const float decay = 1.0f - lr * %s;", cf);
   open_loop(ctx);
-  L("const float p = in0[i]%s;", coeff != 0.0 ? " * decay" : "");
+  L("const float p = %s[i]%s;", IN(0), coeff != 0.0 ? " * decay" : "");
   emit_grad(ctx, 5, l2, wd, "p");
-  L("const float m = %s * in1[i] + %s * g;", b1, omb1);
-  L("const float v = %s * in2[i] + %s * g * g;", b2, omb2);
-  L("out1[i] = m;");
-  L("out2[i] = v;");
-  L("out0[i] = p - lr * (m / bc1) / (dy_sqrtf(v / bc2) + %s);", eps);
-  CLOSE();
-  L("out3[0] = b1p;");
-  L("out4[0] = b2p;");
+  L("const float m = %s * %s[i] + %s * g;", b1, IN(1), omb1);
+  L("const float v = %s * %s[i] + %s * g * g;", b2, IN(2), omb2);
+  L("%s[i] = m;", OUT(1));
+  L("%s[i] = v;", OUT(2));
+  L("%s[i] = p - lr * (m / bc1) / (dy_sqrtf(v / bc2) + %s);", OUT(0), eps);
+  END();
+  L("%s[0] = b1p;", OUT(3));
+  L("%s[0] = b2p;", OUT(4));
   return DY_OK;
 }
 
@@ -143,23 +148,25 @@ dy_status dy_emit_batch_norm_stats(dy_cg_ctx *ctx, dy_error *err) {
     L("/* an empty batch: no statistics, the state is left as it is */");
     return DY_OK;
   }
-  OPEN("for (int64_t c = 0; c < %lld; c++) {", c);
+  FOR("for (int64_t c = 0; c < %lld; c++) {", c);
   L("double sum = 0.0, sq = 0.0;");
-  L("for (int64_t n = 0; n < %s; n++)", nb);
-  L("  for (int64_t j = 0; j < %s; j++)", sp);
-  L("    sum += in2[(n * %lld + c) * %s + j];", c, sp);
+  FOR("for (int64_t n = 0; n < %s; n++)", nb);
+  FOR("for (int64_t j = 0; j < %s; j++)", sp);
+  L("sum += %s[(n * %lld + c) * %s + j];", IN(2), c, sp);
+  END();
+  END();
   L("const double mu = sum / (%s);", cnt);
-  OPEN("for (int64_t n = 0; n < %s; n++)", nb);
-  OPEN("for (int64_t j = 0; j < %s; j++) {", sp);
-  L("const double d = in2[(n * %lld + c) * %s + j] - mu;", c, sp);
+  FOR("for (int64_t n = 0; n < %s; n++)", nb);
+  FOR("for (int64_t j = 0; j < %s; j++) {", sp);
+  L("const double d = %s[(n * %lld + c) * %s + j] - mu;", IN(2), c, sp);
   L("sq += d * d;");
-  CLOSE();
-  ctx->indent--;
-  L("const float m = (float)(%.17g * in0[c] + %.17g * mu);", mom, 1.0 - mom);
-  L("const float v = (float)(%.17g * in1[c] + %.17g * (sq / (%s)));", mom, 1.0 - mom, cnt);
-  L("out0[c] = m;");
-  L("out1[c] = v;");
-  CLOSE();
+  END();
+  END();
+  L("const float m = (float)(%.17g * %s[c] + %.17g * mu);", mom, IN(0), 1.0 - mom);
+  L("const float v = (float)(%.17g * %s[c] + %.17g * (sq / (%s)));", mom, IN(1), 1.0 - mom, cnt);
+  L("%s[c] = m;", OUT(0));
+  L("%s[c] = v;", OUT(1));
+  END();
   return DY_OK;
 }
 

@@ -1,7 +1,8 @@
 /* cg_program.h - codegen floor 3 (codegen/program/), the driver's header:
- * everything below (floors 0-2), plus what only the driver writes (main.c,
- * the text passes over a kernel). Not part of the public API
- * (dy_codegen.h). See codegen/README.md. */
+ * everything below (floors 0-2), plus the generator's state (cg_gen) and
+ * the functions of program/ that its files share, one section a file, the
+ * bottom ones first. Not part of the public API (dy_codegen.h). See
+ * codegen/README.md. */
 #ifndef DY_CODEGEN_CG_PROGRAM_H
 #define DY_CODEGEN_CG_PROGRAM_H
 
@@ -177,17 +178,5 @@ void cg_emit_tables(cg_gen *g, dy_buf *out);
 dy_status dy_codegen_main_c(const dy_program *p, const dy_codegen_options *opt,
                             dy_buf *out, dy_error *err);
 
-
-/* ---- emit_tidy.c: text passes over a kernel ---- */
-
-/* Does identifier id occur as a whole token in text[0, len)? */
-bool dy_cg_mentions_n(const char *text, size_t len, const char *id);
-/* text with every loop of one trip turned into its body with the index
- * fixed (kept when the body has continue or break). Malloc'd; NULL if out
- * of memory. */
-char *dy_cg_tidy_loops(const char *text);
-/* text with each whole identifier from[k] replaced by to[k]. Malloc'd;
- * NULL if out of memory. */
-char *dy_cg_rename(const char *text, const char *const *from, const char *const *to, int n);
 
 #endif /* DY_CODEGEN_CG_PROGRAM_H */

@@ -66,9 +66,9 @@ static void join(char *d, size_t n, const char *a, const char *b, const char *c)
 }
 
 /* The parameter names of op's kernel: inputs then outputs, by role
- * (cg_operand_role) where that name is free in the kernel's code (which
- * names the parameters in0.., out0..), else the role with _in / _out,
- * else in<i> / out<i>. */
+ * (cg_operand_role) where that name is free in the kernel's code (written
+ * with the parameters named in0.., out0..), else the role with _in /
+ * _out, else in<i> / out<i>. */
 static void param_names(const dy_op *op, const char *code, char (*name)[32]) {
   int n = op->n_inputs + op->n_outputs;
   for (int k = 0; k < n; k++) {
@@ -106,20 +106,6 @@ static char *code_only(const char *a, const char *b) {
     c = end;
   }
   return t;
-}
-
-/* b's text becomes t (taken; NULL: out of memory). */
-static dy_status replace_text(dy_buf *b, char *t) {
-  if (!t)
-    return DY_STATUS_OUT_OF_MEMORY;
-  dy_buf_free(b);
-  size_t n = strlen(t);
-  *b = (dy_buf){.s = t, .len = n, .cap = n + 1};
-  if (n == 0) {
-    free(t);
-    *b = (dy_buf){0};
-  }
-  return DY_OK;
 }
 
 /* The kernel's comment: op id, name, location (a fused op: every op it was
@@ -243,25 +229,65 @@ static dy_status put_definition(cg_gen *g, int oi, char (*pname)[32], const char
   return DY_OK;
 }
 
+/* The body of op oi's kernel by its emitter (dy_cg_table) into body and
+ * before (the worker functions of a threaded kernel), the parameters named
+ * param (inputs then outputs; NULL: in0.., out0..). */
+static dy_status run_emitter(cg_gen *g, int oi, const char *const *param, dy_buf *body,
+                             dy_buf *before) {
+  const dy_op *op = g->ops[oi];
+  dy_cg_ctx ctx = {.p = g->p, .op = op, .body = body, .indent = 1, .uses = &g->uses,
+                   .scratch = g->scratch[oi] > 0, .threads = g->opt->threads,
+                   .plain_kernels = g->opt->plain_kernels, .no_pack_a = g->opt->no_pack_a,
+                   .max_batch = g->opt->max_batch, .before = before,
+                   .seed = g->seed_slot[oi] >= 0, .param = param};
+  dy_status s = dy_cg_table[op->kind]->emit(&ctx, g->err);
+  if (!dy_cg_loops_close_all(&ctx) && s == DY_OK)
+    s = dy_error_at(g->err, op, DY_STATUS_INTERNAL, "codegen: %s: the emitter left a loop open",
+                    dy_op_name(op->kind));
+  if (s == DY_OK && (body->oom || before->oom))
+    s = dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  return s;
+}
+
 dy_status cg_emit_kernel(cg_gen *g, int oi, dy_buf *final_out) {
-  const dy_program *p = g->p;
   const dy_op *op = g->ops[oi];
   /* the comment is written aside: a threaded kernel's worker function
    * (ctx.before) goes in front of it */
   dy_buf cmt = {0}, *out = &cmt;
   put_comment(g, op, g->in_place[oi], out);
 
-  /* body */
+  /* the parameters are named by their operands' roles (x, w, bias, y,
+   * ...) where the name is free in the kernel: a first run of the emitter
+   * with the generic names in0.., out0.. shows which names the kernel's own
+   * code uses; the second writes it with the names chosen */
   dy_buf body = {0}, before = {0};
-  dy_cg_ctx ctx = {.p = p, .op = op, .body = &body, .indent = 1, .uses = &g->uses,
-                     .scratch = g->scratch[oi] > 0, .threads = g->opt->threads,
-                     .plain_kernels = g->opt->plain_kernels,
-                     .no_pack_a = g->opt->no_pack_a, .max_batch = g->opt->max_batch,
-                     .before = &before, .seed = g->seed_slot[oi] >= 0};
+  enum { MAXP = 2 * DY_MAX_FEEDS + 2 };
+  char pname[MAXP][32];
+  const char *param[MAXP];
   dy_status s = check_kernel_types(g, op);
   if (s == DY_OK)
-    s = dy_cg_table[op->kind]->emit(&ctx, g->err);
-  if (s == DY_OK && (body.oom || before.oom || cmt.oom))
+    s = run_emitter(g, oi, NULL, &body, &before);
+  char *code = s == DY_OK ? code_only(body.s, before.s) : NULL;
+  if (s == DY_OK && !code)
+    s = dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  if (s == DY_OK) {
+    param_names(op, code, pname);
+    bool generic = true;
+    for (int k = 0; k < op->n_inputs + op->n_outputs; k++) {
+      bool o = k >= op->n_inputs;
+      char gk[16];
+      snprintf(gk, sizeof gk, "%s%d", o ? "out" : "in", o ? k - op->n_inputs : k);
+      generic &= strcmp(gk, pname[k]) == 0;
+      param[k] = pname[k];
+    }
+    if (!generic) {
+      dy_buf_free(&body);
+      dy_buf_free(&before);
+      s = run_emitter(g, oi, param, &body, &before);
+    }
+  }
+  free(code);
+  if (s == DY_OK && cmt.oom)
     s = dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
   if (s != DY_OK) {
     dy_buf_free(&body);
@@ -270,39 +296,6 @@ dy_status cg_emit_kernel(cg_gen *g, int oi, dy_buf *final_out) {
     if (g->err && g->err->op_id < 0)
       g->err->op_id = op->id;
     return s;
-  }
-  /* the kernel as a reader should see it: no loop of one trip */
-  s = replace_text(&body, dy_cg_tidy_loops(body.s));
-  if (s == DY_OK)
-    s = replace_text(&before, dy_cg_tidy_loops(before.s));
-  /* parameters named by their role: x, w, b, y, ... (emitters write in0,
-   * out0, ...) */
-  enum { MAXP = 2 * DY_MAX_FEEDS + 2 };
-  char pname[MAXP][32];
-  const char *from[MAXP], *to[MAXP];
-  char generic[MAXP][16];
-  int np = op->n_inputs + op->n_outputs < MAXP ? op->n_inputs + op->n_outputs : MAXP;
-  char *code = s == DY_OK ? code_only(body.s, before.s) : NULL;
-  if (s == DY_OK && !code)
-    s = DY_STATUS_OUT_OF_MEMORY;
-  if (s == DY_OK) {
-    param_names(op, code, pname);
-    for (int k = 0; k < np; k++) {
-      bool o = k >= op->n_inputs;
-      snprintf(generic[k], sizeof generic[k], "%s%d", o ? "out" : "in", o ? k - op->n_inputs : k);
-      from[k] = generic[k];
-      to[k] = pname[k];
-    }
-    s = replace_text(&body, dy_cg_rename(body.s, from, to, np));
-    if (s == DY_OK && before.s)
-      s = replace_text(&before, dy_cg_rename(before.s, from, to, np));
-  }
-  free(code);
-  if (s != DY_OK) {
-    dy_buf_free(&body);
-    dy_buf_free(&before);
-    dy_buf_free(&cmt);
-    return dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
   }
   out = final_out;
   if (before.s)

@@ -1,4 +1,4 @@
-/* emit_main.c - main.c: a hosted command-line driver around NAME_run.
+/* main_c.c - floor 3: main.c, a hosted command-line driver around NAME_run.
  *
  * The driver is the same for every model: it learns the inputs' and
  * outputs' names, dtypes and shapes from the NAME_inputs / NAME_outputs

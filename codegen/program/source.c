@@ -18,7 +18,7 @@
  *                       separate_weights (the CLI's way) all of them, of
  *                       every dtype, are in `extern const union
  *                       NAME_weights_data NAME_weights`, a type complete
- *                       only in NAME_weights.c (emit_weights.c), and each
+ *                       only in NAME_weights.c (weights_file.c), and each
  *                       w_<name> a macro naming its place there
  *   SIMD helpers        when a kernel uses them: emit_simd.c's dy_vf /
  *                       dy_f16 helpers, emit_gemm.c's micro-kernels, and

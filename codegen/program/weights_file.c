@@ -1,4 +1,5 @@
-/* emit_weights.c - the files that hold NAME_weights (separate_weights).
+/* weights_file.c - floor 3: the files that hold NAME_weights
+ * (separate_weights).
  *
  * With dy_codegen_options.separate_weights, NAME.c declares the weights
  * (every dtype: f32, i8, u8, i32, i64, bool) as one object,

@@ -1,6 +1,7 @@
 /* cg_text.h - codegen floor 0 (codegen/text/): text buffers and literals
  * (buf.c), the emitter-context helpers (emit_util.c: sizes, index
- * expressions, loop nests, the n-ary broadcast loop) and, in templates.h,
+ * expressions, loop nests, the n-ary broadcast loop), the lines and loops
+ * of kernel text (lines.c) and, in templates.h,
  * the runtime pieces of the generated C (templates.c, rt/). Depends on
  * nothing of codegen/ but the public dy_codegen.h; every floor above
  * includes it. The floors are described in codegen/README.md. */
@@ -78,20 +79,21 @@ dy_status dy_cg_type_error(dy_cg_ctx *ctx, dy_error *err, dy_status s,
                              const char *what);
 extern char dy_loop_var[DY_MAX_DIMS][4];          /* "i0".."i7" */
 extern char dy_bvars[DY_MAX_DIMS][4];             /* "b0".."b7" */
-/* Open n nested loops over extents e with variables vars (indent rises). */
-void dy_cg_open_loops(dy_cg_ctx *ctx, int n, const dy_ext *e,
-                        char (*vars)[4]);
+/* Open n nested (braceless) loops over extents e with variables vars;
+ * dy_cg_close_loops closes the n innermost loops. */
+void dy_cg_open_loops(dy_cg_ctx *ctx, int n, const dy_ext *e, char (*vars)[4]);
+void dy_cg_close_loops(dy_cg_ctx *ctx, int n);
 /* The elementwise loop nest for an op of 1 to 3 inputs broadcasting
- * numpy-style to out0: dims that broadcast alike are collapsed, then
- * out0[..] = fmt(in0[..], in1[..], in2[..]). fmt has one %s per input
+ * numpy-style to the output: dims that broadcast alike are collapsed, then
+ * y[..] = fmt(a[..], b[..], c[..]). fmt has one %s per input
  * ("%s + %s", "dy_powf(%s, %s)", "%s ? %s : %s"). Dtype checks are the
  * caller's. */
 dy_status dy_cg_broadcast(dy_cg_ctx *ctx, dy_error *err, const char *fmt);
 /* The same loop nest, with a body that binds the inputs' elements to
  * v0, v1, v2 (f32) and stores expr, which may name each several times. */
 dy_status dy_cg_broadcast_let(dy_cg_ctx *ctx, dy_error *err, const char *expr);
-/* out0 as a flat copy of in0 (a view op whose output is not aliased to
- * its input): one loop over the elements, none when out0 is empty. Fails
+/* The output as a flat copy of the input (a view op whose output is not
+ * aliased to its input): one loop over the elements, none when it is empty. Fails
  * if the dtypes or the sizes differ. */
 dy_status dy_cg_flat_copy(dy_cg_ctx *ctx, dy_error *err);
 
@@ -101,6 +103,15 @@ const char *dy_cg_affine(char *buf, size_t n, const char *v, long long m, long l
 const char *dy_cg_sum2(char *buf, size_t n, const char *t1, const char *v, long long m);
 /* "if (v < 0 || v >= n) continue;" with only the halves that can happen. */
 void dy_cg_bounds(dy_cg_ctx *ctx, const char *v, bool lo, bool hi, long long n);
+
+/* ---- lines.c: lines and loops of kernel text (dy_cg_line, dy_cg_for,
+ * dy_cg_end: dy_codegen.h) ---- */
+
+/* Does identifier id occur as a whole token in text[0, len)? */
+bool dy_cg_mentions_n(const char *text, size_t len, const char *id);
+/* Close every loop still open (after an emitter failed: their text is
+ * dropped); false when there was one. */
+bool dy_cg_loops_close_all(dy_cg_ctx *ctx);
 
 /* What the kernels of a file use (dy_cg_ctx.uses), so the file carries
  * only the helpers it needs. */

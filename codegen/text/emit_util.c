@@ -94,15 +94,31 @@ const dy_type *dy_cg_out_type(dy_cg_ctx *ctx, int i) {
   return &ctx->p->vars[ctx->op->outputs[i]]->type;
 }
 
-void dy_cg_line(dy_cg_ctx *ctx, const char *fmt, ...) {
-  for (int i = 0; i < ctx->indent; i++)
-    dy_buf_puts(ctx->body, "  ");
-  va_list ap;
-  va_start(ap, fmt);
-  dy_buf_vprintf(ctx->body, fmt, ap);
-  va_end(ap);
-  dy_buf_putc(ctx->body, '\n');
+/* The parameters' names without the driver's: in0, in1, ..., out0, ... */
+#define DY_TEN(p, d) p #d "0", p #d "1", p #d "2", p #d "3", p #d "4", \
+                     p #d "5", p #d "6", p #d "7", p #d "8", p #d "9"
+static const char *const generic_in[] = {
+    "in0", "in1", "in2", "in3", "in4", "in5", "in6", "in7", "in8", "in9",
+    DY_TEN("in", 1), DY_TEN("in", 2), DY_TEN("in", 3), DY_TEN("in", 4),
+    DY_TEN("in", 5), DY_TEN("in", 6)};
+static const char *const generic_out[] = {"out0", "out1", "out2", "out3", "out4",
+                                          "out5", "out6", "out7", "out8", "out9"};
+#undef DY_TEN
+
+/* (An operand the op does not have keeps its generic name: a kernel
+ * builder may name a residual the op lacks in a struct it always writes.) */
+const char *dy_cg_in(const dy_cg_ctx *ctx, int i) {
+  if (ctx->param && i >= 0 && i < ctx->op->n_inputs)
+    return ctx->param[i];
+  return i >= 0 && i < (int)(sizeof generic_in / sizeof *generic_in) ? generic_in[i] : "in_";
 }
+
+const char *dy_cg_out(const dy_cg_ctx *ctx, int i) {
+  if (ctx->param && i >= 0 && i < ctx->op->n_outputs)
+    return ctx->param[ctx->op->n_inputs + i];
+  return i >= 0 && i < (int)(sizeof generic_out / sizeof *generic_out) ? generic_out[i] : "out_";
+}
+
 
 #define OPNAME(ctx) dy_op_name((ctx)->op->kind)
 #define L(...) dy_cg_line(ctx, __VA_ARGS__)
@@ -182,7 +198,7 @@ void dy_idx_add(dy_cg_ctx *ctx, dy_idxbuf *b, const char *var, dy_ext stride) {
 
 const char *dy_idx_str(const dy_idxbuf *b) { return b->n ? b->s : "0"; }
 
-/* "in0 + idx" or "in0" */
+/* "x + idx" or "x" */
 void dy_ptr_plus(dy_idxbuf *out, const char *base, const dy_idxbuf *idx) {
   out->n = 0;
   out->s[0] = '\0';
@@ -225,15 +241,18 @@ char dy_loop_var[DY_MAX_DIMS][4] = {"i0", "i1", "i2", "i3",
 char dy_bvars[DY_MAX_DIMS][4] = {"b0", "b1", "b2", "b3",
                                      "b4", "b5", "b6", "b7"};
 
-/* Open n nested loops "for (int64_t <var[d]> = 0; var < dy_ext[d]; ...)"; each
- * raises the indent. */
+/* Open n nested loops "for (int64_t <var[d]> = 0; var < dy_ext[d]; ...)"
+ * (dy_cg_for: each raises the indent). */
 void dy_cg_open_loops(dy_cg_ctx *ctx, int n, const dy_ext *e, char (*vars)[4]) {
   char s[128];
-  for (int d = 0; d < n; d++) {
-    dy_cg_line(ctx, "for (int64_t %s = 0; %s < %s; %s++)", vars[d], vars[d],
-                 dy_ext_str(ctx, e[d], s, sizeof s), vars[d]);
-    ctx->indent++;
-  }
+  for (int d = 0; d < n; d++)
+    dy_cg_for(ctx, "for (int64_t %s = 0; %s < %s; %s++)", vars[d], vars[d],
+              dy_ext_str(ctx, e[d], s, sizeof s), vars[d]);
+}
+
+void dy_cg_close_loops(dy_cg_ctx *ctx, int n) {
+  for (int d = 0; d < n; d++)
+    dy_cg_end(ctx);
 }
 
 /* "<out> = <fmt with the inputs' element expressions>;" (fmt takes up to
@@ -241,7 +260,7 @@ void dy_cg_open_loops(dy_cg_ctx *ctx, int n, const dy_ext *e, char (*vars)[4]) {
 static void emit_assign(dy_cg_ctx *ctx, const char *fmt, const char *out,
                         char (*e)[4200], bool let) {
   if (let) {
-    /* { const float v0 = in0[..]; ...; out = fmt; } with fmt over v0..v2 */
+    /* { const float v0 = a[..]; ...; out = fmt; } with fmt over v0..v2 */
     dy_cg_line(ctx, "{");
     for (int x = 0; x < ctx->op->n_inputs && x < 3; x++) {
       char v[4] = {'v', (char)('0' + x), 0};
@@ -299,16 +318,13 @@ static dy_status broadcast_vector(dy_cg_ctx *ctx, const char *vop, const char *f
   /* base pointers: the outer groups' index terms */
   dy_idxbuf idx[N + 1];
   group_index(ctx, N, ng, ng - 1, gext, gbc, idx);
-  int base = ctx->indent;
   *ctx->uses |= DY_USES_SIMD;
   dy_cg_open_loops(ctx, ng - 1, gext, dy_loop_var);
   dy_cg_line(ctx, "{");
   ctx->indent++;
   dy_idxbuf ptr;
   for (int x = 0; x <= N; x++) {
-    char name[8];
-    snprintf(name, sizeof name, x == N ? "out0" : "in%d", x);
-    dy_ptr_plus(&ptr, name, &idx[x]);
+    dy_ptr_plus(&ptr, x == N ? dy_cg_out(ctx, 0) : dy_cg_in(ctx, x), &idx[x]);
     dy_cg_line(ctx, "%s *%c = %s;", x == N ? "float" : "const float", x == N ? 'y' : 'a' + x,
                  ptr.s);
   }
@@ -333,7 +349,7 @@ static dy_status broadcast_vector(dy_cg_ctx *ctx, const char *vop, const char *f
   dy_cg_line(ctx, "  y[i] = %s;", rhs);
   ctx->indent--;
   dy_cg_line(ctx, "}");
-  ctx->indent = base;
+  dy_cg_close_loops(ctx, ng - 1);
   return DY_OK;
 }
 
@@ -402,35 +418,36 @@ static dy_status broadcast(dy_cg_ctx *ctx, dy_error *err, const char *fmt, bool 
   if (vop)
     return broadcast_vector(ctx, vop, fmt, ng, gext, gbc);
 
-  char e[MAXN][4200];
+  char e[MAXN][4200], o_e[4200];
+  const char *in_name[MAXN];
+  for (int x = 0; x < MAXN; x++)
+    in_name[x] = x < n ? dy_cg_in(ctx, x) : "0";
   if (ng == 0) {
     for (int x = 0; x < MAXN; x++)
-      snprintf(e[x], sizeof e[x], "in%d[0]", x);
-    emit_assign(ctx, fmt, "out0[0]", e, let);
+      snprintf(e[x], sizeof e[x], "%s[0]", in_name[x]);
+    snprintf(o_e, sizeof o_e, "%s[0]", dy_cg_out(ctx, 0));
+    emit_assign(ctx, fmt, o_e, e, let);
     return DY_OK;
   }
   if (ng == 1) {
     char s[128];
-    dy_cg_line(ctx, "for (int64_t i = 0; i < %s; i++)",
-                 dy_ext_str(ctx, gext[0], s, sizeof s));
-    ctx->indent++;
+    dy_cg_for(ctx, "for (int64_t i = 0; i < %s; i++)", dy_ext_str(ctx, gext[0], s, sizeof s));
     for (int x = 0; x < MAXN; x++)
-      snprintf(e[x], sizeof e[x], "in%d[%s]", x, x < n && gbc[0][x] ? "0" : "i");
-    emit_assign(ctx, fmt, "out0[i]", e, let);
-    ctx->indent--;
+      snprintf(e[x], sizeof e[x], "%s[%s]", in_name[x], x < n && gbc[0][x] ? "0" : "i");
+    snprintf(o_e, sizeof o_e, "%s[i]", dy_cg_out(ctx, 0));
+    emit_assign(ctx, fmt, o_e, e, let);
+    dy_cg_end(ctx);
     return DY_OK;
   }
   /* slot n is the output */
   dy_idxbuf idx[MAXN + 1];
   group_index(ctx, n, ng, ng, gext, gbc, idx);
-  int base = ctx->indent;
   dy_cg_open_loops(ctx, ng, gext, dy_loop_var);
-  char o_e[4200];
   for (int x = 0; x < MAXN; x++)
-    snprintf(e[x], sizeof e[x], "in%d[%s]", x, x < n ? dy_idx_str(&idx[x]) : "0");
-  snprintf(o_e, sizeof o_e, "out0[%s]", dy_idx_str(&idx[n]));
+    snprintf(e[x], sizeof e[x], "%s[%s]", in_name[x], x < n ? dy_idx_str(&idx[x]) : "0");
+  snprintf(o_e, sizeof o_e, "%s[%s]", dy_cg_out(ctx, 0), dy_idx_str(&idx[n]));
   emit_assign(ctx, fmt, o_e, e, let);
-  ctx->indent = base;
+  dy_cg_close_loops(ctx, ng);
   return DY_OK;
 }
 
@@ -455,8 +472,9 @@ dy_status dy_cg_flat_copy(dy_cg_ctx *ctx, dy_error *err) {
   if (n.k == 0)
     return DY_OK;
   char sz[128];
-  L("for (int64_t i = 0; i < %s; i++)", dy_ext_str(ctx, n, sz, sizeof sz));
-  L("  out0[i] = in0[i];");
+  dy_cg_for(ctx, "for (int64_t i = 0; i < %s; i++)", dy_ext_str(ctx, n, sz, sizeof sz));
+  L("%s[i] = %s[i];", dy_cg_out(ctx, 0), dy_cg_in(ctx, 0));
+  dy_cg_end(ctx);
   return DY_OK;
 }
 
