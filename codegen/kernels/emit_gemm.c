@@ -1,5 +1,6 @@
-/* emit_gemm.c - the GEMM micro-kernel, weight packing and the blocked loop
- * nest that matmul, linear (fused_matmul) and convolution share.
+/* emit_gemm.c - floor 1: the GEMM micro-kernel, weight packing and the
+ * blocked loop nest that matmul, linear (fused_matmul) and convolution
+ * share.
  *
  * C[m x n] = A[m x k] * B[k x n] is computed as in BLIS/GotoBLAS, with B
  * in *panels* of 16 columns: panel p holds B[0..k)[16p..16p+16) row after

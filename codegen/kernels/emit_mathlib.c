@@ -1,4 +1,5 @@
-/* emit_mathlib.c - the math functions generated C calls instead of libm's.
+/* emit_mathlib.c - floor 1: the math functions generated C calls instead
+ * of libm's.
  *
  * NAME.c includes no <math.h> and links no libm: firmware toolchains may
  * have none, or one the project did not choose. The emitters write

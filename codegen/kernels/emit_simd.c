@@ -1,4 +1,4 @@
-/* emit_simd.c - the SIMD helpers at the top of every generated NAME.c.
+/* emit_simd.c - floor 1: the SIMD helpers at the top of every generated NAME.c.
  *
  * Kernels never name an intrinsic: they use a dozen static inline helpers
  * (dy_vload, dy_vfma, dy_vsum, ... on a vector of DY_VW floats, and dy_f16_*

@@ -1,5 +1,6 @@
-/* emit_attention.c - the emitter of fused_attention (ops_fused.def; the
- * pass fuse-attention makes it from matmul, scale, softmax, matmul).
+/* emit_attention.c - floor 2: the emitter of fused_attention
+ * (ops_fused.def; the pass fuse-attention makes it from matmul, scale,
+ * softmax, matmul).
  *
  * Both products run on the GEMM micro-kernels (dy_gemm_tile, emit_gemm.c:
  * up to 12 rows x a panel of 16 columns in registers, A read in place

@@ -1,4 +1,4 @@
-/* emit_extra.c - emitters of the extra family (ir/ops_extra.def).
+/* emit_extra.c - floor 2: emitters of the extra family (ir/ops_extra.def).
  *
  * Each prints the body of one kernel (its parameters x, y, ... by role, and
  * `batch` when a type has the dynamic dim) with literal extents, the batch

@@ -1,5 +1,8 @@
-/* emit_fused.c - emitters of the fused ops (ops_fused.def): matmul with a
- * bias-and-activation epilogue, and elementwise chains as one loop. */
+/* emit_fused.c - floor 2: emitters of the fused ops of ops_fused.def but
+ * fused_dwpw, fused_irb and fused_attention (a file each): matmul and
+ * conv2d with a bias, residual and activation epilogue (the kernels of
+ * emit_matmul.c and emit_conv.c, floor 1; fused_conv2d_pool's max pool in
+ * emit_conv_small.c's store), and elementwise chains as one loop. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* emit_math.c - emitters of the math family (ir/ops_math.def).
+/* emit_math.c - floor 2: emitters of the math family (ir/ops_math.def).
  *
  * Unary ops go through one helper, emit_map, which binds the op's float
  * attributes to named constants and the element to `x` (the parameter is

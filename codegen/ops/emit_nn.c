@@ -1,4 +1,4 @@
-/* emit_nn.c - emitters of the nn family (ir/ops_nn.def): conv2d,
+/* emit_nn.c - floor 2: emitters of the nn family (ir/ops_nn.def): conv2d,
  * conv2d_transpose, pool2d, batch_norm, layer_norm, group_norm, dropout,
  * and the gradient ops conv2d_grad_filter, pool2d_grad.
  *

@@ -1,4 +1,4 @@
-/* emit_ops.c - one emitter per op: the C body of the op's kernel.
+/* emit_ops.c - floor 2: one emitter per op: the C body of the op's kernel.
  *
  * Each dy_emit_<name> writes, through dy_cg_line and dy_cg_for, the
  * statements of a function whose parameters are the op's inputs and

@@ -1,4 +1,4 @@
-/* emit_shape.c - emitters of the shape op family (ir/ops_shape.def).
+/* emit_shape.c - floor 2: emitters of the shape op family (ir/ops_shape.def).
  *
  * Each writes the body of one kernel (parameters x, y, ... by role, and
  * `int64_t batch` when a type has the dynamic dim) as plain nested loops

@@ -1,4 +1,4 @@
-/* emit_train.c - emitters of the training family (ops_train.def): sgd,
+/* emit_train.c - floor 2: emitters of the training family (ops_train.def): sgd,
  * momentum, adam, adamw, batch_norm_stats.
  *
  * Each op updates state in place: its outputs are its first inputs. The

@@ -1,6 +1,10 @@
-/* emit_util.c - helpers shared by the emitters (emit_ops.c and the op
- * families' emit_*.c): sizes as B^p * k, index expressions, C types, loop
- * nests, and the n-ary broadcast loop every elementwise op uses. */
+/* emit_util.c - floor 0: the emitter context's helpers every floor above
+ * uses: the operands' types and parameter names (dy_cg_in_type,
+ * dy_cg_in: the names the kernel assembler passes in, else in<i> /
+ * out<i>), dims and sizes as C text (dy_cg_dim, sizes as B^p * k:
+ * dy_ext), index expressions, C types, type errors naming the op, nests of
+ * loops over extents, and the n-ary broadcast loop every elementwise op
+ * uses. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
