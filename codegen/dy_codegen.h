@@ -8,7 +8,7 @@
  *   NAME.c   the kernels (one static function per op, commented with the op,
  *            its shapes and its source line), the weights as const arrays
  *            (or, with separate_weights, named into NAME_weights, which
- *            NAME_weights.c or an assembler blob defines: emit_weights.c),
+ *            NAME_weights.c or an assembler blob defines: program/weights_file.c),
  *            and NAME_run() which calls the kernels in order on buffers laid
  *            out in the caller's arena. No malloc, no globals written at run
  *            time, no headers but <stdint.h> and <stddef.h>, no libm: the
@@ -178,19 +178,33 @@ void dy_buf_printf(dy_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void dy_buf_free(dy_buf *b);
 
+/* A loop an emitter has open (dy_cg_for, codegen/text/lines.c). */
+enum { DY_CG_MAX_LOOPS = 32 };
+typedef struct {
+  dy_buf *parent;            /* the text the loop goes into */
+  dy_buf body;               /* of one trip: its body, written aside */
+  bool one;                  /* of one trip: not printed as a loop */
+  bool brace;                /* its body is a block */
+  int indent;                /* its header's indent, in spaces */
+  long long first;           /* of one trip: the index's value */
+  char var[32];              /* the index */
+  char head[192];            /* the header, as the emitter gave it */
+} dy_cg_loop;
+
 /* Emission context for one kernel. The emitter writes into `body` the C
  * statements of a function whose parameters are the op's inputs then
- * outputs, named in0, in1, ... out0, ..., typed const T *restrict / T
- * *restrict; `batch` (int64_t) is in scope when the program has a dynamic
- * dim. Shapes are given as C expressions through dy_cg_dim. The driver
- * then renames the parameters by their role (x, w, bias, y, ...: emit.c)
- * and turns loops of one trip into their bodies (emit_tidy.c). */
+ * outputs, typed const T *restrict / T *restrict and named by the driver
+ * by their operands' roles (x, w, bias, y, ...: dy_cg_in, dy_cg_out);
+ * `batch` (int64_t) is in scope when the program has a dynamic dim.
+ * Shapes are given as C expressions through dy_cg_dim; loops are opened
+ * with dy_cg_for, which prints no loop of one trip. What the emitter
+ * writes is the kernel's final text. */
 typedef struct {
   const dy_program *p;
   const dy_op *op;
   dy_buf *body;
   int indent;
-  unsigned *uses;            /* DY_USES_* bits (codegen_internal.h) the
+  unsigned *uses;            /* DY_USES_* bits (text/cg_text.h) the
                                 kernel sets for the helpers it calls */
   bool scratch;              /* a `float *restrict scratch` parameter of
                                 dy_codegen_scratch_bytes bytes is in scope */
@@ -204,6 +218,11 @@ typedef struct {
   bool plain_kernels;        /* dy_codegen_options.plain_kernels */
   bool no_pack_a;            /* dy_codegen_options.no_pack_a */
   int64_t max_batch;         /* dy_codegen_options.max_batch */
+  const char *const *param;  /* the parameters' names, inputs then outputs
+                                (dy_cg_in, dy_cg_out); NULL: in0, in1, ...,
+                                out0, ... */
+  int n_loops;               /* loops open, innermost last */
+  dy_cg_loop loop[DY_CG_MAX_LOOPS];
 } dy_cg_ctx;
 
 /* A dim as a C expression: "7" or "batch". Returns a pointer into a
@@ -212,19 +231,43 @@ const char *dy_cg_dim(dy_cg_ctx *ctx, const dy_type *t, int axis);
 /* Product of dims [from, to) of t as a C expression ("30", "batch*10"). */
 const char *dy_cg_extent(dy_cg_ctx *ctx, const dy_type *t, int from,
                            int to);
-/* The type of input / output i of the op being emitted. */
+/* The type of input / output i of the op being emitted, and the name of
+ * its parameter in the kernel ("x", "w", ..., "y"). */
 const dy_type *dy_cg_in_type(dy_cg_ctx *ctx, int i);
 const dy_type *dy_cg_out_type(dy_cg_ctx *ctx, int i);
+const char *dy_cg_in(const dy_cg_ctx *ctx, int i);
+const char *dy_cg_out(const dy_cg_ctx *ctx, int i);
 /* Append an indented line. */
 void dy_cg_line(dy_cg_ctx *ctx, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Open a loop, its header as printed: "for (int64_t V = A; V < B; V++)" or
+ * "... V += S)", and " {" for a block; dy_cg_end closes the innermost (its
+ * "}"). A loop of one trip is printed as its body with the index fixed
+ * (codegen/text/lines.c). */
+void dy_cg_for(dy_cg_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void dy_cg_end(dy_cg_ctx *ctx);
 
-#define DY_OP(NAME, name, n_in, n_out, flags, attrs) \
-  dy_status dy_emit_##name(dy_cg_ctx *ctx, dy_error *err);
-#include "ops.def"
-#undef DY_OP
-
+/* The emitter table: per op of ir/ops.def its family's entry (codegen/ops/,
+ * dy_cg_op_<op> beside dy_emit_<op>), built from ops.def so that a missing
+ * one is a link error:
+ *   emit     the body of the op's kernel (dy_emit_<op>)
+ *   scratch  the bytes of arena scratch the kernel needs while it runs, at
+ *            max_batch and with `threads` threads (each has its own); NULL:
+ *            none (dy_codegen_scratch_bytes reads it)
+ *   roles    the names of the kernel's input parameters by role ("x", "w",
+ *            "bias", ...), or role_prefix: inputs <prefix>0, <prefix>1, ...
+ *            (concat). With neither, one input is x and the two of an
+ *            elementwise op a and b; outputs are y. */
+enum { DY_CG_MAX_ROLES = 9 };
 typedef dy_status (*dy_cg_fn)(dy_cg_ctx *ctx, dy_error *err);
-extern const dy_cg_fn dy_cg_table[DY_OP_COUNT];
+typedef int64_t (*dy_cg_scratch_fn)(const dy_program *p, const dy_op *op, int64_t max_batch,
+                                    int threads);
+typedef struct {
+  dy_cg_fn emit;
+  dy_cg_scratch_fn scratch;
+  const char *roles[DY_CG_MAX_ROLES];
+  const char *role_prefix;
+} dy_cg_op;
+extern const dy_cg_op *const dy_cg_table[DY_OP_COUNT];
 
 #endif /* DY_CODEGEN_H */

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "codegen_internal.h"
+#include "cg_program.h"
 #include "dy_codegen.h"
 #include "dy_ir.h"
 #include "dy_test.h"
@@ -1079,29 +1079,34 @@ static void test_batch_bounds(void) {
   }
 }
 
-/* The driver's pass over kernel text: a loop of one trip becomes its body
- * with the index fixed, unless a continue or break in it would then leave
- * an outer loop. */
-static void test_tidy_loops(void) {
-  const char *in =
-      "  for (int64_t jp = 0; jp < 1; jp++) {\n"
-      "    y[jp] = x[jp];\n"
-      "  }\n"
-      "  for (int64_t c = 0; c < 1; c++)\n"
-      "    for (int64_t i = 0; i < 4; i++)\n"
-      "      y[i] = 0.0f;\n"
-      "  for (int64_t p0 = 16; p0 < 30; p0 += 16) {\n"
-      "    for (int64_t j = 0; j < 3; j++) {\n"
-      "      if (j == 1) continue;\n"
-      "      y[p0 + j] = 1.0f;\n"
-      "    }\n"
-      "  }\n"
-      "  for (int64_t k = 0; k < 1; k++) {\n"
-      "    if (x[k] < 0.0f) continue;\n"
-      "    y[k] = x[k];\n"
-      "  }\n"
-      "  for (int64_t i = 0; i < 2; i++)\n"
-      "    y[i] = 2.0f;\n";
+/* The loops of kernel text (dy_cg_for): a loop of one trip is written as
+ * its body with the index fixed, unless a continue or break in it would
+ * then leave an outer loop. */
+static void test_one_trip_loops(void) {
+  dy_buf body = {0};
+  dy_op op = {.kind = DY_OP_RELU};
+  dy_cg_ctx c = {.op = &op, .body = &body, .indent = 1}, *ctx = &c;
+  dy_cg_for(ctx, "for (int64_t jp = 0; jp < 1; jp++) {");
+  dy_cg_line(ctx, "y[jp] = x[jp];");
+  dy_cg_end(ctx);
+  dy_cg_for(ctx, "for (int64_t c = 0; c < 1; c++)");
+  dy_cg_for(ctx, "for (int64_t i = 0; i < 4; i++)");
+  dy_cg_line(ctx, "y[i] = 0.0f;");
+  dy_cg_end(ctx);
+  dy_cg_end(ctx);
+  dy_cg_for(ctx, "for (int64_t p0 = 16; p0 < 30; p0 += 16) {");
+  dy_cg_for(ctx, "for (int64_t j = 0; j < 3; j++) {");
+  dy_cg_line(ctx, "if (j == 1) continue;");
+  dy_cg_line(ctx, "y[p0 + j] = 1.0f;");
+  dy_cg_end(ctx);
+  dy_cg_end(ctx);
+  dy_cg_for(ctx, "for (int64_t k = 0; k < 1; k++) {");
+  dy_cg_line(ctx, "if (x[k] < 0.0f) continue;");
+  dy_cg_line(ctx, "y[k] = x[k];");
+  dy_cg_end(ctx);
+  dy_cg_for(ctx, "for (int64_t i = 0; i < 2; i++)");
+  dy_cg_line(ctx, "y[i] = 2.0f;");
+  dy_cg_end(ctx);
   const char *want =
       "  {\n"
       "    const int64_t jp = 0;\n"
@@ -1122,10 +1127,16 @@ static void test_tidy_loops(void) {
       "  }\n"
       "  for (int64_t i = 0; i < 2; i++)\n"
       "    y[i] = 2.0f;\n";
-  char *got = dy_cg_tidy_loops(in);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(got);
-  CU_ASSERT_STRING_EQUAL(got, want);
-  free(got);
+  CU_ASSERT_EQUAL(ctx->n_loops, 0);
+  CU_ASSERT_FALSE(body.oom);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(body.s);
+  CU_ASSERT_STRING_EQUAL(body.s, want);
+  /* a loop left open is closed (its text dropped) and reported */
+  dy_cg_for(ctx, "for (int64_t i = 0; i < 1; i++) {");
+  CU_ASSERT_FALSE(dy_cg_loops_close_all(ctx));
+  CU_ASSERT_PTR_EQUAL(ctx->body, &body);
+  CU_ASSERT_STRING_EQUAL(body.s, want);
+  dy_buf_free(&body);
 }
 
 static void test_deterministic(void) {
@@ -1704,7 +1715,7 @@ void dy_test_register(void) {
   DY_TEST(test_io_copies);
   DY_TEST(test_batch_bounds);
   DY_TEST(test_deterministic);
-  DY_TEST(test_tidy_loops);
+  DY_TEST(test_one_trip_loops);
   DY_TEST(test_nm_symbols);
   DY_TEST(test_main_driver);
   DY_TEST(test_nan_weight);

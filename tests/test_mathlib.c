@@ -22,7 +22,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "codegen_internal.h"
+#include "cg_program.h"
 #include "dy_compiler.h"
 #include "dy_test.h"
 #include "templates.h"

@@ -812,7 +812,7 @@ static void test_emitted_updates(void) {
     unsigned uses = 0;
     dy_cg_ctx ctx = {.p = p, .op = op, .body = &body, .uses = &uses, .indent = 1};
     dy_error err = {0};
-    DY_ASSERT_OK(dy_cg_table[c->kind](&ctx, &err), &err);
+    DY_ASSERT_OK(dy_cg_table[c->kind]->emit(&ctx, &err), &err);
     char path[600];
     snprintf(path, sizeof path, SCRATCH "/case%d.c", ci);
     FILE *f = fopen(path, "w");

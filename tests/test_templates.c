@@ -1,5 +1,5 @@
 /* test_templates.c - the runtime pieces of the generated C as real files
- * (codegen/rt/, codegen/templates.h).
+ * (codegen/rt/, codegen/text/templates.h).
  *
  *   - each template compiles on its own with -Wall -Wextra -Werror
  *     -pedantic (C99; main.c C11, for _Noreturn), under gcc and clang,
@@ -18,7 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "codegen_internal.h"
+#include "cg_program.h"
 #include "dy_test.h"
 #include "templates.h"
 

@@ -1,10 +1,10 @@
 /* dy_gemm.h - template: the head of the GEMM micro-kernels (emitted by
- * dy_cg_gemm_prelude in codegen/emit_gemm.c, which documents them): the
+ * dy_cg_gemm_prelude in codegen/kernels/emit_gemm.c, which documents them): the
  * epilogue flags and dy_gemm_out, a tile row's epilogue. The micro-kernels
  * dy_gemm_ukr* and dy_gemm_tile that follow it in NAME.c are written
  * by emit_gemm.c itself (they are unrolled per row count).
  *
- * Template mechanism (codegen/templates.h): the text between the "template
+ * Template mechanism (codegen/text/templates.h): the text between the "template
  * begin" and "template end" lines is turned into C strings at build time
  * by rt/embed.cmake and emitted as it is. No placeholders.
  *

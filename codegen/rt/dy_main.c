@@ -1,8 +1,8 @@
 /* dy_main.c - template: main.c, the command-line driver of every compiled
- * executable (emitted by dy_codegen_main_c in codegen/emit_main.c). What
+ * executable (emitted by dy_codegen_main_c in codegen/program/main_c.c). What
  * the program does is documented in the text below, as the user reads it.
  *
- * Template mechanism (codegen/templates.h): the text between the "template
+ * Template mechanism (codegen/text/templates.h): the text between the "template
  * begin" and "template end" lines is turned into C strings at build time
  * by rt/embed.cmake. The driver is the same for every model: it learns the
  * inputs' and outputs' names, dtypes and shapes from the model's header.

@@ -1,7 +1,7 @@
 /* dy_mathlib.h - template: the math functions generated C calls instead of
- * libm's (emitted by codegen/emit_mathlib.c, which documents them).
+ * libm's (emitted by codegen/kernels/emit_mathlib.c, which documents them).
  *
- * Template mechanism (codegen/templates.h): the text between the "template
+ * Template mechanism (codegen/text/templates.h): the text between the "template
  * begin" and "template end" lines is turned into C strings at build time
  * by rt/embed.cmake. Each "dy2stc: section NAME" line starts the
  * definition of NAME; the text before the first one is the banner.

@@ -1,8 +1,8 @@
 /* dy_simd.h - template: the SIMD helpers at the top of every generated
- * NAME.c whose kernels use them (emitted by codegen/emit_simd.c, which
+ * NAME.c whose kernels use them (emitted by codegen/kernels/emit_simd.c, which
  * documents them).
  *
- * Template mechanism (codegen/templates.h): the text between the "template
+ * Template mechanism (codegen/text/templates.h): the text between the "template
  * begin" and "template end" lines is turned into C strings at build time
  * by rt/embed.cmake and emitted as it is. No placeholders.
  *

@@ -1,16 +1,16 @@
 /* dy_thread.h - template: dy_parallel, with which the kernels of a file
  * compiled with --threads N split their work, and the per-run worker pool
  * it hands the slices to (emitted by dy_cg_thread_prelude in
- * codegen/emit_gemm.c; NAME_run brackets its body with dy_pool_begin /
- * dy_pool_end, codegen/emit.c).
+ * codegen/kernels/emit_gemm.c; NAME_run brackets its body with dy_pool_begin /
+ * dy_pool_end, codegen/program/run.c).
  *
- * Template mechanism (codegen/templates.h): the text between the "template
+ * Template mechanism (codegen/text/templates.h): the text between the "template
  * begin" and "template end" lines is turned into C strings at build time
  * by rt/embed.cmake. The emitter replaces every occurrence of
  *
  *   DY_TPL_THREADS   with N, the number of threads (--threads N)
  *   DY_TPL_MIN_WORK  with the default of DY_THREAD_MIN_WORK
- *                    (codegen_internal.h)
+ *                    (codegen/kernels/cg_kernels.h)
  *
  * which the stand-ins below define so that the file compiles on its own
  * (tests/test_templates.c), with <stdint.h> and <stddef.h>, which NAME.c

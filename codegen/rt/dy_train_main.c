@@ -1,5 +1,5 @@
 /* dy_train_main.c - template: main.c of a compiled trainer (dy2stc compile
- * --train --emit exe), emitted by dy_codegen_main_c in codegen/emit_main.c.
+ * --train --emit exe), emitted by dy_codegen_main_c in codegen/program/main_c.c.
  *
  * The generated main.c is this template's first part (its documentation),
  * then the "common" section of rt/dy_main.c (error helpers, .npy reading
@@ -203,35 +203,27 @@ static int64_t count(const char *opt, const char *v, int64_t least) {
   return x;
 }
 
-int dy_train_main(int argc, char **argv) {
-  if (argc > 0 && argv[0][0]) {
-    const char *s = strrchr(argv[0], '/');
-    prog = s ? s + 1 : argv[0];
-  }
+/* What the command line asks for. */
+typedef struct {
+  const char *dir;
+  double lr;
+  int64_t batch, epochs;
+  uint64_t seed;
+  int shuffle;
+} trainer_options;
+
+/* The options into o and the feeds' files into sm (label, lr_feed: the
+ * label and learning-rate inputs); 1 when --help was answered. */
+static int parse_trainer_options(int argc, char **argv, samples *sm, int label, int lr_feed,
+                                 trainer_options *o) {
   enum { N_FEEDS = DY_MODEL_NUM_INPUTS };
-  samples sm[N_FEEDS];
-  memset(sm, 0, sizeof sm);
-  int label = -1, lr_feed = -1;
-  for (int i = 0; i < N_FEEDS; i++) {
-    if (strcmp(dy_model_inputs[i].name, "label") == 0)
-      label = i;
-    if (strcmp(dy_model_inputs[i].name, "learning_rate") == 0)
-      lr_feed = i;
-  }
-  if (label < 0 || lr_feed < 0 || DY_MODEL_NUM_OUTPUTS != 1)
-    fail("dy_model is not a training step (no label or learning_rate input)");
-  const char *dir = NULL;
-  double lr = DY_TPL_LR;
-  int64_t batch = DY_TPL_BATCH, epochs = -1;
-  uint64_t seed = 0;
-  int shuffle = 1;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v;
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       dy_train_usage(stdout);
       printf("\nTrains dy_model (dy2stc DY_TPL_VERSION); %lld state bytes, batch at most "
              "%lld.\n", (long long)DY_MODEL_STATE_BYTES, (long long)DY_MODEL_MAX_BATCH);
-      return 0;
+      return 1;
     } else if ((v = option(argc, argv, &i, "--input")) != NULL) {
       const char *eq = strchr(v, '=');
       int k = -1;
@@ -249,31 +241,38 @@ int dy_train_main(int argc, char **argv) {
     } else if ((v = option(argc, argv, &i, "--labels")) != NULL) {
       sm[label].path = v;
     } else if ((v = option(argc, argv, &i, "--epochs")) != NULL) {
-      epochs = count(a, v, 1);
+      o->epochs = count(a, v, 1);
     } else if ((v = option(argc, argv, &i, "--batch")) != NULL) {
-      batch = count(a, v, 1);
-      if (batch > DY_MODEL_MAX_BATCH)
+      o->batch = count(a, v, 1);
+      if (o->batch > DY_MODEL_MAX_BATCH)
         usage_error("--batch %s is above the compiled maximum batch", v);
     } else if ((v = option(argc, argv, &i, "--shuffle")) != NULL) {
-      seed = (uint64_t)count(a, v, 0);
-      shuffle = 1;
+      o->seed = (uint64_t)count(a, v, 0);
+      o->shuffle = 1;
     } else if (strcmp(a, "--no-shuffle") == 0) {
-      shuffle = 0;
+      o->shuffle = 0;
     } else if ((v = option(argc, argv, &i, "--lr")) != NULL) {
       char *e;
-      lr = strtod(v, &e);
-      if (e == v || *e || !(lr >= 0))
+      o->lr = strtod(v, &e);
+      if (e == v || *e || !(o->lr >= 0))
         usage_error("--lr expects a rate >= 0, got '%s'", v);
     } else if ((v = option(argc, argv, &i, "-o")) != NULL) {
-      dir = v;
+      o->dir = v;
     } else {
       usage_error("unknown option '%s'", a);
     }
   }
-  if (epochs < 0)
+  if (o->epochs < 0)
     usage_error("%s", "--epochs E is required");
-  if (!dir)
+  if (!o->dir)
     usage_error("%s", "-o DIR is required");
+  return 0;
+}
+
+/* Every feed's samples but the learning rate's; their number N, the
+ * same for all. */
+static int64_t load_feeds(samples *sm, int label, int lr_feed) {
+  enum { N_FEEDS = DY_MODEL_NUM_INPUTS };
   int64_t n = -1;
   const char *n_from = "the labels";
   for (int i = 0; i < N_FEEDS; i++) {
@@ -293,36 +292,25 @@ int dy_train_main(int argc, char **argv) {
   }
   if (n < 1)
     fail("%s: no samples", n_from);
-  make_dir(dir);
+  return n;
+}
 
-  unsigned char *raw_state = malloc((size_t)DY_MODEL_STATE_BYTES + DY_MODEL_STATE_ALIGN);
-  unsigned char *raw = malloc((size_t)DY_MODEL_ARENA_BYTES + DY_MODEL_ARENA_ALIGN);
-  int64_t *order = malloc(sizeof *order * (size_t)n);
-  unsigned char *bat[N_FEEDS];
-  for (int i = 0; i < N_FEEDS; i++) {
-    bat[i] = malloc(i == lr_feed ? 4 : sm[i].row * (size_t)batch + 1);
-    if (!bat[i])
-      fail("out of memory");
-  }
-  if (!raw_state || !raw || !order)
-    fail("out of memory");
-  void *state = raw_state + ((DY_MODEL_STATE_ALIGN - (uintptr_t)raw_state % DY_MODEL_STATE_ALIGN) %
-                             DY_MODEL_STATE_ALIGN);
-  void *arena = raw + ((DY_MODEL_ARENA_ALIGN - (uintptr_t)raw % DY_MODEL_ARENA_ALIGN) %
-                       DY_MODEL_ARENA_ALIGN);
-  dy_model_state_init(state);
-  rand_seed(seed);
-  int64_t steps = (n + batch - 1) / batch, step = 0;
+/* The epochs over the n samples sm (bat: one batch of each feed), the
+ * state trained in place; the arena for the step. */
+static void train(const trainer_options *o, const samples *sm, unsigned char **bat, int lr_feed,
+                  int64_t n, int64_t *order, void *state, void *arena) {
+  enum { N_FEEDS = DY_MODEL_NUM_INPUTS };
+  int64_t batch = o->batch, steps = (n + batch - 1) / batch, step = 0;
   for (int64_t i = 0; i < n; i++)
     order[i] = i;
   const void *ins[N_FEEDS];
   float loss = 0, rate;
   void *outs[1] = {&loss};
-  for (int64_t e = 1; e <= epochs; e++) {
+  for (int64_t e = 1; e <= o->epochs; e++) {
     double t0 = now_ms(), sum = 0;
     for (int64_t i = 0; i < n; i++)
       order[i] = i;
-    for (int64_t i = n - 1; shuffle && i > 0; i--) {
+    for (int64_t i = n - 1; o->shuffle && i > 0; i--) {
       int64_t j = (int64_t)(rand_u64() % (uint64_t)(i + 1)), t = order[i];
       order[i] = order[j];
       order[j] = t;
@@ -337,7 +325,7 @@ int dy_train_main(int argc, char **argv) {
                  sm[f].row);
         ins[f] = bat[f];
       }
-      rate = (float)rate_at(lr, step, epochs * steps);
+      rate = (float)rate_at(o->lr, step, o->epochs * steps);
       ins[lr_feed] = &rate;
       uint64_t *seeds = dy_model_dropout_seeds(state);
       for (int d = 0; d < DY_MODEL_N_DROPOUT_SEEDS; d++)
@@ -354,6 +342,10 @@ int dy_train_main(int argc, char **argv) {
            (now_ms() - t0) / 1e3);
     fflush(stdout);
   }
+}
+
+/* Every state tensor to DIR/<name>.npy. */
+static void write_state_files(void *state, const char *dir) {
   for (int i = 0; i < DY_MODEL_NUM_STATE; i++) {
     const dy_model_tensor_info *t = &dy_model_state[i];
     char base[256], what[300];
@@ -367,6 +359,50 @@ int dy_train_main(int argc, char **argv) {
     free(path);
   }
   printf("wrote %d tensors to %s\n", DY_MODEL_NUM_STATE, dir);
+}
+
+int dy_train_main(int argc, char **argv) {
+  if (argc > 0 && argv[0][0]) {
+    const char *s = strrchr(argv[0], '/');
+    prog = s ? s + 1 : argv[0];
+  }
+  enum { N_FEEDS = DY_MODEL_NUM_INPUTS };
+  samples sm[N_FEEDS];
+  memset(sm, 0, sizeof sm);
+  int label = -1, lr_feed = -1;
+  for (int i = 0; i < N_FEEDS; i++) {
+    if (strcmp(dy_model_inputs[i].name, "label") == 0)
+      label = i;
+    if (strcmp(dy_model_inputs[i].name, "learning_rate") == 0)
+      lr_feed = i;
+  }
+  if (label < 0 || lr_feed < 0 || DY_MODEL_NUM_OUTPUTS != 1)
+    fail("dy_model is not a training step (no label or learning_rate input)");
+  trainer_options o = {.lr = DY_TPL_LR, .batch = DY_TPL_BATCH, .epochs = -1, .shuffle = 1};
+  if (parse_trainer_options(argc, argv, sm, label, lr_feed, &o))
+    return 0;
+  int64_t n = load_feeds(sm, label, lr_feed);
+  make_dir(o.dir);
+
+  unsigned char *raw_state = malloc((size_t)DY_MODEL_STATE_BYTES + DY_MODEL_STATE_ALIGN);
+  unsigned char *raw = malloc((size_t)DY_MODEL_ARENA_BYTES + DY_MODEL_ARENA_ALIGN);
+  int64_t *order = malloc(sizeof *order * (size_t)n);
+  unsigned char *bat[N_FEEDS];
+  for (int i = 0; i < N_FEEDS; i++) {
+    bat[i] = malloc(i == lr_feed ? 4 : sm[i].row * (size_t)o.batch + 1);
+    if (!bat[i])
+      fail("out of memory");
+  }
+  if (!raw_state || !raw || !order)
+    fail("out of memory");
+  void *state = raw_state + ((DY_MODEL_STATE_ALIGN - (uintptr_t)raw_state % DY_MODEL_STATE_ALIGN) %
+                             DY_MODEL_STATE_ALIGN);
+  void *arena = raw + ((DY_MODEL_ARENA_ALIGN - (uintptr_t)raw % DY_MODEL_ARENA_ALIGN) %
+                       DY_MODEL_ARENA_ALIGN);
+  dy_model_state_init(state);
+  rand_seed(o.seed);
+  train(&o, sm, bat, lr_feed, n, order, state, arena);
+  write_state_files(state, o.dir);
   for (int i = 0; i < N_FEEDS; i++) {
     free(sm[i].data);
     free(bat[i]);

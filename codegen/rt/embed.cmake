@@ -2,7 +2,7 @@
 #
 #   cmake -DIN=rt/dy_simd.h -DOUT=tpl_simd.c -DNAME=dy_tpl_simd -P embed.cmake
 #
-# writes OUT, which defines (see codegen/templates.h)
+# writes OUT, which defines (see codegen/text/templates.h)
 #
 #   const char *const NAME[]              the template's lines, each with
 #                                         its '\n', then NULL
