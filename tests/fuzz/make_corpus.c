@@ -24,7 +24,7 @@
  *                         names of the op table, the text form's keywords
  *   OUT/onnx.dict         libFuzzer dictionary: the ONNX op types and
  *                         attribute names the importer knows, as protobuf
- *                         fields (read from compiler/frontends/NAME.c)
+ *                         fields (read from compiler/frontends/onnx/NAME.c)
  *
  * Writes OUT/stamp last. Exits non-zero with a one-line message when a
  * file cannot be read or written.
@@ -392,7 +392,7 @@ static void dict_field(FILE *f, unsigned tag, const char *word, size_t n) {
  * sources so the dictionary follows the importer. */
 static void onnx_dict(const char *src) {
   char dir[1024], from[1100], path[1024];
-  snprintf(dir, sizeof dir, "%s/compiler/frontends", src);
+  snprintf(dir, sizeof dir, "%s/compiler/frontends/onnx", src);
   snprintf(path, sizeof path, "%s/onnx.dict", out_dir);
   FILE *f = fopen(path, "w");
   if (!f)
