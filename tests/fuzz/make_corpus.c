@@ -386,7 +386,8 @@ static void dict_field(FILE *f, unsigned tag, const char *word, size_t n) {
 }
 
 /* libFuzzer dictionary for ONNX: every op type the importer maps (the
- * `{"Name", map_...}` entries of the frontends' C files) as a
+ * `{"Name", map_...}` entries of the mapper families and the
+ * `{"Name", .op = ...}` rows of onnx_table.c) as a
  * NodeProto.op_type field, and every attribute name it accepts (its
  * ox_check_attrs lists) as an AttributeProto.name field, read from the
  * sources so the dictionary follows the importer. */
@@ -411,7 +412,9 @@ static void onnx_dict(const char *src) {
     free(raw);
     for (const char *at = text; (at = strstr(at, "{\"")) != NULL; at++) {
       const char *name = at + 2, *end = strchr(name, '"');
-      if (end && strncmp(end, "\", map_", 7) == 0)
+      const char *next = end ? end + 1 + strspn(end + 1, ", ") : NULL;
+      if (end && end[1] == ',' &&
+          (strncmp(next, "map_", 4) == 0 || strncmp(next, ".op = ", 6) == 0))
         dict_field(f, 0x22, name, (size_t)(end - name)); /* NodeProto.op_type = 4 */
     }
     for (const char *at = text; (at = strstr(at, "ox_check_attrs(c, \"")) != NULL; at++) {
