@@ -1,4 +1,4 @@
-/* test_paddle.c - the PaddlePaddle frontend (compiler/frontends/paddle*.c)
+/* test_paddle.c - the PaddlePaddle frontend (compiler/frontends/paddle/)
  * against the real models of ../shared/testdata-paddle (DY_PADDLE_DATA,
  * beside the source tree; README.md there describes every model).
  *
