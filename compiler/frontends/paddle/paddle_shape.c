@@ -104,6 +104,8 @@ dy_status pd_import_unsqueeze(pd_ctx *c) {
   PD_TRY(pd_no_tensor_attrs(c));
   int64_t axes[DY_MAX_DIMS];
   int n = pd_attr_ints(c, c->def->attrs[0].pd, axes, DY_MAX_DIMS);
+  if (n < 0) /* absent: Paddle's default, no axes */
+    n = 0;
   int r = pd_type(c, x)->rank;
   /* Paddle inserts one axis at a time: a negative one counts from the
    * rank reached so far */
