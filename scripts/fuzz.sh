@@ -20,7 +20,7 @@ BUILD=${2:-build-san}
 [ $# -ge 2 ] && shift 2 || shift $#
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 ALL="dymodel dyparams onnx npy ir pipeline"
-[ -e "$SRC/compiler/frontends/paddle.c" ] && ALL="$ALL pdmodel"
+[ -e "$SRC/compiler/frontends/paddle/paddle.c" ] && ALL="$ALL pdmodel"
 TARGETS=${*:-$ALL}
 
 if [ ! -f "$BUILD/CMakeCache.txt" ]; then

@@ -1,4 +1,4 @@
-/* test_paddle.c - the PaddlePaddle frontend (compiler/frontends/paddle*.c)
+/* test_paddle.c - the PaddlePaddle frontend (compiler/frontends/paddle/)
  * against the real models of ../shared/testdata-paddle (DY_PADDLE_DATA,
  * beside the source tree; README.md there describes every model).
  *
@@ -694,6 +694,35 @@ static void test_round_trip(void) {
   dy_program_free(p);
 }
 
+/* An unsqueeze2 without its axes attribute (renamed in the exported
+ * bytes): Paddle's default, no axes, which is a clean error (it was a
+ * negative-length attribute copy). */
+static void test_unsqueeze_without_axes(void) {
+  dy_program *p = dy_test_parse_ok("program {\n"
+                                   "  var x : f32[-1,3] feed 0\n"
+                                   "  var u : f32[-1,1,3]\n"
+                                   "  block 0 parent -1 {\n"
+                                   "    u = unsqueeze(x) {axes = [1]}  @m.c:1\n"
+                                   "  }\n"
+                                   "  fetch 0 u\n"
+                                   "}\n");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  uint8_t *m, *pa;
+  size_t mn, pn;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_paddle_save_mem(p, &m, &mn, &pa, &pn, &err), &err);
+  uint8_t *at = memmem(m, mn, "\x0a\x04" "axes", 6);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+  at[5] = 'z';
+  dy_program *q = NULL;
+  CU_ASSERT_NOT_EQUAL(dy_paddle_load_mem(m, mn, pa, pn, "noaxes", NULL, &q, &err), DY_OK);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "axes is empty"));
+  CU_ASSERT_PTR_NULL(q);
+  free(m);
+  free(pa);
+  dy_program_free(p);
+}
+
 /* The CLI on a .pdmodel: run, check (executor vs compiled) and show. */
 static void test_cli(void) {
   if (!have_data())
@@ -759,6 +788,7 @@ void dy_test_register(void) {
   DY_TEST(test_corruption_sweep);
   DY_TEST(test_cli);
   DY_TEST(test_round_trip);
+  DY_TEST(test_unsqueeze_without_axes);
   DY_TEST(test_uci_housing);
   DY_TEST(test_autoscan_rpc);
   DY_TEST(test_dqn_breakout);

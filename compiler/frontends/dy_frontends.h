@@ -16,7 +16,7 @@
 #include "dy_ir.h"
 #include "dy_runtime.h"
 
-/* ---- onnx.c, load.c: the ONNX frontend ---- */
+/* ---- onnx/ (onnx.c, onnx_tensor.c, ...) and load.c: the ONNX frontend ---- */
 
 /* The most ops one import may build, folded constants included: the bound
  * on everything the importer unrolls (recurrences over time, Loop trips,
@@ -67,7 +67,7 @@ bool dy_onnx_dtype(int onnx_type, dy_dtype *out);
  * NAME.dyparams through dy_jit_load. Caller frees *out. */
 dy_status dy_model_load_any(const char *path, dy_program **out, dy_error *err);
 
-/* ---- paddle.c, paddle_ops.c, paddle_export.c: the PaddlePaddle frontend ---- */
+/* ---- paddle/ (paddle.c, paddle_export.c, ...): the PaddlePaddle frontend ---- */
 
 /* Options for the Paddle importer. A feed named here takes the given dims
  * (the dtype stays the ProgramDesc's; the dims must agree with it where
@@ -108,7 +108,7 @@ dy_status dy_paddle_load(const char *path, const char *params_path,
                          const dy_paddle_options *opts, dy_program **out, dy_error *err);
 /* Write p as a Paddle inference model: PREFIX.pdmodel + PREFIX.pdiparams
  * (each written whole or not at all), which dy_paddle_load reads back to
- * the same Program (paddle_export.c lists the ops it writes; control flow,
+ * the same Program (paddle/paddle_table.c lists the ops it writes; control flow,
  * fused and training ops are DY_STATUS_UNSUPPORTED naming the op). The
  * _mem form returns both files' bytes (caller frees). */
 dy_status dy_paddle_save(const dy_program *p, const char *prefix, dy_error *err);

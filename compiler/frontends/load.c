@@ -9,10 +9,12 @@
  *   any other existing file    ONNX if it parses as a ModelProto with a
  *                              graph, else dy_jit_load (which reports it)
  */
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "onnx_internal.h"
+#include "dy_frontends.h"
+#include "onnx.pb-c.h"
 
 static bool ends_with(const char *s, const char *suffix) {
   size_t n = strlen(s), k = strlen(suffix);

@@ -24,7 +24,7 @@
  *                         names of the op table, the text form's keywords
  *   OUT/onnx.dict         libFuzzer dictionary: the ONNX op types and
  *                         attribute names the importer knows, as protobuf
- *                         fields (read from compiler/frontends/NAME.c)
+ *                         fields (read from compiler/frontends/onnx/NAME.c)
  *
  * Writes OUT/stamp last. Exits non-zero with a one-line message when a
  * file cannot be read or written.
@@ -386,13 +386,14 @@ static void dict_field(FILE *f, unsigned tag, const char *word, size_t n) {
 }
 
 /* libFuzzer dictionary for ONNX: every op type the importer maps (the
- * `{"Name", map_...}` entries of the frontends' C files) as a
+ * `{"Name", map_...}` entries of the mapper families and the
+ * `{"Name", .op = ...}` rows of onnx_table.c) as a
  * NodeProto.op_type field, and every attribute name it accepts (its
  * ox_check_attrs lists) as an AttributeProto.name field, read from the
  * sources so the dictionary follows the importer. */
 static void onnx_dict(const char *src) {
   char dir[1024], from[1100], path[1024];
-  snprintf(dir, sizeof dir, "%s/compiler/frontends", src);
+  snprintf(dir, sizeof dir, "%s/compiler/frontends/onnx", src);
   snprintf(path, sizeof path, "%s/onnx.dict", out_dir);
   FILE *f = fopen(path, "w");
   if (!f)
@@ -411,7 +412,9 @@ static void onnx_dict(const char *src) {
     free(raw);
     for (const char *at = text; (at = strstr(at, "{\"")) != NULL; at++) {
       const char *name = at + 2, *end = strchr(name, '"');
-      if (end && strncmp(end, "\", map_", 7) == 0)
+      const char *next = end ? end + 1 + strspn(end + 1, ", ") : NULL;
+      if (end && end[1] == ',' &&
+          (strncmp(next, "map_", 4) == 0 || strncmp(next, ".op = ", 6) == 0))
         dict_field(f, 0x22, name, (size_t)(end - name)); /* NodeProto.op_type = 4 */
     }
     for (const char *at = text; (at = strstr(at, "ox_check_attrs(c, \"")) != NULL; at++) {

@@ -49,7 +49,7 @@
 #include <fcntl.h>
 
 #include "dy_compiler.h"
-#include "onnx_internal.h"
+#include "onnx.pb-c.h"
 
 /* The driver's main(): driver ID BATCH NIN IN... NOUT (SIZE OUT)... */
 #define DRIVER_MAIN \

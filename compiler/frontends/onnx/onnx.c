@@ -1,13 +1,18 @@
-/* onnx.c - the ONNX frontend: a ModelProto (onnx.proto, read with the
- * protobuf-c code generated at build time) to a verified dy_program.
+/* onnx.c - the ONNX frontend's dispatcher: a ModelProto (onnx.proto, read
+ * with the protobuf-c code generated at build time) to a verified
+ * dy_program. It sits on top of the other onnx_*.c (onnx_internal.h lists
+ * them from the top down): it walks the graph and calls the mappers, which
+ * call only the files below them.
  *
  * How it works. The model is unpacked whole; the default domain's opset
  * (1..18) picks per-version attribute defaults. Initializers become
  * constants (onnx_tensor.c), graph inputs that are not initializers become feeds (the
  * batch's dim_param, or a dim with no value, is the dynamic batch: -1; any
  * other dim_param a size symbol, ir/core/dims.c). The nodes
- * are then imported in order, each by its mapper (onnx_ops.c, onnx_math.c,
- * onnx_shape.c, onnx_nn.c, onnx_image.c, onnx_seq.c, onnx_control.c), which
+ * are then imported in order, each as the row of its op type in the
+ * one-to-one table (onnx_table.c) or by its family's mapper (onnx_ops.c,
+ * onnx_math.c, onnx_shape.c, onnx_nn.c, onnx_image.c, onnx_seq.c,
+ * onnx_control.c, onnx_quant.c), which
  * builds ops through ox_op() (onnx_op.c): an op whose inputs are all
  * constants is computed at once with the runtime's reference kernels (so a Shape ->
  * Gather -> Unsqueeze -> Concat -> Reshape chain on static shapes folds
@@ -15,8 +20,10 @@
  * appended to the Program. Constants become persistable vars only when a
  * run-time op reads them. The graph's outputs become fetches under their
  * ONNX names. The result is verified. Sub-graphs (If branches, Loop and
- * Scan bodies) are imported inline by ox_import_subgraph, their names
- * scoped to one import, which is how onnx_control.c unrolls them.
+ * Scan bodies) are imported inline by import_subgraph, their names
+ * scoped to one import, which is how onnx_control.c unrolls them; the
+ * mappers reach it through the context (ox_ctx.import_subgraph), the one
+ * call that goes back up.
  *
  * Symbolic sizes inside shape arithmetic: Shape of a tensor with symbolic
  * dims gives a "shape value" whose entries hold them (onnx_internal.h);
@@ -30,513 +37,10 @@
  * is not ONNX or is truncated, DY_STATUS_UNSUPPORTED for an op, dtype,
  * attribute or opset we do not implement.
  */
-#include <errno.h>
-#include <limits.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "onnx_internal.h"
-
-/* ------------------------------------------------------------------ */
-/* errors                                                              */
-/* ------------------------------------------------------------------ */
-
-dy_status ox_fail(ox_ctx *c, dy_status status, const char *fmt, ...) {
-  char msg[400];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  if (c->node && c->node->name && *c->node->name)
-    return dy_error_set(c->err, status, "%s: node %d '%s' (%s): %s", c->path,
-                        c->node_index, c->node->name, c->node->op_type, msg);
-  if (c->node)
-    return dy_error_set(c->err, status, "%s: node %d (%s): %s", c->path, c->node_index,
-                        c->node->op_type ? c->node->op_type : "?", msg);
-  return dy_error_set(c->err, status, "%s: %s", c->path, msg);
-}
-
-/* ------------------------------------------------------------------ */
-/* the value table                                                     */
-/* ------------------------------------------------------------------ */
-
-static uint64_t hash_str(const char *s) {
-  uint64_t h = 1469598103934665603ull;
-  for (; *s; s++)
-    h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
-}
-
-/* Slots hold (name, value) pairs: a value may be bound under two names. */
-typedef struct {
-  const char *name;
-  ox_value *v;
-} slot;
-
-static slot *slots_of(ox_ctx *c) { return (slot *)c->slots; }
-
-static ox_value *lookup(ox_ctx *c, const char *name) {
-  if (!c->n_slots)
-    return NULL;
-  slot *s = slots_of(c);
-  for (size_t i = hash_str(name) & (c->n_slots - 1);; i = (i + 1) & (c->n_slots - 1)) {
-    if (!s[i].name)
-      return NULL;
-    if (strcmp(s[i].name, name) == 0)
-      return s[i].v; /* NULL: unbound when a sub-graph's scope closed */
-  }
-}
-
-static bool bind(ox_ctx *c, const char *name, ox_value *v) {
-  if ((c->n_vals + 1) * 2 > c->n_slots) {
-    size_t n = c->n_slots ? c->n_slots * 2 : 256;
-    slot *ns = calloc(n, sizeof *ns), *os = slots_of(c);
-    if (!ns)
-      return false;
-    for (size_t i = 0; i < c->n_slots; i++) {
-      if (!os[i].name)
-        continue;
-      size_t j = hash_str(os[i].name) & (n - 1);
-      while (ns[j].name)
-        j = (j + 1) & (n - 1);
-      ns[j] = os[i];
-    }
-    free(os);
-    c->slots = (ox_value **)ns;
-    c->n_slots = n;
-  }
-  slot *s = slots_of(c);
-  size_t i = hash_str(name) & (c->n_slots - 1);
-  while (s[i].name && strcmp(s[i].name, name) != 0)
-    i = (i + 1) & (c->n_slots - 1);
-  if (!s[i].name) {
-    s[i].name = dy_program_strdup(c->p, name);
-    if (!s[i].name)
-      return false;
-    c->n_vals++;
-  }
-  s[i].v = v;
-  return true;
-}
-
-/* bind, remembering the name in the innermost open scope (a sub-graph
- * being imported), so that closing the scope unbinds it again. */
-static bool bind_scoped(ox_ctx *c, const char *name, ox_value *v) {
-  if (c->scope_depth > 0) {
-    if (c->n_scoped == c->cap_scoped) {
-      size_t n = c->cap_scoped ? c->cap_scoped * 2 : 64;
-      const char **a = realloc(c->scoped, n * sizeof *a);
-      if (!a)
-        return false;
-      c->scoped = a;
-      c->cap_scoped = n;
-    }
-    c->scoped[c->n_scoped++] = dy_program_strdup(c->p, name);
-  }
-  return bind(c, name, v);
-}
-
-void ox_free_const(ox_const *k) {
-  if (k) {
-    free(k->dims);
-    free(k->data);
-    free(k);
-  }
-}
-
-ox_value *ox_new_value(ox_ctx *c, const char *name, const dy_type *t) {
-  if (c->n_all == c->cap_all) {
-    size_t n = c->cap_all ? c->cap_all * 2 : 256;
-    ox_value **a = realloc(c->all, n * sizeof *a);
-    if (!a)
-      return NULL;
-    c->all = a;
-    c->cap_all = n;
-  }
-  ox_value *v = calloc(1, sizeof *v);
-  if (!v)
-    return NULL;
-  v->name = name ? dy_program_strdup(c->p, name) : "";
-  v->type = *t;
-  v->var = -1;
-  v->graph_input = -1;
-  v->node = c->node ? c->node_serial : -1;
-  c->all[c->n_all++] = v;
-  return v;
-}
-
-static void free_values(ox_ctx *c) {
-  for (size_t i = 0; i < c->n_all; i++) {
-    ox_free_const(c->all[i]->c);
-    free(c->all[i]);
-  }
-  free(c->all);
-  free(c->slots);
-  free(c->scoped);
-}
-
-bool ox_is_const(const ox_value *v) { return v && v->c && !v->sym; }
-
-size_t ox_type_bytes(const dy_type *t) {
-  int64_t b;
-  return dy_type_is_static(t) && dy_type_bytes_at(t, 1, &b) ? (size_t)b : 0;
-}
-
-void ox_update_sym(ox_value *v) {
-  v->sym = false;
-  if (!v->c || !v->c->dims)
-    return;
-  int64_t n = dy_type_numel(&v->type);
-  for (int64_t i = 0; i < n; i++)
-    if (v->c->dims[i])
-      v->sym = true;
-}
-
-dy_status ox_set_dim(ox_ctx *c, ox_value *v, int64_t i, int64_t d) {
-  int64_t n = dy_type_numel(&v->type);
-  if (!v->c || v->type.dtype != DY_I64 || i < 0 || i >= n)
-    return ox_fail(c, DY_STATUS_INTERNAL, "setting entry %lld of '%s' to a size",
-                   (long long)i, v->name ? v->name : "");
-  if (d >= 0) {
-    ((int64_t *)v->c->data)[i] = d;
-    if (v->c->dims)
-      v->c->dims[i] = 0;
-    ox_update_sym(v);
-    return DY_OK;
-  }
-  if (!v->c->dims && !(v->c->dims = calloc((size_t)n, sizeof *v->c->dims)))
-    return ox_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
-  v->c->dims[i] = d;
-  ((int64_t *)v->c->data)[i] = 0;
-  v->sym = true;
-  return DY_OK;
-}
-
-ox_value *ox_like(ox_ctx *c, int rank, const int64_t *dims) {
-  for (size_t i = 0; i < c->n_all; i++) {
-    ox_value *v = c->all[i];
-    if (v->var < 0 || v->type.rank != rank)
-      continue;
-    bool same = true;
-    for (int d = 0; d < rank; d++)
-      same &= v->type.shape[d] == dims[d];
-    if (same)
-      return v;
-  }
-  return NULL;
-}
-
-int64_t ox_sym_dim(const ox_value *v, int64_t i) {
-  return v && v->c && v->c->dims && i >= 0 && i < dy_type_numel(&v->type) ? v->c->dims[i] : 0;
-}
-
-int64_t ox_entry(const ox_value *v, int64_t i) {
-  int64_t d = ox_sym_dim(v, i);
-  return d ? d : ((const int64_t *)v->c->data)[i];
-}
-
-ox_value *ox_new_const(ox_ctx *c, dy_dtype dt, int rank, const int64_t *shape,
-                       const void *data) {
-  dy_type t = {.dtype = dt, .rank = rank};
-  for (int i = 0; i < rank; i++)
-    t.shape[i] = shape[i];
-  dy_error te = {0};
-  if (dy_type_check(&t, NULL, "a constant", &te) || !dy_type_is_static(&t)) {
-    ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "%s", te.msg[0] ? te.msg : "a constant of a dynamic shape");
-    return NULL;
-  }
-  ox_value *v = ox_new_value(c, NULL, &t);
-  ox_const *k = calloc(1, sizeof *k);
-  size_t nb = ox_type_bytes(&t);
-  if (!v || !k || !(k->data = malloc(nb ? nb : 1))) {
-    free(k);
-    ox_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
-    return NULL;
-  }
-  k->type = t;
-  if (data)
-    memcpy(k->data, data, nb);
-  else
-    memset(k->data, 0, nb);
-  v->c = k;
-  ox_update_sym(v);
-  return v;
-}
-
-ox_value *ox_const_f32(ox_ctx *c, float x) { return ox_new_const(c, DY_F32, 0, NULL, &x); }
-ox_value *ox_const_i64(ox_ctx *c, int64_t x) { return ox_new_const(c, DY_I64, 0, NULL, &x); }
-ox_value *ox_const_bool(ox_ctx *c, bool x) {
-  unsigned char b = x;
-  return ox_new_const(c, DY_BOOL, 0, NULL, &b);
-}
-ox_value *ox_const_i64s(ox_ctx *c, int n, const int64_t *x) {
-  int64_t shape[1] = {n};
-  return ox_new_const(c, DY_I64, 1, shape, x);
-}
-
-/* ------------------------------------------------------------------ */
-/* node inputs, outputs, attributes                                    */
-/* ------------------------------------------------------------------ */
-
-int ox_n_in(ox_ctx *c) { return (int)c->node->n_input; }
-int ox_n_out(ox_ctx *c) { return (int)c->node->n_output; }
-
-ox_value *ox_in(ox_ctx *c, int i) {
-  if (i < 0 || i >= (int)c->node->n_input || !c->node->input[i][0])
-    return NULL;
-  return lookup(c, c->node->input[i]);
-}
-
-bool ox_out_wanted(ox_ctx *c, int i) {
-  return i < (int)c->node->n_output && c->node->output[i][0];
-}
-
-dy_status ox_set_out(ox_ctx *c, int i, ox_value *v) {
-  if (!ox_out_wanted(c, i))
-    return DY_OK;
-  const char *name = c->node->output[i];
-  if (lookup(c, name))
-    return ox_fail(c, DY_STATUS_FORMAT, "output '%s' is already defined (the graph is not SSA)",
-                   name);
-  /* a run-time value this node made gets the ONNX name */
-  if (v->var >= 0 && v->node == c->node_serial && v->graph_input < 0 &&
-      !c->p->vars[v->var]->persistable && dy_program_find_var(c->p, name) < 0) {
-    const char *nm = dy_program_strdup(c->p, name);
-    if (!nm)
-      return ox_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
-    c->p->vars[v->var]->name = nm;
-    v->node = -2; /* named now: never renamed again */
-  }
-  if (!bind_scoped(c, name, v))
-    return ox_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
-  return DY_OK;
-}
-
-const Onnx__AttributeProto *ox_attr(ox_ctx *c, const char *name) {
-  for (size_t i = 0; i < c->node->n_attribute; i++)
-    if (c->node->attribute[i]->name && strcmp(c->node->attribute[i]->name, name) == 0)
-      return c->node->attribute[i];
-  return NULL;
-}
-
-int64_t ox_attr_i(ox_ctx *c, const char *name, int64_t dflt) {
-  const Onnx__AttributeProto *a = ox_attr(c, name);
-  return a && a->has_i ? a->i : dflt;
-}
-
-float ox_attr_f(ox_ctx *c, const char *name, float dflt) {
-  const Onnx__AttributeProto *a = ox_attr(c, name);
-  if (!a)
-    return dflt;
-  if (a->has_f)
-    return a->f;
-  if (a->has_i)
-    return (float)a->i;
-  return dflt;
-}
-
-const int64_t *ox_attr_ints(ox_ctx *c, const char *name, int *n) {
-  const Onnx__AttributeProto *a = ox_attr(c, name);
-  if (!a) {
-    *n = -1;
-    return NULL;
-  }
-  *n = (int)a->n_ints;
-  return a->ints;
-}
-
-const float *ox_attr_floats(ox_ctx *c, const char *name, int *n) {
-  const Onnx__AttributeProto *a = ox_attr(c, name);
-  if (!a) {
-    *n = -1;
-    return NULL;
-  }
-  *n = (int)a->n_floats;
-  return a->floats;
-}
-
-const char *ox_attr_s(ox_ctx *c, const char *name, const char *dflt, char *buf,
-                      size_t n) {
-  const Onnx__AttributeProto *a = ox_attr(c, name);
-  if (!a || !a->has_s) {
-    snprintf(buf, n, "%s", dflt);
-  } else {
-    size_t k = a->s.len < n - 1 ? a->s.len : n - 1;
-    memcpy(buf, a->s.data, k);
-    buf[k] = 0;
-  }
-  return buf;
-}
-
-/* Attributes that are sizes, counts or extents, by name, with their least
- * value: every int in them must lie in [lo, DY_MAX_NUMEL] before a mapper
- * multiplies, divides or loops by it (a blocksize of 2^32 squared is 0;
- * an LRN size of 2^31 - 1 unrolled is a hang). */
-static const struct {
-  const char *name;
-  int64_t lo;
-} size_attrs[] = {
-    {"blocksize", 1},   {"size", 1},           {"hidden_size", 1},     {"group", 1},
-    {"kernel_shape", 1}, {"strides", 1},       {"dilations", 1},       {"num_outputs", 1},
-    {"split", 0},       {"output_padding", 0}, {"output_shape", 0},
-    {"pads", -DY_MAX_NUMEL}, /* Pad (opset < 11) crops with negative pads */
-};
-
-static dy_status check_size_attr(ox_ctx *c, const Onnx__AttributeProto *a) {
-  for (size_t k = 0; k < sizeof size_attrs / sizeof *size_attrs; k++) {
-    if (strcmp(a->name, size_attrs[k].name) != 0)
-      continue;
-    /* what ox_attr_i and ox_attr_ints read: i when has_i, every ints entry */
-    for (size_t j = 0; j < a->n_ints + (a->has_i ? 1 : 0); j++) {
-      bool list = j < a->n_ints;
-      int64_t v = list ? a->ints[j] : a->i;
-      if (v < size_attrs[k].lo || v > DY_MAX_NUMEL)
-        return ox_fail(c, DY_STATUS_INVALID_ARGUMENT,
-                       "attribute '%s'%s is %lld, outside [%lld, %lld]", a->name,
-                       list ? "'s entry" : "", (long long)v,
-                       (long long)size_attrs[k].lo, (long long)DY_MAX_NUMEL);
-    }
-  }
-  return DY_OK;
-}
-
-dy_status ox_check_attrs(ox_ctx *c, const char *known) {
-  for (size_t i = 0; i < c->node->n_attribute; i++) {
-    const char *nm = c->node->attribute[i]->name ? c->node->attribute[i]->name : "";
-    size_t l = strlen(nm);
-    bool ok = false;
-    for (const char *s = known; *s && !ok;) {
-      while (*s == ' ')
-        s++;
-      const char *e = s;
-      while (*e && *e != ' ')
-        e++;
-      ok = (size_t)(e - s) == l && l > 0 && strncmp(s, nm, l) == 0;
-      s = e;
-    }
-    if (c->node->attribute[i]->ref_attr_name && *c->node->attribute[i]->ref_attr_name)
-      return ox_fail(c, DY_STATUS_UNSUPPORTED, "attribute '%s' refers to a function attribute",
-                     nm);
-    if (!ok)
-      return ox_fail(c, DY_STATUS_UNSUPPORTED, "attribute '%s' is not supported", nm);
-    TRY(check_size_attr(c, c->node->attribute[i]));
-  }
-  return DY_OK;
-}
-
-dy_status ox_axis(ox_ctx *c, int64_t axis, int rank, int *out) {
-  if (axis < -rank || axis >= (rank ? rank : 1))
-    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "axis %lld out of range for rank %d",
-                   (long long)axis, rank);
-  *out = (int)(axis < 0 ? axis + rank : axis);
-  return DY_OK;
-}
-
-dy_status ox_set_or_fail(ox_ctx *c, int i, ox_value *v) {
-  if (!v)
-    return c->err->status ? c->err->status : DY_STATUS_INTERNAL;
-  return ox_set_out(c, i, v);
-}
-
-dy_status ox_need_in(ox_ctx *c, int i, ox_value **v) {
-  *v = ox_in(c, i);
-  if (!*v)
-    return ox_fail(c, DY_STATUS_FORMAT, "input %d is missing", i);
-  return DY_OK;
-}
-
-ox_value *ox_zero_like(ox_ctx *c, dy_dtype dt) {
-  if (dt == DY_F32)
-    return ox_const_f32(c, 0.0f);
-  if (dt == DY_I64)
-    return ox_const_i64(c, 0);
-  return ox_const_bool(c, false);
-}
-
-dy_status ox_need_f32(ox_ctx *c, const ox_value *v) {
-  if (v->type.dtype != DY_F32)
-    return ox_fail(c, DY_STATUS_UNSUPPORTED, "needs float32, got %s",
-                   dy_dtype_name(v->type.dtype));
-  return DY_OK;
-}
-
-/* The graph input (its value) that run-time var `var` depends on, or
- * NULL: a depth-first walk up the ops writing it. */
-static ox_value *feeding_input(ox_ctx *c, int var, int depth) {
-  if (var < 0 || depth > 64)
-    return NULL;
-  if (c->p->vars[var]->feed_index >= 0) {
-    for (size_t i = 0; i < c->n_all; i++)
-      if (c->all[i]->var == var && c->all[i]->graph_input >= 0)
-        return c->all[i];
-    return NULL;
-  }
-  const dy_op *op = dy_program_def(c->p, var, NULL, NULL);
-  for (int i = 0; op && i < op->n_inputs; i++) {
-    ox_value *g = feeding_input(c, op->inputs[i], depth + 1);
-    if (g)
-      return g;
-  }
-  return NULL;
-}
-
-/* Record that graph input v (or, for a value computed at run time, a
- * graph input it depends on) must be known at compile time: a caller may
- * bind it and load again (dy_onnx_info). */
-static void needs_const(ox_ctx *c, ox_value *v) {
-  if (v && v->graph_input < 0 && v->var >= 0)
-    v = feeding_input(c, v->var, 0);
-  if (c->info && v && v->graph_input >= 0 && c->info->needs_const_input < 0) {
-    c->info->needs_const_input = v->graph_input;
-    snprintf(c->info->needs_const_name, sizeof c->info->needs_const_name, "%s", v->name);
-  }
-}
-
-dy_status ox_get_ints(ox_ctx *c, ox_value *v, const char *what, bool allow_sym,
-                      const int64_t **vals, int64_t *n) {
-  if (!v || !v->c) {
-    needs_const(c, v);
-    return ox_fail(c, DY_STATUS_UNSUPPORTED,
-                   "%s '%s' must be a constant (an initializer or computed from "
-                   "constants and static shapes), not a run-time value",
-                   what, v ? v->name : "");
-  }
-  if (v->sym && !allow_sym)
-    return ox_fail(c, DY_STATUS_UNSUPPORTED,
-                   "%s '%s' depends on a dynamic size (a shape value)", what, v->name);
-  if (v->type.dtype == DY_I32 || v->type.dtype == DY_I8 || v->type.dtype == DY_U8) {
-    /* ONNX allows int32 indices and the like: widen a copy (ctx-owned) */
-    int64_t m = dy_type_numel(&v->type);
-    ox_value *w = ox_new_const(c, DY_I64, v->type.rank, v->type.shape, NULL);
-    if (!w)
-      return ox_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
-    for (int64_t i = 0; i < m; i++)
-      ((int64_t *)w->c->data)[i] = dy_quant_value(v->type.dtype, v->c->data, i);
-    v = w;
-  }
-  if (v->type.dtype != DY_I64)
-    return ox_fail(c, DY_STATUS_UNSUPPORTED, "%s '%s' must be int64, not %s", what,
-                   v->name, dy_dtype_name(v->type.dtype));
-  *vals = v->c->data;
-  *n = dy_type_numel(&v->type);
-  return DY_OK;
-}
-
-dy_status ox_get_floats(ox_ctx *c, ox_value *v, const char *what,
-                        const float **vals, int64_t *n) {
-  if (!v || !v->c) {
-    needs_const(c, v);
-    return ox_fail(c, DY_STATUS_UNSUPPORTED,
-                   "%s '%s' must be a constant, not a run-time value", what,
-                   v ? v->name : "");
-  }
-  if (v->type.dtype != DY_F32)
-    return ox_fail(c, DY_STATUS_UNSUPPORTED, "%s '%s' must be float32", what, v->name);
-  *vals = v->c->data;
-  *n = dy_type_numel(&v->type);
-  return DY_OK;
-}
 
 /* ------------------------------------------------------------------ */
 /* the model                                                           */
@@ -671,7 +175,9 @@ static dy_status check_output(ox_ctx *c, const Onnx__ValueInfoProto *vi,
   return DY_OK;
 }
 
-ox_map_fn ox_find_mapper(const char *op_type) {
+/* The mapper of an ONNX op type in the family tables; NULL if none has
+ * it (the one-to-one ops are onnx_table.c's rows). */
+static ox_map_fn find_mapper(const char *op_type) {
   static const ox_mapper *const tables[] = {ox_mappers_ops, ox_mappers_math,
                                             ox_mappers_shape, ox_mappers_nn,
                                             ox_mappers_image, ox_mappers_seq,
@@ -690,25 +196,29 @@ static dy_status import_node(ox_ctx *c) {
   if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx") != 0)
     return ox_fail(c, DY_STATUS_UNSUPPORTED, "domain '%s' is not supported", n->domain);
   for (size_t i = 0; i < n->n_input; i++)
-    if (n->input[i][0] && !lookup(c, n->input[i]))
+    if (n->input[i][0] && !ox_lookup(c, n->input[i]))
       return ox_fail(c, DY_STATUS_FORMAT,
                      "input '%s' is not defined before use (not an initializer, graph "
                      "input or earlier node output)", n->input[i]);
-  ox_map_fn f = ox_find_mapper(n->op_type);
-  if (!f)
+  const ox_direct *d = ox_find_direct(n->op_type);
+  ox_map_fn f = d ? NULL : find_mapper(n->op_type);
+  if (!d && !f)
     return ox_fail(c, DY_STATUS_UNSUPPORTED, "op type %s is not supported", n->op_type);
-  dy_status s = f(c);
+  dy_status s = d ? ox_map_direct(c, d) : f(c);
   if (s)
     return s;
   for (size_t i = 0; i < n->n_output; i++)
-    if (n->output[i][0] && !lookup(c, n->output[i]))
+    if (n->output[i][0] && !ox_lookup(c, n->output[i]))
       return ox_fail(c, DY_STATUS_UNSUPPORTED, "output %zu ('%s') is not supported", i,
                      n->output[i]);
   return DY_OK;
 }
 
-dy_status ox_import_subgraph(ox_ctx *c, const Onnx__GraphProto *g, const char *what,
-                             ox_value *const *in, int n_in, ox_value **out, int n_out) {
+/* ox_ctx.import_subgraph (onnx_internal.h): sub-graph g inline, its names
+ * scoped to this import. Recursive through import_node: a body may hold
+ * an If or a Loop, whose mapper calls back here through the context. */
+static dy_status import_subgraph(ox_ctx *c, const Onnx__GraphProto *g, const char *what,
+                                 ox_value *const *in, int n_in, ox_value **out, int n_out) {
   dy_status s = DY_OK;
   if ((int)g->n_input != n_in || (int)g->n_output != n_out)
     return ox_fail(c, DY_STATUS_INVALID_ARGUMENT,
@@ -738,11 +248,11 @@ dy_status ox_import_subgraph(ox_ctx *c, const Onnx__GraphProto *g, const char *w
     }
     v->c = k;
     ox_update_sym(v);
-    if (!g->initializer[i]->name || !bind_scoped(c, g->initializer[i]->name, v))
+    if (!g->initializer[i]->name || !ox_bind_scoped(c, g->initializer[i]->name, v))
       s = ox_fail(c, DY_STATUS_FORMAT, "%s: an initializer without a name", what);
   }
   for (int i = 0; !s && i < n_in; i++)
-    if (!g->input[i]->name || !bind_scoped(c, g->input[i]->name, in[i]))
+    if (!g->input[i]->name || !ox_bind_scoped(c, g->input[i]->name, in[i]))
       s = ox_fail(c, DY_STATUS_FORMAT, "%s: input %d has no name", what, i);
   for (size_t i = 0; !s && i < g->n_node; i++) {
     c->node = g->node[i];
@@ -757,20 +267,12 @@ dy_status ox_import_subgraph(ox_ctx *c, const Onnx__GraphProto *g, const char *w
   c->loc = loc;
   for (int i = 0; !s && i < n_out; i++) {
     const char *nm = g->output[i]->name ? g->output[i]->name : "";
-    out[i] = lookup(c, nm);
+    out[i] = ox_lookup(c, nm);
     if (!out[i])
       s = ox_fail(c, DY_STATUS_FORMAT, "%s: output '%s' is never computed", what, nm);
   }
   /* close the scope: unbind what it bound */
-  slot *sl = slots_of(c);
-  for (size_t k = mark; k < c->n_scoped; k++)
-    for (size_t i = hash_str(c->scoped[k]) & (c->n_slots - 1); sl[i].name;
-         i = (i + 1) & (c->n_slots - 1))
-      if (strcmp(sl[i].name, c->scoped[k]) == 0) {
-        sl[i].v = NULL;
-        break;
-      }
-  c->n_scoped = mark;
+  ox_unbind_since(c, mark);
   c->scope_depth--;
   return s;
 }
@@ -845,7 +347,7 @@ static dy_status import_graph(ox_ctx *c, const Onnx__ModelProto *m) {
     }
     v->c = k;
     v->weight = k->type.dtype == DY_F32;
-    if (!t->name || !bind(c, t->name, v))
+    if (!t->name || !ox_bind(c, t->name, v))
       return ox_fail(c, DY_STATUS_FORMAT, "an initializer has no name");
   }
   /* graph inputs: feeds, unless an initializer or a bound constant */
@@ -855,7 +357,7 @@ static dy_status import_graph(ox_ctx *c, const Onnx__ModelProto *m) {
     const Onnx__ValueInfoProto *vi = g->input[i];
     if (!vi->name || !*vi->name)
       return ox_fail(c, DY_STATUS_FORMAT, "graph input %zu has no name", i);
-    if (lookup(c, vi->name))
+    if (ox_lookup(c, vi->name))
       continue;
     const dy_tensor *bound = NULL;
     for (int b = 0; c->opts && b < c->opts->n_bind; b++)
@@ -886,7 +388,7 @@ static dy_status import_graph(ox_ctx *c, const Onnx__ModelProto *m) {
       v->graph_input = (int)i;
       n_inputs++;
     }
-    if (!bind(c, vi->name, v))
+    if (!ox_bind(c, vi->name, v))
       return ox_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
   }
   /* nodes, in order (ONNX requires a topological order) */
@@ -906,7 +408,7 @@ static dy_status import_graph(ox_ctx *c, const Onnx__ModelProto *m) {
     return ox_fail(c, DY_STATUS_UNSUPPORTED, "more than %d graph outputs", DY_MAX_FEEDS);
   for (size_t i = 0; i < g->n_output; i++) {
     const char *nm = g->output[i]->name ? g->output[i]->name : "";
-    ox_value *v = lookup(c, nm);
+    ox_value *v = ox_lookup(c, nm);
     if (!v)
       return ox_fail(c, DY_STATUS_FORMAT, "graph output '%s' is never computed", nm);
     if ((s = check_output(c, g->output[i], v)) || (s = add_output(c, nm, v)))
@@ -943,7 +445,7 @@ dy_status dy_onnx_load_ex(const char *path, const dy_onnx_options *opts,
     return dy_error_set(err, DY_STATUS_FORMAT,
                         "%s: not an ONNX model (no graph or no ir_version)", path);
   }
-  ox_ctx c = {.err = err, .opts = opts, .info = info};
+  ox_ctx c = {.err = err, .opts = opts, .info = info, .import_subgraph = import_subgraph};
   c.p = dy_program_new();
   if (!c.p) {
     onnx__model_proto__free_unpacked(m, NULL);
@@ -956,7 +458,7 @@ dy_status dy_onnx_load_ex(const char *path, const dy_onnx_options *opts,
     *slash = 0;
   c.dir = slash ? dir : ".";
   s = import_graph(&c, m);
-  free_values(&c);
+  ox_free_values(&c);
   onnx__model_proto__free_unpacked(m, NULL);
   if (s) {
     /* messages built inside refer to the program's strings: keep them */

@@ -16,26 +16,6 @@
 
 #include "onnx_internal.h"
 
-dy_status ox_need_const_scales(ox_ctx *c, ox_value *const *in, const int *idx, int n) {
-  for (int k = 0; k < n; k++) {
-    const float *v;
-    int64_t m;
-    TRY(ox_get_floats(c, in[idx[k]], "a QLinear scale", &v, &m));
-  }
-  return DY_OK;
-}
-
-dy_status ox_integer_inputs(ox_ctx *c, ox_value *in[4]) {
-  TRY(ox_need_in(c, 0, &in[0]));
-  TRY(ox_need_in(c, 1, &in[1]));
-  for (int i = 2; i < 4; i++) {
-    in[i] = ox_in(c, i);
-    if (!in[i] && !(in[i] = ox_new_const(c, in[i - 2]->type.dtype, 0, NULL, NULL)))
-      return DY_STATUS_OUT_OF_MEMORY;
-  }
-  return DY_OK;
-}
-
 /* The axis attribute for a per-channel scale of numel n on x (0 for one
  * value: ONNX ignores axis then). */
 static dy_status quant_axis(ox_ctx *c, const ox_value *x, const ox_value *scale,

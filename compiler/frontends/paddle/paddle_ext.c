@@ -1,5 +1,6 @@
-/* paddle_ops_ext.c - the Paddle ops whose lowering takes more than a few
- * ops (the rest, and the builders used here, are paddle_ops.c):
+/* paddle_ext.c - the Paddle ops whose lowering takes more than a few ops
+ * (import only; their rows are OWN rows of paddle_table.c without an
+ * exporter, and the builders used here are paddle_build.c's):
  *
  *   fill_constant_batch_size_like  the batch taken from Input without
  *                      reading its data (expand_as of a zero, sliced)
@@ -21,7 +22,7 @@
  * from Input's dim input_dim_idx. The batch: the value expanded to Input's
  * shape (expand_as: no data read), sliced to [B, 1, ...], placed at
  * output_dim_idx and broadcast against a constant of the other dims. */
-static dy_status map_fill_constant_batch_size_like(pd_ctx *c) {
+dy_status pd_import_fill_constant_batch_size_like(pd_ctx *c) {
   int x, o;
   PD_TRY(pd_in(c, "Input", 0, &x));
   int64_t shape[DY_MAX_DIMS];
@@ -114,7 +115,7 @@ static dy_status gate(pd_ctx *c, int v, int g, int64_t h, int *out) {
  * The input projection of every step is one matmul before the loop; the
  * loop (a while op over t < T) carries t and h. State = the last h; Out
  * (every step's h) is not built: an op reading it is an error. */
-static dy_status map_rnn(pd_ctx *c) {
+dy_status pd_import_rnn(pd_ctx *c) {
   char mode[16];
   pd_attr_s(c, "mode", "LSTM", mode, sizeof mode);
   if (strcmp(mode, "GRU"))
@@ -241,7 +242,7 @@ static dy_status map_rnn(pd_ctx *c) {
  * min_max_aspect_ratios_order puts the min and max squares first), then
  * the sqrt(min * max) square when max_sizes are given; clip clamps to
  * [0, 1]. */
-static dy_status map_prior_box(pd_ctx *c) {
+dy_status pd_import_prior_box(pd_ctx *c) {
   int in, img;
   PD_TRY(pd_in(c, "Input", 0, &in));
   PD_TRY(pd_in(c, "Image", 0, &img));
@@ -345,7 +346,7 @@ static dy_status column(pd_ctx *c, int v, int k, int *out) {
  *   cx = v0 t0 pw + pcx, w = exp(v2 t2) pw   (same for y)
  *   out = [cx - w/2, cy - h/2, cx + w/2, cy + h/2] (-1 on the max side unless
  *   box_normalized). */
-static dy_status map_box_coder(pd_ctx *c) {
+dy_status pd_import_box_coder(pd_ctx *c) {
   char code[32];
   pd_attr_s(c, "code_type", "encode_center_size", code, sizeof code);
   if (strcmp(code, "decode_center_size") || pd_attr_i(c, "axis", 0) != 0)
@@ -519,12 +520,12 @@ static dy_status map_interp(pd_ctx *c, bool linear, bool v2) {
   return DY_OK;
 }
 
-static dy_status map_nearest_interp(pd_ctx *c) { return map_interp(c, false, false); }
-static dy_status map_nearest_interp_v2(pd_ctx *c) { return map_interp(c, false, true); }
-static dy_status map_bilinear_interp(pd_ctx *c) { return map_interp(c, true, false); }
-static dy_status map_bilinear_interp_v2(pd_ctx *c) { return map_interp(c, true, true); }
+dy_status pd_import_nearest_interp(pd_ctx *c) { return map_interp(c, false, false); }
+dy_status pd_import_nearest_interp_v2(pd_ctx *c) { return map_interp(c, false, true); }
+dy_status pd_import_bilinear_interp(pd_ctx *c) { return map_interp(c, true, false); }
+dy_status pd_import_bilinear_interp_v2(pd_ctx *c) { return map_interp(c, true, true); }
 
-static dy_status map_pixel_shuffle(pd_ctx *c) {
+dy_status pd_import_pixel_shuffle(pd_ctx *c) {
   int x, o;
   PD_TRY(pd_in(c, "X", 0, &x));
   if (pd_is_nhwc(c, "data_format"))
@@ -540,16 +541,3 @@ static dy_status map_pixel_shuffle(pd_ctx *c) {
   PD_TRY(pd_transpose(c, x, 6, (int64_t[]){0, 1, 4, 2, 5, 3}, NULL, &x));
   return pd_reshape(c, x, 4, (int64_t[]){n0, C, H * r, W * r}, pd_out_name(c, "Out"), &o);
 }
-
-const pd_mapper pd_mappers_ext[] = {
-    {"fill_constant_batch_size_like", map_fill_constant_batch_size_like},
-    {"rnn", map_rnn},
-    {"prior_box", map_prior_box},
-    {"box_coder", map_box_coder},
-    {"nearest_interp", map_nearest_interp},
-    {"nearest_interp_v2", map_nearest_interp_v2},
-    {"bilinear_interp", map_bilinear_interp},
-    {"bilinear_interp_v2", map_bilinear_interp_v2},
-    {"pixel_shuffle", map_pixel_shuffle},
-    {NULL, NULL},
-};

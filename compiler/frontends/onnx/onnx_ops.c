@@ -1,8 +1,10 @@
 /* onnx_ops.c - ONNX ops onto the op table: constants and shapes
  * (Identity, Dropout, Constant, ConstantOfShape, Shape, Size, Range), the
- * softmax family and the losses built on it, MatMul, Gemm, Einsum, Det. Elementwise math and activations are in
- * onnx_math.c, data movement, indexing and reductions in onnx_shape.c,
- * convolution, pooling, normalisation, losses and resizing in onnx_nn.c.
+ * softmax family and the losses built on it, MatMul, Gemm, Einsum, Det.
+ * The ops that are one op of the table are rows of onnx_table.c;
+ * elementwise math and activations are in onnx_math.c, data movement,
+ * indexing and reductions in onnx_shape.c, convolution, pooling and
+ * normalisation in onnx_nn.c, resizing in onnx_image.c.
  *
  * One mapper per ONNX op type, each under the op's attribute list (with
  * defaults) as the ONNX spec gives it. A mapper reads its inputs with

@@ -17,9 +17,9 @@
  *         computes `cond && iter_num < M` (M, when given, a capture), its
  *         body block is the ONNX body plus iter_num + 1.
  *
- * Each sub-graph is imported by ox_import_subgraph (onnx.c), names of the
- * enclosing graph visible, its own names scoped to one import; ops go to
- * the block in ctx->block.
+ * Each sub-graph is imported by c->import_subgraph (onnx.c's, handed to
+ * the mappers through the context), names of the enclosing graph visible,
+ * its own names scoped to one import; ops go to the block in ctx->block.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -158,7 +158,7 @@ static dy_status map_if(ox_ctx *c) {
   ox_value *tv[MAX_VALS], *ev[MAX_VALS];
   if (ox_is_const(cond)) {
     bool t = ((unsigned char *)cond->c->data)[0] != 0;
-    TRY(ox_import_subgraph(c, t ? tg : eg, t ? "then_branch" : "else_branch", NULL, 0, tv, n));
+    TRY(c->import_subgraph(c, t ? tg : eg, t ? "then_branch" : "else_branch", NULL, 0, tv, n));
     for (int i = 0; i < n; i++)
       TRY(ox_set_out(c, i, tv[i]));
     return DY_OK;
@@ -166,13 +166,13 @@ static dy_status map_if(ox_ctx *c) {
   /* a run-time condition: a cond op over two sub-blocks */
   int blocks[2], saved = c->block;
   TRY(open_block(c, NULL, 0, NULL, &blocks[0], &saved));
-  dy_status s = ox_import_subgraph(c, tg, "then_branch", NULL, 0, tv, n);
+  dy_status s = c->import_subgraph(c, tg, "then_branch", NULL, 0, tv, n);
   if (!s)
     s = close_block(c, blocks[0], tv, n, saved);
   c->block = saved;
   TRY(s);
   TRY(open_block(c, NULL, 0, NULL, &blocks[1], &saved));
-  s = ox_import_subgraph(c, eg, "else_branch", NULL, 0, ev, n);
+  s = c->import_subgraph(c, eg, "else_branch", NULL, 0, ev, n);
   if (!s)
     s = close_block(c, blocks[1], ev, n, saved);
   c->block = saved;
@@ -230,7 +230,7 @@ static dy_status scan_once(ox_ctx *c, const Onnx__GraphProto *body, int n_state,
         s = c->err->status;
     }
     if (!s)
-      s = ox_import_subgraph(c, body, "the body", in, n_state + n_scan, res, n_state + n_sout);
+      s = c->import_subgraph(c, body, "the body", in, n_state + n_scan, res, n_state + n_sout);
     for (int i = 0; i < n_state && !s; i++)
       state[i] = res[i];
     for (int i = 0; i < n_sout && !s; i++)
@@ -358,7 +358,7 @@ static dy_status unroll(ox_ctx *c, const Onnx__GraphProto *body, int64_t trips, 
       return c->err->status;
     for (int i = 0; i < n_carried; i++)
       in[2 + i] = carried[i];
-    TRY(ox_import_subgraph(c, body, "the body", in, 2 + n_carried, res, 1 + n_carried + n_scan));
+    TRY(c->import_subgraph(c, body, "the body", in, 2 + n_carried, res, 1 + n_carried + n_scan));
     if (!ox_is_const(res[0]) || res[0]->type.dtype != DY_BOOL)
       return ox_fail(c, DY_STATUS_UNSUPPORTED, "the body's condition is a run-time value "
                      "(the iteration count would depend on data)");
@@ -401,7 +401,7 @@ static dy_status loop_as_while(ox_ctx *c, const Onnx__GraphProto *body, ox_value
   TRY(s);
   /* body: the ONNX body, then iter_num + 1 */
   TRY(open_block(c, types, n, par, &blocks[1], &saved));
-  s = ox_import_subgraph(c, body, "the body", par, n, res + 1, 1 + n_v);
+  s = c->import_subgraph(c, body, "the body", par, n, res + 1, 1 + n_v);
   if (!s) {
     res[0] = ox_binary(c, "add", par[0], ox_const_i64(c, 1));
     if (res[1] && !dy_type_equal(&res[1]->type, &types[1]) &&

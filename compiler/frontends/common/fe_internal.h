@@ -1,5 +1,5 @@
-/* fe_internal.h - helpers the frontends (onnx*.c, paddle*.c) share; not
- * part of the public API. */
+/* fe_internal.h - what both frontends (onnx/, paddle/) share, below them
+ * both (common/fe_attrs.c); not part of the public API. */
 #ifndef DY_FE_INTERNAL_H
 #define DY_FE_INTERNAL_H
 

@@ -1,7 +1,10 @@
-/* onnx_math.c - ONNX's elementwise ops onto the op table: arithmetic
- * (with the dynamic batch carried through shape arithmetic), Min/Max/Sum/
- * Mean, comparisons and logic, Where, unary math, trigonometry,
- * activations, rounding, IsNaN/IsInf, Cast, Mod.
+/* onnx_math.c - ONNX's elementwise ops that are more than one op of the
+ * table: arithmetic (with the dynamic batch carried through shape
+ * arithmetic), Pow, Mod, Min/Max/Sum/Mean, GreaterOrEqual/LessOrEqual and
+ * logic, composed activations, hyperbolic functions, rounding,
+ * IsNaN/IsInf, Cast. The elementwise ops that are exactly one op of the
+ * table (Relu, Exp, Sin, LeakyRelu, Equal, Where, ...) are rows of
+ * onnx_table.c instead.
  *
  * Ops the op table lacks are composed from primitives: Selu is a scaled
  * elu, Sinh is (e^x - e^-x) / 2, GreaterOrEqual is greater or equal, Floor
@@ -170,22 +173,17 @@ static dy_status map_max(ox_ctx *c) { return variadic(c, "maximum", false); }
 static dy_status map_sum(ox_ctx *c) { return variadic(c, "add", false); }
 static dy_status map_mean(ox_ctx *c) { return variadic(c, "add", true); }
 
-/* Comparisons -> bool. */
+/* GreaterOrEqual, LessOrEqual -> bool: op or or_op (Equal, Greater and
+ * Less are one to one: onnx_table.c). */
 static dy_status compare(ox_ctx *c, const char *op, const char *or_op) {
   ox_value *a, *b;
   TRY(ox_check_attrs(c, ""));
   TRY(ox_need_in(c, 0, &a));
   TRY(ox_need_in(c, 1, &b));
   ox_value *r = ox_binary(c, op, a, b);
-  if (or_op) {
-    ox_value *e = ox_binary(c, or_op, a, b);
-    r = ox_where(c, r, ox_const_bool(c, true), e);
-  }
-  OUT(0, r);
+  ox_value *e = ox_binary(c, or_op, a, b);
+  OUT(0, ox_where(c, r, ox_const_bool(c, true), e));
 }
-static dy_status map_equal(ox_ctx *c) { return compare(c, "equal", NULL); }
-static dy_status map_greater(ox_ctx *c) { return compare(c, "greater", NULL); }
-static dy_status map_less(ox_ctx *c) { return compare(c, "less", NULL); }
 static dy_status map_greater_equal(ox_ctx *c) { return compare(c, "greater", "equal"); }
 static dy_status map_less_equal(ox_ctx *c) { return compare(c, "less", "equal"); }
 
@@ -214,44 +212,10 @@ static dy_status map_or(ox_ctx *c) { return logic(c, 1); }
 static dy_status map_xor(ox_ctx *c) { return logic(c, 2); }
 static dy_status map_not(ox_ctx *c) { return logic(c, 3); }
 
-/* Where(condition, X, Y). */
-static dy_status map_where(ox_ctx *c) {
-  ox_value *a, *b, *d;
-  TRY(ox_check_attrs(c, ""));
-  TRY(ox_need_in(c, 0, &a));
-  TRY(ox_need_in(c, 1, &b));
-  TRY(ox_need_in(c, 2, &d));
-  OUT(0, ox_where(c, a, b, d));
-}
-
 /* ------------------------------------------------------------------ */
-/* unary math and activations                                          */
+/* activations composed from primitives (the one-to-one unary ops and    */
+/* activations are rows of onnx_table.c)                                 */
 /* ------------------------------------------------------------------ */
-
-static dy_status unary_op(ox_ctx *c, const char *op) {
-  ox_value *x;
-  TRY(ox_check_attrs(c, ""));
-  TRY(ox_need_in(c, 0, &x));
-  OUT(0, ox_unary(c, op, x));
-}
-static dy_status map_relu(ox_ctx *c) { return unary_op(c, "relu"); }
-static dy_status map_sigmoid(ox_ctx *c) { return unary_op(c, "sigmoid"); }
-static dy_status map_tanh(ox_ctx *c) { return unary_op(c, "tanh"); }
-static dy_status map_exp(ox_ctx *c) { return unary_op(c, "exp"); }
-static dy_status map_log(ox_ctx *c) { return unary_op(c, "log"); }
-static dy_status map_sqrt(ox_ctx *c) { return unary_op(c, "sqrt"); }
-static dy_status map_abs(ox_ctx *c) { return unary_op(c, "abs"); }
-static dy_status map_neg(ox_ctx *c) { return unary_op(c, "neg"); }
-static dy_status map_erf(ox_ctx *c) { return unary_op(c, "erf"); }
-static dy_status map_reciprocal(ox_ctx *c) { return unary_op(c, "reciprocal"); }
-static dy_status map_hard_swish(ox_ctx *c) { return unary_op(c, "hard_swish"); }
-/* Sin, Cos, Tan, Asin, Acos, Atan: float32 (the extra family's ops). */
-static dy_status map_sin(ox_ctx *c) { return unary_op(c, "sin"); }
-static dy_status map_cos(ox_ctx *c) { return unary_op(c, "cos"); }
-static dy_status map_tan(ox_ctx *c) { return unary_op(c, "tan"); }
-static dy_status map_asin(ox_ctx *c) { return unary_op(c, "asin"); }
-static dy_status map_acos(ox_ctx *c) { return unary_op(c, "acos"); }
-static dy_status map_atan(ox_ctx *c) { return unary_op(c, "atan"); }
 
 /* An f32 input 0, for the composites below. */
 static dy_status f32_in(ox_ctx *c, const char *attrs, ox_value **x) {
@@ -269,31 +233,6 @@ static ox_value *attr_op1(ox_ctx *c, const char *op, ox_value *x, const char *an
     return NULL;
   dy_attr a[] = {DY_ATTR_F(an, av)};
   return ox_op(c, op, &x, 1, a, 1);
-}
-
-/* Softplus: log(exp(x) + 1). */
-static dy_status map_softplus(ox_ctx *c) {
-  ox_value *x;
-  TRY(f32_in(c, "", &x));
-  dy_attr a[] = {DY_ATTR_F("beta", 1.0), DY_ATTR_F("threshold", 20.0)};
-  OUT(0, ox_op(c, "softplus", &x, 1, a, 2));
-}
-
-/* Softsign: x / (1 + |x|). */
-static dy_status map_softsign(ox_ctx *c) { return unary_op(c, "softsign"); }
-
-/* LeakyRelu attributes: alpha (0.01). */
-static dy_status map_leaky_relu(ox_ctx *c) {
-  ox_value *x;
-  TRY(f32_in(c, "alpha", &x));
-  OUT(0, attr_op1(c, "leaky_relu", x, "alpha", ox_attr_f(c, "alpha", 0.01f)));
-}
-
-/* Elu attributes: alpha (1.0). */
-static dy_status map_elu(ox_ctx *c) {
-  ox_value *x;
-  TRY(f32_in(c, "alpha", &x));
-  OUT(0, attr_op1(c, "elu", x, "alpha", ox_attr_f(c, "alpha", 1.0f)));
 }
 
 /* Selu attributes: alpha (1.67326...), gamma (1.0507...):
@@ -315,15 +254,6 @@ static dy_status map_celu(ox_ctx *c) {
     return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "alpha is 0");
   ox_value *e = attr_op1(c, "elu", ox_scale(c, x, 1.0f / alpha, 0.0f), "alpha", 1.0f);
   OUT(0, ox_scale(c, e, alpha, 0.0f));
-}
-
-/* HardSigmoid attributes: alpha (0.2), beta (0.5). */
-static dy_status map_hard_sigmoid(ox_ctx *c) {
-  ox_value *x;
-  TRY(f32_in(c, "alpha beta", &x));
-  dy_attr a[] = {DY_ATTR_F("slope", ox_attr_f(c, "alpha", 0.2f)),
-                 DY_ATTR_F("offset", ox_attr_f(c, "beta", 0.5f))};
-  OUT(0, ox_op(c, "hard_sigmoid", &x, 1, a, 2));
 }
 
 /* ThresholdedRelu attributes: alpha (1.0): x > alpha ? x : 0. */
@@ -552,41 +482,15 @@ const ox_mapper ox_mappers_math[] = {
     {"Max", map_max},
     {"Sum", map_sum},
     {"Mean", map_mean},
-    {"Equal", map_equal},
-    {"Greater", map_greater},
-    {"Less", map_less},
     {"GreaterOrEqual", map_greater_equal},
     {"LessOrEqual", map_less_equal},
     {"And", map_and},
     {"Or", map_or},
     {"Xor", map_xor},
     {"Not", map_not},
-    {"Where", map_where},
-    {"Relu", map_relu},
-    {"Sigmoid", map_sigmoid},
-    {"Tanh", map_tanh},
-    {"Exp", map_exp},
-    {"Log", map_log},
-    {"Sqrt", map_sqrt},
-    {"Abs", map_abs},
-    {"Neg", map_neg},
-    {"Erf", map_erf},
-    {"Reciprocal", map_reciprocal},
-    {"HardSwish", map_hard_swish},
-    {"Sin", map_sin},
-    {"Cos", map_cos},
-    {"Tan", map_tan},
-    {"Asin", map_asin},
-    {"Acos", map_acos},
-    {"Atan", map_atan},
     {"Mod", map_mod},
-    {"Softplus", map_softplus},
-    {"Softsign", map_softsign},
-    {"LeakyRelu", map_leaky_relu},
-    {"Elu", map_elu},
     {"Selu", map_selu},
     {"Celu", map_celu},
-    {"HardSigmoid", map_hard_sigmoid},
     {"ThresholdedRelu", map_thresholded_relu},
     {"Shrink", map_shrink},
     {"PRelu", map_prelu},

@@ -1,5 +1,16 @@
-/* onnx_internal.h - private header of the ONNX frontend (onnx.c, the
- * onnx_*.c op mappers). Not part of the public API.
+/* onnx_internal.h - private header of the ONNX frontend (compiler/
+ * frontends/onnx/). Not part of the public API. Its files, each calling
+ * only the ones below it:
+ *
+ *   onnx.c          the dispatcher: the model, its graph walk, sub-graphs
+ *   onnx_table.c    the ONNX ops that are one op of the table, one row each
+ *   onnx_ops.c, onnx_math.c, onnx_shape.c, onnx_nn.c, onnx_image.c,
+ *   onnx_seq.c, onnx_control.c, onnx_quant.c
+ *                   the mapper families, one mapper per ONNX op type
+ *   onnx_op.c       the op builder: ox_op and its shorthands
+ *   onnx_node.c     the node being imported: inputs, outputs, attributes
+ *   onnx_tensor.c   TensorProtos -> constants
+ *   onnx_value.c    errors, the value table, constants
  *
  * The importer walks the graph's nodes in order, keeping one `ox_value` per
  * ONNX tensor name. A value is either
@@ -83,40 +94,50 @@ typedef struct ox_ctx {
   int scope_depth;
   const char **scoped;
   size_t n_scoped, cap_scoped;
+  /* Import sub-graph g (an If branch, a Loop or Scan body) inline: bind its
+   * n_in inputs to in, import its nodes (names of the enclosing graphs
+   * stay visible) and return its n_out outputs in out. The names it binds
+   * are unbound again afterwards, so a body can be imported once per
+   * unrolled iteration. `what` names it in errors ("the body"). It is
+   * onnx.c's graph walk, handed to the mappers here (onnx_control.c calls
+   * it) so that the mapper families stay below the dispatcher that calls
+   * them: a body's nodes are of every family, the If and Loop among them. */
+  dy_status (*import_subgraph)(struct ox_ctx *c, const Onnx__GraphProto *g, const char *what,
+                               ox_value *const *in, int n_in, ox_value **out, int n_out);
 } ox_ctx;
 
-/* ---- onnx.c: values, constants, errors; onnx_op.c: the op builder ---- */
+/* Return the status of x when it is not DY_OK. */
+#define TRY(x)          \
+  do {                  \
+    dy_status s_ = (x); \
+    if (s_)             \
+      return s_;        \
+  } while (0)
+
+/* ---- onnx_value.c: errors, the value table, values, constants ---- */
 
 /* Error naming the current node: "node 3 'conv1' (Conv): <msg>". Returns
  * status. */
 dy_status ox_fail(ox_ctx *c, dy_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* The node's i-th input value, or NULL when absent (optional input left
- * empty or i out of range). */
-ox_value *ox_in(ox_ctx *c, int i);
-int ox_n_in(ox_ctx *c);
-int ox_n_out(ox_ctx *c);
-/* True when output i is requested (present and non-empty). */
-bool ox_out_wanted(ox_ctx *c, int i);
-/* Bind the node's output i to v. */
-dy_status ox_set_out(ox_ctx *c, int i, ox_value *v);
-
-/* Attributes of the current node. */
-const Onnx__AttributeProto *ox_attr(ox_ctx *c, const char *name);
-int64_t ox_attr_i(ox_ctx *c, const char *name, int64_t dflt);
-float ox_attr_f(ox_ctx *c, const char *name, float dflt);
-/* ints: *n = -1 when absent. Borrowed from the model. */
-const int64_t *ox_attr_ints(ox_ctx *c, const char *name, int *n);
-const float *ox_attr_floats(ox_ctx *c, const char *name, int *n);
-/* String attribute into buf ("" default). */
-const char *ox_attr_s(ox_ctx *c, const char *name, const char *dflt,
-                      char *buf, size_t n);
-/* Reject any attribute not in the space-separated list. */
-dy_status ox_check_attrs(ox_ctx *c, const char *known);
+/* The value table. ox_lookup: the value bound to an ONNX name, NULL when
+ * none is (or a closed scope unbound it). ox_bind: bind name to v (false:
+ * out of memory). ox_bind_scoped: the same, and inside a sub-graph's
+ * scope (c->scope_depth > 0) remembered so that ox_unbind_since(c, mark)
+ * unbinds it when the scope that opened at mark = c->n_scoped closes. */
+ox_value *ox_lookup(ox_ctx *c, const char *name);
+bool ox_bind(ox_ctx *c, const char *name, ox_value *v);
+bool ox_bind_scoped(ox_ctx *c, const char *name, ox_value *v);
+void ox_unbind_since(ox_ctx *c, size_t mark);
 
 /* A new value named name (NULL: "") of type t, owned by the context. */
 ox_value *ox_new_value(ox_ctx *c, const char *name, const dy_type *t);
+/* Free every value made (with its constant), the table and the scopes
+ * (not c->p). */
+void ox_free_values(ox_ctx *c);
+/* Free a constant and its data. */
+void ox_free_const(ox_const *k);
 /* Bytes of data of a static type. */
 size_t ox_type_bytes(const dy_type *t);
 /* Mark v symbolic if any of its entries is a symbolic size. */
@@ -142,6 +163,9 @@ ox_value *ox_const_f32(ox_ctx *c, float v);             /* scalar, rank 0 */
 ox_value *ox_const_i64(ox_ctx *c, int64_t v);
 ox_value *ox_const_bool(ox_ctx *c, bool v);
 ox_value *ox_const_i64s(ox_ctx *c, int n, const int64_t *v); /* 1-D */
+/* A scalar 0 of dtype dt (false for bool). */
+ox_value *ox_zero_like(ox_ctx *c, dy_dtype dt);
+bool ox_is_const(const ox_value *v);
 /* A constant input's i64 values (converted from bool); the value must be a
  * constant (else an error naming the input and why: `what`). Symbolic
  * entries (ox_sym_dim; their data is 0) are allowed only with allow_sym.
@@ -150,7 +174,62 @@ dy_status ox_get_ints(ox_ctx *c, ox_value *v, const char *what, bool allow_sym,
                       const int64_t **vals, int64_t *n);
 dy_status ox_get_floats(ox_ctx *c, ox_value *v, const char *what,
                         const float **vals, int64_t *n);
-bool ox_is_const(const ox_value *v);
+
+/* ---- onnx_tensor.c: TensorProtos ---- */
+
+/* An ONNX elem type's name ("float", "int32", ...). */
+const char *ox_dtype_name(int onnx_type);
+/* Convert a TensorProto into a new constant (caller frees it with
+ * ox_free_const); `what` names it in errors, dir resolves external data. */
+dy_status ox_tensor_convert(const Onnx__TensorProto *t, const char *what,
+                            const char *dir, ox_const **out, dy_error *err);
+
+/* ---- onnx_node.c: the node being imported ---- */
+
+/* The node's i-th input value, or NULL when absent (optional input left
+ * empty or i out of range). */
+ox_value *ox_in(ox_ctx *c, int i);
+int ox_n_in(ox_ctx *c);
+int ox_n_out(ox_ctx *c);
+/* The node's input i, which must be present. */
+dy_status ox_need_in(ox_ctx *c, int i, ox_value **v);
+/* True when output i is requested (present and non-empty). */
+bool ox_out_wanted(ox_ctx *c, int i);
+/* Bind the node's output i to v. */
+dy_status ox_set_out(ox_ctx *c, int i, ox_value *v);
+/* Bind output i to v, a built value or NULL (the error already recorded). */
+dy_status ox_set_or_fail(ox_ctx *c, int i, ox_value *v);
+/* Bind output i to v (ox_set_or_fail) and return. */
+#define OUT(i, v) return ox_set_or_fail(c, (i), (v))
+
+/* Input checks the families share. v's dtype must be f32 (else an
+ * unsupported-dtype error naming the node). */
+dy_status ox_need_f32(ox_ctx *c, const ox_value *v);
+/* The scales of a QLinear node (inputs idx[0..n)) must be constants: the
+ * requantization is compiled from them (a graph input is reported as one
+ * to bind, like a shape input). */
+dy_status ox_need_const_scales(ox_ctx *c, ox_value *const *in, const int *idx, int n);
+/* ConvInteger's and MatMulInteger's inputs (a, b, a's and b's zero
+ * points): absent zero points are 0 of their tensor's dtype. */
+dy_status ox_integer_inputs(ox_ctx *c, ox_value *in[4]);
+
+/* Attributes of the current node. */
+const Onnx__AttributeProto *ox_attr(ox_ctx *c, const char *name);
+int64_t ox_attr_i(ox_ctx *c, const char *name, int64_t dflt);
+float ox_attr_f(ox_ctx *c, const char *name, float dflt);
+/* ints: *n = -1 when absent. Borrowed from the model. */
+const int64_t *ox_attr_ints(ox_ctx *c, const char *name, int *n);
+const float *ox_attr_floats(ox_ctx *c, const char *name, int *n);
+/* String attribute into buf ("" default). */
+const char *ox_attr_s(ox_ctx *c, const char *name, const char *dflt,
+                      char *buf, size_t n);
+/* Reject any attribute not in the space-separated list (and a size
+ * attribute out of its bounds). */
+dy_status ox_check_attrs(ox_ctx *c, const char *known);
+/* Normalise axis against rank, or fail naming the node. */
+dy_status ox_axis(ox_ctx *c, int64_t axis, int rank, int *out);
+
+/* ---- onnx_op.c: the op builder ---- */
 
 /* Build one op: folded at once when every input is a non-symbolic constant,
  * else appended to the Program. `op` is the op's name in the op table
@@ -184,32 +263,12 @@ ox_value *ox_not(ox_ctx *c, ox_value *x);
 ox_value *ox_concat(ox_ctx *c, ox_value *const *in, int n, int64_t axis);
 ox_value *ox_pad(ox_ctx *c, ox_value *x, const int64_t *pads, const char *mode,
                  float value);
-
-/* onnx_tensor.c: an ONNX elem type's name ("float", "int32", ...). */
-const char *ox_dtype_name(int onnx_type);
-/* Free a constant and its data. */
-void ox_free_const(ox_const *k);
-/* Convert a TensorProto into a new constant (caller frees k->data and k);
- * `what` names it in errors, dir resolves external data. */
-dy_status ox_tensor_convert(const Onnx__TensorProto *t, const char *what,
-                            const char *dir, ox_const **out, dy_error *err);
 /* Concatenate any number of values (in chunks the executor accepts). */
 ox_value *ox_concat_many(ox_ctx *c, ox_value *const *in, int n, int64_t axis);
 /* An i64 constant [1,..,n,..,1] (rank r, n at axis) holding 0..n-1. */
 ox_value *ox_iota(ox_ctx *c, int64_t n, int r, int axis);
 
-/* Import sub-graph g (an If branch, a Loop or Scan body) inline: bind its
- * n_in inputs to in, import its nodes (names of the enclosing graphs stay
- * visible) and return its n_out outputs in out. The names it binds are
- * unbound again afterwards, so a body can be imported once per unrolled
- * iteration. `what` names it in errors ("the body"). */
-dy_status ox_import_subgraph(ox_ctx *c, const Onnx__GraphProto *g, const char *what,
-                             ox_value *const *in, int n_in, ox_value **out, int n_out);
-
-/* Normalise axis against rank, or fail naming the node. */
-dy_status ox_axis(ox_ctx *c, int64_t axis, int rank, int *out);
-
-/* ---- the mappers (onnx_ops.c, onnx_math.c, onnx_shape.c, onnx_nn.c, ...) ---- */
+/* ---- the mappers: onnx_table.c and the families ---- */
 
 /* A mapper imports the current node: it reads inputs (ox_in, ox_need_in)
  * and attributes, builds ops (ox_op and the shorthands above) and binds the
@@ -221,7 +280,7 @@ typedef struct {
   ox_map_fn map;
 } ox_mapper;
 
-/* Each mapper file's table, ended by {NULL, NULL}. */
+/* Each family file's table, ended by {NULL, NULL}. */
 extern const ox_mapper ox_mappers_ops[];    /* onnx_ops.c   */
 extern const ox_mapper ox_mappers_math[];   /* onnx_math.c  */
 extern const ox_mapper ox_mappers_shape[];  /* onnx_shape.c */
@@ -231,33 +290,26 @@ extern const ox_mapper ox_mappers_seq[];    /* onnx_seq.c   */
 extern const ox_mapper ox_mappers_control[]; /* onnx_control.c */
 extern const ox_mapper ox_mappers_quant[];  /* onnx_quant.c */
 
-/* Look the ONNX op type up in every table; NULL if unknown. */
-ox_map_fn ox_find_mapper(const char *op_type);
+/* onnx_table.c: the ONNX op types that are one op of the table. A float
+ * attribute of such a row: ONNX's name, the op's (ops.def) and ONNX's
+ * default; onnx NULL: the op's attribute is fixed to dflt. */
+typedef struct {
+  const char *onnx;
+  const char *name;
+  float dflt;
+} ox_attr_map;
 
-/* Return the status of x when it is not DY_OK. */
-#define TRY(x)          \
-  do {                  \
-    dy_status s_ = (x); \
-    if (s_)             \
-      return s_;        \
-  } while (0)
-/* Bind output i to v, a built value or NULL (the error already recorded),
- * and return. */
-#define OUT(i, v) return ox_set_or_fail(c, (i), (v))
+typedef struct {
+  const char *op_type;      /* the ONNX op type                          */
+  const char *op;           /* the op (ops.def) a node of it is          */
+  int n_in;                 /* its inputs, each required, at most 3      */
+  bool f32;                 /* input 0 must be float32                   */
+  ox_attr_map attrs[2];     /* its attributes (name NULL: no more)       */
+} ox_direct;
 
-dy_status ox_set_or_fail(ox_ctx *c, int i, ox_value *v);
-/* The node's input i, which must be present. */
-dy_status ox_need_in(ox_ctx *c, int i, ox_value **v);
-/* A scalar 0 of dtype dt (false for bool). */
-ox_value *ox_zero_like(ox_ctx *c, dy_dtype dt);
-/* onnx_quant.c: the scales of a QLinear node (inputs idx[0..n)) must be
- * constants: the requantization is compiled from them (a graph input is
- * reported as one to bind, like a shape input). */
-dy_status ox_need_const_scales(ox_ctx *c, ox_value *const *in, const int *idx, int n);
-/* onnx_quant.c: ConvInteger's and MatMulInteger's inputs (a, b, a's and
- * b's zero points): absent zero points are 0 of their tensor's dtype. */
-dy_status ox_integer_inputs(ox_ctx *c, ox_value *in[4]);
-/* v's dtype must be f32 (else an unsupported-dtype error naming the node). */
-dy_status ox_need_f32(ox_ctx *c, const ox_value *v);
+/* The row of an ONNX op type, or NULL when it is not one to one. */
+const ox_direct *ox_find_direct(const char *op_type);
+/* Import the current node as the op of row d. */
+dy_status ox_map_direct(ox_ctx *c, const ox_direct *d);
 
 #endif
