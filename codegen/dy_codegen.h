@@ -100,7 +100,7 @@ typedef struct {
    * strides instead of packing them at run time into 12-row micro-panels
    * per cache block (--no-pack-a), to compare */
   bool no_pack_a;
-  /* A debug build for `dy2stc check --localize` (compiler/localize.c):
+  /* A debug build for `dy2stc check --localize` (compiler/driver/localize.c):
    * NAME.c declares NAME_debug_dump(int op, const char *var, const void
    * *data, int64_t n, int dtype), which the caller defines, and NAME_run
    * calls it after every op of block 0 with each result (id, var name,

@@ -1,7 +1,7 @@
 /* mathlib_sweep.c - measures the generated C's math functions against libm.
  *
  * Not built by CMake: tests/test_mathlib.c writes every function of
- * codegen/emit_mathlib.c into mathlib.h (what NAME.c would hold), then
+ * codegen/kernels/emit_mathlib.c into mathlib.h (what NAME.c would hold), then
  * compiles this file with it, for the host and (under qemu) for AArch64,
  * and runs it:
  *
@@ -21,7 +21,7 @@
  * wrong special value. The bounds are those stated in emit_mathlib.c.
  *
  * Built with -DDY_SWEEP_VECTOR (and vmath.h: mathlib.h plus the SIMD
- * helpers of codegen/emit_simd.c) it measures instead the vector math the
+ * helpers of codegen/kernels/emit_simd.c) it measures instead the vector math the
  * kernels call, dy_vexp, dy_vexp_neg, dy_verf and dy_vact's sigmoid, tanh,
  * gelu and silu, on the SIMD path the compiler's flags select, against the
  * bounds stated in emit_simd.c. gelu is the erf form 0.5 x (1 + erf(x / sqrt 2)), as in the

@@ -242,7 +242,7 @@ static const dy_op_case cases[] = {
      .attrs = {DY_ATTR_IS("strides", DY_SHAPE(2, 2), 2), DY_ATTR_IS("paddings", DY_SHAPE(1, 1, 1, 1), 4),
                DY_ATTR_IS("dilations", DY_SHAPE(1, 1), 2), DY_ATTR_I("groups", 2),
                DY_ATTR_S("act", ""), DY_ATTR_F("alpha", 0), DY_ATTR_S("algo", "")}},
-    /* the padded-plane depthwise kernel (codegen/emit_depthwise.c; the
+    /* the padded-plane depthwise kernel (codegen/kernels/emit_depthwise.c; the
      * executor and eager run the direct conv): a 7x7 map shorter than a
      * vector, 33 channels, a dynamic batch; stride 2 onto 7x7; one channel,
      * odd sizes, stride 2 with asymmetric padding, residual */
@@ -263,7 +263,7 @@ static const dy_op_case cases[] = {
      .attrs = {DY_ATTR_IS("strides", DY_SHAPE(2, 2), 2), DY_ATTR_IS("paddings", DY_SHAPE(0, 1, 1, 1), 4),
                DY_ATTR_IS("dilations", DY_SHAPE(1, 1), 2), DY_ATTR_I("groups", 1),
                DY_ATTR_S("act", "relu"), DY_ATTR_F("alpha", 0), DY_ATTR_S("algo", "")}},
-    /* fused_dwpw (the pass fuse-dwpw; codegen/emit_dwpw.c): the depthwise
+    /* fused_dwpw (the pass fuse-dwpw; codegen/ops/emit_dwpw.c): the depthwise
      * output goes straight into the 1x1 GEMM's panels a band of rows at a
      * time. Maps narrower than 16 (several rows a panel), 40 wide (a band
      * of two rows), stride 2, odd sizes and asymmetric padding, 1 and 33
@@ -305,7 +305,7 @@ static const dy_op_case cases[] = {
                DY_ATTR_IS("dilations", DY_SHAPE(1, 1), 2), DY_ATTR_I("groups", 2),
                DY_ATTR_S("act_dw", ""), DY_ATTR_F("alpha_dw", 0), DY_ATTR_S("act", ""),
                DY_ATTR_F("alpha", 0)}},
-    /* fused_irb (the pass fuse-irb; codegen/emit_irb.c): the 1x1 expand
+    /* fused_irb (the pass fuse-irb; codegen/ops/emit_irb.c): the 1x1 expand
      * conv's rows a band needs computed into the scratch (the halo kept
      * from the band before), then fused_dwpw's kernel. Expand ratios 6
      * and 1, 1 to 40 input channels, stride 1 and 2, odd sizes and

@@ -1,6 +1,6 @@
 /* test_control_codegen.c - cond and while through the memory plan and the
- * generated C (compiler/passes/memplan.c, codegen/emit.c's if/while driver,
- * codegen/emit_control.c).
+ * generated C (compiler/passes/memplan.c, codegen/program/blocks.c's if/while driver,
+ * codegen/ops/emit_control.c).
  *
  * Each Program is compiled in-process (dy_compile_program, --emit c), built
  * with -std=c99 -Wall -Wextra -Werror -pedantic beside a small driver that

@@ -35,7 +35,7 @@ static char scratch[512];
  *   20263  -O0: add(flatten(x), x) in place over x was refused by the
  *          emitter ("output shares memory with input"): the in-place rule
  *          knew the input itself, not a view of the same bytes
- *          (codegen/emit.c) */
+ *          (codegen/program/kernel.c) */
 static const uint64_t regressions[] = {20263, 0};
 
 /* The minimised programs of those seeds: each compiles at -O0 and at the

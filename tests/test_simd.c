@@ -182,13 +182,13 @@ static const simd_case cases[] = {
     {"dw s1 32 wide", DY_OP_FUSED_CONV2D, 3, {T4(1, 4, 6, 32), T4(4, 1, 3, 3), T1(4)}, 6, {CONV(one2, one4, one2, 4), ACT("relu", 0), DY_ATTR_S("algo", "")}, 7, 1e-5},
     {"dw stride (2, 1)", DY_OP_CONV2D, 2, {T4(1, 2, 9, 20), T4(2, 1, 3, 3)}, 2, {CONV(two_one, one4, one2, 2)}, 4, 1e-5},
     {"dw 1x1 kernel s2", DY_OP_CONV2D, 2, {T4(1, 3, 8, 9), T4(3, 1, 1, 1)}, 2, {CONV(two2, zero4, one2, 3)}, 4, 1e-5},
-    /* fused_dwpw (codegen/emit_dwpw.c): several rows a panel (7 wide),
+    /* fused_dwpw (codegen/ops/emit_dwpw.c): several rows a panel (7 wide),
      * 56 wide (bands of two rows), stride 2, a residual, 520 channels */
 #define DWPW(adw, act) DY_ATTR_S("act_dw", adw), DY_ATTR_F("alpha_dw", 0.1), DY_ATTR_S("act", act), DY_ATTR_F("alpha", 0.2)
     {"dwpw 7x7 relu6", DY_OP_FUSED_DWPW, 5, {T4(-1, 12, 7, 7), T4(12, 1, 3, 3), T1(12), T4(20, 12, 1, 1), T1(20)}, 30, {CONV(one2, one4, one2, 12), DWPW("relu6", "relu6")}, 8, 1e-5},
     {"dwpw 56 wide s2 leaky", DY_OP_FUSED_DWPW, 5, {T4(1, 8, 9, 111), T4(8, 1, 3, 3), T1(8), T4(13, 8, 1, 1), T1(13)}, 30, {CONV(two2, one4, one2, 8), DWPW("leaky_relu", "leaky_relu")}, 8, 1e-5},
     {"dwpw 56 wide residual", DY_OP_FUSED_DWPW, 6, {T4(2, 6, 5, 56), T4(6, 1, 3, 3), T1(6), T4(7, 6, 1, 1), T1(7), T4(2, 7, 5, 56)}, 30, {CONV(one2, one4, one2, 6), DWPW("relu6", "")}, 8, 1e-5},
-    /* fused_irb (codegen/emit_irb.c): one band (7x7, a residual), several
+    /* fused_irb (codegen/ops/emit_irb.c): one band (7x7, a residual), several
      * bands an image at stride 2 (the halo kept; --threads splits them),
      * 40 -> 240 channels in bands of 8 rows with a residual */
 #define IRB(adw, act, ae) DWPW(adw, act), DY_ATTR_S("act_e", ae), DY_ATTR_F("alpha_e", 0.3)

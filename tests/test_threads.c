@@ -1,6 +1,6 @@
 /* test_threads.c - --threads N on whole models: the per-run worker pool of
  * the generated code (codegen/rt/dy_thread.h, NAME_run around
- * NAME_run_body in codegen/emit.c) and the kernels that split over it.
+ * NAME_run_body in codegen/program/run.c) and the kernels that split over it.
  *
  *   - the samples (mlp, lenet5 on conv-small, cnn, transformer), a
  *     MobileNet-like block (GEMM conv, depthwise + 1x1 fused, depthwise on

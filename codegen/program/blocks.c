@@ -183,7 +183,7 @@ static void emit_while(cg_gen *g, const dy_op *op, int depth, const char *ind, d
 
 /* A --localize build (dy_codegen_options.debug_dump): after an op of
  * block 0, each of its results goes to NAME_debug_dump, which the caller
- * defines (compiler/localize.c) - the op's id, the var's name, its data
+ * defines (compiler/driver/localize.c) - the op's id, the var's name, its data
  * and element count, its dtype (dy_dtype: 0 f32, 1 i64, 2 bool, 3 i8, 4 u8,
  * 5 i32). */
 static void emit_dump(cg_gen *g, const dy_op *op, const char *ind, dy_buf *out) {

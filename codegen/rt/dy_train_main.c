@@ -32,7 +32,7 @@
  *
  * Trains the model's state (dy_model_state: parameters, optimizer state,
  * running statistics; initialised from dy_model.c) by the loop of
- * `dy2stc train` (compiler/train.c documents it), the compiled step
+ * `dy2stc train` (compiler/cli/cmd_train.c documents it), the compiled step
  * dy_model_run_v standing for the static executor:
  *
  *   1. Every input and the labels hold N samples along their first dim.

@@ -2,7 +2,7 @@
  *
  * dy_build_executable writes NAME.c, NAME.h and main.c (and, when the
  * weights are separate, NAME_weights.s and the NAME_weights.bin it
- * includes: codegen/emit_weights.c) into a private directory
+ * includes: codegen/program/weights_file.c) into a private directory
  * (dy_temp_dir_make), runs `$CC -std=c11 -O3 <target flags> <cflags>
  * -o DIR/a.out main.c NAME.c [NAME_weights.s] -lm` there, writes the result beside
  * the requested output through an exclusive temporary, renames it into
@@ -16,7 +16,7 @@
  * emit_mathlib.c) only from -O3; --cflags -O2 restores -O2.
  *
  * --target picks the instruction set, and with it the SIMD path of the
- * generated code (codegen/emit_simd.c reads the compiler's macros):
+ * generated code (codegen/kernels/emit_simd.c reads the compiler's macros):
  *
  *   native      -march=native: whatever this machine has (the default)
  *   generic     no -march: the compiler's baseline (SSE2 on x86-64)

@@ -3,7 +3,7 @@
  *
  * How: the Program is compiled as usual, but with
  * dy_compile_options.debug_dump on, so NAME_run calls NAME_debug_dump after
- * every op of block 0 with each result (codegen/emit.c; off, the generated
+ * every op of block 0 with each result (codegen/program/blocks.c; off, the generated
  * code is byte for byte the normal one). The definition appended to main.c
  * writes each result, in execution order, as DIR/d<k>.bin and a line
  * "<k> <op id> <elements> <dtype> <var>" of DIR/dumps.txt. The executable

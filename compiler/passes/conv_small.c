@@ -1,5 +1,5 @@
 /* conv_small.c - the pass "conv-small": marks the convolutions of small
- * depth that codegen runs on its direct kernel (codegen/emit_conv_small.c)
+ * depth that codegen runs on its direct kernel (codegen/kernels/emit_conv_small.c)
  * instead of the im2col GEMM.
  *
  * The rule: a conv2d or fused_conv2d (no algo yet) with a constant f32

@@ -145,7 +145,7 @@ dy_status dy_pass_fuse_dwpw(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_fuse_irb(dy_program *p, bool *changed, dy_error *err);
 /* conv_small.c: stride-1 convs of depth C * kh * kw and output channels
  * up to these bounds (and a padded image up to the last, in bytes) get algo = "small" (codegen's
- * direct kernel, codegen/emit_conv_small.c). */
+ * direct kernel, codegen/kernels/emit_conv_small.c). */
 #define DY_CONV_SMALL_MAX_DEPTH 160
 #define DY_CONV_SMALL_MAX_OUT 16
 #define DY_CONV_SMALL_MAX_SCRATCH (512 * 1024)

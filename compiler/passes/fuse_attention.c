@@ -1,7 +1,7 @@
 /* fuse_attention.c - the pass fuse-attention: scaled dot-product attention
  * written as matmul, scale, softmax, matmul (what ONNX exporters write for
  * multi-head attention, e.g. PyTorch's nn.MultiheadAttention) becomes one
- * fused_attention op (codegen/emit_attention.c), the scores never
+ * fused_attention op (codegen/ops/emit_attention.c), the scores never
  * written out as a tensor.
  *
  * Requires: a verified inference Program (never a training one: the op

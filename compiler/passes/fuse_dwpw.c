@@ -2,7 +2,7 @@
  *
  * fuse-dwpw: MobileNet's depthwise conv and the
  * 1x1 conv after it become one fused_dwpw, whose kernel
- * (codegen/emit_dwpw.c) feeds the depthwise output a band of rows at a
+ * (codegen/ops/emit_dwpw.c) feeds the depthwise output a band of rows at a
  * time straight into the 1x1 GEMM's panels, so it never goes to memory.
  *
  * Matches, in an inference Program (fused_dwpw has no gradient):
@@ -26,7 +26,7 @@
  * with e read by nothing else (not fetched), becomes
  *   y = fused_irb(x, we, be, wd, bd, wp, bp[, r]) {fused_dwpw's
  *       attributes; act_e, alpha_e the expand conv's act and alpha}
- * whose kernel (codegen/emit_irb.c) computes e a band of rows at a time
+ * whose kernel (codegen/ops/emit_irb.c) computes e a band of rows at a time
  * into the scratch, so e never goes to memory. Only when e (one image) is
  * at least IRB_MIN_BYTES: a smaller e stays in L2 between the separate
  * expand conv and the fused_dwpw, whose kernels are then as fast (measured

@@ -1,7 +1,7 @@
 /* fuse_pool.c - the pass "fuse-pool": a max pool after a convolution on
  * the small-depth direct kernel (algo "small", the pass conv-small)
  * becomes one fused_conv2d_pool, whose kernel pools the conv's output in
- * its store loop (codegen/emit_conv_small.c): the conv's full output is
+ * its store loop (codegen/kernels/emit_conv_small.c): the conv's full output is
  * never written to the arena nor read back (LeNet-5 and the CNN pool after
  * each conv).
  *

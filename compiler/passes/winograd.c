@@ -1,7 +1,7 @@
 /* winograd.c - the pass "winograd": picks, per 3x3 stride-1 convolution,
  * Winograd F(2x2, 3x3), F(4x4, 3x3), F(6x6, 3x3) or the direct (im2col
  * GEMM) kernel by a cost model (below), and marks the Winograd ones
- * (codegen/emit_winograd.c).
+ * (codegen/kernels/emit_winograd.c).
  *
  * Candidates: a conv2d or fused_conv2d with a constant f32 weight
  * [O, C, 3, 3], strides 1, dilations 1, groups 1, a static image of at

@@ -3,7 +3,7 @@
  * way TFLite's reference kernels make them (kernels/internal/
  * quantization_util.cc, kernels/add.cc, mul.cc, softmax.cc), computed once
  * here for the reference kernels (runtime/kernels/kernels_quant.c) and for the
- * constants the emitters write (codegen/emit_quant.c). */
+ * constants the emitters write (codegen/ops/emit_quant.c). */
 #include <math.h>
 
 #include "dy_ir.h"

@@ -177,7 +177,7 @@ dy_status dy_infer_fused_conv2d(const dy_op *op, const dy_type *in, int n,
     return s;
   if (*a.algo) {
     /* Winograd F(m x m, 3x3): 3x3 kernels, strides 1, dilations 1, groups 1;
-     * small: the direct kernel of codegen/emit_conv_small.c, any kernel size */
+     * small: the direct kernel of codegen/kernels/emit_conv_small.c, any kernel size */
     dy_conv2d_attrs ca = dy_conv2d_attrs_get(op);
     dy_conv_geom g = dy_conv2d_geom(&in[0], &in[1], &ca);
     bool small = strcmp(a.algo, "small") == 0;

@@ -24,7 +24,7 @@
  * be dynamic (-1): channels and spatial dims must be static, because the
  * kernels and the generated loops are specialised for them. Every check on
  * attributes lives here; the kernels (runtime/kernels/kernels_nn.c) and emitters
- * (codegen/emit_nn.c) call dy_infer first and then read the attributes
+ * (codegen/ops/emit_nn.c) call dy_infer first and then read the attributes
  * (dy_<op>_attrs_get) knowing they are well formed, and take their
  * geometry from the end of this file (dy_conv2d_geom, dy_pool2d_geom).
  */

@@ -3,7 +3,7 @@
  * every kernel re-runs inference on its inputs first, so what follows may
  * trust the attributes.
  *
- * Each formula here is written in exactly the words codegen/emit_extra.c
+ * Each formula here is written in exactly the words codegen/ops/emit_extra.c
  * prints into the generated C (same libm calls, same order of operations,
  * the same iteration order for scatters, where the order decides which
  * write wins), so eager and compiled results agree. Change one, change the
@@ -86,7 +86,7 @@ TRIG(atan)
 /* mod                                                                 */
 /* ------------------------------------------------------------------ */
 
-/* Keep each EXPR identical to its string in codegen/emit_extra.c. */
+/* Keep each EXPR identical to its string in codegen/ops/emit_extra.c. */
 DEFINE_BINARY_LOOP(fmod_f32, float, fmodf(x, y))
 DEFINE_BINARY_LOOP(pymod_f32, float,
                    fmodf(x, y) != 0.0f && (fmodf(x, y) < 0.0f) != (y < 0.0f)

@@ -3,7 +3,7 @@
  * Unary ops are one map (map_unary) over a per-element function
  * `float f(float x, const float *p)`, p holding the op's float attributes
  * in schema order. Each function's body is the op's formula, written in
- * exactly the words codegen/emit_math.c prints into the generated C (same
+ * exactly the words codegen/ops/emit_math.c prints into the generated C (same
  * libm calls, same f32 constants, same order of operations), so eager and
  * compiled results agree to the last bit or close to it. Change one, change
  * the other.
@@ -54,7 +54,7 @@
 
 /* A double attribute as the f32 the op computes with; out-of-range values
  * become +-inf rather than an undefined conversion (inference rejects
- * them anyway). codegen/emit_math.c converts the same way. */
+ * them anyway). codegen/ops/emit_math.c converts the same way. */
 static float to_f32(double v) {
   if (v > FLT_MAX)
     return INFINITY;
@@ -99,7 +99,7 @@ static dy_status map_unary(const dy_op *op, dy_tensor *const *in, int n_in,
 }
 
 /* The formulas. Keep each return expression identical to its string in
- * codegen/emit_math.c. */
+ * codegen/ops/emit_math.c. */
 static float gelu_erf1(float x, const float *p) {
   (void)p;
   return 0.5f * x * (1.0f + erff(x * 0.707106781f));

@@ -17,7 +17,7 @@
  *                     statistics in double, two passes (mean, then the
  *                     biased variance), then y = (x - mean) * inv * scale +
  *                     bias in float with inv = 1 / sqrtf(var + eps). The
- *                     generated C (codegen/emit_nn.c) uses the same order.
+ *                     generated C (codegen/ops/emit_nn.c) uses the same order.
  *   dropout           Paddle's "upscale_in_train" with the mask below.
  *   conv2d_grad_filter
  *                     per (image, group) dw_g += dy_g @ im2col(x_g)^T by
@@ -39,7 +39,7 @@
  * p is the attribute rounded to float (so p * 2^24 is exact in double),
  * the seed the int attribute's 64 bits. A kept element becomes x * scale
  * with scale = 1.0f / (1.0f - p) in float; the rest are 0, and p == 1 zeroes
- * everything. codegen/emit_nn.c emits the same function with T and scale as
+ * everything. codegen/ops/emit_nn.c emits the same function with T and scale as
  * literals, so eager calls, the static executor and the generated C make
  * the same mask bit for bit.
  */

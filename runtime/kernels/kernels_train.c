@@ -5,7 +5,7 @@
  * executor out[i] IS in[i] (the same tensor), so a kernel reads every
  * operand of an element before it writes that element, and works as well
  * when out[i] is a separate buffer. The formulas, and their float
- * operation order, are ops_train.def's; codegen/emit_train.c emits the
+ * operation order, are ops_train.def's; codegen/ops/emit_train.c emits the
  * same arithmetic. Scalars (lr, the attributes, the beta pows) are read
  * once, before the loop.
  */

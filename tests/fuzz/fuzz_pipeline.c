@@ -1,6 +1,6 @@
 /* fuzz_pipeline.c - a Program that verifies must never crash a pass: the
  * verifier, the whole pass pipeline (verified after each pass), the
- * memory plan and the emitter to strings (compiler/compile.c:
+ * memory plan and the emitter to strings (compiler/driver/compile.c:
  * dy_compile_program), on Programs read from text (ir/program/parse.c).
  *
  * The input is text in dy_program_print's form; what does not parse or
