@@ -8,16 +8,21 @@
 # python3-sklearn ships the digits data set (sklearn/datasets/data/digits.csv.gz)
 # that samples/digits trains on.
 # `sh scripts/setup.sh --bench` also installs what bench/torch_compare.py
-# needs (PyTorch, torchvision and onnx for torch.onnx.export; large, so not
-# part of the default install).
+# and bench/ort_compare.py need (PyTorch, torchvision and onnx for
+# torch.onnx.export; node and ONNX Runtime's npm package onnxruntime-node
+# into bench/ort/node_modules, with --ignore-scripts: its install script
+# would download GPU libraries, and the CPU library ships inside the
+# package); large, so not part of the default install.
 set -e
-BENCH_PKGS="python3-torch python3-torchvision python3-onnx python3-numpy"
+BENCH_PKGS="python3-torch python3-torchvision python3-onnx python3-numpy nodejs"
 PKGS="cmake make gcc clang libclang-rt-14-dev libclang-14-dev pkg-config libprotobuf-c-dev protobuf-c-compiler \
 libopenblas-dev libcunit1-dev libonnx-dev libonnx-testdata \
 gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm \
 gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user \
 python3-sklearn"
 [ "${1:-}" = "--bench" ] && PKGS="$PKGS $BENCH_PKGS"
+# npm: Debian's package, unless the nodejs installed already carries npm
+[ "${1:-}" = "--bench" ] && ! command -v npm >/dev/null 2>&1 && PKGS="$PKGS npm"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
@@ -28,4 +33,8 @@ if [ -n "$missing" ]; then
   [ "$(id -u)" -ne 0 ] && SUDO=sudo
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing
+fi
+if [ "${1:-}" = "--bench" ] && [ ! -d "$(dirname "$0")/../bench/ort/node_modules/onnxruntime-node" ]; then
+  echo "setup: npm install --ignore-scripts onnxruntime-node (bench/ort)"
+  (cd "$(dirname "$0")/../bench/ort" && npm install --ignore-scripts --no-audit --no-fund)
 fi
