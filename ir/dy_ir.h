@@ -607,6 +607,42 @@ const char *dy_attr_kind_name(dy_attr_kind kind);
 #undef DY_A
 #undef DY_R
 
+/* Writers, from the same lists: the typed struct back to attributes, so no
+ * attribute name is spelled outside this table.
+ *
+ *      int dy_conv2d_attrs_put(const dy_conv2d_attrs *a, dy_attr *out);
+ *
+ * writes into out[0 .. DY_CONV2D_NATTRS) the attributes whose bit is set in
+ * a->given, in schema order, and returns how many. Lists and strings are
+ * borrowed from *a (dy_program_append_op copies them). The given mask,
+ * not "every field", decides what is written, so that
+ *  - a read, changed, written back op (a pass: a = dy_conv2d_attrs_get(op))
+ *    keeps exactly the attributes it had: a Program, its text and its
+ *    .dymodel stay as they were;
+ *  - a new op carries what its builder chose to write, nothing implied:
+ *    DY_GIVEN_ALL for every attribute (then every field must be set: a
+ *    field left out of a literal is zero, not the default), or
+ *    DY_GIVEN(conv2d, strides) | ... for some (the rest read as defaults).
+ * A field's C type checks its kind at compile time, DY_GIVEN its name.
+ * Ops without attributes have DY_<NAME>_NATTRS 0 and a writer that writes
+ * nothing. */
+#define DY_GIVEN_ALL (~0u)
+#define DY_GIVEN(name, field) (1u << offsetof(dy_##name##_attr_index, field))
+#define DY_A(nm, kind, dflt) char nm;
+#define DY_R(nm, kind) char nm;
+/* dy_<name>_attr_index: one char per attribute in schema order, so that a
+ * field's offset is its schema index (DY_GIVEN); end_ keeps it non-empty */
+#define DY_OP(NAME, name, n_in, n_out, flags, attrs)                 \
+  typedef struct {                                                  \
+    attrs char end_;                                                \
+  } dy_##name##_attr_index;                                         \
+  enum { DY_##NAME##_NATTRS = offsetof(dy_##name##_attr_index, end_) }; \
+  int dy_##name##_attrs_put(const dy_##name##_attrs *a, dy_attr *out);
+#include "ops.def"
+#undef DY_OP
+#undef DY_A
+#undef DY_R
+
 /* The output tile size m of a fused_conv2d's algo, Winograd F(m x m, 3 x 3):
  * "winograd2" 2, "winograd4" (or "winograd") 4, "winograd6" 6; 0 for ""
  * and anything else. */
@@ -618,6 +654,10 @@ int dy_winograd_tile(const char *algo);
 typedef dy_status (*dy_attrs_fn)(const dy_op *op, void *out, dy_error *err);
 extern const dy_attrs_fn dy_attrs_table[DY_OP_COUNT];
 extern const size_t dy_attrs_size[DY_OP_COUNT];
+/* The writer of every op kind, type-erased (a points to the kind's
+ * dy_<name>_attrs). */
+typedef int (*dy_attrs_put_fn)(const void *a, dy_attr *out);
+extern const dy_attrs_put_fn dy_attrs_put_table[DY_OP_COUNT];
 
 /* ---- the fused ops' activations and elementwise tokens (acts.def;
  * infer/infer_fused.c) ---- */

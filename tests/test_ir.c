@@ -652,6 +652,68 @@ static void test_every_op_has_a_typed_accessor(void) {
   CU_ASSERT(with_attrs >= 40);
 }
 
+/* The typed writers: a struct written back gives the attributes it was read
+ * from, the given ones only, in schema order; DY_GIVEN names a field's bit
+ * and DY_<NAME>_NATTRS the schema's length. */
+static void test_attr_writers(void) {
+  /* a literal: strides and groups given, the rest left to the defaults */
+  dy_attr at[DY_CONV2D_NATTRS];
+  CU_ASSERT_EQUAL(DY_CONV2D_NATTRS, 4);
+  CU_ASSERT_EQUAL(DY_GIVEN(conv2d, groups), 1u << 3);
+  int n = dy_conv2d_attrs_put(&(dy_conv2d_attrs){.given = DY_GIVEN(conv2d, groups) |
+                                                          DY_GIVEN(conv2d, strides),
+                                                 .strides = DY_SHAPE(2, 3), .n_strides = 2,
+                                                 .groups = 4},
+                              at);
+  CU_ASSERT_EQUAL_FATAL(n, 2);
+  CU_ASSERT_STRING_EQUAL(at[0].name, "strides");
+  CU_ASSERT(at[0].kind == DY_ATTR_INTS && at[0].n == 2 && at[0].ints[1] == 3);
+  CU_ASSERT_STRING_EQUAL(at[1].name, "groups");
+  CU_ASSERT(at[1].kind == DY_ATTR_INT && at[1].i == 4);
+  dy_op op = op_with(DY_OP_CONV2D, at, n);
+  dy_conv2d_attrs c = dy_conv2d_attrs_get(&op);
+  CU_ASSERT_EQUAL(c.given, DY_GIVEN(conv2d, strides) | DY_GIVEN(conv2d, groups));
+  CU_ASSERT(c.groups == 4 && c.dilations[0] == 1);
+  /* every attribute, every kind: a string and a float */
+  dy_attr pa[DY_POOL2D_NATTRS];
+  n = dy_pool2d_attrs_put(&(dy_pool2d_attrs){.given = DY_GIVEN_ALL, .pooling_type = "avg",
+                                             .ksize = DY_SHAPE(2, 2), .n_ksize = 2,
+                                             .strides = DY_SHAPE(2, 2), .n_strides = 2,
+                                             .paddings = DY_SHAPE(0, 0), .n_paddings = 2,
+                                             .exclusive = 1},
+                          pa);
+  CU_ASSERT_EQUAL_FATAL(n, 8);
+  CU_ASSERT_STRING_EQUAL(pa[0].s, "avg");
+  CU_ASSERT_STRING_EQUAL(pa[7].name, "adaptive");
+  dy_attr ea[DY_LEAKY_RELU_NATTRS];
+  CU_ASSERT_EQUAL(dy_leaky_relu_attrs_put(&(dy_leaky_relu_attrs){.given = DY_GIVEN_ALL,
+                                                                  .alpha = 0.25},
+                                          ea),
+                  1);
+  CU_ASSERT(ea[0].kind == DY_ATTR_FLOAT && ea[0].f == 0.25);
+  /* every op: read (all given, or none) and write back, through the table */
+  _Alignas(16) unsigned char buf[512];
+  for (int k = 0; k < DY_OP_COUNT; k++) {
+    const dy_op_info *info = dy_op_info_of((dy_op_kind)k);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dy_attrs_put_table[k]);
+    dy_attr all[16], back[16];
+    for (int i = 0; i < info->n_attrs; i++)
+      all[i] = info->attrs[i].dflt;
+    dy_error err = {0};
+    op = op_with((dy_op_kind)k, all, info->n_attrs);
+    DY_ASSERT_OK(dy_attrs_table[k](&op, buf, &err), &err);
+    CU_ASSERT_EQUAL_FATAL(dy_attrs_put_table[k](buf, back), info->n_attrs);
+    for (int i = 0; i < info->n_attrs; i++) {
+      CU_ASSERT_STRING_EQUAL(back[i].name, info->attrs[i].name);
+      CU_ASSERT_EQUAL(back[i].kind, info->attrs[i].kind);
+      CU_ASSERT(back[i].i == all[i].i && back[i].f == all[i].f && back[i].n == all[i].n);
+    }
+    op = op_with((dy_op_kind)k, NULL, 0);
+    dy_attrs_table[k](&op, buf, &err);
+    CU_ASSERT_EQUAL(dy_attrs_put_table[k](buf, back), 0);
+  }
+}
+
 static void test_attr_wrong_kind_rejected(void) {
   /* the verifier names op and attribute */
   dy_program *p = small_program();
@@ -787,6 +849,7 @@ void dy_test_register(void) {
   DY_TEST(test_op_sources);
   DY_TEST(test_attr_defaults);
   DY_TEST(test_every_op_has_a_typed_accessor);
+  DY_TEST(test_attr_writers);
   DY_TEST(test_attr_wrong_kind_rejected);
   DY_TEST(test_conv_pool_geometry);
 }

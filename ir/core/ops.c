@@ -1,7 +1,8 @@
 /* ops.c - the op table, built from ops.def (QBE's optab[] pattern): each
  * op's name, arity, flags and attribute schema; an op's attributes looked
  * up by name (dy_op_find_attr, dy_op_attr_float); and the typed attribute
- * accessors the schema generates (dy_<name>_attrs_of / _get, see dy_ir.h).
+ * accessors and writers the schema generates (dy_<name>_attrs_of / _get /
+ * _put, see dy_ir.h): the only place our attribute names are strings.
  * It needs nothing of the IR above an op: status.c for its errors. */
 #include <string.h>
 
@@ -168,6 +169,38 @@ const dy_attrs_fn dy_attrs_table[DY_OP_COUNT] = {
 const size_t dy_attrs_size[DY_OP_COUNT] = {
 #define DY_OP(NAME, op_, n_in, n_out, flags, attrs) \
   [DY_OP_##NAME] = sizeof(dy_##op_##_attrs),
+#include "ops.def"
+#undef DY_OP
+};
+
+/* ---- the typed writers ---- */
+
+#define PUT_I(nm) .kind = DY_ATTR_INT, .i = a->nm
+#define PUT_F(nm) .kind = DY_ATTR_FLOAT, .f = a->nm
+#define PUT_S(nm) .kind = DY_ATTR_STRING, .s = a->nm
+#define PUT_IS(nm) .kind = DY_ATTR_INTS, .ints = a->nm, .n = a->n_##nm
+#define PUT_FS(nm) .kind = DY_ATTR_FLOATS, .floats = a->nm, .n = a->n_##nm
+#define DY_A(nm, K, d)                                   \
+  if (a->given & 1u << i_)                               \
+    out[n++] = (dy_attr){.name = #nm, PUT_##K(nm)};      \
+  i_++;
+#define DY_R(nm, K) DY_A(nm, K, 0)
+#define DY_OP(NAME, op_, n_in, n_out, flags, attrs)                              \
+  int dy_##op_##_attrs_put(const dy_##op_##_attrs *a, dy_attr *out) {            \
+    int n = 0, i_ = 0;                                                           \
+    (void)a, (void)out, (void)i_;                                                \
+    attrs return n;                                                              \
+  }                                                                              \
+  static int attrs_put_##op_(const void *a, dy_attr *out) {                     \
+    return dy_##op_##_attrs_put(a, out);                                         \
+  }
+#include "ops.def"
+#undef DY_OP
+#undef DY_A
+#undef DY_R
+
+const dy_attrs_put_fn dy_attrs_put_table[DY_OP_COUNT] = {
+#define DY_OP(NAME, op_, n_in, n_out, flags, attrs) [DY_OP_##NAME] = attrs_put_##op_,
 #include "ops.def"
 #undef DY_OP
 };
