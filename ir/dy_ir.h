@@ -473,6 +473,10 @@ dy_op *dy_program_append_op(dy_program *p, int block, dy_op_kind kind,
                             const int *inputs, int n_inputs,
                             const int *outputs, int n_outputs,
                             const dy_attr *attrs, int n_attrs, dy_srcloc loc);
+/* Replace op's attributes by attrs[0 .. n), copied into p's arena (they may
+ * point into the op's own, e.g. a dy_<name>_attrs_get changed and written
+ * back with dy_<name>_attrs_put). false only on OOM. */
+bool dy_op_set_attrs(dy_program *p, dy_op *op, const dy_attr *attrs, int n);
 /* Record that op `to` stands for the ops in `from` (a fusion, or CSE
  * merging equal ops): to->srcs becomes their sources (each one's srcs, or
  * its own kind and loc), in op-id order, without repeats. `to` may be one

@@ -270,9 +270,11 @@ bool dy_cond_at(dy_tensor *pred, dy_branch_fn then_fn, dy_branch_fn else_fn,
   for (int i = 0; i < n_out && ok; i++)
     ok = same_types("dy_cond: result", i, &t[0][i], "in the then branch", &t[1][i],
                     "in the else branch", loc);
-  dy_attr attrs[] = {DY_ATTR_I("then_block", blocks[0]), DY_ATTR_I("else_block", blocks[1])};
+  dy_attr attrs[DY_COND_NATTRS];
+  int n_attrs = dy_cond_attrs_put(&(dy_cond_attrs){
+      .given = DY_GIVEN_ALL, .then_block = blocks[0], .else_block = blocks[1]}, attrs);
   if (ok)
-    return append(ts, DY_OP_COND, &pv, 1, blocks, attrs, 2, n_out, t[0],
+    return append(ts, DY_OP_COND, &pv, 1, blocks, attrs, n_attrs, n_out, t[0],
                   computed ? res : NULL, outs, loc);
   release(res, n_out);
   return false;
@@ -327,10 +329,12 @@ bool dy_while_at(dy_loop_cond_fn cond_fn, dy_loop_body_fn body_fn, void *ctx,
   for (int i = 0; i < n && ok; i++)
     ok = same_types("dy_while: carried value", i, &ct[i], "before the body", &rt[i],
                     "after it (a loop-carried value keeps its type)", loc);
-  dy_attr attrs[] = {DY_ATTR_I("n_carried", n), DY_ATTR_I("cond_block", blocks[0]),
-                     DY_ATTR_I("body_block", blocks[1]), DY_ATTR_I("max_iterations", 0)};
+  dy_attr attrs[DY_WHILE_NATTRS];
+  int n_attrs = dy_while_attrs_put(&(dy_while_attrs){
+      .given = DY_GIVEN_ALL, .n_carried = n, .cond_block = blocks[0], .body_block = blocks[1],
+      .max_iterations = 0}, attrs);
   if (ok)
-    return append(ts, DY_OP_WHILE, cv, n, blocks, attrs, 4, n, ct,
+    return append(ts, DY_OP_WHILE, cv, n, blocks, attrs, n_attrs, n, ct,
                   computed ? cur : NULL, carried, loc);
   release(cur, n);
   return false;

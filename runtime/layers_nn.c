@@ -137,9 +137,11 @@ static dy_tensor *batch_norm_forward(dy_layer *self, dy_tensor *const *in, int n
    * (ops_train.def), so that a traced or to_static forward records the
    * update into the Program (on a symbolic x it only records) */
   if (y && self->training) {
-    dy_attr a[] = {DY_ATTR_F("momentum", l->momentum)};
+    dy_attr a[DY_BATCH_NORM_STATS_NATTRS];
+    int n_a = dy_batch_norm_stats_attrs_put(&(dy_batch_norm_stats_attrs){
+        .given = DY_GIVEN_ALL, .momentum = l->momentum}, a);
     if (!dy_apply(DY_OP_BATCH_NORM_STATS, (dy_tensor *const[]){l->mean, l->variance, in[0]},
-                  3, a, 1, dy_layer_caller()))
+                  3, a, n_a, dy_layer_caller()))
       return NULL;
   }
   return y;

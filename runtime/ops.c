@@ -104,40 +104,50 @@ _Static_assert(0
 
 dy_tensor *dy_matmul_at(dy_tensor *x, dy_tensor *y, bool transpose_x,
                         bool transpose_y, dy_srcloc loc) {
-  dy_attr attrs[] = {DY_ATTR_I("transpose_x", transpose_x),
-                     DY_ATTR_I("transpose_y", transpose_y)};
-  return dy_apply(DY_OP_MATMUL, (dy_tensor *const[]){x, y}, 2, attrs, 2, loc);
+  dy_attr attrs[DY_MATMUL_NATTRS];
+  int n_attrs = dy_matmul_attrs_put(&(dy_matmul_attrs){
+      .given = DY_GIVEN_ALL, .transpose_x = transpose_x, .transpose_y = transpose_y}, attrs);
+  return dy_apply(DY_OP_MATMUL, (dy_tensor *const[]){x, y}, 2, attrs, n_attrs, loc);
 }
 
 dy_tensor *dy_softmax_at(dy_tensor *x, int axis, dy_srcloc loc) {
-  dy_attr attrs[] = {DY_ATTR_I("axis", axis)};
-  return dy_apply(DY_OP_SOFTMAX, (dy_tensor *const[]){x}, 1, attrs, 1, loc);
+  dy_attr attrs[DY_SOFTMAX_NATTRS];
+  int n_attrs = dy_softmax_attrs_put(&(dy_softmax_attrs){
+      .given = DY_GIVEN_ALL, .axis = axis}, attrs);
+  return dy_apply(DY_OP_SOFTMAX, (dy_tensor *const[]){x}, 1, attrs, n_attrs, loc);
 }
 
 dy_tensor *dy_reshape_at(dy_tensor *x, int rank, const int64_t *shape,
                          dy_srcloc loc) {
-  dy_attr attrs[] = {DY_ATTR_IS("shape", shape, rank)};
-  return dy_apply(DY_OP_RESHAPE, (dy_tensor *const[]){x}, 1, attrs, 1, loc);
+  dy_attr attrs[DY_RESHAPE_NATTRS];
+  int n_attrs = dy_reshape_attrs_put(&(dy_reshape_attrs){
+      .given = DY_GIVEN_ALL, .shape = shape, .n_shape = rank}, attrs);
+  return dy_apply(DY_OP_RESHAPE, (dy_tensor *const[]){x}, 1, attrs, n_attrs, loc);
 }
 
 dy_tensor *dy_flatten_at(dy_tensor *x, int start_axis, int stop_axis,
                          dy_srcloc loc) {
-  dy_attr attrs[] = {DY_ATTR_I("start_axis", start_axis),
-                     DY_ATTR_I("stop_axis", stop_axis)};
-  return dy_apply(DY_OP_FLATTEN, (dy_tensor *const[]){x}, 1, attrs, 2, loc);
+  dy_attr attrs[DY_FLATTEN_NATTRS];
+  int n_attrs = dy_flatten_attrs_put(&(dy_flatten_attrs){
+      .given = DY_GIVEN_ALL, .start_axis = start_axis, .stop_axis = stop_axis}, attrs);
+  return dy_apply(DY_OP_FLATTEN, (dy_tensor *const[]){x}, 1, attrs, n_attrs, loc);
 }
 
 dy_tensor *dy_transpose_at(dy_tensor *x, int rank, const int64_t *perm,
                            dy_srcloc loc) {
-  dy_attr attrs[] = {DY_ATTR_IS("perm", perm, rank)};
-  return dy_apply(DY_OP_TRANSPOSE, (dy_tensor *const[]){x}, 1, attrs, 1, loc);
+  dy_attr attrs[DY_TRANSPOSE_NATTRS];
+  int n_attrs = dy_transpose_attrs_put(&(dy_transpose_attrs){
+      .given = DY_GIVEN_ALL, .perm = perm, .n_perm = rank}, attrs);
+  return dy_apply(DY_OP_TRANSPOSE, (dy_tensor *const[]){x}, 1, attrs, n_attrs, loc);
 }
 
 dy_tensor *dy_full_at(dy_dtype dtype, int rank, const int64_t *shape,
                       double value, dy_srcloc loc) {
-  dy_attr attrs[] = {DY_ATTR_IS("shape", shape, rank), DY_ATTR_F("value", value),
-                     DY_ATTR_I("dtype", dtype)};
-  return dy_apply(DY_OP_FULL, NULL, 0, attrs, 3, loc);
+  dy_attr attrs[DY_FULL_NATTRS];
+  int n_attrs = dy_full_attrs_put(&(dy_full_attrs){
+      .given = DY_GIVEN_ALL, .shape = shape, .n_shape = rank, .value = value,
+      .dtype = dtype}, attrs);
+  return dy_apply(DY_OP_FULL, NULL, 0, attrs, n_attrs, loc);
 }
 
 /* The checks dy_item and dy_bool share: t has data that does not depend

@@ -17,29 +17,37 @@
 /* ---- activations ---- */
 
 dy_tensor *dy_gelu_at(dy_tensor *x, bool approximate, dy_srcloc loc) {
-  dy_attr a[] = {DY_ATTR_I("approximate", approximate)};
-  return dy_apply(DY_OP_GELU, IN1(x), 1, a, 1, loc);
+  dy_attr a[DY_GELU_NATTRS];
+  int n_a = dy_gelu_attrs_put(&(dy_gelu_attrs){
+      .given = DY_GIVEN_ALL, .approximate = approximate}, a);
+  return dy_apply(DY_OP_GELU, IN1(x), 1, a, n_a, loc);
 }
 
 dy_tensor *dy_hard_sigmoid_at(dy_tensor *x, float slope, float offset,
                               dy_srcloc loc) {
-  dy_attr a[] = {DY_ATTR_F("slope", slope), DY_ATTR_F("offset", offset)};
-  return dy_apply(DY_OP_HARD_SIGMOID, IN1(x), 1, a, 2, loc);
+  dy_attr a[DY_HARD_SIGMOID_NATTRS];
+  int n_a = dy_hard_sigmoid_attrs_put(&(dy_hard_sigmoid_attrs){
+      .given = DY_GIVEN_ALL, .slope = slope, .offset = offset}, a);
+  return dy_apply(DY_OP_HARD_SIGMOID, IN1(x), 1, a, n_a, loc);
 }
 
 dy_tensor *dy_leaky_relu_at(dy_tensor *x, float alpha, dy_srcloc loc) {
-  dy_attr a[] = {DY_ATTR_F("alpha", alpha)};
-  return dy_apply(DY_OP_LEAKY_RELU, IN1(x), 1, a, 1, loc);
+  dy_attr a[DY_LEAKY_RELU_NATTRS];
+  int n_a = dy_leaky_relu_attrs_put(&(dy_leaky_relu_attrs){
+      .given = DY_GIVEN_ALL, .alpha = alpha}, a);
+  return dy_apply(DY_OP_LEAKY_RELU, IN1(x), 1, a, n_a, loc);
 }
 
 dy_tensor *dy_elu_at(dy_tensor *x, float alpha, dy_srcloc loc) {
-  dy_attr a[] = {DY_ATTR_F("alpha", alpha)};
-  return dy_apply(DY_OP_ELU, IN1(x), 1, a, 1, loc);
+  dy_attr a[DY_ELU_NATTRS];
+  int n_a = dy_elu_attrs_put(&(dy_elu_attrs){.given = DY_GIVEN_ALL, .alpha = alpha}, a);
+  return dy_apply(DY_OP_ELU, IN1(x), 1, a, n_a, loc);
 }
 
 dy_tensor *dy_clip_at(dy_tensor *x, float min, float max, dy_srcloc loc) {
-  dy_attr a[] = {DY_ATTR_F("min", min), DY_ATTR_F("max", max)};
-  return dy_apply(DY_OP_CLIP, IN1(x), 1, a, 2, loc);
+  dy_attr a[DY_CLIP_NATTRS];
+  int n_a = dy_clip_attrs_put(&(dy_clip_attrs){.given = DY_GIVEN_ALL, .min = min, .max = max}, a);
+  return dy_apply(DY_OP_CLIP, IN1(x), 1, a, n_a, loc);
 }
 
 dy_tensor *dy_relu6_at(dy_tensor *x, dy_srcloc loc) {
@@ -48,17 +56,21 @@ dy_tensor *dy_relu6_at(dy_tensor *x, dy_srcloc loc) {
 
 dy_tensor *dy_softplus_at(dy_tensor *x, float beta, float threshold,
                           dy_srcloc loc) {
-  dy_attr a[] = {DY_ATTR_F("beta", beta), DY_ATTR_F("threshold", threshold)};
-  return dy_apply(DY_OP_SOFTPLUS, IN1(x), 1, a, 2, loc);
+  dy_attr a[DY_SOFTPLUS_NATTRS];
+  int n_a = dy_softplus_attrs_put(&(dy_softplus_attrs){
+      .given = DY_GIVEN_ALL, .beta = beta, .threshold = threshold}, a);
+  return dy_apply(DY_OP_SOFTPLUS, IN1(x), 1, a, n_a, loc);
 }
 
 /* ---- elementwise math ---- */
 
 dy_tensor *dy_scale_at(dy_tensor *x, float scale, float bias,
                        bool bias_after_scale, dy_srcloc loc) {
-  dy_attr a[] = {DY_ATTR_F("scale", scale), DY_ATTR_F("bias", bias),
-                 DY_ATTR_I("bias_after_scale", bias_after_scale)};
-  return dy_apply(DY_OP_SCALE, IN1(x), 1, a, 3, loc);
+  dy_attr a[DY_SCALE_NATTRS];
+  int n_a = dy_scale_attrs_put(&(dy_scale_attrs){
+      .given = DY_GIVEN_ALL, .scale = scale, .bias = bias,
+      .bias_after_scale = bias_after_scale}, a);
+  return dy_apply(DY_OP_SCALE, IN1(x), 1, a, n_a, loc);
 }
 
 /* ---- pow with a number ---- */
@@ -83,8 +95,9 @@ dy_tensor *dy_where_at(dy_tensor *cond, dy_tensor *x, dy_tensor *y,
 }
 
 dy_tensor *dy_cast_at(dy_tensor *x, dy_dtype dtype, dy_srcloc loc) {
-  dy_attr a[] = {DY_ATTR_I("dtype", dtype)};
-  return dy_apply(DY_OP_CAST, IN1(x), 1, a, 1, loc);
+  dy_attr a[DY_CAST_NATTRS];
+  int n_a = dy_cast_attrs_put(&(dy_cast_attrs){.given = DY_GIVEN_ALL, .dtype = dtype}, a);
+  return dy_apply(DY_OP_CAST, IN1(x), 1, a, n_a, loc);
 }
 
 /* ------------------------------------------------------------------ */
@@ -147,8 +160,10 @@ dy_layer *dy_activation_layer_new(dy_op_kind kind, const dy_attr *attrs,
 }
 
 dy_layer *dy_gelu_layer_new(bool approximate) {
-  dy_attr a[] = {DY_ATTR_I("approximate", approximate)};
-  return dy_activation_layer_new(DY_OP_GELU, a, 1);
+  dy_attr a[DY_GELU_NATTRS];
+  int n_a = dy_gelu_attrs_put(&(dy_gelu_attrs){
+      .given = DY_GIVEN_ALL, .approximate = approximate}, a);
+  return dy_activation_layer_new(DY_OP_GELU, a, n_a);
 }
 
 dy_layer *dy_silu_layer_new(void) {
@@ -160,6 +175,8 @@ dy_layer *dy_hard_swish_layer_new(void) {
 }
 
 dy_layer *dy_leaky_relu_layer_new(float alpha) {
-  dy_attr a[] = {DY_ATTR_F("alpha", alpha)};
-  return dy_activation_layer_new(DY_OP_LEAKY_RELU, a, 1);
+  dy_attr a[DY_LEAKY_RELU_NATTRS];
+  int n_a = dy_leaky_relu_attrs_put(&(dy_leaky_relu_attrs){
+      .given = DY_GIVEN_ALL, .alpha = alpha}, a);
+  return dy_activation_layer_new(DY_OP_LEAKY_RELU, a, n_a);
 }

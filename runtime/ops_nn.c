@@ -15,11 +15,15 @@ static dy_tensor *conv_impl(dy_op_kind kind, dy_tensor *x, dy_tensor *w,
                             const int64_t *output_padding, dy_srcloc loc) {
   int64_t st[2] = {or_one(stride[0]), or_one(stride[1])};
   int64_t dil[2] = {or_one(dilation[0]), or_one(dilation[1])};
-  dy_attr attrs[5] = {DY_ATTR_IS("strides", st, 2), DY_ATTR_IS("paddings", padding, 4),
-                      DY_ATTR_IS("dilations", dil, 2), DY_ATTR_I("groups", or_one(groups))};
-  int n = 4;
-  if (output_padding)
-    attrs[n++] = DY_ATTR_IS("output_padding", output_padding, 2);
+  /* conv2d_transpose: conv2d's four attributes, then output_padding */
+  dy_conv2d_transpose_attrs a = {
+      .given = DY_GIVEN_ALL, .strides = st, .n_strides = 2, .paddings = padding,
+      .n_paddings = 4, .dilations = dil, .n_dilations = 2, .groups = or_one(groups),
+      .output_padding = output_padding, .n_output_padding = output_padding ? 2 : 0};
+  if (!output_padding)
+    a.given &= ~DY_GIVEN(conv2d_transpose, output_padding);
+  dy_attr attrs[DY_CONV2D_TRANSPOSE_NATTRS];
+  int n = dy_conv2d_transpose_attrs_put(&a, attrs);
   return dy_apply(kind, (dy_tensor *const[]){x, w}, 2, attrs, n, loc);
 }
 
@@ -40,11 +44,12 @@ static dy_tensor *pool_impl(dy_tensor *x, const char *type, const int64_t k[2],
                             const int64_t st[2], const int64_t pad[4],
                             bool ceil_mode, bool exclusive, bool global,
                             bool adaptive, dy_srcloc loc) {
-  dy_attr attrs[] = {DY_ATTR_S("pooling_type", type),   DY_ATTR_IS("ksize", k, 2),
-                     DY_ATTR_IS("strides", st, 2),      DY_ATTR_IS("paddings", pad, 4),
-                     DY_ATTR_I("ceil_mode", ceil_mode), DY_ATTR_I("exclusive", exclusive),
-                     DY_ATTR_I("global_pooling", global), DY_ATTR_I("adaptive", adaptive)};
-  return dy_apply(DY_OP_POOL2D, (dy_tensor *const[]){x}, 1, attrs, 8, loc);
+  dy_attr attrs[DY_POOL2D_NATTRS];
+  int n_attrs = dy_pool2d_attrs_put(&(dy_pool2d_attrs){
+      .given = DY_GIVEN_ALL, .pooling_type = type, .ksize = k, .n_ksize = 2,
+      .strides = st, .n_strides = 2, .paddings = pad, .n_paddings = 4, .ceil_mode = ceil_mode,
+      .exclusive = exclusive, .global_pooling = global, .adaptive = adaptive}, attrs);
+  return dy_apply(DY_OP_POOL2D, (dy_tensor *const[]){x}, 1, attrs, n_attrs, loc);
 }
 
 static dy_tensor *window_pool(dy_tensor *x, const char *type, dy_pool2d_params p,
@@ -88,24 +93,28 @@ dy_tensor *dy_global_max_pool2d_at(dy_tensor *x, dy_srcloc loc) {
 dy_tensor *dy_batch_norm_at(dy_tensor *x, dy_tensor *scale, dy_tensor *bias,
                             dy_tensor *mean, dy_tensor *var, double eps,
                             double momentum, bool training, dy_srcloc loc) {
-  dy_attr attrs[] = {DY_ATTR_F("epsilon", eps), DY_ATTR_F("momentum", momentum),
-                     DY_ATTR_I("is_test", !training)};
+  dy_attr attrs[DY_BATCH_NORM_NATTRS];
+  int n_attrs = dy_batch_norm_attrs_put(&(dy_batch_norm_attrs){
+      .given = DY_GIVEN_ALL, .epsilon = eps, .momentum = momentum, .is_test = !training}, attrs);
   return dy_apply(DY_OP_BATCH_NORM, (dy_tensor *const[]){x, scale, bias, mean, var},
-                  5, attrs, 3, loc);
+                  5, attrs, n_attrs, loc);
 }
 
 dy_tensor *dy_layer_norm_at(dy_tensor *x, dy_tensor *scale, dy_tensor *bias,
                             int begin_norm_axis, double eps, dy_srcloc loc) {
-  dy_attr attrs[] = {DY_ATTR_I("begin_norm_axis", begin_norm_axis),
-                     DY_ATTR_F("epsilon", eps)};
-  return dy_apply(DY_OP_LAYER_NORM, (dy_tensor *const[]){x, scale, bias}, 3, attrs, 2,
+  dy_attr attrs[DY_LAYER_NORM_NATTRS];
+  int n_attrs = dy_layer_norm_attrs_put(&(dy_layer_norm_attrs){
+      .given = DY_GIVEN_ALL, .begin_norm_axis = begin_norm_axis, .epsilon = eps}, attrs);
+  return dy_apply(DY_OP_LAYER_NORM, (dy_tensor *const[]){x, scale, bias}, 3, attrs, n_attrs,
                   loc);
 }
 
 dy_tensor *dy_group_norm_at(dy_tensor *x, dy_tensor *scale, dy_tensor *bias,
                             int64_t groups, double eps, dy_srcloc loc) {
-  dy_attr attrs[] = {DY_ATTR_I("groups", groups), DY_ATTR_F("epsilon", eps)};
-  return dy_apply(DY_OP_GROUP_NORM, (dy_tensor *const[]){x, scale, bias}, 3, attrs, 2,
+  dy_attr attrs[DY_GROUP_NORM_NATTRS];
+  int n_attrs = dy_group_norm_attrs_put(&(dy_group_norm_attrs){
+      .given = DY_GIVEN_ALL, .groups = groups, .epsilon = eps}, attrs);
+  return dy_apply(DY_OP_GROUP_NORM, (dy_tensor *const[]){x, scale, bias}, 3, attrs, n_attrs,
                   loc);
 }
 
@@ -115,7 +124,8 @@ dy_tensor *dy_dropout_at(dy_tensor *x, double p, bool training, dy_srcloc loc) {
    * either: a training Program's dropouts are reseeded before every run
    * (dy_program_reseed_dropout), in the order an eager forward draws */
   uint64_t seed = training && x && x->data ? dy_rand_u64() : 0;
-  dy_attr attrs[] = {DY_ATTR_F("p", p), DY_ATTR_I("is_test", !training),
-                     DY_ATTR_I("seed", (int64_t)seed)};
-  return dy_apply(DY_OP_DROPOUT, (dy_tensor *const[]){x}, 1, attrs, 3, loc);
+  dy_attr attrs[DY_DROPOUT_NATTRS];
+  int n_attrs = dy_dropout_attrs_put(&(dy_dropout_attrs){
+      .given = DY_GIVEN_ALL, .p = p, .is_test = !training, .seed = (int64_t)seed}, attrs);
+  return dy_apply(DY_OP_DROPOUT, (dy_tensor *const[]){x}, 1, attrs, n_attrs, loc);
 }

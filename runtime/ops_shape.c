@@ -33,8 +33,9 @@ static bool list_ok(const char *op, const char *what, int n, const void *p,
 dy_tensor *dy_concat_at(dy_tensor *const *xs, int n, int axis, dy_srcloc loc) {
   if (n < 1 || !xs)
     return dy_fail(DY_STATUS_INVALID_ARGUMENT, loc, "concat: needs at least one input");
-  dy_attr attrs[] = {DY_ATTR_I("axis", axis)};
-  return dy_apply(DY_OP_CONCAT, xs, n, attrs, 1, loc);
+  dy_attr attrs[DY_CONCAT_NATTRS];
+  int n_attrs = dy_concat_attrs_put(&(dy_concat_attrs){.given = DY_GIVEN_ALL, .axis = axis}, attrs);
+  return dy_apply(DY_OP_CONCAT, xs, n, attrs, n_attrs, loc);
 }
 
 dy_tensor *dy_slice_at(dy_tensor *x, int n, const int64_t *axes,
@@ -43,34 +44,44 @@ dy_tensor *dy_slice_at(dy_tensor *x, int n, const int64_t *axes,
   if (!list_ok("slice", "starts", n, starts, loc) ||
       !list_ok("slice", "ends", n, ends, loc))
     return NULL;
-  dy_attr attrs[] = {DY_ATTR_IS("starts", starts, n), DY_ATTR_IS("ends", ends, n),
-                     DY_ATTR_IS("axes", axes, axes ? n : 0),
-                     DY_ATTR_IS("steps", steps, steps ? n : 0)};
-  return apply1(DY_OP_SLICE, x, attrs, 4, loc);
+  dy_attr attrs[DY_SLICE_NATTRS];
+  int n_attrs = dy_slice_attrs_put(&(dy_slice_attrs){
+      .given = DY_GIVEN_ALL, .starts = starts, .n_starts = n, .ends = ends, .n_ends = n,
+      .axes = axes, .n_axes = axes ? n : 0, .steps = steps, .n_steps = steps ? n : 0}, attrs);
+  return apply1(DY_OP_SLICE, x, attrs, n_attrs, loc);
 }
 
-/* An op of x with one int-list attribute, checked first. */
-static dy_tensor *apply_list(dy_op_kind k, const char *fn, const char *attr, dy_tensor *x,
-                             int n, const int64_t *list, dy_srcloc loc) {
-  if (!list_ok(fn, attr, n, list, loc))
+/* An op of x with one int-list attribute, at (the list, argument `what`
+ * of fn, checked first). */
+static dy_tensor *apply_list(dy_op_kind k, const char *fn, const char *what, dy_tensor *x,
+                             int n, const int64_t *list, const dy_attr *at, dy_srcloc loc) {
+  if (!list_ok(fn, what, n, list, loc))
     return NULL;
-  dy_attr attrs[] = {DY_ATTR_IS(attr, list, n)};
-  return apply1(k, x, attrs, 1, loc);
+  return apply1(k, x, at, 1, loc);
 }
 
 dy_tensor *dy_squeeze_at(dy_tensor *x, int n_axes, const int64_t *axes,
                          dy_srcloc loc) {
-  return apply_list(DY_OP_SQUEEZE, "squeeze", "axes", x, n_axes, axes, loc);
+  dy_attr a[DY_SQUEEZE_NATTRS];
+  dy_squeeze_attrs_put(&(dy_squeeze_attrs){
+      .given = DY_GIVEN_ALL, .axes = axes, .n_axes = n_axes}, a);
+  return apply_list(DY_OP_SQUEEZE, "squeeze", "axes", x, n_axes, axes, a, loc);
 }
 
 dy_tensor *dy_unsqueeze_at(dy_tensor *x, int n_axes, const int64_t *axes,
                            dy_srcloc loc) {
-  return apply_list(DY_OP_UNSQUEEZE, "unsqueeze", "axes", x, n_axes, axes, loc);
+  dy_attr a[DY_UNSQUEEZE_NATTRS];
+  dy_unsqueeze_attrs_put(&(dy_unsqueeze_attrs){
+      .given = DY_GIVEN_ALL, .axes = axes, .n_axes = n_axes}, a);
+  return apply_list(DY_OP_UNSQUEEZE, "unsqueeze", "axes", x, n_axes, axes, a, loc);
 }
 
 dy_tensor *dy_expand_at(dy_tensor *x, int rank, const int64_t *shape,
                         dy_srcloc loc) {
-  return apply_list(DY_OP_EXPAND, "expand", "shape", x, rank, shape, loc);
+  dy_attr a[DY_EXPAND_NATTRS];
+  dy_expand_attrs_put(&(dy_expand_attrs){
+      .given = DY_GIVEN_ALL, .shape = shape, .n_shape = rank}, a);
+  return apply_list(DY_OP_EXPAND, "expand", "shape", x, rank, shape, a, loc);
 }
 
 dy_tensor *dy_expand_as_at(dy_tensor *x, dy_tensor *like, dy_srcloc loc) {
@@ -79,17 +90,21 @@ dy_tensor *dy_expand_as_at(dy_tensor *x, dy_tensor *like, dy_srcloc loc) {
 
 dy_tensor *dy_tile_at(dy_tensor *x, int n, const int64_t *repeat_times,
                       dy_srcloc loc) {
-  return apply_list(DY_OP_TILE, "tile", "repeat_times", x, n, repeat_times, loc);
+  dy_attr a[DY_TILE_NATTRS];
+  dy_tile_attrs_put(&(dy_tile_attrs){
+      .given = DY_GIVEN_ALL, .repeat_times = repeat_times, .n_repeat_times = n}, a);
+  return apply_list(DY_OP_TILE, "tile", "repeat_times", x, n, repeat_times, a, loc);
 }
 
 dy_tensor *dy_pad_at(dy_tensor *x, int n, const int64_t *paddings,
                      const char *mode, double value, dy_srcloc loc) {
   if (!list_ok("pad", "paddings", n, paddings, loc))
     return NULL;
-  dy_attr attrs[] = {DY_ATTR_IS("paddings", paddings, n),
-                     DY_ATTR_S("mode", mode ? mode : "constant"),
-                     DY_ATTR_F("value", value)};
-  return apply1(DY_OP_PAD, x, attrs, 3, loc);
+  dy_attr attrs[DY_PAD_NATTRS];
+  int n_attrs = dy_pad_attrs_put(&(dy_pad_attrs){
+      .given = DY_GIVEN_ALL, .paddings = paddings, .n_paddings = n,
+      .mode = mode ? mode : "constant", .value = value}, attrs);
+  return apply1(DY_OP_PAD, x, attrs, n_attrs, loc);
 }
 
 /* ---- split and stack: composites ---- */
@@ -202,8 +217,9 @@ dy_tensor *dy_stack_at(dy_tensor *const *xs, int n, int axis, dy_srcloc loc) {
 
 dy_tensor *dy_gather_at(dy_tensor *x, dy_tensor *index, int axis,
                         dy_srcloc loc) {
-  dy_attr attrs[] = {DY_ATTR_I("axis", axis)};
-  return dy_apply(DY_OP_GATHER, (dy_tensor *const[]){x, index}, 2, attrs, 1, loc);
+  dy_attr attrs[DY_GATHER_NATTRS];
+  int n_attrs = dy_gather_attrs_put(&(dy_gather_attrs){.given = DY_GIVEN_ALL, .axis = axis}, attrs);
+  return dy_apply(DY_OP_GATHER, (dy_tensor *const[]){x, index}, 2, attrs, n_attrs, loc);
 }
 
 /* ---- reductions ---- */
@@ -212,8 +228,11 @@ static dy_tensor *reduce(dy_op_kind kind, dy_tensor *x, int n_axes,
                          const int64_t *axes, bool keepdim, dy_srcloc loc) {
   if (!list_ok(dy_op_name(kind), "axes", n_axes, axes, loc))
     return NULL;
-  dy_attr attrs[] = {DY_ATTR_IS("axes", axes, n_axes), DY_ATTR_I("keepdim", keepdim)};
-  return apply1(kind, x, attrs, 2, loc);
+  /* the reduce ops share one schema */
+  dy_attr attrs[DY_REDUCE_SUM_NATTRS];
+  int n = dy_reduce_sum_attrs_put(&(dy_reduce_sum_attrs){
+      .given = DY_GIVEN_ALL, .axes = axes, .n_axes = n_axes, .keepdim = keepdim}, attrs);
+  return apply1(kind, x, attrs, n, loc);
 }
 
 dy_tensor *dy_reduce_sum_at(dy_tensor *x, int n_axes, const int64_t *axes,
@@ -234,11 +253,15 @@ dy_tensor *dy_reduce_min_at(dy_tensor *x, int n_axes, const int64_t *axes,
 }
 
 dy_tensor *dy_argmax_at(dy_tensor *x, int axis, bool keepdim, dy_srcloc loc) {
-  dy_attr attrs[] = {DY_ATTR_I("axis", axis), DY_ATTR_I("keepdim", keepdim)};
-  return apply1(DY_OP_ARGMAX, x, attrs, 2, loc);
+  dy_attr attrs[DY_ARGMAX_NATTRS];
+  int n_attrs = dy_argmax_attrs_put(&(dy_argmax_attrs){
+      .given = DY_GIVEN_ALL, .axis = axis, .keepdim = keepdim}, attrs);
+  return apply1(DY_OP_ARGMAX, x, attrs, n_attrs, loc);
 }
 
 dy_tensor *dy_log_softmax_at(dy_tensor *x, int axis, dy_srcloc loc) {
-  dy_attr attrs[] = {DY_ATTR_I("axis", axis)};
-  return apply1(DY_OP_LOG_SOFTMAX, x, attrs, 1, loc);
+  dy_attr attrs[DY_LOG_SOFTMAX_NATTRS];
+  int n_attrs = dy_log_softmax_attrs_put(&(dy_log_softmax_attrs){
+      .given = DY_GIVEN_ALL, .axis = axis}, attrs);
+  return apply1(DY_OP_LOG_SOFTMAX, x, attrs, n_attrs, loc);
 }

@@ -52,9 +52,10 @@ int dy_gb_div(dy_gb *b, int x, int y) { return op2(b, DY_OP_DIV, x, y); }
 int dy_gb_neg(dy_gb *b, int x) { return dy_gb_op1(b, DY_OP_NEG, x, NULL, 0); }
 
 int dy_gb_scale(dy_gb *b, int x, double s, double t) {
-  dy_attr a[] = {DY_ATTR_F("scale", s), DY_ATTR_F("bias", t),
-                 DY_ATTR_I("bias_after_scale", 1)};
-  return dy_gb_op1(b, DY_OP_SCALE, x, a, 3);
+  dy_attr a[DY_SCALE_NATTRS];
+  int n_a = dy_scale_attrs_put(&(dy_scale_attrs){
+      .given = DY_GIVEN_ALL, .scale = s, .bias = t, .bias_after_scale = 1}, a);
+  return dy_gb_op1(b, DY_OP_SCALE, x, a, n_a);
 }
 
 int dy_gb_const(dy_gb *b, double v) {
@@ -64,8 +65,9 @@ int dy_gb_const(dy_gb *b, double v) {
 }
 
 int dy_gb_cast(dy_gb *b, int x, dy_dtype to) {
-  dy_attr a = DY_ATTR_I("dtype", to);
-  return dy_gb_op1(b, DY_OP_CAST, x, &a, 1);
+  dy_attr a[DY_CAST_NATTRS];
+  int n_a = dy_cast_attrs_put(&(dy_cast_attrs){.given = DY_GIVEN_ALL, .dtype = to}, a);
+  return dy_gb_op1(b, DY_OP_CAST, x, a, n_a);
 }
 
 int dy_gb_mask(dy_gb *b, int dy, int mask) {
@@ -154,22 +156,30 @@ int dy_gb_reshape(dy_gb *b, int g, const int64_t *dims, int rank) {
                         "dynamic dim moves)", dy_type_str(&tl, a, sizeof a));
     }
   }
-  dy_attr a = DY_ATTR_IS("shape", shape, rank);
-  return dy_gb_op1(b, DY_OP_RESHAPE, g, &a, 1);
+  dy_attr a[DY_RESHAPE_NATTRS];
+  int n_a = dy_reshape_attrs_put(&(dy_reshape_attrs){
+      .given = DY_GIVEN_ALL, .shape = shape, .n_shape = rank}, a);
+  return dy_gb_op1(b, DY_OP_RESHAPE, g, a, n_a);
 }
 
 int dy_gb_reduce_sum(dy_gb *b, int x, const int64_t *axes, int n_axes,
                      bool keepdim) {
-  dy_attr a[] = {DY_ATTR_IS("axes", axes, n_axes), DY_ATTR_I("keepdim", keepdim)};
-  return dy_gb_op1(b, DY_OP_REDUCE_SUM, x, a, 2);
+  dy_attr a[DY_REDUCE_SUM_NATTRS];
+  int n_a = dy_reduce_sum_attrs_put(&(dy_reduce_sum_attrs){
+      .given = DY_GIVEN_ALL, .axes = axes, .n_axes = n_axes, .keepdim = keepdim}, a);
+  return dy_gb_op1(b, DY_OP_REDUCE_SUM, x, a, n_a);
 }
 
 int dy_gb_transpose(dy_gb *b, int x, const int64_t *perm, int rank) {
-  dy_attr a = DY_ATTR_IS("perm", perm, rank);
-  return dy_gb_op1(b, DY_OP_TRANSPOSE, x, &a, 1);
+  dy_attr a[DY_TRANSPOSE_NATTRS];
+  int n_a = dy_transpose_attrs_put(&(dy_transpose_attrs){
+      .given = DY_GIVEN_ALL, .perm = perm, .n_perm = rank}, a);
+  return dy_gb_op1(b, DY_OP_TRANSPOSE, x, a, n_a);
 }
 
 int dy_gb_matmul(dy_gb *b, int x, int y, bool tx, bool ty) {
-  dy_attr a[] = {DY_ATTR_I("transpose_x", tx), DY_ATTR_I("transpose_y", ty)};
-  return dy_gb_op(b, DY_OP_MATMUL, (const int[]){x, y}, 2, a, 2);
+  dy_attr a[DY_MATMUL_NATTRS];
+  int n_a = dy_matmul_attrs_put(&(dy_matmul_attrs){
+      .given = DY_GIVEN_ALL, .transpose_x = tx, .transpose_y = ty}, a);
+  return dy_gb_op(b, DY_OP_MATMUL, (const int[]){x, y}, 2, a, n_a);
 }

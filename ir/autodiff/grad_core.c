@@ -80,8 +80,10 @@ DY_GRAD(tanh) {
 /* ---- matmul ---- */
 
 static int unsqueeze_at(dy_gb *b, int g, int64_t axis) {
-  dy_attr a = DY_ATTR_IS("axes", &axis, 1);
-  return dy_gb_op1(b, DY_OP_UNSQUEEZE, g, &a, 1);
+  dy_attr a[DY_UNSQUEEZE_NATTRS];
+  int n_a = dy_unsqueeze_attrs_put(&(dy_unsqueeze_attrs){
+      .given = DY_GIVEN_ALL, .axes = &axis, .n_axes = 1}, a);
+  return dy_gb_op1(b, DY_OP_UNSQUEEZE, g, a, n_a);
 }
 
 /* y = op(a) @ op(b), batched with broadcasting over the leading dims. With
@@ -97,13 +99,19 @@ DY_GRAD(matmul) {
   int xa = x[0], xb = x[1], g = dy[0];
   if (t1.rank == 1) {
     int64_t s[2] = {t1.shape[0], 1};
-    xb = dy_gb_op1(b, DY_OP_RESHAPE, xb, (dy_attr[]){DY_ATTR_IS("shape", s, 2)}, 1);
+    dy_attr a_reshape[DY_RESHAPE_NATTRS];
+    int n_a_reshape = dy_reshape_attrs_put(&(dy_reshape_attrs){
+        .given = DY_GIVEN_ALL, .shape = s, .n_shape = 2}, a_reshape);
+    xb = dy_gb_op1(b, DY_OP_RESHAPE, xb, a_reshape, n_a_reshape);
     tb = false;
     g = unsqueeze_at(b, g, b->type(b, dy[0]).rank);
   }
   if (t0.rank == 1) {
     int64_t s[2] = {1, t0.shape[0]};
-    xa = dy_gb_op1(b, DY_OP_RESHAPE, xa, (dy_attr[]){DY_ATTR_IS("shape", s, 2)}, 1);
+    dy_attr a_reshape[DY_RESHAPE_NATTRS];
+    int n_a_reshape = dy_reshape_attrs_put(&(dy_reshape_attrs){
+        .given = DY_GIVEN_ALL, .shape = s, .n_shape = 2}, a_reshape);
+    xa = dy_gb_op1(b, DY_OP_RESHAPE, xa, a_reshape, n_a_reshape);
     ta = false;
     g = g < 0 ? -1 : unsqueeze_at(b, g, b->type(b, g).rank - 1);
   }

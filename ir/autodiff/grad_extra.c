@@ -137,8 +137,10 @@ static int keep_reduced(dy_gb *b, int g, int x, const int64_t *axes, int na, boo
   for (int d = 0; d < rank; d++)
     if (on[d])
       ax[n++] = d;
-  dy_attr a = DY_ATTR_IS("axes", ax, n);
-  return dy_gb_op1(b, DY_OP_UNSQUEEZE, g, &a, 1);
+  dy_attr a[DY_UNSQUEEZE_NATTRS];
+  int n_a = dy_unsqueeze_attrs_put(&(dy_unsqueeze_attrs){
+      .given = DY_GIVEN_ALL, .axes = ax, .n_axes = n}, a);
+  return dy_gb_op1(b, DY_OP_UNSQUEEZE, g, a, n_a);
 }
 
 DY_GRAD(reduce_prod) {
@@ -146,11 +148,14 @@ DY_GRAD(reduce_prod) {
   if (!need[0])
     return DY_OK;
   dy_reduce_prod_attrs a = dy_reduce_prod_attrs_get(op);
-  dy_attr keep[] = {DY_ATTR_IS("axes", a.axes, a.n_axes), DY_ATTR_I("keepdim", 1)};
+  /* the reduce ops share one schema: reduce_prod's attributes serve reduce_sum */
+  dy_attr keep[DY_REDUCE_PROD_NATTRS];
+  int n_keep = dy_reduce_prod_attrs_put(&(dy_reduce_prod_attrs){
+      .given = DY_GIVEN_ALL, .axes = a.axes, .n_axes = a.n_axes, .keepdim = 1}, keep);
   int zero = is_zero(b, x[0]);
   int nz = dy_gb_where(b, zero, dy_gb_const(b, 1.0), x[0]);
-  int p = dy_gb_op1(b, DY_OP_REDUCE_PROD, nz, keep, 2);
-  int z = dy_gb_op1(b, DY_OP_REDUCE_SUM, dy_gb_cast(b, zero, DY_F32), keep, 2);
+  int p = dy_gb_op1(b, DY_OP_REDUCE_PROD, nz, keep, n_keep);
+  int z = dy_gb_op1(b, DY_OP_REDUCE_SUM, dy_gb_cast(b, zero, DY_F32), keep, n_keep);
   int g = keep_reduced(b, dy[0], x[0], a.axes, a.n_axes, a.keepdim != 0);
   dx[0] = dy_gb_expand_as(b, dy_gb_mul(b, g, prod_of_others(b, x[0], p, z)), x[0]);
   return dy_gb_status(b);
@@ -164,9 +169,10 @@ DY_GRAD(cumsum) {
   if (!need[0])
     return DY_OK;
   dy_cumsum_attrs a = dy_cumsum_attrs_get(op);
-  dy_attr at[] = {DY_ATTR_I("axis", a.axis), DY_ATTR_I("exclusive", a.exclusive),
-                  DY_ATTR_I("reverse", !a.reverse)};
-  dx[0] = dy_gb_op1(b, DY_OP_CUMSUM, dy[0], at, 3);
+  dy_attr at[DY_CUMSUM_NATTRS];
+  int n_at = dy_cumsum_attrs_put(&(dy_cumsum_attrs){
+      .given = DY_GIVEN_ALL, .axis = a.axis, .exclusive = a.exclusive, .reverse = !a.reverse}, at);
+  dx[0] = dy_gb_op1(b, DY_OP_CUMSUM, dy[0], at, n_at);
   return dy_gb_status(b);
 }
 
@@ -185,8 +191,10 @@ static int labels(dy_gb *b, int v) {
     return const_i64(b, 0);
   int ones = dy_gb_expand_as(b, const_i64(b, 1), v), lab = -1;
   for (int64_t d = 0; d < r; d++) {
-    dy_attr cs[] = {DY_ATTR_I("axis", d), DY_ATTR_I("exclusive", 1), DY_ATTR_I("reverse", 0)};
-    int c = dy_gb_op1(b, DY_OP_CUMSUM, ones, cs, 3);
+    dy_attr cs[DY_CUMSUM_NATTRS];
+    int n_cs = dy_cumsum_attrs_put(&(dy_cumsum_attrs){
+        .given = DY_GIVEN_ALL, .axis = d, .exclusive = 1, .reverse = 0}, cs);
+    int c = dy_gb_op1(b, DY_OP_CUMSUM, ones, cs, n_cs);
     lab = d == 0 ? c : dy_gb_add(b, dy_gb_mul(b, lab, dy_gb_reduce_sum(b, ones, &d, 1, true)), c);
   }
   return lab;
@@ -196,20 +204,30 @@ static int labels(dy_gb *b, int v) {
  * reduction red; and its gather (upd-shaped) of src at idx. */
 static int scatter(dy_gb *b, const dy_op *op, int base, int idx, int upd, const char *red) {
   const int in[] = {base, idx, upd};
+  dy_attr a_scatter_nd[DY_SCATTER_ND_NATTRS];
+  int n_a_scatter_nd = dy_scatter_nd_attrs_put(&(dy_scatter_nd_attrs){
+      .given = DY_GIVEN_ALL, .reduction = red}, a_scatter_nd);
   if (op->kind == DY_OP_SCATTER_ND)
-    return dy_gb_op(b, DY_OP_SCATTER_ND, in, 3, (dy_attr[]){DY_ATTR_S("reduction", red)}, 1);
+    return dy_gb_op(b, DY_OP_SCATTER_ND, in, 3, a_scatter_nd, n_a_scatter_nd);
   int64_t axis = op->kind == DY_OP_SCATTER_ELEMENTS ? dy_scatter_elements_attrs_get(op).axis
                                                     : dy_gather_elements_attrs_get(op).axis;
-  dy_attr a[] = {DY_ATTR_I("axis", axis), DY_ATTR_S("reduction", red)};
-  return dy_gb_op(b, DY_OP_SCATTER_ELEMENTS, in, 3, a, 2);
+  dy_attr a[DY_SCATTER_ELEMENTS_NATTRS];
+  int n_a = dy_scatter_elements_attrs_put(&(dy_scatter_elements_attrs){
+      .given = DY_GIVEN_ALL, .axis = axis, .reduction = red}, a);
+  return dy_gb_op(b, DY_OP_SCATTER_ELEMENTS, in, 3, a, n_a);
 }
 
 static int gather(dy_gb *b, const dy_op *op, int src, int idx) {
+  dy_attr a_gather_nd[DY_GATHER_ND_NATTRS];
+  int n_a_gather_nd = dy_gather_nd_attrs_put(&(dy_gather_nd_attrs){
+      .given = DY_GIVEN_ALL, .batch_dims = 0}, a_gather_nd);
   if (op->kind == DY_OP_SCATTER_ND)
     return dy_gb_op(b, DY_OP_GATHER_ND, (const int[]){src, idx}, 2,
-                    (dy_attr[]){DY_ATTR_I("batch_dims", 0)}, 1);
-  dy_attr a = DY_ATTR_I("axis", dy_scatter_elements_attrs_get(op).axis);
-  return dy_gb_op(b, DY_OP_GATHER_ELEMENTS, (const int[]){src, idx}, 2, &a, 1);
+                    a_gather_nd, n_a_gather_nd);
+  dy_attr a[DY_GATHER_ELEMENTS_NATTRS];
+  int n_a = dy_gather_elements_attrs_put(&(dy_gather_elements_attrs){
+      .given = DY_GIVEN_ALL, .axis = dy_scatter_elements_attrs_get(op).axis}, a);
+  return dy_gb_op(b, DY_OP_GATHER_ELEMENTS, (const int[]){src, idx}, 2, a, n_a);
 }
 
 /* out = gather_elements(x, idx): dx = scatter-add of dy into zeros */
@@ -235,15 +253,21 @@ DY_GRAD(gather_nd) {
     int one = const_i64(b, 1);
     int col = dy_gb_expand_as(b, one, dy_gb_reduce_sum(b, idx, &last, 1, true));
     for (int64_t d = 0; d < nb; d++) {
-      dy_attr cs[] = {DY_ATTR_I("axis", d), DY_ATTR_I("exclusive", 1), DY_ATTR_I("reverse", 0)};
-      parts[d] = dy_gb_op1(b, DY_OP_CUMSUM, col, cs, 3);
+      dy_attr cs[DY_CUMSUM_NATTRS];
+      int n_cs = dy_cumsum_attrs_put(&(dy_cumsum_attrs){
+          .given = DY_GIVEN_ALL, .axis = d, .exclusive = 1, .reverse = 0}, cs);
+      parts[d] = dy_gb_op1(b, DY_OP_CUMSUM, col, cs, n_cs);
     }
     parts[nb] = idx;
-    dy_attr ax = DY_ATTR_I("axis", -1);
-    idx = dy_gb_op(b, DY_OP_CONCAT, parts, (int)nb + 1, &ax, 1);
+    dy_attr ax[DY_CONCAT_NATTRS];
+    int n_ax = dy_concat_attrs_put(&(dy_concat_attrs){.given = DY_GIVEN_ALL, .axis = -1}, ax);
+    idx = dy_gb_op(b, DY_OP_CONCAT, parts, (int)nb + 1, ax, n_ax);
   }
+  dy_attr a_scatter_nd[DY_SCATTER_ND_NATTRS];
+  int n_a_scatter_nd = dy_scatter_nd_attrs_put(&(dy_scatter_nd_attrs){
+      .given = DY_GIVEN_ALL, .reduction = "add"}, a_scatter_nd);
   dx[0] = dy_gb_op(b, DY_OP_SCATTER_ND, (const int[]){zeros_like(b, x[0]), idx, dy[0]}, 3,
-                   (dy_attr[]){DY_ATTR_S("reduction", "add")}, 1);
+                   a_scatter_nd, n_a_scatter_nd);
   return dy_gb_status(b);
 }
 
@@ -322,8 +346,11 @@ DY_GRAD(det) {
   if (!need[0])
     return DY_OK;
   int64_t r = b->type(b, y[0]).rank, ax[2] = {r, r + 1};
+  dy_attr a_unsqueeze[DY_UNSQUEEZE_NATTRS];
+  int n_a_unsqueeze = dy_unsqueeze_attrs_put(&(dy_unsqueeze_attrs){
+      .given = DY_GIVEN_ALL, .axes = ax, .n_axes = 2}, a_unsqueeze);
   int g = dy_gb_op1(b, DY_OP_UNSQUEEZE, dy_gb_mul(b, dy[0], y[0]),
-                    (dy_attr[]){DY_ATTR_IS("axes", ax, 2)}, 1);
+                    a_unsqueeze, n_a_unsqueeze);
   dx[0] = dy_gb_mul(b, g, transpose_last2(b, dy_gb_unary(b, DY_OP_INVERSE, x[0])));
   return dy_gb_status(b);
 }
@@ -348,9 +375,11 @@ DY_GRAD(grid_sample) {
   if (!need[0])
     return DY_OK;
   dy_grid_sample_attrs a = dy_grid_sample_attrs_get(op);
-  dy_attr at[] = {DY_ATTR_S("mode", a.mode), DY_ATTR_S("padding_mode", a.padding_mode),
-                  DY_ATTR_I("align_corners", a.align_corners)};
-  dx[0] = dy_gb_op(b, DY_OP_GRID_SAMPLE_GRAD, (const int[]){dy[0], x[1], x[0]}, 3, at, 3);
+  dy_attr at[DY_GRID_SAMPLE_GRAD_NATTRS];
+  int n_at = dy_grid_sample_grad_attrs_put(&(dy_grid_sample_grad_attrs){
+      .given = DY_GIVEN_ALL, .mode = a.mode, .padding_mode = a.padding_mode,
+      .align_corners = a.align_corners}, at);
+  dx[0] = dy_gb_op(b, DY_OP_GRID_SAMPLE_GRAD, (const int[]){dy[0], x[1], x[0]}, 3, at, n_at);
   return dy_gb_status(b);
 }
 
@@ -359,12 +388,11 @@ DY_GRAD(roi_align) {
   if (!need[0])
     return DY_OK;
   dy_roi_align_attrs a = dy_roi_align_attrs_get(op);
-  dy_attr at[] = {DY_ATTR_S("mode", a.mode),
-                  DY_ATTR_I("output_height", a.output_height),
-                  DY_ATTR_I("output_width", a.output_width),
-                  DY_ATTR_I("sampling_ratio", a.sampling_ratio),
-                  DY_ATTR_F("spatial_scale", a.spatial_scale),
-                  DY_ATTR_I("half_pixel", a.half_pixel)};
-  dx[0] = dy_gb_op(b, DY_OP_ROI_ALIGN_GRAD, (const int[]){dy[0], x[1], x[2], x[0]}, 4, at, 6);
+  dy_attr at[DY_ROI_ALIGN_GRAD_NATTRS];
+  int n_at = dy_roi_align_grad_attrs_put(&(dy_roi_align_grad_attrs){
+      .given = DY_GIVEN_ALL, .mode = a.mode, .output_height = a.output_height,
+      .output_width = a.output_width, .sampling_ratio = a.sampling_ratio,
+      .spatial_scale = a.spatial_scale, .half_pixel = a.half_pixel}, at);
+  dx[0] = dy_gb_op(b, DY_OP_ROI_ALIGN_GRAD, (const int[]){dy[0], x[1], x[2], x[0]}, 4, at, n_at);
   return dy_gb_status(b);
 }

@@ -73,14 +73,13 @@ static int act_backward(dy_gb *b, const char *act, double alpha, int z, int out,
   dy_op_kind k = act_from[a];
   dy_attr at[2];
   int na = 0;
-  if (k == DY_OP_CLIP) { /* relu6 */
-    at[na++] = DY_ATTR_F("min", 0.0);
-    at[na++] = DY_ATTR_F("max", 6.0);
-  } else if (k == DY_OP_LEAKY_RELU) {
-    at[na++] = DY_ATTR_F("alpha", alpha);
-  } else if (k == DY_OP_GELU) {
-    at[na++] = DY_ATTR_I("approximate", 0);
-  }
+  if (k == DY_OP_CLIP) /* relu6 */
+    na = dy_clip_attrs_put(&(dy_clip_attrs){.given = DY_GIVEN_ALL, .min = 0.0, .max = 6.0}, at);
+  else if (k == DY_OP_LEAKY_RELU)
+    na = dy_leaky_relu_attrs_put(&(dy_leaky_relu_attrs){.given = DY_GIVEN_ALL, .alpha = alpha},
+                                 at);
+  else if (k == DY_OP_GELU)
+    na = dy_gelu_attrs_put(&(dy_gelu_attrs){.given = DY_GIVEN_ALL, .approximate = 0}, at);
   int d;
   part_rule(b, k, at, na, &z, out, g, (const bool[]){true}, &d);
   return d;
@@ -119,17 +118,21 @@ DY_GRAD(fused_matmul) {
 
 DY_GRAD(fused_conv2d) {
   dy_fused_conv2d_attrs a = dy_fused_conv2d_attrs_get(op);
-  dy_attr ca[] = {DY_ATTR_IS("strides", a.strides, a.n_strides),
-                  DY_ATTR_IS("paddings", a.paddings, a.n_paddings),
-                  DY_ATTR_IS("dilations", a.dilations, a.n_dilations),
-                  DY_ATTR_I("groups", a.groups)};
-  int lin = dy_gb_op(b, DY_OP_CONV2D, x, 2, ca, 4), bias = -1, z = lin;
+  dy_attr ca[DY_CONV2D_NATTRS];
+  int n_ca = dy_conv2d_attrs_put(&(dy_conv2d_attrs){
+      .given = DY_GIVEN_ALL, .strides = a.strides, .n_strides = a.n_strides,
+      .paddings = a.paddings, .n_paddings = a.n_paddings, .dilations = a.dilations,
+      .n_dilations = a.n_dilations, .groups = a.groups}, ca);
+  int lin = dy_gb_op(b, DY_OP_CONV2D, x, 2, ca, n_ca), bias = -1, z = lin;
   if (op->n_inputs >= 3) {
     bias = x[2];
     dy_type tb = b->type(b, bias);
     if (tb.rank == 1) { /* [O] -> [O,1,1], to broadcast over [N,O,H,W] */
       int64_t s[3] = {tb.shape[0], 1, 1};
-      bias = dy_gb_op1(b, DY_OP_RESHAPE, bias, (dy_attr[]){DY_ATTR_IS("shape", s, 3)}, 1);
+      dy_attr a_reshape[DY_RESHAPE_NATTRS];
+      int n_a_reshape = dy_reshape_attrs_put(&(dy_reshape_attrs){
+          .given = DY_GIVEN_ALL, .shape = s, .n_shape = 3}, a_reshape);
+      bias = dy_gb_op1(b, DY_OP_RESHAPE, bias, a_reshape, n_a_reshape);
     }
     z = dy_gb_add(b, lin, bias);
   }

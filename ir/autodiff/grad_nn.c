@@ -28,11 +28,24 @@
 
 static int conv_op(dy_gb *b, dy_op_kind kind, int in0, int in1, const int64_t *strides,
                    const int64_t pads[4], const int64_t *dilations, int64_t groups,
-                   const char *last, const int64_t last_v[2]) {
-  dy_attr a[] = {DY_ATTR_IS("strides", strides, 2), DY_ATTR_IS("paddings", pads, 4),
-                 DY_ATTR_IS("dilations", dilations, 2), DY_ATTR_I("groups", groups),
-                 DY_ATTR_IS(last, last_v, 2)};
-  return dy_gb_op(b, kind, (const int[]){in0, in1}, 2, a, last ? 5 : 4);
+                   const int64_t last_v[2]) {
+  /* conv2d_transpose's and conv2d_grad_filter's first four attributes are
+   * conv2d's; the fifth (last_v) is output_padding or ksize */
+#define CONV_FIELDS                                                                   \
+  .given = DY_GIVEN_ALL, .strides = strides, .n_strides = 2, .paddings = pads,        \
+  .n_paddings = 4, .dilations = dilations, .n_dilations = 2, .groups = groups
+  dy_attr a[DY_CONV2D_TRANSPOSE_NATTRS];
+  int n;
+  if (kind == DY_OP_CONV2D_TRANSPOSE)
+    n = dy_conv2d_transpose_attrs_put(&(dy_conv2d_transpose_attrs){
+        CONV_FIELDS, .output_padding = last_v, .n_output_padding = 2}, a);
+  else if (kind == DY_OP_CONV2D_GRAD_FILTER)
+    n = dy_conv2d_grad_filter_attrs_put(&(dy_conv2d_grad_filter_attrs){
+        CONV_FIELDS, .ksize = last_v, .n_ksize = 2}, a);
+  else
+    n = dy_conv2d_attrs_put(&(dy_conv2d_attrs){CONV_FIELDS}, a);
+#undef CONV_FIELDS
+  return dy_gb_op(b, kind, (const int[]){in0, in1}, 2, a, n);
 }
 
 /* y = conv2d(x, w). dx: the transposed convolution of dy maps back onto
@@ -51,12 +64,12 @@ DY_GRAD(conv2d) {
         g.h + g.pt + g.pb - (g.dh * (g.kh - 1) + 1) - (g.oh - 1) * g.sh,
         g.w + g.pl + g.pr - (g.dw * (g.kw - 1) + 1) - (g.ow - 1) * g.sw};
     dx[0] = conv_op(b, DY_OP_CONV2D_TRANSPOSE, dy[0], x[1], st, pads, dil, g.groups,
-                    "output_padding", opad);
+                    opad);
   }
   if (need[1]) {
     const int64_t ks[2] = {g.kh, g.kw};
     dx[1] = conv_op(b, DY_OP_CONV2D_GRAD_FILTER, x[0], dy[0], st, pads, dil, g.groups,
-                    "ksize", ks);
+                    ks);
   }
   return dy_gb_status(b);
 }
@@ -78,20 +91,22 @@ DY_GRAD(conv2d_transpose) {
   if (need[0]) {
     int64_t pb = g.pb - g.oph / g.sh * g.sh, pr = g.pr - g.opw / g.sw * g.sw;
     const int64_t p2[4] = {g.pt, g.pl, pb > 0 ? pb : 0, pr > 0 ? pr : 0};
-    int d = conv_op(b, DY_OP_CONV2D, dy[0], x[1], st, p2, dil, g.groups, NULL, NULL);
+    int d = conv_op(b, DY_OP_CONV2D, dy[0], x[1], st, p2, dil, g.groups, NULL);
     if (pb < 0 || pr < 0) { /* the rows and columns past x's */
       const int64_t axes[2] = {2, 3}, starts[2] = {0, 0}, ends[2] = {g.h, g.w},
                     steps[2] = {1, 1};
-      dy_attr sa[] = {DY_ATTR_IS("starts", starts, 2), DY_ATTR_IS("ends", ends, 2),
-                      DY_ATTR_IS("axes", axes, 2), DY_ATTR_IS("steps", steps, 2)};
-      d = dy_gb_op1(b, DY_OP_SLICE, d, sa, 4);
+      dy_attr sa[DY_SLICE_NATTRS];
+      int n_sa = dy_slice_attrs_put(&(dy_slice_attrs){
+          .given = DY_GIVEN_ALL, .starts = starts, .n_starts = 2, .ends = ends, .n_ends = 2,
+          .axes = axes, .n_axes = 2, .steps = steps, .n_steps = 2}, sa);
+      d = dy_gb_op1(b, DY_OP_SLICE, d, sa, n_sa);
     }
     dx[0] = d;
   }
   if (need[1]) {
     const int64_t ks[2] = {g.kh, g.kw};
     dx[1] = conv_op(b, DY_OP_CONV2D_GRAD_FILTER, dy[0], x[0], st, pads, dil, g.groups,
-                    "ksize", ks);
+                    ks);
   }
   return dy_gb_status(b);
 }
@@ -118,14 +133,18 @@ DY_GRAD(dropout) {
 /* ---- normalisations ---- */
 
 static int reshape(dy_gb *b, int v, const int64_t *shape, int rank) {
-  dy_attr a = DY_ATTR_IS("shape", shape, rank);
-  return dy_gb_op1(b, DY_OP_RESHAPE, v, &a, 1);
+  dy_attr a[DY_RESHAPE_NATTRS];
+  int n_a = dy_reshape_attrs_put(&(dy_reshape_attrs){
+      .given = DY_GIVEN_ALL, .shape = shape, .n_shape = rank}, a);
+  return dy_gb_op1(b, DY_OP_RESHAPE, v, a, n_a);
 }
 
 /* The mean over axes, kept as 1s. */
 static int mean_keep(dy_gb *b, int v, const int64_t *axes, int n) {
-  dy_attr a[] = {DY_ATTR_IS("axes", axes, n), DY_ATTR_I("keepdim", 1)};
-  return dy_gb_op1(b, DY_OP_REDUCE_MEAN, v, a, 2);
+  dy_attr a[DY_REDUCE_MEAN_NATTRS];
+  int n_a = dy_reduce_mean_attrs_put(&(dy_reduce_mean_attrs){
+      .given = DY_GIVEN_ALL, .axes = axes, .n_axes = n, .keepdim = 1}, a);
+  return dy_gb_op1(b, DY_OP_REDUCE_MEAN, v, a, n_a);
 }
 
 /* The forward's normalisation over axes: *inv = 1 / sqrt(biased variance

@@ -19,9 +19,11 @@
 /* x sliced on one axis: [start:end:step] */
 static int slice_axis(dy_gb *b, int x, int64_t axis, int64_t start, int64_t end,
                       int64_t step) {
-  dy_attr a[] = {DY_ATTR_IS("starts", &start, 1), DY_ATTR_IS("ends", &end, 1),
-                 DY_ATTR_IS("axes", &axis, 1), DY_ATTR_IS("steps", &step, 1)};
-  return dy_gb_op1(b, DY_OP_SLICE, x, a, 4);
+  dy_attr a[DY_SLICE_NATTRS];
+  int n_a = dy_slice_attrs_put(&(dy_slice_attrs){
+      .given = DY_GIVEN_ALL, .starts = &start, .n_starts = 1, .ends = &end, .n_ends = 1,
+      .axes = &axis, .n_axes = 1, .steps = &step, .n_steps = 1}, a);
+  return dy_gb_op1(b, DY_OP_SLICE, x, a, n_a);
 }
 
 /* x padded with zeros (a negative pad crops): begin[d], end[d] per dim;
@@ -39,9 +41,11 @@ static int pad_zeros(dy_gb *b, int x, const int64_t *begin, const int64_t *end,
   }
   if (!any)
     return x;
-  dy_attr a[] = {DY_ATTR_IS("paddings", pads, 2 * rank), DY_ATTR_S("mode", "constant"),
-                 DY_ATTR_F("value", 0.0)};
-  return dy_gb_op1(b, DY_OP_PAD, x, a, 3);
+  dy_attr a[DY_PAD_NATTRS];
+  int n_a = dy_pad_attrs_put(&(dy_pad_attrs){
+      .given = DY_GIVEN_ALL, .paddings = pads, .n_paddings = 2 * rank, .mode = "constant",
+      .value = 0.0}, a);
+  return dy_gb_op1(b, DY_OP_PAD, x, a, n_a);
 }
 
 /* x padded with zeros on one axis only. */
@@ -113,8 +117,10 @@ static int spread(dy_gb *b, int g, int axis, int64_t k) {
     return -1;
   dy_type t = b->type(b, g);
   int64_t at = axis + 1;
-  dy_attr ua = DY_ATTR_IS("axes", &at, 1);
-  int u = pad_axis(b, dy_gb_op1(b, DY_OP_UNSQUEEZE, g, &ua, 1), axis + 1, 0, k - 1);
+  dy_attr ua[DY_UNSQUEEZE_NATTRS];
+  int n_ua = dy_unsqueeze_attrs_put(&(dy_unsqueeze_attrs){
+      .given = DY_GIVEN_ALL, .axes = &at, .n_axes = 1}, ua);
+  int u = pad_axis(b, dy_gb_op1(b, DY_OP_UNSQUEEZE, g, ua, n_ua), axis + 1, 0, k - 1);
   t.shape[axis] *= k;
   return dy_gb_reshape(b, u, t.shape, t.rank);
 }
@@ -182,8 +188,10 @@ DY_GRAD(squeeze) {
       m |= (unsigned)(tx.shape[d] == 1) << d;
   int64_t ax[DY_MAX_DIMS];
   int n = mask_axes(m, tx.rank, ax);
-  dy_attr ua = DY_ATTR_IS("axes", ax, n);
-  dx[0] = n ? dy_gb_op1(b, DY_OP_UNSQUEEZE, dy[0], &ua, 1) : dy[0];
+  dy_attr ua[DY_UNSQUEEZE_NATTRS];
+  int n_ua = dy_unsqueeze_attrs_put(&(dy_unsqueeze_attrs){
+      .given = DY_GIVEN_ALL, .axes = ax, .n_axes = n}, ua);
+  dx[0] = n ? dy_gb_op1(b, DY_OP_UNSQUEEZE, dy[0], ua, n_ua) : dy[0];
   return dy_gb_status(b);
 }
 
@@ -196,8 +204,10 @@ DY_GRAD(unsqueeze) {
   int64_t ax[DY_MAX_DIMS];
   int rank = b->type(b, x[0]).rank + a.n_axes;
   int n = mask_axes(axes_mask(a.axes, a.n_axes, rank), rank, ax);
-  dy_attr sa = DY_ATTR_IS("axes", ax, n);
-  dx[0] = dy_gb_op1(b, DY_OP_SQUEEZE, dy[0], &sa, 1);
+  dy_attr sa[DY_SQUEEZE_NATTRS];
+  int n_sa = dy_squeeze_attrs_put(&(dy_squeeze_attrs){
+      .given = DY_GIVEN_ALL, .axes = ax, .n_axes = n}, sa);
+  dx[0] = dy_gb_op1(b, DY_OP_SQUEEZE, dy[0], sa, n_sa);
   return dy_gb_status(b);
 }
 
@@ -349,9 +359,13 @@ DY_GRAD(gather) {
     upd = dy_gb_transpose(b, upd, gperm, rx - 1 + q);
   }
   int64_t last = q;
-  dy_attr ua = DY_ATTR_IS("axes", &last, 1), ra = DY_ATTR_S("reduction", "add");
-  int idx = dy_gb_op1(b, DY_OP_UNSQUEEZE, x[1], &ua, 1);
-  int s = dy_gb_op(b, DY_OP_SCATTER_ND, (const int[]){zeros, idx, upd}, 3, &ra, 1);
+  dy_attr ua[DY_UNSQUEEZE_NATTRS], ra[DY_SCATTER_ND_NATTRS];
+  int n_ua = dy_unsqueeze_attrs_put(&(dy_unsqueeze_attrs){
+      .given = DY_GIVEN_ALL, .axes = &last, .n_axes = 1}, ua);
+  int n_ra = dy_scatter_nd_attrs_put(&(dy_scatter_nd_attrs){
+      .given = DY_GIVEN_ALL, .reduction = "add"}, ra);
+  int idx = dy_gb_op1(b, DY_OP_UNSQUEEZE, x[1], ua, n_ua);
+  int s = dy_gb_op(b, DY_OP_SCATTER_ND, (const int[]){zeros, idx, upd}, 3, ra, n_ra);
   dx[0] = ax > 0 ? dy_gb_transpose(b, s, xinv, rx) : s;
   return dy_gb_status(b);
 }
@@ -387,8 +401,10 @@ static int unreduce(dy_gb *b, int g, int x, const int64_t *axes, int na,
   int64_t ax[DY_MAX_DIMS];
   int n = reduced_axes(axes, na, tx.rank, ax);
   if (!keepdim && n > 0 && n < tx.rank) {
-    dy_attr a = DY_ATTR_IS("axes", ax, n);
-    g = dy_gb_op1(b, DY_OP_UNSQUEEZE, g, &a, 1);
+    dy_attr a[DY_UNSQUEEZE_NATTRS];
+    int n_a = dy_unsqueeze_attrs_put(&(dy_unsqueeze_attrs){
+        .given = DY_GIVEN_ALL, .axes = ax, .n_axes = n}, a);
+    g = dy_gb_op1(b, DY_OP_UNSQUEEZE, g, a, n_a);
   }
   return dy_gb_expand_as(b, g, x);
 }

@@ -380,27 +380,22 @@ dy_status dy_infer_fused_attention(const dy_op *op, const dy_type *in, int n,
 void dy_fused_conv2d_pool_parts(const dy_op *op, dy_attr conv_attrs[7], dy_op *conv,
                                 dy_attr pool_attrs[8], dy_op *pool) {
   dy_fused_conv2d_pool_attrs a = dy_fused_conv2d_pool_attrs_get(op);
-  conv_attrs[0] = DY_ATTR_IS("strides", a.strides, a.n_strides);
-  conv_attrs[1] = DY_ATTR_IS("paddings", a.paddings, a.n_paddings);
-  conv_attrs[2] = DY_ATTR_IS("dilations", a.dilations, a.n_dilations);
-  conv_attrs[3] = DY_ATTR_I("groups", a.groups);
-  conv_attrs[4] = DY_ATTR_S("act", a.act);
-  conv_attrs[5] = DY_ATTR_F("alpha", a.alpha);
-  conv_attrs[6] = DY_ATTR_S("algo", "");
+  int n_conv = dy_fused_conv2d_attrs_put(&(dy_fused_conv2d_attrs){
+      .given = DY_GIVEN_ALL, .strides = a.strides, .n_strides = a.n_strides,
+      .paddings = a.paddings, .n_paddings = a.n_paddings, .dilations = a.dilations,
+      .n_dilations = a.n_dilations, .groups = a.groups, .act = a.act, .alpha = a.alpha,
+      .algo = ""}, conv_attrs);
   *conv = (dy_op){.id = op->id, .kind = DY_OP_FUSED_CONV2D, .inputs = op->inputs,
-                  .n_inputs = op->n_inputs, .n_outputs = 1, .attrs = conv_attrs, .n_attrs = 7,
-                  .loc = op->loc};
-  pool_attrs[0] = DY_ATTR_S("pooling_type", "max");
-  pool_attrs[1] = DY_ATTR_IS("ksize", a.pool_ksize, a.n_pool_ksize);
-  pool_attrs[2] = DY_ATTR_IS("strides", a.pool_strides, a.n_pool_strides);
+                  .n_inputs = op->n_inputs, .n_outputs = 1, .attrs = conv_attrs,
+                  .n_attrs = n_conv, .loc = op->loc};
   static const int64_t no_pad[2] = {0, 0};
-  pool_attrs[3] = DY_ATTR_IS("paddings", no_pad, 2);
-  pool_attrs[4] = DY_ATTR_I("ceil_mode", 0);
-  pool_attrs[5] = DY_ATTR_I("exclusive", 1);
-  pool_attrs[6] = DY_ATTR_I("global_pooling", 0);
-  pool_attrs[7] = DY_ATTR_I("adaptive", 0);
+  int n_pool = dy_pool2d_attrs_put(&(dy_pool2d_attrs){
+      .given = DY_GIVEN_ALL, .pooling_type = "max", .ksize = a.pool_ksize,
+      .n_ksize = a.n_pool_ksize, .strides = a.pool_strides, .n_strides = a.n_pool_strides,
+      .paddings = no_pad, .n_paddings = 2, .ceil_mode = 0, .exclusive = 1, .global_pooling = 0,
+      .adaptive = 0}, pool_attrs);
   *pool = (dy_op){.id = op->id, .kind = DY_OP_POOL2D, .n_inputs = 1, .n_outputs = 1,
-                  .attrs = pool_attrs, .n_attrs = 8, .loc = op->loc};
+                  .attrs = pool_attrs, .n_attrs = n_pool, .loc = op->loc};
 }
 
 /* max pool of act(conv2d(x, w) + b): fused_conv2d's rule (2 or 3 inputs)

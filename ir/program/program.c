@@ -440,6 +440,18 @@ dy_op *dy_program_append_op(dy_program *p, int block, dy_op_kind kind,
   return op;
 }
 
+bool dy_op_set_attrs(dy_program *p, dy_op *op, const dy_attr *attrs, int n) {
+  dy_attr *a = dy_program_alloc(p, sizeof *a * (size_t)(n + 1));
+  if (!a)
+    return false;
+  for (int i = 0; i < n; i++)
+    if (!copy_attr(p, &a[i], &attrs[i]))
+      return false;
+  op->attrs = a;
+  op->n_attrs = n;
+  return true;
+}
+
 static bool same_src(const dy_op_src *a, const dy_op_src *b) {
   return a->kind == b->kind && a->loc.line == b->loc.line &&
          (a->loc.file == b->loc.file ||

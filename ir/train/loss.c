@@ -67,8 +67,11 @@ static int binop(dy_gb *b, dy_op_kind k, int x, int y) {
 }
 
 static int reduce_all(dy_gb *b, dy_op_kind k, int x) {
-  dy_attr a[] = {DY_ATTR_IS("axes", NULL, 0), DY_ATTR_I("keepdim", 0)};
-  return dy_gb_op1(b, k, x, a, 2);
+  /* every axis (none named), not kept; the reduce ops share one schema */
+  dy_attr a[DY_REDUCE_SUM_NATTRS];
+  int n = dy_reduce_sum_attrs_put(&(dy_reduce_sum_attrs){
+      .given = DY_GIVEN_ALL, .axes = NULL, .n_axes = 0, .keepdim = 0}, a);
+  return dy_gb_op1(b, k, x, a, n);
 }
 
 static int reduce(dy_gb *b, int x, dy_reduction r) {
@@ -99,8 +102,10 @@ static int nll_hard(dy_gb *b, int lsm, int lab, const dy_loss_spec *spec, int *k
   /* a negative label becomes label - C, out of the gather's [-C, C) */
   int neg = dy_gb_cast(b, binop(b, DY_OP_LESS, lab, iconst(b, 0)), DY_I64);
   lab = dy_gb_sub(b, lab, dy_gb_mul(b, neg, iconst(b, n_class)));
-  dy_attr ax = DY_ATTR_I("axis", 1);
-  int picked = dy_gb_op(b, DY_OP_GATHER_ELEMENTS, (const int[]){lsm, lab}, 2, &ax, 1);
+  dy_attr ax[DY_GATHER_ELEMENTS_NATTRS];
+  int n_ax = dy_gather_elements_attrs_put(&(dy_gather_elements_attrs){
+      .given = DY_GIVEN_ALL, .axis = 1}, ax);
+  int picked = dy_gb_op(b, DY_OP_GATHER_ELEMENTS, (const int[]){lsm, lab}, 2, ax, n_ax);
   int l = dy_gb_neg(b, picked);
   return *keep >= 0 ? dy_gb_mul(b, l, *keep) : l;
 }
@@ -110,7 +115,9 @@ static int cross_entropy(dy_gb *b, int x, int label, const dy_loss_spec *spec) {
   if (tx.dtype != DY_F32 || tx.rank < 2)
     return type_error(b, "cross_entropy", &tx, &tl,
                       "the logits must be f32 [N, C, ...] (classes on dim 1)");
-  dy_attr ax = DY_ATTR_I("axis", 1);
+  dy_attr ax[DY_LOG_SOFTMAX_NATTRS];
+  int n_ax = dy_log_softmax_attrs_put(&(dy_log_softmax_attrs){
+      .given = DY_GIVEN_ALL, .axis = 1}, ax);
   if (spec->soft_labels) {
     if (spec->has_ignore_index)
       return dy_gb_fail(b, DY_STATUS_INVALID_ARGUMENT,
@@ -119,7 +126,7 @@ static int cross_entropy(dy_gb *b, int x, int label, const dy_loss_spec *spec) {
     if (!dy_type_equal(&tx, &tl))
       return type_error(b, "cross_entropy", &tx, &tl,
                         "soft labels must be f32 of the logits' type");
-    int lsm = dy_gb_op1(b, DY_OP_LOG_SOFTMAX, x, &ax, 1);
+    int lsm = dy_gb_op1(b, DY_OP_LOG_SOFTMAX, x, ax, n_ax);
     int64_t axis = 1;
     int l = dy_gb_neg(b, dy_gb_reduce_sum(b, dy_gb_mul(b, label, lsm), &axis, 1, true));
     return reduce(b, l, spec->reduction);
@@ -140,10 +147,12 @@ static int cross_entropy(dy_gb *b, int x, int label, const dy_loss_spec *spec) {
                       "the class dim 1 ([N, d...] or [N, 1, d...]); probabilities "
                       "need soft_labels");
   if (!with_one) {
-    dy_attr ua = DY_ATTR_IS("axes", (const int64_t[]){1}, 1);
-    label = dy_gb_op1(b, DY_OP_UNSQUEEZE, label, &ua, 1);
+    dy_attr ua[DY_UNSQUEEZE_NATTRS];
+    int n_ua = dy_unsqueeze_attrs_put(&(dy_unsqueeze_attrs){
+        .given = DY_GIVEN_ALL, .axes = (const int64_t[]){1}, .n_axes = 1}, ua);
+    label = dy_gb_op1(b, DY_OP_UNSQUEEZE, label, ua, n_ua);
   }
-  int lsm = dy_gb_op1(b, DY_OP_LOG_SOFTMAX, x, &ax, 1);
+  int lsm = dy_gb_op1(b, DY_OP_LOG_SOFTMAX, x, ax, n_ax);
   int keep;
   int l = nll_hard(b, lsm, label, spec, &keep);
   if (keep >= 0 && spec->reduction == DY_REDUCTION_MEAN) {
@@ -180,8 +189,10 @@ int dy_loss_build(dy_gb *b, int pred, int label, const dy_loss_spec *spec) {
   default: { /* bce_with_logits */
     int relu = dy_gb_op1(b, DY_OP_RELU, pred, NULL, 0);
     int nabs = dy_gb_neg(b, dy_gb_op1(b, DY_OP_ABS, pred, NULL, 0));
-    dy_attr spa[] = {DY_ATTR_F("beta", 1.0), DY_ATTR_F("threshold", 20.0)};
-    int sp = dy_gb_op1(b, DY_OP_SOFTPLUS, nabs, spa, 2);
+    dy_attr spa[DY_SOFTPLUS_NATTRS];
+    int n_spa = dy_softplus_attrs_put(&(dy_softplus_attrs){
+        .given = DY_GIVEN_ALL, .beta = 1.0, .threshold = 20.0}, spa);
+    int sp = dy_gb_op1(b, DY_OP_SOFTPLUS, nabs, spa, n_spa);
     l = dy_gb_add(b, dy_gb_sub(b, relu, dy_gb_mul(b, pred, label)), sp);
     break;
   }

@@ -153,21 +153,31 @@ static int update(dy_gb *b, const dy_optimizer_spec *o, int param, int grad,
   switch (o->kind) {
   case DY_OPT_SGD:
     if (o->momentum > 0) {
-      dy_attr a[] = {DY_ATTR_F("mu", o->momentum), DY_ATTR_I("use_nesterov", o->nesterov),
-                     DY_ATTR_F("weight_decay", o->weight_decay)};
-      return dy_gb_op(b, DY_OP_MOMENTUM, (const int[]){param, state[0], grad, lr}, 4, a, 3);
+      dy_attr a[DY_MOMENTUM_NATTRS];
+      int n_a = dy_momentum_attrs_put(&(dy_momentum_attrs){
+          .given = DY_GIVEN_ALL, .mu = o->momentum, .use_nesterov = o->nesterov,
+          .weight_decay = o->weight_decay}, a);
+      return dy_gb_op(b, DY_OP_MOMENTUM, (const int[]){param, state[0], grad, lr}, 4, a, n_a);
     } else {
-      dy_attr a[] = {DY_ATTR_F("weight_decay", o->weight_decay)};
-      return dy_gb_op(b, DY_OP_SGD, (const int[]){param, grad, lr}, 3, a, 1);
+      dy_attr a[DY_SGD_NATTRS];
+      int n_a = dy_sgd_attrs_put(&(dy_sgd_attrs){
+          .given = DY_GIVEN_ALL, .weight_decay = o->weight_decay}, a);
+      return dy_gb_op(b, DY_OP_SGD, (const int[]){param, grad, lr}, 3, a, n_a);
     }
   case DY_OPT_ADAM:
   case DY_OPT_ADAMW: {
     bool w = o->kind == DY_OPT_ADAMW;
-    dy_attr a[] = {DY_ATTR_F("beta1", beta1_of(o)), DY_ATTR_F("beta2", beta2_of(o)),
-                   DY_ATTR_F("epsilon", eps_of(o)),
-                   DY_ATTR_F(w ? "coeff" : "weight_decay", o->weight_decay)};
+    dy_attr a[DY_ADAM_NATTRS];
+    int n = w ? dy_adamw_attrs_put(&(dy_adamw_attrs){.given = DY_GIVEN_ALL,
+                                                     .beta1 = beta1_of(o), .beta2 = beta2_of(o),
+                                                     .epsilon = eps_of(o),
+                                                     .coeff = o->weight_decay}, a)
+              : dy_adam_attrs_put(&(dy_adam_attrs){.given = DY_GIVEN_ALL,
+                                                   .beta1 = beta1_of(o), .beta2 = beta2_of(o),
+                                                   .epsilon = eps_of(o),
+                                                   .weight_decay = o->weight_decay}, a);
     const int in[] = {param, state[0], state[1], state[2], state[3], grad, lr};
-    return dy_gb_op(b, w ? DY_OP_ADAMW : DY_OP_ADAM, in, 7, a, 4);
+    return dy_gb_op(b, w ? DY_OP_ADAMW : DY_OP_ADAM, in, 7, a, n);
   }
   }
   return fail(b, DY_STATUS_INVALID_ARGUMENT, "unknown kind", "");

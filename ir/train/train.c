@@ -30,34 +30,48 @@
 
 #include "dy_ir.h"
 
-/* Set int attribute name of op (adding it when the op does not carry it). */
-static dy_status set_int_attr(dy_program *p, dy_op *op, const char *name, int64_t v,
-                              dy_error *err) {
-  for (int i = 0; i < op->n_attrs; i++)
-    if (strcmp(op->attrs[i].name, name) == 0) {
-      op->attrs[i].kind = DY_ATTR_INT;
-      op->attrs[i].i = v;
-      return DY_OK;
-    }
-  dy_attr *a = dy_program_alloc(p, sizeof *a * (size_t)(op->n_attrs + 1));
-  const char *nm = dy_program_strdup(p, name);
-  if (!a || !nm)
+/* Give op the attributes at[0 .. n) (its own, read, changed and written back). */
+static dy_status set_attrs(dy_program *p, dy_op *op, const dy_attr *at, int n, dy_error *err) {
+  if (!dy_op_set_attrs(p, op, at, n))
     return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
-  if (op->n_attrs)
-    memcpy(a, op->attrs, sizeof *a * (size_t)op->n_attrs);
-  a[op->n_attrs] = DY_ATTR_I(nm, v);
-  op->attrs = a;
-  op->n_attrs++;
   return DY_OK;
 }
 
-static int64_t int_attr(const dy_op *op, const char *name, int64_t dflt) {
-  const dy_attr *a = dy_op_find_attr(op, name);
-  return a && a->kind == DY_ATTR_INT ? a->i : dflt;
+/* Set a dropout op's seed (adding it when the op does not carry it). */
+static dy_status set_seed(dy_program *p, dy_op *op, int64_t seed, dy_error *err) {
+  dy_dropout_attrs a = dy_dropout_attrs_get(op);
+  a.seed = seed;
+  a.given |= DY_GIVEN(dropout, seed);
+  dy_attr at[DY_DROPOUT_NATTRS];
+  return set_attrs(p, op, at, dy_dropout_attrs_put(&a, at), err);
+}
+
+/* is_test of a dropout or batch_norm op. */
+static int64_t is_test(const dy_op *op) {
+  return op->kind == DY_OP_DROPOUT ? dy_dropout_attrs_get(op).is_test
+                                   : dy_batch_norm_attrs_get(op).is_test;
+}
+
+/* Put a dropout or batch_norm op in training mode (is_test 0). */
+static dy_status set_training(dy_program *p, dy_op *op, dy_error *err) {
+  dy_attr at[DY_DROPOUT_NATTRS + DY_BATCH_NORM_NATTRS];
+  int n;
+  if (op->kind == DY_OP_DROPOUT) {
+    dy_dropout_attrs a = dy_dropout_attrs_get(op);
+    a.is_test = 0;
+    a.given |= DY_GIVEN(dropout, is_test);
+    n = dy_dropout_attrs_put(&a, at);
+  } else {
+    dy_batch_norm_attrs a = dy_batch_norm_attrs_get(op);
+    a.is_test = 0;
+    a.given |= DY_GIVEN(batch_norm, is_test);
+    n = dy_batch_norm_attrs_put(&a, at);
+  }
+  return set_attrs(p, op, at, n, err);
 }
 
 static bool is_training_dropout(const dy_op *op) {
-  return op->kind == DY_OP_DROPOUT && int_attr(op, "is_test", 0) == 0;
+  return op->kind == DY_OP_DROPOUT && is_test(op) == 0;
 }
 
 /* The training-mode dropout ops of block 0 one after the other: start
@@ -79,7 +93,7 @@ static dy_status distinct_dropout_seeds(dy_program *p, dy_error *err) {
     dy_op *op = next_training_dropout(p, &i);
     if (!op)
       break;
-    s = set_int_attr(p, op, "seed", k++, err);
+    s = set_seed(p, op, k++, err);
   }
   return s;
 }
@@ -94,7 +108,7 @@ dy_status dy_program_reseed_dropout(dy_program *p, uint64_t (*next)(void),
     dy_op *op = next_training_dropout(p, &i);
     if (!op)
       break;
-    int64_t s = int_attr(op, "seed", 0);
+    int64_t s = dy_dropout_attrs_get(op).seed;
     int k = 0;
     while (k < n && old[k] != s)
       k++;
@@ -105,7 +119,7 @@ dy_status dy_program_reseed_dropout(dy_program *p, uint64_t (*next)(void),
       old[n] = s;
       new_[n++] = (int64_t)next();
     }
-    st = set_int_attr(p, op, "seed", new_[k], err);
+    st = set_seed(p, op, new_[k], err);
   }
   return st;
 }
@@ -118,9 +132,9 @@ dy_status dy_program_set_train_semantics(dy_program *p, int *n_changed,
     dy_op *op = b->ops[i];
     if (op->kind != DY_OP_DROPOUT && op->kind != DY_OP_BATCH_NORM)
       continue;
-    if (int_attr(op, "is_test", 0) == 0)
+    if (is_test(op) == 0)
       continue;
-    dy_status s = set_int_attr(p, op, "is_test", 0, err);
+    dy_status s = set_training(p, op, err);
     if (s)
       return s;
     n++;
@@ -128,12 +142,15 @@ dy_status dy_program_set_train_semantics(dy_program *p, int *n_changed,
       continue;
     /* running_mean, running_var = batch_norm_stats(running_mean,
      * running_var, x), right after the batch norm that reads them */
-    double momentum;
-    if ((s = dy_op_attr_float(op, "momentum", &momentum, err)))
+    dy_batch_norm_attrs bn;
+    if ((s = dy_batch_norm_attrs_of(op, &bn, err)))
       return s;
-    dy_attr a = DY_ATTR_F("momentum", momentum);
+    double momentum = bn.momentum;
+    dy_attr a[DY_BATCH_NORM_STATS_NATTRS];
+    int n_a = dy_batch_norm_stats_attrs_put(&(dy_batch_norm_stats_attrs){
+        .given = DY_GIVEN_ALL, .momentum = momentum}, a);
     const int in[3] = {op->inputs[3], op->inputs[4], op->inputs[0]};
-    dy_op *st = dy_program_append_op(p, 0, DY_OP_BATCH_NORM_STATS, in, 3, in, 2, &a, 1,
+    dy_op *st = dy_program_append_op(p, 0, DY_OP_BATCH_NORM_STATS, in, 3, in, 2, a, n_a,
                                      op->loc);
     if (!st)
       return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
