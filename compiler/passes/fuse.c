@@ -180,8 +180,13 @@ static dy_status fuse_bias_act(dy_program *p, dy_op_kind base, dy_op_kind fused,
     int na = 0;
     for (int i = 0; i < mm->n_attrs && na < 14; i++)
       attrs[na++] = mm->attrs[i];
-    attrs[na++] = DY_ATTR_S("act", act);
-    attrs[na++] = DY_ATTR_F("alpha", alpha);
+    na += fused == DY_OP_FUSED_MATMUL
+              ? dy_fused_matmul_attrs_put(&(dy_fused_matmul_attrs){
+                    .given = DY_GIVEN(fused_matmul, act) | DY_GIVEN(fused_matmul, alpha),
+                    .act = act, .alpha = alpha}, attrs + na)
+              : dy_fused_conv2d_attrs_put(&(dy_fused_conv2d_attrs){
+                    .given = DY_GIVEN(fused_conv2d, act) | DY_GIVEN(fused_conv2d, alpha),
+                    .act = act, .alpha = alpha}, attrs + na);
     na = dy_pass_attrs_complete(fused, attrs, na, 16);
     int out = last->outputs[0];
     int at = index_of(b, last);
@@ -268,15 +273,17 @@ dy_status dy_pass_fuse_residual(dy_program *p, bool *changed, dy_error *err) {
     /* conv2d's attributes (a fused_conv2d's without its act), act, alpha */
     dy_attr attrs[16];
     int na = 0;
-    for (int i = 0; i < cv->n_attrs && na < 14; i++)
-      if (strcmp(cv->attrs[i].name, "act") != 0 && strcmp(cv->attrs[i].name, "alpha") != 0 &&
-          strcmp(cv->attrs[i].name, "algo") != 0)
+    for (int i = 0; i < cv->n_attrs && na < 13; i++)
+      if (dy_attr_schema_find(DY_OP_CONV2D, cv->attrs[i].name))
         attrs[na++] = cv->attrs[i];
-    attrs[na++] = DY_ATTR_S("act", act);
-    attrs[na++] = DY_ATTR_F("alpha", alpha);
-    const dy_attr *algo = dy_op_find_attr(cv, "algo");
-    if (algo)
-      attrs[na++] = *algo;
+    /* act, alpha, then a fused_conv2d's algo (when it carries one) */
+    unsigned algo = 0;
+    if (cv->kind == DY_OP_FUSED_CONV2D)
+      algo = dy_fused_conv2d_attrs_get(cv).given & DY_GIVEN(fused_conv2d, algo);
+    const char *cv_algo = algo ? dy_fused_conv2d_attrs_get(cv).algo : "";
+    na += dy_fused_conv2d_attrs_put(&(dy_fused_conv2d_attrs){
+        .given = DY_GIVEN(fused_conv2d, act) | DY_GIVEN(fused_conv2d, alpha) | algo,
+        .act = act, .alpha = alpha, .algo = cv_algo}, attrs + na);
     na = dy_pass_attrs_complete(DY_OP_FUSED_CONV2D, attrs, na, 16); /* a conv2d's: algo "" */
     int ins[4] = {cv->inputs[0], cv->inputs[1], bias, r};
     int out = last->outputs[0];
@@ -395,10 +402,12 @@ dy_status dy_pass_fuse_elementwise(dy_program *p, bool *changed,
     if (strlen(g.expr) + strlen(tok) >= sizeof g.expr)
       continue;
     strcat(g.expr, tok);
-    dy_attr attr = DY_ATTR_S("expr", g.expr);
+    dy_attr attr[DY_FUSED_ELEMENTWISE_NATTRS];
+    int n_attr = dy_fused_elementwise_attrs_put(&(dy_fused_elementwise_attrs){
+        .given = DY_GIVEN_ALL, .expr = g.expr}, attr);
     int o = root->outputs[0];
     dy_op *f = dy_program_append_op(p, 0, DY_OP_FUSED_ELEMENTWISE, g.ext, g.n_ext, &o, 1,
-                                    &attr, 1, root->loc);
+                                    attr, n_attr, root->loc);
     if (!f || !dy_op_set_srcs(p, f, (const dy_op *const *)g.ops, g.n_ops))
       return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "fuse-elementwise: out of memory");
     dy_block_remove_op(b, k);

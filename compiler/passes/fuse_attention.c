@@ -133,7 +133,7 @@ static bool var_infers_to(const dy_program *p, const int *ins, int n, const dy_a
   dy_type in[4];
   for (int i = 0; i < n; i++)
     in[i] = p->vars[ins[i]]->type;
-  return infers_to(in, n, attrs, 3, want);
+  return infers_to(in, n, attrs, DY_FUSED_ATTENTION_NATTRS, want);
 }
 
 /* The dims of t before axis `end`, those of size 1 left out, into out;
@@ -211,8 +211,10 @@ static dy_status packed_inputs(dy_program *p, const dy_op *o, int *ins, int n, d
   }
   if (n == 4)
     in[3] = p->vars[ins[3]]->type;
-  dy_attr pa[3] = {attrs[0], attrs[1], DY_ATTR_IS("packed", pk, 6)};
-  if (!infers_to(in, n, pa, 3, &p->vars[o->outputs[0]]->type))
+  dy_attr pa[DY_FUSED_ATTENTION_NATTRS] = {attrs[0], attrs[1]};
+  dy_fused_attention_attrs_put(&(dy_fused_attention_attrs){
+      .given = DY_GIVEN(fused_attention, packed), .packed = pk, .n_packed = 6}, pa + 2);
+  if (!infers_to(in, n, pa, DY_FUSED_ATTENTION_NATTRS, &p->vars[o->outputs[0]]->type))
     return DY_OK;
   /* the reshapes, one per source, in front of o */
   dy_block *b = p->blocks[0];
@@ -228,8 +230,10 @@ static dy_status packed_inputs(dy_program *p, const dy_op *o, int *ins, int n, d
     snprintf(stem, sizeof stem, "%s.rows", p->vars[x]->name);
     const char *name = dy_program_fresh_name(p, stem);
     int v = name ? dy_program_add_var(p, name, &in[i]) : -1;
-    dy_attr ra = DY_ATTR_IS("shape", ((int64_t[]){-1, in[i].shape[1]}), 2);
-    if (v < 0 || !dy_program_append_op(p, 0, DY_OP_RESHAPE, &x, 1, &v, 1, &ra, 1, o->loc))
+    dy_attr ra[DY_RESHAPE_NATTRS];
+    int n_ra = dy_reshape_attrs_put(&(dy_reshape_attrs){
+        .given = DY_GIVEN_ALL, .shape = ((int64_t[]){-1, in[i].shape[1]}), .n_shape = 2}, ra);
+    if (v < 0 || !dy_program_append_op(p, 0, DY_OP_RESHAPE, &x, 1, &v, 1, ra, n_ra, o->loc))
       return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "fuse-attention: out of memory");
     dy_block_move_last_to(b, index_of(b, o));
     ins[i] = v;
@@ -313,8 +317,10 @@ static dy_status fuse_one(dy_program *p, dy_op *sm, bool training, bool *done, d
   dy_op *o_t = dy_program_sole_user(p, mm2->outputs[0]);
   srcs[ns++] = sm;
   srcs[ns++] = mm2;
-  dy_attr attrs[3] = {DY_ATTR_F("scale", (double)scale), DY_ATTR_S("layout", "lhd"),
-                      DY_ATTR_IS("packed", NULL, 0)};
+  dy_attr attrs[DY_FUSED_ATTENTION_NATTRS];
+  dy_fused_attention_attrs_put(&(dy_fused_attention_attrs){
+      .given = DY_GIVEN_ALL, .scale = (double)scale, .layout = "lhd", .packed = NULL,
+      .n_packed = 0}, attrs);
   int ins[4], n = mask >= 0 ? 4 : 3;
   int64_t pk[6];
   dy_op *last = NULL;
@@ -334,7 +340,8 @@ static dy_status fuse_one(dy_program *p, dy_op *sm, bool training, bool *done, d
     }
   }
   if (!last && k_std >= 0) {
-    attrs[1] = DY_ATTR_S("layout", "");
+    dy_fused_attention_attrs_put(&(dy_fused_attention_attrs){
+        .given = DY_GIVEN(fused_attention, layout), .layout = ""}, attrs + 1);
     ins[0] = q, ins[1] = k_std, ins[2] = v, ins[3] = mask;
     if (var_infers_to(p, ins, n, attrs, &p->vars[mm2->outputs[0]]->type)) {
       last = mm2;
@@ -346,7 +353,8 @@ static dy_status fuse_one(dy_program *p, dy_op *sm, bool training, bool *done, d
     return DY_OK;
   dy_block *b = p->blocks[0];
   int out = last->outputs[0], at = index_of(b, last);
-  dy_op *f = dy_program_append_op(p, 0, DY_OP_FUSED_ATTENTION, ins, n, &out, 1, attrs, 3,
+  dy_op *f = dy_program_append_op(p, 0, DY_OP_FUSED_ATTENTION, ins, n, &out, 1, attrs,
+                                  DY_FUSED_ATTENTION_NATTRS,
                                   last->loc);
   if (!f || !dy_op_set_srcs(p, f, srcs, ns))
     return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "fuse-attention: out of memory");

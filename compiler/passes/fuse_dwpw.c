@@ -108,13 +108,12 @@ dy_status dy_pass_fuse_dwpw(dy_program *p, bool *changed, dy_error *err) {
     dy_attr attrs[16];
     int na = 0;
     for (int i = 0; i < dw->n_attrs && na < 12; i++)
-      if (strcmp(dw->attrs[i].name, "act") != 0 && strcmp(dw->attrs[i].name, "alpha") != 0 &&
-          strcmp(dw->attrs[i].name, "algo") != 0)
+      if (dy_attr_schema_find(DY_OP_CONV2D, dw->attrs[i].name))
         attrs[na++] = dw->attrs[i];
-    attrs[na++] = DY_ATTR_S("act_dw", ad.act);
-    attrs[na++] = DY_ATTR_F("alpha_dw", ad.alpha);
-    attrs[na++] = DY_ATTR_S("act", ap.act);
-    attrs[na++] = DY_ATTR_F("alpha", ap.alpha);
+    na += dy_fused_dwpw_attrs_put(&(dy_fused_dwpw_attrs){
+        .given = DY_GIVEN(fused_dwpw, act_dw) | DY_GIVEN(fused_dwpw, alpha_dw) |
+                 DY_GIVEN(fused_dwpw, act) | DY_GIVEN(fused_dwpw, alpha),
+        .act_dw = ad.act, .alpha_dw = ad.alpha, .act = ap.act, .alpha = ap.alpha}, attrs + na);
     na = dy_pass_attrs_complete(DY_OP_FUSED_DWPW, attrs, na, 16);
     int ins[6] = {dw->inputs[0], dw->inputs[1], dw->inputs[2], pw->inputs[1], pw->inputs[2],
                   pw->n_inputs == 4 ? pw->inputs[3] : -1};
@@ -152,8 +151,9 @@ dy_status dy_pass_fuse_irb(dy_program *p, bool *changed, dy_error *err) {
     int na = 0;
     for (int i = 0; i < dp->n_attrs && na < 12; i++)
       attrs[na++] = dp->attrs[i];
-    attrs[na++] = DY_ATTR_S("act_e", ae.act);
-    attrs[na++] = DY_ATTR_F("alpha_e", ae.alpha);
+    na += dy_fused_irb_attrs_put(&(dy_fused_irb_attrs){
+        .given = DY_GIVEN(fused_irb, act_e) | DY_GIVEN(fused_irb, alpha_e), .act_e = ae.act,
+        .alpha_e = ae.alpha}, attrs + na);
     na = dy_pass_attrs_complete(DY_OP_FUSED_IRB, attrs, na, 16);
     int ins[8] = {ex->inputs[0], ex->inputs[1], ex->inputs[2]};
     for (int i = 1; i < dp->n_inputs; i++)

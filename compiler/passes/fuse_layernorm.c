@@ -151,9 +151,11 @@ static dy_status fuse_one(dy_program *p, dy_op *m, bool training, bool *done,
                          : dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "fuse-layernorm");
   }
   int ins[3] = {x, gamma, beta}, out = last->outputs[0];
-  dy_attr attrs[2] = {DY_ATTR_I("begin_norm_axis", -1), DY_ATTR_F("epsilon", (double)eps)};
+  dy_attr attrs[DY_LAYER_NORM_NATTRS];
+  int n_attrs = dy_layer_norm_attrs_put(&(dy_layer_norm_attrs){
+      .given = DY_GIVEN_ALL, .begin_norm_axis = -1, .epsilon = (double)eps}, attrs);
   int at = index_of(b, last);
-  dy_op *ln = dy_program_append_op(p, 0, DY_OP_LAYER_NORM, ins, 3, &out, 1, attrs, 2,
+  dy_op *ln = dy_program_append_op(p, 0, DY_OP_LAYER_NORM, ins, 3, &out, 1, attrs, n_attrs,
                                    last->loc);
   const dy_op *srcs[9] = {m, sub, sq, v, add, sqrt_op, div, mul, badd};
   int ns = 7;

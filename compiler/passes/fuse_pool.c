@@ -41,19 +41,19 @@ dy_status dy_pass_fuse_pool(dy_program *p, bool *changed, dy_error *err) {
       continue;
     dy_fused_conv2d_attrs a = dy_fused_conv2d_attrs_get(cv);
     dy_pool2d_attrs pa = dy_pool2d_attrs_get(pool);
-    dy_attr attrs[] = {DY_ATTR_IS("strides", a.strides, a.n_strides),
-                       DY_ATTR_IS("paddings", a.paddings, a.n_paddings),
-                       DY_ATTR_IS("dilations", a.dilations, a.n_dilations),
-                       DY_ATTR_I("groups", a.groups), DY_ATTR_S("act", a.act),
-                       DY_ATTR_F("alpha", a.alpha),
-                       DY_ATTR_IS("pool_ksize", pa.ksize, pa.n_ksize),
-                       DY_ATTR_IS("pool_strides", pa.strides, pa.n_strides)};
+    dy_attr attrs[DY_FUSED_CONV2D_POOL_NATTRS];
+    int n_attrs = dy_fused_conv2d_pool_attrs_put(&(dy_fused_conv2d_pool_attrs){
+        .given = DY_GIVEN_ALL, .strides = a.strides, .n_strides = a.n_strides,
+        .paddings = a.paddings, .n_paddings = a.n_paddings,
+        .dilations = a.dilations, .n_dilations = a.n_dilations, .groups = a.groups, .act = a.act,
+        .alpha = a.alpha, .pool_ksize = pa.ksize, .n_pool_ksize = pa.n_ksize,
+        .pool_strides = pa.strides, .n_pool_strides = pa.n_strides}, attrs);
     int at = -1;
     for (int i = 0; i < b->n_ops && at < 0; i++)
       if (b->ops[i] == pool)
         at = i;
     dy_op *f = dy_program_append_op(p, 0, DY_OP_FUSED_CONV2D_POOL, cv->inputs, cv->n_inputs,
-                                    pool->outputs, 1, attrs, 8, pool->loc);
+                                    pool->outputs, 1, attrs, n_attrs, pool->loc);
     /* sources in id order: the conv was remade by earlier passes (a later
      * id than the pool's), so the pool goes last through a copy */
     dy_op last = *pool;

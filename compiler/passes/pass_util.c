@@ -62,13 +62,15 @@ dy_status dy_pass_conv_with_algo(dy_program *p, int k, const char *algo, dy_erro
   dy_block *b = p->blocks[0];
   dy_op *op = b->ops[k];
   /* the op's attributes (a conv2d's: act "", alpha 0 added), algo */
-  dy_attr attrs[16];
+  dy_attr attrs[16], a_algo[DY_FUSED_CONV2D_NATTRS];
+  dy_fused_conv2d_attrs_put(&(dy_fused_conv2d_attrs){
+      .given = DY_GIVEN(fused_conv2d, algo), .algo = algo}, a_algo);
   int na = 0;
   for (int i = 0; i < op->n_attrs && na < 15; i++)
-    if (strcmp(op->attrs[i].name, "algo") != 0)
+    if (strcmp(op->attrs[i].name, a_algo[0].name) != 0)
       attrs[na++] = op->attrs[i];
   na = dy_pass_attrs_complete(DY_OP_FUSED_CONV2D, attrs, na, 15); /* algo "" last */
-  attrs[na - 1] = DY_ATTR_S("algo", algo);
+  attrs[na - 1] = a_algo[0];
   dy_op *f = dy_program_append_op(p, 0, DY_OP_FUSED_CONV2D, op->inputs, op->n_inputs,
                                   op->outputs, 1, attrs, na, op->loc);
   const dy_op *srcs[1] = {op};

@@ -102,16 +102,13 @@ static bool to_reshape(dy_program *p, dy_op *op, int x) {
   }
   if (dyn > 1)
     return false; /* a reshape attribute can carry one -1 only */
-  int64_t *shape = dy_program_alloc(p, sizeof(int64_t) * (size_t)(out->rank + 1));
-  dy_attr *attrs = dy_program_alloc(p, sizeof(dy_attr));
-  if (!shape || !attrs)
+  dy_attr at[DY_RESHAPE_NATTRS];
+  int n = dy_reshape_attrs_put(&(dy_reshape_attrs){
+      .given = DY_GIVEN_ALL, .shape = out->shape, .n_shape = out->rank}, at);
+  if (!dy_op_set_attrs(p, op, at, n)) /* copied */
     return false;
-  memcpy(shape, out->shape, sizeof(int64_t) * (size_t)out->rank);
-  *attrs = (dy_attr){.name = "shape", .kind = DY_ATTR_INTS, .n = out->rank, .ints = shape};
   op->kind = DY_OP_RESHAPE;
   op->inputs[0] = x;
-  op->attrs = attrs;
-  op->n_attrs = 1;
   return true;
 }
 
@@ -156,16 +153,17 @@ static bool merge_transposes(dy_program *p, dy_op *op) {
   dy_transpose_attrs p1 = dy_transpose_attrs_get(inner), p2 = dy_transpose_attrs_get(op);
   if (p1.n_perm != p2.n_perm)
     return false;
-  int64_t *perm = dy_program_alloc(p, sizeof(int64_t) * (size_t)(p2.n_perm + 1));
-  dy_attr *attrs = dy_program_alloc(p, sizeof(dy_attr));
-  if (!perm || !attrs)
+  int64_t perm[DY_MAX_DIMS];
+  if (p2.n_perm > DY_MAX_DIMS)
     return false;
   for (int i = 0; i < p2.n_perm; i++)
     perm[i] = p1.perm[p2.perm[i]];
-  *attrs = (dy_attr){.name = "perm", .kind = DY_ATTR_INTS, .n = p2.n_perm, .ints = perm};
+  dy_attr at[DY_TRANSPOSE_NATTRS];
+  int n = dy_transpose_attrs_put(&(dy_transpose_attrs){
+      .given = DY_GIVEN_ALL, .perm = perm, .n_perm = p2.n_perm}, at);
+  if (!dy_op_set_attrs(p, op, at, n)) /* copied */
+    return false;
   op->inputs[0] = inner->inputs[0];
-  op->attrs = attrs;
-  op->n_attrs = 1;
   return true;
 }
 

@@ -346,8 +346,10 @@ static int float_of(qctx *c, int v, const dy_op *at, dy_error *err) {
   }
   int f = new_var(c, pv->name, DY_F32, &pv->type);
   int in[3] = {c->qvar[v], c->qscale[v], c->qzp[v]};
-  dy_attr ax = DY_ATTR_I("axis", 1);
-  if (f < 0 || !emit(c, DY_OP_DEQUANTIZE_LINEAR, in, 3, f, &ax, 1, at))
+  dy_attr ax[DY_DEQUANTIZE_LINEAR_NATTRS];
+  int n_ax = dy_dequantize_linear_attrs_put(&(dy_dequantize_linear_attrs){
+      .given = DY_GIVEN_ALL, .axis = 1}, ax);
+  if (f < 0 || !emit(c, DY_OP_DEQUANTIZE_LINEAR, in, 3, f, ax, n_ax, at))
     return -1;
   return c->fvar[v] = f;
 }
@@ -374,8 +376,10 @@ static int int8_of(qctx *c, int v, const dy_op *at, dy_error *err) {
   snprintf(name, sizeof name, "%s.q", pv->name);
   int q8 = new_var(c, name, DY_I8, &pv->type);
   int in[3] = {f, c->qscale[v], c->qzp[v]};
-  dy_attr ax = DY_ATTR_I("axis", 1);
-  if (q8 < 0 || !emit(c, DY_OP_QUANTIZE_LINEAR, in, 3, q8, &ax, 1, at))
+  dy_attr ax[DY_QUANTIZE_LINEAR_NATTRS];
+  int n_ax = dy_quantize_linear_attrs_put(&(dy_quantize_linear_attrs){
+      .given = DY_GIVEN_ALL, .axis = 1}, ax);
+  if (q8 < 0 || !emit(c, DY_OP_QUANTIZE_LINEAR, in, 3, q8, ax, n_ax, at))
     return -1;
   return c->qvar[v] = q8;
 }
@@ -499,19 +503,18 @@ static dy_status emit_layer(qctx *c, unit *u, dy_error *err) {
                c->qscale[u->out], c->qzp[u->out], b_v};
   int64_t lo, hi;
   act_bounds(u, ys, yz, &lo, &hi);
-  dy_attr a[7];
-  int n_a = 0;
+  dy_attr a[DY_QCONV2D_NATTRS + DY_QMATMUL_NATTRS];
+  int n_a;
   if (conv) {
     dy_conv2d_attrs ca = dy_conv2d_attrs_get(op);
-    a[n_a++] = DY_ATTR_IS("strides", ca.strides, ca.n_strides);
-    a[n_a++] = DY_ATTR_IS("paddings", ca.paddings, ca.n_paddings);
-    a[n_a++] = DY_ATTR_IS("dilations", ca.dilations, ca.n_dilations);
-    a[n_a++] = DY_ATTR_I("groups", ca.groups);
+    n_a = dy_qconv2d_attrs_put(&(dy_qconv2d_attrs){
+        .given = DY_GIVEN_ALL, .strides = ca.strides, .n_strides = ca.n_strides,
+        .paddings = ca.paddings, .n_paddings = ca.n_paddings, .dilations = ca.dilations,
+        .n_dilations = ca.n_dilations, .groups = ca.groups, .act_min = lo, .act_max = hi}, a);
+  } else {
+    n_a = dy_qmatmul_attrs_put(&(dy_qmatmul_attrs){
+        .given = DY_GIVEN_ALL, .transpose_y = 1, .act_min = lo, .act_max = hi}, a);
   }
-  if (!conv)
-    a[n_a++] = DY_ATTR_I("transpose_y", 1);
-  a[n_a++] = DY_ATTR_I("act_min", lo);
-  a[n_a++] = DY_ATTR_I("act_max", hi);
   dy_op *qop = emit(c, conv ? DY_OP_QCONV2D : DY_OP_QMATMUL, in, 9, y8, a, n_a, op);
   if (!qop || !dy_op_set_srcs(c->q, qop, u->ops, u->n_ops))
     s = dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "quantize: out of memory");
@@ -595,8 +598,10 @@ static dy_status emit_elementwise(qctx *c, unit *u, bool *done, dy_error *err) {
     if ((y8 = unit_int8_out(c, u, 1.0f / 256.0f, -128, err)) < 0)
       return err->status ? err->status : DY_STATUS_OUT_OF_MEMORY;
     int in[5] = {a8, c->qscale[x], c->qzp[x], c->qscale[u->out], c->qzp[u->out]};
-    dy_attr ax = DY_ATTR_I("axis", dy_softmax_attrs_get(op).axis);
-    qop = emit(c, DY_OP_QSOFTMAX, in, 5, y8, &ax, 1, op);
+    dy_attr ax[DY_QSOFTMAX_NATTRS];
+    int n_ax = dy_qsoftmax_attrs_put(&(dy_qsoftmax_attrs){
+        .given = DY_GIVEN_ALL, .axis = dy_softmax_attrs_get(op).axis}, ax);
+    qop = emit(c, DY_OP_QSOFTMAX, in, 5, y8, ax, n_ax, op);
   } else { /* U_ADD */
     const dy_quant_stats *st = &c->st[u->out];
     float ys;
@@ -609,8 +614,10 @@ static dy_status emit_elementwise(qctx *c, unit *u, bool *done, dy_error *err) {
                  c->qscale[u->out], c->qzp[u->out]};
     int64_t lo, hi;
     act_bounds(u, ys, yz, &lo, &hi);
-    dy_attr a[2] = {DY_ATTR_I("act_min", lo), DY_ATTR_I("act_max", hi)};
-    qop = emit(c, DY_OP_QADD, in, 8, y8, a, 2, op);
+    dy_attr a[DY_QADD_NATTRS];
+    int n_a = dy_qadd_attrs_put(&(dy_qadd_attrs){
+        .given = DY_GIVEN_ALL, .act_min = lo, .act_max = hi}, a);
+    qop = emit(c, DY_OP_QADD, in, 8, y8, a, n_a, op);
   }
   if (!qop || !dy_op_set_srcs(c->q, qop, u->ops, u->n_ops))
     return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "quantize: out of memory");
