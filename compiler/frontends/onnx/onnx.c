@@ -298,11 +298,13 @@ static dy_status add_output(ox_ctx *c, const char *name, ox_value *v) {
     return dy_program_add_fetch(p, v->var, c->err);
   /* another name (or fetched twice): copy through a reshape keeping dims */
   int64_t zeros[DY_MAX_DIMS] = {0};
-  dy_attr a[] = {DY_ATTR_IS("shape", zeros, v->type.rank)};
+  dy_attr a[DY_RESHAPE_NATTRS];
+  int n_a = dy_reshape_attrs_put(&(dy_reshape_attrs){
+      .given = DY_GIVEN_ALL, .shape = zeros, .n_shape = v->type.rank}, a);
   int out = dy_program_find_var(p, name) < 0 ? dy_program_add_var(p, name, &v->type) : -1;
   if (out < 0)
     return ox_fail(c, DY_STATUS_UNSUPPORTED, "graph output name '%s' is used twice", name);
-  if (!dy_program_append_op(p, 0, DY_OP_RESHAPE, &v->var, 1, &out, 1, a, 1, c->loc))
+  if (!dy_program_append_op(p, 0, DY_OP_RESHAPE, &v->var, 1, &out, 1, a, n_a, c->loc))
     return ox_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
   return dy_program_add_fetch(p, out, c->err);
 }

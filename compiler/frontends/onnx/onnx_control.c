@@ -188,8 +188,10 @@ static dy_status map_if(ox_ctx *c) {
     }
     types[i] = tv[i]->type;
   }
-  dy_attr attrs[] = {DY_ATTR_I("then_block", blocks[0]), DY_ATTR_I("else_block", blocks[1])};
-  return append_control(c, DY_OP_COND, blocks, 2, &cond, 1, types, n, 0, attrs, 2);
+  dy_attr attrs[DY_COND_NATTRS];
+  int n_attrs = dy_cond_attrs_put(&(dy_cond_attrs){
+      .given = DY_GIVEN_ALL, .then_block = blocks[0], .else_block = blocks[1]}, attrs);
+  return append_control(c, DY_OP_COND, blocks, 2, &cond, 1, types, n, 0, attrs, n_attrs);
 }
 
 /* ------------------------------------------------------------------ */
@@ -424,9 +426,11 @@ static dy_status loop_as_while(ox_ctx *c, const Onnx__GraphProto *body, ox_value
     s = close_block(c, blocks[1], res, n, saved);
   c->block = saved;
   TRY(s);
-  dy_attr attrs[] = {DY_ATTR_I("n_carried", n), DY_ATTR_I("cond_block", blocks[0]),
-                     DY_ATTR_I("body_block", blocks[1]), DY_ATTR_I("max_iterations", 0)};
-  return append_control(c, DY_OP_WHILE, blocks, 2, first, n, types, n, 2, attrs, 4);
+  dy_attr attrs[DY_WHILE_NATTRS];
+  int n_attrs = dy_while_attrs_put(&(dy_while_attrs){
+      .given = DY_GIVEN_ALL, .n_carried = n, .cond_block = blocks[0], .body_block = blocks[1],
+      .max_iterations = 0}, attrs);
+  return append_control(c, DY_OP_WHILE, blocks, 2, first, n, types, n, 2, attrs, n_attrs);
 }
 
 /* Loop(M, cond, v_initial...) attributes: body. Unrolled when M is a

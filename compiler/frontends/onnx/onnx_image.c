@@ -159,9 +159,10 @@ static ox_value *resize_axis(ox_ctx *c, ox_value *v, int axis, int64_t in, int64
   }
   ox_value *acc = NULL;
   for (int k = 0; k < taps; k++) {
-    dy_attr a[] = {DY_ATTR_I("axis", axis)};
+    dy_attr a[DY_GATHER_NATTRS];
+    int n_a = dy_gather_attrs_put(&(dy_gather_attrs){.given = DY_GIVEN_ALL, .axis = axis}, a);
     ox_value *in2[2] = {v, idx[k]};
-    ox_value *g = ox_op(c, "gather", in2, 2, a, 1);
+    ox_value *g = ox_op(c, "gather", in2, 2, a, n_a);
     if (!nearest)
       g = ox_binary(c, "mul", g, wt[k]);
     acc = acc ? ox_binary(c, "add", acc, g) : g;
@@ -285,9 +286,11 @@ static dy_status map_grid_sample(ox_ctx *c) {
   if (x->type.rank != 4)
     return ox_fail(c, DY_STATUS_UNSUPPORTED, "a %d-D input (2-D images only)", x->type.rank - 2);
   ox_value *in[2] = {x, g};
-  dy_attr a[] = {DY_ATTR_S("mode", mode), DY_ATTR_S("padding_mode", pad),
-                 DY_ATTR_I("align_corners", ox_attr_i(c, "align_corners", 0) != 0)};
-  OUT(0, ox_op(c, "grid_sample", in, 2, a, 3));
+  dy_attr a[DY_GRID_SAMPLE_NATTRS];
+  int n_a = dy_grid_sample_attrs_put(&(dy_grid_sample_attrs){
+      .given = DY_GIVEN_ALL, .mode = mode, .padding_mode = pad,
+      .align_corners = ox_attr_i(c, "align_corners", 0) != 0}, a);
+  OUT(0, ox_op(c, "grid_sample", in, 2, a, n_a));
 }
 
 /* RoiAlign(X, rois, batch_indices) attributes:
@@ -310,13 +313,14 @@ static dy_status map_roi_align(ox_ctx *c) {
   if (strcmp(ctm, "half_pixel") && strcmp(ctm, "output_half_pixel"))
     return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "coordinate_transformation_mode '%s'", ctm);
   ox_value *in[3] = {x, rois, bi};
-  dy_attr a[] = {DY_ATTR_S("mode", mode),
-                 DY_ATTR_I("output_height", ox_attr_i(c, "output_height", 1)),
-                 DY_ATTR_I("output_width", ox_attr_i(c, "output_width", 1)),
-                 DY_ATTR_I("sampling_ratio", ox_attr_i(c, "sampling_ratio", 0)),
-                 DY_ATTR_F("spatial_scale", ox_attr_f(c, "spatial_scale", 1.0f)),
-                 DY_ATTR_I("half_pixel", strcmp(ctm, "half_pixel") == 0)};
-  OUT(0, ox_op(c, "roi_align", in, 3, a, 6));
+  dy_attr a[DY_ROI_ALIGN_NATTRS];
+  int n_a = dy_roi_align_attrs_put(&(dy_roi_align_attrs){
+      .given = DY_GIVEN_ALL, .mode = mode, .output_height = ox_attr_i(c, "output_height", 1),
+      .output_width = ox_attr_i(c, "output_width", 1),
+      .sampling_ratio = ox_attr_i(c, "sampling_ratio", 0),
+      .spatial_scale = ox_attr_f(c, "spatial_scale", 1.0f),
+      .half_pixel = strcmp(ctm, "half_pixel") == 0}, a);
+  OUT(0, ox_op(c, "roi_align", in, 3, a, n_a));
 }
 
 /* ------------------------------------------------------------------ */

@@ -141,8 +141,9 @@ static dy_status map_mod(ox_ctx *c) {
   if (a->type.dtype == DY_F32 && f == 0)
     return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "floating-point Mod needs fmod=1");
   ox_value *in[2] = {a, b};
-  dy_attr at[] = {DY_ATTR_I("fmod", f)};
-  OUT(0, ox_op(c, "mod", in, 2, at, 1));
+  dy_attr at[DY_MOD_NATTRS];
+  int n_at = dy_mod_attrs_put(&(dy_mod_attrs){.given = DY_GIVEN_ALL, .fmod = f}, at);
+  OUT(0, ox_op(c, "mod", in, 2, at, n_at));
 }
 
 /* Min, Max, Sum, Mean: variadic, broadcasting. */
@@ -227,12 +228,12 @@ static dy_status f32_in(ox_ctx *c, const char *attrs, ox_value **x) {
   return DY_OK;
 }
 
-static ox_value *attr_op1(ox_ctx *c, const char *op, ox_value *x, const char *an,
-                          float av) {
+static ox_value *elu(ox_ctx *c, ox_value *x, float alpha) {
   if (!x)
     return NULL;
-  dy_attr a[] = {DY_ATTR_F(an, av)};
-  return ox_op(c, op, &x, 1, a, 1);
+  dy_attr a[DY_ELU_NATTRS];
+  int na = dy_elu_attrs_put(&(dy_elu_attrs){.given = DY_GIVEN_ALL, .alpha = alpha}, a);
+  return ox_op(c, "elu", &x, 1, a, na);
 }
 
 /* Selu attributes: alpha (1.67326...), gamma (1.0507...):
@@ -242,7 +243,7 @@ static dy_status map_selu(ox_ctx *c) {
   TRY(f32_in(c, "alpha gamma", &x));
   float alpha = ox_attr_f(c, "alpha", 1.67326319217681884765625f);
   float gamma = ox_attr_f(c, "gamma", 1.05070102214813232421875f);
-  OUT(0, ox_scale(c, attr_op1(c, "elu", x, "alpha", alpha), gamma, 0.0f));
+  OUT(0, ox_scale(c, elu(c, x, alpha), gamma, 0.0f));
 }
 
 /* Celu attributes: alpha (1.0): alpha * elu(x / alpha, 1). */
@@ -252,7 +253,7 @@ static dy_status map_celu(ox_ctx *c) {
   float alpha = ox_attr_f(c, "alpha", 1.0f);
   if (alpha == 0)
     return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "alpha is 0");
-  ox_value *e = attr_op1(c, "elu", ox_scale(c, x, 1.0f / alpha, 0.0f), "alpha", 1.0f);
+  ox_value *e = elu(c, ox_scale(c, x, 1.0f / alpha, 0.0f), 1.0f);
   OUT(0, ox_scale(c, e, alpha, 0.0f));
 }
 
@@ -307,8 +308,9 @@ static dy_status map_clip(ox_ctx *c) {
     float h = hi ? ((float *)hi->c->data)[0] : INFINITY;
     if ((!lo || dy_type_numel(&lo->type) == 1) && (!hi || dy_type_numel(&hi->type) == 1) &&
         l <= h) {
-      dy_attr a[] = {DY_ATTR_F("min", l), DY_ATTR_F("max", h)};
-      OUT(0, ox_op(c, "clip", &x, 1, a, 2));
+      dy_attr a[DY_CLIP_NATTRS];
+      int n_a = dy_clip_attrs_put(&(dy_clip_attrs){.given = DY_GIVEN_ALL, .min = l, .max = h}, a);
+      OUT(0, ox_op(c, "clip", &x, 1, a, n_a));
     }
   }
   ox_value *r = x;

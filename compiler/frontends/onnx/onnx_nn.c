@@ -202,8 +202,10 @@ static ox_value *conv_composite(ox_ctx *c, ox_value *x, ox_value *wt, const wind
       wg = ox_slice(c, wm, 1, &s1, &e1, &a0, NULL);
     }
     ox_value *in[2] = {wg, cg};
-    dy_attr at[] = {DY_ATTR_I("transpose_x", 0), DY_ATTR_I("transpose_y", 0)};
-    parts[gi] = wg && cg ? ox_op(c, "matmul", in, 2, at, 2) : NULL;
+    dy_attr at[DY_MATMUL_NATTRS];
+    int n_at = dy_matmul_attrs_put(&(dy_matmul_attrs){
+        .given = DY_GIVEN_ALL, .transpose_x = 0, .transpose_y = 0}, at);
+    parts[gi] = wg && cg ? ox_op(c, "matmul", in, 2, at, n_at) : NULL;
   }
   ox_value *y = ox_concat_many(c, parts, (int)g, 1);
   int64_t shape[DY_MAX_DIMS] = {0, M};
@@ -270,9 +272,11 @@ static dy_status map_conv(ox_ctx *c) {
     int64_t k[2], s[2], d[2], pads[4];
     pairs_2d(&w, k, s, d, pads);
     ox_value *in[2] = {w.n == 1 ? as_2d(c, x) : x, w.n == 1 ? as_2d(c, wt) : wt};
-    dy_attr a[] = {DY_ATTR_IS("strides", s, 2), DY_ATTR_IS("paddings", pads, 4),
-                   DY_ATTR_IS("dilations", d, 2), DY_ATTR_I("groups", g)};
-    y = in[0] && in[1] ? ox_op(c, "conv2d", in, 2, a, 4) : NULL;
+    dy_attr a[DY_CONV2D_NATTRS];
+    int n_a = dy_conv2d_attrs_put(&(dy_conv2d_attrs){
+        .given = DY_GIVEN_ALL, .strides = s, .n_strides = 2, .paddings = pads, .n_paddings = 4,
+        .dilations = d, .n_dilations = 2, .groups = g}, a);
+    y = in[0] && in[1] ? ox_op(c, "conv2d", in, 2, a, n_a) : NULL;
     if (b)
       y = ox_binary(c, "add", y, per_channel(c, b, 4));
     if (w.n == 1)
@@ -367,10 +371,12 @@ static dy_status map_conv_transpose(ox_ctx *c) {
       o2[o + i] = opad[i];
     }
     ox_value *in2[2] = {n == 1 ? as_2d(c, x) : x, n == 1 ? as_2d(c, wt) : wt};
-    dy_attr a[] = {DY_ATTR_IS("strides", s2, 2), DY_ATTR_IS("paddings", p4, 4),
-                   DY_ATTR_IS("dilations", d2, 2), DY_ATTR_I("groups", g),
-                   DY_ATTR_IS("output_padding", o2, 2)};
-    y = in2[0] && in2[1] ? ox_op(c, "conv2d_transpose", in2, 2, a, 5) : NULL;
+    dy_attr a[DY_CONV2D_TRANSPOSE_NATTRS];
+    int n_a = dy_conv2d_transpose_attrs_put(&(dy_conv2d_transpose_attrs){
+        .given = DY_GIVEN_ALL, .strides = s2, .n_strides = 2, .paddings = p4, .n_paddings = 4,
+        .dilations = d2, .n_dilations = 2, .groups = g,
+        .output_padding = o2, .n_output_padding = 2}, a);
+    y = in2[0] && in2[1] ? ox_op(c, "conv2d_transpose", in2, 2, a, n_a) : NULL;
     if (b)
       y = ox_binary(c, "add", y, per_channel(c, b, 4));
     if (n == 1)
@@ -452,8 +458,10 @@ static ox_value *pool_indices(ox_ctx *c, ox_value *x, ox_value **sl, int kk,
   for (int t = 0; t < kk; t++)
     st[t] = ox_unsqueeze(c, sl[t], 1, (int64_t[]){r});
   ox_value *stack = ox_concat_many(c, st, kk, r);
-  dy_attr a[] = {DY_ATTR_I("axis", r), DY_ATTR_I("keepdim", 0)};
-  ox_value *t = stack ? ox_op(c, "argmax", &stack, 1, a, 2) : NULL;
+  dy_attr a[DY_ARGMAX_NATTRS];
+  int n_a = dy_argmax_attrs_put(&(dy_argmax_attrs){
+      .given = DY_GIVEN_ALL, .axis = r, .keepdim = 0}, a);
+  ox_value *t = stack ? ox_op(c, "argmax", &stack, 1, a, n_a) : NULL;
   /* position of (output p, offset t) along spatial axis i: p*s - pb + ki*d;
    * one table per axis [K] (ki of t) and the output coordinate as iota */
   int64_t K = kk, strides[DY_MAX_DIMS], acc = 1;
@@ -482,9 +490,10 @@ static ox_value *pool_indices(ox_ctx *c, ox_value *x, ox_value **sl, int kk,
       }
       ((int64_t *)tab->c->data)[q] = ki * w->d[i];
     }
-    dy_attr g[] = {DY_ATTR_I("axis", 0)};
+    dy_attr g[DY_GATHER_NATTRS];
+    int n_g = dy_gather_attrs_put(&(dy_gather_attrs){.given = DY_GIVEN_ALL, .axis = 0}, g);
     ox_value *gin[2] = {tab, t};
-    ox_value *off = t ? ox_op(c, "gather", gin, 2, g, 1) : NULL;
+    ox_value *off = t ? ox_op(c, "gather", gin, 2, g, n_g) : NULL;
     ox_value *o = ox_iota(c, w->out[i], r, 2 + i);
     ox_value *pos = ox_binary(c, "add", off, ox_binary(c, "sub", ox_binary(c, "mul", o,
                               ox_const_i64(c, w->s[i])), ox_const_i64(c, w->pb[i])));
@@ -535,11 +544,12 @@ static dy_status pool(ox_ctx *c, bool max) {
       decl.pe[i] = w.pe_decl[i];
     pairs_2d(&decl, k, s, d, pads);
     ox_value *v = w.n == 1 ? as_2d(c, x) : x;
-    dy_attr a[] = {DY_ATTR_S("pooling_type", max ? "max" : "avg"), DY_ATTR_IS("ksize", k, 2),
-                   DY_ATTR_IS("strides", s, 2), DY_ATTR_IS("paddings", pads, 4),
-                   DY_ATTR_I("ceil_mode", ceil_mode), DY_ATTR_I("exclusive", !include_pad),
-                   DY_ATTR_I("global_pooling", 0), DY_ATTR_I("adaptive", 0)};
-    ox_value *y = v ? ox_op(c, "pool2d", &v, 1, a, 8) : NULL;
+    dy_attr a[DY_POOL2D_NATTRS];
+    int n_a = dy_pool2d_attrs_put(&(dy_pool2d_attrs){
+        .given = DY_GIVEN_ALL, .pooling_type = max ? "max" : "avg", .ksize = k, .n_ksize = 2,
+        .strides = s, .n_strides = 2, .paddings = pads, .n_paddings = 4, .ceil_mode = ceil_mode,
+        .exclusive = !include_pad, .global_pooling = 0, .adaptive = 0}, a);
+    ox_value *y = v ? ox_op(c, "pool2d", &v, 1, a, n_a) : NULL;
     OUT(0, w.n == 1 ? ox_squeeze(c, y, 1, (int64_t[]){2}) : y);
   }
   if (q8)
@@ -635,8 +645,10 @@ static dy_status map_max_unpool(ox_ctx *c) {
     return ox_fail(c, DY_STATUS_UNSUPPORTED, "an output of %lld elements", (long long)total);
   ox_value *zeros = ox_new_const(c, DY_F32, 1, &total, NULL);
   ox_value *in[3] = {zeros, ox_reshape(c, ix, 1, &nx), ox_reshape(c, x, 1, &nx)};
-  dy_attr a[] = {DY_ATTR_I("axis", 0), DY_ATTR_S("reduction", "none")};
-  ox_value *y = zeros && in[1] && in[2] ? ox_op(c, "scatter_elements", in, 3, a, 2) : NULL;
+  dy_attr a[DY_SCATTER_ELEMENTS_NATTRS];
+  int n_a = dy_scatter_elements_attrs_put(&(dy_scatter_elements_attrs){
+      .given = DY_GIVEN_ALL, .axis = 0, .reduction = "none"}, a);
+  ox_value *y = zeros && in[1] && in[2] ? ox_op(c, "scatter_elements", in, 3, a, n_a) : NULL;
   OUT(0, ox_pad(c, ox_reshape(c, y, r, shape), pads, "constant", 0.0f));
 }
 
@@ -718,9 +730,10 @@ static dy_status map_batch_norm(ox_ctx *c) {
     native &= x->type.shape[i] >= 0;
   if (native) {
     ox_value *in[5] = {x, scale, b, mean, var};
-    dy_attr a[] = {DY_ATTR_F("epsilon", eps), DY_ATTR_F("momentum", mom),
-                   DY_ATTR_I("is_test", 1)};
-    OUT(0, ox_op(c, "batch_norm", in, 5, a, 3));
+    dy_attr a[DY_BATCH_NORM_NATTRS];
+    int n_a = dy_batch_norm_attrs_put(&(dy_batch_norm_attrs){
+        .given = DY_GIVEN_ALL, .epsilon = eps, .momentum = mom, .is_test = 1}, a);
+    OUT(0, ox_op(c, "batch_norm", in, 5, a, n_a));
   }
   /* a = scale / sqrt(var + eps), shift = B - mean * a (fold for constants) */
   ox_value *a = ox_binary(c, "mul", scale, ox_unary(c, "rsqrt", ox_scale(c, var, 1.0f, eps)));
@@ -849,8 +862,10 @@ static dy_status map_lrn(ox_ctx *c) {
 /* ------------------------------------------------------------------ */
 
 /* A quantized conv's 2-D attributes: conv2d's four (and, for qconv2d, no
- * activation clamp). 1-D and 3-D quantized convs are not supported. */
-static dy_status qconv_attrs(ox_ctx *c, ox_value *x, ox_value *wt, dy_attr a[6],
+ * activation clamp: conv_integer's are the first four). 1-D and 3-D
+ * quantized convs are not supported. */
+static dy_status qconv_attrs(ox_ctx *c, ox_value *x, ox_value *wt,
+                             dy_attr a[DY_QCONV2D_NATTRS],
                              int64_t k[2], int64_t s[2], int64_t d[2], int64_t pads[4]) {
   window w;
   int64_t g = 1; /* set by conv_window */
@@ -858,12 +873,10 @@ static dy_status qconv_attrs(ox_ctx *c, ox_value *x, ox_value *wt, dy_attr a[6],
   if (w.n != 2)
     return ox_fail(c, DY_STATUS_UNSUPPORTED, "only 2-D quantized convolutions are supported");
   pairs_2d(&w, k, s, d, pads);
-  a[0] = DY_ATTR_IS("strides", s, 2);
-  a[1] = DY_ATTR_IS("paddings", pads, 4);
-  a[2] = DY_ATTR_IS("dilations", d, 2);
-  a[3] = DY_ATTR_I("groups", g);
-  a[4] = DY_ATTR_I("act_min", INT32_MIN);
-  a[5] = DY_ATTR_I("act_max", INT32_MAX);
+  dy_qconv2d_attrs_put(&(dy_qconv2d_attrs){
+      .given = DY_GIVEN_ALL, .strides = s, .n_strides = 2, .paddings = pads, .n_paddings = 4,
+      .dilations = d, .n_dilations = 2, .groups = g, .act_min = INT32_MIN,
+      .act_max = INT32_MAX}, a);
   return DY_OK;
 }
 
@@ -876,12 +889,12 @@ static dy_status map_qlinear_conv(ox_ctx *c) {
     TRY(ox_need_in(c, i, &in[i]));
   TRY(ox_need_const_scales(c, in, (const int[]){1, 4, 6}, 3));
   in[8] = ox_in(c, 8);
-  dy_attr a[6];
+  dy_attr a[DY_QCONV2D_NATTRS];
   int64_t k[2], s[2], d[2], pads[4];
   TRY(qconv_attrs(c, in[0], in[3], a, k, s, d, pads));
   if (!in[8])
     in[8] = ox_new_const(c, DY_I32, 1, (int64_t[]){in[3]->type.shape[0]}, NULL);
-  OUT(0, in[8] ? ox_op(c, "qconv2d", in, 9, a, 6) : NULL);
+  OUT(0, in[8] ? ox_op(c, "qconv2d", in, 9, a, DY_QCONV2D_NATTRS) : NULL);
 }
 
 /* ConvInteger(x, w, x_zero_point, w_zero_point) -> int32; absent zero
@@ -890,10 +903,10 @@ static dy_status map_conv_integer(ox_ctx *c) {
   ox_value *in[4];
   TRY(ox_check_attrs(c, "auto_pad dilations group kernel_shape pads strides"));
   TRY(ox_integer_inputs(c, in));
-  dy_attr a[6];
+  dy_attr a[DY_QCONV2D_NATTRS];
   int64_t k[2], s[2], d[2], pads[4];
   TRY(qconv_attrs(c, in[0], in[1], a, k, s, d, pads));
-  OUT(0, ox_op(c, "conv_integer", in, 4, a, 4));
+  OUT(0, ox_op(c, "conv_integer", in, 4, a, DY_CONV_INTEGER_NATTRS));
 }
 
 /* ------------------------------------------------------------------ */

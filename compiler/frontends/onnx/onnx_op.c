@@ -255,23 +255,27 @@ ox_value *ox_binary(ox_ctx *c, const char *op, ox_value *a, ox_value *b) {
 
 ox_value *ox_scale(ox_ctx *c, ox_value *x, float scale, float bias) {
   NEED(x);
-  dy_attr a[] = {DY_ATTR_F("scale", scale), DY_ATTR_F("bias", bias),
-                 DY_ATTR_I("bias_after_scale", 1)};
-  return ox_op(c, "scale", &x, 1, a, 3);
+  dy_attr a[DY_SCALE_NATTRS];
+  int n_a = dy_scale_attrs_put(&(dy_scale_attrs){
+      .given = DY_GIVEN_ALL, .scale = scale, .bias = bias, .bias_after_scale = 1}, a);
+  return ox_op(c, "scale", &x, 1, a, n_a);
 }
 
 ox_value *ox_cast(ox_ctx *c, ox_value *x, dy_dtype to) {
   NEED(x);
   if (x->type.dtype == to)
     return x;
-  dy_attr a[] = {DY_ATTR_I("dtype", to)};
-  return ox_op(c, "cast", &x, 1, a, 1);
+  dy_attr a[DY_CAST_NATTRS];
+  int n_a = dy_cast_attrs_put(&(dy_cast_attrs){.given = DY_GIVEN_ALL, .dtype = to}, a);
+  return ox_op(c, "cast", &x, 1, a, n_a);
 }
 
 ox_value *ox_reshape(ox_ctx *c, ox_value *x, int rank, const int64_t *shape) {
   NEED(x);
-  dy_attr a[] = {DY_ATTR_IS("shape", shape, rank)};
-  return ox_op(c, "reshape", &x, 1, a, 1);
+  dy_attr a[DY_RESHAPE_NATTRS];
+  int n_a = dy_reshape_attrs_put(&(dy_reshape_attrs){
+      .given = DY_GIVEN_ALL, .shape = shape, .n_shape = rank}, a);
+  return ox_op(c, "reshape", &x, 1, a, n_a);
 }
 
 ox_value *ox_transpose(ox_ctx *c, ox_value *x, int rank, const int64_t *perm) {
@@ -281,29 +285,38 @@ ox_value *ox_transpose(ox_ctx *c, ox_value *x, int rank, const int64_t *perm) {
     id &= perm[i] == i;
   if (id)
     return x;
-  dy_attr a[] = {DY_ATTR_IS("perm", perm, rank)};
-  return ox_op(c, "transpose", &x, 1, a, 1);
+  dy_attr a[DY_TRANSPOSE_NATTRS];
+  int n_a = dy_transpose_attrs_put(&(dy_transpose_attrs){
+      .given = DY_GIVEN_ALL, .perm = perm, .n_perm = rank}, a);
+  return ox_op(c, "transpose", &x, 1, a, n_a);
 }
 
 ox_value *ox_unsqueeze(ox_ctx *c, ox_value *x, int n, const int64_t *axes) {
   NEED(x);
   if (n == 0)
     return x;
-  dy_attr a[] = {DY_ATTR_IS("axes", axes, n)};
-  return ox_op(c, "unsqueeze", &x, 1, a, 1);
+  dy_attr a[DY_UNSQUEEZE_NATTRS];
+  int n_a = dy_unsqueeze_attrs_put(&(dy_unsqueeze_attrs){
+      .given = DY_GIVEN_ALL, .axes = axes, .n_axes = n}, a);
+  return ox_op(c, "unsqueeze", &x, 1, a, n_a);
 }
 
 ox_value *ox_squeeze(ox_ctx *c, ox_value *x, int n, const int64_t *axes) {
   NEED(x);
-  dy_attr a[] = {DY_ATTR_IS("axes", axes, n)};
-  return ox_op(c, "squeeze", &x, 1, a, 1);
+  dy_attr a[DY_SQUEEZE_NATTRS];
+  int n_a = dy_squeeze_attrs_put(&(dy_squeeze_attrs){
+      .given = DY_GIVEN_ALL, .axes = axes, .n_axes = n}, a);
+  return ox_op(c, "squeeze", &x, 1, a, n_a);
 }
 
 ox_value *ox_reduce(ox_ctx *c, const char *op, ox_value *x, int n,
                     const int64_t *axes, bool keepdim) {
   NEED(x);
-  dy_attr a[] = {DY_ATTR_IS("axes", axes, n), DY_ATTR_I("keepdim", keepdim)};
-  return ox_op(c, op, &x, 1, a, 2);
+  /* the reduce ops share one schema */
+  dy_attr a[DY_REDUCE_SUM_NATTRS];
+  int na = dy_reduce_sum_attrs_put(&(dy_reduce_sum_attrs){
+      .given = DY_GIVEN_ALL, .axes = axes, .n_axes = n, .keepdim = keepdim}, a);
+  return ox_op(c, op, &x, 1, a, na);
 }
 
 ox_value *ox_slice(ox_ctx *c, ox_value *x, int n, const int64_t *starts,
@@ -313,9 +326,11 @@ ox_value *ox_slice(ox_ctx *c, ox_value *x, int n, const int64_t *starts,
   int64_t ones[DY_MAX_DIMS];
   for (int i = 0; i < n && i < DY_MAX_DIMS; i++)
     ones[i] = 1;
-  dy_attr a[] = {DY_ATTR_IS("starts", starts, n), DY_ATTR_IS("ends", ends, n),
-                 DY_ATTR_IS("axes", axes, n), DY_ATTR_IS("steps", steps ? steps : ones, n)};
-  return ox_op(c, "slice", &x, 1, a, 4);
+  dy_attr a[DY_SLICE_NATTRS];
+  int n_a = dy_slice_attrs_put(&(dy_slice_attrs){
+      .given = DY_GIVEN_ALL, .starts = starts, .n_starts = n, .ends = ends, .n_ends = n,
+      .axes = axes, .n_axes = n, .steps = steps ? steps : ones, .n_steps = n}, a);
+  return ox_op(c, "slice", &x, 1, a, n_a);
 }
 
 ox_value *ox_where(ox_ctx *c, ox_value *cond, ox_value *a, ox_value *b) {
@@ -334,8 +349,9 @@ ox_value *ox_concat(ox_ctx *c, ox_value *const *in, int n, int64_t axis) {
     NEED(in[i]);
   if (n == 1)
     return in[0];
-  dy_attr a[] = {DY_ATTR_I("axis", axis)};
-  return ox_op(c, "concat", in, n, a, 1);
+  dy_attr a[DY_CONCAT_NATTRS];
+  int n_a = dy_concat_attrs_put(&(dy_concat_attrs){.given = DY_GIVEN_ALL, .axis = axis}, a);
+  return ox_op(c, "concat", in, n, a, n_a);
 }
 
 ox_value *ox_concat_many(ox_ctx *c, ox_value *const *in, int n, int64_t axis) {
@@ -367,7 +383,9 @@ ox_value *ox_pad(ox_ctx *c, ox_value *x, const int64_t *pads, const char *mode,
     zero &= pads[i] == 0;
   if (zero)
     return x;
-  dy_attr a[] = {DY_ATTR_IS("paddings", pads, 2 * x->type.rank), DY_ATTR_S("mode", mode),
-                 DY_ATTR_F("value", value)};
-  return ox_op(c, "pad", &x, 1, a, 3);
+  dy_attr a[DY_PAD_NATTRS];
+  int n_a = dy_pad_attrs_put(&(dy_pad_attrs){
+      .given = DY_GIVEN_ALL, .paddings = pads, .n_paddings = 2 * x->type.rank, .mode = mode,
+      .value = value}, a);
+  return ox_op(c, "pad", &x, 1, a, n_a);
 }

@@ -276,18 +276,22 @@ static dy_status softmax_common(ox_ctx *c, int kind) {
     axis = 1;
   }
   ox_value *o;
-  dy_attr a[] = {DY_ATTR_I("axis", axis)};
+  /* softmax and log_softmax share one schema */
+  dy_attr a[DY_SOFTMAX_NATTRS];
+  dy_softmax_attrs_put(&(dy_softmax_attrs){.given = DY_GIVEN_ALL, .axis = axis}, a);
   if (kind == 0)
-    o = v ? ox_op(c, "softmax", &v, 1, a, 1) : NULL;
+    o = v ? ox_op(c, "softmax", &v, 1, a, DY_SOFTMAX_NATTRS) : NULL;
   else if (kind == 1)
-    o = v ? ox_op(c, "log_softmax", &v, 1, a, 1) : NULL;
+    o = v ? ox_op(c, "log_softmax", &v, 1, a, DY_SOFTMAX_NATTRS) : NULL;
   else {
     /* hardmax: one-hot of the first maximum */
     if (!v)
       return c->err->status;
     int vr = v->type.rank;
-    dy_attr b[] = {DY_ATTR_I("axis", axis), DY_ATTR_I("keepdim", 1)};
-    ox_value *am = ox_op(c, "argmax", &v, 1, b, 2);
+    dy_attr b[DY_ARGMAX_NATTRS];
+    int n_b = dy_argmax_attrs_put(&(dy_argmax_attrs){
+        .given = DY_GIVEN_ALL, .axis = axis, .keepdim = 1}, b);
+    ox_value *am = ox_op(c, "argmax", &v, 1, b, n_b);
     o = ox_cast(c, ox_binary(c, "equal", am, ox_iota(c, v->type.shape[axis], vr, axis)), DY_F32);
   }
   if (flat && o) {
@@ -310,8 +314,10 @@ static ox_value *matmul(ox_ctx *c, ox_value *a, ox_value *b, bool ta, bool tb) {
   if (!a || !b)
     return NULL;
   ox_value *in[2] = {a, b};
-  dy_attr at[] = {DY_ATTR_I("transpose_x", ta), DY_ATTR_I("transpose_y", tb)};
-  return ox_op(c, "matmul", in, 2, at, 2);
+  dy_attr at[DY_MATMUL_NATTRS];
+  int n_at = dy_matmul_attrs_put(&(dy_matmul_attrs){
+      .given = DY_GIVEN_ALL, .transpose_x = ta, .transpose_y = tb}, at);
+  return ox_op(c, "matmul", in, 2, at, n_at);
 }
 
 /* MatMul(A, B): numpy matmul (float32). */
@@ -405,8 +411,10 @@ static dy_status loss_common(ox_ctx *c, bool softmax) {
   int64_t ii = ox_attr_i(c, "ignore_index", 0);
   ox_value *lp = x;
   if (softmax) {
-    dy_attr a[] = {DY_ATTR_I("axis", 1)};
-    lp = ox_op(c, "log_softmax", &x, 1, a, 1);
+    dy_attr a[DY_LOG_SOFTMAX_NATTRS];
+    int n_a = dy_log_softmax_attrs_put(&(dy_log_softmax_attrs){
+        .given = DY_GIVEN_ALL, .axis = 1}, a);
+    lp = ox_op(c, "log_softmax", &x, 1, a, n_a);
   }
   TRY(ox_set_or_fail(c, 0, nll(c, lp, t, w, has_ii, ii, red)));
   if (softmax && ox_out_wanted(c, 1))
@@ -553,8 +561,10 @@ static dy_status es_pair(ox_ctx *c, es_term *a, es_term *b, const char *keep, es
   ox_value *x = ox_reshape(c, ox_transpose(c, a->v, ia, pa), 3, (int64_t[]){B, M, K});
   ox_value *y = ox_reshape(c, ox_transpose(c, b->v, ib, pb), 3, (int64_t[]){B, K, N});
   ox_value *in[2] = {x, y};
-  dy_attr at[] = {DY_ATTR_I("transpose_x", 0), DY_ATTR_I("transpose_y", 0)};
-  ox_value *z = x && y ? ox_op(c, "matmul", in, 2, at, 2) : NULL;
+  dy_attr at[DY_MATMUL_NATTRS];
+  int n_at = dy_matmul_attrs_put(&(dy_matmul_attrs){
+      .given = DY_GIVEN_ALL, .transpose_x = 0, .transpose_y = 0}, at);
+  ox_value *z = x && y ? ox_op(c, "matmul", in, 2, at, n_at) : NULL;
   /* back to [batch..., a kept..., b kept...] */
   int64_t shape[DY_MAX_DIMS], unused[DY_MAX_DIMS];
   int r = 0, nu = 0;

@@ -19,11 +19,10 @@
 /* The axis attribute for a per-channel scale of numel n on x (0 for one
  * value: ONNX ignores axis then). */
 static dy_status quant_axis(ox_ctx *c, const ox_value *x, const ox_value *scale,
-                            dy_attr *a) {
-  int ax = 0;
+                            int *ax) {
+  *ax = 0;
   if (dy_type_numel(&scale->type) != 1)
-    TRY(ox_axis(c, ox_attr_i(c, "axis", 1), x->type.rank, &ax));
-  *a = DY_ATTR_I("axis", ax);
+    TRY(ox_axis(c, ox_attr_i(c, "axis", 1), x->type.rank, ax));
   return DY_OK;
 }
 
@@ -38,9 +37,12 @@ static dy_status map_quantize_linear(ox_ctx *c) {
   in[2] = ox_in(c, 2);
   if (!in[2])
     in[2] = ox_new_const(c, DY_U8, in[1]->type.rank, in[1]->type.shape, NULL);
-  dy_attr a;
-  TRY(quant_axis(c, in[0], in[1], &a));
-  OUT(0, in[2] ? ox_op(c, "quantize_linear", in, 3, &a, 1) : NULL);
+  int ax;
+  TRY(quant_axis(c, in[0], in[1], &ax));
+  dy_attr a[DY_QUANTIZE_LINEAR_NATTRS];
+  int na = dy_quantize_linear_attrs_put(&(dy_quantize_linear_attrs){
+      .given = DY_GIVEN_ALL, .axis = ax}, a);
+  OUT(0, in[2] ? ox_op(c, "quantize_linear", in, 3, a, na) : NULL);
 }
 
 /* DequantizeLinear(x, x_scale, x_zero_point) attribute axis (1). */
@@ -52,9 +54,12 @@ static dy_status map_dequantize_linear(ox_ctx *c) {
   in[2] = ox_in(c, 2);
   if (!in[2])
     in[2] = ox_new_const(c, in[0]->type.dtype, in[1]->type.rank, in[1]->type.shape, NULL);
-  dy_attr a;
-  TRY(quant_axis(c, in[0], in[1], &a));
-  OUT(0, in[2] ? ox_op(c, "dequantize_linear", in, 3, &a, 1) : NULL);
+  int ax;
+  TRY(quant_axis(c, in[0], in[1], &ax));
+  dy_attr a[DY_DEQUANTIZE_LINEAR_NATTRS];
+  int na = dy_dequantize_linear_attrs_put(&(dy_dequantize_linear_attrs){
+      .given = DY_GIVEN_ALL, .axis = ax}, a);
+  OUT(0, in[2] ? ox_op(c, "dequantize_linear", in, 3, a, na) : NULL);
 }
 
 /* b [K, N] as a new constant [N, K]. */
@@ -87,9 +92,10 @@ static dy_status map_qlinear_matmul(ox_ctx *c) {
   if (trans && !(in[3] = transposed(c, b)))
     return DY_STATUS_OUT_OF_MEMORY;
   in[8] = ox_new_const(c, DY_I32, 1, &n, NULL);
-  dy_attr a[3] = {DY_ATTR_I("transpose_y", trans), DY_ATTR_I("act_min", INT32_MIN),
-                  DY_ATTR_I("act_max", INT32_MAX)};
-  OUT(0, in[8] ? ox_op(c, "qmatmul", in, 9, a, 3) : NULL);
+  dy_attr a[DY_QMATMUL_NATTRS];
+  int n_a = dy_qmatmul_attrs_put(&(dy_qmatmul_attrs){
+      .given = DY_GIVEN_ALL, .transpose_y = trans, .act_min = INT32_MIN, .act_max = INT32_MAX}, a);
+  OUT(0, in[8] ? ox_op(c, "qmatmul", in, 9, a, n_a) : NULL);
 }
 
 /* MatMulInteger(A, B, a_zero_point, b_zero_point) -> int32; a's zero

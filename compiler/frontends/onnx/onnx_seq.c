@@ -33,8 +33,10 @@ static ox_value *matmul_t(ox_ctx *c, ox_value *x, ox_value *w) {
   if (!x || !w)
     return NULL;
   ox_value *in[2] = {x, w};
-  dy_attr a[] = {DY_ATTR_I("transpose_x", 0), DY_ATTR_I("transpose_y", 1)};
-  return ox_op(c, "matmul", in, 2, a, 2);
+  dy_attr a[DY_MATMUL_NATTRS];
+  int n_a = dy_matmul_attrs_put(&(dy_matmul_attrs){
+      .given = DY_GIVEN_ALL, .transpose_x = 0, .transpose_y = 1}, a);
+  return ox_op(c, "matmul", in, 2, a, n_a);
 }
 
 /* An activation ONNX's recurrent ops name, with its alpha and beta (NAN:
@@ -50,17 +52,23 @@ static ox_value *activation(ox_ctx *c, const char *name, float alpha, float beta
   if (strcmp(name, "Relu") == 0)
     return ox_unary(c, "relu", x);
   if (strcmp(name, "LeakyRelu") == 0) {
-    dy_attr a[] = {DY_ATTR_F("alpha", isnan(alpha) ? 0.01f : alpha)};
-    return ox_op(c, "leaky_relu", &x, 1, a, 1);
+    dy_attr a[DY_LEAKY_RELU_NATTRS];
+    int n_a = dy_leaky_relu_attrs_put(&(dy_leaky_relu_attrs){
+        .given = DY_GIVEN_ALL, .alpha = isnan(alpha) ? 0.01f : alpha}, a);
+    return ox_op(c, "leaky_relu", &x, 1, a, n_a);
   }
   if (strcmp(name, "HardSigmoid") == 0) {
-    dy_attr a[] = {DY_ATTR_F("slope", isnan(alpha) ? 0.2f : alpha),
-                   DY_ATTR_F("offset", isnan(beta) ? 0.5f : beta)};
-    return ox_op(c, "hard_sigmoid", &x, 1, a, 2);
+    dy_attr a[DY_HARD_SIGMOID_NATTRS];
+    int n_a = dy_hard_sigmoid_attrs_put(&(dy_hard_sigmoid_attrs){
+        .given = DY_GIVEN_ALL, .slope = isnan(alpha) ? 0.2f : alpha,
+        .offset = isnan(beta) ? 0.5f : beta}, a);
+    return ox_op(c, "hard_sigmoid", &x, 1, a, n_a);
   }
   if (strcmp(name, "Elu") == 0) {
-    dy_attr a[] = {DY_ATTR_F("alpha", isnan(alpha) ? 1.0f : alpha)};
-    return ox_op(c, "elu", &x, 1, a, 1);
+    dy_attr a[DY_ELU_NATTRS];
+    int n_a = dy_elu_attrs_put(&(dy_elu_attrs){
+        .given = DY_GIVEN_ALL, .alpha = isnan(alpha) ? 1.0f : alpha}, a);
+    return ox_op(c, "elu", &x, 1, a, n_a);
   }
   if (strcmp(name, "Affine") == 0)
     return ox_scale(c, x, isnan(alpha) ? 1.0f : alpha, isnan(beta) ? 0.0f : beta);
@@ -70,8 +78,10 @@ static ox_value *activation(ox_ctx *c, const char *name, float alpha, float beta
   if (strcmp(name, "Softsign") == 0)
     return ox_binary(c, "div", x, ox_scale(c, ox_unary(c, "abs", x), 1.0f, 1.0f));
   if (strcmp(name, "Softplus") == 0) {
-    dy_attr a[] = {DY_ATTR_F("beta", 1.0), DY_ATTR_F("threshold", 20.0)};
-    return ox_op(c, "softplus", &x, 1, a, 2);
+    dy_attr a[DY_SOFTPLUS_NATTRS];
+    int n_a = dy_softplus_attrs_put(&(dy_softplus_attrs){
+        .given = DY_GIVEN_ALL, .beta = 1.0, .threshold = 20.0}, a);
+    return ox_op(c, "softplus", &x, 1, a, n_a);
   }
   if (strcmp(name, "ThresholdedRelu") == 0) {
     ox_value *m = ox_binary(c, "greater", x, ox_const_f32(c, isnan(alpha) ? 1.0f : alpha));
@@ -100,8 +110,10 @@ typedef struct {
 static ox_value *clipped(ox_ctx *c, const rnn_cfg *k, ox_value *x) {
   if (!x || k->clip <= 0)
     return x;
-  dy_attr a[] = {DY_ATTR_F("min", -k->clip), DY_ATTR_F("max", k->clip)};
-  return ox_op(c, "clip", &x, 1, a, 2);
+  dy_attr a[DY_CLIP_NATTRS];
+  int n_a = dy_clip_attrs_put(&(dy_clip_attrs){
+      .given = DY_GIVEN_ALL, .min = -k->clip, .max = k->clip}, a);
+  return ox_op(c, "clip", &x, 1, a, n_a);
 }
 
 static ox_value *act_n(ox_ctx *c, const rnn_cfg *k, int d, int i, ox_value *x) {
@@ -358,8 +370,10 @@ static ox_value *dft(ox_ctx *c, ox_value *x, int axis, int64_t n, int64_t k, boo
   ox_value *bb = cplx ? ox_transpose(c, ox_squeeze(c, slice1(c, x, r - 1, 1, 2), 1,
                                                    (int64_t[]){r - 1}), r - 1, perm)
                       : NULL;
-  dy_attr at[] = {DY_ATTR_I("transpose_x", 0), DY_ATTR_I("transpose_y", 0)};
-#define MM(u, v) ((u) && (v) ? ox_op(c, "matmul", (ox_value *[]){(u), (v)}, 2, at, 2) : NULL)
+  dy_attr at[DY_MATMUL_NATTRS];
+  int n_at = dy_matmul_attrs_put(&(dy_matmul_attrs){
+      .given = DY_GIVEN_ALL, .transpose_x = 0, .transpose_y = 0}, at);
+#define MM(u, v) ((u) && (v) ? ox_op(c, "matmul", (ox_value *[]){(u), (v)}, 2, at, n_at) : NULL)
   ox_value *re = MM(a, cm), *im = ox_unary(c, "neg", MM(a, sm));
   if (inverse)
     im = ox_unary(c, "neg", im);
@@ -440,8 +454,9 @@ static dy_status map_stft(ox_ctx *c) {
   for (int64_t f = 0; f < frames; f++)
     for (int64_t j = 0; j < len; j++)
       ((int64_t *)gi->c->data)[f * len + j] = f * sp[0] + j;
-  dy_attr g[] = {DY_ATTR_I("axis", 1)};
-  ox_value *fr = ox_op(c, "gather", (ox_value *[]){x, gi}, 2, g, 1); /* [B, F, len, c] */
+  dy_attr g[DY_GATHER_NATTRS];
+  int n_g = dy_gather_attrs_put(&(dy_gather_attrs){.given = DY_GIVEN_ALL, .axis = 1}, g);
+  ox_value *fr = ox_op(c, "gather", (ox_value *[]){x, gi}, 2, g, n_g); /* [B, F, len, c] */
   if (win)
     fr = ox_binary(c, "mul", fr, ox_reshape(c, win, 2, (int64_t[]){len, 1}));
   bool onesided = ox_attr_i(c, "onesided", 1) != 0;

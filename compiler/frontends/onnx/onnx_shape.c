@@ -107,8 +107,10 @@ static dy_status map_reshape(ox_ctx *c) {
     }
     if (at >= sizeof dims)
       return ox_fail(c, DY_STATUS_UNSUPPORTED, "the target shape's sizes are too long to spell");
-    dy_attr a[] = {DY_ATTR_S("dims", dims)};
-    y = ox_op(c, "reshape_dims", &x, 1, a, 1);
+    dy_attr a[DY_RESHAPE_DIMS_NATTRS];
+    int n_a = dy_reshape_dims_attrs_put(&(dy_reshape_dims_attrs){
+        .given = DY_GIVEN_ALL, .dims = dims}, a);
+    y = ox_op(c, "reshape_dims", &x, 1, a, n_a);
   }
   if (!y)
     return c->err->status;
@@ -415,8 +417,10 @@ static dy_status map_expand(ox_ctx *c) {
                      "expands to such a tensor)");
     OUT(0, ox_op(c, "expand_as", (ox_value *[]){x, like}, 2, NULL, 0));
   }
-  dy_attr a[] = {DY_ATTR_IS("shape", t, (int)n)};
-  OUT(0, ox_op(c, "expand", &x, 1, a, 1));
+  dy_attr a[DY_EXPAND_NATTRS];
+  int n_a = dy_expand_attrs_put(&(dy_expand_attrs){
+      .given = DY_GIVEN_ALL, .shape = t, .n_shape = (int)n}, a);
+  OUT(0, ox_op(c, "expand", &x, 1, a, n_a));
 }
 
 /* Tile(input, repeats). */
@@ -431,8 +435,10 @@ static dy_status map_tile(ox_ctx *c) {
   if (n != x->type.rank)
     return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "repeats has %lld entries for rank %d",
                    (long long)n, x->type.rank);
-  dy_attr a[] = {DY_ATTR_IS("repeat_times", r, (int)n)};
-  OUT(0, ox_op(c, "tile", &x, 1, a, 1));
+  dy_attr a[DY_TILE_NATTRS];
+  int n_a = dy_tile_attrs_put(&(dy_tile_attrs){
+      .given = DY_GIVEN_ALL, .repeat_times = r, .n_repeat_times = (int)n}, a);
+  OUT(0, ox_op(c, "tile", &x, 1, a, n_a));
 }
 
 /* Pad(data, pads, constant_value, axes) attributes: mode ("constant").
@@ -507,7 +513,7 @@ static ox_value *as_i64_index(ox_ctx *c, ox_value *idx) {
 }
 
 /* An op of (data, indices) with one integer attribute attr (default 0),
- * mapped to dy2stc's op of the same attribute. */
+ * mapped to dy2stc's op op, whose one (integer) attribute it is. */
 static dy_status map_indexed(ox_ctx *c, const char *attr, const char *op) {
   ox_value *x, *idx;
   TRY(ox_check_attrs(c, attr));
@@ -515,9 +521,13 @@ static dy_status map_indexed(ox_ctx *c, const char *attr, const char *op) {
   TRY(ox_need_in(c, 1, &idx));
   if (!(idx = as_i64_index(c, idx)))
     return c->err->status;
-  dy_attr a[] = {DY_ATTR_I(attr, ox_attr_i(c, attr, 0))};
+  dy_op_kind k;
+  if (!dy_op_kind_from_name(op, &k) || dy_op_info_of(k)->n_attrs != 1)
+    return ox_fail(c, DY_STATUS_INTERNAL, "%s: not an op of one attribute", op);
+  dy_attr a = dy_op_info_of(k)->attrs[0].dflt; /* by the schema: its name and kind */
+  a.i = ox_attr_i(c, attr, 0);
   ox_value *in[2] = {x, idx};
-  OUT(0, ox_op(c, op, in, 2, a, 1));
+  OUT(0, ox_op(c, op, in, 2, &a, 1));
 }
 
 /* Gather(data, indices) attributes: axis (0). */
@@ -616,11 +626,12 @@ static dy_status map_scatter(ox_ctx *c, const char *op, bool with_axis) {
   char red[16];
   ox_attr_s(c, "reduction", "none", red, sizeof red);
   ox_value *in[3] = {x, idx, upd};
-  dy_attr a[2];
-  int na = 0;
-  if (with_axis)
-    a[na++] = DY_ATTR_I("axis", ox_attr_i(c, "axis", 0));
-  a[na++] = DY_ATTR_S("reduction", red);
+  dy_attr a[DY_SCATTER_ELEMENTS_NATTRS + DY_SCATTER_ND_NATTRS];
+  int na = with_axis ? dy_scatter_elements_attrs_put(&(dy_scatter_elements_attrs){
+                           .given = DY_GIVEN_ALL, .axis = ox_attr_i(c, "axis", 0),
+                           .reduction = red}, a)
+                     : dy_scatter_nd_attrs_put(&(dy_scatter_nd_attrs){
+                           .given = DY_GIVEN_ALL, .reduction = red}, a);
   OUT(0, ox_op(c, op, in, 3, a, na));
 }
 
@@ -655,11 +666,15 @@ static dy_status map_reverse_sequence(ox_ctx *c) {
   ox_value *t = ox_iota(c, T, r, ta);
   ox_value *rev = ox_binary(c, "sub", ox_binary(c, "sub", len, ox_const_i64(c, 1)), t);
   ox_value *idx = ox_where(c, ox_binary(c, "less", t, len), rev, t);
-  dy_attr a[] = {DY_ATTR_IS("shape", x->type.shape, r)};
-  idx = idx ? ox_op(c, "expand", &idx, 1, a, 1) : NULL;
+  dy_attr a[DY_EXPAND_NATTRS];
+  int n_a = dy_expand_attrs_put(&(dy_expand_attrs){
+      .given = DY_GIVEN_ALL, .shape = x->type.shape, .n_shape = r}, a);
+  idx = idx ? ox_op(c, "expand", &idx, 1, a, n_a) : NULL;
   ox_value *in[2] = {x, idx};
-  dy_attr g[] = {DY_ATTR_I("axis", ta)};
-  OUT(0, idx ? ox_op(c, "gather_elements", in, 2, g, 1) : NULL);
+  dy_attr g[DY_GATHER_ELEMENTS_NATTRS];
+  int n_g = dy_gather_elements_attrs_put(&(dy_gather_elements_attrs){
+      .given = DY_GIVEN_ALL, .axis = ta}, g);
+  OUT(0, idx ? ox_op(c, "gather_elements", in, 2, g, n_g) : NULL);
 }
 
 /* Compress(input, condition) attributes: axis (none: the flattened input).
@@ -698,8 +713,9 @@ static dy_status map_compress(ox_ctx *c) {
     if (cond[i])
       ((int64_t *)sel->c->data)[k++] = i;
   ox_value *in[2] = {v, sel};
-  dy_attr a[] = {DY_ATTR_I("axis", axis)};
-  OUT(0, v ? ox_op(c, "gather", in, 2, a, 1) : NULL);
+  dy_attr a[DY_GATHER_NATTRS];
+  int n_a = dy_gather_attrs_put(&(dy_gather_attrs){.given = DY_GIVEN_ALL, .axis = axis}, a);
+  OUT(0, v ? ox_op(c, "gather", in, 2, a, n_a) : NULL);
 }
 
 /* ------------------------------------------------------------------ */
@@ -783,8 +799,10 @@ static dy_status arg_common(ox_ctx *c, bool min) {
     int64_t st = -1, en = INT64_MIN, ax = axis, sp = -1;
     v = ox_slice(c, v, 1, &st, &en, &ax, &sp);
   }
-  dy_attr a[] = {DY_ATTR_I("axis", axis), DY_ATTR_I("keepdim", keep)};
-  ox_value *r = v ? ox_op(c, "argmax", &v, 1, a, 2) : NULL;
+  dy_attr a[DY_ARGMAX_NATTRS];
+  int n_a = dy_argmax_attrs_put(&(dy_argmax_attrs){
+      .given = DY_GIVEN_ALL, .axis = axis, .keepdim = keep}, a);
+  ox_value *r = v ? ox_op(c, "argmax", &v, 1, a, n_a) : NULL;
   if (last && r) /* index on the reversed axis -> dim - 1 - i */
     r = ox_binary(c, "sub", ox_const_i64(c, dim - 1), r);
   OUT(0, r);
@@ -804,10 +822,11 @@ static dy_status map_cumsum(ox_ctx *c) {
   TRY(ox_get_ints(c, av, "CumSum's axis", false, &a, &n));
   if (n != 1)
     return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "axis must be a scalar");
-  dy_attr at[] = {DY_ATTR_I("axis", a[0]),
-                  DY_ATTR_I("exclusive", ox_attr_i(c, "exclusive", 0) != 0),
-                  DY_ATTR_I("reverse", ox_attr_i(c, "reverse", 0) != 0)};
-  OUT(0, ox_op(c, "cumsum", &x, 1, at, 3));
+  dy_attr at[DY_CUMSUM_NATTRS];
+  int n_at = dy_cumsum_attrs_put(&(dy_cumsum_attrs){
+      .given = DY_GIVEN_ALL, .axis = a[0], .exclusive = ox_attr_i(c, "exclusive", 0) != 0,
+      .reverse = ox_attr_i(c, "reverse", 0) != 0}, at);
+  OUT(0, ox_op(c, "cumsum", &x, 1, at, n_at));
 }
 
 /* TopK(X, K) -> Values, Indices; attributes: axis (-1), largest (1),
@@ -832,12 +851,15 @@ static dy_status map_top_k(ox_ctx *c) {
   }
   int axis;
   TRY(ox_axis(c, ox_attr_i(c, "axis", -1), x->type.rank, &axis));
-  dy_attr a[] = {DY_ATTR_I("k", k), DY_ATTR_I("axis", axis),
-                 DY_ATTR_I("largest", ox_attr_i(c, "largest", 1) != 0)};
-  ox_value *idx = ox_op(c, "top_k", &x, 1, a, 3);
+  dy_attr a[DY_TOP_K_NATTRS];
+  int n_a = dy_top_k_attrs_put(&(dy_top_k_attrs){
+      .given = DY_GIVEN_ALL, .k = k, .axis = axis, .largest = ox_attr_i(c, "largest", 1) != 0}, a);
+  ox_value *idx = ox_op(c, "top_k", &x, 1, a, n_a);
   ox_value *in[2] = {x, idx};
-  dy_attr g[] = {DY_ATTR_I("axis", axis)};
-  TRY(ox_set_or_fail(c, 0, idx ? ox_op(c, "gather_elements", in, 2, g, 1) : NULL));
+  dy_attr g[DY_GATHER_ELEMENTS_NATTRS];
+  int n_g = dy_gather_elements_attrs_put(&(dy_gather_elements_attrs){
+      .given = DY_GIVEN_ALL, .axis = axis}, g);
+  TRY(ox_set_or_fail(c, 0, idx ? ox_op(c, "gather_elements", in, 2, g, n_g) : NULL));
   return ox_set_out(c, 1, idx);
 }
 

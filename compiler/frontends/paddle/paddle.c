@@ -226,8 +226,10 @@ static dy_status import_io(pd_ctx *c, bool feeds) {
       char nm[300];
       snprintf(nm, sizeof nm, "%.280s@fetch%d", io[i].name, i);
       int64_t shape[DY_MAX_DIMS] = {0};
-      dy_attr a = DY_ATTR_IS("shape", shape, c->p->vars[id]->type.rank);
-      PD_TRY(pd_op(c, "reshape", &id, 1, &a, 1, nm, &id));
+      dy_attr a[DY_RESHAPE_NATTRS];
+      int n_a = dy_reshape_attrs_put(&(dy_reshape_attrs){
+          .given = DY_GIVEN_ALL, .shape = shape, .n_shape = c->p->vars[id]->type.rank}, a);
+      PD_TRY(pd_op(c, "reshape", &id, 1, a, n_a, nm, &id));
     }
     PD_TRY(dy_program_add_fetch(c->p, id, c->err));
   }

@@ -112,9 +112,11 @@ dy_status pd_set_out(pd_ctx *c, const char *slot, int var) {
     int64_t shape[DY_MAX_DIMS];
     for (int i = 0; i < v->type.rank; i++)
       shape[i] = 0;
-    dy_attr a = DY_ATTR_IS("shape", shape, v->type.rank);
+    dy_attr a[DY_RESHAPE_NATTRS];
+    int n_a = dy_reshape_attrs_put(&(dy_reshape_attrs){
+        .given = DY_GIVEN_ALL, .shape = shape, .n_shape = v->type.rank}, a);
     int out;
-    return pd_op(c, "reshape", &var, 1, &a, 1, name, &out);
+    return pd_op(c, "reshape", &var, 1, a, n_a, name, &out);
   }
   free_name(c, name);
   v->name = dy_program_strdup(c->p, name);
@@ -159,7 +161,7 @@ dy_status pd_binary(pd_ctx *c, const char *op, int a, int b, const char *name, i
   return pd_op(c, op, (int[]){a, b}, 2, NULL, 0, name, out);
 }
 
-/* An op with one ints attribute. */
+/* An op with one ints attribute, named by a frontend table row. */
 dy_status pd_ints_op(pd_ctx *c, const char *op, const char *attr, int x, int n,
                          const int64_t *v, const char *name, int *out) {
   dy_attr a = DY_ATTR_IS(attr, v, n);
@@ -168,39 +170,57 @@ dy_status pd_ints_op(pd_ctx *c, const char *op, const char *attr, int x, int n,
 
 dy_status pd_reshape(pd_ctx *c, int x, int rank, const int64_t *shape, const char *name,
                          int *out) {
-  return pd_ints_op(c, "reshape", "shape", x, rank, shape, name, out);
+  dy_attr a[DY_RESHAPE_NATTRS];
+  int na = dy_reshape_attrs_put(&(dy_reshape_attrs){
+      .given = DY_GIVEN_ALL, .shape = shape, .n_shape = rank}, a);
+  return pd_op(c, "reshape", &x, 1, a, na, name, out);
 }
 
 dy_status pd_transpose(pd_ctx *c, int x, int rank, const int64_t *perm, const char *name,
                            int *out) {
-  return pd_ints_op(c, "transpose", "perm", x, rank, perm, name, out);
+  dy_attr a[DY_TRANSPOSE_NATTRS];
+  int na = dy_transpose_attrs_put(&(dy_transpose_attrs){
+      .given = DY_GIVEN_ALL, .perm = perm, .n_perm = rank}, a);
+  return pd_op(c, "transpose", &x, 1, a, na, name, out);
 }
 
 dy_status pd_unsqueeze(pd_ctx *c, int x, int n, const int64_t *axes, const char *name,
                            int *out) {
-  return pd_ints_op(c, "unsqueeze", "axes", x, n, axes, name, out);
+  dy_attr a[DY_UNSQUEEZE_NATTRS];
+  int na = dy_unsqueeze_attrs_put(&(dy_unsqueeze_attrs){
+      .given = DY_GIVEN_ALL, .axes = axes, .n_axes = n}, a);
+  return pd_op(c, "unsqueeze", &x, 1, a, na, name, out);
 }
 
 dy_status pd_squeeze(pd_ctx *c, int x, int n, const int64_t *axes, const char *name,
                          int *out) {
-  return pd_ints_op(c, "squeeze", "axes", x, n, axes, name, out);
+  dy_attr a[DY_SQUEEZE_NATTRS];
+  int na = dy_squeeze_attrs_put(&(dy_squeeze_attrs){
+      .given = DY_GIVEN_ALL, .axes = axes, .n_axes = n}, a);
+  return pd_op(c, "squeeze", &x, 1, a, na, name, out);
 }
 
 dy_status pd_slice1(pd_ctx *c, int x, int64_t axis, int64_t start, int64_t end, int *out) {
   int64_t sp = 1;
-  dy_attr a[4] = {DY_ATTR_IS("starts", &start, 1), DY_ATTR_IS("ends", &end, 1),
-                  DY_ATTR_IS("axes", &axis, 1), DY_ATTR_IS("steps", &sp, 1)};
-  return pd_op(c, "slice", &x, 1, a, 4, NULL, out);
+  dy_attr a[DY_SLICE_NATTRS];
+  int n_a = dy_slice_attrs_put(&(dy_slice_attrs){
+      .given = DY_GIVEN_ALL, .starts = &start, .n_starts = 1, .ends = &end, .n_ends = 1,
+      .axes = &axis, .n_axes = 1, .steps = &sp, .n_steps = 1}, a);
+  return pd_op(c, "slice", &x, 1, a, n_a, NULL, out);
 }
 
 dy_status pd_flatten(pd_ctx *c, int x, int start, int stop, const char *name, int *out) {
-  dy_attr a[2] = {DY_ATTR_I("start_axis", start), DY_ATTR_I("stop_axis", stop)};
-  return pd_op(c, "flatten", &x, 1, a, 2, name, out);
+  dy_attr a[DY_FLATTEN_NATTRS];
+  int n_a = dy_flatten_attrs_put(&(dy_flatten_attrs){
+      .given = DY_GIVEN_ALL, .start_axis = start, .stop_axis = stop}, a);
+  return pd_op(c, "flatten", &x, 1, a, n_a, name, out);
 }
 
 dy_status pd_scale(pd_ctx *c, int x, double s, double b, const char *name, int *out) {
-  dy_attr a[2] = {DY_ATTR_F("scale", s), DY_ATTR_F("bias", b)};
-  return pd_op(c, "scale", &x, 1, a, 2, name, out);
+  dy_attr a[DY_SCALE_NATTRS];
+  int n_a = dy_scale_attrs_put(&(dy_scale_attrs){
+      .given = DY_GIVEN(scale, scale) | DY_GIVEN(scale, bias), .scale = s, .bias = b}, a);
+  return pd_op(c, "scale", &x, 1, a, n_a, name, out);
 }
 
 /* The product of shape[0..n) within DY_MAX_NUMEL (a hostile attribute

@@ -80,9 +80,11 @@ dy_status pd_import_fill_constant_batch_size_like(pd_ctx *c) {
   for (int i = 1; i < xt->rank; i++, na++)
     st[na] = 0, en[na] = 1, ax[na] = i, sp[na] = 1;
   if (na) {
-    dy_attr a[4] = {DY_ATTR_IS("starts", st, na), DY_ATTR_IS("ends", en, na),
-                    DY_ATTR_IS("axes", ax, na), DY_ATTR_IS("steps", sp, na)};
-    PD_TRY(pd_op(c, "slice", &e, 1, a, 4, NULL, &e));
+    dy_attr a[DY_SLICE_NATTRS];
+    int n_a = dy_slice_attrs_put(&(dy_slice_attrs){
+        .given = DY_GIVEN_ALL, .starts = st, .n_starts = na, .ends = en, .n_ends = na,
+        .axes = ax, .n_axes = na, .steps = sp, .n_steps = na}, a);
+    PD_TRY(pd_op(c, "slice", &e, 1, a, n_a, NULL, &e));
     PD_TRY(pd_squeeze(c, e, na, ax, NULL, &e));
   }
   /* [B] -> rank n with B at out_idx */
@@ -143,8 +145,10 @@ dy_status pd_import_rnn(pd_ctx *c) {
                    "PreState [1, N, H]");
   /* before the loop: x W_ih^T + b_ih for every step, h0, the constants */
   int xp, h, t0, tn, one;
-  dy_attr ty = DY_ATTR_I("transpose_y", 1);
-  PD_TRY(pd_op(c, "matmul", (int[]){x, w[0]}, 2, &ty, 1, NULL, &xp));
+  dy_attr ty[DY_MATMUL_NATTRS];
+  int n_ty = dy_matmul_attrs_put(&(dy_matmul_attrs){
+      .given = DY_GIVEN(matmul, transpose_y), .transpose_y = 1}, ty);
+  PD_TRY(pd_op(c, "matmul", (int[]){x, w[0]}, 2, ty, n_ty, NULL, &xp));
   PD_TRY(pd_binary(c, "add", xp, w[2], NULL, &xp));
   PD_TRY(pd_squeeze(c, h0, 1, (int64_t[]){0}, NULL, &h));
   int64_t zero = 0, one_v = 1;
@@ -173,12 +177,13 @@ dy_status pd_import_rnn(pd_ctx *c) {
     return pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
   c->block = blocks[1];
   int xs, hs, xg[3], hg[3], r, z, n, d;
-  dy_attr ga = DY_ATTR_I("axis", 0);
-  s = pd_op(c, "gather", (int[]){xp, par[0]}, 2, &ga, 1, NULL, &xs);
+  dy_attr ga[DY_GATHER_NATTRS];
+  int n_ga = dy_gather_attrs_put(&(dy_gather_attrs){.given = DY_GIVEN_ALL, .axis = 0}, ga);
+  s = pd_op(c, "gather", (int[]){xp, par[0]}, 2, ga, n_ga, NULL, &xs);
   if (!s)
     s = pd_squeeze(c, xs, 1, (int64_t[]){0}, NULL, &xs);
   if (!s)
-    s = pd_op(c, "matmul", (int[]){par[1], w[1]}, 2, &ty, 1, NULL, &hs);
+    s = pd_op(c, "matmul", (int[]){par[1], w[1]}, 2, ty, n_ty, NULL, &hs);
   if (!s)
     s = pd_binary(c, "add", hs, w[3], NULL, &hs);
   for (int g = 0; g < 3 && !s; g++)
@@ -220,9 +225,11 @@ dy_status pd_import_rnn(pd_ctx *c) {
   for (int i = 0; i < 2 && !s; i++)
     if ((outs[i] = pd_new_var(c, i ? "rnn_h" : "rnn_t", &types[i])) < 0)
       s = pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
-  dy_attr wa[4] = {DY_ATTR_I("n_carried", 2), DY_ATTR_I("cond_block", blocks[0]),
-                   DY_ATTR_I("body_block", blocks[1]), DY_ATTR_I("max_iterations", 0)};
-  if (!s && !dy_program_append_op(c->p, c->block, DY_OP_WHILE, in, n_in, outs, 2, wa, 4, c->loc))
+  dy_attr wa[DY_WHILE_NATTRS];
+  int n_wa = dy_while_attrs_put(&(dy_while_attrs){
+      .given = DY_GIVEN_ALL, .n_carried = 2, .cond_block = blocks[0], .body_block = blocks[1],
+      .max_iterations = 0}, wa);
+  if (!s && !dy_program_append_op(c->p, c->block, DY_OP_WHILE, in, n_in, outs, 2, wa, n_wa, c->loc))
     s = pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
   free(in);
   free(caps);
@@ -394,8 +401,9 @@ dy_status pd_import_box_coder(pd_ctx *c) {
     PD_TRY(pd_binary(c, "sub", tmp, one, NULL, &res[2 + d]));
   }
   int o;
-  dy_attr a = DY_ATTR_I("axis", 2);
-  return pd_op(c, "concat", res, 4, &a, 1, pd_out_name(c, "OutputBox"), &o);
+  dy_attr a[DY_CONCAT_NATTRS];
+  int n_a = dy_concat_attrs_put(&(dy_concat_attrs){.given = DY_GIVEN_ALL, .axis = 2}, a);
+  return pd_op(c, "concat", res, 4, a, n_a, pd_out_name(c, "OutputBox"), &o);
 }
 
 /* ------------------------------------------------------------------ */
@@ -440,9 +448,10 @@ static dy_status resample(pd_ctx *c, int x, int ax, int64_t in, int64_t out, flo
     w0[k] = 1.0f - w1[k];
   }
   int r = pd_type(c, x)->rank, k0, g0;
-  dy_attr ga = DY_ATTR_I("axis", ax);
+  dy_attr ga[DY_GATHER_NATTRS];
+  int n_ga = dy_gather_attrs_put(&(dy_gather_attrs){.given = DY_GIVEN_ALL, .axis = ax}, ga);
   if ((s = pd_const(c, DY_I64, 1, &out, i0, NULL, &k0)) ||
-      (s = pd_op(c, "gather", (int[]){x, k0}, 2, &ga, 1, linear ? NULL : name, &g0)))
+      (s = pd_op(c, "gather", (int[]){x, k0}, 2, ga, n_ga, linear ? NULL : name, &g0)))
     goto done;
   *res = g0;
   if (linear) {
@@ -453,7 +462,7 @@ static dy_status resample(pd_ctx *c, int x, int ax, int64_t in, int64_t out, flo
       wshape[i] = 1;
     int k1, g1, c0, c1, m0, m1;
     if ((s = pd_const(c, DY_I64, 1, &out, i1, NULL, &k1)) ||
-        (s = pd_op(c, "gather", (int[]){x, k1}, 2, &ga, 1, NULL, &g1)) ||
+        (s = pd_op(c, "gather", (int[]){x, k1}, 2, ga, n_ga, NULL, &g1)) ||
         (s = pd_const(c, DY_F32, wr, wshape, w0, NULL, &c0)) ||
         (s = pd_const(c, DY_F32, wr, wshape, w1, NULL, &c1)) ||
         (s = pd_binary(c, "mul", g0, c0, NULL, &m0)) || (s = pd_binary(c, "mul", g1, c1, NULL, &m1)) ||

@@ -71,9 +71,11 @@ static dy_status matmul_common(pd_ctx *c, bool tx, bool ty, double alpha) {
     tx = false; /* a vector is the same row either way */
   if (y1 && ty)
     ty = false;
-  dy_attr a[2] = {DY_ATTR_I("transpose_x", tx), DY_ATTR_I("transpose_y", ty)};
+  dy_attr a[DY_MATMUL_NATTRS];
+  int n_a = dy_matmul_attrs_put(&(dy_matmul_attrs){
+      .given = DY_GIVEN_ALL, .transpose_x = tx, .transpose_y = ty}, a);
   bool more = x1 || y1 || alpha != 1.0;
-  PD_TRY(pd_op(c, "matmul", (int[]){x, y}, 2, a, 2, more ? NULL : pd_out_name(c, "Out"), &o));
+  PD_TRY(pd_op(c, "matmul", (int[]){x, y}, 2, a, n_a, more ? NULL : pd_out_name(c, "Out"), &o));
   if (x1 || y1) {
     int r = pd_type(c, o)->rank;
     int64_t ax[2];
@@ -117,8 +119,10 @@ dy_status pd_export_matmul(pdx_ctx *x, PdBlock *b, const dy_op *o, const pd_op_d
 dy_status pd_import_relu6(pd_ctx *c) {
   int x, o;
   PD_TRY(pd_in(c, "X", 0, &x));
-  dy_attr a[2] = {DY_ATTR_F("min", 0.0), DY_ATTR_F("max", pd_attr_f(c, "threshold", 6.0))};
-  return pd_op(c, "clip", &x, 1, a, 2, pd_out_name(c, "Out"), &o);
+  dy_attr a[DY_CLIP_NATTRS];
+  int n_a = dy_clip_attrs_put(&(dy_clip_attrs){
+      .given = DY_GIVEN_ALL, .min = 0.0, .max = pd_attr_f(c, "threshold", 6.0)}, a);
+  return pd_op(c, "clip", &x, 1, a, n_a, pd_out_name(c, "Out"), &o);
 }
 
 /* hard_swish: only with the row's constants (threshold 6, scale 6, offset
@@ -179,8 +183,9 @@ dy_status pd_import_cast(pd_ctx *c) {
   dy_dtype dt;
   if (!pd_dtype_to_dy(t, &dt))
     return pd_fail(c, DY_STATUS_UNSUPPORTED, "cast to %s", pd_dtype_name(t));
-  dy_attr a = DY_ATTR_I("dtype", dt);
-  return pd_op(c, "cast", &x, 1, &a, 1, pd_out_name(c, "Out"), &o);
+  dy_attr a[DY_CAST_NATTRS];
+  int n_a = dy_cast_attrs_put(&(dy_cast_attrs){.given = DY_GIVEN_ALL, .dtype = dt}, a);
+  return pd_op(c, "cast", &x, 1, a, n_a, pd_out_name(c, "Out"), &o);
 }
 
 dy_status pd_export_cast(pdx_ctx *x, PdBlock *b, const dy_op *o, const pd_op_def *d) {
@@ -236,8 +241,10 @@ dy_status pd_import_fill_constant(pd_ctx *c) {
   else
     v = pd_as_f32(v);
   int o;
-  dy_attr a[3] = {DY_ATTR_IS("shape", shape, n), DY_ATTR_F("value", v), DY_ATTR_I("dtype", dt)};
-  return pd_op(c, "full", NULL, 0, a, 3, pd_out_name(c, "Out"), &o);
+  dy_attr a[DY_FULL_NATTRS];
+  int n_a = dy_full_attrs_put(&(dy_full_attrs){
+      .given = DY_GIVEN_ALL, .shape = shape, .n_shape = n, .value = v, .dtype = dt}, a);
+  return pd_op(c, "full", NULL, 0, a, n_a, pd_out_name(c, "Out"), &o);
 }
 
 dy_status pd_export_full(pdx_ctx *x, PdBlock *b, const dy_op *o, const pd_op_def *d) {

@@ -97,9 +97,11 @@ static dy_status map_conv_any(pd_ctx *c, bool transposed) {
   const dy_type *wt = pd_type(c, w);
   int64_t k[2] = {d[0] * (wt->shape[2] - 1) + 1, d[1] * (wt->shape[3] - 1) + 1};
   PD_TRY(conv_pads(c, pd_type(c, x), k, s, d, pads));
-  dy_attr a[5] = {DY_ATTR_IS("strides", s, 2), DY_ATTR_IS("paddings", pads, canon_pads(pads)),
-                  DY_ATTR_IS("dilations", d, 2), DY_ATTR_I("groups", groups)};
-  int na = 4;
+  /* conv2d's attributes, conv2d_transpose's output_padding when given */
+  dy_conv2d_transpose_attrs ca = {
+      .given = DY_GIVEN_ALL & ~DY_GIVEN(conv2d_transpose, output_padding), .strides = s,
+      .n_strides = 2, .paddings = pads, .n_paddings = canon_pads(pads), .dilations = d,
+      .n_dilations = 2, .groups = groups};
   int64_t op[2] = {0, 0};
   if (transposed) {
     int64_t os[2];
@@ -119,9 +121,13 @@ static dy_status map_conv_any(pd_ctx *c, bool transposed) {
       }
       n = 2;
     }
-    if (n == 2)
-      a[na++] = DY_ATTR_IS("output_padding", op, 2);
+    if (n == 2) {
+      ca.given |= DY_GIVEN(conv2d_transpose, output_padding);
+      ca.output_padding = op, ca.n_output_padding = 2;
+    }
   }
+  dy_attr a[DY_CONV2D_TRANSPOSE_NATTRS];
+  int na = dy_conv2d_transpose_attrs_put(&ca, a);
   PD_TRY(pd_op(c, transposed ? "conv2d_transpose" : "conv2d", (int[]){x, w}, 2, a, na,
                nhwc ? NULL : on, &o));
   if (nhwc)
@@ -183,12 +189,13 @@ dy_status pd_import_pool2d(pd_ctx *c) {
   PD_TRY(conv_pads(c, pd_type(c, x), k, s, dil, pads));
   if (global)
     memset(pads, 0, sizeof pads);
-  dy_attr a[8] = {DY_ATTR_S("pooling_type", type), DY_ATTR_IS("ksize", k, 2),
-                  DY_ATTR_IS("strides", s, 2), DY_ATTR_IS("paddings", pads, canon_pads(pads)),
-                  DY_ATTR_I("ceil_mode", pd_attr_b(c, "ceil_mode", false)),
-                  DY_ATTR_I("exclusive", pd_attr_b(c, "exclusive", true)),
-                  DY_ATTR_I("global_pooling", global), DY_ATTR_I("adaptive", adaptive)};
-  PD_TRY(pd_op(c, "pool2d", &x, 1, a, 8, nhwc ? NULL : on, &o));
+  dy_attr a[DY_POOL2D_NATTRS];
+  int n_a = dy_pool2d_attrs_put(&(dy_pool2d_attrs){
+      .given = DY_GIVEN_ALL, .pooling_type = type, .ksize = k, .n_ksize = 2,
+      .strides = s, .n_strides = 2, .paddings = pads, .n_paddings = canon_pads(pads),
+      .ceil_mode = pd_attr_b(c, "ceil_mode", false), .exclusive = pd_attr_b(c, "exclusive", true),
+      .global_pooling = global, .adaptive = adaptive}, a);
+  PD_TRY(pd_op(c, "pool2d", &x, 1, a, n_a, nhwc ? NULL : on, &o));
   if (nhwc)
     PD_TRY(pd_transpose(c, o, 4, (int64_t[]){0, 2, 3, 1}, on, &o));
   return DY_OK;
@@ -225,8 +232,11 @@ dy_status pd_import_batch_norm(pd_ctx *c) {
     return pd_fail(c, DY_STATUS_UNSUPPORTED, "data_layout NHWC of rank %d", r);
   if (nhwc)
     PD_TRY(pd_transpose(c, in[0], 4, (int64_t[]){0, 3, 1, 2}, NULL, &in[0]));
-  dy_attr a[2] = {DY_ATTR_F("epsilon", pd_attr_f(c, "epsilon", 1e-5)), DY_ATTR_I("is_test", 1)};
-  PD_TRY(pd_op(c, "batch_norm", in, 5, a, 2, nhwc ? NULL : on, &o));
+  dy_attr a[DY_BATCH_NORM_NATTRS];
+  int n_a = dy_batch_norm_attrs_put(&(dy_batch_norm_attrs){
+      .given = DY_GIVEN(batch_norm, epsilon) | DY_GIVEN(batch_norm, is_test),
+      .epsilon = pd_attr_f(c, "epsilon", 1e-5), .is_test = 1}, a);
+  PD_TRY(pd_op(c, "batch_norm", in, 5, a, n_a, nhwc ? NULL : on, &o));
   if (nhwc)
     PD_TRY(pd_transpose(c, o, 4, (int64_t[]){0, 2, 3, 1}, on, &o));
   return DY_OK;
@@ -272,9 +282,10 @@ dy_status pd_import_layer_norm(pd_ctx *c) {
       free(v);
       PD_TRY(s);
     }
-  dy_attr a[2] = {DY_ATTR_I("begin_norm_axis", ax),
-                  DY_ATTR_F("epsilon", pd_attr_f(c, "epsilon", 1e-5))};
-  return pd_op(c, "layer_norm", in, 3, a, 2, pd_out_name(c, "Y"), &o);
+  dy_attr a[DY_LAYER_NORM_NATTRS];
+  int n_a = dy_layer_norm_attrs_put(&(dy_layer_norm_attrs){
+      .given = DY_GIVEN_ALL, .begin_norm_axis = ax, .epsilon = pd_attr_f(c, "epsilon", 1e-5)}, a);
+  return pd_op(c, "layer_norm", in, 3, a, n_a, pd_out_name(c, "Y"), &o);
 }
 
 dy_status pd_import_group_norm(pd_ctx *c) {
@@ -284,9 +295,11 @@ dy_status pd_import_group_norm(pd_ctx *c) {
   PD_TRY(pd_in(c, "Bias", 0, &in[2]));
   if (pd_is_nhwc(c, "data_layout"))
     return pd_fail(c, DY_STATUS_UNSUPPORTED, "data_layout NHWC");
-  dy_attr a[2] = {DY_ATTR_I("groups", pd_attr_i(c, "groups", 1)),
-                  DY_ATTR_F("epsilon", pd_attr_f(c, "epsilon", 1e-5))};
-  return pd_op(c, "group_norm", in, 3, a, 2, pd_out_name(c, "Y"), &o);
+  dy_attr a[DY_GROUP_NORM_NATTRS];
+  int n_a = dy_group_norm_attrs_put(&(dy_group_norm_attrs){
+      .given = DY_GIVEN_ALL, .groups = pd_attr_i(c, "groups", 1),
+      .epsilon = pd_attr_f(c, "epsilon", 1e-5)}, a);
+  return pd_op(c, "group_norm", in, 3, a, n_a, pd_out_name(c, "Y"), &o);
 }
 
 /* layer_norm and group_norm: X, Scale, Bias -> Y. */
@@ -316,8 +329,10 @@ dy_status pd_import_dropout(pd_ctx *c) {
   pd_attr_s(c, "dropout_implementation", "downgrade_in_infer", impl, sizeof impl);
   double p = pd_attr_f(c, "dropout_prob", 0.5);
   if (strcmp(impl, "upscale_in_train") == 0) { /* the identity at inference */
-    dy_attr a[2] = {DY_ATTR_F("p", p), DY_ATTR_I("is_test", 1)};
-    return pd_op(c, "dropout", &x, 1, a, 2, pd_out_name(c, "Out"), &o);
+    dy_attr a[DY_DROPOUT_NATTRS];
+    int n_a = dy_dropout_attrs_put(&(dy_dropout_attrs){
+        .given = DY_GIVEN(dropout, p) | DY_GIVEN(dropout, is_test), .p = p, .is_test = 1}, a);
+    return pd_op(c, "dropout", &x, 1, a, n_a, pd_out_name(c, "Out"), &o);
   }
   if (strcmp(impl, "downgrade_in_infer"))
     return pd_fail(c, DY_STATUS_UNSUPPORTED, "dropout_implementation '%s'", impl);

@@ -132,10 +132,12 @@ dy_status pd_import_concat(pd_ctx *c) {
     return pd_fail(c, DY_STATUS_UNSUPPORTED, "%d inputs", n);
   for (int i = 0; i < n; i++)
     PD_TRY(pd_in(c, "X", i, &in[i]));
-  dy_attr a = DY_ATTR_I("axis", pd_attr_i(c, "axis", 0));
+  dy_attr a[DY_CONCAT_NATTRS];
+  int n_a = dy_concat_attrs_put(&(dy_concat_attrs){
+      .given = DY_GIVEN_ALL, .axis = pd_attr_i(c, "axis", 0)}, a);
   if (n == 1)
     return pd_identity(c, in[0], "Out");
-  return pd_op(c, "concat", in, n, &a, 1, pd_out_name(c, "Out"), &o);
+  return pd_op(c, "concat", in, n, a, n_a, pd_out_name(c, "Out"), &o);
 }
 
 dy_status pd_export_concat(pdx_ctx *x, PdBlock *b, const dy_op *o, const pd_op_def *d) {
@@ -163,8 +165,9 @@ dy_status pd_import_stack(pd_ctx *c) {
   }
   if (n == 1)
     return DY_OK;
-  dy_attr a = DY_ATTR_I("axis", axis);
-  return pd_op(c, "concat", in, n, &a, 1, pd_out_name(c, "Y"), &o);
+  dy_attr a[DY_CONCAT_NATTRS];
+  int n_a = dy_concat_attrs_put(&(dy_concat_attrs){.given = DY_GIVEN_ALL, .axis = axis}, a);
+  return pd_op(c, "concat", in, n, a, n_a, pd_out_name(c, "Y"), &o);
 }
 
 dy_status pd_import_slice(pd_ctx *c) {
@@ -182,9 +185,11 @@ dy_status pd_import_slice(pd_ctx *c) {
   for (int i = 0; i < n; i++)
     steps[i] = 1;
   int nd = pd_attr_ints(c, "decrease_axis", dec, DY_MAX_DIMS);
-  dy_attr a[4] = {DY_ATTR_IS("starts", st, n), DY_ATTR_IS("ends", en, n),
-                  DY_ATTR_IS("axes", axes, n), DY_ATTR_IS("steps", steps, n)};
-  PD_TRY(pd_op(c, "slice", &x, 1, a, 4, nd > 0 ? NULL : pd_out_name(c, "Out"), &o));
+  dy_attr a[DY_SLICE_NATTRS];
+  int n_a = dy_slice_attrs_put(&(dy_slice_attrs){
+      .given = DY_GIVEN_ALL, .starts = st, .n_starts = n, .ends = en, .n_ends = n,
+      .axes = axes, .n_axes = n, .steps = steps, .n_steps = n}, a);
+  PD_TRY(pd_op(c, "slice", &x, 1, a, n_a, nd > 0 ? NULL : pd_out_name(c, "Out"), &o));
   if (nd > 0) {
     if (nd == pd_type(c, o)->rank) /* every dim decreased: Paddle keeps [1] */
       return pd_reshape(c, o, 1, (int64_t[]){1}, pd_out_name(c, "Out"), &o);
@@ -225,8 +230,11 @@ dy_status pd_import_reduce(pd_ctx *c) {
       axes[i] = i;
   }
   bool keep = pd_attr_b(c, "keep_dim", false);
-  dy_attr a[2] = {DY_ATTR_IS("axes", axes, n), DY_ATTR_I("keepdim", keep)};
-  return pd_op(c, c->def->dy, &x, 1, a, 2, pd_out_name(c, "Out"), &o);
+  /* the reduce ops share one schema */
+  dy_attr a[DY_REDUCE_SUM_NATTRS];
+  int na = dy_reduce_sum_attrs_put(&(dy_reduce_sum_attrs){
+      .given = DY_GIVEN_ALL, .axes = axes, .n_axes = n, .keepdim = keep}, a);
+  return pd_op(c, c->def->dy, &x, 1, a, na, pd_out_name(c, "Out"), &o);
 }
 
 dy_status pd_export_reduce(pdx_ctx *x, PdBlock *b, const dy_op *o, const pd_op_def *d) {
@@ -256,8 +264,10 @@ dy_status pd_import_gather(pd_ctx *c) {
   const dy_type *it = pd_type(c, idx);
   if (it->rank == 2 && it->shape[1] == 1)
     PD_TRY(pd_squeeze(c, idx, 1, (int64_t[]){1}, NULL, &idx));
-  dy_attr a = DY_ATTR_I("axis", pd_attr_i(c, "axis", 0));
-  return pd_op(c, "gather", (int[]){x, idx}, 2, &a, 1, pd_out_name(c, "Out"), &o);
+  dy_attr a[DY_GATHER_NATTRS];
+  int n_a = dy_gather_attrs_put(&(dy_gather_attrs){
+      .given = DY_GIVEN_ALL, .axis = pd_attr_i(c, "axis", 0)}, a);
+  return pd_op(c, "gather", (int[]){x, idx}, 2, a, n_a, pd_out_name(c, "Out"), &o);
 }
 
 dy_status pd_export_gather(pdx_ctx *x, PdBlock *b, const dy_op *o, const pd_op_def *d) {
@@ -282,16 +292,18 @@ static dy_status lookup(pd_ctx *c, bool v1) {
   int64_t pad = pd_attr_i(c, "padding_idx", -1);
   if (pad < 0 && pad != -1)
     pad += pd_type(c, w)->shape[0];
-  dy_attr a = DY_ATTR_I("axis", 0);
+  dy_attr a[DY_GATHER_NATTRS];
+  int n_a = dy_gather_attrs_put(&(dy_gather_attrs){.given = DY_GIVEN_ALL, .axis = 0}, a);
   if (pad == -1)
-    return pd_op(c, "gather", (int[]){w, ids}, 2, &a, 1, pd_out_name(c, "Out"), &o);
+    return pd_op(c, "gather", (int[]){w, ids}, 2, a, n_a, pd_out_name(c, "Out"), &o);
   int k, m, r;
   int64_t pv = pad;
-  PD_TRY(pd_op(c, "gather", (int[]){w, ids}, 2, &a, 1, NULL, &o));
+  PD_TRY(pd_op(c, "gather", (int[]){w, ids}, 2, a, n_a, NULL, &o));
   PD_TRY(pd_const(c, DY_I64, 1, (int64_t[]){1}, &pv, NULL, &k));
   PD_TRY(pd_binary(c, "equal", ids, k, NULL, &m));
-  dy_attr ct = DY_ATTR_I("dtype", DY_F32);
-  PD_TRY(pd_op(c, "cast", &m, 1, &ct, 1, NULL, &m));
+  dy_attr ct[DY_CAST_NATTRS];
+  int n_ct = dy_cast_attrs_put(&(dy_cast_attrs){.given = DY_GIVEN_ALL, .dtype = DY_F32}, ct);
+  PD_TRY(pd_op(c, "cast", &m, 1, ct, n_ct, NULL, &m));
   PD_TRY(pd_scale(c, m, -1.0, 1.0, NULL, &m));
   r = pd_type(c, m)->rank;
   PD_TRY(pd_unsqueeze(c, m, 1, (int64_t[]){r}, NULL, &m));
