@@ -28,7 +28,7 @@
  *
  * Contract with the memory plan (compiler/passes/memplan.c): every var that
  * is neither persistable, a feed nor a fetch has mem_offset >= 0 (bytes into
- * the arena, sized for max_batch), or alias_of >= 0 for a view that shares
+ * the arena, sized for the size symbols' bounds: dy_program_sym_bound), or alias_of >= 0 for a view that shares
  * another var's storage. The arena size is the plan's result.
  *
  * Output is deterministic: the same Program and options give the same bytes.
@@ -42,7 +42,8 @@
 /* The defaults of a compiled trainer's main.c (rt/dy_train_main.c). */
 typedef struct {
   double lr;                 /* the base learning rate (--lr overrides it)   */
-  int64_t batch;             /* samples per step (--batch; <= max_batch)     */
+  int64_t batch;             /* samples per step (--batch; <= the batch's
+                                bound, dy_program_sym_bound)                */
   int64_t lr_step_size;      /* > 0: the rate is multiplied by lr_gamma every
                                 lr_step_size steps; 0: constant              */
   double lr_gamma;
@@ -52,7 +53,6 @@ typedef struct {
 
 typedef struct {
   const char *name;          /* C identifier used as symbol prefix ("model") */
-  int64_t max_batch;         /* bound for the dynamic dim (>= 1)            */
   int64_t arena_bytes;       /* from the memory plan                        */
   bool emit_main;            /* also produce main.c                         */
   const dy_codegen_trainer *trainer; /* non-NULL: main.c is a trainer (the
@@ -61,11 +61,13 @@ typedef struct {
   const char *source;        /* the input model's path (may be NULL)        */
   int ops_before;            /* ops before the passes (0: not stated)       */
   int64_t arena_lower_bound; /* the plan's lower bound (0: not stated)      */
-  /* Arena offset of each op's kernel scratch (dy_codegen_scratch_bytes),
-   * one per op of every block by slot (dy_codegen_op_slot), -1 for none:
-   * from
-   * dy_memplan_scratch. NULL: the scratch goes after arena_bytes (the
-   * arena macro grows by the largest). */
+  /* Bytes of each op's kernel scratch, one per op of every block by slot
+   * (dy_codegen_op_slot), as computed once before the memory plan
+   * (dy_codegen_scratch_sizes). NULL: asked of the emitter table here. */
+  const int64_t *scratch_bytes;
+  /* Arena offset of each op's kernel scratch, by slot as scratch_bytes, -1
+   * for none: from dy_memplan_scratch. NULL: the scratch goes after
+   * arena_bytes (the arena macro grows by the largest). */
   const int64_t *scratch_offsets;
   int threads;               /* > 1: GEMM and conv kernels split their work
                                 over this many pthreads (NAME.c then
@@ -74,13 +76,6 @@ typedef struct {
                                 before NAME_run returns NAME_ERR_LOOP, for
                                 loops whose max_iterations attribute is 0
                                 (0 here: DY_WHILE_MAX_ITERATIONS) */
-  /* A training step's dropout seeds as its host draws them
-   * (dy_codegen_dropout_seeds of the Program before the passes, which may
-   * remove a dropout of p = 0 that still draws): each of the Program's
-   * training-mode dropouts takes the seed whose index its attribute has
-   * here. NULL: the Program's own (dy_codegen_dropout_seeds). */
-  const int64_t *dropout_seeds;
-  int n_dropout_seeds;
   /* true: the weights of every dtype (plain and packed) are not written
    * into NAME.c but laid out in dy_codegen_output.weights, which NAME.c
    * reads at `extern const union NAME_weights_data NAME_weights` (each
@@ -128,11 +123,14 @@ typedef struct {
 dy_status dy_codegen(const dy_program *p, const dy_codegen_options *opt,
                      dy_codegen_output *out, dy_error *err);
 /* Bytes of arena scratch the kernel of op needs while it runs (im2col
- * panels, a run-time GEMM operand packed for the micro-kernel), at
- * max_batch and with `threads` threads (each has its own; 0 or 1: one);
- * 0 for none. The memory plan reserves them for that op only. */
-int64_t dy_codegen_scratch_bytes(const dy_program *p, const dy_op *op, int64_t max_batch,
-                                 int threads);
+ * panels, a run-time GEMM operand packed for the micro-kernel), at the
+ * Program's size bounds and with `threads` threads (each has its own; 0
+ * or 1: one); 0 for none. The memory plan reserves them for that op only. */
+int64_t dy_codegen_scratch_bytes(const dy_program *p, const dy_op *op, int threads);
+/* Every op's dy_codegen_scratch_bytes, computed once into bytes (one per op
+ * of every block, dy_program_count_ops of them, by dy_codegen_op_slot):
+ * the per-op fact the memory plan places and dy_codegen_options carries. */
+void dy_codegen_scratch_sizes(const dy_program *p, int threads, int64_t *bytes);
 /* Does op (conv2d / fused_conv2d) get the padded-plane depthwise kernel
  * (emit_depthwise.c) with these options? For --report. */
 bool dy_codegen_depthwise_padded(const dy_program *p, const dy_op *op, bool plain_kernels);
@@ -143,12 +141,12 @@ bool dy_codegen_depthwise_padded(const dy_program *p, const dy_op *op, bool plai
 int64_t dy_codegen_conv_panels(const dy_program *p, const dy_op *op, int threads,
                                bool plain_kernels);
 /* How op (matmul / fused_matmul on the GEMM kernel) reads A, for
- * --report: writes the GEMM's m x k x n (m at most its value at
- * max_batch) and "A packed, blocks of 96 x 128 (rows x k)" or "A in place
+ * --report: writes the GEMM's m x k x n (m at most its value at the
+ * batch's bound) and "A packed, blocks of 96 x 128 (rows x k)" or "A in place
  * (k < 32)" into buf and returns true; false (buf untouched) for other
  * ops. no_pack_a: the option. */
-bool dy_codegen_gemm_a(const dy_program *p, const dy_op *op, int64_t max_batch, bool no_pack_a,
-                       char *buf, size_t n);
+bool dy_codegen_gemm_a(const dy_program *p, const dy_op *op, bool no_pack_a, char *buf,
+                       size_t n);
 void dy_codegen_output_free(dy_codegen_output *out);
 /* NAME_weights.c for out->weights (separate_weights): the union
  * NAME_weights_data (a float view and the bytes as chunks of 4032, each
@@ -217,7 +215,6 @@ typedef struct {
                                 step), not its attribute */
   bool plain_kernels;        /* dy_codegen_options.plain_kernels */
   bool no_pack_a;            /* dy_codegen_options.no_pack_a */
-  int64_t max_batch;         /* dy_codegen_options.max_batch */
   const char *const *param;  /* the parameters' names, inputs then outputs
                                 (dy_cg_in, dy_cg_out); NULL: in0, in1, ...,
                                 out0, ... */
@@ -252,7 +249,7 @@ void dy_cg_end(dy_cg_ctx *ctx);
  * one is a link error:
  *   emit     the body of the op's kernel (dy_emit_<op>)
  *   scratch  the bytes of arena scratch the kernel needs while it runs, at
- *            max_batch and with `threads` threads (each has its own); NULL:
+ *            the Program's size bounds and with `threads` threads (each has its own); NULL:
  *            none (dy_codegen_scratch_bytes reads it)
  *   roles    the names of the kernel's input parameters by role ("x", "w",
  *            "bias", ...), or role_prefix: inputs <prefix>0, <prefix>1, ...
@@ -260,8 +257,7 @@ void dy_cg_end(dy_cg_ctx *ctx);
  *            elementwise op a and b; outputs are y. */
 enum { DY_CG_MAX_ROLES = 9 };
 typedef dy_status (*dy_cg_fn)(dy_cg_ctx *ctx, dy_error *err);
-typedef int64_t (*dy_cg_scratch_fn)(const dy_program *p, const dy_op *op, int64_t max_batch,
-                                    int threads);
+typedef int64_t (*dy_cg_scratch_fn)(const dy_program *p, const dy_op *op, int threads);
 typedef struct {
   dy_cg_fn emit;
   dy_cg_scratch_fn scratch;

@@ -447,19 +447,40 @@ dy_status dy_program_declare_sym(dy_program *p, const char *name, int64_t max,
 /* The declaration of symbol sym (a dy_sym_id), or NULL. */
 const dy_sym_decl *dy_program_sym(const dy_program *p, int sym);
 /* Declare (without a bound) every symbol but the batch that a var's type
- * uses, in first-use order (the batch is implicit: --max-batch bounds it). */
+ * uses, in first-use order (the batch need not be declared: its bound is
+ * DY_DEFAULT_MAX_BATCH until dy_program_bound_sym sets one). */
 dy_status dy_program_declare_used_syms(dy_program *p, dy_error *err);
 /* Pin feed `input` to the static shape dims[0..rank): each of its dims
  * that is one symbol pins that symbol (dy_program_pin_sym); a static dim
  * must equal its value; any other expression is an error. */
 dy_status dy_program_pin_input(dy_program *p, const char *input, const int64_t *dims,
                                int rank, dy_error *err);
-/* Each size symbol's largest value in p, into vals[DY_MAX_SYMS]: the
- * batch max_batch; a declared symbol its pinned value, else its bound, else
- * default_max; an undeclared one default_max. (Dims grow with every
- * symbol, so a type's size at these values is its largest.) */
-void dy_program_sym_bounds(const dy_program *p, int64_t max_batch, int64_t default_max,
-                           int64_t *vals);
+/* The bound of the batch when a Program declares none (what the memory
+ * plan sizes for and NAME_MAX_BATCH says). */
+#define DY_DEFAULT_MAX_BATCH 64
+/* Symbol sym's largest value in p: its pinned value, else its declared
+ * bound, else the batch's bound; the batch's is its declared bound, else
+ * DY_DEFAULT_MAX_BATCH. The one source of every bound the memory plan and
+ * the generated code use. (A pinned batch keeps its bound: the
+ * NAME_MAX_BATCH of the generated header.) */
+int64_t dy_program_sym_bound(const dy_program *p, int sym);
+/* Each size symbol's dy_program_sym_bound, into vals[DY_MAX_SYMS]. (Dims
+ * grow with every symbol, so a type's size at these values is its
+ * largest.) */
+void dy_program_sym_bounds(const dy_program *p, int64_t *vals);
+/* The largest value of dim d (static, or an expression) in p, its symbols
+ * at their bounds; -1 when that overflows. */
+int64_t dy_program_dim_bound(const dy_program *p, int64_t d);
+/* Bound symbol name (the batch included) by max (>= 1): the --max-batch
+ * and --max-dim of the driver and the CLI, before the passes run. An
+ * error when the Program has no such symbol (the batch it always has) or
+ * pins it above max. */
+dy_status dy_program_bound_sym(dy_program *p, const char *name, int64_t max, dy_error *err);
+/* A declaration as a model file or the text IR spells it: symbol name
+ * with bound max (0: none) and pinned value (-1: none). An error when the
+ * value is below 1 or above the bound. */
+dy_status dy_program_load_sym(dy_program *p, const char *name, int64_t max, int64_t value,
+                              dy_error *err);
 /* Bit s set for each symbol s a type's dims use (DY_MAX_SYMS <= 64). */
 uint64_t dy_type_sym_mask(const dy_type *t);
 /* Pin symbol name to value (> 0): every var type has it replaced by the

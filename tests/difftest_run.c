@@ -130,7 +130,10 @@ bool dt_check(dt_prog *const *progs, int n, int modes, const char *dir, int *bad
       snprintf(name, sizeof name, "p%d_%s", i, mode_tag[m]);
       dy_compile_options o = dy_compile_options_default();
       o.name = name;
-      o.max_batch = g->max_batch;
+      if (p && dy_program_bound_sym(p, "batch", g->max_batch, &err) != DY_OK) {
+        dy_program_free(p);
+        p = NULL;
+      }
       o.passes.opt_level = m == 0 ? 0 : 2;
       o.threads = m == 2 ? 2 : 0;
       /* the threaded build also runs every 3x3 stride-1 conv with a

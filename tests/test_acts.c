@@ -156,8 +156,9 @@ static void emit_case(const char *label, dy_program *p, const dy_tensor *x, cons
   snprintf(name, sizeof name, "c%d", k);
   dy_memplan_result mr;
   dy_codegen_output co = {0};
-  dy_codegen_options o = {.name = name, .max_batch = BATCH, .source = label};
-  if (k >= MAX_CASES || dy_memplan(p, BATCH, &mr, &err) ||
+  dy_codegen_options o = {.name = name, .source = label};
+  if (k >= MAX_CASES || dy_program_bound_sym(p, "batch", BATCH, &err) ||
+      dy_memplan(p, &mr, &err) ||
       (o.arena_bytes = mr.arena_bytes, dy_codegen(p, &o, &co, &err))) {
     fprintf(stderr, "\n  [%s] codegen: %s\n", label, err.msg);
     CU_FAIL("codegen failed");

@@ -248,6 +248,12 @@ static void test_source_errors(void) {
                         "positive integer, -1 (the batch) or a name (a dynamic size, e.g. "
                         "seq)\n", line);
   expect_error("e_spec.c", (const char *[]){a, "\nDY_TO_STATIC(\"x: f32[-1,0]\")\n^\n"}, 2);
+  /* a dim past int64 (strtoll's ERANGE) is refused, not clamped */
+  line = write_variant("e_spec_big.c", "DY_TO_STATIC(\"x: f32[-1,16]\")",
+                       "DY_TO_STATIC(\"x: f32[-1,99999999999999999999]\")");
+  snprintf(a, sizeof a, "e_spec_big.c:%d:1: error: input spec 'x: f32[-1,99999999999999999999]': "
+                        "dim 1 is too large\n", line);
+  expect_error("e_spec_big.c", (const char *[]){a}, 1);
 
   /* two DY_TO_STATIC functions */
   int first = sample_line("static dy_tensor *net_forward(");

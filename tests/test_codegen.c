@@ -148,8 +148,12 @@ static void show_file(const char *path) {
 static bool emit_and_compile(dy_program *p, const char *dir, const char *name,
                              int64_t max_batch, bool with_main,
                              dy_codegen_output *out) {
+  dy_error err0 = {0};
+  if (dy_program_bound_sym(p, "batch", max_batch, &err0)) {
+    fprintf(stderr, "\n  --max-batch: %s\n", err0.msg);
+    return false;
+  }
   dy_codegen_options opt = {.name = name,
-                            .max_batch = max_batch,
                             .arena_bytes = plan(p, max_batch),
                             .emit_main = with_main,
                             .command_line = "dy2stc build net.dymodel -o out",
@@ -505,7 +509,7 @@ static void test_fused_comment_lists_sources(void) {
   f->n_srcs = 3;
   dy_codegen_output out = {0};
   dy_error err = {0};
-  dy_codegen_options opt = {.name = "m", .max_batch = 1, .arena_bytes = 0};
+  dy_codegen_options opt = {.name = "m", .arena_bytes = 0};
   DY_ASSERT_OK(dy_codegen(p, &opt, &out, &err), &err);
   const char *want = "/* op 0: fused_elementwise   cnn.c:41 mul, ?:0 add, cnn.c:43 relu   f32[2,3]";
   CU_ASSERT_PTR_NOT_NULL(strstr(out.source, want));
@@ -539,7 +543,7 @@ static void test_add_same_shape(void) {
   /* same shape: one flat loop */
   dy_codegen_output out = {0};
   dy_error err = {0};
-  dy_codegen_options opt = {.name = "m", .max_batch = 1, .arena_bytes = 0};
+  dy_codegen_options opt = {.name = "m", .arena_bytes = 0};
   DY_ASSERT_OK(dy_codegen(p, &opt, &out, &err), &err);
   /* parameters named by role: a + b -> y */
   CU_ASSERT_PTR_NOT_NULL(strstr(out.source, "y[i] = a[i] + b[i];"));
@@ -1142,7 +1146,9 @@ static void test_one_trip_loops(void) {
 static void test_deterministic(void) {
   dy_program *p = mlp();
   int64_t arena = plan(p, 8);
-  dy_codegen_options opt = {.name = "net", .max_batch = 8, .arena_bytes = arena,
+  dy_error err0 = {0};
+  DY_ASSERT_OK(dy_program_bound_sym(p, "batch", 8, &err0), &err0);
+  dy_codegen_options opt = {.name = "net", .arena_bytes = arena,
                             .emit_main = true, .command_line = "dy2stc x",
                             .source = "a.dymodel"};
   dy_codegen_output a = {0}, b = {0};
@@ -1430,7 +1436,7 @@ static void test_nan_weight(void) {
   int y = var(p, "y", DY_F32, 1, DIMS(3));
   op(p, DY_OP_ADD, IDS(x, w), 2, y, NULL, 0);
   fetch(p, y);
-  dy_codegen_options opt = {.name = "m", .max_batch = 1};
+  dy_codegen_options opt = {.name = "m"};
   dy_codegen_output out = {0};
   dy_error err = {0};
   uint32_t nan_bits;
@@ -1458,9 +1464,10 @@ static void test_plan_errors(void) {
   op(p, DY_OP_RELU, IDS(x), 1, h, NULL, 0);
   op(p, DY_OP_TANH, IDS(h), 1, y, NULL, 0);
   fetch(p, y);
-  dy_codegen_options opt = {.name = "m", .max_batch = 2, .arena_bytes = 64};
+  dy_codegen_options opt = {.name = "m", .arena_bytes = 64};
   dy_codegen_output out = {0};
   dy_error err = {0};
+  DY_ASSERT_OK(dy_program_bound_sym(p, "batch", 2, &err), &err);
   /* no plan */
   CU_ASSERT_EQUAL(dy_codegen(p, &opt, &out, &err), DY_STATUS_INVALID_ARGUMENT);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "hidden"));
@@ -1476,8 +1483,9 @@ static void test_plan_errors(void) {
   opt.name = "9lives";
   CU_ASSERT_EQUAL(dy_codegen(p, &opt, &out, &err), DY_STATUS_INVALID_ARGUMENT);
   opt.name = "m";
-  opt.max_batch = 0;
+  DY_ASSERT_OK(dy_program_declare_sym(p, "batch", DY_MAX_BATCH + 1, &err), &err);
   CU_ASSERT_EQUAL(dy_codegen(p, &opt, &out, &err), DY_STATUS_INVALID_ARGUMENT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "max batch 2147483649 is above"));
   dy_program_free(p);
 
   /* an output sharing memory with its input breaks restrict */
@@ -1492,7 +1500,6 @@ static void test_plan_errors(void) {
   fetch(p, y);
   p->vars[h]->mem_offset = 0;
   p->vars[h2]->mem_offset = 32;
-  opt.max_batch = 1;
   opt.arena_bytes = 128;
   CU_ASSERT_EQUAL(dy_codegen(p, &opt, &out, &err), DY_STATUS_INVALID_ARGUMENT);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "shares memory"));

@@ -187,7 +187,6 @@ static bool emit_c_program(dy_program *p, const char *dir, const char *name, int
                            int64_t max_iterations, dy_compile_report *rep) {
   dy_compile_options o = dy_compile_options_default();
   o.name = name;
-  o.max_batch = 4;
   o.max_iterations = max_iterations;
   o.passes.opt_level = opt_level;
   o.passes.verify_each = 1;
@@ -462,7 +461,8 @@ static void test_memory_plan(void) {
   CU_ASSERT_PTR_NOT_NULL_FATAL(p);
   dy_memplan_result r;
   dy_error err = {0};
-  DY_ASSERT_OK(dy_memplan(p, 4, &r, &err), &err);
+  DY_ASSERT_OK(dy_program_bound_sym(p, "batch", 4, &err), &err);
+  DY_ASSERT_OK(dy_memplan(p, &r, &err), &err);
   /* vars by block: 1 and its loop's blocks 3, 4 are the then branch */
   int64_t all = 0;
   bool shared = false;

@@ -67,10 +67,10 @@ static void test_regression_programs(void) {
       dy_program *p = dy_test_parse_ok(regression_ir[i]);
       CU_ASSERT_PTR_NOT_NULL_FATAL(p);
       dy_compile_options o = dy_compile_options_default();
-      o.max_batch = 1;
       o.passes.opt_level = level;
       dy_codegen_output co = {0};
       dy_error err = {0};
+      DY_ASSERT_OK(dy_program_bound_sym(p, "batch", 1, &err), &err);
       DY_ASSERT_OK(dy_compile_program(p, &o, &co, NULL, &err), &err);
       dy_codegen_output_free(&co);
       dy_program_free(p);
@@ -94,7 +94,8 @@ static void localize(const dt_prog *g, int mode) {
       in[n++] = g->v[v].t;
   dy_compile_options o = dy_compile_options_default();
   o.name = "localize";
-  o.max_batch = g->max_batch;
+  if (p && dy_program_bound_sym(p, "batch", g->max_batch, &err))
+    fprintf(stderr, "difftest: --max-batch: %s\n", err.msg);
   o.passes.opt_level = mode == DT_O0 ? 0 : 2;
   o.threads = mode == DT_T2 ? 2 : 0;
   dy_localize_result r;
@@ -211,7 +212,7 @@ static void test_generator_reaches(void) {
       fprintf(stderr, "\n  seed %llu: %s\n", (unsigned long long)seed, err.msg);
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
     dy_compile_options o = dy_compile_options_default();
-    o.max_batch = g->max_batch;
+    DY_ASSERT_OK(dy_program_bound_sym(p, "batch", g->max_batch, &err), &err);
     dy_codegen_output co = {0};
     dy_compile_report rep;
     DY_ASSERT_OK(dy_compile_program(p, &o, &co, &rep, &err), &err);
@@ -333,7 +334,7 @@ static void test_minimise_planted(void) {
     if (small->v[v].kind == DT_FEED)
       in[n++] = small->v[v].t;
   dy_compile_options o = dy_compile_options_default();
-  o.max_batch = small->max_batch;
+  DY_ASSERT_OK(dy_program_bound_sym(p, "batch", small->max_batch, &err), &err);
   o.passes.opt_level = 0;
   dy_localize_result r;
   DY_ASSERT_OK(dy_localize(p, &o, in, 1e-4, 1e-5, -1, &r, &err), &err);

@@ -256,11 +256,14 @@ static float fill(int i, int64_t j) { return (float)((j * 7 + i * 3) % 23) * 0.1
 static bool build_model(dy_program *p, const char *name, int64_t max_batch) {
   dy_compile_options o = dy_compile_options_default();
   o.name = name;
-  o.max_batch = max_batch;
   o.passes.verify_each = 1;
   dy_codegen_output co = {0};
   dy_compile_report rep;
   dy_error err = {0};
+  if (dy_program_bound_sym(p, "batch", max_batch, &err)) {
+    fprintf(stderr, "\n  --max-batch: %s\n", err.msg);
+    return false;
+  }
   char base[512], path[600];
   snprintf(base, sizeof base, WORK "/%s", name);
   mkdir(WORK, 0777);
@@ -792,11 +795,12 @@ static void test_concat_symbolic(void) {
 static char *emit_text(dy_program *p, char **header) {
   dy_compile_options o = dy_compile_options_default();
   o.name = "m";
-  o.max_batch = 4;
   dy_codegen_output co = {0};
   dy_compile_report rep;
   dy_error err = {0};
-  dy_status s = dy_compile_program(p, &o, &co, &rep, &err);
+  dy_status s = dy_program_bound_sym(p, "batch", 4, &err);
+  if (!s)
+    s = dy_compile_program(p, &o, &co, &rep, &err);
   if (s)
     fprintf(stderr, "\n  compile failed: %s\n", err.msg);
   dy_program_free(p);
@@ -887,6 +891,140 @@ static void test_cli_dims(void) {
                              "/cli3 --shape x=1,2", DY2STC_PATH), 1);
 }
 
+/* Every bound lives in the Program: the batch's too (declared like any
+ * symbol, default 64), and the memory plan and the generated header read
+ * them there; a bound round-trips through save/load; an old file without
+ * the batch's bound loads with the default. */
+static void test_bounds_in_program(void) {
+  dy_error err = {0};
+  dy_program *p = dy_test_parse_ok(exec_text);
+  CU_ASSERT_FATAL(p != NULL);
+  CU_ASSERT_EQUAL(dy_program_sym_bound(p, 0), DY_DEFAULT_MAX_BATCH);
+  CU_ASSERT_EQUAL(dy_program_sym_bound(p, dy_sym_id("seq")), 6);
+  dy_memplan_result r64, r8;
+  DY_ASSERT_OK(dy_memplan(p, &r64, &err), &err);
+  DY_ASSERT_OK(dy_program_bound_sym(p, "batch", 8, &err), &err);
+  CU_ASSERT_EQUAL(dy_program_sym_bound(p, 0), 8);
+  CU_ASSERT_EQUAL(dy_program_dim_bound(p, dy_dim_sym("batch")), 8);
+  CU_ASSERT_EQUAL(dy_program_dim_bound(p, p->vars[3]->type.shape[1]), 48); /* 8*seq */
+  DY_ASSERT_OK(dy_memplan(p, &r8, &err), &err);
+  /* y: f32[batch,seq,8] is the one arena buffer: 4 * batch * 6 * 8 bytes */
+  CU_ASSERT_EQUAL(r8.arena_bytes, 4 * 8 * 6 * 8);
+  CU_ASSERT_EQUAL(r64.arena_bytes, 4 * 64 * 6 * 8);
+  /* the bound survives save and load, and reaches NAME_MAX_BATCH */
+  mkdir(WORK, 0777);
+  DY_ASSERT_OK(dy_model_save(p, WORK "/b8.dymodel", &err), &err);
+  dy_program_free(p);
+  DY_ASSERT_OK(dy_model_load(WORK "/b8.dymodel", &p, &err), &err);
+  CU_ASSERT_EQUAL(dy_program_sym_bound(p, 0), 8);
+  dy_compile_options o = dy_compile_options_default();
+  o.name = "b8";
+  dy_codegen_output co = {0};
+  DY_ASSERT_OK(dy_compile_program(p, &o, &co, NULL, &err), &err);
+  CU_ASSERT(strstr(co.header, "#define B8_MAX_BATCH 8\n") != NULL);
+  dy_codegen_output_free(&co);
+  dy_program_free(p);
+  /* the text IR: a declared batch bound, and none (the default) */
+  p = dy_test_parse_ok("program {\n  sym batch max 3\n  var x : f32[-1,2] feed 0\n"
+                       "  var y : f32[-1,2]\n  block 0 parent -1 {\n    y = relu(x)\n  }\n"
+                       "  fetch 0 y\n}\n");
+  CU_ASSERT_FATAL(p != NULL);
+  CU_ASSERT_EQUAL(dy_program_sym_bound(p, 0), 3);
+  dy_program_free(p);
+}
+
+/* dy2stc compile of WORK/pe.dymodel with args exits rc, saying want. */
+static void compile_says(const char *args, int rc, const char *want) {
+  CU_ASSERT_EQUAL(dy_test_sh(WORK "/pe.log", "%s compile " WORK "/pe.dymodel --emit c -o " WORK
+                             "/pe %s", DY2STC_PATH, args), rc);
+  char *log = dy_test_slurp(WORK "/pe.log");
+  CU_ASSERT(log && strstr(log, want) != NULL);
+  if (!log || !strstr(log, want))
+    fprintf(stderr, "\n  compile %s said: %s\n  not: %s\n", args, log ? log : "", want);
+  free(log);
+}
+
+/* A pin above the bound, a pin to 0, a bound below the pin and a pin of a
+ * symbol the model lacks are errors with one line each (issue 31 item 7). */
+static void test_pin_errors(void) {
+  dy_error err = {0};
+  dy_program *p = dy_test_parse_ok(exec_text); /* seq max 6 */
+  CU_ASSERT_FATAL(p != NULL);
+  CU_ASSERT_EQUAL(dy_program_pin_sym(p, "seq", 8, &err), DY_STATUS_INVALID_ARGUMENT);
+  CU_ASSERT_STRING_EQUAL(err.msg, "size symbol 'seq': pinned to 8, above the bound 6");
+  CU_ASSERT_EQUAL(dy_program_pin_sym(p, "seq", 0, &err), DY_STATUS_INVALID_ARGUMENT);
+  CU_ASSERT_STRING_EQUAL(err.msg, "size symbol 'seq': pinned value 0 is less than 1");
+  CU_ASSERT_EQUAL(dy_program_pin_sym(p, "len", 4, &err), DY_STATUS_INVALID_ARGUMENT);
+  CU_ASSERT_STRING_EQUAL(err.msg, "the model has no size symbol 'len'");
+  DY_ASSERT_OK(dy_program_pin_sym(p, "seq", 3, &err), &err);
+  CU_ASSERT_EQUAL(dy_program_bound_sym(p, "seq", 2, &err), DY_STATUS_INVALID_ARGUMENT);
+  CU_ASSERT_STRING_EQUAL(err.msg, "size symbol 'seq': pinned to 3, above the bound 2");
+  CU_ASSERT_EQUAL(dy_program_bound_sym(p, "len", 2, &err), DY_STATUS_INVALID_ARGUMENT);
+  CU_ASSERT_STRING_EQUAL(err.msg, "the model has no size symbol 'len'");
+  dy_program_free(p);
+  /* the same in a model's own declarations */
+  dy_program *q = NULL;
+  CU_ASSERT_NOT_EQUAL(dy_program_parse("program {\n  sym seq max 4 value 8\n}\n", &q, &err),
+                      DY_OK);
+  CU_ASSERT(strstr(err.msg, "size symbol 'seq': pinned to 8, above the bound 4") != NULL);
+  dy_program_free(q);
+  q = NULL;
+  CU_ASSERT_NOT_EQUAL(dy_program_parse("program {\n  sym seq value 0\n}\n", &q, &err), DY_OK);
+  CU_ASSERT(strstr(err.msg, "size symbol 'seq': pinned value 0 is not a size") != NULL);
+  dy_program_free(q);
+  /* the CLI: --dim above --max-dim, --dim of a symbol the model lacks */
+  p = dy_test_parse_ok(exec_text);
+  CU_ASSERT_FATAL(p != NULL);
+  mkdir(WORK, 0777);
+  DY_ASSERT_OK(dy_model_save(p, WORK "/pe.dymodel", &err), &err);
+  dy_program_free(p);
+  compile_says("--dim seq=3 --max-dim seq=2", 1,
+               "--max-dim: size symbol 'seq': pinned to 3, above the bound 2\n");
+  compile_says("--dim seq=9", 1, "--dim: size symbol 'seq': pinned to 9, above the bound 6\n");
+  compile_says("--dim len=4", 1, "--dim: the model has no size symbol 'len'\n");
+  compile_says("--dim seq=0", 2, "--dim needs NAME=N (a positive size), not 'seq=0'");
+}
+
+/* Each op's kernel scratch is computed once (dy_codegen_scratch_sizes, the
+ * emitter table's figure) and the memory plan places what it is handed:
+ * a matmul with a run-time B packs its panels into scratch. */
+static void test_scratch_stored(void) {
+  dy_program *p = dy_test_parse_ok(
+      "program {\n  sym batch max 16\n  var x : f32[-1,64] feed 0\n"
+      "  var w : f32[64,64] feed 1\n  var h : f32[-1,64]\n  var y : f32[-1,64]\n"
+      "  block 0 parent -1 {\n    h = matmul(x, w) {transpose_x = 0, transpose_y = 0}\n"
+      "    y = relu(h)\n  }\n  fetch 0 y\n}\n");
+  CU_ASSERT_FATAL(p != NULL);
+  dy_error err = {0};
+  int64_t bytes[2], more[2], off[2];
+  dy_codegen_scratch_sizes(p, 1, bytes);
+  CU_ASSERT(bytes[0] > 0);
+  CU_ASSERT_EQUAL(bytes[0], dy_codegen_scratch_bytes(p, p->blocks[0]->ops[0], 1));
+  CU_ASSERT_EQUAL(bytes[1], 0);
+  dy_memplan_result r, r2;
+  DY_ASSERT_OK(dy_memplan_scratch(p, bytes, off, &r, &err), &err);
+  CU_ASSERT_EQUAL(r.n_scratch, 1);
+  CU_ASSERT(off[0] >= 0 && off[1] == -1);
+  /* h (16 x 64 floats) and the scratch, live at once */
+  CU_ASSERT_EQUAL(r.arena_bytes, 4 * 16 * 64 + (bytes[0] + 63) / 64 * 64);
+  more[0] = (bytes[0] + 63) / 64 * 64 + 4096;
+  more[1] = 0;
+  DY_ASSERT_OK(dy_memplan_scratch(p, more, off, &r2, &err), &err);
+  CU_ASSERT_EQUAL(r2.arena_bytes, 4 * 16 * 64 + more[0]);
+  /* the code from the stored sizes is the code that asks the table */
+  DY_ASSERT_OK(dy_memplan_scratch(p, bytes, off, &r, &err), &err);
+  dy_codegen_options o = {.name = "s", .arena_bytes = r.arena_bytes, .scratch_offsets = off};
+  dy_codegen_output a = {0}, b = {0};
+  DY_ASSERT_OK(dy_codegen(p, &o, &a, &err), &err);
+  o.scratch_bytes = bytes;
+  DY_ASSERT_OK(dy_codegen(p, &o, &b, &err), &err);
+  CU_ASSERT_STRING_EQUAL(a.source, b.source);
+  CU_ASSERT(strstr(b.header, "#define S_MAX_BATCH 16\n") != NULL);
+  dy_codegen_output_free(&a);
+  dy_codegen_output_free(&b);
+  dy_program_free(p);
+}
+
 void dy_test_register(void) {
   DY_SUITE("dims");
   DY_TEST(test_normal_form);
@@ -897,6 +1035,9 @@ void dy_test_register(void) {
   DY_TEST(test_compiled_binds_symbols);
   DY_TEST(test_pinned_is_static);
   DY_TEST(test_cli_dims);
+  DY_TEST(test_bounds_in_program);
+  DY_TEST(test_pin_errors);
+  DY_TEST(test_scratch_stored);
   DY_TEST(test_transformer_sample);
   DY_TEST(test_onnx_encoder);
   DY_TEST(test_onnx_encoder_packed);

@@ -410,8 +410,8 @@ static void cg_add(const dy_op_case *c, dy_program *p, dy_tensor **in, int n_fee
   dy_error err = {0};
   dy_memplan_result mr;
   dy_codegen_output co = {0};
-  dy_codegen_options o = {.name = name, .max_batch = batch, .source = c->label};
-  if (dy_memplan(p, batch, &mr, &err) ||
+  dy_codegen_options o = {.name = name, .source = c->label};
+  if (dy_program_bound_sym(p, "batch", batch, &err) || dy_memplan(p, &mr, &err) ||
       (o.arena_bytes = mr.arena_bytes, dy_codegen(p, &o, &co, &err))) {
     fprintf(stderr, "\n  [%s] codegen of the gradient Program: %s\n", c->label, err.msg);
     CU_FAIL("gradient codegen failed");

@@ -617,9 +617,9 @@ static void test_generated_everywhere(void) {
   CU_ASSERT_FATAL(write_main(&q, WORK "/main.c"));
   dy_compile_options o = dy_compile_options_default();
   o.name = "qk";
-  o.max_batch = 1;
   dy_codegen_output co;
   dy_compile_report rep;
+  DY_ASSERT_OK(dy_program_bound_sym(q.p, "batch", 1, &err), &err);
   DY_ASSERT_OK(dy_compile_program(q.p, &o, &co, &rep, &err), &err);
   DY_ASSERT_OK(dy_write_sources(&co, WORK "/qk", &err), &err);
   dy_codegen_output_free(&co);

@@ -284,7 +284,8 @@ static void test_memplan(void) {
   dy_program *p = small_program();
   dy_error err = {0};
   dy_memplan_result r;
-  DY_ASSERT_OK(dy_memplan(p, 8, &r, &err), &err);
+  DY_ASSERT_OK(dy_program_bound_sym(p, "batch", 8, &err), &err);
+  DY_ASSERT_OK(dy_memplan(p, &r, &err), &err);
   CU_ASSERT_EQUAL(r.n_planned, 1);
   /* each is 8*3*4 = 96 bytes, 128 once aligned; h dies at the add, which
    * is elementwise with h's type, so g is written over h in place */

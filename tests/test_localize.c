@@ -23,6 +23,7 @@
 
 static const char net[] =
     "program {\n"
+    "  sym batch max 4\n"
     "  var x : f32[-1,4] feed 0\n"
     "  var w : f32[4,3] persistable = [0.5, -0.25, 0.125, 0.75, 0.5, -0.5, -0.125, 0.25, 1.0,"
     " 0.3, -0.6, 0.2]\n"
@@ -52,7 +53,6 @@ static dy_tensor *input(void) {
 static dy_compile_options options(int opt_level) {
   dy_compile_options o = dy_compile_options_default();
   o.name = "net";
-  o.max_batch = 4;
   o.passes.opt_level = opt_level;
   o.target = "generic"; /* SSE2 and -O1: quicker to build, as right */
   o.cflags = "-O1";
@@ -104,6 +104,7 @@ static void test_no_plant_agrees(void) {
 static void test_integer_results(void) {
   static const char qnet[] =
       "program {\n"
+      "  sym batch max 4\n"
       "  var x : f32[-1,4] feed 0\n"
       "  var s : f32[1] persistable = [0.05]\n"
       "  var z : i8[1] persistable = [3]\n"

@@ -246,8 +246,8 @@ static void run_family(const char *family, const dy_op_case_list *list) {
     snprintf(name, sizeof name, "c%d", i);
     dy_memplan_result mr;
     dy_codegen_output co = {0};
-    dy_codegen_options o = {.name = name, .max_batch = batch, .source = c->label};
-    if (dy_memplan(p, batch, &mr, &err) ||
+    dy_codegen_options o = {.name = name, .source = c->label};
+    if (dy_program_bound_sym(p, "batch", batch, &err) || dy_memplan(p, &mr, &err) ||
         (o.arena_bytes = mr.arena_bytes, dy_codegen(p, &o, &co, &err))) {
       fprintf(stderr, "\n  [%s] codegen: %s\n", c->label, err.msg);
       CU_FAIL("codegen failed");

@@ -426,7 +426,8 @@ static void test_program_optimizer_state(void) {
   /* the memory plan places the clipping's intermediates, never the
    * parameters or the state the updates write */
   dy_memplan_result mr;
-  DY_ASSERT_OK(dy_memplan(p, 1, &mr, &err), &err);
+  DY_ASSERT_OK(dy_program_bound_sym(p, "batch", 1, &err), &err);
+  DY_ASSERT_OK(dy_memplan(p, &mr, &err), &err);
   CU_ASSERT(mr.n_planned > 0);
   int planned = 0;
   for (int i = 0; i < p->n_vars; i++) {

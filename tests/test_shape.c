@@ -53,8 +53,8 @@ static bool build_model(dy_program *p, const char *dir, const char *name,
   dy_error err = {0};
   dy_memplan_result mr;
   dy_codegen_output out = {0};
-  dy_codegen_options o = {.name = name, .max_batch = max_batch, .emit_main = true};
-  if (dy_memplan(p, max_batch, &mr, &err) ||
+  dy_codegen_options o = {.name = name, .emit_main = true};
+  if (dy_program_bound_sym(p, "batch", max_batch, &err) || dy_memplan(p, &mr, &err) ||
       (o.arena_bytes = mr.arena_bytes, dy_codegen(p, &o, &out, &err))) {
     fprintf(stderr, "\n  codegen: %s\n", err.msg);
     CU_FAIL("codegen failed");

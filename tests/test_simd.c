@@ -344,13 +344,15 @@ static bool emit_group(int g) {
   for (int v = 0; v < 4 && ok; v++) {
     int threads = v == 1 ? 2 : 1;
     const char *dir = v == 0 ? SCRATCH : v == 1 ? THREADED : v == 2 ? NARROW : INPLACE;
-    int64_t scratch[GROUP];
+    int64_t scratch[GROUP], bytes[GROUP];
     dy_memplan_result mr;
     dy_codegen_output co = {0};
-    dy_codegen_options o = {.name = name, .max_batch = BATCH, .source = "test_simd.c",
-                            .scratch_offsets = scratch, .threads = threads,
-                            .plain_kernels = v == 2, .no_pack_a = v == 3};
-    ok = dy_memplan_scratch(p, BATCH, threads, scratch, &mr, &err) == DY_OK &&
+    dy_codegen_options o = {.name = name, .source = "test_simd.c",
+                            .scratch_bytes = bytes, .scratch_offsets = scratch,
+                            .threads = threads, .plain_kernels = v == 2, .no_pack_a = v == 3};
+    dy_codegen_scratch_sizes(p, threads, bytes);
+    ok = dy_program_bound_sym(p, "batch", BATCH, &err) == DY_OK &&
+         dy_memplan_scratch(p, bytes, scratch, &mr, &err) == DY_OK &&
          (o.arena_bytes = mr.arena_bytes, dy_codegen(p, &o, &co, &err) == DY_OK);
     if (ok) {
       snprintf(path, sizeof path, "%s/g%d.c", dir, g);

@@ -398,9 +398,9 @@ static void compiled_vs_executor(const char *name, dy_program *p, const dy_progr
   dy_error err = {0};
   dy_compile_options o = dy_compile_options_default();
   o.name = name;
-  o.max_batch = d->max_batch;
   dy_codegen_output co = {0};
   dy_compile_report rep;
+  DY_ASSERT_OK(dy_program_bound_sym(p, "batch", d->max_batch, &err), &err);
   DY_ASSERT_OK(dy_compile_program(p, &o, &co, &rep, &err), &err);
   /* the report: the arena holds forward, kept activations and backward; the
    * plan meets the lower bound within a quarter */
@@ -699,14 +699,86 @@ static void test_inference_main_refuses_state(void) {
   free(text);
   dy_compile_options o = dy_compile_options_default();
   o.name = "refuse";
-  o.max_batch = 4;
   o.emit_main = true;
   dy_codegen_output co = {0};
   dy_error err = {0};
+  DY_ASSERT_OK(dy_program_bound_sym(p, "batch", 4, &err), &err);
   CU_ASSERT_EQUAL(dy_compile_program(p, &o, &co, NULL, &err), DY_STATUS_UNSUPPORTED);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "--train"));
   dy_codegen_output_free(&co);
   dy_program_free(p);
+}
+
+/* The dropout seeds are the ops' seed attributes (distinct, set when the
+ * training step is built), kept through save and load and read by the
+ * generated code, which is the same bytes on every compile; the dropout of
+ * p = 0 stays in the step (its seed is drawn), so there are 3. */
+static dy_program *reload(const char *path) {
+  dy_program *q = NULL;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_model_load(path, &q, &err), &err);
+  return q;
+}
+
+static char *compiled_step(dy_program *p, char **header) {
+  dy_compile_options o = dy_compile_options_default();
+  o.name = "seeds";
+  dy_codegen_output co = {0};
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_compile_program(p, &o, &co, NULL, &err), &err);
+  char *c = co.source;
+  *header = co.header;
+  co.source = co.header = NULL;
+  dy_codegen_output_free(&co);
+  return c;
+}
+
+static void test_dropout_seed_attrs(void) {
+  char *text = mlp_dropout_text(3);
+  dy_program *p = training_program(text, OPT_SGD);
+  free(text);
+  dy_error err = {0};
+  int n = 0, p0 = 0; /* the forward's seeds 11, 5 (p = 0) and 3, and the gradient's */
+  for (int k = 0; k < p->blocks[0]->n_ops; k++) {
+    const dy_op *op = p->blocks[0]->ops[k];
+    if (op->kind != DY_OP_DROPOUT)
+      continue;
+    dy_dropout_attrs a = dy_dropout_attrs_get(op);
+    CU_ASSERT(a.seed == 11 || a.seed == 5 || a.seed == 3);
+    p0 += a.seed == 5;
+    n++;
+  }
+  CU_ASSERT(n >= 3 && p0 >= 1);
+  int64_t seeds[8];
+  CU_ASSERT_EQUAL(dy_codegen_dropout_seeds(p, seeds, 8), 3);
+  CU_ASSERT(seeds[0] == 11 && seeds[1] == 5 && seeds[2] == 3);
+  mkdir(WORK, 0777);
+  DY_ASSERT_OK(dy_model_save(p, WORK "/seeds.dymodel", &err), &err);
+  dy_program *q = reload(WORK "/seeds.dymodel");
+  CU_ASSERT_EQUAL_FATAL(q->blocks[0]->n_ops, p->blocks[0]->n_ops);
+  for (int k = 0; k < p->blocks[0]->n_ops; k++) {
+    if (p->blocks[0]->ops[k]->kind != DY_OP_DROPOUT)
+      continue;
+    dy_dropout_attrs a = dy_dropout_attrs_get(p->blocks[0]->ops[k]);
+    dy_dropout_attrs b = dy_dropout_attrs_get(q->blocks[0]->ops[k]);
+    CU_ASSERT(a.seed == b.seed && a.p == b.p && a.is_test == b.is_test);
+  }
+  dy_program_free(p);
+  char *h1, *h2;
+  char *c1 = compiled_step(q, &h1);
+  dy_program_free(q);
+  q = reload(WORK "/seeds.dymodel");
+  char *c2 = compiled_step(q, &h2);
+  dy_program_free(q);
+  CU_ASSERT_FATAL(c1 && c2 && h1 && h2);
+  CU_ASSERT_STRING_EQUAL(c1, c2);
+  CU_ASSERT_STRING_EQUAL(h1, h2);
+  CU_ASSERT(strstr(h1, "#define SEEDS_N_DROPOUT_SEEDS 3\n") != NULL);
+  CU_ASSERT(strstr(c1, "[1] = 5ull;") != NULL); /* the p = 0 dropout's, in the state */
+  free(c1);
+  free(c2);
+  free(h1);
+  free(h2);
 }
 
 void dy_test_register(void) {
@@ -721,4 +793,5 @@ void dy_test_register(void) {
   DY_TEST(test_trainer_matches_dy2stc_train);
   DY_TEST(test_trainer_dropout_matches_dy2stc_train);
   DY_TEST(test_inference_main_refuses_state);
+  DY_TEST(test_dropout_seed_attrs);
 }

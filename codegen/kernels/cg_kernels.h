@@ -129,10 +129,10 @@ int dy_gemm_pack_mr(int64_t rows);
 /* Arena scratch of a matmul (0 if none; a dy_cg_scratch_fn of matmul and
  * fused_matmul): its run-time B packed a block of columns at a time, then,
  * when A is packed (dy_gemm_a_plan_of), one MC x KC block of A per thread. */
-int64_t dy_gemm_matmul_scratch(const dy_program *p, const dy_op *op, int64_t max_batch,
-                               int threads);
-/* The most rows of matmul op's GEMM at max_batch (-1: unbounded here). */
-int64_t dy_gemm_matmul_rows(const dy_program *p, const dy_op *op, int64_t max_batch);
+int64_t dy_gemm_matmul_scratch(const dy_program *p, const dy_op *op, int threads);
+/* The most rows of matmul op's GEMM at the Program's batch bound (-1:
+ * unbounded here). */
+int64_t dy_gemm_matmul_rows(const dy_program *p, const dy_op *op);
 /* How a GEMM of m x k times k x n reads A (the matmul's activations):
  * packed at run time into micro-panels of DY_GEMM_MR rows, one block of mc
  * rows x kc columns at a time (in the arena's scratch), or in place through
@@ -203,8 +203,7 @@ dy_cg_conv_geom dy_cg_conv_geom_of(const dy_program *p, const dy_op *op);
  * fused_conv2d and fused_conv2d_pool). */
 dy_status dy_cg_conv2d_epilogue(dy_cg_ctx *ctx, dy_error *err, bool bias, bool residual,
                                 const char *act, double alpha);
-int64_t dy_cg_conv_scratch(const dy_program *p, const dy_op *op, int64_t max_batch,
-                           int threads);
+int64_t dy_cg_conv_scratch(const dy_program *p, const dy_op *op, int threads);
 /* The GEMM's depth in nkb blocks of kc (a k0 loop opened when nkb > 1) and
  * each block's flags: DY_GEMM_ADD_C after the first (always with add_c:
  * C holds a residual), epi on the last. */

@@ -244,8 +244,7 @@ int64_t dy_codegen_conv_panels(const dy_program *p, const dy_op *op, int threads
 /* Scratch of the GEMM convolution, per thread: an im2col panel of r x 16
  * floats, then, when the convolution pads, the zero-padded image.
  * Winograd's: emit_winograd.c. */
-int64_t dy_cg_conv_scratch(const dy_program *p, const dy_op *op, int64_t max_batch,
-                           int threads) {
+int64_t dy_cg_conv_scratch(const dy_program *p, const dy_op *op, int threads) {
   if (op->kind == DY_OP_FUSED_CONV2D_POOL ||
       (op->kind == DY_OP_FUSED_CONV2D && strcmp(dy_fused_conv2d_attrs_get(op).algo, "small") == 0)) {
     return dy_cg_conv_small_scratch(p, op, threads); /* emit_conv_small.c */

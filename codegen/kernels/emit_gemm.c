@@ -511,8 +511,8 @@ static int64_t runtime_panels(int64_t k, int64_t n) {
 
 /* The most rows matmul op's GEMM has (x's rows, with its leading dims
  * when they fold into one GEMM against a 2-D B) with the batch at most
- * max_batch, or -1 when another symbolic dim is among them. */
-static int64_t matmul_rows(const dy_program *p, const dy_op *op, int64_t max_batch) {
+ * batch, or -1 when another symbolic dim is among them. */
+static int64_t matmul_rows(const dy_program *p, const dy_op *op, int64_t batch) {
   const dy_type *x = &p->vars[op->inputs[0]]->type, *y = &p->vars[op->inputs[1]]->type;
   bool tx = dy_matmul_attrs_get(op).transpose_x != 0 && x->rank > 1;
   int last = x->rank == 1 ? 0 : x->rank - (tx ? 1 : 2), first = last;
@@ -520,7 +520,7 @@ static int64_t matmul_rows(const dy_program *p, const dy_op *op, int64_t max_bat
     first = 0;
   int64_t m = 1;
   for (int d = first; d <= last && x->rank > 1; d++) {
-    int64_t v = x->shape[d] == -1 ? max_batch : x->shape[d];
+    int64_t v = x->shape[d] == -1 ? batch : x->shape[d];
     if (v < 0 || m < 0)
       return -1;
     m *= v;
@@ -528,8 +528,8 @@ static int64_t matmul_rows(const dy_program *p, const dy_op *op, int64_t max_bat
   return m;
 }
 
-int64_t dy_gemm_matmul_rows(const dy_program *p, const dy_op *op, int64_t max_batch) {
-  return matmul_rows(p, op, max_batch);
+int64_t dy_gemm_matmul_rows(const dy_program *p, const dy_op *op) {
+  return matmul_rows(p, op, dy_program_sym_bound(p, 0));
 }
 
 /* The rows of a packed block of A: mc, or m rounded up to micro-panels. */
@@ -538,8 +538,7 @@ static int64_t a_block_rows(const dy_gemm_a_plan *a, int64_t m) {
   return r;
 }
 
-int64_t dy_gemm_matmul_scratch(const dy_program *p, const dy_op *op, int64_t max_batch,
-                               int threads) {
+int64_t dy_gemm_matmul_scratch(const dy_program *p, const dy_op *op, int threads) {
   int64_t k, n, mats;
   bool trans;
   if (op->n_inputs < 2 || p->vars[op->inputs[0]]->type.dtype != DY_F32 ||
@@ -556,7 +555,7 @@ int64_t dy_gemm_matmul_scratch(const dy_program *p, const dy_op *op, int64_t max
   int64_t bytes = dy_gemm_pack_of(p, op, 1).kind != DY_PACK_NONE ? 0
                                                                   : runtime_panels(k, n) * NR * k * 4;
   /* A's blocks: the option is not known here, so reserved either way */
-  int64_t m = matmul_rows(p, op, max_batch);
+  int64_t m = dy_gemm_matmul_rows(p, op);
   dy_gemm_a_plan a = dy_gemm_a_plan_of(m, k, n, false);
   if (a.packed)
     bytes += (threads > 1 ? threads : 1) * a_block_rows(&a, m) * a.kc * 4;
@@ -584,15 +583,15 @@ dy_gemm_a_plan dy_gemm_a_plan_of(int64_t m, int64_t k, int64_t n, bool off) {
   return a;
 }
 
-bool dy_codegen_gemm_a(const dy_program *p, const dy_op *op, int64_t max_batch, bool no_pack_a,
-                       char *buf, size_t n) {
+bool dy_codegen_gemm_a(const dy_program *p, const dy_op *op, bool no_pack_a, char *buf,
+                       size_t n) {
   int64_t k, nn, mats;
   bool trans;
   if ((op->kind != DY_OP_MATMUL && op->kind != DY_OP_FUSED_MATMUL) || op->n_inputs < 2 ||
       p->vars[op->inputs[0]]->type.dtype != DY_F32 || p->vars[op->inputs[1]]->type.rank < 2 ||
       !matmul_b_geom(p, op, &k, &nn, &mats, &trans))
     return false;
-  int64_t m = matmul_rows(p, op, max_batch), m0 = matmul_rows(p, op, 1);
+  int64_t m = dy_gemm_matmul_rows(p, op), m0 = matmul_rows(p, op, 1);
   dy_gemm_a_plan a = dy_gemm_a_plan_of(m, k, nn, no_pack_a);
   char ms[48];
   if (m >= 0 && m == m0)

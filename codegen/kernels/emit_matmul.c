@@ -26,7 +26,7 @@ static dy_status emit_matmul_gemm(dy_cg_ctx *ctx, dy_error *err, const dy_pack *
                     .csa = tx ? sM : one, .b = "b", .c = "c", .ldc = sN,
                     .bias = bias ? dy_cg_in(ctx, 2) : NULL, .act = act, .alpha = alpha,
                     .m_static = M.p == 0 ? M.k : -1,
-                    .m_max = dy_gemm_matmul_rows(ctx->p, ctx->op, ctx->max_batch)};
+                    .m_max = dy_gemm_matmul_rows(ctx->p, ctx->op)};
   /* A's blocks packed at run time go into the scratch, after B's panels
    * when B is packed there too (dy_gemm_matmul_scratch) */
   char ap[64];

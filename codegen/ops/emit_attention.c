@@ -58,14 +58,12 @@ static int seq_axis(const dy_program *p, const dy_op *op, int64_t *d, int64_t *d
 }
 
 /* v's panels (keys x 16 per 16 features), one block's q^T (D x 16) and
- * its scores (keys x 16), for the keys' bound at max_batch. */
-static int64_t attention_scratch(const dy_program *p, const dy_op *op, int64_t max_batch,
-                                 int threads) {
-  int64_t d, dv, vals[DY_MAX_SYMS], lk = 0;
+ * its scores (keys x 16), for the keys' bound (dy_program_dim_bound). */
+static int64_t attention_scratch(const dy_program *p, const dy_op *op, int threads) {
+  int64_t d, dv;
   int ls = seq_axis(p, op, &d, &dv);
-  dy_program_sym_bounds(p, max_batch, max_batch, vals);
-  if (!dy_dim_eval(p->vars[op->inputs[1]]->type.shape[ls], vals, &lk) || lk < 0 || d < 0 ||
-      dv < 0)
+  int64_t lk = dy_program_dim_bound(p, p->vars[op->inputs[1]]->type.shape[ls]);
+  if (lk < 0 || d < 0 || dv < 0)
     return 0; /* the emitter reports it */
   return (((dv + NR - 1) / NR) * NR * lk + (lk + d) * QB) * 4;
 }

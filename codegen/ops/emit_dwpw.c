@@ -36,8 +36,7 @@ static dwpw_geom dwpw_geom_of(const dy_program *p, const dy_op *op) {
   return dy_cg_dwpw_geom_of(&g, p->vars[op->inputs[3]]->type.shape[0], DWPW_BAND_BYTES, 0, 0);
 }
 
-static int64_t dwpw_scratch(const dy_program *p, const dy_op *op, int64_t max_batch,
-                            int threads) {
+static int64_t dwpw_scratch(const dy_program *p, const dy_op *op, int threads) {
   if (dy_gemm_pack_of(p, op, 3).kind != DY_PACK_A12)
     return 0;
   return dwpw_geom_of(p, op).slice * (threads > 1 ? threads : 1) * 4;

@@ -90,8 +90,7 @@ static irb_geom irb_geom_of(const dy_program *p, const dy_op *op) {
   return r;
 }
 
-static int64_t irb_scratch(const dy_program *p, const dy_op *op, int64_t max_batch,
-                           int threads) {
+static int64_t irb_scratch(const dy_program *p, const dy_op *op, int threads) {
   if (dy_gemm_pack_of(p, op, 1).kind != DY_PACK_A12 ||
       dy_gemm_pack_of(p, op, 5).kind != DY_PACK_A12)
     return 0;

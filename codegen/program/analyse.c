@@ -337,7 +337,7 @@ static dy_status check_kernel(cg_gen *g, int oi) {
 }
 
 dy_status cg_analyse(cg_gen *g) {
-  dy_program_sym_bounds(g->p, g->opt->max_batch, g->opt->max_batch, g->bounds);
+  dy_program_sym_bounds(g->p, g->bounds);
   const dy_program *p = g->p;
   for (int i = 0; i < p->n_vars; i++)
     g->def[i] = -1;

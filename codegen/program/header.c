@@ -65,7 +65,7 @@ static void put_sizes(cg_gen *g, dy_buf *out) {
   dy_buf_printf(out, "#define %s_ARENA_BYTES %lld /* scratch bytes at max batch */\n",
                 U, (long long)g->arena_bytes);
   dy_buf_printf(out, "#define %s_ARENA_ALIGN 64\n", U);
-  dy_buf_printf(out, "#define %s_MAX_BATCH %lld\n", U, (long long)g->opt->max_batch);
+  dy_buf_printf(out, "#define %s_MAX_BATCH %lld\n", U, (long long)g->bounds[0]);
   if (g->n_named) {
     char up[DY_SYM_NAME_MAX + 8];
     for (int k = 0; k < g->n_named; k++)

@@ -238,7 +238,7 @@ static dy_status run_emitter(cg_gen *g, int oi, const char *const *param, dy_buf
   dy_cg_ctx ctx = {.p = g->p, .op = op, .body = body, .indent = 1, .uses = &g->uses,
                    .scratch = g->scratch[oi] > 0, .threads = g->opt->threads,
                    .plain_kernels = g->opt->plain_kernels, .no_pack_a = g->opt->no_pack_a,
-                   .max_batch = g->opt->max_batch, .before = before,
+                   .before = before,
                    .seed = g->seed_slot[oi] >= 0, .param = param};
   dy_status s = dy_cg_table[op->kind]->emit(&ctx, g->err);
   if (!dy_cg_loops_close_all(&ctx) && s == DY_OK)

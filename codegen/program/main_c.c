@@ -54,10 +54,10 @@ dy_status dy_codegen_main_c(const dy_program *p, const dy_codegen_options *opt,
                         t->lr_gamma);
   snprintf(lr, sizeof lr, "%.17g", t->lr);
   snprintf(gamma, sizeof gamma, "%.17g", t->lr_gamma);
-  if (t->batch < 1 || t->batch > opt->max_batch)
+  if (t->batch < 1 || t->batch > dy_program_sym_bound(p, 0))
     return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
                         "trainer: batch %lld is not in 1..%lld (the max batch)",
-                        (long long)t->batch, (long long)opt->max_batch);
+                        (long long)t->batch, (long long)dy_program_sym_bound(p, 0));
   snprintf(batch, sizeof batch, "%lld", (long long)t->batch);
   snprintf(step, sizeof step, "%lld", (long long)(t->lr_step_size > 0 ? t->lr_step_size : 0));
   snprintf(warm, sizeof warm, "%lld", (long long)(t->lr_warmup >= 0 ? t->lr_warmup : -1));

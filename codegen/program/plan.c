@@ -96,8 +96,9 @@ dy_status cg_plan_packs_and_scratch(cg_gen *g) {
   int64_t base = (g->opt->arena_bytes + 63) / 64 * 64, most = 0;
   for (int oi = 0; oi < g->n_ops; oi++) {
     const dy_op *op = g->ops[oi];
-    g->scratch[oi] =
-        g->kernel[oi] ? dy_codegen_scratch_bytes(p, op, g->opt->max_batch, g->opt->threads) : 0;
+    int64_t bytes = g->opt->scratch_bytes ? g->opt->scratch_bytes[g->slot[oi]]
+                                          : dy_codegen_scratch_bytes(p, op, g->opt->threads);
+    g->scratch[oi] = g->kernel[oi] ? bytes : 0;
     if (g->scratch[oi] <= 0)
       continue;
     g->uses_arena = true;
@@ -145,20 +146,19 @@ int dy_codegen_dropout_seeds(const dy_program *p, int64_t *seeds, int cap) {
 }
 
 /* A training step's dropout seeds (NAME_N_DROPOUT_SEEDS u64s after the
- * state tensors, at NAME_SEEDS_OFF): opt->dropout_seeds or the Program's
- * own, the seeds dy_program_reseed_dropout draws; block 0's training-mode
- * dropout ops (a forward one and its gradient share an attribute) take
- * the seed their attribute names. */
+ * state tensors, at NAME_SEEDS_OFF): the seed attributes of its
+ * training-mode dropout ops (dy_codegen_dropout_seeds), which
+ * dy_program_reseed_dropout draws anew; block 0's training-mode dropout
+ * ops (a forward one and its gradient share an attribute) take the seed
+ * their attribute names. (simplify keeps a training step's dropouts of
+ * p = 0, whose seeds the host draws too.) */
 static dy_status seed_slots(cg_gen *g) {
   const dy_program *p = g->p;
-  int n = g->opt->dropout_seeds ? g->opt->n_dropout_seeds : dy_codegen_dropout_seeds(p, NULL, 0);
+  int n = dy_codegen_dropout_seeds(p, NULL, 0);
   g->seed_init = calloc((size_t)n + 1, sizeof *g->seed_init);
   if (!g->seed_init)
     return dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
-  if (g->opt->dropout_seeds)
-    memcpy(g->seed_init, g->opt->dropout_seeds, sizeof *g->seed_init * (size_t)n);
-  else
-    dy_codegen_dropout_seeds(p, g->seed_init, n);
+  dy_codegen_dropout_seeds(p, g->seed_init, n);
   g->n_seeds = n;
   const dy_block *b = p->blocks[0];
   for (int oi = 0; oi < g->n_ops; oi++) {

@@ -24,7 +24,7 @@ static void emit_layout(cg_gen *g, dy_buf *out) {
     if (g->scratch_name[oi] && (int)strlen(g->scratch_name[oi]) > w)
       w = (int)strlen(g->scratch_name[oi]);
   dy_buf_printf(out, "/* arena layout: byte offset of each buffer (bytes at batch = %lld",
-                (long long)g->opt->max_batch);
+                (long long)g->bounds[0]);
   cg_put_named_bounds(g, out, " = ");
   dy_buf_puts(out, ") */\n");
   char ts[256];

@@ -153,7 +153,7 @@ static dy_status emit_source(cg_gen *g, dy_buf *out) {
   else
     dy_buf_printf(out, " * ops:     %d\n", g->n_ops);
   dy_buf_printf(out, " * arena:   %lld bytes at max batch %lld", (long long)g->arena_bytes,
-                (long long)g->opt->max_batch);
+                (long long)g->bounds[0]);
   cg_put_named_bounds(g, out, " ");
   if (g->opt->arena_lower_bound > 0)
     dy_buf_printf(out, " (lower bound %lld)", (long long)g->opt->arena_lower_bound);
@@ -336,9 +336,9 @@ dy_status dy_codegen(const dy_program *p, const dy_codegen_options *opt,
     return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
                         "model name '%s' is not a C identifier",
                         opt->name ? opt->name : "(null)");
-  if (opt->max_batch < 1)
-    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
-                        "max batch %lld is less than 1", (long long)opt->max_batch);
+  if (dy_program_sym_bound(p, 0) > DY_MAX_BATCH)
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT, "max batch %lld is above %lld",
+                        (long long)dy_program_sym_bound(p, 0), (long long)DY_MAX_BATCH);
   if (opt->arena_bytes < 0)
     return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
                         "arena size %lld is negative", (long long)opt->arena_bytes);

@@ -157,7 +157,11 @@ dy_status dy_cfront_parse_spec(const char *s, dy_input_spec *spec, char *name_bu
         return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
                             "input spec '%s': dim %d is not a size symbol's name", s, spec->rank);
     } else {
+      errno = 0;
       d = strtoll(p, &end, 10);
+      if (end != p && errno == ERANGE)
+        return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                            "input spec '%s': dim %d is too large", s, spec->rank);
       if (end == p || (d < 1 && d != -1))
         return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
                             "input spec '%s': dim %d must be a positive integer, -1 "

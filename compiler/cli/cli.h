@@ -94,10 +94,11 @@ bool dy_cli_parse_dim_option(char kind, const char *a, dy_cli_dim_option *o);
  * dims. */
 dy_status dy_cli_load_model(const char *model, const char *params, const dy_cli_dim_option *d,
                             int n, dy_program **p, dy_error *err);
-/* The pins (--shape, --dim) of d[0..n), then the bounds (--max-dim; the
- * batch's goes to o->max_batch). */
+/* The pins (--shape, --dim) of d[0..n), then the bounds in the Program
+ * (dy_program_bound_sym): the batch's max_batch (--max-batch; 0: not
+ * given), then the --max-dim ones. */
 dy_status dy_cli_apply_dims(dy_program *p, const dy_cli_dim_option *d, int n,
-                            dy_compile_options *o, dy_error *err);
+                            int64_t max_batch, dy_error *err);
 /* --params given for a model that is not a Paddle one: a usage error of
  * cmd (its exit status), else 0. */
 int dy_cli_paddle_params_only(const char *cmd, const char *model, const char *params);

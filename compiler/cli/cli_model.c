@@ -65,31 +65,22 @@ dy_status dy_cli_load_model(const char *model, const char *params, const dy_cli_
 }
 
 /* Pins first (--shape, --dim: the symbols become constants), then bounds
- * (--max-dim; batch's is --max-batch). */
+ * (--max-batch, then --max-dim), each through dy_program_bound_sym. */
 dy_status dy_cli_apply_dims(dy_program *p, const dy_cli_dim_option *d, int n,
-                            dy_compile_options *o, dy_error *err) {
+                            int64_t max_batch, dy_error *err) {
   dy_status s = DY_OK;
   for (int i = 0; i < n && !s; i++) {
     if (d[i].kind == 's')
-      s = dy_program_pin_input(p, d[i].name, d[i].v, d[i].n, err);
-    else if (d[i].kind == 'd')
-      s = dy_program_pin_sym(p, d[i].name, d[i].v[0], err);
+      s = dy_program_pin_input(p, d[i].name, d[i].v, d[i].n, err); /* "--shape: ..." */
+    else if (d[i].kind == 'd' && (s = dy_program_pin_sym(p, d[i].name, d[i].v[0], err)))
+      return dy_error_prefix(err, "--dim");
   }
-  for (int i = 0; i < n && !s; i++) {
-    if (d[i].kind != 'm')
-      continue;
-    int sym = dy_sym_id(d[i].name);
-    if (sym == 0) {
-      o->max_batch = d[i].v[0];
-      continue;
-    }
-    bool used = false;
-    for (int v = 0; v < p->n_vars; v++)
-      used |= sym > 0 && (dy_type_sym_mask(&p->vars[v]->type) >> sym & 1);
-    if (!used && !dy_program_sym(p, sym))
-      return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
-                          "--max-dim: the model has no size symbol '%s'", d[i].name);
-    s = dy_program_declare_sym(p, d[i].name, d[i].v[0], err);
-  }
+  if (s)
+    return s;
+  if (max_batch > 0 && (s = dy_program_bound_sym(p, "batch", max_batch, err)))
+    return dy_error_prefix(err, "--max-batch");
+  for (int i = 0; i < n && !s; i++)
+    if (d[i].kind == 'm' && (s = dy_program_bound_sym(p, d[i].name, d[i].v[0], err)))
+      return dy_error_prefix(err, "--max-dim");
   return s;
 }

@@ -70,7 +70,6 @@ static dy_status time_program(dy_program *p, const dy_compile_options *base, con
                               int64_t batch, int64_t runs, timing *t, int64_t *flops,
                               dy_error *err) {
   dy_compile_options o = *base;
-  o.max_batch = batch;
   o.emit_main = true;
   o.name = "model";
   dy_codegen_output co = {0};
@@ -78,7 +77,9 @@ static dy_status time_program(dy_program *p, const dy_compile_options *base, con
   snprintf(exe, sizeof exe, "%s/model", dir);
   snprintf(out_txt, sizeof out_txt, "%s/times.txt", dir);
   snprintf(outdir, sizeof outdir, "%s/out", dir);
-  dy_status s = dy_compile_program(p, &o, &co, NULL, err);
+  dy_status s = dy_program_bound_sym(p, "batch", batch, err);
+  if (!s)
+    s = dy_compile_program(p, &o, &co, NULL, err);
   if (!s)
     s = dy_build_executable(&co, &o, exe, err);
   dy_codegen_output_free(&co);

@@ -79,6 +79,7 @@ int dy_cli_check(int argc, char **argv) {
   const char *model = NULL, *params = NULL;
   dy_cli_inputs ia = {0};
   dy_compile_options o = dy_compile_options_default();
+  int64_t max_batch = 0; /* --max-batch (0: the Program's, default 64) */
   double rtol = 1e-5, atol = 1e-6;
   bool localize = false;
   int rc = 0, n_dims = 0;
@@ -105,7 +106,7 @@ int dy_cli_check(int argc, char **argv) {
     } else if (strcmp(a, "--localize") == 0) {
       localize = true;
     } else if (strcmp(a, "--max-batch") == 0 && has) {
-      if (!dy_cli_range(argv[++i], 1, DY_MAX_BATCH, &o.max_batch))
+      if (!dy_cli_range(argv[++i], 1, DY_MAX_BATCH, &max_batch))
         rc = dy_cli_usage("check", "--max-batch needs an integer from 1 to 2147483648, not '%s'",
                           argv[i]);
     } else if ((strcmp(a, "--max-dim") == 0 || strcmp(a, "--dim") == 0 ||
@@ -148,7 +149,7 @@ int dy_cli_check(int argc, char **argv) {
   bool mismatch = false;
   dy_status s = dy_cli_load_model(model, params, NULL, 0, &p, &err);
   if (!s)
-    s = dy_cli_apply_dims(p, dims, n_dims, &o, &err);
+    s = dy_cli_apply_dims(p, dims, n_dims, max_batch, &err);
   if (!s)
     s = dy_cli_load_inputs(p, &ia, in, &err);
   if (!s && localize) {

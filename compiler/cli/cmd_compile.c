@@ -109,13 +109,13 @@ static void join_args(int argc, char **argv, char *buf, size_t n) {
 }
 
 /* "batch 64" or "batch 8, seq 32": the size bounds the plan is for. */
-static void sym_bounds_text(const dy_program *p, int64_t max_batch, char *buf, size_t n) {
+static void sym_bounds_text(const dy_program *p, char *buf, size_t n) {
   int64_t b[DY_MAX_SYMS];
   uint64_t used = 0;
-  dy_program_sym_bounds(p, max_batch, max_batch, b);
+  dy_program_sym_bounds(p, b);
   for (int v = 0; v < p->n_vars; v++)
     used |= dy_type_sym_mask(&p->vars[v]->type);
-  size_t k = (size_t)snprintf(buf, n, "batch %lld", (long long)max_batch);
+  size_t k = (size_t)snprintf(buf, n, "batch %lld", (long long)b[0]);
   for (int s = 1; s < DY_MAX_SYMS && k < n; s++)
     if (used >> s & 1)
       k += (size_t)snprintf(buf + k, n - k, ", %s %lld", dy_sym_name(s), (long long)b[s]);
@@ -125,7 +125,7 @@ static void sym_bounds_text(const dy_program *p, int64_t max_batch, char *buf, s
  * symbols. Each buffer keeps the offset the plan gave it at the bounds, so
  * at smaller sizes the arena in use is max(offset + bytes) over the
  * buffers; the largest ones, with their sizes as expressions. */
-static void print_arena_formula(const dy_program *p, const dy_compile_options *o) {
+static void print_arena_formula(const dy_program *p) {
   uint64_t used = 0;
   for (int v = 0; v < p->n_vars; v++)
     used |= dy_type_sym_mask(&p->vars[v]->type);
@@ -133,7 +133,7 @@ static void print_arena_formula(const dy_program *p, const dy_compile_options *o
     return;
   printf("arena(symbols) = max over its buffers of offset + bytes; the largest:\n");
   int64_t bounds[DY_MAX_SYMS];
-  dy_program_sym_bounds(p, o->max_batch, o->max_batch, bounds);
+  dy_program_sym_bounds(p, bounds);
   bool shown[4096] = {0};
   for (int r = 0; r < 5; r++) {
     int best = -1;
@@ -167,7 +167,8 @@ static void print_arena_formula(const dy_program *p, const dy_compile_options *o
 typedef struct {
   const char *model, *out, *emit, *name;
   dy_compile_options o;
-  bool report, train, max_batch_given;
+  bool report, train;
+  int64_t max_batch;  /* --max-batch (0: not given; --train: --batch's) */
   bool c_only;  /* --params, --seed or -- CFLAGS: for a C (or Paddle) model */
   bool c_flags; /* --seed or -- CFLAGS: for a C model alone */
   dy_cli_dim_option dims[32];
@@ -224,10 +225,9 @@ static int parse_args(int *argc, char **argv, compile_args *a, bool *help) {
     } else if (strcmp(s, "--name") == 0 && has) {
       a->name = argv[++i];
     } else if (strcmp(s, "--max-batch") == 0 && has) {
-      if (!dy_cli_range(argv[++i], 1, DY_MAX_BATCH, &o->max_batch))
+      if (!dy_cli_range(argv[++i], 1, DY_MAX_BATCH, &a->max_batch))
         return dy_cli_usage("compile", "--max-batch needs an integer from 1 to 2147483648, "
                             "not '%s'", argv[i]);
-      a->max_batch_given = true;
     } else if ((strcmp(s, "--max-dim") == 0 || strcmp(s, "--dim") == 0 ||
                 strcmp(s, "--shape") == 0) && has) {
       char kind = s[2] == 'm' ? 'm' : s[2] == 'd' ? 'd' : 's';
@@ -285,9 +285,9 @@ static int training_options(compile_args *a, dy_codegen_trainer *trainer) {
   int rc = dy_cli_train_finish("compile", ts);
   if (rc)
     return rc;
-  if (!a->max_batch_given)
-    a->o.max_batch = ts->batch;
-  else if (ts->batch > a->o.max_batch)
+  if (!a->max_batch)
+    a->max_batch = ts->batch;
+  else if (ts->batch > a->max_batch)
     return dy_cli_usage("compile", "%s", "--batch is above --max-batch");
   *trainer = (dy_codegen_trainer){.lr = ts->opt.lr, .batch = ts->batch, .lr_gamma = 1,
                                   .lr_warmup = -1};
@@ -350,7 +350,7 @@ static void report_kernels(const dy_program *p, const dy_compile_options *o) {
                                           "(--plain-kernels: 6 x 16)");
   for (int k = 0; k < p->blocks[0]->n_ops; k++) { /* matmul's A: packed or in place */
     char a[160];
-    if (dy_codegen_gemm_a(p, p->blocks[0]->ops[k], o->max_batch, o->no_pack_a, a, sizeof a))
+    if (dy_codegen_gemm_a(p, p->blocks[0]->ops[k], o->no_pack_a, a, sizeof a))
       printf("gemm %s (op %d, %s)\n", a, p->blocks[0]->ops[k]->id,
              dy_op_name(p->blocks[0]->ops[k]->kind));
   }
@@ -365,12 +365,12 @@ static void print_report(const dy_program *p, const dy_compile_options *o,
                          const dy_compile_report *rep) {
   printf("ops: %d before passes, %d after\n", rep->ops_before, rep->ops_after);
   char at[512];
-  sym_bounds_text(p, o->max_batch, at, sizeof at);
+  sym_bounds_text(p, at, sizeof at);
   printf("arena: %lld bytes at %s (lower bound %lld, ratio %.3f)\n",
          (long long)rep->mem.arena_bytes, at, (long long)rep->mem.lower_bound,
          rep->mem.lower_bound ? (double)rep->mem.arena_bytes / (double)rep->mem.lower_bound
                               : 1.0);
-  print_arena_formula(p, o);
+  print_arena_formula(p);
   printf("weights: %lld bytes\n", (long long)rep->mem.weight_bytes);
   report_conv_algos(p);
   report_kernels(p, o);
@@ -426,7 +426,7 @@ int dy_cli_compile(int argc, char **argv) {
     s = dy_cli_load_model(model, paddle_model ? a.cf.params : NULL, a.dims, a.n_dims, &p, &err);
   }
   if (!s)
-    s = dy_cli_apply_dims(p, a.dims, a.n_dims, o, &err);
+    s = dy_cli_apply_dims(p, a.dims, a.n_dims, a.max_batch, &err);
   if (!s && a.train)
     s = dy_cli_make_training(p, &a.ts, false, &err);
   if (!s)

@@ -7,7 +7,7 @@
 #include "dy_driver.h"
 
 dy_compile_options dy_compile_options_default(void) {
-  return (dy_compile_options){.name = "model", .max_batch = 64,
+  return (dy_compile_options){.name = "model",
                               .passes = {.opt_level = 2, .verify_each = -1}};
 }
 
@@ -18,41 +18,28 @@ dy_status dy_compile_program(dy_program *p, const dy_compile_options *o,
   dy_compile_report local;
   if (!rep)
     rep = &local;
-  if (o->max_batch < 1)
-    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
-                        "--max-batch must be at least 1, got %lld",
-                        (long long)o->max_batch);
   if (o->max_iterations < 0)
     return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
                         "--max-iterations must be positive, got %lld",
                         (long long)o->max_iterations);
   rep->ops_before = dy_program_count_ops(p);
-  /* a training step's dropout seeds, before the passes remove any (a
-   * dropout of p = 0 is an identity, yet its host still draws its seed) */
-  int n_seeds = dy_codegen_dropout_seeds(p, NULL, 0);
-  int64_t *seeds = malloc(sizeof *seeds * ((size_t)n_seeds + 1));
-  if (!seeds)
-    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
-  dy_codegen_dropout_seeds(p, seeds, n_seeds);
-  if ((s = dy_run_pipeline(p, &o->passes, err))) {
-    free(seeds);
+  if ((s = dy_run_pipeline(p, &o->passes, err)))
     return s;
-  }
   rep->ops_after = dy_program_count_ops(p);
-  /* the plan also places each kernel's scratch (one offset per op) */
-  int64_t *scratch = malloc(sizeof *scratch * ((size_t)dy_program_count_ops(p) + 1));
-  if (!scratch) {
-    free(seeds);
+  /* each kernel's scratch, computed once per op (the emitter table's
+   * fact), which the plan places (one offset per op) and codegen reads */
+  size_t n_ops = (size_t)dy_program_count_ops(p) + 1;
+  int64_t *scratch = malloc(sizeof *scratch * 2 * n_ops);
+  if (!scratch)
     return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
-  }
-  if ((s = dy_memplan_scratch(p, o->max_batch, o->threads, scratch, &rep->mem, err))) {
+  int64_t *scratch_bytes = scratch + n_ops;
+  dy_codegen_scratch_sizes(p, o->threads, scratch_bytes);
+  if ((s = dy_memplan_scratch(p, scratch_bytes, scratch, &rep->mem, err))) {
     free(scratch);
-    free(seeds);
     return s;
   }
   dy_codegen_options cg = {
       .name = o->name,
-      .max_batch = o->max_batch,
       .arena_bytes = rep->mem.arena_bytes,
       .emit_main = o->emit_main,
       .trainer = o->trainer,
@@ -60,11 +47,10 @@ dy_status dy_compile_program(dy_program *p, const dy_compile_options *o,
       .source = o->source,
       .ops_before = rep->ops_before,
       .arena_lower_bound = rep->mem.lower_bound,
+      .scratch_bytes = scratch_bytes,
       .scratch_offsets = scratch,
       .threads = o->threads,
       .max_iterations = o->max_iterations,
-      .dropout_seeds = seeds,
-      .n_dropout_seeds = n_seeds,
       .separate_weights = true, /* NAME_weights.c, or a blob: fast to build */
       .plain_kernels = o->plain_kernels,
       .no_pack_a = o->no_pack_a,
@@ -72,15 +58,13 @@ dy_status dy_compile_program(dy_program *p, const dy_compile_options *o,
   };
   if (o->max_ram > 0 && rep->mem.arena_bytes > o->max_ram) {
     free(scratch);
-    free(seeds);
     return dy_error_set(err, DY_STATUS_LIMIT,
                         "the arena needs %lld bytes at batch %lld, over --max-ram %lld",
-                        (long long)rep->mem.arena_bytes, (long long)o->max_batch,
+                        (long long)rep->mem.arena_bytes, (long long)dy_program_sym_bound(p, 0),
                         (long long)o->max_ram);
   }
   s = dy_codegen(p, &cg, out, err);
   free(scratch);
-  free(seeds);
   if (s)
     return s;
   /* the header's figures: RAM is the arena (the plan's, or more when
@@ -96,11 +80,11 @@ dy_status dy_compile_program(dy_program *p, const dy_compile_options *o,
       return dy_error_set(err, DY_STATUS_LIMIT,
                           "the arena (%lld bytes at batch %lld) and the state (%lld bytes) "
                           "need %lld bytes, over --max-ram %lld",
-                          (long long)arena, (long long)o->max_batch, (long long)state,
+                          (long long)arena, (long long)dy_program_sym_bound(p, 0), (long long)state,
                           (long long)ram, (long long)o->max_ram);
     return dy_error_set(err, DY_STATUS_LIMIT,
                         "the arena needs %lld bytes at batch %lld, over --max-ram %lld",
-                        (long long)ram, (long long)o->max_batch, (long long)o->max_ram);
+                        (long long)ram, (long long)dy_program_sym_bound(p, 0), (long long)o->max_ram);
   }
   if (o->max_flash > 0 && flash > o->max_flash) {
     dy_codegen_output_free(out);

@@ -6,6 +6,7 @@
  * libclang, and never exits.
  *
  *   dy_program *p;  dy_model_load_any("net.onnx", &p, &err);  // dy_frontends.h
+ *   dy_program_bound_sym(p, "batch", 8, &err);       // bounds live in p (default 64)
  *   dy_compile_options o = dy_compile_options_default();
  *   dy_codegen_output out;  dy_compile_report rep;
  *   dy_compile_program(p, &o, &out, &rep, &err);   // verify, passes, plan, emit
@@ -23,7 +24,6 @@
 
 typedef struct {
   const char *name;         /* symbol prefix / file stem ("model")       */
-  int64_t max_batch;        /* bound on the dynamic dim                   */
   const char *cc;           /* C compiler (NULL: $CC or "cc")             */
   const char *cflags;       /* extra flags, space separated (may be NULL) */
   const char *target;       /* instruction set: "native" (NULL), "generic",
@@ -60,7 +60,9 @@ typedef struct {
 } dy_compile_report;
 
 /* Verify, run the pass pipeline, plan memory and emit C. out is filled
- * (free with dy_codegen_output_free). p is modified. */
+ * (free with dy_codegen_output_free). p is modified. The plan and the code
+ * are sized for p's size bounds (the batch's and the other symbols':
+ * dy_program_bound_sym before the call, dy_program_sym_bound). */
 dy_status dy_compile_program(dy_program *p, const dy_compile_options *o,
                              dy_codegen_output *out, dy_compile_report *rep,
                              dy_error *err);

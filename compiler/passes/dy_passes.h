@@ -6,10 +6,10 @@
  *
  *   dy_pass_options o = {.opt_level = 2, .verify_each = -1};
  *   dy_run_pipeline(p, &o, &err);                  // simplify .. dce, verified
- *   dy_memplan(p, max_batch, &plan, &err);         // arena offsets on the vars
+ *   dy_memplan(p, &plan, &err);                    // arena offsets on the vars
  *
  * Passes may use ir, runtime (fold runs the runtime's kernels) and codegen
- * (the plan asks the emitter how much scratch each kernel needs); never a
+ * (the op slots of the plan's scratch, dy_codegen_op_slot); never a
  * frontend or the driver: their headers are not on this library's include
  * path, so such an #include fails the build.
  */
@@ -25,7 +25,7 @@
 /* ---- passes/memplan.c ---- */
 
 typedef struct {
-  int64_t arena_bytes;   /* the plan's arena size at max_batch            */
+  int64_t arena_bytes;   /* the plan's arena size at the size bounds      */
   int64_t lower_bound;   /* max over the schedule of live intermediate bytes */
   int64_t weight_bytes;  /* persistable data                              */
   int n_planned;         /* vars given an offset                          */
@@ -36,16 +36,16 @@ typedef struct {
 
 /* Liveness-based placement of every intermediate in one arena (greedy,
  * largest first, lowest offset that does not overlap a var live at the same
- * time; 64-byte aligned). Sets mem_offset / alias_of on the vars. */
-dy_status dy_memplan(dy_program *p, int64_t max_batch, dy_memplan_result *r,
-                     dy_error *err);
-/* The same, also placing the scratch each op's kernel needs
- * (dy_codegen_scratch_bytes, for kernels split over `threads` threads),
- * live during that op only: scratch_offsets
- * (caller-owned, one per op of every block, dy_program_count_ops of
- * them, by dy_codegen_op_slot) gets its offset or -1. Pass it to
- * dy_codegen as dy_codegen_options.scratch_offsets. */
-dy_status dy_memplan_scratch(dy_program *p, int64_t max_batch, int threads,
+ * time; 64-byte aligned), sized for every size symbol at its bound in p
+ * (dy_program_sym_bounds). Sets mem_offset / alias_of on the vars. */
+dy_status dy_memplan(dy_program *p, dy_memplan_result *r, dy_error *err);
+/* The same, also placing the scratch each op's kernel needs, live during
+ * that op only: scratch_bytes and scratch_offsets (caller-owned, one per op
+ * of every block, dy_program_count_ops of them, by dy_codegen_op_slot) are
+ * each op's bytes as computed once beforehand (dy_codegen_scratch_sizes)
+ * and gets its offset or -1. Pass both to dy_codegen as
+ * dy_codegen_options.scratch_bytes / scratch_offsets. */
+dy_status dy_memplan_scratch(dy_program *p, const int64_t *scratch_bytes,
                              int64_t *scratch_offsets, dy_memplan_result *r, dy_error *err);
 
 /* ---- passes/pipeline.c: passes and the pass manager ---- */

@@ -2,8 +2,8 @@
  *
  * Requires: a verified Program (SSA, defs before uses).
  * Gives every intermediate var (not persistable, feed or fetch) a byte
- * offset in one arena, sized for max_batch and every other size symbol at
- * its bound (dy_program_sym_bounds), such that two vars live at the
+ * offset in one arena, sized for every size symbol, the batch included, at
+ * its bound in the Program (dy_program_sym_bounds), such that two vars live at the
  * same time never overlap. The outputs of an in-place op (a training
  * Program's updates) are persistable state, never arena vars: the op
  * writes where the var lives. The rules:
@@ -16,9 +16,10 @@
  *   the rest   liveness intervals [def, last use] of the storage groups
  *              are placed greedily, largest first, at the lowest 64-aligned
  *              offset that overlaps no group live at the same time
- *   scratch    (dy_memplan_scratch) the bytes an op's kernel asks for
- *              (dy_codegen_scratch_bytes: im2col panels, a packed GEMM
- *              operand) are one more interval, live during that op only
+ *   scratch    (dy_memplan_scratch) the bytes an op's kernel asks for,
+ *              computed once per op before the plan (dy_codegen_scratch_sizes:
+ *              im2col panels, a packed GEMM operand) and handed in, are one
+ *              more interval, live during that op only
  *
  * Sub-blocks (cond branches, while condition and body) are placed on one
  * schedule of positions, walked depth first: a plain op is one position; a
@@ -210,9 +211,8 @@ static void share_signature(dy_program *p, const dy_op *op, int *root, interval 
   }
 }
 
-dy_status dy_memplan(dy_program *p, int64_t max_batch, dy_memplan_result *r,
-                     dy_error *err) {
-  return dy_memplan_scratch(p, max_batch, 1, NULL, r, err);
+dy_status dy_memplan(dy_program *p, dy_memplan_result *r, dy_error *err) {
+  return dy_memplan_scratch(p, NULL, NULL, r, err);
 }
 
 /* A var's bytes with every size symbol at its bound (bounds: per symbol,
@@ -224,12 +224,12 @@ static int64_t bytes_at(const dy_type *t, const int64_t *bounds) {
   return b;
 }
 
-/* Every var's bytes within the limits at the size bounds and at max_batch
+/* Every var's bytes within the limits at the size bounds and at the batch's
  * (dy_checked.h): each is then at most DY_MAX_TENSOR_BYTES, so sums of a
  * few of them cannot wrap; the arena is checked against
  * DY_MAX_ARENA_BYTES at the end. */
-static dy_status check_sizes(const dy_program *p, int64_t max_batch, const int64_t *bounds,
-                             dy_error *err) {
+static dy_status check_sizes(const dy_program *p, const int64_t *bounds, dy_error *err) {
+  int64_t max_batch = bounds[0];
   for (int i = 0; i < p->n_vars; i++) {
     const dy_var *v = p->vars[i];
     int64_t bytes = in_arena(v) ? bytes_at(&v->type, bounds) : 0;
@@ -263,7 +263,6 @@ static dy_status check_sizes(const dy_program *p, int64_t max_batch, const int64
 typedef struct {
   dy_program *p;
   int nv, n_ops;
-  int64_t max_batch;
   int64_t bounds[DY_MAX_SYMS];
   int *root;
   interval *iv;        /* per group root var, then (compacted) the placed ones */
@@ -395,17 +394,18 @@ static void collect_groups(plan *pl) {
   }
 }
 
-/* Kernel scratch (dy_codegen_scratch_bytes): one more interval, live
+/* Kernel scratch (scratch_bytes[k], op slot k's): one more interval, live
  * during its op only; scratch_offsets[k] starts at -1. */
-static dy_status add_scratch(plan *pl, int threads, int64_t *scratch_offsets, dy_error *err) {
+static dy_status add_scratch(plan *pl, const int64_t *scratch_bytes, int64_t *scratch_offsets,
+                             dy_error *err) {
   for (int k = 0; k < pl->n_ops; k++) {
     const dy_op *op = pl->ops[k];
-    int64_t bytes = dy_codegen_scratch_bytes(pl->p, op, pl->max_batch, threads);
+    int64_t bytes = scratch_bytes[k];
     scratch_offsets[k] = -1;
     if (bytes > DY_MAX_ARENA_BYTES)
       return dy_error_at(err, op, DY_STATUS_LIMIT,
                          "memplan: %s needs %lld bytes of scratch at --max-batch %lld",
-                         dy_op_name(op->kind), (long long)bytes, (long long)pl->max_batch);
+                         dy_op_name(op->kind), (long long)bytes, (long long)pl->bounds[0]);
     if (bytes > 0)
       pl->iv[pl->n++] = (interval){.var = -1 - k, .size = align_up(bytes),
                                    .start = pl->sc.start[k], .end = pl->sc.end[k]};
@@ -462,13 +462,12 @@ static void place(plan *pl, int64_t *scratch_offsets) {
   }
 }
 
-dy_status dy_memplan_scratch(dy_program *p, int64_t max_batch, int threads,
+dy_status dy_memplan_scratch(dy_program *p, const int64_t *scratch_bytes,
                              int64_t *scratch_offsets, dy_memplan_result *r, dy_error *err) {
   memset(r, 0, sizeof *r);
-  plan pl = {.p = p, .nv = p->n_vars, .n_ops = dy_program_count_ops(p),
-             .max_batch = max_batch, .r = r};
-  dy_program_sym_bounds(p, max_batch, max_batch, pl.bounds);
-  dy_status s = check_sizes(p, max_batch, pl.bounds, err);
+  plan pl = {.p = p, .nv = p->n_vars, .n_ops = dy_program_count_ops(p), .r = r};
+  dy_program_sym_bounds(p, pl.bounds);
+  dy_status s = check_sizes(p, pl.bounds, err);
   if (s || (s = plan_init(&pl, err)))
     return s;
   join_views(&pl);
@@ -478,14 +477,15 @@ dy_status dy_memplan_scratch(dy_program *p, int64_t max_batch, int threads,
     share_signature(p, pl.ops[k], pl.root, pl.iv, r);
   join_in_place(&pl);
   collect_groups(&pl);
-  if (scratch_offsets && (s = add_scratch(&pl, threads, scratch_offsets, err)))
+  if (scratch_offsets && scratch_bytes &&
+      (s = add_scratch(&pl, scratch_bytes, scratch_offsets, err)))
     pl.n = 0; /* nothing is placed; the error stands */
   lower_bound(&pl);
   place(&pl, scratch_offsets);
   if (!s && r->arena_bytes > DY_MAX_ARENA_BYTES)
     s = dy_error_set(err, DY_STATUS_LIMIT,
                      "memplan: the arena needs %lld bytes at --max-batch %lld, more than "
-                     "the limit of %lld", (long long)r->arena_bytes, (long long)max_batch,
+                     "the limit of %lld", (long long)r->arena_bytes, (long long)pl.bounds[0],
                      (long long)DY_MAX_ARENA_BYTES);
   /* in-place members take their group's offset (views keep alias_of) */
   for (int i = 0; i < pl.nv; i++) {

@@ -6,7 +6,8 @@
  *                        all ones or zeros that does not widen the result),
  *                        a view (reshape, flatten, squeeze, unsqueeze) to
  *                        the same shape, transpose by the identity
- *                        permutation, dropout in eval mode (or p = 0),
+ *                        permutation, dropout in eval mode (or p = 0
+ *                        outside a training step),
  *                        scale by 1 plus 0, cast to the same dtype
  *                        -> the op's output is replaced by its input
  *   view of a view       reshape(reshape(x)) and any chain of views
@@ -61,8 +62,11 @@ static bool is_identity(const dy_program *p, const dy_op *op, bool training,
     return true;
   }
   if (op_is(op, "dropout")) {
+    /* a training step's dropout of p = 0 stays: its host draws its seed
+     * each step (dy_program_reseed_dropout), and the generated step's
+     * seeds are those of its dropout ops (NAME_dropout_seeds) */
     dy_dropout_attrs a = dy_dropout_attrs_get(op);
-    return a.is_test || a.p == 0;
+    return a.is_test || (a.p == 0 && !training);
   }
   if (op_is(op, "scale")) {
     dy_scale_attrs a = dy_scale_attrs_get(op);

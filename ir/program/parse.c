@@ -171,13 +171,7 @@ static dy_status sym_decl(parser *ps) {
   if (!s && accept(ps, "value"))
     s = integer(ps, &value);
   if (!s)
-    s = dy_program_declare_sym(ps->p, nm, max, ps->err);
-  if (!s && value >= 0) {
-    int sym = dy_sym_id(nm);
-    for (int i = 0; i < ps->p->n_syms; i++)
-      if (ps->p->syms[i].sym == sym)
-        ps->p->syms[i].value = value;
-  }
+    s = dy_program_load_sym(ps->p, nm, max, value, ps->err);
   return s;
 }
 

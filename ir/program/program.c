@@ -308,15 +308,71 @@ dy_status dy_program_pin_input(dy_program *p, const char *input, const int64_t *
   return DY_OK;
 }
 
-void dy_program_sym_bounds(const dy_program *p, int64_t max_batch, int64_t default_max,
-                           int64_t *vals) {
+int64_t dy_program_sym_bound(const dy_program *p, int sym) {
+  const dy_sym_decl *d = dy_program_sym(p, sym);
+  if (sym == 0) /* pinned or not, NAME_MAX_BATCH is its bound */
+    return d && d->max > 0 ? d->max : DY_DEFAULT_MAX_BATCH;
+  if (d && d->value > 0)
+    return d->value;
+  if (d && d->max > 0)
+    return d->max;
+  return dy_program_sym_bound(p, 0);
+}
+
+void dy_program_sym_bounds(const dy_program *p, int64_t *vals) {
   for (int s = 0; s < DY_MAX_SYMS; s++)
-    vals[s] = default_max;
-  for (int i = 0; i < p->n_syms; i++) {
-    const dy_sym_decl *d = &p->syms[i];
-    vals[d->sym] = d->value > 0 ? d->value : d->max > 0 ? d->max : default_max;
-  }
-  vals[0] = max_batch;
+    vals[s] = dy_program_sym_bound(p, s);
+}
+
+int64_t dy_program_dim_bound(const dy_program *p, int64_t d) {
+  if (d >= 0)
+    return d;
+  int64_t vals[DY_MAX_SYMS], v;
+  dy_program_sym_bounds(p, vals);
+  return dy_dim_eval(d, vals, &v) ? v : -1;
+}
+
+/* Whether a var's type of p uses symbol sym. */
+static bool sym_used(const dy_program *p, int sym) {
+  for (int v = 0; v < p->n_vars; v++)
+    if (dy_type_sym_mask(&p->vars[v]->type) >> sym & 1)
+      return true;
+  return false;
+}
+
+dy_status dy_program_bound_sym(dy_program *p, const char *name, int64_t max, dy_error *err) {
+  int sym = dy_sym_id(name);
+  if (sym != 0 && (sym < 0 || (!sym_used(p, sym) && !dy_program_sym(p, sym))))
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT, "the model has no size symbol '%s'",
+                        name ? name : "(null)");
+  if (max < 1)
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                        "size symbol '%s': bound %lld is less than 1", name, (long long)max);
+  const dy_sym_decl *d = dy_program_sym(p, sym);
+  if (d && d->value > max)
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                        "size symbol '%s': pinned to %lld, above the bound %lld", name,
+                        (long long)d->value, (long long)max);
+  return dy_program_declare_sym(p, name, max, err);
+}
+
+dy_status dy_program_load_sym(dy_program *p, const char *name, int64_t max, int64_t value,
+                              dy_error *err) {
+  dy_status s = dy_program_declare_sym(p, name, max, err);
+  if (s || value < 0)
+    return s;
+  if (value == 0)
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                        "size symbol '%s': pinned value 0 is not a size", name);
+  if (max > 0 && value > max)
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                        "size symbol '%s': pinned to %lld, above the bound %lld", name,
+                        (long long)value, (long long)max);
+  int sym = dy_sym_id(name);
+  for (int i = 0; i < p->n_syms; i++)
+    if (p->syms[i].sym == sym)
+      p->syms[i].value = value;
+  return DY_OK;
 }
 
 /* reshape_dims spells its sizes out in the attribute "dims" (seq,-1,32):
@@ -357,6 +413,10 @@ static dy_status pin_dims_attr(dy_program *p, dy_op *op, int sym, int64_t value,
 
 dy_status dy_program_pin_sym(dy_program *p, const char *name, int64_t value,
                              dy_error *err) {
+  int sym = dy_sym_id(name);
+  if (sym > 0 && !sym_used(p, sym) && !dy_program_sym(p, sym))
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT, "the model has no size symbol '%s'",
+                        name);
   dy_status s = dy_program_declare_sym(p, name, 0, err);
   if (s)
     return s;
@@ -364,7 +424,11 @@ dy_status dy_program_pin_sym(dy_program *p, const char *name, int64_t value,
     return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
                         "size symbol '%s': pinned value %lld is less than 1", name,
                         (long long)value);
-  int sym = dy_sym_id(name);
+  const dy_sym_decl *dc = dy_program_sym(p, sym);
+  if (dc->max > 0 && value > dc->max)
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                        "size symbol '%s': pinned to %lld, above the bound %lld", name,
+                        (long long)value, (long long)dc->max);
   for (int v = 0; v < p->n_vars; v++) {
     dy_type *t = &p->vars[v]->type;
     for (int d = 0; d < t->rank; d++)

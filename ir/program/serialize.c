@@ -680,10 +680,9 @@ static dy_status decode_program(const Dy__Program *m, const uint8_t *buf,
     const Dy__Symbol *sy = m->symbols[i];
     if (!sy->name || (sy->has_max && sy->max < 0))
       return dy_error_set(err, DY_STATUS_FORMAT, "size symbol %zu: no name or a negative bound", i);
-    if ((s = dy_program_declare_sym(p, sy->name, sy->has_max ? sy->max : 0, err)))
+    if ((s = dy_program_load_sym(p, sy->name, sy->has_max ? sy->max : 0,
+                                 sy->has_value ? sy->value : -1, err)))
       return dy_error_prefix(err, "size symbol %zu", i);
-    if (sy->has_value && sy->value >= 0)
-      p->syms[p->n_syms - 1].value = sy->value;
   }
 
   name_index ix;

@@ -8,7 +8,7 @@
 int dy_cg_plant_up_call(const dy_program *p, dy_codegen_output *out);
 
 int dy_cg_plant_up_call(const dy_program *p, dy_codegen_output *out) {
-  dy_codegen_options opt = {.name = "plant", .max_batch = 1};
+  dy_codegen_options opt = {.name = "plant"};
   dy_error err = {0};
   return dy_codegen(p, &opt, out, &err) == DY_OK;
 }

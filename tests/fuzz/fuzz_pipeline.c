@@ -66,13 +66,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   }
   dy_compile_options o = dy_compile_options_default();
-  o.max_batch = 3;
   o.emit_main = !dy_program_is_training(p); /* a training step: no inference main */
   o.threads = size % 2 ? 2 : 1;
   o.passes.verify_each = 1;
   dy_codegen_output out = {0};
   dy_compile_report rep;
-  dy_status s = dy_compile_program(p, &o, &out, &rep, &err);
+  dy_status s = dy_program_bound_sym(p, "batch", 3, &err);
+  if (!s)
+    s = dy_compile_program(p, &o, &out, &rep, &err);
   dy_fuzz_note("compile", s ? err.msg : NULL);
   if (s != DY_OK) {
     if (strstr(err.msg, "IR invalid after pass"))
