@@ -203,6 +203,12 @@ static void progress(int64_t k, int64_t total) {
 static dy_status run_epochs(dy_program *t, dy_tensor *const *in, int n_in,
                             dy_tensor *labels, const train_args *a, dy_error *err) {
   int64_t n = labels->type.shape[0], steps = (n + a->t.batch - 1) / a->t.batch;
+  /* The step count (and the schedule's position in it) is exact in a
+   * double up to 2^53; more would wrap or round. */
+  if (steps > 0 && a->epochs > (INT64_C(1) << 53) / steps)
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                        "--epochs %lld: %lld epochs of %lld steps exceed 2^53 steps",
+                        (long long)a->epochs, (long long)a->epochs, (long long)steps);
   dy_lr_schedule sched = a->t.sched;
   if (sched.kind == DY_LR_COSINE)
     sched.total_steps = a->epochs * steps;

@@ -1,0 +1,135 @@
+/* test_hostile_io.c - hostile input, round 2 (issue 31): unbounded reads,
+ * wrapping counts, saturating fixed point, dtype mismatches, the C
+ * frontend's file names. Like test_hostile.c, each case asserts the one-line
+ * error (or the right answer) through the library, `dy2stc` and the
+ * compiled executable (built with ASan + UBSan). */
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dy_compiler.h"
+#include "dy_test.h"
+
+#define SAN_CFLAGS "--cflags '-fsanitize=address,undefined -fno-sanitize-recover=all'"
+
+static void tmp_path(char *buf, size_t n, const char *name) {
+  snprintf(buf, n, "%s/hostile_io_%s", DY_BUILD_DIR, name);
+}
+
+static void expect_cli(int want, const char *frag, const char *cmd) {
+  char log[4200];
+  tmp_path(log, sizeof log, "cli.log");
+  dy_test_expect_cli(log, want, frag, cmd);
+}
+
+/* y = x @ w + b, x f32[-1,2], w trainable: dir/net.dymodel. */
+static void save_linear(const char *dir) {
+  dy_test_sh(NULL, "rm -rf %s && mkdir -p %s", dir, dir);
+  const char *text =
+      "program {\n  var x : f32[-1,2] feed 0\n"
+      "  var w : f32[2,2] persistable trainable = [0.5, -0.25, 0.125, 1]\n"
+      "  var b : f32[2] persistable trainable = [0.1, -0.1]\n"
+      "  var h : f32[-1,2]\n  var y : f32[-1,2]\n  block 0 parent -1 {\n"
+      "    h = matmul(x, w) {transpose_x = 0, transpose_y = 0}  @net.c:1\n"
+      "    y = add(h, b)  @net.c:1\n  }\n  fetch 0 y\n}\n";
+  dy_program *p = dy_test_parse_ok(text);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  char path[4200];
+  snprintf(path, sizeof path, "%s/net", dir);
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_model_save(p, path, &err), &err);
+  dy_program_free(p);
+}
+
+/* ---- case 2: reads are bounded; devices and FIFOs are refused ---- */
+
+static void test_read_devices_and_fifos(void) {
+  char fifo[4096], dir[4096], cmd[16384];
+  tmp_path(fifo, sizeof fifo, "fifo");
+  unlink(fifo);
+  CU_ASSERT_EQUAL_FATAL(mkfifo(fifo, 0600), 0);
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  dy_error err = {0};
+  /* the library: no read of /dev/zero, no blocking open of a FIFO */
+  CU_ASSERT_EQUAL(dy_read_file("/dev/zero", &buf, &len, &err), DY_STATUS_IO);
+  CU_ASSERT_STRING_EQUAL(err.msg, "/dev/zero: is a device, expected a regular file");
+  CU_ASSERT_EQUAL(dy_read_file(fifo, &buf, &len, &err), DY_STATUS_IO);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "is a pipe or socket, expected a regular file"));
+  CU_ASSERT_EQUAL(dy_read_file(DY_BUILD_DIR, &buf, &len, &err), DY_STATUS_IO);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "is a directory"));
+  dy_tensor *t = NULL;
+  CU_ASSERT_EQUAL(dy_npy_read("/dev/zero", &t, &err), DY_STATUS_IO);
+  /* a regular file is read whole, exactly */
+  char reg[4096];
+  tmp_path(reg, sizeof reg, "reg.bin");
+  CU_ASSERT_EQUAL_FATAL(dy_test_sh(NULL, "printf 'abc' > %s", reg), 0);
+  DY_ASSERT_OK(dy_read_file(reg, &buf, &len, &err), &err);
+  CU_ASSERT(len == 3 && memcmp(buf, "abc", 3) == 0);
+  free(buf);
+
+  /* run, the executable and quantize --calibrate (timeout: a hang fails) */
+  tmp_path(dir, sizeof dir, "lin");
+  save_linear(dir);
+  snprintf(cmd, sizeof cmd, "timeout 60 %s run %s/net.dymodel --input x=/dev/zero", DY2STC_PATH,
+           dir);
+  expect_cli(1, "dy2stc: /dev/zero: is a device, expected a regular file", cmd);
+  snprintf(cmd, sizeof cmd, "timeout 60 %s run %s/net.dymodel --input x=%s", DY2STC_PATH, dir,
+           fifo);
+  expect_cli(1, "is a pipe or socket, expected a regular file", cmd);
+  snprintf(cmd, sizeof cmd, "%s compile %s/net.dymodel " SAN_CFLAGS " -o %s/exe > /dev/null",
+           DY2STC_PATH, dir, dir);
+  CU_ASSERT_EQUAL_FATAL(dy_test_sh(NULL, "%s", cmd), 0);
+  snprintf(cmd, sizeof cmd, "timeout 60 %s/exe --input x=/dev/zero --output-dir %s", dir, dir);
+  expect_cli(1, "exe: input 'x': /dev/zero: is a device, pipe or socket, expected a regular file",
+             cmd);
+  snprintf(cmd, sizeof cmd, "timeout 60 %s/exe --input x=%s.bin --output-dir %s", dir, fifo,
+           dir);
+  dy_test_sh(NULL, "rm -f %s.bin && mkfifo %s.bin", fifo, fifo);
+  expect_cli(1, "is a device, pipe or socket, expected a regular file", cmd);
+  snprintf(cmd, sizeof cmd, "timeout 60 %s/exe --input x=%s --output-dir %s", dir, dir, dir);
+  expect_cli(1, "is a directory, expected a regular file", cmd);
+  dy_test_sh(NULL, "mkdir -p %s/cal && rm -f %s/cal/x.npy && mkfifo %s/cal/x.npy", dir, dir, dir);
+  snprintf(cmd, sizeof cmd, "timeout 60 %s quantize %s/net.dymodel --calibrate %s/cal -o %s/q",
+           DY2STC_PATH, dir, dir, dir);
+  expect_cli(1, "is a pipe or socket, expected a regular file", cmd);
+  unlink(fifo);
+}
+
+/* ---- case 3: an epoch count whose step count would wrap ---- */
+
+static void test_epochs_wrap(void) {
+  char dir[1024], cmd[16384];
+  tmp_path(dir, sizeof dir, "train");
+  save_linear(dir);
+  char x[4200], l[4200];
+  snprintf(x, sizeof x, "%s/x.npy", dir);
+  snprintf(l, sizeof l, "%s/l.npy", dir);
+  float v[6] = {1, 2, 3, 4, 5, 6};
+  dy_test_write_f32(x, 2, (int64_t[]){3, 2}, v);
+  dy_test_write_f32(l, 2, (int64_t[]){3, 2}, v);
+  snprintf(cmd, sizeof cmd,
+           "timeout 60 %s train %s/net.dymodel --input x=%s --labels %s --loss mse "
+           "--optimizer sgd --batch 1 --epochs 4611686018427387904 -o %s/t",
+           DY2STC_PATH, dir, x, l, dir);
+  expect_cli(1, "--epochs 4611686018427387904: 4611686018427387904 epochs of 3 steps exceed "
+                "2^53 steps", cmd);
+  snprintf(cmd, sizeof cmd,
+           "%s compile %s/net.dymodel --train --loss mse --optimizer sgd --batch 1 " SAN_CFLAGS
+           " -o %s/trainer > /dev/null", DY2STC_PATH, dir, dir);
+  CU_ASSERT_EQUAL_FATAL(dy_test_sh(NULL, "%s", cmd), 0);
+  snprintf(cmd, sizeof cmd,
+           "timeout 60 %s/trainer --input x=%s --labels %s --epochs 4611686018427387904 "
+           "-o %s", dir, x, l, dir);
+  expect_cli(2, "--epochs 4611686018427387904: 4611686018427387904 epochs of 3 steps exceed "
+                "2^53 steps", cmd);
+}
+
+void dy_test_register(void) {
+  DY_SUITE("hostile_io");
+  DY_TEST(test_read_devices_and_fifos);
+  DY_TEST(test_epochs_wrap);
+}
