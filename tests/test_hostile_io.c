@@ -12,6 +12,7 @@
 
 #include "dy_compiler.h"
 #include "dy_test.h"
+#include "../samples/onnx/onnx_build.h"
 
 #define SAN_CFLAGS "--cflags '-fsanitize=address,undefined -fno-sanitize-recover=all'"
 
@@ -128,8 +129,67 @@ static void test_epochs_wrap(void) {
                 "2^53 steps", cmd);
 }
 
+/* ---- case 4: requantization saturates ---- */
+
+/* y = QLinearMatMul(a, 0.1, 0, b, 0.05, 0, y_scale, 0), a u8 [2,3] an input,
+ * b u8 [3,2] a constant. */
+static void write_qmatmul(const char *path, float y_scale) {
+  ob_model *m = ob_new(13);
+  enum { U8 = 2 };
+  ob_input(m, "a", U8, 2, (int64_t[]){2, 3}, NULL);
+  static const uint8_t b[6] = {1, 2, 3, 4, 5, 6}, zp = 0;
+  m->inits[m->graph.n_initializer++] = ob_tensor(m, "b", U8, 2, (int64_t[]){3, 2}, b, 6);
+  ob_init_f32(m, "as", 0, NULL, (float[]){0.1f});
+  ob_init_f32(m, "bs", 0, NULL, (float[]){0.05f});
+  ob_init_f32(m, "ys", 0, NULL, &y_scale);
+  m->inits[m->graph.n_initializer++] = ob_tensor(m, "zp", U8, 0, NULL, &zp, 1);
+  const char *in[8] = {"a", "as", "zp", "b", "bs", "zp", "ys", "zp"};
+  ob_node(m, "QLinearMatMul", "qmm", 8, in, 1, (const char *[]){"y"});
+  ob_output(m, "y", U8);
+  CU_ASSERT_EQUAL(ob_save(m, path), 0);
+  ob_free(m);
+}
+
+/* The issue's reproducer: y_scale 1e-11 against 0.1 x 0.05 gives 255
+ * everywhere (it gave the zero point, 0) through run and the executable;
+ * y_scale 1e6 gives the zero point. */
+static void test_requant_saturates(void) {
+  char dir[1024], cmd[16384], a[1100];
+  tmp_path(dir, sizeof dir, "qmm");
+  dy_test_sh(NULL, "rm -rf %s && mkdir -p %s/run %s/exe", dir, dir, dir);
+  snprintf(a, sizeof a, "%s/a.npy", dir);
+  static const uint8_t av[6] = {1, 2, 3, 4, 5, 6};
+  dy_tensor *t = dy_tensor_from_data(DY_U8, 2, (int64_t[]){2, 3}, av);
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_npy_write(a, t, &err), &err);
+  dy_tensor_free(t);
+  for (int k = 0; k < 2; k++) {
+    char model[1100];
+    snprintf(model, sizeof model, "%s/q%d.onnx", dir, k);
+    write_qmatmul(model, k ? 1e6f : 1e-11f);
+    snprintf(cmd, sizeof cmd, "%s run %s --input a=%s --output-dir %s/run > /dev/null",
+             DY2STC_PATH, model, a, dir);
+    CU_ASSERT_EQUAL_FATAL(dy_test_sh(NULL, "%s", cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s compile %s " SAN_CFLAGS " -o %s/exe/q > /dev/null && "
+             "%s/exe/q --input a=%s --output-dir %s/exe > /dev/null",
+             DY2STC_PATH, model, dir, dir, a, dir);
+    CU_ASSERT_EQUAL_FATAL(dy_test_sh(NULL, "%s", cmd), 0);
+    for (int w = 0; w < 2; w++) {
+      char y[1200];
+      snprintf(y, sizeof y, "%s/%s/y.npy", dir, w ? "exe" : "run");
+      dy_tensor *out = NULL;
+      DY_ASSERT_OK(dy_npy_read(y, &out, &err), &err);
+      CU_ASSERT_EQUAL_FATAL(dy_tensor_numel(out), 4);
+      for (int i = 0; i < 4; i++)
+        CU_ASSERT_EQUAL(((const uint8_t *)out->data)[i], k ? 0 : 255);
+      dy_tensor_free(out);
+    }
+  }
+}
+
 void dy_test_register(void) {
   DY_SUITE("hostile_io");
   DY_TEST(test_read_devices_and_fifos);
   DY_TEST(test_epochs_wrap);
+  DY_TEST(test_requant_saturates);
 }
