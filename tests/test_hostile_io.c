@@ -187,9 +187,72 @@ static void test_requant_saturates(void) {
   }
 }
 
+/* ---- case 5: every dtype of a C model's input spec ---- */
+
+/* dir/cast.c: y = (f32)x + 0.5 with x declared as dtype. */
+static void write_cast_model(const char *path, const char *dtype) {
+  FILE *f = fopen(path, "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  fprintf(f,
+          "#include \"dy_runtime.h\"\n"
+          "DY_TO_STATIC(\"x: %s[-1,4]\")\n"
+          "static dy_tensor *cast_forward(dy_layer *self, dy_tensor *x) {\n"
+          "  return dy_add(dy_cast(x, DY_F32), dy_full(DY_F32, 0, NULL, 0.5));\n"
+          "}\n"
+          "static dy_tensor *cast_call(dy_layer *self, dy_tensor *const *in, int n) {\n"
+          "  return cast_forward(self, in[0]);\n"
+          "}\n"
+          "static const dy_layer_vtable vt = {.type_name = \"Cast\", .forward = cast_call};\n"
+          "DY_MODEL\n"
+          "dy_layer *make_cast(void) { return dy_layer_new(sizeof(dy_layer), &vt, \"cast\"); }\n",
+          dtype);
+  fclose(f);
+}
+
+static void test_cfront_dtypes(void) {
+  static const struct {
+    const char *name;
+    dy_dtype t;
+  } dts[] = {{"i8", DY_I8}, {"u8", DY_U8}, {"i32", DY_I32}};
+  char dir[1024], cmd[16384];
+  tmp_path(dir, sizeof dir, "cast");
+  for (int k = 0; k < 3; k++) {
+    dy_test_sh(NULL, "rm -rf %s && mkdir -p %s/out", dir, dir);
+    char src[1100], x[1100], y[1100];
+    snprintf(src, sizeof src, "%s/cast.c", dir);
+    snprintf(x, sizeof x, "%s/x.npy", dir);
+    snprintf(y, sizeof y, "%s/out/y.npy", dir);
+    write_cast_model(src, dts[k].name);
+    int8_t i8[4] = {-3, 0, 7, 100};
+    uint8_t u8[4] = {0, 3, 200, 255};
+    int32_t i32[4] = {-70000, 0, 5, 1 << 30};
+    const void *data = k == 0 ? (const void *)i8 : k == 1 ? (const void *)u8 : (const void *)i32;
+    dy_tensor *t = dy_tensor_from_data(dts[k].t, 2, (int64_t[]){1, 4}, data);
+    dy_error err = {0};
+    DY_ASSERT_OK(dy_npy_write(x, t, &err), &err);
+    dy_tensor_free(t);
+    snprintf(cmd, sizeof cmd, "cd %s && %s compile cast.c -o exe > /dev/null && "
+             "./exe --input x=x.npy --output-dir out", dir, DY2STC_PATH);
+    int rc = dy_test_sh(NULL, "%s", cmd);
+    CU_ASSERT_EQUAL(rc, 0);
+    if (rc)
+      fprintf(stderr, "\n  %s: %s failed\n", dts[k].name, cmd);
+    dy_tensor *out = NULL;
+    if (rc || dy_npy_read(y, &out, &err))
+      continue;
+    CU_ASSERT_EQUAL_FATAL(dy_tensor_numel(out), 4);
+    for (int i = 0; i < 4; i++) {
+      double want = k == 0 ? i8[i] : k == 1 ? u8[i] : i32[i];
+      CU_ASSERT_EQUAL(dy_tensor_f32(out)[i], (float)(want + 0.5));
+    }
+    dy_tensor_free(out);
+  }
+}
+
 void dy_test_register(void) {
   DY_SUITE("hostile_io");
   DY_TEST(test_read_devices_and_fifos);
   DY_TEST(test_epochs_wrap);
   DY_TEST(test_requant_saturates);
+  DY_TEST(test_cfront_dtypes);
 }
