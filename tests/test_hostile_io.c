@@ -13,6 +13,7 @@
 #include "dy_compiler.h"
 #include "dy_test.h"
 #include "../samples/onnx/onnx_build.h"
+#include "paddle_framework.pb-c.h"
 
 #define SAN_CFLAGS "--cflags '-fsanitize=address,undefined -fno-sanitize-recover=all'"
 
@@ -249,10 +250,122 @@ static void test_cfront_dtypes(void) {
   }
 }
 
+/* ---- case 6: Paddle attribute lists and dims of the wrong form ---- */
+
+typedef Paddle__Framework__Proto__ProgramDesc PdProgram;
+
+/* conv2d then pool2d, exported to Paddle's bytes and unpacked. */
+static PdProgram *paddle_conv_pool(uint8_t **params, size_t *params_n) {
+  dy_program *p = dy_test_parse_ok(
+      "program {\n  var x : f32[-1,1,6,6] feed 0\n"
+      "  var w : f32[2,1,3,3] persistable = [1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 2, 3, 4, 5, 6, 7, 8, 9]\n"
+      "  var c : f32[-1,2,6,6]\n  var m : f32[-1,2,3,3]\n  block 0 parent -1 {\n"
+      "    c = conv2d(x, w) {strides = [1, 1], paddings = [1, 1, 1, 1], dilations = [1, 1], "
+      "groups = 1}  @m.c:1\n"
+      "    m = pool2d(c) {pooling_type = \"max\", ksize = [2, 2], strides = [2, 2], "
+      "paddings = [0, 0, 0, 0], ceil_mode = 0, exclusive = 1, global_pooling = 0, "
+      "adaptive = 0}  @m.c:2\n  }\n  fetch 0 m\n}\n");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  uint8_t *m;
+  size_t mn;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_paddle_save_mem(p, &m, &mn, params, params_n, &err), &err);
+  dy_program_free(p);
+  PdProgram *prog = paddle__framework__proto__program_desc__unpack(NULL, mn, m);
+  free(m);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(prog);
+  return prog;
+}
+
+/* The attribute name of op type `op` in block 0 (NULL if none). */
+static Paddle__Framework__Proto__OpDesc__Attr *pd_find_attr(PdProgram *prog, const char *op,
+                                                            const char *name) {
+  Paddle__Framework__Proto__BlockDesc *b = prog->blocks[0];
+  for (size_t i = 0; i < b->n_ops; i++)
+    for (size_t k = 0; !strcmp(b->ops[i]->type, op) && k < b->ops[i]->n_attrs; k++)
+      if (!strcmp(b->ops[i]->attrs[k]->name, name))
+        return b->ops[i]->attrs[k];
+  return NULL;
+}
+
+static Paddle__Framework__Proto__VarType__TensorDesc *pd_find_var(PdProgram *prog,
+                                                                  const char *name) {
+  Paddle__Framework__Proto__BlockDesc *b = prog->blocks[0];
+  for (size_t i = 0; i < b->n_vars; i++)
+    if (!strcmp(b->vars[i]->name, name))
+      return b->vars[i]->type->lod_tensor->tensor;
+  return NULL;
+}
+
+/* Load prog's bytes: the load fails and the message holds want. */
+static void expect_paddle_error(PdProgram *prog, const uint8_t *params, size_t params_n,
+                                const char *want) {
+  size_t n = paddle__framework__proto__program_desc__get_packed_size(prog);
+  uint8_t *buf = malloc(n ? n : 1);
+  paddle__framework__proto__program_desc__pack(prog, buf);
+  dy_program *q = NULL;
+  dy_error err = {0};
+  dy_status s = dy_paddle_load_mem(buf, n, params, params_n, "bad", NULL, &q, &err);
+  if (s == DY_OK || !strstr(err.msg, want))
+    fprintf(stderr, "\n  want '%s', got %d: %s\n", want, (int)s, err.msg);
+  CU_ASSERT_NOT_EQUAL(s, DY_OK);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, want));
+  CU_ASSERT_PTR_NULL(q);
+  dy_program_free(q);
+  free(buf);
+}
+
+static void test_paddle_list_lengths(void) {
+  static const struct {
+    const char *op, *attr, *want;
+    int n;
+  } cases[] = {
+      {"conv2d", "strides", "strides of length 3, expected 2", 3},
+      {"conv2d", "strides", "strides of length 1, expected 2", 1},
+      {"conv2d", "dilations", "dilations of length 3, expected 2", 3},
+      {"conv2d", "paddings", "paddings of length 3, expected 2 or 4", 3},
+      {"conv2d", "paddings", "paddings of length 6, expected 2 or 4", 6},
+      {"pool2d", "ksize", "ksize of length 1, expected 2", 1},
+      {"pool2d", "strides", "strides of length 1, expected 2", 1},
+  };
+  static int32_t vals[6] = {4, 1, 3, 1, 1, 1};
+  uint8_t *params;
+  size_t params_n;
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    PdProgram *prog = paddle_conv_pool(&params, &params_n);
+    Paddle__Framework__Proto__OpDesc__Attr *a = pd_find_attr(prog, cases[k].op, cases[k].attr);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    int32_t *saved = a->ints;
+    size_t saved_n = a->n_ints;
+    a->ints = vals;
+    a->n_ints = (size_t)cases[k].n;
+    expect_paddle_error(prog, params, params_n, cases[k].want);
+    a->ints = saved;
+    a->n_ints = saved_n;
+    paddle__framework__proto__program_desc__free_unpacked(prog, NULL);
+    free(params);
+  }
+  /* dims: only -1 means unknown, in a parameter's VarDesc and a feed's */
+  PdProgram *prog = paddle_conv_pool(&params, &params_n);
+  Paddle__Framework__Proto__VarType__TensorDesc *w = pd_find_var(prog, "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+  w->dims[0] = -5;
+  expect_paddle_error(prog, params, params_n, "var 'w' is float32[2,1,3,3] in the params but "
+                                              "float32[-5,1,3,3] in the model");
+  w->dims[0] = 2;
+  Paddle__Framework__Proto__VarType__TensorDesc *x = pd_find_var(prog, "x");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(x);
+  x->dims[1] = -5;
+  expect_paddle_error(prog, params, params_n, "feed 'x': dim 1 is -5 (a size, or -1 for unknown)");
+  paddle__framework__proto__program_desc__free_unpacked(prog, NULL);
+  free(params);
+}
+
 void dy_test_register(void) {
   DY_SUITE("hostile_io");
   DY_TEST(test_read_devices_and_fifos);
   DY_TEST(test_epochs_wrap);
   DY_TEST(test_requant_saturates);
   DY_TEST(test_cfront_dtypes);
+  DY_TEST(test_paddle_list_lengths);
 }
