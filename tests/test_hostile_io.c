@@ -361,6 +361,67 @@ static void test_paddle_list_lengths(void) {
   free(params);
 }
 
+/* ---- case 15: one policy for an input of another dtype: refused ---- */
+
+static void test_input_dtype_refused(void) {
+  char dir[1024], cmd[16384];
+  tmp_path(dir, sizeof dir, "dtype");
+  dy_test_sh(NULL, "rm -rf %s && mkdir -p %s/out", dir, dir);
+  dy_program *p = dy_test_parse_ok("program {\n  var x : f32[-1,2] feed 0\n"
+                                   "  var i : i64[3] feed 1\n  var y : f32[-1,2]\n"
+                                   "  var j : i64[3]\n  block 0 parent -1 {\n"
+                                   "    y = add(x, x)  @m.c:1\n    j = add(i, i)  @m.c:2\n"
+                                   "  }\n  fetch 0 y\n  fetch 1 j\n}\n");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  char path[1100];
+  dy_error err = {0};
+  snprintf(path, sizeof path, "%s/m", dir);
+  DY_ASSERT_OK(dy_model_save(p, path, &err), &err);
+  dy_program_free(p);
+  /* f64 for f32, i32 for i64, and the right files */
+  double x8[2] = {1, 2};
+  int32_t i4[3] = {1, 2, 3};
+  float x4[2] = {1, 2};
+  int64_t i8[3] = {1, 2, 3};
+  static const char *const names[4] = {"x8", "i4", "x4", "i8"};
+  const void *data[4] = {x8, i4, x4, i8};
+  const char *descr[4] = {"<f8", "<i4", "<f4", "<i8"};
+  const size_t bytes[4] = {16, 12, 8, 24};
+  for (int k = 0; k < 4; k++) { /* written by hand: dy_npy_write has no f64 */
+    snprintf(path, sizeof path, "%s/%s.npy", dir, names[k]);
+    FILE *f = fopen(path, "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    char h[118];
+    int n = snprintf(h, sizeof h, "{'descr': '%s', 'fortran_order': False, 'shape': (%d,%s), }",
+                     descr[k], k & 1 ? 3 : 1, k & 1 ? "" : " 2");
+    memset(h + n, ' ', sizeof h - (size_t)n - 1);
+    h[sizeof h - 1] = '\n';
+    fwrite("\x93NUMPY\x01\x00\x76\x00", 1, 10, f);
+    fwrite(h, 1, sizeof h, f);
+    fwrite(data[k], 1, bytes[k], f);
+    fclose(f);
+  }
+  snprintf(cmd, sizeof cmd, "%s compile %s/m.dymodel " SAN_CFLAGS " -o %s/exe > /dev/null",
+           DY2STC_PATH, dir, dir);
+  CU_ASSERT_EQUAL_FATAL(dy_test_sh(NULL, "%s", cmd), 0);
+  static const char *const paths[3] = {"%s run %s/m.dymodel --output-dir %s/out",
+                                       "%s check %s/m.dymodel", "%s/exe --output-dir %s/out"};
+  for (int w = 0; w < 3; w++) {
+    char base[9000];
+    if (w < 2)
+      snprintf(base, sizeof base, paths[w], DY2STC_PATH, dir, dir);
+    else
+      snprintf(base, sizeof base, paths[w], dir, dir);
+    snprintf(cmd, sizeof cmd, "cd %s && %s --input x=x8.npy --input i=i8.npy", dir, base);
+    expect_cli(1, "input 'x': x8.npy: dtype '<f8', expected '<f4' (f32)", cmd);
+    snprintf(cmd, sizeof cmd, "cd %s && %s --input x=x4.npy --input i=i4.npy", dir, base);
+    expect_cli(1, "input 'i': i4.npy: dtype '<i4', expected '<i8' (i64)", cmd);
+    snprintf(cmd, sizeof cmd, "cd %s && %s --input x=x4.npy --input i=i8.npy > /dev/null", dir,
+             base);
+    CU_ASSERT_EQUAL(dy_test_sh(NULL, "%s", cmd), 0);
+  }
+}
+
 void dy_test_register(void) {
   DY_SUITE("hostile_io");
   DY_TEST(test_read_devices_and_fifos);
@@ -368,4 +429,5 @@ void dy_test_register(void) {
   DY_TEST(test_requant_saturates);
   DY_TEST(test_cfront_dtypes);
   DY_TEST(test_paddle_list_lengths);
+  DY_TEST(test_input_dtype_refused);
 }

@@ -288,7 +288,7 @@ int dy_cli_train(int argc, char **argv) {
   if (!s)
     s = dy_model_load_any(a.model, &t, &err);
   if (!s)
-    s = dy_cli_load_inputs(p, &a.ia, in, &err);
+    s = dy_cli_load_inputs(p, &a.ia, true, in, &err);
   if (!s && ((s = dy_npy_read(a.labels, &labels, &err)) || (s = dy_cli_widen_i32(&labels, &err))))
     dy_error_prefix(&err, "labels");
   if (!s && (s = dy_cli_pick_output(t, a.t.output, &out, &err)) == DY_OK)
