@@ -422,6 +422,50 @@ static void test_input_dtype_refused(void) {
   }
 }
 
+/* ---- cases 11, 12: generated names; the header OUT.c includes ---- */
+
+/* Models named r, w, x, f (R_OK ... of <unistd.h>), e and o, built as
+ * executables and as C that a file including <unistd.h> and <fcntl.h>
+ * before the header compiles warning-free; --emit c --name mynet -o
+ * model_fw writes model_fw.c including "model_fw.h"; a header name an
+ * #include cannot spell is refused. */
+static void test_generated_names(void) {
+  char dir[1024], cmd[16384];
+  tmp_path(dir, sizeof dir, "names");
+  char lin[1100];
+  tmp_path(lin, sizeof lin, "lin");
+  save_linear(lin);
+  dy_test_sh(NULL, "rm -rf %s && mkdir -p %s", dir, dir);
+  static const char *const names[] = {"r", "w", "x", "f", "o", "s", "errno_model", "sig"};
+  for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+    snprintf(cmd, sizeof cmd,
+             "cd %s && %s compile %s/net.dymodel --name %s -o exe_%s > /dev/null && "
+             "%s compile %s/net.dymodel --emit c -o %s > /dev/null && "
+             "printf '#include <unistd.h>\n#include <fcntl.h>\n#include <errno.h>\n"
+             "#include <signal.h>\n#include \"%s.h\"\nint use_%s(void) { return 0; }\n' "
+             "> user_%s.c && cc -std=c11 -Wall -Wextra -pedantic -Werror -c %s.c user_%s.c",
+             dir, DY2STC_PATH, lin, names[k], names[k], DY2STC_PATH, lin, names[k], names[k],
+             names[k], names[k], names[k], names[k]);
+    int rc = dy_test_sh(NULL, "%s > %s/log_%s 2>&1", cmd, dir, names[k]);
+    if (rc)
+      fprintf(stderr, "\n  model %s: %s failed\n", names[k], cmd);
+    CU_ASSERT_EQUAL(rc, 0);
+  }
+  snprintf(cmd, sizeof cmd,
+           "cd %s && %s compile %s/net.dymodel --emit c --name mynet -o model_fw", dir,
+           DY2STC_PATH, lin);
+  expect_cli(0, "wrote model_fw.c model_fw.h model_fw_weights.c", cmd);
+  snprintf(cmd, sizeof cmd,
+           "cd %s && grep -q '#include \"model_fw.h\"' model_fw.c && "
+           "cc -std=c11 -Wall -Wextra -pedantic -Werror -c model_fw.c model_fw_weights.c",
+           dir);
+  CU_ASSERT_EQUAL(dy_test_sh(NULL, "%s", cmd), 0);
+  snprintf(cmd, sizeof cmd, "cd %s && %s compile %s/net.dymodel --emit c --name q -o 'a\"b'",
+           dir, DY2STC_PATH, lin);
+  expect_cli(1, "header file name 'a\"b.h' has a '\"', '\\' or newline, which an #include "
+                "cannot name", cmd);
+}
+
 void dy_test_register(void) {
   DY_SUITE("hostile_io");
   DY_TEST(test_read_devices_and_fifos);
@@ -430,4 +474,5 @@ void dy_test_register(void) {
   DY_TEST(test_cfront_dtypes);
   DY_TEST(test_paddle_list_lengths);
   DY_TEST(test_input_dtype_refused);
+  DY_TEST(test_generated_names);
 }
