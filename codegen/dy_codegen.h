@@ -59,6 +59,8 @@ typedef struct {
                                 Program is a training step, dy_train.h)     */
   const char *command_line;  /* quoted in the header comment (may be NULL)  */
   const char *source;        /* the input model's path (may be NULL)        */
+  const char *header;        /* the file name NAME.c includes its header by
+                                ("out.h" when written as out.h); NULL: NAME.h */
   int ops_before;            /* ops before the passes (0: not stated)       */
   int64_t arena_lower_bound; /* the plan's lower bound (0: not stated)      */
   /* Bytes of each op's kernel scratch, one per op of every block by slot

@@ -943,7 +943,13 @@ dy_status dy_model_save(const dy_program *p, const char *path, dy_error *err);
 /* ------------------------------------------------------------------ */
 
 uint32_t dy_crc32(uint32_t crc, const void *data, size_t n);
-/* Read a whole file; *buf is malloc'd (caller frees). */
+/* Open path read-only if it is a regular file (else a one-line error
+ * naming it: a directory, device, FIFO or socket; a FIFO does not block
+ * the open); *fd is open (caller closes), *size is its size. */
+dy_status dy_open_regular(const char *path, int *fd, size_t *size, dy_error *err);
+/* Read a whole regular file (dy_open_regular), exactly its size: a device
+ * or FIFO is refused, never read without end; *buf is malloc'd (caller
+ * frees). */
 dy_status dy_read_file(const char *path, uint8_t **buf, size_t *len,
                        dy_error *err);
 /* Write a whole file atomically: a temporary beside it, created

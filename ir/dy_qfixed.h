@@ -18,9 +18,17 @@
  *                          VQRDMULH)
  *   dy_q_rdivpot(x, e)     RoundingDivideByPOT: x / 2^e rounded to nearest,
  *                          ties away from zero, 0 <= e <= 31
+ *   dy_q_shl_sat(x, s)     x * 2^s for 0 <= s <= 31, saturating to
+ *                          INT32_MIN / INT32_MAX (gemmlowp's
+ *                          SaturatingRoundingMultiplyByPOT for s > 0)
+ *   dy_q_add_sat(a, b)     a + b saturating likewise (the zero point added
+ *                          to a requantized value near INT32_MAX)
  *   dy_q_mul_by_qm(x, m, s)  MultiplyByQuantizedMultiplier: x * m / 2^31 *
- *                          2^s as rdivpot(srdhm(x << max(s, 0), m),
- *                          max(-s, 0)) (TFLite's default "double rounding")
+ *                          2^s as rdivpot(srdhm(shl_sat(x, max(s, 0)), m),
+ *                          max(-s, 0)) (TFLite's default "double rounding";
+ *                          TFLite's x * (1 << s) overflows where this
+ *                          saturates: a tiny output scale gives the largest
+ *                          output, never a wrapped one)
  *   dy_q_softmax_row       TFLite's int8/uint8 SOFTMAX over one row, with
  *                          gemmlowp's exp_on_negative_values (Q5.26 in,
  *                          Q0.31 out), a Q12.19 sum and the reciprocal by
@@ -79,9 +87,21 @@ DY_Q_INLINE int32_t dy_q_shl(int32_t x, int s) {
   return (int32_t)((uint32_t)x << s);
 }
 
+DY_Q_INLINE int32_t dy_q_sat64(int64_t v) {
+  return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v;
+}
+
+DY_Q_INLINE int32_t dy_q_shl_sat(int32_t x, int s) {
+  return dy_q_sat64((int64_t)x * ((int64_t)1 << s)); /* |x| * 2^31 < 2^63 */
+}
+
+DY_Q_INLINE int32_t dy_q_add_sat(int32_t a, int32_t b) {
+  return dy_q_sat64((int64_t)a + (int64_t)b);
+}
+
 DY_Q_INLINE int32_t dy_q_mul_by_qm(int32_t x, int32_t m, int32_t s) {
-  int left = s > 0 ? (int)s : 0, right = s > 0 ? 0 : (int)-s;
-  return dy_q_rdivpot(dy_q_srdhm(dy_q_shl(x, left), m), right);
+  int left = s > 0 ? (int)(s > 31 ? 31 : s) : 0, right = s > 0 ? 0 : (int)(s < -31 ? 31 : -s);
+  return dy_q_rdivpot(dy_q_srdhm(dy_q_shl_sat(x, left), m), right);
 }
 
 DY_Q_INLINE int32_t dy_q_clamp(int32_t v, int32_t lo, int32_t hi) {

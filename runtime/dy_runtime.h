@@ -410,6 +410,18 @@ dy_status dy_executor_run_observed(const dy_program *p, dy_tensor *const *inputs
 /* *out is a new tensor, owned like any op result (the innermost open
  * scope, else the caller); NULL on error. f8 reads as f32, i4 as i64. */
 dy_status dy_npy_read(const char *path, dy_tensor **out, dy_error *err);
+/* The same, and the file's own descr ("<f8" for a file read as f32): a
+ * model input's reader refuses a file whose dtype is not the input's. */
+#define DY_NPY_DESCR_MAX 32
+dy_status dy_npy_read_descr(const char *path, dy_tensor **out, char descr[DY_NPY_DESCR_MAX],
+                            dy_error *err);
+/* A model input's file (what names it: "input 'x'"): its dtype must be
+ * want's, else "input 'x': PATH: dtype '<f8', expected '<f4' (f32)", the
+ * compiled executable's words; with widen_i32 an i32 file for an i64
+ * input is widened (the trainers' rule for labels and indices). run,
+ * check, train and the Python API read inputs through this. */
+dy_status dy_npy_read_as(const char *path, const char *what, dy_dtype want, bool widen_i32,
+                         dy_tensor **out, dy_error *err);
 /* Writes whole or not at all. */
 dy_status dy_npy_write(const char *path, const dy_tensor *t, dy_error *err);
 

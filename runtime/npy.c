@@ -25,6 +25,7 @@
  */
 #include <math.h>
 #include <float.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -273,7 +274,7 @@ static void decode_data(const npy_kind *k, const uint8_t *src, int64_t n,
 
 /* Parse a whole .npy image. On success *out is a new tensor. */
 static dy_status npy_decode(const char *path, const uint8_t *buf, size_t len,
-                            dy_tensor **out, dy_error *err) {
+                            dy_tensor **out, char descr[DY_NPY_DESCR_MAX], dy_error *err) {
   if (len < sizeof npy_magic || memcmp(buf, npy_magic, sizeof npy_magic) != 0)
     return dy_error_set(err, DY_STATUS_FORMAT,
                         "%s: not a .npy file (bad magic)", path);
@@ -313,6 +314,7 @@ static dy_status npy_decode(const char *path, const uint8_t *buf, size_t len,
                         "%s: fortran_order arrays are not supported; save "
                         "a C-order copy (numpy.ascontiguousarray)", path);
   npy_kind kind, *k = &kind;
+  snprintf(descr, DY_NPY_DESCR_MAX, "%s", h.descr);
   if (!npy_kind_of(h.descr, k))
     return dy_error_set(err, DY_STATUS_FORMAT,
                         "%s: unsupported dtype '%s' (want <f4, <f8, <i8, <i4, "
@@ -346,19 +348,49 @@ static dy_status npy_decode(const char *path, const uint8_t *buf, size_t len,
 /* The tensor follows the usual ownership rule of dy_runtime.h: it belongs
  * to the innermost open scope, or to the caller (dy_tensor_free) when no
  * scope is open. */
-dy_status dy_npy_read(const char *path, dy_tensor **out, dy_error *err) {
-  if (!path || !out)
+dy_status dy_npy_read_descr(const char *path, dy_tensor **out, char descr[DY_NPY_DESCR_MAX],
+                            dy_error *err) {
+  if (!path || !out || !descr)
     return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
-                        "dy_npy_read: NULL path or out");
+                        "dy_npy_read: NULL path, out or descr");
   *out = NULL;
+  descr[0] = 0;
   uint8_t *buf;
   size_t len;
   dy_status s = dy_read_file(path, &buf, &len, err);
   if (s != DY_OK)
     return s;
-  s = npy_decode(path, buf, len, out, err);
+  s = npy_decode(path, buf, len, out, descr, err);
   free(buf);
   return s;
+}
+
+dy_status dy_npy_read_as(const char *path, const char *what, dy_dtype want, bool widen_i32,
+                         dy_tensor **out, dy_error *err) {
+  char descr[DY_NPY_DESCR_MAX];
+  dy_status s = dy_npy_read_descr(path, out, descr, err);
+  if (s)
+    return s;
+  if (widen_i32 && want == DY_I64 && (*out)->type.dtype == DY_I32) {
+    dy_tensor *w = dy_tensor_new(DY_I64, (*out)->type.rank, (*out)->type.shape);
+    if (w)
+      for (int64_t i = 0; i < dy_tensor_numel(w); i++)
+        ((int64_t *)w->data)[i] = ((const int32_t *)(*out)->data)[i];
+    dy_tensor_free(*out);
+    *out = w;
+    return w ? DY_OK : dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "%s: out of memory", path);
+  }
+  if (strcmp(descr, dy_dtype_npy(want)) == 0)
+    return DY_OK;
+  dy_tensor_free(*out);
+  *out = NULL;
+  return dy_error_set(err, DY_STATUS_DTYPE_MISMATCH, "%s: %s: dtype '%s', expected '%s' (%s)",
+                      what, path, descr, dy_dtype_npy(want), dy_dtype_name(want));
+}
+
+dy_status dy_npy_read(const char *path, dy_tensor **out, dy_error *err) {
+  char descr[DY_NPY_DESCR_MAX];
+  return dy_npy_read_descr(path, out, descr, err);
 }
 
 /* ------------------------------------------------------------------ */

@@ -19,7 +19,7 @@ SECONDS_EACH=${1:-300}
 BUILD=${2:-build-san}
 [ $# -ge 2 ] && shift 2 || shift $#
 SRC=$(cd "$(dirname "$0")/.." && pwd)
-ALL="dymodel dyparams onnx npy ir pipeline"
+ALL="dymodel dyparams onnx npy ir pipeline cconvert"
 [ -e "$SRC/compiler/frontends/paddle/paddle.c" ] && ALL="$ALL pdmodel"
 TARGETS=${*:-$ALL}
 

@@ -67,6 +67,13 @@ bool dy_test_write_pattern(const char *path, const int64_t shape[4], int mul);
 void dy_test_onnx_error(const char *path, dy_status status, const char *frag1,
                         const char *frag2);
 
+/* Run a shell command (its stdout and stderr to log): its exit status must
+ * be want and its first line hold frag; a failure (want 1) is that one
+ * line only. */
+void dy_test_expect_cli(const char *log, int want, const char *frag, const char *cmd);
+/* path: an f32 .npy of the shape and values (asserts it was written). */
+void dy_test_write_f32(const char *path, int rank, const int64_t *shape, const float *v);
+
 #define DY_SUITE(name) CU_pSuite suite_ = CU_add_suite(name, NULL, NULL)
 #define DY_TEST(fn) CU_add_test(suite_, #fn, fn)
 

@@ -38,6 +38,10 @@ static const float s_w4[] = {0.01f, 0.02f, 0.004f, 0.013f};
 static const float s_q3[] = {0.02f, 0.1f, 0.007f};
 static const float s_w5[] = {0.01f, 0.03f, 0.002f, 0.02f, 0.011f};
 static const float s_soft[] = {1.0f / 256.0f}, s_soft_in[] = {0.0625f};
+/* the extremes (issue 31): an output scale so small that every
+ * requantized value saturates (a wrapping left shift gave the zero point),
+ * and so large that every one rounds to the zero point */
+static const float s_tiny[] = {1e-11f}, s_huge[] = {1e6f};
 static const int8_t z_i8[] = {3}, z_i8_0[] = {0}, z_i8_m[] = {-7};
 static const int8_t z_zero4[] = {0, 0, 0, 0}, z_zero5[] = {0, 0, 0, 0, 0};
 static const int8_t z_soft_i8[] = {-128};
@@ -128,6 +132,53 @@ static const dy_op_case cases[] = {
      .in = {I8(1, 4), F32(1, 1), I8(1, 1), I8(2, 3, 1), F32(1, 1), I8(1, 1), F32(1, 1),
             I8(1, 1)},
      .consts = 0xf6u, .data = {NULL, s_half, z_i8, NULL, s_x, z_i8_m, s_y, z_i8_0}},
+    /* the extremes of the scales: saturating, or all the zero point */
+    {.label = "qmatmul u8 tiny output scale: saturates", .kind = DY_OP_QMATMUL, .n_in = 9,
+     QMM(0, INT32_MIN, INT32_MAX),
+     .in = {U8(2, 3, 4), F32(1, 1), U8(1, 1), U8(2, 4, 3), F32(1, 1), U8(1, 1), F32(1, 1),
+            U8(1, 1), I32(1, 3)},
+     .consts = 0x1feu, .data = {NULL, s_x, z_u8, NULL, s_x, z_u8, s_tiny, z_u8, NULL}},
+    {.label = "qmatmul i8 dot form, huge output scale: the zero point", .kind = DY_OP_QMATMUL,
+     .n_in = 9, QMM(1, INT32_MIN, INT32_MAX),
+     .in = {I8(2, -1, 20), F32(1, 1), I8(1, 1), I8(2, 5, 20), F32(1, 5), I8(1, 5), F32(1, 1),
+            I8(1, 1), I32(1, 5)},
+     .consts = 0x1feu, .data = {NULL, s_x, z_i8, NULL, s_w5, z_zero5, s_huge, z_i8_m, NULL}},
+    {.label = "qconv2d i8 dot form, tiny output scale: saturates", .kind = DY_OP_QCONV2D,
+     .n_in = 9, QCONV(1, 1, 1, 1, 1, 1, 1, 1, 1, INT32_MIN, INT32_MAX),
+     .in = {I8(4, 1, 3, 5, 5), F32(1, 1), I8(1, 1), I8(4, 4, 3, 3, 3), F32(1, 4), I8(1, 4),
+            F32(1, 1), I8(1, 1), I32(1, 4)},
+     .consts = 0x1feu, .data = {NULL, s_x, z_i8, NULL, s_w4, z_zero4, s_tiny, z_i8_m, NULL}},
+    {.label = "qconv2d depthwise u8, tiny output scale (direct)", .kind = DY_OP_QCONV2D,
+     .n_in = 9, QCONV(1, 1, 1, 1, 1, 1, 1, 1, 2, INT32_MIN, INT32_MAX),
+     .in = {U8(4, 1, 2, 6, 5), F32(1, 1), U8(1, 1), I8(4, 2, 1, 3, 3), F32(1, 2), I8(1, 2),
+            F32(1, 1), U8(1, 1), I32(1, 2)},
+     .consts = 0x1feu, .data = {NULL, s_x, z_u8, NULL, s_w4, z_zero4, s_tiny, z_u8, NULL}},
+    {.label = "qadd i8 tiny output scale: saturates", .kind = DY_OP_QADD, .n_in = 8,
+     QBIN(INT32_MIN, INT32_MAX),
+     .in = {I8(2, 3, 4), F32(1, 1), I8(1, 1), I8(2, 3, 4), F32(1, 1), I8(1, 1), F32(1, 1),
+            I8(1, 1)},
+     .consts = 0xf6u, .data = {NULL, s_x, z_i8, NULL, s_half, z_i8_m, s_tiny, z_i8_0}},
+    {.label = "qadd u8 huge output scale: the zero point", .kind = DY_OP_QADD, .n_in = 8,
+     QBIN(INT32_MIN, INT32_MAX),
+     .in = {U8(2, 3, 4), F32(1, 1), U8(1, 1), U8(2, 3, 4), F32(1, 1), U8(1, 1), F32(1, 1),
+            U8(1, 1)},
+     .consts = 0xf6u, .data = {NULL, s_x, z_u8, NULL, s_half, z_u8, s_huge, z_u8}},
+    {.label = "qmul u8 tiny output scale: saturates", .kind = DY_OP_QMUL, .n_in = 8,
+     QBIN(INT32_MIN, INT32_MAX),
+     .in = {U8(2, 3, 4), F32(1, 1), U8(1, 1), U8(2, 3, 4), F32(1, 1), U8(1, 1), F32(1, 1),
+            U8(1, 1)},
+     .consts = 0xf6u, .data = {NULL, s_x, z_u8, NULL, s_half, z_u8, s_tiny, z_u8}},
+    {.label = "qmul i8 huge output scale: the zero point", .kind = DY_OP_QMUL, .n_in = 8,
+     QBIN(INT32_MIN, INT32_MAX),
+     .in = {I8(2, 3, 4), F32(1, 1), I8(1, 1), I8(2, 3, 4), F32(1, 1), I8(1, 1), F32(1, 1),
+            I8(1, 1)},
+     .consts = 0xf6u, .data = {NULL, s_x, z_i8, NULL, s_half, z_i8_m, s_huge, z_i8_m}},
+    {.label = "qsoftmax u8 tiny input scale", .kind = DY_OP_QSOFTMAX, .n_in = 5,
+     AXIS(-1), .in = {U8(2, 3, 10), F32(1, 1), U8(1, 1), F32(1, 1), U8(1, 1)}, .consts = 0x1eu,
+     .data = {NULL, s_tiny, z_u8, s_soft, z_soft_u8}},
+    {.label = "qsoftmax i8 huge input scale", .kind = DY_OP_QSOFTMAX, .n_in = 5, AXIS(-1),
+     .in = {I8(2, 3, 10), F32(1, 1), I8(1, 1), F32(1, 1), I8(1, 1)}, .consts = 0x1eu,
+     .data = {NULL, s_huge, z_i8, s_soft, z_soft_i8}},
     /* qsoftmax */
     {.label = "qsoftmax i8 last axis", .kind = DY_OP_QSOFTMAX, .n_in = 5, AXIS(-1),
      .in = {I8(2, -1, 10), F32(1, 1), I8(1, 1), F32(1, 1), I8(1, 1)}, .consts = 0x1eu,

@@ -326,30 +326,15 @@ static void test_tensor_backing(void) {
 
 /* ---- through the CLI and the compiled executable ---- */
 
-/* Run a shell command; its exit status must be want and its output (stdout
- * and stderr) hold frag on its first line (for a failure, its only one). */
+/* dy_test_expect_cli with this suite's log file. */
 static void expect_cli(int want, const char *frag, const char *cmd) {
   char log[4200];
   tmp_path(log, sizeof log, "cli.log");
-  int rc = dy_test_sh(log, "%s", cmd);
-  char *text = dy_test_slurp(log);
-  if (rc != want || !text || !strstr(text, frag))
-    fprintf(stderr, "\n  %s\n  exit %d (want %d): %s\n", cmd, rc, want, text ? text : "");
-  CU_ASSERT_EQUAL(rc, want);
-  CU_ASSERT(text && strstr(text, frag));
-  /* a failure is one line (the only newline is the last byte); a usage
-   * error's line comes first (an executable adds its usage line) */
-  if (want == 1)
-    CU_ASSERT(text && strchr(text, '\n') == text + strlen(text) - 1);
-  CU_ASSERT(text && strstr(text, frag) < strchr(text, '\n'));
-  free(text);
+  dy_test_expect_cli(log, want, frag, cmd);
 }
 
 static void write_npy_f32(const char *path, int rank, const int64_t *shape, const float *v) {
-  dy_tensor *t = dy_tensor_from_data(DY_F32, rank, shape, v);
-  dy_error err = {0};
-  DY_ASSERT_OK(dy_npy_write(path, t, &err), &err);
-  dy_tensor_free(t);
+  dy_test_write_f32(path, rank, shape, v);
 }
 
 static void test_cli_wrapping_and_ranges(void) {

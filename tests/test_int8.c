@@ -71,8 +71,10 @@ static int32_t ref_rdivpot(int32_t x, int e) {
   int64_t half = (int64_t)1 << (e - 1), d = (int64_t)1 << e, v = x;
   return (int32_t)(v >= 0 ? (v + half) / d : -((-v + half) / d));
 }
+/* x * 2^s saturated to int32 (s <= 31), then as TFLite multiplies */
 static int32_t ref_mul_by_qm(int32_t x, int32_t m, int32_t s) {
-  int32_t xs = s > 0 ? (int32_t)((uint32_t)x << s) : x;
+  int64_t wide = s > 0 ? (int64_t)x * ((int64_t)1 << s) : x;
+  int32_t xs = wide > INT32_MAX ? INT32_MAX : wide < INT32_MIN ? INT32_MIN : (int32_t)wide;
   return ref_rdivpot(ref_srdhm(xs, m), s > 0 ? 0 : -s);
 }
 static int32_t clampi(int32_t v, int32_t lo, int32_t hi) { return v < lo ? lo : v > hi ? hi : v; }
@@ -123,6 +125,22 @@ static void test_primitives(void) {
     bad += dy_q_mul_by_qm(x, m, s) != ref_mul_by_qm(x, m, s);
   }
   CU_ASSERT_EQUAL(bad, 0);
+  /* at the extremes: a left shift past int32 saturates (issue 31: a
+   * wrapping one gave the zero point for a tiny output scale) */
+  bad = 0;
+  for (int i = 0; i < n_edge; i++)
+    for (int32_t s = -31; s <= 30; s++)
+      for (int j = 0; j < n_edge; j++)
+        bad += dy_q_mul_by_qm(edge[i], edge[j], s) != ref_mul_by_qm(edge[i], edge[j], s);
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT_EQUAL(dy_q_mul_by_qm(3, 1 << 30, 30), 1 << 30); /* 3 << 30 saturates */
+  CU_ASSERT_EQUAL(dy_q_mul_by_qm(-3, 1 << 30, 30), -(1 << 30));
+  CU_ASSERT_EQUAL(dy_q_mul_by_qm(INT32_MAX, INT32_MAX, 30), INT32_MAX - 1);
+  CU_ASSERT_EQUAL(dy_q_mul_by_qm(INT32_MIN, INT32_MAX, 30), INT32_MIN + 1);
+  CU_ASSERT_EQUAL(dy_q_mul_by_qm(INT32_MAX, INT32_MAX, -31), 1);
+  CU_ASSERT_EQUAL(dy_q_add_sat(INT32_MAX - 1, 255), INT32_MAX);
+  CU_ASSERT_EQUAL(dy_q_add_sat(INT32_MIN + 1, -128), INT32_MIN);
+  CU_ASSERT_EQUAL(dy_q_add_sat(-5, 7), 2);
 }
 
 static void test_multiplier(void) {

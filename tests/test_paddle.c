@@ -150,7 +150,8 @@ static const model_case supported[] = {
 /* Read the case's feeds and reference outputs. */
 /* The importer types every integer feed i64 (Paddle's int32 and smaller
  * ints widen, as their params do); a reference input stored as int32
- * is widened the same way, as `dy2stc run` does. */
+ * is widened here the same way (`dy2stc run` and the executable refuse
+ * it: the file's dtype must be the input's). */
 static dy_tensor *widen_i32(dy_tensor *t) {
   if (!t || t->type.dtype != DY_I32)
     return t;

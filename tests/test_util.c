@@ -123,3 +123,25 @@ void dy_test_onnx_error(const char *path, dy_status status, const char *frag1,
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, frag2));
   dy_program_free(p);
 }
+
+void dy_test_expect_cli(const char *log, int want, const char *frag, const char *cmd) {
+  int rc = dy_test_sh(log, "%s", cmd);
+  char *text = dy_test_slurp(log);
+  if (rc != want || !text || !strstr(text, frag))
+    fprintf(stderr, "\n  %s\n  exit %d (want %d): %s\n", cmd, rc, want, text ? text : "");
+  CU_ASSERT_EQUAL(rc, want);
+  CU_ASSERT(text && strstr(text, frag));
+  /* a failure is one line (the only newline is the last byte); a usage
+   * error's line comes first (an executable adds its usage line) */
+  if (want == 1)
+    CU_ASSERT(text && strchr(text, '\n') == text + strlen(text) - 1);
+  CU_ASSERT(text && strstr(text, frag) < strchr(text, '\n'));
+  free(text);
+}
+
+void dy_test_write_f32(const char *path, int rank, const int64_t *shape, const float *v) {
+  dy_tensor *t = dy_tensor_from_data(DY_F32, rank, shape, v);
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_npy_write(path, t, &err), &err);
+  dy_tensor_free(t);
+}

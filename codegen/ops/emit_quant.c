@@ -142,7 +142,8 @@ static dy_status put_requant(dy_cg_ctx *ctx, dy_error *err, int64_t act_min, int
              zp_str(ctx, 7, zp, sizeof zp));
   const char *c = nc > 1 ? ch : "0";
   snprintf(store, store_n,
-           "%s[yi] = (%s)dy_q_clamp(dy_q_mul_by_qm(acc, mult[%s], shift[%s]) + y_zp, lo, hi);",
+           "%s[yi] = (%s)dy_q_clamp(dy_q_add_sat(dy_q_mul_by_qm(acc, mult[%s], shift[%s]), y_zp), "
+           "lo, hi);",
            OUT(0), dy_ctype(dy_cg_out_type(ctx, 0)->dtype), c, c);
   *ctx->uses |= DY_USES_QFIXED;
   return DY_OK;
@@ -728,7 +729,7 @@ static void qbinary_loops(dy_cg_ctx *ctx, const char *expr) {
   L("{");
   L("  const int32_t va = (int32_t)%s[%s] - az, vb = (int32_t)%s[%s] - bz;", IN(0),
     dy_idx_str(&ia), IN(3), dy_idx_str(&ib));
-  L("  %s[%s] = (%s)dy_q_clamp(%s + y_zp, lo, hi);", OUT(0), dy_idx_str(&io), dy_ctype(to->dtype),
+  L("  %s[%s] = (%s)dy_q_clamp(dy_q_add_sat(%s, y_zp), lo, hi);", OUT(0), dy_idx_str(&io), dy_ctype(to->dtype),
     expr);
   L("}");
   dy_cg_close_loops(ctx, r);

@@ -34,7 +34,7 @@ typedef struct {
   int *slot;             /* per oi: dy_codegen_op_slot (scratch_offsets) */
   int *oi_of_slot;       /* per slot: its oi */
   dy_error *err;
-  char *lower, *upper;   /* opt->name and its upper case */
+  char *lower, *upper;   /* opt->name and its macro prefix (cg_macro_prefix) */
   char **param;          /* per var: NAME_run parameter (feeds, fetches) */
   char **param_in;       /* per feed index: parameter name */
   char **param_out;      /* per fetch index: parameter name */
@@ -90,6 +90,9 @@ bool cg_type_dynamic(const dy_type *t);
 int64_t cg_var_bytes(const cg_gen *g, const dy_var *v);
 /* "SEQ" for symbol seq (NAME_MAX_DIM_SEQ); ", seq 128" for each symbol. */
 const char *cg_sym_upper(int sym, char *buf, size_t n);
+/* The model's macro prefix: its name in upper case, DY_M_ before it where
+ * that could collide with a C or POSIX header's name (R_OK for model r). */
+const char *cg_macro_prefix(const char *name, char *buf, size_t n);
 void cg_put_named_bounds(const cg_gen *g, dy_buf *out, const char *sep);
 /* The name of op's kernel: k<id>_<op>_<shape> ("k7_add_Bx256"). */
 void cg_kernel_name(const dy_program *p, const dy_op *op, char *buf, size_t n);

@@ -21,15 +21,11 @@
 
 dy_status dy_codegen_main_c(const dy_program *p, const dy_codegen_options *opt,
                             dy_buf *out, dy_error *err) {
-  char upper[256];
-  size_t n = strlen(opt->name);
-  if (n >= sizeof upper)
+  char upper[300];
+  if (strlen(opt->name) >= 250)
     return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
                         "model name '%s' is too long", opt->name);
-  for (size_t i = 0; i <= n; i++) {
-    char c = opt->name[i];
-    upper[i] = c >= 'a' && c <= 'z' ? (char)(c - 'a' + 'A') : c;
-  }
+  cg_macro_prefix(opt->name, upper, sizeof upper);
   if (!opt->trainer && p && dy_program_is_training(p))
     return dy_error_set(err, DY_STATUS_UNSUPPORTED,
                         "the Program updates state in place (a training step: an "

@@ -162,7 +162,10 @@ static dy_status emit_source(cg_gen *g, dy_buf *out) {
                 " * weights: %lld bytes\n"
                 " */\n",
                 (long long)g->weight_bytes);
-  dy_buf_printf(out, "#include \"%s.h\"\n\n", g->lower);
+  if (g->opt->header)
+    dy_buf_printf(out, "#include \"%s\"\n\n", g->opt->header);
+  else
+    dy_buf_printf(out, "#include \"%s.h\"\n\n", g->lower);
   dy_buf_puts(out, "#include <stddef.h>\n#include <stdint.h>\n\n");
   if (g->opt->debug_dump)
     dy_buf_printf(out,
@@ -246,7 +249,8 @@ static dy_status gen_init(cg_gen *g, int total) {
   g->slot = calloc(no, sizeof *g->slot);
   g->oi_of_slot = calloc(no, sizeof *g->oi_of_slot);
   g->lower = cg_xstrdup(opt->name);
-  g->upper = cg_xstrdup(opt->name);
+  char up[300];
+  g->upper = cg_xstrdup(cg_macro_prefix(opt->name, up, sizeof up));
   g->param = calloc(nv, sizeof *g->param);
   g->param_in = calloc((size_t)p->n_feeds + 1, sizeof *g->param_in);
   g->param_out = calloc((size_t)p->n_fetches + 1, sizeof *g->param_out);
@@ -271,9 +275,6 @@ static dy_status gen_init(cg_gen *g, int total) {
       !g->def || !g->st || !g->kernel || !g->in_place || !g->unpacked_use || !g->scratch ||
       !g->scratch_off || !g->soff || !g->state_off || !g->seed_slot || !g->state || !g->bits)
     return dy_error_set(g->err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
-  for (char *c = g->upper; *c; c++)
-    if (*c >= 'a' && *c <= 'z')
-      *c = (char)(*c - 'a' + 'A');
   for (int i = 0; i < p->n_vars; i++) {
     const dy_var *v = p->vars[i];
     g->state[i] = v->persistable && dy_program_in_place_writer(p, i) != NULL;
@@ -339,6 +340,13 @@ dy_status dy_codegen(const dy_program *p, const dy_codegen_options *opt,
   if (dy_program_sym_bound(p, 0) > DY_MAX_BATCH)
     return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT, "max batch %lld is above %lld",
                         (long long)dy_program_sym_bound(p, 0), (long long)DY_MAX_BATCH);
+  if (opt->header && strpbrk(opt->header, "\"\\\n"))
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                        "header file name '%s' has a '\"', '\\' or newline, which an "
+                        "#include cannot name; choose another output name", opt->header);
+  if (strlen(opt->name) > 200)
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                        "model name '%.40s...' is longer than 200 characters", opt->name);
   if (opt->arena_bytes < 0)
     return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
                         "arena size %lld is negative", (long long)opt->arena_bytes);

@@ -37,6 +37,42 @@ const char *cg_sym_upper(int sym, char *buf, size_t n) {
   return buf;
 }
 
+/* Upper-case names the C and POSIX headers use or reserve as a whole or
+ * as a prefix followed by '_' (<unistd.h>'s F_OK R_OK W_OK X_OK,
+ * <fcntl.h>'s F_ O_ S_, <signal.h>'s SA_ SI_ SIG..., <sys/socket.h>,
+ * <sys/mman.h>, <time.h>, <locale.h>, <stdlib.h>'s EXIT_, C11's ATOMIC_
+ * and MEMORY_ORDER_, ...), and DY, the runtime's own prefix. */
+static const char *const reserved_prefixes[] = {
+    "F", "O", "S", "R", "W", "X", "DY", "SIG", "SA", "SI", "SS", "SV", "BUS", "CLD", "FPE", "ILL", "POLL", "SEGV", "TRAP",
+    "INT", "UINT", "PRI", "SCN", "LC", "FE", "FP", "MATH", "TIME", "TIMER", "CLOCK", "ATOMIC",
+    "MEMORY", "SEEK", "EXIT", "PTHREAD", "SEM", "AF", "PF", "SO", "SOL", "MSG", "SCM", "SHUT",
+    "IN", "IP", "IPPROTO", "INADDR", "MAP", "PROT", "MS", "MCL", "POSIX", "RTLD", "REG", "GLOB",
+    "FNM", "LOG", "WNOHANG", "STDIN", "STDOUT", "STDERR", "PATH", "NAME", "LINE", "BUFSIZ",
+    "FILENAME", "TMP", "RAND", "MB", "CHAR", "SCHAR", "UCHAR", "SHRT", "USHRT", "LONG",
+    "ULONG", "LLONG", "ULLONG", "FLT", "DBL", "LDBL", "WCHAR", "WINT", "SIZE", "PTRDIFF",
+};
+
+/* The prefix of the model's macros and enumerators (NAME_OK,
+ * NAME_NUM_INPUTS, ...): the name in upper case, or DY_M_ and it when
+ * that could be a name the C or POSIX headers define or reserve (a model
+ * named r would declare R_OK, <unistd.h>'s): a leading '_', E and an upper-case letter or digit (<errno.h>), or one of
+ * reserved_prefixes (whole, or before a '_'). Into buf (n bytes). */
+const char *cg_macro_prefix(const char *name, char *buf, size_t n) {
+  char up[256];
+  snprintf(up, sizeof up, "%s", name);
+  for (char *c = up; *c; c++)
+    if (*c >= 'a' && *c <= 'z')
+      *c = (char)(*c - 'a' + 'A');
+  bool risky = !up[0] || up[0] == '_' ||
+               (up[0] == 'E' && ((up[1] >= 'A' && up[1] <= 'Z') || (up[1] >= '0' && up[1] <= '9')));
+  for (size_t i = 0; !risky && i < sizeof reserved_prefixes / sizeof *reserved_prefixes; i++) {
+    size_t k = strlen(reserved_prefixes[i]);
+    risky = strncmp(up, reserved_prefixes[i], k) == 0 && (up[k] == 0 || up[k] == '_');
+  }
+  snprintf(buf, n, "%s%s", risky ? "DY_M_" : "", up);
+  return buf;
+}
+
 /* ", seq 128" (sep " ") or ", seq = 128" for each symbol but the batch. */
 void cg_put_named_bounds(const cg_gen *g, dy_buf *out, const char *sep) {
   for (int k = 0; k < g->n_named; k++)

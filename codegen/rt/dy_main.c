@@ -147,32 +147,35 @@ static void shape_text(const int64_t *shape, int rank, char *buf, size_t n) {
     snprintf(buf + k, n - k, "]");
 }
 
-static unsigned char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  size_t cap = 1 << 16, n = 0;
-  unsigned char *b = malloc(cap);
-  while (b) {
-    n += fread(b + n, 1, cap - n, f);
-    if (n < cap)
+/* The whole of a regular file, exactly its size (fstat), or fail naming
+ * what and path: a device or FIFO is refused, never read without end
+ * (O_NONBLOCK: opening a FIFO does not wait for a writer). */
+static unsigned char *read_file(const char *what, const char *path, size_t *len) {
+  int fd = open(path, O_RDONLY | O_NONBLOCK);
+  if (fd < 0)
+    fail("%s: %s: %s", what, path, strerror(errno));
+  struct stat st;
+  memset(&st, 0, sizeof st);
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+    fail("%s: %s: %s, expected a regular file", what, path,
+         S_ISDIR(st.st_mode) ? "is a directory" : "is a device, pipe or socket");
+  size_t size = (size_t)st.st_size, n = 0;
+  unsigned char *b = malloc(size + 1);
+  if (!b || (uintmax_t)st.st_size > SIZE_MAX / 2)
+    fail("%s: %s: out of memory", what, path);
+  while (n < size + 1) { /* one byte more: the file must not have grown */
+    ssize_t r = read(fd, b + n, size + 1 - n);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0)
+      fail("%s: %s: %s", what, path, strerror(errno));
+    if (r == 0)
       break;
-    unsigned char *nb = realloc(b, cap * 2);
-    if (!nb) {
-      free(b);
-      b = NULL;
-      errno = ENOMEM;
-      break;
-    }
-    b = nb;
-    cap *= 2;
+    n += (size_t)r;
   }
-  if (b && ferror(f)) {
-    free(b);
-    b = NULL;
-    errno = EIO;
-  }
-  fclose(f);
+  close(fd);
+  if (n != size)
+    fail("%s: %s: changed size while read", what, path);
   *len = n;
   return b;
 }
@@ -387,9 +390,7 @@ static void load_input(int i, input_file *in, int64_t *batch,
   char what[512];
   snprintf(what, sizeof what, "input '%s'", t->name);
   size_t len;
-  unsigned char *buf = read_file(in->path, &len);
-  if (!buf)
-    fail("%s: %s: %s", what, in->path, strerror(errno));
+  unsigned char *buf = read_file(what, in->path, &len);
   size_t es = elem_size[t->dtype], off = 0;
   int64_t shape[8];
   int rank = t->rank, ndyn = 0;

@@ -118,9 +118,7 @@ static void load_samples(int i, samples *sm) {
   if (!ends_with(sm->path, ".npy"))
     fail("%s: %s: the trainer reads .npy files only", what, sm->path);
   size_t len, off;
-  unsigned char *buf = read_file(sm->path, &len);
-  if (!buf)
-    fail("%s: %s: %s", what, sm->path, strerror(errno));
+  unsigned char *buf = read_file(what, sm->path, &len);
   char descr[32], got[160], want[160];
   int64_t shape[8];
   int rank;
@@ -301,6 +299,9 @@ static void train(const trainer_options *o, const samples *sm, unsigned char **b
                   int64_t n, int64_t *order, void *state, void *arena) {
   enum { N_FEEDS = DY_MODEL_NUM_INPUTS };
   int64_t batch = o->batch, steps = (n + batch - 1) / batch, step = 0;
+  if (o->epochs > ((int64_t)1 << 53) / steps) /* the step count must not wrap */
+    usage_error("--epochs %lld: %lld epochs of %lld steps exceed 2^53 steps",
+                (long long)o->epochs, (long long)o->epochs, (long long)steps);
   for (int64_t i = 0; i < n; i++)
     order[i] = i;
   const void *ins[N_FEEDS];

@@ -130,7 +130,7 @@ dy_status dy_cfront_parse_spec(const char *s, dy_input_spec *spec, char *name_bu
   *spec = (dy_input_spec){.name = name_buf};
   if (!dy_dtype_from_name(dt, &spec->dtype))
     return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
-                        "input spec '%s': unknown dtype '%s' (f32, i64 or bool)", s, dt);
+                        "input spec '%s': unknown dtype '%s' (f32, i64, bool, i8, u8 or i32)", s, dt);
   p = skip_spaces(p);
   if (*p != '[')
     return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,

@@ -47,6 +47,14 @@
 #include "cfront.h"
 #include "dy_driver.h"
 
+/* The enumerator of each dtype, as the driver's C spells it (every dtype
+ * of the spec, not only f32 / i64 / bool). */
+static const char *const dtype_enum[DY_DTYPE_COUNT] = {
+#define DY_DTYPE(NAME, name, ctype, kind, npy, lo, hi) "DY_" #NAME,
+#include "dtypes.def"
+#undef DY_DTYPE
+};
+
 static bool is_file(const char *path) {
   struct stat st;
   return stat(path, &st) == 0 && S_ISREG(st.st_mode);
@@ -163,7 +171,7 @@ static void write_driver(FILE *f, const dy_cfront_options *o, const char *abs_fi
     fputs("      {.name = \"", f);
     c_string(f, s->name);
     fprintf(f, "\", .dtype = %s, .rank = %d, .shape = {",
-            s->dtype == DY_F32 ? "DY_F32" : s->dtype == DY_I64 ? "DY_I64" : "DY_BOOL", s->rank);
+            dtype_enum[s->dtype], s->rank);
     for (int d = 0; d < s->rank; d++) {
       int sym = dy_dim_single_sym(s->shape[d]);
       if (sym > 0)

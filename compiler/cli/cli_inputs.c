@@ -1,9 +1,12 @@
 /* cli_inputs.c - a model's inputs on the command line (cli.h): NAME=FILE
- * or positional .npy files, read in feed order (an int32 file widened for
- * an i64 feed), and the bare arguments of run and check (the model, then
+ * or positional .npy files, read in feed order by dy_npy_read_as (a file
+ * of another dtype refused, as the compiled executable refuses it; for
+ * train an int32 file widened for an i64 feed, as the compiled trainer
+ * does), and the bare arguments of run and check (the model, then the
  * inputs); an output directory made when missing.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -46,7 +49,7 @@ dy_status dy_cli_widen_i32(dy_tensor **t, dy_error *err) {
   return DY_OK;
 }
 
-dy_status dy_cli_load_inputs(const dy_program *p, const dy_cli_inputs *ia,
+dy_status dy_cli_load_inputs(const dy_program *p, const dy_cli_inputs *ia, bool widen_i32,
                              dy_tensor **t, dy_error *err) {
   for (int i = 0; i < p->n_feeds; i++)
     t[i] = NULL;
@@ -68,9 +71,10 @@ dy_status dy_cli_load_inputs(const dy_program *p, const dy_cli_inputs *ia,
     if (t[slot])
       return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
                           "input '%s' is given twice", p->vars[p->feeds[slot]]->name);
-    dy_status s = dy_npy_read(ia->file[k], &t[slot], err);
-    if (!s && p->vars[p->feeds[slot]]->type.dtype == DY_I64)
-      s = dy_cli_widen_i32(&t[slot], err);
+    const dy_var *v = p->vars[p->feeds[slot]];
+    char what[300];
+    snprintf(what, sizeof what, "input '%s'", v->name);
+    dy_status s = dy_npy_read_as(ia->file[k], what, v->type.dtype, widen_i32, &t[slot], err);
     if (s)
       return s;
   }

@@ -410,6 +410,11 @@ int dy_cli_compile(int argc, char **argv) {
   o->command_line = cmdline;
   o->source = base_name(model); /* the file's name, not its path: reproducible */
   o->emit_main = strcmp(a.emit, "exe") == 0;
+  char header[600];
+  if (!o->emit_main) { /* OUT.c includes OUT.h, whatever --name says */
+    snprintf(header, sizeof header, "%s.h", ob ? ob + 1 : out);
+    o->header = header;
+  }
 
   dy_error err = {0};
   dy_program *p = NULL;
@@ -436,13 +441,15 @@ int dy_cli_compile(int argc, char **argv) {
                      : dy_write_sources(&co, out, &err);
   if (!s && a.report)
     print_report(p, o, &rep);
+  bool weights_file = co.weights != NULL;
   dy_codegen_output_free(&co);
   dy_program_free(p);
   if (s)
     return dy_cli_fail(&err);
   if (o->emit_main)
     printf("wrote %s\n", out);
-  else
-    printf("wrote %s.c %s.h\n", out, out);
+  else /* every file written, the weights' too */
+    printf("wrote %s.c %s.h%s%s%s\n", out, out, weights_file ? " " : "",
+           weights_file ? out : "", weights_file ? "_weights.c" : "");
   return 0;
 }

@@ -203,6 +203,12 @@ static void progress(int64_t k, int64_t total) {
 static dy_status run_epochs(dy_program *t, dy_tensor *const *in, int n_in,
                             dy_tensor *labels, const train_args *a, dy_error *err) {
   int64_t n = labels->type.shape[0], steps = (n + a->t.batch - 1) / a->t.batch;
+  /* The step count (and the schedule's position in it) is exact in a
+   * double up to 2^53; more would wrap or round. */
+  if (steps > 0 && a->epochs > (INT64_C(1) << 53) / steps)
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                        "--epochs %lld: %lld epochs of %lld steps exceed 2^53 steps",
+                        (long long)a->epochs, (long long)a->epochs, (long long)steps);
   dy_lr_schedule sched = a->t.sched;
   if (sched.kind == DY_LR_COSINE)
     sched.total_steps = a->epochs * steps;
@@ -282,7 +288,7 @@ int dy_cli_train(int argc, char **argv) {
   if (!s)
     s = dy_model_load_any(a.model, &t, &err);
   if (!s)
-    s = dy_cli_load_inputs(p, &a.ia, in, &err);
+    s = dy_cli_load_inputs(p, &a.ia, true, in, &err);
   if (!s && ((s = dy_npy_read(a.labels, &labels, &err)) || (s = dy_cli_widen_i32(&labels, &err))))
     dy_error_prefix(&err, "labels");
   if (!s && (s = dy_cli_pick_output(t, a.t.output, &out, &err)) == DY_OK)

@@ -33,6 +33,8 @@ typedef struct {
                                pthreads (0 or 1: single-threaded code) */
   const char *command_line; /* quoted in the generated header            */
   const char *source;       /* the model's path                           */
+  const char *header;       /* the header's file name NAME.c includes
+                               (--emit c: OUT's, "OUT.h"); NULL: NAME.h  */
   bool emit_main;           /* produce main.c (executables)               */
   const dy_codegen_trainer *trainer; /* a training step's main.c is the
                                trainer with these defaults (emit_main)   */

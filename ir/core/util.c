@@ -8,6 +8,7 @@
  * targets, so a failure leaves the old files in place. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -37,34 +38,73 @@ uint32_t dy_crc32(uint32_t crc, const void *data, size_t n) {
   return ~crc;
 }
 
-dy_status dy_read_file(const char *path, uint8_t **buf, size_t *len,
-                       dy_error *err) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
+dy_status dy_open_regular(const char *path, int *fd, size_t *size, dy_error *err) {
+  *fd = -1;
+  *size = 0;
+  /* O_NONBLOCK: opening a FIFO for reading must not wait for a writer. */
+  int f = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (f < 0)
     return dy_error_set(err, DY_STATUS_IO, "%s: cannot open: %s", path,
                         strerror(errno));
-  size_t cap = 1 << 16, n = 0;
-  uint8_t *b = malloc(cap);
-  while (b) {
-    n += fread(b + n, 1, cap - n, f);
-    if (n < cap)
-      break;
-    uint8_t *nb = realloc(b, cap * 2);
-    if (!nb) {
-      free(b);
-      b = NULL;
-      break;
-    }
-    b = nb;
-    cap *= 2;
+  struct stat st;
+  const char *kind = NULL;
+  if (fstat(f, &st) != 0)
+    kind = "cannot be examined";
+  else if (S_ISDIR(st.st_mode))
+    kind = "is a directory";
+  else if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))
+    kind = "is a pipe or socket";
+  else if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
+    kind = "is a device";
+  else if (!S_ISREG(st.st_mode))
+    kind = "is not a regular file";
+  else if ((uintmax_t)st.st_size > (uintmax_t)(SIZE_MAX / 2))
+    kind = "is too large";
+  if (kind) {
+    close(f);
+    return dy_error_set(err, DY_STATUS_IO, "%s: %s, expected a regular file", path, kind);
   }
-  int bad = ferror(f);
-  fclose(f);
-  if (!b)
+  int flags = fcntl(f, F_GETFL);
+  if (flags >= 0)
+    (void)fcntl(f, F_SETFL, flags & ~O_NONBLOCK);
+  *fd = f;
+  *size = (size_t)st.st_size;
+  return DY_OK;
+}
+
+dy_status dy_read_file(const char *path, uint8_t **buf, size_t *len,
+                       dy_error *err) {
+  int fd;
+  size_t size;
+  dy_status s = dy_open_regular(path, &fd, &size, err);
+  if (s)
+    return s;
+  /* Exactly the size fstat gave, plus one byte to see that it did not
+   * grow meanwhile: the read is bounded whatever the file does. */
+  uint8_t *b = malloc(size + 1);
+  if (!b) {
+    close(fd);
     return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "%s: out of memory", path);
-  if (bad) {
+  }
+  size_t n = 0;
+  int bad = 0;
+  while (n < size + 1) {
+    ssize_t r = read(fd, b + n, size + 1 - n);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0)
+      bad = errno;
+    if (r <= 0)
+      break;
+    n += (size_t)r;
+  }
+  close(fd);
+  if (bad || n != size) {
     free(b);
-    return dy_error_set(err, DY_STATUS_IO, "%s: read error", path);
+    if (bad)
+      return dy_error_set(err, DY_STATUS_IO, "%s: read error: %s", path, strerror(bad));
+    return dy_error_set(err, DY_STATUS_IO, "%s: changed size while read (%zu bytes, "
+                        "then %zu)", path, size, n);
   }
   *buf = b;
   *len = n;

@@ -10,8 +10,8 @@
  *   quantize_linear    clamp(dy_q_round_f32(x / scale) + zp) (ties to even)
  *   dequantize_linear  (float)(x - zp) * scale
  *   qconv2d, qmatmul   acc = bias + sum (x - x_zp)(w - w_zp) in int32, then
- *                      clamp(dy_q_mul_by_qm(acc, m[c], s[c]) + y_zp,
- *                      act range), m and s from x_scale * w_scale[c] / y_scale
+ *                      clamp(dy_q_add_sat(dy_q_mul_by_qm(acc, m[c], s[c]),
+ *                      y_zp), act range), m and s from x_scale * w_scale[c] / y_scale
  *   qadd               TFLite ADD: (a - a_zp) << 20 and (b - b_zp) << 20
  *                      each times its multiplier, summed, times the
  *                      output multiplier, + y_zp
@@ -189,7 +189,7 @@ typedef struct {
 static void put_requant(void *ctx, int64_t i, int64_t ch, int32_t acc) {
   requant *r = ctx;
   int64_t c = r->per_channel ? ch : 0;
-  int32_t v = dy_q_mul_by_qm(acc + r->bias[ch], r->mult[c], r->shift[c]) + r->y_zp;
+  int32_t v = dy_q_add_sat(dy_q_mul_by_qm(acc + r->bias[ch], r->mult[c], r->shift[c]), r->y_zp);
   store_q(r->y, i, dy_q_clamp(v, r->lo, r->hi));
 }
 
@@ -307,9 +307,9 @@ static dy_status qbinary(const dy_op *op, dy_tensor *const *in, int n_in,
     if (add) {
       int32_t sa = dy_q_mul_by_qm(va * (1 << DY_QADD_LEFT_SHIFT), mult[0], shift[0]);
       int32_t sb = dy_q_mul_by_qm(vb * (1 << DY_QADD_LEFT_SHIFT), mult[1], shift[1]);
-      v = dy_q_mul_by_qm(sa + sb, mult[2], shift[2]) + y_zp;
+      v = dy_q_add_sat(dy_q_mul_by_qm(sa + sb, mult[2], shift[2]), y_zp);
     } else {
-      v = dy_q_mul_by_qm(va * vb, mult[2], shift[2]) + y_zp;
+      v = dy_q_add_sat(dy_q_mul_by_qm(va * vb, mult[2], shift[2]), y_zp);
     }
     store_q(out[0], i, dy_q_clamp(v, lo, hi));
     for (int d = p.rank - 1; d >= 0 && ++idx[d] == p.shape[d]; d--)

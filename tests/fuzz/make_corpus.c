@@ -20,6 +20,10 @@
  *   OUT/pdmodel           with PADDLE_DIR (../shared/testdata-paddle): each
  *                         model.pdmodel with its model.pdiparams, as
  *                         fuzz_pdmodel.c reads them
+ *                         (when PADDLE_DIR has none, a line on stderr says
+ *                         so: the pdmodel corpus is empty)
+ *   OUT/cconvert          samples/static/NAME.c and tests/convert/NAME.c,
+ *                         for fuzz_cconvert.c
  *   OUT/ir.dict           libFuzzer dictionary: the op names and attribute
  *                         names of the op table, the text form's keywords
  *   OUT/onnx.dict         libFuzzer dictionary: the ONNX op types and
@@ -351,6 +355,27 @@ static void paddle_seeds(const char *paddle_dir) {
   }
 }
 
+/* C model files for fuzz_cconvert.c: samples/static/NAME.c and
+ * tests/convert/NAME.c (the converter's before / after pairs). */
+static void cconvert_seeds(const char *src) {
+  const char *dirs[] = {"samples/static", "tests/convert"};
+  make_dir("cconvert");
+  for (int k = 0; k < 2; k++) {
+    char dir[1024], path[1400], leaf[400];
+    snprintf(dir, sizeof dir, "%s/%s", src, dirs[k]);
+    int n;
+    char **names = list_dir(dir, ".c", &n);
+    if (!n)
+      die("no C files in", dir);
+    for (int i = 0; i < n; i++) {
+      snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+      snprintf(leaf, sizeof leaf, "%d_%s", k, names[i]);
+      copy_file(path, "cconvert", leaf);
+    }
+    free_list(names, n);
+  }
+}
+
 /* libFuzzer dictionary for the text form: op names, attribute names,
  * keywords and punctuation of print.c. */
 static void ir_dict(void) {
@@ -451,8 +476,18 @@ int main(int argc, char **argv) {
   model_seeds(src);
   npy_seeds(src);
   onnx_seeds(src, argc > 3 ? argv[3] : NULL);
+  cconvert_seeds(src);
   if (argc > 4)
     paddle_seeds(argv[4]);
+  else
+    make_dir("pdmodel");
+  int n_paddle = 0;
+  char pd_dir[1024];
+  snprintf(pd_dir, sizeof pd_dir, "%s/pdmodel", out_dir);
+  free_list(list_dir(pd_dir, "", &n_paddle), n_paddle);
+  if (!n_paddle) /* said, not silent: fuzz_pdmodel then starts from nothing */
+    fprintf(stderr, "make_corpus: no Paddle models at %s: the pdmodel corpus is empty "
+                    "(set DY_PADDLE_DATA)\n", argc > 4 ? argv[4] : "(none given)");
   ir_dict();
   onnx_dict(src);
   char stamp[1024];

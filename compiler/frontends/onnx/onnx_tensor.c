@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "onnx_internal.h"
 
@@ -83,15 +84,20 @@ static dy_status open_external(const char *what, const char *dir,
   char path[4096];
   if (snprintf(path, sizeof path, "%s/%s", dir ? dir : ".", loc) >= (int)sizeof path)
     return dy_error_set(err, DY_STATUS_IO, "%s: the external data path is too long", what);
-  FILE *f = fopen(path, "rb");
-  if (!f)
+  int fd;
+  size_t fsize;
+  dy_error oe = {0};
+  if (dy_open_regular(path, &fd, &fsize, &oe)) /* a FIFO or device is refused */
+    return dy_error_set(err, DY_STATUS_IO, "%s: external data %s", what, oe.msg);
+  FILE *f = fdopen(fd, "rb");
+  if (!f) {
+    close(fd);
     return dy_error_set(err, DY_STATUS_IO, "%s: cannot open external data %s: %s",
                         what, path, strerror(errno));
+  }
   dy_status s = DY_OK;
-  long size = -1;
-  if (fseek(f, 0, SEEK_END) == 0)
-    size = ftell(f);
-  if (size < 0 || (uint64_t)offset > (uint64_t)size ||
+  long size = (long)fsize;
+  if ((uint64_t)offset > (uint64_t)size ||
       (uint64_t)size - (uint64_t)offset < want)
     s = dy_error_set(err, DY_STATUS_FORMAT,
                      "%s: external data %s holds %ld bytes, the tensor needs %zu "

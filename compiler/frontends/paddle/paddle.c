@@ -42,8 +42,12 @@ static dy_status add_feed(pd_ctx *c, const char *name) {
       td->n_dims > DY_MAX_DIMS)
     return pd_fail(c, DY_STATUS_UNSUPPORTED, "feed '%s' is %s with %zu dims: feeds are "
                    "float32, int64 or bool", name, pd_dtype_name(td->data_type), td->n_dims);
-  for (size_t i = 0; i < td->n_dims; i++)
+  for (size_t i = 0; i < td->n_dims; i++) {
+    if (td->dims[i] < -1) /* Paddle's unknown size is -1, no other negative */
+      return pd_fail(c, DY_STATUS_FORMAT, "feed '%s': dim %zu is %lld (a size, or -1 for "
+                     "unknown)", name, i, (long long)td->dims[i]);
     t.shape[i] = td->dims[i];
+  }
   const dy_paddle_options *o = c->opts;
   for (int k = 0; o && k < o->n_feed_types; k++) {
     if (strcmp(o->feed_names[k], name))

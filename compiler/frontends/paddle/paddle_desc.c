@@ -187,6 +187,26 @@ int pd_attr_ints(pd_ctx *c, const char *name, int64_t *out, int cap) {
   return n;
 }
 
+int pd_attr_len(pd_ctx *c, const char *name) {
+  const PdAttr *a = pd_attr(c, name);
+  if (!a)
+    return -1;
+  if ((int)a->type == PD_A_INT || (int)a->type == PD_A_LONG)
+    return 1;
+  size_t n = (int)a->type == PD_A_LONGS ? a->n_longs : a->n_ints;
+  return n > 1000 ? 1000 : (int)n;
+}
+
+dy_status pd_attr_pair(pd_ctx *c, const char *name, int64_t out[2]) {
+  int n = pd_attr_len(c, name);
+  if (n < 0)
+    return DY_OK;
+  if (n != 2)
+    return pd_fail(c, DY_STATUS_INVALID_ARGUMENT, "%s of length %d, expected 2", name, n);
+  pd_attr_ints(c, name, out, 2);
+  return DY_OK;
+}
+
 int pd_attr_floats(pd_ctx *c, const char *name, float *out, int cap) {
   const PdAttr *a = pd_attr(c, name);
   if (!a)

@@ -138,6 +138,11 @@ bool pd_attr_b(pd_ctx *c, const char *name, bool dflt);
 const char *pd_attr_s(pd_ctx *c, const char *name, const char *dflt, char *buf, size_t n);
 /* ints or longs into out (at most cap); returns the count, -1 if absent */
 int pd_attr_ints(pd_ctx *c, const char *name, int64_t *out, int cap);
+/* the length of a list attribute (1 for a single int), -1 if absent */
+int pd_attr_len(pd_ctx *c, const char *name);
+/* a list of exactly two ints (strides, dilations, ksize) into out, left
+ * as it is when absent; another length fails naming the attribute */
+dy_status pd_attr_pair(pd_ctx *c, const char *name, int64_t out[2]);
 int pd_attr_floats(pd_ctx *c, const char *name, float *out, int cap);
 
 /* ---- paddle_params.c: the params stream, parameters, inputs ---- */

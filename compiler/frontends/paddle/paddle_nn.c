@@ -33,7 +33,10 @@
 static dy_status conv_pads(pd_ctx *c, const dy_type *x, const int64_t *k, const int64_t *s,
                            int64_t *dil, int64_t pads[4]) {
   int64_t p[4] = {0, 0, 0, 0};
-  int n = pd_attr_ints(c, "paddings", p, 4);
+  int n = pd_attr_len(c, "paddings");
+  if (n != -1 && n != 2 && n != 4)
+    return pd_fail(c, DY_STATUS_INVALID_ARGUMENT, "paddings of length %d, expected 2 or 4", n);
+  pd_attr_ints(c, "paddings", p, 4);
   char alg[16];
   pd_attr_s(c, "padding_algorithm", "EXPLICIT", alg, sizeof alg);
   if (strcmp(alg, "VALID") == 0) {
@@ -91,8 +94,8 @@ static dy_status map_conv_any(pd_ctx *c, bool transposed) {
   if (nhwc)
     PD_TRY(pd_transpose(c, x, 4, (int64_t[]){0, 3, 1, 2}, NULL, &x));
   int64_t s[2] = {1, 1}, d[2] = {1, 1}, pads[4];
-  pd_attr_ints(c, "strides", s, 2);
-  pd_attr_ints(c, "dilations", d, 2);
+  PD_TRY(pd_attr_pair(c, "strides", s));
+  PD_TRY(pd_attr_pair(c, "dilations", d));
   int64_t groups = pd_attr_i(c, "groups", 1);
   const dy_type *wt = pd_type(c, w);
   int64_t k[2] = {d[0] * (wt->shape[2] - 1) + 1, d[1] * (wt->shape[3] - 1) + 1};
@@ -105,7 +108,10 @@ static dy_status map_conv_any(pd_ctx *c, bool transposed) {
   int64_t op[2] = {0, 0};
   if (transposed) {
     int64_t os[2];
-    int n = pd_attr_ints(c, "output_padding", op, 2);
+    int n = pd_attr_len(c, "output_padding");
+    if (n > 0 && n != 2)
+      return pd_fail(c, DY_STATUS_INVALID_ARGUMENT, "output_padding of length %d, expected 2", n);
+    pd_attr_ints(c, "output_padding", op, 2);
     int m = pd_attr_ints(c, "output_size", os, 2);
     if (m == 2) {
       const dy_type *xt = pd_type(c, x);
@@ -183,8 +189,8 @@ dy_status pd_import_pool2d(pd_ctx *c) {
   if (strcmp(type, "max") && strcmp(type, "avg"))
     return pd_fail(c, DY_STATUS_UNSUPPORTED, "pooling_type '%s'", type);
   int64_t k[2] = {1, 1}, s[2] = {1, 1}, dil[2] = {1, 1}, pads[4];
-  pd_attr_ints(c, "ksize", k, 2);
-  pd_attr_ints(c, "strides", s, 2);
+  PD_TRY(pd_attr_pair(c, "ksize", k));
+  PD_TRY(pd_attr_pair(c, "strides", s));
   bool global = pd_attr_b(c, "global_pooling", false), adaptive = pd_attr_b(c, "adaptive", false);
   PD_TRY(conv_pads(c, pd_type(c, x), k, s, dil, pads));
   if (global)

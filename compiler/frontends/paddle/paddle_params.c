@@ -219,12 +219,12 @@ static dy_status read_record(pd_ctx *c, rd *r, pd_param *pm, const PdVar *vd) {
     }
     numel *= td->dims[i];
   }
-  /* the VarDesc must agree (a -1 there matches any size) */
+  /* the VarDesc must agree (a -1 there, and only -1, matches any size) */
   const PdTensorDesc *vt = pd_tensor_desc(vd);
   if (vt) {
     bool ok = vt->data_type == td->data_type && vt->n_dims == td->n_dims;
     for (size_t i = 0; ok && i < td->n_dims; i++)
-      ok = vt->dims[i] < 0 || vt->dims[i] == td->dims[i];
+      ok = vt->dims[i] == -1 || vt->dims[i] == td->dims[i];
     if (!ok) {
       char a[200] = "", b[200] = "";
       size_t la = 0, lb = 0;

@@ -1,0 +1,478 @@
+/* test_hostile_io.c - hostile input, round 2 (issue 31): unbounded reads,
+ * wrapping counts, saturating fixed point, dtype mismatches, the C
+ * frontend's file names. Like test_hostile.c, each case asserts the one-line
+ * error (or the right answer) through the library, `dy2stc` and the
+ * compiled executable (built with ASan + UBSan). */
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dy_compiler.h"
+#include "dy_test.h"
+#include "../samples/onnx/onnx_build.h"
+#include "paddle_framework.pb-c.h"
+
+#define SAN_CFLAGS "--cflags '-fsanitize=address,undefined -fno-sanitize-recover=all'"
+
+static void tmp_path(char *buf, size_t n, const char *name) {
+  snprintf(buf, n, "%s/hostile_io_%s", DY_BUILD_DIR, name);
+}
+
+static void expect_cli(int want, const char *frag, const char *cmd) {
+  char log[4200];
+  tmp_path(log, sizeof log, "cli.log");
+  dy_test_expect_cli(log, want, frag, cmd);
+}
+
+/* y = x @ w + b, x f32[-1,2], w trainable: dir/net.dymodel. */
+static void save_linear(const char *dir) {
+  dy_test_sh(NULL, "rm -rf %s && mkdir -p %s", dir, dir);
+  const char *text =
+      "program {\n  var x : f32[-1,2] feed 0\n"
+      "  var w : f32[2,2] persistable trainable = [0.5, -0.25, 0.125, 1]\n"
+      "  var b : f32[2] persistable trainable = [0.1, -0.1]\n"
+      "  var h : f32[-1,2]\n  var y : f32[-1,2]\n  block 0 parent -1 {\n"
+      "    h = matmul(x, w) {transpose_x = 0, transpose_y = 0}  @net.c:1\n"
+      "    y = add(h, b)  @net.c:1\n  }\n  fetch 0 y\n}\n";
+  dy_program *p = dy_test_parse_ok(text);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  char path[4200];
+  snprintf(path, sizeof path, "%s/net", dir);
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_model_save(p, path, &err), &err);
+  dy_program_free(p);
+}
+
+/* ---- case 2: reads are bounded; devices and FIFOs are refused ---- */
+
+static void test_read_devices_and_fifos(void) {
+  char fifo[4096], dir[4096], cmd[16384];
+  tmp_path(fifo, sizeof fifo, "fifo");
+  unlink(fifo);
+  CU_ASSERT_EQUAL_FATAL(mkfifo(fifo, 0600), 0);
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  dy_error err = {0};
+  /* the library: no read of /dev/zero, no blocking open of a FIFO */
+  CU_ASSERT_EQUAL(dy_read_file("/dev/zero", &buf, &len, &err), DY_STATUS_IO);
+  CU_ASSERT_STRING_EQUAL(err.msg, "/dev/zero: is a device, expected a regular file");
+  CU_ASSERT_EQUAL(dy_read_file(fifo, &buf, &len, &err), DY_STATUS_IO);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "is a pipe or socket, expected a regular file"));
+  CU_ASSERT_EQUAL(dy_read_file(DY_BUILD_DIR, &buf, &len, &err), DY_STATUS_IO);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "is a directory"));
+  dy_tensor *t = NULL;
+  CU_ASSERT_EQUAL(dy_npy_read("/dev/zero", &t, &err), DY_STATUS_IO);
+  /* a regular file is read whole, exactly */
+  char reg[4096];
+  tmp_path(reg, sizeof reg, "reg.bin");
+  CU_ASSERT_EQUAL_FATAL(dy_test_sh(NULL, "printf 'abc' > %s", reg), 0);
+  DY_ASSERT_OK(dy_read_file(reg, &buf, &len, &err), &err);
+  CU_ASSERT(len == 3 && memcmp(buf, "abc", 3) == 0);
+  free(buf);
+
+  /* run, the executable and quantize --calibrate (timeout: a hang fails) */
+  tmp_path(dir, sizeof dir, "lin");
+  save_linear(dir);
+  snprintf(cmd, sizeof cmd, "timeout 60 %s run %s/net.dymodel --input x=/dev/zero", DY2STC_PATH,
+           dir);
+  expect_cli(1, "dy2stc: /dev/zero: is a device, expected a regular file", cmd);
+  snprintf(cmd, sizeof cmd, "timeout 60 %s run %s/net.dymodel --input x=%s", DY2STC_PATH, dir,
+           fifo);
+  expect_cli(1, "is a pipe or socket, expected a regular file", cmd);
+  snprintf(cmd, sizeof cmd, "%s compile %s/net.dymodel " SAN_CFLAGS " -o %s/exe > /dev/null",
+           DY2STC_PATH, dir, dir);
+  CU_ASSERT_EQUAL_FATAL(dy_test_sh(NULL, "%s", cmd), 0);
+  snprintf(cmd, sizeof cmd, "timeout 60 %s/exe --input x=/dev/zero --output-dir %s", dir, dir);
+  expect_cli(1, "exe: input 'x': /dev/zero: is a device, pipe or socket, expected a regular file",
+             cmd);
+  snprintf(cmd, sizeof cmd, "timeout 60 %s/exe --input x=%s.bin --output-dir %s", dir, fifo,
+           dir);
+  dy_test_sh(NULL, "rm -f %s.bin && mkfifo %s.bin", fifo, fifo);
+  expect_cli(1, "is a device, pipe or socket, expected a regular file", cmd);
+  snprintf(cmd, sizeof cmd, "timeout 60 %s/exe --input x=%s --output-dir %s", dir, dir, dir);
+  expect_cli(1, "is a directory, expected a regular file", cmd);
+  dy_test_sh(NULL, "mkdir -p %s/cal && rm -f %s/cal/x.npy && mkfifo %s/cal/x.npy", dir, dir, dir);
+  snprintf(cmd, sizeof cmd, "timeout 60 %s quantize %s/net.dymodel --calibrate %s/cal -o %s/q",
+           DY2STC_PATH, dir, dir, dir);
+  expect_cli(1, "is a pipe or socket, expected a regular file", cmd);
+  unlink(fifo);
+}
+
+/* ---- case 3: an epoch count whose step count would wrap ---- */
+
+static void test_epochs_wrap(void) {
+  char dir[1024], cmd[16384];
+  tmp_path(dir, sizeof dir, "train");
+  save_linear(dir);
+  char x[4200], l[4200];
+  snprintf(x, sizeof x, "%s/x.npy", dir);
+  snprintf(l, sizeof l, "%s/l.npy", dir);
+  float v[6] = {1, 2, 3, 4, 5, 6};
+  dy_test_write_f32(x, 2, (int64_t[]){3, 2}, v);
+  dy_test_write_f32(l, 2, (int64_t[]){3, 2}, v);
+  snprintf(cmd, sizeof cmd,
+           "timeout 60 %s train %s/net.dymodel --input x=%s --labels %s --loss mse "
+           "--optimizer sgd --batch 1 --epochs 4611686018427387904 -o %s/t",
+           DY2STC_PATH, dir, x, l, dir);
+  expect_cli(1, "--epochs 4611686018427387904: 4611686018427387904 epochs of 3 steps exceed "
+                "2^53 steps", cmd);
+  snprintf(cmd, sizeof cmd,
+           "%s compile %s/net.dymodel --train --loss mse --optimizer sgd --batch 1 " SAN_CFLAGS
+           " -o %s/trainer > /dev/null", DY2STC_PATH, dir, dir);
+  CU_ASSERT_EQUAL_FATAL(dy_test_sh(NULL, "%s", cmd), 0);
+  snprintf(cmd, sizeof cmd,
+           "timeout 60 %s/trainer --input x=%s --labels %s --epochs 4611686018427387904 "
+           "-o %s", dir, x, l, dir);
+  expect_cli(2, "--epochs 4611686018427387904: 4611686018427387904 epochs of 3 steps exceed "
+                "2^53 steps", cmd);
+}
+
+/* ---- case 4: requantization saturates ---- */
+
+/* y = QLinearMatMul(a, 0.1, 0, b, 0.05, 0, y_scale, 0), a u8 [2,3] an input,
+ * b u8 [3,2] a constant. */
+static void write_qmatmul(const char *path, float y_scale) {
+  ob_model *m = ob_new(13);
+  enum { U8 = 2 };
+  ob_input(m, "a", U8, 2, (int64_t[]){2, 3}, NULL);
+  static const uint8_t b[6] = {1, 2, 3, 4, 5, 6}, zp = 0;
+  m->inits[m->graph.n_initializer++] = ob_tensor(m, "b", U8, 2, (int64_t[]){3, 2}, b, 6);
+  ob_init_f32(m, "as", 0, NULL, (float[]){0.1f});
+  ob_init_f32(m, "bs", 0, NULL, (float[]){0.05f});
+  ob_init_f32(m, "ys", 0, NULL, &y_scale);
+  m->inits[m->graph.n_initializer++] = ob_tensor(m, "zp", U8, 0, NULL, &zp, 1);
+  const char *in[8] = {"a", "as", "zp", "b", "bs", "zp", "ys", "zp"};
+  ob_node(m, "QLinearMatMul", "qmm", 8, in, 1, (const char *[]){"y"});
+  ob_output(m, "y", U8);
+  CU_ASSERT_EQUAL(ob_save(m, path), 0);
+  ob_free(m);
+}
+
+/* The issue's reproducer: y_scale 1e-11 against 0.1 x 0.05 gives 255
+ * everywhere (it gave the zero point, 0) through run and the executable;
+ * y_scale 1e6 gives the zero point. */
+static void test_requant_saturates(void) {
+  char dir[1024], cmd[16384], a[1100];
+  tmp_path(dir, sizeof dir, "qmm");
+  dy_test_sh(NULL, "rm -rf %s && mkdir -p %s/run %s/exe", dir, dir, dir);
+  snprintf(a, sizeof a, "%s/a.npy", dir);
+  static const uint8_t av[6] = {1, 2, 3, 4, 5, 6};
+  dy_tensor *t = dy_tensor_from_data(DY_U8, 2, (int64_t[]){2, 3}, av);
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_npy_write(a, t, &err), &err);
+  dy_tensor_free(t);
+  for (int k = 0; k < 2; k++) {
+    char model[1100];
+    snprintf(model, sizeof model, "%s/q%d.onnx", dir, k);
+    write_qmatmul(model, k ? 1e6f : 1e-11f);
+    snprintf(cmd, sizeof cmd, "%s run %s --input a=%s --output-dir %s/run > /dev/null",
+             DY2STC_PATH, model, a, dir);
+    CU_ASSERT_EQUAL_FATAL(dy_test_sh(NULL, "%s", cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s compile %s " SAN_CFLAGS " -o %s/exe/q > /dev/null && "
+             "%s/exe/q --input a=%s --output-dir %s/exe > /dev/null",
+             DY2STC_PATH, model, dir, dir, a, dir);
+    CU_ASSERT_EQUAL_FATAL(dy_test_sh(NULL, "%s", cmd), 0);
+    for (int w = 0; w < 2; w++) {
+      char y[1200];
+      snprintf(y, sizeof y, "%s/%s/y.npy", dir, w ? "exe" : "run");
+      dy_tensor *out = NULL;
+      DY_ASSERT_OK(dy_npy_read(y, &out, &err), &err);
+      CU_ASSERT_EQUAL_FATAL(dy_tensor_numel(out), 4);
+      for (int i = 0; i < 4; i++)
+        CU_ASSERT_EQUAL(((const uint8_t *)out->data)[i], k ? 0 : 255);
+      dy_tensor_free(out);
+    }
+  }
+}
+
+/* ---- case 5: every dtype of a C model's input spec ---- */
+
+/* dir/cast.c: y = (f32)x + 0.5 with x declared as dtype. */
+static void write_cast_model(const char *path, const char *dtype) {
+  FILE *f = fopen(path, "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  fprintf(f,
+          "#include \"dy_runtime.h\"\n"
+          "DY_TO_STATIC(\"x: %s[-1,4]\")\n"
+          "static dy_tensor *cast_forward(dy_layer *self, dy_tensor *x) {\n"
+          "  return dy_add(dy_cast(x, DY_F32), dy_full(DY_F32, 0, NULL, 0.5));\n"
+          "}\n"
+          "static dy_tensor *cast_call(dy_layer *self, dy_tensor *const *in, int n) {\n"
+          "  return cast_forward(self, in[0]);\n"
+          "}\n"
+          "static const dy_layer_vtable vt = {.type_name = \"Cast\", .forward = cast_call};\n"
+          "DY_MODEL\n"
+          "dy_layer *make_cast(void) { return dy_layer_new(sizeof(dy_layer), &vt, \"cast\"); }\n",
+          dtype);
+  fclose(f);
+}
+
+static void test_cfront_dtypes(void) {
+  static const struct {
+    const char *name;
+    dy_dtype t;
+  } dts[] = {{"i8", DY_I8}, {"u8", DY_U8}, {"i32", DY_I32}};
+  char dir[1024], cmd[16384];
+  tmp_path(dir, sizeof dir, "cast");
+  for (int k = 0; k < 3; k++) {
+    dy_test_sh(NULL, "rm -rf %s && mkdir -p %s/out", dir, dir);
+    char src[1100], x[1100], y[1100];
+    snprintf(src, sizeof src, "%s/cast.c", dir);
+    snprintf(x, sizeof x, "%s/x.npy", dir);
+    snprintf(y, sizeof y, "%s/out/y.npy", dir);
+    write_cast_model(src, dts[k].name);
+    int8_t i8[4] = {-3, 0, 7, 100};
+    uint8_t u8[4] = {0, 3, 200, 255};
+    int32_t i32[4] = {-70000, 0, 5, 1 << 30};
+    const void *data = k == 0 ? (const void *)i8 : k == 1 ? (const void *)u8 : (const void *)i32;
+    dy_tensor *t = dy_tensor_from_data(dts[k].t, 2, (int64_t[]){1, 4}, data);
+    dy_error err = {0};
+    DY_ASSERT_OK(dy_npy_write(x, t, &err), &err);
+    dy_tensor_free(t);
+    snprintf(cmd, sizeof cmd, "cd %s && %s compile cast.c -o exe > /dev/null && "
+             "./exe --input x=x.npy --output-dir out", dir, DY2STC_PATH);
+    int rc = dy_test_sh(NULL, "%s", cmd);
+    CU_ASSERT_EQUAL(rc, 0);
+    if (rc)
+      fprintf(stderr, "\n  %s: %s failed\n", dts[k].name, cmd);
+    dy_tensor *out = NULL;
+    if (rc || dy_npy_read(y, &out, &err))
+      continue;
+    CU_ASSERT_EQUAL_FATAL(dy_tensor_numel(out), 4);
+    for (int i = 0; i < 4; i++) {
+      double want = k == 0 ? i8[i] : k == 1 ? u8[i] : i32[i];
+      CU_ASSERT_EQUAL(dy_tensor_f32(out)[i], (float)(want + 0.5));
+    }
+    dy_tensor_free(out);
+  }
+}
+
+/* ---- case 6: Paddle attribute lists and dims of the wrong form ---- */
+
+typedef Paddle__Framework__Proto__ProgramDesc PdProgram;
+
+/* conv2d then pool2d, exported to Paddle's bytes and unpacked. */
+static PdProgram *paddle_conv_pool(uint8_t **params, size_t *params_n) {
+  dy_program *p = dy_test_parse_ok(
+      "program {\n  var x : f32[-1,1,6,6] feed 0\n"
+      "  var w : f32[2,1,3,3] persistable = [1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 2, 3, 4, 5, 6, 7, 8, 9]\n"
+      "  var c : f32[-1,2,6,6]\n  var m : f32[-1,2,3,3]\n  block 0 parent -1 {\n"
+      "    c = conv2d(x, w) {strides = [1, 1], paddings = [1, 1, 1, 1], dilations = [1, 1], "
+      "groups = 1}  @m.c:1\n"
+      "    m = pool2d(c) {pooling_type = \"max\", ksize = [2, 2], strides = [2, 2], "
+      "paddings = [0, 0, 0, 0], ceil_mode = 0, exclusive = 1, global_pooling = 0, "
+      "adaptive = 0}  @m.c:2\n  }\n  fetch 0 m\n}\n");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  uint8_t *m;
+  size_t mn;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_paddle_save_mem(p, &m, &mn, params, params_n, &err), &err);
+  dy_program_free(p);
+  PdProgram *prog = paddle__framework__proto__program_desc__unpack(NULL, mn, m);
+  free(m);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(prog);
+  return prog;
+}
+
+/* The attribute name of op type `op` in block 0 (NULL if none). */
+static Paddle__Framework__Proto__OpDesc__Attr *pd_find_attr(PdProgram *prog, const char *op,
+                                                            const char *name) {
+  Paddle__Framework__Proto__BlockDesc *b = prog->blocks[0];
+  for (size_t i = 0; i < b->n_ops; i++)
+    for (size_t k = 0; !strcmp(b->ops[i]->type, op) && k < b->ops[i]->n_attrs; k++)
+      if (!strcmp(b->ops[i]->attrs[k]->name, name))
+        return b->ops[i]->attrs[k];
+  return NULL;
+}
+
+static Paddle__Framework__Proto__VarType__TensorDesc *pd_find_var(PdProgram *prog,
+                                                                  const char *name) {
+  Paddle__Framework__Proto__BlockDesc *b = prog->blocks[0];
+  for (size_t i = 0; i < b->n_vars; i++)
+    if (!strcmp(b->vars[i]->name, name))
+      return b->vars[i]->type->lod_tensor->tensor;
+  return NULL;
+}
+
+/* Load prog's bytes: the load fails and the message holds want. */
+static void expect_paddle_error(PdProgram *prog, const uint8_t *params, size_t params_n,
+                                const char *want) {
+  size_t n = paddle__framework__proto__program_desc__get_packed_size(prog);
+  uint8_t *buf = malloc(n ? n : 1);
+  paddle__framework__proto__program_desc__pack(prog, buf);
+  dy_program *q = NULL;
+  dy_error err = {0};
+  dy_status s = dy_paddle_load_mem(buf, n, params, params_n, "bad", NULL, &q, &err);
+  if (s == DY_OK || !strstr(err.msg, want))
+    fprintf(stderr, "\n  want '%s', got %d: %s\n", want, (int)s, err.msg);
+  CU_ASSERT_NOT_EQUAL(s, DY_OK);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, want));
+  CU_ASSERT_PTR_NULL(q);
+  dy_program_free(q);
+  free(buf);
+}
+
+static void test_paddle_list_lengths(void) {
+  static const struct {
+    const char *op, *attr, *want;
+    int n;
+  } cases[] = {
+      {"conv2d", "strides", "strides of length 3, expected 2", 3},
+      {"conv2d", "strides", "strides of length 1, expected 2", 1},
+      {"conv2d", "dilations", "dilations of length 3, expected 2", 3},
+      {"conv2d", "paddings", "paddings of length 3, expected 2 or 4", 3},
+      {"conv2d", "paddings", "paddings of length 6, expected 2 or 4", 6},
+      {"pool2d", "ksize", "ksize of length 1, expected 2", 1},
+      {"pool2d", "strides", "strides of length 1, expected 2", 1},
+  };
+  static int32_t vals[6] = {4, 1, 3, 1, 1, 1};
+  uint8_t *params;
+  size_t params_n;
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    PdProgram *prog = paddle_conv_pool(&params, &params_n);
+    Paddle__Framework__Proto__OpDesc__Attr *a = pd_find_attr(prog, cases[k].op, cases[k].attr);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    int32_t *saved = a->ints;
+    size_t saved_n = a->n_ints;
+    a->ints = vals;
+    a->n_ints = (size_t)cases[k].n;
+    expect_paddle_error(prog, params, params_n, cases[k].want);
+    a->ints = saved;
+    a->n_ints = saved_n;
+    paddle__framework__proto__program_desc__free_unpacked(prog, NULL);
+    free(params);
+  }
+  /* dims: only -1 means unknown, in a parameter's VarDesc and a feed's */
+  PdProgram *prog = paddle_conv_pool(&params, &params_n);
+  Paddle__Framework__Proto__VarType__TensorDesc *w = pd_find_var(prog, "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+  w->dims[0] = -5;
+  expect_paddle_error(prog, params, params_n, "var 'w' is float32[2,1,3,3] in the params but "
+                                              "float32[-5,1,3,3] in the model");
+  w->dims[0] = 2;
+  Paddle__Framework__Proto__VarType__TensorDesc *x = pd_find_var(prog, "x");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(x);
+  x->dims[1] = -5;
+  expect_paddle_error(prog, params, params_n, "feed 'x': dim 1 is -5 (a size, or -1 for unknown)");
+  paddle__framework__proto__program_desc__free_unpacked(prog, NULL);
+  free(params);
+}
+
+/* ---- case 15: one policy for an input of another dtype: refused ---- */
+
+static void test_input_dtype_refused(void) {
+  char dir[1024], cmd[16384];
+  tmp_path(dir, sizeof dir, "dtype");
+  dy_test_sh(NULL, "rm -rf %s && mkdir -p %s/out", dir, dir);
+  dy_program *p = dy_test_parse_ok("program {\n  var x : f32[-1,2] feed 0\n"
+                                   "  var i : i64[3] feed 1\n  var y : f32[-1,2]\n"
+                                   "  var j : i64[3]\n  block 0 parent -1 {\n"
+                                   "    y = add(x, x)  @m.c:1\n    j = add(i, i)  @m.c:2\n"
+                                   "  }\n  fetch 0 y\n  fetch 1 j\n}\n");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  char path[1100];
+  dy_error err = {0};
+  snprintf(path, sizeof path, "%s/m", dir);
+  DY_ASSERT_OK(dy_model_save(p, path, &err), &err);
+  dy_program_free(p);
+  /* f64 for f32, i32 for i64, and the right files */
+  double x8[2] = {1, 2};
+  int32_t i4[3] = {1, 2, 3};
+  float x4[2] = {1, 2};
+  int64_t i8[3] = {1, 2, 3};
+  static const char *const names[4] = {"x8", "i4", "x4", "i8"};
+  const void *data[4] = {x8, i4, x4, i8};
+  const char *descr[4] = {"<f8", "<i4", "<f4", "<i8"};
+  const size_t bytes[4] = {16, 12, 8, 24};
+  for (int k = 0; k < 4; k++) { /* written by hand: dy_npy_write has no f64 */
+    snprintf(path, sizeof path, "%s/%s.npy", dir, names[k]);
+    FILE *f = fopen(path, "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    char h[118];
+    int n = snprintf(h, sizeof h, "{'descr': '%s', 'fortran_order': False, 'shape': (%d,%s), }",
+                     descr[k], k & 1 ? 3 : 1, k & 1 ? "" : " 2");
+    memset(h + n, ' ', sizeof h - (size_t)n - 1);
+    h[sizeof h - 1] = '\n';
+    fwrite("\x93NUMPY\x01\x00\x76\x00", 1, 10, f);
+    fwrite(h, 1, sizeof h, f);
+    fwrite(data[k], 1, bytes[k], f);
+    fclose(f);
+  }
+  snprintf(cmd, sizeof cmd, "%s compile %s/m.dymodel " SAN_CFLAGS " -o %s/exe > /dev/null",
+           DY2STC_PATH, dir, dir);
+  CU_ASSERT_EQUAL_FATAL(dy_test_sh(NULL, "%s", cmd), 0);
+  static const char *const paths[3] = {"%s run %s/m.dymodel --output-dir %s/out",
+                                       "%s check %s/m.dymodel", "%s/exe --output-dir %s/out"};
+  for (int w = 0; w < 3; w++) {
+    char base[9000];
+    if (w < 2)
+      snprintf(base, sizeof base, paths[w], DY2STC_PATH, dir, dir);
+    else
+      snprintf(base, sizeof base, paths[w], dir, dir);
+    snprintf(cmd, sizeof cmd, "cd %s && %s --input x=x8.npy --input i=i8.npy", dir, base);
+    expect_cli(1, "input 'x': x8.npy: dtype '<f8', expected '<f4' (f32)", cmd);
+    snprintf(cmd, sizeof cmd, "cd %s && %s --input x=x4.npy --input i=i4.npy", dir, base);
+    expect_cli(1, "input 'i': i4.npy: dtype '<i4', expected '<i8' (i64)", cmd);
+    snprintf(cmd, sizeof cmd, "cd %s && %s --input x=x4.npy --input i=i8.npy > /dev/null", dir,
+             base);
+    CU_ASSERT_EQUAL(dy_test_sh(NULL, "%s", cmd), 0);
+  }
+}
+
+/* ---- cases 11, 12: generated names; the header OUT.c includes ---- */
+
+/* Models named r, w, x, f (R_OK ... of <unistd.h>), e and o, built as
+ * executables and as C that a file including <unistd.h> and <fcntl.h>
+ * before the header compiles warning-free; --emit c --name mynet -o
+ * model_fw writes model_fw.c including "model_fw.h"; a header name an
+ * #include cannot spell is refused. */
+static void test_generated_names(void) {
+  char dir[1024], cmd[16384];
+  tmp_path(dir, sizeof dir, "names");
+  char lin[1100];
+  tmp_path(lin, sizeof lin, "lin");
+  save_linear(lin);
+  dy_test_sh(NULL, "rm -rf %s && mkdir -p %s", dir, dir);
+  static const char *const names[] = {"r", "w", "x", "f", "o", "s", "errno_model", "sig"};
+  for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+    snprintf(cmd, sizeof cmd,
+             "cd %s && %s compile %s/net.dymodel --name %s -o exe_%s > /dev/null && "
+             "%s compile %s/net.dymodel --emit c -o %s > /dev/null && "
+             "printf '#include <unistd.h>\n#include <fcntl.h>\n#include <errno.h>\n"
+             "#include <signal.h>\n#include \"%s.h\"\nint use_%s(void) { return 0; }\n' "
+             "> user_%s.c && cc -std=c11 -Wall -Wextra -pedantic -Werror -c %s.c user_%s.c",
+             dir, DY2STC_PATH, lin, names[k], names[k], DY2STC_PATH, lin, names[k], names[k],
+             names[k], names[k], names[k], names[k]);
+    int rc = dy_test_sh(NULL, "%s > %s/log_%s 2>&1", cmd, dir, names[k]);
+    if (rc)
+      fprintf(stderr, "\n  model %s: %s failed\n", names[k], cmd);
+    CU_ASSERT_EQUAL(rc, 0);
+  }
+  snprintf(cmd, sizeof cmd,
+           "cd %s && %s compile %s/net.dymodel --emit c --name mynet -o model_fw", dir,
+           DY2STC_PATH, lin);
+  expect_cli(0, "wrote model_fw.c model_fw.h model_fw_weights.c", cmd);
+  snprintf(cmd, sizeof cmd,
+           "cd %s && grep -q '#include \"model_fw.h\"' model_fw.c && "
+           "cc -std=c11 -Wall -Wextra -pedantic -Werror -c model_fw.c model_fw_weights.c",
+           dir);
+  CU_ASSERT_EQUAL(dy_test_sh(NULL, "%s", cmd), 0);
+  snprintf(cmd, sizeof cmd, "cd %s && %s compile %s/net.dymodel --emit c --name q -o 'a\"b'",
+           dir, DY2STC_PATH, lin);
+  expect_cli(1, "header file name 'a\"b.h' has a '\"', '\\' or newline, which an #include "
+                "cannot name", cmd);
+}
+
+void dy_test_register(void) {
+  DY_SUITE("hostile_io");
+  DY_TEST(test_read_devices_and_fifos);
+  DY_TEST(test_epochs_wrap);
+  DY_TEST(test_requant_saturates);
+  DY_TEST(test_cfront_dtypes);
+  DY_TEST(test_paddle_list_lengths);
+  DY_TEST(test_input_dtype_refused);
+  DY_TEST(test_generated_names);
+}
