@@ -77,7 +77,8 @@ static dy_status compile_into(dy2stc_compiled *c, dy_compile_options *o, const c
                               dy2stc_progress_fn fn, void *ctx, dy_error *err) {
   dy_codegen_output out = {0};
   dy_compile_report rep;
-  progress(fn, ctx, "passes");
+  o->progress = fn;
+  o->progress_ctx = ctx;
   dy_status s = dy_compile_program(c->m.p, o, &out, &rep, err);
   if (s)
     return s;
@@ -87,10 +88,8 @@ static dy_status compile_into(dy2stc_compiled *c, dy_compile_options *o, const c
   c->arena_bytes = out.arena_bytes;
   c->max_batch = o->max_batch;
   c->cached = access(c->lib, R_OK) == 0;
-  if (!c->cached && !(s = make_dirs(dir, err))) {
-    progress(fn, ctx, "cc");
+  if (!c->cached && !(s = make_dirs(dir, err)))
     s = dy_build_shared_library(&out, o, c->lib, err);
-  }
   dy_codegen_output_free(&out);
   return s;
 }

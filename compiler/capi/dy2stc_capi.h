@@ -35,8 +35,8 @@ typedef struct dy2stc_outputs dy2stc_outputs;     /* one run's outputs */
 typedef struct dy2stc_compiled dy2stc_compiled;   /* a model built as a .so */
 typedef struct dy2stc_localized dy2stc_localized; /* dy2stc_localize's answer */
 
-/* A phase of long work: phase names it ("import", a pass's name, "cc"),
- * done of total steps (total 0: one step, now starting). */
+/* A phase of long work (dy_progress_fn): phase names it ("import",
+ * "pass:fold", "cc"), done of total steps (total 0: one step, starting). */
 typedef void (*dy2stc_progress_fn)(void *ctx, const char *phase, int64_t done, int64_t total);
 
 /* ---- capi_util.c: versions, dtypes ---- */
@@ -93,7 +93,8 @@ void dy2stc_outputs_free(dy2stc_outputs *o);
  *   cc, cflags, target     the C compiler, its extra flags, --target
  *   plain_kernels, no_pack_a  0|1, as the CLI's flags
  *   max_iterations N       a while op's trip bound
- * progress (may be NULL) hears "import", each pass and "cc". */
+ * progress (may be NULL) hears "import", each pass ("pass:NAME"), "plan",
+ * "codegen" and, when the library is built, "cc". */
 int dy2stc_compile(const dy2stc_model *m, int n_options, const char *const *keys,
                    const char *const *values, const char *cache_dir,
                    dy2stc_progress_fn progress, void *ctx, dy2stc_compiled **out, char *msg,

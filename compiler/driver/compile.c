@@ -34,11 +34,18 @@ dy_status dy_compile_program(dy_program *p, const dy_compile_options *o,
   if (!seeds)
     return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
   dy_codegen_dropout_seeds(p, seeds, n_seeds);
-  if ((s = dy_run_pipeline(p, &o->passes, err))) {
+  dy_pass_options po = o->passes;
+  if (!po.progress) {
+    po.progress = o->progress;
+    po.progress_ctx = o->progress_ctx;
+  }
+  if ((s = dy_run_pipeline(p, &po, err))) {
     free(seeds);
     return s;
   }
   rep->ops_after = dy_program_count_ops(p);
+  if (o->progress)
+    o->progress(o->progress_ctx, "plan", 0, 0);
   /* the plan also places each kernel's scratch (one offset per op) */
   int64_t *scratch = malloc(sizeof *scratch * ((size_t)dy_program_count_ops(p) + 1));
   if (!scratch) {
@@ -78,6 +85,8 @@ dy_status dy_compile_program(dy_program *p, const dy_compile_options *o,
                         (long long)rep->mem.arena_bytes, (long long)o->max_batch,
                         (long long)o->max_ram);
   }
+  if (o->progress)
+    o->progress(o->progress_ctx, "codegen", 0, 0);
   s = dy_codegen(p, &cg, out, err);
   free(scratch);
   free(seeds);

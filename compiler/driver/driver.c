@@ -327,6 +327,8 @@ static dy_status build_impl(const dy_codegen_output *out, const dy_compile_optio
     argv[argc++] = weights_s;
   argv[argc++] = "-lm";
   argv[argc] = NULL;
+  if (!s && o->progress)
+    o->progress(o->progress_ctx, "cc", 0, 0);
   if (!s && (s = dy_run_command(argv, err)))
     dy_error_prefix(err, "building %s", exe_path);
   uint8_t *bin = NULL;

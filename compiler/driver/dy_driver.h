@@ -46,6 +46,10 @@ typedef struct {
                                trips a while op without its own bound may
                                run before NAME_run returns NAME_ERR_LOOP
                                (0: DY_WHILE_MAX_ITERATIONS, 1000000) */
+  dy_progress_fn progress;  /* hears each phase: the passes (unless
+                               passes.progress is set), "plan", "codegen",
+                               "cc" (or NULL) */
+  void *progress_ctx;
   bool debug_dump;          /* the --localize build: NAME_run hands each
                                op's result to NAME_debug_dump
                                (dy_codegen_options.debug_dump) */

@@ -177,7 +177,8 @@ def compile(path_or_model, max_batch=None, max_dims=None, threads=None, *, param
     and shapes={input: (d0, ...)} pin sizes; other options as the C API's
     keys (opt_level=0..2, cc=, cflags=, target=, plain_kernels=True,
     no_pack_a=True, max_iterations=N). progress(phase, done, total) hears
-    the phases ("import", "passes", "cc")."""
+    the phases: "import", "pass:NAME" for each pass, "plan", "codegen" and
+    "cc" (the C compiler, skipped when the cache has the library)."""
     model = as_model(path_or_model, params)
     pairs = option_pairs(max_batch, max_dims, threads, **options)
     return Compiled(model, pairs, cache_dir or default_cache_dir(), progress)
