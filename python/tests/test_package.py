@@ -234,3 +234,21 @@ def test_library_not_found_says_so(tmp_path):
            "DY2STC_LIB": str(tmp_path / "libdy2stc.so")}
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert "cannot find libdy2stc.so" in r.stdout and "DY2STC_LIB" in r.stdout
+
+
+def test_paddle_model_with_and_without_params(tmp_path, cnn_input):
+    cli("export", CNN, "--to", "paddle", "-o", tmp_path / "cnn")
+    pd = tmp_path / "cnn.pdmodel"
+    moved = tmp_path / "weights.bin"
+    (tmp_path / "cnn.pdiparams").rename(moved)
+    ref = dy2stc.load(CNN).run({"input.1": cnn_input})["probs"]
+    m = dy2stc.load(pd, params=moved)
+    assert m.inputs[0].shape == ("batch", 3, 8, 8)
+    np.testing.assert_array_equal(m.run({"input.1": cnn_input})["probs"], ref)
+    np.testing.assert_allclose(dy2stc.compile(m)({"input.1": cnn_input})["probs"], ref,
+                               rtol=1e-5, atol=1e-6)
+    with pytest.raises(dy2stc.Error) as e:
+        dy2stc.load(pd)               # its params are not beside it any more
+    assert str(e.value) == cli_error("show", pd)
+    with pytest.raises(dy2stc.Error, match="params are for a Paddle model"):
+        dy2stc.load(CNN, params=moved)
