@@ -252,3 +252,10 @@ def test_paddle_model_with_and_without_params(tmp_path, cnn_input):
     assert str(e.value) == cli_error("show", pd)
     with pytest.raises(dy2stc.Error, match="params are for a Paddle model"):
         dy2stc.load(CNN, params=moved)
+
+
+def test_threads_compile_matches(cnn_input):
+    m = dy2stc.load(CNN)
+    net = dy2stc.compile(m, max_batch=2, threads=2)
+    np.testing.assert_allclose(net({"input.1": cnn_input})["probs"],
+                               m.run({"input.1": cnn_input})["probs"], rtol=1e-5, atol=1e-6)
