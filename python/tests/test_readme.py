@@ -31,9 +31,10 @@ def test_readme_example_runs_from_the_checkout():
 
 
 def test_pip_install_in_a_venv(tmp_path):
-    """python3 -m venv --system-site-packages, pip install (no index, no
-    build isolation needed), then the example with only the installed
-    package: no PYTHONPATH, no DY2STC_LIB."""
+    """python3 -m venv --system-site-packages, `python -m pip install DIR`
+    with no index to reach (setuptools is Debian's: no pyproject.toml, so
+    no isolated build environment to fetch), then the example with only the
+    installed package: no PYTHONPATH, no DY2STC_LIB."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)],
                    check=True)
@@ -43,7 +44,7 @@ def test_pip_install_in_a_venv(tmp_path):
     env = dict(os.environ, PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
     env.pop("PYTHONPATH", None)
     py = str(venv / "bin" / "python")
-    r = subprocess.run([py, "-m", "pip", "install", "--no-build-isolation", str(src)], env=env,
+    r = subprocess.run([py, "-m", "pip", "install", str(src)], env=env,
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     env.pop("DY2STC_LIB", None)
