@@ -18,11 +18,16 @@ ROOT = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ.get("DY2STC_BUILD", ROOT / "build"))
 CLI = BUILD / "compiler" / "dy2stc"
 CNN = ROOT / "samples" / "onnx" / "cnn.onnx"
+# The environment of the CLI, the samples and the executables: the
+# sanitizer runtime that ctest preloads into python (DY_SANITIZE builds)
+# must not reach programs that link their own.
+EXE_ENV = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
 
 
 def cli(*args, check=True, cwd=None):
     """Run the dy2stc CLI; the CompletedProcess (text)."""
-    r = subprocess.run([str(CLI), *map(str, args)], capture_output=True, text=True, cwd=cwd)
+    r = subprocess.run([str(CLI), *map(str, args)], capture_output=True, text=True, cwd=cwd,
+                       env=EXE_ENV)
     if check and r.returncode != 0:
         raise AssertionError(f"dy2stc {' '.join(map(str, args))}: {r.stderr}")
     return r
@@ -53,7 +58,7 @@ def cnn_input():
 def _sample(tmp_path_factory, name, *args):
     d = tmp_path_factory.mktemp(name)
     subprocess.run([str(BUILD / "samples" / name), "--batch", "2", "--out", str(d), *args],
-                   check=True, capture_output=True)
+                   check=True, capture_output=True, env=EXE_ENV)
     return d
 
 

@@ -10,14 +10,14 @@ import subprocess
 import numpy as np
 import pytest
 
-from conftest import CLI, CNN
+from conftest import CLI, CNN, EXE_ENV
 
 
 def run_tty(args, cwd):
     """Run with stderr on a pseudo-terminal: (stdout, what the terminal got)."""
     master, slave = pty.openpty()
     p = subprocess.Popen([str(CLI), *map(str, args)], stdout=subprocess.PIPE, stderr=slave,
-                         stdin=subprocess.DEVNULL, cwd=cwd)
+                         stdin=subprocess.DEVNULL, cwd=cwd, env=EXE_ENV)
     os.close(slave)
     chunks = []
     while True:
@@ -35,7 +35,8 @@ def run_tty(args, cwd):
 
 
 def run_pipe(args, cwd):
-    r = subprocess.run([str(CLI), *map(str, args)], capture_output=True, text=True, cwd=cwd)
+    r = subprocess.run([str(CLI), *map(str, args)], capture_output=True, text=True, cwd=cwd,
+                       env=EXE_ENV)
     assert r.returncode == 0, r.stderr
     return r.stdout, r.stderr
 

@@ -7,7 +7,7 @@ import pytest
 import dy2stc
 import dy2stc.testing
 from dy2stc._model import Feeds
-from conftest import CNN, cli, cli_error
+from conftest import CNN, EXE_ENV, cli, cli_error
 
 
 def cli_run(tmp_path, model, **inputs):
@@ -61,7 +61,7 @@ def test_compile_matches_run_and_the_cli_executable(tmp_path, cnn_input):
     np.save(tmp_path / "x.npy", cnn_input)
     import subprocess
     subprocess.run([str(exe), "--input", f"input.1={tmp_path / 'x.npy'}", "--output-dir",
-                    str(tmp_path)], check=True, capture_output=True)
+                    str(tmp_path)], check=True, capture_output=True, env=EXE_ENV)
     np.testing.assert_array_equal(got, np.load(tmp_path / "probs.npy"))
 
 
