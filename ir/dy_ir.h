@@ -104,6 +104,14 @@ dy_status dy_error_prefix(dy_error *err, const char *fmt, ...)
 void dy_error_format(const dy_error *err, char *buf, size_t n);
 const char *dy_status_name(dy_status s);
 
+/* Progress of long work, for a caller that shows it (the CLI's line on a
+ * terminal, the Python package's callback); library code never prints.
+ * phase names the step ("import", "pass:fold", "plan", "codegen", "cc",
+ * "calibrate", "epoch 2/5"); done of total units of it (total 0: one
+ * step, now starting). Options structs carry one with its ctx (NULL:
+ * nobody listens). */
+typedef void (*dy_progress_fn)(void *ctx, const char *phase, int64_t done, int64_t total);
+
 /* ------------------------------------------------------------------ */
 /* core/dtypes.c: the dtype table (dtypes.def)                        */
 /* ------------------------------------------------------------------ */

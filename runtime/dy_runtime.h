@@ -392,6 +392,15 @@ dy_status dy_jit_load(const char *path, dy_program **prog, dy_error *err);
 dy_status dy_executor_run(const dy_program *p, dy_tensor *const *inputs,
                           int n_inputs, dy_tensor **outputs, int n_outputs,
                           dy_error *err);
+/* The symbols' values implied by the inputs' types (sym: DY_MAX_SYMS
+ * entries, -1 for a symbol no input gives): each dim that is one symbol
+ * binds it; every dtype and rank must be the feed's, every dim then equal
+ * its expression's value, every symbol be >= 1 and within its declared
+ * bound; else an error naming the input, the dim and the symbol. The
+ * executor's own check of its inputs, also for callers of compiled code
+ * (the Python package) that must refuse what the executor refuses. */
+dy_status dy_exec_bind_syms(const dy_program *p, const dy_type *const *inputs,
+                            int64_t *sym, dy_error *err);
 /* dy_executor_run, calling observe(ctx, var, value, err) on every value an
  * op computes (var: its id in p; value borrowed, valid during the call),
  * in execution order; a non-OK return stops the run with that status.

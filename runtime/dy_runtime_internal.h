@@ -72,12 +72,7 @@ typedef struct {
   dy_exec_observer observe; /* called on each op output, or NULL */
   void *observe_ctx;
 } dy_exec;
-/* executor.c: the symbols' values implied by the inputs' shapes (each dim
- * that is one symbol binds it; every dim must then equal its expression's
- * value, every symbol be >= 1 and within its declared bound), or an error
- * naming the input, the dim and the symbol. */
-dy_status dy_exec_bind_syms(const dy_program *p, const dy_type *const *inputs,
-                            int64_t *sym, dy_error *err);
+/* executor.c: dy_exec_bind_syms is public (dy_runtime.h) */
 /* executor_block.c: run block b; for a sub-block, results[i] receives a
  * reference to each value it yields (caller frees) and the block's own
  * values are released. A cond or while op runs its sub-blocks through

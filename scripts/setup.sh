@@ -7,6 +7,8 @@
 # (and for the NEON path of the generated code, tests/test_simd.c).
 # python3-sklearn ships the digits data set (sklearn/datasets/data/digits.csv.gz)
 # that samples/digits trains on.
+# python3-numpy, -pytest, -venv, -pip and -setuptools: the Python package
+# (python/) and its tests, under Debian's /usr/bin/python3.
 # `sh scripts/setup.sh --bench` also installs what bench/torch_compare.py
 # and bench/ort_compare.py need (PyTorch, torchvision and onnx for
 # torch.onnx.export; node and ONNX Runtime's npm package onnxruntime-node
@@ -19,7 +21,7 @@ PKGS="cmake make gcc clang libclang-rt-14-dev libclang-14-dev pkg-config libprot
 libopenblas-dev libcunit1-dev libonnx-dev libonnx-testdata \
 gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm \
 gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user \
-python3-sklearn"
+python3-sklearn python3-numpy python3-pytest python3-venv python3-pip python3-setuptools"
 [ "${1:-}" = "--bench" ] && PKGS="$PKGS $BENCH_PKGS"
 # npm: Debian's package, unless the nodejs installed already carries npm
 [ "${1:-}" = "--bench" ] && ! command -v npm >/dev/null 2>&1 && PKGS="$PKGS npm"

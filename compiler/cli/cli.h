@@ -8,8 +8,9 @@
  *   main.c        the dispatcher: `dy2stc COMMAND ...` -> dy_cli_COMMAND
  *   cmd_*.c       one subcommand each, its --help text and its arguments
  *   cli_*.c       what several subcommands share: option parsing, inputs,
- *                 model loading, tensor comparison, training options, and
- *                 at the bottom the error printing (cli_util.c)
+ *                 model loading, tensor comparison, training options, the
+ *                 progress line (cli_progress.c), and at the bottom the
+ *                 error printing (cli_util.c)
  *
  * A new subcommand is a cmd_NAME.c with dy_cli_NAME, its line in main.c's
  * table and in compiler/cli/CMakeLists.txt.
@@ -146,6 +147,29 @@ int dy_cli_model_or_input(const char *cmd, const char *a, const char **model,
 int dy_cli_args_end(const char *cmd, int rc, const char *model, dy_cli_inputs *ia);
 /* dir exists (made when missing) and is a directory. */
 dy_status dy_cli_ensure_dir(const char *dir, dy_error *err);
+
+/* ---- cli_progress.c: the progress line of long work ---- */
+
+#define DY_CLI_PROGRESS_GROUPS 16
+typedef struct {
+  bool on;                 /* printing: stderr is a terminal, no --quiet */
+  bool shown;              /* a line is on the terminal now */
+  const char *cmd;         /* the subcommand, in the line */
+  double t_start, t_phase, t_printed;  /* seconds (monotonic) */
+  char phase[96];          /* the phase last printed */
+  int current;             /* the group being timed, or -1 */
+  int n_groups;
+  char names[DY_CLI_PROGRESS_GROUPS][32];  /* "import", "pass", "cc", ... */
+  double secs[DY_CLI_PROGRESS_GROUPS];     /* seconds in each */
+} dy_cli_progress;
+/* Start timing; print only when stderr is a terminal and not quiet. */
+void dy_cli_progress_init(dy_cli_progress *pr, const char *cmd, bool quiet);
+/* A dy_progress_fn (ctx: the dy_cli_progress): phase starts or moves on. */
+void dy_cli_progress_step(void *ctx, const char *phase, int64_t done, int64_t total);
+/* The work is over: the last phase timed, the line cleared. */
+void dy_cli_progress_done(dy_cli_progress *pr);
+/* One line: "time: import 0.004 s, pass 0.120 s, ..., total 1.234 s". */
+void dy_cli_progress_times(const dy_cli_progress *pr, FILE *f);
 
 /* ---- cli_util.c: errors and option values (the bottom) ---- */
 

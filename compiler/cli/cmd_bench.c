@@ -37,7 +37,9 @@ static const char bench_help[] =
     "  --cc CC, --cflags FLAGS   as for compile\n"
     "  --per-op        also time each op alone, with a sum per op kind\n"
     "  -O0..-O2, --disable-pass P[,P...], --winograd M, --plain-kernels, --no-pack-a\n"
-    "                    as for compile\n";
+    "                    as for compile\n"
+    "  --report        also print the time of each phase (import, passes, cc, run)\n"
+    "  --quiet, -q     no progress line (one is shown when stderr is a terminal)\n";
 
 typedef struct {
   double median, min;   /* ms */
@@ -115,6 +117,8 @@ static dy_status time_program(dy_program *p, const dy_compile_options *base, con
   argv[n++] = "--bench";
   argv[n++] = nbuf;
   argv[n] = NULL;
+  if (!s && o.progress)
+    o.progress(o.progress_ctx, "run", 0, 0);
   if (!s)
     s = dy_run_command_to(argv, out_txt, err);
   if (!s) {
@@ -194,7 +198,7 @@ static void print_rate(const char *what, double ms, int64_t flops) {
 int dy_cli_bench(int argc, char **argv) {
   const char *model = NULL;
   int64_t batch = 1, runs = 100, threads = 1;
-  bool per_op = false;
+  bool per_op = false, quiet = false, report = false;
   dy_compile_options o = dy_compile_options_default();
   for (int i = 2; i < argc; i++) {
     const char *a = argv[i];
@@ -231,6 +235,10 @@ int dy_cli_bench(int argc, char **argv) {
       o.no_pack_a = true;
     } else if (strcmp(a, "--per-op") == 0) {
       per_op = true;
+    } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
+      quiet = true;
+    } else if (strcmp(a, "--report") == 0) {
+      report = true;
     } else if (a[0] == '-') {
       return dy_cli_usage("bench", "unknown or incomplete option '%s'", a);
     } else if (!model) {
@@ -251,9 +259,15 @@ int dy_cli_bench(int argc, char **argv) {
     return dy_cli_fail(&err);
   timing t = {0};
   int64_t flops = 0;
+  dy_cli_progress pr;
+  dy_cli_progress_init(&pr, "bench", quiet);
+  o.progress = dy_cli_progress_step;
+  o.progress_ctx = &pr;
+  dy_cli_progress_step(&pr, "import", 0, 0);
   dy_status s = dy_model_load_any(model, &p, &err);
   if (!s)
     s = time_program(p, &o, dir, batch, runs, &t, &flops, &err);
+  dy_cli_progress_done(&pr);
   if (!s) {
     printf("model %s  batch %lld  runs %lld  target %s  threads %lld\n", model,
            (long long)batch, (long long)runs, o.target ? o.target : "native",
@@ -283,6 +297,8 @@ int dy_cli_bench(int argc, char **argv) {
       }
       dy_compile_options oo = o;
       oo.passes.opt_level = 0;
+      oo.progress = NULL; /* one line per op instead of its phases */
+      dy_cli_progress_step(&pr, "op", k, b->n_ops);
       timing u = {0};
       int64_t f = 0;
       s = time_program(q, &oo, dir, batch, runs, &u, &f, &err);
@@ -297,6 +313,7 @@ int dy_cli_bench(int argc, char **argv) {
       kind_flops[op->kind] += f;
       kind_n[op->kind]++;
     }
+    dy_cli_progress_done(&pr);
     if (!s) {
       printf("per op kind (sums):\n");
       for (int k = 0; k < KINDS; k++)
@@ -307,6 +324,8 @@ int dy_cli_bench(int argc, char **argv) {
         }
     }
   }
+  if (!s && report)
+    dy_cli_progress_times(&pr, stdout);
   dy_program_free(p);
   dy_temp_dir_remove(dir);
   return s ? dy_cli_fail(&err) : 0;

@@ -51,7 +51,9 @@ static const char compile_help[] =
     "                    x86-64-v3 (AVX2+FMA), x86-64-v4 (AVX-512), aarch64\n"
     "  --threads N       split the GEMM and convolution kernels over N threads\n"
     "                    (pthreads; default 1: no thread code at all)\n"
-    "  --report          print ops, arena bytes, its lower bound, weight bytes\n"
+    "  --report          print ops, arena bytes, its lower bound, weight bytes,\n"
+    "                    and the time of each phase (import, passes, cc, ...)\n"
+    "  --quiet, -q       no progress line (one is shown when stderr is a terminal)\n"
     "  --max-ram BYTES   fail when the arena would exceed BYTES\n"
     "  --max-flash BYTES fail when the weights would exceed BYTES\n"
     "  -O0, -O1, -O2     optimisation level (default -O2; -O0 runs no pass)\n"
@@ -167,7 +169,7 @@ static void print_arena_formula(const dy_program *p) {
 typedef struct {
   const char *model, *out, *emit, *name;
   dy_compile_options o;
-  bool report, train;
+  bool report, train, quiet;
   int64_t max_batch;  /* --max-batch (0: not given; --train: --batch's) */
   bool c_only;  /* --params, --seed or -- CFLAGS: for a C (or Paddle) model */
   bool c_flags; /* --seed or -- CFLAGS: for a C model alone */
@@ -250,6 +252,8 @@ static int parse_args(int *argc, char **argv, compile_args *a, bool *help) {
       o->threads = (int)t;
     } else if (strcmp(s, "--report") == 0) {
       a->report = true;
+    } else if (strcmp(s, "--quiet") == 0 || strcmp(s, "-q") == 0) {
+      a->quiet = true;
     } else if (strcmp(s, "--params") == 0 && has) {
       a->cf.params = argv[++i];
       a->c_only = true;
@@ -421,12 +425,19 @@ int dy_cli_compile(int argc, char **argv) {
   dy_codegen_output co = {0};
   dy_compile_report rep;
   dy_status s;
+  dy_cli_progress pr;
+  dy_cli_progress_init(&pr, "compile", a.quiet);
+  o->progress = dy_cli_progress_step;
+  o->progress_ctx = &pr;
+  dy_cli_progress_step(&pr, "import", 0, 0);
   if (c_model) {
     bool shown;
     a.cf.file = model;
     s = dy_cfront_load(&a.cf, &p, &shown, &err);
-    if (s && shown)   /* the file:line:col and caret block said it all */
+    if (s && shown) { /* the file:line:col and caret block said it all */
+      dy_cli_progress_done(&pr);
       return 1;
+    }
   } else {
     s = dy_cli_load_model(model, paddle_model ? a.cf.params : NULL, a.dims, a.n_dims, &p, &err);
   }
@@ -439,8 +450,11 @@ int dy_cli_compile(int argc, char **argv) {
   if (!s)
     s = o->emit_main ? dy_build_executable(&co, o, out, &err)
                      : dy_write_sources(&co, out, &err);
-  if (!s && a.report)
+  dy_cli_progress_done(&pr);
+  if (!s && a.report) {
     print_report(p, o, &rep);
+    dy_cli_progress_times(&pr, stdout);
+  }
   bool weights_file = co.weights != NULL;
   dy_codegen_output_free(&co);
   dy_program_free(p);

@@ -31,7 +31,9 @@ static const char quantize_help[] =
     "                         (--percentile P, default 99.99) or mse\n"
     "  --keep-float LIST      layers kept float: first, last (conv / matmul\n"
     "                         layers) or names (the weight's name without\n"
-    "                         .weight), comma-separated\n";
+    "                         .weight), comma-separated\n"
+    "  --report               also print the time of each phase (read, calibrate, ...)\n"
+    "  --quiet, -q            no progress line (one is shown when stderr is a terminal)\n";
 
 static int cmp_str(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
@@ -78,6 +80,7 @@ static char **list_npy(const char *dir, int *n, dy_error *err) {
 int dy_cli_quantize(int argc, char **argv) {
   const char *model = NULL, *dir = NULL, *out = NULL;
   dy_quant_options o = {.method = DY_CALIB_MINMAX};
+  bool quiet = false, report = false;
   for (int i = 2; i < argc; i++) {
     const char *a = argv[i];
     bool has = i + 1 < argc;
@@ -108,6 +111,10 @@ int dy_cli_quantize(int argc, char **argv) {
                             argv[i]);
     } else if (strcmp(a, "--keep-float") == 0 && has) {
       o.keep_float = argv[++i];
+    } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
+      quiet = true;
+    } else if (strcmp(a, "--report") == 0) {
+      report = true;
     } else if (a[0] == '-') {
       return dy_cli_usage("quantize", "unknown or incomplete option '%s'", a);
     } else if (!model) {
@@ -124,6 +131,11 @@ int dy_cli_quantize(int argc, char **argv) {
   int n = 0;
   char **files = NULL;
   dy_tensor **calib = NULL;
+  dy_cli_progress pr;
+  dy_cli_progress_init(&pr, "quantize", quiet);
+  o.progress = dy_cli_progress_step;
+  o.progress_ctx = &pr;
+  dy_cli_progress_step(&pr, "import", 0, 0);
   dy_status s = dy_model_load_any(model, &p, &err);
   if (!s && p->n_feeds != 1)
     s = dy_error_set(&err, DY_STATUS_UNSUPPORTED,
@@ -134,6 +146,7 @@ int dy_cli_quantize(int argc, char **argv) {
   if (!s && !(calib = calloc((size_t)n, sizeof *calib)))
     s = dy_error_set(&err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
   for (int i = 0; i < n && !s; i++) {
+    dy_cli_progress_step(&pr, "read", i, n);
     if ((s = dy_npy_read(files[i], &calib[i], &err)))
       break;
     const dy_type *want = &p->vars[p->feeds[0]]->type, *got = &calib[i]->type;
@@ -150,10 +163,15 @@ int dy_cli_quantize(int argc, char **argv) {
     s = dy_quantize_program(p, calib, n, &o, &q, &rep, &err);
   char stem[4096];
   dy_cli_model_stem(out, stem, sizeof stem);
-  if (!s)
+  if (!s) {
+    dy_cli_progress_step(&pr, "save", 0, 0);
     s = dy_model_save(q, stem, &err);
+  }
+  dy_cli_progress_done(&pr);
   if (!s) {
     dy_quant_report_print(&rep, stdout);
+    if (report)
+      dy_cli_progress_times(&pr, stdout);
     printf("wrote %s.dymodel and %s.dyparams (%d calibration files, %s, weights per %s)\n",
            stem, stem, n,
            o.method == DY_CALIB_MINMAX ? "minmax" : o.method == DY_CALIB_MSE ? "mse" : "percentile",

@@ -64,6 +64,8 @@ static const char train_help[] =
     "  --epochs E          passes over the data (default 1)\n"
     "  --shuffle SEED      shuffle each epoch from SEED (default 0)\n"
     "  --no-shuffle        keep the file order\n"
+    "  --quiet, -q         no progress line within an epoch (one is shown when\n"
+    "                      stderr is a terminal)\n"
     "  -o OUT              write OUT.dymodel + OUT.dyparams\n";
 
 typedef struct {
@@ -71,6 +73,7 @@ typedef struct {
   dy_cli_inputs ia;
   dy_cli_train_spec t;     /* the options compile --train shares */
   bool shuffle;
+  bool quiet;              /* --quiet: no progress line */
   int64_t epochs;
   uint64_t seed;
 } train_args;
@@ -88,6 +91,10 @@ static int parse_args(int argc, char **argv, train_args *a) {
       return 2;
     if (to > 0)
       continue;
+    if (strcmp(s, "--quiet") == 0 || strcmp(s, "-q") == 0) {
+      a->quiet = true;
+      continue;
+    }
     if (strcmp(s, "--no-shuffle") == 0) {
       a->shuffle = false;
       continue;
@@ -183,22 +190,6 @@ static dy_status check_data(const dy_program *t, dy_tensor *const *in, int n_in,
   return DY_OK;
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void progress(int64_t k, int64_t total) {
-  enum { W = 30 };
-  int fill = (int)(W * k / total);
-  fprintf(stderr, "\r[%.*s%*s] %lld/%lld", fill, "==============================",
-          W - fill, "", (long long)k, (long long)total);
-  if (k == total)
-    fputs("\r\033[K", stderr);
-  fflush(stderr);
-}
-
 /* Steps 3 and 4 of the header: the epochs over (in, labels). */
 static dy_status run_epochs(dy_program *t, dy_tensor *const *in, int n_in,
                             dy_tensor *labels, const train_args *a, dy_error *err) {
@@ -215,12 +206,15 @@ static dy_status run_epochs(dy_program *t, dy_tensor *const *in, int n_in,
   int64_t *order = malloc(sizeof *order * (size_t)n);
   if (!order)
     return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
-  bool bar = isatty(2);
+  dy_cli_progress pr;
+  dy_cli_progress_init(&pr, "train", a->quiet);
   dy_seed(a->seed);
   dy_status s = DY_OK;
   int64_t step = 0;
   for (int64_t e = 1; e <= a->epochs && !s; e++) {
-    double t0 = now_s(), sum = 0;
+    double t0 = pr.t_phase, sum = 0;
+    char phase[64];
+    snprintf(phase, sizeof phase, "epoch %lld/%lld", (long long)e, (long long)a->epochs);
     if (a->shuffle)
       dy_train_shuffle(order, n);
     else
@@ -248,12 +242,13 @@ static dy_status run_epochs(dy_program *t, dy_tensor *const *in, int n_in,
                          "epoch %lld step %lld: the loss is %g (lower --lr or "
                          "use --clip-norm)", (long long)e, (long long)k, loss);
       sum += loss;
-      if (bar && !s)
-        progress(k + 1, steps);
+      if (!s)
+        dy_cli_progress_step(&pr, phase, k + 1, steps);
     }
+    dy_cli_progress_done(&pr);
     if (!s)
       printf("epoch %lld loss %.4f time %.3f s\n", (long long)e, sum / (double)steps,
-             now_s() - t0);
+             pr.t_phase - t0);
     fflush(stdout);
   }
   free(order);

@@ -23,9 +23,16 @@ dy_status dy_compile_program(dy_program *p, const dy_compile_options *o,
                         "--max-iterations must be positive, got %lld",
                         (long long)o->max_iterations);
   rep->ops_before = dy_program_count_ops(p);
-  if ((s = dy_run_pipeline(p, &o->passes, err)))
+  dy_pass_options po = o->passes;
+  if (!po.progress) {
+    po.progress = o->progress;
+    po.progress_ctx = o->progress_ctx;
+  }
+  if ((s = dy_run_pipeline(p, &po, err)))
     return s;
   rep->ops_after = dy_program_count_ops(p);
+  if (o->progress)
+    o->progress(o->progress_ctx, "plan", 0, 0);
   /* each kernel's scratch, computed once per op (the emitter table's
    * fact), which the plan places (one offset per op) and codegen reads */
   size_t n_ops = (size_t)dy_program_count_ops(p) + 1;
@@ -64,6 +71,8 @@ dy_status dy_compile_program(dy_program *p, const dy_compile_options *o,
                         (long long)rep->mem.arena_bytes, (long long)dy_program_sym_bound(p, 0),
                         (long long)o->max_ram);
   }
+  if (o->progress)
+    o->progress(o->progress_ctx, "codegen", 0, 0);
   s = dy_codegen(p, &cg, out, err);
   free(scratch);
   if (s)

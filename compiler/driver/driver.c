@@ -8,7 +8,8 @@
  * the requested output through an exclusive temporary, renames it into
  * place and removes the directory on every path (and, through the CLI's
  * handler, on SIGINT/SIGTERM): the executable appears whole or not at all. The compiler's own diagnostics go to stderr as it
- * prints them.
+ * prints them. dy_build_shared_library does the same without main.c and
+ * with -shared -fPIC (the model loaded in-process: the Python package).
  *
  * -O3 rather than -O2: the GEMM, convolution, pooling, softmax and
  * normalisation kernels are explicit SIMD and fast at -O2, but gcc
@@ -251,12 +252,11 @@ void dy_temp_dirs_remove_all(void) {
     }
 }
 
-dy_status dy_build_executable(const dy_codegen_output *out,
-                              const dy_compile_options *o, const char *exe_path,
-                              dy_error *err) {
-  if (!out->main_c)
-    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
-                        "no main.c was generated (emit_main is off)");
+/* The build of dy_build_executable (shared false: main.c and the model)
+ * and dy_build_shared_library (shared true: the model alone, -shared
+ * -fPIC, no main.c). */
+static dy_status build_impl(const dy_codegen_output *out, const dy_compile_options *o,
+                            const char *exe_path, bool shared, dy_error *err) {
   char dir[4096];
   dy_status s = dy_temp_dir_make("dy2stc", dir, sizeof dir, err);
   if (s)
@@ -268,6 +268,7 @@ dy_status dy_build_executable(const dy_codegen_output *out,
   snprintf(bname, sizeof bname, "%s_weights.bin", o->name);
   const char *files[] = {hname, cname, "main.c", sname, bname};
   int n_files = out->weights ? 5 : 3;
+  bool has_main = !shared; /* files[2]: main.c, written for an executable only */
   char path[4400], model_c[4400], main_c[4400], weights_s[4400], tmp_exe[4400];
   snprintf(model_c, sizeof model_c, "%s/%s", dir, cname);
   snprintf(main_c, sizeof main_c, "%s/main.c", dir);
@@ -277,12 +278,14 @@ dy_status dy_build_executable(const dy_codegen_output *out,
   char *asm_text = out->weights ? dy_codegen_weights_asm(o->name, path, out->n_weight_words) : NULL;
   const char *texts[] = {out->header, out->source, out->main_c, asm_text,
                          (const char *)out->weights};
-  size_t lens[] = {strlen(out->header), strlen(out->source), strlen(out->main_c),
+  size_t lens[] = {strlen(out->header), strlen(out->source), out->main_c ? strlen(out->main_c) : 0,
                    asm_text ? strlen(asm_text) : 0, (size_t)out->n_weight_words * 4};
   if (out->weights && !asm_text)
     s = dy_error_set(err, DY_STATUS_IO, "%s: the weights' path cannot go into an assembler file",
                      path);
   for (int i = 0; i < n_files && !s; i++) {
+    if (i == 2 && !has_main)
+      continue;
     snprintf(path, sizeof path, "%s/%s", dir, files[i]);
     s = dy_write_file_atomic(path, texts[i], lens[i], err);
   }
@@ -311,14 +314,21 @@ dy_status dy_build_executable(const dy_codegen_output *out,
   argv[argc++] = "-O3";
   for (char *t = flags ? strtok(flags, " \t") : NULL; t && argc < 52; t = strtok(NULL, " \t"))
     argv[argc++] = t;
+  if (shared) {
+    argv[argc++] = "-shared";
+    argv[argc++] = "-fPIC";
+  }
   argv[argc++] = "-o";
   argv[argc++] = tmp_exe;
-  argv[argc++] = main_c;
+  if (has_main)
+    argv[argc++] = main_c;
   argv[argc++] = model_c;
   if (out->weights)
     argv[argc++] = weights_s;
   argv[argc++] = "-lm";
   argv[argc] = NULL;
+  if (!s && o->progress)
+    o->progress(o->progress_ctx, "cc", 0, 0);
   if (!s && (s = dy_run_command(argv, err)))
     dy_error_prefix(err, "building %s", exe_path);
   uint8_t *bin = NULL;
@@ -329,4 +339,26 @@ dy_status dy_build_executable(const dy_codegen_output *out,
   free(flags);
   dy_temp_dir_remove(dir);
   return s;
+}
+
+dy_status dy_build_executable(const dy_codegen_output *out,
+                              const dy_compile_options *o, const char *exe_path,
+                              dy_error *err) {
+  if (!out->main_c)
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                        "no main.c was generated (emit_main is off)");
+  return build_impl(out, o, exe_path, false, err);
+}
+
+dy_status dy_build_shared_library(const dy_codegen_output *out, const dy_compile_options *o,
+                                  const char *so_path, dy_error *err) {
+  const char *tflags, *runner = NULL;
+  dy_status s = dy_target_flags(o->target, &tflags, NULL, &runner, err);
+  if (s)
+    return s;
+  if (runner)
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                        "target '%s' cannot be loaded on this machine (a shared library "
+                        "runs in the calling process)", o->target);
+  return build_impl(out, o, so_path, true, err);
 }

@@ -48,6 +48,10 @@ typedef struct {
                                trips a while op without its own bound may
                                run before NAME_run returns NAME_ERR_LOOP
                                (0: DY_WHILE_MAX_ITERATIONS, 1000000) */
+  dy_progress_fn progress;  /* hears each phase: the passes (unless
+                               passes.progress is set), "plan", "codegen",
+                               "cc" (or NULL) */
+  void *progress_ctx;
   bool debug_dump;          /* the --localize build: NAME_run hands each
                                op's result to NAME_debug_dump
                                (dy_codegen_options.debug_dump) */
@@ -81,6 +85,12 @@ dy_status dy_write_sources(const dy_codegen_output *out, const char *out_base,
 dy_status dy_build_executable(const dy_codegen_output *out,
                               const dy_compile_options *o, const char *exe_path,
                               dy_error *err);
+/* The same as a shared library (cc -shared -fPIC, no main.c) at so_path,
+ * for a caller that loads the model into its own process (the Python
+ * package: dlopen, then NAME_run_v); a target that cannot run here
+ * (aarch64 on another host) is DY_STATUS_INVALID_ARGUMENT. */
+dy_status dy_build_shared_library(const dy_codegen_output *out, const dy_compile_options *o,
+                                  const char *so_path, dy_error *err);
 /* The C compiler flags of a --target (the SIMD path the generated code
  * takes follows from them), and the compiler to use when none is given
  * (a cross compiler for aarch64 on another host). *cc_default and

@@ -65,6 +65,8 @@ const dy_pass *dy_pass_find(const char *name);
 
 typedef struct {
   int opt_level;            /* 0: run no optimising pass                 */
+  dy_progress_fn progress;  /* hears "pass:NAME" before each pass (or NULL) */
+  void *progress_ctx;
   int verify_each;          /* 1 on, 0 off, -1 default: on in debug builds
                                (no NDEBUG) or with DY2STC_VERIFY_EACH=1   */
   const char *print_before; /* a pass name or "all": print the Program   */

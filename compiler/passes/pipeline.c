@@ -143,6 +143,11 @@ dy_status dy_run_pipeline(dy_program *p, const dy_pass_options *o, dy_error *err
         continue;
       if (selects(o->print_before, pass->name))
         print_program(o, "before", pass->name, p);
+      if (o->progress) {
+        char phase[96];
+        snprintf(phase, sizeof phase, "pass:%s", pass->name);
+        o->progress(o->progress_ctx, phase, i, dy_n_passes);
+      }
       bool changed = false;
       if (pass->run == dy_pass_winograd && o->winograd)
         s = dy_pass_winograd_tile(p, o->winograd, &changed, err);

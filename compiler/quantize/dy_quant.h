@@ -65,6 +65,10 @@ typedef struct {
    * weight without ".weight": "conv2d", "stage_1.linear"). NULL: none. A
    * name that names no layer is an error. */
   const char *keep_float;
+  dy_progress_fn progress;   /* hears "calibrate" (and "histogram", the
+                                second pass of entropy/percentile) and
+                                "measure", batch b of n_batches (or NULL) */
+  void *progress_ctx;
 } dy_quant_options;
 
 typedef struct {

@@ -740,6 +740,8 @@ static dy_status report(qctx *c, dy_tensor *const *calib, int n_batches, dy_quan
   double o_max = 0, o_dot = 0, o_f = 0, o_q = 0, o_abs = 0;
   dy_status s = DY_OK;
   for (int b = 0; b < n_batches && !s; b++) {
+    if (c->o->progress)
+      c->o->progress(c->o->progress_ctx, "measure", b, n_batches);
     dy_tensor *const *in = calib + (size_t)b * p->n_feeds;
     dy_tensor *fo[DY_MAX_FEEDS] = {0}, *qo[DY_MAX_FEEDS] = {0};
     s = dy_executor_run_observed(p, in, p->n_feeds, fo, p->n_fetches, observe_ref, c, err);

@@ -81,6 +81,9 @@ static dy_status calib_pass(calib_ctx *c, dy_tensor *const *calib, int n_batches
   const dy_program *p = c->p;
   dy_status s = DY_OK;
   for (int b = 0; b < n_batches && !s; b++) {
+    if (c->o->progress)
+      c->o->progress(c->o->progress_ctx, c->pass == 1 ? "calibrate" : "histogram", b,
+                     n_batches);
     dy_tensor *const *in = calib + (size_t)b * p->n_feeds;
     for (int i = 0; i < p->n_feeds; i++)
       stats_add(c, p->feeds[i], in[i]);
