@@ -125,7 +125,7 @@ static dy_status export_while(oxe_ctx *x, const dy_op *op) {
   if (!g)
     return DY_OK;
   x->cur = g;
-  dy_type it = {.dtype = DY_I64, .rank = 0}, bt = {.dtype = DY_BOOL, .rank = 0};
+  dy_type it = {.dtype = DY_I64, .rank = 0}, bt = x->p->vars[cbl->results[0]]->type;
   oxe_add_io(x, g, false, oxe_value_info(x, oxe_tmp(x, "iteration"), &it));
   oxe_add_io(x, g, false, oxe_value_info(x, oxe_tmp(x, "cond_in"), &bt));
   for (int i = 0; i < n; i++)
@@ -152,7 +152,7 @@ static dy_status export_while(oxe_ctx *x, const dy_op *op) {
     return s;
   x->op = op;
   const char *ins[DY_MAX_FEEDS], *outs[DY_MAX_FEEDS];
-  ins[0] = a.max_iterations > 0 ? oxe_const_i64s(x, 1, &a.max_iterations) : "";
+  ins[0] = a.max_iterations > 0 ? oxe_const_scalar(x, DY_I64, (double)a.max_iterations) : "";
   ins[1] = c0;
   for (int i = 0; i < n; i++)
     ins[2 + i] = vname(x, op->inputs[i]);

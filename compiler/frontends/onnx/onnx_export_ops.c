@@ -331,10 +331,10 @@ static dy_status shape_ops(oxe_ctx *x, const dy_op *op) {
     return DY_OK;
   }
   case DY_OP_SLICE: {
-    dy_slice_attrs a = dy_slice_attrs_get(op);
+    dy_slice_attrs a = dy_slice_attrs_get(op); /* empty axes, steps: absent inputs */
     NODE("Slice", 5, 1, IN(0), oxe_const_i64s(x, a.n_starts, a.starts),
-         oxe_const_i64s(x, a.n_ends, a.ends), oxe_const_i64s(x, a.n_axes, a.axes),
-         oxe_const_i64s(x, a.n_steps, a.steps));
+         oxe_const_i64s(x, a.n_ends, a.ends), a.n_axes ? oxe_const_i64s(x, a.n_axes, a.axes) : "",
+         a.n_steps ? oxe_const_i64s(x, a.n_steps, a.steps) : "");
     return DY_OK;
   }
   case DY_OP_SQUEEZE: {
