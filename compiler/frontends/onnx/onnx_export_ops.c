@@ -286,8 +286,68 @@ static dy_status reduce(oxe_ctx *x, const dy_op *op, const char *type) {
   return DY_OK;
 }
 
+/* Size symbol sym at run time, a [1] i64 tensor: Shape of the first feed
+ * with a dim that is exactly sym (the importer reads it back as that
+ * symbolic size); NULL when no feed has one. */
+static const char *sym_size(oxe_ctx *x, int sym) {
+  for (int f = 0; f < x->p->n_feeds; f++) {
+    const dy_var *v = x->p->vars[x->p->feeds[f]];
+    for (int k = 0; k < v->type.rank; k++)
+      if (v->type.shape[k] < 0 && dy_dim_single_sym(v->type.shape[k]) == sym) {
+        const char *t = oxe_tmp(x, "size");
+        Onnx__NodeProto *n = oxe_node(x, "Shape", 1, &v->name, 1, &t);
+        oxe_attr_i(x, n, "start", k);
+        oxe_attr_i(x, n, "end", k + 1);
+        return t;
+      }
+  }
+  return NULL;
+}
+
+/* a op b of two [1] i64 tensors into a new one */
+static const char *arith(oxe_ctx *x, const char *type, const char *a, const char *b) {
+  const char *t = oxe_tmp(x, "size");
+  oxe_node(x, type, 2, (const char *[]){a, b}, 1, &t);
+  return t;
+}
+
+/* reshape_dims: the target sizes computed at run time (each a sum of
+ * products of size symbols, read off the feeds), concatenated: Reshape */
+static dy_status reshape_dims(oxe_ctx *x, const dy_op *op) {
+  const dy_type *t = &x->p->vars[op->outputs[0]]->type;
+  const char *entry[DY_MAX_DIMS];
+  for (int i = 0; i < t->rank; i++) {
+    int64_t d = t->shape[i];
+    dy_dim_expr e;
+    if (d == 0)
+      return oxe_refuse(x, "to a size 0 has no ONNX Reshape spelling");
+    if (d > 0 || !dy_dim_expr_of(d, &e)) {
+      entry[i] = oxe_const_i64s(x, 1, &d);
+      continue;
+    }
+    const char *sum = e.c ? oxe_const_i64s(x, 1, &e.c) : NULL;
+    for (int k = 0; k < e.n_terms; k++) {
+      const char *prod = e.t[k].coef != 1 ? oxe_const_i64s(x, 1, &e.t[k].coef) : NULL;
+      for (int f = 0; f < e.t[k].n; f++) {
+        const char *v = sym_size(x, e.t[k].sym[f]);
+        if (!v)
+          return oxe_refuse(x, "reads a size symbol no input has as a dim");
+        prod = prod ? arith(x, "Mul", prod, v) : v;
+      }
+      sum = sum ? arith(x, "Add", sum, prod) : prod;
+    }
+    entry[i] = sum;
+  }
+  const char *shape = oxe_tmp(x, "shape");
+  oxe_attr_i(x, oxe_node(x, "Concat", t->rank, entry, 1, &shape), "axis", 0);
+  NODE("Reshape", 2, 1, IN(0), shape);
+  return DY_OK;
+}
+
 static dy_status shape_ops(oxe_ctx *x, const dy_op *op) {
   switch (op->kind) {
+  case DY_OP_RESHAPE_DIMS:
+    return reshape_dims(x, op);
   case DY_OP_RESHAPE: {
     dy_reshape_attrs a = dy_reshape_attrs_get(op);
     NODE("Reshape", 2, 1, IN(0), oxe_const_i64s(x, a.n_shape, a.shape));
