@@ -123,6 +123,23 @@ def main():
         os.makedirs(d, exist_ok=True)
         run([os.path.join(samples, s), "--batch", "3", "--out", d])
         add(s, os.path.join(d, s), os.path.join(d, "x.npy"), a.work)
+    # size symbols: the transformer with a dynamic sequence, run at seq 5
+    d = os.path.join(a.work, "src_transformer_seq")
+    os.makedirs(d, exist_ok=True)
+    run([os.path.join(samples, "transformer"), "--out", d, "--dynamic-seq"])
+    np.save(os.path.join(d, "x5.npy"), np.random.default_rng(5).standard_normal(
+        (2, 5, 128)).astype(np.float32))
+    add("transformer_dynamic_seq_at_5", os.path.join(d, "transformer"),
+        os.path.join(d, "x5.npy"), a.work)
+    # the PyTorch-shaped encoder of tests/onnx_encoder.h ([seq, batch, 32]),
+    # which ctest -R test_onnx_export writes
+    enc = os.path.join(a.build, "tests", "onnx_export", "enc.onnx")
+    if os.path.exists(enc):
+        d = os.path.join(a.work, "src_encoder")
+        os.makedirs(d, exist_ok=True)
+        np.save(os.path.join(d, "x.npy"), np.random.default_rng(7).standard_normal(
+            (5, 2, 32)).astype(np.float32))
+        add("onnx_encoder_seq5_batch2", enc, os.path.join(d, "x.npy"), a.work)
     d = os.path.join(a.work, "src_lenet5")
     os.makedirs(os.path.join(d, "cal"), exist_ok=True)
     shutil.copy(os.path.join(d, "x.npy"), os.path.join(d, "cal", "x.npy"))
