@@ -9,6 +9,8 @@
 # that samples/digits trains on.
 # python3-numpy, -pytest, -venv, -pip and -setuptools: the Python package
 # (python/) and its tests, under Debian's /usr/bin/python3.
+# python3-onnx: onnx.checker, which tests/test_onnx_export.c runs on the
+# models `dy2stc export --to onnx` writes.
 # `sh scripts/setup.sh --bench` also installs what bench/torch_compare.py
 # and bench/ort_compare.py need (PyTorch, torchvision and onnx for
 # torch.onnx.export; node and ONNX Runtime's npm package onnxruntime-node
@@ -16,12 +18,12 @@
 # would download GPU libraries, and the CPU library ships inside the
 # package); large, so not part of the default install.
 set -e
-BENCH_PKGS="python3-torch python3-torchvision python3-onnx python3-numpy nodejs"
+BENCH_PKGS="python3-torch python3-torchvision python3-numpy nodejs"
 PKGS="cmake make gcc clang libclang-rt-14-dev libclang-14-dev pkg-config libprotobuf-c-dev protobuf-c-compiler \
 libopenblas-dev libcunit1-dev libonnx-dev libonnx-testdata \
 gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm \
 gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user \
-python3-sklearn python3-numpy python3-pytest python3-venv python3-pip python3-setuptools"
+python3-sklearn python3-numpy python3-pytest python3-venv python3-pip python3-setuptools python3-onnx"
 [ "${1:-}" = "--bench" ] && PKGS="$PKGS $BENCH_PKGS"
 # npm: Debian's package, unless the nodejs installed already carries npm
 [ "${1:-}" = "--bench" ] && ! command -v npm >/dev/null 2>&1 && PKGS="$PKGS npm"

@@ -67,6 +67,29 @@ bool dy_onnx_dtype(int onnx_type, dy_dtype *out);
  * NAME.dyparams through dy_jit_load. Caller frees *out. */
 dy_status dy_model_load_any(const char *path, dy_program **out, dy_error *err);
 
+/* ---- onnx/onnx_export*.c: the ONNX exporter ---- */
+
+#define DY_ONNX_EXPORT_OPSET 17
+/* Initializers of more bytes than this in all go to external data. */
+#define DY_ONNX_EXTERNAL_MIN (1 << 20)
+
+typedef struct {
+  /* 0: external data when the initializers hold more than
+   * DY_ONNX_EXTERNAL_MIN bytes; 1: always; -1: never */
+  int external_data;
+} dy_onnx_save_options;
+
+/* Write p as an ONNX model (opset DY_ONNX_EXPORT_OPSET) at path, and its
+ * large initializers (each of 1 KiB or more) in path + ".data" when
+ * external data is on (ONNX external_data: location, offset, length);
+ * the files are written whole or not at all. dy_onnx_load reads it back
+ * to the same Program but where onnx/onnx_export_ops.c says otherwise
+ * (ops written as an ONNX composition, Gemm for a transposed matmul).
+ * Fused and training ops, and the few ops ONNX has no spelling for, are
+ * DY_STATUS_UNSUPPORTED naming the op and its line. opts may be NULL. */
+dy_status dy_onnx_save(const dy_program *p, const char *path, const dy_onnx_save_options *opts,
+                       dy_error *err);
+
 /* ---- paddle/ (paddle.c, paddle_export.c, ...): the PaddlePaddle frontend ---- */
 
 /* Options for the Paddle importer. A feed named here takes the given dims

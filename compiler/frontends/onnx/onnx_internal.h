@@ -12,6 +12,14 @@
  *   onnx_tensor.c   TensorProtos -> constants
  *   onnx_value.c    errors, the value table, constants
  *
+ * and the exporter (a Program as an ONNX model, dy_onnx_save), on top:
+ *
+ *   onnx_export.c       the model: graphs, sub-graphs (If, Loop), tensors,
+ *                       external data, the files
+ *   onnx_export_ops.c   one op as ONNX nodes (the direct rows of
+ *                       onnx_table.c read backwards, and the rest)
+ *   onnx_export_build.c the protobuf-c builder the two share
+ *
  * The importer walks the graph's nodes in order, keeping one `ox_value` per
  * ONNX tensor name. A value is either
  *   - a constant: its data is known at import time (an initializer, a
@@ -311,5 +319,74 @@ typedef struct {
 const ox_direct *ox_find_direct(const char *op_type);
 /* Import the current node as the op of row d. */
 dy_status ox_map_direct(ox_ctx *c, const ox_direct *d);
+
+/* ---- the exporter (onnx_export*.c) ---- */
+
+/* A graph being built: the GraphProto and the capacities of its lists. */
+typedef struct {
+  Onnx__GraphProto *g;
+  size_t cap_node, cap_init, cap_in, cap_out;
+} oxe_graph;
+
+typedef struct oxe_ctx {
+  const dy_program *p;
+  dy_error *err;
+  bool oom;
+  void **blocks;            /* every allocation, freed by oxe_free        */
+  size_t n_blocks, cap_blocks;
+  oxe_graph *main;          /* the model's graph (initializers go here)   */
+  oxe_graph *cur;           /* the graph nodes are appended to            */
+  const dy_op *op;          /* the op being exported (names made for it)  */
+  int tmp;                  /* counter of made names                      */
+  int rename_block;         /* >= 0: the vars of this block (and the blocks
+                               under it) are written as "<name>/init"     */
+} oxe_ctx;
+
+/* onnx_export_build.c: allocation (zeroed; NULL and x->oom on failure),
+ * names, nodes and their attributes, constants, value infos. */
+void *oxe_alloc(oxe_ctx *x, size_t n);
+void oxe_free(oxe_ctx *x);
+char *oxe_str(oxe_ctx *x, const char *s);
+/* A name no var of the Program and no earlier made name has:
+ * "<the op's first output>/<stem>_<n>". */
+const char *oxe_tmp(oxe_ctx *x, const char *stem);
+/* The ONNX name of var v (x->rename_block says when it is suffixed). */
+const char *oxe_var_name(oxe_ctx *x, int v);
+/* The ONNX elem type of dt (0 for none). */
+int oxe_elem_type(dy_dtype dt);
+oxe_graph *oxe_graph_new(oxe_ctx *x, const char *name);
+/* Append a node of op_type to x->cur (empty names: absent inputs). */
+Onnx__NodeProto *oxe_node(oxe_ctx *x, const char *op_type, int n_in, const char *const *in,
+                          int n_out, const char *const *out);
+void oxe_attr_i(oxe_ctx *x, Onnx__NodeProto *n, const char *name, int64_t v);
+void oxe_attr_f(oxe_ctx *x, Onnx__NodeProto *n, const char *name, float v);
+void oxe_attr_is(oxe_ctx *x, Onnx__NodeProto *n, const char *name, int k, const int64_t *v);
+void oxe_attr_s(oxe_ctx *x, Onnx__NodeProto *n, const char *name, const char *v);
+void oxe_attr_g(oxe_ctx *x, Onnx__NodeProto *n, const char *name, Onnx__GraphProto *g);
+/* A TensorProto named name of type t holding data (raw, copied by
+ * reference: data must outlive the model). */
+Onnx__TensorProto *oxe_tensor(oxe_ctx *x, const char *name, const dy_type *t, const void *data);
+/* Add an initializer to the main graph. */
+void oxe_add_init(oxe_ctx *x, Onnx__TensorProto *t);
+/* A Constant node of x->cur making t (under t's name). The importer
+ * reads a Constant as a constant that is not a trainable weight. */
+void oxe_constant(oxe_ctx *x, Onnx__TensorProto *t);
+/* Constants made for the op being exported (Constant nodes of x->cur):
+ * 1-D i64, a scalar (rank 0) of dtype dt. Return their names. */
+const char *oxe_const_i64s(oxe_ctx *x, int n, const int64_t *v);
+const char *oxe_const_scalar(oxe_ctx *x, dy_dtype dt, double v);
+/* A ValueInfoProto of name and type t (a symbolic dim is a dim_param:
+ * its symbol's name, "batch" for the batch, or its expression). */
+Onnx__ValueInfoProto *oxe_value_info(oxe_ctx *x, const char *name, const dy_type *t);
+void oxe_add_io(oxe_ctx *x, oxe_graph *g, bool output, Onnx__ValueInfoProto *v);
+/* DY_STATUS_UNSUPPORTED naming the op being exported and its line. */
+dy_status oxe_refuse(oxe_ctx *x, const char *why);
+
+/* onnx_export_ops.c: op (of block 0 or a sub-block; not cond / while) as
+ * nodes of x->cur, its outputs named as its output vars. */
+dy_status oxe_op(oxe_ctx *x, const dy_op *op);
+
+/* onnx_table.c: the row whose op is `op` (the first), or NULL. */
+const ox_direct *ox_find_direct_op(const char *op);
 
 #endif

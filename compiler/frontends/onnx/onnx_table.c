@@ -84,3 +84,10 @@ dy_status ox_map_direct(ox_ctx *c, const ox_direct *d) {
   }
   OUT(0, ox_op(c, d->op, in, d->n_in, a, na));
 }
+
+const ox_direct *ox_find_direct_op(const char *op) {
+  for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
+    if (strcmp(rows[i].op, op) == 0)
+      return &rows[i];
+  return NULL;
+}
