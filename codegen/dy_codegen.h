@@ -149,6 +149,13 @@ int64_t dy_codegen_conv_panels(const dy_program *p, const dy_op *op, int threads
  * ops. no_pack_a: the option. */
 bool dy_codegen_gemm_a(const dy_program *p, const dy_op *op, int64_t max_batch, bool no_pack_a,
                        char *buf, size_t n);
+/* The kernels of a generated NAME.c (text `source`) that call the scalar
+ * math functions (dy_expf, dy_tanhf, dy_erff, dy_sigmoidf, dy_logf, ...)
+ * in their own loops instead of the vector helpers (dy_vexp, dy_act): code
+ * that is vector code only if the host C compiler inlines and vectorises
+ * it (codegen/program/scan.c). Returns their number; their names, ", "
+ * apart, into names (as many as fit in n; may be NULL). For --report. */
+int dy_codegen_scalar_kernels(const char *source, char *names, size_t n);
 void dy_codegen_output_free(dy_codegen_output *out);
 /* NAME_weights.c for out->weights (separate_weights): the union
  * NAME_weights_data (a float view and the bytes as chunks of 4032, each

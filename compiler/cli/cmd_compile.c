@@ -359,10 +359,23 @@ static void report_kernels(const dy_program *p, const dy_compile_options *o) {
            "at once; --plain-kernels: none)\n", ws, ws == 1 ? "" : "s");
 }
 
+/* --report's check of the generated code: kernels whose loops call the
+ * scalar math functions themselves (dy_codegen_scalar_kernels). */
+static void report_scalar(const char *source) {
+  char names[400];
+  int n = dy_codegen_scalar_kernels(source, names, sizeof names);
+  if (n == 0)
+    printf("scalar math: none (exp, tanh, erf, sigmoid, log in vector code)\n");
+  else
+    printf("scalar math: %d kernel%s call%s dy_expf & co. in scalar loops, vector code only "
+           "if the C compiler makes it: %s%s\n", n, n == 1 ? "" : "s", n == 1 ? "s" : "",
+           names, strlen(names) + 40 > sizeof names ? ", ..." : "");
+}
+
 /* --report: ops, the arena and its lower bound, weights, kernel choices,
- * a training step's state. */
+ * the kernels left in scalar math, a training step's state. */
 static void print_report(const dy_program *p, const dy_compile_options *o,
-                         const dy_compile_report *rep) {
+                         const dy_compile_report *rep, const char *source) {
   printf("ops: %d before passes, %d after\n", rep->ops_before, rep->ops_after);
   char at[512];
   sym_bounds_text(p, o->max_batch, at, sizeof at);
@@ -374,6 +387,7 @@ static void print_report(const dy_program *p, const dy_compile_options *o,
   printf("weights: %lld bytes\n", (long long)rep->mem.weight_bytes);
   report_conv_algos(p);
   report_kernels(p, o);
+  report_scalar(source);
   if (rep->state_bytes)
     printf("state: %lld bytes (parameters and optimizer state, in RAM; with the arena "
            "%lld bytes)\n", (long long)rep->state_bytes,
@@ -435,7 +449,7 @@ int dy_cli_compile(int argc, char **argv) {
     s = o->emit_main ? dy_build_executable(&co, o, out, &err)
                      : dy_write_sources(&co, out, &err);
   if (!s && a.report)
-    print_report(p, o, &rep);
+    print_report(p, o, &rep, co.source);
   dy_codegen_output_free(&co);
   dy_program_free(p);
   if (s)
