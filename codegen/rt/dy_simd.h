@@ -336,8 +336,18 @@ DY_HELPER dy_vf dy_vexp_neg(dy_vf x) {
   dy_vf n, p = dy_vexp_r(dy_vmax(lo, x), &n);
   return dy_vselect_lt(x, lo, dy_vset(0.0f), dy_vmul(p, dy_vpow2i(n)));
 }
+/* e^-x for sigmoid and silu: one factor 2^n (inf from x < -88.38 on,
+ * where 1/(1 + e^-x) is below FLT_MIN), no select for the underflow (x
+ * above 87.34 gives e^-x = 2^-126 and the same 1 + e^-x as 0 would): the
+ * values of dy_vexp wherever the activations' results are normal, in 9
+ * fewer operations */
+DY_HELPER dy_vf dy_vexp_minus(dy_vf x) {
+  dy_vf n, p = dy_vexp_r(dy_vmin(dy_vset(88.7228394f), dy_vmax(dy_vset(-87.3365f),
+                                                             dy_vsub(dy_vset(0.0f), x))), &n);
+  return dy_vmul(p, dy_vpow2i(n));
+}
 DY_HELPER dy_vf dy_vsigmoid(dy_vf x) {
-  return dy_vdiv(dy_vset(1.0f), dy_vadd(dy_vset(1.0f), dy_vexp(dy_vsub(dy_vset(0.0f), x))));
+  return dy_vdiv(dy_vset(1.0f), dy_vadd(dy_vset(1.0f), dy_vexp_minus(x)));
 }
 DY_HELPER dy_vf dy_vtanh(dy_vf x) {
   const dy_vf a = dy_vabs(x), z = dy_vmul(x, x);
@@ -378,7 +388,7 @@ DY_HELPER dy_vf dy_vgelu(dy_vf x) {
   return dy_vmul(dy_vmul(dy_vset(0.5f), x), dy_vadd(dy_vset(1.0f), e));
 }
 DY_HELPER dy_vf dy_vsilu(dy_vf x) {
-  return dy_vdiv(x, dy_vadd(dy_vset(1.0f), dy_vexp(dy_vsub(dy_vset(0.0f), x))));
+  return dy_vdiv(x, dy_vadd(dy_vset(1.0f), dy_vexp_minus(x)));
 }
 /* x * relu6(x + 3) / 6, the scalar form's order of operations (a NaN x
  * gives NaN: the clamp's value is multiplied by it) */
