@@ -94,7 +94,10 @@ typedef struct {
    * (--plain-kernels): depthwise convolution one tap at a time instead of
    * register-blocked, max pooling with padding as window loops, the GEMM
    * on 6-row kernels instead of AVX-512's 12-row ones, convolutions one
-   * im2col panel at a time instead of weight-stationary */
+   * im2col panel at a time instead of weight-stationary, the activations
+   * silu, hard_swish, gelu (ops, and on the conv kernels' rows) as scalar
+   * loops of their formulas instead of dy_act's vector math, reduce sums
+   * in C order instead of vector row sums */
   bool plain_kernels;
   /* true: the matmuls read their activations (A) in place through its
    * strides instead of packing them at run time into 12-row micro-panels

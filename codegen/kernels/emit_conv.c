@@ -105,7 +105,7 @@ static dy_status emit_conv_epilogue_loop(dy_cg_ctx *ctx, dy_error *err, bool bia
   else
     snprintf(v, sizeof v, "v");
   const dy_type *o = dy_cg_out_type(ctx, 0);
-  const char *code = dy_cg_act_tile_code(act);
+  const char *code = ctx->plain_kernels ? NULL : dy_cg_act_tile_code(act);
   if (code) { /* the vector form over the whole output, after bias and residual */
     dy_status s = bias || residual ? emit_conv_epilogue_loop(ctx, err, bias, residual, "", 0)
                                    : DY_OK;
@@ -648,7 +648,7 @@ static dy_status emit_conv_gemm(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_
 static void emit_row_act(dy_cg_ctx *ctx, ll ow, const char *act, const char *fx) {
   if (!act || !*act)
     return;
-  if (dy_cg_act_tile_code(act)) { /* its vector form, out of line */
+  if (!ctx->plain_kernels && dy_cg_act_tile_code(act)) { /* its vector form, out of line */
     L("dy_act(y, y, %lld, DY_ACT_%s);", ow, dy_cg_act_tile_code(act));
     return;
   }

@@ -324,7 +324,8 @@ dy_status dy_cg_conv_small(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_geom 
   L("#else /* 16 registers (AVX2, SSE2, NEON) or plain C: 4 x 3 */");
   emit_tiles(ctx, g, &s, 4, bias);
   L("#endif");
-  emit_small_store(ctx, g, &s, residual, fx, pool ? NULL : dy_cg_act_tile_code(act), pool);
+  emit_small_store(ctx, g, &s, residual, fx, pool || ctx->plain_kernels ? NULL : dy_cg_act_tile_code(act),
+                   pool);
   if (outer->threads <= 1) {
     END(); /* r0 */
     END(); /* n */
