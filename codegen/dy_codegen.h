@@ -91,7 +91,10 @@ typedef struct {
    * (--plain-kernels): depthwise convolution one tap at a time instead of
    * register-blocked, max pooling with padding as window loops, the GEMM
    * on 6-row kernels instead of AVX-512's 12-row ones, convolutions one
-   * im2col panel at a time instead of weight-stationary */
+   * im2col panel at a time instead of weight-stationary, the activations
+   * silu, hard_swish, gelu (ops, and on the conv kernels' rows) as scalar
+   * loops of their formulas instead of dy_act's vector math, reduce sums
+   * in C order instead of vector row sums */
   bool plain_kernels;
   /* true: the matmuls read their activations (A) in place through its
    * strides instead of packing them at run time into 12-row micro-panels
@@ -149,6 +152,13 @@ int64_t dy_codegen_conv_panels(const dy_program *p, const dy_op *op, int threads
  * ops. no_pack_a: the option. */
 bool dy_codegen_gemm_a(const dy_program *p, const dy_op *op, bool no_pack_a, char *buf,
                        size_t n);
+/* The kernels of a generated NAME.c (text `source`) that call the scalar
+ * math functions (dy_expf, dy_tanhf, dy_erff, dy_sigmoidf, dy_logf, ...)
+ * in their own loops instead of the vector helpers (dy_vexp, dy_act): code
+ * that is vector code only if the host C compiler inlines and vectorises
+ * it (codegen/program/scan.c). Returns their number; their names, ", "
+ * apart, into names (as many as fit in n; may be NULL). For --report. */
+int dy_codegen_scalar_kernels(const char *source, char *names, size_t n);
 void dy_codegen_output_free(dy_codegen_output *out);
 /* NAME_weights.c for out->weights (separate_weights): the union
  * NAME_weights_data (a float view and the bytes as chunks of 4032, each

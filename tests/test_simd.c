@@ -225,6 +225,21 @@ static const simd_case cases[] = {
     {"relu", DY_OP_RELU, 1, {T2(-1, 45)}, 0, {{0}}, 0, 0},
     {"sigmoid", DY_OP_SIGMOID, 1, {T2(-1, 45)}, 0, {{0}}, 0, 1e-6},
     {"tanh", DY_OP_TANH, 1, {T2(-1, 45)}, 0, {{0}}, 0, 1e-6},
+    /* the activations through dy_act (out of line, vector math), their
+     * fused forms on the GEMM tile and the depthwise row; row sums of
+     * reduce_mean / reduce_sum in vector registers */
+    {"silu", DY_OP_SILU, 1, {T2(-1, 45)}, 0, {{0}}, 0, 1e-6},
+    {"hard_swish", DY_OP_HARD_SWISH, 1, {T2(-1, 45)}, 0, {{0}}, 0, 1e-6},
+    {"gelu", DY_OP_GELU, 1, {T2(-1, 45)}, 0, {DY_ATTR_I("approximate", 0)}, 1, 1e-6},
+    {"linear hard_swish", DY_OP_FUSED_MATMUL, 3, {T2(5, 20), T2(20, 40), T1(40)}, 6, {MM(0, 0), ACT("hard_swish", 0)}, 4, 1e-5},
+    {"conv bias hard_swish", DY_OP_FUSED_CONV2D, 3, {T4(1, 3, 8, 8), T4(7, 3, 3, 3), T1(7)}, 6, {CONV(one2, one4, one2, 1), ACT("hard_swish", 0), DY_ATTR_S("algo", "")}, 7, 1e-5},
+    {"dw s1 9x37 silu", DY_OP_FUSED_CONV2D, 3, {T4(1, 3, 9, 37), T4(3, 1, 3, 3), T1(3)}, 6, {CONV(one2, one4, one2, 3), ACT("silu", 0), DY_ATTR_S("algo", "")}, 7, 1e-5},
+    {"dw s2 14x14 hard_swish", DY_OP_FUSED_CONV2D, 3, {T4(1, 5, 14, 14), T4(5, 1, 3, 3), T1(5)}, 6, {CONV(two2, one4, one2, 5), ACT("hard_swish", 0), DY_ATTR_S("algo", "")}, 7, 1e-5},
+    {"dw 5x5 s2 silu", DY_OP_FUSED_CONV2D, 3, {T4(1, 4, 19, 23), T4(4, 1, 5, 5), T1(4)}, 6, {CONV(two2, two4, one2, 4), ACT("silu", 0), DY_ATTR_S("algo", "")}, 7, 1e-5},
+    {"conv small silu", DY_OP_FUSED_CONV2D, 3, {T4(1, 3, 10, 9), T4(6, 3, 3, 3), T1(6)}, 6, {CONV(one2, one4, one2, 1), ACT("silu", 0), DY_ATTR_S("algo", "small")}, 7, 1e-5},
+    {"reduce_mean HW", DY_OP_REDUCE_MEAN, 1, {T4(-1, 5, 13, 11)}, 0, {DY_ATTR_IS("axes", DY_SHAPE(2, 3), 2), DY_ATTR_I("keepdim", 1)}, 2, 1e-6},
+    {"reduce_sum last 67", DY_OP_REDUCE_SUM, 1, {T3(2, 3, 67)}, 0, {DY_ATTR_IS("axes", DY_SHAPE(2), 1), DY_ATTR_I("keepdim", 0)}, 2, 1e-6},
+    {"reduce_mean all", DY_OP_REDUCE_MEAN, 1, {T2(9, 70)}, 0, {DY_ATTR_IS("axes", NULL, 0), DY_ATTR_I("keepdim", 0)}, 2, 1e-6},
 };
 enum { N_CASES = (int)(sizeof cases / sizeof *cases) };
 

@@ -55,6 +55,9 @@ bool dy_cg_act_expr(const char *act, double alpha, const char *x, char *buf,
  * NONE: the GEMM kernels apply its formula in a loop afterwards)? */
 bool dy_cg_act_uses_alpha(const char *act);
 bool dy_cg_act_scalar_only(const char *act);
+/* The DY_ACT_<code> (dy_simd.h) of an act applied by dy_act / dy_vact
+ * (AT TILE in acts.def): "SILU", ...; NULL for the others. */
+const char *dy_cg_act_tile_code(const char *act);
 /* fused_elementwise token's C expression over x (and y), parenthesised
  * unless it is a name or a call; false if the token is unknown. */
 bool dy_cg_ew_expr(const char *token, const char *x, const char *y, char *buf, size_t n);

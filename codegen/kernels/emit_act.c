@@ -23,6 +23,13 @@ static const char *const act_at[DY_ACTIVATION_COUNT] = {
 #undef DY_ACT
 };
 
+static const char *const act_vec[DY_ACTIVATION_COUNT] = {
+    "",
+#define DY_ACT(NAME, name, FROM, WHEN, ALPHA, EXPR, VEC, AT) #VEC,
+#include "acts.def"
+#undef DY_ACT
+};
+
 static const char *const ew_exprs[DY_EWTOK_COUNT] = {
 #define DY_EW(NAME, token, FROM, ARITY, EXPR) #EXPR,
 #include "acts.def"
@@ -119,6 +126,11 @@ bool dy_cg_act_uses_alpha(const char *act) {
 bool dy_cg_act_scalar_only(const char *act) {
   int a = dy_act_find(act);
   return a > 0 && strcmp(act_at[a], "NONE") == 0;
+}
+
+const char *dy_cg_act_tile_code(const char *act) {
+  int a = dy_act_find(act);
+  return a > 0 && strcmp(act_at[a], "TILE") == 0 ? act_vec[a] : NULL;
 }
 
 bool dy_cg_ew_expr(const char *token, const char *x, const char *y, char *buf, size_t n) {

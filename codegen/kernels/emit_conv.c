@@ -104,9 +104,21 @@ static dy_status emit_conv_epilogue_loop(dy_cg_ctx *ctx, dy_error *err, bool bia
     snprintf(v, sizeof v, "(v + %s[at])", IN(3));
   else
     snprintf(v, sizeof v, "v");
+  const dy_type *o = dy_cg_out_type(ctx, 0);
+  const char *code = ctx->plain_kernels ? NULL : dy_cg_act_tile_code(act);
+  if (code) { /* the vector form over the whole output, after bias and residual */
+    dy_status s = bias || residual ? emit_conv_epilogue_loop(ctx, err, bias, residual, "", 0)
+                                   : DY_OK;
+    char total[128];
+    if (s == DY_OK) {
+      *ctx->uses |= DY_USES_SIMD;
+      L("dy_act(%s, %s, %s, DY_ACT_%s);", OUT(0), OUT(0),
+        dy_ext_str(ctx, dy_ext_range(o, 0, o->rank), total, sizeof total), code);
+    }
+    return s;
+  }
   if (!dy_cg_act_expr(act, alpha, v, fx, sizeof fx))
     return dy_cg_type_error(ctx, err, DY_STATUS_UNSUPPORTED, "unknown activation");
-  const dy_type *o = dy_cg_out_type(ctx, 0);
   char sn[64];
   snprintf(sn, sizeof sn, "%s", dy_cg_dim(ctx, o, 0));
   L("/* epilogue: %sactivation per output channel */",
@@ -635,6 +647,10 @@ static dy_status emit_conv_gemm(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_
 static void emit_row_act(dy_cg_ctx *ctx, ll ow, const char *act, const char *fx) {
   if (!act || !*act)
     return;
+  if (!ctx->plain_kernels && dy_cg_act_tile_code(act)) { /* its vector form, out of line */
+    L("dy_act(y, y, %lld, DY_ACT_%s);", ow, dy_cg_act_tile_code(act));
+    return;
+  }
   FOR("for (int64_t ox = 0; ox < %lld; ox++) {", ow);
   L("const float v = y[ox];");
   L("y[ox] = %s;", fx);

@@ -180,12 +180,14 @@ static void emit_tiles(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, const small_geo
   }
 }
 
-/* The band's valid positions of ys into y = fx (of v), or max pooled. */
+/* The band's valid positions of ys into y = fx (of v), or max pooled;
+ * code: act's DY_ACT_ code (dy_act over the stored row) or NULL. */
 static void emit_small_store(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, const small_geom *sg,
-                             bool residual, const char *fx, const dy_cg_pool_geom *pool) {
+                             bool residual, const char *fx, const char *code,
+                             const dy_cg_pool_geom *pool) {
   const small_geom s = *sg;
   if (!pool) {
-    L("/* store the band's valid positions: y = %s */", fx);
+    L("/* store the band's valid positions: y = %s */", code ? "v, then its act" : fx);
     FOR("for (int64_t oc = 0; oc < %lld; oc++)", g->o);
     OPEN("for (int64_t oy = 0; oy < rows; oy++) {");
     L("const float *row = ys + oc * %lld + oy * %lld;", s.qb, s.wp);
@@ -195,8 +197,10 @@ static void emit_small_store(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, const sma
         g->ow);
     FOR("for (int64_t ox = 0; ox < %lld; ox++) {", g->ow);
     L("const float v = %s;", residual ? "row[ox] + res[ox]" : "row[ox]");
-    L("y[ox] = %s;", fx);
+    L("y[ox] = %s;", code ? "v" : fx);
     END();
+    if (code) /* the vector form of act, out of line */
+      L("dy_act(y, y, %lld, DY_ACT_%s);", g->ow, code);
     CLOSE();
     END();
   } else {
@@ -320,7 +324,8 @@ dy_status dy_cg_conv_small(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_geom 
   L("#else /* 16 registers (AVX2, SSE2, NEON) or plain C: 4 x 3 */");
   emit_tiles(ctx, g, &s, 4, bias);
   L("#endif");
-  emit_small_store(ctx, g, &s, residual, fx, pool);
+  emit_small_store(ctx, g, &s, residual, fx, pool || ctx->plain_kernels ? NULL : dy_cg_act_tile_code(act),
+                   pool);
   if (outer->threads <= 1) {
     END(); /* r0 */
     END(); /* n */

@@ -74,6 +74,8 @@ const char *dy_cg_dw_vec_act(const char *act, const char *alit, char *buf, size_
     snprintf(buf, n, "dy_vrelu6(acc)");
   else if (strcmp(act, "leaky_relu") == 0)
     snprintf(buf, n, "dy_vleaky(acc, %s)", alit);
+  else if (dy_cg_act_tile_code(act)) /* sigmoid, silu, hard_swish, ...: vector math */
+    snprintf(buf, n, "dy_vact(acc, DY_ACT_%s)", dy_cg_act_tile_code(act));
   else
     return NULL;
   return buf;

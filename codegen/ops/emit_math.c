@@ -126,6 +126,23 @@ static dy_status check_operands(dy_cg_ctx *ctx, dy_error *err, int first,
 /* Activations                                                         */
 /* ------------------------------------------------------------------ */
 
+/* An activation with a vector form (dy_simd.h's dy_act, DY_ACT_<code>):
+ * one out-of-line call over the whole tensor, the same formula lane by
+ * lane; kept apart from the C compiler's inlining budget inside NAME_run.
+ * With --plain-kernels the scalar loop of formula ef instead. */
+static dy_status emit_vector_act(dy_cg_ctx *ctx, dy_error *err, const char *code,
+                                 const char *ef) {
+  const dy_type *a = dy_cg_in_type(ctx, 0), *o = dy_cg_out_type(ctx, 0);
+  if (ctx->plain_kernels || a->dtype != DY_F32 || o->dtype != DY_F32 ||
+      !dy_ext_eq(dy_ext_range(a, 0, a->rank), dy_ext_range(o, 0, o->rank)))
+    return emit_unary(ctx, err, NULL, ef, NULL); /* its checks and errors */
+  char n[128];
+  *ctx->uses |= DY_USES_SIMD;
+  dy_cg_line(ctx, "dy_act(%s, %s, %s, DY_ACT_%s);", dy_cg_out(ctx, 0), dy_cg_in(ctx, 0),
+             dy_ext_str(ctx, dy_ext_range(o, 0, o->rank), n, sizeof n), code);
+  return DY_OK;
+}
+
 dy_status dy_emit_gelu(dy_cg_ctx *ctx, dy_error *err) {
   dy_gelu_attrs a;
   dy_status s = dy_gelu_attrs_of(ctx->op, &a, err);
@@ -135,15 +152,16 @@ dy_status dy_emit_gelu(dy_cg_ctx *ctx, dy_error *err) {
     return emit_unary(ctx, err, NULL,
                       "0.5f * x * (1.0f + dy_tanhf(0.797884561f * (x + 0.044715f * x * x * x)))",
                       NULL);
-  return emit_unary(ctx, err, NULL, "0.5f * x * (1.0f + dy_erff(x * 0.707106781f))", NULL);
+  return emit_vector_act(ctx, err, "GELU", "0.5f * x * (1.0f + dy_erff(x * 0.707106781f))");
 }
 
 dy_status dy_emit_silu(dy_cg_ctx *ctx, dy_error *err) {
-  return emit_unary(ctx, err, NULL, "x / (1.0f + dy_expf(-x))", NULL);
+  return emit_vector_act(ctx, err, "SILU", "x / (1.0f + dy_expf(-x))");
 }
 
 dy_status dy_emit_hard_swish(dy_cg_ctx *ctx, dy_error *err) {
-  return emit_unary(ctx, err, NULL, "x * dy_fminf(dy_fmaxf(x + 3.0f, 0.0f), 6.0f) / 6.0f", NULL);
+  return emit_vector_act(ctx, err, "HARD_SWISH",
+                         "x * dy_fminf(dy_fmaxf(x + 3.0f, 0.0f), 6.0f) / 6.0f");
 }
 
 dy_status dy_emit_softsign(dy_cg_ctx *ctx, dy_error *err) {

@@ -34,6 +34,8 @@
 
 #define L(...) dy_cg_line(ctx, __VA_ARGS__)
 #define FOR(...) dy_cg_for(ctx, __VA_ARGS__)
+#define OPEN(...) (dy_cg_line(ctx, __VA_ARGS__), ctx->indent++)
+#define CLOSE() (ctx->indent--, dy_cg_line(ctx, "}"))
 #define END() dy_cg_end(ctx)
 #define IN(i) dy_cg_in(ctx, i)
 #define OUT(i) dy_cg_out(ctx, i)
@@ -475,6 +477,36 @@ dy_status dy_emit_gather(dy_cg_ctx *ctx, dy_error *err) {
 
 typedef enum { R_SUM, R_MEAN, R_MAX, R_MIN } reduce_kind;
 
+/* y[o] = sum of the row x[o * n .. o * n + n) for o < outer (the global
+ * average pool's sum over H x W): four vector accumulators, their lanes
+ * added at the end, the row's tail one by one. The order of the additions
+ * is not C order: the sum differs from the eager kernel's by rounding. */
+static void emit_row_sums(dy_cg_ctx *ctx, dy_ext outer, dy_ext n) {
+  char so[128], sn[128];
+  const char *X = IN(0), *Y = OUT(0);
+  dy_ext_str(ctx, outer, so, sizeof so);
+  dy_ext_str(ctx, n, sn, sizeof sn);
+  *ctx->uses |= DY_USES_SIMD;
+  L("/* row sums in vector registers */");
+  FOR("for (int64_t o = 0; o < %s; o++) {", so);
+  L("const float *r = %s + o * %s;", X, dy_ext_is_one(n) ? "1" : sn);
+  L("dy_vf s0 = dy_vset(0.0f), s1 = s0, s2 = s0, s3 = s0;");
+  L("int64_t i = 0;");
+  OPEN("for (; i + 4 * DY_VW <= %s; i += 4 * DY_VW) {", sn);
+  L("s0 = dy_vadd(s0, dy_vload(r + i));");
+  L("s1 = dy_vadd(s1, dy_vload(r + i + DY_VW));");
+  L("s2 = dy_vadd(s2, dy_vload(r + i + 2 * DY_VW));");
+  L("s3 = dy_vadd(s3, dy_vload(r + i + 3 * DY_VW));");
+  CLOSE();
+  L("for (; i + DY_VW <= %s; i += DY_VW)", sn);
+  L("  s0 = dy_vadd(s0, dy_vload(r + i));");
+  L("float t = dy_vsum(dy_vadd(dy_vadd(s0, s1), dy_vadd(s2, s3)));");
+  L("for (; i < %s; i++)", sn);
+  L("  t += r[i];");
+  L("%s[o] = t;", Y);
+  END();
+}
+
 static dy_status emit_reduce(dy_cg_ctx *ctx, dy_error *err, reduce_kind rk) {
   dy_status s = DY_OK;
   const dy_type *a = dy_cg_in_type(ctx, 0), *o = dy_cg_out_type(ctx, 0);
@@ -531,7 +563,12 @@ static dy_status emit_reduce(dy_cg_ctx *ctx, dy_error *err, reduce_kind rk) {
   char sz[128], sc[128];
   dy_ext no = dy_ext_range(o, 0, o->rank);
   const char *X = IN(0), *Y = OUT(0);
-  if (dy_ext_is_one(no)) {
+  /* f32 sums over the innermost dims (contiguous rows): vector code */
+  bool rows = f32 && (rk == R_SUM || rk == R_MEAN) && !ctx->plain_kernels && !is_empty(a) &&
+              ng >= 1 && gred[ng - 1] && (ng == 1 || (ng == 2 && !gred[0]));
+  if (rows)
+    emit_row_sums(ctx, ng == 2 ? gext[0] : dy_ext_one(), gext[ng - 1]);
+  else if (dy_ext_is_one(no)) {
     L("%s[0] = %s;", Y, init);
   } else {
     FOR("for (int64_t i = 0; i < %s; i++)", dy_ext_str(ctx, no, sz, sizeof sz));
@@ -541,14 +578,14 @@ static dy_status emit_reduce(dy_cg_ctx *ctx, dy_error *err, reduce_kind rk) {
   /* accumulate, in the input's C order (an empty input adds nothing: a
    * sum of 0, a mean of 0/0) */
   bool block = rk == R_MAX || rk == R_MIN; /* the innermost loop has a body */
-  int nl = is_empty(a) ? 0 : ng;
+  int nl = is_empty(a) || rows ? 0 : ng;
   for (int k = 0; k < nl; k++) {
     const char *i = dy_loop_var[k];
     FOR("for (int64_t %s = 0; %s < %s; %s++)%s", i, i, dy_ext_str(ctx, gext[k], sz, sizeof sz),
         i, block && k == ng - 1 ? " {" : "");
   }
-  if (is_empty(a)) {
-    /* no loop */
+  if (is_empty(a) || rows) {
+    /* no loop, or done */
   } else if (rk == R_SUM || rk == R_MEAN) {
     if (f32)
       L("%s[%s] += %s[%s];", Y, O, X, I);

@@ -282,19 +282,24 @@ DY_HELPER void dy_vdeint(dy_vf a, dy_vf b, dy_vf *even, dy_vf *odd) {
  *   tanh 1.36, erf 1.37, gelu 1.71 ulp of max(|gelu(x)|, |x|/2) (1 + erf
  *   cancels for x < 0).
  * With one lane they are emit_mathlib.c's scalar functions. dy_vact(x, a)
- * applies activation a: DY_ACT_SIGMOID, _TANH, _GELU (erf form), _SILU
+ * applies activation a: DY_ACT_SIGMOID, _TANH, _GELU (erf form), _SILU, _HARD_SWISH
  * (the acts of ir/acts.def whose AT is TILE; tests/test_acts.c checks
  * each has its code and a case in dy_sact, dy_vact and DY_ACT_SWITCH). */
 #define DY_ACT_SIGMOID 1
 #define DY_ACT_TANH 2
 #define DY_ACT_GELU 3
 #define DY_ACT_SILU 4
+#define DY_ACT_HARD_SWISH 5
 /* one value: emit_mathlib.c's forms (the formulas of ir/acts.def) */
 DY_HELPER float dy_sact(float x, int act) {
   switch (act) {
   case DY_ACT_SIGMOID: return 1.0f / (1.0f + dy_expf(-x));
   case DY_ACT_TANH: return dy_tanhf(x);
   case DY_ACT_GELU: return 0.5f * x * (1.0f + dy_erff(x * 0.707106781f));
+  case DY_ACT_HARD_SWISH: { /* x * relu6(x + 3) / 6; NaN stays NaN */
+    const float t = x + 3.0f;
+    return x * (t < 0.0f ? 0.0f : t > 6.0f ? 6.0f : t) / 6.0f;
+  }
   case DY_ACT_SILU:
   default: return x / (1.0f + dy_expf(-x));
   }
@@ -331,8 +336,18 @@ DY_HELPER dy_vf dy_vexp_neg(dy_vf x) {
   dy_vf n, p = dy_vexp_r(dy_vmax(lo, x), &n);
   return dy_vselect_lt(x, lo, dy_vset(0.0f), dy_vmul(p, dy_vpow2i(n)));
 }
+/* e^-x for sigmoid and silu: one factor 2^n (inf from x < -88.38 on,
+ * where 1/(1 + e^-x) is below FLT_MIN), no select for the underflow (x
+ * above 87.34 gives e^-x = 2^-126 and the same 1 + e^-x as 0 would): the
+ * values of dy_vexp wherever the activations' results are normal, in 9
+ * fewer operations */
+DY_HELPER dy_vf dy_vexp_minus(dy_vf x) {
+  dy_vf n, p = dy_vexp_r(dy_vmin(dy_vset(88.7228394f), dy_vmax(dy_vset(-87.3365f),
+                                                             dy_vsub(dy_vset(0.0f), x))), &n);
+  return dy_vmul(p, dy_vpow2i(n));
+}
 DY_HELPER dy_vf dy_vsigmoid(dy_vf x) {
-  return dy_vdiv(dy_vset(1.0f), dy_vadd(dy_vset(1.0f), dy_vexp(dy_vsub(dy_vset(0.0f), x))));
+  return dy_vdiv(dy_vset(1.0f), dy_vadd(dy_vset(1.0f), dy_vexp_minus(x)));
 }
 DY_HELPER dy_vf dy_vtanh(dy_vf x) {
   const dy_vf a = dy_vabs(x), z = dy_vmul(x, x);
@@ -373,13 +388,20 @@ DY_HELPER dy_vf dy_vgelu(dy_vf x) {
   return dy_vmul(dy_vmul(dy_vset(0.5f), x), dy_vadd(dy_vset(1.0f), e));
 }
 DY_HELPER dy_vf dy_vsilu(dy_vf x) {
-  return dy_vdiv(x, dy_vadd(dy_vset(1.0f), dy_vexp(dy_vsub(dy_vset(0.0f), x))));
+  return dy_vdiv(x, dy_vadd(dy_vset(1.0f), dy_vexp_minus(x)));
+}
+/* x * relu6(x + 3) / 6, the scalar form's order of operations (a NaN x
+ * gives NaN: the clamp's value is multiplied by it) */
+DY_HELPER dy_vf dy_vhswish(dy_vf x) {
+  const dy_vf t = dy_vrelu6(dy_vadd(x, dy_vset(3.0f)));
+  return dy_vdiv(dy_vmul(x, t), dy_vset(6.0f));
 }
 DY_HELPER dy_vf dy_vact(dy_vf x, int act) {
   switch (act) {
   case DY_ACT_SIGMOID: return dy_vsigmoid(x);
   case DY_ACT_TANH: return dy_vtanh(x);
   case DY_ACT_GELU: return dy_vgelu(x);
+  case DY_ACT_HARD_SWISH: return dy_vhswish(x);
   case DY_ACT_SILU:
   default: return dy_vsilu(x);
   }
@@ -528,6 +550,7 @@ void dy_copy(float *restrict d, const float *restrict s, int64_t n) {
   case DY_ACT_SIGMOID: DY_ACT_LOOP(dy_vsigmoid) break;            \
   case DY_ACT_TANH: DY_ACT_LOOP(dy_vtanh) break;                  \
   case DY_ACT_GELU: DY_ACT_LOOP(dy_vgelu) break;                  \
+  case DY_ACT_HARD_SWISH: DY_ACT_LOOP(dy_vhswish) break;          \
   case DY_ACT_SILU:                                              \
   default: DY_ACT_LOOP(dy_vsilu) break;                           \
   }

@@ -69,7 +69,9 @@ static const char compile_help[] =
     "  --plain-kernels   the kernels the faster ones replaced (depthwise\n"
     "                    convolution one tap at a time, max pooling with\n"
     "                    padding as window loops, 6-row GEMM tiles, one conv\n"
-    "                    panel at a time), to compare\n"
+    "                    panel at a time, silu/hard_swish/gelu and the conv\n"
+    "                    activations as scalar loops, reduce sums one by\n"
+    "                    one), to compare\n"
     "  --no-pack-a       matmuls read their activations (A) in place instead of\n"
     "                    packing them into 12-row micro-panels per cache block\n"
     "                    at run time, to compare\n"
@@ -363,10 +365,23 @@ static void report_kernels(const dy_program *p, const dy_compile_options *o) {
            "at once; --plain-kernels: none)\n", ws, ws == 1 ? "" : "s");
 }
 
+/* --report's check of the generated code: kernels whose loops call the
+ * scalar math functions themselves (dy_codegen_scalar_kernels). */
+static void report_scalar(const char *source) {
+  char names[400];
+  int n = dy_codegen_scalar_kernels(source, names, sizeof names);
+  if (n == 0)
+    printf("scalar math: none (exp, tanh, erf, sigmoid, log in vector code)\n");
+  else
+    printf("scalar math: %d kernel%s call%s dy_expf & co. in scalar loops, vector code only "
+           "if the C compiler makes it: %s%s\n", n, n == 1 ? "" : "s", n == 1 ? "s" : "",
+           names, strlen(names) + 40 > sizeof names ? ", ..." : "");
+}
+
 /* --report: ops, the arena and its lower bound, weights, kernel choices,
- * a training step's state. */
+ * the kernels left in scalar math, a training step's state. */
 static void print_report(const dy_program *p, const dy_compile_options *o,
-                         const dy_compile_report *rep) {
+                         const dy_compile_report *rep, const char *source) {
   printf("ops: %d before passes, %d after\n", rep->ops_before, rep->ops_after);
   char at[512];
   sym_bounds_text(p, at, sizeof at);
@@ -378,6 +393,7 @@ static void print_report(const dy_program *p, const dy_compile_options *o,
   printf("weights: %lld bytes\n", (long long)rep->mem.weight_bytes);
   report_conv_algos(p);
   report_kernels(p, o);
+  report_scalar(source);
   if (rep->state_bytes)
     printf("state: %lld bytes (parameters and optimizer state, in RAM; with the arena "
            "%lld bytes)\n", (long long)rep->state_bytes,
@@ -452,7 +468,7 @@ int dy_cli_compile(int argc, char **argv) {
                      : dy_write_sources(&co, out, &err);
   dy_cli_progress_done(&pr);
   if (!s && a.report) {
-    print_report(p, o, &rep);
+    print_report(p, o, &rep, co.source);
     dy_cli_progress_times(&pr, stdout);
   }
   bool weights_file = co.weights != NULL;

@@ -130,6 +130,7 @@ dy_status dy_pass_fuse_matmul(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_fuse_conv(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_fuse_residual(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_fuse_bn(dy_program *p, bool *changed, dy_error *err);
+dy_status dy_pass_fuse_swish(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_fuse_layernorm(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_fuse_attention(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_fuse_elementwise(dy_program *p, bool *changed, dy_error *err);

@@ -27,6 +27,10 @@ const dy_pass dy_passes[] = {
     /* inference batch norms folded into the conv / linear weights before */
     {"fuse-bn", "fold batch norms into the preceding conv or matmul weights",
      dy_pass_fuse_bn},
+    /* x * sigmoid(x) -> silu, x * hardsigmoid(x), x * relu6(x + 3) / 6 ->
+     * hard_swish (fuse_swish.c), before fuse-conv takes them as acts */
+    {"fuse-swish", "recognise x*sigmoid(x) as silu and x*hardsigmoid(x), x*relu6(x+3)/6 "
+     "as hard_swish", dy_pass_fuse_swish},
     /* a transpose of the last two dims feeding a matmul becomes its flag */
     {"fuse-transpose", "fold transposes into matmul flags", dy_pass_fuse_transpose},
     /* matmul, scale, softmax, matmul of attention heads: one kernel */
