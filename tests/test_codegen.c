@@ -700,7 +700,7 @@ static void test_no_scalar_math(void) {
   }
   dy_codegen_output out = {0};
   dy_error err = {0};
-  dy_codegen_options opt = {.name = "m", .max_batch = 1, .arena_bytes = plan(p, 1)};
+  dy_codegen_options opt = {.name = "m", .arena_bytes = plan(p, 1)};
   DY_ASSERT_OK(dy_codegen(p, &opt, &out, &err), &err);
   char names[256];
   CU_ASSERT_EQUAL(dy_codegen_scalar_kernels(out.source, names, sizeof names), 0);

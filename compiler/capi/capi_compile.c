@@ -86,7 +86,7 @@ static dy_status compile_into(dy2stc_compiled *c, dy_compile_options *o, const c
   snprintf(dir, sizeof dir, "%s/%016llx", cache_dir, (unsigned long long)build_key(&out, o));
   snprintf(c->lib, sizeof c->lib, "%s/lib%s.so", dir, o->name);
   c->arena_bytes = out.arena_bytes;
-  c->max_batch = o->max_batch;
+  c->max_batch = dy_program_sym_bound(c->m.p, 0);
   c->cached = access(c->lib, R_OK) == 0;
   if (!c->cached && !(s = make_dirs(dir, err)))
     s = dy_build_shared_library(&out, o, c->lib, err);

@@ -156,21 +156,13 @@ static dy_status pin_option(dy_program *p, const char *key, const char *value, d
   return dy_program_pin_input(p, key + 6, v, nd, err);
 }
 
-/* A bound on size symbol name: the batch's is max_batch. */
-static dy_status bound_option(dy_program *p, const char *name, int64_t v,
-                              dy_compile_options *o, dy_error *err) {
-  int sym = dy_sym_id(name);
-  if (sym == 0) {
-    o->max_batch = v;
-    return DY_OK;
-  }
-  bool used = false;
-  for (int i = 0; i < p->n_vars; i++)
-    used |= sym > 0 && (dy_type_sym_mask(&p->vars[i]->type) >> sym & 1);
-  if (!used && !dy_program_sym(p, sym))
-    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
-                        "max_dims: the model has no size symbol '%s'", name);
-  return dy_program_declare_sym(p, name, v, err);
+/* A bound on size symbol name ("batch" the batch's), in the Program as the
+ * CLI's --max-batch / --max-dim set it (dy_program_bound_sym: an unknown
+ * symbol or a pin above the bound is refused). */
+static dy_status bound_option(dy_program *p, const char *option, const char *name, int64_t v,
+                              dy_error *err) {
+  dy_status s = dy_program_bound_sym(p, name, v, err);
+  return s ? dy_error_prefix(err, option) : DY_OK;
 }
 
 /* One option other than a pin onto o (or p's symbol bounds). */
@@ -178,11 +170,12 @@ static dy_status other_option(dy_program *p, const char *key, const char *value,
                               dy_compile_options *o, dy_error *err) {
   int64_t v = 0;
   dy_status s = DY_OK;
-  if (strcmp(key, "max_batch") == 0)
-    s = int_value(key, value, 1, DY_MAX_BATCH, &o->max_batch, err);
-  else if (strncmp(key, "max_dim:", 8) == 0) {
+  if (strcmp(key, "max_batch") == 0) {
     if (!(s = int_value(key, value, 1, DY_MAX_BATCH, &v, err)))
-      s = bound_option(p, key + 8, v, o, err);
+      s = bound_option(p, "max_batch", "batch", v, err);
+  } else if (strncmp(key, "max_dim:", 8) == 0) {
+    if (!(s = int_value(key, value, 1, DY_MAX_BATCH, &v, err)))
+      s = bound_option(p, "max_dims", key + 8, v, err);
   } else if (strcmp(key, "threads") == 0) {
     if (!(s = int_value(key, value, 1, 64, &v, err)))
       o->threads = (int)v;
