@@ -716,10 +716,6 @@ int main(int argc, char **argv) {
   if (rc == DY_MODEL_ERR_INDEX)
     fail("dy_model_run: an index input is out of range (a gather index outside "
          "its axis); no output written");
-  if (rc == 4) /* DY_MODEL_ERR_LOOP, in a model with a while loop */
-    fail("dy_model_run: a while loop did not end within its bound of trips (its "
-         "max_iterations, else DY_MODEL_MAX_ITERATIONS: compile with a larger "
-         "--max-iterations); no output written");
   if (rc != DY_MODEL_OK)
     fail("dy_model_run failed with status %d (batch %lld)", rc, (long long)batch);
   if (bench > 0) {
