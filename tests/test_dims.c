@@ -1019,7 +1019,7 @@ static void test_scratch_stored(void) {
   o.scratch_bytes = bytes;
   DY_ASSERT_OK(dy_codegen(p, &o, &b, &err), &err);
   CU_ASSERT_STRING_EQUAL(a.source, b.source);
-  CU_ASSERT(strstr(b.header, "#define S_MAX_BATCH 16\n") != NULL);
+  CU_ASSERT(strstr(b.header, "#define DY_M_S_MAX_BATCH 16\n") != NULL);
   dy_codegen_output_free(&a);
   dy_codegen_output_free(&b);
   dy_program_free(p);

@@ -55,16 +55,18 @@ static const char *const reserved_prefixes[] = {
 /* The prefix of the model's macros and enumerators (NAME_OK,
  * NAME_NUM_INPUTS, ...): the name in upper case, or DY_M_ and it when
  * that could be a name the C or POSIX headers define or reserve (a model
- * named r would declare R_OK, <unistd.h>'s): a leading '_', E and an upper-case letter or digit (<errno.h>), or one of
- * reserved_prefixes (whole, or before a '_'). Into buf (n bytes). */
+ * named r would declare R_OK, <unistd.h>'s): a leading '_', or one of
+ * reserved_prefixes (whole, or before a '_'). <errno.h>'s E<letter>
+ * names are not avoided: no E name ends in the suffixes the model's
+ * macros use (_OK, _MAX_BATCH, ...), and a rule for them would rename
+ * every model whose name starts with E. Into buf (n bytes). */
 const char *cg_macro_prefix(const char *name, char *buf, size_t n) {
   char up[256];
   snprintf(up, sizeof up, "%s", name);
   for (char *c = up; *c; c++)
     if (*c >= 'a' && *c <= 'z')
       *c = (char)(*c - 'a' + 'A');
-  bool risky = !up[0] || up[0] == '_' ||
-               (up[0] == 'E' && ((up[1] >= 'A' && up[1] <= 'Z') || (up[1] >= '0' && up[1] <= '9')));
+  bool risky = !up[0] || up[0] == '_';
   for (size_t i = 0; !risky && i < sizeof reserved_prefixes / sizeof *reserved_prefixes; i++) {
     size_t k = strlen(reserved_prefixes[i]);
     risky = strncmp(up, reserved_prefixes[i], k) == 0 && (up[k] == 0 || up[k] == '_');

@@ -1,10 +1,9 @@
 """_model.py - dy2stc.load and Model: a model on the static executor.
 
 Inputs are given as a dict {name: array} (or a sequence, in input order)
-and converted as ``dy2stc run`` reads .npy files: a float64 array is read
-as float32 (as a '<f8' .npy file is), an int32 array for an int64 input is
-widened (as the CLI widens an int32 file); any other dtype is passed as it
-is, so a mismatch is refused with the library's own message
+and passed in their own dtype, as ``dy2stc run`` and the executable take
+.npy files: a dtype other than the input's (float64 for float32, int32 for
+int64, ...) is refused with the library's own message
 ("input 'x' is i32[2,3], the Program expects f32[-1,3]").
 """
 import collections
@@ -100,15 +99,11 @@ class Feeds:
     @staticmethod
     def _convert(label, info, a, codes):
         a = np.asarray(a)
-        if a.dtype == np.float64:
-            a = a.astype(np.float32)      # as the .npy reader reads '<f8'
-        elif a.dtype == np.int32 and info is not None and info.dtype == np.int64:
-            a = a.astype(np.int64)        # as the CLI widens an int32 file
         if a.dtype.byteorder == ">":
             a = a.astype(a.dtype.newbyteorder("="))
         if _name_of(a.dtype) not in codes:
             raise Error(f"input '{label}': unsupported dtype {a.dtype} (want float32, "
-                        "float64 (read as float32), int64, int32, int8, uint8 or bool)")
+                        "int64, int32, int8, uint8 or bool)")
         return np.ascontiguousarray(a)
 
 

@@ -45,8 +45,10 @@ def test_run_is_dy2stc_run(tmp_path, cnn_input):
 def test_run_positional_and_float64(cnn_input):
     m = dy2stc.load(CNN)
     a = m.run({"input.1": cnn_input})["probs"]
-    # a list in input order; float64 read as float32 as the .npy reader does
-    np.testing.assert_array_equal(m.run([cnn_input.astype(np.float64)])["probs"], a)
+    # a list in input order; float64 is refused, as run refuses a '<f8' file
+    np.testing.assert_array_equal(m.run([cnn_input])["probs"], a)
+    with pytest.raises(dy2stc.Error, match="input 'input.1': unsupported dtype float64"):
+        m.run([cnn_input.astype(np.float64)])
 
 
 def test_compile_matches_run_and_the_cli_executable(tmp_path, cnn_input):
@@ -164,8 +166,13 @@ def test_wrong_shape_is_the_cli_error(tmp_path, cnn_input):
 def test_wrong_dtype_is_the_cli_error(tmp_path, cnn_input):
     bad = cnn_input.astype(np.int32)
     np.save(tmp_path / "bad.npy", bad)
-    msg = _same_error(tmp_path, {"input.1": bad}, ["--input", f"input.1={tmp_path}/bad.npy"])
-    assert msg == "input 'input.1' is i32[2,3,8,8], the Program expects f32[-1,3,8,8]"
+    m = dy2stc.load(CNN)
+    with pytest.raises(dy2stc.Error) as run_err:
+        m.run({"input.1": bad})
+    assert str(run_err.value) == "input 'input.1' is i32[2,3,8,8], the Program expects f32[-1,3,8,8]"
+    # the CLI refuses the same input, naming its file
+    want = cli_error("run", CNN, "--input", f"input.1={tmp_path}/bad.npy", "--output-dir", tmp_path)
+    assert want == f"input 'input.1': {tmp_path}/bad.npy: dtype '<i4', expected '<f4' (f32)"
 
 
 def test_unknown_input_is_the_cli_error(tmp_path, cnn_input):
@@ -186,7 +193,7 @@ def test_missing_input_and_unsupported_dtype():
 
 def test_batch_above_max_batch(cnn_input):
     net = dy2stc.compile(CNN, max_batch=1)
-    with pytest.raises(dy2stc.Error, match=r"^batch 2 is above the compiled max_batch 1$"):
+    with pytest.raises(dy2stc.Error, match=r"^input 'input.1': batch = 2 is above its bound 1$"):
         net({"input.1": cnn_input})
 
 
