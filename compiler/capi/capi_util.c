@@ -162,7 +162,7 @@ static dy_status pin_option(dy_program *p, const char *key, const char *value, d
 static dy_status bound_option(dy_program *p, const char *option, const char *name, int64_t v,
                               dy_error *err) {
   dy_status s = dy_program_bound_sym(p, name, v, err);
-  return s ? dy_error_prefix(err, option) : DY_OK;
+  return s ? dy_error_prefix(err, "%s", option) : DY_OK;
 }
 
 /* One option other than a pin onto o (or p's symbol bounds). */
