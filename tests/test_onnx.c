@@ -116,6 +116,72 @@ static void test_shape_subgraph_dynamic_batch(void) {
   dy_test_onnx_error(path, DY_STATUS_UNSUPPORTED, "'unsq' (Unsqueeze)", "axes");
 }
 
+/* PyTorch's export of class_token.expand(n, -1, -1) with a dynamic n (ViT):
+ * Where(Equal(shape, -1), ones, shape) on a shape value holding the batch,
+ * then Expand of a [1, 1, D] weight to [batch, 1, D], which no run-time
+ * tensor has (one is made from x). The comparison folds (a size is >= 1),
+ * Where carries the batch, and the expanded token is concatenated with x. */
+static void test_expand_class_token_dynamic_batch(void) {
+  char path[4096];
+  tmp_path(path, sizeof path, "cls.onnx");
+  ob_model *m = ob_new(13);
+  ob_input(m, "x", OB_F32, 3, (int64_t[]){-1, 3, 4}, "N");
+  ob_init_f32(m, "cls", 3, (int64_t[]){1, 1, 4}, (float[]){10, 20, 30, 40});
+  ob_init_i64(m, "zero", 0, NULL, (int64_t[]){0});
+  ob_init_i64(m, "axes0", 1, (int64_t[]){1}, (int64_t[]){0});
+  ob_init_i64(m, "m1", 1, (int64_t[]){1}, (int64_t[]){-1});
+  ob_init_i64(m, "m1s", 0, NULL, (int64_t[]){-1});
+  ob_node(m, "Shape", "shape", 1, (const char *[]){"x"}, 1, (const char *[]){"s"});
+  ob_node(m, "Gather", "n", 2, (const char *[]){"s", "zero"}, 1, (const char *[]){"n"});
+  ob_node(m, "Unsqueeze", "n1", 2, (const char *[]){"n", "axes0"}, 1, (const char *[]){"n1"});
+  Onnx__NodeProto *cat =
+      ob_node(m, "Concat", "cat", 3, (const char *[]){"n1", "m1", "m1"}, 1, (const char *[]){"c"});
+  ob_attr_i(m, cat, "axis", 0);
+  ob_node(m, "Reshape", "r", 2, (const char *[]){"c", "m1"}, 1, (const char *[]){"r"});
+  ob_node(m, "Shape", "shape4", 1, (const char *[]){"r"}, 1, (const char *[]){"s4"});
+  Onnx__NodeProto *cos =
+      ob_node(m, "ConstantOfShape", "ones", 1, (const char *[]){"s4"}, 1, (const char *[]){"o"});
+  ob_attr_tensor_i64(m, cos, "value", 1, (int64_t[]){1}, (int64_t[]){1});
+  ob_node(m, "Mul", "neg", 2, (const char *[]){"o", "m1s"}, 1, (const char *[]){"neg"});
+  ob_node(m, "Equal", "eq", 2, (const char *[]){"r", "neg"}, 1, (const char *[]){"eq"});
+  ob_node(m, "Where", "w", 3, (const char *[]){"eq", "o", "r"}, 1, (const char *[]){"w"});
+  ob_node(m, "Expand", "ex", 2, (const char *[]){"cls", "w"}, 1, (const char *[]){"t"});
+  Onnx__NodeProto *cat2 =
+      ob_node(m, "Concat", "cat2", 2, (const char *[]){"t", "x"}, 1, (const char *[]){"y"});
+  ob_attr_i(m, cat2, "axis", 1);
+  ob_output(m, "y", OB_F32);
+  CU_ASSERT_EQUAL(ob_save(m, path), 0);
+  ob_free(m);
+  dy_program *p = NULL;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_onnx_load(path, &p, &err), &err);
+  char ts[64];
+  CU_ASSERT_STRING_EQUAL(dy_type_str(&p->vars[p->fetches[0]]->type, ts, sizeof ts),
+                         "f32[-1,4,4]");
+  for (int64_t b = 1; b <= 3; b += 2) {
+    dy_tensor *x = dy_tensor_new(DY_F32, 3, (int64_t[]){b, 3, 4}), *y = NULL;
+    for (int64_t i = 0; i < b * 12; i++)
+      dy_tensor_f32(x)[i] = i == 5 ? NAN : (float)i; /* a NaN in x stays in x */
+    DY_ASSERT_OK(dy_executor_run(p, &x, 1, &y, 1, &err), &err);
+    CU_ASSERT_EQUAL_FATAL(y->type.shape[0], b);
+    const float *v = dy_tensor_f32(y);
+    for (int64_t n = 0; n < b; n++)
+      for (int64_t t = 0; t < 4; t++)
+        for (int64_t d = 0; d < 4; d++) {
+          float want = t == 0 ? 10.0f * (float)(d + 1) : (float)(n * 12 + (t - 1) * 4 + d);
+          float got = v[(n * 4 + t) * 4 + d];
+          if (n * 12 + (t - 1) * 4 + d == 5 && t > 0) {
+            CU_ASSERT(isnan(got));
+          } else {
+            CU_ASSERT_EQUAL(got, want);
+          }
+        }
+    dy_tensor_free(x);
+    dy_tensor_free(y);
+  }
+  dy_program_free(p);
+}
+
 /* The batch used as a value (Mul of the batch by 2) is a clear error. */
 static void test_batch_arithmetic_is_an_error(void) {
   char path[4096];
@@ -794,6 +860,7 @@ void dy_test_register(void) {
   DY_SUITE("onnx");
   DY_TEST(test_matmul_add_relu);
   DY_TEST(test_shape_subgraph_dynamic_batch);
+  DY_TEST(test_expand_class_token_dynamic_batch);
   DY_TEST(test_batch_arithmetic_is_an_error);
   DY_TEST(test_unsupported_op_names_node);
   DY_TEST(test_unsupported_dtype_and_dims);

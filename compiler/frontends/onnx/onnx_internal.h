@@ -32,7 +32,9 @@
  *     per-element array beside the data (ox_const.dims), never by a magic
  *     number, so no value a file holds (INT64_MIN included: Slice's "to the
  *     start") can be taken for a symbol. Data-moving ops (Gather,
- *     Unsqueeze, Concat, Slice, ...) carry the entries along; Add, Sub,
+ *     Unsqueeze, Concat, Slice, Where, ...) carry the entries along; Equal,
+ *     Greater and Less fold where the answer holds for any size >= 1
+ *     (batch == -1 is false); Add, Sub,
  *     Mul and Div compute with them as expressions (batch * heads);
  *     Reshape, Expand and Slice turn a symbolic entry back into 0 (copy),
  *     -1 (infer or keep) or "to the end"; anything else reading one is an
@@ -275,6 +277,11 @@ ox_value *ox_pad(ox_ctx *c, ox_value *x, const int64_t *pads, const char *mode,
 ox_value *ox_concat_many(ox_ctx *c, ox_value *const *in, int n, int64_t axis);
 /* An i64 constant [1,..,n,..,1] (rank r, n at axis) holding 0..n-1. */
 ox_value *ox_iota(ox_ctx *c, int64_t n, int r, int axis);
+/* ox_like, or else one made: a run-time zero tensor of exactly dims, its
+ * symbolic sizes taken from the first var that has them all (sliced to
+ * one element on its other axes, cast to bool and to f32, times 0, plus
+ * zeros of the static dims); NULL when no var has them. */
+ox_value *ox_like_make(ox_ctx *c, int rank, const int64_t *dims);
 
 /* ---- the mappers: onnx_table.c and the families ---- */
 

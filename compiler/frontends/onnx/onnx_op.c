@@ -31,6 +31,47 @@ static bool moves_data(const char *op) {
   return false;
 }
 
+/* Comparisons that may fold on shape values when the answer does not
+ * depend on the symbol's value (fix_sym_compare). */
+static bool compares(dy_op_kind k) {
+  return k == DY_OP_EQUAL || k == DY_OP_GREATER || k == DY_OP_LESS;
+}
+
+/* A comparison of shape values, folded by the kernel with each symbolic
+ * entry read as its data (0): put right what is known without the symbol's
+ * value. A size symbol is at least 1, so against a plain entry <= 0 the
+ * answer is fixed (PyTorch's export of expand writes Where(Equal(shape,
+ * -1), ones, shape)), and a symbol equals itself; anything else depends on
+ * the run and is an error naming the op. */
+static dy_status fix_sym_compare(ox_ctx *c, dy_op_kind k, ox_value *const *in, ox_value *out) {
+  int64_t n = dy_type_numel(&out->type), na = dy_type_numel(&in[0]->type),
+          nb = dy_type_numel(&in[1]->type);
+  if (in[0]->type.dtype != DY_I64 || in[1]->type.dtype != DY_I64 || (na != n && na != 1) ||
+      (nb != n && nb != 1))
+    return ox_fail(c, DY_STATUS_UNSUPPORTED, "%s of a shape value with the dynamic batch "
+                   "size in a broadcast it cannot fold", dy_op_name(k));
+  uint8_t *r = out->c->data;
+  for (int64_t j = 0; j < n; j++) {
+    int64_t ia = na == 1 ? 0 : j, ib = nb == 1 ? 0 : j;
+    int64_t sa = ox_sym_dim(in[0], ia), sb = ox_sym_dim(in[1], ib);
+    int64_t va = ((const int64_t *)in[0]->c->data)[ia], vb = ((const int64_t *)in[1]->c->data)[ib];
+    if (!sa && !sb)
+      continue; /* the kernel's answer */
+    if (sa && sb && sa == sb)
+      r[j] = k == DY_OP_EQUAL;
+    else if (sa && !sb && vb <= 0) /* symbol >= 1 > vb */
+      r[j] = k == DY_OP_GREATER;
+    else if (sb && !sa && va <= 0) /* va < 1 <= symbol */
+      r[j] = k == DY_OP_LESS;
+    else
+      return ox_fail(c, DY_STATUS_UNSUPPORTED,
+                     "%s would compute with the dynamic batch size (a shape value of an "
+                     "input with a dim_param) where its answer depends on the size",
+                     dy_op_name(k));
+  }
+  return DY_OK;
+}
+
 /* Ops whose output holds each element of their first input once. */
 static bool rearranges(const char *op) {
   static const char *const ok[] = {"reshape", "flatten", "squeeze", "unsqueeze",
@@ -73,7 +114,8 @@ dy_status ox_materialize(ox_ctx *c, ox_value *v) {
  * entries flagged. ti holds the inputs' tensors, out the folded values. */
 static dy_status fold_batch_flags(ox_ctx *c, const dy_op *op, ox_value *const *in, int n_in,
                                   dy_tensor *ti, ox_value **out, int n_out) {
-  bool all = op->kind == DY_OP_CONCAT;
+  /* the data inputs: concat's every one, where's x and y, else the first */
+  bool all = op->kind == DY_OP_CONCAT, where = op->kind == DY_OP_WHERE;
   dy_tensor fi[16], fo[8];
   dy_tensor *pi[16], *po[8];
   void *bufs[24] = {0};
@@ -82,7 +124,7 @@ static dy_status fold_batch_flags(ox_ctx *c, const dy_op *op, ox_value *const *i
   for (int i = 0; i < n_in && !s; i++) {
     fi[i] = ti[i];
     pi[i] = &fi[i];
-    if (!all && i > 0)
+    if (where ? i == 0 : !all && i > 0)
       continue;
     if (in[i]->type.dtype != DY_I64) {
       s = ox_fail(c, DY_STATUS_UNSUPPORTED, "%s of a shape value with a non-int64 operand",
@@ -156,7 +198,8 @@ dy_status ox_op_n(ox_ctx *c, const char *opname, ox_value *const *in, int n_in,
   }
   dy_op op = {.id = -1, .kind = k, .n_inputs = n_in, .n_outputs = n_out,
               .n_attrs = n_attrs, .attrs = (dy_attr *)attrs, .loc = c->loc};
-  if (any_sym && !(all_const && moves_data(opname) &&
+  if (any_sym && !(all_const && (moves_data(opname) || compares(k) ||
+                                 (k == DY_OP_WHERE && !in[0]->sym)) &&
                    !(strcmp(opname, "gather") == 0 && in[1]->sym)))
     return ox_fail(c, DY_STATUS_UNSUPPORTED,
                    "%s would compute with the dynamic batch size (a shape value of "
@@ -190,7 +233,8 @@ dy_status ox_op_n(ox_ctx *c, const char *opname, ox_value *const *in, int n_in,
     s = dy_kernel_table[k](&op, pi, n_in, po, &e);
     if (s)
       return ox_fail(c, s, "folding %s: %s", opname, e.msg);
-    if (any_sym && (s = fold_batch_flags(c, &op, in, n_in, ti, out, n_out)))
+    if (any_sym && (s = compares(k) ? fix_sym_compare(c, k, in, out[0])
+                                    : fold_batch_flags(c, &op, in, n_in, ti, out, n_out)))
       return s;
     for (int i = 0; i < n_out; i++) {
       /* a weight reshaped or transposed (a conv bias to [C, 1, 1]) is still
@@ -373,6 +417,68 @@ ox_value *ox_iota(ox_ctx *c, int64_t n, int r, int axis) {
     for (int64_t i = 0; i < n; i++)
       ((int64_t *)v->c->data)[i] = i;
   return v;
+}
+
+ox_value *ox_like_make(ox_ctx *c, int rank, const int64_t *dims) {
+  ox_value *like = ox_like(c, rank, dims);
+  if (like || rank > DY_MAX_DIMS)
+    return like;
+  /* a run-time value holding every symbolic dim of dims, in order, at
+   * distinct axes (the graph's input, usually) */
+  int at[DY_MAX_DIMS], n_sym = 0;
+  ox_value *v = NULL;
+  for (size_t i = 0; i < c->n_all && !v; i++) {
+    ox_value *u = c->all[i];
+    if (u->var < 0)
+      continue;
+    int a = 0, k = 0;
+    for (int d = 0; d < rank; d++)
+      if (dims[d] < 0) {
+        while (a < u->type.rank && u->type.shape[a] != dims[d])
+          a++;
+        if (a == u->type.rank)
+          break;
+        at[k++] = a++;
+      }
+    int want = 0;
+    for (int d = 0; d < rank; d++)
+      want += dims[d] < 0;
+    if (k == want && k > 0) {
+      v = u;
+      n_sym = k;
+    }
+  }
+  if (!v)
+    return NULL;
+  /* v sliced to one element on every other axis and squeezed to its
+   * symbolic dims, unsqueezed to dims' rank: [batch, 1, 1] */
+  int64_t st[DY_MAX_DIMS], en[DY_MAX_DIMS], ax[DY_MAX_DIMS], sq[DY_MAX_DIMS], un[DY_MAX_DIMS];
+  int n_cut = 0, n_un = 0;
+  for (int a = 0, k = 0; a < v->type.rank; a++) {
+    if (k < n_sym && at[k] == a) {
+      k++;
+      continue;
+    }
+    st[n_cut] = 0;
+    en[n_cut] = 1;
+    sq[n_cut] = ax[n_cut] = a;
+    n_cut++;
+  }
+  int64_t ones[DY_MAX_DIMS], zeros_shape[DY_MAX_DIMS];
+  for (int d = 0; d < rank; d++) {
+    ones[d] = 1;
+    zeros_shape[d] = dims[d] < 0 ? 1 : dims[d];
+    if (dims[d] >= 0)
+      un[n_un++] = d;
+  }
+  ox_value *t = n_cut ? ox_slice(c, v, n_cut, st, en, ax, NULL) : v;
+  t = ox_squeeze(c, t, n_cut, sq);
+  t = ox_unsqueeze(c, t, n_un, un);
+  /* zeros without reading v's values (a NaN times 0 is NaN): 0/1 from a
+   * cast to bool, times 0, plus a zero constant of the static dims */
+  t = ox_binary(c, "mul", ox_cast(c, ox_cast(c, t, DY_BOOL), DY_F32),
+                ox_new_const(c, DY_F32, rank, ones, NULL));
+  return ox_binary(c, "add", t, ox_new_const(c, DY_F32, rank, zeros_shape, NULL));
 }
 
 ox_value *ox_pad(ox_ctx *c, ox_value *x, const int64_t *pads, const char *mode,

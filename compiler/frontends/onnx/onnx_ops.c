@@ -128,7 +128,7 @@ static dy_status map_constant_of_shape(ox_ctx *c) {
     dims[i] = ox_entry(sv, i);
     ones[i] = 1;
   }
-  if (sv->sym && !(like = ox_like(c, (int)n, dims)))
+  if (sv->sym && !(like = ox_like_make(c, (int)n, dims)))
     return ox_fail(c, DY_STATUS_UNSUPPORTED,
                    "a shape of dynamic sizes that no run-time tensor has (dy2stc expands "
                    "the value to such a tensor)");

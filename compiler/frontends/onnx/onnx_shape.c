@@ -410,7 +410,7 @@ static dy_status map_expand(ox_ctx *c) {
       int64_t xd = xi >= 0 ? x->type.shape[xi] : 1, sd = si >= 0 ? want[si] : 1;
       full[i] = sd == 1 ? xd : sd;
     }
-    ox_value *like = ox_like(c, r, full);
+    ox_value *like = ox_like_make(c, r, full);
     if (!like)
       return ox_fail(c, DY_STATUS_UNSUPPORTED,
                      "expanding to dynamic sizes that no run-time tensor has (dy2stc "
