@@ -127,7 +127,13 @@ class Transformer(nn.Module):
 
 
 def randomise_bn(m, gen):
-    """Batch norms with non-trivial statistics, so folding them is tested."""
+    """Batch norms with non-trivial statistics, so folding them is tested,
+    and no all-zero weight: torchvision zero-initialises ViT's head, whose
+    output would then be its bias whatever the network computed."""
+    with torch.no_grad():
+        for prm in m.parameters():
+            if prm.dim() >= 2 and not prm.any():
+                prm.normal_(0.0, 0.02, generator=gen)
     for mod in m.modules():
         if isinstance(mod, nn.BatchNorm2d):
             with torch.no_grad():
