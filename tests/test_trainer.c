@@ -12,7 +12,8 @@
  *     bit in each trainer; the compiled trainer resumes dy2stc train's
  *     checkpoint; a resume with other options is refused;
  *   - a validation set (--val-split, --val-input/--val-labels): the same
- *     numbers either way, and those of the trained model scored here.
+ *     numbers either way, and those of the trained model scored here;
+ *     the compiled trainer's validation loss within rounding of them.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -270,6 +271,21 @@ static void test_validation(void) {
   CU_ASSERT(sh("cd " WORK " && grep '^epoch' split.log | cut -d' ' -f1-4,8- > a.txt && "
                "grep '^epoch' given.log | cut -d' ' -f1-4,8- > b.txt && cmp a.txt b.txt && "
                "grep -c 'val loss' a.txt | grep -qx 3") == 0);
+  /* the compiled trainer: the same split either way, and its validation
+   * loss (the step at rate 0, the state put back: training semantics,
+   * which for this MLP are eval's) and training loss within rounding of
+   * dy2stc train's */
+  CU_ASSERT_EQUAL(sh("cd " WORK " && ./trainer --input x=x.npy --labels y.npy --epochs 3 "
+                     "--shuffle 5 --val-split 0.2 -o vsplit > tsplit.log && ./trainer "
+                     "--input x=head/x.npy --labels head/y.npy --epochs 3 --shuffle 5 "
+                     "--val-input x=tail/x.npy --val-labels tail/y.npy -o vgiven > tgiven.log"),
+                  0);
+  CU_ASSERT(sh("cd " WORK " && grep '^epoch' tsplit.log | cut -d' ' -f1-4,8- > a.txt && "
+               "grep '^epoch' tgiven.log | cut -d' ' -f1-4,8- > b.txt && cmp a.txt b.txt && "
+               "grep '^epoch' split.log | paste - a.txt | awk '"
+               "function off(a, b) { d = a - b; if (d < 0) d = -d; return d > 2e-4 + 1e-3 * a }"
+               "{ if ($2 != $14 || off($4, $16) || off($10, $19)) bad++ }"
+               " END { exit bad > 0 || NR != 3 }'") == 0);
   /* the last epoch's numbers are the trained model's on the 9 samples */
   double loss = 0, acc = 0;
   CU_ASSERT_FATAL(last_val(WORK "/split.log", &loss, &acc));

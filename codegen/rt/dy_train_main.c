@@ -28,7 +28,8 @@
  *
  *   usage: PROG --input NAME=FILE.npy ... --labels FILE.npy --epochs E
  *               [--lr R] [--batch B] [--shuffle SEED | --no-shuffle]
- *               [--resume DIR] -o DIR
+ *               [--val-input NAME=FILE.npy ... --val-labels FILE.npy |
+ *                --val-split F] [--resume DIR] -o DIR
  *
  * Trains the model's state (dy_model_state: parameters, optimizer state,
  * running statistics; initialised from dy_model.c) by the loop of
@@ -61,7 +62,13 @@
  *      naming the epoch, step and tensor) and DIR keeps the last epoch's
  *      checkpoint. The epoch's loss is the mean of its S step losses,
  *      printed as "epoch e loss L time T s" (a progress line goes to
- *      stderr only when it is a terminal).
+ *      stderr only when it is a terminal). With a validation set
+ *      (--val-input/--val-labels, or --val-split F: the last floor(F * N)
+ *      samples, at least 1, leaving 1, kept out of training) " val loss
+ *      V" follows: the step at rate 0 on its batches, the state put back
+ *      after each, the mean over its samples (training semantics, so for
+ *      a model without dropout or batch norm `dy2stc train`'s validation
+ *      loss; no accuracy: the step computes only the loss).
  *   4. After every epoch, a checkpoint: every state tensor is written to
  *      DIR/<name>.npy (characters outside [A-Za-z0-9._-] become '_'),
  *      then the loop's position to DIR/checkpoint.txt (epochs and steps
@@ -85,7 +92,8 @@
 static void dy_train_usage(FILE *f) {
   fprintf(f,
           "usage: %s --input NAME=FILE.npy ... --labels FILE.npy --epochs E "
-          "[--lr R] [--batch B] [--shuffle SEED|--no-shuffle] [--resume DIR] -o DIR\n",
+          "[--lr R] [--batch B] [--shuffle SEED|--no-shuffle] [--val-input NAME=FILE ... "
+          "--val-labels FILE | --val-split F] [--resume DIR] -o DIR\n",
           prog);
 }
 
@@ -223,7 +231,7 @@ static int64_t count(const char *opt, const char *v, int64_t least) {
 /* What the command line asks for. */
 typedef struct {
   const char *dir, *resume;
-  double lr;
+  double lr, val_split; /* val_split 0: none */
   int64_t batch, epochs;
   uint64_t seed;
   int shuffle, batch_given;
@@ -231,8 +239,8 @@ typedef struct {
 
 /* The options into o and the feeds' files into sm (label, lr_feed: the
  * label and learning-rate inputs); 1 when --help was answered. */
-static int parse_trainer_options(int argc, char **argv, samples *sm, int label, int lr_feed,
-                                 trainer_options *o) {
+static int parse_trainer_options(int argc, char **argv, samples *sm, samples *vsm, int label,
+                                 int lr_feed, trainer_options *o) {
   enum { N_FEEDS = DY_MODEL_NUM_INPUTS };
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v;
@@ -241,7 +249,9 @@ static int parse_trainer_options(int argc, char **argv, samples *sm, int label, 
       printf("\nTrains dy_model (dy2stc DY_TPL_VERSION); %lld state bytes, batch at most "
              "%lld.\n", (long long)DY_MODEL_STATE_BYTES, (long long)DY_MODEL_MAX_BATCH);
       return 1;
-    } else if ((v = option(argc, argv, &i, "--input")) != NULL) {
+    } else if ((v = option(argc, argv, &i, "--input")) != NULL ||
+               (v = option(argc, argv, &i, "--val-input")) != NULL) {
+      samples *into = a[2] == 'v' ? vsm : sm;
       const char *eq = strchr(v, '=');
       int k = -1;
       for (int f = 0; f < N_FEEDS && eq; f++)
@@ -252,11 +262,18 @@ static int parse_trainer_options(int argc, char **argv, samples *sm, int label, 
         usage_error("--input expects NAME=FILE, got '%s'", v);
       if (k < 0)
         fail("input '%.*s': the model has no input of that name", (int)(eq - v), v);
-      if (sm[k].path)
+      if (into[k].path)
         usage_error("input '%s' is given twice", dy_model_inputs[k].name);
-      sm[k].path = eq + 1;
+      into[k].path = eq + 1;
     } else if ((v = option(argc, argv, &i, "--labels")) != NULL) {
       sm[label].path = v;
+    } else if ((v = option(argc, argv, &i, "--val-labels")) != NULL) {
+      vsm[label].path = v;
+    } else if ((v = option(argc, argv, &i, "--val-split")) != NULL) {
+      char *e;
+      o->val_split = strtod(v, &e);
+      if (e == v || *e || !(o->val_split > 0 && o->val_split < 1))
+        usage_error("--val-split needs a fraction in (0, 1), not '%s'", v);
     } else if ((v = option(argc, argv, &i, "--epochs")) != NULL) {
       o->epochs = count(a, v, 1);
     } else if ((v = option(argc, argv, &i, "--batch")) != NULL) {
@@ -285,6 +302,13 @@ static int parse_trainer_options(int argc, char **argv, samples *sm, int label, 
       usage_error("unknown option '%s'", a);
     }
   }
+  int val = 0;
+  for (int f = 0; f < N_FEEDS; f++)
+    val |= vsm[f].path != NULL;
+  if (val && o->val_split > 0)
+    usage_error("%s", "--val-split or --val-input/--val-labels, not both");
+  if (val && !vsm[label].path)
+    usage_error("%s", "--val-input and --val-labels go together");
   if (o->epochs < 0)
     usage_error("%s", "--epochs E is required");
   if (!o->dir)
@@ -309,7 +333,7 @@ static int64_t first_non_finite(const float *v, int64_t n) {
 
 /* Every feed's samples but the learning rate's; their number N, the
  * same for all. Every f32 value must be finite. */
-static int64_t load_feeds(samples *sm, int label, int lr_feed) {
+static int64_t load_feeds(samples *sm, int label, int lr_feed, const char *opt) {
   enum { N_FEEDS = DY_MODEL_NUM_INPUTS };
   int64_t n = -1;
   const char *n_from = "the labels";
@@ -317,9 +341,9 @@ static int64_t load_feeds(samples *sm, int label, int lr_feed) {
     if (i == lr_feed)
       continue;
     if (!sm[i].path && i == label)
-      fail("%s", "the labels are missing: give --labels FILE.npy");
+      fail("the labels are missing: give --%slabels FILE.npy", opt);
     if (!sm[i].path)
-      fail("input '%s' is missing: give --input %s=FILE.npy", dy_model_inputs[i].name,
+      fail("input '%s' is missing: give --%sinput %s=FILE.npy", dy_model_inputs[i].name, opt,
            dy_model_inputs[i].name);
     load_samples(i, &sm[i]);
     if (n >= 0 && sm[i].n != n)
@@ -537,6 +561,39 @@ static void check_step(void *state, float loss, int64_t e, int64_t k) {
   }
 }
 
+/* The validation set's loss: the step on its batches at rate 0, the
+ * state saved before and put back after (so nothing trains and the
+ * generator draws nothing); the mean over its samples. The step runs in
+ * training semantics: equal to dy2stc train's validation loss (eval
+ * semantics) for a model without dropout or batch norm. */
+static double validate(const samples *vsm, int64_t n, unsigned char **bat, int lr_feed,
+                       int64_t batch, void *state, void *arena, unsigned char *saved) {
+  enum { N_FEEDS = DY_MODEL_NUM_INPUTS };
+  const void *ins[N_FEEDS];
+  float loss = 0, rate = 0;
+  void *outs[1] = {&loss};
+  double sum = 0;
+  memcpy(saved, state, (size_t)DY_MODEL_STATE_BYTES);
+  for (int64_t first = 0; first < n; first += batch) {
+    int64_t b = n - first < batch ? n - first : batch;
+    for (int f = 0; f < N_FEEDS; f++) {
+      if (f == lr_feed)
+        continue;
+      memcpy(bat[f], vsm[f].data + (size_t)first * vsm[f].row, (size_t)b * vsm[f].row);
+      ins[f] = bat[f];
+    }
+    ins[lr_feed] = &rate;
+    int rc = dy_model_step_v(state, arena, b, ins, outs);
+    memcpy(state, saved, (size_t)DY_MODEL_STATE_BYTES);
+    if (rc == DY_MODEL_ERR_INDEX)
+      fail("validation: a label is out of range (class indices are 0..C-1)");
+    if (rc != DY_MODEL_OK)
+      fail("dy_model_run failed with status %d (validation batch %lld)", rc, (long long)b);
+    sum += (double)loss * (double)b;
+  }
+  return sum / (double)n;
+}
+
 /* The progress line on stderr when it is a terminal ("epoch e/E step
  * k/S", at most every 100 ms), cleared at the epoch's end. */
 static void progress(int64_t e, int64_t epochs, int64_t k, int64_t steps) {
@@ -557,9 +614,12 @@ static void progress(int64_t e, int64_t epochs, int64_t k, int64_t steps) {
 
 /* The epochs over the n samples sm (bat: one batch of each feed), the
  * state trained in place from the position c (after its epochs_done; a
- * checkpoint to o->dir after every epoch); the arena for the step. */
-static void train(const trainer_options *o, const samples *sm, unsigned char **bat, int lr_feed,
-                  int64_t n, int64_t *order, void *state, void *arena, checkpoint *c) {
+ * checkpoint to o->dir after every epoch); the arena for the step. With
+ * saved (room for the state), the nv samples vsm are validated after
+ * every epoch. */
+static void train(const trainer_options *o, const samples *sm, const samples *vsm, int64_t nv,
+                  unsigned char **bat, int lr_feed, int64_t n, int64_t *order, void *state,
+                  void *arena, unsigned char *saved, checkpoint *c) {
   enum { N_FEEDS = DY_MODEL_NUM_INPUTS };
   int64_t batch = c->batch, steps = (n - 1) / batch + 1, step = c->steps;
   const void *ins[N_FEEDS];
@@ -599,8 +659,11 @@ static void train(const trainer_options *o, const samples *sm, unsigned char **b
       sum += loss;
       progress(e, o->epochs, k, steps);
     }
-    printf("epoch %lld loss %.4f time %.3f s\n", (long long)e, sum / (double)steps,
+    printf("epoch %lld loss %.4f time %.3f s", (long long)e, sum / (double)steps,
            (now_ms() - t0) / 1e3);
+    if (saved)
+      printf(" val loss %.4f", validate(vsm, nv, bat, lr_feed, batch, state, arena, saved));
+    printf("\n");
     fflush(stdout);
     c->epochs_done = e;
     c->steps = step;
@@ -637,8 +700,9 @@ int dy_train_main(int argc, char **argv) {
     prog = s ? s + 1 : argv[0];
   }
   enum { N_FEEDS = DY_MODEL_NUM_INPUTS };
-  samples sm[N_FEEDS];
+  samples sm[N_FEEDS], vsm[N_FEEDS];
   memset(sm, 0, sizeof sm);
+  memset(vsm, 0, sizeof vsm);
   int label = -1, lr_feed = -1;
   for (int i = 0; i < N_FEEDS; i++) {
     if (strcmp(dy_model_inputs[i].name, "label") == 0)
@@ -649,9 +713,26 @@ int dy_train_main(int argc, char **argv) {
   if (label < 0 || lr_feed < 0 || DY_MODEL_NUM_OUTPUTS != 1)
     fail("dy_model is not a training step (no label or learning_rate input)");
   trainer_options o = {.lr = DY_TPL_LR, .batch = DY_TPL_BATCH, .epochs = -1, .shuffle = 1};
-  if (parse_trainer_options(argc, argv, sm, label, lr_feed, &o))
+  if (parse_trainer_options(argc, argv, sm, vsm, label, lr_feed, &o))
     return 0;
-  int64_t n = load_feeds(sm, label, lr_feed);
+  int64_t n = load_feeds(sm, label, lr_feed, ""), nv = 0;
+  int own_val = vsm[label].path != NULL;
+  if (own_val)
+    nv = load_feeds(vsm, label, lr_feed, "val-");
+  if (o.val_split > 0) { /* the last floor(F * N) samples, at least 1, leaving 1 */
+    if (n < 2)
+      fail("--val-split %g: %lld sample%s cannot be split", o.val_split, (long long)n,
+           n == 1 ? "" : "s");
+    nv = (int64_t)(o.val_split * (double)n);
+    nv = nv < 1 ? 1 : nv > n - 1 ? n - 1 : nv;
+    n -= nv;
+    for (int f = 0; f < N_FEEDS; f++) {
+      vsm[f] = sm[f];
+      vsm[f].n = nv;
+      vsm[f].data = sm[f].data ? sm[f].data + (size_t)n * sm[f].row : NULL;
+      sm[f].n = n;
+    }
+  }
   checkpoint c = plan(&o, n);
 
   unsigned char *raw_state = malloc((size_t)DY_MODEL_STATE_BYTES + DY_MODEL_STATE_ALIGN);
@@ -663,7 +744,8 @@ int dy_train_main(int argc, char **argv) {
     if (!bat[i])
       fail("out of memory");
   }
-  if (!raw_state || !raw || !order)
+  unsigned char *saved = nv > 0 ? malloc((size_t)DY_MODEL_STATE_BYTES + 1) : NULL;
+  if (!raw_state || !raw || !order || (nv > 0 && !saved))
     fail("out of memory");
   void *state = raw_state + ((DY_MODEL_STATE_ALIGN - (uintptr_t)raw_state % DY_MODEL_STATE_ALIGN) %
                              DY_MODEL_STATE_ALIGN);
@@ -681,13 +763,16 @@ int dy_train_main(int argc, char **argv) {
     for (int i = 0; i < 4; i++)
       rng_s[i] = c.rng[i];
   }
-  train(&o, sm, bat, lr_feed, n, order, state, arena, &c);
+  train(&o, sm, vsm, nv, bat, lr_feed, n, order, state, arena, saved, &c);
   printf("wrote %d tensors to %s\n", DY_MODEL_NUM_STATE, o.dir);
   for (int i = 0; i < N_FEEDS; i++) {
     free(sm[i].data);
+    if (own_val)
+      free(vsm[i].data);
     free(bat[i]);
   }
   free(order);
+  free(saved);
   free(raw);
   free(raw_state);
   return 0;
