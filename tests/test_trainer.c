@@ -9,8 +9,9 @@
  *   - after every failed run the output (OUT.dymodel/.dyparams, the state
  *     directory, the checkpoint) is byte for byte what it was;
  *   - checkpoint and resume: 2 epochs + 2 resumed equal 4 straight bit for
- *     bit in each trainer; the compiled trainer resumes dy2stc train's
- *     checkpoint; a resume with other options is refused;
+ *     bit in each trainer; each trainer resumes the other's checkpoint
+ *     (within rounding); a resume with other options is refused;
+ *   - dy2stc params refuses a state file holding a NaN;
  *   - a validation set (--val-split, --val-input/--val-labels): the same
  *     numbers either way, and those of the trained model scored here;
  *     the compiled trainer's validation loss within rounding of them.
@@ -203,6 +204,25 @@ static bool same_dirs(const char *a, const char *b) {
   return sh("cd " WORK " && diff -r %s %s", a, b) == 0;
 }
 
+/* dy2stc params refuses a state file with a NaN (what a trainer without
+ * the checks wrote), and takes the good state. */
+static void test_params_refuses_nan(void) {
+  setup();
+  CU_ASSERT_FATAL(ready);
+  CU_ASSERT_EQUAL(sh("cd " WORK " && rm -rf nanstate && cp -r state.ref nanstate && "
+                     "%s params mlp.dymodel --from nanstate -o merged", DY2STC), 0);
+  float w[16 * F];
+  for (int i = 0; i < 16 * F; i++)
+    w[i] = 0.5f;
+  w[7] = NAN;
+  dy_tensor *t = dy_tensor_from_data(DY_F32, 2, (int64_t[]){F, 16}, w);
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_npy_write(WORK "/nanstate/linear.weight.npy", t, &err), &err);
+  dy_tensor_free(t);
+  expect(1, true, "nanstate/linear.weight.npy holds nan (element 7)", "'linear.weight'", NULL,
+         DY2STC " params mlp.dymodel --from nanstate -o out");
+}
+
 static void test_resume(void) {
   setup();
   CU_ASSERT_FATAL(ready);
@@ -229,6 +249,14 @@ static void test_resume(void) {
                      "--shuffle 5 --resume ck -o cross > cross.log"), 0);
   CU_ASSERT(sh("cd " WORK " && grep '^epoch [34] ' train4.log > a.txt && "
                "grep '^epoch ' cross.log > b.txt && paste a.txt b.txt | awk '"
+               "{ d = $4 - $11; if (d < 0) d = -d; if ($2 != $9 || d > 2e-4 + 1e-3 * $4) bad++ }"
+               " END { exit bad > 0 || NR != 2 }'") == 0);
+  /* and dy2stc train goes on from the compiled trainer's 2 epochs */
+  CU_ASSERT_EQUAL(sh("cd " WORK " && %s train mlp.dymodel --input x=x.npy --labels y.npy " OPTS
+                     " --epochs 4 --shuffle 5 -o back --resume state.ref > back.log", DY2STC),
+                  0);
+  CU_ASSERT(sh("cd " WORK " && grep '^epoch [34] ' straight.log > a.txt && "
+               "grep '^epoch ' back.log > b.txt && paste a.txt b.txt | awk '"
                "{ d = $4 - $11; if (d < 0) d = -d; if ($2 != $9 || d > 2e-4 + 1e-3 * $4) bad++ }"
                " END { exit bad > 0 || NR != 2 }'") == 0);
   /* a resume with other options, or nothing left to do, is refused */
@@ -323,6 +351,7 @@ void dy_test_register(void) {
   DY_SUITE("trainer");
   DY_TEST(test_option_ranges);
   DY_TEST(test_non_finite);
+  DY_TEST(test_params_refuses_nan);
   DY_TEST(test_resume);
   DY_TEST(test_validation);
 }
