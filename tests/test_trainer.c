@@ -145,6 +145,12 @@ static void test_option_ranges(void) {
   expect(2, false, "--lr", "'1e39'", NULL, TRAINER " --epochs 1 --lr 1e39");
   expect(2, false, "--lr", "'inf'", NULL, TRAINER " --epochs 1 --lr inf");
   expect(2, false, "--lr", "'nan'", NULL, TRAINER " --epochs 1 --lr nan");
+  /* a step schedule compiled into a trainer overflows at run time, when
+   * the epochs are known */
+  CU_ASSERT_EQUAL_FATAL(sh("cd " WORK " && %s compile mlp.dymodel --train " OPTS
+                           " --lr-schedule step:1:1e30 -o trainer_step", DY2STC), 0);
+  expect(1, true, "--lr-schedule step:1:", "beyond a float", NULL,
+         "./trainer_step --input x=x.npy --labels y.npy --epochs 3 -o state");
   /* a batch above the samples: 5 of them */
   CU_ASSERT_FATAL(sh("mkdir -p " WORK "/five") == 0);
   CU_ASSERT_FATAL(dy_test_write_samples(WORK "/five", xs, 5, F, ys));
@@ -259,6 +265,16 @@ static void test_resume(void) {
                "grep '^epoch ' back.log > b.txt && paste a.txt b.txt | awk '"
                "{ d = $4 - $11; if (d < 0) d = -d; if ($2 != $9 || d > 2e-4 + 1e-3 * $4) bad++ }"
                " END { exit bad > 0 || NR != 2 }'") == 0);
+  /* a cosine schedule spans the planned epochs: a resume with others is
+   * refused, by both */
+  CU_ASSERT_EQUAL_FATAL(sh("cd " WORK " && %s compile mlp.dymodel --train " OPTS
+                           " --lr-schedule cosine:2 -o trainer_cos && ./trainer_cos --input "
+                           "x=x.npy --labels y.npy --epochs 2 --shuffle 5 -o cos", DY2STC), 0);
+  expect(1, true, "--epochs 4: the checkpoint's cosine schedule spans 2 epochs", NULL, NULL,
+         "./trainer_cos --input x=x.npy --labels y.npy --epochs 4 --shuffle 5 --resume cos "
+         "-o state");
+  expect(1, true, "--epochs 4: the checkpoint's cosine schedule spans 2 epochs", NULL, NULL,
+         TRAIN " --epochs 4 --shuffle 5 --lr-schedule cosine:2 --resume cos");
   /* a resume with other options, or nothing left to do, is refused */
   expect(1, true, "--batch 4: the checkpoint in state.ref was trained with --batch 8", NULL,
          NULL, TRAINER " --epochs 4 --shuffle 5 --batch 4 --resume state.ref");
