@@ -125,6 +125,12 @@ void dy_tensor_print(const dy_tensor *t, const char *label, int limit,
 
 void dy_seed(uint64_t seed);
 uint64_t dy_rand_u64(void);
+/* The generator's xoshiro256** state, to save and restore it exactly (a
+ * training checkpoint): the next dy_rand_u64 after dy_rand_state_set(s) is
+ * the one after dy_rand_state_get(s). Normal deviates' pending spare is
+ * dropped. */
+void dy_rand_state_get(uint64_t s[4]);
+void dy_rand_state_set(const uint64_t s[4]);
 float dy_rand_uniform(void);   /* [0, 1) */
 float dy_rand_normal(void);    /* N(0, 1) */
 

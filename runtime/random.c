@@ -59,6 +59,21 @@ uint64_t dy_rand_u64(void) {
   return result;
 }
 
+void dy_rand_state_get(uint64_t s[4]) {
+  if (!rng.seeded)
+    dy_seed(0);
+  for (int i = 0; i < 4; i++)
+    s[i] = rng.s[i];
+}
+
+void dy_rand_state_set(const uint64_t s[4]) {
+  for (int i = 0; i < 4; i++)
+    rng.s[i] = s[i];
+  rng.seeded = true;
+  rng.have_spare = false;
+  rng.spare = 0.0f;
+}
+
 float dy_rand_uniform(void) {
   return (float)(dy_rand_u64() >> 40) * 0x1.0p-24f;
 }

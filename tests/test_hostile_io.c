@@ -126,7 +126,8 @@ static void test_epochs_wrap(void) {
   snprintf(cmd, sizeof cmd,
            "timeout 60 %s/trainer --input x=%s --labels %s --epochs 4611686018427387904 "
            "-o %s", dir, x, l, dir);
-  expect_cli(2, "--epochs 4611686018427387904: 4611686018427387904 epochs of 3 steps exceed "
+  /* exit 1, as dy2stc train: the step count depends on the data */
+  expect_cli(1, "--epochs 4611686018427387904: 4611686018427387904 epochs of 3 steps exceed "
                 "2^53 steps", cmd);
 }
 

@@ -28,7 +28,8 @@
  *
  *   usage: PROG --input NAME=FILE.npy ... --labels FILE.npy --epochs E
  *               [--lr R] [--batch B] [--shuffle SEED | --no-shuffle]
- *               -o DIR
+ *               [--val-input NAME=FILE.npy ... --val-labels FILE.npy |
+ *                --val-split F] [--resume DIR] -o DIR
  *
  * Trains the model's state (dy_model_state: parameters, optimizer state,
  * running statistics; initialised from dy_model.c) by the loop of
@@ -37,10 +38,14 @@
  *
  *   1. Every input and the labels hold N samples along their first dim.
  *      Labels are i64 class indices (int32 files are read as i64) or f32,
- *      as the label input of the model says.
+ *      as the label input of the model says. Every f32 value is finite
+ *      (a NaN or inf is an error naming the file, sample and element).
  *   2. The generator is xoshiro256** with its state filled from SEED by
  *      splitmix64 (the runtime's dy_seed / dy_rand_u64; SEED 0 without
  *      --shuffle). S = ceil(N / B) steps per epoch; steps count from 0.
+ *      B is --batch (at most N) or the compiled default cut to N; R must
+ *      be a finite float > 0, E * S below 2^53 and a step schedule's
+ *      largest rate a finite float (as `dy2stc train` checks).
  *   3. For epoch e = 1 .. E: the order 0 .. N-1, shuffled (unless
  *      --no-shuffle) by: for i = N-1 down to 1, j = rand_u64() % (i + 1),
  *      swap order[i] and order[j]. Step k trains on the samples
@@ -51,22 +56,44 @@
  *      training-mode dropout op draws its seed: dy_model_dropout_seeds(
  *      state)[k] = rand_u64() for k = 0 .. DY_MODEL_N_DROPOUT_SEEDS-1, as
  *      dy_program_train_step reseeds (so the masks and the draws after
- *      them are those of `dy2stc train`). The epoch's loss is the mean of
- *      its S step losses, printed as "epoch e loss L time T s".
- *   4. Every state tensor is written to DIR/<name>.npy (characters outside
- *      [A-Za-z0-9._-] become '_'); `dy2stc params MODEL --from DIR -o OUT`
- *      puts them into the inference model.
+ *      them are those of `dy2stc train`). After each step the loss and
+ *      every f32 state tensor must be finite (a non-finite gradient shows
+ *      in them through the update), else the trainer stops (exit 1,
+ *      naming the epoch, step and tensor) and DIR keeps the last epoch's
+ *      checkpoint. The epoch's loss is the mean of its S step losses,
+ *      printed as "epoch e loss L time T s" (a progress line goes to
+ *      stderr only when it is a terminal). With a validation set
+ *      (--val-input/--val-labels, or --val-split F: the last floor(F * N)
+ *      samples, at least 1, leaving 1, kept out of training) " val loss
+ *      V" follows: the step at rate 0 on its batches, the state put back
+ *      after each, the mean over its samples (training semantics, so for
+ *      a model without dropout or batch norm `dy2stc train`'s validation
+ *      loss; no accuracy: the step computes only the loss).
+ *   4. After every epoch, a checkpoint: every state tensor is written to
+ *      DIR/<name>.npy (characters outside [A-Za-z0-9._-] become '_'),
+ *      then the loop's position to DIR/checkpoint.txt (epochs and steps
+ *      done, batch, rate, schedule, seed, the generator's state: the
+ *      format of dy2stc train's --checkpoint), each file whole or not at
+ *      all (a temporary, then a rename); DIR is made at the first.
+ *      `dy2stc params MODEL --from DIR -o OUT` puts the state into the
+ *      inference model. --resume DIR reads a checkpoint (this trainer's
+ *      or dy2stc train's) back and trains on from the epoch after it: the
+ *      same samples, batch, rate, schedule and shuffle are required (and
+ *      for a cosine schedule the same E), and then the run is bit for bit
+ *      the uninterrupted one.
  *
  * Exit status: 0 success, 1 bad input or failure (one line on
  * stderr), 2 bad command line.
  */
 /* dy2stc: section code */
-#include <math.h> /* pow, cos: the rate schedules */
+#include <float.h> /* FLT_MAX: the rate is a float */
+#include <math.h>  /* pow, cos: the rate schedules; isfinite */
 
 static void dy_train_usage(FILE *f) {
   fprintf(f,
           "usage: %s --input NAME=FILE.npy ... --labels FILE.npy --epochs E "
-          "[--lr R] [--batch B] [--shuffle SEED|--no-shuffle] -o DIR\n",
+          "[--lr R] [--batch B] [--shuffle SEED|--no-shuffle] [--val-input NAME=FILE ... "
+          "--val-labels FILE | --val-split F] [--resume DIR] -o DIR\n",
           prog);
 }
 
@@ -203,17 +230,17 @@ static int64_t count(const char *opt, const char *v, int64_t least) {
 
 /* What the command line asks for. */
 typedef struct {
-  const char *dir;
-  double lr;
+  const char *dir, *resume;
+  double lr, val_split; /* val_split 0: none */
   int64_t batch, epochs;
   uint64_t seed;
-  int shuffle;
+  int shuffle, batch_given;
 } trainer_options;
 
 /* The options into o and the feeds' files into sm (label, lr_feed: the
  * label and learning-rate inputs); 1 when --help was answered. */
-static int parse_trainer_options(int argc, char **argv, samples *sm, int label, int lr_feed,
-                                 trainer_options *o) {
+static int parse_trainer_options(int argc, char **argv, samples *sm, samples *vsm, int label,
+                                 int lr_feed, trainer_options *o) {
   enum { N_FEEDS = DY_MODEL_NUM_INPUTS };
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v;
@@ -222,7 +249,9 @@ static int parse_trainer_options(int argc, char **argv, samples *sm, int label, 
       printf("\nTrains dy_model (dy2stc DY_TPL_VERSION); %lld state bytes, batch at most "
              "%lld.\n", (long long)DY_MODEL_STATE_BYTES, (long long)DY_MODEL_MAX_BATCH);
       return 1;
-    } else if ((v = option(argc, argv, &i, "--input")) != NULL) {
+    } else if ((v = option(argc, argv, &i, "--input")) != NULL ||
+               (v = option(argc, argv, &i, "--val-input")) != NULL) {
+      samples *into = a[2] == 'v' ? vsm : sm;
       const char *eq = strchr(v, '=');
       int k = -1;
       for (int f = 0; f < N_FEEDS && eq; f++)
@@ -233,15 +262,23 @@ static int parse_trainer_options(int argc, char **argv, samples *sm, int label, 
         usage_error("--input expects NAME=FILE, got '%s'", v);
       if (k < 0)
         fail("input '%.*s': the model has no input of that name", (int)(eq - v), v);
-      if (sm[k].path)
+      if (into[k].path)
         usage_error("input '%s' is given twice", dy_model_inputs[k].name);
-      sm[k].path = eq + 1;
+      into[k].path = eq + 1;
     } else if ((v = option(argc, argv, &i, "--labels")) != NULL) {
       sm[label].path = v;
+    } else if ((v = option(argc, argv, &i, "--val-labels")) != NULL) {
+      vsm[label].path = v;
+    } else if ((v = option(argc, argv, &i, "--val-split")) != NULL) {
+      char *e;
+      o->val_split = strtod(v, &e);
+      if (e == v || *e || !(o->val_split > 0 && o->val_split < 1))
+        usage_error("--val-split needs a fraction in (0, 1), not '%s'", v);
     } else if ((v = option(argc, argv, &i, "--epochs")) != NULL) {
       o->epochs = count(a, v, 1);
     } else if ((v = option(argc, argv, &i, "--batch")) != NULL) {
       o->batch = count(a, v, 1);
+      o->batch_given = 1;
       if (o->batch > DY_MODEL_MAX_BATCH)
         usage_error("--batch %s is above the compiled maximum batch", v);
     } else if ((v = option(argc, argv, &i, "--shuffle")) != NULL) {
@@ -251,15 +288,27 @@ static int parse_trainer_options(int argc, char **argv, samples *sm, int label, 
       o->shuffle = 0;
     } else if ((v = option(argc, argv, &i, "--lr")) != NULL) {
       char *e;
+      errno = 0;
       o->lr = strtod(v, &e);
-      if (e == v || *e || !(o->lr >= 0))
-        usage_error("--lr expects a rate >= 0, got '%s'", v);
+      /* the step takes the rate as a float: 1e39 would be inf */
+      if (e == v || *e || errno || !(o->lr > 0 && o->lr <= FLT_MAX))
+        usage_error("--lr needs a positive finite number a float holds (at most 3.4e38), "
+                    "not '%s'", v);
+    } else if ((v = option(argc, argv, &i, "--resume")) != NULL) {
+      o->resume = v;
     } else if ((v = option(argc, argv, &i, "-o")) != NULL) {
       o->dir = v;
     } else {
       usage_error("unknown option '%s'", a);
     }
   }
+  int val = 0;
+  for (int f = 0; f < N_FEEDS; f++)
+    val |= vsm[f].path != NULL;
+  if (val && o->val_split > 0)
+    usage_error("%s", "--val-split or --val-input/--val-labels, not both");
+  if (val && !vsm[label].path)
+    usage_error("%s", "--val-input and --val-labels go together");
   if (o->epochs < 0)
     usage_error("%s", "--epochs E is required");
   if (!o->dir)
@@ -267,9 +316,24 @@ static int parse_trainer_options(int argc, char **argv, samples *sm, int label, 
   return 0;
 }
 
+/* The index of the first inf or NaN of n floats, or -1: one pass of
+ * integer ops (an exponent of all ones), the search only on failure. */
+static int64_t first_non_finite(const float *v, int64_t n) {
+  uint32_t bad = 0;
+  for (int64_t i = 0; i < n; i++) {
+    uint32_t u;
+    memcpy(&u, &v[i], 4);
+    bad |= (uint32_t)((u & 0x7f800000u) == 0x7f800000u);
+  }
+  for (int64_t i = 0; bad && i < n; i++)
+    if (!isfinite(v[i]))
+      return i;
+  return -1;
+}
+
 /* Every feed's samples but the learning rate's; their number N, the
- * same for all. */
-static int64_t load_feeds(samples *sm, int label, int lr_feed) {
+ * same for all. Every f32 value must be finite. */
+static int64_t load_feeds(samples *sm, int label, int lr_feed, const char *opt) {
   enum { N_FEEDS = DY_MODEL_NUM_INPUTS };
   int64_t n = -1;
   const char *n_from = "the labels";
@@ -277,9 +341,9 @@ static int64_t load_feeds(samples *sm, int label, int lr_feed) {
     if (i == lr_feed)
       continue;
     if (!sm[i].path && i == label)
-      fail("%s", "the labels are missing: give --labels FILE.npy");
+      fail("the labels are missing: give --%slabels FILE.npy", opt);
     if (!sm[i].path)
-      fail("input '%s' is missing: give --input %s=FILE.npy", dy_model_inputs[i].name,
+      fail("input '%s' is missing: give --%sinput %s=FILE.npy", dy_model_inputs[i].name, opt,
            dy_model_inputs[i].name);
     load_samples(i, &sm[i]);
     if (n >= 0 && sm[i].n != n)
@@ -287,27 +351,281 @@ static int64_t load_feeds(samples *sm, int label, int lr_feed) {
            (long long)n);
     n = sm[i].n;
     n_from = sm[i].path;
+    if (dy_model_inputs[i].dtype != 0)
+      continue;
+    int64_t row = (int64_t)(sm[i].row / 4), k = first_non_finite((const float *)sm[i].data,
+                                                                 row * sm[i].n);
+    if (k < 0)
+      continue;
+    char what[600];
+    if (i == label)
+      snprintf(what, sizeof what, "labels %s", sm[i].path);
+    else
+      snprintf(what, sizeof what, "input '%s' (%s)", dy_model_inputs[i].name, sm[i].path);
+    fail("%s: element %lld of sample %lld is %g: training data must be finite", what,
+         (long long)(k % (row ? row : 1)), (long long)(k / (row ? row : 1)),
+         (double)((const float *)sm[i].data)[k]);
   }
   if (n < 1)
     fail("%s: no samples", n_from);
   return n;
 }
 
-/* The epochs over the n samples sm (bat: one batch of each feed), the
- * state trained in place; the arena for the step. */
-static void train(const trainer_options *o, const samples *sm, unsigned char **bat, int lr_feed,
-                  int64_t n, int64_t *order, void *state, void *arena) {
+/* The schedule as a checkpoint names it (dy2stc train's words). */
+static void schedule_text(char *buf, size_t n) {
+  int64_t size = DY_TPL_LR_STEP, w = DY_TPL_LR_WARMUP;
+  if (w >= 0)
+    snprintf(buf, n, "cosine:%lld", (long long)w);
+  else if (size > 0)
+    snprintf(buf, n, "step:%lld:%.17g", (long long)size, (double)DY_TPL_LR_GAMMA);
+  else
+    snprintf(buf, n, "constant");
+}
+
+/* The loop's position, DIR/checkpoint.txt (dy2stc train's format:
+ * compiler/cli/cli_train_state.c). */
+typedef struct {
+  int64_t epochs_done, epochs, samples, batch, steps;
+  double lr;
+  char schedule[96];
+  int shuffle;
+  uint64_t seed, rng[4];
+} checkpoint;
+
+/* DIR/<name>.npy of state tensor i (malloc'd). */
+static char *state_path(const char *dir, int i) {
+  char base[256];
+  file_name_of(dy_model_state[i].name, base, sizeof base);
+  char *path = malloc(strlen(dir) + strlen(base) + 8);
+  if (!path)
+    fail("out of memory");
+  sprintf(path, "%s/%s.npy", dir, base);
+  return path;
+}
+
+/* Every state tensor to DIR/<name>.npy, then the position: each file
+ * whole or not at all (a temporary, then a rename). */
+static void write_checkpoint(void *state, const char *dir, const checkpoint *c) {
+  make_dir(dir);
+  for (int i = 0; i < DY_MODEL_NUM_STATE; i++) {
+    const dy_model_tensor_info *t = &dy_model_state[i];
+    char what[300], *path = state_path(dir, i);
+    snprintf(what, sizeof what, "state '%s'", t->name);
+    write_npy_file(what, path, t->dtype, t->rank, t->shape, dy_model_state_tensor(state, i));
+    free(path);
+  }
+  char *path = malloc(strlen(dir) + 40), *tmp = malloc(strlen(dir) + 80);
+  if (!path || !tmp)
+    fail("out of memory");
+  sprintf(path, "%s/checkpoint.txt", dir);
+  sprintf(tmp, "%s.tmp.%ld", path, (long)getpid());
+  FILE *f = fopen(tmp, "wx");
+  if (!f)
+    fail("checkpoint: cannot write %s: %s", tmp, strerror(errno));
+  int bad = fprintf(f, "dy2stc checkpoint 1\nepochs_done %lld\nepochs %lld\nsamples %lld\n"
+                       "batch %lld\nsteps %lld\nlr %.17g\nschedule %s\nshuffle %d\n"
+                       "seed %llu\nrng %016llx %016llx %016llx %016llx\n",
+                    (long long)c->epochs_done, (long long)c->epochs, (long long)c->samples,
+                    (long long)c->batch, (long long)c->steps, c->lr, c->schedule, c->shuffle,
+                    (unsigned long long)c->seed, (unsigned long long)c->rng[0],
+                    (unsigned long long)c->rng[1], (unsigned long long)c->rng[2],
+                    (unsigned long long)c->rng[3]) < 0;
+  bad |= fclose(f) != 0;
+  if (bad || rename(tmp, path) != 0) {
+    int e = errno;
+    remove(tmp);
+    fail("checkpoint: cannot write %s: %s", path, strerror(e));
+  }
+  free(path);
+  free(tmp);
+}
+
+/* The value after "key " on a line of text, or NULL. */
+static const char *field(const char *text, const char *key) {
+  size_t n = strlen(key);
+  for (const char *s = text; s && *s; s = strchr(s, '\n'), s = s ? s + 1 : NULL)
+    if (strncmp(s, key, n) == 0 && s[n] == ' ')
+      return s + n + 1;
+  return NULL;
+}
+
+/* --resume DIR: the position, then every state tensor (its dtype and
+ * shape must be the state's) into state. */
+static void read_checkpoint(void *state, const char *dir, checkpoint *c) {
+  char *path = malloc(strlen(dir) + 40);
+  if (!path)
+    fail("out of memory");
+  sprintf(path, "%s/checkpoint.txt", dir);
+  size_t len;
+  char *text = (char *)read_file("--resume", path, &len);
+  text[len] = '\0';
+  const char *v[10] = {field(text, "epochs_done"), field(text, "epochs"), field(text, "samples"),
+                       field(text, "batch"), field(text, "steps"), field(text, "lr"),
+                       field(text, "schedule"), field(text, "shuffle"), field(text, "seed"),
+                       field(text, "rng")};
+  long long ed = 0, ep = 0, sa = 0, ba = 0, st = 0;
+  unsigned long long seed = 0, r[4] = {0};
+  int ok = strncmp(text, "dy2stc checkpoint 1\n", 20) == 0;
+  for (int i = 0; i < 10; i++)
+    ok &= v[i] != NULL;
+  ok = ok && sscanf(v[0], "%lld", &ed) == 1 && sscanf(v[1], "%lld", &ep) == 1 &&
+       sscanf(v[2], "%lld", &sa) == 1 && sscanf(v[3], "%lld", &ba) == 1 &&
+       sscanf(v[4], "%lld", &st) == 1 && sscanf(v[5], "%lf", &c->lr) == 1 &&
+       sscanf(v[6], "%95s", c->schedule) == 1 && sscanf(v[7], "%d", &c->shuffle) == 1 &&
+       sscanf(v[8], "%llu", &seed) == 1 &&
+       sscanf(v[9], "%llx %llx %llx %llx", &r[0], &r[1], &r[2], &r[3]) == 4;
+  if (!ok || ed < 1 || ba < 1 || sa < 1 || st < 0 || ep < ed)
+    fail("--resume: %s is not a dy2stc checkpoint (version 1)", path);
+  c->epochs_done = ed;
+  c->epochs = ep;
+  c->samples = sa;
+  c->batch = ba;
+  c->steps = st;
+  c->seed = seed;
+  for (int i = 0; i < 4; i++)
+    c->rng[i] = r[i];
+  free(text);
+  free(path);
+  for (int i = 0; i < DY_MODEL_NUM_STATE; i++) {
+    const dy_model_tensor_info *t = &dy_model_state[i];
+    char what[300], descr[32], got[160], want[160];
+    snprintf(what, sizeof what, "--resume: state '%s'", t->name);
+    path = state_path(dir, i);
+    unsigned char *buf = read_file(what, path, &len);
+    int64_t shape[8];
+    int rank;
+    size_t off, numel = 1;
+    parse_npy(what, path, buf, len, descr, sizeof descr, shape, &rank, &off);
+    int same = strcmp(descr, npy_descr[t->dtype]) == 0 && rank == t->rank;
+    for (int d = 0; d < t->rank; d++) {
+      same &= d < rank && shape[d] == t->shape[d];
+      numel *= (size_t)t->shape[d];
+    }
+    shape_text(shape, rank, got, sizeof got);
+    shape_text(t->shape, t->rank, want, sizeof want);
+    if (!same || len - off != numel * elem_size[t->dtype])
+      fail("%s: %s is '%s' %s, expected '%s' %s", what, path, descr, got, npy_descr[t->dtype],
+           want);
+    memcpy(dy_model_state_tensor(state, i), buf + off, len - off);
+    swap_to_host(dy_model_state_tensor(state, i), len - off, elem_size[t->dtype]);
+    free(buf);
+    free(path);
+  }
+}
+
+/* The checkpoint read by --resume must be of this run's loop. */
+static void check_resume(const checkpoint *c, const checkpoint *now, const char *dir) {
+  if (c->samples != now->samples)
+    fail("--resume %s: the checkpoint was trained on %lld samples, the data has %lld", dir,
+         (long long)c->samples, (long long)now->samples);
+  if (c->batch != now->batch)
+    fail("--batch %lld: the checkpoint in %s was trained with --batch %lld",
+         (long long)now->batch, dir, (long long)c->batch);
+  if (c->lr != now->lr)
+    fail("--lr %.17g: the checkpoint in %s was trained with --lr %.17g", now->lr, dir, c->lr);
+  if (strcmp(c->schedule, now->schedule) != 0)
+    fail("--lr-schedule %s: the checkpoint in %s was trained with %s", now->schedule, dir,
+         c->schedule);
+  if (c->shuffle != now->shuffle || (now->shuffle && c->seed != now->seed))
+    fail("--shuffle: the checkpoint in %s was trained with %s %llu", dir,
+         c->shuffle ? "--shuffle" : "--no-shuffle", (unsigned long long)c->seed);
+  int64_t w = DY_TPL_LR_WARMUP;
+  if (w >= 0 && c->epochs != now->epochs)
+    fail("--epochs %lld: the checkpoint's cosine schedule spans %lld epochs; resume with "
+         "--epochs %lld", (long long)now->epochs, (long long)c->epochs, (long long)c->epochs);
+  if (now->epochs <= c->epochs_done)
+    fail("--epochs %lld: the checkpoint in %s has trained %lld epochs already",
+         (long long)now->epochs, dir, (long long)c->epochs_done);
+  if (c->steps != c->epochs_done * now->steps)
+    fail("--resume %s: %lld steps do not make %lld epochs of %lld steps", dir,
+         (long long)c->steps, (long long)c->epochs_done, (long long)now->steps);
+}
+
+/* After a step: the loss and every f32 state tensor finite, else stop
+ * (the checkpoint on disk is the last good state). */
+static void check_step(void *state, float loss, int64_t e, int64_t k) {
+  if (!isfinite(loss))
+    fail("epoch %lld step %lld: the loss is %g (lower --lr or use --clip-norm); the last good "
+         "state on disk is kept", (long long)e, (long long)k, (double)loss);
+  for (int i = 0; i < DY_MODEL_NUM_STATE; i++) {
+    const dy_model_tensor_info *t = &dy_model_state[i];
+    int64_t numel = 1;
+    for (int d = 0; d < t->rank; d++)
+      numel *= t->shape[d];
+    const float *v = (const float *)dy_model_state_tensor(state, i);
+    int64_t j = t->dtype == 0 ? first_non_finite(v, numel) : -1;
+    if (j >= 0)
+      fail("epoch %lld step %lld: '%s' is %g (element %lld) after the step: a gradient or the "
+           "update is not finite (lower --lr or use --clip-norm); the last good state on disk "
+           "is kept", (long long)e, (long long)k, t->name, (double)v[j], (long long)j);
+  }
+}
+
+/* The validation set's loss: the step on its batches at rate 0, the
+ * state saved before and put back after (so nothing trains and the
+ * generator draws nothing); the mean over its samples. The step runs in
+ * training semantics: equal to dy2stc train's validation loss (eval
+ * semantics) for a model without dropout or batch norm. */
+static double validate(const samples *vsm, int64_t n, unsigned char **bat, int lr_feed,
+                       int64_t batch, void *state, void *arena, unsigned char *saved) {
   enum { N_FEEDS = DY_MODEL_NUM_INPUTS };
-  int64_t batch = o->batch, steps = (n + batch - 1) / batch, step = 0;
-  if (o->epochs > ((int64_t)1 << 53) / steps) /* the step count must not wrap */
-    usage_error("--epochs %lld: %lld epochs of %lld steps exceed 2^53 steps",
-                (long long)o->epochs, (long long)o->epochs, (long long)steps);
-  for (int64_t i = 0; i < n; i++)
-    order[i] = i;
+  const void *ins[N_FEEDS];
+  float loss = 0, rate = 0;
+  void *outs[1] = {&loss};
+  double sum = 0;
+  memcpy(saved, state, (size_t)DY_MODEL_STATE_BYTES);
+  for (int64_t first = 0; first < n; first += batch) {
+    int64_t b = n - first < batch ? n - first : batch;
+    for (int f = 0; f < N_FEEDS; f++) {
+      if (f == lr_feed)
+        continue;
+      memcpy(bat[f], vsm[f].data + (size_t)first * vsm[f].row, (size_t)b * vsm[f].row);
+      ins[f] = bat[f];
+    }
+    ins[lr_feed] = &rate;
+    int rc = dy_model_step_v(state, arena, b, ins, outs);
+    memcpy(state, saved, (size_t)DY_MODEL_STATE_BYTES);
+    if (rc == DY_MODEL_ERR_INDEX)
+      fail("validation: a label is out of range (class indices are 0..C-1)");
+    if (rc != DY_MODEL_OK)
+      fail("dy_model_run failed with status %d (validation batch %lld)", rc, (long long)b);
+    sum += (double)loss * (double)b;
+  }
+  return sum / (double)n;
+}
+
+/* The progress line on stderr when it is a terminal ("epoch e/E step
+ * k/S", at most every 100 ms), cleared at the epoch's end. */
+static void progress(int64_t e, int64_t epochs, int64_t k, int64_t steps) {
+  static int on = -1;
+  static double last;
+  if (on < 0)
+    on = isatty(2);
+  double t = now_ms();
+  if (!on || (k + 1 < steps && t - last < 100))
+    return;
+  last = t;
+  if (k + 1 < steps)
+    fprintf(stderr, "\repoch %lld/%lld step %lld/%lld", (long long)e, (long long)epochs,
+            (long long)(k + 1), (long long)steps);
+  else
+    fprintf(stderr, "\r\033[K");
+}
+
+/* The epochs over the n samples sm (bat: one batch of each feed), the
+ * state trained in place from the position c (after its epochs_done; a
+ * checkpoint to o->dir after every epoch); the arena for the step. With
+ * saved (room for the state), the nv samples vsm are validated after
+ * every epoch. */
+static void train(const trainer_options *o, const samples *sm, const samples *vsm, int64_t nv,
+                  unsigned char **bat, int lr_feed, int64_t n, int64_t *order, void *state,
+                  void *arena, unsigned char *saved, checkpoint *c) {
+  enum { N_FEEDS = DY_MODEL_NUM_INPUTS };
+  int64_t batch = c->batch, steps = (n - 1) / batch + 1, step = c->steps;
   const void *ins[N_FEEDS];
   float loss = 0, rate;
   void *outs[1] = {&loss};
-  for (int64_t e = 1; e <= o->epochs; e++) {
+  for (int64_t e = c->epochs_done + 1; e <= o->epochs; e++) {
     double t0 = now_ms(), sum = 0;
     for (int64_t i = 0; i < n; i++)
       order[i] = i;
@@ -337,29 +655,43 @@ static void train(const trainer_options *o, const samples *sm, unsigned char **b
              (long long)e, (long long)k);
       if (rc != DY_MODEL_OK)
         fail("dy_model_run failed with status %d (batch %lld)", rc, (long long)b);
+      check_step(state, loss, e, k);
       sum += loss;
+      progress(e, o->epochs, k, steps);
     }
-    printf("epoch %lld loss %.4f time %.3f s\n", (long long)e, sum / (double)steps,
+    printf("epoch %lld loss %.4f time %.3f s", (long long)e, sum / (double)steps,
            (now_ms() - t0) / 1e3);
+    if (saved)
+      printf(" val loss %.4f", validate(vsm, nv, bat, lr_feed, batch, state, arena, saved));
+    printf("\n");
     fflush(stdout);
+    c->epochs_done = e;
+    c->steps = step;
+    for (int i = 0; i < 4; i++)
+      c->rng[i] = rng_s[i];
+    write_checkpoint(state, o->dir, c);
   }
 }
 
-/* Every state tensor to DIR/<name>.npy. */
-static void write_state_files(void *state, const char *dir) {
-  for (int i = 0; i < DY_MODEL_NUM_STATE; i++) {
-    const dy_model_tensor_info *t = &dy_model_state[i];
-    char base[256], what[300];
-    file_name_of(t->name, base, sizeof base);
-    char *path = malloc(strlen(dir) + strlen(base) + 8);
-    if (!path)
-      fail("out of memory");
-    sprintf(path, "%s/%s.npy", dir, base);
-    snprintf(what, sizeof what, "state '%s'", t->name);
-    write_npy_file(what, path, t->dtype, t->rank, t->shape, dy_model_state_tensor(state, i));
-    free(path);
-  }
-  printf("wrote %d tensors to %s\n", DY_MODEL_NUM_STATE, dir);
+/* The batch, steps and schedule for n samples, as dy2stc train checks
+ * them (compiler/cli/cli_train.c: dy_cli_train_plan); the position of a
+ * fresh run. */
+static checkpoint plan(trainer_options *o, int64_t n) {
+  if (o->batch_given && o->batch > n)
+    fail("--batch %lld: above the %lld training samples", (long long)o->batch, (long long)n);
+  int64_t batch = o->batch < n ? o->batch : n, steps = (n - 1) / batch + 1;
+  if (o->epochs > ((int64_t)1 << 53) / steps) /* the step count must not wrap */
+    fail("--epochs %lld: %lld epochs of %lld steps exceed 2^53 steps", (long long)o->epochs,
+         (long long)o->epochs, (long long)steps);
+  double top = rate_at(o->lr, o->epochs * steps - 1, o->epochs * steps);
+  if (!(fabs(top) <= FLT_MAX))
+    fail("--lr-schedule step:%lld:%g: the rate reaches %g by step %lld, beyond a float (lower "
+         "GAMMA, --lr or --epochs)", (long long)DY_TPL_LR_STEP, (double)DY_TPL_LR_GAMMA, top,
+         (long long)(o->epochs * steps - 1));
+  checkpoint c = {.epochs = o->epochs, .samples = n, .batch = batch, .lr = o->lr,
+                  .shuffle = o->shuffle, .seed = o->seed};
+  schedule_text(c.schedule, sizeof c.schedule);
+  return c;
 }
 
 int dy_train_main(int argc, char **argv) {
@@ -368,8 +700,9 @@ int dy_train_main(int argc, char **argv) {
     prog = s ? s + 1 : argv[0];
   }
   enum { N_FEEDS = DY_MODEL_NUM_INPUTS };
-  samples sm[N_FEEDS];
+  samples sm[N_FEEDS], vsm[N_FEEDS];
   memset(sm, 0, sizeof sm);
+  memset(vsm, 0, sizeof vsm);
   int label = -1, lr_feed = -1;
   for (int i = 0; i < N_FEEDS; i++) {
     if (strcmp(dy_model_inputs[i].name, "label") == 0)
@@ -380,21 +713,39 @@ int dy_train_main(int argc, char **argv) {
   if (label < 0 || lr_feed < 0 || DY_MODEL_NUM_OUTPUTS != 1)
     fail("dy_model is not a training step (no label or learning_rate input)");
   trainer_options o = {.lr = DY_TPL_LR, .batch = DY_TPL_BATCH, .epochs = -1, .shuffle = 1};
-  if (parse_trainer_options(argc, argv, sm, label, lr_feed, &o))
+  if (parse_trainer_options(argc, argv, sm, vsm, label, lr_feed, &o))
     return 0;
-  int64_t n = load_feeds(sm, label, lr_feed);
-  make_dir(o.dir);
+  int64_t n = load_feeds(sm, label, lr_feed, ""), nv = 0;
+  int own_val = vsm[label].path != NULL;
+  if (own_val)
+    nv = load_feeds(vsm, label, lr_feed, "val-");
+  if (o.val_split > 0) { /* the last floor(F * N) samples, at least 1, leaving 1 */
+    if (n < 2)
+      fail("--val-split %g: %lld sample%s cannot be split", o.val_split, (long long)n,
+           n == 1 ? "" : "s");
+    nv = (int64_t)(o.val_split * (double)n);
+    nv = nv < 1 ? 1 : nv > n - 1 ? n - 1 : nv;
+    n -= nv;
+    for (int f = 0; f < N_FEEDS; f++) {
+      vsm[f] = sm[f];
+      vsm[f].n = nv;
+      vsm[f].data = sm[f].data ? sm[f].data + (size_t)n * sm[f].row : NULL;
+      sm[f].n = n;
+    }
+  }
+  checkpoint c = plan(&o, n);
 
   unsigned char *raw_state = malloc((size_t)DY_MODEL_STATE_BYTES + DY_MODEL_STATE_ALIGN);
   unsigned char *raw = malloc((size_t)DY_MODEL_ARENA_BYTES + DY_MODEL_ARENA_ALIGN);
   int64_t *order = malloc(sizeof *order * (size_t)n);
   unsigned char *bat[N_FEEDS];
   for (int i = 0; i < N_FEEDS; i++) {
-    bat[i] = malloc(i == lr_feed ? 4 : sm[i].row * (size_t)o.batch + 1);
+    bat[i] = malloc(i == lr_feed ? 4 : sm[i].row * (size_t)c.batch + 1);
     if (!bat[i])
       fail("out of memory");
   }
-  if (!raw_state || !raw || !order)
+  unsigned char *saved = nv > 0 ? malloc((size_t)DY_MODEL_STATE_BYTES + 1) : NULL;
+  if (!raw_state || !raw || !order || (nv > 0 && !saved))
     fail("out of memory");
   void *state = raw_state + ((DY_MODEL_STATE_ALIGN - (uintptr_t)raw_state % DY_MODEL_STATE_ALIGN) %
                              DY_MODEL_STATE_ALIGN);
@@ -402,13 +753,26 @@ int dy_train_main(int argc, char **argv) {
                        DY_MODEL_ARENA_ALIGN);
   dy_model_state_init(state);
   rand_seed(o.seed);
-  train(&o, sm, bat, lr_feed, n, order, state, arena);
-  write_state_files(state, o.dir);
+  if (o.resume) {
+    checkpoint r = c;
+    c.steps = (n - 1) / c.batch + 1; /* the steps of an epoch, for the check */
+    read_checkpoint(state, o.resume, &r);
+    check_resume(&r, &c, o.resume);
+    r.epochs = c.epochs;
+    c = r;
+    for (int i = 0; i < 4; i++)
+      rng_s[i] = c.rng[i];
+  }
+  train(&o, sm, vsm, nv, bat, lr_feed, n, order, state, arena, saved, &c);
+  printf("wrote %d tensors to %s\n", DY_MODEL_NUM_STATE, o.dir);
   for (int i = 0; i < N_FEEDS; i++) {
     free(sm[i].data);
+    if (own_val)
+      free(vsm[i].data);
     free(bat[i]);
   }
   free(order);
+  free(saved);
   free(raw);
   free(raw_state);
   return 0;

@@ -47,6 +47,8 @@ typedef struct {
   int64_t batch;            /* 0 until given: 32 */
   const char *output;       /* --output NAME, or NULL: the only one */
   bool has_loss, has_opt, has_lr, has_wd;
+  bool has_batch;           /* --batch given: above the samples is an error
+                               (the default is cut to them) */
 } dy_cli_train_spec;
 extern const char dy_cli_train_help[];  /* their lines of --help */
 /* argv[*i] (and its value, advancing *i) when it is one of them: 1; 0 when
@@ -56,6 +58,17 @@ int dy_cli_train_option(const char *cmd, int argc, char **argv, int *i,
 /* After the arguments: a usage error (its exit status) when --loss or
  * --optimizer is missing or they conflict; else the defaults, 0. */
 int dy_cli_train_finish(const char *cmd, dy_cli_train_spec *t);
+/* The loop's numbers for n samples over epochs, checked: the batch (an
+ * explicit --batch above n is an error, the default is cut to n), the steps
+ * per epoch (the step count over the run must stay below 2^53), the
+ * schedule (cosine: over epochs * steps; a step schedule's largest rate
+ * must be a finite float). Errors name the option. */
+typedef struct {
+  int64_t batch, steps;
+  dy_lr_schedule sched;
+} dy_cli_train_loop;
+dy_status dy_cli_train_plan(const dy_cli_train_spec *t, int64_t n, int64_t epochs,
+                           dy_cli_train_loop *plan, dy_error *err);
 /* The fetch to train: the var of output `name`, else of the only one. */
 dy_status dy_cli_pick_output(const dy_program *p, const char *name, int *out,
                              dy_error *err);
@@ -64,6 +77,51 @@ dy_status dy_cli_pick_output(const dy_program *p, const char *name, int *out,
  * labels: f32 cross-entropy targets). */
 dy_status dy_cli_make_training(dy_program *t, dy_cli_train_spec *ts, bool soft_labels,
                                dy_error *err);
+
+/* ---- cli_train_state.c: dy2stc train's checks, checkpoints, validation ---- */
+
+/* An f32 tensor of training data holds only finite values; else an error
+ * "WHAT: element K of sample I is nan: training data must be finite". */
+dy_status dy_cli_finite_data(const dy_tensor *t, const char *what, dy_error *err);
+/* The state of a training Program: every persistable var an in-place op
+ * writes (parameters, optimizer moments, running statistics), in var
+ * order, as the compiled step's NAME_state lists them. */
+typedef struct {
+  int n, *vars;
+} dy_cli_state;
+dy_status dy_cli_state_init(dy_cli_state *st, const dy_program *t, dy_error *err);
+void dy_cli_state_free(dy_cli_state *st);
+/* Every f32 state tensor is finite; else an error "WHERE: 'NAME' is nan
+ * (element K) after the step: ...". */
+dy_status dy_cli_finite_state(const dy_program *t, const dy_cli_state *st, const char *where,
+                              dy_error *err);
+/* The loop's position in a checkpoint (cli_train_state.c's header). */
+typedef struct {
+  int64_t epochs_done, epochs, samples, batch, steps;
+  double lr;
+  char schedule[96];  /* dy_cli_schedule_text */
+  int shuffle;
+  uint64_t seed, rng[4];
+} dy_cli_checkpoint;
+/* "constant", "step:SIZE:GAMMA" or "cosine:WARMUP", as a checkpoint says it. */
+void dy_cli_schedule_text(const dy_lr_schedule *s, char *buf, size_t n);
+/* The state tensors to DIR/<name>.npy, then DIR/checkpoint.txt; DIR is made
+ * when missing. */
+dy_status dy_cli_checkpoint_write(const char *dir, const dy_program *t, const dy_cli_state *st,
+                                  const dy_cli_checkpoint *c, dy_error *err);
+/* The position from DIR/checkpoint.txt and every state tensor from its
+ * file (dtype and shape checked) into t. */
+dy_status dy_cli_checkpoint_read(const char *dir, dy_program *t, const dy_cli_state *st,
+                                 dy_cli_checkpoint *c, dy_error *err);
+
+/* The model p (eval semantics, the trained values) on a validation set,
+ * in batches: the loss of output `fetch` (the index among p's fetches)
+ * as training computes it (the mean over every term) and the accuracy in
+ * percent (cross entropy: the argmax is the label's class; bce: the sign
+ * agrees; -1 for mse and l1). */
+dy_status dy_cli_validate(const dy_program *p, int fetch, dy_tensor *const *in, int n_in,
+                          const dy_tensor *labels, dy_loss_kind loss, int64_t batch,
+                          double *loss_out, double *acc_out, dy_error *err);
 
 /* ---- cli_diff.c: two tensors compared (compare, check) ---- */
 
@@ -184,6 +242,9 @@ bool dy_cli_range(const char *s, int64_t lo, int64_t hi, int64_t *out);
 bool dy_cli_positive(const char *s, int64_t *out);
 /* Parse a number >= 0; false if s is not one. */
 bool dy_cli_double(const char *s, double *out);
+/* A finite number >= 0 that a float holds (at most FLT_MAX, 3.4e38: a
+ * compiled step takes it as a float); false for inf, nan, 1e39, ... */
+bool dy_cli_f32_number(const char *s, double *out);
 /* "--help" or "-h". */
 bool dy_cli_is_help(const char *a);
 /* An output model path without its ".dymodel" (OUT and OUT.dymodel both

@@ -4,6 +4,8 @@
  * Program made from a model (train semantics, then
  * dy_program_make_training on the chosen output).
  */
+#include <float.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,7 +35,7 @@ static bool parse_schedule(const char *s, dy_lr_schedule *out) {
       return false;
     const char *g = end + 1;
     double gamma = strtod(g, &end);
-    if (end == g || *end || !(gamma > 0))
+    if (end == g || *end || !(gamma > 0) || !(gamma <= FLT_MAX))
       return false;
     *out = (dy_lr_schedule){.kind = DY_LR_STEP, .step_size = size, .gamma = gamma};
     return true;
@@ -78,19 +80,20 @@ int dy_cli_train_option(const char *cmd, int argc, char **argv, int *i,
       return dy_cli_usage(cmd, "unknown optimizer '%s' (sgd, adam, adamw)", v), -1;
     t->has_opt = true;
   } else if (strcmp(s, "--lr") == 0) {
-    if (!dy_cli_double(v, &t->opt.lr) || !(t->opt.lr > 0))
-      return dy_cli_usage(cmd, "--lr needs a positive number, not '%s'", v), -1;
+    if (!dy_cli_f32_number(v, &t->opt.lr) || !(t->opt.lr > 0))
+      return dy_cli_usage(cmd, "--lr needs a positive finite number a float holds (at most "
+                          "3.4e38), not '%s'", v), -1;
     t->has_lr = true;
   } else if (strcmp(s, "--momentum") == 0) {
-    if (!dy_cli_double(v, &t->opt.momentum) || !(t->opt.momentum < 1))
+    if (!dy_cli_f32_number(v, &t->opt.momentum) || !(t->opt.momentum < 1))
       return dy_cli_usage(cmd, "--momentum needs a number in [0, 1), not '%s'", v), -1;
   } else if (strcmp(s, "--weight-decay") == 0) {
-    if (!dy_cli_double(v, &t->opt.weight_decay))
-      return dy_cli_usage(cmd, "--weight-decay needs a number >= 0, not '%s'", v), -1;
+    if (!dy_cli_f32_number(v, &t->opt.weight_decay))
+      return dy_cli_usage(cmd, "--weight-decay needs a finite number >= 0, not '%s'", v), -1;
     t->has_wd = true;
   } else if (strcmp(s, "--clip-norm") == 0) {
-    if (!dy_cli_double(v, &t->opt.clip_norm))
-      return dy_cli_usage(cmd, "--clip-norm needs a number >= 0, not '%s'", v), -1;
+    if (!dy_cli_f32_number(v, &t->opt.clip_norm))
+      return dy_cli_usage(cmd, "--clip-norm needs a finite number >= 0, not '%s'", v), -1;
   } else if (strcmp(s, "--lr-schedule") == 0) {
     if (!parse_schedule(v, &t->sched))
       return dy_cli_usage(cmd, "bad --lr-schedule '%s' (constant, "
@@ -98,6 +101,7 @@ int dy_cli_train_option(const char *cmd, int argc, char **argv, int *i,
   } else { /* --batch */
     if (!dy_cli_positive(v, &t->batch))
       return dy_cli_usage(cmd, "--batch needs a positive integer, not '%s'", v), -1;
+    t->has_batch = true;
   }
   return 1;
 }
@@ -118,6 +122,35 @@ int dy_cli_train_finish(const char *cmd, dy_cli_train_spec *t) {
   if (t->batch < 1)
     t->batch = 32;
   return 0;
+}
+
+dy_status dy_cli_train_plan(const dy_cli_train_spec *t, int64_t n, int64_t epochs,
+                           dy_cli_train_loop *plan, dy_error *err) {
+  if (t->has_batch && t->batch > n)
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                        "--batch %lld: above the %lld training samples", (long long)t->batch,
+                        (long long)n);
+  plan->batch = t->batch < n ? t->batch : n;
+  plan->steps = (n - 1) / plan->batch + 1; /* ceil(n / batch), without overflow */
+  /* the step count (and the schedule's position in it) is exact in a
+   * double up to 2^53; more would wrap or round */
+  if (epochs > (INT64_C(1) << 53) / plan->steps)
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                        "--epochs %lld: %lld epochs of %lld steps exceed 2^53 steps",
+                        (long long)epochs, (long long)epochs, (long long)plan->steps);
+  plan->sched = t->sched;
+  int64_t total = epochs * plan->steps;
+  if (plan->sched.kind == DY_LR_COSINE)
+    plan->sched.total_steps = total;
+  /* a growing step schedule must stay a float: its last rate is the largest */
+  double top = dy_lr_at(&plan->sched, t->opt.lr, total - 1);
+  if (!(fabs(top) <= FLT_MAX))
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                        "--lr-schedule step:%lld:%g: the rate reaches %g by step %lld, "
+                        "beyond a float (lower GAMMA, --lr or --epochs)",
+                        (long long)plan->sched.step_size, plan->sched.gamma, top,
+                        (long long)(total - 1));
+  return DY_OK;
 }
 
 /* The fetch to train: --output NAME, else the only one. */

@@ -3,6 +3,8 @@
  * plain option values. Calls nothing of the CLI's own.
  */
 #include <errno.h>
+#include <float.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +48,14 @@ bool dy_cli_double(const char *s, double *out) {
   errno = 0;
   double v = strtod(s, &end);
   if (errno || !*s || *end || !(v >= 0))
+    return false;
+  *out = v;
+  return true;
+}
+
+bool dy_cli_f32_number(const char *s, double *out) {
+  double v;
+  if (!dy_cli_double(s, &v) || !isfinite(v) || v > FLT_MAX)
     return false;
   *out = v;
   return true;

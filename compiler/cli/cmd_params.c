@@ -4,6 +4,7 @@
  *
  *   dy2stc params MODEL --from DIR -o OUT
  */
+#include <math.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -14,8 +15,9 @@ static const char params_help[] =
     "Write MODEL with the persistable vars found in DIR as OUT.dymodel +\n"
     "OUT.dyparams: var NAME takes DIR/<NAME>.npy (characters outside\n"
     "[A-Za-z0-9._-] become '_') when that file exists; its dtype and shape must\n"
-    "be the var's. This is how a compiled trainer's output (dy2stc compile\n"
-    "--train --emit exe; it writes its state as DIR/<name>.npy) becomes a model.\n";
+    "be the var's, and an f32 file must hold no NaN. This is how a compiled\n"
+    "trainer's output (dy2stc compile --train --emit exe; it writes its state as\n"
+    "DIR/<name>.npy) becomes a model.\n";
 
 int dy_cli_params(int argc, char **argv) {
   const char *model = NULL, *dir = NULL, *out = NULL;
@@ -66,7 +68,12 @@ int dy_cli_params(int argc, char **argv) {
       s = dy_error_set(&err, DY_STATUS_SHAPE_MISMATCH, "%s is %s, but var '%s' is %s", path,
                        dy_type_str(&t->type, got, sizeof got), v->name,
                        dy_type_str(&v->type, want, sizeof want));
-    else
+    for (int64_t k = 0; !s && t->type.dtype == DY_F32 && k < dy_tensor_numel(t); k++)
+      if (isnan(((const float *)t->data)[k]))
+        s = dy_error_set(&err, DY_STATUS_INVALID_ARGUMENT,
+                         "%s holds nan (element %lld): not a trained value of '%s'", path,
+                         (long long)k, v->name);
+    if (!s)
       s = dy_program_set_data(p, i, t->data, t->nbytes, &err);
     dy_tensor_free(t);
     n++;
