@@ -131,9 +131,29 @@ static void test_nonzero_cli(void) {
   dy_test_expect_cli(log, 1, "'nonzero' is known only at run time", cmd);
 }
 
+/* Range's limit from a dynamic dim (a GPT block's positions): still
+ * refused, but the message names the value (it said '' before). */
+static void test_range_of_shape_value_names_it(void) {
+  char path[4096];
+  tmp_path(path, sizeof path, "range_seq.onnx");
+  ob_model *m = ob_new(13);
+  ob_input(m, "x", OB_F32, 2, (int64_t[]){1, -1}, "seq");
+  ob_init_i64(m, "zero", 0, NULL, (int64_t[]){0});
+  ob_init_i64(m, "one", 0, NULL, (int64_t[]){1});
+  ob_node(m, "Shape", "shape", 1, (const char *[]){"x"}, 1, (const char *[]){"s"});
+  ob_node(m, "Gather", "g", 2, (const char *[]){"s", "one"}, 1, (const char *[]){"lim"});
+  ob_node(m, "Range", "r", 3, (const char *[]){"zero", "lim", "one"}, 1,
+          (const char *[]){"y"});
+  ob_output(m, "y", OB_I64);
+  CU_ASSERT_EQUAL(ob_save(m, path), 0);
+  ob_free(m);
+  dy_test_onnx_error(path, DY_STATUS_UNSUPPORTED, "'lim' depends on a dynamic size", "(Range)");
+}
+
 void dy_test_register(void) {
   DY_SUITE("dynsize");
   DY_TEST(test_nonzero_eager);
   DY_TEST(test_nonzero_onnx_executor);
   DY_TEST(test_nonzero_cli);
+  DY_TEST(test_range_of_shape_value_names_it);
 }
