@@ -283,6 +283,8 @@ enum {
                                    its first n_out inputs, persistable vars
                                    (optimizer steps, running statistics);
                                    an op with effects, never removed     */
+  DY_OPF_SETS_SIZE   = 1 << 11, /* the kernel sets output 0's size symbol
+                                   (attribute size_sym; nonzero)         */
 };
 
 typedef enum {
@@ -407,6 +409,10 @@ typedef struct {
 } dy_sym_decl;
 
 #define DY_MAX_FEEDS 64
+
+/* The most inputs of one op (concat): the operand arrays' length. A longer
+ * ONNX Concat becomes a tree of concats (ox_concat_many). */
+#define DY_MAX_OP_INPUTS 64
 
 typedef struct {
   dy_arena *arena;
@@ -825,6 +831,14 @@ extern const dy_infer_fn dy_infer_table[DY_OP_COUNT];
 /* Dispatch through the table; also checks arity. */
 dy_status dy_infer(const dy_op *op, const dy_type *in, int n_in, dy_type *out,
                    dy_error *err);
+
+/* DY_OPF_SETS_SIZE ops (infer/infer_shape.c): the symbol the op's result
+ * sets (-1: none) and the dim of output 0 it is (*dim); its largest value
+ * for inputs in, their symbols at vals (NULL: concrete types), or an error
+ * naming it (nonzero: at most x's size). */
+int dy_op_size_sym(const dy_op *op, int *dim);
+dy_status dy_op_size_bound(const dy_op *op, const dy_type *in, int n_in, const int64_t *vals,
+                           int64_t *bound, dy_error *err);
 
 /* Numpy broadcast of two shapes (-1 aware; infer/infer_util.c); used by
  * the binary ops and by kernels. */

@@ -71,8 +71,8 @@ static void accumulate(bwd *w, dy_tensor *t, int g) {
 static dy_status step(bwd *w, dy_tape_node *nd) {
   const dy_op *op = &nd->op;
   int n = op->n_inputs;
-  int x[16], dx[16], dy = nd->out->ag_val;
-  bool need[16], any = false;
+  int x[DY_MAX_OP_INPUTS], dx[DY_MAX_OP_INPUTS], dy = nd->out->ag_val;
+  bool need[DY_MAX_OP_INPUTS], any = false;
   for (int i = 0; i < n; i++) {
     dy_tensor *t = nd->in[i];
     need[i] = (t->requires_grad || t->grad_fn) &&

@@ -119,7 +119,7 @@ bool dy_tape_record(dy_op_kind kind, dy_tensor *const *in, int n_in,
  * output points at it). */
 typedef struct dy_tape_node {
   dy_op op;                 /* kind, attributes (copied), loc; id -1   */
-  dy_tensor *in[16];        /* referenced                              */
+  dy_tensor *in[DY_MAX_OP_INPUTS]; /* referenced                       */
   dy_tensor *out;           /* referenced; out->grad_fn is this record */
   int pos;                  /* index in the tape                        */
   bool visit;               /* scratch of one backward / pruning pass   */

@@ -71,6 +71,10 @@ dy_tensor *dy_pad_at(dy_tensor *x, int n, const int64_t *paddings,
  * x.shape[:axis] + index.shape + x.shape[axis+1:]. Negative indices count
  * from the end; one out of range is DY_STATUS_INVALID_ARGUMENT naming it
  * (the compiled model returns NAME_ERR_INDEX). */
+/* The coordinates of x's nonzero elements (any dtype, rank >= 1), i64
+ * [rank(x), n] in C order, n the count (ONNX NonZero). Traced, n is a size
+ * symbol the run sets. */
+dy_tensor *dy_nonzero_at(dy_tensor *x, dy_srcloc loc);
 dy_tensor *dy_gather_at(dy_tensor *x, dy_tensor *index, int axis,
                         dy_srcloc loc);
 
@@ -109,6 +113,7 @@ dy_tensor *dy_log_softmax_at(dy_tensor *x, int axis, dy_srcloc loc);
 #define dy_pad(x, n, paddings, mode, value) \
   dy_pad_at((x), (n), (paddings), (mode), (value), DY_HERE)
 #define dy_gather(x, index, axis) dy_gather_at((x), (index), (axis), DY_HERE)
+#define dy_nonzero(x) dy_nonzero_at((x), DY_HERE)
 #define dy_reduce_sum(x, n, axes, keepdim) \
   dy_reduce_sum_at((x), (n), (axes), (keepdim), DY_HERE)
 #define dy_reduce_mean(x, n, axes, keepdim) \

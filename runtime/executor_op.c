@@ -50,15 +50,38 @@ bool dy_exec_type_matches(const dy_type *var, const dy_type *t, const int64_t *s
   return true;
 }
 
+/* The size symbol sym that op's kernel has just set (its output t's dim):
+ * its value from now on in this run, checked against the Program's bound
+ * (the one the memory plan and the compiled code size for) and the var's
+ * type at that value. */
+static dy_status bind_run_time_size(dy_exec *ex, const dy_op *op, int sym, const dy_tensor *t,
+                                    int dim, dy_error *err) {
+  int64_t n = t->type.shape[dim], bound = dy_program_sym_bound(ex->p, sym);
+  if (n > bound)
+    return dy_error_at(err, op, DY_STATUS_LIMIT,
+                       "%s: the size symbol '%s' is %lld at run time, above its bound %lld "
+                       "(--max-dim %s=N raises it)", dy_op_name(op->kind), dy_sym_name(sym),
+                       (long long)n, (long long)bound, dy_sym_name(sym));
+  ex->sym[sym] = n;
+  const dy_var *v = ex->p->vars[op->outputs[0]];
+  if (!dy_exec_type_matches(&v->type, &t->type, ex->sym)) {
+    char a[128], b[128];
+    return dy_error_at(err, op, DY_STATUS_INVALID_IR, "%s: computes %s for '%s' declared %s",
+                       dy_op_name(op->kind), dy_type_str(&t->type, a, sizeof a), v->name,
+                       dy_type_str(&v->type, b, sizeof b));
+  }
+  return DY_OK;
+}
+
 /* One op that is not a control op: infer, allocate, run the kernel; the
  * outputs' values go into ex->val, and to the observer if there is one. */
 dy_status dy_exec_op(dy_exec *ex, const dy_op *op, dy_error *err) {
   const dy_program *p = ex->p;
   dy_tensor **val = ex->val;
   dy_status s = DY_OK;
-  dy_tensor *in[16], *out[8] = {0};
-  dy_type in_t[16], out_t[8];
-  if (op->n_inputs > 16 || op->n_outputs > 8)
+  dy_tensor *in[DY_MAX_OP_INPUTS], *out[8] = {0};
+  dy_type in_t[DY_MAX_OP_INPUTS], out_t[8];
+  if (op->n_inputs > DY_MAX_OP_INPUTS || op->n_outputs > 8)
     return dy_error_at(err, op, DY_STATUS_UNSUPPORTED, "too many operands");
   for (int i = 0; i < op->n_inputs; i++) {
     in[i] = val[op->inputs[i]];
@@ -90,9 +113,16 @@ dy_status dy_exec_op(dy_exec *ex, const dy_op *op, dy_error *err) {
      * of the Program's persistable data (the verifier has checked
      * outputs[i] == inputs[i], persistable) */
     return dy_kernel_table[op->kind](op, in, op->n_inputs, in, err);
+  int size_dim, size_sym = dy_op_size_sym(op, &size_dim);
+  if (size_sym >= 0 && (s = dy_op_size_bound(op, in_t, op->n_inputs, NULL,
+                                             &out_t[0].shape[size_dim], err)))
+    return s; /* allocated at its capacity; the kernel sets the size */
   for (int i = 0; i < op->n_outputs && !s; i++) {
     const dy_var *v = p->vars[op->outputs[i]];
-    if (!dy_exec_type_matches(&v->type, &out_t[i], ex->sym)) {
+    if (i == 0 && size_sym >= 0) {
+      if (!(out[i] = dy_tensor_alloc(&out_t[i], true)))
+        s = dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "executor: out of memory");
+    } else if (!dy_exec_type_matches(&v->type, &out_t[i], ex->sym)) {
       char a[128], b[128];
       s = dy_error_at(err, op, DY_STATUS_INVALID_IR,
                       "%s: computes %s for '%s' declared %s at batch %lld",
@@ -104,6 +134,8 @@ dy_status dy_exec_op(dy_exec *ex, const dy_op *op, dy_error *err) {
   }
   if (!s)
     s = dy_kernel_table[op->kind](op, in, op->n_inputs, out, err);
+  if (!s && size_sym >= 0)
+    s = bind_run_time_size(ex, op, size_sym, out[0], size_dim, err);
   for (int i = 0; i < op->n_outputs; i++) {
     if (s)
       dy_tensor_free(out[i]);

@@ -38,8 +38,8 @@ static dy_type eager_type(dy_gb *b, int v) {
 static int eager_emit(dy_gb *b, dy_op_kind kind, const int *in, int n_in,
                       const dy_attr *attrs, int n_attrs) {
   dy_gb_eager_state *st = b->user;
-  dy_tensor *t[16];
-  if (n_in > 16)
+  dy_tensor *t[DY_MAX_OP_INPUTS];
+  if (n_in > DY_MAX_OP_INPUTS)
     return dy_gb_fail(b, DY_STATUS_UNSUPPORTED, "%s: too many inputs", dy_op_name(kind));
   for (int i = 0; i < n_in; i++)
     t[i] = st->vals[in[i]];

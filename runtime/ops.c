@@ -18,7 +18,7 @@
 
 dy_tensor *dy_apply(dy_op_kind kind, dy_tensor *const *in, int n_in,
                     const dy_attr *attrs, int n_attrs, dy_srcloc loc) {
-  enum { MAX_IN = 16 };
+  enum { MAX_IN = DY_MAX_OP_INPUTS };
   const char *name = dy_op_name(kind);
   if (n_in > MAX_IN)
     return dy_fail(DY_STATUS_INVALID_ARGUMENT, loc, "%s: too many inputs", name);
@@ -59,12 +59,20 @@ dy_tensor *dy_apply(dy_op_kind kind, dy_tensor *const *in, int n_in,
   }
 
   dy_tensor *out;
+  dy_type alloc_t = out_t;
+  int size_dim;
+  if (!symbolic && dy_op_size_sym(&op, &size_dim) >= 0) {
+    /* a size the kernel sets (nonzero): allocated at the op's bound for
+     * these inputs, the kernel shrinks the shape to what it found */
+    if (dy_op_size_bound(&op, in_t, n_in, NULL, &alloc_t.shape[size_dim], &err) != DY_OK)
+      return dy_fail_with(&err);
+  }
   if (symbolic)
     out = dy_tensor_symbolic(&out_t);
   else if (dy_op_has(&op, DY_OPF_VIEW))
     out = dy_tensor_view(in[0], &out_t);
   else
-    out = dy_tensor_new(out_t.dtype, out_t.rank, out_t.shape);
+    out = dy_tensor_new(alloc_t.dtype, alloc_t.rank, alloc_t.shape);
   if (!out)
     return NULL;
   if (!symbolic && !dy_op_has(&op, DY_OPF_VIEW) &&

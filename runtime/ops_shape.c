@@ -222,6 +222,14 @@ dy_tensor *dy_gather_at(dy_tensor *x, dy_tensor *index, int axis,
   return dy_apply(DY_OP_GATHER, (dy_tensor *const[]){x, index}, 2, attrs, n_attrs, loc);
 }
 
+/* The coordinates of x's nonzero elements, i64 [rank(x), n]. */
+dy_tensor *dy_nonzero_at(dy_tensor *x, dy_srcloc loc) {
+  dy_attr attrs[DY_NONZERO_NATTRS];
+  int n_attrs = dy_nonzero_attrs_put(&(dy_nonzero_attrs){.given = DY_GIVEN_ALL,
+                                                         .size_sym = "nonzero"}, attrs);
+  return dy_apply(DY_OP_NONZERO, (dy_tensor *const[]){x}, 1, attrs, n_attrs, loc);
+}
+
 /* ---- reductions ---- */
 
 static dy_tensor *reduce(dy_op_kind kind, dy_tensor *x, int n_axes,

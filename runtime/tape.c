@@ -170,7 +170,7 @@ bool dy_tape_wants(dy_tensor *const *in, int n_in, const dy_tensor *out) {
 
 bool dy_tape_record(dy_op_kind kind, dy_tensor *const *in, int n_in,
                     const dy_attr *attrs, int n_attrs, dy_srcloc loc, dy_tensor *out) {
-  if (n_in > 16) {
+  if (n_in > DY_MAX_OP_INPUTS) {
     dy_fail(DY_STATUS_UNSUPPORTED, loc, "%s: too many inputs to record", dy_op_name(kind));
     return false;
   }

@@ -90,8 +90,20 @@ static int var_of(dy_trace_state *ts, dy_tensor *t, dy_srcloc loc) {
 bool dy_trace_record(dy_trace_state *ts, dy_op_kind kind, dy_tensor *const *in,
                      int n_in, const dy_attr *attrs, int n_attrs, dy_srcloc loc,
                      dy_tensor *out) {
-  int ids[16];
-  dy_type types[16];
+  int ids[DY_MAX_OP_INPUTS];
+  dy_type types[DY_MAX_OP_INPUTS];
+  if (n_in > DY_MAX_OP_INPUTS) {
+    dy_fail(DY_STATUS_UNSUPPORTED, loc, "%s: more than %d inputs", dy_op_name(kind),
+            DY_MAX_OP_INPUTS);
+    return false;
+  }
+  if (dy_op_info_of(kind)->flags & DY_OPF_SETS_SIZE) {
+    /* each traced one would need a size symbol of its own (the ONNX
+     * frontend makes them); not yet */
+    dy_fail(DY_STATUS_UNSUPPORTED, loc, "%s: its output size is known only at run time, "
+            "which tracing does not record yet", dy_op_name(kind));
+    return false;
+  }
   for (int i = 0; i < n_in; i++) {
     if ((ids[i] = var_of(ts, in[i], loc)) < 0)
       return false;

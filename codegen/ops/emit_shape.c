@@ -740,6 +740,17 @@ dy_status dy_emit_log_softmax(dy_cg_ctx *ctx, dy_error *err) {
   return DY_OK;
 }
 
+/* nonzero: a size known only at run time (DY_OPF_SETS_SIZE). The executor
+ * runs it; the generated code does not yet carry a size its kernels set
+ * (issue 29), so this is a clean refusal naming the symbol. */
+dy_status dy_emit_nonzero(dy_cg_ctx *ctx, dy_error *err) {
+  int sym = dy_op_size_sym(ctx->op, NULL);
+  return dy_error_at(err, ctx->op, DY_STATUS_UNSUPPORTED,
+                     "codegen: nonzero: its count '%s' is known only at run time, which the "
+                     "generated code does not carry yet (the executor runs it)",
+                     sym >= 0 ? dy_sym_name(sym) : "?");
+}
+
 /* ---- the family's entries of the emitter table (dy_cg_table, program/table.c):
  * each op's emitter, and where it has them its kernel's scratch and its
  * operands' role names ---- */
@@ -763,3 +774,4 @@ const dy_cg_op dy_cg_op_reduce_max = {.emit = dy_emit_reduce_max};
 const dy_cg_op dy_cg_op_reduce_min = {.emit = dy_emit_reduce_min};
 const dy_cg_op dy_cg_op_argmax = {.emit = dy_emit_argmax};
 const dy_cg_op dy_cg_op_log_softmax = {.emit = dy_emit_log_softmax};
+const dy_cg_op dy_cg_op_nonzero = {.emit = dy_emit_nonzero};

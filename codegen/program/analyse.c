@@ -120,6 +120,15 @@ static dy_status check_op(cg_gen *g, int oi) {
                        "op %d (%s) has %d inputs and %d outputs, expected "
                        "%d and %d", op->id, info->name, op->n_inputs,
                        op->n_outputs, info->n_in, info->n_out);
+  if (info->flags & DY_OPF_SETS_SIZE) {
+    /* refused here, before the arena and NAME_bind see a symbol that no
+     * input gives (the emitter refuses the same way) */
+    int sym = dy_op_size_sym(op, NULL);
+    return dy_error_at(err, op, DY_STATUS_UNSUPPORTED,
+                       "codegen: %s: its count '%s' is known only at run time, which the "
+                       "generated code does not carry yet (the executor runs it)",
+                       info->name, sym >= 0 ? dy_sym_name(sym) : "?");
+  }
   for (int k = 0; k < op->n_inputs + op->n_outputs; k++) {
     int v = k < op->n_inputs ? op->inputs[k] : op->outputs[k - op->n_inputs];
     if (v < 0 || v >= p->n_vars)

@@ -158,8 +158,8 @@ static dy_program *one_op(const dy_program *p, const dy_op *op, dy_error *err) {
   dy_program *q = dy_program_new();
   if (!q)
     return NULL;
-  int ids[16], out;
-  if (op->n_inputs > 16 || op->n_outputs != 1) {
+  int ids[DY_MAX_OP_INPUTS], out;
+  if (op->n_inputs > DY_MAX_OP_INPUTS || op->n_outputs != 1) {
     dy_program_free(q);
     return NULL;
   }

@@ -25,8 +25,10 @@ enum { FOLD_SLACK = 4096 };
 static bool foldable(const dy_program *p, const dy_op *op, bool training,
                      int64_t *in_bytes) {
   *in_bytes = 0;
-  if (dy_op_sub_blocks(op, (int[2]){0}) || dy_op_has(op, DY_OPF_INPLACE))
-    return false;  /* control flow: fold_control.c; effects stay */
+  if (dy_op_sub_blocks(op, (int[2]){0}) || dy_op_has(op, DY_OPF_INPLACE) ||
+      dy_op_has(op, DY_OPF_SETS_SIZE))
+    return false;  /* control flow: fold_control.c; effects stay; a size set
+                      at run time is a symbol the later types use */
   for (int i = 0; i < op->n_inputs; i++) {
     const dy_var *v = p->vars[op->inputs[i]];
     if (!dy_pass_var_is_constant(p, v->id, training))

@@ -532,8 +532,8 @@ done:
 static dy_status emit_float(qctx *c, unit *u, dy_error *err) {
   for (int k = 0; k < u->n_ops; k++) {
     const dy_op *op = u->ops[k];
-    int in[16], out[8];
-    if (op->n_inputs > 16 || op->n_outputs > 8)
+    int in[DY_MAX_OP_INPUTS], out[8];
+    if (op->n_inputs > DY_MAX_OP_INPUTS || op->n_outputs > 8)
       return dy_error_at(err, op, DY_STATUS_UNSUPPORTED, "quantize: %s: too many operands",
                          dy_op_name(op->kind));
     for (int i = 0; i < op->n_inputs; i++)

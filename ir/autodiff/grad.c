@@ -87,8 +87,8 @@ static int prog_emit(dy_gb *b, dy_op_kind kind, const int *in, int n_in,
                      const dy_attr *attrs, int n_attrs) {
   prog_gb *s = b->user;
   dy_program *p = s->p;
-  dy_type tin[16], tout[8];
-  if (n_in > 16)
+  dy_type tin[DY_MAX_OP_INPUTS], tout[8];
+  if (n_in > DY_MAX_OP_INPUTS)
     return dy_gb_fail(b, DY_STATUS_UNSUPPORTED, "%s: too many inputs", dy_op_name(kind));
   for (int i = 0; i < n_in; i++)
     tin[i] = p->vars[in[i]]->type;
@@ -230,7 +230,7 @@ dy_status dy_program_gradients(dy_program *p, int loss, const int *wrt,
 
   for (int k = n_fwd - 1; k >= 0 && !s; k--) {
     const dy_op *op = blk->ops[k];
-    if (dy_op_has(op, DY_OPF_INPLACE) || op->n_outputs > 8 || op->n_inputs > 16)
+    if (dy_op_has(op, DY_OPF_INPLACE) || op->n_outputs > 8 || op->n_inputs > DY_MAX_OP_INPUTS)
       continue;
     int dy[8];
     bool has = false;
@@ -238,7 +238,7 @@ dy_status dy_program_gradients(dy_program *p, int loss, const int *wrt,
       dy[j] = g[op->outputs[j]];
       has |= dy[j] >= 0;
     }
-    bool need[16], any = false;
+    bool need[DY_MAX_OP_INPUTS], any = false;
     for (int i = 0; i < op->n_inputs; i++) {
       need[i] = dep[op->inputs[i]] &&
                 dy_grad_input_is_differentiable(op->kind, i,
@@ -260,7 +260,7 @@ dy_status dy_program_gradients(dy_program *p, int loss, const int *wrt,
       }
       continue;
     }
-    int dx[16];
+    int dx[DY_MAX_OP_INPUTS];
     if ((s = dy_grad_op(&b, op, op->inputs, op->outputs, dy, need, dx)))
       break;
     for (int i = 0; i < op->n_inputs; i++) {

@@ -1,6 +1,7 @@
 /* infer_shape.c - shape and dtype inference for the shape op family
  * (ops_shape.def): concat, slice, squeeze, unsqueeze, reshape_dims, expand,
- * tile, pad, gather, the reductions, argmax and log_softmax.
+ * tile, pad, gather, the reductions, argmax and log_softmax; nonzero, whose
+ * output size the kernel sets (dy_op_size_sym, dy_op_size_bound).
  *
  * Semantics follow ONNX (and Paddle where ONNX is silent); each function's
  * comment states the rules. Symbolic dims (size expressions, ir/core/dims.c;
@@ -17,6 +18,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "dy_checked.h"
 #include "dy_ir.h"
 
 #define OPNAME(op) dy_op_name((op)->kind)
@@ -644,5 +646,65 @@ dy_status dy_infer_log_softmax(const dy_op *op, const dy_type *in, int n,
   if ((s = dy_normalize_axis(op, axis, in[0].rank, &ax, err)))
     return s;
   *out = in[0];
+  return DY_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* sizes known only at run time (DY_OPF_SETS_SIZE)                     */
+/* ------------------------------------------------------------------ */
+
+/* nonzero(x; size_sym) -> i64 [rank(x), size_sym]: the coordinates of the
+ * nonzero elements of x (any dtype, rank >= 1), in C order. size_sym is a
+ * size symbol no input gives: the kernel's count sets it. */
+dy_status dy_infer_nonzero(const dy_op *op, const dy_type *in, int n, dy_type *out,
+                           dy_error *err) {
+  dy_nonzero_attrs a;
+  dy_status s = dy_nonzero_attrs_of(op, &a, err);
+  if (s)
+    return s;
+  (void)n;
+  if (in[0].rank < 1)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "nonzero: x must have rank >= 1");
+  int64_t d = dy_dim_sym(a.size_sym);
+  if (d == DY_DIM_NONE || dy_dim_single_sym(d) <= 0)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "nonzero: size_sym '%s' is not a size symbol's name (nor the batch)",
+                       a.size_sym);
+  *out = (dy_type){.dtype = DY_I64, .rank = 2, .shape = {in[0].rank, d}};
+  return DY_OK;
+}
+
+int dy_op_size_sym(const dy_op *op, int *dim) {
+  if (!dy_op_has(op, DY_OPF_SETS_SIZE))
+    return -1;
+  const char *name = NULL;
+  for (int i = 0; i < op->n_attrs; i++)
+    if (strcmp(op->attrs[i].name, "size_sym") == 0 && op->attrs[i].kind == DY_ATTR_STRING)
+      name = op->attrs[i].s;
+  int s = name ? dy_sym_id(name) : -1;
+  if (dim)
+    *dim = 1; /* nonzero: [rank, n] */
+  return s > 0 ? s : -1;
+}
+
+dy_status dy_op_size_bound(const dy_op *op, const dy_type *in, int n_in, const int64_t *vals,
+                           int64_t *bound, dy_error *err) {
+  int sym = dy_op_size_sym(op, NULL);
+  if (sym < 0 || n_in < 1)
+    return dy_error_at(err, op, DY_STATUS_INVALID_IR, "%s sets no size symbol", OPNAME(op));
+  int64_t numel = 1;
+  bool ok = true;
+  for (int d = 0; d < in[0].rank && ok; d++) {
+    int64_t v = in[0].shape[d];
+    ok = (v >= 0 || (vals && dy_dim_eval(v, vals, &v))) && v <= DY_MAX_NUMEL &&
+         (numel *= v) <= DY_MAX_NUMEL;
+  }
+  if (!ok)
+    return dy_error_at(err, op, DY_STATUS_LIMIT,
+                       "%s: no bound for the size symbol '%s' (x's size has none within "
+                       "%lld; give one with --max-dim %s=N)",
+                       OPNAME(op), dy_sym_name(sym), (long long)DY_MAX_NUMEL, dy_sym_name(sym));
+  *bound = numel > 0 ? numel : 1; /* a symbol's bound is at least 1 */
   return DY_OK;
 }

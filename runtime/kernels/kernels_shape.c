@@ -30,7 +30,7 @@
 
 #define op_name(op) dy_op_name((op)->kind)
 
-enum { MAX_IN = 16 };
+enum { MAX_IN = DY_MAX_OP_INPUTS };
 
 /* Arity (want_in < 0: variadic), the health of every tensor, and the
  * output's type against inference. Unless alias_ok, the output must not
@@ -494,5 +494,40 @@ dy_status dy_kernel_log_softmax(const dy_op *op, dy_tensor *const *in, int n_in,
       for (int64_t k = 0; k < n; k++)
         yr[k * inner] = xr[k * inner] - mx - lse;
     }
+  return DY_OK;
+}
+
+/* nonzero: a DY_OPF_SETS_SIZE op. The caller allocates out[0] at its
+ * capacity, [rank(x), cap] with cap >= x's size (dy_op_size_bound); the
+ * kernel writes the [rank, n] coordinates (C order) into its first
+ * rank * n elements and sets the shape's size dim to n (nbytes to match). */
+dy_status dy_kernel_nonzero(const dy_op *op, dy_tensor *const *in, int n_in,
+                            dy_tensor *const *out, dy_error *err) {
+  dy_status s = dy_kcheck_io(op, in, n_in, 1, out, err);
+  if (s != DY_OK)
+    return s;
+  const dy_type *x = &in[0]->type;
+  int r = x->rank;
+  int64_t numel = dy_type_numel(x), cap = out[0]->type.shape[1], n = 0;
+  if (out[0]->type.dtype != DY_I64 || out[0]->type.rank != 2 || out[0]->type.shape[0] != r ||
+      cap < numel)
+    return dy_error_at(err, op, DY_STATUS_INTERNAL,
+                       "nonzero: the output's capacity %lld is below x's %lld elements",
+                       (long long)cap, (long long)numel);
+  dy_dtype dt = x->dtype;
+  for (int64_t i = 0; i < numel; i++)
+    n += dy_dtype_get_f64(dt, in[0]->data, i) != 0.0;
+  int64_t *y = out[0]->data, idx[DY_MAX_DIMS] = {0}, k = 0;
+  for (int64_t i = 0; i < numel; i++) {
+    if (dy_dtype_get_f64(dt, in[0]->data, i) != 0.0) {
+      for (int d = 0; d < r; d++)
+        y[d * n + k] = idx[d];
+      k++;
+    }
+    for (int d = r - 1; d >= 0 && ++idx[d] == x->shape[d]; d--)
+      idx[d] = 0;
+  }
+  out[0]->type.shape[1] = n;
+  out[0]->nbytes = (size_t)(r * n) * sizeof(int64_t);
   return DY_OK;
 }

@@ -76,7 +76,7 @@ dy_status dy_kcheck_io(const dy_op *op, dy_tensor *const *in, int n_in,
 dy_status dy_kcheck_inferred(const dy_op *op, dy_tensor *const *in, int n_in,
                              dy_tensor *const *out, bool alias_ok,
                              dy_error *err) {
-  enum { MAX_IN = 16 };
+  enum { MAX_IN = DY_MAX_OP_INPUTS };
   if (n_in > MAX_IN)
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                        "%s: takes at most %d inputs, got %d", op_name(op),

@@ -468,6 +468,9 @@ static dy_status shape_ops(oxe_ctx *x, const dy_op *op) {
   case DY_OP_REDUCE_MAX: return reduce(x, op, "ReduceMax");
   case DY_OP_REDUCE_MIN: return reduce(x, op, "ReduceMin");
   case DY_OP_REDUCE_PROD: return reduce(x, op, "ReduceProd");
+  case DY_OP_NONZERO: /* the importer gives the count a symbol again */
+    NODE("NonZero", 1, 1, IN(0));
+    return DY_OK;
   default:
     return oxe_refuse(x, "has no ONNX spelling in this exporter");
   }

@@ -273,6 +273,10 @@ ox_value *ox_not(ox_ctx *c, ox_value *x);
 ox_value *ox_concat(ox_ctx *c, ox_value *const *in, int n, int64_t axis);
 ox_value *ox_pad(ox_ctx *c, ox_value *x, const int64_t *pads, const char *mode,
                  float value);
+/* NonZero of a run-time x: i64 [rank, n], n a size symbol of its own
+ * ("nonzero", "nonzero_1", ...: --max-dim names it) declared with the
+ * bound the op implies (dy_op_size_bound: x's size at its bounds). */
+ox_value *ox_nonzero(ox_ctx *c, ox_value *x);
 /* Concatenate any number of values (in chunks the executor accepts). */
 ox_value *ox_concat_many(ox_ctx *c, ox_value *const *in, int n, int64_t axis);
 /* An i64 constant [1,..,n,..,1] (rank r, n at axis) holding 0..n-1. */

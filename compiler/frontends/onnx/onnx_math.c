@@ -96,13 +96,52 @@ static dy_status sym_arith(ox_ctx *c, const char *op, ox_value *a, ox_value *b,
   return DY_OK;
 }
 
-/* Add, Sub, Mul, Div: numpy broadcasting (opset >= 7; earlier versions'
- * broadcast/axis attributes are not supported). */
+/* Before opset 7, Add, Sub, Mul, Div and Pow broadcast only when their
+ * attribute broadcast (0) is 1, and then B to A: B's dims match A's from
+ * axis on (A's rank - B's rank when axis is absent: numpy's alignment);
+ * without it the shapes must be equal. Here B is reshaped to A's rank
+ * with 1s around its dims, so numpy broadcasting computes the same. */
+static dy_status legacy_broadcast(ox_ctx *c, ox_value *a, ox_value **b) {
+  TRY(ox_check_attrs(c, "broadcast axis"));
+  int ra = a->type.rank, rb = (*b)->type.rank;
+  if (ox_attr_i(c, "broadcast", 0) == 0) {
+    if (!dy_type_equal(&a->type, &(*b)->type) && dy_type_numel(&(*b)->type) != 1)
+      return ox_fail(c, DY_STATUS_SHAPE_MISMATCH,
+                     "broadcast=0 (opset %lld) needs A and B of one shape",
+                     (long long)c->opset);
+    return DY_OK;
+  }
+  if (rb > ra)
+    return DY_OK; /* outside the rule (A broadcast to B): numpy's, leniently */
+  int64_t axis = ox_attr_i(c, "axis", ra - rb);
+  if (axis < 0)
+    axis += ra;
+  if (axis < 0 || axis + rb > ra)
+    return ox_fail(c, DY_STATUS_SHAPE_MISMATCH,
+                   "B of rank %d does not fit A of rank %d at axis %lld", rb, ra,
+                   (long long)axis);
+  if (axis + rb == ra)
+    return DY_OK; /* numpy's alignment already */
+  int64_t shape[DY_MAX_DIMS];
+  for (int i = 0; i < ra - axis; i++)
+    shape[i] = i < rb ? (*b)->type.shape[i] : 1;
+  for (int i = 0; i < rb; i++)
+    if (shape[i] < 0)
+      return ox_fail(c, DY_STATUS_UNSUPPORTED, "a legacy broadcast of a dynamic B");
+  *b = ox_reshape(c, *b, (int)(ra - axis), shape);
+  return *b ? DY_OK : c->err->status;
+}
+
+/* Add, Sub, Mul, Div: numpy broadcasting (opset >= 7; before, the
+ * broadcast/axis attributes: legacy_broadcast). */
 static dy_status binary_op(ox_ctx *c, const char *op) {
   ox_value *a, *b;
-  TRY(ox_check_attrs(c, ""));
   TRY(ox_need_in(c, 0, &a));
   TRY(ox_need_in(c, 1, &b));
+  if (c->opset < 7)
+    TRY(legacy_broadcast(c, a, &b));
+  else
+    TRY(ox_check_attrs(c, ""));
   if (a->sym || b->sym) {
     ox_value *o = NULL;
     TRY(sym_arith(c, op, a, b, &o));
@@ -119,9 +158,12 @@ static dy_status map_div(ox_ctx *c) { return binary_op(c, "div"); }
  * integer bases are not supported. */
 static dy_status map_pow(ox_ctx *c) {
   ox_value *a, *b;
-  TRY(ox_check_attrs(c, ""));
   TRY(ox_need_in(c, 0, &a));
   TRY(ox_need_in(c, 1, &b));
+  if (c->opset < 7)
+    TRY(legacy_broadcast(c, a, &b));
+  else
+    TRY(ox_check_attrs(c, ""));
   if (a->type.dtype != DY_F32)
     return ox_fail(c, DY_STATUS_UNSUPPORTED, "an integer base is not supported");
   OUT(0, ox_binary(c, "pow", a, ox_cast(c, b, DY_F32)));
@@ -276,11 +318,23 @@ static dy_status map_shrink(ox_ctx *c) {
   OUT(0, ox_where(c, lo, ox_scale(c, x, 1.0f, bias), r));
 }
 
-/* PRelu(X, slope): x < 0 ? slope * x : x (slope broadcasts to X). */
+/* PRelu(X, slope): x < 0 ? slope * x : x (slope broadcasts to X). Before
+ * opset 7 the slope is one value or one per channel (X's axis 1: a [C]
+ * slope, Caffe2's rule), so a [C] slope is reshaped to [C, 1, ...]. */
 static dy_status map_prelu(ox_ctx *c) {
   ox_value *x, *slope;
   TRY(f32_in(c, "", &x));
   TRY(ox_need_in(c, 1, &slope));
+  int r = x->type.rank;
+  if (c->opset < 7 && slope->type.rank == 1 && r > 2 && slope->type.shape[0] > 1 &&
+      slope->type.shape[0] == x->type.shape[1]) {
+    int64_t shape[DY_MAX_DIMS];
+    shape[0] = slope->type.shape[0];
+    for (int i = 1; i < r - 1; i++)
+      shape[i] = 1;
+    if (!(slope = ox_reshape(c, slope, r - 1, shape)))
+      return c->err->status;
+  }
   ox_value *m = ox_binary(c, "less", x, ox_const_f32(c, 0));
   OUT(0, ox_where(c, m, ox_binary(c, "mul", x, slope), x));
 }

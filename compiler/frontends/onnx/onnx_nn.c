@@ -14,9 +14,12 @@
  *                  kernel offset), then one matmul per group
  *   ConvTranspose  that convolution of the zero-upsampled, padded input
  *                  with the flipped, transposed kernel
- *   MaxPool        maximum over the same strided slices (padding -FLT_MAX);
- *                  its Indices output an argmax over the stacked slices
- *   AveragePool    sum over the slices divided by a constant count tensor
+ *   MaxPool        maximum over strided slices of the padded input
+ *                  (padding -FLT_MAX), one spatial dim at a time (the
+ *                  window is separable); its Indices output an argmax over
+ *                  the stacked slices of every window offset
+ *   AveragePool    sum over the slices (separable too) divided by a constant
+ *                  count tensor
  *                  (computed here, so count_include_pad and ceil_mode are
  *                  exact at the borders)
  *   MaxUnpool      a scatter into the flattened output
@@ -442,6 +445,27 @@ static dy_status map_conv_transpose(ox_ctx *c) {
 /* pooling                                                             */
 /* ------------------------------------------------------------------ */
 
+/* The maximum (or sum) over the windows w of padded xp, one spatial dim at
+ * a time: both are separable, so a k1 x k2 window costs k1 + k2 strided
+ * slices, not k1 * k2 (a 60 x 80 dilated MaxPool: 140 slices, where the
+ * window's 4,800 offsets would each be one), and no dim's kernel is
+ * capped (the op budget bounds them all). */
+static ox_value *pool_separable(ox_ctx *c, ox_value *xp, const window *w, bool max) {
+  ox_value *v = xp;
+  for (int i = 0; i < w->n && v; i++) {
+    ox_value *acc = NULL;
+    for (int64_t ki = 0; ki < w->k[i] && v; ki++) {
+      int64_t st = ki * w->d[i], en = st + (w->out[i] - 1) * w->s[i] + 1, ax = 2 + i;
+      ox_value *sl = ox_slice(c, v, 1, &st, &en, &ax, &w->s[i]);
+      acc = !sl ? NULL : acc ? ox_binary(c, max ? "maximum" : "add", acc, sl) : sl;
+      if (!acc)
+        return NULL;
+    }
+    v = acc;
+  }
+  return v;
+}
+
 /* MaxPool's Indices: the flat index (C order over N, C and the spatial
  * dims; storage_order 1 makes the spatial part column-major) of each
  * window's first maximum. The windows are stacked on a new last axis,
@@ -557,13 +581,23 @@ static dy_status pool(ox_ctx *c, bool max) {
                    max ? "max" : "average", dy_dtype_name(x->type.dtype));
   ox_value *sl[MAX_KERNEL];
   ox_value *xp = pad_spatial(c, x, &w, max ? -FLT_MAX : 0.0f);
-  int kk = xp ? window_slices(c, xp, &w, sl, MAX_KERNEL) : 0;
-  if (!kk)
-    return c->err->status;
-  ox_value *acc = sl[0];
-  for (int t = 1; t < kk; t++)
-    acc = ox_binary(c, max ? "maximum" : "add", acc, sl[t]);
-  if (kk == 1 && acc) {
+  int64_t window_size = 1;
+  for (int i = 0; i < w.n; i++)
+    window_size *= w.k[i];
+  int kk = 1;
+  ox_value *acc = NULL;
+  if (!want_idx && window_size > 1) {
+    if (!(acc = xp ? pool_separable(c, xp, &w, max) : NULL))
+      return c->err->status;
+  } else {
+    /* the Indices need every window offset as a slice of its own */
+    if (!(kk = xp ? window_slices(c, xp, &w, sl, MAX_KERNEL) : 0))
+      return c->err->status;
+    acc = sl[0];
+    for (int t = 1; t < kk; t++)
+      acc = ox_binary(c, max ? "maximum" : "add", acc, sl[t]);
+  }
+  if (kk == 1 && window_size == 1 && acc) {
     int64_t zeros[DY_MAX_DIMS] = {0};
     acc = ox_reshape(c, acc, acc->type.rank, zeros);
   }
@@ -674,17 +708,25 @@ static dy_status map_global_max_pool(ox_ctx *c) { return global_pool(c, "reduce_
 
 /* BatchNormalization(X, scale, B, input_mean, input_var) -> Y,
  * running_mean, running_var; attributes: epsilon (1e-5), momentum (0.9),
- * training_mode (0, opset 14), spatial (1, before 9). Inference maps onto
+ * training_mode (0, opset 14), spatial (1, before 9); before opset 7
+ * is_test (0: training mode, outputs Y, mean, var, saved_mean, saved_var)
+ * and, before 6, consumed_inputs (ignored). Inference maps onto
  * batch_norm (which the fuse-bn pass folds into a preceding conv);
  * training mode normalises with the batch's statistics (population
  * variance) and updates the running ones: r * momentum + batch * (1 -
  * momentum). */
 static dy_status map_batch_norm(ox_ctx *c) {
   ox_value *x, *scale, *b, *mean, *var;
-  TRY(ox_check_attrs(c, "epsilon momentum training_mode spatial"));
+  bool legacy = c->opset < 7;
+  TRY(ox_check_attrs(c, legacy ? "consumed_inputs epsilon is_test momentum spatial"
+                               : "epsilon momentum training_mode spatial"));
   if (ox_attr_i(c, "spatial", 1) != 1)
     return ox_fail(c, DY_STATUS_UNSUPPORTED, "spatial=0 is not supported");
-  bool training = ox_attr_i(c, "training_mode", 0) != 0;
+  bool training = legacy ? ox_attr_i(c, "is_test", 0) == 0
+                         : ox_attr_i(c, "training_mode", 0) != 0;
+  for (int i = 3; i < ox_n_out(c) && training; i++)
+    if (ox_out_wanted(c, i))
+      return ox_fail(c, DY_STATUS_UNSUPPORTED, "the saved_mean and saved_var outputs");
   for (int i = 1; i < ox_n_out(c) && !training; i++)
     if (ox_out_wanted(c, i))
       return ox_fail(c, DY_STATUS_UNSUPPORTED, "the running statistics outputs outside "

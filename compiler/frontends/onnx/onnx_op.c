@@ -185,10 +185,10 @@ dy_status ox_op_n(ox_ctx *c, const char *opname, ox_value *const *in, int n_in,
                    opname, why);
   attrs = full;
   n_attrs = dy_op_info_of(k)->n_attrs;
-  if (n_in > 16 || n_out > 8)
+  if (n_in > DY_MAX_OP_INPUTS || n_out > 8)
     return ox_fail(c, DY_STATUS_UNSUPPORTED, "%s: too many operands", opname);
   bool all_const = true, any_sym = false;
-  dy_type in_t[16], out_t[8];
+  dy_type in_t[DY_MAX_OP_INPUTS], out_t[8];
   for (int i = 0; i < n_in; i++) {
     if (!in[i])
       return ox_fail(c, DY_STATUS_INTERNAL, "%s: missing input %d", opname, i);
@@ -213,8 +213,8 @@ dy_status ox_op_n(ox_ctx *c, const char *opname, ox_value *const *in, int n_in,
   }
   if (all_const) {
     /* fold now with the reference kernel */
-    dy_tensor ti[16], to[8];
-    dy_tensor *pi[16], *po[8];
+    dy_tensor ti[DY_MAX_OP_INPUTS], to[8];
+    dy_tensor *pi[DY_MAX_OP_INPUTS], *po[8];
     for (int i = 0; i < n_in; i++) {
       ti[i] = (dy_tensor){.type = in[i]->type, .data = in[i]->c->data,
                           .nbytes = ox_type_bytes(&in[i]->type), .refcount = 1,
@@ -243,7 +243,7 @@ dy_status ox_op_n(ox_ctx *c, const char *opname, ox_value *const *in, int n_in,
     }
     return DY_OK;
   }
-  int ids_in[16], ids_out[8];
+  int ids_in[DY_MAX_OP_INPUTS], ids_out[8];
   for (int i = 0; i < n_in; i++) {
     if ((s = ox_materialize(c, in[i])))
       return s;
@@ -399,13 +399,44 @@ ox_value *ox_concat(ox_ctx *c, ox_value *const *in, int n, int64_t axis) {
 }
 
 ox_value *ox_concat_many(ox_ctx *c, ox_value *const *in, int n, int64_t axis) {
-  if (n <= 16)
+  enum { M = DY_MAX_OP_INPUTS };
+  if (n <= M)
     return ox_concat(c, in, n, axis);
-  ox_value *part[16];
+  /* a tree: concats of M inputs each, then the concat of those */
+  ox_value **part = malloc(sizeof *part * (size_t)((n + M - 1) / M));
+  if (!part) {
+    ox_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+    return NULL;
+  }
   int k = 0;
-  for (int i = 0; i < n; i += 16)
-    part[k++] = ox_concat(c, in + i, n - i < 16 ? n - i : 16, axis);
-  return ox_concat_many(c, part, k, axis);
+  ox_value *y = NULL;
+  for (int i = 0; i < n; i += M)
+    if (!(part[k++] = ox_concat(c, in + i, n - i < M ? n - i : M, axis)))
+      goto done;
+  y = ox_concat_many(c, part, k, axis);
+done:
+  free(part);
+  return y;
+}
+
+ox_value *ox_nonzero(ox_ctx *c, ox_value *x) {
+  NEED(x);
+  char name[32] = "nonzero";
+  for (int k = 1; dy_program_sym(c->p, dy_sym_id(name)); k++)
+    snprintf(name, sizeof name, "nonzero_%d", k);
+  dy_attr a[DY_NONZERO_NATTRS];
+  int n_a = dy_nonzero_attrs_put(&(dy_nonzero_attrs){.given = DY_GIVEN_ALL, .size_sym = name}, a);
+  dy_op op = {.id = -1, .kind = DY_OP_NONZERO, .n_inputs = 1, .n_outputs = 1,
+              .n_attrs = n_a, .attrs = a, .loc = c->loc};
+  int64_t vals[DY_MAX_SYMS], bound;
+  dy_program_sym_bounds(c->p, vals);
+  dy_error e = {0};
+  if (dy_op_size_bound(&op, &x->type, 1, vals, &bound, &e) ||
+      dy_program_declare_sym(c->p, name, bound, &e)) {
+    ox_fail(c, e.status, "%s", e.msg);
+    return NULL;
+  }
+  return ox_op(c, "nonzero", &x, 1, a, n_a);
 }
 
 ox_value *ox_iota(ox_ctx *c, int64_t n, int r, int axis) {

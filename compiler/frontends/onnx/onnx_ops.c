@@ -732,6 +732,39 @@ static dy_status map_det(ox_ctx *c) {
   OUT(0, ox_unary(c, "det", x));
 }
 
+/* NonZero(X) -> i64 [rank(X), n]. n is known only at run time: a size
+ * symbol of its own ("nonzero", "nonzero_1", ...: --max-dim names it),
+ * declared with the bound the op implies, X's size at its symbols'
+ * bounds (dy_op_size_bound). A constant X folds to a constant. */
+static dy_status map_nonzero(ox_ctx *c) {
+  ox_value *x;
+  TRY(ox_check_attrs(c, ""));
+  TRY(ox_need_in(c, 0, &x));
+  int r = x->type.rank;
+  if (r < 1)
+    return ox_fail(c, DY_STATUS_UNSUPPORTED, "NonZero of a scalar");
+  if (x->c) {
+    int64_t numel = dy_type_numel(&x->type), n = 0;
+    for (int64_t i = 0; i < numel; i++)
+      n += dy_dtype_get_f64(x->type.dtype, x->c->data, i) != 0.0;
+    ox_value *o = ox_new_const(c, DY_I64, 2, (int64_t[]){r, n}, NULL);
+    if (!o)
+      return c->err->status ? c->err->status : DY_STATUS_OUT_OF_MEMORY;
+    int64_t *y = o->c->data, idx[DY_MAX_DIMS] = {0}, k = 0;
+    for (int64_t i = 0; i < numel; i++) {
+      if (dy_dtype_get_f64(x->type.dtype, x->c->data, i) != 0.0) {
+        for (int d = 0; d < r; d++)
+          y[d * n + k] = idx[d];
+        k++;
+      }
+      for (int d = r - 1; d >= 0 && ++idx[d] == x->type.shape[d]; d--)
+        idx[d] = 0;
+    }
+    return ox_set_out(c, 0, o);
+  }
+  OUT(0, ox_nonzero(c, x));
+}
+
 /* ------------------------------------------------------------------ */
 /* the table                                                           */
 /* ------------------------------------------------------------------ */
@@ -753,5 +786,6 @@ const ox_mapper ox_mappers_ops[] = {
     {"SoftmaxCrossEntropyLoss", map_sce_loss},
     {"Det", map_det},
     {"Einsum", map_einsum},
+    {"NonZero", map_nonzero},
     {NULL, NULL},
 };

@@ -235,28 +235,31 @@ static dy_status map_unsqueeze(ox_ctx *c) {
   OUT(0, ox_unsqueeze(c, x, n, axes));
 }
 
-/* Concat attributes: axis (required). */
+/* Concat attributes: axis (required). Any number of inputs: beyond
+ * DY_MAX_OP_INPUTS a tree of concats (ox_concat_many). */
 static dy_status map_concat(ox_ctx *c) {
   TRY(ox_check_attrs(c, "axis"));
   int n = ox_n_in(c);
-  if (n > 16)
-    return ox_fail(c, DY_STATUS_UNSUPPORTED, "more than 16 inputs");
-  ox_value *in[16];
-  int k = 0;
-  for (int i = 0; i < n; i++) {
-    TRY(ox_need_in(c, i, &in[k]));
-    if (dy_type_numel(&in[k]->type) != 0 || n == 1)
-      k++; /* empty inputs add nothing */
-  }
   if (!ox_attr(c, "axis"))
     return ox_fail(c, DY_STATUS_FORMAT, "Concat needs an axis");
-  if (k == 0)
-    return ox_fail(c, DY_STATUS_UNSUPPORTED, "every input is empty");
-  ox_value *o = ox_concat(c, in, k, ox_attr_i(c, "axis", 0));
-  if (o == in[0] && k == 1) {
+  ox_value **in = malloc(sizeof *in * (size_t)(n > 0 ? n : 1));
+  if (!in)
+    return ox_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  int k = 0;
+  dy_status s = DY_OK;
+  for (int i = 0; i < n && !s; i++)
+    if (!(s = ox_need_in(c, i, &in[k])) && (dy_type_numel(&in[k]->type) != 0 || n == 1))
+      k++; /* empty inputs add nothing */
+  if (!s && k == 0)
+    s = ox_fail(c, DY_STATUS_UNSUPPORTED, "every input is empty");
+  ox_value *o = s ? NULL : ox_concat_many(c, in, k, ox_attr_i(c, "axis", 0));
+  if (o && o == in[0] && k == 1) {
     int64_t zeros[DY_MAX_DIMS] = {0};
     o = ox_reshape(c, o, o->type.rank, zeros);
   }
+  free(in);
+  if (s)
+    return s;
   OUT(0, o);
 }
 

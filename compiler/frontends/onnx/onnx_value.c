@@ -306,6 +306,19 @@ static void needs_const(ox_ctx *c, ox_value *v) {
   }
 }
 
+/* v's name for a message: its own, else the name the node reads it by (a
+ * value folded from shapes has none of its own). */
+static const char *value_name(ox_ctx *c, const ox_value *v) {
+  if (!v)
+    return "";
+  if (v->name && v->name[0])
+    return v->name;
+  for (size_t k = 0; c->node && k < c->node->n_input; k++)
+    if (c->node->input[k][0] && ox_lookup(c, c->node->input[k]) == v)
+      return c->node->input[k];
+  return "?";
+}
+
 dy_status ox_get_ints(ox_ctx *c, ox_value *v, const char *what, bool allow_sym,
                       const int64_t **vals, int64_t *n) {
   if (!v || !v->c) {
@@ -313,11 +326,12 @@ dy_status ox_get_ints(ox_ctx *c, ox_value *v, const char *what, bool allow_sym,
     return ox_fail(c, DY_STATUS_UNSUPPORTED,
                    "%s '%s' must be a constant (an initializer or computed from "
                    "constants and static shapes), not a run-time value",
-                   what, v ? v->name : "");
+                   what, value_name(c, v));
   }
   if (v->sym && !allow_sym)
     return ox_fail(c, DY_STATUS_UNSUPPORTED,
-                   "%s '%s' depends on a dynamic size (a shape value)", what, v->name);
+                   "%s '%s' depends on a dynamic size (a shape value)", what,
+                   value_name(c, v));
   if (v->type.dtype == DY_I32 || v->type.dtype == DY_I8 || v->type.dtype == DY_U8) {
     /* ONNX allows int32 indices and the like: widen a copy (ctx-owned) */
     int64_t m = dy_type_numel(&v->type);
