@@ -232,6 +232,10 @@ dy_status cv_convert_if(job *j, CXCursor stmt, unsigned cb, unsigned ce, int id)
   for (int i = 0; i < s.n_vars; i++)
     if (s.vars[i].tensor && s.vars[i].assigned)
       out_vars[n_out++] = i;
+  if (!n_out)
+    return cv_refuse(p, s.sb, "this tensor-dependent if assigns no dy_tensor * variable of the "
+                     "function in either branch: a traced if only chooses a value (assign the "
+                     "tensors it computes to variables used after it)");
 
   CXCursor kids[3];
   int n_kids;

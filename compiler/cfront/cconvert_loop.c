@@ -79,6 +79,8 @@ static dy_status rewrite_break(job *j, CXCursor stmt, const scan *s, int id, boo
     cv_put_src(o, p, ib, lb);
     if (is_break)
       cv_putf(o, "%s = dy_full(DY_BOOL, 0, NULL, 1);", flag);
+    else if (clang_getCursorKind(ik[1]) != CXCursor_CompoundStmt)
+      cv_put(o, "{ }"); /* an unbraced `if (Q) continue;`: `if (Q) { } else {...}` */
     cv_put_src(o, p, le, te);
     if (ni > 2) {
       /* if (Q) {..} else E C  ->  else { E C } */
