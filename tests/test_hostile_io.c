@@ -501,7 +501,7 @@ static void test_loop_bound_message(void) {
   snprintf(cmd, sizeof cmd, "cd %s && ./exe --input x=x.npy --input n=n.npy --output-dir out",
            dir);
   expect_cli(1, "exe: exe_run: a while loop did not end within its bound of trips (its "
-                "max_iterations, else DY_M_EXE_MAX_ITERATIONS: compile with a larger "
+                "max_iterations, else EXE_MAX_ITERATIONS: compile with a larger "
                 "--max-iterations); no output written", cmd);
 }
 

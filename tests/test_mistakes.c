@@ -23,7 +23,7 @@ typedef struct {
 
 /* WORK/net.dymodel: y = x @ w + b, x f32[-1,2]; WORK/exe compiled from
  * it; x.npy f32[3,2], x64.npy i64[3,2], x3.npy f32[3,3], cal/ for
- * quantize, text.onnx a text file. */
+ * quantize, text.onnx a text file, renamed.dymodel an ONNX model. */
 static void setup(void) {
   dy_test_sh(NULL, "rm -rf %s && mkdir -p %s/cal", WORK, WORK);
   dy_program *p = dy_test_parse_ok(
@@ -45,7 +45,8 @@ static void setup(void) {
   dy_tensor *t = dy_tensor_from_data(DY_I64, 2, (int64_t[]){3, 2}, xi);
   DY_ASSERT_OK(dy_npy_write(WORK "/x64.npy", t, &err), &err);
   dy_tensor_free(t);
-  CU_ASSERT_EQUAL_FATAL(dy_test_sh(NULL, "cd %s && echo 'not a model' > text.onnx && "
+  CU_ASSERT_EQUAL_FATAL(dy_test_sh(NULL, "cd %s && echo 'not a model' > text.onnx && cp "
+                                   DY_SOURCE_DIR "/samples/onnx/cnn.onnx renamed.dymodel && "
                                    "%s compile net -o exe > /dev/null", WORK, D), 0);
 }
 
@@ -60,13 +61,13 @@ static void check_all(const mistake *m, int n) {
 /* Misspelt options and commands: usage errors (2) naming what was typed. */
 static void test_misspelt(void) {
   static const mistake m[] = {
-      {D " compil net", 2, "compil"},
+      {D " compil net", 2, "unknown command 'compil'"},
       {D " compile net --max-btach 4", 2, "'--max-btach'"},
       {D " compile net --emit exec", 2, "--emit takes exe or c, not 'exec'"},
       {D " compile net --max-batch many", 2, "--max-batch needs an integer"},
       {D " run net --inptu x=x.npy", 2, "'--inptu'"},
-      {D " check net --input x=x.npy --rtol", 2, "--rtol"},
-      {D " export net --to tflite -o t", 2, "tflite"},
+      {D " check net --input x=x.npy --rtol", 2, "incomplete option '--rtol'"},
+      {D " export net --to tflite -o t", 2, "paddle or onnx, not 'tflite'"},
       {"./exe --inptu x=x.npy", 2, "unknown option '--inptu'"},
       {"./exe --input x=x.npy --bench 0", 2, "--bench expects a count from 1 to 1000000"},
   };
@@ -78,15 +79,16 @@ static void test_misspelt(void) {
  * the input. */
 static void test_wrong_files_and_inputs(void) {
   static const mistake m[] = {
-      {D " run nosuch --input x=x.npy", 1, "nosuch"},
-      {D " show text.onnx", 1, "text.onnx"},
+      {D " run nosuch --input x=x.npy", 1, "nosuch.dymodel: cannot open"},
+      {D " show text.onnx", 1, "text.onnx: not an ONNX model"},
+      {D " show renamed.dymodel", 1, "not a .dymodel but an ONNX model"},
       {D " run net --input x=nosuch.npy", 1, "nosuch.npy"},
       {D " run net --input y=x.npy", 1, "'y'"},
-      {D " run net", 1, "input 'x'"},
+      {D " run net", 1, "missing input 'x'"},
       {D " run net --input x=x64.npy", 1, "dtype '<i8', expected '<f4'"},
-      {D " run net --input x=x3.npy", 1, "input 'x'"},
+      {D " run net --input x=x3.npy", 1, "input 'x' is f32[3,3], the Program expects f32[-1,2]"},
       {"./exe --input x=x64.npy", 1, "dtype '<i8', expected '<f4'"},
-      {"./exe --input x=x3.npy", 1, "input 'x'"},
+      {"./exe --input x=x3.npy", 1, "input 'x': x3.npy: shape [3, 3], expected [-1, 2]"},
       {"./exe --input x=nosuch.npy", 1, "nosuch.npy"},
       {"./exe --input y=x.npy", 1, "input 'y': the model has no input of that name"},
       {D " compare x.npy x3.npy", 1, "shapes differ"},
@@ -100,12 +102,16 @@ static void test_wrong_files_and_inputs(void) {
  * own, else one line naming the directory. */
 static void test_missing_dirs(void) {
   static const mistake m[] = {
-      {D " compile net -o nodir/sub/exe", 1, "nodir/sub"},
-      {D " compile net --emit c -o nodir/sub/fw", 1, "nodir/sub"},
-      {D " quantize net --calibrate nodir -o q", 1, "nodir"},
-      {D " run net --input x=x.npy --output-dir nodir/sub", 1, "nodir/sub"},
-      {"./exe --input x=x.npy --output-dir nodir/sub", 1, "nodir/sub"},
-      {D " export net --to onnx -o nodir/sub/n.onnx", 1, "nodir/sub"},
+      {D " compile net -o nodir/sub/exe", 1, "exe: the directory nodir/sub does not exist"},
+      {D " compile net --emit c -o nodir/sub/fw", 1,
+       "fw.h: the directory nodir/sub does not exist"},
+      {D " quantize net --calibrate nodir -o q", 1, "--calibrate nodir: cannot open the directory"},
+      {D " run net --input x=x.npy --output-dir nodir/sub", 1,
+       "nodir/sub: cannot create: No such file or directory"},
+      {"./exe --input x=x.npy --output-dir nodir/sub", 1,
+       "output directory nodir/sub: No such file or directory"},
+      {D " export net --to onnx -o nodir/sub/n.onnx", 1,
+       "n.onnx: the directory nodir/sub does not exist"},
   };
   setup();
   check_all(m, (int)(sizeof m / sizeof *m));

@@ -303,9 +303,13 @@ static dy_status run_driver(const dy_cfront_options *o, const dy_cf_model *m,
   dy_error run_err = {0};
   bool ran = !dy_run_command(argv, &run_err);
   char msg[1024], saved[4300];
-  /* a message even after exit status 0: the user's code called exit() */
+  /* a message even after exit status 0: the user's code called exit()
+   * (the at-exit handler's message gets the status) */
+  const char *how = ran ? NULL : strstr(run_err.msg, "' failed (");
   if (read_message(msg_path, msg, sizeof msg))
-    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT, "%s: %s", o->file, msg);
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT, "%s: %s%s%s", o->file, msg,
+                        how && strncmp(msg, "the process ended", 17) == 0 ? " " : "",
+                        how && strncmp(msg, "the process ended", 17) == 0 ? how + 9 : "");
   snprintf(saved, sizeof saved, "%s.dymodel", stem);
   if (ran && !is_file(saved)) /* exit() before main: a file-level constructor */
     return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
@@ -314,8 +318,7 @@ static dy_status run_driver(const dy_cfront_options *o, const dy_cf_model *m,
                         o->file, m->model_fn);
   if (ran)
     return DY_OK;
-  /* no message: it crashed or exited on its own; say how, not where */
-  const char *how = strstr(run_err.msg, "' failed (");
+  /* no message: it crashed (or _exit); say how, not where */
   return dy_error_set(err, DY_STATUS_INTERNAL, "%s: running %s() and tracing %s() failed %s",
                       o->file, m->model_fn, m->forward_fn, how ? how + 9 : run_err.msg);
 }
