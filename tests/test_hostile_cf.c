@@ -5,7 +5,8 @@
  *     refusal in a nested (second-pass) statement of back\slash.c or
  *     q"uote.c names that file, not an escaped-again one;
  *   - case 9: a model file whose name holds '"', '\' or a newline
- *     compiles, with and without a converted statement, and runs;
+ *     compiles, with and without a converted statement, and runs (and
+ *     one in a folder named c*, which a comment must not end on);
  *   - case 10: exit() in the constructor or the forward is one line
  *     saying so (not "cannot open" a temporary); flags after -- that
  *     change what the compiler makes are refused with one line naming the
@@ -148,6 +149,12 @@ static void test_file_names(void) {
     expect_source_error(frag, DY2STC " compile \"$DY_NAME\" -o exe");
   }
   unsetenv("DY_NAME");
+  /* a folder named c* : the converted code's comment naming the file
+   * must not end at its "*" "/" */
+  CU_ASSERT_EQUAL_FATAL(dy_test_sh(NULL, "mkdir -p '%s/c*'", WORK), 0);
+  write_model("c*/n.c", if_body);
+  CU_ASSERT_EQUAL(run_in_work(DY2STC " compile 'c*/n.c' -o exe > /dev/null && "
+                              "./exe --input x=x.npy --output-dir out"), 0);
 }
 
 /* ---- case 10: exit(), flags after --, CC with flags ---- */

@@ -166,7 +166,9 @@ dy_status cv_convert_while(job *j, CXCursor stmt, unsigned cb, unsigned ce, int 
   unsigned line, col;
   cv_user_pos(p, s.sb, file, sizeof file, &line, &col);
   text outl = {0}, call = {0};
-  cv_putf(&outl, "/* dy2stc convert: the loop of %s:%u as dy_while */\n", file, line);
+  cv_put(&outl, "/* dy2stc convert: the loop of ");
+  cv_put_comment_text(&outl, file);
+  cv_putf(&outl, ":%u as dy_while */\n", line);
   cv_put_ctx_struct(&outl, id, &s);
   cv_putf(&outl, "static dy_tensor *dy_cv_%d_cond(void *dy_cv_ctx, dy_tensor *const *dy_cv_in) {\n",
           id);

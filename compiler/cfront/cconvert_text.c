@@ -46,6 +46,17 @@ void cv_putf(text *t, const char *fmt, ...) {
   cv_put_n(t, buf, (size_t)n);
 }
 
+void cv_put_comment_text(text *t, const char *s) {
+  for (; *s; s++) {
+    if (*s == '\n')
+      cv_put(t, "\\n");
+    else if (*s == '*' && s[1] == '/')
+      cv_put(t, "* "); /* the '/' follows: "* /" cannot end the comment */
+    else
+      cv_put_n(t, s, 1);
+  }
+}
+
 /* ---- one pass: the current text, parsed ---- */
 
 unsigned cv_offset_of(CXSourceLocation l) {
