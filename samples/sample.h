@@ -8,9 +8,11 @@
 #ifndef DY_SAMPLE_H
 #define DY_SAMPLE_H
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "dy_runtime.h"
 
@@ -22,7 +24,19 @@ static int sample_die(const char *name, const char *what, const dy_error *err) {
   return 1;
 }
 
-/* Parse --batch N --out DIR; returns 0, or 2 after a usage message. */
+/* --out DIR: created when it does not exist (its parent must); 0, or 1
+ * after a one-line message. */
+static int sample_out_dir(const char *name, const char *dir) {
+  struct stat st;
+  if (mkdir(dir, 0777) == 0 || (errno == EEXIST && stat(dir, &st) == 0 && S_ISDIR(st.st_mode)))
+    return 0;
+  fprintf(stderr, "%s: --out %s: %s\n", name, dir,
+          errno == EEXIST ? "exists and is not a directory" : strerror(errno));
+  return 1;
+}
+
+/* Parse --batch N --out DIR (DIR created); returns 0, or 2 after a usage
+ * message, 1 when DIR cannot be made. */
 static int sample_args(const char *name, int argc, char **argv, long *batch,
                        const char **dir) {
   for (int i = 1; i < argc; i++) {
@@ -39,7 +53,7 @@ static int sample_args(const char *name, int argc, char **argv, long *batch,
     fprintf(stderr, "%s: --batch must be at least 1\n", name);
     return 2;
   }
-  return 0;
+  return sample_out_dir(name, *dir);
 }
 
 /* jit_save net as DIR/NAME, then write each tensor as DIR/<names[i]>.npy. */

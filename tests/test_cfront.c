@@ -312,8 +312,9 @@ static void test_one_line_errors(void) {
   /* a model whose code exits while being traced: said so, in one line */
   write_variant("e_exit.c", "  net *n = (net *)self;\n", "  net *n = (net *)self;\n  exit(3);\n");
   expect_error("e_exit.c",
-               (const char *[]){"dy2stc: e_exit.c: running make_net() and tracing net_forward() "
-                                "failed (exit status 3)\n"}, 1);
+               (const char *[]){"dy2stc: e_exit.c: the process ended (exit()) while tracing "
+                                "net_forward(), before the model was saved (exit status 3)\n"},
+               1);
   CU_ASSERT_EQUAL(log_lines(), 1);
 
   /* --params that cannot be read; --params on a .dymodel is a usage error */

@@ -467,6 +467,45 @@ static void test_generated_names(void) {
                 "cannot name", cmd);
 }
 
+/* ---- case 16: a loop at its bound names the loop and --max-iterations ---- */
+
+static void test_loop_bound_message(void) {
+  char dir[1024], cmd[16384];
+  tmp_path(dir, sizeof dir, "loop");
+  dy_test_sh(NULL, "rm -rf %s && mkdir -p %s/out", dir, dir);
+  dy_program *p = dy_test_parse_ok(
+      "program {\n  var x : f32[-1,4] feed 0\n  var n : f32[1] feed 1\n"
+      "  var zero : f32[1] persistable = [0.0]\n  var one : f32[1] persistable = [1.0]\n"
+      "  var i_0 : f32[1]\n  var acc_0 : f32[-1,4]\n  var c_0 : bool[1]\n  var i_1 : f32[1]\n"
+      "  var acc_1 : f32[-1,4]\n  var i_2 : f32[1]\n  var acc_2 : f32[-1,4]\n"
+      "  var i_out : f32[1]\n  var out : f32[-1,4]\n  block 0 parent -1 {\n"
+      "    i_out, out = while(zero, x, n, one) {n_carried = 2, cond_block = 1, body_block = 2, "
+      "max_iterations = 0}  @loop.c:3\n  }\n"
+      "  block 1 parent 0 (i_0, acc_0) {\n    c_0 = less(i_0, n)  @loop.c:4\n    yield c_0\n  }\n"
+      "  block 2 parent 0 (i_1, acc_1) {\n    i_2 = add(i_1, one)  @loop.c:5\n"
+      "    acc_2 = add(acc_1, acc_1)  @loop.c:6\n    yield i_2, acc_2\n  }\n"
+      "  fetch 0 out\n  fetch 1 i_out\n}\n");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  char path[1100];
+  dy_error err = {0};
+  snprintf(path, sizeof path, "%s/loop", dir);
+  DY_ASSERT_OK(dy_model_save(p, path, &err), &err);
+  dy_program_free(p);
+  snprintf(path, sizeof path, "%s/x.npy", dir);
+  float x[4] = {1, 2, 3, 4}, n[1] = {10};
+  dy_test_write_f32(path, 2, (int64_t[]){1, 4}, x);
+  snprintf(path, sizeof path, "%s/n.npy", dir);
+  dy_test_write_f32(path, 1, (int64_t[]){1}, n);
+  snprintf(cmd, sizeof cmd, "cd %s && %s compile loop.dymodel --max-iterations 3 " SAN_CFLAGS
+           " -o exe > /dev/null", dir, DY2STC_PATH);
+  CU_ASSERT_EQUAL_FATAL(dy_test_sh(NULL, "%s", cmd), 0);
+  snprintf(cmd, sizeof cmd, "cd %s && ./exe --input x=x.npy --input n=n.npy --output-dir out",
+           dir);
+  expect_cli(1, "exe: exe_run: a while loop did not end within its bound of trips (its "
+                "max_iterations, else EXE_MAX_ITERATIONS: compile with a larger "
+                "--max-iterations); no output written", cmd);
+}
+
 void dy_test_register(void) {
   DY_SUITE("hostile_io");
   DY_TEST(test_read_devices_and_fifos);
@@ -476,4 +515,5 @@ void dy_test_register(void) {
   DY_TEST(test_paddle_list_lengths);
   DY_TEST(test_input_dtype_refused);
   DY_TEST(test_generated_names);
+  DY_TEST(test_loop_bound_message);
 }

@@ -20,8 +20,9 @@
  *     and run at another (seq, batch) to the same outputs;
  *   - control flow (samples/control: cond and while) as If and Loop: the
  *     export runs to the eager outputs exactly;
- *   - int8 (dy2stc quantize of LeNet-5) as QLinearConv and QDQ: the export
- *     runs to the int8 model's outputs exactly;
+ *   - int8 (dy2stc quantize of LeNet-5, per tensor and --per-channel) as
+ *     QLinearConv and QDQ (a per-channel DequantizeLinear with its axis):
+ *     the export runs to the int8 model's outputs exactly;
  *   - fused and training ops: a one-line error naming the op and its line;
  *   - every file exported here passes onnx.checker (full check) of
  *     Debian's python3-onnx, which scripts/setup.sh installs: when it is
@@ -325,6 +326,15 @@ static void test_int8(void) {
   CU_ASSERT_TRUE(qlinear);
   CU_ASSERT_TRUE(qdq);
   free(m);
+  /* per-channel weights (issue 32): the DequantizeLinear of a weight names
+   * its axis (ONNX's default, 1, is not the output channel of a conv's or
+   * a transposed matmul's weight): onnx.checker and the importer take it
+   * (test_checker checks q8pc.onnx) */
+  SH_OK("cd %s && %s quantize lenet5 --calibrate cal --per-channel -o q8pc && "
+        "%s export q8pc --to onnx -o q8pc.onnx && "
+        "%s run q8pc --input x=x.npy --output-dir opq && %s run q8pc.onnx --input x=x.npy "
+        "--output-dir opx && %s compare opx/out.npy opq/out.npy --rtol 0 --atol 0",
+        d, DY2STC, DY2STC, DY2STC, DY2STC, DY2STC);
 }
 
 /* Fused and training ops: one line naming the op and its line. */
@@ -383,7 +393,7 @@ static void test_checker(void) {
         "    onnx.checker.check_model(p, full_check=True)\n"
         "    print(\"checked\", p)' lenet5/lenet5.onnx transformer/transformer.onnx cnn.onnx "
         "early_exit/early_exit.onnx greedy_decode/greedy_decode.onnx jacobi/jacobi.onnx "
-        "q8/q8.onnx seq/t.onnx enc_x.onnx",
+        "q8/q8.onnx q8/q8pc.onnx seq/t.onnx enc_x.onnx",
         WORK);
 }
 

@@ -85,8 +85,13 @@ static void put_sizes(cg_gen *g, dy_buf *out) {
   if (g->has_loop)
     dy_buf_printf(out, "#define %s_MAX_ITERATIONS %lld /* trips of a while loop "
                   "(--max-iterations) */\n", U, (long long)g->max_iterations);
-  dy_buf_printf(out, "#define %s_WEIGHT_BYTES %lld /* const data in %s.c */\n",
-                U, (long long)g->weight_bytes, L);
+  /* the file the data is in: OUT.c / OUT_weights.c of the header OUT.h */
+  const char *hdr = g->opt->header;
+  size_t hn = hdr ? strlen(hdr) : 0;
+  bool use_hdr = hn > 2 && strcmp(hdr + hn - 2, ".h") == 0 && !strstr(hdr, "*/");
+  dy_buf_printf(out, "#define %s_WEIGHT_BYTES %lld /* const data in %.*s%s */\n",
+                U, (long long)g->weight_bytes, use_hdr ? (int)(hn - 2) : (int)strlen(L),
+                use_hdr ? hdr : L, g->opt->separate_weights ? "_weights.c" : ".c");
   dy_buf_printf(out,
                 "/* for a firmware budget: RAM is the arena the caller provides (the\n"
                 " * kernels' stack use is small and fixed), flash the weights (code and\n"

@@ -594,6 +594,18 @@ static void set_input(input_file *in, int i, const char *path) {
   in[i].path = path;
 }
 
+/* dy_model_run's status other than DY_MODEL_OK, in words. */
+static _Noreturn void run_failed(int rc, int64_t batch) {
+  if (rc == DY_MODEL_ERR_INDEX)
+    fail("dy_model_run: an index input is out of range (a gather index outside "
+         "its axis); no output written");
+  if (rc == 4) /* DY_MODEL_ERR_LOOP, which only a model with a while loop has */
+    fail("dy_model_run: a while loop did not end within its bound of trips (its "
+         "max_iterations, else DY_MODEL_MAX_ITERATIONS: compile with a larger "
+         "--max-iterations); no output written");
+  fail("dy_model_run failed with status %d (batch %lld)", rc, (long long)batch);
+}
+
 int main(int argc, char **argv) {
   if (argc > 0 && argv[0][0]) {
     const char *s = strrchr(argv[0], '/');
@@ -713,11 +725,8 @@ int main(int argc, char **argv) {
   }
 
   int rc = dy_model_run_v(arena, RUN_SIZES, ins, outs);
-  if (rc == DY_MODEL_ERR_INDEX)
-    fail("dy_model_run: an index input is out of range (a gather index outside "
-         "its axis); no output written");
   if (rc != DY_MODEL_OK)
-    fail("dy_model_run failed with status %d (batch %lld)", rc, (long long)batch);
+    run_failed(rc, batch);
   if (bench > 0) {
     double *t = malloc(sizeof *t * (size_t)bench);
     if (!t)

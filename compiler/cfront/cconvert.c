@@ -233,6 +233,9 @@ dy_status dy_cconvert(const dy_cfront_options *o, const dy_cf_paths *paths,
   *out = NULL;
   *n_converted = 0;
   *shown = false;
+  dy_status fs = dy_cfront_check_flags(o, err);
+  if (fs)
+    return fs;
   char *src = read_all(o->file);
   if (!src)
     return dy_error_set(err, DY_STATUS_IO, "%s: cannot read it", o->file);

@@ -232,6 +232,10 @@ dy_status cv_convert_if(job *j, CXCursor stmt, unsigned cb, unsigned ce, int id)
   for (int i = 0; i < s.n_vars; i++)
     if (s.vars[i].tensor && s.vars[i].assigned)
       out_vars[n_out++] = i;
+  if (!n_out)
+    return cv_refuse(p, s.sb, "this tensor-dependent if assigns no dy_tensor * variable of the "
+                     "function in either branch: a traced if only chooses a value (assign the "
+                     "tensors it computes to variables used after it)");
 
   CXCursor kids[3];
   int n_kids;
@@ -245,7 +249,9 @@ dy_status cv_convert_if(job *j, CXCursor stmt, unsigned cb, unsigned ce, int id)
   unsigned line, col;
   cv_user_pos(p, s.sb, file, sizeof file, &line, &col);
   text outl = {0}, call = {0};
-  cv_putf(&outl, "/* dy2stc convert: the if of %s:%u as dy_cond */\n", file, line);
+  cv_put(&outl, "/* dy2stc convert: the if of ");
+  cv_put_comment_text(&outl, file);
+  cv_putf(&outl, ":%u as dy_cond */\n", line);
   cv_put_ctx_struct(&outl, id, &s);
   put_branch_fn(&outl, j, &s, id, "then", true, tb, te, out_vars, n_out);
   put_branch_fn(&outl, j, &s, id, "else", n_kids > 2, eb, ee, out_vars, n_out);

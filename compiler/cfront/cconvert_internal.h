@@ -58,6 +58,8 @@ typedef struct {
 void cv_put_n(text *t, const char *s, size_t n);
 void cv_put(text *t, const char *s);
 void cv_putf(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* s inside a block comment: a newline as \n, and no "*" "/" to end it. */
+void cv_put_comment_text(text *t, const char *s);
 /* A location's offset in its file; is it in the main file? */
 unsigned cv_offset_of(CXSourceLocation l);
 bool cv_in_main_file(CXSourceLocation l);

@@ -79,6 +79,8 @@ static dy_status rewrite_break(job *j, CXCursor stmt, const scan *s, int id, boo
     cv_put_src(o, p, ib, lb);
     if (is_break)
       cv_putf(o, "%s = dy_full(DY_BOOL, 0, NULL, 1);", flag);
+    else if (clang_getCursorKind(ik[1]) != CXCursor_CompoundStmt)
+      cv_put(o, "{ }"); /* an unbraced `if (Q) continue;`: `if (Q) { } else {...}` */
     cv_put_src(o, p, le, te);
     if (ni > 2) {
       /* if (Q) {..} else E C  ->  else { E C } */
@@ -164,7 +166,9 @@ dy_status cv_convert_while(job *j, CXCursor stmt, unsigned cb, unsigned ce, int 
   unsigned line, col;
   cv_user_pos(p, s.sb, file, sizeof file, &line, &col);
   text outl = {0}, call = {0};
-  cv_putf(&outl, "/* dy2stc convert: the loop of %s:%u as dy_while */\n", file, line);
+  cv_put(&outl, "/* dy2stc convert: the loop of ");
+  cv_put_comment_text(&outl, file);
+  cv_putf(&outl, ":%u as dy_while */\n", line);
   cv_put_ctx_struct(&outl, id, &s);
   cv_putf(&outl, "static dy_tensor *dy_cv_%d_cond(void *dy_cv_ctx, dy_tensor *const *dy_cv_in) {\n",
           id);

@@ -46,6 +46,17 @@ void cv_putf(text *t, const char *fmt, ...) {
   cv_put_n(t, buf, (size_t)n);
 }
 
+void cv_put_comment_text(text *t, const char *s) {
+  for (; *s; s++) {
+    if (*s == '\n')
+      cv_put(t, "\\n");
+    else if (*s == '*' && s[1] == '/')
+      cv_put(t, "* "); /* the '/' follows: "* /" cannot end the comment */
+    else
+      cv_put_n(t, s, 1);
+  }
+}
+
 /* ---- one pass: the current text, parsed ---- */
 
 unsigned cv_offset_of(CXSourceLocation l) {
@@ -73,12 +84,18 @@ void cv_user_pos(const pass *p, unsigned off, char *file, size_t n, unsigned *li
     unsigned long directive;
     int used = 0;
     if (sscanf(p->src + bol, "#line %lu \"%n", &directive, &used) == 1 && used > 0) {
-      /* the line after it is line `directive` of the file it names */
+      /* the line after it is line `directive` of the file it names, as
+       * cv_put_line_at escaped it: \\, \" and \n undone */
       const char *q = p->src + bol + used;
       size_t k = 0;
-      while (q[k] && q[k] != '"' && q[k] != '\n')
-        k++;
-      snprintf(file, n, "%.*s", (int)k, q);
+      for (; *q && *q != '"' && *q != '\n' && k + 1 < n; q++) {
+        char c = *q;
+        if (c == '\\' && q[1] && q[1] != '\n')
+          c = *++q == 'n' ? '\n' : *q;
+        file[k++] = c;
+      }
+      if (n)
+        file[k] = 0;
       ln = (unsigned)directive - 1;
     }
   }
@@ -169,10 +186,13 @@ void cv_put_line_at(text *t, const pass *p, const style *st, unsigned off, bool 
   if (t->n && t->s[t->n - 1] != '\n')
     cv_put(t, "\n");
   cv_putf(t, "#line %u \"", line);
-  for (const char *c = file; *c; c++) {
+  for (const char *c = file; *c; c++) { /* a string literal: cv_user_pos reads it back */
     if (*c == '"' || *c == '\\')
       cv_put(t, "\\");
-    cv_put_n(t, c, 1);
+    if (*c == '\n')
+      cv_put(t, "\\n");
+    else
+      cv_put_n(t, c, 1);
   }
   cv_put(t, "\"");
   (void)st;

@@ -415,6 +415,42 @@ static bool is_parser_flag(const char *a) {
   return strncmp(a, "-l", 2) != 0 && strncmp(a, "-L", 2) != 0 && strncmp(a, "-Wl,", 4) != 0;
 }
 
+/* The flags whose value may be the next argument (-include F, -I DIR). */
+static bool takes_value(const char *a) {
+  static const char *const two[] = {"-include", "-imacros", "-isystem", "-iquote", "-idirafter",
+                                    "-I", "-D", "-U", "-L", "-l"};
+  for (size_t i = 0; i < sizeof two / sizeof *two; i++)
+    if (strcmp(a, two[i]) == 0)
+      return true;
+  return false;
+}
+
+dy_status dy_cfront_check_flags(const dy_cfront_options *o, dy_error *err) {
+  /* what the compiler produces is dy2stc's: an output name, a language
+   * or a mode that is not "compile and link" would break the driver */
+  static const char *const refused[] = {"-o", "-c", "-E", "-S", "-M", "-MM", "-MD", "-MMD",
+                                        "-MF", "-MT", "-MQ", "-fsyntax-only", "-shared",
+                                        "-save-temps", "-###"};
+  for (int i = 0; i < o->n_cflags; i++) {
+    const char *a = o->cflags[i];
+    bool bad = strncmp(a, "-x", 2) == 0 || (strncmp(a, "-o", 2) == 0 && a[2]) ||
+               strncmp(a, "--output", 8) == 0 || strncmp(a, "-save-temps", 11) == 0;
+    for (size_t k = 0; k < sizeof refused / sizeof *refused && !bad; k++)
+      bad = strcmp(a, refused[k]) == 0;
+    if (bad)
+      return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                          "%s: '%s' after --: dy2stc decides what the compiler produces "
+                          "(no -o, -c, -E, -S, -x, -M...); the arguments after -- are for "
+                          "building the file (-I, -D, -include F, sources, -l)", o->file, a);
+    if (takes_value(a) && i + 1 == o->n_cflags)
+      return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT, "%s: '%s' after -- needs a value",
+                          o->file, a);
+    if (takes_value(a))
+      i++;
+  }
+  return DY_OK;
+}
+
 const char **dy_cfront_parser_args(const dy_cfront_options *o, const dy_cf_paths *paths,
                                    int *n_args) {
   /* the headers' folders, then the user's flags */
@@ -427,9 +463,17 @@ const char **dy_cfront_parser_args(const dy_cfront_options *o, const dy_cf_paths
     args[n++] = "-I";
     args[n++] = paths->inc[i];
   }
-  for (int i = 0; i < o->n_cflags; i++)
-    if (is_parser_flag(o->cflags[i]))
-      args[n++] = o->cflags[i];
+  for (int i = 0; i < o->n_cflags; i++) {
+    const char *a = o->cflags[i];
+    bool pair = takes_value(a) && i + 1 < o->n_cflags; /* -include F: both or neither */
+    if (is_parser_flag(a)) {
+      args[n++] = a;
+      if (pair)
+        args[n++] = o->cflags[i + 1];
+    }
+    if (pair)
+      i++;
+  }
   *n_args = n;
   return args;
 }
@@ -438,6 +482,9 @@ dy_status dy_cfront_read(const dy_cfront_options *o, const dy_cf_paths *paths,
                          dy_cf_model *m, bool *shown, dy_error *err) {
   *shown = false;
   memset(m, 0, sizeof *m);
+  dy_status fs = dy_cfront_check_flags(o, err);
+  if (fs)
+    return fs;
   FILE *probe = fopen(o->file, "r");
   if (!probe)
     return dy_error_set(err, DY_STATUS_IO, "%s: cannot open: %s", o->file, strerror(errno));

@@ -69,6 +69,10 @@ dy_status dy_cfront_read(const dy_cfront_options *o, const dy_cf_paths *paths,
 dy_status dy_cfront_parse_spec(const char *s, dy_input_spec *spec, char *name_buf,
                                size_t name_n, dy_error *err);
 
+/* The arguments after `--` checked: none may change what the compiler
+ * produces (-o, -c, -E, -S, -x, -M..., refused with one line naming the
+ * flag), and a flag that takes a value (-include F, -I DIR) has it. */
+dy_status dy_cfront_check_flags(const dy_cfront_options *o, dy_error *err);
 /* The arguments libclang parses o->file with (-xc, the headers' folders,
  * the user's flags but the linker's); malloc'd (free it), NULL when out of
  * memory. */

@@ -104,13 +104,22 @@ dy_status dy_cfront_find_paths(dy_cf_paths *paths, dy_error *err) {
 
 /* ---- the driver's source ---- */
 
-/* s as the body of a C string literal. */
+/* s as the body of a C string literal (also of a #line directive's name). */
 static void c_string(FILE *f, const char *s) {
   for (; *s; s++) {
     if (*s == '"' || *s == '\\')
       fputc('\\', f);
-    fputc(*s, f);
+    if (*s == '\n')
+      fputs("\\n", f);
+    else
+      fputc(*s, f);
   }
+}
+
+/* Can `#include "path"` name path? A header-name has no escapes: a '"',
+ * a backslash or a newline in it cannot be spelt. */
+static bool header_name_ok(const char *path) {
+  return !strpbrk(path, "\"\\\n");
 }
 
 /* The driver's source. The user's file is included by its absolute path
@@ -124,7 +133,24 @@ static void write_driver(FILE *f, const dy_cfront_options *o, const char *abs_fi
         "#define main dy2stc_user_main\n"
         "#include \"", f);
   c_string(f, abs_file);
-  fputs("\"\n#undef main\n#include <stdio.h>\n\n", f);
+  fputs("\"\n#undef main\n#include <stdio.h>\n#include <stdlib.h>\n\n", f);
+
+  /* the user's code may end the process (exit()) before the model is
+   * saved: an atexit handler says so in the message file */
+  fprintf(f, "static int dy2stc_phase; /* 0 before the constructor, 1 tracing, 2 done */\n"
+             "static const char *dy2stc_msg_path;\n"
+             "static void dy2stc_at_exit(void) {\n"
+             "  if (dy2stc_phase == 2 || !dy2stc_msg_path)\n"
+             "    return;\n"
+             "  FILE *f = fopen(dy2stc_msg_path, \"w\");\n"
+             "  if (f) {\n"
+             "    fputs(dy2stc_phase ? \"the process ended (exit()) while tracing %s(), before "
+             "the model was saved\"\n"
+             "                       : \"the process ended (exit()) while running %s(), before "
+             "the model was traced\", f);\n"
+             "    fclose(f);\n"
+             "  }\n"
+             "}\n\n", m->forward_fn, m->model_fn);
 
   fputs("static dy_tensor *dy2stc_forward(dy_layer *self, dy_tensor *const *in, int n_in) {\n"
         "  (void)self;\n  (void)in;\n  (void)n_in;\n", f);
@@ -140,6 +166,7 @@ static void write_driver(FILE *f, const dy_cfront_options *o, const char *abs_fi
 
   fputs("static int dy2stc_fail(const char *path, const char *what, const dy_error *err) {\n"
         "  char line[1024];\n"
+        "  dy2stc_phase = 2;\n"
         "  dy_error_format(err, line, sizeof line);\n"
         "  FILE *f = fopen(path, \"w\");\n"
         "  if (f) {\n"
@@ -152,6 +179,8 @@ static void write_driver(FILE *f, const dy_cfront_options *o, const char *abs_fi
   fprintf(f, "int main(int argc, char **argv) {\n"
              "  if (argc != 3)\n"
              "    return 2;\n"
+             "  dy2stc_msg_path = argv[2];\n"
+             "  atexit(dy2stc_at_exit);\n"
              "  dy_seed(%lluu);\n"
              "  dy_layer *net = %s();\n",
           (unsigned long long)o->seed, m->model_fn);
@@ -161,6 +190,7 @@ static void write_driver(FILE *f, const dy_cfront_options *o, const char *abs_fi
              "    return dy2stc_fail(argv[2], \"the DY_MODEL function %s\", e ? e : &none);\n"
              "  }\n", m->model_fn);
   fputs("  /* trace the model itself, its forward being the marked function */\n"
+        "  dy2stc_phase = 1;\n"
         "  const dy_layer_vtable *user_vt = net->vt;\n"
         "  dy_layer_vtable vt = *user_vt;\n"
         "  vt.forward = dy2stc_forward;\n"
@@ -190,6 +220,7 @@ static void write_driver(FILE *f, const dy_cfront_options *o, const char *abs_fi
              "    dy2stc_fail(argv[2], \"tracing %s\", &err);\n"
              "  net->vt = user_vt;\n"
              "  dy_layer_free(net);\n"
+             "  dy2stc_phase = 2;\n"
              "  return s ? 1 : 0;\n"
              "}\n", m->forward_fn);
 }
@@ -212,7 +243,13 @@ static dy_status build_driver(const dy_cfront_options *o, const dy_cf_paths *pat
   if (!cc || !*cc)
     cc = DY_CF_CC;
   char link[] = DY_CF_LINK_FLAGS;
-  int max = 21 + o->n_cflags + 2 * paths->n_inc;
+  /* CC may hold flags ("clang -fsanitize=thread"): words, as make splits it */
+  char cc_words[1024];
+  if (strlen(cc) >= sizeof cc_words)
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT, "$CC is too long (%zu bytes)",
+                        strlen(cc));
+  snprintf(cc_words, sizeof cc_words, "%s", cc);
+  int max = 21 + 16 + o->n_cflags + 2 * paths->n_inc;
   char **argv = malloc(sizeof *argv * (size_t)max);
   if (!argv)
     return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
@@ -220,8 +257,9 @@ static dy_status build_driver(const dy_cfront_options *o, const dy_cf_paths *pat
    * runtime.a ir.a LIBS */
   char prefix_map[4200];
   snprintf(prefix_map, sizeof prefix_map, "-fmacro-prefix-map=%s/=", cwd);
-  int n = 0;
-  argv[n++] = (char *)cc;
+  int n = split_into(cc_words, argv, 0, 16);
+  if (n == 0)
+    argv[n++] = (char *)DY_CF_CC;
   argv[n++] = prefix_map;
   argv[n++] = (char *)iquote;
   for (int i = 0; i < paths->n_inc; i++) {
@@ -263,15 +301,45 @@ static dy_status run_driver(const dy_cfront_options *o, const dy_cf_model *m,
                             dy_error *err) {
   char *argv[] = {(char *)exe, (char *)stem, (char *)msg_path, NULL};
   dy_error run_err = {0};
-  if (!dy_run_command(argv, &run_err))
-    return DY_OK;
-  char msg[1024];
+  bool ran = !dy_run_command(argv, &run_err);
+  char msg[1024], saved[4300];
+  /* a message even after exit status 0: the user's code called exit()
+   * (the at-exit handler's message gets the status) */
+  const char *how = ran ? NULL : strstr(run_err.msg, "' failed (");
   if (read_message(msg_path, msg, sizeof msg))
-    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT, "%s: %s", o->file, msg);
-  /* no message: it crashed or exited on its own; say how, not where */
-  const char *how = strstr(run_err.msg, "' failed (");
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT, "%s: %s%s%s", o->file, msg,
+                        how && strncmp(msg, "the process ended", 17) == 0 ? " " : "",
+                        how && strncmp(msg, "the process ended", 17) == 0 ? how + 9 : "");
+  snprintf(saved, sizeof saved, "%s.dymodel", stem);
+  if (ran && !is_file(saved)) /* exit() before main: a file-level constructor */
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                        "%s: the tracing driver ended without saving the model (exit() "
+                        "called before %s() ran, in a file-level constructor?)",
+                        o->file, m->model_fn);
+  if (ran)
+    return DY_OK;
+  /* no message: it crashed (or _exit); say how, not where */
   return dy_error_set(err, DY_STATUS_INTERNAL, "%s: running %s() and tracing %s() failed %s",
                       o->file, m->model_fn, m->forward_fn, how ? how + 9 : run_err.msg);
+}
+
+/* path: `#line 1 "FILE"` (the user's file, escaped), then text. */
+static dy_status write_copy(const char *path, const char *file, const char *text,
+                            dy_error *err) {
+  char *buf = NULL;
+  size_t n = 0;
+  FILE *f = open_memstream(&buf, &n);
+  if (!f)
+    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "%s: out of memory", path);
+  fputs("#line 1 \"", f);
+  c_string(f, file);
+  fputs("\"\n", f);
+  fputs(text, f);
+  dy_status s = fclose(f) != 0 ? dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "%s: out of memory",
+                                              path)
+                               : dy_write_file_atomic(path, buf, n, err);
+  free(buf);
+  return s;
 }
 
 /* The saved Program, with the weights of --params if given, verified. */
@@ -334,8 +402,12 @@ dy_status dy_cfront_load(const dy_cfront_options *o, dy_program **p, bool *shown
   int n_conv = 0;
   snprintf(conv_path, sizeof conv_path, "%s/%s", dir, files[5]);
   s = dy_cconvert(o, &paths, true, &converted, &n_conv, shown, err);
-  if (!s && n_conv)
-    s = dy_write_file_atomic(conv_path, converted, strlen(converted), err);
+  /* the driver includes a copy when a statement was converted or when
+   * `#include "..."` cannot spell the file's name (a '"', '\\' or newline
+   * in it); its first line names the user's file for __FILE__ */
+  bool copy = n_conv > 0 || !header_name_ok(abs_file);
+  if (!s && copy)
+    s = write_copy(conv_path, o->file, converted, err);
   free(converted);
   /* the user's own "..." includes still resolve from the file's folder */
   snprintf(user_dir, sizeof user_dir, "%s", abs_file);
@@ -351,7 +423,7 @@ dy_status dy_cfront_load(const dy_cfront_options *o, dy_program **p, bool *shown
   if (!s && !f) {
     s = dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "%s: out of memory", src);
   } else if (!s) {
-    write_driver(f, o, n_conv ? conv_path : abs_file, &m);
+    write_driver(f, o, copy ? conv_path : abs_file, &m);
     if (fclose(f) != 0)
       s = dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "%s: out of memory", src);
     else

@@ -5,6 +5,7 @@
  */
 #include <string.h>
 
+#include "cfront.h"
 #include "cli.h"
 
 /* --params given for a model that is not a Paddle one: a usage error. */
@@ -44,9 +45,20 @@ bool dy_cli_parse_dim_option(char kind, const char *a, dy_cli_dim_option *o) {
 /* MODEL through dy_model_load_any; a Paddle model (.pdmodel, __model__)
  * takes its params from `params` when given, and the --shape options among
  * d[0..n) as its feeds' dims before its ops are imported (a conv needs its
- * plane static; dy_cli_apply_dims pins them again afterwards, a no-op). */
+ * plane static; dy_cli_apply_dims pins them again afterwards, a no-op). A C
+ * model file (NET.c) is traced as `dy2stc compile NET.c` traces it (seed
+ * 0), so run, check, show and export take it too. */
 dy_status dy_cli_load_model(const char *model, const char *params, const dy_cli_dim_option *d,
                             int n, dy_program **p, dy_error *err) {
+  size_t len = strlen(model);
+  if (len > 2 && strcmp(model + len - 2, ".c") == 0) {
+    dy_cfront_options cf = {.file = model};
+    bool shown = false;
+    dy_status s = dy_cfront_load(&cf, p, &shown, err);
+    if (s && shown) /* the file:line:col block is printed: say only what failed */
+      dy_error_set(err, s, "%s: cannot be traced (the error is above)", model);
+    return s;
+  }
   if (!dy_paddle_is_model_path(model))
     return dy_model_load_any(model, p, err);
   const char *names[32];

@@ -381,7 +381,7 @@ static void report_scalar(const char *source) {
 /* --report: ops, the arena and its lower bound, weights, kernel choices,
  * the kernels left in scalar math, a training step's state. */
 static void print_report(const dy_program *p, const dy_compile_options *o,
-                         const dy_compile_report *rep, const char *source) {
+                         const dy_compile_report *rep, const dy_codegen_output *co) {
   printf("ops: %d before passes, %d after\n", rep->ops_before, rep->ops_after);
   char at[512];
   sym_bounds_text(p, at, sizeof at);
@@ -390,10 +390,16 @@ static void print_report(const dy_program *p, const dy_compile_options *o,
          rep->mem.lower_bound ? (double)rep->mem.arena_bytes / (double)rep->mem.lower_bound
                               : 1.0);
   print_arena_formula(p);
-  printf("weights: %lld bytes\n", (long long)rep->mem.weight_bytes);
+  /* what the header's NAME_WEIGHT_BYTES says: the const data written,
+   * packed copies and alignment included */
+  if (co->weight_bytes != rep->mem.weight_bytes)
+    printf("weights: %lld bytes (NAME_WEIGHT_BYTES; the parameters' %lld, plus packed copies "
+           "and alignment)\n", (long long)co->weight_bytes, (long long)rep->mem.weight_bytes);
+  else
+    printf("weights: %lld bytes\n", (long long)co->weight_bytes);
   report_conv_algos(p);
   report_kernels(p, o);
-  report_scalar(source);
+  report_scalar(co->source);
   if (rep->state_bytes)
     printf("state: %lld bytes (parameters and optimizer state, in RAM; with the arena "
            "%lld bytes)\n", (long long)rep->state_bytes,
@@ -468,7 +474,7 @@ int dy_cli_compile(int argc, char **argv) {
                      : dy_write_sources(&co, out, &err);
   dy_cli_progress_done(&pr);
   if (!s && a.report) {
-    print_report(p, o, &rep, co.source);
+    print_report(p, o, &rep, &co);
     dy_cli_progress_times(&pr, stdout);
   }
   bool weights_file = co.weights != NULL;

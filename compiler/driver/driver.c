@@ -307,12 +307,18 @@ static dy_status build_impl(const dy_codegen_output *out, const dy_compile_optio
   char *flags = malloc(strlen(tflags) + strlen(tpf) + strlen(o->cflags ? o->cflags : "") + 2);
   if (flags)
     sprintf(flags, "%s%s %s", tflags, tpf, o->cflags ? o->cflags : "");
-  char *argv[64];
+  char *argv[80];
   int argc = 0;
-  argv[argc++] = (char *)cc;
+  /* CC may hold flags ("clang -fsanitize=thread"): its words, as make
+   * splits $(CC) */
+  char *cc_words = strdup(cc);
+  for (char *t = cc_words ? strtok(cc_words, " \t") : NULL; t && argc < 16; t = strtok(NULL, " \t"))
+    argv[argc++] = t;
+  if (argc == 0)
+    argv[argc++] = "cc";
   argv[argc++] = "-std=c11";
   argv[argc++] = "-O3";
-  for (char *t = flags ? strtok(flags, " \t") : NULL; t && argc < 52; t = strtok(NULL, " \t"))
+  for (char *t = flags ? strtok(flags, " \t") : NULL; t && argc < 68; t = strtok(NULL, " \t"))
     argv[argc++] = t;
   if (shared) {
     argv[argc++] = "-shared";
@@ -337,6 +343,7 @@ static dy_status build_impl(const dy_codegen_output *out, const dy_compile_optio
     s = dy_write_file_atomic_mode(exe_path, bin, bin_len, 0777, err);
   free(bin);
   free(flags);
+  free(cc_words);
   dy_temp_dir_remove(dir);
   return s;
 }

@@ -8,6 +8,9 @@
  *   NAME (no extension)        dy_jit_load, as before
  *   any other existing file    ONNX if it parses as a ModelProto with a
  *                              graph, else dy_jit_load (which reports it)
+ *
+ * A NAME.dymodel that dy_jit_load refuses but that parses as ONNX gets
+ * the hint to name it .onnx.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -47,5 +50,9 @@ dy_status dy_model_load_any(const char *path, dy_program **out, dy_error *err) {
   if (!ends_with(path, ".dymodel") && !ends_with(path, ".dyparams") &&
       looks_like_onnx(path))
     return dy_onnx_load(path, out, err);
-  return dy_jit_load(path, out, err);
+  dy_status s = dy_jit_load(path, out, err);
+  if (s && ends_with(path, ".dymodel") && looks_like_onnx(path)) /* renamed? */
+    return dy_error_set(err, s, "%s: not a .dymodel but an ONNX model (name it .onnx, or "
+                        "load it as NAME.onnx)", path);
+  return s;
 }

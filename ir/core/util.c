@@ -143,8 +143,13 @@ dy_status dy_temp_create(const char *path, char *tmp, size_t tmp_n, int *fd,
     if (errno != EEXIST)
       break;
   }
+  int e = errno;
+  const char *slash = strrchr(path, '/');
+  if (e == ENOENT && slash) /* the folder is missing: name it */
+    return dy_error_set(err, DY_STATUS_IO, "%s: the directory %.*s does not exist", path,
+                        (int)(slash - path), path);
   return dy_error_set(err, DY_STATUS_IO, "%s: cannot create a temporary file beside it: %s",
-                      path, strerror(errno));
+                      path, strerror(e));
 }
 
 /* Write buf to a new exclusive temporary beside path; *tmp names it. The

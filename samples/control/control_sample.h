@@ -13,9 +13,11 @@
 #ifndef DY_CONTROL_SAMPLE_H
 #define DY_CONTROL_SAMPLE_H
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "dy_runtime.h"
 
@@ -40,6 +42,12 @@ static int ctl_run(const char *name, dy_layer *net, const dy_input_spec *spec,
       fprintf(stderr, "usage: %s [--out DIR]\n", name);
       return 2;
     }
+  }
+  struct stat dst; /* DIR is created when its parent exists */
+  if (mkdir(dir, 0777) != 0 && !(errno == EEXIST && stat(dir, &dst) == 0 && S_ISDIR(dst.st_mode))) {
+    fprintf(stderr, "%s: --out %s: %s\n", name, dir,
+            errno == EEXIST ? "exists and is not a directory" : strerror(errno));
+    return 1;
   }
   dy_layer *st = dy_to_static(net);
   char path[4096];

@@ -545,11 +545,21 @@ static dy_status extra(oxe_ctx *x, const dy_op *op) {
 /* ---- int8 ---- */
 
 /* DequantizeLinear of op's inputs q, scale, zero point (indices) into a
- * new float tensor; returns its name */
-static const char *dq(oxe_ctx *x, const dy_op *op, int q, int s, int z) {
+ * new float tensor; returns its name. A per-channel scale (more than one
+ * value) is along axis of q: ONNX's default axis is 1, so it is always
+ * written (a weight's output channel is axis 0) */
+static const char *dq_axis(oxe_ctx *x, const dy_op *op, int q, int s, int z, int64_t axis) {
   const char *f = oxe_tmp(x, "dq");
-  oxe_node(x, "DequantizeLinear", 3, (const char *[]){IN(q), IN(s), IN(z)}, 1, &f);
+  Onnx__NodeProto *n =
+      oxe_node(x, "DequantizeLinear", 3, (const char *[]){IN(q), IN(s), IN(z)}, 1, &f);
+  if (dy_type_numel(VTYPE(s)) > 1)
+    oxe_attr_i(x, n, "axis", axis);
   return f;
+}
+
+/* The same of a per-tensor operand. */
+static const char *dq(oxe_ctx *x, const dy_op *op, int q, int s, int z) {
+  return dq_axis(x, op, q, s, z, 1);
 }
 
 /* the float result f quantized by op's inputs (ys, yz) as op's output,
@@ -597,7 +607,7 @@ static dy_status quant(oxe_ctx *x, const dy_op *op) {
     bool clamp = a.act_min > lo || a.act_max < hi;
     if (clamp) { /* DQ(x), DQ(w), Conv(+ DQ'd bias), Clip, Q */
       conv_out = oxe_tmp(x, "conv");
-      const char *xf = dq(x, op, 0, 1, 2), *wf = dq(x, op, 3, 4, 5);
+      const char *xf = dq(x, op, 0, 1, 2), *wf = dq_axis(x, op, 3, 4, 5, 0);
       /* the i32 bias in scale x_scale * w_scale: Cast, Mul by both scales */
       const char *bf = oxe_tmp(x, "bias"), *s = oxe_tmp(x, "bias"), *b = oxe_tmp(x, "bias");
       oxe_attr_i(x, oxe_node(x, "Cast", 1, (const char *[]){IN(8)}, 1, &bf), "to",
@@ -616,7 +626,8 @@ static dy_status quant(oxe_ctx *x, const dy_op *op) {
   }
   case DY_OP_QMATMUL: { /* QDQ: DQ(a), DQ(b), MatMul (or Gemm transB), + bias, Q */
     dy_qmatmul_attrs a = dy_qmatmul_attrs_get(op);
-    const char *af = dq(x, op, 0, 1, 2), *bf = dq(x, op, 3, 4, 5);
+    /* b per column: [K, N] along axis 1, [N, K] (transpose_y) along 0 */
+    const char *af = dq(x, op, 0, 1, 2), *bf = dq_axis(x, op, 3, 4, 5, a.transpose_y ? 0 : 1);
     const char *m = oxe_tmp(x, "matmul"), *bq = oxe_tmp(x, "bias"), *s = oxe_tmp(x, "bias"),
                *b = oxe_tmp(x, "bias"), *y = oxe_tmp(x, "biased");
     if (a.transpose_y) {

@@ -313,8 +313,14 @@ dy_status pd_export_norm(pdx_ctx *x, PdBlock *b, const dy_op *o, const pd_op_def
   bool ln = o->kind == DY_OP_LAYER_NORM;
   const dy_layer_norm_attrs la = ln ? dy_layer_norm_attrs_get(o) : (dy_layer_norm_attrs){0};
   const dy_group_norm_attrs ga = ln ? (dy_group_norm_attrs){0} : dy_group_norm_attrs_get(o);
-  if (ln && la.begin_norm_axis < 0)
-    return pdx_unsupported(x, o, "layer_norm with a negative begin_norm_axis");
+  /* Paddle's begin_norm_axis is in [0, rank): a negative one (the
+   * LayerNorm layer's -1, the last dims) counts from the input's rank */
+  int64_t axis = la.begin_norm_axis;
+  int rank = x->p->vars[o->inputs[0]]->type.rank;
+  if (ln && axis < 0)
+    axis += rank;
+  if (ln && (axis < 0 || axis >= rank))
+    return pdx_unsupported(x, o, "layer_norm with begin_norm_axis out of the input's rank");
   PdOp *op = pdx_op(x, b, d->type);
   pdx_arg(x, op, false, "X", pdx_vname(x, o->inputs[0]));
   pdx_arg(x, op, false, "Scale", pdx_vname(x, o->inputs[1]));
@@ -322,7 +328,7 @@ dy_status pd_export_norm(pdx_ctx *x, PdBlock *b, const dy_op *o, const pd_op_def
   pdx_arg(x, op, true, "Y", pdx_vname(x, o->outputs[0]));
   pdx_at_f(x, op, "epsilon", ln ? la.epsilon : ga.epsilon);
   if (ln)
-    pdx_at_i(x, op, "begin_norm_axis", la.begin_norm_axis);
+    pdx_at_i(x, op, "begin_norm_axis", axis);
   else
     pdx_at_i(x, op, "groups", ga.groups), pdx_at_s(x, op, "data_layout", "NCHW");
   return DY_OK;
