@@ -249,8 +249,8 @@ static void test_max_ram_and_max_flash(void) {
  * heights its kernels use, nothing else. LeNet-5's GEMMs are its three
  * fully connected layers (its convolutions are conv-small's), whose rows
  * are the batch: at --max-batch 1 one row, so dy_gemm_ukr1 alone, in the
- * text and in the object; at --max-batch 4 the kernels of 1..4 rows (the
- * 6-row path; no 5 or 6). --report lists each function's bytes and the
+ * text and in the object; at --max-batch 4 the kernels of 1..4 rows (on
+ * both paths: 1..4 and AVX-512's 2x4, 3x3, 4x2; no 5 or 6). --report lists each function's bytes and the
  * stack bound, which the header states. For the Cortex-M4 (when
  * arm-none-eabi-gcc is there) the kernel file is at most 16 KB of text
  * at -O2 without --gc-sections. */
@@ -269,20 +269,21 @@ static void test_only_the_micro_kernels_used(void) {
   CU_ASSERT_EQUAL(rc, 0);
   rc = sh("cd %s/ukr && %s compile lenet5.dymodel --emit c -o b4 --max-batch 4 && "
           "grep -o 'dy_gemm_ukr[0-9x]*' b4.c | sort -u | tr '\\n' ' ' | "
-          "grep -qx 'dy_gemm_ukr1 dy_gemm_ukr2 dy_gemm_ukr3 dy_gemm_ukr4 '", WORK, DY2STC);
+          "grep -qx 'dy_gemm_ukr1 dy_gemm_ukr2 dy_gemm_ukr2x4 dy_gemm_ukr3 dy_gemm_ukr3x3 "
+          "dy_gemm_ukr4 dy_gemm_ukr4x2 '", WORK, DY2STC);
   show_log_on_failure(rc, "micro-kernels at batch 4");
   CU_ASSERT_EQUAL(rc, 0);
   /* --report: code per function and the stack, as the header states it */
-  rc = sh("cd %s/ukr && %s compile lenet5.dymodel --emit c -o r --max-batch 1 --report", WORK,
+  rc = sh("cd %s/ukr && %s compile lenet5.dymodel --emit c -o rep --max-batch 1 --report", WORK,
           DY2STC);
   char *log = last_log();
   CU_ASSERT_PTR_NOT_NULL_FATAL(log);
   CU_ASSERT_EQUAL(rc, 0);
   CU_ASSERT_PTR_NOT_NULL(strstr(log, "code: "));
-  CU_ASSERT_PTR_NOT_NULL(strstr(log, "  r_run\n"));
-  char *h = dy_test_slurp(WORK "/ukr/r.h");
+  CU_ASSERT_PTR_NOT_NULL(strstr(log, "  rep_run\n"));
+  char *h = dy_test_slurp(WORK "/ukr/rep.h");
   CU_ASSERT_PTR_NOT_NULL_FATAL(h);
-  long long stack = header_macro(h, "#define R_STACK_BYTES ");
+  long long stack = header_macro(h, "#define REP_STACK_BYTES ");
   const char *st = strstr(log, "stack: ");
   if (stack > 0) {
     char want[64];
