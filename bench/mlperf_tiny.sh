@@ -24,8 +24,12 @@
 #
 # Columns: flash = text + data of the model's object files (kernels, weights
 # in NAME.c or NAME_weights.c,
-# and tables; .rodata counts as text); arena = NAME_ARENA_BYTES; stack =
-# the deepest stack NAME_run reached; RAM = arena + stack; instructions =
+# and tables; .rodata counts as text); code = the text of NAME.o alone
+# (kernels and tables, no weights); arena = NAME_ARENA_BYTES; stack =
+# the deepest stack NAME_run reached (painted, from the stack pointer at
+# its call); stack bound = NAME_STACK_BYTES, dy2stc's compile-time bound
+# (arm-none-eabi-gcc's frames on the deepest call path); RAM = arena +
+# stack; instructions =
 # per inference, batch 1 (instructions, not cycles: QEMU models no
 # pipeline or memory timing). MLPerf Tiny v1.x closed-division figures
 # (NUCLEO-L4R5ZI, Cortex-M4F at 120 MHz, int8) as cycles = ms x 120e3.
@@ -58,7 +62,9 @@ measure() {
   arena=$(sed -n 's/.*arena \([0-9]*\) bytes.*/\1/p' "$WORK/${name}_$variant.run.log")
   stack=$(sed -n 's/.*stack \([0-9]*\) bytes.*/\1/p' "$WORK/${name}_$variant.run.log")
   insns=$(sed -n 's/^instructions: \([0-9]*\).*/\1/p' "$WORK/${name}_$variant.run.log")
-  echo "$name $variant $flash $arena $stack $insns" | tee -a "$WORK/rows.txt"
+  code=$(arm-none-eabi-size "$WORK/fw/${name}_$variant-m4.o" | awk 'NR == 2 { print $1 }')
+  bound=$(sed -n 's/^#define [A-Z0-9_]*_STACK_BYTES \([0-9]*\).*/\1/p' "$WORK/fw/${name}_$variant.h")
+  echo "$name $variant $flash $arena $stack $insns $code ${bound:-0}" | tee -a "$WORK/rows.txt"
 }
 
 : >"$WORK/rows.txt"
@@ -72,8 +78,8 @@ for m in resnet8 dscnn mobilenet autoenc; do
 done
 
 echo
-echo "| model | variant | flash (bytes) | arena | stack | RAM (bytes) | instructions | MLPerf Tiny int8, Cortex-M4F 120 MHz |"
-echo "|---|---|---:|---:|---:|---:|---:|---|"
+echo "| model | variant | flash (bytes) | code | arena | stack | stack bound | RAM (bytes) | instructions | MLPerf Tiny int8, Cortex-M4F 120 MHz |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"
 awk '
   BEGIN {
     ref["resnet8"] = "165 ms = 19.8 M cycles (X-CUBE-AI); TFLM 704 ms = 84.5 M"
@@ -81,5 +87,5 @@ awk '
     ref["mobilenet"] = "88.9 ms = 10.7 M cycles (X-CUBE-AI); TFLM 601 ms = 72.1 M"
     ref["autoenc"] = "4.05 ms = 0.49 M cycles (X-CUBE-AI); TFLM 10.1 ms = 1.21 M"
   }
-  { printf "| %s | %s | %d | %d | %d | %d | %.2f M | %s |\n", $1, $2, $3, $4, $5, $4 + $5,
-           $6 / 1e6, $2 == "float" ? ref[$1] : "" }' "$WORK/rows.txt"
+  { printf "| %s | %s | %d | %d | %d | %d | %d | %d | %.2f M | %s |\n", $1, $2, $3, $7, $4, $5,
+           $8, $4 + $5, $6 / 1e6, $2 == "float" ? ref[$1] : "" }' "$WORK/rows.txt"

@@ -160,6 +160,12 @@ bool dy_codegen_gemm_a(const dy_program *p, const dy_op *op, bool no_pack_a, cha
  * apart, into names (as many as fit in n; may be NULL). For --report. */
 int dy_codegen_scalar_kernels(const char *source, char *names, size_t n);
 void dy_codegen_output_free(dy_codegen_output *out);
+/* State the stack bound of NAME_run in out's NAME.h: its line
+ * "NAME_STACK_BYTES: not measured" becomes `#define NAME_STACK_BYTES
+ * bytes` with `how` as its comment (the driver measures it with the C
+ * compiler: compiler/driver/measure.c). */
+dy_status dy_codegen_put_stack(dy_codegen_output *out, long long bytes, const char *how,
+                               dy_error *err);
 /* NAME_weights.c for out->weights (separate_weights): the union
  * NAME_weights_data (a float view and the bytes as chunks of 4032, each
  * initialised by a string literal of \xHH escapes, within C99's 4095

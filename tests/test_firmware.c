@@ -210,7 +210,10 @@ static void test_max_ram_and_max_flash(void) {
   CU_ASSERT_EQUAL_FATAL(emit_sample("lenet5", "budget", "lenet5", "--max-batch 1"), 0);
   char *h = dy_test_slurp(WORK "/budget/lenet5.h");
   CU_ASSERT_PTR_NOT_NULL_FATAL(h);
-  long long ram = header_macro(h, "#define LENET5_ARENA_BYTES ");
+  /* RAM: the arena and the stack (measured with the host's cc, when it
+   * is gcc) */
+  long long stack = header_macro(h, "#define LENET5_STACK_BYTES ");
+  long long ram = header_macro(h, "#define LENET5_ARENA_BYTES ") + (stack > 0 ? stack : 0);
   long long flash = header_macro(h, "#define LENET5_WEIGHT_BYTES ");
   free(h);
   CU_ASSERT(ram > 0 && flash > 0);
@@ -238,6 +241,70 @@ static void test_max_ram_and_max_flash(void) {
   /* a bad value is a usage error */
   rc = sh("%s compile %s/budget/lenet5.dymodel --emit c -o x --max-flash 0", DY2STC, WORK);
   CU_ASSERT_EQUAL(rc, 2);
+}
+
+/* ---- only the code the model uses ---- */
+
+/* Issue 27, item 3: NAME.c carries the GEMM micro-kernels of the tile
+ * heights its kernels use, nothing else. LeNet-5's GEMMs are its three
+ * fully connected layers (its convolutions are conv-small's), whose rows
+ * are the batch: at --max-batch 1 one row, so dy_gemm_ukr1 alone, in the
+ * text and in the object; at --max-batch 4 the kernels of 1..4 rows (on
+ * both paths: 1..4 and AVX-512's 2x4, 3x3, 4x2; no 5 or 6). --report lists each function's bytes and the
+ * stack bound, which the header states. For the Cortex-M4 (when
+ * arm-none-eabi-gcc is there) the kernel file is at most 16 KB of text
+ * at -O2 without --gc-sections. */
+static void test_only_the_micro_kernels_used(void) {
+  setup_work();
+  CU_ASSERT_EQUAL_FATAL(sh("rm -rf %s/ukr", WORK), 0);
+  CU_ASSERT_EQUAL_FATAL(emit_sample("lenet5", "ukr", "lenet5", "--max-batch 1"), 0);
+  int rc = sh("cd %s/ukr && grep -o 'dy_gemm_ukr[0-9x]*' lenet5.c | sort -u | tr '\\n' ' ' | "
+              "grep -qx 'dy_gemm_ukr1 '", WORK);
+  show_log_on_failure(rc, "micro-kernels in lenet5.c at batch 1");
+  CU_ASSERT_EQUAL(rc, 0);
+  rc = sh("cd %s/ukr && cc -std=c11 -O2 -c lenet5.c -o host.o && nm host.o | "
+          "grep -o 'dy_gemm_ukr[0-9x]*' | sort -u | tr '\\n' ' ' | grep -qx 'dy_gemm_ukr1 '",
+          WORK);
+  show_log_on_failure(rc, "micro-kernels in lenet5.o at batch 1");
+  CU_ASSERT_EQUAL(rc, 0);
+  rc = sh("cd %s/ukr && %s compile lenet5.dymodel --emit c -o b4 --max-batch 4 && "
+          "grep -o 'dy_gemm_ukr[0-9x]*' b4.c | sort -u | tr '\\n' ' ' | "
+          "grep -qx 'dy_gemm_ukr1 dy_gemm_ukr2 dy_gemm_ukr2x4 dy_gemm_ukr3 dy_gemm_ukr3x3 "
+          "dy_gemm_ukr4 dy_gemm_ukr4x2 '", WORK, DY2STC);
+  show_log_on_failure(rc, "micro-kernels at batch 4");
+  CU_ASSERT_EQUAL(rc, 0);
+  /* --report: code per function and the stack, as the header states it */
+  rc = sh("cd %s/ukr && %s compile lenet5.dymodel --emit c -o rep --max-batch 1 --report", WORK,
+          DY2STC);
+  char *log = last_log();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+  CU_ASSERT_EQUAL(rc, 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(log, "code: "));
+  CU_ASSERT_PTR_NOT_NULL(strstr(log, "  rep_run\n"));
+  char *h = dy_test_slurp(WORK "/ukr/rep.h");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+  long long stack = header_macro(h, "#define REP_STACK_BYTES ");
+  const char *st = strstr(log, "stack: ");
+  if (stack > 0) {
+    char want[64];
+    snprintf(want, sizeof want, "stack: %lld bytes", stack);
+    CU_ASSERT_PTR_NOT_NULL(strstr(log, want));
+  } else {
+    fprintf(stderr, "\n  (no stack bound: %.120s)", st ? st : "no stack line");
+    CU_ASSERT_PTR_NOT_NULL(strstr(log, "stack: unknown"));
+  }
+  free(h);
+  free(log);
+  if (!dy_test_have("arm-none-eabi-gcc"))
+    return;
+  rc = sh("cd %s/ukr && arm-none-eabi-gcc " M4_FLAGS " -std=c11 -ffreestanding -O2 -c lenet5.c "
+          "-o m4.o && arm-none-eabi-size m4.o | awk 'NR == 2 { print $1; exit !($1 <= 16384) }'",
+          WORK);
+  log = last_log();
+  fprintf(stderr, "\n  lenet5.c for the Cortex-M4 (-O2): %s bytes of text (at most 16384)",
+          log ? strtok(log, "\n") : "?");
+  free(log);
+  CU_ASSERT_EQUAL(rc, 0);
 }
 
 /* ---- several models in one image ---- */
@@ -636,6 +703,7 @@ void dy_test_register(void) {
   DY_SUITE("firmware");
   DY_TEST(test_freestanding_prefixed_reentrant);
   DY_TEST(test_max_ram_and_max_flash);
+  DY_TEST(test_only_the_micro_kernels_used);
   DY_TEST(test_models_link_into_one_program);
   DY_TEST(test_lenet5_on_cortex_m4_under_qemu);
   DY_TEST(test_lenet5_cortex_m0_build_under_qemu);

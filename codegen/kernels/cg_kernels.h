@@ -112,11 +112,20 @@ void dy_pack_describe(const dy_pack *k, char *buf, size_t n);
 
 /* The preludes NAME.c carries when its kernels use them (the driver
  * writes them, after the kernels: dy_cg_ctx.uses). */
-/* The flag constants, dy_gemm_out, dy_gemm_ukr1..6, on AVX-512 (DY_VW
- * 16) dy_gemm_ukr7..12 unless narrow (--plain-kernels), and dy_gemm_tile,
- * which runs tiles of up to DY_GEMM_MR rows (two of 6 without the wide
- * kernels); with pack_a (a kernel packs A at run time) dy_gemm_pack_a. */
-void dy_cg_gemm_prelude(dy_buf *out, bool narrow, bool pack_a);
+/* The flag constants, dy_gemm_out, the micro-kernels of the tile heights
+ * the file's kernels recorded (uses: DY_USES_GEMM_ROW bits, dy_cg_gemm_rows;
+ * none recorded: every height): dy_gemm_ukr1..6 for the 6-row path, on
+ * AVX-512 (DY_VW 16) the wide ones unless narrow (--plain-kernels), and
+ * dy_gemm_tile, which runs tiles of up to DY_GEMM_MR rows (two of 6
+ * without the wide kernels) with a case per recorded height; the
+ * dy_act_tile call only with DY_USES_GEMM_TILE_ACT; with pack_a (a kernel
+ * packs A at run time) dy_gemm_pack_a. */
+void dy_cg_gemm_prelude(dy_buf *out, bool narrow, bool pack_a, unsigned uses);
+/* A kernel's dy_gemm_tile calls over m rows in steps of DY_GEMM_MR (the
+ * heights DY_GEMM_MR and m % DY_GEMM_MR), m_static < 0 when m is known only
+ * at run time, at most m_max (<= 0: unknown; every height). Every caller
+ * of dy_gemm_tile records its heights so (DY_USES_GEMM_ROW). */
+void dy_cg_gemm_rows(dy_cg_ctx *ctx, int64_t m_static, int64_t m_max);
 /* <pthread.h> and dy_parallel(n, fn, arg), which runs fn over [0, n) in
  * `threads` slices (only in files of kernels compiled with --threads). */
 void dy_cg_thread_prelude(dy_buf *out, int threads);

@@ -166,6 +166,7 @@ void dy_cg_gemm_packed_tiles(dy_cg_ctx *ctx, long long m, long long depth, const
     FOR("for (int64_t o = 0; o < %lld; o += %d)", m, DY_GEMM_MR);
   if (parts)
     ctx->indent++;
+  dy_cg_gemm_rows(ctx, m, m);
   L("dy_gemm_tile(%lld - o, kc, %s + o * %lld%s, 1, %lld, %s%s, %s, %lld, nr, flags,", m, a,
     depth, k0a, mr, b, k0b, c, ldc);
   L("             %s + o, %s);", bias, alit);

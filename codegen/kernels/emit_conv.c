@@ -359,6 +359,7 @@ static void ws_tiles(dy_cg_ctx *ctx, ll o, ll r, ll p, ll mr, bool residual, con
   OPEN("for (int64_t s = 0; s < ns; s++) {");
   L("const int64_t p0 = pb + s * 16;");
   L(nr_line, p, p);
+  dy_cg_gemm_rows(ctx, o, o);
   L("dy_gemm_tile(%lld - oc, kc, a, 1, %lld, scratch + s * %lld%s, y + oc * %lld + p0, %lld,", o,
     mr, r * 16, k0b, p, p);
   char b[64];
@@ -603,6 +604,7 @@ static dy_status emit_conv_gemm(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_
   const char *k0b = nkb > 1 ? " + k0 * 16" : "";
   if (nkb > 1)
     snprintf(k0a, sizeof k0a, " + k0 * %lld", mr);
+  dy_cg_gemm_rows(ctx, og, og);
   FOR("for (int64_t o = 0; o < %lld; o += %d) {", og, MR);
   if (groups > 1) {
     L("const int64_t oc = g * %lld + o;", og);

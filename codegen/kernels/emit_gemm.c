@@ -141,8 +141,9 @@ static void put_k_loops(dy_buf *o, int mr, int u, bool packed, const char *ind) 
  * summed at the end), named dy_gemm_ukr<mr> or, when unrolled on AVX-512
  * only, dy_gemm_ukr<mr>x<u>. The AVX-512 ones (avx512) also have k loops
  * for A packed in micro-panels of MR rows (rsa 1, csa MR), the weights of
- * convolutions. */
-static void put_ukr(dy_buf *o, int mr, int u, bool avx512) {
+ * convolutions. tile_act: some kernel of the file asks for an activation
+ * on the stored tile (DY_GEMM_ACT), so the kernel calls dy_act_tile. */
+static void put_ukr(dy_buf *o, int mr, int u, bool avx512, bool tile_act) {
   char name[32];
   snprintf(name, sizeof name, avx512 && mr <= MR6 ? "%dx%d" : "%d", mr, u);
   dy_buf_printf(o,
@@ -193,8 +194,9 @@ static void put_ukr(dy_buf *o, int mr, int u, bool avx512) {
       snprintf(row, sizeof row, "c + %d * ldc", i);
     dy_buf_printf(o, "  dy_gemm_out(%s, c%d, nr, flags, bias, %d, alpha);\n", row, i, i);
   }
-  dy_buf_printf(o, "  if (flags >> 6) /* sigmoid, tanh, gelu, silu: on the stored tile */\n"
-                   "    dy_act_tile(c, ldc, %d, nr, flags >> 6);\n", mr);
+  if (tile_act)
+    dy_buf_printf(o, "  if (flags >> 6) /* sigmoid, tanh, gelu, silu: on the stored tile */\n"
+                     "    dy_act_tile(c, ldc, %d, nr, flags >> 6);\n", mr);
   dy_buf_puts(o, "}\n\n");
 }
 
@@ -202,30 +204,83 @@ static void put_ukr(dy_buf *o, int mr, int u, bool avx512) {
  * (2 FMA ports x 4 cycles of latency) for 2..7 rows. */
 static int avx512_unroll(int mr) { return mr >= 8 ? 1 : (8 + mr - 1) / mr; }
 
-/* dy_gemm_tile's switch over the kernels of 1..top rows (avx512: the
- * AVX-512 ones, unrolled for 2..6 rows). */
-static void put_switch(dy_buf *out, int top, bool avx512, const char *ind) {
-  dy_buf_printf(out, "%sswitch (mr) {\n", ind);
-  for (int mr = 1; mr < top; mr++) {
-    char name[32];
-    snprintf(name, sizeof name, avx512 && mr > 1 && mr <= MR6 ? "%dx%d" : "%d", mr,
-             avx512_unroll(mr));
-    dy_buf_printf(out,
-                  "%scase %d:\n"
-                  "%s  dy_gemm_ukr%s((int)kc, a, rsa, csa, b, c, ldc, nr, flags, bias, alpha);\n"
-                  "%s  break;\n",
-                  ind, mr, ind, name, ind);
-  }
-  dy_buf_printf(out,
-                "%sdefault:\n"
-                "%s  dy_gemm_ukr%d((int)kc, a, rsa, csa, b, c, ldc, nr, flags, bias, alpha);\n"
-                "%s}\n",
-                ind, ind, top, ind);
+/* The name of the kernel of mr rows (avx512: of the wide set). */
+static void ukr_name(char *buf, size_t n, int mr, bool avx512) {
+  if (avx512 && mr > 1 && mr <= MR6)
+    snprintf(buf, n, "%dx%d", mr, avx512_unroll(mr));
+  else
+    snprintf(buf, n, "%d", mr);
 }
 
-void dy_cg_gemm_prelude(dy_buf *out, bool narrow, bool pack_a) {
+/* dy_gemm_tile's switch over the kernels of `need` (bit mr: a tile of mr
+ * rows reaches it; avx512: the AVX-512 ones, unrolled for 2..6 rows). A
+ * height no kernel of the file passes has no case. */
+static void put_switch(dy_buf *out, unsigned need, bool avx512, const char *ind) {
+  dy_buf_printf(out, "%sswitch (mr) {\n", ind);
+  int top = 0;
+  for (int mr = 1; mr <= MR; mr++)
+    if (need & (1u << mr))
+      top = mr;
+  for (int mr = 1; mr <= top; mr++) {
+    if (!(need & (1u << mr)))
+      continue;
+    char name[32];
+    ukr_name(name, sizeof name, mr, avx512);
+    if (mr == top)
+      dy_buf_printf(out, "%sdefault:\n", ind);
+    else
+      dy_buf_printf(out, "%scase %d:\n", ind, mr);
+    dy_buf_printf(out,
+                  "%s  dy_gemm_ukr%s((int)kc, a, rsa, csa, b, c, ldc, nr, flags, bias, alpha);\n",
+                  ind, name);
+    if (mr != top)
+      dy_buf_printf(out, "%s  break;\n", ind);
+  }
+  dy_buf_printf(out, "%s}\n", ind);
+}
+
+void dy_cg_gemm_rows(dy_cg_ctx *ctx, int64_t m_static, int64_t m_max) {
+  unsigned u = 0;
+  if (m_static > 0) {
+    if (m_static >= MR)
+      u |= DY_USES_GEMM_ROW(MR);
+    if (m_static % MR)
+      u |= DY_USES_GEMM_ROW(m_static % MR);
+  } else if (m_static < 0) {
+    int64_t top = m_max > 0 && m_max < MR ? m_max : MR;
+    for (int64_t r = 1; r <= top; r++)
+      u |= DY_USES_GEMM_ROW(r);
+  }
+  *ctx->uses |= u;
+}
+
+/* The 6-row path for the tile heights of rows (bit mr): a height h above
+ * 6 runs as 6 rows, then min(h, 12) - 6 (the heights its switch gets);
+ * the kernels it calls are those and the 6-row one. */
+static unsigned narrow_switch(unsigned rows) {
+  unsigned k = 0;
+  for (int mr = 1; mr <= MR; mr++)
+    if (rows & (1u << mr))
+      k |= mr > MR6 ? 1u << (mr - MR6) : 1u << mr;
+  return k;
+}
+static bool narrow_splits(unsigned rows) { return (rows & ~((2u << MR6) - 1u)) != 0; }
+
+void dy_cg_gemm_prelude(dy_buf *out, bool narrow, bool pack_a, unsigned uses) {
+  /* bit mr of rows: some kernel passes dy_gemm_tile a tile of mr rows */
+  unsigned rows = ((uses & DY_USES_GEMM_ROWS) >> 7) & ~1u;
+  if (!rows)
+    rows = 0x1FFEu; /* not recorded: every height */
+  bool tile_act = (uses & DY_USES_GEMM_TILE_ACT) != 0;
+  unsigned nk = narrow_switch(rows) | (narrow_splits(rows) ? 1u << MR6 : 0u), wk = rows;
+  char list[64] = "";
+  for (int mr = 1, n = 0; mr <= MR; mr++)
+    if (rows & (1u << mr))
+      n += snprintf(list + n, sizeof list - (size_t)n, "%s%d", n ? ", " : "", mr);
   dy_tpl_put(out, dy_tpl_gemm, 0, -1, NULL, 0);
-  put_ukr(out, 1, 4, false); /* a GEMV: bound by reading B, on every ISA */
+  dy_buf_printf(out, "/* the tiles this file's kernels pass dy_gemm_tile: %s row%s; only\n"
+                     " * their micro-kernels are written */\n", list,
+                strcmp(list, "1") ? "s" : "");
   if (!narrow) {
     dy_buf_printf(out, "#if DY_VW == 16 /* AVX-512: a row of the tile is one of 32 registers */\n"
                        "#define DY_GEMM_WIDE 1\n"
@@ -237,12 +292,16 @@ void dy_cg_gemm_prelude(dy_buf *out, bool narrow, bool pack_a) {
                        "#else\n"
                        "#define DY_GEMM_PREFETCH(p, off) ((void)0)\n"
                        "#endif\n\n");
+    if (wk & 2u) /* a GEMV: bound by reading B, on every ISA */
+      put_ukr(out, 1, 4, false, tile_act);
     for (int mr = 2; mr <= MR; mr++)
-      put_ukr(out, mr, avx512_unroll(mr), true);
+      if (wk & (1u << mr))
+        put_ukr(out, mr, avx512_unroll(mr), true, tile_act);
     dy_buf_puts(out, "#else /* the other ISAs: up to 6 rows */\n\n");
   }
-  for (int mr = 2; mr <= MR6; mr++)
-    put_ukr(out, mr, mr == 2 ? 2 : 1, false);
+  for (int mr = 1; mr <= MR6; mr++)
+    if (nk & (1u << mr))
+      put_ukr(out, mr, mr == 1 ? 4 : mr == 2 ? 2 : 1, false, tile_act);
   if (!narrow)
     dy_buf_puts(out, "#endif\n\n");
   dy_buf_printf(out,
@@ -254,18 +313,19 @@ void dy_cg_gemm_prelude(dy_buf *out, bool narrow, bool pack_a) {
                 MR, MR, narrow ? ": 6-row kernels" : "; without the wide kernels two of 6 rows");
   if (!narrow) {
     dy_buf_puts(out, "#if defined(DY_GEMM_WIDE)\n");
-    put_switch(out, MR, true, "  ");
+    put_switch(out, wk, true, "  ");
     dy_buf_puts(out, "#else\n");
   }
-  dy_buf_printf(out,
-                "  if (mr > %d) { /* the first %d rows, then the rest */\n"
-                "    dy_gemm_ukr%d((int)kc, a, rsa, csa, b, c, ldc, nr, flags, bias, alpha);\n"
-                "    a += %d * rsa, c += %d * ldc, mr = mr > %d ? %d : mr - %d;\n"
-                "    if (flags & DY_GEMM_BIAS_ROW)\n"
-                "      bias += %d;\n"
-                "  }\n",
-                MR6, MR6, MR6, MR6, MR6, MR, MR6, MR6, MR6);
-  put_switch(out, MR6, false, "  ");
+  if (narrow_splits(rows))
+    dy_buf_printf(out,
+                  "  if (mr > %d) { /* the first %d rows, then the rest */\n"
+                  "    dy_gemm_ukr%d((int)kc, a, rsa, csa, b, c, ldc, nr, flags, bias, alpha);\n"
+                  "    a += %d * rsa, c += %d * ldc, mr = mr > %d ? %d : mr - %d;\n"
+                  "    if (flags & DY_GEMM_BIAS_ROW)\n"
+                  "      bias += %d;\n"
+                  "  }\n",
+                  MR6, MR6, MR6, MR6, MR6, MR, MR6, MR6, MR6);
+  put_switch(out, narrow_switch(rows), false, "  ");
   if (!narrow)
     dy_buf_puts(out, "#endif\n");
   dy_buf_puts(out, "}\n\n");
@@ -733,6 +793,7 @@ dy_status dy_cg_gemm_loops(dy_cg_ctx *ctx, dy_error *err, const dy_gemm_call *g)
   dy_gemm_epilogue_flags(epi, sizeof epi, g->bias ? "DY_GEMM_BIAS_COL" : NULL, g->act);
   snprintf(np, sizeof np, "%lld", (ll)((g->n + NR - 1) / NR));
   *ctx->uses |= DY_USES_SIMD | DY_USES_GEMM;
+  dy_cg_gemm_rows(ctx, g->m_static, g->m_max);
   dy_gemm_a_plan pa = dy_gemm_a_plan_of(g->m_max, g->k, g->n, ctx->no_pack_a || !g->ap);
   int64_t a_floats = a_block_rows(&pa, g->m_max) * pa.kc; /* a thread's block of A */
   if (pa.packed)

@@ -248,6 +248,7 @@ static void emit_gemms(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, const wino_geom
   }
   FOR("for (int64_t o = 0; o < %lld; o += %lld)", o, mr);
   L("for (int64_t b = 0; b < nb; b++)");
+  dy_cg_gemm_rows(ctx, o, o);
   L("  dy_gemm_tile(%lld - o, kc, %s + q * %lld + o * %lld%s, 1, %lld,", o, IN(1), nq * mr * c, c,
     k0m, mr);
   L("               V + (q * %lld + b) * %lld%s, M + (q * %lld + b) * %lld + o * 16, 16, 16,",

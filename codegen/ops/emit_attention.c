@@ -103,6 +103,7 @@ dy_status dy_emit_fused_attention(dy_cg_ctx *ctx, dy_error *err) {
     snprintf(rw[2], sizeof rw[2], "H * %lld", dv);
   }
   *ctx->uses |= DY_USES_SIMD | DY_USES_GEMM;
+  dy_cg_gemm_rows(ctx, -1, -1); /* the balanced splits' heights: any */
   L("/* per group: softmax(q k^T * %s%s) v on the GEMM micro-kernels: v packed in", scale,
     mask ? " + mask" : "");
   L(" * panels of 16 features; per %d queries, q^T packed (qt, 2 panels), the scores", QB);

@@ -93,12 +93,14 @@ static void put_sizes(cg_gen *g, dy_buf *out) {
                 U, (long long)g->weight_bytes, use_hdr ? (int)(hn - 2) : (int)strlen(L),
                 use_hdr ? hdr : L, g->opt->separate_weights ? "_weights.c" : ".c");
   dy_buf_printf(out,
-                "/* for a firmware budget: RAM is the arena the caller provides (the\n"
-                " * kernels' stack use is small and fixed), flash the weights (code and\n"
-                " * the small tables below come on top: see arm-none-eabi-size) */\n"
+                "/* for a firmware budget: RAM is the arena the caller provides, plus\n"
+                " * the stack %s_run needs (%s_STACK_BYTES, measured by dy2stc compile\n"
+                " * with the C compiler; --max-ram checks both), flash the weights (code\n"
+                " * and the small tables below come on top: see arm-none-eabi-size) */\n"
                 "#define %s_RAM_BYTES %s_ARENA_BYTES\n"
-                "#define %s_FLASH_BYTES %s_WEIGHT_BYTES\n",
-                U, U, U, U);
+                "#define %s_FLASH_BYTES %s_WEIGHT_BYTES\n"
+                "/* %s_STACK_BYTES: not measured */\n",
+                L, U, U, U, U, U, U);
   if (g->state_bytes > 0)
     dy_buf_printf(out,
                   "#define %s_STATE_BYTES %lld /* parameters and optimizer state, kept */\n"
@@ -264,4 +266,27 @@ void cg_emit_header(cg_gen *g, dy_buf *out) {
   if (g->state_bytes > 0)
     cg_emit_state_decls(g, out);
   dy_buf_printf(out, "#ifdef __cplusplus\n}\n#endif\n\n#endif /* %s_H */\n", U);
+}
+
+dy_status dy_codegen_put_stack(dy_codegen_output *out, long long bytes, const char *how,
+                               dy_error *err) {
+  static const char mark[] = "_STACK_BYTES: not measured */\n";
+  char *at = out->header ? strstr(out->header, mark) : NULL;
+  char *line = at;
+  while (line && line > out->header && line[-1] != '\n')
+    line--;
+  if (!at || strncmp(line, "/* ", 3) != 0)
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT, "the header has no stack line");
+  dy_buf b = {0};
+  dy_buf_putn(&b, out->header, (size_t)(line - out->header));
+  dy_buf_printf(&b, "#define %.*s_STACK_BYTES %lld /* worst case of the run, %s */\n",
+                (int)(at - line - 3), line + 3, bytes, how);
+  dy_buf_puts(&b, at + strlen(mark));
+  if (b.oom) {
+    dy_buf_free(&b);
+    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  }
+  free(out->header);
+  out->header = dy_buf_take(&b);
+  return DY_OK;
 }

@@ -124,8 +124,11 @@ static dy_status emit_source_rest(cg_gen *g, dy_buf *out) {
   }
   if (g->uses & (DY_USES_SIMD | DY_USES_GEMM))
     dy_cg_simd_prelude(out);
+  /* an activation on a GEMM's stored tile: its flags name DY_GEMM_ACT */
+  if (kernels.s && strstr(kernels.s, "DY_GEMM_ACT("))
+    g->uses |= DY_USES_GEMM_TILE_ACT;
   if (g->uses & DY_USES_GEMM)
-    dy_cg_gemm_prelude(out, g->opt->plain_kernels, (g->uses & DY_USES_PACK_A) != 0);
+    dy_cg_gemm_prelude(out, g->opt->plain_kernels, (g->uses & DY_USES_PACK_A) != 0, g->uses);
   if (g->uses & DY_USES_THREADS)
     dy_cg_thread_prelude(out, g->opt->threads);
   if (g->uses & DY_USES_QFIXED)

@@ -121,6 +121,11 @@ enum {
   DY_USES_THREADS = 4,   /* dy_parallel (emit_gemm.c; --threads) */
   DY_USES_QFIXED = 8,    /* the fixed-point helpers of ir/dy_qfixed.h (emit_quant.c) */
   DY_USES_PACK_A = 16,   /* dy_gemm_pack_a (emit_gemm.c: matmul's A packed at run time) */
+  DY_USES_GEMM_ROWS = 0xFFFu << 8, /* bit 7 + mr: dy_gemm_tile gets tiles of mr rows
+                                    * (1..12, DY_USES_GEMM_ROW; dy_cg_gemm_rows) */
+  DY_USES_GEMM_TILE_ACT = 1u << 20, /* a GEMM's flags name DY_GEMM_ACT: the micro-kernels
+                                     * call dy_act_tile (source.c finds it in the text) */
 };
+#define DY_USES_GEMM_ROW(mr) (1u << (7 + (mr)))
 
 #endif /* DY_CODEGEN_CG_TEXT_H */

@@ -52,9 +52,15 @@ static const char compile_help[] =
     "  --threads N       split the GEMM and convolution kernels over N threads\n"
     "                    (pthreads; default 1: no thread code at all)\n"
     "  --report          print ops, arena bytes, its lower bound, weight bytes,\n"
-    "                    and the time of each phase (import, passes, cc, ...)\n"
+    "                    the code bytes of each function, the stack bound, and the\n"
+    "                    time of each phase (import, passes, cc, ...)\n"
     "  --quiet, -q       no progress line (one is shown when stderr is a terminal)\n"
-    "  --max-ram BYTES   fail when the arena would exceed BYTES\n"
+    "  --max-ram BYTES   fail when the arena (and the stack, when measured) would\n"
+    "                    exceed BYTES. --emit c (and --report, --max-ram) compile\n"
+    "                    OUT.c once with --cc/--cflags (-O2; --target's flags when\n"
+    "                    given) for the stack bound NAME_STACK_BYTES and the code\n"
+    "                    bytes per function: --cc arm-none-eabi-gcc --cflags\n"
+    "                    '-mcpu=cortex-m4 ...' states the firmware's figures\n"
     "  --max-flash BYTES fail when the weights would exceed BYTES\n"
     "  -O0, -O1, -O2     optimisation level (default -O2; -O0 runs no pass)\n"
     "  --verify-each     verify the Program after every pass (on in debug builds)\n"
@@ -378,10 +384,69 @@ static void report_scalar(const char *source) {
            names, strlen(names) + 40 > sizeof names ? ", ..." : "");
 }
 
+/* --report's code and stack (measure.c): each function's bytes, the
+ * stack bound and RAM with it. */
+static void report_code(const dy_code_measure *m, const dy_compile_report *rep) {
+  if (!m->cc_line[0]) {
+    printf("code: not measured (%s)\n", m->stack_why);
+    return;
+  }
+  printf("code: %lld bytes of text in %d functions (%s -c; each function's symbol size in "
+         "the object, a kernel inlined into its caller counting there):\n",
+         (long long)m->code_bytes, m->n_fns, m->cc_line);
+  for (int i = 0; i < m->n_fns; i++)
+    printf("  %8lld  %s\n", (long long)m->fns[i].bytes, m->fns[i].name);
+  if (m->stack_bytes < 0) {
+    printf("stack: unknown (%s)\n", m->stack_why);
+    return;
+  }
+  printf("stack: %lld bytes, worst case of the run (%s)\n", (long long)m->stack_bytes,
+         m->stack_why);
+  printf("RAM: %lld bytes (arena %lld%s + stack %lld)\n",
+         (long long)(rep->mem.arena_bytes + rep->state_bytes + m->stack_bytes),
+         (long long)rep->mem.arena_bytes, rep->state_bytes ? " + state" : "",
+         (long long)m->stack_bytes);
+}
+
+/* Measure the code and stack of co with o's compiler (--emit c always;
+ * an executable for --report or --max-ram), state the stack in NAME.h
+ * and check --max-ram against arena, state and stack. A compiler that
+ * cannot build the file leaves them unmeasured (m->stack_why). */
+static dy_status measure(dy_codegen_output *co, const dy_compile_options *o,
+                         const dy_program *p, dy_code_measure *m, dy_error *err) {
+  dy_error me = {0};
+  if (o->progress)
+    o->progress(o->progress_ctx, "measure", 0, 0);
+  if (dy_measure_code(co, o, m, &me) != DY_OK) {
+    snprintf(m->stack_why, sizeof m->stack_why, "%.190s", me.msg);
+    m->cc_line[0] = 0;
+    return DY_OK;
+  }
+  if (m->stack_bytes < 0)
+    return DY_OK;
+  char how[900];
+  snprintf(how, sizeof how, "measured with %s", m->cc_line);
+  for (char *c = how; (c = strstr(c, "*/")) != NULL;)
+    *c = '_'; /* the comment stays a comment */
+  dy_status s = dy_codegen_put_stack(co, (long long)m->stack_bytes, how, err);
+  int64_t ram = co->arena_bytes + co->state_bytes + m->stack_bytes;
+  if (!s && o->max_ram > 0 && ram > o->max_ram)
+    s = dy_error_set(err, DY_STATUS_LIMIT,
+                     "the arena%s (%lld bytes at batch %lld) and the stack (%lld bytes) need "
+                     "%lld bytes, over --max-ram %lld",
+                     co->state_bytes ? " and the state" : "",
+                     (long long)(co->arena_bytes + co->state_bytes),
+                     (long long)dy_program_sym_bound(p, 0), (long long)m->stack_bytes,
+                     (long long)ram, (long long)o->max_ram);
+  return s;
+}
+
 /* --report: ops, the arena and its lower bound, weights, kernel choices,
- * the kernels left in scalar math, a training step's state. */
+ * the kernels left in scalar math, a training step's state, code and
+ * stack. */
 static void print_report(const dy_program *p, const dy_compile_options *o,
-                         const dy_compile_report *rep, const dy_codegen_output *co) {
+                         const dy_compile_report *rep, const dy_codegen_output *co,
+                         const dy_code_measure *m) {
   printf("ops: %d before passes, %d after\n", rep->ops_before, rep->ops_after);
   char at[512];
   sym_bounds_text(p, at, sizeof at);
@@ -404,6 +469,7 @@ static void print_report(const dy_program *p, const dy_compile_options *o,
     printf("state: %lld bytes (parameters and optimizer state, in RAM; with the arena "
            "%lld bytes)\n", (long long)rep->state_bytes,
            (long long)(rep->state_bytes + rep->mem.arena_bytes));
+  report_code(m, rep);
 }
 
 int dy_cli_compile(int argc, char **argv) {
@@ -469,15 +535,19 @@ int dy_cli_compile(int argc, char **argv) {
     s = dy_cli_make_training(p, &a.ts, false, &err);
   if (!s)
     s = dy_compile_program(p, o, &co, &rep, &err);
+  dy_code_measure cm = {.stack_bytes = -1, .stack_why = "not asked for"};
+  if (!s && (!o->emit_main || a.report || o->max_ram > 0))
+    s = measure(&co, o, p, &cm, &err);
   if (!s)
     s = o->emit_main ? dy_build_executable(&co, o, out, &err)
                      : dy_write_sources(&co, out, &err);
   dy_cli_progress_done(&pr);
   if (!s && a.report) {
-    print_report(p, o, &rep, &co);
+    print_report(p, o, &rep, &co, &cm);
     dy_cli_progress_times(&pr, stdout);
   }
   bool weights_file = co.weights != NULL;
+  dy_code_measure_free(&cm);
   dy_codegen_output_free(&co);
   dy_program_free(p);
   if (s)

@@ -128,12 +128,17 @@ dy_status dy_run_command(char *const argv[], dy_error *err) {
   return dy_run_command_to(argv, NULL, err);
 }
 
-dy_status dy_run_command_to(char *const argv[], const char *stdout_path, dy_error *err) {
+static dy_status run_command(char *const argv[], const char *stdout_path, bool quiet,
+                             dy_error *err) {
   pid_t pid;
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   if (stdout_path)
     posix_spawn_file_actions_addopen(&fa, 1, stdout_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (quiet) {
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  }
   int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0)
@@ -149,6 +154,14 @@ dy_status dy_run_command_to(char *const argv[], const char *stdout_path, dy_erro
                         WIFEXITED(status) ? "exit status" : "signal",
                         WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
   return DY_OK;
+}
+
+dy_status dy_run_command_to(char *const argv[], const char *stdout_path, dy_error *err) {
+  return run_command(argv, stdout_path, false, err);
+}
+
+dy_status dy_run_command_quiet(char *const argv[], dy_error *err) {
+  return run_command(argv, NULL, true, err);
 }
 
 const char dy_target_names[] = "native|generic|x86-64-v2|x86-64-v3|x86-64-v4|aarch64";

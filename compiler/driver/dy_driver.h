@@ -113,6 +113,38 @@ void dy_temp_dir_remove(const char *dir);
 void dy_temp_dirs_remove_all(void);
 /* The same with its standard output written to stdout_path (NULL: ours). */
 dy_status dy_run_command_to(char *const argv[], const char *stdout_path, dy_error *err);
+/* The same with its stdout and stderr to /dev/null (a probe). */
+dy_status dy_run_command_quiet(char *const argv[], dy_error *err);
+
+/* ---- measure.c ---- */
+
+/* A library call's stack (memcpy, memset, libgcc's helpers: leaves
+ * pushing a few registers), added for each call out of NAME.c. */
+#define DY_EXTERN_STACK 32
+
+typedef struct {
+  char name[128];
+  int64_t bytes;
+} dy_code_fn;
+
+typedef struct {
+  int64_t code_bytes;    /* text of all functions of NAME.o */
+  dy_code_fn *fns;       /* each function's bytes, largest first */
+  int n_fns;
+  int64_t stack_bytes;   /* worst-case stack of NAME_run and its callees;
+                            -1: unknown (stack_why says why) */
+  char stack_why[200];   /* how the bound was derived, or why it is unknown */
+  char cc_line[600];     /* the compiler and flags measured with */
+} dy_code_measure;
+
+/* Compile out's NAME.c with o's compiler (-c, -fstack-usage,
+ * -fcallgraph-info; measure.c's header has the flags) in a private
+ * directory and read the code bytes per function and the stack bound of
+ * NAME_run. Fails only when the compiler cannot build the file; free m
+ * with dy_code_measure_free. */
+dy_status dy_measure_code(const dy_codegen_output *out, const dy_compile_options *o,
+                          dy_code_measure *m, dy_error *err);
+void dy_code_measure_free(dy_code_measure *m);
 /* Map an input/output name to a file name: every character outside
  * [A-Za-z0-9._-] becomes '_', and a leading '.' too. */
 void dy_safe_file_name(const char *name, char *buf, size_t n);

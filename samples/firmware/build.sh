@@ -39,8 +39,11 @@ mkdir -p "$OUT"
 "$LENET5" --batch 1 --out "$OUT" >/dev/null
 
 # 2. lenet5.c + lenet5.h, sized for one image, within a budget
+# the stack bound (LENET5_STACK_BYTES, in --max-ram with the arena) is
+# measured with the Cortex-M4F's compiler and flags
 "$DY2STC" compile "$OUT/lenet5.dymodel" --emit c --name lenet5 -o "$OUT/lenet5" \
-  --max-batch 1 --max-ram 65536 --max-flash 524288
+  --max-batch 1 --max-ram 65536 --max-flash 524288 \
+  --cc "$CC" --cflags "-mcpu=cortex-m4 -mthumb -mfpu=fpv4-sp-d16 -mfloat-abi=hard -ffreestanding"
 
 # 3. input.h: the f32 data of x.npy (an .npy v1 file: 10 bytes, then a
 #    header of HEADER_LEN bytes, then the data) as 32-bit words; od prints

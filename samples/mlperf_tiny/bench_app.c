@@ -17,7 +17,10 @@
  * 25 MHz ticks and means nothing.
  *
  * Stack: the app paints STACK_PAINT bytes below its own frame with a
- * pattern before the run, then finds the deepest word the run changed.
+ * pattern before the run, then finds the deepest word the run changed;
+ * the figure is the bytes from the stack pointer at the call of NAME_run
+ * down to that word (what NAME_run and its callees used, the figure
+ * NAME_STACK_BYTES bounds).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -49,7 +52,12 @@ static uint32_t stack_used(volatile uint32_t *top) {
   return i < 16 ? 0 : 4 * i;
 }
 
+static uintptr_t sp_at_call; /* the stack pointer as run() calls NAME_run */
+
 __attribute__((noinline)) static int run(uint32_t *ticks) {
+  uintptr_t sp;
+  __asm volatile("mov %0, sp" : "=r"(sp));
+  sp_at_call = sp;
   uint32_t t0 = FPGAIO_COUNTER;
   int rc = MODEL_RUN(arena, 1, input.v, out);
   *ticks = FPGAIO_COUNTER - t0;
@@ -63,7 +71,8 @@ int main(void) {
   uint32_t ticks;
   paint_stack(top);
   int rc = run(&ticks);
-  uint32_t stack = stack_used(top);
+  /* the deepest word written, counted from the stack pointer at the call */
+  uint32_t stack = stack_used(top) - (uint32_t)(sp - sp_at_call);
   printf("model: status %d, arena %ld bytes, weights %ld bytes, stack %lu bytes\n", rc,
          (long)MODEL_PREFIX(ARENA_BYTES), (long)MODEL_PREFIX(WEIGHT_BYTES), (unsigned long)stack);
   printf("instructions: %lu (+- %u; %lu FPGA ticks)\n", (unsigned long)ticks * INSNS_PER_TICK,

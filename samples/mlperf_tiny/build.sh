@@ -12,7 +12,8 @@
 #   NAME     the generated code's prefix: OUT/NAME.c, OUT/NAME.h,
 #            OUT/NAME-m4.elf
 #
-# Steps: `dy2stc compile --emit c --max-batch 1` writes NAME.c and NAME.h;
+# Steps: `dy2stc compile --emit c --max-batch 1` writes NAME.c and NAME.h
+# (NAME_STACK_BYTES measured with arm-none-eabi-gcc and the flags below);
 # X.npy becomes OUT/NAME_input.h; arm-none-eabi-gcc -O2 builds the model
 # (freestanding), bench_app.c and ../firmware/startup.c for a Cortex-M4F
 # and links them with ../firmware/mps2.ld; arm-none-eabi-size prints the
@@ -36,9 +37,12 @@ SIZE=${ARM_SIZE:-arm-none-eabi-size}
 UPPER=$(echo "$NAME" | tr 'a-z' 'A-Z')
 mkdir -p "$OUT"
 
-# 1. NAME.c + NAME.h for one input at a time
+# 1. NAME.c + NAME.h for one input at a time; dy2stc measures the stack
+#    bound (NAME_STACK_BYTES) with the compiler and flags of step 3
+ARCH="-mcpu=cortex-m4 -mthumb -mfpu=fpv4-sp-d16 -mfloat-abi=hard"
 rm -f "$OUT/${NAME}_weights.c"
-"$DY2STC" compile "$MODEL" --emit c --name "$NAME" -o "$OUT/$NAME" --max-batch 1 "$@"
+"$DY2STC" compile "$MODEL" --emit c --name "$NAME" -o "$OUT/$NAME" --max-batch 1 \
+  --cc "$CC" --cflags "$ARCH -ffreestanding -ffunction-sections -fdata-sections" "$@"
 
 # 2. NAME_input.h: the f32 data of X.npy (an .npy v1 file: 10 bytes, then a
 #    header of HEADER_LEN bytes, then the data) as 32-bit words, in the
@@ -65,7 +69,6 @@ mkdir -p "$OUT/$NAME.inc"
 } >"$OUT/$NAME.inc/input.h"
 
 # 3. compile, link, size
-ARCH="-mcpu=cortex-m4 -mthumb -mfpu=fpv4-sp-d16 -mfloat-abi=hard"
 CFLAGS="-std=c11 -O2 -Wall -Wextra -Werror -ffunction-sections -fdata-sections"
 $CC $ARCH $CFLAGS -ffreestanding -c "$OUT/$NAME.c" -o "$OUT/$NAME-m4.o"
 # the f32 weights have their own translation unit (NAME_weights.c, when

@@ -16,7 +16,9 @@
 #   4. when arm-none-eabi-gcc and qemu-system-arm are installed, the same
 #      model built for the Cortex-M4F (build.sh) and run under
 #      qemu-system-arm -M mps2-an386 must print the host executable's
-#      outputs bit for bit.
+#      outputs bit for bit, and the stack bound dy2stc states in its header
+#      (NAME_STACK_BYTES, measured with arm-none-eabi-gcc) must hold the
+#      stack the run used (painted by bench_app.c) and be within 1.25x of it.
 set -eu
 SAMPLE=$1 DY2STC=$2 W=$3
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -73,6 +75,16 @@ for m in dscnn resnet8 autoenc; do
   else
     paste "$W/${m}_host.txt" "$W/${m}_board.txt"
     echo "FAIL: $m int8: the Cortex-M4 outputs differ from the host's"
+    fail=1
+  fi
+  painted=$(sed -n 's/.*stack \([0-9]*\) bytes.*/\1/p' "$W/${m}_board.log")
+  bound=$(sed -n 's/^#define [A-Z0-9_]*_STACK_BYTES \([0-9]*\).*/\1/p' "$W/fw/${m}_int8.h")
+  if [ -n "$bound" ] && [ -n "$painted" ] && [ "$bound" -ge "$painted" ] &&
+     [ $((bound * 4)) -le $((painted * 5)) ]; then
+    echo "$m int8: stack bound $bound bytes >= painted $painted, within 1.25x"
+  else
+    echo "FAIL: $m int8: stack bound '${bound}' against the painted '${painted}' bytes" \
+         "(want bound >= painted, bound <= 1.25 x painted)"
     fail=1
   fi
 done
