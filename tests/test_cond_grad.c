@@ -14,6 +14,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "dy_compiler.h"
 #include "dy_test.h"
@@ -360,9 +361,104 @@ static void test_to_static_training_matches_eager(void) {
   dy_tensor_free(y);
 }
 
+#define WORK DY_BUILD_DIR "/cond_grad"
+
+/* The saved name of net's parameter i: its layer's name and its own
+ * ("linear_1.weight"; the layers here sit right under the root). */
+static const char *full_name(const dy_layer *net, int i, char *buf, size_t cap) {
+  snprintf(buf, cap, "%s.%s", net->name, net->params[i]->name);
+  return buf;
+}
+
+/* max |param - DIR/<name>.npy| over net's parameters */
+static double max_state_diff(const dy_layer *net, const char *dir) {
+  double md = 0;
+  for (int i = 0; i < net->n_params; i++) {
+    char path[700];
+    char name[200];
+    snprintf(path, sizeof path, "%s/%s.npy", dir, full_name(net, i, name, sizeof name));
+    dy_tensor *t = NULL;
+    dy_error err = {0};
+    DY_ASSERT_OK(dy_npy_read(path, &t, &err), &err);
+    if (!t)
+      return INFINITY;
+    for (int64_t k = 0; k < dy_tensor_numel(t); k++)
+      md = fmax(md, fabs((double)dy_tensor_f32(t)[k] - dy_tensor_f32(net->params[i])[k]));
+    dy_tensor_free(t);
+  }
+  for (int i = 0; i < net->n_children; i++)
+    md = fmax(md, max_state_diff(net->children[i], dir));
+  return md;
+}
+
+/* max |param - the var of its name in p| over net's parameters */
+static double max_program_diff(const dy_layer *net, const dy_program *p) {
+  double md = 0;
+  for (int i = 0; i < net->n_params; i++) {
+    char name[200];
+    int v = dy_program_find_var(p, full_name(net, i, name, sizeof name));
+    CU_ASSERT_FATAL(v >= 0);
+    const float *d = p->vars[v]->data;
+    for (int64_t k = 0; k < dy_tensor_numel(net->params[i]); k++)
+      md = fmax(md, fabs((double)d[k] - dy_tensor_f32(net->params[i])[k]));
+  }
+  for (int i = 0; i < net->n_children; i++)
+    md = fmax(md, max_program_diff(net->children[i], p));
+  return md;
+}
+
+/* `dy2stc train` and the compiled trainer (`dy2stc compile --train
+ * --emit exe`) on the saved net, the same data and order, against eager
+ * training with Adam: dy2stc train bit for bit, the compiled trainer within
+ * rounding. */
+static void test_cli_trainers_match_eager(void) {
+  mkdir(WORK, 0777);
+  dy_error err = {0};
+  dy_seed(17);
+  dy_tensor *x = dy_randn(2, DY_SHAPE(CG_N, 4)), *y = dy_randn(2, DY_SHAPE(CG_N, 2));
+  DY_ASSERT_OK(dy_npy_write(WORK "/x.npy", x, &err), &err);
+  DY_ASSERT_OK(dy_npy_write(WORK "/y.npy", y, &err), &err);
+  cg_net *fresh = cg_new(true);
+  dy_input_spec spec = {"x", DY_F32, 2, {-1, 4}};
+  DY_ASSERT_OK(dy_jit_save_ex(&fresh->base, &spec, 1, WORK "/untrained", DY_SAVE_EVAL, &err),
+               &err);
+  cg_free(fresh);
+  dy_optimizer_spec adam = {.kind = DY_OPT_ADAM, .lr = 0.01};
+  int te = 0;
+  cg_net *eager = cg_train(false, true, &adam, x, y, &te);
+  const char *opts = "--loss mse --optimizer adam --lr 0.01 --batch 4 --epochs 3 --shuffle 3";
+  int rc = dy_test_sh(WORK "/train.log", "%s train " WORK "/untrained.dymodel --input x=" WORK
+                      "/x.npy --labels " WORK "/y.npy %s -q -o " WORK "/trained",
+                      DY2STC_PATH, opts);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  dy_program *tp = NULL;
+  DY_ASSERT_OK(dy_jit_load(WORK "/trained", &tp, &err), &err);
+  double d_cli = tp ? max_program_diff(&eager->base, tp) : INFINITY;
+  dy_program_free(tp);
+  rc = dy_test_sh(WORK "/compile.log", "%s compile " WORK "/untrained.dymodel --train "
+                  "--loss mse --optimizer adam --batch 4 --emit exe -o " WORK "/trainer",
+                  DY2STC_PATH);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  rc = dy_test_sh(WORK "/trainer.log", "rm -rf " WORK "/state && " WORK "/trainer --input x="
+                  WORK "/x.npy --labels " WORK "/y.npy --epochs 3 --lr 0.01 --batch 4 "
+                  "--shuffle 3 -o " WORK "/state");
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  double d_exe = max_state_diff(&eager->base, WORK "/state");
+  fprintf(stderr, "\n  %d of %d batches took the then branch; eager vs dy2stc train max "
+          "|diff| %g, vs the compiled trainer %g\n", te, CG_EPOCHS * CG_N / CG_BATCH, d_cli,
+          d_exe);
+  CU_ASSERT(te > 0 && te < CG_EPOCHS * CG_N / CG_BATCH);
+  CU_ASSERT(d_cli == 0);
+  CU_ASSERT(d_exe <= 1e-5);
+  cg_free(eager);
+  dy_tensor_free(x);
+  dy_tensor_free(y);
+}
+
 void dy_test_register(void) {
   DY_SUITE("cond_grad");
   DY_TEST(test_nested_cond_against_finite_differences);
   DY_TEST(test_no_gradient_through_while);
   DY_TEST(test_to_static_training_matches_eager);
+  DY_TEST(test_cli_trainers_match_eager);
 }
