@@ -1,6 +1,9 @@
 /* grad.c - the gradient table and dy_grad_op (the dispatcher), the
- * Program builder (dy_gb_program) and Program autodiff
- * (dy_program_gradients, dy_program_append_backward).
+ * Program builder (dy_gb_program), Program autodiff
+ * (dy_program_gradients, dy_program_append_backward) and cond's rule
+ * (dy_grad_cond), which walks blocks as Program autodiff does and so sits
+ * here: a cond on the same predicate whose branches recompute the forward
+ * branch and run its backward from the output gradients.
  *
  * The files, top to bottom (a file calls only those below it):
  *
@@ -10,7 +13,8 @@
  *   gb.c              the dy_gb_* helpers every rule is written with
  *
  * See dy_grad.h for the contract. Program autodiff is
- * Paddle's append_backward: walk block 0 backwards from the loss, call the
+ * Paddle's append_backward: walk block 0 backwards from the loss (and a
+ * cond's branches from its output gradients), call the
  * rule of every op whose output has a gradient and one of whose inputs
  * depends on a var we differentiate against, and sum the contributions
  * of a var used several times.
