@@ -138,6 +138,10 @@ static void test_nested_cond_against_finite_differences(void) {
   char *text = dy_program_to_text(gp);
   CU_ASSERT_PTR_NOT_NULL(strstr(text, "= cond(p,"));
   CU_ASSERT_PTR_NOT_NULL(strstr(text, "= cond(q,"));
+  /* the else branch recomputes what its backward reads (e_0, sigmoid's
+   * result) but not its result, which nothing reads */
+  CU_ASSERT_PTR_NOT_NULL(strstr(text, "e_0@re"));
+  CU_ASSERT_PTR_NULL(strstr(text, "= mul(e_0@re"));
   free(text);
   static const float xs[3][6] = {
       {0.5f, -0.3f, 0.8f, 0.2f, 0.4f, -0.1f},      /* s = 1.5: else */

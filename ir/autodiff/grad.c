@@ -424,6 +424,34 @@ static dy_status grad_branch(dy_gb *b, prog_gb *s, const dy_op *op, int src,
   return st;
 }
 
+/* Drop the ops of block nb whose outputs nothing after them in nb reads
+ * and nb does not yield: the recomputed forward values the backward did
+ * not need (a nested op's captures are among its inputs). An op owning
+ * blocks stays (its blocks would lose their owner). */
+static dy_status prune_unread(dy_gb *b, dy_program *p, int nb) {
+  bool *read = calloc((size_t)p->n_vars, sizeof *read);
+  if (!read)
+    return oom(b);
+  dy_block *blk = p->blocks[nb];
+  for (int i = 0; i < blk->n_results; i++)
+    read[blk->results[i]] = true;
+  for (int k = blk->n_ops - 1; k >= 0; k--) {
+    const dy_op *op = blk->ops[k];
+    int sub[2];
+    bool used = dy_op_has(op, DY_OPF_INPLACE) || dy_op_sub_blocks(op, sub) > 0;
+    for (int j = 0; j < op->n_outputs && !used; j++)
+      used = read[op->outputs[j]];
+    if (!used) {
+      dy_block_remove_op(blk, k);
+      continue;
+    }
+    for (int i = 0; i < op->n_inputs; i++)
+      read[op->inputs[i]] = true;
+  }
+  free(read);
+  return DY_OK;
+}
+
 /* The values a backward branch yields, one per gradient output of the
  * backward cond: the branch's gradient or a zero of the input's type. */
 static dy_status yield_grads(prog_gb *s, int nb, const dy_op *op, const int *res,
@@ -495,7 +523,8 @@ dy_status dy_grad_cond(dy_gb *b, const dy_op *op, const int *x, const int *y,
     if (need[i])
       outs[n_outs++] = i;
   for (int j = 0; j < 2 && !st; j++)
-    st = yield_grads(s, nb[j], op, res + j * ni, outs, n_outs, b->err);
+    if (!(st = yield_grads(s, nb[j], op, res + j * ni, outs, n_outs, b->err)))
+      st = prune_unread(b, p, nb[j]);
   int *ov = res;  /* reused: the gradient outputs */
   for (int k = 0; k < n_outs && !st; k++) {
     const char *nm = fresh(s, s->stem);
