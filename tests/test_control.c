@@ -263,24 +263,6 @@ static void test_verifier_invariants(void) {
 }
 
 
-/* No gradient flows through control flow yet: asking for one is an error
- * naming the op, never a silent zero. */
-static void test_no_gradient_through_control(void) {
-  char *t = replaced(cond_text, "  var out : f32[-1,3]\n", "  var out : f32[-1,3]\n  var l : f32[]\n");
-  char *t2 = replaced(t, "  }\n  block 1", "    l = reduce_sum(out) {axes = [], keepdim = 0}  @cond.c:8\n  }\n  block 1");
-  char *t3 = replaced(t2, "fetch 0 out", "fetch 0 l");
-  dy_program *p = dy_test_parse_ok(t3);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-  int x = dy_program_find_var(p, "x"), l = dy_program_find_var(p, "l"), g = -2;
-  dy_error err = {0};
-  CU_ASSERT_EQUAL(dy_program_gradients(p, l, &x, 1, &g, &err), DY_STATUS_UNSUPPORTED);
-  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "cannot differentiate through cond"));
-  dy_program_free(p);
-  free(t);
-  free(t2);
-  free(t3);
-}
-
 /* ------------------------------------------------------------------ */
 /* The eager API                                                       */
 /* ------------------------------------------------------------------ */
@@ -564,7 +546,6 @@ void dy_test_register(void) {
   DY_TEST(test_text_and_dymodel_round_trip);
   DY_TEST(test_version_1_file_reads);
   DY_TEST(test_verifier_invariants);
-  DY_TEST(test_no_gradient_through_control);
   DY_TEST(test_eager_matches_every_static_path);
   DY_TEST(test_eager_errors);
   DY_TEST(test_samples);

@@ -1,6 +1,9 @@
 /* grad.c - the gradient table and dy_grad_op (the dispatcher), the
- * Program builder (dy_gb_program) and Program autodiff
- * (dy_program_gradients, dy_program_append_backward).
+ * Program builder (dy_gb_program), Program autodiff
+ * (dy_program_gradients, dy_program_append_backward) and cond's rule
+ * (dy_grad_cond), which walks blocks as Program autodiff does and so sits
+ * here: a cond on the same predicate whose branches recompute the forward
+ * branch and run its backward from the output gradients.
  *
  * The files, top to bottom (a file calls only those below it):
  *
@@ -10,7 +13,8 @@
  *   gb.c              the dy_gb_* helpers every rule is written with
  *
  * See dy_grad.h for the contract. Program autodiff is
- * Paddle's append_backward: walk block 0 backwards from the loss, call the
+ * Paddle's append_backward: walk block 0 backwards from the loss (and a
+ * cond's branches from its output gradients), call the
  * rule of every op whose output has a gradient and one of whose inputs
  * depends on a var we differentiate against, and sum the contributions
  * of a var used several times.
@@ -112,6 +116,7 @@ static int prog_emit(dy_gb *b, dy_op_kind kind, const int *in, int n_in,
   int v = name ? dy_program_add_var(p, name, &tout[0]) : -1;
   if (v < 0)
     return dy_gb_fail(b, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  p->vars[v]->block = s->block;
   dy_op *op = dy_program_append_op(p, s->block, kind, in, n_in, &v, 1, attrs,
                                    n_attrs, loc);
   if (!op)
@@ -172,6 +177,376 @@ static int name_grad(dy_gb *b, prog_gb *s, int w, int g) {
   return c;
 }
 
+/* Mark the vars of block blk that depend on a var already marked (op
+ * outputs of f32 type, in order; a cond's outputs through its inputs,
+ * which list its captures). */
+static void mark_dep(const dy_program *p, int blk, bool *dep) {
+  const dy_block *bl = p->blocks[blk];
+  for (int k = 0; k < bl->n_ops; k++) {
+    const dy_op *op = bl->ops[k];
+    if (dy_op_has(op, DY_OPF_INPLACE))
+      continue;
+    bool any = false;
+    for (int i = 0; i < op->n_inputs; i++)
+      any |= dep[op->inputs[i]];
+    for (int j = 0; j < op->n_outputs && any; j++)
+      if (p->vars[op->outputs[j]]->type.dtype == DY_F32)
+        dep[op->outputs[j]] = true;
+  }
+}
+
+/* Walk the first n_fwd ops of block blk backwards from the gradients
+ * already in g (g[v]: the gradient var of v, -1 for none): run the rule of
+ * every op whose output has a gradient and one of whose inputs depends
+ * (dep) on a var we differentiate against, summing the contributions of a
+ * var used several times. b emits into blk. */
+static dy_status walk_back(dy_gb *b, dy_program *p, int blk, int n_fwd,
+                           const bool *dep, int *g, dy_error *err) {
+  int max_in = 1, max_out = 1;
+  for (int k = 0; k < n_fwd; k++) {
+    const dy_op *op = p->blocks[blk]->ops[k];
+    max_in = op->n_inputs > max_in ? op->n_inputs : max_in;
+    max_out = op->n_outputs > max_out ? op->n_outputs : max_out;
+  }
+  int *dy = malloc(sizeof(int) * (size_t)max_out);
+  int *dx = malloc(sizeof(int) * (size_t)max_in);
+  bool *need = malloc(sizeof(bool) * (size_t)max_in);
+  dy_status s = DY_OK;
+  if (!dy || !dx || !need)
+    s = dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  for (int k = n_fwd - 1; k >= 0 && !s; k--) {
+    const dy_op *op = p->blocks[blk]->ops[k];  /* blocks may move: re-read */
+    if (dy_op_has(op, DY_OPF_INPLACE))
+      continue;
+    bool has = false;
+    for (int j = 0; j < op->n_outputs; j++) {
+      dy[j] = g[op->outputs[j]];
+      has |= dy[j] >= 0;
+    }
+    bool any = false;
+    for (int i = 0; i < op->n_inputs; i++) {
+      need[i] = dep[op->inputs[i]] &&
+                dy_grad_input_is_differentiable(op->kind, i,
+                                                p->vars[op->inputs[i]]->type.dtype);
+      any |= need[i];
+    }
+    if (!has)
+      continue;
+    if (!any) {
+      /* a NODIFF op on the path: the loss depends on its input only
+       * through a non-differentiable result */
+      bool dep_in = false;
+      for (int i = 0; i < op->n_inputs; i++)
+        dep_in |= dep[op->inputs[i]];
+      if (dep_in && !dy_grad_table[op->kind]) {
+        s = dy_error_at(err, op, DY_STATUS_UNSUPPORTED,
+                        "cannot differentiate through %s: it has no gradient",
+                        dy_op_name(op->kind));
+      }
+      continue;
+    }
+    if ((s = dy_grad_op(b, op, op->inputs, op->outputs, dy, need, dx)))
+      break;
+    for (int i = 0; i < op->n_inputs; i++) {
+      int v = op->inputs[i];
+      if (!need[i] || dx[i] < 0)
+        continue;
+      b->fwd = op;
+      g[v] = g[v] < 0 ? dx[i] : dy_gb_add(b, g[v], dx[i]);
+      b->fwd = NULL;
+      if ((s = err->status))
+        break;
+    }
+  }
+  free(dy);
+  free(dx);
+  free(need);
+  return s;
+}
+
+/* ---- cond: a cond on the same predicate whose branches recompute the
+ * forward's branch and run its backward ---- */
+
+/* Record an out-of-memory error; the status recorded. */
+static dy_status oom(dy_gb *b) {
+  dy_gb_fail(b, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  return dy_gb_status(b);
+}
+
+static dy_status clone_block(dy_gb *b, prog_gb *s, int src, int dst, int *map,
+                             int n_map, int depth);
+
+/* Clone src's ops into dst (src's vars given fresh "<name>@re" vars in
+ * map, reads of outer vars kept: dst's owner captures them). A cond or
+ * while among them gets clones of its sub-blocks under dst. */
+static dy_status clone_op(dy_gb *b, prog_gb *s, const dy_op *op, int dst, int *map,
+                          int n_map, int depth) {
+  dy_program *p = s->p;
+  int *io = malloc(sizeof(int) * (size_t)(op->n_inputs + op->n_outputs + 1));
+  if (!io)
+    return oom(b);
+  int *out = io + op->n_inputs;
+  for (int i = 0; i < op->n_inputs; i++) {
+    int v = op->inputs[i];
+    io[i] = v < n_map && map[v] >= 0 ? map[v] : v;
+  }
+  dy_status st = DY_OK;
+  for (int j = 0; j < op->n_outputs && !st; j++) {
+    int v = op->outputs[j];
+    char stem[300];
+    int len = snprintf(stem, sizeof stem, "%s@re", p->vars[v]->name);
+    const char *nm = len > 0 && (size_t)len < sizeof stem ? fresh(s, stem) : NULL;
+    out[j] = nm ? dy_program_add_var(p, nm, &p->vars[v]->type) : -1;
+    if (out[j] < 0)
+      st = oom(b);
+    else {
+      p->vars[out[j]]->block = dst;
+      map[v] = out[j];
+    }
+  }
+  dy_attr attrs[(int)DY_WHILE_NATTRS + (int)DY_COND_NATTRS];
+  const dy_attr *at = op->attrs;
+  int n_at = op->n_attrs;
+  int sub[2], ns = dy_op_sub_blocks(op, sub), nsub[2] = {-1, -1};
+  for (int j = 0; j < ns && !st; j++) {
+    nsub[j] = dy_program_add_block(p, dst);
+    if (nsub[j] < 0)
+      st = oom(b);
+    else
+      st = clone_block(b, s, sub[j], nsub[j], map, n_map, depth + 1);
+  }
+  if (!st && op->kind == DY_OP_COND) {
+    dy_cond_attrs a = dy_cond_attrs_get(op);
+    a.then_block = nsub[0];
+    a.else_block = nsub[1];
+    n_at = dy_cond_attrs_put(&a, attrs);
+    at = attrs;
+  } else if (!st && op->kind == DY_OP_WHILE) {
+    dy_while_attrs a = dy_while_attrs_get(op);
+    a.cond_block = nsub[0];
+    a.body_block = nsub[1];
+    n_at = dy_while_attrs_put(&a, attrs);
+    at = attrs;
+  }
+  if (!st && !dy_program_append_op(p, dst, op->kind, io, op->n_inputs, out,
+                                   op->n_outputs, at, n_at, op->loc))
+    st = oom(b);
+  free(io);
+  return st;
+}
+
+static dy_status clone_block(dy_gb *b, prog_gb *s, int src, int dst, int *map,
+                             int n_map, int depth) {
+  dy_program *p = s->p;
+  if (depth > p->n_blocks)
+    {
+    dy_gb_fail(b, DY_STATUS_INVALID_ARGUMENT, "the blocks form a cycle");
+    return dy_gb_status(b);
+  }
+  const dy_block *sb = p->blocks[src];
+  int n = sb->n_params > sb->n_results ? sb->n_params : sb->n_results;
+  int *v = malloc(sizeof(int) * (size_t)(n ? n : 1));
+  if (!v)
+    return oom(b);
+  dy_status st = DY_OK;
+  for (int i = 0; i < sb->n_params && !st; i++) {
+    int w = sb->params[i];
+    char stem[300];
+    int len = snprintf(stem, sizeof stem, "%s@re", p->vars[w]->name);
+    const char *nm = len > 0 && (size_t)len < sizeof stem ? fresh(s, stem) : NULL;
+    v[i] = nm ? dy_program_add_var(p, nm, &p->vars[w]->type) : -1;
+    if (v[i] < 0)
+      st = oom(b);
+    else
+      map[w] = v[i];
+  }
+  if (!st && !dy_block_set_params(p, dst, v, sb->n_params))
+    st = oom(b);
+  int n_ops = p->blocks[src]->n_ops;
+  for (int k = 0; k < n_ops && !st; k++)
+    st = clone_op(b, s, p->blocks[src]->ops[k], dst, map, n_map, depth);
+  sb = p->blocks[src];
+  for (int i = 0; i < sb->n_results && !st; i++) {
+    int w = sb->results[i];
+    v[i] = w < n_map && map[w] >= 0 ? map[w] : w;
+  }
+  if (!st && !dy_block_set_results(p, dst, v, sb->n_results))
+    st = oom(b);
+  free(v);
+  return st;
+}
+
+/* One branch of cond's gradient: block nb (under the cond's block)
+ * recomputes branch `src` and runs its backward from the output
+ * gradients dy; res[i] is the gradient of input i (-1: none). */
+static dy_status grad_branch(dy_gb *b, prog_gb *s, const dy_op *op, int src,
+                             int nb, const int *dy, const bool *need, int *res) {
+  dy_program *p = s->p;
+  int n0 = p->n_vars;
+  int *map = malloc(sizeof(int) * (size_t)n0);
+  if (!map)
+    return oom(b);
+  for (int i = 0; i < n0; i++)
+    map[i] = -1;
+  prog_gb bs;
+  dy_gb bb;
+  dy_gb_program(&bb, &bs, p, nb, s->stem, b->err);
+  bs.next = s->next;
+  bb.fwd = op;
+  dy_status st = clone_block(&bb, &bs, src, nb, map, n0, 0);
+  int nv = p->n_vars, n_fwd = p->blocks[nb]->n_ops;
+  bool *dep = st ? NULL : calloc((size_t)nv, sizeof *dep);
+  int *g = st ? NULL : malloc(sizeof(int) * (size_t)nv);
+  if (!st && (!dep || !g))
+    st = oom(b);
+  for (int i = 0; i < nv && !st; i++)
+    g[i] = -1;
+  for (int i = 0; i < op->n_inputs && !st; i++)
+    dep[op->inputs[i]] |= need[i];
+  if (!st)
+    mark_dep(p, nb, dep);
+  /* the seeds: the output gradients at the branch's results */
+  for (int j = 0; j < op->n_outputs && !st; j++) {
+    int r = p->blocks[nb]->results[j];
+    if (dy[j] < 0 || !dep[r])
+      continue;
+    g[r] = g[r] < 0 ? dy[j] : dy_gb_add(&bb, g[r], dy[j]);
+    st = dy_gb_status(&bb);
+  }
+  if (!st)
+    st = walk_back(&bb, p, nb, n_fwd, dep, g, b->err);
+  for (int i = 0; i < op->n_inputs; i++)
+    res[i] = !st && need[i] ? g[op->inputs[i]] : -1;
+  s->next = bs.next;
+  free(map);
+  free(dep);
+  free(g);
+  return st;
+}
+
+/* Drop the ops of block nb whose outputs nothing after them in nb reads
+ * and nb does not yield: the recomputed forward values the backward did
+ * not need (a nested op's captures are among its inputs). An op owning
+ * blocks stays (its blocks would lose their owner). */
+static dy_status prune_unread(dy_gb *b, dy_program *p, int nb) {
+  bool *read = calloc((size_t)p->n_vars, sizeof *read);
+  if (!read)
+    return oom(b);
+  dy_block *blk = p->blocks[nb];
+  for (int i = 0; i < blk->n_results; i++)
+    read[blk->results[i]] = true;
+  for (int k = blk->n_ops - 1; k >= 0; k--) {
+    const dy_op *op = blk->ops[k];
+    int sub[2];
+    bool used = dy_op_has(op, DY_OPF_INPLACE) || dy_op_sub_blocks(op, sub) > 0;
+    for (int j = 0; j < op->n_outputs && !used; j++)
+      used = read[op->outputs[j]];
+    if (!used) {
+      dy_block_remove_op(blk, k);
+      continue;
+    }
+    for (int i = 0; i < op->n_inputs; i++)
+      read[op->inputs[i]] = true;
+  }
+  free(read);
+  return DY_OK;
+}
+
+/* The values a backward branch yields, one per gradient output of the
+ * backward cond: the branch's gradient or a zero of the input's type. */
+static dy_status yield_grads(prog_gb *s, int nb, const dy_op *op, const int *res,
+                             const int *outs, int n_outs, dy_error *err) {
+  prog_gb bs;
+  dy_gb bb;
+  dy_gb_program(&bb, &bs, s->p, nb, s->stem, err);
+  bs.next = s->next;
+  bb.fwd = op;
+  int *v = malloc(sizeof(int) * (size_t)(n_outs ? n_outs : 1));
+  if (!v)
+    return oom(&bb);
+  for (int k = 0; k < n_outs; k++) {
+    int i = outs[k], x = op->inputs[i];
+    if (res[i] >= 0) {
+      v[k] = dy_gb_reshape_as(&bb, res[i], x);
+    } else {
+      int zero = dy_gb_const(&bb, 0.0);
+      v[k] = dy_gb_expand_as(&bb, zero, x);
+      if (v[k] == zero)  /* x is a scalar: yield a var of the block */
+        v[k] = dy_gb_scale(&bb, zero, 1.0, 0.0);
+    }
+  }
+  if (!err->status && !dy_block_set_results(s->p, nb, v, n_outs))
+    (void)oom(&bb);
+  s->next = bs.next;
+  free(v);
+  return err->status;
+}
+
+/* The gradient of cond(pred, captures...): a cond on pred whose then
+ * block recomputes the then branch and runs its backward seeded with the
+ * output gradients dy, the else block likewise; each yields the gradients
+ * of the captures asked for (zeros where its branch does not use one).
+ * The forward's values inside a branch are not visible outside it, hence
+ * the recomputation; no stack is needed, pred stays live. Built in
+ * Programs only: the eager tape records the branch it ran, never a cond. */
+dy_status dy_grad_cond(dy_gb *b, const dy_op *op, const int *x, const int *y,
+                       const int *dy, const bool *need, int *dx) {
+  (void)x;
+  (void)y;
+  if (b->emit != prog_emit) {
+    dy_gb_fail(b, DY_STATUS_UNSUPPORTED, "only a Program's cond is "
+               "differentiated (the eager tape records the branch run)");
+    return dy_gb_status(b);
+  }
+  prog_gb *s = b->user;
+  dy_program *p = s->p;
+  int ni = op->n_inputs, src[2];
+  dy_op_sub_blocks(op, src);
+  int *res = malloc(sizeof(int) * (size_t)(3 * ni));
+  if (!res)
+    return oom(b);
+  int *outs = res + 2 * ni, n_outs = 0, nb[2] = {-1, -1};
+  dy_status st = DY_OK;
+  for (int j = 0; j < 2 && !st; j++) {
+    nb[j] = dy_program_add_block(p, s->block);
+    if (nb[j] < 0)
+      st = oom(b);
+    else
+      st = grad_branch(b, s, op, src[j], nb[j], dy, need, res + j * ni);
+  }
+  /* an output per input with a gradient in either branch (at least one:
+   * a cond has an output) */
+  for (int i = 0; i < ni && !st; i++)
+    if (need[i] && (res[i] >= 0 || res[ni + i] >= 0))
+      outs[n_outs++] = i;
+  for (int i = 0; i < ni && !st && n_outs == 0; i++)
+    if (need[i])
+      outs[n_outs++] = i;
+  for (int j = 0; j < 2 && !st; j++)
+    if (!(st = yield_grads(s, nb[j], op, res + j * ni, outs, n_outs, b->err)))
+      st = prune_unread(b, p, nb[j]);
+  int *ov = res;  /* reused: the gradient outputs */
+  for (int k = 0; k < n_outs && !st; k++) {
+    const char *nm = fresh(s, s->stem);
+    ov[k] = nm ? dy_program_add_var(p, nm, &p->vars[op->inputs[outs[k]]]->type) : -1;
+    if (ov[k] < 0)
+      st = oom(b);
+    else
+      p->vars[ov[k]]->block = s->block;
+  }
+  dy_attr attrs[DY_COND_NATTRS];
+  int n_attrs = dy_cond_attrs_put(&(dy_cond_attrs){
+      .given = DY_GIVEN_ALL, .then_block = nb[0], .else_block = nb[1]}, attrs);
+  dy_op *g = st ? NULL : dy_program_append_op(p, s->block, DY_OP_COND, op->inputs, 1,
+                                              ov, n_outs, attrs, n_attrs, op->loc);
+  if (!st && (!g || !dy_op_sync_captures(p, g)))
+    st = oom(b);
+  for (int k = 0; k < n_outs && !st; k++)
+    dx[outs[k]] = ov[k];
+  free(res);
+  return st;
+}
+
 dy_status dy_program_gradients(dy_program *p, int loss, const int *wrt,
                                int n_wrt, int *grads, dy_error *err) {
   for (int i = 0; i < n_wrt; i++)
@@ -200,19 +575,8 @@ dy_status dy_program_gradients(dy_program *p, int loss, const int *wrt,
       dep[wrt[i]] = true;
 
   /* forward: which vars depend on a var we differentiate against */
-  dy_block *blk = p->blocks[0];
-  int n_fwd = blk->n_ops;
-  for (int k = 0; k < n_fwd; k++) {
-    const dy_op *op = blk->ops[k];
-    if (dy_op_has(op, DY_OPF_INPLACE))
-      continue;
-    bool any = false;
-    for (int i = 0; i < op->n_inputs; i++)
-      any |= dep[op->inputs[i]];
-    for (int j = 0; j < op->n_outputs && any; j++)
-      if (p->vars[op->outputs[j]]->type.dtype == DY_F32)
-        dep[op->outputs[j]] = true;
-  }
+  mark_dep(p, 0, dep);
+  int n_fwd = p->blocks[0]->n_ops;
 
   prog_gb st;
   dy_gb b;
@@ -227,53 +591,7 @@ dy_status dy_program_gradients(dy_program *p, int loss, const int *wrt,
     if ((s = err->status))
       goto done;
   }
-
-  for (int k = n_fwd - 1; k >= 0 && !s; k--) {
-    const dy_op *op = blk->ops[k];
-    if (dy_op_has(op, DY_OPF_INPLACE) || op->n_outputs > 8 || op->n_inputs > DY_MAX_OP_INPUTS)
-      continue;
-    int dy[8];
-    bool has = false;
-    for (int j = 0; j < op->n_outputs; j++) {
-      dy[j] = g[op->outputs[j]];
-      has |= dy[j] >= 0;
-    }
-    bool need[DY_MAX_OP_INPUTS], any = false;
-    for (int i = 0; i < op->n_inputs; i++) {
-      need[i] = dep[op->inputs[i]] &&
-                dy_grad_input_is_differentiable(op->kind, i,
-                                                p->vars[op->inputs[i]]->type.dtype);
-      any |= need[i];
-    }
-    if (!has)
-      continue;
-    if (!any) {
-      /* a NODIFF op on the path: the loss depends on its input only
-       * through a non-differentiable result */
-      bool dep_in = false;
-      for (int i = 0; i < op->n_inputs; i++)
-        dep_in |= dep[op->inputs[i]];
-      if (dep_in && !dy_grad_table[op->kind]) {
-        s = dy_error_at(err, op, DY_STATUS_UNSUPPORTED,
-                        "cannot differentiate through %s: it has no gradient",
-                        dy_op_name(op->kind));
-      }
-      continue;
-    }
-    int dx[DY_MAX_OP_INPUTS];
-    if ((s = dy_grad_op(&b, op, op->inputs, op->outputs, dy, need, dx)))
-      break;
-    for (int i = 0; i < op->n_inputs; i++) {
-      int v = op->inputs[i];
-      if (!need[i] || dx[i] < 0)
-        continue;
-      b.fwd = op;
-      g[v] = g[v] < 0 ? dx[i] : dy_gb_add(&b, g[v], dx[i]);
-      b.fwd = NULL;
-      if ((s = err->status))
-        break;
-    }
-  }
+  s = walk_back(&b, p, 0, n_fwd, dep, g, err);
   for (int i = 0; i < n_wrt && !s; i++)
     if (wrt[i] >= 0 && wrt[i] < nv && g[wrt[i]] >= 0) {
       grads[i] = name_grad(&b, &st, wrt[i], g[wrt[i]]);
