@@ -181,6 +181,12 @@ static const simd_case cases[] = {
     {"dw 1 ch pad 0 5x40", DY_OP_CONV2D, 2, {T4(1, 1, 5, 40), T4(1, 1, 3, 3)}, 2, {CONV(one2, zero4, one2, 1)}, 4, 1e-5},
     {"dw s1 32 wide", DY_OP_FUSED_CONV2D, 3, {T4(1, 4, 6, 32), T4(4, 1, 3, 3), T1(4)}, 6, {CONV(one2, one4, one2, 4), ACT("relu", 0), DY_ATTR_S("algo", "")}, 7, 1e-5},
     {"dw stride (2, 1)", DY_OP_CONV2D, 2, {T4(1, 2, 9, 20), T4(2, 1, 3, 3)}, 2, {CONV(two_one, one4, one2, 2)}, 4, 1e-5},
+    /* rows computed 2 (5x5) or 4 (3x3) at a time, a tail of single rows:
+     * efficientnet_b0's 5x5 on 7x7 with silu, a 5x5 stride 2 with
+     * hard_swish, 3x3 on 14x14 (no tail) */
+    {"dw 5x5 7x7 silu rows", DY_OP_FUSED_CONV2D, 3, {T4(-1, 5, 7, 7), T4(5, 1, 5, 5), T1(5)}, 6, {CONV(one2, two4, one2, 5), ACT("silu", 0), DY_ATTR_S("algo", "")}, 7, 1e-5},
+    {"dw 5x5 s2 15x15 hard_swish rows", DY_OP_FUSED_CONV2D, 3, {T4(1, 3, 15, 15), T4(3, 1, 5, 5), T1(3)}, 6, {CONV(two2, two4, one2, 3), ACT("hard_swish", 0), DY_ATTR_S("algo", "")}, 7, 1e-5},
+    {"dw 3x3 14x14 rows no tail", DY_OP_FUSED_CONV2D, 3, {T4(1, 4, 16, 14), T4(4, 1, 3, 3), T1(4)}, 6, {CONV(one2, one4, one2, 4), ACT("relu6", 0), DY_ATTR_S("algo", "")}, 7, 1e-5},
     {"dw 1x1 kernel s2", DY_OP_CONV2D, 2, {T4(1, 3, 8, 9), T4(3, 1, 1, 1)}, 2, {CONV(two2, zero4, one2, 3)}, 4, 1e-5},
     /* fused_dwpw (codegen/ops/emit_dwpw.c): several rows a panel (7 wide),
      * 56 wide (bands of two rows), stride 2, a residual, 520 channels */
