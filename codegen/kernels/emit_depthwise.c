@@ -154,8 +154,14 @@ static ll dw_rows_at_once(const dy_cg_ctx *ctx, const dy_cg_conv_geom *g, const 
 static void emit_dw_rows(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, ll wp, ll R,
                          const char *vact) {
   ll top = (R - 1) * g->sh + (g->kh - 1) * g->dh;
-  for (ll q = 0; q <= top; q++)
-    L("const float *q%lld = xp + (oy * %lld + %lld) * %lld;", q, g->sh, q, wp);
+  for (ll q = 0; q <= top; q++) { /* the input rows some sum reads */
+    bool used = false;
+    for (ll r = 0; r < R && !used; r++)
+      for (ll i = 0; i < g->kh && !used; i++)
+        used = r * g->sh + i * g->dh == q;
+    if (used)
+      L("const float *q%lld = xp + (oy * %lld + %lld) * %lld;", q, g->sh, q, wp);
+  }
   OPEN("for (int64_t ox = 0; ox < %lld; ox += DY_VW) {", g->ow);
   for (ll r = 0; r < R; r++)
     L("dy_vf a%lld = b0;%s", r, g->sw == 2 ? (r == 0 ? " dy_vf ev, od;" : "") : "");
