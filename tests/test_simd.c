@@ -181,6 +181,12 @@ static const simd_case cases[] = {
     {"dw 1 ch pad 0 5x40", DY_OP_CONV2D, 2, {T4(1, 1, 5, 40), T4(1, 1, 3, 3)}, 2, {CONV(one2, zero4, one2, 1)}, 4, 1e-5},
     {"dw s1 32 wide", DY_OP_FUSED_CONV2D, 3, {T4(1, 4, 6, 32), T4(4, 1, 3, 3), T1(4)}, 6, {CONV(one2, one4, one2, 4), ACT("relu", 0), DY_ATTR_S("algo", "")}, 7, 1e-5},
     {"dw stride (2, 1)", DY_OP_CONV2D, 2, {T4(1, 2, 9, 20), T4(2, 1, 3, 3)}, 2, {CONV(two_one, one4, one2, 2)}, 4, 1e-5},
+    /* rows computed 2 (5x5) or 4 (3x3) at a time, a tail of single rows:
+     * efficientnet_b0's 5x5 on 7x7 with silu, a 5x5 stride 2 with
+     * hard_swish, 3x3 on 14x14 (no tail) */
+    {"dw 5x5 7x7 silu rows", DY_OP_FUSED_CONV2D, 3, {T4(-1, 5, 7, 7), T4(5, 1, 5, 5), T1(5)}, 6, {CONV(one2, two4, one2, 5), ACT("silu", 0), DY_ATTR_S("algo", "")}, 7, 1e-5},
+    {"dw 5x5 s2 15x15 hard_swish rows", DY_OP_FUSED_CONV2D, 3, {T4(1, 3, 15, 15), T4(3, 1, 5, 5), T1(3)}, 6, {CONV(two2, two4, one2, 3), ACT("hard_swish", 0), DY_ATTR_S("algo", "")}, 7, 1e-5},
+    {"dw 3x3 14x14 rows no tail", DY_OP_FUSED_CONV2D, 3, {T4(1, 4, 16, 14), T4(4, 1, 3, 3), T1(4)}, 6, {CONV(one2, one4, one2, 4), ACT("relu6", 0), DY_ATTR_S("algo", "")}, 7, 1e-5},
     {"dw 1x1 kernel s2", DY_OP_CONV2D, 2, {T4(1, 3, 8, 9), T4(3, 1, 1, 1)}, 2, {CONV(two2, zero4, one2, 3)}, 4, 1e-5},
     /* fused_dwpw (codegen/ops/emit_dwpw.c): several rows a panel (7 wide),
      * 56 wide (bands of two rows), stride 2, a residual, 520 channels */
@@ -196,6 +202,15 @@ static const simd_case cases[] = {
     {"irb 71x56 s2 bands leaky", DY_OP_FUSED_IRB, 7, {T4(1, 8, 71, 56), T4(48, 8, 1, 1), T1(48), T4(48, 1, 3, 3), T1(48), T4(13, 48, 1, 1), T1(13)}, 126, {CONV(two2, one4, one2, 48), IRB("leaky_relu", "relu", "leaky_relu")}, 10, 1e-5},
     {"irb 40 -> 240 30x28 bands residual", DY_OP_FUSED_IRB, 8, {T4(1, 40, 30, 28), T4(240, 40, 1, 1), T1(240), T4(240, 1, 3, 3), T1(240), T4(40, 240, 1, 1), T1(40), T4(1, 40, 30, 28)}, 126, {CONV(one2, one4, one2, 240), IRB("relu6", "relu", "relu")}, 10, 1e-5},
     {"dwpw 520 ch s2 odd", DY_OP_FUSED_DWPW, 5, {T4(1, 520, 9, 7), T4(520, 1, 3, 3), T1(520), T4(5, 520, 1, 1), T1(5)}, 30, {CONV(two2, pad_tl, one2, 520), DWPW("", "relu")}, 8, 1e-5},
+    /* algo gemv (the pass conv-gemv): one window, the whole input, as a
+     * GEMV on the transposed packed weight: squeeze-and-excitation's 1x1
+     * convs on [N, C, 1, 1] (37 outputs: a panel tail; 600 deep: two
+     * blocks of k), a 3x3 kernel on a 3x3 image, activations in the
+     * epilogue and on the tile */
+    {"conv gemv SE 50 -> 37 silu", DY_OP_FUSED_CONV2D, 3, {T4(-1, 50, 1, 1), T4(37, 50, 1, 1), T1(37)}, 6, {CONV(one2, zero4, one2, 1), ACT("silu", 0), DY_ATTR_S("algo", "gemv")}, 7, 1e-5},
+    {"conv gemv SE 600 -> 20 relu", DY_OP_FUSED_CONV2D, 3, {T4(1, 600, 1, 1), T4(20, 600, 1, 1), T1(20)}, 6, {CONV(one2, zero4, one2, 1), ACT("relu", 0), DY_ATTR_S("algo", "gemv")}, 7, 1e-5},
+    {"conv gemv 3x3 image hard_swish", DY_OP_FUSED_CONV2D, 3, {T4(-1, 6, 3, 3), T4(17, 6, 3, 3), T1(17)}, 6, {CONV(two2, zero4, one2, 1), ACT("hard_swish", 0), DY_ATTR_S("algo", "gemv")}, 7, 1e-5},
+    {"conv gemv no bias", DY_OP_FUSED_CONV2D, 2, {T4(-1, 40, 1, 1), T4(16, 40, 1, 1)}, 2, {CONV(one2, zero4, one2, 1), ACT("", 0), DY_ATTR_S("algo", "gemv")}, 7, 1e-5},
     {"conv bias relu", DY_OP_FUSED_CONV2D, 3, {T4(-1, 3, 12, 12), T4(10, 3, 3, 3), T1(10)}, 6, {CONV(one2, one4, one2, 1), ACT("relu", 0), DY_ATTR_S("algo", "")}, 7, 1e-5},
     {"conv bias silu", DY_OP_FUSED_CONV2D, 3, {T4(1, 3, 8, 8), T4(7, 3, 3, 3), T1(7)}, 6, {CONV(one2, one4, one2, 1), ACT("silu", 0), DY_ATTR_S("algo", "")}, 7, 1e-5},
     {"depthwise bias relu6", DY_OP_FUSED_CONV2D, 3, {T4(1, 6, 9, 9), T4(6, 1, 3, 3), T1(6)}, 6, {CONV(one2, one4, one2, 6), ACT("relu6", 0), DY_ATTR_S("algo", "")}, 7, 1e-5},

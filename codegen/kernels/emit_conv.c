@@ -850,6 +850,29 @@ static dy_status emit_conv_depthwise_blocked(dy_cg_ctx *ctx, dy_error *err,
   return DY_OK;
 }
 
+/* One window, the whole input (algo "gemv", the pass conv-gemv): y[n] =
+ * act(w x[n] + b) as a GEMV (a GEMM of batch rows), x read in place, the
+ * weight packed transposed in panels of 16 output channels (DY_PACK_B16),
+ * the bias and act in the 1-row micro-kernel's epilogue. */
+static dy_status emit_conv_gemv(dy_cg_ctx *ctx, dy_error *err, const dy_cg_conv_geom *g,
+                                const dy_pack *pk, bool bias, const char *act, double alpha) {
+  char sm[64], sk[32], so[32];
+  const dy_type *x = dy_cg_in_type(ctx, 0);
+  snprintf(sm, sizeof sm, "%s", dy_cg_dim(ctx, x, 0));
+  snprintf(sk, sizeof sk, "%lld", (ll)pk->rows);
+  snprintf(so, sizeof so, "%lld", g->o);
+  L("/* one window, the whole input: y[n] (%lld) = w (%lld x %lld) x[n] (%lld) as a GEMV, %s",
+    g->o, g->o, (ll)pk->rows, (ll)pk->rows, IN(1));
+  L(" * packed transposed: %lld panel%s of %lld x 16 output channels */", (ll)(pk->cols + 15) / 16,
+    pk->cols > 16 ? "s" : "", (ll)pk->rows);
+  dy_gemm_call c = {.m = sm, .n = pk->cols, .k = pk->rows, .a = IN(0), .rsa = sk, .csa = "1",
+                    .b = IN(1), .c = OUT(0), .ldc = so, .bias = bias ? IN(2) : NULL,
+                    .act = act, .alpha = alpha, .ap = NULL,
+                    .m_static = x->shape[0] >= 0 ? x->shape[0] : -1,
+                    .m_max = dy_program_sym_bound(ctx->p, 0)};
+  return dy_cg_gemm_loops(ctx, err, &c);
+}
+
 /* conv2d, and fused_conv2d's act(conv2d(x, w) + b + r): on the GEMM when
  * the weight is constant (the residual added in registers), a direct
  * depthwise kernel, or plain loops (the residual in a loop after). */
@@ -863,6 +886,13 @@ dy_status dy_cg_conv2d_epilogue(dy_cg_ctx *ctx, dy_error *err, bool bias, bool r
   if (ctx->op->kind == DY_OP_FUSED_CONV2D &&
       strcmp(dy_fused_conv2d_attrs_get(ctx->op).algo, "small") == 0) /* emit_conv_small.c */
     return dy_cg_conv_small(ctx, err, &g, bias, residual, act, alpha, NULL);
+  if (pk.kind == DY_PACK_B16) { /* algo gemv */
+    bool after = dy_cg_act_scalar_only(act);
+    if ((s = emit_conv_gemv(ctx, err, &g, &pk, bias, after ? "" : act, alpha)) != DY_OK ||
+        !after)
+      return s;
+    return emit_conv_epilogue_loop(ctx, err, false, false, act, alpha);
+  }
   if (pk.kind == DY_PACK_A12 && ctx->scratch && dy_cg_act_scalar_only(act)) {
     /* no vector form: the GEMM adds the bias and residual, a loop applies act */
     if ((s = emit_conv_gemm(ctx, err, &g, &pk, bias, residual, "", 0)) != DY_OK)

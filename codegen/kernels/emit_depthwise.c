@@ -135,6 +135,78 @@ void dy_cg_dw_row(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, long long wp, const 
   CLOSE();
 }
 
+/* Output rows computed together by emit_dw_rows: a row of one or two
+ * vectors (7, 14 or 28 wide) is otherwise one chain of kh*kw dependent
+ * FMAs per vector (4 cycles each), which out-of-order execution overlaps
+ * only a row or two deep (efficientnet_b0's 5x5 depthwise at 7x7 ran at a
+ * ninth of the FMA rate). 2 rows for more than 9 taps (25 weights and 2
+ * sums in 32 registers), 4 for 3x3; 1 (the row by row form) with
+ * --plain-kernels or an act with no vector form. */
+static ll dw_rows_at_once(const dy_cg_ctx *ctx, const dy_cg_conv_geom *g, const char *vact) {
+  if (ctx->plain_kernels || !vact)
+    return 1;
+  return g->kh * g->kw > 9 ? 2 : 4;
+}
+
+/* R output rows from oy on (y: the first one's), each its own sums (a<r>)
+ * over the same taps; the input rows they share are loaded once (the
+ * compiler merges the equal loads). Stores as dy_cg_dw_row's, no slack. */
+static void emit_dw_rows(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, ll wp, ll R,
+                         const char *vact) {
+  ll top = (R - 1) * g->sh + (g->kh - 1) * g->dh;
+  for (ll q = 0; q <= top; q++) { /* the input rows some sum reads */
+    bool used = false;
+    for (ll r = 0; r < R && !used; r++)
+      for (ll i = 0; i < g->kh && !used; i++)
+        used = r * g->sh + i * g->dh == q;
+    if (used)
+      L("const float *q%lld = xp + (oy * %lld + %lld) * %lld;", q, g->sh, q, wp);
+  }
+  OPEN("for (int64_t ox = 0; ox < %lld; ox += DY_VW) {", g->ow);
+  for (ll r = 0; r < R; r++)
+    L("dy_vf a%lld = b0;%s", r, g->sw == 2 ? (r == 0 ? " dy_vf ev, od;" : "") : "");
+  for (ll r = 0; r < R; r++)
+    for (ll i = 0; i < g->kh; i++) {
+      ll q = r * g->sh + i * g->dh;
+      for (ll j = 0; j < g->kw; j++) {
+        ll off = j * g->dw;
+        if (g->sw == 1) {
+          L("a%lld = dy_vfma(w%lld_%lld, dy_vload(q%lld + ox + %lld), a%lld);", r, i, j, q, off, r);
+          continue;
+        }
+        L("dy_vdeint(dy_vload(q%lld + 2 * ox + %lld), dy_vload(q%lld + 2 * ox + %lld + DY_VW), &ev, "
+          "&od);",
+          q, off, q, off);
+        L("a%lld = dy_vfma(w%lld_%lld, ev, a%lld);", r, i, j, r);
+        if (g->dw == 1 && j + 1 < g->kw) {
+          L("a%lld = dy_vfma(w%lld_%lld, od, a%lld);", r, i, j + 1, r);
+          j++;
+        }
+      }
+    }
+  for (ll r = 0; r < R; r++) {
+    OPEN("{ /* row oy + %lld */", r);
+    L("dy_vf acc = a%lld;", r);
+    if (*vact)
+      L("acc = %s;", vact);
+    if (g->ow % 16 == 0) {
+      L("dy_vstore(y + %lld + ox, acc);", r * g->ow);
+    } else {
+      OPEN("if (ox + DY_VW <= %lld) {", g->ow);
+      L("dy_vstore(y + %lld + ox, acc);", r * g->ow);
+      ctx->indent--;
+      OPEN("} else { /* the row's last outputs */");
+      L("float t[DY_VW];");
+      L("dy_vstore(t, acc);");
+      L("for (int k = 0; k < %lld - ox; k++)", g->ow);
+      L("  y[%lld + ox + k] = t[k];", r * g->ow);
+      CLOSE();
+    }
+    CLOSE();
+  }
+  CLOSE();
+}
+
 /* The planes [lo, hi) (C expressions) into the output, xp being the
  * zeroed padded plane. */
 static void emit_dw_planes(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, const dy_cg_dw_plane *d,
@@ -152,7 +224,21 @@ static void emit_dw_planes(dy_cg_ctx *ctx, const dy_cg_conv_geom *g, const dy_cg
   L("dy_copy(xp + (iy + %lld) * %lld + %lld, %s + (pl * %lld + iy) * %lld, %lld);", g->pt, d->wp,
     g->pl, IN(0), g->h, g->w, g->w);
   END();
-  FOR("for (int64_t oy = 0; oy < %lld; oy++) {", g->oh);
+  ll R = dw_rows_at_once(ctx, g, vact), full = g->oh / R * R;
+  if (R > 1 && full > 0) {
+    L("/* %lld rows at a time, each its own sums */", R);
+    FOR("for (int64_t oy = 0; oy < %lld; oy += %lld) {", full, R);
+    L("float *y = %s + (pl * %lld + oy) * %lld;", OUT(0), g->oh, g->ow);
+    emit_dw_rows(ctx, g, d->wp, R, vact);
+    END();
+  } else {
+    full = 0;
+  }
+  if (full == g->oh) {
+    END(); /* pl */
+    return;
+  }
+  FOR("for (int64_t oy = %lld; oy < %lld; oy++) {", full, g->oh);
   L("float *y = %s + (pl * %lld + oy) * %lld;", OUT(0), g->oh, g->ow);
   dy_cg_dw_row(ctx, g, d->wp, "y", vact, false);
   if (!vact) {

@@ -442,6 +442,10 @@ dy_pack dy_gemm_pack_of(const dy_program *p, const dy_op *op, int i) {
       return (dy_pack){.kind = DY_PACK_WINO, .mats = (wm + 2) * (wm + 2), .rows = og, .cols = cg};
     if (op->kind == DY_OP_FUSED_CONV2D && strcmp(dy_fused_conv2d_attrs_get(op).algo, "small") == 0)
       return none; /* emit_conv_small.c reads w as it is */
+    if (op->kind == DY_OP_FUSED_CONV2D && strcmp(dy_fused_conv2d_attrs_get(op).algo, "gemv") == 0)
+      /* one window (the pass conv-gemv): w [O, K] is B^T of y = x w^T */
+      return (dy_pack){.kind = DY_PACK_B16, .mats = 1, .rows = cg * wt->shape[2] * wt->shape[3],
+                       .cols = wt->shape[0], .trans = true};
     if (cg == 1 && og == 1)
       return none; /* depthwise: a direct kernel */
     return (dy_pack){.kind = DY_PACK_A12, .mats = groups, .rows = og,

@@ -146,6 +146,10 @@ dy_status dy_pass_winograd_tile(dy_program *p, int m, bool *changed, dy_error *e
 dy_status dy_pass_fuse_dwpw(dy_program *p, bool *changed, dy_error *err);
 /* fuse_dwpw.c: 1x1 expand conv + fused_dwpw -> fused_irb */
 dy_status dy_pass_fuse_irb(dy_program *p, bool *changed, dy_error *err);
+/* conv_gemv.c: convs whose one window is the whole input (1 x 1 output
+ * pixels: squeeze-and-excitation) get algo = "gemv" (codegen's
+ * matrix-vector product, the weight packed transposed). */
+dy_status dy_pass_conv_gemv(dy_program *p, bool *changed, dy_error *err);
 /* conv_small.c: stride-1 convs of depth C * kh * kw and output channels
  * up to these bounds (and a padded image up to the last, in bytes) get algo = "small" (codegen's
  * direct kernel, codegen/kernels/emit_conv_small.c). */

@@ -56,6 +56,10 @@ const dy_pass dy_passes[] = {
     /* the 1x1 expand conv before it too: MobileNetV2's inverted residual block */
     {"fuse-irb", "fuse the 1x1 expand conv into the fused_dwpw after it (MobileNetV2)",
      dy_pass_fuse_irb},
+    /* convs of one output pixel (squeeze-and-excitation's): a GEMV, not 16-pixel panels
+     * (before conv-small, which would take the small ones) */
+    {"conv-gemv", "run convolutions of one output pixel (the whole input one window) as a "
+     "matrix-vector product", dy_pass_conv_gemv},
     /* stride-1 convs of small depth: the direct kernel, no im2col */
     {"conv-small", "run stride-1 convolutions of small depth (C*kh*kw) on the direct kernel",
      dy_pass_conv_small},

@@ -180,16 +180,23 @@ dy_status dy_infer_fused_conv2d(const dy_op *op, const dy_type *in, int n,
      * small: the direct kernel of codegen/kernels/emit_conv_small.c, any kernel size */
     dy_conv2d_attrs ca = dy_conv2d_attrs_get(op);
     dy_conv_geom g = dy_conv2d_geom(&in[0], &in[1], &ca);
-    bool small = strcmp(a.algo, "small") == 0;
-    if (!small && !dy_winograd_tile(a.algo))
+    bool small = strcmp(a.algo, "small") == 0, gemv = strcmp(a.algo, "gemv") == 0;
+    if (!small && !gemv && !dy_winograd_tile(a.algo))
       return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                          "fused_conv2d: unknown algo '%s' (\"\", \"winograd2\", \"winograd4\", "
-                         "\"winograd6\", \"winograd\" or \"small\")", a.algo);
+                         "\"winograd6\", \"winograd\", \"small\" or \"gemv\")", a.algo);
+    /* gemv: one window, the whole input (the pass conv-gemv) */
+    if (gemv && (g.groups != 1 || g.dh != 1 || g.dw != 1 || g.pt || g.pl || g.pb || g.pr ||
+                 g.kh != g.h || g.kw != g.w || n == 4 || in[0].dtype != DY_F32 ||
+                 in[1].dtype != DY_F32))
+      return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                         "fused_conv2d: algo gemv needs f32, the kernel the size of the input, "
+                         "no padding, dilations 1, groups 1, no residual");
     if (small && (g.sh != 1 || g.sw != 1 || g.dh != 1 || g.dw != 1 || g.groups != 1 ||
                   in[0].dtype != DY_F32 || in[1].dtype != DY_F32))
       return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                          "fused_conv2d: algo small needs f32, strides 1, dilations 1, groups 1");
-    if (!small && (g.kh != 3 || g.kw != 3 || g.sh != 1 || g.sw != 1 || g.dh != 1 || g.dw != 1 ||
+    if (!small && !gemv && (g.kh != 3 || g.kw != 3 || g.sh != 1 || g.sw != 1 || g.dh != 1 || g.dw != 1 ||
                    g.groups != 1 || in[0].dtype != DY_F32))
       return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                          "fused_conv2d: algo winograd needs an f32 3x3 kernel, strides 1, "
