@@ -44,15 +44,5 @@ static bool conv_small_fits(const dy_program *p, const dy_op *op, bool training)
 }
 
 dy_status dy_pass_conv_small(dy_program *p, bool *changed, dy_error *err) {
-  bool training = dy_program_is_training(p);
-  dy_block *b = p->blocks[0];
-  for (int k = 0; k < b->n_ops; k++) {
-    if (!conv_small_fits(p, b->ops[k], training))
-      continue;
-    dy_status s = dy_pass_conv_with_algo(p, k, "small", err);
-    if (s)
-      return s;
-    *changed = true;
-  }
-  return DY_OK;
+  return dy_pass_conv_algo_where(p, conv_small_fits, "small", changed, err); /* pass_util.c */
 }

@@ -113,6 +113,11 @@ int dy_pass_attrs_complete(dy_op_kind k, dy_attr *attrs, int na, int cap);
  * the same inputs, output and attributes with algo set (a conv2d's act ""
  * and alpha 0 added): the kernel choice of conv-small and winograd. */
 dy_status dy_pass_conv_with_algo(dy_program *p, int k, const char *algo, dy_error *err);
+/* Every op of block 0 that fits (a kernel-choice pass's rule) gets algo
+ * (dy_pass_conv_with_algo); *changed when one did. */
+dy_status dy_pass_conv_algo_where(dy_program *p, bool (*fits)(const dy_program *, const dy_op *,
+                                                               bool training),
+                                  const char *algo, bool *changed, dy_error *err);
 /* Is op a conv2d or fused_conv2d without an algo yet, with a constant f32
  * weight [O, C, kh, kw] and an f32 rank-4 input (the common part of the
  * kernel-choice passes' rules)? */

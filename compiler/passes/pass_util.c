@@ -80,3 +80,19 @@ dy_status dy_pass_conv_with_algo(dy_program *p, int k, const char *algo, dy_erro
   dy_block_move_last_to(b, k);
   return DY_OK;
 }
+
+dy_status dy_pass_conv_algo_where(dy_program *p, bool (*fits)(const dy_program *, const dy_op *,
+                                                               bool training),
+                                  const char *algo, bool *changed, dy_error *err) {
+  bool training = dy_program_is_training(p);
+  dy_block *b = p->blocks[0];
+  for (int k = 0; k < b->n_ops; k++) {
+    if (!fits(p, b->ops[k], training))
+      continue;
+    dy_status s = dy_pass_conv_with_algo(p, k, algo, err);
+    if (s)
+      return s;
+    *changed = true;
+  }
+  return DY_OK;
+}

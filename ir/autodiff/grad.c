@@ -276,6 +276,15 @@ static dy_status oom(dy_gb *b) {
 static dy_status clone_block(dy_gb *b, prog_gb *s, int src, int dst, int *map,
                              int n_map, int depth);
 
+/* A fresh var "<name>@re" of var v's type, or -1 (out of memory). */
+static int re_var(prog_gb *s, int v) {
+  dy_program *p = s->p;
+  char stem[300];
+  int len = snprintf(stem, sizeof stem, "%s@re", p->vars[v]->name);
+  const char *nm = len > 0 && (size_t)len < sizeof stem ? fresh(s, stem) : NULL;
+  return nm ? dy_program_add_var(p, nm, &p->vars[v]->type) : -1;
+}
+
 /* Clone src's ops into dst (src's vars given fresh "<name>@re" vars in
  * map, reads of outer vars kept: dst's owner captures them). A cond or
  * while among them gets clones of its sub-blocks under dst. */
@@ -293,11 +302,7 @@ static dy_status clone_op(dy_gb *b, prog_gb *s, const dy_op *op, int dst, int *m
   dy_status st = DY_OK;
   for (int j = 0; j < op->n_outputs && !st; j++) {
     int v = op->outputs[j];
-    char stem[300];
-    int len = snprintf(stem, sizeof stem, "%s@re", p->vars[v]->name);
-    const char *nm = len > 0 && (size_t)len < sizeof stem ? fresh(s, stem) : NULL;
-    out[j] = nm ? dy_program_add_var(p, nm, &p->vars[v]->type) : -1;
-    if (out[j] < 0)
+    if ((out[j] = re_var(s, v)) < 0)
       st = oom(b);
     else {
       p->vars[out[j]]->block = dst;
@@ -338,8 +343,7 @@ static dy_status clone_op(dy_gb *b, prog_gb *s, const dy_op *op, int dst, int *m
 static dy_status clone_block(dy_gb *b, prog_gb *s, int src, int dst, int *map,
                              int n_map, int depth) {
   dy_program *p = s->p;
-  if (depth > p->n_blocks)
-    {
+  if (depth > p->n_blocks) {
     dy_gb_fail(b, DY_STATUS_INVALID_ARGUMENT, "the blocks form a cycle");
     return dy_gb_status(b);
   }
@@ -351,11 +355,7 @@ static dy_status clone_block(dy_gb *b, prog_gb *s, int src, int dst, int *map,
   dy_status st = DY_OK;
   for (int i = 0; i < sb->n_params && !st; i++) {
     int w = sb->params[i];
-    char stem[300];
-    int len = snprintf(stem, sizeof stem, "%s@re", p->vars[w]->name);
-    const char *nm = len > 0 && (size_t)len < sizeof stem ? fresh(s, stem) : NULL;
-    v[i] = nm ? dy_program_add_var(p, nm, &p->vars[w]->type) : -1;
-    if (v[i] < 0)
+    if ((v[i] = re_var(s, w)) < 0)
       st = oom(b);
     else
       map[w] = v[i];
