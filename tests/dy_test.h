@@ -62,6 +62,13 @@ bool dy_test_save_blk(const char *dir, const char *text);
 /* path: an f32 .npy of the rank-4 shape, values (i * mul % 101) / 50 - 1;
  * false on error. */
 bool dy_test_write_pattern(const char *path, const int64_t shape[4], int mul);
+/* The ops of kind k in block 0. */
+int dy_test_count_kind(const dy_program *p, dy_op_kind k);
+/* Load the ONNX model at path and run it on the executor with n_in
+ * inputs; *out gets the first output (caller frees) and *keep the Program
+ * (NULL: freed). */
+void dy_test_onnx_run(const char *path, dy_tensor **in, int n_in, dy_tensor **out,
+                      dy_program **keep);
 /* Load the ONNX model at path expecting failure with status: no Program,
  * a one-line message containing each of the (up to two) fragments. */
 void dy_test_onnx_error(const char *path, dy_status status, const char *frag1,

@@ -392,32 +392,6 @@ static void test_bind_shape_input(void) {
 
 /* ---- the mappings added for the conformance work ---- */
 
-/* Count the ops of kind k in block 0. */
-static int count_kind(const dy_program *p, dy_op_kind k) {
-  int n = 0;
-  for (int i = 0; i < p->blocks[0]->n_ops; i++)
-    n += p->blocks[0]->ops[i]->kind == k;
-  return n;
-}
-
-/* Load path and run it on the executor with n_in inputs; *out gets the
- * first output (caller frees). */
-static void load_and_run(const char *path, dy_tensor **in, int n_in, dy_tensor **out,
-                         dy_program **keep) {
-  dy_program *p = NULL;
-  dy_error err = {0};
-  DY_ASSERT_OK(dy_onnx_load(path, &p, &err), &err);
-  dy_tensor *outs[4] = {0};
-  DY_ASSERT_OK(dy_executor_run(p, in, n_in, outs, p->n_fetches, &err), &err);
-  *out = outs[0];
-  for (int i = 1; i < p->n_fetches; i++)
-    dy_tensor_free(outs[i]);
-  if (keep)
-    *keep = p;
-  else
-    dy_program_free(p);
-}
-
 /* Conv -> ConvTranspose -> MaxPool (ceil, pads) -> AveragePool (pads
  * counted), written 2-D (mapped onto conv2d, conv2d_transpose, pool2d) and
  * 3-D with a depth of 1 (the composites: im2col slices, zero-upsampling,
@@ -482,14 +456,15 @@ static void test_native_and_composite_agree(void) {
   dy_tensor *x3 = dy_tensor_from_data(DY_F32, 5, (int64_t[]){1, 2, 1, 5, 6}, xv);
   dy_tensor *y2 = NULL, *y3 = NULL;
   dy_program *q2 = NULL, *q3 = NULL;
-  load_and_run(p2, &x2, 1, &y2, &q2);
-  load_and_run(p3, &x3, 1, &y3, &q3);
+  dy_test_onnx_run(p2, &x2, 1, &y2, &q2);
+  dy_test_onnx_run(p3, &x3, 1, &y3, &q3);
   /* 2-D: one native op each; 3-D: none of them */
-  CU_ASSERT_EQUAL(count_kind(q2, DY_OP_CONV2D), 1);
-  CU_ASSERT_EQUAL(count_kind(q2, DY_OP_CONV2D_TRANSPOSE), 1);
-  CU_ASSERT_EQUAL(count_kind(q2, DY_OP_POOL2D), 2);
-  CU_ASSERT_EQUAL(count_kind(q3, DY_OP_CONV2D) + count_kind(q3, DY_OP_CONV2D_TRANSPOSE) +
-                      count_kind(q3, DY_OP_POOL2D), 0);
+  CU_ASSERT_EQUAL(dy_test_count_kind(q2, DY_OP_CONV2D), 1);
+  CU_ASSERT_EQUAL(dy_test_count_kind(q2, DY_OP_CONV2D_TRANSPOSE), 1);
+  CU_ASSERT_EQUAL(dy_test_count_kind(q2, DY_OP_POOL2D), 2);
+  CU_ASSERT_EQUAL(dy_test_count_kind(q3, DY_OP_CONV2D) +
+                      dy_test_count_kind(q3, DY_OP_CONV2D_TRANSPOSE) +
+                      dy_test_count_kind(q3, DY_OP_POOL2D), 0);
   CU_ASSERT_EQUAL_FATAL(dy_tensor_numel(y2), dy_tensor_numel(y3));
   CU_ASSERT(dy_tensor_numel(y2) > 20);
   for (int64_t i = 0; i < dy_tensor_numel(y2); i++)
@@ -517,7 +492,7 @@ static void test_trilu_run_time_k(void) {
     dy_tensor *in[2] = {dy_tensor_from_data(DY_F32, 2, (int64_t[]){3, 4}, xv),
                         dy_tensor_from_data(DY_I64, 0, NULL, &k)};
     dy_tensor *y = NULL;
-    load_and_run(path, in, 2, &y, NULL);
+    dy_test_onnx_run(path, in, 2, &y, NULL);
     for (int i = 0; i < 3; i++)
       for (int j = 0; j < 4; j++)
         DY_ASSERT_NEAR(dy_tensor_f32(y)[i * 4 + j], j - i >= k ? xv[i * 4 + j] : 0.0f, 0);
@@ -637,9 +612,9 @@ static void test_loop_and_if(void) {
   dy_program *p = NULL;
   dy_error err = {0};
   DY_ASSERT_OK(dy_onnx_load(path, &p, &err), &err);
-  CU_ASSERT_EQUAL(count_kind(p, DY_OP_COND), 1);
-  CU_ASSERT_EQUAL(count_kind(p, DY_OP_WHERE), 0);
-  CU_ASSERT_EQUAL(count_kind(p, DY_OP_WHILE), 0);
+  CU_ASSERT_EQUAL(dy_test_count_kind(p, DY_OP_COND), 1);
+  CU_ASSERT_EQUAL(dy_test_count_kind(p, DY_OP_WHERE), 0);
+  CU_ASSERT_EQUAL(dy_test_count_kind(p, DY_OP_WHILE), 0);
   float xv[3] = {1, -2, 0.5f};
   for (int cv = 0; cv <= 1; cv++) {
     unsigned char cb = (unsigned char)cv;
@@ -770,7 +745,7 @@ static void test_einsum(void) {
     CU_ASSERT_EQUAL(ob_save(m, path), 0);
     ob_free(m);
     dy_tensor *y = NULL;
-    load_and_run(path, in, n, &y, NULL);
+    dy_test_onnx_run(path, in, n, &y, NULL);
     int64_t ny = 1;
     for (const char *p = cases[ci].out; *p; p++)
       ny *= ext[*p - 'a'];
@@ -830,7 +805,7 @@ static void test_narrow_int_constants(void) {
   ob_free(m);
   float xv[5] = {10, 20, 30, 40, 50};
   dy_tensor *x = dy_tensor_from_data(DY_F32, 1, (int64_t[]){5}, xv), *z = NULL;
-  load_and_run(path, &x, 1, &z, NULL);
+  dy_test_onnx_run(path, &x, 1, &z, NULL);
   const float want[3] = {50 - 128, 10 + 127, 30 - 1};
   for (int i = 0; i < 3; i++)
     DY_ASSERT_NEAR(dy_tensor_f32(z)[i], want[i], 0);
@@ -845,7 +820,7 @@ static void test_narrow_int_constants(void) {
   ob_free(m);
   int32_t iv[3] = {-7, 0, 2147483647};
   dy_tensor *i = dy_tensor_from_data(DY_I32, 1, (int64_t[]){3}, iv), *o = NULL;
-  load_and_run(path, &i, 1, &o, NULL);
+  dy_test_onnx_run(path, &i, 1, &o, NULL);
   CU_ASSERT(o && o->type.dtype == DY_I32 && memcmp(o->data, iv, sizeof iv) == 0);
   dy_tensor_free(i), dy_tensor_free(o);
   tmp_path(path, sizeof path, "uint32_input.onnx");

@@ -17,31 +17,6 @@ static void tmp_path(char *buf, size_t n, const char *name) {
   snprintf(buf, n, "%s/corners_%s", DY_BUILD_DIR, name);
 }
 
-static int count_kind(const dy_program *p, dy_op_kind k) {
-  int n = 0;
-  for (int i = 0; i < p->blocks[0]->n_ops; i++)
-    n += p->blocks[0]->ops[i]->kind == k;
-  return n;
-}
-
-/* Load path, run it on the executor with n_in inputs; *out gets output 0
- * (caller frees) and *keep the Program (NULL: freed). */
-static void load_and_run(const char *path, dy_tensor **in, int n_in, dy_tensor **out,
-                         dy_program **keep) {
-  dy_program *p = NULL;
-  dy_error err = {0};
-  DY_ASSERT_OK(dy_onnx_load(path, &p, &err), &err);
-  dy_tensor *outs[4] = {0};
-  DY_ASSERT_OK(dy_executor_run(p, in, n_in, outs, p->n_fetches, &err), &err);
-  *out = outs[0];
-  for (int i = 1; i < p->n_fetches; i++)
-    dy_tensor_free(outs[i]);
-  if (keep)
-    *keep = p;
-  else
-    dy_program_free(p);
-}
-
 /* `dy2stc check` of the model at path with input x = xv (rank, shape):
  * the executor and the compiled executable agree. */
 static void check_compiled(const char *path, const char *x_name, int rank,
@@ -90,8 +65,8 @@ static void concat_case(int n, int want_concats) {
                       dy_tensor_from_data(DY_F32, 2, (int64_t[]){1, 3}, zv)};
   dy_tensor *y = NULL;
   dy_program *p = NULL;
-  load_and_run(path, in, 2, &y, &p);
-  CU_ASSERT_EQUAL(count_kind(p, DY_OP_CONCAT), want_concats);
+  dy_test_onnx_run(path, in, 2, &y, &p);
+  CU_ASSERT_EQUAL(dy_test_count_kind(p, DY_OP_CONCAT), want_concats);
   int64_t rows = (int64_t)(n + 1) / 2 * 2 + (int64_t)n / 2;
   CU_ASSERT_EQUAL_FATAL(y->type.shape[0], rows);
   const float *yv = dy_tensor_f32(y);
@@ -167,7 +142,7 @@ static void test_opset6_add_broadcast(void) {
   for (int i = 0; i < 24; i++)
     av[i] = (float)i * 0.5f;
   dy_tensor *a = dy_tensor_from_data(DY_F32, 3, (int64_t[]){2, 3, 4}, av), *y = NULL;
-  load_and_run(path, &a, 1, &y, NULL);
+  dy_test_onnx_run(path, &a, 1, &y, NULL);
   CU_ASSERT_EQUAL_FATAL(dy_tensor_numel(y), 24);
   for (int i = 0; i < 24; i++)
     DY_ASSERT_NEAR(dy_tensor_f32(y)[i], (av[i] + b3[(i / 4) % 3] + b4[i % 4]) * w[i], 1e-5);
@@ -201,7 +176,7 @@ static void test_opset6_prelu_channels(void) {
   for (int i = 0; i < 24; i++)
     xv[i] = (float)(i % 7) - 3.0f;
   dy_tensor *x = dy_tensor_from_data(DY_F32, 4, (int64_t[]){1, 3, 2, 4}, xv), *y = NULL;
-  load_and_run(path, &x, 1, &y, NULL);
+  dy_test_onnx_run(path, &x, 1, &y, NULL);
   CU_ASSERT_EQUAL_FATAL(dy_tensor_numel(y), 24);
   for (int i = 0; i < 24; i++)
     DY_ASSERT_NEAR(dy_tensor_f32(y)[i], xv[i] < 0 ? s[i / 8] * xv[i] : xv[i], 1e-6);
@@ -233,7 +208,7 @@ static void bn6_case(bool is_test) {
   for (int i = 0; i < 24; i++)
     xv[i] = (float)((i * 5) % 11) - 4.0f;
   dy_tensor *x = dy_tensor_from_data(DY_F32, 4, (int64_t[]){2, 3, 2, 2}, xv), *y = NULL;
-  load_and_run(path, &x, 1, &y, NULL);
+  dy_test_onnx_run(path, &x, 1, &y, NULL);
   CU_ASSERT_EQUAL_FATAL(dy_tensor_numel(y), 24);
   for (int ch = 0; ch < 3; ch++) {
     double mean = mu[ch], v = var[ch];
@@ -289,7 +264,7 @@ static void test_large_dilated_max_pool(void) {
   for (int i = 0; i < 2 * H * W; i++)
     xv[i] = (float)((i * 37) % 1009) / 100.0f - 5.0f;
   dy_tensor *x = dy_tensor_from_data(DY_F32, 4, xs, xv), *y = NULL;
-  load_and_run(path, &x, 1, &y, NULL);
+  dy_test_onnx_run(path, &x, 1, &y, NULL);
   CU_ASSERT_EQUAL_FATAL(y->type.rank, 4);
   CU_ASSERT_EQUAL_FATAL(y->type.shape[2], OH);
   CU_ASSERT_EQUAL_FATAL(y->type.shape[3], OW);
@@ -332,7 +307,7 @@ static void test_separable_average_pool_3d(void) {
   for (int i = 0; i < 90; i++)
     xv[i] = (float)((i * 13) % 29) - 14.0f;
   dy_tensor *x = dy_tensor_from_data(DY_F32, 5, xs, xv), *y = NULL;
-  load_and_run(path, &x, 1, &y, NULL);
+  dy_test_onnx_run(path, &x, 1, &y, NULL);
   CU_ASSERT_EQUAL_FATAL(dy_tensor_numel(y), 27);
   for (int od = 0; od < 3; od++)
     for (int oh = 0; oh < 3; oh++)

@@ -107,6 +107,29 @@ bool dy_test_write_pattern(const char *path, const int64_t shape[4], int mul) {
   return ok;
 }
 
+int dy_test_count_kind(const dy_program *p, dy_op_kind k) {
+  int n = 0;
+  for (int i = 0; i < p->blocks[0]->n_ops; i++)
+    n += p->blocks[0]->ops[i]->kind == k;
+  return n;
+}
+
+void dy_test_onnx_run(const char *path, dy_tensor **in, int n_in, dy_tensor **out,
+                      dy_program **keep) {
+  dy_program *p = NULL;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_onnx_load(path, &p, &err), &err);
+  dy_tensor *outs[4] = {0};
+  DY_ASSERT_OK(dy_executor_run(p, in, n_in, outs, p->n_fetches, &err), &err);
+  *out = outs[0];
+  for (int i = 1; i < p->n_fetches; i++)
+    dy_tensor_free(outs[i]);
+  if (keep)
+    *keep = p;
+  else
+    dy_program_free(p);
+}
+
 void dy_test_onnx_error(const char *path, dy_status status, const char *frag1,
                         const char *frag2) {
   dy_program *p = NULL;
