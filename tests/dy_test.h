@@ -67,8 +67,9 @@ int dy_test_count_kind(const dy_program *p, dy_op_kind k);
 /* Load the ONNX model at path and run it on the executor with n_in
  * inputs; *out gets the first output (caller frees) and *keep the Program
  * (NULL: freed). */
-void dy_test_onnx_run(const char *path, dy_tensor **in, int n_in, dy_tensor **out,
-                      dy_program **keep);
+struct dy_tensor; /* dy_runtime.h, which not every suite includes */
+void dy_test_onnx_run(const char *path, struct dy_tensor **in, int n_in,
+                      struct dy_tensor **out, dy_program **keep);
 /* Load the ONNX model at path expecting failure with status: no Program,
  * a one-line message containing each of the (up to two) fragments. */
 void dy_test_onnx_error(const char *path, dy_status status, const char *frag1,
