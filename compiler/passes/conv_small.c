@@ -22,14 +22,10 @@
 
 /* May op run on the direct small-depth kernel? */
 static bool conv_small_fits(const dy_program *p, const dy_op *op, bool training) {
-  if (!dy_pass_conv_algo_open(p, op, training))
+  dy_conv_geom g;
+  if (!dy_pass_conv_algo_open_geom(p, op, training, &g))
     return false;
   const dy_type *x = &p->vars[op->inputs[0]]->type, *wt = &p->vars[op->inputs[1]]->type;
-  for (int d = 1; d < 4; d++)
-    if (x->shape[d] < 1)
-      return false; /* a symbolic channel count or image size */
-  dy_conv2d_attrs a = dy_conv2d_attrs_get(op); /* fused_conv2d too */
-  dy_conv_geom g = dy_conv2d_geom(x, wt, &a);
   if (g.groups != 1 || g.sh != 1 || g.sw != 1 || g.dh != 1 || g.dw != 1 || g.oh < 1 ||
       g.ow < 1 || g.ow < g.kw - 1)
     return false;

@@ -122,6 +122,10 @@ dy_status dy_pass_conv_algo_where(dy_program *p, bool (*fits)(const dy_program *
  * weight [O, C, kh, kw] and an f32 rank-4 input (the common part of the
  * kernel-choice passes' rules)? */
 bool dy_pass_conv_algo_open(const dy_program *p, const dy_op *op, bool training);
+/* The same, with every dim of the input but the batch known; *g its
+ * geometry (conv-gemv's and conv-small's common rule). */
+bool dy_pass_conv_algo_open_geom(const dy_program *p, const dy_op *op, bool training,
+                                 dy_conv_geom *g);
 
 /* ---- the passes (passes/<name>.c) ---- */
 

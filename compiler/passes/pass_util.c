@@ -58,6 +58,19 @@ bool dy_pass_conv_algo_open(const dy_program *p, const dy_op *op, bool training)
          x->dtype == DY_F32 && x->rank == 4 && wt->rank == 4;
 }
 
+bool dy_pass_conv_algo_open_geom(const dy_program *p, const dy_op *op, bool training,
+                                 dy_conv_geom *g) {
+  if (!dy_pass_conv_algo_open(p, op, training))
+    return false;
+  const dy_type *x = &p->vars[op->inputs[0]]->type, *wt = &p->vars[op->inputs[1]]->type;
+  for (int d = 1; d < 4; d++)
+    if (x->shape[d] < 1)
+      return false; /* a symbolic channel count or image size */
+  dy_conv2d_attrs a = dy_conv2d_attrs_get(op); /* fused_conv2d too */
+  *g = dy_conv2d_geom(x, wt, &a);
+  return true;
+}
+
 dy_status dy_pass_conv_with_algo(dy_program *p, int k, const char *algo, dy_error *err) {
   dy_block *b = p->blocks[0];
   dy_op *op = b->ops[k];
