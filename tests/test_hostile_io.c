@@ -423,6 +423,64 @@ static void test_input_dtype_refused(void) {
   }
 }
 
+/* ---- case 17: raw little-endian inputs on every path ---- */
+
+/* A raw .bin input is read by `dy2stc run`, `check` and the executable
+ * alike: the batch inferred from the size (3 rows of f32[-1,2]), the same
+ * outputs as the .npy of the same data; a size that is no whole number of
+ * rows gets the same one line from each. */
+static void test_raw_inputs(void) {
+  char dir[1024], cmd[16384];
+  tmp_path(dir, sizeof dir, "raw");
+  save_linear(dir);
+  float x[6] = {1, 2, -3, 0.5f, 4, -1};
+  char path[1100];
+  dy_error err = {0};
+  snprintf(path, sizeof path, "%s/x.bin", dir);
+  DY_ASSERT_OK(dy_write_file_atomic(path, x, sizeof x, &err), &err);
+  snprintf(path, sizeof path, "%s/bad.bin", dir);
+  DY_ASSERT_OK(dy_write_file_atomic(path, x, 10, &err), &err);
+  snprintf(path, sizeof path, "%s/x.npy", dir);
+  dy_tensor *t = dy_tensor_new(DY_F32, 2, (int64_t[]){3, 2});
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  memcpy(t->data, x, sizeof x);
+  DY_ASSERT_OK(dy_npy_write(path, t, &err), &err);
+  dy_tensor_free(t);
+  snprintf(cmd, sizeof cmd, "%s compile %s/net.dymodel " SAN_CFLAGS " -o %s/netexe > /dev/null",
+           DY2STC_PATH, dir, dir);
+  CU_ASSERT_EQUAL_FATAL(dy_test_sh(NULL, "%s", cmd), 0);
+  static const char *const outs[3] = {"npy", "run", "exe"};
+  static const char *const runs[3] = {"%s run net.dymodel x.npy --output-dir npy",
+                                      "%s run net.dymodel x.bin --output-dir run",
+                                      "./netexe x.bin --output-dir exe"};
+  for (int w = 0; w < 3; w++) {
+    char base[9000];
+    snprintf(base, sizeof base, runs[w], DY2STC_PATH);
+    CU_ASSERT_EQUAL(dy_test_sh(NULL, "cd %s && %s > /dev/null", dir, base), 0);
+  }
+  dy_tensor *y[3] = {NULL, NULL, NULL};
+  for (int w = 0; w < 3; w++) {
+    snprintf(path, sizeof path, "%s/%s/y.npy", dir, outs[w]);
+    DY_ASSERT_OK(dy_npy_read(path, &y[w], &err), &err);
+    CU_ASSERT_FATAL(y[w] && y[w]->type.rank == 2 && y[w]->type.shape[0] == 3);
+  }
+  /* y = x @ w + b, row 0: (1*0.5 + 2*0.125 + 0.1, 1*-0.25 + 2*1 - 0.1) */
+  CU_ASSERT_DOUBLE_EQUAL(((float *)y[1]->data)[0], 0.85, 1e-6);
+  CU_ASSERT_DOUBLE_EQUAL(((float *)y[1]->data)[1], 1.65, 1e-6);
+  for (int w = 1; w < 3; w++)
+    CU_ASSERT_EQUAL(memcmp(y[0]->data, y[w]->data, 6 * sizeof(float)), 0);
+  for (int w = 0; w < 3; w++)
+    dy_tensor_free(y[w]);
+  snprintf(cmd, sizeof cmd, "cd %s && %s check net.dymodel x.bin", dir, DY2STC_PATH);
+  expect_cli(0, "y: max abs err", cmd);
+  const char *msg = "input 'x': bad.bin: 10 bytes is not a whole number of batch rows of f32 "
+                    "[-1, 2] (batch at most ";
+  snprintf(cmd, sizeof cmd, "cd %s && %s run net.dymodel bad.bin", dir, DY2STC_PATH);
+  expect_cli(1, msg, cmd);
+  snprintf(cmd, sizeof cmd, "cd %s && ./netexe bad.bin", dir);
+  expect_cli(1, msg, cmd);
+}
+
 /* ---- cases 11, 12: generated names; the header OUT.c includes ---- */
 
 /* Models named r, w, x, f (R_OK ... of <unistd.h>), e and o, built as
@@ -514,6 +572,7 @@ void dy_test_register(void) {
   DY_TEST(test_cfront_dtypes);
   DY_TEST(test_paddle_list_lengths);
   DY_TEST(test_input_dtype_refused);
+  DY_TEST(test_raw_inputs);
   DY_TEST(test_generated_names);
   DY_TEST(test_loop_bound_message);
 }

@@ -2,8 +2,10 @@
  * or positional .npy files, read in feed order by dy_npy_read_as (a file
  * of another dtype refused, as the compiled executable refuses it; for
  * train an int32 file widened for an i64 feed, as the compiled trainer
- * does), and the bare arguments of run and check (the model, then the
- * inputs); an output directory made when missing.
+ * does), or as raw little-endian data (any name not ending in .npy, as the
+ * executable takes it: every -1 dim is the batch, inferred from the size);
+ * the bare arguments of run and check (the model, then the inputs); an
+ * output directory made when missing.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -49,6 +51,104 @@ dy_status dy_cli_widen_i32(dy_tensor **t, dy_error *err) {
   return DY_OK;
 }
 
+static bool ends_with(const char *s, const char *tail) {
+  size_t n = strlen(s), k = strlen(tail);
+  return n >= k && strcmp(s + n - k, tail) == 0;
+}
+
+/* Raw little-endian data for feed v, read as the compiled executable reads
+ * it (codegen/rt/dy_main.c, with the same messages): a static shape needs
+ * exactly its bytes; with -1 dims, the one batch b (1..the batch bound)
+ * with row * b^(number of -1 dims) elements; other size symbols need .npy. */
+static dy_status read_raw(const dy_program *p, const dy_var *v, const char *path,
+                          const char *what, dy_tensor **out, dy_error *err) {
+  const dy_type *ty = &v->type;
+  size_t es = dy_dtype_size(ty->dtype);
+  int64_t row = 1;
+  int ndyn = 0;
+  for (int d = 0; d < ty->rank; d++) {
+    if (ty->shape[d] == -1)
+      ndyn++;
+    else if (ty->shape[d] < 0)
+      return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                          "%s: %s: the model has size symbols besides the batch: give "
+                          "its inputs as .npy files", what, path);
+    else
+      row *= ty->shape[d];
+  }
+  char want[160]; /* the shape as the executable prints it: [-1, 784] */
+  size_t w = (size_t)snprintf(want, sizeof want, "[");
+  for (int d = 0; d < ty->rank && w < sizeof want; d++)
+    w += (size_t)snprintf(want + w, sizeof want - w, "%s%lld", d ? ", " : "",
+                          (long long)ty->shape[d]);
+  if (w < sizeof want)
+    snprintf(want + w, sizeof want - w, "]");
+  uint8_t *buf;
+  size_t len;
+  dy_status s = dy_read_file(path, &buf, &len, err);
+  if (s)
+    return s;
+  int64_t b = 1, bmax = dy_program_sym_bound(p, 0);
+  size_t per = (size_t)row * es;
+  if (ndyn == 0 && len != per)
+    s = dy_error_set(err, DY_STATUS_SHAPE_MISMATCH, "%s: %s: %zu bytes, expected %zu for %s %s",
+                     what, path, len, per, dy_dtype_name(ty->dtype), want);
+  else if (ndyn > 0 && per == 0)
+    s = dy_error_set(err, DY_STATUS_SHAPE_MISMATCH,
+                     "%s: %s: cannot infer the batch of an empty shape %s", what, path,
+                     want);
+  else if (ndyn > 0) {
+    for (b = 0;; b++) {
+      /* per * b^ndyn, stopping once it passes len (never wrapping) */
+      size_t need = per;
+      for (int k = 0; k < ndyn && need <= len; k++)
+        need = b == 0 ? 0 : need > len / (size_t)b ? len + 1 : need * (size_t)b;
+      if (need == len)
+        break;
+      if (need > len || b > bmax) {
+        s = dy_error_set(err, DY_STATUS_SHAPE_MISMATCH,
+                         "%s: %s: %zu bytes is not a whole number of batch rows of %s "
+                         "%s (batch at most %lld)", what, path, len, dy_dtype_name(ty->dtype),
+                         want, (long long)bmax);
+        break;
+      }
+    }
+    if (!s && (b < 1 || b > bmax))
+      s = dy_error_set(err, DY_STATUS_SHAPE_MISMATCH,
+                       "%s: %s: batch %lld is outside 1..%lld", what, path, (long long)b,
+                       (long long)bmax);
+  }
+  int64_t shape[DY_MAX_DIMS];
+  for (int d = 0; d < ty->rank; d++)
+    shape[d] = ty->shape[d] == -1 ? b : ty->shape[d];
+  dy_tensor *t = s ? NULL : dy_tensor_new(ty->dtype, ty->rank, shape);
+  if (!s && !t)
+    s = dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "%s: out of memory", path);
+  if (t) {
+    /* little-endian bytes to host order, element by element */
+    uint8_t *dst = t->data;
+    for (size_t i = 0; i < len; i += es) {
+      uint64_t x = 0;
+      for (size_t k = 0; k < es; k++)
+        x |= (uint64_t)buf[i + k] << (8 * k);
+      if (es == 8) {
+        memcpy(dst + i, &x, 8);
+      } else if (es == 4) {
+        uint32_t y = (uint32_t)x;
+        memcpy(dst + i, &y, 4);
+      } else if (es == 2) {
+        uint16_t y = (uint16_t)x;
+        memcpy(dst + i, &y, 2);
+      } else {
+        dst[i] = (uint8_t)x;
+      }
+    }
+  }
+  free(buf);
+  *out = t;
+  return s;
+}
+
 dy_status dy_cli_load_inputs(const dy_program *p, const dy_cli_inputs *ia, bool widen_i32,
                              dy_tensor **t, dy_error *err) {
   for (int i = 0; i < p->n_feeds; i++)
@@ -74,7 +174,9 @@ dy_status dy_cli_load_inputs(const dy_program *p, const dy_cli_inputs *ia, bool 
     const dy_var *v = p->vars[p->feeds[slot]];
     char what[300];
     snprintf(what, sizeof what, "input '%s'", v->name);
-    dy_status s = dy_npy_read_as(ia->file[k], what, v->type.dtype, widen_i32, &t[slot], err);
+    dy_status s = ends_with(ia->file[k], ".npy")
+                      ? dy_npy_read_as(ia->file[k], what, v->type.dtype, widen_i32, &t[slot], err)
+                      : read_raw(p, v, ia->file[k], what, &t[slot], err);
     if (s)
       return s;
   }

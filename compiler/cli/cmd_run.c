@@ -10,7 +10,10 @@
 static const char run_help[] =
     "usage: dy2stc run MODEL.dymodel --input NAME=FILE.npy ... [--output-dir DIR]\n"
     "Run the Program on the static executor (no compilation).\n"
-    "  --input NAME=FILE  an input as .npy (or FILE alone, in input order)\n"
+    "  --input NAME=FILE  an input as .npy, or raw little-endian data (any\n"
+    "                     other name, e.g. .bin; every -1 dim is the batch,\n"
+    "                     inferred from the size), as the compiled executable\n"
+    "                     takes it (or FILE alone, in input order)\n"
     "  --params FILE      a Paddle model's params (default: beside it)\n"
     "  --output-dir DIR   where DIR/<output name>.npy go (default .); names\n"
     "                     map to file names by turning characters outside\n"
