@@ -554,14 +554,14 @@ dy_status dy_grad_cond(dy_gb *b, const dy_op *op, const int *x, const int *y,
 /* ---- while: the forward pushes each trip's carried values onto a
  * bounded stack; the backward is a while running the trips in reverse ---- */
 
-/* What both halves of while's gradient share. */
+/* What both halves share: the forward op, its attributes and n carried
+ * values, the stacks' m rows (max_iterations or DY_WHILE_GRAD_TRIPS), the
+ * stacks after the loop (stk[n], [m, ...] each) and the trip count (i64). */
 typedef struct {
-  const dy_op *op;  /* the forward while */
+  const dy_op *op;
   dy_while_attrs a;
-  int n;            /* its carried values */
-  int64_t m;        /* the stacks' rows: max_iterations or DY_WHILE_GRAD_TRIPS */
-  int *stk;         /* [n] the stacks after the loop ([m, ...] of each value) */
-  int trips;        /* the trip count after the loop (i64 scalar) */
+  int n, *stk, trips;
+  int64_t m;
 } while_grad;
 
 /* A fresh var of type t declared in block blk, or -1. */
@@ -718,13 +718,9 @@ static dy_status keep_trips(dy_gb *b, prog_gb *s, while_grad *w) {
   return DY_OK;
 }
 
-/* The backward loop's carried values: [t, gradients of the f32 carried
- * values (f of them: fj[]), gradients of the captures asked for (c of
- * them: ci[], input indices)]. */
-typedef struct {
-  int f, c;
-  int *fj, *ci;
-} rev_layout;
+/* The backward's carried values: [t, gradients of the f32 carried values
+ * (fj[f]), of the captures asked for (ci[c], input indices)]. */
+typedef struct { int f, c; int *fj, *ci; } rev_layout;
 
 /* A zero of v's type, a var of the builder's block. */
 static int zero_like(dy_gb *b, int v) {
@@ -745,8 +741,7 @@ static dy_status rev_body(dy_gb *b, prog_gb *s, const while_grad *w,
   int *map = malloc(sizeof(int) * (size_t)n0);
   int *res = malloc(sizeof(int) * (size_t)(1 + L->f + L->c));
   if (!map || !res) {
-    free(map);
-    free(res);
+    free(map), free(res);
     return oom(b);
   }
   for (int i = 0; i < n0; i++)
@@ -808,10 +803,7 @@ static dy_status rev_body(dy_gb *b, prog_gb *s, const while_grad *w,
   if (!st)
     st = prune_unread(b, p, nb);
   s->next = bs.next;
-  free(map);
-  free(res);
-  free(dep);
-  free(g);
+  free(map), free(res), free(dep), free(g);
   return st;
 }
 
@@ -871,11 +863,9 @@ static dy_status rev_loop(dy_gb *b, prog_gb *s, const while_grad *w, const rev_l
                                               attrs, n_attrs, op->loc);
   if (!st && (!g || !dy_op_sync_captures(p, g)))
     st = oom(b);
-  for (int k = 0; k < L->f && !st; k++)
-    if (need[L->fj[k]])
-      dx[L->fj[k]] = ov[1 + k];
-  for (int k = 0; k < L->c && !st; k++)
-    dx[L->ci[k]] = ov[1 + L->f + k];
+  for (int k = 0, i; k < L->f + L->c && !st; k++)  /* the ones asked for */
+    if (need[i = k < L->f ? L->fj[k] : L->ci[k - L->f]])
+      dx[i] = ov[1 + k];
   free(v);
   return st;
 }
@@ -889,8 +879,7 @@ static dy_status rev_loop(dy_gb *b, prog_gb *s, const while_grad *w, const rev_l
  * Built in Programs only: the eager tape records the trips run. */
 dy_status dy_grad_while(dy_gb *b, const dy_op *op, const int *x, const int *y,
                         const int *dy, const bool *need, int *dx) {
-  (void)x;
-  (void)y;
+  (void)x, (void)y;
   if (b->emit != prog_emit) {
     dy_gb_fail(b, DY_STATUS_UNSUPPORTED, "only a Program's while is "
                "differentiated (the eager tape records the trips run)");
@@ -913,15 +902,10 @@ dy_status dy_grad_while(dy_gb *b, const dy_op *op, const int *x, const int *y,
   for (int i = w.n; i < ni && !st; i++)
     if (need[i])
       L.ci[L.c++] = i;
-  if (!st)
-    st = stack_vars(b, s, &w);
-  if (!st)
-    st = rev_loop(b, s, &w, &L, dy, need, dx);
-  if (!st)
+  /* the backward first: it clones the body before keep_trips extends it */
+  if (!st && !(st = stack_vars(b, s, &w)) && !(st = rev_loop(b, s, &w, &L, dy, need, dx)))
     st = keep_trips(b, s, &w);
-  free(w.stk);
-  free(L.fj);
-  free(L.ci);
+  free(w.stk), free(L.fj), free(L.ci);
   return st;
 }
 
