@@ -152,6 +152,12 @@ void dy_gb_program(dy_gb *b, dy_gb_program_state *st, dy_program *p, int block,
 /* Program autodiff (ir/autodiff/grad.c)                               */
 /* ------------------------------------------------------------------ */
 
+/* The rows of the trip stack of a while whose max_iterations is 0 (as
+ * dy_while records it): a Program's gradient keeps each trip's carried
+ * values, so its forward loop may run at most this many trips (more is an
+ * error naming the loop). */
+#define DY_WHILE_GRAD_TRIPS 256
+
 /* Paddle's paddle.static.gradients: append to block 0 the ops computing
  * d loss / d wrt[i] for each i, and set grads[i] to the var holding it
  * (-1 when loss does not depend on wrt[i]). loss must be an f32 var with

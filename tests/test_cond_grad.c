@@ -9,7 +9,7 @@
  * central finite difference of the loss run on the same executor. Then a
  * small model with dy_cond trains eagerly (the tape) and through
  * to_static, both branches taken across the batches, to the same
- * parameters. while has no gradient yet: asking for one stays an error.
+ * parameters. while's gradient is checked in test_while_grad.c.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -164,44 +164,6 @@ static void test_nested_cond_against_finite_differences(void) {
   dy_tensor_free(in[1]);
   dy_program_free(fwd);
   dy_program_free(gp);
-}
-
-/* while has no gradient yet: asking for one is an error naming it. */
-static void test_no_gradient_through_while(void) {
-  const char *txt =
-      "program {\n"
-      "  var x : f32[2] feed 0\n"
-      "  var lim : f32[] persistable = [10.0]\n"
-      "  var a_0 : f32[2]\n"
-      "  var s_0 : f32[]\n"
-      "  var c_0 : bool[]\n"
-      "  var a_1 : f32[2]\n"
-      "  var a_2 : f32[2]\n"
-      "  var out : f32[2]\n"
-      "  var l : f32[]\n"
-      "  block 0 parent -1 {\n"
-      "    out = while(x, lim) {n_carried = 1, cond_block = 1, body_block = 2, max_iterations = 0}  @w.c:3\n"
-      "    l = reduce_sum(out) {axes = [], keepdim = 0}  @w.c:6\n"
-      "  }\n"
-      "  block 1 parent 0 (a_0) {\n"
-      "    s_0 = reduce_sum(a_0) {axes = [], keepdim = 0}  @w.c:4\n"
-      "    c_0 = less(s_0, lim)  @w.c:4\n"
-      "    yield c_0\n"
-      "  }\n"
-      "  block 2 parent 0 (a_1) {\n"
-      "    a_2 = add(a_1, a_1)  @w.c:5\n"
-      "    yield a_2\n"
-      "  }\n"
-      "  fetch 0 l\n"
-      "}\n";
-  dy_program *p = dy_test_parse_ok(txt);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-  int x = dy_program_find_var(p, "x"), l = dy_program_find_var(p, "l"), g = -2;
-  dy_error err = {0};
-  CU_ASSERT_EQUAL(dy_program_gradients(p, l, &x, 1, &g, &err), DY_STATUS_UNSUPPORTED);
-  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "cannot differentiate through while"));
-  CU_ASSERT_EQUAL(err.loc.line, 3);
-  dy_program_free(p);
 }
 
 /* ------------------------------------------------------------------ */
@@ -462,7 +424,6 @@ static void test_cli_trainers_match_eager(void) {
 void dy_test_register(void) {
   DY_SUITE("cond_grad");
   DY_TEST(test_nested_cond_against_finite_differences);
-  DY_TEST(test_no_gradient_through_while);
   DY_TEST(test_to_static_training_matches_eager);
   DY_TEST(test_cli_trainers_match_eager);
 }

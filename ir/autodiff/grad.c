@@ -245,10 +245,14 @@ static dy_status walk_back(dy_gb *b, dy_program *p, int blk, int n_fwd,
       }
       continue;
     }
-    if ((s = dy_grad_op(b, op, op->inputs, op->outputs, dy, need, dx)))
+    /* while's rule rewrites the op (new inputs, kept apart): dx follows
+     * the inputs it had */
+    const int *in = op->inputs;
+    int n_in = op->n_inputs;
+    if ((s = dy_grad_op(b, op, in, op->outputs, dy, need, dx)))
       break;
-    for (int i = 0; i < op->n_inputs; i++) {
-      int v = op->inputs[i];
+    for (int i = 0; i < n_in; i++) {
+      int v = in[i];
       if (!need[i] || dx[i] < 0)
         continue;
       b->fwd = op;
@@ -544,6 +548,364 @@ dy_status dy_grad_cond(dy_gb *b, const dy_op *op, const int *x, const int *y,
   for (int k = 0; k < n_outs && !st; k++)
     dx[outs[k]] = ov[k];
   free(res);
+  return st;
+}
+
+/* ---- while: the forward pushes each trip's carried values onto a
+ * bounded stack; the backward is a while running the trips in reverse ---- */
+
+/* What both halves share: the forward op, its attributes and n carried
+ * values, the stacks' m rows (max_iterations or DY_WHILE_GRAD_TRIPS), the
+ * stacks after the loop (stk[n], [m, ...] each) and the trip count (i64). */
+typedef struct {
+  const dy_op *op;
+  dy_while_attrs a;
+  int n, *stk, trips;
+  int64_t m;
+} while_grad;
+
+/* A fresh var of type t declared in block blk, or -1. */
+static int new_var(prog_gb *s, const char *stem, const dy_type *t, int blk) {
+  const char *nm = fresh(s, stem);
+  int v = nm ? dy_program_add_var(s->p, nm, t) : -1;
+  if (v >= 0)
+    s->p->vars[v]->block = blk;
+  return v;
+}
+
+/* The stack var of carried value j: [m] + its type. */
+static dy_status stack_vars(dy_gb *b, prog_gb *s, while_grad *w) {
+  dy_program *p = s->p;
+  for (int j = 0; j < w->n; j++) {
+    dy_type t = p->vars[w->op->inputs[j]]->type;
+    if (t.rank >= DY_MAX_DIMS) {
+      dy_gb_fail(b, DY_STATUS_UNSUPPORTED, "while: carried value %d has rank %d: its "
+                 "trip stack would exceed %d dims", j, t.rank, DY_MAX_DIMS);
+      return dy_gb_status(b);
+    }
+    memmove(t.shape + 1, t.shape, sizeof(int64_t) * (size_t)t.rank);
+    t.shape[0] = w->m;
+    t.rank++;
+    if ((w->stk[j] = new_var(s, "while@stack", &t, s->block)) < 0)
+      return oom(b);
+  }
+  dy_type ti = {.dtype = DY_I64, .rank = 0};
+  if ((w->trips = new_var(s, "while@trips", &ti, s->block)) < 0)
+    return oom(b);
+  return DY_OK;
+}
+
+/* Block blk's params extended by fresh vars of the types of vars[0..n). */
+static dy_status add_params(dy_gb *b, prog_gb *s, int blk, const int *vars, int n,
+                            int *out) {
+  dy_program *p = s->p;
+  const dy_block *bl = p->blocks[blk];
+  int np = bl->n_params;
+  int *v = malloc(sizeof(int) * (size_t)(np + n + 1));
+  if (!v)
+    return oom(b);
+  memcpy(v, bl->params, sizeof(int) * (size_t)np);
+  dy_status st = DY_OK;
+  for (int i = 0; i < n && !st; i++)
+    if ((v[np + i] = new_var(s, "while@p", &p->vars[vars[i]]->type, blk)) < 0)
+      st = oom(b);
+    else if (out)
+      out[i] = v[np + i];
+  if (!st && !dy_block_set_params(p, blk, v, np + n))
+    st = oom(b);
+  free(v);
+  return st;
+}
+
+/* The forward keeps what the backward needs: the while becomes a while
+ * over [carried..., stacks..., trip count] whose body first pushes the
+ * carried values at its entry onto row t of the stacks; its first outputs
+ * stay the forward's. The stacks start as m copies of the initial values
+ * (every row read is written first), built just before the loop. */
+static dy_status keep_trips(dy_gb *b, prog_gb *s, while_grad *w) {
+  dy_program *p = s->p;
+  dy_block *blk = p->blocks[s->block];
+  int k = 0, n = w->n;
+  while (k < blk->n_ops && blk->ops[k] != w->op)
+    k++;
+  if (k == blk->n_ops) {
+    dy_gb_fail(b, DY_STATUS_INTERNAL, "while: the op is not in its block");
+    return dy_gb_status(b);
+  }
+  dy_op *op = blk->ops[k];
+  int n0 = blk->n_ops, ni = op->n_inputs;
+  int *in = dy_program_alloc(p, sizeof(int) * (size_t)(ni + n + 1));
+  int *out = dy_program_alloc(p, sizeof(int) * (size_t)(op->n_outputs + n + 1));
+  int *pv = malloc(sizeof(int) * (size_t)(2 * n + 2));
+  if (!in || !out || !pv) {
+    free(pv);
+    return oom(b);
+  }
+  memcpy(in, op->inputs, sizeof(int) * (size_t)n);
+  memcpy(in + 2 * n + 1, op->inputs + n, sizeof(int) * (size_t)(ni - n));
+  for (int j = 0; j < n; j++) {
+    int64_t ax0 = 0, rep[DY_MAX_DIMS];
+    dy_attr au[DY_UNSQUEEZE_NATTRS], at[DY_TILE_NATTRS];
+    int r = p->vars[op->inputs[j]]->type.rank + 1;
+    for (int d = 0; d < r; d++)
+      rep[d] = d ? 1 : w->m;
+    int nu = dy_unsqueeze_attrs_put(&(dy_unsqueeze_attrs){
+        .given = DY_GIVEN_ALL, .axes = &ax0, .n_axes = 1}, au);
+    int nt = dy_tile_attrs_put(&(dy_tile_attrs){
+        .given = DY_GIVEN_ALL, .repeat_times = rep, .n_repeat_times = r}, at);
+    int u = dy_gb_op1(b, DY_OP_UNSQUEEZE, op->inputs[j], au, nu);
+    in[n + j] = dy_gb_op1(b, DY_OP_TILE, u, at, nt);
+  }
+  in[2 * n] = prog_constant(b, DY_I64, 0.0);
+  dy_status st = dy_gb_status(b);
+  /* the stacks' initial values go before the loop, in order */
+  for (int i = n0; i < blk->n_ops && !st; i++)
+    dy_block_move_last_to(blk, k);
+  k += blk->n_ops - n0;
+  /* the new carried values: params of both blocks, results of the body */
+  memcpy(pv, w->stk, sizeof(int) * (size_t)n);
+  pv[n] = w->trips;
+  if (!st)
+    st = add_params(b, s, (int)w->a.cond_block, pv, n + 1, NULL);
+  if (!st)
+    st = add_params(b, s, (int)w->a.body_block, pv, n + 1, pv + n + 1);
+  if (!st) {
+    prog_gb bs;
+    dy_gb bb;
+    int body = (int)w->a.body_block;
+    dy_gb_program(&bb, &bs, p, body, s->stem, b->err);
+    bs.next = s->next;
+    bb.fwd = op;
+    const dy_block *bd = p->blocks[body];
+    int nr = bd->n_results, *res = malloc(sizeof(int) * (size_t)(nr + n + 1));
+    if (!res)
+      st = oom(b);
+    int pt = pv[2 * n + 1], one = st ? -1 : prog_constant(&bb, DY_I64, 1.0);
+    int idx = st ? -1 : dy_gb_reshape(&bb, pt, (const int64_t[]){1}, 1);
+    dy_attr as[DY_SCATTER_ND_NATTRS];
+    int ns = dy_scatter_nd_attrs_put(&(dy_scatter_nd_attrs){
+        .given = DY_GIVEN_ALL, .reduction = "none"}, as);
+    for (int j = 0; j < n && !st; j++)
+      res[nr + j] = dy_gb_op(&bb, DY_OP_SCATTER_ND,
+                             (const int[]){pv[n + 1 + j], idx, bd->params[j]}, 3, as, ns);
+    if (!st) {
+      res[nr + n] = dy_gb_add(&bb, pt, one);
+      memcpy(res, p->blocks[body]->results, sizeof(int) * (size_t)nr);
+      if (!(st = dy_gb_status(&bb)) && !dy_block_set_results(p, body, res, nr + n + 1))
+        st = oom(b);
+    }
+    s->next = bs.next;
+    free(res);
+  }
+  free(pv);
+  if (st)
+    return st;
+  memcpy(out, op->outputs, sizeof(int) * (size_t)op->n_outputs);
+  memcpy(out + op->n_outputs, w->stk, sizeof(int) * (size_t)n);
+  out[op->n_outputs + n] = w->trips;
+  dy_while_attrs a = w->a;
+  a.given = DY_GIVEN_ALL;
+  a.n_carried = 2 * n + 1;
+  a.max_iterations = w->m;
+  dy_attr attrs[DY_WHILE_NATTRS];
+  int n_at = dy_while_attrs_put(&a, attrs);
+  op->inputs = in;
+  op->n_inputs = ni + n + 1;
+  op->outputs = out;
+  op->n_outputs += n + 1;
+  if (!dy_op_set_attrs(p, op, attrs, n_at) || !dy_op_sync_captures(p, op))
+    return oom(b);
+  return DY_OK;
+}
+
+/* The backward's carried values: [t, gradients of the f32 carried values
+ * (fj[f]), of the captures asked for (ci[c], input indices)]. */
+typedef struct { int f, c; int *fj, *ci; } rev_layout;
+
+/* A zero of v's type, a var of the builder's block. */
+static int zero_like(dy_gb *b, int v) {
+  int zero = dy_gb_const(b, 0.0);
+  int z = dy_gb_expand_as(b, zero, v);
+  return z == zero ? dy_gb_scale(b, zero, 1.0, 0.0) : z;
+}
+
+/* The backward body (block nb, params pr: [t, gx..., gc...]): t - 1, the
+ * carried values of that trip restored from the stacks, the forward body
+ * recomputed on them and its backward seeded with gx; it yields
+ * [t - 1, the carried values' gradients, gc + the captures' gradients]. */
+static dy_status rev_body(dy_gb *b, prog_gb *s, const while_grad *w,
+                          const rev_layout *L, int nb, const int *pr, const bool *need) {
+  dy_program *p = s->p;
+  const dy_op *op = w->op;
+  int n0 = p->n_vars, body = (int)w->a.body_block;
+  int *map = malloc(sizeof(int) * (size_t)n0);
+  int *res = malloc(sizeof(int) * (size_t)(1 + L->f + L->c));
+  if (!map || !res) {
+    free(map), free(res);
+    return oom(b);
+  }
+  for (int i = 0; i < n0; i++)
+    map[i] = -1;
+  prog_gb bs;
+  dy_gb bb;
+  dy_gb_program(&bb, &bs, p, nb, s->stem, b->err);
+  bs.next = s->next;
+  bb.fwd = op;
+  int mone = prog_constant(&bb, DY_I64, -1.0);
+  int t = dy_gb_add(&bb, pr[0], mone);
+  dy_attr ag[DY_GATHER_NATTRS];
+  int na = dy_gather_attrs_put(&(dy_gather_attrs){.given = DY_GIVEN_ALL, .axis = 0}, ag);
+  for (int j = 0; j < w->n; j++)
+    map[p->blocks[body]->params[j]] =
+        dy_gb_op(&bb, DY_OP_GATHER, (const int[]){w->stk[j], t}, 2, ag, na);
+  dy_status st = dy_gb_status(&bb);
+  int n_ops = p->blocks[body]->n_ops;
+  for (int k = 0; k < n_ops && !st; k++)
+    st = clone_op(&bb, &bs, p->blocks[body]->ops[k], nb, map, n0, 0);
+  int nv = p->n_vars, n_fwd = p->blocks[nb]->n_ops;
+  bool *dep = st ? NULL : calloc((size_t)nv, sizeof *dep);
+  int *g = st ? NULL : malloc(sizeof(int) * (size_t)nv);
+  if (!st && (!dep || !g))
+    st = oom(b);
+  for (int i = 0; i < nv && !st; i++)
+    g[i] = -1;
+  const int *bp = p->blocks[body]->params, *br = p->blocks[body]->results;
+  for (int k = 0; k < L->f && !st; k++)
+    dep[map[bp[L->fj[k]]]] = true;
+  for (int k = 0; k < L->c && !st; k++)
+    dep[op->inputs[L->ci[k]]] = true;
+  if (!st)
+    mark_dep(p, nb, dep);
+  /* the seeds: the next values' gradients at the body's results */
+  for (int k = 0; k < L->f && !st; k++) {
+    int r = br[L->fj[k]];
+    r = r < n0 && map[r] >= 0 ? map[r] : r;
+    if (!dep[r])
+      continue;
+    g[r] = g[r] < 0 ? pr[1 + k] : dy_gb_add(&bb, g[r], pr[1 + k]);
+    st = dy_gb_status(&bb);
+  }
+  if (!st)
+    st = walk_back(&bb, p, nb, n_fwd, dep, g, b->err);
+  res[0] = t;
+  for (int k = 0; k < L->f && !st; k++) {
+    int xj = map[bp[L->fj[k]]];
+    res[1 + k] = g[xj] >= 0 ? dy_gb_reshape_as(&bb, g[xj], xj) : zero_like(&bb, xj);
+  }
+  for (int k = 0; k < L->c && !st; k++) {
+    int x = op->inputs[L->ci[k]], gc = pr[1 + L->f + k];
+    int gx = g[x] >= 0 ? dy_gb_reshape_as(&bb, g[x], x) : -1;
+    res[1 + L->f + k] = gx >= 0 ? dy_gb_add(&bb, gc, gx) : gc;
+  }
+  if (!st && !(st = dy_gb_status(&bb)) &&
+      !dy_block_set_results(p, nb, res, 1 + L->f + L->c))
+    st = oom(b);
+  if (!st)
+    st = prune_unread(b, p, nb);
+  s->next = bs.next;
+  free(map), free(res), free(dep), free(g);
+  return st;
+}
+
+/* The backward loop after the forward's (appended to the walked block):
+ * carried [trip count, gradients at the loop's outputs (zeros where
+ * none), zeros for the captures], while t > 0 it runs rev_body; its
+ * outputs are the gradients of the initial values and of the captures. */
+static dy_status rev_loop(dy_gb *b, prog_gb *s, const while_grad *w, const rev_layout *L,
+                          const int *dy, const bool *need, int *dx) {
+  dy_program *p = s->p;
+  const dy_op *op = w->op;
+  int nc = 1 + L->f + L->c;
+  int *v = malloc(sizeof(int) * (size_t)(4 * nc));
+  if (!v)
+    return oom(b);
+  int *init = v, *pc = v + nc, *pb = v + 2 * nc, *ov = v + 3 * nc;
+  init[0] = w->trips;
+  for (int k = 0; k < L->f; k++) {
+    int j = L->fj[k];
+    init[1 + k] = dy[j] >= 0 ? dy_gb_reshape_as(b, dy[j], op->outputs[j])
+                             : zero_like(b, op->inputs[j]);
+  }
+  for (int k = 0; k < L->c; k++)
+    init[1 + L->f + k] = zero_like(b, op->inputs[L->ci[k]]);
+  dy_status st = dy_gb_status(b);
+  int cb = st ? -1 : dy_program_add_block(p, s->block);
+  int bb = cb < 0 ? -1 : dy_program_add_block(p, s->block);
+  if (!st && bb < 0)
+    st = oom(b);
+  for (int i = 0; i < nc && !st; i++) {
+    const dy_type *t = &p->vars[init[i]]->type;
+    if ((pc[i] = new_var(s, "while@p", t, cb)) < 0 || (pb[i] = new_var(s, "while@p", t, bb)) < 0 ||
+        (ov[i] = new_var(s, s->stem, t, s->block)) < 0)
+      st = oom(b);
+  }
+  if (!st && (!dy_block_set_params(p, cb, pc, nc) || !dy_block_set_params(p, bb, pb, nc)))
+    st = oom(b);
+  if (!st) {  /* the condition: t > 0 */
+    prog_gb cs;
+    dy_gb cg;
+    dy_gb_program(&cg, &cs, p, cb, s->stem, b->err);
+    cs.next = s->next;
+    cg.fwd = op;
+    int zero = prog_constant(&cg, DY_I64, 0.0);
+    int more = dy_gb_op(&cg, DY_OP_GREATER, (const int[]){pc[0], zero}, 2, NULL, 0);
+    s->next = cs.next;
+    if (!(st = dy_gb_status(&cg)) && !dy_block_set_results(p, cb, &more, 1))
+      st = oom(b);
+  }
+  if (!st)
+    st = rev_body(b, s, w, L, bb, pb, need);
+  dy_attr attrs[DY_WHILE_NATTRS];
+  int n_attrs = dy_while_attrs_put(&(dy_while_attrs){
+      .given = DY_GIVEN_ALL, .n_carried = nc, .cond_block = cb, .body_block = bb,
+      .max_iterations = w->m}, attrs);
+  dy_op *g = st ? NULL : dy_program_append_op(p, s->block, DY_OP_WHILE, init, nc, ov, nc,
+                                              attrs, n_attrs, op->loc);
+  if (!st && (!g || !dy_op_sync_captures(p, g)))
+    st = oom(b);
+  for (int k = 0, i; k < L->f + L->c && !st; k++)  /* the ones asked for */
+    if (need[i = k < L->f ? L->fj[k] : L->ci[k - L->f]])
+      dx[i] = ov[1 + k];
+  free(v);
+  return st;
+}
+
+/* The gradient of while (Paddle's while_grad, which keeps a scope per
+ * step): the forward loop keeps each trip's carried values on a stack of
+ * max_iterations rows (DY_WHILE_GRAD_TRIPS when it is 0) and the trip
+ * count (keep_trips); the backward is a loop running the trips in reverse
+ * (rev_loop), each restoring its carried values, recomputing the body and
+ * running its backward, the captures' gradients summed over the trips.
+ * Built in Programs only: the eager tape records the trips run. */
+dy_status dy_grad_while(dy_gb *b, const dy_op *op, const int *x, const int *y,
+                        const int *dy, const bool *need, int *dx) {
+  (void)x, (void)y;
+  if (b->emit != prog_emit) {
+    dy_gb_fail(b, DY_STATUS_UNSUPPORTED, "only a Program's while is "
+               "differentiated (the eager tape records the trips run)");
+    return dy_gb_status(b);
+  }
+  prog_gb *s = b->user;
+  dy_program *p = s->p;
+  while_grad w = {.op = op, .a = dy_while_attrs_get(op)};
+  w.n = (int)w.a.n_carried;
+  w.m = w.a.max_iterations > 0 ? w.a.max_iterations : DY_WHILE_GRAD_TRIPS;
+  int ni = op->n_inputs;
+  rev_layout L = {0};
+  w.stk = malloc(sizeof(int) * (size_t)(w.n + 1));
+  L.fj = malloc(sizeof(int) * (size_t)(ni + 1));
+  L.ci = malloc(sizeof(int) * (size_t)(ni + 1));
+  dy_status st = w.stk && L.fj && L.ci ? DY_OK : oom(b);
+  for (int j = 0; j < w.n && !st; j++)
+    if (p->vars[op->inputs[j]]->type.dtype == DY_F32)
+      L.fj[L.f++] = j;
+  for (int i = w.n; i < ni && !st; i++)
+    if (need[i])
+      L.ci[L.c++] = i;
+  /* the backward first: it clones the body before keep_trips extends it */
+  if (!st && !(st = stack_vars(b, s, &w)) && !(st = rev_loop(b, s, &w, &L, dy, need, dx)))
+    st = keep_trips(b, s, &w);
+  free(w.stk), free(L.fj), free(L.ci);
   return st;
 }
 

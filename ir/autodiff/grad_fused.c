@@ -22,13 +22,13 @@
 #include "grad_internal.h"
 
 /* The rules a part may run: every differentiable op's but the fused ones'
- * (a fused op is made of unfused ops) and cond's (a part owns no blocks;
- * cond's rule is grad.c's, which walks its branches), from ops.def as
+ * (a fused op is made of unfused ops), cond's and while's (a part owns no
+ * blocks; their rules are grad.c's, which walk blocks), from ops.def as
  * grad.c's table is. So this file sits above the other families' rules
  * and below grad.c. */
 #define PART_RULE(NAME, name, flags)                                      \
-  (((flags) & (DY_OPF_NODIFF | DY_OPF_FUSED)) || DY_OP_##NAME == DY_OP_COND \
-       ? (dy_grad_fn)0 : dy_grad_##name)
+  (((flags) & (DY_OPF_NODIFF | DY_OPF_FUSED)) || DY_OP_##NAME == DY_OP_COND || \
+           DY_OP_##NAME == DY_OP_WHILE ? (dy_grad_fn)0 : dy_grad_##name)
 static const dy_grad_fn part_rules[DY_OP_COUNT] = {
 #define DY_OP(NAME, name, n_in, n_out, flags, attrs) \
   [DY_OP_##NAME] = PART_RULE(NAME, name, flags),
