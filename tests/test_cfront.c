@@ -5,7 +5,9 @@
  *     matches the sample's own eager run (x.npy -> eager_out.npy) within
  *     1e-5, with the seeded init (seed 0 and --seed 5) and with the weights
  *     of another seed given by --params (which the seeded executable does
- *     not match, so the weights really come from the file); --emit c
+ *     not match, so the weights really come from the file); --save-model
+ *     keeps the traced Program (`dy2stc run` on it matches eager; a failed
+ *     compile leaves the kept pair as it was); --emit c
  *     writes net.c/.h; samples/static/gate.c (two inputs, a forward with the
  *     layer's own signature) matches its eager run too; flags after `--`
  *     reach both the parse and the driver's build;
@@ -152,6 +154,28 @@ static void test_compile_sample(void) {
   CU_ASSERT_EQUAL_FATAL(rc, 0);
   CU_ASSERT(run_against(WORK "/net5s", WORK "/s5") <= 1e-5);
 
+  /* --save-model: the traced Program kept; `dy2stc run` on it gives the
+   * eager output (seed 5), and a compile that fails afterwards (--max-ram
+   * 1) leaves the kept pair byte for byte as it was */
+  rc = sh("cd %s && rm -rf kept net5k && %s compile %s --seed 5 --save-model kept/net5 -o net5k",
+          WORK, DY2STC, SAMPLE_SRC);
+  CU_ASSERT_EQUAL(rc, 1); /* kept/ does not exist: the compile fails... */
+  CU_ASSERT(log_has("--save-model kept/net5: cannot write in 'kept/'"));
+  struct stat st;
+  CU_ASSERT_NOT_EQUAL(stat(WORK "/net5k", &st), 0); /* ...before any output */
+  rc = sh("cd %s && mkdir -p kept && %s compile %s --seed 5 --save-model kept/net5.dymodel "
+          "-o net5k && %s run kept/net5.dymodel --input x=s5/x.npy --output-dir s5/kept",
+          WORK, DY2STC, SAMPLE_SRC, DY2STC);
+  show_log_on_failure(rc, 0);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  CU_ASSERT(rel_err(WORK "/s5/kept/out.npy", WORK "/s5/eager_out.npy") <= 1e-5);
+  CU_ASSERT_EQUAL(sh("cp %s/kept/net5.dyparams %s/kept/before", WORK, WORK), 0);
+  rc = sh("cd %s && %s compile %s --seed 0 --save-model kept/net5 --max-ram 1 -o net0k", WORK,
+          DY2STC, SAMPLE_SRC);
+  CU_ASSERT_EQUAL(rc, 1);
+  CU_ASSERT(log_has("over --max-ram 1"));
+  CU_ASSERT_EQUAL(sh("cmp %s/kept/net5.dyparams %s/kept/before", WORK, WORK), 0);
+
   /* --emit c: OUT.c and OUT.h, whose comments point at the user's lines */
   rc = sh("cd %s && cp %s net.c && %s compile net.c --emit c -o gen", WORK, SAMPLE_SRC, DY2STC);
   show_log_on_failure(rc, 0);
@@ -161,7 +185,6 @@ static void test_compile_sample(void) {
   CU_ASSERT_PTR_NOT_NULL(strstr(c, " net.c:"));
   CU_ASSERT_PTR_NULL(strstr(c, "dy2stc_driver"));
   free(c);
-  struct stat st;
   CU_ASSERT_EQUAL(stat(WORK "/gen.h", &st), 0);
 
   /* the driver's directory is gone */

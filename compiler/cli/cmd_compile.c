@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cfront.h"
 #include "cli.h"
@@ -31,6 +32,9 @@ static const char compile_help[] =
     "                    its params file (default: MODEL.pdiparams beside it)\n"
     "  --seed N          (NET.c) the seed before the constructor (default 0)\n"
     "  -- CFLAGS...      (NET.c) flags for parsing and building the model file\n"
+    "  --save-model STEM keep the imported Program (NET.c: the traced one) as\n"
+    "                    STEM.dymodel + STEM.dyparams, written once the\n"
+    "                    compile has succeeded; run, check and show take it\n"
     "  -o OUT            output executable (default: the model's name), or with\n"
     "                    --emit c the stem of OUT.c, OUT.h and OUT_weights.c\n"
     "  --emit exe|c      build an executable (default) or write OUT.c, OUT.h and\n"
@@ -176,6 +180,7 @@ static void print_arena_formula(const dy_program *p) {
 /* The arguments of compile. */
 typedef struct {
   const char *model, *out, *emit, *name;
+  const char *save_model; /* --save-model STEM: the imported Program kept */
   dy_compile_options o;
   bool report, train, quiet;
   int64_t max_batch;  /* --max-batch (0: not given; --train: --batch's) */
@@ -262,6 +267,8 @@ static int parse_args(int *argc, char **argv, compile_args *a, bool *help) {
       a->report = true;
     } else if (strcmp(s, "--quiet") == 0 || strcmp(s, "-q") == 0) {
       a->quiet = true;
+    } else if (strcmp(s, "--save-model") == 0 && has) {
+      a->save_model = argv[++i];
     } else if (strcmp(s, "--params") == 0 && has) {
       a->cf.params = argv[++i];
       a->c_only = true;
@@ -283,6 +290,51 @@ static int parse_args(int *argc, char **argv, compile_args *a, bool *help) {
   if (!a->model)
     return dy_cli_usage("compile", "%s", "no model given");
   return 0;
+}
+
+/* --save-model STEM: the imported Program, encoded at once (the passes
+ * change it) and written as STEM.dymodel + STEM.dyparams only when the
+ * compile has succeeded, both files or neither (a failed compile leaves
+ * an older pair in place). STEM may carry either extension. */
+typedef struct {
+  char path[2][600];
+  uint8_t *buf[2];
+  size_t len[2];
+} saved_model;
+
+static dy_status save_model_encode(const dy_program *p, const char *stem, saved_model *m,
+                                   dy_error *err) {
+  size_t n = strlen(stem);
+  for (int e = 0; e < 2; e++) {
+    const char *ext = e ? ".dymodel" : ".dyparams";
+    size_t k = strlen(ext);
+    if (n > k && strcmp(stem + n - k, ext) == 0)
+      n -= k;
+  }
+  if (n == 0 || n + 10 > sizeof m->path[0])
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                        "--save-model needs a file name stem (at most %d bytes), not '%s'",
+                        (int)sizeof m->path[0] - 10, stem);
+  /* the directory checked now, so that a compile that would end unable
+   * to keep the pair stops before it writes anything */
+  char dir[600];
+  const char *slash = strrchr(stem, '/');
+  snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - stem) + 1 : 1, slash ? stem : ".");
+  if (access(dir, W_OK | X_OK) != 0)
+    return dy_error_set(err, DY_STATUS_IO, "--save-model %s: cannot write in '%s' (%s)", stem,
+                        dir, strerror(errno));
+  snprintf(m->path[0], sizeof m->path[0], "%.*s.dyparams", (int)n, stem);
+  snprintf(m->path[1], sizeof m->path[1], "%.*s.dymodel", (int)n, stem);
+  dy_status s = dy_dyparams_encode(p, &m->buf[0], &m->len[0], err);
+  if (!s)
+    s = dy_dymodel_encode(p, &m->buf[1], &m->len[1], err);
+  return s;
+}
+
+static dy_status save_model_write(const saved_model *m, dy_error *err) {
+  const char *paths[2] = {m->path[0], m->path[1]};
+  const void *bufs[2] = {m->buf[0], m->buf[1]};
+  return dy_write_files_atomic(2, paths, bufs, m->len, err);
 }
 
 /* --train: the training options checked, the max batch from --batch, and
@@ -529,6 +581,9 @@ int dy_cli_compile(int argc, char **argv) {
   } else {
     s = dy_cli_load_model(model, paddle_model ? a.cf.params : NULL, a.dims, a.n_dims, &p, &err);
   }
+  saved_model saved = {0};
+  if (!s && a.save_model)
+    s = save_model_encode(p, a.save_model, &saved, &err);
   if (!s)
     s = dy_cli_apply_dims(p, a.dims, a.n_dims, a.max_batch, &err);
   if (!s && a.train)
@@ -541,6 +596,10 @@ int dy_cli_compile(int argc, char **argv) {
   if (!s)
     s = o->emit_main ? dy_build_executable(&co, o, out, &err)
                      : dy_write_sources(&co, out, &err);
+  if (!s && a.save_model)
+    s = save_model_write(&saved, &err);
+  free(saved.buf[0]);
+  free(saved.buf[1]);
   dy_cli_progress_done(&pr);
   if (!s && a.report) {
     print_report(p, o, &rep, &co, &cm);
@@ -552,6 +611,8 @@ int dy_cli_compile(int argc, char **argv) {
   dy_program_free(p);
   if (s)
     return dy_cli_fail(&err);
+  if (a.save_model)
+    printf("wrote %s %s\n", saved.path[1], saved.path[0]);
   if (o->emit_main)
     printf("wrote %s\n", out);
   else /* every file written, the weights' too */
