@@ -1,5 +1,6 @@
 /* test_hostile_io.c - hostile input, round 2 (issue 31): unbounded reads,
- * wrapping counts, saturating fixed point, dtype mismatches, the C
+ * wrapping counts, saturating fixed point, integers out of their dtype's
+ * range (a uint8 zero point of 300 in int32_data), dtype mismatches, the C
  * frontend's file names. Like test_hostile.c, each case asserts the one-line
  * error (or the right answer) through the library, `dy2stc` and the
  * compiled executable (built with ASan + UBSan). */
@@ -133,9 +134,10 @@ static void test_epochs_wrap(void) {
 
 /* ---- case 4: requantization saturates ---- */
 
-/* y = QLinearMatMul(a, 0.1, 0, b, 0.05, 0, y_scale, 0), a u8 [2,3] an input,
- * b u8 [3,2] a constant. */
-static void write_qmatmul(const char *path, float y_scale) {
+/* y = QLinearMatMul(a, 0.1, 0, b, 0.05, 0, y_scale, y_zp), a u8 [2,3] an
+ * input, b u8 [3,2] a constant; y_zp 0 as raw data, or y_zp in int32_data
+ * (where ONNX stores a uint8 that is not raw: any int32 fits the field). */
+static void write_qmatmul_zp(const char *path, float y_scale, int32_t y_zp) {
   ob_model *m = ob_new(13);
   enum { U8 = 2 };
   ob_input(m, "a", U8, 2, (int64_t[]){2, 3}, NULL);
@@ -145,11 +147,23 @@ static void write_qmatmul(const char *path, float y_scale) {
   ob_init_f32(m, "bs", 0, NULL, (float[]){0.05f});
   ob_init_f32(m, "ys", 0, NULL, &y_scale);
   m->inits[m->graph.n_initializer++] = ob_tensor(m, "zp", U8, 0, NULL, &zp, 1);
-  const char *in[8] = {"a", "as", "zp", "b", "bs", "zp", "ys", "zp"};
+  Onnx__TensorProto *yzp = ob_tensor(m, "yzp", U8, 0, NULL, &zp, 1);
+  if (y_zp) {
+    yzp->has_raw_data = 0;
+    yzp->n_int32_data = 1;
+    yzp->int32_data = ob_alloc(m, sizeof(int32_t));
+    yzp->int32_data[0] = y_zp;
+  }
+  m->inits[m->graph.n_initializer++] = yzp;
+  const char *in[8] = {"a", "as", "zp", "b", "bs", "zp", "ys", "yzp"};
   ob_node(m, "QLinearMatMul", "qmm", 8, in, 1, (const char *[]){"y"});
   ob_output(m, "y", U8);
   CU_ASSERT_EQUAL(ob_save(m, path), 0);
   ob_free(m);
+}
+
+static void write_qmatmul(const char *path, float y_scale) {
+  write_qmatmul_zp(path, y_scale, 0);
 }
 
 /* The issue's reproducer: y_scale 1e-11 against 0.1 x 0.05 gives 255
@@ -185,6 +199,28 @@ static void test_requant_saturates(void) {
       for (int i = 0; i < 4; i++)
         CU_ASSERT_EQUAL(((const uint8_t *)out->data)[i], k ? 0 : 255);
       dy_tensor_free(out);
+    }
+  }
+}
+
+/* ---- case 7: a uint8 zero point of 300 is refused, not wrapped to 44 ---- */
+
+static void test_zero_point_range(void) {
+  char dir[1024], model[1100], cmd[4096];
+  tmp_path(dir, sizeof dir, "qzp");
+  dy_test_sh(NULL, "rm -rf %s && mkdir -p %s", dir, dir);
+  for (int k = 0; k < 3; k++) {
+    static const int32_t zp[3] = {300, -1, 255};
+    snprintf(model, sizeof model, "%s/zp%d.onnx", dir, k);
+    write_qmatmul_zp(model, 1e-3f, zp[k]);
+    snprintf(cmd, sizeof cmd, "%s show %s", DY2STC_PATH, model);
+    if (k < 2) {
+      char want[200];
+      snprintf(want, sizeof want, "initializer 'yzp': value %d (element 0) is out of the range of uint8",
+               (int)zp[k]);
+      expect_cli(1, want, cmd);
+    } else { /* 255 is a uint8: the model loads */
+      CU_ASSERT_EQUAL(dy_test_sh(NULL, "%s > /dev/null", cmd), 0);
     }
   }
 }
@@ -569,6 +605,7 @@ void dy_test_register(void) {
   DY_TEST(test_read_devices_and_fifos);
   DY_TEST(test_epochs_wrap);
   DY_TEST(test_requant_saturates);
+  DY_TEST(test_zero_point_range);
   DY_TEST(test_cfront_dtypes);
   DY_TEST(test_paddle_list_lengths);
   DY_TEST(test_input_dtype_refused);

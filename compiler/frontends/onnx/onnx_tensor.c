@@ -152,8 +152,15 @@ static dy_status widen_ints(const Onnx__TensorProto *t, const char *what, FILE *
     return s;
   }
   bool u32 = width == 4 && !is_signed;
-  for (int64_t i = 0; i < n; i++)
-    dst[i] = u32 ? (int64_t)(uint32_t)t->uint64_data[i] : (int64_t)t->int32_data[i];
+  int64_t lo = is_signed ? -32768 : 0, hi = u32 ? 4294967295 : is_signed ? 32767 : 65535;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t v = u32 ? (int64_t)t->uint64_data[i] : (int64_t)t->int32_data[i];
+    if (v < lo || v > hi || (u32 && t->uint64_data[i] > 4294967295u))
+      return dy_error_set(err, DY_STATUS_FORMAT, "%s: value %lld (element %lld) is out of "
+                          "the range of %s", what, (long long)v, (long long)i,
+                          u32 ? "uint32" : is_signed ? "int16" : "uint16");
+    dst[i] = v;
+  }
   return DY_OK;
 }
 
@@ -261,9 +268,12 @@ dy_status ox_tensor_convert(const Onnx__TensorProto *t, const char *what,
     for (int64_t i = 0; i < n; i++)
       ((unsigned char *)k->data)[i] = t->int32_data[i] != 0;
   } else { /* int8, uint8, int32 in int32_data (counted by check_typed) */
-    for (int64_t i = 0; i < n; i++) {
+    for (int64_t i = 0; !s && i < n; i++) {
       int32_t v = t->int32_data[i];
-      if (dt == DY_I32)
+      if ((dt == DY_I8 && (v < -128 || v > 127)) || (dt == DY_U8 && (v < 0 || v > 255)))
+        s = dy_error_set(err, DY_STATUS_FORMAT, "%s: value %d (element %lld) is out of the "
+                         "range of %s", what, (int)v, (long long)i, dt == DY_I8 ? "int8" : "uint8");
+      else if (dt == DY_I32)
         ((int32_t *)k->data)[i] = v;
       else if (dt == DY_I8)
         ((int8_t *)k->data)[i] = (int8_t)v;
