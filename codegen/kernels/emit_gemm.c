@@ -15,7 +15,13 @@
  * could not: ~86% of peak against ~97% measured for 12, in L1). The other
  * ISAs (AVX2: a row is 2 of 16 ymm registers) run a 12-row tile as two
  * 6-row kernels, and so does --plain-kernels (dy_cg_gemm_prelude's
- * narrow), to compare.
+ * narrow), to compare. A scalar FPU (DY_VW == 1: the Cortex-M4F/M7 with 32
+ * single registers) cannot hold a row of 16: its kernels (put_ukr_scalar)
+ * take the tile a group of 4, 8 or 16 columns at a time, at most 24
+ * accumulators with the rows' A values beside them, one fused
+ * multiply-add an element (dy_vfma is fmaf there). On the simulated M4
+ * that took ResNet-8's float convs from ~4.5 to ~2.2 instructions per
+ * multiply-add (bench/RESULTS.md, "Float on the Cortex-M4").
  *
  * then adds C itself (a later block of k), the bias and the activation
  * while the tile is still in registers, and stores it (the first nr <= 16
@@ -200,6 +206,82 @@ static void put_ukr(dy_buf *o, int mr, int u, bool avx512, bool tile_act) {
   dy_buf_puts(o, "}\n\n");
 }
 
+/* The columns a scalar kernel of mr rows keeps in registers at once: at
+ * most 24 accumulators, so that with the mr values of A and one of B they
+ * fit the 32 single registers of a Cortex-M4F/M7 FPU (a 16-wide row each
+ * would be 16 x mr, which spills every accumulator at every k). */
+static int scalar_cols(int mr) { return mr == 1 ? 16 : mr <= 3 ? 8 : 4; }
+
+/* dy_gemm_ukr<mr> for one float per register (DY_VW == 1: a scalar FPU,
+ * the Cortex-M class): the tile in groups of scalar_cols(mr) columns, each
+ * group's accumulators in registers over all of k, then the epilogue
+ * (dy_gemm_outs) and, as put_ukr's kernels, an activation on the stored
+ * tile. A packed (rsa 1: a convolution's weight, rows side by side at each
+ * k) is read through one pointer with the rows at fixed offsets, which the
+ * FPU's loads take as immediates; any other A through a pointer per row.
+ * Each c[i][j] sums over k in order. */
+static void put_ukr_scalar(dy_buf *o, int mr, bool tile_act) {
+  const int cw = scalar_cols(mr);
+  dy_buf_printf(o,
+                "DY_GEMM_KERNEL void dy_gemm_ukr%d(int kc, const float *restrict a, int64_t rsa,\n"
+                "                         int64_t csa, const float *restrict b, float *restrict c,\n"
+                "                         int64_t ldc, int nr, int flags,\n"
+                "                         const float *restrict bias, float alpha) {\n"
+                "  for (int j0 = 0; j0 < nr; j0 += %d) { /* %d columns of the tile at a time */\n",
+                mr, cw, cw);
+  for (int i = 0; i < mr; i++)
+    for (int j = 0; j < cw; j++)
+      dy_buf_printf(o, "%sc%d_%d = 0.0f%s", j == 0 ? "    float " : j % 8 ? ", " : ",\n          ",
+                    i, j, j == cw - 1 ? ";\n" : "");
+  dy_buf_puts(o, "    const float *bk = b + j0;\n");
+  for (int packed = 1; packed >= 0; packed--) {
+    if (packed) {
+      dy_buf_puts(o, "    if (rsa == 1) { /* A packed */\n"
+                     "      const float *ap = a;\n");
+    } else {
+      dy_buf_puts(o, "    } else {\n");
+      dy_buf_puts(o, "      const float *p0 = a");
+      for (int i = 1; i < mr; i++)
+        dy_buf_printf(o, ", *p%d = a + %d * rsa", i, i);
+      dy_buf_puts(o, ";\n");
+    }
+    dy_buf_printf(o, "      for (int k = 0; k < kc; k++, bk += 16%s) {\n",
+                  packed ? ", ap += csa" : "");
+    dy_buf_puts(o, "        const float");
+    for (int i = 0; i < mr; i++)
+      dy_buf_printf(o, packed ? "%s x%d = ap[%d]" : "%s x%d = *p%d", i ? "," : "", i, i);
+    dy_buf_puts(o, ";\n");
+    if (!packed) {
+      dy_buf_puts(o, "       ");
+      for (int i = 0; i < mr; i++)
+        dy_buf_printf(o, " p%d += csa;", i);
+      dy_buf_puts(o, "\n");
+    }
+    for (int j = 0; j < cw; j++) { /* column j: one value of B, mr multiply-adds */
+      dy_buf_printf(o, "        %sy = bk[%d];", j == 0 ? "float " : "", j);
+      for (int i = 0; i < mr; i++)
+        dy_buf_printf(o, "%sc%d_%d = dy_vfma(x%d, y, c%d_%d);",
+                      i % 2 == 0 ? "\n        " : " ", i, j, i, i, j);
+      dy_buf_puts(o, "\n");
+    }
+    dy_buf_puts(o, "      }\n");
+  }
+  dy_buf_printf(o, "    }\n"
+                   "    const int n = nr - j0 < %d ? nr - j0 : %d;\n", cw, cw);
+  for (int i = 0; i < mr; i++) {
+    dy_buf_printf(o, "    const float r%d[%d] = {", i, cw);
+    for (int j = 0; j < cw; j++)
+      dy_buf_printf(o, "%sc%d_%d", j ? ", " : "", i, j);
+    dy_buf_printf(o, "};\n    dy_gemm_outs(c + %d * ldc + j0, r%d, n, flags, bias, %d, j0, alpha);\n",
+                  i, i, i);
+  }
+  dy_buf_puts(o, "  }\n");
+  if (tile_act)
+    dy_buf_printf(o, "  if (flags >> 6) /* sigmoid, tanh, gelu, silu: on the stored tile */\n"
+                     "    dy_act_tile(c, ldc, %d, nr, flags >> 6);\n", mr);
+  dy_buf_puts(o, "}\n\n");
+}
+
 /* k unrolled on AVX-512 for a tile of mr rows: at least 8 accumulators
  * (2 FMA ports x 4 cycles of latency) for 2..7 rows. */
 static int avx512_unroll(int mr) { return mr >= 8 ? 1 : (8 + mr - 1) / mr; }
@@ -299,11 +381,18 @@ void dy_cg_gemm_prelude(dy_buf *out, bool narrow, bool pack_a, unsigned uses) {
         put_ukr(out, mr, avx512_unroll(mr), true, tile_act);
     dy_buf_puts(out, "#else /* the other ISAs: up to 6 rows */\n\n");
   }
+  if (!narrow) {
+    dy_buf_puts(out, "#if DY_VW == 1 /* a scalar FPU (Cortex-M): a few columns at a time */\n\n");
+    for (int mr = 1; mr <= MR6; mr++)
+      if (nk & (1u << mr))
+        put_ukr_scalar(out, mr, tile_act);
+    dy_buf_puts(out, "#else /* SSE2, AVX2, NEON: rows of 16 floats in 2 or 4 registers */\n\n");
+  }
   for (int mr = 1; mr <= MR6; mr++)
     if (nk & (1u << mr))
       put_ukr(out, mr, mr == 1 ? 4 : mr == 2 ? 2 : 1, false, tile_act);
   if (!narrow)
-    dy_buf_puts(out, "#endif\n\n");
+    dy_buf_puts(out, "#endif\n#endif\n\n");
   dy_buf_printf(out,
                 "/* The micro-kernel for mr rows (more than %d: the first %d)%s. */\n"
                 "DY_HELPER void dy_gemm_tile(int64_t mr, int64_t kc, const float *a,\n"

@@ -64,5 +64,29 @@ DY_HELPER void dy_gemm_out(float *c, dy_f16 x, int nr, int flags,
   dy_f16_storen(c, x, nr);
 }
 
+#if DY_VW == 1
+/* The scalar kernels' epilogue: n results r of row i, whose first column
+ * is column j0 of the tile, as dy_gemm_out does it, stored at c. */
+DY_HELPER void dy_gemm_outs(float *c, const float *r, int n, int flags, const float *bias,
+                            int i, int j0, float alpha) {
+  for (int j = 0; j < n; j++) {
+    float x = r[j];
+    if (flags & DY_GEMM_ADD_C)
+      x = dy_vadd(x, c[j]);
+    if (flags & DY_GEMM_BIAS_COL)
+      x = dy_vadd(x, bias[j0 + j]);
+    if (flags & DY_GEMM_BIAS_ROW)
+      x = dy_vadd(x, bias[i]);
+    if (flags & DY_GEMM_RELU)
+      x = dy_vrelu(x);
+    if (flags & DY_GEMM_RELU6)
+      x = dy_vrelu6(x);
+    if (flags & DY_GEMM_LEAKY)
+      x = dy_vleaky(x, alpha);
+    c[j] = x;
+  }
+}
+#endif
+
 /* dy2stc: template end */
 #endif /* DY_RT_GEMM_H */

@@ -22,8 +22,8 @@
  * macros, so this file builds for any target: AVX-512 (__AVX512F__), AVX2
  * with FMA (__AVX2__ and __FMA__), SSE2 (__SSE2__), NEON (__ARM_NEON on
  * AArch64) or plain C (anything else, or -DDY_NO_SIMD). Every path computes
- * the same values up to rounding (the scalar and SSE2 paths round a*b+c
- * twice, the others once).
+ * the same values up to rounding (the SSE2 path, and the scalar one on an
+ * FPU without a fused multiply-add, round a*b+c twice, the others once).
  *
  *   dy_vf          DY_VW floats                   dy_vload/dy_vstore (unaligned)
  *   dy_vset(x)     x in every lane                dy_vadd dy_vsub dy_vmul dy_vmax dy_vmin
@@ -254,7 +254,14 @@ DY_HELPER dy_vf dy_vsub(dy_vf a, dy_vf b) { return a - b; }
 DY_HELPER dy_vf dy_vmul(dy_vf a, dy_vf b) { return a * b; }
 DY_HELPER dy_vf dy_vmax(dy_vf a, dy_vf b) { return a > b ? a : b; }
 DY_HELPER dy_vf dy_vmin(dy_vf a, dy_vf b) { return a < b ? a : b; }
+/* one rounding where the FPU has a fused multiply-add (Cortex-M4F/M7/M33,
+ * RISC-V F: the compiler says so by __FP_FAST_FMAF), else a * b + c, which
+ * -std=c11 does not contract (two instructions, two roundings) */
+#if defined(__FP_FAST_FMAF) && defined(__GNUC__)
+DY_HELPER dy_vf dy_vfma(dy_vf a, dy_vf b, dy_vf c) { return __builtin_fmaf(a, b, c); }
+#else
 DY_HELPER dy_vf dy_vfma(dy_vf a, dy_vf b, dy_vf c) { return a * b + c; }
+#endif
 DY_HELPER float dy_vsum(dy_vf x) { return x; }
 DY_HELPER float dy_vhmax(dy_vf x) { return x; }
 DY_HELPER dy_vf dy_vrelu(dy_vf x) { return x > 0.0f ? x : 0.0f; }
