@@ -272,18 +272,6 @@ static cg_net *cg_train(bool static_, bool both, const dy_optimizer_spec *opt, c
   return n;
 }
 
-/* max |a - b| over every parameter of the two nets (same structure) */
-static double max_param_diff(const dy_layer *a, const dy_layer *b) {
-  double md = 0;
-  for (int i = 0; i < a->n_params; i++)
-    for (int64_t k = 0; k < dy_tensor_numel(a->params[i]); k++)
-      md = fmax(md, fabs((double)dy_tensor_f32(a->params[i])[k] -
-                         dy_tensor_f32(b->params[i])[k]));
-  for (int i = 0; i < a->n_children; i++)
-    md = fmax(md, max_param_diff(a->children[i], b->children[i]));
-  return md;
-}
-
 /* Eager (the tape, which records the branch run) and to_static (the
  * Program's cond and its gradient cond) train to the same parameters:
  * bit for bit, with plain SGD on the net whose branches train different
@@ -314,8 +302,8 @@ static void test_to_static_training_matches_eager(void) {
     /* both branches were taken, and training moved the parameters */
     CU_ASSERT(te > 0 && te < CG_EPOCHS * CG_N / CG_BATCH);
     CU_ASSERT_EQUAL(te, ts);
-    CU_ASSERT(max_param_diff(&init->base, &eager->base) > 1e-3);
-    double d = max_param_diff(&eager->base, &stat->base);
+    CU_ASSERT(dy_test_max_param_diff(&init->base, &eager->base) > 1e-3);
+    double d = dy_test_max_param_diff(&eager->base, &stat->base);
     fprintf(stderr, "\n  %s: %d of %d batches took the then branch; eager vs to_static "
             "max |diff| %g\n", runs[r].what, te, CG_EPOCHS * CG_N / CG_BATCH, d);
     CU_ASSERT(d <= runs[r].tol);
@@ -328,50 +316,6 @@ static void test_to_static_training_matches_eager(void) {
 }
 
 #define WORK DY_BUILD_DIR "/cond_grad"
-
-/* The saved name of net's parameter i: its layer's name and its own
- * ("linear_1.weight"; the layers here sit right under the root). */
-static const char *full_name(const dy_layer *net, int i, char *buf, size_t cap) {
-  snprintf(buf, cap, "%s.%s", net->name, net->params[i]->name);
-  return buf;
-}
-
-/* max |param - DIR/<name>.npy| over net's parameters */
-static double max_state_diff(const dy_layer *net, const char *dir) {
-  double md = 0;
-  for (int i = 0; i < net->n_params; i++) {
-    char path[700];
-    char name[200];
-    snprintf(path, sizeof path, "%s/%s.npy", dir, full_name(net, i, name, sizeof name));
-    dy_tensor *t = NULL;
-    dy_error err = {0};
-    DY_ASSERT_OK(dy_npy_read(path, &t, &err), &err);
-    if (!t)
-      return INFINITY;
-    for (int64_t k = 0; k < dy_tensor_numel(t); k++)
-      md = fmax(md, fabs((double)dy_tensor_f32(t)[k] - dy_tensor_f32(net->params[i])[k]));
-    dy_tensor_free(t);
-  }
-  for (int i = 0; i < net->n_children; i++)
-    md = fmax(md, max_state_diff(net->children[i], dir));
-  return md;
-}
-
-/* max |param - the var of its name in p| over net's parameters */
-static double max_program_diff(const dy_layer *net, const dy_program *p) {
-  double md = 0;
-  for (int i = 0; i < net->n_params; i++) {
-    char name[200];
-    int v = dy_program_find_var(p, full_name(net, i, name, sizeof name));
-    CU_ASSERT_FATAL(v >= 0);
-    const float *d = p->vars[v]->data;
-    for (int64_t k = 0; k < dy_tensor_numel(net->params[i]); k++)
-      md = fmax(md, fabs((double)d[k] - dy_tensor_f32(net->params[i])[k]));
-  }
-  for (int i = 0; i < net->n_children; i++)
-    md = fmax(md, max_program_diff(net->children[i], p));
-  return md;
-}
 
 /* `dy2stc train` and the compiled trainer (`dy2stc compile --train
  * --emit exe`) on the saved net, the same data and order, against eager
@@ -399,7 +343,7 @@ static void test_cli_trainers_match_eager(void) {
   CU_ASSERT_EQUAL_FATAL(rc, 0);
   dy_program *tp = NULL;
   DY_ASSERT_OK(dy_jit_load(WORK "/trained", &tp, &err), &err);
-  double d_cli = tp ? max_program_diff(&eager->base, tp) : INFINITY;
+  double d_cli = tp ? dy_test_max_program_diff(&eager->base, tp) : INFINITY;
   dy_program_free(tp);
   rc = dy_test_sh(WORK "/compile.log", "%s compile " WORK "/untrained.dymodel --train "
                   "--loss mse --optimizer adam --batch 4 --emit exe -o " WORK "/trainer",
@@ -409,7 +353,7 @@ static void test_cli_trainers_match_eager(void) {
                   WORK "/x.npy --labels " WORK "/y.npy --epochs 3 --lr 0.01 --batch 4 "
                   "--shuffle 3 -o " WORK "/state");
   CU_ASSERT_EQUAL_FATAL(rc, 0);
-  double d_exe = max_state_diff(&eager->base, WORK "/state");
+  double d_exe = dy_test_max_state_diff(&eager->base, WORK "/state");
   fprintf(stderr, "\n  %d of %d batches took the then branch; eager vs dy2stc train max "
           "|diff| %g, vs the compiled trainer %g\n", te, CG_EPOCHS * CG_N / CG_BATCH, d_cli,
           d_exe);
