@@ -235,40 +235,24 @@ static void cg_free(cg_net *n) {
 
 enum { CG_N = 24, CG_BATCH = 4, CG_EPOCHS = 3 };
 
+/* *thens counts the batches whose mean(l1(x)) > 0: the then branch */
+typedef struct {
+  cg_net *n;
+  int *thens;
+} cg_count;
+
+static void cg_count_thens(void *ctx, dy_tensor *xb) {
+  cg_count *c = ctx;
+  *c->thens += *dy_tensor_f32(dy_reduce_mean(dy_call1(c->n->l1, xb), 0, NULL, false)) > 0;
+}
+
 /* Train a fresh net; *thens counts the batches the then branch took. */
 static cg_net *cg_train(bool static_, bool both, const dy_optimizer_spec *opt, const dy_tensor *x,
                         const dy_tensor *y, int *thens) {
   cg_net *n = cg_new(both);
-  dy_loss_spec loss = {.kind = DY_LOSS_MSE};
-  dy_static_trainer *st = static_ ? dy_to_static_train(&n->base, &loss, opt) : NULL;
-  dy_optimizer *eo = static_ ? NULL : dy_optimizer_new(opt, &n->base);
-  CU_ASSERT_FATAL(st || eo);
-  dy_error err = {0};
-  int64_t order[CG_N];
-  dy_seed(3);
   *thens = 0;
-  for (int e = 0; e < CG_EPOCHS; e++) {
-    dy_train_shuffle(order, CG_N);
-    for (int64_t b = 0; b < CG_N; b += CG_BATCH) {
-      dy_scope_begin();
-      dy_tensor *xb = dy_train_batch(x, order, b, CG_BATCH);
-      dy_tensor *yb = dy_train_batch(y, order, b, CG_BATCH);
-      dy_tensor *h = dy_call1(n->l1, xb);
-      *thens += *dy_tensor_f32(dy_reduce_mean(h, 0, NULL, false)) > 0;
-      if (static_) {
-        DY_ASSERT_OK(dy_static_train_step(st, &xb, 1, yb, opt->lr, NULL, &err), &err);
-      } else {
-        dy_tensor *lt = dy_loss(dy_call1(&n->base, xb), yb, &loss);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(lt);
-        DY_ASSERT_OK(dy_backward(lt, &err), &err);
-        DY_ASSERT_OK(dy_optimizer_step(eo, &err), &err);
-        dy_clear_grad(&n->base);
-      }
-      dy_scope_end();
-    }
-  }
-  dy_static_trainer_free(st);
-  dy_optimizer_free(eo);
+  cg_count c = {n, thens};
+  dy_test_train(&n->base, static_, opt, x, y, CG_BATCH, CG_EPOCHS, 3, cg_count_thens, &c);
   return n;
 }
 

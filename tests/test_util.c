@@ -229,3 +229,38 @@ double dy_test_max_program_diff(const dy_layer *net, const dy_program *p) {
   return md;
 }
 
+
+void dy_test_train(dy_layer *net, bool static_, const dy_optimizer_spec *opt, const dy_tensor *x,
+                   const dy_tensor *y, int64_t batch, int epochs, uint64_t shuffle,
+                   void (*on_batch)(void *ctx, dy_tensor *xb), void *ctx) {
+  dy_loss_spec loss = {.kind = DY_LOSS_MSE};
+  dy_static_trainer *st = static_ ? dy_to_static_train(net, &loss, opt) : NULL;
+  dy_optimizer *eo = static_ ? NULL : dy_optimizer_new(opt, net);
+  int64_t n = x->type.shape[0], *order = malloc(sizeof *order * (size_t)n);
+  CU_ASSERT_FATAL((st || eo) && order);
+  dy_error err = {0};
+  dy_seed(shuffle);
+  for (int e = 0; e < epochs; e++) {
+    dy_train_shuffle(order, n);
+    for (int64_t b = 0; b < n; b += batch) {
+      dy_scope_begin();
+      dy_tensor *xb = dy_train_batch(x, order, b, batch);
+      dy_tensor *yb = dy_train_batch(y, order, b, batch);
+      if (on_batch)
+        on_batch(ctx, xb);
+      if (static_) {
+        DY_ASSERT_OK(dy_static_train_step(st, &xb, 1, yb, opt->lr, NULL, &err), &err);
+      } else {
+        dy_tensor *lt = dy_loss(dy_call1(net, xb), yb, &loss);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(lt);
+        DY_ASSERT_OK(dy_backward(lt, &err), &err);
+        DY_ASSERT_OK(dy_optimizer_step(eo, &err), &err);
+        dy_clear_grad(net);
+      }
+      dy_scope_end();
+    }
+  }
+  free(order);
+  dy_static_trainer_free(st);
+  dy_optimizer_free(eo);
+}

@@ -26,7 +26,7 @@ typedef struct {
   dy_tensor *zero, *one, *hundred, *four, *thr;
 } wt_net;
 
-static int wt_trips; /* body runs, counted by eager forwards */
+static int wt_trips; /* body runs, counted by eager forwards (wt_count_trips) */
 
 typedef struct {
   wt_net *n;
@@ -105,42 +105,30 @@ static void wt_free(wt_net *n) {
 
 enum { WT_N = 24, WT_BATCH = 4, WT_EPOCHS = 3, WT_STEPS = WT_EPOCHS * WT_N / WT_BATCH };
 
-/* Train a fresh net (wt_new_at(limit, thr)); hist[t] counts the eager
- * steps that ran t trips (4: 4 or more). */
+/* hist[t] counts the batches on which the loop runs t trips (4: 4 or
+ * more), by an eager forward without gradients */
+typedef struct {
+  wt_net *n;
+  int *hist;
+} wt_count;
+
+static void wt_count_trips(void *ctx, dy_tensor *xb) {
+  wt_count *c = ctx;
+  wt_trips = 0;
+  dy_no_grad_begin();
+  CU_ASSERT_PTR_NOT_NULL(dy_call1(&c->n->base, xb));
+  dy_no_grad_end();
+  c->hist[wt_trips < 4 ? wt_trips : 4]++;
+}
+
+/* Train a fresh net (wt_new_at(limit, thr)) as dy_test_train does; hist
+ * (or NULL) gets the trip counts. */
 static wt_net *wt_train_at(float limit, float thr, bool static_, const dy_optimizer_spec *opt,
                            const dy_tensor *x, const dy_tensor *y, int hist[5]) {
   wt_net *n = wt_new_at(limit, thr);
-  dy_loss_spec loss = {.kind = DY_LOSS_MSE};
-  dy_static_trainer *st = static_ ? dy_to_static_train(&n->base, &loss, opt) : NULL;
-  dy_optimizer *eo = static_ ? NULL : dy_optimizer_new(opt, &n->base);
-  CU_ASSERT_FATAL(st || eo);
-  dy_error err = {0};
-  int64_t order[WT_N];
-  dy_seed(3);
-  for (int e = 0; e < WT_EPOCHS; e++) {
-    dy_train_shuffle(order, WT_N);
-    for (int64_t b = 0; b < WT_N; b += WT_BATCH) {
-      dy_scope_begin();
-      dy_tensor *xb = dy_train_batch(x, order, b, WT_BATCH);
-      dy_tensor *yb = dy_train_batch(y, order, b, WT_BATCH);
-      if (static_) {
-        DY_ASSERT_OK(dy_static_train_step(st, &xb, 1, yb, opt->lr, NULL, &err), &err);
-      } else {
-        wt_trips = 0;
-        dy_tensor *lt = dy_loss(dy_call1(&n->base, xb), yb, &loss);
-        if (!lt)
-          fprintf(stderr, "\n  eager: %s\n", dy_last_error()->msg);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(lt);
-        hist[wt_trips < 4 ? wt_trips : 4]++;
-        DY_ASSERT_OK(dy_backward(lt, &err), &err);
-        DY_ASSERT_OK(dy_optimizer_step(eo, &err), &err);
-        dy_clear_grad(&n->base);
-      }
-      dy_scope_end();
-    }
-  }
-  dy_static_trainer_free(st);
-  dy_optimizer_free(eo);
+  wt_count c = {n, hist};
+  dy_test_train(&n->base, static_, opt, x, y, WT_BATCH, WT_EPOCHS, 3,
+                hist ? wt_count_trips : NULL, &c);
   return n;
 }
 
@@ -164,7 +152,7 @@ static void test_to_static_training_matches_eager(void) {
     int hist[5] = {0};
     wt_net *init = wt_new();
     wt_net *eager = wt_train(false, &runs[r].opt, x, y, hist);
-    wt_net *stat = wt_train(true, &runs[r].opt, x, y, hist);
+    wt_net *stat = wt_train(true, &runs[r].opt, x, y, NULL);
     double d = dy_test_max_param_diff(&eager->base, &stat->base);
     fprintf(stderr, "\n  %s: steps by trips 0..4: %d %d %d %d %d; eager vs to_static max |diff| %g\n",
             runs[r].what, hist[0], hist[1], hist[2], hist[3], hist[4], d);
@@ -199,51 +187,72 @@ static void save_model_and_data(wt_net *fresh, const char *name, const dy_tensor
   wt_free(fresh);
 }
 
-/* `dy2stc train` and the compiled trainer on the saved net, the same data
- * and order, against eager training: dy2stc train bit for bit, the
- * compiled trainer within 1e-5; SGD with momentum and Adam. */
-static void test_cli_trainers_match_eager(void) {
-  dy_seed(17);
-  dy_tensor *x = dy_randn(2, DY_SHAPE(WT_N, 4)), *y = dy_randn(2, DY_SHAPE(WT_N, 2));
-  save_model_and_data(wt_new(), "untrained", x, y);
-  static const struct {
-    const char *what, *cli;
-    dy_optimizer_spec opt;
-  } runs[] = {
-      {"sgd + momentum", "--optimizer sgd --momentum 0.9 --lr 0.1",
-       {.kind = DY_OPT_SGD, .lr = 0.1, .momentum = 0.9}},
-      {"adam", "--optimizer adam --lr 0.01", {.kind = DY_OPT_ADAM, .lr = 0.01}},
-  };
-  for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
-    int hist[5] = {0};
-    wt_net *eager = wt_train(false, &runs[r].opt, x, y, hist);
-    int rc = dy_test_sh(WORK "/train.log", "%s train " WORK "/untrained.dymodel --input x=" WORK
-                        "/x.npy --labels " WORK "/y.npy --loss mse %s --batch 4 --epochs 3 "
-                        "--shuffle 3 -q -o " WORK "/trained", DY2STC_PATH, runs[r].cli);
-    CU_ASSERT_EQUAL(rc, 0);
-    dy_program *tp = NULL;
-    dy_error err = {0};
-    double d_cli = INFINITY, d_exe = INFINITY;
-    if (rc == 0 && dy_jit_load(WORK "/trained", &tp, &err) == DY_OK)
-      d_cli = dy_test_max_program_diff(&eager->base, tp);
-    dy_program_free(tp);
-    rc = dy_test_sh(WORK "/compile.log", "%s compile " WORK "/untrained.dymodel --train "
-                    "--loss mse %s --batch 4 --emit exe -o " WORK "/trainer",
-                    DY2STC_PATH, runs[r].cli);
-    CU_ASSERT_EQUAL(rc, 0);
-    if (rc == 0)
-      rc = dy_test_sh(WORK "/trainer.log", "rm -rf " WORK "/state && " WORK "/trainer --input x="
-                      WORK "/x.npy --labels " WORK "/y.npy --epochs 3 --batch 4 "
-                      "--shuffle 3 -o " WORK "/state");
-    CU_ASSERT_EQUAL(rc, 0);
-    if (rc == 0)
-      d_exe = dy_test_max_state_diff(&eager->base, WORK "/state");
-    fprintf(stderr, "\n  %s: eager vs dy2stc train max |diff| %g, vs the compiled trainer %g\n",
-            runs[r].what, d_cli, d_exe);
+/* `dy2stc train MODEL` and the compiled trainer of `dy2stc compile MODEL
+ * --train` with the optimizer options cli, on WORK's data (batch 4, 3
+ * epochs, shuffle 3), outputs and logs named by tag: *d_cli and *d_exe get
+ * max |parameter - eager's| of each (INFINITY when a command failed). */
+static void run_trainers(const char *model, const char *cli, const char *tag,
+                         const wt_net *eager, double *d_cli, double *d_exe) {
+  const char *data = " --input x=" WORK "/x.npy --labels " WORK "/y.npy";
+  char log[700], trained[700], state[700];
+  snprintf(trained, sizeof trained, "%s/%s_trained", WORK, tag);
+  snprintf(state, sizeof state, "%s/%s_state", WORK, tag);
+  snprintf(log, sizeof log, "%s/%s_train.log", WORK, tag);
+  int rc = dy_test_sh(log, "%s train %s%s --loss mse %s --batch 4 --epochs 3 --shuffle 3 -q "
+                      "-o %s", DY2STC_PATH, model, data, cli, trained);
+  CU_ASSERT_EQUAL(rc, 0);
+  dy_program *tp = NULL;
+  dy_error err = {0};
+  *d_cli = *d_exe = INFINITY;
+  if (rc == 0 && dy_jit_load(trained, &tp, &err) == DY_OK)
+    *d_cli = dy_test_max_program_diff(&eager->base, tp);
+  dy_program_free(tp);
+  snprintf(log, sizeof log, "%s/%s_compile.log", WORK, tag);
+  rc = dy_test_sh(log, "%s compile %s --train --loss mse %s --batch 4 -o %s/%s_trainer",
+                  DY2STC_PATH, model, cli, WORK, tag);
+  CU_ASSERT_EQUAL(rc, 0);
+  snprintf(log, sizeof log, "%s/%s_trainer.log", WORK, tag);
+  if (rc == 0)
+    rc = dy_test_sh(log, "rm -rf %s && %s/%s_trainer%s --epochs 3 --batch 4 --shuffle 3 -o %s",
+                    state, WORK, tag, data, state);
+  CU_ASSERT_EQUAL(rc, 0);
+  if (rc == 0)
+    *d_exe = dy_test_max_state_diff(&eager->base, state);
+}
+
+/* The optimizers the trainers are run with: eager's spec and the CLI's. */
+static const struct {
+  const char *what, *cli;
+  dy_optimizer_spec opt;
+} cli_runs[] = {
+    {"sgd + momentum", "--optimizer sgd --momentum 0.9 --lr 0.1",
+     {.kind = DY_OPT_SGD, .lr = 0.1, .momentum = 0.9}},
+    {"adam", "--optimizer adam --lr 0.01", {.kind = DY_OPT_ADAM, .lr = 0.01}},
+};
+
+/* Both trainers on model against eager training of WhileNet (the same
+ * initial parameters, data and order), with each of cli_runs: dy2stc
+ * train bit for bit, the compiled trainer within 1e-5. */
+static void trainers_match_eager(const char *model, const char *what, const dy_tensor *x,
+                                 const dy_tensor *y) {
+  for (size_t r = 0; r < sizeof cli_runs / sizeof cli_runs[0]; r++) {
+    wt_net *eager = wt_train(false, &cli_runs[r].opt, x, y, NULL);
+    double d_cli, d_exe;
+    run_trainers(model, cli_runs[r].cli, "t", eager, &d_cli, &d_exe);
+    fprintf(stderr, "\n  %s, %s: eager vs dy2stc train max |diff| %g, vs the compiled "
+            "trainer %g\n", what, cli_runs[r].what, d_cli, d_exe);
     CU_ASSERT(d_cli == 0);
     CU_ASSERT(d_exe <= 1e-5);
     wt_free(eager);
   }
+}
+
+/* `dy2stc train` and the compiled trainer on the saved net. */
+static void test_cli_trainers_match_eager(void) {
+  dy_seed(17);
+  dy_tensor *x = dy_randn(2, DY_SHAPE(WT_N, 4)), *y = dy_randn(2, DY_SHAPE(WT_N, 2));
+  save_model_and_data(wt_new(), "untrained", x, y);
+  trainers_match_eager(WORK "/untrained.dymodel", "saved net", x, y);
   dy_tensor_free(x);
   dy_tensor_free(y);
 }
@@ -293,23 +302,9 @@ static void test_trip_bound_is_a_clean_error(void) {
   dy_optimizer_spec sgd_m = {.kind = DY_OPT_SGD, .lr = 0.01, .momentum = 0.9};
   wt_net *eager = wt_train_at(300.0f, 1e9f, false, &sgd_m, x, y, hist);
   CU_ASSERT_EQUAL(hist[4], WT_STEPS);
-  CU_ASSERT_EQUAL(dy_test_sh(WORK "/long_train2.log", "%s train %s/long.dymodel%s --loss mse "
-                             "--optimizer sgd --momentum 0.9 --lr 0.01 --batch 4 --epochs 3 "
-                             "--shuffle 3 --max-iterations 400 -q -o %s/long_trained",
-                             DY2STC_PATH, WORK, data, WORK), 0);
-  CU_ASSERT_EQUAL(dy_test_sh(WORK "/long_compile2.log", "%s compile %s/long.dymodel --train "
-                             "--loss mse --optimizer sgd --momentum 0.9 --batch 4 "
-                             "--max-iterations 400 -o %s/long_trainer", DY2STC_PATH, WORK,
-                             WORK), 0);
-  CU_ASSERT_EQUAL(dy_test_sh(WORK "/long_trainer2.log", "rm -rf %s/long_state; "
-                             "%s/long_trainer%s --epochs 3 --lr 0.01 --batch 4 --shuffle 3 "
-                             "-o %s/long_state", WORK, WORK, data, WORK), 0);
-  dy_program *tp = NULL;
-  double d_cli = INFINITY;
-  if (dy_jit_load(WORK "/long_trained", &tp, &err) == DY_OK)
-    d_cli = dy_test_max_program_diff(&eager->base, tp);
-  dy_program_free(tp);
-  double d_exe = dy_test_max_state_diff(&eager->base, WORK "/long_state");
+  double d_cli, d_exe;
+  run_trainers(WORK "/long.dymodel", "--optimizer sgd --momentum 0.9 --lr 0.01 "
+               "--max-iterations 400", "long", eager, &d_cli, &d_exe);
   fprintf(stderr, "\n  300 trips, --max-iterations 400: eager vs dy2stc train max |diff| %g, "
           "vs the compiled trainer %g\n", d_cli, d_exe);
   CU_ASSERT(d_cli == 0);
@@ -327,35 +322,7 @@ static void test_c_model_trainers_match_eager(void) {
   dy_seed(17);
   dy_tensor *x = dy_randn(2, DY_SHAPE(WT_N, 4)), *y = dy_randn(2, DY_SHAPE(WT_N, 2));
   save_model_and_data(wt_new(), "untrained", x, y);
-  int hist[5] = {0};
-  dy_optimizer_spec adam = {.kind = DY_OPT_ADAM, .lr = 0.01};
-  wt_net *eager = wt_train(false, &adam, x, y, hist);
-  const char *net = DY_SOURCE_DIR "/tests/convert/train_while.c";
-  const char *data = " --input x=" WORK "/x.npy --labels " WORK "/y.npy";
-  int rc = dy_test_sh(WORK "/c_train.log", "%s train %s%s --loss mse --optimizer adam --lr 0.01 "
-                      "--batch 4 --epochs 3 --shuffle 3 -q -o %s/c_trained", DY2STC_PATH, net,
-                      data, WORK);
-  CU_ASSERT_EQUAL(rc, 0);
-  dy_program *tp = NULL;
-  dy_error err = {0};
-  double d_cli = INFINITY, d_exe = INFINITY;
-  if (rc == 0 && dy_jit_load(WORK "/c_trained", &tp, &err) == DY_OK)
-    d_cli = dy_test_max_program_diff(&eager->base, tp);
-  dy_program_free(tp);
-  rc = dy_test_sh(WORK "/c_compile.log", "%s compile %s --train --loss mse --optimizer adam "
-                  "--batch 4 -o %s/c_trainer", DY2STC_PATH, net, WORK);
-  CU_ASSERT_EQUAL(rc, 0);
-  if (rc == 0)
-    rc = dy_test_sh(WORK "/c_trainer.log", "rm -rf %s/c_state && %s/c_trainer%s --epochs 3 "
-                    "--lr 0.01 --batch 4 --shuffle 3 -o %s/c_state", WORK, WORK, data, WORK);
-  CU_ASSERT_EQUAL(rc, 0);
-  if (rc == 0)
-    d_exe = dy_test_max_state_diff(&eager->base, WORK "/c_state");
-  fprintf(stderr, "\n  NET.c, adam: eager vs dy2stc train max |diff| %g, vs the compiled "
-          "trainer %g\n", d_cli, d_exe);
-  CU_ASSERT(d_cli == 0);
-  CU_ASSERT(d_exe <= 1e-5);
-  wt_free(eager);
+  trainers_match_eager(DY_SOURCE_DIR "/tests/convert/train_while.c", "NET.c", x, y);
   dy_tensor_free(x);
   dy_tensor_free(y);
 }
@@ -457,47 +424,10 @@ static void test_onnx_loop_trainers_match_eager(void) {
   DY_ASSERT_OK(dy_model_load_any(WORK "/while_net.onnx", &op, &e0), &e0);
   CU_ASSERT_EQUAL(dy_test_count_kind(op, DY_OP_WHILE), 1);
   char *text = dy_program_to_text(op);
-  CU_ASSERT_PTR_NOT_NULL(text && strstr(text, "max_iterations = 4"));
+  CU_ASSERT(text && strstr(text, "max_iterations = 4"));
   free(text);
   dy_program_free(op);
-  static const struct {
-    const char *what, *cli;
-    dy_optimizer_spec opt;
-  } runs[] = {
-      {"sgd + momentum", "--optimizer sgd --momentum 0.9 --lr 0.1",
-       {.kind = DY_OPT_SGD, .lr = 0.1, .momentum = 0.9}},
-      {"adam", "--optimizer adam --lr 0.01", {.kind = DY_OPT_ADAM, .lr = 0.01}},
-  };
-  const char *data = " --input x=" WORK "/x.npy --labels " WORK "/y.npy";
-  for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
-    int hist[5] = {0};
-    wt_net *eager = wt_train(false, &runs[r].opt, x, y, hist);
-    int rc = dy_test_sh(WORK "/onnx_train.log", "%s train %s/while_net.onnx%s --loss mse %s "
-                        "--batch 4 --epochs 3 --shuffle 3 -q -o %s/onnx_trained", DY2STC_PATH,
-                        WORK, data, runs[r].cli, WORK);
-    CU_ASSERT_EQUAL(rc, 0);
-    dy_program *tp = NULL;
-    dy_error err = {0};
-    double d_cli = INFINITY, d_exe = INFINITY;
-    if (rc == 0 && dy_jit_load(WORK "/onnx_trained", &tp, &err) == DY_OK)
-      d_cli = dy_test_max_program_diff(&eager->base, tp);
-    dy_program_free(tp);
-    rc = dy_test_sh(WORK "/onnx_compile.log", "%s compile %s/while_net.onnx --train --loss mse "
-                    "%s --batch 4 -o %s/onnx_trainer", DY2STC_PATH, WORK, runs[r].cli, WORK);
-    CU_ASSERT_EQUAL(rc, 0);
-    if (rc == 0)
-      rc = dy_test_sh(WORK "/onnx_trainer.log", "rm -rf %s/onnx_state && %s/onnx_trainer%s "
-                      "--epochs 3 --batch 4 --shuffle 3 -o %s/onnx_state", WORK, WORK, data,
-                      WORK);
-    CU_ASSERT_EQUAL(rc, 0);
-    if (rc == 0)
-      d_exe = dy_test_max_state_diff(&eager->base, WORK "/onnx_state");
-    fprintf(stderr, "\n  ONNX Loop/If, %s: eager vs dy2stc train max |diff| %g, vs the "
-            "compiled trainer %g\n", runs[r].what, d_cli, d_exe);
-    CU_ASSERT(d_cli == 0);
-    CU_ASSERT(d_exe <= 1e-5);
-    wt_free(eager);
-  }
+  trainers_match_eager(WORK "/while_net.onnx", "ONNX Loop/If", x, y);
   dy_tensor_free(x);
   dy_tensor_free(y);
 }
