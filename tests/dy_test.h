@@ -82,6 +82,24 @@ void dy_test_expect_cli(const char *log, int want, const char *frag, const char 
 /* path: an f32 .npy of the shape and values (asserts it was written). */
 void dy_test_write_f32(const char *path, int rank, const int64_t *shape, const float *v);
 
+/* Trained parameters compared (max |a - b| over every element):
+ * two nets of the same structure; a net against DIR/<layer>.<param>.npy
+ * (the compiled trainer's state; the layers right under the root); a net
+ * against the vars of those names in a Program (dy2stc train's output). */
+struct dy_layer;
+double dy_test_max_param_diff(const struct dy_layer *a, const struct dy_layer *b);
+double dy_test_max_state_diff(const struct dy_layer *net, const char *dir);
+double dy_test_max_program_diff(const struct dy_layer *net, const dy_program *p);
+/* Train net with MSE over x, y (first dim the samples) for epochs in
+ * batches of `batch`, the order dy_train_shuffle's after dy_seed(shuffle)
+ * (the loop of cmd_train.c): eagerly (the tape, dy_optimizer) or through
+ * to_static; each batch's input goes to on_batch(ctx, xb) first (NULL:
+ * none). */
+void dy_test_train(struct dy_layer *net, bool static_, const dy_optimizer_spec *opt,
+                   const struct dy_tensor *x, const struct dy_tensor *y, int64_t batch,
+                   int epochs, uint64_t shuffle, void (*on_batch)(void *ctx, struct dy_tensor *xb),
+                   void *ctx);
+
 #define DY_SUITE(name) CU_pSuite suite_ = CU_add_suite(name, NULL, NULL)
 #define DY_TEST(fn) CU_add_test(suite_, #fn, fn)
 

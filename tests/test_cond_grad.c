@@ -235,53 +235,25 @@ static void cg_free(cg_net *n) {
 
 enum { CG_N = 24, CG_BATCH = 4, CG_EPOCHS = 3 };
 
+/* *thens counts the batches whose mean(l1(x)) > 0: the then branch */
+typedef struct {
+  cg_net *n;
+  int *thens;
+} cg_count;
+
+static void cg_count_thens(void *ctx, dy_tensor *xb) {
+  cg_count *c = ctx;
+  *c->thens += *dy_tensor_f32(dy_reduce_mean(dy_call1(c->n->l1, xb), 0, NULL, false)) > 0;
+}
+
 /* Train a fresh net; *thens counts the batches the then branch took. */
 static cg_net *cg_train(bool static_, bool both, const dy_optimizer_spec *opt, const dy_tensor *x,
                         const dy_tensor *y, int *thens) {
   cg_net *n = cg_new(both);
-  dy_loss_spec loss = {.kind = DY_LOSS_MSE};
-  dy_static_trainer *st = static_ ? dy_to_static_train(&n->base, &loss, opt) : NULL;
-  dy_optimizer *eo = static_ ? NULL : dy_optimizer_new(opt, &n->base);
-  CU_ASSERT_FATAL(st || eo);
-  dy_error err = {0};
-  int64_t order[CG_N];
-  dy_seed(3);
   *thens = 0;
-  for (int e = 0; e < CG_EPOCHS; e++) {
-    dy_train_shuffle(order, CG_N);
-    for (int64_t b = 0; b < CG_N; b += CG_BATCH) {
-      dy_scope_begin();
-      dy_tensor *xb = dy_train_batch(x, order, b, CG_BATCH);
-      dy_tensor *yb = dy_train_batch(y, order, b, CG_BATCH);
-      dy_tensor *h = dy_call1(n->l1, xb);
-      *thens += *dy_tensor_f32(dy_reduce_mean(h, 0, NULL, false)) > 0;
-      if (static_) {
-        DY_ASSERT_OK(dy_static_train_step(st, &xb, 1, yb, opt->lr, NULL, &err), &err);
-      } else {
-        dy_tensor *lt = dy_loss(dy_call1(&n->base, xb), yb, &loss);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(lt);
-        DY_ASSERT_OK(dy_backward(lt, &err), &err);
-        DY_ASSERT_OK(dy_optimizer_step(eo, &err), &err);
-        dy_clear_grad(&n->base);
-      }
-      dy_scope_end();
-    }
-  }
-  dy_static_trainer_free(st);
-  dy_optimizer_free(eo);
+  cg_count c = {n, thens};
+  dy_test_train(&n->base, static_, opt, x, y, CG_BATCH, CG_EPOCHS, 3, cg_count_thens, &c);
   return n;
-}
-
-/* max |a - b| over every parameter of the two nets (same structure) */
-static double max_param_diff(const dy_layer *a, const dy_layer *b) {
-  double md = 0;
-  for (int i = 0; i < a->n_params; i++)
-    for (int64_t k = 0; k < dy_tensor_numel(a->params[i]); k++)
-      md = fmax(md, fabs((double)dy_tensor_f32(a->params[i])[k] -
-                         dy_tensor_f32(b->params[i])[k]));
-  for (int i = 0; i < a->n_children; i++)
-    md = fmax(md, max_param_diff(a->children[i], b->children[i]));
-  return md;
 }
 
 /* Eager (the tape, which records the branch run) and to_static (the
@@ -314,8 +286,8 @@ static void test_to_static_training_matches_eager(void) {
     /* both branches were taken, and training moved the parameters */
     CU_ASSERT(te > 0 && te < CG_EPOCHS * CG_N / CG_BATCH);
     CU_ASSERT_EQUAL(te, ts);
-    CU_ASSERT(max_param_diff(&init->base, &eager->base) > 1e-3);
-    double d = max_param_diff(&eager->base, &stat->base);
+    CU_ASSERT(dy_test_max_param_diff(&init->base, &eager->base) > 1e-3);
+    double d = dy_test_max_param_diff(&eager->base, &stat->base);
     fprintf(stderr, "\n  %s: %d of %d batches took the then branch; eager vs to_static "
             "max |diff| %g\n", runs[r].what, te, CG_EPOCHS * CG_N / CG_BATCH, d);
     CU_ASSERT(d <= runs[r].tol);
@@ -328,50 +300,6 @@ static void test_to_static_training_matches_eager(void) {
 }
 
 #define WORK DY_BUILD_DIR "/cond_grad"
-
-/* The saved name of net's parameter i: its layer's name and its own
- * ("linear_1.weight"; the layers here sit right under the root). */
-static const char *full_name(const dy_layer *net, int i, char *buf, size_t cap) {
-  snprintf(buf, cap, "%s.%s", net->name, net->params[i]->name);
-  return buf;
-}
-
-/* max |param - DIR/<name>.npy| over net's parameters */
-static double max_state_diff(const dy_layer *net, const char *dir) {
-  double md = 0;
-  for (int i = 0; i < net->n_params; i++) {
-    char path[700];
-    char name[200];
-    snprintf(path, sizeof path, "%s/%s.npy", dir, full_name(net, i, name, sizeof name));
-    dy_tensor *t = NULL;
-    dy_error err = {0};
-    DY_ASSERT_OK(dy_npy_read(path, &t, &err), &err);
-    if (!t)
-      return INFINITY;
-    for (int64_t k = 0; k < dy_tensor_numel(t); k++)
-      md = fmax(md, fabs((double)dy_tensor_f32(t)[k] - dy_tensor_f32(net->params[i])[k]));
-    dy_tensor_free(t);
-  }
-  for (int i = 0; i < net->n_children; i++)
-    md = fmax(md, max_state_diff(net->children[i], dir));
-  return md;
-}
-
-/* max |param - the var of its name in p| over net's parameters */
-static double max_program_diff(const dy_layer *net, const dy_program *p) {
-  double md = 0;
-  for (int i = 0; i < net->n_params; i++) {
-    char name[200];
-    int v = dy_program_find_var(p, full_name(net, i, name, sizeof name));
-    CU_ASSERT_FATAL(v >= 0);
-    const float *d = p->vars[v]->data;
-    for (int64_t k = 0; k < dy_tensor_numel(net->params[i]); k++)
-      md = fmax(md, fabs((double)d[k] - dy_tensor_f32(net->params[i])[k]));
-  }
-  for (int i = 0; i < net->n_children; i++)
-    md = fmax(md, max_program_diff(net->children[i], p));
-  return md;
-}
 
 /* `dy2stc train` and the compiled trainer (`dy2stc compile --train
  * --emit exe`) on the saved net, the same data and order, against eager
@@ -399,7 +327,7 @@ static void test_cli_trainers_match_eager(void) {
   CU_ASSERT_EQUAL_FATAL(rc, 0);
   dy_program *tp = NULL;
   DY_ASSERT_OK(dy_jit_load(WORK "/trained", &tp, &err), &err);
-  double d_cli = tp ? max_program_diff(&eager->base, tp) : INFINITY;
+  double d_cli = tp ? dy_test_max_program_diff(&eager->base, tp) : INFINITY;
   dy_program_free(tp);
   rc = dy_test_sh(WORK "/compile.log", "%s compile " WORK "/untrained.dymodel --train "
                   "--loss mse --optimizer adam --batch 4 --emit exe -o " WORK "/trainer",
@@ -409,7 +337,7 @@ static void test_cli_trainers_match_eager(void) {
                   WORK "/x.npy --labels " WORK "/y.npy --epochs 3 --lr 0.01 --batch 4 "
                   "--shuffle 3 -o " WORK "/state");
   CU_ASSERT_EQUAL_FATAL(rc, 0);
-  double d_exe = max_state_diff(&eager->base, WORK "/state");
+  double d_exe = dy_test_max_state_diff(&eager->base, WORK "/state");
   fprintf(stderr, "\n  %d of %d batches took the then branch; eager vs dy2stc train max "
           "|diff| %g, vs the compiled trainer %g\n", te, CG_EPOCHS * CG_N / CG_BATCH, d_cli,
           d_exe);

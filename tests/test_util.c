@@ -168,3 +168,99 @@ void dy_test_write_f32(const char *path, int rank, const int64_t *shape, const f
   DY_ASSERT_OK(dy_npy_write(path, t, &err), &err);
   dy_tensor_free(t);
 }
+
+/* ------------------------------------------------------------------ */
+/* comparing trained parameters (the trainers' tests)                  */
+/* ------------------------------------------------------------------ */
+
+/* max |a - b| over every parameter of the two nets (same structure) */
+double dy_test_max_param_diff(const dy_layer *a, const dy_layer *b) {
+  double md = 0;
+  for (int i = 0; i < a->n_params; i++)
+    for (int64_t k = 0; k < dy_tensor_numel(a->params[i]); k++)
+      md = fmax(md, fabs((double)dy_tensor_f32(a->params[i])[k] -
+                         dy_tensor_f32(b->params[i])[k]));
+  for (int i = 0; i < a->n_children; i++)
+    md = fmax(md, dy_test_max_param_diff(a->children[i], b->children[i]));
+  return md;
+}
+
+/* The saved name of net's parameter i: its layer's name and its own
+ * ("linear_1.weight"; the layers here sit right under the root). */
+static const char *full_name(const dy_layer *net, int i, char *buf, size_t cap) {
+  snprintf(buf, cap, "%s.%s", net->name, net->params[i]->name);
+  return buf;
+}
+
+/* max |param - DIR/<name>.npy| over net's parameters */
+double dy_test_max_state_diff(const dy_layer *net, const char *dir) {
+  double md = 0;
+  for (int i = 0; i < net->n_params; i++) {
+    char path[700];
+    char name[200];
+    snprintf(path, sizeof path, "%s/%s.npy", dir, full_name(net, i, name, sizeof name));
+    dy_tensor *t = NULL;
+    dy_error err = {0};
+    DY_ASSERT_OK(dy_npy_read(path, &t, &err), &err);
+    if (!t)
+      return INFINITY;
+    for (int64_t k = 0; k < dy_tensor_numel(t); k++)
+      md = fmax(md, fabs((double)dy_tensor_f32(t)[k] - dy_tensor_f32(net->params[i])[k]));
+    dy_tensor_free(t);
+  }
+  for (int i = 0; i < net->n_children; i++)
+    md = fmax(md, dy_test_max_state_diff(net->children[i], dir));
+  return md;
+}
+
+/* max |param - the var of its name in p| over net's parameters */
+double dy_test_max_program_diff(const dy_layer *net, const dy_program *p) {
+  double md = 0;
+  for (int i = 0; i < net->n_params; i++) {
+    char name[200];
+    int v = dy_program_find_var(p, full_name(net, i, name, sizeof name));
+    CU_ASSERT_FATAL(v >= 0);
+    const float *d = p->vars[v]->data;
+    for (int64_t k = 0; k < dy_tensor_numel(net->params[i]); k++)
+      md = fmax(md, fabs((double)d[k] - dy_tensor_f32(net->params[i])[k]));
+  }
+  for (int i = 0; i < net->n_children; i++)
+    md = fmax(md, dy_test_max_program_diff(net->children[i], p));
+  return md;
+}
+
+
+void dy_test_train(dy_layer *net, bool static_, const dy_optimizer_spec *opt, const dy_tensor *x,
+                   const dy_tensor *y, int64_t batch, int epochs, uint64_t shuffle,
+                   void (*on_batch)(void *ctx, dy_tensor *xb), void *ctx) {
+  dy_loss_spec loss = {.kind = DY_LOSS_MSE};
+  dy_static_trainer *st = static_ ? dy_to_static_train(net, &loss, opt) : NULL;
+  dy_optimizer *eo = static_ ? NULL : dy_optimizer_new(opt, net);
+  int64_t n = x->type.shape[0], *order = malloc(sizeof *order * (size_t)n);
+  CU_ASSERT_FATAL((st || eo) && order);
+  dy_error err = {0};
+  dy_seed(shuffle);
+  for (int e = 0; e < epochs; e++) {
+    dy_train_shuffle(order, n);
+    for (int64_t b = 0; b < n; b += batch) {
+      dy_scope_begin();
+      dy_tensor *xb = dy_train_batch(x, order, b, batch);
+      dy_tensor *yb = dy_train_batch(y, order, b, batch);
+      if (on_batch)
+        on_batch(ctx, xb);
+      if (static_) {
+        DY_ASSERT_OK(dy_static_train_step(st, &xb, 1, yb, opt->lr, NULL, &err), &err);
+      } else {
+        dy_tensor *lt = dy_loss(dy_call1(net, xb), yb, &loss);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(lt);
+        DY_ASSERT_OK(dy_backward(lt, &err), &err);
+        DY_ASSERT_OK(dy_optimizer_step(eo, &err), &err);
+        dy_clear_grad(net);
+      }
+      dy_scope_end();
+    }
+  }
+  free(order);
+  dy_static_trainer_free(st);
+  dy_optimizer_free(eo);
+}

@@ -653,6 +653,11 @@ static void train(const trainer_options *o, const samples *sm, const samples *vs
       if (rc == DY_MODEL_ERR_INDEX)
         fail("epoch %lld step %lld: a label is out of range (class indices are 0..C-1)",
              (long long)e, (long long)k);
+      if (rc == 4) /* DY_MODEL_ERR_LOOP, which only a model with a while loop has */
+        fail("epoch %lld step %lld: a while loop did not end within its bound of trips "
+             "(the rows of its gradient's trip stack: the loop's max_iterations, else "
+             "--max-iterations, else 256): compile with a larger --max-iterations; the last "
+             "good state on disk is kept", (long long)e, (long long)k);
       if (rc != DY_MODEL_OK)
         fail("dy_model_run failed with status %d (batch %lld)", rc, (long long)b);
       check_step(state, loss, e, k);

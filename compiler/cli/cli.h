@@ -46,6 +46,9 @@ typedef struct {
   dy_lr_schedule sched;
   int64_t batch;            /* 0 until given: 32 */
   const char *output;       /* --output NAME, or NULL: the only one */
+  int64_t max_iterations;   /* --max-iterations N: the bound (and the rows of
+                               the gradient's trip stack) of every while
+                               without its own; 0: DY_WHILE_GRAD_TRIPS */
   bool has_loss, has_opt, has_lr, has_wd;
   bool has_batch;           /* --batch given: above the samples is an error
                                (the default is cut to them) */
@@ -72,11 +75,15 @@ dy_status dy_cli_train_plan(const dy_cli_train_spec *t, int64_t n, int64_t epoch
 /* The fetch to train: the var of output `name`, else of the only one. */
 dy_status dy_cli_pick_output(const dy_program *p, const char *name, int *out,
                              dy_error *err);
-/* The training Program of the model t, as dy2stc train makes it: train
- * semantics, then dy_program_make_training on the chosen output (soft
- * labels: f32 cross-entropy targets). */
+/* The training Program of the model t, as dy2stc train makes it: the
+ * --max-iterations bound on every while without one, train semantics, then
+ * dy_program_make_training on the chosen output (soft labels: f32
+ * cross-entropy targets). */
 dy_status dy_cli_make_training(dy_program *t, dy_cli_train_spec *ts, bool soft_labels,
                                dy_error *err);
+/* A training step's error, with the remedy appended when it is a while
+ * that ran past its trip bound (DY_STATUS_LIMIT): --max-iterations. */
+void dy_cli_train_step_hint(dy_error *err);
 
 /* ---- cli_train_state.c: dy2stc train's checks, checkpoints, validation ---- */
 

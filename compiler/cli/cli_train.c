@@ -21,7 +21,9 @@ const char dy_cli_train_help[] =
     "  --clip-norm C       clip gradients by global L2 norm C\n"
     "  --lr-schedule S     constant | step:SIZE:GAMMA | cosine:WARMUP (default constant)\n"
     "  --batch B           samples per step (default 32; the last batch may be short)\n"
-    "  --output NAME       the model output to train (default: the only one)\n";
+    "  --output NAME       the model output to train (default: the only one)\n"
+    "  --max-iterations N  trips a while loop without a bound of its own may run:\n"
+    "                      the rows of its gradient's trip stack (default 256)\n";
 
 static bool parse_schedule(const char *s, dy_lr_schedule *out) {
   char *end;
@@ -59,7 +61,7 @@ int dy_cli_train_option(const char *cmd, int argc, char **argv, int *i,
   }
   static const char *const with_value[] = {"--loss", "--optimizer", "--lr", "--momentum",
                                            "--weight-decay", "--clip-norm", "--lr-schedule",
-                                           "--batch", "--output"};
+                                           "--batch", "--output", "--max-iterations"};
   bool known = false;
   for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
     known |= strcmp(s, with_value[k]) == 0;
@@ -98,6 +100,9 @@ int dy_cli_train_option(const char *cmd, int argc, char **argv, int *i,
     if (!parse_schedule(v, &t->sched))
       return dy_cli_usage(cmd, "bad --lr-schedule '%s' (constant, "
                           "step:SIZE:GAMMA, cosine:WARMUP)", v), -1;
+  } else if (strcmp(s, "--max-iterations") == 0) {
+    if (!dy_cli_range(v, 1, DY_MAX_TENSOR_BYTES / 4, &t->max_iterations))
+      return dy_cli_usage(cmd, "--max-iterations needs a positive integer, not '%s'", v), -1;
   } else { /* --batch */
     if (!dy_cli_positive(v, &t->batch))
       return dy_cli_usage(cmd, "--batch needs a positive integer, not '%s'", v), -1;
@@ -186,7 +191,29 @@ dy_status dy_cli_make_training(dy_program *t, dy_cli_train_spec *ts, bool soft_l
     return dy_error_set(err, DY_STATUS_SHAPE_MISMATCH,
                         "cross_entropy needs logits [N, C, ...]; output '%s' is %s",
                         t->vars[out]->name, dy_type_str(&pred, (char[128]){0}, 128));
+  for (int b = 0; ts->max_iterations > 0 && b < t->n_blocks; b++)
+    for (int k = 0; k < t->blocks[b]->n_ops; k++) {
+      dy_op *op = t->blocks[b]->ops[k];
+      if (op->kind != DY_OP_WHILE || dy_while_attrs_get(op).max_iterations > 0)
+        continue; /* a loop's own bound wins */
+      dy_while_attrs a = dy_while_attrs_get(op);
+      a.given = DY_GIVEN_ALL;
+      a.max_iterations = ts->max_iterations;
+      dy_attr attrs[DY_WHILE_NATTRS];
+      int n_at = dy_while_attrs_put(&a, attrs);
+      if (!dy_op_set_attrs(t, op, attrs, n_at))
+        return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "--max-iterations: out of memory");
+    }
   if ((s = dy_program_set_train_semantics(t, NULL, err)))
     return s;
   return dy_program_make_training(t, out, &ts->loss, &ts->opt, err);
+}
+
+void dy_cli_train_step_hint(dy_error *err) {
+  if (err->status != DY_STATUS_LIMIT || !strstr(err->msg, "while: the loop did not end"))
+    return;
+  size_t n = strlen(err->msg);
+  snprintf(err->msg + n, sizeof err->msg - n, "; the training step keeps every trip on a "
+           "stack of that many rows (%d when the loop has no bound): train with a larger "
+           "--max-iterations", DY_WHILE_GRAD_TRIPS);
 }

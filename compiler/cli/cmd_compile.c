@@ -47,7 +47,8 @@ static const char compile_help[] =
     "  --shape INPUT=d0,d1,...  pin input INPUT's shape (each dim that is a\n"
     "                    symbol pins it); a fully pinned model is a static one\n"
     "  --max-iterations N  trips a while loop may run before NAME_run returns\n"
-    "                    NAME_ERR_LOOP (default 1000000; a loop's own bound wins)\n"
+    "                    NAME_ERR_LOOP (default 1000000; a loop's own bound wins;\n"
+    "                    with --train also the rows of its gradient's trip stack)\n"
     "  --cc CC           C compiler (default: $CC, else cc)\n"
     "  --cflags FLAGS    extra compiler flags\n"
     "  --target T        instruction set, and so the SIMD path of the kernels:\n"
@@ -254,10 +255,6 @@ static int parse_args(int *argc, char **argv, compile_args *a, bool *help) {
                             : kind == 'd' ? "--dim needs NAME=N (a positive size), not '%s'"
                                           : "--max-dim needs NAME=N (a positive size), not '%s'",
                             argv[i]);
-    } else if (strcmp(s, "--max-iterations") == 0 && has) {
-      if (!dy_cli_positive(argv[++i], &o->max_iterations))
-        return dy_cli_usage("compile", "--max-iterations needs a positive integer, not '%s'",
-                            argv[i]);
     } else if (strcmp(s, "--threads") == 0 && has) {
       int64_t t;
       if (!dy_cli_positive(argv[++i], &t) || t > 64)
@@ -289,6 +286,10 @@ static int parse_args(int *argc, char **argv, compile_args *a, bool *help) {
   }
   if (!a->model)
     return dy_cli_usage("compile", "%s", "no model given");
+  /* --max-iterations is one of the training options (it also sizes the
+   * gradient's trip stacks); without --train it is the loops' bound only */
+  if (a->ts.max_iterations > 0)
+    o->max_iterations = a->ts.max_iterations;
   return 0;
 }
 

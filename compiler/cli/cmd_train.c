@@ -15,7 +15,8 @@
  * and tests/test_train.c checks that to_static training following it gives
  * the same losses and parameters):
  *
- *   1. MODEL is loaded twice: P, the inference Program written at the end,
+ *   1. MODEL is loaded twice (a C model, NET.c, traced as `dy2stc compile
+ *      NET.c` traces it): P, the inference Program written at the end,
  *      and T, which becomes the training Program: train semantics
  *      (dy_program_set_train_semantics: dropout and batch norm in training
  *      mode, running statistics updated), then dy_program_make_training on
@@ -79,7 +80,8 @@ static const char train_help[] =
     "usage: dy2stc train MODEL --input NAME=FILE.npy ... --labels FILE.npy\n"
     "                    --loss L --optimizer O -o OUT [options]\n"
     "Train the model on the static executor; write OUT.dymodel + OUT.dyparams,\n"
-    "the inference model with the trained parameters.\n"
+    "the inference model with the trained parameters. MODEL: .dymodel, ONNX,\n"
+    "Paddle, or a C model NET.c (traced as `dy2stc compile NET.c` traces it).\n"
     "  --input NAME=FILE   an input's samples (.npy, first dim = samples)\n"
     "  --labels FILE       the labels (.npy, same number of samples)\n"
     "%s"
@@ -351,6 +353,8 @@ static dy_status one_step(train_run *r, const int64_t *order, int64_t begin, int
     dy_clear_error();
   } else {
     s = dy_program_train_step(r->t, x, r->n_in, y, lr, loss, err);
+    if (s)
+      dy_cli_train_step_hint(err);
   }
   dy_scope_end();
   char where[96];
@@ -459,9 +463,10 @@ static dy_status load_validation(train_run *r, const train_args *a, const dy_typ
 static dy_status prepare(train_run *r, train_args *a, dy_error *err) {
   dy_type pred = {0};
   int out = -1;
-  dy_status s = dy_model_load_any(a->model, &r->p, err);
+  /* a C model (NET.c) is traced as `dy2stc compile NET.c` traces it */
+  dy_status s = dy_cli_load_model(a->model, NULL, NULL, 0, &r->p, err);
   if (!s)
-    s = dy_model_load_any(a->model, &r->t, err);
+    s = dy_cli_load_model(a->model, NULL, NULL, 0, &r->t, err);
   if (!s)
     r->n_in = r->p->n_feeds;
   if (!s)

@@ -36,7 +36,11 @@
  *     while's outputs, and its captures live across iterations: they span
  *     the whole op);
  *   - the condition block's vars die before the body starts, and the body's
- *     before the condition runs again, so they may share bytes too.
+ *     before the condition runs again, so they may share bytes too;
+ *   - a control op's outputs live to its closing position even when nothing
+ *     reads them afterwards (the code writes them at each block's exit: a
+ *     while's gradient stack that its backward never reads is still copied
+ *     into on every trip).
  * Block signatures are shared rather than copied where that is safe
  * (share_signature): a while's condition and body params alias its outputs
  * (the carried values), a cond branch's local results are placed on the
@@ -130,6 +134,13 @@ static void walk(schedule *s, int b, int depth) {
     }
     for (int i = 0; i < op->n_inputs; i++)
       s->last[op->inputs[i]] = s->t;
+    /* a control op's outputs are written at every block's exit (a loop's
+     * carried values at each trip's end, in order): live to the op's end
+     * even when nothing reads them later, so that no block temporary, such
+     * as the next value of another slot, shares their bytes */
+    for (int i = 0; n_sub > 0 && i < op->n_outputs; i++)
+      if (s->last[op->outputs[i]] < s->t)
+        s->last[op->outputs[i]] = s->t;
     s->end[slot] = s->t++;
   }
 }

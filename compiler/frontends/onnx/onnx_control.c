@@ -10,12 +10,14 @@
  *         concatenated. Opset 8's batch dimension is unrolled too.
  *   Loop  unrolled when the trip count M is a constant (at most MAX_STEPS)
  *         and cond a constant, and the condition stays a constant (true,
- *         until the body makes it false): the body is imported once per
- *         iteration with iter_num a constant. Otherwise, when the loop has
+ *         until the body makes it false; a body condition computed from
+ *         run-time values, cond_is_run_time, is not): the body is imported
+ *         once per iteration with iter_num a constant. Otherwise, when the loop has
  *         no scan outputs (their length would be a run-time value), a
  *         `while` op carries (iter_num, cond, v...): its condition block
  *         computes `cond && iter_num < M` (M, when given, a capture), its
- *         body block is the ONNX body plus iter_num + 1.
+ *         body block is the ONNX body plus iter_num + 1; a constant M is
+ *         also the op's max_iterations.
  *
  * Each sub-graph is imported by c->import_subgraph (onnx.c's, handed to
  * the mappers through the context), names of the enclosing graph visible,
@@ -426,11 +428,76 @@ static dy_status loop_as_while(ox_ctx *c, const Onnx__GraphProto *body, ox_value
     s = close_block(c, blocks[1], res, n, saved);
   c->block = saved;
   TRY(s);
+  /* a constant M bounds the trips: the loop's own bound (the rows of its
+   * gradient's trip stack), else none */
+  int64_t bound = 0;
+  if (mv && ox_is_const(mv) && ((const int64_t *)mv->c->data)[0] > 0 &&
+      ((const int64_t *)mv->c->data)[0] <= DY_WHILE_MAX_ITERATIONS)
+    bound = ((const int64_t *)mv->c->data)[0];
   dy_attr attrs[DY_WHILE_NATTRS];
   int n_attrs = dy_while_attrs_put(&(dy_while_attrs){
       .given = DY_GIVEN_ALL, .n_carried = n, .cond_block = blocks[0], .body_block = blocks[1],
-      .max_iterations = 0}, attrs);
+      .max_iterations = bound}, attrs);
   return append_control(c, DY_OP_WHILE, blocks, 2, first, n, types, n, 2, attrs, n_attrs);
+}
+
+/* Is name among the n names of set? */
+static bool named(const char *name, const char *const *set, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(set[i], name) == 0)
+      return true;
+  return false;
+}
+
+/* Does the body's condition output depend on run-time data, when iter_num
+ * and cond are constants (as unrolling makes them)? A value is run-time
+ * when it is a carried value that is (or becomes, through the body) one,
+ * an outer value that is not a constant, or the output of a node with a
+ * run-time input or a sub-graph (conservatively). Such a Loop is imported
+ * as a while: unrolling would find out only after importing a trip. */
+static bool cond_is_run_time(ox_ctx *c, const Onnx__GraphProto *body, ox_value *const *v0,
+                             int n_carried) {
+  size_t cap = 0;
+  for (size_t k = 0; k < body->n_node; k++)
+    cap += body->node[k]->n_output;
+  const char **dyn = malloc(sizeof *dyn * (cap + (size_t)n_carried + 1));
+  if (!dyn || body->n_output < 1 || body->n_input < 2 + (size_t)n_carried) {
+    free(dyn);
+    return true;
+  }
+  bool carried_dyn[MAX_VALS] = {0}, grew = true, out = false;
+  for (int i = 0; i < n_carried; i++)
+    carried_dyn[i] = !ox_is_const(v0[i]);
+  while (grew) { /* at most n_carried + 1 rounds: a carried value only turns run-time */
+    size_t n = 0;
+    for (int i = 0; i < n_carried; i++)
+      if (carried_dyn[i])
+        dyn[n++] = body->input[2 + i]->name;
+    for (size_t k = 0; k < body->n_node; k++) {
+      const Onnx__NodeProto *nd = body->node[k];
+      bool d = false;
+      for (size_t a = 0; a < nd->n_attribute; a++)
+        d |= nd->attribute[a]->g != NULL || nd->attribute[a]->n_graphs > 0;
+      for (size_t j = 0; j < nd->n_input && !d; j++) {
+        const char *in = nd->input[j];
+        bool local = false;
+        for (size_t q = 0; q < body->n_input && !local; q++)
+          local = strcmp(body->input[q]->name, in) == 0;
+        for (size_t q = 0; q < k && !local; q++)
+          local = named(in, (const char *const *)body->node[q]->output, body->node[q]->n_output);
+        d = *in && (named(in, dyn, n) || (!local && !ox_is_const(ox_lookup(c, in))));
+      }
+      for (size_t j = 0; j < nd->n_output && d; j++)
+        dyn[n++] = nd->output[j];
+    }
+    grew = false;
+    for (int i = 0; i < n_carried && 1 + (size_t)i < body->n_output; i++)
+      if (!carried_dyn[i] && named(body->output[1 + i]->name, dyn, n))
+        carried_dyn[i] = grew = true;
+    out = named(body->output[0]->name, dyn, n);
+  }
+  free(dyn);
+  return out;
 }
 
 /* Loop(M, cond, v_initial...) attributes: body. Unrolled when M is a
@@ -455,6 +522,8 @@ static dy_status map_loop(ox_ctx *c) {
     TRY(ox_get_ints(c, mv, "Loop's trip count M", false, &m, &nm));
     unrolls = nm == 1 && m[0] <= MAX_STEPS;
   }
+  if (unrolls && n_scan == 0 && cond_is_run_time(c, body, carried, n_carried))
+    unrolls = false;
   if (!unrolls && n_scan == 0)
     return loop_as_while(c, body, mv, cv, n_carried, carried);
   int64_t trips = MAX_STEPS + 1;
