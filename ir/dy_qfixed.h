@@ -484,11 +484,14 @@ DY_Q_INLINE int32_t dy_q_mac2(int32_t acc, uint32_t a, uint32_t b) {
  * read_and_pad_reordered): per four taps t .. t + 3 the words
  * (p0[t], p0[t+2]), (p0[t+1], p0[t+3]), (p1[t], p1[t+2]), (p1[t+1], p1[t+3]),
  * then one word (p0[t], p1[t]) per tap of the last n % 4; n words in all.
- * dy_q_dot2x2(pw, b0, b1, n, s) gives s[0] = p0.b0, s[1] = p0.b1,
- * s[2] = p1.b0, s[3] = p1.b1 (b0, b1: the channels' weight rows as they
- * are stored): on a Cortex-M DSP per four taps two weight loads, four
- * SXTB16, four pair loads and eight SMLAD, 16 MACs; the plain-C form
- * computes the same integers. DY_Q_BLOCK2X2 is 1 where this block is the
+ * dy_q_dot2x2(pw, b, n, s) gives s[0] = p0.b0, s[1] = p0.b1,
+ * s[2] = p1.b0, s[3] = p1.b1 for two channels' weight rows b0 = b[0, n),
+ * b1 = b[n, 2n) as they are stored (one pointer: the second row at a
+ * constant offset, which keeps the loop in registers), dy_q_dot1x2(pw,
+ * b, n, s) s[0] = p0.b, s[2] = p1.b (an odd last channel): on a
+ * Cortex-M DSP per four taps two weight loads, four SXTB16, four pair
+ * loads and eight SMLAD, 16 MACs; the plain-C form computes the same
+ * integers. DY_Q_BLOCK2X2 is 1 where this block is the
  * faster form (the Cortex-M DSP; -DDY_Q_BLOCK2X2=1 forces it, plain C,
  * elsewhere), and the generated qconv2d takes it under #if DY_Q_BLOCK2X2. */
 #if !defined(DY_NO_SIMD) && defined(__ARM_FEATURE_DSP) && defined(__ARM_FEATURE_SIMD32) && \
@@ -521,37 +524,60 @@ DY_Q_INLINE void dy_q_pack2_u8(const uint8_t *a, int32_t n, uint32_t *pw) {
   for (; i < n; i++)
     *pw++ = dy_q_pair(a[i], a[n + i]);
 }
-DY_Q_INLINE void dy_q_dot2x2(const uint32_t *pw, const int8_t *b0, const int8_t *b1, int32_t n,
-                             int32_t *s) {
+/* four taps of the 2 x 2 block: the pair words x of both pixels, the
+ * weight words of both channels at b and b + n (unrolled twice, gcc 12
+ * spills and the loop costs more) */
+#define DY_Q_DOT2X2_STEP(s00, s01, s10, s11, x, b, n)                           \
+  do {                                                                          \
+    const int32_t x0 = (int32_t)(x)[0], x1 = (int32_t)(x)[1];                   \
+    const int32_t y0 = (int32_t)(x)[2], y1 = (int32_t)(x)[3];                   \
+    uint32_t w = (uint32_t)dy_q_load4(b);                                       \
+    int32_t w02 = __sxtb16((int32_t)w), w13 = dy_q_sxtb16_ror8(w);              \
+    s00 = __smlad(x0, w02, s00);                                                \
+    s00 = __smlad(x1, w13, s00);                                                \
+    s10 = __smlad(y0, w02, s10);                                                \
+    s10 = __smlad(y1, w13, s10);                                                \
+    w = (uint32_t)dy_q_load4((b) + (n));                                        \
+    w02 = __sxtb16((int32_t)w);                                                 \
+    w13 = dy_q_sxtb16_ror8(w);                                                  \
+    s01 = __smlad(x0, w02, s01);                                                \
+    s01 = __smlad(x1, w13, s01);                                                \
+    s11 = __smlad(y0, w02, s11);                                                \
+    s11 = __smlad(y1, w13, s11);                                                \
+  } while (0)
+DY_Q_INLINE void dy_q_dot2x2(const uint32_t *pw, const int8_t *b, int32_t n, int32_t *s) {
   int32_t i = 0, s00 = 0, s01 = 0, s10 = 0, s11 = 0;
-  for (; i + 4 <= n; i += 4, pw += 4) {
-    const int32_t x0 = (int32_t)pw[0], x1 = (int32_t)pw[1];
-    const int32_t y0 = (int32_t)pw[2], y1 = (int32_t)pw[3];
-    uint32_t w = (uint32_t)dy_q_load4(b0 + i);
-    int32_t w02 = __sxtb16((int32_t)w), w13 = dy_q_sxtb16_ror8(w);
-    s00 = __smlad(x0, w02, s00);
-    s00 = __smlad(x1, w13, s00);
-    s10 = __smlad(y0, w02, s10);
-    s10 = __smlad(y1, w13, s10);
-    w = (uint32_t)dy_q_load4(b1 + i);
-    w02 = __sxtb16((int32_t)w);
-    w13 = dy_q_sxtb16_ror8(w);
-    s01 = __smlad(x0, w02, s01);
-    s01 = __smlad(x1, w13, s01);
-    s11 = __smlad(y0, w02, s11);
-    s11 = __smlad(y1, w13, s11);
-  }
+  for (; i + 4 <= n; i += 4, pw += 4)
+    DY_Q_DOT2X2_STEP(s00, s01, s10, s11, pw, b + i, n);
+#undef DY_Q_DOT2X2_STEP
   for (; i < n; i++, pw++) {
     const int32_t x = (int16_t)(uint16_t)*pw, y = (int16_t)(uint16_t)(*pw >> 16);
-    s00 += x * b0[i];
-    s01 += x * b1[i];
-    s10 += y * b0[i];
-    s11 += y * b1[i];
+    s00 += x * b[i];
+    s01 += x * b[n + i];
+    s10 += y * b[i];
+    s11 += y * b[n + i];
   }
   s[0] = s00;
   s[1] = s01;
   s[2] = s10;
   s[3] = s11;
+}
+DY_Q_INLINE void dy_q_dot1x2(const uint32_t *pw, const int8_t *b, int32_t n, int32_t *s) {
+  int32_t i = 0, s00 = 0, s10 = 0;
+  for (; i + 4 <= n; i += 4, pw += 4) {
+    const uint32_t w = (uint32_t)dy_q_load4(b + i);
+    const int32_t w02 = __sxtb16((int32_t)w), w13 = dy_q_sxtb16_ror8(w);
+    s00 = __smlad((int32_t)pw[0], w02, s00);
+    s00 = __smlad((int32_t)pw[1], w13, s00);
+    s10 = __smlad((int32_t)pw[2], w02, s10);
+    s10 = __smlad((int32_t)pw[3], w13, s10);
+  }
+  for (; i < n; i++, pw++) {
+    s00 += (int16_t)(uint16_t)*pw * b[i];
+    s10 += (int16_t)(uint16_t)(*pw >> 16) * b[i];
+  }
+  s[0] = s00;
+  s[2] = s10;
 }
 #else
 #ifndef DY_Q_BLOCK2X2
@@ -577,28 +603,32 @@ DY_Q_INLINE void dy_q_pack2_u8(const uint8_t *a, int32_t n, uint32_t *pw) {
   DY_Q_PACK2_C(a, n, pw);
 }
 #undef DY_Q_PACK2_C
-DY_Q_INLINE void dy_q_dot2x2(const uint32_t *pw, const int8_t *b0, const int8_t *b1, int32_t n,
-                             int32_t *s) {
-  int32_t i = 0, s00 = 0, s01 = 0, s10 = 0, s11 = 0;
+/* the weights' (b[i], b[i + 2]) and (b[i + 1], b[i + 3]) pairs against
+ * the words of one pixel (x = pw[0], pw[1]) */
+DY_Q_INLINE int32_t dy_q_mac4(int32_t acc, const uint32_t *x, const int8_t *b) {
+  return dy_q_mac2(dy_q_mac2(acc, x[0], dy_q_pair(b[0], b[2])), x[1], dy_q_pair(b[1], b[3]));
+}
+DY_Q_INLINE void dy_q_dot1x2(const uint32_t *pw, const int8_t *b, int32_t n, int32_t *s) {
+  int32_t i = 0, s00 = 0, s10 = 0;
   for (; i + 4 <= n; i += 4, pw += 4) {
-    const uint32_t w0a = dy_q_pair(b0[i], b0[i + 2]), w0b = dy_q_pair(b0[i + 1], b0[i + 3]);
-    const uint32_t w1a = dy_q_pair(b1[i], b1[i + 2]), w1b = dy_q_pair(b1[i + 1], b1[i + 3]);
-    s00 = dy_q_mac2(dy_q_mac2(s00, pw[0], w0a), pw[1], w0b);
-    s01 = dy_q_mac2(dy_q_mac2(s01, pw[0], w1a), pw[1], w1b);
-    s10 = dy_q_mac2(dy_q_mac2(s10, pw[2], w0a), pw[3], w0b);
-    s11 = dy_q_mac2(dy_q_mac2(s11, pw[2], w1a), pw[3], w1b);
+    s00 = dy_q_mac4(s00, pw, b + i);
+    s10 = dy_q_mac4(s10, pw + 2, b + i);
   }
   for (; i < n; i++, pw++) {
-    const int32_t x = (int16_t)(uint16_t)*pw, y = (int16_t)(uint16_t)(*pw >> 16);
-    s00 += x * b0[i];
-    s01 += x * b1[i];
-    s10 += y * b0[i];
-    s11 += y * b1[i];
+    s00 += (int16_t)(uint16_t)*pw * b[i];
+    s10 += (int16_t)(uint16_t)(*pw >> 16) * b[i];
   }
   s[0] = s00;
-  s[1] = s01;
   s[2] = s10;
-  s[3] = s11;
+}
+DY_Q_INLINE void dy_q_dot2x2(const uint32_t *pw, const int8_t *b, int32_t n, int32_t *s) {
+  int32_t d[4];
+  dy_q_dot1x2(pw, b, n, d);
+  dy_q_dot1x2(pw, b + n, n, d + 1);
+  s[0] = d[0];
+  s[1] = d[1];
+  s[2] = d[2];
+  s[3] = d[3];
 }
 #endif
 /* dy2stc: template end */

@@ -459,9 +459,8 @@ static void put_gather(dy_cg_ctx *ctx, const dy_conv_geom *g, const char *dst) {
 
 /* conv_dot's 2 x 2 block (DY_Q_BLOCK2X2: the Cortex-M DSP): two output
  * pixels' patches gathered, rewritten once as 16-bit pairs (dy_q_pack2),
- * then one dy_q_dot2x2 per two output channels. An odd last pixel is
- * gathered twice and stored once, an odd last channel paired with
- * itself. */
+ * then one dy_q_dot2x2 per two output channels (an odd last one:
+ * dy_q_dot1x2). An odd last pixel is gathered twice and stored once. */
 static void put_block2x2(dy_cg_ctx *ctx, const dy_conv_geom *g, const char *store) {
   long long og = g->o / g->groups, k = g->c / g->groups * g->kh * g->kw, np = g->oh * g->ow;
   const dy_type *x = dy_cg_in_type(ctx, 0);
@@ -476,9 +475,17 @@ static void put_block2x2(dy_cg_ctx *ctx, const dy_conv_geom *g, const char *stor
   END();
   L("%s(patch, %lld, pw);", x->dtype == DY_U8 ? "dy_q_pack2_u8" : "dy_q_pack2_s8", k);
   FOR("for (%s o2 = gi * %lld; o2 < (gi + 1) * %lld; o2 += 2) {", I, og, og);
-  L("const %s o1 = o2 + 1 < (gi + 1) * %lld ? o2 + 1 : o2;", I, og);
-  L("int32_t d[4]; /* (pixel p, o2), (p, o1), (p + 1, o2), (p + 1, o1) */");
-  L("dy_q_dot2x2(pw, %s + o2 * %lld, %s + o1 * %lld, %lld, d);", IN(3), k, IN(3), k, k);
+  L("int32_t d[4]; /* (pixel p, o2), (p, o2 + 1), (p + 1, o2), (p + 1, o2 + 1) */");
+  if (og % 2) {
+    L("const %s o1 = o2 + 1 < (gi + 1) * %lld ? o2 + 1 : o2;", I, og);
+    L("if (o1 == o2)");
+    L("  dy_q_dot1x2(pw, %s + o2 * %lld, %lld, d);", IN(3), k, k);
+    L("else");
+    L("  dy_q_dot2x2(pw, %s + o2 * %lld, %lld, d);", IN(3), k, k);
+  } else {
+    L("const %s o1 = o2 + 1;", I);
+    L("dy_q_dot2x2(pw, %s + o2 * %lld, %lld, d);", IN(3), k, k);
+  }
   L("for (%s j = 0; j < 2 && p + j < %lld; j++) {", I, np);
   ctx->indent++;
   L("const %s oy = (p + j) / %lld, ox = (p + j) %% %lld;", I, (long long)g->ow, (long long)g->ow);
