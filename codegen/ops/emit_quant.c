@@ -26,7 +26,11 @@
  *             point; no bounds checks for outputs whose taps are all
  *             inside), then one dy_q_dot2_s8 per two output channels
  *             against the filter's contiguous rows, minus x_zp * sum(w
- *             row) (a table).
+ *             row) (a table); under #if DY_Q_BLOCK2X2 (the Cortex-M DSP)
+ *             two pixels at a time, rewritten once as 16-bit pairs, and
+ *             one dy_q_dot2x2 (8 SMLAD per 4 taps) per two output
+ *             channels (put_block2x2). A kernel whose requantization
+ *             shifts are all <= 0 stores through dy_q_mul_by_qm_r.
  *   qmatmul   i8 or u8 a, constant i8 b stored [N, K] (transpose_y), zero b zero
  *             points, K >= 16: one dy_q_dot_s8 per output.
  * dy_q_dot_s8 / dy_q_dot_u8s8 is where the instruction set comes in (AVX-512 VNNI, AVX2,
