@@ -479,7 +479,9 @@ static void put_block2x2(dy_cg_ctx *ctx, const dy_conv_geom *g, const char *stor
   END();
   L("%s(patch, %lld, pw);", x->dtype == DY_U8 ? "dy_q_pack2_u8" : "dy_q_pack2_s8", k);
   FOR("for (%s o2 = gi * %lld; o2 < (gi + 1) * %lld; o2 += 2) {", I, og, og);
-  L("int32_t d[4]; /* (pixel p, o2), (p, o2 + 1), (p + 1, o2), (p + 1, o2 + 1) */");
+  /* (zeroed with an odd channel: dy_q_dot1x2 writes d[0] and d[2] only) */
+  L("int32_t d[4]%s; /* (pixel p, o2), (p, o2 + 1), (p + 1, o2), (p + 1, o2 + 1) */",
+    og % 2 ? " = {0, 0, 0, 0}" : "");
   if (og % 2) {
     L("const %s o1 = o2 + 1 < (gi + 1) * %lld ? o2 + 1 : o2;", I, og);
     L("if (o1 == o2)");
@@ -490,17 +492,29 @@ static void put_block2x2(dy_cg_ctx *ctx, const dy_conv_geom *g, const char *stor
     L("const %s o1 = o2 + 1;", I);
     L("dy_q_dot2x2(pw, %s + o2 * %lld, %lld, d);", IN(3), k, k);
   }
-  L("for (%s j = 0; j < 2 && p + j < %lld; j++) {", I, np);
-  ctx->indent++;
-  L("const %s oy = (p + j) / %lld, ox = (p + j) %% %lld;", I, (long long)g->ow, (long long)g->ow);
-  L("for (%s o = o2; o <= o1; o++) {", I);
-  ctx->indent++;
-  L("const int32_t acc = %s[o] + d[j * 2 + (o - o2)] - xz * wsum[o];", IN(8));
-  put_store(ctx, g, store);
-  ctx->indent--;
-  L("}");
-  ctx->indent--;
-  L("}");
+  /* the four stores written out (loops over them cost ~15 instructions
+   * an output on a Cortex-M4): channel o2, then o1 */
+  for (int c = 0; c < 2; c++) {
+    L("%s{", c && og % 2 ? "if (o1 != o2) " : "");
+    ctx->indent++;
+    L("const %s o = o%d;", I, c ? 1 : 2);
+    L("const int32_t bo = %s[o] - xz * wsum[o];", IN(8));
+    for (int j = 0; j < 2; j++) {
+      if (j && np % 2)
+        L("if (p + 1 < %lld) { /* pixel p + 1 */", np);
+      else
+        L("{ /* pixel p%s */", j ? " + 1" : "");
+      ctx->indent++;
+      L("const %s oy = (p%s) / %lld, ox = (p%s) %% %lld;", I, j ? " + 1" : "", (long long)g->ow,
+        j ? " + 1" : "", (long long)g->ow);
+      L("const int32_t acc = bo + d[%d];", j * 2 + c);
+      put_store(ctx, g, store);
+      ctx->indent--;
+      L("}");
+    }
+    ctx->indent--;
+    L("}");
+  }
   END();
   END();
 }
