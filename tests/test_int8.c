@@ -464,6 +464,36 @@ static void build_program(qprog *q) {
          "y_odd", conv3, 6);
   q->ref[q->n_out++] = ref_qconv(x3->data, x3s, w3, w3s, b3, x3_s, x3_zp, w3_s, y4_s, y4_zp, 2,
                                  (int64_t[]){1, 2, 2, 1}, 1, -100, 127);
+  /* a 1 x 1 filter of 8 taps (below the host's dot form; the block on
+   * the Cortex-M DSP): x [1, 8, 9, 9], w [7, 8, 1, 1], 81 pixels, 7
+   * channels */
+  static const int64_t w5s[4] = {7, 8, 1, 1};
+  static int8_t w5[7 * 8];
+  static int32_t b5[7];
+  for (size_t i = 0; i < sizeof w5; i++)
+    w5[i] = rand_i8();
+  for (int i = 0; i < 7; i++)
+    b5[i] = (int32_t)(next() % 20001) - 10000;
+  static const float y5_s = 0.2f;
+  static const int8_t y5_zp = 3;
+  int vw5 = add_const(p, "w5", DY_I8, 4, w5s, w5);
+  static float w5_s[7];
+  for (int i = 0; i < 7; i++)
+    w5_s[i] = 0.003f + 0.0007f * (float)i;
+  int vw5s = add_const(p, "w5_scale", DY_F32, 1, (int64_t[]){7}, w5_s);
+  int vw5z = add_const(p, "w5_zp", DY_I8, 1, (int64_t[]){7}, zero16);
+  int vy5s = add_const(p, "y5_scale", DY_F32, 1, (int64_t[]){1}, &y5_s);
+  int vy5z = add_const(p, "y5_zp", DY_I8, 1, (int64_t[]){1}, &y5_zp);
+  int vb5 = add_const(p, "b5", DY_I32, 1, (int64_t[]){7}, b5);
+  dy_attr conv5[6] = {DY_ATTR_IS("strides", DY_SHAPE(1, 1), 2),
+                      DY_ATTR_IS("paddings", DY_SHAPE(0, 0, 0, 0), 4),
+                      DY_ATTR_IS("dilations", DY_SHAPE(1, 1), 2), DY_ATTR_I("groups", 1),
+                      DY_ATTR_I("act_min", INT32_MIN), DY_ATTR_I("act_max", INT32_MAX)};
+  dy_type t5 = {.dtype = DY_I8, .rank = 4, .shape = {1, 7, 9, 9}};
+  add_op(q, DY_OP_QCONV2D, (int[]){vx, vxs, vxz, vw5, vw5s, vw5z, vy5s, vy5z, vb5}, 9, &t5,
+         "y_1x1", conv5, 6);
+  q->ref[q->n_out++] = ref_qconv(x->data, xs, w5, w5s, b5, x_s, x_zp, w5_s, y5_s, y5_zp, 1,
+                                 (int64_t[]){0, 0, 0, 0}, 1, -128, 127);
   /* qmatmul a [3, 100] x b [10, 100]^T, K = 100 (SIMD chunks and a tail) */
   dy_tensor *a = rand_q8(DY_I8, 2, (int64_t[]){3, 100});
   int va = add_feed(q, "a", a);
@@ -624,7 +654,7 @@ static void test_kernels_and_executor(void) {
   DY_ASSERT_OK(dy_verify(q.p, &err), &err);
   dy_tensor *out[12] = {0};
   DY_ASSERT_OK(dy_executor_run(q.p, q.feed, q.n_feeds, out, q.n_out, &err), &err);
-  check_softmax(out[3], 0.25f, out[5]);
+  check_softmax(out[4], 0.25f, out[6]);
   /* the executor (the eager kernels, op by op) equals the reference */
   for (int i = 0; i < q.n_out; i++) {
     if (!q.ref[i])

@@ -21,7 +21,7 @@
  *             on a Cortex-M4) per two taps of a filter row, the weight
  *             pairs in locals (conv_depthwise).
  *   qconv2d   i8 or u8 x, constant i8 w with zero w zero points and a filter of
- *             16 or more taps: per output pixel the input patch is
+ *             16 or more taps (4 or more on the Cortex-M DSP): per output pixel the input patch is
  *             gathered once into a stack array (padding = the x zero
  *             point; no bounds checks for outputs whose taps are all
  *             inside), then one dy_q_dot2_s8 per two output channels
@@ -519,7 +519,10 @@ static void put_block2x2(dy_cg_ctx *ctx, const dy_conv_geom *g, const char *stor
   END();
 }
 
-/* The patch + dot form of qconv2d (see the header). */
+/* The patch + dot form of qconv2d (see the header): filters of at least
+ * DOT_MIN_K taps; smaller ones of at least BLOCK_MIN_K take the 2 x 2
+ * block on the Cortex-M DSP and the direct loop elsewhere. */
+enum { DOT_MIN_K = 16, BLOCK_MIN_K = 4 };
 static dy_status conv_dot(dy_cg_ctx *ctx, dy_error *err, const dy_conv_geom *g,
                           const char *store) {
   long long cg = g->c / g->groups, og = g->o / g->groups, k = cg * g->kh * g->kw;
@@ -529,9 +532,24 @@ static dy_status conv_dot(dy_cg_ctx *ctx, dy_error *err, const dy_conv_geom *g,
   const dy_type *x = dy_cg_in_type(ctx, 0);
   const char *T = dy_ctype(x->dtype), *dot = dot_fn(x->dtype), *I = sample_index_type(g);
   put_zp(ctx, "xz", 2);
+  if (k < DOT_MIN_K)
+    L("(void)%s; /* the direct loop's alone */", IN(5));
   L("#if DY_Q_BLOCK2X2 /* the Cortex-M DSP: 2 pixels x 2 output channels a step */");
   L("%s patch[%lld]; /* two output pixels' input taps, (ci, ky, kx) each */", T, 2 * k);
   L("uint32_t pw[%lld]; /* the two as 16-bit pairs (dy_q_pack2) */", k);
+  if (k < DOT_MIN_K) { /* elsewhere the direct loop, as for any filter this small */
+    open_sample(ctx, g);
+    FOR("for (%s gi = 0; gi < %lld; gi++) {", I, (long long)g->groups);
+    put_block2x2(ctx, g, store);
+    END();
+    END();
+    L("#else");
+    char init[64];
+    snprintf(init, sizeof init, "%s[o]", IN(8));
+    conv_direct(ctx, g, 3, 5, "xz", store, init, "wsum");
+    L("#endif");
+    return DY_OK;
+  }
   L("#else");
   L("%s patch[%lld]; /* one output pixel's input taps, (ci, ky, kx) */", T, k);
   L("#endif");
@@ -707,7 +725,7 @@ dy_status dy_emit_qconv2d(dy_cg_ctx *ctx, dy_error *err) {
     conv_depthwise(ctx, &g, store);
     return DY_OK;
   }
-  if (dot_form(ctx, dy_cg_in_type(ctx, 0)->dtype, 3, 5) && k >= 16)
+  if (dot_form(ctx, dy_cg_in_type(ctx, 0)->dtype, 3, 5) && k >= BLOCK_MIN_K)
     return conv_dot(ctx, err, &g, store);
   const char *wsum = NULL;
   if (dot_form(ctx, dy_cg_in_type(ctx, 0)->dtype, 3, 5)) {
