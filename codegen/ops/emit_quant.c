@@ -461,6 +461,23 @@ static void put_gather(dy_cg_ctx *ctx, const dy_conv_geom *g, const char *dst) {
   }
 }
 
+/* Closes n blocks opened with their indent. */
+static void close_block(dy_cg_ctx *ctx, int n) {
+  for (int i = 0; i < n; i++) {
+    ctx->indent--;
+    L("}");
+  }
+}
+
+/* const int32_t acc = <acc>; the store of output (o, oy, ox); then
+ * closes the n blocks around it. */
+static void put_acc_store(dy_cg_ctx *ctx, const dy_conv_geom *g, const char *acc,
+                          const char *store, int n) {
+  L("const int32_t acc = %s;", acc);
+  put_store(ctx, g, store);
+  close_block(ctx, n);
+}
+
 /* conv_dot's 2 x 2 block (DY_Q_BLOCK2X2: the Cortex-M DSP): two output
  * pixels' patches gathered, rewritten once as 16-bit pairs (dy_q_pack2),
  * then one dy_q_dot2x2 per two output channels (an odd last one:
@@ -507,13 +524,11 @@ static void put_block2x2(dy_cg_ctx *ctx, const dy_conv_geom *g, const char *stor
       ctx->indent++;
       L("const %s oy = (p%s) / %lld, ox = (p%s) %% %lld;", I, j ? " + 1" : "", (long long)g->ow,
         j ? " + 1" : "", (long long)g->ow);
-      L("const int32_t acc = bo + d[%d];", j * 2 + c);
-      put_store(ctx, g, store);
-      ctx->indent--;
-      L("}");
+      char acc[32];
+      snprintf(acc, sizeof acc, "bo + d[%d]", j * 2 + c);
+      put_acc_store(ctx, g, acc, store, 1);
     }
-    ctx->indent--;
-    L("}");
+    close_block(ctx, 1);
   }
   END();
   END();
@@ -577,12 +592,9 @@ static dy_status conv_dot(dy_cg_ctx *ctx, dy_error *err, const dy_conv_geom *g,
   }
   L("for (%s o = o2; o < o2 + 2 && o < (gi + 1) * %lld; o++) {", I, og);
   ctx->indent++;
-  L("const int32_t acc = %s[o] + d[o - o2] - xz * wsum[o];", IN(8));
-  put_store(ctx, g, store);
-  ctx->indent--;
-  L("}");
-  ctx->indent--;
-  L("}");
+  char acc[64];
+  snprintf(acc, sizeof acc, "%s[o] + d[o - o2] - xz * wsum[o]", IN(8));
+  put_acc_store(ctx, g, acc, store, 2);
   END();
   END();
   L("#endif");
