@@ -43,6 +43,7 @@
  *   dy_q_pair(lo, hi), dy_q_mac2(acc, a, b)  two 16-bit values as a word;
  *                          acc + the products of two such words' halves
  *                          (SMLAD on a Cortex-M DSP)
+ *   dy_q_mul_by_qm_r(x, m, e)  dy_q_mul_by_qm(x, m, -e) for e >= 0, m != INT32_MIN
  *   dy_q_round_f32(r)      r rounded to the nearest integer, ties to even
  *                          (ONNX QuantizeLinear's rounding), clamped to
  *                          [-2^22, 2^22]; NaN gives 0
@@ -68,12 +69,14 @@
 #define DY_Q_INLINE static inline
 #endif
 
+/* (ab + nudge) / 2^31 truncated is floor((ab + 2^30) / 2^31) for either
+ * sign of ab (for ab < 0: trunc(v / 2^31) = floor((v + 2^31 - 1) / 2^31),
+ * and v + 2^31 - 1 = ab + 2^30), an arithmetic shift: one multiply-
+ * accumulate and two shifts on a 32-bit core */
 DY_Q_INLINE int32_t dy_q_srdhm(int32_t a, int32_t b) {
-  int64_t ab = (int64_t)a * (int64_t)b;
-  int64_t nudge = ab >= 0 ? (1 << 30) : (1 - (1 << 30));
   if (a == b && a == INT32_MIN)
     return INT32_MAX;
-  return (int32_t)((ab + nudge) / ((int64_t)1 << 31));
+  return (int32_t)(((int64_t)a * (int64_t)b + (1 << 30)) >> 31);
 }
 
 DY_Q_INLINE int32_t dy_q_rdivpot(int32_t x, int e) {
@@ -102,6 +105,16 @@ DY_Q_INLINE int32_t dy_q_add_sat(int32_t a, int32_t b) {
 DY_Q_INLINE int32_t dy_q_mul_by_qm(int32_t x, int32_t m, int32_t s) {
   int left = s > 0 ? (int)(s > 31 ? 31 : s) : 0, right = s > 0 ? 0 : (int)(s < -31 ? 31 : -s);
   return dy_q_rdivpot(dy_q_srdhm(dy_q_shl_sat(x, left), m), right);
+}
+
+/* dy_q_mul_by_qm(x, m, -e) for 0 <= e <= 31 and m != INT32_MIN (every
+ * multiplier ir/core/quant.c makes): no left shift, no saturating
+ * product; the requantization of a kernel whose shifts are all <= 0, the
+ * shifts negated at compile time */
+DY_Q_INLINE int32_t dy_q_mul_by_qm_r(int32_t x, int32_t m, int32_t e) {
+  int32_t r = (int32_t)(((int64_t)x * (int64_t)m + (1 << 30)) >> 31);
+  int32_t mask = (int32_t)((1u << e) - 1u);
+  return (r >> e) + ((r & mask) > (mask >> 1) + (r < 0 ? 1 : 0) ? 1 : 0);
 }
 
 DY_Q_INLINE int32_t dy_q_clamp(int32_t v, int32_t lo, int32_t hi) {
@@ -460,6 +473,162 @@ DY_Q_INLINE int32_t dy_q_mac2(int32_t acc, uint32_t a, uint32_t b) {
 DY_Q_INLINE int32_t dy_q_mac2(int32_t acc, uint32_t a, uint32_t b) {
   return acc + (int32_t)(int16_t)(uint16_t)a * (int16_t)(uint16_t)b +
          (int32_t)(int16_t)(uint16_t)(a >> 16) * (int16_t)(uint16_t)(b >> 16);
+}
+#endif
+/* The 2 x 2 block of qconv2d's dot form: two output pixels times two
+ * output channels, each word of activations and weights read once for two
+ * sums. dy_q_pack2_s8(a, n, pw) (dy_q_pack2_u8 for u8 activations)
+ * rewrites two pixels' patches p0 = a[0, n) and p1 = a[n, 2n) once as
+ * 16-bit pairs in the order SXTB16 widens a word of int8 weights (lanes:
+ * bytes 0 and 2, then, rotated by 8, bytes 1 and 3; CMSIS-NN's
+ * read_and_pad_reordered): per four taps t .. t + 3 the words
+ * (p0[t], p0[t+2]), (p0[t+1], p0[t+3]), (p1[t], p1[t+2]), (p1[t+1], p1[t+3]),
+ * then one word (p0[t], p1[t]) per tap of the last n % 4; n words in all.
+ * dy_q_dot2x2(pw, b, n, s) gives s[0] = p0.b0, s[1] = p0.b1,
+ * s[2] = p1.b0, s[3] = p1.b1 for two channels' weight rows b0 = b[0, n),
+ * b1 = b[n, 2n) as they are stored (one pointer: the second row at a
+ * constant offset, which keeps the loop in registers), dy_q_dot1x2(pw,
+ * b, n, s) s[0] = p0.b, s[2] = p1.b (an odd last channel): on a
+ * Cortex-M DSP per four taps two weight loads, four SXTB16, four pair
+ * loads and eight SMLAD, 16 MACs; the plain-C form computes the same
+ * integers. DY_Q_BLOCK2X2 is 1 where this block is the
+ * faster form (the Cortex-M DSP; -DDY_Q_BLOCK2X2=1 forces it, plain C,
+ * elsewhere), and the generated qconv2d takes it under #if DY_Q_BLOCK2X2. */
+#if !defined(DY_NO_SIMD) && defined(__ARM_FEATURE_DSP) && defined(__ARM_FEATURE_SIMD32) && \
+    !defined(__aarch64__)
+#ifndef DY_Q_BLOCK2X2
+#define DY_Q_BLOCK2X2 1
+#endif
+DY_Q_INLINE void dy_q_pack2_s8(const int8_t *a, int32_t n, uint32_t *pw) {
+  int32_t i = 0;
+  for (; i + 4 <= n; i += 4, pw += 4) {
+    uint32_t u = (uint32_t)dy_q_load4(a + i), v = (uint32_t)dy_q_load4(a + n + i);
+    pw[0] = (uint32_t)__sxtb16((int32_t)u);
+    pw[1] = (uint32_t)dy_q_sxtb16_ror8(u);
+    pw[2] = (uint32_t)__sxtb16((int32_t)v);
+    pw[3] = (uint32_t)dy_q_sxtb16_ror8(v);
+  }
+  for (; i < n; i++)
+    *pw++ = dy_q_pair(a[i], a[n + i]);
+}
+DY_Q_INLINE void dy_q_pack2_u8(const uint8_t *a, int32_t n, uint32_t *pw) {
+  int32_t i = 0;
+  for (; i + 4 <= n; i += 4, pw += 4) {
+    uint32_t u = (uint32_t)dy_q_load4((const int8_t *)(const void *)(a + i));
+    uint32_t v = (uint32_t)dy_q_load4((const int8_t *)(const void *)(a + n + i));
+    pw[0] = __uxtb16(u);
+    pw[1] = (uint32_t)dy_q_uxtb16_ror8(u);
+    pw[2] = __uxtb16(v);
+    pw[3] = (uint32_t)dy_q_uxtb16_ror8(v);
+  }
+  for (; i < n; i++)
+    *pw++ = dy_q_pair(a[i], a[n + i]);
+}
+/* four taps of the 2 x 2 block: the pair words x of both pixels, the
+ * weight words of both channels at b and b + n (unrolled twice, gcc 12
+ * spills and the loop costs more) */
+#define DY_Q_DOT2X2_STEP(s00, s01, s10, s11, x, b, n)                           \
+  do {                                                                          \
+    const int32_t x0 = (int32_t)(x)[0], x1 = (int32_t)(x)[1];                   \
+    const int32_t y0 = (int32_t)(x)[2], y1 = (int32_t)(x)[3];                   \
+    uint32_t w = (uint32_t)dy_q_load4(b);                                       \
+    int32_t w02 = __sxtb16((int32_t)w), w13 = dy_q_sxtb16_ror8(w);              \
+    s00 = __smlad(x0, w02, s00);                                                \
+    s00 = __smlad(x1, w13, s00);                                                \
+    s10 = __smlad(y0, w02, s10);                                                \
+    s10 = __smlad(y1, w13, s10);                                                \
+    w = (uint32_t)dy_q_load4((b) + (n));                                        \
+    w02 = __sxtb16((int32_t)w);                                                 \
+    w13 = dy_q_sxtb16_ror8(w);                                                  \
+    s01 = __smlad(x0, w02, s01);                                                \
+    s01 = __smlad(x1, w13, s01);                                                \
+    s11 = __smlad(y0, w02, s11);                                                \
+    s11 = __smlad(y1, w13, s11);                                                \
+  } while (0)
+DY_Q_INLINE void dy_q_dot2x2(const uint32_t *pw, const int8_t *b, int32_t n, int32_t *s) {
+  int32_t i = 0, s00 = 0, s01 = 0, s10 = 0, s11 = 0;
+  for (; i + 4 <= n; i += 4, pw += 4)
+    DY_Q_DOT2X2_STEP(s00, s01, s10, s11, pw, b + i, n);
+#undef DY_Q_DOT2X2_STEP
+  for (; i < n; i++, pw++) {
+    const int32_t x = (int16_t)(uint16_t)*pw, y = (int16_t)(uint16_t)(*pw >> 16);
+    s00 += x * b[i];
+    s01 += x * b[n + i];
+    s10 += y * b[i];
+    s11 += y * b[n + i];
+  }
+  s[0] = s00;
+  s[1] = s01;
+  s[2] = s10;
+  s[3] = s11;
+}
+DY_Q_INLINE void dy_q_dot1x2(const uint32_t *pw, const int8_t *b, int32_t n, int32_t *s) {
+  int32_t i = 0, s00 = 0, s10 = 0;
+  for (; i + 4 <= n; i += 4, pw += 4) {
+    const uint32_t w = (uint32_t)dy_q_load4(b + i);
+    const int32_t w02 = __sxtb16((int32_t)w), w13 = dy_q_sxtb16_ror8(w);
+    s00 = __smlad((int32_t)pw[0], w02, s00);
+    s00 = __smlad((int32_t)pw[1], w13, s00);
+    s10 = __smlad((int32_t)pw[2], w02, s10);
+    s10 = __smlad((int32_t)pw[3], w13, s10);
+  }
+  for (; i < n; i++, pw++) {
+    s00 += (int16_t)(uint16_t)*pw * b[i];
+    s10 += (int16_t)(uint16_t)(*pw >> 16) * b[i];
+  }
+  s[0] = s00;
+  s[2] = s10;
+}
+#else
+#ifndef DY_Q_BLOCK2X2
+#define DY_Q_BLOCK2X2 0
+#endif
+/* the same words and sums in plain C (a and p0 / p1 as above) */
+#define DY_Q_PACK2_C(a, n, pw)                                                   \
+  do {                                                                           \
+    int32_t i_ = 0;                                                              \
+    for (; i_ + 4 <= (n); i_ += 4, (pw) += 4) {                                  \
+      (pw)[0] = dy_q_pair((a)[i_], (a)[i_ + 2]);                                 \
+      (pw)[1] = dy_q_pair((a)[i_ + 1], (a)[i_ + 3]);                             \
+      (pw)[2] = dy_q_pair((a)[(n) + i_], (a)[(n) + i_ + 2]);                     \
+      (pw)[3] = dy_q_pair((a)[(n) + i_ + 1], (a)[(n) + i_ + 3]);                 \
+    }                                                                            \
+    for (; i_ < (n); i_++)                                                       \
+      *(pw)++ = dy_q_pair((a)[i_], (a)[(n) + i_]);                               \
+  } while (0)
+DY_Q_INLINE void dy_q_pack2_s8(const int8_t *a, int32_t n, uint32_t *pw) {
+  DY_Q_PACK2_C(a, n, pw);
+}
+DY_Q_INLINE void dy_q_pack2_u8(const uint8_t *a, int32_t n, uint32_t *pw) {
+  DY_Q_PACK2_C(a, n, pw);
+}
+#undef DY_Q_PACK2_C
+/* the weights' (b[i], b[i + 2]) and (b[i + 1], b[i + 3]) pairs against
+ * the words of one pixel (x = pw[0], pw[1]) */
+DY_Q_INLINE int32_t dy_q_mac4(int32_t acc, const uint32_t *x, const int8_t *b) {
+  return dy_q_mac2(dy_q_mac2(acc, x[0], dy_q_pair(b[0], b[2])), x[1], dy_q_pair(b[1], b[3]));
+}
+DY_Q_INLINE void dy_q_dot1x2(const uint32_t *pw, const int8_t *b, int32_t n, int32_t *s) {
+  int32_t i = 0, s00 = 0, s10 = 0;
+  for (; i + 4 <= n; i += 4, pw += 4) {
+    s00 = dy_q_mac4(s00, pw, b + i);
+    s10 = dy_q_mac4(s10, pw + 2, b + i);
+  }
+  for (; i < n; i++, pw++) {
+    s00 += (int16_t)(uint16_t)*pw * b[i];
+    s10 += (int16_t)(uint16_t)(*pw >> 16) * b[i];
+  }
+  s[0] = s00;
+  s[2] = s10;
+}
+DY_Q_INLINE void dy_q_dot2x2(const uint32_t *pw, const int8_t *b, int32_t n, int32_t *s) {
+  int32_t d[4];
+  dy_q_dot1x2(pw, b, n, d);
+  dy_q_dot1x2(pw, b + n, n, d + 1);
+  s[0] = d[0];
+  s[1] = d[1];
+  s[2] = d[2];
+  s[3] = d[3];
 }
 #endif
 /* dy2stc: template end */

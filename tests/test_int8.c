@@ -186,6 +186,17 @@ static void test_round(void) {
   CU_ASSERT_EQUAL(dy_q_round_f32(3.5f), 4);
 }
 
+/* The run's output (in WORK/last.log) holds the expected lines. */
+static void expect_output(const char *what, int rc, const char *want) {
+  char *log = dy_test_slurp(WORK "/last.log");
+  bool ok = rc == 0 && log && strstr(log, want);
+  if (!ok)
+    fprintf(stderr, "\n  %s: exit %d, output:\n%s\n  expected:\n%s", what, rc, log ? log : "",
+            want);
+  CU_ASSERT(ok);
+  free(log);
+}
+
 /* dy_q_dot_s8 and dy_q_dot2_s8 (and the u8 forms) of every SIMD path the
  * host builds, against a plain sum: a
  * program that includes ir/dy_qfixed.h prints its sums. */
@@ -215,6 +226,24 @@ static const char dot_main[] =
     "    if (d[0] != uwant || d[1] != uawant) { printf(\"u8 dot2 n=%d\\n\", n); return 1; }\n"
     "    if (dy_q_dot_u8s8(u, b, n) != uwant) { printf(\"u8 n=%d\\n\", n); return 1; }\n"
     "    if (dy_q_dot_s8(a, b, n) != want) { printf(\"n=%d: %ld, want %ld\\n\", n, (long)dy_q_dot_s8(a, b, n), want); return 1; }\n"
+    "    if (n > 0 && n <= 150) { /* the 2 x 2 block: pixels a[0, n), a[n, 2n) (u: u[0, n), u[n, 2n)), rows b[0, n), b[n, 2n) */\n"
+    "      static uint32_t pw[150];\n"
+    "      long w4[4] = {0, 0, 0, 0}, u4[4] = {0, 0, 0, 0};\n"
+    "      int32_t d4[4];\n"
+    "      for (int i = 0; i < n; i++)\n"
+    "        for (int j = 0; j < 4; j++) {\n"
+    "          w4[j] += (long)a[(j >> 1) * n + i] * b[(j & 1) * n + i];\n"
+    "          u4[j] += (long)u[(j >> 1) * n + i] * b[(j & 1) * n + i];\n"
+    "        }\n"
+    "      dy_q_pack2_s8(a, n, pw);\n"
+    "      dy_q_dot2x2(pw, b, n, d4);\n"
+    "      for (int j = 0; j < 4; j++) if (d4[j] != w4[j]) { printf(\"dot2x2 n=%d j=%d\\n\", n, j); return 1; }\n"
+    "      dy_q_dot1x2(pw, b + n, n, d4);\n"
+    "      if (d4[0] != w4[1] || d4[2] != w4[3]) { printf(\"dot1x2 n=%d\\n\", n); return 1; }\n"
+    "      dy_q_pack2_u8(u, n, pw);\n"
+    "      dy_q_dot2x2(pw, b, n, d4);\n"
+    "      for (int j = 0; j < 4; j++) if (d4[j] != u4[j]) { printf(\"u8 dot2x2 n=%d j=%d\\n\", n, j); return 1; }\n"
+    "    }\n"
     "  }\n"
     "  printf(\"ok\\n\");\n  return 0;\n}\n";
 
@@ -232,6 +261,20 @@ static void test_dot_paths(void) {
     if (rc)
       fprintf(stderr, "\n  dot with '%s' failed:\n%s", flags[i], dy_test_slurp(WORK "/last.log"));
     CU_ASSERT_EQUAL(rc, 0);
+  }
+  /* the Cortex-M DSP's dot forms and 2 x 2 block (SMLAD) under qemu */
+  if (dy_test_have("arm-none-eabi-gcc") && dy_test_have("qemu-system-arm")) {
+    int rc = sh("cd %s && arm-none-eabi-gcc " M4_FLAGS " -std=c99 -O2 -Wall -Wextra -pedantic "
+                "-Werror -I%s/ir -c dot.c -o dot-m4.o && "
+                "arm-none-eabi-gcc " M4_FLAGS " -std=c11 -O2 -c %s/startup.c -o startup-m4.o && "
+                "arm-none-eabi-gcc " M4_FLAGS " --specs=rdimon.specs -nostartfiles -T %s/mps2.ld "
+                "startup-m4.o dot-m4.o -o dot-m4.elf && "
+                "arm-none-eabi-objdump -d dot-m4.o | grep -q smlad && "
+                QEMU_ARM " -M mps2-an386 -kernel dot-m4.elf",
+                WORK, DY_SOURCE_DIR, FIRMWARE, FIRMWARE);
+    expect_output("dot on the Cortex-M4 (qemu-system-arm)", rc, "ok\n");
+  } else {
+    fprintf(stderr, "\n  SKIPPED the Cortex-M4 dot: no arm-none-eabi-gcc or qemu-system-arm ");
   }
   if (sh("cc -march=native -dM -E - </dev/null | grep -q __AVX512VNNI__") == 0)
     fprintf(stderr, "\n  (the native build took the AVX-512 VNNI path) ");
@@ -300,9 +343,10 @@ static int32_t m_of(double r, int32_t *shift) {
 static dy_tensor *ref_qconv(const int8_t *x, const int64_t *xs, const int8_t *w,
                             const int64_t *ws, const int32_t *bias, float x_s, int32_t x_zp,
                             const float *w_s, float y_s, int32_t y_zp, int64_t stride,
-                            int64_t pad, int64_t groups, int32_t lo, int32_t hi) {
+                            const int64_t *pad, int64_t groups, int32_t lo, int32_t hi) {
+  /* pad: top, left, bottom, right */
   int64_t c = xs[1], h = xs[2], wd = xs[3], o = ws[0], kh = ws[2], kw = ws[3];
-  int64_t oh = (h + 2 * pad - kh) / stride + 1, ow = (wd + 2 * pad - kw) / stride + 1;
+  int64_t oh = (h + pad[0] + pad[2] - kh) / stride + 1, ow = (wd + pad[1] + pad[3] - kw) / stride + 1;
   int64_t cg = c / groups, og = o / groups;
   dy_tensor *y = dy_tensor_new(DY_I8, 4, (int64_t[]){1, o, oh, ow});
   int8_t *yd = y->data;
@@ -315,7 +359,7 @@ static dy_tensor *ref_qconv(const int8_t *x, const int64_t *xs, const int8_t *w,
         for (int64_t ci = 0; ci < cg; ci++)
           for (int64_t ky = 0; ky < kh; ky++)
             for (int64_t kx = 0; kx < kw; kx++) {
-              int64_t iy = oy * stride - pad + ky, ix = ox * stride - pad + kx;
+              int64_t iy = oy * stride - pad[0] + ky, ix = ox * stride - pad[1] + kx;
               if (iy < 0 || iy >= h || ix < 0 || ix >= wd)
                 continue;
               acc += (x[((oc / og * cg + ci) * h + iy) * wd + ix] - x_zp) *
@@ -368,8 +412,8 @@ static void build_program(qprog *q) {
   dy_type t1 = {.dtype = DY_I8, .rank = 4, .shape = {1, 16, 9, 9}};
   add_op(q, DY_OP_QCONV2D, (int[]){vx, vxs, vxz, vw1, vw1s, vw1z, vy1s, vy1z, vb1}, 9, &t1,
          "y_conv", conv1, 6);
-  q->ref[q->n_out++] = ref_qconv(x->data, xs, w1, w1s, b1, x_s, x_zp, w1_s, y1_s, y1_zp, 1, 1,
-                                 1, -128, 127);
+  q->ref[q->n_out++] = ref_qconv(x->data, xs, w1, w1s, b1, x_s, x_zp, w1_s, y1_s, y1_zp, 1,
+                                 (int64_t[]){1, 1, 1, 1}, 1, -128, 127);
   /* depthwise, stride 2, relu6-style clamp [y2_zp, 40] */
   int vw2 = add_const(p, "w2", DY_I8, 4, w2s, w2);
   int vw2s = add_const(p, "w2_scale", DY_F32, 1, (int64_t[]){8}, w2_s);
@@ -384,8 +428,72 @@ static void build_program(qprog *q) {
   dy_type t2 = {.dtype = DY_I8, .rank = 4, .shape = {1, 8, 5, 5}};
   add_op(q, DY_OP_QCONV2D, (int[]){vx, vxs, vxz, vw2, vw2s, vw2z, vy2s, vy2z, vb2}, 9, &t2,
          "y_dw", conv2, 6);
-  q->ref[q->n_out++] = ref_qconv(x->data, xs, w2, w2s, b2, x_s, x_zp, w2_s, y2_s, y2_zp, 2, 1, 8,
-                                 0, 40);
+  q->ref[q->n_out++] = ref_qconv(x->data, xs, w2, w2s, b2, x_s, x_zp, w2_s, y2_s, y2_zp, 2,
+                                 (int64_t[]){1, 1, 1, 1}, 8, 0, 40);
+  /* the dot form's odd corners (the 2 x 2 block of the Cortex-M DSP: an
+   * odd last pixel and an odd last channel alone, a tail of k % 4 = 3
+   * taps): x [1, 3, 8, 5], w [5, 3, 3, 3] (k = 27), stride 2, padding on
+   * every side (top 1, left 2, bottom 2, right 1): y [1, 5, 5, 3], 15
+   * pixels, a relu-style clamp */
+  static const int64_t x3s[4] = {1, 3, 8, 5}, w3s[4] = {5, 3, 3, 3};
+  static int8_t w3[5 * 27];
+  static int32_t b3[5];
+  static float w3_s[5];
+  for (size_t i = 0; i < sizeof w3; i++)
+    w3[i] = rand_i8();
+  for (int i = 0; i < 5; i++)
+    b3[i] = (int32_t)(next() % 20001) - 10000, w3_s[i] = 0.004f + 0.001f * (float)i;
+  static const float x3_s = 0.04f, y4_s = 0.3f;
+  static const int8_t x3_zp = -7, y4_zp = -100;
+  dy_tensor *x3 = rand_q8(DY_I8, 4, x3s);
+  int vx3 = add_feed(q, "x3", x3);
+  int vx3s = add_const(p, "x3_scale", DY_F32, 1, (int64_t[]){1}, &x3_s);
+  int vx3z = add_const(p, "x3_zp", DY_I8, 1, (int64_t[]){1}, &x3_zp);
+  int vw3 = add_const(p, "w3", DY_I8, 4, w3s, w3);
+  int vw3s = add_const(p, "w3_scale", DY_F32, 1, (int64_t[]){5}, w3_s);
+  int vw3z = add_const(p, "w3_zp", DY_I8, 1, (int64_t[]){5}, zero16);
+  int vy4s = add_const(p, "y4_scale", DY_F32, 1, (int64_t[]){1}, &y4_s);
+  int vy4z = add_const(p, "y4_zp", DY_I8, 1, (int64_t[]){1}, &y4_zp);
+  int vb3 = add_const(p, "b3", DY_I32, 1, (int64_t[]){5}, b3);
+  dy_attr conv3[6] = {DY_ATTR_IS("strides", DY_SHAPE(2, 2), 2),
+                      DY_ATTR_IS("paddings", DY_SHAPE(1, 2, 2, 1), 4),
+                      DY_ATTR_IS("dilations", DY_SHAPE(1, 1), 2), DY_ATTR_I("groups", 1),
+                      DY_ATTR_I("act_min", -100), DY_ATTR_I("act_max", INT32_MAX)};
+  dy_type t4 = {.dtype = DY_I8, .rank = 4, .shape = {1, 5, 5, 3}};
+  add_op(q, DY_OP_QCONV2D, (int[]){vx3, vx3s, vx3z, vw3, vw3s, vw3z, vy4s, vy4z, vb3}, 9, &t4,
+         "y_odd", conv3, 6);
+  q->ref[q->n_out++] = ref_qconv(x3->data, x3s, w3, w3s, b3, x3_s, x3_zp, w3_s, y4_s, y4_zp, 2,
+                                 (int64_t[]){1, 2, 2, 1}, 1, -100, 127);
+  /* a 1 x 1 filter of 8 taps (below the host's dot form; the block on
+   * the Cortex-M DSP): x [1, 8, 9, 9], w [7, 8, 1, 1], 81 pixels, 7
+   * channels */
+  static const int64_t w5s[4] = {7, 8, 1, 1};
+  static int8_t w5[7 * 8];
+  static int32_t b5[7];
+  for (size_t i = 0; i < sizeof w5; i++)
+    w5[i] = rand_i8();
+  for (int i = 0; i < 7; i++)
+    b5[i] = (int32_t)(next() % 20001) - 10000;
+  static const float y5_s = 0.2f;
+  static const int8_t y5_zp = 3;
+  int vw5 = add_const(p, "w5", DY_I8, 4, w5s, w5);
+  static float w5_s[7];
+  for (int i = 0; i < 7; i++)
+    w5_s[i] = 0.003f + 0.0007f * (float)i;
+  int vw5s = add_const(p, "w5_scale", DY_F32, 1, (int64_t[]){7}, w5_s);
+  int vw5z = add_const(p, "w5_zp", DY_I8, 1, (int64_t[]){7}, zero16);
+  int vy5s = add_const(p, "y5_scale", DY_F32, 1, (int64_t[]){1}, &y5_s);
+  int vy5z = add_const(p, "y5_zp", DY_I8, 1, (int64_t[]){1}, &y5_zp);
+  int vb5 = add_const(p, "b5", DY_I32, 1, (int64_t[]){7}, b5);
+  dy_attr conv5[6] = {DY_ATTR_IS("strides", DY_SHAPE(1, 1), 2),
+                      DY_ATTR_IS("paddings", DY_SHAPE(0, 0, 0, 0), 4),
+                      DY_ATTR_IS("dilations", DY_SHAPE(1, 1), 2), DY_ATTR_I("groups", 1),
+                      DY_ATTR_I("act_min", INT32_MIN), DY_ATTR_I("act_max", INT32_MAX)};
+  dy_type t5 = {.dtype = DY_I8, .rank = 4, .shape = {1, 7, 9, 9}};
+  add_op(q, DY_OP_QCONV2D, (int[]){vx, vxs, vxz, vw5, vw5s, vw5z, vy5s, vy5z, vb5}, 9, &t5,
+         "y_1x1", conv5, 6);
+  q->ref[q->n_out++] = ref_qconv(x->data, xs, w5, w5s, b5, x_s, x_zp, w5_s, y5_s, y5_zp, 1,
+                                 (int64_t[]){0, 0, 0, 0}, 1, -128, 127);
   /* qmatmul a [3, 100] x b [10, 100]^T, K = 100 (SIMD chunks and a tail) */
   dy_tensor *a = rand_q8(DY_I8, 2, (int64_t[]){3, 100});
   int va = add_feed(q, "a", a);
@@ -546,7 +654,7 @@ static void test_kernels_and_executor(void) {
   DY_ASSERT_OK(dy_verify(q.p, &err), &err);
   dy_tensor *out[12] = {0};
   DY_ASSERT_OK(dy_executor_run(q.p, q.feed, q.n_feeds, out, q.n_out, &err), &err);
-  check_softmax(out[2], 0.25f, out[4]);
+  check_softmax(out[4], 0.25f, out[6]);
   /* the executor (the eager kernels, op by op) equals the reference */
   for (int i = 0; i < q.n_out; i++) {
     if (!q.ref[i])
@@ -613,17 +721,6 @@ static char *expected_text(const qprog *q, dy_tensor *const *out) {
   return s;
 }
 
-/* The run's output (in WORK/last.log) holds the expected lines. */
-static void expect_output(const char *what, int rc, const char *want) {
-  char *log = dy_test_slurp(WORK "/last.log");
-  bool ok = rc == 0 && log && strstr(log, want);
-  if (!ok)
-    fprintf(stderr, "\n  %s: exit %d, output:\n%s\n  expected:\n%s", what, rc, log ? log : "",
-            want);
-  CU_ASSERT(ok);
-  free(log);
-}
-
 static void test_generated_everywhere(void) {
   qprog q;
   build_program(&q);
@@ -658,8 +755,15 @@ static void test_generated_everywhere(void) {
                "\"$(grep -c '^static void k[0-9]*_qconv2d' %s/qk.c)\" && "
                "grep -q '^static void k[0-9]*_qconv2d' %s/qk.c",
                WORK, WORK, WORK, WORK, WORK) == 0);
-  static const char *const host[] = {"-march=native", "-mavx2 -mfma", "", "-DDY_NO_SIMD"};
-  for (int i = 0; i < 4; i++) {
+  /* the Cortex-M DSP's 2 x 2 block is there, with its odd channel
+   * (dy_q_dot1x2), and the host builds it too when asked (the plain-C
+   * dy_q_pack2 / dy_q_dot2x2: the same integers) */
+  CU_ASSERT(sh("grep -q '#if DY_Q_BLOCK2X2' %s/qk.c && grep -q 'dy_q_dot2x2(pw' %s/qk.c && "
+               "grep -q 'dy_q_dot1x2(pw' %s/qk.c && grep -q 'dy_q_pack2_s8(patch' %s/qk.c",
+               WORK, WORK, WORK, WORK) == 0);
+  static const char *const host[] = {"-march=native", "-mavx2 -mfma", "", "-DDY_NO_SIMD",
+                                     "-DDY_Q_BLOCK2X2=1"};
+  for (int i = 0; i < 5; i++) {
     int rc = sh("cd %s && cc -std=c99 -O2 -Wall -Wextra -pedantic -Werror %s main.c qk.c qk_weights.c "
                 "-o host && ./host",
                 WORK, host[i]);

@@ -21,12 +21,16 @@
  *             on a Cortex-M4) per two taps of a filter row, the weight
  *             pairs in locals (conv_depthwise).
  *   qconv2d   i8 or u8 x, constant i8 w with zero w zero points and a filter of
- *             16 or more taps: per output pixel the input patch is
+ *             16 or more taps (4 or more on the Cortex-M DSP): per output pixel the input patch is
  *             gathered once into a stack array (padding = the x zero
  *             point; no bounds checks for outputs whose taps are all
  *             inside), then one dy_q_dot2_s8 per two output channels
  *             against the filter's contiguous rows, minus x_zp * sum(w
- *             row) (a table).
+ *             row) (a table); under #if DY_Q_BLOCK2X2 (the Cortex-M DSP)
+ *             two pixels at a time, rewritten once as 16-bit pairs, and
+ *             one dy_q_dot2x2 (8 SMLAD per 4 taps) per two output
+ *             channels (put_block2x2). A kernel whose requantization
+ *             shifts are all <= 0 stores through dy_q_mul_by_qm_r.
  *   qmatmul   i8 or u8 a, constant i8 b stored [N, K] (transpose_y), zero b zero
  *             points, K >= 16: one dy_q_dot_s8 per output.
  * dy_q_dot_s8 / dy_q_dot_u8s8 is where the instruction set comes in (AVX-512 VNNI, AVX2,
@@ -131,9 +135,19 @@ static dy_status put_requant(dy_cg_ctx *ctx, dy_error *err, int64_t act_min, int
     dy_quant_multiplier((double)scale_at(ctx, 1, 0) * (double)scale_at(ctx, 4, c) /
                             (double)scale_at(ctx, 6, 0),
                         &m[c], &m[nc + c]);
-  dy_cg_line(ctx, "/* requantization: x_scale * w_scale[c] / y_scale as multiplier * 2^(shift - 31) */");
+  /* every shift <= 0 (the usual case): the right shifts, negated here,
+   * and dy_q_mul_by_qm_r (no left shift, no saturating product) */
+  bool right = true;
+  for (int64_t c = 0; c < nc; c++)
+    right = right && m[nc + c] <= 0 && m[c] != INT32_MIN;
+  for (int64_t c = 0; right && c < nc; c++)
+    m[nc + c] = -m[nc + c];
+  dy_cg_line(ctx, right ? "/* requantization: x_scale * w_scale[c] / y_scale as multiplier * "
+                          "2^(-31 - rshift) */"
+                        : "/* requantization: x_scale * w_scale[c] / y_scale as multiplier * "
+                          "2^(shift - 31) */");
   put_table(ctx, "mult", m, nc);
-  put_table(ctx, "shift", m + nc, nc);
+  put_table(ctx, right ? "rshift" : "shift", m + nc, nc);
   free(m);
   int32_t lo, hi;
   dy_quant_act_range(dy_cg_out_type(ctx, 0)->dtype, act_min, act_max, &lo, &hi);
@@ -141,10 +155,18 @@ static dy_status put_requant(dy_cg_ctx *ctx, dy_error *err, int64_t act_min, int
   dy_cg_line(ctx, "const int32_t lo = %ld, hi = %ld, y_zp = %s;", (long)lo, (long)hi,
              zp_str(ctx, 7, zp, sizeof zp));
   const char *c = nc > 1 ? ch : "0";
-  snprintf(store, store_n,
-           "%s[yi] = (%s)dy_q_clamp(dy_q_add_sat(dy_q_mul_by_qm(acc, mult[%s], shift[%s]), y_zp), "
-           "lo, hi);",
-           OUT(0), dy_ctype(dy_cg_out_type(ctx, 0)->dtype), c, c);
+  /* clamp(add_sat(v, y_zp), lo, hi) = clamp(v, lo - y_zp, hi - y_zp) + y_zp
+   * (lo, hi and y_zp 8-bit: a saturated sum clamps to lo or hi as v does) */
+  if (right)
+    snprintf(store, store_n,
+             "%s[yi] = (%s)(dy_q_clamp(dy_q_mul_by_qm_r(acc, mult[%s], rshift[%s]), lo - y_zp, "
+             "hi - y_zp) + y_zp);",
+             OUT(0), dy_ctype(dy_cg_out_type(ctx, 0)->dtype), c, c);
+  else
+    snprintf(store, store_n,
+             "%s[yi] = (%s)dy_q_clamp(dy_q_add_sat(dy_q_mul_by_qm(acc, mult[%s], shift[%s]), "
+             "y_zp), lo, hi);",
+             OUT(0), dy_ctype(dy_cg_out_type(ctx, 0)->dtype), c, c);
   *ctx->uses |= DY_USES_QFIXED;
   return DY_OK;
 }
@@ -377,24 +399,17 @@ static void conv_direct(dy_cg_ctx *ctx, const dy_conv_geom *g, int wi, int zi, c
   END();
 }
 
-/* The patch + dot form of qconv2d (see the header). */
-static dy_status conv_dot(dy_cg_ctx *ctx, dy_error *err, const dy_conv_geom *g,
-                          const char *store) {
-  long long cg = g->c / g->groups, og = g->o / g->groups, k = cg * g->kh * g->kw;
-  dy_status s = put_row_sums(ctx, err, "wsum", const_data(ctx, 3), g->o, k);
-  if (s)
-    return s;
-  const dy_type *x = dy_cg_in_type(ctx, 0);
-  const char *T = dy_ctype(x->dtype), *dot = dot_fn(x->dtype), *I = sample_index_type(g);
+/* The gather of conv_dot: output pixel (oy, ox)'s input taps, (ci, ky,
+ * kx), into dst[0, k) (padding = xz; no bounds checks when every tap is
+ * inside). */
+enum { GATHER_UNROLL = 16 }; /* taps of a channel the interior gather writes out */
+
+static void put_gather(dy_cg_ctx *ctx, const dy_conv_geom *g, const char *dst) {
+  long long cg = g->c / g->groups, taps = g->kh * g->kw;
+  const char *T = dy_ctype(dy_cg_in_type(ctx, 0)->dtype), *I = sample_index_type(g);
   long long lo[2], hi[2];
   bool interior = interior_range(g, lo, hi);
   bool all_inside = interior && lo[0] == 0 && lo[1] == 0 && hi[0] == g->oh && hi[1] == g->ow;
-  put_zp(ctx, "xz", 2);
-  L("%s patch[%lld]; /* one output pixel's input taps, (ci, ky, kx) */", T, k);
-  open_sample(ctx, g);
-  FOR("for (%s gi = 0; gi < %lld; gi++)", I, (long long)g->groups);
-  FOR("for (%s oy = 0; oy < %lld; oy++)", I, (long long)g->oh);
-  FOR("for (%s ox = 0; ox < %lld; ox++) {", I, (long long)g->ow);
   L("%s t = 0;", I);
   if (interior) {
     if (!all_inside)
@@ -405,13 +420,23 @@ static dy_status conv_dot(dy_cg_ctx *ctx, dy_error *err, const dy_conv_geom *g,
     L("  const %s *xr = xb + (gi * %lld * %lld + oy * %lld - %lld) * %lld + ox * %lld - %lld;", T,
       cg, (long long)g->h, (long long)g->sh, (long long)g->pt, (long long)g->w, (long long)g->sw,
       (long long)g->pl);
-    L("  for (%s ci = 0; ci < %lld; ci++, xr += %lld)", I, cg, (long long)g->h * g->w);
+    L("  for (%s ci = 0; ci < %lld; ci++, xr += %lld)%s", I, cg, (long long)g->h * g->w,
+      taps <= GATHER_UNROLL ? " {" : "");
     ctx->indent += 2;
-    FOR("for (%s ky = 0; ky < %lld; ky++)", I, (long long)g->kh);
-    L("for (%s kx = 0; kx < %lld; kx++, t++)", I, (long long)g->kw);
-    L("  patch[t] = xr[ky * %lld + kx * %lld];", (long long)g->dh * g->w, (long long)g->dw);
-    END();
-    ctx->indent -= 2;
+    if (taps <= GATHER_UNROLL) { /* a channel's taps written out: loads at constant offsets */
+      for (long long tp = 0; tp < taps; tp++)
+        L("%s[t + %lld] = xr[%lld];", dst, tp, tp / g->kw * g->dh * g->w + tp % g->kw * g->dw);
+      L("t += %lld;", taps);
+      ctx->indent--;
+      L("}");
+      ctx->indent--;
+    } else {
+      FOR("for (%s ky = 0; ky < %lld; ky++)", I, (long long)g->kh);
+      L("for (%s kx = 0; kx < %lld; kx++, t++)", I, (long long)g->kw);
+      L("  %s[t] = xr[ky * %lld + kx * %lld];", dst, (long long)g->dh * g->w, (long long)g->dw);
+      END();
+      ctx->indent -= 2;
+    }
     if (all_inside)
       L("}");
     else
@@ -425,7 +450,7 @@ static dy_status conv_dot(dy_cg_ctx *ctx, dy_error *err, const dy_conv_geom *g,
     L("for (%s kx = 0; kx < %lld; kx++, t++) {", I, (long long)g->kw);
     L("  const %s ix = ox * %lld - %lld + kx * %lld;", I, (long long)g->sw, (long long)g->pl,
       (long long)g->dw);
-    L("  patch[t] = iy < 0 || iy >= %lld || ix < 0 || ix >= %lld", (long long)g->h,
+    L("  %s[t] = iy < 0 || iy >= %lld || ix < 0 || ix >= %lld", dst, (long long)g->h,
       (long long)g->w);
     L("                 ? (%s)xz", T);
     L("                 : xb[((gi * %lld + ci) * %lld + iy) * %lld + ix];", cg, (long long)g->h,
@@ -434,6 +459,123 @@ static dy_status conv_dot(dy_cg_ctx *ctx, dy_error *err, const dy_conv_geom *g,
     END();
     END();
   }
+}
+
+/* Closes n blocks opened with their indent. */
+static void close_block(dy_cg_ctx *ctx, int n) {
+  for (int i = 0; i < n; i++) {
+    ctx->indent--;
+    L("}");
+  }
+}
+
+/* const int32_t acc = <acc>; the store of output (o, oy, ox); then
+ * closes the n blocks around it. */
+static void put_acc_store(dy_cg_ctx *ctx, const dy_conv_geom *g, const char *acc,
+                          const char *store, int n) {
+  L("const int32_t acc = %s;", acc);
+  put_store(ctx, g, store);
+  close_block(ctx, n);
+}
+
+/* conv_dot's 2 x 2 block (DY_Q_BLOCK2X2: the Cortex-M DSP): two output
+ * pixels' patches gathered, rewritten once as 16-bit pairs (dy_q_pack2),
+ * then one dy_q_dot2x2 per two output channels (an odd last one:
+ * dy_q_dot1x2). An odd last pixel is gathered twice and stored once. */
+static void put_block2x2(dy_cg_ctx *ctx, const dy_conv_geom *g, const char *store) {
+  long long og = g->o / g->groups, k = g->c / g->groups * g->kh * g->kw, np = g->oh * g->ow;
+  const dy_type *x = dy_cg_in_type(ctx, 0);
+  const char *I = sample_index_type(g);
+  L("/* output pixels p and p + 1 */");
+  FOR("for (%s p = 0; p < %lld; p += 2) {", I, np);
+  FOR("for (%s j = 0; j < 2; j++) {", I);
+  L("const %s q = p + j < %lld ? p + j : p, oy = q / %lld, ox = q %% %lld;", I, np,
+    (long long)g->ow, (long long)g->ow);
+  L("%s *const pj = patch + j * %lld;", dy_ctype(x->dtype), k);
+  put_gather(ctx, g, "pj");
+  END();
+  L("%s(patch, %lld, pw);", x->dtype == DY_U8 ? "dy_q_pack2_u8" : "dy_q_pack2_s8", k);
+  FOR("for (%s o2 = gi * %lld; o2 < (gi + 1) * %lld; o2 += 2) {", I, og, og);
+  /* (zeroed with an odd channel: dy_q_dot1x2 writes d[0] and d[2] only) */
+  L("int32_t d[4]%s; /* (pixel p, o2), (p, o2 + 1), (p + 1, o2), (p + 1, o2 + 1) */",
+    og % 2 ? " = {0, 0, 0, 0}" : "");
+  if (og % 2) {
+    L("const %s o1 = o2 + 1 < (gi + 1) * %lld ? o2 + 1 : o2;", I, og);
+    L("if (o1 == o2)");
+    L("  dy_q_dot1x2(pw, %s + o2 * %lld, %lld, d);", IN(3), k, k);
+    L("else");
+    L("  dy_q_dot2x2(pw, %s + o2 * %lld, %lld, d);", IN(3), k, k);
+  } else {
+    L("const %s o1 = o2 + 1;", I);
+    L("dy_q_dot2x2(pw, %s + o2 * %lld, %lld, d);", IN(3), k, k);
+  }
+  /* the four stores written out (loops over them cost ~15 instructions
+   * an output on a Cortex-M4): channel o2, then o1 */
+  for (int c = 0; c < 2; c++) {
+    L("%s{", c && og % 2 ? "if (o1 != o2) " : "");
+    ctx->indent++;
+    L("const %s o = o%d;", I, c ? 1 : 2);
+    L("const int32_t bo = %s[o] - xz * wsum[o];", IN(8));
+    for (int j = 0; j < 2; j++) {
+      if (j && np % 2)
+        L("if (p + 1 < %lld) { /* pixel p + 1 */", np);
+      else
+        L("{ /* pixel p%s */", j ? " + 1" : "");
+      ctx->indent++;
+      L("const %s oy = (p%s) / %lld, ox = (p%s) %% %lld;", I, j ? " + 1" : "", (long long)g->ow,
+        j ? " + 1" : "", (long long)g->ow);
+      char acc[32];
+      snprintf(acc, sizeof acc, "bo + d[%d]", j * 2 + c);
+      put_acc_store(ctx, g, acc, store, 1);
+    }
+    close_block(ctx, 1);
+  }
+  END();
+  END();
+}
+
+/* The patch + dot form of qconv2d (see the header): filters of at least
+ * DOT_MIN_K taps; smaller ones of at least BLOCK_MIN_K take the 2 x 2
+ * block on the Cortex-M DSP and the direct loop elsewhere. */
+enum { DOT_MIN_K = 16, BLOCK_MIN_K = 4 };
+static dy_status conv_dot(dy_cg_ctx *ctx, dy_error *err, const dy_conv_geom *g,
+                          const char *store) {
+  long long cg = g->c / g->groups, og = g->o / g->groups, k = cg * g->kh * g->kw;
+  dy_status s = put_row_sums(ctx, err, "wsum", const_data(ctx, 3), g->o, k);
+  if (s)
+    return s;
+  const dy_type *x = dy_cg_in_type(ctx, 0);
+  const char *T = dy_ctype(x->dtype), *dot = dot_fn(x->dtype), *I = sample_index_type(g);
+  put_zp(ctx, "xz", 2);
+  if (k < DOT_MIN_K)
+    L("(void)%s; /* the direct loop's alone */", IN(5));
+  L("#if DY_Q_BLOCK2X2 /* the Cortex-M DSP: 2 pixels x 2 output channels a step */");
+  L("%s patch[%lld]; /* two output pixels' input taps, (ci, ky, kx) each */", T, 2 * k);
+  L("uint32_t pw[%lld]; /* the two as 16-bit pairs (dy_q_pack2) */", k);
+  if (k < DOT_MIN_K) { /* elsewhere the direct loop, as for any filter this small */
+    open_sample(ctx, g);
+    FOR("for (%s gi = 0; gi < %lld; gi++) {", I, (long long)g->groups);
+    put_block2x2(ctx, g, store);
+    END();
+    END();
+    L("#else");
+    char init[64];
+    snprintf(init, sizeof init, "%s[o]", IN(8));
+    conv_direct(ctx, g, 3, 5, "xz", store, init, "wsum");
+    L("#endif");
+    return DY_OK;
+  }
+  L("#else");
+  L("%s patch[%lld]; /* one output pixel's input taps, (ci, ky, kx) */", T, k);
+  L("#endif");
+  open_sample(ctx, g);
+  FOR("for (%s gi = 0; gi < %lld; gi++) {", I, (long long)g->groups);
+  L("#if DY_Q_BLOCK2X2");
+  put_block2x2(ctx, g, store);
+  L("#else");
+  FOR("for (%s oy = 0; oy < %lld; oy++)", I, (long long)g->oh);
+  FOR("for (%s ox = 0; ox < %lld; ox++) {", I, (long long)g->ow);
+  put_gather(ctx, g, "patch");
   /* two output channels a dot2 (one pass over the patch); an odd last one alone */
   L("for (%s o2 = gi * %lld; o2 < (gi + 1) * %lld; o2 += 2) {", I, og, og);
   ctx->indent++;
@@ -450,14 +592,12 @@ static dy_status conv_dot(dy_cg_ctx *ctx, dy_error *err, const dy_conv_geom *g,
   }
   L("for (%s o = o2; o < o2 + 2 && o < (gi + 1) * %lld; o++) {", I, og);
   ctx->indent++;
-  L("const int32_t acc = %s[o] + d[o - o2] - xz * wsum[o];", IN(8));
-  put_store(ctx, g, store);
-  ctx->indent--;
-  L("}");
-  ctx->indent--;
-  L("}");
+  char acc[64];
+  snprintf(acc, sizeof acc, "%s[o] + d[o - o2] - xz * wsum[o]", IN(8));
+  put_acc_store(ctx, g, acc, store, 2);
   END();
   END();
+  L("#endif");
   END();
   END();
   return DY_OK;
@@ -597,7 +737,7 @@ dy_status dy_emit_qconv2d(dy_cg_ctx *ctx, dy_error *err) {
     conv_depthwise(ctx, &g, store);
     return DY_OK;
   }
-  if (dot_form(ctx, dy_cg_in_type(ctx, 0)->dtype, 3, 5) && k >= 16)
+  if (dot_form(ctx, dy_cg_in_type(ctx, 0)->dtype, 3, 5) && k >= BLOCK_MIN_K)
     return conv_dot(ctx, err, &g, store);
   const char *wsum = NULL;
   if (dot_form(ctx, dy_cg_in_type(ctx, 0)->dtype, 3, 5)) {
