@@ -896,6 +896,11 @@ bool dy_op_sync_captures(dy_program *p, dy_op *op);
  * with them. b is left empty and ownerless: dy_program_compact drops it.
  * Used to inline a branch. false on OOM. */
 bool dy_block_splice(dy_program *p, int b, int dst, int at);
+/* Move op k of block b to index at of block dst (b != dst; the caller
+ * keeps the Program valid: dst must see the op's inputs, and the control
+ * ops' captures follow with dy_program_sync_captures). Its outputs are
+ * declared in dst. Used to hoist a loop-invariant op. false on OOM. */
+bool dy_block_move_op(dy_program *p, int b, int k, int dst, int at);
 
 /* ------------------------------------------------------------------ */
 /* program/verify.c: the verifier (invariants numbered in verify.c)   */

@@ -5,6 +5,7 @@
  *   constants   which persistable vars a pass may take as constant (a
  *               training Program's state is not), one-element f32 values
  *   attributes  a fused op's attribute list completed from its schema
+ *   blocks      a per-block rewrite run on every block, captures re-synced
  *   kernels     the kernel-choice passes' common rule and rewrite (conv-small,
  *               winograd: a conv2d / fused_conv2d becomes a fused_conv2d
  *               with an algo)
@@ -43,6 +44,26 @@ int dy_pass_attrs_complete(dy_op_kind k, dy_attr *attrs, int na, int cap) {
       attrs[na++] = info->attrs[i].dflt;
   }
   return na;
+}
+
+/* ---- blocks ---- */
+
+dy_status dy_pass_each_block(dy_program *p, dy_pass_block_fn fn, const void *ctx,
+                             bool *changed, dy_error *err) {
+  bool any = false;
+  for (int b = 0; b < p->n_blocks; b++) {
+    bool c = false;
+    dy_status s = fn(p, b, &c, ctx, err);
+    if (s)
+      return s;
+    any |= c;
+  }
+  *changed |= any;
+  /* a rewrite may make a sub-block read another outer var (or no longer
+   * read one): each control op's captures follow */
+  if (any && p->n_blocks > 1 && !dy_program_sync_captures(p))
+    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  return DY_OK;
 }
 
 /* ---- kernels: the choices of conv-small and winograd ---- */
