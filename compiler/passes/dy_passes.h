@@ -120,11 +120,12 @@ typedef dy_status (*dy_pass_block_fn)(dy_program *p, int b, bool *changed, const
 dy_status dy_pass_each_block(dy_program *p, dy_pass_block_fn fn, const void *ctx,
                              bool *changed, dy_error *err);
 
-/* Replace op k of block 0 (a conv2d or fused_conv2d) by a fused_conv2d of
+/* Replace op k of block b (a conv2d or fused_conv2d) by a fused_conv2d of
  * the same inputs, output and attributes with algo set (a conv2d's act ""
  * and alpha 0 added): the kernel choice of conv-small and winograd. */
-dy_status dy_pass_conv_with_algo(dy_program *p, int k, const char *algo, dy_error *err);
-/* Every op of block 0 that fits (a kernel-choice pass's rule) gets algo
+dy_status dy_pass_conv_with_algo(dy_program *p, int b, int k, const char *algo,
+                                 dy_error *err);
+/* Every op of every block that fits (a kernel-choice pass's rule) gets algo
  * (dy_pass_conv_with_algo); *changed when one did. */
 dy_status dy_pass_conv_algo_where(dy_program *p, bool (*fits)(const dy_program *, const dy_op *,
                                                                bool training),
