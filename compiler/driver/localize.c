@@ -17,7 +17,8 @@
  * every run of an op inside a branch or a loop body, in order. The j-th
  * dump of a var is compared with the j-th value the executor computed for
  * it (once in block 0, once a trip inside a loop, at most
- * LOCALIZE_MAX_RUNS runs of one op kept). The first
+ * LOCALIZE_MAX_RUNS runs of one op kept, the first LOCALIZE_MAX_DUMPS
+ * results dumped). The first
  * dumped result with an element outside |got - expected| <= atol + rtol *
  * max(|expected|, the result's largest magnitude) (a NaN or an infinity
  * equal only to itself) is the answer: the op (id, kind,
@@ -81,6 +82,9 @@ static dy_status run_fetching(dy_program *p, dy_tensor *const *in, const int *va
  * LOCALIZE_MAX_RUNS runs of one op are kept (a longer loop is compared on
  * its first trips). */
 enum { LOCALIZE_MAX_RUNS = 4096 };
+/* The debug build writes at most this many results (the first ones, in
+ * execution order, so the runs of each var stay numbered alike). */
+enum { LOCALIZE_MAX_DUMPS = 100000 };
 
 typedef struct {
   char *name;
@@ -94,7 +98,6 @@ typedef struct {
   const dy_program *p;  /* while observing */
   int *decl;            /* the block declaring each var of p */
   int *group;           /* p's var -> its entry, or -1 */
-  dy_status oom;
 } values;
 
 static void values_free(values *v) {
@@ -248,6 +251,8 @@ static char *dump_source(const char *name, const char *dir, int plant_op, int64_
       "  char path[8400];\n"
       "  if (op == %d && (%lld < 0 || trip == %lld) && dtype == 0 && n > 0) /* the planted wrong kernel */\n"
       "    ((float *)(uintptr_t)data)[0] += 1.0f;\n"
+      "  if (count >= %d) /* enough: a long loop is compared on its first trips */\n"
+      "    return;\n"
       "  snprintf(path, sizeof path, \"%%s/d%%d.bin\", \"%s\", count);\n"
       "  FILE *f = fopen(path, \"wb\");\n"
       "  if (!f || fwrite(data, size[dtype], (size_t)n, f) != (size_t)n) exit(3);\n"
@@ -262,8 +267,8 @@ static char *dump_source(const char *name, const char *dir, int plant_op, int64_
   size_t len = strlen(fmt) + strlen(name) + 2 * strlen(esc) + 80;
   char *s = malloc(len);
   if (s)
-    snprintf(s, len, fmt, name, plant_op, (long long)plant_trip, (long long)plant_trip, esc,
-             esc);
+    snprintf(s, len, fmt, name, plant_op, (long long)plant_trip, (long long)plant_trip,
+             (int)LOCALIZE_MAX_DUMPS, esc, esc);
   return s;
 }
 
