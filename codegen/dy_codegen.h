@@ -102,9 +102,11 @@ typedef struct {
   bool no_pack_a;
   /* A debug build for `dy2stc check --localize` (compiler/driver/localize.c):
    * NAME.c declares NAME_debug_dump(int op, const char *var, const void
-   * *data, int64_t n, int dtype), which the caller defines, and NAME_run
-   * calls it after every op of block 0 with each result (id, var name,
-   * data, element count, dtype). Off (false), the code is unchanged. */
+   * *data, int64_t n, int dtype, int64_t trip), which the caller defines,
+   * and NAME_run calls it after every op of every block with each result
+   * (id, var name, data, element count, dtype, and the trip of the
+   * innermost while around the op, from 0; -1 outside every loop). Off
+   * (false), the code is unchanged. */
   bool debug_dump;
 } dy_codegen_options;
 

@@ -875,27 +875,27 @@ bool dy_block_set_results(dy_program *p, int block, const int *vars, int n);
  * repeats: the captures its owner must list. Writes up to cap ids; returns
  * the count (which may exceed cap), or -1 on OOM. */
 int dy_block_captures(const dy_program *p, int b, int *out, int cap);
-/* Inference inside a Program: dy_infer for ordinary ops; for cond and while
- * the output types their blocks give (cond: the then branch's results, each
- * equal to the else branch's; while: the carried types). */
+/* Inference inside a Program: dy_infer, but for cond and while the types
+ * their blocks give (cond: the branches' equal results; while: carried). */
 dy_status dy_infer_in(const dy_program *p, const dy_op *op, const dy_type *in,
                       int n_in, dy_type *out, dy_error *err);
-/* decl[v] = the block declaring var v (the block of the op writing it, or
- * whose params hold it), dflt for the others (feeds, persistables). */
+/* decl[v] = the block declaring var v (its writer's or whose params hold
+ * it), dflt for the rest (feeds, persistables). */
 void dy_program_declaring_blocks(const dy_program *p, int *decl, int dflt);
-/* Make each control op's captures exactly what its blocks read from
- * outside (in first-use order, keeping the pred / carried inputs first),
- * after a pass removed or added reads inside them; inner blocks first, so a
- * new capture propagates outwards. false on OOM. */
+/* Each control op's captures made what its blocks read from outside
+ * (first-use order after the pred / carried inputs) once a pass changed
+ * reads inside, inner blocks first (a new capture propagates outwards);
+ * dy_op_sync_captures: one op (its blocks' control ops as they are).
+ * false on OOM. */
 bool dy_program_sync_captures(dy_program *p);
-/* The same for one control op (its sub-blocks' own control ops as they are). */
 bool dy_op_sync_captures(dy_program *p, dy_op *op);
 
-/* Move every op of block b (which must have no params) to block dst,
- * starting at index at, in order; vars and sub-blocks declared in b move
- * with them. b is left empty and ownerless: dy_program_compact drops it.
- * Used to inline a branch. false on OOM. */
+/* splice: every op of block b (no params) to dst from index at, with what
+ * b declares; b is left ownerless (dy_program_compact drops it): a branch
+ * inlined. move_op: op k of b to index at of dst (which must see its inputs;
+ * then dy_program_sync_captures), its outputs declared there. false on OOM. */
 bool dy_block_splice(dy_program *p, int b, int dst, int at);
+bool dy_block_move_op(dy_program *p, int b, int k, int dst, int at);
 
 /* ------------------------------------------------------------------ */
 /* program/verify.c: the verifier (invariants numbered in verify.c)   */

@@ -10,8 +10,8 @@
  * is left out (memplan.c shares them where safe). A block calls a control
  * op's blocks, so cg_emit_block, emit_cond and emit_while recurse into
  * each other: they stay in this one file. In a --localize build
- * (dy_codegen_options.debug_dump) NAME_debug_dump follows each op of block
- * 0 with each of its results. */
+ * (dy_codegen_options.debug_dump) NAME_debug_dump follows each op of every
+ * block with each of its results and the innermost loop's trip. */
 #include <stdio.h>
 #include <string.h>
 
@@ -181,12 +181,31 @@ static void emit_while(cg_gen *g, const dy_op *op, int depth, const char *ind, d
   dy_buf_printf(out, "%s}\n%s}\n", in2, ind);
 }
 
-/* A --localize build (dy_codegen_options.debug_dump): after an op of
- * block 0, each of its results goes to NAME_debug_dump, which the caller
+/* The trip of the innermost while around block b, as a C expression over
+ * its counter (emit_while's kN_trips: 0 in the condition of the first
+ * trip, 1 in its body), or "-1" outside every loop. */
+static void trip_expr(const dy_program *p, int b, char *buf, size_t n) {
+  snprintf(buf, n, "-1");
+  for (int ob; b > 0; b = ob) {
+    const dy_op *owner = dy_block_owner(p, b, &ob, NULL);
+    if (!owner)
+      return;
+    if (owner->kind == DY_OP_WHILE) {
+      bool body = dy_while_attrs_get(owner).body_block == b;
+      snprintf(buf, n, "k%d_trips%s", owner->id, body ? " - 1" : "");
+      return;
+    }
+  }
+}
+
+/* A --localize build (dy_codegen_options.debug_dump): after an op of any
+ * block, each of its results goes to NAME_debug_dump, which the caller
  * defines (compiler/driver/localize.c) - the op's id, the var's name, its data
  * and element count, its dtype (dy_dtype: 0 f32, 1 i64, 2 bool, 3 i8, 4 u8,
- * 5 i32). */
-static void emit_dump(cg_gen *g, const dy_op *op, const char *ind, dy_buf *out) {
+ * 5 i32), the innermost loop's trip (trip_expr). */
+static void emit_dump(cg_gen *g, int b, const dy_op *op, const char *ind, dy_buf *out) {
+  char trip[64];
+  trip_expr(g->p, b, trip, sizeof trip);
   for (int i = 0; i < op->n_outputs; i++) {
     int v = op->outputs[i];
     const dy_type *t = &g->p->vars[v]->type;
@@ -195,8 +214,8 @@ static void emit_dump(cg_gen *g, const dy_op *op, const char *ind, dy_buf *out) 
     cg_buffer_expr(g, v, true, buf, sizeof buf);
     dy_buf_printf(out, "%s%s_debug_dump(%d, ", ind, g->lower, op->id);
     dy_buf_put_cstring(out, g->p->vars[v]->name);
-    dy_buf_printf(out, ", (const void *)%s, %s, %d);\n", buf,
-                  dy_cg_extent(&ctx, t, 0, t->rank), (int)t->dtype);
+    dy_buf_printf(out, ", (const void *)%s, %s, %d, %s);\n", buf,
+                  dy_cg_extent(&ctx, t, 0, t->rank), (int)t->dtype, trip);
   }
 }
 
@@ -224,7 +243,7 @@ void cg_emit_block(cg_gen *g, int b, int depth, dy_buf *out) {
       dy_buf_put_comment(out, p->vars[op->inputs[0]]->name);
       dy_buf_puts(out, ", no code */\n");
     }
-    if (b == 0 && g->opt->debug_dump)
-      emit_dump(g, op, ind, out);
+    if (g->opt->debug_dump)
+      emit_dump(g, b, op, ind, out);
   }
 }

@@ -174,7 +174,7 @@ static dy_status emit_source(cg_gen *g, dy_buf *out) {
     dy_buf_printf(out,
                   "/* a --localize build: NAME_run hands every op's result to this */\n"
                   "void %s_debug_dump(int op, const char *var, const void *data, int64_t n,\n"
-                  "%*sint dtype);\n\n",
+                  "%*sint dtype, int64_t trip);\n\n",
                   g->lower, (int)strlen(g->lower) + 16, "");
   /* The rest is written aside first: the math functions it names
    * (emit_mathlib.c) go in front of it. */

@@ -222,6 +222,8 @@ int dy2stc_localized_int(const dy2stc_localized *l, const char *what) {
          : strcmp(what, "n_compared") == 0 ? r->n_compared
          : strcmp(what, "op_id") == 0      ? r->op_id
          : strcmp(what, "n_shown") == 0    ? r->n_shown
+         : strcmp(what, "block") == 0      ? r->block
+         : strcmp(what, "loop_op") == 0    ? r->loop_op
                                            : -1;
 }
 
@@ -230,6 +232,7 @@ int64_t dy2stc_localized_i64(const dy2stc_localized *l, const char *what) {
   return strcmp(what, "n_bad") == 0        ? r->n_bad
          : strcmp(what, "n_elements") == 0 ? r->n_elements
          : strcmp(what, "line") == 0       ? r->line
+         : strcmp(what, "trip") == 0       ? r->trip
                                            : -1;
 }
 

@@ -127,9 +127,10 @@ int dy2stc_localize(const dy2stc_model *m, int n_options, const char *const *key
                     const void *const *data, double rtol, double atol, int plant_op,
                     dy2stc_localized **out, char *msg, size_t n);
 void dy2stc_localized_free(dy2stc_localized *l);
-/* found (0 or 1), n_compared, op_id, n_shown: by name */
+/* found (0 or 1), n_compared, op_id, n_shown, block, loop_op (-1: not in
+ * a loop): by name */
 int dy2stc_localized_int(const dy2stc_localized *l, const char *what);
-/* n_bad, n_elements, line: by name */
+/* n_bad, n_elements, line, trip (-1: not in a loop): by name */
 int64_t dy2stc_localized_i64(const dy2stc_localized *l, const char *what);
 /* op (its name), file, srcs, var: by name (borrowed) */
 const char *dy2stc_localized_str(const dy2stc_localized *l, const char *what);

@@ -17,7 +17,11 @@
  * also times every kernel alone: each op of the compiled Program becomes a
  * one-op model (its weights kept constant, its other inputs random) that
  * is built and timed the same way, printed one line per op with a sum per
- * op kind. This file only returns exit statuses; main() returns them.
+ * op kind. The ops inside a cond's branches and a while's blocks are timed
+ * too, under a line naming their block: each run alone, multiplied by how
+ * often it ran on the bench's inputs (the static executor counts them,
+ * dy_program_op_runs: once a trip in a loop, 0 or 1 in a branch), as
+ * "runs N x T ms = N*T ms"; the kind sums add these totals. This file only returns exit statuses; main() returns them.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -65,6 +69,19 @@ static dy_tensor *random_input(const dy_var *v, int64_t batch, uint64_t *seed) {
   return x;
 }
 
+/* The bench's inputs of p at the batch, one per feed (seeded: every call
+ * gives the same); false on OOM (the ones made are freed). */
+static bool bench_inputs(const dy_program *p, int64_t batch, dy_tensor **in) {
+  uint64_t seed = 0x5eed;
+  for (int i = 0; i < p->n_feeds; i++)
+    if (!(in[i] = random_input(p->vars[p->feeds[i]], batch, &seed))) {
+      for (int j = 0; j < i; j++)
+        dy_tensor_free(in[j]);
+      return false;
+    }
+  return true;
+}
+
 /* Compile p (consumed: the passes change it), build it in dir, run it on
  * random inputs with --bench runs, and read the times. flops gets the
  * Program's count at the batch, after the passes. */
@@ -98,15 +115,15 @@ static dy_status time_program(dy_program *p, const dy_compile_options *base, con
   if (runner)
     argv[n++] = (char *)runner;
   argv[n++] = exe;
-  uint64_t seed = 0x5eed;
-  for (int i = 0; i < p->n_feeds && !s; i++) {
+  dy_tensor *in[DY_MAX_FEEDS];
+  if (!bench_inputs(p, batch, in))
+    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  for (int i = 0; i < p->n_feeds; i++) {
     char path[4300];
     snprintf(path, sizeof path, "%s/in%d.npy", dir, i);
-    dy_tensor *x = random_input(p->vars[p->feeds[i]], batch, &seed);
-    if (!x)
-      return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
-    s = dy_npy_write(path, x, err);
-    dy_tensor_free(x);
+    if (!s)
+      s = dy_npy_write(path, in[i], err);
+    dy_tensor_free(in[i]);
     snprintf(spec[i], sizeof spec[i], "%s=%s", p->vars[p->feeds[i]]->name, path);
     argv[n++] = "--input";
     argv[n++] = spec[i];
@@ -195,6 +212,88 @@ static void print_rate(const char *what, double ms, int64_t flops) {
   printf("\n");
 }
 
+/* bench --per-op: each op of the compiled Program p built and timed
+ * alone, one line each (an op inside a branch or loop times how often it
+ * ran), then the sums per op kind. */
+static dy_status per_op_times(const dy_program *p, const dy_compile_options *o,
+                              const char *dir, int64_t batch, int64_t runs, dy_cli_progress *pr,
+                              dy_error *err) {
+  dy_status s = DY_OK;
+  enum { KINDS = DY_OP_COUNT };
+  double kind_ms[KINDS] = {0};
+  int64_t kind_flops[KINDS] = {0};
+  int kind_n[KINDS] = {0};
+  printf("\nper op (each built and timed alone, median of %lld runs):\n", (long long)runs);
+  /* how often each op runs on the bench's inputs: an op inside a loop
+   * body once a trip, one inside a branch once if it is taken */
+  int n_slots = dy_program_count_ops(p);
+  int64_t *op_runs = calloc((size_t)n_slots + 1, sizeof *op_runs);
+  dy_tensor *in[DY_MAX_FEEDS];
+  if (!op_runs || !bench_inputs(p, batch, in)) {
+    s = dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  } else {
+    s = dy_program_op_runs(p, in, op_runs, err);
+    for (int i = 0; i < p->n_feeds; i++)
+      dy_tensor_free(in[i]);
+  }
+  for (int bi = 0; bi < p->n_blocks && !s; bi++) {
+    const dy_block *b = p->blocks[bi];
+    if (bi > 0) {
+      int ob = -1;
+      const dy_op *owner = dy_block_owner(p, bi, &ob, NULL);
+      printf(" block %d (of op %d, %s):\n", bi, owner ? owner->id : -1,
+             owner ? dy_op_name(owner->kind) : "?");
+    }
+    for (int k = 0; k < b->n_ops && !s; k++) {
+      const dy_op *op = b->ops[k];
+      if (dy_op_has(op, DY_OPF_VIEW) || op->n_outputs != 1 || dy_op_sub_blocks(op, (int[2]){0}))
+        continue; /* no kernel of its own; a control op's kernels are its blocks' */
+      dy_program *q = one_op(p, op, err);
+      if (!q) {
+        if (!err->msg[0])
+          dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "op %d: cannot copy it", op->id);
+        s = DY_STATUS_INVALID_ARGUMENT;
+        break;
+      }
+      dy_compile_options oo = *o;
+      oo.passes.opt_level = 0;
+      oo.progress = NULL; /* one line per op instead of its phases */
+      dy_cli_progress_step(pr, "op", k, b->n_ops);
+      timing u = {0};
+      int64_t f = 0;
+      s = time_program(q, &oo, dir, batch, runs, &u, &f, err);
+      dy_program_free(q);
+      if (s)
+        break;
+      /* an op inside a branch or a loop: its time summed over its runs */
+      int64_t n_run = bi > 0 ? op_runs[dy_codegen_op_slot(p, bi, k)] : 1;
+      char ts[160], label[360];
+      dy_type_str(&p->vars[op->outputs[0]]->type, ts, sizeof ts);
+      int len = snprintf(label, sizeof label, "  op %-4d %-18s -> %-22s", op->id,
+                         dy_op_name(op->kind), ts);
+      if (bi > 0 && len > 0 && (size_t)len < sizeof label)
+        snprintf(label + len, sizeof label - (size_t)len, " runs %lld x %.4g ms =",
+                 (long long)n_run, u.median);
+      print_rate(label, u.median * (double)n_run, f * n_run);
+      kind_ms[op->kind] += u.median * (double)n_run;
+      kind_flops[op->kind] += f * n_run;
+      kind_n[op->kind]++;
+    }
+  }
+  free(op_runs);
+  dy_cli_progress_done(pr);
+  if (!s) {
+    printf("per op kind (sums):\n");
+    for (int k = 0; k < KINDS; k++)
+      if (kind_n[k]) {
+        char label[128];
+        snprintf(label, sizeof label, "  %-18s x%-3d", dy_op_name((dy_op_kind)k), kind_n[k]);
+        print_rate(label, kind_ms[k], kind_flops[k]);
+      }
+  }
+  return s;
+}
+
 int dy_cli_bench(int argc, char **argv) {
   const char *model = NULL;
   int64_t batch = 1, runs = 100, threads = 1;
@@ -276,54 +375,8 @@ int dy_cli_bench(int argc, char **argv) {
     printf("GFLOP/s %.2f (%.3f MFLOP per run, from the median)\n",
            t.median > 0 ? (double)flops / (t.median * 1e6) : 0.0, (double)flops / 1e6);
   }
-  if (!s && per_op) {
-    /* p is the compiled Program now: time each of its kernels alone */
-    enum { KINDS = DY_OP_COUNT };
-    double kind_ms[KINDS] = {0};
-    int64_t kind_flops[KINDS] = {0};
-    int kind_n[KINDS] = {0};
-    printf("\nper op (each built and timed alone, median of %lld runs):\n", (long long)runs);
-    const dy_block *b = p->blocks[0];
-    for (int k = 0; k < b->n_ops && !s; k++) {
-      const dy_op *op = b->ops[k];
-      if (dy_op_has(op, DY_OPF_VIEW) || op->n_outputs != 1)
-        continue;
-      dy_program *q = one_op(p, op, &err);
-      if (!q) {
-        if (!err.msg[0])
-          dy_error_set(&err, DY_STATUS_OUT_OF_MEMORY, "op %d: cannot copy it", op->id);
-        s = DY_STATUS_INVALID_ARGUMENT;
-        break;
-      }
-      dy_compile_options oo = o;
-      oo.passes.opt_level = 0;
-      oo.progress = NULL; /* one line per op instead of its phases */
-      dy_cli_progress_step(&pr, "op", k, b->n_ops);
-      timing u = {0};
-      int64_t f = 0;
-      s = time_program(q, &oo, dir, batch, runs, &u, &f, &err);
-      dy_program_free(q);
-      if (s)
-        break;
-      char ts[160], label[256];
-      dy_type_str(&p->vars[op->outputs[0]]->type, ts, sizeof ts);
-      snprintf(label, sizeof label, "  op %-4d %-18s -> %-22s", op->id, dy_op_name(op->kind), ts);
-      print_rate(label, u.median, f);
-      kind_ms[op->kind] += u.median;
-      kind_flops[op->kind] += f;
-      kind_n[op->kind]++;
-    }
-    dy_cli_progress_done(&pr);
-    if (!s) {
-      printf("per op kind (sums):\n");
-      for (int k = 0; k < KINDS; k++)
-        if (kind_n[k]) {
-          char label[128];
-          snprintf(label, sizeof label, "  %-18s x%-3d", dy_op_name((dy_op_kind)k), kind_n[k]);
-          print_rate(label, kind_ms[k], kind_flops[k]);
-        }
-    }
-  }
+  if (!s && per_op) /* p is the compiled Program now: time each of its kernels alone */
+    s = per_op_times(p, &o, dir, batch, runs, &pr, &err);
   if (!s && report)
     dy_cli_progress_times(&pr, stdout);
   dy_program_free(p);

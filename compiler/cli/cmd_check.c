@@ -39,8 +39,12 @@ static int check_localize(dy_program *p, const dy_compile_options *o, dy_tensor 
            r.n_compared, rtol, atol);
     return 0;
   }
-  printf("%s:%d: first divergence: op %d (%s)", r.file[0] ? r.file : "?", r.line, r.op_id,
-         dy_op_name(r.kind));
+  printf("%s:%d: first divergence: ", r.file[0] ? r.file : "?", r.line);
+  if (r.loop_op >= 0)
+    printf("while op %d (block %d) trip %lld: ", r.loop_op, r.block, (long long)r.trip);
+  else if (r.block > 0)
+    printf("block %d: ", r.block);
+  printf("op %d (%s)", r.op_id, dy_op_name(r.kind));
   if (r.srcs[0])
     printf(" [%s]", r.srcs);
   printf(", var '%s': %lld of %lld elements outside tolerance (rtol %g, atol %g)\n", r.var,

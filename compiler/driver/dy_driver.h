@@ -167,6 +167,9 @@ typedef struct {
   bool found;                  /* one was outside tolerance: */
   int op_id;                   /* its op (of the compiled Program) */
   dy_op_kind kind;
+  int block;                   /* the op's block (0, or a branch's or loop's) */
+  int loop_op;                 /* the innermost while around it, or -1 */
+  int64_t trip;                /* that loop's trip (from 0), or -1 */
   char file[256];              /* the op's user source line */
   int line;
   char srcs[512];              /* a fused or merged op's parts:
@@ -180,7 +183,8 @@ typedef struct {
 } dy_localize_result;
 
 /* Compile p with o (plus the debug_dump build), run it on inputs (one per
- * feed) and compare every op result of block 0, in execution order, with
+ * feed) and compare every op result of every block (each run: a loop
+ * body's once a trip), in execution order, with
  * the static executor's - the user's Program where the var is still its
  * own, else the optimised one - within |got - expected| <= atol + rtol *
  * max(|expected|, the result's largest magnitude) (GEMM and reductions
@@ -193,6 +197,11 @@ typedef struct {
 dy_status dy_localize(dy_program *p, const dy_compile_options *o, dy_tensor *const *inputs,
                       double rtol, double atol, int plant_op, dy_localize_result *r,
                       dy_error *err);
+/* dy_localize with the plant on one trip of its loop (plant_trip >= 0; -1:
+ * every run), as a kernel wrong only on some data would be. */
+dy_status dy_localize_planted(dy_program *p, const dy_compile_options *o,
+                              dy_tensor *const *inputs, double rtol, double atol, int plant_op,
+                              int64_t plant_trip, dy_localize_result *r, dy_error *err);
 
 /* ---- flops.c ---- */
 
@@ -200,5 +209,12 @@ dy_status dy_localize(dy_program *p, const dy_compile_options *o, dy_tensor *con
  * (the rules are at the top of flops.c); for `dy2stc bench`. */
 int64_t dy_op_flops(const dy_program *p, const dy_op *op, int64_t batch);
 int64_t dy_program_flops(const dy_program *p, int64_t batch);
+/* How many times each op ran on inputs (one per feed), by the static
+ * executor, into runs[dy_codegen_op_slot(p, b, k)] (dy_program_count_ops
+ * of them): 1 for an op of block 0, one per trip inside a loop body (the
+ * condition's: one more), one per taken branch inside a cond; 0 for the
+ * control ops themselves and ops never reached. */
+dy_status dy_program_op_runs(const dy_program *p, dy_tensor *const *inputs, int64_t *runs,
+                             dy_error *err);
 
 #endif

@@ -21,7 +21,13 @@
  * count is what the model asks for, not what a kernel happens to execute
  * (zero padding of a panel or of the im2col matrix is not counted), so
  * GFLOP/s compare across implementations.
+ *
+ * dy_program_op_runs counts how many times each op runs on given inputs
+ * (the static executor, observed): 1 for block 0's, once a trip inside a
+ * loop body, once a taken branch inside a cond; `bench --per-op` sums an
+ * op's time over its runs with it.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "dy_driver.h"
@@ -146,4 +152,50 @@ int64_t dy_program_flops(const dy_program *p, int64_t batch) {
     for (int i = 0; i < p->blocks[b]->n_ops; i++)
       f += dy_op_flops(p, p->blocks[b]->ops[i], batch);
   return f;
+}
+
+/* ---- runs per op ---- */
+
+typedef struct {
+  const int *slot_of; /* var -> the slot of the op whose first output it is, or -1 */
+  int64_t *runs;
+} run_count;
+
+static dy_status count_run(void *ctx, int var, const dy_tensor *t, dy_error *err) {
+  (void)t;
+  (void)err;
+  const run_count *c = ctx;
+  if (c->slot_of[var] >= 0)
+    c->runs[c->slot_of[var]]++;
+  return DY_OK;
+}
+
+dy_status dy_program_op_runs(const dy_program *p, dy_tensor *const *inputs, int64_t *runs,
+                             dy_error *err) {
+  int n_ops = dy_program_count_ops(p);
+  int *slot_of = malloc(sizeof *slot_of * ((size_t)p->n_vars + 1));
+  dy_tensor **outs = calloc((size_t)p->n_fetches + 1, sizeof *outs);
+  if (!slot_of || !outs) {
+    free(slot_of);
+    free(outs);
+    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  }
+  for (int v = 0; v < p->n_vars; v++)
+    slot_of[v] = -1;
+  for (int i = 0; i < n_ops; i++)
+    runs[i] = 0;
+  for (int b = 0; b < p->n_blocks; b++)
+    for (int k = 0; k < p->blocks[b]->n_ops; k++) {
+      const dy_op *op = p->blocks[b]->ops[k];
+      if (op->n_outputs > 0)
+        slot_of[op->outputs[0]] = dy_codegen_op_slot(p, b, k);
+    }
+  run_count c = {slot_of, runs};
+  dy_status s = dy_executor_run_observed(p, inputs, p->n_feeds, outs, p->n_fetches, count_run,
+                                         &c, err);
+  for (int i = 0; i < p->n_fetches; i++)
+    dy_tensor_free(outs[i]);
+  free(outs);
+  free(slot_of);
+  return s;
 }

@@ -3,15 +3,22 @@
  *
  * How: the Program is compiled as usual, but with
  * dy_compile_options.debug_dump on, so NAME_run calls NAME_debug_dump after
- * every op of block 0 with each result (codegen/program/blocks.c; off, the generated
- * code is byte for byte the normal one). The definition appended to main.c
- * writes each result, in execution order, as DIR/d<k>.bin and a line
- * "<k> <op id> <elements> <dtype> <var>" of DIR/dumps.txt. The executable
- * runs on the inputs; the static executor runs twice with every op result
- * fetched (64 at a time, the fetch limit): on the Program as given (the
- * user's ops: the reference wherever a compiled var keeps its name and type)
- * and on the compiled, optimised Program (for vars the passes made: a fused
- * op's result keeps the name of its last part; temporaries). The first
+ * every op of every block with each result and the innermost while's trip
+ * (codegen/program/blocks.c; off, the generated code is byte for byte the
+ * normal one). The definition appended to main.c writes each result, in
+ * execution order, as DIR/d<k>.bin and a line
+ * "<k> <op id> <trip> <elements> <dtype> <var>" of DIR/dumps.txt. The
+ * executable runs on the inputs; the static executor runs on the Program
+ * as given (the user's ops: the reference wherever a compiled var keeps
+ * its name and type) and on the compiled, optimised Program (for vars the
+ * passes made: a fused op's result keeps the name of its last part;
+ * temporaries), each twice: with every result of block 0 fetched (64 at
+ * a time, the fetch limit), and observed (dy_executor_run_observed) for
+ * every run of an op inside a branch or a loop body, in order. The j-th
+ * dump of a var is compared with the j-th value the executor computed for
+ * it (once in block 0, once a trip inside a loop, at most
+ * LOCALIZE_MAX_RUNS runs of one op kept, the first LOCALIZE_MAX_DUMPS
+ * results dumped). The first
  * dumped result with an element outside |got - expected| <= atol + rtol *
  * max(|expected|, the result's largest magnitude) (a NaN or an infinity
  * equal only to itself) is the answer: the op (id, kind,
@@ -20,7 +27,10 @@
  *
  * The test hook plant_op (>= 0) adds 1 to element 0 of that op's f32 result
  * inside the dump function, before any later op reads it, as a wrong kernel
- * would (tests/test_codegen.c plants one and expects it named).
+ * would (tests/test_localize.c plants one and expects it named); with
+ * dy_localize_planted's plant_trip >= 0 on that trip of its loop only.
+ * A result inside a loop is reported with its block, the innermost while
+ * around it and the trip (from 0).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -65,58 +75,147 @@ static dy_status run_fetching(dy_program *p, dy_tensor *const *in, const int *va
   return s;
 }
 
-/* The results of block 0's ops: var ids and names (copied: the passes
- * renumber and drop vars afterwards) and their values. */
+/* The executor's op results by var name, each var's in the order its op
+ * ran: once for an op of block 0 (fetched), once a trip for an op inside a
+ * loop body, once a taken branch for one inside a cond (observed). Names
+ * are copied: the passes renumber and drop vars afterwards. At most
+ * LOCALIZE_MAX_RUNS runs of one op are kept (a longer loop is compared on
+ * its first trips). */
+enum { LOCALIZE_MAX_RUNS = 4096 };
+/* The debug build writes at most this many results (the first ones, in
+ * execution order, so the runs of each var stay numbered alike). */
+enum { LOCALIZE_MAX_DUMPS = 100000 };
+
 typedef struct {
-  int n;
-  int *vars;
-  char **names;
-  dy_tensor **vals;
+  char *name;
+  int n, cap;
+  dy_tensor **runs;
+} var_values;
+
+typedef struct {
+  int n;                /* vars */
+  var_values *v;
+  const dy_program *p;  /* while observing */
+  int *decl;            /* the block declaring each var of p */
+  int *group;           /* p's var -> its entry, or -1 */
 } values;
 
 static void values_free(values *v) {
   for (int i = 0; i < v->n; i++) {
-    dy_tensor_free(v->vals[i]);
-    free(v->names[i]);
+    for (int j = 0; j < v->v[i].n; j++)
+      dy_tensor_free(v->v[i].runs[j]);
+    free(v->v[i].runs);
+    free(v->v[i].name);
   }
-  free(v->vars);
-  free(v->names);
-  free(v->vals);
+  free(v->v);
+  free(v->decl);
+  free(v->group);
   *v = (values){0};
+}
+
+/* Append a run of p's var id (t is taken over; NULL on OOM). */
+static bool values_add(values *v, int id, dy_tensor *t) {
+  if (!t)
+    return false;
+  int g = v->group[id];
+  if (g < 0) {
+    g = v->group[id] = v->n++;
+    v->v[g] = (var_values){.name = strdup(v->p->vars[id]->name)};
+    if (!v->v[g].name) {
+      dy_tensor_free(t);
+      return false;
+    }
+  }
+  var_values *e = &v->v[g];
+  if (e->n == LOCALIZE_MAX_RUNS) {
+    dy_tensor_free(t);
+    return true;
+  }
+  if (e->n == e->cap) {
+    int cap = e->cap ? 2 * e->cap : 4;
+    dy_tensor **r = realloc(e->runs, sizeof *r * (size_t)cap);
+    if (!r) {
+      dy_tensor_free(t);
+      return false;
+    }
+    e->runs = r;
+    e->cap = cap;
+  }
+  e->runs[e->n++] = t;
+  return true;
+}
+
+static dy_tensor *tensor_copy(const dy_tensor *t) {
+  dy_tensor *c = dy_tensor_new(t->type.dtype, t->type.rank, t->type.shape);
+  if (c)
+    memcpy(c->data, t->data, (size_t)t->nbytes);
+  return c;
+}
+
+/* The observer: every run of an op inside a sub-block. */
+static dy_status observe(void *ctx, int var, const dy_tensor *t, dy_error *err) {
+  values *v = ctx;
+  if (v->decl[var] > 0 && !values_add(v, var, tensor_copy(t)))
+    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  return DY_OK;
 }
 
 static dy_status values_of(dy_program *p, dy_tensor *const *in, values *v, dy_error *err) {
   const dy_block *b = p->blocks[0];
-  int cap = 0;
+  int n0 = 0;
   for (int k = 0; k < b->n_ops; k++)
-    cap += b->ops[k]->n_outputs;
-  v->vars = malloc(sizeof *v->vars * ((size_t)cap + 1));
-  v->vals = calloc((size_t)cap + 1, sizeof *v->vals);
-  v->names = calloc((size_t)cap + 1, sizeof *v->names);
-  if (!v->vars || !v->vals || !v->names)
-    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
-  v->n = 0;
-  for (int k = 0; k < b->n_ops; k++)
-    for (int i = 0; i < b->ops[k]->n_outputs; i++) {
-      int id = b->ops[k]->outputs[i];
-      v->names[v->n] = strdup(p->vars[id]->name);
-      if (!v->names[v->n])
-        return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
-      v->vars[v->n++] = id;
-    }
-  dy_status s = run_fetching(p, in, v->vars, v->n, v->vals, err);
+    n0 += b->ops[k]->n_outputs;
+  int *vars = malloc(sizeof *vars * ((size_t)n0 + 1));
+  dy_tensor **vals = calloc((size_t)n0 + 1, sizeof *vals);
+  v->v = calloc((size_t)p->n_vars + 1, sizeof *v->v);
+  v->decl = malloc(sizeof *v->decl * ((size_t)p->n_vars + 1));
+  v->group = malloc(sizeof *v->group * ((size_t)p->n_vars + 1));
+  v->p = p;
+  dy_status s = DY_OK;
+  if (!vars || !vals || !v->v || !v->decl || !v->group)
+    s = dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  int n = 0;
+  for (int k = 0; k < b->n_ops && !s; k++)
+    for (int i = 0; i < b->ops[k]->n_outputs; i++)
+      vars[n++] = b->ops[k]->outputs[i];
+  if (!s) {
+    for (int i = 0; i < p->n_vars; i++)
+      v->group[i] = -1;
+    dy_program_declaring_blocks(p, v->decl, 0);
+    s = run_fetching(p, in, vars, n, vals, err);
+  }
+  for (int i = 0; i < n && !s; i++) {
+    if (!values_add(v, vars[i], vals[i]))
+      s = dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+    vals[i] = NULL;
+  }
+  /* the ops inside branches and loop bodies, each run */
+  if (!s && p->n_blocks > 1) {
+    dy_tensor *outs[DY_MAX_FEEDS] = {0};
+    s = dy_executor_run_observed(p, in, p->n_feeds, outs, p->n_fetches, observe, v, err);
+    for (int i = 0; i < p->n_fetches; i++)
+      dy_tensor_free(outs[i]);
+  }
+  for (int i = 0; i < n; i++)
+    dy_tensor_free(vals[i]);
+  free(vals);
+  free(vars);
   if (s)
     dy_error_prefix(err, "the static executor");
   return s;
 }
 
-/* The value of the var called name with n elements of dtype, or NULL. */
-static const dy_tensor *value_named(const values *v, const char *name, int64_t n, int dtype) {
+/* Run `run` (from 0) of the var called name, with n elements of dtype, or
+ * NULL. */
+static const dy_tensor *value_named(const values *v, const char *name, int run, int64_t n,
+                                    int dtype) {
   for (int i = 0; i < v->n; i++) {
-    const dy_tensor *t = v->vals[i];
-    if (t && strcmp(v->names[i], name) == 0 && (int)t->type.dtype == dtype &&
-        dy_tensor_numel(t) == n)
+    if (strcmp(v->v[i].name, name) != 0)
+      continue;
+    const dy_tensor *t = run < v->v[i].n ? v->v[i].runs[run] : NULL;
+    if (t && (int)t->type.dtype == dtype && dy_tensor_numel(t) == n)
       return t;
+    return NULL;
   }
   return NULL;
 }
@@ -140,32 +239,36 @@ static void c_escape(const char *s, char *out, size_t n) {
 }
 
 /* NAME_debug_dump for main.c: every result to dir, the plant applied. */
-static char *dump_source(const char *name, const char *dir, int plant_op) {
+static char *dump_source(const char *name, const char *dir, int plant_op, int64_t plant_trip) {
   char esc[8192];
   c_escape(dir, esc, sizeof esc);
   const char *fmt =
       "\n/* dy2stc check --localize: each op's result, in order, as raw bytes */\n"
       "void %s_debug_dump(int op, const char *var, const void *data, int64_t n,\n"
-      "                   int dtype) {\n"
+      "                   int dtype, int64_t trip) {\n"
       "  static int count;\n"
       "  static const size_t size[6] = {4, 8, 1, 1, 1, 4}; /* f32 i64 bool i8 u8 i32 */\n"
       "  char path[8400];\n"
-      "  if (op == %d && dtype == 0 && n > 0) /* the planted wrong kernel */\n"
+      "  if (op == %d && (%lld < 0 || trip == %lld) && dtype == 0 && n > 0) /* the planted wrong kernel */\n"
       "    ((float *)(uintptr_t)data)[0] += 1.0f;\n"
+      "  if (count >= %d) /* enough: a long loop is compared on its first trips */\n"
+      "    return;\n"
       "  snprintf(path, sizeof path, \"%%s/d%%d.bin\", \"%s\", count);\n"
       "  FILE *f = fopen(path, \"wb\");\n"
       "  if (!f || fwrite(data, size[dtype], (size_t)n, f) != (size_t)n) exit(3);\n"
       "  if (fclose(f)) exit(3);\n"
       "  f = fopen(\"%s/dumps.txt\", \"a\");\n"
       "  if (!f) exit(3);\n"
-      "  fprintf(f, \"%%d %%d %%lld %%d %%s\\n\", count, op, (long long)n, dtype, var);\n"
+      "  fprintf(f, \"%%d %%d %%lld %%lld %%d %%s\\n\", count, op, (long long)trip, (long long)n,\n"
+      "          dtype, var);\n"
       "  if (fclose(f)) exit(3);\n"
       "  count++;\n"
       "}\n";
-  size_t len = strlen(fmt) + strlen(name) + 2 * strlen(esc) + 32;
+  size_t len = strlen(fmt) + strlen(name) + 2 * strlen(esc) + 80;
   char *s = malloc(len);
   if (s)
-    snprintf(s, len, fmt, name, plant_op, esc, esc);
+    snprintf(s, len, fmt, name, plant_op, (long long)plant_trip, (long long)plant_trip,
+             (int)LOCALIZE_MAX_DUMPS, esc, esc);
   return s;
 }
 
@@ -230,17 +333,26 @@ static bool close_enough(double got, double want, double scale, double rtol, dou
   return fabs(got - want) <= atol + rtol * fmax(fabs(want), scale);
 }
 
-/* The op of block 0 with id op_id, or NULL. */
+/* The op with id op_id (of any block), or NULL. */
 static const dy_op *op_by_id(const dy_program *p, int op_id) {
-  const dy_block *b = p->blocks[0];
-  for (int k = 0; k < b->n_ops; k++)
-    if (b->ops[k]->id == op_id)
-      return b->ops[k];
+  for (int b = 0; b < p->n_blocks; b++)
+    for (int k = 0; k < p->blocks[b]->n_ops; k++)
+      if (p->blocks[b]->ops[k]->id == op_id)
+        return p->blocks[b]->ops[k];
   return NULL;
 }
 
-static void describe_op(const dy_op *op, dy_localize_result *r) {
+static void describe_op(const dy_program *p, const dy_op *op, dy_localize_result *r) {
   r->op_id = op->id;
+  r->block = op->block;
+  /* the innermost while around it (the trip the dump named is its) */
+  for (int b = op->block, ob; b > 0 && r->loop_op < 0; b = ob) {
+    const dy_op *owner = dy_block_owner(p, b, &ob, NULL);
+    if (!owner)
+      break;
+    if (owner->kind == DY_OP_WHILE)
+      r->loop_op = owner->id;
+  }
   r->kind = op->kind;
   snprintf(r->file, sizeof r->file, "%s", op->loc.file ? op->loc.file : "");
   r->line = op->loc.line;
@@ -297,7 +409,7 @@ static dy_status compare_dump(const char *dir, int k, const dy_program *cp, int 
     snprintf(r->var, sizeof r->var, "%s", var);
     const dy_op *op = op_by_id(cp, op_id);
     if (op)
-      describe_op(op, r);
+      describe_op(cp, op, r);
     else
       r->op_id = op_id;
   }
@@ -307,7 +419,13 @@ static dy_status compare_dump(const char *dir, int k, const dy_program *cp, int 
 dy_status dy_localize(dy_program *p, const dy_compile_options *o, dy_tensor *const *inputs,
                       double rtol, double atol, int plant_op, dy_localize_result *r,
                       dy_error *err) {
-  *r = (dy_localize_result){.op_id = -1, .line = 0};
+  return dy_localize_planted(p, o, inputs, rtol, atol, plant_op, -1, r, err);
+}
+
+dy_status dy_localize_planted(dy_program *p, const dy_compile_options *o,
+                              dy_tensor *const *inputs, double rtol, double atol, int plant_op,
+                              int64_t plant_trip, dy_localize_result *r, dy_error *err) {
+  *r = (dy_localize_result){.op_id = -1, .line = 0, .block = -1, .loop_op = -1, .trip = -1};
   if (dy_program_is_training(p)) /* each executor run would be a step */
     return dy_error_set(err, DY_STATUS_UNSUPPORTED,
                         "--localize: a training step (in-place updates) is not supported");
@@ -335,7 +453,7 @@ dy_status dy_localize(dy_program *p, const dy_compile_options *o, dy_tensor *con
     }
   }
   if (!s) {
-    dump = dump_source(d.name, dir, plant_op);
+    dump = dump_source(d.name, dir, plant_op, plant_trip);
     size_t a = strlen(co.main_c), b = dump ? strlen(dump) : 0;
     char *m = dump ? realloc(co.main_c, a + b + 1) : NULL;
     if (!m)
@@ -356,25 +474,34 @@ dy_status dy_localize(dy_program *p, const dy_compile_options *o, dy_tensor *con
     if (!f)
       s = dy_error_set(err, DY_STATUS_IO, "the --localize build wrote no results (%s)", path);
   }
+  /* each var's runs so far (a result inside a loop is dumped every trip) */
+  int *runs = s ? NULL : calloc((size_t)p->n_vars + 1, sizeof *runs);
+  if (!s && !runs)
+    s = dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
   char line[1024];
   while (!s && !r->found && f && fgets(line, sizeof line, f)) {
     int k, op_id, dtype, used = 0;
-    long long n;
-    if (sscanf(line, "%d %d %lld %d %n", &k, &op_id, &n, &dtype, &used) != 4 || !used) {
+    long long n, trip;
+    if (sscanf(line, "%d %d %lld %lld %d %n", &k, &op_id, &trip, &n, &dtype, &used) != 5 ||
+        !used) {
       s = dy_error_set(err, DY_STATUS_FORMAT, "the --localize build: bad line '%.60s'", line);
       break;
     }
     char *var = line + used;
     var[strcspn(var, "\n")] = '\0';
+    int id = dy_program_find_var(p, var), run = id >= 0 ? runs[id]++ : 0;
     /* the user's Program is the reference where the var is still its own */
-    const dy_tensor *want = value_named(&orig, var, n, dtype);
+    const dy_tensor *want = value_named(&orig, var, run, n, dtype);
     if (!want)
-      want = value_named(&opt, var, n, dtype);
+      want = value_named(&opt, var, run, n, dtype);
     if (!want)
       continue; /* neither executor computed it */
     r->n_compared++;
     s = compare_dump(dir, k, p, op_id, var, n, dtype, want, rtol, atol, r, err);
+    if (r->found)
+      r->trip = trip;
   }
+  free(runs);
   if (f)
     fclose(f);
   if (dir[0])

@@ -109,11 +109,23 @@ bool dy_pass_scalar_f32(const dy_program *p, int var, bool training, float *v);
  * returns the new count. */
 int dy_pass_attrs_complete(dy_op_kind k, dy_attr *attrs, int na, int cap);
 
-/* Replace op k of block 0 (a conv2d or fused_conv2d) by a fused_conv2d of
+/* A pass's rewrite of one block b (its ops only; nested blocks are
+ * blocks of their own). */
+typedef dy_status (*dy_pass_block_fn)(dy_program *p, int b, bool *changed, const void *ctx,
+                                      dy_error *err);
+/* fn on every block in index order (block 0, then the branches and loop
+ * bodies, nested ones too); when any changed, each control op's captures
+ * are re-synced (dy_program_sync_captures): a rewrite inside a sub-block
+ * may read another var from outside, or stop reading one. */
+dy_status dy_pass_each_block(dy_program *p, dy_pass_block_fn fn, const void *ctx,
+                             bool *changed, dy_error *err);
+
+/* Replace op k of block b (a conv2d or fused_conv2d) by a fused_conv2d of
  * the same inputs, output and attributes with algo set (a conv2d's act ""
  * and alpha 0 added): the kernel choice of conv-small and winograd. */
-dy_status dy_pass_conv_with_algo(dy_program *p, int k, const char *algo, dy_error *err);
-/* Every op of block 0 that fits (a kernel-choice pass's rule) gets algo
+dy_status dy_pass_conv_with_algo(dy_program *p, int b, int k, const char *algo,
+                                 dy_error *err);
+/* Every op of every block that fits (a kernel-choice pass's rule) gets algo
  * (dy_pass_conv_with_algo); *changed when one did. */
 dy_status dy_pass_conv_algo_where(dy_program *p, bool (*fits)(const dy_program *, const dy_op *,
                                                                bool training),
@@ -133,6 +145,8 @@ dy_status dy_pass_simplify(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_fold(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_fold_control(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_cse(dy_program *p, bool *changed, dy_error *err);
+/* loop-invariant ops out of a while's blocks, to before it (hoist.c) */
+dy_status dy_pass_hoist(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_dce(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_fuse_transpose(dy_program *p, bool *changed, dy_error *err);
 dy_status dy_pass_fuse_matmul(dy_program *p, bool *changed, dy_error *err);

@@ -27,7 +27,12 @@
  *                     -> fused_elementwise(...) {expr}, one loop
  *
  * The fused op takes the place of the group's last op, so every input is
- * still defined before it. Ops left unread are DCE's to remove.
+ * still defined before it. Ops left unread are DCE's to remove. Every
+ * block is rewritten, a loop body's and a branch's too (dy_pass_each_block):
+ * a group's intermediates have one reader, and a var read inside a
+ * sub-block is also its control op's input, so a group never spans a
+ * block boundary; what a rewrite reads from outside (fuse-residual's zero
+ * bias, fuse-transpose's untransposed operand) becomes a capture.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,9 +77,10 @@ static dy_status set_int_attr(dy_program *p, dy_op *op, const char *name, int64_
   return DY_STATUS_INTERNAL;
 }
 
-dy_status dy_pass_fuse_transpose(dy_program *p, bool *changed,
-                                 dy_error *err) {
-  dy_block *b = p->blocks[0];
+static dy_status fuse_transpose_in(dy_program *p, int bi, bool *changed, const void *ctx,
+                                   dy_error *err) {
+  (void)ctx;
+  dy_block *b = p->blocks[bi];
   for (int k = 0; k < b->n_ops; k++) {
     dy_op *mm = b->ops[k];
     if (mm->kind != DY_OP_MATMUL && mm->kind != DY_OP_FUSED_MATMUL)
@@ -94,6 +100,10 @@ dy_status dy_pass_fuse_transpose(dy_program *p, bool *changed,
     }
   }
   return DY_OK;
+}
+
+dy_status dy_pass_fuse_transpose(dy_program *p, bool *changed, dy_error *err) {
+  return dy_pass_each_block(p, fuse_transpose_in, NULL, changed, err);
 }
 
 /* ---- fuse-matmul ---- */
@@ -142,9 +152,14 @@ static bool is_channel_bias(const dy_program *p, int var, const dy_type *out) {
 
 /* act(base(x, w) + b) -> fused(x, w, b) {base's attributes, act, alpha},
  * base being matmul (bias per column) or conv2d (bias per channel). */
-static dy_status fuse_bias_act(dy_program *p, dy_op_kind base, dy_op_kind fused,
-                               bool *changed, dy_error *err) {
-  dy_block *b = p->blocks[0];
+typedef struct {
+  dy_op_kind base, fused;
+} bias_act;
+
+static dy_status fuse_bias_act(dy_program *p, int bi, bool *changed, const void *ctx,
+                               dy_error *err) {
+  const dy_op_kind base = ((const bias_act *)ctx)->base, fused = ((const bias_act *)ctx)->fused;
+  dy_block *b = p->blocks[bi];
   for (int k = 0; k < b->n_ops; k++) {
     dy_op *mm = b->ops[k];
     if (mm->kind != base || p->vars[mm->outputs[0]]->type.dtype != DY_F32)
@@ -190,7 +205,7 @@ static dy_status fuse_bias_act(dy_program *p, dy_op_kind base, dy_op_kind fused,
     na = dy_pass_attrs_complete(fused, attrs, na, 16);
     int out = last->outputs[0];
     int at = index_of(b, last);
-    dy_op *f = dy_program_append_op(p, 0, fused, ins, bias >= 0 ? 3 : 2, &out, 1, attrs,
+    dy_op *f = dy_program_append_op(p, bi, fused, ins, bias >= 0 ? 3 : 2, &out, 1, attrs,
                                     na, last->loc);
     const dy_op *srcs[3] = {mm, add ? add : act_op, act_op};
     if (!f || !dy_op_set_srcs(p, f, srcs, 1 + !!add + !!act_op))
@@ -208,12 +223,14 @@ static dy_status fuse_bias_act(dy_program *p, dy_op_kind base, dy_op_kind fused,
 
 dy_status dy_pass_fuse_matmul(dy_program *p, bool *changed,
                               dy_error *err) {
-  return fuse_bias_act(p, DY_OP_MATMUL, DY_OP_FUSED_MATMUL, changed, err);
+  static const bias_act k = {DY_OP_MATMUL, DY_OP_FUSED_MATMUL};
+  return dy_pass_each_block(p, fuse_bias_act, &k, changed, err);
 }
 
 dy_status dy_pass_fuse_conv(dy_program *p, bool *changed,
                             dy_error *err) {
-  return fuse_bias_act(p, DY_OP_CONV2D, DY_OP_FUSED_CONV2D, changed, err);
+  static const bias_act k = {DY_OP_CONV2D, DY_OP_FUSED_CONV2D};
+  return dy_pass_each_block(p, fuse_bias_act, &k, changed, err);
 }
 
 /* ---- fuse-residual ---- */
@@ -232,8 +249,10 @@ static bool residual_base(const dy_program *p, const dy_op *op) {
   return t->dtype == DY_F32 && t->rank == 4;
 }
 
-dy_status dy_pass_fuse_residual(dy_program *p, bool *changed, dy_error *err) {
-  dy_block *b = p->blocks[0];
+static dy_status fuse_residual_in(dy_program *p, int bi, bool *changed, const void *ctx,
+                                  dy_error *err) {
+  (void)ctx;
+  dy_block *b = p->blocks[bi];
   for (int k = 0; k < b->n_ops; k++) {
     dy_op *cv = b->ops[k];
     if (!residual_base(p, cv))
@@ -288,7 +307,7 @@ dy_status dy_pass_fuse_residual(dy_program *p, bool *changed, dy_error *err) {
     int ins[4] = {cv->inputs[0], cv->inputs[1], bias, r};
     int out = last->outputs[0];
     int at = index_of(b, last);
-    dy_op *f = dy_program_append_op(p, 0, DY_OP_FUSED_CONV2D, ins, 4, &out, 1, attrs, na,
+    dy_op *f = dy_program_append_op(p, bi, DY_OP_FUSED_CONV2D, ins, 4, &out, 1, attrs, na,
                                     last->loc);
     const dy_op *srcs[3] = {cv, add, act_op};
     if (!f || !dy_op_set_srcs(p, f, srcs, act_op ? 3 : 2))
@@ -302,6 +321,10 @@ dy_status dy_pass_fuse_residual(dy_program *p, bool *changed, dy_error *err) {
     k = -1; /* indices moved; start over */
   }
   return DY_OK;
+}
+
+dy_status dy_pass_fuse_residual(dy_program *p, bool *changed, dy_error *err) {
+  return dy_pass_each_block(p, fuse_residual_in, NULL, changed, err);
 }
 
 /* ---- fuse-elementwise ---- */
@@ -377,9 +400,10 @@ static bool build(const dy_program *p, group *g, int var, const dy_type *out) {
   return true;
 }
 
-dy_status dy_pass_fuse_elementwise(dy_program *p, bool *changed,
-                                   dy_error *err) {
-  dy_block *b = p->blocks[0];
+static dy_status fuse_elementwise_in(dy_program *p, int bi, bool *changed, const void *ctx,
+                                     dy_error *err) {
+  (void)ctx;
+  dy_block *b = p->blocks[bi];
   const bool training = dy_program_is_training(p);
   for (int k = b->n_ops - 1; k >= 0; k--) {
     dy_op *root = b->ops[k];
@@ -406,7 +430,7 @@ dy_status dy_pass_fuse_elementwise(dy_program *p, bool *changed,
     int n_attr = dy_fused_elementwise_attrs_put(&(dy_fused_elementwise_attrs){
         .given = DY_GIVEN_ALL, .expr = g.expr}, attr);
     int o = root->outputs[0];
-    dy_op *f = dy_program_append_op(p, 0, DY_OP_FUSED_ELEMENTWISE, g.ext, g.n_ext, &o, 1,
+    dy_op *f = dy_program_append_op(p, bi, DY_OP_FUSED_ELEMENTWISE, g.ext, g.n_ext, &o, 1,
                                     attr, n_attr, root->loc);
     if (!f || !dy_op_set_srcs(p, f, (const dy_op *const *)g.ops, g.n_ops))
       return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "fuse-elementwise: out of memory");
@@ -418,4 +442,8 @@ dy_status dy_pass_fuse_elementwise(dy_program *p, bool *changed,
     *changed = true;
   }
   return DY_OK;
+}
+
+dy_status dy_pass_fuse_elementwise(dy_program *p, bool *changed, dy_error *err) {
+  return dy_pass_each_block(p, fuse_elementwise_in, NULL, changed, err);
 }

@@ -16,7 +16,9 @@
  * a weight that other ops also read is copied, not changed in place. In a
  * training Program every one of these must be a true constant
  * (dy_pass_var_is_constant): trainable parameters and state updated in
- * place change every step, so such a batch norm stays.
+ * place change every step, so such a batch norm stays. Batch norms in
+ * branches and loop bodies fold too (the new weight and bias become
+ * captures).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -134,9 +136,10 @@ static dy_status fold_one(dy_program *p, dy_op *bn, bool training, bool *done,
     add->inputs[0] = base->outputs[0];
     add->inputs[1] = nbv;
     add->outputs[0] = bn->outputs[0];
-    for (int k = 0; k < p->blocks[0]->n_ops; k++)
-      if (p->blocks[0]->ops[k] == bn)
-        dy_block_remove_op(p->blocks[0], k);
+    dy_block *blk = p->blocks[bn->block];
+    for (int k = 0; k < blk->n_ops; k++)
+      if (blk->ops[k] == bn)
+        dy_block_remove_op(blk, k);
   } else {
     bn->kind = DY_OP_ADD;
     bn->inputs[0] = y;
@@ -156,8 +159,12 @@ out:
   return st;
 }
 
-dy_status dy_pass_fuse_bn(dy_program *p, bool *changed, dy_error *err) {
-  dy_block *b = p->blocks[0];
+/* The batch norms of block bi (the conv or matmul before one sits in its
+ * block: it has one reader). */
+static dy_status fuse_bn_in(dy_program *p, int bi, bool *changed, const void *ctx,
+                            dy_error *err) {
+  (void)ctx;
+  dy_block *b = p->blocks[bi];
   const bool training = dy_program_is_training(p);
   for (int k = 0; k < b->n_ops; k++) {
     if (b->ops[k]->kind != DY_OP_BATCH_NORM)
@@ -171,7 +178,14 @@ dy_status dy_pass_fuse_bn(dy_program *p, bool *changed, dy_error *err) {
       k = -1; /* ops may have moved; start over */
     }
   }
-  if (*changed)
-    dy_program_compact(p);
   return DY_OK;
+}
+
+dy_status dy_pass_fuse_bn(dy_program *p, bool *changed, dy_error *err) {
+  bool any = false;
+  dy_status s = dy_pass_each_block(p, fuse_bn_in, NULL, &any, err); /* new weights: captures */
+  if (!s && any)
+    dy_program_compact(p);
+  *changed |= any;
+  return s;
 }

@@ -95,7 +95,7 @@ static dy_status fuse_one(dy_program *p, dy_op *m, bool training, bool *done,
     return DY_OK;
   /* d's readers: the square and the division (and maybe others) */
   dy_op *sq = NULL, *div = NULL;
-  const dy_block *b = p->blocks[0];
+  dy_block *b = p->blocks[m->block]; /* the group lives in m's block */
   for (int k = 0; k < b->n_ops; k++) {
     dy_op *u = b->ops[k];
     float two;
@@ -155,7 +155,7 @@ static dy_status fuse_one(dy_program *p, dy_op *m, bool training, bool *done,
   int n_attrs = dy_layer_norm_attrs_put(&(dy_layer_norm_attrs){
       .given = DY_GIVEN_ALL, .begin_norm_axis = -1, .epsilon = (double)eps}, attrs);
   int at = index_of(b, last);
-  dy_op *ln = dy_program_append_op(p, 0, DY_OP_LAYER_NORM, ins, 3, &out, 1, attrs, n_attrs,
+  dy_op *ln = dy_program_append_op(p, m->block, DY_OP_LAYER_NORM, ins, 3, &out, 1, attrs, n_attrs,
                                    last->loc);
   const dy_op *srcs[9] = {m, sub, sq, v, add, sqrt_op, div, mul, badd};
   int ns = 7;
@@ -166,14 +166,16 @@ static dy_status fuse_one(dy_program *p, dy_op *m, bool training, bool *done,
   if (!ln || !dy_op_set_srcs(p, ln, srcs, ns))
     return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "fuse-layernorm: out of memory");
   /* the layer norm replaces the last op; the others are left to dce */
-  dy_block_remove_op(p->blocks[0], at);
-  dy_block_move_last_to(p->blocks[0], at);
+  dy_block_remove_op(b, at);
+  dy_block_move_last_to(b, at);
   *done = true;
   return DY_OK;
 }
 
-dy_status dy_pass_fuse_layernorm(dy_program *p, bool *changed, dy_error *err) {
-  dy_block *b = p->blocks[0];
+static dy_status fuse_layernorm_in(dy_program *p, int bi, bool *changed, const void *ctx,
+                                   dy_error *err) {
+  (void)ctx;
+  dy_block *b = p->blocks[bi];
   const bool training = dy_program_is_training(p);
   for (int k = 0; k < b->n_ops; k++) {
     if (b->ops[k]->kind != DY_OP_REDUCE_MEAN)
@@ -186,4 +188,8 @@ dy_status dy_pass_fuse_layernorm(dy_program *p, bool *changed, dy_error *err) {
       *changed = true;
   }
   return DY_OK;
+}
+
+dy_status dy_pass_fuse_layernorm(dy_program *p, bool *changed, dy_error *err) {
+  return dy_pass_each_block(p, fuse_layernorm_in, NULL, changed, err); /* new gamma/beta: captures */
 }

@@ -29,8 +29,10 @@ static bool poolable(const dy_op *op) {
          a.strides[0] >= 1 && a.strides[1] >= 1;
 }
 
-dy_status dy_pass_fuse_pool(dy_program *p, bool *changed, dy_error *err) {
-  dy_block *b = p->blocks[0];
+static dy_status fuse_pool_in(dy_program *p, int bi, bool *changed, const void *ctx,
+                              dy_error *err) {
+  (void)ctx;
+  dy_block *b = p->blocks[bi];
   for (int k = 0; k < b->n_ops; k++) {
     dy_op *cv = b->ops[k];
     if (cv->kind != DY_OP_FUSED_CONV2D || cv->n_inputs > 3 ||
@@ -52,7 +54,7 @@ dy_status dy_pass_fuse_pool(dy_program *p, bool *changed, dy_error *err) {
     for (int i = 0; i < b->n_ops && at < 0; i++)
       if (b->ops[i] == pool)
         at = i;
-    dy_op *f = dy_program_append_op(p, 0, DY_OP_FUSED_CONV2D_POOL, cv->inputs, cv->n_inputs,
+    dy_op *f = dy_program_append_op(p, bi, DY_OP_FUSED_CONV2D_POOL, cv->inputs, cv->n_inputs,
                                     pool->outputs, 1, attrs, n_attrs, pool->loc);
     /* sources in id order: the conv was remade by earlier passes (a later
      * id than the pool's), so the pool goes last through a copy */
@@ -70,4 +72,8 @@ dy_status dy_pass_fuse_pool(dy_program *p, bool *changed, dy_error *err) {
     k--;
   }
   return DY_OK;
+}
+
+dy_status dy_pass_fuse_pool(dy_program *p, bool *changed, dy_error *err) {
+  return dy_pass_each_block(p, fuse_pool_in, NULL, changed, err);
 }

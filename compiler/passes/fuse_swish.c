@@ -118,8 +118,10 @@ static dy_op_kind match(const dy_program *p, dy_op *op, dy_op **ops, int *n, int
   return DY_OP_COUNT;
 }
 
-dy_status dy_pass_fuse_swish(dy_program *p, bool *changed, dy_error *err) {
-  dy_block *b = p->blocks[0];
+static dy_status fuse_swish_in(dy_program *p, int bi, bool *changed, const void *ctx,
+                               dy_error *err) {
+  (void)ctx;
+  dy_block *b = p->blocks[bi];
   for (int k = 0; k < b->n_ops; k++) {
     dy_op *op = b->ops[k];
     if (op->kind != DY_OP_MUL && op->kind != DY_OP_DIV)
@@ -130,7 +132,7 @@ dy_status dy_pass_fuse_swish(dy_program *p, bool *changed, dy_error *err) {
     if (kind == DY_OP_COUNT)
       continue;
     int out = op->outputs[0];
-    dy_op *f = dy_program_append_op(p, 0, kind, &x, 1, &out, 1, NULL, 0, op->loc);
+    dy_op *f = dy_program_append_op(p, bi, kind, &x, 1, &out, 1, NULL, 0, op->loc);
     if (!f || !dy_op_set_srcs(p, f, (const dy_op *const *)ops, n))
       return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "fuse-swish: out of memory");
     /* the new op takes the root's place (x is defined before every
@@ -147,4 +149,8 @@ dy_status dy_pass_fuse_swish(dy_program *p, bool *changed, dy_error *err) {
     k = -1; /* indices moved; start over */
   }
   return DY_OK;
+}
+
+dy_status dy_pass_fuse_swish(dy_program *p, bool *changed, dy_error *err) {
+  return dy_pass_each_block(p, fuse_swish_in, NULL, changed, err);
 }

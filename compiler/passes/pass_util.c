@@ -5,6 +5,7 @@
  *   constants   which persistable vars a pass may take as constant (a
  *               training Program's state is not), one-element f32 values
  *   attributes  a fused op's attribute list completed from its schema
+ *   blocks      a per-block rewrite run on every block, captures re-synced
  *   kernels     the kernel-choice passes' common rule and rewrite (conv-small,
  *               winograd: a conv2d / fused_conv2d becomes a fused_conv2d
  *               with an algo)
@@ -45,6 +46,26 @@ int dy_pass_attrs_complete(dy_op_kind k, dy_attr *attrs, int na, int cap) {
   return na;
 }
 
+/* ---- blocks ---- */
+
+dy_status dy_pass_each_block(dy_program *p, dy_pass_block_fn fn, const void *ctx,
+                             bool *changed, dy_error *err) {
+  bool any = false;
+  for (int b = 0; b < p->n_blocks; b++) {
+    bool c = false;
+    dy_status s = fn(p, b, &c, ctx, err);
+    if (s)
+      return s;
+    any |= c;
+  }
+  *changed |= any;
+  /* a rewrite may make a sub-block read another outer var (or no longer
+   * read one): each control op's captures follow */
+  if (any && p->n_blocks > 1 && !dy_program_sync_captures(p))
+    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  return DY_OK;
+}
+
 /* ---- kernels: the choices of conv-small and winograd ---- */
 
 bool dy_pass_conv_algo_open(const dy_program *p, const dy_op *op, bool training) {
@@ -71,8 +92,9 @@ bool dy_pass_conv_algo_open_geom(const dy_program *p, const dy_op *op, bool trai
   return true;
 }
 
-dy_status dy_pass_conv_with_algo(dy_program *p, int k, const char *algo, dy_error *err) {
-  dy_block *b = p->blocks[0];
+dy_status dy_pass_conv_with_algo(dy_program *p, int bi, int k, const char *algo,
+                                 dy_error *err) {
+  dy_block *b = p->blocks[bi];
   dy_op *op = b->ops[k];
   /* the op's attributes (a conv2d's: act "", alpha 0 added), algo */
   dy_attr attrs[16], a_algo[DY_FUSED_CONV2D_NATTRS];
@@ -84,7 +106,7 @@ dy_status dy_pass_conv_with_algo(dy_program *p, int k, const char *algo, dy_erro
       attrs[na++] = op->attrs[i];
   na = dy_pass_attrs_complete(DY_OP_FUSED_CONV2D, attrs, na, 15); /* algo "" last */
   attrs[na - 1] = a_algo[0];
-  dy_op *f = dy_program_append_op(p, 0, DY_OP_FUSED_CONV2D, op->inputs, op->n_inputs,
+  dy_op *f = dy_program_append_op(p, bi, DY_OP_FUSED_CONV2D, op->inputs, op->n_inputs,
                                   op->outputs, 1, attrs, na, op->loc);
   const dy_op *srcs[1] = {op};
   if (!f || !dy_op_set_srcs(p, f, srcs, 1))
@@ -98,14 +120,16 @@ dy_status dy_pass_conv_algo_where(dy_program *p, bool (*fits)(const dy_program *
                                                                bool training),
                                   const char *algo, bool *changed, dy_error *err) {
   bool training = dy_program_is_training(p);
-  dy_block *b = p->blocks[0];
-  for (int k = 0; k < b->n_ops; k++) {
-    if (!fits(p, b->ops[k], training))
-      continue;
-    dy_status s = dy_pass_conv_with_algo(p, k, algo, err);
-    if (s)
-      return s;
-    *changed = true;
+  for (int bi = 0; bi < p->n_blocks; bi++) { /* a loop body's and a branch's convs too */
+    dy_block *b = p->blocks[bi];
+    for (int k = 0; k < b->n_ops; k++) {
+      if (!fits(p, b->ops[k], training))
+        continue;
+      dy_status s = dy_pass_conv_with_algo(p, bi, k, algo, err);
+      if (s)
+        return s;
+      *changed = true;
+    }
   }
   return DY_OK;
 }

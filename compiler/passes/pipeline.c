@@ -24,6 +24,8 @@ const dy_pass dy_passes[] = {
      "whose condition is constant false", dy_pass_fold_control},
     /* one op per (kind, inputs, attributes) */
     {"cse", "merge ops that compute the same value", dy_pass_cse},
+    /* a while's loop-invariant ops (pure, cannot fail) run once, before it */
+    {"hoist", "move loop-invariant ops out of a while, to before it", dy_pass_hoist},
     /* inference batch norms folded into the conv / linear weights before */
     {"fuse-bn", "fold batch norms into the preceding conv or matmul weights",
      dy_pass_fuse_bn},

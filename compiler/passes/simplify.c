@@ -23,7 +23,9 @@
  *
  * An identity whose output is fetched keeps the output's name (see
  * dy_program_forward_var); where that is impossible the op stays. Ops left
- * without readers are DCE's to remove.
+ * without readers are DCE's to remove. Every block is simplified, sub-blocks
+ * too; a var a rewrite makes a sub-block read from outside becomes a
+ * capture (dy_pass_each_block).
  */
 #include <string.h>
 
@@ -171,10 +173,11 @@ static bool merge_transposes(dy_program *p, dy_op *op) {
   return true;
 }
 
-dy_status dy_pass_simplify(dy_program *p, bool *changed,
-                           dy_error *err) {
+static dy_status simplify_in(dy_program *p, int b, bool *changed, const void *ctx,
+                             dy_error *err) {
   (void)err;
-  dy_block *blk = p->blocks[0];
+  (void)ctx;
+  dy_block *blk = p->blocks[b];
   const bool training = dy_program_is_training(p);
   for (int k = 0; k < blk->n_ops; k++) {
     dy_op *op = blk->ops[k];
@@ -189,4 +192,8 @@ dy_status dy_pass_simplify(dy_program *p, bool *changed,
     }
   }
   return DY_OK;
+}
+
+dy_status dy_pass_simplify(dy_program *p, bool *changed, dy_error *err) {
+  return dy_pass_each_block(p, simplify_in, NULL, changed, err);
 }

@@ -91,16 +91,20 @@ dy_status dy_pass_winograd(dy_program *p, bool *changed, dy_error *err) {
 
 dy_status dy_pass_winograd_tile(dy_program *p, int force, bool *changed, dy_error *err) {
   bool training = dy_program_is_training(p);
-  dy_block *b = p->blocks[0];
-  for (int k = 0; k < b->n_ops; k++) {
-    dy_op *op = b->ops[k];
-    int m = winograd_choice(p, op, training, force);
-    if (!m)
-      continue;
-    dy_status s = dy_pass_conv_with_algo(p, k, m == 2 ? "winograd2" : m == 4 ? "winograd4" : "winograd6", err); /* pass_util.c */
-    if (s)
-      return s;
-    *changed = true;
+  for (int bi = 0; bi < p->n_blocks; bi++) { /* sub-blocks' convs too */
+    dy_block *b = p->blocks[bi];
+    for (int k = 0; k < b->n_ops; k++) {
+      dy_op *op = b->ops[k];
+      int m = winograd_choice(p, op, training, force);
+      if (!m)
+        continue;
+      dy_status s = dy_pass_conv_with_algo(p, bi, k, m == 2 ? "winograd2" : m == 4 ? "winograd4"
+                                                                            : "winograd6",
+                                           err); /* pass_util.c */
+      if (s)
+        return s;
+      *changed = true;
+    }
   }
   return DY_OK;
 }

@@ -11,6 +11,9 @@
  * values or its condition). It reads vars of enclosing blocks only through
  * its owner's inputs (captures). The verifier checks all of this
  * (invariants 11-13 of verify.c).
+ *
+ * Moving ops between blocks: dy_block_splice (a whole branch, inlined) and
+ * dy_block_move_op (one op, hoisted out of a loop).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -197,26 +200,42 @@ static void rehome(dy_program *p, int b, int dst) {
       p->blocks[i]->parent = dst;
 }
 
-bool dy_block_splice(dy_program *p, int b, int dst, int at) {
-  dy_block *src = p->blocks[b], *d = p->blocks[dst];
-  int n = src->n_ops;
-  for (int k = 0; k < n; k++) {
-    dy_op *op = src->ops[k];
-    /* append to dst (growing it as dy_program_append_op does), then move */
-    if (d->n_ops == d->cap_ops) {
-      int ncap = d->cap_ops ? d->cap_ops * 2 : 16;
-      dy_op **nt = dy_program_alloc(p, sizeof(dy_op *) * (size_t)ncap);
-      if (!nt)
-        return false;
-      if (d->n_ops)
-        memcpy(nt, d->ops, sizeof(dy_op *) * (size_t)d->n_ops);
-      d->ops = nt;
-      d->cap_ops = ncap;
-    }
-    op->block = dst;
-    d->ops[d->n_ops++] = op;
-    dy_block_move_last_to(d, at + k);
+/* Put op at index at of block dst (growing it as dy_program_append_op
+ * does). false on OOM. */
+static bool insert_op(dy_program *p, dy_op *op, int dst, int at) {
+  dy_block *d = p->blocks[dst];
+  if (d->n_ops == d->cap_ops) {
+    int ncap = d->cap_ops ? d->cap_ops * 2 : 16;
+    dy_op **nt = dy_program_alloc(p, sizeof(dy_op *) * (size_t)ncap);
+    if (!nt)
+      return false;
+    if (d->n_ops)
+      memcpy(nt, d->ops, sizeof(dy_op *) * (size_t)d->n_ops);
+    d->ops = nt;
+    d->cap_ops = ncap;
   }
+  op->block = dst;
+  d->ops[d->n_ops++] = op;
+  dy_block_move_last_to(d, at);
+  return true;
+}
+
+bool dy_block_move_op(dy_program *p, int b, int k, int dst, int at) {
+  dy_op *op = p->blocks[b]->ops[k];
+  if (!insert_op(p, op, dst, at))
+    return false;
+  dy_block_remove_op(p->blocks[b], k);
+  for (int i = 0; i < op->n_outputs; i++)
+    p->vars[op->outputs[i]]->block = dst;
+  return true;
+}
+
+bool dy_block_splice(dy_program *p, int b, int dst, int at) {
+  dy_block *src = p->blocks[b];
+  int n = src->n_ops;
+  for (int k = 0; k < n; k++)
+    if (!insert_op(p, src->ops[k], dst, at + k))
+      return false;
   src->n_ops = 0;
   rehome(p, b, dst);
   return true;
