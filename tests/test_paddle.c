@@ -441,10 +441,28 @@ static void test_decode_every_pdmodel(void) {
                                  "model.pdmodel", NULL, NULL, &p, &err),
                   DY_STATUS_UNSUPPORTED);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "quantization ops"));
-  /* a supported model whose params are absent */
+  /* a supported model whose params are absent: run and compile need them
+   * (the error names the file), show prints it (params_optional: the
+   * parameters typed from their VarDescs, without data) */
   CU_ASSERT_EQUAL(dy_paddle_load(DY_PADDLE_DATA "/pdmodel-only/inferdemo_resnet50/model.pdmodel",
                                  NULL, NULL, &p, &err), DY_STATUS_IO);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "no params were given"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "no params file "));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "inferdemo_resnet50/model.pdiparams"));
+  dy_paddle_options o = {.params_optional = true};
+  DY_ASSERT_OK(dy_paddle_load(DY_PADDLE_DATA "/pdmodel-only/inferdemo_resnet50/model.pdmodel",
+                              NULL, &o, &p, &err), &err);
+  int typed = 0;
+  for (int i = 0; p && i < p->n_vars; i++)
+    typed += p->vars[i]->persistable && !p->vars[i]->data;
+  CU_ASSERT(typed > 100);
+  dy_program_free(p);
+  char log[4096];
+  snprintf(log, sizeof log, "%s/paddle_show_noparams.txt", DY_BUILD_DIR);
+  CU_ASSERT_EQUAL(dy_test_sh(NULL, "'%s' show '%s/pdmodel-only/inferdemo_resnet50/model.pdmodel' "
+                             ">'%s' 2>&1 && grep -q 'no params file: its [0-9]* parameters are "
+                             "shown by type' '%s' && grep -q 'persistable' '%s'", DY2STC_PATH,
+                             DY_PADDLE_DATA, log, log, log), 0);
 }
 
 /* A Program's text without the source locations (the file name). */
