@@ -39,20 +39,6 @@ static bool have_data(void) {
   return false;
 }
 
-/* max|got - ref| / max|ref| (f32). */
-static double rel_err(const dy_tensor *got, const dy_tensor *ref) {
-  int64_t n = dy_tensor_numel(ref);
-  double m = 0, d = 0;
-  for (int64_t i = 0; i < n; i++) {
-    double r = dy_tensor_f32(ref)[i], g = dy_tensor_f32(got)[i];
-    if (fabs(r) > m)
-      m = fabs(r);
-    if (!(fabs(g - r) <= d))
-      d = isnan(g - r) ? INFINITY : fabs(g - r);
-  }
-  return m > 0 ? d / m : d;
-}
-
 /* The PIR loader on text: the status, and err's message one line. */
 static dy_status load_text(const char *text, dy_error *err) {
   dy_program *p = NULL;
@@ -215,7 +201,7 @@ static void test_textline(void) {
   DY_ASSERT_OK(dy_npy_read(TEXTLINE "/out_fetch_name_0_b1.npy", &ref, &err), &err);
   DY_ASSERT_OK(dy_executor_run(p, &x, 1, &got, 1, &err), &err);
   CU_ASSERT_TRUE_FATAL(got && dy_type_equal(&got->type, &ref->type));
-  double e = rel_err(got, ref);
+  double e = dy_test_scaled_err(got, ref);
   fprintf(stderr, "\n    pir_textline_ori executor rel err %.3g", e);
   CU_ASSERT(e <= 1e-4);
   /* the same Program as its ProgramDesc form: export, import */
@@ -226,7 +212,7 @@ static void test_textline(void) {
   DY_ASSERT_OK(dy_paddle_load_mem(m, mn, pa, pn, "rt", NULL, &q, &err), &err);
   dy_tensor *got2 = NULL;
   DY_ASSERT_OK(dy_executor_run(q, &x, 1, &got2, 1, &err), &err);
-  CU_ASSERT(got2 && rel_err(got2, got) == 0);
+  CU_ASSERT(got2 && dy_test_scaled_err(got2, got) == 0);
   free(m);
   free(pa);
   dy_tensor_free(got2);

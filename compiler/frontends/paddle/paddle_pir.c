@@ -179,32 +179,22 @@ static int value_id(pir_ctx *c, const fe_jnode *v) {
   return (int)id->i;
 }
 
-/* Paddle's VarType of a PIR dtype name ("0.t_f32"); -1 for others. */
-static int pd_dtype_of(const char *t) {
-  static const struct {
-    const char *pir;
-    int pd;
-  } k[] = {{"0.t_f32", PD_FP32}, {"0.t_f64", PD_FP64}, {"0.t_f16", PD_FP16},
-           {"0.t_bf16", PD_BF16}, {"0.t_i64", PD_INT64}, {"0.t_i32", PD_INT32},
-           {"0.t_i16", PD_INT16}, {"0.t_i8", PD_INT8}, {"0.t_ui8", PD_UINT8},
-           {"0.t_bool", PD_BOOL}};
-  for (size_t i = 0; t && i < sizeof k / sizeof *k; i++)
-    if (strcmp(k[i].pir, t) == 0)
-      return k[i].pd;
-  return -1;
-}
+/* PIR's dtypes: the type's name, the attribute's name, Paddle's VarType. */
+static const struct {
+  const char *type, *attr;
+  int pd;
+} dtypes[] = {{"0.t_f32", "float32", PD_FP32}, {"0.t_f64", "float64", PD_FP64},
+              {"0.t_f16", "float16", PD_FP16}, {"0.t_bf16", "bfloat16", PD_BF16},
+              {"0.t_i64", "int64", PD_INT64},  {"0.t_i32", "int32", PD_INT32},
+              {"0.t_i16", "int16", PD_INT16},  {"0.t_i8", "int8", PD_INT8},
+              {"0.t_ui8", "uint8", PD_UINT8},  {"0.t_bool", "bool", PD_BOOL}};
 
-/* The attribute dtype ("float32") as a VarType; -1 for others. */
-static int pd_dtype_named(const char *s) {
-  static const struct {
-    const char *name;
-    int pd;
-  } k[] = {{"float32", PD_FP32}, {"float64", PD_FP64}, {"float16", PD_FP16},
-           {"bfloat16", PD_BF16}, {"int64", PD_INT64}, {"int32", PD_INT32},
-           {"int16", PD_INT16}, {"int8", PD_INT8}, {"uint8", PD_UINT8}, {"bool", PD_BOOL}};
-  for (size_t i = 0; s && i < sizeof k / sizeof *k; i++)
-    if (strcmp(k[i].name, s) == 0)
-      return k[i].pd;
+/* The VarType of a type name ("0.t_f32") or, attr, of an attribute's
+ * dtype ("float32"); -1 for others. */
+static int pd_dtype_of(const char *t, bool attr) {
+  for (size_t i = 0; t && i < sizeof dtypes / sizeof *dtypes; i++)
+    if (strcmp(attr ? dtypes[i].attr : dtypes[i].type, t) == 0)
+      return dtypes[i].pd;
   return -1;
 }
 
@@ -216,7 +206,7 @@ static dy_status tensor_desc(pir_ctx *c, const fe_jnode *tt, PdTensorDesc **out)
     return pir_fail(c, "a value whose type is not a dense tensor (%s)",
                     is_kind(k, FE_JSTRING) ? k->str : "no type");
   const fe_jnode *dt = jget(c, fe_json_at(c->j, d, 0), "#"), *dims = fe_json_at(c->j, d, 1);
-  int pdt = pd_dtype_of(is_kind(dt, FE_JSTRING) ? dt->str : NULL);
+  int pdt = pd_dtype_of(is_kind(dt, FE_JSTRING) ? dt->str : NULL, false);
   if (pdt < 0)
     return pir_fail(c, "the dtype %s is not supported",
                     is_kind(dt, FE_JSTRING) ? dt->str : "(none)");
@@ -305,7 +295,7 @@ static dy_status put_attr(pir_ctx *c, PdOp *op, const char *name, const fe_jnode
   } else if (strcmp(k, "0.a_str") == 0 && is_kind(d, FE_JSTRING)) {
     pdx_at_s(&c->x, op, name, d->str);
   } else if (strcmp(k, "1.a_dtype") == 0 && is_kind(d, FE_JSTRING)) {
-    int t = pd_dtype_named(d->str);
+    int t = pd_dtype_of(d->str, true);
     if (t < 0)
       return pir_fail(c, "attribute '%s': the dtype '%s' is not supported", name, d->str);
     pdx_at_i(&c->x, op, name, t);
@@ -464,7 +454,7 @@ static dy_status const_attr(pir_ctx *c, PdOp *op, int id, const char *name) {
     return pir_fail(c, "the constant %%%d has no value", id);
   const fe_jnode *d = jget(c, at, "D"), *dt = jget(c, attr_of(c, v->op, "dtype"), "D");
   if (is_kind(d, FE_JNUMBER) && is_kind(dt, FE_JSTRING)) { /* pd_op.full: one number */
-    int t = pd_dtype_named(dt->str);
+    int t = pd_dtype_of(dt->str, true);
     bool integral = t == PD_INT64 || t == PD_INT32 || t == PD_INT16 || t == PD_INT8 ||
                     t == PD_UINT8 || t == PD_BOOL;
     if (!integral) {
@@ -547,29 +537,29 @@ static void full_name(const char *n, char *buf, size_t cap) {
     snprintf(buf, cap, "%s", n);
 }
 
+/* The op's output value 0 named nm (a parameter's, a feed's name). */
+static dy_status named_value(pir_ctx *c, const fe_jnode *op, const fe_jnode *nm,
+                             const char *what, bool persistable) {
+  if (!is_kind(nm, FE_JSTRING) || !nm->len)
+    return pir_fail(c, "a %s without its name", what);
+  int id = value_id(c, out_value(c, op, 0));
+  if (id <= 0 || c->vals[id].op)
+    return pir_fail(c, "a %s's output is not a new value", what);
+  c->vals[id] = (pir_val){.kind = V_TENSOR, .name = nm->str, .op = op,
+                          .type = jget(c, out_value(c, op, 0), "TT")};
+  return add_var(c, nm->str, c->vals[id].type, persistable);
+}
+
+/* builtin.parameter: "A" is [_, _, _, name] */
 static dy_status op_parameter(pir_ctx *c, const fe_jnode *op) {
   const fe_jnode *a = jget(c, op, "A");
   const fe_jnode *nm = is_kind(a, FE_JARRAY) ? fe_json_at(c->j, a, a->n - 1) : NULL;
-  if (!is_kind(nm, FE_JSTRING) || !nm->len)
-    return pir_fail(c, "a parameter without its name (the last of \"A\")");
-  int id = value_id(c, out_value(c, op, 0));
-  if (id <= 0 || c->vals[id].op)
-    return pir_fail(c, "a parameter's output is not a new value");
-  c->vals[id] = (pir_val){.kind = V_TENSOR, .name = nm->str, .op = op,
-                          .type = jget(c, out_value(c, op, 0), "TT")};
-  return add_var(c, nm->str, c->vals[id].type, true);
+  return named_value(c, op, nm, "parameter", true);
 }
 
 static dy_status op_data(pir_ctx *c, const fe_jnode *op) {
   const fe_jnode *n = jget(c, attr_of(c, op, "name"), "D");
-  if (!is_kind(n, FE_JSTRING) || !n->len)
-    return pir_fail(c, "a feed without its name");
-  int id = value_id(c, out_value(c, op, 0));
-  if (id <= 0 || c->vals[id].op)
-    return pir_fail(c, "a feed's output is not a new value");
-  c->vals[id] = (pir_val){.kind = V_TENSOR, .name = n->str, .op = op,
-                          .type = jget(c, out_value(c, op, 0), "TT")};
-  PD_TRY(add_var(c, n->str, c->vals[id].type, false));
+  PD_TRY(named_value(c, op, n, "feed", false));
   PdOp *f = pdx_op(&c->x, c->blk, "feed");
   pdx_arg(&c->x, f, false, "X", "feed");
   pdx_arg(&c->x, f, true, "Out", n->str);
