@@ -437,6 +437,7 @@ dy_status dy_paddle_load(const char *path, const char *params_path,
   uint8_t *model = NULL, *params = NULL;
   size_t model_n = 0, params_n = 0;
   dy_status s = dy_read_file(model_path, &model, &model_n, err);
+  bool have_model = !s;
   if (!s && separate)
     s = read_separate(dir, model, model_n, &params, &params_n, err);
   else if (!s && is_file(pp))
@@ -447,7 +448,7 @@ dy_status dy_paddle_load(const char *path, const char *params_path,
     s = dy_paddle_load_pir_mem(model, model_n, params, params_n, model_path, opts, out, err);
   else if (!s)
     s = dy_paddle_load_mem(model, model_n, params, params_n, model_path, opts, out, err);
-  if (s == DY_STATUS_IO && !params && !params_path) /* say which file is missing */
+  if (s == DY_STATUS_IO && have_model && !separate && !params && !params_path) /* which one */
     dy_error_prefix(err, "no params file %s", pp);
   free(model);
   free(params);
