@@ -448,7 +448,8 @@ dy_status dy_paddle_load(const char *path, const char *params_path,
     s = dy_paddle_load_pir_mem(model, model_n, params, params_n, model_path, opts, out, err);
   else if (!s)
     s = dy_paddle_load_mem(model, model_n, params, params_n, model_path, opts, out, err);
-  if (s == DY_STATUS_IO && have_model && !separate && !params && !params_path) /* which one */
+  /* the params file is missing: say which one */
+  if (s == DY_STATUS_IO && have_model && !separate && !params && !params_path)
     dy_error_prefix(err, "no params file %s", pp);
   free(model);
   free(params);
