@@ -16,7 +16,7 @@ bool dy_fe_complete_attrs(dy_op_kind k, const dy_attr *attrs, int n, dy_attr *fu
 
 #define FE_JSON_MAX_DEPTH 64             /* nested arrays/objects */
 #define FE_JSON_MAX_NODES (1 << 24)      /* values in one text */
-#define FE_JSON_MAX_BYTES (1 << 30)
+#define FE_JSON_MAX_BYTES (1 << 28)
 
 typedef enum { FE_JNULL, FE_JBOOL, FE_JNUMBER, FE_JSTRING, FE_JARRAY, FE_JOBJECT } fe_jkind;
 

@@ -122,7 +122,7 @@ static const pir_map *map_of(const char *pir) {
 /* ------------------------------------------------------------------ */
 
 #define PIR_MAX_VALUES (1 << 22)
-#define PIR_MAX_LIST 64
+#define PIR_MAX_LIST 64      /* values in a list, outputs of an op */
 
 enum { V_NONE, V_TENSOR, V_CONST, V_LIST, V_PENDING };
 
@@ -131,7 +131,7 @@ typedef struct {
   const char *name;         /* V_TENSOR: the legacy var */
   const fe_jnode *op;       /* the defining op */
   const fe_jnode *type;     /* its "TT" */
-  int items[PIR_MAX_LIST];  /* V_LIST: the values; V_PENDING: unused */
+  int *items;               /* V_LIST: the values (pdx_alloc'd) */
   int n_items;
   int op_index;             /* V_PENDING: the list-valued op */
 } pir_val;
@@ -639,6 +639,9 @@ static dy_status translate_op(pir_ctx *c, int k) {
         return pir_fail(c, "input %d is not a value defined before", i);
     PD_TRY(define_out(c, op, 0, "combine", &id));
     c->vals[id].kind = V_LIST;
+    c->vals[id].items = pdx_alloc(&c->x, sizeof(int) * (size_t)ins->n);
+    if (!c->vals[id].items)
+      return pir_fail(c, "out of memory");
     memcpy(c->vals[id].items, items, sizeof(int) * (size_t)ins->n);
     c->vals[id].n_items = ins->n;
     return DY_OK;
@@ -664,6 +667,8 @@ static dy_status translate_op(pir_ctx *c, int k) {
   if (!m)
     return pir_fail(c, "the op type is not supported (no legacy Paddle op for it)");
   int n_out = n_outputs(c, op);
+  if (n_out > 6)
+    return pir_fail(c, "%d outputs, more than the row names", n_out);
   bool list_out = m->out[0] && m->out[0][0] == '*';
   if (list_out) { /* emitted when builtin.split takes it apart */
     if (n_out != 1)
@@ -700,18 +705,22 @@ static dy_status find_ops(pir_ctx *c, const fe_jnode **ops) {
   return DY_OK;
 }
 
-/* The largest value id any op writes, bounded. */
+/* The largest value id any op writes, bounded (by PIR_MAX_VALUES and by
+ * 64 per op: Paddle numbers its values from 1 in order). */
 static dy_status count_values(pir_ctx *c, int n_ops) {
   int64_t max = 0;
-  for (int k = 0; k < n_ops; k++)
-    for (int i = 0; i < n_outputs(c, c->ops[k]); i++) {
-      const fe_jnode *id = jget(c, out_value(c, c->ops[k], i), "%");
+  for (int k = 0; k < n_ops; k++) {
+    const fe_jnode *o = jget(c, c->ops[k], "O");
+    const fe_jnode *v = is_kind(o, FE_JOBJECT) ? o : fe_json_first(c->j, o);
+    for (; v; v = is_kind(o, FE_JOBJECT) ? NULL : fe_json_next(c->j, v)) {
+      const fe_jnode *id = jget(c, v, "%");
       if (is_kind(id, FE_JNUMBER) && id->is_int && id->i > max)
         max = id->i;
     }
-  if (max >= PIR_MAX_VALUES)
-    return pir_fail(c, "value id %lld, more than the reader takes (%d)", (long long)max,
-                    PIR_MAX_VALUES);
+  }
+  if (max >= PIR_MAX_VALUES || max > 64 * (int64_t)n_ops + 1024)
+    return pir_fail(c, "value id %lld, more than the reader takes for %d ops", (long long)max,
+                    n_ops);
   c->n_vals = (int)max + 1;
   c->vals = calloc((size_t)c->n_vals, sizeof *c->vals);
   return c->vals ? DY_OK : pir_fail(c, "out of memory");
