@@ -196,6 +196,12 @@ static void test_textline(void) {
   CU_ASSERT_STRING_EQUAL(p->vars[p->fetches[0]]->name, "fetch_name_0");
   CU_ASSERT_EQUAL(dy_test_count_kind(p, DY_OP_CONV2D), 31);     /* 18 + 13 depthwise */
   CU_ASSERT_EQUAL(dy_test_count_kind(p, DY_OP_BATCH_NORM), 27);
+  /* the source line of PIR op k is k + 1: softmax is op 258 of 260 */
+  char *text = dy_program_to_text(p);
+  const char *sm = text ? strstr(text, "fetch_name_0 = softmax(add_393) {axis = -1}  @") : NULL;
+  CU_ASSERT_PTR_NOT_NULL(sm);
+  CU_ASSERT(sm && strncmp(strchr(sm, '\n') - 18, "inference.json:259", 18) == 0);
+  free(text);
   dy_tensor *x = NULL, *ref = NULL, *got = NULL;
   DY_ASSERT_OK(dy_npy_read(TEXTLINE "/in_x_b1.npy", &x, &err), &err);
   DY_ASSERT_OK(dy_npy_read(TEXTLINE "/out_fetch_name_0_b1.npy", &ref, &err), &err);

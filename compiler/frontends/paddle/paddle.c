@@ -261,7 +261,8 @@ static dy_status import_program(pd_ctx *c, const uint8_t *params, size_t params_
       continue;
     c->op = op;
     c->op_index = (int)i;
-    c->loc = (dy_srcloc){c->path, (int)i + 1};
+    int64_t pir = pd_attr_i(c, PIR_OP_ATTR, -1); /* a translated PIR op's number */
+    c->loc = (dy_srcloc){c->path, pir >= 0 && pir < INT32_MAX ? (int)pir + 1 : (int)i + 1};
     PD_TRY(pd_import_row(c, pd_op_def_of(op->type)));
   }
   c->op = NULL;

@@ -277,6 +277,10 @@ int pdx_pads(const int64_t *p, int n, int64_t out[4]);
 
 /* ---- paddle_pir.c: PIR JSON -> ProgramDesc ---- */
 
+/* The attribute of a translated op holding its PIR op's number k: the
+ * source line of what it becomes is k + 1 (as op k of a .pdmodel's). */
+#define PIR_OP_ATTR "dy2stc_pir_op"
+
 /* The PIR program (inference.json's bytes) as a serialized ProgramDesc
  * (malloc'd into *desc) that dy_paddle_load_mem imports. Errors name the
  * JSON byte offset or the PIR op. */

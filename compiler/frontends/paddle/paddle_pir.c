@@ -25,6 +25,8 @@
  * builtin.combine a list input, builtin.split the outputs of the
  * list-valued op before it. Other values are named "<op>_<id>".
  * Errors are one line naming the op: "NAME: PIR op 12 (pd_op.foo): ...".
+ * Each legacy op carries the number of its PIR op (attribute PIR_OP_ATTR,
+ * which no legacy importer reads but paddle.c, for the source line).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -469,11 +471,12 @@ static dy_status const_attr(pir_ctx *c, PdOp *op, int id, const char *name) {
   return put_attr(c, op, name, at);
 }
 
-/* Emit a legacy op for the PIR op by its row; outputs from index `outs`
- * (the values builtin.split gives for a list output). */
-static dy_status emit_mapped(pir_ctx *c, const fe_jnode *pop, const pir_map *m,
+/* Emit a legacy op for the PIR op (number `index`) by its row; a list
+ * output gets split_outs (the values builtin.split gives for it). */
+static dy_status emit_mapped(pir_ctx *c, const fe_jnode *pop, int index, const pir_map *m,
                              const int *split_outs, int n_split) {
   PdOp *op = pdx_op(&c->x, c->blk, m->legacy);
+  pdx_at_i(&c->x, op, PIR_OP_ATTR, index);
   const fe_jnode *ins = jget(c, pop, "I");
   if (!is_kind(ins, FE_JARRAY))
     return pir_fail(c, "no input list \"I\"");
@@ -658,7 +661,7 @@ static dy_status translate_op(pir_ctx *c, int k) {
     for (int i = 0; i < n_out; i++)
       PD_TRY(define_out(c, op, i, snm->str + 2, &outs[i]));
     c->vals[src].kind = V_LIST; /* taken apart once */
-    return emit_mapped(c, sop, map_of(snm->str + 2), outs, n_out);
+    return emit_mapped(c, sop, c->vals[src].op_index, map_of(snm->str + 2), outs, n_out);
   }
   if (strncmp(n, "1.", 2) != 0)
     return pir_fail(c, "the op is not supported (a %s op)",
@@ -680,7 +683,7 @@ static dy_status translate_op(pir_ctx *c, int k) {
   }
   for (int i = 0; i < n_out; i++)
     PD_TRY(define_out(c, op, i, n + 2, &id));
-  return emit_mapped(c, op, m, NULL, 0);
+  return emit_mapped(c, op, k, m, NULL, 0);
 }
 
 /* The block's ops, checking the envelope. */
