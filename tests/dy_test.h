@@ -79,6 +79,8 @@ void dy_test_onnx_error(const char *path, dy_status status, const char *frag1,
  * be want and its first line hold frag; a failure (want 1) is that one
  * line only. */
 void dy_test_expect_cli(const char *log, int want, const char *frag, const char *cmd);
+/* max|got - ref| / max|ref| over a whole f32 tensor (a NaN: infinity). */
+double dy_test_scaled_err(const struct dy_tensor *got, const struct dy_tensor *ref);
 /* path: an f32 .npy of the shape and values (asserts it was written). */
 void dy_test_write_f32(const char *path, int rank, const int64_t *shape, const float *v);
 

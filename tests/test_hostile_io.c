@@ -600,6 +600,61 @@ static void test_loop_bound_message(void) {
                 "--max-iterations); no output written", cmd);
 }
 
+/* Paddle 3 PIR files (NAME.json): malformed JSON, a hostile nesting, an
+ * unknown pd_op, a missing params file, a directory of the name: one line
+ * naming the thing through dy2stc show / run / compile, exit 1. */
+static void test_pir_files(void) {
+  char dir[2048], path[2200], cmd[16384];
+  tmp_path(dir, sizeof dir, "pir");
+  dy_test_sh(NULL, "rm -rf %s && mkdir -p %s/dir.json", dir, dir);
+  const char *head =
+      "{\"base_code\":{\"magic\":\"pir\",\"version\":1},\"program\":{\"regions\":[{"
+      "\"blocks\":[{\"args\":[],\"ops\":["
+      "{\"#\":\"p\",\"A\":[0,1,1,\"w\"],\"O\":{\"%\":1,\"TT\":{\"#\":\"0.t_dtensor\",\"D\":"
+      "[{\"#\":\"0.t_f32\"},[4],\"NCHW\",[],0]}}},"
+      "{\"#\":\"1.data\",\"A\":[{\"AT\":{\"#\":\"0.a_str\",\"D\":\"x\"},\"N\":\"name\"}],\"I\":[],"
+      "\"O\":[{\"%\":2,\"TT\":{\"#\":\"0.t_dtensor\",\"D\":[{\"#\":\"0.t_f32\"},[-1,4],\"NCHW\","
+      "[],0]}}]},{\"#\":\"1.";
+  const char *tail =
+      "\",\"A\":[],\"I\":[{\"%\":2},{\"%\":1}],\"O\":[{\"%\":3,\"TT\":{\"#\":\"0.t_dtensor\","
+      "\"D\":[{\"#\":\"0.t_f32\"},[-1,4],\"NCHW\",[],0]}}]},"
+      "{\"#\":\"1.fetch\",\"A\":[{\"AT\":{\"#\":\"0.a_str\",\"D\":\"fetch_name_0\"},\"N\":"
+      "\"name\"},{\"AT\":{\"#\":\"0.a_i32\",\"D\":0},\"N\":\"col\"}],\"I\":[{\"%\":3}],\"O\":[]}"
+      "]}]}]}}";
+  const char *ops[] = {"add", "frobnicate"};
+  for (int k = 0; k < 2; k++) {
+    snprintf(path, sizeof path, "%s/%s.json", dir, ops[k]);
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fprintf(f, "%s%s%s", head, ops[k], tail);
+    fclose(f);
+  }
+  /* the add program: shown without params, not run without them */
+  snprintf(cmd, sizeof cmd, "%s show %s/add.json 2>/dev/null | grep -q 'var w : f32\\[4\\] "
+           "persistable'", DY2STC_PATH, dir);
+  CU_ASSERT_EQUAL(dy_test_sh(NULL, "%s", cmd), 0);
+  snprintf(cmd, sizeof cmd, "%s run %s/add.json --input x=%s/none.npy", DY2STC_PATH, dir, dir);
+  expect_cli(1, "no params file", cmd);
+  snprintf(cmd, sizeof cmd, "%s compile %s/add.json -o %s/exe", DY2STC_PATH, dir, dir);
+  expect_cli(1, "add.pdiparams", cmd);
+  snprintf(cmd, sizeof cmd, "%s show %s/frobnicate.json", DY2STC_PATH, dir);
+  expect_cli(1, "frobnicate.json: PIR op 2 (pd_op.frobnicate): the op type is not supported",
+             cmd);
+  /* cut short; nested a million deep (no stack to exhaust); empty; a dir */
+  snprintf(cmd, sizeof cmd, "head -c 200 %s/add.json > %s/cut.json && "
+           "/usr/bin/python3 -c \"print('['*1000000)\" > %s/deep.json && : > %s/empty.json",
+           dir, dir, dir, dir);
+  CU_ASSERT_EQUAL_FATAL(dy_test_sh(NULL, "%s", cmd), 0);
+  snprintf(cmd, sizeof cmd, "%s show %s/cut.json", DY2STC_PATH, dir);
+  expect_cli(1, "cut.json: JSON: byte 200 (the end): unterminated string", cmd);
+  snprintf(cmd, sizeof cmd, "%s compile %s/deep.json -o %s/exe", DY2STC_PATH, dir, dir);
+  expect_cli(1, "deep.json: JSON: byte 64 ('['): arrays/objects nested more than 64", cmd);
+  snprintf(cmd, sizeof cmd, "%s run %s/empty.json --input x=%s/none.npy", DY2STC_PATH, dir, dir);
+  expect_cli(1, "empty.json: JSON: byte 0 (the end): a value", cmd);
+  snprintf(cmd, sizeof cmd, "%s show %s/dir.json", DY2STC_PATH, dir);
+  expect_cli(1, "dir.json", cmd);
+}
+
 void dy_test_register(void) {
   DY_SUITE("hostile_io");
   DY_TEST(test_read_devices_and_fifos);
@@ -612,4 +667,5 @@ void dy_test_register(void) {
   DY_TEST(test_raw_inputs);
   DY_TEST(test_generated_names);
   DY_TEST(test_loop_bound_message);
+  DY_TEST(test_pir_files);
 }

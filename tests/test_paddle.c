@@ -54,20 +54,6 @@ static void sanitize(char *s) {
       *s = '_';
 }
 
-/* max|got - ref| / max|ref| over a whole tensor (f32). */
-static double rel_err(const dy_tensor *got, const dy_tensor *ref) {
-  int64_t n = dy_tensor_numel(ref);
-  double m = 0, d = 0;
-  for (int64_t i = 0; i < n; i++) {
-    double r = dy_tensor_f32(ref)[i], g = dy_tensor_f32(got)[i];
-    if (fabs(r) > m)
-      m = fabs(r);
-    if (!(fabs(g - r) <= d))
-      d = isnan(g - r) ? INFINITY : fabs(g - r);
-  }
-  return m > 0 ? d / m : d;
-}
-
 /* A batch of 2 made of b (batch 1) twice. */
 static dy_tensor *twice(const dy_tensor *b) {
   int64_t shape[DY_MAX_DIMS];
@@ -227,7 +213,7 @@ static void run_compiled(const char *exe, const model_case *m, dy_tensor **in, i
     dy_tensor *got = NULL;
     DY_ASSERT_OK(dy_npy_read(path, &got, &err), &err);
     CU_ASSERT_TRUE_FATAL(dy_type_equal(&got->type, &ref[i]->type));
-    double e = rel_err(got, ref[i]);
+    double e = dy_test_scaled_err(got, ref[i]);
     fprintf(stderr, "\n    %-28s %-4s compiled %-30s rel err %.3g", m->dir, tag, m->fetches[i], e);
     CU_ASSERT(e <= 1e-4);
     dy_tensor_free(got);
@@ -273,7 +259,7 @@ static void check_model(const model_case *m) {
     DY_ASSERT_OK(dy_executor_run(p, in, n_in, got, n_ref, &err), &err);
     for (int i = 0; i < n_ref; i++) {
       CU_ASSERT_TRUE_FATAL(dy_type_equal(&got[i]->type, &ref[i]->type));
-      double e = rel_err(got[i], ref[i]);
+      double e = dy_test_scaled_err(got[i], ref[i]);
       fprintf(stderr, "\n    %-28s %-4s executor %-30s rel err %.3g", m->dir, m->cases[k],
               m->fetches[i], e);
       CU_ASSERT(e <= 1e-4);
@@ -289,7 +275,7 @@ static void check_model(const model_case *m) {
         ref2[i] = twice(ref[i]);
       DY_ASSERT_OK(dy_executor_run(p, in2, n_in, got2, n_ref, &err), &err);
       for (int i = 0; i < n_ref; i++) {
-        CU_ASSERT(rel_err(got2[i], ref2[i]) <= 1e-4);
+        CU_ASSERT(dy_test_scaled_err(got2[i], ref2[i]) <= 1e-4);
         dy_tensor_free(got2[i]);
       }
       run_compiled(exe, m, in2, n_in, ref2, n_ref, "b1x2");
@@ -441,10 +427,28 @@ static void test_decode_every_pdmodel(void) {
                                  "model.pdmodel", NULL, NULL, &p, &err),
                   DY_STATUS_UNSUPPORTED);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "quantization ops"));
-  /* a supported model whose params are absent */
+  /* a supported model whose params are absent: run and compile need them
+   * (the error names the file), show prints it (params_optional: the
+   * parameters typed from their VarDescs, without data) */
   CU_ASSERT_EQUAL(dy_paddle_load(DY_PADDLE_DATA "/pdmodel-only/inferdemo_resnet50/model.pdmodel",
                                  NULL, NULL, &p, &err), DY_STATUS_IO);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "no params were given"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "no params file "));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "inferdemo_resnet50/model.pdiparams"));
+  dy_paddle_options o = {.params_optional = true};
+  DY_ASSERT_OK(dy_paddle_load(DY_PADDLE_DATA "/pdmodel-only/inferdemo_resnet50/model.pdmodel",
+                              NULL, &o, &p, &err), &err);
+  int typed = 0;
+  for (int i = 0; p && i < p->n_vars; i++)
+    typed += p->vars[i]->persistable && !p->vars[i]->data;
+  CU_ASSERT(typed > 100);
+  dy_program_free(p);
+  char log[4096];
+  snprintf(log, sizeof log, "%s/paddle_show_noparams.txt", DY_BUILD_DIR);
+  CU_ASSERT_EQUAL(dy_test_sh(NULL, "'%s' show '%s/pdmodel-only/inferdemo_resnet50/model.pdmodel' "
+                             ">'%s' 2>&1 && grep -q 'no params file: its [0-9]* parameters are "
+                             "shown by type' '%s' && grep -q 'persistable' '%s'", DY2STC_PATH,
+                             DY_PADDLE_DATA, log, log, log), 0);
 }
 
 /* A Program's text without the source locations (the file name). */

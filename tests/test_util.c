@@ -1,4 +1,5 @@
 /* test_util.c - what the suites that run commands share (dy_test.h). */
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -263,4 +264,16 @@ void dy_test_train(dy_layer *net, bool static_, const dy_optimizer_spec *opt, co
   free(order);
   dy_static_trainer_free(st);
   dy_optimizer_free(eo);
+
+double dy_test_scaled_err(const dy_tensor *got, const dy_tensor *ref) {
+  int64_t n = dy_tensor_numel(ref);
+  double m = 0, d = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double r = dy_tensor_f32(ref)[i], g = dy_tensor_f32(got)[i];
+    if (fabs(r) > m)
+      m = fabs(r);
+    if (!(fabs(g - r) <= d))
+      d = isnan(g - r) ? INFINITY : fabs(g - r);
+  }
+  return m > 0 ? d / m : d;
 }

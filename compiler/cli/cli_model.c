@@ -48,8 +48,8 @@ bool dy_cli_parse_dim_option(char kind, const char *a, dy_cli_dim_option *o) {
  * plane static; dy_cli_apply_dims pins them again afterwards, a no-op). A C
  * model file (NET.c) is traced as `dy2stc compile NET.c` traces it (seed
  * 0), so run, check, show and export take it too. */
-dy_status dy_cli_load_model(const char *model, const char *params, const dy_cli_dim_option *d,
-                            int n, dy_program **p, dy_error *err) {
+static dy_status load_model(const char *model, const char *params, const dy_cli_dim_option *d,
+                            int n, bool params_optional, dy_program **p, dy_error *err) {
   size_t len = strlen(model);
   if (len > 2 && strcmp(model + len - 2, ".c") == 0) {
     dy_cfront_options cf = {.file = model};
@@ -72,8 +72,19 @@ dy_status dy_cli_load_model(const char *model, const char *params, const dy_cli_
       types[k].shape[0] = -1; /* the batch stays dynamic */
       k++;
     }
-  dy_paddle_options o = {.n_feed_types = k, .feed_names = names, .feed_types = types};
+  dy_paddle_options o = {.n_feed_types = k, .feed_names = names, .feed_types = types,
+                         .params_optional = params_optional};
   return dy_paddle_load(model, params, &o, p, err);
+}
+
+dy_status dy_cli_load_model(const char *model, const char *params, const dy_cli_dim_option *d,
+                            int n, dy_program **p, dy_error *err) {
+  return load_model(model, params, d, n, false, p, err);
+}
+
+dy_status dy_cli_load_model_show(const char *model, const char *params, dy_program **p,
+                                 dy_error *err) {
+  return load_model(model, params, NULL, 0, true, p, err);
 }
 
 /* Pins first (--shape, --dim: the symbols become constants), then bounds

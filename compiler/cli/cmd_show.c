@@ -1,8 +1,12 @@
 /* cmd_show.c - `dy2stc show`: the Program as text or Graphviz, printed
  * even when it does not verify (then the verifier's error follows).
+ * A Paddle model without its params file is shown too: its parameters
+ * typed, without values (a note says so); the rest of the Program is
+ * verified with zeros standing in for them.
  *
  *   dy2stc show MODEL [--dot] [--params FILE]
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -39,15 +43,32 @@ int dy_cli_show(int argc, char **argv) {
   dy_error err = {0};
   dy_program *p = NULL;
   /* show a Program even when it does not verify: that is when one looks */
-  if (dy_cli_load_model(model, params, NULL, 0, &p, &err))
+  if (dy_cli_load_model_show(model, params, &p, &err))
     return dy_cli_fail(&err);
   if (dot)
     dy_program_print_dot(p, stdout);
   else
     dy_program_print(p, stdout);
   dy_error verr = {0};
-  int rc = 0;
-  if (dy_verify(p, &verr)) {
+  int rc = 0, absent = 0;
+  /* parameters without data (no params file): zeros stand in for them, so
+   * the verifier checks the rest */
+  for (int i = 0; i < p->n_vars && !verr.status; i++) {
+    dy_var *v = p->vars[i];
+    if (!dy_paddle_is_model_path(model) || !v->persistable || v->data ||
+        !dy_type_is_static(&v->type))
+      continue;
+    size_t nb = (size_t)dy_type_numel(&v->type) * dy_dtype_size(v->type.dtype);
+    void *z = calloc(1, nb ? nb : 1);
+    if (!z || dy_program_set_data(p, i, z, nb, &verr))
+      dy_error_set(&verr, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+    free(z);
+    absent++;
+  }
+  if (absent)
+    fprintf(stderr, "dy2stc: note: %s: no params file: its %d parameters are shown by type, "
+            "without values (run and compile need them)\n", model, absent);
+  if (verr.status || dy_verify(p, &verr)) {
     dy_error_prefix(&verr, "%s does not verify", model);
     rc = dy_cli_fail(&verr);
   }

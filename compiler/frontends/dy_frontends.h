@@ -105,6 +105,12 @@ typedef struct {
    * before an unsupported op). */
   int n_fetches;
   const char *const *fetch_names;
+  /* params absent (NULL): the parameters become persistable vars typed
+   * from their VarDescs (or PIR types) without data, and the Program is
+   * returned unverified: dy_verify refuses it ("has no data") and nothing
+   * can run it. What `dy2stc show` prints for a model shipped without its
+   * params (verifying it with zeros in their place). */
+  bool params_optional;
 } dy_paddle_options;
 
 /* Import a PaddlePaddle inference model from memory: model = a serialized
@@ -123,7 +129,17 @@ dy_status dy_paddle_load_mem(const uint8_t *model, size_t model_n, const uint8_t
                              size_t params_n, const char *name,
                              const dy_paddle_options *opts, dy_program **out,
                              dy_error *err);
-/* Import from files: path is NAME.pdmodel (params: params_path, else
+/* The same for a Paddle 3 PIR program (the bytes of `inference.json`,
+ * paddle.jit.save's format since 3.0): translated op by op into the
+ * equivalent ProgramDesc and imported by dy_paddle_load_mem, so both
+ * formats give the same Program. Params as above (the PIR program's
+ * parameters in sorted-name order). Fetches are named as Paddle's
+ * (fetch_name_0, ...). Errors name the JSON byte offset or the PIR op. */
+dy_status dy_paddle_load_pir_mem(const uint8_t *json, size_t json_n, const uint8_t *params,
+                                 size_t params_n, const char *name,
+                                 const dy_paddle_options *opts, dy_program **out,
+                                 dy_error *err);
+/* Import from files: path is NAME.pdmodel or NAME.json (params: params_path, else
  * NAME.pdiparams beside it), a `__model__` file or a directory holding
  * one (params: `__params__` beside it, else one file per persistable var,
  * named as the var), or `model` with `params` beside it. */
@@ -137,8 +153,8 @@ dy_status dy_paddle_load(const char *path, const char *params_path,
 dy_status dy_paddle_save(const dy_program *p, const char *prefix, dy_error *err);
 dy_status dy_paddle_save_mem(const dy_program *p, uint8_t **model, size_t *model_n,
                              uint8_t **params, size_t *params_n, dy_error *err);
-/* True if path names a Paddle model by its name (.pdmodel, __model__, a
- * directory holding __model__). */
+/* True if path names a Paddle model by its name (.pdmodel, .json, __model__,
+ * a directory holding __model__). */
 bool dy_paddle_is_model_path(const char *path);
 
 #endif

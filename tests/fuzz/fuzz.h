@@ -34,6 +34,10 @@ dy_program *dy_fuzz_parse(const uint8_t *data, size_t size);
  * stderr (what became of an input, when triaging a corpus with replay_*);
  * else nothing. msg NULL prints "ok". */
 void dy_fuzz_note(const char *stage, const char *msg);
+/* A pair input: a u32 (little-endian) length n, n bytes of *a, the rest
+ * *b (fuzz_pdmodel.c, fuzz_pir.c); false when it is too short for that. */
+bool dy_fuzz_pair(const uint8_t *data, size_t size, const uint8_t **a, size_t *a_len,
+                  const uint8_t **b, size_t *b_len);
 /* abort() with a one-line message on stderr: a property the target checks
  * does not hold (libFuzzer then saves the input as a crash). */
 void dy_fuzz_fail(const char *what, const char *detail);

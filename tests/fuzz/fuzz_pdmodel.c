@@ -14,17 +14,13 @@
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (size < 4)
+  const uint8_t *model, *params;
+  size_t n, params_len;
+  if (!dy_fuzz_pair(data, size, &model, &n, &params, &params_len))
     return 0;
-  uint64_t n = (uint64_t)data[0] | (uint64_t)data[1] << 8 | (uint64_t)data[2] << 16 |
-               (uint64_t)data[3] << 24;
-  if (n > size - 4)
-    return 0;
-  const uint8_t *model = data + 4, *params = model + n;
-  size_t params_len = size - 4 - (size_t)n;
   dy_program *p = NULL;
   dy_error err = {0};
-  dy_status s = dy_paddle_load_mem(model, (size_t)n, params_len ? params : NULL, params_len,
+  dy_status s = dy_paddle_load_mem(model, n, params_len ? params : NULL, params_len,
                                    "fuzz.pdmodel", NULL, &p, &err);
   dy_fuzz_note("pdmodel", s ? err.msg : NULL);
   if (s != DY_OK)

@@ -77,3 +77,18 @@ void dy_fuzz_fail(const char *what, const char *detail) {
   fprintf(stderr, "fuzz: %s: %s\n", what, detail ? detail : "");
   abort();
 }
+
+bool dy_fuzz_pair(const uint8_t *data, size_t size, const uint8_t **a, size_t *a_len,
+                  const uint8_t **b, size_t *b_len) {
+  if (size < 4)
+    return false;
+  uint64_t n = (uint64_t)data[0] | (uint64_t)data[1] << 8 | (uint64_t)data[2] << 16 |
+               (uint64_t)data[3] << 24;
+  if (n > size - 4)
+    return false;
+  *a = data + 4;
+  *a_len = (size_t)n;
+  *b = data + 4 + n;
+  *b_len = size - 4 - (size_t)n;
+  return true;
+}

@@ -2,7 +2,7 @@
  * dictionary from files the project already has, at build time (nothing
  * generated is committed):
  *
- *   make_corpus SRC_DIR OUT_DIR [ONNX_NODE_DIR [PADDLE_DIR]]
+ *   make_corpus SRC_DIR OUT_DIR [ONNX_NODE_DIR [PADDLE_DIR [PADDLE_NEXT_DIR]]]
  *
  *   OUT/ir, OUT/pipeline  every Program of tests/passes/NAME.ir (each
  *                         before/expected) and tests/golden/grad_programs.txt
@@ -22,6 +22,10 @@
  *                         fuzz_pdmodel.c reads them
  *                         (when PADDLE_DIR has none, a line on stderr says
  *                         so: the pdmodel corpus is empty)
+ *   OUT/pir               with PADDLE_NEXT_DIR (../shared/testdata-paddle-next):
+ *                         each NAME/inference.json alone and, when its
+ *                         inference.pdiparams is there, with it, as
+ *                         fuzz_pir.c reads them (none: a line on stderr)
  *   OUT/cconvert          samples/static/NAME.c and tests/convert/NAME.c,
  *                         for fuzz_cconvert.c
  *   OUT/ir.dict           libFuzzer dictionary: the op names and attribute
@@ -355,6 +359,38 @@ static void paddle_seeds(const char *paddle_dir) {
   }
 }
 
+/* PIR programs (PADDLE_NEXT_DIR/NAME/inference.json) as fuzz_pir.c reads
+ * them: u32 length, the JSON, the params (empty for the JSON alone). */
+static void pir_seeds(const char *dir) {
+  make_dir("pir");
+  int n, n_seeds = 0;
+  char **names = list_dir(dir, "", &n);
+  for (int i = 0; i < n; i++) {
+    char json_path[1200], params_path[1200], leaf[300];
+    struct stat js, ps;
+    snprintf(json_path, sizeof json_path, "%s/%s/inference.json", dir, names[i]);
+    snprintf(params_path, sizeof params_path, "%s/%s/inference.pdiparams", dir, names[i]);
+    if (stat(json_path, &js) != 0 || js.st_size > 512 * 1024)
+      continue;
+    size_t json_len, params_len = 0;
+    uint8_t *json = slurp(json_path, &json_len);
+    snprintf(leaf, sizeof leaf, "%s.json", names[i]);
+    put_pair("pir", leaf, json, json_len, NULL, 0);
+    n_seeds++;
+    if (stat(params_path, &ps) == 0 && ps.st_size <= 512 * 1024) {
+      uint8_t *params = slurp(params_path, &params_len);
+      snprintf(leaf, sizeof leaf, "%s.pair", names[i]);
+      put_pair("pir", leaf, json, json_len, params, params_len);
+      free(params);
+    }
+    free(json);
+  }
+  free_list(names, n);
+  if (!n_seeds) /* said, not silent: fuzz_pir then starts from nothing */
+    fprintf(stderr, "make_corpus: no PIR programs at %s: the pir corpus is empty "
+                    "(set DY_PADDLE_NEXT_DATA)\n", dir);
+}
+
 /* C model files for fuzz_cconvert.c: samples/static/NAME.c and
  * tests/convert/NAME.c (the converter's before / after pairs). */
 static void cconvert_seeds(const char *src) {
@@ -463,7 +499,8 @@ static void onnx_dict(const char *src) {
 
 int main(int argc, char **argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: make_corpus SRC_DIR OUT_DIR [ONNX_NODE_DIR [PADDLE_DIR]]\n");
+    fprintf(stderr, "usage: make_corpus SRC_DIR OUT_DIR [ONNX_NODE_DIR [PADDLE_DIR "
+                    "[PADDLE_NEXT_DIR]]]\n");
     return 2;
   }
   const char *src = argv[1];
@@ -488,6 +525,10 @@ int main(int argc, char **argv) {
   if (!n_paddle) /* said, not silent: fuzz_pdmodel then starts from nothing */
     fprintf(stderr, "make_corpus: no Paddle models at %s: the pdmodel corpus is empty "
                     "(set DY_PADDLE_DATA)\n", argc > 4 ? argv[4] : "(none given)");
+  if (argc > 5)
+    pir_seeds(argv[5]);
+  else
+    make_dir("pir");
   ir_dict();
   onnx_dict(src);
   char stamp[1024];

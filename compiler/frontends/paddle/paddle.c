@@ -3,7 +3,9 @@
  * to a verified Program. It sits on top of the other paddle_*.c
  * (paddle_internal.h lists them from the top down).
  *
- * Files: NAME.pdmodel with NAME.pdiparams, or `__model__` with
+ * Files: NAME.pdmodel with NAME.pdiparams, NAME.json (a Paddle 3 PIR
+ * program, which paddle_pir.c translates into a ProgramDesc imported
+ * here like any other) with NAME.pdiparams, or `__model__` with
  * `__params__` (the combined params stream, read by paddle_params.c), or,
  * in the 2018-2020 layout, one file per var beside `__model__`, each one
  * record of that stream, concatenated here in the stream's order.
@@ -259,12 +261,15 @@ static dy_status import_program(pd_ctx *c, const uint8_t *params, size_t params_
       continue;
     c->op = op;
     c->op_index = (int)i;
-    c->loc = (dy_srcloc){c->path, (int)i + 1};
+    int64_t pir = pd_attr_i(c, PIR_OP_ATTR, -1); /* a translated PIR op's number */
+    c->loc = (dy_srcloc){c->path, pir >= 0 && pir < INT32_MAX ? (int)pir + 1 : (int)i + 1};
     PD_TRY(pd_import_row(c, pd_op_def_of(op->type)));
   }
   c->op = NULL;
   PD_TRY(import_io(c, false));
-  return dy_verify(c->p, c->err);
+  /* without params (params_optional) nothing can verify: the caller
+   * (show) gives the parameters stand-ins first */
+  return c->no_params ? DY_OK : dy_verify(c->p, c->err);
 }
 
 dy_status dy_paddle_load_mem(const uint8_t *model, size_t model_n, const uint8_t *params,
@@ -297,6 +302,20 @@ dy_status dy_paddle_load_mem(const uint8_t *model, size_t model_n, const uint8_t
   return DY_OK;
 }
 
+dy_status dy_paddle_load_pir_mem(const uint8_t *json, size_t json_n, const uint8_t *params,
+                                 size_t params_n, const char *name,
+                                 const dy_paddle_options *opts, dy_program **out,
+                                 dy_error *err) {
+  *out = NULL;
+  uint8_t *desc;
+  size_t desc_n;
+  name = name ? name : "<PIR program>";
+  PD_TRY(pd_pir_to_desc(json, json_n, name, &desc, &desc_n, err));
+  dy_status s = dy_paddle_load_mem(desc, desc_n, params, params_n, name, opts, out, err);
+  free(desc);
+  return s;
+}
+
 /* ------------------------------------------------------------------ */
 /* files                                                               */
 /* ------------------------------------------------------------------ */
@@ -323,7 +342,8 @@ static const char *base_name(const char *path) {
 
 bool dy_paddle_is_model_path(const char *path) {
   char buf[4096];
-  if (ends_with(path, ".pdmodel") || strcmp(base_name(path), "__model__") == 0)
+  if (ends_with(path, ".pdmodel") || ends_with(path, ".json") ||
+      strcmp(base_name(path), "__model__") == 0)
     return true;
   snprintf(buf, sizeof buf, "%s/__model__", path);
   return is_dir(path) && is_file(buf);
@@ -407,6 +427,8 @@ dy_status dy_paddle_load(const char *path, const char *params_path,
     snprintf(pp, sizeof pp, "%s", params_path);
   } else if (ends_with(model_path, ".pdmodel")) {
     snprintf(pp, sizeof pp, "%.*s.pdiparams", (int)(strlen(model_path) - 8), model_path);
+  } else if (ends_with(model_path, ".json")) {
+    snprintf(pp, sizeof pp, "%.*s.pdiparams", (int)(strlen(model_path) - 5), model_path);
   } else if (strcmp(base_name(model_path), "__model__") == 0) {
     snprintf(pp, sizeof pp, "%s/__params__", dir);
     separate = !is_file(pp);
@@ -416,14 +438,20 @@ dy_status dy_paddle_load(const char *path, const char *params_path,
   uint8_t *model = NULL, *params = NULL;
   size_t model_n = 0, params_n = 0;
   dy_status s = dy_read_file(model_path, &model, &model_n, err);
+  bool have_model = !s;
   if (!s && separate)
     s = read_separate(dir, model, model_n, &params, &params_n, err);
   else if (!s && is_file(pp))
     s = dy_read_file(pp, &params, &params_n, err);
   else if (!s && params_path)
     s = dy_error_set(err, DY_STATUS_IO, "%s: no such params file", pp);
-  if (!s)
+  if (!s && ends_with(model_path, ".json"))
+    s = dy_paddle_load_pir_mem(model, model_n, params, params_n, model_path, opts, out, err);
+  else if (!s)
     s = dy_paddle_load_mem(model, model_n, params, params_n, model_path, opts, out, err);
+  /* the params file is missing: say which one */
+  if (s == DY_STATUS_IO && have_model && !separate && !params && !params_path)
+    dy_error_prefix(err, "no params file %s", pp);
   free(model);
   free(params);
   return s;

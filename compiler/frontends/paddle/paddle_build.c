@@ -200,13 +200,14 @@ dy_status pd_squeeze(pd_ctx *c, int x, int n, const int64_t *axes, const char *n
   return pd_op(c, "squeeze", &x, 1, a, na, name, out);
 }
 
-dy_status pd_slice1(pd_ctx *c, int x, int64_t axis, int64_t start, int64_t end, int *out) {
+dy_status pd_slice1(pd_ctx *c, int x, int64_t axis, int64_t start, int64_t end, const char *name,
+                    int *out) {
   int64_t sp = 1;
   dy_attr a[DY_SLICE_NATTRS];
   int n_a = dy_slice_attrs_put(&(dy_slice_attrs){
       .given = DY_GIVEN_ALL, .starts = &start, .n_starts = 1, .ends = &end, .n_ends = 1,
       .axes = &axis, .n_axes = 1, .steps = &sp, .n_steps = 1}, a);
-  return pd_op(c, "slice", &x, 1, a, n_a, NULL, out);
+  return pd_op(c, "slice", &x, 1, a, n_a, name, out);
 }
 
 dy_status pd_flatten(pd_ctx *c, int x, int start, int stop, const char *name, int *out) {

@@ -104,7 +104,7 @@ dy_status pd_import_fill_constant_batch_size_like(pd_ctx *c) {
 
 /* Gate g (0..2) of a [N, 3H] tensor. */
 static dy_status gate(pd_ctx *c, int v, int g, int64_t h, int *out) {
-  return pd_slice1(c, v, 1, g * h, (g + 1) * h, out);
+  return pd_slice1(c, v, 1, g * h, (g + 1) * h, NULL, out);
 }
 
 /* rnn, mode GRU, one layer, one direction, time-major Input [T, N, I],
@@ -343,7 +343,7 @@ dy_status pd_import_prior_box(pd_ctx *c) {
 
 /* Column k of a [..., 4] tensor, keeping the dim. */
 static dy_status column(pd_ctx *c, int v, int k, int *out) {
-  return pd_slice1(c, v, pd_type(c, v)->rank - 1, k, k + 1, out);
+  return pd_slice1(c, v, pd_type(c, v)->rank - 1, k, k + 1, NULL, out);
 }
 
 /* box_coder, decode_center_size, axis 0: TargetBox [N, M, 4] (deltas)

@@ -6,6 +6,10 @@
  *                    the scan and the import loop over block 0
  *   paddle_export.c  the exporter's dispatcher: the ProgramDesc's vars,
  *                    feed/fetch ops, the params stream
+ *   paddle_pir.c     a Paddle 3 PIR program (inference.json) translated
+ *                    into the equivalent ProgramDesc, which paddle.c
+ *                    imports (its own pd_op -> legacy op table; the
+ *                    exporter's builders of paddle_write.c)
  *   paddle_table.c   THE op table: one row per Paddle op type, which both
  *                    directions read (Paddle type <-> op, family,
  *                    attribute name map, own importer / exporter)
@@ -93,6 +97,8 @@ typedef struct pd_ctx {
                                dy_paddle_options names the fetches)      */
   int block;                /* the Program block ops go to: 0, or a while's
                                block being built (the rnn op)            */
+  bool no_params;           /* params absent and optional: parameters are
+                               typed from their VarDescs, without data   */
 } pd_ctx;
 
 #define PD_TRY(x)       \
@@ -196,8 +202,9 @@ dy_status pd_unsqueeze(pd_ctx *c, int x, int n, const int64_t *axes, const char 
                        int *out);
 dy_status pd_squeeze(pd_ctx *c, int x, int n, const int64_t *axes, const char *name, int *out);
 dy_status pd_flatten(pd_ctx *c, int x, int start, int stop, const char *name, int *out);
-/* [start, end) of one axis, step 1, into a temporary */
-dy_status pd_slice1(pd_ctx *c, int x, int64_t axis, int64_t start, int64_t end, int *out);
+/* [start, end) of one axis, step 1, into name (NULL: a temporary) */
+dy_status pd_slice1(pd_ctx *c, int x, int64_t axis, int64_t start, int64_t end, const char *name,
+                    int *out);
 /* fill_constant's value: str_value when given, else value */
 double pd_fill_value(pd_ctx *c);
 dy_status pd_scale(pd_ctx *c, int x, double s, double b, const char *name, int *out);
@@ -248,11 +255,17 @@ void pdx_at_f(pdx_ctx *x, PdOp *op, const char *name, double v);
 void pdx_at_b(pdx_ctx *x, PdOp *op, const char *name, bool v);
 void pdx_at_s(pdx_ctx *x, PdOp *op, const char *name, const char *v);
 void pdx_at_ints(pdx_ctx *x, PdOp *op, const char *name, const int64_t *v, int n);
+void pdx_at_l(pdx_ctx *x, PdOp *op, const char *name, int64_t v);
+void pdx_at_floats(pdx_ctx *x, PdOp *op, const char *name, const float *v, int n);
 /* Paddle's dtype of a dy dtype (f32, i64, bool). */
 int pdx_dtype(dy_dtype t);
 /* A TensorDesc of type t; a VarDesc of block b (t NULL: not a tensor). */
 PdTensorDesc *pdx_tdesc(pdx_ctx *x, const dy_type *t);
 PdVar *pdx_var(pdx_ctx *x, PdBlock *b, const char *name, int vtype, const dy_type *t);
+/* The same of a Paddle dtype and dims (-1: unknown); a VarDesc holding td
+ * (NULL: not a tensor). */
+PdTensorDesc *pdx_tdesc_pd(pdx_ctx *x, int pd_dtype, int rank, const int64_t *dims);
+PdVar *pdx_var_td(pdx_ctx *x, PdBlock *b, const char *name, int vtype, PdTensorDesc *td);
 /* The Program name of var id. */
 const char *pdx_vname(pdx_ctx *x, int id);
 /* An XShape output (what Paddle's *2 shape ops carry): [0, dims...] of
@@ -261,6 +274,18 @@ void pdx_xshape(pdx_ctx *x, PdBlock *b, PdOp *op, int in);
 /* dy's paddings ([h, w], or [top, left, bottom, right]) as Paddle's ([h,
  * w], or [top, bottom, left, right]): the count. */
 int pdx_pads(const int64_t *p, int n, int64_t out[4]);
+
+/* ---- paddle_pir.c: PIR JSON -> ProgramDesc ---- */
+
+/* The attribute of a translated op holding its PIR op's number k: the
+ * source line of what it becomes is k + 1 (as op k of a .pdmodel's). */
+#define PIR_OP_ATTR "dy2stc_pir_op"
+
+/* The PIR program (inference.json's bytes) as a serialized ProgramDesc
+ * (malloc'd into *desc) that dy_paddle_load_mem imports. Errors name the
+ * JSON byte offset or the PIR op. */
+dy_status pd_pir_to_desc(const uint8_t *json, size_t n, const char *name, uint8_t **desc,
+                         size_t *desc_n, dy_error *err);
 
 /* ---- the op table (paddle_table.c) and its families ---- */
 
@@ -355,6 +380,7 @@ PD_IMPORTER(unsqueeze);
 PD_EXPORTER(unsqueeze);
 PD_IMPORTER(concat);
 PD_EXPORTER(concat);
+PD_IMPORTER(split);
 PD_IMPORTER(stack);
 PD_IMPORTER(slice);
 PD_EXPORTER(slice);

@@ -69,6 +69,14 @@ dy_status pd_materialize(pd_ctx *c, pd_param *pm, int *var) {
     return pd_fail(c, DY_STATUS_UNSUPPORTED, "parameter '%s' is %s, which dy2stc lacks",
                    pm->name, pd_dtype_name(pm->pd_dtype));
   memcpy(t.shape, pm->dims, sizeof pm->dims);
+  if (c->no_params) { /* typed, without data: for show */
+    int id = dy_program_add_var(c->p, pm->name, &t);
+    if (id < 0)
+      return pd_fail(c, DY_STATUS_INTERNAL, "cannot add parameter '%s'", pm->name);
+    c->p->vars[id]->persistable = true;
+    pm->var = *var = id;
+    return DY_OK;
+  }
   int64_t numel = dy_type_numel(&t);
   void *buf = param_data(pm, t.dtype, numel);
   int id = buf ? dy_program_add_var(c->p, pm->name, &t) : -1;
@@ -262,6 +270,20 @@ dy_status pd_read_params(pd_ctx *c, const uint8_t *buf, size_t n) {
   for (int i = 1; i < c->n_params; i++)
     if (strcmp(c->params[i - 1].name, c->params[i].name) == 0)
       return pd_fail(c, DY_STATUS_FORMAT, "var '%s' is declared twice", c->params[i].name);
+  if (c->n_params && !buf && c->opts && c->opts->params_optional) {
+    c->no_params = true; /* typed from the VarDescs, no data */
+    for (int i = 0; i < c->n_params; i++) {
+      pd_param *pm = &c->params[i];
+      const PdTensorDesc *td = pd_tensor_desc(pd_var_desc(c, pm->name));
+      if (!td || td->n_dims > DY_MAX_DIMS)
+        return pd_fail(c, DY_STATUS_FORMAT, "var '%s' has no tensor VarDesc", pm->name);
+      pm->pd_dtype = td->data_type;
+      pm->rank = (int)td->n_dims;
+      for (size_t k = 0; k < td->n_dims; k++)
+        pm->dims[k] = td->dims[k];
+    }
+    return DY_OK;
+  }
   if (c->n_params && !buf)
     return pd_fail(c, DY_STATUS_IO, "the model has %d persistable vars ('%s', ...) but no "
                    "params were given", c->n_params, c->params[0].name);

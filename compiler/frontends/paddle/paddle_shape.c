@@ -9,6 +9,7 @@
  *                              is left alone; unsqueeze inserts one axis
  *                              at a time
  *   concat, stack              concat (stack: each input unsqueezed)
+ *   split                      num equal parts or sections: one slice each
  *   slice                      decrease_axis squeezed (all of them: [1])
  *   reduce_*                   dim, keep_dim, reduce_all
  *   gather, lookup_table(_v2)  gather on axis 0, padding_idx rows zeros
@@ -138,6 +139,52 @@ dy_status pd_import_concat(pd_ctx *c) {
   if (n == 1)
     return pd_identity(c, in[0], "Out");
   return pd_op(c, "concat", in, n, a, n_a, pd_out_name(c, "Out"), &o);
+}
+
+/* split: X into Out[0..n) along axis, `num` equal parts or `sections`
+ * (one -1 takes the rest), each part a slice. */
+dy_status pd_import_split(pd_ctx *c) {
+  int x, o, n = pd_n_args(c, true, "Out");
+  PD_TRY(pd_in(c, "X", 0, &x));
+  PD_TRY(pd_no_input(c, "AxisTensor", "axis"));
+  PD_TRY(pd_no_input(c, "SectionsTensorList", "sections"));
+  const dy_type *t = pd_type(c, x);
+  int64_t axis = pd_attr_i(c, "axis", 0), sec[64], num = pd_attr_i(c, "num", 0);
+  if (axis < 0)
+    axis += t->rank;
+  if (axis < 0 || axis >= t->rank || n < 1 || n > 64)
+    return pd_fail(c, DY_STATUS_FORMAT, "split of a rank-%d input at axis %lld into %d parts",
+                   t->rank, (long long)pd_attr_i(c, "axis", 0), n);
+  PD_TRY(pd_need_static_dim(c, x, (int)axis, "split"));
+  int64_t len = t->shape[axis], known = 0;
+  int ns = pd_attr_ints(c, "sections", sec, 64), rest = -1;
+  if (ns <= 0) { /* num equal parts */
+    if (num != n || len % n)
+      return pd_fail(c, DY_STATUS_FORMAT, "split of %lld into num %lld parts (%d outputs)",
+                     (long long)len, (long long)num, n);
+    for (int i = 0; i < n; i++)
+      sec[i] = len / n;
+    ns = n;
+  }
+  for (int i = 0; i < ns; i++) {
+    if (sec[i] == -1 && rest < 0)
+      rest = i;
+    else if (sec[i] < 0)
+      return pd_fail(c, DY_STATUS_FORMAT, "split: section %d is %lld", i, (long long)sec[i]);
+    else
+      known += sec[i];
+  }
+  if (rest >= 0)
+    sec[rest] = len - known;
+  if (ns != n || (rest >= 0 ? known > len : known != len))
+    return pd_fail(c, DY_STATUS_FORMAT, "split: %d sections for %d outputs, of %lld in all "
+                   "(the axis has %lld)", ns, n, (long long)known, (long long)len);
+  int64_t at = 0;
+  for (int i = 0; i < n; i++) {
+    PD_TRY(pd_slice1(c, x, axis, at, at + sec[i], pd_arg(c, true, "Out", i), &o));
+    at += sec[i];
+  }
+  return DY_OK;
 }
 
 dy_status pd_export_concat(pdx_ctx *x, PdBlock *b, const dy_op *o, const pd_op_def *d) {

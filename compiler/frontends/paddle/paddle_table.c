@@ -132,6 +132,7 @@ static const pd_op_def table[] = {
         AT("axes", "axes", IS, 0, "AxesTensor", "AxesTensorList")),
     OWN("concat", "concat", pd_import_concat, pd_export_concat),
     OWN("stack", "concat", pd_import_stack, NULL),
+    OWN("split", NULL, pd_import_split, NULL),
     OWN("slice", "slice", pd_import_slice, pd_export_slice),
     OWN("reduce_mean", "reduce_mean", pd_import_reduce, pd_export_reduce),
     OWN("reduce_sum", "reduce_sum", pd_import_reduce, pd_export_reduce),

@@ -133,26 +133,46 @@ void pdx_at_ints(pdx_ctx *x, PdOp *op, const char *name, const int64_t *v, int n
   a->n_ints = (size_t)n;
 }
 
+void pdx_at_l(pdx_ctx *x, PdOp *op, const char *name, int64_t v) {
+  PdAttr *a = pdx_attr(x, op, name, PD_A_LONG);
+  if (a)
+    a->has_l = true, a->l = v;
+}
+
+void pdx_at_floats(pdx_ctx *x, PdOp *op, const char *name, const float *v, int n) {
+  PdAttr *a = pdx_attr(x, op, name, PD_A_FLOATS);
+  float *d = a ? pdx_alloc(x, (size_t)n * sizeof *d) : NULL;
+  if (!d)
+    return;
+  memcpy(d, v, (size_t)n * sizeof *d);
+  a->floats = d;
+  a->n_floats = (size_t)n;
+}
+
 /* ---- vars ---- */
 
 int pdx_dtype(dy_dtype t) { return t == DY_F32 ? PD_FP32 : t == DY_I64 ? PD_INT64 : PD_BOOL; }
 
-PdTensorDesc *pdx_tdesc(pdx_ctx *x, const dy_type *t) {
+PdTensorDesc *pdx_tdesc_pd(pdx_ctx *x, int pd_dtype, int rank, const int64_t *dims) {
   PdTensorDesc *td = pdx_alloc(x, sizeof *td);
-  int64_t *dims = pdx_alloc(x, (size_t)(t->rank + 1) * sizeof *dims);
-  if (!td || !dims)
+  int64_t *d = pdx_alloc(x, (size_t)(rank + 1) * sizeof *d);
+  if (!td || !d)
     return NULL;
   paddle__framework__proto__var_type__tensor_desc__init(td);
   td->has_data_type = true;
-  td->data_type = (Paddle__Framework__Proto__VarType__Type)pdx_dtype(t->dtype);
-  for (int i = 0; i < t->rank; i++)
-    dims[i] = t->shape[i] < 0 ? -1 : t->shape[i];
-  td->dims = dims;
-  td->n_dims = (size_t)t->rank;
+  td->data_type = (Paddle__Framework__Proto__VarType__Type)pd_dtype;
+  for (int i = 0; i < rank; i++)
+    d[i] = dims[i] < 0 ? -1 : dims[i];
+  td->dims = d;
+  td->n_dims = (size_t)rank;
   return td;
 }
 
-PdVar *pdx_var(pdx_ctx *x, PdBlock *b, const char *name, int vtype, const dy_type *t) {
+PdTensorDesc *pdx_tdesc(pdx_ctx *x, const dy_type *t) {
+  return pdx_tdesc_pd(x, pdx_dtype(t->dtype), t->rank, t->shape);
+}
+
+PdVar *pdx_var_td(pdx_ctx *x, PdBlock *b, const char *name, int vtype, PdTensorDesc *td) {
   PdVar *v = pdx_alloc(x, sizeof *v);
   Paddle__Framework__Proto__VarType *vt = pdx_alloc(x, sizeof *vt);
   if (!v || !vt)
@@ -163,18 +183,24 @@ PdVar *pdx_var(pdx_ctx *x, PdBlock *b, const char *name, int vtype, const dy_typ
   v->type = vt;
   vt->has_type = true;
   vt->type = (Paddle__Framework__Proto__VarType__Type)vtype;
-  if (t) {
+  if (td) {
     Paddle__Framework__Proto__VarType__LoDTensorDesc *ld = pdx_alloc(x, sizeof *ld);
     if (!ld)
       return NULL;
     paddle__framework__proto__var_type__lo_dtensor_desc__init(ld);
-    ld->tensor = pdx_tdesc(x, t);
+    ld->tensor = td;
     vt->lod_tensor = ld;
   }
   pdx_push(x, &b->n_vars, (void ***)&b->vars, v);
   return v;
 }
 
+PdVar *pdx_var(pdx_ctx *x, PdBlock *b, const char *name, int vtype, const dy_type *t) {
+  PdTensorDesc *td = t ? pdx_tdesc(x, t) : NULL;
+  if (t && !td)
+    return NULL;
+  return pdx_var_td(x, b, name, vtype, td);
+}
 
 /* An op reading X and writing Out. */
 PdOp *pdx_xo(pdx_ctx *x, PdBlock *b, const char *type, const char *in, const char *out) {
