@@ -2,8 +2,10 @@
  * an op whose output size depends on values (nonzero, DY_OPF_SETS_SIZE)
  * sets a size symbol when it runs, declared with the bound the op implies;
  * memory is planned at that bound and the actual size travels with the
- * tensor through the later ops on the executor. The generated C refuses
- * such a Program with one line naming the symbol (not compiled yet). */
+ * tensor through the later ops, on the executor and in the generated C
+ * (the kernel sets dim_<name>, NAME_run writes it out, the executable
+ * writes .npy files of the actual size): both paths give the same bytes,
+ * the same empty result and the same error at the bound. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,10 +105,9 @@ static void test_nonzero_onnx_executor(void) {
   dy_program_free(p);
 }
 
-/* The CLI: run writes the actual size; compile refuses in one line that
- * names the symbol. */
+/* The CLI: run writes the actual size. */
 static void test_nonzero_cli(void) {
-  char path[4096], npy[4096], log[4096], dir[4096], cmd[16384];
+  char path[4096], npy[4096], log[4096], dir[4096];
   tmp_path(path, sizeof path, "nonzero_cli.onnx");
   tmp_path(npy, sizeof npy, "nonzero_x.npy");
   tmp_path(log, sizeof log, "nonzero_cli.log");
@@ -127,8 +128,161 @@ static void test_nonzero_cli(void) {
     fprintf(stderr, "\n  %s\n", err.msg);
     CU_FAIL("run wrote no y.npy");
   }
-  snprintf(cmd, sizeof cmd, "%s compile %s -o %s/nz_bin", DY2STC_PATH, path, dir);
-  dy_test_expect_cli(log, 1, "'nonzero' is known only at run time", cmd);
+}
+
+/* ---- the generated code: compiled executables against the executor ---- */
+
+#define SAN_FLAGS "-fsanitize=address,undefined -fno-sanitize-recover=all"
+
+/* Compile model (with extra options) to exe, under ASan and UBSan. */
+static bool compile_exe(const char *model, const char *extra, const char *exe) {
+  char log[4096];
+  tmp_path(log, sizeof log, "compile.log");
+  int rc = dy_test_sh(log, "%s compile %s %s --cflags '" SAN_FLAGS "' -o %s", DY2STC_PATH, model,
+                      extra, exe);
+  if (rc != 0) {
+    char *t = dy_test_slurp(log);
+    fprintf(stderr, "\n  compile %s failed: %s\n", model, t ? t : "");
+    free(t);
+  }
+  return rc == 0;
+}
+
+/* Run exe on x (input 'x') and the executor on p: exit 0 and the same
+ * output 'y' (dtype, shape, bytes) on both; returns y's size dim 1
+ * (nonzero's count: [rank, n]) or the first dim, -1 on a failure. */
+static int64_t same_on_both(const dy_program *p, const char *exe, const char *tag, dy_tensor *x,
+                            int count_dim) {
+  char npy[4096], dir[4096], log[4096], out[8192];
+  tmp_path(npy, sizeof npy, tag);
+  strcat(npy, "_x.npy");
+  tmp_path(dir, sizeof dir, tag);
+  strcat(dir, "_out");
+  tmp_path(log, sizeof log, tag);
+  strcat(log, ".log");
+  dy_error err = {0};
+  CU_ASSERT_EQUAL_FATAL(dy_npy_write(npy, x, &err), DY_OK);
+  int rc = dy_test_sh(log, "rm -rf %s && mkdir -p %s && %s --input x=%s --output-dir %s", dir,
+                      dir, exe, npy, dir);
+  CU_ASSERT_EQUAL(rc, 0);
+  dy_tensor *want = NULL, *got = NULL;
+  DY_ASSERT_OK(dy_executor_run(p, &x, 1, &want, 1, &err), &err);
+  snprintf(out, sizeof out, "%s/y.npy", dir);
+  if (rc != 0 || dy_npy_read(out, &got, &err) != DY_OK) {
+    char *t = dy_test_slurp(log);
+    fprintf(stderr, "\n  %s: %s %s\n", tag, err.msg, t ? t : "");
+    free(t);
+    CU_FAIL("the executable wrote no y.npy");
+    dy_tensor_free(want);
+    return -1;
+  }
+  int64_t n = -1;
+  CU_ASSERT_EQUAL(got->type.dtype, want->type.dtype);
+  CU_ASSERT_EQUAL(got->type.rank, want->type.rank);
+  if (got->type.rank == want->type.rank && got->type.dtype == want->type.dtype) {
+    bool same = true;
+    for (int d = 0; d < got->type.rank; d++)
+      same &= got->type.shape[d] == want->type.shape[d];
+    CU_ASSERT(same);
+    CU_ASSERT(same && got->nbytes == want->nbytes &&
+              memcmp(got->data, want->data, want->nbytes) == 0);
+    if (same)
+      n = want->type.shape[count_dim];
+  }
+  dy_tensor_free(want);
+  dy_tensor_free(got);
+  return n;
+}
+
+/* Transpose(NonZero(x)) + 1 compiled: counts 3 and 2 at two batches, an
+ * empty result, the same bytes as the executor; at a smaller bound
+ * (--max-dim nonzero=2) the executable and the executor stop with the same
+ * words. */
+static void test_nonzero_compiled(void) {
+  char path[4096], exe[4096], exe2[4096], log[4096], npy[4096], cmd[16384];
+  tmp_path(path, sizeof path, "nonzero_c.onnx");
+  tmp_path(exe, sizeof exe, "nonzero_c_bin");
+  tmp_path(exe2, sizeof exe2, "nonzero_c2_bin");
+  write_nonzero_model(path);
+  dy_program *p = NULL;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_onnx_load(path, &p, &err), &err);
+  CU_ASSERT_FATAL(compile_exe(path, "", exe));
+  float a[8] = {0, 1, 0, 0, 2, 0, 0, 3}, b[12] = {1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5};
+  float z[12] = {0, 0, 0, 0, -0.0f, 0, 0, 0, 0, 0, 0, 0};
+  dy_tensor *x = dy_tensor_from_data(DY_F32, 2, (int64_t[]){2, 4}, a);
+  CU_ASSERT_EQUAL(same_on_both(p, exe, "nzc_a", x, 0), 3);
+  dy_tensor_free(x);
+  x = dy_tensor_from_data(DY_F32, 2, (int64_t[]){3, 4}, b);
+  CU_ASSERT_EQUAL(same_on_both(p, exe, "nzc_b", x, 0), 3);
+  dy_tensor_free(x);
+  x = dy_tensor_from_data(DY_F32, 2, (int64_t[]){3, 4}, z);
+  CU_ASSERT_EQUAL(same_on_both(p, exe, "nzc_z", x, 0), 0); /* nothing found: [0, 2] */
+  dy_tensor_free(x);
+
+  /* the bound reached: one line naming the symbol, on both paths */
+  CU_ASSERT_FATAL(compile_exe(path, "--max-dim nonzero=2", exe2));
+  tmp_path(npy, sizeof npy, "nzc_a_x.npy");
+  tmp_path(log, sizeof log, "nzc_bound.log");
+  snprintf(cmd, sizeof cmd, "%s --input x=%s --output-dir %s.out", exe2, npy, exe2);
+  dy_test_expect_cli(log, 1, "the size symbol 'nonzero' is 3 at run time, above its bound 2",
+                     cmd);
+  DY_ASSERT_OK(dy_program_bound_sym(p, "nonzero", 2, &err), &err);
+  x = dy_tensor_from_data(DY_F32, 2, (int64_t[]){2, 4}, a);
+  dy_tensor *y = NULL;
+  CU_ASSERT_EQUAL(dy_executor_run(p, &x, 1, &y, 1, &err), DY_STATUS_LIMIT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "the size symbol 'nonzero' is 3 at run time, above "
+                                         "its bound 2"));
+  dy_tensor_free(x);
+  dy_program_free(p);
+}
+
+/* NonZero as the model's output, straight from its kernel into the
+ * caller's buffer: x of rank 1 (i64) and of rank 3 (bool), static shapes
+ * (the count is the model's only size symbol). */
+static void write_nonzero_out_model(const char *path, int elem, int rank, const int64_t *shape) {
+  ob_model *m = ob_new(13);
+  ob_input(m, "x", elem, rank, shape, NULL);
+  ob_node(m, "NonZero", "nz", 1, (const char *[]){"x"}, 1, (const char *[]){"y"});
+  ob_output(m, "y", OB_I64);
+  CU_ASSERT_EQUAL(ob_save(m, path), 0);
+  ob_free(m);
+}
+
+static void test_nonzero_compiled_ranks(void) {
+  char path[4096], exe[4096];
+  dy_error err = {0};
+  /* rank 1, i64 */
+  tmp_path(path, sizeof path, "nonzero_r1.onnx");
+  tmp_path(exe, sizeof exe, "nonzero_r1_bin");
+  write_nonzero_out_model(path, OB_I64, 1, (int64_t[]){6});
+  dy_program *p = NULL;
+  DY_ASSERT_OK(dy_onnx_load(path, &p, &err), &err);
+  CU_ASSERT_FATAL(compile_exe(path, "", exe));
+  int64_t v[6] = {0, 7, 0, -2, 3, 0};
+  dy_tensor *x = dy_tensor_from_data(DY_I64, 1, (int64_t[]){6}, v);
+  CU_ASSERT_EQUAL(same_on_both(p, exe, "nzr1", x, 1), 3);
+  memset(v, 0, sizeof v);
+  memcpy(x->data, v, sizeof v);
+  CU_ASSERT_EQUAL(same_on_both(p, exe, "nzr1_z", x, 1), 0);
+  dy_tensor_free(x);
+  dy_program_free(p);
+  /* rank 3, bool: every element set reaches the bound exactly */
+  tmp_path(path, sizeof path, "nonzero_r3.onnx");
+  tmp_path(exe, sizeof exe, "nonzero_r3_bin");
+  write_nonzero_out_model(path, OB_BOOL, 3, (int64_t[]){2, 3, 2});
+  p = NULL;
+  DY_ASSERT_OK(dy_onnx_load(path, &p, &err), &err);
+  CU_ASSERT_FATAL(compile_exe(path, "", exe));
+  bool bv[12] = {1, 0, 0, 1, 1, 0, 0, 0, 1, 1, 0, 1};
+  x = dy_tensor_from_data(DY_BOOL, 3, (int64_t[]){2, 3, 2}, bv);
+  CU_ASSERT_EQUAL(same_on_both(p, exe, "nzr3", x, 1), 6);
+  for (int i = 0; i < 12; i++)
+    bv[i] = true;
+  memcpy(x->data, bv, sizeof bv);
+  CU_ASSERT_EQUAL(same_on_both(p, exe, "nzr3_all", x, 1), 12);
+  dy_tensor_free(x);
+  dy_program_free(p);
 }
 
 /* Range's limit from a dynamic dim (a GPT block's positions): still
@@ -155,5 +309,7 @@ void dy_test_register(void) {
   DY_TEST(test_nonzero_eager);
   DY_TEST(test_nonzero_onnx_executor);
   DY_TEST(test_nonzero_cli);
+  DY_TEST(test_nonzero_compiled);
+  DY_TEST(test_nonzero_compiled_ranks);
   DY_TEST(test_range_of_shape_value_names_it);
 }
