@@ -284,7 +284,7 @@ enum {
                                    (optimizer steps, running statistics);
                                    an op with effects, never removed     */
   DY_OPF_SETS_SIZE   = 1 << 11, /* the kernel sets output 0's size symbol
-                                   (attribute size_sym; nonzero)         */
+                                   (attribute size_sym; nonzero, nms)    */
 };
 
 typedef enum {
