@@ -84,31 +84,11 @@ static void emit_run_pool(cg_gen *g, dy_buf *out, char **params, int n) {
   cg_free_args(args, n);
 }
 
-void cg_emit_run(cg_gen *g, dy_buf *out) {
+/* NAME_run's argument checks (NULL buffers, the batch, the size symbols
+ * given) and the locals of the sizes a kernel sets. */
+static void emit_checks(cg_gen *g, dy_buf *out) {
   const dy_program *p = g->p;
-  const char *L = g->lower, *U = g->upper;
-  char *args[3 + 2 * DY_MAX_FEEDS + DY_MAX_SYMS];
-  int n = cg_run_params(g, args);
-  /* with threads the body is NAME_run_body, which NAME_run calls inside
-   * a pool of workers for the call (rt/dy_thread.h) */
-  bool pool = g->uses & DY_USES_THREADS;
-  char *head = cg_xprintf(pool ? "static int %s_run_body" : "int %s_run", L);
-  if (!cg_args_ok(args, n) || !head) {
-    out->oom = true;
-    free(head);
-    cg_free_args(args, n);
-    return;
-  }
-  if (g->state_bytes > 0)
-    cg_emit_state_layout(g, out);
-  emit_layout(g, out);
-  cg_put_wrapped(out, "", head, args, n, " {\n");
-  free(head);
-  if (pool)
-    emit_run_pool(g, out, args, n);
-  cg_free_args(args, n);
-
-  /* argument checks */
+  const char *U = g->upper;
   const char *checks[2 + 2 * DY_MAX_FEEDS + DY_MAX_SYMS];
   char rt_out[DY_MAX_SYMS][DY_SYM_NAME_MAX + 16];
   int nc = 0;
@@ -159,6 +139,33 @@ void cg_emit_run(cg_gen *g, dy_buf *out) {
     if (cg_sym_rt(g, g->named[k]))
       dy_buf_printf(out, "  int64_t dim_%s = 0; /* size symbol %s: set by a kernel */\n",
                     dy_sym_name(g->named[k]), dy_sym_name(g->named[k]));
+}
+
+void cg_emit_run(cg_gen *g, dy_buf *out) {
+  const dy_program *p = g->p;
+  const char *L = g->lower, *U = g->upper;
+  char *args[3 + 2 * DY_MAX_FEEDS + DY_MAX_SYMS];
+  int n = cg_run_params(g, args);
+  /* with threads the body is NAME_run_body, which NAME_run calls inside
+   * a pool of workers for the call (rt/dy_thread.h) */
+  bool pool = g->uses & DY_USES_THREADS;
+  char *head = cg_xprintf(pool ? "static int %s_run_body" : "int %s_run", L);
+  if (!cg_args_ok(args, n) || !head) {
+    out->oom = true;
+    free(head);
+    cg_free_args(args, n);
+    return;
+  }
+  if (g->state_bytes > 0)
+    cg_emit_state_layout(g, out);
+  emit_layout(g, out);
+  cg_put_wrapped(out, "", head, args, n, " {\n");
+  free(head);
+  if (pool)
+    emit_run_pool(g, out, args, n);
+  cg_free_args(args, n);
+
+  emit_checks(g, out);
   if (g->arena_bytes <= 0 && !g->uses_arena)
     dy_buf_puts(out, "  (void)arena;\n");
 
