@@ -199,19 +199,32 @@ static int64_t same_on_both(const dy_program *p, const char *exe, const char *ta
   return n;
 }
 
+/* The model write_fn writes, at NAME.onnx (path), loaded; exe and exe2
+ * (4096 bytes each) get NAME_bin and NAME2_bin. */
+static dy_program *write_and_load(void (*write_fn)(const char *), const char *name, char *path,
+                                  char *exe, char *exe2) {
+  char f[64];
+  snprintf(f, sizeof f, "%s.onnx", name);
+  tmp_path(path, 4096, f);
+  snprintf(f, sizeof f, "%s_bin", name);
+  tmp_path(exe, 4096, f);
+  snprintf(f, sizeof f, "%s2_bin", name);
+  tmp_path(exe2, 4096, f);
+  write_fn(path);
+  dy_program *p = NULL;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_onnx_load(path, &p, &err), &err);
+  return p;
+}
+
 /* Transpose(NonZero(x)) + 1 compiled: counts 3 and 2 at two batches, an
  * empty result, the same bytes as the executor; at a smaller bound
  * (--max-dim nonzero=2) the executable and the executor stop with the same
  * words. */
 static void test_nonzero_compiled(void) {
   char path[4096], exe[4096], exe2[4096], log[4096], npy[4096], cmd[16384];
-  tmp_path(path, sizeof path, "nonzero_c.onnx");
-  tmp_path(exe, sizeof exe, "nonzero_c_bin");
-  tmp_path(exe2, sizeof exe2, "nonzero_c2_bin");
-  write_nonzero_model(path);
-  dy_program *p = NULL;
   dy_error err = {0};
-  DY_ASSERT_OK(dy_onnx_load(path, &p, &err), &err);
+  dy_program *p = write_and_load(write_nonzero_model, "nonzero_c", path, exe, exe2);
   CU_ASSERT_FATAL(compile_exe(path, "", exe));
   float a[8] = {0, 1, 0, 0, 2, 0, 0, 3}, b[12] = {1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5};
   float z[12] = {0, 0, 0, 0, -0.0f, 0, 0, 0, 0, 0, 0, 0};
@@ -317,13 +330,8 @@ static const float nms_boxes[24] = {0, 0, 1, 1,     0, 0.1f, 1, 1.1f,   0, -0.1f
  * words. */
 static void test_nms_compiled(void) {
   char path[4096], exe[4096], exe2[4096], log[4096], cmd[20000];
-  tmp_path(path, sizeof path, "nms.onnx");
-  tmp_path(exe, sizeof exe, "nms_bin");
-  tmp_path(exe2, sizeof exe2, "nms2_bin");
-  write_nms_model(path);
-  dy_program *p = NULL;
   dy_error err = {0};
-  DY_ASSERT_OK(dy_onnx_load(path, &p, &err), &err);
+  dy_program *p = write_and_load(write_nms_model, "nms", path, exe, exe2);
   const dy_sym_decl *dc = dy_program_sym(p, dy_sym_id("nms"));
   CU_ASSERT_PTR_NOT_NULL_FATAL(dc);
   CU_ASSERT_EQUAL(dc->max, 3 * DY_DEFAULT_MAX_BATCH); /* N * C * min(3, 6) */

@@ -353,11 +353,9 @@ dy_status dy_infer_nms(const dy_op *op, const dy_type *in, int n, dy_type *out, 
   if (a.max_per_class < 0)
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                        "nms: max_per_class is %lld, must be >= 0", (long long)a.max_per_class);
-  int64_t d = dy_dim_sym(a.size_sym);
-  if (d == DY_DIM_NONE || dy_dim_single_sym(d) <= 0)
-    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
-                       "nms: size_sym '%s' is not a size symbol's name (nor the batch)",
-                       a.size_sym);
+  int64_t d;
+  if ((s = dy_size_sym_dim(op, a.size_sym, &d, err)))
+    return s;
   *out = (dy_type){.dtype = DY_I64, .rank = 2, .shape = {d, 3}};
   return DY_OK;
 }
