@@ -284,7 +284,7 @@ enum {
                                    (optimizer steps, running statistics);
                                    an op with effects, never removed     */
   DY_OPF_SETS_SIZE   = 1 << 11, /* the kernel sets output 0's size symbol
-                                   (attribute size_sym; nonzero)         */
+                                   (attribute size_sym; nonzero, nms)    */
 };
 
 typedef enum {
@@ -837,6 +837,9 @@ dy_status dy_infer(const dy_op *op, const dy_type *in, int n_in, dy_type *out,
  * for inputs in, their symbols at vals (NULL: concrete types), or an error
  * naming it (nonzero: at most x's size). */
 int dy_op_size_sym(const dy_op *op, int *dim);
+/* The dim of such an op's size_sym name, which must be a size symbol's
+ * (not the batch); an error naming the op otherwise (infer/infer_util.c). */
+dy_status dy_size_sym_dim(const dy_op *op, const char *name, int64_t *d, dy_error *err);
 dy_status dy_op_size_bound(const dy_op *op, const dy_type *in, int n_in, const int64_t *vals,
                            int64_t *bound, dy_error *err);
 

@@ -232,7 +232,8 @@ static void test_generator_reaches(void) {
   printf("\n");
   /* every op but the fused ones (the passes make them: counted above),
    * the in-place training family, the control-flow ops and the ops whose
-   * size is set at run time (no compiled code yet: test_dynsize) */
+   * size is set at run time (the harness sizes outputs by inference:
+   * test_dynsize runs them compiled) */
   for (int k = 0; k < DY_OP_COUNT; k++) {
     unsigned f = dy_op_info_of((dy_op_kind)k)->flags;
     if (!(f & (DY_OPF_FUSED | DY_OPF_INPLACE | DY_OPF_SETS_SIZE)) && k != DY_OP_COND &&

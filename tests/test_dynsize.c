@@ -2,8 +2,10 @@
  * an op whose output size depends on values (nonzero, DY_OPF_SETS_SIZE)
  * sets a size symbol when it runs, declared with the bound the op implies;
  * memory is planned at that bound and the actual size travels with the
- * tensor through the later ops on the executor. The generated C refuses
- * such a Program with one line naming the symbol (not compiled yet). */
+ * tensor through the later ops, on the executor and in the generated C
+ * (the kernel sets dim_<name>, NAME_run writes it out, the executable
+ * writes .npy files of the actual size): both paths give the same bytes,
+ * the same empty result and the same error at the bound. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,10 +105,9 @@ static void test_nonzero_onnx_executor(void) {
   dy_program_free(p);
 }
 
-/* The CLI: run writes the actual size; compile refuses in one line that
- * names the symbol. */
+/* The CLI: run writes the actual size. */
 static void test_nonzero_cli(void) {
-  char path[4096], npy[4096], log[4096], dir[4096], cmd[16384];
+  char path[4096], npy[4096], log[4096], dir[4096];
   tmp_path(path, sizeof path, "nonzero_cli.onnx");
   tmp_path(npy, sizeof npy, "nonzero_x.npy");
   tmp_path(log, sizeof log, "nonzero_cli.log");
@@ -127,8 +128,261 @@ static void test_nonzero_cli(void) {
     fprintf(stderr, "\n  %s\n", err.msg);
     CU_FAIL("run wrote no y.npy");
   }
-  snprintf(cmd, sizeof cmd, "%s compile %s -o %s/nz_bin", DY2STC_PATH, path, dir);
-  dy_test_expect_cli(log, 1, "'nonzero' is known only at run time", cmd);
+}
+
+/* ---- the generated code: compiled executables against the executor ---- */
+
+#define SAN_FLAGS "-fsanitize=address,undefined -fno-sanitize-recover=all"
+
+/* Compile model (with extra options) to exe, under ASan and UBSan. */
+static bool compile_exe(const char *model, const char *extra, const char *exe) {
+  char log[4096];
+  tmp_path(log, sizeof log, "compile.log");
+  int rc = dy_test_sh(log, "%s compile %s %s --cflags '" SAN_FLAGS "' -o %s", DY2STC_PATH, model,
+                      extra, exe);
+  if (rc != 0) {
+    char *t = dy_test_slurp(log);
+    fprintf(stderr, "\n  compile %s failed: %s\n", model, t ? t : "");
+    free(t);
+  }
+  return rc == 0;
+}
+
+/* Run exe on the inputs x[0..n_in) (files in input order) and the
+ * executor on p: exit 0 and the same output 'y' (dtype, shape, bytes) on
+ * both; returns y's dim count_dim (the count: nonzero [rank, n], nms
+ * [n, 3]), -1 on a failure. */
+static int64_t same_on_both(const dy_program *p, const char *exe, const char *tag, dy_tensor **x,
+                            int n_in, int count_dim) {
+  char npy[4096], files[8192] = "", dir[4096], log[4096], out[8192];
+  dy_error err = {0};
+  for (int i = 0; i < n_in; i++) {
+    char name[64];
+    snprintf(name, sizeof name, "%s_x%d.npy", tag, i);
+    tmp_path(npy, sizeof npy, name);
+    CU_ASSERT_EQUAL_FATAL(dy_npy_write(npy, x[i], &err), DY_OK);
+    snprintf(files + strlen(files), sizeof files - strlen(files), " %s", npy);
+  }
+  tmp_path(dir, sizeof dir, tag);
+  strcat(dir, "_out");
+  tmp_path(log, sizeof log, tag);
+  strcat(log, ".log");
+  int rc = dy_test_sh(log, "rm -rf %s && mkdir -p %s && %s%s --output-dir %s", dir, dir, exe,
+                      files, dir);
+  CU_ASSERT_EQUAL(rc, 0);
+  dy_tensor *want = NULL, *got = NULL;
+  DY_ASSERT_OK(dy_executor_run(p, x, n_in, &want, 1, &err), &err);
+  snprintf(out, sizeof out, "%s/y.npy", dir);
+  if (rc != 0 || dy_npy_read(out, &got, &err) != DY_OK) {
+    char *t = dy_test_slurp(log);
+    fprintf(stderr, "\n  %s: %s %s\n", tag, err.msg, t ? t : "");
+    free(t);
+    CU_FAIL("the executable wrote no y.npy");
+    dy_tensor_free(want);
+    return -1;
+  }
+  int64_t n = -1;
+  CU_ASSERT_EQUAL(got->type.dtype, want->type.dtype);
+  CU_ASSERT_EQUAL(got->type.rank, want->type.rank);
+  if (got->type.rank == want->type.rank && got->type.dtype == want->type.dtype) {
+    bool same = true;
+    for (int d = 0; d < got->type.rank; d++)
+      same &= got->type.shape[d] == want->type.shape[d];
+    CU_ASSERT(same);
+    CU_ASSERT(same && got->nbytes == want->nbytes &&
+              memcmp(got->data, want->data, want->nbytes) == 0);
+    if (same)
+      n = want->type.shape[count_dim];
+  }
+  dy_tensor_free(want);
+  dy_tensor_free(got);
+  return n;
+}
+
+/* The model write_fn writes, at NAME.onnx (path), loaded; exe and exe2
+ * (4096 bytes each) get NAME_bin and NAME2_bin. */
+static dy_program *write_and_load(void (*write_fn)(const char *), const char *name, char *path,
+                                  char *exe, char *exe2) {
+  char f[64];
+  snprintf(f, sizeof f, "%s.onnx", name);
+  tmp_path(path, 4096, f);
+  snprintf(f, sizeof f, "%s_bin", name);
+  tmp_path(exe, 4096, f);
+  snprintf(f, sizeof f, "%s2_bin", name);
+  tmp_path(exe2, 4096, f);
+  write_fn(path);
+  dy_program *p = NULL;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_onnx_load(path, &p, &err), &err);
+  return p;
+}
+
+/* Transpose(NonZero(x)) + 1 compiled: counts 3 and 2 at two batches, an
+ * empty result, the same bytes as the executor; at a smaller bound
+ * (--max-dim nonzero=2) the executable and the executor stop with the same
+ * words. */
+static void test_nonzero_compiled(void) {
+  char path[4096], exe[4096], exe2[4096], log[4096], npy[4096], cmd[16384];
+  dy_error err = {0};
+  dy_program *p = write_and_load(write_nonzero_model, "nonzero_c", path, exe, exe2);
+  CU_ASSERT_FATAL(compile_exe(path, "", exe));
+  float a[8] = {0, 1, 0, 0, 2, 0, 0, 3}, b[12] = {1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5};
+  float z[12] = {0, 0, 0, 0, -0.0f, 0, 0, 0, 0, 0, 0, 0};
+  dy_tensor *x = dy_tensor_from_data(DY_F32, 2, (int64_t[]){2, 4}, a);
+  CU_ASSERT_EQUAL(same_on_both(p, exe, "nzc_a", &x, 1, 0), 3);
+  dy_tensor_free(x);
+  x = dy_tensor_from_data(DY_F32, 2, (int64_t[]){3, 4}, b);
+  CU_ASSERT_EQUAL(same_on_both(p, exe, "nzc_b", &x, 1, 0), 3);
+  dy_tensor_free(x);
+  x = dy_tensor_from_data(DY_F32, 2, (int64_t[]){3, 4}, z);
+  CU_ASSERT_EQUAL(same_on_both(p, exe, "nzc_z", &x, 1, 0), 0); /* nothing found: [0, 2] */
+  dy_tensor_free(x);
+
+  /* the bound reached: one line naming the symbol, on both paths */
+  CU_ASSERT_FATAL(compile_exe(path, "--max-dim nonzero=2", exe2));
+  tmp_path(npy, sizeof npy, "nzc_a_x0.npy");
+  tmp_path(log, sizeof log, "nzc_bound.log");
+  snprintf(cmd, sizeof cmd, "%s --input x=%s --output-dir %s.out", exe2, npy, exe2);
+  dy_test_expect_cli(log, 1, "the size symbol 'nonzero' is 3 at run time, above its bound 2",
+                     cmd);
+  DY_ASSERT_OK(dy_program_bound_sym(p, "nonzero", 2, &err), &err);
+  x = dy_tensor_from_data(DY_F32, 2, (int64_t[]){2, 4}, a);
+  dy_tensor *y = NULL;
+  CU_ASSERT_EQUAL(dy_executor_run(p, &x, 1, &y, 1, &err), DY_STATUS_LIMIT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "the size symbol 'nonzero' is 3 at run time, above "
+                                         "its bound 2"));
+  dy_tensor_free(x);
+  dy_program_free(p);
+}
+
+/* NonZero as the model's output, straight from its kernel into the
+ * caller's buffer: x of rank 1 (i64) and of rank 3 (bool), static shapes
+ * (the count is the model's only size symbol). */
+static void write_nonzero_out_model(const char *path, int elem, int rank, const int64_t *shape) {
+  ob_model *m = ob_new(13);
+  ob_input(m, "x", elem, rank, shape, NULL);
+  ob_node(m, "NonZero", "nz", 1, (const char *[]){"x"}, 1, (const char *[]){"y"});
+  ob_output(m, "y", OB_I64);
+  CU_ASSERT_EQUAL(ob_save(m, path), 0);
+  ob_free(m);
+}
+
+static void test_nonzero_compiled_ranks(void) {
+  char path[4096], exe[4096];
+  dy_error err = {0};
+  /* rank 1, i64 */
+  tmp_path(path, sizeof path, "nonzero_r1.onnx");
+  tmp_path(exe, sizeof exe, "nonzero_r1_bin");
+  write_nonzero_out_model(path, OB_I64, 1, (int64_t[]){6});
+  dy_program *p = NULL;
+  DY_ASSERT_OK(dy_onnx_load(path, &p, &err), &err);
+  CU_ASSERT_FATAL(compile_exe(path, "", exe));
+  int64_t v[6] = {0, 7, 0, -2, 3, 0};
+  dy_tensor *x = dy_tensor_from_data(DY_I64, 1, (int64_t[]){6}, v);
+  CU_ASSERT_EQUAL(same_on_both(p, exe, "nzr1", &x, 1, 1), 3);
+  memset(v, 0, sizeof v);
+  memcpy(x->data, v, sizeof v);
+  CU_ASSERT_EQUAL(same_on_both(p, exe, "nzr1_z", &x, 1, 1), 0);
+  dy_tensor_free(x);
+  dy_program_free(p);
+  /* rank 3, bool: every element set reaches the bound exactly */
+  tmp_path(path, sizeof path, "nonzero_r3.onnx");
+  tmp_path(exe, sizeof exe, "nonzero_r3_bin");
+  write_nonzero_out_model(path, OB_BOOL, 3, (int64_t[]){2, 3, 2});
+  p = NULL;
+  DY_ASSERT_OK(dy_onnx_load(path, &p, &err), &err);
+  CU_ASSERT_FATAL(compile_exe(path, "", exe));
+  bool bv[12] = {1, 0, 0, 1, 1, 0, 0, 0, 1, 1, 0, 1};
+  x = dy_tensor_from_data(DY_BOOL, 3, (int64_t[]){2, 3, 2}, bv);
+  CU_ASSERT_EQUAL(same_on_both(p, exe, "nzr3", &x, 1, 1), 6);
+  for (int i = 0; i < 12; i++)
+    bv[i] = true;
+  memcpy(x->data, bv, sizeof bv);
+  CU_ASSERT_EQUAL(same_on_both(p, exe, "nzr3_all", &x, 1, 1), 12);
+  dy_tensor_free(x);
+  dy_program_free(p);
+}
+
+/* NonMaxSuppression on boxes [N, 6, 4] and scores [N, 1, 6] (N a
+ * dim_param), at most 3 boxes per class, IoU 0.5, scores above 0 (ONNX's
+ * suppress_by_IOU data): the count is the size symbol 'nms', bounded by
+ * N * 1 * 3. */
+static void write_nms_model(const char *path) {
+  ob_model *m = ob_new(13);
+  ob_input(m, "boxes", OB_F32, 3, (int64_t[]){-1, 6, 4}, "N");
+  ob_input(m, "scores", OB_F32, 3, (int64_t[]){-1, 1, 6}, "N");
+  ob_init_i64(m, "max", 1, (int64_t[]){1}, (int64_t[]){3});
+  ob_init_f32(m, "iou", 1, (int64_t[]){1}, (float[]){0.5f});
+  ob_init_f32(m, "thr", 1, (int64_t[]){1}, (float[]){0.0f});
+  ob_node(m, "NonMaxSuppression", "nms", 5,
+          (const char *[]){"boxes", "scores", "max", "iou", "thr"}, 1, (const char *[]){"y"});
+  ob_output(m, "y", OB_I64);
+  CU_ASSERT_EQUAL(ob_save(m, path), 0);
+  ob_free(m);
+}
+
+static const float nms_boxes[24] = {0, 0, 1, 1,     0, 0.1f, 1, 1.1f,   0, -0.1f, 1, 0.9f,
+                                    0, 10, 1, 11,   0, 10.1f, 1, 11.1f, 0, 100, 1, 101};
+
+/* The executor keeps ONNX's boxes; the compiled executable (ASan/UBSan)
+ * the same bytes at one and two batches and for no box above the
+ * threshold; with --max-dim nms=2 both stop at the count 3 in the same
+ * words. */
+static void test_nms_compiled(void) {
+  char path[4096], exe[4096], exe2[4096], log[4096], cmd[20000];
+  dy_error err = {0};
+  dy_program *p = write_and_load(write_nms_model, "nms", path, exe, exe2);
+  const dy_sym_decl *dc = dy_program_sym(p, dy_sym_id("nms"));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(dc);
+  CU_ASSERT_EQUAL(dc->max, 3 * DY_DEFAULT_MAX_BATCH); /* N * C * min(3, 6) */
+  float b2[48], s2[12] = {0.9f, 0.75f, 0.6f, 0.95f, 0.5f, 0.3f,
+                          0.3f, 0.5f, 0.95f, 0.6f, 0.75f, 0.9f};
+  memcpy(b2, nms_boxes, sizeof nms_boxes);
+  memcpy(b2 + 24, nms_boxes, sizeof nms_boxes);
+  dy_tensor *x[2] = {dy_tensor_from_data(DY_F32, 3, (int64_t[]){1, 6, 4}, b2),
+                     dy_tensor_from_data(DY_F32, 3, (int64_t[]){1, 1, 6}, s2)};
+  dy_tensor *y = NULL;
+  DY_ASSERT_OK(dy_executor_run(p, x, 2, &y, 1, &err), &err);
+  CU_ASSERT_EQUAL_FATAL(y->type.shape[0], 3);
+  const int64_t want1[9] = {0, 0, 3, 0, 0, 0, 0, 0, 5};
+  CU_ASSERT(memcmp(y->data, want1, sizeof want1) == 0);
+  dy_tensor_free(y);
+  CU_ASSERT_FATAL(compile_exe(path, "", exe));
+  CU_ASSERT_EQUAL(same_on_both(p, exe, "nms1", x, 2, 0), 3);
+  dy_tensor_free(x[0]);
+  dy_tensor_free(x[1]);
+  /* two batches: the second's scores reversed keep boxes 2, 5, 4 */
+  x[0] = dy_tensor_from_data(DY_F32, 3, (int64_t[]){2, 6, 4}, b2);
+  x[1] = dy_tensor_from_data(DY_F32, 3, (int64_t[]){2, 1, 6}, s2);
+  DY_ASSERT_OK(dy_executor_run(p, x, 2, &y, 1, &err), &err);
+  CU_ASSERT_EQUAL_FATAL(y->type.shape[0], 6);
+  const int64_t want2[9] = {1, 0, 2, 1, 0, 5, 1, 0, 4};
+  CU_ASSERT(memcmp((int64_t *)y->data + 9, want2, sizeof want2) == 0);
+  dy_tensor_free(y);
+  CU_ASSERT_EQUAL(same_on_both(p, exe, "nms2", x, 2, 0), 6);
+  /* no score above the threshold: an empty [0, 3] */
+  memset(x[1]->data, 0, x[1]->nbytes);
+  CU_ASSERT_EQUAL(same_on_both(p, exe, "nms0", x, 2, 0), 0);
+  dy_tensor_free(x[0]);
+  dy_tensor_free(x[1]);
+
+  /* the bound reached: one line naming the symbol, on both paths */
+  CU_ASSERT_FATAL(compile_exe(path, "--max-dim nms=2", exe2));
+  char bx[4096], sx[4096];
+  tmp_path(bx, sizeof bx, "nms1_x0.npy");
+  tmp_path(sx, sizeof sx, "nms1_x1.npy");
+  tmp_path(log, sizeof log, "nms_bound.log");
+  snprintf(cmd, sizeof cmd, "%s %s %s --output-dir %s.out", exe2, bx, sx, exe2);
+  dy_test_expect_cli(log, 1, "the size symbol 'nms' is 3 at run time, above its bound 2", cmd);
+  DY_ASSERT_OK(dy_program_bound_sym(p, "nms", 2, &err), &err);
+  x[0] = dy_tensor_from_data(DY_F32, 3, (int64_t[]){1, 6, 4}, b2);
+  x[1] = dy_tensor_from_data(DY_F32, 3, (int64_t[]){1, 1, 6}, s2);
+  CU_ASSERT_EQUAL(dy_executor_run(p, x, 2, &y, 1, &err), DY_STATUS_LIMIT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "the size symbol 'nms' is 3 at run time, above its "
+                                         "bound 2"));
+  dy_tensor_free(x[0]);
+  dy_tensor_free(x[1]);
+  dy_program_free(p);
 }
 
 /* Range's limit from a dynamic dim (a GPT block's positions): still
@@ -155,5 +409,8 @@ void dy_test_register(void) {
   DY_TEST(test_nonzero_eager);
   DY_TEST(test_nonzero_onnx_executor);
   DY_TEST(test_nonzero_cli);
+  DY_TEST(test_nonzero_compiled);
+  DY_TEST(test_nonzero_compiled_ranks);
+  DY_TEST(test_nms_compiled);
   DY_TEST(test_range_of_shape_value_names_it);
 }

@@ -381,8 +381,9 @@ static void test_ops_extra(void) {
  * Program that a one-op case cannot express; tests/test_control.c runs them
  * eagerly and on the executor, and checks their inference and verifier
  * rules. Ops whose output size their kernel sets (DY_OPF_SETS_SIZE:
- * nonzero), whose output is not the size inference gives and which the
- * generated code does not run yet: tests/test_dynsize.c. */
+ * nonzero), whose output is not the size inference gives (the one-op
+ * harness allocates outputs at inference's size): tests/test_dynsize.c
+ * runs them on the executor and compiled. */
 static void test_every_op_has_a_case(void) {
   const dy_op_case_list *lists[] = {&dy_op_cases_core, &dy_op_cases_nn, &dy_op_cases_math,
                                     &dy_op_cases_shape, &dy_op_cases_extra, &dy_op_cases_train,

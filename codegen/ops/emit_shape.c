@@ -24,6 +24,9 @@
  *   argmax, log_softmax   [outer, n, inner] around the axis, as softmax
  *   squeeze, unsqueeze,   views: no kernel when aliased, else a copy
  *   reshape_dims
+ *   nonzero               a count known at run time: count, check the
+ *                         bound, write the coordinates (the kernel sets
+ *                         the size symbol through *count)
  */
 #include <float.h>
 #include <math.h>
@@ -740,15 +743,55 @@ dy_status dy_emit_log_softmax(dy_cg_ctx *ctx, dy_error *err) {
   return DY_OK;
 }
 
-/* nonzero: a size known only at run time (DY_OPF_SETS_SIZE). The executor
- * runs it; the generated code does not yet carry a size its kernels set
- * (issue 29), so this is a clean refusal naming the symbol. */
+/* nonzero: a size known only at run time (DY_OPF_SETS_SIZE). One pass
+ * counts x's nonzero elements (x != 0: a NaN counts, -0.0 does not, as the
+ * executor's kernel); a count above the symbol's bound (the buffers' size)
+ * returns 1 with the count written (NAME_run: NAME_ERR_SHAPE); else a
+ * second pass writes each element's coordinates, C order, into the [rank, n]
+ * output (row d at d * n) and the count goes to *count (the driver's
+ * parameter for the symbol, program/kernel.c). */
 dy_status dy_emit_nonzero(dy_cg_ctx *ctx, dy_error *err) {
+  (void)err;
+  const dy_type *a = dy_cg_in_type(ctx, 0);
   int sym = dy_op_size_sym(ctx->op, NULL);
-  return dy_error_at(err, ctx->op, DY_STATUS_UNSUPPORTED,
-                     "codegen: nonzero: its count '%s' is known only at run time, which the "
-                     "generated code does not carry yet (the executor runs it)",
-                     sym >= 0 ? dy_sym_name(sym) : "?");
+  int64_t bound = dy_program_sym_bound(ctx->p, sym);
+  const char *numel = dy_cg_extent(ctx, a, 0, a->rank);
+  char all[200];
+  snprintf(all, sizeof all, "%s", numel);
+  L("int64_t n = 0;");
+  FOR("for (int64_t i = 0; i < %s; i++)", all);
+  L("n += %s[i] != 0;", IN(0));
+  END();
+  L("*count = n;");
+  L("if (n > %lld) /* above the bound of size symbol %s (--max-dim %s=N) */", (long long)bound,
+    dy_sym_name(sym), dy_sym_name(sym));
+  L("  return 1;");
+  if (a->rank == 1) {
+    L("int64_t k = 0;");
+    FOR("for (int64_t i = 0; i < %s; i++)", all);
+    L("if (%s[i] != 0)", IN(0));
+    L("  %s[k++] = i;", OUT(0));
+    END();
+    return DY_OK;
+  }
+  /* the coordinates of element i: idx[], counted up in C order */
+  char ext[DY_MAX_DIMS * 48] = "";
+  size_t at = 0;
+  for (int d = 0; d < a->rank && at < sizeof ext; d++)
+    at += (size_t)snprintf(ext + at, sizeof ext - at, "%s%s", d ? ", " : "",
+                           dy_cg_extent(ctx, a, d, d + 1));
+  L("const int64_t ext[%d] = {%s};", a->rank, ext);
+  L("int64_t idx[%d] = {0}, k = 0;", a->rank);
+  FOR("for (int64_t i = 0; i < %s; i++) {", all);
+  OPEN("if (%s[i] != 0) {", IN(0));
+  L("for (int d = 0; d < %d; d++)", a->rank);
+  L("  %s[d * n + k] = idx[d];", OUT(0));
+  L("k++;");
+  CLOSE();
+  L("for (int d = %d; d >= 0 && ++idx[d] == ext[d]; d--)", a->rank - 1);
+  L("  idx[d] = 0;");
+  END();
+  return DY_OK;
 }
 
 /* ---- the family's entries of the emitter table (dy_cg_table, program/table.c):

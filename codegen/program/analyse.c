@@ -121,13 +121,17 @@ static dy_status check_op(cg_gen *g, int oi) {
                        "%d and %d", op->id, info->name, op->n_inputs,
                        op->n_outputs, info->n_in, info->n_out);
   if (info->flags & DY_OPF_SETS_SIZE) {
-    /* refused here, before the arena and NAME_bind see a symbol that no
-     * input gives (the emitter refuses the same way) */
+    /* a count known only at run time: a symbol NAME_run declares and the
+     * op's kernel sets (planned at its bound); one op sets it */
     int sym = dy_op_size_sym(op, NULL);
-    return dy_error_at(err, op, DY_STATUS_UNSUPPORTED,
-                       "codegen: %s: its count '%s' is known only at run time, which the "
-                       "generated code does not carry yet (the executor runs it)",
-                       info->name, sym >= 0 ? dy_sym_name(sym) : "?");
+    if (sym <= 0)
+      return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                         "codegen: %s: its count has no size symbol", info->name);
+    if (g->rt_mask >> sym & 1)
+      return dy_error_at(err, op, DY_STATUS_UNSUPPORTED,
+                         "codegen: %s: the size symbol '%s' is set by two ops", info->name,
+                         dy_sym_name(sym));
+    g->rt_mask |= (uint64_t)1 << sym;
   }
   for (int k = 0; k < op->n_inputs + op->n_outputs; k++) {
     int v = k < op->n_inputs ? op->inputs[k] : op->outputs[k - op->n_inputs];
@@ -199,6 +203,12 @@ static dy_status check_io(cg_gen *g) {
     if (v->persistable)
       return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
                           "input '%s' is persistable", v->name);
+    uint64_t set = dy_type_sym_mask(&v->type) & g->rt_mask;
+    for (int sy = 1; sy < DY_MAX_SYMS; sy++)
+      if (set >> sy & 1)
+        return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                            "input '%s': a dim is the size symbol '%s', which an op sets",
+                            v->name, dy_sym_name(sy));
     g->used[v->id] = true;
   }
   for (int i = 0; i < p->n_fetches; i++) {

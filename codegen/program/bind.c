@@ -27,8 +27,15 @@ dy_status cg_emit_bind(cg_gen *g, dy_buf *out) {
   dy_buf_printf(out, "int %s_bind(const int64_t *const shapes[], int64_t *dims) {\n", L);
   dy_buf_puts(out, "  int64_t batch = -1");
   for (int k = 0; k < g->n_named; k++)
-    dy_buf_printf(out, ", %s = -1", dy_cg_sym_cname(g->named[k], nm, sizeof nm));
+    if (cg_sym_rt(g, g->named[k]))
+      dy_buf_printf(out, ", %s = %s_MAX_DIM_%s", dy_cg_sym_cname(g->named[k], nm, sizeof nm), U,
+                    cg_sym_upper(g->named[k], up, sizeof up));
+    else
+      dy_buf_printf(out, ", %s = -1", dy_cg_sym_cname(g->named[k], nm, sizeof nm));
   dy_buf_puts(out, ";\n");
+  if (g->rt_mask)
+    dy_buf_puts(out, "  /* a size a kernel sets is at its bound until the run: the outputs'\n"
+                     "   * shapes at these dims are the buffers' sizes */\n");
   dy_buf_printf(out, "  if (!shapes || !dims)\n    return %s_ERR_ARG;\n", U);
   for (int i = 0; i < p->n_feeds; i++)
     dy_buf_printf(out, "  if (!shapes[%d])\n    return %s_ERR_ARG;\n", i, U);
@@ -45,9 +52,9 @@ dy_status cg_emit_bind(cg_gen *g, dy_buf *out) {
     }
   }
   uint64_t need = g->sym_mask;
-  if ((need & ~bound) >> 1) {
+  if ((need & ~bound & ~g->rt_mask) >> 1) {
     for (int k = 0; k < g->n_named; k++)
-      if (!(bound >> g->named[k] & 1))
+      if (!(bound >> g->named[k] & 1) && !cg_sym_rt(g, g->named[k]))
         return dy_error_set(g->err, DY_STATUS_UNSUPPORTED,
                             "codegen: size symbol '%s' is no input's dim alone, so the "
                             "generated code cannot find its value (pin it with --dim %s=N)",
@@ -57,9 +64,10 @@ dy_status cg_emit_bind(cg_gen *g, dy_buf *out) {
     dy_buf_puts(out, "  batch = 1; /* no input dim is the batch */\n");
   dy_buf_printf(out, "  if (batch < 1 || batch > %s_MAX_BATCH)\n    return %s_ERR_BATCH;\n", U, U);
   for (int k = 0; k < g->n_named; k++)
-    dy_buf_printf(out, "  if (%s < 1 || %s > %s_MAX_DIM_%s)\n    return %s_ERR_SHAPE;\n",
-                  dy_cg_sym_cname(g->named[k], nm, sizeof nm), nm, U,
-                  cg_sym_upper(g->named[k], up, sizeof up), U);
+    if (!cg_sym_rt(g, g->named[k]))
+      dy_buf_printf(out, "  if (%s < 1 || %s > %s_MAX_DIM_%s)\n    return %s_ERR_SHAPE;\n",
+                    dy_cg_sym_cname(g->named[k], nm, sizeof nm), nm, U,
+                    cg_sym_upper(g->named[k], up, sizeof up), U);
   dy_buf_puts(out, "  /* every input dim equals its size */\n");
   for (int i = 0; i < p->n_feeds; i++) {
     const dy_type *t = &p->vars[p->feeds[i]]->type;

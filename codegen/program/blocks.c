@@ -46,13 +46,22 @@ static void emit_call(cg_gen *g, int oi, const char *indent, dy_buf *out) {
   if (g->seed_slot[oi] >= 0)
     args[n++] = cg_xprintf("((const uint64_t *)(st + %s_SEEDS_OFF))[%d]", g->upper,
                            g->seed_slot[oi]);
+  int set = dy_op_size_sym(op, NULL); /* a count it finds: its dim_<name> */
+  if (set > 0)
+    syms &= ~((uint64_t)1 << set);
   n = cg_sym_args(g, syms, false, args, n);
+  if (set > 0)
+    args[n++] = cg_xprintf("&dim_%s", dy_sym_name(set));
   cg_kernel_name(p, op, buf, sizeof buf);
-  /* a kernel that can fail stops the run */
-  char head[320], tail[160];
-  bool can_fail = dy_op_has(op, DY_OPF_CAN_FAIL);
+  /* a kernel that can fail stops the run; a count above its bound is
+   * still written (the caller names it) */
+  char head[320], tail[160 + 2 * DY_SYM_NAME_MAX];
+  bool can_fail = dy_op_has(op, DY_OPF_CAN_FAIL) || set > 0;
   snprintf(head, sizeof head, "%s%s", can_fail ? "if (" : "", buf);
-  if (can_fail)
+  if (set > 0)
+    snprintf(tail, sizeof tail, ") {\n%s  *dim_%s_out = dim_%s;\n%s  return %s_ERR_SHAPE;\n%s}\n",
+             indent, dy_sym_name(set), dy_sym_name(set), indent, g->upper, indent);
+  else if (can_fail)
     snprintf(tail, sizeof tail, ")\n%s  return %s_ERR_INDEX;\n", indent, g->upper);
   else
     snprintf(tail, sizeof tail, ";\n");

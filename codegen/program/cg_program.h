@@ -67,6 +67,9 @@ typedef struct {
   int n_named;           /* the symbols other than the batch, by name: */
   int named[DY_MAX_SYMS]; /* their ids; NAME_run takes int64_t dim_<name> each */
   int64_t bounds[DY_MAX_SYMS]; /* each symbol's bound (dy_program_sym_bounds) */
+  uint64_t rt_mask;      /* the named symbols a kernel sets at run time
+                            (DY_OPF_SETS_SIZE: nonzero's count): not NAME_run
+                            values but int64_t *dim_<name>_out it writes */
   bool uses_arena;       /* some storage is ST_ARENA */
   bool has_loop;         /* some op is a while: NAME_ERR_LOOP, NAME_MAX_ITERATIONS */
   int64_t max_iterations; /* NAME_MAX_ITERATIONS */
@@ -88,6 +91,8 @@ typedef struct {
 /* Has t a dynamic dim? Bytes of v at the size bounds (-1: overflow). */
 bool cg_type_dynamic(const dy_type *t);
 int64_t cg_var_bytes(const cg_gen *g, const dy_var *v);
+/* Is sym set by a kernel at run time (g->rt_mask)? */
+bool cg_sym_rt(const cg_gen *g, int sym);
 /* "SEQ" for symbol seq (NAME_MAX_DIM_SEQ); ", seq 128" for each symbol. */
 const char *cg_sym_upper(int sym, char *buf, size_t n);
 /* The model's macro prefix: its name in upper case, DY_M_ before it where

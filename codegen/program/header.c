@@ -170,9 +170,16 @@ static void put_run_decls(cg_gen *g, dy_buf *out) {
     dy_buf_puts(out, "ignored (no dim is dynamic)\n");
   for (int k = 0; k < g->n_named; k++) {
     char nm[DY_SYM_NAME_MAX + 8], up[DY_SYM_NAME_MAX + 8];
-    dy_buf_printf(out, " *   %-6s 1..%s_MAX_DIM_%s, size symbol %s (%s_ERR_SHAPE otherwise)\n",
-                  dy_cg_sym_cname(g->named[k], nm, sizeof nm), U,
-                  cg_sym_upper(g->named[k], up, sizeof up), dy_sym_name(g->named[k]), U);
+    if (cg_sym_rt(g, g->named[k]))
+      dy_buf_printf(out, " *   %s_out  written: size symbol %s, a count found at run time\n"
+                    " *          (0..%s_MAX_DIM_%s; above it %s_ERR_SHAPE, the count still\n"
+                    " *          written); outputs of that size fill its first elements\n",
+                    dy_cg_sym_cname(g->named[k], nm, sizeof nm), dy_sym_name(g->named[k]), U,
+                    cg_sym_upper(g->named[k], up, sizeof up), U);
+    else
+      dy_buf_printf(out, " *   %-6s 1..%s_MAX_DIM_%s, size symbol %s (%s_ERR_SHAPE otherwise)\n",
+                    dy_cg_sym_cname(g->named[k], nm, sizeof nm), U,
+                    cg_sym_upper(g->named[k], up, sizeof up), dy_sym_name(g->named[k]), U);
   }
   dy_buf_puts(out, " * then one buffer per input (read) and per output "
                    "(written), C order,\n * not overlapping:\n");
@@ -211,11 +218,18 @@ static void put_run_decls(cg_gen *g, dy_buf *out) {
   if (g->n_named) {
     dy_buf_printf(out,
                   "/* The same with dims[] = {batch, ...} (%s_NUM_DIMS, as %s_bind gives\n"
-                  " * them) and inputs[i] / outputs[i] pointing at input / output i. */\n"
-                  "int %s_run_v(%svoid *arena, const int64_t *dims, const void *const "
+                  " * them) and inputs[i] / outputs[i] pointing at input / output i.",
+                  U, L);
+    if (g->rt_mask)
+      dy_buf_printf(out, "\n * The run writes the dims of the size symbols a kernel sets: "
+                    "%s_output_shape\n * at dims[] then gives the outputs' actual shapes.", L);
+    dy_buf_printf(out,
+                  " */\n"
+                  "int %s_run_v(%svoid *arena, %sint64_t *dims, const void *const "
                   "*inputs,\n"
                   "%*svoid *const *outputs);\n\n",
-                  U, L, L, g->state_bytes > 0 ? "void *state, " : "", (int)(strlen(L) + 11), "");
+                  L, g->state_bytes > 0 ? "void *state, " : "", g->rt_mask ? "" : "const ",
+                  (int)(strlen(L) + 11), "");
     dy_buf_printf(out,
                   "/* The size symbols' values from the inputs' shapes: shapes[i] points at\n"
                   " * input i's dims (its RANK of them). dims[0] gets the batch, dims[1..] the\n"

@@ -185,14 +185,23 @@ static dy_status put_definition(cg_gen *g, int oi, char (*pname)[32], const char
     names[n] = cg_xstrdup("seed");
     args[n++] = cg_xstrdup("uint64_t seed");
   }
+  /* a count the kernel finds (DY_OPF_SETS_SIZE): written to *count, not
+   * a size it takes; it fails on a count above the symbol's bound */
+  int set = dy_op_size_sym(op, NULL);
+  if (set > 0)
+    syms &= ~((uint64_t)1 << set);
   {
     int n0 = n;
     n = cg_sym_args(g, syms, true, args, n);
     cg_sym_args(g, syms, false, names, n0);
   }
+  if (set > 0) {
+    names[n] = cg_xstrdup("count");
+    args[n++] = cg_xstrdup("int64_t *restrict count");
+  }
   char kname[256], head[300];
   cg_kernel_name(p, op, kname, sizeof kname);
-  bool can_fail = dy_op_has(op, DY_OPF_CAN_FAIL);
+  bool can_fail = dy_op_has(op, DY_OPF_CAN_FAIL) || set > 0;
   snprintf(head, sizeof head, "static %s %s", can_fail ? "int" : "void", kname);
   if (!cg_args_ok(args, n) || !cg_args_ok(names, n)) {
     cg_free_args(args, n);

@@ -84,32 +84,13 @@ static void emit_run_pool(cg_gen *g, dy_buf *out, char **params, int n) {
   cg_free_args(args, n);
 }
 
-void cg_emit_run(cg_gen *g, dy_buf *out) {
+/* NAME_run's argument checks (NULL buffers, the batch, the size symbols
+ * given) and the locals of the sizes a kernel sets. */
+static void emit_checks(cg_gen *g, dy_buf *out) {
   const dy_program *p = g->p;
-  const char *L = g->lower, *U = g->upper;
-  char *args[3 + 2 * DY_MAX_FEEDS + DY_MAX_SYMS];
-  int n = cg_run_params(g, args);
-  /* with threads the body is NAME_run_body, which NAME_run calls inside
-   * a pool of workers for the call (rt/dy_thread.h) */
-  bool pool = g->uses & DY_USES_THREADS;
-  char *head = cg_xprintf(pool ? "static int %s_run_body" : "int %s_run", L);
-  if (!cg_args_ok(args, n) || !head) {
-    out->oom = true;
-    free(head);
-    cg_free_args(args, n);
-    return;
-  }
-  if (g->state_bytes > 0)
-    cg_emit_state_layout(g, out);
-  emit_layout(g, out);
-  cg_put_wrapped(out, "", head, args, n, " {\n");
-  free(head);
-  if (pool)
-    emit_run_pool(g, out, args, n);
-  cg_free_args(args, n);
-
-  /* argument checks */
-  const char *checks[2 + 2 * DY_MAX_FEEDS];
+  const char *U = g->upper;
+  const char *checks[2 + 2 * DY_MAX_FEEDS + DY_MAX_SYMS];
+  char rt_out[DY_MAX_SYMS][DY_SYM_NAME_MAX + 16];
   int nc = 0;
   if (g->state_bytes > 0)
     checks[nc++] = "state";
@@ -119,6 +100,11 @@ void cg_emit_run(cg_gen *g, dy_buf *out) {
     checks[nc++] = g->param_in[i];
   for (int i = 0; i < p->n_fetches; i++)
     checks[nc++] = g->param_out[i];
+  for (int k = 0; k < g->n_named; k++)
+    if (cg_sym_rt(g, g->named[k])) {
+      snprintf(rt_out[k], sizeof rt_out[k], "dim_%s_out", dy_sym_name(g->named[k]));
+      checks[nc++] = rt_out[k];
+    }
   size_t col = 6;
   for (int i = 0; i < nc; i++) {
     size_t w = strlen(checks[i]) + 1;
@@ -143,10 +129,43 @@ void cg_emit_run(cg_gen *g, dy_buf *out) {
     dy_buf_puts(out, "  (void)batch; /* no dynamic dim */\n");
   for (int k = 0; k < g->n_named; k++) {
     char nm[DY_SYM_NAME_MAX + 8], up[DY_SYM_NAME_MAX + 8];
-    dy_buf_printf(out, "  if (%s < 1 || %s > %s_MAX_DIM_%s)\n    return %s_ERR_SHAPE;\n",
-                  dy_cg_sym_cname(g->named[k], nm, sizeof nm), nm, U,
-                  cg_sym_upper(g->named[k], up, sizeof up), U);
+    if (!cg_sym_rt(g, g->named[k]))
+      dy_buf_printf(out, "  if (%s < 1 || %s > %s_MAX_DIM_%s)\n    return %s_ERR_SHAPE;\n",
+                    dy_cg_sym_cname(g->named[k], nm, sizeof nm), nm, U,
+                    cg_sym_upper(g->named[k], up, sizeof up), U);
   }
+  /* the sizes a kernel sets, 0 until it runs */
+  for (int k = 0; k < g->n_named; k++)
+    if (cg_sym_rt(g, g->named[k]))
+      dy_buf_printf(out, "  int64_t dim_%s = 0; /* size symbol %s: set by a kernel */\n",
+                    dy_sym_name(g->named[k]), dy_sym_name(g->named[k]));
+}
+
+void cg_emit_run(cg_gen *g, dy_buf *out) {
+  const dy_program *p = g->p;
+  const char *L = g->lower, *U = g->upper;
+  char *args[3 + 2 * DY_MAX_FEEDS + DY_MAX_SYMS];
+  int n = cg_run_params(g, args);
+  /* with threads the body is NAME_run_body, which NAME_run calls inside
+   * a pool of workers for the call (rt/dy_thread.h) */
+  bool pool = g->uses & DY_USES_THREADS;
+  char *head = cg_xprintf(pool ? "static int %s_run_body" : "int %s_run", L);
+  if (!cg_args_ok(args, n) || !head) {
+    out->oom = true;
+    free(head);
+    cg_free_args(args, n);
+    return;
+  }
+  if (g->state_bytes > 0)
+    cg_emit_state_layout(g, out);
+  emit_layout(g, out);
+  cg_put_wrapped(out, "", head, args, n, " {\n");
+  free(head);
+  if (pool)
+    emit_run_pool(g, out, args, n);
+  cg_free_args(args, n);
+
+  emit_checks(g, out);
   if (g->arena_bytes <= 0 && !g->uses_arena)
     dy_buf_puts(out, "  (void)arena;\n");
 
@@ -176,6 +195,10 @@ void cg_emit_run(cg_gen *g, dy_buf *out) {
                   dy_cg_extent(&ctx, &x->type, 0, x->type.rank), g->param_out[i],
                   cast ? "(" : "", src, cast ? ")" : "");
   }
+  for (int k = 0; k < g->n_named; k++)
+    if (cg_sym_rt(g, g->named[k]))
+      dy_buf_printf(out, "  *dim_%s_out = dim_%s;\n", dy_sym_name(g->named[k]),
+                    dy_sym_name(g->named[k]));
   dy_buf_printf(out, "  return %s_OK;\n}\n\n", U);
   if (pool && g->run_pool.s)
     dy_buf_puts(out, g->run_pool.s);
@@ -187,7 +210,8 @@ void cg_emit_run(cg_gen *g, dy_buf *out) {
                 "*inputs,\n"
                 "%*svoid *const *outputs) {\n",
                 L, g->state_bytes > 0 ? "void *state, " : "",
-                g->n_named ? "const int64_t *dims" : "int64_t batch", (int)(strlen(L) + 11), "");
+                g->rt_mask ? "int64_t *dims" : g->n_named ? "const int64_t *dims" : "int64_t batch",
+                (int)(strlen(L) + 11), "");
   if (g->n_named)
     dy_buf_printf(out, "  if (!dims)\n    return %s_ERR_ARG;\n", U);
   if (p->n_feeds && p->n_fetches)
@@ -207,7 +231,7 @@ void cg_emit_run(cg_gen *g, dy_buf *out) {
   cargs[n++] = cg_xstrdup("arena");
   cargs[n++] = cg_xstrdup(g->n_named ? "dims[0]" : "batch");
   for (int k = 0; k < g->n_named; k++)
-    cargs[n++] = cg_xprintf("dims[%d]", k + 1);
+    cargs[n++] = cg_xprintf("%sdims[%d]", cg_sym_rt(g, g->named[k]) ? "&" : "", k + 1);
   for (int i = 0; i < p->n_feeds; i++)
     cargs[n++] = cg_xprintf("(const %s *)inputs[%d]",
                             dy_ctype(p->vars[p->feeds[i]]->type.dtype), i);

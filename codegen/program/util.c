@@ -212,7 +212,12 @@ void cg_put_shape_list(dy_buf *out, const dy_type *t) {
   dy_buf_putc(out, '}');
 }
 
-/* "float", "const int64_t" ... and the parameter list of NAME_run. */
+bool cg_sym_rt(const cg_gen *g, int sym) {
+  return sym > 0 && sym < DY_MAX_SYMS && (g->rt_mask >> sym & 1);
+}
+
+/* "float", "const int64_t" ... and the parameter list of NAME_run: a
+ * symbol a kernel sets is a pointer NAME_run writes its value to. */
 int cg_run_params(cg_gen *g, char **args) {
   const dy_program *p = g->p;
   int n = 0;
@@ -220,7 +225,10 @@ int cg_run_params(cg_gen *g, char **args) {
     args[n++] = cg_xstrdup("void *state");
   args[n++] = cg_xstrdup("void *arena");
   args[n++] = cg_xstrdup("int64_t batch");
-  n = cg_sym_args(g, g->sym_mask & ~(uint64_t)1, true, args, n);
+  for (int k = 0; k < g->n_named; k++)
+    if (g->sym_mask >> g->named[k] & 1)
+      args[n++] = cg_xprintf("int64_t %sdim_%s%s", cg_sym_rt(g, g->named[k]) ? "*" : "",
+                             dy_sym_name(g->named[k]), cg_sym_rt(g, g->named[k]) ? "_out" : "");
   for (int i = 0; i < p->n_feeds; i++)
     args[n++] = cg_xprintf("const %s *%s", dy_ctype(p->vars[p->feeds[i]]->type.dtype),
                            g->param_in[i]);

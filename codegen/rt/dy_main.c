@@ -594,8 +594,21 @@ static void set_input(input_file *in, int i, const char *path) {
   in[i].path = path;
 }
 
-/* dy_model_run's status other than DY_MODEL_OK, in words. */
-static _Noreturn void run_failed(int rc, int64_t batch) {
+/* dy_model_run's status other than DY_MODEL_OK, in words. A model with size
+ * symbols writes the counts its kernels find into dims[] (one above its
+ * bound is why it stopped: named here). */
+static _Noreturn void run_failed(int rc, int64_t batch, const int64_t *dims) {
+#ifdef DY_MODEL_NUM_DIMS
+  static const char *const rt_names[] = DY_MODEL_DIM_NAMES;
+  static const long long rt_maxes[] = DY_MODEL_DIM_MAXES;
+  for (int k = 1; rc == 5 && k < DY_MODEL_NUM_DIMS; k++) /* DY_MODEL_ERR_SHAPE */
+    if (dims[k] > rt_maxes[k])
+      fail("dy_model_run: the size symbol '%s' is %lld at run time, above its bound %lld "
+           "(compile with --max-dim %s=N to raise it); no output written", rt_names[k],
+           (long long)dims[k], rt_maxes[k], rt_names[k]);
+#else
+  (void)dims;
+#endif
   if (rc == DY_MODEL_ERR_INDEX)
     fail("dy_model_run: an index input is out of range (a gather index outside "
          "its axis); no output written");
@@ -726,7 +739,7 @@ int main(int argc, char **argv) {
 
   int rc = dy_model_run_v(arena, RUN_SIZES, ins, outs);
   if (rc != DY_MODEL_OK)
-    run_failed(rc, batch);
+    run_failed(rc, batch, dims);
   if (bench > 0) {
     double *t = malloc(sizeof *t * (size_t)bench);
     if (!t)

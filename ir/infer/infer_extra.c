@@ -332,6 +332,34 @@ dy_status dy_infer_top_k(const dy_op *op, const dy_type *in, int n, dy_type *out
   return DY_OK;
 }
 
+/* nms(boxes f32 [B, N, 4], scores f32 [B, C, N]; size_sym) -> i64
+ * [size_sym, 3]: the kept boxes' (batch, class, box) rows (ops_extra.def).
+ * size_sym is a size symbol no input gives: the kernel's count sets it. */
+dy_status dy_infer_nms(const dy_op *op, const dy_type *in, int n, dy_type *out, dy_error *err) {
+  dy_nms_attrs a;
+  dy_status s;
+  (void)n;
+  if ((s = dy_nms_attrs_of(op, &a, err)) ||
+      (s = need_flag(op, "center_point_box", a.center_point_box, err)) ||
+      (s = need_flag(op, "has_score_threshold", a.has_score_threshold, err)) ||
+      (s = need_dtype(op, &in[0], "boxes", M_F32, err)) ||
+      (s = need_dtype(op, &in[1], "scores", M_F32, err)))
+    return s;
+  const dy_type *b = &in[0], *sc = &in[1];
+  if (b->rank != 3 || b->shape[2] != 4 || sc->rank != 3 || b->shape[0] != sc->shape[0] ||
+      b->shape[1] != sc->shape[2])
+    return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH,
+                       "nms: boxes must be [B, N, 4] and scores [B, C, N]");
+  if (a.max_per_class < 0)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "nms: max_per_class is %lld, must be >= 0", (long long)a.max_per_class);
+  int64_t d;
+  if ((s = dy_size_sym_dim(op, a.size_sym, &d, err)))
+    return s;
+  *out = (dy_type){.dtype = DY_I64, .rank = 2, .shape = {d, 3}};
+  return DY_OK;
+}
+
 /* f32 [..., n, n] with n static and at most DET_MAX_N (det, inverse). */
 static dy_status square_matrices(const dy_op *op, const dy_type *x, dy_error *err) {
   dy_status s = need_dtype(op, x, "input", M_F32, err);

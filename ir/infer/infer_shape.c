@@ -666,11 +666,9 @@ dy_status dy_infer_nonzero(const dy_op *op, const dy_type *in, int n, dy_type *o
   if (in[0].rank < 1)
     return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
                        "nonzero: x must have rank >= 1");
-  int64_t d = dy_dim_sym(a.size_sym);
-  if (d == DY_DIM_NONE || dy_dim_single_sym(d) <= 0)
-    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
-                       "nonzero: size_sym '%s' is not a size symbol's name (nor the batch)",
-                       a.size_sym);
+  int64_t d;
+  if ((s = dy_size_sym_dim(op, a.size_sym, &d, err)))
+    return s;
   *out = (dy_type){.dtype = DY_I64, .rank = 2, .shape = {in[0].rank, d}};
   return DY_OK;
 }
@@ -684,7 +682,7 @@ int dy_op_size_sym(const dy_op *op, int *dim) {
       name = op->attrs[i].s;
   int s = name ? dy_sym_id(name) : -1;
   if (dim)
-    *dim = 1; /* nonzero: [rank, n] */
+    *dim = op->kind == DY_OP_NMS ? 0 : 1; /* nms: [n, 3]; nonzero: [rank, n] */
   return s > 0 ? s : -1;
 }
 
@@ -693,18 +691,29 @@ dy_status dy_op_size_bound(const dy_op *op, const dy_type *in, int n_in, const i
   int sym = dy_op_size_sym(op, NULL);
   if (sym < 0 || n_in < 1)
     return dy_error_at(err, op, DY_STATUS_INVALID_IR, "%s sets no size symbol", OPNAME(op));
-  int64_t numel = 1;
+  /* nonzero: x's size; nms: B * C * min(max_per_class, N) of scores [B, C, N] */
+  int64_t numel = 1, per_class = -1;
+  bool nms = op->kind == DY_OP_NMS;
+  if (nms) {
+    if (n_in < 2 || in[1].rank != 3)
+      return dy_error_at(err, op, DY_STATUS_INVALID_IR, "nms: scores must be [B, C, N]");
+    per_class = dy_nms_attrs_get(op).max_per_class;
+  }
+  const dy_type *x = nms ? &in[1] : &in[0];
   bool ok = true;
-  for (int d = 0; d < in[0].rank && ok; d++) {
-    int64_t v = in[0].shape[d];
-    ok = (v >= 0 || (vals && dy_dim_eval(v, vals, &v))) && v <= DY_MAX_NUMEL &&
-         (numel *= v) <= DY_MAX_NUMEL;
+  for (int d = 0; d < x->rank && ok; d++) {
+    int64_t v = x->shape[d];
+    ok = (v >= 0 || (vals && dy_dim_eval(v, vals, &v))) && v <= DY_MAX_NUMEL;
+    if (nms && d == 2 && per_class >= 0 && per_class < v)
+      v = per_class;
+    ok = ok && (numel *= v) <= DY_MAX_NUMEL;
   }
   if (!ok)
     return dy_error_at(err, op, DY_STATUS_LIMIT,
-                       "%s: no bound for the size symbol '%s' (x's size has none within "
+                       "%s: no bound for the size symbol '%s' (%s has none within "
                        "%lld; give one with --max-dim %s=N)",
-                       OPNAME(op), dy_sym_name(sym), (long long)DY_MAX_NUMEL, dy_sym_name(sym));
+                       OPNAME(op), dy_sym_name(sym), nms ? "B * C * max_per_class" : "x's size",
+                       (long long)DY_MAX_NUMEL, dy_sym_name(sym));
   *bound = numel > 0 ? numel : 1; /* a symbol's bound is at least 1 */
   return DY_OK;
 }

@@ -57,3 +57,14 @@ dy_status dy_broadcast_shapes(const dy_op *op, const dy_type *a,
   }
   return DY_OK;
 }
+
+/* The dim of a DY_OPF_SETS_SIZE op's size_sym attribute (a size symbol's
+ * name, not the batch): its single-symbol dim into *d. */
+dy_status dy_size_sym_dim(const dy_op *op, const char *name, int64_t *d, dy_error *err) {
+  *d = dy_dim_sym(name);
+  if (*d == DY_DIM_NONE || dy_dim_single_sym(*d) <= 0)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT,
+                       "%s: size_sym '%s' is not a size symbol's name (nor the batch)",
+                       OPNAME(op), name);
+  return DY_OK;
+}

@@ -446,6 +446,84 @@ dy_status dy_kernel_scatter_nd(const dy_op *op, dy_tensor *const *in, int n_in,
     }                                                                        \
   } while (0)
 
+/* nms's min and max as the generated C writes them (no libm there) */
+static float nms_min(float a, float b) { return a < b ? a : b; }
+static float nms_max(float a, float b) { return a > b ? a : b; }
+
+/* nms's test: is the IoU of boxes a and b (4 floats each, the op's
+ * center_point_box format) above thr? ONNX's reference, in f32. */
+static bool nms_suppress(const float *a, const float *b, bool center, float thr) {
+  float ax0, ax1, ay0, ay1, bx0, bx1, by0, by1;
+  if (center) {
+    ax0 = a[0] - a[2] / 2, ax1 = a[0] + a[2] / 2, ay0 = a[1] - a[3] / 2, ay1 = a[1] + a[3] / 2;
+    bx0 = b[0] - b[2] / 2, bx1 = b[0] + b[2] / 2, by0 = b[1] - b[3] / 2, by1 = b[1] + b[3] / 2;
+  } else {
+    ax0 = nms_min(a[1], a[3]), ax1 = nms_max(a[1], a[3]);
+    ay0 = nms_min(a[0], a[2]), ay1 = nms_max(a[0], a[2]);
+    bx0 = nms_min(b[1], b[3]), bx1 = nms_max(b[1], b[3]);
+    by0 = nms_min(b[0], b[2]), by1 = nms_max(b[0], b[2]);
+  }
+  float ix0 = nms_max(ax0, bx0), ix1 = nms_min(ax1, bx1);
+  float iy0 = nms_max(ay0, by0), iy1 = nms_min(ay1, by1);
+  if (ix1 <= ix0 || iy1 <= iy0)
+    return false;
+  float inter = (ix1 - ix0) * (iy1 - iy0);
+  float area_a = (ax1 - ax0) * (ay1 - ay0), area_b = (bx1 - bx0) * (by1 - by0);
+  float uni = area_a + area_b - inter;
+  if (inter <= 0 || area_a <= 0 || area_b <= 0 || uni <= 0)
+    return false;
+  return inter / uni > thr;
+}
+
+/* nms: a DY_OPF_SETS_SIZE op; out[0] is allocated at its capacity [cap, 3],
+ * cap >= B * C * min(max_per_class, N) (dy_op_size_bound). Per batch and
+ * class: the next box is the best one (score, then lower index) below the
+ * last one taken; the boxes kept so far are this class's rows of y. */
+dy_status dy_kernel_nms(const dy_op *op, dy_tensor *const *in, int n_in, dy_tensor *const *out,
+                        dy_error *err) {
+  dy_status s = dy_kcheck_io(op, in, n_in, 2, out, err);
+  if (s != DY_OK)
+    return s;
+  dy_nms_attrs a = dy_nms_attrs_get(op);
+  const float *box = in[0]->data, *score = in[1]->data;
+  int64_t nb = in[1]->type.shape[0], nc = in[1]->type.shape[1], n = in[1]->type.shape[2];
+  int64_t per = a.max_per_class < n ? a.max_per_class : n, cap = out[0]->type.shape[0];
+  if (out[0]->type.rank != 2 || cap < nb * nc * per)
+    return dy_error_at(err, op, DY_STATUS_INTERNAL, "nms: the output's capacity %lld is below "
+                       "%lld rows", (long long)cap, (long long)(nb * nc * per));
+  int64_t *y = out[0]->data, rows = 0;
+  bool center = a.center_point_box != 0, thr = a.has_score_threshold != 0;
+  for (int64_t b = 0; b < nb; b++)
+    for (int64_t c = 0; c < nc; c++) {
+      const float *sc = score + (b * nc + c) * n, *bx = box + b * n * 4;
+      int64_t first = rows, last = -1;
+      for (int64_t t = 0; t < n && rows - first < per; t++) { /* at most n candidates */
+        int64_t best = -1;
+        for (int64_t i = 0; i < n; i++) {
+          float v = sc[i];
+          if (v != v || (thr && !(v > a.score_threshold)))
+            continue;
+          bool below = last < 0 || v < sc[last] || (v == sc[last] && i > last);
+          if (below && (best < 0 || v > sc[best]))
+            best = i;
+        }
+        if (best < 0)
+          break;
+        last = best;
+        bool keep = true;
+        for (int64_t r = first; r < rows && keep; r++)
+          keep = !nms_suppress(bx + best * 4, bx + y[r * 3 + 2] * 4, center, a.iou_threshold);
+        if (keep) {
+          y[rows * 3] = b, y[rows * 3 + 1] = c, y[rows * 3 + 2] = best;
+          rows++;
+        }
+      }
+    }
+  out[0]->type.shape[0] = rows;
+  out[0]->nbytes = (size_t)(rows * 3) * sizeof(int64_t);
+  return DY_OK;
+}
+
 dy_status dy_kernel_top_k(const dy_op *op, dy_tensor *const *in, int n_in,
                           dy_tensor *const *out, dy_error *err) {
   dy_status s = kcheck(op, in, n_in, 1, out, err);

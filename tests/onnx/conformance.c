@@ -51,6 +51,32 @@
 #include "dy_compiler.h"
 #include "onnx.pb-c.h"
 
+/* The driver's main(): driver ID BATCH NIN IN... NOUT (SIZE OUT)...; SIZE
+ * is an output buffer's bytes, at least the bytes expected. A model with
+ * size symbols (tN_NUM_DIMS: node tests have them only from an op that
+ * sets a count at run time, nonzero) runs through tN_run_d, which runs it
+ * with each symbol at its bound (no input has one) and leaves each
+ * output's actual bytes in run_bytes: those are written. */
+#define DRIVER_DIMS \
+  "static size_t run_bytes[64]; static int run_sized;\n" \
+  "static const size_t elem_bytes[] = {4, 8, 1, 1, 1, 4};\n"
+/* tN_run_d: each %d of the format is N. */
+#define DRIVER_RUN_D \
+  "#ifdef T%d_NUM_DIMS\n" \
+  "static int t%d_run_d(void *arena, int64_t batch, const void *const *in, void *const *out) {\n" \
+  "  int64_t dims[T%d_NUM_DIMS] = T%d_DIM_MAXES; dims[0] = batch;\n" \
+  "  int rc = t%d_run_v(arena, dims, in, out);\n" \
+  "  for (int i = 0; i < T%d_NUM_OUTPUTS && i < 64; i++) {\n" \
+  "    int64_t sh[8]; t%d_output_shape(i, dims, sh);\n" \
+  "    size_t n = elem_bytes[t%d_outputs[i].dtype];\n" \
+  "    for (int d = 0; d < t%d_outputs[i].rank; d++) n *= (size_t)sh[d];\n" \
+  "    run_bytes[i] = n; }\n" \
+  "  run_sized = 1; return rc; }\n" \
+  "#define T%d_RUN t%d_run_d\n" \
+  "#else\n" \
+  "#define T%d_RUN t%d_run_v\n" \
+  "#endif\n"
+
 /* The driver's main(): driver ID BATCH NIN IN... NOUT (SIZE OUT)... */
 #define DRIVER_MAIN \
   "static void *slurp(const char *p, size_t *n) {\n" \
@@ -74,6 +100,7 @@
   "  int rc = models[k].run(arena, batch, in, out);\n" \
   "  if (rc) { fprintf(stderr, \"run returned %d\\n\", rc); return 5; }\n" \
   "  for (int i = 0; i < nout; i++) {\n" \
+  "    if (run_sized && run_bytes[i] < size[i]) size[i] = run_bytes[i];\n" \
   "    FILE *f = fopen(path[i], \"wb\");\n" \
   "    if (!f || fwrite(out[i], 1, size[i], f) != size[i]) return 6; fclose(f); }\n" \
   "  return 0; }\n"
@@ -460,8 +487,16 @@ static void child_phase1(const test_case *t, int idx, bool compile) {
           batch = input_for(&sets[k], v->name, i)->type.shape[d];
     }
     fprintf(f, "%lld", (long long)batch);
-    for (int i = 0; i < p->n_fetches; i++)
-      fprintf(f, " %zu", sets[k].out[i]->nbytes);
+    for (int i = 0; i < p->n_fetches; i++) {
+      /* the buffer: the bytes expected, or more at a size symbol's bound */
+      const dy_type *t = &p->vars[p->fetches[i]]->type;
+      size_t at_bound = dy_dtype_size(t->dtype);
+      for (int d = 0; d < t->rank; d++)
+        at_bound *= (size_t)(t->shape[d] >= 0 ? t->shape[d]
+                                              : t->shape[d] == -1 ? batch
+                                                                  : dy_program_dim_bound(p, t->shape[d]));
+      fprintf(f, " %zu", at_bound > sets[k].out[i]->nbytes ? at_bound : sets[k].out[i]->nbytes);
+    }
     fprintf(f, "\n");
   }
   fclose(f);
@@ -654,11 +689,17 @@ static bool build_driver(test_case *tests, int n) {
   for (int i = 0; i < m; i++)
     if (tests[idx[i]].compiled)
       fprintf(f, "#include \"t%d.h\"\n", idx[i]);
+  fputs(DRIVER_DIMS, f);
+  for (int i = 0; i < m; i++)
+    if (tests[idx[i]].compiled) {
+      int t = idx[i];
+      fprintf(f, DRIVER_RUN_D, t, t, t, t, t, t, t, t, t, t, t, t, t);
+    }
   fprintf(f, "typedef int (*run_fn)(void *, int64_t, const void *const *, void *const *);\n"
              "static const struct { int id; run_fn run; size_t arena; } models[] = {\n");
   for (int i = 0; i < m; i++)
     if (tests[idx[i]].compiled)
-      fprintf(f, "  {%d, t%d_run_v, T%d_ARENA_BYTES},\n", idx[i], idx[i], idx[i]);
+      fprintf(f, "  {%d, T%d_RUN, T%d_ARENA_BYTES},\n", idx[i], idx[i], idx[i]);
   fprintf(f, "  {-1, 0, 0}};\n");
   fputs(DRIVER_MAIN, f);
   fclose(f);

@@ -277,6 +277,7 @@ ox_value *ox_pad(ox_ctx *c, ox_value *x, const int64_t *pads, const char *mode,
  * ("nonzero", "nonzero_1", ...: --max-dim names it) declared with the
  * bound the op implies (dy_op_size_bound: x's size at its bounds). */
 ox_value *ox_nonzero(ox_ctx *c, ox_value *x);
+ox_value *ox_nms(ox_ctx *c, ox_value *boxes, ox_value *scores, const dy_nms_attrs *a);
 /* Concatenate any number of values (in chunks the executor accepts). */
 ox_value *ox_concat_many(ox_ctx *c, ox_value *const *in, int n, int64_t axis);
 /* An i64 constant [1,..,n,..,1] (rank r, n at axis) holding 0..n-1. */

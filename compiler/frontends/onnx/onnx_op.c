@@ -419,24 +419,53 @@ done:
   return y;
 }
 
-ox_value *ox_nonzero(ox_ctx *c, ox_value *x) {
-  NEED(x);
-  char name[32] = "nonzero";
+/* An op whose kernel sets a count (DY_OPF_SETS_SIZE): its size symbol of
+ * its own ("nonzero", "nonzero_1", ...: --max-dim names it) declared with
+ * the bound the op implies (dy_op_size_bound); attrs has room for the
+ * size_sym attribute last. */
+static ox_value *sized_op(ox_ctx *c, dy_op_kind kind, ox_value *const *in, int n_in,
+                          dy_attr *attrs, int n_attrs) {
+  const char *base = dy_op_name(kind);
+  char name[32];
+  snprintf(name, sizeof name, "%s", base);
   for (int k = 1; dy_program_sym(c->p, dy_sym_id(name)); k++)
-    snprintf(name, sizeof name, "nonzero_%d", k);
-  dy_attr a[DY_NONZERO_NATTRS];
-  int n_a = dy_nonzero_attrs_put(&(dy_nonzero_attrs){.given = DY_GIVEN_ALL, .size_sym = name}, a);
-  dy_op op = {.id = -1, .kind = DY_OP_NONZERO, .n_inputs = 1, .n_outputs = 1,
-              .n_attrs = n_a, .attrs = a, .loc = c->loc};
+    snprintf(name, sizeof name, "%s_%d", base, k);
+  for (int i = 0; i < n_attrs; i++)
+    if (strcmp(attrs[i].name, "size_sym") == 0)
+      attrs[i].s = name;
+  dy_op op = {.id = -1, .kind = kind, .n_inputs = n_in, .n_outputs = 1,
+              .n_attrs = n_attrs, .attrs = attrs, .loc = c->loc};
+  dy_type t[DY_MAX_OP_INPUTS];
+  for (int i = 0; i < n_in; i++)
+    t[i] = in[i]->type;
   int64_t vals[DY_MAX_SYMS], bound;
   dy_program_sym_bounds(c->p, vals);
   dy_error e = {0};
-  if (dy_op_size_bound(&op, &x->type, 1, vals, &bound, &e) ||
+  if (dy_op_size_bound(&op, t, n_in, vals, &bound, &e) ||
       dy_program_declare_sym(c->p, name, bound, &e)) {
     ox_fail(c, e.status, "%s", e.msg);
     return NULL;
   }
-  return ox_op(c, "nonzero", &x, 1, a, n_a);
+  return ox_op(c, base, in, n_in, attrs, n_attrs);
+}
+
+ox_value *ox_nonzero(ox_ctx *c, ox_value *x) {
+  NEED(x);
+  dy_attr a[DY_NONZERO_NATTRS];
+  int n_a = dy_nonzero_attrs_put(&(dy_nonzero_attrs){.given = DY_GIVEN_ALL, .size_sym = "nonzero"},
+                                 a);
+  return sized_op(c, DY_OP_NONZERO, &x, 1, a, n_a);
+}
+
+ox_value *ox_nms(ox_ctx *c, ox_value *boxes, ox_value *scores, const dy_nms_attrs *at) {
+  NEED(boxes);
+  NEED(scores);
+  dy_nms_attrs a = *at;
+  a.given = DY_GIVEN_ALL;
+  a.size_sym = "nms";
+  dy_attr attrs[DY_NMS_NATTRS];
+  int n_a = dy_nms_attrs_put(&a, attrs);
+  return sized_op(c, DY_OP_NMS, (ox_value *const[]){boxes, scores}, 2, attrs, n_a);
 }
 
 ox_value *ox_iota(ox_ctx *c, int64_t n, int r, int axis) {

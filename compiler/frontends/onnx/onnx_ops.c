@@ -765,6 +765,43 @@ static dy_status map_nonzero(ox_ctx *c) {
   OUT(0, ox_nonzero(c, x));
 }
 
+/* NonMaxSuppression(boxes, scores, max_output_boxes_per_class,
+ * iou_threshold, score_threshold) -> i64 [n, 3], onto nms: the three
+ * scalars must be constants (absent: 0 boxes, IoU 0, no score threshold);
+ * n is a size symbol of its own ("nms", ...) bounded by B * C *
+ * min(max_output_boxes_per_class, N). */
+static dy_status map_non_max_suppression(ox_ctx *c) {
+  ox_value *boxes, *scores, *v;
+  TRY(ox_check_attrs(c, "center_point_box"));
+  TRY(ox_need_in(c, 0, &boxes));
+  TRY(ox_need_in(c, 1, &scores));
+  dy_nms_attrs a = {.center_point_box = ox_attr_i(c, "center_point_box", 0)};
+  if ((v = ox_in(c, 2))) {
+    const int64_t *k;
+    int64_t n;
+    TRY(ox_get_ints(c, v, "NonMaxSuppression's max_output_boxes_per_class", false, &k, &n));
+    if (n != 1)
+      return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "max_output_boxes_per_class must have one "
+                     "element");
+    a.max_per_class = k[0] > 0 ? k[0] : 0;
+  }
+  for (int i = 3; i < 5; i++)
+    if ((v = ox_in(c, i))) {
+      const float *f;
+      int64_t n;
+      TRY(ox_get_floats(c, v, i == 3 ? "NonMaxSuppression's iou_threshold"
+                                     : "NonMaxSuppression's score_threshold", &f, &n));
+      if (n != 1)
+        return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "%s must have one element",
+                       i == 3 ? "iou_threshold" : "score_threshold");
+      if (i == 3)
+        a.iou_threshold = f[0];
+      else
+        a.score_threshold = f[0], a.has_score_threshold = 1;
+    }
+  OUT(0, ox_nms(c, boxes, scores, &a));
+}
+
 /* ------------------------------------------------------------------ */
 /* the table                                                           */
 /* ------------------------------------------------------------------ */
@@ -787,5 +824,6 @@ const ox_mapper ox_mappers_ops[] = {
     {"Det", map_det},
     {"Einsum", map_einsum},
     {"NonZero", map_nonzero},
+    {"NonMaxSuppression", map_non_max_suppression},
     {NULL, NULL},
 };
