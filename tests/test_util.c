@@ -264,6 +264,7 @@ void dy_test_train(dy_layer *net, bool static_, const dy_optimizer_spec *opt, co
   free(order);
   dy_static_trainer_free(st);
   dy_optimizer_free(eo);
+}
 
 double dy_test_scaled_err(const dy_tensor *got, const dy_tensor *ref) {
   int64_t n = dy_tensor_numel(ref);
