@@ -2,7 +2,8 @@
  * eager (the tape), to_static, `dy2stc train` and the compiled trainer
  * (`dy2stc compile --train --emit exe`) on a model with dy_while whose
  * trip count depends on the data, whose body reads a parameter captured
- * from outside, holds a cond and breaks early.
+ * from outside, holds a cond and breaks early; and an ONNX Loop with a
+ * scan output (unrolled by the importer) trains as its steps written out.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -432,6 +433,137 @@ static void test_onnx_loop_trainers_match_eager(void) {
   dy_tensor_free(y);
 }
 
+/* h_{k+1} = tanh(h_k @ w), h_0 = x, three steps; out = mean over the steps
+ * of h_k + h_3: as an ONNX Loop (M = 3, cond true: unrolled by the
+ * importer) with a scan output (loop = 1), or written out by hand with
+ * Unsqueeze + Concat (loop = 0). w is the f32 initializer w0. */
+static void write_scan_net(const char *path, bool loop, const float *w0) {
+  ob_model *m = ob_new(13);
+  ob_input(m, "x", OB_F32, 2, (int64_t[]){-1, 4}, "N");
+  ob_init_f32(m, "w", 2, (int64_t[]){4, 4}, w0);
+  int64_t zero = 0, trips = 3;
+  ob_init_i64(m, "ax0", 1, (int64_t[]){1}, &zero);
+  const char *steps[3] = {"h1", "h2", "h3"}, *us[3] = {"u1", "u2", "u3"};
+  if (loop) {
+    ob_init_i64(m, "M", 0, NULL, &trips);
+    m->inits[m->graph.n_initializer++] = ob_tensor(m, "go", 9, 0, NULL, (uint8_t[]){1}, 1);
+    ob_graph *body = ob_graph_new(m, "body");
+    ob_graph_input(m, body, "i", OB_I64, 0, NULL);
+    ob_graph_input(m, body, "cin", OB_BOOL, 0, NULL);
+    ob_graph_input(m, body, "h", OB_F32, 2, (int64_t[]){-1, 4});
+    ob_graph_node(m, body, "Identity", "c", 1, (const char *[]){"cin"}, 1,
+                  (const char *[]){"cout"});
+    ob_graph_node(m, body, "MatMul", "mm", 2, (const char *[]){"h", "w"}, 1,
+                  (const char *[]){"a"});
+    ob_graph_node(m, body, "Tanh", "t", 1, (const char *[]){"a"}, 1, (const char *[]){"hn"});
+    ob_graph_node(m, body, "Identity", "s", 1, (const char *[]){"hn"}, 1,
+                  (const char *[]){"sn"});
+    ob_graph_output(m, body, "cout", OB_BOOL);
+    ob_graph_output(m, body, "hn", OB_F32);
+    ob_graph_output(m, body, "sn", OB_F32);
+    Onnx__NodeProto *n = ob_node(m, "Loop", "loop", 3, (const char *[]){"M", "go", "x"}, 2,
+                                 (const char *[]){"h3", "stacked"});
+    ob_attr_graph(m, n, "body", body);
+  } else {
+    for (int k = 0; k < 3; k++) {
+      char mm[8], a[8];
+      snprintf(mm, sizeof mm, "mm%d", k);
+      snprintf(a, sizeof a, "a%d", k);
+      ob_node(m, "MatMul", mm, 2, (const char *[]){k ? steps[k - 1] : "x", "w"}, 1,
+              (const char *[]){a});
+      ob_node(m, "Tanh", steps[k], 1, (const char *[]){a}, 1, &steps[k]);
+      ob_node(m, "Unsqueeze", us[k], 2, (const char *[]){steps[k], "ax0"}, 1, &us[k]);
+    }
+    Onnx__NodeProto *n = ob_node(m, "Concat", "cat", 3, us, 1, (const char *[]){"stacked"});
+    ob_attr_i(m, n, "axis", 0);
+  }
+  Onnx__NodeProto *n = ob_node(m, "ReduceMean", "mean", 1, (const char *[]){"stacked"}, 1,
+                               (const char *[]){"mean"});
+  ob_attr_ints(m, n, "axes", 1, (int64_t[]){0});
+  ob_attr_i(m, n, "keepdims", 0);
+  ob_node(m, "Add", "out", 2, (const char *[]){"mean", "h3"}, 1, (const char *[]){"out"});
+  ob_output(m, "out", OB_F32);
+  CU_ASSERT_EQUAL(ob_save(m, path), 0);
+  ob_free(m);
+}
+
+/* w of the trained model at path (max |diff| against ref[16]; or, with ref
+ * NULL, copied into out[16]). */
+static double trained_w(const char *path, const float *ref, float *out) {
+  dy_program *p = NULL;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_jit_load(path, &p, &err), &err);
+  int v = p ? dy_program_find_var(p, "w") : -1;
+  CU_ASSERT_FATAL(v >= 0);
+  const float *w = p->vars[v]->data;
+  double md = 0;
+  for (int k = 0; k < 16; k++) {
+    if (ref)
+      md = fmax(md, fabs((double)w[k] - ref[k]));
+    else
+      out[k] = w[k];
+  }
+  dy_program_free(p);
+  return md;
+}
+
+/* An ONNX Loop with a scan output trains as the same steps written out:
+ * `dy2stc train` on both gives the same w (each op the same: bit for bit),
+ * and the Loop's compiled trainer that w within 1e-5 of its largest
+ * magnitude (its state file). */
+static void test_onnx_scan_loop_trains(void) {
+  mkdir(WORK, 0777);
+  dy_seed(23);
+  dy_tensor *w0 = dy_randn(2, DY_SHAPE(4, 4));
+  dy_tensor *x = dy_randn(2, DY_SHAPE(WT_N, 4)), *y = dy_randn(2, DY_SHAPE(WT_N, 4));
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_npy_write(WORK "/sx.npy", x, &err), &err);
+  DY_ASSERT_OK(dy_npy_write(WORK "/sy.npy", y, &err), &err);
+  write_scan_net(WORK "/scan_loop.onnx", true, dy_tensor_f32(w0));
+  write_scan_net(WORK "/scan_flat.onnx", false, dy_tensor_f32(w0));
+  dy_program *p = NULL;
+  DY_ASSERT_OK(dy_model_load_any(WORK "/scan_loop.onnx", &p, &err), &err);
+  CU_ASSERT_EQUAL(dy_test_count_kind(p, DY_OP_WHILE), 0); /* unrolled */
+  dy_program_free(p);
+  const char *opt = "--loss mse --optimizer sgd --momentum 0.9 --lr 0.1 --batch 4";
+  const char *data = "--input x=" WORK "/sx.npy --labels " WORK "/sy.npy";
+  for (int k = 0; k < 2; k++)
+    CU_ASSERT_EQUAL_FATAL(dy_test_sh(WORK "/scan_train.log",
+                                     "%s train %s/scan_%s.onnx %s %s --epochs 3 --shuffle 3 "
+                                     "-q -o %s/scan_%s_trained", DY2STC_PATH, WORK,
+                                     k ? "flat" : "loop", data, opt, WORK,
+                                     k ? "flat" : "loop"), 0);
+  float flat[16];
+  trained_w(WORK "/scan_flat_trained", NULL, flat);
+  double d = trained_w(WORK "/scan_loop_trained", flat, NULL);
+  double moved = 0;
+  for (int k = 0; k < 16; k++)
+    moved = fmax(moved, fabs((double)flat[k] - dy_tensor_f32(w0)[k]));
+  fprintf(stderr, " [scan Loop vs written out: max |w diff| %g; w moved %g]", d, moved);
+  CU_ASSERT(d == 0);
+  CU_ASSERT(moved > 1e-3); /* training did something */
+  CU_ASSERT_EQUAL_FATAL(dy_test_sh(WORK "/scan_compile.log",
+                                   "%s compile %s/scan_loop.onnx --train %s -o %s/scan_trainer",
+                                   DY2STC_PATH, WORK, opt, WORK), 0);
+  CU_ASSERT_EQUAL_FATAL(dy_test_sh(WORK "/scan_trainer.log",
+                                   "rm -rf %s/scan_state && %s/scan_trainer %s --epochs 3 "
+                                   "--batch 4 --shuffle 3 -o %s/scan_state", WORK, WORK, data,
+                                   WORK), 0);
+  dy_tensor *wt = NULL;
+  DY_ASSERT_OK(dy_npy_read(WORK "/scan_state/w.npy", &wt, &err), &err);
+  double de = 0, wmax = 0;
+  for (int k = 0; wt && k < 16; k++) {
+    de = fmax(de, fabs((double)dy_tensor_f32(wt)[k] - flat[k]));
+    wmax = fmax(wmax, fabs((double)flat[k]));
+  }
+  fprintf(stderr, " [compiled trainer: %g of max |w| %g]", de, wmax);
+  CU_ASSERT(wt && de <= 1e-5 * wmax); /* its own kernels: rounding, relative */
+  dy_tensor_free(wt);
+  dy_tensor_free(w0);
+  dy_tensor_free(x);
+  dy_tensor_free(y);
+}
+
 void dy_test_register(void) {
   DY_SUITE("while_train");
   DY_TEST(test_to_static_training_matches_eager);
@@ -439,4 +571,5 @@ void dy_test_register(void) {
   DY_TEST(test_trip_bound_is_a_clean_error);
   DY_TEST(test_c_model_trainers_match_eager);
   DY_TEST(test_onnx_loop_trainers_match_eager);
+  DY_TEST(test_onnx_scan_loop_trains);
 }
