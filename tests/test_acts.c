@@ -391,8 +391,10 @@ static void test_templates_know_every_vector_form(void) {
     if (strcmp(acts[i].at, "REG") == 0) {
       snprintf(want, sizeof want, "#define DY_GEMM_%s ", acts[i].vec);
       ok = count(gemm, want) == 1;
+      /* in both epilogues: dy_gemm_out (vector rows) and dy_gemm_outs
+       * (the scalar FPU's kernels) */
       snprintf(want, sizeof want, "flags & DY_GEMM_%s)", acts[i].vec);
-      ok = ok && count(gemm, want) == 1;
+      ok = ok && count(gemm, want) == 2;
     } else if (strcmp(acts[i].at, "TILE") == 0) {
       snprintf(want, sizeof want, "#define DY_ACT_%s ", acts[i].vec);
       ok = count(simd, want) == 1;
