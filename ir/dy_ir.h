@@ -1,12 +1,11 @@
 /* dy_ir.h - the intermediate representation of dy2stc.
  *
- * A Program is what PaddlePaddle calls a Program: a list of blocks (block 0
- * is the global block; sub-blocks hold cond branches and while bodies, see
- * program/blocks.c below), each holding
- * ops; and a program-wide table of vars. A var has a name, a dtype, a shape
- * (-1 marks the dynamic dim, see below), and may be persistable (a parameter
- * or constant that carries its data). Feeds and fetches name the program's
- * inputs and outputs in order.
+ * A Program is what PaddlePaddle calls a Program: a list of blocks of ops
+ * (block 0 the global one; sub-blocks hold cond branches and while bodies:
+ * program/blocks.c below) and a program-wide table of vars. A var has a
+ * name, a dtype, a shape (-1 marks the dynamic dim, see below), and may be
+ * persistable (a parameter or constant that carries its data). Feeds and
+ * fetches name the program's inputs and outputs in order.
  *
  *   dy_program *p = dy_program_new();
  *   int x = dy_program_add_var(p, "x", DY_F32, 2, (int64_t[]){-1, 10});
@@ -24,13 +23,12 @@
  * turns each symbol into a run-time argument (`batch`, `dim_seq`), bounded
  * by --max-batch and --max-dim.
  *
- * Ownership. A dy_program owns everything reachable from it (blocks, vars,
- * ops, attributes, names, parameter data) in one arena, released by
- * dy_program_free. No IR node is freed alone. Pointers returned by the
- * accessors are borrowed and valid until the program is freed.
+ * Ownership. A dy_program owns all it reaches (blocks, vars, ops, attributes,
+ * names, parameter data) in one arena, released by dy_program_free (no IR
+ * node is freed alone); accessors' pointers are borrowed, valid until then.
  *
  * Errors. Fallible functions return dy_status and fill a caller-owned
- * dy_error (message, op id, source location). Nothing here exits or aborts.
+ * dy_error (message, op id, source location); nothing exits or aborts.
  *
  * Sections below name the file that defines them, as chibicc.h does. The
  * files sit in floors, each calling only those below it (ir/README.md):
@@ -833,12 +831,11 @@ dy_status dy_infer(const dy_op *op, const dy_type *in, int n_in, dy_type *out,
                    dy_error *err);
 
 /* DY_OPF_SETS_SIZE ops (infer/infer_shape.c): the symbol the op's result
- * sets (-1: none) and the dim of output 0 it is (*dim); its largest value
- * for inputs in, their symbols at vals (NULL: concrete types), or an error
- * naming it (nonzero: at most x's size). */
+ * sets (-1: none) and the dim of output 0 it is (*dim); dy_size_sym_dim: the
+ * dim of its size_sym name (a size symbol, not the batch, or an error naming
+ * the op); its largest value for inputs in, their symbols at vals (NULL:
+ * concrete types), or an error naming it (nonzero: at most x's size). */
 int dy_op_size_sym(const dy_op *op, int *dim);
-/* The dim of such an op's size_sym name, which must be a size symbol's
- * (not the batch); an error naming the op otherwise (infer/infer_util.c). */
 dy_status dy_size_sym_dim(const dy_op *op, const char *name, int64_t *d, dy_error *err);
 dy_status dy_op_size_bound(const dy_op *op, const dy_type *in, int n_in, const int64_t *vals,
                            int64_t *bound, dy_error *err);
