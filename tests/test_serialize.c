@@ -456,6 +456,31 @@ static void test_file_roundtrip(void) {
   encoded_free(&e);
 }
 
+/* The pair in two steps (compile --save-model): encoding writes nothing,
+ * the write gives the bytes dy_model_save gives; an empty name is refused
+ * (it would write the hidden pair '.dymodel' + '.dyparams'). */
+static void test_pair_encode_then_write(void) {
+  encoded e = encode_test_program();
+  dy_error err = {0};
+  dy_model_pair m;
+  DY_ASSERT_OK(dy_model_pair_encode(e.p, "serialize_pair.dymodel", &m, &err), &err);
+  CU_ASSERT(!file_exists("serialize_pair.dymodel") && !file_exists("serialize_pair.dyparams"));
+  CU_ASSERT(m.len[1] == e.model_len && memcmp(m.buf[1], e.model, e.model_len) == 0);
+  CU_ASSERT(m.len[0] == e.params_len && memcmp(m.buf[0], e.params, e.params_len) == 0);
+  DY_ASSERT_OK(dy_model_pair_write(&m, &err), &err);
+  dy_model_pair_free(&m);
+  dy_program *q = NULL;
+  DY_ASSERT_OK(dy_model_load("serialize_pair", &q, &err), &err);
+  assert_same_program(e.p, q, true);
+  dy_program_free(q);
+  remove("serialize_pair.dymodel");
+  remove("serialize_pair.dyparams");
+  CU_ASSERT_EQUAL(dy_model_save(e.p, "", &err), DY_STATUS_INVALID_ARGUMENT);
+  CU_ASSERT(strstr(err.msg, "is not a file name stem") != NULL);
+  CU_ASSERT(!file_exists(".dymodel") && !file_exists(".dyparams"));
+  encoded_free(&e);
+}
+
 /* ------------------------------------------------------------------ */
 /* Damaged files                                                       */
 /* ------------------------------------------------------------------ */
@@ -985,6 +1010,7 @@ void dy_test_register(void) {
   DY_TEST(test_encoding_is_deterministic);
   DY_TEST(test_params_layout);
   DY_TEST(test_file_roundtrip);
+  DY_TEST(test_pair_encode_then_write);
   DY_TEST(test_truncated_dymodel);
   DY_TEST(test_truncated_dyparams);
   DY_TEST(test_flipped_bits_dyparams);

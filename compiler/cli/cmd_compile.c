@@ -297,25 +297,8 @@ static int parse_args(int *argc, char **argv, compile_args *a, bool *help) {
  * change it) and written as STEM.dymodel + STEM.dyparams only when the
  * compile has succeeded, both files or neither (a failed compile leaves
  * an older pair in place). STEM may carry either extension. */
-typedef struct {
-  char path[2][600];
-  uint8_t *buf[2];
-  size_t len[2];
-} saved_model;
-
-static dy_status save_model_encode(const dy_program *p, const char *stem, saved_model *m,
+static dy_status save_model_encode(const dy_program *p, const char *stem, dy_model_pair *m,
                                    dy_error *err) {
-  size_t n = strlen(stem);
-  for (int e = 0; e < 2; e++) {
-    const char *ext = e ? ".dymodel" : ".dyparams";
-    size_t k = strlen(ext);
-    if (n > k && strcmp(stem + n - k, ext) == 0)
-      n -= k;
-  }
-  if (n == 0 || n + 10 > sizeof m->path[0])
-    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
-                        "--save-model needs a file name stem (at most %d bytes), not '%s'",
-                        (int)sizeof m->path[0] - 10, stem);
   /* the directory checked now, so that a compile that would end unable
    * to keep the pair stops before it writes anything */
   char dir[600];
@@ -324,18 +307,10 @@ static dy_status save_model_encode(const dy_program *p, const char *stem, saved_
   if (access(dir, W_OK | X_OK) != 0)
     return dy_error_set(err, DY_STATUS_IO, "--save-model %s: cannot write in '%s' (%s)", stem,
                         dir, strerror(errno));
-  snprintf(m->path[0], sizeof m->path[0], "%.*s.dyparams", (int)n, stem);
-  snprintf(m->path[1], sizeof m->path[1], "%.*s.dymodel", (int)n, stem);
-  dy_status s = dy_dyparams_encode(p, &m->buf[0], &m->len[0], err);
-  if (!s)
-    s = dy_dymodel_encode(p, &m->buf[1], &m->len[1], err);
+  dy_status s = dy_model_pair_encode(p, stem, m, err);
+  if (s != DY_OK)
+    dy_error_prefix(err, "--save-model");
   return s;
-}
-
-static dy_status save_model_write(const saved_model *m, dy_error *err) {
-  const char *paths[2] = {m->path[0], m->path[1]};
-  const void *bufs[2] = {m->buf[0], m->buf[1]};
-  return dy_write_files_atomic(2, paths, bufs, m->len, err);
 }
 
 /* --train: the training options checked, the max batch from --batch, and
@@ -582,7 +557,7 @@ int dy_cli_compile(int argc, char **argv) {
   } else {
     s = dy_cli_load_model(model, paddle_model ? a.cf.params : NULL, a.dims, a.n_dims, &p, &err);
   }
-  saved_model saved = {0};
+  dy_model_pair saved = {0};
   if (!s && a.save_model)
     s = save_model_encode(p, a.save_model, &saved, &err);
   if (!s)
@@ -598,9 +573,7 @@ int dy_cli_compile(int argc, char **argv) {
     s = o->emit_main ? dy_build_executable(&co, o, out, &err)
                      : dy_write_sources(&co, out, &err);
   if (!s && a.save_model)
-    s = save_model_write(&saved, &err);
-  free(saved.buf[0]);
-  free(saved.buf[1]);
+    s = dy_model_pair_write(&saved, &err);
   dy_cli_progress_done(&pr);
   if (!s && a.report) {
     print_report(p, o, &rep, &co, &cm);
@@ -610,10 +583,11 @@ int dy_cli_compile(int argc, char **argv) {
   dy_code_measure_free(&cm);
   dy_codegen_output_free(&co);
   dy_program_free(p);
+  if (!s && a.save_model)
+    printf("wrote %s %s\n", saved.path[1], saved.path[0]);
+  dy_model_pair_free(&saved);
   if (s)
     return dy_cli_fail(&err);
-  if (a.save_model)
-    printf("wrote %s %s\n", saved.path[1], saved.path[0]);
   if (o->emit_main)
     printf("wrote %s\n", out);
   else /* every file written, the weights' too */

@@ -462,30 +462,47 @@ static char *pair_path(const char *path, const char *ext) {
   return s;
 }
 
-dy_status dy_model_save(const dy_program *p, const char *path, dy_error *err) {
-  char *model = pair_path(path, ".dymodel");
-  char *params = pair_path(path, ".dyparams");
-  uint8_t *mbuf = NULL, *pbuf = NULL;
-  size_t mlen, plen;
-  dy_status s = DY_OK;
-  if (!model || !params)
-    s = dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "%s: out of memory", path);
+void dy_model_pair_free(dy_model_pair *m) {
+  for (int i = 0; i < 2; i++) {
+    free(m->path[i]);
+    free(m->buf[i]);
+  }
+  memset(m, 0, sizeof *m);
+}
+
+dy_status dy_model_pair_encode(const dy_program *p, const char *path, dy_model_pair *m,
+                               dy_error *err) {
+  memset(m, 0, sizeof *m);
+  m->path[0] = pair_path(path, ".dyparams");
+  m->path[1] = pair_path(path, ".dymodel");
+  if (!m->path[0] || !m->path[1])
+    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "%s: out of memory", path);
+  if (strlen(m->path[1]) == strlen(".dymodel"))
+    return dy_error_set(err, DY_STATUS_INVALID_ARGUMENT,
+                        "'%s' is not a file name stem (the pair would be '.dymodel' and "
+                        "'.dyparams')", path);
   /* Encode both before touching the disk, so a Program that cannot be
    * saved leaves no half-written pair. */
-  if (s == DY_OK && (s = dy_dymodel_encode(p, &mbuf, &mlen, err)) != DY_OK)
-    with_path(err, s, model);
-  if (s == DY_OK && (s = dy_dyparams_encode(p, &pbuf, &plen, err)) != DY_OK)
-    with_path(err, s, params);
-  if (s == DY_OK) {
-    const char *paths[2] = {params, model};
-    const void *bufs[2] = {pbuf, mbuf};
-    size_t lens[2] = {plen, mlen};
-    s = dy_write_files_atomic(2, paths, bufs, lens, err);
-  }
-  free(mbuf);
-  free(pbuf);
-  free(model);
-  free(params);
+  dy_status s = dy_dymodel_encode(p, &m->buf[1], &m->len[1], err);
+  if (s != DY_OK)
+    return with_path(err, s, m->path[1]);
+  if ((s = dy_dyparams_encode(p, &m->buf[0], &m->len[0], err)) != DY_OK)
+    return with_path(err, s, m->path[0]);
+  return DY_OK;
+}
+
+dy_status dy_model_pair_write(const dy_model_pair *m, dy_error *err) {
+  const char *paths[2] = {m->path[0], m->path[1]};
+  const void *bufs[2] = {m->buf[0], m->buf[1]};
+  return dy_write_files_atomic(2, paths, bufs, m->len, err);
+}
+
+dy_status dy_model_save(const dy_program *p, const char *path, dy_error *err) {
+  dy_model_pair m;
+  dy_status s = dy_model_pair_encode(p, path, &m, err);
+  if (s == DY_OK)
+    s = dy_model_pair_write(&m, err);
+  dy_model_pair_free(&m);
   return s;
 }
 
