@@ -3,9 +3,11 @@
  * concats beyond), opset-6 attributes as that opset's spec reads them
  * (Add's broadcast/axis, PRelu's per-channel slope, BatchNormalization's
  * is_test) and pooling windows beyond the importer's slice cap (a 600-
- * element dilated MaxPool, a 3-D AveragePool). Each model runs on the
+ * element dilated MaxPool, a 3-D AveragePool), and DynamicQuantizeLinear
+ * (the form ONNX Runtime's dynamic quantizer writes). Each model runs on the
  * executor against a reference computed here; the larger ones also
  * through `dy2stc check` (executor and compiled C agree). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -329,6 +331,67 @@ static void test_separable_average_pool_3d(void) {
   dy_tensor_free(x), dy_tensor_free(y);
 }
 
+/* ---- DynamicQuantizeLinear ---- */
+
+/* The ONNX reference's rule in float32, written out here. */
+static void dql_ref(const float *x, int n, uint8_t *y, float *scale, uint8_t *zp) {
+  float lo = 0.0f, hi = 0.0f;
+  for (int i = 0; i < n; i++) {
+    lo = x[i] < lo ? x[i] : lo;
+    hi = x[i] > hi ? x[i] : hi;
+  }
+  *scale = (hi == lo ? 1.0f : hi - lo) / 255.0f;
+  float z = rintf(-lo / *scale);
+  *zp = (uint8_t)(z < 0 ? 0 : z > 255 ? 255 : z);
+  for (int i = 0; i < n; i++) {
+    float q = rintf(x[i] / *scale) + (float)*zp;
+    y[i] = (uint8_t)(q < 0 ? 0 : q > 255 ? 255 : q);
+  }
+}
+
+/* All three outputs on the executor against the rule, for an input of
+ * zeros (the scale's degenerate case), one of negatives only (the zero
+ * point at 255), one of positives only and a mixed one; then `dy2stc
+ * check` (the compiled C agrees with the executor). */
+static void test_dynamic_quantize_linear(void) {
+  char path[4096];
+  tmp_path(path, sizeof path, "dql.onnx");
+  ob_model *m = ob_new(13);
+  ob_input(m, "x", OB_F32, 1, (int64_t[]){6}, NULL);
+  ob_node(m, "DynamicQuantizeLinear", "dql", 1, (const char *[]){"x"}, 3,
+          (const char *[]){"y", "s", "z"});
+  ob_output(m, "y", OB_U8);
+  ob_output(m, "s", OB_F32);
+  ob_output(m, "z", OB_U8);
+  CU_ASSERT_EQUAL_FATAL(ob_save(m, path), 0);
+  ob_free(m);
+  dy_program *p = NULL;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_onnx_load(path, &p, &err), &err);
+  static const float cases[4][6] = {{0, 0, 0, 0, 0, 0},
+                                    {-1, -2, -3, -4, -5, -6.5f},
+                                    {0.5f, 1, 2, 3, 4, 5},
+                                    {-1.2f, 0.3f, 2.5f, -0.01f, 7.9f, 0}};
+  for (int c = 0; c < 4; c++) {
+    uint8_t wy[6], wz;
+    float ws;
+    dql_ref(cases[c], 6, wy, &ws, &wz);
+    dy_tensor *x = dy_tensor_from_data(DY_F32, 1, (int64_t[]){6}, cases[c]);
+    dy_tensor *out[3] = {NULL, NULL, NULL};
+    DY_ASSERT_OK(dy_executor_run(p, &x, 1, out, 3, &err), &err);
+    CU_ASSERT_EQUAL_FATAL(out[0]->type.dtype, DY_U8);
+    CU_ASSERT_EQUAL(out[1]->type.rank, 0);
+    CU_ASSERT(memcmp(out[0]->data, wy, 6) == 0);
+    CU_ASSERT_EQUAL(*(const float *)out[1]->data, ws);
+    CU_ASSERT_EQUAL(*(const uint8_t *)out[2]->data, wz);
+    check_compiled(path, "x", 1, (int64_t[]){6}, cases[c]);
+    for (int k = 0; k < 3; k++)
+      dy_tensor_free(out[k]);
+    dy_tensor_free(x);
+  }
+  dy_program_free(p);
+}
+
 void dy_test_register(void) {
   DY_SUITE("onnx_corners");
   DY_TEST(test_concat_many_inputs);
@@ -337,4 +400,5 @@ void dy_test_register(void) {
   DY_TEST(test_opset6_batch_norm_is_test);
   DY_TEST(test_large_dilated_max_pool);
   DY_TEST(test_separable_average_pool_3d);
+  DY_TEST(test_dynamic_quantize_linear);
 }

@@ -29,7 +29,7 @@
 
 #include "onnx.pb-c.h"
 
-enum { OB_F32 = 1, OB_I64 = 7, OB_BOOL = 9, OB_F64 = 11, OB_I32 = 6 };
+enum { OB_F32 = 1, OB_U8 = 2, OB_I64 = 7, OB_BOOL = 9, OB_F64 = 11, OB_I32 = 6 };
 #define OB_MAX 256
 
 typedef struct {

@@ -1,6 +1,6 @@
 /* onnx_quant.c - ONNX's quantization operators onto the quant op family
- * (ir/ops_quant.def): QuantizeLinear, DequantizeLinear, QLinearMatMul,
- * MatMulInteger (QLinearConv and ConvInteger are with the convolutions in
+ * (ir/ops_quant.def): QuantizeLinear, DequantizeLinear,
+ * DynamicQuantizeLinear, QLinearMatMul, MatMulInteger (QLinearConv and ConvInteger are with the convolutions in
  * onnx_nn.c). A QDQ graph compiles as it is: its Q and DQ nodes become
  * quantize_linear / dequantize_linear ops (constant ones fold).
  *
@@ -109,10 +109,42 @@ static dy_status map_matmul_integer(ox_ctx *c) {
   OUT(0, ox_op(c, "matmul_integer", in, 4, NULL, 0));
 }
 
+/* DynamicQuantizeLinear(x f32) -> y u8, y_scale f32 [], y_zero_point u8 []
+ * (opset 11), as the ONNX reference computes it, in the graph's ops:
+ *   lo = min(0, min(x)), hi = max(0, max(x))
+ *   y_scale = (hi == lo ? 1 : hi - lo) / 255
+ *   y_zero_point = saturate(rint(-lo / y_scale))   (clip then rint = rint
+ *                  then clamp: the bounds are integers)
+ *   y = saturate(rint(x / y_scale) + y_zero_point)
+ * The last two are quantize_linear with a run-time scale (its kernels and
+ * emitter read any scale; a positive one here by construction). */
+static dy_status map_dynamic_quantize_linear(ox_ctx *c) {
+  ox_value *x;
+  TRY(ox_check_attrs(c, ""));
+  TRY(ox_need_in(c, 0, &x));
+  TRY(ox_need_f32(c, x));
+  ox_value *zero = ox_const_f32(c, 0.0f);
+  ox_value *lo = ox_binary(c, "minimum", ox_reduce(c, "reduce_min", x, 0, NULL, false), zero);
+  ox_value *hi = ox_binary(c, "maximum", ox_reduce(c, "reduce_max", x, 0, NULL, false), zero);
+  ox_value *range = ox_binary(c, "sub", hi, lo);
+  range = ox_where(c, ox_binary(c, "equal", range, zero), ox_const_f32(c, 1.0f), range);
+  ox_value *scale = ox_binary(c, "div", range, ox_const_f32(c, 255.0f));
+  dy_attr a[DY_QUANTIZE_LINEAR_NATTRS];
+  int na = dy_quantize_linear_attrs_put(&(dy_quantize_linear_attrs){
+      .given = DY_GIVEN_ALL, .axis = 0}, a);
+  ox_value *zin[3] = {ox_scale(c, lo, -1.0f, 0.0f), scale, ox_new_const(c, DY_U8, 0, NULL, NULL)};
+  ox_value *zp = ox_op(c, "quantize_linear", zin, 3, a, na);
+  ox_value *yin[3] = {x, scale, zp};
+  TRY(ox_set_or_fail(c, 0, ox_op(c, "quantize_linear", yin, 3, a, na)));
+  TRY(ox_set_or_fail(c, 1, scale));
+  return ox_set_or_fail(c, 2, zp);
+}
+
 const ox_mapper ox_mappers_quant[] = {
     {"QuantizeLinear", map_quantize_linear},
     {"DequantizeLinear", map_dequantize_linear},
     {"QLinearMatMul", map_qlinear_matmul},
     {"MatMulInteger", map_matmul_integer},
+    {"DynamicQuantizeLinear", map_dynamic_quantize_linear},
     {NULL, NULL},
 };
