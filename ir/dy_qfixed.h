@@ -631,6 +631,138 @@ DY_Q_INLINE void dy_q_dot2x2(const uint32_t *pw, const int8_t *b, int32_t n, int
   s[3] = d[3];
 }
 #endif
+/* ---- 16-pixel panels: qconv2d as a small GEMM (DY_Q_PANEL16) ----
+ * The dot form's gather writes 16 output pixels' patches, row j at
+ * patch + j * k4 (k4: the k taps rounded up to 4, the last ones 0);
+ * dy_q_panel16(patch, k4, is_s8, panel) rewrites them once as k4 / 4
+ * quads of [16 pixels][4 taps] of u8 (s8 activations plus 128: the caller
+ * takes 128 * sum(w row) away with the zero point's correction), so that
+ * dy_q_panel16_dot(panel, w, k, nc, acc) gives acc[c * 16 + j] =
+ * sum_t panel(j, t) * w[c * k + t] for nc <= 8 output channels whose rows
+ * of k int8 weights follow each other: on AVX-512 VNNI one vpdpbusd per
+ * 4 taps x 16 pixels x 1 channel (the 4 weights broadcast), 8 channels'
+ * sums held in registers; the plain-C form computes the same integers.
+ * dy_q_requant16_r(acc, b, m, e, lo, hi, zp, y, nv, is_u8) stores
+ * clamp(dy_q_mul_by_qm_r(acc[j] + b, m, e), lo, hi) + zp for j < nv as
+ * 8-bit, 16 lanes at once on AVX-512 (the same rounding, bit for bit).
+ * DY_Q_PANEL16 is 1 on AVX-512 VNNI (with BW and VL), where the generated
+ * qconv2d takes this form under #if DY_Q_PANEL16; -DDY_Q_PANEL16=1 forces
+ * it in plain C elsewhere (the tests). */
+#if !defined(DY_NO_SIMD) && defined(__AVX512VNNI__) && defined(__AVX512BW__) && \
+    defined(__AVX512VL__)
+#define DY_Q_PANEL16_VNNI 1
+#include <immintrin.h>
+#ifndef DY_Q_PANEL16
+#define DY_Q_PANEL16 1
+#endif
+#else
+#ifndef DY_Q_PANEL16
+#define DY_Q_PANEL16 0
+#endif
+#endif
+#if DY_Q_PANEL16
+/* 4 bytes at p as a little-endian word (one load where the compiler
+ * sees it) */
+DY_Q_INLINE uint32_t dy_q_word(const uint8_t *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+DY_Q_INLINE void dy_q_panel16(const void *patch, int32_t k4, int is_s8, uint8_t *panel) {
+  const uint8_t *pp = (const uint8_t *)patch;
+  const uint32_t flip = is_s8 ? 0x80808080u : 0u;
+  for (int32_t q = 0; q < k4 / 4; q++)
+    for (int j = 0; j < 16; j++) {
+      uint32_t v = dy_q_word(pp + j * k4 + 4 * q) ^ flip;
+      uint8_t *d = panel + (q * 16 + j) * 4;
+      d[0] = (uint8_t)v;
+      d[1] = (uint8_t)(v >> 8);
+      d[2] = (uint8_t)(v >> 16);
+      d[3] = (uint8_t)(v >> 24);
+    }
+}
+/* channel c's weights t .. t + 3 as a word, the ones at or past k as 0 */
+DY_Q_INLINE uint32_t dy_q_wquad(const int8_t *w, int32_t t, int32_t k) {
+  if (t + 4 <= k)
+    return dy_q_word((const uint8_t *)(const void *)(w + t));
+  uint32_t v = 0;
+  for (int32_t i = t; i < k; i++)
+    v |= (uint32_t)(uint8_t)w[i] << (8 * (i - t));
+  return v;
+}
+#ifdef DY_Q_PANEL16_VNNI
+DY_Q_INLINE void dy_q_panel16_dot(const uint8_t *panel, const int8_t *w, int32_t k, int nc,
+                                  int32_t *acc) {
+  __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0,
+          a7 = a0;
+  for (int32_t t = 0; t < k; t += 4, panel += 64) {
+    const __m512i p = _mm512_loadu_si512((const void *)panel);
+#define DY_Q_P16(c, a)                                                                      \
+  if (nc > (c))                                                                            \
+  a = _mm512_dpbusd_epi32(a, p, _mm512_set1_epi32((int)dy_q_wquad(w + (c) * k, t, k)))
+    DY_Q_P16(0, a0);
+    DY_Q_P16(1, a1);
+    DY_Q_P16(2, a2);
+    DY_Q_P16(3, a3);
+    DY_Q_P16(4, a4);
+    DY_Q_P16(5, a5);
+    DY_Q_P16(6, a6);
+    DY_Q_P16(7, a7);
+#undef DY_Q_P16
+  }
+  _mm512_storeu_si512((void *)acc, a0);
+  _mm512_storeu_si512((void *)(acc + 16), a1);
+  _mm512_storeu_si512((void *)(acc + 32), a2);
+  _mm512_storeu_si512((void *)(acc + 48), a3);
+  _mm512_storeu_si512((void *)(acc + 64), a4);
+  _mm512_storeu_si512((void *)(acc + 80), a5);
+  _mm512_storeu_si512((void *)(acc + 96), a6);
+  _mm512_storeu_si512((void *)(acc + 112), a7);
+}
+DY_Q_INLINE void dy_q_requant16_r(const int32_t *acc, int32_t b, int32_t m, int32_t e,
+                                  int32_t lo, int32_t hi, int32_t zp, void *y, int nv,
+                                  int is_u8) {
+  const __m512i x = _mm512_add_epi32(_mm512_loadu_si512((const void *)acc), _mm512_set1_epi32(b));
+  const __m512i mv = _mm512_set1_epi32(m), half = _mm512_set1_epi64((int64_t)1 << 30);
+  /* (x * m + 2^30) >> 31 in 64 bits: the even lanes, then the odd ones */
+  __m512i ev = _mm512_srai_epi64(_mm512_add_epi64(_mm512_mul_epi32(x, mv), half), 31);
+  __m512i od = _mm512_srai_epi64(
+      _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), mv), half), 31);
+  __m512i r = _mm512_mask_blend_epi32((__mmask16)0xAAAA, ev, _mm512_slli_epi64(od, 32));
+  /* the rounding divide by 2^e */
+  const __m512i mask = _mm512_set1_epi32((int32_t)((1u << e) - 1u));
+  __m512i thr = _mm512_add_epi32(_mm512_srai_epi32(mask, 1), _mm512_srli_epi32(r, 31));
+  __mmask16 up = _mm512_cmpgt_epi32_mask(_mm512_and_si512(r, mask), thr);
+  r = _mm512_sra_epi32(r, _mm_cvtsi32_si128(e));
+  r = _mm512_mask_add_epi32(r, up, r, _mm512_set1_epi32(1));
+  r = _mm512_min_epi32(_mm512_max_epi32(r, _mm512_set1_epi32(lo)), _mm512_set1_epi32(hi));
+  r = _mm512_add_epi32(r, _mm512_set1_epi32(zp));
+  const __mmask16 k = (__mmask16)((1u << nv) - 1u);
+  (void)is_u8; /* the 8 low bits are the value for either dtype */
+  _mm_mask_storeu_epi8(y, k, _mm512_cvtepi32_epi8(r));
+}
+#else
+DY_Q_INLINE void dy_q_panel16_dot(const uint8_t *panel, const int8_t *w, int32_t k, int nc,
+                                  int32_t *acc) {
+  for (int c = 0; c < nc; c++)
+    for (int j = 0; j < 16; j++) {
+      int32_t s = 0;
+      for (int32_t t = 0; t < k; t++)
+        s += (int32_t)panel[(t / 4 * 16 + j) * 4 + t % 4] * w[c * k + t];
+      acc[c * 16 + j] = s;
+    }
+}
+DY_Q_INLINE void dy_q_requant16_r(const int32_t *acc, int32_t b, int32_t m, int32_t e,
+                                  int32_t lo, int32_t hi, int32_t zp, void *y, int nv,
+                                  int is_u8) {
+  for (int j = 0; j < nv; j++) {
+    int32_t v = dy_q_clamp(dy_q_mul_by_qm_r(acc[j] + b, m, e), lo, hi) + zp;
+    if (is_u8)
+      ((uint8_t *)y)[j] = (uint8_t)v;
+    else
+      ((int8_t *)y)[j] = (int8_t)v;
+  }
+}
+#endif
+#endif
 /* dy2stc: template end */
 
 #endif /* DY_QFIXED_H */

@@ -30,6 +30,7 @@
 #include "dy_compiler.h"
 #include "dy_qfixed.h"
 #include "dy_test.h"
+#include "../samples/onnx/onnx_build.h"
 
 #define WORK DY_BUILD_DIR "/int8"
 #define FIRMWARE DY_SOURCE_DIR "/samples/firmware"
@@ -761,9 +762,14 @@ static void test_generated_everywhere(void) {
   CU_ASSERT(sh("grep -q '#if DY_Q_BLOCK2X2' %s/qk.c && grep -q 'dy_q_dot2x2(pw' %s/qk.c && "
                "grep -q 'dy_q_dot1x2(pw' %s/qk.c && grep -q 'dy_q_pack2_s8(patch' %s/qk.c",
                WORK, WORK, WORK, WORK) == 0);
+  /* and the 16-pixel panels (AVX-512 VNNI: -march=native where the host
+   * has it; the plain-C form forced) */
+  CU_ASSERT(sh("grep -q '#if DY_Q_PANEL16' %s/qk.c && grep -q 'dy_q_panel16_dot(panel' %s/qk.c && "
+               "grep -q 'dy_q_requant16_r(acc16' %s/qk.c", WORK, WORK, WORK) == 0);
   static const char *const host[] = {"-march=native", "-mavx2 -mfma", "", "-DDY_NO_SIMD",
-                                     "-DDY_Q_BLOCK2X2=1"};
-  for (int i = 0; i < 5; i++) {
+                                     "-DDY_Q_BLOCK2X2=1", "-DDY_Q_PANEL16=1",
+                                     "-DDY_Q_PANEL16=1 -DDY_NO_SIMD"};
+  for (int i = 0; i < 7; i++) {
     int rc = sh("cd %s && cc -std=c99 -O2 -Wall -Wextra -pedantic -Werror %s main.c qk.c qk_weights.c "
                 "-o host && ./host",
                 WORK, host[i]);
@@ -815,6 +821,94 @@ static void test_generated_everywhere(void) {
   qprog_free(&q);
 }
 
+/* ---- the 16-pixel panel form's corners (DY_Q_PANEL16) ----
+ * QuantizeLinear -> QLinearConv -> DequantizeLinear models with the
+ * corners the test Program above does not reach: u8 activations and
+ * output, a filter of 27 taps (not a multiple of 4), 5 and 12 output
+ * channels a group (blocks of 8 with a remainder), two groups, per-tensor
+ * and per-channel weight scales, 63 and 25 output pixels (a last panel
+ * partly filled). `dy2stc check` compares the compiled C with the
+ * executor: native (AVX-512 VNNI here), the plain-C panel form forced,
+ * and the form before (-DDY_Q_PANEL16=0). */
+static void write_qlinear_conv(const char *path, int c, int o, int k, int groups, int h, int w,
+                               bool per_channel) {
+  ob_model *m = ob_new(13);
+  ob_input(m, "x", OB_F32, 4, (int64_t[]){1, c, h, w}, NULL);
+  int cg = c / groups, nw = o * cg * k * k;
+  int8_t *wv = malloc((size_t)nw);
+  uint32_t r = 12345;
+  for (int i = 0; i < nw; i++) {
+    r = r * 1664525u + 1013904223u;
+    wv[i] = (int8_t)((int)(r >> 24) - 128);
+  }
+  float ws[16];
+  for (int i = 0; i < o; i++)
+    ws[i] = 0.01f + 0.002f * (float)i;
+  int32_t bias[16];
+  for (int i = 0; i < o; i++)
+    bias[i] = (i * 37) % 200 - 100;
+  float xs = 0.05f, ys = 0.9f;
+  uint8_t xz = 120, yz = 110;
+  m->inits[m->graph.n_initializer++] = ob_tensor(m, "w", 3, 4, (int64_t[]){o, cg, k, k}, wv,
+                                                 (size_t)nw);
+  ob_init_f32(m, "ws", 1, (int64_t[]){per_channel ? o : 1}, ws);
+  m->inits[m->graph.n_initializer++] = ob_tensor(m, "wz", 3, 1, (int64_t[]){per_channel ? o : 1},
+                                                 (int8_t[16]){0}, per_channel ? (size_t)o : 1);
+  m->inits[m->graph.n_initializer++] = ob_tensor(m, "b", OB_I32, 1, (int64_t[]){o}, bias,
+                                                 sizeof(int32_t) * (size_t)o);
+  ob_init_f32(m, "xs", 0, NULL, &xs);
+  ob_init_f32(m, "ys", 0, NULL, &ys);
+  m->inits[m->graph.n_initializer++] = ob_tensor(m, "xz", OB_U8, 0, NULL, &xz, 1);
+  m->inits[m->graph.n_initializer++] = ob_tensor(m, "yz", OB_U8, 0, NULL, &yz, 1);
+  ob_node(m, "QuantizeLinear", "q", 3, (const char *[]){"x", "xs", "xz"}, 1,
+          (const char *[]){"xq"});
+  Onnx__NodeProto *cv = ob_node(
+      m, "QLinearConv", "conv", 9,
+      (const char *[]){"xq", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"}, 1,
+      (const char *[]){"yq"});
+  ob_attr_i(m, cv, "group", groups);
+  int p = k / 2;
+  ob_attr_ints(m, cv, "pads", 4, (int64_t[]){p, p, p, p});
+  ob_node(m, "DequantizeLinear", "dq", 3, (const char *[]){"yq", "ys", "yz"}, 1,
+          (const char *[]){"y"});
+  ob_output(m, "y", OB_F32);
+  CU_ASSERT_EQUAL(ob_save(m, path), 0);
+  ob_free(m);
+  free(wv);
+}
+
+static void test_panel_corners(void) {
+  static const struct {
+    int c, o, k, groups, h, w;
+    bool per_channel;
+  } cases[] = {{6, 10, 3, 2, 7, 9, false}, {20, 12, 1, 1, 5, 5, true}};
+  mkdir(WORK, 0777);
+  for (int i = 0; i < 2; i++) {
+    char path[512], x[512];
+    snprintf(path, sizeof path, WORK "/panel%d.onnx", i);
+    snprintf(x, sizeof x, WORK "/panel%d_x.npy", i);
+    write_qlinear_conv(path, cases[i].c, cases[i].o, cases[i].k, cases[i].groups, cases[i].h,
+                       cases[i].w, cases[i].per_channel);
+    int n = cases[i].c * cases[i].h * cases[i].w;
+    float *xv = malloc(sizeof(float) * (size_t)n);
+    for (int j = 0; j < n; j++)
+      xv[j] = (float)((j * 7919) % 257) / 20.0f - 6.0f; /* beyond the u8 range at both ends */
+    dy_test_write_f32(x, 4, (int64_t[]){1, cases[i].c, cases[i].h, cases[i].w}, xv);
+    free(xv);
+    CU_ASSERT(sh("%s compile %s --emit c -o %s/panel%d && grep -q 'dy_q_panel16_dot(panel' "
+                 "%s/panel%d.c", DY2STC_PATH, path, WORK, i, WORK, i) == 0);
+    static const char *const flags[] = {"-march=native", "-DDY_Q_PANEL16=1 -DDY_NO_SIMD",
+                                        "-march=native -DDY_Q_PANEL16=0"};
+    for (int f = 0; f < 3; f++) {
+      int rc = sh("%s check %s --input x=%s --rtol 0 --atol 0 --cflags '-O2 %s'", DY2STC_PATH,
+                  path, x, flags[f]);
+      if (rc)
+        fprintf(stderr, "\n  panel case %d, %s: see %s/last.log\n", i, flags[f], WORK);
+      CU_ASSERT_EQUAL(rc, 0);
+    }
+  }
+}
+
 void dy_test_register(void) {
   DY_SUITE("int8");
   DY_TEST(test_primitives);
@@ -823,4 +917,5 @@ void dy_test_register(void) {
   DY_TEST(test_dot_paths);
   DY_TEST(test_kernels_and_executor);
   DY_TEST(test_generated_everywhere);
+  DY_TEST(test_panel_corners);
 }

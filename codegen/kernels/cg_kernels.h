@@ -15,6 +15,8 @@
  *   emit_matmul.c     the matmul kernel with its bias-and-activation epilogue
  *   emit_conv.c       the conv2d kernel (GEMM, depthwise, Winograd, small,
  *                     direct) with its epilogue
+ *   emit_qconv.c      the int8 conv's patch gather and its 16-pixel panel
+ *                     form (qconv2d on AVX-512 VNNI)
  *
  * A file here includes this header (and floor 0's, cg_text.h, through it),
  * never one of a floor above; the op families (floor 2, codegen/ops/) and
@@ -323,5 +325,26 @@ dy_cg_conv_geom dy_cg_conv_small_geom(const dy_program *p, const dy_op *op);
 int64_t dy_cg_conv_small_scratch(const dy_program *p, const dy_op *op, int threads);
 /* The pool of a fused_conv2d_pool into *pg; false for other ops. */
 bool dy_cg_conv_small_pool(const dy_program *p, const dy_op *op, dy_cg_pool_geom *pg);
+
+/* emit_qconv.c: the int8 convolution's pieces (emit_quant.c's qconv2d and
+ * conv_integer). interior: the outputs whose every tap is inside the input,
+ * [lo, hi) per dim (0 rows, 1 columns), false when none; index_type: the
+ * loops' index type inside one sample (int_fast32_t when a sample's x and
+ * y fit in 31 bits, else int64_t); open_sample: the batch loop (closed
+ * by dy_cg_end), xb = sample n of x; gather: output pixel (oy, ox)'s taps
+ * (ci, ky, kx) into dst[0, k) in a local t (padding = the local xz);
+ * panel16: qconv2d's 16-pixel panel form (the file's header), for
+ * constant i8 weights a->w with zero zero points, requantized through
+ * the right-shift tables. */
+typedef struct {
+  const char *w, *bias, *y; /* the weight, bias and output names */
+  bool per_channel;         /* mult / rshift per output channel */
+  bool x_s8, y_u8;          /* the activations' and the output's dtypes */
+} dy_qconv_panel_args;
+bool dy_qconv_interior(const dy_conv_geom *g, long long lo[2], long long hi[2]);
+const char *dy_qconv_index_type(const dy_conv_geom *g);
+void dy_qconv_open_sample(dy_cg_ctx *ctx, const dy_conv_geom *g);
+void dy_qconv_gather(dy_cg_ctx *ctx, const dy_conv_geom *g, const char *dst);
+void dy_qconv_panel16(dy_cg_ctx *ctx, const dy_conv_geom *g, const dy_qconv_panel_args *a);
 
 #endif /* DY_CODEGEN_CG_KERNELS_H */

@@ -122,7 +122,7 @@ static void put_table(dy_cg_ctx *ctx, const char *name, const int32_t *v, int64_
  * per output channel, or one), the clamp bounds lo, hi and y_zp; store
  * gets the statement writing y[yi] from acc (channel variable ch). */
 static dy_status put_requant(dy_cg_ctx *ctx, dy_error *err, int64_t act_min, int64_t act_max,
-                             const char *ch, char *store, size_t store_n) {
+                             const char *ch, char *store, size_t store_n, bool *right_out) {
   dy_status s;
   if ((s = need_const(ctx, err, 1)) || (s = need_const(ctx, err, 4)) ||
       (s = need_const(ctx, err, 6)))
@@ -142,6 +142,8 @@ static dy_status put_requant(dy_cg_ctx *ctx, dy_error *err, int64_t act_min, int
     right = right && m[nc + c] <= 0 && m[c] != INT32_MIN;
   for (int64_t c = 0; right && c < nc; c++)
     m[nc + c] = -m[nc + c];
+  if (right_out)
+    *right_out = right;
   dy_cg_line(ctx, right ? "/* requantization: x_scale * w_scale[c] / y_scale as multiplier * "
                           "2^(-31 - rshift) */"
                         : "/* requantization: x_scale * w_scale[c] / y_scale as multiplier * "
@@ -264,40 +266,6 @@ static bool dot_form(dy_cg_ctx *ctx, dy_dtype t, int wi, int zi) {
          const_data(ctx, wi) && all_zero(ctx, zi);
 }
 
-/* The outputs whose every tap is inside the input: [lo, hi) per dim
- * (0 = rows, 1 = columns); false when there are none. */
-static bool interior_range(const dy_conv_geom *g, long long lo[2], long long hi[2]) {
-  for (int d = 0; d < 2; d++) {
-    long long st = d ? g->sw : g->sh, pad = d ? g->pl : g->pt, in = d ? g->w : g->h;
-    long long span = (d ? g->kw - 1 : g->kh - 1) * (d ? g->dw : g->dh), out = d ? g->ow : g->oh;
-    long long num = in - 1 + pad - span;
-    lo[d] = (pad + st - 1) / st;
-    hi[d] = num >= 0 ? num / st + 1 : 0;
-    hi[d] = hi[d] > out ? out : hi[d];
-  }
-  return hi[0] > lo[0] && hi[1] > lo[1];
-}
-
-/* The index type of the loops inside one sample: int_fast32_t (32 bits
- * on 32-bit targets, where 64-bit index arithmetic costs two or three
- * instructions an operation) when one sample's x and y fit in it, else
- * int64_t. The batch index stays int64_t: xb / yb below point at the
- * sample. */
-static const char *sample_index_type(const dy_conv_geom *g) {
-  long long lim = 2147483647LL;
-  return (long long)g->c * g->h * g->w < lim && (long long)g->o * g->oh * g->ow < lim
-             ? "int_fast32_t"
-             : "int64_t";
-}
-
-/* Opens the batch loop (closed by END): xb = sample n of x. */
-static void open_sample(dy_cg_ctx *ctx, const dy_conv_geom *g) {
-  const dy_type *x = dy_cg_in_type(ctx, 0);
-  FOR("for (int64_t n = 0; n < %s; n++) {", dy_cg_dim(ctx, x, 0));
-  L("const %s *xb = %s + n * %lld; /* sample n */", dy_ctype(x->dtype), IN(0),
-    (long long)g->c * g->h * g->w);
-}
-
 /* The statement block writing output (o, oy, ox) of sample n. */
 static void put_store(dy_cg_ctx *ctx, const dy_conv_geom *g, const char *store) {
   L("{");
@@ -316,10 +284,10 @@ static void put_store(dy_cg_ctx *ctx, const dy_conv_geom *g, const char *store) 
 static void conv_direct(dy_cg_ctx *ctx, const dy_conv_geom *g, int wi, int zi, const char *xz,
                         const char *store, const char *init, const char *wsum) {
   const dy_type *x = dy_cg_in_type(ctx, 0);
-  const char *I = sample_index_type(g);
+  const char *I = dy_qconv_index_type(g);
   long long cg = g->c / g->groups, og = g->o / g->groups;
   bool wz_scalar = dy_type_numel(dy_cg_in_type(ctx, zi)) == 1;
-  open_sample(ctx, g);
+  dy_qconv_open_sample(ctx, g);
   FOR("for (%s o = 0; o < %lld; o++) {", I, (long long)g->o);
   L("const %s xc = o / %lld * %lld; /* the group's first input channel */", I, og, cg);
   L("const int32_t wz = %s[%s];", IN(zi), wz_scalar ? "0" : "o");
@@ -327,7 +295,7 @@ static void conv_direct(dy_cg_ctx *ctx, const dy_conv_geom *g, int wi, int zi, c
   FOR("for (%s ox = 0; ox < %lld; ox++) {", I, (long long)g->ow);
   L("int32_t acc = %s;", init);
   long long lo[2], hi[2];
-  bool interior = interior_range(g, lo, hi);
+  bool interior = dy_qconv_interior(g, lo, hi);
   /* one input channel a group (depthwise) and at most 9 taps with wsum:
    * the interior sum written out tap by tap */
   long long taps = g->kh * g->kw;
@@ -399,68 +367,6 @@ static void conv_direct(dy_cg_ctx *ctx, const dy_conv_geom *g, int wi, int zi, c
   END();
 }
 
-/* The gather of conv_dot: output pixel (oy, ox)'s input taps, (ci, ky,
- * kx), into dst[0, k) (padding = xz; no bounds checks when every tap is
- * inside). */
-enum { GATHER_UNROLL = 16 }; /* taps of a channel the interior gather writes out */
-
-static void put_gather(dy_cg_ctx *ctx, const dy_conv_geom *g, const char *dst) {
-  long long cg = g->c / g->groups, taps = g->kh * g->kw;
-  const char *T = dy_ctype(dy_cg_in_type(ctx, 0)->dtype), *I = sample_index_type(g);
-  long long lo[2], hi[2];
-  bool interior = interior_range(g, lo, hi);
-  bool all_inside = interior && lo[0] == 0 && lo[1] == 0 && hi[0] == g->oh && hi[1] == g->ow;
-  L("%s t = 0;", I);
-  if (interior) {
-    if (!all_inside)
-      L("if (oy >= %lld && oy < %lld && ox >= %lld && ox < %lld) { /* no tap outside */", lo[0],
-        hi[0], lo[1], hi[1]);
-    else
-      L("{ /* every tap inside the input */");
-    L("  const %s *xr = xb + (gi * %lld * %lld + oy * %lld - %lld) * %lld + ox * %lld - %lld;", T,
-      cg, (long long)g->h, (long long)g->sh, (long long)g->pt, (long long)g->w, (long long)g->sw,
-      (long long)g->pl);
-    L("  for (%s ci = 0; ci < %lld; ci++, xr += %lld)%s", I, cg, (long long)g->h * g->w,
-      taps <= GATHER_UNROLL ? " {" : "");
-    ctx->indent += 2;
-    if (taps <= GATHER_UNROLL) { /* a channel's taps written out: loads at constant offsets */
-      for (long long tp = 0; tp < taps; tp++)
-        L("%s[t + %lld] = xr[%lld];", dst, tp, tp / g->kw * g->dh * g->w + tp % g->kw * g->dw);
-      L("t += %lld;", taps);
-      ctx->indent--;
-      L("}");
-      ctx->indent--;
-    } else {
-      FOR("for (%s ky = 0; ky < %lld; ky++)", I, (long long)g->kh);
-      L("for (%s kx = 0; kx < %lld; kx++, t++)", I, (long long)g->kw);
-      L("  %s[t] = xr[ky * %lld + kx * %lld];", dst, (long long)g->dh * g->w, (long long)g->dw);
-      END();
-      ctx->indent -= 2;
-    }
-    if (all_inside)
-      L("}");
-    else
-      L("} else");
-  }
-  if (!all_inside) {
-    FOR("for (%s ci = 0; ci < %lld; ci++)", I, cg);
-    FOR("for (%s ky = 0; ky < %lld; ky++) {", I, (long long)g->kh);
-    L("const %s iy = oy * %lld - %lld + ky * %lld;", I, (long long)g->sh, (long long)g->pt,
-      (long long)g->dh);
-    L("for (%s kx = 0; kx < %lld; kx++, t++) {", I, (long long)g->kw);
-    L("  const %s ix = ox * %lld - %lld + kx * %lld;", I, (long long)g->sw, (long long)g->pl,
-      (long long)g->dw);
-    L("  %s[t] = iy < 0 || iy >= %lld || ix < 0 || ix >= %lld", dst, (long long)g->h,
-      (long long)g->w);
-    L("                 ? (%s)xz", T);
-    L("                 : xb[((gi * %lld + ci) * %lld + iy) * %lld + ix];", cg, (long long)g->h,
-      (long long)g->w);
-    L("}");
-    END();
-    END();
-  }
-}
-
 /* Closes n blocks opened with their indent. */
 static void close_block(dy_cg_ctx *ctx, int n) {
   for (int i = 0; i < n; i++) {
@@ -485,14 +391,14 @@ static void put_acc_store(dy_cg_ctx *ctx, const dy_conv_geom *g, const char *acc
 static void put_block2x2(dy_cg_ctx *ctx, const dy_conv_geom *g, const char *store) {
   long long og = g->o / g->groups, k = g->c / g->groups * g->kh * g->kw, np = g->oh * g->ow;
   const dy_type *x = dy_cg_in_type(ctx, 0);
-  const char *I = sample_index_type(g);
+  const char *I = dy_qconv_index_type(g);
   L("/* output pixels p and p + 1 */");
   FOR("for (%s p = 0; p < %lld; p += 2) {", I, np);
   FOR("for (%s j = 0; j < 2; j++) {", I);
   L("const %s q = p + j < %lld ? p + j : p, oy = q / %lld, ox = q %% %lld;", I, np,
     (long long)g->ow, (long long)g->ow);
   L("%s *const pj = patch + j * %lld;", dy_ctype(x->dtype), k);
-  put_gather(ctx, g, "pj");
+  dy_qconv_gather(ctx, g, "pj");
   END();
   L("%s(patch, %lld, pw);", x->dtype == DY_U8 ? "dy_q_pack2_u8" : "dy_q_pack2_s8", k);
   FOR("for (%s o2 = gi * %lld; o2 < (gi + 1) * %lld; o2 += 2) {", I, og, og);
@@ -539,13 +445,13 @@ static void put_block2x2(dy_cg_ctx *ctx, const dy_conv_geom *g, const char *stor
  * block on the Cortex-M DSP and the direct loop elsewhere. */
 enum { DOT_MIN_K = 16, BLOCK_MIN_K = 4 };
 static dy_status conv_dot(dy_cg_ctx *ctx, dy_error *err, const dy_conv_geom *g,
-                          const char *store) {
+                          const char *store, bool right) {
   long long cg = g->c / g->groups, og = g->o / g->groups, k = cg * g->kh * g->kw;
   dy_status s = put_row_sums(ctx, err, "wsum", const_data(ctx, 3), g->o, k);
   if (s)
     return s;
   const dy_type *x = dy_cg_in_type(ctx, 0);
-  const char *T = dy_ctype(x->dtype), *dot = dot_fn(x->dtype), *I = sample_index_type(g);
+  const char *T = dy_ctype(x->dtype), *dot = dot_fn(x->dtype), *I = dy_qconv_index_type(g);
   put_zp(ctx, "xz", 2);
   if (k < DOT_MIN_K)
     L("(void)%s; /* the direct loop's alone */", IN(5));
@@ -553,7 +459,7 @@ static dy_status conv_dot(dy_cg_ctx *ctx, dy_error *err, const dy_conv_geom *g,
   L("%s patch[%lld]; /* two output pixels' input taps, (ci, ky, kx) each */", T, 2 * k);
   L("uint32_t pw[%lld]; /* the two as 16-bit pairs (dy_q_pack2) */", k);
   if (k < DOT_MIN_K) { /* elsewhere the direct loop, as for any filter this small */
-    open_sample(ctx, g);
+    dy_qconv_open_sample(ctx, g);
     FOR("for (%s gi = 0; gi < %lld; gi++) {", I, (long long)g->groups);
     put_block2x2(ctx, g, store);
     END();
@@ -568,14 +474,28 @@ static dy_status conv_dot(dy_cg_ctx *ctx, dy_error *err, const dy_conv_geom *g,
   L("#else");
   L("%s patch[%lld]; /* one output pixel's input taps, (ci, ky, kx) */", T, k);
   L("#endif");
-  open_sample(ctx, g);
+  /* 16 output pixels a panel (AVX-512 VNNI) where there are 16 and the
+   * requantization shifts right only */
+  bool panel = right && (long long)g->oh * g->ow >= 16;
+  if (panel) {
+    L("#if DY_Q_PANEL16 && !DY_Q_BLOCK2X2 /* 16 output pixels x 8 channels a step */");
+    L("{");
+    ctx->indent++;
+    dy_qconv_panel_args pa = {IN(3), IN(8), OUT(0), dy_type_numel(&in_var(ctx, 4)->type) > 1,
+                              x->dtype == DY_I8, dy_cg_out_type(ctx, 0)->dtype == DY_U8};
+    dy_qconv_panel16(ctx, g, &pa);
+    L("(void)patch;");
+    close_block(ctx, 1);
+    L("#else");
+  }
+  dy_qconv_open_sample(ctx, g);
   FOR("for (%s gi = 0; gi < %lld; gi++) {", I, (long long)g->groups);
   L("#if DY_Q_BLOCK2X2");
   put_block2x2(ctx, g, store);
   L("#else");
   FOR("for (%s oy = 0; oy < %lld; oy++)", I, (long long)g->oh);
   FOR("for (%s ox = 0; ox < %lld; ox++) {", I, (long long)g->ow);
-  put_gather(ctx, g, "patch");
+  dy_qconv_gather(ctx, g, "patch");
   /* two output channels a dot2 (one pass over the patch); an odd last one alone */
   L("for (%s o2 = gi * %lld; o2 < (gi + 1) * %lld; o2 += 2) {", I, og, og);
   ctx->indent++;
@@ -600,6 +520,8 @@ static dy_status conv_dot(dy_cg_ctx *ctx, dy_error *err, const dy_conv_geom *g,
   L("#endif");
   END();
   END();
+  if (panel)
+    L("#endif");
   return DY_OK;
 }
 
@@ -637,7 +559,7 @@ static bool dw_form(dy_cg_ctx *ctx, const dy_conv_geom *g) {
 
 static void conv_depthwise(dy_cg_ctx *ctx, const dy_conv_geom *g, const char *store) {
   const dy_type *x = dy_cg_in_type(ctx, 0);
-  const char *I = sample_index_type(g);
+  const char *I = dy_qconv_index_type(g);
   long long strip, hp, wp, dw = g->dw, taps = g->kh * g->kw;
   dw_plane_size(g, &strip, &hp, &wp);
   bool bands = strip < g->oh;
@@ -649,7 +571,7 @@ static void conv_depthwise(dy_cg_ctx *ctx, const dy_conv_geom *g, const char *st
   dy_cg_line(ctx, "int32_t row[%lld]; /* one input row, padded */", rl);
   dy_cg_line(ctx, "uint32_t plane[%lld]; /* [%lld][%lld]: (x[iy][ix], x[iy][ix + %lld]) pairs, padded with xz */",
              hp * wp, hp, wp, dw);
-  open_sample(ctx, g);
+  dy_qconv_open_sample(ctx, g);
   FOR("for (%s o = 0; o < %lld; o++) {", I, (long long)g->o);
   L("const %s *xc = xb + o * %lld; /* channel o */", dy_ctype(x->dtype), (long long)g->h * g->w);
   L("const int8_t *wr = %s + o * %lld;", IN(3), taps);
@@ -726,7 +648,8 @@ static dy_conv_geom geom_of(dy_cg_ctx *ctx, int wi) {
 dy_status dy_emit_qconv2d(dy_cg_ctx *ctx, dy_error *err) {
   dy_qconv2d_attrs a = dy_qconv2d_attrs_get(ctx->op);
   char store[256];
-  dy_status s = put_requant(ctx, err, a.act_min, a.act_max, "o", store, sizeof store);
+  bool right;
+  dy_status s = put_requant(ctx, err, a.act_min, a.act_max, "o", store, sizeof store, &right);
   if (s)
     return s;
   dy_conv_geom g = geom_of(ctx, 3);
@@ -738,7 +661,7 @@ dy_status dy_emit_qconv2d(dy_cg_ctx *ctx, dy_error *err) {
     return DY_OK;
   }
   if (dot_form(ctx, dy_cg_in_type(ctx, 0)->dtype, 3, 5) && k >= BLOCK_MIN_K)
-    return conv_dot(ctx, err, &g, store);
+    return conv_dot(ctx, err, &g, store, right);
   const char *wsum = NULL;
   if (dot_form(ctx, dy_cg_in_type(ctx, 0)->dtype, 3, 5)) {
     if ((s = put_row_sums(ctx, err, "wsum", const_data(ctx, 3), g.o, k)))
@@ -800,7 +723,7 @@ static void matmul_direct(dy_cg_ctx *ctx, int bi, int zi, bool trans, const char
 dy_status dy_emit_qmatmul(dy_cg_ctx *ctx, dy_error *err) {
   dy_qmatmul_attrs a = dy_qmatmul_attrs_get(ctx->op);
   char store[256];
-  dy_status s = put_requant(ctx, err, a.act_min, a.act_max, "j", store, sizeof store);
+  dy_status s = put_requant(ctx, err, a.act_min, a.act_max, "j", store, sizeof store, NULL);
   if (s)
     return s;
   const dy_type *ta = dy_cg_in_type(ctx, 0), *tb = dy_cg_in_type(ctx, 3);
