@@ -645,6 +645,10 @@ DY_Q_INLINE void dy_q_dot2x2(const uint32_t *pw, const int8_t *b, int32_t n, int
  * dy_q_requant16_r(acc, b, m, e, lo, hi, zp, y, nv, is_u8) stores
  * clamp(dy_q_mul_by_qm_r(acc[j] + b, m, e), lo, hi) + zp for j < nv as
  * 8-bit, 16 lanes at once on AVX-512 (the same rounding, bit for bit).
+ * dy_q_dw16_sum(p, off, w, taps, acc): acc[j] = sum_t w[t] * p[off[t] + j]
+ * for 16 lanes in f32, converted to int32: the depthwise form of
+ * codegen/kernels/emit_qconv.c, whose sums are integers below 2^24, so
+ * exact in any order and with or without FMA.
  * DY_Q_PANEL16 is 1 on AVX-512 VNNI (with BW and VL), where the generated
  * qconv2d takes this form under #if DY_Q_PANEL16; -DDY_Q_PANEL16=1 forces
  * it in plain C elsewhere (the tests). */
@@ -739,6 +743,18 @@ DY_Q_INLINE void dy_q_requant16_r(const int32_t *acc, int32_t b, int32_t m, int3
   (void)is_u8; /* the 8 low bits are the value for either dtype */
   _mm_mask_storeu_epi8(y, k, _mm512_cvtepi32_epi8(r));
 }
+DY_Q_INLINE void dy_q_dw16_sum(const float *p, const int32_t *off, const float *w, int taps,
+                               int32_t *acc) {
+  __m512 s0 = _mm512_setzero_ps(), s1 = s0;
+  int t = 0;
+  for (; t + 2 <= taps; t += 2) {
+    s0 = _mm512_fmadd_ps(_mm512_set1_ps(w[t]), _mm512_loadu_ps(p + off[t]), s0);
+    s1 = _mm512_fmadd_ps(_mm512_set1_ps(w[t + 1]), _mm512_loadu_ps(p + off[t + 1]), s1);
+  }
+  if (t < taps)
+    s0 = _mm512_fmadd_ps(_mm512_set1_ps(w[t]), _mm512_loadu_ps(p + off[t]), s0);
+  _mm512_storeu_si512((void *)acc, _mm512_cvttps_epi32(_mm512_add_ps(s0, s1)));
+}
 #else
 DY_Q_INLINE void dy_q_panel16_dot(const uint8_t *panel, const int8_t *w, int32_t k, int nc,
                                   int32_t *acc) {
@@ -759,6 +775,15 @@ DY_Q_INLINE void dy_q_requant16_r(const int32_t *acc, int32_t b, int32_t m, int3
       ((uint8_t *)y)[j] = (uint8_t)v;
     else
       ((int8_t *)y)[j] = (int8_t)v;
+  }
+}
+DY_Q_INLINE void dy_q_dw16_sum(const float *p, const int32_t *off, const float *w, int taps,
+                               int32_t *acc) {
+  for (int j = 0; j < 16; j++) {
+    float s = 0.0f;
+    for (int t = 0; t < taps; t++)
+      s += w[t] * p[off[t] + j];
+    acc[j] = (int32_t)s;
   }
 }
 #endif

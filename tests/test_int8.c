@@ -827,11 +827,12 @@ static void test_generated_everywhere(void) {
  * output, a filter of 27 taps (not a multiple of 4), 5 and 12 output
  * channels a group (blocks of 8 with a remainder), two groups, per-tensor
  * and per-channel weight scales, 63 and 25 output pixels (a last panel
- * partly filled). `dy2stc check` compares the compiled C with the
+ * partly filled); and the exact-f32 depthwise form: stride 2, a 5 x 5
+ * filter, a plane made in bands. `dy2stc check` compares the compiled C with the
  * executor: native (AVX-512 VNNI here), the plain-C panel form forced,
  * and the form before (-DDY_Q_PANEL16=0). */
 static void write_qlinear_conv(const char *path, int c, int o, int k, int groups, int h, int w,
-                               bool per_channel) {
+                               bool per_channel, int stride) {
   ob_model *m = ob_new(13);
   ob_input(m, "x", OB_F32, 4, (int64_t[]){1, c, h, w}, NULL);
   int cg = c / groups, nw = o * cg * k * k;
@@ -841,10 +842,10 @@ static void write_qlinear_conv(const char *path, int c, int o, int k, int groups
     r = r * 1664525u + 1013904223u;
     wv[i] = (int8_t)((int)(r >> 24) - 128);
   }
-  float ws[16];
+  float ws[64];
   for (int i = 0; i < o; i++)
     ws[i] = 0.01f + 0.002f * (float)i;
-  int32_t bias[16];
+  int32_t bias[64];
   for (int i = 0; i < o; i++)
     bias[i] = (i * 37) % 200 - 100;
   float xs = 0.05f, ys = 0.9f;
@@ -853,7 +854,7 @@ static void write_qlinear_conv(const char *path, int c, int o, int k, int groups
                                                  (size_t)nw);
   ob_init_f32(m, "ws", 1, (int64_t[]){per_channel ? o : 1}, ws);
   m->inits[m->graph.n_initializer++] = ob_tensor(m, "wz", 3, 1, (int64_t[]){per_channel ? o : 1},
-                                                 (int8_t[16]){0}, per_channel ? (size_t)o : 1);
+                                                 (int8_t[64]){0}, per_channel ? (size_t)o : 1);
   m->inits[m->graph.n_initializer++] = ob_tensor(m, "b", OB_I32, 1, (int64_t[]){o}, bias,
                                                  sizeof(int32_t) * (size_t)o);
   ob_init_f32(m, "xs", 0, NULL, &xs);
@@ -869,6 +870,7 @@ static void write_qlinear_conv(const char *path, int c, int o, int k, int groups
   ob_attr_i(m, cv, "group", groups);
   int p = k / 2;
   ob_attr_ints(m, cv, "pads", 4, (int64_t[]){p, p, p, p});
+  ob_attr_ints(m, cv, "strides", 2, (int64_t[]){stride, stride});
   ob_node(m, "DequantizeLinear", "dq", 3, (const char *[]){"yq", "ys", "yz"}, 1,
           (const char *[]){"y"});
   ob_output(m, "y", OB_F32);
@@ -881,22 +883,29 @@ static void test_panel_corners(void) {
   static const struct {
     int c, o, k, groups, h, w;
     bool per_channel;
-  } cases[] = {{6, 10, 3, 2, 7, 9, false}, {20, 12, 1, 1, 5, 5, true}};
+    int stride;
+    const char *form; /* the kernel text the case must take */
+  } cases[] = {{6, 10, 3, 2, 7, 9, false, 1, "dy_q_panel16_dot(panel"},
+               {20, 12, 1, 1, 5, 5, true, 1, "dy_q_panel16_dot(panel"},
+               /* depthwise: stride 2 (two phases), odd sizes; 5 x 5 on a
+                * plane beyond one band, per-tensor */
+               {8, 8, 3, 8, 23, 21, true, 2, "dy_q_dw16_sum(plane"},
+               {4, 4, 5, 4, 200, 37, false, 1, "dy_q_dw16_sum(plane"}};
   mkdir(WORK, 0777);
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < 4; i++) {
     char path[512], x[512];
     snprintf(path, sizeof path, WORK "/panel%d.onnx", i);
     snprintf(x, sizeof x, WORK "/panel%d_x.npy", i);
     write_qlinear_conv(path, cases[i].c, cases[i].o, cases[i].k, cases[i].groups, cases[i].h,
-                       cases[i].w, cases[i].per_channel);
+                       cases[i].w, cases[i].per_channel, cases[i].stride);
     int n = cases[i].c * cases[i].h * cases[i].w;
     float *xv = malloc(sizeof(float) * (size_t)n);
     for (int j = 0; j < n; j++)
       xv[j] = (float)((j * 7919) % 257) / 20.0f - 6.0f; /* beyond the u8 range at both ends */
     dy_test_write_f32(x, 4, (int64_t[]){1, cases[i].c, cases[i].h, cases[i].w}, xv);
     free(xv);
-    CU_ASSERT(sh("%s compile %s --emit c -o %s/panel%d && grep -q 'dy_q_panel16_dot(panel' "
-                 "%s/panel%d.c", DY2STC_PATH, path, WORK, i, WORK, i) == 0);
+    CU_ASSERT(sh("%s compile %s --emit c -o %s/panel%d && grep -qF '%s' %s/panel%d.c",
+                 DY2STC_PATH, path, WORK, i, cases[i].form, WORK, i) == 0);
     static const char *const flags[] = {"-march=native", "-DDY_Q_PANEL16=1 -DDY_NO_SIMD",
                                         "-march=native -DDY_Q_PANEL16=0"};
     for (int f = 0; f < 3; f++) {

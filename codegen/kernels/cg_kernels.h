@@ -15,8 +15,8 @@
  *   emit_matmul.c     the matmul kernel with its bias-and-activation epilogue
  *   emit_conv.c       the conv2d kernel (GEMM, depthwise, Winograd, small,
  *                     direct) with its epilogue
- *   emit_qconv.c      the int8 conv's patch gather and its 16-pixel panel
- *                     form (qconv2d on AVX-512 VNNI)
+ *   emit_qconv.c      the int8 conv's patch gather, its 16-pixel panel
+ *                     form and the exact-f32 depthwise form (AVX-512)
  *
  * A file here includes this header (and floor 0's, cg_text.h, through it),
  * never one of a floor above; the op families (floor 2, codegen/ops/) and
@@ -346,5 +346,9 @@ const char *dy_qconv_index_type(const dy_conv_geom *g);
 void dy_qconv_open_sample(dy_cg_ctx *ctx, const dy_conv_geom *g);
 void dy_qconv_gather(dy_cg_ctx *ctx, const dy_conv_geom *g, const char *dst);
 void dy_qconv_panel16(dy_cg_ctx *ctx, const dy_conv_geom *g, const dy_qconv_panel_args *a);
+/* The depthwise form beside them (the file's comment): whether g takes it,
+ * and its kernel text (the same names as panel16's). */
+bool dy_qconv_dw16_fits(const dy_conv_geom *g);
+void dy_qconv_dw16(dy_cg_ctx *ctx, const dy_conv_geom *g, const dy_qconv_panel_args *a);
 
 #endif /* DY_CODEGEN_CG_KERNELS_H */

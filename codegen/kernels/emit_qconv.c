@@ -169,3 +169,115 @@ void dy_qconv_panel16(dy_cg_ctx *ctx, const dy_conv_geom *g, const dy_qconv_pane
   END();
   *ctx->uses |= DY_USES_QFIXED;
 }
+
+/* The depthwise form beside the panels (one input and one output channel
+ * a group, constant i8 weights with zero zero points, right shifts only),
+ * exact in f32: per channel the input is rewritten once as sw planes of
+ * floats (x - x_zp; 0 as padding), phase p holding the padded columns
+ * p, p + sw, ..., so that every tap of 16 neighbouring outputs is 16
+ * contiguous floats; each output is the sum of its taps' products in f32,
+ * which is exact (|w| <= 128, |x - x_zp| <= 255, at most DW16_MAX_TAPS
+ * taps: every partial sum is an integer below 2^24), 16 outputs of a row
+ * at a time (dy_q_dw16_sum: a table of the taps' offsets, two FMA chains
+ * on AVX-512), then requantized 16 at a time (dy_q_requant16_r). A plane
+ * too large for DW16_MAX_FLOATS is made a band of output rows at a time. */
+enum { DW16_MAX_FLOATS = 8192, DW16_MAX_TAPS = 25 };
+
+/* The band of output rows one set of planes holds (0: not one row fits),
+ * the planes' rows hp and their width wq (a multiple of 16 plus the
+ * slack the last vector's taps read). */
+static long long dw16_band(const dy_conv_geom *g, long long *hp, long long *wq) {
+  long long taps_h = (long long)(g->kh - 1) * g->dh + 1;
+  *wq = (g->ow + 15) / 16 * 16 + (long long)(g->kw - 1) * g->dw / g->sw + 1;
+  long long rows = DW16_MAX_FLOATS / (*wq * g->sw);
+  long long band = rows < taps_h ? 0 : (rows - taps_h) / g->sh + 1;
+  band = band > g->oh ? g->oh : band;
+  *hp = (band - 1) * g->sh + taps_h;
+  return band;
+}
+
+bool dy_qconv_dw16_fits(const dy_conv_geom *g) {
+  long long hp, wq;
+  return g->c == g->groups && g->o == g->groups && g->kh * g->kw <= DW16_MAX_TAPS &&
+         dw16_band(g, &hp, &wq) > 0;
+}
+
+void dy_qconv_dw16(dy_cg_ctx *ctx, const dy_conv_geom *g, const dy_qconv_panel_args *a) {
+  long long hp, wq, band = dw16_band(g, &hp, &wq), taps = (long long)g->kh * g->kw;
+  long long sw = g->sw, np = (long long)g->oh * g->ow;
+  const char *T = a->x_s8 ? "int8_t" : "uint8_t", *I = dy_qconv_index_type(g);
+  const char *ch = a->per_channel ? "o" : "0";
+  L("float plane[%lld]; /* [%lld phases][%lld rows][%lld]: x - xz, padded with 0 */",
+    sw * hp * wq, sw, hp, wq);
+  L("float wf[%lld]; /* channel o's taps */", taps);
+  L("/* each tap's first float for output column 0 of a row: phase, row, column */");
+  L("static const int32_t toff[%lld] = {", taps);
+  for (long long ky = 0; ky < g->kh; ky++) {
+    char line[256];
+    size_t n = 0;
+    for (long long kx = 0; kx < g->kw; kx++) {
+      long long col = kx * g->dw;
+      n += (size_t)snprintf(line + n, sizeof line - n, "%s%lld", kx ? ", " : "",
+                            col % sw * hp * wq + ky * g->dh * wq + col / sw);
+    }
+    L("    %s%s", line, ky + 1 < g->kh ? "," : "");
+  }
+  L("};");
+  L("int32_t acc16[16];");
+  dy_qconv_open_sample(ctx, g);
+  FOR("for (%s o = 0; o < %lld; o++) {", I, (long long)g->o);
+  L("const %s *xc = xb + o * %lld; /* channel o */", T, (long long)g->h * g->w);
+  L("for (int t = 0; t < %lld; t++)", taps);
+  L("  wf[t] = (float)%s[o * %lld + t];", a->w, taps);
+  L("/* bands of %lld output rows */", band);
+  FOR("for (%s oy0 = 0; oy0 < %lld; oy0 += %lld) {", I, (long long)g->oh, band);
+  L("const %s ns = %lld - oy0 < %lld ? %lld - oy0 : %lld;", I, (long long)g->oh, band,
+    (long long)g->oh, band);
+  FOR("for (%s r = 0; r < (ns - 1) * %lld + %lld; r++) {", I, (long long)g->sh,
+      hp - (band - 1) * g->sh);
+  L("const %s iy = oy0 * %lld - %lld + r;", I, (long long)g->sh, (long long)g->pt);
+  L("float *const pr0 = plane + r * %lld;", wq);
+  L("if (iy < 0 || iy >= %lld) { /* a row of padding */", (long long)g->h);
+  L("  for (int_fast32_t ph = 0; ph < %lld; ph++)", sw);
+  L("    for (int_fast32_t c = 0; c < %lld; c++)", wq);
+  L("      pr0[ph * %lld + c] = 0.0f;", hp * wq);
+  L("  continue;");
+  L("}");
+  L("const %s *const xr = xc + iy * %lld;", T, (long long)g->w);
+  /* phase ph: columns c whose input column c * sw + ph - pl is inside
+   * [0, w) are [c_lo, c_hi), zeros around them */
+  for (long long ph = 0; ph < sw; ph++) {
+    long long c_lo = g->pl - ph > 0 ? (g->pl - ph + sw - 1) / sw : 0;
+    long long last = (long long)g->w - 1 + g->pl - ph;
+    long long c_hi = last < 0 ? 0 : last / sw + 1;
+    c_hi = c_hi > wq ? wq : c_hi;
+    c_lo = c_lo > c_hi ? c_hi : c_lo;
+    L("{ /* phase %lld */", ph);
+    L("  float *const pr = pr0 + %lld;", ph * hp * wq);
+    if (c_lo > 0)
+      L("  for (int_fast32_t c = 0; c < %lld; c++) pr[c] = 0.0f;", c_lo);
+    if (c_hi > c_lo)
+      L("  for (int_fast32_t c = %lld; c < %lld; c++) pr[c] = (float)((int32_t)xr[c * %lld + %lld] - xz);",
+        c_lo, c_hi, sw, ph - g->pl);
+    if (wq > c_hi)
+      L("  for (int_fast32_t c = %lld; c < %lld; c++) pr[c] = 0.0f;", c_hi, wq);
+    L("}");
+  }
+  END();
+  FOR("for (%s oy = oy0; oy < oy0 + ns; oy++)", I);
+  FOR("for (%s ox0 = 0; ox0 < %lld; ox0 += 16) {", I, (long long)g->ow);
+  L("dy_q_dw16_sum(plane + (oy - oy0) * %lld + ox0, toff, wf, %lld, acc16);",
+    (long long)g->sh * wq, taps);
+  L("dy_q_requant16_r(acc16, %s[o], mult[%s], rshift[%s], lo - y_zp, hi - y_zp, y_zp,", a->bias,
+    ch, ch);
+  L("                 %s + n * %lld + o * %lld + oy * %lld + ox0,", a->y, (long long)g->o * np,
+    np, (long long)g->ow);
+  L("                 %lld - ox0 < 16 ? (int)(%lld - ox0) : 16, %d);", (long long)g->ow,
+    (long long)g->ow, a->y_u8 ? 1 : 0);
+  END();
+  END();
+  END();
+  END();
+  END();
+  *ctx->uses |= DY_USES_QFIXED;
+}

@@ -657,7 +657,24 @@ dy_status dy_emit_qconv2d(dy_cg_ctx *ctx, dy_error *err) {
   if (dw_form(ctx, &g)) {
     if ((s = put_row_sums(ctx, err, "wsum", const_data(ctx, 3), g.o, k)))
       return s;
+    /* 16 outputs at a time in exact f32 on AVX-512 */
+    bool dw16 = right && dy_qconv_dw16_fits(&g);
+    if (dw16) {
+      L("#if DY_Q_PANEL16 && !DY_Q_BLOCK2X2 /* 16 outputs of a row at a time */");
+      L("{");
+      ctx->indent++;
+      put_zp(ctx, "xz", 2);
+      dy_qconv_panel_args pa = {IN(3), IN(8), OUT(0), dy_type_numel(&in_var(ctx, 4)->type) > 1,
+                                dy_cg_in_type(ctx, 0)->dtype == DY_I8,
+                                dy_cg_out_type(ctx, 0)->dtype == DY_U8};
+      dy_qconv_dw16(ctx, &g, &pa);
+      L("(void)wsum;");
+      close_block(ctx, 1);
+      L("#else");
+    }
     conv_depthwise(ctx, &g, store);
+    if (dw16)
+      L("#endif");
     return DY_OK;
   }
   if (dot_form(ctx, dy_cg_in_type(ctx, 0)->dtype, 3, 5) && k >= BLOCK_MIN_K)
