@@ -645,6 +645,10 @@ DY_Q_INLINE void dy_q_dot2x2(const uint32_t *pw, const int8_t *b, int32_t n, int
  * dy_q_requant16_r(acc, b, m, e, lo, hi, zp, y, nv, is_u8) stores
  * clamp(dy_q_mul_by_qm_r(acc[j] + b, m, e), lo, hi) + zp for j < nv as
  * 8-bit, 16 lanes at once on AVX-512 (the same rounding, bit for bit).
+ * dy_q_panel16_1x1(x, hw, p0, nv, k, k4, is_s8, panel) makes the panel of
+ * a 1 x 1 convolution of stride 1 without padding straight from the
+ * input (channel rows of hw pixels: pixels p0 .. p0 + nv, the lanes past
+ * nv and the channels past k as 0; four 16-byte rows interleaved a quad).
  * dy_q_dw16_sum(p, off, w, taps, acc): acc[j] = sum_t w[t] * p[off[t] + j]
  * for 16 lanes in f32, converted to int32: the depthwise form of
  * codegen/kernels/emit_qconv.c, whose sums are integers below 2^24, so
@@ -743,6 +747,24 @@ DY_Q_INLINE void dy_q_requant16_r(const int32_t *acc, int32_t b, int32_t m, int3
   (void)is_u8; /* the 8 low bits are the value for either dtype */
   _mm_mask_storeu_epi8(y, k, _mm512_cvtepi32_epi8(r));
 }
+DY_Q_INLINE void dy_q_panel16_1x1(const void *x, int32_t hw, int32_t p0, int nv, int32_t k,
+                                  int32_t k4, int is_s8, uint8_t *panel) {
+  const uint8_t *xb = (const uint8_t *)x + p0;
+  const __m128i flip = _mm_set1_epi8(is_s8 ? (char)0x80 : 0);
+  const __mmask16 m = (__mmask16)((1u << nv) - 1u);
+  for (int32_t c = 0; c < k4; c += 4, panel += 64) {
+    __m128i r[4];
+    for (int b = 0; b < 4; b++)
+      r[b] = c + b < k ? _mm_xor_si128(_mm_maskz_loadu_epi8(m, xb + (c + b) * hw), flip)
+                       : _mm_setzero_si128();
+    __m128i lo01 = _mm_unpacklo_epi8(r[0], r[1]), hi01 = _mm_unpackhi_epi8(r[0], r[1]);
+    __m128i lo23 = _mm_unpacklo_epi8(r[2], r[3]), hi23 = _mm_unpackhi_epi8(r[2], r[3]);
+    _mm_storeu_si128((__m128i *)(void *)panel, _mm_unpacklo_epi16(lo01, lo23));
+    _mm_storeu_si128((__m128i *)(void *)(panel + 16), _mm_unpackhi_epi16(lo01, lo23));
+    _mm_storeu_si128((__m128i *)(void *)(panel + 32), _mm_unpacklo_epi16(hi01, hi23));
+    _mm_storeu_si128((__m128i *)(void *)(panel + 48), _mm_unpackhi_epi16(hi01, hi23));
+  }
+}
 DY_Q_INLINE void dy_q_dw16_sum(const float *p, const int32_t *off, const float *w, int taps,
                                int32_t *acc) {
   __m512 s0 = _mm512_setzero_ps(), s1 = s0;
@@ -776,6 +798,17 @@ DY_Q_INLINE void dy_q_requant16_r(const int32_t *acc, int32_t b, int32_t m, int3
     else
       ((int8_t *)y)[j] = (int8_t)v;
   }
+}
+DY_Q_INLINE void dy_q_panel16_1x1(const void *x, int32_t hw, int32_t p0, int nv, int32_t k,
+                                  int32_t k4, int is_s8, uint8_t *panel) {
+  const uint8_t *xb = (const uint8_t *)x + p0;
+  for (int32_t q = 0; q < k4 / 4; q++)
+    for (int j = 0; j < 16; j++)
+      for (int b = 0; b < 4; b++) {
+        int32_t c = 4 * q + b;
+        panel[(q * 16 + j) * 4 + b] =
+            c < k && j < nv ? (uint8_t)(xb[c * hw + j] ^ (is_s8 ? 0x80u : 0u)) : 0;
+      }
 }
 DY_Q_INLINE void dy_q_dw16_sum(const float *p, const int32_t *off, const float *w, int taps,
                                int32_t *acc) {

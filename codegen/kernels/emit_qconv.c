@@ -127,7 +127,12 @@ void dy_qconv_panel16(dy_cg_ctx *ctx, const dy_conv_geom *g, const dy_qconv_pane
   long long og = g->o / g->groups, k = g->c / g->groups * g->kh * g->kw, k4 = (k + 3) / 4 * 4;
   long long np = (long long)g->oh * g->ow;
   const char *T = a->x_s8 ? "int8_t" : "uint8_t", *I = dy_qconv_index_type(g);
-  L("%s patch16[%lld]; /* 16 output pixels' taps, %lld each */", T, 16 * k4, k4);
+  /* a 1 x 1 filter of stride 1 without padding reads its panel straight
+   * from the input's channel rows */
+  bool direct = g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 &&
+                g->pl == 0 && g->oh == g->h && g->ow == g->w;
+  if (!direct)
+    L("%s patch16[%lld]; /* 16 output pixels' taps, %lld each */", T, 16 * k4, k4);
   L("uint8_t panel[%lld]; /* the same as [%lld / 4][16 pixels][4] u8 */", 16 * k4,
     k4);
   L("int32_t acc16[128]; /* 8 channels x 16 pixels */");
@@ -135,15 +140,20 @@ void dy_qconv_panel16(dy_cg_ctx *ctx, const dy_conv_geom *g, const dy_qconv_pane
   FOR("for (%s gi = 0; gi < %lld; gi++) {", I, (long long)g->groups);
   FOR("for (%s p0 = 0; p0 < %lld; p0 += 16) {", I, np);
   L("const int nv = %lld - p0 < 16 ? (int)(%lld - p0) : 16; /* pixels of this panel */", np, np);
-  FOR("for (%s j = 0; j < 16; j++) {", I);
-  L("const %s q = p0 + j < %lld ? p0 + j : %lld, oy = q / %lld, ox = q %% %lld;", I, np, np - 1,
-    (long long)g->ow, (long long)g->ow);
-  L("%s *const pj = patch16 + j * %lld;", T, k4);
-  dy_qconv_gather(ctx, g, "pj");
-  if (k4 > k)
-    L("for (; t < %lld; t++) pj[t] = 0;", k4);
-  END();
-  L("dy_q_panel16(patch16, %lld, %d, panel);", k4, a->x_s8 ? 1 : 0);
+  if (direct) {
+    L("dy_q_panel16_1x1(xb + gi * %lld, %lld, p0, nv, %lld, %lld, %d, panel);",
+      (long long)(g->c / g->groups) * g->h * g->w, np, k, k4, a->x_s8 ? 1 : 0);
+  } else {
+    FOR("for (%s j = 0; j < 16; j++) {", I);
+    L("const %s q = p0 + j < %lld ? p0 + j : %lld, oy = q / %lld, ox = q %% %lld;", I, np, np - 1,
+      (long long)g->ow, (long long)g->ow);
+    L("%s *const pj = patch16 + j * %lld;", T, k4);
+    dy_qconv_gather(ctx, g, "pj");
+    if (k4 > k)
+      L("for (; t < %lld; t++) pj[t] = 0;", k4);
+    END();
+    L("dy_q_panel16(patch16, %lld, %d, panel);", k4, a->x_s8 ? 1 : 0);
+  }
   FOR("for (%s o0 = gi * %lld; o0 < (gi + 1) * %lld; o0 += 8) {", I, og, og);
   if (og % 8 == 0) {
     L("const int nc = 8;");
