@@ -467,6 +467,93 @@ static void test_range_of_shape_value(void) {
   dy_test_expect_cli(log, 1, "output 'y': dim 0 is batch+2, a sum of the batch", cmd);
 }
 
+/* y = TopK(x, k) values, x f32 [5], k a graph input i64 [1] (bound only
+ * by x's axis); Compress(x2, cond) the same way with cond bool [4]. */
+static void write_topk_model(const char *path) {
+  ob_model *m = ob_new(13);
+  ob_input(m, "x", OB_F32, 1, (int64_t[]){5}, NULL);
+  ob_input(m, "k", OB_I64, 1, (int64_t[]){1}, NULL);
+  ob_node(m, "TopK", "topk", 2, (const char *[]){"x", "k"}, 2, (const char *[]){"y", "i"});
+  ob_output(m, "y", OB_F32);
+  CU_ASSERT_EQUAL(ob_save(m, path), 0);
+  ob_free(m);
+}
+
+static void write_compress_model(const char *path) {
+  ob_model *m = ob_new(13);
+  ob_input(m, "x", OB_F32, 2, (int64_t[]){4, 2}, NULL);
+  ob_input(m, "cond", OB_BOOL, 1, (int64_t[]){4}, NULL);
+  Onnx__NodeProto *n = ob_node(m, "Compress", "cmp", 2, (const char *[]){"x", "cond"}, 1,
+                               (const char *[]){"y"});
+  ob_attr_i(m, n, "axis", 0);
+  ob_output(m, "y", OB_F32);
+  CU_ASSERT_EQUAL(ob_save(m, path), 0);
+  ob_free(m);
+}
+
+/* TopK with a run-time K: the K best, best first, at K 2, 5 and 0 on the
+ * executor and compiled (same bytes); K 6 > 5 an index error on both
+ * paths. Compress with a run-time condition: the rows kept, none kept. */
+static void test_topk_compress_run_time(void) {
+  char path[4096], exe[4096], exe2[4096], log[4096], cmd[16384], npy[4096];
+  dy_error err = {0};
+  dy_program *p = write_and_load(write_topk_model, "topk_k", path, exe, exe2);
+  CU_ASSERT_FATAL(compile_exe(path, "", exe));
+  float xv[5] = {3, -1, 7, 0.5f, 7};
+  const float want[5] = {7, 7, 3, 0.5f, -1};
+  int64_t ks[3] = {2, 5, 0};
+  for (int t = 0; t < 3; t++) {
+    dy_tensor *x[2] = {dy_tensor_from_data(DY_F32, 1, (int64_t[]){5}, xv),
+                       dy_tensor_from_data(DY_I64, 1, (int64_t[]){1}, &ks[t])};
+    dy_tensor *y = NULL;
+    DY_ASSERT_OK(dy_executor_run(p, x, 2, &y, 1, &err), &err);
+    CU_ASSERT_EQUAL_FATAL(y->type.shape[0], ks[t]);
+    CU_ASSERT(memcmp(y->data, want, (size_t)ks[t] * sizeof(float)) == 0);
+    dy_tensor_free(y);
+    char tag[32];
+    snprintf(tag, sizeof tag, "topk_%d", t);
+    CU_ASSERT_EQUAL(same_on_both(p, exe, tag, x, 2, 0), ks[t]);
+    dy_tensor_free(x[0]);
+    dy_tensor_free(x[1]);
+  }
+  int64_t k6 = 6;
+  dy_tensor *x[2] = {dy_tensor_from_data(DY_F32, 1, (int64_t[]){5}, xv),
+                     dy_tensor_from_data(DY_I64, 1, (int64_t[]){1}, &k6)};
+  dy_tensor *y = NULL;
+  CU_ASSERT_NOT_EQUAL(dy_executor_run(p, x, 2, &y, 1, &err), DY_OK);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "index 5"));
+  tmp_path(npy, sizeof npy, "topk_k6.npy");
+  CU_ASSERT_EQUAL(dy_npy_write(npy, x[1], &err), DY_OK);
+  tmp_path(log, sizeof log, "topk_k6.log");
+  snprintf(cmd, sizeof cmd, "%s %s/dynsize_topk_0_x0.npy %s --output-dir %s.out", exe,
+           DY_BUILD_DIR, npy, exe);
+  dy_test_expect_cli(log, 1, "index", cmd);
+  dy_tensor_free(x[0]);
+  dy_tensor_free(x[1]);
+  dy_program_free(p);
+
+  p = write_and_load(write_compress_model, "compress_c", path, exe, exe2);
+  CU_ASSERT_FATAL(compile_exe(path, "", exe));
+  float cx[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  bool conds[2][4] = {{false, true, false, true}, {false, false, false, false}};
+  for (int t = 0; t < 2; t++) {
+    dy_tensor *in[2] = {dy_tensor_from_data(DY_F32, 2, (int64_t[]){4, 2}, cx),
+                        dy_tensor_from_data(DY_BOOL, 1, (int64_t[]){4}, conds[t])};
+    dy_tensor *out = NULL;
+    DY_ASSERT_OK(dy_executor_run(p, in, 2, &out, 1, &err), &err);
+    CU_ASSERT_EQUAL_FATAL(out->type.shape[0], t ? 0 : 2);
+    if (!t)
+      CU_ASSERT(memcmp(out->data, (float[]){2, 3, 6, 7}, 4 * sizeof(float)) == 0);
+    dy_tensor_free(out);
+    char tag[32];
+    snprintf(tag, sizeof tag, "compress_%d", t);
+    CU_ASSERT_EQUAL(same_on_both(p, exe, tag, in, 2, 0), t ? 0 : 2);
+    dy_tensor_free(in[0]);
+    dy_tensor_free(in[1]);
+  }
+  dy_program_free(p);
+}
+
 void dy_test_register(void) {
   DY_SUITE("dynsize");
   DY_TEST(test_nonzero_eager);
@@ -476,4 +563,5 @@ void dy_test_register(void) {
   DY_TEST(test_nonzero_compiled_ranks);
   DY_TEST(test_nms_compiled);
   DY_TEST(test_range_of_shape_value);
+  DY_TEST(test_topk_compress_run_time);
 }
