@@ -554,6 +554,65 @@ static void test_topk_compress_run_time(void) {
   dy_program_free(p);
 }
 
+/* Unique(x), x f32 [6] a graph input, sorted or not: all four outputs. */
+static int unique_sorted = 1;
+static void write_unique_model(const char *path) {
+  ob_model *m = ob_new(13);
+  ob_input(m, "x", OB_F32, 1, (int64_t[]){6}, NULL);
+  Onnx__NodeProto *n = ob_node(m, "Unique", "u", 1, (const char *[]){"x"}, 4,
+                               (const char *[]){"y", "idx", "inv", "cnt"});
+  ob_attr_i(m, n, "sorted", unique_sorted);
+  ob_output(m, "y", OB_F32);
+  ob_output(m, "idx", OB_I64);
+  ob_output(m, "inv", OB_I64);
+  ob_output(m, "cnt", OB_I64);
+  CU_ASSERT_EQUAL(ob_save(m, path), 0);
+  ob_free(m);
+}
+
+/* Unique at run time: ONNX's four outputs for x = [2, 1, 2, 3, 1, 2]
+ * sorted and in order of appearance, and all equal (one unique value), on
+ * the executor; compiled, the same Y bytes. */
+static void test_unique_run_time(void) {
+  char path[4096], exe[4096], exe2[4096];
+  dy_error err = {0};
+  static const float xs[2][6] = {{2, 1, 2, 3, 1, 2}, {4, 4, 4, 4, 4, 4}};
+  /* per sorted (1, 0) and data: count, y, idx, inv, cnt */
+  static const struct {
+    int64_t n;
+    float y[3];
+    int64_t idx[3], inv[6], cnt[3];
+  } want[2][2] = {{{3, {1, 2, 3}, {1, 0, 3}, {1, 0, 1, 2, 0, 1}, {2, 3, 1}},
+                   {1, {4}, {0}, {0, 0, 0, 0, 0, 0}, {6}}},
+                  {{3, {2, 1, 3}, {0, 1, 3}, {0, 1, 0, 2, 1, 0}, {3, 2, 1}},
+                   {1, {4}, {0}, {0, 0, 0, 0, 0, 0}, {6}}}};
+  for (int srt = 0; srt < 2; srt++) {
+    unique_sorted = 1 - srt;
+    dy_program *p = write_and_load(write_unique_model, srt ? "unique_u" : "unique_s", path, exe,
+                                   exe2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_FATAL(compile_exe(path, "", exe));
+    for (int t = 0; t < 2; t++) {
+      dy_tensor *x = dy_tensor_from_data(DY_F32, 1, (int64_t[]){6}, (void *)xs[t]);
+      dy_tensor *y[4] = {NULL};
+      DY_ASSERT_OK(dy_executor_run(p, &x, 1, y, 4, &err), &err);
+      int64_t n = want[srt][t].n;
+      CU_ASSERT_EQUAL_FATAL(y[0]->type.shape[0], n);
+      CU_ASSERT(memcmp(y[0]->data, want[srt][t].y, (size_t)n * sizeof(float)) == 0);
+      CU_ASSERT(memcmp(y[1]->data, want[srt][t].idx, (size_t)n * sizeof(int64_t)) == 0);
+      CU_ASSERT(memcmp(y[2]->data, want[srt][t].inv, 6 * sizeof(int64_t)) == 0);
+      CU_ASSERT(memcmp(y[3]->data, want[srt][t].cnt, (size_t)n * sizeof(int64_t)) == 0);
+      for (int i = 0; i < 4; i++)
+        dy_tensor_free(y[i]);
+      char tag[32];
+      snprintf(tag, sizeof tag, "unique_%d_%d", srt, t);
+      CU_ASSERT_EQUAL(same_on_both(p, exe, tag, &x, 1, 0), n);
+      dy_tensor_free(x);
+    }
+    dy_program_free(p);
+  }
+}
+
 void dy_test_register(void) {
   DY_SUITE("dynsize");
   DY_TEST(test_nonzero_eager);
@@ -564,4 +623,5 @@ void dy_test_register(void) {
   DY_TEST(test_nms_compiled);
   DY_TEST(test_range_of_shape_value);
   DY_TEST(test_topk_compress_run_time);
+  DY_TEST(test_unique_run_time);
 }

@@ -309,6 +309,7 @@ extern const ox_mapper ox_mappers_image[];  /* onnx_image.c */
 extern const ox_mapper ox_mappers_seq[];    /* onnx_seq.c   */
 extern const ox_mapper ox_mappers_control[]; /* onnx_control.c */
 extern const ox_mapper ox_mappers_quant[];  /* onnx_quant.c */
+extern const ox_mapper ox_mappers_unique[]; /* onnx_unique.c */
 
 /* onnx_table.c: the ONNX op types that are one op of the table. A float
  * attribute of such a row: ONNX's name, the op's (ops.def) and ONNX's
