@@ -407,6 +407,38 @@ static void test_sequence_in_graph(void) {
                      "(Relu)");
 }
 
+/* ---- DynamicQuantizeLinear at run time ---- */
+
+/* ONNX's test_dynamicquantizelinear_max_adjusted data (every x below 0:
+ * the range is clamped up to 0): y, y_scale 4 / 255, y_zero_point 255. */
+static void test_dynamic_quantize_linear(void) {
+  char path[4096];
+  tmp_path(path, sizeof path, "dql.onnx");
+  ob_model *m = ob_new(13);
+  ob_input(m, "x", OB_F32, 1, (int64_t[]){6}, NULL);
+  ob_node(m, "DynamicQuantizeLinear", "dql", 1, (const char *[]){"x"}, 3,
+          (const char *[]){"y", "s", "z"});
+  ob_output(m, "y", 2); /* uint8 */
+  ob_output(m, "s", OB_F32);
+  ob_output(m, "z", 2); /* uint8 */
+  CU_ASSERT_EQUAL(ob_save(m, path), 0);
+  ob_free(m);
+  dy_program *p = NULL;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_onnx_load(path, &p, &err), &err);
+  float xv[6] = {-1.0f, -2.1f, -1.3f, -2.5f, -3.34f, -4.0f};
+  dy_tensor *x = dy_tensor_from_data(DY_F32, 1, (int64_t[]){6}, xv), *out[3] = {NULL};
+  DY_ASSERT_OK(dy_executor_run(p, &x, 1, out, 3, &err), &err);
+  const uint8_t want[6] = {191, 121, 172, 96, 42, 0};
+  CU_ASSERT(memcmp(out[0]->data, want, 6) == 0);
+  CU_ASSERT_DOUBLE_EQUAL(((float *)out[1]->data)[0], 4.0 / 255.0, 1e-9);
+  CU_ASSERT_EQUAL(((uint8_t *)out[2]->data)[0], 255);
+  for (int i = 0; i < 3; i++)
+    dy_tensor_free(out[i]);
+  dy_tensor_free(x);
+  dy_program_free(p);
+}
+
 void dy_test_register(void) {
   DY_SUITE("onnx_corners");
   DY_TEST(test_concat_many_inputs);
@@ -416,4 +448,5 @@ void dy_test_register(void) {
   DY_TEST(test_large_dilated_max_pool);
   DY_TEST(test_separable_average_pool_3d);
   DY_TEST(test_sequence_in_graph);
+  DY_TEST(test_dynamic_quantize_linear);
 }

@@ -45,6 +45,39 @@ static dy_status map_quantize_linear(ox_ctx *c) {
   OUT(0, in[2] ? ox_op(c, "quantize_linear", in, 3, a, na) : NULL);
 }
 
+/* DynamicQuantizeLinear(x) -> y, y_scale, y_zero_point (uint8), ONNX's
+ * function body: the range [min(x, 0), max(x, 0)] over 255 steps, the
+ * zero point 0 - min / scale clipped to [0, 255] and rounded half to even
+ * (quantize_linear at scale 1 saturates and rounds so), y
+ * quantize_linear(x, scale, zero point). All at run time. */
+static dy_status map_dynamic_quantize_linear(ox_ctx *c) {
+  ox_value *x;
+  TRY(ox_check_attrs(c, ""));
+  TRY(ox_need_in(c, 0, &x));
+  TRY(ox_need_f32(c, x));
+  int64_t axes[DY_MAX_DIMS];
+  for (int d = 0; d < x->type.rank; d++)
+    axes[d] = d;
+  int r = x->type.rank;
+  ox_value *zero = ox_const_f32(c, 0.0f);
+  ox_value *lo = ox_binary(c, "minimum", ox_reduce(c, "reduce_min", x, r, axes, false), zero);
+  ox_value *hi = ox_binary(c, "maximum", ox_reduce(c, "reduce_max", x, r, axes, false), zero);
+  ox_value *scale = ox_binary(c, "div", ox_binary(c, "sub", hi, lo), ox_const_f32(c, 255.0f));
+  dy_attr a[DY_QUANTIZE_LINEAR_NATTRS];
+  int na = dy_quantize_linear_attrs_put(&(dy_quantize_linear_attrs){
+      .given = DY_GIVEN_ALL, .axis = 0}, a);
+  ox_value *zfp = ox_scale(c, ox_binary(c, "div", lo, scale), -1.0f, 0.0f);
+  ox_value *zq[3] = {zfp, ox_const_f32(c, 1.0f), ox_new_const(c, DY_U8, 0, NULL, NULL)};
+  ox_value *zp = zfp && zq[1] && zq[2] ? ox_op(c, "quantize_linear", zq, 3, a, na) : NULL;
+  ox_value *yq[3] = {x, scale, zp};
+  TRY(ox_set_or_fail(c, 0, scale && zp ? ox_op(c, "quantize_linear", yq, 3, a, na) : NULL));
+  if (ox_out_wanted(c, 1))
+    TRY(ox_set_or_fail(c, 1, scale));
+  if (ox_out_wanted(c, 2))
+    TRY(ox_set_or_fail(c, 2, zp));
+  return DY_OK;
+}
+
 /* DequantizeLinear(x, x_scale, x_zero_point) attribute axis (1). */
 static dy_status map_dequantize_linear(ox_ctx *c) {
   ox_value *in[3];
@@ -111,6 +144,7 @@ static dy_status map_matmul_integer(ox_ctx *c) {
 
 const ox_mapper ox_mappers_quant[] = {
     {"QuantizeLinear", map_quantize_linear},
+    {"DynamicQuantizeLinear", map_dynamic_quantize_linear},
     {"DequantizeLinear", map_dequantize_linear},
     {"QLinearMatMul", map_qlinear_matmul},
     {"MatMulInteger", map_matmul_integer},
