@@ -556,9 +556,10 @@ static void test_topk_compress_run_time(void) {
 
 /* Unique(x), x f32 [6] a graph input, sorted or not: all four outputs. */
 static int unique_sorted = 1;
+static int64_t unique_len = 6;
 static void write_unique_model(const char *path) {
   ob_model *m = ob_new(13);
-  ob_input(m, "x", OB_F32, 1, (int64_t[]){6}, NULL);
+  ob_input(m, "x", OB_F32, 1, (int64_t[]){unique_len}, NULL);
   Onnx__NodeProto *n = ob_node(m, "Unique", "u", 1, (const char *[]){"x"}, 4,
                                (const char *[]){"y", "idx", "inv", "cnt"});
   ob_attr_i(m, n, "sorted", unique_sorted);
@@ -572,7 +573,8 @@ static void write_unique_model(const char *path) {
 
 /* Unique at run time: ONNX's four outputs for x = [2, 1, 2, 3, 1, 2]
  * sorted and in order of appearance, and all equal (one unique value), on
- * the executor; compiled, the same Y bytes. */
+ * the executor; compiled, the same Y bytes; a tensor too large for the
+ * pairwise comparison refused. */
 static void test_unique_run_time(void) {
   char path[4096], exe[4096], exe2[4096];
   dy_error err = {0};
@@ -611,6 +613,13 @@ static void test_unique_run_time(void) {
     }
     dy_program_free(p);
   }
+  /* the pairwise comparison is bounded: 5000^2 elements refused */
+  unique_len = 5000;
+  tmp_path(path, sizeof path, "unique_big.onnx");
+  write_unique_model(path);
+  unique_len = 6;
+  dy_test_onnx_error(path, DY_STATUS_UNSUPPORTED, "Unique of 5000 slices of 1 elements",
+                     "limited to 2^24");
 }
 
 void dy_test_register(void) {

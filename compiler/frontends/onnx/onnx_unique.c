@@ -17,7 +17,8 @@
  * are gathered at P (Y, indices, counts = sum_j E[i][j]); sorted, they
  * are then reordered by the inverse permutation of R at P (q[R[P[k]]] = k,
  * a scatter_elements), a gather again. The counts and ranks are summed in
- * f32: exact while x has fewer than 2^24 slices. */
+ * f32, exact for the sizes allowed: n^2 m at most 2^24 elements (else
+ * refused naming the sizes). */
 #include <string.h>
 
 #include "onnx_internal.h"
@@ -73,6 +74,10 @@ static dy_status map_unique(ox_ctx *c) {
     v = ox_reshape(c, x, 1, &n);
   }
   m = dy_type_numel(&x->type) / n;
+  if (n > 4096 || m > (1 << 24) / (n * n))
+    return ox_fail(c, DY_STATUS_UNSUPPORTED,
+                   "Unique of %lld slices of %lld elements: the pairwise comparison dy2stc "
+                   "builds (n^2 m elements) is limited to 2^24", (long long)n, (long long)m);
   int64_t perm[DY_MAX_DIMS];
   perm[0] = axis;
   for (int d = 0, k = 1; d < r; d++)
