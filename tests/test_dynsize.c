@@ -149,7 +149,7 @@ static bool compile_exe(const char *model, const char *extra, const char *exe) {
 }
 
 /* Run exe on the inputs x[0..n_in) (files in input order) and the
- * executor on p: exit 0 and the same output 'y' (dtype, shape, bytes) on
+ * executor on p: exit 0 and the same first output 'y' (dtype, shape, bytes) on
  * both; returns y's dim count_dim (the count: nonzero [rank, n], nms
  * [n, 3]), -1 on a failure. */
 static int64_t same_on_both(const dy_program *p, const char *exe, const char *tag, dy_tensor **x,
@@ -170,8 +170,12 @@ static int64_t same_on_both(const dy_program *p, const char *exe, const char *ta
   int rc = dy_test_sh(log, "rm -rf %s && mkdir -p %s && %s%s --output-dir %s", dir, dir, exe,
                       files, dir);
   CU_ASSERT_EQUAL(rc, 0);
-  dy_tensor *want = NULL, *got = NULL;
-  DY_ASSERT_OK(dy_executor_run(p, x, n_in, &want, 1, &err), &err);
+  dy_tensor *outs[4] = {NULL}, *want, *got = NULL;
+  CU_ASSERT_FATAL(p->n_fetches <= 4);
+  DY_ASSERT_OK(dy_executor_run(p, x, n_in, outs, p->n_fetches, &err), &err);
+  want = outs[0];
+  for (int i = 1; i < p->n_fetches; i++)
+    dy_tensor_free(outs[i]);
   snprintf(out, sizeof out, "%s/y.npy", dir);
   if (rc != 0 || dy_npy_read(out, &got, &err) != DY_OK) {
     char *t = dy_test_slurp(log);
@@ -385,23 +389,237 @@ static void test_nms_compiled(void) {
   dy_program_free(p);
 }
 
-/* Range's limit from a dynamic dim (a GPT block's positions): still
- * refused, but the message names the value (it said '' before). */
-static void test_range_of_shape_value_names_it(void) {
-  char path[4096];
-  tmp_path(path, sizeof path, "range_seq.onnx");
+/* y = Range(start, Gather(Shape(x), 1), delta) with x f32 [1, seq] (a GPT
+ * block's positions: torch.arange(seq)), start and delta initializers. */
+static int64_t range_start = 0, range_delta = 1;
+static bool range_batch = true; /* a batch input b besides x: seq is a symbol of its own */
+static void write_range_model(const char *path) {
   ob_model *m = ob_new(13);
   ob_input(m, "x", OB_F32, 2, (int64_t[]){1, -1}, "seq");
-  ob_init_i64(m, "zero", 0, NULL, (int64_t[]){0});
+  if (range_batch)
+    ob_input(m, "b", OB_F32, 1, (int64_t[]){-1}, "batch");
+  ob_init_i64(m, "start", 0, NULL, (int64_t[]){range_start});
+  ob_init_i64(m, "delta", 0, NULL, (int64_t[]){range_delta});
   ob_init_i64(m, "one", 0, NULL, (int64_t[]){1});
   ob_node(m, "Shape", "shape", 1, (const char *[]){"x"}, 1, (const char *[]){"s"});
   ob_node(m, "Gather", "g", 2, (const char *[]){"s", "one"}, 1, (const char *[]){"lim"});
-  ob_node(m, "Range", "r", 3, (const char *[]){"zero", "lim", "one"}, 1,
+  ob_node(m, "Range", "r", 3, (const char *[]){"start", "lim", "delta"}, 1,
           (const char *[]){"y"});
   ob_output(m, "y", OB_I64);
+  if (range_batch) {
+    ob_node(m, "Neg", "neg", 1, (const char *[]){"b"}, 1, (const char *[]){"nb"});
+    ob_output(m, "nb", OB_F32);
+  }
   CU_ASSERT_EQUAL(ob_save(m, path), 0);
   ob_free(m);
-  dy_test_onnx_error(path, DY_STATUS_UNSUPPORTED, "'lim' depends on a dynamic size", "(Range)");
+}
+
+/* Range to a dynamic size: arange(seq) and arange(-2, seq) (length seq + 2)
+ * at seq 3 and 5 on the executor (ONNX's values) and compiled (the same
+ * bytes); a length that is no size expression (delta 2: ceil(seq / 2)) is
+ * refused naming the limit, and so is an output of batch + 2 by compile. */
+static void test_range_of_shape_value(void) {
+  char path[4096], exe[4096], exe2[4096], tag[32];
+  dy_error err = {0};
+  for (int v = 0; v < 2; v++) {
+    range_start = v ? -2 : 0;
+    range_delta = 1;
+    dy_program *p = write_and_load(write_range_model, v ? "range_m2" : "range_0", path, exe, exe2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_FATAL(compile_exe(path, "", exe));
+    for (int64_t seq = 3; seq <= 5; seq += 2) {
+      float xv[5] = {0}, bv[2] = {1, 2};
+      dy_tensor *x[2] = {dy_tensor_from_data(DY_F32, 2, (int64_t[]){1, seq}, xv),
+                         dy_tensor_from_data(DY_F32, 1, (int64_t[]){2}, bv)};
+      dy_tensor *y[2] = {NULL, NULL};
+      DY_ASSERT_OK(dy_executor_run(p, x, 2, y, 2, &err), &err);
+      CU_ASSERT_EQUAL_FATAL(y[0]->type.rank, 1);
+      CU_ASSERT_EQUAL_FATAL(y[0]->type.shape[0], seq - range_start);
+      for (int64_t i = 0; i < seq - range_start; i++)
+        CU_ASSERT_EQUAL(((int64_t *)y[0]->data)[i], range_start + i);
+      dy_tensor_free(y[0]);
+      dy_tensor_free(y[1]);
+      snprintf(tag, sizeof tag, "range%d_%lld", v, (long long)seq);
+      CU_ASSERT_EQUAL(same_on_both(p, exe, tag, x, 2, 0), seq - range_start);
+      dy_tensor_free(x[0]);
+      dy_tensor_free(x[1]);
+    }
+    dy_program_free(p);
+  }
+  range_start = 0;
+  range_delta = 2;
+  tmp_path(path, sizeof path, "range_d2.onnx");
+  write_range_model(path);
+  dy_test_onnx_error(path, DY_STATUS_UNSUPPORTED, "dynamic size 'lim': its length is not a size",
+                     "(Range)");
+  /* seq the only symbol (so the batch): NAME.h sizes outputs by batch
+   * products only, so an output of batch + 2 is refused by the compiler
+   * (it was written at batch elements: a heap overflow) */
+  range_start = -2;
+  range_delta = 1;
+  range_batch = false;
+  tmp_path(path, sizeof path, "range_batch.onnx");
+  write_range_model(path);
+  range_batch = true;
+  char log[4096], cmd[16384];
+  tmp_path(log, sizeof log, "range_batch.log");
+  snprintf(cmd, sizeof cmd, "%s compile %s -o %s.bin", DY2STC_PATH, path, path);
+  dy_test_expect_cli(log, 1, "output 'y': dim 0 is batch+2, a sum of the batch", cmd);
+}
+
+/* y = TopK(x, k) values, x f32 [5], k a graph input i64 [1] (bound only
+ * by x's axis); Compress(x2, cond) the same way with cond bool [4]. */
+static void write_topk_model(const char *path) {
+  ob_model *m = ob_new(13);
+  ob_input(m, "x", OB_F32, 1, (int64_t[]){5}, NULL);
+  ob_input(m, "k", OB_I64, 1, (int64_t[]){1}, NULL);
+  ob_node(m, "TopK", "topk", 2, (const char *[]){"x", "k"}, 2, (const char *[]){"y", "i"});
+  ob_output(m, "y", OB_F32);
+  CU_ASSERT_EQUAL(ob_save(m, path), 0);
+  ob_free(m);
+}
+
+static void write_compress_model(const char *path) {
+  ob_model *m = ob_new(13);
+  ob_input(m, "x", OB_F32, 2, (int64_t[]){4, 2}, NULL);
+  ob_input(m, "cond", OB_BOOL, 1, (int64_t[]){4}, NULL);
+  Onnx__NodeProto *n = ob_node(m, "Compress", "cmp", 2, (const char *[]){"x", "cond"}, 1,
+                               (const char *[]){"y"});
+  ob_attr_i(m, n, "axis", 0);
+  ob_output(m, "y", OB_F32);
+  CU_ASSERT_EQUAL(ob_save(m, path), 0);
+  ob_free(m);
+}
+
+/* TopK with a run-time K: the K best, best first, at K 2, 5 and 0 on the
+ * executor and compiled (same bytes); K 6 > 5 an index error on both
+ * paths. Compress with a run-time condition: the rows kept, none kept. */
+static void test_topk_compress_run_time(void) {
+  char path[4096], exe[4096], exe2[4096], log[4096], cmd[16384], npy[4096];
+  dy_error err = {0};
+  dy_program *p = write_and_load(write_topk_model, "topk_k", path, exe, exe2);
+  CU_ASSERT_FATAL(compile_exe(path, "", exe));
+  float xv[5] = {3, -1, 7, 0.5f, 7};
+  const float want[5] = {7, 7, 3, 0.5f, -1};
+  int64_t ks[3] = {2, 5, 0};
+  for (int t = 0; t < 3; t++) {
+    dy_tensor *x[2] = {dy_tensor_from_data(DY_F32, 1, (int64_t[]){5}, xv),
+                       dy_tensor_from_data(DY_I64, 1, (int64_t[]){1}, &ks[t])};
+    dy_tensor *y = NULL;
+    DY_ASSERT_OK(dy_executor_run(p, x, 2, &y, 1, &err), &err);
+    CU_ASSERT_EQUAL_FATAL(y->type.shape[0], ks[t]);
+    CU_ASSERT(memcmp(y->data, want, (size_t)ks[t] * sizeof(float)) == 0);
+    dy_tensor_free(y);
+    char tag[32];
+    snprintf(tag, sizeof tag, "topk_%d", t);
+    CU_ASSERT_EQUAL(same_on_both(p, exe, tag, x, 2, 0), ks[t]);
+    dy_tensor_free(x[0]);
+    dy_tensor_free(x[1]);
+  }
+  int64_t k6 = 6;
+  dy_tensor *x[2] = {dy_tensor_from_data(DY_F32, 1, (int64_t[]){5}, xv),
+                     dy_tensor_from_data(DY_I64, 1, (int64_t[]){1}, &k6)};
+  dy_tensor *y = NULL;
+  CU_ASSERT_NOT_EQUAL(dy_executor_run(p, x, 2, &y, 1, &err), DY_OK);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "index 5"));
+  tmp_path(npy, sizeof npy, "topk_k6.npy");
+  CU_ASSERT_EQUAL(dy_npy_write(npy, x[1], &err), DY_OK);
+  tmp_path(log, sizeof log, "topk_k6.log");
+  snprintf(cmd, sizeof cmd, "%s %s/dynsize_topk_0_x0.npy %s --output-dir %s.out", exe,
+           DY_BUILD_DIR, npy, exe);
+  dy_test_expect_cli(log, 1, "index", cmd);
+  dy_tensor_free(x[0]);
+  dy_tensor_free(x[1]);
+  dy_program_free(p);
+
+  p = write_and_load(write_compress_model, "compress_c", path, exe, exe2);
+  CU_ASSERT_FATAL(compile_exe(path, "", exe));
+  float cx[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  bool conds[2][4] = {{false, true, false, true}, {false, false, false, false}};
+  for (int t = 0; t < 2; t++) {
+    dy_tensor *in[2] = {dy_tensor_from_data(DY_F32, 2, (int64_t[]){4, 2}, cx),
+                        dy_tensor_from_data(DY_BOOL, 1, (int64_t[]){4}, conds[t])};
+    dy_tensor *out = NULL;
+    DY_ASSERT_OK(dy_executor_run(p, in, 2, &out, 1, &err), &err);
+    CU_ASSERT_EQUAL_FATAL(out->type.shape[0], t ? 0 : 2);
+    if (!t)
+      CU_ASSERT(memcmp(out->data, (float[]){2, 3, 6, 7}, 4 * sizeof(float)) == 0);
+    dy_tensor_free(out);
+    char tag[32];
+    snprintf(tag, sizeof tag, "compress_%d", t);
+    CU_ASSERT_EQUAL(same_on_both(p, exe, tag, in, 2, 0), t ? 0 : 2);
+    dy_tensor_free(in[0]);
+    dy_tensor_free(in[1]);
+  }
+  dy_program_free(p);
+}
+
+/* Unique(x), x f32 [6] a graph input, sorted or not: all four outputs. */
+static int unique_sorted = 1;
+static int64_t unique_len = 6;
+static void write_unique_model(const char *path) {
+  ob_model *m = ob_new(13);
+  ob_input(m, "x", OB_F32, 1, (int64_t[]){unique_len}, NULL);
+  Onnx__NodeProto *n = ob_node(m, "Unique", "u", 1, (const char *[]){"x"}, 4,
+                               (const char *[]){"y", "idx", "inv", "cnt"});
+  ob_attr_i(m, n, "sorted", unique_sorted);
+  ob_output(m, "y", OB_F32);
+  ob_output(m, "idx", OB_I64);
+  ob_output(m, "inv", OB_I64);
+  ob_output(m, "cnt", OB_I64);
+  CU_ASSERT_EQUAL(ob_save(m, path), 0);
+  ob_free(m);
+}
+
+/* Unique at run time: ONNX's four outputs for x = [2, 1, 2, 3, 1, 2]
+ * sorted and in order of appearance, and all equal (one unique value), on
+ * the executor; compiled, the same Y bytes; a tensor too large for the
+ * pairwise comparison refused. */
+static void test_unique_run_time(void) {
+  char path[4096], exe[4096], exe2[4096];
+  dy_error err = {0};
+  static const float xs[2][6] = {{2, 1, 2, 3, 1, 2}, {4, 4, 4, 4, 4, 4}};
+  /* per sorted (1, 0) and data: count, y, idx, inv, cnt */
+  static const struct {
+    int64_t n;
+    float y[3];
+    int64_t idx[3], inv[6], cnt[3];
+  } want[2][2] = {{{3, {1, 2, 3}, {1, 0, 3}, {1, 0, 1, 2, 0, 1}, {2, 3, 1}},
+                   {1, {4}, {0}, {0, 0, 0, 0, 0, 0}, {6}}},
+                  {{3, {2, 1, 3}, {0, 1, 3}, {0, 1, 0, 2, 1, 0}, {3, 2, 1}},
+                   {1, {4}, {0}, {0, 0, 0, 0, 0, 0}, {6}}}};
+  for (int srt = 0; srt < 2; srt++) {
+    unique_sorted = 1 - srt;
+    dy_program *p = write_and_load(write_unique_model, srt ? "unique_u" : "unique_s", path, exe,
+                                   exe2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_FATAL(compile_exe(path, "", exe));
+    for (int t = 0; t < 2; t++) {
+      dy_tensor *x = dy_tensor_from_data(DY_F32, 1, (int64_t[]){6}, (void *)xs[t]);
+      dy_tensor *y[4] = {NULL};
+      DY_ASSERT_OK(dy_executor_run(p, &x, 1, y, 4, &err), &err);
+      int64_t n = want[srt][t].n;
+      CU_ASSERT_EQUAL_FATAL(y[0]->type.shape[0], n);
+      CU_ASSERT(memcmp(y[0]->data, want[srt][t].y, (size_t)n * sizeof(float)) == 0);
+      CU_ASSERT(memcmp(y[1]->data, want[srt][t].idx, (size_t)n * sizeof(int64_t)) == 0);
+      CU_ASSERT(memcmp(y[2]->data, want[srt][t].inv, 6 * sizeof(int64_t)) == 0);
+      CU_ASSERT(memcmp(y[3]->data, want[srt][t].cnt, (size_t)n * sizeof(int64_t)) == 0);
+      for (int i = 0; i < 4; i++)
+        dy_tensor_free(y[i]);
+      char tag[32];
+      snprintf(tag, sizeof tag, "unique_%d_%d", srt, t);
+      CU_ASSERT_EQUAL(same_on_both(p, exe, tag, &x, 1, 0), n);
+      dy_tensor_free(x);
+    }
+    dy_program_free(p);
+  }
+  /* the pairwise comparison is bounded: 5000^2 elements refused */
+  unique_len = 5000;
+  tmp_path(path, sizeof path, "unique_big.onnx");
+  write_unique_model(path);
+  unique_len = 6;
+  dy_test_onnx_error(path, DY_STATUS_UNSUPPORTED, "Unique of 5000 slices of 1 elements",
+                     "limited to 2^24");
 }
 
 void dy_test_register(void) {
@@ -412,5 +630,7 @@ void dy_test_register(void) {
   DY_TEST(test_nonzero_compiled);
   DY_TEST(test_nonzero_compiled_ranks);
   DY_TEST(test_nms_compiled);
-  DY_TEST(test_range_of_shape_value_names_it);
+  DY_TEST(test_range_of_shape_value);
+  DY_TEST(test_topk_compress_run_time);
+  DY_TEST(test_unique_run_time);
 }

@@ -3,7 +3,8 @@
  * concats beyond), opset-6 attributes as that opset's spec reads them
  * (Add's broadcast/axis, PRelu's per-channel slope, BatchNormalization's
  * is_test) and pooling windows beyond the importer's slice cap (a 600-
- * element dilated MaxPool, a 3-D AveragePool), and DynamicQuantizeLinear
+ * element dilated MaxPool, a 3-D AveragePool), sequences inside a graph
+ * (split, erase, insert, concat, length, at) and DynamicQuantizeLinear
  * (the form ONNX Runtime's dynamic quantizer writes). Each model runs on the
  * executor against a reference computed here; the larger ones also
  * through `dy2stc check` (executor and compiled C agree). */
@@ -331,6 +332,83 @@ static void test_separable_average_pool_3d(void) {
   dy_tensor_free(x), dy_tensor_free(y);
 }
 
+/* ---- sequences inside a graph (taken apart at import time) ---- */
+
+/* x f32 [2, 6]: s1 = SplitToSequence(x, [1, 2, 3], axis 1); s2 = erase
+ * s1[0]; s3 = insert x at -1 (before the last); y = ConcatFromSequence(s3,
+ * axis 1), n = SequenceLength(s3), z = SequenceAt(s3, -1); bad 1 returns
+ * s3 itself, bad 2 feeds it to Relu. */
+static void write_sequence_model(const char *path, int bad) {
+  ob_model *m = ob_new(13);
+  ob_input(m, "x", OB_F32, 2, (int64_t[]){2, 6}, NULL);
+  ob_init_i64(m, "split", 1, (int64_t[]){3}, (int64_t[]){1, 2, 3});
+  ob_init_i64(m, "zero", 0, NULL, (int64_t[]){0});
+  ob_init_i64(m, "last", 0, NULL, (int64_t[]){-1});
+  Onnx__NodeProto *n = ob_node(m, "SplitToSequence", "split_seq", 2,
+                               (const char *[]){"x", "split"}, 1, (const char *[]){"s1"});
+  ob_attr_i(m, n, "axis", 1);
+  ob_node(m, "SequenceErase", "erase", 2, (const char *[]){"s1", "zero"}, 1,
+          (const char *[]){"s2"});
+  ob_node(m, "SequenceInsert", "insert", 3, (const char *[]){"s2", "x", "last"}, 1,
+          (const char *[]){"s3"});
+  if (bad == 1) {
+    ob_output(m, "s3", OB_F32);
+  } else if (bad == 2) {
+    ob_node(m, "Relu", "relu", 1, (const char *[]){"s3"}, 1, (const char *[]){"r"});
+    ob_output(m, "r", OB_F32);
+  } else {
+    n = ob_node(m, "ConcatFromSequence", "cat", 1, (const char *[]){"s3"}, 1,
+                (const char *[]){"y"});
+    ob_attr_i(m, n, "axis", 1);
+    ob_node(m, "SequenceLength", "len", 1, (const char *[]){"s3"}, 1, (const char *[]){"n"});
+    ob_node(m, "SequenceAt", "at", 2, (const char *[]){"s3", "last"}, 1, (const char *[]){"z"});
+    ob_output(m, "y", OB_F32);
+    ob_output(m, "n", OB_I64);
+    ob_output(m, "z", OB_F32);
+  }
+  CU_ASSERT_EQUAL(ob_save(m, path), 0);
+  ob_free(m);
+}
+
+static void test_sequence_in_graph(void) {
+  char path[4096];
+  tmp_path(path, sizeof path, "sequence.onnx");
+  write_sequence_model(path, 0);
+  dy_program *p = NULL;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_onnx_load(path, &p, &err), &err);
+  float xv[12];
+  for (int i = 0; i < 12; i++)
+    xv[i] = (float)i;
+  dy_tensor *x = dy_tensor_from_data(DY_F32, 2, (int64_t[]){2, 6}, xv), *out[3] = {NULL};
+  DY_ASSERT_OK(dy_executor_run(p, &x, 1, out, 3, &err), &err);
+  /* y = [x[:, 1:3], x, x[:, 3:6]] along axis 1: [2, 11] */
+  CU_ASSERT_EQUAL_FATAL(out[0]->type.shape[1], 11);
+  const float *y = out[0]->data;
+  for (int r = 0; r < 2; r++)
+    for (int j = 0; j < 11; j++) {
+      int col = j < 2 ? 1 + j : j < 8 ? j - 2 : j - 5;
+      CU_ASSERT_EQUAL(y[r * 11 + j], xv[r * 6 + col]);
+    }
+  CU_ASSERT_EQUAL(((int64_t *)out[1]->data)[0], 3);
+  CU_ASSERT_EQUAL_FATAL(out[2]->type.shape[1], 3);
+  CU_ASSERT_EQUAL(((float *)out[2]->data)[0], 3.0f);
+  CU_ASSERT_EQUAL(((float *)out[2]->data)[5], 11.0f);
+  for (int i = 0; i < 3; i++)
+    dy_tensor_free(out[i]);
+  dy_tensor_free(x);
+  dy_program_free(p);
+  check_compiled(path, "x", 2, (int64_t[]){2, 6}, xv);
+  /* a sequence never becomes a tensor: one line naming it */
+  tmp_path(path, sizeof path, "sequence_out.onnx");
+  write_sequence_model(path, 1);
+  dy_test_onnx_error(path, DY_STATUS_UNSUPPORTED, "'s3' is a sequence", "never a tensor");
+  tmp_path(path, sizeof path, "sequence_relu.onnx");
+  write_sequence_model(path, 2);
+  dy_test_onnx_error(path, DY_STATUS_UNSUPPORTED, "input 's3' is a sequence, not a tensor",
+                     "(Relu)");
+}
+
 /* ---- DynamicQuantizeLinear ---- */
 
 /* The ONNX reference's rule in float32, written out here. */
@@ -389,6 +467,18 @@ static void test_dynamic_quantize_linear(void) {
       dy_tensor_free(out[k]);
     dy_tensor_free(x);
   }
+  /* ONNX's test_dynamicquantizelinear_max_adjusted data, its stored
+   * outputs: y, y_scale 4 / 255, y_zero_point 255 */
+  float xv[6] = {-1.0f, -2.1f, -1.3f, -2.5f, -3.34f, -4.0f};
+  dy_tensor *x = dy_tensor_from_data(DY_F32, 1, (int64_t[]){6}, xv), *out[3] = {NULL};
+  DY_ASSERT_OK(dy_executor_run(p, &x, 1, out, 3, &err), &err);
+  const uint8_t want[6] = {191, 121, 172, 96, 42, 0};
+  CU_ASSERT(memcmp(out[0]->data, want, 6) == 0);
+  CU_ASSERT_DOUBLE_EQUAL(((float *)out[1]->data)[0], 4.0 / 255.0, 1e-9);
+  CU_ASSERT_EQUAL(((uint8_t *)out[2]->data)[0], 255);
+  for (int i = 0; i < 3; i++)
+    dy_tensor_free(out[i]);
+  dy_tensor_free(x);
   dy_program_free(p);
 }
 
@@ -400,5 +490,6 @@ void dy_test_register(void) {
   DY_TEST(test_opset6_batch_norm_is_test);
   DY_TEST(test_large_dilated_max_pool);
   DY_TEST(test_separable_average_pool_3d);
+  DY_TEST(test_sequence_in_graph);
   DY_TEST(test_dynamic_quantize_linear);
 }

@@ -181,7 +181,8 @@ static ox_map_fn find_mapper(const char *op_type) {
   static const ox_mapper *const tables[] = {ox_mappers_ops, ox_mappers_math,
                                             ox_mappers_shape, ox_mappers_nn,
                                             ox_mappers_image, ox_mappers_seq,
-                                            ox_mappers_control, ox_mappers_quant};
+                                            ox_mappers_control, ox_mappers_quant,
+                                            ox_mappers_unique, ox_mappers_sequence};
   for (size_t t = 0; t < sizeof tables / sizeof *tables; t++)
     for (const ox_mapper *m = tables[t]; m->op_type; m++)
       if (strcmp(m->op_type, op_type) == 0)

@@ -73,6 +73,10 @@ typedef struct ox_value {
   bool weight;           /* c is an f32 initializer's data, maybe reshaped
                             or transposed: a trainable var once materialised */
   int graph_input;       /* index among graph inputs for a feed, else -1    */
+  bool is_seq;           /* an ONNX sequence of n_items tensors, known at
+                            import time (onnx_sequence.c); never a var      */
+  int n_items;
+  struct ox_value **items; /* Program-owned array                          */
   int node;              /* index of the node that made it, -1 for inputs  */
 } ox_value;
 
@@ -309,6 +313,8 @@ extern const ox_mapper ox_mappers_image[];  /* onnx_image.c */
 extern const ox_mapper ox_mappers_seq[];    /* onnx_seq.c   */
 extern const ox_mapper ox_mappers_control[]; /* onnx_control.c */
 extern const ox_mapper ox_mappers_quant[];  /* onnx_quant.c */
+extern const ox_mapper ox_mappers_unique[]; /* onnx_unique.c */
+extern const ox_mapper ox_mappers_sequence[]; /* onnx_sequence.c */
 
 /* onnx_table.c: the ONNX op types that are one op of the table. A float
  * attribute of such a row: ONNX's name, the op's (ops.def) and ONNX's

@@ -86,6 +86,10 @@ static bool rearranges(const char *op) {
 dy_status ox_materialize(ox_ctx *c, ox_value *v) {
   if (v->var >= 0)
     return DY_OK;
+  if (v->is_seq)
+    return ox_fail(c, DY_STATUS_UNSUPPORTED,
+                   "'%s' is a sequence: a sequence is only taken apart at import time, never "
+                   "a tensor or a graph output", v->name);
   if (!v->c)
     return ox_fail(c, DY_STATUS_INTERNAL, "value '%s' has neither a var nor data", v->name);
   if (v->sym)
@@ -192,6 +196,9 @@ dy_status ox_op_n(ox_ctx *c, const char *opname, ox_value *const *in, int n_in,
   for (int i = 0; i < n_in; i++) {
     if (!in[i])
       return ox_fail(c, DY_STATUS_INTERNAL, "%s: missing input %d", opname, i);
+    if (in[i]->is_seq)
+      return ox_fail(c, DY_STATUS_UNSUPPORTED, "%s: input '%s' is a sequence, not a tensor",
+                     opname, in[i]->name);
     all_const &= in[i]->c != NULL;
     any_sym |= in[i]->sym;
     in_t[i] = in[i]->type;

@@ -210,12 +210,64 @@ static dy_status map_size(ox_ctx *c) {
   OUT(0, ox_const_i64(c, n));
 }
 
-/* Range(start, limit, delta): all constants (the length must be known). */
+/* Range with a size for its limit (torch.arange(seq): limit a shape
+ * value d, start s and delta k integer constants): ceil((d - s) / k)
+ * elements, a size expression when exact (k = 1: d - s), built at run time
+ * as s + k * cumsum(ones), exclusive, over a run-time tensor of that size
+ * (ox_like_make). An inexact length, or a run-time start or delta, is
+ * refused naming the operand. */
+static dy_status range_of_size(ox_ctx *c, ox_value *const in[3]) {
+  const int64_t *v[3];
+  int64_t n;
+  const char *lim = c->node->input[1]; /* a folded value has no name of its own */
+  for (int i = 0; i < 3; i++) {
+    TRY(ox_get_ints(c, in[i], i == 0   ? "Range's start"
+                              : i == 1 ? "Range's limit"
+                                       : "Range's delta",
+                    i == 1, &v[i], &n));
+    if (n != 1)
+      return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "Range operands must be scalars");
+  }
+  int64_t s = v[0][0], k = v[2][0], len;
+  if (k == 0)
+    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "delta is 0");
+  if (k < 0 || !dy_dim_add_const(ox_sym_dim(in[1], 0), -s, &len) ||
+      !dy_dim_div(len, k, &len))
+    return ox_fail(c, DY_STATUS_UNSUPPORTED,
+                   "Range from %lld by %lld to the dynamic size '%s': its length is not a "
+                   "size expression", (long long)s, (long long)k, lim);
+  ox_value *like = ox_like_make(c, 1, &len);
+  dy_dim_expr e;
+  int64_t base;
+  if (!like && dy_dim_expr_of(len, &e) && e.c > 0 && dy_dim_add_const(len, -e.c, &base) &&
+      (like = ox_like_make(c, 1, &base))) /* seq + 2: seq's, then 2 more */
+    like = ox_concat(c, (ox_value *[]){like, ox_new_const(c, DY_F32, 1, &e.c, NULL)}, 2, 0);
+  if (!like)
+    return ox_fail(c, DY_STATUS_UNSUPPORTED,
+                   "Range to the dynamic size '%s': no run-time tensor has that size", lim);
+  dy_attr at[DY_CUMSUM_NATTRS];
+  int n_at = dy_cumsum_attrs_put(
+      &(dy_cumsum_attrs){.given = DY_GIVEN_ALL, .axis = 0, .exclusive = true}, at);
+  ox_value *i = ox_op(c, "cumsum", (ox_value *[]){ox_scale(c, like, 1.0f, 1.0f)}, 1, at, n_at);
+  dy_dtype dt = in[0]->type.dtype;
+  ox_value *r = ox_cast(c, i, dt);
+  if (k != 1)
+    r = ox_binary(c, "mul", r, ox_cast(c, ox_const_i64(c, k), dt));
+  if (s != 0)
+    r = ox_binary(c, "add", r, ox_cast(c, ox_const_i64(c, s), dt));
+  OUT(0, r);
+}
+
+/* Range(start, limit, delta): constants (the length known), or a limit
+ * that is a dynamic size (range_of_size). */
 static dy_status map_range(ox_ctx *c) {
   ox_value *in[3];
   TRY(ox_check_attrs(c, ""));
-  for (int i = 0; i < 3; i++) {
+  for (int i = 0; i < 3; i++)
     TRY(ox_need_in(c, i, &in[i]));
+  if (in[1]->sym && in[0]->type.dtype != DY_F32)
+    return range_of_size(c, in);
+  for (int i = 0; i < 3; i++) {
     if (!ox_is_const(in[i])) /* its length would depend on run-time data */
       return ox_get_ints(c, in[i], "Range's start, limit and delta", false, NULL, NULL);
     if (in[i]->type.dtype != in[0]->type.dtype || dy_type_numel(&in[i]->type) != 1)

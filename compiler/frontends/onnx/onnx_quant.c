@@ -136,8 +136,11 @@ static dy_status map_dynamic_quantize_linear(ox_ctx *c) {
   ox_value *zp = ox_op(c, "quantize_linear", zin, 3, a, na);
   ox_value *yin[3] = {x, scale, zp};
   TRY(ox_set_or_fail(c, 0, ox_op(c, "quantize_linear", yin, 3, a, na)));
-  TRY(ox_set_or_fail(c, 1, scale));
-  return ox_set_or_fail(c, 2, zp);
+  if (ox_out_wanted(c, 1))
+    TRY(ox_set_or_fail(c, 1, scale));
+  if (ox_out_wanted(c, 2))
+    TRY(ox_set_or_fail(c, 2, zp));
+  return DY_OK;
 }
 
 const ox_mapper ox_mappers_quant[] = {

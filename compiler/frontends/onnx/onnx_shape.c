@@ -681,15 +681,14 @@ static dy_status map_reverse_sequence(ox_ctx *c) {
 }
 
 /* Compress(input, condition) attributes: axis (none: the flattened input).
- * The output's length is the number of true conditions, so condition must
- * be a constant; it becomes a gather of the selected indices. */
+ * The selected indices, gathered: a constant condition's at import time; a
+ * run-time one's by nonzero (its count a size set at run time; a condition
+ * longer than the axis with a true beyond it is gather's index error). */
 static dy_status map_compress(ox_ctx *c) {
   ox_value *x, *cv;
   TRY(ox_check_attrs(c, "axis"));
   TRY(ox_need_in(c, 0, &x));
   TRY(ox_need_in(c, 1, &cv));
-  if (!ox_is_const(cv))
-    return ox_get_ints(c, cv, "Compress's condition", false, NULL, NULL);
   if (cv->type.dtype != DY_BOOL || cv->type.rank != 1)
     return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "condition must be a 1-D bool");
   int axis = 0;
@@ -701,6 +700,12 @@ static dy_status map_compress(ox_ctx *c) {
     if (n < 0)
       return ox_fail(c, DY_STATUS_UNSUPPORTED, "flattening a dynamic tensor");
     v = ox_reshape(c, x, 1, &n);
+  }
+  dy_attr a[DY_GATHER_NATTRS];
+  int n_a = dy_gather_attrs_put(&(dy_gather_attrs){.given = DY_GIVEN_ALL, .axis = axis}, a);
+  if (!ox_is_const(cv)) {
+    ox_value *sel = ox_squeeze(c, ox_nonzero(c, cv), 1, (int64_t[]){0}); /* [count] */
+    OUT(0, v && sel ? ox_op(c, "gather", (ox_value *[]){v, sel}, 2, a, n_a) : NULL);
   }
   int64_t dim = v ? v->type.shape[axis] : 0, n = dy_type_numel(&cv->type), k = 0;
   const unsigned char *cond = cv->c->data;
@@ -716,8 +721,6 @@ static dy_status map_compress(ox_ctx *c) {
     if (cond[i])
       ((int64_t *)sel->c->data)[k++] = i;
   ox_value *in[2] = {v, sel};
-  dy_attr a[DY_GATHER_NATTRS];
-  int n_a = dy_gather_attrs_put(&(dy_gather_attrs){.given = DY_GIVEN_ALL, .axis = axis}, a);
   OUT(0, v ? ox_op(c, "gather", in, 2, a, n_a) : NULL);
 }
 
@@ -832,9 +835,46 @@ static dy_status map_cumsum(ox_ctx *c) {
   OUT(0, ox_op(c, "cumsum", &x, 1, at, n_at));
 }
 
+/* The indices of x's k best along axis (top_k: best first, ties to the
+ * lower index). */
+static ox_value *top_k_indices(ox_ctx *c, ox_value *x, int64_t k, int axis) {
+  dy_attr a[DY_TOP_K_NATTRS];
+  int n_a = dy_top_k_attrs_put(&(dy_top_k_attrs){
+      .given = DY_GIVEN_ALL, .k = k, .axis = axis, .largest = ox_attr_i(c, "largest", 1) != 0}, a);
+  return ox_op(c, "top_k", &x, 1, a, n_a);
+}
+
+/* TopK with K a run-time tensor (one element): every index of the axis
+ * (dim, static) ranked, the first K kept by a gather of nonzero(iota <
+ * K) over an iota of dim + 1 entries, so the count is a size set at run
+ * time and a K above dim selects index dim: gather's index error, not a
+ * silently shorter result (a negative K keeps none). */
+static dy_status top_k_of_tensor(ox_ctx *c, ox_value *x, ox_value *kv) {
+  int axis;
+  TRY(ox_axis(c, ox_attr_i(c, "axis", -1), x->type.rank, &axis));
+  int64_t dim = x->type.shape[axis];
+  if (dim < 0)
+    return ox_fail(c, DY_STATUS_UNSUPPORTED, "TopK with a run-time K along a dynamic axis");
+  if (kv->type.dtype != DY_I64 || dy_type_numel(&kv->type) != 1)
+    return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "K must be one int64");
+  ox_value *keep = ox_binary(c, "less", ox_iota(c, dim + 1, 1, 0),
+                             ox_reshape(c, kv, 1, (int64_t[]){1}));
+  ox_value *sel = ox_squeeze(c, ox_nonzero(c, keep), 1, (int64_t[]){0}); /* [K] */
+  dy_attr g[DY_GATHER_NATTRS];
+  int n_g = dy_gather_attrs_put(&(dy_gather_attrs){.given = DY_GIVEN_ALL, .axis = axis}, g);
+  ox_value *all = top_k_indices(c, x, dim, axis);
+  ox_value *idx = all && sel ? ox_op(c, "gather", (ox_value *[]){all, sel}, 2, g, n_g) : NULL;
+  dy_attr e[DY_GATHER_ELEMENTS_NATTRS];
+  int n_e = dy_gather_elements_attrs_put(&(dy_gather_elements_attrs){
+      .given = DY_GIVEN_ALL, .axis = axis}, e);
+  ox_value *in[2] = {x, idx};
+  TRY(ox_set_or_fail(c, 0, idx ? ox_op(c, "gather_elements", in, 2, e, n_e) : NULL));
+  return ox_set_out(c, 1, idx);
+}
+
 /* TopK(X, K) -> Values, Indices; attributes: axis (-1), largest (1),
- * sorted (1); before opset 10 k is an attribute. K must be a constant (it
- * is the output's extent). The indices come from top_k (best first, ties
+ * sorted (1); before opset 10 k is an attribute. K a constant (the
+ * output's extent), or a run-time tensor (top_k_of_tensor). The indices come from top_k (best first, ties
  * to the lower index, which also satisfies sorted=0), the values from a
  * gather_elements of them. */
 static dy_status map_top_k(ox_ctx *c) {
@@ -847,6 +887,8 @@ static dy_status map_top_k(ox_ctx *c) {
     const int64_t *kp;
     int64_t n;
     TRY(ox_need_in(c, 1, &kv));
+    if (!ox_is_const(kv))
+      return top_k_of_tensor(c, x, kv);
     TRY(ox_get_ints(c, kv, "TopK's K", false, &kp, &n));
     if (n != 1)
       return ox_fail(c, DY_STATUS_INVALID_ARGUMENT, "K must have one element");
@@ -854,10 +896,7 @@ static dy_status map_top_k(ox_ctx *c) {
   }
   int axis;
   TRY(ox_axis(c, ox_attr_i(c, "axis", -1), x->type.rank, &axis));
-  dy_attr a[DY_TOP_K_NATTRS];
-  int n_a = dy_top_k_attrs_put(&(dy_top_k_attrs){
-      .given = DY_GIVEN_ALL, .k = k, .axis = axis, .largest = ox_attr_i(c, "largest", 1) != 0}, a);
-  ox_value *idx = ox_op(c, "top_k", &x, 1, a, n_a);
+  ox_value *idx = top_k_indices(c, x, k, axis);
   ox_value *in[2] = {x, idx};
   dy_attr g[DY_GATHER_ELEMENTS_NATTRS];
   int n_g = dy_gather_elements_attrs_put(&(dy_gather_elements_attrs){
