@@ -452,9 +452,9 @@ static void test_range_of_shape_value(void) {
   write_range_model(path);
   dy_test_onnx_error(path, DY_STATUS_UNSUPPORTED, "dynamic size 'lim': its length is not a size",
                      "(Range)");
-  /* seq the only symbol (so the batch): NAME.h sizes outputs by batch
-   * products only, so an output of batch + 2 is refused by the compiler
-   * (it was written at batch elements: a heap overflow) */
+  /* seq the only symbol (so the batch): NAME.h gives every dynamic dim
+   * of an output as the batch, so an output of batch + 2 is refused by
+   * the compiler (it was written at batch elements: a heap overflow) */
   range_start = -2;
   range_delta = 1;
   range_batch = false;
@@ -464,7 +464,22 @@ static void test_range_of_shape_value(void) {
   char log[4096], cmd[16384];
   tmp_path(log, sizeof log, "range_batch.log");
   snprintf(cmd, sizeof cmd, "%s compile %s -o %s.bin", DY2STC_PATH, path, path);
-  dy_test_expect_cli(log, 1, "output 'y': dim 0 is batch+2, a sum of the batch", cmd);
+  dy_test_expect_cli(log, 1, "output 'y': dim 0 is batch+2, not the batch itself", cmd);
+  /* and 2*batch: a concat of the input with itself along the batch (the
+   * executable wrote the .npy of batch rows from a buffer of batch rows,
+   * the kernel 2*batch into it) */
+  tmp_path(path, sizeof path, "concat_batch.onnx");
+  ob_model *m = ob_new(13);
+  ob_input(m, "x", OB_F32, 2, (int64_t[]){-1, 3}, "N");
+  Onnx__NodeProto *nd = ob_node(m, "Concat", "cat", 2, (const char *[]){"x", "x"}, 1,
+                                (const char *[]){"y"});
+  ob_attr_i(m, nd, "axis", 0);
+  ob_output(m, "y", OB_F32);
+  CU_ASSERT_EQUAL(ob_save(m, path), 0);
+  ob_free(m);
+  tmp_path(log, sizeof log, "concat_batch.log");
+  snprintf(cmd, sizeof cmd, "%s compile %s -o %s.bin", DY2STC_PATH, path, path);
+  dy_test_expect_cli(log, 1, "output 'y': dim 0 is 2*batch, not the batch itself", cmd);
 }
 
 /* y = TopK(x, k) values, x f32 [5], k a graph input i64 [1] (bound only

@@ -355,23 +355,22 @@ static dy_status check_kernel(cg_gen *g, int oi) {
   return DY_OK;
 }
 
-/* Without size symbols besides the batch, NAME.h describes a dynamic dim
- * by the batch alone (NUMEL(batch): k * batch^p): an output sized by
- * another expression of it (batch + 2: a concat or a Range of a shape
+/* Without size symbols besides the batch, NAME.h and the executable
+ * describe a dynamic dim by the batch alone (-1 in NAME_outputs[].shape,
+ * the .npy header's dim the batch): an output dim of another expression
+ * of it (2*batch, batch + 2: a concat along the batch, a Range of a shape
  * value) is refused, not written at the wrong size. */
 static dy_status check_batch_only_io(cg_gen *g) {
   const dy_program *p = g->p;
   for (int i = 0; i < p->n_fetches && !g->n_named; i++) {
     const dy_var *v = p->vars[p->fetches[i]];
     for (int d = 0; d < v->type.rank; d++) {
-      dy_dim_expr e;
       char b[64];
-      if (v->type.shape[d] < -1 && dy_dim_expr_of(v->type.shape[d], &e) &&
-          (e.c != 0 || e.n_terms != 1))
+      if (v->type.shape[d] < -1)
         return dy_error_set(g->err, DY_STATUS_UNSUPPORTED,
-                            "output '%s': dim %d is %s, a sum of the batch: the generated API "
-                            "sizes outputs by batch products only (give that dim a size "
-                            "symbol of its own: a dim_param other than the batch's)",
+                            "output '%s': dim %d is %s, not the batch itself: the generated "
+                            "API gives each dynamic dim of an output as the batch (give that "
+                            "dim a size symbol of its own: a dim_param other than the batch's)",
                             v->name, d, dy_dim_name(v->type.shape[d], b, sizeof b));
     }
   }
