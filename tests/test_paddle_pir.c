@@ -302,6 +302,18 @@ static void test_show_without_params(void) {
   dy_program_free(p);
 }
 
+/* Zeros for the absent params (a Program imported with params_optional). */
+static void zero_params(dy_program *p) {
+  dy_error err = {0};
+  for (int i = 0; i < p->n_vars; i++) /* zeros for the absent params */
+    if (p->vars[i]->persistable && !p->vars[i]->data) {
+      size_t nb = (size_t)dy_type_numel(&p->vars[i]->type) * dy_dtype_size(p->vars[i]->type.dtype);
+      void *z = calloc(1, nb ? nb : 1);
+      DY_ASSERT_OK(dy_program_set_data(p, i, z, nb, &err), &err);
+      free(z);
+    }
+}
+
 /* The multiclass_nms3 head of a PaddleDetection export: one
  * multiclass_nms op (keep_top_k 100, background -1, no [[-1]] row) whose
  * rows are the size symbol nms_rows bounded by max batch x 100, fetched as
@@ -321,13 +333,7 @@ static void check_nms_head(dy_program *p, const char *out, const char *rois_num)
   const dy_sym_decl *d = dy_program_sym(p, dy_sym_id("nms_rows"));
   CU_ASSERT_PTR_NOT_NULL_FATAL(d);
   CU_ASSERT_EQUAL(d->max, 64 * 100);
-  for (int i = 0; i < p->n_vars; i++) /* zeros for the absent params */
-    if (p->vars[i]->persistable && !p->vars[i]->data) {
-      size_t nb = (size_t)dy_type_numel(&p->vars[i]->type) * dy_dtype_size(p->vars[i]->type.dtype);
-      void *z = calloc(1, nb ? nb : 1);
-      DY_ASSERT_OK(dy_program_set_data(p, i, z, nb, &err), &err);
-      free(z);
-    }
+  zero_params(p);
   DY_ASSERT_OK(dy_verify(p, &err), &err);
 }
 
@@ -354,13 +360,7 @@ static void test_doclayout(void) {
   CU_ASSERT_EQUAL(p->n_feeds, 2); /* image, scale_factor */
   CU_ASSERT_EQUAL(dy_test_count_kind(p, DY_OP_CONV2D), 98);
   CU_ASSERT(dy_test_count_kind(p, DY_OP_SLICE) >= 4);
-  for (int i = 0; i < p->n_vars; i++) /* zeros for the absent params */
-    if (p->vars[i]->persistable && !p->vars[i]->data) {
-      size_t nb = (size_t)dy_type_numel(&p->vars[i]->type) * dy_dtype_size(p->vars[i]->type.dtype);
-      void *z = calloc(1, nb ? nb : 1);
-      DY_ASSERT_OK(dy_program_set_data(p, i, z, nb, &err), &err);
-      free(z);
-    }
+  zero_params(p);
   DY_ASSERT_OK(dy_verify(p, &err), &err);
   dy_program_free(p);
   /* the CLI shows it whole */
