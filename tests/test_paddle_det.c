@@ -1,0 +1,177 @@
+/* test_paddle_det.c - the Paddle detection ops imported from a ProgramDesc
+ * built here (paddle_write.c's builders), run on the executor and a
+ * compiled executable against values computed independently: Paddle's
+ * formulas (box_coder_op.h's EncodeCenterSize / DecodeCenterSize) in
+ * float32 by a numpy script at test-writing time, their numbers below.
+ *   - box_coder encode_center_size: normalized with the variance
+ *     attribute; not normalized with PriorBoxVar [M, 4]
+ *   - box_coder decode_center_size: axis 1 (the prior per row) not
+ *     normalized with the attribute; axis 0 with PriorBoxVar
+ *   - an unknown code type: its one-line error naming the op. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dy_compiler.h"
+#include "dy_test.h"
+#include "paddle_internal.h"
+
+static const float target[8] = {0.1f, 0.2f, 0.5f, 0.6f, 0.3f, 0.1f, 0.9f, 0.4f};
+static const float prior[12] = {0.0f, 0.0f, 0.4f, 0.4f, 0.2f, 0.3f, 0.8f, 0.7f,
+                                0.1f, 0.1f, 0.3f, 0.5f};
+static const float prior_var[12] = {0.1f, 0.1f, 0.2f, 0.2f, 0.2f, 0.2f, 0.1f, 0.1f,
+                                    0.5f, 0.5f, 0.5f, 0.5f};
+static const float deltas[24] = {0.1f, -0.2f, 0.3f, 0.1f,  0.0f, 0.5f, -0.4f, 0.2f,
+                                 -0.3f, 0.1f, 0.2f, -0.1f, 0.2f, 0.2f, -0.1f, 0.3f,
+                                 0.4f, -0.1f, 0.1f, 0.0f,  0.1f, 0.3f, 0.0f, -0.2f};
+
+/* numpy, Paddle's formulas in float32 (see the header) */
+static const float enc_norm_attr[24] = {2.50000024f, 5.0f, 0.0f, 5.96046391e-07f, -3.33333302f, -2.5f, -2.02732587f, 5.96046391e-07f, 4.99999952f, 2.49999976f, 3.46573567f, 5.96046391e-07f, 10.000001f, 1.24999988f, 2.02732515f, -1.4384104f, 1.66666698f, -6.25000048f, -5.96046505e-07f, -1.43841016f, 19.9999981f, -1.25000024f, 5.49306011f, -1.4384104f};
+static const float enc_unnorm_var[24] = {-2.85714269f, -2.14285707f, 0.0f, 5.96046391e-07f, -2.1875f, -2.14285731f, -1.33531392f, 1.19209278e-06f, -0.666666687f, -0.571428597f, 0.30830127f, 2.38418551e-07f, -0.714285433f, -3.21428561f, 0.66765666f, -0.370540023f, -1.24999988f, -2.67857122f, -5.96046505e-07f, -0.741080046f, -0.166666701f, -0.785714328f, 0.575363994f, -0.148216009f};
+static const float dec_axis1_unnorm_attr[24] = {-0.0292856097f, -0.0421409011f, 0.457285643f, 0.386140823f, 0.0538185239f, 0.0414324999f, 0.346181393f, 0.498567462f, -0.0705674887f, 0.0278609395f, 0.386567473f, 0.400139093f, 0.247841001f, 0.284714401f, 0.816158891f, 0.771285534f, 0.247838914f, 0.286000013f, 0.880161047f, 0.68599999f, 0.216000021f, 0.36944741f, 0.815999985f, 0.714552641f};
+static const float dec_axis0_var[24] = {-0.00836732984f, -0.0120402724f, 0.416367322f, 0.396040261f, 0.211763144f, 0.335959762f, 0.788236856f, 0.744040251f, 0.0594829097f, 0.129754141f, 0.280517131f, 0.510245919f, 0.011960268f, -0.00436732173f, 0.404039741f, 0.42036733f, 0.244984865f, 0.292000026f, 0.851015091f, 0.692000031f, 0.110000014f, 0.179032519f, 0.310000032f, 0.540967524f};
+
+typedef struct {
+  const char *code;
+  int64_t axis;
+  bool normalized, var_input, var_attr;
+  int64_t target_shape[3], prior_rows;
+  const float *target, *want;
+} coder_case;
+
+/* A ProgramDesc: feeds TargetBox, PriorBox (and PriorBoxVar), one
+ * box_coder, the fetch OutputBox; its packed bytes into *buf. */
+static size_t coder_program(const coder_case *k, uint8_t **buf) {
+  dy_error err = {0};
+  pdx_ctx x = {.err = &err};
+  PdProgram prog;
+  paddle__framework__proto__program_desc__init(&prog);
+  PdBlock *b = pdx_alloc(&x, sizeof *b);
+  paddle__framework__proto__block_desc__init(b);
+  b->has_idx = b->has_parent_idx = true;
+  b->parent_idx = -1;
+  pdx_push(&x, &prog.n_blocks, (void ***)&prog.blocks, b);
+  pdx_var(&x, b, "feed", PD_FEED_MINIBATCH, NULL)->persistable = true;
+  pdx_var(&x, b, "fetch", PD_FETCH_LIST, NULL)->persistable = true;
+  int tr = strcmp(k->code, "encode_center_size") == 0 ? 2 : 3;
+  const char *names[3] = {"target", "prior", "prior_var"};
+  int64_t m = k->prior_rows, out_shape[3] = {k->target_shape[0],
+                                             tr == 2 ? m : k->target_shape[1], 4};
+  pdx_var_td(&x, b, names[0], PD_LOD_TENSOR, pdx_tdesc_pd(&x, PD_FP32, tr, k->target_shape));
+  for (int i = 1; i < 3; i++)
+    pdx_var_td(&x, b, names[i], PD_LOD_TENSOR, pdx_tdesc_pd(&x, PD_FP32, 2, (int64_t[]){m, 4}));
+  pdx_var_td(&x, b, "out", PD_LOD_TENSOR, pdx_tdesc_pd(&x, PD_FP32, 3, out_shape));
+  for (int i = 0; i < (k->var_input ? 3 : 2); i++) {
+    PdOp *op = pdx_op(&x, b, "feed");
+    pdx_arg(&x, op, false, "X", "feed");
+    pdx_arg(&x, op, true, "Out", names[i]);
+    pdx_at_i(&x, op, "col", i);
+  }
+  PdOp *op = pdx_op(&x, b, "box_coder");
+  pdx_arg(&x, op, false, "TargetBox", "target");
+  pdx_arg(&x, op, false, "PriorBox", "prior");
+  if (k->var_input)
+    pdx_arg(&x, op, false, "PriorBoxVar", "prior_var");
+  pdx_arg(&x, op, true, "OutputBox", "out");
+  pdx_at_s(&x, op, "code_type", k->code);
+  pdx_at_b(&x, op, "box_normalized", k->normalized);
+  pdx_at_i(&x, op, "axis", k->axis);
+  pdx_at_floats(&x, op, "variance", (const float[]){0.1f, 0.1f, 0.2f, 0.2f}, k->var_attr ? 4 : 0);
+  op = pdx_op(&x, b, "fetch");
+  pdx_arg(&x, op, false, "X", "out");
+  pdx_arg(&x, op, true, "Out", "fetch");
+  pdx_at_i(&x, op, "col", 0);
+  CU_ASSERT_FALSE_FATAL(x.oom);
+  size_t n = paddle__framework__proto__program_desc__get_packed_size(&prog);
+  *buf = malloc(n);
+  paddle__framework__proto__program_desc__pack(&prog, *buf);
+  pdx_free(&x);
+  return n;
+}
+
+/* The case imported, on the executor and compiled, against k->want. */
+static void check_coder(const coder_case *k, const char *tag) {
+  uint8_t *buf = NULL;
+  size_t n = coder_program(k, &buf);
+  dy_program *p = NULL;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_paddle_load_mem(buf, n, NULL, 0, tag, NULL, &p, &err), &err);
+  free(buf);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  int tr = strcmp(k->code, "encode_center_size") == 0 ? 2 : 3;
+  int64_t m = k->prior_rows, rows = tr == 2 ? m : k->target_shape[1];
+  dy_tensor *in[3] = {dy_tensor_from_data(DY_F32, tr, k->target_shape, k->target),
+                      dy_tensor_from_data(DY_F32, 2, (int64_t[]){m, 4}, prior),
+                      dy_tensor_from_data(DY_F32, 2, (int64_t[]){m, 4}, prior_var)};
+  dy_tensor *want = dy_tensor_from_data(DY_F32, 3, (int64_t[]){k->target_shape[0], rows, 4},
+                                        k->want);
+  int n_in = k->var_input ? 3 : 2;
+  dy_tensor *got = NULL;
+  DY_ASSERT_OK(dy_executor_run(p, in, n_in, &got, 1, &err), &err);
+  CU_ASSERT_TRUE_FATAL(dy_type_equal(&got->type, &want->type));
+  double e = dy_test_scaled_err(got, want);
+  fprintf(stderr, "\n    %-28s executor scaled err %.3g", tag, e);
+  CU_ASSERT(e <= 1e-6);
+  /* compiled: the same values */
+  char model[4096], exe[4096], dir[2048], cmd[16384], path[4096];
+  snprintf(model, sizeof model, "%s/pdet_%s.dymodel", DY_BUILD_DIR, tag);
+  snprintf(exe, sizeof exe, "%s/pdet_%s_exe", DY_BUILD_DIR, tag);
+  snprintf(dir, sizeof dir, "%s/pdet_%s_out", DY_BUILD_DIR, tag);
+  DY_ASSERT_OK(dy_model_save(p, model, &err), &err);
+  CU_ASSERT_EQUAL_FATAL(dy_test_sh(NULL, "'%s' compile '%s' -o '%s' >/dev/null", DY2STC_PATH,
+                                   model, exe), 0);
+  int c = snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s' && '%s'", dir, dir, exe);
+  for (int i = 0; i < n_in; i++) {
+    snprintf(path, sizeof path, "%s_in%d.npy", dir, i);
+    DY_ASSERT_OK(dy_npy_write(path, in[i], &err), &err);
+    c += snprintf(cmd + c, sizeof cmd - (size_t)c, " '%s'", path);
+  }
+  snprintf(cmd + c, sizeof cmd - (size_t)c, " --output-dir '%s' >/dev/null", dir);
+  CU_ASSERT_EQUAL_FATAL(dy_test_sh(NULL, "%s", cmd), 0);
+  dy_tensor *cg = NULL;
+  snprintf(path, sizeof path, "%s/out.npy", dir);
+  DY_ASSERT_OK(dy_npy_read(path, &cg, &err), &err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(cg);
+  e = dy_test_scaled_err(cg, want);
+  fprintf(stderr, "\n    %-28s compiled scaled err %.3g", tag, e);
+  CU_ASSERT(e <= 1e-6);
+  dy_tensor_free(cg);
+  dy_tensor_free(got);
+  dy_tensor_free(want);
+  for (int i = 0; i < 3; i++)
+    dy_tensor_free(in[i]);
+  dy_program_free(p);
+}
+
+static void test_box_coder_encode(void) {
+  check_coder(&(coder_case){"encode_center_size", 0, true, false, true, {2, 4}, 3, target,
+                            enc_norm_attr}, "encode_norm_attr");
+  check_coder(&(coder_case){"encode_center_size", 0, false, true, false, {2, 4}, 3, target,
+                            enc_unnorm_var}, "encode_unnorm_var");
+}
+
+static void test_box_coder_decode(void) {
+  check_coder(&(coder_case){"decode_center_size", 1, false, false, true, {2, 3, 4}, 2, deltas,
+                            dec_axis1_unnorm_attr}, "decode_axis1_attr");
+  check_coder(&(coder_case){"decode_center_size", 0, true, true, false, {2, 3, 4}, 3, deltas,
+                            dec_axis0_var}, "decode_axis0_var");
+}
+
+static void test_box_coder_refused(void) {
+  uint8_t *buf = NULL;
+  size_t n = coder_program(&(coder_case){"decode_corner", 0, true, false, true, {2, 3, 4}, 3,
+                                         deltas, dec_axis0_var}, &buf);
+  dy_program *p = NULL;
+  dy_error err = {0};
+  CU_ASSERT_EQUAL(dy_paddle_load_mem(buf, n, NULL, 0, "bad", NULL, &p, &err),
+                  DY_STATUS_UNSUPPORTED);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "(box_coder -> out): box_coder decode_corner"));
+  CU_ASSERT_PTR_NULL(p);
+  free(buf);
+}
+
+void dy_test_register(void) {
+  DY_SUITE("paddle_det");
+  DY_TEST(test_box_coder_encode);
+  DY_TEST(test_box_coder_decode);
+  DY_TEST(test_box_coder_refused);
+}
