@@ -7,7 +7,10 @@
  *     attribute; not normalized with PriorBoxVar [M, 4]
  *   - box_coder decode_center_size: axis 1 (the prior per row) not
  *     normalized with the attribute; axis 0 with PriorBoxVar
- *   - an unknown code type: its one-line error naming the op. */
+ *   - an unknown code type: its one-line error naming the op;
+ *   - prior_box: flip, clip and max_sizes; min_max_aspect_ratios_order
+ *     with two min sizes, an offset and explicit steps (Paddle's
+ *     prior_box_kernel.cc in float32 by numpy; on the executor). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -169,9 +172,114 @@ static void test_box_coder_refused(void) {
   free(buf);
 }
 
+/* numpy: min 8, max 16, aspect 2 with flip (1, 2, 1/2), clip: 4 priors per cell */
+static const float pb_flip_clip[96] = {0.0333333351f, 0.0500000007f, 0.300000012f, 0.449999988f, 0.0f, 0.108578645f, 0.355228484f, 0.391421378f, 0.0723857656f, 0.0f, 0.260947585f, 0.532842755f, 0.0f, 0.0f, 0.355228484f, 0.532842755f, 0.366666675f, 0.0500000007f, 0.633333325f, 0.449999988f, 0.311438173f, 0.108578645f, 0.688561797f, 0.391421378f, 0.405719101f, 0.0f, 0.594280899f, 0.532842755f, 0.311438173f, 0.0f, 0.688561797f, 0.532842755f, 0.699999988f, 0.0500000007f, 0.966666639f, 0.449999988f, 0.644771516f, 0.108578645f, 1.0f, 0.391421378f, 0.739052474f, 0.0f, 0.927614212f, 0.532842755f, 0.644771516f, 0.0f, 1.0f, 0.532842755f, 0.0333333351f, 0.550000012f, 0.300000012f, 0.949999988f, 0.0f, 0.608578622f, 0.355228484f, 0.891421318f, 0.0723857656f, 0.467157274f, 0.260947585f, 1.0f, 0.0f, 0.467157274f, 0.355228484f, 1.0f, 0.366666675f, 0.550000012f, 0.633333325f, 0.949999988f, 0.311438173f, 0.608578622f, 0.688561797f, 0.891421318f, 0.405719101f, 0.467157274f, 0.594280899f, 1.0f, 0.311438173f, 0.467157274f, 0.688561797f, 1.0f, 0.699999988f, 0.550000012f, 0.966666639f, 0.949999988f, 0.644771516f, 0.608578622f, 1.0f, 0.891421318f, 0.739052474f, 0.467157274f, 0.927614212f, 1.0f, 0.644771516f, 0.467157274f, 1.0f, 1.0f};
+/* numpy: min 8, 12, max 10, 20, aspect 2, 0.5 without flip,
+ * min_max_aspect_ratios_order, offset 0.25, steps 9 x 11: 8 priors per cell */
+static const float pb_order_step[192] = {-0.0583333336f, -0.0625f, 0.208333328f, 0.337500006f, -0.0740711987f, -0.0861067995f, 0.224071205f, 0.361106813f, -0.113561802f, -0.00392135372f, 0.263561815f, 0.278921366f, -0.019280903f, -0.145342708f, 0.169280916f, 0.420342743f, -0.125f, -0.162499994f, 0.275000006f, 0.4375f, -0.183198899f, -0.249798343f, 0.333198905f, 0.524798334f, -0.207842693f, -0.0746320486f, 0.357842714f, 0.349632055f, -0.0664213523f, -0.286764085f, 0.216421351f, 0.561764121f, 0.24166666f, -0.0625f, 0.508333325f, 0.337500006f, 0.225928798f, -0.0861067995f, 0.524071157f, 0.361106813f, 0.186438188f, -0.00392135372f, 0.563561797f, 0.278921366f, 0.280719101f, -0.145342708f, 0.469280899f, 0.420342743f, 0.174999997f, -0.162499994f, 0.574999988f, 0.4375f, 0.116801105f, -0.249798343f, 0.633198917f, 0.524798334f, 0.0921572968f, -0.0746320486f, 0.657842696f, 0.349632055f, 0.233578652f, -0.286764085f, 0.516421378f, 0.561764121f, 0.541666687f, -0.0625f, 0.808333337f, 0.337500006f, 0.525928795f, -0.0861067995f, 0.824071169f, 0.361106813f, 0.486438185f, -0.00392135372f, 0.863561809f, 0.278921366f, 0.580719113f, -0.145342708f, 0.769280851f, 0.420342743f, 0.474999994f, -0.162499994f, 0.875f, 0.4375f, 0.416801095f, -0.249798343f, 0.933198929f, 0.524798334f, 0.392157286f, -0.0746320486f, 0.957842708f, 0.349632055f, 0.533578634f, -0.286764085f, 0.81642139f, 0.561764121f, -0.0583333336f, 0.487500012f, 0.208333328f, 0.887499988f, -0.0740711987f, 0.463893235f, 0.224071205f, 0.911106765f, -0.113561802f, 0.546078622f, 0.263561815f, 0.828921318f, -0.019280903f, 0.404657274f, 0.169280916f, 0.970342755f, -0.125f, 0.387499988f, 0.275000006f, 0.987500012f, -0.183198899f, 0.300201654f, 0.333198905f, 1.07479835f, -0.207842693f, 0.475367934f, 0.357842714f, 0.899632096f, -0.0664213523f, 0.263235897f, 0.216421351f, 1.11176419f, 0.24166666f, 0.487500012f, 0.508333325f, 0.887499988f, 0.225928798f, 0.463893235f, 0.524071157f, 0.911106765f, 0.186438188f, 0.546078622f, 0.563561797f, 0.828921318f, 0.280719101f, 0.404657274f, 0.469280899f, 0.970342755f, 0.174999997f, 0.387499988f, 0.574999988f, 0.987500012f, 0.116801105f, 0.300201654f, 0.633198917f, 1.07479835f, 0.0921572968f, 0.475367934f, 0.657842696f, 0.899632096f, 0.233578652f, 0.263235897f, 0.516421378f, 1.11176419f, 0.541666687f, 0.487500012f, 0.808333337f, 0.887499988f, 0.525928795f, 0.463893235f, 0.824071169f, 0.911106765f, 0.486438185f, 0.546078622f, 0.863561809f, 0.828921318f, 0.580719113f, 0.404657274f, 0.769280851f, 0.970342755f, 0.474999994f, 0.387499988f, 0.875f, 0.987500012f, 0.416801095f, 0.300201654f, 0.933198929f, 1.07479835f, 0.392157286f, 0.475367934f, 0.957842708f, 0.899632096f, 0.533578634f, 0.263235897f, 0.81642139f, 1.11176419f};
+
+/* One prior_box on Input [1, 8, 2, 3] and Image [1, 3, 20, 30] (both
+ * fed), Boxes and Variances fetched; attrs set by set_attrs. */
+static size_t prior_program(void (*set_attrs)(pdx_ctx *, PdOp *), uint8_t **buf) {
+  dy_error err = {0};
+  pdx_ctx x = {.err = &err};
+  PdProgram prog;
+  paddle__framework__proto__program_desc__init(&prog);
+  PdBlock *b = pdx_alloc(&x, sizeof *b);
+  paddle__framework__proto__block_desc__init(b);
+  b->has_idx = b->has_parent_idx = true;
+  b->parent_idx = -1;
+  pdx_push(&x, &prog.n_blocks, (void ***)&prog.blocks, b);
+  pdx_var(&x, b, "feed", PD_FEED_MINIBATCH, NULL)->persistable = true;
+  pdx_var(&x, b, "fetch", PD_FETCH_LIST, NULL)->persistable = true;
+  pdx_var_td(&x, b, "feat", PD_LOD_TENSOR, pdx_tdesc_pd(&x, PD_FP32, 4, (int64_t[]){1, 8, 2, 3}));
+  pdx_var_td(&x, b, "img", PD_LOD_TENSOR, pdx_tdesc_pd(&x, PD_FP32, 4, (int64_t[]){1, 3, 20, 30}));
+  pdx_var_td(&x, b, "boxes", PD_LOD_TENSOR, pdx_tdesc_pd(&x, PD_FP32, 4, (int64_t[]){2, 3, -1, 4}));
+  pdx_var_td(&x, b, "vars", PD_LOD_TENSOR, pdx_tdesc_pd(&x, PD_FP32, 4, (int64_t[]){2, 3, -1, 4}));
+  const char *feeds[2] = {"feat", "img"}, *fetches[2] = {"boxes", "vars"};
+  for (int i = 0; i < 2; i++) {
+    PdOp *op = pdx_op(&x, b, "feed");
+    pdx_arg(&x, op, false, "X", "feed");
+    pdx_arg(&x, op, true, "Out", feeds[i]);
+    pdx_at_i(&x, op, "col", i);
+  }
+  PdOp *op = pdx_op(&x, b, "prior_box");
+  pdx_arg(&x, op, false, "Input", "feat");
+  pdx_arg(&x, op, false, "Image", "img");
+  pdx_arg(&x, op, true, "Boxes", "boxes");
+  pdx_arg(&x, op, true, "Variances", "vars");
+  pdx_at_floats(&x, op, "variances", (const float[]){0.1f, 0.1f, 0.2f, 0.2f}, 4);
+  set_attrs(&x, op);
+  for (int i = 0; i < 2; i++) {
+    op = pdx_op(&x, b, "fetch");
+    pdx_arg(&x, op, false, "X", fetches[i]);
+    pdx_arg(&x, op, true, "Out", "fetch");
+    pdx_at_i(&x, op, "col", i);
+  }
+  CU_ASSERT_FALSE_FATAL(x.oom);
+  size_t n = paddle__framework__proto__program_desc__get_packed_size(&prog);
+  *buf = malloc(n);
+  paddle__framework__proto__program_desc__pack(&prog, *buf);
+  pdx_free(&x);
+  return n;
+}
+
+static void flip_clip(pdx_ctx *x, PdOp *op) {
+  pdx_at_floats(x, op, "min_sizes", (const float[]){8}, 1);
+  pdx_at_floats(x, op, "max_sizes", (const float[]){16}, 1);
+  pdx_at_floats(x, op, "aspect_ratios", (const float[]){2}, 1);
+  pdx_at_b(x, op, "flip", true);
+  pdx_at_b(x, op, "clip", true);
+}
+
+static void order_step(pdx_ctx *x, PdOp *op) {
+  pdx_at_floats(x, op, "min_sizes", (const float[]){8, 12}, 2);
+  pdx_at_floats(x, op, "max_sizes", (const float[]){10, 20}, 2);
+  pdx_at_floats(x, op, "aspect_ratios", (const float[]){2, 0.5f}, 2);
+  pdx_at_b(x, op, "min_max_aspect_ratios_order", true);
+  pdx_at_f(x, op, "offset", 0.25);
+  pdx_at_f(x, op, "step_w", 9);
+  pdx_at_f(x, op, "step_h", 11);
+}
+
+/* Boxes [2, 3, priors, 4] equal to want (to 1e-6 of their range) and
+ * Variances the four variances at every prior, on the executor. */
+static void check_prior(void (*set_attrs)(pdx_ctx *, PdOp *), int64_t priors, const float *want) {
+  uint8_t *buf = NULL;
+  size_t n = prior_program(set_attrs, &buf);
+  dy_program *p = NULL;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_paddle_load_mem(buf, n, NULL, 0, "prior", NULL, &p, &err), &err);
+  free(buf);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  dy_tensor *in[2] = {dy_tensor_new(DY_F32, 4, (int64_t[]){1, 8, 2, 3}),
+                      dy_tensor_new(DY_F32, 4, (int64_t[]){1, 3, 20, 30})};
+  dy_tensor *got[2] = {0};
+  DY_ASSERT_OK(dy_executor_run(p, in, 2, got, 2, &err), &err);
+  dy_tensor *w = dy_tensor_from_data(DY_F32, 4, (int64_t[]){2, 3, priors, 4}, want);
+  CU_ASSERT_TRUE_FATAL(dy_type_equal(&got[0]->type, &w->type));
+  CU_ASSERT(dy_test_scaled_err(got[0], w) <= 1e-6);
+  CU_ASSERT_TRUE_FATAL(dy_type_equal(&got[1]->type, &w->type));
+  const float var[4] = {0.1f, 0.1f, 0.2f, 0.2f};
+  for (int64_t i = 0; i < 2 * 3 * priors * 4; i++)
+    CU_ASSERT_EQUAL(((const float *)got[1]->data)[i], var[i % 4]);
+  for (int i = 0; i < 2; i++) {
+    dy_tensor_free(got[i]);
+    dy_tensor_free(in[i]);
+  }
+  dy_tensor_free(w);
+  dy_program_free(p);
+}
+
+static void test_prior_box(void) {
+  check_prior(flip_clip, 4, pb_flip_clip);
+  check_prior(order_step, 8, pb_order_step);
+}
+
 void dy_test_register(void) {
   DY_SUITE("paddle_det");
   DY_TEST(test_box_coder_encode);
   DY_TEST(test_box_coder_decode);
   DY_TEST(test_box_coder_refused);
+  DY_TEST(test_prior_box);
 }
