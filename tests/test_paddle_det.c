@@ -10,7 +10,9 @@
  *   - an unknown code type: its one-line error naming the op;
  *   - prior_box: flip, clip and max_sizes; min_max_aspect_ratios_order
  *     with two min sizes, an offset and explicit steps (Paddle's
- *     prior_box_kernel.cc in float32 by numpy; on the executor). */
+ *     prior_box_kernel.cc in float32 by numpy; on the executor);
+ *   - yolo_box: scale_x_y, clip_bbox, the cells below conf_thresh zero
+ *     (executor and compiled). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -276,10 +278,125 @@ static void test_prior_box(void) {
   check_prior(order_step, 8, pb_order_step);
 }
 
+/* yolo_box: numpy (Paddle's yolo_box_kernel.cc in float32, seeded X in
+ * [-2, 2)): N 2, anchors (10, 13), (16, 30), class_num 2, H 2, W 3,
+ * downsample_ratio 8, conf_thresh 0.5, scale_x_y 1.05, clip_bbox;
+ * ImgSize (16, 24) and (20, 30). */
+static const float yb_x[168] = {-1.69476688f, 1.11967516f, -0.246363074f, 0.893860698f, 1.9119581f, 0.153983489f, 0.00448185485f, -1.71179545f, -0.92624408f, -0.00046999671f, 0.716919959f, 1.21495616f, -0.476235479f, -1.73625457f, -0.847417593f, 1.63837409f, -1.14645863f, -0.191504151f, 1.72482407f, -1.90040314f, 0.402195662f, 1.80051804f, -1.07878852f, 0.193959683f, 1.63651347f, -1.46732223f, 0.0936503261f, 1.00163949f, 0.676052988f, -0.128988564f, -1.18060362f, -0.0369364433f, -0.510461271f, -0.0903953835f, -0.536438465f, 1.35167193f, 1.07458997f, -0.744021297f, 0.290501326f, -0.895803809f, -0.188628271f, -0.588086545f, 0.629597843f, -0.518595695f, -0.163628086f, 0.877296507f, -0.348032683f, 1.62569308f, -1.27819347f, 0.964475513f, -0.310503811f, -0.294185698f, 0.537519455f, 0.0916248038f, -0.340456098f, -1.9942925f, -1.63095057f, 0.837577581f, 0.097382389f, 0.784641862f, 1.82187331f, 0.731655419f, -1.78748524f, -0.76458925f, 0.370378762f, -1.05951834f, 1.85988402f, 1.78019285f, 1.39360356f, -0.110704012f, 1.36590683f, -1.47555745f, -0.765065372f, -0.148014426f, 0.967388809f, -0.056699086f, -1.45249557f, -0.625853896f, -0.702295303f, -0.798324406f, -1.33799446f, -0.340392917f, -0.207517371f, 1.09960151f, 1.18556285f, 0.0895605087f, -0.157478809f, 1.11285436f, 1.54915583f, 0.699675083f, 1.20191622f, 1.75644541f, -1.83737671f, 1.50268686f, -0.893747687f, -0.0969420001f, 1.18704379f, 0.868968904f, -1.41140974f, 0.634993017f, -1.7229917f, -0.571717501f, 1.25131822f, -0.289180666f, 0.399417758f, 0.912645161f, 1.28491044f, 1.04206049f, -1.97142684f, -0.318972677f, -0.147455126f, -1.77800202f, 0.165768534f, 0.431082994f, 1.31381273f, 1.76723707f, -1.48740864f, -1.07827735f, 0.636633575f, -1.4701041f, -1.1036855f, 0.299450338f, -1.32190514f, 1.12892056f, 1.42790246f, -1.86530316f, 0.130579218f, 1.18780541f, 1.90055871f, -0.902965605f, -1.32359576f, 1.50680375f, 1.63672984f, -1.20986843f, -0.233881027f, 0.876928568f, 1.38138068f, -1.32689881f, 0.65987587f, 1.23134184f, 0.198856488f, -1.34113336f, -1.85788476f, -0.87386471f, 1.23148334f, -1.82093501f, -1.967134f, -0.553533435f, -1.74551082f, -1.40205479f, -1.90723848f, 0.0988793448f, 0.786783636f, -0.291786015f, -1.4617182f, -0.674571157f, 0.361383408f, 1.7626456f, 1.97023082f, -1.03358829f, -1.95768034f, 1.32256126f, 1.70645177f, -0.165586084f, 1.08576941f, 1.46479619f, 0.438459188f, 1.49050868f};
+static const float yb_boxes[96] = {0.0f, 0.0f, 4.20884609f, 15.0f, 0.0f, 0.0f, 0.0f, 0.0f, 17.3426361f, 0.0f, 21.6278381f, 11.9011488f, 0.0f, 0.0f, 23.0f, 15.0f, 13.5296068f, 11.2341518f, 16.7072067f, 15.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 10.9717102f, 15.0f, 9.84583855f, 0.0f, 12.0235977f, 15.0f, 18.0911999f, 0.842422724f, 21.223093f, 5.86383915f, 0.0f, 0.0f, 0.0f, 0.0f, 2.45816612f, 0.0f, 20.0946751f, 15.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 17.2944946f, 0.0f, 19.5261345f, 19.0f, 23.2367439f, 0.0f, 29.0f, 19.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 29.0f, 5.19724941f, 16.6844597f, 1.76652479f, 29.0f, 7.0111661f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+static const float yb_scores[48] = {0.196661964f, 0.624002099f, 0.0f, 0.0f, 0.196318015f, 0.299444437f, 0.349173278f, 0.212037221f, 0.244605213f, 0.300262541f, 0.0f, 0.0f, 0.274768621f, 0.28667146f, 0.396253288f, 0.265602082f, 0.580524504f, 0.16651459f, 0.0f, 0.0f, 0.151071921f, 0.357173502f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.354036957f, 0.436636984f, 0.113302365f, 0.0812739208f, 0.0f, 0.0f, 0.447852552f, 0.240678594f, 0.603058994f, 0.51369524f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+/* 12 of 24 cells kept */
+
+/* One yolo_box on X [2, 14, 2, 3] and ImgSize int32 [2, 2] (both fed),
+ * Boxes and Scores fetched. */
+static size_t yolo_program(uint8_t **buf) {
+  dy_error err = {0};
+  pdx_ctx x = {.err = &err};
+  PdProgram prog;
+  paddle__framework__proto__program_desc__init(&prog);
+  PdBlock *b = pdx_alloc(&x, sizeof *b);
+  paddle__framework__proto__block_desc__init(b);
+  b->has_idx = b->has_parent_idx = true;
+  b->parent_idx = -1;
+  pdx_push(&x, &prog.n_blocks, (void ***)&prog.blocks, b);
+  pdx_var(&x, b, "feed", PD_FEED_MINIBATCH, NULL)->persistable = true;
+  pdx_var(&x, b, "fetch", PD_FETCH_LIST, NULL)->persistable = true;
+  pdx_var_td(&x, b, "x", PD_LOD_TENSOR, pdx_tdesc_pd(&x, PD_FP32, 4, (int64_t[]){-1, 14, 2, 3}));
+  pdx_var_td(&x, b, "im", PD_LOD_TENSOR, pdx_tdesc_pd(&x, PD_INT32, 2, (int64_t[]){-1, 2}));
+  pdx_var_td(&x, b, "boxes", PD_LOD_TENSOR, pdx_tdesc_pd(&x, PD_FP32, 3, (int64_t[]){-1, 12, 4}));
+  pdx_var_td(&x, b, "scores", PD_LOD_TENSOR, pdx_tdesc_pd(&x, PD_FP32, 3, (int64_t[]){-1, 12, 2}));
+  const char *feeds[2] = {"x", "im"}, *fetches[2] = {"boxes", "scores"};
+  for (int i = 0; i < 2; i++) {
+    PdOp *op = pdx_op(&x, b, "feed");
+    pdx_arg(&x, op, false, "X", "feed");
+    pdx_arg(&x, op, true, "Out", feeds[i]);
+    pdx_at_i(&x, op, "col", i);
+  }
+  PdOp *op = pdx_op(&x, b, "yolo_box");
+  pdx_arg(&x, op, false, "X", "x");
+  pdx_arg(&x, op, false, "ImgSize", "im");
+  pdx_arg(&x, op, true, "Boxes", "boxes");
+  pdx_arg(&x, op, true, "Scores", "scores");
+  pdx_at_ints(&x, op, "anchors", (const int64_t[]){10, 13, 16, 30}, 4);
+  pdx_at_i(&x, op, "class_num", 2);
+  pdx_at_f(&x, op, "conf_thresh", 0.5);
+  pdx_at_i(&x, op, "downsample_ratio", 8);
+  pdx_at_b(&x, op, "clip_bbox", true);
+  pdx_at_f(&x, op, "scale_x_y", 1.05);
+  for (int i = 0; i < 2; i++) {
+    op = pdx_op(&x, b, "fetch");
+    pdx_arg(&x, op, false, "X", fetches[i]);
+    pdx_arg(&x, op, true, "Out", "fetch");
+    pdx_at_i(&x, op, "col", i);
+  }
+  CU_ASSERT_FALSE_FATAL(x.oom);
+  size_t n = paddle__framework__proto__program_desc__get_packed_size(&prog);
+  *buf = malloc(n);
+  paddle__framework__proto__program_desc__pack(&prog, *buf);
+  pdx_free(&x);
+  return n;
+}
+
+/* yolo_box on the executor and compiled against the numpy values; the
+ * cells below conf_thresh all zero on both */
+static void test_yolo_box(void) {
+  uint8_t *buf = NULL;
+  size_t n = yolo_program(&buf);
+  dy_program *p = NULL;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_paddle_load_mem(buf, n, NULL, 0, "yolo", NULL, &p, &err), &err);
+  free(buf);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  dy_tensor *in[2] = {dy_tensor_from_data(DY_F32, 4, (int64_t[]){2, 14, 2, 3}, yb_x),
+                      dy_tensor_from_data(DY_I64, 2, (int64_t[]){2, 2},
+                                          (const int64_t[]){16, 24, 20, 30})};
+  dy_tensor *want[2] = {dy_tensor_from_data(DY_F32, 3, (int64_t[]){2, 12, 4}, yb_boxes),
+                        dy_tensor_from_data(DY_F32, 3, (int64_t[]){2, 12, 2}, yb_scores)};
+  dy_tensor *got[2] = {0};
+  DY_ASSERT_OK(dy_executor_run(p, in, 2, got, 2, &err), &err);
+  char model[4096], exe[4096], dir[2048], path[4096], f0[4096], f1[4096];
+  snprintf(model, sizeof model, "%s/pdet_yolo.dymodel", DY_BUILD_DIR);
+  snprintf(exe, sizeof exe, "%s/pdet_yolo_exe", DY_BUILD_DIR);
+  snprintf(dir, sizeof dir, "%s/pdet_yolo_out", DY_BUILD_DIR);
+  snprintf(f0, sizeof f0, "%s_x.npy", dir);
+  snprintf(f1, sizeof f1, "%s_im.npy", dir);
+  DY_ASSERT_OK(dy_model_save(p, model, &err), &err);
+  DY_ASSERT_OK(dy_npy_write(f0, in[0], &err), &err);
+  DY_ASSERT_OK(dy_npy_write(f1, in[1], &err), &err);
+  CU_ASSERT_EQUAL_FATAL(dy_test_sh(NULL, "'%s' compile '%s' -o '%s' >/dev/null && rm -rf '%s' "
+                                   "&& mkdir -p '%s' && '%s' '%s' '%s' --output-dir '%s' "
+                                   ">/dev/null", DY2STC_PATH, model, exe, dir, dir, exe, f0, f1,
+                                   dir), 0);
+  for (int i = 0; i < 2; i++) {
+    dy_tensor *cg = NULL;
+    snprintf(path, sizeof path, "%s/%s.npy", dir, i ? "scores" : "boxes");
+    DY_ASSERT_OK(dy_npy_read(path, &cg, &err), &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cg);
+    CU_ASSERT_TRUE_FATAL(dy_type_equal(&got[i]->type, &want[i]->type));
+    CU_ASSERT_TRUE_FATAL(dy_type_equal(&cg->type, &want[i]->type));
+    double e = dy_test_scaled_err(got[i], want[i]), ec = dy_test_scaled_err(cg, want[i]);
+    fprintf(stderr, "\n    yolo_box %-8s executor %.3g compiled %.3g", i ? "scores" : "boxes", e,
+            ec);
+    CU_ASSERT(e <= 1e-6 && ec <= 1e-6);
+    int64_t k = dy_tensor_numel(cg);
+    for (int64_t j = 0; j < k; j++) /* the masked cells: exactly 0 */
+      if (((const float *)want[i]->data)[j] == 0)
+        CU_ASSERT(((const float *)cg->data)[j] == 0 && ((const float *)got[i]->data)[j] == 0);
+    dy_tensor_free(cg);
+  }
+  for (int i = 0; i < 2; i++) {
+    dy_tensor_free(got[i]);
+    dy_tensor_free(want[i]);
+    dy_tensor_free(in[i]);
+  }
+  dy_program_free(p);
+}
+
 void dy_test_register(void) {
   DY_SUITE("paddle_det");
   DY_TEST(test_box_coder_encode);
   DY_TEST(test_box_coder_decode);
   DY_TEST(test_box_coder_refused);
   DY_TEST(test_prior_box);
+  DY_TEST(test_yolo_box);
 }

@@ -422,5 +422,6 @@ PD_IMPORTER(pixel_shuffle);
 
 /* paddle_det.c (import only) */
 PD_IMPORTER(multiclass_nms);
+PD_IMPORTER(yolo_box);
 
 #endif

@@ -149,6 +149,7 @@ static const pd_op_def table[] = {
     /* detection heads, import only (paddle_det.c) */
     OWN("multiclass_nms", NULL, pd_import_multiclass_nms, NULL),
     OWN("multiclass_nms3", NULL, pd_import_multiclass_nms, NULL),
+    OWN("yolo_box", NULL, pd_import_yolo_box, NULL),
     OWN("nearest_interp", NULL, pd_import_nearest_interp, NULL),
     OWN("nearest_interp_v2", NULL, pd_import_nearest_interp_v2, NULL),
     OWN("bilinear_interp", NULL, pd_import_bilinear_interp, NULL),
