@@ -35,6 +35,41 @@ static const float enc_unnorm_var[24] = {-2.85714269f, -2.14285707f, 0.0f, 5.960
 static const float dec_axis1_unnorm_attr[24] = {-0.0292856097f, -0.0421409011f, 0.457285643f, 0.386140823f, 0.0538185239f, 0.0414324999f, 0.346181393f, 0.498567462f, -0.0705674887f, 0.0278609395f, 0.386567473f, 0.400139093f, 0.247841001f, 0.284714401f, 0.816158891f, 0.771285534f, 0.247838914f, 0.286000013f, 0.880161047f, 0.68599999f, 0.216000021f, 0.36944741f, 0.815999985f, 0.714552641f};
 static const float dec_axis0_var[24] = {-0.00836732984f, -0.0120402724f, 0.416367322f, 0.396040261f, 0.211763144f, 0.335959762f, 0.788236856f, 0.744040251f, 0.0594829097f, 0.129754141f, 0.280517131f, 0.510245919f, 0.011960268f, -0.00436732173f, 0.404039741f, 0.42036733f, 0.244984865f, 0.292000026f, 0.851015091f, 0.692000031f, 0.110000014f, 0.179032519f, 0.310000032f, 0.540967524f};
 
+/* A ProgramDesc of one block holding the feed and fetch vars. */
+static PdBlock *new_program(pdx_ctx *x, PdProgram *prog) {
+  paddle__framework__proto__program_desc__init(prog);
+  PdBlock *b = pdx_alloc(x, sizeof *b);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+  paddle__framework__proto__block_desc__init(b);
+  b->has_idx = b->has_parent_idx = true;
+  b->parent_idx = -1;
+  pdx_push(x, &prog->n_blocks, (void ***)&prog->blocks, b);
+  pdx_var(x, b, "feed", PD_FEED_MINIBATCH, NULL)->persistable = true;
+  pdx_var(x, b, "fetch", PD_FETCH_LIST, NULL)->persistable = true;
+  return b;
+}
+
+/* feed ops writing names[0..n) (columns 0..n-1), or fetch ops reading them */
+static void io_ops(pdx_ctx *x, PdBlock *b, const char *kind, const char *const *names, int n) {
+  bool feed = strcmp(kind, "feed") == 0;
+  for (int i = 0; i < n; i++) {
+    PdOp *op = pdx_op(x, b, kind);
+    pdx_arg(x, op, false, "X", feed ? "feed" : names[i]);
+    pdx_arg(x, op, true, "Out", feed ? names[i] : "fetch");
+    pdx_at_i(x, op, "col", i);
+  }
+}
+
+/* The packed bytes into *buf (malloc'd); frees what x holds. */
+static size_t pack(pdx_ctx *x, PdProgram *prog, uint8_t **buf) {
+  CU_ASSERT_FALSE_FATAL(x->oom);
+  size_t n = paddle__framework__proto__program_desc__get_packed_size(prog);
+  *buf = malloc(n);
+  paddle__framework__proto__program_desc__pack(prog, *buf);
+  pdx_free(x);
+  return n;
+}
+
 typedef struct {
   const char *code;
   int64_t axis;
@@ -49,14 +84,7 @@ static size_t coder_program(const coder_case *k, uint8_t **buf) {
   dy_error err = {0};
   pdx_ctx x = {.err = &err};
   PdProgram prog;
-  paddle__framework__proto__program_desc__init(&prog);
-  PdBlock *b = pdx_alloc(&x, sizeof *b);
-  paddle__framework__proto__block_desc__init(b);
-  b->has_idx = b->has_parent_idx = true;
-  b->parent_idx = -1;
-  pdx_push(&x, &prog.n_blocks, (void ***)&prog.blocks, b);
-  pdx_var(&x, b, "feed", PD_FEED_MINIBATCH, NULL)->persistable = true;
-  pdx_var(&x, b, "fetch", PD_FETCH_LIST, NULL)->persistable = true;
+  PdBlock *b = new_program(&x, &prog);
   int tr = strcmp(k->code, "encode_center_size") == 0 ? 2 : 3;
   const char *names[3] = {"target", "prior", "prior_var"};
   int64_t m = k->prior_rows, out_shape[3] = {k->target_shape[0],
@@ -65,12 +93,7 @@ static size_t coder_program(const coder_case *k, uint8_t **buf) {
   for (int i = 1; i < 3; i++)
     pdx_var_td(&x, b, names[i], PD_LOD_TENSOR, pdx_tdesc_pd(&x, PD_FP32, 2, (int64_t[]){m, 4}));
   pdx_var_td(&x, b, "out", PD_LOD_TENSOR, pdx_tdesc_pd(&x, PD_FP32, 3, out_shape));
-  for (int i = 0; i < (k->var_input ? 3 : 2); i++) {
-    PdOp *op = pdx_op(&x, b, "feed");
-    pdx_arg(&x, op, false, "X", "feed");
-    pdx_arg(&x, op, true, "Out", names[i]);
-    pdx_at_i(&x, op, "col", i);
-  }
+  io_ops(&x, b, "feed", names, k->var_input ? 3 : 2);
   PdOp *op = pdx_op(&x, b, "box_coder");
   pdx_arg(&x, op, false, "TargetBox", "target");
   pdx_arg(&x, op, false, "PriorBox", "prior");
@@ -81,16 +104,8 @@ static size_t coder_program(const coder_case *k, uint8_t **buf) {
   pdx_at_b(&x, op, "box_normalized", k->normalized);
   pdx_at_i(&x, op, "axis", k->axis);
   pdx_at_floats(&x, op, "variance", (const float[]){0.1f, 0.1f, 0.2f, 0.2f}, k->var_attr ? 4 : 0);
-  op = pdx_op(&x, b, "fetch");
-  pdx_arg(&x, op, false, "X", "out");
-  pdx_arg(&x, op, true, "Out", "fetch");
-  pdx_at_i(&x, op, "col", 0);
-  CU_ASSERT_FALSE_FATAL(x.oom);
-  size_t n = paddle__framework__proto__program_desc__get_packed_size(&prog);
-  *buf = malloc(n);
-  paddle__framework__proto__program_desc__pack(&prog, *buf);
-  pdx_free(&x);
-  return n;
+  io_ops(&x, b, "fetch", (const char *[]){"out"}, 1);
+  return pack(&x, &prog, buf);
 }
 
 /* The case imported, on the executor and compiled, against k->want. */
@@ -186,25 +201,13 @@ static size_t prior_program(void (*set_attrs)(pdx_ctx *, PdOp *), uint8_t **buf)
   dy_error err = {0};
   pdx_ctx x = {.err = &err};
   PdProgram prog;
-  paddle__framework__proto__program_desc__init(&prog);
-  PdBlock *b = pdx_alloc(&x, sizeof *b);
-  paddle__framework__proto__block_desc__init(b);
-  b->has_idx = b->has_parent_idx = true;
-  b->parent_idx = -1;
-  pdx_push(&x, &prog.n_blocks, (void ***)&prog.blocks, b);
-  pdx_var(&x, b, "feed", PD_FEED_MINIBATCH, NULL)->persistable = true;
-  pdx_var(&x, b, "fetch", PD_FETCH_LIST, NULL)->persistable = true;
+  PdBlock *b = new_program(&x, &prog);
   pdx_var_td(&x, b, "feat", PD_LOD_TENSOR, pdx_tdesc_pd(&x, PD_FP32, 4, (int64_t[]){1, 8, 2, 3}));
   pdx_var_td(&x, b, "img", PD_LOD_TENSOR, pdx_tdesc_pd(&x, PD_FP32, 4, (int64_t[]){1, 3, 20, 30}));
   pdx_var_td(&x, b, "boxes", PD_LOD_TENSOR, pdx_tdesc_pd(&x, PD_FP32, 4, (int64_t[]){2, 3, -1, 4}));
   pdx_var_td(&x, b, "vars", PD_LOD_TENSOR, pdx_tdesc_pd(&x, PD_FP32, 4, (int64_t[]){2, 3, -1, 4}));
   const char *feeds[2] = {"feat", "img"}, *fetches[2] = {"boxes", "vars"};
-  for (int i = 0; i < 2; i++) {
-    PdOp *op = pdx_op(&x, b, "feed");
-    pdx_arg(&x, op, false, "X", "feed");
-    pdx_arg(&x, op, true, "Out", feeds[i]);
-    pdx_at_i(&x, op, "col", i);
-  }
+  io_ops(&x, b, "feed", feeds, 2);
   PdOp *op = pdx_op(&x, b, "prior_box");
   pdx_arg(&x, op, false, "Input", "feat");
   pdx_arg(&x, op, false, "Image", "img");
@@ -212,18 +215,8 @@ static size_t prior_program(void (*set_attrs)(pdx_ctx *, PdOp *), uint8_t **buf)
   pdx_arg(&x, op, true, "Variances", "vars");
   pdx_at_floats(&x, op, "variances", (const float[]){0.1f, 0.1f, 0.2f, 0.2f}, 4);
   set_attrs(&x, op);
-  for (int i = 0; i < 2; i++) {
-    op = pdx_op(&x, b, "fetch");
-    pdx_arg(&x, op, false, "X", fetches[i]);
-    pdx_arg(&x, op, true, "Out", "fetch");
-    pdx_at_i(&x, op, "col", i);
-  }
-  CU_ASSERT_FALSE_FATAL(x.oom);
-  size_t n = paddle__framework__proto__program_desc__get_packed_size(&prog);
-  *buf = malloc(n);
-  paddle__framework__proto__program_desc__pack(&prog, *buf);
-  pdx_free(&x);
-  return n;
+  io_ops(&x, b, "fetch", fetches, 2);
+  return pack(&x, &prog, buf);
 }
 
 static void flip_clip(pdx_ctx *x, PdOp *op) {
@@ -293,25 +286,13 @@ static size_t yolo_program(uint8_t **buf) {
   dy_error err = {0};
   pdx_ctx x = {.err = &err};
   PdProgram prog;
-  paddle__framework__proto__program_desc__init(&prog);
-  PdBlock *b = pdx_alloc(&x, sizeof *b);
-  paddle__framework__proto__block_desc__init(b);
-  b->has_idx = b->has_parent_idx = true;
-  b->parent_idx = -1;
-  pdx_push(&x, &prog.n_blocks, (void ***)&prog.blocks, b);
-  pdx_var(&x, b, "feed", PD_FEED_MINIBATCH, NULL)->persistable = true;
-  pdx_var(&x, b, "fetch", PD_FETCH_LIST, NULL)->persistable = true;
+  PdBlock *b = new_program(&x, &prog);
   pdx_var_td(&x, b, "x", PD_LOD_TENSOR, pdx_tdesc_pd(&x, PD_FP32, 4, (int64_t[]){-1, 14, 2, 3}));
   pdx_var_td(&x, b, "im", PD_LOD_TENSOR, pdx_tdesc_pd(&x, PD_INT32, 2, (int64_t[]){-1, 2}));
   pdx_var_td(&x, b, "boxes", PD_LOD_TENSOR, pdx_tdesc_pd(&x, PD_FP32, 3, (int64_t[]){-1, 12, 4}));
   pdx_var_td(&x, b, "scores", PD_LOD_TENSOR, pdx_tdesc_pd(&x, PD_FP32, 3, (int64_t[]){-1, 12, 2}));
   const char *feeds[2] = {"x", "im"}, *fetches[2] = {"boxes", "scores"};
-  for (int i = 0; i < 2; i++) {
-    PdOp *op = pdx_op(&x, b, "feed");
-    pdx_arg(&x, op, false, "X", "feed");
-    pdx_arg(&x, op, true, "Out", feeds[i]);
-    pdx_at_i(&x, op, "col", i);
-  }
+  io_ops(&x, b, "feed", feeds, 2);
   PdOp *op = pdx_op(&x, b, "yolo_box");
   pdx_arg(&x, op, false, "X", "x");
   pdx_arg(&x, op, false, "ImgSize", "im");
@@ -323,18 +304,8 @@ static size_t yolo_program(uint8_t **buf) {
   pdx_at_i(&x, op, "downsample_ratio", 8);
   pdx_at_b(&x, op, "clip_bbox", true);
   pdx_at_f(&x, op, "scale_x_y", 1.05);
-  for (int i = 0; i < 2; i++) {
-    op = pdx_op(&x, b, "fetch");
-    pdx_arg(&x, op, false, "X", fetches[i]);
-    pdx_arg(&x, op, true, "Out", "fetch");
-    pdx_at_i(&x, op, "col", i);
-  }
-  CU_ASSERT_FALSE_FATAL(x.oom);
-  size_t n = paddle__framework__proto__program_desc__get_packed_size(&prog);
-  *buf = malloc(n);
-  paddle__framework__proto__program_desc__pack(&prog, *buf);
-  pdx_free(&x);
-  return n;
+  io_ops(&x, b, "fetch", fetches, 2);
+  return pack(&x, &prog, buf);
 }
 
 /* yolo_box on the executor and compiled against the numpy values; the
