@@ -8,7 +8,8 @@
  *   - normalized 0 (+1 on widths and heights) and nms_eta < 1 (the
  *     threshold shrinks after each kept box);
  *   - nothing kept: multiclass_nms3's empty result, and multiclass_nms's
- *     one row of -1s (Paddle's [[-1]]).
+ *     one row of -1s (Paddle's [[-1]]);
+ *   - a count above a --max-dim bound: the same one line from both.
  * The expected rows were worked out by hand from Paddle's kernel
  * (multiclass_nms3_kernel.cc: NMSFast, JaccardOverlap, keep_top_k). */
 #include <stdlib.h>
@@ -133,6 +134,28 @@ static void test_multiclass_nms(void) {
   check_both(p, exe, "b2", 2, boxes, scores, 3, out, (double[]){1, 2, 3}, (double[]){3, 0});
   /* the second batch alone: no row (multiclass_nms3) */
   check_both(p, exe, "none", 1, boxes + 16, scores + 12, 0, NULL, NULL, (double[]){0});
+  /* 3 rows above a bound of 2 (--max-dim rows=2): one line naming the
+   * symbol, from the executable and the executor */
+  char model[4096], exe2[4096], log[4096], cmd[16384], dir[2048];
+  tmp_path(model, sizeof model, "nms.dymodel");
+  tmp_path(exe2, sizeof exe2, "nms_bound2_exe");
+  tmp_path(log, sizeof log, "nms_bound2.log");
+  tmp_path(dir, sizeof dir, "b1");
+  CU_ASSERT_EQUAL_FATAL(dy_test_sh(NULL, "'%s' compile '%s' -o '%s' --max-batch 2 --max-dim "
+                                   "rows=2 >/dev/null", DY2STC_PATH, model, exe2), 0);
+  snprintf(cmd, sizeof cmd, "'%s' '%s_boxes.npy' '%s_scores.npy' --output-dir '%s'", exe2, dir,
+           dir, dir);
+  dy_test_expect_cli(log, 1, "the size symbol 'rows' is 3 at run time, above its bound 2", cmd);
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_program_bound_sym(p, "rows", 2, &err), &err);
+  dy_tensor *in[2] = {dy_tensor_from_data(DY_F32, 3, (int64_t[]){1, 4, 4}, boxes),
+                      dy_tensor_from_data(DY_F32, 3, (int64_t[]){1, 3, 4}, scores)};
+  dy_tensor *got[3] = {0};
+  CU_ASSERT_EQUAL(dy_executor_run(p, in, 2, got, 3, &err), DY_STATUS_LIMIT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "the size symbol 'rows' is 3 at run time, above its "
+                                         "bound 2"));
+  dy_tensor_free(in[0]);
+  dy_tensor_free(in[1]);
   dy_program_free(p);
 }
 
