@@ -114,12 +114,19 @@ dy_status dy_exec_op(dy_exec *ex, const dy_op *op, dy_error *err) {
      * outputs[i] == inputs[i], persistable) */
     return dy_kernel_table[op->kind](op, in, op->n_inputs, in, err);
   int size_dim, size_sym = dy_op_size_sym(op, &size_dim);
-  if (size_sym >= 0 && (s = dy_op_size_bound(op, in_t, op->n_inputs, NULL,
-                                             &out_t[0].shape[size_dim], err)))
-    return s; /* allocated at its capacity; the kernel sets the size */
+  bool sized[8] = {size_sym >= 0}; /* allocated at the count's capacity */
+  if (size_sym >= 0) {
+    int64_t d = out_t[0].shape[size_dim], cap;
+    if ((s = dy_op_size_bound(op, in_t, op->n_inputs, NULL, &cap, err)))
+      return s; /* allocated at its capacity; the kernel sets the size */
+    for (int i = 0; i < op->n_outputs; i++) /* every output the count sizes */
+      for (int k = 0; k < out_t[i].rank; k++)
+        if (out_t[i].shape[k] == d)
+          out_t[i].shape[k] = cap, sized[i] = true;
+  }
   for (int i = 0; i < op->n_outputs && !s; i++) {
     const dy_var *v = p->vars[op->outputs[i]];
-    if (i == 0 && size_sym >= 0) {
+    if (sized[i]) {
       if (!(out[i] = dy_tensor_alloc(&out_t[i], true)))
         s = dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "executor: out of memory");
     } else if (!dy_exec_type_matches(&v->type, &out_t[i], ex->sym)) {
@@ -136,6 +143,10 @@ dy_status dy_exec_op(dy_exec *ex, const dy_op *op, dy_error *err) {
     s = dy_kernel_table[op->kind](op, in, op->n_inputs, out, err);
   if (!s && size_sym >= 0)
     s = bind_run_time_size(ex, op, size_sym, out[0], size_dim, err);
+  for (int i = 1; i < op->n_outputs && !s; i++) /* the kernel set their count too */
+    if (sized[i] && !dy_exec_type_matches(&p->vars[op->outputs[i]]->type, &out[i]->type, ex->sym))
+      s = dy_error_at(err, op, DY_STATUS_INVALID_IR, "%s: output %d does not have the count "
+                      "the kernel set", dy_op_name(op->kind), i);
   for (int i = 0; i < op->n_outputs; i++) {
     if (s)
       dy_tensor_free(out[i]);

@@ -8,8 +8,9 @@
  *     every stored case, batch 1 and 2 (a model with a batch-1 case only
  *     runs it twice as a batch of 2), scale-relative error
  *     max|got - ref| / max|ref| <= 1e-4;
- *   - serving_blazeface up to multiclass_nms (fetch_names): its boxes and
- *     scores against the stored aux_*.npy;
+ *   - serving_blazeface in full, multiclass_nms's rows (a count known only
+ *     at run time) against the stored LoD output; and up to multiclass_nms
+ *     (fetch_names): its boxes and scores against the stored aux_*.npy;
  *   - every other model: its exact one-line error; the models whose
  *     references are not stored import and verify;
  *   - the decoder on every .pdmodel of the folder (pdmodel-only/ too),
@@ -127,6 +128,10 @@ static const model_case supported[] = {
     {"paddlelite_autoscan_rpc", {"input_data", "index_data"}, {"output_data"}, {"b1"}, false, false},
     {"ppocrv3_det", {"x"}, {"sigmoid_0.tmp_0"}, {"b1", "b2"}, true, false},
     {"paddlets_lstnet", {"past_target"}, {"tmp_0"}, {"b1", "b2", "pub"}, false, false},
+    /* in full: prior_box, box_coder, softmax, then multiclass_nms (its
+     * rows, a size known only at run time, bounded by 2 x keep_top_k) */
+    {"serving_blazeface", {"image"}, {"save_infer_model/scale_0.tmp_0"}, {"b1", "b2"}, true,
+     false},
     /* the dense part before multiclass_nms: boxes decoded against the
      * priors, and the class scores */
     {"serving_blazeface", {"image"}, {"box_coder_0.tmp_0", "transpose_4.tmp_0"}, {"b1", "b2"},
@@ -305,7 +310,8 @@ MODEL_TEST(test_simple_model, 4)
 MODEL_TEST(test_autoscan_rpc, 5)
 MODEL_TEST(test_ppocrv3_det, 6)
 MODEL_TEST(test_lstnet, 7)
-MODEL_TEST(test_blazeface_dense, 8)
+MODEL_TEST(test_blazeface, 8)
+MODEL_TEST(test_blazeface_dense, 9)
 #undef MODEL_TEST
 
 /* The models that do not import: the exact one-line error of each. */
@@ -315,10 +321,6 @@ static void test_unsupported_models(void) {
   static const struct {
     const char *dir, *msg;
   } want[] = {
-      {"serving_blazeface", "op 164 (multiclass_nms -> detection_output_0.tmp_0): "
-                            "multiclass_nms is not supported: its output's length depends on "
-                            "the data (a LoD list of boxes), dy2stc's outputs have static "
-                            "shapes"},
       {"serving_ctr", "op 27 (sequence_pool -> sequence_pool_0.tmp_1): LoD sequence ops are "
                       "not supported (they read a LoD tensor's sequence offsets; dy2stc's "
                       "tensors are dense)"},
@@ -802,5 +804,6 @@ void dy_test_register(void) {
   DY_TEST(test_mnv3small);
   DY_TEST(test_ppocrv3_det);
   DY_TEST(test_lstnet);
+  DY_TEST(test_blazeface);
   DY_TEST(test_blazeface_dense);
 }

@@ -29,6 +29,7 @@
 #endif
 #define TEXTLINE DY_PADDLE_NEXT_DATA "/pir_textline_ori"
 #define DOCLAYOUT DY_PADDLE_NEXT_DATA "/pir_doclayout_s_nms"
+#define PICODET DY_PADDLE_NEXT_DATA "/picodet_layout_nms3"
 
 static bool have_data(void) {
   struct stat st;
@@ -301,20 +302,53 @@ static void test_show_without_params(void) {
   dy_program_free(p);
 }
 
+/* Zeros for the absent params (a Program imported with params_optional). */
+static void zero_params(dy_program *p) {
+  dy_error err = {0};
+  for (int i = 0; i < p->n_vars; i++) /* zeros for the absent params */
+    if (p->vars[i]->persistable && !p->vars[i]->data) {
+      size_t nb = (size_t)dy_type_numel(&p->vars[i]->type) * dy_dtype_size(p->vars[i]->type.dtype);
+      void *z = calloc(1, nb ? nb : 1);
+      DY_ASSERT_OK(dy_program_set_data(p, i, z, nb, &err), &err);
+      free(z);
+    }
+}
+
+/* The multiclass_nms3 head of a PaddleDetection export: one
+ * multiclass_nms op (keep_top_k 100, background -1, no [[-1]] row) whose
+ * rows are the size symbol nms_rows bounded by max batch x 100, fetched as
+ * Out f32 [nms_rows, 6] and NmsRoisNum i32 [B]; with zeros for the absent
+ * params the Program verifies. */
+static void check_nms_head(dy_program *p, const char *out, const char *rois_num) {
+  dy_error err = {0};
+  CU_ASSERT_EQUAL(dy_test_count_kind(p, DY_OP_MULTICLASS_NMS), 1);
+  CU_ASSERT_EQUAL_FATAL(p->n_fetches, 2);
+  const dy_var *o = p->vars[p->fetches[0]], *r = p->vars[p->fetches[1]];
+  CU_ASSERT_STRING_EQUAL(o->name, out);
+  CU_ASSERT_STRING_EQUAL(r->name, rois_num);
+  int64_t rows = dy_dim_sym("nms_rows");
+  CU_ASSERT(o->type.dtype == DY_F32 && o->type.rank == 2 && o->type.shape[0] == rows &&
+            o->type.shape[1] == 6);
+  CU_ASSERT(r->type.dtype == DY_I32 && r->type.rank == 1 && r->type.shape[0] == -1);
+  const dy_sym_decl *d = dy_program_sym(p, dy_sym_id("nms_rows"));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+  CU_ASSERT_EQUAL(d->max, 64 * 100);
+  zero_params(p);
+  DY_ASSERT_OK(dy_verify(p, &err), &err);
+}
+
 static void test_doclayout(void) {
   if (!have_data())
     return;
   dy_program *p = NULL;
   dy_error err = {0};
   dy_paddle_options o = {.params_optional = true};
-  /* translated whole; the import stops at NMS, naming it */
-  CU_ASSERT_EQUAL(dy_paddle_load(DOCLAYOUT "/inference.json", NULL, &o, &p, &err),
-                  DY_STATUS_UNSUPPORTED);
-  CU_ASSERT_PTR_NULL(p);
-  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "(multiclass_nms3 -> fetch_name_0): multiclass_nms is "
-                                "not supported"));
-  CU_ASSERT_PTR_NULL(strstr(err.msg, "PIR op"));
-  CU_ASSERT_PTR_NULL(strchr(err.msg, '\n'));
+  /* translated whole, multiclass_nms3 included */
+  DY_ASSERT_OK(dy_paddle_load(DOCLAYOUT "/inference.json", NULL, &o, &p, &err), &err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  check_nms_head(p, "fetch_name_0", "fetch_name_1");
+  dy_program_free(p);
+  p = NULL;
   /* its dense part, up to the NMS inputs: imports and verifies, params
    * aside (split_with_num + builtin.split, combine + concat, full as
    * attributes, nearest_interp, transpose, scale, sqrt, divide) */
@@ -326,23 +360,40 @@ static void test_doclayout(void) {
   CU_ASSERT_EQUAL(p->n_feeds, 2); /* image, scale_factor */
   CU_ASSERT_EQUAL(dy_test_count_kind(p, DY_OP_CONV2D), 98);
   CU_ASSERT(dy_test_count_kind(p, DY_OP_SLICE) >= 4);
-  for (int i = 0; i < p->n_vars; i++) /* zeros for the absent params */
-    if (p->vars[i]->persistable && !p->vars[i]->data) {
-      size_t nb = (size_t)dy_type_numel(&p->vars[i]->type) * dy_dtype_size(p->vars[i]->type.dtype);
-      void *z = calloc(1, nb ? nb : 1);
-      DY_ASSERT_OK(dy_program_set_data(p, i, z, nb, &err), &err);
-      free(z);
-    }
+  zero_params(p);
   DY_ASSERT_OK(dy_verify(p, &err), &err);
   dy_program_free(p);
-  /* the CLI: one line, exit 1 */
-  char log[4096], cmd[8192];
+  /* the CLI shows it whole */
+  char log[4096];
   snprintf(log, sizeof log, "%s/pir_doclayout.txt", DY_BUILD_DIR);
-  snprintf(cmd, sizeof cmd, "'%s' show '%s/inference.json'", DY2STC_PATH, DOCLAYOUT);
-  dy_test_expect_cli(log, 1, "multiclass_nms is not supported", cmd);
-  snprintf(cmd, sizeof cmd, "'%s' compile '%s/inference.json' -o '%s/pir_dl'", DY2STC_PATH,
-           DOCLAYOUT, DY_BUILD_DIR);
-  dy_test_expect_cli(log, 1, "multiclass_nms", cmd);
+  CU_ASSERT_EQUAL(dy_test_sh(log, "'%s' show '%s/inference.json'", DY2STC_PATH, DOCLAYOUT), 0);
+  char *t = dy_test_slurp(log);
+  CU_ASSERT_PTR_NOT_NULL(t && strstr(t, "fetch_name_0, multiclass_nms3_1300, fetch_name_1 = "
+                                        "multiclass_nms(divide_1298, concat_1273)"));
+  free(t);
+}
+
+/* picodet_layout_nms3 (.pdmodel, no params): imports whole, its
+ * multiclass_nms3 (keep_top_k 100) a run-time count bounded by 64 x 100;
+ * verifies with the absent params typed; show prints it. */
+static void test_picodet_nms3(void) {
+  if (!have_data())
+    return;
+  dy_program *p = NULL;
+  dy_error err = {0};
+  dy_paddle_options o = {.params_optional = true};
+  DY_ASSERT_OK(dy_paddle_load(PICODET "/model.pdmodel", NULL, &o, &p, &err), &err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  CU_ASSERT_EQUAL(p->n_feeds, 2); /* image, scale_factor */
+  check_nms_head(p, "multiclass_nms3_0.tmp_0", "multiclass_nms3_0.tmp_2");
+  dy_program_free(p);
+  char log[4096];
+  snprintf(log, sizeof log, "%s/picodet_nms3.txt", DY_BUILD_DIR);
+  CU_ASSERT_EQUAL(dy_test_sh(log, "'%s' show '%s/model.pdmodel'", DY2STC_PATH, PICODET), 0);
+  char *t = dy_test_slurp(log);
+  CU_ASSERT_PTR_NOT_NULL(t && strstr(t, "sym nms_rows max 6400"));
+  CU_ASSERT_PTR_NOT_NULL(t && strstr(t, "var multiclass_nms3_0.tmp_0 : f32[nms_rows,6]"));
+  free(t);
 }
 
 void dy_test_register(void) {
@@ -354,4 +405,5 @@ void dy_test_register(void) {
   DY_TEST(test_textline_cli);
   DY_TEST(test_show_without_params);
   DY_TEST(test_doclayout);
+  DY_TEST(test_picodet_nms3);
 }

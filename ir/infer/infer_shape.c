@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "dy_checked.h"
+#include "dy_det.h"
 #include "dy_ir.h"
 
 #define OPNAME(op) dy_op_name((op)->kind)
@@ -682,8 +683,28 @@ int dy_op_size_sym(const dy_op *op, int *dim) {
       name = op->attrs[i].s;
   int s = name ? dy_sym_id(name) : -1;
   if (dim)
-    *dim = op->kind == DY_OP_NMS ? 0 : 1; /* nms: [n, 3]; nonzero: [rank, n] */
+    *dim = op->kind == DY_OP_NONZERO ? 1 : 0; /* nonzero: [rank, n]; nms: [n, 3]; ... */
   return s > 0 ? s : -1;
+}
+
+/* multiclass_nms: B times the per-batch bound (dy_det.h) of scores [B, C, M] */
+static dy_status multiclass_nms_bound(const dy_op *op, const dy_type *in, int n_in,
+                                      const int64_t *vals, int64_t *bound, dy_error *err) {
+  int64_t d[3];
+  bool ok = n_in >= 2 && in[1].rank == 3;
+  for (int i = 0; i < 3 && ok; i++)
+    ok = ((d[i] = in[1].shape[i]) >= 0 || (vals && dy_dim_eval(d[i], vals, &d[i]))) &&
+         d[i] <= DY_MAX_NUMEL;
+  int64_t per = ok ? dy_multiclass_nms_per_batch(op, d[1], d[2]) : 0;
+  if (!ok || (per > 0 && d[0] > DY_MAX_NUMEL / per)) {
+    const char *sym = dy_sym_name(dy_op_size_sym(op, NULL));
+    return dy_error_at(err, op, DY_STATUS_LIMIT,
+                       "multiclass_nms: no bound for the size symbol '%s' (B * keep_top_k has "
+                       "none within %lld; give one with --max-dim %s=N)", sym,
+                       (long long)DY_MAX_NUMEL, sym);
+  }
+  *bound = d[0] * per > 0 ? d[0] * per : 1; /* a symbol's bound is at least 1 */
+  return DY_OK;
 }
 
 dy_status dy_op_size_bound(const dy_op *op, const dy_type *in, int n_in, const int64_t *vals,
@@ -691,6 +712,8 @@ dy_status dy_op_size_bound(const dy_op *op, const dy_type *in, int n_in, const i
   int sym = dy_op_size_sym(op, NULL);
   if (sym < 0 || n_in < 1)
     return dy_error_at(err, op, DY_STATUS_INVALID_IR, "%s sets no size symbol", OPNAME(op));
+  if (op->kind == DY_OP_MULTICLASS_NMS)
+    return multiclass_nms_bound(op, in, n_in, vals, bound, err);
   /* nonzero: x's size; nms: B * C * min(max_per_class, N) of scores [B, C, N] */
   int64_t numel = 1, per_class = -1;
   bool nms = op->kind == DY_OP_NMS;

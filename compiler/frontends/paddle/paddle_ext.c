@@ -7,7 +7,8 @@
  *   rnn (GRU)          a while loop over the steps carrying (t, h), the
  *                      input projection of every step one matmul before it
  *   prior_box          constants (they depend on shapes only)
- *   box_coder          decode_center_size as elementwise ops on columns
+ *   box_coder          encode / decode_center_size (decode at axis 0 or 1)
+ *                      as elementwise ops on columns
  *   *_interp(_v2)      nearest / bilinear as gathers of constant source
  *                      indices with constant weights per axis (Paddle's
  *                      ratio, align_corners, align_mode); static H, W
@@ -346,43 +347,57 @@ static dy_status column(pd_ctx *c, int v, int k, int *out) {
   return pd_slice1(c, v, pd_type(c, v)->rank - 1, k, k + 1, NULL, out);
 }
 
-/* box_coder, decode_center_size, axis 0: TargetBox [N, M, 4] (deltas)
- * against PriorBox [M, 4] (xmin, ymin, xmax, ymax) and PriorBoxVar [M, 4]
- * (or the variance attribute):
- *   pw = x2 - x1 (+1 unless box_normalized), pcx = x1 + pw / 2 (same for y)
+/* box_coder's variance: PriorBoxVar [M, 4] (or [N, 4] at axis 1, as
+ * PriorBox), else the variance attribute's 4 values, else 1s. */
+static dy_status coder_variance(pd_ctx *c, int *pv) {
+  PD_TRY(pd_in_opt(c, "PriorBoxVar", 0, pv));
+  if (*pv >= 0)
+    return DY_OK;
+  float var[4] = {1, 1, 1, 1};
+  int n = pd_attr_floats(c, "variance", var, 4);
+  if (n != 4 && n > 0)
+    return pd_fail(c, DY_STATUS_INVALID_ARGUMENT, "variance of %d values", n);
+  return pd_const(c, DY_F32, 2, (int64_t[]){1, 4}, var, NULL, pv);
+}
+
+/* box_coder encode_center_size: TargetBox [N, 4] (boxes) against PriorBox
+ * [M, 4] -> [N, M, 4], as Paddle's EncodeCenterSize (one = 1 unless
+ * box_normalized):
+ *   pw = px2 - px1 + one, pcx = px1 + pw / 2, tw = tx2 - tx1 + one,
+ *   tcx = (tx2 + tx1) / 2 (same for y)
+ *   out = [(tcx - pcx) / pw, (tcy - pcy) / ph, log|tw / pw|, log|th / ph|]
+ *   each divided by its variance. t[k] are [N, 1, 1], p[k] and v[k] [M, 1]. */
+static dy_status encode_center_size(pd_ctx *c, const int *p, const int *v, const int *t,
+                                    int one, int half, int *res) {
+  for (int d = 0; d < 2; d++) { /* d = 0: x, 1: y */
+    int pw, pc, tw, tc, tmp;
+    PD_TRY(pd_binary(c, "sub", p[2 + d], p[d], NULL, &pw));
+    PD_TRY(pd_binary(c, "add", pw, one, NULL, &pw));
+    PD_TRY(pd_binary(c, "mul", pw, half, NULL, &tmp));
+    PD_TRY(pd_binary(c, "add", p[d], tmp, NULL, &pc));
+    PD_TRY(pd_binary(c, "add", t[2 + d], t[d], NULL, &tc));
+    PD_TRY(pd_binary(c, "mul", tc, half, NULL, &tc));
+    PD_TRY(pd_binary(c, "sub", t[2 + d], t[d], NULL, &tw));
+    PD_TRY(pd_binary(c, "add", tw, one, NULL, &tw));
+    PD_TRY(pd_binary(c, "sub", tc, pc, NULL, &tmp));
+    PD_TRY(pd_binary(c, "div", tmp, pw, NULL, &res[d]));
+    PD_TRY(pd_binary(c, "div", tw, pw, NULL, &tmp));
+    PD_TRY(pd_unary(c, "abs", tmp, NULL, &tmp));
+    PD_TRY(pd_unary(c, "log", tmp, NULL, &res[2 + d]));
+  }
+  for (int k = 0; k < 4; k++)
+    PD_TRY(pd_binary(c, "div", res[k], v[k], NULL, &res[k]));
+  return DY_OK;
+}
+
+/* box_coder decode_center_size: TargetBox [N, M, 4] (deltas) against
+ * PriorBox (xmin, ymin, xmax, ymax) [M, 4] at axis 0 (prior j for column
+ * j), [N, 4] at axis 1 (prior i for row i), as Paddle's DecodeCenterSize:
+ *   pw = x2 - x1 + one, pcx = x1 + pw / 2 (same for y)
  *   cx = v0 t0 pw + pcx, w = exp(v2 t2) pw   (same for y)
- *   out = [cx - w/2, cy - h/2, cx + w/2, cy + h/2] (-1 on the max side unless
- *   box_normalized). */
-dy_status pd_import_box_coder(pd_ctx *c) {
-  char code[32];
-  pd_attr_s(c, "code_type", "encode_center_size", code, sizeof code);
-  if (strcmp(code, "decode_center_size") || pd_attr_i(c, "axis", 0) != 0)
-    return pd_fail(c, DY_STATUS_UNSUPPORTED, "box_coder %s with axis %lld (only "
-                   "decode_center_size, axis 0)", code, (long long)pd_attr_i(c, "axis", 0));
-  int pb, pv, tb;
-  PD_TRY(pd_in(c, "PriorBox", 0, &pb));
-  PD_TRY(pd_in_opt(c, "PriorBoxVar", 0, &pv));
-  PD_TRY(pd_in(c, "TargetBox", 0, &tb));
-  bool norm = pd_attr_b(c, "box_normalized", true);
-  if (pv < 0) {
-    float var[4] = {1, 1, 1, 1};
-    int n = pd_attr_floats(c, "variance", var, 4);
-    if (n != 4 && n > 0)
-      return pd_fail(c, DY_STATUS_INVALID_ARGUMENT, "variance of %d values", n);
-    PD_TRY(pd_const(c, DY_F32, 2, (int64_t[]){1, 4}, var, NULL, &pv));
-  }
-  if (pd_type(c, tb)->rank != 3 || pd_type(c, pb)->rank != 2)
-    return pd_fail(c, DY_STATUS_UNSUPPORTED, "box_coder needs TargetBox [N, M, 4] and "
-                   "PriorBox [M, 4]");
-  int p[4], v[4], t[4], one, half;
-  for (int k = 0; k < 4; k++) {
-    PD_TRY(column(c, pb, k, &p[k]));
-    PD_TRY(column(c, pv, k, &v[k]));
-    PD_TRY(column(c, tb, k, &t[k]));
-  }
-  PD_TRY(pd_const_f32(c, norm ? 0.0f : 1.0f, &one));
-  PD_TRY(pd_const_f32(c, 0.5f, &half));
-  int res[4];
+ *   out = [cx - w/2, cy - h/2, cx + w/2 - one, cy + h/2 - one]. */
+static dy_status decode_center_size(pd_ctx *c, const int *p, const int *v, const int *t,
+                                    int one, int half, int *res) {
   for (int d = 0; d < 2; d++) { /* d = 0: x, 1: y */
     int pw, pc, cc, sz, hs, tmp;
     PD_TRY(pd_binary(c, "sub", p[2 + d], p[d], NULL, &pw));
@@ -400,6 +415,49 @@ dy_status pd_import_box_coder(pd_ctx *c) {
     PD_TRY(pd_binary(c, "add", cc, hs, NULL, &tmp));
     PD_TRY(pd_binary(c, "sub", tmp, one, NULL, &res[2 + d]));
   }
+  return DY_OK;
+}
+
+/* box_coder: both code types (above), the variance as PriorBoxVar or
+ * attribute, decode's axis 0 or 1; elementwise ops on the [.., 1] columns,
+ * broadcast to [N, M, 1], concatenated on the last axis. */
+dy_status pd_import_box_coder(pd_ctx *c) {
+  char code[32];
+  pd_attr_s(c, "code_type", "encode_center_size", code, sizeof code);
+  bool encode = strcmp(code, "encode_center_size") == 0;
+  int64_t axis = pd_attr_i(c, "axis", 0);
+  if ((!encode && strcmp(code, "decode_center_size")) || (!encode && axis != 0 && axis != 1))
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "box_coder %s with axis %lld (only "
+                   "encode_center_size, or decode_center_size at axis 0 or 1)", code,
+                   (long long)axis);
+  int pb, pv, tb;
+  PD_TRY(pd_in(c, "PriorBox", 0, &pb));
+  PD_TRY(pd_in(c, "TargetBox", 0, &tb));
+  PD_TRY(coder_variance(c, &pv));
+  bool norm = pd_attr_b(c, "box_normalized", true);
+  const dy_type *tt = pd_type(c, tb), *pt = pd_type(c, pb), *vt = pd_type(c, pv);
+  if (tt->rank != (encode ? 2 : 3) || tt->shape[tt->rank - 1] != 4 || pt->rank != 2 ||
+      pt->shape[1] != 4 || vt->shape[vt->rank - 1] != 4)
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "box_coder %s needs TargetBox [N, %s4], PriorBox "
+                   "[%s, 4] and a variance of 4 per box", code, encode ? "" : "M, ",
+                   axis ? "N" : "M");
+  if (encode) /* the target boxes along the rows: [N, 1, 4] */
+    PD_TRY(pd_unsqueeze(c, tb, 1, (int64_t[]){1}, NULL, &tb));
+  else if (axis == 1) { /* the priors along the rows: [N, 1, 4] */
+    PD_TRY(pd_unsqueeze(c, pb, 1, (int64_t[]){1}, NULL, &pb));
+    if (vt->rank == 2 && vt->shape[0] != 1)
+      PD_TRY(pd_unsqueeze(c, pv, 1, (int64_t[]){1}, NULL, &pv));
+  }
+  int p[4], v[4], t[4], one, half, res[4];
+  for (int k = 0; k < 4; k++) {
+    PD_TRY(column(c, pb, k, &p[k]));
+    PD_TRY(column(c, pv, k, &v[k]));
+    PD_TRY(column(c, tb, k, &t[k]));
+  }
+  PD_TRY(pd_const_f32(c, norm ? 0.0f : 1.0f, &one));
+  PD_TRY(pd_const_f32(c, 0.5f, &half));
+  PD_TRY(encode ? encode_center_size(c, p, v, t, one, half, res)
+                : decode_center_size(c, p, v, t, one, half, res));
   int o;
   dy_attr a[DY_CONCAT_NATTRS];
   int n_a = dy_concat_attrs_put(&(dy_concat_attrs){.given = DY_GIVEN_ALL, .axis = 2}, a);

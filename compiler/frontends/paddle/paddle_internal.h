@@ -420,4 +420,8 @@ PD_IMPORTER(bilinear_interp);
 PD_IMPORTER(bilinear_interp_v2);
 PD_IMPORTER(pixel_shuffle);
 
+/* paddle_det.c (import only) */
+PD_IMPORTER(multiclass_nms);
+PD_IMPORTER(yolo_box);
+
 #endif

@@ -146,6 +146,10 @@ static const pd_op_def table[] = {
     OWN("rnn", NULL, pd_import_rnn, NULL),
     OWN("prior_box", NULL, pd_import_prior_box, NULL),
     OWN("box_coder", NULL, pd_import_box_coder, NULL),
+    /* detection heads, import only (paddle_det.c) */
+    OWN("multiclass_nms", NULL, pd_import_multiclass_nms, NULL),
+    OWN("multiclass_nms3", NULL, pd_import_multiclass_nms, NULL),
+    OWN("yolo_box", NULL, pd_import_yolo_box, NULL),
     OWN("nearest_interp", NULL, pd_import_nearest_interp, NULL),
     OWN("nearest_interp_v2", NULL, pd_import_nearest_interp_v2, NULL),
     OWN("bilinear_interp", NULL, pd_import_bilinear_interp, NULL),
@@ -194,8 +198,6 @@ const char *pd_unsupported_reason(const char *type) {
       {"gru", "the LoD gru op is not supported (it steps over a LoD tensor's sequences; "
               "dy2stc's tensors are dense)"},
       {"crf_decoding", "crf_decoding is not supported (LoD sequences)"},
-      {"multiclass_nms", "multiclass_nms is not supported: its output's length depends on the "
-                         "data (a LoD list of boxes), dy2stc's outputs have static shapes"},
       {"gap", "the custom op 'gap' is not supported: it is a plugin (PD_BUILD_OP), not a "
               "Paddle op, and dy2stc has no kernel for it"},
       {"fake_", "quantization ops (fake_quantize / fake_dequantize) are not supported"},
