@@ -133,22 +133,12 @@ static const model_case supported[] = {
      true, true},
 };
 
-/* Read the case's feeds and reference outputs. */
-/* The importer types every integer feed i64 (Paddle's int32 and smaller
- * ints widen, as their params do); a reference input stored as int32
- * is widened here the same way (`dy2stc run` and the executable refuse
- * it: the file's dtype must be the input's). */
-static dy_tensor *widen_i32(dy_tensor *t) {
-  if (!t || t->type.dtype != DY_I32)
-    return t;
-  dy_tensor *w = dy_tensor_new(DY_I64, t->type.rank, t->type.shape);
-  int64_t n = dy_tensor_numel(t);
-  for (int64_t i = 0; i < n; i++)
-    ((int64_t *)w->data)[i] = ((const int32_t *)t->data)[i];
-  dy_tensor_free(t);
-  return w;
-}
-
+/* Read the case's feeds and reference outputs. The importer types every
+ * integer feed i64 (Paddle's int32 and smaller ints widen, as their params
+ * do); a reference input stored as int32 is widened here the way every
+ * input reader widens it (dy_tensor_widen_to: `dy2stc run`, the
+ * executable and the Python API take the int32 file itself, see
+ * test_int_feed_widths), as dy_executor_run takes the input's dtype. */
 static void read_case(const model_case *m, const char *cs, dy_tensor **in, int *n_in,
                       dy_tensor **ref, int *n_ref) {
   dy_error err = {0};
@@ -159,7 +149,7 @@ static void read_case(const model_case *m, const char *cs, dy_tensor **in, int *
     sanitize(nm);
     snprintf(path, sizeof path, "%s/%s/in_%s_%s.npy", DY_PADDLE_DATA, m->dir, nm, cs);
     DY_ASSERT_OK(npy_read_any(path, &in[*n_in], &err), &err);
-    in[*n_in] = widen_i32(in[*n_in]);
+    DY_ASSERT_OK(dy_tensor_widen_to(&in[*n_in], DY_I64, &err), &err);
     ++*n_in;
   }
   for (int i = 0; i < 2 && m->fetches[i]; i++) {
@@ -728,6 +718,70 @@ static void test_unsqueeze_without_axes(void) {
   dy_program_free(p);
 }
 
+/* paddlelite_autoscan_rpc's index is stored as int32 for the i64 feed:
+ * `dy2stc run` and the compiled executable both take that file (widened),
+ * with the reference's output; a float file for it is refused by both in
+ * the same words. */
+static void test_int_feed_widths(void) {
+  if (!have_data())
+    return;
+  const char *d = DY_PADDLE_DATA "/paddlelite_autoscan_rpc";
+  char exe[4096], out[4096], bad[4096], log[4096], log2[4096];
+  tmp_path(exe, sizeof exe, "rpc_i32_exe");
+  tmp_path(out, sizeof out, "rpc_i32_out");
+  tmp_path(bad, sizeof bad, "rpc_f32_index.npy");
+  tmp_path(log, sizeof log, "rpc_f32_run.txt");
+  tmp_path(log2, sizeof log2, "rpc_f32_exe.txt");
+  dy_error err = {0};
+  dy_tensor *ref = NULL, *idx = NULL;
+  DY_ASSERT_OK(dy_npy_read(DY_PADDLE_DATA "/paddlelite_autoscan_rpc/out_output_data_b1.npy",
+                           &ref, &err), &err);
+  DY_ASSERT_OK(dy_npy_read(DY_PADDLE_DATA "/paddlelite_autoscan_rpc/in_index_data_b1.npy",
+                           &idx, &err), &err);
+  CU_ASSERT_EQUAL_FATAL(idx->type.dtype, DY_I32); /* the file is int32 */
+  CU_ASSERT_EQUAL_FATAL(dy_test_sh(NULL, "'%s' compile '%s/model.pdmodel' -o '%s' >/dev/null",
+                                   DY2STC_PATH, d, exe), 0);
+  char run[8400];
+  snprintf(run, sizeof run, "'%s' run '%s/model.pdmodel'", DY2STC_PATH, d);
+  for (int k = 0; k < 2; k++) {
+    CU_ASSERT_EQUAL_FATAL(dy_test_sh(NULL, "rm -rf '%s' && mkdir -p '%s' && %s --input "
+                                     "input_data='%s/in_input_data_b1.npy' --input "
+                                     "index_data='%s/in_index_data_b1.npy' --output-dir '%s' "
+                                     ">/dev/null", out, out, k ? exe : run, d, d, out), 0);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/output_data.npy", out);
+    dy_tensor *got = NULL;
+    DY_ASSERT_OK(dy_npy_read(path, &got, &err), &err);
+    CU_ASSERT_TRUE_FATAL(dy_type_equal(&got->type, &ref->type));
+    CU_ASSERT_EQUAL(memcmp(got->data, ref->data, ref->nbytes), 0); /* a gather: exact */
+    dy_tensor_free(got);
+  }
+  /* a float index: refused, the same message on both paths */
+  dy_tensor *f = dy_tensor_new(DY_F32, 1, (int64_t[]){1});
+  ((float *)f->data)[0] = 1;
+  DY_ASSERT_OK(dy_npy_write(bad, f, &err), &err);
+  CU_ASSERT_EQUAL(dy_test_sh(NULL, "'%s' run '%s/model.pdmodel' --input input_data='%s/"
+                             "in_input_data_b1.npy' --input index_data='%s' --output-dir '%s' "
+                             "2>'%s'; test $? -eq 1", DY2STC_PATH, d, d, bad, out, log), 0);
+  CU_ASSERT_EQUAL(dy_test_sh(NULL, "'%s' --input input_data='%s/in_input_data_b1.npy' --input "
+                             "index_data='%s' --output-dir '%s' 2>'%s'; test $? -ne 0", exe, d,
+                             bad, out, log2), 0);
+  char *a = dy_test_slurp(log), *b = dy_test_slurp(log2);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+  char want[4400];
+  snprintf(want, sizeof want, "input 'index_data': %s: dtype '<f4', expected '<i8' (i64)", bad);
+  if (!strstr(a, want) || !strstr(b, want))
+    fprintf(stderr, "\n  run: %s  exe: %s  want: %s\n", a, b, want);
+  CU_ASSERT_PTR_NOT_NULL(strstr(a, want));
+  CU_ASSERT_PTR_NOT_NULL(strstr(b, want));
+  free(a);
+  free(b);
+  dy_tensor_free(f);
+  dy_tensor_free(ref);
+  dy_tensor_free(idx);
+}
+
 /* The CLI on a .pdmodel: run, check (executor vs compiled) and show. */
 static void test_cli(void) {
   if (!have_data())
@@ -792,6 +846,7 @@ void dy_test_register(void) {
   DY_TEST(test_separate_files);
   DY_TEST(test_corruption_sweep);
   DY_TEST(test_cli);
+  DY_TEST(test_int_feed_widths);
   DY_TEST(test_round_trip);
   DY_TEST(test_unsqueeze_without_axes);
   DY_TEST(test_uci_housing);

@@ -157,7 +157,7 @@ int dy_cli_check(int argc, char **argv) {
   if (!s)
     s = dy_cli_apply_dims(p, dims, n_dims, max_batch, &err);
   if (!s)
-    s = dy_cli_load_inputs(p, &ia, false, in, &err);
+    s = dy_cli_load_inputs(p, &ia, in, &err);
   if (!s && localize) {
     rc = check_localize(p, &o, in, rtol, atol);
     for (int i = 0; i < DY_MAX_FEEDS; i++)

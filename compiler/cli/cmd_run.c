@@ -52,7 +52,7 @@ int dy_cli_run(int argc, char **argv) {
   dy_tensor *in[DY_MAX_FEEDS] = {0}, *out[DY_MAX_FEEDS] = {0};
   dy_status s = dy_cli_load_model(model, params, NULL, 0, &p, &err);
   if (!s)
-    s = dy_cli_load_inputs(p, &ia, false, in, &err);
+    s = dy_cli_load_inputs(p, &ia, in, &err);
   if (!s)
     s = dy_executor_run(p, in, p->n_feeds, out, p->n_fetches, &err);
   if (!s)
