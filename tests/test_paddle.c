@@ -29,6 +29,7 @@
 
 #include "dy_compiler.h"
 #include "dy_test.h"
+#include "paddle_framework.pb-c.h"
 
 #ifndef DY_PADDLE_DATA
 #define DY_PADDLE_DATA DY_SOURCE_DIR "/../shared/testdata-paddle"
@@ -125,6 +126,8 @@ static const model_case supported[] = {
     {"paddleclas_mnv3small_3cls", {"x"}, {"save_infer_model/scale_0.tmp_0"}, {"b1", "b2"}, false, false},
     {"paddlelite_simple_model", {"image"}, {"batch_norm_0.tmp_3"}, {"b1"}, false, false},
     {"paddlelite_autoscan_rpc", {"input_data", "index_data"}, {"output_data"}, {"b1"}, false, false},
+    /* fill_constant's shape from the i32 feed: run-time size symbols */
+    {"paddlelite_autoscan_unique", {"shape_data"}, {"output_data"}, {"b1"}, false, false},
     {"ppocrv3_det", {"x"}, {"sigmoid_0.tmp_0"}, {"b1", "b2"}, true, false},
     {"paddlets_lstnet", {"past_target"}, {"tmp_0"}, {"b1", "b2", "pub"}, false, false},
     /* the dense part before multiclass_nms: boxes decoded against the
@@ -293,9 +296,10 @@ MODEL_TEST(test_dqn_breakout, 2)
 MODEL_TEST(test_mnv3small, 3)
 MODEL_TEST(test_simple_model, 4)
 MODEL_TEST(test_autoscan_rpc, 5)
-MODEL_TEST(test_ppocrv3_det, 6)
-MODEL_TEST(test_lstnet, 7)
-MODEL_TEST(test_blazeface_dense, 8)
+MODEL_TEST(test_autoscan_unique, 6)
+MODEL_TEST(test_ppocrv3_det, 7)
+MODEL_TEST(test_lstnet, 8)
+MODEL_TEST(test_blazeface_dense, 9)
 #undef MODEL_TEST
 
 /* The models that do not import: the exact one-line error of each. */
@@ -320,9 +324,6 @@ static void test_unsupported_models(void) {
       {"inferdemo_custom_gap", "op 7 (gap -> _generated_var_0): the custom op 'gap' is not "
                                "supported: it is a plugin (PD_BUILD_OP), not a Paddle op, and "
                                "dy2stc has no kernel for it"},
-      {"paddlelite_autoscan_unique", "op 1 (fill_constant -> output_data): the shape from a "
-                                     "tensor input (ShapeTensor) is not supported; only the "
-                                     "attribute form"},
   };
   for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
     char path[1024], msg[2048];
@@ -674,14 +675,18 @@ static void test_round_trip(void) {
   if (!have_data())
     return;
   for (size_t i = 0; i < sizeof supported / sizeof *supported; i++) {
-    if (supported[i].fixed_plane || strcmp(supported[i].dir, "paddlets_lstnet") == 0)
+    /* lstnet: control flow, below; autoscan_unique: its run-time fill is
+     * nonzero ops, which the exporter does not write */
+    if (supported[i].fixed_plane || strcmp(supported[i].dir, "paddlets_lstnet") == 0 ||
+        strcmp(supported[i].dir, "paddlelite_autoscan_unique") == 0)
       continue;
     DY_ASSERT_OK(load_model(&supported[i], NULL, &p, &err), &err);
     round_trip(p, supported[i].dir);
     dy_program_free(p);
   }
   /* control flow is not written (yet): the error says so */
-  DY_ASSERT_OK(load_model(&supported[7], NULL, &p, &err), &err);
+  DY_ASSERT_OK(load_model(&supported[8], NULL, &p, &err), &err); /* paddlets_lstnet */
+  CU_ASSERT_STRING_EQUAL(supported[8].dir, "paddlets_lstnet");
   uint8_t *m, *pa;
   size_t mn, pn;
   CU_ASSERT_EQUAL(dy_paddle_save_mem(p, &m, &mn, &pa, &pn, &err), DY_STATUS_UNSUPPORTED);
@@ -782,6 +787,151 @@ static void test_int_feed_widths(void) {
   dy_tensor_free(idx);
 }
 
+/* autoscan_unique's shape outside [0, bound] (16 per dim at rank 4): the
+ * gather's index error on run and in the executable, never a short
+ * count; a shape inside it runs. */
+static void test_shape_tensor_bounds(void) {
+  if (!have_data())
+    return;
+  const char *d = DY_PADDLE_DATA "/paddlelite_autoscan_unique";
+  char exe[4096], out[4096], in[4096], log[4096];
+  tmp_path(exe, sizeof exe, "unique_exe");
+  tmp_path(out, sizeof out, "unique_out");
+  tmp_path(in, sizeof in, "unique_in.npy");
+  tmp_path(log, sizeof log, "unique_err.txt");
+  CU_ASSERT_EQUAL_FATAL(dy_test_sh(NULL, "'%s' compile '%s/model.pdmodel' -o '%s' >/dev/null && "
+                                   "rm -rf '%s' && mkdir -p '%s'", DY2STC_PATH, d, exe, out, out),
+                        0);
+  static const int32_t cases[][4] = {{2, 3, 1, 17}, {2, -1, 1, 4}, {16, 1, 1, 16}};
+  for (int k = 0; k < 3; k++) {
+    dy_tensor *t = dy_tensor_new(DY_I32, 1, (int64_t[]){4});
+    memcpy(t->data, cases[k], sizeof cases[k]);
+    dy_error err = {0};
+    DY_ASSERT_OK(dy_npy_write(in, t, &err), &err);
+    dy_tensor_free(t);
+    int want = k < 2 ? 1 : 0;
+    CU_ASSERT_EQUAL(dy_test_sh(NULL, "'%s' run '%s/model.pdmodel' --input shape_data='%s' "
+                               "--output-dir '%s' >/dev/null 2>'%s'; test $? -eq %d",
+                               DY2STC_PATH, d, in, out, log, want), 0);
+    char *text = dy_test_slurp(log);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    if (want)
+      CU_ASSERT_PTR_NOT_NULL(strstr(text, "model.pdmodel:2: gather: index "));
+    free(text);
+    CU_ASSERT_EQUAL(dy_test_sh(NULL, "'%s' --input shape_data='%s' --output-dir '%s' >/dev/null "
+                               "2>'%s'; test $? %s 0", exe, in, out, log, want ? "-ne" : "-eq"),
+                    0);
+    text = dy_test_slurp(log);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    if (want)
+      CU_ASSERT_PTR_NOT_NULL(strstr(text, "an index input is out of range"));
+    free(text);
+  }
+  /* the last case's output: [16, 1, 1, 16] ones */
+  char path[4200];
+  snprintf(path, sizeof path, "%s/output_data.npy", out);
+  dy_tensor *got = NULL;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_npy_read(path, &got, &err), &err);
+  CU_ASSERT_EQUAL(dy_tensor_numel(got), 256);
+  CU_ASSERT_EQUAL(got->type.shape[0], 16);
+  CU_ASSERT_EQUAL(got->type.shape[3], 16);
+  for (int64_t i = 0; i < dy_tensor_numel(got); i++)
+    CU_ASSERT_EQUAL_FATAL(((int64_t *)got->data)[i], 1);
+  dy_tensor_free(got);
+}
+
+/* Give op o of block 0 an input slot of the given var names. */
+static void add_input_slot(Paddle__Framework__Proto__OpDesc *o, const char *slot, int n,
+                           const char *const *names) {
+  Paddle__Framework__Proto__OpDesc__Var *v = malloc(sizeof *v);
+  paddle__framework__proto__op_desc__var__init(v);
+  v->parameter = strdup(slot);
+  v->n_arguments = (size_t)n;
+  v->arguments = malloc(sizeof(char *) * (size_t)n);
+  for (int i = 0; i < n; i++)
+    v->arguments[i] = strdup(names[i]);
+  o->inputs = realloc(o->inputs, sizeof *o->inputs * (o->n_inputs + 1));
+  o->inputs[o->n_inputs++] = v;
+}
+
+/* Shapes given as tensors whose values are known at import (outputs of
+ * fill_constant) are folded: reshape2's ShapeTensor, fill_constant's
+ * ShapeTensorList and slice's StartsTensor / EndsTensorList win over the
+ * (here wrong) attributes, and no run-time size symbol is made. */
+static void test_shape_tensor_folded(void) {
+  dy_program *p = dy_test_parse_ok("program {\n"
+                                   "  var x : f32[2,6] feed 0\n"
+                                   "  var a : i64[1]\n"
+                                   "  var b : i64[1]\n"
+                                   "  var y : f32[3,4]\n"
+                                   "  var f : f32[3,4]\n"
+                                   "  var s : f32[2,6]\n"
+                                   "  block 0 parent -1 {\n"
+                                   "    a = full() {shape = [1], value = 3, dtype = 1}  @m.c:1\n"
+                                   "    b = full() {shape = [1], value = 4, dtype = 1}  @m.c:2\n"
+                                   "    y = reshape(x) {shape = [3,4]}  @m.c:3\n"
+                                   "    f = full() {shape = [3,4], value = 2, dtype = 0}  @m.c:4\n"
+                                   "    s = slice(x) {starts = [0], ends = [6], axes = [1], "
+                                   "steps = [1]}  @m.c:5\n"
+                                   "  }\n"
+                                   "  fetch 0 y\n"
+                                   "  fetch 1 f\n"
+                                   "  fetch 2 s\n"
+                                   "}\n");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  uint8_t *m, *pa, *m2;
+  size_t mn, pn;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_paddle_save_mem(p, &m, &mn, &pa, &pn, &err), &err);
+  Paddle__Framework__Proto__ProgramDesc *pd =
+      paddle__framework__proto__program_desc__unpack(NULL, mn, m);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(pd);
+  const char *const ab[] = {"a", "b"};
+  int done = 0;
+  Paddle__Framework__Proto__BlockDesc *blk = pd->blocks[0];
+  for (size_t k = 0; k < blk->n_ops; k++) {
+    Paddle__Framework__Proto__OpDesc *o = blk->ops[k];
+    const char *out = o->n_outputs ? o->outputs[0]->arguments[0] : "";
+    for (size_t i = 0; i < o->n_attrs; i++) /* wrong attributes: the tensors win */
+      if ((!strcmp(o->attrs[i]->name, "shape") && strcmp(out, "a") && strcmp(out, "b")) ||
+          !strcmp(o->attrs[i]->name, "ends") || !strcmp(o->attrs[i]->name, "starts"))
+        for (size_t j = 0; j < o->attrs[i]->n_ints; j++)
+          o->attrs[i]->ints[j] = 1;
+    if (!strcmp(o->type, "reshape2")) {
+      add_input_slot(o, "ShapeTensor", 2, ab);
+      done++;
+    } else if (!strcmp(o->type, "fill_constant") && !strcmp(out, "f")) {
+      add_input_slot(o, "ShapeTensorList", 2, ab);
+      done++;
+    } else if (!strcmp(o->type, "slice")) {
+      add_input_slot(o, "StartsTensor", 1, (const char *const[]){"a"}); /* start 3 */
+      add_input_slot(o, "EndsTensorList", 1, (const char *const[]){"b"}); /* end 4 */
+      done++;
+    }
+  }
+  CU_ASSERT_EQUAL_FATAL(done, 3);
+  size_t n2 = paddle__framework__proto__program_desc__get_packed_size(pd);
+  m2 = malloc(n2);
+  paddle__framework__proto__program_desc__pack(pd, m2);
+  paddle__framework__proto__program_desc__free_unpacked(pd, NULL);
+  dy_program *q = NULL;
+  DY_ASSERT_OK(dy_paddle_load_mem(m2, n2, pa, pn, "folded", NULL, &q, &err), &err);
+  static const int64_t want[3][2] = {{3, 4}, {3, 4}, {2, 1}};
+  for (int i = 0; i < 3; i++) {
+    const dy_type *t = &q->vars[q->fetches[i]]->type;
+    CU_ASSERT_EQUAL(t->rank, 2);
+    CU_ASSERT_EQUAL(t->shape[0], want[i][0]);
+    CU_ASSERT_EQUAL(t->shape[1], want[i][1]);
+  }
+  CU_ASSERT_EQUAL(q->n_syms, 0); /* nothing at run time */
+  dy_program_free(q);
+  free(m);
+  free(m2);
+  free(pa);
+  dy_program_free(p);
+}
+
 /* The CLI on a .pdmodel: run, check (executor vs compiled) and show. */
 static void test_cli(void) {
   if (!have_data())
@@ -851,6 +1001,9 @@ void dy_test_register(void) {
   DY_TEST(test_unsqueeze_without_axes);
   DY_TEST(test_uci_housing);
   DY_TEST(test_autoscan_rpc);
+  DY_TEST(test_autoscan_unique);
+  DY_TEST(test_shape_tensor_bounds);
+  DY_TEST(test_shape_tensor_folded);
   DY_TEST(test_dqn_breakout);
   DY_TEST(test_cifar_resnet);
   DY_TEST(test_simple_model);
