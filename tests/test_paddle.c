@@ -29,7 +29,11 @@
 
 #include "dy_compiler.h"
 #include "dy_test.h"
+#include "dy_custom.h"
 #include "paddle_framework.pb-c.h"
+
+/* the custom op sample (samples/custom_op/gap.c), registered in process */
+#include "../samples/custom_op/gap.c"
 
 #ifndef DY_PADDLE_DATA
 #define DY_PADDLE_DATA DY_SOURCE_DIR "/../shared/testdata-paddle"
@@ -322,8 +326,8 @@ static void test_unsupported_models(void) {
       {"benchmark_mmdnn", "op 5 (lstm -> lstm_0.tmp_3): the LoD lstm op is not supported (it "
                           "steps over a LoD tensor's sequences; dy2stc's tensors are dense)"},
       {"inferdemo_custom_gap", "op 7 (gap -> _generated_var_0): the custom op 'gap' is not "
-                               "supported: it is a plugin (PD_BUILD_OP), not a Paddle op, and "
-                               "dy2stc has no kernel for it"},
+                               "supported: it is a plugin (PD_BUILD_OP), not a Paddle op; give "
+                               "its kernel and shape rule with --custom-op gap=FILE.c"},
   };
   for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
     char path[1024], msg[2048];
@@ -932,6 +936,121 @@ static void test_shape_tensor_folded(void) {
   dy_program_free(p);
 }
 
+/* gap.c's functions behind the registry's pointers (dy_custom.h). */
+static int gap_shape(void *ctx, int n_in, const int *dtypes, const int *ranks,
+                     const int64_t *const *shapes, int *out_dtype, int *out_rank,
+                     int64_t *out_shape, char *msg, size_t n) {
+  (void)ctx, (void)msg, (void)n;
+  return dy_custom_gap_shape(n_in, dtypes, ranks, shapes, out_dtype, out_rank, out_shape);
+}
+
+static int gap_run(void *ctx, int n_in, const void *const *in, const int *dtypes,
+                   const int *ranks, const int64_t *const *shapes, void *out, int out_dtype,
+                   int out_rank, const int64_t *out_shape, char *msg, size_t n) {
+  (void)ctx, (void)dtypes, (void)out_dtype, (void)msg, (void)n;
+  dy_custom_gap_run(n_in, in, ranks, shapes, out, out_rank, out_shape);
+  return 0;
+}
+
+/* inferdemo_custom_gap with the demo's gap given as C (samples/custom_op/
+ * gap.c): registered in process (the executor), then through the CLI's
+ * --custom-op (run: the helper process; compile: built into the
+ * executable), each against the reference; a kernel that crashes and a
+ * shape function that refuses are one-line errors. */
+static void test_custom_gap(void) {
+  if (!have_data())
+    return;
+  const char *d = DY_PADDLE_DATA "/inferdemo_custom_gap";
+  const char *ref_file = DY_PADDLE_DATA
+      "/inferdemo_custom_gap/out_save_infer_model_scale_0.tmp_0_b32.npy";
+  dy_error err = {0};
+  dy_tensor *x = NULL, *ref = NULL, *got = NULL;
+  DY_ASSERT_OK(dy_npy_read(DY_PADDLE_DATA "/inferdemo_custom_gap/in_x_b32.npy", &x, &err), &err);
+  DY_ASSERT_OK(dy_npy_read(ref_file, &ref, &err), &err);
+  DY_ASSERT_OK(dy_custom_register(&(dy_custom_op){.name = "gap", .shape = gap_shape,
+                                                  .run = gap_run}, &err), &err);
+  dy_program *p = NULL;
+  DY_ASSERT_OK(dy_paddle_load(DY_PADDLE_DATA "/inferdemo_custom_gap/model.pdmodel", NULL, NULL,
+                              &p, &err), &err);
+  dy_custom_clear();
+  int n_custom = 0;
+  for (int k = 0; k < p->blocks[0]->n_ops; k++)
+    n_custom += p->blocks[0]->ops[k]->kind == DY_OP_CUSTOM;
+  CU_ASSERT_EQUAL(n_custom, 1);
+  /* unregistered: the kernel's error names the op and the option */
+  CU_ASSERT_NOT_EQUAL(dy_executor_run(p, &x, 1, &got, 1, &err), DY_OK);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "custom op 'gap' has no kernel here (dy2stc run "
+                                "--custom-op gap=FILE.c)"));
+  DY_ASSERT_OK(dy_custom_register(&(dy_custom_op){.name = "gap", .shape = gap_shape,
+                                                  .run = gap_run}, &err), &err);
+  DY_ASSERT_OK(dy_executor_run(p, &x, 1, &got, 1, &err), &err);
+  dy_custom_clear();
+  CU_ASSERT_TRUE_FATAL(dy_type_equal(&got->type, &ref->type));
+  double e = dy_test_scaled_err(got, ref);
+  fprintf(stderr, "\n    inferdemo_custom_gap b32 executor (registered) rel err %.3g", e);
+  CU_ASSERT(e <= 1e-5);
+  dy_tensor_free(got);
+  dy_program_free(p);
+  /* the CLI: run (helper process) and the executable */
+  char out[4096], exe[4096], gap[4096], bad[4096], log[4096];
+  tmp_path(out, sizeof out, "gap_out");
+  tmp_path(exe, sizeof exe, "gap_exe");
+  tmp_path(bad, sizeof bad, "gap_crash.c");
+  tmp_path(log, sizeof log, "gap_err.txt");
+  snprintf(gap, sizeof gap, "%s/samples/custom_op/gap.c", DY_SOURCE_DIR);
+  CU_ASSERT_EQUAL_FATAL(dy_test_sh(NULL, "rm -rf '%s' && mkdir -p '%s/r' '%s/e' && '%s' run "
+                                   "'%s/model.pdmodel' --custom-op gap='%s' --input "
+                                   "x='%s/in_x_b32.npy' --output-dir '%s/r' >/dev/null && '%s' "
+                                   "compile '%s/model.pdmodel' --custom-op gap='%s' -o '%s' "
+                                   ">/dev/null && '%s' --input x='%s/in_x_b32.npy' --output-dir "
+                                   "'%s/e' >/dev/null", out, out, out, DY2STC_PATH, d, gap, d,
+                                   out, DY2STC_PATH, d, gap, exe, exe, d, out), 0);
+  for (int k = 0; k < 2; k++) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s/save_infer_model_scale_0.tmp_0.npy", out, k ? "e" : "r");
+    got = NULL;
+    DY_ASSERT_OK(dy_npy_read(path, &got, &err), &err);
+    CU_ASSERT_TRUE_FATAL(dy_type_equal(&got->type, &ref->type));
+    e = dy_test_scaled_err(got, ref);
+    fprintf(stderr, "\n    inferdemo_custom_gap b32 %s rel err %.3g", k ? "compiled" : "run", e);
+    CU_ASSERT(e <= 1e-5);
+    dy_tensor_free(got);
+  }
+  /* a kernel that crashes, a shape function that refuses: one line, exit 1 */
+  static const char crash[] =
+      "#include <stdint.h>\n#include <stdlib.h>\n"
+      "int dy_custom_gap_shape(int n, const int *dt, const int *rk, const int64_t *const *sh,\n"
+      "                        int *od, int *orank, int64_t *os) {\n"
+      "  (void)n, (void)dt, (void)rk;\n"
+      "  if (getenv(\"GAP_REFUSE\")) return 7;\n"
+      "  *od = 0, *orank = 4, os[0] = sh[0][0], os[1] = sh[0][1], os[2] = os[3] = 1;\n"
+      "  return 0;\n}\n"
+      "void dy_custom_gap_run(int n, const void *const *in, const int *rk,\n"
+      "                       const int64_t *const *sh, void *out, int orank, const int64_t *os) {\n"
+      "  (void)n, (void)in, (void)rk, (void)sh, (void)out, (void)orank, (void)os;\n"
+      "  abort();\n}\n";
+  DY_ASSERT_OK(dy_write_file_atomic(bad, (const uint8_t *)crash, sizeof crash - 1, &err), &err);
+  for (int k = 0; k < 2; k++) {
+    CU_ASSERT_EQUAL(dy_test_sh(NULL, "%s'%s' run '%s/model.pdmodel' --custom-op gap='%s' --input "
+                               "x='%s/in_x_b32.npy' --output-dir '%s/r' >/dev/null 2>'%s'; test "
+                               "$? -eq 1", k ? "GAP_REFUSE=1 " : "", DY2STC_PATH, d, bad, d, out,
+                               log), 0);
+    char *text = dy_test_slurp(log);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    const char *want = k ? "op 7 (gap -> _generated_var_0): custom op 'gap': its shape function "
+                           "refused the inputs: dy_custom_gap_shape returned 7"
+                         : "custom op 'gap': its helper process (built from ";
+    if (!strstr(text, want))
+      fprintf(stderr, "\n  got %s  want %s\n", text, want);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, want));
+    CU_ASSERT_PTR_NOT_NULL(strchr(text, '\n'));
+    CU_ASSERT_PTR_NULL(strchr(strchr(text, '\n') + 1, '\n')); /* one line */
+    free(text);
+  }
+  dy_tensor_free(x);
+  dy_tensor_free(ref);
+}
+
 /* The CLI on a .pdmodel: run, check (executor vs compiled) and show. */
 static void test_cli(void) {
   if (!have_data())
@@ -997,6 +1116,7 @@ void dy_test_register(void) {
   DY_TEST(test_corruption_sweep);
   DY_TEST(test_cli);
   DY_TEST(test_int_feed_widths);
+  DY_TEST(test_custom_gap);
   DY_TEST(test_round_trip);
   DY_TEST(test_unsqueeze_without_axes);
   DY_TEST(test_uci_housing);

@@ -521,7 +521,8 @@ static void load_input(int i, input_file *in, int64_t *batch,
   if (len - off != bytes)
     fail("%s: %s: %zu data bytes, expected %zu for shape %s", what, in->path,
          len - off, bytes, want);
-  in->data = malloc(numel * es ? numel * es : 1);
+  size_t host_bytes = numel * es; /* the input's dtype: at least the file's */
+  in->data = malloc(host_bytes ? host_bytes : 1);
   if (!in->data)
     fail("out of memory");
   memcpy(in->data, buf + off, bytes);

@@ -143,6 +143,15 @@ typedef struct {
 dy_status dy_cli_diff_tensors(const dy_tensor *a, const dy_tensor *b, double rtol,
                               double atol, dy_cli_diff_stats *d, dy_error *err);
 
+/* ---- cli_custom.c: --custom-op NAME=FILE.c ---- */
+
+/* Build FILE.c's helper process and register NAME's shape function and
+ * kernel through it (runtime/dy_custom.h); remember FILE.c for compile. */
+dy_status dy_cli_custom_op(const char *spec, dy_error *err);
+/* cflags with every --custom-op file appended (a static buffer; cflags
+ * itself when there is none). */
+const char *dy_cli_custom_sources(const char *cflags);
+
 /* ---- cli_model.c: loading a model, the size options ---- */
 
 /* --max-dim NAME=N, --dim NAME=N, --shape INPUT=d0,d1,...: kept in

@@ -21,6 +21,7 @@
  *                    list attributes given as tensors (ShapeTensor...):
  *                    folded when constant, fill_constant's shape at run
  *                    time through size symbols
+ *   paddle_custom.c  an op type registered as a custom op (dy_custom.h)
  *   paddle_family.c  the one-to-one families (X -> Out with attributes
  *                    mapped by name; elementwise with Paddle's axis)
  *   paddle_build.c   appending ops to the Program, the SSA naming rule,
@@ -42,6 +43,7 @@
 
 #include <stdlib.h>
 
+#include "dy_custom.h"
 #include "dy_frontends.h"
 #include "fe_internal.h"
 #include "paddle_framework.pb-c.h"
@@ -240,6 +242,11 @@ dy_status pd_tensor_ints(pd_ctx *c, const char *slot, const char *list, int64_t 
  * dt, into name. */
 dy_status pd_fill_run_time(pd_ctx *c, int rank, const int64_t *shape, const int *elem_vars,
                            dy_dtype dt, double value, const char *name, int *out);
+
+/* ---- paddle_custom.c: a registered custom op (runtime/dy_custom.h) ---- */
+
+/* The current op, of a type registered as custom op cu, as a custom op. */
+dy_status pd_import_custom(pd_ctx *c, const dy_custom_op *cu);
 
 /* ---- paddle_write.c: the exporter's protobuf builders ---- */
 

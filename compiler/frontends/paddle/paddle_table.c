@@ -197,7 +197,7 @@ const char *pd_unsupported_reason(const char *type) {
       {"multiclass_nms", "multiclass_nms is not supported: its output's length depends on the "
                          "data (a LoD list of boxes), dy2stc's outputs have static shapes"},
       {"gap", "the custom op 'gap' is not supported: it is a plugin (PD_BUILD_OP), not a "
-              "Paddle op, and dy2stc has no kernel for it"},
+              "Paddle op; give its kernel and shape rule with --custom-op gap=FILE.c"},
       {"fake_", "quantization ops (fake_quantize / fake_dequantize) are not supported"},
   };
   for (size_t i = 0; i < sizeof known / sizeof *known; i++) {
