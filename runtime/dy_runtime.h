@@ -430,13 +430,20 @@ dy_status dy_npy_read(const char *path, dy_tensor **out, dy_error *err);
 #define DY_NPY_DESCR_MAX 32
 dy_status dy_npy_read_descr(const char *path, dy_tensor **out, char descr[DY_NPY_DESCR_MAX],
                             dy_error *err);
+/* An integer of a narrower width converts exactly: i8, u8, i32 -> i64;
+ * i8, u8 -> i32. *t widened to want when it is such a narrower integer
+ * (a new tensor, the old one freed), else left alone. Every input reader
+ * takes a model input's integers this way: run, check, train, the Python
+ * API (compiler/capi) and the compiled executable (codegen/rt/dy_main.c,
+ * its own copy of the rule). */
+bool dy_dtype_widens_to(dy_dtype from, dy_dtype to);
+dy_status dy_tensor_widen_to(dy_tensor **t, dy_dtype want, dy_error *err);
 /* A model input's file (what names it: "input 'x'"): its dtype must be
- * want's, else "input 'x': PATH: dtype '<f8', expected '<f4' (f32)", the
- * compiled executable's words; with widen_i32 an i32 file for an i64
- * input is widened (the trainers' rule for labels and indices). run,
- * check, train and the Python API read inputs through this. */
-dy_status dy_npy_read_as(const char *path, const char *what, dy_dtype want, bool widen_i32,
-                         dy_tensor **out, dy_error *err);
+ * want's or widen to it (dy_dtype_widens_to), else "input 'x': PATH:
+ * dtype '<f8', expected '<f4' (f32)", the compiled executable's words.
+ * run, check, train and the Python API read inputs through this. */
+dy_status dy_npy_read_as(const char *path, const char *what, dy_dtype want, dy_tensor **out,
+                         dy_error *err);
 /* Writes whole or not at all. */
 dy_status dy_npy_write(const char *path, const dy_tensor *t, dy_error *err);
 

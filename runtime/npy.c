@@ -365,21 +365,44 @@ dy_status dy_npy_read_descr(const char *path, dy_tensor **out, char descr[DY_NPY
   return s;
 }
 
-dy_status dy_npy_read_as(const char *path, const char *what, dy_dtype want, bool widen_i32,
-                         dy_tensor **out, dy_error *err) {
+bool dy_dtype_widens_to(dy_dtype from, dy_dtype to) {
+  if (to == DY_I64)
+    return from == DY_I32 || from == DY_I8 || from == DY_U8;
+  if (to == DY_I32)
+    return from == DY_I8 || from == DY_U8;
+  return false;
+}
+
+dy_status dy_tensor_widen_to(dy_tensor **t, dy_dtype want, dy_error *err) {
+  const dy_tensor *a = *t;
+  if (!a || !dy_dtype_widens_to(a->type.dtype, want))
+    return DY_OK;
+  dy_tensor *w = dy_tensor_new(want, a->type.rank, a->type.shape);
+  if (!w)
+    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  int64_t n = dy_tensor_numel(w);
+  for (int64_t i = 0; i < n; i++) {
+    int64_t v = a->type.dtype == DY_I32  ? ((const int32_t *)a->data)[i]
+                : a->type.dtype == DY_I8 ? ((const int8_t *)a->data)[i]
+                                         : ((const uint8_t *)a->data)[i];
+    if (want == DY_I64)
+      ((int64_t *)w->data)[i] = v;
+    else
+      ((int32_t *)w->data)[i] = (int32_t)v;
+  }
+  dy_tensor_free(*t);
+  *t = w;
+  return DY_OK;
+}
+
+dy_status dy_npy_read_as(const char *path, const char *what, dy_dtype want, dy_tensor **out,
+                         dy_error *err) {
   char descr[DY_NPY_DESCR_MAX];
   dy_status s = dy_npy_read_descr(path, out, descr, err);
   if (s)
     return s;
-  if (widen_i32 && want == DY_I64 && (*out)->type.dtype == DY_I32) {
-    dy_tensor *w = dy_tensor_new(DY_I64, (*out)->type.rank, (*out)->type.shape);
-    if (w)
-      for (int64_t i = 0; i < dy_tensor_numel(w); i++)
-        ((int64_t *)w->data)[i] = ((const int32_t *)(*out)->data)[i];
-    dy_tensor_free(*out);
-    *out = w;
-    return w ? DY_OK : dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "%s: out of memory", path);
-  }
+  if (dy_dtype_widens_to((*out)->type.dtype, want))
+    return dy_tensor_widen_to(out, want, err);
   if (strcmp(descr, dy_dtype_npy(want)) == 0)
     return DY_OK;
   dy_tensor_free(*out);

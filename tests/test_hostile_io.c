@@ -398,7 +398,8 @@ static void test_paddle_list_lengths(void) {
   free(params);
 }
 
-/* ---- case 15: one policy for an input of another dtype: refused ---- */
+/* ---- case 15: one policy for an input of another dtype: refused, but a
+ * narrower integer widened ---- */
 
 static void test_input_dtype_refused(void) {
   char dir[1024], cmd[16384];
@@ -415,7 +416,7 @@ static void test_input_dtype_refused(void) {
   snprintf(path, sizeof path, "%s/m", dir);
   DY_ASSERT_OK(dy_model_save(p, path, &err), &err);
   dy_program_free(p);
-  /* f64 for f32, i32 for i64, and the right files */
+  /* f64 for f32 (refused), i32 for i64 (widened), and the right files */
   double x8[2] = {1, 2};
   int32_t i4[3] = {1, 2, 3};
   float x4[2] = {1, 2};
@@ -451,8 +452,18 @@ static void test_input_dtype_refused(void) {
       snprintf(base, sizeof base, paths[w], dir, dir);
     snprintf(cmd, sizeof cmd, "cd %s && %s --input x=x8.npy --input i=i8.npy", dir, base);
     expect_cli(1, "input 'x': x8.npy: dtype '<f8', expected '<f4' (f32)", cmd);
-    snprintf(cmd, sizeof cmd, "cd %s && %s --input x=x4.npy --input i=i4.npy", dir, base);
-    expect_cli(1, "input 'i': i4.npy: dtype '<i4', expected '<i8' (i64)", cmd);
+    /* a narrower integer widens (dy_dtype_widens_to): the same on every path */
+    snprintf(cmd, sizeof cmd, "cd %s && rm -f out/j.npy && %s --input x=x4.npy --input i=i4.npy "
+             "> /dev/null", dir, base);
+    CU_ASSERT_EQUAL(dy_test_sh(NULL, "%s", cmd), 0);
+    if (w != 1) { /* check writes no outputs */
+      dy_tensor *j = NULL;
+      snprintf(path, sizeof path, "%s/out/j.npy", dir);
+      DY_ASSERT_OK(dy_npy_read(path, &j, &err), &err);
+      CU_ASSERT_EQUAL_FATAL(j->type.dtype, DY_I64);
+      CU_ASSERT_EQUAL(((int64_t *)j->data)[0] + ((int64_t *)j->data)[2] * 10, 2 + 60);
+      dy_tensor_free(j);
+    }
     snprintf(cmd, sizeof cmd, "cd %s && %s --input x=x4.npy --input i=i8.npy > /dev/null", dir,
              base);
     CU_ASSERT_EQUAL(dy_test_sh(NULL, "%s", cmd), 0);

@@ -30,6 +30,11 @@
 
 #include "dy_compiler.h"
 #include "dy_test.h"
+#include "dy_custom.h"
+#include "paddle_framework.pb-c.h"
+
+/* the custom op sample (samples/custom_op/gap.c), registered in process */
+#include "../samples/custom_op/gap.c"
 
 #ifndef DY_PADDLE_DATA
 #define DY_PADDLE_DATA DY_SOURCE_DIR "/../shared/testdata-paddle"
@@ -126,6 +131,8 @@ static const model_case supported[] = {
     {"paddleclas_mnv3small_3cls", {"x"}, {"save_infer_model/scale_0.tmp_0"}, {"b1", "b2"}, false, false},
     {"paddlelite_simple_model", {"image"}, {"batch_norm_0.tmp_3"}, {"b1"}, false, false},
     {"paddlelite_autoscan_rpc", {"input_data", "index_data"}, {"output_data"}, {"b1"}, false, false},
+    /* fill_constant's shape from the i32 feed: run-time size symbols */
+    {"paddlelite_autoscan_unique", {"shape_data"}, {"output_data"}, {"b1"}, false, false},
     {"ppocrv3_det", {"x"}, {"sigmoid_0.tmp_0"}, {"b1", "b2"}, true, false},
     {"paddlets_lstnet", {"past_target"}, {"tmp_0"}, {"b1", "b2", "pub"}, false, false},
     /* in full: prior_box, box_coder, softmax, then multiclass_nms (its
@@ -138,22 +145,12 @@ static const model_case supported[] = {
      true, true},
 };
 
-/* Read the case's feeds and reference outputs. */
-/* The importer types every integer feed i64 (Paddle's int32 and smaller
- * ints widen, as their params do); a reference input stored as int32
- * is widened here the same way (`dy2stc run` and the executable refuse
- * it: the file's dtype must be the input's). */
-static dy_tensor *widen_i32(dy_tensor *t) {
-  if (!t || t->type.dtype != DY_I32)
-    return t;
-  dy_tensor *w = dy_tensor_new(DY_I64, t->type.rank, t->type.shape);
-  int64_t n = dy_tensor_numel(t);
-  for (int64_t i = 0; i < n; i++)
-    ((int64_t *)w->data)[i] = ((const int32_t *)t->data)[i];
-  dy_tensor_free(t);
-  return w;
-}
-
+/* Read the case's feeds and reference outputs. The importer types every
+ * integer feed i64 (Paddle's int32 and smaller ints widen, as their params
+ * do); a reference input stored as int32 is widened here the way every
+ * input reader widens it (dy_tensor_widen_to: `dy2stc run`, the
+ * executable and the Python API take the int32 file itself, see
+ * test_int_feed_widths), as dy_executor_run takes the input's dtype. */
 static void read_case(const model_case *m, const char *cs, dy_tensor **in, int *n_in,
                       dy_tensor **ref, int *n_ref) {
   dy_error err = {0};
@@ -164,7 +161,7 @@ static void read_case(const model_case *m, const char *cs, dy_tensor **in, int *
     sanitize(nm);
     snprintf(path, sizeof path, "%s/%s/in_%s_%s.npy", DY_PADDLE_DATA, m->dir, nm, cs);
     DY_ASSERT_OK(npy_read_any(path, &in[*n_in], &err), &err);
-    in[*n_in] = widen_i32(in[*n_in]);
+    DY_ASSERT_OK(dy_tensor_widen_to(&in[*n_in], DY_I64, &err), &err);
     ++*n_in;
   }
   for (int i = 0; i < 2 && m->fetches[i]; i++) {
@@ -308,10 +305,11 @@ MODEL_TEST(test_dqn_breakout, 2)
 MODEL_TEST(test_mnv3small, 3)
 MODEL_TEST(test_simple_model, 4)
 MODEL_TEST(test_autoscan_rpc, 5)
-MODEL_TEST(test_ppocrv3_det, 6)
-MODEL_TEST(test_lstnet, 7)
-MODEL_TEST(test_blazeface, 8)
-MODEL_TEST(test_blazeface_dense, 9)
+MODEL_TEST(test_autoscan_unique, 6)
+MODEL_TEST(test_ppocrv3_det, 7)
+MODEL_TEST(test_lstnet, 8)
+MODEL_TEST(test_blazeface, 9)
+MODEL_TEST(test_blazeface_dense, 10)
 #undef MODEL_TEST
 
 /* The models that do not import: the exact one-line error of each. */
@@ -330,11 +328,8 @@ static void test_unsupported_models(void) {
       {"benchmark_mmdnn", "op 5 (lstm -> lstm_0.tmp_3): the LoD lstm op is not supported (it "
                           "steps over a LoD tensor's sequences; dy2stc's tensors are dense)"},
       {"inferdemo_custom_gap", "op 7 (gap -> _generated_var_0): the custom op 'gap' is not "
-                               "supported: it is a plugin (PD_BUILD_OP), not a Paddle op, and "
-                               "dy2stc has no kernel for it"},
-      {"paddlelite_autoscan_unique", "op 1 (fill_constant -> output_data): the shape from a "
-                                     "tensor input (ShapeTensor) is not supported; only the "
-                                     "attribute form"},
+                               "supported: it is a plugin (PD_BUILD_OP), not a Paddle op; give "
+                               "its kernel and shape rule with --custom-op gap=FILE.c"},
   };
   for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
     char path[1024], msg[2048];
@@ -686,14 +681,18 @@ static void test_round_trip(void) {
   if (!have_data())
     return;
   for (size_t i = 0; i < sizeof supported / sizeof *supported; i++) {
-    if (supported[i].fixed_plane || strcmp(supported[i].dir, "paddlets_lstnet") == 0)
+    /* lstnet: control flow, below; autoscan_unique: its run-time fill is
+     * nonzero ops, which the exporter does not write */
+    if (supported[i].fixed_plane || strcmp(supported[i].dir, "paddlets_lstnet") == 0 ||
+        strcmp(supported[i].dir, "paddlelite_autoscan_unique") == 0)
       continue;
     DY_ASSERT_OK(load_model(&supported[i], NULL, &p, &err), &err);
     round_trip(p, supported[i].dir);
     dy_program_free(p);
   }
   /* control flow is not written (yet): the error says so */
-  DY_ASSERT_OK(load_model(&supported[7], NULL, &p, &err), &err);
+  DY_ASSERT_OK(load_model(&supported[8], NULL, &p, &err), &err); /* paddlets_lstnet */
+  CU_ASSERT_STRING_EQUAL(supported[8].dir, "paddlets_lstnet");
   uint8_t *m, *pa;
   size_t mn, pn;
   CU_ASSERT_EQUAL(dy_paddle_save_mem(p, &m, &mn, &pa, &pn, &err), DY_STATUS_UNSUPPORTED);
@@ -728,6 +727,330 @@ static void test_unsqueeze_without_axes(void) {
   free(m);
   free(pa);
   dy_program_free(p);
+}
+
+/* paddlelite_autoscan_rpc's index is stored as int32 for the i64 feed:
+ * `dy2stc run` and the compiled executable both take that file (widened),
+ * with the reference's output; a float file for it is refused by both in
+ * the same words. */
+static void test_int_feed_widths(void) {
+  if (!have_data())
+    return;
+  const char *d = DY_PADDLE_DATA "/paddlelite_autoscan_rpc";
+  char exe[4096], out[4096], bad[4096], log[4096], log2[4096];
+  tmp_path(exe, sizeof exe, "rpc_i32_exe");
+  tmp_path(out, sizeof out, "rpc_i32_out");
+  tmp_path(bad, sizeof bad, "rpc_f32_index.npy");
+  tmp_path(log, sizeof log, "rpc_f32_run.txt");
+  tmp_path(log2, sizeof log2, "rpc_f32_exe.txt");
+  dy_error err = {0};
+  dy_tensor *ref = NULL, *idx = NULL;
+  DY_ASSERT_OK(dy_npy_read(DY_PADDLE_DATA "/paddlelite_autoscan_rpc/out_output_data_b1.npy",
+                           &ref, &err), &err);
+  DY_ASSERT_OK(dy_npy_read(DY_PADDLE_DATA "/paddlelite_autoscan_rpc/in_index_data_b1.npy",
+                           &idx, &err), &err);
+  CU_ASSERT_EQUAL_FATAL(idx->type.dtype, DY_I32); /* the file is int32 */
+  CU_ASSERT_EQUAL_FATAL(dy_test_sh(NULL, "'%s' compile '%s/model.pdmodel' -o '%s' >/dev/null",
+                                   DY2STC_PATH, d, exe), 0);
+  char run[8400];
+  snprintf(run, sizeof run, "'%s' run '%s/model.pdmodel'", DY2STC_PATH, d);
+  for (int k = 0; k < 2; k++) {
+    CU_ASSERT_EQUAL_FATAL(dy_test_sh(NULL, "rm -rf '%s' && mkdir -p '%s' && %s --input "
+                                     "input_data='%s/in_input_data_b1.npy' --input "
+                                     "index_data='%s/in_index_data_b1.npy' --output-dir '%s' "
+                                     ">/dev/null", out, out, k ? exe : run, d, d, out), 0);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/output_data.npy", out);
+    dy_tensor *got = NULL;
+    DY_ASSERT_OK(dy_npy_read(path, &got, &err), &err);
+    CU_ASSERT_TRUE_FATAL(dy_type_equal(&got->type, &ref->type));
+    CU_ASSERT_EQUAL(memcmp(got->data, ref->data, ref->nbytes), 0); /* a gather: exact */
+    dy_tensor_free(got);
+  }
+  /* a float index: refused, the same message on both paths */
+  dy_tensor *f = dy_tensor_new(DY_F32, 1, (int64_t[]){1});
+  ((float *)f->data)[0] = 1;
+  DY_ASSERT_OK(dy_npy_write(bad, f, &err), &err);
+  CU_ASSERT_EQUAL(dy_test_sh(NULL, "'%s' run '%s/model.pdmodel' --input input_data='%s/"
+                             "in_input_data_b1.npy' --input index_data='%s' --output-dir '%s' "
+                             "2>'%s'; test $? -eq 1", DY2STC_PATH, d, d, bad, out, log), 0);
+  CU_ASSERT_EQUAL(dy_test_sh(NULL, "'%s' --input input_data='%s/in_input_data_b1.npy' --input "
+                             "index_data='%s' --output-dir '%s' 2>'%s'; test $? -ne 0", exe, d,
+                             bad, out, log2), 0);
+  char *a = dy_test_slurp(log), *b = dy_test_slurp(log2);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+  char want[4400];
+  snprintf(want, sizeof want, "input 'index_data': %s: dtype '<f4', expected '<i8' (i64)", bad);
+  if (!strstr(a, want) || !strstr(b, want))
+    fprintf(stderr, "\n  run: %s  exe: %s  want: %s\n", a, b, want);
+  CU_ASSERT_PTR_NOT_NULL(strstr(a, want));
+  CU_ASSERT_PTR_NOT_NULL(strstr(b, want));
+  free(a);
+  free(b);
+  dy_tensor_free(f);
+  dy_tensor_free(ref);
+  dy_tensor_free(idx);
+}
+
+/* autoscan_unique's shape outside [0, bound] (16 per dim at rank 4): the
+ * gather's index error on run and in the executable, never a short
+ * count; a shape inside it runs. */
+static void test_shape_tensor_bounds(void) {
+  if (!have_data())
+    return;
+  const char *d = DY_PADDLE_DATA "/paddlelite_autoscan_unique";
+  char exe[4096], out[4096], in[4096], log[4096];
+  tmp_path(exe, sizeof exe, "unique_exe");
+  tmp_path(out, sizeof out, "unique_out");
+  tmp_path(in, sizeof in, "unique_in.npy");
+  tmp_path(log, sizeof log, "unique_err.txt");
+  CU_ASSERT_EQUAL_FATAL(dy_test_sh(NULL, "'%s' compile '%s/model.pdmodel' -o '%s' >/dev/null && "
+                                   "rm -rf '%s' && mkdir -p '%s'", DY2STC_PATH, d, exe, out, out),
+                        0);
+  static const int32_t cases[][4] = {{2, 3, 1, 17}, {2, -1, 1, 4}, {16, 1, 1, 16}};
+  for (int k = 0; k < 3; k++) {
+    dy_tensor *t = dy_tensor_new(DY_I32, 1, (int64_t[]){4});
+    memcpy(t->data, cases[k], sizeof cases[k]);
+    dy_error err = {0};
+    DY_ASSERT_OK(dy_npy_write(in, t, &err), &err);
+    dy_tensor_free(t);
+    int want = k < 2 ? 1 : 0;
+    CU_ASSERT_EQUAL(dy_test_sh(NULL, "'%s' run '%s/model.pdmodel' --input shape_data='%s' "
+                               "--output-dir '%s' >/dev/null 2>'%s'; test $? -eq %d",
+                               DY2STC_PATH, d, in, out, log, want), 0);
+    char *text = dy_test_slurp(log);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    if (want)
+      CU_ASSERT_PTR_NOT_NULL(strstr(text, "model.pdmodel:2: gather: index "));
+    free(text);
+    CU_ASSERT_EQUAL(dy_test_sh(NULL, "'%s' --input shape_data='%s' --output-dir '%s' >/dev/null "
+                               "2>'%s'; test $? %s 0", exe, in, out, log, want ? "-ne" : "-eq"),
+                    0);
+    text = dy_test_slurp(log);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    if (want)
+      CU_ASSERT_PTR_NOT_NULL(strstr(text, "an index input is out of range"));
+    free(text);
+  }
+  /* the last case's output: [16, 1, 1, 16] ones */
+  char path[4200];
+  snprintf(path, sizeof path, "%s/output_data.npy", out);
+  dy_tensor *got = NULL;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_npy_read(path, &got, &err), &err);
+  CU_ASSERT_EQUAL(dy_tensor_numel(got), 256);
+  CU_ASSERT_EQUAL(got->type.shape[0], 16);
+  CU_ASSERT_EQUAL(got->type.shape[3], 16);
+  for (int64_t i = 0; i < dy_tensor_numel(got); i++)
+    CU_ASSERT_EQUAL_FATAL(((int64_t *)got->data)[i], 1);
+  dy_tensor_free(got);
+}
+
+/* Give op o of block 0 an input slot of the given var names. */
+static void add_input_slot(Paddle__Framework__Proto__OpDesc *o, const char *slot, int n,
+                           const char *const *names) {
+  Paddle__Framework__Proto__OpDesc__Var *v = malloc(sizeof *v);
+  paddle__framework__proto__op_desc__var__init(v);
+  v->parameter = strdup(slot);
+  v->n_arguments = (size_t)n;
+  v->arguments = malloc(sizeof(char *) * (size_t)n);
+  for (int i = 0; i < n; i++)
+    v->arguments[i] = strdup(names[i]);
+  o->inputs = realloc(o->inputs, sizeof *o->inputs * (o->n_inputs + 1));
+  o->inputs[o->n_inputs++] = v;
+}
+
+/* Shapes given as tensors whose values are known at import (outputs of
+ * fill_constant) are folded: reshape2's ShapeTensor, fill_constant's
+ * ShapeTensorList and slice's StartsTensor / EndsTensorList win over the
+ * (here wrong) attributes, and no run-time size symbol is made. */
+static void test_shape_tensor_folded(void) {
+  dy_program *p = dy_test_parse_ok("program {\n"
+                                   "  var x : f32[2,6] feed 0\n"
+                                   "  var a : i64[1]\n"
+                                   "  var b : i64[1]\n"
+                                   "  var y : f32[3,4]\n"
+                                   "  var f : f32[3,4]\n"
+                                   "  var s : f32[2,6]\n"
+                                   "  block 0 parent -1 {\n"
+                                   "    a = full() {shape = [1], value = 3, dtype = 1}  @m.c:1\n"
+                                   "    b = full() {shape = [1], value = 4, dtype = 1}  @m.c:2\n"
+                                   "    y = reshape(x) {shape = [3,4]}  @m.c:3\n"
+                                   "    f = full() {shape = [3,4], value = 2, dtype = 0}  @m.c:4\n"
+                                   "    s = slice(x) {starts = [0], ends = [6], axes = [1], "
+                                   "steps = [1]}  @m.c:5\n"
+                                   "  }\n"
+                                   "  fetch 0 y\n"
+                                   "  fetch 1 f\n"
+                                   "  fetch 2 s\n"
+                                   "}\n");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  uint8_t *m, *pa, *m2;
+  size_t mn, pn;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_paddle_save_mem(p, &m, &mn, &pa, &pn, &err), &err);
+  Paddle__Framework__Proto__ProgramDesc *pd =
+      paddle__framework__proto__program_desc__unpack(NULL, mn, m);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(pd);
+  const char *const ab[] = {"a", "b"};
+  int done = 0;
+  Paddle__Framework__Proto__BlockDesc *blk = pd->blocks[0];
+  for (size_t k = 0; k < blk->n_ops; k++) {
+    Paddle__Framework__Proto__OpDesc *o = blk->ops[k];
+    const char *out = o->n_outputs ? o->outputs[0]->arguments[0] : "";
+    for (size_t i = 0; i < o->n_attrs; i++) /* wrong attributes: the tensors win */
+      if ((!strcmp(o->attrs[i]->name, "shape") && strcmp(out, "a") && strcmp(out, "b")) ||
+          !strcmp(o->attrs[i]->name, "ends") || !strcmp(o->attrs[i]->name, "starts"))
+        for (size_t j = 0; j < o->attrs[i]->n_ints; j++)
+          o->attrs[i]->ints[j] = 1;
+    if (!strcmp(o->type, "reshape2")) {
+      add_input_slot(o, "ShapeTensor", 2, ab);
+      done++;
+    } else if (!strcmp(o->type, "fill_constant") && !strcmp(out, "f")) {
+      add_input_slot(o, "ShapeTensorList", 2, ab);
+      done++;
+    } else if (!strcmp(o->type, "slice")) {
+      add_input_slot(o, "StartsTensor", 1, (const char *const[]){"a"}); /* start 3 */
+      add_input_slot(o, "EndsTensorList", 1, (const char *const[]){"b"}); /* end 4 */
+      done++;
+    }
+  }
+  CU_ASSERT_EQUAL_FATAL(done, 3);
+  size_t n2 = paddle__framework__proto__program_desc__get_packed_size(pd);
+  m2 = malloc(n2);
+  paddle__framework__proto__program_desc__pack(pd, m2);
+  paddle__framework__proto__program_desc__free_unpacked(pd, NULL);
+  dy_program *q = NULL;
+  DY_ASSERT_OK(dy_paddle_load_mem(m2, n2, pa, pn, "folded", NULL, &q, &err), &err);
+  static const int64_t want[3][2] = {{3, 4}, {3, 4}, {2, 1}};
+  for (int i = 0; i < 3; i++) {
+    const dy_type *t = &q->vars[q->fetches[i]]->type;
+    CU_ASSERT_EQUAL(t->rank, 2);
+    CU_ASSERT_EQUAL(t->shape[0], want[i][0]);
+    CU_ASSERT_EQUAL(t->shape[1], want[i][1]);
+  }
+  CU_ASSERT_EQUAL(q->n_syms, 0); /* nothing at run time */
+  dy_program_free(q);
+  free(m);
+  free(m2);
+  free(pa);
+  dy_program_free(p);
+}
+
+/* gap.c's functions behind the registry's pointers (dy_custom.h). */
+static int gap_shape(void *ctx, int n_in, const int *dtypes, const int *ranks,
+                     const int64_t *const *shapes, int *out_dtype, int *out_rank,
+                     int64_t *out_shape, char *msg, size_t n) {
+  (void)ctx, (void)msg, (void)n;
+  return dy_custom_gap_shape(n_in, dtypes, ranks, shapes, out_dtype, out_rank, out_shape);
+}
+
+static int gap_run(void *ctx, int n_in, const void *const *in, const int *dtypes,
+                   const int *ranks, const int64_t *const *shapes, void *out, int out_dtype,
+                   int out_rank, const int64_t *out_shape, char *msg, size_t n) {
+  (void)ctx, (void)dtypes, (void)out_dtype, (void)msg, (void)n;
+  dy_custom_gap_run(n_in, in, ranks, shapes, out, out_rank, out_shape);
+  return 0;
+}
+
+/* inferdemo_custom_gap with the demo's gap given as C (samples/custom_op/
+ * gap.c): registered in process (the executor), then through the CLI's
+ * --custom-op (run: the helper process; compile: built into the
+ * executable), each against the reference; a kernel that crashes and a
+ * shape function that refuses are one-line errors. */
+static void test_custom_gap(void) {
+  if (!have_data())
+    return;
+  const char *d = DY_PADDLE_DATA "/inferdemo_custom_gap";
+  const char *ref_file = DY_PADDLE_DATA
+      "/inferdemo_custom_gap/out_save_infer_model_scale_0.tmp_0_b32.npy";
+  dy_error err = {0};
+  dy_tensor *x = NULL, *ref = NULL, *got = NULL;
+  DY_ASSERT_OK(dy_npy_read(DY_PADDLE_DATA "/inferdemo_custom_gap/in_x_b32.npy", &x, &err), &err);
+  DY_ASSERT_OK(dy_npy_read(ref_file, &ref, &err), &err);
+  DY_ASSERT_OK(dy_custom_register(&(dy_custom_op){.name = "gap", .shape = gap_shape,
+                                                  .run = gap_run}, &err), &err);
+  dy_program *p = NULL;
+  DY_ASSERT_OK(dy_paddle_load(DY_PADDLE_DATA "/inferdemo_custom_gap/model.pdmodel", NULL, NULL,
+                              &p, &err), &err);
+  dy_custom_clear();
+  int n_custom = 0;
+  for (int k = 0; k < p->blocks[0]->n_ops; k++)
+    n_custom += p->blocks[0]->ops[k]->kind == DY_OP_CUSTOM;
+  CU_ASSERT_EQUAL(n_custom, 1);
+  /* unregistered: the kernel's error names the op and the option */
+  CU_ASSERT_NOT_EQUAL(dy_executor_run(p, &x, 1, &got, 1, &err), DY_OK);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "custom op 'gap' has no kernel here (dy2stc run "
+                                "--custom-op gap=FILE.c)"));
+  DY_ASSERT_OK(dy_custom_register(&(dy_custom_op){.name = "gap", .shape = gap_shape,
+                                                  .run = gap_run}, &err), &err);
+  DY_ASSERT_OK(dy_executor_run(p, &x, 1, &got, 1, &err), &err);
+  dy_custom_clear();
+  CU_ASSERT_TRUE_FATAL(dy_type_equal(&got->type, &ref->type));
+  double e = dy_test_scaled_err(got, ref);
+  fprintf(stderr, "\n    inferdemo_custom_gap b32 executor (registered) rel err %.3g", e);
+  CU_ASSERT(e <= 1e-5);
+  dy_tensor_free(got);
+  dy_program_free(p);
+  /* the CLI: run (helper process) and the executable */
+  char out[4096], exe[4096], gap[4096], bad[4096], log[4096];
+  tmp_path(out, sizeof out, "gap_out");
+  tmp_path(exe, sizeof exe, "gap_exe");
+  tmp_path(bad, sizeof bad, "gap_crash.c");
+  tmp_path(log, sizeof log, "gap_err.txt");
+  snprintf(gap, sizeof gap, "%s/samples/custom_op/gap.c", DY_SOURCE_DIR);
+  CU_ASSERT_EQUAL_FATAL(dy_test_sh(NULL, "rm -rf '%s' && mkdir -p '%s/r' '%s/e' && '%s' run "
+                                   "'%s/model.pdmodel' --custom-op gap='%s' --input "
+                                   "x='%s/in_x_b32.npy' --output-dir '%s/r' >/dev/null && '%s' "
+                                   "compile '%s/model.pdmodel' --custom-op gap='%s' -o '%s' "
+                                   ">/dev/null && '%s' --input x='%s/in_x_b32.npy' --output-dir "
+                                   "'%s/e' >/dev/null", out, out, out, DY2STC_PATH, d, gap, d,
+                                   out, DY2STC_PATH, d, gap, exe, exe, d, out), 0);
+  for (int k = 0; k < 2; k++) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s/save_infer_model_scale_0.tmp_0.npy", out, k ? "e" : "r");
+    got = NULL;
+    DY_ASSERT_OK(dy_npy_read(path, &got, &err), &err);
+    CU_ASSERT_TRUE_FATAL(dy_type_equal(&got->type, &ref->type));
+    e = dy_test_scaled_err(got, ref);
+    fprintf(stderr, "\n    inferdemo_custom_gap b32 %s rel err %.3g", k ? "compiled" : "run", e);
+    CU_ASSERT(e <= 1e-5);
+    dy_tensor_free(got);
+  }
+  /* a kernel that crashes, a shape function that refuses: one line, exit 1 */
+  static const char crash[] =
+      "#include <stdint.h>\n#include <stdlib.h>\n"
+      "int dy_custom_gap_shape(int n, const int *dt, const int *rk, const int64_t *const *sh,\n"
+      "                        int *od, int *orank, int64_t *os) {\n"
+      "  (void)n, (void)dt, (void)rk;\n"
+      "  if (getenv(\"GAP_REFUSE\")) return 7;\n"
+      "  *od = 0, *orank = 4, os[0] = sh[0][0], os[1] = sh[0][1], os[2] = os[3] = 1;\n"
+      "  return 0;\n}\n"
+      "void dy_custom_gap_run(int n, const void *const *in, const int *rk,\n"
+      "                       const int64_t *const *sh, void *out, int orank, const int64_t *os) {\n"
+      "  (void)n, (void)in, (void)rk, (void)sh, (void)out, (void)orank, (void)os;\n"
+      "  abort();\n}\n";
+  DY_ASSERT_OK(dy_write_file_atomic(bad, (const uint8_t *)crash, sizeof crash - 1, &err), &err);
+  for (int k = 0; k < 2; k++) {
+    CU_ASSERT_EQUAL(dy_test_sh(NULL, "%s'%s' run '%s/model.pdmodel' --custom-op gap='%s' --input "
+                               "x='%s/in_x_b32.npy' --output-dir '%s/r' >/dev/null 2>'%s'; test "
+                               "$? -eq 1", k ? "GAP_REFUSE=1 " : "", DY2STC_PATH, d, bad, d, out,
+                               log), 0);
+    char *text = dy_test_slurp(log);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    const char *want = k ? "op 7 (gap -> _generated_var_0): custom op 'gap': its shape function "
+                           "refused the inputs: dy_custom_gap_shape returned 7"
+                         : "custom op 'gap': its helper process (built from ";
+    if (!strstr(text, want))
+      fprintf(stderr, "\n  got %s  want %s\n", text, want);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, want));
+    CU_ASSERT_PTR_NOT_NULL(strchr(text, '\n'));
+    CU_ASSERT_PTR_NULL(strchr(strchr(text, '\n') + 1, '\n')); /* one line */
+    free(text);
+  }
+  dy_tensor_free(x);
+  dy_tensor_free(ref);
 }
 
 /* The CLI on a .pdmodel: run, check (executor vs compiled) and show. */
@@ -794,10 +1117,15 @@ void dy_test_register(void) {
   DY_TEST(test_separate_files);
   DY_TEST(test_corruption_sweep);
   DY_TEST(test_cli);
+  DY_TEST(test_int_feed_widths);
+  DY_TEST(test_custom_gap);
   DY_TEST(test_round_trip);
   DY_TEST(test_unsqueeze_without_axes);
   DY_TEST(test_uci_housing);
   DY_TEST(test_autoscan_rpc);
+  DY_TEST(test_autoscan_unique);
+  DY_TEST(test_shape_tensor_bounds);
+  DY_TEST(test_shape_tensor_folded);
   DY_TEST(test_dqn_breakout);
   DY_TEST(test_cifar_resnet);
   DY_TEST(test_simple_model);

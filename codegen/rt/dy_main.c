@@ -30,7 +30,9 @@
  * Inputs are given by name (--input NAME=FILE) or positionally, in input
  * order. FILE is either .npy (format 1.0, 2.0 or 3.0, C order, dtype '<f4'
  * for f32, '<i8' for i64, '|b1' for bool, '|i1', '|u1', '<i4' for i8, u8,
- * i32) or raw little-endian data (any other name, e.g. .bin), whose batch is inferred from its size. Every -1
+ * i32; a narrower integer file widens: '<i4', '|i1', '|u1' for i64, '|i1',
+ * '|u1' for i32) or raw little-endian data (any other name, e.g. .bin),
+ * whose batch is inferred from its size. Every -1
  * dim of every input is the one batch, at most DY_MODEL_MAX_BATCH.
  *
  * Each output is written to DIR/<name>.npy (format 1.0, default DIR "."),
@@ -379,6 +381,34 @@ typedef struct {
   unsigned char *data;
 } input_file;
 
+/* The dtype of an .npy integer descr narrower than the input's dtype want
+ * that widens to it exactly, else -1: i8, u8, i32 -> i64; i8, u8 -> i32
+ * (the rule of run and the Python API, runtime/npy.c dy_dtype_widens_to). */
+static int widens_from(const char *descr, int want) {
+  int from = -1;
+  for (int k = 0; k < 6; k++)
+    if (strcmp(descr, npy_descr[k]) == 0)
+      from = k;
+  if (want == 1 /* i64 */ && (from == 5 || from == 3 || from == 4))
+    return from;
+  if (want == 5 /* i32 */ && (from == 3 || from == 4))
+    return from;
+  return -1;
+}
+
+/* n elements of dtype from at the start of p (room for n of dtype to)
+ * widened in place, last element first. */
+static void widen_in_place(void *p, size_t n, int from, int to) {
+  for (size_t i = n; i-- > 0;) {
+    int64_t v = from == 5 ? ((const int32_t *)p)[i]
+                : from == 3 ? ((const int8_t *)p)[i] : ((const uint8_t *)p)[i];
+    if (to == 1)
+      ((int64_t *)p)[i] = v;
+    else
+      ((int32_t *)p)[i] = (int32_t)v;
+  }
+}
+
 /* Load input i from its file, check it against dy_model_inputs[i], and agree
  * on the batch (*batch is -1 until an input with a dynamic dim fixes it).
  * A model with size symbols besides the batch (DY_MODEL_NUM_DIMS) takes
@@ -404,10 +434,12 @@ static void load_input(int i, input_file *in, int64_t *batch,
   char want[160];
   shape_text(t->shape, t->rank, want, sizeof want);
   int64_t b = -1;
+  int file_dt = -1; /* a narrower integer file widened to the input's dtype */
   if (ends_with(in->path, ".npy")) {
     char descr[32];
     parse_npy(what, in->path, buf, len, descr, sizeof descr, shape, &rank, &off);
-    if (strcmp(descr, npy_descr[t->dtype]) != 0)
+    file_dt = widens_from(descr, t->dtype);
+    if (file_dt < 0 && strcmp(descr, npy_descr[t->dtype]) != 0)
       fail("%s: %s: dtype '%s', expected '%s' (%s)", what, in->path, descr,
            npy_descr[t->dtype], dtype_name[t->dtype]);
     char got[160];
@@ -485,15 +517,18 @@ static void load_input(int i, input_file *in, int64_t *batch,
       fail("%s: %s: shape too large", what, in->path);
     numel *= (size_t)shape[d];
   }
-  size_t bytes = numel * es;
+  size_t fes = file_dt >= 0 ? elem_size[file_dt] : es, bytes = numel * fes;
   if (len - off != bytes)
     fail("%s: %s: %zu data bytes, expected %zu for shape %s", what, in->path,
          len - off, bytes, want);
-  in->data = malloc(bytes ? bytes : 1);
+  size_t host_bytes = numel * es; /* the input's dtype: at least the file's */
+  in->data = malloc(host_bytes ? host_bytes : 1);
   if (!in->data)
     fail("out of memory");
   memcpy(in->data, buf + off, bytes);
-  swap_to_host(in->data, bytes, es);
+  swap_to_host(in->data, bytes, fes);
+  if (file_dt >= 0)
+    widen_in_place(in->data, numel, file_dt, t->dtype);
   free(buf);
 }
 

@@ -143,6 +143,15 @@ typedef struct {
 dy_status dy_cli_diff_tensors(const dy_tensor *a, const dy_tensor *b, double rtol,
                               double atol, dy_cli_diff_stats *d, dy_error *err);
 
+/* ---- cli_custom.c: --custom-op NAME=FILE.c ---- */
+
+/* Build FILE.c's helper process and register NAME's shape function and
+ * kernel through it (runtime/dy_custom.h); remember FILE.c for compile. */
+dy_status dy_cli_custom_op(const char *spec, dy_error *err);
+/* cflags with every --custom-op file appended (a static buffer; cflags
+ * itself when there is none). */
+const char *dy_cli_custom_sources(const char *cflags);
+
 /* ---- cli_model.c: loading a model, the size options ---- */
 
 /* --max-dim NAME=N, --dim NAME=N, --shape INPUT=d0,d1,...: kept in
@@ -197,16 +206,13 @@ typedef struct {
 /* Record one --input argument; false when there are too many. */
 bool dy_cli_add_input(dy_cli_inputs *ia, const char *arg);
 void dy_cli_free_inputs(dy_cli_inputs *ia);
-/* *t read from an .npy of '<i4' (i32) made i64 in place (a new tensor), as
- * files of labels and indices often are; else unchanged. */
-dy_status dy_cli_widen_i32(dy_tensor **t, dy_error *err);
 /* Read one tensor per feed of p (.npy), in feed order. A file whose dtype
  * is not its feed's is refused naming the input, the file, its dtype and
  * the expected one, as the compiled executable does ("input 'x': x.npy:
- * dtype '<f8', expected '<f4' (f32)"); with widen_i32 (train, as the
- * compiled trainer) an i32 file for an i64 feed is widened instead. */
-dy_status dy_cli_load_inputs(const dy_program *p, const dy_cli_inputs *ia, bool widen_i32,
-                             dy_tensor **t, dy_error *err);
+ * dtype '<f8', expected '<f4' (f32)"); a narrower integer is widened
+ * (dy_dtype_widens_to: an i32 file for an i64 feed). */
+dy_status dy_cli_load_inputs(const dy_program *p, const dy_cli_inputs *ia, dy_tensor **t,
+                             dy_error *err);
 /* A bare argument: the model, then inputs; an unknown option is a usage
  * error of cmd (returns the exit status, 0 to go on). */
 int dy_cli_model_or_input(const char *cmd, const char *a, const char **model,

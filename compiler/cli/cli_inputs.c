@@ -36,21 +36,6 @@ void dy_cli_free_inputs(dy_cli_inputs *ia) {
     free((char *)ia->name[i]);
 }
 
-dy_status dy_cli_widen_i32(dy_tensor **t, dy_error *err) {
-  if (!*t || (*t)->type.dtype != DY_I32)
-    return DY_OK;
-  dy_tensor *w = dy_tensor_new(DY_I64, (*t)->type.rank, (*t)->type.shape);
-  if (!w)
-    return dy_error_set(err, DY_STATUS_OUT_OF_MEMORY, "out of memory");
-  const int32_t *src = (*t)->data;
-  int64_t *dst = w->data;
-  for (int64_t i = 0; i < dy_tensor_numel(w); i++)
-    dst[i] = src[i];
-  dy_tensor_free(*t);
-  *t = w;
-  return DY_OK;
-}
-
 static bool ends_with(const char *s, const char *tail) {
   size_t n = strlen(s), k = strlen(tail);
   return n >= k && strcmp(s + n - k, tail) == 0;
@@ -149,8 +134,8 @@ static dy_status read_raw(const dy_program *p, const dy_var *v, const char *path
   return s;
 }
 
-dy_status dy_cli_load_inputs(const dy_program *p, const dy_cli_inputs *ia, bool widen_i32,
-                             dy_tensor **t, dy_error *err) {
+dy_status dy_cli_load_inputs(const dy_program *p, const dy_cli_inputs *ia, dy_tensor **t,
+                             dy_error *err) {
   for (int i = 0; i < p->n_feeds; i++)
     t[i] = NULL;
   for (int k = 0; k < ia->n; k++) {
@@ -175,7 +160,7 @@ dy_status dy_cli_load_inputs(const dy_program *p, const dy_cli_inputs *ia, bool 
     char what[300];
     snprintf(what, sizeof what, "input '%s'", v->name);
     dy_status s = ends_with(ia->file[k], ".npy")
-                      ? dy_npy_read_as(ia->file[k], what, v->type.dtype, widen_i32, &t[slot], err)
+                      ? dy_npy_read_as(ia->file[k], what, v->type.dtype, &t[slot], err)
                       : read_raw(p, v, ia->file[k], what, &t[slot], err);
     if (s)
       return s;

@@ -110,7 +110,7 @@ int dy_cli_cc_option(const char *cmd, int argc, char **argv, int *i,
   if (strcmp(a, "--cc") == 0) {
     o->cc = argv[++*i];
   } else if (strcmp(a, "--cflags") == 0) {
-    o->cflags = argv[++*i];
+    o->cflags = dy_cli_custom_sources(argv[++*i]); /* and the --custom-op files */
   } else if (strcmp(a, "--target") == 0) {
     o->target = argv[++*i];
     const char *f;

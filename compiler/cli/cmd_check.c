@@ -21,6 +21,7 @@ static const char check_help[] =
     "  --rtol R        relative tolerance (default 1e-5)\n"
     "  --atol A        absolute tolerance (default 1e-6)\n"
     "  --params FILE   a Paddle model's params (default: beside it)\n"
+    "  --custom-op NAME=FILE.c  a custom op's kernel and shape rule (as for run)\n"
     "  --cc CC, --cflags FLAGS, --target T, --threads N, -O0/-O1/-O2   as for compile\n"
     "                  (--target aarch64 runs the executable under qemu-aarch64)\n"
     "  --localize      compare every op's result instead of the outputs only, and\n"
@@ -134,10 +135,15 @@ int dy_cli_check(int argc, char **argv) {
         o.threads = (int)t;
     } else if (strcmp(a, "--params") == 0 && has) {
       params = argv[++i];
+    } else if (strcmp(a, "--custom-op") == 0 && has) {
+      dy_error e = {0};
+      if (dy_cli_custom_op(argv[++i], &e))
+        rc = dy_cli_fail(&e);
     } else {
       rc = dy_cli_model_or_input("check", a, &model, &ia);
     }
   }
+  o.cflags = dy_cli_custom_sources(o.cflags); /* the custom ops' files */
   if ((rc = dy_cli_args_end("check", rc, model, &ia)))
     return rc;
   if ((rc = dy_cli_paddle_params_only("check", model, params))) {
@@ -157,7 +163,7 @@ int dy_cli_check(int argc, char **argv) {
   if (!s)
     s = dy_cli_apply_dims(p, dims, n_dims, max_batch, &err);
   if (!s)
-    s = dy_cli_load_inputs(p, &ia, false, in, &err);
+    s = dy_cli_load_inputs(p, &ia, in, &err);
   if (!s && localize) {
     rc = check_localize(p, &o, in, rtol, atol);
     for (int i = 0; i < DY_MAX_FEEDS; i++)

@@ -51,6 +51,9 @@ static const char compile_help[] =
     "                    with --train also the rows of its gradient's trip stack)\n"
     "  --cc CC           C compiler (default: $CC, else cc)\n"
     "  --cflags FLAGS    extra compiler flags\n"
+    "  --custom-op NAME=FILE.c  a custom op's kernel and shape rule (README.md,\n"
+    "                    \"Custom ops\"): its shape function runs at import, FILE.c\n"
+    "                    is built into the executable (--emit c: compile it beside)\n"
     "  --target T        instruction set, and so the SIMD path of the kernels:\n"
     "                    native (default: this machine), generic, x86-64-v2,\n"
     "                    x86-64-v3 (AVX2+FMA), x86-64-v4 (AVX-512), aarch64\n"
@@ -266,6 +269,11 @@ static int parse_args(int *argc, char **argv, compile_args *a, bool *help) {
       a->quiet = true;
     } else if (strcmp(s, "--save-model") == 0 && has) {
       a->save_model = argv[++i];
+    } else if (strcmp(s, "--custom-op") == 0 && has) {
+      dy_error e = {0};
+      if (dy_cli_custom_op(argv[++i], &e))
+        return dy_cli_fail(&e);
+      o->cflags = dy_cli_custom_sources(o->cflags); /* built into the executable */
     } else if (strcmp(s, "--params") == 0 && has) {
       a->cf.params = argv[++i];
       a->c_only = true;

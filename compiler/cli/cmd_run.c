@@ -2,6 +2,7 @@
  * written as DIR/<output name>.npy.
  *
  *   dy2stc run MODEL --input NAME=FILE.npy ... [--output-dir DIR] [--params FILE]
+ *              [--custom-op NAME=FILE.c]
  */
 #include <string.h>
 
@@ -15,6 +16,9 @@ static const char run_help[] =
     "                     inferred from the size), as the compiled executable\n"
     "                     takes it (or FILE alone, in input order)\n"
     "  --params FILE      a Paddle model's params (default: beside it)\n"
+    "  --custom-op NAME=FILE.c  the kernel and shape rule of a custom op the\n"
+    "                     model uses (dy_custom_NAME_run, dy_custom_NAME_shape:\n"
+    "                     README.md, \"Custom ops\")\n"
     "  --output-dir DIR   where DIR/<output name>.npy go (default .); names\n"
     "                     map to file names by turning characters outside\n"
     "                     [A-Za-z0-9._-] into '_'\n";
@@ -37,6 +41,10 @@ int dy_cli_run(int argc, char **argv) {
       dir = argv[++i];
     } else if (strcmp(a, "--params") == 0 && has) {
       params = argv[++i];
+    } else if (strcmp(a, "--custom-op") == 0 && has) {
+      dy_error e = {0};
+      if (dy_cli_custom_op(argv[++i], &e))
+        rc = dy_cli_fail(&e);
     } else {
       rc = dy_cli_model_or_input("run", a, &model, &ia);
     }
@@ -52,7 +60,7 @@ int dy_cli_run(int argc, char **argv) {
   dy_tensor *in[DY_MAX_FEEDS] = {0}, *out[DY_MAX_FEEDS] = {0};
   dy_status s = dy_cli_load_model(model, params, NULL, 0, &p, &err);
   if (!s)
-    s = dy_cli_load_inputs(p, &ia, false, in, &err);
+    s = dy_cli_load_inputs(p, &ia, in, &err);
   if (!s)
     s = dy_executor_run(p, in, p->n_feeds, out, p->n_fetches, &err);
   if (!s)

@@ -14,7 +14,8 @@
 static const char show_help[] =
     "usage: dy2stc show MODEL.dymodel [--dot] [--params FILE]\n"
     "Print the Program as text, or as Graphviz with --dot.\n"
-    "  --params FILE  a Paddle model's params (default: NAME.pdiparams beside it)\n";
+    "  --params FILE  a Paddle model's params (default: NAME.pdiparams beside it)\n"
+    "  --custom-op NAME=FILE.c  a custom op's shape rule and kernel (as for run)\n";
 
 int dy_cli_show(int argc, char **argv) {
   const char *model = NULL, *params = NULL;
@@ -27,6 +28,10 @@ int dy_cli_show(int argc, char **argv) {
       dot = true;
     } else if (strcmp(argv[i], "--params") == 0 && i + 1 < argc) {
       params = argv[++i];
+    } else if (strcmp(argv[i], "--custom-op") == 0 && i + 1 < argc) {
+      dy_error e = {0};
+      if (dy_cli_custom_op(argv[++i], &e))
+        return dy_cli_fail(&e);
     } else if (argv[i][0] == '-') {
       return dy_cli_usage("show", "unknown option '%s'", argv[i]);
     } else if (!model) {

@@ -450,11 +450,11 @@ static dy_status load_validation(train_run *r, const train_args *a, const dy_typ
     return split_validation(r, a->val_split, err);
   if (!a->val_labels)
     return DY_OK;
-  dy_status s = dy_cli_load_inputs(r->p, &a->va, true, r->vin, err);
+  dy_status s = dy_cli_load_inputs(r->p, &a->va, r->vin, err);
   if (s)
     return dy_error_prefix(err, "%s", "--val-input");
   if ((s = dy_npy_read(a->val_labels, &r->vlabels, err)) ||
-      (s = dy_cli_widen_i32(&r->vlabels, err)))
+      (s = dy_tensor_widen_to(&r->vlabels, DY_I64, err)))
     return dy_error_prefix(err, "%s", "--val-labels");
   return check_data(r->t, r->vin, r->n_in, &a->va, r->vlabels, a->val_labels, a, pred, err);
 }
@@ -470,9 +470,9 @@ static dy_status prepare(train_run *r, train_args *a, dy_error *err) {
   if (!s)
     r->n_in = r->p->n_feeds;
   if (!s)
-    s = dy_cli_load_inputs(r->p, &a->ia, true, r->in, err);
+    s = dy_cli_load_inputs(r->p, &a->ia, r->in, err);
   if (!s && ((s = dy_npy_read(a->labels, &r->labels, err)) ||
-             (s = dy_cli_widen_i32(&r->labels, err))))
+             (s = dy_tensor_widen_to(&r->labels, DY_I64, err))))
     dy_error_prefix(err, "%s", "labels");
   if (!s && (s = dy_cli_pick_output(r->t, a->t.output, &out, err)) == DY_OK)
     pred = r->t->vars[out]->type;

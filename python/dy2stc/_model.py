@@ -2,9 +2,11 @@
 
 Inputs are given as a dict {name: array} (or a sequence, in input order)
 and passed in their own dtype, as ``dy2stc run`` and the executable take
-.npy files: a dtype other than the input's (float64 for float32, int32 for
-int64, ...) is refused with the library's own message
-("input 'x' is i32[2,3], the Program expects f32[-1,3]").
+.npy files: a narrower integer is widened to the input's (int32, int8 or
+uint8 for int64; int8 or uint8 for int32: the rule of runtime/npy.c's
+dy_dtype_widens_to), another dtype (float64 for float32, int64 for
+int32, ...) is refused with the library's own message
+("input 'x' is f64[2,3], the Program expects f32[-1,3]").
 """
 import collections
 import ctypes
@@ -17,6 +19,8 @@ from ._error import Error
 # dy2stc dtype name -> numpy dtype (ir/dtypes.def)
 _NP = {"f32": np.float32, "i64": np.int64, "bool": np.bool_, "i8": np.int8,
        "u8": np.uint8, "i32": np.int32}
+# (array dtype, input dtype) pairs widened exactly (dy_dtype_widens_to)
+_WIDENS = {("i32", "i64"), ("i8", "i64"), ("u8", "i64"), ("i8", "i32"), ("u8", "i32")}
 
 TensorInfo = collections.namedtuple("TensorInfo", "name dtype shape")
 TensorInfo.__doc__ = ("An input or output: its name, numpy dtype and shape "
@@ -104,6 +108,8 @@ class Feeds:
         if _name_of(a.dtype) not in codes:
             raise Error(f"input '{label}': unsupported dtype {a.dtype} (want float32, "
                         "int64, int32, int8, uint8 or bool)")
+        if info is not None and (_name_of(a.dtype), _name_of(info.dtype)) in _WIDENS:
+            return np.ascontiguousarray(a, dtype=info.dtype)
         return np.ascontiguousarray(a)
 
 

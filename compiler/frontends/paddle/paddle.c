@@ -163,7 +163,7 @@ static dy_status prescan(pd_ctx *c) {
     c->op_index = (int)i;
     if (!op->type)
       return pd_fail(c, DY_STATUS_FORMAT, "op without a type");
-    if (is_io(op, "feed") || is_io(op, "fetch"))
+    if (is_io(op, "feed") || is_io(op, "fetch") || dy_custom_find(op->type))
       continue;
     const char *why = pd_unsupported_reason(op->type);
     if (why)
@@ -173,7 +173,7 @@ static dy_status prescan(pd_ctx *c) {
     const PdOp *op = c->blk->ops[i];
     c->op = op;
     c->op_index = (int)i;
-    if (is_io(op, "feed") || is_io(op, "fetch") || !c->needed[i])
+    if (is_io(op, "feed") || is_io(op, "fetch") || !c->needed[i] || dy_custom_find(op->type))
       continue;
     for (size_t k = 0; k < op->n_attrs; k++)
       if ((int)op->attrs[k]->type == PD_A_BLOCK || (int)op->attrs[k]->type == PD_A_BLOCKS)
@@ -263,7 +263,8 @@ static dy_status import_program(pd_ctx *c, const uint8_t *params, size_t params_
     c->op_index = (int)i;
     int64_t pir = pd_attr_i(c, PIR_OP_ATTR, -1); /* a translated PIR op's number */
     c->loc = (dy_srcloc){c->path, pir >= 0 && pir < INT32_MAX ? (int)pir + 1 : (int)i + 1};
-    PD_TRY(pd_import_row(c, pd_op_def_of(op->type)));
+    const dy_custom_op *cu = dy_custom_find(op->type);
+    PD_TRY(cu ? pd_import_custom(c, cu) : pd_import_row(c, pd_op_def_of(op->type)));
   }
   c->op = NULL;
   PD_TRY(import_io(c, false));

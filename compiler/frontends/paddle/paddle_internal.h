@@ -17,6 +17,11 @@
  *                    the op families with their own lowering, the
  *                    importer and the exporter of an op side by side
  *   paddle_ext.c     the ops that take many ops to lower (import only)
+ *   paddle_shape_tensor.c
+ *                    list attributes given as tensors (ShapeTensor...):
+ *                    folded when constant, fill_constant's shape at run
+ *                    time through size symbols
+ *   paddle_custom.c  an op type registered as a custom op (dy_custom.h)
  *   paddle_family.c  the one-to-one families (X -> Out with attributes
  *                    mapped by name; elementwise with Paddle's axis)
  *   paddle_build.c   appending ops to the Program, the SSA naming rule,
@@ -38,6 +43,7 @@
 
 #include <stdlib.h>
 
+#include "dy_custom.h"
 #include "dy_frontends.h"
 #include "fe_internal.h"
 #include "paddle_framework.pb-c.h"
@@ -220,6 +226,27 @@ dy_status pd_no_input(pd_ctx *c, const char *slot, const char *what);
 dy_status pd_need_static_dim(pd_ctx *c, int var, int d, const char *what);
 /* the attribute (data_format, data_layout) says NHWC */
 bool pd_is_nhwc(pd_ctx *c, const char *attr);
+
+/* ---- paddle_shape_tensor.c: attributes given as tensors ---- */
+
+/* A list attribute from tensor inputs: slot (one 1-D int tensor) or list
+ * (one [1] int tensor each), either NULL when the op has no such slot.
+ * Neither given: *n = -1. Values known at import are folded into out;
+ * a value known only at run time is an error naming the slot, unless
+ * elem_vars is given: then out[i] = -1 and elem_vars[i] is a [1] var of
+ * the value (-1 for a folded one). */
+dy_status pd_tensor_ints(pd_ctx *c, const char *slot, const char *list, int64_t *out,
+                         int cap, int *n, int *elem_vars);
+/* fill_constant of a shape with run-time dims (elem_vars[i] >= 0; the
+ * others static shape[i]) through run-time size symbols, value in dtype
+ * dt, into name. */
+dy_status pd_fill_run_time(pd_ctx *c, int rank, const int64_t *shape, const int *elem_vars,
+                           dy_dtype dt, double value, const char *name, int *out);
+
+/* ---- paddle_custom.c: a registered custom op (runtime/dy_custom.h) ---- */
+
+/* The current op, of a type registered as custom op cu, as a custom op. */
+dy_status pd_import_custom(pd_ctx *c, const dy_custom_op *cu);
 
 /* ---- paddle_write.c: the exporter's protobuf builders ---- */
 

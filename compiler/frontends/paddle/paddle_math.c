@@ -12,7 +12,8 @@
  *   hard_swish, arg_max  the one-to-one rows' importers' checks
  *   cast               out_dtype (ints widen to int64 as everywhere)
  *   where, assign
- *   fill_constant      full (an integer dtype truncates the value)
+ *   fill_constant      full (an integer dtype truncates the value); the
+ *                      shape from ShapeTensor(List): paddle_shape_tensor.c
  */
 #include <math.h>
 #include <string.h>
@@ -220,17 +221,22 @@ dy_status pd_import_assign(pd_ctx *c) {
 
 dy_status pd_import_fill_constant(pd_ctx *c) {
   PD_TRY(pd_no_input(c, "ValueTensor", "the value"));
-  PD_TRY(pd_no_input(c, "ShapeTensor", "the shape"));
-  PD_TRY(pd_no_input(c, "ShapeTensorList", "the shape"));
   int64_t shape[DY_MAX_DIMS];
-  int n = pd_attr_ints(c, "shape", shape, DY_MAX_DIMS);
+  int elem[DY_MAX_DIMS], n;
+  bool run_time = false;
+  PD_TRY(pd_tensor_ints(c, "ShapeTensor", "ShapeTensorList", shape, DY_MAX_DIMS, &n, elem));
+  for (int i = 0; i < n; i++)
+    run_time |= elem[i] >= 0;
+  if (n < 0)
+    n = pd_attr_ints(c, "shape", shape, DY_MAX_DIMS);
   int pdt = (int)pd_attr_i(c, "dtype", PD_FP32);
   dy_dtype dt;
   if (n < 0 || !pd_dtype_to_dy(pdt, &dt))
     return pd_fail(c, DY_STATUS_UNSUPPORTED, "fill_constant of %s", pd_dtype_name(pdt));
   double v = pd_fill_value(c);
   int64_t numel = 0;
-  PD_TRY(pd_checked_numel(c, shape, n, "fill_constant's shape", &numel));
+  if (!run_time)
+    PD_TRY(pd_checked_numel(c, shape, n, "fill_constant's shape", &numel));
   (void)numel; /* the check is the point: full makes the tensor */
   if (dt == DY_I64 && !(fabs(v) < 9e18))
     return pd_fail(c, DY_STATUS_INVALID_ARGUMENT, "value %g does not fit int64", v);
@@ -241,6 +247,8 @@ dy_status pd_import_fill_constant(pd_ctx *c) {
   else
     v = pd_as_f32(v);
   int o;
+  if (run_time)
+    return pd_fill_run_time(c, n, shape, elem, dt, v, pd_out_name(c, "Out"), &o);
   dy_attr a[DY_FULL_NATTRS];
   int n_a = dy_full_attrs_put(&(dy_full_attrs){
       .given = DY_GIVEN_ALL, .shape = shape, .n_shape = n, .value = v, .dtype = dt}, a);

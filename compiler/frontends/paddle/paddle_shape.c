@@ -24,24 +24,25 @@
 
 /* X -> Out through the row's op with the row's one ints attribute
  * (reshape's shape, transpose's axis as perm), which must be given. */
-static dy_status map_ints(pd_ctx *c) {
+static dy_status map_ints(pd_ctx *c, const char *slot, const char *list) {
   const pd_attr_map *m = &c->def->attrs[0];
-  int x, o;
+  int x, o, n = -1;
   PD_TRY(pd_in(c, "X", 0, &x));
   int64_t v[DY_MAX_DIMS];
-  int n = pd_attr_ints(c, m->pd, v, DY_MAX_DIMS);
+  if (slot || list) /* the tensor form, when given, wins (folded) */
+    PD_TRY(pd_tensor_ints(c, slot, list, v, DY_MAX_DIMS, &n, NULL));
+  if (n < 0)
+    n = pd_attr_ints(c, m->pd, v, DY_MAX_DIMS);
   if (n < 0)
     return pd_fail(c, DY_STATUS_FORMAT, "no %s attribute", m->pd);
   return pd_ints_op(c, c->def->dy, m->dy, x, n, v, pd_out_name(c, "Out"), &o);
 }
 
-dy_status pd_import_reshape(pd_ctx *c) {
-  PD_TRY(pd_no_input(c, "Shape", "the shape"));
-  PD_TRY(pd_no_input(c, "ShapeTensor", "the shape"));
-  return map_ints(c);
-}
+/* reshape's Shape (a 1-D tensor) or ShapeTensor (a list of [1] tensors),
+ * folded when known at import (paddle_shape_tensor.c) */
+dy_status pd_import_reshape(pd_ctx *c) { return map_ints(c, "Shape", "ShapeTensor"); }
 
-dy_status pd_import_transpose(pd_ctx *c) { return map_ints(c); }
+dy_status pd_import_transpose(pd_ctx *c) { return map_ints(c, NULL, NULL); }
 
 /* flatten_contiguous_range: the row's start_axis and stop_axis. */
 dy_status pd_import_flatten_contiguous_range(pd_ctx *c) {
@@ -220,14 +221,16 @@ dy_status pd_import_stack(pd_ctx *c) {
 dy_status pd_import_slice(pd_ctx *c) {
   int x, o;
   PD_TRY(pd_in(c, "Input", 0, &x));
-  static const char *const tensors[] = {"StartsTensor", "EndsTensor", "StartsTensorList",
-                                        "EndsTensorList"};
-  for (int i = 0; i < 4; i++)
-    PD_TRY(pd_no_input(c, tensors[i], "starts / ends"));
   int64_t axes[DY_MAX_DIMS], st[DY_MAX_DIMS], en[DY_MAX_DIMS], steps[DY_MAX_DIMS], dec[DY_MAX_DIMS];
-  int n = pd_attr_ints(c, "axes", axes, DY_MAX_DIMS);
-  if (n < 1 || pd_attr_ints(c, "starts", st, DY_MAX_DIMS) != n ||
-      pd_attr_ints(c, "ends", en, DY_MAX_DIMS) != n)
+  int n = pd_attr_ints(c, "axes", axes, DY_MAX_DIMS), n_st, n_en;
+  /* starts / ends as tensors: folded when known at import */
+  PD_TRY(pd_tensor_ints(c, "StartsTensor", "StartsTensorList", st, DY_MAX_DIMS, &n_st, NULL));
+  PD_TRY(pd_tensor_ints(c, "EndsTensor", "EndsTensorList", en, DY_MAX_DIMS, &n_en, NULL));
+  if (n_st < 0)
+    n_st = pd_attr_ints(c, "starts", st, DY_MAX_DIMS);
+  if (n_en < 0)
+    n_en = pd_attr_ints(c, "ends", en, DY_MAX_DIMS);
+  if (n < 1 || n_st != n || n_en != n)
     return pd_fail(c, DY_STATUS_INVALID_ARGUMENT, "axes, starts and ends of different lengths");
   for (int i = 0; i < n; i++)
     steps[i] = 1;

@@ -199,7 +199,7 @@ const char *pd_unsupported_reason(const char *type) {
               "dy2stc's tensors are dense)"},
       {"crf_decoding", "crf_decoding is not supported (LoD sequences)"},
       {"gap", "the custom op 'gap' is not supported: it is a plugin (PD_BUILD_OP), not a "
-              "Paddle op, and dy2stc has no kernel for it"},
+              "Paddle op; give its kernel and shape rule with --custom-op gap=FILE.c"},
       {"fake_", "quantization ops (fake_quantize / fake_dequantize) are not supported"},
   };
   for (size_t i = 0; i < sizeof known / sizeof *known; i++) {
