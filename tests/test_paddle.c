@@ -319,9 +319,6 @@ static void test_unsupported_models(void) {
                             "multiclass_nms is not supported: its output's length depends on "
                             "the data (a LoD list of boxes), dy2stc's outputs have static "
                             "shapes"},
-      {"serving_ctr", "op 27 (sequence_pool -> sequence_pool_0.tmp_1): LoD sequence ops are "
-                      "not supported (they read a LoD tensor's sequence offsets; dy2stc's "
-                      "tensors are dense)"},
       {"serving_textcls_lstm", "op 4 (lstm -> lstm_0.tmp_3): the LoD lstm op is not "
                                "supported (it steps over a LoD tensor's sequences; dy2stc's "
                                "tensors are dense)"},

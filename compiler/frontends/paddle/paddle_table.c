@@ -151,6 +151,8 @@ static const pd_op_def table[] = {
     OWN("bilinear_interp", NULL, pd_import_bilinear_interp, NULL),
     OWN("bilinear_interp_v2", NULL, pd_import_bilinear_interp_v2, NULL),
     OWN("pixel_shuffle", NULL, pd_import_pixel_shuffle, NULL),
+    /* LoD sequences, import only (paddle_lod.c) */
+    OWN("sequence_pool", "sequence_pool", pd_import_sequence_pool, NULL),
 };
 
 const pd_op_def *pd_op_def_of(const char *type) {
