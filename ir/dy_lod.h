@@ -16,6 +16,13 @@ typedef enum {
 } dy_seq_pool_kind;
 dy_seq_pool_kind dy_seq_pool_kind_of(const char *pooltype);
 
+/* lstm's (and gru's) activation attributes, or DY_LOD_ACT_BAD. */
+typedef enum {
+  DY_LOD_ACT_BAD = -1, DY_LOD_ACT_SIGMOID, DY_LOD_ACT_TANH, DY_LOD_ACT_RELU,
+  DY_LOD_ACT_IDENTITY
+} dy_lod_act;
+dy_lod_act dy_lod_act_of(const char *name);
+
 /* A dim that is one symbol plus a constant c >= 0 (coefficient 1: "batch+1",
  * the offsets of N sequences): true with the symbol in *sym and c in *c. A
  * dim that is the symbol alone gives c = 0. */

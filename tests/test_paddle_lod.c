@@ -162,8 +162,12 @@ static void check_lod_model(const char *dir, const char *const *cases) {
 static const char *const two_cases[] = {"b1", "b2", NULL};
 
 static void test_serving_ctr(void) { check_lod_model("serving_ctr", two_cases); }
+static void test_textcls_lstm(void) { check_lod_model("serving_textcls_lstm", two_cases); }
+static void test_mmdnn(void) { check_lod_model("benchmark_mmdnn", two_cases); }
 
 void dy_test_register(void) {
   DY_SUITE("paddle_lod");
   DY_TEST(test_serving_ctr);
+  DY_TEST(test_textcls_lstm);
+  DY_TEST(test_mmdnn);
 }

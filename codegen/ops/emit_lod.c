@@ -19,10 +19,13 @@
 #define IN(i) dy_cg_in(ctx, i)
 #define OUT(i) dy_cg_out(ctx, i)
 
-/* The check of offsets `off` (n + 1 entries) against t rows. */
+/* The check of offsets `off` (n + 1 entries) against t rows (NULL: any). */
 static void check_offsets(dy_cg_ctx *ctx, const char *off, const char *n, const char *t) {
   L("/* the LoD offsets first: bad ones fail the model */");
-  L("if (%s[0] != 0 || %s[%s] != %s)", off, off, n, t);
+  if (t)
+    L("if (%s[0] != 0 || %s[%s] != %s)", off, off, n, t);
+  else
+    L("if (%s[0] != 0)", off);
   L("  return 1;");
   FOR("for (int64_t q = 0; q < %s; q++)", n);
   L("if (%s[q + 1] < %s[q])", off, off);
@@ -70,3 +73,128 @@ dy_status dy_emit_sequence_pool(dy_cg_ctx *ctx, dy_error *err) {
 
 const dy_cg_op dy_cg_op_sequence_pool = {.emit = dy_emit_sequence_pool,
                                          .roles = {"x", "offsets"}};
+
+/* The C expression of activation a on `v`. */
+static const char *act_expr(const char *name, char *buf, size_t n, const char *v) {
+  switch (dy_lod_act_of(name)) {
+  case DY_LOD_ACT_SIGMOID:
+    snprintf(buf, n, "dy_sigmoidf(%s)", v);
+    break;
+  case DY_LOD_ACT_TANH:
+    snprintf(buf, n, "dy_tanhf(%s)", v);
+    break;
+  case DY_LOD_ACT_RELU:
+    snprintf(buf, n, "(%s > 0.0f ? %s : 0.0f)", v, v);
+    break;
+  default:
+    snprintf(buf, n, "(%s)", v);
+  }
+  return buf;
+}
+
+static int64_t lstm_scratch(const dy_program *p, const dy_op *op, int threads) {
+  (void)threads;
+  const dy_type *x = &p->vars[op->inputs[0]]->type;
+  return 6 * (x->shape[1] / 4) * (int64_t)sizeof(float); /* g[4D], h[D], c[D] */
+}
+
+dy_status dy_emit_lstm(dy_cg_ctx *ctx, dy_error *err) {
+  (void)err;
+  const dy_op *op = ctx->op;
+  dy_lstm_attrs a = dy_lstm_attrs_get(op);
+  const dy_type *x = dy_cg_in_type(ctx, 0);
+  long long dd = (long long)(x->shape[1] / 4);
+  char n[128], t[128], e1[96], e2[96], e3[96], e4[96], e5[96];
+  snprintf(n, sizeof n, "(%s - 1)", dy_cg_dim(ctx, dy_cg_in_type(ctx, 1), 0));
+  snprintf(t, sizeof t, "%s", dy_cg_dim(ctx, x, 0));
+  bool peep = a.use_peepholes != 0, init = op->n_inputs == 6;
+  check_offsets(ctx, IN(1), n, t);
+  L("const int64_t D = %lld; /* the hidden size */", dd);
+  L("float *restrict g = scratch, *restrict h = scratch + %lld, *restrict c = scratch + %lld;",
+    4 * dd, 5 * dd);
+  L("const float *pi = %s + %lld, *pf = %s + %lld, *po = %s + %lld; /* the peepholes */",
+    IN(3), 4 * dd, IN(3), 5 * dd, IN(3), 6 * dd);
+  if (!peep)
+    L("(void)pi, (void)pf, (void)po;");
+  FOR("for (int64_t q = 0; q < %s; q++) {", n);
+  FOR("for (int64_t j = 0; j < %lld; j++) {", dd);
+  if (init) {
+    L("h[j] = %s[q * D + j];", IN(4));
+    L("c[j] = %s[q * D + j];", IN(5));
+  } else {
+    L("h[j] = 0.0f;");
+    L("c[j] = 0.0f;");
+  }
+  END();
+  FOR("for (int64_t i = 0; i < %s[q + 1] - %s[q]; i++) {", IN(1), IN(1));
+  if (a.is_reverse)
+    L("const int64_t t = %s[q + 1] - 1 - i; /* is_reverse: from the last row */", IN(1));
+  else
+    L("const int64_t t = %s[q] + i;", IN(1));
+  L("/* the gates: x[t] + bias + h weight (candidate, input, forget, output) */");
+  FOR("for (int64_t j = 0; j < %lld; j++)", 4 * dd);
+  L("g[j] = %s[t * %lld + j] + %s[j];", IN(0), 4 * dd, IN(3));
+  END();
+  FOR("for (int64_t k = 0; k < %lld; k++)", dd);
+  FOR("for (int64_t j = 0; j < %lld; j++)", 4 * dd);
+  L("g[j] += h[k] * %s[k * %lld + j];", IN(2), 4 * dd);
+  END();
+  END();
+  FOR("for (int64_t j = 0; j < %lld; j++) {", dd);
+  L("const float cp = c[j];");
+  L("const float cand = %s;", act_expr(a.candidate_activation, e1, sizeof e1, "g[j]"));
+  L("const float ig = %s;", act_expr(a.gate_activation, e2, sizeof e2,
+                                      peep ? "g[D + j] + cp * pi[j]" : "g[D + j]"));
+  L("const float fg = %s;", act_expr(a.gate_activation, e3, sizeof e3,
+                                      peep ? "g[2 * D + j] + cp * pf[j]" : "g[2 * D + j]"));
+  L("const float cn = cand * ig + cp * fg;");
+  L("const float og = %s;", act_expr(a.gate_activation, e4, sizeof e4,
+                                      peep ? "g[3 * D + j] + cn * po[j]" : "g[3 * D + j]"));
+  L("c[j] = cn;");
+  L("h[j] = og * %s;", act_expr(a.cell_activation, e5, sizeof e5, "cn"));
+  L("%s[t * %lld + j] = h[j];", OUT(0), dd);
+  END();
+  END();
+  END();
+  return DY_OK;
+}
+
+dy_status dy_emit_sequence_pad(dy_cg_ctx *ctx, dy_error *err) {
+  (void)err;
+  const dy_type *x = dy_cg_in_type(ctx, 0), *y = dy_cg_out_type(ctx, 0);
+  char n[128], t[128], d[128];
+  long long len = (long long)y->shape[1];
+  snprintf(n, sizeof n, "%s", dy_cg_dim(ctx, y, 0));
+  snprintf(t, sizeof t, "%s", dy_cg_dim(ctx, x, 0));
+  snprintf(d, sizeof d, "%s", dy_cg_extent(ctx, y, 2, y->rank));
+  check_offsets(ctx, IN(1), n, t);
+  FOR("for (int64_t q = 0; q < %s; q++) {", n);
+  L("const int64_t b = %s[q], n = %s[q + 1] - b;", IN(1), IN(1));
+  L("if (n > %lld) /* longer than padded_length */", len);
+  L("  return 1;");
+  FOR("for (int64_t r = 0; r < %lld; r++)", len);
+  FOR("for (int64_t j = 0; j < %s; j++)", d);
+  L("%s[(q * %lld + r) * %s + j] = r < n ? %s[(b + r) * %s + j] : %s[0];", OUT(0), len, d,
+    IN(0), d, IN(2));
+  END();
+  END();
+  END();
+  return DY_OK;
+}
+
+dy_status dy_emit_sequence_len(dy_cg_ctx *ctx, dy_error *err) {
+  (void)err;
+  char n[128];
+  snprintf(n, sizeof n, "%s", dy_cg_dim(ctx, dy_cg_out_type(ctx, 0), 0));
+  check_offsets(ctx, IN(0), n, NULL);
+  FOR("for (int64_t q = 0; q < %s; q++)", n);
+  L("%s[q] = %s[q + 1] - %s[q];", OUT(0), IN(0), IN(0));
+  END();
+  return DY_OK;
+}
+
+const dy_cg_op dy_cg_op_lstm = {.emit = dy_emit_lstm, .scratch = lstm_scratch,
+                                .roles = {"x", "offsets", "w", "bias", "h0", "c0"}};
+const dy_cg_op dy_cg_op_sequence_pad = {.emit = dy_emit_sequence_pad,
+                                        .roles = {"x", "offsets", "pad_value"}};
+const dy_cg_op dy_cg_op_sequence_len = {.emit = dy_emit_sequence_len, .roles = {"offsets"}};

@@ -81,3 +81,102 @@ dy_status dy_infer_sequence_pool(const dy_op *op, const dy_type *in, int n, dy_t
   out->shape[0] = ns;
   return DY_OK;
 }
+
+dy_lod_act dy_lod_act_of(const char *name) {
+  static const char *const names[] = {"sigmoid", "tanh", "relu", "identity"};
+  for (int i = 0; name && i < (int)(sizeof names / sizeof *names); i++)
+    if (strcmp(name, names[i]) == 0)
+      return (dy_lod_act)i;
+  if (name && strcmp(name, "linear") == 0)
+    return DY_LOD_ACT_IDENTITY;
+  return DY_LOD_ACT_BAD;
+}
+
+static dy_status need_act(const dy_op *op, const char *attr, const char *v, dy_error *err) {
+  if (dy_lod_act_of(v) != DY_LOD_ACT_BAD)
+    return DY_OK;
+  return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT, "%s: %s \"%s\" is not sigmoid, tanh, "
+                     "relu or identity", OPNAME(op), attr, v ? v : "");
+}
+
+static dy_status need_shape(const dy_op *op, const char *what, const dy_type *t, int rank,
+                            const int64_t *shape, dy_error *err) {
+  bool ok = t->dtype == DY_F32 && t->rank == rank;
+  for (int i = 0; ok && i < rank; i++)
+    ok = t->shape[i] == shape[i];
+  if (ok)
+    return DY_OK;
+  dy_type want = {.dtype = DY_F32, .rank = rank};
+  memcpy(want.shape, shape, sizeof(int64_t) * (size_t)rank);
+  char a[128], b[128];
+  return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH, "%s: %s is %s, not %s", OPNAME(op), what,
+                     dy_type_str(t, a, sizeof a), dy_type_str(&want, b, sizeof b));
+}
+
+/* lstm(x [T, 4D], offsets [N+1], weight [D, 4D], bias [1, 4D | 7D]
+ * [, h0 [N, D], c0 [N, D]]) -> [T, D]; D static. */
+dy_status dy_infer_lstm(const dy_op *op, const dy_type *in, int n, dy_type *out,
+                        dy_error *err) {
+  dy_lstm_attrs a;
+  int64_t ns;
+  dy_status s;
+  if (n != 4 && n != 6)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT, "%s: takes x, offsets, weight, "
+                       "bias and optionally h0 and c0 (4 or 6 inputs), got %d", OPNAME(op), n);
+  if ((s = dy_lstm_attrs_of(op, &a, err)) || (s = values_of(op, &in[0], 2, err)) ||
+      (s = offsets_count(op, &in[1], &ns, err)) ||
+      (s = need_act(op, "gate_activation", a.gate_activation, err)) ||
+      (s = need_act(op, "cell_activation", a.cell_activation, err)) ||
+      (s = need_act(op, "candidate_activation", a.candidate_activation, err)))
+    return s;
+  int64_t g = in[0].shape[1], d = g / 4;
+  if (in[0].rank != 2 || g < 4 || g % 4)
+    return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH, "%s: x's dim 1 (%lld) is not 4D, "
+                       "D static", OPNAME(op), (long long)g);
+  if ((s = need_shape(op, "weight", &in[2], 2, (int64_t[]){d, g}, err)) ||
+      (s = need_shape(op, "bias", &in[3], 2, (int64_t[]){1, a.use_peepholes ? 7 * d : g},
+                      err)))
+    return s;
+  if (n == 6 && ((s = need_shape(op, "h0", &in[4], 2, (int64_t[]){ns, d}, err)) ||
+                 (s = need_shape(op, "c0", &in[5], 2, (int64_t[]){ns, d}, err))))
+    return s;
+  *out = in[0];
+  out->shape[1] = d;
+  return DY_OK;
+}
+
+/* sequence_pad(x [T, D...], offsets [N+1], pad_value [1]) -> [N, L, D...] */
+dy_status dy_infer_sequence_pad(const dy_op *op, const dy_type *in, int n, dy_type *out,
+                                dy_error *err) {
+  (void)n;
+  dy_sequence_pad_attrs a;
+  int64_t ns;
+  dy_status s;
+  if ((s = dy_sequence_pad_attrs_of(op, &a, err)) || (s = values_of(op, &in[0], 1, err)) ||
+      (s = offsets_count(op, &in[1], &ns, err)) ||
+      (s = need_shape(op, "pad_value", &in[2], 1, (int64_t[]){1}, err)))
+    return s;
+  if (a.padded_length < 1 || in[0].rank >= DY_MAX_DIMS)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT, "%s: padded_length %lld (a static "
+                       "length >= 1) of values of rank %d", OPNAME(op),
+                       (long long)a.padded_length, in[0].rank);
+  *out = in[0];
+  out->rank = in[0].rank + 1;
+  out->shape[0] = ns;
+  out->shape[1] = a.padded_length;
+  for (int i = 1; i < in[0].rank; i++)
+    out->shape[i + 1] = in[0].shape[i];
+  return DY_OK;
+}
+
+/* sequence_len(offsets [N+1]) -> i64 [N] */
+dy_status dy_infer_sequence_len(const dy_op *op, const dy_type *in, int n, dy_type *out,
+                                dy_error *err) {
+  (void)n;
+  int64_t ns;
+  dy_status s = offsets_count(op, &in[0], &ns, err);
+  if (s)
+    return s;
+  *out = (dy_type){.dtype = DY_I64, .rank = 1, .shape = {ns}};
+  return DY_OK;
+}

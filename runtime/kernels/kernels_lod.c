@@ -8,6 +8,7 @@
  * one, change the other.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dy_lod.h"
@@ -72,5 +73,105 @@ dy_status dy_kernel_sequence_pool(const dy_op *op, dy_tensor *const *in, int n_i
       yr[j] = acc;
     }
   }
+  return DY_OK;
+}
+
+static float act(dy_lod_act a, float v) {
+  switch (a) {
+  case DY_LOD_ACT_SIGMOID:
+    return 1.0f / (1.0f + expf(-v));
+  case DY_LOD_ACT_TANH:
+    return tanhf(v);
+  case DY_LOD_ACT_RELU:
+    return v > 0.0f ? v : 0.0f;
+  default:
+    return v;
+  }
+}
+
+/* One lstm step of row t: g = x[t] + bias + h W (the 4D gates, in
+ * place), then the cell c and hidden h in place, h written to y[t]. */
+static void lstm_step(const dy_lstm_attrs *a, int64_t dd, const float *xt, const float *w,
+                      const float *bias, float *g, float *h, float *c, float *yt) {
+  dy_lod_act ga = dy_lod_act_of(a->gate_activation), ca = dy_lod_act_of(a->cell_activation);
+  dy_lod_act na = dy_lod_act_of(a->candidate_activation);
+  const float *pi = bias + 4 * dd, *pf = bias + 5 * dd, *po = bias + 6 * dd;
+  for (int64_t j = 0; j < 4 * dd; j++)
+    g[j] = xt[j] + bias[j];
+  for (int64_t k = 0; k < dd; k++)
+    for (int64_t j = 0; j < 4 * dd; j++)
+      g[j] += h[k] * w[k * 4 * dd + j];
+  for (int64_t j = 0; j < dd; j++) {
+    float cand = act(na, g[j]), cp = c[j];
+    float ig = act(ga, g[dd + j] + (a->use_peepholes ? cp * pi[j] : 0.0f));
+    float fg = act(ga, g[2 * dd + j] + (a->use_peepholes ? cp * pf[j] : 0.0f));
+    float cn = cand * ig + cp * fg;
+    float og = act(ga, g[3 * dd + j] + (a->use_peepholes ? cn * po[j] : 0.0f));
+    c[j] = cn;
+    h[j] = og * act(ca, cn);
+    yt[j] = h[j];
+  }
+}
+
+dy_status dy_kernel_lstm(const dy_op *op, dy_tensor *const *in, int n_in,
+                         dy_tensor *const *out, dy_error *err) {
+  dy_status s = kcheck(op, in, n_in, n_in == 6 ? 6 : 4, out, err);
+  if (s || (s = check_offsets(op, in[1], in[0]->type.shape[0], err)))
+    return s;
+  dy_lstm_attrs a = dy_lstm_attrs_get(op);
+  int64_t dd = out[0]->type.shape[1], ns = in[1]->type.shape[0] - 1;
+  const int64_t *off = in[1]->data;
+  const float *x = in[0]->data, *w = in[2]->data, *bias = in[3]->data;
+  float *y = out[0]->data, *g = malloc(sizeof(float) * (size_t)(6 * dd));
+  if (!g)
+    return dy_error_at(err, op, DY_STATUS_OUT_OF_MEMORY, "%s: out of memory", op_name(op));
+  float *h = g + 4 * dd, *c = g + 5 * dd;
+  for (int64_t q = 0; q < ns; q++) {
+    for (int64_t j = 0; j < dd; j++) {
+      h[j] = n_in == 6 ? ((const float *)in[4]->data)[q * dd + j] : 0.0f;
+      c[j] = n_in == 6 ? ((const float *)in[5]->data)[q * dd + j] : 0.0f;
+    }
+    for (int64_t i = 0; i < off[q + 1] - off[q]; i++) {
+      int64_t t = a.is_reverse ? off[q + 1] - 1 - i : off[q] + i;
+      lstm_step(&a, dd, x + t * 4 * dd, w, bias, g, h, c, y + t * dd);
+    }
+  }
+  free(g);
+  return DY_OK;
+}
+
+dy_status dy_kernel_sequence_pad(const dy_op *op, dy_tensor *const *in, int n_in,
+                                 dy_tensor *const *out, dy_error *err) {
+  dy_status s = kcheck(op, in, n_in, 3, out, err);
+  if (s || (s = check_offsets(op, in[1], in[0]->type.shape[0], err)))
+    return s;
+  int64_t ns = out[0]->type.shape[0], len = out[0]->type.shape[1], d = 1;
+  for (int i = 2; i < out[0]->type.rank; i++)
+    d *= out[0]->type.shape[i];
+  const int64_t *off = in[1]->data;
+  const float *x = in[0]->data, pad = *(const float *)in[2]->data;
+  float *y = out[0]->data;
+  for (int64_t q = 0; q < ns; q++) {
+    int64_t b = off[q], n = off[q + 1] - b;
+    if (n > len)
+      return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT, "%s: sequence %lld has %lld "
+                         "rows, above padded_length %lld", op_name(op), (long long)q,
+                         (long long)n, (long long)len);
+    for (int64_t r = 0; r < len; r++)
+      for (int64_t j = 0; j < d; j++)
+        y[(q * len + r) * d + j] = r < n ? x[(b + r) * d + j] : pad;
+  }
+  return DY_OK;
+}
+
+dy_status dy_kernel_sequence_len(const dy_op *op, dy_tensor *const *in, int n_in,
+                                 dy_tensor *const *out, dy_error *err) {
+  dy_status s = kcheck(op, in, n_in, 1, out, err);
+  const int64_t *off = in[0]->data;
+  if (s || (s = check_offsets(op, in[0], off[in[0]->type.shape[0] - 1], err)))
+    return s;
+  int64_t *y = out[0]->data;
+  for (int64_t q = 0; q < out[0]->type.shape[0]; q++)
+    y[q] = off[q + 1] - off[q];
   return DY_OK;
 }

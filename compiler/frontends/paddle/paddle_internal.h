@@ -429,6 +429,10 @@ PD_IMPORTER(pixel_shuffle);
 
 /* paddle_lod.c (LoD sequences, import only) */
 PD_IMPORTER(sequence_pool);
+PD_IMPORTER(lstm);
+PD_IMPORTER(sequence_pad);
+PD_IMPORTER(sequence_mask);
+PD_IMPORTER(assign_value);
 
 /* A LoD feed's type (dim 0 the size symbol "<feed>_len") before it is
  * defined, and after: its offsets, the feed NAME@lod i64 [batch+1]. */

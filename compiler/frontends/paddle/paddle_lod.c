@@ -101,6 +101,129 @@ PD_IMPORTER(sequence_pool) {
   pd_attr_s(c, "pooltype", "AVERAGE", pt, sizeof pt);
   dy_attr a[DY_SEQUENCE_POOL_NATTRS];
   int n_a = dy_sequence_pool_attrs_put(
-      &(dy_sequence_pool_attrs){.pooltype = pt, .pad_value = pd_attr_f(c, "pad_value", 0)}, a);
+      &(dy_sequence_pool_attrs){.given = DY_GIVEN_ALL, .pooltype = pt, .pad_value = pd_attr_f(c, "pad_value", 0)}, a);
   return pd_op(c, "sequence_pool", (int[]){x, off}, 2, a, n_a, pd_out_name(c, "Out"), &out);
+}
+
+/* lstm(Input, Weight, Bias [, H0, C0]) -> Hidden (Cell, BatchGate and
+ * BatchCellPreAct are training's: refused when an op reads Cell) */
+PD_IMPORTER(lstm) {
+  int in[6], off, out, n = 4;
+  char ga[32], ca[32], na[32];
+  PD_TRY(pd_in(c, "Input", 0, &in[0]));
+  PD_TRY(lod_in(c, "Input", &off));
+  in[1] = off;
+  PD_TRY(pd_in(c, "Weight", 0, &in[2]));
+  PD_TRY(pd_in(c, "Bias", 0, &in[3]));
+  PD_TRY(pd_in_opt(c, "H0", 0, &in[4]));
+  PD_TRY(pd_in_opt(c, "C0", 0, &in[5]));
+  if ((in[4] < 0) != (in[5] < 0))
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "lstm with only one of H0 and C0 (give both or "
+                   "neither)");
+  if (in[4] >= 0)
+    n = 6;
+  const char *cell = pd_arg(c, true, "Cell", 0);
+  if (cell && pd_read_later(c, cell))
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "lstm: its Cell output '%s' is read by a later "
+                   "op (only Hidden is supported)", cell);
+  dy_attr a[DY_LSTM_NATTRS];
+  int n_a = dy_lstm_attrs_put(
+      &(dy_lstm_attrs){.given = DY_GIVEN_ALL,
+                       .use_peepholes = pd_attr_b(c, "use_peepholes", true),
+                       .is_reverse = pd_attr_b(c, "is_reverse", false),
+                       .gate_activation = pd_attr_s(c, "gate_activation", "sigmoid", ga, 32),
+                       .cell_activation = pd_attr_s(c, "cell_activation", "tanh", ca, 32),
+                       .candidate_activation =
+                           pd_attr_s(c, "candidate_activation", "tanh", na, 32)},
+      a);
+  return pd_op(c, "lstm", in, n, a, n_a, pd_out_name(c, "Hidden"), &out);
+}
+
+/* sequence_pad(X, PadValue; padded_length) -> Out, Length (each
+ * sequence's length, i64 at run time whatever the VarDesc declares) */
+PD_IMPORTER(sequence_pad) {
+  int x, off, pad, out;
+  PD_TRY(pd_in(c, "X", 0, &x));
+  PD_TRY(lod_in(c, "X", &off));
+  PD_TRY(pd_in(c, "PadValue", 0, &pad));
+  int64_t len = pd_attr_i(c, "padded_length", -1);
+  if (len < 1)
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "sequence_pad with padded_length %lld (the "
+                   "longest sequence's) is not supported: the output's shape would depend on "
+                   "the data; give a static padded_length", (long long)len);
+  const dy_type *pt = pd_type(c, pad);
+  if (pt->rank != 1 || pt->shape[0] != 1)
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "sequence_pad: PadValue of %d dims (only one "
+                   "value, [1], is supported)", pt->rank);
+  dy_attr a[DY_SEQUENCE_PAD_NATTRS];
+  int n_a = dy_sequence_pad_attrs_put(&(dy_sequence_pad_attrs){.given = DY_GIVEN_ALL, .padded_length = len}, a);
+  PD_TRY(pd_op(c, "sequence_pad", (int[]){x, off, pad}, 3, a, n_a, pd_out_name(c, "Out"),
+               &out));
+  const char *ln = pd_arg(c, true, "Length", 0);
+  if (!ln || !pd_read_later(c, ln))
+    return DY_OK;
+  return pd_op(c, "sequence_len", &off, 1, NULL, 0, ln, &out);
+}
+
+/* sequence_mask(X; maxlen, out_dtype) -> Y [N, maxlen]: y[i][j] = j < x[i],
+ * as less(iota [maxlen], x [N, 1]) cast to out_dtype */
+PD_IMPORTER(sequence_mask) {
+  int x, iota, xu, lt, out;
+  PD_TRY(pd_in(c, "X", 0, &x));
+  PD_TRY(pd_no_input(c, "MaxLenTensor", "maxlen"));
+  int64_t m = pd_attr_i(c, "maxlen", -1);
+  const dy_type *xt = pd_type(c, x);
+  if (m < 1 || m > 1 << 20)
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "sequence_mask with maxlen %lld: only a static "
+                   "maxlen (1 .. 2^20) is supported", (long long)m);
+  if (xt->rank != 1 || xt->dtype != DY_I64)
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "sequence_mask of lengths of %d dims (only i64 "
+                   "[N])", xt->rank);
+  dy_dtype dt;
+  int pdt = (int)pd_attr_i(c, "out_dtype", PD_INT64);
+  if (!pd_dtype_to_dy(pdt, &dt))
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "sequence_mask to %s", pd_dtype_name(pdt));
+  int64_t *v = malloc(sizeof(int64_t) * (size_t)m);
+  if (!v)
+    return pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  for (int64_t j = 0; j < m; j++)
+    v[j] = j;
+  dy_status s = pd_const(c, DY_I64, 1, &m, v, NULL, &iota);
+  free(v);
+  PD_TRY(s);
+  PD_TRY(pd_unsqueeze(c, x, 1, (int64_t[]){1}, NULL, &xu));
+  PD_TRY(pd_binary(c, "less", iota, xu, NULL, &lt));
+  dy_attr a[DY_CAST_NATTRS];
+  int n_a = dy_cast_attrs_put(&(dy_cast_attrs){.given = DY_GIVEN_ALL, .dtype = dt}, a);
+  return pd_op(c, "cast", &lt, 1, a, n_a, pd_out_name(c, "Y"), &out);
+}
+
+/* assign_value(shape, dtype, fp32_values | int32_values | int64_values |
+ * bool_values) -> Out: a constant */
+PD_IMPORTER(assign_value) {
+  int64_t shape[DY_MAX_DIMS], numel;
+  int rank = pd_attr_ints(c, "shape", shape, DY_MAX_DIMS), out;
+  int pdt = (int)pd_attr_i(c, "dtype", PD_FP32);
+  if (rank < 0 || rank > DY_MAX_DIMS)
+    return pd_fail(c, DY_STATUS_FORMAT, "assign_value without a shape of at most %d dims",
+                   DY_MAX_DIMS);
+  PD_TRY(pd_checked_numel(c, shape, rank, "assign_value", &numel));
+  if (numel > 1 << 20)
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "assign_value of %lld values", (long long)numel);
+  bool f = pdt == PD_FP32;
+  if (!f && pdt != PD_INT32 && pdt != PD_INT64)
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "assign_value of %s", pd_dtype_name(pdt));
+  const char *key = f ? "fp32_values" : pdt == PD_INT32 ? "int32_values" : "int64_values";
+  void *v = malloc(8 * (size_t)(numel ? numel : 1));
+  if (!v)
+    return pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  int got = f ? pd_attr_floats(c, key, v, (int)numel) : pd_attr_ints(c, key, v, (int)numel);
+  if (got != numel) {
+    free(v);
+    return pd_fail(c, DY_STATUS_FORMAT, "assign_value: %s has %d values, the shape %lld", key,
+                   got, (long long)numel);
+  }
+  dy_status s = pd_const(c, f ? DY_F32 : DY_I64, rank, shape, v, pd_out_name(c, "Out"), &out);
+  free(v);
+  return s;
 }

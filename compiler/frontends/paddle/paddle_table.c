@@ -153,6 +153,10 @@ static const pd_op_def table[] = {
     OWN("pixel_shuffle", NULL, pd_import_pixel_shuffle, NULL),
     /* LoD sequences, import only (paddle_lod.c) */
     OWN("sequence_pool", "sequence_pool", pd_import_sequence_pool, NULL),
+    OWN("lstm", "lstm", pd_import_lstm, NULL),
+    OWN("sequence_pad", "sequence_pad", pd_import_sequence_pad, NULL),
+    OWN("sequence_mask", NULL, pd_import_sequence_mask, NULL),
+    OWN("assign_value", NULL, pd_import_assign_value, NULL),
 };
 
 const pd_op_def *pd_op_def_of(const char *type) {
