@@ -319,11 +319,6 @@ static void test_unsupported_models(void) {
                             "multiclass_nms is not supported: its output's length depends on "
                             "the data (a LoD list of boxes), dy2stc's outputs have static "
                             "shapes"},
-      {"serving_textcls_lstm", "op 4 (lstm -> lstm_0.tmp_3): the LoD lstm op is not "
-                               "supported (it steps over a LoD tensor's sequences; dy2stc's "
-                               "tensors are dense)"},
-      {"benchmark_mmdnn", "op 5 (lstm -> lstm_0.tmp_3): the LoD lstm op is not supported (it "
-                          "steps over a LoD tensor's sequences; dy2stc's tensors are dense)"},
       {"inferdemo_custom_gap", "op 7 (gap -> _generated_var_0): the custom op 'gap' is not "
                                "supported: it is a plugin (PD_BUILD_OP), not a Paddle op, and "
                                "dy2stc has no kernel for it"},

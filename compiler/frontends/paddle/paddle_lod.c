@@ -162,11 +162,16 @@ PD_IMPORTER(sequence_pad) {
   const char *ln = pd_arg(c, true, "Length", 0);
   if (!ln || !pd_read_later(c, ln))
     return DY_OK;
-  return pd_op(c, "sequence_len", &off, 1, NULL, 0, ln, &out);
+  /* [N], or [N, 1] as Paddle 1.x declares it */
+  const PdTensorDesc *td = pd_tensor_desc(pd_var_desc(c, ln));
+  if (!td || td->n_dims != 2)
+    return pd_op(c, "sequence_len", &off, 1, NULL, 0, ln, &out);
+  PD_TRY(pd_op(c, "sequence_len", &off, 1, NULL, 0, NULL, &out));
+  return pd_unsqueeze(c, out, 1, (int64_t[]){1}, ln, &out);
 }
 
-/* sequence_mask(X; maxlen, out_dtype) -> Y [N, maxlen]: y[i][j] = j < x[i],
- * as less(iota [maxlen], x [N, 1]) cast to out_dtype */
+/* sequence_mask(X [...]; maxlen, out_dtype) -> Y [..., maxlen]: y[i..][j] =
+ * j < x[i..], as less(iota [maxlen], x [..., 1]) cast to out_dtype */
 PD_IMPORTER(sequence_mask) {
   int x, iota, xu, lt, out;
   PD_TRY(pd_in(c, "X", 0, &x));
@@ -176,9 +181,9 @@ PD_IMPORTER(sequence_mask) {
   if (m < 1 || m > 1 << 20)
     return pd_fail(c, DY_STATUS_UNSUPPORTED, "sequence_mask with maxlen %lld: only a static "
                    "maxlen (1 .. 2^20) is supported", (long long)m);
-  if (xt->rank != 1 || xt->dtype != DY_I64)
+  if (xt->rank >= DY_MAX_DIMS || xt->dtype != DY_I64)
     return pd_fail(c, DY_STATUS_UNSUPPORTED, "sequence_mask of lengths of %d dims (only i64 "
-                   "[N])", xt->rank);
+                   "of fewer than %d dims)", xt->rank, DY_MAX_DIMS);
   dy_dtype dt;
   int pdt = (int)pd_attr_i(c, "out_dtype", PD_INT64);
   if (!pd_dtype_to_dy(pdt, &dt))
@@ -191,7 +196,7 @@ PD_IMPORTER(sequence_mask) {
   dy_status s = pd_const(c, DY_I64, 1, &m, v, NULL, &iota);
   free(v);
   PD_TRY(s);
-  PD_TRY(pd_unsqueeze(c, x, 1, (int64_t[]){1}, NULL, &xu));
+  PD_TRY(pd_unsqueeze(c, x, 1, (int64_t[]){xt->rank}, NULL, &xu));
   PD_TRY(pd_binary(c, "less", iota, xu, NULL, &lt));
   dy_attr a[DY_CAST_NATTRS];
   int n_a = dy_cast_attrs_put(&(dy_cast_attrs){.given = DY_GIVEN_ALL, .dtype = dt}, a);
