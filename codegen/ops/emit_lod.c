@@ -193,8 +193,131 @@ dy_status dy_emit_sequence_len(dy_cg_ctx *ctx, dy_error *err) {
   return DY_OK;
 }
 
+static int64_t gru_scratch(const dy_program *p, const dy_op *op, int threads) {
+  (void)threads;
+  const dy_type *x = &p->vars[op->inputs[0]]->type;
+  return 4 * (x->shape[1] / 3) * (int64_t)sizeof(float); /* g[3D], h[D] */
+}
+
+dy_status dy_emit_gru(dy_cg_ctx *ctx, dy_error *err) {
+  (void)err;
+  const dy_op *op = ctx->op;
+  dy_gru_attrs a = dy_gru_attrs_get(op);
+  const dy_type *x = dy_cg_in_type(ctx, 0);
+  long long dd = (long long)(x->shape[1] / 3);
+  char n[128], t[128], e1[96], e2[96];
+  snprintf(n, sizeof n, "(%s - 1)", dy_cg_dim(ctx, dy_cg_in_type(ctx, 1), 0));
+  snprintf(t, sizeof t, "%s", dy_cg_dim(ctx, x, 0));
+  check_offsets(ctx, IN(1), n, t);
+  L("const int64_t D = %lld; /* the hidden size */", dd);
+  L("float *restrict g = scratch, *restrict h = scratch + %lld;", 3 * dd);
+  L("const float *wc = %s + %lld; /* the candidate's [D, D] */", IN(2), 2 * dd * dd);
+  FOR("for (int64_t q = 0; q < %s; q++) {", n);
+  FOR("for (int64_t j = 0; j < D; j++)");
+  if (op->n_inputs == 5)
+    L("h[j] = %s[q * D + j];", IN(4));
+  else
+    L("h[j] = 0.0f;");
+  END();
+  FOR("for (int64_t i = 0; i < %s[q + 1] - %s[q]; i++) {", IN(1), IN(1));
+  if (a.is_reverse)
+    L("const int64_t t = %s[q + 1] - 1 - i; /* is_reverse: from the last row */", IN(1));
+  else
+    L("const int64_t t = %s[q] + i;", IN(1));
+  L("/* the gates: x[t] + bias + h weight (update, reset), then the candidate */");
+  FOR("for (int64_t j = 0; j < 3 * D; j++)");
+  L("g[j] = %s[t * 3 * D + j] + %s[j];", IN(0), IN(3));
+  END();
+  FOR("for (int64_t k = 0; k < D; k++)");
+  FOR("for (int64_t j = 0; j < 2 * D; j++)");
+  L("g[j] += h[k] * %s[k * 2 * D + j];", IN(2));
+  END();
+  END();
+  FOR("for (int64_t j = 0; j < 2 * D; j++)");
+  L("g[j] = %s;", act_expr(a.gate_activation, e1, sizeof e1, "g[j]"));
+  END();
+  FOR("for (int64_t k = 0; k < D; k++)");
+  FOR("for (int64_t j = 0; j < D; j++)");
+  L("g[2 * D + j] += g[D + k] * h[k] * wc[k * D + j];");
+  END();
+  END();
+  FOR("for (int64_t j = 0; j < D; j++) {");
+  L("const float u = g[j], cand = %s;", act_expr(a.activation, e2, sizeof e2, "g[2 * D + j]"));
+  if (a.origin_mode)
+    L("h[j] = u * h[j] + (1.0f - u) * cand;");
+  else
+    L("h[j] = h[j] - u * h[j] + u * cand;");
+  L("%s[t * D + j] = h[j];", OUT(0));
+  END();
+  END();
+  END();
+  return DY_OK;
+}
+
+static int64_t crf_scratch(const dy_program *p, const dy_op *op, int threads) {
+  (void)threads;
+  const dy_type *x = &p->vars[op->inputs[0]]->type;
+  int64_t t = x->shape[0] >= 0 ? x->shape[0] : dy_program_dim_bound(p, x->shape[0]);
+  return (t * x->shape[1] + 1) * (int64_t)(sizeof(int64_t) + sizeof(float));
+}
+
+dy_status dy_emit_crf_decoding(dy_cg_ctx *ctx, dy_error *err) {
+  (void)err;
+  const dy_type *x = dy_cg_in_type(ctx, 0);
+  char n[128], t[128];
+  snprintf(n, sizeof n, "(%s - 1)", dy_cg_dim(ctx, dy_cg_in_type(ctx, 1), 0));
+  snprintf(t, sizeof t, "%s", dy_cg_dim(ctx, x, 0));
+  check_offsets(ctx, IN(1), n, t);
+  L("const int64_t K = %lld; /* the tags */", (long long)x->shape[1]);
+  L("int64_t *restrict track = (int64_t *)(void *)scratch; /* [T, K] best previous tag */");
+  L("float *restrict alpha = (float *)(void *)(track + %s * K); /* [T, K] best scores */", t);
+  L("const float *start = %s, *end = %s + K, *w = %s + 2 * K;", IN(2), IN(2), IN(2));
+  FOR("for (int64_t q = 0; q < %s; q++) {", n);
+  L("const int64_t b = %s[q], n = %s[q + 1] - b;", IN(1), IN(1));
+  L("const float *x = %s + b * K;", IN(0));
+  L("if (n == 0)");
+  L("  continue;");
+  FOR("for (int64_t j = 0; j < K; j++)");
+  L("alpha[j] = start[j] + x[j];");
+  END();
+  FOR("for (int64_t s = 1; s < n; s++)");
+  FOR("for (int64_t j = 0; j < K; j++) {");
+  L("float best = alpha[(s - 1) * K] + w[j];");
+  L("int64_t arg = 0;");
+  FOR("for (int64_t i = 1; i < K; i++) {");
+  L("const float v = alpha[(s - 1) * K + i] + w[i * K + j];");
+  L("if (v > best) {");
+  L("  best = v;");
+  L("  arg = i;");
+  L("}");
+  END();
+  L("alpha[s * K + j] = best + x[s * K + j];");
+  L("track[s * K + j] = arg;");
+  END();
+  END();
+  L("float best = alpha[(n - 1) * K] + end[0];");
+  L("int64_t arg = 0;");
+  FOR("for (int64_t j = 1; j < K; j++)");
+  L("if (alpha[(n - 1) * K + j] + end[j] > best) {");
+  L("  best = alpha[(n - 1) * K + j] + end[j];");
+  L("  arg = j;");
+  L("}");
+  END();
+  FOR("for (int64_t s = n - 1; s > 0; s--) {");
+  L("%s[b + s] = arg;", OUT(0));
+  L("arg = track[s * K + arg];");
+  END();
+  L("%s[b] = arg;", OUT(0));
+  END();
+  return DY_OK;
+}
+
 const dy_cg_op dy_cg_op_lstm = {.emit = dy_emit_lstm, .scratch = lstm_scratch,
                                 .roles = {"x", "offsets", "w", "bias", "h0", "c0"}};
 const dy_cg_op dy_cg_op_sequence_pad = {.emit = dy_emit_sequence_pad,
                                         .roles = {"x", "offsets", "pad_value"}};
 const dy_cg_op dy_cg_op_sequence_len = {.emit = dy_emit_sequence_len, .roles = {"offsets"}};
+const dy_cg_op dy_cg_op_gru = {.emit = dy_emit_gru, .scratch = gru_scratch,
+                               .roles = {"x", "offsets", "w", "bias", "h0"}};
+const dy_cg_op dy_cg_op_crf_decoding = {.emit = dy_emit_crf_decoding, .scratch = crf_scratch,
+                                        .roles = {"emission", "offsets", "transition"}};

@@ -180,3 +180,51 @@ dy_status dy_infer_sequence_len(const dy_op *op, const dy_type *in, int n, dy_ty
   *out = (dy_type){.dtype = DY_I64, .rank = 1, .shape = {ns}};
   return DY_OK;
 }
+
+/* gru(x [T, 3D], offsets [N+1], weight [D, 3D], bias [1, 3D] [, h0 [N, D]])
+ * -> [T, D] */
+dy_status dy_infer_gru(const dy_op *op, const dy_type *in, int n, dy_type *out,
+                       dy_error *err) {
+  dy_gru_attrs a;
+  int64_t ns;
+  dy_status s;
+  if (n != 4 && n != 5)
+    return dy_error_at(err, op, DY_STATUS_INVALID_ARGUMENT, "%s: takes x, offsets, weight, "
+                       "bias and optionally h0 (4 or 5 inputs), got %d", OPNAME(op), n);
+  if ((s = dy_gru_attrs_of(op, &a, err)) || (s = values_of(op, &in[0], 2, err)) ||
+      (s = offsets_count(op, &in[1], &ns, err)) ||
+      (s = need_act(op, "gate_activation", a.gate_activation, err)) ||
+      (s = need_act(op, "activation", a.activation, err)))
+    return s;
+  int64_t g = in[0].shape[1], d = g / 3;
+  if (in[0].rank != 2 || g < 3 || g % 3)
+    return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH, "%s: x's dim 1 (%lld) is not 3D, "
+                       "D static", OPNAME(op), (long long)g);
+  if ((s = need_shape(op, "weight", &in[2], 2, (int64_t[]){d, g}, err)) ||
+      (s = need_shape(op, "bias", &in[3], 2, (int64_t[]){1, g}, err)))
+    return s;
+  if (n == 5 && (s = need_shape(op, "h0", &in[4], 2, (int64_t[]){ns, d}, err)))
+    return s;
+  *out = in[0];
+  out->shape[1] = d;
+  return DY_OK;
+}
+
+/* crf_decoding(emission [T, K], offsets [N+1], transition [K+2, K]) ->
+ * i64 [T, 1] */
+dy_status dy_infer_crf_decoding(const dy_op *op, const dy_type *in, int n, dy_type *out,
+                                dy_error *err) {
+  (void)n;
+  int64_t ns;
+  dy_status s;
+  if ((s = values_of(op, &in[0], 2, err)) || (s = offsets_count(op, &in[1], &ns, err)))
+    return s;
+  int64_t k = in[0].shape[1];
+  if (in[0].rank != 2 || k < 1)
+    return dy_error_at(err, op, DY_STATUS_SHAPE_MISMATCH, "%s: the emission is not [T, K], K "
+                       "static", OPNAME(op));
+  if ((s = need_shape(op, "transition", &in[2], 2, (int64_t[]){k + 2, k}, err)))
+    return s;
+  *out = (dy_type){.dtype = DY_I64, .rank = 2, .shape = {in[0].shape[0], 1}};
+  return DY_OK;
+}

@@ -175,3 +175,107 @@ dy_status dy_kernel_sequence_len(const dy_op *op, dy_tensor *const *in, int n_in
     y[q] = off[q + 1] - off[q];
   return DY_OK;
 }
+
+/* One gru step of row t (g: the 3D gates, h: the hidden in place). */
+static void gru_step(const dy_gru_attrs *a, int64_t dd, const float *xt, const float *w,
+                     const float *bias, float *g, float *h, float *yt) {
+  dy_lod_act ga = dy_lod_act_of(a->gate_activation), ca = dy_lod_act_of(a->activation);
+  const float *wc = w + 2 * dd * dd; /* the candidate's [D, D] */
+  for (int64_t j = 0; j < 3 * dd; j++)
+    g[j] = xt[j] + bias[j];
+  for (int64_t k = 0; k < dd; k++)
+    for (int64_t j = 0; j < 2 * dd; j++)
+      g[j] += h[k] * w[k * 2 * dd + j];
+  for (int64_t j = 0; j < 2 * dd; j++)
+    g[j] = act(ga, g[j]);
+  for (int64_t k = 0; k < dd; k++) /* the candidate on reset * h */
+    for (int64_t j = 0; j < dd; j++)
+      g[2 * dd + j] += g[dd + k] * h[k] * wc[k * dd + j];
+  for (int64_t j = 0; j < dd; j++) {
+    float u = g[j], cand = act(ca, g[2 * dd + j]);
+    h[j] = a->origin_mode ? u * h[j] + (1.0f - u) * cand : h[j] - u * h[j] + u * cand;
+    yt[j] = h[j];
+  }
+}
+
+dy_status dy_kernel_gru(const dy_op *op, dy_tensor *const *in, int n_in,
+                        dy_tensor *const *out, dy_error *err) {
+  dy_status s = kcheck(op, in, n_in, n_in == 5 ? 5 : 4, out, err);
+  if (s || (s = check_offsets(op, in[1], in[0]->type.shape[0], err)))
+    return s;
+  dy_gru_attrs a = dy_gru_attrs_get(op);
+  int64_t dd = out[0]->type.shape[1], ns = in[1]->type.shape[0] - 1;
+  const int64_t *off = in[1]->data;
+  float *g = malloc(sizeof(float) * (size_t)(4 * dd));
+  if (!g)
+    return dy_error_at(err, op, DY_STATUS_OUT_OF_MEMORY, "%s: out of memory", op_name(op));
+  float *h = g + 3 * dd;
+  for (int64_t q = 0; q < ns; q++) {
+    for (int64_t j = 0; j < dd; j++)
+      h[j] = n_in == 5 ? ((const float *)in[4]->data)[q * dd + j] : 0.0f;
+    for (int64_t i = 0; i < off[q + 1] - off[q]; i++) {
+      int64_t t = a.is_reverse ? off[q + 1] - 1 - i : off[q] + i;
+      gru_step(&a, dd, (const float *)in[0]->data + t * 3 * dd, in[2]->data, in[3]->data, g, h,
+               (float *)out[0]->data + t * dd);
+    }
+  }
+  free(g);
+  return DY_OK;
+}
+
+/* The Viterbi path of one sequence of n rows (x: its emission rows). */
+static void viterbi(const float *x, int64_t n, int64_t k, const float *tr, float *alpha,
+                    int64_t *track, int64_t *path) {
+  const float *start = tr, *end = tr + k, *w = tr + 2 * k;
+  for (int64_t j = 0; j < k; j++)
+    alpha[j] = start[j] + x[j];
+  for (int64_t t = 1; t < n; t++)
+    for (int64_t j = 0; j < k; j++) {
+      float best = alpha[(t - 1) * k] + w[j];
+      int64_t arg = 0;
+      for (int64_t i = 1; i < k; i++) {
+        float v = alpha[(t - 1) * k + i] + w[i * k + j];
+        if (v > best) {
+          best = v;
+          arg = i;
+        }
+      }
+      alpha[t * k + j] = best + x[t * k + j];
+      track[t * k + j] = arg;
+    }
+  float best = alpha[(n - 1) * k] + end[0];
+  int64_t arg = 0;
+  for (int64_t j = 1; j < k; j++)
+    if (alpha[(n - 1) * k + j] + end[j] > best) {
+      best = alpha[(n - 1) * k + j] + end[j];
+      arg = j;
+    }
+  for (int64_t t = n - 1; t > 0; t--) {
+    path[t] = arg;
+    arg = track[t * k + arg];
+  }
+  path[0] = arg;
+}
+
+dy_status dy_kernel_crf_decoding(const dy_op *op, dy_tensor *const *in, int n_in,
+                                 dy_tensor *const *out, dy_error *err) {
+  dy_status s = kcheck(op, in, n_in, 3, out, err);
+  int64_t t = in[0]->type.shape[0], k = in[0]->type.shape[1], ns = in[1]->type.shape[0] - 1;
+  if (s || (s = check_offsets(op, in[1], t, err)))
+    return s;
+  const int64_t *off = in[1]->data;
+  float *alpha = malloc(sizeof(float) * (size_t)(t * k + 1));
+  int64_t *track = malloc(sizeof(int64_t) * (size_t)(t * k + 1));
+  if (!alpha || !track) {
+    free(alpha);
+    free(track);
+    return dy_error_at(err, op, DY_STATUS_OUT_OF_MEMORY, "%s: out of memory", op_name(op));
+  }
+  for (int64_t q = 0; q < ns; q++)
+    if (off[q + 1] > off[q])
+      viterbi((const float *)in[0]->data + off[q] * k, off[q + 1] - off[q], k, in[2]->data,
+              alpha, track, (int64_t *)out[0]->data + off[q]);
+  free(alpha);
+  free(track);
+  return DY_OK;
+}

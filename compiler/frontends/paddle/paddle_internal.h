@@ -433,6 +433,9 @@ PD_IMPORTER(lstm);
 PD_IMPORTER(sequence_pad);
 PD_IMPORTER(sequence_mask);
 PD_IMPORTER(assign_value);
+PD_IMPORTER(gru);
+PD_IMPORTER(crf_decoding);
+PD_IMPORTER(scale);
 
 /* A LoD feed's type (dim 0 the size symbol "<feed>_len") before it is
  * defined, and after: its offsets, the feed NAME@lod i64 [batch+1]. */

@@ -232,3 +232,52 @@ PD_IMPORTER(assign_value) {
   free(v);
   return s;
 }
+
+/* gru(Input, Weight, Bias [, H0]) -> Hidden (BatchGate, BatchResetHiddenPrev
+ * and BatchHidden are training's) */
+PD_IMPORTER(gru) {
+  int in[5], off, out, n = 4;
+  char ga[32], ca[32];
+  PD_TRY(pd_in(c, "Input", 0, &in[0]));
+  PD_TRY(lod_in(c, "Input", &off));
+  in[1] = off;
+  PD_TRY(pd_in(c, "Weight", 0, &in[2]));
+  PD_TRY(pd_in(c, "Bias", 0, &in[3]));
+  PD_TRY(pd_in_opt(c, "H0", 0, &in[4]));
+  if (in[4] >= 0)
+    n = 5;
+  dy_attr a[DY_GRU_NATTRS];
+  int n_a = dy_gru_attrs_put(
+      &(dy_gru_attrs){.given = DY_GIVEN_ALL,
+                      .is_reverse = pd_attr_b(c, "is_reverse", false),
+                      .origin_mode = pd_attr_b(c, "origin_mode", false),
+                      .gate_activation = pd_attr_s(c, "gate_activation", "sigmoid", ga, 32),
+                      .activation = pd_attr_s(c, "activation", "tanh", ca, 32)},
+      a);
+  return pd_op(c, "gru", in, n, a, n_a, pd_out_name(c, "Hidden"), &out);
+}
+
+/* crf_decoding(Emission, Transition) -> ViterbiPath (with a Label, the
+ * training form that marks matching tags: refused) */
+PD_IMPORTER(crf_decoding) {
+  int e, off, tr, out;
+  PD_TRY(pd_in(c, "Emission", 0, &e));
+  PD_TRY(lod_in(c, "Emission", &off));
+  PD_TRY(pd_in(c, "Transition", 0, &tr));
+  PD_TRY(pd_no_input(c, "Label", "the decoded path (crf_decoding with a Label)"));
+  PD_TRY(pd_no_input(c, "Length", "the LoD (crf_decoding on padded input with Length)"));
+  return pd_op(c, "crf_decoding", (int[]){e, off, tr}, 3, NULL, 0,
+               pd_out_name(c, "ViterbiPath"), &out);
+}
+
+/* scale: an integer input scaled by 1 plus 0 (serving_lac's identity on
+ * crf_decoding's i64 path before the fetch) is that input; the rest is
+ * the XO row's f32 scale */
+PD_IMPORTER(scale) {
+  int x;
+  PD_TRY(pd_in(c, "X", 0, &x));
+  if (pd_type(c, x)->dtype == DY_F32 || pd_arg(c, false, "ScaleTensor", 0) ||
+      pd_attr_f(c, "scale", 1.0) != 1.0 || pd_attr_f(c, "bias", 0.0) != 0.0)
+    return pd_import_xo(c);
+  return pd_identity(c, x, "Out");
+}
