@@ -15,6 +15,7 @@
  *   - serving_lac (program only: LoD gru, crf_decoding) imports without
  *     params and shows.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -165,9 +166,92 @@ static void test_serving_ctr(void) { check_lod_model("serving_ctr", two_cases); 
 static void test_textcls_lstm(void) { check_lod_model("serving_textcls_lstm", two_cases); }
 static void test_mmdnn(void) { check_lod_model("benchmark_mmdnn", two_cases); }
 
+/* serving_lac (program only: word_emb and the rest absent): imports
+ * without params, verifies and shows; with made-up parameters (a fixed
+ * pattern) its gru and crf_decoding path is the same on the executor and
+ * in the compiled executable, and is a tag per row. */
+static void test_serving_lac(void) {
+  if (!have_data())
+    return;
+  const char *model = DY_PADDLE_DATA "/pdmodel-only/serving_lac/model.pdmodel";
+  dy_paddle_options o = {.params_optional = true};
+  dy_program *p = NULL;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_paddle_load(model, NULL, &o, &p, &err), &err);
+  CU_ASSERT_EQUAL(dy_test_count_kind(p, DY_OP_GRU), 4);
+  CU_ASSERT_EQUAL(dy_test_count_kind(p, DY_OP_CRF_DECODING), 1);
+  CU_ASSERT_EQUAL_FATAL(p->n_feeds, 2);
+  CU_ASSERT_STRING_EQUAL(p->vars[p->feeds[1]]->name, "word@lod");
+  for (int i = 0, k = 0; i < p->n_vars; i++) {
+    dy_var *v = p->vars[i];
+    if (!v->persistable || v->data)
+      continue;
+    int64_t n = dy_type_numel(&v->type);
+    float *d = malloc(sizeof(float) * (size_t)n);
+    for (int64_t j = 0; j < n; j++)
+      d[j] = 0.3f * sinf(0.7f * (float)j + (float)k);
+    k++;
+    DY_ASSERT_OK(dy_program_set_data(p, i, d, sizeof(float) * (size_t)n, &err), &err);
+    free(d);
+  }
+  DY_ASSERT_OK(dy_verify(p, &err), &err);
+  char cmd[16384], dir[2048], path[4096];
+  snprintf(dir, sizeof dir, "%s/lod_lac", DY_BUILD_DIR);
+  dy_test_sh(NULL, "rm -rf '%s' && mkdir -p '%s'", dir, dir);
+  CU_ASSERT_EQUAL(dy_test_sh(NULL, "'%s' show '%s' > '%s/show.txt' 2>/dev/null", DY2STC_PATH,
+                             model, dir), 0);
+  snprintf(path, sizeof path, "%s/show.txt", dir);
+  char *shown = dy_test_slurp(path);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(shown);
+  CU_ASSERT_PTR_NOT_NULL(strstr(shown, "= gru(fc_0.tmp_1, word@lod,"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(shown, "= crf_decoding(fc_4.tmp_1, word@lod, crfw)"));
+  free(shown);
+  /* 7 words in sequences of 4, 0 and 3 */
+  static const int64_t ids[] = {1, 5, 2, 9, 3, 3, 7}, off[] = {0, 4, 4, 7};
+  dy_tensor *in[2] = {dy_tensor_new(DY_I64, 2, (int64_t[]){7, 1}),
+                      dy_tensor_new(DY_I64, 1, (int64_t[]){4})}, *got = NULL, *exe_out = NULL;
+  memcpy(in[0]->data, ids, sizeof ids);
+  memcpy(in[1]->data, off, sizeof off);
+  DY_ASSERT_OK(dy_executor_run(p, in, 2, &got, 1, &err), &err);
+  CU_ASSERT_EQUAL(got->type.rank, 2);
+  CU_ASSERT_EQUAL(got->type.shape[0], 7);
+  int64_t tags = p->vars[dy_program_find_var(p, "crfw")]->type.shape[1];
+  for (int i = 0; i < 7; i++) {
+    int64_t t = ((const int64_t *)got->data)[i];
+    CU_ASSERT(t >= 0 && t < tags);
+  }
+  char saved[4096], exe[4096];
+  snprintf(saved, sizeof saved, "%s/lac.dymodel", dir);
+  snprintf(exe, sizeof exe, "%s/lac_exe", dir);
+  DY_ASSERT_OK(dy_model_save(p, saved, &err), &err);
+  CU_ASSERT_EQUAL_FATAL(dy_test_sh(NULL, "'%s' compile '%s' -o '%s' --max-batch 4 "
+                                   "--max-dim word_len=16 >/dev/null", DY2STC_PATH, saved, exe),
+                        0);
+  snprintf(path, sizeof path, "%s/word.npy", dir);
+  DY_ASSERT_OK(dy_npy_write(path, in[0], &err), &err);
+  snprintf(path, sizeof path, "%s/word.lod.npy", dir);
+  DY_ASSERT_OK(dy_npy_write(path, in[1], &err), &err);
+  snprintf(cmd, sizeof cmd, "'%s' --input 'word=%s/word.npy' --lod 'word=%s/word.lod.npy' "
+           "--output-dir '%s' >/dev/null", exe, dir, dir, dir);
+  CU_ASSERT_EQUAL_FATAL(dy_test_sh(NULL, "%s", cmd), 0);
+  snprintf(path, sizeof path, "%s/save_infer_model_scale_0.npy", dir);
+  DY_ASSERT_OK(dy_npy_read(path, &exe_out, &err), &err);
+  CU_ASSERT_TRUE_FATAL(dy_type_equal(&exe_out->type, &got->type));
+  CU_ASSERT_EQUAL(memcmp(exe_out->data, got->data, got->nbytes), 0);
+  fprintf(stderr, "\n    serving_lac tags:");
+  for (int i = 0; i < 7; i++)
+    fprintf(stderr, " %lld", (long long)((const int64_t *)got->data)[i]);
+  dy_tensor_free(got);
+  dy_tensor_free(exe_out);
+  dy_tensor_free(in[0]);
+  dy_tensor_free(in[1]);
+  dy_program_free(p);
+}
+
 void dy_test_register(void) {
   DY_SUITE("paddle_lod");
   DY_TEST(test_serving_ctr);
   DY_TEST(test_textcls_lstm);
   DY_TEST(test_mmdnn);
+  DY_TEST(test_serving_lac);
 }
