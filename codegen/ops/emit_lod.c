@@ -92,6 +92,29 @@ static const char *act_expr(const char *name, char *buf, size_t n, const char *v
   return buf;
 }
 
+/* The loops of a recurrent op (D in scope): over the n sequences, h (and
+ * with a cell c) from inputs h0 (c0), or zeros for -1, then over the
+ * sequence's rows, t the row (from the last one with is_reverse). Leaves
+ * both loops open for the step. */
+static void open_steps(dy_cg_ctx *ctx, const char *n, bool reverse, int h0, bool cell, int c0) {
+  FOR("for (int64_t q = 0; q < %s; q++) {", n);
+  FOR("for (int64_t j = 0; j < D; j++) {");
+  if (h0 >= 0)
+    L("h[j] = %s[q * D + j];", IN(h0));
+  else
+    L("h[j] = 0.0f;");
+  if (cell && c0 >= 0)
+    L("c[j] = %s[q * D + j];", IN(c0));
+  else if (cell)
+    L("c[j] = 0.0f;");
+  END();
+  FOR("for (int64_t i = 0; i < %s[q + 1] - %s[q]; i++) {", IN(1), IN(1));
+  if (reverse)
+    L("const int64_t t = %s[q + 1] - 1 - i; /* is_reverse: from the last row */", IN(1));
+  else
+    L("const int64_t t = %s[q] + i;", IN(1));
+}
+
 static int64_t lstm_scratch(const dy_program *p, const dy_op *op, int threads) {
   (void)threads;
   const dy_type *x = &p->vars[op->inputs[0]]->type;
@@ -116,21 +139,7 @@ dy_status dy_emit_lstm(dy_cg_ctx *ctx, dy_error *err) {
     IN(3), 4 * dd, IN(3), 5 * dd, IN(3), 6 * dd);
   if (!peep)
     L("(void)pi, (void)pf, (void)po;");
-  FOR("for (int64_t q = 0; q < %s; q++) {", n);
-  FOR("for (int64_t j = 0; j < %lld; j++) {", dd);
-  if (init) {
-    L("h[j] = %s[q * D + j];", IN(4));
-    L("c[j] = %s[q * D + j];", IN(5));
-  } else {
-    L("h[j] = 0.0f;");
-    L("c[j] = 0.0f;");
-  }
-  END();
-  FOR("for (int64_t i = 0; i < %s[q + 1] - %s[q]; i++) {", IN(1), IN(1));
-  if (a.is_reverse)
-    L("const int64_t t = %s[q + 1] - 1 - i; /* is_reverse: from the last row */", IN(1));
-  else
-    L("const int64_t t = %s[q] + i;", IN(1));
+  open_steps(ctx, n, a.is_reverse, init ? 4 : -1, true, init ? 5 : -1);
   L("/* the gates: x[t] + bias + h weight (candidate, input, forget, output) */");
   FOR("for (int64_t j = 0; j < %lld; j++)", 4 * dd);
   L("g[j] = %s[t * %lld + j] + %s[j];", IN(0), 4 * dd, IN(3));
@@ -212,18 +221,7 @@ dy_status dy_emit_gru(dy_cg_ctx *ctx, dy_error *err) {
   L("const int64_t D = %lld; /* the hidden size */", dd);
   L("float *restrict g = scratch, *restrict h = scratch + %lld;", 3 * dd);
   L("const float *wc = %s + %lld; /* the candidate's [D, D] */", IN(2), 2 * dd * dd);
-  FOR("for (int64_t q = 0; q < %s; q++) {", n);
-  FOR("for (int64_t j = 0; j < D; j++)");
-  if (op->n_inputs == 5)
-    L("h[j] = %s[q * D + j];", IN(4));
-  else
-    L("h[j] = 0.0f;");
-  END();
-  FOR("for (int64_t i = 0; i < %s[q + 1] - %s[q]; i++) {", IN(1), IN(1));
-  if (a.is_reverse)
-    L("const int64_t t = %s[q + 1] - 1 - i; /* is_reverse: from the last row */", IN(1));
-  else
-    L("const int64_t t = %s[q] + i;", IN(1));
+  open_steps(ctx, n, a.is_reverse, op->n_inputs == 5 ? 4 : -1, false, -1);
   L("/* the gates: x[t] + bias + h weight (update, reset), then the candidate */");
   FOR("for (int64_t j = 0; j < 3 * D; j++)");
   L("g[j] = %s[t * 3 * D + j] + %s[j];", IN(0), IN(3));

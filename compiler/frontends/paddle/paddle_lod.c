@@ -105,17 +105,22 @@ PD_IMPORTER(sequence_pool) {
   return pd_op(c, "sequence_pool", (int[]){x, off}, 2, a, n_a, pd_out_name(c, "Out"), &out);
 }
 
+/* A recurrent op's operands: Input, its offsets, Weight, Bias, H0 (-1:
+ * none) into in[0..5). */
+static dy_status rnn_inputs(pd_ctx *c, int *in) {
+  PD_TRY(pd_in(c, "Input", 0, &in[0]));
+  PD_TRY(lod_in(c, "Input", &in[1]));
+  PD_TRY(pd_in(c, "Weight", 0, &in[2]));
+  PD_TRY(pd_in(c, "Bias", 0, &in[3]));
+  return pd_in_opt(c, "H0", 0, &in[4]);
+}
+
 /* lstm(Input, Weight, Bias [, H0, C0]) -> Hidden (Cell, BatchGate and
  * BatchCellPreAct are training's: refused when an op reads Cell) */
 PD_IMPORTER(lstm) {
-  int in[6], off, out, n = 4;
+  int in[6], out, n = 4;
   char ga[32], ca[32], na[32];
-  PD_TRY(pd_in(c, "Input", 0, &in[0]));
-  PD_TRY(lod_in(c, "Input", &off));
-  in[1] = off;
-  PD_TRY(pd_in(c, "Weight", 0, &in[2]));
-  PD_TRY(pd_in(c, "Bias", 0, &in[3]));
-  PD_TRY(pd_in_opt(c, "H0", 0, &in[4]));
+  PD_TRY(rnn_inputs(c, in));
   PD_TRY(pd_in_opt(c, "C0", 0, &in[5]));
   if ((in[4] < 0) != (in[5] < 0))
     return pd_fail(c, DY_STATUS_UNSUPPORTED, "lstm with only one of H0 and C0 (give both or "
@@ -236,14 +241,9 @@ PD_IMPORTER(assign_value) {
 /* gru(Input, Weight, Bias [, H0]) -> Hidden (BatchGate, BatchResetHiddenPrev
  * and BatchHidden are training's) */
 PD_IMPORTER(gru) {
-  int in[5], off, out, n = 4;
+  int in[5], out, n = 4;
   char ga[32], ca[32];
-  PD_TRY(pd_in(c, "Input", 0, &in[0]));
-  PD_TRY(lod_in(c, "Input", &off));
-  in[1] = off;
-  PD_TRY(pd_in(c, "Weight", 0, &in[2]));
-  PD_TRY(pd_in(c, "Bias", 0, &in[3]));
-  PD_TRY(pd_in_opt(c, "H0", 0, &in[4]));
+  PD_TRY(rnn_inputs(c, in));
   if (in[4] >= 0)
     n = 5;
   dy_attr a[DY_GRU_NATTRS];
