@@ -5,7 +5,8 @@
  * borrowed tensor (no copy), runs block 0 (executor_block.c) and hands back
  * the fetches, with the same inference and kernels as eager calls. The
  * feeds' shapes give each size symbol's value (every -1 dim one common
- * batch size, every dim naming "seq" one seq; dy_exec_bind_syms); each
+ * batch size, every dim naming "seq" one seq, a dim batch+1 (a LoD
+ * input's offsets) the batch too; dy_exec_bind_syms); each
  * op's concrete output type is checked against its var's type with the
  * symbols' values filled in.
  *

@@ -1,5 +1,6 @@
 /* emit_lod.c - floor 2: the emitters of the LoD sequence ops
- * (ir/ops_lod.def): sequence_pool.
+ * (ir/ops_lod.def): sequence_pool, lstm, gru, sequence_pad, sequence_len,
+ * crf_decoding (the recurrent ops' and crf's state in the kernel's scratch).
  *
  * Each kernel is runtime/kernels/kernels_lod.c's word for word (the same
  * sums in the same order), so both paths give the same answer; change one,

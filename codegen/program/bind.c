@@ -18,7 +18,7 @@ static void put_info(dy_buf *out, const dy_var *v) {
 
 /* A Program with size symbols other than the batch: NAME_bind derives
  * every symbol's value from the inputs' shapes (the first input dim that is
- * the symbol alone), then checks each input dim against its expression and
+ * the symbol alone or plus a constant: a LoD input's offsets, batch+1), then checks each input dim against its expression and
  * each symbol against its bound; NAME_output_shape gives an output's shape
  * at those values; NAME_run_v takes them as dims[]. */
 dy_status cg_emit_bind(cg_gen *g, dy_buf *out) {

@@ -1,6 +1,10 @@
 /* kernels_lod.c - the kernels of the LoD sequence ops (ir/ops_lod.def):
  *
  *   sequence_pool   each sequence's rows pooled into one row
+ *   lstm, gru       each sequence stepped row by row (reverse: from its
+ *                   last), h (and c) from h0 (c0) or zeros
+ *   sequence_pad    each sequence into padded_length rows; sequence_len
+ *   crf_decoding    each sequence's Viterbi path
  *
  * Every kernel first checks its offsets against the values' rows
  * (dy_lod_bad_offset) and fails naming the entry. The generated kernels

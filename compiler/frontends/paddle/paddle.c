@@ -13,10 +13,12 @@
  * Import: feed ops give the Program's feeds (in `col` order) under the
  * feed var's name, typed from its VarDesc (a leading -1 is the dynamic
  * batch; another -1 a size symbol "<feed>_d<i>", or the size
- * dy_paddle_options gives); fetch ops give the fetches.
- * Every other op is imported as its row of the op table (paddle_table.c).
+ * dy_paddle_options gives; a LoD feed NAME is NAME with dim 0 the size
+ * symbol NAME_len and its offsets NAME@lod: paddle_lod.c); fetch ops give
+ * the fetches. Every other op is imported as its row of the op table
+ * (paddle_table.c), then its outputs take its LoD (pd_lod_propagate).
  * Before any op is imported the program is scanned: an op with sub-blocks,
- * an op type without a row, or a LoD feed fails at once with a one-line
+ * or an op type without a row fails at once with a one-line
  * error naming the op (and, for the known unsupported ones, what is
  * missing).
  */
