@@ -5,7 +5,8 @@
  * borrowed tensor (no copy), runs block 0 (executor_block.c) and hands back
  * the fetches, with the same inference and kernels as eager calls. The
  * feeds' shapes give each size symbol's value (every -1 dim one common
- * batch size, every dim naming "seq" one seq; dy_exec_bind_syms); each
+ * batch size, every dim naming "seq" one seq, a dim batch+1 (a LoD
+ * input's offsets) the batch too; dy_exec_bind_syms); each
  * op's concrete output type is checked against its var's type with the
  * symbols' values filled in.
  *
@@ -26,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dy_lod.h"
 #include "dy_runtime_internal.h"
 
 dy_status dy_exec_bind_syms(const dy_program *p, const dy_type *const *inputs,
@@ -46,13 +48,16 @@ dy_status dy_exec_bind_syms(const dy_program *p, const dy_type *const *inputs,
                           "input '%s' is %s, the Program expects %s", v->name,
                           dy_type_str(t, a, sizeof a), dy_type_str(&v->type, b, sizeof b));
     for (int d = 0; d < v->type.rank; d++) {
-      int s = dy_dim_single_sym(v->type.shape[d]);
-      if (s < 0)
+      int s;
+      int64_t c; /* the dim is s + c: a LoD input's offsets are batch+1 */
+      if (!dy_dim_sym_plus(v->type.shape[d], &s, &c) || t->shape[d] < c)
         continue;
       if (sym[s] < 0) {
-        sym[s] = t->shape[d];
+        sym[s] = t->shape[d] - c;
         set_by[s] = v->name;
-      } else if (sym[s] != t->shape[d]) {
+      } else if (sym[s] != t->shape[d] - c) {
+        if (c)
+          continue; /* the check below names the input */
         if (s == 0)
           return dy_error_set(err, DY_STATUS_SHAPE_MISMATCH,
                               "input '%s': batch %lld differs from %lld set by "

@@ -73,6 +73,7 @@ extern const dy_op_case_list dy_op_cases_shape;
 extern const dy_op_case_list dy_op_cases_extra;
 extern const dy_op_case_list dy_op_cases_train;
 extern const dy_op_case_list dy_op_cases_quant;
+extern const dy_op_case_list dy_op_cases_lod;
 
 /* op_inputs.c: input i of case c at the given batch (its -1 dims), a new
  * tensor owned like any op result: the case's data, or random values from

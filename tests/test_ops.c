@@ -371,6 +371,7 @@ static void test_ops_math(void) { run_family("math", &dy_op_cases_math); }
 static void test_ops_shape(void) { run_family("shape", &dy_op_cases_shape); }
 static void test_ops_train(void) { run_family("train", &dy_op_cases_train); }
 static void test_ops_quant(void) { run_family("quant", &dy_op_cases_quant); }
+static void test_ops_lod(void) { run_family("lod", &dy_op_cases_lod); }
 static void test_ops_extra(void) {
   if (dy_op_cases_extra.n) /* the family may be empty */
     run_family("extra", &dy_op_cases_extra);
@@ -389,7 +390,7 @@ static void test_ops_extra(void) {
 static void test_every_op_has_a_case(void) {
   const dy_op_case_list *lists[] = {&dy_op_cases_core, &dy_op_cases_nn, &dy_op_cases_math,
                                     &dy_op_cases_shape, &dy_op_cases_extra, &dy_op_cases_train,
-                                    &dy_op_cases_quant};
+                                    &dy_op_cases_quant, &dy_op_cases_lod};
   for (int k = 0; k < DY_OP_COUNT; k++) {
     if (k == DY_OP_COND || k == DY_OP_WHILE || k == DY_OP_CUSTOM ||
         dy_op_info_of((dy_op_kind)k)->flags & DY_OPF_SETS_SIZE)
@@ -415,4 +416,5 @@ void dy_test_register(void) {
   DY_TEST(test_ops_extra);
   DY_TEST(test_ops_train);
   DY_TEST(test_ops_quant);
+  DY_TEST(test_ops_lod);
 }

@@ -319,14 +319,6 @@ static void test_unsupported_models(void) {
   static const struct {
     const char *dir, *msg;
   } want[] = {
-      {"serving_ctr", "op 27 (sequence_pool -> sequence_pool_0.tmp_1): LoD sequence ops are "
-                      "not supported (they read a LoD tensor's sequence offsets; dy2stc's "
-                      "tensors are dense)"},
-      {"serving_textcls_lstm", "op 4 (lstm -> lstm_0.tmp_3): the LoD lstm op is not "
-                               "supported (it steps over a LoD tensor's sequences; dy2stc's "
-                               "tensors are dense)"},
-      {"benchmark_mmdnn", "op 5 (lstm -> lstm_0.tmp_3): the LoD lstm op is not supported (it "
-                          "steps over a LoD tensor's sequences; dy2stc's tensors are dense)"},
       {"inferdemo_custom_gap", "op 7 (gap -> _generated_var_0): the custom op 'gap' is not "
                                "supported: it is a plugin (PD_BUILD_OP), not a Paddle op; give "
                                "its kernel and shape rule with --custom-op gap=FILE.c"},

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "cg_program.h"
+#include "dy_lod.h"
 /* One row of a tensor table: name, dtype, rank, shape. */
 static void put_info(dy_buf *out, const dy_var *v) {
   dy_buf_puts(out, "  {");
@@ -17,7 +18,7 @@ static void put_info(dy_buf *out, const dy_var *v) {
 
 /* A Program with size symbols other than the batch: NAME_bind derives
  * every symbol's value from the inputs' shapes (the first input dim that is
- * the symbol alone), then checks each input dim against its expression and
+ * the symbol alone or plus a constant: a LoD input's offsets, batch+1), then checks each input dim against its expression and
  * each symbol against its bound; NAME_output_shape gives an output's shape
  * at those values; NAME_run_v takes them as dims[]. */
 dy_status cg_emit_bind(cg_gen *g, dy_buf *out) {
@@ -44,11 +45,17 @@ dy_status cg_emit_bind(cg_gen *g, dy_buf *out) {
   for (int i = 0; i < p->n_feeds; i++) {
     const dy_type *t = &p->vars[p->feeds[i]]->type;
     for (int d = 0; d < t->rank; d++) {
-      int sy = dy_dim_single_sym(t->shape[d]);
-      if (sy < 0 || (bound >> sy & 1))
+      int sy;
+      int64_t c; /* the dim is sy + c: a LoD input's offsets are batch+1 */
+      if (!dy_dim_sym_plus(t->shape[d], &sy, &c) || (bound >> sy & 1))
         continue;
       bound |= (uint64_t)1 << sy;
-      dy_buf_printf(out, "  %s = shapes[%d][%d];\n", dy_cg_sym_cname(sy, nm, sizeof nm), i, d);
+      if (c)
+        dy_buf_printf(out, "  %s = shapes[%d][%d] - %lld;\n", dy_cg_sym_cname(sy, nm, sizeof nm),
+                      i, d, (long long)c);
+      else
+        dy_buf_printf(out, "  %s = shapes[%d][%d];\n", dy_cg_sym_cname(sy, nm, sizeof nm), i,
+                      d);
     }
   }
   uint64_t need = g->sym_mask;

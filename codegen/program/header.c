@@ -191,6 +191,13 @@ static void put_run_decls(cg_gen *g, dy_buf *out) {
                   in ? g->param_in[i] : g->param_out[i - p->n_feeds],
                   in ? "input " : "output", in ? i : i - p->n_feeds,
                   dy_type_str(&p->vars[v]->type, ts, sizeof ts));
+    const char *nm = p->vars[v]->name;
+    size_t len = strlen(nm);
+    if (in && len > 4 && strcmp(nm + len - 4, "@lod") == 0) /* a LoD input's offsets */
+      dy_buf_printf(out, " *                the level-0 LoD offsets of input %.*s: sequence s is "
+                    "its rows\n *                off[s] .. off[s+1]-1 (off[0] = 0, never "
+                    "decreasing, the last\n *                = its rows; else the run fails)\n",
+                    (int)(len - 4), nm);
   }
   if (g->n_named)
     dy_buf_printf(out, " * Returns %s_OK, %s_ERR_BATCH, %s_ERR_ARG, %s_ERR_INDEX, %s_ERR_SHAPE%s\n"

@@ -205,6 +205,9 @@ typedef struct {
 
 /* Record one --input argument; false when there are too many. */
 bool dy_cli_add_input(dy_cli_inputs *ia, const char *arg);
+/* --lod NAME=FILE: the offsets of LoD input NAME, i.e. the input NAME@lod
+ * (false when there are too many inputs or arg has no '='). */
+bool dy_cli_add_lod(dy_cli_inputs *ia, const char *arg);
 void dy_cli_free_inputs(dy_cli_inputs *ia);
 /* Read one tensor per feed of p (.npy), in feed order. A file whose dtype
  * is not its feed's is refused naming the input, the file, its dtype and

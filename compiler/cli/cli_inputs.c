@@ -31,6 +31,20 @@ bool dy_cli_add_input(dy_cli_inputs *ia, const char *arg) {
   return true;
 }
 
+bool dy_cli_add_lod(dy_cli_inputs *ia, const char *arg) {
+  const char *eq = strchr(arg, '=');
+  if (ia->n >= DY_MAX_FEEDS || !eq)
+    return false;
+  char *name = malloc((size_t)(eq - arg) + 5);
+  if (!name)
+    return false;
+  memcpy(name, arg, (size_t)(eq - arg));
+  memcpy(name + (eq - arg), "@lod", 5);
+  ia->name[ia->n] = name;
+  ia->file[ia->n++] = eq + 1;
+  return true;
+}
+
 void dy_cli_free_inputs(dy_cli_inputs *ia) {
   for (int i = 0; i < ia->n; i++)
     free((char *)ia->name[i]);

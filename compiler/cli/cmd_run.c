@@ -1,8 +1,8 @@
 /* cmd_run.c - `dy2stc run`: the model on the static executor, its outputs
  * written as DIR/<output name>.npy.
  *
- *   dy2stc run MODEL --input NAME=FILE.npy ... [--output-dir DIR] [--params FILE]
- *              [--custom-op NAME=FILE.c]
+ *   dy2stc run MODEL --input NAME=FILE.npy ... [--lod NAME=OFFSETS.npy ...]
+ *              [--output-dir DIR] [--params FILE] [--custom-op NAME=FILE.c]
  */
 #include <string.h>
 
@@ -15,6 +15,9 @@ static const char run_help[] =
     "                     other name, e.g. .bin; every -1 dim is the batch,\n"
     "                     inferred from the size), as the compiled executable\n"
     "                     takes it (or FILE alone, in input order)\n"
+    "  --lod NAME=FILE    the level-0 offsets (i64 [N+1], .npy) of LoD input\n"
+    "                     NAME, whose --input gives the values [T, ...]: the\n"
+    "                     input NAME@lod\n"
     "  --params FILE      a Paddle model's params (default: beside it)\n"
     "  --custom-op NAME=FILE.c  the kernel and shape rule of a custom op the\n"
     "                     model uses (dy_custom_NAME_run, dy_custom_NAME_shape:\n"
@@ -37,6 +40,9 @@ int dy_cli_run(int argc, char **argv) {
     } else if (strcmp(a, "--input") == 0 && has) {
       if (!dy_cli_add_input(&ia, argv[++i]))
         rc = dy_cli_usage("run", "too many inputs (%s)", argv[i]);
+    } else if (strcmp(a, "--lod") == 0 && has) {
+      if (!dy_cli_add_lod(&ia, argv[++i]))
+        rc = dy_cli_usage("run", "--lod expects NAME=OFFSETS.npy, got '%s'", argv[i]);
     } else if (strcmp(a, "--output-dir") == 0 && has) {
       dir = argv[++i];
     } else if (strcmp(a, "--params") == 0 && has) {

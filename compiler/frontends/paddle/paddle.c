@@ -13,10 +13,12 @@
  * Import: feed ops give the Program's feeds (in `col` order) under the
  * feed var's name, typed from its VarDesc (a leading -1 is the dynamic
  * batch; another -1 a size symbol "<feed>_d<i>", or the size
- * dy_paddle_options gives); fetch ops give the fetches.
- * Every other op is imported as its row of the op table (paddle_table.c).
+ * dy_paddle_options gives; a LoD feed NAME is NAME with dim 0 the size
+ * symbol NAME_len and its offsets NAME@lod: paddle_lod.c); fetch ops give
+ * the fetches. Every other op is imported as its row of the op table
+ * (paddle_table.c), then its outputs take its LoD (pd_lod_propagate).
  * Before any op is imported the program is scanned: an op with sub-blocks,
- * an op type without a row, or a LoD feed fails at once with a one-line
+ * or an op type without a row fails at once with a one-line
  * error naming the op (and, for the known unsupported ones, what is
  * missing).
  */
@@ -36,9 +38,6 @@ static dy_status add_feed(pd_ctx *c, const char *name) {
   const PdTensorDesc *td = pd_tensor_desc(vd);
   if (!td)
     return pd_fail(c, DY_STATUS_FORMAT, "feed '%s' has no tensor VarDesc", name);
-  if (pd_lod_level(vd) > 0)
-    return pd_fail(c, DY_STATUS_UNSUPPORTED, "feed '%s' is a LoD tensor (lod_level %d): "
-                   "variable-length sequence inputs are not supported", name, pd_lod_level(vd));
   dy_type t = {.rank = (int)td->n_dims};
   if (!pd_dtype_to_dy(td->data_type, &t.dtype) || (int)td->data_type == PD_FP64 ||
       td->n_dims > DY_MAX_DIMS)
@@ -83,13 +82,17 @@ static dy_status add_feed(pd_ctx *c, const char *name) {
       return pd_fail(c, DY_STATUS_UNSUPPORTED, "feed '%s': no size symbol '%s'", name, sym);
     PD_TRY(dy_program_declare_sym(c->p, sym, 0, c->err));
   }
+  bool lod = pd_lod_level(vd) > 0;
+  if (lod) /* dim 0: the total length, a size symbol; then the offsets */
+    PD_TRY(pd_lod_feed_type(c, name, &t));
   dy_error e = {0};
   if (dy_type_check(&t, NULL, name, &e))
     return pd_fail(c, e.status, "feed %s", e.msg);
   int id = pd_define(c, name, &t);
   if (id < 0)
     return pd_fail(c, DY_STATUS_FORMAT, "feed '%s' is defined twice", name);
-  return dy_program_add_feed(c->p, id, c->err);
+  PD_TRY(dy_program_add_feed(c->p, id, c->err));
+  return lod ? pd_lod_feed_offsets(c, name) : DY_OK;
 }
 
 typedef struct {
@@ -166,7 +169,7 @@ static dy_status prescan(pd_ctx *c) {
     if (is_io(op, "feed") || is_io(op, "fetch") || dy_custom_find(op->type))
       continue;
     const char *why = pd_unsupported_reason(op->type);
-    if (why)
+    if (why && !pd_op_def_of(op->type)) /* the supported LoD ops have rows */
       return pd_fail(c, DY_STATUS_UNSUPPORTED, "%s", why);
   }
   for (size_t i = 0; i < c->blk->n_ops; i++) {
@@ -265,6 +268,7 @@ static dy_status import_program(pd_ctx *c, const uint8_t *params, size_t params_
     c->loc = (dy_srcloc){c->path, pir >= 0 && pir < INT32_MAX ? (int)pir + 1 : (int)i + 1};
     const dy_custom_op *cu = dy_custom_find(op->type);
     PD_TRY(cu ? pd_import_custom(c, cu) : pd_import_row(c, pd_op_def_of(op->type)));
+    PD_TRY(pd_lod_propagate(c));
   }
   c->op = NULL;
   PD_TRY(import_io(c, false));

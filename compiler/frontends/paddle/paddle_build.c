@@ -41,10 +41,10 @@ dy_status pd_op(pd_ctx *c, const char *name, const int *in, int n_in, const dy_a
   dy_op_kind k;
   if (!dy_op_kind_from_name(name, &k))
     return pd_fail(c, DY_STATUS_INTERNAL, "no op '%s' in the op table", name);
-  dy_type in_t[16], out_t[1];
+  dy_type in_t[64], out_t[1]; /* 64: concat of many (serving_ctr's 27) */
   dy_attr full[16];
   char why[160];
-  if (n_in > 16)
+  if (n_in > 64)
     return pd_fail(c, DY_STATUS_UNSUPPORTED, "%s: %d inputs", name, n_in);
   if (dy_op_info_of(k)->n_attrs > 16 || !dy_fe_complete_attrs(k, attrs, n_attrs, full, why, sizeof why))
     return pd_fail(c, DY_STATUS_INTERNAL, "%s: the mapping does not fit the op's schema: %s",

@@ -84,6 +84,8 @@ typedef struct {
 
 struct pd_op_def;
 
+#define PD_MAX_LOD 256 /* names carrying a LoD per Program */
+
 typedef struct pd_ctx {
   dy_program *p;
   dy_error *err;
@@ -105,6 +107,11 @@ typedef struct pd_ctx {
                                block being built (the rnn op)            */
   bool no_params;           /* params absent and optional: parameters are
                                typed from their VarDescs, without data   */
+  /* LoD (paddle_lod.c): the Paddle names that carry level-0 offsets and
+   * the Program var of their offsets (a LoD feed's NAME@lod) */
+  int n_lod;
+  const char *lod_name[PD_MAX_LOD];
+  int lod_var[PD_MAX_LOD];
 } pd_ctx;
 
 #define PD_TRY(x)       \
@@ -450,5 +457,23 @@ PD_IMPORTER(pixel_shuffle);
 /* paddle_det.c (import only) */
 PD_IMPORTER(multiclass_nms);
 PD_IMPORTER(yolo_box);
+
+/* paddle_lod.c (LoD sequences, import only) */
+PD_IMPORTER(sequence_pool);
+PD_IMPORTER(lstm);
+PD_IMPORTER(sequence_pad);
+PD_IMPORTER(sequence_mask);
+PD_IMPORTER(assign_value);
+PD_IMPORTER(gru);
+PD_IMPORTER(crf_decoding);
+PD_IMPORTER(scale);
+
+/* A LoD feed's type (dim 0 the size symbol "<feed>_len") before it is
+ * defined, and after: its offsets, the feed NAME@lod i64 [batch+1]. */
+dy_status pd_lod_feed_type(pd_ctx *c, const char *name, dy_type *t);
+dy_status pd_lod_feed_offsets(pd_ctx *c, const char *name);
+/* After an op: each output whose VarDesc has a LoD takes its first LoD
+ * input's offsets (the row-wise ops: lookup_table, mul, add, tanh, lstm). */
+dy_status pd_lod_propagate(pd_ctx *c);
 
 #endif

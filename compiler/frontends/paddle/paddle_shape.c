@@ -199,12 +199,36 @@ dy_status pd_export_concat(pdx_ctx *x, PdBlock *b, const dy_op *o, const pd_op_d
   return DY_OK;
 }
 
+/* stack of one name n times (benchmark_mmdnn's 256 copies of a mask):
+ * unsqueeze, then tile n times on the axis */
+static dy_status stack_copies(pd_ctx *c, int n, int64_t axis) {
+  const char *x0 = pd_arg(c, false, "X", 0);
+  for (int i = 1; i < n; i++) {
+    const char *xi = pd_arg(c, false, "X", i);
+    if (!x0 || !xi || strcmp(x0, xi))
+      return pd_fail(c, DY_STATUS_UNSUPPORTED, "%d inputs (at most 64, or copies of one)", n);
+  }
+  int x, o;
+  PD_TRY(pd_in(c, "X", 0, &x));
+  int r = pd_type(c, x)->rank;
+  int64_t a = axis < 0 ? axis + r + 1 : axis, rep[DY_MAX_DIMS];
+  if (a < 0 || a > r || r + 1 > DY_MAX_DIMS)
+    return pd_fail(c, DY_STATUS_INVALID_ARGUMENT, "stack at axis %lld of rank %d",
+                   (long long)axis, r);
+  PD_TRY(pd_unsqueeze(c, x, 1, &a, NULL, &x));
+  for (int d = 0; d <= r; d++)
+    rep[d] = d == a ? n : 1;
+  return pd_ints_op(c, "tile", "repeat_times", x, r + 1, rep, pd_out_name(c, "Y"), &o);
+}
+
 dy_status pd_import_stack(pd_ctx *c) {
   int n = pd_n_args(c, false, "X"), o;
   int in[64];
-  if (n < 1 || n > 64)
-    return pd_fail(c, DY_STATUS_UNSUPPORTED, "%d inputs", n);
   int64_t axis = pd_attr_i(c, "axis", 0);
+  if (n > 64)
+    return stack_copies(c, n, axis);
+  if (n < 1)
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "%d inputs", n);
   for (int i = 0; i < n; i++) {
     PD_TRY(pd_in(c, "X", i, &in[i]));
     int64_t a = axis < 0 ? axis + pd_type(c, in[i])->rank + 1 : axis;

@@ -83,8 +83,9 @@ static const pd_op_def table[] = {
     XOA("gelu", "gelu", A("approximate", "approximate", B, 0)),
     XOA("hard_sigmoid", "hard_sigmoid", A("slope", "slope", F, 0.2), A("offset", "offset", F, 0.5)),
     XOA("clip", "clip", AT("min", "min", F, 0, "Min"), AT("max", "max", F, 0, "Max")),
-    XOA("scale", "scale", AT("scale", "scale", F, 1.0, "ScaleTensor"), A("bias", "bias", F, 0.0),
-        A("bias_after_scale", "bias_after_scale", B, 1)),
+    /* an i64 input by 1 plus 0: the input (paddle_lod.c) */
+    XOC("scale", "scale", pd_import_scale, AT("scale", "scale", F, 1.0, "ScaleTensor"),
+        A("bias", "bias", F, 0.0), A("bias_after_scale", "bias_after_scale", B, 1)),
     XOA("softmax", "softmax", A("axis", "axis", I, -1)),
     XOA("log_softmax", "log_softmax", A("axis", "axis", I, -1)),
     XOA("tile", "tile",
@@ -155,6 +156,14 @@ static const pd_op_def table[] = {
     OWN("bilinear_interp", NULL, pd_import_bilinear_interp, NULL),
     OWN("bilinear_interp_v2", NULL, pd_import_bilinear_interp_v2, NULL),
     OWN("pixel_shuffle", NULL, pd_import_pixel_shuffle, NULL),
+    /* LoD sequences, import only (paddle_lod.c) */
+    OWN("sequence_pool", "sequence_pool", pd_import_sequence_pool, NULL),
+    OWN("lstm", "lstm", pd_import_lstm, NULL),
+    OWN("sequence_pad", "sequence_pad", pd_import_sequence_pad, NULL),
+    OWN("sequence_mask", NULL, pd_import_sequence_mask, NULL),
+    OWN("assign_value", NULL, pd_import_assign_value, NULL),
+    OWN("gru", "gru", pd_import_gru, NULL),
+    OWN("crf_decoding", "crf_decoding", pd_import_crf_decoding, NULL),
 };
 
 const pd_op_def *pd_op_def_of(const char *type) {
