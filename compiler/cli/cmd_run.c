@@ -2,6 +2,7 @@
  * written as DIR/<output name>.npy.
  *
  *   dy2stc run MODEL --input NAME=FILE.npy ... [--output-dir DIR] [--params FILE]
+ *              [--shape INPUT=d0,...]
  */
 #include <string.h>
 
@@ -15,6 +16,8 @@ static const char run_help[] =
     "                     inferred from the size), as the compiled executable\n"
     "                     takes it (or FILE alone, in input order)\n"
     "  --params FILE      a Paddle model's params (default: beside it)\n"
+    "  --shape INPUT=d0,...  an input's dims, as compile (a Paddle model\n"
+    "                     whose ops need static sizes)\n"
     "  --output-dir DIR   where DIR/<output name>.npy go (default .); names\n"
     "                     map to file names by turning characters outside\n"
     "                     [A-Za-z0-9._-] into '_'\n";
@@ -22,7 +25,8 @@ static const char run_help[] =
 int dy_cli_run(int argc, char **argv) {
   const char *model = NULL, *dir = ".", *params = NULL;
   dy_cli_inputs ia = {0};
-  int rc = 0;
+  dy_cli_dim_option dims[32];
+  int rc = 0, n_dims = 0;
   for (int i = 2; i < argc && !rc; i++) {
     const char *a = argv[i];
     bool has = i + 1 < argc;
@@ -37,6 +41,9 @@ int dy_cli_run(int argc, char **argv) {
       dir = argv[++i];
     } else if (strcmp(a, "--params") == 0 && has) {
       params = argv[++i];
+    } else if (strcmp(a, "--shape") == 0 && has) {
+      if (n_dims == 32 || !dy_cli_parse_dim_option('s', argv[++i], &dims[n_dims++]))
+        rc = dy_cli_usage("run", "bad --shape '%s'", argv[i]);
     } else {
       rc = dy_cli_model_or_input("run", a, &model, &ia);
     }
@@ -50,7 +57,9 @@ int dy_cli_run(int argc, char **argv) {
   dy_error err = {0};
   dy_program *p = NULL;
   dy_tensor *in[DY_MAX_FEEDS] = {0}, *out[DY_MAX_FEEDS] = {0};
-  dy_status s = dy_cli_load_model(model, params, NULL, 0, &p, &err);
+  dy_status s = dy_cli_load_model(model, params, dims, n_dims, &p, &err);
+  if (!s && n_dims)
+    s = dy_cli_apply_dims(p, dims, n_dims, DY_MAX_BATCH, &err);
   if (!s)
     s = dy_cli_load_inputs(p, &ia, false, in, &err);
   if (!s)

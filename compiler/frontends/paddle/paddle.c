@@ -176,7 +176,8 @@ static dy_status prescan(pd_ctx *c) {
     if (is_io(op, "feed") || is_io(op, "fetch") || !c->needed[i])
       continue;
     for (size_t k = 0; k < op->n_attrs; k++)
-      if ((int)op->attrs[k]->type == PD_A_BLOCK || (int)op->attrs[k]->type == PD_A_BLOCKS)
+      if (((int)op->attrs[k]->type == PD_A_BLOCK || (int)op->attrs[k]->type == PD_A_BLOCKS) &&
+          !pd_op_def_of(op->type)) /* the control-flow rows import their blocks */
         return pd_fail(c, DY_STATUS_UNSUPPORTED, "ops with sub-blocks (attribute '%s') are "
                        "not supported", op->attrs[k]->name ? op->attrs[k]->name : "?");
     if (!pd_op_def_of(op->type))

@@ -16,6 +16,8 @@
  *   paddle_nn.c, paddle_shape.c, paddle_math.c
  *                    the op families with their own lowering, the
  *                    importer and the exporter of an op side by side
+ *   paddle_control.c while (and its sub-block) and the ops around it:
+ *                    shape, set_value, one_hot_v2 (import only)
  *   paddle_ext.c     the ops that take many ops to lower (import only)
  *   paddle_family.c  the one-to-one families (X -> Out with attributes
  *                    mapped by name; elementwise with Paddle's axis)
@@ -205,6 +207,16 @@ dy_status pd_flatten(pd_ctx *c, int x, int start, int stop, const char *name, in
 /* [start, end) of one axis, step 1, into name (NULL: a temporary) */
 dy_status pd_slice1(pd_ctx *c, int x, int64_t axis, int64_t start, int64_t end, const char *name,
                     int *out);
+/* The most elements of a shape value the importer folds (paddle_build.c:
+ * an op on small integer constants runs at import time). */
+#define PD_FOLD_MAX 64
+/* The values of a small integer constant var (a folded shape value) into
+ * out: the count, or -1 when var is no such constant (or has more than
+ * cap elements). */
+int pd_const_ints(pd_ctx *c, int var, int64_t *out, int cap);
+/* A slot's vars (a ShapeTensorList, StartsTensorList) as one int each,
+ * each a constant: the count, or fail naming the slot. */
+dy_status pd_const_list(pd_ctx *c, const char *slot, int64_t *out, int cap, int *n);
 /* fill_constant's value: str_value when given, else value */
 double pd_fill_value(pd_ctx *c);
 dy_status pd_scale(pd_ctx *c, int x, double s, double b, const char *name, int *out);
@@ -419,5 +431,13 @@ PD_IMPORTER(nearest_interp_v2);
 PD_IMPORTER(bilinear_interp);
 PD_IMPORTER(bilinear_interp_v2);
 PD_IMPORTER(pixel_shuffle);
+
+/* paddle_control.c (import only) */
+PD_IMPORTER(while);
+PD_IMPORTER(shape);
+PD_IMPORTER(one_hot_v2);
+PD_IMPORTER(set_value);
+PD_IMPORTER(assign_value);
+PD_IMPORTER(scale);             /* of int64; else the row's family */
 
 #endif

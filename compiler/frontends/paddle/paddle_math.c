@@ -220,10 +220,14 @@ dy_status pd_import_assign(pd_ctx *c) {
 
 dy_status pd_import_fill_constant(pd_ctx *c) {
   PD_TRY(pd_no_input(c, "ValueTensor", "the value"));
-  PD_TRY(pd_no_input(c, "ShapeTensor", "the shape"));
-  PD_TRY(pd_no_input(c, "ShapeTensorList", "the shape"));
   int64_t shape[DY_MAX_DIMS];
-  int n = pd_attr_ints(c, "shape", shape, DY_MAX_DIMS);
+  int n = pd_attr_ints(c, "shape", shape, DY_MAX_DIMS), st;
+  if (pd_n_args(c, false, "ShapeTensorList") > 0) /* shape values folded at import */
+    PD_TRY(pd_const_list(c, "ShapeTensorList", shape, DY_MAX_DIMS, &n));
+  else if (!pd_in_opt(c, "ShapeTensor", 0, &st) && st >= 0 &&
+           (n = pd_const_ints(c, st, shape, DY_MAX_DIMS)) < 0)
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "the shape (ShapeTensor) is not known at import "
+                   "time (give the inputs static shapes: --shape)");
   int pdt = (int)pd_attr_i(c, "dtype", PD_FP32);
   dy_dtype dt;
   if (n < 0 || !pd_dtype_to_dy(pdt, &dt))
@@ -231,7 +235,6 @@ dy_status pd_import_fill_constant(pd_ctx *c) {
   double v = pd_fill_value(c);
   int64_t numel = 0;
   PD_TRY(pd_checked_numel(c, shape, n, "fill_constant's shape", &numel));
-  (void)numel; /* the check is the point: full makes the tensor */
   if (dt == DY_I64 && !(fabs(v) < 9e18))
     return pd_fail(c, DY_STATUS_INVALID_ARGUMENT, "value %g does not fit int64", v);
   if (dt == DY_I64)
@@ -241,6 +244,15 @@ dy_status pd_import_fill_constant(pd_ctx *c) {
   else
     v = pd_as_f32(v);
   int o;
+  if ((dt == DY_I64 || dt == DY_BOOL) && numel <= PD_FOLD_MAX) {
+    /* a small integer: a constant, which shape arithmetic folds on */
+    int64_t iv[PD_FOLD_MAX];
+    uint8_t bv[PD_FOLD_MAX];
+    for (int64_t i = 0; i < numel; i++)
+      iv[i] = (int64_t)v, bv[i] = v != 0;
+    return pd_const(c, dt, n, shape, dt == DY_I64 ? (const void *)iv : bv,
+                    pd_out_name(c, "Out"), &o);
+  }
   dy_attr a[DY_FULL_NATTRS];
   int n_a = dy_full_attrs_put(&(dy_full_attrs){
       .given = DY_GIVEN_ALL, .shape = shape, .n_shape = n, .value = v, .dtype = dt}, a);

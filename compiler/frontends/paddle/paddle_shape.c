@@ -37,7 +37,13 @@ static dy_status map_ints(pd_ctx *c) {
 
 dy_status pd_import_reshape(pd_ctx *c) {
   PD_TRY(pd_no_input(c, "Shape", "the shape"));
-  PD_TRY(pd_no_input(c, "ShapeTensor", "the shape"));
+  if (pd_n_args(c, false, "ShapeTensor") > 0) { /* shape values folded at import */
+    int x, o, n;
+    int64_t v[DY_MAX_DIMS];
+    PD_TRY(pd_in(c, "X", 0, &x));
+    PD_TRY(pd_const_list(c, "ShapeTensor", v, DY_MAX_DIMS, &n));
+    return pd_reshape(c, x, n, v, pd_out_name(c, "Out"), &o);
+  }
   return map_ints(c);
 }
 

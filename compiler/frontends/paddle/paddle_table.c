@@ -83,7 +83,8 @@ static const pd_op_def table[] = {
     XOA("gelu", "gelu", A("approximate", "approximate", B, 0)),
     XOA("hard_sigmoid", "hard_sigmoid", A("slope", "slope", F, 0.2), A("offset", "offset", F, 0.5)),
     XOA("clip", "clip", AT("min", "min", F, 0, "Min"), AT("max", "max", F, 0, "Max")),
-    XOA("scale", "scale", AT("scale", "scale", F, 1.0, "ScaleTensor"), A("bias", "bias", F, 0.0),
+    XOC("scale", "scale", pd_import_scale, AT("scale", "scale", F, 1.0, "ScaleTensor"),
+        A("bias", "bias", F, 0.0),
         A("bias_after_scale", "bias_after_scale", B, 1)),
     XOA("softmax", "softmax", A("axis", "axis", I, -1)),
     XOA("log_softmax", "log_softmax", A("axis", "axis", I, -1)),
@@ -151,6 +152,12 @@ static const pd_op_def table[] = {
     OWN("bilinear_interp", NULL, pd_import_bilinear_interp, NULL),
     OWN("bilinear_interp_v2", NULL, pd_import_bilinear_interp_v2, NULL),
     OWN("pixel_shuffle", NULL, pd_import_pixel_shuffle, NULL),
+    /* control flow and the ops around it, import only (paddle_control.c) */
+    OWN("while", NULL, pd_import_while, NULL),
+    OWN("shape", NULL, pd_import_shape, NULL),
+    OWN("one_hot_v2", NULL, pd_import_one_hot_v2, NULL),
+    OWN("set_value", NULL, pd_import_set_value, NULL),
+    OWN("assign_value", NULL, pd_import_assign_value, NULL),
 };
 
 const pd_op_def *pd_op_def_of(const char *type) {
