@@ -79,17 +79,12 @@ static dy_status load_model(const char *model, const char *params, const dy_cli_
   if (s != DY_STATUS_UNSUPPORTED || k == 0)
     return s;
   /* a program computing on its batch size (Paddle's shape op feeding
-   * fill_constant, reshape): again with the batch the --shape gives */
-  dy_error first = *err;
+   * fill_constant, reshape): again with the batch the --shape gives (its
+   * error is the one to report: the inputs as the user gave them) */
   for (int i = 0, j = 0; i < n && j < k; i++)
     if (d[i].kind == 's')
       types[j++].shape[0] = d[i].v[0];
-  if (dy_paddle_load(model, params, &o, p, err) == DY_OK)
-    return DY_OK;
-  *err = first;
-  if (first.loc.file == first.file_buf)
-    err->loc.file = err->file_buf;
-  return s;
+  return dy_paddle_load(model, params, &o, p, err);
 }
 
 dy_status dy_cli_load_model(const char *model, const char *params, const dy_cli_dim_option *d,
@@ -97,9 +92,10 @@ dy_status dy_cli_load_model(const char *model, const char *params, const dy_cli_
   return load_model(model, params, d, n, false, p, err);
 }
 
-dy_status dy_cli_load_model_show(const char *model, const char *params, dy_program **p,
+dy_status dy_cli_load_model_show(const char *model, const char *params,
+                                 const dy_cli_dim_option *d, int n, dy_program **p,
                                  dy_error *err) {
-  return load_model(model, params, NULL, 0, true, p, err);
+  return load_model(model, params, d, n, true, p, err);
 }
 
 /* Pins first (--shape, --dim: the symbols become constants), then bounds

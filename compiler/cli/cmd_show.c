@@ -12,13 +12,17 @@
 #include "cli.h"
 
 static const char show_help[] =
-    "usage: dy2stc show MODEL.dymodel [--dot] [--params FILE]\n"
+    "usage: dy2stc show MODEL.dymodel [--dot] [--params FILE] [--shape INPUT=d0,...]\n"
     "Print the Program as text, or as Graphviz with --dot.\n"
-    "  --params FILE  a Paddle model's params (default: NAME.pdiparams beside it)\n";
+    "  --params FILE  a Paddle model's params (default: NAME.pdiparams beside it)\n"
+    "  --shape INPUT=d0,...  a Paddle model's input dims, as compile (ops that\n"
+    "                 need static sizes)\n";
 
 int dy_cli_show(int argc, char **argv) {
   const char *model = NULL, *params = NULL;
   bool dot = false;
+  dy_cli_dim_option dims[32];
+  int n_dims = 0;
   for (int i = 2; i < argc; i++) {
     if (dy_cli_is_help(argv[i])) {
       fputs(show_help, stdout);
@@ -27,6 +31,9 @@ int dy_cli_show(int argc, char **argv) {
       dot = true;
     } else if (strcmp(argv[i], "--params") == 0 && i + 1 < argc) {
       params = argv[++i];
+    } else if (strcmp(argv[i], "--shape") == 0 && i + 1 < argc) {
+      if (n_dims == 32 || !dy_cli_parse_dim_option('s', argv[++i], &dims[n_dims++]))
+        return dy_cli_usage("show", "bad --shape '%s'", argv[i]);
     } else if (argv[i][0] == '-') {
       return dy_cli_usage("show", "unknown option '%s'", argv[i]);
     } else if (!model) {
@@ -43,7 +50,7 @@ int dy_cli_show(int argc, char **argv) {
   dy_error err = {0};
   dy_program *p = NULL;
   /* show a Program even when it does not verify: that is when one looks */
-  if (dy_cli_load_model_show(model, params, &p, &err))
+  if (dy_cli_load_model_show(model, params, dims, n_dims, &p, &err))
     return dy_cli_fail(&err);
   if (dot)
     dy_program_print_dot(p, stdout);
