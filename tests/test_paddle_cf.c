@@ -11,7 +11,16 @@
  *     executable of `dy2stc compile --shape` each match the references
  *     within 3x refs.json's f32_drift (the same interpreter in float32:
  *     what 501 float32 steps may drift);
- *   - without --shape: the one-line error naming the op that needs it.
+ *   - without --shape: the one-line error naming the op that needs it;
+ *   - slanet_v2_openatom (program only; while + conditional_block +
+ *     select_input: it stops once every row has emitted token 29): up to
+ *     the loop's buffers (fetch_names) it imports and verifies with
+ *     stand-in params, and runs: zeros give token 0 every trip, so 501
+ *     trips fill every row of the loc buffer with sigmoid(0); a bias
+ *     making token 29 win stops it after the first trip (row 0 only).
+ *     The whole program stops at its last slice, whose end is the trip
+ *     count (a size known only at run time): `dy2stc show --shape` says
+ *     so in one line; tablemaster stops at its decoder's growing sequence.
  * Without the data folder the model cases say so loudly and return.
  */
 #include <math.h>
@@ -26,6 +35,8 @@
 #define DY_PADDLE_NEXT_DATA DY_SOURCE_DIR "/../shared/testdata-paddle-next"
 #endif
 #define SLANET DY_PADDLE_NEXT_DATA "/slanet_en_mobile"
+#define SLANET_V2 DY_PADDLE_NEXT_DATA "/slanet_v2_openatom"
+#define TABLEMASTER DY_PADDLE_NEXT_DATA "/tablemaster"
 
 static bool have_data(void) {
   struct stat st;
@@ -62,6 +73,15 @@ static double max_abs_err(const dy_tensor *got, const dy_tensor *ref) {
   return e;
 }
 
+/* Ops of kind k in every block. */
+static int count_all(const dy_program *p, dy_op_kind k) {
+  int n = 0;
+  for (int b = 0; b < p->n_blocks; b++)
+    for (int i = 0; i < p->blocks[b]->n_ops; i++)
+      n += p->blocks[b]->ops[i]->kind == k;
+  return n;
+}
+
 static dy_program *load(const slanet_case *k) {
   const char *names[1] = {"x"};
   dy_type t = {.dtype = DY_F32, .rank = 4};
@@ -77,6 +97,7 @@ static dy_program *load(const slanet_case *k) {
  * block yields one of its params (recomputes nothing). */
 static void check_structure(const dy_program *p) {
   CU_ASSERT_EQUAL(dy_test_count_kind(p, DY_OP_WHILE), 1);
+  CU_ASSERT_EQUAL(count_all(p, DY_OP_WHILE), 1);
   for (int b = 0; b < p->n_blocks; b++)
     for (int i = 0; i < p->blocks[b]->n_ops; i++) {
       const dy_op *o = p->blocks[b]->ops[i];
@@ -176,9 +197,92 @@ static void test_slanet_needs_shape(void) {
   dy_test_expect_cli(log, 1, "is dynamic", cmd);
 }
 
+/* slanet_v2 up to its loop's buffers, params stand-ins: zeros, and
+ * linear_4.b_0[29] = bias29 (the classifier's bias of token 29). */
+static dy_program *load_v2(float bias29) {
+  const char *names[1] = {"x"}, *fetch[2] = {"fill_constant_15.tmp_0", "fill_constant_9.tmp_0"};
+  dy_type t = {.dtype = DY_F32, .rank = 4, .shape = {1, 3, 64, 64}};
+  dy_paddle_options o = {.n_feed_types = 1, .feed_names = names, .feed_types = &t,
+                         .n_fetches = 2, .fetch_names = fetch, .params_optional = true};
+  dy_program *p = NULL;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_paddle_load(SLANET_V2 "/model.pdmodel", NULL, &o, &p, &err), &err);
+  for (int i = 0; p && i < p->n_vars; i++) {
+    dy_var *v = p->vars[i];
+    if (!v->persistable || v->data)
+      continue;
+    size_t n = (size_t)dy_type_numel(&v->type) * dy_dtype_size(v->type.dtype);
+    float *z = calloc(n ? n : 1, 1);
+    if (strcmp(v->name, "linear_4.b_0") == 0 && dy_type_numel(&v->type) == 30)
+      z[29] = bias29;
+    DY_ASSERT_OK(dy_program_set_data(p, i, z, n, &err), &err);
+    free(z);
+  }
+  if (p)
+    DY_ASSERT_OK(dy_verify(p, &err), &err);
+  return p;
+}
+
+/* Rows of the loc buffer [1, 501, 4] equal to 0.5 (sigmoid(0)) from the
+ * start, the rest 0: the trips the loop ran; -1 for another pattern. */
+static int loc_rows(const dy_tensor *t) {
+  const float *v = t->data;
+  int rows = 0;
+  for (int r = 0; r < 501; r++) {
+    bool half = true, zero = true;
+    for (int k = 0; k < 4; k++)
+      half &= v[r * 4 + k] == 0.5f, zero &= v[r * 4 + k] == 0.0f;
+    if (half && rows == r)
+      rows++;
+    else if (!zero)
+      return -1;
+  }
+  return rows;
+}
+
+static void test_slanet_v2(void) {
+  struct stat st;
+  if (stat(SLANET_V2 "/model.pdmodel", &st) != 0) {
+    fprintf(stderr, "\n  SKIPPED: no %s ... ", SLANET_V2);
+    return;
+  }
+  for (int stop = 0; stop < 2; stop++) {
+    dy_program *p = load_v2(stop ? 1.0f : 0.0f);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_EQUAL(dy_test_count_kind(p, DY_OP_WHILE), 1);
+    CU_ASSERT_EQUAL(dy_test_count_kind(p, DY_OP_COND), 0);
+    CU_ASSERT_EQUAL(count_all(p, DY_OP_COND), 1); /* in the body */
+    dy_tensor *x = dy_tensor_new(DY_F32, 4, (int64_t[]){1, 3, 64, 64}), *out[2] = {0};
+    memset(x->data, 0, x->nbytes);
+    dy_error err = {0};
+    DY_ASSERT_OK(dy_executor_run(p, &x, 1, out, 2, &err), &err);
+    int rows = out[0] ? loc_rows(out[0]) : -2;
+    fprintf(stderr, "\n    slanet_v2 %s: %d trips", stop ? "token 29 first" : "zeros", rows);
+    CU_ASSERT_EQUAL(rows, stop ? 1 : 501);
+    if (stop && out[1]) /* the logits of trip 0: token 29's bias */
+      CU_ASSERT(((const float *)out[1]->data)[29] == 1.0f);
+    for (int i = 0; i < 2; i++)
+      dy_tensor_free(out[i]);
+    dy_tensor_free(x);
+    dy_program_free(p);
+  }
+  /* the whole program: one line naming the slice by the trip count */
+  char log[4096], cmd[8192];
+  snprintf(log, sizeof log, "%s/slanet_v2_log.txt", DY_BUILD_DIR);
+  snprintf(cmd, sizeof cmd, "'%s' show '%s/model.pdmodel' --shape x=1,3,64,64", DY2STC_PATH,
+           SLANET_V2);
+  dy_test_expect_cli(log, 1, "op 392 (slice -> fill_constant_9.tmp_0_slice_0): "
+                     "EndsTensorList[0] ('tmp_43') is not a one-element integer known at "
+                     "import time", cmd);
+  snprintf(cmd, sizeof cmd, "'%s' show '%s/model.pdmodel' --shape x=1,3,480,480", DY2STC_PATH,
+           TABLEMASTER);
+  dy_test_expect_cli(log, 1, "select_input of inputs of different types", cmd);
+}
+
 void dy_test_register(void) {
   DY_SUITE("paddle_cf");
   DY_TEST(test_slanet_executor);
   DY_TEST(test_slanet_cli);
   DY_TEST(test_slanet_needs_shape);
+  DY_TEST(test_slanet_v2);
 }

@@ -103,7 +103,8 @@ dy_status pd_const_list(pd_ctx *c, const char *slot, int64_t *out, int cap, int 
     PD_TRY(pd_in(c, slot, i, &v));
     if (pd_const_ints(c, v, one, PD_FOLD_MAX) != 1)
       return pd_fail(c, DY_STATUS_UNSUPPORTED, "%s[%d] ('%s') is not a one-element integer "
-                     "known at import time (give the inputs static shapes: --shape)", slot, i,
+                     "known at import time: a value computed at run time would make a size "
+                     "depend on the data (with dynamic input dims: give --shape)", slot, i,
                      pd_arg(c, false, slot, i));
     out[i] = one[0];
   }

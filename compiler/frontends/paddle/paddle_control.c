@@ -16,6 +16,7 @@
  *   assign_value    a constant
  *   scale           of an int64 tensor: mul / add of int64 constants
  */
+#include <math.h>
 #include <string.h>
 
 #include "paddle_internal.h"
@@ -38,6 +39,55 @@ dy_status pd_import_shape(pd_ctx *c) {
   return pd_const(c, DY_I64, 1, (int64_t[]){t->rank}, dims, pd_out_name(c, "Out"), &o);
 }
 
+/* The number of values a list attribute holds (of any element kind). */
+static int attr_count(pd_ctx *c, const char *name) {
+  const PdAttr *a = pd_attr(c, name);
+  if (!a)
+    return -1;
+  size_t n = a->n_ints + a->n_floats + a->n_longs + a->n_float64s + a->n_bools;
+  return n > INT32_MAX ? INT32_MAX : (int)n;
+}
+
+/* Its values as doubles (ints, longs, floats, float64s or bools). */
+static void attr_vals(pd_ctx *c, const char *name, double *out, int cap) {
+  const PdAttr *a = pd_attr(c, name);
+  int n = 0;
+  for (size_t i = 0; a && i < a->n_ints && n < cap; i++)
+    out[n++] = a->ints[i];
+  for (size_t i = 0; a && i < a->n_longs && n < cap; i++)
+    out[n++] = (double)a->longs[i];
+  for (size_t i = 0; a && i < a->n_floats && n < cap; i++)
+    out[n++] = a->floats[i];
+  for (size_t i = 0; a && i < a->n_float64s && n < cap; i++)
+    out[n++] = a->float64s[i];
+  for (size_t i = 0; a && i < a->n_bools && n < cap; i++)
+    out[n++] = a->bools[i] != 0;
+}
+
+/* n values of an attribute as a constant of dtype dt and the shape. */
+static dy_status attr_const(pd_ctx *c, const char *an, int n_el, dy_dtype dt, int rank,
+                            const int64_t *shape, const char *name, int *out) {
+  size_t k = (size_t)(n_el ? n_el : 1);
+  double *v = calloc(k, sizeof *v);
+  float *f = malloc(k * sizeof *f);
+  int64_t *iv = malloc(k * sizeof *iv);
+  uint8_t *bv = malloc(k);
+  dy_status s = v && f && iv && bv ? DY_OK : pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  if (!s) {
+    attr_vals(c, an, v, n_el);
+    for (int i = 0; i < n_el; i++)
+      f[i] = (float)pd_as_f32(v[i]), iv[i] = fabs(v[i]) < 9e18 ? (int64_t)v[i] : 0,
+      bv[i] = v[i] != 0;
+    s = pd_const(c, dt, rank, shape, dt == DY_F32 ? (void *)f : dt == DY_I64 ? (void *)iv : bv,
+                 name, out);
+  }
+  free(v);
+  free(f);
+  free(iv);
+  free(bv);
+  return s;
+}
+
 dy_status pd_import_assign_value(pd_ctx *c) {
   int64_t shape[DY_MAX_DIMS], n_el = 0;
   int n = pd_attr_ints(c, "shape", shape, DY_MAX_DIMS), pdt = (int)pd_attr_i(c, "dtype", PD_FP32);
@@ -47,29 +97,12 @@ dy_status pd_import_assign_value(pd_ctx *c) {
   PD_TRY(pd_checked_numel(c, shape, n, "assign_value's shape", &n_el));
   const char *an = dt == DY_F32 ? "fp32_values" : dt == DY_BOOL ? "bool_values"
                    : pdt == PD_INT32 ? "int32_values" : "int64_values";
-  int k = pd_attr_len(c, an);
+  int k = attr_count(c, an);
   if (k != n_el)
     return pd_fail(c, DY_STATUS_INVALID_ARGUMENT, "%s holds %d values for %lld elements", an, k,
                    (long long)n_el);
-  void *buf = malloc((size_t)(n_el ? n_el : 1) * 8);
-  if (!buf)
-    return pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
-  if (dt == DY_F32) {
-    pd_attr_floats(c, an, buf, k);
-  } else {
-    int64_t *iv = dt == DY_I64 ? buf : malloc((size_t)(n_el ? n_el : 1) * 8);
-    if (iv) {
-      pd_attr_ints(c, an, iv, k);
-      for (int i = 0; iv != buf && i < k; i++)
-        ((uint8_t *)buf)[i] = iv[i] != 0;
-      if (iv != buf)
-        free(iv);
-    }
-  }
   int o;
-  dy_status s = pd_const(c, dt, n, shape, buf, pd_out_name(c, "Out"), &o);
-  free(buf);
-  return s;
+  return attr_const(c, an, k, dt, n, shape, pd_out_name(c, "Out"), &o);
 }
 
 /* scale of an int64 tensor (a loop counter): x * scale + bias with int64
@@ -88,8 +121,9 @@ dy_status pd_import_scale(pd_ctx *c) {
   int64_t si = (int64_t)sc, bi = (int64_t)b;
   bool after = pd_attr_b(c, "bias_after_scale", true);
   int sv, bv;
-  PD_TRY(pd_const(c, DY_I64, 1, (int64_t[]){1}, &si, NULL, &sv));
-  PD_TRY(pd_const(c, DY_I64, 1, (int64_t[]){1}, &bi, NULL, &bv));
+  /* rank-0 constants: the output keeps x's shape (a scalar counter too) */
+  PD_TRY(pd_const(c, DY_I64, 0, (int64_t[]){1}, &si, NULL, &sv));
+  PD_TRY(pd_const(c, DY_I64, 0, (int64_t[]){1}, &bi, NULL, &bv));
   const char *on = pd_out_name(c, "Out");
   if (after) {
     PD_TRY(pd_binary(c, "mul", x, sv, NULL, &x));
@@ -232,41 +266,13 @@ static dy_status set_value_value(pd_ctx *c, dy_dtype dt, int *out) {
   const char *names[] = {"fp32_values", "fp64_values", "int64_values", "int32_values",
                          "bool_values"};
   for (int k = 0; k < 5; k++) {
-    int len = pd_attr_len(c, names[k]);
+    int len = attr_count(c, names[k]);
     if (len < 1)
       continue;
     if (len != n_el)
       return pd_fail(c, DY_STATUS_INVALID_ARGUMENT, "%s holds %d values for shape of %lld",
                      names[k], len, (long long)n_el);
-    double *v = malloc(sizeof *v * (size_t)len);
-    float *f = malloc(sizeof *f * (size_t)len);
-    int64_t *iv = malloc(sizeof *iv * (size_t)len);
-    uint8_t *bv = malloc((size_t)len);
-    dy_status s = v && f && iv && bv ? DY_OK : pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
-    if (!s && k < 2) {
-      pd_attr_floats(c, names[k], f, len);
-      for (int i = 0; i < len; i++)
-        v[i] = f[i];
-      if (k == 1) { /* float64s */
-        const PdAttr *a = pd_attr(c, names[k]);
-        for (int i = 0; a && i < len && (size_t)i < a->n_float64s; i++)
-          v[i] = a->float64s[i];
-      }
-    } else if (!s) {
-      pd_attr_ints(c, names[k], iv, len);
-      for (int i = 0; i < len; i++)
-        v[i] = (double)iv[i];
-    }
-    for (int i = 0; !s && i < len; i++)
-      f[i] = (float)pd_as_f32(v[i]), iv[i] = (int64_t)v[i], bv[i] = v[i] != 0;
-    if (!s)
-      s = pd_const(c, dt, n, shape, dt == DY_F32 ? (void *)f : dt == DY_I64 ? (void *)iv : bv,
-                   NULL, out);
-    free(v);
-    free(f);
-    free(iv);
-    free(bv);
-    return s;
+    return attr_const(c, names[k], len, dt, n, shape, NULL, out);
   }
   return pd_fail(c, DY_STATUS_INVALID_ARGUMENT, "neither ValueTensor nor values");
 }
@@ -403,8 +409,63 @@ static dy_status control_inputs(pd_ctx *c, const int *first, int n, const int *b
   return DY_OK;
 }
 
+static bool has_arg(const PdOp *op, bool output, const char *name) {
+  size_t n = output ? op->n_outputs : op->n_inputs;
+  for (size_t k = 0; k < n; k++) {
+    const Paddle__Framework__Proto__OpDesc__Var *v = output ? op->outputs[k] : op->inputs[k];
+    for (size_t j = 0; j < v->n_arguments; j++)
+      if (v->arguments[j] && strcmp(v->arguments[j], name) == 0)
+        return true;
+  }
+  return false;
+}
+
+static bool has_block(const PdOp *op) {
+  for (size_t k = 0; k < op->n_attrs; k++)
+    if ((int)op->attrs[k]->type == PD_A_BLOCK)
+      return true;
+  return false;
+}
+
+/* Does block sb read name before writing it (an op with a sub-block
+ * reads what its block reads: its inputs list them; its outputs are
+ * written only on some paths, so they count as read too)? */
+static bool read_first(const PdBlock *sb, const char *name) {
+  for (size_t i = 0; i < sb->n_ops; i++) {
+    const PdOp *op = sb->ops[i];
+    if (has_arg(op, false, name) || (has_block(op) && has_arg(op, true, name)))
+      return true;
+    if (has_arg(op, true, name))
+      return false;
+  }
+  return false;
+}
+
+/* Is the Out name `nm` (defined before the loop) a carried value: the
+ * condition, read by the body before it writes it, or read after the
+ * loop? Inside a sub-block every one is (an enclosing block may yield
+ * it). Else it is the body's own (Paddle's undefined_var placeholders). */
+static bool carried(pd_ctx *c, const PdBlock *sb, const char *nm, const char *cn) {
+  return strcmp(nm, cn) == 0 || c->blk->idx > 0 || read_first(sb, nm) || pd_read_later(c, nm);
+}
+
+/* One element of another rank ([] and [1]: Paddle 2's and 0-D scalars
+ * mix) reshaped, in block b, to type t; true on an error. */
+static bool one_element_as(pd_ctx *c, int b, int *v, const dy_type *t) {
+  const dy_type *vt = &c->p->vars[*v]->type;
+  if (dy_type_equal(vt, t) || vt->dtype != t->dtype || dy_type_numel(vt) != 1 ||
+      dy_type_numel(t) != 1)
+    return false;
+  int saved = c->block;
+  c->block = b;
+  dy_status s = pd_reshape(c, *v, t->rank, t->shape, NULL, v);
+  c->block = saved;
+  return s != DY_OK;
+}
+
 /* while (sub_block, Condition, X, Out): the carried values are the Out
- * names defined before the loop, the condition among them. */
+ * names defined before the loop that carried() keeps, the condition
+ * among them. */
 dy_status pd_import_while(pd_ctx *c) {
   const PdBlock *sb = NULL;
   PD_TRY(sub_block(c, "sub_block", &sb));
@@ -429,8 +490,8 @@ dy_status pd_import_while(pd_ctx *c) {
     for (int j = 0; j < n && !seen; j++)
       seen = strcmp(names[j], nm) == 0;
     int v = seen ? -1 : dy_program_find_var(c->p, nm);
-    if (v < 0)
-      continue; /* the body's own, or read only inside */
+    if (v < 0 || !carried(c, sb, nm, cn))
+      continue; /* the body's own */
     if (strcmp(nm, cn) == 0)
       ci = n;
     names[n] = nm;
@@ -464,7 +525,9 @@ dy_status pd_import_while(pd_ctx *c) {
     s = import_block(c, sb, blocks[1]);
   for (int i = 0; i < n && !s; i++) {
     res[i] = dy_program_find_var(c->p, names[i]);
-    if (!dy_type_equal(&c->p->vars[res[i]]->type, &types[i])) {
+    if (one_element_as(c, blocks[1], &res[i], &types[i]))
+      s = c->err->status;
+    else if (!dy_type_equal(&c->p->vars[res[i]]->type, &types[i])) {
       char a[128], b[128];
       s = pd_fail(c, DY_STATUS_UNSUPPORTED, "'%s' is %s before the loop and %s after the body; "
                   "a loop-carried value needs one type", names[i],
@@ -494,4 +557,210 @@ dy_status pd_import_while(pd_ctx *c) {
   free(init);
   free(types);
   return s;
+}
+
+/* ------------------------------------------------------------------ */
+/* conditional_block, select_input                                     */
+/* ------------------------------------------------------------------ */
+
+/* conditional_block (Cond, Out, sub_block): a cond whose then block is
+ * the sub-block and whose else block yields what the Out names held
+ * before (zeros for a name first defined by the block: Paddle leaves it
+ * undefined, and select_input picks the other branch's). */
+dy_status pd_import_conditional_block(pd_ctx *c) {
+  const PdBlock *sb = NULL;
+  int pred;
+  PD_TRY(sub_block(c, "sub_block", &sb));
+  PD_TRY(pd_in(c, "Cond", 0, &pred));
+  const dy_type *pt = pd_type(c, pred);
+  if (pt->dtype != DY_BOOL || dy_type_numel(pt) != 1)
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "conditional_block on a condition of other than "
+                   "one bool element");
+  if (pt->rank != 1 || pt->shape[0] != 1)
+    PD_TRY(pd_reshape(c, pred, 1, (int64_t[]){1}, NULL, &pred));
+  int n = pd_n_args(c, true, "Out");
+  int *v = malloc(sizeof *v * (size_t)(4 * n + 1));
+  dy_type *types = malloc(sizeof *types * (size_t)(n + 1));
+  if (!v || !types) {
+    free(v);
+    free(types);
+    return pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  }
+  int *prev = v, *res = v + n, *els = v + 2 * n, *outs = v + 3 * n, blocks[2];
+  for (int i = 0; i < n; i++)
+    prev[i] = dy_program_find_var(c->p, pd_arg(c, true, "Out", i));
+  dy_status s = DY_OK;
+  if ((blocks[0] = dy_program_add_block(c->p, c->block)) < 0 ||
+      (blocks[1] = dy_program_add_block(c->p, c->block)) < 0)
+    s = pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  if (!s)
+    s = import_block(c, sb, blocks[0]);
+  for (int i = 0; i < n && !s; i++) {
+    const char *nm = pd_arg(c, true, "Out", i);
+    res[i] = dy_program_find_var(c->p, nm);
+    if (res[i] < 0 || res[i] == prev[i]) {
+      s = pd_fail(c, DY_STATUS_FORMAT, "Out '%s' is not written by block %d", nm, sb->idx);
+      break;
+    }
+    types[i] = c->p->vars[res[i]]->type;
+    if (prev[i] >= 0 && !dy_type_equal(&c->p->vars[prev[i]]->type, &types[i])) {
+      char a[128], b[128];
+      s = pd_fail(c, DY_STATUS_UNSUPPORTED, "'%s' is %s before the block and %s in it",
+                  nm, dy_type_str(&c->p->vars[prev[i]]->type, a, sizeof a),
+                  dy_type_str(&types[i], b, sizeof b));
+    }
+    els[i] = prev[i];
+    if (!s && els[i] < 0) { /* zeros of the type, in the else block */
+      int saved = c->block;
+      c->block = blocks[1];
+      dy_attr a[DY_FULL_NATTRS];
+      int n_a = dy_full_attrs_put(&(dy_full_attrs){
+          .given = DY_GIVEN_ALL, .shape = types[i].shape, .n_shape = types[i].rank,
+          .value = 0, .dtype = types[i].dtype}, a);
+      s = dy_type_is_static(&types[i])
+              ? pd_op(c, "full", NULL, 0, a, n_a, NULL, &els[i])
+              : pd_fail(c, DY_STATUS_UNSUPPORTED, "'%s' has no static type", nm);
+      c->block = saved;
+    }
+  }
+  if (!s && (!dy_block_set_results(c->p, blocks[0], res, n) ||
+             !dy_block_set_results(c->p, blocks[1], els, n)))
+    s = pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  int *in = NULL, n_in = 0;
+  if (!s)
+    s = control_inputs(c, &pred, 1, blocks, 2, &in, &n_in);
+  for (int i = 0; i < n && !s; i++)
+    if ((outs[i] = pd_define(c, pd_arg(c, true, "Out", i), &types[i])) < 0)
+      s = pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  dy_attr ca[DY_COND_NATTRS];
+  int n_ca = dy_cond_attrs_put(&(dy_cond_attrs){
+      .given = DY_GIVEN_ALL, .then_block = blocks[0], .else_block = blocks[1]}, ca);
+  if (!s && !dy_program_append_op(c->p, c->block, DY_OP_COND, in, n_in, outs, n, ca, n_ca,
+                                  c->loc))
+    s = pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  free(in);
+  free(v);
+  free(types);
+  return s;
+}
+
+/* select_input (Mask, X): X[Mask], as where(Mask == k, X[k], ...). */
+dy_status pd_import_select_input(pd_ctx *c) {
+  int n = pd_n_args(c, false, "X"), m, o, k, eq;
+  if (n < 1)
+    return pd_fail(c, DY_STATUS_FORMAT, "select_input without X");
+  PD_TRY(pd_in(c, "Mask", 0, &m));
+  if (pd_type(c, m)->dtype != DY_I64 || dy_type_numel(pd_type(c, m)) != 1)
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "select_input's Mask is not one integer");
+  PD_TRY(pd_in(c, "X", 0, &o));
+  for (int i = 1; i < n; i++) {
+    int64_t iv = i;
+    int x;
+    PD_TRY(pd_in(c, "X", i, &x));
+    if (!dy_type_equal(pd_type(c, x), pd_type(c, o)))
+      return pd_fail(c, DY_STATUS_UNSUPPORTED, "select_input of inputs of different types");
+    PD_TRY(pd_const(c, DY_I64, 1, (int64_t[]){1}, &iv, NULL, &k));
+    PD_TRY(pd_binary(c, "equal", m, k, NULL, &eq));
+    PD_TRY(pd_op(c, "where", (int[]){eq, x, o}, 3, NULL, 0, NULL, &o));
+  }
+  return pd_set_out(c, "Out", o);
+}
+
+/* ------------------------------------------------------------------ */
+/* logical ops, reduce_all / reduce_any                                */
+/* ------------------------------------------------------------------ */
+
+static dy_status cast_to(pd_ctx *c, int x, dy_dtype dt, const char *name, int *out) {
+  dy_attr a[DY_CAST_NATTRS];
+  int n_a = dy_cast_attrs_put(&(dy_cast_attrs){.given = DY_GIVEN_ALL, .dtype = dt}, a);
+  return pd_op(c, "cast", &x, 1, a, n_a, name, out);
+}
+
+/* As int64 0/1: not = 1 - x, and = x * y, or = max(x, y), xor = x != y. */
+dy_status pd_import_logical(pd_ctx *c) {
+  const char *t = c->op->type + strlen("logical_");
+  int x, y = -1, o, one;
+  int64_t o1 = 1;
+  PD_TRY(pd_in(c, "X", 0, &x));
+  if (strcmp(t, "not"))
+    PD_TRY(pd_in(c, "Y", 0, &y));
+  /* other dtypes: nonzero is true */
+  if (pd_type(c, x)->dtype != DY_BOOL)
+    PD_TRY(cast_to(c, x, DY_BOOL, NULL, &x));
+  if (y >= 0 && pd_type(c, y)->dtype != DY_BOOL)
+    PD_TRY(cast_to(c, y, DY_BOOL, NULL, &y));
+  PD_TRY(cast_to(c, x, DY_I64, NULL, &x));
+  if (y >= 0)
+    PD_TRY(cast_to(c, y, DY_I64, NULL, &y));
+  PD_TRY(pd_const(c, DY_I64, 0, (int64_t[]){1}, &o1, NULL, &one)); /* keeps the shapes */
+  if (!strcmp(t, "not"))
+    PD_TRY(pd_binary(c, "sub", one, x, NULL, &o));
+  else if (!strcmp(t, "and"))
+    PD_TRY(pd_binary(c, "mul", x, y, NULL, &o));
+  else if (!strcmp(t, "or"))
+    PD_TRY(pd_binary(c, "maximum", x, y, NULL, &o));
+  else { /* xor: (x - y)^2 */
+    PD_TRY(pd_binary(c, "sub", x, y, NULL, &o));
+    PD_TRY(pd_binary(c, "mul", o, o, NULL, &o));
+  }
+  PD_TRY(pd_binary(c, "equal", o, one, NULL, &o));
+  return pd_set_out(c, "Out", o);
+}
+
+/* reduce_all = reduce_min, reduce_any = reduce_max, over 0/1 floats. */
+dy_status pd_import_reduce_bool(pd_ctx *c) {
+  int x, o;
+  PD_TRY(pd_in(c, "X", 0, &x));
+  if (pd_type(c, x)->dtype != DY_BOOL)
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "%s of a %s tensor", c->op->type,
+                   dy_dtype_name(pd_type(c, x)->dtype));
+  PD_TRY(cast_to(c, x, DY_F32, NULL, &x));
+  bool all = strcmp(c->op->type, "reduce_all") == 0;
+  PD_TRY(pd_reduce_as(c, all ? "reduce_min" : "reduce_max", x, NULL, &o));
+  return cast_to(c, o, DY_BOOL, pd_out_name(c, "Out"), &o);
+}
+
+/* not_equal, greater_equal, less_equal: the negation of equal, less,
+ * greater (Paddle's elementwise axis rule through the EW family). */
+dy_status pd_import_negated_compare(pd_ctx *c) {
+  const char *t = c->op->type;
+  const char *dy = !strcmp(t, "not_equal") ? "equal" : !strcmp(t, "greater_equal") ? "less"
+                                                                                 : "greater";
+  const pd_op_def *row = c->def, neg = {.type = t, .dy = dy, .family = PD_FAM_EW};
+  c->def = &neg;
+  dy_status s = pd_import_ew(c);
+  c->def = row;
+  PD_TRY(s);
+  int v = dy_program_find_var(c->p, pd_out_name(c, "Out")), f, o;
+  uint8_t no = 0;
+  PD_TRY(pd_const(c, DY_BOOL, 0, (int64_t[]){1}, &no, NULL, &f));
+  return pd_binary(c, "equal", v, f, pd_out_name(c, "Out"), &o);
+}
+
+/* tril_triu (lower, diagonal): X where j - i <= diagonal (lower) or
+ * j - i >= diagonal (upper) over the last two dims (static), else 0. */
+dy_status pd_import_tril_triu(pd_ctx *c) {
+  int x, o, m, z;
+  PD_TRY(pd_in(c, "X", 0, &x));
+  const dy_type *t = pd_type(c, x);
+  if (t->rank < 2 || t->shape[t->rank - 1] < 0 || t->shape[t->rank - 2] < 0)
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "tril_triu needs static last two dims");
+  int64_t R = t->shape[t->rank - 2], C = t->shape[t->rank - 1], n = 0;
+  int64_t d = pd_attr_i(c, "diagonal", 0);
+  bool lower = pd_attr_b(c, "lower", true);
+  PD_TRY(pd_checked_numel(c, (int64_t[]){R, C}, 2, "tril_triu's mask", &n));
+  uint8_t *mask = malloc((size_t)(n ? n : 1));
+  if (!mask)
+    return pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
+  for (int64_t i = 0; i < R; i++)
+    for (int64_t j = 0; j < C; j++)
+      mask[i * C + j] = lower ? j - i <= d : j - i >= d;
+  dy_status s = pd_const(c, DY_BOOL, 2, (int64_t[]){R, C}, mask, NULL, &m);
+  free(mask);
+  PD_TRY(s);
+  int64_t zi = 0;
+  float zf = 0;
+  PD_TRY(pd_const(c, t->dtype, 0, (int64_t[]){1}, t->dtype == DY_F32 ? (void *)&zf : &zi, NULL,
+                  &z));
+  return pd_op(c, "where", (int[]){m, x, z}, 3, NULL, 0, pd_out_name(c, "Out"), &o);
 }

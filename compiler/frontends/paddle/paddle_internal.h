@@ -397,6 +397,8 @@ PD_IMPORTER(stack);
 PD_IMPORTER(slice);
 PD_EXPORTER(slice);
 PD_IMPORTER(reduce);            /* the row's dy op */
+/* reduce op `op` of x by the current op's dim / keep_dim / reduce_all */
+dy_status pd_reduce_as(pd_ctx *c, const char *op, int x, const char *name, int *out);
 PD_EXPORTER(reduce);
 PD_IMPORTER(gather);
 PD_EXPORTER(gather);
@@ -439,5 +441,11 @@ PD_IMPORTER(one_hot_v2);
 PD_IMPORTER(set_value);
 PD_IMPORTER(assign_value);
 PD_IMPORTER(scale);             /* of int64; else the row's family */
+PD_IMPORTER(conditional_block);
+PD_IMPORTER(select_input);
+PD_IMPORTER(logical);           /* logical_and / or / xor / not */
+PD_IMPORTER(reduce_bool);       /* reduce_all, reduce_any */
+PD_IMPORTER(negated_compare);   /* not_equal, greater_equal, less_equal */
+PD_IMPORTER(tril_triu);
 
 #endif

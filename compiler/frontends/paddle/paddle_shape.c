@@ -226,14 +226,19 @@ dy_status pd_import_stack(pd_ctx *c) {
 dy_status pd_import_slice(pd_ctx *c) {
   int x, o;
   PD_TRY(pd_in(c, "Input", 0, &x));
-  static const char *const tensors[] = {"StartsTensor", "EndsTensor", "StartsTensorList",
-                                        "EndsTensorList"};
-  for (int i = 0; i < 4; i++)
+  static const char *const tensors[] = {"StartsTensor", "EndsTensor"};
+  for (int i = 0; i < 2; i++)
     PD_TRY(pd_no_input(c, tensors[i], "starts / ends"));
   int64_t axes[DY_MAX_DIMS], st[DY_MAX_DIMS], en[DY_MAX_DIMS], steps[DY_MAX_DIMS], dec[DY_MAX_DIMS];
   int n = pd_attr_ints(c, "axes", axes, DY_MAX_DIMS);
-  if (n < 1 || pd_attr_ints(c, "starts", st, DY_MAX_DIMS) != n ||
-      pd_attr_ints(c, "ends", en, DY_MAX_DIMS) != n)
+  int ns = pd_attr_ints(c, "starts", st, DY_MAX_DIMS), ne = pd_attr_ints(c, "ends", en, DY_MAX_DIMS);
+  /* the tensor lists: shape values folded at import (a value known only
+   * at run time would make the output's size data-dependent) */
+  if (pd_n_args(c, false, "StartsTensorList") > 0)
+    PD_TRY(pd_const_list(c, "StartsTensorList", st, DY_MAX_DIMS, &ns));
+  if (pd_n_args(c, false, "EndsTensorList") > 0)
+    PD_TRY(pd_const_list(c, "EndsTensorList", en, DY_MAX_DIMS, &ne));
+  if (n < 1 || ns != n || ne != n)
     return pd_fail(c, DY_STATUS_INVALID_ARGUMENT, "axes, starts and ends of different lengths");
   for (int i = 0; i < n; i++)
     steps[i] = 1;
@@ -274,6 +279,10 @@ dy_status pd_export_slice(pdx_ctx *x, PdBlock *b, const dy_op *o, const pd_op_de
 dy_status pd_import_reduce(pd_ctx *c) {
   int x, o;
   PD_TRY(pd_in(c, "X", 0, &x));
+  return pd_reduce_as(c, c->def->dy, x, pd_out_name(c, "Out"), &o);
+}
+
+dy_status pd_reduce_as(pd_ctx *c, const char *op, int x, const char *name, int *out) {
   int r = pd_type(c, x)->rank;
   int64_t axes[DY_MAX_DIMS];
   int n = pd_attr_ints(c, "dim", axes, DY_MAX_DIMS);
@@ -287,7 +296,7 @@ dy_status pd_import_reduce(pd_ctx *c) {
   dy_attr a[DY_REDUCE_SUM_NATTRS];
   int na = dy_reduce_sum_attrs_put(&(dy_reduce_sum_attrs){
       .given = DY_GIVEN_ALL, .axes = axes, .n_axes = n, .keepdim = keep}, a);
-  return pd_op(c, c->def->dy, &x, 1, a, na, pd_out_name(c, "Out"), &o);
+  return pd_op(c, op, &x, 1, a, na, name, out);
 }
 
 dy_status pd_export_reduce(pdx_ctx *x, PdBlock *b, const dy_op *o, const pd_op_def *d) {
