@@ -370,10 +370,7 @@ static dy_status import_block(pd_ctx *c, const PdBlock *sb, int b) {
     c->op = sb->ops[i];
     c->op_index = (int)i;
     c->loc = (dy_srcloc){c->path, saved.loc.line};
-    const pd_op_def *d = c->op->type ? pd_op_def_of(c->op->type) : NULL;
-    s = d ? pd_import_row(c, d)
-          : pd_fail(c, DY_STATUS_UNSUPPORTED, "the op type '%s' is not supported",
-                    c->op->type ? c->op->type : "?");
+    s = c->import_op(c);
   }
   saved.n_renamed = c->n_renamed;
   *c = saved;

@@ -101,6 +101,9 @@ typedef struct pd_ctx {
                                block being built (the rnn op)            */
   bool no_params;           /* params absent and optional: parameters are
                                typed from their VarDescs, without data   */
+  /* imports c->op by its table row (paddle.c's; the control-flow rows
+   * import their sub-blocks' ops through it) */
+  dy_status (*import_op)(struct pd_ctx *c);
 } pd_ctx;
 
 #define PD_TRY(x)       \

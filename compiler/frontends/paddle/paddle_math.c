@@ -227,7 +227,7 @@ dy_status pd_import_fill_constant(pd_ctx *c) {
   else if (!pd_in_opt(c, "ShapeTensor", 0, &st) && st >= 0 &&
            (n = pd_const_ints(c, st, shape, DY_MAX_DIMS)) < 0)
     return pd_fail(c, DY_STATUS_UNSUPPORTED, "the shape (ShapeTensor) is not known at import "
-                   "time (give the inputs static shapes: --shape)");
+                   "time: a value computed at run time would make a size depend on the data");
   int pdt = (int)pd_attr_i(c, "dtype", PD_FP32);
   dy_dtype dt;
   if (n < 0 || !pd_dtype_to_dy(pdt, &dt))
