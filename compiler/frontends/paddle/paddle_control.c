@@ -25,6 +25,12 @@
 /* shape values and small ops                                          */
 /* ------------------------------------------------------------------ */
 
+static dy_status cast_to(pd_ctx *c, int x, dy_dtype dt, const char *name, int *out) {
+  dy_attr a[DY_CAST_NATTRS];
+  int n_a = dy_cast_attrs_put(&(dy_cast_attrs){.given = DY_GIVEN_ALL, .dtype = dt}, a);
+  return pd_op(c, "cast", &x, 1, a, n_a, name, out);
+}
+
 dy_status pd_import_shape(pd_ctx *c) {
   int x, o;
   PD_TRY(pd_in(c, "Input", 0, &x));
@@ -168,9 +174,7 @@ dy_status pd_import_one_hot_v2(pd_ctx *c) {
   PD_TRY(pd_unsqueeze(c, x, 1, (int64_t[]){r}, NULL, &x));
   PD_TRY(arange(c, depth, r + 1, r, &dv));
   PD_TRY(pd_binary(c, "equal", x, dv, NULL, &x));
-  dy_attr a[DY_CAST_NATTRS];
-  int n_a = dy_cast_attrs_put(&(dy_cast_attrs){.given = DY_GIVEN_ALL, .dtype = dt}, a);
-  return pd_op(c, "cast", &x, 1, a, n_a, pd_out_name(c, "Out"), &o);
+  return cast_to(c, x, dt, pd_out_name(c, "Out"), &o);
 }
 
 /* ------------------------------------------------------------------ */
@@ -232,12 +236,10 @@ static dy_status axis_mask(pd_ctx *c, int i, int axis, int r, int64_t d, int *ou
   PD_TRY(arange(c, d, r, axis, &idx));
   PD_TRY(pd_const(c, DY_I64, 1, (int64_t[]){1}, &z, NULL, &zero));
   PD_TRY(pd_const(c, DY_I64, 1, (int64_t[]){1}, &o1, NULL, &one));
-  dy_attr ca[DY_CAST_NATTRS];
-  int n_ca = dy_cast_attrs_put(&(dy_cast_attrs){.given = DY_GIVEN_ALL, .dtype = DY_I64}, ca);
   PD_TRY(pd_binary(c, "less", idx, e, NULL, &lt_e));
-  PD_TRY(pd_op(c, "cast", &lt_e, 1, ca, n_ca, NULL, &lt_e));
+  PD_TRY(cast_to(c, lt_e, DY_I64, NULL, &lt_e));
   PD_TRY(pd_binary(c, "less", idx, s, NULL, &lt_s));
-  PD_TRY(pd_op(c, "cast", &lt_s, 1, ca, n_ca, NULL, &lt_s));
+  PD_TRY(cast_to(c, lt_s, DY_I64, NULL, &lt_s));
   PD_TRY(pd_binary(c, "sub", one, lt_s, NULL, &lt_s));
   PD_TRY(pd_binary(c, "mul", lt_e, lt_s, NULL, &m));
   if (kst != 1) { /* (i - start) % step == 0 */
@@ -245,7 +247,7 @@ static dy_status axis_mask(pd_ctx *c, int i, int axis, int r, int64_t d, int *ou
     PD_TRY(pd_binary(c, "sub", idx, s, NULL, &dlt));
     PD_TRY(pd_binary(c, "mod", dlt, st, NULL, &md));
     PD_TRY(pd_binary(c, "equal", md, zero, NULL, &md));
-    PD_TRY(pd_op(c, "cast", &md, 1, ca, n_ca, NULL, &md));
+    PD_TRY(cast_to(c, md, DY_I64, NULL, &md));
     PD_TRY(pd_binary(c, "mul", m, md, NULL, &m));
   }
   *out = m;
@@ -293,11 +295,8 @@ dy_status pd_import_set_value(pd_ctx *c) {
   if (n < 1)
     return pd_fail(c, DY_STATUS_INVALID_ARGUMENT, "set_value without axes");
   PD_TRY(set_value_value(c, xt.dtype, &v));
-  if (pd_type(c, v)->dtype != xt.dtype) {
-    dy_attr ca[DY_CAST_NATTRS];
-    int n_ca = dy_cast_attrs_put(&(dy_cast_attrs){.given = DY_GIVEN_ALL, .dtype = xt.dtype}, ca);
-    PD_TRY(pd_op(c, "cast", &v, 1, ca, n_ca, NULL, &v));
-  }
+  if (pd_type(c, v)->dtype != xt.dtype)
+    PD_TRY(cast_to(c, v, xt.dtype, NULL, &v));
   if (nd > 0 && pd_type(c, v)->rank == xt.rank - nd) {
     /* the decreased axes back as dims of 1 (sorted, as unsqueeze wants) */
     for (int i = 1; i < nd; i++)
@@ -666,12 +665,6 @@ dy_status pd_import_select_input(pd_ctx *c) {
 /* ------------------------------------------------------------------ */
 /* logical ops, reduce_all / reduce_any                                */
 /* ------------------------------------------------------------------ */
-
-static dy_status cast_to(pd_ctx *c, int x, dy_dtype dt, const char *name, int *out) {
-  dy_attr a[DY_CAST_NATTRS];
-  int n_a = dy_cast_attrs_put(&(dy_cast_attrs){.given = DY_GIVEN_ALL, .dtype = dt}, a);
-  return pd_op(c, "cast", &x, 1, a, n_a, name, out);
-}
 
 /* As int64 0/1: not = 1 - x, and = x * y, or = max(x, y), xor = x != y. */
 dy_status pd_import_logical(pd_ctx *c) {
