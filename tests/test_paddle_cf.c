@@ -20,7 +20,9 @@
  *     making token 29 win stops it after the first trip (row 0 only).
  *     The whole program stops at its last slice, whose end is the trip
  *     count (a size known only at run time): `dy2stc show --shape` says
- *     so in one line; tablemaster stops at its decoder's growing sequence.
+ *     so in one line; tablemaster stops at its decoder's growing sequence;
+ *   - slanet_en_mobile's ProgramDesc truncated and bit-flipped: a status
+ *     or a Program, never a crash.
  * Without the data folder the model cases say so loudly and return.
  */
 #include <math.h>
@@ -279,10 +281,51 @@ static void test_slanet_v2(void) {
   dy_test_expect_cli(log, 1, "select_input of inputs of different types", cmd);
 }
 
+/* slanet_en_mobile's ProgramDesc truncated and with bytes flipped (the
+ * while's sub-block index, its Out names, ... among them): a status with
+ * one line, or a Program, never a crash (ASan in `make test`). */
+static void test_slanet_corruption(void) {
+  if (!have_data())
+    return;
+  uint8_t *m;
+  size_t n;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_read_file(SLANET "/model.pdmodel", &m, &n, &err), &err);
+  const char *names[1] = {"x"};
+  dy_type t = {.dtype = DY_F32, .rank = 4, .shape = {1, 3, 64, 64}};
+  dy_paddle_options o = {.n_feed_types = 1, .feed_names = names, .feed_types = &t,
+                         .params_optional = true};
+  int errors = 0, loads = 0;
+  uint8_t *b = malloc(n);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+  for (int k = 0; k < 240; k++) {
+    memcpy(b, m, n);
+    size_t at = (size_t)k * 2654435761u % n, len = n;
+    if (k % 3 == 0)
+      len = at; /* truncated */
+    else
+      b[at] ^= (uint8_t)(1u << (k % 8));
+    dy_program *p = NULL;
+    dy_error e = {0};
+    if (dy_paddle_load_mem(b, len, NULL, 0, "slanet", &o, &p, &e)) {
+      errors++;
+      CU_ASSERT(e.msg[0] && strchr(e.msg, '\n') == NULL);
+    } else {
+      loads++;
+    }
+    dy_program_free(p);
+  }
+  fprintf(stderr, "\n    corruption: %d errors, %d loads", errors, loads);
+  CU_ASSERT(errors > 0);
+  free(b);
+  free(m);
+}
+
 void dy_test_register(void) {
   DY_SUITE("paddle_cf");
   DY_TEST(test_slanet_executor);
   DY_TEST(test_slanet_cli);
   DY_TEST(test_slanet_needs_shape);
   DY_TEST(test_slanet_v2);
+  DY_TEST(test_slanet_corruption);
 }

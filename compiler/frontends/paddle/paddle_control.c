@@ -351,7 +351,7 @@ static dy_status sub_block(pd_ctx *c, const char *attr, const PdBlock **out) {
   const PdAttr *a = pd_attr(c, attr);
   int64_t b = a && (int)a->type == PD_A_BLOCK && a->has_block_idx ? a->block_idx : -1;
   if (b < 1 || (size_t)b >= c->prog->n_blocks || !c->prog->blocks[b] ||
-      c->prog->blocks[b]->parent_idx != c->blk->idx)
+      c->prog->blocks[b] == c->blk || c->prog->blocks[b]->parent_idx != c->blk->idx)
     return pd_fail(c, DY_STATUS_FORMAT, "%s %lld is not a child block of block %d", attr,
                    (long long)b, c->blk->idx);
   *out = c->prog->blocks[b];
@@ -361,7 +361,11 @@ static dy_status sub_block(pd_ctx *c, const char *attr, const PdBlock **out) {
 /* Import the ops of Paddle block sb into Program block b (the current
  * op's state saved and restored). */
 static dy_status import_block(pd_ctx *c, const PdBlock *sb, int b) {
+  if (c->depth >= PD_MAX_DEPTH)
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "sub-blocks nested more than %d deep",
+                   PD_MAX_DEPTH);
   pd_ctx saved = *c;
+  c->depth++;
   c->blk = sb;
   c->block = b;
   dy_status s = DY_OK;

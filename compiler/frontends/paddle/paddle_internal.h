@@ -104,6 +104,8 @@ typedef struct pd_ctx {
   /* imports c->op by its table row (paddle.c's; the control-flow rows
    * import their sub-blocks' ops through it) */
   dy_status (*import_op)(struct pd_ctx *c);
+  int depth;                /* sub-blocks being imported (at most
+                               PD_MAX_DEPTH: a hostile block tree)        */
 } pd_ctx;
 
 #define PD_TRY(x)       \
@@ -213,6 +215,8 @@ dy_status pd_slice1(pd_ctx *c, int x, int64_t axis, int64_t start, int64_t end, 
 /* The most elements of a shape value the importer folds (paddle_build.c:
  * an op on small integer constants runs at import time). */
 #define PD_FOLD_MAX 64
+/* The deepest nesting of control-flow sub-blocks the importer follows. */
+#define PD_MAX_DEPTH 32
 /* The values of a small integer constant var (a folded shape value) into
  * out: the count, or -1 when var is no such constant (or has more than
  * cap elements). */
