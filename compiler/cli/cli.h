@@ -171,7 +171,8 @@ dy_status dy_cli_load_model(const char *model, const char *params, const dy_cli_
                             int n, dy_program **p, dy_error *err);
 /* The same for `show`: a Paddle model whose params file is absent loads
  * with its parameters typed but without data (params_optional). */
-dy_status dy_cli_load_model_show(const char *model, const char *params, dy_program **p,
+dy_status dy_cli_load_model_show(const char *model, const char *params,
+                                 const dy_cli_dim_option *d, int n, dy_program **p,
                                  dy_error *err);
 /* The pins (--shape, --dim) of d[0..n), then the bounds in the Program
  * (dy_program_bound_sym): the batch's max_batch (--max-batch; 0: not

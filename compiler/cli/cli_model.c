@@ -45,7 +45,8 @@ bool dy_cli_parse_dim_option(char kind, const char *a, dy_cli_dim_option *o) {
 /* MODEL through dy_model_load_any; a Paddle model (.pdmodel, __model__)
  * takes its params from `params` when given, and the --shape options among
  * d[0..n) as its feeds' dims before its ops are imported (a conv needs its
- * plane static; dy_cli_apply_dims pins them again afterwards, a no-op). A C
+ * plane static; dy_cli_apply_dims pins them again afterwards, a no-op); the
+ * batch stays dynamic unless the import needs it (a shape op on it). A C
  * model file (NET.c) is traced as `dy2stc compile NET.c` traces it (seed
  * 0), so run, check, show and export take it too. */
 static dy_status load_model(const char *model, const char *params, const dy_cli_dim_option *d,
@@ -74,6 +75,15 @@ static dy_status load_model(const char *model, const char *params, const dy_cli_
     }
   dy_paddle_options o = {.n_feed_types = k, .feed_names = names, .feed_types = types,
                          .params_optional = params_optional};
+  dy_status s = dy_paddle_load(model, params, &o, p, err);
+  if (s != DY_STATUS_UNSUPPORTED || k == 0)
+    return s;
+  /* a program computing on its batch size (Paddle's shape op feeding
+   * fill_constant, reshape): again with the batch the --shape gives (its
+   * error is the one to report: the inputs as the user gave them) */
+  for (int i = 0, j = 0; i < n && j < k; i++)
+    if (d[i].kind == 's')
+      types[j++].shape[0] = d[i].v[0];
   return dy_paddle_load(model, params, &o, p, err);
 }
 
@@ -82,9 +92,10 @@ dy_status dy_cli_load_model(const char *model, const char *params, const dy_cli_
   return load_model(model, params, d, n, false, p, err);
 }
 
-dy_status dy_cli_load_model_show(const char *model, const char *params, dy_program **p,
+dy_status dy_cli_load_model_show(const char *model, const char *params,
+                                 const dy_cli_dim_option *d, int n, dy_program **p,
                                  dy_error *err) {
-  return load_model(model, params, NULL, 0, true, p, err);
+  return load_model(model, params, d, n, true, p, err);
 }
 
 /* Pins first (--shape, --dim: the symbols become constants), then bounds

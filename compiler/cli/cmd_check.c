@@ -159,7 +159,7 @@ int dy_cli_check(int argc, char **argv) {
   o.emit_main = true;
   o.source = model;
   bool mismatch = false;
-  dy_status s = dy_cli_load_model(model, params, NULL, 0, &p, &err);
+  dy_status s = dy_cli_load_model(model, params, dims, n_dims, &p, &err);
   if (!s)
     s = dy_cli_apply_dims(p, dims, n_dims, max_batch, &err);
   if (!s)

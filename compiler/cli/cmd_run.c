@@ -3,6 +3,7 @@
  *
  *   dy2stc run MODEL --input NAME=FILE.npy ... [--lod NAME=OFFSETS.npy ...]
  *              [--output-dir DIR] [--params FILE] [--custom-op NAME=FILE.c]
+ *              [--shape INPUT=d0,...]
  */
 #include <string.h>
 
@@ -22,6 +23,8 @@ static const char run_help[] =
     "  --custom-op NAME=FILE.c  the kernel and shape rule of a custom op the\n"
     "                     model uses (dy_custom_NAME_run, dy_custom_NAME_shape:\n"
     "                     README.md, \"Custom ops\")\n"
+    "  --shape INPUT=d0,...  an input's dims, as compile (a Paddle model\n"
+    "                     whose ops need static sizes)\n"
     "  --output-dir DIR   where DIR/<output name>.npy go (default .); names\n"
     "                     map to file names by turning characters outside\n"
     "                     [A-Za-z0-9._-] into '_'\n";
@@ -29,7 +32,8 @@ static const char run_help[] =
 int dy_cli_run(int argc, char **argv) {
   const char *model = NULL, *dir = ".", *params = NULL;
   dy_cli_inputs ia = {0};
-  int rc = 0;
+  dy_cli_dim_option dims[32];
+  int rc = 0, n_dims = 0;
   for (int i = 2; i < argc && !rc; i++) {
     const char *a = argv[i];
     bool has = i + 1 < argc;
@@ -51,6 +55,9 @@ int dy_cli_run(int argc, char **argv) {
       dy_error e = {0};
       if (dy_cli_custom_op(argv[++i], &e))
         rc = dy_cli_fail(&e);
+    } else if (strcmp(a, "--shape") == 0 && has) {
+      if (n_dims == 32 || !dy_cli_parse_dim_option('s', argv[++i], &dims[n_dims++]))
+        rc = dy_cli_usage("run", "bad --shape '%s'", argv[i]);
     } else {
       rc = dy_cli_model_or_input("run", a, &model, &ia);
     }
@@ -64,7 +71,9 @@ int dy_cli_run(int argc, char **argv) {
   dy_error err = {0};
   dy_program *p = NULL;
   dy_tensor *in[DY_MAX_FEEDS] = {0}, *out[DY_MAX_FEEDS] = {0};
-  dy_status s = dy_cli_load_model(model, params, NULL, 0, &p, &err);
+  dy_status s = dy_cli_load_model(model, params, dims, n_dims, &p, &err);
+  if (!s && n_dims)
+    s = dy_cli_apply_dims(p, dims, n_dims, DY_MAX_BATCH, &err);
   if (!s)
     s = dy_cli_load_inputs(p, &ia, in, &err);
   if (!s)

@@ -12,14 +12,18 @@
 #include "cli.h"
 
 static const char show_help[] =
-    "usage: dy2stc show MODEL.dymodel [--dot] [--params FILE]\n"
+    "usage: dy2stc show MODEL.dymodel [--dot] [--params FILE] [--shape INPUT=d0,...]\n"
     "Print the Program as text, or as Graphviz with --dot.\n"
     "  --params FILE  a Paddle model's params (default: NAME.pdiparams beside it)\n"
-    "  --custom-op NAME=FILE.c  a custom op's shape rule and kernel (as for run)\n";
+    "  --custom-op NAME=FILE.c  a custom op's shape rule and kernel (as for run)\n"
+    "  --shape INPUT=d0,...  a Paddle model's input dims, as compile (ops that\n"
+    "                 need static sizes)\n";
 
 int dy_cli_show(int argc, char **argv) {
   const char *model = NULL, *params = NULL;
   bool dot = false;
+  dy_cli_dim_option dims[32];
+  int n_dims = 0;
   for (int i = 2; i < argc; i++) {
     if (dy_cli_is_help(argv[i])) {
       fputs(show_help, stdout);
@@ -32,6 +36,9 @@ int dy_cli_show(int argc, char **argv) {
       dy_error e = {0};
       if (dy_cli_custom_op(argv[++i], &e))
         return dy_cli_fail(&e);
+    } else if (strcmp(argv[i], "--shape") == 0 && i + 1 < argc) {
+      if (n_dims == 32 || !dy_cli_parse_dim_option('s', argv[++i], &dims[n_dims++]))
+        return dy_cli_usage("show", "bad --shape '%s'", argv[i]);
     } else if (argv[i][0] == '-') {
       return dy_cli_usage("show", "unknown option '%s'", argv[i]);
     } else if (!model) {
@@ -48,7 +55,7 @@ int dy_cli_show(int argc, char **argv) {
   dy_error err = {0};
   dy_program *p = NULL;
   /* show a Program even when it does not verify: that is when one looks */
-  if (dy_cli_load_model_show(model, params, &p, &err))
+  if (dy_cli_load_model_show(model, params, dims, n_dims, &p, &err))
     return dy_cli_fail(&err);
   if (dot)
     dy_program_print_dot(p, stdout);

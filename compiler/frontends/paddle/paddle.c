@@ -179,7 +179,8 @@ static dy_status prescan(pd_ctx *c) {
     if (is_io(op, "feed") || is_io(op, "fetch") || !c->needed[i] || dy_custom_find(op->type))
       continue;
     for (size_t k = 0; k < op->n_attrs; k++)
-      if ((int)op->attrs[k]->type == PD_A_BLOCK || (int)op->attrs[k]->type == PD_A_BLOCKS)
+      if (((int)op->attrs[k]->type == PD_A_BLOCK || (int)op->attrs[k]->type == PD_A_BLOCKS) &&
+          !pd_op_def_of(op->type)) /* the control-flow rows import their blocks */
         return pd_fail(c, DY_STATUS_UNSUPPORTED, "ops with sub-blocks (attribute '%s') are "
                        "not supported", op->attrs[k]->name ? op->attrs[k]->name : "?");
     if (!pd_op_def_of(op->type))
@@ -248,6 +249,16 @@ static dy_status import_io(pd_ctx *c, bool feeds) {
   return DY_OK;
 }
 
+/* c->op by its row (the ops of sub-blocks come here too: pd_ctx's
+ * import_op). */
+static dy_status import_op(pd_ctx *c) {
+  const pd_op_def *d = c->op->type ? pd_op_def_of(c->op->type) : NULL;
+  if (!d)
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "the op type '%s' is not supported",
+                   c->op->type ? c->op->type : "?");
+  return pd_import_row(c, d);
+}
+
 static dy_status import_program(pd_ctx *c, const uint8_t *params, size_t params_n) {
   if (c->prog->n_blocks == 0 || !c->prog->blocks[0])
     return pd_fail(c, DY_STATUS_FORMAT, "the ProgramDesc has no blocks");
@@ -282,7 +293,8 @@ dy_status dy_paddle_load_mem(const uint8_t *model, size_t model_n, const uint8_t
                              const dy_paddle_options *opts, dy_program **out,
                              dy_error *err) {
   *out = NULL;
-  pd_ctx c = {.err = err, .opts = opts, .path = name ? name : "<paddle model>"};
+  pd_ctx c = {.err = err, .opts = opts, .path = name ? name : "<paddle model>",
+             .import_op = import_op};
   PdProgram *prog = model && model_n
                         ? paddle__framework__proto__program_desc__unpack(NULL, model_n, model)
                         : NULL;

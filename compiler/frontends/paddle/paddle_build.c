@@ -36,6 +36,63 @@ int pd_define(pd_ctx *c, const char *name, const dy_type *t) {
   return dy_program_add_var(c->p, name, t);
 }
 
+/* A small integer (or bool) constant: what shape arithmetic computes on. */
+static bool small_int_const(const dy_var *v) {
+  return v->persistable && v->data && (v->type.dtype == DY_I64 || v->type.dtype == DY_BOOL) &&
+         dy_type_numel(&v->type) <= PD_FOLD_MAX;
+}
+
+/* An op folds at import when it has inputs, every one a small integer
+ * constant, and its output is small too (a shape, a slice of one, the
+ * arithmetic on them): shape values become constants, so what reads them
+ * as attributes (reshape's ShapeTensor, fill_constant's ShapeTensorList,
+ * interpolation's OutSize) sees numbers. */
+static bool foldable(pd_ctx *c, const int *in, int n_in, const dy_type *out_t) {
+  if (n_in < 1 || dy_type_numel(out_t) > PD_FOLD_MAX || out_t->rank < 0)
+    return false;
+  for (int i = 0; i < n_in; i++)
+    if (!small_int_const(c->p->vars[in[i]]))
+      return false;
+  for (int i = 0; i < out_t->rank; i++)
+    if (out_t->shape[i] < 0)
+      return false;
+  return true;
+}
+
+/* Run op's reference kernel on its constant inputs: the output is a new
+ * constant (named by the SSA rule, or a temporary). */
+static dy_status fold(pd_ctx *c, const dy_op *op, const int *in, int n_in, const dy_type *out_t,
+                      const char *out_name, int *out) {
+  dy_tensor ti[16], to;
+  dy_tensor *pi[16], *po = &to;
+  for (int i = 0; i < n_in; i++) {
+    const dy_var *v = c->p->vars[in[i]];
+    ti[i] = (dy_tensor){.type = v->type, .data = v->data, .refcount = 1, .borrowed = true,
+                        .var = -1,
+                        .nbytes = (size_t)dy_type_numel(&v->type) * dy_dtype_size(v->type.dtype)};
+    pi[i] = &ti[i];
+  }
+  uint8_t buf[PD_FOLD_MAX * 8 + 8];
+  to = (dy_tensor){.type = *out_t, .data = buf, .refcount = 1, .borrowed = true, .var = -1,
+                   .nbytes = (size_t)dy_type_numel(out_t) * dy_dtype_size(out_t->dtype)};
+  dy_error e = {0};
+  dy_status s = dy_kernel_table[op->kind](op, pi, n_in, &po, &e);
+  if (s)
+    return pd_fail(c, s, "folding %s: %s", dy_op_name(op->kind), e.msg);
+  return pd_const(c, out_t->dtype, out_t->rank, out_t->shape, buf, out_name, out);
+}
+
+int pd_const_ints(pd_ctx *c, int var, int64_t *out, int cap) {
+  const dy_var *v = c->p->vars[var];
+  int64_t n = dy_type_numel(&v->type);
+  if (!small_int_const(v) || n > cap)
+    return -1;
+  for (int64_t i = 0; i < n; i++)
+    out[i] = v->type.dtype == DY_BOOL ? ((const uint8_t *)v->data)[i]
+                                      : ((const int64_t *)v->data)[i];
+  return (int)n;
+}
+
 dy_status pd_op(pd_ctx *c, const char *name, const int *in, int n_in, const dy_attr *attrs,
                 int n_attrs, const char *out_name, int *out) {
   dy_op_kind k;
@@ -59,6 +116,8 @@ dy_status pd_op(pd_ctx *c, const char *name, const int *in, int n_in, const dy_a
   dy_status s = dy_infer(&op, in_t, n_in, out_t, &e);
   if (s)
     return pd_fail(c, s == DY_STATUS_DTYPE_MISMATCH ? DY_STATUS_UNSUPPORTED : s, "%s", e.msg);
+  if (foldable(c, in, n_in, &out_t[0]))
+    return fold(c, &op, in, n_in, &out_t[0], out_name, out);
   int id;
   if (out_name) {
     id = pd_define(c, out_name, &out_t[0]);

@@ -62,8 +62,12 @@ dy_status pd_fail(pd_ctx *c, dy_status status, const char *fmt, ...) {
     for (size_t i = 0; i < c->op->n_outputs && !*out; i++)
       if (c->op->outputs[i]->n_arguments && c->op->outputs[i]->arguments[0])
         out = c->op->outputs[i]->arguments[0];
-    return dy_error_set(c->err, status, "%s: op %d (%s%s%.100s): %s", c->path, c->op_index,
-                        c->op->type ? c->op->type : "?", *out ? " -> " : "", out, msg);
+    char blk[32] = "";
+    if (c->blk && c->blk->idx > 0) /* an op of a sub-block (a while's body) */
+      snprintf(blk, sizeof blk, "block %d ", c->blk->idx);
+    return dy_error_set(c->err, status, "%s: %sop %d (%s%s%.100s): %s", c->path, blk,
+                        c->op_index, c->op->type ? c->op->type : "?", *out ? " -> " : "", out,
+                        msg);
   }
   return dy_error_set(c->err, status, "%s: %s", c->path, msg);
 }

@@ -538,9 +538,15 @@ done:
 static dy_status map_interp(pd_ctx *c, bool linear, bool v2) {
   int x, o;
   PD_TRY(pd_in(c, "X", 0, &x));
-  static const char *const tensors[] = {"OutSize", "SizeTensor", "Scale"};
-  for (int i = 0; i < 3; i++)
+  static const char *const tensors[] = {"SizeTensor", "Scale"};
+  for (int i = 0; i < 2; i++)
     PD_TRY(pd_no_input(c, tensors[i], "the output size"));
+  int os;
+  int64_t osz[2];
+  PD_TRY(pd_in_opt(c, "OutSize", 0, &os));
+  if (os >= 0 && pd_const_ints(c, os, osz, 2) != 2)
+    return pd_fail(c, DY_STATUS_UNSUPPORTED, "OutSize is not two integers known at import "
+                   "time (give the inputs static shapes: --shape)");
   bool nhwc = pd_is_nhwc(c, "data_layout");
   const char *on = pd_out_name(c, "Out");
   if (pd_type(c, x)->rank != 4)
@@ -551,6 +557,8 @@ static dy_status map_interp(pd_ctx *c, bool linear, bool v2) {
   PD_TRY(pd_need_static_dim(c, x, 3, "interpolation"));
   int64_t in[2] = {pd_type(c, x)->shape[2], pd_type(c, x)->shape[3]};
   int64_t out[2] = {pd_attr_i(c, "out_h", -1), pd_attr_i(c, "out_w", -1)};
+  if (os >= 0) /* OutSize wins over out_h / out_w */
+    out[0] = osz[0], out[1] = osz[1];
   float sc[2] = {0, 0};
   if (v2) {
     float s[2];

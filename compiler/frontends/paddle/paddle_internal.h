@@ -16,6 +16,8 @@
  *   paddle_nn.c, paddle_shape.c, paddle_math.c
  *                    the op families with their own lowering, the
  *                    importer and the exporter of an op side by side
+ *   paddle_control.c while (and its sub-block) and the ops around it:
+ *                    shape, set_value, one_hot_v2 (import only)
  *   paddle_ext.c     the ops that take many ops to lower (import only)
  *   paddle_shape_tensor.c
  *                    list attributes given as tensors (ShapeTensor...):
@@ -112,6 +114,11 @@ typedef struct pd_ctx {
   int n_lod;
   const char *lod_name[PD_MAX_LOD];
   int lod_var[PD_MAX_LOD];
+  /* imports c->op by its table row (paddle.c's; the control-flow rows
+   * import their sub-blocks' ops through it) */
+  dy_status (*import_op)(struct pd_ctx *c);
+  int depth;                /* sub-blocks being imported (at most
+                               PD_MAX_DEPTH: a hostile block tree)        */
 } pd_ctx;
 
 #define PD_TRY(x)       \
@@ -218,6 +225,15 @@ dy_status pd_flatten(pd_ctx *c, int x, int start, int stop, const char *name, in
 /* [start, end) of one axis, step 1, into name (NULL: a temporary) */
 dy_status pd_slice1(pd_ctx *c, int x, int64_t axis, int64_t start, int64_t end, const char *name,
                     int *out);
+/* The most elements of a shape value the importer folds (paddle_build.c:
+ * an op on small integer constants runs at import time). */
+#define PD_FOLD_MAX 64
+/* The deepest nesting of control-flow sub-blocks the importer follows. */
+#define PD_MAX_DEPTH 32
+/* The values of a small integer constant var (a folded shape value) into
+ * out: the count, or -1 when var is no such constant (or has more than
+ * cap elements). */
+int pd_const_ints(pd_ctx *c, int var, int64_t *out, int cap);
 /* fill_constant's value: str_value when given, else value */
 double pd_fill_value(pd_ctx *c);
 dy_status pd_scale(pd_ctx *c, int x, double s, double b, const char *name, int *out);
@@ -419,6 +435,8 @@ PD_IMPORTER(stack);
 PD_IMPORTER(slice);
 PD_EXPORTER(slice);
 PD_IMPORTER(reduce);            /* the row's dy op */
+/* reduce op `op` of x by the current op's dim / keep_dim / reduce_all */
+dy_status pd_reduce_as(pd_ctx *c, const char *op, int x, const char *name, int *out);
 PD_EXPORTER(reduce);
 PD_IMPORTER(gather);
 PD_EXPORTER(gather);
@@ -463,10 +481,8 @@ PD_IMPORTER(sequence_pool);
 PD_IMPORTER(lstm);
 PD_IMPORTER(sequence_pad);
 PD_IMPORTER(sequence_mask);
-PD_IMPORTER(assign_value);
 PD_IMPORTER(gru);
 PD_IMPORTER(crf_decoding);
-PD_IMPORTER(scale);
 
 /* A LoD feed's type (dim 0 the size symbol "<feed>_len") before it is
  * defined, and after: its offsets, the feed NAME@lod i64 [batch+1]. */
@@ -475,5 +491,19 @@ dy_status pd_lod_feed_offsets(pd_ctx *c, const char *name);
 /* After an op: each output whose VarDesc has a LoD takes its first LoD
  * input's offsets (the row-wise ops: lookup_table, mul, add, tanh, lstm). */
 dy_status pd_lod_propagate(pd_ctx *c);
+
+/* paddle_control.c (import only) */
+PD_IMPORTER(while);
+PD_IMPORTER(shape);
+PD_IMPORTER(one_hot_v2);
+PD_IMPORTER(set_value);
+PD_IMPORTER(assign_value);
+PD_IMPORTER(scale);             /* of int64; else the row's family */
+PD_IMPORTER(conditional_block);
+PD_IMPORTER(select_input);
+PD_IMPORTER(logical);           /* logical_and / or / xor / not */
+PD_IMPORTER(reduce_bool);       /* reduce_all, reduce_any */
+PD_IMPORTER(negated_compare);   /* not_equal, greater_equal, less_equal */
+PD_IMPORTER(tril_triu);
 
 #endif

@@ -208,36 +208,6 @@ PD_IMPORTER(sequence_mask) {
   return pd_op(c, "cast", &lt, 1, a, n_a, pd_out_name(c, "Y"), &out);
 }
 
-/* assign_value(shape, dtype, fp32_values | int32_values | int64_values |
- * bool_values) -> Out: a constant */
-PD_IMPORTER(assign_value) {
-  int64_t shape[DY_MAX_DIMS], numel;
-  int rank = pd_attr_ints(c, "shape", shape, DY_MAX_DIMS), out;
-  int pdt = (int)pd_attr_i(c, "dtype", PD_FP32);
-  if (rank < 0 || rank > DY_MAX_DIMS)
-    return pd_fail(c, DY_STATUS_FORMAT, "assign_value without a shape of at most %d dims",
-                   DY_MAX_DIMS);
-  PD_TRY(pd_checked_numel(c, shape, rank, "assign_value", &numel));
-  if (numel > 1 << 20)
-    return pd_fail(c, DY_STATUS_UNSUPPORTED, "assign_value of %lld values", (long long)numel);
-  bool f = pdt == PD_FP32;
-  if (!f && pdt != PD_INT32 && pdt != PD_INT64)
-    return pd_fail(c, DY_STATUS_UNSUPPORTED, "assign_value of %s", pd_dtype_name(pdt));
-  const char *key = f ? "fp32_values" : pdt == PD_INT32 ? "int32_values" : "int64_values";
-  void *v = malloc(8 * (size_t)(numel ? numel : 1));
-  if (!v)
-    return pd_fail(c, DY_STATUS_OUT_OF_MEMORY, "out of memory");
-  int got = f ? pd_attr_floats(c, key, v, (int)numel) : pd_attr_ints(c, key, v, (int)numel);
-  if (got != numel) {
-    free(v);
-    return pd_fail(c, DY_STATUS_FORMAT, "assign_value: %s has %d values, the shape %lld", key,
-                   got, (long long)numel);
-  }
-  dy_status s = pd_const(c, f ? DY_F32 : DY_I64, rank, shape, v, pd_out_name(c, "Out"), &out);
-  free(v);
-  return s;
-}
-
 /* gru(Input, Weight, Bias [, H0]) -> Hidden (BatchGate, BatchResetHiddenPrev
  * and BatchHidden are training's) */
 PD_IMPORTER(gru) {
@@ -268,16 +238,4 @@ PD_IMPORTER(crf_decoding) {
   PD_TRY(pd_no_input(c, "Length", "the LoD (crf_decoding on padded input with Length)"));
   return pd_op(c, "crf_decoding", (int[]){e, off, tr}, 3, NULL, 0,
                pd_out_name(c, "ViterbiPath"), &out);
-}
-
-/* scale: an integer input scaled by 1 plus 0 (serving_lac's identity on
- * crf_decoding's i64 path before the fetch) is that input; the rest is
- * the XO row's f32 scale */
-PD_IMPORTER(scale) {
-  int x;
-  PD_TRY(pd_in(c, "X", 0, &x));
-  if (pd_type(c, x)->dtype == DY_F32 || pd_arg(c, false, "ScaleTensor", 0) ||
-      pd_attr_f(c, "scale", 1.0) != 1.0 || pd_attr_f(c, "bias", 0.0) != 0.0)
-    return pd_import_xo(c);
-  return pd_identity(c, x, "Out");
 }

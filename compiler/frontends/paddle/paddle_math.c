@@ -249,6 +249,15 @@ dy_status pd_import_fill_constant(pd_ctx *c) {
   int o;
   if (run_time)
     return pd_fill_run_time(c, n, shape, elem, dt, v, pd_out_name(c, "Out"), &o);
+  if ((dt == DY_I64 || dt == DY_BOOL) && numel <= PD_FOLD_MAX) {
+    /* a small integer: a constant, which shape arithmetic folds on */
+    int64_t iv[PD_FOLD_MAX];
+    uint8_t bv[PD_FOLD_MAX];
+    for (int64_t i = 0; i < numel; i++)
+      iv[i] = (int64_t)v, bv[i] = v != 0;
+    return pd_const(c, dt, n, shape, dt == DY_I64 ? (const void *)iv : bv,
+                    pd_out_name(c, "Out"), &o);
+  }
   dy_attr a[DY_FULL_NATTRS];
   int n_a = dy_full_attrs_put(&(dy_full_attrs){
       .given = DY_GIVEN_ALL, .shape = shape, .n_shape = n, .value = v, .dtype = dt}, a);

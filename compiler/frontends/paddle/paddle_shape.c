@@ -295,6 +295,10 @@ dy_status pd_export_slice(pdx_ctx *x, PdBlock *b, const dy_op *o, const pd_op_de
 dy_status pd_import_reduce(pd_ctx *c) {
   int x, o;
   PD_TRY(pd_in(c, "X", 0, &x));
+  return pd_reduce_as(c, c->def->dy, x, pd_out_name(c, "Out"), &o);
+}
+
+dy_status pd_reduce_as(pd_ctx *c, const char *op, int x, const char *name, int *out) {
   int r = pd_type(c, x)->rank;
   int64_t axes[DY_MAX_DIMS];
   int n = pd_attr_ints(c, "dim", axes, DY_MAX_DIMS);
@@ -308,7 +312,7 @@ dy_status pd_import_reduce(pd_ctx *c) {
   dy_attr a[DY_REDUCE_SUM_NATTRS];
   int na = dy_reduce_sum_attrs_put(&(dy_reduce_sum_attrs){
       .given = DY_GIVEN_ALL, .axes = axes, .n_axes = n, .keepdim = keep}, a);
-  return pd_op(c, c->def->dy, &x, 1, a, na, pd_out_name(c, "Out"), &o);
+  return pd_op(c, op, &x, 1, a, na, name, out);
 }
 
 dy_status pd_export_reduce(pdx_ctx *x, PdBlock *b, const dy_op *o, const pd_op_def *d) {
