@@ -20,6 +20,9 @@
  *     within 1e-5 of the output's scale required, as the host's SIMD
  *     kernels may sum in another order). The arm-none-eabi-size figures
  *     go to stderr.
+ *   - a detection head's NonMaxSuppression (its row count set at run
+ *     time) built for the Cortex-M4F runs under qemu and prints the host
+ *     executable's rows
  *   - the emitted .c of LeNet-5 and of the transformer, built for AArch64
  *     (static; the NEON path) with a small driver, runs under
  *     qemu-aarch64 and agrees with the same sources built for the host.
@@ -35,6 +38,7 @@
 
 #include "dy_compiler.h"
 #include "dy_test.h"
+#include "../samples/onnx/onnx_build.h"
 
 #define DY2STC DY2STC_PATH
 #define SAMPLES DY_BUILD_DIR "/../samples"
@@ -508,6 +512,117 @@ static void test_lenet5_on_cortex_m4_under_qemu(void) {
   run_on_board("mps2-an386", "app-m4.elf", "Cortex-M4F (hard float)");
 }
 
+/* ---- a detection head's NMS on the Cortex-M4 (issue 29) ----
+ * boxes f32 [1, 12, 4] (center form) and class logits [1, 2, 12] ->
+ * Sigmoid -> NonMaxSuppression (at most 3 a class, IoU 0.45, score 0.3):
+ * the kept [n, 3] indices, n a size set at run time. Built with
+ * samples/firmware's startup and linker script and a small app that
+ * prints the count and the rows; the rows must be the host executable's. */
+static const char nms_app[] =
+    "#include <stdio.h>\n"
+    "#include \"nms.h\"\n"
+    "#include \"nms_input.h\"\n"
+    "static unsigned char arena[NMS_ARENA_BYTES + 1] __attribute__((aligned(NMS_ARENA_ALIGN)));\n"
+    "static int64_t sel[NMS_OUTPUT_0_NUMEL(1, NMS_MAX_DIM_NMS)];\n"
+    "int main(void) {\n"
+    "  int64_t n = -1;\n"
+    "  int rc = nms_run(arena, 1, &n, boxes, logits, sel);\n"
+    "  printf(\"nms: status %d count %ld\\n\", rc, (long)n);\n"
+    "  for (int64_t i = 0; rc == 0 && i < n; i++)\n"
+    "    printf(\"sel %ld %ld %ld\\n\", (long)sel[3 * i], (long)sel[3 * i + 1],\n"
+    "           (long)sel[3 * i + 2]);\n"
+    "  printf(\"done\\n\");\n"
+    "  return rc;\n"
+    "}\n";
+
+static void test_nms_on_cortex_m4_under_qemu(void) {
+  setup_work();
+  if (!have_arm())
+    return;
+  CU_ASSERT_EQUAL_FATAL(sh("rm -rf %s/nms && mkdir -p %s/nms", WORK, WORK), 0);
+  ob_model *m = ob_new(13);
+  ob_input(m, "boxes", OB_F32, 3, (int64_t[]){1, 12, 4}, NULL);
+  ob_input(m, "logits", OB_F32, 3, (int64_t[]){1, 2, 12}, NULL);
+  ob_init_i64(m, "mo", 1, (int64_t[]){1}, (int64_t[]){3});
+  ob_init_f32(m, "iou", 1, (int64_t[]){1}, (float[]){0.45f});
+  ob_init_f32(m, "st", 1, (int64_t[]){1}, (float[]){0.3f});
+  ob_node(m, "Sigmoid", "sig", 1, (const char *[]){"logits"}, 1, (const char *[]){"scores"});
+  Onnx__NodeProto *nd = ob_node(m, "NonMaxSuppression", "nms", 5,
+                                (const char *[]){"boxes", "scores", "mo", "iou", "st"}, 1,
+                                (const char *[]){"sel"});
+  ob_attr_i(m, nd, "center_point_box", 1);
+  ob_output(m, "sel", OB_I64);
+  CU_ASSERT_EQUAL_FATAL(ob_save(m, WORK "/nms/nms.onnx"), 0);
+  ob_free(m);
+  float boxes[48], logits[24];
+  uint32_t r = 7;
+  for (int i = 0; i < 48; i++) { /* centres in [0, 1), sizes in [0.1, 0.5) */
+    r = r * 1664525u + 1013904223u;
+    float u = (float)(r >> 8) / 16777216.0f;
+    boxes[i] = i % 4 < 2 ? u : 0.1f + 0.4f * u;
+  }
+  for (int i = 0; i < 24; i++) {
+    r = r * 1664525u + 1013904223u;
+    logits[i] = ((float)(r >> 8) / 16777216.0f - 0.5f) * 6.0f;
+  }
+  dy_test_write_f32(WORK "/nms/boxes.npy", 3, (int64_t[]){1, 12, 4}, boxes);
+  dy_test_write_f32(WORK "/nms/logits.npy", 3, (int64_t[]){1, 2, 12}, logits);
+  FILE *f = fopen(WORK "/nms/nms_input.h", "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  fprintf(f, "static const float boxes[48] = {");
+  for (int i = 0; i < 48; i++)
+    fprintf(f, "%s%a", i ? ", " : "", (double)boxes[i]);
+  fprintf(f, "};\nstatic const float logits[24] = {");
+  for (int i = 0; i < 24; i++)
+    fprintf(f, "%s%a", i ? ", " : "", (double)logits[i]);
+  fprintf(f, "};\n");
+  fclose(f);
+  f = fopen(WORK "/nms/app.c", "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  fputs(nms_app, f);
+  fclose(f);
+  /* the host executable's rows */
+  int rc = sh("cd %s/nms && %s compile nms.onnx -o host && ./host --input boxes=boxes.npy "
+              "--input logits=logits.npy --output-dir h", WORK, DY2STC);
+  show_log_on_failure(rc, "host executable");
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  dy_tensor *want = NULL;
+  dy_error err = {0};
+  DY_ASSERT_OK(dy_npy_read(WORK "/nms/h/sel.npy", &want, &err), &err);
+  /* the firmware */
+  rc = sh("cd %s/nms && %s compile nms.onnx --emit c --name nms -o nms --max-batch 1 "
+          "--cc arm-none-eabi-gcc --cflags '" M4_FLAGS " -ffreestanding' && "
+          "for s in nms nms_weights; do arm-none-eabi-gcc " M4_FLAGS " -std=c11 -O2 -Wall "
+          "-Wextra -pedantic -Werror -ffreestanding -c $s.c -o $s.o || exit 1; done && "
+          "arm-none-eabi-gcc " M4_FLAGS " -std=c11 -O2 -Wall -Wextra -Werror -I. -c app.c -o app.o && "
+          "arm-none-eabi-gcc " M4_FLAGS " -std=c11 -O2 -c %s/startup.c -o startup.o && "
+          "arm-none-eabi-gcc " M4_FLAGS " --specs=rdimon.specs -nostartfiles -T %s/mps2.ld "
+          "-Wl,--gc-sections startup.o app.o nms.o nms_weights.o -o nms-m4.elf",
+          WORK, DY2STC, FIRMWARE, FIRMWARE);
+  show_log_on_failure(rc, "the NMS firmware's build");
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  rc = sh(QEMU_ARM " -M mps2-an386 -kernel %s/nms/nms-m4.elf", WORK);
+  char *log = last_log();
+  fprintf(stderr, "\n  NMS on the Cortex-M4F under qemu-system-arm -M mps2-an386:\n%s",
+          log ? log : "");
+  CU_ASSERT_EQUAL(rc, 0);
+  long n = -1;
+  const char *p = log ? strstr(log, "nms: status 0 count ") : NULL;
+  CU_ASSERT_FATAL(p && sscanf(p, "nms: status 0 count %ld", &n) == 1 && strstr(log, "\ndone"));
+  CU_ASSERT_EQUAL(n, want->type.shape[0]);
+  CU_ASSERT(n >= 2); /* the draw keeps boxes of both classes */
+  const int64_t *wv = want->data;
+  long i = 0;
+  for (const char *q = strstr(p, "sel "); q && i < n; q = strstr(q + 1, "sel "), i++) {
+    long a, b, c;
+    CU_ASSERT(sscanf(q, "sel %ld %ld %ld", &a, &b, &c) == 3 && a == wv[3 * i] &&
+              b == wv[3 * i + 1] && c == wv[3 * i + 2]);
+  }
+  CU_ASSERT_EQUAL(i, n);
+  free(log);
+  dy_tensor_free(want);
+}
+
 static void test_lenet5_cortex_m0_build_under_qemu(void) {
   setup_work();
   if (!have_arm())
@@ -707,6 +822,7 @@ void dy_test_register(void) {
   DY_TEST(test_models_link_into_one_program);
   DY_TEST(test_lenet5_on_cortex_m4_under_qemu);
   DY_TEST(test_lenet5_cortex_m0_build_under_qemu);
+  DY_TEST(test_nms_on_cortex_m4_under_qemu);
   DY_TEST(test_aarch64_under_qemu);
   DY_TEST(test_training_steps_on_cortex_m4_under_qemu);
 }
