@@ -692,8 +692,9 @@ DY_Q_INLINE uint32_t dy_q_wquad(const int8_t *w, int32_t t, int32_t k) {
   if (t + 4 <= k)
     return dy_q_word((const uint8_t *)(const void *)(w + t));
   uint32_t v = 0;
-  for (int32_t i = t; i < k; i++)
-    v |= (uint32_t)(uint8_t)w[i] << (8 * (i - t));
+  for (int i = 0; i < 4; i++) /* a fixed count: the shifts stay below 32 */
+    if (t + i < k)
+      v |= (uint32_t)(uint8_t)w[t + i] << (8 * i);
   return v;
 }
 #ifdef DY_Q_PANEL16_VNNI
