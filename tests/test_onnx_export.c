@@ -82,12 +82,18 @@ static char *text_of(const dy_program *p) {
   return buf;
 }
 
-/* p exported to path and read back (NULL on failure, the reason printed). */
+/* p exported to path and read back (NULL on failure, the reason printed),
+ * without its dead ops: ONNX's TopK has a values output our top_k (the
+ * indices) does not, which reads back as a gather_elements nothing uses,
+ * as compile's dce would drop it. */
 static dy_program *export_import(const dy_program *p, const char *path) {
   dy_error err = {0};
   dy_program *q = NULL;
-  if (dy_onnx_save(p, path, NULL, &err) || dy_onnx_load(path, &q, &err)) {
+  bool changed;
+  if (dy_onnx_save(p, path, NULL, &err) || dy_onnx_load(path, &q, &err) ||
+      dy_pass_dce(q, &changed, &err)) {
     fprintf(stderr, "\n  %s: %s\n", path, err.msg);
+    dy_program_free(q);
     return NULL;
   }
   return q;
@@ -124,8 +130,13 @@ static void test_testdata_round_trip(void) {
     snprintf(out, sizeof out, WORK "/rt.onnx");
     dy_program *a = NULL;
     dy_error err = {0};
+    bool changed;
     if (dy_onnx_load(model, &a, &err))
       continue; /* not imported: nothing to export */
+    if (dy_pass_dce(a, &changed, &err)) { /* compared without dead ops, as export_import */
+      fprintf(stderr, "\n  %s: dce: %s\n", e->d_name, err.msg);
+      bad++;
+    }
     n++;
     dy_program *b = export_import(a, out);
     dy_program *c = b ? export_import(b, out) : NULL;
