@@ -89,7 +89,7 @@ static char *text_of(const dy_program *p) {
 static dy_program *export_import(const dy_program *p, const char *path) {
   dy_error err = {0};
   dy_program *q = NULL;
-  bool changed;
+  bool changed = false;
   if (dy_onnx_save(p, path, NULL, &err) || dy_onnx_load(path, &q, &err) ||
       dy_pass_dce(q, &changed, &err)) {
     fprintf(stderr, "\n  %s: %s\n", path, err.msg);
@@ -130,7 +130,7 @@ static void test_testdata_round_trip(void) {
     snprintf(out, sizeof out, WORK "/rt.onnx");
     dy_program *a = NULL;
     dy_error err = {0};
-    bool changed;
+    bool changed = false;
     if (dy_onnx_load(model, &a, &err))
       continue; /* not imported: nothing to export */
     if (dy_pass_dce(a, &changed, &err)) { /* compared without dead ops, as export_import */
