@@ -40,6 +40,10 @@ char *dy_test_slurp(const char *path);
 /* tool is on the PATH. */
 bool dy_test_have(const char *tool);
 /* aarch64-linux-gnu-gcc and qemu-aarch64 are there; else says SKIPPED. */
+/* Test data at path (a file of a folder beside the clone): true, or
+ * false after printing "SKIPPED: <missing> ..." (the line a data test's
+ * ctest SKIP_REGULAR_EXPRESSION looks for). */
+bool dy_test_have_data(const char *path, const char *missing);
 bool dy_test_have_aarch64(void);
 
 /* The head of a generated driver that runs emitted models on .bin files:

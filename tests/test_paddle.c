@@ -41,12 +41,8 @@
 #endif
 
 static bool have_data(void) {
-  struct stat st;
-  if (stat(DY_PADDLE_DATA "/README.md", &st) == 0)
-    return true;
-  fprintf(stderr, "\n  no %s: the Paddle model tests need it beside the clone ... ",
-          DY_PADDLE_DATA);
-  return false;
+  return dy_test_have_data(DY_PADDLE_DATA "/README.md", "no " DY_PADDLE_DATA
+                           ": the Paddle model tests need it beside the clone");
 }
 
 static void tmp_path(char *buf, size_t n, const char *name) {

@@ -41,12 +41,8 @@
 #define TABLEMASTER DY_PADDLE_NEXT_DATA "/tablemaster"
 
 static bool have_data(void) {
-  struct stat st;
-  if (stat(SLANET "/model.pdiparams", &st) == 0)
-    return true;
-  fprintf(stderr, "\n  SKIPPED: no %s (slanet_en_mobile): the Paddle control-flow model "
-          "tests need it beside the clone ... ", DY_PADDLE_NEXT_DATA);
-  return false;
+  return dy_test_have_data(SLANET "/model.pdiparams", "no " DY_PADDLE_NEXT_DATA " (slanet_en_mobile): "
+                           "the Paddle control-flow model tests need it beside the clone");
 }
 
 /* A case: its input's dims and, per fetch, refs.json's f32_drift.max_abs. */

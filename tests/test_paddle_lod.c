@@ -28,12 +28,8 @@
 #endif
 
 static bool have_data(void) {
-  struct stat st;
-  if (stat(DY_PADDLE_DATA "/README.md", &st) == 0)
-    return true;
-  fprintf(stderr, "\n  SKIPPED: no %s: the Paddle LoD model tests need it beside the clone ... ",
-          DY_PADDLE_DATA);
-  return false;
+  return dy_test_have_data(DY_PADDLE_DATA "/README.md", "no " DY_PADDLE_DATA
+                           ": the Paddle LoD model tests need it beside the clone");
 }
 
 /* A var name as the stored files spell it ('/' -> '_'), and as the

@@ -32,12 +32,10 @@
 #define PICODET DY_PADDLE_NEXT_DATA "/picodet_layout_nms3"
 
 static bool have_data(void) {
-  struct stat st;
-  if (stat(TEXTLINE "/inference.json", &st) == 0 && stat(DOCLAYOUT "/inference.json", &st) == 0)
-    return true;
-  fprintf(stderr, "\n  SKIPPED: no %s (pir_textline_ori, pir_doclayout_s_nms): the PIR model "
-          "tests need it beside the clone ... ", DY_PADDLE_NEXT_DATA);
-  return false;
+  static const char missing[] = "no " DY_PADDLE_NEXT_DATA " (pir_textline_ori, "
+                                 "pir_doclayout_s_nms): the PIR model tests need it beside the clone";
+  return dy_test_have_data(TEXTLINE "/inference.json", missing) &&
+         dy_test_have_data(DOCLAYOUT "/inference.json", missing);
 }
 
 /* The PIR loader on text: the status, and err's message one line. */

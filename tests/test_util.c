@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "dy_compiler.h"
@@ -37,6 +38,14 @@ char *dy_test_slurp(const char *path) {
 
 bool dy_test_have(const char *tool) {
   return dy_test_sh(NULL, "command -v %s > /dev/null 2>&1", tool) == 0;
+}
+
+bool dy_test_have_data(const char *path, const char *missing) {
+  struct stat st;
+  if (stat(path, &st) == 0)
+    return true;
+  fprintf(stderr, "\n  SKIPPED: %s ... ", missing);
+  return false;
 }
 
 bool dy_test_have_aarch64(void) {

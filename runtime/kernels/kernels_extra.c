@@ -41,16 +41,6 @@
 
 #define op_name(op) dy_op_name((op)->kind)
 
-/* Arity, tensor health, and the output's type against inference; the
- * output may not alias an input. */
-static dy_status kcheck(const dy_op *op, dy_tensor *const *in, int n_in, int want_in,
-                        dy_tensor *const *out, dy_error *err) {
-  dy_status s = dy_kcheck_io(op, in, n_in, want_in, out, err);
-  if (s != DY_OK)
-    return s;
-  return dy_kcheck_inferred(op, in, n_in, out, false, err);
-}
-
 /* [outer, n, inner] around axis of t. */
 static void around_axis(const dy_type *t, int ax, int64_t *outer, int64_t *n,
                         int64_t *inner) {
@@ -117,7 +107,7 @@ dy_status dy_kernel_mod(const dy_op *op, dy_tensor *const *in, int n_in,
 
 dy_status dy_kernel_reduce_prod(const dy_op *op, dy_tensor *const *in, int n_in,
                                 dy_tensor *const *out, dy_error *err) {
-  dy_status s = kcheck(op, in, n_in, 1, out, err);
+  dy_status s = dy_kcheck(op, in, n_in, 1, out, err);
   if (s != DY_OK)
     return s;
   const dy_type *ti = &in[0]->type;
@@ -147,7 +137,7 @@ dy_status dy_kernel_reduce_prod(const dy_op *op, dy_tensor *const *in, int n_in,
 
 dy_status dy_kernel_cumsum(const dy_op *op, dy_tensor *const *in, int n_in,
                            dy_tensor *const *out, dy_error *err) {
-  dy_status s = kcheck(op, in, n_in, 1, out, err);
+  dy_status s = dy_kcheck(op, in, n_in, 1, out, err);
   if (s != DY_OK)
     return s;
   const dy_type *t = &in[0]->type;
@@ -236,7 +226,7 @@ static void elem_walk_next(elem_walk *w) {
 
 dy_status dy_kernel_gather_elements(const dy_op *op, dy_tensor *const *in, int n_in,
                                     dy_tensor *const *out, dy_error *err) {
-  dy_status s = kcheck(op, in, n_in, 2, out, err);
+  dy_status s = dy_kcheck(op, in, n_in, 2, out, err);
   if (s != DY_OK)
     return s;
   const dy_type *x = &in[0]->type, *ti = &in[1]->type;
@@ -301,7 +291,7 @@ static void combine(red_kind r, dy_dtype t, void *dst, const void *src) {
 
 dy_status dy_kernel_scatter_elements(const dy_op *op, dy_tensor *const *in, int n_in,
                                      dy_tensor *const *out, dy_error *err) {
-  dy_status s = kcheck(op, in, n_in, 3, out, err);
+  dy_status s = dy_kcheck(op, in, n_in, 3, out, err);
   if (s != DY_OK)
     return s;
   const dy_type *x = &in[0]->type, *ti = &in[1]->type;
@@ -365,7 +355,7 @@ static int64_t nd_offset(const nd_geom *g, const int64_t *t) {
 
 dy_status dy_kernel_gather_nd(const dy_op *op, dy_tensor *const *in, int n_in,
                               dy_tensor *const *out, dy_error *err) {
-  dy_status s = kcheck(op, in, n_in, 2, out, err);
+  dy_status s = dy_kcheck(op, in, n_in, 2, out, err);
   if (s != DY_OK)
     return s;
   const dy_type *x = &in[0]->type;
@@ -388,7 +378,7 @@ dy_status dy_kernel_gather_nd(const dy_op *op, dy_tensor *const *in, int n_in,
 
 dy_status dy_kernel_scatter_nd(const dy_op *op, dy_tensor *const *in, int n_in,
                                dy_tensor *const *out, dy_error *err) {
-  dy_status s = kcheck(op, in, n_in, 3, out, err);
+  dy_status s = dy_kcheck(op, in, n_in, 3, out, err);
   if (s != DY_OK)
     return s;
   const dy_type *x = &in[0]->type;
@@ -526,7 +516,7 @@ dy_status dy_kernel_nms(const dy_op *op, dy_tensor *const *in, int n_in, dy_tens
 
 dy_status dy_kernel_top_k(const dy_op *op, dy_tensor *const *in, int n_in,
                           dy_tensor *const *out, dy_error *err) {
-  dy_status s = kcheck(op, in, n_in, 1, out, err);
+  dy_status s = dy_kcheck(op, in, n_in, 1, out, err);
   if (s != DY_OK)
     return s;
   const dy_type *t = &in[0]->type;
@@ -565,7 +555,7 @@ static int64_t pivot_row(const double *a, int64_t n, int64_t c) {
 
 dy_status dy_kernel_det(const dy_op *op, dy_tensor *const *in, int n_in,
                         dy_tensor *const *out, dy_error *err) {
-  dy_status s = kcheck(op, in, n_in, 1, out, err);
+  dy_status s = dy_kcheck(op, in, n_in, 1, out, err);
   if (s != DY_OK)
     return s;
   const dy_type *t = &in[0]->type;
@@ -608,7 +598,7 @@ dy_status dy_kernel_det(const dy_op *op, dy_tensor *const *in, int n_in,
 
 dy_status dy_kernel_inverse(const dy_op *op, dy_tensor *const *in, int n_in,
                             dy_tensor *const *out, dy_error *err) {
-  dy_status s = kcheck(op, in, n_in, 1, out, err);
+  dy_status s = dy_kcheck(op, in, n_in, 1, out, err);
   if (s != DY_OK)
     return s;
   const dy_type *t = &in[0]->type;
@@ -791,7 +781,7 @@ static void grid_sample_run(const dy_op *op, const dy_type *xt, const float *gri
 
 dy_status dy_kernel_grid_sample(const dy_op *op, dy_tensor *const *in, int n_in,
                                 dy_tensor *const *out, dy_error *err) {
-  dy_status s = kcheck(op, in, n_in, 2, out, err);
+  dy_status s = dy_kcheck(op, in, n_in, 2, out, err);
   if (s != DY_OK)
     return s;
   const int64_t *gsh = in[1]->type.shape;
@@ -803,7 +793,7 @@ dy_status dy_kernel_grid_sample(const dy_op *op, dy_tensor *const *in, int n_in,
 /* grid_sample_grad(dy, grid, x): x is read for its shape only */
 dy_status dy_kernel_grid_sample_grad(const dy_op *op, dy_tensor *const *in, int n_in,
                                      dy_tensor *const *out, dy_error *err) {
-  dy_status s = kcheck(op, in, n_in, 3, out, err);
+  dy_status s = dy_kcheck(op, in, n_in, 3, out, err);
   if (s != DY_OK)
     return s;
   const int64_t *gsh = in[1]->type.shape;
@@ -926,7 +916,7 @@ static dy_status roi_check(const dy_op *op, const dy_tensor *bt, int64_t N, dy_e
 
 dy_status dy_kernel_roi_align(const dy_op *op, dy_tensor *const *in, int n_in,
                               dy_tensor *const *out, dy_error *err) {
-  dy_status s = kcheck(op, in, n_in, 3, out, err);
+  dy_status s = dy_kcheck(op, in, n_in, 3, out, err);
   if (s != DY_OK || (s = roi_check(op, in[2], in[0]->type.shape[0], err)))
     return s;
   roi_align_run(op, &in[0]->type, in[1]->data, in[2]->data, in[1]->type.shape[0],
@@ -937,7 +927,7 @@ dy_status dy_kernel_roi_align(const dy_op *op, dy_tensor *const *in, int n_in,
 /* roi_align_grad(dy, rois, batch_index, x) */
 dy_status dy_kernel_roi_align_grad(const dy_op *op, dy_tensor *const *in, int n_in,
                                    dy_tensor *const *out, dy_error *err) {
-  dy_status s = kcheck(op, in, n_in, 4, out, err);
+  dy_status s = dy_kcheck(op, in, n_in, 4, out, err);
   if (s != DY_OK || (s = roi_check(op, in[2], in[3]->type.shape[0], err)))
     return s;
   memset(out[0]->data, 0, out[0]->nbytes);

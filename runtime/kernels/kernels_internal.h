@@ -37,6 +37,11 @@ dy_status dy_kcheck_inferred(const dy_op *op, dy_tensor *const *in, int n_in,
                              dy_tensor *const *out, bool alias_ok,
                              dy_error *err);
 
+/* dy_kcheck_io and dy_kcheck_inferred without aliasing: arity, tensor
+ * health, and out[0]'s type against inference. */
+dy_status dy_kcheck(const dy_op *op, dy_tensor *const *in, int n_in, int want_in,
+                    dy_tensor *const *out, dy_error *err);
+
 /* ---- reductions ---- */
 
 /* The output offset stride of each dim of t under a reduction over axes

@@ -20,14 +20,6 @@
 
 #define op_name(op) dy_op_name((op)->kind)
 
-static dy_status kcheck(const dy_op *op, dy_tensor *const *in, int n_in, int want_in,
-                        dy_tensor *const *out, dy_error *err) {
-  dy_status s = dy_kcheck_io(op, in, n_in, want_in, out, err);
-  if (s != DY_OK)
-    return s;
-  return dy_kcheck_inferred(op, in, n_in, out, false, err);
-}
-
 /* The offsets in[k] against t rows: off[0] = 0, non-decreasing, last = t. */
 static dy_status check_offsets(const dy_op *op, const dy_tensor *o, int64_t t, dy_error *err) {
   const int64_t *off = o->data;
@@ -42,7 +34,7 @@ static dy_status check_offsets(const dy_op *op, const dy_tensor *o, int64_t t, d
 
 dy_status dy_kernel_sequence_pool(const dy_op *op, dy_tensor *const *in, int n_in,
                                   dy_tensor *const *out, dy_error *err) {
-  dy_status s = kcheck(op, in, n_in, 2, out, err);
+  dy_status s = dy_kcheck(op, in, n_in, 2, out, err);
   if (s || (s = check_offsets(op, in[1], in[0]->type.shape[0], err)))
     return s;
   dy_sequence_pool_attrs a = dy_sequence_pool_attrs_get(op);
@@ -119,7 +111,7 @@ static void lstm_step(const dy_lstm_attrs *a, int64_t dd, const float *xt, const
 
 dy_status dy_kernel_lstm(const dy_op *op, dy_tensor *const *in, int n_in,
                          dy_tensor *const *out, dy_error *err) {
-  dy_status s = kcheck(op, in, n_in, n_in == 6 ? 6 : 4, out, err);
+  dy_status s = dy_kcheck(op, in, n_in, n_in == 6 ? 6 : 4, out, err);
   if (s || (s = check_offsets(op, in[1], in[0]->type.shape[0], err)))
     return s;
   dy_lstm_attrs a = dy_lstm_attrs_get(op);
@@ -146,7 +138,7 @@ dy_status dy_kernel_lstm(const dy_op *op, dy_tensor *const *in, int n_in,
 
 dy_status dy_kernel_sequence_pad(const dy_op *op, dy_tensor *const *in, int n_in,
                                  dy_tensor *const *out, dy_error *err) {
-  dy_status s = kcheck(op, in, n_in, 3, out, err);
+  dy_status s = dy_kcheck(op, in, n_in, 3, out, err);
   if (s || (s = check_offsets(op, in[1], in[0]->type.shape[0], err)))
     return s;
   int64_t ns = out[0]->type.shape[0], len = out[0]->type.shape[1], d = 1;
@@ -170,7 +162,7 @@ dy_status dy_kernel_sequence_pad(const dy_op *op, dy_tensor *const *in, int n_in
 
 dy_status dy_kernel_sequence_len(const dy_op *op, dy_tensor *const *in, int n_in,
                                  dy_tensor *const *out, dy_error *err) {
-  dy_status s = kcheck(op, in, n_in, 1, out, err);
+  dy_status s = dy_kcheck(op, in, n_in, 1, out, err);
   const int64_t *off = in[0]->data;
   if (s || (s = check_offsets(op, in[0], off[in[0]->type.shape[0] - 1], err)))
     return s;
@@ -204,7 +196,7 @@ static void gru_step(const dy_gru_attrs *a, int64_t dd, const float *xt, const f
 
 dy_status dy_kernel_gru(const dy_op *op, dy_tensor *const *in, int n_in,
                         dy_tensor *const *out, dy_error *err) {
-  dy_status s = kcheck(op, in, n_in, n_in == 5 ? 5 : 4, out, err);
+  dy_status s = dy_kcheck(op, in, n_in, n_in == 5 ? 5 : 4, out, err);
   if (s || (s = check_offsets(op, in[1], in[0]->type.shape[0], err)))
     return s;
   dy_gru_attrs a = dy_gru_attrs_get(op);
@@ -263,7 +255,7 @@ static void viterbi(const float *x, int64_t n, int64_t k, const float *tr, float
 
 dy_status dy_kernel_crf_decoding(const dy_op *op, dy_tensor *const *in, int n_in,
                                  dy_tensor *const *out, dy_error *err) {
-  dy_status s = kcheck(op, in, n_in, 3, out, err);
+  dy_status s = dy_kcheck(op, in, n_in, 3, out, err);
   int64_t t = in[0]->type.shape[0], k = in[0]->type.shape[1], ns = in[1]->type.shape[0] - 1;
   if (s || (s = check_offsets(op, in[1], t, err)))
     return s;

@@ -349,3 +349,11 @@ void dy_reduce_strides(const dy_type *t, const int64_t *axes, int na,
     acc *= mask >> d & 1u ? 1 : t->shape[d];
   }
 }
+
+dy_status dy_kcheck(const dy_op *op, dy_tensor *const *in, int n_in, int want_in,
+                    dy_tensor *const *out, dy_error *err) {
+  dy_status s = dy_kcheck_io(op, in, n_in, want_in, out, err);
+  if (s != DY_OK)
+    return s;
+  return dy_kcheck_inferred(op, in, n_in, out, false, err);
+}
